@@ -1,0 +1,91 @@
+/* dev.h: what the three CUDA executors share: the checking macro, the uploaded program,
+ * the run state the device reports through, and the host-mapped control block.
+ *
+ * Included only from .cu files (it names CUDA types). The implementation is dev.cu.
+ */
+#ifndef CFX_DEV_H
+#define CFX_DEV_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Records a failed CUDA call as "FILE:LINE: CALL: MESSAGE" in err (of size errlen). */
+void dev_error(char *err, size_t errlen, const char *call, const char *file, int line,
+               const char *msg);
+
+/* Every CUDA and cuBLAS call goes through one of these. The enclosing function has
+ * `char *err`, `size_t errlen` and a `fail:` label: one cleanup exit, as SQLite does. */
+#define CUDA_TRY(call)                                                                    \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            dev_error(err, errlen, #call, __FILE__, __LINE__, cudaGetErrorString(e_));    \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+/* After every kernel launch. */
+#define CUDA_LAUNCHED() CUDA_TRY(cudaGetLastError())
+
+/* 1 if a CUDA device is present; otherwise 0 and "no CUDA device is present (...)". */
+int dev_available(char *why, size_t len);
+
+/* How a run ended, written by the device (or by the host-driven executor). Mirrors
+ * exec_outcome; status 0 is ok. Lives in device memory. */
+typedef struct dev_state {
+    int32_t status;     /* cfx_status; the first stop wins (atomicCAS from CFX_OK) */
+    int32_t record;     /* record that stopped the run, -1 while running */
+    int64_t detail[2];
+    unsigned long long iterations;
+} dev_state;
+
+/* The host-mapped control block (cudaHostAllocMapped): the host writes `cancel` while the
+ * run is in flight and the device polls it; the device never waits on the host. */
+typedef struct dev_control {
+    volatile int32_t cancel;
+    int32_t pad_;
+    int64_t max_iters;  /* 0: no limit */
+} dev_control;
+
+/* A program copied to the device: records, slots and table in device memory, and an arena
+ * whose const region holds the program's constants (no record writes there, the validator
+ * guarantees it, so it is copied once per upload). */
+typedef struct dev_prog {
+    const cfx_prog *prog;     /* the host program it came from */
+    cfx_record *records;      /* device */
+    cfx_slot *slots;          /* device */
+    int32_t *table;           /* device (NULL when the program has none) */
+    uint8_t *arena;           /* device, prog->arena_bytes */
+    dev_state *state;         /* device */
+    dev_control *control;     /* host-mapped; control_dev is its device address */
+    dev_control *control_dev;
+    int device;               /* the CUDA device it lives on */
+    int sms;                  /* multiprocessors of that device */
+} dev_prog;
+
+int dev_prog_upload(dev_prog *d, const cfx_prog *p, char *err, size_t errlen);
+void dev_prog_free(dev_prog *d);
+
+/* Before a run: reset the state, copy the inputs into their slots (from host or device
+ * buffers), set the budget and clear the cancel flag. All on `stream`. */
+int dev_run_begin(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+                  size_t errlen);
+/* Enqueues on `stream`, after the run, the copy of the results to the caller's buffers that
+ * happens only if the state says ok: for device buffers a small kernel that reads the state
+ * and copies (no host round trip, so an asynchronous run stays asynchronous); for host
+ * buffers the executor calls it after synchronizing and it copies only if ok. */
+int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+                     size_t errlen);
+/* Reads the state back (stream must be synchronized) into an exec_outcome. */
+int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,17 @@
+/* none.c: the CUDA executors of a build without CUDA. Each says so and runs nothing. */
+#include "exec.h"
+
+#include <stdio.h>
+
+static int not_built(char *why, size_t len)
+{
+    snprintf(why, len, "cfx was built without CUDA");
+    return 0;
+}
+
+#define NOT_BUILT(ops_name, backend_id) \
+    const exec_ops ops_name = {backend_id, not_built, NULL, NULL, NULL, NULL};
+
+NOT_BUILT(dev_host_ops, CFX_BACKEND_CUDA_HOST)
+NOT_BUILT(dev_graph_ops, CFX_BACKEND_CUDA_GRAPH)
+NOT_BUILT(dev_persistent_ops, CFX_BACKEND_CUDA_PERSISTENT)

@@ -1,0 +1,98 @@
+/* ast.h: the syntax tree, the contract between the parser and the checker.
+ *
+ * The parser builds it (parse.c), the checker annotates it in place (check.c: the fields
+ * under "checker"), the lowering reads it (lower.c). All nodes of a module live in one
+ * arena and are freed together with ast_module_free().
+ */
+#ifndef CFX_AST_H
+#define CFX_AST_H
+
+#include <stdint.h>
+
+#include "cfx.h"
+#include "ops.h"
+
+enum ast_kind {
+    /* expressions */
+    AST_INT,      /* ival; `12`, `0x1f` */
+    AST_REAL,     /* rval; `1.5`, `1e-6`, `.5` */
+    AST_BOOL,     /* ival 0 or 1; `true`, `false` */
+    AST_STRING,   /* str (escapes resolved, NUL-terminated; only as an assert/print argument) */
+    AST_NAME,     /* name */
+    AST_UNARY,    /* op (OP_NEG, OP_NOT), a */
+    AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
+    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
+    AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
+    AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    /* statements */
+    AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
+                     several targets only with a call value: `a, b = f(x)` */
+    AST_IF,       /* list = arms, each an AST_ARM; the last arm may have a == NULL (else) */
+    AST_ARM,      /* a = condition (NULL for else), b = block */
+    AST_WHILE,    /* a = condition, b = block */
+    AST_FOR_RANGE,/* name = loop variable, a = start, b = stop, c = step (NULL: 1), d = block */
+    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block */
+    AST_SWITCH,   /* a = the i32 expression, list = AST_CASE nodes in source order */
+    AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
+    AST_BREAK,
+    AST_CONTINUE,
+    AST_RETURN,
+    AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
+    AST_BLOCK,    /* list = statements */
+};
+
+#define AST_F_DEFAULT 1u /* AST_CASE: the default case */
+#define AST_F_PAREN 2u   /* expression was written in parentheses */
+
+typedef struct ast_node ast_node;
+struct ast_node {
+    uint8_t kind;   /* enum ast_kind */
+    uint8_t op;     /* enum op_kind, for AST_UNARY and AST_BINARY */
+    uint16_t flags; /* AST_F_* */
+    int line, col;  /* of the node's first token (for a binary node: of its operator) */
+    const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
+    const char *str;  /* AST_STRING */
+    int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
+    double rval;      /* AST_REAL */
+    cfx_type type;    /* AST_TYPE */
+    ast_node *a, *b, *c, *d;
+    ast_node **list;
+    int nlist;
+
+    /* ---- checker: filled by check.c, read by lower.c ---- */
+    cfx_type ty;      /* type of an expression */
+    void *note;       /* the checker's own annotation; lower.c and check.c agree on it */
+};
+
+typedef struct ast_param {
+    const char *name;
+    cfx_type type;
+    int line, col;
+} ast_param;
+
+typedef struct ast_graph {
+    const char *name;
+    int line, col;
+    ast_param *params;
+    int nparams;
+    ast_param *results;
+    int nresults;
+    ast_node *body; /* AST_BLOCK */
+} ast_graph;
+
+typedef struct ast_arena ast_arena;
+
+typedef struct ast_module {
+    ast_graph *graphs;
+    int ngraphs;
+    ast_arena *arena;
+} ast_module;
+
+/* Arena allocation: zeroed memory that lives until ast_module_free. NULL on out of memory. */
+ast_arena *ast_arena_new(void);
+void *ast_alloc(ast_arena *a, size_t bytes);
+char *ast_strdup(ast_arena *a, const char *s, size_t n);
+void ast_arena_free(ast_arena *a);
+void ast_module_free(ast_module *m);
+
+#endif

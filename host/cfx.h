@@ -1,0 +1,176 @@
+/* cfx.h: the public C API of cfx, the one header an application includes.
+ *
+ * Compile a .cfx file or string into a module, pick a graph, create an executor for it,
+ * bind buffers by name, run, and read the status. The library never prints and never
+ * exits: every failure comes back as a return value and a message the caller owns.
+ *
+ *   cfx_module *m = cfx_compile_file(NULL, "graphs/if_in_while.cfx", &diag);
+ *   cfx_exec *e = cfx_exec_new(m, cfx_graph_find(m, NULL), CFX_BACKEND_CPU, &err);
+ *   cfx_bind(e, "x", &x, sizeof x); ...
+ *   if (cfx_run(e) != CFX_OK) puts(cfx_exec_message(e));
+ */
+#ifndef CFX_H
+#define CFX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CFX_VERSION_MAJOR 1
+#define CFX_VERSION_MINOR 0
+
+/* ---- types ---- */
+typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
+
+#define CFX_TYPE_MAX_RANK 4
+typedef struct cfx_type {
+    cfx_dtype dtype;
+    int rank;                        /* 0 for a scalar */
+    int64_t dims[CFX_TYPE_MAX_RANK];
+} cfx_type;
+
+const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ... */
+int cfx_dtype_size(cfx_dtype dt);          /* bytes per element; bool is 1 byte (0 or 1) */
+int64_t cfx_type_count(const cfx_type *t); /* elements */
+/* Writes `f32[2, 3]` (or `i32` for a scalar) into buf; returns buf. */
+char *cfx_type_str(const cfx_type *t, char *buf, size_t len);
+
+/* ---- run status ---- */
+typedef enum cfx_status {
+    CFX_OK = 0,
+    CFX_STOP_ASSERT,    /* an assert was false */
+    CFX_STOP_INDEX,     /* an index out of range */
+    CFX_STOP_DIVIDE,    /* integer division by zero */
+    CFX_STOP_VALUE,     /* a computed range step of 0 */
+    CFX_STOP_LIMIT,     /* the iteration budget was spent */
+    CFX_STOP_CANCELLED, /* cfx_cancel() was called */
+    CFX_ERROR,          /* not a run status: misuse of the API or a failure of the backend */
+} cfx_status;
+
+const char *cfx_status_name(cfx_status s); /* "ok", "assert", "index", ... */
+
+/* ---- context: registered application kernels ---- */
+typedef struct cfx_context cfx_context;
+
+/* One tensor argument or result handed to an application kernel. */
+typedef struct cfx_tensor {
+    cfx_type type;
+    void *data; /* host memory for a CPU kernel, device memory for a CUDA kernel */
+} cfx_tensor;
+
+/* A CPU kernel: reads args, writes results (already allocated, with the declared types).
+ * Returns 0, or non-zero to stop the run with CFX_ERROR. */
+typedef int (*cfx_cpu_kernel)(void *user, int nargs, const cfx_tensor *args,
+                              int nresults, cfx_tensor *results);
+/* A CUDA kernel: a host function that enqueues its work on `stream` (a cudaStream_t)
+ * over device buffers and returns 0 without synchronizing. */
+typedef int (*cfx_cuda_kernel)(void *user, void *stream, int nargs, const cfx_tensor *args,
+                               int nresults, cfx_tensor *results);
+
+cfx_context *cfx_context_new(void);
+void cfx_context_free(cfx_context *ctx);
+/* Registers `name` so that graphs compiled with this context may call it like an op.
+ * `signature` is in the language's type syntax: "(f32[4], f32) -> (f32[4])".
+ * cuda_fn may be NULL (then only the cpu backend can run graphs that call it) and so may
+ * cpu_fn (then only CUDA backends can). Returns 0, or -1 with a message in *err
+ * (free with cfx_free) for a bad signature or a name that is taken. */
+int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signature,
+                        cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user,
+                        char **err);
+
+/* ---- compiling ---- */
+typedef struct cfx_module cfx_module;
+
+/* Compile a file or a string. On error return NULL and set *diagnostics to every message,
+ * each `FILE:LINE:COL: error: MESSAGE` followed by the source line and a caret. The
+ * caller frees *diagnostics with cfx_free. ctx may be NULL. `filename` names the string
+ * in messages. */
+cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics);
+cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
+                               size_t len, char **diagnostics);
+void cfx_module_free(cfx_module *m);
+void cfx_free(void *p);
+
+int cfx_graph_count(const cfx_module *m);
+const char *cfx_graph_name(const cfx_module *m, int graph);
+/* Index of the graph called `name`, or of the entry graph (the first) when name is
+ * NULL; -1 if there is none. */
+int cfx_graph_find(const cfx_module *m, const char *name);
+
+int cfx_input_count(const cfx_module *m, int graph);
+const char *cfx_input_name(const cfx_module *m, int graph, int i);
+cfx_type cfx_input_type(const cfx_module *m, int graph, int i);
+int cfx_result_count(const cfx_module *m, int graph);
+const char *cfx_result_name(const cfx_module *m, int graph, int i);
+cfx_type cfx_result_type(const cfx_module *m, int graph, int i);
+
+/* The listing of a graph's records, as `cfx dump` prints it (free with cfx_free). */
+char *cfx_dump(const cfx_module *m, int graph);
+
+/* ---- executing ---- */
+typedef enum cfx_backend {
+    CFX_BACKEND_AUTO,            /* cuda-persistent where a GPU exists, else cpu */
+    CFX_BACKEND_CPU,
+    CFX_BACKEND_CUDA_HOST,       /* host walks the records, one launch per op */
+    CFX_BACKEND_CUDA_GRAPH,      /* a CUDA graph with conditional nodes */
+    CFX_BACKEND_CUDA_PERSISTENT, /* one kernel walks the records on the device */
+} cfx_backend;
+
+const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ... */
+int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknown */
+/* 1 if the backend can run here; otherwise 0 and a reason ("cfx was built without CUDA",
+ * "no CUDA device is present") in why. AUTO is always available. */
+int cfx_backend_available(cfx_backend b, char *why, size_t len);
+
+typedef struct cfx_exec cfx_exec;
+
+/* An executor for one graph of the module (which must outlive it). For AUTO, the backend
+ * picked is cfx_exec_backend(). On failure NULL and a message in *err (cfx_free). */
+cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err);
+void cfx_exec_free(cfx_exec *e);
+cfx_backend cfx_exec_backend(const cfx_exec *e);
+
+/* Bind an input or a result by name to `bytes` of memory that must match its type.
+ * cfx_bind: host memory. cfx_bind_device: device memory of a CUDA backend (no copy
+ * through the host). Inputs are read when the run starts; results are written only when
+ * the run ends ok. Returns 0, or -1 with the reason in cfx_exec_error(). */
+int cfx_bind(cfx_exec *e, const char *name, void *data, size_t bytes);
+int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t bytes);
+
+/* Iteration budget: the run stops with CFX_STOP_LIMIT once loops have run `n` iterations
+ * in all. 0 means no limit (the default). */
+void cfx_set_max_iters(cfx_exec *e, int64_t n);
+/* The CUDA stream (a cudaStream_t) to run on; NULL is the executor's own stream. */
+void cfx_set_stream(cfx_exec *e, void *stream);
+/* Where `print` output goes: one call per printed line, in program order, without the
+ * newline. The default writes to stdout. */
+void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *user);
+/* Writes a Chrome trace (Perfetto opens it) of the next runs to `path`; NULL stops. */
+int cfx_set_trace(cfx_exec *e, const char *path);
+
+/* Run to the end and return the status. */
+cfx_status cfx_run(cfx_exec *e);
+/* Enqueue the run on the stream and return at once (CUDA backends; the cpu backend runs
+ * to the end). The status is ready after cfx_wait(), or after the application has
+ * synchronized the stream and called cfx_wait(). */
+int cfx_run_async(cfx_exec *e);
+cfx_status cfx_wait(cfx_exec *e);
+/* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread. */
+void cfx_cancel(cfx_exec *e);
+
+/* After a run: its status, the one-line message for a stopped run
+ * (`FILE:LINE:COL: run stopped: index: 'x' has 4 rows, index was 4`, "" for ok), the
+ * source position of the statement that stopped it, and the last API error. */
+cfx_status cfx_exec_status(const cfx_exec *e);
+const char *cfx_exec_message(const cfx_exec *e);
+void cfx_exec_position(const cfx_exec *e, int *line, int *col);
+const char *cfx_exec_error(const cfx_exec *e);
+int64_t cfx_exec_iterations(const cfx_exec *e); /* loop iterations of the last run */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,176 @@
+/* program.h: the compiled program, the contract between the compiler and every executor.
+ *
+ * A program is a flat array of fixed-size records plus a table of slots. Records hold no
+ * pointers: operands are slot indices, jump targets are absolute record indices, strings
+ * and tables are offsets into side arrays. Every variable, temporary and constant is a
+ * slot: a dtype, a shape and a byte offset into one arena. A program therefore means the
+ * same thing on the host and on the device after a plain copy of its arrays.
+ *
+ * This header is shared by host/ and device/ and must stay plain C (no host-only types).
+ */
+#ifndef CFX_PROGRAM_H
+#define CFX_PROGRAM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "cfx.h"
+#include "hd.h"
+
+#define CFX_MAX_RANK 4
+#define CFX_ARENA_ALIGN 16
+/* Largest tensor and arena a program may describe: keeps every byte offset, element
+ * count and index product inside int64 and every element index inside int32 for the
+ * kernels. A larger shape is a compile error, not an overflow. */
+#define CFX_MAX_ELEMENTS ((int64_t)1 << 30)
+#define CFX_MAX_ARENA ((int64_t)1 << 34)
+
+/* ---- record kinds ------------------------------------------------------------------
+ * X(NAME, FIELDS, COMMENT). FIELDS gives the role of operands a, b, c, d in order:
+ *   s  slot index            t  jump target (record index)
+ *   m  string offset (-1: none)   k  offset into the int table
+ *   n  an integer immediate  -  unused (must be 0)
+ * The enum, the names in `cfx dump` and the property table used by the validator are
+ * all generated from this one list. `op` and `dtype` are extra fields of the record. */
+#define CFX_RECORDS(X) \
+    X(HALT,         "----", "end of the graph: copy results out, status ok") \
+    X(JUMP,         "t---", "pc = a") \
+    X(JUMP_FALSE,   "st--", "if not slot a (one-element bool) then pc = b") \
+    X(JUMP_TRUE,    "st--", "if slot a (one-element bool) then pc = b") \
+    X(SWITCH,       "skn-", "pc = table[b + v] for v = slot a (i32) in [0, c), else table[b + c] (default)") \
+    X(TICK,         "----", "one loop iteration: stop with limit when the budget is spent, with cancelled on a cancel") \
+    X(ASSERT,       "sm--", "stop with status assert and message b unless slot a (one-element bool)") \
+    X(PRINT,        "sm--", "print slot a, with label b (-1: none), in program order") \
+    X(CHECK_INDEX,  "snm-", "stop with status index unless -b <= slot a < b; c names the indexed tensor") \
+    X(CHECK_DIVIDE, "s---", "stop with status divide if any element of slot a (an integer divisor) is 0") \
+    X(CHECK_STEP,   "s---", "stop with status value if slot a (a range step, i32) is 0") \
+    X(UNARY,        "ss--", "slot a = op(slot b), elementwise") \
+    X(BINARY,       "sss-", "slot a = op(slot b, slot c), elementwise; a one-element b or c is broadcast") \
+    X(REDUCE,       "ss--", "slot a (one element) = op over all of slot b") \
+    X(DOT,          "sss-", "slot a (one element) = sum of slot b * slot c (1-D, same length)") \
+    X(MATMUL,       "sss-", "slot a = slot b @ slot c: [m,k]@[k,n] or [m,k]@[k]") \
+    X(TRANSPOSE,    "ss--", "slot a = transpose of slot b (2-D)") \
+    X(FILL,         "ss--", "every element of slot a = slot b (one element, same dtype)") \
+    X(IOTA,         "s---", "slot a = 0, 1, 2, ... over its elements in row-major order") \
+    X(COPY,         "ss--", "slot a = slot b (same dtype and element count)") \
+    X(CAST,         "ss--", "slot a = slot b converted to slot a's dtype") \
+    X(WHERE,        "ssss", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
+    X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
+    X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
+    X(CALL,         "nkn-", "application kernel a on slots table[b .. b+c): arguments then results")
+
+enum rec_kind {
+#define X(name, fields, comment) REC_##name,
+    CFX_RECORDS(X)
+#undef X
+    REC_COUNT
+};
+
+/* One record, 28 bytes, the same bytes on host and device. */
+typedef struct cfx_record {
+    uint8_t kind;   /* enum rec_kind */
+    uint8_t op;     /* enum op_kind for UNARY, BINARY, REDUCE; 0 elsewhere */
+    uint8_t dtype;  /* cfx_dtype of the operands (for UNARY, BINARY, REDUCE: of slot b) */
+    uint8_t flags;  /* REC_F_* */
+    int32_t a, b, c, d;
+    int32_t line;   /* source position of the statement this record belongs to */
+    int32_t col;
+} cfx_record;
+
+/* flags */
+#define REC_F_SCALAR 1u /* every slot operand has one element: executors may take a fast path */
+
+/* ---- slots ------------------------------------------------------------------------ */
+enum slot_kind {
+    SLOT_TEMP,   /* a temporary of the lowering */
+    SLOT_VAR,    /* a named variable of the graph */
+    SLOT_CONST,  /* a constant: its bytes are in the program's const image */
+    SLOT_INPUT,  /* a graph parameter: filled from the caller's buffer before the run */
+    SLOT_RESULT, /* a graph result: copied to the caller's buffer at HALT */
+};
+
+typedef struct cfx_slot {
+    uint8_t dtype;  /* cfx_dtype */
+    uint8_t rank;   /* 0 for a scalar */
+    uint8_t kind;   /* enum slot_kind */
+    uint8_t pad_;
+    int32_t name;   /* string offset of the variable's name, -1 for temporaries */
+    int32_t dims[CFX_MAX_RANK];
+    int64_t count;  /* number of elements (1 for a scalar) */
+    int64_t offset; /* byte offset into the arena, a multiple of CFX_ARENA_ALIGN */
+} cfx_slot;
+
+/* ---- the program ------------------------------------------------------------------- */
+typedef struct cfx_prog {
+    char *name;           /* the graph's name */
+    char *file;           /* the source file's name, for positions */
+    cfx_record *records;
+    int32_t nrecords;
+    cfx_slot *slots;
+    int32_t nslots;
+    int32_t *table;       /* switch targets and call operand lists */
+    int32_t ntable;
+    char *strings;        /* NUL-terminated strings back to back; offsets index this */
+    int32_t nstrings;     /* bytes used */
+    uint8_t *consts;      /* initial image of arena bytes [0, const_bytes) */
+    int64_t const_bytes;
+    int64_t arena_bytes;  /* total arena size; const slots lie below const_bytes */
+    int32_t *inputs;      /* slot of each graph parameter, in declaration order */
+    int32_t ninputs;
+    int32_t *results;     /* slot of each graph result, in declaration order */
+    int32_t nresults;
+    int32_t *kernels;     /* string offset of each application kernel a CALL names */
+    int32_t nkernels;
+} cfx_prog;
+
+/* properties generated from CFX_RECORDS */
+extern const char *const rec_names[REC_COUNT];
+extern const char *const rec_fields[REC_COUNT];
+
+/* bytes per element of a cfx_dtype: f32 f64 i32 i64 bool */
+CFX_HD int dtype_size(int dt)
+{
+    return dt == CFX_F64 || dt == CFX_I64 ? 8 : dt == CFX_BOOL ? 1 : 4;
+}
+
+CFX_HD int64_t slot_bytes(const cfx_slot *s)
+{
+    return s->count * (int64_t)dtype_size(s->dtype);
+}
+
+/* ---- building a program (used by the lowering) ------------------------------------ *
+ * The builder grows the arrays; every function returns the new index or -1 on overflow
+ * of a limit, never aborts. Const slots are placed in the const image; other slots after
+ * it, once prog_finish() knows the const size. */
+typedef struct prog_builder prog_builder;
+
+prog_builder *prog_begin(const char *file, const char *graph_name);
+int32_t prog_emit(prog_builder *b, cfx_record r);                 /* returns the record index */
+cfx_record *prog_record(prog_builder *b, int32_t index);          /* for patching jumps */
+int32_t prog_here(const prog_builder *b);                         /* index of the next record */
+int32_t prog_slot(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims,
+                  enum slot_kind kind, const char *name);         /* name may be NULL */
+int32_t prog_const(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims,
+                   const void *data);                             /* data: count elements of dt */
+int32_t prog_string(prog_builder *b, const char *s);              /* interned */
+int32_t prog_table(prog_builder *b, const int32_t *v, int32_t n); /* returns the offset */
+int32_t *prog_table_at(prog_builder *b, int32_t offset);          /* for patching switch tables */
+int32_t prog_kernel(prog_builder *b, const char *name);           /* kernel index, interned */
+void prog_add_input(prog_builder *b, int32_t slot);
+void prog_add_result(prog_builder *b, int32_t slot);
+/* Lays out the arena and returns the program, or NULL (with a reason in err) when a
+ * limit is exceeded. The builder is freed either way. */
+cfx_prog *prog_finish(prog_builder *b, char *err, size_t errlen);
+void prog_abandon(prog_builder *b);
+void prog_free(cfx_prog *p);
+
+/* Checks everything an executor trusts: targets in range, slots in range and inside the
+ * arena, operand dtypes and shapes consistent with each record kind, strings and tables in
+ * bounds, the last record is HALT. Returns 0, or -1 with a reason in err. */
+int prog_validate(const cfx_prog *p, char *err, size_t errlen);
+
+/* A readable listing, one record per line (`cfx dump`). */
+struct strbuf;
+void prog_dump(const cfx_prog *p, struct strbuf *out);
+
+#endif

@@ -1,0 +1,102 @@
+/* ops.h: the one list of built-in ops.
+ *
+ * X(NAME, SPELLING, ARITY, CLASS, INFIX)
+ *   SPELLING  the name in the language (`add`), or "" for ops reached only by syntax
+ *   ARITY     number of tensor operands
+ *   CLASS     the type rule, one of the OPC_* below; the checker applies it, the lowering
+ *             picks the record kind from it, the kernels implement it
+ *   INFIX     the infix spelling (`+`), or NULL
+ *
+ * The enum (OP_*), the spelling table and the arity table are generated from this list.
+ * The bodies live in kernels/elementwise.h, kernels/reduce.h and kernels/linalg.h, written
+ * once as host+device functions and switched on by every executor.
+ *
+ * `max` and `min` are both elementwise (two operands) and reductions (one); the two
+ * entries share a spelling and the checker picks by the number of arguments.
+ */
+#ifndef CFX_OPS_H
+#define CFX_OPS_H
+
+enum op_class {
+    OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid */
+    OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu */
+    OPC_UNARY_BOOL,    /* bool -> bool: not */
+    OPC_BINARY_NUM,    /* numeric x numeric (same dtype) -> same dtype */
+    OPC_BINARY_BOOL,   /* bool x bool -> bool: and or (elementwise form) */
+    OPC_COMPARE,       /* same dtype -> bool; lt le gt ge numeric only, eq ne any dtype */
+    OPC_REDUCE_NUM,    /* numeric tensor -> scalar of the same dtype: sum max min */
+    OPC_REDUCE_REAL,   /* real tensor -> scalar of the same dtype: mean norm */
+    OPC_REDUCE_ARG,    /* numeric tensor -> i32 scalar: argmax argmin */
+    OPC_REDUCE_BOOL,   /* bool tensor -> bool scalar: all any */
+    OPC_DOT,           /* numeric 1-D x same -> scalar */
+    OPC_MATMUL,        /* numeric [m,k] x [k,n] -> [m,n], [m,k] x [k] -> [m] */
+    OPC_TRANSPOSE,     /* 2-D -> 2-D */
+    OPC_MAKE_TYPE,     /* (TYPE) -> TYPE: zeros ones iota */
+    OPC_FULL,          /* (TYPE, scalar) -> TYPE */
+    OPC_COPY,          /* x -> same type */
+    OPC_CAST,          /* (x, DTYPE) -> x's shape with DTYPE */
+    OPC_WHERE,         /* (bool c, a, b) -> a's type; one-element operands broadcast */
+    OPC_LEN,           /* (x) -> i32, known at compile time */
+};
+
+#define CFX_OPS(X) \
+    /* elementwise, one operand */ \
+    X(NEG,     "neg",     1, OPC_UNARY_NUM,   "-") \
+    X(ABS,     "abs",     1, OPC_UNARY_NUM,   NULL) \
+    X(RELU,    "relu",    1, OPC_UNARY_NUM,   NULL) \
+    X(EXP,     "exp",     1, OPC_UNARY_REAL,  NULL) \
+    X(LOG,     "log",     1, OPC_UNARY_REAL,  NULL) \
+    X(SQRT,    "sqrt",    1, OPC_UNARY_REAL,  NULL) \
+    X(TANH,    "tanh",    1, OPC_UNARY_REAL,  NULL) \
+    X(SIGMOID, "sigmoid", 1, OPC_UNARY_REAL,  NULL) \
+    X(NOT,     "not",     1, OPC_UNARY_BOOL,  "not") \
+    /* elementwise, two operands */ \
+    X(ADD,     "add",     2, OPC_BINARY_NUM,  "+") \
+    X(SUB,     "sub",     2, OPC_BINARY_NUM,  "-") \
+    X(MUL,     "mul",     2, OPC_BINARY_NUM,  "*") \
+    X(DIV,     "div",     2, OPC_BINARY_NUM,  "/") \
+    X(MOD,     "mod",     2, OPC_BINARY_NUM,  "%") \
+    X(MIN,     "min",     2, OPC_BINARY_NUM,  NULL) \
+    X(MAX,     "max",     2, OPC_BINARY_NUM,  NULL) \
+    X(POW,     "pow",     2, OPC_BINARY_NUM,  NULL) \
+    X(AND,     "",        2, OPC_BINARY_BOOL, "and") \
+    X(OR,      "",        2, OPC_BINARY_BOOL, "or") \
+    /* comparisons, to bool */ \
+    X(LT,      "lt",      2, OPC_COMPARE,     "<") \
+    X(LE,      "le",      2, OPC_COMPARE,     "<=") \
+    X(GT,      "gt",      2, OPC_COMPARE,     ">") \
+    X(GE,      "ge",      2, OPC_COMPARE,     ">=") \
+    X(EQ,      "eq",      2, OPC_COMPARE,     "==") \
+    X(NE,      "ne",      2, OPC_COMPARE,     "!=") \
+    /* reductions, to a scalar */ \
+    X(SUM,     "sum",     1, OPC_REDUCE_NUM,  NULL) \
+    X(MEAN,    "mean",    1, OPC_REDUCE_REAL, NULL) \
+    X(RMAX,    "max",     1, OPC_REDUCE_NUM,  NULL) \
+    X(RMIN,    "min",     1, OPC_REDUCE_NUM,  NULL) \
+    X(ARGMAX,  "argmax",  1, OPC_REDUCE_ARG,  NULL) \
+    X(ARGMIN,  "argmin",  1, OPC_REDUCE_ARG,  NULL) \
+    X(ALL,     "all",     1, OPC_REDUCE_BOOL, NULL) \
+    X(ANY,     "any",     1, OPC_REDUCE_BOOL, NULL) \
+    X(NORM,    "norm",    1, OPC_REDUCE_REAL, NULL) \
+    X(DOT,     "dot",     2, OPC_DOT,         NULL) \
+    /* linear algebra */ \
+    X(MATMUL,  "matmul",  2, OPC_MATMUL,      "@") \
+    X(TRANSPOSE, "transpose", 1, OPC_TRANSPOSE, NULL) \
+    /* making tensors */ \
+    X(ZEROS,   "zeros",   1, OPC_MAKE_TYPE,   NULL) \
+    X(ONES,    "ones",    1, OPC_MAKE_TYPE,   NULL) \
+    X(FULL,    "full",    2, OPC_FULL,        NULL) \
+    X(IOTA,    "iota",    1, OPC_MAKE_TYPE,   NULL) \
+    X(COPY,    "copy",    1, OPC_COPY,        NULL) \
+    X(CAST,    "cast",    2, OPC_CAST,        NULL) \
+    X(WHERE,   "where",   3, OPC_WHERE,       NULL) \
+    X(LEN,     "len",     1, OPC_LEN,         NULL)
+
+enum op_kind {
+#define X(name, spelling, arity, cls, infix) OP_##name,
+    CFX_OPS(X)
+#undef X
+    OP_COUNT
+};
+
+#endif

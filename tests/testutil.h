@@ -1,0 +1,25 @@
+/* testutil.h: the few checks every C test uses. A failed check prints its file, line and
+ * what was expected, and counts; test_main() exits 1 if any check failed. */
+#ifndef CFX_TESTUTIL_H
+#define CFX_TESTUTIL_H
+
+#include <stdint.h>
+
+extern int test_failures;
+extern int test_checks;
+
+#define CHECK(cond) test_check((cond) != 0, __FILE__, __LINE__, #cond)
+#define CHECK_INT(got, want) test_check_int((int64_t)(got), (int64_t)(want), __FILE__, __LINE__, #got)
+#define CHECK_STR(got, want) test_check_str((got), (want), __FILE__, __LINE__, #got)
+#define CHECK_REAL(got, want, tol) test_check_real((got), (want), (tol), __FILE__, __LINE__, #got)
+
+int test_check(int ok, const char *file, int line, const char *what);
+int test_check_int(int64_t got, int64_t want, const char *file, int line, const char *what);
+int test_check_str(const char *got, const char *want, const char *file, int line, const char *what);
+int test_check_real(double got, double want, double tol, const char *file, int line, const char *what);
+/* Prints "N passed, M failed" and returns the exit status. */
+int test_finish(const char *name);
+/* Reads a whole file; NULL if it cannot. *len gets its size. Caller frees. */
+char *test_read_file(const char *path, long *len);
+
+#endif
