@@ -7,12 +7,21 @@
 #ifndef CFX_EXEC_H
 #define CFX_EXEC_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "cfx.h"
 #include "program.h"
+
+#ifdef __cplusplus
+/* .cu files are C++, which has no <stdatomic.h> before C++23; the flag has the layout of
+ * an int there and is read with __atomic_load_n. */
+typedef int exec_atomic_int;
+extern "C" {
+#else
+#include <stdatomic.h>
+typedef atomic_int exec_atomic_int;
+#endif
 
 /* A registered application kernel as an executor sees it (resolved by name). */
 typedef struct exec_kernel {
@@ -40,7 +49,7 @@ typedef struct exec_run {
     int device_buffers;          /* 1: inputs and results are device pointers */
     void *stream;                /* cudaStream_t, or NULL for the executor's own */
     int64_t max_iters;           /* 0: no limit */
-    atomic_int *cancel;          /* set to 1 by cfx_cancel from any thread */
+    exec_atomic_int *cancel;     /* set to 1 by cfx_cancel from any thread */
     const exec_kernel *kernels;  /* prog->nkernels entries, in prog->kernels order */
     void (*print)(void *user, const cfx_prog *prog, int32_t record, const void *data);
     void *print_user;            /* print gets the PRINT record and its slot's bytes */
@@ -70,4 +79,7 @@ int cpu_run(const exec_run *run, exec_outcome *out);
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

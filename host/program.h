@@ -17,6 +17,10 @@
 #include "cfx.h"
 #include "hd.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CFX_MAX_RANK 4
 #define CFX_ARENA_ALIGN 16
 /* Largest tensor and arena a program may describe: keeps every byte offset, element
@@ -173,4 +177,7 @@ int prog_validate(const cfx_prog *p, char *err, size_t errlen);
 struct strbuf;
 void prog_dump(const cfx_prog *p, struct strbuf *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
