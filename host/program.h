@@ -61,7 +61,7 @@ extern "C" {
     X(WHERE,        "ssss", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
     X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
     X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
-    X(CALL,         "nkn-", "application kernel a on slots table[b .. b+c): arguments then results")
+    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results")
 
 enum rec_kind {
 #define X(name, fields, comment) REC_##name,
