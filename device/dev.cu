@@ -1,0 +1,230 @@
+/* dev.cu: what the three CUDA executors share: error reporting, the device check, the
+ * upload of a program (records, slots, table, arena with its constants, run state and the
+ * host-mapped control block), the start of a run and the copy of its results.
+ */
+#include "dev.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void dev_error(char *err, size_t errlen, const char *call, const char *file, int line,
+               const char *msg)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    /* Only the file's last component: the build's absolute path says nothing to a user. */
+    const char *base = strrchr(file, '/');
+    snprintf(err, errlen, "%s:%d: %s: %s", base ? base + 1 : file, line, call, msg);
+}
+
+int dev_available(char *why, size_t len)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        /* A failed query leaves a sticky last error behind; clear it so later calls of the
+         * application do not see ours. */
+        (void)cudaGetLastError();
+        if (why && len)
+            snprintf(why, len, "no CUDA device is present (%s: %s)", cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+        return 0;
+    }
+    if (count == 0) {
+        if (why && len)
+            snprintf(why, len, "no CUDA device is present (the driver reports 0 devices)");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- upload ---------------------------------------------------------------------------- */
+
+void dev_prog_free(dev_prog *d)
+{
+    if (d == NULL)
+        return;
+    /* Errors are ignored here: there is nothing a caller could do with them, and the
+     * pointers are forgotten either way. */
+    if (d->records)
+        cudaFree(d->records);
+    if (d->slots)
+        cudaFree(d->slots);
+    if (d->table)
+        cudaFree(d->table);
+    if (d->arena)
+        cudaFree(d->arena);
+    if (d->state)
+        cudaFree(d->state);
+    if (d->control)
+        cudaFreeHost(d->control);
+    memset(d, 0, sizeof *d);
+}
+
+int dev_prog_upload(dev_prog *d, const cfx_prog *p, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->prog = p;
+    /* An empty arena is legal (a graph of nothing); cudaMalloc(0) returns NULL, which the
+     * kernels would then index, so allocate at least one aligned unit. */
+    size_t arena_bytes = p->arena_bytes > 0 ? (size_t)p->arena_bytes : CFX_ARENA_ALIGN;
+
+    CUDA_TRY(cudaGetDevice(&d->device));
+    CUDA_TRY(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->device));
+
+    CUDA_TRY(cudaMalloc((void **)&d->records, sizeof(cfx_record) * (size_t)(p->nrecords > 0 ? p->nrecords : 1)));
+    if (p->nrecords > 0)
+        CUDA_TRY(cudaMemcpy(d->records, p->records, sizeof(cfx_record) * (size_t)p->nrecords,
+                            cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&d->slots, sizeof(cfx_slot) * (size_t)(p->nslots > 0 ? p->nslots : 1)));
+    if (p->nslots > 0)
+        CUDA_TRY(cudaMemcpy(d->slots, p->slots, sizeof(cfx_slot) * (size_t)p->nslots,
+                            cudaMemcpyHostToDevice));
+    if (p->ntable > 0) {
+        CUDA_TRY(cudaMalloc((void **)&d->table, sizeof(int32_t) * (size_t)p->ntable));
+        CUDA_TRY(cudaMemcpy(d->table, p->table, sizeof(int32_t) * (size_t)p->ntable,
+                            cudaMemcpyHostToDevice));
+    }
+    CUDA_TRY(cudaMalloc((void **)&d->arena, arena_bytes));
+    /* The whole arena starts at zero so that a run never reads uninitialized bytes, even
+     * where the program reads a slot before writing it on some path. */
+    CUDA_TRY(cudaMemset(d->arena, 0, arena_bytes));
+    if (p->const_bytes > 0)
+        CUDA_TRY(cudaMemcpy(d->arena, p->consts, (size_t)p->const_bytes, cudaMemcpyHostToDevice));
+
+    CUDA_TRY(cudaMalloc((void **)&d->state, sizeof(dev_state)));
+    CUDA_TRY(cudaMemset(d->state, 0, sizeof(dev_state)));
+
+    CUDA_TRY(cudaHostAlloc((void **)&d->control, sizeof(dev_control), cudaHostAllocMapped));
+    memset((void *)d->control, 0, sizeof(dev_control));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&d->control_dev, d->control, 0));
+    return 0;
+
+fail:
+    dev_prog_free(d);
+    return -1;
+}
+
+/* ---- a run ----------------------------------------------------------------------------- */
+
+/* One thread: the state a run starts from. A kernel rather than a copy from the host, so the
+ * reset is ordered on the stream without a pinned staging buffer. */
+__global__ void dev_reset_state(dev_state *s)
+{
+    s->status = CFX_OK;
+    s->record = -1;
+    s->detail[0] = 0;
+    s->detail[1] = 0;
+    s->iterations = 0;
+}
+
+int dev_run_begin(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+                  size_t errlen)
+{
+    const cfx_prog *p = d->prog;
+    const cudaMemcpyKind kind = run->device_buffers ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+
+    /* The control block is host memory: plain stores, seen by the device at launch. The
+     * caller does not start a run while an earlier one on this program is in flight. */
+    d->control->cancel = 0;
+    d->control->max_iters = run->max_iters;
+
+    dev_reset_state<<<1, 1, 0, stream>>>(d->state);
+    CUDA_LAUNCHED();
+    /* Non-const slots start at zero on every run, as on the cpu executor: a run must not
+     * see what the previous one left behind. */
+    if (p->arena_bytes > p->const_bytes)
+        CUDA_TRY(cudaMemsetAsync(d->arena + p->const_bytes, 0,
+                                 (size_t)(p->arena_bytes - p->const_bytes), stream));
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *s = &p->slots[p->inputs[i]];
+        size_t bytes = (size_t)slot_bytes(s);
+        if (bytes == 0)
+            continue;
+        if (run->inputs == NULL || run->inputs[i] == NULL) {
+            snprintf(err, errlen, "input %d of the graph has no buffer", (int)i);
+            goto fail;
+        }
+        CUDA_TRY(cudaMemcpyAsync(d->arena + s->offset, run->inputs[i], bytes, kind, stream));
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* Copies `bytes` from src to dst if the run ended ok; any grid shape. Byte-wise with a
+ * word-wise fast path when both ends are 16-byte aligned (arena slots always are). */
+__global__ void dev_copy_if_ok(const dev_state *state, uint8_t *dst, const uint8_t *src,
+                               size_t bytes)
+{
+    if (*(volatile const int32_t *)&state->status != CFX_OK)
+        return;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 15u) == 0) {
+        size_t words = bytes / 16;
+        for (size_t w = first; w < words; w += stride)
+            ((uint4 *)dst)[w] = ((const uint4 *)src)[w];
+        for (size_t b = words * 16 + first; b < bytes; b += stride)
+            dst[b] = src[b];
+    } else {
+        for (size_t b = first; b < bytes; b += stride)
+            dst[b] = src[b];
+    }
+}
+
+int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+                     size_t errlen)
+{
+    const cfx_prog *p = d->prog;
+    int32_t status = CFX_ERROR;
+    if (run->device_buffers) {
+        for (int32_t i = 0; i < p->nresults; i++) {
+            const cfx_slot *s = &p->slots[p->results[i]];
+            size_t bytes = (size_t)slot_bytes(s);
+            if (bytes == 0 || run->results == NULL || run->results[i] == NULL)
+                continue;
+            size_t words = (bytes + 15) / 16;
+            unsigned blocks = (unsigned)((words + 255) / 256);
+            if (blocks > 1024)
+                blocks = 1024;
+            dev_copy_if_ok<<<blocks, 256, 0, stream>>>(d->state, (uint8_t *)run->results[i],
+                                                        d->arena + s->offset, bytes);
+            CUDA_LAUNCHED();
+        }
+        return 0;
+    }
+
+    /* Host buffers: the caller has synchronized; look at the status first. */
+    CUDA_TRY(cudaMemcpyAsync(&status, &d->state->status, sizeof status, cudaMemcpyDeviceToHost,
+                             stream));
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    if (status != CFX_OK)
+        return 0;
+    for (int32_t i = 0; i < p->nresults; i++) {
+        const cfx_slot *s = &p->slots[p->results[i]];
+        size_t bytes = (size_t)slot_bytes(s);
+        if (bytes == 0 || run->results == NULL || run->results[i] == NULL)
+            continue;
+        CUDA_TRY(cudaMemcpyAsync(run->results[i], d->arena + s->offset, bytes,
+                                 cudaMemcpyDeviceToHost, stream));
+    }
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    return 0;
+fail:
+    return -1;
+}
+
+int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
+{
+    dev_state s;
+    CUDA_TRY(cudaMemcpy(&s, d->state, sizeof s, cudaMemcpyDeviceToHost));
+    out->status = (cfx_status)s.status;
+    out->record = s.status == CFX_OK ? -1 : s.record;
+    out->detail[0] = s.detail[0];
+    out->detail[1] = s.detail[1];
+    out->iterations = (int64_t)s.iterations;
+    return 0;
+fail:
+    return -1;
+}
