@@ -1,0 +1,370 @@
+/* elementwise.h: the scalar arithmetic of every elementwise op, and the range bodies built on it.
+ *
+ * Each op's arithmetic exists once, as a scalar function per dtype (`k_add_i32(a, b)`), generated
+ * by the macros below. The range bodies (k_unary, k_binary, k_cast, ...) loop over those
+ * functions, and the CPU executor's scalar fast path calls the same functions through
+ * k_unary1_* / k_binary1_*. Included from kernels.h; the rules are written down there.
+ *
+ * Integers wrap: arithmetic that may overflow goes through the unsigned type of the same
+ * width, and the conversion back to the signed type is two's complement on every compiler
+ * cfx supports (gcc, clang, nvcc), never undefined behaviour.
+ */
+#ifndef CFX_KERNELS_ELEMENTWISE_H
+#define CFX_KERNELS_ELEMENTWISE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "hd.h"
+#include "ops.h"
+
+/* dtype codes as plain ints, so this header does not need cfx.h (same values as cfx_dtype) */
+#define K_F32 0
+#define K_F64 1
+#define K_I32 2
+#define K_I64 3
+#define K_BOOL 4
+
+/* ==== scalar ops on integers ================================================================ */
+#define K_INT_SCALAR_OPS(T, U, SFX, TMIN)                                                         \
+    CFX_HD T k_add_##SFX(T a, T b) { return (T)((U)a + (U)b); }                                   \
+    CFX_HD T k_sub_##SFX(T a, T b) { return (T)((U)a - (U)b); }                                   \
+    CFX_HD T k_mul_##SFX(T a, T b) { return (T)((U)a * (U)b); }                                   \
+    /* truncating; INT_MIN / -1 wraps to INT_MIN; a zero divisor gives 0 (never reached) */        \
+    CFX_HD T k_div_##SFX(T a, T b)                                                                \
+    {                                                                                             \
+        if (b == 0)                                                                               \
+            return 0;                                                                             \
+        if (b == -1)                                                                              \
+            return (T)(0u - (U)a);                                                                \
+        return (T)(a / b);                                                                        \
+    }                                                                                             \
+    CFX_HD T k_mod_##SFX(T a, T b)                                                                \
+    {                                                                                             \
+        if (b == 0 || b == -1)                                                                    \
+            return 0;                                                                             \
+        return (T)(a % b);                                                                        \
+    }                                                                                             \
+    CFX_HD T k_min_##SFX(T a, T b) { return a < b ? a : b; }                                      \
+    CFX_HD T k_max_##SFX(T a, T b) { return a > b ? a : b; }                                      \
+    /* negative exponent: the truncated real result (1, +-1 or 0); wraps like repeated mul */      \
+    CFX_HD T k_pow_##SFX(T a, T b)                                                                \
+    {                                                                                             \
+        if (b < 0) {                                                                              \
+            if (a == 1)                                                                           \
+                return 1;                                                                         \
+            if (a == -1)                                                                          \
+                return (b & 1) ? (T)-1 : (T)1;                                                    \
+            return 0;                                                                             \
+        }                                                                                         \
+        U base = (U)a, r = 1u;                                                                    \
+        U e = (U)b;                                                                               \
+        while (e) {                                                                               \
+            if (e & 1u)                                                                           \
+                r *= base;                                                                        \
+            base *= base;                                                                         \
+            e >>= 1;                                                                              \
+        }                                                                                         \
+        return (T)r;                                                                              \
+    }                                                                                             \
+    CFX_HD T k_neg_##SFX(T a) { return (T)(0u - (U)a); }                                          \
+    CFX_HD T k_abs_##SFX(T a) { return a < 0 ? (T)(0u - (U)a) : a; }                              \
+    CFX_HD T k_relu_##SFX(T a) { return a < 0 ? (T)0 : a; }
+
+K_INT_SCALAR_OPS(int32_t, uint32_t, i32, INT32_MIN)
+K_INT_SCALAR_OPS(int64_t, uint64_t, i64, INT64_MIN)
+
+/* ==== scalar ops on reals =================================================================== */
+/* FN is the libm suffix: `f` for float, empty for double. */
+#define K_REAL_SCALAR_OPS(T, SFX, FN)                                                             \
+    CFX_HD T k_add_##SFX(T a, T b) { return a + b; }                                              \
+    CFX_HD T k_sub_##SFX(T a, T b) { return a - b; }                                              \
+    CFX_HD T k_mul_##SFX(T a, T b) { return a * b; }                                              \
+    CFX_HD T k_div_##SFX(T a, T b) { return a / b; }                                              \
+    CFX_HD T k_mod_##SFX(T a, T b) { return fmod##FN(a, b); }                                     \
+    /* NaN propagates: the first NaN operand is the result */                                      \
+    CFX_HD T k_min_##SFX(T a, T b) { return isnan(a) ? a : isnan(b) ? b : (b < a ? b : a); }      \
+    CFX_HD T k_max_##SFX(T a, T b) { return isnan(a) ? a : isnan(b) ? b : (b > a ? b : a); }      \
+    CFX_HD T k_pow_##SFX(T a, T b) { return pow##FN(a, b); }                                      \
+    CFX_HD T k_neg_##SFX(T a) { return -a; }                                                      \
+    CFX_HD T k_abs_##SFX(T a) { return fabs##FN(a); }                                             \
+    CFX_HD T k_relu_##SFX(T a) { return isnan(a) ? a : (a > (T)0 ? a : (T)0); }                   \
+    CFX_HD T k_exp_##SFX(T a) { return exp##FN(a); }                                              \
+    CFX_HD T k_log_##SFX(T a) { return log##FN(a); }                                              \
+    CFX_HD T k_sqrt_##SFX(T a) { return sqrt##FN(a); }                                            \
+    CFX_HD T k_tanh_##SFX(T a) { return tanh##FN(a); }                                            \
+    CFX_HD T k_sigmoid_##SFX(T a) { return (T)1 / ((T)1 + exp##FN(-a)); }
+
+K_REAL_SCALAR_OPS(float, f32, f)
+K_REAL_SCALAR_OPS(double, f64, )
+
+/* ==== comparisons (every numeric dtype; NaN compares false except for ne) ==================== */
+#define K_COMPARE_OPS(T, SFX)                                                                     \
+    CFX_HD uint8_t k_lt_##SFX(T a, T b) { return a < b; }                                         \
+    CFX_HD uint8_t k_le_##SFX(T a, T b) { return a <= b; }                                        \
+    CFX_HD uint8_t k_gt_##SFX(T a, T b) { return a > b; }                                         \
+    CFX_HD uint8_t k_ge_##SFX(T a, T b) { return a >= b; }                                        \
+    CFX_HD uint8_t k_eq_##SFX(T a, T b) { return a == b; }                                        \
+    CFX_HD uint8_t k_ne_##SFX(T a, T b) { return a != b; }
+
+K_COMPARE_OPS(float, f32)
+K_COMPARE_OPS(double, f64)
+K_COMPARE_OPS(int32_t, i32)
+K_COMPARE_OPS(int64_t, i64)
+
+/* ==== bools: stored as one byte; any non-zero byte reads as true, results are 0 or 1 ========= */
+CFX_HD uint8_t k_not_b(uint8_t a) { return a == 0; }
+CFX_HD uint8_t k_and_b(uint8_t a, uint8_t b) { return a != 0 && b != 0; }
+CFX_HD uint8_t k_or_b(uint8_t a, uint8_t b) { return a != 0 || b != 0; }
+CFX_HD uint8_t k_eq_b(uint8_t a, uint8_t b) { return (a != 0) == (b != 0); }
+CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
+
+/* ==== op lists per dtype class ==============================================================
+ * X(OP, FUNCTION_STEM, RESULT_IS_BOOL). The scalar dispatchers and the range loops are both
+ * generated from these, so a case cannot be missing from one and present in the other. */
+#define K_NUM_BINARY_OPS(X) \
+    X(OP_ADD, add, 0) X(OP_SUB, sub, 0) X(OP_MUL, mul, 0) X(OP_DIV, div, 0) X(OP_MOD, mod, 0) \
+    X(OP_MIN, min, 0) X(OP_MAX, max, 0) X(OP_POW, pow, 0) \
+    X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
+#define K_BOOL_BINARY_OPS(X) X(OP_AND, and, 1) X(OP_OR, or, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
+#define K_INT_UNARY_OPS(X) X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0)
+#define K_REAL_UNARY_OPS(X) \
+    X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_EXP, exp, 0) X(OP_LOG, log, 0) \
+    X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0)
+#define K_BOOL_UNARY_OPS(X) X(OP_NOT, not, 1)
+
+/* ==== one-element dispatchers (the CPU fast path) ===========================================
+ * k_binary1_i32(op, dst, a, b): dst gets op(a, b), as T or as a bool byte for comparisons. */
+#define K_CASE1_BIN(OPC, STEM, ISBOOL, SFX, T)                                                    \
+    case OPC:                                                                                     \
+        if (ISBOOL)                                                                               \
+            *(uint8_t *)dst = (uint8_t)k_##STEM##_##SFX(a, b);                                    \
+        else                                                                                      \
+            *(T *)dst = (T)k_##STEM##_##SFX(a, b);                                                \
+        return;
+#define K_CASE1_UN(OPC, STEM, ISBOOL, SFX, T)                                                     \
+    case OPC:                                                                                     \
+        *(T *)dst = (T)k_##STEM##_##SFX(a);                                                       \
+        return;
+
+#define K_BIN1_I32(o, s, r) K_CASE1_BIN(o, s, r, i32, int32_t)
+#define K_BIN1_I64(o, s, r) K_CASE1_BIN(o, s, r, i64, int64_t)
+#define K_BIN1_F32(o, s, r) K_CASE1_BIN(o, s, r, f32, float)
+#define K_BIN1_F64(o, s, r) K_CASE1_BIN(o, s, r, f64, double)
+#define K_BIN1_B(o, s, r) K_CASE1_BIN(o, s, r, b, uint8_t)
+#define K_UN1_I32(o, s, r) K_CASE1_UN(o, s, r, i32, int32_t)
+#define K_UN1_I64(o, s, r) K_CASE1_UN(o, s, r, i64, int64_t)
+#define K_UN1_F32(o, s, r) K_CASE1_UN(o, s, r, f32, float)
+#define K_UN1_F64(o, s, r) K_CASE1_UN(o, s, r, f64, double)
+#define K_UN1_B(o, s, r) K_CASE1_UN(o, s, r, b, uint8_t)
+
+CFX_HD void k_binary1_i32(int op, void *dst, int32_t a, int32_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I32) } }
+CFX_HD void k_binary1_i64(int op, void *dst, int64_t a, int64_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I64) } }
+CFX_HD void k_binary1_f32(int op, void *dst, float a, float b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_F32) } }
+CFX_HD void k_binary1_f64(int op, void *dst, double a, double b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_F64) } }
+CFX_HD void k_binary1_b(int op, void *dst, uint8_t a, uint8_t b) { switch (op) { K_BOOL_BINARY_OPS(K_BIN1_B) } }
+CFX_HD void k_unary1_i32(int op, void *dst, int32_t a) { switch (op) { K_INT_UNARY_OPS(K_UN1_I32) } }
+CFX_HD void k_unary1_i64(int op, void *dst, int64_t a) { switch (op) { K_INT_UNARY_OPS(K_UN1_I64) } }
+CFX_HD void k_unary1_f32(int op, void *dst, float a) { switch (op) { K_REAL_UNARY_OPS(K_UN1_F32) } }
+CFX_HD void k_unary1_f64(int op, void *dst, double a) { switch (op) { K_REAL_UNARY_OPS(K_UN1_F64) } }
+CFX_HD void k_unary1_b(int op, void *dst, uint8_t a) { switch (op) { K_BOOL_UNARY_OPS(K_UN1_B) } }
+
+/* ==== range bodies ==========================================================================
+ * A one-element operand is broadcast by giving it stride 0. */
+#define K_CASE_BIN(OPC, STEM, ISBOOL, SFX, T)                                                     \
+    case OPC:                                                                                     \
+        if (ISBOOL) {                                                                             \
+            uint8_t *d_ = (uint8_t *)dst;                                                         \
+            for (int64_t e = lo; e < hi; e++)                                                     \
+                d_[e] = (uint8_t)k_##STEM##_##SFX(a_[e * sa], b_[e * sb]);                        \
+        } else {                                                                                  \
+            T *d_ = (T *)dst;                                                                     \
+            for (int64_t e = lo; e < hi; e++)                                                     \
+                d_[e] = (T)k_##STEM##_##SFX(a_[e * sa], b_[e * sb]);                              \
+        }                                                                                         \
+        return;
+#define K_CASE_UN(OPC, STEM, ISBOOL, SFX, T)                                                      \
+    case OPC: {                                                                                   \
+        T *d_ = (T *)dst;                                                                         \
+        for (int64_t e = lo; e < hi; e++)                                                         \
+            d_[e] = (T)k_##STEM##_##SFX(s_[e]);                                                   \
+        return;                                                                                   \
+    }
+
+#define K_BIN_I32(o, s, r) K_CASE_BIN(o, s, r, i32, int32_t)
+#define K_BIN_I64(o, s, r) K_CASE_BIN(o, s, r, i64, int64_t)
+#define K_BIN_F32(o, s, r) K_CASE_BIN(o, s, r, f32, float)
+#define K_BIN_F64(o, s, r) K_CASE_BIN(o, s, r, f64, double)
+#define K_BIN_B(o, s, r) K_CASE_BIN(o, s, r, b, uint8_t)
+#define K_UN_I32(o, s, r) K_CASE_UN(o, s, r, i32, int32_t)
+#define K_UN_I64(o, s, r) K_CASE_UN(o, s, r, i64, int64_t)
+#define K_UN_F32(o, s, r) K_CASE_UN(o, s, r, f32, float)
+#define K_UN_F64(o, s, r) K_CASE_UN(o, s, r, f64, double)
+#define K_UN_B(o, s, r) K_CASE_UN(o, s, r, b, uint8_t)
+
+CFX_HD void k_unary(int op, int dtype, void *dst, const void *src, int64_t lo, int64_t hi)
+{
+    switch (dtype) {
+    case K_I32: { const int32_t *s_ = (const int32_t *)src; switch (op) { K_INT_UNARY_OPS(K_UN_I32) } break; }
+    case K_I64: { const int64_t *s_ = (const int64_t *)src; switch (op) { K_INT_UNARY_OPS(K_UN_I64) } break; }
+    case K_F32: { const float *s_ = (const float *)src; switch (op) { K_REAL_UNARY_OPS(K_UN_F32) } break; }
+    case K_F64: { const double *s_ = (const double *)src; switch (op) { K_REAL_UNARY_OPS(K_UN_F64) } break; }
+    case K_BOOL: { const uint8_t *s_ = (const uint8_t *)src; switch (op) { K_BOOL_UNARY_OPS(K_UN_B) } break; }
+    }
+}
+
+CFX_HD void k_binary(int op, int dtype, void *dst, const void *a, int64_t na, const void *b,
+                     int64_t nb, int64_t lo, int64_t hi)
+{
+    int64_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
+    switch (dtype) {
+    case K_I32: { const int32_t *a_ = (const int32_t *)a, *b_ = (const int32_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I32) } break; }
+    case K_I64: { const int64_t *a_ = (const int64_t *)a, *b_ = (const int64_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I64) } break; }
+    case K_F32: { const float *a_ = (const float *)a, *b_ = (const float *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_F32) } break; }
+    case K_F64: { const double *a_ = (const double *)a, *b_ = (const double *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_F64) } break; }
+    case K_BOOL: { const uint8_t *a_ = (const uint8_t *)a, *b_ = (const uint8_t *)b; switch (op) { K_BOOL_BINARY_OPS(K_BIN_B) } break; }
+    }
+}
+
+/* ==== casts ================================================================================= */
+/* Real to integer: truncate toward zero, saturate at the type's range, NaN to 0. The bounds
+ * are exact doubles (2^31, 2^63), so the comparisons decide before any undefined conversion. */
+CFX_HD int32_t k_real_to_i32(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 2147483648.0)
+        return INT32_MAX;
+    if (v <= -2147483649.0)
+        return INT32_MIN;
+    return (int32_t)v;
+}
+
+CFX_HD int64_t k_real_to_i64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (v < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Reads element e of any dtype as a double (reals, exactly for f32 and f64) or an int64
+ * (integers and bools). */
+CFX_HD double k_get_real(int dtype, const void *p, int64_t e)
+{
+    switch (dtype) {
+    case K_F32: return (double)((const float *)p)[e];
+    case K_F64: return ((const double *)p)[e];
+    case K_I32: return (double)((const int32_t *)p)[e];
+    case K_I64: return (double)((const int64_t *)p)[e];
+    default: return ((const uint8_t *)p)[e] != 0 ? 1.0 : 0.0;
+    }
+}
+
+CFX_HD int64_t k_get_int(int dtype, const void *p, int64_t e)
+{
+    switch (dtype) {
+    case K_I32: return ((const int32_t *)p)[e];
+    case K_I64: return ((const int64_t *)p)[e];
+    case K_BOOL: return ((const uint8_t *)p)[e] != 0;
+    default: return 0;
+    }
+}
+
+/* Integer to integer narrowing (i64 -> i32) wraps, as C, NumPy and PyTorch do; the rules in
+ * kernels.h fix only the real-to-integer direction. Real to bool is `!= 0` (NaN is true). */
+CFX_HD void k_cast(int dst_dtype, void *dst, int src_dtype, const void *src, int64_t lo, int64_t hi)
+{
+    int src_real = src_dtype == K_F32 || src_dtype == K_F64;
+    for (int64_t e = lo; e < hi; e++) {
+        switch (dst_dtype) {
+        case K_F32:
+            ((float *)dst)[e] = src_real ? (float)k_get_real(src_dtype, src, e)
+                                         : (float)k_get_int(src_dtype, src, e);
+            break;
+        case K_F64:
+            ((double *)dst)[e] = src_real ? k_get_real(src_dtype, src, e)
+                                          : (double)k_get_int(src_dtype, src, e);
+            break;
+        case K_I32:
+            ((int32_t *)dst)[e] = src_real ? k_real_to_i32(k_get_real(src_dtype, src, e))
+                                           : (int32_t)(uint32_t)(uint64_t)k_get_int(src_dtype, src, e);
+            break;
+        case K_I64:
+            ((int64_t *)dst)[e] = src_real ? k_real_to_i64(k_get_real(src_dtype, src, e))
+                                           : k_get_int(src_dtype, src, e);
+            break;
+        case K_BOOL:
+            ((uint8_t *)dst)[e] = src_real ? (uint8_t)(k_get_real(src_dtype, src, e) != 0.0 ||
+                                                       isnan(k_get_real(src_dtype, src, e)))
+                                           : (uint8_t)(k_get_int(src_dtype, src, e) != 0);
+            break;
+        }
+    }
+}
+
+/* ==== making and moving tensors ============================================================= */
+CFX_HD int k_elem_size(int dtype)
+{
+    return dtype == K_F64 || dtype == K_I64 ? 8 : dtype == K_BOOL ? 1 : 4;
+}
+
+CFX_HD void k_copy_bytes(void *dst, const void *src, int64_t lo, int64_t hi)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    for (int64_t i = lo; i < hi; i++)
+        d[i] = s[i];
+}
+
+CFX_HD void k_fill(int dtype, void *dst, const void *value, int64_t lo, int64_t hi)
+{
+    switch (dtype) {
+    case K_F32: { float v = *(const float *)value; for (int64_t e = lo; e < hi; e++) ((float *)dst)[e] = v; break; }
+    case K_F64: { double v = *(const double *)value; for (int64_t e = lo; e < hi; e++) ((double *)dst)[e] = v; break; }
+    case K_I32: { int32_t v = *(const int32_t *)value; for (int64_t e = lo; e < hi; e++) ((int32_t *)dst)[e] = v; break; }
+    case K_I64: { int64_t v = *(const int64_t *)value; for (int64_t e = lo; e < hi; e++) ((int64_t *)dst)[e] = v; break; }
+    case K_BOOL: { uint8_t v = *(const uint8_t *)value != 0; for (int64_t e = lo; e < hi; e++) ((uint8_t *)dst)[e] = v; break; }
+    }
+}
+
+/* dst[e] = e; for bool, e != 0 (the cast rule). */
+CFX_HD void k_iota(int dtype, void *dst, int64_t lo, int64_t hi)
+{
+    for (int64_t e = lo; e < hi; e++) {
+        switch (dtype) {
+        case K_F32: ((float *)dst)[e] = (float)e; break;
+        case K_F64: ((double *)dst)[e] = (double)e; break;
+        case K_I32: ((int32_t *)dst)[e] = (int32_t)e; break;
+        case K_I64: ((int64_t *)dst)[e] = e; break;
+        case K_BOOL: ((uint8_t *)dst)[e] = e != 0; break;
+        }
+    }
+}
+
+CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const void *a, int64_t na,
+                    const void *b, int64_t nb, int64_t lo, int64_t hi)
+{
+    int64_t sc = nc == 1 ? 0 : 1, sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
+    int size = k_elem_size(dtype);
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *pa = (const uint8_t *)a, *pb = (const uint8_t *)b;
+    for (int64_t e = lo; e < hi; e++) {
+        const uint8_t *from = c[e * sc] ? pa + e * sa * size : pb + e * sb * size;
+        for (int i = 0; i < size; i++)
+            d[e * size + i] = from[i];
+    }
+    if (dtype == K_BOOL) /* keep bools 0/1 even if an input byte was another non-zero value */
+        for (int64_t e = lo; e < hi; e++)
+            d[e] = d[e] != 0;
+}
+
+CFX_HD int64_t k_load_int(int dtype, const void *p)
+{
+    return k_get_int(dtype, p, 0);
+}
+
+#endif

@@ -1,0 +1,213 @@
+/* reduce.h: reductions (sum mean max min argmax argmin all any norm) and dot, as shares.
+ *
+ * A share folds a range of elements into a k_acc; shares merge in any order; finish writes
+ * the one-element result. Reals accumulate in double (f32 too), integers in uint64 so they
+ * wrap, and the extremes keep the position of the first extreme (the first NaN, if any).
+ * Merging is symmetric (ties go to the lower index, whichever side it is on), so any split
+ * and any merge order give the same result for f32 and integers.
+ */
+#ifndef CFX_KERNELS_REDUCE_H
+#define CFX_KERNELS_REDUCE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "elementwise.h"
+#include "hd.h"
+#include "ops.h"
+
+CFX_HD int k_is_real(int dtype)
+{
+    return dtype == K_F32 || dtype == K_F64;
+}
+
+CFX_HD k_acc k_reduce_init(int op, int dtype)
+{
+    k_acc a;
+    a.r = 0.0;
+    a.i = op == OP_ALL ? 1 : 0;
+    a.idx = 0;
+    a.n = 0;
+    return a;
+}
+
+/* Is candidate (value cr/ci at position cidx) a better extreme than the accumulator's?
+ * `want_max` picks max over min. NaN beats any number; ties go to the lower position. */
+CFX_HD int k_extreme_better(int real, int want_max, double cr, int64_t ci, int64_t cidx,
+                            const k_acc *acc)
+{
+    if (acc->n == 0)
+        return 1;
+    if (real) {
+        int cn = isnan(cr), an = isnan(acc->r);
+        if (cn || an) {
+            if (cn && an)
+                return cidx < acc->idx;
+            return cn;
+        }
+        if (cr == acc->r)
+            return cidx < acc->idx;
+        return want_max ? cr > acc->r : cr < acc->r;
+    }
+    if (ci == acc->i)
+        return cidx < acc->idx;
+    return want_max ? ci > acc->i : ci < acc->i;
+}
+
+CFX_HD void k_reduce_range(int op, int dtype, k_acc *acc, const void *src, int64_t lo, int64_t hi)
+{
+    if (lo >= hi)
+        return;
+    int real = k_is_real(dtype);
+    switch (op) {
+    case OP_SUM:
+    case OP_MEAN:
+        if (real) {
+            double s = acc->r;
+            for (int64_t e = lo; e < hi; e++)
+                s += k_get_real(dtype, src, e);
+            acc->r = s;
+        } else {
+            uint64_t s = (uint64_t)acc->i;
+            for (int64_t e = lo; e < hi; e++)
+                s += (uint64_t)k_get_int(dtype, src, e);
+            acc->i = (int64_t)s;
+        }
+        break;
+    case OP_NORM: {
+        double s = acc->r;
+        for (int64_t e = lo; e < hi; e++) {
+            double v = k_get_real(dtype, src, e);
+            s += v * v;
+        }
+        acc->r = s;
+        break;
+    }
+    case OP_RMAX:
+    case OP_RMIN:
+    case OP_ARGMAX:
+    case OP_ARGMIN: {
+        int want_max = op == OP_RMAX || op == OP_ARGMAX;
+        for (int64_t e = lo; e < hi; e++) {
+            double cr = real ? k_get_real(dtype, src, e) : 0.0;
+            int64_t ci = real ? 0 : k_get_int(dtype, src, e);
+            if (k_extreme_better(real, want_max, cr, ci, e, acc)) {
+                acc->r = cr;
+                acc->i = ci;
+                acc->idx = e;
+            }
+            acc->n++;
+        }
+        return; /* n counted per element above */
+    }
+    case OP_ALL:
+        for (int64_t e = lo; e < hi; e++)
+            acc->i = acc->i && ((const uint8_t *)src)[e] != 0;
+        break;
+    case OP_ANY:
+        for (int64_t e = lo; e < hi; e++)
+            acc->i = acc->i || ((const uint8_t *)src)[e] != 0;
+        break;
+    }
+    acc->n += hi - lo;
+}
+
+CFX_HD void k_reduce_merge(int op, int dtype, k_acc *into, const k_acc *from)
+{
+    if (from->n == 0)
+        return;
+    if (into->n == 0) {
+        *into = *from;
+        return;
+    }
+    int real = k_is_real(dtype);
+    switch (op) {
+    case OP_SUM:
+    case OP_MEAN:
+    case OP_NORM:
+        into->r += from->r;
+        into->i = (int64_t)((uint64_t)into->i + (uint64_t)from->i);
+        break;
+    case OP_RMAX:
+    case OP_RMIN:
+    case OP_ARGMAX:
+    case OP_ARGMIN: {
+        int want_max = op == OP_RMAX || op == OP_ARGMAX;
+        if (k_extreme_better(real, want_max, from->r, from->i, from->idx, into)) {
+            into->r = from->r;
+            into->i = from->i;
+            into->idx = from->idx;
+        }
+        break;
+    }
+    case OP_ALL:
+        into->i = into->i && from->i;
+        break;
+    case OP_ANY:
+        into->i = into->i || from->i;
+        break;
+    }
+    into->n += from->n;
+}
+
+/* Writes a real or integer result of dtype. */
+CFX_HD void k_store_result(int dtype, void *dst, double r, int64_t i)
+{
+    switch (dtype) {
+    case K_F32: *(float *)dst = (float)r; break;
+    case K_F64: *(double *)dst = r; break;
+    case K_I32: *(int32_t *)dst = (int32_t)(uint32_t)(uint64_t)i; break;
+    case K_I64: *(int64_t *)dst = i; break;
+    case K_BOOL: *(uint8_t *)dst = i != 0; break;
+    }
+}
+
+/* count is the element count of the whole operand (for mean). */
+CFX_HD void k_reduce_finish(int op, int dtype, const k_acc *acc, int64_t count, void *dst)
+{
+    switch (op) {
+    case OP_SUM:
+    case OP_RMAX:
+    case OP_RMIN:
+        k_store_result(dtype, dst, acc->r, acc->i);
+        break;
+    case OP_MEAN:
+        k_store_result(dtype, dst, count > 0 ? acc->r / (double)count : 0.0, 0);
+        break;
+    case OP_NORM:
+        k_store_result(dtype, dst, sqrt(acc->r), 0);
+        break;
+    case OP_ARGMAX:
+    case OP_ARGMIN:
+        *(int32_t *)dst = (int32_t)acc->idx;
+        break;
+    case OP_ALL:
+    case OP_ANY:
+        *(uint8_t *)dst = acc->i != 0;
+        break;
+    }
+}
+
+CFX_HD void k_dot_range(int dtype, k_acc *acc, const void *a, const void *b, int64_t lo, int64_t hi)
+{
+    if (k_is_real(dtype)) {
+        double s = acc->r;
+        for (int64_t e = lo; e < hi; e++)
+            s += k_get_real(dtype, a, e) * k_get_real(dtype, b, e);
+        acc->r = s;
+    } else {
+        uint64_t s = (uint64_t)acc->i;
+        for (int64_t e = lo; e < hi; e++)
+            s += (uint64_t)k_get_int(dtype, a, e) * (uint64_t)k_get_int(dtype, b, e);
+        acc->i = (int64_t)s;
+    }
+    if (hi > lo)
+        acc->n += hi - lo;
+}
+
+CFX_HD void k_dot_finish(int dtype, const k_acc *acc, void *dst)
+{
+    k_store_result(dtype, dst, acc->r, acc->i);
+}
+
+#endif
