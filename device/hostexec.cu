@@ -1,0 +1,363 @@
+/* hostexec.cu: the cuda-host executor, the baseline users have today.
+ *
+ * The host walks the records as the CPU executor does, but the data lives on the device: each
+ * op record is one kernel launch (or one cuBLAS call), and every decision (a branch, a switch,
+ * an assert, a guard) copies its operand back with cudaMemcpyAsync, synchronizes the stream
+ * and decides on the host. That round trip per decision is exactly the cost cfx's other
+ * executors remove, so this file keeps it plain rather than clever. The iteration budget and
+ * the cancel flag are checked on the host at each TICK. Every record gets an NVTX range
+ * (`BINARY add @ 12:5`), and a trace, when asked for, holds one event per record timed by
+ * host clocks.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blas.h"
+#include "dev.h"
+#include "exec.h"
+#include "launch.cuh"
+#include "nvtx.h"
+#include "program.h"
+
+#define HOST_NAME_LEN 64
+
+typedef struct hostexec {
+    dev_prog d;
+    cudaStream_t own;       /* used when the run names no stream */
+    blas_ctx *blas;
+    launch_env env;
+    uint8_t *readback;      /* pinned: a decision's operand or a printed value */
+    size_t readback_bytes;
+    int *flag;              /* device: CHECK_DIVIDE over a tensor */
+    char (*names)[HOST_NAME_LEN]; /* NVTX and trace name of each record */
+    exec_outcome out;       /* of the last run */
+} hostexec;
+
+static const char *const op_spelling[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) spelling[0] ? spelling : infix ? infix : #name,
+    CFX_OPS(X)
+#undef X
+};
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int host_available(char *why, size_t len)
+{
+    return dev_available(why, len);
+}
+
+static void host_destroy(void *self)
+{
+    hostexec *h = (hostexec *)self;
+    if (!h) return;
+    dev_prog_free(&h->d);
+    blas_free(h->blas);
+    if (h->env.partials) cudaFree(h->env.partials);
+    if (h->flag) cudaFree(h->flag);
+    if (h->readback) cudaFreeHost(h->readback);
+    if (h->own) cudaStreamDestroy(h->own);
+    free(h->names);
+    free(h);
+}
+
+static void *host_create(const cfx_prog *prog, char *err, size_t errlen)
+{
+    hostexec *h = (hostexec *)calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    /* The readback buffer holds the largest operand a decision or a print copies back. */
+    size_t rb = 64;
+    for (int32_t i = 0; i < prog->nrecords; i++) {
+        const cfx_record *r = &prog->records[i];
+        if (r->kind == REC_PRINT && (size_t)slot_bytes(&prog->slots[r->a]) > rb)
+            rb = (size_t)slot_bytes(&prog->slots[r->a]);
+    }
+    h->names = (char (*)[HOST_NAME_LEN])calloc(prog->nrecords > 0 ? (size_t)prog->nrecords : 1,
+                                                sizeof *h->names);
+    if (!h->names) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (int32_t i = 0; i < prog->nrecords; i++) {
+        const cfx_record *r = &prog->records[i];
+        int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
+        snprintf(h->names[i], HOST_NAME_LEN, "%s%s%s @ %d:%d", rec_names[r->kind], has_op ? " " : "",
+                 has_op && r->op < OP_COUNT ? op_spelling[r->op] : "", (int)r->line, (int)r->col);
+    }
+    prof_push("upload");
+    if (dev_prog_upload(&h->d, prog, err, errlen) != 0) {
+        prof_pop();
+        goto fail;
+    }
+    prof_pop();
+    CUDA_TRY(cudaStreamCreateWithFlags(&h->own, cudaStreamNonBlocking));
+    CUDA_TRY(cudaHostAlloc((void **)&h->readback, rb, cudaHostAllocDefault));
+    h->readback_bytes = rb;
+    CUDA_TRY(cudaMalloc((void **)&h->flag, sizeof(int)));
+    CUDA_TRY(cudaMalloc((void **)&h->env.partials, sizeof(k_acc) * LAUNCH_REDUCE_BLOCKS));
+    h->blas = blas_new(err, errlen);
+    if (!h->blas) goto fail;
+    h->env.prog = prog;
+    h->env.arena = h->d.arena;
+    h->env.blas = h->blas;
+    return h;
+fail:
+    host_destroy(h);
+    return NULL;
+}
+
+/* Copies slot `s`'s bytes to the readback buffer and waits for them: one host decision. */
+static int read_slot(hostexec *h, int32_t s, cudaStream_t stream, char *err, size_t errlen)
+{
+    const cfx_slot *slot = &h->d.prog->slots[s];
+    CUDA_TRY(cudaMemcpyAsync(h->readback, h->d.arena + slot->offset, (size_t)slot_bytes(slot),
+                             cudaMemcpyDeviceToHost, stream));
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Reads a one-element integer or bool slot. */
+static int read_int(hostexec *h, int32_t s, cudaStream_t stream, int64_t *v, char *err, size_t errlen)
+{
+    if (read_slot(h, s, stream, err, errlen) != 0) return -1;
+    *v = k_load_int(h->d.prog->slots[s].dtype, h->readback);
+    return 0;
+}
+
+/* CHECK_DIVIDE: 1 if any element of the divisor is 0. One element is read back directly; a
+ * tensor is scanned on the device and only the flag comes back. */
+static int any_zero(hostexec *h, int32_t s, cudaStream_t stream, int *zero, char *err, size_t errlen)
+{
+    const cfx_slot *slot = &h->d.prog->slots[s];
+    if (slot->count == 1) {
+        int64_t v;
+        if (read_int(h, s, stream, &v, err, errlen) != 0) return -1;
+        *zero = v == 0;
+        return 0;
+    }
+    CUDA_TRY(cudaMemsetAsync(h->flag, 0, sizeof(int), stream));
+    launch_any_zero_kernel<<<launch_grid(slot->count), LAUNCH_THREADS, 0, stream>>>(
+        slot->dtype, h->d.arena + slot->offset, slot->count, h->flag);
+    CUDA_LAUNCHED();
+    CUDA_TRY(cudaMemcpyAsync(h->readback, h->flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    memcpy(zero, h->readback, sizeof(int));
+    return 0;
+fail:
+    return -1;
+}
+
+/* CALL: the application's CUDA kernel enqueues its work on our stream over arena slots. */
+static int call_kernel(hostexec *h, const exec_run *run, const cfx_record *r, cudaStream_t stream,
+                       char *err, size_t errlen)
+{
+    const cfx_prog *p = h->d.prog;
+    const exec_kernel *k = &run->kernels[r->a];
+    cfx_tensor *t = NULL;
+    int rc = -1;
+    if (!k->cuda_fn) {
+        snprintf(err, errlen, "kernel '%s' has no CUDA function; only the cpu backend can run it",
+                 k->name);
+        return -1;
+    }
+    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < r->c; i++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + i]];
+        t[i].type.dtype = (cfx_dtype)s->dtype;
+        t[i].type.rank = s->rank;
+        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++) t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
+        t[i].data = h->d.arena + s->offset;
+    }
+    if (k->cuda_fn(k->user, (void *)stream, r->d, t, r->c - r->d, t + r->d) != 0) {
+        snprintf(err, errlen, "kernel '%s' failed", k->name);
+        goto done;
+    }
+    CUDA_LAUNCHED();
+    rc = 0;
+    goto done;
+fail:
+    rc = -1;
+done:
+    free(t);
+    return rc;
+}
+
+static void stop(exec_outcome *out, cfx_status status, int32_t pc, int64_t d0, int64_t d1)
+{
+    out->status = status;
+    out->record = pc;
+    out->detail[0] = d0;
+    out->detail[1] = d1;
+}
+
+/* Walks the program from record 0 to HALT or a stop; fills h->out. Returns -1 only for a
+ * failure of CUDA or of an application kernel. */
+static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
+{
+    const cfx_prog *p = h->d.prog;
+    exec_outcome *out = &h->out;
+    int32_t pc = 0;
+    int first_event = 1;
+    double t0 = now_us();
+    if (run->trace) fputs("{\"traceEvents\":[\n", run->trace);
+    for (;;) {
+        const cfx_record *r = &p->records[pc];
+        int32_t next = pc + 1;
+        int done = 0;
+        double ts = run->trace ? now_us() : 0.0;
+        prof_push(h->names[pc]);
+        switch (r->kind) {
+        case REC_HALT:
+            done = 1;
+            break;
+        case REC_JUMP:
+            next = r->a;
+            break;
+        case REC_JUMP_FALSE:
+        case REC_JUMP_TRUE: {
+            int64_t v;
+            if (read_int(h, r->a, stream, &v, err, errlen) != 0) goto fail;
+            if ((v != 0) == (r->kind == REC_JUMP_TRUE)) next = r->b;
+            break;
+        }
+        case REC_SWITCH: {
+            int64_t v;
+            if (read_int(h, r->a, stream, &v, err, errlen) != 0) goto fail;
+            next = p->table[r->b + (v >= 0 && v < r->c ? v : r->c)];
+            break;
+        }
+        case REC_TICK:
+            if (run->cancel && __atomic_load_n(run->cancel, __ATOMIC_RELAXED)) {
+                stop(out, CFX_STOP_CANCELLED, pc, 0, 0);
+                done = 1;
+            } else if (run->max_iters > 0 && out->iterations >= run->max_iters) {
+                stop(out, CFX_STOP_LIMIT, pc, run->max_iters, 0);
+                done = 1;
+            } else {
+                out->iterations++;
+            }
+            break;
+        case REC_ASSERT: {
+            int64_t v;
+            if (read_int(h, r->a, stream, &v, err, errlen) != 0) goto fail;
+            if (!v) {
+                stop(out, CFX_STOP_ASSERT, pc, 0, 0);
+                done = 1;
+            }
+            break;
+        }
+        case REC_PRINT:
+            if (read_slot(h, r->a, stream, err, errlen) != 0) goto fail;
+            if (run->print) run->print(run->print_user, p, pc, h->readback);
+            break;
+        case REC_CHECK_INDEX: {
+            int64_t v;
+            if (read_int(h, r->a, stream, &v, err, errlen) != 0) goto fail;
+            if (v < -(int64_t)r->b || v >= (int64_t)r->b) {
+                stop(out, CFX_STOP_INDEX, pc, v, r->b);
+                done = 1;
+            }
+            break;
+        }
+        case REC_CHECK_DIVIDE: {
+            int zero = 0;
+            if (any_zero(h, r->a, stream, &zero, err, errlen) != 0) goto fail;
+            if (zero) {
+                stop(out, CFX_STOP_DIVIDE, pc, 0, 0);
+                done = 1;
+            }
+            break;
+        }
+        case REC_CHECK_STEP: {
+            int64_t v;
+            if (read_int(h, r->a, stream, &v, err, errlen) != 0) goto fail;
+            if (v == 0) {
+                stop(out, CFX_STOP_VALUE, pc, 0, 0);
+                done = 1;
+            }
+            break;
+        }
+        case REC_CALL:
+            if (call_kernel(h, run, r, stream, err, errlen) != 0) goto fail;
+            break;
+        default:
+            if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
+            break;
+        }
+        prof_pop();
+        if (run->trace) {
+            double te = now_us();
+            fprintf(run->trace, "%s{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
+                    first_event ? "" : ",\n", h->names[pc], ts - t0, te - ts);
+            first_event = 0;
+        }
+        if (done) break;
+        pc = next;
+    }
+    if (run->trace) {
+        fputs("\n]}\n", run->trace);
+        fflush(run->trace);
+    }
+    return 0;
+fail:
+    prof_pop();
+    if (run->trace) {
+        fputs("\n]}\n", run->trace);
+        fflush(run->trace);
+    }
+    return -1;
+}
+
+/* The host decides every branch, so a run is synchronous whatever `async` asks: it has ended
+ * when run() returns, and wait() only reports it. */
+static int host_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+{
+    hostexec *h = (hostexec *)self;
+    cudaStream_t stream = run->stream ? (cudaStream_t)run->stream : h->own;
+    memset(&h->out, 0, sizeof h->out);
+    h->out.status = CFX_OK;
+    h->out.record = -1;
+    prof_push("run");
+    if (dev_run_begin(&h->d, run, stream, err, errlen) != 0) goto fail;
+    if (walk(h, run, stream, err, errlen) != 0) goto fail;
+    /* A stopped run writes no results: the copy is not even enqueued. The device state stays
+     * ok (this executor decides stops on the host), so dev_copy_results copies. */
+    if (h->out.status == CFX_OK) {
+        CUDA_TRY(cudaStreamSynchronize(stream));
+        if (dev_copy_results(&h->d, run, stream, err, errlen) != 0) goto fail;
+    }
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    prof_pop();
+    return 0;
+fail:
+    prof_pop();
+    h->out.status = CFX_ERROR;
+    return -1;
+}
+
+static int host_wait(void *self, exec_outcome *out, char *err, size_t errlen)
+{
+    hostexec *h = (hostexec *)self;
+    *out = h->out;
+    return 0;
+}
+
+const exec_ops dev_host_ops = {
+    CFX_BACKEND_CUDA_HOST, host_available, host_create, host_run, host_wait, host_destroy,
+};

@@ -1,0 +1,37 @@
+/* blas.h: matrix products through cuBLAS for the executors that launch work.
+ *
+ * cfx stores tensors row-major and cuBLAS reads column-major, so C = A @ B is computed as
+ * C^T = B^T @ A^T: the same bytes, the operands swapped, no transposition copied. f32 and
+ * f64 use CUBLAS_DEFAULT_MATH (never TF32), so a product differs from the CPU executor's
+ * only by the order of its additions; integer products go to the k_matmul launch kernel,
+ * since cuBLAS has no exact integer GEMM for these dtypes.
+ *
+ * Included only from .cu files (it names CUDA types).
+ */
+#ifndef CFX_BLAS_H
+#define CFX_BLAS_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct blas_ctx blas_ctx;
+
+/* A cuBLAS handle with its own workspace (so a product can be captured into a CUDA graph
+ * without cuBLAS allocating). NULL with a reason in err on failure. */
+blas_ctx *blas_new(char *err, size_t errlen);
+void blas_free(blas_ctx *b);
+
+/* Enqueues dst[m,n] = a[m,k] @ b[k,n] (row-major; n = 1 for a vector b) of cfx_dtype dtype
+ * on stream. Device pointers. Returns 0, or -1 with a reason in err. */
+int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
+                const void *bm, int64_t m, int64_t k, int64_t n, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
