@@ -7,10 +7,7 @@
 #include <string.h>
 
 #include "ops.h"
-
-/* From parse.c: parses "(f32[4], f32) -> (f32[4])"; 0, or -1 with a message in err. */
-int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_type *results,
-                    int maxr, int *nr, char *err, size_t errlen);
+#include "parse.h"
 
 /* Names a kernel may not take: the language's keywords, the calls the checker handles
  * itself, and the dtype names (an argument spelled f32 is parsed as a type). */
