@@ -1,0 +1,1332 @@
+/* program.c: building a program (for the lowering), laying out its arena, validating it
+ * before any executor sees it, and printing it (`cfx dump`).
+ *
+ * The record's `dtype` field, which executors use to pick a typed loop, is fixed here and
+ * enforced by prog_validate:
+ *   UNARY, BINARY, REDUCE, CAST  the dtype of slot b (the operand; the result is slot a's)
+ *   other records with a slot a  the dtype of slot a
+ *   HALT, JUMP, TICK, CALL       0
+ *
+ * Dump format (stable: golden tests compare it; change it only with them):
+ *
+ *   graph count: 9 records, 7 slots, arena 112 bytes (32 of constants)
+ *   kernels: foo bar                      <- only when the graph calls application kernels
+ *   slots:
+ *     s0    n        i32        input  @32
+ *     s3    -        bool       temp   @80
+ *     s4    -        i32        const  @0 = 1
+ *     s5    -        f32[3]     const  @16 = [1.5, 0.1, -2]
+ *   records:
+ *        0  TICK                                      ; 2:3
+ *        1  BINARY       lt s3 s2 s0                  ; 2:9
+ *        2  JUMP_FALSE   s3 ->7                       ; 2:3
+ *        5  ASSERT       s3 "oops \"x\""              ; 5:5
+ *
+ * A slot line (`  %-5s %-8s %-10s %-6s @OFFSET`): `s` and the index, the variable's name or
+ * `-`, its type (`i32` for a scalar, `f32[2, 3]`),
+ * its kind (temp var const input result), `@` its arena offset, and for a constant ` = ` its
+ * value (nested brackets for tensors, at most 16 elements then `...`; reals in the shortest
+ * form that reads back, bools true/false). A record line (`  %4d  %-12s %-28s ; LINE:COL`):
+ * the index, the kind name, the op's name for UNARY/BINARY/REDUCE, then the operands a, b, c, d in
+ * order by role, each unused one left out: a slot `s3`, a jump target `->12`, a string
+ * quoted (`-` for none), a table offset `k0`, an integer plain; SWITCH adds its table as
+ * `[->4 ->6 default ->8]` and CALL its kernel and operands as `[foo: s1 s2 -> s3]`.
+ */
+#include "program.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "strbuf.h"
+
+const char *const rec_names[REC_COUNT] = {
+#define X(name, fields, comment) #name,
+    CFX_RECORDS(X)
+#undef X
+};
+
+const char *const rec_fields[REC_COUNT] = {
+#define X(name, fields, comment) fields,
+    CFX_RECORDS(X)
+#undef X
+};
+
+static const char *const op_spellings[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) spelling,
+    CFX_OPS(X)
+#undef X
+};
+static const char *const op_infix[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) infix,
+    CFX_OPS(X)
+#undef X
+};
+
+/* The op's name in the language; `and`/`or` have only their infix spelling. */
+static const char *op_name(int op)
+{
+    if (op < 0 || op >= OP_COUNT)
+        return "?";
+    return op_spellings[op][0] ? op_spellings[op] : op_infix[op] ? op_infix[op] : "?";
+}
+
+/* Limits of the builder: far above any real graph, well inside int32. */
+#define MAX_RECORDS (1 << 24)
+#define MAX_SLOTS (1 << 24)
+#define MAX_TABLE (1 << 24)
+#define MAX_STRINGS (1 << 26)
+
+/* ==== the builder ============================================================================ */
+struct prog_builder {
+    char *file, *name;
+    cfx_record *records;
+    int32_t nrecords, cap_records;
+    cfx_slot *slots;
+    int32_t nslots, cap_slots;
+    int32_t *table;
+    int32_t ntable, cap_table;
+    char *strings;
+    int32_t nstrings, cap_strings;
+    uint8_t *consts;
+    int64_t const_bytes, cap_consts;
+    int32_t *inputs, ninputs, cap_inputs;
+    int32_t *results, nresults, cap_results;
+    int32_t *kernels, nkernels, cap_kernels;
+    int failed;       /* a limit was exceeded or memory ran out; prog_finish says so */
+    char why[160];
+};
+
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s ? s : "") + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s ? s : "", n);
+    return c;
+}
+
+static void fail_builder(prog_builder *b, const char *why)
+{
+    if (!b->failed)
+        snprintf(b->why, sizeof b->why, "%s", why);
+    b->failed = 1;
+}
+
+/* Makes room for `need` elements of `size` bytes in *arr (capacity *cap, at most `limit`). */
+static int grow(prog_builder *b, void **arr, int64_t *cap, int64_t need, size_t size, int64_t limit,
+                const char *what)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > limit) {
+        char why[160];
+        snprintf(why, sizeof why, "the program has too many %s (the limit is %lld)", what,
+                 (long long)limit);
+        fail_builder(b, why);
+        return -1;
+    }
+    int64_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    if (c > limit)
+        c = limit;
+    void *p = realloc(*arr, (size_t)c * size);
+    if (!p) {
+        fail_builder(b, "out of memory");
+        return -1;
+    }
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* The same for int32 capacities. */
+static int grow32(prog_builder *b, void **arr, int32_t *cap, int64_t need, size_t size, int64_t limit,
+                  const char *what)
+{
+    int64_t c = *cap;
+    int rc = grow(b, arr, &c, need, size, limit, what);
+    *cap = (int32_t)c;
+    return rc;
+}
+
+prog_builder *prog_begin(const char *file, const char *graph_name)
+{
+    prog_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->file = copy_string(file);
+    b->name = copy_string(graph_name);
+    if (!b->file || !b->name) {
+        prog_abandon(b);
+        return NULL;
+    }
+    return b;
+}
+
+int32_t prog_emit(prog_builder *b, cfx_record r)
+{
+    if (b->failed ||
+        grow32(b, (void **)&b->records, &b->cap_records, (int64_t)b->nrecords + 1, sizeof r,
+               MAX_RECORDS, "records"))
+        return -1;
+    b->records[b->nrecords] = r;
+    return b->nrecords++;
+}
+
+cfx_record *prog_record(prog_builder *b, int32_t index)
+{
+    if (index < 0 || index >= b->nrecords)
+        return NULL;
+    return &b->records[index];
+}
+
+int32_t prog_here(const prog_builder *b)
+{
+    return b->nrecords;
+}
+
+/* Fills the dtype, rank, dims and count of a slot; -1 for a shape no program may have. */
+static int set_shape(prog_builder *b, cfx_slot *s, cfx_dtype dt, int rank, const int32_t *dims)
+{
+    memset(s, 0, sizeof *s);
+    if ((int)dt < 0 || dt > CFX_BOOL || rank < 0 || rank > CFX_MAX_RANK || (rank > 0 && !dims)) {
+        fail_builder(b, "a slot has a bad dtype or rank");
+        return -1;
+    }
+    int64_t count = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1 || dims[i] > CFX_MAX_ELEMENTS || count * dims[i] > CFX_MAX_ELEMENTS) {
+            char why[160];
+            snprintf(why, sizeof why, "a tensor has a dimension below 1 or more than %lld elements",
+                     (long long)CFX_MAX_ELEMENTS);
+            fail_builder(b, why);
+            return -1;
+        }
+        count *= dims[i];
+        s->dims[i] = dims[i];
+    }
+    s->dtype = (uint8_t)dt;
+    s->rank = (uint8_t)rank;
+    s->count = count;
+    s->name = -1;
+    return 0;
+}
+
+static int32_t add_slot(prog_builder *b, const cfx_slot *s)
+{
+    if (grow32(b, (void **)&b->slots, &b->cap_slots, (int64_t)b->nslots + 1, sizeof *s, MAX_SLOTS,
+               "slots"))
+        return -1;
+    b->slots[b->nslots] = *s;
+    return b->nslots++;
+}
+
+/* Appends `bytes` bytes (NULL: zeros) to the const image at the next aligned offset. */
+static int64_t add_const_bytes(prog_builder *b, const void *data, int64_t bytes)
+{
+    int64_t at = (b->const_bytes + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    if (grow(b, (void **)&b->consts, &b->cap_consts, at + bytes, 1, CFX_MAX_ARENA, "constant bytes"))
+        return -1;
+    memset(b->consts + b->const_bytes, 0, (size_t)(at - b->const_bytes));
+    if (data)
+        memcpy(b->consts + at, data, (size_t)bytes);
+    else
+        memset(b->consts + at, 0, (size_t)bytes);
+    b->const_bytes = at + bytes;
+    return at;
+}
+
+int32_t prog_slot(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims, enum slot_kind kind,
+                  const char *name)
+{
+    cfx_slot s;
+    if (b->failed || set_shape(b, &s, dt, rank, dims))
+        return -1;
+    if ((int)kind < SLOT_TEMP || kind > SLOT_RESULT) {
+        fail_builder(b, "a slot has a bad kind");
+        return -1;
+    }
+    s.kind = (uint8_t)kind;
+    if (name && (s.name = prog_string(b, name)) < 0)
+        return -1;
+    s.offset = -1; /* placed by prog_finish */
+    if (kind == SLOT_CONST && (s.offset = add_const_bytes(b, NULL, slot_bytes(&s))) < 0)
+        return -1;
+    return add_slot(b, &s);
+}
+
+/* Constants with the same type and bytes share one slot: a literal used in a loop body
+ * costs one slot however often it appears. */
+int32_t prog_const(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims, const void *data)
+{
+    cfx_slot s;
+    if (b->failed || set_shape(b, &s, dt, rank, dims))
+        return -1;
+    if (!data) {
+        fail_builder(b, "a constant has no data");
+        return -1;
+    }
+    s.kind = SLOT_CONST;
+    int64_t bytes = slot_bytes(&s);
+    for (int32_t i = 0; i < b->nslots; i++) {
+        const cfx_slot *o = &b->slots[i];
+        if (o->kind == SLOT_CONST && o->name < 0 && o->dtype == s.dtype && o->rank == s.rank &&
+            memcmp(o->dims, s.dims, sizeof s.dims) == 0 &&
+            memcmp(b->consts + o->offset, data, (size_t)bytes) == 0)
+            return i;
+    }
+    if ((s.offset = add_const_bytes(b, data, bytes)) < 0)
+        return -1;
+    return add_slot(b, &s);
+}
+
+int32_t prog_string(prog_builder *b, const char *s)
+{
+    if (b->failed || !s)
+        return -1;
+    for (int32_t at = 0; at < b->nstrings; at += (int32_t)strlen(b->strings + at) + 1)
+        if (strcmp(b->strings + at, s) == 0)
+            return at;
+    size_t n = strlen(s) + 1;
+    if (grow32(b, (void **)&b->strings, &b->cap_strings, (int64_t)b->nstrings + (int64_t)n, 1,
+               MAX_STRINGS, "string bytes"))
+        return -1;
+    memcpy(b->strings + b->nstrings, s, n);
+    int32_t at = b->nstrings;
+    b->nstrings += (int32_t)n;
+    return at;
+}
+
+int32_t prog_table(prog_builder *b, const int32_t *v, int32_t n)
+{
+    if (b->failed || n < 0 ||
+        grow32(b, (void **)&b->table, &b->cap_table, (int64_t)b->ntable + n, sizeof *v, MAX_TABLE,
+               "table entries"))
+        return -1;
+    for (int32_t i = 0; i < n; i++)
+        b->table[b->ntable + i] = v ? v[i] : 0;
+    int32_t at = b->ntable;
+    b->ntable += n;
+    return at;
+}
+
+int32_t *prog_table_at(prog_builder *b, int32_t offset)
+{
+    if (offset < 0 || offset >= b->ntable)
+        return NULL;
+    return &b->table[offset];
+}
+
+int32_t prog_kernel(prog_builder *b, const char *name)
+{
+    int32_t str = prog_string(b, name);
+    if (str < 0)
+        return -1;
+    for (int32_t i = 0; i < b->nkernels; i++)
+        if (b->kernels[i] == str)
+            return i;
+    if (grow32(b, (void **)&b->kernels, &b->cap_kernels, (int64_t)b->nkernels + 1, sizeof(int32_t),
+               MAX_SLOTS, "kernels"))
+        return -1;
+    b->kernels[b->nkernels] = str;
+    return b->nkernels++;
+}
+
+static void add_index(prog_builder *b, int32_t **arr, int32_t *n, int32_t *cap, int32_t slot)
+{
+    if (b->failed ||
+        grow32(b, (void **)arr, cap, (int64_t)*n + 1, sizeof(int32_t), MAX_SLOTS, "parameters"))
+        return;
+    (*arr)[(*n)++] = slot;
+}
+
+void prog_add_input(prog_builder *b, int32_t slot)
+{
+    add_index(b, &b->inputs, &b->ninputs, &b->cap_inputs, slot);
+}
+
+void prog_add_result(prog_builder *b, int32_t slot)
+{
+    add_index(b, &b->results, &b->nresults, &b->cap_results, slot);
+}
+
+void prog_abandon(prog_builder *b)
+{
+    if (!b)
+        return;
+    free(b->file);
+    free(b->name);
+    free(b->records);
+    free(b->slots);
+    free(b->table);
+    free(b->strings);
+    free(b->consts);
+    free(b->inputs);
+    free(b->results);
+    free(b->kernels);
+    free(b);
+}
+
+/* Constants already sit in the const image; every other slot goes after it, in slot order,
+ * each at an aligned offset. */
+cfx_prog *prog_finish(prog_builder *b, char *err, size_t errlen)
+{
+    cfx_prog *p = NULL;
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (b->failed) {
+        snprintf(err, errlen, "%s", b->why);
+        goto fail;
+    }
+    int64_t const_bytes = (b->const_bytes + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    int64_t at = const_bytes;
+    for (int32_t i = 0; i < b->nslots; i++) {
+        cfx_slot *s = &b->slots[i];
+        if (s->kind == SLOT_CONST)
+            continue;
+        s->offset = at;
+        at += (slot_bytes(s) + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+        if (at > CFX_MAX_ARENA) {
+            snprintf(err, errlen, "the graph needs more than %lld bytes of memory",
+                     (long long)CFX_MAX_ARENA);
+            goto fail;
+        }
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* hand the arrays over; the builder keeps nothing */
+    p->name = b->name;
+    p->file = b->file;
+    p->records = b->records;
+    p->nrecords = b->nrecords;
+    p->slots = b->slots;
+    p->nslots = b->nslots;
+    p->table = b->table;
+    p->ntable = b->ntable;
+    p->strings = b->strings;
+    p->nstrings = b->nstrings;
+    p->consts = b->consts;
+    p->const_bytes = const_bytes;
+    p->arena_bytes = at;
+    p->inputs = b->inputs;
+    p->ninputs = b->ninputs;
+    p->results = b->results;
+    p->nresults = b->nresults;
+    p->kernels = b->kernels;
+    p->nkernels = b->nkernels;
+    if (const_bytes > b->const_bytes) { /* pad the image to its aligned size */
+        uint8_t *c = realloc(p->consts, (size_t)const_bytes);
+        if (!c) {
+            snprintf(err, errlen, "out of memory");
+            p->consts = b->consts;
+            memset(b, 0, sizeof *b); /* the arrays now belong to p */
+            free(b);
+            prog_free(p);
+            return NULL;
+        }
+        memset(c + b->const_bytes, 0, (size_t)(const_bytes - b->const_bytes));
+        p->consts = c;
+    }
+    free(b);
+    return p;
+fail:
+    prog_abandon(b);
+    return NULL;
+}
+
+void prog_free(cfx_prog *p)
+{
+    if (!p)
+        return;
+    free(p->name);
+    free(p->file);
+    free(p->records);
+    free(p->slots);
+    free(p->table);
+    free(p->strings);
+    free(p->consts);
+    free(p->inputs);
+    free(p->results);
+    free(p->kernels);
+    free(p);
+}
+
+/* ==== validation ============================================================================
+ * Everything an executor trusts is checked here, so that no program, however it was made,
+ * can make an executor read or write outside its arrays or its arena, or loop without a
+ * TICK (which would escape the budget and cancel). */
+
+typedef struct vctx {
+    const cfx_prog *p;
+    char *err;
+    size_t errlen;
+} vctx;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int vfail(vctx *v, int32_t record, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (record >= 0)
+        snprintf(v->err, v->errlen, "invalid program: record %d (%s): %s", record,
+                 rec_names[v->p->records[record].kind], msg);
+    else
+        snprintf(v->err, v->errlen, "invalid program: %s", msg);
+    return -1;
+}
+
+static int valid_string(const cfx_prog *p, int32_t m)
+{
+    return m >= 0 && m < p->nstrings;
+}
+
+static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
+static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
+static int is_num(int dt) { return dt != CFX_BOOL; }
+
+static int check_slot(vctx *v, int32_t i)
+{
+    const cfx_prog *p = v->p;
+    const cfx_slot *s = &p->slots[i];
+    if (s->dtype > CFX_BOOL || s->rank > CFX_MAX_RANK || s->kind > SLOT_RESULT || s->pad_ != 0)
+        return vfail(v, -1, "slot %d has a bad dtype, rank or kind", i);
+    if (s->name != -1 && !valid_string(p, s->name))
+        return vfail(v, -1, "slot %d has a bad name offset %d", i, s->name);
+    int64_t count = 1;
+    for (int d = 0; d < CFX_MAX_RANK; d++) {
+        if (d < s->rank) {
+            if (s->dims[d] < 1 || s->dims[d] > CFX_MAX_ELEMENTS)
+                return vfail(v, -1, "slot %d has a bad dimension %d", i, s->dims[d]);
+            count *= s->dims[d];
+            if (count > CFX_MAX_ELEMENTS)
+                return vfail(v, -1, "slot %d has too many elements", i);
+        } else if (s->dims[d] != 0) {
+            return vfail(v, -1, "slot %d has a dimension past its rank", i);
+        }
+    }
+    if (s->count != count)
+        return vfail(v, -1, "slot %d has count %lld but its dims give %lld", i, (long long)s->count,
+                     (long long)count);
+    if (s->offset < 0 || s->offset % CFX_ARENA_ALIGN != 0 ||
+        s->offset > p->arena_bytes - slot_bytes(s))
+        return vfail(v, -1, "slot %d at offset %lld is misaligned or outside the arena", i,
+                     (long long)s->offset);
+    if (s->kind == SLOT_CONST && s->offset + slot_bytes(s) > p->const_bytes)
+        return vfail(v, -1, "constant slot %d lies outside the const image", i);
+    if (s->kind != SLOT_CONST && s->offset < p->const_bytes)
+        return vfail(v, -1, "slot %d overlaps the const image", i);
+    return 0;
+}
+
+static const cfx_prog *sort_prog; /* for cmp_offset; validation is not reentrant-sensitive here */
+
+static int cmp_offset(const void *x, const void *y)
+{
+    const cfx_slot *a = &sort_prog->slots[*(const int32_t *)x];
+    const cfx_slot *b = &sort_prog->slots[*(const int32_t *)y];
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* No two writable slots share bytes: an executor may write one while reading another. */
+static int check_overlap(vctx *v)
+{
+    const cfx_prog *p = v->p;
+    int rc = 0;
+    int32_t n = 0;
+    int32_t *order = malloc(sizeof(int32_t) * (size_t)(p->nslots ? p->nslots : 1));
+    if (!order)
+        return vfail(v, -1, "out of memory");
+    for (int32_t i = 0; i < p->nslots; i++)
+        if (p->slots[i].kind != SLOT_CONST)
+            order[n++] = i;
+    sort_prog = p;
+    qsort(order, (size_t)n, sizeof *order, cmp_offset);
+    for (int32_t i = 1; i < n; i++) {
+        const cfx_slot *a = &p->slots[order[i - 1]], *b = &p->slots[order[i]];
+        if (a->offset + slot_bytes(a) > b->offset) {
+            rc = vfail(v, -1, "slots %d and %d overlap", order[i - 1], order[i]);
+            break;
+        }
+    }
+    free(order);
+    return rc;
+}
+
+/* Parameter lists: each a slot of the right kind, listed once, and every slot of that kind
+ * listed (so every input slot is filled before a run and every result copied after). */
+static int check_params(vctx *v, const int32_t *list, int32_t n, int kind, const char *what)
+{
+    const cfx_prog *p = v->p;
+    int32_t of_kind = 0;
+    if (n < 0 || (n > 0 && !list))
+        return vfail(v, -1, "bad %s list", what);
+    for (int32_t i = 0; i < p->nslots; i++)
+        of_kind += p->slots[i].kind == kind;
+    if (of_kind != n)
+        return vfail(v, -1, "%d %s slots but %d listed", of_kind, what, n);
+    for (int32_t i = 0; i < n; i++) {
+        if (list[i] < 0 || list[i] >= p->nslots || p->slots[list[i]].kind != kind)
+            return vfail(v, -1, "%s %d is not a %s slot", what, i, what);
+        for (int32_t j = 0; j < i; j++)
+            if (list[j] == list[i])
+                return vfail(v, -1, "slot %d is listed twice as a %s", list[i], what);
+    }
+    return 0;
+}
+
+/* The slot a record writes (-1: none; CALL's results are checked apart). */
+static int32_t written_slot(const cfx_record *r)
+{
+    switch (r->kind) {
+    case REC_UNARY: case REC_BINARY: case REC_REDUCE: case REC_DOT: case REC_MATMUL:
+    case REC_TRANSPOSE: case REC_FILL: case REC_IOTA: case REC_COPY: case REC_CAST:
+    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW:
+        return r->a;
+    default:
+        return -1;
+    }
+}
+
+/* Is `row` shaped like one row of `t` (t's dims without the first)? */
+static int row_shape(const cfx_slot *row, const cfx_slot *t)
+{
+    if (t->rank < 1 || row->rank != t->rank - 1)
+        return 0;
+    for (int d = 0; d < row->rank; d++)
+        if (row->dims[d] != t->dims[d + 1])
+            return 0;
+    return 1;
+}
+
+static int unary_ok(int op, int dt)
+{
+    switch (op) {
+    case OP_NEG: case OP_ABS: case OP_RELU: return is_num(dt);
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: return is_real(dt);
+    case OP_NOT: return dt == CFX_BOOL;
+    default: return 0;
+    }
+}
+
+/* Returns the result dtype of a binary op on dt, or -1 if the op does not take dt. */
+static int binary_result(int op, int dt)
+{
+    switch (op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_MIN: case OP_MAX:
+    case OP_POW:
+        return is_num(dt) ? dt : -1;
+    case OP_AND: case OP_OR:
+        return dt == CFX_BOOL ? CFX_BOOL : -1;
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        return is_num(dt) ? CFX_BOOL : -1;
+    case OP_EQ: case OP_NE:
+        return CFX_BOOL;
+    default:
+        return -1;
+    }
+}
+
+static int reduce_result(int op, int dt)
+{
+    switch (op) {
+    case OP_SUM: case OP_RMAX: case OP_RMIN: return is_num(dt) ? dt : -1;
+    case OP_MEAN: case OP_NORM: return is_real(dt) ? dt : -1;
+    case OP_ARGMAX: case OP_ARGMIN: return is_num(dt) ? CFX_I32 : -1;
+    case OP_ALL: case OP_ANY: return dt == CFX_BOOL ? CFX_BOOL : -1;
+    default: return -1;
+    }
+}
+
+/* The kind-specific rules: operand dtypes, counts and shapes. */
+static int check_operands(vctx *v, int32_t i)
+{
+    const cfx_prog *p = v->p;
+    const cfx_record *r = &p->records[i];
+    const cfx_slot *S = p->slots;
+    const cfx_slot *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    const char *f = rec_fields[r->kind];
+    if (f[0] == 's') a = &S[r->a];
+    if (f[1] == 's') b = &S[r->b];
+    if (f[2] == 's') c = &S[r->c];
+    if (f[3] == 's') d = &S[r->d];
+
+    switch (r->kind) {
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_ASSERT:
+        if (a->dtype != CFX_BOOL || a->count != 1)
+            return vfail(v, i, "the condition must be a one-element bool");
+        break;
+    case REC_SWITCH:
+        if (a->dtype != CFX_I32 || a->count != 1)
+            return vfail(v, i, "the switch value must be a one-element i32");
+        if (r->c < 0 || (int64_t)r->b + r->c + 1 > p->ntable)
+            return vfail(v, i, "table range %d + %d + 1 is outside the table of %d", r->b, r->c,
+                         p->ntable);
+        for (int32_t k = 0; k <= r->c; k++)
+            if (p->table[r->b + k] < 0 || p->table[r->b + k] >= p->nrecords)
+                return vfail(v, i, "switch target %d is out of range", p->table[r->b + k]);
+        break;
+    case REC_CHECK_INDEX:
+        if (!is_int(a->dtype) || a->count != 1)
+            return vfail(v, i, "the index must be a one-element integer");
+        if (r->b < 1)
+            return vfail(v, i, "the row count %d must be at least 1", r->b);
+        break;
+    case REC_CHECK_DIVIDE:
+        if (!is_int(a->dtype))
+            return vfail(v, i, "the divisor must be an integer");
+        break;
+    case REC_CHECK_STEP:
+        if (!is_int(a->dtype) || a->count != 1)
+            return vfail(v, i, "the step must be a one-element integer");
+        break;
+    case REC_UNARY:
+        if (!unary_ok(r->op, b->dtype) || a->dtype != b->dtype || a->count != b->count)
+            return vfail(v, i, "op %d on these operands is not allowed", r->op);
+        break;
+    case REC_BINARY: {
+        int res = binary_result(r->op, b->dtype);
+        if (res < 0 || c->dtype != b->dtype || a->dtype != res)
+            return vfail(v, i, "op %d on these operand dtypes is not allowed", r->op);
+        if (b->count != c->count && b->count != 1 && c->count != 1)
+            return vfail(v, i, "operand counts %lld and %lld do not broadcast",
+                         (long long)b->count, (long long)c->count);
+        if (a->count != (b->count > c->count ? b->count : c->count))
+            return vfail(v, i, "the result's count does not match its operands");
+        break;
+    }
+    case REC_REDUCE: {
+        int res = reduce_result(r->op, b->dtype);
+        if (res < 0 || a->dtype != res || a->count != 1)
+            return vfail(v, i, "reduction %d on these operands is not allowed", r->op);
+        break;
+    }
+    case REC_DOT:
+        if (!is_num(b->dtype) || c->dtype != b->dtype || a->dtype != b->dtype ||
+            b->count != c->count || a->count != 1)
+            return vfail(v, i, "dot needs two numeric operands of one dtype and length");
+        break;
+    case REC_MATMUL:
+        if (!is_num(b->dtype) || c->dtype != b->dtype || a->dtype != b->dtype || r->a == r->b ||
+            r->a == r->c || b->rank != 2 || c->dims[0] != b->dims[1] ||
+            !((c->rank == 2 && a->rank == 2 && a->dims[0] == b->dims[0] && a->dims[1] == c->dims[1]) ||
+              (c->rank == 1 && a->rank == 1 && a->dims[0] == b->dims[0])))
+            return vfail(v, i, "matmul operand shapes are inconsistent");
+        break;
+    case REC_TRANSPOSE:
+        if (a->dtype != b->dtype || r->a == r->b || b->rank != 2 || a->rank != 2 ||
+            a->dims[0] != b->dims[1] || a->dims[1] != b->dims[0])
+            return vfail(v, i, "transpose operand shapes are inconsistent");
+        break;
+    case REC_FILL:
+        if (a->dtype != b->dtype || b->count != 1)
+            return vfail(v, i, "fill needs a one-element value of the result's dtype");
+        break;
+    case REC_COPY:
+        if (a->dtype != b->dtype || a->count != b->count)
+            return vfail(v, i, "copy needs operands of one dtype and count");
+        break;
+    case REC_CAST:
+        if (a->count != b->count || (r->a == r->b && a->dtype != b->dtype))
+            return vfail(v, i, "cast needs distinct operands of one count");
+        break;
+    case REC_WHERE: {
+        int64_t n = b->count;
+        if (c->count > n) n = c->count;
+        if (d->count > n) n = d->count;
+        if (b->dtype != CFX_BOOL || c->dtype != a->dtype || d->dtype != a->dtype || a->count != n ||
+            (b->count != 1 && b->count != n) || (c->count != 1 && c->count != n) ||
+            (d->count != 1 && d->count != n))
+            return vfail(v, i, "where operands are inconsistent");
+        break;
+    }
+    case REC_GET_ROW:
+        if (a->dtype != b->dtype || r->a == r->b || !row_shape(a, b) || !is_int(c->dtype) ||
+            c->count != 1)
+            return vfail(v, i, "get_row operands are inconsistent");
+        break;
+    case REC_SET_ROW:
+        if (c->dtype != a->dtype || r->a == r->c || !row_shape(c, a) || !is_int(b->dtype) ||
+            b->count != 1)
+            return vfail(v, i, "set_row operands are inconsistent");
+        break;
+    case REC_CALL: {
+        if (r->a < 0 || r->a >= p->nkernels)
+            return vfail(v, i, "kernel %d is out of range", r->a);
+        if (r->c < 0 || r->d < 0 || r->d > r->c || (int64_t)r->b + r->c > p->ntable)
+            return vfail(v, i, "operand list is outside the table");
+        for (int32_t k = 0; k < r->c; k++) {
+            int32_t s = p->table[r->b + k];
+            if (s < 0 || s >= p->nslots)
+                return vfail(v, i, "operand slot %d is out of range", s);
+            if (k >= r->d) {
+                if (S[s].kind == SLOT_CONST)
+                    return vfail(v, i, "writes the constant slot %d", s);
+                for (int32_t q = r->d; q < k; q++)
+                    if (p->table[r->b + q] == s)
+                        return vfail(v, i, "slot %d is a result twice", s);
+            }
+            if ((r->flags & REC_F_SCALAR) && S[s].count != 1)
+                return vfail(v, i, "flagged scalar but slot %d has %lld elements", s,
+                             (long long)S[s].count);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int check_record(vctx *v, int32_t i)
+{
+    const cfx_prog *p = v->p;
+    const cfx_record *r = &p->records[i];
+    if (r->kind >= REC_COUNT)
+        return vfail(v, -1, "record %d has an unknown kind %d", i, r->kind);
+    if (r->flags & ~REC_F_SCALAR)
+        return vfail(v, i, "unknown flags 0x%x", r->flags);
+    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
+    if (has_op ? r->op >= OP_COUNT : r->op != 0)
+        return vfail(v, i, "bad op %d", r->op);
+    const char *f = rec_fields[r->kind];
+    const int32_t field[4] = {r->a, r->b, r->c, r->d};
+    for (int k = 0; k < 4; k++) {
+        int32_t x = field[k];
+        switch (f[k]) {
+        case '-':
+            if (x != 0)
+                return vfail(v, i, "unused field %c is %d, not 0", 'a' + k, x);
+            break;
+        case 's':
+            if (x < 0 || x >= p->nslots)
+                return vfail(v, i, "slot %c = %d is out of range [0, %d)", 'a' + k, x, p->nslots);
+            if ((r->flags & REC_F_SCALAR) && p->slots[x].count != 1)
+                return vfail(v, i, "flagged scalar but slot %d has %lld elements", x,
+                             (long long)p->slots[x].count);
+            break;
+        case 't':
+            if (x < 0 || x >= p->nrecords)
+                return vfail(v, i, "jump target %d is out of range [0, %d)", x, p->nrecords);
+            break;
+        case 'm':
+            if (x != -1 && !valid_string(p, x))
+                return vfail(v, i, "string offset %d is out of range", x);
+            break;
+        case 'k':
+            if (x < 0 || x > p->ntable)
+                return vfail(v, i, "table offset %d is out of range", x);
+            break;
+        default: /* 'n': checked by kind */
+            break;
+        }
+    }
+    int32_t w = written_slot(r);
+    if (w >= 0 && p->slots[w].kind == SLOT_CONST)
+        return vfail(v, i, "writes the constant slot %d", w);
+    int want = 0;
+    if (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE || r->kind == REC_CAST)
+        want = p->slots[r->b].dtype;
+    else if (f[0] == 's')
+        want = p->slots[r->a].dtype;
+    if (r->dtype != want)
+        return vfail(v, i, "dtype field is %d, expected %d", r->dtype, want);
+    return check_operands(v, i);
+}
+
+/* Successors of record i in the control-flow graph (a stop is no successor). Returns their
+ * number; `out` has room for `cap` (SWITCH may have more: the caller asks with cap big enough
+ * or walks the table itself). */
+static int32_t successors(const cfx_prog *p, int32_t i, int32_t *out, int32_t cap)
+{
+    const cfx_record *r = &p->records[i];
+    int32_t n = 0;
+    switch (r->kind) {
+    case REC_HALT:
+        break;
+    case REC_JUMP:
+        out[n++] = r->a;
+        break;
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+        out[n++] = i + 1;
+        out[n++] = r->b;
+        break;
+    case REC_SWITCH:
+        for (int32_t k = 0; k <= r->c && n < cap; k++)
+            out[n++] = p->table[r->b + k];
+        break;
+    default:
+        out[n++] = i + 1;
+        break;
+    }
+    return n;
+}
+
+/* Every cycle of the control-flow graph must pass a TICK: the graph without the edges out of
+ * TICK records is acyclic. Iterative depth-first search (no recursion on big programs). */
+static int check_loops(vctx *v)
+{
+    const cfx_prog *p = v->p;
+    int rc = 0;
+    int32_t n = p->nrecords;
+    uint8_t *color = calloc((size_t)n, 1); /* 0 new, 1 on the stack, 2 done */
+    int32_t *stack = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *next = calloc((size_t)n, sizeof(int32_t)); /* successor index to visit next */
+    if (!color || !stack || !next) {
+        rc = vfail(v, -1, "out of memory");
+        goto done;
+    }
+    for (int32_t root = 0; root < n && rc == 0; root++) {
+        if (color[root])
+            continue;
+        int32_t top = 0;
+        stack[top++] = root;
+        color[root] = 1;
+        while (top > 0) {
+            int32_t x = stack[top - 1];
+            const cfx_record *r = &p->records[x];
+            int32_t nsucc, succ;
+            if (r->kind == REC_TICK)
+                nsucc = 0;
+            else if (r->kind == REC_SWITCH)
+                nsucc = r->c + 1;
+            else {
+                int32_t tmp[2];
+                nsucc = successors(p, x, tmp, 2);
+            }
+            if (next[x] >= nsucc) {
+                color[x] = 2;
+                top--;
+                continue;
+            }
+            if (r->kind == REC_SWITCH) {
+                succ = p->table[r->b + next[x]];
+            } else {
+                int32_t tmp[2];
+                successors(p, x, tmp, 2);
+                succ = tmp[next[x]];
+            }
+            next[x]++;
+            if (color[succ] == 1) {
+                rc = vfail(v, succ, "a loop through this record passes no TICK");
+                break;
+            }
+            if (color[succ] == 0) {
+                color[succ] = 1;
+                stack[top++] = succ;
+            }
+        }
+    }
+done:
+    free(color);
+    free(stack);
+    free(next);
+    return rc;
+}
+
+/* Row indices: GET_ROW and SET_ROW trust that their index is in range. The index is either a
+ * constant in range, or a slot that a CHECK_INDEX with the same row count checked on every
+ * path to the record, with no write to the slot since. This is a forward must-analysis over
+ * facts (slot, rows), one bit each, iterated to its fixpoint. */
+#define MAX_FACT_WORDS ((int64_t)1 << 22)
+
+typedef struct fact {
+    int32_t slot, rows;
+} fact;
+
+static int find_fact(const fact *facts, int32_t n, int32_t slot, int32_t rows)
+{
+    for (int32_t f = 0; f < n; f++)
+        if (facts[f].slot == slot && facts[f].rows == rows)
+            return f;
+    return -1;
+}
+
+static int row_access(const cfx_record *r, int32_t *index_slot, int32_t *tensor_slot)
+{
+    if (r->kind == REC_GET_ROW) {
+        *index_slot = r->c;
+        *tensor_slot = r->b;
+        return 1;
+    }
+    if (r->kind == REC_SET_ROW) {
+        *index_slot = r->b;
+        *tensor_slot = r->a;
+        return 1;
+    }
+    return 0;
+}
+
+static int check_indices(vctx *v)
+{
+    const cfx_prog *p = v->p;
+    int rc = 0;
+    int32_t nfacts = 0, naccess = 0;
+    fact *facts = NULL;
+    uint64_t *in = NULL, *cur = NULL;
+    int32_t *succ = NULL;
+
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        int32_t is, ts;
+        if (!row_access(r, &is, &ts))
+            continue;
+        const cfx_slot *ix = &p->slots[is], *t = &p->slots[ts];
+        if (ix->kind == SLOT_CONST) {
+            int64_t val = k_load_int(ix->dtype, p->consts + ix->offset);
+            if (val < -(int64_t)t->dims[0] || val >= t->dims[0])
+                return vfail(v, i, "constant row index %lld is outside [-%d, %d)", (long long)val,
+                             t->dims[0], t->dims[0]);
+        } else {
+            naccess++;
+        }
+    }
+    if (naccess == 0)
+        return 0;
+
+    facts = malloc(sizeof *facts * (size_t)p->nrecords);
+    if (!facts) {
+        rc = vfail(v, -1, "out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind == REC_CHECK_INDEX && find_fact(facts, nfacts, r->a, r->b) < 0)
+            facts[nfacts++] = (fact){r->a, r->b};
+    }
+    int64_t words = (nfacts + 63) / 64;
+    if (words == 0)
+        words = 1;
+    if (words * p->nrecords > MAX_FACT_WORDS) {
+        rc = vfail(v, -1, "too many row index checks to verify");
+        goto done;
+    }
+    in = malloc(sizeof(uint64_t) * (size_t)(words * p->nrecords));
+    cur = malloc(sizeof(uint64_t) * (size_t)words);
+    int32_t max_succ = 2;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_SWITCH && p->records[i].c + 1 > max_succ)
+            max_succ = p->records[i].c + 1;
+    succ = malloc(sizeof(int32_t) * (size_t)max_succ);
+    if (!in || !cur || !succ) {
+        rc = vfail(v, -1, "out of memory");
+        goto done;
+    }
+    /* everything holds (top) until a path shows otherwise; nothing holds at the entry */
+    memset(in, 0xff, sizeof(uint64_t) * (size_t)(words * p->nrecords));
+    memset(in, 0, sizeof(uint64_t) * (size_t)words);
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (int32_t i = 0; i < p->nrecords; i++) {
+            const cfx_record *r = &p->records[i];
+            memcpy(cur, in + i * words, sizeof(uint64_t) * (size_t)words);
+            int32_t w = written_slot(r);
+            for (int32_t f = 0; f < nfacts; f++) {
+                int killed = facts[f].slot == w;
+                if (r->kind == REC_CALL)
+                    for (int32_t k = r->d; k < r->c; k++)
+                        killed |= p->table[r->b + k] == facts[f].slot;
+                if (killed)
+                    cur[f / 64] &= ~((uint64_t)1 << (f % 64));
+            }
+            if (r->kind == REC_CHECK_INDEX) {
+                int f = find_fact(facts, nfacts, r->a, r->b);
+                cur[f / 64] |= (uint64_t)1 << (f % 64);
+            }
+            int32_t n = successors(p, i, succ, max_succ);
+            for (int32_t k = 0; k < n; k++) {
+                uint64_t *t = in + succ[k] * words;
+                for (int64_t q = 0; q < words; q++) {
+                    uint64_t nv = t[q] & cur[q];
+                    if (nv != t[q]) {
+                        t[q] = nv;
+                        changed = 1;
+                    }
+                }
+            }
+        }
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        int32_t is, ts;
+        if (!row_access(&p->records[i], &is, &ts) || p->slots[is].kind == SLOT_CONST)
+            continue;
+        int f = find_fact(facts, nfacts, is, p->slots[ts].dims[0]);
+        if (f < 0 || !((in[i * words + f / 64] >> (f % 64)) & 1)) {
+            rc = vfail(v, i, "row index slot %d is not checked against %d rows on every path", is,
+                       p->slots[ts].dims[0]);
+            goto done;
+        }
+    }
+done:
+    free(facts);
+    free(in);
+    free(cur);
+    free(succ);
+    return rc;
+}
+
+int prog_validate(const cfx_prog *p, char *err, size_t errlen)
+{
+    vctx v = {p, err, errlen};
+    if (!p || !p->name || !p->file)
+        return vfail(&v, -1, "no program");
+    if (p->nrecords < 1 || !p->records || p->nslots < 0 || (p->nslots > 0 && !p->slots) ||
+        p->ntable < 0 || (p->ntable > 0 && !p->table) || p->nstrings < 0 ||
+        (p->nstrings > 0 && !p->strings) || p->nkernels < 0 || (p->nkernels > 0 && !p->kernels))
+        return vfail(&v, -1, "bad array sizes");
+    if (p->nstrings > 0 && p->strings[p->nstrings - 1] != '\0')
+        return vfail(&v, -1, "the string table is not NUL-terminated");
+    if (p->arena_bytes < 0 || p->arena_bytes > CFX_MAX_ARENA || p->const_bytes < 0 ||
+        p->const_bytes > p->arena_bytes || (p->const_bytes > 0 && !p->consts))
+        return vfail(&v, -1, "bad arena size %lld (constants %lld)", (long long)p->arena_bytes,
+                     (long long)p->const_bytes);
+    for (int32_t i = 0; i < p->nslots; i++)
+        if (check_slot(&v, i))
+            return -1;
+    if (check_overlap(&v))
+        return -1;
+    if (check_params(&v, p->inputs, p->ninputs, SLOT_INPUT, "input") ||
+        check_params(&v, p->results, p->nresults, SLOT_RESULT, "result"))
+        return -1;
+    for (int32_t i = 0; i < p->nkernels; i++)
+        if (!valid_string(p, p->kernels[i]))
+            return vfail(&v, -1, "kernel %d has a bad name offset", i);
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (check_record(&v, i))
+            return -1;
+    if (p->records[p->nrecords - 1].kind != REC_HALT)
+        return vfail(&v, -1, "the last record is not HALT");
+    if (check_loops(&v) || check_indices(&v))
+        return -1;
+    return 0;
+}
+
+/* ==== dump ================================================================================== */
+static const char *const slot_kind_names[] = {"temp", "var", "const", "input", "result"};
+
+static void type_str(const cfx_slot *s, char *buf, size_t len)
+{
+    static const char *const dt[] = {"f32", "f64", "i32", "i64", "bool"};
+    int n = snprintf(buf, len, "%s", s->dtype <= CFX_BOOL ? dt[s->dtype] : "?");
+    if (s->rank == 0)
+        return;
+    for (int d = 0; d < s->rank && d < CFX_MAX_RANK && n > 0 && (size_t)n < len; d++)
+        n += snprintf(buf + n, len - (size_t)n, "%s%d", d ? ", " : "[", s->dims[d]);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "]");
+}
+
+/* Shortest decimal that reads back to the same value (up to `max` significant digits). */
+static void real_str(double x, int is_f32, char *buf, size_t len)
+{
+    if (isnan(x)) {
+        snprintf(buf, len, "nan");
+        return;
+    }
+    if (isinf(x)) {
+        snprintf(buf, len, x < 0 ? "-inf" : "inf");
+        return;
+    }
+    int max = is_f32 ? 9 : 17;
+    for (int prec = 1; prec <= max; prec++) {
+        snprintf(buf, len, "%.*g", prec, x);
+        double back = strtod(buf, NULL);
+        if (is_f32 ? (float)back == (float)x : back == x)
+            return;
+    }
+}
+
+static void elem_str(int dtype, const uint8_t *data, int64_t e, char *buf, size_t len)
+{
+    switch (dtype) {
+    case CFX_F32: {
+        float f;
+        memcpy(&f, data + e * 4, 4);
+        real_str(f, 1, buf, len);
+        break;
+    }
+    case CFX_F64: {
+        double x;
+        memcpy(&x, data + e * 8, 8);
+        real_str(x, 0, buf, len);
+        break;
+    }
+    case CFX_I32: {
+        int32_t x;
+        memcpy(&x, data + e * 4, 4);
+        snprintf(buf, len, "%d", x);
+        break;
+    }
+    case CFX_I64: {
+        int64_t x;
+        memcpy(&x, data + e * 8, 8);
+        snprintf(buf, len, "%lld", (long long)x);
+        break;
+    }
+    default:
+        snprintf(buf, len, "%s", data[e] ? "true" : "false");
+        break;
+    }
+}
+
+/* Nested brackets, row-major, at most 16 elements then `...`. */
+static void value_str(strbuf *out, const cfx_slot *s, const uint8_t *data)
+{
+    char buf[40];
+    if (s->rank == 0) {
+        elem_str(s->dtype, data, 0, buf, sizeof buf);
+        sb_puts(out, buf);
+        return;
+    }
+    int64_t shown = s->count < 16 ? s->count : 16;
+    for (int64_t e = 0; e < shown; e++) {
+        /* open a bracket for every dimension whose index starts at e */
+        int64_t span = s->count;
+        for (int d = 0; d < s->rank; d++) {
+            if (e % span == 0)
+                sb_puts(out, "[");
+            else if (d == s->rank - 1 || e % (span / s->dims[d]) != 0)
+                break;
+            span /= s->dims[d];
+        }
+        elem_str(s->dtype, data, e, buf, sizeof buf);
+        sb_puts(out, buf);
+        if (e + 1 == shown && shown < s->count) {
+            sb_puts(out, ", ...");
+            for (int d = 0; d < s->rank; d++)
+                sb_puts(out, "]");
+            return;
+        }
+        int64_t close = 0;
+        span = 1;
+        for (int d = s->rank - 1; d >= 0; d--) {
+            span *= s->dims[d];
+            if ((e + 1) % span == 0)
+                close++;
+            else
+                break;
+        }
+        for (int64_t k = 0; k < close; k++)
+            sb_puts(out, "]");
+        if (e + 1 < shown)
+            sb_puts(out, ", ");
+    }
+}
+
+static void quoted(strbuf *out, const cfx_prog *p, int32_t m)
+{
+    if (m < 0 || m >= p->nstrings) {
+        sb_puts(out, "-");
+        return;
+    }
+    sb_puts(out, "\"");
+    for (const char *c = p->strings + m; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            sb_printf(out, "\\%c", *c);
+        else if ((unsigned char)*c < 32)
+            sb_printf(out, "\\x%02x", (unsigned char)*c);
+        else
+            sb_append(out, c, 1);
+    }
+    sb_puts(out, "\"");
+}
+
+static const char *string_at(const cfx_prog *p, int32_t m)
+{
+    return m >= 0 && m < p->nstrings ? p->strings + m : "?";
+}
+
+static void record_operands(strbuf *ops, const cfx_prog *p, const cfx_record *r)
+{
+    const char *f = r->kind < REC_COUNT ? rec_fields[r->kind] : "nnnn";
+    const int32_t field[4] = {r->a, r->b, r->c, r->d};
+    int first = 1;
+    if ((r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE)) {
+        sb_puts(ops, op_name(r->op));
+        first = 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (f[k] == '-')
+            continue;
+        if (!first)
+            sb_puts(ops, " ");
+        first = 0;
+        switch (f[k]) {
+        case 's': sb_printf(ops, "s%d", field[k]); break;
+        case 't': sb_printf(ops, "->%d", field[k]); break;
+        case 'm': quoted(ops, p, field[k]); break;
+        case 'k': sb_printf(ops, "k%d", field[k]); break;
+        default: sb_printf(ops, "%d", field[k]); break;
+        }
+    }
+    if (r->kind == REC_SWITCH && r->c >= 0 && r->b >= 0 && (int64_t)r->b + r->c + 1 <= p->ntable) {
+        sb_puts(ops, " [");
+        for (int32_t k = 0; k <= r->c; k++)
+            sb_printf(ops, "%s->%d", k == 0 ? "" : k == r->c ? " default " : " ", p->table[r->b + k]);
+        sb_puts(ops, "]");
+    }
+    if (r->kind == REC_CALL && r->c >= 0 && r->b >= 0 && (int64_t)r->b + r->c <= p->ntable) {
+        sb_printf(ops, " [%s:", r->a >= 0 && r->a < p->nkernels ? string_at(p, p->kernels[r->a]) : "?");
+        for (int32_t k = 0; k < r->c; k++)
+            sb_printf(ops, "%s s%d", k == r->d ? " ->" : "", p->table[r->b + k]);
+        if (r->d == r->c)
+            sb_puts(ops, " ->");
+        sb_puts(ops, "]");
+    }
+}
+
+void prog_dump(const cfx_prog *p, struct strbuf *out)
+{
+    char type[64];
+    sb_printf(out, "graph %s: %d records, %d slots, arena %lld bytes (%lld of constants)\n",
+              p->name ? p->name : "?", p->nrecords, p->nslots, (long long)p->arena_bytes,
+              (long long)p->const_bytes);
+    if (p->nkernels > 0) {
+        sb_puts(out, "kernels:");
+        for (int32_t i = 0; i < p->nkernels; i++)
+            sb_printf(out, " %s", string_at(p, p->kernels[i]));
+        sb_puts(out, "\n");
+    }
+    sb_puts(out, "slots:\n");
+    for (int32_t i = 0; i < p->nslots; i++) {
+        const cfx_slot *s = &p->slots[i];
+        char idx[16];
+        snprintf(idx, sizeof idx, "s%d", i);
+        type_str(s, type, sizeof type);
+        sb_printf(out, "  %-5s %-8s %-10s %-6s @%lld", idx, s->name >= 0 ? string_at(p, s->name) : "-",
+                  type, s->kind <= SLOT_RESULT ? slot_kind_names[s->kind] : "?",
+                  (long long)s->offset);
+        if (s->kind == SLOT_CONST && s->offset >= 0 && s->offset + slot_bytes(s) <= p->const_bytes) {
+            sb_puts(out, " = ");
+            value_str(out, s, p->consts + s->offset);
+        }
+        sb_puts(out, "\n");
+    }
+    sb_puts(out, "records:\n");
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        strbuf ops = {0};
+        record_operands(&ops, p, r);
+        sb_printf(out, "  %4d  %-12s %-28s ; %d:%d\n", i,
+                  r->kind < REC_COUNT ? rec_names[r->kind] : "?", sb_str(&ops), r->line, r->col);
+        sb_free(&ops);
+    }
+}
