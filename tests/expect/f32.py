@@ -57,8 +57,19 @@ def fmt_int_vec(v):
 
 def arg(v):
     """A vector as a `# run:` value: no spaces, shortest floats."""
-    return "[" + ",".join(fmt(e) for e in v) + "]"
+    return "[" + ",".join(fmt(e + F(0)) for e in v) + "]"  # + 0: no -0 in inputs
 
 
 def arg_mat(m):
     return "[" + ",".join(arg(r) for r in m) + "]"
+
+
+def fmt64(v):
+    """A float64 as cfx prints it: Python's repr without a trailing .0."""
+    v = float(v)
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    r = repr(v)
+    return r[:-2] if r.endswith(".0") else r
