@@ -1,0 +1,107 @@
+/* ast.c: the arena that holds every node and string of a parsed module.
+ *
+ * A module is built once and freed at once, so nodes are carved from large chunks and
+ * never freed one by one: the parser needs no cleanup on its error paths. */
+#include "ast.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES ((size_t)64 * 1024)
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t cap;  /* bytes in data */
+    size_t used; /* bytes handed out */
+    max_align_t data[]; /* every allocation is a whole number of max_align_t, so all are aligned */
+} chunk;
+
+struct ast_arena {
+    chunk *head; /* the chunk allocations come from; older chunks follow */
+};
+
+ast_arena *ast_arena_new(void) { return calloc(1, sizeof(ast_arena)); }
+
+static chunk *new_chunk(size_t cap)
+{
+    chunk *c = malloc(sizeof(chunk) + cap);
+    if (!c)
+        return NULL;
+    c->next = NULL;
+    c->cap = cap;
+    c->used = 0;
+    return c;
+}
+
+void *ast_alloc(ast_arena *a, size_t bytes)
+{
+    if (!a || bytes > SIZE_MAX / 4)
+        return NULL;
+    size_t unit = sizeof(max_align_t);
+    size_t size = (bytes + unit - 1) / unit * unit;
+    if (size == 0)
+        size = unit;
+    chunk *c = a->head;
+    if (!c || c->cap - c->used < size) {
+        if (size > CHUNK_BYTES / 4) {
+            /* a big block gets a chunk of its own behind the current one, so the space
+             * left in the current chunk is not wasted */
+            chunk *big = new_chunk(size);
+            if (!big)
+                return NULL;
+            if (c) {
+                big->next = c->next;
+                c->next = big;
+            } else {
+                a->head = big;
+            }
+            big->used = size;
+            memset(big->data, 0, size);
+            return big->data;
+        }
+        c = new_chunk(CHUNK_BYTES);
+        if (!c)
+            return NULL;
+        c->next = a->head;
+        a->head = c;
+    }
+    unsigned char *p = (unsigned char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *ast_strdup(ast_arena *a, const char *s, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *p = ast_alloc(a, n + 1);
+    if (!p)
+        return NULL;
+    if (n)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void ast_arena_free(ast_arena *a)
+{
+    if (!a)
+        return;
+    chunk *c = a->head;
+    while (c) {
+        chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(a);
+}
+
+void ast_module_free(ast_module *m)
+{
+    /* the module itself lives in its arena: read the arena pointer before freeing it */
+    if (m)
+        ast_arena_free(m->arena);
+}

@@ -1,0 +1,1238 @@
+/* parse.c: recursive-descent parser, .cfx tokens -> ast_module (ast.h).
+ *
+ * Errors and recovery. A syntax error sets `panic`: later syntax errors of the same
+ * statement stay quiet (they are usually echoes of the first), and the block loop skips
+ * to the end of the statement (a newline, ';' or the '}' of the block, with nested braces
+ * skipped whole) before it clears `panic` and goes on. A broken graph header skips to the
+ * next `graph`. Every skip consumes at least one token or stops at a token that ends the
+ * enclosing loop, so the parser always terminates.
+ *
+ * Errors that do not disturb the parse (a duplicate name, a shape too large) are reported
+ * with report() and do not set `panic`.
+ *
+ * Depth. Blocks and expression levels share one counter limited to PARSE_MAX_DEPTH, so
+ * 10,000 nested '(' or '{' give one error instead of a stack overflow, here and in the
+ * recursive passes after the parser. */
+#include "parse.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lex.h"
+
+#define MAX_ELEMENTS ((int64_t)1 << 30) /* a tensor's element count, so buffers stay far from overflow */
+#define MAX_DIM ((int64_t)INT32_MAX)
+
+typedef struct parser {
+    lexer lx;
+    lex_token tok;     /* the current token */
+    ast_arena *arena;  /* NULL when parsing a type text: no nodes are made then */
+    int depth;         /* open blocks and expression levels */
+    int panic;         /* a syntax error was reported in this statement */
+    int unclosed;      /* a block already reported the missing '}' before `graph` or the end */
+    int oom;
+    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
+} parser;
+
+typedef struct nodelist {
+    ast_node **items;
+    int n, cap;
+} nodelist;
+
+/* ---- tokens and errors ------------------------------------------------------------- */
+
+static void next(parser *p)
+{
+    p->tok = lex_next(&p->lx);
+    if (p->lx.oom)
+        p->oom = 1;
+}
+
+static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    lex_error(&p->lx, line, col, "%s", msg);
+}
+
+/* An error that leaves the parse in step: always reported. */
+static void report(parser *p, int line, int col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void report(parser *p, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(p, line, col, fmt, ap);
+    va_end(ap);
+}
+
+/* A syntax error: the first of a statement is reported, the rest wait for recovery. */
+static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
+{
+    if (p->panic)
+        return;
+    p->panic = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(p, line, col, fmt, ap);
+    va_end(ap);
+}
+
+/* `expected WHAT, found TOKEN` at the current token. */
+static void expected(parser *p, const char *what)
+{
+    char found[64];
+    lex_describe(&p->lx, &p->tok, found, sizeof found);
+    syntax_error(p, p->tok.line, p->tok.col, "expected %s, found %s", what, found);
+}
+
+static int expect(parser *p, int kind, const char *what)
+{
+    if (p->tok.kind == kind) {
+        next(p);
+        return 1;
+    }
+    expected(p, what);
+    return 0;
+}
+
+/* Whether a token ends a statement. `graph` and the end of the file do too: the block
+ * loop then reports the missing '}'. */
+static int ends_statement(int kind)
+{
+    return kind == TK_NEWLINE || kind == TK_SEMI || kind == TK_RBRACE || kind == TK_EOF || kind == TK_GRAPH;
+}
+
+/* ---- nodes ------------------------------------------------------------------------- */
+
+static ast_node *node(parser *p, int kind, int line, int col)
+{
+    ast_node *n = p->arena ? ast_alloc(p->arena, sizeof *n) : NULL;
+    if (!n) {
+        /* keep going on a throwaway node; the lexer now returns only EOF, so this ends soon */
+        p->oom = 1;
+        p->lx.oom = 1;
+        memset(&p->scratch, 0, sizeof p->scratch);
+        n = &p->scratch;
+    }
+    n->kind = (uint8_t)kind;
+    n->line = line;
+    n->col = col;
+    return n;
+}
+
+/* What an expression becomes after an error, so callers always have a node. */
+static ast_node *error_node(parser *p)
+{
+    return node(p, AST_INT, p->tok.line, p->tok.col);
+}
+
+static void push(parser *p, nodelist *l, ast_node *x)
+{
+    if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 4) {
+            p->oom = p->lx.oom = 1;
+            return;
+        }
+        int cap = l->cap ? l->cap * 2 : 4;
+        ast_node **items = p->arena ? ast_alloc(p->arena, (size_t)cap * sizeof *items) : NULL;
+        if (!items) {
+            p->oom = p->lx.oom = 1;
+            return;
+        }
+        if (l->n)
+            memcpy(items, l->items, (size_t)l->n * sizeof *items);
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->n++] = x;
+}
+
+static void set_list(ast_node *n, const nodelist *l)
+{
+    n->list = l->items;
+    n->nlist = l->n;
+}
+
+static const char *token_text(parser *p, const lex_token *t)
+{
+    const char *s = p->arena ? ast_strdup(p->arena, p->lx.src + t->start, t->len) : NULL;
+    if (!s) {
+        p->oom = p->lx.oom = 1;
+        return "";
+    }
+    return s;
+}
+
+/* A set of names (graph, parameter and result names, case values as text) that says where
+ * a name was first seen. Open addressing in the arena; a grown table leaves the old one
+ * behind, which the arena frees with the rest. */
+typedef struct nameset {
+    const char **keys;
+    int *values;
+    size_t cap, n;
+} nameset;
+
+static size_t hash_name(const char *s)
+{
+    size_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Adds key with a value (a line, say). 0 when key is new; 1 when it was there already, with
+ * its first value in *first. */
+static int nameset_add(parser *p, nameset *s, const char *key, int value, int *first)
+{
+    if (s->n * 2 >= s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        const char **keys = ast_alloc(p->arena, cap * sizeof *keys);
+        int *values = ast_alloc(p->arena, cap * sizeof *values);
+        if (!keys || !values) {
+            p->oom = p->lx.oom = 1;
+            return 0;
+        }
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i])
+                continue;
+            size_t j = hash_name(s->keys[i]) & (cap - 1);
+            while (keys[j])
+                j = (j + 1) & (cap - 1);
+            keys[j] = s->keys[i];
+            values[j] = s->values[i];
+        }
+        s->keys = keys;
+        s->values = values;
+        s->cap = cap;
+    }
+    size_t j = hash_name(key) & (s->cap - 1);
+    while (s->keys[j]) {
+        if (strcmp(s->keys[j], key) == 0) {
+            *first = s->values[j];
+            return 1;
+        }
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->keys[j] = key;
+    s->values[j] = value;
+    s->n++;
+    return 0;
+}
+
+/* ---- types ------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    cfx_dtype dtype;
+} dtypes[] = {
+    {"f32", CFX_F32}, {"f64", CFX_F64}, {"i32", CFX_I32}, {"i64", CFX_I64}, {"bool", CFX_BOOL},
+};
+
+static int is_dtype(parser *p, const lex_token *t, cfx_dtype *out)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+        if (lex_is(&p->lx, t, dtypes[i].name)) {
+            if (out)
+                *out = dtypes[i].dtype;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* `f32[2, 3]` for messages. This file's own spelling, so the parser links on its own. */
+static void shape_text(const cfx_type *t, char *buf, size_t n)
+{
+    const char *name = "?";
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (dtypes[i].dtype == t->dtype)
+            name = dtypes[i].name;
+    size_t k = (size_t)snprintf(buf, n, "%s[", name);
+    for (int i = 0; i < t->rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+}
+
+/* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. A syntax error sets
+ * panic; a type that parsed but cannot be used (rank, size) is reported, and *out is then a
+ * scalar so that parsing goes on. */
+static int parse_type(parser *p, cfx_type *out)
+{
+    memset(out, 0, sizeof *out);
+    lex_token start = p->tok;
+    cfx_dtype dt;
+    if (!is_dtype(p, &p->tok, &dt)) {
+        expected(p, "a type (f32, f64, i32, i64 or bool)");
+        return 0;
+    }
+    out->dtype = dt;
+    next(p);
+    if (p->tok.kind != TK_LBRACKET)
+        return 1;
+    next(p);
+    if (p->tok.kind == TK_RBRACKET) {
+        next(p);
+        return 1;
+    }
+    int64_t dims[CFX_TYPE_MAX_RANK];
+    int rank = 0, bad = 0;
+    for (;;) {
+        if (p->tok.kind != TK_INT) {
+            expected(p, "a dimension (a positive integer)");
+            return 0;
+        }
+        bad |= p->tok.bad;
+        if (rank < CFX_TYPE_MAX_RANK)
+            dims[rank] = p->tok.ival;
+        if (rank < INT_MAX)
+            rank++;
+        next(p);
+        if (p->tok.kind == TK_COMMA) {
+            next(p);
+            continue;
+        }
+        if (p->tok.kind == TK_RBRACKET) {
+            next(p);
+            break;
+        }
+        expected(p, "',' or ']' in the shape");
+        return 0;
+    }
+    if (rank > CFX_TYPE_MAX_RANK) {
+        report(p, start.line, start.col, "rank %d is more than %d", rank, CFX_TYPE_MAX_RANK);
+        return 0;
+    }
+    if (bad)
+        return 0; /* the lexer reported the literal */
+    cfx_type t = *out;
+    t.rank = rank;
+    int64_t count = 1;
+    int zero = 0, huge = 0;
+    for (int i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+        if (dims[i] == 0)
+            zero = 1;
+        else if (dims[i] > MAX_DIM)
+            huge = 1;
+        else if (!huge && (count *= dims[i]) > MAX_ELEMENTS)
+            huge = 1; /* count <= 2^30 before and dims[i] < 2^31: no overflow */
+    }
+    if (zero || huge) {
+        char text[160];
+        shape_text(&t, text, sizeof text);
+        report(p, start.line, start.col, zero ? "shape %s has a dimension of 0" : "shape %s is too large", text);
+        return 0;
+    }
+    *out = t;
+    return 1;
+}
+
+/* ---- expressions ------------------------------------------------------------------- */
+
+/* Precedence, lowest first; `not` sits between `and` and the comparisons. */
+enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
+
+static int enter(parser *p)
+{
+    if (p->depth >= PARSE_MAX_DEPTH) {
+        syntax_error(p, p->tok.line, p->tok.col, "nesting is too deep (more than %d levels)", PARSE_MAX_DEPTH);
+        return 0;
+    }
+    p->depth++;
+    return 1;
+}
+
+static void leave(parser *p) { p->depth--; }
+
+static ast_node *parse_expr(parser *p);
+
+static int binary_op(int kind, int *op)
+{
+    switch (kind) {
+    case TK_OR: *op = OP_OR; return PREC_OR;
+    case TK_AND: *op = OP_AND; return PREC_AND;
+    case TK_LT: *op = OP_LT; return PREC_COMPARE;
+    case TK_LE: *op = OP_LE; return PREC_COMPARE;
+    case TK_GT: *op = OP_GT; return PREC_COMPARE;
+    case TK_GE: *op = OP_GE; return PREC_COMPARE;
+    case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
+    case TK_NE: *op = OP_NE; return PREC_COMPARE;
+    case TK_PLUS: *op = OP_ADD; return PREC_ADD;
+    case TK_MINUS: *op = OP_SUB; return PREC_ADD;
+    case TK_STAR: *op = OP_MUL; return PREC_MUL;
+    case TK_SLASH: *op = OP_DIV; return PREC_MUL;
+    case TK_PERCENT: *op = OP_MOD; return PREC_MUL;
+    case TK_AT: *op = OP_MATMUL; return PREC_MUL;
+    default: return 0;
+    }
+}
+
+/* `(ARG, ...)` after a call's name; the current token is '('. An argument that starts with
+ * a dtype name is a type (`zeros(f32[3])`, `cast(x, f64)`). */
+static void parse_args(parser *p, ast_node *call)
+{
+    nodelist args = {0};
+    next(p);
+    while (p->tok.kind != TK_RPAREN) {
+        ast_node *arg;
+        if (is_dtype(p, &p->tok, NULL)) {
+            arg = node(p, AST_TYPE, p->tok.line, p->tok.col);
+            parse_type(p, &arg->type);
+        } else {
+            arg = parse_expr(p);
+        }
+        push(p, &args, arg);
+        if (p->panic)
+            break;
+        if (p->tok.kind == TK_COMMA) {
+            next(p);
+            continue;
+        }
+        if (p->tok.kind != TK_RPAREN)
+            expected(p, "',' or ')' after the argument");
+        break;
+    }
+    if (!p->panic)
+        next(p); /* ')' */
+    set_list(call, &args);
+}
+
+static ast_node *parse_primary(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *n;
+    switch (t.kind) {
+    case TK_INT:
+        n = node(p, AST_INT, t.line, t.col);
+        n->ival = t.ival;
+        next(p);
+        return n;
+    case TK_REAL:
+        n = node(p, AST_REAL, t.line, t.col);
+        n->rval = t.rval;
+        next(p);
+        return n;
+    case TK_TRUE:
+    case TK_FALSE:
+        n = node(p, AST_BOOL, t.line, t.col);
+        n->ival = t.kind == TK_TRUE;
+        next(p);
+        return n;
+    case TK_STRING:
+        n = node(p, AST_STRING, t.line, t.col);
+        n->str = p->arena ? lex_string_value(&p->lx, &t, p->arena) : NULL;
+        if (!n->str) {
+            p->oom = p->lx.oom = 1;
+            n->str = "";
+        }
+        next(p);
+        return n;
+    case TK_NAME:
+        next(p);
+        if (p->tok.kind == TK_LPAREN) {
+            n = node(p, AST_CALL, t.line, t.col);
+            n->name = token_text(p, &t);
+            parse_args(p, n);
+            return n;
+        }
+        n = node(p, AST_NAME, t.line, t.col);
+        n->name = token_text(p, &t);
+        return n;
+    case TK_LPAREN:
+        next(p);
+        n = parse_expr(p);
+        n->flags |= AST_F_PAREN;
+        if (!p->panic)
+            expect(p, TK_RPAREN, "')'");
+        return n;
+    case TK_RANGE:
+        syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
+        return error_node(p);
+    default:
+        expected(p, "an expression");
+        return error_node(p);
+    }
+}
+
+/* PRIMARY followed by any number of `[INDEX]`. */
+static ast_node *parse_postfix(parser *p)
+{
+    int line = p->tok.line, col = p->tok.col;
+    ast_node *e = parse_primary(p);
+    while (p->tok.kind == TK_LBRACKET && !p->panic) {
+        next(p);
+        ast_node *ix = node(p, AST_INDEX, line, col);
+        ix->a = e;
+        ix->b = parse_expr(p);
+        if (!p->panic)
+            expect(p, TK_RBRACKET, "']' after the index");
+        e = ix;
+    }
+    return e;
+}
+
+static ast_node *parse_unary(parser *p)
+{
+    if (p->tok.kind != TK_MINUS)
+        return parse_postfix(p);
+    lex_token t = p->tok;
+    next(p);
+    if (!enter(p))
+        return error_node(p);
+    ast_node *n = node(p, AST_UNARY, t.line, t.col);
+    n->op = OP_NEG;
+    n->a = parse_unary(p);
+    leave(p);
+    return n;
+}
+
+/* Precedence climbing: operators of precedence >= min, left-associative. Comparisons do
+ * not chain: `a < b < c` is an error rather than a silent `(a < b) < c`. */
+static ast_node *parse_binary(parser *p, int min)
+{
+    ast_node *left;
+    if (p->tok.kind == TK_NOT) {
+        if (min > PREC_NOT) {
+            expected(p, "an expression ('not' needs parentheses here)");
+            return error_node(p);
+        }
+        lex_token t = p->tok;
+        next(p);
+        if (!enter(p))
+            return error_node(p);
+        left = node(p, AST_UNARY, t.line, t.col);
+        left->op = OP_NOT;
+        left->a = parse_binary(p, PREC_NOT);
+        leave(p);
+    } else {
+        left = parse_unary(p);
+    }
+    int compared = 0;
+    while (!p->panic) {
+        int op = 0;
+        int prec = binary_op(p->tok.kind, &op);
+        if (prec == 0 || prec < min)
+            break;
+        lex_token t = p->tok;
+        if (prec == PREC_COMPARE) {
+            if (compared) {
+                syntax_error(p, t.line, t.col, "comparisons do not chain: write 'a < b and b < c'");
+                break;
+            }
+            compared = 1;
+        }
+        next(p);
+        ast_node *n = node(p, AST_BINARY, t.line, t.col);
+        n->op = (uint8_t)op;
+        n->a = left;
+        n->b = parse_binary(p, prec + 1);
+        left = n;
+    }
+    return left;
+}
+
+static ast_node *parse_expr(parser *p)
+{
+    if (!enter(p))
+        return error_node(p);
+    ast_node *e = parse_binary(p, PREC_OR);
+    leave(p);
+    return e;
+}
+
+/* ---- statements -------------------------------------------------------------------- */
+
+static ast_node *parse_block(parser *p, const char *after);
+
+/* Skips to the end of a broken statement: a newline, ';' or '}' outside nested braces. */
+static void sync_statement(parser *p)
+{
+    int depth = 0;
+    for (;;) {
+        int k = p->tok.kind;
+        if (k == TK_EOF || k == TK_GRAPH)
+            return;
+        if (depth == 0 && (k == TK_NEWLINE || k == TK_SEMI || k == TK_RBRACE))
+            return;
+        if (k == TK_LBRACE)
+            depth++;
+        else if (k == TK_RBRACE)
+            depth--;
+        next(p);
+    }
+}
+
+/* Skips a whole `{ ... }` group; the current token is its '{'. */
+static void skip_group(parser *p)
+{
+    int depth = 0;
+    do {
+        int k = p->tok.kind;
+        if (k == TK_EOF || k == TK_GRAPH)
+            return;
+        if (k == TK_LBRACE)
+            depth++;
+        else if (k == TK_RBRACE)
+            depth--;
+        next(p);
+    } while (depth > 0);
+}
+
+static ast_node *parse_if(parser *p)
+{
+    ast_node *n = node(p, AST_IF, p->tok.line, p->tok.col);
+    nodelist arms = {0};
+    for (;;) {
+        ast_node *arm = node(p, AST_ARM, p->tok.line, p->tok.col);
+        next(p); /* `if` or `elif` */
+        arm->a = parse_expr(p);
+        arm->b = parse_block(p, "after the condition");
+        push(p, &arms, arm);
+        if (p->panic)
+            break;
+        if (p->tok.kind == TK_ELIF)
+            continue;
+        if (p->tok.kind == TK_ELSE) {
+            arm = node(p, AST_ARM, p->tok.line, p->tok.col);
+            next(p);
+            if (p->tok.kind == TK_IF) {
+                expected(p, "'{' after 'else' (write 'elif' for another condition)");
+                break;
+            }
+            arm->b = parse_block(p, "after 'else'");
+            push(p, &arms, arm);
+        }
+        break;
+    }
+    set_list(n, &arms);
+    return n;
+}
+
+static ast_node *parse_while(parser *p)
+{
+    ast_node *n = node(p, AST_WHILE, p->tok.line, p->tok.col);
+    next(p);
+    n->a = parse_expr(p);
+    n->b = parse_block(p, "after the condition");
+    return n;
+}
+
+/* `for NAME in range(A, B[, S]) BLOCK`, `for NAME in range(B) BLOCK` or `for NAME in EXPR BLOCK`. */
+static ast_node *parse_for(parser *p)
+{
+    lex_token t = p->tok;
+    next(p);
+    if (p->tok.kind != TK_NAME) {
+        expected(p, "a loop variable after 'for'");
+        return NULL;
+    }
+    lex_token var = p->tok;
+    next(p);
+    if (!expect(p, TK_IN, "'in' after the loop variable"))
+        return NULL;
+    ast_node *n;
+    if (p->tok.kind == TK_RANGE) {
+        lex_token r = p->tok;
+        next(p);
+        if (!expect(p, TK_LPAREN, "'(' after 'range'"))
+            return NULL;
+        nodelist args = {0};
+        while (p->tok.kind != TK_RPAREN) {
+            push(p, &args, parse_expr(p));
+            if (p->panic)
+                return NULL;
+            if (p->tok.kind == TK_COMMA) {
+                next(p);
+                continue;
+            }
+            if (p->tok.kind != TK_RPAREN) {
+                expected(p, "',' or ')' after the argument");
+                return NULL;
+            }
+        }
+        next(p);
+        n = node(p, AST_FOR_RANGE, t.line, t.col);
+        if (args.n == 1) {
+            n->a = node(p, AST_INT, r.line, r.col); /* range(B) counts from 0 */
+            n->b = args.items[0];
+        } else if (args.n == 2 || args.n == 3) {
+            n->a = args.items[0];
+            n->b = args.items[1];
+            n->c = args.n == 3 ? args.items[2] : NULL;
+        } else {
+            report(p, r.line, r.col, "range takes 1 to 3 arguments, found %d", args.n);
+            n->a = node(p, AST_INT, r.line, r.col);
+            n->b = node(p, AST_INT, r.line, r.col);
+        }
+        n->d = parse_block(p, "after 'range(...)'");
+    } else {
+        n = node(p, AST_FOR_EACH, t.line, t.col);
+        n->a = parse_expr(p);
+        n->d = parse_block(p, "after the loop's tensor");
+    }
+    n->name = token_text(p, &var);
+    return n;
+}
+
+/* Skips a broken case to the next `case`, `default` or the switch's '}'. */
+static void sync_case(parser *p)
+{
+    int depth = 0;
+    for (;;) {
+        int k = p->tok.kind;
+        if (k == TK_EOF || k == TK_GRAPH)
+            return;
+        if (depth == 0 && (k == TK_CASE || k == TK_DEFAULT || k == TK_RBRACE))
+            return;
+        if (k == TK_LBRACE)
+            depth++;
+        else if (k == TK_RBRACE)
+            depth--;
+        next(p);
+    }
+}
+
+/* One `case [-]INT BLOCK` or `default BLOCK`; the current token is the keyword. */
+static void parse_case(parser *p, nodelist *cases, nameset *seen, int *default_line)
+{
+    lex_token t = p->tok;
+    ast_node *c = node(p, AST_CASE, t.line, t.col);
+    next(p);
+    if (t.kind == TK_DEFAULT) {
+        c->flags |= AST_F_DEFAULT;
+        if (*default_line)
+            report(p, t.line, t.col, "more than one default in this switch (the first is at line %d)",
+                   *default_line);
+        else
+            *default_line = t.line;
+    } else {
+        int negative = 0;
+        if (p->tok.kind == TK_MINUS) {
+            negative = 1;
+            next(p);
+        }
+        if (p->tok.kind != TK_INT) {
+            expected(p, "an integer case value");
+            return;
+        }
+        lex_token v = p->tok;
+        next(p);
+        int64_t value = negative ? -v.ival : v.ival;
+        c->ival = value;
+        if (!v.bad && (value < INT32_MIN || value > INT32_MAX)) {
+            report(p, t.line, t.col, "case value %lld does not fit in i32", (long long)value);
+        } else if (!v.bad) {
+            char key[32];
+            snprintf(key, sizeof key, "%lld", (long long)value);
+            const char *k = p->arena ? ast_strdup(p->arena, key, strlen(key)) : NULL;
+            int first = 0;
+            if (k && nameset_add(p, seen, k, t.line, &first))
+                report(p, t.line, t.col, "duplicate case %lld (the first is at line %d)", (long long)value, first);
+        }
+    }
+    c->b = parse_block(p, t.kind == TK_DEFAULT ? "after 'default'" : "after the case value");
+    push(p, cases, c);
+}
+
+static ast_node *parse_switch(parser *p)
+{
+    ast_node *n = node(p, AST_SWITCH, p->tok.line, p->tok.col);
+    next(p);
+    n->a = parse_expr(p);
+    lex_token open = p->tok;
+    if (p->panic)
+        return n;
+    if (open.kind != TK_LBRACE) {
+        expected(p, "'{' after the switch value");
+        return n;
+    }
+    if (!enter(p)) {
+        skip_group(p);
+        return n;
+    }
+    next(p);
+    nodelist cases = {0};
+    nameset seen = {0};
+    int default_line = 0;
+    for (;;) {
+        while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
+            next(p);
+        int k = p->tok.kind;
+        if (k == TK_RBRACE) {
+            next(p);
+            break;
+        }
+        if (k == TK_EOF || k == TK_GRAPH) {
+            if (!p->unclosed) {
+                char what[64];
+                snprintf(what, sizeof what, "'}' to close the switch at line %d", open.line);
+                expected(p, what);
+            }
+            p->unclosed = 1;
+            break;
+        }
+        if (k == TK_CASE || k == TK_DEFAULT) {
+            parse_case(p, &cases, &seen, &default_line);
+        } else {
+            expected(p, "'case', 'default' or '}' in the switch");
+            next(p);
+        }
+        if (p->panic) {
+            sync_case(p);
+            p->panic = 0;
+        }
+    }
+    leave(p);
+    set_list(n, &cases);
+    return n;
+}
+
+/* `TARGET, ... = EXPR` or a call used as a statement. */
+static ast_node *parse_simple(parser *p)
+{
+    lex_token t = p->tok;
+    switch (t.kind) {
+    case TK_NAME: case TK_INT: case TK_REAL: case TK_STRING: case TK_TRUE: case TK_FALSE:
+    case TK_LPAREN: case TK_MINUS: case TK_NOT:
+        break;
+    default:
+        expected(p, "a statement");
+        return NULL;
+    }
+    ast_node *first = parse_expr(p);
+    if (p->panic)
+        return NULL;
+    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN) {
+        if (first->kind != AST_CALL) {
+            syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
+            return NULL;
+        }
+        ast_node *n = node(p, AST_EXPR, t.line, t.col);
+        n->a = first;
+        return n;
+    }
+    nodelist targets = {0};
+    push(p, &targets, first);
+    while (p->tok.kind == TK_COMMA) {
+        next(p);
+        push(p, &targets, parse_expr(p));
+        if (p->panic)
+            return NULL;
+    }
+    lex_token eq = p->tok;
+    if (!expect(p, TK_ASSIGN, "'=' after the assignment targets"))
+        return NULL;
+    ast_node *n = node(p, AST_ASSIGN, t.line, t.col);
+    n->a = parse_expr(p);
+    if (p->panic)
+        return NULL;
+    set_list(n, &targets);
+    /* a target is a name or one row of a named tensor: the lowering writes rows in place */
+    for (int i = 0; i < targets.n; i++) {
+        ast_node *x = targets.items[i];
+        int ok = x->kind == AST_NAME || (x->kind == AST_INDEX && x->a->kind == AST_NAME);
+        if (!ok || (x->flags & AST_F_PAREN)) {
+            report(p, x->line, x->col, "cannot assign to this expression (a target is a name or name[i])");
+            return NULL;
+        }
+    }
+    if (targets.n > 1 && n->a->kind != AST_CALL) {
+        report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
+        return NULL;
+    }
+    return n;
+}
+
+static ast_node *parse_statement(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *n;
+    switch (t.kind) {
+    case TK_IF:
+        return parse_if(p);
+    case TK_WHILE:
+        return parse_while(p);
+    case TK_FOR:
+        return parse_for(p);
+    case TK_SWITCH:
+        return parse_switch(p);
+    case TK_BREAK:
+    case TK_CONTINUE:
+    case TK_RETURN:
+        next(p);
+        n = node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
+                 t.col);
+        if (t.kind == TK_RETURN && !ends_statement(p->tok.kind))
+            syntax_error(p, p->tok.line, p->tok.col,
+                         "'return' takes no value: assign the results, then write 'return'");
+        return n;
+    case TK_ELIF:
+    case TK_ELSE:
+        syntax_error(p, t.line, t.col, "'%s' without 'if' (it goes on the line of the '}' before it)",
+                     lex_kind_name(t.kind));
+        return NULL;
+    case TK_CASE:
+    case TK_DEFAULT:
+        syntax_error(p, t.line, t.col, "'%s' outside a switch", lex_kind_name(t.kind));
+        return NULL;
+    default:
+        return parse_simple(p);
+    }
+}
+
+/* `{ STATEMENT ... }`; `after` completes the message when the '{' is missing. */
+static ast_node *parse_block(parser *p, const char *after)
+{
+    lex_token open = p->tok;
+    ast_node *b = node(p, AST_BLOCK, open.line, open.col);
+    if (p->panic)
+        return b;
+    if (open.kind != TK_LBRACE) {
+        char what[96];
+        snprintf(what, sizeof what, "'{' %s", after);
+        expected(p, what);
+        return b;
+    }
+    if (!enter(p)) {
+        skip_group(p);
+        return b;
+    }
+    next(p);
+    nodelist stmts = {0};
+    for (;;) {
+        while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
+            next(p);
+        int k = p->tok.kind;
+        if (k == TK_RBRACE) {
+            next(p);
+            break;
+        }
+        if (k == TK_EOF || k == TK_GRAPH) {
+            if (!p->unclosed) {
+                char what[64];
+                snprintf(what, sizeof what, "'}' to close the block at line %d", open.line);
+                expected(p, what);
+            }
+            p->unclosed = 1;
+            break;
+        }
+        ast_node *s = parse_statement(p);
+        if (s && !p->panic)
+            push(p, &stmts, s);
+        if (!p->panic && !ends_statement(p->tok.kind))
+            expected(p, "a newline or ';' after the statement");
+        if (p->panic) {
+            sync_statement(p);
+            p->panic = 0;
+        }
+    }
+    leave(p);
+    set_list(b, &stmts);
+    return b;
+}
+
+/* ---- graphs ------------------------------------------------------------------------ */
+
+/* `NAME: TYPE, ...` up to the closing ')', which is left for the caller. */
+static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
+{
+    ast_param *items = NULL;
+    int n = 0, cap = 0;
+    while (p->tok.kind != TK_RPAREN) {
+        char msg[64];
+        if (p->tok.kind != TK_NAME) {
+            snprintf(msg, sizeof msg, "a %s name", what);
+            expected(p, msg);
+            return 0;
+        }
+        lex_token name = p->tok;
+        next(p);
+        snprintf(msg, sizeof msg, "':' and a type after the %s name", what);
+        if (!expect(p, TK_COLON, msg))
+            return 0;
+        cfx_type type;
+        parse_type(p, &type);
+        if (p->panic)
+            return 0;
+        if (n == cap) {
+            if (cap > INT_MAX / 4) {
+                p->oom = p->lx.oom = 1;
+                return 0;
+            }
+            cap = cap ? cap * 2 : 4;
+            ast_param *grown = ast_alloc(p->arena, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                p->oom = p->lx.oom = 1;
+                return 0;
+            }
+            if (n)
+                memcpy(grown, items, (size_t)n * sizeof *items);
+            items = grown;
+        }
+        items[n].name = token_text(p, &name);
+        items[n].type = type;
+        items[n].line = name.line;
+        items[n].col = name.col;
+        n++;
+        if (p->tok.kind == TK_COMMA) {
+            next(p);
+            continue;
+        }
+        if (p->tok.kind != TK_RPAREN) {
+            snprintf(msg, sizeof msg, "',' or ')' after the %s", what);
+            expected(p, msg);
+            return 0;
+        }
+    }
+    *out = items;
+    *count = n;
+    return 1;
+}
+
+/* Duplicate names among a graph's parameters and results. */
+static void check_names(parser *p, const ast_graph *g)
+{
+    /* the value remembered is 0 for a parameter, 1 for a result */
+    nameset seen = {0};
+    int first;
+    for (int i = 0; i < g->nparams; i++) {
+        const ast_param *x = &g->params[i];
+        if (nameset_add(p, &seen, x->name, 0, &first))
+            report(p, x->line, x->col, "parameter '%s' is declared twice", x->name);
+    }
+    for (int i = 0; i < g->nresults; i++) {
+        const ast_param *x = &g->results[i];
+        if (!nameset_add(p, &seen, x->name, 1, &first))
+            continue;
+        if (first == 0)
+            report(p, x->line, x->col, "'%s' is both a parameter and a result", x->name);
+        else
+            report(p, x->line, x->col, "result '%s' is declared twice", x->name);
+    }
+}
+
+/* `graph NAME(DECLS) -> (DECLS) BLOCK`; 1 when g holds a graph (its body may have errors). */
+static int parse_graph(parser *p, ast_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->line = p->tok.line;
+    g->col = p->tok.col;
+    next(p); /* `graph` */
+    if (p->tok.kind != TK_NAME) {
+        expected(p, "a graph name after 'graph'");
+        return 0;
+    }
+    g->name = token_text(p, &p->tok);
+    next(p);
+    if (!expect(p, TK_LPAREN, "'(' after the graph name"))
+        return 0;
+    if (!parse_decls(p, "parameter", &g->params, &g->nparams))
+        return 0;
+    next(p); /* ')' */
+    if (!expect(p, TK_ARROW, "'->' and the results after the parameters"))
+        return 0;
+    if (p->tok.kind == TK_LPAREN) {
+        next(p);
+        if (!parse_decls(p, "result", &g->results, &g->nresults))
+            return 0;
+        next(p); /* ')' */
+    } else if (p->tok.kind == TK_NAME) {
+        /* `-> y: f32`: one result without parentheses */
+        lex_token name = p->tok;
+        next(p);
+        if (!expect(p, TK_COLON, "':' and a type after the result name"))
+            return 0;
+        g->results = ast_alloc(p->arena, sizeof *g->results);
+        if (!g->results) {
+            p->oom = p->lx.oom = 1;
+            return 0;
+        }
+        parse_type(p, &g->results[0].type);
+        if (p->panic)
+            return 0;
+        g->results[0].name = token_text(p, &name);
+        g->results[0].line = name.line;
+        g->results[0].col = name.col;
+        g->nresults = 1;
+    } else {
+        expected(p, "'(' and the results after '->'");
+        return 0;
+    }
+    check_names(p, g);
+    if (p->tok.kind != TK_LBRACE) {
+        expected(p, "'{' after the results");
+        return 0;
+    }
+    g->body = parse_block(p, "after the results");
+    return 1;
+}
+
+ast_module *parse_module(const char *src, size_t len, diag *d)
+{
+    ast_arena *arena = ast_arena_new();
+    if (!arena)
+        return NULL;
+    ast_module *m = ast_alloc(arena, sizeof *m);
+    if (!m) {
+        ast_arena_free(arena);
+        return NULL;
+    }
+    m->arena = arena;
+
+    parser p;
+    memset(&p, 0, sizeof p);
+    lex_init(&p.lx, src, len, d);
+    p.arena = arena;
+    next(&p);
+
+    nameset names = {0};
+    int cap = 0, seen_graph = 0;
+    for (;;) {
+        while (p.tok.kind == TK_NEWLINE || p.tok.kind == TK_SEMI)
+            next(&p);
+        if (p.tok.kind == TK_EOF)
+            break;
+        p.panic = 0;
+        p.unclosed = 0;
+        if (p.tok.kind != TK_GRAPH) {
+            expected(&p, "'graph'");
+            next(&p);
+        } else {
+            seen_graph = 1;
+            ast_graph g;
+            int first = 0;
+            if (parse_graph(&p, &g)) {
+                if (nameset_add(&p, &names, g.name, g.line, &first)) {
+                    report(&p, g.line, g.col, "graph '%s' is defined twice (the first is at line %d)", g.name,
+                           first);
+                } else {
+                    if (m->ngraphs == cap) {
+                        if (cap > INT_MAX / 4) {
+                            p.oom = 1;
+                            break;
+                        }
+                        int ncap = cap ? cap * 2 : 4;
+                        ast_graph *grown = ast_alloc(arena, (size_t)ncap * sizeof *grown);
+                        if (!grown) {
+                            p.oom = 1;
+                            break;
+                        }
+                        if (m->ngraphs)
+                            memcpy(grown, m->graphs, (size_t)m->ngraphs * sizeof *grown);
+                        m->graphs = grown;
+                        cap = ncap;
+                    }
+                    m->graphs[m->ngraphs++] = g;
+                }
+            }
+        }
+        if (p.panic) {
+            /* a broken header: go on at the next graph */
+            while (p.tok.kind != TK_GRAPH && p.tok.kind != TK_EOF)
+                next(&p);
+        }
+    }
+    if (!seen_graph && !p.oom)
+        report(&p, 1, 1, "no graph in file");
+    if (p.oom) {
+        ast_arena_free(arena);
+        return NULL;
+    }
+    return m;
+}
+
+/* ---- type texts -------------------------------------------------------------------- */
+
+int parse_type_text(const char *text, cfx_type *out, char *err, size_t errlen)
+{
+    parser p;
+    memset(&p, 0, sizeof p);
+    lex_init_text(&p.lx, text ? text : "", text ? strlen(text) : 0, err, errlen);
+    next(&p);
+    cfx_type t;
+    parse_type(&p, &t);
+    if (!p.panic && p.tok.kind != TK_EOF)
+        expected(&p, "the end of the type");
+    if (p.lx.errors)
+        return -1;
+    *out = t;
+    return 0;
+}
+
+/* `(TYPE, ...)`, the current token being '('; at most max types. */
+static int parse_type_list(parser *p, cfx_type *types, int max, int *count, const char *what)
+{
+    int n = 0;
+    next(p);
+    while (p->tok.kind != TK_RPAREN) {
+        cfx_type t;
+        lex_token at = p->tok;
+        parse_type(p, &t);
+        if (p->panic)
+            return -1;
+        if (n >= max) {
+            report(p, at.line, at.col, "more than %d %s", max, what);
+            return -1;
+        }
+        types[n++] = t;
+        if (p->tok.kind == TK_COMMA) {
+            next(p);
+            continue;
+        }
+        if (p->tok.kind != TK_RPAREN) {
+            expected(p, "',' or ')' after the type");
+            return -1;
+        }
+    }
+    next(p);
+    *count = n;
+    return 0;
+}
+
+int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_type *results, int maxr, int *nr,
+                    char *err, size_t errlen)
+{
+    parser p;
+    memset(&p, 0, sizeof p);
+    lex_init_text(&p.lx, sig ? sig : "", sig ? strlen(sig) : 0, err, errlen);
+    next(&p);
+    int nparams = 0, nresults = 0;
+    if (p.tok.kind != TK_LPAREN) {
+        expected(&p, "'(' to start the parameter types");
+        return -1;
+    }
+    if (parse_type_list(&p, params, maxp, &nparams, "parameters") < 0)
+        return -1;
+    if (!expect(&p, TK_ARROW, "'->' after the parameter types"))
+        return -1;
+    if (p.tok.kind == TK_LPAREN) {
+        if (parse_type_list(&p, results, maxr, &nresults, "results") < 0)
+            return -1;
+    } else {
+        cfx_type t;
+        parse_type(&p, &t);
+        if (!p.panic && maxr < 1)
+            report(&p, 1, 1, "more than %d results", maxr);
+        else if (!p.panic)
+            results[nresults++] = t;
+    }
+    if (!p.panic && p.tok.kind != TK_EOF)
+        expected(&p, "the end of the signature");
+    if (p.lx.errors)
+        return -1;
+    *np = nparams;
+    *nr = nresults;
+    return 0;
+}
