@@ -1,0 +1,802 @@
+/* api.c: the public API of cfx.h that is not the context: compiling, module queries,
+ * dumps and executors.
+ *
+ * A module is the compiler's output (one validated cfx_prog per graph) plus a copy of the
+ * registered kernels it may call, so the context may be freed after compiling. Everything an
+ * application sees of a graph (input and result names and types) is read from its program's
+ * slots. An executor owns the binding rules, the result copying rule (only a run that ends
+ * ok writes results), the print formatting and the messages; the backend only walks the
+ * program.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "context.h"
+#include "exec.h"
+#include "program.h"
+#include "strbuf.h"
+#include "value.h"
+#if defined(__has_include)
+#if __has_include("compile.h")
+#include "compile.h"
+#define API_HAVE_COMPILE 1
+#endif
+#endif
+#ifndef API_HAVE_COMPILE
+/* TEMPORARY until host/compile.h lands: what api.c expects of it. */
+typedef struct compiled_graph { cfx_prog *prog; } compiled_graph;
+typedef struct compiled_module { compiled_graph *graphs; int ngraphs; } compiled_module;
+int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
+                   compiled_module *out, char **diagnostics);
+void compiled_module_free(compiled_module *m);
+#endif
+
+/* Source files larger than this are refused: no sensible graph is that long, and it keeps
+ * every position and length in an int. */
+#define API_MAX_SOURCE ((long)64 << 20)
+
+struct cfx_module {
+    compiled_module cm;
+    exec_kernel *kernels; /* copies of the context's kernels (names owned) */
+    int nkernels;
+};
+
+enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
+
+struct cfx_exec {
+    cfx_module *m;
+    const cfx_prog *prog;
+    cfx_backend backend;
+    const exec_ops *ops;
+    void *self;             /* the backend's state */
+    exec_kernel *kernels;   /* prog->nkernels, in prog->kernels order */
+    void **inputs;          /* prog->ninputs */
+    unsigned char *in_bound;
+    void **results;         /* prog->nresults: the buffers handed to the backend */
+    void **user_results;    /* what the caller bound (NULL: not bound) */
+    void **scratch;         /* host buffers standing in for results that were not bound */
+    unsigned char *res_bound;
+    int64_t max_iters;
+    void *stream;
+    void (*print_fn)(void *user, const char *line);
+    void *print_user;
+    FILE *trace;
+    exec_atomic_int cancel;
+    int running; /* a run was started and not yet waited for */
+    exec_run run;
+    exec_outcome out;
+    char message[1024];
+    char error[1024];
+};
+
+void cfx_free(void *p) { free(p); }
+
+/* A malloc'd copy of a formatted message (NULL when out of memory). */
+static char *format_message(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *s = malloc(strlen(buf) + 1);
+    if (s)
+        strcpy(s, buf);
+    return s;
+}
+
+static char *copy_string(const char *s)
+{
+    char *c = malloc(strlen(s) + 1);
+    if (c)
+        strcpy(c, s);
+    return c;
+}
+
+/* ---- compiling ------------------------------------------------------------------------- */
+
+cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
+                               size_t len, char **diagnostics)
+{
+    char *diags = NULL;
+    cfx_module *m = NULL;
+    if (diagnostics)
+        *diagnostics = NULL;
+    const char *file = filename ? filename : "<string>";
+    if (!text) {
+        diags = format_message("%s: cannot compile: the text is NULL\n", file);
+        goto fail;
+    }
+    if (len > (size_t)API_MAX_SOURCE) {
+        diags = format_message("%s: cannot compile: the text is larger than 64 MiB\n", file);
+        goto fail;
+    }
+    m = calloc(1, sizeof *m);
+    if (!m) {
+        diags = format_message("%s: out of memory\n", file);
+        goto fail;
+    }
+    if (ctx && ctx->nkernels > 0) {
+        m->kernels = calloc((size_t)ctx->nkernels, sizeof *m->kernels);
+        if (!m->kernels) {
+            diags = format_message("%s: out of memory\n", file);
+            goto fail;
+        }
+        for (int i = 0; i < ctx->nkernels; i++) {
+            const ctx_kernel *k = &ctx->kernels[i];
+            m->kernels[i] = (exec_kernel){copy_string(k->name), k->cpu_fn, k->cuda_fn, k->user};
+            m->nkernels++;
+            if (!m->kernels[i].name) {
+                diags = format_message("%s: out of memory\n", file);
+                goto fail;
+            }
+        }
+    }
+    if (compile_source(ctx, file, text, len, &m->cm, &diags) != 0) {
+        if (!diags)
+            diags = format_message("%s: compilation failed\n", file);
+        goto fail;
+    }
+    free(diags); /* warnings are not produced today; drop anything handed back on success */
+    return m;
+fail:
+    cfx_module_free(m);
+    if (diagnostics)
+        *diagnostics = diags;
+    else
+        free(diags);
+    return NULL;
+}
+
+cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics)
+{
+    char *text = NULL, *diags = NULL;
+    cfx_module *m = NULL;
+    FILE *f = NULL;
+    if (diagnostics)
+        *diagnostics = NULL;
+    if (!path) {
+        diags = format_message("<file>: cannot read: the path is NULL\n");
+        goto done;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        diags = format_message("%s: cannot read: %s\n", path, strerror(errno));
+        goto done;
+    }
+    /* read in chunks rather than trusting a size from fseek: pipes and /proc files have none */
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= (size_t)API_MAX_SOURCE) {
+                diags = format_message("%s: cannot read: the file is larger than 64 MiB\n", path);
+                goto done;
+            }
+            cap = cap ? cap * 2 : 65536;
+            char *grown = realloc(text, cap + 1);
+            if (!grown) {
+                diags = format_message("%s: cannot read: out of memory\n", path);
+                goto done;
+            }
+            text = grown;
+        }
+        size_t n = fread(text + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                diags = format_message("%s: cannot read: %s\n", path, strerror(errno));
+                goto done;
+            }
+            break;
+        }
+    }
+    text[len] = '\0';
+    m = cfx_compile_string(ctx, path, text, len, &diags);
+done:
+    if (f)
+        fclose(f);
+    free(text);
+    if (diagnostics)
+        *diagnostics = diags;
+    else
+        free(diags);
+    return m;
+}
+
+void cfx_module_free(cfx_module *m)
+{
+    if (!m)
+        return;
+    compiled_module_free(&m->cm);
+    for (int i = 0; i < m->nkernels; i++)
+        free((char *)m->kernels[i].name);
+    free(m->kernels);
+    free(m);
+}
+
+/* ---- module queries --------------------------------------------------------------------- */
+
+static const cfx_prog *graph_prog(const cfx_module *m, int graph)
+{
+    if (!m || graph < 0 || graph >= m->cm.ngraphs)
+        return NULL;
+    return m->cm.graphs[graph].prog;
+}
+
+int cfx_graph_count(const cfx_module *m) { return m ? m->cm.ngraphs : 0; }
+
+const char *cfx_graph_name(const cfx_module *m, int graph)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    return p ? p->name : NULL;
+}
+
+int cfx_graph_find(const cfx_module *m, const char *name)
+{
+    if (!m || m->cm.ngraphs == 0)
+        return -1;
+    if (!name)
+        return 0;
+    for (int i = 0; i < m->cm.ngraphs; i++)
+        if (strcmp(m->cm.graphs[i].prog->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *slot_name(const cfx_prog *p, int32_t slot)
+{
+    int32_t off = p->slots[slot].name;
+    return off >= 0 && off < p->nstrings ? p->strings + off : "?";
+}
+
+static cfx_type slot_type(const cfx_prog *p, int32_t slot)
+{
+    const cfx_slot *s = &p->slots[slot];
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = (cfx_dtype)s->dtype;
+    t.rank = s->rank;
+    for (int i = 0; i < s->rank && i < CFX_TYPE_MAX_RANK; i++)
+        t.dims[i] = s->dims[i];
+    return t;
+}
+
+int cfx_input_count(const cfx_module *m, int graph)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    return p ? p->ninputs : 0;
+}
+
+const char *cfx_input_name(const cfx_module *m, int graph, int i)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    return p && i >= 0 && i < p->ninputs ? slot_name(p, p->inputs[i]) : NULL;
+}
+
+cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    if (p && i >= 0 && i < p->ninputs)
+        return slot_type(p, p->inputs[i]);
+    cfx_type none;
+    memset(&none, 0, sizeof none);
+    return none;
+}
+
+int cfx_result_count(const cfx_module *m, int graph)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    return p ? p->nresults : 0;
+}
+
+const char *cfx_result_name(const cfx_module *m, int graph, int i)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    return p && i >= 0 && i < p->nresults ? slot_name(p, p->results[i]) : NULL;
+}
+
+cfx_type cfx_result_type(const cfx_module *m, int graph, int i)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    if (p && i >= 0 && i < p->nresults)
+        return slot_type(p, p->results[i]);
+    cfx_type none;
+    memset(&none, 0, sizeof none);
+    return none;
+}
+
+char *cfx_dump(const cfx_module *m, int graph)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    if (!p)
+        return NULL;
+    strbuf sb = {0};
+    prog_dump(p, &sb);
+    if (sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+/* ---- backends --------------------------------------------------------------------------- */
+
+static const exec_ops *backend_ops(cfx_backend b)
+{
+    switch (b) {
+    case CFX_BACKEND_CPU:
+        return &cpu_exec_ops;
+    case CFX_BACKEND_CUDA_HOST:
+        return &dev_host_ops;
+    case CFX_BACKEND_CUDA_GRAPH:
+        return &dev_graph_ops;
+    case CFX_BACKEND_CUDA_PERSISTENT:
+        return &dev_persistent_ops;
+    default:
+        return NULL;
+    }
+}
+
+int cfx_backend_available(cfx_backend b, char *why, size_t len)
+{
+    char local[256];
+    if (!why || len == 0) {
+        why = local;
+        len = sizeof local;
+    }
+    why[0] = '\0';
+    if (b == CFX_BACKEND_AUTO || b == CFX_BACKEND_CPU)
+        return 1;
+    const exec_ops *ops = backend_ops(b);
+    if (!ops) {
+        snprintf(why, len, "unknown backend %d", (int)b);
+        return 0;
+    }
+    return ops->available(why, len) ? 1 : 0;
+}
+
+/* ---- executors -------------------------------------------------------------------------- */
+
+static void set_error(cfx_exec *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->error, sizeof e->error, fmt, ap);
+    va_end(ap);
+}
+
+/* Resolves every kernel the program calls; a kernel without a function for `backend` is
+ * an error naming it. */
+static int resolve_kernels(cfx_exec *e, cfx_backend backend, char *err, size_t errlen)
+{
+    const cfx_prog *p = e->prog;
+    for (int32_t i = 0; i < p->nkernels; i++) {
+        const char *name = p->strings + p->kernels[i];
+        const exec_kernel *k = NULL;
+        for (int j = 0; j < e->m->nkernels; j++)
+            if (strcmp(e->m->kernels[j].name, name) == 0)
+                k = &e->m->kernels[j];
+        if (!k) {
+            snprintf(err, errlen, "graph '%s' calls kernel '%s', which is not registered", p->name,
+                     name);
+            return -1;
+        }
+        if (backend == CFX_BACKEND_CPU && !k->cpu_fn) {
+            snprintf(err, errlen, "kernel '%s' has no CPU function; run graph '%s' on a CUDA backend",
+                     name, p->name);
+            return -1;
+        }
+        if (backend != CFX_BACKEND_CPU && !k->cuda_fn) {
+            snprintf(err, errlen, "kernel '%s' has no CUDA function; run graph '%s' on the cpu backend",
+                     name, p->name);
+            return -1;
+        }
+        e->kernels[i] = *k;
+    }
+    return 0;
+}
+
+/* 1 if every kernel the program calls has a CUDA function. */
+static int kernels_have_cuda(const cfx_module *m, const cfx_prog *p)
+{
+    for (int32_t i = 0; i < p->nkernels; i++)
+        for (int j = 0; j < m->nkernels; j++)
+            if (strcmp(m->kernels[j].name, p->strings + p->kernels[i]) == 0 && !m->kernels[j].cuda_fn)
+                return 0;
+    return 1;
+}
+
+void cfx_exec_free(cfx_exec *e)
+{
+    if (!e)
+        return;
+    if (e->self && e->ops->destroy)
+        e->ops->destroy(e->self);
+    if (e->trace)
+        fclose(e->trace);
+    if (e->scratch)
+        for (int32_t i = 0; i < e->prog->nresults; i++)
+            free(e->scratch[i]);
+    free(e->scratch);
+    free(e->kernels);
+    free(e->inputs);
+    free(e->in_bound);
+    free(e->results);
+    free(e->user_results);
+    free(e->res_bound);
+    free(e);
+}
+
+cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err)
+{
+    char msg[512] = "";
+    cfx_exec *e = NULL;
+    if (err)
+        *err = NULL;
+    const cfx_prog *p = graph_prog(m, graph);
+    if (!p) {
+        snprintf(msg, sizeof msg, "no graph %d in the module", graph);
+        goto fail;
+    }
+    if (backend == CFX_BACKEND_AUTO) {
+        char why[256];
+        backend = dev_persistent_ops.available(why, sizeof why) && kernels_have_cuda(m, p)
+                      ? CFX_BACKEND_CUDA_PERSISTENT
+                      : CFX_BACKEND_CPU;
+    }
+    const exec_ops *ops = backend_ops(backend);
+    if (!ops) {
+        snprintf(msg, sizeof msg, "unknown backend %d", (int)backend);
+        goto fail;
+    }
+    if (backend != CFX_BACKEND_CPU) {
+        char why[256] = "";
+        if (!ops->available(why, sizeof why)) {
+            snprintf(msg, sizeof msg, "backend %s is not available: %s", cfx_backend_name(backend), why);
+            goto fail;
+        }
+    }
+    e = calloc(1, sizeof *e);
+    if (!e)
+        goto oom;
+    e->m = m;
+    e->prog = p;
+    e->backend = backend;
+    e->ops = ops;
+    atomic_init(&e->cancel, 0);
+    size_t nk = (size_t)p->nkernels + 1, ni = (size_t)p->ninputs + 1, nr = (size_t)p->nresults + 1;
+    e->kernels = calloc(nk, sizeof *e->kernels);
+    e->inputs = calloc(ni, sizeof *e->inputs);
+    e->in_bound = calloc(ni, 1);
+    e->results = calloc(nr, sizeof *e->results);
+    e->user_results = calloc(nr, sizeof *e->user_results);
+    e->scratch = calloc(nr, sizeof *e->scratch);
+    e->res_bound = calloc(nr, 1);
+    if (!e->kernels || !e->inputs || !e->in_bound || !e->results || !e->user_results ||
+        !e->scratch || !e->res_bound)
+        goto oom;
+    if (resolve_kernels(e, backend, msg, sizeof msg) != 0)
+        goto fail;
+    e->self = ops->create(p, msg, sizeof msg);
+    if (!e->self) {
+        if (!msg[0])
+            snprintf(msg, sizeof msg, "backend %s could not be created", cfx_backend_name(backend));
+        goto fail;
+    }
+    return e;
+oom:
+    snprintf(msg, sizeof msg, "out of memory");
+fail:
+    cfx_exec_free(e);
+    if (err)
+        *err = copy_string(msg);
+    return NULL;
+}
+
+cfx_backend cfx_exec_backend(const cfx_exec *e) { return e ? e->backend : CFX_BACKEND_AUTO; }
+
+/* Binds `name` (an input, else a result) to data of `bytes`, of kind BOUND_HOST or
+ * BOUND_DEVICE. One run hands the backend either host or device buffers, so the two kinds
+ * do not mix within an executor. */
+static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kind)
+{
+    const cfx_prog *p = e->prog;
+    if (e->running) {
+        set_error(e, "cannot bind '%s' while a run is in flight", name ? name : "(null)");
+        return -1;
+    }
+    if (!name || !data) {
+        set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
+        return -1;
+    }
+    if (kind == BOUND_DEVICE && e->backend == CFX_BACKEND_CPU) {
+        set_error(e, "cannot bind device memory to '%s': this executor runs on cpu", name);
+        return -1;
+    }
+    int is_input = 1, index = -1;
+    for (int32_t i = 0; i < p->ninputs && index < 0; i++)
+        if (strcmp(slot_name(p, p->inputs[i]), name) == 0)
+            index = i;
+    for (int32_t i = 0; i < p->nresults && index < 0; i++)
+        if (strcmp(slot_name(p, p->results[i]), name) == 0) {
+            index = i;
+            is_input = 0;
+        }
+    if (index < 0) {
+        set_error(e, "graph '%s' has no input or result called '%s'", p->name, name);
+        return -1;
+    }
+    int32_t slot = is_input ? p->inputs[index] : p->results[index];
+    size_t want = (size_t)slot_bytes(&p->slots[slot]);
+    if (bytes != want) {
+        char ty[64];
+        cfx_type t = slot_type(p, slot);
+        set_error(e, "'%s' is %s, %zu bytes; the buffer given has %zu bytes", name,
+                  cfx_type_str(&t, ty, sizeof ty), want, bytes);
+        return -1;
+    }
+    /* any other binding of the other kind? */
+    for (int32_t i = 0; i < p->ninputs; i++)
+        if (e->in_bound[i] && e->in_bound[i] != kind && !(is_input && i == index)) {
+            set_error(e, "cannot bind '%s' to %s memory: '%s' is bound to %s memory, and one run "
+                      "takes either host or device buffers", name, kind == BOUND_HOST ? "host" : "device",
+                      slot_name(p, p->inputs[i]), kind == BOUND_HOST ? "device" : "host");
+            return -1;
+        }
+    for (int32_t i = 0; i < p->nresults; i++)
+        if (e->res_bound[i] && e->res_bound[i] != kind && !(!is_input && i == index)) {
+            set_error(e, "cannot bind '%s' to %s memory: '%s' is bound to %s memory, and one run "
+                      "takes either host or device buffers", name, kind == BOUND_HOST ? "host" : "device",
+                      slot_name(p, p->results[i]), kind == BOUND_HOST ? "device" : "host");
+            return -1;
+        }
+    if (is_input) {
+        e->inputs[index] = data;
+        e->in_bound[index] = (unsigned char)kind;
+    } else {
+        e->user_results[index] = data;
+        e->res_bound[index] = (unsigned char)kind;
+    }
+    return 0;
+}
+
+int cfx_bind(cfx_exec *e, const char *name, void *data, size_t bytes)
+{
+    return e ? bind(e, name, data, bytes, BOUND_HOST) : -1;
+}
+
+int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t bytes)
+{
+    return e ? bind(e, name, device_data, bytes, BOUND_DEVICE) : -1;
+}
+
+void cfx_set_max_iters(cfx_exec *e, int64_t n)
+{
+    if (e)
+        e->max_iters = n > 0 ? n : 0;
+}
+
+void cfx_set_stream(cfx_exec *e, void *stream)
+{
+    if (e)
+        e->stream = stream;
+}
+
+void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *user)
+{
+    if (!e)
+        return;
+    e->print_fn = fn;
+    e->print_user = user;
+}
+
+int cfx_set_trace(cfx_exec *e, const char *path)
+{
+    if (!e)
+        return -1;
+    if (e->trace) {
+        fclose(e->trace);
+        e->trace = NULL;
+    }
+    if (!path)
+        return 0;
+    e->trace = fopen(path, "w");
+    if (!e->trace) {
+        set_error(e, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The backend's print hook: formats the PRINT record's slot as `label: VALUE` or `VALUE`. */
+static void on_print(void *user, const cfx_prog *prog, int32_t record, const void *data)
+{
+    cfx_exec *e = user;
+    const cfx_record *r = &prog->records[record];
+    cfx_type t = slot_type(prog, r->a);
+    strbuf line = {0};
+    if (r->b >= 0 && r->b < prog->nstrings)
+        sb_printf(&line, "%s: ", prog->strings + r->b);
+    value_format(&line, &t, data);
+    const char *text = line.oom ? "(out of memory formatting a print)" : sb_str(&line);
+    if (e->print_fn) {
+        e->print_fn(e->print_user, text);
+    } else {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+    }
+    sb_free(&line);
+}
+
+/* Ends the current run with CFX_ERROR and msg as both the error and the message. */
+static cfx_status fail_run(cfx_exec *e, const char *msg)
+{
+    snprintf(e->error, sizeof e->error, "%s", msg);
+    snprintf(e->message, sizeof e->message, "%s", msg);
+    memset(&e->out, 0, sizeof e->out);
+    e->out.status = CFX_ERROR;
+    e->out.record = -1;
+    return CFX_ERROR;
+}
+
+static int start_run(cfx_exec *e, int async)
+{
+    const cfx_prog *p = e->prog;
+    e->message[0] = '\0';
+    memset(&e->out, 0, sizeof e->out);
+    e->out.record = -1;
+    if (e->running) {
+        set_error(e, "a run is already in flight: call cfx_wait first");
+        return -1; /* the run in flight keeps its state */
+    }
+    /* every input must be bound: list all that are not */
+    strbuf missing = {0};
+    for (int32_t i = 0; i < p->ninputs; i++)
+        if (!e->in_bound[i]) {
+            char ty[64];
+            cfx_type t = slot_type(p, p->inputs[i]);
+            sb_printf(&missing, "%s%s: %s", missing.len ? ", " : "", slot_name(p, p->inputs[i]),
+                      cfx_type_str(&t, ty, sizeof ty));
+        }
+    if (missing.len) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "missing input%s: %s", strchr(sb_str(&missing), ',') ? "s" : "",
+                 sb_str(&missing));
+        sb_free(&missing);
+        fail_run(e, msg);
+        return -1;
+    }
+    sb_free(&missing);
+
+    /* results that were not bound go to scratch host memory, so no backend ever sees a NULL
+     * host result; with device buffers they stay NULL (the backends skip them) */
+    int device = 0;
+    for (int32_t i = 0; i < p->ninputs; i++)
+        device |= e->in_bound[i] == BOUND_DEVICE;
+    for (int32_t i = 0; i < p->nresults; i++)
+        device |= e->res_bound[i] == BOUND_DEVICE;
+    for (int32_t i = 0; i < p->nresults; i++) {
+        if (e->res_bound[i]) {
+            e->results[i] = e->user_results[i];
+        } else if (device) {
+            e->results[i] = NULL;
+        } else {
+            if (!e->scratch[i]) {
+                size_t bytes = (size_t)slot_bytes(&p->slots[p->results[i]]);
+                e->scratch[i] = malloc(bytes ? bytes : 1);
+                if (!e->scratch[i]) {
+                    fail_run(e, "out of memory");
+                    return -1;
+                }
+            }
+            e->results[i] = e->scratch[i];
+        }
+    }
+
+    exec_run run;
+    memset(&run, 0, sizeof run);
+    run.prog = p;
+    run.inputs = e->inputs;
+    run.results = e->results;
+    run.device_buffers = device;
+    run.stream = e->stream;
+    run.max_iters = e->max_iters;
+    run.cancel = &e->cancel;
+    run.kernels = e->kernels;
+    run.print = on_print;
+    run.print_user = e;
+    run.trace = e->trace;
+    e->run = run; /* the backend may keep the pointer until wait() */
+    atomic_store(&e->cancel, 0);
+
+    char err[512] = "";
+    if (e->ops->run(e->self, &e->run, async, err, sizeof err) != 0) {
+        fail_run(e, err[0] ? err : "the backend failed to start the run");
+        return -1;
+    }
+    e->running = 1;
+    return 0;
+}
+
+static cfx_status finish_run(cfx_exec *e)
+{
+    char err[512] = "";
+    e->running = 0;
+    exec_outcome out;
+    memset(&out, 0, sizeof out);
+    out.record = -1;
+    if (e->ops->wait(e->self, &out, err, sizeof err) != 0)
+        return fail_run(e, err[0] ? err : "the backend failed");
+    e->out = out;
+    e->message[0] = '\0';
+    if (out.status != CFX_OK) {
+        if (out.record >= 0 && out.record < e->prog->nrecords)
+            exec_format_stop(e->prog, &out, e->message, sizeof e->message);
+        else
+            snprintf(e->message, sizeof e->message, "%s: run stopped: %s", e->prog->file,
+                     cfx_status_name(out.status));
+    }
+    if (out.status == CFX_ERROR)
+        snprintf(e->error, sizeof e->error, "%s", e->message);
+    return out.status;
+}
+
+cfx_status cfx_run(cfx_exec *e)
+{
+    if (!e)
+        return CFX_ERROR;
+    if (e->running) {
+        set_error(e, "a run is already in flight: call cfx_wait first");
+        return CFX_ERROR;
+    }
+    if (start_run(e, 0) != 0)
+        return CFX_ERROR;
+    return finish_run(e);
+}
+
+int cfx_run_async(cfx_exec *e)
+{
+    if (!e)
+        return -1;
+    return start_run(e, 1);
+}
+
+cfx_status cfx_wait(cfx_exec *e)
+{
+    if (!e)
+        return CFX_ERROR;
+    if (!e->running)
+        return e->out.status; /* nothing in flight: the last run's status */
+    return finish_run(e);
+}
+
+void cfx_cancel(cfx_exec *e)
+{
+    if (e)
+        atomic_store(&e->cancel, 1);
+}
+
+cfx_status cfx_exec_status(const cfx_exec *e) { return e ? e->out.status : CFX_ERROR; }
+
+const char *cfx_exec_message(const cfx_exec *e) { return e ? e->message : ""; }
+
+void cfx_exec_position(const cfx_exec *e, int *line, int *col)
+{
+    int l = 0, c = 0;
+    if (e && e->out.status != CFX_OK && e->out.record >= 0 && e->out.record < e->prog->nrecords) {
+        l = e->prog->records[e->out.record].line;
+        c = e->prog->records[e->out.record].col;
+    }
+    if (line)
+        *line = l;
+    if (col)
+        *col = c;
+}
+
+const char *cfx_exec_error(const cfx_exec *e) { return e ? e->error : "the executor is NULL"; }
+
+int64_t cfx_exec_iterations(const cfx_exec *e) { return e ? e->out.iterations : 0; }

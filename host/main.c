@@ -1,0 +1,609 @@
+/* main.c: the cfx command. The only place in cfx that prints or exits.
+ *
+ *   cfx run FILE [options]   compile, bind --in values, run, print the results
+ *   cfx check FILE           compile only
+ *   cfx dump FILE            print the compiled records
+ *
+ * Exit status: 0 a run that ended ok (or a clean check/dump), 1 a compile error, a bad
+ * command line or a failure of the backend, 3 a run that stopped early (its status line is
+ * on stderr).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "npy.h"
+#include "strbuf.h"
+#include "value.h"
+
+#define EXIT_STOPPED 3
+
+static const char usage_text[] =
+    "usage: cfx run FILE [options]     compile FILE and run a graph\n"
+    "       cfx check FILE             compile FILE; print nothing when it is fine\n"
+    "       cfx dump FILE [--graph NAME]\n"
+    "                                  print the compiled records of every graph (or of one)\n"
+    "       cfx --help | -h            this text\n"
+    "       cfx --version              the version, and whether the CUDA backends are built\n"
+    "\n"
+    "Run `cfx run --help` for the options of run, and `cfx run FILE --help` for the inputs\n"
+    "and results of FILE's graph.\n"
+    "\n"
+    "Exit status: 0 ok; 1 a compile error, a bad command line or a backend failure;\n"
+    "3 a run that stopped early (assert, index, divide, value, limit, cancelled), after its\n"
+    "status line `FILE:LINE:COL: run stopped: ...` on standard error.\n";
+
+static const char run_usage_text[] =
+    "usage: cfx run FILE [options]\n"
+    "\n"
+    "Compiles FILE, runs one of its graphs and prints each result as `NAME = VALUE`, one per\n"
+    "line, in declaration order, after any lines the graph's print statements wrote.\n"
+    "\n"
+    "options:\n"
+    "  --graph NAME          run graph NAME (default: the first graph in FILE)\n"
+    "  --in NAME=VALUE       the value of input NAME; every input needs one. VALUE is a literal\n"
+    "                        checked against the input's type (5, -1.5, true, [[1,2],[3,4]]),\n"
+    "                        a .npy file (a path ending in .npy, with exactly the input's\n"
+    "                        dtype and shape), or `random`: uniform in [0, 1) for reals,\n"
+    "                        integers in [0, 100), bools 0 or 1\n"
+    "  --seed N              seed of the `random` values (default 0); the same seed gives the\n"
+    "                        same values on every machine\n"
+    "  --out NAME=FILE.npy   write result NAME to FILE.npy instead of printing it\n"
+    "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
+    "                        auto picks cuda-persistent where a CUDA device is present, else\n"
+    "                        cpu, and when given explicitly says on stderr which it picked\n"
+    "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
+    "                        (default 0: no limit)\n"
+    "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
+    "  --help, -h            this text; after FILE, also the graph's inputs and results\n"
+    "\n"
+    "Options also take the form --option=VALUE. Reals print in the shortest form that reads\n"
+    "back to the same value (0.1, 1e-06), bools as true/false, tensors as [1, 2.5, 3].\n";
+
+static const char check_usage_text[] =
+    "usage: cfx check FILE\n"
+    "\n"
+    "Compiles FILE and prints every error, `FILE:LINE:COL: error: MESSAGE` with the source\n"
+    "line and a caret; prints nothing and exits 0 when FILE compiles.\n";
+
+static const char dump_usage_text[] =
+    "usage: cfx dump FILE [--graph NAME]\n"
+    "\n"
+    "Compiles FILE and prints the records of every graph, or only of graph NAME.\n";
+
+/* ---- command-line parsing --------------------------------------------------------------- */
+
+typedef struct pair {
+    const char *name;
+    const char *value;
+} pair;
+
+typedef struct options {
+    const char *file;
+    const char *graph;
+    pair *ins;
+    int nins;
+    pair *outs;
+    int nouts;
+    const char *seed;
+    const char *backend;
+    const char *max_iters;
+    const char *trace;
+    int help;
+} options;
+
+static int bad_usage(const char *command, const char *fmt, const char *what)
+{
+    fprintf(stderr, "cfx: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, " (see cfx %s%s--help)\n", command ? command : "", command ? " " : "");
+    return 1;
+}
+
+/* Splits NAME=VALUE; -1 when there is no '=' or no name. */
+static int split_pair(const char *arg, pair *out)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return -1;
+    size_t n = (size_t)(eq - arg);
+    char *name = malloc(n + 1);
+    if (!name)
+        return -1;
+    memcpy(name, arg, n);
+    name[n] = '\0';
+    out->name = name;
+    out->value = eq + 1;
+    return 0;
+}
+
+/* Parses the arguments after the command word. `allowed` lists the options with a value
+ * that this command takes. Returns 0, or 1 after printing what is wrong. */
+static int parse_options(const char *command, int argc, char **argv, const char *const *allowed,
+                         options *o)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            o->help = 1;
+            continue;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (o->file)
+                return bad_usage(command, "unexpected argument '%s'", arg);
+            o->file = arg;
+            continue;
+        }
+        /* --name VALUE or --name=VALUE */
+        char name[32];
+        const char *value = NULL;
+        const char *eq = strchr(arg, '=');
+        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (n >= sizeof name)
+            return bad_usage(command, "unknown option '%s'", arg);
+        memcpy(name, arg, n);
+        name[n] = '\0';
+        int known = 0;
+        for (int k = 0; allowed[k]; k++)
+            known |= strcmp(allowed[k], name) == 0;
+        if (!known)
+            return bad_usage(command, "unknown option '%s'", name);
+        if (eq) {
+            value = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                return bad_usage(command, "option %s needs a value", name);
+            value = argv[++i];
+        }
+        if (strcmp(name, "--graph") == 0) {
+            o->graph = value;
+        } else if (strcmp(name, "--in") == 0 || strcmp(name, "--out") == 0) {
+            int is_in = name[2] == 'i';
+            pair p;
+            if (split_pair(value, &p) != 0)
+                return bad_usage(command, is_in ? "--in wants NAME=VALUE, got '%s'"
+                                                : "--out wants NAME=FILE.npy, got '%s'", value);
+            pair **list = is_in ? &o->ins : &o->outs;
+            int *count = is_in ? &o->nins : &o->nouts;
+            pair *grown = realloc(*list, (size_t)(*count + 1) * sizeof *grown);
+            if (!grown) {
+                free((char *)p.name);
+                fprintf(stderr, "cfx: out of memory\n");
+                return 1;
+            }
+            grown[(*count)++] = p;
+            *list = grown;
+        } else if (strcmp(name, "--seed") == 0) {
+            o->seed = value;
+        } else if (strcmp(name, "--backend") == 0) {
+            o->backend = value;
+        } else if (strcmp(name, "--max-iters") == 0) {
+            o->max_iters = value;
+        } else if (strcmp(name, "--trace") == 0) {
+            o->trace = value;
+        }
+    }
+    return 0;
+}
+
+static void free_options(options *o)
+{
+    for (int i = 0; i < o->nins; i++)
+        free((char *)o->ins[i].name);
+    for (int i = 0; i < o->nouts; i++)
+        free((char *)o->outs[i].name);
+    free(o->ins);
+    free(o->outs);
+}
+
+/* A non-negative decimal integer that fits in int64; -1 otherwise. */
+static int parse_count(const char *s, int64_t *out)
+{
+    int64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- compiling and listing -------------------------------------------------------------- */
+
+static cfx_module *compile_or_report(const char *file)
+{
+    char *diags = NULL;
+    cfx_module *m = cfx_compile_file(NULL, file, &diags);
+    if (!m) {
+        fputs(diags ? diags : "cfx: compilation failed\n", stderr);
+        cfx_free(diags);
+    }
+    return m;
+}
+
+/* Index of --graph NAME (or the entry graph); prints the known graphs when there is no such. */
+static int find_graph(const cfx_module *m, const char *file, const char *name)
+{
+    int g = cfx_graph_find(m, name);
+    if (g >= 0)
+        return g;
+    fprintf(stderr, "cfx: %s has no graph '%s'; its graphs are:", file, name ? name : "");
+    for (int i = 0; i < cfx_graph_count(m); i++)
+        fprintf(stderr, " %s", cfx_graph_name(m, i));
+    fprintf(stderr, "\n");
+    return -1;
+}
+
+static void list_signature(FILE *f, const cfx_module *m, int g)
+{
+    char ty[64];
+    fprintf(f, "graph %s\n", cfx_graph_name(m, g));
+    fprintf(f, "  inputs:%s\n", cfx_input_count(m, g) ? "" : " none");
+    for (int i = 0; i < cfx_input_count(m, g); i++) {
+        cfx_type t = cfx_input_type(m, g, i);
+        fprintf(f, "    %s: %s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
+    fprintf(f, "  results:%s\n", cfx_result_count(m, g) ? "" : " none");
+    for (int i = 0; i < cfx_result_count(m, g); i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        fprintf(f, "    %s: %s\n", cfx_result_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static const char *const allowed[] = {NULL};
+    options o = {0};
+    int rc = parse_options("check", argc, argv, allowed, &o);
+    if (rc == 0 && o.help) {
+        fputs(check_usage_text, stdout);
+    } else if (rc == 0 && !o.file) {
+        rc = bad_usage("check", "%s", "check needs a FILE");
+    } else if (rc == 0) {
+        cfx_module *m = compile_or_report(o.file);
+        rc = m ? 0 : 1;
+        cfx_module_free(m);
+    }
+    free_options(&o);
+    return rc;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    static const char *const allowed[] = {"--graph", NULL};
+    options o = {0};
+    cfx_module *m = NULL;
+    int rc = parse_options("dump", argc, argv, allowed, &o);
+    if (rc != 0)
+        goto done;
+    if (o.help) {
+        fputs(dump_usage_text, stdout);
+        goto done;
+    }
+    if (!o.file) {
+        rc = bad_usage("dump", "%s", "dump needs a FILE");
+        goto done;
+    }
+    m = compile_or_report(o.file);
+    if (!m) {
+        rc = 1;
+        goto done;
+    }
+    int first = 0, last = cfx_graph_count(m) - 1;
+    if (o.graph) {
+        first = last = find_graph(m, o.file, o.graph);
+        if (first < 0) {
+            rc = 1;
+            goto done;
+        }
+    }
+    for (int g = first; g <= last; g++) {
+        char *text = cfx_dump(m, g);
+        if (!text) {
+            fprintf(stderr, "cfx: out of memory\n");
+            rc = 1;
+            goto done;
+        }
+        if (g > first)
+            fputs("\n", stdout);
+        fputs(text, stdout);
+        cfx_free(text);
+    }
+done:
+    cfx_module_free(m);
+    free_options(&o);
+    return rc;
+}
+
+/* ---- run -------------------------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static size_t type_bytes(const cfx_type *t)
+{
+    return (size_t)cfx_type_count(t) * (size_t)cfx_dtype_size(t->dtype);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const char *const allowed[] = {"--graph", "--in", "--out", "--seed", "--backend",
+                                          "--max-iters", "--trace", NULL};
+    options o = {0};
+    cfx_module *m = NULL;
+    cfx_exec *e = NULL;
+    void **inbuf = NULL, **resbuf = NULL;
+    const char **invalue = NULL, **outpath = NULL;
+    int nin = 0, nres = 0;
+    char err[1024], ty[64];
+
+    int rc = parse_options("run", argc, argv, allowed, &o);
+    if (rc != 0)
+        goto done;
+    rc = 1;
+    if (o.help && !o.file) {
+        fputs(run_usage_text, stdout);
+        rc = 0;
+        goto done;
+    }
+    if (!o.file) {
+        rc = bad_usage("run", "%s", "run needs a FILE");
+        goto done;
+    }
+
+    /* check the options that need no compiling first, so a typo is reported at once */
+    uint64_t seed = 0;
+    if (o.seed) {
+        int64_t s;
+        if (parse_count(o.seed, &s) != 0) {
+            rc = bad_usage("run", "--seed wants a non-negative integer, got '%s'", o.seed);
+            goto done;
+        }
+        seed = (uint64_t)s;
+    }
+    int64_t max_iters = 0;
+    if (o.max_iters && parse_count(o.max_iters, &max_iters) != 0) {
+        rc = bad_usage("run", "--max-iters wants a non-negative integer, got '%s'", o.max_iters);
+        goto done;
+    }
+    cfx_backend backend = CFX_BACKEND_AUTO;
+    if (o.backend && cfx_backend_parse(o.backend, &backend) != 0) {
+        fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
+                        "cuda-persistent)\n", o.backend);
+        goto done;
+    }
+
+    m = compile_or_report(o.file);
+    if (!m)
+        goto done;
+    int g = find_graph(m, o.file, o.graph);
+    if (g < 0)
+        goto done;
+    if (o.help) {
+        fputs(run_usage_text, stdout);
+        fputs("\n", stdout);
+        list_signature(stdout, m, g);
+        rc = 0;
+        goto done;
+    }
+
+    /* inputs: each --in names an input, once */
+    nin = cfx_input_count(m, g);
+    nres = cfx_result_count(m, g);
+    inbuf = calloc((size_t)nin + 1, sizeof *inbuf);
+    invalue = calloc((size_t)nin + 1, sizeof *invalue);
+    resbuf = calloc((size_t)nres + 1, sizeof *resbuf);
+    outpath = calloc((size_t)nres + 1, sizeof *outpath);
+    if (!inbuf || !invalue || !resbuf || !outpath) {
+        fprintf(stderr, "cfx: out of memory\n");
+        goto done;
+    }
+    for (int k = 0; k < o.nins; k++) {
+        int i = 0;
+        while (i < nin && strcmp(cfx_input_name(m, g, i), o.ins[k].name) != 0)
+            i++;
+        if (i == nin) {
+            fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g), o.ins[k].name);
+            list_signature(stderr, m, g);
+            goto done;
+        }
+        if (invalue[i]) {
+            fprintf(stderr, "cfx: input '%s' is given twice\n", o.ins[k].name);
+            goto done;
+        }
+        invalue[i] = o.ins[k].value;
+    }
+    int missing = 0;
+    for (int i = 0; i < nin; i++)
+        missing += invalue[i] == NULL;
+    if (missing) {
+        fprintf(stderr, "cfx: missing input%s:", missing > 1 ? "s" : "");
+        for (int i = 0; i < nin; i++)
+            if (!invalue[i])
+                fprintf(stderr, " %s", cfx_input_name(m, g, i));
+        fprintf(stderr, "; graph '%s' takes, each as --in NAME=VALUE:\n", cfx_graph_name(m, g));
+        for (int i = 0; i < nin; i++) {
+            cfx_type t = cfx_input_type(m, g, i);
+            fprintf(stderr, "  %s: %s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+        }
+        goto done;
+    }
+    /* values, in declaration order, so `random` inputs do not depend on the order of --in */
+    uint64_t state = seed;
+    for (int i = 0; i < nin; i++) {
+        cfx_type t = cfx_input_type(m, g, i);
+        const char *name = cfx_input_name(m, g, i);
+        inbuf[i] = malloc(type_bytes(&t) ? type_bytes(&t) : 1);
+        if (!inbuf[i]) {
+            fprintf(stderr, "cfx: out of memory for input '%s' (%s)\n", name,
+                    cfx_type_str(&t, ty, sizeof ty));
+            goto done;
+        }
+        if (strcmp(invalue[i], "random") == 0) {
+            value_random(&t, &state, inbuf[i]);
+        } else if (ends_with(invalue[i], ".npy")) {
+            if (npy_read_file(invalue[i], &t, inbuf[i], err, sizeof err) != 0) {
+                fprintf(stderr, "cfx: --in %s: %s\n", name, err);
+                goto done;
+            }
+        } else if (value_parse(invalue[i], &t, inbuf[i], err, sizeof err) != 0) {
+            fprintf(stderr, "cfx: --in %s=%s: %s (the input is %s)\n", name, invalue[i], err,
+                    cfx_type_str(&t, ty, sizeof ty));
+            goto done;
+        }
+    }
+
+    /* results: each --out names a result, once */
+    for (int k = 0; k < o.nouts; k++) {
+        int i = 0;
+        while (i < nres && strcmp(cfx_result_name(m, g, i), o.outs[k].name) != 0)
+            i++;
+        if (i == nres) {
+            fprintf(stderr, "cfx: graph '%s' has no result '%s'\n", cfx_graph_name(m, g), o.outs[k].name);
+            list_signature(stderr, m, g);
+            goto done;
+        }
+        if (outpath[i]) {
+            fprintf(stderr, "cfx: result '%s' is given to --out twice\n", o.outs[k].name);
+            goto done;
+        }
+        if (!o.outs[k].value[0]) {
+            fprintf(stderr, "cfx: --out %s= needs a file name\n", o.outs[k].name);
+            goto done;
+        }
+        outpath[i] = o.outs[k].value;
+    }
+    for (int i = 0; i < nres; i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        resbuf[i] = calloc(1, type_bytes(&t) ? type_bytes(&t) : 1);
+        if (!resbuf[i]) {
+            fprintf(stderr, "cfx: out of memory for result '%s'\n", cfx_result_name(m, g, i));
+            goto done;
+        }
+    }
+
+    char *why = NULL;
+    e = cfx_exec_new(m, g, backend, &why);
+    if (!e) {
+        fprintf(stderr, "cfx: %s\n", why ? why : "cannot create the executor");
+        cfx_free(why);
+        goto done;
+    }
+    if (o.backend && backend == CFX_BACKEND_AUTO) {
+        char reason[256] = "";
+        cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, reason, sizeof reason);
+        if (cfx_exec_backend(e) == CFX_BACKEND_CPU)
+            fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
+        else
+            fprintf(stderr, "cfx: backend %s\n", cfx_backend_name(cfx_exec_backend(e)));
+    }
+    for (int i = 0; i < nin; i++) {
+        cfx_type t = cfx_input_type(m, g, i);
+        if (cfx_bind(e, cfx_input_name(m, g, i), inbuf[i], type_bytes(&t)) != 0) {
+            fprintf(stderr, "cfx: %s\n", cfx_exec_error(e));
+            goto done;
+        }
+    }
+    for (int i = 0; i < nres; i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        if (cfx_bind(e, cfx_result_name(m, g, i), resbuf[i], type_bytes(&t)) != 0) {
+            fprintf(stderr, "cfx: %s\n", cfx_exec_error(e));
+            goto done;
+        }
+    }
+    cfx_set_max_iters(e, max_iters);
+    if (o.trace && cfx_set_trace(e, o.trace) != 0) {
+        fprintf(stderr, "cfx: %s\n", cfx_exec_error(e));
+        goto done;
+    }
+
+    cfx_status st = cfx_run(e);
+    fflush(stdout); /* the graph's prints come before the status line and the results */
+    if (st == CFX_ERROR) {
+        fprintf(stderr, "cfx: %s\n", cfx_exec_message(e)[0] ? cfx_exec_message(e) : cfx_exec_error(e));
+        goto done;
+    }
+    if (st != CFX_OK) {
+        fprintf(stderr, "%s\n", cfx_exec_message(e));
+        rc = EXIT_STOPPED;
+        goto done;
+    }
+    for (int i = 0; i < nres; i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        if (outpath[i]) {
+            if (npy_write_file(outpath[i], &t, resbuf[i], err, sizeof err) != 0) {
+                fprintf(stderr, "cfx: --out %s: %s\n", cfx_result_name(m, g, i), err);
+                goto done;
+            }
+            continue;
+        }
+        strbuf line = {0};
+        sb_printf(&line, "%s = ", cfx_result_name(m, g, i));
+        value_format(&line, &t, resbuf[i]);
+        if (line.oom) {
+            fprintf(stderr, "cfx: out of memory printing '%s'\n", cfx_result_name(m, g, i));
+            sb_free(&line);
+            goto done;
+        }
+        puts(sb_str(&line));
+        sb_free(&line);
+    }
+    rc = 0;
+done:
+    cfx_exec_free(e);
+    for (int i = 0; inbuf && i < nin; i++)
+        free(inbuf[i]);
+    for (int i = 0; resbuf && i < nres; i++)
+        free(resbuf[i]);
+    free(inbuf);
+    free(resbuf);
+    free(invalue);
+    free(outpath);
+    cfx_module_free(m);
+    free_options(&o);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return 1;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        char why[256] = "";
+        int cuda = cfx_backend_available(CFX_BACKEND_CUDA_HOST, why, sizeof why);
+        printf("cfx %d.%d (CUDA backends: %s)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR,
+               cuda ? "available" : why);
+        return 0;
+    }
+    int rc;
+    if (strcmp(cmd, "run") == 0)
+        rc = cmd_run(argc - 2, argv + 2);
+    else if (strcmp(cmd, "check") == 0)
+        rc = cmd_check(argc - 2, argv + 2);
+    else if (strcmp(cmd, "dump") == 0)
+        rc = cmd_dump(argc - 2, argv + 2);
+    else {
+        fprintf(stderr, "cfx: unknown command '%s' (run, check, dump; see cfx --help)\n", cmd);
+        rc = 1;
+    }
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "cfx: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
