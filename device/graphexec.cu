@@ -1,0 +1,760 @@
+/* graphexec.cu: the cuda-graph executor, NVIDIA's device-side answer to control flow.
+ *
+ * The program becomes one CUDA graph, built once per program and replayed per run, whose
+ * control flow is made of conditional nodes (CUDA 12.8: WHILE and SWITCH) and whose
+ * decisions are taken by tiny kernels that call cudaGraphSetConditional on the device. The
+ * host launches the graph and waits; it decides nothing.
+ *
+ * How records map to nodes: a program counter machine.
+ * The records are cut into basic blocks (a block starts at record 0, at every jump target
+ * and after every control record or guard). The graph is
+ *
+ *     init (pc = first block) -> WHILE(w) { dispatch -> SWITCH(s) { block 0 | block 1 | ... } }
+ *
+ * `dispatch` reads the block number `pc` from device memory and sets s = pc and w = 1, or,
+ * once pc is -1 (the program halted or stopped), s = out of range (no body runs) and w = 0.
+ * Each SWITCH body holds its block's op work captured from the same launches cuda-host makes
+ * (cuBLAS and application kernels included), then one `step` kernel that evaluates the
+ * block's last record (a jump, a branch, a switch, HALT, or a guard: TICK, ASSERT, CHECK_*)
+ * and writes the next pc.
+ *
+ * Why not one IF/WHILE node per source construct: break, continue, return and the
+ * short-circuit `and`/`or` all lower to jumps that leave their construct, and mapping those
+ * back onto nested conditional nodes needs flags and guards around every later node. The
+ * pc machine takes every record pattern the lowering can emit, so no program is refused or
+ * run wrong; its price is one WHILE iteration and one SWITCH per basic block executed, which
+ * is the same order of cost as a conditional node per construct.
+ *
+ * Run statuses: a guard is always the last record of its block, so nothing after a failed
+ * guard runs; its step kernel writes dev_state (status, record, detail) and pc = -1, which
+ * ends the WHILE. The results are copied out by dev_copy_results only if the state is ok.
+ * TICK counts iterations in dev_state and reads the budget and the cancel flag from the
+ * host-mapped control block. PRINT cannot call the host from inside a conditional body (host
+ * nodes are not allowed there), so it appends its value to a device log that the host
+ * replays, in order, through run->print when the run has ended.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blas.h"
+#include "dev.h"
+#include "exec.h"
+#include "launch.cuh"
+#include "nvtx.h"
+#include "program.h"
+
+#if CUDART_VERSION >= 12080
+
+#define GRAPH_LOG_BYTES ((int64_t)4 << 20) /* print output one run may hold */
+#define STEP_FALLTHROUGH (-1)             /* a block that ends because the next one starts */
+#define STEP_DIVIDE_FLAG (-2)             /* CHECK_DIVIDE over a tensor: operand is a flag */
+
+/* The device side of a run, beside dev_state: the block counter and the print log. */
+typedef struct graph_dev {
+    int32_t pc;       /* block to run next; -1 once the program halted or stopped */
+    int32_t overflow; /* 1 if a print did not fit in the log */
+    int64_t log_used; /* bytes of log written */
+    int32_t flag;     /* any_zero result for CHECK_DIVIDE over a tensor */
+    int32_t pad_;
+} graph_dev;
+
+/* A print log entry: this header, then the value's bytes, padded to 16. */
+typedef struct graph_log_entry {
+    int32_t record;
+    int32_t pad_;
+    int64_t bytes;
+} graph_log_entry;
+
+/* What a block's step kernel needs to know about the block's last record. */
+typedef struct graph_step {
+    int32_t kind;        /* REC_* of the last record, or STEP_FALLTHROUGH / STEP_DIVIDE_FLAG */
+    int32_t record;      /* its index, for the stop position */
+    int32_t next;        /* block after this one (fall through, branch not taken) */
+    int32_t target;      /* block a taken jump goes to */
+    int32_t bound;       /* CHECK_INDEX: the row count */
+    int32_t ncases;      /* SWITCH: cases before the default */
+    int32_t dtype;       /* dtype of the operand */
+    int32_t pad_;
+    const void *operand; /* the slot (or flag) the record reads */
+    const int32_t *cases; /* SWITCH: ncases + 1 block numbers on the device */
+} graph_step;
+
+/* ==== device code ========================================================================= */
+
+static __global__ void graph_init_kernel(graph_dev *g)
+{
+    g->pc = 0;
+    g->overflow = 0;
+    g->log_used = 0;
+}
+
+static __global__ void graph_dispatch_kernel(const graph_dev *g, cudaGraphConditionalHandle loop,
+                                             cudaGraphConditionalHandle sw, int32_t nblocks)
+{
+    int32_t pc = g->pc;
+    if (pc < 0 || pc >= nblocks) {
+        cudaGraphSetConditional(sw, (unsigned)nblocks); /* out of range: no body runs */
+        cudaGraphSetConditional(loop, 0);
+    } else {
+        cudaGraphSetConditional(sw, (unsigned)pc);
+        cudaGraphSetConditional(loop, 1);
+    }
+}
+
+static __device__ void graph_stop(dev_state *st, graph_dev *g, int status, int32_t record, int64_t d0,
+                                  int64_t d1)
+{
+    /* one step kernel runs at a time, but keep the first-stop-wins rule of dev.h anyway */
+    if (atomicCAS(&st->status, (int32_t)CFX_OK, (int32_t)status) == (int32_t)CFX_OK) {
+        st->record = record;
+        st->detail[0] = d0;
+        st->detail[1] = d1;
+    }
+    g->pc = -1;
+}
+
+static __global__ void graph_step_kernel(graph_step s, dev_state *st, graph_dev *g,
+                                         const dev_control *ctl)
+{
+    if (st->status != CFX_OK) { /* cannot happen: a stop ends the loop; stay safe anyway */
+        g->pc = -1;
+        return;
+    }
+    int32_t next = s.next;
+    switch (s.kind) {
+    case STEP_FALLTHROUGH:
+        break;
+    case REC_HALT:
+        next = -1;
+        break;
+    case REC_JUMP:
+        next = s.target;
+        break;
+    case REC_JUMP_FALSE:
+        if (k_load_int(s.dtype, s.operand) == 0) next = s.target;
+        break;
+    case REC_JUMP_TRUE:
+        if (k_load_int(s.dtype, s.operand) != 0) next = s.target;
+        break;
+    case REC_SWITCH: {
+        int64_t v = k_load_int(s.dtype, s.operand);
+        next = s.cases[v >= 0 && v < s.ncases ? v : s.ncases];
+        break;
+    }
+    case REC_TICK: {
+        int64_t max = ctl->max_iters;
+        if (*(volatile const int32_t *)&ctl->cancel) {
+            graph_stop(st, g, CFX_STOP_CANCELLED, s.record, 0, 0);
+            return;
+        }
+        if (max > 0 && (int64_t)st->iterations >= max) {
+            graph_stop(st, g, CFX_STOP_LIMIT, s.record, max, 0);
+            return;
+        }
+        st->iterations++;
+        break;
+    }
+    case REC_ASSERT:
+        if (k_load_int(s.dtype, s.operand) == 0) {
+            graph_stop(st, g, CFX_STOP_ASSERT, s.record, 0, 0);
+            return;
+        }
+        break;
+    case REC_CHECK_INDEX: {
+        int64_t v = k_load_int(s.dtype, s.operand);
+        if (v < -(int64_t)s.bound || v >= (int64_t)s.bound) {
+            graph_stop(st, g, CFX_STOP_INDEX, s.record, v, s.bound);
+            return;
+        }
+        break;
+    }
+    case REC_CHECK_DIVIDE:
+        if (k_load_int(s.dtype, s.operand) == 0) {
+            graph_stop(st, g, CFX_STOP_DIVIDE, s.record, 0, 0);
+            return;
+        }
+        break;
+    case STEP_DIVIDE_FLAG:
+        if (*(const int32_t *)s.operand != 0) {
+            graph_stop(st, g, CFX_STOP_DIVIDE, s.record, 0, 0);
+            return;
+        }
+        break;
+    case REC_CHECK_STEP:
+        if (k_load_int(s.dtype, s.operand) == 0) {
+            graph_stop(st, g, CFX_STOP_VALUE, s.record, 0, 0);
+            return;
+        }
+        break;
+    }
+    g->pc = next;
+}
+
+/* Appends one printed value to the log; one block copies it. */
+static __global__ void graph_print_kernel(graph_dev *g, uint8_t *log, int64_t cap, int32_t record,
+                                          const uint8_t *src, int64_t bytes)
+{
+    __shared__ int64_t at;
+    if (threadIdx.x == 0) {
+        int64_t need = (int64_t)sizeof(graph_log_entry) + (bytes + 15) / 16 * 16;
+        at = g->log_used;
+        if (at + need > cap) {
+            g->overflow = 1;
+            at = -1;
+        } else {
+            graph_log_entry *e = (graph_log_entry *)(log + at);
+            e->record = record;
+            e->pad_ = 0;
+            e->bytes = bytes;
+            g->log_used = at + need;
+        }
+    }
+    __syncthreads();
+    if (at < 0) return;
+    uint8_t *dst = log + at + sizeof(graph_log_entry);
+    for (int64_t i = threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+}
+
+/* ==== building the graph =================================================================== */
+
+typedef struct graphexec {
+    dev_prog d;
+    const cfx_prog *prog;
+    cudaStream_t own;       /* runs go here when the caller names no stream */
+    cudaStream_t capture;   /* the stream block bodies are captured on */
+    blas_ctx *blas;
+    launch_env env;
+    graph_dev *g;           /* device */
+    uint8_t *log;           /* device, GRAPH_LOG_BYTES */
+    uint8_t *log_host;      /* pinned copy of the log after a run */
+    int32_t *cases;         /* device: block numbers laid out like prog->table */
+    int32_t *block_of;      /* host: block number of each record that starts one, else -1 */
+    int32_t nblocks;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    exec_kernel *kernels;   /* the application kernels the graph was captured with */
+    int32_t nkernels;
+    /* the run in flight */
+    exec_run run;
+    cudaStream_t stream;
+    int in_flight;
+    double t_start;
+    exec_outcome out;
+} graphexec;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int is_guard(int kind)
+{
+    return kind == REC_TICK || kind == REC_ASSERT || kind == REC_CHECK_INDEX ||
+           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP;
+}
+
+static int is_control(int kind)
+{
+    return kind == REC_HALT || kind == REC_JUMP || kind == REC_JUMP_FALSE || kind == REC_JUMP_TRUE ||
+           kind == REC_SWITCH;
+}
+
+/* Marks block starts and numbers the blocks in record order. */
+static int find_blocks(graphexec *x, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    int32_t n = p->nrecords;
+    x->block_of = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    if (!x->block_of) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < n; i++) x->block_of[i] = 0;
+    x->block_of[0] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        const cfx_record *r = &p->records[i];
+        if ((is_control(r->kind) || is_guard(r->kind)) && i + 1 < n) x->block_of[i + 1] = 1;
+        if (r->kind == REC_JUMP) x->block_of[r->a] = 1;
+        if (r->kind == REC_JUMP_FALSE || r->kind == REC_JUMP_TRUE) x->block_of[r->b] = 1;
+        if (r->kind == REC_SWITCH)
+            for (int32_t c = 0; c <= r->c; c++) x->block_of[p->table[r->b + c]] = 1;
+    }
+    x->nblocks = 0;
+    for (int32_t i = 0; i < n; i++) x->block_of[i] = x->block_of[i] ? x->nblocks++ : -1;
+    return 0;
+}
+
+/* Adds a node; the signature gained edge data in CUDA 13. */
+static cudaError_t add_node(cudaGraphNode_t *node, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                            size_t ndeps, cudaGraphNodeParams *params)
+{
+#if CUDART_VERSION >= 13000
+    return cudaGraphAddNode(node, graph, deps, NULL, ndeps, params);
+#else
+    return cudaGraphAddNode(node, graph, deps, ndeps, params);
+#endif
+}
+
+/* Captures a CALL record: the application's kernel enqueues on the capture stream. */
+static int capture_call(graphexec *x, const cfx_record *r, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    const exec_kernel *k = &x->kernels[r->a];
+    cfx_tensor *t;
+    int rc;
+    if (!k->cuda_fn) {
+        snprintf(err, errlen, "kernel '%s' has no CUDA function; only the cpu backend can run it",
+                 k->name);
+        return -1;
+    }
+    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < r->c; i++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + i]];
+        t[i].type.dtype = (cfx_dtype)s->dtype;
+        t[i].type.rank = s->rank;
+        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++) t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
+        t[i].data = x->d.arena + s->offset;
+    }
+    rc = k->cuda_fn(k->user, (void *)x->capture, r->d, t, r->c - r->d, t + r->d);
+    free(t);
+    if (rc != 0) {
+        snprintf(err, errlen, "kernel '%s' failed while its work was captured into the graph",
+                 k->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Enqueues block `first..` on the capture stream: its op records, then its step kernel. */
+static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    cudaStream_t cs = x->capture;
+    int32_t i = first;
+    graph_step s;
+    memset(&s, 0, sizeof s);
+    s.kind = STEP_FALLTHROUGH;
+    for (;;) {
+        const cfx_record *r = &p->records[i];
+        if (is_control(r->kind) || is_guard(r->kind)) {
+            s.kind = r->kind;
+            s.record = i;
+            break;
+        }
+        if (r->kind == REC_PRINT) {
+            const cfx_slot *sl = &p->slots[r->a];
+            graph_print_kernel<<<1, LAUNCH_THREADS, 0, cs>>>(x->g, x->log, GRAPH_LOG_BYTES, i,
+                                                             x->d.arena + sl->offset, slot_bytes(sl));
+            CUDA_LAUNCHED();
+        } else if (r->kind == REC_CALL) {
+            if (capture_call(x, r, err, errlen) != 0) goto fail;
+        } else if (launch_record(&x->env, r, cs, err, errlen) != 0) {
+            goto fail;
+        }
+        /* the validator guarantees the last record is HALT, so i + 1 stays in range here */
+        if (x->block_of[i + 1] >= 0) {
+            s.record = i;
+            break;
+        }
+        i++;
+    }
+    {
+        const cfx_record *r = &p->records[s.record];
+        int32_t after = s.record + 1 < p->nrecords ? x->block_of[s.record + 1] : -1;
+        s.next = s.kind == REC_HALT ? -1 : after;
+        switch (s.kind) {
+        case REC_JUMP:
+            s.target = x->block_of[r->a];
+            break;
+        case REC_JUMP_FALSE:
+        case REC_JUMP_TRUE:
+            s.target = x->block_of[r->b];
+            s.operand = x->d.arena + p->slots[r->a].offset;
+            s.dtype = p->slots[r->a].dtype;
+            break;
+        case REC_SWITCH:
+            s.operand = x->d.arena + p->slots[r->a].offset;
+            s.dtype = p->slots[r->a].dtype;
+            s.ncases = r->c;
+            s.cases = x->cases + r->b;
+            break;
+        case REC_ASSERT:
+        case REC_CHECK_STEP:
+            s.operand = x->d.arena + p->slots[r->a].offset;
+            s.dtype = p->slots[r->a].dtype;
+            break;
+        case REC_CHECK_INDEX:
+            s.operand = x->d.arena + p->slots[r->a].offset;
+            s.dtype = p->slots[r->a].dtype;
+            s.bound = r->b;
+            break;
+        case REC_CHECK_DIVIDE: {
+            const cfx_slot *sl = &p->slots[r->a];
+            s.operand = x->d.arena + sl->offset;
+            s.dtype = sl->dtype;
+            if (sl->count > 1) {
+                /* a tensor divisor: scan it on the device, the step reads the flag */
+                CUDA_TRY(cudaMemsetAsync(&x->g->flag, 0, sizeof(int32_t), cs));
+                launch_any_zero_kernel<<<launch_grid(sl->count), LAUNCH_THREADS, 0, cs>>>(
+                    sl->dtype, x->d.arena + sl->offset, sl->count, (int *)&x->g->flag);
+                CUDA_LAUNCHED();
+                s.kind = STEP_DIVIDE_FLAG;
+                s.operand = &x->g->flag;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    graph_step_kernel<<<1, 1, 0, cs>>>(s, x->d.state, x->g, x->d.control_dev);
+    CUDA_LAUNCHED();
+    return 0;
+fail:
+    return -1;
+}
+
+static int build_graph(graphexec *x, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    cudaGraphNode_t init_node, while_node, dispatch_node, switch_node;
+    cudaGraphConditionalHandle loop_h, switch_h;
+    cudaGraph_t body, *cases;
+    int capturing = 0;
+    int32_t nblocks = x->nblocks;
+    void *init_args[1] = {&x->g};
+    void *dispatch_args[4];
+
+    CUDA_TRY(cudaGraphCreate(&x->graph, 0));
+    {
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np); /* every unused byte zero, as the API asks */
+        np.type = cudaGraphNodeTypeKernel;
+        np.kernel.func = (void *)graph_init_kernel;
+        np.kernel.gridDim = dim3(1, 1, 1);
+        np.kernel.blockDim = dim3(1, 1, 1);
+        np.kernel.kernelParams = init_args;
+        CUDA_TRY(add_node(&init_node, x->graph, NULL, 0, &np));
+    }
+    CUDA_TRY(cudaGraphConditionalHandleCreate(&loop_h, x->graph, 1, cudaGraphCondAssignDefault));
+    {
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np);
+        np.type = cudaGraphNodeTypeConditional;
+        np.conditional.handle = loop_h;
+        np.conditional.type = cudaGraphCondTypeWhile;
+        np.conditional.size = 1;
+        CUDA_TRY(add_node(&while_node, x->graph, &init_node, 1, &np));
+        body = np.conditional.phGraph_out[0];
+    }
+    /* the SWITCH lives in the WHILE body, so its handle belongs to that graph */
+    CUDA_TRY(cudaGraphConditionalHandleCreate(&switch_h, body, 0, 0));
+    dispatch_args[0] = &x->g;
+    dispatch_args[1] = &loop_h;
+    dispatch_args[2] = &switch_h;
+    dispatch_args[3] = &nblocks;
+    {
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np); /* every unused byte zero, as the API asks */
+        np.type = cudaGraphNodeTypeKernel;
+        np.kernel.func = (void *)graph_dispatch_kernel;
+        np.kernel.gridDim = dim3(1, 1, 1);
+        np.kernel.blockDim = dim3(1, 1, 1);
+        np.kernel.kernelParams = dispatch_args;
+        CUDA_TRY(add_node(&dispatch_node, body, NULL, 0, &np));
+    }
+    {
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np);
+        np.type = cudaGraphNodeTypeConditional;
+        np.conditional.handle = switch_h;
+        np.conditional.type = cudaGraphCondTypeSwitch;
+        np.conditional.size = (unsigned)nblocks;
+        CUDA_TRY(add_node(&switch_node, body, &dispatch_node, 1, &np));
+        cases = np.conditional.phGraph_out;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        int32_t b = x->block_of[i];
+        if (b < 0) continue;
+        cudaGraph_t captured = NULL;
+        CUDA_TRY(cudaStreamBeginCaptureToGraph(x->capture, cases[b], NULL, NULL, 0,
+                                               cudaStreamCaptureModeThreadLocal));
+        capturing = 1;
+        if (capture_block(x, i, err, errlen) != 0) goto fail;
+        capturing = 0;
+        CUDA_TRY(cudaStreamEndCapture(x->capture, &captured));
+    }
+    CUDA_TRY(cudaGraphInstantiate(&x->exec, x->graph, 0));
+    return 0;
+fail:
+    if (capturing) {
+        cudaGraph_t dummy = NULL;
+        (void)cudaStreamEndCapture(x->capture, &dummy);
+        (void)cudaGetLastError();
+    }
+    return -1;
+}
+
+/* ==== the executor ========================================================================== */
+
+static int graph_available(char *why, size_t len)
+{
+    int driver = 0;
+    if (!dev_available(why, len)) return 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver < 12080) {
+        snprintf(why, len, "the CUDA driver (%d) is older than 12.8, which conditional SWITCH nodes need",
+                 driver);
+        return 0;
+    }
+    return 1;
+}
+
+static void drop_graph(graphexec *x)
+{
+    if (x->exec) cudaGraphExecDestroy(x->exec);
+    if (x->graph) cudaGraphDestroy(x->graph);
+    x->exec = NULL;
+    x->graph = NULL;
+}
+
+static void graph_destroy(void *self)
+{
+    graphexec *x = (graphexec *)self;
+    if (!x) return;
+    if (x->in_flight && x->stream) cudaStreamSynchronize(x->stream);
+    drop_graph(x);
+    dev_prog_free(&x->d);
+    blas_free(x->blas);
+    if (x->env.partials) cudaFree(x->env.partials);
+    if (x->g) cudaFree(x->g);
+    if (x->log) cudaFree(x->log);
+    if (x->log_host) cudaFreeHost(x->log_host);
+    if (x->cases) cudaFree(x->cases);
+    if (x->capture) cudaStreamDestroy(x->capture);
+    if (x->own) cudaStreamDestroy(x->own);
+    free(x->block_of);
+    free(x->kernels);
+    free(x);
+}
+
+static void *graph_create(const cfx_prog *prog, char *err, size_t errlen)
+{
+    graphexec *x = (graphexec *)calloc(1, sizeof *x);
+    int32_t *cases_host = NULL;
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    x->prog = prog;
+    if (prog->nrecords < 1) {
+        snprintf(err, errlen, "the program has no records");
+        goto fail;
+    }
+    if (find_blocks(x, err, errlen) != 0) goto fail;
+    prof_push("upload");
+    if (dev_prog_upload(&x->d, prog, err, errlen) != 0) {
+        prof_pop();
+        goto fail;
+    }
+    prof_pop();
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
+    CUDA_TRY(cudaMalloc((void **)&x->g, sizeof(graph_dev)));
+    CUDA_TRY(cudaMemset(x->g, 0, sizeof(graph_dev)));
+    CUDA_TRY(cudaMalloc((void **)&x->log, (size_t)GRAPH_LOG_BYTES));
+    CUDA_TRY(cudaMalloc((void **)&x->env.partials, sizeof(k_acc) * LAUNCH_REDUCE_BLOCKS));
+    if (prog->ntable > 0) {
+        /* switch targets as block numbers, at the same offsets as in prog->table */
+        cases_host = (int32_t *)malloc(sizeof(int32_t) * (size_t)prog->ntable);
+        if (!cases_host) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        for (int32_t i = 0; i < prog->ntable; i++) cases_host[i] = -1;
+        for (int32_t i = 0; i < prog->nrecords; i++) {
+            const cfx_record *r = &prog->records[i];
+            if (r->kind == REC_SWITCH)
+                for (int32_t c = 0; c <= r->c; c++) cases_host[r->b + c] = x->block_of[prog->table[r->b + c]];
+        }
+        CUDA_TRY(cudaMalloc((void **)&x->cases, sizeof(int32_t) * (size_t)prog->ntable));
+        CUDA_TRY(cudaMemcpy(x->cases, cases_host, sizeof(int32_t) * (size_t)prog->ntable,
+                            cudaMemcpyHostToDevice));
+    }
+    x->blas = blas_new(err, errlen);
+    if (!x->blas) goto fail;
+    x->env.prog = prog;
+    x->env.arena = x->d.arena;
+    x->env.blas = x->blas;
+    /* A program that calls application kernels is captured at its first run, when the
+     * kernels are known; any other is built now, so a build failure is reported here. */
+    if (prog->nkernels == 0) {
+        prof_push("build graph");
+        int rc = build_graph(x, err, errlen);
+        prof_pop();
+        if (rc != 0) goto fail;
+    }
+    free(cases_host);
+    return x;
+fail:
+    free(cases_host);
+    graph_destroy(x);
+    return NULL;
+}
+
+/* 1 if the run's application kernels differ from those the graph was captured with. */
+static int kernels_changed(const graphexec *x, const exec_run *run)
+{
+    if (x->kernels == NULL) return 1;
+    for (int32_t i = 0; i < x->nkernels; i++) {
+        const exec_kernel *a = &x->kernels[i], *b = &run->kernels[i];
+        if (a->cuda_fn != b->cuda_fn || a->user != b->user) return 1;
+    }
+    return 0;
+}
+
+static int finish(graphexec *x, char *err, size_t errlen);
+
+static int graph_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+{
+    graphexec *x = (graphexec *)self;
+    const cfx_prog *p = x->prog;
+    if (x->in_flight) {
+        snprintf(err, errlen, "a run of this executor is still in flight");
+        return -1;
+    }
+    if (p->nkernels > 0 && kernels_changed(x, run)) {
+        drop_graph(x);
+        free(x->kernels);
+        x->kernels = (exec_kernel *)malloc(sizeof(exec_kernel) * (size_t)p->nkernels);
+        if (!x->kernels) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        memcpy(x->kernels, run->kernels, sizeof(exec_kernel) * (size_t)p->nkernels);
+        x->nkernels = p->nkernels;
+        if (build_graph(x, err, errlen) != 0) {
+            free(x->kernels);
+            x->kernels = NULL;
+            drop_graph(x);
+            return -1;
+        }
+    }
+    x->run = *run;
+    x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
+    memset(&x->out, 0, sizeof x->out);
+    x->out.record = -1;
+    x->t_start = now_us();
+    prof_push("run");
+    if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0) goto fail;
+    CUDA_TRY(cudaGraphLaunch(x->exec, x->stream));
+    /* device buffers: the copy is ordered after the graph and checks the state itself */
+    if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0) goto fail;
+    prof_pop();
+    x->in_flight = 1;
+    if (!async) return finish(x, err, errlen);
+    return 0;
+fail:
+    prof_pop();
+    return -1;
+}
+
+/* Waits for the run, propagating a cancel request to the device while it runs. */
+static int await_stream(graphexec *x, char *err, size_t errlen)
+{
+    if (x->run.cancel == NULL) {
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        return 0;
+    }
+    for (long spins = 0;; spins++) {
+        cudaError_t e = cudaStreamQuery(x->stream);
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) CUDA_TRY(e);
+        if (__atomic_load_n(x->run.cancel, __ATOMIC_RELAXED)) x->d.control->cancel = 1;
+        if (spins > 1000) {
+            struct timespec ts = {0, 20000}; /* past the first spins, poll every 20 us */
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* Replays the print log through run->print, in program order. */
+static int replay_prints(graphexec *x, char *err, size_t errlen)
+{
+    graph_dev g;
+    int64_t at = 0;
+    CUDA_TRY(cudaMemcpy(&g, x->g, sizeof g, cudaMemcpyDeviceToHost));
+    if (g.log_used == 0) goto check;
+    if (!x->log_host) CUDA_TRY(cudaHostAlloc((void **)&x->log_host, (size_t)GRAPH_LOG_BYTES, cudaHostAllocDefault));
+    CUDA_TRY(cudaMemcpy(x->log_host, x->log, (size_t)g.log_used, cudaMemcpyDeviceToHost));
+    while (at + (int64_t)sizeof(graph_log_entry) <= g.log_used) {
+        graph_log_entry e;
+        memcpy(&e, x->log_host + at, sizeof e);
+        if (x->run.print) x->run.print(x->run.print_user, x->prog, e.record, x->log_host + at + sizeof e);
+        at += (int64_t)sizeof e + (e.bytes + 15) / 16 * 16;
+    }
+check:
+    if (g.overflow) {
+        snprintf(err, errlen, "print output of this run exceeded the cuda-graph log of %lld bytes",
+                 (long long)GRAPH_LOG_BYTES);
+        return -1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int finish(graphexec *x, char *err, size_t errlen)
+{
+    int rc = -1;
+    if (await_stream(x, err, errlen) != 0) goto done;
+    if (!x->run.device_buffers && dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0) goto done;
+    if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0) goto done;
+    if (replay_prints(x, err, errlen) != 0) goto done;
+    if (x->run.trace) {
+        fprintf(x->run.trace,
+                "{\"traceEvents\":[\n{\"name\":\"graph %s\",\"ph\":\"X\",\"ts\":0.000,\"dur\":%.3f,\"pid\":0,\"tid\":0}\n]}\n",
+                x->prog->name ? x->prog->name : "", now_us() - x->t_start);
+        fflush(x->run.trace);
+    }
+    rc = 0;
+done:
+    x->in_flight = 0;
+    if (rc != 0) x->out.status = CFX_ERROR;
+    return rc;
+}
+
+static int graph_wait(void *self, exec_outcome *out, char *err, size_t errlen)
+{
+    graphexec *x = (graphexec *)self;
+    if (x->in_flight && finish(x, err, errlen) != 0) return -1;
+    *out = x->out;
+    return 0;
+}
+
+const exec_ops dev_graph_ops = {
+    CFX_BACKEND_CUDA_GRAPH, graph_available, graph_create, graph_run, graph_wait, graph_destroy,
+};
+
+#else /* CUDART_VERSION < 12080 */
+
+static int graph_too_old(char *why, size_t len)
+{
+    snprintf(why, len, "the CUDA toolkit is older than 12.8");
+    return 0;
+}
+
+const exec_ops dev_graph_ops = {CFX_BACKEND_CUDA_GRAPH, graph_too_old, NULL, NULL, NULL, NULL};
+
+#endif
