@@ -1,0 +1,140 @@
+/* exec.c: what every executor shares for reporting: the status line of a stopped run, and
+ * the names of statuses, dtypes, types and backends from cfx.h. */
+#include "exec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *cfx_status_name(cfx_status s)
+{
+    switch (s) {
+    case CFX_OK: return "ok";
+    case CFX_STOP_ASSERT: return "assert";
+    case CFX_STOP_INDEX: return "index";
+    case CFX_STOP_DIVIDE: return "divide";
+    case CFX_STOP_VALUE: return "value";
+    case CFX_STOP_LIMIT: return "limit";
+    case CFX_STOP_CANCELLED: return "cancelled";
+    case CFX_ERROR: return "error";
+    }
+    return "unknown";
+}
+
+const char *cfx_dtype_name(cfx_dtype dt)
+{
+    switch (dt) {
+    case CFX_F32: return "f32";
+    case CFX_F64: return "f64";
+    case CFX_I32: return "i32";
+    case CFX_I64: return "i64";
+    case CFX_BOOL: return "bool";
+    }
+    return "?";
+}
+
+int cfx_dtype_size(cfx_dtype dt)
+{
+    switch (dt) {
+    case CFX_F64:
+    case CFX_I64:
+        return 8;
+    case CFX_BOOL:
+        return 1;
+    case CFX_F32:
+    case CFX_I32:
+        return 4;
+    }
+    return 0;
+}
+
+int64_t cfx_type_count(const cfx_type *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->rank && d < CFX_TYPE_MAX_RANK; d++)
+        n *= t->dims[d];
+    return n;
+}
+
+char *cfx_type_str(const cfx_type *t, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return buf;
+    size_t n = (size_t)snprintf(buf, len, "%s", cfx_dtype_name(t->dtype));
+    for (int d = 0; d < t->rank && d < CFX_TYPE_MAX_RANK && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? ", " : "[", (long long)t->dims[d]);
+    if (t->rank > 0 && n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
+static const char *const backend_names[] = {"auto", "cpu", "cuda-host", "cuda-graph",
+                                             "cuda-persistent"};
+
+const char *cfx_backend_name(cfx_backend b)
+{
+    if ((int)b < 0 || (size_t)b >= sizeof backend_names / sizeof backend_names[0])
+        return "?";
+    return backend_names[b];
+}
+
+int cfx_backend_parse(const char *name, cfx_backend *out)
+{
+    for (size_t i = 0; name && i < sizeof backend_names / sizeof backend_names[0]; i++) {
+        if (strcmp(name, backend_names[i]) == 0) {
+            *out = (cfx_backend)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    int line = 0, col = 0;
+    const cfx_record *r = NULL;
+    if (out->record >= 0 && out->record < prog->nrecords) {
+        r = &prog->records[out->record];
+        line = r->line;
+        col = r->col;
+    }
+    char detail[256];
+    switch (out->status) {
+    case CFX_STOP_ASSERT:
+        /* ASSERT's message is its field b */
+        snprintf(detail, sizeof detail, "%s",
+                 r && r->kind == REC_ASSERT && r->b >= 0 && r->b < prog->nstrings
+                     ? prog->strings + r->b
+                     : "assertion failed");
+        break;
+    case CFX_STOP_INDEX: {
+        const char *name = r && r->kind == REC_CHECK_INDEX && r->c >= 0 && r->c < prog->nstrings
+                               ? prog->strings + r->c
+                               : "?";
+        snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name,
+                 (long long)out->detail[1], (long long)out->detail[0]);
+        break;
+    }
+    case CFX_STOP_DIVIDE:
+        snprintf(detail, sizeof detail, "integer division by zero");
+        break;
+    case CFX_STOP_VALUE:
+        snprintf(detail, sizeof detail, "range step is 0");
+        break;
+    case CFX_STOP_LIMIT:
+        snprintf(detail, sizeof detail, "iteration budget of %lld spent", (long long)out->detail[0]);
+        break;
+    case CFX_STOP_CANCELLED:
+        snprintf(detail, sizeof detail, "cancelled by the caller");
+        break;
+    case CFX_ERROR:
+        snprintf(detail, sizeof detail, "backend error");
+        break;
+    case CFX_OK:
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?", line, col,
+             cfx_status_name(out->status), detail);
+}
