@@ -1,0 +1,1291 @@
+/* bench_gpu.c: the GPU benchmark driver. Runs the loop-heavy programs of profiling/bench/
+ * on every executor and reports the cost of control per loop iteration, read against
+ * floors measured on the same GPU in the same run (floors.h).
+ *
+ *   bench_gpu [--quick] [--csv FILE] [--json FILE] [--export DIR] [--bench-dir DIR]
+ *             [--graphs a,b,...] [--executors cpu,cuda-host,...] [--cpu-only]
+ *
+ * Per graph and executor: iterations per run (cfx_exec_iterations), time per iteration
+ * (CUDA events around each run, divided by its iterations; the median over repeats after
+ * warm-up, with min/max and the interquartile range), the ratio to cuda-host, and for the
+ * work-heavy graphs the memory-bandwidth floor per iteration and the fraction achieved.
+ * Every executor's results are checked against an independent computation in C before its
+ * times are reported; a failed check marks the row and makes the exit status 1.
+ *
+ * Without CUDA or without a device it prints `bench_gpu: no CUDA device is present (...)`
+ * and exits 0: there is nothing to measure, and that is not an error. `--cpu-only` runs
+ * the cpu executor alone (no floors), to check the programs and the driver on any machine.
+ * `--export DIR` writes every graph's inputs and the results of its last checked GPU run as
+ * .npy files plus DIR/manifest.json, which peers.py reads.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfx.h"
+#include "npy.h"
+
+#ifdef CFX_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "floors.h"
+#endif
+
+#ifndef CFX_SOURCE_DIR
+#define CFX_SOURCE_DIR "."
+#endif
+
+/* ================================================================================== */
+/* ---- small helpers ---------------------------------------------------------------- */
+
+/* splitmix64: the deterministic source of every input. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi), from the top 53 bits. */
+static double uniform(uint64_t *state, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Quantile q of sorted v[0..n) with linear interpolation. */
+static double quantile(const double *v, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    if (i >= n - 1)
+        return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+/* ================================================================================== */
+/* ---- the graphs: inputs, checks and floors ---------------------------------------- */
+
+enum { MAX_BUFFERS = 8 };
+
+/* One named input or result buffer in host memory. */
+typedef struct buffer {
+    const char *name;
+    cfx_type type;
+    void *host;
+    size_t bytes;
+} buffer;
+
+/* A graph's inputs and what a correct run must produce. `iters_input` names the i32 input
+ * that bounds the loop (NULL when the data decides), so the cpu executor can run the heavy
+ * graphs for fewer iterations; a check reads that input's value as used. */
+typedef struct case_data {
+    buffer in[MAX_BUFFERS];
+    int nin;
+    int64_t expect_iters;   /* loop iterations a correct run takes with these inputs */
+    void *ref;              /* what the check compares with (collatz steps, decode tokens) */
+    int32_t ref_param;      /* the trip-count input `ref` was computed for */
+} case_data;
+
+typedef struct bench_case {
+    const char *key;          /* graph name, also the file profiling/bench/KEY.cfx */
+    const char *iters_input;  /* the i32 input that sets the trip count, or NULL */
+    int cpu_iters;            /* the value the cpu executor uses (0: as the GPU runs) */
+    int (*make)(case_data *d, int quick);
+    /* Checks results (in the module's result order) for the inputs in d and the
+     * iterations the run reported; on failure writes why. */
+    int (*check)(case_data *d, buffer *res, int nres, int64_t iters, char *why, size_t len);
+    /* Bytes one iteration must move at least (0 for the control-only graphs). */
+    double (*bytes_per_iter)(const case_data *d);
+} bench_case;
+
+static void *add_input(case_data *d, const char *name, cfx_dtype dt, int rank, int64_t d0,
+                       int64_t d1)
+{
+    buffer *b = &d->in[d->nin++];
+    b->name = name;
+    memset(&b->type, 0, sizeof b->type);
+    b->type.dtype = dt;
+    b->type.rank = rank;
+    b->type.dims[0] = d0;
+    b->type.dims[1] = d1;
+    b->bytes = (size_t)cfx_type_count(&b->type) * (size_t)cfx_dtype_size(dt);
+    b->host = calloc(1, b->bytes ? b->bytes : 1);
+    return b->host;
+}
+
+static buffer *find_buffer(buffer *list, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+static int32_t input_i32(const case_data *d, const char *name)
+{
+    for (int i = 0; i < d->nin; i++)
+        if (strcmp(d->in[i].name, name) == 0)
+            return *(const int32_t *)d->in[i].host;
+    return 0;
+}
+
+/* Every make allocates with add_input; one check that they all succeeded. */
+static int inputs_ok(const case_data *d)
+{
+    for (int i = 0; i < d->nin; i++)
+        if (!d->in[i].host)
+            return -1;
+    return 0;
+}
+
+#define RESULT(name) find_buffer(res, nres, name)
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            snprintf(why, len, __VA_ARGS__);                                              \
+            return -1;                                                                    \
+        }                                                                                 \
+    } while (0)
+
+/* ---- counter ---- */
+static int make_counter(case_data *d, int quick)
+{
+    int32_t *n = add_input(d, "n", CFX_I32, 0, 0, 0);
+    if (inputs_ok(d))
+        return -1;
+    *n = quick ? 2000 : 10000;
+    d->expect_iters = *n;
+    return 0;
+}
+
+static int check_counter(case_data *d, buffer *res, int nres, int64_t iters, char *why,
+                         size_t len)
+{
+    int32_t n = input_i32(d, "n");
+    buffer *count = RESULT("count");
+    CHECK(count, "no result 'count'");
+    CHECK(*(int32_t *)count->host == n, "count = %d, expected %d", *(int32_t *)count->host, n);
+    CHECK(iters == n, "%lld loop iterations, expected %d", (long long)iters, n);
+    return 0;
+}
+
+/* ---- if_in_while ---- */
+static int make_if_in_while(case_data *d, int quick)
+{
+    int32_t *x = add_input(d, "x", CFX_I32, 0, 0, 0);
+    int32_t *y = add_input(d, "y", CFX_I32, 0, 0, 0);
+    int32_t *i = add_input(d, "i", CFX_I32, 0, 0, 0);
+    int32_t *n = add_input(d, "n", CFX_I32, 0, 0, 0);
+    if (inputs_ok(d))
+        return -1;
+    *x = 0;
+    *y = 1;
+    *i = 0;
+    *n = quick ? 2000 : 10000;
+    d->expect_iters = *n;
+    return 0;
+}
+
+static int check_if_in_while(case_data *d, buffer *res, int nres, int64_t iters,
+                             char *why, size_t len)
+{
+    int32_t x = input_i32(d, "x"), y = input_i32(d, "y"), i = input_i32(d, "i");
+    int32_t n = input_i32(d, "n"), out = x;
+    buffer *r = RESULT("out");
+    /* The MindSpore program, as Python would run it. */
+    for (; i < n; i++) {
+        out += x + i < y ? x : y;
+        out += 1;
+    }
+    CHECK(r, "no result 'out'");
+    CHECK(*(int32_t *)r->host == out, "out = %d, expected %d", *(int32_t *)r->host, out);
+    CHECK(iters == n, "%lld loop iterations, expected %d", (long long)iters, n);
+    return 0;
+}
+
+/* ---- collatz ---- */
+enum { COLLATZ_BATCH = 8192 };
+
+static int make_collatz(case_data *d, int quick)
+{
+    int64_t *x = add_input(d, "x", CFX_I64, 1, COLLATZ_BATCH, 0);
+    int32_t *steps = calloc(COLLATZ_BATCH, sizeof *steps);
+    uint64_t seed = 1;
+    int32_t most = 0;
+    if (inputs_ok(d) || !steps) {
+        free(steps);
+        return -1;
+    }
+    for (int j = 0; j < COLLATZ_BATCH; j++) {
+        int64_t v = 1 + (int64_t)(splitmix64(&seed) % 1000000u);
+        x[j] = v;
+        while (v > 1) {
+            v = v % 2 == 0 ? v / 2 : 3 * v + 1;
+            steps[j]++;
+        }
+        if (steps[j] > most)
+            most = steps[j];
+    }
+    d->ref = steps;
+    d->expect_iters = most;
+    return 0;
+}
+
+static int check_collatz(case_data *d, buffer *res, int nres, int64_t iters, char *why,
+                         size_t len)
+{
+    const int32_t *want = d->ref;
+    buffer *r = RESULT("steps");
+    CHECK(r, "no result 'steps'");
+    for (int j = 0; j < COLLATZ_BATCH; j++) {
+        int32_t got = ((const int32_t *)r->host)[j];
+        CHECK(got == want[j], "steps[%d] = %d, expected %d", j, got, want[j]);
+    }
+    CHECK(iters == d->expect_iters, "%lld loop iterations, expected %lld", (long long)iters,
+          (long long)d->expect_iters);
+    return 0;
+}
+
+/* ---- power iteration ---- */
+enum { POWER_N = 4096 };
+
+/* A = 100 u u^T / n + S: a dominant eigenvalue near 100 |u|^2 / n far from the rest (|S| is
+ * under 1), so 100 iterations converge and the eigenpair can be checked with one product. */
+static int make_power(case_data *d, int quick)
+{
+    const int n = POWER_N;
+    float *A = add_input(d, "A", CFX_F32, 2, n, n);
+    float *v0 = add_input(d, "v0", CFX_F32, 1, n, 0);
+    int32_t *max_iters = add_input(d, "max_iters", CFX_I32, 0, 0, 0);
+    float *tol = add_input(d, "tol", CFX_F32, 0, 0, 0);
+    double *u = malloc((size_t)n * sizeof *u);
+    uint64_t seed = 2;
+    if (inputs_ok(d) || !u) {
+        free(u);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        u[i] = uniform(&seed, 0.5, 1.5);
+    for (int i = 0; i < n; i++)
+        for (int j = i; j < n; j++) {
+            double s = uniform(&seed, -0.01, 0.01);
+            float a = (float)(100.0 * u[i] * u[j] / n + s);
+            A[(size_t)i * n + j] = a;
+            A[(size_t)j * n + i] = a;
+        }
+    for (int i = 0; i < n; i++)
+        v0[i] = (float)uniform(&seed, 0.1, 1.1);
+    free(u);
+    *max_iters = 100;
+    *tol = -1.0f; /* delta > -1 always: the loop runs max_iters, still testing on data */
+    d->expect_iters = *max_iters;
+    return 0;
+}
+
+static int check_power(case_data *d, buffer *res, int nres, int64_t iters, char *why,
+                       size_t len)
+{
+    const int n = POWER_N;
+    const float *A = d->in[0].host;
+    buffer *rv = RESULT("v"), *reig = RESULT("eig"), *rit = RESULT("iters");
+    int32_t max_iters = input_i32(d, "max_iters");
+    double eig, norm = 0, resid = 0;
+    CHECK(rv && reig && rit, "missing result v, eig or iters");
+    eig = *(const float *)reig->host;
+    const float *v = rv->host;
+    /* The eigenpair in double: |A v - eig v| / |eig| with |v| = 1. */
+    for (int i = 0; i < n; i++) {
+        double s = 0;
+        for (int j = 0; j < n; j++)
+            s += (double)A[(size_t)i * n + j] * v[j];
+        resid += (s - eig * v[i]) * (s - eig * v[i]);
+        norm += (double)v[i] * v[i];
+    }
+    resid = sqrt(resid) / fabs(eig);
+    CHECK(isfinite(eig) && eig > 50, "eig = %g, expected the dominant eigenvalue (about 108)", eig);
+    CHECK(fabs(sqrt(norm) - 1) < 1e-3, "|v| = %g, expected 1", sqrt(norm));
+    CHECK(resid < 1e-3, "|A v - eig v| / eig = %g, expected below 1e-3", resid);
+    CHECK(*(int32_t *)rit->host == max_iters, "iters = %d, expected %d", *(int32_t *)rit->host,
+          max_iters);
+    CHECK(iters == max_iters, "%lld loop iterations, expected %d", (long long)iters, max_iters);
+    return 0;
+}
+
+/* Read A once, read v and write the next v. */
+static double bytes_power(const case_data *d)
+{
+    return 4.0 * POWER_N * POWER_N + 2 * 4.0 * POWER_N;
+}
+
+/* ---- conjugate gradient ---- */
+
+/* A = L + c I + R + diag(|R| row sums): L the 1-D Laplacian (2 on the diagonal, -1 beside
+ * it), R a small symmetric random matrix. L + c I has eigenvalues in (c, 4 + c) and the
+ * rest is diagonally dominant with a non-negative diagonal, so A is SPD with a condition
+ * number near 4/c = 400: CG converges steadily without its residual reaching 0 in f32. */
+static int make_cg(case_data *d, int n, uint64_t seed)
+{
+    const double c = 0.01, eps = 0.25 * c / n;
+    float *A = add_input(d, "A", CFX_F32, 2, n, n);
+    float *b = add_input(d, "b", CFX_F32, 1, n, 0);
+    int32_t *max_iters = add_input(d, "max_iters", CFX_I32, 0, 0, 0);
+    float *tol = add_input(d, "tol", CFX_F32, 0, 0, 0);
+    double *diag = calloc((size_t)n, sizeof *diag);
+    if (inputs_ok(d) || !diag) {
+        free(diag);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double r = uniform(&seed, -eps, eps);
+            double a = (j == i + 1 ? -1.0 : 0.0) + r;
+            A[(size_t)i * n + j] = (float)a;
+            A[(size_t)j * n + i] = (float)a;
+            diag[i] += fabs(r);
+            diag[j] += fabs(r);
+        }
+    for (int i = 0; i < n; i++) {
+        A[(size_t)i * n + i] = (float)(2.0 + c + diag[i]);
+        b[i] = (float)uniform(&seed, -1.0, 1.0);
+    }
+    free(diag);
+    *max_iters = 200;
+    *tol = 0.0f;
+    d->expect_iters = *max_iters;
+    return 0;
+}
+
+static int make_cg_1024(case_data *d, int quick) { return make_cg(d, 1024, 3); }
+static int make_cg_8192(case_data *d, int quick) { return make_cg(d, 8192, 4); }
+
+/* The true residual |b - A x| / |b| in double. After 100 or more iterations CG on this
+ * matrix is converged to f32 accuracy; after fewer (the cpu executor's short runs) it must
+ * at least have reduced the residual. */
+static int check_cg(case_data *d, buffer *res, int nres, int64_t iters, char *why,
+                    size_t len)
+{
+    const buffer *Ab = &d->in[0], *bb = &d->in[1];
+    const int64_t n = Ab->type.dims[0];
+    const float *A = Ab->host, *b = bb->host;
+    buffer *rx = RESULT("x"), *rit = RESULT("iters"), *rrr = RESULT("rr");
+    int32_t max_iters = input_i32(d, "max_iters");
+    double num = 0, den = 0, rel, bound = max_iters >= 100 ? 1e-3 : 0.9;
+    CHECK(rx && rit && rrr, "missing result x, iters or rr");
+    const float *x = rx->host;
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int64_t j = 0; j < n; j++)
+            s += (double)A[i * n + j] * x[j];
+        num += (b[i] - s) * (b[i] - s);
+        den += (double)b[i] * b[i];
+    }
+    rel = sqrt(num / den);
+    CHECK(isfinite(rel) && rel < bound, "|b - A x| / |b| = %g after %d iterations, expected below %g",
+          rel, *(int32_t *)rit->host, bound);
+    CHECK(*(const float *)rrr->host > 0, "rr = %g, expected positive", *(const float *)rrr->host);
+    CHECK(*(int32_t *)rit->host == max_iters, "iters = %d, expected %d", *(int32_t *)rit->host,
+          max_iters);
+    CHECK(iters == max_iters, "%lld loop iterations, expected %d", (long long)iters, max_iters);
+    return 0;
+}
+
+/* Fused to the limit, an iteration reads A, p, x and r once and writes x, r and p. */
+static double bytes_cg(const case_data *d)
+{
+    double n = (double)d->in[0].type.dims[0];
+    return 4.0 * n * n + 7 * 4.0 * n;
+}
+
+/* ---- greedy decode ---- */
+enum { DEC_V = 32768, DEC_D = 256, DEC_L = 128 };
+
+/* The decode loop in C with the kernels' rules (f32 matmul accumulates in double and rounds
+ * once), for max_len steps from `start`; fills tokens and returns the length. */
+static int32_t decode_reference(const float *W, const float *M, const float *E,
+                                const float *h0, int32_t start, int32_t eos, int32_t max_len,
+                                int32_t *tokens)
+{
+    float h[DEC_D], t[DEC_D];
+    int32_t tok = start, length = 0;
+    memcpy(h, h0, sizeof h);
+    memset(tokens, 0, DEC_L * sizeof *tokens);
+    while (length < max_len && length < DEC_L) {
+        float best = 0;
+        int32_t arg = 0;
+        for (int i = 0; i < DEC_D; i++) {
+            double s = 0;
+            for (int j = 0; j < DEC_D; j++)
+                s += (double)M[i * DEC_D + j] * h[j];
+            t[i] = tanhf((float)s + E[(size_t)tok * DEC_D + i]);
+        }
+        memcpy(h, t, sizeof h);
+        for (int v = 0; v < DEC_V; v++) {
+            double s = 0;
+            for (int j = 0; j < DEC_D; j++)
+                s += (double)W[(size_t)v * DEC_D + j] * h[j];
+            if (v == 0 || (float)s > best) {
+                best = (float)s;
+                arg = v;
+            }
+        }
+        tok = arg;
+        if (tok == eos)
+            break;
+        tokens[length++] = tok;
+    }
+    return length;
+}
+
+static int make_decode(case_data *d, int quick)
+{
+    float *W = add_input(d, "W", CFX_F32, 2, DEC_V, DEC_D);
+    float *M = add_input(d, "M", CFX_F32, 2, DEC_D, DEC_D);
+    float *E = add_input(d, "E", CFX_F32, 2, DEC_V, DEC_D);
+    float *h0 = add_input(d, "h0", CFX_F32, 1, DEC_D, 0);
+    int32_t *start = add_input(d, "start", CFX_I32, 0, 0, 0);
+    int32_t *eos = add_input(d, "eos", CFX_I32, 0, 0, 0);
+    int32_t *max_len = add_input(d, "max_len", CFX_I32, 0, 0, 0);
+    /* M's spectral radius is about 0.9 (entries of standard deviation 0.9 / sqrt(D)), so
+     * the state stays bounded and rounding differences do not grow. */
+    const double m = 0.9 * sqrt(3.0) / sqrt((double)DEC_D);
+    uint64_t seed = 5;
+    if (inputs_ok(d))
+        return -1;
+    for (size_t i = 0; i < (size_t)DEC_V * DEC_D; i++)
+        W[i] = (float)uniform(&seed, -1, 1);
+    for (size_t i = 0; i < (size_t)DEC_D * DEC_D; i++)
+        M[i] = (float)uniform(&seed, -m, m);
+    for (size_t i = 0; i < (size_t)DEC_V * DEC_D; i++)
+        E[i] = (float)uniform(&seed, -1, 1);
+    for (int i = 0; i < DEC_D; i++)
+        h0[i] = 0.0f;
+    *start = 0;
+    *eos = -1; /* no argmax is -1: the loop runs max_len steps, still testing for eos */
+    *max_len = DEC_L;
+    d->expect_iters = DEC_L;
+    d->ref = NULL; /* computed by the check for the max_len it is given */
+    return 0;
+}
+
+static int check_decode(case_data *d, buffer *res, int nres, int64_t iters, char *why,
+                        size_t len)
+{
+    int32_t max_len = input_i32(d, "max_len"), n = 0;
+    buffer *rt = RESULT("tokens"), *rl = RESULT("length");
+    int32_t *want = d->ref;
+    /* The reference takes a second or so: computed once per max_len and kept. */
+    if (!want || d->ref_param != max_len) {
+        free(d->ref);
+        d->ref = want = malloc((DEC_L + 1) * sizeof *want);
+        CHECK(want, "out of memory");
+        want[DEC_L] = decode_reference(d->in[0].host, d->in[1].host, d->in[2].host,
+                                       d->in[3].host, input_i32(d, "start"), input_i32(d, "eos"),
+                                       max_len, want);
+        d->ref_param = max_len;
+    }
+    n = want[DEC_L];
+    CHECK(rt && rl, "missing result tokens or length");
+    CHECK(*(int32_t *)rl->host == n, "length = %d, expected %d", *(int32_t *)rl->host, n);
+    for (int i = 0; i < DEC_L; i++) {
+        int32_t got = ((const int32_t *)rt->host)[i];
+        CHECK(got == want[i], "tokens[%d] = %d, expected %d", i, got, want[i]);
+    }
+    CHECK(iters == max_len, "%lld loop iterations, expected %d", (long long)iters, max_len);
+    return 0;
+}
+
+/* Read W, M, one row of E and h; the logits need never reach memory. */
+static double bytes_decode(const case_data *d)
+{
+    return 4.0 * DEC_V * DEC_D + 4.0 * DEC_D * DEC_D + 2 * 4.0 * DEC_D;
+}
+
+static const bench_case cases[] = {
+    {"counter", NULL, 0, make_counter, check_counter, NULL},
+    {"if_in_while", NULL, 0, make_if_in_while, check_if_in_while, NULL},
+    {"collatz", NULL, 0, make_collatz, check_collatz, NULL},
+    {"power_iteration", "max_iters", 10, make_power, check_power, bytes_power},
+    {"cg_1024", "max_iters", 20, make_cg_1024, check_cg, bytes_cg},
+    {"cg_8192", "max_iters", 5, make_cg_8192, check_cg, bytes_cg},
+    {"greedy_decode", "max_len", 8, make_decode, check_decode, bytes_decode},
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+static const cfx_backend executors[] = {CFX_BACKEND_CPU, CFX_BACKEND_CUDA_HOST,
+                                        CFX_BACKEND_CUDA_GRAPH, CFX_BACKEND_CUDA_PERSISTENT};
+enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
+
+/* ================================================================================== */
+/* ---- one row: a graph on an executor ---------------------------------------------- */
+
+typedef struct options {
+    int quick;
+    int cpu_only;
+    const char *csv, *json, *export_dir, *bench_dir;
+    const char *graphs, *executors; /* comma lists, NULL for all */
+} options;
+
+typedef struct row {
+    int ran;              /* timings exist */
+    int failed;           /* a check or a run failed: the exit status becomes 1 */
+    char state[256];      /* "ok", "unavailable: ...", "error: ...", "FAIL: ..." */
+    char note[160];
+    int64_t iters;        /* loop iterations per run */
+    int reduced;          /* the cpu executor ran fewer iterations than the GPU ones */
+    int repeats;
+    double med_us, min_us, max_us, p25_us, p75_us; /* per iteration */
+    double run_ms, wall_ms;                        /* medians per run */
+} row;
+
+/* Whether `name` is in the comma list (NULL means everything). */
+static int selected(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    if (!list)
+        return 1;
+    for (const char *p = list; *p;) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len + (q ? 1 : 0);
+    }
+    return 0;
+}
+
+static void write_npy(const options *o, const char *key, const char *name, const cfx_type *t,
+                      const void *data)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s.%s.npy", o->export_dir, key, name);
+    if (npy_write_file(path, t, data, err, sizeof err) != 0)
+        fprintf(stderr, "bench_gpu: %s\n", err);
+}
+
+/* Runs graph g of m on backend b with the inputs of d, checks the results, then times it.
+ * Fills r; returns nothing since every outcome, failures included, is a row of the table. */
+static void run_row(const options *o, const bench_case *c, cfx_module *m, int g, case_data *d,
+                    cfx_backend b, row *r, const char **exported_from)
+{
+    const int is_cuda = b != CFX_BACKEND_CPU;
+    const int warmup = is_cuda ? 2 : 1;
+    const int min_rep = o->quick ? 3 : 5, max_rep = o->quick ? 10 : 50;
+    const double budget = o->quick ? 0.5 : 2.0;
+    cfx_exec *e = NULL;
+    buffer res[MAX_BUFFERS];
+    int nres = cfx_result_count(m, g), nin = cfx_input_count(m, g);
+    double *per_iter = NULL, *run_ms = NULL, *wall_ms = NULL;
+    char why[256] = "", avail[256] = "";
+    char *err = NULL;
+    buffer *iters_in = c->iters_input ? find_buffer(d->in, d->nin, c->iters_input) : NULL;
+    int32_t saved_iters = iters_in ? *(int32_t *)iters_in->host : 0;
+    double started;
+    int rep = 0;
+#ifdef CFX_HAVE_CUDA
+    void *dev_in[MAX_BUFFERS] = {0}, *dev_res[MAX_BUFFERS] = {0};
+    cudaStream_t stream = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+#endif
+
+    memset(r, 0, sizeof *r);
+    memset(res, 0, sizeof res);
+    if (!cfx_backend_available(b, avail, sizeof avail)) {
+        snprintf(r->state, sizeof r->state, "unavailable: %s", avail);
+        return;
+    }
+    if (nres > MAX_BUFFERS || nin != d->nin) {
+        snprintf(r->state, sizeof r->state, "error: the graph has %d inputs and %d results, the "
+                 "driver expects %d inputs", nin, nres, d->nin);
+        r->failed = 1;
+        return;
+    }
+    /* The cpu executor runs the heavy graphs for fewer iterations: time per iteration is
+     * what is compared, and a full run would take minutes. */
+    if (!is_cuda && !o->cpu_only && iters_in && c->cpu_iters > 0) {
+        *(int32_t *)iters_in->host = c->cpu_iters;
+        r->reduced = 1;
+    }
+    per_iter = calloc((size_t)max_rep, sizeof *per_iter);
+    run_ms = calloc((size_t)max_rep, sizeof *run_ms);
+    wall_ms = calloc((size_t)max_rep, sizeof *wall_ms);
+    if (!per_iter || !run_ms || !wall_ms) {
+        snprintf(r->state, sizeof r->state, "error: out of memory");
+        goto fail;
+    }
+    e = cfx_exec_new(m, g, b, &err);
+    if (!e) {
+        snprintf(r->state, sizeof r->state, "error: %s", err ? err : "cfx_exec_new failed");
+        goto fail;
+    }
+    for (int i = 0; i < nres; i++) {
+        res[i].name = cfx_result_name(m, g, i);
+        res[i].type = cfx_result_type(m, g, i);
+        res[i].bytes = (size_t)cfx_type_count(&res[i].type) * (size_t)cfx_dtype_size(res[i].type.dtype);
+        res[i].host = calloc(1, res[i].bytes ? res[i].bytes : 1);
+        if (!res[i].host) {
+            snprintf(r->state, sizeof r->state, "error: out of memory");
+            goto fail;
+        }
+    }
+
+    /* Bind: device buffers for the CUDA executors, so that no run copies its inputs
+     * through the host and the times are the executor's alone. */
+    for (int i = 0; i < nin; i++) {
+        const char *name = cfx_input_name(m, g, i);
+        buffer *in = find_buffer(d->in, d->nin, name);
+        int rc;
+        if (!in) {
+            snprintf(r->state, sizeof r->state, "error: the driver has no input '%s'", name);
+            goto fail;
+        }
+#ifdef CFX_HAVE_CUDA
+        if (is_cuda) {
+            if (cudaMalloc(&dev_in[i], in->bytes) != cudaSuccess ||
+                cudaMemcpy(dev_in[i], in->host, in->bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+                snprintf(r->state, sizeof r->state, "error: cannot place input '%s' on the device "
+                         "(%s)", name, cudaGetErrorString(cudaGetLastError()));
+                goto fail;
+            }
+            rc = cfx_bind_device(e, name, dev_in[i], in->bytes);
+        } else
+#endif
+            rc = cfx_bind(e, name, in->host, in->bytes);
+        if (rc != 0) {
+            snprintf(r->state, sizeof r->state, "error: %s", cfx_exec_error(e));
+            goto fail;
+        }
+    }
+    for (int i = 0; i < nres; i++) {
+        int rc;
+#ifdef CFX_HAVE_CUDA
+        if (is_cuda) {
+            if (cudaMalloc(&dev_res[i], res[i].bytes) != cudaSuccess) {
+                snprintf(r->state, sizeof r->state, "error: cannot allocate result '%s' on the "
+                         "device (%s)", res[i].name, cudaGetErrorString(cudaGetLastError()));
+                goto fail;
+            }
+            rc = cfx_bind_device(e, res[i].name, dev_res[i], res[i].bytes);
+        } else
+#endif
+            rc = cfx_bind(e, res[i].name, res[i].host, res[i].bytes);
+        if (rc != 0) {
+            snprintf(r->state, sizeof r->state, "error: %s", cfx_exec_error(e));
+            goto fail;
+        }
+    }
+#ifdef CFX_HAVE_CUDA
+    if (is_cuda) {
+        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess) {
+            snprintf(r->state, sizeof r->state, "error: cannot create a stream or events (%s)",
+                     cudaGetErrorString(cudaGetLastError()));
+            goto fail;
+        }
+        cfx_set_stream(e, stream);
+    }
+#endif
+
+    /* Warm-up runs, then the check, then the timed repeats (rep < 0 is warm-up). */
+    started = now_seconds();
+    for (rep = -warmup; rep < max_rep; rep++) {
+        double w0, w1, ms = 0;
+        cfx_status st;
+        int64_t iters;
+        if (rep >= min_rep && now_seconds() - started >= budget)
+            break;
+        w0 = now_seconds();
+#ifdef CFX_HAVE_CUDA
+        if (is_cuda) {
+            float fms = 0;
+            cudaEventRecord(t0, stream);
+            if (cfx_run_async(e) != 0) {
+                snprintf(r->state, sizeof r->state, "error: %s", cfx_exec_error(e));
+                goto fail;
+            }
+            cudaEventRecord(t1, stream);
+            st = cfx_wait(e);
+            w1 = now_seconds();
+            if (cudaEventSynchronize(t1) != cudaSuccess ||
+                cudaEventElapsedTime(&fms, t0, t1) != cudaSuccess) {
+                snprintf(r->state, sizeof r->state, "error: timing events failed (%s)",
+                         cudaGetErrorString(cudaGetLastError()));
+                goto fail;
+            }
+            ms = fms;
+        } else
+#endif
+        {
+            st = cfx_run(e);
+            w1 = now_seconds();
+            ms = 1e3 * (w1 - w0);
+        }
+        if (st != CFX_OK) {
+            snprintf(r->state, sizeof r->state, "error: run ended %s: %s", cfx_status_name(st),
+                     st == CFX_ERROR ? cfx_exec_error(e) : cfx_exec_message(e));
+            goto fail;
+        }
+        iters = cfx_exec_iterations(e);
+        if (rep == -1) {
+            /* The last warm-up run is the one checked. */
+#ifdef CFX_HAVE_CUDA
+            for (int i = 0; is_cuda && i < nres; i++)
+                if (cudaMemcpy(res[i].host, dev_res[i], res[i].bytes, cudaMemcpyDeviceToHost) !=
+                    cudaSuccess) {
+                    snprintf(r->state, sizeof r->state, "error: cannot read result '%s' back (%s)",
+                             res[i].name, cudaGetErrorString(cudaGetLastError()));
+                    goto fail;
+                }
+#endif
+            if (c->check(d, res, nres, iters, why, sizeof why) != 0) {
+                snprintf(r->state, sizeof r->state, "FAIL: %s", why);
+                r->failed = 1;
+            } else if (o->export_dir && !r->reduced) {
+                for (int i = 0; i < nres; i++)
+                    write_npy(o, c->key, res[i].name, &res[i].type, res[i].host);
+                *exported_from = cfx_backend_name(b);
+            }
+            r->iters = iters;
+            started = now_seconds();
+        }
+        if (rep < 0)
+            continue;
+        /* A loop that reports no iterations is timed against the count the inputs imply;
+         * the check has already flagged the difference. */
+        if (iters <= 0)
+            iters = d->expect_iters > 0 ? d->expect_iters : 1;
+        per_iter[rep] = 1e3 * ms / (double)iters;
+        run_ms[rep] = ms;
+        wall_ms[rep] = 1e3 * (w1 - w0);
+    }
+
+    r->repeats = rep;
+    if (rep > 0) {
+        qsort(run_ms, (size_t)rep, sizeof *run_ms, cmp_double);
+        qsort(wall_ms, (size_t)rep, sizeof *wall_ms, cmp_double);
+        qsort(per_iter, (size_t)rep, sizeof *per_iter, cmp_double);
+        r->ran = 1;
+        r->med_us = quantile(per_iter, rep, 0.5);
+        r->min_us = per_iter[0];
+        r->max_us = per_iter[rep - 1];
+        r->p25_us = quantile(per_iter, rep, 0.25);
+        r->p75_us = quantile(per_iter, rep, 0.75);
+        r->run_ms = quantile(run_ms, rep, 0.5);
+        r->wall_ms = quantile(wall_ms, rep, 0.5);
+        /* Events that saw far less than the host did mean the run was not on our stream. */
+        if (is_cuda && r->wall_ms - r->run_ms > 1.0 && r->run_ms < 0.5 * r->wall_ms)
+            snprintf(r->note, sizeof r->note, "events saw %.3g ms of a %.3g ms run: stream not "
+                     "honoured?", r->run_ms, r->wall_ms);
+    }
+    if (!r->failed)
+        snprintf(r->state, sizeof r->state, "ok");
+    goto done;
+
+fail:
+    r->failed = 1;
+done:
+    if (iters_in)
+        *(int32_t *)iters_in->host = saved_iters;
+    if (e)
+        cfx_exec_free(e);
+    cfx_free(err);
+#ifdef CFX_HAVE_CUDA
+    for (int i = 0; i < MAX_BUFFERS; i++) {
+        if (dev_in[i])
+            cudaFree(dev_in[i]);
+        if (dev_res[i])
+            cudaFree(dev_res[i]);
+    }
+    if (t0)
+        cudaEventDestroy(t0);
+    if (t1)
+        cudaEventDestroy(t1);
+    if (stream)
+        cudaStreamDestroy(stream);
+#endif
+    for (int i = 0; i < nres && i < MAX_BUFFERS; i++)
+        free(res[i].host);
+    free(per_iter);
+    free(run_ms);
+    free(wall_ms);
+}
+
+/* ================================================================================== */
+/* ---- reporting -------------------------------------------------------------------- */
+
+typedef struct report {
+    int have_device;
+#ifdef CFX_HAVE_CUDA
+    floors_device dev;
+    floors fl;
+#endif
+    double bandwidth_gbs; /* 0 when not measured */
+    row rows[NCASES][NEXECUTORS];
+    int run_case[NCASES];
+    const char *exported_from[NCASES];
+} report;
+
+static const row *host_row(const report *rp, int ci)
+{
+    for (int x = 0; x < NEXECUTORS; x++)
+        if (executors[x] == CFX_BACKEND_CUDA_HOST && rp->rows[ci][x].ran)
+            return &rp->rows[ci][x];
+    return NULL;
+}
+
+/* Speedup over cuda-host (its median over this one's), or 0 when there is none. */
+static double speedup(const report *rp, int ci, const row *r)
+{
+    const row *h = host_row(rp, ci);
+    return h && r->ran && r->med_us > 0 ? h->med_us / r->med_us : 0;
+}
+
+/* The bandwidth floor per iteration in microseconds, or 0 for control-only graphs. */
+static double floor_us(const report *rp, int ci, const case_data *d)
+{
+    if (!cases[ci].bytes_per_iter || rp->bandwidth_gbs <= 0)
+        return 0;
+    return cases[ci].bytes_per_iter(d) / (rp->bandwidth_gbs * 1e9) * 1e6;
+}
+
+#ifdef CFX_HAVE_CUDA
+static void print_floors(const report *rp)
+{
+    const floors *f = &rp->fl;
+    const struct {
+        const char *name;
+        const floor_stat *s;
+        const char *unit;
+    } list[] = {
+        {"empty kernel launch (back to back)", &f->launch_us, "us"},
+        {"4-byte device-to-host copy + stream sync", &f->d2h_sync_us, "us"},
+        {"WHILE conditional node, one iteration (empty body)", &f->while_iter_us, "us"},
+        {"grid barrier (counter + generation)", &f->grid_barrier_us, "us"},
+        {"block barrier (__syncthreads)", &f->block_barrier_us, "us"},
+        {"device memory bandwidth (D2D copy, read + write)", &f->bandwidth_gbs, "GB/s"},
+    };
+    printf("\n## Floors\n\n");
+    printf("Grid barrier: %d blocks x %d threads; block barrier: 1 block x %d threads; "
+           "copy: %.0f MiB moved.\n\n", f->grid_blocks, f->block_threads, f->block_threads,
+           f->copy_bytes / (1024.0 * 1024.0));
+    printf("| floor | median | min | max | unit | repeats |\n|---|---:|---:|---:|---|---:|\n");
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        printf("| %s | %.3f | %.3f | %.3f | %s | %d |\n", list[i].name, list[i].s->median,
+               list[i].s->min, list[i].s->max, list[i].unit, list[i].s->repeats);
+}
+#endif
+
+static void print_table(const report *rp, case_data *data)
+{
+    printf("\n## Time per loop iteration\n\n");
+    printf("| graph | executor | iters/run | us/iter (median) | min .. max | IQR | "
+           "speedup vs cuda-host | bandwidth floor us/iter | of floor | check |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int ci = 0; ci < NCASES; ci++) {
+        if (!rp->run_case[ci])
+            continue;
+        for (int x = 0; x < NEXECUTORS; x++) {
+            const row *r = &rp->rows[ci][x];
+            double fl = floor_us(rp, ci, &data[ci]), sp = speedup(rp, ci, r);
+            if (!r->ran) {
+                printf("| %s | %s | | | | | | | | %s |\n", cases[ci].key,
+                       cfx_backend_name(executors[x]), r->state);
+                continue;
+            }
+            printf("| %s | %s | %lld%s | %.3f | %.3f .. %.3f | %.3f | ", cases[ci].key,
+                   cfx_backend_name(executors[x]), (long long)r->iters, r->reduced ? " (cpu)" : "",
+                   r->med_us, r->min_us, r->max_us, r->p75_us - r->p25_us);
+            if (sp > 0)
+                printf("%.2fx | ", sp);
+            else
+                printf("| ");
+            if (fl > 0)
+                printf("%.3f | %.0f%% | ", fl, 100.0 * fl / r->med_us);
+            else
+                printf("| | ");
+            printf("%s%s%s |\n", r->state, r->note[0] ? "; " : "", r->note);
+        }
+    }
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* A CSV field: quoted, with quotes doubled. */
+static void csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int write_csv(const report *rp, case_data *data, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bench_gpu: cannot write %s\n", path);
+        return -1;
+    }
+    fprintf(f, "graph,executor,state,iterations,reduced,repeats,median_us_per_iter,min_us,max_us,"
+               "p25_us,p75_us,median_run_ms,median_wall_ms,speedup_vs_cuda_host,"
+               "floor_us_per_iter,fraction_of_floor\n");
+#ifdef CFX_HAVE_CUDA
+    if (rp->have_device) {
+        const floors *fl = &rp->fl;
+        const struct {
+            const char *name;
+            const floor_stat *s;
+        } list[] = {{"launch_us", &fl->launch_us},         {"d2h_sync_us", &fl->d2h_sync_us},
+                    {"while_iter_us", &fl->while_iter_us}, {"grid_barrier_us", &fl->grid_barrier_us},
+                    {"block_barrier_us", &fl->block_barrier_us},
+                    {"bandwidth_gbs", &fl->bandwidth_gbs}};
+        for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+            fprintf(f, "floor,%s,\"ok\",,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
+                    list[i].s->repeats, list[i].s->median, list[i].s->min, list[i].s->max);
+    }
+#endif
+    for (int ci = 0; ci < NCASES; ci++) {
+        if (!rp->run_case[ci])
+            continue;
+        for (int x = 0; x < NEXECUTORS; x++) {
+            const row *r = &rp->rows[ci][x];
+            double fl = floor_us(rp, ci, &data[ci]);
+            fprintf(f, "%s,%s,", cases[ci].key, cfx_backend_name(executors[x]));
+            csv_string(f, r->state);
+            if (!r->ran) {
+                fprintf(f, ",,,,,,,,,,,,,\n");
+                continue;
+            }
+            fprintf(f, ",%lld,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                    (long long)r->iters, r->reduced, r->repeats, r->med_us, r->min_us, r->max_us,
+                    r->p25_us, r->p75_us, r->run_ms, r->wall_ms, speedup(rp, ci, r), fl,
+                    fl > 0 ? fl / r->med_us : 0.0);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+static int write_json(const report *rp, case_data *data, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    int first = 1;
+    if (!f) {
+        fprintf(stderr, "bench_gpu: cannot write %s\n", path);
+        return -1;
+    }
+    fprintf(f, "{\n  \"device\": ");
+#ifdef CFX_HAVE_CUDA
+    if (rp->have_device) {
+        const floors *fl = &rp->fl;
+        json_string(f, rp->dev.name);
+        fprintf(f, ",\n  \"sms\": %d, \"compute_capability\": \"%d.%d\", \"memory_gib\": %.1f,\n"
+                   "  \"driver_version\": %d, \"runtime_version\": %d,\n",
+                rp->dev.sms, rp->dev.cc_major, rp->dev.cc_minor, rp->dev.memory_gib,
+                rp->dev.driver_version, rp->dev.runtime_version);
+        fprintf(f, "  \"floors\": {\n");
+        const struct {
+            const char *name;
+            const floor_stat *s;
+        } list[] = {{"launch_us", &fl->launch_us},         {"d2h_sync_us", &fl->d2h_sync_us},
+                    {"while_iter_us", &fl->while_iter_us}, {"grid_barrier_us", &fl->grid_barrier_us},
+                    {"block_barrier_us", &fl->block_barrier_us},
+                    {"bandwidth_gbs", &fl->bandwidth_gbs}};
+        for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+            fprintf(f, "    \"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d},\n",
+                    list[i].name, list[i].s->median, list[i].s->min, list[i].s->max,
+                    list[i].s->repeats);
+        fprintf(f, "    \"grid_blocks\": %d, \"block_threads\": %d, \"copy_bytes\": %.0f\n  },\n",
+                fl->grid_blocks, fl->block_threads, fl->copy_bytes);
+    } else
+#endif
+        fprintf(f, "null,\n");
+    fprintf(f, "  \"rows\": [");
+    for (int ci = 0; ci < NCASES; ci++) {
+        if (!rp->run_case[ci])
+            continue;
+        for (int x = 0; x < NEXECUTORS; x++) {
+            const row *r = &rp->rows[ci][x];
+            double fl = floor_us(rp, ci, &data[ci]);
+            fprintf(f, "%s\n    {\"graph\": \"%s\", \"executor\": \"%s\", \"state\": ",
+                    first ? "" : ",", cases[ci].key, cfx_backend_name(executors[x]));
+            first = 0;
+            json_string(f, r->state);
+            if (r->ran)
+                fprintf(f, ", \"iterations\": %lld, \"reduced\": %s, \"repeats\": %d, "
+                           "\"median_us_per_iter\": %.6g, \"min_us\": %.6g, \"max_us\": %.6g, "
+                           "\"p25_us\": %.6g, \"p75_us\": %.6g, \"median_run_ms\": %.6g, "
+                           "\"median_wall_ms\": %.6g, \"speedup_vs_cuda_host\": %.6g, "
+                           "\"floor_us_per_iter\": %.6g, \"fraction_of_floor\": %.6g",
+                        (long long)r->iters, r->reduced ? "true" : "false", r->repeats, r->med_us,
+                        r->min_us, r->max_us, r->p25_us, r->p75_us, r->run_ms, r->wall_ms,
+                        speedup(rp, ci, r), fl, fl > 0 ? fl / r->med_us : 0.0);
+            fprintf(f, "}");
+        }
+    }
+    fprintf(f, "\n  ]\n}\n");
+    fclose(f);
+    return 0;
+}
+
+/* DIR/manifest.json: for each graph its file, the inputs and results written beside it,
+ * the loop iterations of one run, and the executor whose checked results they are. */
+static int write_manifest(const options *o, const report *rp, case_data *data, cfx_module **mods)
+{
+    char path[1024];
+    FILE *f;
+    int first = 1;
+    snprintf(path, sizeof path, "%s/manifest.json", o->export_dir);
+    f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bench_gpu: cannot write %s\n", path);
+        return -1;
+    }
+    fprintf(f, "{\n  \"graphs\": {");
+    for (int ci = 0; ci < NCASES; ci++) {
+        cfx_module *m = mods[ci];
+        int g = m ? cfx_graph_find(m, NULL) : -1;
+        if (!rp->run_case[ci] || g < 0)
+            continue;
+        fprintf(f, "%s\n    \"%s\": {\"file\": ", first ? "" : ",", cases[ci].key);
+        first = 0;
+        snprintf(path, sizeof path, "%s/%s.cfx", o->bench_dir, cases[ci].key);
+        json_string(f, path);
+        fprintf(f, ", \"iterations\": %lld, \"results_from\": ", (long long)data[ci].expect_iters);
+        if (rp->exported_from[ci])
+            json_string(f, rp->exported_from[ci]);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\n      \"inputs\": [");
+        for (int i = 0; i < cfx_input_count(m, g); i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            json_string(f, cfx_input_name(m, g, i));
+        }
+        fprintf(f, "], \"results\": [");
+        for (int i = 0; i < cfx_result_count(m, g); i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            json_string(f, cfx_result_name(m, g, i));
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "\n  }\n}\n");
+    fclose(f);
+    return 0;
+}
+
+/* ================================================================================== */
+/* ---- main ------------------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: bench_gpu [--quick] [--csv FILE] [--json FILE] [--export DIR]\n"
+            "                 [--bench-dir DIR] [--graphs a,b,...] [--executors cpu,cuda-host,...]\n"
+            "                 [--cpu-only]\n"
+            "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode\n");
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->bench_dir = CFX_SOURCE_DIR "/profiling/bench";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **value = NULL;
+        if (strcmp(a, "--quick") == 0)
+            o->quick = 1;
+        else if (strcmp(a, "--cpu-only") == 0)
+            o->cpu_only = 1;
+        else if (strcmp(a, "--csv") == 0)
+            value = &o->csv;
+        else if (strcmp(a, "--json") == 0)
+            value = &o->json;
+        else if (strcmp(a, "--export") == 0)
+            value = &o->export_dir;
+        else if (strcmp(a, "--bench-dir") == 0)
+            value = &o->bench_dir;
+        else if (strcmp(a, "--graphs") == 0)
+            value = &o->graphs;
+        else if (strcmp(a, "--executors") == 0)
+            value = &o->executors;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage();
+            exit(0);
+        } else {
+            fprintf(stderr, "bench_gpu: unknown option '%s'\n", a);
+            usage();
+            return -1;
+        }
+        if (value) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "bench_gpu: %s needs a value\n", a);
+                return -1;
+            }
+            *value = argv[++i];
+        }
+    }
+    return 0;
+}
+
+/* Every name in a comma list must be one of `known` (n entries). */
+static int check_list(const char *what, const char *list, const char *const *known, int n)
+{
+    for (const char *p = list; p && *p;) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (strlen(known[i]) == len && strncmp(known[i], p, len) == 0)
+                found = 1;
+        if (!found) {
+            fprintf(stderr, "bench_gpu: unknown %s '%.*s'\n", what, (int)len, p);
+            return -1;
+        }
+        p += len + (q ? 1 : 0);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    static report rp;
+    static case_data data[NCASES];
+    cfx_module *mods[NCASES] = {0};
+    const char *case_names[NCASES], *exec_names[NEXECUTORS];
+    int failed = 0;
+
+    if (parse_args(argc, argv, &o) != 0)
+        return 2;
+    for (int ci = 0; ci < NCASES; ci++)
+        case_names[ci] = cases[ci].key;
+    for (int x = 0; x < NEXECUTORS; x++)
+        exec_names[x] = cfx_backend_name(executors[x]);
+    if (check_list("graph", o.graphs, case_names, NCASES) != 0 ||
+        check_list("executor", o.executors, exec_names, NEXECUTORS) != 0)
+        return 2;
+
+    if (!o.cpu_only) {
+#ifdef CFX_HAVE_CUDA
+        char err[512];
+        if (floors_device_info(&rp.dev, err, sizeof err) != 0) {
+            printf("bench_gpu: no CUDA device is present (%s)\n", err);
+            return 0;
+        }
+        rp.have_device = 1;
+        printf("# cfx GPU benchmark%s\n\n", o.quick ? " (quick)" : "");
+        printf("Device: %s, %d SMs, compute capability %d.%d, %.1f GiB; CUDA driver %d.%d, "
+               "runtime %d.%d.\n", rp.dev.name, rp.dev.sms, rp.dev.cc_major, rp.dev.cc_minor,
+               rp.dev.memory_gib, rp.dev.driver_version / 1000, rp.dev.driver_version % 1000 / 10,
+               rp.dev.runtime_version / 1000, rp.dev.runtime_version % 1000 / 10);
+        fflush(stdout);
+        if (floors_measure(&rp.fl, o.quick, err, sizeof err) != 0) {
+            fprintf(stderr, "bench_gpu: measuring the floors failed: %s\n", err);
+            return 1;
+        }
+        rp.bandwidth_gbs = rp.fl.bandwidth_gbs.median;
+        print_floors(&rp);
+#else
+        printf("bench_gpu: no CUDA device is present (cfx was built without CUDA)\n");
+        return 0;
+#endif
+    } else {
+        printf("# cfx benchmark, cpu executor only (no GPU figures)%s\n", o.quick ? " (quick)" : "");
+    }
+    fflush(stdout);
+
+    for (int ci = 0; ci < NCASES; ci++) {
+        const bench_case *c = &cases[ci];
+        char path[1024];
+        char *diag = NULL;
+        int g;
+        if (!selected(o.graphs, c->key))
+            continue;
+        rp.run_case[ci] = 1;
+        snprintf(path, sizeof path, "%s/%s.cfx", o.bench_dir, c->key);
+        mods[ci] = cfx_compile_file(NULL, path, &diag);
+        if (!mods[ci]) {
+            fprintf(stderr, "bench_gpu: %s does not compile:\n%s", path, diag ? diag : "");
+            cfx_free(diag);
+            for (int x = 0; x < NEXECUTORS; x++) {
+                snprintf(rp.rows[ci][x].state, sizeof rp.rows[ci][x].state, "error: does not compile");
+                rp.rows[ci][x].failed = 1;
+            }
+            failed = 1;
+            continue;
+        }
+        g = cfx_graph_find(mods[ci], NULL);
+        if (c->make(&data[ci], o.quick) != 0) {
+            fprintf(stderr, "bench_gpu: out of memory making the inputs of %s\n", c->key);
+            return 1;
+        }
+        if (o.export_dir)
+            for (int i = 0; i < data[ci].nin; i++)
+                write_npy(&o, c->key, data[ci].in[i].name, &data[ci].in[i].type,
+                          data[ci].in[i].host);
+        for (int x = 0; x < NEXECUTORS; x++) {
+            row *r = &rp.rows[ci][x];
+            if (!selected(o.executors, cfx_backend_name(executors[x])) ||
+                (o.cpu_only && executors[x] != CFX_BACKEND_CPU)) {
+                snprintf(r->state, sizeof r->state, "not run");
+                continue;
+            }
+            fprintf(stderr, "bench_gpu: %s on %s\n", c->key, cfx_backend_name(executors[x]));
+            run_row(&o, c, mods[ci], g, &data[ci], executors[x], r, &rp.exported_from[ci]);
+            failed |= r->failed;
+        }
+        /* The big inputs go as soon as their graph is done; the data kept for the report
+         * is their types (bytes_per_iter reads only those). */
+        for (int i = 0; i < data[ci].nin; i++) {
+            free(data[ci].in[i].host);
+            data[ci].in[i].host = NULL;
+        }
+        free(data[ci].ref);
+        data[ci].ref = NULL;
+    }
+
+    print_table(&rp, data);
+    if (o.csv && write_csv(&rp, data, o.csv) != 0)
+        failed = 1;
+    if (o.json && write_json(&rp, data, o.json) != 0)
+        failed = 1;
+    if (o.export_dir && write_manifest(&o, &rp, data, mods) != 0)
+        failed = 1;
+    for (int ci = 0; ci < NCASES; ci++)
+        if (mods[ci])
+            cfx_module_free(mods[ci]);
+    return failed ? 1 : 0;
+}

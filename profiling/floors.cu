@@ -1,0 +1,437 @@
+/* floors.cu: the floors of floors.h, measured with CUDA events on the current device.
+ *
+ * Device code first (the kernels each floor times), then the timing helpers, then one
+ * function per floor, then floors_measure. Every CUDA call goes through FL_TRY; a floor
+ * that cannot be measured fails the whole measurement with the call that failed, since a
+ * table read against a wrong floor is worse than none.
+ *
+ * The loop floors are differential: a kernel or graph that runs the mechanism n1 times and
+ * one that runs it n2 times, (t2 - t1) / (n2 - n1), so the launch that wraps the loop
+ * cancels out and what remains is the price of one more iteration.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floors.h"
+
+/* The same contract as dev.h's CUDA_TRY (the enclosing function has err, errlen and a
+ * fail: label), kept local so the floors depend on nothing in the executors they judge.
+ * Every local is declared before the first FL_TRY: C++ forbids a goto over an
+ * initialization. */
+#define FL_TRY(call)                                                                      \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call,            \
+                     cudaGetErrorString(e_));                                             \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+#define FL_LAUNCHED() FL_TRY(cudaGetLastError())
+
+enum { BARRIER_THREADS = 256 };
+
+/* ---- device code ----------------------------------------------------------------- */
+
+__global__ void empty_kernel(void) {}
+
+__global__ void set_counter(int *counter, int n)
+{
+    *counter = n;
+}
+
+/* The body of the WHILE node: one iteration is one decrement; the last one clears the
+ * condition, so a counter of n runs the body n times (the default value 1 starts it). */
+__global__ void while_body(cudaGraphConditionalHandle handle, int *counter)
+{
+    int left = *counter - 1;
+    *counter = left;
+    if (left <= 0)
+        cudaGraphSetConditional(handle, 0);
+}
+
+typedef struct fl_barrier {
+    unsigned int count;      /* blocks arrived in this generation */
+    unsigned int generation; /* bumped by the last block to arrive */
+} fl_barrier;
+
+/* A grid barrier in the style of the persistent executor's: an arrival counter and a
+ * generation number. Thread 0 of each block reads the generation before it arrives (it
+ * cannot move until this block arrives), the last block to arrive resets the counter and
+ * bumps the generation, the others spin until it moves. */
+__device__ void grid_barrier(fl_barrier *b, unsigned int nblocks)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned int *generation = &b->generation;
+        unsigned int seen = *generation;
+        __threadfence();
+        if (atomicAdd(&b->count, 1u) == nblocks - 1) {
+            atomicExch(&b->count, 0u);
+            __threadfence();
+            atomicAdd(&b->generation, 1u);
+        } else {
+            while (*generation == seen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+__global__ void grid_barrier_kernel(fl_barrier *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        grid_barrier(b, gridDim.x);
+}
+
+/* `sink` keeps the loop from being anything but n barriers: each thread writes once. */
+__global__ void block_barrier_kernel(int n, int *sink)
+{
+    for (int i = 0; i < n; i++)
+        __syncthreads();
+    sink[threadIdx.x] = n;
+}
+
+/* ---- timing helpers ---------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Median, min and max of v[0..n) (sorts v). */
+static floor_stat summarize(double *v, int n)
+{
+    floor_stat s;
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    s.min = v[0];
+    s.max = v[n - 1];
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s.repeats = n;
+    return s;
+}
+
+/* ---- the floors -------------------------------------------------------------------- */
+
+/* Empty kernels launched back to back: per launch, the host's launch rate or the GPU's
+ * dispatch rate, whichever is slower. */
+static int measure_launch(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
+                          int per, double *v, char *err, size_t errlen)
+{
+    float ms = 0;
+    for (int r = -1; r < repeats; r++) { /* r == -1 is the warm-up */
+        FL_TRY(cudaEventRecord(t0, s));
+        for (int i = 0; i < per; i++) {
+            empty_kernel<<<1, 1, 0, s>>>();
+            FL_LAUNCHED();
+        }
+        FL_TRY(cudaEventRecord(t1, s));
+        FL_TRY(cudaEventSynchronize(t1));
+        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (r >= 0)
+            v[r] = 1e3 * ms / per;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* A 4-byte copy to pinned host memory and a stream sync, `per` times in a row. The events
+ * bracket the whole sequence, so the time includes the host waking up and issuing the next
+ * copy: what a host-side decision costs per loop iteration. */
+static int measure_d2h_sync(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
+                            int per, double *v, char *err, size_t errlen)
+{
+    int *dflag = NULL, *hflag = NULL;
+    float ms = 0;
+    FL_TRY(cudaMalloc((void **)&dflag, sizeof *dflag));
+    FL_TRY(cudaMallocHost((void **)&hflag, sizeof *hflag));
+    FL_TRY(cudaMemsetAsync(dflag, 0, sizeof *dflag, s));
+    for (int r = -1; r < repeats; r++) {
+        FL_TRY(cudaEventRecord(t0, s));
+        for (int i = 0; i < per; i++) {
+            FL_TRY(cudaMemcpyAsync(hflag, dflag, sizeof *dflag, cudaMemcpyDeviceToHost, s));
+            FL_TRY(cudaStreamSynchronize(s));
+        }
+        FL_TRY(cudaEventRecord(t1, s));
+        FL_TRY(cudaEventSynchronize(t1));
+        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (r >= 0)
+            v[r] = 1e3 * ms / per;
+    }
+    cudaFree(dflag);
+    cudaFreeHost(hflag);
+    return 0;
+fail:
+    cudaFree(dflag);
+    cudaFreeHost(hflag);
+    return -1;
+}
+
+/* A graph holding one WHILE conditional node whose body is while_body. Launched with the
+ * counter at n, the body runs n times; the counter is read back afterwards to prove it. */
+static int measure_while(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats, int n2,
+                         double *v, char *err, size_t errlen)
+{
+    const int n1 = 1;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaGraphConditionalHandle handle;
+    /* Aggregate-initialized: the union inside has no default constructor in C++. Its first
+     * member is the zero padding, so every byte not set below is 0 as the API requires. */
+    cudaGraphNodeParams cond = {cudaGraphNodeTypeConditional, {0, 0, 0}, {{0}}, 0};
+    cudaGraphNode_t cond_node, body_node;
+    cudaKernelNodeParams kp = {};
+    cudaGraph_t body;
+    int *counter = NULL;
+    int left = -1;
+    void *args[2];
+    float ms1 = 0, ms2 = 0;
+
+    FL_TRY(cudaMalloc((void **)&counter, sizeof *counter));
+    FL_TRY(cudaGraphCreate(&graph, 0));
+    FL_TRY(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+    cond.conditional.handle = handle;
+    cond.conditional.type = cudaGraphCondTypeWhile;
+    cond.conditional.size = 1;
+#if CUDART_VERSION >= 13000
+    FL_TRY(cudaGraphAddNode(&cond_node, graph, NULL, NULL, 0, &cond));
+#else
+    FL_TRY(cudaGraphAddNode(&cond_node, graph, NULL, 0, &cond));
+#endif
+    body = cond.conditional.phGraph_out[0];
+    args[0] = &handle;
+    args[1] = &counter;
+    kp.func = (void *)while_body;
+    kp.gridDim = dim3(1, 1, 1);
+    kp.blockDim = dim3(1, 1, 1);
+    kp.sharedMemBytes = 0;
+    kp.kernelParams = args;
+    kp.extra = NULL;
+    FL_TRY(cudaGraphAddKernelNode(&body_node, body, NULL, 0, &kp));
+    FL_TRY(cudaGraphInstantiate(&exec, graph, 0));
+
+    for (int r = -1; r < repeats; r++) {
+        for (int pass = 0; pass < 2; pass++) {
+            int n = pass == 0 ? n1 : n2;
+            set_counter<<<1, 1, 0, s>>>(counter, n);
+            FL_LAUNCHED();
+            FL_TRY(cudaEventRecord(t0, s));
+            FL_TRY(cudaGraphLaunch(exec, s));
+            FL_TRY(cudaEventRecord(t1, s));
+            FL_TRY(cudaEventSynchronize(t1));
+            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+            FL_TRY(cudaMemcpy(&left, counter, sizeof left, cudaMemcpyDeviceToHost));
+            if (left != 0) {
+                snprintf(err, errlen, "WHILE node floor: the body left the counter at %d, "
+                         "not 0, after %d iterations", left, n);
+                goto fail;
+            }
+        }
+        if (r >= 0)
+            v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaFree(counter);
+    return 0;
+fail:
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaFree(counter);
+    return -1;
+}
+
+/* One block per multiprocessor, launched cooperatively where the device allows it so that
+ * every block is guaranteed resident (a barrier over blocks that are not would hang). */
+static int measure_grid_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
+                                int n2, int sms, double *v, char *err, size_t errlen)
+{
+    const int n1 = 1;
+    fl_barrier *b = NULL;
+    int coop = 0, dev = 0, n = 0;
+    float ms1 = 0, ms2 = 0;
+    void *args[2];
+    dim3 grid((unsigned)sms), block(BARRIER_THREADS);
+
+    FL_TRY(cudaGetDevice(&dev));
+    FL_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    FL_TRY(cudaMalloc((void **)&b, sizeof *b));
+    FL_TRY(cudaMemsetAsync(b, 0, sizeof *b, s));
+    args[0] = &b;
+    args[1] = &n;
+    for (int r = -1; r < repeats; r++) {
+        for (int pass = 0; pass < 2; pass++) {
+            n = pass == 0 ? n1 : n2;
+            FL_TRY(cudaEventRecord(t0, s));
+            if (coop) {
+                FL_TRY(cudaLaunchCooperativeKernel((void *)grid_barrier_kernel, grid, block,
+                                                   args, 0, s));
+            } else {
+                grid_barrier_kernel<<<grid, block, 0, s>>>(b, n);
+                FL_LAUNCHED();
+            }
+            FL_TRY(cudaEventRecord(t1, s));
+            FL_TRY(cudaEventSynchronize(t1));
+            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+        }
+        if (r >= 0)
+            v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
+    }
+    cudaFree(b);
+    return 0;
+fail:
+    cudaFree(b);
+    return -1;
+}
+
+static int measure_block_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
+                                 int n2, double *v, char *err, size_t errlen)
+{
+    const int n1 = 1;
+    int *sink = NULL;
+    float ms1 = 0, ms2 = 0;
+    FL_TRY(cudaMalloc((void **)&sink, BARRIER_THREADS * sizeof *sink));
+    for (int r = -1; r < repeats; r++) {
+        for (int pass = 0; pass < 2; pass++) {
+            FL_TRY(cudaEventRecord(t0, s));
+            block_barrier_kernel<<<1, BARRIER_THREADS, 0, s>>>(pass == 0 ? n1 : n2, sink);
+            FL_LAUNCHED();
+            FL_TRY(cudaEventRecord(t1, s));
+            FL_TRY(cudaEventSynchronize(t1));
+            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+        }
+        if (r >= 0)
+            v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
+    }
+    cudaFree(sink);
+    return 0;
+fail:
+    cudaFree(sink);
+    return -1;
+}
+
+/* A device-to-device copy far larger than any L2: bytes read plus bytes written over the
+ * time. Tries 512 MiB buffers, then smaller ones where memory is short. */
+static int measure_bandwidth(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
+                             double *v, double *copy_bytes, char *err, size_t errlen)
+{
+    void *src = NULL, *dst = NULL;
+    size_t bytes = (size_t)512 << 20;
+    float ms = 0;
+    while (bytes >= ((size_t)64 << 20)) {
+        if (cudaMalloc(&src, bytes) == cudaSuccess && cudaMalloc(&dst, bytes) == cudaSuccess)
+            break;
+        cudaFree(src);
+        src = NULL;
+        dst = NULL;
+        cudaGetLastError(); /* clear the allocation failure before trying smaller */
+        bytes /= 2;
+    }
+    if (!src || !dst) {
+        snprintf(err, errlen, "bandwidth floor: cannot allocate two 64 MiB device buffers");
+        goto fail;
+    }
+    FL_TRY(cudaMemsetAsync(src, 1, bytes, s));
+    for (int r = -1; r < repeats; r++) {
+        FL_TRY(cudaEventRecord(t0, s));
+        FL_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+        FL_TRY(cudaEventRecord(t1, s));
+        FL_TRY(cudaEventSynchronize(t1));
+        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (r >= 0)
+            v[r] = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+    }
+    *copy_bytes = 2.0 * (double)bytes;
+    cudaFree(src);
+    cudaFree(dst);
+    return 0;
+fail:
+    cudaFree(src);
+    cudaFree(dst);
+    return -1;
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+extern "C" int floors_device_info(floors_device *out, char *err, size_t errlen)
+{
+    int count = 0, dev = 0;
+    cudaDeviceProp prop;
+    memset(out, 0, sizeof *out);
+    FL_TRY(cudaGetDeviceCount(&count));
+    if (count < 1) {
+        snprintf(err, errlen, "cudaGetDeviceCount found no device");
+        goto fail;
+    }
+    FL_TRY(cudaGetDevice(&dev));
+    FL_TRY(cudaGetDeviceProperties(&prop, dev));
+    snprintf(out->name, sizeof out->name, "%s", prop.name);
+    out->sms = prop.multiProcessorCount;
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    out->memory_gib = (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0);
+    FL_TRY(cudaDriverGetVersion(&out->driver_version));
+    FL_TRY(cudaRuntimeGetVersion(&out->runtime_version));
+    return 0;
+fail:
+    return -1;
+}
+
+enum { MAX_REPEATS = 64 };
+
+extern "C" int floors_measure(floors *out, int quick, char *err, size_t errlen)
+{
+    cudaStream_t s = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    int dev = 0, sms = 0;
+    int repeats = quick ? 5 : 21;
+    double v[MAX_REPEATS];
+
+    memset(out, 0, sizeof *out);
+    FL_TRY(cudaGetDevice(&dev));
+    FL_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    FL_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    FL_TRY(cudaEventCreate(&t0));
+    FL_TRY(cudaEventCreate(&t1));
+
+    if (measure_launch(s, t0, t1, repeats, quick ? 200 : 1000, v, err, errlen))
+        goto fail;
+    out->launch_us = summarize(v, repeats);
+    if (measure_d2h_sync(s, t0, t1, repeats, quick ? 50 : 200, v, err, errlen))
+        goto fail;
+    out->d2h_sync_us = summarize(v, repeats);
+    if (measure_while(s, t0, t1, repeats, quick ? 1000 : 10000, v, err, errlen))
+        goto fail;
+    out->while_iter_us = summarize(v, repeats);
+    if (measure_grid_barrier(s, t0, t1, repeats, quick ? 2000 : 20000, sms, v, err, errlen))
+        goto fail;
+    out->grid_barrier_us = summarize(v, repeats);
+    out->grid_blocks = sms;
+    out->block_threads = BARRIER_THREADS;
+    if (measure_block_barrier(s, t0, t1, repeats, quick ? 20000 : 200000, v, err, errlen))
+        goto fail;
+    out->block_barrier_us = summarize(v, repeats);
+    if (measure_bandwidth(s, t0, t1, repeats, v, &out->copy_bytes, err, errlen))
+        goto fail;
+    out->bandwidth_gbs = summarize(v, repeats);
+
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    cudaStreamDestroy(s);
+    return 0;
+fail:
+    if (t0)
+        cudaEventDestroy(t0);
+    if (t1)
+        cudaEventDestroy(t1);
+    if (s)
+        cudaStreamDestroy(s);
+    return -1;
+}

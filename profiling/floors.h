@@ -1,0 +1,70 @@
+/* floors.h: the floors every benchmark figure is read against, measured on one GPU.
+ *
+ * Each floor is the least a mechanism can cost on this device, timed with CUDA events in
+ * the same run as the benchmark (architecture.md, "CUDA facts that shape the design"):
+ *   launch         an empty kernel launched from the host (back to back, per launch)
+ *   d2h_sync       a 4-byte device-to-host copy followed by a stream sync: the price of one
+ *                  decision taken on the host
+ *   while_iter     one iteration of a CUDA-graph WHILE conditional node whose body is one
+ *                  kernel that decrements a counter and sets the condition
+ *   grid_barrier   one grid-wide barrier (arrival counter + generation) in a persistent
+ *                  kernel of one block per multiprocessor
+ *   block_barrier  one __syncthreads() in a block of 256 threads
+ *   bandwidth      device memory bandwidth of a large device-to-device copy, bytes read plus
+ *                  bytes written over the time
+ * The loop floors (while_iter and the barriers) are differential: (t(n2) - t(n1)) / (n2 -
+ * n1), so the one launch around the loop cancels out.
+ *
+ * Implemented in floors.cu, compiled only when cfx is built with CUDA. Plain C interface.
+ */
+#ifndef CFX_FLOORS_H
+#define CFX_FLOORS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One measured quantity: the median and the spread over `repeats` measurements. For the
+ * time floors the unit is microseconds; for bandwidth it is GB/s (10^9 bytes per second). */
+typedef struct floor_stat {
+    double median;
+    double min;
+    double max;
+    int repeats;
+} floor_stat;
+
+typedef struct floors {
+    floor_stat launch_us;
+    floor_stat d2h_sync_us;
+    floor_stat while_iter_us;
+    floor_stat grid_barrier_us;
+    floor_stat block_barrier_us;
+    floor_stat bandwidth_gbs;
+    int grid_blocks;        /* blocks in the grid-barrier kernel (one per multiprocessor) */
+    int block_threads;      /* threads per block in both barrier kernels */
+    double copy_bytes;      /* bytes read + written by one bandwidth copy */
+} floors;
+
+/* What the device is, for the report: name, multiprocessors, memory, driver and runtime
+ * versions. Returns 0, or -1 with a reason in err (no device, say). */
+typedef struct floors_device {
+    char name[256];
+    int sms;
+    int cc_major, cc_minor;
+    double memory_gib;
+    int driver_version;   /* CUDA driver API version, 13000 = 13.0 */
+    int runtime_version;
+} floors_device;
+
+int floors_device_info(floors_device *out, char *err, size_t errlen);
+
+/* Measures every floor on the current device. `quick` uses fewer repeats. Returns 0, or -1
+ * with the failing call in err. */
+int floors_measure(floors *out, int quick, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
