@@ -1,0 +1,645 @@
+/* sched.h: the persistent executor's scheduling logic, as plain C that runs on the host,
+ * on the device, and in tests on CPU threads standing in for blocks.
+ *
+ * The model (device/persistent.cu walks it, tests/test_sched.c replays it on pthreads):
+ * - Every block walks every record. A record whose output has many elements is SPLIT: each
+ *   block computes its share (sched_share) of the elements. A record whose output has one
+ *   element is computed REDUNDANTLY by every block into the block's own PRIVATE copy of that
+ *   slot, so scalars, conditions and loop counters never need a grid barrier and every
+ *   block takes the same branch: a condition is either such a private scalar, computed the
+ *   same way from the same values by every block, or was read from a slot that a barrier
+ *   made complete. Const slots are read where they are and never written.
+ * - A grid barrier is placed before a record (SCHED_F_BARRIER_BEFORE) when the record
+ *   touches a slot in a way that may meet another block's access since the last barrier:
+ *   any read or write of an element that is not in this block's own share of that slot,
+ *   against any access of the slot by another block (read-after-write, write-after-read,
+ *   write-after-write). Accesses of element e by the block that owns e under
+ *   sched_share(count) ("aligned") never conflict with each other: an elementwise chain
+ *   runs with no barrier at all. The analysis is a forward data flow over the records; at
+ *   a jump target it assumes the pending accesses of every predecessor (a union), so it is
+ *   conservative across branches and loops.
+ * - A reduction over a big slot (SCHED_F_COMBINE) folds each block's share into a partial,
+ *   writes it to a global array, passes a grid barrier inside the record and then every
+ *   block merges all partials in block order into its private result: one barrier, the
+ *   same bits in every block. Partials alternate between two arrays (by a count of combines
+ *   that every block keeps the same), so a fast block's next partial never overwrites one
+ *   a slow block is still merging: to reach a third combine it must pass the second's
+ *   barrier, which the slow block reaches only after finishing the first.
+ * - A loop whose slots are all small (at most SCHED_SMALL_COUNT elements) and that has one
+ *   entry and one exit is a ONE_BLOCK region: block 0 runs it alone with block barriers
+ *   only (its shares are those of one block), the other blocks jump from the region's
+ *   entry to its exit and wait there. At the exit record every block arriving from outside
+ *   a region or from that region publishes/reloads: block 0 writes its private copies to a
+ *   publish buffer (two, alternating, for the reason above), a grid barrier, the other
+ *   blocks reload theirs from it.
+ *
+ * sched_arrive() is the one function that decides, at each record, whether a block runs
+ * it, skips to a region's exit, or first publishes, waits and reloads; the device loop and
+ * the test's replica both call it. The analysis (sched_plan_build) is host-only and runs
+ * once per upload.
+ */
+#ifndef CFX_SCHED_H
+#define CFX_SCHED_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "hd.h"
+#include "program.h"
+
+/* Per-record flags of a plan. */
+#define SCHED_F_BARRIER_BEFORE 0x01u /* grid barrier before the record (outside regions) */
+#define SCHED_F_ONE_BLOCK      0x02u /* inside a one-block region: block 0 alone runs it */
+#define SCHED_F_REGION_ENTRY   0x04u /* first record of a region: other blocks go to its exit */
+#define SCHED_F_REGION_EXIT    0x08u /* the record after a region: publish, grid barrier, reload */
+#define SCHED_F_ENTRY_BARRIER  0x10u /* grid barrier before a region is entered from outside */
+#define SCHED_F_SPLIT          0x20u /* the record's elements are shared across blocks */
+#define SCHED_F_COMBINE        0x40u /* a split reduction: partials, grid barrier, merge */
+
+/* A loop is a candidate for one block when every slot it touches has at most this many
+ * elements: a block of 256 threads does that in a few steps, cheaper than a grid barrier. */
+#define SCHED_SMALL_COUNT 4096
+/* A reduction over at most this many elements is computed whole by every block (no
+ * barrier inside the record); a bigger one is split and combined. */
+#define SCHED_REDUNDANT_REDUCE_MAX 2048
+/* MATMUL is split into square output tiles of this side. */
+#define SCHED_TILE 16
+/* Above this many bytes of per-record flow state the analysis falls back to the simple
+ * rule "barrier before every record that touches a shared slot" (still correct). */
+#define SCHED_FLOW_MAX_BYTES ((size_t)64 << 20)
+
+/* Bytes of one private copy: every one-element slot gets 8, whatever its dtype. */
+#define SCHED_PRIV_UNIT 8
+
+typedef struct sched_plan {
+    int32_t nrecords;
+    int32_t nslots;
+    uint8_t *flags;        /* nrecords: SCHED_F_* */
+    int32_t *region_exit;  /* nrecords: for a REGION_ENTRY record the record after its region, else -1 */
+    int32_t *priv_offset;  /* nslots: byte offset of the slot's private copy, -1 if it has none */
+    int32_t priv_bytes;    /* bytes of one block's private copies, a multiple of 16 */
+    int32_t nregions;      /* one-block regions found */
+    int32_t nbarriers;     /* records with SCHED_F_BARRIER_BEFORE or SCHED_F_ENTRY_BARRIER */
+    int conservative;      /* 1 if the flow state was too big and the simple rule was used */
+} sched_plan;
+
+/* ---- shares ----------------------------------------------------------------------------- */
+
+/* Block `block` of `nblocks` takes elements [lo, hi) of `count`: contiguous shares whose
+ * sizes differ by at most one, in block order. Depends on nothing but its arguments, so two
+ * records over slots of the same count give every block the same elements. */
+CFX_HD void sched_share(int64_t count, int64_t block, int64_t nblocks, int64_t *lo, int64_t *hi)
+{
+    int64_t base = count / nblocks, rem = count % nblocks;
+    *lo = block * base + (block < rem ? block : rem);
+    *hi = *lo + base + (block < rem ? 1 : 0);
+}
+
+/* Which slots live privately in every block: one-element slots that the program may write
+ * (consts are read in place). */
+CFX_HD int sched_slot_private(const cfx_slot *s)
+{
+    return s->count == 1 && s->kind != SLOT_CONST;
+}
+
+/* The number of work items a record is split into (0: not a split record). For a split
+ * reduction this is the input's element count, for MATMUL the number of output tiles, for
+ * SET_ROW the row's elements, otherwise the output's elements. */
+CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
+{
+    switch (r->kind) {
+    case REC_UNARY:
+    case REC_BINARY:
+    case REC_FILL:
+    case REC_IOTA:
+    case REC_COPY:
+    case REC_CAST:
+    case REC_WHERE:
+    case REC_TRANSPOSE:
+    case REC_GET_ROW:
+        return slots[r->a].count;
+    case REC_SET_ROW:
+        return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
+    case REC_REDUCE:
+    case REC_DOT:
+        return slots[r->b].count;
+    case REC_MATMUL: {
+        int64_t m = slots[r->b].dims[0];
+        int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
+        return ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- walking: what a block does on arriving at a record ---------------------------------- */
+
+/* One block's position in the walk. */
+typedef struct sched_cursor {
+    int32_t pc;
+    int32_t block;
+    int32_t nblocks;
+    int32_t region;    /* entry record of the region block 0 is running, -1 outside */
+    uint32_t combines; /* split reductions done: picks the partials array */
+    uint32_t exits;    /* region exits passed: picks the publish buffer */
+} sched_cursor;
+
+/* Actions, done in this order: */
+#define SCHED_DO_PUBLISH 0x1u /* block 0: write private copies to publish buffer (exits & 1) */
+#define SCHED_DO_BARRIER 0x2u /* grid barrier */
+#define SCHED_DO_RELOAD  0x4u /* other blocks: read private copies back from that buffer */
+#define SCHED_DO_SKIP    0x8u /* cursor->pc moved: start again at the new record */
+/* ... and then, unless SKIP, run the record with sched_block/sched_nblocks. The publish
+ * buffer is number (cursor->exits & 1); the caller increments cursor->exits after the
+ * RELOAD step, on every block (all of them take that path together). Likewise it uses
+ * partials array (cursor->combines & 1) for a COMBINE record outside a region and then
+ * increments cursor->combines. Inside a region a reduction stays inside block 0 and counts
+ * nothing, so the counters stay equal on every block. */
+
+CFX_HD void sched_cursor_init(sched_cursor *c, int32_t pc, int32_t block, int32_t nblocks)
+{
+    c->pc = pc;
+    c->block = block;
+    c->nblocks = nblocks;
+    c->region = -1;
+    c->combines = 0;
+    c->exits = 0;
+}
+
+/* Decides what the block at c->pc does before running the record. `flags` and
+ * `region_exit` are the plan's arrays. Returns SCHED_DO_* bits; with SCHED_DO_SKIP set,
+ * c->pc is the region's exit and the caller starts over there (after a barrier if
+ * SCHED_DO_BARRIER is also set). Uniform: every block outside a region gets the same
+ * answer for the same record, except that block 0 enters regions and the others skip. */
+CFX_HD unsigned sched_arrive(const uint8_t *flags, const int32_t *region_exit, sched_cursor *c)
+{
+    unsigned f = flags[c->pc];
+    unsigned act = 0;
+    if ((f & SCHED_F_REGION_EXIT) && (c->region < 0 || region_exit[c->region] == c->pc)) {
+        /* Leaving a region (block 0) or waiting for it (the others); also when every block
+         * arrives here from outside, which is harmless: block 0's copies equal theirs. */
+        act |= SCHED_DO_PUBLISH | SCHED_DO_BARRIER | SCHED_DO_RELOAD;
+        c->region = -1;
+    }
+    if ((f & SCHED_F_REGION_ENTRY) && c->region < 0) {
+        if (f & SCHED_F_ENTRY_BARRIER)
+            act |= SCHED_DO_BARRIER;
+        if (c->block != 0) {
+            c->pc = region_exit[c->pc];
+            return act | SCHED_DO_SKIP;
+        }
+        c->region = c->pc;
+        return act;
+    }
+    if (c->region < 0 && (f & SCHED_F_BARRIER_BEFORE))
+        act |= SCHED_DO_BARRIER;
+    return act;
+}
+
+/* The share arithmetic inside a region is that of one block. */
+CFX_HD int32_t sched_block(const sched_cursor *c) { return c->region >= 0 ? 0 : c->block; }
+CFX_HD int32_t sched_nblocks(const sched_cursor *c) { return c->region >= 0 ? 1 : c->nblocks; }
+
+/* Where control goes after a control record, given the value of its slot operand (a bool
+ * for JUMP_FALSE/JUMP_TRUE, the i32 for SWITCH; ignored otherwise). For any other record
+ * kind, pc + 1. The same function on every block with the same value: the same branch. */
+CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *table, int64_t value)
+{
+    switch (r->kind) {
+    case REC_JUMP:
+        return r->a;
+    case REC_JUMP_FALSE:
+        return value ? pc + 1 : r->b;
+    case REC_JUMP_TRUE:
+        return value ? r->b : pc + 1;
+    case REC_SWITCH:
+        return value >= 0 && value < r->c ? table[r->b + value] : table[r->b + r->c];
+    default:
+        return pc + 1;
+    }
+}
+
+/* One TICK: counts the iteration and says whether the budget is spent (returns 1: stop
+ * with limit before running the iteration). The budget allows exactly max_iters ticks. */
+CFX_HD int sched_tick(uint64_t *iterations, int64_t max_iters)
+{
+    if (max_iters > 0 && *iterations >= (uint64_t)max_iters)
+        return 1;
+    (*iterations)++;
+    return 0;
+}
+
+/* ---- the analysis (host only: plain static functions, never called from device code) ---- */
+
+/* Pending access bits of one shared slot since the last barrier. */
+#define SA_R_ALIGNED 1u
+#define SA_R_WHOLE   2u
+#define SA_W_ALIGNED 4u
+#define SA_W_WHOLE   8u
+
+typedef struct sched_access {
+    int32_t slot;
+    uint8_t mode; /* one SA_* bit */
+} sched_access;
+
+/* Does an access `mode` conflict with pending bits `p` of the same slot? Aligned accesses
+ * touch only the block's own share and never meet each other. */
+static inline int sched_conflicts(unsigned mode, unsigned p)
+{
+    switch (mode) {
+    case SA_R_ALIGNED:
+        return (p & SA_W_WHOLE) != 0;
+    case SA_R_WHOLE:
+        return (p & (SA_W_ALIGNED | SA_W_WHOLE)) != 0;
+    case SA_W_ALIGNED:
+        return (p & (SA_W_WHOLE | SA_R_WHOLE)) != 0;
+    default: /* SA_W_WHOLE */
+        return p != 0;
+    }
+}
+
+/* How a split record with domain `n` reads operand slot s: aligned when its element e is
+ * the domain's element e. */
+static inline unsigned sched_read_mode(const cfx_prog *p, int32_t s, int64_t n)
+{
+    return p->slots[s].count == n ? SA_R_ALIGNED : SA_R_WHOLE;
+}
+
+/* The accesses of record r to slots, before filtering out private and const slots. At
+ * most 6. A record computed redundantly (its output is private) reads whole. */
+static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, sched_access *acc)
+{
+    int n = 0;
+    const cfx_slot *sl = p->slots;
+    int64_t dom = sched_domain(r, sl);
+    int split = dom > 0 && (r->kind == REC_REDUCE || r->kind == REC_DOT
+                                ? dom > SCHED_REDUNDANT_REDUCE_MAX
+                                : !sched_slot_private(&sl[r->a]));
+#define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
+#define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
+    switch (r->kind) {
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
+    case REC_ASSERT:
+    case REC_PRINT:
+    case REC_CHECK_INDEX:
+    case REC_CHECK_DIVIDE:
+    case REC_CHECK_STEP:
+        ACC(r->a, SA_R_WHOLE);
+        break;
+    case REC_UNARY:
+    case REC_COPY:
+    case REC_CAST:
+    case REC_FILL:
+        ACC(r->a, SA_W_ALIGNED);
+        RD(r->b);
+        break;
+    case REC_TRANSPOSE:
+        ACC(r->a, SA_W_ALIGNED);
+        ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_IOTA:
+        ACC(r->a, SA_W_ALIGNED);
+        break;
+    case REC_BINARY:
+        ACC(r->a, SA_W_ALIGNED);
+        RD(r->b);
+        RD(r->c);
+        break;
+    case REC_WHERE:
+        ACC(r->a, SA_W_ALIGNED);
+        RD(r->b);
+        RD(r->c);
+        RD(r->d);
+        break;
+    case REC_REDUCE:
+        ACC(r->a, SA_W_ALIGNED);
+        RD(r->b);
+        break;
+    case REC_DOT:
+        ACC(r->a, SA_W_ALIGNED);
+        RD(r->b);
+        RD(r->c);
+        break;
+    case REC_MATMUL:
+        /* split by output tiles, which are not the element shares of the output */
+        ACC(r->a, SA_W_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        ACC(r->c, SA_R_WHOLE);
+        break;
+    case REC_GET_ROW:
+        ACC(r->a, SA_W_ALIGNED);
+        ACC(r->b, SA_R_WHOLE);
+        ACC(r->c, SA_R_WHOLE);
+        break;
+    case REC_SET_ROW:
+        /* a row of a, split over the row's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        RD(r->c);
+        break;
+    default: /* HALT JUMP TICK CALL: no slot operands, or (CALL) a kernel boundary */
+        break;
+    }
+#undef RD
+#undef ACC
+    return n;
+}
+
+/* Successors of record pc; returns their count (at most ntable + 1). */
+static inline int32_t sched_successors(const cfx_prog *p, int32_t pc, int32_t *out)
+{
+    const cfx_record *r = &p->records[pc];
+    int32_t n = 0;
+    switch (r->kind) {
+    case REC_HALT:
+        break;
+    case REC_JUMP:
+        out[n++] = r->a;
+        break;
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+        out[n++] = pc + 1;
+        out[n++] = r->b;
+        break;
+    case REC_SWITCH:
+        for (int32_t i = 0; i <= r->c; i++)
+            out[n++] = p->table[r->b + i];
+        break;
+    default:
+        out[n++] = pc + 1;
+        break;
+    }
+    return n;
+}
+
+/* The roles of a record's operands (program.h's FIELDS), from the one list. */
+CFX_HD const char *sched_fields(int kind)
+{
+    switch (kind) {
+#define X(name, fields, comment) case REC_##name: return fields;
+        CFX_RECORDS(X)
+#undef X
+    default:
+        return "----";
+    }
+}
+
+/* Do all the slots a record names have at most SCHED_SMALL_COUNT elements? A CALL never
+ * counts as small: it ends the launch. */
+static inline int sched_record_small(const cfx_prog *p, const cfx_record *r)
+{
+    const char *f = sched_fields(r->kind);
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    if (r->kind == REC_CALL || r->kind == REC_HALT)
+        return 0;
+    for (int i = 0; i < 4 && f[i]; i++)
+        if (f[i] == 's' && p->slots[ops[i]].count > SCHED_SMALL_COUNT)
+            return 0;
+    return 1;
+}
+
+static inline void sched_plan_free(sched_plan *plan)
+{
+    free(plan->flags);
+    free(plan->region_exit);
+    free(plan->priv_offset);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* Marks the one-block regions: for each loop head h, with j the last record that jumps
+ * back to h, the loop [h, j] with exit j + 1 qualifies when all its slots are small, it
+ * makes no CALL, every edge leaving it goes to j + 1 and no edge from outside enters it
+ * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
+ * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
+ * scratch of ntable + 2, nrecords and nrecords entries. */
+static inline void sched_find_regions(const cfx_prog *p, sched_plan *plan, int32_t *succ,
+                                      int32_t *in_region, int32_t *lastback)
+{
+    int32_t nr = p->nrecords;
+    for (int32_t i = 0; i < nr; i++) {
+        in_region[i] = -1;
+        lastback[i] = -1;
+    }
+    for (int32_t r = 0; r < nr; r++) {
+        int32_t ns = sched_successors(p, r, succ);
+        for (int32_t k = 0; k < ns; k++)
+            if (succ[k] <= r && lastback[succ[k]] < r)
+                lastback[succ[k]] = r;
+    }
+    for (int32_t h = 0; h < nr; h++) {
+        int32_t j = lastback[h];
+        if (j < 0 || j + 1 >= nr)
+            continue;
+        int ok = 1;
+        for (int32_t r = 0; ok && r < nr; r++) {
+            int inside = r >= h && r <= j;
+            if (inside && !sched_record_small(p, &p->records[r]))
+                ok = 0;
+            int32_t ns = sched_successors(p, r, succ);
+            for (int32_t k = 0; ok && k < ns; k++) {
+                int32_t s = succ[k];
+                if (inside && (s < h || s > j + 1))
+                    ok = 0; /* leaves elsewhere than the exit */
+                if (!inside && s > h && s <= j)
+                    ok = 0; /* enters in the middle */
+            }
+        }
+        if (!ok)
+            continue; /* an inner loop may still qualify */
+        for (int32_t r = h; r <= j; r++) {
+            in_region[r] = h;
+            plan->flags[r] |= SCHED_F_ONE_BLOCK;
+        }
+        plan->flags[h] |= SCHED_F_REGION_ENTRY;
+        plan->flags[j + 1] |= SCHED_F_REGION_EXIT;
+        plan->region_exit[h] = j + 1;
+        plan->nregions++;
+        h = j; /* go on after the region: the loops inside it are part of it */
+    }
+}
+
+/* Builds the plan of a validated program. Returns 0, or -1 with a reason in err when memory
+ * runs out. */
+static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *err, size_t errlen)
+{
+    int32_t nr = p->nrecords, ns = p->nslots;
+    int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
+    uint8_t *state = NULL, *cur = NULL;
+    int32_t ndist = 0;
+    int64_t priv = 0;
+    size_t cells = 0;
+
+    memset(plan, 0, sizeof *plan);
+    plan->nrecords = nr;
+    plan->nslots = ns;
+    plan->flags = (uint8_t *)calloc((size_t)nr + 1, 1);
+    plan->region_exit = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->priv_offset = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
+    in_region = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    dist = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    if (!plan->flags || !plan->region_exit || !plan->priv_offset || !succ || !in_region || !dist
+        || !lastback)
+        goto nomem;
+
+    /* private copies, and a dense index of the shared (non-private, non-const) slots */
+    for (int32_t s = 0; s < ns; s++) {
+        const cfx_slot *sl = &p->slots[s];
+        plan->priv_offset[s] = -1;
+        dist[s] = -1;
+        if (sched_slot_private(sl)) {
+            plan->priv_offset[s] = (int32_t)priv;
+            priv += SCHED_PRIV_UNIT;
+        } else if (sl->kind != SLOT_CONST) {
+            dist[s] = ndist++;
+        }
+    }
+    if (priv > INT32_MAX - 16) {
+        snprintf(err, errlen, "the program has too many scalar slots for the persistent executor");
+        goto fail;
+    }
+    plan->priv_bytes = (int32_t)((priv + 15) / 16 * 16);
+
+    for (int32_t i = 0; i < nr; i++) {
+        const cfx_record *r = &p->records[i];
+        int64_t dom = sched_domain(r, p->slots);
+        plan->region_exit[i] = -1;
+        if (dom > 0) {
+            if (r->kind == REC_REDUCE || r->kind == REC_DOT) {
+                if (dom > SCHED_REDUNDANT_REDUCE_MAX)
+                    plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+            } else if (!sched_slot_private(&p->slots[r->a])) {
+                plan->flags[i] |= SCHED_F_SPLIT;
+            }
+        }
+    }
+
+    sched_find_regions(p, plan, succ, in_region, lastback);
+
+    /* The flow: state[i * ndist + d] holds the pending bits of shared slot d on entry to
+     * record i, the union over the predecessors. Sweeps in record order until nothing
+     * changes; the bits only grow, so it ends. */
+    cells = (size_t)nr * (size_t)(ndist > 0 ? ndist : 1);
+    if (cells > SCHED_FLOW_MAX_BYTES) {
+        plan->conservative = 1;
+        for (int32_t i = 0; i < nr; i++) {
+            sched_access acc[8];
+            int na = sched_record_accesses(p, &p->records[i], acc);
+            for (int k = 0; k < na; k++)
+                if (dist[acc[k].slot] >= 0 && !(plan->flags[i] & SCHED_F_ONE_BLOCK))
+                    plan->flags[i] |= (plan->flags[i] & SCHED_F_REGION_ENTRY) ? SCHED_F_ENTRY_BARRIER
+                                                                               : SCHED_F_BARRIER_BEFORE;
+        }
+        /* a region's entry: anything may be pending from before */
+        for (int32_t i = 0; i < nr; i++)
+            if (plan->flags[i] & SCHED_F_REGION_ENTRY)
+                plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
+    } else if (ndist > 0) {
+        state = (uint8_t *)calloc(cells, 1);
+        cur = (uint8_t *)malloc((size_t)ndist);
+        if (!state || !cur)
+            goto nomem;
+        int changed = 1;
+        while (changed) {
+            changed = 0;
+            for (int32_t i = 0; i < nr; i++) {
+                const cfx_record *r = &p->records[i];
+                uint8_t *in = state + (size_t)i * ndist;
+                int32_t nsucc;
+                if (in_region[i] >= 0) {
+                    /* Inside a region nothing is pending across blocks; what leaves the
+                     * region passes the exit's barrier. Entry from outside: below. */
+                    continue;
+                }
+                if (plan->flags[i] & SCHED_F_REGION_EXIT) {
+                    /* every block passes the exit's barrier here, whatever came before */
+                    memset(in, 0, (size_t)ndist);
+                }
+                memcpy(cur, in, (size_t)ndist);
+                if (r->kind == REC_CALL) {
+                    /* the launch ends at a CALL: everything before it is complete */
+                    memset(cur, 0, (size_t)ndist);
+                } else {
+                    sched_access acc[8];
+                    int na = sched_record_accesses(p, r, acc), need = 0;
+                    for (int k = 0; k < na; k++) {
+                        int32_t d = dist[acc[k].slot];
+                        if (d >= 0 && sched_conflicts(acc[k].mode, cur[d]))
+                            need = 1;
+                    }
+                    if (need) {
+                        plan->flags[i] |= SCHED_F_BARRIER_BEFORE;
+                        memset(cur, 0, (size_t)ndist);
+                    }
+                    if (plan->flags[i] & SCHED_F_COMBINE) {
+                        /* the partials' barrier inside the record completes everything
+                         * before it, the record's own reads included */
+                        memset(cur, 0, (size_t)ndist);
+                    } else {
+                        for (int k = 0; k < na; k++) {
+                            int32_t d = dist[acc[k].slot];
+                            if (d >= 0)
+                                cur[d] |= acc[k].mode;
+                        }
+                    }
+                }
+                nsucc = sched_successors(p, i, succ);
+                for (int32_t k = 0; k < nsucc; k++) {
+                    int32_t s = succ[k];
+                    uint8_t *sin = state + (size_t)s * ndist;
+                    for (int32_t d = 0; d < ndist; d++) {
+                        uint8_t v = (uint8_t)(sin[d] | cur[d]);
+                        if (v != sin[d]) {
+                            sin[d] = v;
+                            if (s <= i)
+                                changed = 1;
+                        }
+                    }
+                }
+            }
+        }
+        /* A region is entered with whatever is pending from outside: block 0 is about to
+         * touch slots the others may still be using. Its entry's state holds the union
+         * over outside predecessors only, since region records propagate nothing. */
+        for (int32_t i = 0; i < nr; i++) {
+            if (!(plan->flags[i] & SCHED_F_REGION_ENTRY))
+                continue;
+            const uint8_t *in = state + (size_t)i * ndist;
+            for (int32_t d = 0; d < ndist; d++)
+                if (in[d]) {
+                    plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
+                    break;
+                }
+        }
+    }
+    for (int32_t i = 0; i < nr; i++)
+        if (plan->flags[i] & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER))
+            plan->nbarriers++;
+
+    free(succ);
+    free(in_region);
+    free(dist);
+    free(lastback);
+    free(state);
+    free(cur);
+    return 0;
+nomem:
+    snprintf(err, errlen, "out of memory in the scheduler's analysis");
+fail:
+    free(succ);
+    free(in_region);
+    free(dist);
+    free(lastback);
+    free(state);
+    free(cur);
+    sched_plan_free(plan);
+    return -1;
+}
+
+#endif

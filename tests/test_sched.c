@@ -1,0 +1,646 @@
+/* test_sched.c: the persistent executor's scheduling logic (device/sched.h) on CPU threads.
+ *
+ * A replica of the device dispatch loop runs hand-built programs with one pthread per
+ * "block": each takes its share of every split record through sched_share, keeps private
+ * copies of one-element slots, asks sched_arrive what to do at each record, and meets the
+ * others at a pthread barrier exactly where the plan says the device passes a grid barrier.
+ * The op arithmetic is kernels/'s bodies; the expected values are computed here in plain C.
+ * Checks: results equal the sequential computation for 1, 4 and 7 blocks; every block takes
+ * the same branches; the plan has the barriers a reader of the program can see are needed
+ * (a reduction's combine, a cross-block read after a split write, a write after a
+ * cross-block read around a loop, the entry of a one-block loop); and, outside TSan, that
+ * the run goes wrong when the cross-block read's barrier is removed. Under -DCFX_TSAN=ON
+ * a missing barrier shows up as a race report.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+#include "program.h"
+#include "sched.h"
+#include "testutil.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+
+/* ==== building small programs by hand ====================================================== */
+
+#define MAXREC 64
+#define MAXSLOT 32
+
+typedef struct tprog {
+    cfx_prog p;
+    cfx_record rec[MAXREC];
+    cfx_slot slot[MAXSLOT];
+    int32_t table[16];
+    uint8_t consts[256];
+    int64_t top; /* next free arena byte */
+} tprog;
+
+static void tp_init(tprog *t)
+{
+    memset(t, 0, sizeof *t);
+    t->p.name = (char *)"test";
+    t->p.file = (char *)"test.cfx";
+    t->p.records = t->rec;
+    t->p.slots = t->slot;
+    t->p.table = t->table;
+    t->p.consts = t->consts;
+}
+
+static int32_t tp_slot(tprog *t, int dtype, int64_t count, int kind)
+{
+    int32_t s = t->p.nslots++;
+    cfx_slot *sl = &t->slot[s];
+    sl->dtype = (uint8_t)dtype;
+    sl->rank = count == 1 ? 0 : 1;
+    sl->kind = (uint8_t)kind;
+    sl->name = -1;
+    sl->dims[0] = (int32_t)(count == 1 ? 1 : count);
+    sl->count = count;
+    sl->offset = t->top;
+    t->top += (count * dtype_size(dtype) + 15) / 16 * 16;
+    t->p.arena_bytes = t->top;
+    return s;
+}
+
+/* Consts come first, before any other slot, so they lie below const_bytes. */
+static int32_t tp_const_i32(tprog *t, int32_t v)
+{
+    int32_t s = tp_slot(t, CFX_I32, 1, SLOT_CONST);
+    memcpy(t->consts + t->slot[s].offset, &v, 4);
+    t->p.const_bytes = t->top;
+    return s;
+}
+
+static int32_t tp_emit(tprog *t, int kind, int op, int dtype, int32_t a, int32_t b, int32_t c)
+{
+    int32_t i = t->p.nrecords++;
+    cfx_record *r = &t->rec[i];
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->op = (uint8_t)op;
+    r->dtype = (uint8_t)dtype;
+    r->a = a;
+    r->b = b;
+    r->c = c;
+    r->line = i + 1;
+    return i;
+}
+
+/* ==== the replica of the device loop ======================================================= */
+
+#define MAXBLOCKS 8
+#define MAXLOG 256
+
+typedef struct replica {
+    const cfx_prog *prog;
+    const sched_plan *plan;
+    int nblocks;
+    uint8_t *arena;                 /* shared by all blocks */
+    uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
+    uint8_t *publish[2];            /* block 0's copies at a region's exit */
+    k_acc partials[2][MAXBLOCKS];   /* split reductions */
+    pthread_barrier_t grid;
+    int64_t max_iters;
+    /* per block, for the checks */
+    int32_t log[MAXBLOCKS][MAXLOG]; /* pc of every branch taken outside regions */
+    int nlog[MAXBLOCKS];
+    int32_t stop_pc[MAXBLOCKS];     /* record that stopped the block, -1 for HALT */
+    int stop_status[MAXBLOCKS];
+    uint64_t iterations[MAXBLOCKS];
+    int barriers[MAXBLOCKS];
+    /* ablation: skip the barrier before this record and slow down blocks other than 0 */
+    int32_t ablate_pc;
+} replica;
+
+typedef struct block_arg {
+    replica *rp;
+    int block;
+} block_arg;
+
+static uint8_t *slot_addr(replica *rp, int block, int32_t s)
+{
+    int32_t off = rp->plan->priv_offset[s];
+    if (off >= 0)
+        return rp->priv[block] + off;
+    return rp->arena + rp->prog->slots[s].offset;
+}
+
+static void grid_barrier(replica *rp, int block)
+{
+    rp->barriers[block]++;
+    pthread_barrier_wait(&rp->grid);
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* What a block does for one record, with the shares of (sb, sn): sched_block/sched_nblocks.
+ * Returns the next pc, or -1 for HALT, or -2 - status for a stop. */
+static int32_t run_record(replica *rp, sched_cursor *c, int block)
+{
+    const cfx_prog *p = rp->prog;
+    const cfx_record *r = &p->records[c->pc];
+    const cfx_slot *sl = p->slots;
+    unsigned f = rp->plan->flags[c->pc];
+    int32_t sb = sched_block(c), sn = sched_nblocks(c);
+    int64_t lo = 0, hi = 0;
+    int split = (f & SCHED_F_SPLIT) != 0;
+    int64_t dom = sched_domain(r, sl);
+
+    if (dom > 0) {
+        if (split || (f & SCHED_F_COMBINE))
+            sched_share(dom, sb, sn, &lo, &hi);
+        else
+            hi = dom; /* redundant: every block all of it, into its private copy */
+    }
+    if (rp->ablate_pc >= 0 && block != 0 && split && c->region < 0)
+        nap(); /* make a missing barrier visible: the others' shares arrive late */
+
+    switch (r->kind) {
+    case REC_HALT:
+        if (block == 0)
+            for (int32_t s = 0; s < p->nslots; s++)
+                if (rp->plan->priv_offset[s] >= 0)
+                    memcpy(rp->arena + sl[s].offset, slot_addr(rp, 0, s), (size_t)slot_bytes(&sl[s]));
+        return -1;
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH: {
+        int64_t v = r->kind == REC_JUMP ? 0 : k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
+        int32_t next = sched_next_pc(r, c->pc, p->table, v);
+        if (c->region < 0 && rp->nlog[block] < MAXLOG)
+            rp->log[block][rp->nlog[block]++] = next;
+        return next;
+    }
+    case REC_TICK:
+        if (sched_tick(&rp->iterations[block], rp->max_iters))
+            return -2 - CFX_STOP_LIMIT;
+        return c->pc + 1;
+    case REC_BINARY:
+        k_binary(r->op, r->dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b),
+                 sl[r->b].count, slot_addr(rp, block, r->c), sl[r->c].count, lo, hi);
+        return c->pc + 1;
+    case REC_IOTA:
+        k_iota(sl[r->a].dtype, slot_addr(rp, block, r->a), lo, hi);
+        return c->pc + 1;
+    case REC_COPY: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        k_copy_bytes(slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_GET_ROW: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        int64_t row = k_row_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)), sl[r->b].dims[0]);
+        const uint8_t *src = slot_addr(rp, block, r->b) + row * sl[r->a].count * size;
+        k_copy_bytes(slot_addr(rp, block, r->a), src, lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_REDUCE: {
+        k_acc acc = k_reduce_init(r->op, r->dtype);
+        k_reduce_range(r->op, r->dtype, &acc, slot_addr(rp, block, r->b), lo, hi);
+        if ((f & SCHED_F_COMBINE) && c->region < 0) {
+            /* partials, a grid barrier, then every block merges them all in block order */
+            k_acc *part = rp->partials[c->combines & 1];
+            part[block] = acc;
+            grid_barrier(rp, block);
+            acc = k_reduce_init(r->op, r->dtype);
+            for (int b = 0; b < rp->nblocks; b++)
+                k_reduce_merge(r->op, r->dtype, &acc, &part[b]);
+            c->combines++;
+        }
+        k_reduce_finish(r->op, r->dtype, &acc, sl[r->b].count, slot_addr(rp, block, r->a));
+        return c->pc + 1;
+    }
+    default:
+        fprintf(stderr, "replica: record kind %d not supported\n", r->kind);
+        abort();
+    }
+}
+
+static void *block_main(void *arg)
+{
+    block_arg *ba = (block_arg *)arg;
+    replica *rp = ba->rp;
+    int block = ba->block;
+    const cfx_prog *p = rp->prog;
+    sched_cursor c;
+
+    /* the launch: every block loads its private copies from the arena */
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (rp->plan->priv_offset[s] >= 0)
+            memcpy(slot_addr(rp, block, s), rp->arena + p->slots[s].offset,
+                   (size_t)slot_bytes(&p->slots[s]));
+
+    sched_cursor_init(&c, 0, block, rp->nblocks);
+    rp->stop_pc[block] = -1;
+    for (;;) {
+        unsigned act = sched_arrive(rp->plan->flags, rp->plan->region_exit, &c);
+        uint8_t *pub = rp->publish[c.exits & 1];
+        if ((act & SCHED_DO_PUBLISH) && block == 0)
+            memcpy(pub, rp->priv[0], (size_t)rp->plan->priv_bytes);
+        if ((act & SCHED_DO_BARRIER) && c.pc != rp->ablate_pc)
+            grid_barrier(rp, block);
+        if (act & SCHED_DO_RELOAD) {
+            if (block != 0)
+                memcpy(rp->priv[block], pub, (size_t)rp->plan->priv_bytes);
+            c.exits++;
+        }
+        if (act & SCHED_DO_SKIP)
+            continue;
+        int32_t next = run_record(rp, &c, block);
+        if (next == -1)
+            break;
+        if (next <= -2) {
+            rp->stop_pc[block] = c.pc;
+            rp->stop_status[block] = -2 - next;
+            break;
+        }
+        c.pc = next;
+    }
+    return NULL;
+}
+
+/* Runs prog on nblocks threads; inputs are written into the arena by `init`. Returns the
+ * arena (caller frees), or NULL. */
+static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
+                            int64_t max_iters, int32_t ablate_pc,
+                            void (*init)(const cfx_prog *, uint8_t *))
+{
+    pthread_t th[MAXBLOCKS];
+    block_arg args[MAXBLOCKS];
+    memset(rp, 0, sizeof *rp);
+    rp->prog = p;
+    rp->plan = plan;
+    rp->nblocks = nblocks;
+    rp->max_iters = max_iters;
+    rp->ablate_pc = ablate_pc;
+    rp->arena = (uint8_t *)calloc((size_t)p->arena_bytes + 16, 1);
+    memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
+    if (init)
+        init(p, rp->arena);
+    for (int b = 0; b < nblocks; b++)
+        rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
+    rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
+    rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
+    pthread_barrier_init(&rp->grid, NULL, (unsigned)nblocks);
+    for (int b = 0; b < nblocks; b++) {
+        args[b].rp = rp;
+        args[b].block = b;
+        pthread_create(&th[b], NULL, block_main, &args[b]);
+    }
+    for (int b = 0; b < nblocks; b++)
+        pthread_join(th[b], NULL);
+    pthread_barrier_destroy(&rp->grid);
+    for (int b = 0; b < nblocks; b++)
+        free(rp->priv[b]);
+    free(rp->publish[0]);
+    free(rp->publish[1]);
+    return rp->arena;
+}
+
+static int32_t arena_i32(const cfx_prog *p, const uint8_t *arena, int32_t s, int64_t e)
+{
+    int32_t v;
+    memcpy(&v, arena + p->slots[s].offset + 4 * e, 4);
+    return v;
+}
+
+/* Every block took the same branches and stopped at the same record. */
+static void check_uniform(const replica *rp)
+{
+    for (int b = 1; b < rp->nblocks; b++) {
+        CHECK_INT(rp->nlog[b], rp->nlog[0]);
+        CHECK(memcmp(rp->log[b], rp->log[0], sizeof(int32_t) * (size_t)rp->nlog[0]) == 0);
+        CHECK_INT(rp->stop_pc[b], rp->stop_pc[0]);
+        CHECK_INT(rp->iterations[b], rp->iterations[0]);
+        CHECK_INT(rp->barriers[b], rp->barriers[0]);
+    }
+}
+
+/* ==== program 1: big vectors, a reduction, a loop reading across blocks ==================== */
+/*   v = iota(N); w = v * 2; s = sum(w); i = 0; acc = 0
+ *   while i < k { tick; w = w + i; t = w[N-1]; acc = acc + t; i = i + 1 }
+ *   s2 = sum(w)
+ * N is above SCHED_SMALL_COUNT (the loop runs on every block) and above
+ * SCHED_REDUNDANT_REDUCE_MAX (the sums are split and combined). */
+#define P1_N 5000
+enum { P1_V, P1_W, P1_S, P1_I, P1_K, P1_ACC, P1_T, P1_C, P1_S2 };
+static int32_t p1_slot[16];
+static int32_t p1_rec_reduce, p1_rec_getrow, p1_rec_add, p1_rec_mul, p1_rec_head;
+
+static void build_p1(tprog *t)
+{
+    tp_init(t);
+    int32_t two = tp_const_i32(t, 2), one = tp_const_i32(t, 1), zero = tp_const_i32(t, 0);
+    int32_t last = tp_const_i32(t, P1_N - 1);
+    int32_t *S = p1_slot;
+    S[P1_V] = tp_slot(t, CFX_I32, P1_N, SLOT_TEMP);
+    S[P1_W] = tp_slot(t, CFX_I32, P1_N, SLOT_VAR);
+    S[P1_S] = tp_slot(t, CFX_I32, 1, SLOT_RESULT);
+    S[P1_I] = tp_slot(t, CFX_I32, 1, SLOT_VAR);
+    S[P1_K] = tp_slot(t, CFX_I32, 1, SLOT_INPUT);
+    S[P1_ACC] = tp_slot(t, CFX_I32, 1, SLOT_RESULT);
+    S[P1_T] = tp_slot(t, CFX_I32, 1, SLOT_TEMP);
+    S[P1_C] = tp_slot(t, CFX_BOOL, 1, SLOT_TEMP);
+    S[P1_S2] = tp_slot(t, CFX_I32, 1, SLOT_RESULT);
+    tp_emit(t, REC_IOTA, 0, CFX_I32, S[P1_V], 0, 0);                                /* 0 */
+    p1_rec_mul = tp_emit(t, REC_BINARY, OP_MUL, CFX_I32, S[P1_W], S[P1_V], two);    /* 1 */
+    p1_rec_reduce = tp_emit(t, REC_REDUCE, OP_SUM, CFX_I32, S[P1_S], S[P1_W], 0);   /* 2 */
+    tp_emit(t, REC_COPY, 0, CFX_I32, S[P1_I], zero, 0);                             /* 3 */
+    tp_emit(t, REC_COPY, 0, CFX_I32, S[P1_ACC], zero, 0);                           /* 4 */
+    p1_rec_head = tp_emit(t, REC_BINARY, OP_LT, CFX_I32, S[P1_C], S[P1_I], S[P1_K]); /* 5 */
+    int32_t jf = tp_emit(t, REC_JUMP_FALSE, 0, CFX_BOOL, S[P1_C], 0, 0);            /* 6 */
+    tp_emit(t, REC_TICK, 0, 0, 0, 0, 0);                                            /* 7 */
+    p1_rec_add = tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, S[P1_W], S[P1_W], S[P1_I]); /* 8 */
+    p1_rec_getrow = tp_emit(t, REC_GET_ROW, 0, CFX_I32, S[P1_T], S[P1_W], last);    /* 9 */
+    tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, S[P1_ACC], S[P1_ACC], S[P1_T]);         /* 10 */
+    tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, S[P1_I], S[P1_I], one);                 /* 11 */
+    tp_emit(t, REC_JUMP, 0, 0, p1_rec_head, 0, 0);                                  /* 12 */
+    t->rec[jf].b = tp_emit(t, REC_REDUCE, OP_SUM, CFX_I32, S[P1_S2], S[P1_W], 0);   /* 13 */
+    tp_emit(t, REC_HALT, 0, 0, 0, 0, 0);
+}
+
+static int32_t p1_k;
+static void init_p1(const cfx_prog *p, uint8_t *arena)
+{
+    memcpy(arena + p->slots[p1_slot[P1_K]].offset, &p1_k, 4);
+}
+
+static void test_p1(void)
+{
+    tprog t;
+    sched_plan plan;
+    char err[200];
+    build_p1(&t);
+    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+
+    /* what the plan must say */
+    CHECK(plan.flags[p1_rec_reduce] & SCHED_F_COMBINE);      /* partials combined after a barrier */
+    CHECK(plan.flags[p1_rec_getrow] & SCHED_F_BARRIER_BEFORE); /* reads w[N-1], another block's share */
+    CHECK(plan.flags[p1_rec_add] & SCHED_F_BARRIER_BEFORE);  /* writes w while others may read w[N-1] */
+    CHECK(!(plan.flags[p1_rec_mul] & SCHED_F_BARRIER_BEFORE)); /* elementwise after iota: own share */
+    CHECK(!(plan.flags[p1_rec_head] & SCHED_F_BARRIER_BEFORE)); /* private scalars */
+    CHECK(plan.flags[p1_rec_mul] & SCHED_F_SPLIT);
+    CHECK(!(plan.flags[p1_rec_head] & SCHED_F_SPLIT));
+    CHECK_INT(plan.nregions, 0);                             /* the loop's slots are big */
+    CHECK(plan.priv_offset[p1_slot[P1_I]] >= 0);
+    CHECK(plan.priv_offset[p1_slot[P1_W]] < 0);
+
+    /* the sequential answer, in plain C */
+    static int32_t w[P1_N];
+    int32_t s = 0, acc = 0;
+    p1_k = 5;
+    for (int e = 0; e < P1_N; e++) {
+        w[e] = 2 * e;
+        s += w[e];
+    }
+    for (int32_t i = 0; i < p1_k; i++) {
+        for (int e = 0; e < P1_N; e++)
+            w[e] += i;
+        acc += w[P1_N - 1];
+    }
+    int32_t s2 = 0;
+    for (int e = 0; e < P1_N; e++)
+        s2 += w[e];
+
+    int counts[] = {1, 4, 7};
+    for (int k = 0; k < 3; k++) {
+        replica rp;
+        uint8_t *arena = replica_run(&rp, &t.p, &plan, counts[k], 0, -1, init_p1);
+        CHECK_INT(rp.stop_pc[0], -1);
+        CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_S], 0), s);
+        CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_ACC], 0), acc);
+        CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_S2], 0), s2);
+        CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_W], P1_N - 1), w[P1_N - 1]);
+        CHECK_INT(rp.iterations[0], p1_k);
+        CHECK_INT(rp.nlog[0], p1_k + 1 + p1_k); /* k+1 conditional branches, k back jumps */
+        check_uniform(&rp);
+        free(arena);
+    }
+
+    /* the budget stops every block at the same TICK */
+    {
+        replica rp;
+        uint8_t *arena = replica_run(&rp, &t.p, &plan, 4, 3, -1, init_p1);
+        CHECK_INT(rp.stop_pc[0], 7);
+        CHECK_INT(rp.stop_status[0], CFX_STOP_LIMIT);
+        CHECK_INT(rp.iterations[0], 3);
+        check_uniform(&rp);
+        free(arena);
+    }
+
+#ifndef UNDER_TSAN
+    /* Without the barrier before w[N-1] is read, block 0 reads the last block's share
+     * before the slowed-down block has written it: the answer is wrong. (Under TSan this
+     * run would be a reported race, which is the same finding.) */
+    {
+        replica rp;
+        uint8_t *arena = replica_run(&rp, &t.p, &plan, 4, 0, p1_rec_getrow, init_p1);
+        CHECK(arena_i32(&t.p, arena, p1_slot[P1_ACC], 0) != acc);
+        free(arena);
+    }
+#endif
+    sched_plan_free(&plan);
+}
+
+/* ==== program 2: a small loop runs on block 0 alone ======================================== */
+/*   v = iota(100); i = 0
+ *   while i < n { tick; v = v + i; s = sum(v); i = i + 1 }
+ *   out = s * 2;  big = iota(5000); top = big[4999] + out */
+#define P2_N 100
+static int32_t p2_v, p2_i, p2_n, p2_s, p2_c, p2_out, p2_big, p2_top, p2_t;
+static int32_t p2_head, p2_exit;
+
+static void build_p2(tprog *t)
+{
+    tp_init(t);
+    int32_t two = tp_const_i32(t, 2), one = tp_const_i32(t, 1), zero = tp_const_i32(t, 0);
+    int32_t last = tp_const_i32(t, 4999);
+    p2_v = tp_slot(t, CFX_I32, P2_N, SLOT_VAR);
+    p2_i = tp_slot(t, CFX_I32, 1, SLOT_VAR);
+    p2_n = tp_slot(t, CFX_I32, 1, SLOT_INPUT);
+    p2_s = tp_slot(t, CFX_I32, 1, SLOT_VAR);
+    p2_c = tp_slot(t, CFX_BOOL, 1, SLOT_TEMP);
+    p2_out = tp_slot(t, CFX_I32, 1, SLOT_RESULT);
+    p2_big = tp_slot(t, CFX_I32, 5000, SLOT_TEMP);
+    p2_t = tp_slot(t, CFX_I32, 1, SLOT_TEMP);
+    p2_top = tp_slot(t, CFX_I32, 1, SLOT_RESULT);
+    tp_emit(t, REC_IOTA, 0, CFX_I32, p2_v, 0, 0);                       /* 0 */
+    tp_emit(t, REC_COPY, 0, CFX_I32, p2_i, zero, 0);                    /* 1 */
+    tp_emit(t, REC_COPY, 0, CFX_I32, p2_s, zero, 0);                    /* 2 */
+    p2_head = tp_emit(t, REC_BINARY, OP_LT, CFX_I32, p2_c, p2_i, p2_n); /* 3 */
+    int32_t jf = tp_emit(t, REC_JUMP_FALSE, 0, CFX_BOOL, p2_c, 0, 0);   /* 4 */
+    tp_emit(t, REC_TICK, 0, 0, 0, 0, 0);                                /* 5 */
+    tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, p2_v, p2_v, p2_i);          /* 6 */
+    tp_emit(t, REC_REDUCE, OP_SUM, CFX_I32, p2_s, p2_v, 0);             /* 7 */
+    tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, p2_i, p2_i, one);           /* 8 */
+    tp_emit(t, REC_JUMP, 0, 0, p2_head, 0, 0);                          /* 9 */
+    p2_exit = tp_emit(t, REC_BINARY, OP_MUL, CFX_I32, p2_out, p2_s, two); /* 10 */
+    t->rec[jf].b = p2_exit;
+    tp_emit(t, REC_IOTA, 0, CFX_I32, p2_big, 0, 0);
+    tp_emit(t, REC_GET_ROW, 0, CFX_I32, p2_t, p2_big, last);
+    tp_emit(t, REC_BINARY, OP_ADD, CFX_I32, p2_top, p2_t, p2_out);
+    tp_emit(t, REC_HALT, 0, 0, 0, 0, 0);
+}
+
+static int32_t p2_n_value;
+static void init_p2(const cfx_prog *p, uint8_t *arena)
+{
+    memcpy(arena + p->slots[p2_n].offset, &p2_n_value, 4);
+}
+
+static void test_p2(void)
+{
+    tprog t;
+    sched_plan plan;
+    char err[200];
+    build_p2(&t);
+    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+
+    CHECK_INT(plan.nregions, 1);
+    CHECK(plan.flags[p2_head] & SCHED_F_REGION_ENTRY);
+    CHECK(plan.flags[p2_head] & SCHED_F_ENTRY_BARRIER); /* v was written split by iota */
+    CHECK_INT(plan.region_exit[p2_head], p2_exit);
+    CHECK(plan.flags[p2_exit] & SCHED_F_REGION_EXIT);
+    for (int32_t r = p2_head; r < p2_exit; r++)
+        CHECK(plan.flags[r] & SCHED_F_ONE_BLOCK);
+    CHECK(!(plan.flags[p2_exit] & SCHED_F_ONE_BLOCK));
+    CHECK(plan.flags[p2_exit + 2] & SCHED_F_BARRIER_BEFORE); /* big[4999] from another block */
+
+    for (int32_t n = 0; n <= 6; n += 3) {
+        int32_t v[P2_N], s = 0;
+        for (int e = 0; e < P2_N; e++)
+            v[e] = e;
+        for (int32_t i = 0; i < n; i++) {
+            s = 0;
+            for (int e = 0; e < P2_N; e++) {
+                v[e] += i;
+                s += v[e];
+            }
+        }
+        p2_n_value = n;
+        int counts[] = {1, 4, 7};
+        for (int k = 0; k < 3; k++) {
+            replica rp;
+            uint8_t *arena = replica_run(&rp, &t.p, &plan, counts[k], 0, -1, init_p2);
+            CHECK_INT(arena_i32(&t.p, arena, p2_out, 0), 2 * s);
+            CHECK_INT(arena_i32(&t.p, arena, p2_top, 0), 4999 + 2 * s);
+            CHECK_INT(arena_i32(&t.p, arena, p2_v, P2_N - 1), v[P2_N - 1]);
+            CHECK_INT(rp.iterations[0], n);
+            for (int b = 1; b < counts[k]; b++) {
+                CHECK_INT(rp.iterations[b], 0); /* the loop ran on block 0 only */
+                CHECK_INT(rp.barriers[b], rp.barriers[0]);
+            }
+            free(arena);
+        }
+    }
+    sched_plan_free(&plan);
+}
+
+/* ==== program 3: a switch and branches on a reduction's result ============================= */
+/*   v = iota(3000); s = sum(v) (split); m = s % 3
+ *   switch m { case 0: r = 10  case 1: r = 20  default: r = 30 }
+ *   big = v + r; out = big[2999] */
+static void test_p3(void)
+{
+    tprog t;
+    sched_plan plan;
+    char err[200];
+    tp_init(&t);
+    int32_t three = tp_const_i32(&t, 3), c10 = tp_const_i32(&t, 10), c20 = tp_const_i32(&t, 20);
+    int32_t c30 = tp_const_i32(&t, 30), last = tp_const_i32(&t, 2999);
+    int32_t v = tp_slot(&t, CFX_I32, 3000, SLOT_TEMP), s = tp_slot(&t, CFX_I32, 1, SLOT_TEMP);
+    int32_t m = tp_slot(&t, CFX_I32, 1, SLOT_TEMP), r = tp_slot(&t, CFX_I32, 1, SLOT_VAR);
+    int32_t big = tp_slot(&t, CFX_I32, 3000, SLOT_TEMP), out = tp_slot(&t, CFX_I32, 1, SLOT_RESULT);
+    tp_emit(&t, REC_IOTA, 0, CFX_I32, v, 0, 0);                  /* 0 */
+    tp_emit(&t, REC_REDUCE, OP_SUM, CFX_I32, s, v, 0);           /* 1 */
+    tp_emit(&t, REC_BINARY, OP_MOD, CFX_I32, m, s, three);       /* 2 */
+    tp_emit(&t, REC_SWITCH, 0, CFX_I32, m, 0, 2);                /* 3: table[0..2] */
+    int32_t a0 = tp_emit(&t, REC_COPY, 0, CFX_I32, r, c10, 0);   /* 4 */
+    int32_t j0 = tp_emit(&t, REC_JUMP, 0, 0, 0, 0, 0);           /* 5 */
+    int32_t a1 = tp_emit(&t, REC_COPY, 0, CFX_I32, r, c20, 0);   /* 6 */
+    int32_t j1 = tp_emit(&t, REC_JUMP, 0, 0, 0, 0, 0);           /* 7 */
+    int32_t a2 = tp_emit(&t, REC_COPY, 0, CFX_I32, r, c30, 0);   /* 8 */
+    int32_t join = tp_emit(&t, REC_BINARY, OP_ADD, CFX_I32, big, v, r); /* 9 */
+    tp_emit(&t, REC_GET_ROW, 0, CFX_I32, out, big, last);        /* 10 */
+    tp_emit(&t, REC_HALT, 0, 0, 0, 0, 0);
+    t.rec[j0].a = join;
+    t.rec[j1].a = join;
+    t.table[0] = a0;
+    t.table[1] = a1;
+    t.table[2] = a2;
+    t.p.ntable = 3;
+    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+    CHECK(plan.flags[1] & SCHED_F_COMBINE);
+    CHECK(!(plan.flags[join] & SCHED_F_BARRIER_BEFORE)); /* aligned with iota's shares */
+    CHECK(plan.flags[join + 1] & SCHED_F_BARRIER_BEFORE);
+
+    int64_t sum = 0;
+    for (int e = 0; e < 3000; e++)
+        sum += e;
+    int32_t want_r = sum % 3 == 0 ? 10 : sum % 3 == 1 ? 20 : 30;
+    int counts[] = {1, 4, 7};
+    for (int k = 0; k < 3; k++) {
+        replica rp;
+        uint8_t *arena = replica_run(&rp, &t.p, &plan, counts[k], 0, -1, NULL);
+        CHECK_INT(arena_i32(&t.p, arena, out, 0), 2999 + want_r);
+        CHECK_INT(arena_i32(&t.p, arena, r, 0), want_r);
+        check_uniform(&rp);
+        free(arena);
+    }
+    sched_plan_free(&plan);
+}
+
+/* ==== the pure functions =================================================================== */
+static void test_share(void)
+{
+    /* shares cover [0, count) in order, without gaps or overlap, sizes differ by <= 1 */
+    int64_t counts[] = {0, 1, 5, 7, 100, 5000, 1000003};
+    for (int i = 0; i < 7; i++)
+        for (int64_t n = 1; n <= 9; n++) {
+            int64_t next = 0, minsz = INT64_MAX, maxsz = 0;
+            for (int64_t b = 0; b < n; b++) {
+                int64_t lo, hi;
+                sched_share(counts[i], b, n, &lo, &hi);
+                CHECK_INT(lo, next);
+                next = hi;
+                minsz = hi - lo < minsz ? hi - lo : minsz;
+                maxsz = hi - lo > maxsz ? hi - lo : maxsz;
+            }
+            CHECK_INT(next, counts[i]);
+            CHECK(maxsz - minsz <= 1);
+        }
+    /* budget: exactly max_iters ticks run */
+    uint64_t it = 0;
+    CHECK_INT(sched_tick(&it, 2), 0);
+    CHECK_INT(sched_tick(&it, 2), 0);
+    CHECK_INT(sched_tick(&it, 2), 1);
+    CHECK_INT(it, 2);
+    it = 0;
+    for (int i = 0; i < 100; i++)
+        CHECK_INT(sched_tick(&it, 0), 0);
+}
+
+int main(void)
+{
+    test_share();
+    test_p1();
+    test_p2();
+    test_p3();
+    return test_finish("test_sched");
+}
