@@ -1,0 +1,1768 @@
+/* check.c: names, types, constant folding and joins across control flow (see check.h).
+ *
+ * The checker walks each graph once, in program order, carrying an environment: for each
+ * variable its state on the paths reaching this point (assigned with a type, assigned on
+ * some paths only, assigned only inside an earlier loop, ...) and, for a scalar, its value
+ * when that value is known on every path. Branches are checked in copies of the
+ * environment and joined afterwards. A loop body is checked once: every variable the body
+ * assigns (found by a syntactic scan) is treated as unknown at the loop head, so the one
+ * pass is valid for every iteration and no fixpoint is needed.
+ *
+ * After an error an expression is "in error": whatever uses it reports nothing more, so
+ * one mistake gives one message, and independent mistakes each give theirs.
+ */
+#include "check.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+/* ---- tables from ops.h ---------------------------------------------------------------- */
+static const char *const op_spelling[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) spelling,
+    CFX_OPS(X)
+#undef X
+};
+static const int op_arity[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) arity,
+    CFX_OPS(X)
+#undef X
+};
+static const int op_class[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) cls,
+    CFX_OPS(X)
+#undef X
+};
+static const char *const op_infix[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) infix,
+    CFX_OPS(X)
+#undef X
+};
+
+/* ---- types ------------------------------------------------------------------------------ */
+static const char *dtype_name(int dt)
+{
+    static const char *const names[] = {"f32", "f64", "i32", "i64", "bool"};
+    return dt >= 0 && dt <= CFX_BOOL ? names[dt] : "?";
+}
+
+char *check_type_str(const cfx_type *t, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s[", dtype_name(t->dtype));
+    for (int i = 0; i < t->rank && i < CFX_TYPE_MAX_RANK && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, i ? ", %" PRId64 : "%" PRId64, t->dims[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
+int check_same_type(const cfx_type *a, const cfx_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+static int64_t type_count(const cfx_type *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->dims[i];
+    return n;
+}
+
+static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
+static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
+static int is_num(int dt) { return dt != CFX_BOOL; }
+
+static cfx_type scalar_type(cfx_dtype dt)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    return t;
+}
+
+/* ---- the environment ---------------------------------------------------------------------- */
+enum var_state {
+    V_UNDEF,    /* not assigned on any path */
+    V_PARTIAL,  /* assigned on some paths only */
+    V_DEF,      /* assigned on every path, with type ty */
+    V_CONFLICT, /* assigned on every path of a branch statement, with different types */
+    V_LOOP,     /* assigned only inside the loop at `line` */
+    V_ERROR,    /* an error was reported about it: stay quiet */
+};
+
+typedef struct vstate {
+    int st;          /* enum var_state */
+    cfx_type ty;     /* V_DEF, and the first side of V_CONFLICT */
+    int line;        /* V_DEF: line of the assignment; V_LOOP: line of the loop */
+    int known;       /* V_DEF scalar: value known at compile time */
+    int64_t ival;
+    double rval;
+    cfx_type ty2;    /* V_CONFLICT: the other side */
+    int line2;
+    char lab[16], lab2[16];
+} vstate;
+
+typedef struct env {
+    vstate *v; /* one per variable of the graph */
+    int live;  /* 0 after break, continue or return: no path reaches this point */
+} env;
+
+typedef struct loopctx {
+    struct loopctx *up;
+    int exits; /* a reachable break, or return, leaves this loop */
+} loopctx;
+
+typedef struct checker {
+    ast_module *m;
+    const cfx_context *ctx;
+    diag *d;
+    int gi;              /* the graph being checked */
+    const char **names;  /* its variables */
+    int nvars, capvars;
+    cfx_type *declared;  /* per variable: the declared type of a result */
+    uint8_t *is_result;
+    loopctx *loop;
+    uint8_t *reach;      /* reach[g * ngraphs + h]: graph g calls h, directly or not */
+    int oom;
+    check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
+} checker;
+
+static check_note *note_of(checker *C, ast_node *n)
+{
+    if (!n->note) {
+        n->note = ast_alloc(C->m->arena, sizeof(check_note));
+        if (!n->note) {
+            C->oom = 1;
+            memset(&C->dummy, 0, sizeof C->dummy);
+            return &C->dummy;
+        }
+    }
+    return n->note;
+}
+
+static int var_find(checker *C, const char *name)
+{
+    for (int i = 0; i < C->nvars; i++)
+        if (strcmp(C->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int var_add(checker *C, const char *name)
+{
+    int v = var_find(C, name);
+    if (v >= 0)
+        return v;
+    if (C->nvars == C->capvars) {
+        int cap = C->capvars ? C->capvars * 2 : 16;
+        const char **nn = realloc(C->names, (size_t)cap * sizeof *nn);
+        if (!nn) {
+            C->oom = 1;
+            return -1;
+        }
+        C->names = nn;
+        C->capvars = cap;
+    }
+    C->names[C->nvars] = name;
+    return C->nvars++;
+}
+
+static int env_new(checker *C, env *e)
+{
+    e->live = 1;
+    e->v = calloc((size_t)(C->nvars ? C->nvars : 1), sizeof(vstate));
+    if (!e->v)
+        C->oom = 1;
+    return e->v ? 0 : -1;
+}
+
+static int env_copy(checker *C, env *dst, const env *src)
+{
+    if (env_new(C, dst) < 0)
+        return -1;
+    memcpy(dst->v, src->v, (size_t)C->nvars * sizeof(vstate));
+    dst->live = src->live;
+    return 0;
+}
+
+static void env_free(env *e)
+{
+    free(e->v);
+    e->v = NULL;
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+#define TYBUF 64
+
+static const char *tystr(const cfx_type *t, char *buf) { return check_type_str(t, buf, TYBUF); }
+
+static int is_literal(const ast_node *n)
+{
+    while (n && n->kind == AST_UNARY && n->op == OP_NEG)
+        n = n->a;
+    return n && (n->kind == AST_INT || n->kind == AST_REAL);
+}
+
+static int64_t wrap(int dt, int64_t v) { return dt == CFX_I32 ? (int64_t)(int32_t)(uint32_t)v : v; }
+
+static double round_real(int dt, double r) { return dt == CFX_F32 ? (double)(float)r : r; }
+
+/* A type written in the source (a parameter, a result, zeros(TYPE)) must describe a tensor the
+ * program can hold. */
+static int check_written_type(checker *C, const cfx_type *t, int line, int col)
+{
+    char b[TYBUF];
+    if (t->rank < 0 || t->rank > CFX_MAX_RANK) {
+        diag_error(C->d, line, col, "a tensor has at most %d dimensions", CFX_MAX_RANK);
+        return -1;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 1) {
+            diag_error(C->d, line, col, "tensor dimensions must be at least 1, got %s", tystr(t, b));
+            return -1;
+        }
+        if (t->dims[i] > CFX_MAX_ELEMENTS || n * t->dims[i] > CFX_MAX_ELEMENTS) {
+            diag_error(C->d, line, col, "tensor type %s has more than %" PRId64 " elements",
+                       tystr(t, b), (int64_t)CFX_MAX_ELEMENTS);
+            return -1;
+        }
+        n *= t->dims[i];
+    }
+    return 0;
+}
+
+/* The result shape of an elementwise op on a and b: equal shapes, or one of them has one
+ * element (then the other's shape; of two one-element shapes the one of higher rank). */
+static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
+{
+    cfx_type sa = *a, sb = *b;
+    sb.dtype = sa.dtype;
+    if (check_same_type(&sa, &sb)) {
+        *out = sa;
+        return 0;
+    }
+    int64_t na = type_count(a), nb = type_count(b);
+    if (na == 1 && (nb != 1 || b->rank >= a->rank))
+        *out = *b;
+    else if (nb == 1)
+        *out = *a;
+    else
+        return -1;
+    return 0;
+}
+
+/* ---- expressions ----------------------------------------------------------------------------- */
+static int check_expr(checker *C, env *e, ast_node *n, int want);
+static int check_call(checker *C, env *e, ast_node *n, int nwant);
+
+/* Sets n's type to a scalar with a known value. */
+static void set_known(checker *C, ast_node *n, int dt, int64_t iv, double rv)
+{
+    check_note *k = note_of(C, n);
+    n->ty = scalar_type((cfx_dtype)dt);
+    k->known = 1;
+    k->ival = is_real(dt) ? 0 : iv;
+    k->rval = is_real(dt) ? round_real(dt, rv) : 0;
+}
+
+/* A literal, possibly negated: `3`, `-1.5`. It takes the dtype `want` when it can
+ * (an integer literal any numeric dtype, a real one f32 or f64); alone it is i32 or f32. */
+static int check_literal(checker *C, ast_node *n, int want)
+{
+    int neg = 0;
+    const ast_node *base = n;
+    while (base->kind == AST_UNARY) {
+        neg = !neg;
+        base = base->a;
+    }
+    if (base->kind == AST_REAL) {
+        int dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
+        double r = neg ? -base->rval : base->rval;
+        set_known(C, n, dt, 0, r);
+        return 0;
+    }
+    int dt = (want >= 0 && is_num(want)) ? want : CFX_I32;
+    int64_t v = neg ? -base->ival : base->ival;
+    if (dt == CFX_I32 && (v > INT32_MAX || v < INT32_MIN)) {
+        diag_error(C->d, n->line, n->col, "integer literal %" PRId64 " does not fit in i32", v);
+        return -1;
+    }
+    set_known(C, n, dt, v, (double)v);
+    return 0;
+}
+
+/* Folds a known binary op on scalars; returns 1 if the result is known. */
+static int fold_binary(int op, int dt, const check_note *x, const check_note *y, int64_t *iv, double *rv)
+{
+    if (is_real(dt)) {
+        double a = x->rval, b = y->rval;
+        switch (op) {
+        case OP_ADD: *rv = a + b; return 1;
+        case OP_SUB: *rv = a - b; return 1;
+        case OP_MUL: *rv = a * b; return 1;
+        case OP_DIV: *rv = a / b; return 1;
+        case OP_LT: *iv = a < b; return 1;
+        case OP_LE: *iv = a <= b; return 1;
+        case OP_GT: *iv = a > b; return 1;
+        case OP_GE: *iv = a >= b; return 1;
+        case OP_EQ: *iv = a == b; return 1;
+        case OP_NE: *iv = a != b; return 1;
+        default: return 0;
+        }
+    }
+    int64_t a = x->ival, b = y->ival;
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (op) {
+    case OP_ADD: *iv = wrap(dt, (int64_t)(ua + ub)); return 1;
+    case OP_SUB: *iv = wrap(dt, (int64_t)(ua - ub)); return 1;
+    case OP_MUL: *iv = wrap(dt, (int64_t)(ua * ub)); return 1;
+    case OP_DIV:
+    case OP_MOD:
+        if (b == 0)
+            return 0; /* left to the run, which stops with status divide */
+        if (b == -1) {
+            *iv = op == OP_DIV ? wrap(dt, (int64_t)(0 - ua)) : 0;
+            return 1;
+        }
+        *iv = op == OP_DIV ? a / b : a % b;
+        return 1;
+    case OP_LT: *iv = a < b; return 1;
+    case OP_LE: *iv = a <= b; return 1;
+    case OP_GT: *iv = a > b; return 1;
+    case OP_GE: *iv = a >= b; return 1;
+    case OP_EQ: *iv = a == b; return 1;
+    case OP_NE: *iv = a != b; return 1;
+    case OP_AND: *iv = a && b; return 1;
+    case OP_OR: *iv = a || b; return 1;
+    default: return 0;
+    }
+}
+
+/* Checks the two operands of an elementwise op, giving a literal the other side's dtype.
+ * `name` spells the op in messages (`+` or `add`). On success *dt is the operands' dtype and
+ * *shape the result shape (its dtype is the operands'). */
+static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
+                      cfx_type *shape)
+{
+    int la = is_literal(a), lb = is_literal(b), ra, rb;
+    if (la && lb) {
+        int real = 0;
+        for (const ast_node *p = a; p; p = p->kind == AST_UNARY ? p->a : NULL)
+            real |= p->kind == AST_REAL;
+        for (const ast_node *p = b; p; p = p->kind == AST_UNARY ? p->a : NULL)
+            real |= p->kind == AST_REAL;
+        ra = check_literal(C, a, real ? CFX_F32 : -1);
+        rb = check_literal(C, b, real ? CFX_F32 : -1);
+    } else if (la) {
+        rb = check_expr(C, e, b, -1);
+        ra = check_expr(C, e, a, rb == 0 ? (int)b->ty.dtype : -1);
+    } else {
+        ra = check_expr(C, e, a, -1);
+        rb = check_expr(C, e, b, ra == 0 ? (int)a->ty.dtype : -1);
+    }
+    if (ra < 0 || rb < 0)
+        return -1;
+    char b1[TYBUF], b2[TYBUF];
+    if (a->ty.dtype != b->ty.dtype) {
+        diag_error(C->d, at->line, at->col, "operands of '%s' have different dtypes: %s and %s", name,
+                   dtype_name(a->ty.dtype), dtype_name(b->ty.dtype));
+        return -1;
+    }
+    if (broadcast(&a->ty, &b->ty, shape) < 0) {
+        diag_error(C->d, at->line, at->col, "operands of '%s' have different shapes: %s and %s", name,
+                   tystr(&a->ty, b1), tystr(&b->ty, b2));
+        return -1;
+    }
+    return 0;
+}
+
+/* An elementwise op of two operands (infix or called by name), typed into n. */
+static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const char *name, ast_node *a,
+                              ast_node *b)
+{
+    cfx_type shape;
+    if (check_pair(C, e, n, name, a, b, &shape) < 0)
+        return -1;
+    int cls = op_class[op], dt = a->ty.dtype;
+    char b1[TYBUF];
+    if ((cls == OPC_BINARY_NUM || (cls == OPC_COMPARE && op != OP_EQ && op != OP_NE)) && !is_num(dt)) {
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s", name,
+                   tystr(&a->ty, b1));
+        return -1;
+    }
+    if (cls == OPC_BINARY_BOOL && dt != CFX_BOOL) {
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(&a->ty, b1));
+        return -1;
+    }
+    n->ty = shape;
+    if (cls == OPC_COMPARE)
+        n->ty.dtype = CFX_BOOL;
+    check_note *k = note_of(C, n), *ka = a->note, *kb = b->note;
+    int64_t iv = 0;
+    double rv = 0;
+    /* `false and X` and `true or X` are known whatever X is, as in a short-circuit */
+    if (op == OP_AND && ka->known && !ka->ival) {
+        set_known(C, n, CFX_BOOL, 0, 0);
+    } else if (op == OP_OR && ka->known && ka->ival) {
+        set_known(C, n, CFX_BOOL, 1, 0);
+    } else if (ka->known && kb->known && fold_binary(op, dt, ka, kb, &iv, &rv)) {
+        int rdt = n->ty.dtype;
+        set_known(C, n, rdt, is_real(rdt) ? 0 : iv, rv);
+    } else {
+        k->known = 0;
+    }
+    return 0;
+}
+
+static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_node *a, ast_node *b)
+{
+    int ra = check_expr(C, e, a, -1), rb = check_expr(C, e, b, -1);
+    if (ra < 0 || rb < 0)
+        return -1;
+    char b1[TYBUF], b2[TYBUF];
+    const cfx_type *x = &a->ty, *y = &b->ty;
+    if (x->dtype != y->dtype || !is_num(x->dtype)) {
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric of one dtype, got %s and %s",
+                   name, tystr(x, b1), tystr(y, b2));
+        return -1;
+    }
+    if (x->rank != 2 || (y->rank != 1 && y->rank != 2) || x->dims[1] != y->dims[0]) {
+        diag_error(C->d, n->line, n->col, "shapes of '%s' do not match: %s @ %s", name, tystr(x, b1),
+                   tystr(y, b2));
+        return -1;
+    }
+    cfx_type t = scalar_type(x->dtype);
+    t.rank = y->rank;
+    t.dims[0] = x->dims[0];
+    if (y->rank == 2)
+        t.dims[1] = y->dims[1];
+    if (type_count(&t) > CFX_MAX_ELEMENTS) {
+        diag_error(C->d, n->line, n->col, "the result of '%s' has more than %" PRId64 " elements", name,
+                   (int64_t)CFX_MAX_ELEMENTS);
+        return -1;
+    }
+    n->ty = t;
+    note_of(C, n)->known = 0;
+    return 0;
+}
+
+/* Reads and checks an index `i` of a tensor of type x (for x[i] and x[i] = E); names the
+ * tensor `what` in messages. */
+static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, const char *what, ast_node *i)
+{
+    char b1[TYBUF];
+    int ri = check_expr(C, e, i, CFX_I32);
+    if (x->rank < 1) {
+        diag_error(C->d, at->line, at->col, "indexing needs a tensor of rank >= 1, got %s", tystr(x, b1));
+        return -1;
+    }
+    if (ri < 0)
+        return -1;
+    if (!is_int(i->ty.dtype) || type_count(&i->ty) != 1) {
+        diag_error(C->d, i->line, i->col, "index must be an integer scalar, got %s", tystr(&i->ty, b1));
+        return -1;
+    }
+    check_note *k = i->note;
+    if (k->known && (k->ival < -x->dims[0] || k->ival >= x->dims[0])) {
+        diag_error(C->d, i->line, i->col, "index %" PRId64 " is out of range for %s with %" PRId64 " rows",
+                   k->ival, what, x->dims[0]);
+        return -1;
+    }
+    return 0;
+}
+
+static cfx_type row_type(const cfx_type *x)
+{
+    cfx_type t = scalar_type(x->dtype);
+    t.rank = x->rank - 1;
+    for (int i = 1; i < x->rank; i++)
+        t.dims[i - 1] = x->dims[i];
+    return t;
+}
+
+static void tensor_name(const ast_node *n, char *buf, size_t len)
+{
+    if (n->kind == AST_NAME)
+        snprintf(buf, len, "'%s'", n->name);
+    else
+        snprintf(buf, len, "the tensor");
+}
+
+/* A use of variable `name`: its type, or a message saying why it has none here. */
+static int check_name(checker *C, env *e, ast_node *n)
+{
+    int v = var_find(C, n->name);
+    if (v < 0) {
+        diag_error(C->d, n->line, n->col, "'%s' is not defined", n->name);
+        return -1;
+    }
+    vstate *s = &e->v[v];
+    char b1[TYBUF], b2[TYBUF];
+    switch (s->st) {
+    case V_DEF: {
+        check_note *k = note_of(C, n);
+        n->ty = s->ty;
+        k->known = s->known;
+        k->ival = s->ival;
+        k->rval = s->rval;
+        return 0;
+    }
+    case V_UNDEF:
+        diag_error(C->d, n->line, n->col, "'%s' is used before it is assigned", n->name);
+        break;
+    case V_PARTIAL:
+        diag_error(C->d, n->line, n->col, "'%s' is not assigned on every path", n->name);
+        break;
+    case V_LOOP:
+        diag_error(C->d, n->line, n->col, "'%s' is assigned only inside the loop at line %d", n->name, s->line);
+        break;
+    case V_CONFLICT:
+        diag_error(C->d, n->line, n->col, "cannot join '%s': %s (%s, line %d) vs %s (%s, line %d)", n->name,
+                   tystr(&s->ty, b1), s->lab, s->line, tystr(&s->ty2, b2), s->lab2, s->line2);
+        break;
+    default:
+        break;
+    }
+    s->st = V_ERROR; /* one message per variable and path */
+    return -1;
+}
+
+static int check_expr(checker *C, env *e, ast_node *n, int want)
+{
+    char b1[TYBUF];
+    check_note *k = note_of(C, n);
+    k->known = 0;
+    if (is_literal(n))
+        return check_literal(C, n, want);
+    switch (n->kind) {
+    case AST_BOOL:
+        set_known(C, n, CFX_BOOL, n->ival != 0, 0);
+        return 0;
+    case AST_NAME:
+        return check_name(C, e, n);
+    case AST_STRING:
+        diag_error(C->d, n->line, n->col, "a string can only be the message of assert or the label of print");
+        return -1;
+    case AST_TYPE:
+        diag_error(C->d, n->line, n->col, "a type is not a value here");
+        return -1;
+    case AST_UNARY: {
+        if (check_expr(C, e, n->a, want) < 0)
+            return -1;
+        int dt = n->a->ty.dtype;
+        if (n->op == OP_NOT ? dt != CFX_BOOL : !is_num(dt)) {
+            diag_error(C->d, n->line, n->col, "operand of '%s' must be %s, got %s", op_infix[n->op],
+                       n->op == OP_NOT ? "bool" : "numeric", tystr(&n->a->ty, b1));
+            return -1;
+        }
+        n->ty = n->a->ty;
+        check_note *ka = n->a->note;
+        if (ka->known) {
+            if (n->op == OP_NOT)
+                set_known(C, n, dt, !ka->ival, 0);
+            else
+                set_known(C, n, dt, wrap(dt, (int64_t)(0 - (uint64_t)ka->ival)), -ka->rval);
+        }
+        return 0;
+    }
+    case AST_BINARY:
+        if (n->op == OP_MATMUL)
+            return check_matmul(C, e, n, "@", n->a, n->b);
+        if (n->op >= OP_COUNT || !op_infix[n->op]) {
+            diag_error(C->d, n->line, n->col, "unknown operator");
+            return -1;
+        }
+        return check_elementwise2(C, e, n, n->op, op_infix[n->op], n->a, n->b);
+    case AST_INDEX: {
+        if (check_expr(C, e, n->a, -1) < 0) {
+            check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */
+            return -1;
+        }
+        char what[80];
+        tensor_name(n->a, what, sizeof what);
+        if (check_index(C, e, n, &n->a->ty, what, n->b) < 0)
+            return -1;
+        n->ty = row_type(&n->a->ty);
+        return 0;
+    }
+    case AST_CALL:
+        return check_call(C, e, n, 1);
+    default:
+        diag_error(C->d, n->line, n->col, "expected an expression");
+        return -1;
+    }
+}
+
+/* ---- calls ------------------------------------------------------------------------------------ */
+static int graph_find(const ast_module *m, const char *name)
+{
+    for (int i = 0; i < m->ngraphs; i++)
+        if (strcmp(m->graphs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static const cfx_type *param_type(const ast_graph *g, const ctx_kernel *k, int i)
+{
+    return g ? &g->params[i].type : &k->params[i];
+}
+
+/* Checks arguments against the declared parameter types of graph g or kernel k. */
+static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *g, const ctx_kernel *k)
+{
+    char b1[TYBUF], b2[TYBUF];
+    int bad = 0, nparams = g ? g->nparams : k->nparams;
+    if (n->nlist != nparams) {
+        diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, nparams,
+                   nparams == 1 ? "" : "s", n->nlist);
+        bad = 1;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        int want = i < nparams ? (int)param_type(g, k, i)->dtype : -1;
+        if (check_expr(C, e, a, want) < 0) {
+            bad = 1;
+            continue;
+        }
+        if (i < nparams && !check_same_type(&a->ty, param_type(g, k, i))) {
+            diag_error(C->d, a->line, a->col, "argument %d of '%s' must be %s, got %s", i + 1, n->name,
+                       tystr(param_type(g, k, i), b1), tystr(&a->ty, b2));
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+static int want_count(checker *C, ast_node *n, int nresults, int nwant)
+{
+    if (nwant < 0 || nwant == nresults)
+        return 0;
+    if (nwant == 1)
+        diag_error(C->d, n->line, n->col,
+                   nresults == 0 ? "'%s' returns no result" : "'%s' returns %d results; assign them with 'a, b = %s(...)'",
+                   n->name, nresults, n->name);
+    else
+        diag_error(C->d, n->line, n->col, "'%s' returns %d result%s, but %d names are assigned", n->name,
+                   nresults, nresults == 1 ? "" : "s", nwant);
+    return -1;
+}
+
+/* A type argument: zeros(f32[3]), cast(x, f64). */
+static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out)
+{
+    if (!a || a->kind != AST_TYPE) {
+        diag_error(C->d, a ? a->line : n->line, a ? a->col : n->col, "argument of '%s' must be a type", n->name);
+        return -1;
+    }
+    if (scalar_only && a->type.rank != 0) {
+        diag_error(C->d, a->line, a->col, "'%s' takes a dtype (f32, f64, i32, i64, bool), not a shape", n->name);
+        return -1;
+    }
+    if (check_written_type(C, &a->type, a->line, a->col) < 0)
+        return -1;
+    *out = a->type;
+    return 0;
+}
+
+/* A call to the built-in op `op` with n->nlist arguments (the arity already matches). */
+static int check_op_call(checker *C, env *e, ast_node *n, int op)
+{
+    char b1[TYBUF], b2[TYBUF];
+    int cls = op_class[op];
+    ast_node **arg = n->list;
+    const char *name = n->name;
+    switch (cls) {
+    case OPC_UNARY_REAL:
+    case OPC_UNARY_NUM:
+    case OPC_UNARY_BOOL: {
+        if (check_expr(C, e, arg[0], cls == OPC_UNARY_REAL ? CFX_F32 : -1) < 0)
+            return -1;
+        int dt = arg[0]->ty.dtype;
+        int ok = cls == OPC_UNARY_REAL ? is_real(dt) : cls == OPC_UNARY_NUM ? is_num(dt) : dt == CFX_BOOL;
+        if (!ok) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'%s' needs %s, got %s", name,
+                       cls == OPC_UNARY_REAL ? "f32 or f64" : cls == OPC_UNARY_NUM ? "a numeric operand" : "bool",
+                       tystr(&arg[0]->ty, b1));
+            return -1;
+        }
+        n->ty = arg[0]->ty;
+        return 0;
+    }
+    case OPC_BINARY_NUM:
+    case OPC_COMPARE:
+    case OPC_BINARY_BOOL:
+        return check_elementwise2(C, e, n, op, name, arg[0], arg[1]);
+    case OPC_REDUCE_NUM:
+    case OPC_REDUCE_REAL:
+    case OPC_REDUCE_ARG:
+    case OPC_REDUCE_BOOL: {
+        if (check_expr(C, e, arg[0], cls == OPC_REDUCE_REAL ? CFX_F32 : -1) < 0)
+            return -1;
+        int dt = arg[0]->ty.dtype;
+        int ok = cls == OPC_REDUCE_REAL ? is_real(dt) : cls == OPC_REDUCE_BOOL ? dt == CFX_BOOL : is_num(dt);
+        if (!ok) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'%s' needs %s, got %s", name,
+                       cls == OPC_REDUCE_REAL ? "f32 or f64" : cls == OPC_REDUCE_BOOL ? "bool" : "a numeric operand",
+                       tystr(&arg[0]->ty, b1));
+            return -1;
+        }
+        n->ty = scalar_type(cls == OPC_REDUCE_ARG ? CFX_I32 : (cfx_dtype)dt);
+        return 0;
+    }
+    case OPC_DOT: {
+        int r0 = check_expr(C, e, arg[0], -1), r1 = check_expr(C, e, arg[1], -1);
+        if (r0 < 0 || r1 < 0)
+            return -1;
+        const cfx_type *x = &arg[0]->ty, *y = &arg[1]->ty;
+        if (x->rank != 1 || !check_same_type(x, y) || !is_num(x->dtype)) {
+            diag_error(C->d, n->line, n->col, "'dot' needs two numeric 1-D tensors of one type, got %s and %s",
+                       tystr(x, b1), tystr(y, b2));
+            return -1;
+        }
+        n->ty = scalar_type(x->dtype);
+        return 0;
+    }
+    case OPC_MATMUL:
+        return check_matmul(C, e, n, name, arg[0], arg[1]);
+    case OPC_TRANSPOSE: {
+        if (check_expr(C, e, arg[0], -1) < 0)
+            return -1;
+        const cfx_type *x = &arg[0]->ty;
+        if (x->rank != 2) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'transpose' needs a 2-D tensor, got %s", tystr(x, b1));
+            return -1;
+        }
+        n->ty = *x;
+        n->ty.dims[0] = x->dims[1];
+        n->ty.dims[1] = x->dims[0];
+        return 0;
+    }
+    case OPC_MAKE_TYPE: {
+        cfx_type t;
+        if (type_arg(C, n, arg[0], 0, &t) < 0)
+            return -1;
+        if (op == OP_IOTA && !is_num(t.dtype)) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'iota' needs a numeric type, got %s", tystr(&t, b1));
+            return -1;
+        }
+        n->ty = t;
+        return 0;
+    }
+    case OPC_FULL: {
+        cfx_type t;
+        int rt = type_arg(C, n, arg[0], 0, &t);
+        int rv = check_expr(C, e, arg[1], rt == 0 ? (int)t.dtype : -1);
+        if (rt < 0 || rv < 0)
+            return -1;
+        if (arg[1]->ty.dtype != t.dtype || type_count(&arg[1]->ty) != 1) {
+            diag_error(C->d, arg[1]->line, arg[1]->col, "the value of 'full' must be a one-element %s, got %s",
+                       dtype_name(t.dtype), tystr(&arg[1]->ty, b1));
+            return -1;
+        }
+        n->ty = t;
+        return 0;
+    }
+    case OPC_COPY:
+        if (check_expr(C, e, arg[0], -1) < 0)
+            return -1;
+        n->ty = arg[0]->ty;
+        return 0;
+    case OPC_CAST: {
+        cfx_type t;
+        int rx = check_expr(C, e, arg[0], -1);
+        if (type_arg(C, n, arg[1], 1, &t) < 0 || rx < 0)
+            return -1;
+        n->ty = arg[0]->ty;
+        n->ty.dtype = t.dtype;
+        return 0;
+    }
+    case OPC_WHERE: {
+        int rc = check_expr(C, e, arg[0], -1);
+        cfx_type ab;
+        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab);
+        if (rc < 0 || rab < 0)
+            return -1;
+        if (arg[0]->ty.dtype != CFX_BOOL) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "the condition of 'where' must be bool, got %s",
+                       tystr(&arg[0]->ty, b1));
+            return -1;
+        }
+        cfx_type out;
+        if (broadcast(&ab, &arg[0]->ty, &out) < 0) {
+            diag_error(C->d, n->line, n->col, "operands of 'where' have different shapes: %s and %s",
+                       tystr(&arg[0]->ty, b1), tystr(&ab, b2));
+            return -1;
+        }
+        out.dtype = ab.dtype;
+        n->ty = out;
+        return 0;
+    }
+    case OPC_LEN: {
+        if (check_expr(C, e, arg[0], -1) < 0)
+            return -1;
+        if (arg[0]->ty.rank < 1) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'len' needs a tensor of rank >= 1, got %s",
+                       tystr(&arg[0]->ty, b1));
+            return -1;
+        }
+        set_known(C, n, CFX_I32, arg[0]->ty.dims[0], 0);
+        return 0;
+    }
+    default:
+        diag_error(C->d, n->line, n->col, "unknown op '%s'", name);
+        return -1;
+    }
+}
+
+/* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
+ * is the number of results the context takes (1 in an expression, -1 for a statement, which
+ * discards them). */
+static int check_call(checker *C, env *e, ast_node *n, int nwant)
+{
+    check_note *k = note_of(C, n);
+    k->known = 0;
+    if (strcmp(n->name, "assert") == 0 || strcmp(n->name, "print") == 0) {
+        diag_error(C->d, n->line, n->col, "'%s' is a statement, not a value", n->name);
+        return -1;
+    }
+    int g = graph_find(C->m, n->name);
+    if (g >= 0) {
+        const ast_graph *gr = &C->m->graphs[g];
+        k->callee = g;
+        if (g == C->gi || C->reach[(size_t)g * (size_t)C->m->ngraphs + (size_t)C->gi]) {
+            diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", n->name);
+            for (int i = 0; i < n->nlist; i++)
+                check_expr(C, e, n->list[i], -1);
+            return -1;
+        }
+        if (check_args_against(C, e, n, gr, NULL) < 0)
+            return -1;
+        if (want_count(C, n, gr->nresults, nwant) < 0)
+            return -1;
+        if (gr->nresults > 0)
+            n->ty = gr->results[0].type;
+        return 0;
+    }
+    /* a built-in op: max and min have a one-operand (reduction) and a two-operand form */
+    int found = 0, arities[2] = {0, 0};
+    for (int op = 0; op < OP_COUNT; op++) {
+        if (op_spelling[op][0] == '\0' || strcmp(op_spelling[op], n->name) != 0)
+            continue;
+        if (found < 2)
+            arities[found] = op_arity[op];
+        found++;
+        if (op_arity[op] == n->nlist) {
+            k->callee = CHECK_CALL_OP;
+            k->op = op;
+            if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+                return -1;
+            return check_op_call(C, e, n, op);
+        }
+    }
+    if (found) {
+        if (found > 1)
+            diag_error(C->d, n->line, n->col, "'%s' takes %d or %d arguments, got %d", n->name, arities[0],
+                       arities[1], n->nlist);
+        else
+            diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, arities[0],
+                       arities[0] == 1 ? "" : "s", n->nlist);
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind != AST_TYPE)
+                check_expr(C, e, n->list[i], -1);
+        return -1;
+    }
+    const ctx_kernel *kern = ctx_find(C->ctx, n->name);
+    if (kern) {
+        k->callee = CHECK_CALL_KERNEL;
+        k->kernel = kern;
+        if (check_args_against(C, e, n, NULL, kern) < 0)
+            return -1;
+        if (want_count(C, n, kern->nresults, nwant) < 0)
+            return -1;
+        if (kern->nresults > 0)
+            n->ty = kern->results[0];
+        return 0;
+    }
+    diag_error(C->d, n->line, n->col, "unknown op '%s'", n->name);
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind != AST_TYPE)
+            check_expr(C, e, n->list[i], -1);
+    return -1;
+}
+
+const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i)
+{
+    const check_note *k = call->note;
+    if (k->callee >= 0)
+        return &m->graphs[k->callee].results[i].type;
+    if (k->callee == CHECK_CALL_KERNEL)
+        return &k->kernel->results[i];
+    return &call->ty;
+}
+
+/* ---- statements ------------------------------------------------------------------------------- */
+static void check_block(checker *C, env *e, ast_node *blk);
+
+/* Conditions of if, elif, while: a one-element bool. Returns 1 known true, 0 known false,
+ * -1 not known (or in error). */
+static int check_cond(checker *C, env *e, ast_node *c, const char *what)
+{
+    char b1[TYBUF];
+    if (check_expr(C, e, c, -1) < 0)
+        return -1;
+    if (c->ty.dtype != CFX_BOOL || type_count(&c->ty) != 1) {
+        diag_error(C->d, c->line, c->col, "%s must be a one-element bool, got %s", what, tystr(&c->ty, b1));
+        return -1;
+    }
+    check_note *k = c->note;
+    return k->known ? (k->ival != 0) : -1;
+}
+
+/* Assigns type t (line `line`) to variable v, as `x = E` does; `src` is the value, or NULL
+ * for a loop variable or a multi-result call. Returns -1 after a type error. */
+static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const check_note *val)
+{
+    char b1[TYBUF], b2[TYBUF];
+    vstate *s = &e->v[v];
+    const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &s->ty : NULL;
+    if (fixed && !check_same_type(fixed, t)) {
+        diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s", C->names[v],
+                   tystr(fixed, b1), tystr(t, b2));
+        if (s->st != V_DEF)
+            s->st = V_ERROR;
+        return -1;
+    }
+    s->st = V_DEF;
+    s->ty = *t;
+    s->line = at->line;
+    s->known = val && val->known && t->rank == 0;
+    s->ival = s->known ? val->ival : 0;
+    s->rval = s->known ? val->rval : 0;
+    return 0;
+}
+
+/* The dtype a value assigned to v should give a literal. */
+static int want_for_var(checker *C, env *e, int v)
+{
+    if (v < 0)
+        return -1;
+    if (C->is_result[v])
+        return C->declared[v].dtype;
+    return e->v[v].st == V_DEF ? (int)e->v[v].ty.dtype : -1;
+}
+
+static void mark_error(env *e, int v)
+{
+    if (v >= 0 && e->v[v].st != V_DEF)
+        e->v[v].st = V_ERROR;
+}
+
+static void check_assign(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF], b2[TYBUF];
+    if (n->nlist > 1) {
+        /* a, b = f(...) */
+        int ok = 1;
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind != AST_NAME) {
+                diag_error(C->d, n->list[i]->line, n->list[i]->col,
+                           "each target of a multiple assignment must be a name");
+                ok = 0;
+            }
+        if (!n->a || n->a->kind != AST_CALL) {
+            diag_error(C->d, n->line, n->col, "assigning several names needs a call that returns several results");
+            ok = 0;
+        } else if (check_call(C, e, n->a, n->nlist) < 0) {
+            ok = 0;
+        }
+        for (int i = 0; i < n->nlist; i++) {
+            ast_node *t = n->list[i];
+            if (t->kind != AST_NAME)
+                continue;
+            int v = var_find(C, t->name);
+            if (!ok) {
+                mark_error(e, v);
+                continue;
+            }
+            note_of(C, t)->known = 0;
+            t->ty = *check_result_type(C->m, n->a, i);
+            assign_var(C, e, t, v, &t->ty, NULL);
+        }
+        return;
+    }
+    ast_node *t = n->nlist == 1 ? n->list[0] : NULL;
+    if (!t) {
+        diag_error(C->d, n->line, n->col, "an assignment needs a target");
+        return;
+    }
+    if (t->kind == AST_NAME) {
+        int v = var_find(C, t->name);
+        if (check_expr(C, e, n->a, want_for_var(C, e, v)) < 0) {
+            mark_error(e, v);
+            return;
+        }
+        note_of(C, t)->known = 0;
+        t->ty = n->a->ty;
+        if (assign_var(C, e, t, v, &n->a->ty, n->a->note) == 0)
+            t->ty = e->v[v].ty;
+        return;
+    }
+    if (t->kind == AST_INDEX && t->a && t->a->kind == AST_NAME) {
+        /* x[i] = E: x keeps its type; E has the row's type */
+        ast_node *x = t->a;
+        int rx = check_expr(C, e, x, -1);
+        char what[80];
+        tensor_name(x, what, sizeof what);
+        if (rx < 0) {
+            check_expr(C, e, t->b, CFX_I32);
+            check_expr(C, e, n->a, -1);
+            return;
+        }
+        int ri = check_index(C, e, t, &x->ty, what, t->b);
+        if (ri < 0) {
+            if (x->ty.rank >= 1)
+                check_expr(C, e, n->a, x->ty.dtype);
+            return;
+        }
+        cfx_type row = row_type(&x->ty);
+        t->ty = row;
+        note_of(C, t)->known = 0;
+        if (check_expr(C, e, n->a, row.dtype) < 0)
+            return;
+        if (!check_same_type(&n->a->ty, &row)) {
+            diag_error(C->d, n->a->line, n->a->col, "a row of %s is %s and cannot be assigned %s", what,
+                       tystr(&row, b1), tystr(&n->a->ty, b2));
+            return;
+        }
+        /* x is a tensor (rank >= 1), so it had no known value to forget */
+        return;
+    }
+    diag_error(C->d, t->line, t->col, "only a name or a row x[i] can be assigned");
+}
+
+/* Marks in `set` every variable that a statement assigns (targets and loop variables). */
+static void collect_assigned(checker *C, const ast_node *n, uint8_t *set)
+{
+    if (!n)
+        return;
+    switch (n->kind) {
+    case AST_ASSIGN:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i];
+            if (t->kind == AST_INDEX)
+                t = t->a;
+            if (t && t->kind == AST_NAME) {
+                int v = var_find(C, t->name);
+                if (v >= 0)
+                    set[v] = 1;
+            }
+        }
+        return;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH: {
+        int v = var_find(C, n->name);
+        if (v >= 0)
+            set[v] = 1;
+        collect_assigned(C, n->d, set);
+        return;
+    }
+    case AST_IF:
+    case AST_SWITCH:
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            collect_assigned(C, n->list[i], set);
+        return;
+    case AST_ARM:
+    case AST_CASE:
+    case AST_WHILE:
+        collect_assigned(C, n->b, set);
+        return;
+    default:
+        return;
+    }
+}
+
+int check_assigns(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case AST_ASSIGN:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i];
+            if (t->kind == AST_INDEX)
+                t = t->a;
+            if (t && t->kind == AST_NAME && strcmp(t->name, name) == 0)
+                return 1;
+        }
+        return 0;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        return strcmp(n->name, name) == 0 || check_assigns(n->d, name);
+    case AST_IF:
+    case AST_SWITCH:
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            if (check_assigns(n->list[i], name))
+                return 1;
+        return 0;
+    case AST_ARM:
+    case AST_CASE:
+    case AST_WHILE:
+        return check_assigns(n->b, name);
+    default:
+        return 0;
+    }
+}
+
+/* Joins the environments of the paths leaving a branch statement into out. */
+static void join(checker *C, env *out, env *arms, const char *const *labels, int n)
+{
+    int live = 0;
+    for (int i = 0; i < n; i++)
+        live += arms[i].live;
+    out->live = live > 0;
+    if (!live)
+        return;
+    for (int v = 0; v < C->nvars; v++) {
+        const vstate *first = NULL;
+        int first_arm = -1, ndef = 0, nlive = 0, any_loop = 0, any_err = 0, any_conflict = 0;
+        int conflict_arm = -1, other = -1, loop_line = 0, same_known = 1;
+        for (int i = 0; i < n; i++) {
+            if (!arms[i].live)
+                continue;
+            const vstate *s = &arms[i].v[v];
+            nlive++;
+            if (s->st == V_DEF) {
+                ndef++;
+                if (!first) {
+                    first = s;
+                    first_arm = i;
+                } else if (!check_same_type(&first->ty, &s->ty)) {
+                    if (other < 0)
+                        other = i;
+                } else if (!first->known || !s->known || first->ival != s->ival ||
+                           memcmp(&first->rval, &s->rval, sizeof(double)) != 0) {
+                    same_known = 0;
+                }
+            } else if (s->st == V_LOOP) {
+                if (!any_loop)
+                    loop_line = s->line;
+                any_loop = 1;
+            } else if (s->st == V_ERROR) {
+                any_err = 1;
+            } else if (s->st == V_CONFLICT && conflict_arm < 0) {
+                any_conflict = 1;
+                conflict_arm = i;
+            }
+        }
+        vstate *o = &out->v[v];
+        if (any_err) {
+            o->st = V_ERROR;
+        } else if (any_conflict) {
+            *o = arms[conflict_arm].v[v];
+        } else if (other >= 0) {
+            const vstate *s2 = &arms[other].v[v];
+            memset(o, 0, sizeof *o);
+            o->st = V_CONFLICT;
+            o->ty = first->ty;
+            o->line = first->line;
+            o->ty2 = s2->ty;
+            o->line2 = s2->line;
+            snprintf(o->lab, sizeof o->lab, "%s", labels[first_arm]);
+            snprintf(o->lab2, sizeof o->lab2, "%s", labels[other]);
+        } else if (ndef == nlive) {
+            *o = *first;
+            o->known = first->known && same_known;
+        } else if (any_loop) {
+            memset(o, 0, sizeof *o);
+            o->st = V_LOOP;
+            o->line = loop_line;
+        } else if (ndef > 0) {
+            memset(o, 0, sizeof *o);
+            o->st = V_PARTIAL;
+        } else {
+            int partial = 0;
+            for (int i = 0; i < n; i++)
+                if (arms[i].live && arms[i].v[v].st == V_PARTIAL)
+                    partial = 1;
+            memset(o, 0, sizeof *o);
+            o->st = partial ? V_PARTIAL : V_UNDEF;
+        }
+    }
+}
+
+/* The environment after a loop: what held before it, with every variable the body assigns
+ * unknown, or, when the loop defined it first, marked as belonging to the loop. */
+static void after_loop(checker *C, env *e, const uint8_t *assigned, int line)
+{
+    for (int v = 0; v < C->nvars; v++) {
+        if (!assigned[v])
+            continue;
+        vstate *s = &e->v[v];
+        if (s->st == V_DEF) {
+            s->known = 0;
+        } else if (s->st != V_ERROR && s->st != V_PARTIAL) {
+            memset(s, 0, sizeof *s);
+            s->st = V_LOOP;
+            s->line = line;
+        }
+    }
+}
+
+/* Checks a loop body in a copy of e in which the assigned variables are unknown. */
+static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, int loopvar,
+                     const cfx_type *loopvar_ty, ast_node *at, int *exits)
+{
+    env b;
+    if (env_copy(C, &b, e) < 0)
+        return -1;
+    for (int v = 0; v < C->nvars; v++)
+        if (assigned[v])
+            b.v[v].known = 0;
+    if (loopvar >= 0 && assign_var(C, &b, at, loopvar, loopvar_ty, NULL) < 0)
+        b.v[loopvar].st = V_ERROR;
+    loopctx lc = {C->loop, 0};
+    C->loop = &lc;
+    check_block(C, &b, body);
+    C->loop = lc.up;
+    *exits = lc.exits;
+    env_free(&b);
+    return 0;
+}
+
+static uint8_t *assigned_set(checker *C, const ast_node *loop)
+{
+    uint8_t *set = calloc((size_t)(C->nvars ? C->nvars : 1), 1);
+    if (!set) {
+        C->oom = 1;
+        return NULL;
+    }
+    collect_assigned(C, loop, set);
+    return set;
+}
+
+static void check_while(checker *C, env *e, ast_node *n)
+{
+    uint8_t *set = assigned_set(C, n);
+    if (!set)
+        return;
+    env head;
+    if (env_copy(C, &head, e) < 0) {
+        free(set);
+        return;
+    }
+    for (int v = 0; v < C->nvars; v++)
+        if (set[v])
+            head.v[v].known = 0;
+    int c = check_cond(C, &head, n->a, "condition");
+    env_free(&head);
+    if (c == 0) {
+        free(set); /* while false: the body is dropped */
+        return;
+    }
+    int exits = 0;
+    loop_body(C, e, n->b, set, -1, NULL, n, &exits);
+    if (c == 1 && !exits)
+        diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
+    after_loop(C, e, set, n->line);
+    free(set);
+}
+
+static void check_for_range(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    ast_node *args[3] = {n->a, n->b, n->c};
+    int bad = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!args[i])
+            continue;
+        if (check_expr(C, e, args[i], CFX_I32) < 0) {
+            bad = 1;
+            continue;
+        }
+        if (args[i]->ty.dtype != CFX_I32 || args[i]->ty.rank != 0) {
+            diag_error(C->d, args[i]->line, args[i]->col, "the arguments of 'range' must be i32 scalars, got %s",
+                       tystr(&args[i]->ty, b1));
+            bad = 1;
+        }
+    }
+    if (!bad && n->c && ((check_note *)n->c->note)->known && ((check_note *)n->c->note)->ival == 0) {
+        diag_error(C->d, n->c->line, n->c->col, "the step of 'range' must not be 0");
+        bad = 1;
+    }
+    note_of(C, n)->assigns_loop_var = check_assigns(n->d, n->name);
+    uint8_t *set = assigned_set(C, n);
+    if (!set)
+        return;
+    int v = var_find(C, n->name);
+    cfx_type i32 = scalar_type(CFX_I32);
+    int exits = 0;
+    loop_body(C, e, n->d, set, v, &i32, n, &exits);
+    after_loop(C, e, set, n->line);
+    free(set);
+}
+
+static void check_for_each(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    int ok = check_expr(C, e, n->a, -1) == 0;
+    if (ok && n->a->ty.rank < 1) {
+        diag_error(C->d, n->a->line, n->a->col, "'for' needs a tensor of rank >= 1 to iterate, got %s",
+                   tystr(&n->a->ty, b1));
+        ok = 0;
+    }
+    uint8_t *set = assigned_set(C, n);
+    if (!set)
+        return;
+    int v = var_find(C, n->name);
+    cfx_type row = ok ? row_type(&n->a->ty) : scalar_type(CFX_I32);
+    int exits = 0;
+    if (!ok) {
+        /* still check the body, with the loop variable quiet */
+        env b;
+        if (env_copy(C, &b, e) == 0) {
+            for (int i = 0; i < C->nvars; i++)
+                if (set[i])
+                    b.v[i].known = 0;
+            if (v >= 0)
+                b.v[v].st = V_ERROR;
+            loopctx lc = {C->loop, 0};
+            C->loop = &lc;
+            check_block(C, &b, n->d);
+            C->loop = lc.up;
+            env_free(&b);
+        }
+    } else {
+        loop_body(C, e, n->d, set, v, &row, n, &exits);
+    }
+    after_loop(C, e, set, n->line);
+    free(set);
+}
+
+static void check_if(checker *C, env *e, ast_node *n)
+{
+    int cap = n->nlist + 1;
+    env *arms = calloc((size_t)cap, sizeof *arms);
+    char(*labels)[16] = calloc((size_t)cap, sizeof *labels);
+    const char **labp = calloc((size_t)cap, sizeof *labp);
+    int na = 0, taken = 0, has_else = 0;
+    if (!arms || !labels || !labp) {
+        C->oom = 1;
+        goto done;
+    }
+    for (int i = 0; i < n->nlist && !taken; i++) {
+        ast_node *arm = n->list[i];
+        note_of(C, arm);
+        int c = 1;
+        if (arm->a)
+            c = check_cond(C, e, arm->a, "condition");
+        else
+            has_else = 1;
+        if (c == 0)
+            continue; /* a branch folded away: not checked, not joined */
+        if (env_copy(C, &arms[na], e) < 0)
+            goto done;
+        snprintf(labels[na], sizeof labels[na], "%s", !arm->a ? "else" : i == 0 ? "then" : "elif");
+        labp[na] = labels[na];
+        check_block(C, &arms[na], arm->b);
+        na++;
+        if (c == 1)
+            taken = 1; /* the remaining arms are dead */
+    }
+    if (!taken && !has_else) {
+        /* no else: the path that takes no arm keeps e as it is */
+        if (env_copy(C, &arms[na], e) < 0)
+            goto done;
+        labp[na] = "else";
+        na++;
+    }
+    if (na > 0)
+        join(C, e, arms, labp, na);
+done:
+    for (int i = 0; arms && i < cap; i++)
+        env_free(&arms[i]);
+    free(arms);
+    free(labels);
+    free(labp);
+}
+
+static void check_switch(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    int ok = check_expr(C, e, n->a, CFX_I32) == 0;
+    if (ok && (n->a->ty.dtype != CFX_I32 || n->a->ty.rank != 0)) {
+        diag_error(C->d, n->a->line, n->a->col, "the value of 'switch' must be an i32 scalar, got %s",
+                   tystr(&n->a->ty, b1));
+        ok = 0;
+    }
+    int ndefault = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *cs = n->list[i];
+        if (cs->flags & AST_F_DEFAULT) {
+            if (ndefault++)
+                diag_error(C->d, cs->line, cs->col, "'switch' has more than one default");
+            continue;
+        }
+        if (cs->ival < INT32_MIN || cs->ival > INT32_MAX)
+            diag_error(C->d, cs->line, cs->col, "case %" PRId64 " does not fit in i32", cs->ival);
+        for (int j = 0; j < i; j++)
+            if (!(n->list[j]->flags & AST_F_DEFAULT) && n->list[j]->ival == cs->ival) {
+                diag_error(C->d, cs->line, cs->col, "duplicate case %" PRId64, cs->ival);
+                break;
+            }
+    }
+    check_note *k = ok ? n->a->note : NULL;
+    int cap = n->nlist + 1;
+    env *arms = calloc((size_t)cap, sizeof *arms);
+    char(*labels)[16] = calloc((size_t)cap, sizeof *labels);
+    const char **labp = calloc((size_t)cap, sizeof *labp);
+    int na = 0, has_default = 0;
+    if (!arms || !labels || !labp) {
+        C->oom = 1;
+        goto done;
+    }
+    /* with a known value only the case it selects is checked */
+    int chosen = -1;
+    if (k && k->known) {
+        for (int i = 0; i < n->nlist; i++)
+            if (!(n->list[i]->flags & AST_F_DEFAULT) && n->list[i]->ival == k->ival)
+                chosen = i;
+        if (chosen < 0)
+            for (int i = 0; i < n->nlist; i++)
+                if (n->list[i]->flags & AST_F_DEFAULT)
+                    chosen = i;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *cs = n->list[i];
+        if (cs->flags & AST_F_DEFAULT)
+            has_default = 1;
+        if (k && k->known && i != chosen)
+            continue;
+        note_of(C, cs);
+        if (env_copy(C, &arms[na], e) < 0)
+            goto done;
+        if (cs->flags & AST_F_DEFAULT)
+            snprintf(labels[na], sizeof labels[na], "default");
+        else
+            snprintf(labels[na], sizeof labels[na], "case %d", (int)cs->ival);
+        labp[na] = labels[na];
+        check_block(C, &arms[na], cs->b);
+        na++;
+    }
+    if ((k && k->known) ? chosen < 0 : !has_default) {
+        if (env_copy(C, &arms[na], e) < 0)
+            goto done;
+        labp[na] = "default";
+        na++;
+    }
+    join(C, e, arms, labp, na);
+done:
+    for (int i = 0; arms && i < cap; i++)
+        env_free(&arms[i]);
+    free(arms);
+    free(labels);
+    free(labp);
+}
+
+/* Every result must be assigned, with its type, where the graph ends or returns. */
+static void check_results(checker *C, env *e, int line, int col, int at_return)
+{
+    const ast_graph *g = &C->m->graphs[C->gi];
+    for (int i = 0; i < g->nresults; i++) {
+        int v = var_find(C, g->results[i].name);
+        vstate *s = &e->v[v];
+        int l = at_return ? line : g->results[i].line, c = at_return ? col : g->results[i].col;
+        switch (s->st) {
+        case V_UNDEF:
+            diag_error(C->d, l, c, "result '%s' is not assigned", g->results[i].name);
+            break;
+        case V_PARTIAL:
+        case V_CONFLICT:
+            diag_error(C->d, l, c, "'%s' is not assigned on every path", g->results[i].name);
+            break;
+        case V_LOOP:
+            diag_error(C->d, l, c, "'%s' is assigned only inside the loop at line %d", g->results[i].name, s->line);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void check_expr_stmt(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    ast_node *x = n->a;
+    if (!x || x->kind != AST_CALL) {
+        diag_error(C->d, x ? x->line : n->line, x ? x->col : n->col,
+                   "only a call can be a statement (an assignment needs '=')");
+        if (x)
+            check_expr(C, e, x, -1);
+        return;
+    }
+    check_note *k = note_of(C, x);
+    if (strcmp(x->name, "assert") == 0) {
+        k->callee = CHECK_CALL_ASSERT;
+        if (x->nlist != 2 || x->list[1]->kind != AST_STRING) {
+            diag_error(C->d, x->line, x->col, "'assert' takes a condition and a message string");
+            if (x->nlist >= 1)
+                check_expr(C, e, x->list[0], -1);
+            return;
+        }
+        if (check_expr(C, e, x->list[0], -1) < 0)
+            return;
+        const cfx_type *t = &x->list[0]->ty;
+        if (t->dtype != CFX_BOOL || type_count(t) != 1)
+            diag_error(C->d, x->list[0]->line, x->list[0]->col,
+                       "the condition of 'assert' must be a one-element bool, got %s", tystr(t, b1));
+        return;
+    }
+    if (strcmp(x->name, "print") == 0) {
+        k->callee = CHECK_CALL_PRINT;
+        if (x->nlist < 1 || x->nlist > 2 || (x->nlist == 2 && x->list[1]->kind != AST_STRING)) {
+            diag_error(C->d, x->line, x->col, "'print' takes a value and an optional label string");
+            if (x->nlist >= 1)
+                check_expr(C, e, x->list[0], -1);
+            return;
+        }
+        check_expr(C, e, x->list[0], -1);
+        return;
+    }
+    check_call(C, e, x, -1);
+}
+
+static void check_stmt(checker *C, env *e, ast_node *n)
+{
+    note_of(C, n);
+    switch (n->kind) {
+    case AST_ASSIGN:
+        check_assign(C, e, n);
+        return;
+    case AST_IF:
+        check_if(C, e, n);
+        return;
+    case AST_WHILE:
+        check_while(C, e, n);
+        return;
+    case AST_FOR_RANGE:
+        check_for_range(C, e, n);
+        return;
+    case AST_FOR_EACH:
+        check_for_each(C, e, n);
+        return;
+    case AST_SWITCH:
+        check_switch(C, e, n);
+        return;
+    case AST_BREAK:
+    case AST_CONTINUE:
+        if (!C->loop) {
+            diag_error(C->d, n->line, n->col, "'%s' outside a loop", n->kind == AST_BREAK ? "break" : "continue");
+            return;
+        }
+        if (n->kind == AST_BREAK)
+            C->loop->exits = 1;
+        e->live = 0;
+        return;
+    case AST_RETURN:
+        check_results(C, e, n->line, n->col, 1);
+        for (loopctx *l = C->loop; l; l = l->up)
+            l->exits = 1;
+        e->live = 0;
+        return;
+    case AST_EXPR:
+        check_expr_stmt(C, e, n);
+        return;
+    case AST_BLOCK:
+        check_block(C, e, n);
+        return;
+    default:
+        diag_error(C->d, n->line, n->col, "expected a statement");
+        return;
+    }
+}
+
+/* Statements after a break, continue or return in the same block are never reached: they
+ * get no note, so the lowering skips them too. */
+static void check_block(checker *C, env *e, ast_node *blk)
+{
+    if (!blk)
+        return;
+    if (blk->kind != AST_BLOCK) {
+        check_stmt(C, e, blk);
+        return;
+    }
+    note_of(C, blk);
+    for (int i = 0; i < blk->nlist && e->live && !C->oom; i++)
+        check_stmt(C, e, blk->list[i]);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------------ */
+static void collect_vars(checker *C, const ast_node *n)
+{
+    if (!n)
+        return;
+    switch (n->kind) {
+    case AST_ASSIGN:
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind == AST_NAME)
+                var_add(C, n->list[i]->name);
+        return;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        var_add(C, n->name);
+        collect_vars(C, n->d);
+        return;
+    case AST_IF:
+    case AST_SWITCH:
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            collect_vars(C, n->list[i]);
+        return;
+    case AST_ARM:
+    case AST_CASE:
+    case AST_WHILE:
+        collect_vars(C, n->b);
+        return;
+    default:
+        return;
+    }
+}
+
+/* Graph calls in an expression or statement tree: calls[g] = 1 for each graph g named. */
+static void collect_calls(const ast_module *m, const ast_node *n, uint8_t *calls, int depth)
+{
+    if (!n || depth > 10000)
+        return;
+    if (n->kind == AST_CALL) {
+        int g = graph_find(m, n->name);
+        if (g >= 0)
+            calls[g] = 1;
+    }
+    collect_calls(m, n->a, calls, depth + 1);
+    collect_calls(m, n->b, calls, depth + 1);
+    collect_calls(m, n->c, calls, depth + 1);
+    collect_calls(m, n->d, calls, depth + 1);
+    for (int i = 0; i < n->nlist; i++)
+        collect_calls(m, n->list[i], calls, depth + 1);
+}
+
+/* reach[g][h] = 1 when g calls h, directly or through other graphs. */
+static uint8_t *call_reach(const ast_module *m)
+{
+    size_t n = (size_t)m->ngraphs;
+    uint8_t *direct = calloc(n * n + 1, 1), *reach = calloc(n * n + 1, 1);
+    int *stack = malloc((n + 1) * sizeof *stack);
+    if (!direct || !reach || !stack) {
+        free(direct);
+        free(reach);
+        free(stack);
+        return NULL;
+    }
+    for (size_t g = 0; g < n; g++)
+        collect_calls(m, m->graphs[g].body, direct + g * n, 0);
+    for (size_t g = 0; g < n; g++) {
+        uint8_t *r = reach + g * n;
+        int top = 0;
+        stack[top++] = (int)g;
+        while (top > 0) {
+            size_t x = (size_t)stack[--top];
+            for (size_t h = 0; h < n; h++)
+                if (direct[x * n + h] && !r[h]) {
+                    r[h] = 1;
+                    stack[top++] = (int)h;
+                }
+        }
+    }
+    free(direct);
+    free(stack);
+    return reach;
+}
+
+static void check_graph(checker *C, int gi)
+{
+    ast_graph *g = &C->m->graphs[gi];
+    C->gi = gi;
+    C->nvars = 0;
+    C->loop = NULL;
+    env e = {0};
+    for (int j = 0; j < gi; j++)
+        if (strcmp(C->m->graphs[j].name, g->name) == 0) {
+            diag_error(C->d, g->line, g->col, "graph '%s' is defined twice", g->name);
+            break;
+        }
+    for (int i = 0; i < g->nparams; i++) {
+        if (var_find(C, g->params[i].name) >= 0)
+            diag_error(C->d, g->params[i].line, g->params[i].col, "'%s' is declared twice", g->params[i].name);
+        var_add(C, g->params[i].name);
+        check_written_type(C, &g->params[i].type, g->params[i].line, g->params[i].col);
+    }
+    for (int i = 0; i < g->nresults; i++) {
+        if (var_find(C, g->results[i].name) >= 0)
+            diag_error(C->d, g->results[i].line, g->results[i].col, "'%s' is declared twice", g->results[i].name);
+        var_add(C, g->results[i].name);
+        check_written_type(C, &g->results[i].type, g->results[i].line, g->results[i].col);
+    }
+    collect_vars(C, g->body);
+    if (C->oom)
+        return;
+    free(C->declared);
+    free(C->is_result);
+    C->declared = calloc((size_t)C->nvars + 1, sizeof *C->declared);
+    C->is_result = calloc((size_t)C->nvars + 1, 1);
+    if (!C->declared || !C->is_result || env_new(C, &e) < 0) {
+        C->oom = 1;
+        goto done;
+    }
+    for (int i = 0; i < g->nparams; i++) {
+        int v = var_find(C, g->params[i].name);
+        e.v[v].st = V_DEF;
+        e.v[v].ty = g->params[i].type;
+        e.v[v].line = g->params[i].line;
+    }
+    for (int i = 0; i < g->nresults; i++) {
+        int v = var_find(C, g->results[i].name);
+        C->is_result[v] = 1;
+        C->declared[v] = g->results[i].type;
+    }
+    check_block(C, &e, g->body);
+    if (e.live)
+        check_results(C, &e, 0, 0, 0);
+done:
+    env_free(&e);
+}
+
+int check_module(ast_module *m, const cfx_context *ctx, diag *d)
+{
+    int before = d->errors;
+    checker C;
+    memset(&C, 0, sizeof C);
+    C.m = m;
+    C.ctx = ctx;
+    C.d = d;
+    C.reach = call_reach(m);
+    if (!C.reach) {
+        diag_error(d, 1, 1, "out of memory");
+        return d->errors - before;
+    }
+    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++)
+        check_graph(&C, gi);
+    if (C.oom)
+        diag_error(d, 1, 1, "out of memory");
+    free(C.reach);
+    free(C.names);
+    free(C.declared);
+    free(C.is_result);
+    return d->errors - before;
+}

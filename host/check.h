@@ -1,0 +1,59 @@
+/* check.h: the checker. Resolves names, types every expression, folds what is known at
+ * compile time, joins types across control flow and reports every independent error.
+ *
+ * The checker annotates the tree in place for the lowering (lower.c):
+ * - every expression it typed gets `ty` and a check_note in `note`;
+ * - every statement it reached gets a check_note in `note`. A statement without a note
+ *   was not reached (it follows a break/continue/return in its block, or it lies in a
+ *   branch a folded condition dropped) and the lowering skips it.
+ * The dead branch of a folded condition is not checked at all, in the spirit of C++'s
+ * `if constexpr` and of MindSpore, which drops it: an error inside it is not reported,
+ * and its assignments take no part in joins.
+ */
+#ifndef CFX_CHECK_H
+#define CFX_CHECK_H
+
+#include <stdint.h>
+
+#include "ast.h"
+#include "cfx.h"
+#include "context.h"
+#include "diag.h"
+
+/* What a call resolved to (check_note.callee for AST_CALL). */
+#define CHECK_CALL_OP -1     /* a built-in op: check_note.op */
+#define CHECK_CALL_KERNEL -2 /* a registered kernel: check_note.kernel */
+#define CHECK_CALL_ASSERT -3
+#define CHECK_CALL_PRINT -4
+/* >= 0: a graph of the module, by index; the call is inlined */
+
+typedef struct check_note {
+    /* expressions */
+    int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
+    int64_t ival;  /* the value of a known integer or bool expression */
+    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
+    int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
+    int op;        /* AST_CALL of a built-in: enum op_kind */
+    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
+    /* statements */
+    int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
+} check_note;
+
+/* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.
+ * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
+int check_module(ast_module *m, const cfx_context *ctx, diag *d);
+
+/* The type of result i of a checked call (a graph's or a kernel's; for an op, its one result). */
+const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i);
+
+/* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
+ * loop variable. */
+int check_assigns(const ast_node *n, const char *name);
+
+/* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
+char *check_type_str(const cfx_type *t, char *buf, size_t len);
+
+/* 1 if the two types have the same dtype and shape. */
+int check_same_type(const cfx_type *a, const cfx_type *b);
+
+#endif

@@ -1,0 +1,116 @@
+/* compile.c: parse, check, lower and validate every graph of a source text (compile.h). */
+#include "compile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "check.h"
+#include "diag.h"
+#include "lower.h"
+#include "parse.h"
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+static int copy_values(compiled_value **out, int *nout, const ast_param *p, int n)
+{
+    *nout = 0;
+    *out = calloc((size_t)n + 1, sizeof **out);
+    if (!*out)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        (*out)[i].type = p[i].type;
+        (*out)[i].name = dup_string(p[i].name);
+        if (!(*out)[i].name)
+            return -1;
+        (*nout)++;
+    }
+    return 0;
+}
+
+void compiled_module_free(compiled_module *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->ngraphs; i++) {
+        compiled_graph *g = &m->graphs[i];
+        free(g->name);
+        for (int k = 0; k < g->nparams; k++)
+            free(g->params[k].name);
+        for (int k = 0; k < g->nresults; k++)
+            free(g->results[k].name);
+        free(g->params);
+        free(g->results);
+        prog_free(g->prog);
+    }
+    free(m->graphs);
+    m->graphs = NULL;
+    m->ngraphs = 0;
+}
+
+int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
+                   compiled_module *out, char **diagnostics)
+{
+    diag d;
+    diag_init(&d, file, src, len);
+    ast_module *m = NULL;
+    memset(out, 0, sizeof *out);
+    *diagnostics = NULL;
+
+    m = parse_module(src, len, &d);
+    if (!m) {
+        diag_error(&d, 1, 1, "out of memory");
+        goto fail;
+    }
+    if (d.errors)
+        goto fail;
+    if (m->ngraphs == 0) {
+        diag_error(&d, 1, 1, "the file holds no graph");
+        goto fail;
+    }
+    if (check_module(m, ctx, &d) > 0)
+        goto fail;
+    out->graphs = calloc((size_t)m->ngraphs, sizeof *out->graphs);
+    if (!out->graphs) {
+        diag_error(&d, 1, 1, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < m->ngraphs; i++) {
+        const ast_graph *g = &m->graphs[i];
+        compiled_graph *cg = &out->graphs[i];
+        out->ngraphs = i + 1;
+        cg->name = dup_string(g->name);
+        if (!cg->name || copy_values(&cg->params, &cg->nparams, g->params, g->nparams) < 0 ||
+            copy_values(&cg->results, &cg->nresults, g->results, g->nresults) < 0) {
+            diag_error(&d, g->line, g->col, "out of memory");
+            goto fail;
+        }
+        cg->prog = lower_graph(m, i, file, &d);
+        if (!cg->prog)
+            continue; /* reported; lower the other graphs for their messages too */
+        char err[256];
+        if (prog_validate(cg->prog, err, sizeof err) != 0)
+            diag_error(&d, g->line, g->col, "internal error: the program for graph '%s' is invalid: %s",
+                       g->name, err);
+    }
+    if (d.errors)
+        goto fail;
+    ast_module_free(m);
+    diag_free(&d);
+    return 0;
+fail:
+    if (d.errors == 0)
+        diag_error(&d, 1, 1, "out of memory");
+    *diagnostics = diag_take(&d);
+    diag_free(&d);
+    ast_module_free(m);
+    compiled_module_free(out);
+    return -1;
+}

@@ -1,0 +1,40 @@
+/* compile.h: source text -> one checked, lowered and validated program per graph.
+ *
+ * The glue between the stages (parse, check, lower, validate) for the API (api.c). */
+#ifndef CFX_COMPILE_H
+#define CFX_COMPILE_H
+
+#include <stddef.h>
+
+#include "cfx.h"
+#include "program.h"
+
+typedef struct compiled_value {
+    char *name;
+    cfx_type type;
+} compiled_value;
+
+typedef struct compiled_graph {
+    char *name;
+    compiled_value *params;
+    int nparams;
+    compiled_value *results;
+    int nresults;
+    cfx_prog *prog; /* validated */
+} compiled_graph;
+
+typedef struct compiled_module {
+    compiled_graph *graphs; /* in source order; the first is the entry point */
+    int ngraphs;
+} compiled_module;
+
+/* Compiles `src` (len bytes; need not be NUL-terminated). `file` names it in messages and in
+ * the programs. ctx (may be NULL) gives the registered kernels. Returns 0 and fills *out, or
+ * -1 with every message in *diagnostics (free()) and *out empty. On success *diagnostics is
+ * NULL. */
+int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
+                   compiled_module *out, char **diagnostics);
+
+void compiled_module_free(compiled_module *m);
+
+#endif

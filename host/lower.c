@@ -1,0 +1,1070 @@
+/* lower.c: checked syntax tree -> records (see lower.h).
+ *
+ * Decisions a reader of `cfx dump` should know:
+ * - Every variable is one slot per (name, type) in its graph instance; parameters are the
+ *   input slots themselves (assigning a parameter changes only the graph's copy, so the
+ *   input slot may be written) and results are the result slots, so `return` is a plain
+ *   jump to the HALT.
+ * - `x = E` writes E's last record straight into x's slot when that is safe: elementwise
+ *   records read element e before writing element e; matmul and transpose never write an
+ *   operand (they go through a temporary), nor does a short-circuit `and`/`or`.
+ * - An expression the checker knows the value of becomes a constant slot; a folded
+ *   condition leaves no record at all.
+ * - `while`: TICK at the head, the condition, JUMP_FALSE to the exit, the body, JUMP back.
+ *   `for i in range(A, B, S)` evaluates A, B and S once, checks a computed S with
+ *   CHECK_STEP, and loops while (S > 0 ? i < B : i > B); a literal step picks one test.
+ *   When the body assigns `i`, a hidden counter drives the loop and i is set from it at
+ *   the top of each iteration, as in Python. `for r in x` counts over len(x) rows.
+ * - `switch`: a SWITCH record through a dense table indexed by value - min when the case
+ *   values are dense enough (span <= 2 * cases + 8), else a chain of `==` tests and
+ *   JUMP_TRUEs, so sparse or huge case values never make a huge table.
+ * - Row access with an index not known at compile time is preceded by CHECK_INDEX; a
+ *   known index is a constant (the checker rejected it if out of range). Integer `/` and
+ *   `%` get CHECK_DIVIDE unless the divisor is a known nonzero constant.
+ */
+#include "lower.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static const int op_class[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) cls,
+    CFX_OPS(X)
+#undef X
+};
+
+typedef struct patchlist {
+    int32_t *at; /* records whose jump target is still open */
+    int n, cap;
+} patchlist;
+
+typedef struct var_slot {
+    const char *name;
+    cfx_type ty;
+    int32_t slot;
+} var_slot;
+
+/* One graph instance: the top graph, or an inlined call. */
+typedef struct scope {
+    int graph;
+    var_slot *vars;
+    int nvars, cap;
+    patchlist returns;
+} scope;
+
+typedef struct loopl {
+    struct loopl *up;
+    patchlist breaks;
+    patchlist continues;
+} loopl;
+
+typedef struct slot_info {
+    int64_t count; /* elements, for REC_F_SCALAR */
+    int dtype;     /* for the record's dtype field */
+} slot_info;
+
+typedef struct lowerer {
+    const ast_module *m;
+    prog_builder *b;
+    diag *d;
+    int line, col;     /* of the statement being lowered */
+    int failed;
+    char why[256];
+    slot_info *info;   /* of each slot made so far (the builder keeps its slots to itself) */
+    int32_t nslots, capslots;
+    scope *sc;
+    loopl *loop;
+    int depth;
+} lowerer;
+
+static void fail(lowerer *L, const char *why)
+{
+    if (!L->failed)
+        snprintf(L->why, sizeof L->why, "%s", why);
+    L->failed = 1;
+}
+
+/* ---- records and slots ------------------------------------------------------------------ */
+static int32_t note_slot(lowerer *L, int32_t s)
+{
+    if (s < 0) {
+        fail(L, "the graph needs too many slots");
+        return -1;
+    }
+    if (s >= L->capslots) {
+        int32_t cap = L->capslots ? L->capslots * 2 : 64;
+        while (cap <= s)
+            cap *= 2;
+        slot_info *c = realloc(L->info, (size_t)cap * sizeof *c);
+        if (!c) {
+            fail(L, "out of memory");
+            return -1;
+        }
+        L->info = c;
+        L->capslots = cap;
+    }
+    if (s >= L->nslots)
+        L->nslots = s + 1;
+    return s;
+}
+
+static int32_t new_slot(lowerer *L, const cfx_type *t, enum slot_kind kind, const char *name)
+{
+    if (L->failed)
+        return 0;
+    int32_t dims[CFX_MAX_RANK] = {0};
+    for (int i = 0; i < t->rank && i < CFX_MAX_RANK; i++)
+        dims[i] = (int32_t)t->dims[i];
+    int32_t s = note_slot(L, prog_slot(L->b, t->dtype, t->rank, dims, kind, name));
+    if (s < 0)
+        return 0;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->dims[i];
+    L->info[s].count = n;
+    L->info[s].dtype = t->dtype;
+    return s;
+}
+
+static int32_t temp(lowerer *L, const cfx_type *t) { return new_slot(L, t, SLOT_TEMP, NULL); }
+
+static int32_t temp_scalar(lowerer *L, cfx_dtype dt)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    return temp(L, &t);
+}
+
+/* A scalar constant of dtype dt with value iv (integers, bool) or rv (reals). */
+static int32_t const_scalar(lowerer *L, int dt, int64_t iv, double rv)
+{
+    if (L->failed)
+        return 0;
+    union {
+        float f;
+        double d;
+        int32_t i;
+        int64_t l;
+        uint8_t b;
+    } u;
+    memset(&u, 0, sizeof u);
+    switch (dt) {
+    case CFX_F32: u.f = (float)rv; break;
+    case CFX_F64: u.d = rv; break;
+    case CFX_I32: u.i = (int32_t)iv; break;
+    case CFX_I64: u.l = iv; break;
+    default: u.b = iv != 0; break;
+    }
+    int32_t s = note_slot(L, prog_const(L->b, (cfx_dtype)dt, 0, NULL, &u));
+    if (s < 0)
+        return 0;
+    L->info[s].count = 1;
+    L->info[s].dtype = dt;
+    return s;
+}
+
+static int slot_dtype(const lowerer *L, int32_t s)
+{
+    return s >= 0 && s < L->nslots ? L->info[s].dtype : 0;
+}
+
+/* Emits a record at the current statement's position. The dtype field and REC_F_SCALAR are
+ * derived here, the one place, from the operand slots (program.c states the rule). */
+static int32_t emit(lowerer *L, int kind, int op, int32_t a, int32_t b, int32_t c, int32_t d)
+{
+    if (L->failed)
+        return -1;
+    if (prog_here(L->b) >= LOWER_MAX_RECORDS) {
+        char why[128];
+        snprintf(why, sizeof why, "the graph is too large: more than %d records after inlining calls",
+                 LOWER_MAX_RECORDS);
+        fail(L, why);
+        return -1;
+    }
+    cfx_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = (uint8_t)kind;
+    r.op = (uint8_t)op;
+    r.a = a;
+    r.b = b;
+    r.c = c;
+    r.d = d;
+    r.line = L->line;
+    r.col = L->col;
+    const char *f = rec_fields[kind];
+    const int32_t field[4] = {a, b, c, d};
+    int nslot = 0, scalar = 1;
+    for (int k = 0; k < 4; k++)
+        if (f[k] == 's') {
+            nslot++;
+            if (field[k] < 0 || field[k] >= L->nslots || L->info[field[k]].count != 1)
+                scalar = 0;
+        }
+    if (nslot > 0 && scalar)
+        r.flags = REC_F_SCALAR;
+    if (kind == REC_UNARY || kind == REC_BINARY || kind == REC_REDUCE || kind == REC_CAST)
+        r.dtype = (uint8_t)slot_dtype(L, b);
+    else if (f[0] == 's')
+        r.dtype = (uint8_t)slot_dtype(L, a);
+    int32_t at = prog_emit(L->b, r);
+    if (at < 0)
+        fail(L, "the graph has too many records");
+    return at;
+}
+
+/* ---- jumps ---------------------------------------------------------------------------------- */
+static void patch_add(lowerer *L, patchlist *pl, int32_t rec)
+{
+    if (rec < 0 || L->failed)
+        return;
+    if (pl->n == pl->cap) {
+        int cap = pl->cap ? pl->cap * 2 : 8;
+        int32_t *at = realloc(pl->at, (size_t)cap * sizeof *at);
+        if (!at) {
+            fail(L, "out of memory");
+            return;
+        }
+        pl->at = at;
+        pl->cap = cap;
+    }
+    pl->at[pl->n++] = rec;
+}
+
+static void set_target(lowerer *L, int32_t rec, int32_t target)
+{
+    cfx_record *r = prog_record(L->b, rec);
+    if (!r) {
+        fail(L, "internal error: patching a record that does not exist");
+        return;
+    }
+    if (r->kind == REC_JUMP)
+        r->a = target;
+    else if (r->kind == REC_JUMP_FALSE || r->kind == REC_JUMP_TRUE)
+        r->b = target;
+    else
+        fail(L, "internal error: patching a record that is not a jump");
+}
+
+/* Points every open jump of pl at the next record, and empties pl. */
+static void patch_here(lowerer *L, patchlist *pl)
+{
+    int32_t here = prog_here(L->b);
+    for (int i = 0; i < pl->n && !L->failed; i++)
+        set_target(L, pl->at[i], here);
+    pl->n = 0;
+}
+
+static void patch_free(patchlist *pl)
+{
+    free(pl->at);
+    pl->at = NULL;
+    pl->n = pl->cap = 0;
+}
+
+/* ---- variables ------------------------------------------------------------------------------ */
+static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
+{
+    scope *sc = L->sc;
+    if (sc->nvars == sc->cap) {
+        int cap = sc->cap ? sc->cap * 2 : 16;
+        var_slot *v = realloc(sc->vars, (size_t)cap * sizeof *v);
+        if (!v) {
+            fail(L, "out of memory");
+            return 0;
+        }
+        sc->vars = v;
+        sc->cap = cap;
+    }
+    sc->vars[sc->nvars++] = (var_slot){name, *t, slot};
+    return slot;
+}
+
+/* The slot of variable `name` with type t in the current graph instance, made on first use. */
+static int32_t var(lowerer *L, const char *name, const cfx_type *t)
+{
+    scope *sc = L->sc;
+    for (int i = 0; i < sc->nvars; i++)
+        if (strcmp(sc->vars[i].name, name) == 0 && check_same_type(&sc->vars[i].ty, t))
+            return sc->vars[i].slot;
+    char full[160];
+    if (L->depth > 0)
+        snprintf(full, sizeof full, "%s.%s", L->m->graphs[sc->graph].name, name);
+    else
+        snprintf(full, sizeof full, "%s", name);
+    return bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
+}
+
+/* ---- expressions ---------------------------------------------------------------------------- */
+static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
+static void lower_block(lowerer *L, ast_node *blk);
+static void inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
+
+static const check_note *note(const ast_node *n) { return n->note; }
+
+static int32_t dest(lowerer *L, const ast_node *n, int32_t want)
+{
+    return want >= 0 ? want : temp(L, &n->ty);
+}
+
+static int32_t copy_to(lowerer *L, int32_t want, int32_t s)
+{
+    if (want >= 0 && want != s) {
+        emit(L, REC_COPY, 0, want, s, 0, 0);
+        return want;
+    }
+    return s;
+}
+
+static int is_int_dtype(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
+
+static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+{
+    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(a->ty.dtype)) {
+        const check_note *kb = note(b);
+        if (!(kb->known && kb->ival != 0))
+            emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
+    }
+    int32_t d = dest(L, n, want);
+    emit(L, REC_BINARY, op, d, sa, sb, 0);
+    return d;
+}
+
+/* A short-circuit `and`/`or` on one-element bools, as a value. */
+static int32_t short_circuit(lowerer *L, ast_node *n, int32_t want)
+{
+    int32_t t = temp(L, &n->ty);
+    lower_expr(L, n->a, t);
+    int32_t j = emit(L, n->op == OP_AND ? REC_JUMP_FALSE : REC_JUMP_TRUE, 0, t, 0, 0, 0);
+    lower_expr(L, n->b, t);
+    if (j >= 0)
+        set_target(L, j, prog_here(L->b));
+    return copy_to(L, want, t);
+}
+
+/* matmul and transpose must not write an operand. */
+static int32_t no_alias(lowerer *L, const ast_node *n, int32_t want, int32_t x, int32_t y)
+{
+    if (want >= 0 && want != x && want != y)
+        return want;
+    return temp(L, &n->ty);
+}
+
+/* Index of a row access: a constant, or a checked slot. */
+static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor)
+{
+    const check_note *k = note(i);
+    if (k->known)
+        return const_scalar(L, i->ty.dtype, k->ival, 0);
+    int32_t s = lower_expr(L, i, -1);
+    int32_t name = tensor->kind == AST_NAME ? prog_string(L->b, tensor->name) : -1;
+    emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, 0);
+    return s;
+}
+
+static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_note *k = note(n);
+    int op = k->op;
+    ast_node **arg = n->list;
+    switch (op_class[op]) {
+    case OPC_UNARY_REAL:
+    case OPC_UNARY_NUM:
+    case OPC_UNARY_BOOL: {
+        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
+        emit(L, REC_UNARY, op, d, x, 0, 0);
+        return d;
+    }
+    case OPC_BINARY_NUM:
+    case OPC_COMPARE:
+    case OPC_BINARY_BOOL:
+        return elementwise2(L, n, op, arg[0], arg[1], want);
+    case OPC_REDUCE_NUM:
+    case OPC_REDUCE_REAL:
+    case OPC_REDUCE_ARG:
+    case OPC_REDUCE_BOOL: {
+        int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
+        emit(L, REC_REDUCE, op, d, x, 0, 0);
+        return copy_to(L, want, d);
+    }
+    case OPC_DOT: {
+        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
+        int32_t d = no_alias(L, n, want, x, y);
+        emit(L, REC_DOT, 0, d, x, y, 0);
+        return copy_to(L, want, d);
+    }
+    case OPC_MATMUL: {
+        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
+        int32_t d = no_alias(L, n, want, x, y);
+        emit(L, REC_MATMUL, 0, d, x, y, 0);
+        return copy_to(L, want, d);
+    }
+    case OPC_TRANSPOSE: {
+        int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
+        emit(L, REC_TRANSPOSE, 0, d, x, 0, 0);
+        return copy_to(L, want, d);
+    }
+    case OPC_MAKE_TYPE: {
+        int32_t d = dest(L, n, want);
+        if (op == OP_IOTA)
+            emit(L, REC_IOTA, 0, d, 0, 0, 0);
+        else
+            emit(L, REC_FILL, 0, d, const_scalar(L, n->ty.dtype, op == OP_ONES, op == OP_ONES), 0, 0);
+        return d;
+    }
+    case OPC_FULL: {
+        int32_t v = lower_expr(L, arg[1], -1), d = dest(L, n, want);
+        emit(L, REC_FILL, 0, d, v, 0, 0);
+        return d;
+    }
+    case OPC_COPY: {
+        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
+        if (d != x)
+            emit(L, REC_COPY, 0, d, x, 0, 0);
+        return d;
+    }
+    case OPC_CAST: {
+        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
+        if (d == x && arg[0]->ty.dtype != n->ty.dtype)
+            d = temp(L, &n->ty);
+        if (d != x)
+            emit(L, REC_CAST, 0, d, x, 0, 0);
+        return copy_to(L, want, d);
+    }
+    case OPC_WHERE: {
+        int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
+        int32_t d = dest(L, n, want);
+        emit(L, REC_WHERE, 0, d, c, x, y);
+        return d;
+    }
+    default: /* OPC_LEN is always known, and known expressions never get here */
+        fail(L, "internal error: an op the lowering does not know");
+        return 0;
+    }
+}
+
+/* A call to a registered kernel: arguments, then results, in the table. Arguments are
+ * distinct non-constant slots (the kernel gets buffers it may not write, but two views of
+ * one slot would still alias), results fresh temporaries. */
+static void kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
+{
+    const ctx_kernel *kern = note(n)->kernel;
+    int total = n->nlist + kern->nresults;
+    int32_t *ops = calloc((size_t)total + 1, sizeof *ops);
+    if (!ops) {
+        fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        int32_t s = lower_expr(L, n->list[i], -1);
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= ops[j] == s;
+        if (dup || note(n->list[i])->known)
+            s = copy_to(L, temp(L, &n->list[i]->ty), s);
+        ops[i] = s;
+    }
+    for (int i = 0; i < kern->nresults; i++) {
+        ops[n->nlist + i] = temp(L, &kern->results[i]);
+        if (i < nouts)
+            outs[i] = ops[n->nlist + i];
+    }
+    int32_t tab = L->failed ? 0 : prog_table(L->b, ops, total);
+    int32_t ki = L->failed ? 0 : prog_kernel(L->b, n->name);
+    if (tab < 0 || ki < 0)
+        fail(L, "the graph has too many kernel operands");
+    emit(L, REC_CALL, 0, ki, tab, total, 0);
+    free(ops);
+}
+
+static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_note *k = note(n);
+    if (k->callee == CHECK_CALL_OP)
+        return lower_op_call(L, n, want);
+    int32_t out = 0;
+    if (k->callee == CHECK_CALL_KERNEL)
+        kernel_call(L, n, &out, 1);
+    else if (k->callee >= 0)
+        inline_call(L, n, &out, 1);
+    else
+        fail(L, "internal error: a call the checker did not resolve");
+    return copy_to(L, want, out);
+}
+
+/* Returns the slot holding n's value: `want` when want >= 0, else any slot (a variable's own
+ * slot, a constant or a new temporary). */
+static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
+{
+    if (L->failed)
+        return 0;
+    const check_note *k = note(n);
+    if (!k) {
+        fail(L, "internal error: an expression the checker did not type");
+        return 0;
+    }
+    if (k->known)
+        return copy_to(L, want, const_scalar(L, n->ty.dtype, k->ival, k->rval));
+    switch (n->kind) {
+    case AST_NAME:
+        return copy_to(L, want, var(L, n->name, &n->ty));
+    case AST_UNARY: {
+        int32_t x = lower_expr(L, n->a, -1), d = dest(L, n, want);
+        emit(L, REC_UNARY, n->op, d, x, 0, 0);
+        return d;
+    }
+    case AST_BINARY:
+        if (n->op == OP_MATMUL) {
+            int32_t x = lower_expr(L, n->a, -1), y = lower_expr(L, n->b, -1);
+            int32_t d = no_alias(L, n, want, x, y);
+            emit(L, REC_MATMUL, 0, d, x, y, 0);
+            return copy_to(L, want, d);
+        }
+        if ((n->op == OP_AND || n->op == OP_OR) && n->ty.rank <= 1 &&
+            (n->ty.rank == 0 || n->ty.dims[0] == 1) && n->a->ty.rank <= 1 && n->b->ty.rank <= 1 &&
+            (n->a->ty.rank == 0 || n->a->ty.dims[0] == 1) && (n->b->ty.rank == 0 || n->b->ty.dims[0] == 1))
+            return short_circuit(L, n, want);
+        return elementwise2(L, n, n->op, n->a, n->b, want);
+    case AST_INDEX: {
+        int32_t x = lower_expr(L, n->a, -1);
+        int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
+        int32_t d = want >= 0 && want != x ? want : temp(L, &n->ty);
+        emit(L, REC_GET_ROW, 0, d, x, i, 0);
+        return copy_to(L, want, d);
+    }
+    case AST_CALL:
+        return lower_call(L, n, want);
+    default:
+        fail(L, "internal error: an expression the lowering does not know");
+        return 0;
+    }
+}
+
+/* Emits a test of the one-element bool n that jumps (target left open in pl) when n's value
+ * equals `when`, and falls through otherwise; `and`, `or` and `not` short-circuit. */
+static void jump_if(lowerer *L, ast_node *n, int when, patchlist *pl)
+{
+    if (L->failed)
+        return;
+    const check_note *k = note(n);
+    if (k->known) {
+        if ((k->ival != 0) == when)
+            patch_add(L, pl, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        return;
+    }
+    if (n->kind == AST_UNARY && n->op == OP_NOT) {
+        jump_if(L, n->a, !when, pl);
+        return;
+    }
+    if (n->kind == AST_BINARY && (n->op == OP_AND || n->op == OP_OR)) {
+        /* and: false as soon as a is false; or: true as soon as a is true */
+        int stop = n->op == OP_OR;
+        if (when == stop) {
+            jump_if(L, n->a, stop, pl);
+            jump_if(L, n->b, stop, pl);
+        } else {
+            patchlist skip = {0};
+            jump_if(L, n->a, stop, &skip);
+            jump_if(L, n->b, when, pl);
+            patch_here(L, &skip);
+            patch_free(&skip);
+        }
+        return;
+    }
+    int32_t s = lower_expr(L, n, -1);
+    patch_add(L, pl, emit(L, when ? REC_JUMP_TRUE : REC_JUMP_FALSE, 0, s, 0, 0, 0));
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+static void at(lowerer *L, const ast_node *n)
+{
+    L->line = n->line;
+    L->col = n->col;
+}
+
+static void lower_assign(lowerer *L, ast_node *n)
+{
+    if (n->nlist > 1) {
+        int32_t outs[CTX_MAX_ARGS * 4];
+        int nouts = n->nlist;
+        int32_t *o = nouts <= (int)(sizeof outs / sizeof outs[0]) ? outs : calloc((size_t)nouts, sizeof *o);
+        if (!o) {
+            fail(L, "out of memory");
+            return;
+        }
+        if (note(n->a)->callee == CHECK_CALL_KERNEL)
+            kernel_call(L, n->a, o, nouts);
+        else
+            inline_call(L, n->a, o, nouts);
+        for (int i = 0; i < nouts && !L->failed; i++)
+            copy_to(L, var(L, n->list[i]->name, &n->list[i]->ty), o[i]);
+        if (o != outs)
+            free(o);
+        return;
+    }
+    ast_node *t = n->list[0];
+    if (t->kind == AST_NAME) {
+        int32_t v = var(L, t->name, &t->ty);
+        lower_expr(L, n->a, v);
+        return;
+    }
+    /* x[i] = E: E first, as Python evaluates it */
+    int32_t val = lower_expr(L, n->a, -1);
+    int32_t x = var(L, t->a->name, &t->a->ty);
+    int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+    emit(L, REC_SET_ROW, 0, x, i, val, 0);
+}
+
+static void lower_if(lowerer *L, ast_node *n)
+{
+    patchlist end = {0};
+    for (int i = 0; i < n->nlist && !L->failed; i++) {
+        ast_node *arm = n->list[i];
+        if (!arm->note)
+            break; /* after an arm whose condition is known true */
+        if (!arm->a) {
+            lower_block(L, arm->b);
+            break;
+        }
+        const check_note *k = note(arm->a);
+        if (k->known) {
+            if (!k->ival)
+                continue;
+            lower_block(L, arm->b);
+            break;
+        }
+        at(L, arm);
+        patchlist next = {0};
+        jump_if(L, arm->a, 0, &next);
+        lower_block(L, arm->b);
+        int last = i + 1 >= n->nlist;
+        if (!last) {
+            at(L, arm);
+            patch_add(L, &end, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        }
+        patch_here(L, &next);
+        patch_free(&next);
+    }
+    patch_here(L, &end);
+    patch_free(&end);
+}
+
+static void loop_push(lowerer *L, loopl *lp)
+{
+    memset(lp, 0, sizeof *lp);
+    lp->up = L->loop;
+    L->loop = lp;
+}
+
+static void loop_pop(lowerer *L, loopl *lp)
+{
+    L->loop = lp->up;
+    patch_free(&lp->breaks);
+    patch_free(&lp->continues);
+}
+
+static void lower_while(lowerer *L, ast_node *n)
+{
+    const check_note *k = note(n->a);
+    if (k->known && !k->ival)
+        return; /* while false */
+    loopl lp;
+    loop_push(L, &lp);
+    at(L, n);
+    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    patchlist exit = {0};
+    if (!k->known)
+        jump_if(L, n->a, 0, &exit);
+    lower_block(L, n->b);
+    patch_here(L, &lp.continues);
+    at(L, n);
+    emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    patch_here(L, &exit);
+    patch_here(L, &lp.breaks);
+    patch_free(&exit);
+    loop_pop(L, &lp);
+}
+
+static void lower_for_range(lowerer *L, ast_node *n)
+{
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    at(L, n);
+    int32_t iv = var(L, n->name, &i32);
+    int32_t ctr = note(n)->assigns_loop_var ? temp_scalar(L, CFX_I32) : iv;
+    /* A, B and S are evaluated once, before the loop */
+    lower_expr(L, n->a, ctr);
+    int32_t stop = note(n->b)->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
+    int64_t step_known = 1;
+    int32_t step, positive = -1;
+    if (!n->c) {
+        step = const_scalar(L, CFX_I32, 1, 0);
+    } else if (note(n->c)->known) {
+        step_known = note(n->c)->ival;
+        step = lower_expr(L, n->c, -1);
+    } else {
+        step_known = 0;
+        step = lower_expr(L, n->c, temp_scalar(L, CFX_I32));
+        emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
+        positive = temp_scalar(L, CFX_BOOL);
+        emit(L, REC_BINARY, OP_GT, positive, step, const_scalar(L, CFX_I32, 0, 0), 0);
+    }
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    int32_t go = temp_scalar(L, CFX_BOOL);
+    if (step_known > 0) {
+        emit(L, REC_BINARY, OP_LT, go, ctr, stop, 0);
+    } else if (step_known < 0) {
+        emit(L, REC_BINARY, OP_GT, go, ctr, stop, 0);
+    } else {
+        int32_t up = temp_scalar(L, CFX_BOOL), down = temp_scalar(L, CFX_BOOL);
+        emit(L, REC_BINARY, OP_LT, up, ctr, stop, 0);
+        emit(L, REC_BINARY, OP_GT, down, ctr, stop, 0);
+        emit(L, REC_WHERE, 0, go, positive, up, down);
+    }
+    int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    if (ctr != iv)
+        emit(L, REC_COPY, 0, iv, ctr, 0, 0);
+    lower_block(L, n->d);
+    patch_here(L, &lp.continues);
+    at(L, n);
+    emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
+    emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    if (exit >= 0)
+        set_target(L, exit, prog_here(L->b));
+    patch_here(L, &lp.breaks);
+    loop_pop(L, &lp);
+}
+
+static void lower_for_each(lowerer *L, ast_node *n)
+{
+    at(L, n);
+    int32_t x = lower_expr(L, n->a, -1);
+    /* the rows are those of x before the loop, whatever the body assigns */
+    if (n->a->kind == AST_NAME && check_assigns(n->d, n->a->name))
+        x = copy_to(L, temp(L, &n->a->ty), x);
+    int32_t rows = (int32_t)n->a->ty.dims[0];
+    cfx_type row = n->a->ty;
+    row.rank--;
+    for (int i = 0; i < row.rank; i++)
+        row.dims[i] = n->a->ty.dims[i + 1];
+    int32_t r = var(L, n->name, &row);
+    int32_t ctr = temp_scalar(L, CFX_I32);
+    emit(L, REC_COPY, 0, ctr, const_scalar(L, CFX_I32, 0, 0), 0, 0);
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    int32_t go = temp_scalar(L, CFX_BOOL);
+    emit(L, REC_BINARY, OP_LT, go, ctr, const_scalar(L, CFX_I32, rows, 0), 0);
+    int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    /* the counter is in range here, but the validator wants every row index checked */
+    int32_t name = n->a->kind == AST_NAME ? prog_string(L->b, n->a->name) : -1;
+    emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
+    emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
+    lower_block(L, n->d);
+    patch_here(L, &lp.continues);
+    at(L, n);
+    emit(L, REC_BINARY, OP_ADD, ctr, ctr, const_scalar(L, CFX_I32, 1, 0), 0);
+    emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    if (exit >= 0)
+        set_target(L, exit, prog_here(L->b));
+    patch_here(L, &lp.breaks);
+    loop_pop(L, &lp);
+}
+
+static void lower_switch(lowerer *L, ast_node *n)
+{
+    const check_note *k = note(n->a);
+    int ncases = 0, dflt = -1;
+    int64_t lo = 0, hi = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *cs = n->list[i];
+        if (cs->flags & AST_F_DEFAULT) {
+            dflt = i;
+            continue;
+        }
+        if (ncases == 0 || cs->ival < lo)
+            lo = cs->ival;
+        if (ncases == 0 || cs->ival > hi)
+            hi = cs->ival;
+        ncases++;
+    }
+    if (k->known) {
+        int chosen = -1;
+        for (int i = 0; i < n->nlist; i++)
+            if (!(n->list[i]->flags & AST_F_DEFAULT) && n->list[i]->ival == k->ival)
+                chosen = i;
+        if (chosen < 0)
+            chosen = dflt;
+        if (chosen >= 0)
+            lower_block(L, n->list[chosen]->b);
+        return;
+    }
+    at(L, n);
+    int32_t v = lower_expr(L, n->a, -1);
+    int32_t *start = calloc((size_t)n->nlist + 1, sizeof *start);
+    patchlist to_case = {0}, end = {0};
+    int32_t *chain_case = calloc((size_t)n->nlist + 1, sizeof *chain_case);
+    if (!start || !chain_case) {
+        fail(L, "out of memory");
+        goto done;
+    }
+    int64_t span = hi - lo + 1;
+    int dense = ncases > 0 && span <= 2 * (int64_t)ncases + 8;
+    int32_t sw = -1, table = -1, to_default = -1;
+    if (ncases == 0) {
+        /* only a default: nothing to test */
+    } else if (dense) {
+        int32_t idx = v;
+        if (lo != 0) {
+            idx = temp_scalar(L, CFX_I32);
+            emit(L, REC_BINARY, OP_SUB, idx, v, const_scalar(L, CFX_I32, lo, 0), 0);
+        }
+        int32_t *zeros = calloc((size_t)span + 1, sizeof *zeros);
+        if (!zeros) {
+            fail(L, "out of memory");
+            goto done;
+        }
+        table = L->failed ? -1 : prog_table(L->b, zeros, (int32_t)span + 1);
+        free(zeros);
+        if (table < 0)
+            fail(L, "the switch table is too large");
+        sw = emit(L, REC_SWITCH, 0, idx, table, (int32_t)span, 0);
+    } else {
+        /* sparse values: a chain of tests */
+        int32_t eq = temp_scalar(L, CFX_BOOL);
+        for (int i = 0; i < n->nlist; i++) {
+            if (n->list[i]->flags & AST_F_DEFAULT)
+                continue;
+            emit(L, REC_BINARY, OP_EQ, eq, v, const_scalar(L, CFX_I32, n->list[i]->ival, 0), 0);
+            chain_case[i] = emit(L, REC_JUMP_TRUE, 0, eq, 0, 0, 0);
+        }
+        to_default = emit(L, REC_JUMP, 0, 0, 0, 0, 0);
+    }
+    /* the bodies, each ending with a jump past the others (the last one falls through) */
+    int last = -1;
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->note)
+            last = i;
+    for (int i = 0; i < n->nlist && !L->failed; i++) {
+        ast_node *cs = n->list[i];
+        start[i] = prog_here(L->b);
+        if (!cs->note)
+            continue;
+        lower_block(L, cs->b);
+        if (i != last) {
+            at(L, n);
+            patch_add(L, &end, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        }
+    }
+    int32_t here = prog_here(L->b);
+    int32_t dflt_at = dflt >= 0 ? start[dflt] : here;
+    if (L->failed)
+        goto done;
+    if (sw >= 0) {
+        int32_t *t = prog_table_at(L->b, table);
+        for (int64_t j = 0; j <= span; j++)
+            t[j] = dflt_at;
+        for (int i = 0; i < n->nlist; i++)
+            if (!(n->list[i]->flags & AST_F_DEFAULT))
+                t[n->list[i]->ival - lo] = start[i];
+    } else if (ncases > 0) {
+        for (int i = 0; i < n->nlist; i++)
+            if (!(n->list[i]->flags & AST_F_DEFAULT))
+                set_target(L, chain_case[i], start[i]);
+        set_target(L, to_default, dflt_at);
+    }
+    patch_here(L, &end);
+done:
+    free(start);
+    free(chain_case);
+    patch_free(&to_case);
+    patch_free(&end);
+}
+
+static void lower_expr_stmt(lowerer *L, ast_node *n)
+{
+    ast_node *x = n->a;
+    const check_note *k = note(x);
+    if (k->callee == CHECK_CALL_ASSERT) {
+        int32_t c = lower_expr(L, x->list[0], -1);
+        int32_t msg = L->failed ? -1 : prog_string(L->b, x->list[1]->str);
+        emit(L, REC_ASSERT, 0, c, msg, 0, 0);
+        return;
+    }
+    if (k->callee == CHECK_CALL_PRINT) {
+        int32_t s = lower_expr(L, x->list[0], -1);
+        int32_t label = x->nlist == 2 && !L->failed ? prog_string(L->b, x->list[1]->str) : -1;
+        emit(L, REC_PRINT, 0, s, label, 0, 0);
+        return;
+    }
+    if (k->callee == CHECK_CALL_KERNEL) {
+        kernel_call(L, x, NULL, 0);
+        return;
+    }
+    if (k->callee >= 0) {
+        inline_call(L, x, NULL, 0);
+        return;
+    }
+    lower_expr(L, x, -1); /* an op whose value is dropped: harmless, kept for its checks */
+}
+
+static void lower_stmt(lowerer *L, ast_node *n)
+{
+    if (L->failed || !n->note)
+        return; /* a statement the checker did not reach is dead */
+    at(L, n);
+    switch (n->kind) {
+    case AST_ASSIGN:
+        lower_assign(L, n);
+        return;
+    case AST_IF:
+        lower_if(L, n);
+        return;
+    case AST_WHILE:
+        lower_while(L, n);
+        return;
+    case AST_FOR_RANGE:
+        lower_for_range(L, n);
+        return;
+    case AST_FOR_EACH:
+        lower_for_each(L, n);
+        return;
+    case AST_SWITCH:
+        lower_switch(L, n);
+        return;
+    case AST_BREAK:
+        patch_add(L, &L->loop->breaks, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        return;
+    case AST_CONTINUE:
+        patch_add(L, &L->loop->continues, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        return;
+    case AST_RETURN:
+        patch_add(L, &L->sc->returns, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        return;
+    case AST_EXPR:
+        lower_expr_stmt(L, n);
+        return;
+    case AST_BLOCK:
+        lower_block(L, n);
+        return;
+    default:
+        fail(L, "internal error: a statement the lowering does not know");
+        return;
+    }
+}
+
+static void lower_block(lowerer *L, ast_node *blk)
+{
+    if (!blk || L->failed)
+        return;
+    if (blk->kind != AST_BLOCK) {
+        lower_stmt(L, blk);
+        return;
+    }
+    for (int i = 0; i < blk->nlist && !L->failed; i++)
+        lower_stmt(L, blk->list[i]);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------------ */
+/* Inlines a call of graph note(call)->callee: parameters bound to the argument slots (copied
+ * first when the callee assigns them), results in fresh variables named `graph.result`. */
+static void inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts)
+{
+    const ast_graph *g = &L->m->graphs[note(call)->callee];
+    if (L->depth >= LOWER_MAX_INLINE) {
+        char why[128];
+        snprintf(why, sizeof why, "graph calls nest deeper than %d", LOWER_MAX_INLINE);
+        fail(L, why);
+        return;
+    }
+    int32_t *args = calloc((size_t)g->nparams + 1, sizeof *args);
+    if (!args) {
+        fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < g->nparams; i++)
+        args[i] = lower_expr(L, call->list[i], -1);
+    scope sc = {0};
+    sc.graph = note(call)->callee;
+    scope *saved_sc = L->sc;
+    loopl *saved_loop = L->loop;
+    int saved_line = L->line, saved_col = L->col;
+    L->sc = &sc;
+    L->loop = NULL; /* break and continue never leave a graph */
+    L->depth++;
+    for (int i = 0; i < g->nparams && !L->failed; i++) {
+        if (check_assigns(g->body, g->params[i].name))
+            copy_to(L, var(L, g->params[i].name, &g->params[i].type), args[i]);
+        else
+            bind_var(L, g->params[i].name, &g->params[i].type, args[i]);
+    }
+    for (int i = 0; i < g->nresults && !L->failed; i++) {
+        int32_t r = var(L, g->results[i].name, &g->results[i].type);
+        if (i < nouts)
+            outs[i] = r;
+    }
+    lower_block(L, g->body);
+    patch_here(L, &sc.returns);
+    L->depth--;
+    L->sc = saved_sc;
+    L->loop = saved_loop;
+    L->line = saved_line;
+    L->col = saved_col;
+    patch_free(&sc.returns);
+    free(sc.vars);
+    free(args);
+}
+
+cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
+{
+    const ast_graph *g = &m->graphs[graph];
+    lowerer L;
+    memset(&L, 0, sizeof L);
+    L.m = m;
+    L.d = d;
+    L.b = prog_begin(file ? file : "<input>", g->name);
+    scope sc = {0};
+    sc.graph = graph;
+    L.sc = &sc;
+    cfx_prog *p = NULL;
+    if (!L.b) {
+        diag_error(d, g->line, g->col, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < g->nparams && !L.failed; i++) {
+        int32_t s = bind_var(&L, g->params[i].name, &g->params[i].type,
+                             new_slot(&L, &g->params[i].type, SLOT_INPUT, g->params[i].name));
+        prog_add_input(L.b, s);
+    }
+    for (int i = 0; i < g->nresults && !L.failed; i++) {
+        int32_t s = bind_var(&L, g->results[i].name, &g->results[i].type,
+                             new_slot(&L, &g->results[i].type, SLOT_RESULT, g->results[i].name));
+        prog_add_result(L.b, s);
+    }
+    lower_block(&L, g->body);
+    patch_here(&L, &sc.returns);
+    L.line = g->line;
+    L.col = g->col;
+    emit(&L, REC_HALT, 0, 0, 0, 0, 0);
+    char err[256];
+    if (L.failed) {
+        diag_error(d, L.line, L.col, "%s", L.why);
+        prog_abandon(L.b);
+        goto done;
+    }
+    p = prog_finish(L.b, err, sizeof err);
+    if (!p)
+        diag_error(d, g->line, g->col, "graph '%s': %s", g->name, err);
+done:
+    patch_free(&sc.returns);
+    free(sc.vars);
+    free(L.info);
+    return p;
+}
