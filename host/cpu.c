@@ -82,10 +82,210 @@ static cfx_tensor slot_tensor(const cfx_slot *s, uint8_t *arena)
     return t;
 }
 
-/* The dispatch loop. `traced` is a constant at both call sites, so the compiler makes one copy
- * without any tracing code for the common case. Returns the outcome in *out. */
-static void execute(const exec_run *run, uint8_t *arena, cfx_tensor *tensors, trace_state *trace,
-                    const int traced, exec_outcome *out)
+/* ==== decoded records ========================================================================
+ * Before a run, each record is decoded once into the arena addresses of its operands and a
+ * `code` that names a hot case directly: a typed one-element UNARY/BINARY (kind, dtype and
+ * op folded into one number), a jump or a TICK. The dispatch loop switches on that code, so a
+ * scalar `i = i + 1` costs one dispatch and no slot lookups; every other record takes the
+ * general path (F_GENERAL), which switches on the record itself. */
+enum {
+    F_GENERAL,
+    F_JUMP,
+    F_JUMP_FALSE,
+    F_JUMP_TRUE,
+    F_TICK,
+    F_JUMP_TICK,                    /* a JUMP to a TICK (a loop's back edge): both in one step */
+    F_BIN,                          /* + dtype * OP_COUNT + op */
+    F_UN = F_BIN + 5 * OP_COUNT,    /* + dtype * OP_COUNT + op */
+    F_CMP_JF = F_UN + 5 * OP_COUNT, /* + dtype * OP_COUNT + op: a comparison and the JUMP_FALSE
+                                       after it that tests its result (a loop or if head) */
+};
+#define FBIN(dt, op) (F_BIN + (dt) * OP_COUNT + (op))
+#define FUN(dt, op) (F_UN + (dt) * OP_COUNT + (op))
+#define FCMPJF(dt, op) (F_CMP_JF + (dt) * OP_COUNT + (op))
+
+typedef struct decoded {
+    uint8_t *a, *b, *c;
+    int32_t code;
+    int32_t target; /* JUMP, JUMP_FALSE, JUMP_TRUE */
+} decoded;
+
+static int is_compare(int op)
+{
+    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE;
+}
+
+/* `fuse`: allow the two-record steps (F_JUMP_TICK, F_CMP_JF). A fused step still writes
+ * everything both records write and stops at the same record, and the second record keeps its
+ * own decoding for the jumps that land on it. Off when tracing, so the trace shows every
+ * record. */
+static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
+{
+    for (int32_t i = 0; i < prog->nrecords; i++) {
+        const cfx_record *r = &prog->records[i];
+        const char *f = rec_fields[r->kind];
+        decoded *d = &dec[i];
+        memset(d, 0, sizeof *d);
+        d->a = f[0] == 's' ? arena + prog->slots[r->a].offset : NULL;
+        d->b = f[1] == 's' ? arena + prog->slots[r->b].offset : NULL;
+        d->c = f[2] == 's' ? arena + prog->slots[r->c].offset : NULL;
+        d->code = F_GENERAL;
+        switch (r->kind) {
+        case REC_JUMP:
+            d->code = fuse && prog->records[r->a].kind == REC_TICK ? F_JUMP_TICK : F_JUMP;
+            d->target = r->a;
+            break;
+        case REC_JUMP_FALSE: d->code = F_JUMP_FALSE; d->target = r->b; break;
+        case REC_JUMP_TRUE: d->code = F_JUMP_TRUE; d->target = r->b; break;
+        case REC_TICK: d->code = F_TICK; break;
+        case REC_BINARY:
+            if (!(r->flags & REC_F_SCALAR))
+                break;
+            d->code = FBIN(r->dtype, r->op);
+            if (fuse && is_compare(r->op) && r->dtype != CFX_BOOL && i + 1 < prog->nrecords &&
+                prog->records[i + 1].kind == REC_JUMP_FALSE && prog->records[i + 1].a == r->a) {
+                d->code = FCMPJF(r->dtype, r->op);
+                d->target = prog->records[i + 1].b;
+            }
+            break;
+        case REC_UNARY:
+            if (r->flags & REC_F_SCALAR)
+                d->code = FUN(r->dtype, r->op);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* The fast cases, generated from the op lists in kernels/elementwise.h. */
+#define FAST_BIN(OPC, STEM, ISBOOL, DT, SFX, T)                                                   \
+    case FBIN(DT, OPC):                                                                           \
+        if (ISBOOL)                                                                               \
+            *(uint8_t *)x->a = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);     \
+        else                                                                                      \
+            *(T *)x->a = (T)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);                 \
+        pc++;                                                                                     \
+        break;
+#define FAST_UN(OPC, STEM, ISBOOL, DT, SFX, T)                                                    \
+    case FUN(DT, OPC):                                                                            \
+        *(T *)x->a = (T)k_##STEM##_##SFX(*(const T *)x->b);                                       \
+        pc++;                                                                                     \
+        break;
+#define FAST_CMP_JF(OPC, STEM, ISBOOL, DT, SFX, T)                                                \
+    case FCMPJF(DT, OPC): {                                                                       \
+        uint8_t v_ = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);               \
+        *(uint8_t *)x->a = v_;                                                                    \
+        pc = v_ ? pc + 2 : x->target;                                                             \
+        break;                                                                                    \
+    }
+#define CMP_OPS(X) X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
+#define FAST_CMP_JF_I32(o, s, z) FAST_CMP_JF(o, s, z, CFX_I32, i32, int32_t)
+#define FAST_CMP_JF_I64(o, s, z) FAST_CMP_JF(o, s, z, CFX_I64, i64, int64_t)
+#define FAST_CMP_JF_F32(o, s, z) FAST_CMP_JF(o, s, z, CFX_F32, f32, float)
+#define FAST_CMP_JF_F64(o, s, z) FAST_CMP_JF(o, s, z, CFX_F64, f64, double)
+#define FAST_BIN_I32(o, s, z) FAST_BIN(o, s, z, CFX_I32, i32, int32_t)
+#define FAST_BIN_I64(o, s, z) FAST_BIN(o, s, z, CFX_I64, i64, int64_t)
+#define FAST_BIN_F32(o, s, z) FAST_BIN(o, s, z, CFX_F32, f32, float)
+#define FAST_BIN_F64(o, s, z) FAST_BIN(o, s, z, CFX_F64, f64, double)
+#define FAST_BIN_B(o, s, z) FAST_BIN(o, s, z, CFX_BOOL, b, uint8_t)
+#define FAST_UN_I32(o, s, z) FAST_UN(o, s, z, CFX_I32, i32, int32_t)
+#define FAST_UN_I64(o, s, z) FAST_UN(o, s, z, CFX_I64, i64, int64_t)
+#define FAST_UN_F32(o, s, z) FAST_UN(o, s, z, CFX_F32, f32, float)
+#define FAST_UN_F64(o, s, z) FAST_UN(o, s, z, CFX_F64, f64, double)
+#define FAST_UN_B(o, s, z) FAST_UN(o, s, z, CFX_BOOL, b, uint8_t)
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
+ * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
+ * the scalar cases registers and code layout. */
+static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena)
+{
+    const cfx_slot *slots = prog->slots;
+#define SLOT(i) (arena + slots[i].offset)
+#define A SLOT(r->a)
+#define B SLOT(r->b)
+#define C SLOT(r->c)
+#define D SLOT(r->d)
+#define COUNT(i) (slots[i].count)
+    switch (r->kind) {
+    case REC_UNARY:
+        k_unary(r->op, r->dtype, A, B, 0, COUNT(r->a));
+        break;
+    case REC_BINARY:
+        k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), 0, COUNT(r->a));
+        break;
+    case REC_REDUCE: {
+        k_acc acc = k_reduce_init(r->op, r->dtype);
+        k_reduce_range(r->op, r->dtype, &acc, B, 0, COUNT(r->b));
+        k_reduce_finish(r->op, r->dtype, &acc, COUNT(r->b), A);
+        break;
+    }
+    case REC_DOT: {
+        k_acc acc = k_reduce_init(OP_SUM, r->dtype);
+        k_dot_range(r->dtype, &acc, B, C, 0, COUNT(r->b));
+        k_dot_finish(r->dtype, &acc, A);
+        break;
+    }
+    case REC_MATMUL: {
+        const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
+        int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
+        k_matmul(r->dtype, A, B, C, m, k, n, 0, m * n);
+        break;
+    }
+    case REC_TRANSPOSE: {
+        const cfx_slot *sb = &slots[r->b];
+        k_transpose(r->dtype, A, B, sb->dims[0], sb->dims[1], 0, sb->count);
+        break;
+    }
+    case REC_FILL:
+        k_fill(r->dtype, A, B, 0, COUNT(r->a));
+        break;
+    case REC_IOTA:
+        k_iota(r->dtype, A, 0, COUNT(r->a));
+        break;
+    case REC_COPY:
+        if (r->a != r->b)
+            memcpy(A, B, (size_t)slot_bytes(&slots[r->a]));
+        break;
+    case REC_CAST:
+        k_cast(slots[r->a].dtype, A, r->dtype, B, 0, COUNT(r->a));
+        break;
+    case REC_WHERE:
+        k_where(r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), D, COUNT(r->d), 0, COUNT(r->a));
+        break;
+    case REC_GET_ROW: { /* the index was checked (validator: on every path) */
+        int64_t i = k_row_index(k_load_int(slots[r->c].dtype, C), slots[r->b].dims[0]);
+        int64_t bytes = slot_bytes(&slots[r->a]);
+        memcpy(A, B + i * bytes, (size_t)bytes);
+        break;
+    }
+    case REC_SET_ROW: {
+        int64_t i = k_row_index(k_load_int(slots[r->b].dtype, B), slots[r->a].dims[0]);
+        int64_t bytes = slot_bytes(&slots[r->c]);
+        memcpy(A + i * bytes, C, (size_t)bytes);
+        break;
+    }
+    default:
+        break;
+    }
+#undef SLOT
+#undef A
+#undef B
+#undef C
+#undef D
+#undef COUNT
+}
+
+/* The dispatch loop. `traced` is a constant at both call sites, so the compiler can make one
+ * copy without any tracing code for the common case. Fills *out. */
+static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx_tensor *tensors,
+                    trace_state *trace, const int traced, exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
     const cfx_record *records = prog->records;
@@ -96,18 +296,11 @@ static void execute(const exec_run *run, uint8_t *arena, cfx_tensor *tensors, tr
     const int64_t limit = run->max_iters > 0 ? run->max_iters : INT64_MAX;
     int64_t iters = 0;
     int32_t pc = 0;
-    const cfx_record *r;
     double t0 = 0;
 
-/* Lua's lvm.c style: fetch, dispatch, and the slot addresses a case needs. */
-#define vmfetch() (r = &records[pc])
-#define vmdispatch(k) switch (k)
-#define SLOT(i) (arena + slots[i].offset)
-#define A SLOT(r->a)
-#define B SLOT(r->b)
-#define C SLOT(r->c)
-#define D SLOT(r->d)
-#define COUNT(i) (slots[i].count)
+/* Lua's lvm.c style: fetch, dispatch, and the way out for a stop. */
+#define vmfetch() (x = &dec[pc])
+#define vmdispatch(code) switch (code)
 #define STOP(status_, d0, d1)                                                                     \
     do {                                                                                          \
         out->status = (status_);                                                                  \
@@ -117,33 +310,39 @@ static void execute(const exec_run *run, uint8_t *arena, cfx_tensor *tensors, tr
     } while (0)
 
     for (;;) {
+        const decoded *x;
+        const int32_t at = pc; /* the record being executed, for the trace */
         vmfetch();
         if (traced)
             t0 = since_us(&trace->start);
-        vmdispatch(r->kind)
-        {
-        case REC_HALT:
-            if (traced)
-                trace_event(trace, r, t0, since_us(&trace->start));
-            out->status = CFX_OK;
-            out->record = -1;
-            out->iterations = iters;
-            return;
-        case REC_JUMP:
-            pc = r->a;
+        vmdispatch(x->code) {
+        K_NUM_BINARY_OPS(FAST_BIN_I32)
+        K_NUM_BINARY_OPS(FAST_BIN_I64)
+        K_NUM_BINARY_OPS(FAST_BIN_F32)
+        K_NUM_BINARY_OPS(FAST_BIN_F64)
+        K_BOOL_BINARY_OPS(FAST_BIN_B)
+        K_INT_UNARY_OPS(FAST_UN_I32)
+        K_INT_UNARY_OPS(FAST_UN_I64)
+        K_REAL_UNARY_OPS(FAST_UN_F32)
+        K_REAL_UNARY_OPS(FAST_UN_F64)
+        K_BOOL_UNARY_OPS(FAST_UN_B)
+        CMP_OPS(FAST_CMP_JF_I32)
+        CMP_OPS(FAST_CMP_JF_I64)
+        CMP_OPS(FAST_CMP_JF_F32)
+        CMP_OPS(FAST_CMP_JF_F64)
+        case F_JUMP:
+            pc = x->target;
             break;
-        case REC_JUMP_FALSE:
-            pc = *(const uint8_t *)A ? pc + 1 : r->b;
+        case F_JUMP_FALSE:
+            pc = *x->a ? pc + 1 : x->target;
             break;
-        case REC_JUMP_TRUE:
-            pc = *(const uint8_t *)A ? r->b : pc + 1;
+        case F_JUMP_TRUE:
+            pc = *x->a ? x->target : pc + 1;
             break;
-        case REC_SWITCH: {
-            int32_t v = *(const int32_t *)A;
-            pc = v >= 0 && v < r->c ? table[r->b + v] : table[r->b + r->c];
-            break;
-        }
-        case REC_TICK:
+        case F_JUMP_TICK:
+            pc = x->target; /* now at the TICK: a stop there names it */
+            /* fall through */
+        case F_TICK:
             if (atomic_load_explicit(cancel, memory_order_relaxed))
                 STOP(CFX_STOP_CANCELLED, 0, 0);
             if (iters >= limit)
@@ -151,159 +350,80 @@ static void execute(const exec_run *run, uint8_t *arena, cfx_tensor *tensors, tr
             iters++;
             pc++;
             break;
-        case REC_ASSERT:
-            if (!*(const uint8_t *)A)
-                STOP(CFX_STOP_ASSERT, 0, 0);
-            pc++;
-            break;
-        case REC_PRINT:
-            if (run->print)
-                run->print(run->print_user, prog, pc, A);
-            pc++;
-            break;
-        case REC_CHECK_INDEX: {
-            int64_t v = k_load_int(slots[r->a].dtype, A), rows = r->b;
-            if (v < -rows || v >= rows)
-                STOP(CFX_STOP_INDEX, v, rows);
-            pc++;
-            break;
-        }
-        case REC_CHECK_DIVIDE: {
-            int dt = slots[r->a].dtype;
-            const uint8_t *p = A;
-            for (int64_t e = 0; e < COUNT(r->a); e++)
-                if (k_get_int(dt, p, e) == 0)
-                    STOP(CFX_STOP_DIVIDE, 0, 0);
-            pc++;
-            break;
-        }
-        case REC_CHECK_STEP:
-            if (k_load_int(slots[r->a].dtype, A) == 0)
-                STOP(CFX_STOP_VALUE, 0, 0);
-            pc++;
-            break;
-        case REC_UNARY:
-            if (r->flags & REC_F_SCALAR) {
-                switch (r->dtype) {
-                case CFX_I32: k_unary1_i32(r->op, A, *(const int32_t *)B); break;
-                case CFX_I64: k_unary1_i64(r->op, A, *(const int64_t *)B); break;
-                case CFX_F32: k_unary1_f32(r->op, A, *(const float *)B); break;
-                case CFX_F64: k_unary1_f64(r->op, A, *(const double *)B); break;
-                default: k_unary1_b(r->op, A, *(const uint8_t *)B); break;
-                }
-            } else {
-                k_unary(r->op, r->dtype, A, B, 0, COUNT(r->a));
+        default: {
+            /* F_GENERAL: the record itself says what to do */
+            const cfx_record *r = &records[pc];
+            switch (r->kind) {
+            case REC_HALT:
+                if (traced)
+                    trace_event(trace, r, t0, since_us(&trace->start));
+                out->status = CFX_OK;
+                out->record = -1;
+                out->iterations = iters;
+                return;
+            case REC_SWITCH: {
+                int32_t v = *(const int32_t *)x->a;
+                pc = v >= 0 && v < r->c ? table[r->b + v] : table[r->b + r->c];
+                break;
             }
-            pc++;
-            break;
-        case REC_BINARY:
-            if (r->flags & REC_F_SCALAR) {
-                switch (r->dtype) {
-                case CFX_I32: k_binary1_i32(r->op, A, *(const int32_t *)B, *(const int32_t *)C); break;
-                case CFX_I64: k_binary1_i64(r->op, A, *(const int64_t *)B, *(const int64_t *)C); break;
-                case CFX_F32: k_binary1_f32(r->op, A, *(const float *)B, *(const float *)C); break;
-                case CFX_F64: k_binary1_f64(r->op, A, *(const double *)B, *(const double *)C); break;
-                default: k_binary1_b(r->op, A, *(const uint8_t *)B, *(const uint8_t *)C); break;
-                }
-            } else {
-                k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), 0, COUNT(r->a));
+            case REC_ASSERT:
+                if (!*x->a)
+                    STOP(CFX_STOP_ASSERT, 0, 0);
+                pc++;
+                break;
+            case REC_PRINT:
+                if (run->print)
+                    run->print(run->print_user, prog, pc, x->a);
+                pc++;
+                break;
+            case REC_CHECK_INDEX: {
+                int64_t v = k_load_int(slots[r->a].dtype, x->a), rows = r->b;
+                if (v < -rows || v >= rows)
+                    STOP(CFX_STOP_INDEX, v, rows);
+                pc++;
+                break;
             }
-            pc++;
-            break;
-        case REC_REDUCE: {
-            k_acc acc = k_reduce_init(r->op, r->dtype);
-            k_reduce_range(r->op, r->dtype, &acc, B, 0, COUNT(r->b));
-            k_reduce_finish(r->op, r->dtype, &acc, COUNT(r->b), A);
-            pc++;
-            break;
+            case REC_CHECK_DIVIDE: {
+                int dt = slots[r->a].dtype;
+                for (int64_t e = 0; e < slots[r->a].count; e++)
+                    if (k_get_int(dt, x->a, e) == 0)
+                        STOP(CFX_STOP_DIVIDE, 0, 0);
+                pc++;
+                break;
+            }
+            case REC_CHECK_STEP:
+                if (k_load_int(slots[r->a].dtype, x->a) == 0)
+                    STOP(CFX_STOP_VALUE, 0, 0);
+                pc++;
+                break;
+            case REC_CALL: {
+                const exec_kernel *kern = run->kernels ? &run->kernels[r->a] : NULL;
+                if (!kern || !kern->cpu_fn)
+                    STOP(CFX_ERROR, 0, 0);
+                for (int32_t k = 0; k < r->c; k++)
+                    tensors[k] = slot_tensor(&slots[table[r->b + k]], arena);
+                if (kern->cpu_fn(kern->user, r->d, tensors, r->c - r->d, tensors + r->d) != 0)
+                    STOP(CFX_ERROR, 0, 0);
+                pc++;
+                break;
+            }
+            default: /* every record that computes, scalar or not */
+                run_data(prog, r, arena);
+                pc++;
+                break;
+            }
         }
-        case REC_DOT: {
-            k_acc acc = k_reduce_init(OP_SUM, r->dtype);
-            k_dot_range(r->dtype, &acc, B, C, 0, COUNT(r->b));
-            k_dot_finish(r->dtype, &acc, A);
-            pc++;
-            break;
-        }
-        case REC_MATMUL: {
-            const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
-            int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-            k_matmul(r->dtype, A, B, C, m, k, n, 0, m * n);
-            pc++;
-            break;
-        }
-        case REC_TRANSPOSE: {
-            const cfx_slot *sb = &slots[r->b];
-            k_transpose(r->dtype, A, B, sb->dims[0], sb->dims[1], 0, sb->count);
-            pc++;
-            break;
-        }
-        case REC_FILL:
-            k_fill(r->dtype, A, B, 0, COUNT(r->a));
-            pc++;
-            break;
-        case REC_IOTA:
-            k_iota(r->dtype, A, 0, COUNT(r->a));
-            pc++;
-            break;
-        case REC_COPY:
-            if (r->a != r->b)
-                memcpy(A, B, (size_t)slot_bytes(&slots[r->a]));
-            pc++;
-            break;
-        case REC_CAST:
-            k_cast(slots[r->a].dtype, A, r->dtype, B, 0, COUNT(r->a));
-            pc++;
-            break;
-        case REC_WHERE:
-            k_where(r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), D, COUNT(r->d), 0, COUNT(r->a));
-            pc++;
-            break;
-        case REC_GET_ROW: {
-            int64_t rows = slots[r->b].dims[0];
-            int64_t i = k_row_index(k_load_int(slots[r->c].dtype, C), rows);
-            int64_t bytes = slot_bytes(&slots[r->a]);
-            memcpy(A, B + i * bytes, (size_t)bytes);
-            pc++;
-            break;
-        }
-        case REC_SET_ROW: {
-            int64_t rows = slots[r->a].dims[0];
-            int64_t i = k_row_index(k_load_int(slots[r->b].dtype, B), rows);
-            int64_t bytes = slot_bytes(&slots[r->c]);
-            memcpy(A + i * bytes, C, (size_t)bytes);
-            pc++;
-            break;
-        }
-        case REC_CALL: {
-            const exec_kernel *kern = run->kernels ? &run->kernels[r->a] : NULL;
-            if (!kern || !kern->cpu_fn)
-                STOP(CFX_ERROR, 0, 0);
-            for (int32_t k = 0; k < r->c; k++)
-                tensors[k] = slot_tensor(&slots[table[r->b + k]], arena);
-            if (kern->cpu_fn(kern->user, r->d, tensors, r->c - r->d, tensors + r->d) != 0)
-                STOP(CFX_ERROR, 0, 0);
-            pc++;
-            break;
-        }
-        default: /* never: the validator rejects unknown kinds */
-            STOP(CFX_ERROR, 0, 0);
         }
         if (traced)
-            trace_event(trace, r, t0, since_us(&trace->start));
+            trace_event(trace, &records[at], t0, since_us(&trace->start));
     }
 stop:
     if (traced)
-        trace_event(trace, r, t0, since_us(&trace->start));
+        trace_event(trace, &records[pc], t0, since_us(&trace->start));
     out->record = pc;
     out->iterations = iters;
 #undef vmfetch
 #undef vmdispatch
-#undef SLOT
-#undef A
-#undef B
-#undef C
-#undef D
-#undef COUNT
 #undef STOP
 }
 
@@ -316,13 +436,14 @@ int cpu_run(const exec_run *run, exec_outcome *out)
     if (run->device_buffers)
         return -1;
 
-    /* one allocation: the arena, then room for the widest CALL's operand list */
+    /* one allocation: the arena, the decoded records, room for the widest CALL's operands */
     int32_t max_call = 0;
     for (int32_t i = 0; i < prog->nrecords; i++)
         if (prog->records[i].kind == REC_CALL && prog->records[i].c > max_call)
             max_call = prog->records[i].c;
-    size_t arena_bytes = (size_t)prog->arena_bytes;
-    size_t total = arena_bytes + (size_t)max_call * sizeof(cfx_tensor);
+    size_t arena_bytes = (size_t)(prog->arena_bytes + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    size_t dec_bytes = (size_t)prog->nrecords * sizeof(decoded);
+    size_t total = arena_bytes + dec_bytes + (size_t)max_call * sizeof(cfx_tensor);
     total = (total + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
     if (total == 0)
         total = CFX_ARENA_ALIGN;
@@ -340,20 +461,22 @@ int cpu_run(const exec_run *run, exec_outcome *out)
         }
         memcpy(arena + s->offset, run->inputs[i], (size_t)slot_bytes(s));
     }
-    cfx_tensor *tensors = (cfx_tensor *)(arena + arena_bytes);
+    decoded *dec = (decoded *)(arena + arena_bytes);
+    cfx_tensor *tensors = (cfx_tensor *)(arena + arena_bytes + dec_bytes);
+    decode(prog, arena, dec, run->trace == NULL);
 
     if (run->trace) {
         trace_state t = {run->trace, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         fputs("{\"traceEvents\":[", t.f);
-        execute(run, arena, tensors, &t, 1, out);
+        execute(run, arena, dec, tensors, &t, 1, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else {
-        execute(run, arena, tensors, NULL, 0, out);
+        execute(run, arena, dec, tensors, NULL, 0, out);
     }
 
     if (out->status == CFX_OK && run->results) {
