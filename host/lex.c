@@ -226,6 +226,7 @@ static void lex_string(lexer *lx, lex_token *t)
         int c = peek(lx, 0);
         if (c == '"') {
             advance(lx);
+            t->ival = 1; /* closed: the text ends with its quote */
             return;
         }
         if (c == '\\') {
@@ -265,7 +266,7 @@ char *lex_string_value(const lexer *lx, const lex_token *t, ast_arena *a)
     if (!out)
         return NULL;
     size_t o = 0;
-    size_t end = (n >= 2 && s[n - 1] == '"' && !t->bad) ? n - 1 : n;
+    size_t end = t->ival ? n - 1 : n;
     for (size_t i = 1; i < end; i++) {
         char c = s[i];
         if (c == '\\' && i + 1 < end) {

@@ -79,7 +79,7 @@ typedef struct lex_token {
     size_t start;  /* byte offset of the token's text in the source */
     size_t len;    /* bytes of text (0 for EOF; 1 for NEWLINE) */
     int line, col; /* 1-based; col counts bytes */
-    int64_t ival;  /* TK_INT: the value (>= 0) */
+    int64_t ival;  /* TK_INT: the value (>= 0); TK_STRING: 1 when the closing quote is there */
     double rval;   /* TK_REAL: the value (finite) */
     int bad;       /* the lexer already reported an error for this token; its value is 0 */
 } lex_token;
