@@ -2,9 +2,9 @@
  * dumps and executors.
  *
  * A module is the compiler's output (one validated cfx_prog per graph) plus a copy of the
- * registered kernels it may call, so the context may be freed after compiling. Everything an
- * application sees of a graph (input and result names and types) is read from its program's
- * slots. An executor owns the binding rules, the result copying rule (only a run that ends
+ * registered kernels it may call, so the context may be freed after compiling. The names and
+ * types of a graph's inputs and results are the compiler's declarations (compiled_graph); the
+ * program's input and result slots follow the same order. An executor owns the binding rules, the result copying rule (only a run that ends
  * ok writes results), the print formatting and the messages; the backend only walks the
  * program.
  */
@@ -15,25 +15,12 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "compile.h"
 #include "context.h"
 #include "exec.h"
 #include "program.h"
 #include "strbuf.h"
 #include "value.h"
-#if defined(__has_include)
-#if __has_include("compile.h")
-#include "compile.h"
-#define API_HAVE_COMPILE 1
-#endif
-#endif
-#ifndef API_HAVE_COMPILE
-/* TEMPORARY until host/compile.h lands: what api.c expects of it. */
-typedef struct compiled_graph { cfx_prog *prog; } compiled_graph;
-typedef struct compiled_module { compiled_graph *graphs; int ngraphs; } compiled_module;
-int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
-                   compiled_module *out, char **diagnostics);
-void compiled_module_free(compiled_module *m);
-#endif
 
 /* Source files larger than this are refused: no sensible graph is that long, and it keeps
  * every position and length in an int. */
@@ -49,6 +36,7 @@ enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
 
 struct cfx_exec {
     cfx_module *m;
+    const compiled_graph *graph; /* names and types of the inputs and results */
     const cfx_prog *prog;
     cfx_backend backend;
     const exec_ops *ops;
@@ -231,8 +219,7 @@ int cfx_graph_count(const cfx_module *m) { return m ? m->cm.ngraphs : 0; }
 
 const char *cfx_graph_name(const cfx_module *m, int graph)
 {
-    const cfx_prog *p = graph_prog(m, graph);
-    return p ? p->name : NULL;
+    return m && graph >= 0 && graph < m->cm.ngraphs ? m->cm.graphs[graph].name : NULL;
 }
 
 int cfx_graph_find(const cfx_module *m, const char *name)
@@ -242,71 +229,71 @@ int cfx_graph_find(const cfx_module *m, const char *name)
     if (!name)
         return 0;
     for (int i = 0; i < m->cm.ngraphs; i++)
-        if (strcmp(m->cm.graphs[i].prog->name, name) == 0)
+        if (strcmp(m->cm.graphs[i].name, name) == 0)
             return i;
     return -1;
 }
 
-static const char *slot_name(const cfx_prog *p, int32_t slot)
+static const compiled_graph *graph_of(const cfx_module *m, int graph)
 {
-    int32_t off = p->slots[slot].name;
-    return off >= 0 && off < p->nstrings ? p->strings + off : "?";
+    if (!m || graph < 0 || graph >= m->cm.ngraphs)
+        return NULL;
+    return &m->cm.graphs[graph];
 }
 
+int cfx_input_count(const cfx_module *m, int graph)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g ? g->nparams : 0;
+}
+
+const char *cfx_input_name(const cfx_module *m, int graph, int i)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g && i >= 0 && i < g->nparams ? g->params[i].name : NULL;
+}
+
+static cfx_type no_type(void)
+{
+    cfx_type none;
+    memset(&none, 0, sizeof none);
+    return none;
+}
+
+cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g && i >= 0 && i < g->nparams ? g->params[i].type : no_type();
+}
+
+int cfx_result_count(const cfx_module *m, int graph)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g ? g->nresults : 0;
+}
+
+const char *cfx_result_name(const cfx_module *m, int graph, int i)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g && i >= 0 && i < g->nresults ? g->results[i].name : NULL;
+}
+
+cfx_type cfx_result_type(const cfx_module *m, int graph, int i)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g && i >= 0 && i < g->nresults ? g->results[i].type : no_type();
+}
+
+/* The type of a program slot, for print records. */
 static cfx_type slot_type(const cfx_prog *p, int32_t slot)
 {
     const cfx_slot *s = &p->slots[slot];
-    cfx_type t;
-    memset(&t, 0, sizeof t);
+    cfx_type t = no_type();
     t.dtype = (cfx_dtype)s->dtype;
     t.rank = s->rank;
     for (int i = 0; i < s->rank && i < CFX_TYPE_MAX_RANK; i++)
         t.dims[i] = s->dims[i];
     return t;
-}
-
-int cfx_input_count(const cfx_module *m, int graph)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    return p ? p->ninputs : 0;
-}
-
-const char *cfx_input_name(const cfx_module *m, int graph, int i)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    return p && i >= 0 && i < p->ninputs ? slot_name(p, p->inputs[i]) : NULL;
-}
-
-cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    if (p && i >= 0 && i < p->ninputs)
-        return slot_type(p, p->inputs[i]);
-    cfx_type none;
-    memset(&none, 0, sizeof none);
-    return none;
-}
-
-int cfx_result_count(const cfx_module *m, int graph)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    return p ? p->nresults : 0;
-}
-
-const char *cfx_result_name(const cfx_module *m, int graph, int i)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    return p && i >= 0 && i < p->nresults ? slot_name(p, p->results[i]) : NULL;
-}
-
-cfx_type cfx_result_type(const cfx_module *m, int graph, int i)
-{
-    const cfx_prog *p = graph_prog(m, graph);
-    if (p && i >= 0 && i < p->nresults)
-        return slot_type(p, p->results[i]);
-    cfx_type none;
-    memset(&none, 0, sizeof none);
-    return none;
 }
 
 char *cfx_dump(const cfx_module *m, int graph)
@@ -442,6 +429,13 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
         snprintf(msg, sizeof msg, "no graph %d in the module", graph);
         goto fail;
     }
+    /* the executor indexes declarations and slots alike: they must agree */
+    if (m->cm.graphs[graph].nparams != p->ninputs || m->cm.graphs[graph].nresults != p->nresults) {
+        snprintf(msg, sizeof msg, "internal error: graph '%s' declares %d inputs and %d results, "
+                 "its program has %d and %d", p->name, m->cm.graphs[graph].nparams,
+                 m->cm.graphs[graph].nresults, (int)p->ninputs, (int)p->nresults);
+        goto fail;
+    }
     if (backend == CFX_BACKEND_AUTO) {
         char why[256];
         backend = dev_persistent_ops.available(why, sizeof why) && kernels_have_cuda(m, p)
@@ -464,6 +458,7 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
     if (!e)
         goto oom;
     e->m = m;
+    e->graph = &m->cm.graphs[graph];
     e->prog = p;
     e->backend = backend;
     e->ops = ops;
@@ -519,10 +514,10 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
     }
     int is_input = 1, index = -1;
     for (int32_t i = 0; i < p->ninputs && index < 0; i++)
-        if (strcmp(slot_name(p, p->inputs[i]), name) == 0)
+        if (strcmp(e->graph->params[i].name, name) == 0)
             index = i;
     for (int32_t i = 0; i < p->nresults && index < 0; i++)
-        if (strcmp(slot_name(p, p->results[i]), name) == 0) {
+        if (strcmp(e->graph->results[i].name, name) == 0) {
             index = i;
             is_input = 0;
         }
@@ -534,7 +529,7 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
     size_t want = (size_t)slot_bytes(&p->slots[slot]);
     if (bytes != want) {
         char ty[64];
-        cfx_type t = slot_type(p, slot);
+        cfx_type t = is_input ? e->graph->params[index].type : e->graph->results[index].type;
         set_error(e, "'%s' is %s, %zu bytes; the buffer given has %zu bytes", name,
                   cfx_type_str(&t, ty, sizeof ty), want, bytes);
         return -1;
@@ -544,14 +539,14 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
         if (e->in_bound[i] && e->in_bound[i] != kind && !(is_input && i == index)) {
             set_error(e, "cannot bind '%s' to %s memory: '%s' is bound to %s memory, and one run "
                       "takes either host or device buffers", name, kind == BOUND_HOST ? "host" : "device",
-                      slot_name(p, p->inputs[i]), kind == BOUND_HOST ? "device" : "host");
+                      e->graph->params[i].name, kind == BOUND_HOST ? "device" : "host");
             return -1;
         }
     for (int32_t i = 0; i < p->nresults; i++)
         if (e->res_bound[i] && e->res_bound[i] != kind && !(!is_input && i == index)) {
             set_error(e, "cannot bind '%s' to %s memory: '%s' is bound to %s memory, and one run "
                       "takes either host or device buffers", name, kind == BOUND_HOST ? "host" : "device",
-                      slot_name(p, p->results[i]), kind == BOUND_HOST ? "device" : "host");
+                      e->graph->results[i].name, kind == BOUND_HOST ? "device" : "host");
             return -1;
         }
     if (is_input) {
@@ -658,8 +653,8 @@ static int start_run(cfx_exec *e, int async)
     for (int32_t i = 0; i < p->ninputs; i++)
         if (!e->in_bound[i]) {
             char ty[64];
-            cfx_type t = slot_type(p, p->inputs[i]);
-            sb_printf(&missing, "%s%s: %s", missing.len ? ", " : "", slot_name(p, p->inputs[i]),
+            cfx_type t = e->graph->params[i].type;
+            sb_printf(&missing, "%s%s: %s", missing.len ? ", " : "", e->graph->params[i].name,
                       cfx_type_str(&t, ty, sizeof ty));
         }
     if (missing.len) {

@@ -1,0 +1,427 @@
+/* test_api.c: the public API end to end on the cpu backend: diagnostics handed back (not
+ * printed), registered kernels, binding rules, missing inputs, stopped runs with their
+ * status line and position, cancel from another thread, the iteration budget, prints. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfx.h"
+#include "testutil.h"
+
+static cfx_module *compile(cfx_context *ctx, const char *name, const char *src)
+{
+    char *diags = NULL;
+    cfx_module *m = cfx_compile_string(ctx, name, src, strlen(src), &diags);
+    if (!m)
+        fprintf(stderr, "unexpected compile error:\n%s", diags ? diags : "(none)\n");
+    cfx_free(diags);
+    return m;
+}
+
+/* Runs fn with stderr and stdout sent to a file, and returns how many bytes were written to
+ * them: the library must print nothing. */
+static long output_of(void (*fn)(void *), void *arg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    if (!tmp)
+        return -1;
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(fileno(tmp), 1);
+    dup2(fileno(tmp), 2);
+    fn(arg);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    long n = lseek(fileno(tmp), 0, SEEK_END);
+    fclose(tmp);
+    return n;
+}
+
+struct bad_compile {
+    char *diags;
+    cfx_module *m;
+};
+
+static void compile_bad(void *arg)
+{
+    struct bad_compile *b = arg;
+    const char *src = "graph f(x: i32) -> (y: i32) {\n  y = x + 1.5\n}\n";
+    b->m = cfx_compile_string(NULL, "bad.cfx", src, strlen(src), &b->diags);
+}
+
+static void check_diagnostics(void)
+{
+    struct bad_compile b = {NULL, NULL};
+    CHECK_INT(output_of(compile_bad, &b), 0);
+    CHECK(b.m == NULL);
+    CHECK(b.diags != NULL);
+    if (b.diags) {
+        CHECK(strncmp(b.diags, "bad.cfx:2:", 10) == 0);
+        CHECK(strstr(b.diags, ": error: ") != NULL);
+        CHECK(strstr(b.diags, "\n  y = x + 1.5\n") != NULL); /* the source line */
+        CHECK(strstr(b.diags, "^\n") != NULL);               /* and a caret */
+    }
+    cfx_free(b.diags);
+
+    char *diags = NULL;
+    CHECK(cfx_compile_file(NULL, "no/such/file.cfx", &diags) == NULL);
+    CHECK_STR(diags, "no/such/file.cfx: cannot read: No such file or directory\n");
+    cfx_free(diags);
+    diags = NULL;
+    CHECK(cfx_compile_file(NULL, ".", &diags) == NULL);
+    CHECK_STR(diags, ".: cannot read: Is a directory\n");
+    cfx_free(diags);
+}
+
+static void check_queries(void)
+{
+    const char *src = "graph first(a: f32[2, 3], b: i64) -> (c: bool, d: f64[4]) {\n"
+                      "  c = b > 0\n"
+                      "  d = zeros(f64[4])\n"
+                      "}\n"
+                      "graph second() -> (e: i32) {\n"
+                      "  e = 7\n"
+                      "}\n";
+    cfx_module *m = compile(NULL, "q.cfx", src);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    char ty[64];
+    CHECK_INT(cfx_graph_count(m), 2);
+    CHECK_STR(cfx_graph_name(m, 0), "first");
+    CHECK_STR(cfx_graph_name(m, 1), "second");
+    CHECK_INT(cfx_graph_find(m, NULL), 0);
+    CHECK_INT(cfx_graph_find(m, "second"), 1);
+    CHECK_INT(cfx_graph_find(m, "third"), -1);
+    CHECK(cfx_graph_name(m, 2) == NULL);
+    CHECK_INT(cfx_input_count(m, 0), 2);
+    CHECK_STR(cfx_input_name(m, 0, 0), "a");
+    cfx_type t = cfx_input_type(m, 0, 0);
+    CHECK_STR(cfx_type_str(&t, ty, sizeof ty), "f32[2, 3]");
+    CHECK_STR(cfx_input_name(m, 0, 1), "b");
+    t = cfx_input_type(m, 0, 1);
+    CHECK_STR(cfx_type_str(&t, ty, sizeof ty), "i64");
+    CHECK_INT(cfx_result_count(m, 0), 2);
+    CHECK_STR(cfx_result_name(m, 0, 1), "d");
+    t = cfx_result_type(m, 0, 1);
+    CHECK_STR(cfx_type_str(&t, ty, sizeof ty), "f64[4]");
+    CHECK_INT(cfx_input_count(m, 1), 0);
+    CHECK(cfx_input_name(m, 0, 5) == NULL);
+
+    char *dump = cfx_dump(m, 1);
+    CHECK(dump && strstr(dump, "second") && strstr(dump, "HALT"));
+    cfx_free(dump);
+    CHECK(cfx_dump(m, 9) == NULL);
+
+    /* a graph with no inputs runs on AUTO, which picks cpu where there is no GPU */
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 1, CFX_BACKEND_AUTO, &err);
+    CHECK(e != NULL);
+    if (e) {
+        char why[128];
+        if (!cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, why, sizeof why))
+            CHECK_INT(cfx_exec_backend(e), CFX_BACKEND_CPU);
+        int32_t out = 0;
+        CHECK_INT(cfx_bind(e, "e", &out, sizeof out), 0);
+        CHECK_INT(cfx_run(e), CFX_OK);
+        CHECK_INT(out, 7);
+        CHECK_STR(cfx_exec_message(e), "");
+        /* asynchronously: the cpu backend runs to the end, the status comes from wait */
+        out = 0;
+        CHECK_INT(cfx_run_async(e), 0);
+        CHECK_INT(cfx_wait(e), CFX_OK);
+        CHECK_INT(out, 7);
+    }
+    cfx_exec_free(e);
+
+    /* a CUDA backend where it is not available is refused with the reason */
+    char why[128] = "";
+    if (!cfx_backend_available(CFX_BACKEND_CUDA_HOST, why, sizeof why)) {
+        CHECK(strlen(why) > 0);
+        e = cfx_exec_new(m, 1, CFX_BACKEND_CUDA_HOST, &err);
+        CHECK(e == NULL);
+        char want[256];
+        snprintf(want, sizeof want, "backend cuda-host is not available: %s", why);
+        CHECK_STR(err, want);
+        cfx_free(err);
+        err = NULL;
+    }
+    CHECK(cfx_exec_new(m, 5, CFX_BACKEND_CPU, &err) == NULL);
+    CHECK(err != NULL);
+    cfx_free(err);
+    cfx_module_free(m);
+}
+
+/* y = x * s, elementwise, counting its calls through `user` */
+static int scale(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (*(int *)user)++;
+    if (nargs != 2 || nresults != 1 || args[0].type.dtype != CFX_F32 || args[0].type.dims[0] != 4)
+        return 1;
+    const float *x = args[0].data;
+    float s = *(const float *)args[1].data;
+    float *y = results[0].data;
+    for (int i = 0; i < 4; i++)
+        y[i] = x[i] * s;
+    return 0;
+}
+
+static int failing(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    return 1;
+}
+
+static void check_kernels_and_binding(void)
+{
+    cfx_context *ctx = cfx_context_new();
+    int calls = 0;
+    char *err = NULL;
+    CHECK_INT(cfx_register_kernel(ctx, "scale", "(f32[4], f32) -> (f32[4])", scale, NULL, &calls, &err), 0);
+    CHECK(err == NULL);
+    CHECK_INT(cfx_register_kernel(ctx, "boom", "(i32) -> (i32)", failing, NULL, NULL, &err), 0);
+
+    /* names and signatures that are refused */
+    struct {
+        const char *name, *sig, *message;
+    } bad[] = {
+        {"scale", "(f32) -> (f32)", "kernel 'scale' is already registered"},
+        {"if", "(f32) -> (f32)", "kernel name 'if' is reserved by the language"},
+        {"sum", "(f32) -> (f32)", "kernel name 'sum' is a built-in op"},
+        {"f32", "(f32) -> (f32)", "kernel name 'f32' is reserved by the language"},
+        {"1abc", "(f32) -> (f32)", "kernel name '1abc' is not an identifier"},
+        {"a-b", "(f32) -> (f32)", "kernel name 'a-b' is not an identifier"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        err = NULL;
+        CHECK_INT(cfx_register_kernel(ctx, bad[k].name, bad[k].sig, scale, NULL, NULL, &err), -1);
+        CHECK_STR(err, bad[k].message);
+        cfx_free(err);
+    }
+    err = NULL;
+    CHECK_INT(cfx_register_kernel(ctx, "odd", "(f32[4] -> (f32)", scale, NULL, NULL, &err), -1);
+    CHECK(err && strncmp(err, "kernel 'odd': bad signature", 27) == 0);
+    cfx_free(err);
+    err = NULL;
+    CHECK_INT(cfx_register_kernel(ctx, "none", "(f32) -> (f32)", NULL, NULL, NULL, &err), -1);
+    CHECK_STR(err, "kernel 'none' has neither a CPU nor a CUDA function");
+    cfx_free(err);
+
+    const char *src = "graph g(x: f32[4], s: f32) -> (y: f32[4], n: i32) {\n"
+                      "  y = scale(x, s)\n"
+                      "  n = len(x)\n"
+                      "}\n"
+                      "graph h(a: i32) -> (b: i32) {\n"
+                      "  b = boom(a)\n"
+                      "}\n";
+    cfx_module *m = compile(ctx, "k.cfx", src);
+    cfx_context_free(ctx); /* the module keeps what it needs */
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    CHECK(e != NULL);
+    if (!e) {
+        cfx_module_free(m);
+        return;
+    }
+    float x[4] = {1, 2, 3, -4}, s = 0.5f, y[4] = {0};
+    int32_t n = 0;
+
+    /* missing inputs: every one listed with its type */
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing inputs: x: f32[4], s: f32");
+    CHECK_INT(cfx_exec_status(e), CFX_ERROR);
+
+    /* binding errors */
+    CHECK_INT(cfx_bind(e, "x", x, 8), -1);
+    CHECK_STR(cfx_exec_error(e), "'x' is f32[4], 16 bytes; the buffer given has 8 bytes");
+    CHECK_INT(cfx_bind(e, "q", x, 16), -1);
+    CHECK_STR(cfx_exec_error(e), "graph 'g' has no input or result called 'q'");
+    CHECK_INT(cfx_bind_device(e, "x", x, 16), -1);
+    CHECK_STR(cfx_exec_error(e), "cannot bind device memory to 'x': this executor runs on cpu");
+
+    CHECK_INT(cfx_bind(e, "x", x, sizeof x), 0);
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing input: s: f32");
+    CHECK_INT(cfx_bind(e, "s", &s, sizeof s), 0);
+    /* results need not be bound; bind y only */
+    CHECK_INT(cfx_bind(e, "y", y, sizeof y), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(calls, 1);
+    CHECK(y[0] == 0.5f && y[1] == 1.0f && y[2] == 1.5f && y[3] == -2.0f);
+    CHECK_INT(cfx_bind(e, "n", &n, sizeof n), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(n, 4);
+    cfx_exec_free(e);
+
+    /* a kernel that fails stops the run with CFX_ERROR */
+    e = cfx_exec_new(m, 1, CFX_BACKEND_CPU, &err);
+    CHECK(e != NULL);
+    if (e) {
+        int32_t a = 1, b = -1;
+        cfx_bind(e, "a", &a, 4);
+        cfx_bind(e, "b", &b, 4);
+        CHECK_INT(cfx_run(e), CFX_ERROR);
+        CHECK_INT(b, -1); /* no result written */
+        CHECK(strlen(cfx_exec_message(e)) > 0);
+    }
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+static void check_stops(void)
+{
+    const char *src = "graph idx(x: i32[4], i: i32) -> (r: i32) {\n"
+                      "  r = x[i]\n"
+                      "}\n";
+    cfx_module *m = compile(NULL, "idx.cfx", src);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    int32_t x[4] = {10, 20, 30, 40}, i = 4, r = -7;
+    cfx_bind(e, "x", x, sizeof x);
+    cfx_bind(e, "i", &i, sizeof i);
+    cfx_bind(e, "r", &r, sizeof r);
+    CHECK_INT(cfx_run(e), CFX_STOP_INDEX);
+    CHECK_INT(cfx_exec_status(e), CFX_STOP_INDEX);
+    CHECK_STR(cfx_exec_message(e), "idx.cfx:2:3: run stopped: index: 'x' has 4 rows, index was 4");
+    int line = 0, col = 0;
+    cfx_exec_position(e, &line, &col);
+    CHECK_INT(line, 2);
+    CHECK_INT(col, 3);
+    CHECK_INT(r, -7); /* a stopped run writes no results */
+    i = -1;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(r, 40);
+    CHECK_STR(cfx_exec_message(e), "");
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+struct canceller {
+    cfx_exec *e;
+    atomic_int done;
+};
+
+static void *cancel_until_done(void *arg)
+{
+    struct canceller *c = arg;
+    struct timespec ms = {0, 5 * 1000 * 1000};
+    while (!atomic_load(&c->done)) {
+        nanosleep(&ms, NULL);
+        cfx_cancel(c->e);
+    }
+    return NULL;
+}
+
+static void check_cancel_and_budget(void)
+{
+    const char *src = "graph spin(x: i32) -> (i: i32) {\n"
+                      "  i = 0\n"
+                      "  while x < 1 {\n"
+                      "    i = i + 1\n"
+                      "  }\n"
+                      "}\n";
+    cfx_module *m = compile(NULL, "spin.cfx", src);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    int32_t x = 0, i = -1;
+    cfx_bind(e, "x", &x, 4);
+    cfx_bind(e, "i", &i, 4);
+
+    /* the budget */
+    cfx_set_max_iters(e, 1000);
+    CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
+    CHECK(strstr(cfx_exec_message(e), "spin.cfx:") == cfx_exec_message(e));
+    CHECK(strstr(cfx_exec_message(e), "run stopped: limit: iteration budget of 1000 spent") != NULL);
+    CHECK(cfx_exec_iterations(e) >= 1000 && cfx_exec_iterations(e) <= 1001);
+    CHECK_INT(i, -1);
+
+    /* a cancel from another thread stops an endless loop */
+    cfx_set_max_iters(e, 0);
+    struct canceller c = {e, 0};
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, cancel_until_done, &c), 0);
+    cfx_status st = cfx_run(e);
+    atomic_store(&c.done, 1);
+    pthread_join(th, NULL);
+    CHECK_INT(st, CFX_STOP_CANCELLED);
+    CHECK(strstr(cfx_exec_message(e), "run stopped: cancelled") != NULL);
+    CHECK_INT(i, -1);
+
+    /* and a loop that ends reports its iterations */
+    x = 5;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(i, 0);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+static char printed[1024];
+
+static void collect(void *user, const char *line)
+{
+    (*(int *)user)++;
+    strncat(printed, line, sizeof printed - strlen(printed) - 2);
+    strcat(printed, "\n");
+}
+
+static void check_print_and_trace(void)
+{
+    const char *src = "graph p(x: i32) -> (y: f32[2]) {\n"
+                      "  print(x + 1, \"lbl\")\n"
+                      "  y = full(f32[2], 2.5)\n"
+                      "  print(y)\n"
+                      "  print(x > 2)\n"
+                      "}\n";
+    cfx_module *m = compile(NULL, "p.cfx", src);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    int32_t x = 3;
+    int lines = 0;
+    cfx_bind(e, "x", &x, 4);
+    cfx_set_print(e, collect, &lines);
+    const char *trace = "test_api_trace.json";
+    CHECK_INT(cfx_set_trace(e, trace), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(lines, 3);
+    CHECK_STR(printed, "lbl: 4\n[2.5, 2.5]\ntrue\n");
+    CHECK_INT(cfx_set_trace(e, NULL), 0);
+    long len = 0;
+    char *text = test_read_file(trace, &len);
+    CHECK(text && len > 0 && strstr(text, "traceEvents"));
+    free(text);
+    remove(trace);
+    CHECK_INT(cfx_set_trace(e, "no/such/dir/t.json"), -1);
+    CHECK(strncmp(cfx_exec_error(e), "no/such/dir/t.json: cannot write: ", 34) == 0);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+int main(void)
+{
+    check_diagnostics();
+    check_queries();
+    check_kernels_and_binding();
+    check_stops();
+    check_cancel_and_budget();
+    check_print_and_trace();
+    return test_finish("test_api");
+}

@@ -1,0 +1,328 @@
+#!/bin/bash
+# test_cli.sh: the cfx command line: exit statuses 0/1/3, printed results, --help texts,
+# missing inputs, --in literals/.npy/random, --out writing a valid .npy, backends, bad options.
+# Usage: bash test_cli.sh CFX_BINARY SOURCE_DIR BINARY_DIR
+CFX=$1
+SRC=$2
+BIN=$3
+T=$(mktemp -d "${BIN:-/tmp}/test_cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+checks=0
+
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# run_cfx ARGS...: runs cfx (with a timeout) and sets rc, out, err
+run_cfx() {
+    timeout 60 "$CFX" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    out=$(cat "$T/out")
+    err=$(cat "$T/err")
+}
+# expect_rc N DESCRIPTION
+expect_rc() {
+    checks=$((checks + 1))
+    [ "$rc" = "$1" ] || fail "$2: exit $rc, expected $1; stderr: $err"
+}
+expect_out() {
+    checks=$((checks + 1))
+    [ "$out" = "$1" ] || fail "$2: stdout was [$out], expected [$1]"
+}
+expect_err() {
+    checks=$((checks + 1))
+    [ "$err" = "$1" ] || fail "$2: stderr was [$err], expected [$1]"
+}
+# expect_in TEXT WHERE(out|err) DESCRIPTION: TEXT is a line or part of one
+expect_in() {
+    checks=$((checks + 1))
+    local hay
+    if [ "$2" = out ]; then hay=$out; else hay=$err; fi
+    case "$hay" in
+    *"$1"*) ;;
+    *) fail "$3: [$1] not in std$2: [$hay]" ;;
+    esac
+}
+
+# ---- graphs --------------------------------------------------------------------------------
+cat >"$T/iw.cfx" <<'G'
+# the spec's example: x=0, y=1, i=0 -> out = 5
+graph if_in_while(x: i32, y: i32, i: i32) -> (out: i32) {
+  out = x
+  while i < 3 {
+    if x + i < y {
+      out = out + x
+    } else {
+      out = out + y
+    }
+    out = out + 1
+    i = i + 1
+  }
+}
+G
+cat >"$T/idx.cfx" <<'G'
+graph idx(x: i32[4], i: i32) -> (r: i32) {
+  r = x[i]
+}
+G
+cat >"$T/two.cfx" <<'G'
+graph double(x: f32[3]) -> (y: f32[3], tenth: f32) {
+  y = x * 2
+  tenth = 0.1
+}
+graph printer(x: i32) -> (b: bool, v: f64[2, 2]) {
+  print(x + 1, "lbl")
+  b = x > 2
+  v = full(f64[2, 2], 1.0)
+  print(v)
+}
+graph ints(a: i32[4], b: i64, c: bool[2]) -> (a2: i32[4], b2: i64, c2: bool[2]) {
+  a2 = a
+  b2 = b
+  c2 = c
+}
+G
+cat >"$T/spin.cfx" <<'G'
+graph spin(x: i32) -> (i: i32) {
+  i = 0
+  while x < 1 {
+    i = i + 1
+  }
+}
+G
+printf 'graph bad(x: i32) -> (y: i32) {\n  y = x + 1.5\n}\n' >"$T/bad.cfx"
+
+# ---- help and version ------------------------------------------------------------------------
+run_cfx --help
+expect_rc 0 "cfx --help"
+expect_in "usage: cfx run FILE [options]" out "cfx --help"
+expect_in "cfx check FILE" out "cfx --help"
+expect_in "cfx dump FILE" out "cfx --help"
+run_cfx -h
+expect_rc 0 "cfx -h"
+expect_in "usage: cfx run FILE" out "cfx -h"
+run_cfx --version
+expect_rc 0 "cfx --version"
+expect_in "cfx 1.0" out "cfx --version"
+run_cfx
+expect_rc 1 "cfx without arguments"
+expect_in "usage:" err "cfx without arguments"
+run_cfx frobnicate
+expect_rc 1 "unknown command"
+expect_err "cfx: unknown command 'frobnicate' (run, check, dump; see cfx --help)" "unknown command"
+
+run_cfx run --help
+expect_rc 0 "cfx run --help"
+for opt in "--graph NAME" "--in NAME=VALUE" "--seed N" "--out NAME=FILE.npy" "--backend B" \
+    "--max-iters N" "--trace FILE.json" "--help, -h" "random" ".npy" "cuda-persistent" "cuda-graph" "cuda-host"; do
+    expect_in "$opt" out "cfx run --help mentions $opt"
+done
+run_cfx run "$T/iw.cfx" --help
+expect_rc 0 "cfx run FILE --help"
+expect_in "graph if_in_while" out "run FILE --help"
+expect_in "  inputs:
+    x: i32
+    y: i32
+    i: i32
+  results:
+    out: i32" out "run FILE --help lists inputs and results"
+run_cfx check --help
+expect_rc 0 "cfx check --help"
+run_cfx dump --help
+expect_rc 0 "cfx dump --help"
+
+# ---- running -------------------------------------------------------------------------------
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0
+expect_rc 0 "if_in_while"
+expect_out "out = 5" "if_in_while x=0 y=1 i=0"
+expect_err "" "if_in_while writes nothing on stderr"
+# by hand: i=0: 0<1 -> out=0+0+1=1; i=1: 1<1 no -> out=1+1+1=3; i=2: no -> 3+1+1=5
+run_cfx run "$T/iw.cfx" --in=x=0 --in y=1 --in=i=2
+expect_out "out = 2" "if_in_while i=2 (x=0: out = 0 + 1 + 1)"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=5
+expect_out "out = 0" "if_in_while with no iteration"
+
+run_cfx run "$T/two.cfx" --in "x=[0.5, 1.25, 1.5]"
+expect_rc 0 "double"
+expect_out "y = [1, 2.5, 3]
+tenth = 0.1" "double prints results in declaration order, shortest reals"
+run_cfx run "$T/two.cfx" --graph printer --in x=3
+expect_rc 0 "printer"
+expect_out "lbl: 4
+[[1, 1], [1, 1]]
+b = true
+v = [[1, 1], [1, 1]]" "prints come first, in program order, then the results"
+run_cfx run "$T/two.cfx" --graph ints --in "a=[1,-2,0x10,2147483647]" --in b=-9223372036854775808 --in "c=[true,false]"
+expect_rc 0 "ints"
+expect_out "a2 = [1, -2, 16, 2147483647]
+b2 = -9223372036854775808
+c2 = [true, false]" "integers and bools print plainly"
+
+# ---- stopped runs: exit 3 and the status line ------------------------------------------------
+run_cfx run "$T/idx.cfx" --in "x=[10,20,30,40]" --in i=4
+expect_rc 3 "index out of range"
+expect_err "$T/idx.cfx:2:3: run stopped: index: 'x' has 4 rows, index was 4" "index status line"
+expect_out "" "a stopped run prints no results"
+run_cfx run "$T/idx.cfx" --in "x=[10,20,30,40]" --in i=-1
+expect_rc 0 "negative index"
+expect_out "r = 40" "x[-1] is the last row"
+run_cfx run "$T/spin.cfx" --in x=0 --max-iters 10
+expect_rc 3 "budget"
+expect_err "$T/spin.cfx:3:3: run stopped: limit: iteration budget of 10 spent" "budget status line (the while statement)"
+run_cfx run "$T/spin.cfx" --in x=0 --max-iters=-3
+expect_rc 1 "negative --max-iters"
+expect_in "--max-iters wants a non-negative integer, got '-3'" err "negative --max-iters"
+
+# ---- compile errors and check -----------------------------------------------------------------
+run_cfx run "$T/bad.cfx" --in x=1
+expect_rc 1 "compile error"
+expect_in "$T/bad.cfx:2:" err "compile error position"
+expect_in ": error: " err "compile error form"
+expect_in "  y = x + 1.5" err "compile error shows the source line"
+run_cfx check "$T/bad.cfx"
+expect_rc 1 "check of a bad file"
+run_cfx check "$T/iw.cfx"
+expect_rc 0 "check of a good file"
+expect_out "" "check prints nothing when fine"
+expect_err "" "check prints nothing when fine (stderr)"
+run_cfx check "$T/nope.cfx"
+expect_rc 1 "check of a missing file"
+expect_err "$T/nope.cfx: cannot read: No such file or directory" "missing file message"
+run_cfx check
+expect_rc 1 "check without a file"
+
+# ---- dump ------------------------------------------------------------------------------------
+run_cfx dump "$T/two.cfx"
+expect_rc 0 "dump all graphs"
+expect_in "double" out "dump names graph double"
+expect_in "printer" out "dump names graph printer"
+expect_in "HALT" out "dump lists records"
+run_cfx dump "$T/two.cfx" --graph ints
+expect_rc 0 "dump one graph"
+checks=$((checks + 1))
+case "$out" in *printer*) fail "dump --graph ints shows another graph" ;; esac
+run_cfx dump "$T/two.cfx" --graph nothere
+expect_rc 1 "dump of an unknown graph"
+expect_err "cfx: $T/two.cfx has no graph 'nothere'; its graphs are: double printer ints" "unknown graph message"
+
+# ---- bad command lines -------------------------------------------------------------------------
+run_cfx run "$T/iw.cfx" --in x=0
+expect_rc 1 "missing inputs"
+expect_err "cfx: missing inputs: y i; graph 'if_in_while' takes, each as --in NAME=VALUE:
+  x: i32
+  y: i32
+  i: i32" "missing inputs list every input with its type"
+run_cfx run "$T/iw.cfx" --in x=1.5 --in y=1 --in i=0
+expect_rc 1 "non-integer for i32"
+expect_err "cfx: --in x=1.5: expected an integer for i32, got '1.5' (the input is i32)" "bad --in value"
+run_cfx run "$T/two.cfx" --in "x=[1,2]"
+expect_rc 1 "wrong shape"
+expect_err "cfx: --in x=[1,2]: dimension 0 has 2 elements, expected 3 (the input is f32[3])" "wrong shape message"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --in q=3
+expect_rc 1 "unknown input"
+expect_in "cfx: graph 'if_in_while' has no input 'q'" err "unknown input"
+run_cfx run "$T/iw.cfx" --in x=0 --in x=1 --in y=1 --in i=0
+expect_rc 1 "input given twice"
+expect_err "cfx: input 'x' is given twice" "input given twice"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --frob
+expect_rc 1 "unknown option"
+expect_err "cfx: unknown option '--frob' (see cfx run --help)" "unknown option"
+run_cfx run "$T/iw.cfx" --graph
+expect_rc 1 "missing value"
+expect_err "cfx: option --graph needs a value (see cfx run --help)" "missing value"
+run_cfx run "$T/iw.cfx" --in x
+expect_rc 1 "--in without ="
+expect_err "cfx: --in wants NAME=VALUE, got 'x' (see cfx run --help)" "--in without ="
+run_cfx run "$T/iw.cfx" extra.cfx
+expect_rc 1 "two files"
+expect_in "unexpected argument 'extra.cfx'" err "two files"
+run_cfx run
+expect_rc 1 "run without a file"
+run_cfx run "$T/iw.cfx" --graph nope --in x=0
+expect_rc 1 "unknown graph"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend warp
+expect_rc 1 "unknown backend"
+expect_err "cfx: unknown backend 'warp' (auto, cpu, cuda-host, cuda-graph, cuda-persistent)" "unknown backend"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --seed x
+expect_rc 1 "bad seed"
+run_cfx run "$T/two.cfx" --in "x=[1,2,3]" --out nothere=a.npy
+expect_rc 1 "--out of an unknown result"
+
+# ---- backends ----------------------------------------------------------------------------------
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend auto
+expect_rc 0 "backend auto"
+expect_out "out = 5" "backend auto result"
+checks=$((checks + 1))
+case "$err" in
+"cfx: backend cuda-persistent" | "cfx: backend cpu ("*")") ;;
+*) fail "backend auto should say which it picked, said [$err]" ;;
+esac
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend cpu
+expect_rc 0 "backend cpu"
+expect_err "" "backend cpu says nothing"
+for b in cuda-host cuda-graph cuda-persistent; do
+    run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend $b
+    if [ "$rc" = 0 ]; then
+        expect_out "out = 5" "backend $b result"
+    else
+        expect_rc 1 "backend $b where it is not available"
+        expect_in "cfx: backend $b is not available: " err "backend $b reason"
+    fi
+done
+
+# ---- --out writes a valid .npy, which reads back as an input -----------------------------------
+run_cfx run "$T/two.cfx" --in "x=[0.5, 1.25, 1.5]" --out "y=$T/y.npy"
+expect_rc 0 "--out"
+expect_out "tenth = 0.1" "--out result is not printed"
+checks=$((checks + 1))
+# numpy's exact header for float32 shape (3,): 10 prefix bytes + 118 header bytes, then data
+want_hex="934e554d505901007600"
+got_hex=$(head -c 10 "$T/y.npy" | od -An -tx1 | tr -d ' \n')
+[ "$got_hex" = "$want_hex" ] || fail "--out prefix bytes $got_hex, expected $want_hex"
+checks=$((checks + 1))
+dict=$(head -c 128 "$T/y.npy" | tail -c 118)
+case "$dict" in
+"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"*) ;;
+*) fail "--out header dict is [$dict]" ;;
+esac
+checks=$((checks + 1))
+# 1.0f, 2.5f, 3.0f little-endian: 0x3f800000 0x40200000 0x40400000
+data_hex=$(tail -c 12 "$T/y.npy" | od -An -tx1 | tr -d ' \n')
+[ "$data_hex" = "0000803f0000204000004040" ] || fail "--out data bytes $data_hex"
+checks=$((checks + 1))
+[ "$(wc -c <"$T/y.npy")" -eq 140 ] || fail "--out file size $(wc -c <"$T/y.npy"), expected 140"
+run_cfx run "$T/two.cfx" --in "x=$T/y.npy"
+expect_rc 0 "a .npy input"
+expect_out "y = [2, 5, 6]
+tenth = 0.1" "the .npy written by --out reads back"
+run_cfx run "$T/two.cfx" --in "x=$T/missing.npy"
+expect_rc 1 "a missing .npy input"
+expect_err "cfx: --in x: $T/missing.npy: cannot read: No such file or directory" "missing .npy"
+run_cfx run "$T/two.cfx" --in "x=[1,2,3]" --out "y=$T/no/dir/y.npy"
+expect_rc 1 "--out to a directory that does not exist"
+expect_in "cannot write" err "--out failure"
+
+# ---- random inputs ------------------------------------------------------------------------------
+run_cfx run "$T/two.cfx" --graph ints --in a=random --in b=random --in c=random --seed 7
+expect_rc 0 "random inputs"
+first=$out
+run_cfx run "$T/two.cfx" --graph ints --in c=random --in b=random --in a=random --seed 7
+checks=$((checks + 1))
+[ "$out" = "$first" ] || fail "random with one seed differs between runs: [$first] vs [$out]"
+run_cfx run "$T/two.cfx" --graph ints --in a=random --in b=random --in c=random --seed 8
+checks=$((checks + 1))
+[ "$out" != "$first" ] || fail "random with another seed gave the same values"
+checks=$((checks + 1))
+for v in $(echo "$first" | head -1 | tr -d 'a2=[],'); do
+    if [ "$v" -lt 0 ] || [ "$v" -ge 100 ]; then fail "random i32 $v outside [0, 100)"; fi
+done
+run_cfx run "$T/two.cfx" --in x=random
+expect_rc 0 "random reals"
+
+# ---- trace -------------------------------------------------------------------------------------
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
+expect_rc 0 "--trace"
+checks=$((checks + 1))
+grep -q traceEvents "$T/t.json" 2>/dev/null || fail "--trace wrote no trace events"
+
+echo "test_cli: $((checks - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
