@@ -35,8 +35,10 @@ if ! command -v pkg-config >/dev/null; then
 fi
 pc=$(find "$T/prefix" -name cfx.pc | head -1)
 [ -n "$pc" ] || die "cfx.pc was not installed"
-flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs cfx) || die "pkg-config cfx failed"
-libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir cfx)
+# cfx.pc names the prefix given at configure time; --define-variable points it at this install
+pkgconf() { PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$T/prefix" "$@"; }
+flags=$(pkgconf --cflags --libs cfx) || die "pkg-config cfx failed"
+libdir=$(pkgconf --variable=libdir cfx)
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Werror "$SRC/tests/example/example.c" $flags -o "$T/example-pc" 2>"$T/cc.log" ||
     die "compiling with pkg-config flags ($flags) failed: $(cat "$T/cc.log")"
