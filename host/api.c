@@ -52,7 +52,8 @@ struct cfx_exec {
     void *stream;
     void (*print_fn)(void *user, const char *line);
     void *print_user;
-    FILE *trace;
+    FILE *trace;            /* open on trace_path while tracing */
+    char *trace_path;
     exec_atomic_int cancel;
     int running; /* a run was started and not yet waited for */
     exec_run run;
@@ -405,6 +406,7 @@ void cfx_exec_free(cfx_exec *e)
         e->ops->destroy(e->self);
     if (e->trace)
         fclose(e->trace);
+    free(e->trace_path);
     if (e->scratch)
         for (int32_t i = 0; i < e->prog->nresults; i++)
             free(e->scratch[i]);
@@ -597,14 +599,34 @@ int cfx_set_trace(cfx_exec *e, const char *path)
         fclose(e->trace);
         e->trace = NULL;
     }
+    free(e->trace_path);
+    e->trace_path = NULL;
     if (!path)
         return 0;
     e->trace = fopen(path, "w");
-    if (!e->trace) {
-        set_error(e, "%s: cannot write: %s", path, strerror(errno));
+    e->trace_path = copy_string(path);
+    if (!e->trace || !e->trace_path) {
+        set_error(e, "%s: cannot write: %s", path, e->trace ? "out of memory" : strerror(errno));
+        if (e->trace)
+            fclose(e->trace);
+        e->trace = NULL;
+        free(e->trace_path);
+        e->trace_path = NULL;
         return -1;
     }
     return 0;
+}
+
+/* Each run writes one whole trace document, so the file is truncated before every run
+ * after the first: it holds the trace of the latest run. */
+static int restart_trace(cfx_exec *e)
+{
+    if (!e->trace)
+        return 0;
+    if (ftell(e->trace) == 0)
+        return 0;
+    e->trace = freopen(e->trace_path, "w", e->trace);
+    return e->trace ? 0 : -1;
 }
 
 /* The backend's print hook: formats the PRINT record's slot as `label: VALUE` or `VALUE`. */
@@ -690,6 +712,13 @@ static int start_run(cfx_exec *e, int async)
             }
             e->results[i] = e->scratch[i];
         }
+    }
+
+    if (restart_trace(e) != 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: cannot write: %s", e->trace_path, strerror(errno));
+        fail_run(e, msg);
+        return -1;
     }
 
     exec_run run;

@@ -403,10 +403,14 @@ static void check_print_and_trace(void)
     CHECK_INT(cfx_run(e), CFX_OK);
     CHECK_INT(lines, 3);
     CHECK_STR(printed, "lbl: 4\n[2.5, 2.5]\ntrue\n");
+    /* a second run replaces the trace: the file holds one whole document */
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(lines, 6);
     CHECK_INT(cfx_set_trace(e, NULL), 0);
     long len = 0;
     char *text = test_read_file(trace, &len);
     CHECK(text && len > 0 && strstr(text, "traceEvents"));
+    CHECK(text && strstr(strstr(text, "traceEvents") + 1, "traceEvents") == NULL);
     free(text);
     remove(trace);
     CHECK_INT(cfx_set_trace(e, "no/such/dir/t.json"), -1);
