@@ -581,6 +581,304 @@ static void test_recovery(void)
     sb_free(&b);
 }
 
+/* ---- generated programs ------------------------------------------------------------ */
+
+/* Random programs that are valid by construction, written together with the tree that they
+ * must parse to. Expressions carry as few parentheses as the spec's precedence allows, so
+ * the parser's precedence and associativity are checked against this independent writer. */
+
+static uint32_t gen_state = 777;
+static uint32_t gen_rng(uint32_t n)
+{
+    gen_state = gen_state * 1103515245u + 12345u;
+    return (gen_state >> 8) % n;
+}
+
+enum { G_OR = 1, G_AND, G_NOT, G_CMP, G_ADD, G_MUL, G_NEG, G_ATOM };
+
+/* Writes an expression to text and its tree to tree; returns its precedence. */
+static int gen_expr(strbuf *text, strbuf *tree, int depth);
+
+/* An operand that needs precedence >= need: in parentheses when it binds more loosely. */
+static void gen_operand(strbuf *text, strbuf *tree, int depth, int need)
+{
+    strbuf t = {0};
+    int prec = gen_expr(&t, tree, depth);
+    if (prec < need)
+        sb_printf(text, "(%s)", sb_str(&t));
+    else
+        sb_puts(text, sb_str(&t));
+    sb_free(&t);
+}
+
+static int gen_expr(strbuf *text, strbuf *tree, int depth)
+{
+    static const char *names[] = {"a", "b", "x", "len_1", "f32x"};
+    static const struct {
+        const char *text, *tree;
+        int prec;
+    } binops[] = {
+        {"or", "or", G_OR},   {"and", "and", G_AND}, {"<", "lt", G_CMP},  {"<=", "le", G_CMP},
+        {">", "gt", G_CMP},   {">=", "ge", G_CMP},   {"==", "eq", G_CMP}, {"!=", "ne", G_CMP},
+        {"+", "add", G_ADD},  {"-", "sub", G_ADD},   {"*", "mul", G_MUL}, {"/", "div", G_MUL},
+        {"%", "mod", G_MUL},  {"@", "matmul", G_MUL},
+    };
+    uint32_t pick = depth <= 0 ? gen_rng(4) : gen_rng(12);
+    switch (pick) {
+    case 0:
+    case 1: {
+        const char *n = names[gen_rng(5)];
+        sb_puts(text, n);
+        sb_puts(tree, n);
+        return G_ATOM;
+    }
+    case 2: {
+        unsigned v = gen_rng(1000);
+        sb_printf(text, gen_rng(2) ? "%u" : "0x%x", v);
+        sb_printf(tree, "%u", v);
+        return G_ATOM;
+    }
+    case 3:
+        if (gen_rng(2)) {
+            sb_puts(text, ".25");
+            sb_puts(tree, "0.25");
+        } else {
+            const char *b = gen_rng(2) ? "true" : "false";
+            sb_puts(text, b);
+            sb_puts(tree, b);
+        }
+        return G_ATOM;
+    case 4:
+        sb_puts(text, "-");
+        sb_puts(tree, "(neg ");
+        gen_operand(text, tree, depth - 1, G_NEG);
+        sb_puts(tree, ")");
+        return G_NEG;
+    case 5:
+        sb_puts(text, "not ");
+        sb_puts(tree, "(not ");
+        gen_operand(text, tree, depth - 1, G_NOT);
+        sb_puts(tree, ")");
+        return G_NOT;
+    case 6: {
+        int nargs = (int)gen_rng(3);
+        sb_puts(text, "f(");
+        sb_puts(tree, "(call f");
+        for (int i = 0; i < nargs; i++) {
+            sb_puts(text, i ? ", " : "");
+            sb_puts(tree, " ");
+            if (gen_rng(4) == 0) {
+                sb_puts(text, "i32[2, 3]");
+                sb_puts(tree, "i32[2,3]");
+            } else {
+                gen_operand(text, tree, depth - 1, G_OR);
+            }
+        }
+        sb_puts(text, ")");
+        sb_puts(tree, ")");
+        return G_ATOM;
+    }
+    case 7: {
+        const char *base = names[gen_rng(5)];
+        sb_printf(text, "%s[", base);
+        sb_printf(tree, "(index %s ", base);
+        gen_operand(text, tree, depth - 1, G_OR);
+        sb_puts(text, "]");
+        sb_puts(tree, ")");
+        return G_ATOM;
+    }
+    default: {
+        int o = (int)gen_rng(sizeof binops / sizeof binops[0]);
+        int p = binops[o].prec;
+        sb_printf(tree, "(%s ", binops[o].tree);
+        /* left-associative; comparisons do not chain, so their left side binds tighter */
+        gen_operand(text, tree, depth - 1, p == G_CMP ? p + 1 : p);
+        sb_printf(text, " %s ", binops[o].text);
+        sb_puts(tree, " ");
+        gen_operand(text, tree, depth - 1, p + 1);
+        sb_puts(tree, ")");
+        return p;
+    }
+    }
+}
+
+static int gen_case_value;
+
+static void gen_block(strbuf *text, strbuf *tree, int depth);
+
+static void gen_statement(strbuf *text, strbuf *tree, int depth)
+{
+    uint32_t pick = depth <= 0 ? gen_rng(5) : gen_rng(12);
+    switch (pick) {
+    case 0:
+    case 1:
+        sb_puts(text, "y = ");
+        sb_puts(tree, "(= y ");
+        gen_expr(text, tree, 3);
+        sb_puts(tree, ")");
+        break;
+    case 2:
+        sb_puts(text, "x[");
+        sb_puts(tree, "(= (index x ");
+        gen_expr(text, tree, 2);
+        sb_puts(text, "] = ");
+        sb_puts(tree, ") ");
+        gen_expr(text, tree, 2);
+        sb_puts(tree, ")");
+        break;
+    case 3:
+        sb_puts(text, "p, q = f(a)");
+        sb_puts(tree, "(= p q (call f a))");
+        break;
+    case 4: {
+        static const char *words[] = {"break", "continue", "return"};
+        const char *w = words[gen_rng(3)];
+        if (gen_rng(2)) {
+            sb_puts(text, w);
+            sb_puts(tree, w);
+        } else {
+            sb_puts(text, "print(");
+            sb_puts(tree, "(expr (call print ");
+            gen_expr(text, tree, 2);
+            sb_puts(text, ", \"s\")");
+            sb_puts(tree, " \"s\"))");
+        }
+        break;
+    }
+    case 5:
+    case 6: {
+        int arms = 1 + (int)gen_rng(3);
+        int has_else = (int)gen_rng(2);
+        sb_puts(tree, "(if");
+        for (int i = 0; i < arms; i++) {
+            sb_puts(text, i ? " elif " : "if ");
+            sb_puts(tree, " (arm ");
+            gen_expr(text, tree, 2);
+            sb_puts(text, " ");
+            sb_puts(tree, " ");
+            gen_block(text, tree, depth - 1);
+            sb_puts(tree, ")");
+        }
+        if (has_else) {
+            sb_puts(text, " else ");
+            sb_puts(tree, " (else ");
+            gen_block(text, tree, depth - 1);
+            sb_puts(tree, ")");
+        }
+        sb_puts(tree, ")");
+        break;
+    }
+    case 7:
+        sb_puts(text, "while ");
+        sb_puts(tree, "(while ");
+        gen_expr(text, tree, 2);
+        sb_puts(text, " ");
+        sb_puts(tree, " ");
+        gen_block(text, tree, depth - 1);
+        sb_puts(tree, ")");
+        break;
+    case 8: {
+        int nargs = 1 + (int)gen_rng(3);
+        sb_puts(text, "for i in range(");
+        sb_puts(tree, "(for i ");
+        if (nargs == 1)
+            sb_puts(tree, "0 ");
+        for (int k = 0; k < nargs; k++) {
+            sb_puts(text, k ? ", " : "");
+            gen_expr(text, tree, 1);
+            sb_puts(tree, " ");
+        }
+        if (nargs < 3)
+            sb_puts(tree, "_ ");
+        sb_puts(text, ") ");
+        gen_block(text, tree, depth - 1);
+        sb_puts(tree, ")");
+        break;
+    }
+    case 9:
+        sb_puts(text, "for r in ");
+        sb_puts(tree, "(foreach r ");
+        gen_expr(text, tree, 1);
+        sb_puts(text, " ");
+        sb_puts(tree, " ");
+        gen_block(text, tree, depth - 1);
+        sb_puts(tree, ")");
+        break;
+    case 10: {
+        int ncases = (int)gen_rng(4);
+        int def = (int)gen_rng(ncases + 1);
+        sb_puts(text, "switch ");
+        sb_puts(tree, "(switch ");
+        gen_expr(text, tree, 1);
+        sb_puts(text, " {\n");
+        for (int k = 0; k <= ncases; k++) {
+            if (k == def) {
+                sb_puts(text, "default ");
+                sb_puts(tree, " (default ");
+            } else {
+                int v = gen_case_value++ - 3;
+                sb_printf(text, "case %d ", v);
+                sb_printf(tree, " (case %d ", v);
+            }
+            gen_block(text, tree, depth - 1);
+            sb_puts(text, gen_rng(2) ? "\n" : " ");
+            sb_puts(tree, ")");
+        }
+        sb_puts(text, "}");
+        sb_puts(tree, ")");
+        break;
+    }
+    default:
+        sb_puts(text, "y = g(");
+        sb_puts(tree, "(= y (call g ");
+        gen_expr(text, tree, 4);
+        sb_puts(text, ")");
+        sb_puts(tree, "))");
+        break;
+    }
+}
+
+static void gen_block(strbuf *text, strbuf *tree, int depth)
+{
+    static const char *gaps[] = {"\n", "; ", "\n\n  # a comment\n", " ;\n"};
+    int n = (int)gen_rng(4);
+    sb_puts(text, "{");
+    sb_puts(tree, "{");
+    sb_puts(text, gen_rng(2) ? "\n" : " ");
+    for (int i = 0; i < n; i++) {
+        gen_statement(text, tree, depth);
+        sb_puts(text, i + 1 < n || gen_rng(2) ? gaps[gen_rng(4)] : " ");
+        if (i + 1 < n)
+            sb_puts(tree, " ");
+    }
+    sb_puts(text, "}");
+    sb_puts(tree, "}");
+}
+
+static void test_generated(void)
+{
+    int failures = 0;
+    for (int i = 0; i < 2000 && failures < 3; i++) {
+        strbuf text = {0}, tree = {0};
+        gen_case_value = 0;
+        sb_puts(&text, "graph g(a: f32[2, 2], x: i32[4]) -> (y: i32) ");
+        sb_puts(&tree, "(graph g (a:f32[2,2] x:i32[4]) -> (y:i32) ");
+        gen_block(&text, &tree, 3);
+        sb_puts(&text, "\n");
+        sb_puts(&tree, ")");
+        parsed r = parse_text(text.data, text.len);
+        char *got = r.nerrors ? strdup(r.errors) : show_module(r.m);
+        if (!test_check_str(got, sb_str(&tree), __FILE__, __LINE__, "generated program")) {
+            fprintf(stderr, "program:\n%s\n", text.data);
+            failures++;
+        }
+        free(got);
+        done(&r);
+        sb_free(&text);
+        sb_free(&tree);
+    }
+}
+
 /* ---- hostile input ----------------------------------------------------------------- */
 
 static const char *valid_file =
@@ -910,6 +1208,7 @@ int main(void)
     test_positions();
     test_messages();
     test_recovery();
+    test_generated();
     test_valid_file();
     test_prefixes();
     test_random_bytes();
