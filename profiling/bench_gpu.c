@@ -15,14 +15,16 @@
  * Without CUDA or without a device it prints `bench_gpu: no CUDA device is present (...)`
  * and exits 0: there is nothing to measure, and that is not an error. `--cpu-only` runs
  * the cpu executor alone (no floors), to check the programs and the driver on any machine.
- * `--export DIR` writes every graph's inputs and the results of its last checked GPU run as
- * .npy files plus DIR/manifest.json, which peers.py reads.
+ * `--export DIR` writes every graph's inputs (DIR/KEY.NAME.npy) and the results of its last
+ * checked GPU run (DIR/KEY.out.NAME.npy) plus DIR/manifest.json, which peers.py reads.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cfx.h"
@@ -155,6 +157,14 @@ static int inputs_ok(const case_data *d)
     return 0;
 }
 
+/* cfx_exec_iterations counts TICK records, and the lowering puts a loop's TICK at its head,
+ * before the condition: a loop that runs n iterations and then exits reports n + 1. Either
+ * count is accepted; the time per iteration divides by the trip count n. */
+static int ticks_ok(int64_t ticks, int64_t trip)
+{
+    return ticks == trip || ticks == trip + 1;
+}
+
 #define RESULT(name) find_buffer(res, nres, name)
 #define CHECK(cond, ...)                                                                  \
     do {                                                                                  \
@@ -182,7 +192,7 @@ static int check_counter(case_data *d, buffer *res, int nres, int64_t iters, cha
     buffer *count = RESULT("count");
     CHECK(count, "no result 'count'");
     CHECK(*(int32_t *)count->host == n, "count = %d, expected %d", *(int32_t *)count->host, n);
-    CHECK(iters == n, "%lld loop iterations, expected %d", (long long)iters, n);
+    CHECK(ticks_ok(iters, n), "%lld loop iterations (TICKs), expected %d", (long long)iters, n);
     return 0;
 }
 
@@ -216,7 +226,7 @@ static int check_if_in_while(case_data *d, buffer *res, int nres, int64_t iters,
     }
     CHECK(r, "no result 'out'");
     CHECK(*(int32_t *)r->host == out, "out = %d, expected %d", *(int32_t *)r->host, out);
-    CHECK(iters == n, "%lld loop iterations, expected %d", (long long)iters, n);
+    CHECK(ticks_ok(iters, n), "%lld loop iterations (TICKs), expected %d", (long long)iters, n);
     return 0;
 }
 
@@ -258,7 +268,7 @@ static int check_collatz(case_data *d, buffer *res, int nres, int64_t iters, cha
         int32_t got = ((const int32_t *)r->host)[j];
         CHECK(got == want[j], "steps[%d] = %d, expected %d", j, got, want[j]);
     }
-    CHECK(iters == d->expect_iters, "%lld loop iterations, expected %lld", (long long)iters,
+    CHECK(ticks_ok(iters, d->expect_iters), "%lld loop iterations (TICKs), expected %lld", (long long)iters,
           (long long)d->expect_iters);
     return 0;
 }
@@ -324,7 +334,7 @@ static int check_power(case_data *d, buffer *res, int nres, int64_t iters, char 
     CHECK(resid < 1e-3, "|A v - eig v| / eig = %g, expected below 1e-3", resid);
     CHECK(*(int32_t *)rit->host == max_iters, "iters = %d, expected %d", *(int32_t *)rit->host,
           max_iters);
-    CHECK(iters == max_iters, "%lld loop iterations, expected %d", (long long)iters, max_iters);
+    CHECK(ticks_ok(iters, max_iters), "%lld loop iterations (TICKs), expected %d", (long long)iters, max_iters);
     return 0;
 }
 
@@ -402,7 +412,7 @@ static int check_cg(case_data *d, buffer *res, int nres, int64_t iters, char *wh
     CHECK(*(const float *)rrr->host > 0, "rr = %g, expected positive", *(const float *)rrr->host);
     CHECK(*(int32_t *)rit->host == max_iters, "iters = %d, expected %d", *(int32_t *)rit->host,
           max_iters);
-    CHECK(iters == max_iters, "%lld loop iterations, expected %d", (long long)iters, max_iters);
+    CHECK(ticks_ok(iters, max_iters), "%lld loop iterations (TICKs), expected %d", (long long)iters, max_iters);
     return 0;
 }
 
@@ -507,7 +517,7 @@ static int check_decode(case_data *d, buffer *res, int nres, int64_t iters, char
         int32_t got = ((const int32_t *)rt->host)[i];
         CHECK(got == want[i], "tokens[%d] = %d, expected %d", i, got, want[i]);
     }
-    CHECK(iters == max_len, "%lld loop iterations, expected %d", (long long)iters, max_len);
+    CHECK(ticks_ok(iters, max_len), "%lld loop iterations (TICKs), expected %d", (long long)iters, max_len);
     return 0;
 }
 
@@ -547,7 +557,8 @@ typedef struct row {
     int failed;           /* a check or a run failed: the exit status becomes 1 */
     char state[256];      /* "ok", "unavailable: ...", "error: ...", "FAIL: ..." */
     char note[160];
-    int64_t iters;        /* loop iterations per run */
+    int64_t iters;        /* loop iterations per run: the trip count the inputs imply */
+    int64_t ticks;        /* what cfx_exec_iterations reported (see ticks_ok) */
     int reduced;          /* the cpu executor ran fewer iterations than the GPU ones */
     int repeats;
     double med_us, min_us, max_us, p25_us, p75_us; /* per iteration */
@@ -570,11 +581,12 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-static void write_npy(const options *o, const char *key, const char *name, const cfx_type *t,
-                      const void *data)
+/* DIR/KEY.NAME.npy for an input, DIR/KEY.out.NAME.npy for a result (prefix "out."). */
+static void write_npy(const options *o, const char *key, const char *prefix, const char *name,
+                      const cfx_type *t, const void *data)
 {
     char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/%s.%s.npy", o->export_dir, key, name);
+    snprintf(path, sizeof path, "%s/%s.%s%s.npy", o->export_dir, key, prefix, name);
     if (npy_write_file(path, t, data, err, sizeof err) != 0)
         fprintf(stderr, "bench_gpu: %s\n", err);
 }
@@ -598,6 +610,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     int32_t saved_iters = iters_in ? *(int32_t *)iters_in->host : 0;
     double started;
     int rep = 0;
+    int64_t trip = d->expect_iters;
 #ifdef CFX_HAVE_CUDA
     void *dev_in[MAX_BUFFERS] = {0}, *dev_res[MAX_BUFFERS] = {0};
     cudaStream_t stream = NULL;
@@ -621,6 +634,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     if (!is_cuda && !o->cpu_only && iters_in && c->cpu_iters > 0) {
         *(int32_t *)iters_in->host = c->cpu_iters;
         r->reduced = 1;
+        trip = c->cpu_iters;
     }
     per_iter = calloc((size_t)max_rep, sizeof *per_iter);
     run_ms = calloc((size_t)max_rep, sizeof *run_ms);
@@ -758,19 +772,16 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
                 r->failed = 1;
             } else if (o->export_dir && !r->reduced) {
                 for (int i = 0; i < nres; i++)
-                    write_npy(o, c->key, res[i].name, &res[i].type, res[i].host);
+                    write_npy(o, c->key, "out.", res[i].name, &res[i].type, res[i].host);
                 *exported_from = cfx_backend_name(b);
             }
-            r->iters = iters;
+            r->iters = trip;
+            r->ticks = iters;
             started = now_seconds();
         }
         if (rep < 0)
             continue;
-        /* A loop that reports no iterations is timed against the count the inputs imply;
-         * the check has already flagged the difference. */
-        if (iters <= 0)
-            iters = d->expect_iters > 0 ? d->expect_iters : 1;
-        per_iter[rep] = 1e3 * ms / (double)iters;
+        per_iter[rep] = 1e3 * ms / (double)(trip > 0 ? trip : 1);
         run_ms[rep] = ms;
         wall_ms[rep] = 1e3 * (w1 - w0);
     }
@@ -959,7 +970,7 @@ static int write_csv(const report *rp, case_data *data, const char *path)
         fprintf(stderr, "bench_gpu: cannot write %s\n", path);
         return -1;
     }
-    fprintf(f, "graph,executor,state,iterations,reduced,repeats,median_us_per_iter,min_us,max_us,"
+    fprintf(f, "graph,executor,state,iterations,ticks,reduced,repeats,median_us_per_iter,min_us,max_us,"
                "p25_us,p75_us,median_run_ms,median_wall_ms,speedup_vs_cuda_host,"
                "floor_us_per_iter,fraction_of_floor\n");
 #ifdef CFX_HAVE_CUDA
@@ -973,7 +984,7 @@ static int write_csv(const report *rp, case_data *data, const char *path)
                     {"block_barrier_us", &fl->block_barrier_us},
                     {"bandwidth_gbs", &fl->bandwidth_gbs}};
         for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
-            fprintf(f, "floor,%s,\"ok\",,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
+            fprintf(f, "floor,%s,\"ok\",,,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
                     list[i].s->repeats, list[i].s->median, list[i].s->min, list[i].s->max);
     }
 #endif
@@ -986,12 +997,12 @@ static int write_csv(const report *rp, case_data *data, const char *path)
             fprintf(f, "%s,%s,", cases[ci].key, cfx_backend_name(executors[x]));
             csv_string(f, r->state);
             if (!r->ran) {
-                fprintf(f, ",,,,,,,,,,,,,\n");
+                fprintf(f, ",,,,,,,,,,,,,,\n");
                 continue;
             }
-            fprintf(f, ",%lld,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
-                    (long long)r->iters, r->reduced, r->repeats, r->med_us, r->min_us, r->max_us,
-                    r->p25_us, r->p75_us, r->run_ms, r->wall_ms, speedup(rp, ci, r), fl,
+            fprintf(f, ",%lld,%lld,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                    (long long)r->iters, (long long)r->ticks, r->reduced, r->repeats, r->med_us,
+                    r->min_us, r->max_us, r->p25_us, r->p75_us, r->run_ms, r->wall_ms, speedup(rp, ci, r), fl,
                     fl > 0 ? fl / r->med_us : 0.0);
         }
     }
@@ -1045,12 +1056,12 @@ static int write_json(const report *rp, case_data *data, const char *path)
             first = 0;
             json_string(f, r->state);
             if (r->ran)
-                fprintf(f, ", \"iterations\": %lld, \"reduced\": %s, \"repeats\": %d, "
+                fprintf(f, ", \"iterations\": %lld, \"ticks\": %lld, \"reduced\": %s, \"repeats\": %d, "
                            "\"median_us_per_iter\": %.6g, \"min_us\": %.6g, \"max_us\": %.6g, "
                            "\"p25_us\": %.6g, \"p75_us\": %.6g, \"median_run_ms\": %.6g, "
                            "\"median_wall_ms\": %.6g, \"speedup_vs_cuda_host\": %.6g, "
                            "\"floor_us_per_iter\": %.6g, \"fraction_of_floor\": %.6g",
-                        (long long)r->iters, r->reduced ? "true" : "false", r->repeats, r->med_us,
+                        (long long)r->iters, (long long)r->ticks, r->reduced ? "true" : "false", r->repeats, r->med_us,
                         r->min_us, r->max_us, r->p25_us, r->p75_us, r->run_ms, r->wall_ms,
                         speedup(rp, ci, r), fl, fl > 0 ? fl / r->med_us : 0.0);
             fprintf(f, "}");
@@ -1198,6 +1209,10 @@ int main(int argc, char **argv)
         check_list("executor", o.executors, exec_names, NEXECUTORS) != 0)
         return 2;
 
+    if (o.export_dir && mkdir(o.export_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bench_gpu: cannot create %s: %s\n", o.export_dir, strerror(errno));
+        return 2;
+    }
     if (!o.cpu_only) {
 #ifdef CFX_HAVE_CUDA
         char err[512];
@@ -1254,7 +1269,7 @@ int main(int argc, char **argv)
         }
         if (o.export_dir)
             for (int i = 0; i < data[ci].nin; i++)
-                write_npy(&o, c->key, data[ci].in[i].name, &data[ci].in[i].type,
+                write_npy(&o, c->key, "", data[ci].in[i].name, &data[ci].in[i].type,
                           data[ci].in[i].host);
         for (int x = 0; x < NEXECUTORS; x++) {
             row *r = &rp.rows[ci][x];
