@@ -1,0 +1,766 @@
+/* test_kernels.c: every op body in kernels/ against hand-computed values, for every dtype it
+ * takes, including the edge rules of kernels.h (wrapping, INT_MIN / -1, pow with negative
+ * exponents, NaN in min/max/argmax, saturating casts, first index on ties, broadcasting),
+ * and reductions split into shares merged in different orders. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "testutil.h"
+
+/* ---- one-element helpers: run the range body on [0, 1) and the scalar dispatcher, and
+ * check that both give the same answer before returning it ---- */
+static int32_t bin_i32(int op, int32_t a, int32_t b)
+{
+    int32_t range = 0x5a5a5a5a, scalar = 0x5a5a5a5a;
+    k_binary(op, K_I32, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_i32(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int64_t bin_i64(int op, int64_t a, int64_t b)
+{
+    int64_t range = 0, scalar = 1;
+    k_binary(op, K_I64, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_i64(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static float bin_f32(int op, float a, float b)
+{
+    float range = 0, scalar = 1;
+    k_binary(op, K_F32, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_f32(op, &scalar, a, b);
+    CHECK(memcmp(&range, &scalar, sizeof range) == 0);
+    return range;
+}
+
+static double bin_f64(int op, double a, double b)
+{
+    double range = 0, scalar = 1;
+    k_binary(op, K_F64, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_f64(op, &scalar, a, b);
+    CHECK(memcmp(&range, &scalar, sizeof range) == 0);
+    return range;
+}
+
+/* comparisons write one bool byte whatever the operand dtype */
+static int cmp_f32(int op, float a, float b)
+{
+    uint8_t range = 7, scalar = 7;
+    k_binary(op, K_F32, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_f32(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int cmp_i32(int op, int32_t a, int32_t b)
+{
+    uint8_t range = 7, scalar = 7;
+    k_binary(op, K_I32, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_i32(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int cmp_i64(int op, int64_t a, int64_t b)
+{
+    uint8_t range = 7, scalar = 7;
+    k_binary(op, K_I64, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_i64(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int cmp_f64(int op, double a, double b)
+{
+    uint8_t range = 7, scalar = 7;
+    k_binary(op, K_F64, &range, &a, 1, &b, 1, 0, 1);
+    k_binary1_f64(op, &scalar, a, b);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int bin_b(int op, int a, int b)
+{
+    uint8_t x = (uint8_t)a, y = (uint8_t)b, range = 7, scalar = 7;
+    k_binary(op, K_BOOL, &range, &x, 1, &y, 1, 0, 1);
+    k_binary1_b(op, &scalar, x, y);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int32_t un_i32(int op, int32_t a)
+{
+    int32_t range = 0, scalar = 1;
+    k_unary(op, K_I32, &range, &a, 0, 1);
+    k_unary1_i32(op, &scalar, a);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static int64_t un_i64(int op, int64_t a)
+{
+    int64_t range = 0, scalar = 1;
+    k_unary(op, K_I64, &range, &a, 0, 1);
+    k_unary1_i64(op, &scalar, a);
+    CHECK_INT(range, scalar);
+    return range;
+}
+
+static float un_f32(int op, float a)
+{
+    float range = 0, scalar = 1;
+    k_unary(op, K_F32, &range, &a, 0, 1);
+    k_unary1_f32(op, &scalar, a);
+    CHECK(memcmp(&range, &scalar, sizeof range) == 0);
+    return range;
+}
+
+static double un_f64(int op, double a)
+{
+    double range = 0, scalar = 1;
+    k_unary(op, K_F64, &range, &a, 0, 1);
+    k_unary1_f64(op, &scalar, a);
+    CHECK(memcmp(&range, &scalar, sizeof range) == 0);
+    return range;
+}
+
+static void test_integer_binary(void)
+{
+    /* i32: wrap through two's complement */
+    CHECK_INT(bin_i32(OP_ADD, 2, 3), 5);
+    CHECK_INT(bin_i32(OP_ADD, INT32_MAX, 1), INT32_MIN);
+    CHECK_INT(bin_i32(OP_SUB, INT32_MIN, 1), INT32_MAX);
+    CHECK_INT(bin_i32(OP_SUB, 3, 10), -7);
+    CHECK_INT(bin_i32(OP_MUL, -4, 6), -24);
+    CHECK_INT(bin_i32(OP_MUL, 65536, 65536), 0);
+    CHECK_INT(bin_i32(OP_MUL, INT32_MAX, 2), -2);
+    /* truncating division and remainder */
+    CHECK_INT(bin_i32(OP_DIV, 7, 2), 3);
+    CHECK_INT(bin_i32(OP_DIV, -7, 2), -3);
+    CHECK_INT(bin_i32(OP_DIV, 7, -2), -3);
+    CHECK_INT(bin_i32(OP_DIV, -7, -2), 3);
+    CHECK_INT(bin_i32(OP_DIV, INT32_MIN, -1), INT32_MIN);
+    CHECK_INT(bin_i32(OP_DIV, 5, 0), 0);
+    CHECK_INT(bin_i32(OP_MOD, 7, 3), 1);
+    CHECK_INT(bin_i32(OP_MOD, -7, 2), -1);
+    CHECK_INT(bin_i32(OP_MOD, 7, -2), 1);
+    CHECK_INT(bin_i32(OP_MOD, INT32_MIN, -1), 0);
+    CHECK_INT(bin_i32(OP_MOD, 5, 0), 0);
+    CHECK_INT(bin_i32(OP_MIN, -3, 2), -3);
+    CHECK_INT(bin_i32(OP_MAX, -3, 2), 2);
+    /* pow: repeated multiplication that wraps; negative exponents truncate */
+    CHECK_INT(bin_i32(OP_POW, 2, 10), 1024);
+    CHECK_INT(bin_i32(OP_POW, -3, 3), -27);
+    CHECK_INT(bin_i32(OP_POW, 0, 0), 1);
+    CHECK_INT(bin_i32(OP_POW, 7, 0), 1);
+    CHECK_INT(bin_i32(OP_POW, 2, 31), INT32_MIN);
+    CHECK_INT(bin_i32(OP_POW, 2, 32), 0);
+    CHECK_INT(bin_i32(OP_POW, 3, 21), 1870418611); /* 3^21 = 10460353203 - 2 * 2^32 */
+    CHECK_INT(bin_i32(OP_POW, 2, -1), 0);
+    CHECK_INT(bin_i32(OP_POW, 0, -1), 0);
+    CHECK_INT(bin_i32(OP_POW, 1, -5), 1);
+    CHECK_INT(bin_i32(OP_POW, -1, -3), -1);
+    CHECK_INT(bin_i32(OP_POW, -1, -2), 1);
+    CHECK_INT(bin_i32(OP_POW, -2, -2), 0);
+
+    /* i64 */
+    CHECK_INT(bin_i64(OP_ADD, INT64_MAX, 1), INT64_MIN);
+    CHECK_INT(bin_i64(OP_SUB, INT64_MIN, 1), INT64_MAX);
+    CHECK_INT(bin_i64(OP_MUL, (int64_t)1 << 32, (int64_t)1 << 32), 0);
+    CHECK_INT(bin_i64(OP_MUL, 3000000000LL, 3), 9000000000LL);
+    CHECK_INT(bin_i64(OP_DIV, INT64_MIN, -1), INT64_MIN);
+    CHECK_INT(bin_i64(OP_DIV, -9, 4), -2);
+    CHECK_INT(bin_i64(OP_MOD, INT64_MIN, -1), 0);
+    CHECK_INT(bin_i64(OP_MOD, -9, 4), -1);
+    CHECK_INT(bin_i64(OP_MOD, 9, 0), 0);
+    CHECK_INT(bin_i64(OP_MIN, INT64_MIN, 0), INT64_MIN);
+    CHECK_INT(bin_i64(OP_MAX, INT64_MIN, 0), 0);
+    CHECK_INT(bin_i64(OP_POW, 2, 40), (int64_t)1 << 40);
+    CHECK_INT(bin_i64(OP_POW, 2, 63), INT64_MIN);
+    CHECK_INT(bin_i64(OP_POW, -1, -7), -1);
+    CHECK_INT(bin_i64(OP_POW, 5, -1), 0);
+
+    /* comparisons on integers */
+    CHECK_INT(cmp_i32(OP_LT, -1, 0), 1);
+    CHECK_INT(cmp_i32(OP_LT, 0, 0), 0);
+    CHECK_INT(cmp_i32(OP_LE, 0, 0), 1);
+    CHECK_INT(cmp_i32(OP_GT, INT32_MAX, INT32_MIN), 1);
+    CHECK_INT(cmp_i32(OP_GE, 1, 2), 0);
+    CHECK_INT(cmp_i32(OP_EQ, 4, 4), 1);
+    CHECK_INT(cmp_i32(OP_NE, 4, 4), 0);
+    CHECK_INT(cmp_i64(OP_LT, INT64_MIN, INT64_MAX), 1);
+    CHECK_INT(cmp_i64(OP_EQ, (int64_t)1 << 40, ((int64_t)1 << 40) + 1), 0);
+    CHECK_INT(cmp_i64(OP_NE, (int64_t)1 << 40, ((int64_t)1 << 40) + 1), 1);
+    CHECK_INT(cmp_i64(OP_GE, 3, 3), 1);
+    CHECK_INT(cmp_i64(OP_GT, 3, 3), 0);
+    CHECK_INT(cmp_i64(OP_LE, 2, 3), 1);
+}
+
+static void test_real_binary(void)
+{
+    float nf = nanf("");
+    double nd = nan("");
+    CHECK_REAL(bin_f32(OP_ADD, 1.5f, 2.25f), 3.75, 0);
+    CHECK_REAL(bin_f32(OP_SUB, 1.5f, 2.25f), -0.75, 0);
+    CHECK_REAL(bin_f32(OP_MUL, 1.5f, -2.0f), -3.0, 0);
+    CHECK_REAL(bin_f32(OP_DIV, 1.0f, 4.0f), 0.25, 0);
+    CHECK(isinf(bin_f32(OP_DIV, 1.0f, 0.0f)));
+    CHECK_REAL(bin_f32(OP_MOD, 7.5f, 2.0f), 1.5, 0);
+    CHECK_REAL(bin_f32(OP_MOD, -7.5f, 2.0f), -1.5, 0); /* sign of the dividend, like C's fmod */
+    CHECK_REAL(bin_f32(OP_MOD, 7.5f, -2.0f), 1.5, 0);
+    CHECK_REAL(bin_f32(OP_MIN, 1.0f, -2.0f), -2.0, 0);
+    CHECK_REAL(bin_f32(OP_MAX, 1.0f, -2.0f), 1.0, 0);
+    CHECK(isnan(bin_f32(OP_MIN, nf, 1.0f)));
+    CHECK(isnan(bin_f32(OP_MIN, 1.0f, nf)));
+    CHECK(isnan(bin_f32(OP_MAX, nf, 1.0f)));
+    CHECK(isnan(bin_f32(OP_MAX, 1.0f, nf)));
+    CHECK_REAL(bin_f32(OP_POW, 2.0f, 10.0f), 1024.0, 0);
+    CHECK_REAL(bin_f32(OP_POW, 2.0f, -1.0f), 0.5, 0);
+    CHECK_REAL(bin_f32(OP_POW, 4.0f, 0.5f), 2.0, 0);
+
+    CHECK_REAL(bin_f64(OP_ADD, 0.1, 0.2), 0.1 + 0.2, 0);
+    CHECK_REAL(bin_f64(OP_SUB, 1e300, -1e300), 2e300, 0);
+    CHECK_REAL(bin_f64(OP_MUL, 3.0, 0.5), 1.5, 0);
+    CHECK_REAL(bin_f64(OP_DIV, -9.0, 4.0), -2.25, 0);
+    CHECK_REAL(bin_f64(OP_MOD, -9.0, 4.0), -1.0, 0);
+    CHECK(isnan(bin_f64(OP_MAX, nd, 3.0)));
+    CHECK(isnan(bin_f64(OP_MIN, 3.0, nd)));
+    CHECK_REAL(bin_f64(OP_MIN, -0.5, 0.25), -0.5, 0);
+    CHECK_REAL(bin_f64(OP_MAX, -0.5, 0.25), 0.25, 0);
+    CHECK_REAL(bin_f64(OP_POW, 10.0, -2.0), 0.01, 1e-15);
+
+    /* comparisons with NaN are false, except ne */
+    CHECK_INT(cmp_f32(OP_LT, 1.0f, 2.0f), 1);
+    CHECK_INT(cmp_f32(OP_LE, 2.0f, 2.0f), 1);
+    CHECK_INT(cmp_f32(OP_GT, 1.0f, 2.0f), 0);
+    CHECK_INT(cmp_f32(OP_GE, 2.0f, 2.0f), 1);
+    CHECK_INT(cmp_f32(OP_EQ, 2.0f, 2.0f), 1);
+    CHECK_INT(cmp_f32(OP_NE, 2.0f, 2.0f), 0);
+    CHECK_INT(cmp_f32(OP_LT, nf, 1.0f), 0);
+    CHECK_INT(cmp_f32(OP_GE, nf, 1.0f), 0);
+    CHECK_INT(cmp_f32(OP_EQ, nf, nf), 0);
+    CHECK_INT(cmp_f32(OP_NE, nf, nf), 1);
+    CHECK_INT(cmp_f64(OP_LE, nd, nd), 0);
+    CHECK_INT(cmp_f64(OP_GT, 1.0, nd), 0);
+    CHECK_INT(cmp_f64(OP_NE, 1.0, nd), 1);
+    CHECK_INT(cmp_f64(OP_LT, -1.0, 1.0), 1);
+    CHECK_INT(cmp_f64(OP_EQ, 0.0, -0.0), 1);
+}
+
+static void test_bool_ops(void)
+{
+    CHECK_INT(bin_b(OP_AND, 1, 1), 1);
+    CHECK_INT(bin_b(OP_AND, 1, 0), 0);
+    CHECK_INT(bin_b(OP_OR, 0, 0), 0);
+    CHECK_INT(bin_b(OP_OR, 0, 1), 1);
+    CHECK_INT(bin_b(OP_EQ, 0, 0), 1);
+    CHECK_INT(bin_b(OP_EQ, 1, 0), 0);
+    CHECK_INT(bin_b(OP_NE, 1, 0), 1);
+    CHECK_INT(bin_b(OP_AND, 2, 1), 1); /* any non-zero byte reads as true */
+    uint8_t x[3] = {0, 1, 5}, y[3] = {9, 9, 9};
+    k_unary(OP_NOT, K_BOOL, y, x, 0, 3);
+    CHECK_INT(y[0], 1);
+    CHECK_INT(y[1], 0);
+    CHECK_INT(y[2], 0);
+    uint8_t s = 9;
+    k_unary1_b(OP_NOT, &s, 0);
+    CHECK_INT(s, 1);
+}
+
+static void test_unary(void)
+{
+    CHECK_INT(un_i32(OP_NEG, 5), -5);
+    CHECK_INT(un_i32(OP_NEG, INT32_MIN), INT32_MIN);
+    CHECK_INT(un_i32(OP_ABS, -5), 5);
+    CHECK_INT(un_i32(OP_ABS, INT32_MIN), INT32_MIN);
+    CHECK_INT(un_i32(OP_RELU, -5), 0);
+    CHECK_INT(un_i32(OP_RELU, 5), 5);
+    CHECK_INT(un_i64(OP_NEG, INT64_MIN), INT64_MIN);
+    CHECK_INT(un_i64(OP_ABS, -((int64_t)1 << 40)), (int64_t)1 << 40);
+    CHECK_INT(un_i64(OP_RELU, -1), 0);
+
+    float nf = nanf("");
+    CHECK_REAL(un_f32(OP_NEG, 1.5f), -1.5, 0);
+    CHECK_REAL(un_f32(OP_ABS, -1.5f), 1.5, 0);
+    CHECK_REAL(un_f32(OP_RELU, -1.5f), 0.0, 0);
+    CHECK_REAL(un_f32(OP_RELU, 2.5f), 2.5, 0);
+    CHECK(isnan(un_f32(OP_RELU, nf)));
+    CHECK_REAL(un_f32(OP_EXP, 0.0f), 1.0, 0);
+    CHECK_REAL(un_f32(OP_EXP, 1.0f), 2.718281828, 1e-6);
+    CHECK_REAL(un_f32(OP_LOG, 1.0f), 0.0, 0);
+    CHECK(isnan(un_f32(OP_LOG, -1.0f)));
+    CHECK_REAL(un_f32(OP_SQRT, 6.25f), 2.5, 0);
+    CHECK_REAL(un_f32(OP_TANH, 0.0f), 0.0, 0);
+    CHECK_REAL(un_f32(OP_TANH, 1.0f), 0.7615941559557649, 1e-6);
+    CHECK_REAL(un_f32(OP_SIGMOID, 0.0f), 0.5, 0);
+    CHECK_REAL(un_f32(OP_SIGMOID, 2.0f), 0.8807970779778823, 1e-6);
+
+    double nd = nan("");
+    CHECK_REAL(un_f64(OP_NEG, -0.25), 0.25, 0);
+    CHECK_REAL(un_f64(OP_ABS, -1e300), 1e300, 0);
+    CHECK(isnan(un_f64(OP_RELU, nd)));
+    CHECK_REAL(un_f64(OP_RELU, -3.0), 0.0, 0);
+    CHECK_REAL(un_f64(OP_EXP, 2.0), 7.38905609893065, 1e-14);
+    CHECK_REAL(un_f64(OP_LOG, 10.0), 2.302585092994046, 1e-15);
+    CHECK_REAL(un_f64(OP_SQRT, 2.0), 1.4142135623730951, 0);
+    CHECK_REAL(un_f64(OP_TANH, -1.0), -0.7615941559557649, 1e-15);
+    CHECK_REAL(un_f64(OP_SIGMOID, -2.0), 0.11920292202211755, 1e-15);
+}
+
+static void test_broadcast_and_ranges(void)
+{
+    int32_t a[4] = {1, 2, 3, 4}, ten = 10, d[4] = {0, 0, 0, 0};
+    k_binary(OP_SUB, K_I32, d, &ten, 1, a, 4, 0, 4); /* 10 - [1 2 3 4] */
+    CHECK_INT(d[0], 9);
+    CHECK_INT(d[3], 6);
+    k_binary(OP_SUB, K_I32, d, a, 4, &ten, 1, 0, 4); /* [1 2 3 4] - 10 */
+    CHECK_INT(d[0], -9);
+    CHECK_INT(d[3], -6);
+    int32_t e[4] = {-1, -1, -1, -1};
+    k_binary(OP_MUL, K_I32, e, a, 4, a, 4, 1, 3); /* only elements 1 and 2 */
+    CHECK_INT(e[0], -1);
+    CHECK_INT(e[1], 4);
+    CHECK_INT(e[2], 9);
+    CHECK_INT(e[3], -1);
+    float f[3] = {1, 2, 3}, half = 0.5f;
+    uint8_t lt[3];
+    k_binary(OP_LT, K_F32, lt, f, 3, &half, 1, 0, 3);
+    CHECK_INT(lt[0] + lt[1] + lt[2], 0);
+    k_binary(OP_GT, K_F32, lt, f, 3, &f[1], 1, 0, 3); /* [1 2 3] > 2 */
+    CHECK_INT(lt[0], 0);
+    CHECK_INT(lt[1], 0);
+    CHECK_INT(lt[2], 1);
+    double g[2] = {4, 9}, h[2];
+    k_unary(OP_SQRT, K_F64, h, g, 0, 2);
+    CHECK_REAL(h[0], 2, 0);
+    CHECK_REAL(h[1], 3, 0);
+}
+
+static void test_casts(void)
+{
+    float fv[8] = {3.7f, -3.7f, 1e10f, -1e10f, nanf(""), INFINITY, -INFINITY, -0.0f};
+    int32_t iv[8];
+    k_cast(K_I32, iv, K_F32, fv, 0, 8);
+    CHECK_INT(iv[0], 3);
+    CHECK_INT(iv[1], -3);
+    CHECK_INT(iv[2], INT32_MAX);
+    CHECK_INT(iv[3], INT32_MIN);
+    CHECK_INT(iv[4], 0);
+    CHECK_INT(iv[5], INT32_MAX);
+    CHECK_INT(iv[6], INT32_MIN);
+    CHECK_INT(iv[7], 0);
+
+    double dv[6] = {2147483647.9, -2147483648.9, 1e19, -1e19, 9223372036854775808.0,
+                    -9223372036854775808.0};
+    int32_t i32[2];
+    k_cast(K_I32, i32, K_F64, dv, 0, 2);
+    CHECK_INT(i32[0], INT32_MAX);
+    CHECK_INT(i32[1], INT32_MIN);
+    int64_t i64[6];
+    k_cast(K_I64, i64, K_F64, dv, 0, 6);
+    CHECK_INT(i64[0], 2147483647);
+    CHECK_INT(i64[1], -2147483648LL);
+    CHECK_INT(i64[2], INT64_MAX);
+    CHECK_INT(i64[3], INT64_MIN);
+    CHECK_INT(i64[4], INT64_MAX);
+    CHECK_INT(i64[5], INT64_MIN);
+
+    /* to bool: != 0, and NaN is true */
+    float bf[4] = {0.0f, -0.0f, nanf(""), 0.5f};
+    uint8_t bb[4];
+    k_cast(K_BOOL, bb, K_F32, bf, 0, 4);
+    CHECK_INT(bb[0], 0);
+    CHECK_INT(bb[1], 0);
+    CHECK_INT(bb[2], 1);
+    CHECK_INT(bb[3], 1);
+    int64_t bi[3] = {0, -7, (int64_t)1 << 40};
+    k_cast(K_BOOL, bb, K_I64, bi, 0, 3);
+    CHECK_INT(bb[0], 0);
+    CHECK_INT(bb[1], 1);
+    CHECK_INT(bb[2], 1);
+
+    /* from bool: 0 or 1 */
+    uint8_t fb[3] = {0, 1, 2};
+    float ff[3];
+    k_cast(K_F32, ff, K_BOOL, fb, 0, 3);
+    CHECK_REAL(ff[0], 0, 0);
+    CHECK_REAL(ff[1], 1, 0);
+    CHECK_REAL(ff[2], 1, 0);
+    int32_t fi[3];
+    k_cast(K_I32, fi, K_BOOL, fb, 0, 3);
+    CHECK_INT(fi[2], 1);
+
+    /* integer narrowing wraps; widening and int -> real are exact */
+    int64_t wide[2] = {((int64_t)1 << 32) + 5, -1};
+    int32_t narrow[2];
+    k_cast(K_I32, narrow, K_I64, wide, 0, 2);
+    CHECK_INT(narrow[0], 5);
+    CHECK_INT(narrow[1], -1);
+    int32_t small[2] = {INT32_MIN, 7};
+    int64_t widened[2];
+    double asreal[2];
+    k_cast(K_I64, widened, K_I32, small, 0, 2);
+    k_cast(K_F64, asreal, K_I32, small, 0, 2);
+    CHECK_INT(widened[0], INT32_MIN);
+    CHECK_REAL(asreal[0], -2147483648.0, 0);
+    CHECK_REAL(asreal[1], 7.0, 0);
+    double d3[1] = {0.1};
+    float f3[1];
+    k_cast(K_F32, f3, K_F64, d3, 0, 1);
+    CHECK(f3[0] == 0.1f);
+}
+
+static void test_make_and_move(void)
+{
+    float v = 2.5f, f[4] = {0};
+    k_fill(K_F32, f, &v, 1, 4);
+    CHECK_REAL(f[0], 0, 0);
+    CHECK_REAL(f[3], 2.5, 0);
+    int64_t w = -3, g[2];
+    k_fill(K_I64, g, &w, 0, 2);
+    CHECK_INT(g[1], -3);
+    uint8_t bv = 1, b[2] = {0, 0};
+    k_fill(K_BOOL, b, &bv, 0, 2);
+    CHECK_INT(b[0] + b[1], 2);
+
+    int32_t io[5];
+    k_iota(K_I32, io, 0, 5);
+    CHECK_INT(io[0], 0);
+    CHECK_INT(io[4], 4);
+    double iod[3];
+    k_iota(K_F64, iod, 0, 3);
+    CHECK_REAL(iod[2], 2.0, 0);
+    uint8_t iob[3];
+    k_iota(K_BOOL, iob, 0, 3);
+    CHECK_INT(iob[0], 0);
+    CHECK_INT(iob[1], 1);
+
+    /* where: condition, a and b each broadcast when they have one element */
+    uint8_t c[4] = {1, 0, 1, 0}, one = 1;
+    int32_t x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, k = -1, out[4];
+    k_where(K_I32, out, c, 4, x, 4, y, 4, 0, 4);
+    CHECK_INT(out[0], 1);
+    CHECK_INT(out[1], 20);
+    CHECK_INT(out[2], 3);
+    CHECK_INT(out[3], 40);
+    k_where(K_I32, out, c, 4, x, 4, &k, 1, 0, 4);
+    CHECK_INT(out[1], -1);
+    CHECK_INT(out[2], 3);
+    k_where(K_I32, out, &one, 1, &k, 1, y, 4, 0, 4);
+    CHECK_INT(out[0], -1);
+    CHECK_INT(out[3], -1);
+    double dx[2] = {0.5, 1.5}, dy[2] = {-1, -2}, dout[2];
+    k_where(K_F64, dout, c, 2, dx, 2, dy, 2, 0, 2);
+    CHECK_REAL(dout[0], 0.5, 0);
+    CHECK_REAL(dout[1], -2, 0);
+
+    char src[6] = "abcde", dst[6] = "-----";
+    k_copy_bytes(dst, src, 1, 4);
+    CHECK_STR(dst, "-bcd-");
+
+    int32_t i32 = -7;
+    int64_t i64 = (int64_t)1 << 40;
+    uint8_t bo = 1;
+    CHECK_INT(k_load_int(K_I32, &i32), -7);
+    CHECK_INT(k_load_int(K_I64, &i64), (int64_t)1 << 40);
+    CHECK_INT(k_load_int(K_BOOL, &bo), 1);
+    CHECK_INT(k_row_index(-1, 4), 3);
+    CHECK_INT(k_row_index(-4, 4), 0);
+    CHECK_INT(k_row_index(2, 4), 2);
+}
+
+/* ---- reductions ---- */
+static void reduce_all(int op, int dtype, const void *src, int64_t n, void *dst)
+{
+    k_acc acc = k_reduce_init(op, dtype);
+    k_reduce_range(op, dtype, &acc, src, 0, n);
+    k_reduce_finish(op, dtype, &acc, n, dst);
+}
+
+/* Splits [0, n) into `shares` pieces, folds each, merges them in the order given by `order`
+ * (0: forward, 1: backward, 2: pairwise tree), and finishes. */
+static void reduce_split(int op, int dtype, const void *src, int64_t n, int shares, int order,
+                         void *dst)
+{
+    k_acc acc[16];
+    for (int s = 0; s < shares; s++) {
+        acc[s] = k_reduce_init(op, dtype);
+        k_reduce_range(op, dtype, &acc[s], src, n * s / shares, n * (s + 1) / shares);
+    }
+    k_acc total = k_reduce_init(op, dtype);
+    if (order == 0) {
+        for (int s = 0; s < shares; s++)
+            k_reduce_merge(op, dtype, &total, &acc[s]);
+    } else if (order == 1) {
+        for (int s = shares - 1; s >= 0; s--)
+            k_reduce_merge(op, dtype, &total, &acc[s]);
+    } else {
+        for (int step = 1; step < shares; step *= 2)
+            for (int s = 0; s + step < shares; s += 2 * step)
+                k_reduce_merge(op, dtype, &acc[s], &acc[s + step]);
+        total = acc[0];
+    }
+    k_reduce_finish(op, dtype, &total, n, dst);
+}
+
+static void test_reductions(void)
+{
+    int32_t iv[5] = {3, -1, 7, 7, -1};
+    int32_t r32;
+    reduce_all(OP_SUM, K_I32, iv, 5, &r32);
+    CHECK_INT(r32, 15);
+    reduce_all(OP_RMAX, K_I32, iv, 5, &r32);
+    CHECK_INT(r32, 7);
+    reduce_all(OP_RMIN, K_I32, iv, 5, &r32);
+    CHECK_INT(r32, -1);
+    reduce_all(OP_ARGMAX, K_I32, iv, 5, &r32);
+    CHECK_INT(r32, 2); /* first of the two 7s */
+    reduce_all(OP_ARGMIN, K_I32, iv, 5, &r32);
+    CHECK_INT(r32, 1); /* first of the two -1s */
+    int32_t wrap[3] = {INT32_MAX, 1, 1};
+    reduce_all(OP_SUM, K_I32, wrap, 3, &r32);
+    CHECK_INT(r32, INT32_MIN + 1);
+
+    int64_t lv[3] = {INT64_MAX, 1, -5}, r64;
+    reduce_all(OP_SUM, K_I64, lv, 3, &r64);
+    CHECK_INT(r64, (int64_t)((uint64_t)INT64_MAX + 1u - 5u)); /* INT64_MAX + 1 - 5 wraps */
+    reduce_all(OP_RMIN, K_I64, lv, 3, &r64);
+    CHECK_INT(r64, -5);
+    reduce_all(OP_ARGMAX, K_I64, lv, 3, &r32);
+    CHECK_INT(r32, 0);
+
+    float fv[4] = {1, 2, 3, 4}, rf;
+    reduce_all(OP_SUM, K_F32, fv, 4, &rf);
+    CHECK_REAL(rf, 10, 0);
+    reduce_all(OP_MEAN, K_F32, fv, 4, &rf);
+    CHECK_REAL(rf, 2.5, 0);
+    float pyth[2] = {3, 4};
+    reduce_all(OP_NORM, K_F32, pyth, 2, &rf);
+    CHECK_REAL(rf, 5, 0);
+    reduce_all(OP_RMAX, K_F32, fv, 4, &rf);
+    CHECK_REAL(rf, 4, 0);
+    float ties[4] = {-2, 5, 5, -2};
+    reduce_all(OP_ARGMAX, K_F32, ties, 4, &r32);
+    CHECK_INT(r32, 1);
+    reduce_all(OP_ARGMIN, K_F32, ties, 4, &r32);
+    CHECK_INT(r32, 0);
+    /* NaN propagates through max/min and argmax/argmin find the first NaN */
+    float withnan[5] = {1, nanf(""), 9, nanf(""), -9};
+    reduce_all(OP_RMAX, K_F32, withnan, 5, &rf);
+    CHECK(isnan(rf));
+    reduce_all(OP_RMIN, K_F32, withnan, 5, &rf);
+    CHECK(isnan(rf));
+    reduce_all(OP_ARGMAX, K_F32, withnan, 5, &r32);
+    CHECK_INT(r32, 1);
+    reduce_all(OP_ARGMIN, K_F32, withnan, 5, &r32);
+    CHECK_INT(r32, 1);
+    float lastnan[3] = {1, 2, nanf("")};
+    reduce_all(OP_ARGMAX, K_F32, lastnan, 3, &r32);
+    CHECK_INT(r32, 2);
+
+    double dv[3] = {0.5, -1.5, 4.0}, rd;
+    reduce_all(OP_SUM, K_F64, dv, 3, &rd);
+    CHECK_REAL(rd, 3.0, 0);
+    reduce_all(OP_MEAN, K_F64, dv, 3, &rd);
+    CHECK_REAL(rd, 1.0, 0);
+    reduce_all(OP_NORM, K_F64, dv, 3, &rd);
+    CHECK_REAL(rd, sqrt(0.25 + 2.25 + 16.0), 0);
+    reduce_all(OP_RMIN, K_F64, dv, 3, &rd);
+    CHECK_REAL(rd, -1.5, 0);
+    reduce_all(OP_ARGMIN, K_F64, dv, 3, &r32);
+    CHECK_INT(r32, 1);
+
+    uint8_t bv[4] = {1, 1, 0, 1}, rb;
+    reduce_all(OP_ALL, K_BOOL, bv, 4, &rb);
+    CHECK_INT(rb, 0);
+    reduce_all(OP_ANY, K_BOOL, bv, 4, &rb);
+    CHECK_INT(rb, 1);
+    reduce_all(OP_ALL, K_BOOL, bv, 2, &rb);
+    CHECK_INT(rb, 1);
+    uint8_t none[3] = {0, 0, 0};
+    reduce_all(OP_ANY, K_BOOL, none, 3, &rb);
+    CHECK_INT(rb, 0);
+}
+
+/* f32 sums accumulate in double and round once: compare with an independent double sum. */
+static void test_f32_sum_precision(void)
+{
+    enum { N = 1000000 };
+    static float v[N];
+    double ref = 0;
+    for (int i = 0; i < N; i++) {
+        v[i] = 0.1f + (float)(i % 13) * 0.37f;
+        ref += (double)v[i];
+    }
+    float got;
+    reduce_all(OP_SUM, K_F32, v, N, &got);
+    CHECK(got == (float)ref);
+    /* a float accumulator would drift visibly: make sure the test can tell */
+    float naive = 0;
+    for (int i = 0; i < N; i++)
+        naive += v[i];
+    CHECK(naive != (float)ref);
+    reduce_all(OP_MEAN, K_F32, v, N, &got);
+    CHECK(got == (float)(ref / N));
+}
+
+static void test_shares(void)
+{
+    enum { N = 1000 };
+    static float fv[N];
+    static int32_t iv[N];
+    static uint8_t bv[N];
+    uint32_t seed = 12345;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        fv[i] = (float)(seed >> 8) / (float)(1 << 24) * 200.0f - 100.0f;
+        iv[i] = (int32_t)(seed % 50u) - 25; /* many ties */
+        bv[i] = (seed >> 7) % 5u != 0;
+    }
+    fv[700] = fv[300] = 1000.0f; /* a tie for the max, across shares */
+    const int ops[] = {OP_SUM, OP_MEAN, OP_NORM, OP_RMAX, OP_RMIN, OP_ARGMAX, OP_ARGMIN};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        float whole;
+        reduce_all(ops[o], K_F32, fv, N, &whole);
+        for (int shares = 2; shares <= 16; shares += 7)
+            for (int order = 0; order < 3; order++) {
+                float split;
+                reduce_split(ops[o], K_F32, fv, N, shares, order, &split);
+                CHECK(memcmp(&split, &whole, sizeof split) == 0);
+            }
+    }
+    int32_t am;
+    reduce_split(OP_ARGMAX, K_F32, fv, N, 9, 1, &am);
+    CHECK_INT(am, 300);
+    const int iops[] = {OP_SUM, OP_RMAX, OP_RMIN, OP_ARGMAX, OP_ARGMIN};
+    for (size_t o = 0; o < sizeof iops / sizeof iops[0]; o++) {
+        int32_t whole, split;
+        reduce_all(iops[o], K_I32, iv, N, &whole);
+        for (int order = 0; order < 3; order++) {
+            reduce_split(iops[o], K_I32, iv, N, 7, order, &split);
+            CHECK_INT(split, whole);
+        }
+    }
+    /* argmin over ints with ties: the first index of the minimum, checked directly */
+    int first = 0;
+    for (int i = 1; i < N; i++)
+        if (iv[i] < iv[first])
+            first = i;
+    reduce_split(OP_ARGMIN, K_I32, iv, N, 16, 1, &am);
+    CHECK_INT(am, first);
+    for (int op = OP_ALL; op <= OP_ANY; op++) {
+        uint8_t whole, split;
+        reduce_all(op, K_BOOL, bv, N, &whole);
+        reduce_split(op, K_BOOL, bv, N, 5, 2, &split);
+        CHECK_INT(split, whole);
+    }
+    /* an empty share merges as nothing */
+    k_acc a = k_reduce_init(OP_RMAX, K_F32), empty = k_reduce_init(OP_RMAX, K_F32);
+    k_reduce_range(OP_RMAX, K_F32, &a, fv, 0, 10);
+    k_reduce_range(OP_RMAX, K_F32, &empty, fv, 10, 10);
+    k_reduce_merge(OP_RMAX, K_F32, &empty, &a);
+    float m1, m2;
+    k_reduce_finish(OP_RMAX, K_F32, &empty, 10, &m1);
+    reduce_all(OP_RMAX, K_F32, fv, 10, &m2);
+    CHECK(m1 == m2);
+}
+
+static void test_dot(void)
+{
+    int32_t a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, r;
+    k_acc acc = k_reduce_init(OP_SUM, K_I32);
+    k_dot_range(K_I32, &acc, a, b, 0, 3);
+    k_dot_finish(K_I32, &acc, &r);
+    CHECK_INT(r, 32);
+    int32_t big[2] = {65536, 65536};
+    acc = k_reduce_init(OP_SUM, K_I32);
+    k_dot_range(K_I32, &acc, big, big, 0, 2);
+    k_dot_finish(K_I32, &acc, &r);
+    CHECK_INT(r, 0); /* 2 * 2^32 wraps to 0 */
+    float fa[2] = {0.5f, -2}, fb[2] = {4, 0.25f}, fr;
+    k_acc s1 = k_reduce_init(OP_SUM, K_F32), s2 = k_reduce_init(OP_SUM, K_F32);
+    k_dot_range(K_F32, &s1, fa, fb, 0, 1);
+    k_dot_range(K_F32, &s2, fa, fb, 1, 2);
+    k_reduce_merge(OP_SUM, K_F32, &s2, &s1);
+    k_dot_finish(K_F32, &s2, &fr);
+    CHECK_REAL(fr, 1.5, 0);
+    double da[2] = {1e-3, 3}, db[2] = {1e3, 3}, dr;
+    acc = k_reduce_init(OP_SUM, K_F64);
+    k_dot_range(K_F64, &acc, da, db, 0, 2);
+    k_dot_finish(K_F64, &acc, &dr);
+    CHECK_REAL(dr, 10, 1e-15);
+    int64_t la[2] = {(int64_t)1 << 40, 3}, lb[2] = {2, -3}, lr;
+    acc = k_reduce_init(OP_SUM, K_I64);
+    k_dot_range(K_I64, &acc, la, lb, 0, 2);
+    k_dot_finish(K_I64, &acc, &lr);
+    CHECK_INT(lr, ((int64_t)1 << 41) - 9);
+}
+
+static void test_linalg(void)
+{
+    /* [[1,2,3],[4,5,6]] @ [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] */
+    int32_t a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, c[4] = {0};
+    k_matmul(K_I32, c, a, b, 2, 3, 2, 0, 4);
+    CHECK_INT(c[0], 58);
+    CHECK_INT(c[1], 64);
+    CHECK_INT(c[2], 139);
+    CHECK_INT(c[3], 154);
+    int32_t c2[4] = {-1, -1, -1, -1};
+    k_matmul(K_I32, c2, a, b, 2, 3, 2, 1, 3); /* a share: elements 1 and 2 */
+    CHECK_INT(c2[0], -1);
+    CHECK_INT(c2[1], 64);
+    CHECK_INT(c2[2], 139);
+    CHECK_INT(c2[3], -1);
+    /* matrix @ vector: [[1,2,3],[4,5,6]] @ [1,0,-1] = [-2,-2] */
+    float fa[6] = {1, 2, 3, 4, 5, 6}, fv[3] = {1, 0, -1}, fr[2];
+    k_matmul(K_F32, fr, fa, fv, 2, 3, 1, 0, 2);
+    CHECK_REAL(fr[0], -2, 0);
+    CHECK_REAL(fr[1], -2, 0);
+    double da[4] = {0.5, 1, 2, 4}, db[4] = {2, 0, 0, 0.25}, dr[4];
+    k_matmul(K_F64, dr, da, db, 2, 2, 2, 0, 4);
+    CHECK_REAL(dr[0], 1, 0);
+    CHECK_REAL(dr[1], 0.25, 0);
+    CHECK_REAL(dr[2], 4, 0);
+    CHECK_REAL(dr[3], 1, 0);
+    int64_t la[1] = {(int64_t)1 << 62}, lb[1] = {4}, lr[1];
+    k_matmul(K_I64, lr, la, lb, 1, 1, 1, 0, 1);
+    CHECK_INT(lr[0], 0); /* 2^64 wraps */
+
+    /* transpose [2,3] -> [3,2] */
+    int32_t t[6];
+    k_transpose(K_I32, t, a, 2, 3, 0, 6);
+    const int32_t want[6] = {1, 4, 2, 5, 3, 6};
+    for (int i = 0; i < 6; i++)
+        CHECK_INT(t[i], want[i]);
+    uint8_t bm[6] = {1, 0, 0, 1, 1, 0}, bt[6];
+    k_transpose(K_BOOL, bt, bm, 3, 2, 0, 6); /* [3,2] -> [2,3] */
+    const uint8_t bwant[6] = {1, 0, 1, 0, 1, 0};
+    for (int i = 0; i < 6; i++)
+        CHECK_INT(bt[i], bwant[i]);
+    double dt[4];
+    k_transpose(K_F64, dt, da, 2, 2, 0, 4);
+    CHECK_REAL(dt[1], 2, 0);
+    CHECK_REAL(dt[2], 1, 0);
+}
+
+int main(void)
+{
+    test_integer_binary();
+    test_real_binary();
+    test_bool_ops();
+    test_unary();
+    test_broadcast_and_ranges();
+    test_casts();
+    test_make_and_move();
+    test_reductions();
+    test_f32_sum_precision();
+    test_shares();
+    test_dot();
+    test_linalg();
+    return test_finish("test_kernels");
+}
