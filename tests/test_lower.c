@@ -1,0 +1,329 @@
+/* test_lower.c: the lowering, pinned two ways.
+ *
+ * 1. Golden listings: every tests/dump/NAME.cfx is compiled and its dump compared whole with
+ *    tests/dump/NAME.dump, written by hand from the lowering rules in lower.c (a folded
+ *    branch leaves no record; a loop is TICK, test, JUMP_FALSE, body, JUMP back; ...).
+ * 2. Runs: small graphs over i32 scalars run on the CPU executor, each expected result worked
+ *    out by hand in the comment beside it. These pin what the records mean (loop bounds,
+ *    negative steps, break/continue/return, switch tables, short-circuit conditions that
+ *    guard an index, inlined calls that assign their parameters), not how they look.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "exec.h"
+#include "strbuf.h"
+#include "testutil.h"
+
+#define MAXV 4
+
+typedef struct run_case {
+    const char *name;
+    const char *src;
+    int32_t in[MAXV];
+    cfx_status status;
+    int32_t out[MAXV];
+} run_case;
+
+/* ---- runs ---------------------------------------------------------------------------------- */
+static const char *const SPEC_EXAMPLE =
+    "graph if_in_while(x: i32, y: i32, i: i32) -> (out: i32) {\n"
+    "  out = x\n"
+    "  while i < 3 {\n"
+    "    if x + i < y {\n"
+    "      out = out + x\n"
+    "    } else {\n"
+    "      out = out + y\n"
+    "    }\n"
+    "    out = out + 1\n"
+    "    i = i + 1\n"
+    "  }\n"
+    "}\n";
+
+static const char *const NEG_STEP =
+    "graph f(n: i32) -> (s: i32) { s = 0; for i in range(n, 0, -2) { s = s + i } }\n";
+
+static const char *const COMPUTED_STEP =
+    "graph f(a: i32, b: i32, st: i32) -> (s: i32) { s = 0\n for i in range(a, b, st) { s = s + 1 } }\n";
+
+static const char *const BREAK_CONTINUE =
+    "graph f(n: i32) -> (s: i32) {\n"
+    "  s = 0; i = 0\n"
+    "  while true {\n"
+    "    i = i + 1\n"
+    "    if i > n { break }\n"
+    "    if i % 2 == 0 { continue }\n"
+    "    s = s + i\n"
+    "  }\n"
+    "}\n";
+
+static const char *const RETURN_IN_LOOP =
+    "graph f(n: i32) -> (r: i32) {\n"
+    "  r = -1\n"
+    "  for i in range(0, 100) {\n"
+    "    if i * i >= n { r = i; return }\n"
+    "  }\n"
+    "}\n";
+
+static const char *const SWITCH_DENSE =
+    "graph f(x: i32) -> (r: i32) {\n"
+    "  switch x { case -1 { r = 10 } case 0 { r = 20 } case 2 { r = 30 } default { r = 40 } }\n"
+    "}\n";
+
+static const char *const SWITCH_SPARSE =
+    "graph f(x: i32) -> (r: i32) {\n"
+    "  r = 0\n"
+    "  switch x { case 1000000 { r = 1 } case -5 { r = 2 } }\n"
+    "}\n";
+
+static const char *const SHORT_CIRCUIT =
+    "graph f(i: i32) -> (r: i32, s: i32, t: i32) {\n"
+    "  x = iota(i32[4])\n"
+    "  r = 0; s = 0; t = 0\n"
+    "  if i < 4 and x[i] > 1 { r = 1 }\n"
+    "  if i >= 4 or x[i] == 0 { s = 1 }\n"
+    "  c = i < 4 and x[i] > 1\n"
+    "  if not c { t = 1 }\n"
+    "}\n";
+
+static const char *const INLINE =
+    "graph main(a: i32) -> (r: i32, q: i32, m: i32, keep: i32) {\n"
+    "  r = twice(a) + 1\n"
+    "  q, m = divmod(a, 3)\n"
+    "  keep = a\n"
+    "}\n"
+    "graph twice(x: i32) -> (y: i32) { x = x * 2; y = x }\n"
+    "graph divmod(a: i32, b: i32) -> (q: i32, m: i32) {\n"
+    "  q = a / b; m = a % b\n"
+    "  if m < 0 { return }\n"
+    "  q = q + 100\n"
+    "}\n";
+
+static const char *const FOR_EACH =
+    "graph f(k: i32) -> (s: i32, t: i32) {\n"
+    "  x = iota(i32[4])\n"
+    "  s = 0; t = 0\n"
+    "  for r in x { s = s + r * r }\n"
+    "  for r in x { x[0] = k; t = t + r }\n"
+    "  t = t + x[0]\n"
+    "}\n";
+
+static const char *const DIVIDE =
+    "graph f(a: i32, b: i32) -> (q: i32, m: i32) { q = a / b; m = a % b }\n";
+
+static const char *const LOOP_VAR_ASSIGNED =
+    "graph f(n: i32) -> (s: i32) { s = 0; for i in range(0, n) { s = s + i; i = i + 10 } }\n";
+
+static const char *const NESTED =
+    "graph f(n: i32) -> (s: i32) {\n"
+    "  s = 0\n"
+    "  for i in range(0, n) {\n"
+    "    for j in range(0, n) { if j > i { break }; s = s + 1 }\n"
+    "  }\n"
+    "}\n";
+
+static const char *const ELIF =
+    "graph f(x: i32) -> (r: i32) { if x < 0 { r = -1 } elif x == 0 { r = 0 } else { r = 1 } }\n";
+
+static const char *const ASSERT =
+    "graph f(a: i32) -> (r: i32) { assert(a > 0, \"a must be positive\"); r = a }\n";
+
+static const char *const MATRIX =
+    "graph f(k: i32) -> (r: i32, t01: i32) {\n"
+    "  m = ones(i32[2, 2])\n"
+    "  m = m @ m\n"
+    "  m = m @ m\n"
+    "  r = sum(m) + k\n"
+    "  t = iota(i32[2, 2])\n"
+    "  t = transpose(t)\n"
+    "  t01 = t[0][1]\n"
+    "}\n";
+
+static const char *const SET_ROW =
+    "graph f(a: i32) -> (r: i32, w: i32) {\n"
+    "  x = zeros(i32[3])\n"
+    "  x[a] = 5\n"
+    "  r = x[2]\n"
+    "  w = sum(where(iota(i32[5]) > 2, 1, 0))\n"
+    "}\n";
+
+static const char *const FOLDED =
+    "graph f(a: i32) -> (r: i32) {\n"
+    "  x = 0; y = 1\n"
+    "  if x < y + 1 { r = a } else { r = 1.5 }\n"
+    "  while false { r = r + bogus(1) }\n"
+    "  c = true\n"
+    "  while c { c = false; r = r + 1 }\n"
+    "}\n";
+
+static const run_case runs[] = {
+    /* the spec's example: out = 5 for x=0 y=1 i=0; i=3 never enters the loop */
+    {"spec", SPEC_EXAMPLE, {0, 1, 0}, CFX_OK, {5}},
+    {"spec no iteration", SPEC_EXAMPLE, {7, 1, 3}, CFX_OK, {7}},
+    /* 7 + 5 + 3 + 1 */
+    {"negative step", NEG_STEP, {7}, CFX_OK, {16}},
+    {"negative step, empty", NEG_STEP, {0}, CFX_OK, {0}},
+    /* 0 3 6 9; 10 7 4 1; step 0 stops with value; a negative step away from b runs 0 times */
+    {"computed step up", COMPUTED_STEP, {0, 10, 3}, CFX_OK, {4}},
+    {"computed step down", COMPUTED_STEP, {10, 0, -3}, CFX_OK, {4}},
+    {"computed step zero", COMPUTED_STEP, {0, 10, 0}, CFX_STOP_VALUE, {0}},
+    {"computed step wrong way", COMPUTED_STEP, {0, 10, -1}, CFX_OK, {0}},
+    /* odd i up to 5: 1 + 3 + 5 */
+    {"break and continue", BREAK_CONTINUE, {5}, CFX_OK, {9}},
+    /* first i with i*i >= 10 is 4; none below 100 reaches 20000 */
+    {"return in loop", RETURN_IN_LOOP, {10}, CFX_OK, {4}},
+    {"return never taken", RETURN_IN_LOOP, {20000}, CFX_OK, {-1}},
+    {"switch -1", SWITCH_DENSE, {-1}, CFX_OK, {10}},
+    {"switch 0", SWITCH_DENSE, {0}, CFX_OK, {20}},
+    {"switch hole", SWITCH_DENSE, {1}, CFX_OK, {40}},
+    {"switch 2", SWITCH_DENSE, {2}, CFX_OK, {30}},
+    {"switch above", SWITCH_DENSE, {3}, CFX_OK, {40}},
+    {"switch far below", SWITCH_DENSE, {INT32_MIN}, CFX_OK, {40}},
+    {"sparse switch 1000000", SWITCH_SPARSE, {1000000}, CFX_OK, {1}},
+    {"sparse switch -5", SWITCH_SPARSE, {-5}, CFX_OK, {2}},
+    {"sparse switch none", SWITCH_SPARSE, {0}, CFX_OK, {0}},
+    /* x = [0 1 2 3]. i=4: x[4] is never read. i=-1: x[-1] = 3. i=-5: out of range */
+    {"short circuit 2", SHORT_CIRCUIT, {2}, CFX_OK, {1, 0, 0}},
+    {"short circuit 1", SHORT_CIRCUIT, {1}, CFX_OK, {0, 0, 1}},
+    {"short circuit 0", SHORT_CIRCUIT, {0}, CFX_OK, {0, 1, 1}},
+    {"short circuit guards", SHORT_CIRCUIT, {4}, CFX_OK, {0, 1, 1}},
+    {"short circuit negative", SHORT_CIRCUIT, {-1}, CFX_OK, {1, 0, 0}},
+    {"short circuit out of range", SHORT_CIRCUIT, {-5}, CFX_STOP_INDEX, {0}},
+    /* twice(7) = 14, +1; 7 / 3 = 2, 7 % 3 = 1 (no return: q + 100); a unchanged.
+     * -7: -7/3 = -2, -7%3 = -1 < 0: return early with q = -2 */
+    {"inline", INLINE, {7}, CFX_OK, {15, 102, 1, 7}},
+    {"inline with return", INLINE, {-7}, CFX_OK, {-13, -2, -1, -7}},
+    /* 0+1+4+9; the second loop sees the rows as they were: 0+1+2+3, then x[0] = k = 100 */
+    {"for each", FOR_EACH, {100}, CFX_OK, {14, 106}},
+    {"divide", DIVIDE, {-7, 2}, CFX_OK, {-3, -1}},
+    {"divide by zero", DIVIDE, {7, 0}, CFX_STOP_DIVIDE, {0}},
+    /* assigning i does not change the iterations: 0+1+2+3+4 */
+    {"loop var assigned", LOOP_VAR_ASSIGNED, {5}, CFX_OK, {10}},
+    /* 1 + 2 + 3 + 4 */
+    {"nested break", NESTED, {4}, CFX_OK, {10}},
+    {"elif -", ELIF, {-3}, CFX_OK, {-1}},
+    {"elif 0", ELIF, {0}, CFX_OK, {0}},
+    {"elif +", ELIF, {3}, CFX_OK, {1}},
+    {"assert ok", ASSERT, {2}, CFX_OK, {2}},
+    {"assert fails", ASSERT, {0}, CFX_STOP_ASSERT, {0}},
+    /* ones @ ones = all 2; again: 2*2+2*2 = 8 each, sum 32; transpose of [[0,1],[2,3]] */
+    {"matmul in place", MATRIX, {1}, CFX_OK, {33, 2}},
+    /* x[-1] is x[2]; w: iota 0..4 > 2 at 3 and 4 */
+    {"set row -1", SET_ROW, {-1}, CFX_OK, {5, 2}},
+    {"set row 2", SET_ROW, {2}, CFX_OK, {5, 2}},
+    {"set row 0", SET_ROW, {0}, CFX_OK, {0, 2}},
+    {"set row out of range", SET_ROW, {3}, CFX_STOP_INDEX, {0}},
+    /* the else branch (a type error) and the while-false body (an unknown op) are dropped */
+    {"folded", FOLDED, {41}, CFX_OK, {42}},
+};
+
+static void run_one(const run_case *rc)
+{
+    compiled_module m;
+    char *diags = NULL;
+    if (!CHECK(compile_source(NULL, rc->name, rc->src, strlen(rc->src), &m, &diags) == 0)) {
+        fprintf(stderr, "%s:\n%s", rc->name, diags ? diags : "");
+        free(diags);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    int32_t in[MAXV], out[MAXV];
+    void *ip[MAXV], *op[MAXV];
+    CHECK(p->ninputs <= MAXV && p->nresults <= MAXV);
+    for (int i = 0; i < MAXV; i++) {
+        in[i] = rc->in[i];
+        out[i] = -12345;
+        ip[i] = &in[i];
+        op[i] = &out[i];
+    }
+    exec_run r;
+    memset(&r, 0, sizeof r);
+    r.prog = p;
+    r.inputs = ip;
+    r.results = op;
+    r.max_iters = 1000000;
+    exec_outcome o;
+    memset(&o, 0, sizeof o);
+    cpu_run(&r, &o);
+    if (!CHECK_INT(o.status, rc->status))
+        fprintf(stderr, "  in case '%s'\n", rc->name);
+    if (rc->status == CFX_OK)
+        for (int i = 0; i < p->nresults; i++)
+            if (!CHECK_INT(out[i], rc->out[i]))
+                fprintf(stderr, "  in case '%s', result %d\n", rc->name, i);
+    compiled_module_free(&m);
+}
+
+/* ---- golden listings -------------------------------------------------------------------------- */
+static void golden(const char *dir, const char *base)
+{
+    char path[1024], want_path[1024];
+    snprintf(path, sizeof path, "%s/%s.cfx", dir, base);
+    snprintf(want_path, sizeof want_path, "%s/%s.dump", dir, base);
+    long len = 0, wlen = 0;
+    char *src = test_read_file(path, &len);
+    char *want = test_read_file(want_path, &wlen);
+    if (!CHECK(src != NULL) || !CHECK(want != NULL)) {
+        fprintf(stderr, "  cannot read %s or %s\n", path, want_path);
+        free(src);
+        free(want);
+        return;
+    }
+    compiled_module m;
+    char *diags = NULL;
+    /* the file name in messages is the base name, so the golden does not depend on paths */
+    if (!CHECK(compile_source(NULL, base, src, (size_t)len, &m, &diags) == 0)) {
+        fprintf(stderr, "%s", diags ? diags : "");
+        free(diags);
+        free(src);
+        free(want);
+        return;
+    }
+    strbuf got = {0};
+    for (int i = 0; i < m.ngraphs; i++)
+        prog_dump(m.graphs[i].prog, &got);
+    if (!CHECK_STR(sb_str(&got), want))
+        fprintf(stderr, "  golden %s differs; got:\n%s", want_path, sb_str(&got));
+    sb_free(&got);
+    compiled_module_free(&m);
+    free(src);
+    free(want);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+        run_one(&runs[i]);
+
+    const char *dir = CFX_SOURCE_DIR "/tests/dump";
+    DIR *dp = opendir(dir);
+    CHECK(dp != NULL);
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while (dp && (de = readdir(dp)) != NULL && n < 256) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && strcmp(de->d_name + l - 4, ".cfx") == 0) {
+            names[n] = malloc(l - 3);
+            if (!names[n])
+                break;
+            memcpy(names[n], de->d_name, l - 4);
+            names[n][l - 4] = '\0';
+            n++;
+        }
+    }
+    if (dp)
+        closedir(dp);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    CHECK(n >= 3);
+    for (int i = 0; i < n; i++) {
+        golden(dir, names[i]);
+        free(names[i]);
+    }
+    return test_finish("test_lower");
+}
