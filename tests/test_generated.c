@@ -1,0 +1,166 @@
+/* test_generated.c: a few hundred random programs (tests/gen_programs.h) on the cpu executor,
+ * each checked against the generator's own evaluator of the same tree: the status, the line
+ * of the statement that stopped the run, the loop iterations, and every result bit for bit
+ * (the generated f32 arithmetic is + - * and sums, which C and cfx both round the same way).
+ * Also: a second run gives identical results, and a stopped run leaves the caller's result
+ * buffers untouched. Some programs run under an iteration budget, so `limit` comes up too.
+ *
+ * `test_generated SEED` runs one program and prints its source, for debugging. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "gen_programs.h"
+#include "testutil.h"
+
+#define PROGRAMS 400
+#define SENTINEL 0xA5
+
+typedef struct bufs {
+    gen_inputs in;
+    gen_results res;
+} bufs;
+
+static int bind_all(cfx_exec *e, bufs *b)
+{
+    int rc = 0;
+    rc |= cfx_bind(e, "a", &b->in.a, sizeof b->in.a);
+    rc |= cfx_bind(e, "b", &b->in.b, sizeof b->in.b);
+    rc |= cfx_bind(e, "n", &b->in.n, sizeof b->in.n);
+    rc |= cfx_bind(e, "x", &b->in.x, sizeof b->in.x);
+    rc |= cfx_bind(e, "v", b->in.v, sizeof b->in.v);
+    rc |= cfx_bind(e, "w", b->in.w, sizeof b->in.w);
+    rc |= cfx_bind(e, "r0", &b->res.r0, sizeof b->res.r0);
+    rc |= cfx_bind(e, "r1", &b->res.r1, sizeof b->res.r1);
+    rc |= cfx_bind(e, "r2", b->res.r2, sizeof b->res.r2);
+    rc |= cfx_bind(e, "r3", b->res.r3, sizeof b->res.r3);
+    return rc;
+}
+
+/* Bitwise equal, except that any two NaNs are equal. */
+static int same_f32(float a, float b)
+{
+    if (a != a && b != b) return 1;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static int same_results(const gen_results *x, const gen_results *y)
+{
+    if (x->r0 != y->r0 || !same_f32(x->r1, y->r1)) return 0;
+    for (int i = 0; i < GEN_LEN; i++)
+        if (x->r2[i] != y->r2[i] || !same_f32(x->r3[i], y->r3[i])) return 0;
+    return 1;
+}
+
+static int all_sentinel(const gen_results *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    for (size_t i = 0; i < sizeof *r; i++)
+        if (p[i] != SENTINEL) return 0;
+    return 1;
+}
+
+/* One program; returns the number of failed checks it added. */
+static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
+{
+    int failures_before = test_failures;
+    gen_prog *g = (gen_prog *)malloc(sizeof *g);
+    char *src = NULL, *diags = NULL;
+    cfx_module *m = NULL;
+    cfx_exec *e = NULL;
+    char *err = NULL;
+    gen_outcome want;
+    bufs b1, b2;
+    int64_t budget = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
+
+    if (!CHECK(g != NULL)) goto done;
+    gen_make(g, seed);
+    src = gen_text(g);
+    if (!CHECK(src != NULL)) goto done;
+    if (verbose) printf("%s", src);
+    gen_inputs_make(seed, &b1.in);
+    if (!CHECK(gen_eval(g, &b1.in, budget, &want) == 0)) goto done;
+
+    m = cfx_compile_string(NULL, "gen.cfx", src, strlen(src), &diags);
+    if (!m) {
+        fprintf(stderr, "seed %llu: does not compile:\n%s\n%s", (unsigned long long)seed,
+                diags ? diags : "", src);
+        CHECK(m != NULL);
+        goto done;
+    }
+    e = cfx_exec_new(m, cfx_graph_find(m, NULL), CFX_BACKEND_CPU, &err);
+    if (!CHECK(e != NULL)) goto done;
+    cfx_set_max_iters(e, budget);
+
+    memset(&b1.res, SENTINEL, sizeof b1.res);
+    if (!CHECK(bind_all(e, &b1) == 0)) goto done;
+    cfx_status s1 = cfx_run(e);
+    int line = 0, col = 0;
+    cfx_exec_position(e, &line, &col);
+    int64_t iters = cfx_exec_iterations(e);
+
+    b2.in = b1.in;
+    memset(&b2.res, SENTINEL, sizeof b2.res);
+    if (!CHECK(bind_all(e, &b2) == 0)) goto done;
+    cfx_status s2 = cfx_run(e);
+    int line2 = 0, col2 = 0;
+    cfx_exec_position(e, &line2, &col2);
+
+    CHECK_INT(s1, want.status);
+    if (s1 >= CFX_OK && s1 <= CFX_ERROR) by_status[s1]++;
+    CHECK(s1 >= CFX_OK && s1 <= CFX_STOP_LIMIT);
+    CHECK_INT(iters, want.iterations);
+    /* determinism: the second run ends the same way */
+    CHECK_INT(s2, s1);
+    CHECK_INT(line2, line);
+    CHECK_INT(col2, col);
+    if (s1 == CFX_OK) {
+        CHECK(same_results(&b1.res, &want.res));
+        CHECK(same_results(&b2.res, &b1.res));
+    } else {
+        (*stops)++;
+        CHECK_INT(line, want.line);
+        CHECK(all_sentinel(&b1.res)); /* a stopped run writes no results */
+        CHECK(all_sentinel(&b2.res));
+        CHECK(cfx_exec_message(e)[0] != '\0');
+    }
+    if (test_failures != failures_before && !verbose) {
+        fprintf(stderr, "seed %llu failed (status %s, want %s; line %d, want %d; iterations %lld, want %lld); "
+                        "run `test_generated %llu` to see the program\n",
+                (unsigned long long)seed, cfx_status_name(s1), cfx_status_name(want.status), line,
+                want.line, (long long)iters, (long long)want.iterations, (unsigned long long)seed);
+    }
+done:
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    cfx_free(diags);
+    cfx_free(err);
+    free(src);
+    free(g);
+    return test_failures - failures_before;
+}
+
+int main(int argc, char **argv)
+{
+    int stops = 0, failed = 0, by_status[CFX_ERROR + 1] = {0};
+    if (argc > 1) {
+        check_program(strtoull(argv[1], NULL, 10), 1, &stops, by_status);
+        return test_finish("test_generated");
+    }
+    for (uint64_t seed = 0; seed < PROGRAMS; seed++)
+        failed += check_program(seed, 0, &stops, by_status) != 0;
+    /* the generator must reach both ends: runs that finish and runs that stop */
+    CHECK(stops > PROGRAMS / 20);
+    CHECK(stops < PROGRAMS - PROGRAMS / 5);
+    /* every kind of stop the generator aims at comes up */
+    CHECK(by_status[CFX_STOP_ASSERT] > 0);
+    CHECK(by_status[CFX_STOP_INDEX] > 0);
+    CHECK(by_status[CFX_STOP_DIVIDE] > 0);
+    CHECK(by_status[CFX_STOP_VALUE] > 0);
+    CHECK(by_status[CFX_STOP_LIMIT] > 0);
+    printf("%d programs, %d stopped, %d failed; by status:", PROGRAMS, stops, failed);
+    for (int s = CFX_OK; s <= CFX_STOP_LIMIT; s++) printf(" %s %d", cfx_status_name((cfx_status)s), by_status[s]);
+    printf("\n");
+    return test_finish("test_generated");
+}
