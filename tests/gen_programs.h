@@ -515,7 +515,7 @@ static int gen_block(gen_prog *g, int depth, int in_loop)
 }
 
 /* Builds program `seed` into *g (a large struct: allocate it). */
-static void gen_make(gen_prog *g, uint64_t seed)
+static inline void gen_make(gen_prog *g, uint64_t seed)
 {
     static const struct { const char *name; int type; } fixed[] = {
         {"a", GT_I}, {"b", GT_I}, {"n", GT_I}, {"x", GT_F}, {"v", GT_VI}, {"w", GT_VF},
@@ -725,7 +725,7 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
 }
 
 /* The program's source (malloc'd; the caller frees), and records each statement's line. */
-static char *gen_text(gen_prog *g)
+static inline char *gen_text(gen_prog *g)
 {
     gen_buf b = {NULL, 0, 0, 1};
     gen_put(&b, "# generated program, seed %llu\n", (unsigned long long)g->seed);
@@ -738,7 +738,7 @@ static char *gen_text(gen_prog *g)
 
 /* Inputs drawn from the seed: small values, so that zeros (divisors, steps) and
  * out-of-range indices come up often. */
-static void gen_inputs_make(uint64_t seed, gen_inputs *in)
+static inline void gen_inputs_make(uint64_t seed, gen_inputs *in)
 {
     uint64_t s = seed ^ 0x5eedull;
     in->a = (int32_t)(gen_next(&s) % 11) - 5;
@@ -1076,7 +1076,7 @@ static int gen_find_var(const gen_prog *g, const char *name)
 
 /* Runs program g (after gen_text, which fixes the lines) on `in` with budget max_iters
  * (0: none) and fills *out. The state is large: it lives on the heap. */
-static int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters, gen_outcome *out)
+static inline int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters, gen_outcome *out)
 {
     gen_state *st = (gen_state *)calloc(1, sizeof *st);
     if (!st) return -1;

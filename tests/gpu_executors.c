@@ -1,0 +1,468 @@
+/* gpu_executors.c: every CUDA executor against the cpu executor, as ggml's test-backend-ops
+ * runs every backend against its CPU backend.
+ *
+ * Runs every .cfx file in graphs/ with the inputs of each of its `# run:` lines (graphs/README.md)
+ * and the generated programs of tests/gen_programs.h on each available CUDA backend
+ * (cuda-host, cuda-graph, cuda-persistent), and requires what the cpu executor gives: the same
+ * status, position and stop message, integer and bool results identical, reals within 1e-5
+ * relative (`|got - want| <= tol * max(1, |want|)`, or the file's `# tol:`), the same print
+ * lines (numbers in them within the same tolerance). Then a budget and a cancel from another
+ * thread on a long loop. Exits 77 with the reason when no CUDA backend can run here.
+ *
+ * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program. */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfx.h"
+#include "gen_programs.h"
+#include "npy.h"
+#include "testutil.h"
+#include "value.h"
+
+#define GENERATED 300
+#define MAX_INPUTS 32
+#define DEFAULT_TOL 1e-5
+
+static const cfx_backend gpu_backends[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
+                                           CFX_BACKEND_CUDA_PERSISTENT};
+#define NGPU ((int)(sizeof gpu_backends / sizeof gpu_backends[0]))
+static int gpu_ok[NGPU];
+
+/* ---- one run and what it produced ------------------------------------------------------ */
+
+typedef struct outcome {
+    cfx_status status;
+    int line, col;
+    char message[512];
+    char error[512];
+    void *results[MAX_INPUTS];
+    size_t result_bytes[MAX_INPUTS];
+    char *prints; /* every printed line, each ending in '\n' */
+    size_t prints_len;
+} outcome;
+
+static void collect_print(void *user, const char *line)
+{
+    outcome *o = (outcome *)user;
+    size_t n = strlen(line);
+    char *p = (char *)realloc(o->prints, o->prints_len + n + 2);
+    if (!p) return;
+    memcpy(p + o->prints_len, line, n);
+    p[o->prints_len + n] = '\n';
+    p[o->prints_len + n + 1] = '\0';
+    o->prints = p;
+    o->prints_len += n + 1;
+}
+
+static void outcome_free(outcome *o)
+{
+    for (int i = 0; i < MAX_INPUTS; i++) free(o->results[i]);
+    free(o->prints);
+    memset(o, 0, sizeof *o);
+}
+
+/* Runs graph `graph` of m on backend with inputs[i] for input i; fills *o. Returns -1 when the
+ * executor could not be made or the run failed with CFX_ERROR (the reason is in o->error). */
+static int run_on(cfx_module *m, int graph, cfx_backend backend, void *const *inputs,
+                  int64_t max_iters, outcome *o)
+{
+    char *err = NULL;
+    int rc = -1;
+    memset(o, 0, sizeof *o);
+    cfx_exec *e = cfx_exec_new(m, graph, backend, &err);
+    if (!e) {
+        snprintf(o->error, sizeof o->error, "%s", err ? err : "cfx_exec_new failed");
+        cfx_free(err);
+        return -1;
+    }
+    int nin = cfx_input_count(m, graph), nres = cfx_result_count(m, graph);
+    if (nin > MAX_INPUTS || nres > MAX_INPUTS) {
+        snprintf(o->error, sizeof o->error, "too many inputs or results for this test");
+        goto done;
+    }
+    for (int i = 0; i < nin; i++) {
+        cfx_type t = cfx_input_type(m, graph, i);
+        size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
+        if (cfx_bind(e, cfx_input_name(m, graph, i), inputs[i], bytes) != 0) {
+            snprintf(o->error, sizeof o->error, "bind %s: %s", cfx_input_name(m, graph, i), cfx_exec_error(e));
+            goto done;
+        }
+    }
+    for (int i = 0; i < nres; i++) {
+        cfx_type t = cfx_result_type(m, graph, i);
+        size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
+        o->results[i] = malloc(bytes ? bytes : 1);
+        o->result_bytes[i] = bytes;
+        if (!o->results[i]) goto done;
+        memset(o->results[i], 0xA5, bytes);
+        if (cfx_bind(e, cfx_result_name(m, graph, i), o->results[i], bytes) != 0) {
+            snprintf(o->error, sizeof o->error, "bind %s: %s", cfx_result_name(m, graph, i), cfx_exec_error(e));
+            goto done;
+        }
+    }
+    cfx_set_max_iters(e, max_iters);
+    cfx_set_print(e, collect_print, o);
+    o->status = cfx_run(e);
+    cfx_exec_position(e, &o->line, &o->col);
+    snprintf(o->message, sizeof o->message, "%s", cfx_exec_message(e));
+    if (o->status == CFX_ERROR) {
+        snprintf(o->error, sizeof o->error, "%s", cfx_exec_error(e));
+        goto done;
+    }
+    rc = 0;
+done:
+    cfx_exec_free(e);
+    return rc;
+}
+
+/* ---- comparing --------------------------------------------------------------------------- */
+
+static int close_enough(double got, double want, double tol)
+{
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    return fabs(got - want) <= tol * fmax(1.0, fabs(want));
+}
+
+/* Text equal, except that numbers (as strtod reads them) need only be close. */
+static int same_text(const char *a, const char *b, double tol)
+{
+    while (*a && *b) {
+        int num_a = (*a >= '0' && *a <= '9') || ((*a == '-' || *a == '.') && a[1] >= '0' && a[1] <= '9');
+        int num_b = (*b >= '0' && *b <= '9') || ((*b == '-' || *b == '.') && b[1] >= '0' && b[1] <= '9');
+        if (num_a && num_b) {
+            char *ea, *eb;
+            double x = strtod(a, &ea), y = strtod(b, &eb);
+            if (!close_enough(x, y, tol)) return 0;
+            a = ea;
+            b = eb;
+            continue;
+        }
+        if (*a != *b) return 0;
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+/* Compares a backend's outcome with the cpu's; prints what differs under `what`. */
+static int same_outcome(cfx_module *m, int graph, const outcome *want, const outcome *got, double tol,
+                        const char *what)
+{
+    int ok = 1;
+    if (got->status != want->status || got->line != want->line || got->col != want->col ||
+        strcmp(got->message, want->message) != 0) {
+        fprintf(stderr, "%s: status %s at %d:%d \"%s\", cpu %s at %d:%d \"%s\"\n", what,
+                cfx_status_name(got->status), got->line, got->col, got->message,
+                cfx_status_name(want->status), want->line, want->col, want->message);
+        ok = 0;
+    }
+    if (!same_text(got->prints ? got->prints : "", want->prints ? want->prints : "", tol)) {
+        fprintf(stderr, "%s: printed\n%s--- cpu printed\n%s---\n", what, got->prints ? got->prints : "",
+                want->prints ? want->prints : "");
+        ok = 0;
+    }
+    if (want->status != CFX_OK || got->status != CFX_OK) return ok;
+    for (int i = 0; i < cfx_result_count(m, graph); i++) {
+        cfx_type t = cfx_result_type(m, graph, i);
+        int64_t n = cfx_type_count(&t);
+        const void *g = got->results[i], *w = want->results[i];
+        for (int64_t k = 0; k < n; k++) {
+            int same;
+            double gv = 0, wv = 0;
+            switch (t.dtype) {
+            case CFX_F32: gv = ((const float *)g)[k]; wv = ((const float *)w)[k]; same = close_enough(gv, wv, tol); break;
+            case CFX_F64: gv = ((const double *)g)[k]; wv = ((const double *)w)[k]; same = close_enough(gv, wv, tol); break;
+            case CFX_I32: gv = ((const int32_t *)g)[k]; wv = ((const int32_t *)w)[k]; same = ((const int32_t *)g)[k] == ((const int32_t *)w)[k]; break;
+            case CFX_I64: gv = (double)((const int64_t *)g)[k]; wv = (double)((const int64_t *)w)[k]; same = ((const int64_t *)g)[k] == ((const int64_t *)w)[k]; break;
+            default: gv = ((const uint8_t *)g)[k]; wv = ((const uint8_t *)w)[k]; same = gv == wv; break;
+            }
+            if (!same) {
+                fprintf(stderr, "%s: result %s[%lld] = %.17g, cpu %.17g\n", what, cfx_result_name(m, graph, i),
+                        (long long)k, gv, wv);
+                ok = 0;
+                break;
+            }
+        }
+    }
+    return ok;
+}
+
+/* Runs one set of inputs on the cpu and on every available GPU backend. */
+static void compare_all(cfx_module *m, int graph, void *const *inputs, int64_t max_iters, double tol,
+                        const char *what)
+{
+    outcome want;
+    char label[600];
+    if (run_on(m, graph, CFX_BACKEND_CPU, inputs, max_iters, &want) != 0) {
+        fprintf(stderr, "%s: cpu: %s\n", what, want.error);
+        CHECK(0);
+        outcome_free(&want);
+        return;
+    }
+    for (int b = 0; b < NGPU; b++) {
+        outcome got;
+        if (!gpu_ok[b]) continue;
+        snprintf(label, sizeof label, "%s [%s]", what, cfx_backend_name(gpu_backends[b]));
+        if (run_on(m, graph, gpu_backends[b], inputs, max_iters, &got) != 0) {
+            fprintf(stderr, "%s: %s\n", label, got.error);
+            CHECK(0);
+        } else {
+            CHECK(same_outcome(m, graph, &want, &got, tol, label));
+        }
+        outcome_free(&got);
+    }
+    outcome_free(&want);
+}
+
+/* ---- the files in graphs/ ------------------------------------------------------------------------ */
+
+/* One `# run:` line of file `path` (tokens after "run:"). */
+static void run_line(cfx_module *m, const char *path, char *line, double tol, int lineno)
+{
+    char *tokens[64];
+    int ntok = 0;
+    const char *graph_name = NULL;
+    uint64_t seed = 0;
+    int64_t max_iters = 0;
+    void *inputs[MAX_INPUTS] = {0};
+    char what[512];
+
+    for (char *t = strtok(line, " \t\r\n"); t && ntok < 64; t = strtok(NULL, " \t\r\n")) tokens[ntok++] = t;
+    for (int i = 0; i < ntok; i++) {
+        if (strcmp(tokens[i], "--graph") == 0 && i + 1 < ntok) graph_name = tokens[++i];
+        else if (strcmp(tokens[i], "--seed") == 0 && i + 1 < ntok) seed = strtoull(tokens[++i], NULL, 10);
+        else if (strcmp(tokens[i], "--max-iters") == 0 && i + 1 < ntok) max_iters = strtoll(tokens[++i], NULL, 10);
+    }
+    int graph = cfx_graph_find(m, graph_name);
+    snprintf(what, sizeof what, "%s:%d", path, lineno);
+    if (!CHECK(graph >= 0)) return;
+    int nin = cfx_input_count(m, graph);
+    if (!CHECK(nin <= MAX_INPUTS)) return;
+    uint64_t rng = seed;
+    for (int i = 0; i < nin; i++) {
+        cfx_type t = cfx_input_type(m, graph, i);
+        const char *name = cfx_input_name(m, graph, i);
+        size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
+        const char *value = NULL;
+        char err[256] = "";
+        for (int k = 0; k < ntok; k++) {
+            size_t len = strlen(name);
+            if (strncmp(tokens[k], name, len) == 0 && tokens[k][len] == '=') value = tokens[k] + len + 1;
+        }
+        inputs[i] = calloc(1, bytes ? bytes : 1);
+        if (!CHECK(inputs[i] != NULL)) goto done;
+        if (!value) {
+            fprintf(stderr, "%s: no value for input '%s'\n", what, name);
+            CHECK(0);
+            goto done;
+        }
+        if (strcmp(value, "random") == 0) {
+            value_random(&t, &rng, inputs[i]);
+        } else if (strlen(value) > 4 && strcmp(value + strlen(value) - 4, ".npy") == 0) {
+            char full[1024];
+            snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
+            if (npy_read_file(full, &t, inputs[i], err, sizeof err) != 0) {
+                fprintf(stderr, "%s: %s\n", what, err);
+                CHECK(0);
+                goto done;
+            }
+        } else if (value_parse(value, &t, inputs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "%s: input '%s': %s\n", what, name, err);
+            CHECK(0);
+            goto done;
+        }
+    }
+    compare_all(m, graph, inputs, max_iters, tol, what);
+done:
+    for (int i = 0; i < MAX_INPUTS; i++) free(inputs[i]);
+}
+
+static void check_file(const char *path)
+{
+    long len = 0;
+    char *text = test_read_file(path, &len);
+    char *diags = NULL;
+    double tol = DEFAULT_TOL;
+    if (!CHECK(text != NULL)) return;
+    cfx_module *m = cfx_compile_string(NULL, path, text, (size_t)len, &diags);
+    if (!m) { /* a file that must not compile (`# error:`): nothing to run */
+        cfx_free(diags);
+        free(text);
+        return;
+    }
+    /* `# tol:` first: it applies to the whole file */
+    for (char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, "# tol:", 6) == 0) {
+            double t = strtod(p + 6, NULL);
+            if (t > tol) tol = t;
+        }
+    int lineno = 0;
+    for (char *p = text; p && *p;) {
+        char *end = strchr(p, '\n');
+        lineno++;
+        if (strncmp(p, "# run:", 6) == 0) {
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            char *copy = (char *)malloc(n + 1);
+            if (copy) {
+                memcpy(copy, p, n);
+                copy[n] = '\0';
+                run_line(m, path, copy + 6, tol, lineno);
+                free(copy);
+            }
+        }
+        p = end ? end + 1 : NULL;
+    }
+    cfx_module_free(m);
+    free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void check_graphs_dir(void)
+{
+    char dir[1024], path[2048];
+    char *names[512];
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    if (!CHECK(d != NULL)) return;
+    for (struct dirent *ent; (ent = readdir(d)) != NULL && n < 512;) {
+        size_t len = strlen(ent->d_name);
+        if (len > 4 && strcmp(ent->d_name + len - 4, ".cfx") == 0) names[n++] = strdup(ent->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        check_file(path);
+        free(names[i]);
+    }
+    printf("graphs: %d files\n", n);
+}
+
+/* ---- generated programs ----------------------------------------------------------------- */
+
+static void check_generated(uint64_t seed)
+{
+    gen_prog *g = (gen_prog *)malloc(sizeof *g);
+    gen_inputs in;
+    char *src, *diags = NULL, what[64];
+    if (!CHECK(g != NULL)) return;
+    gen_make(g, seed);
+    src = gen_text(g);
+    gen_inputs_make(seed, &in);
+    snprintf(what, sizeof what, "generated seed %llu", (unsigned long long)seed);
+    cfx_module *m = src ? cfx_compile_string(NULL, "gen.cfx", src, strlen(src), &diags) : NULL;
+    if (!m) {
+        fprintf(stderr, "%s does not compile:\n%s", what, diags ? diags : "");
+        CHECK(0);
+    } else {
+        /* GEN_SIGNATURE's inputs in order: a b n x v w */
+        void *inputs[6] = {&in.a, &in.b, &in.n, &in.x, in.v, in.w};
+        int64_t budget = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
+        compare_all(m, 0, inputs, budget, DEFAULT_TOL, what);
+    }
+    cfx_module_free(m);
+    cfx_free(diags);
+    free(src);
+    free(g);
+}
+
+/* ---- budget and cancel on a long loop --------------------------------------------------- */
+
+static const char *long_loop =
+    "graph spin(n: i32) -> (i: i32) {\n"
+    "  i = 0\n"
+    "  while i < n {\n"
+    "    i = i + 1\n"
+    "  }\n"
+    "}\n";
+
+typedef struct canceller {
+    cfx_exec *e;
+    int delay_ms;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = (canceller *)arg;
+    struct timespec ts = {c->delay_ms / 1000, (long)(c->delay_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    cfx_cancel(c->e);
+    return NULL;
+}
+
+static void check_budget_and_cancel(cfx_backend backend)
+{
+    char *diags = NULL, *err = NULL;
+    int32_t n = 2000000000, i = -1;
+    cfx_module *m = cfx_compile_string(NULL, "spin.cfx", long_loop, strlen(long_loop), &diags);
+    if (!CHECK(m != NULL)) goto done;
+    cfx_exec *e = cfx_exec_new(m, 0, backend, &err);
+    if (!CHECK(e != NULL)) {
+        fprintf(stderr, "%s: %s\n", cfx_backend_name(backend), err ? err : "");
+        goto done;
+    }
+    CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
+    CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
+    /* the budget: 100 TICKs pass, the 101st stops the run, and no result is written */
+    cfx_set_max_iters(e, 100);
+    CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
+    CHECK_INT(cfx_exec_iterations(e), 100);
+    CHECK_INT(i, -1);
+    /* a cancel from another thread stops a loop that would run for a very long time */
+    cfx_set_max_iters(e, 0);
+    canceller c = {e, 200};
+    pthread_t th;
+    if (CHECK(pthread_create(&th, NULL, cancel_later, &c) == 0)) {
+        CHECK_INT(cfx_run(e), CFX_STOP_CANCELLED);
+        pthread_join(th, NULL);
+        CHECK_INT(i, -1);
+    }
+    /* and the executor runs to the end afterwards */
+    n = 50;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(i, 50);
+    CHECK_INT(cfx_exec_iterations(e), 51); /* one TICK per evaluation of the condition */
+    cfx_exec_free(e);
+done:
+    cfx_module_free(m);
+    cfx_free(diags);
+    cfx_free(err);
+}
+
+int main(int argc, char **argv)
+{
+    char why[256];
+    int any = 0;
+    for (int b = 0; b < NGPU; b++) {
+        why[0] = '\0';
+        gpu_ok[b] = cfx_backend_available(gpu_backends[b], why, sizeof why);
+        if (gpu_ok[b]) any = 1;
+        else printf("%s: not available: %s\n", cfx_backend_name(gpu_backends[b]), why);
+    }
+    if (!any) {
+        printf("skipped: no CUDA backend can run here (%s)\n", why);
+        return 77;
+    }
+    if (argc > 2 && strcmp(argv[1], "--seed") == 0) {
+        check_generated(strtoull(argv[2], NULL, 10));
+        return test_finish("gpu_executors");
+    }
+    if (argc > 1) {
+        check_file(argv[1]);
+        return test_finish("gpu_executors");
+    }
+    check_graphs_dir();
+    for (uint64_t seed = 0; seed < GENERATED; seed++) check_generated(seed);
+    printf("generated: %d programs\n", GENERATED);
+    for (int b = 0; b < NGPU; b++)
+        if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b]);
+    return test_finish("gpu_executors");
+}
