@@ -872,8 +872,9 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     }
     if (found) {
         if (found > 1)
-            diag_error(C->d, n->line, n->col, "'%s' takes %d or %d arguments, got %d", n->name, arities[0],
-                       arities[1], n->nlist);
+            diag_error(C->d, n->line, n->col, "'%s' takes %d or %d arguments, got %d", n->name,
+                       arities[0] < arities[1] ? arities[0] : arities[1],
+                       arities[0] < arities[1] ? arities[1] : arities[0], n->nlist);
         else
             diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, arities[0],
                        arities[0] == 1 ? "" : "s", n->nlist);

@@ -1,0 +1,227 @@
+/* test_check.c: the checker's diagnostics and annotations.
+ *
+ * 1. Every tests/diag/NAME.cfx carries its expected errors in `# error: ` comment lines;
+ *    compiling it must give exactly those error lines, in that order (each followed by its
+ *    source line and caret), and nothing else. The path in the messages is
+ *    `tests/diag/NAME.cfx`, as `cfx` prints it when run from the source directory.
+ * 2. Unit checks on the annotated tree: types of expressions (a literal takes the other
+ *    operand's dtype), folded values, and the full text of one diagnostic with its caret.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "compile.h"
+#include "parse.h"
+#include "testutil.h"
+
+/* ---- diagnostics files ------------------------------------------------------------------- */
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void diag_file(const char *name)
+{
+    char path[1024], rel[512];
+    snprintf(rel, sizeof rel, "tests/diag/%s", name);
+    snprintf(path, sizeof path, "%s/%s", CFX_SOURCE_DIR, rel);
+    long len = 0;
+    char *src = test_read_file(path, &len);
+    if (!CHECK(src != NULL))
+        return;
+    /* expected: every `# error: ` line, in order */
+    strbuf want = {0};
+    int nwant = 0;
+    for (const char *p = src; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > 9 && strncmp(p, "# error: ", 9) == 0) {
+            sb_append(&want, p + 9, n - 9);
+            sb_puts(&want, "\n");
+            nwant++;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    CHECK(nwant > 0);
+    compiled_module m;
+    char *diags = NULL;
+    int rc = compile_source(NULL, rel, src, (size_t)len, &m, &diags);
+    if (!CHECK_INT(rc, -1)) {
+        fprintf(stderr, "  %s compiled without errors\n", rel);
+        compiled_module_free(&m);
+    }
+    /* got: the lines that start with the path; every one is followed by source and caret */
+    strbuf got = {0};
+    size_t rl = strlen(rel);
+    for (const char *p = diags ? diags : ""; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > rl && strncmp(p, rel, rl) == 0 && p[rl] == ':') {
+            sb_append(&got, p, n);
+            sb_puts(&got, "\n");
+        }
+        p += n + (end ? 1 : 0);
+    }
+    if (!CHECK_STR(sb_str(&got), sb_str(&want)))
+        fprintf(stderr, "  in %s\n", rel);
+    CHECK_INT(count_lines(diags ? diags : ""), 3 * nwant);
+    sb_free(&want);
+    sb_free(&got);
+    free(diags);
+    free(src);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void all_diag_files(void)
+{
+    DIR *dp = opendir(CFX_SOURCE_DIR "/tests/diag");
+    if (!CHECK(dp != NULL))
+        return;
+    char *names[512];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL && n < 512) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && strcmp(de->d_name + l - 4, ".cfx") == 0 && (names[n] = malloc(l + 1)) != NULL)
+            memcpy(names[n++], de->d_name, l + 1);
+    }
+    closedir(dp);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    CHECK(n >= 20);
+    for (int i = 0; i < n; i++) {
+        diag_file(names[i]);
+        free(names[i]);
+    }
+}
+
+/* ---- annotations --------------------------------------------------------------------------- */
+/* Parses and checks src; returns the module (checked) and the error count in *errors. */
+static ast_module *checked(const char *src, int *errors, char **text)
+{
+    diag d;
+    diag_init(&d, "t.cfx", src, strlen(src));
+    ast_module *m = parse_module(src, strlen(src), &d);
+    CHECK_INT(d.errors, 0);
+    *errors = m ? check_module(m, NULL, &d) : -1;
+    *text = diag_take(&d);
+    diag_free(&d);
+    return m;
+}
+
+/* The value node of statement i of graph 0 (an assignment). */
+static ast_node *value_of(ast_module *m, int i) { return m->graphs[0].body->list[i]->a; }
+
+static void annotations(void)
+{
+    char buf[64];
+    int errors = 0;
+    char *text = NULL;
+    ast_module *m = checked("graph g(x: f32[3], n: i64) -> (r: f32) {\n"
+                            "  a = x * 2\n"          /* 2 takes f32: a is f32[3] */
+                            "  b = n + 1\n"          /* 1 takes i64 */
+                            "  c = 1 + 2.5\n"        /* two literals: the int one becomes f32 */
+                            "  d = len(x) - 1\n"     /* known: 2 */
+                            "  e = sum(x) > 0.5 and d == 2\n"
+                            "  f = -2147483648\n"    /* fits i32 once negated */
+                            "  r = 1\n"              /* a literal takes the result's dtype */
+                            "}\n",
+                            &errors, &text);
+    CHECK_INT(errors, 0);
+    if (text)
+        fprintf(stderr, "%s", text);
+    free(text);
+    if (!m)
+        return;
+    CHECK_STR(check_type_str(&value_of(m, 0)->ty, buf, sizeof buf), "f32[3]");
+    CHECK_STR(check_type_str(&value_of(m, 0)->b->ty, buf, sizeof buf), "f32[]");
+    CHECK_STR(check_type_str(&value_of(m, 1)->ty, buf, sizeof buf), "i64[]");
+    CHECK_STR(check_type_str(&value_of(m, 1)->b->ty, buf, sizeof buf), "i64[]");
+    const check_note *k = value_of(m, 2)->note;
+    CHECK_STR(check_type_str(&value_of(m, 2)->ty, buf, sizeof buf), "f32[]");
+    CHECK(k->known);
+    CHECK_REAL(k->rval, 3.5, 0);
+    k = value_of(m, 3)->note;
+    CHECK(k->known);
+    CHECK_INT(k->ival, 2);
+    CHECK_STR(check_type_str(&value_of(m, 4)->ty, buf, sizeof buf), "bool[]");
+    CHECK(!((const check_note *)value_of(m, 4)->note)->known); /* sum(x) is not known */
+    k = value_of(m, 5)->note;
+    CHECK(k->known);
+    CHECK_INT(k->ival, INT32_MIN);
+    CHECK_STR(check_type_str(&value_of(m, 6)->ty, buf, sizeof buf), "f32[]");
+    ast_module_free(m);
+
+    /* the spec's folding example: x = 0; y = 1; if x < y + 1 folds to true */
+    m = checked("graph g(a: i32) -> (r: i32) {\n"
+                "  x = 0; y = 1\n"
+                "  if x < y + 1 { r = a } else { r = 2.5 }\n"
+                "}\n",
+                &errors, &text);
+    CHECK_INT(errors, 0);
+    free(text);
+    if (m) {
+        ast_node *ifs = m->graphs[0].body->list[2];
+        const check_note *c = ifs->list[0]->a->note;
+        CHECK(c && c->known && c->ival == 1);
+        CHECK(ifs->list[1]->note == NULL); /* the dead else was not checked */
+        ast_module_free(m);
+    }
+
+    /* a value known before a loop but assigned in it is not known inside: no folding */
+    m = checked("graph g(a: i32) -> (r: i32) {\n"
+                "  i = 0; r = 0\n"
+                "  while i < 3 { i = i + 1; r = r + a }\n"
+                "}\n",
+                &errors, &text);
+    CHECK_INT(errors, 0);
+    free(text);
+    if (m) {
+        const check_note *c = m->graphs[0].body->list[2]->a->note;
+        CHECK(c && !c->known);
+        ast_module_free(m);
+    }
+
+    /* a value the paths agree on stays known after a join; one they disagree on does not */
+    m = checked("graph g(c: bool) -> (r: i32) {\n"
+                "  if c { k = 1; j = 1 } else { k = 1; j = 2 }\n"
+                "  r = k + 0\n"
+                "  r = j + 0\n"
+                "}\n",
+                &errors, &text);
+    CHECK_INT(errors, 0);
+    free(text);
+    if (m) {
+        CHECK(((const check_note *)value_of(m, 1)->note)->known);
+        CHECK(!((const check_note *)value_of(m, 2)->note)->known);
+        ast_module_free(m);
+    }
+}
+
+/* The whole text of a diagnostic: message, source line, caret under the column. */
+static void full_text(void)
+{
+    const char *src = "graph g(x: f32[3]) -> (r: i32) {\n  r = 0\n  if x { r = 1 }\n}\n";
+    compiled_module m;
+    char *diags = NULL;
+    CHECK_INT(compile_source(NULL, "t.cfx", src, strlen(src), &m, &diags), -1);
+    CHECK_STR(diags ? diags : "",
+              "t.cfx:3:6: error: condition must be a one-element bool, got f32[3]\n"
+              "  if x { r = 1 }\n"
+              "     ^\n");
+    free(diags);
+}
+
+int main(void)
+{
+    all_diag_files();
+    annotations();
+    full_text();
+    return test_finish("test_check");
+}
