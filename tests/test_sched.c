@@ -1,4 +1,4 @@
-/* test_sched.c: the persistent executor's scheduling logic (device/sched.h) on CPU threads.
+/* test_sched.c: the persistent executor's scheduling logic (device/scheduler.h) on CPU threads.
  *
  * A replica of the device dispatch loop runs hand-built programs with one pthread per
  * "block": each takes its share of every split record through sched_share, keeps private
@@ -21,7 +21,7 @@
 
 #include "kernels.h"
 #include "program.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_THREAD__)

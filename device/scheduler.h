@@ -1,4 +1,4 @@
-/* sched.h: the persistent executor's scheduling logic, as plain C that runs on the host,
+/* scheduler.h: the persistent executor's scheduling logic, as plain C that runs on the host,
  * on the device, and in tests on CPU threads standing in for blocks.
  *
  * The model (device/persistent.cu walks it, tests/test_sched.c replays it on pthreads):
@@ -38,8 +38,8 @@
  * the test's replica both call it. The analysis (sched_plan_build) is host-only and runs
  * once per upload.
  */
-#ifndef CFX_SCHED_H
-#define CFX_SCHED_H
+#ifndef CFX_SCHEDULER_H
+#define CFX_SCHEDULER_H
 
 #include <stdint.h>
 #include <stdlib.h>
