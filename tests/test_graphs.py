@@ -9,7 +9,8 @@ a run that stops early (exit 3), `# error:` the compile errors of a file that mu
 compile (exit 1), `# tol:` the relative tolerance for reals.
 
 Runs from SOURCE_DIR with files passed as `graphs/NAME.cfx`, so that paths in messages
-read as in the headers. The backend comes from the environment variable CFX_BACKEND
+read as in the headers. Also checks that every complete program shown in docs/language.md
+compiles (`cfx check`), so the users' reference cannot drift from the language. The backend comes from the environment variable CFX_BACKEND
 (default cpu). Prints one line per difference, then `N passed, M failed`; exits 1 when
 anything failed, 77 (skipped) when the backend is not available in this build or machine.
 Standard library only: CI may have nothing else.
@@ -180,6 +181,44 @@ def check_run(binary, g, run, index, source_dir, backend):
     return failures, err
 
 
+def docs_examples(source_dir):
+    """The programs shown in docs/language.md: the fenced blocks opened with ```cfx.
+    Yields (label, text)."""
+    path = os.path.join(source_dir, "docs", "language.md")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    block, start = None, 0
+    for n, line in enumerate(lines, 1):
+        text = line.strip()
+        if text.startswith("```"):
+            if block is None:
+                block, start, indent = [], n, len(line) - len(line.lstrip())
+                is_cfx = text[3:].strip() == "cfx"
+            else:
+                if is_cfx:
+                    yield "docs/language.md:%d" % start, "\n".join(l[indent:] for l in block) + "\n"
+                block = None
+        elif block is not None:
+            block.append(line)
+
+
+def check_docs_example(binary, label, text, source_dir):
+    """A program shown in the users' reference must compile."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".cfx", delete=False) as f:
+        f.write(text)
+        tmp = f.name
+    try:
+        rc, out, err = execute([binary, "check", tmp], source_dir)
+    finally:
+        os.unlink(tmp)
+    if rc != 0:
+        return ["%s: the example does not compile (%s): %s" % (label, describe_exit(rc), err.strip()[:300])]
+    return []
+
+
 def main(argv):
     if len(argv) < 3:
         print("usage: test_graphs.py CFX_BINARY SOURCE_DIR [graphs/NAME.cfx ...]")
@@ -216,6 +255,15 @@ def main(argv):
                     return 77
                 results.append(fails)
         for fails in results:
+            for line in fails:
+                print("FAIL " + line)
+            if fails:
+                failed += 1
+            else:
+                passed += 1
+    if len(argv) <= 3:
+        for label, text in docs_examples(source_dir):
+            fails = check_docs_example(binary, label, text, source_dir)
             for line in fails:
                 print("FAIL " + line)
             if fails:
