@@ -119,7 +119,8 @@ typedef struct env {
 
 typedef struct loopctx {
     struct loopctx *up;
-    int exits; /* a reachable break, or return, leaves this loop */
+    int exits;  /* a reachable break, or return, leaves this loop */
+    int breaks; /* a reachable break: the code after the loop is reached */
 } loopctx;
 
 typedef struct checker {
@@ -1224,7 +1225,7 @@ static void after_loop(checker *C, env *e, const uint8_t *assigned, int line)
 
 /* Checks a loop body in a copy of e in which the assigned variables are unknown. */
 static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, int loopvar,
-                     const cfx_type *loopvar_ty, ast_node *at, int *exits)
+                     const cfx_type *loopvar_ty, ast_node *at, int *exits, int *breaks)
 {
     env b;
     if (env_copy(C, &b, e) < 0)
@@ -1234,11 +1235,12 @@ static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned
             b.v[v].known = 0;
     if (loopvar >= 0 && assign_var(C, &b, at, loopvar, loopvar_ty, NULL) < 0)
         b.v[loopvar].st = V_ERROR;
-    loopctx lc = {C->loop, 0};
+    loopctx lc = {C->loop, 0, 0};
     C->loop = &lc;
     check_block(C, &b, body);
     C->loop = lc.up;
     *exits = lc.exits;
+    *breaks = lc.breaks;
     env_free(&b);
     return 0;
 }
@@ -1273,11 +1275,13 @@ static void check_while(checker *C, env *e, ast_node *n)
         free(set); /* while false: the body is dropped */
         return;
     }
-    int exits = 0;
-    loop_body(C, e, n->b, set, -1, NULL, n, &exits);
+    int exits = 0, breaks = 0;
+    loop_body(C, e, n->b, set, -1, NULL, n, &exits, &breaks);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
     after_loop(C, e, set, n->line);
+    if (c == 1 && !breaks)
+        e->live = 0; /* left only by return: nothing after the loop is reached */
     free(set);
 }
 
@@ -1309,8 +1313,8 @@ static void check_for_range(checker *C, env *e, ast_node *n)
         return;
     int v = var_find(C, n->name);
     cfx_type i32 = scalar_type(CFX_I32);
-    int exits = 0;
-    loop_body(C, e, n->d, set, v, &i32, n, &exits);
+    int exits = 0, breaks = 0;
+    loop_body(C, e, n->d, set, v, &i32, n, &exits, &breaks);
     after_loop(C, e, set, n->line);
     free(set);
 }
@@ -1329,7 +1333,7 @@ static void check_for_each(checker *C, env *e, ast_node *n)
         return;
     int v = var_find(C, n->name);
     cfx_type row = ok ? row_type(&n->a->ty) : scalar_type(CFX_I32);
-    int exits = 0;
+    int exits = 0, breaks = 0;
     if (!ok) {
         /* still check the body, with the loop variable quiet */
         env b;
@@ -1339,14 +1343,14 @@ static void check_for_each(checker *C, env *e, ast_node *n)
                     b.v[i].known = 0;
             if (v >= 0)
                 b.v[v].st = V_ERROR;
-            loopctx lc = {C->loop, 0};
+            loopctx lc = {C->loop, 0, 0};
             C->loop = &lc;
             check_block(C, &b, n->d);
             C->loop = lc.up;
             env_free(&b);
         }
     } else {
-        loop_body(C, e, n->d, set, v, &row, n, &exits);
+        loop_body(C, e, n->d, set, v, &row, n, &exits, &breaks);
     }
     after_loop(C, e, set, n->line);
     free(set);
@@ -1573,7 +1577,7 @@ static void check_stmt(checker *C, env *e, ast_node *n)
             return;
         }
         if (n->kind == AST_BREAK)
-            C->loop->exits = 1;
+            C->loop->exits = C->loop->breaks = 1;
         e->live = 0;
         return;
     case AST_RETURN:

@@ -447,9 +447,9 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     }
 }
 
-/* A call to a registered kernel: arguments, then results, in the table. Arguments are
- * distinct non-constant slots (the kernel gets buffers it may not write, but two views of
- * one slot would still alias), results fresh temporaries. */
+/* A call to a registered kernel: arguments, then results, in the table; d counts the
+ * arguments. Results go to fresh temporaries, so a kernel never writes a variable it also
+ * reads. */
 static void kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
 {
     const ctx_kernel *kern = note(n)->kernel;
@@ -459,15 +459,8 @@ static void kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
         fail(L, "out of memory");
         return;
     }
-    for (int i = 0; i < n->nlist; i++) {
-        int32_t s = lower_expr(L, n->list[i], -1);
-        int dup = 0;
-        for (int j = 0; j < i; j++)
-            dup |= ops[j] == s;
-        if (dup || note(n->list[i])->known)
-            s = copy_to(L, temp(L, &n->list[i]->ty), s);
-        ops[i] = s;
-    }
+    for (int i = 0; i < n->nlist; i++)
+        ops[i] = lower_expr(L, n->list[i], -1);
     for (int i = 0; i < kern->nresults; i++) {
         ops[n->nlist + i] = temp(L, &kern->results[i]);
         if (i < nouts)
@@ -477,7 +470,7 @@ static void kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
     int32_t ki = L->failed ? 0 : prog_kernel(L->b, n->name);
     if (tab < 0 || ki < 0)
         fail(L, "the graph has too many kernel operands");
-    emit(L, REC_CALL, 0, ki, tab, total, 0);
+    emit(L, REC_CALL, 0, ki, tab, total, n->nlist);
     free(ops);
 }
 
@@ -697,8 +690,9 @@ static void lower_for_range(lowerer *L, ast_node *n)
     at(L, n);
     int32_t iv = var(L, n->name, &i32);
     int32_t ctr = note(n)->assigns_loop_var ? temp_scalar(L, CFX_I32) : iv;
-    /* A, B and S are evaluated once, before the loop */
-    lower_expr(L, n->a, ctr);
+    /* A, B and S are evaluated once, in that order, before the loop; the counter is set
+     * last, so `range(0, i)` reads the old i */
+    int32_t start = lower_expr(L, n->a, -1);
     int32_t stop = note(n->b)->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
     int64_t step_known = 1;
     int32_t step, positive = -1;
@@ -714,6 +708,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
         positive = temp_scalar(L, CFX_BOOL);
         emit(L, REC_BINARY, OP_GT, positive, step, const_scalar(L, CFX_I32, 0, 0), 0);
     }
+    copy_to(L, ctr, start);
     loopl lp;
     loop_push(L, &lp);
     int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);

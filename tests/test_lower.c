@@ -159,6 +159,18 @@ static const char *const FOLDED =
     "  while c { c = false; r = r + 1 }\n"
     "}\n";
 
+static const char *const RANGE_READS_OLD =
+    "graph f(i: i32) -> (s: i32) { s = 0; for i in range(0, i) { s = s + 1 } }\n";
+
+static const char *const RETURN_ONLY =
+    "graph f(n: i32) -> (r: i32) {\n"
+    "  i = 0\n"
+    "  while true {\n"
+    "    i = i + 1\n"
+    "    if i >= n { r = i * 10; return }\n"
+    "  }\n"
+    "}\n";
+
 static const run_case runs[] = {
     /* the spec's example: out = 5 for x=0 y=1 i=0; i=3 never enters the loop */
     {"spec", SPEC_EXAMPLE, {0, 1, 0}, CFX_OK, {5}},
@@ -216,6 +228,10 @@ static const run_case runs[] = {
     {"set row 2", SET_ROW, {2}, CFX_OK, {5, 2}},
     {"set row 0", SET_ROW, {0}, CFX_OK, {0, 2}},
     {"set row out of range", SET_ROW, {3}, CFX_STOP_INDEX, {0}},
+    /* range(0, i) reads i before the loop variable i is set: 3 iterations */
+    {"range reads the old value", RANGE_READS_OLD, {3}, CFX_OK, {3}},
+    /* left only by return (nothing after the loop is reached, so r needs no value there) */
+    {"while true with return", RETURN_ONLY, {3}, CFX_OK, {30}},
     /* the else branch (a type error) and the while-false body (an unknown op) are dropped */
     {"folded", FOLDED, {41}, CFX_OK, {42}},
 };
