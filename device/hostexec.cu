@@ -23,6 +23,7 @@
 #include "program.h"
 
 #define HOST_NAME_LEN 64
+#define TRACE_MAX_EVENTS 1000000 /* as on the cpu executor: a long loop cannot fill the disk */
 
 typedef struct hostexec {
     dev_prog d;
@@ -213,9 +214,10 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
     const cfx_prog *p = h->d.prog;
     exec_outcome *out = &h->out;
     int32_t pc = 0;
-    int first_event = 1;
+    int64_t events = 0, dropped = 0;
+    int rc = -1;
     double t0 = now_us();
-    if (run->trace) fputs("{\"traceEvents\":[\n", run->trace);
+    if (run->trace) fputs("{\"traceEvents\":[", run->trace);
     for (;;) {
         const cfx_record *r = &p->records[pc];
         int32_t next = pc + 1;
@@ -303,25 +305,28 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         prof_pop();
         if (run->trace) {
             double te = now_us();
-            fprintf(run->trace, "%s{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
-                    first_event ? "" : ",\n", h->names[pc], ts - t0, te - ts);
-            first_event = 0;
+            if (events < TRACE_MAX_EVENTS)
+                fprintf(run->trace, "%s\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
+                        events ? "," : "", h->names[pc], ts - t0, te - ts);
+            if (events < TRACE_MAX_EVENTS) events++;
+            else dropped++;
         }
         if (done) break;
         pc = next;
     }
-    if (run->trace) {
-        fputs("\n]}\n", run->trace);
-        fflush(run->trace);
-    }
-    return 0;
+    rc = 0;
+    goto done;
 fail:
     prof_pop();
+done:
     if (run->trace) {
-        fputs("\n]}\n", run->trace);
+        fprintf(run->trace,
+                "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-host\",\"graph\":\"%s\","
+                "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
+                p->name ? p->name : "", (long long)events, (long long)dropped, TRACE_MAX_EVENTS);
         fflush(run->trace);
     }
-    return -1;
+    return rc;
 }
 
 /* The host decides every branch, so a run is synchronous whatever `async` asks: it has ended
