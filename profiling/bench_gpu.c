@@ -604,7 +604,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     buffer res[MAX_BUFFERS];
     int nres = cfx_result_count(m, g), nin = cfx_input_count(m, g);
     double *per_iter = NULL, *run_ms = NULL, *wall_ms = NULL;
-    char why[256] = "", avail[256] = "";
+    char why[200] = "", avail[200] = ""; /* shorter than r->state, which adds a prefix */
     char *err = NULL;
     buffer *iters_in = c->iters_input ? find_buffer(d->in, d->nin, c->iters_input) : NULL;
     int32_t saved_iters = iters_in ? *(int32_t *)iters_in->host : 0;
