@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench_cpu.sh: the CPU executor against Lua 5.4 on the same scalar loop, per iteration.
+#
+#   while i < n { s = s + i % 7; i = i + 1 }      (n = 10^7 unless N is set)
+#
+# usage: bash profiling/bench_cpu.sh [BUILD_DIR]     (default: $BUILD_DIR, else ./build)
+# Builds bench_cpu_loop in BUILD_DIR if it is missing, runs it and profiling/loop.lua, and
+# prints a Markdown table: nanoseconds per iteration (medians of 7 runs for cfx, 5 for Lua)
+# and the ratio. Both must agree on the result, which is checked. The goal: cfx no slower
+# per iteration than Lua 5.4.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${1:-${BUILD_DIR:-$root/build}}"
+n="${N:-10000000}"
+
+bench="$build/profiling/bench_cpu_loop"
+if [ ! -x "$bench" ]; then
+    echo "bench_cpu.sh: building bench_cpu_loop in $build" >&2
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2 || exit 1
+    fi
+    cmake --build "$build" --target bench_cpu_loop -j2 >&2 || exit 1
+fi
+
+cfx_line="$("$bench" "$n" 7)" || { echo "bench_cpu.sh: bench_cpu_loop failed" >&2; exit 1; }
+read -r _ _ cfx_ns cfx_s <<< "$cfx_line"
+
+lua=""
+for cand in lua5.4 lua54 lua; do
+    if command -v "$cand" > /dev/null 2>&1 && "$cand" -v 2>&1 | grep -q "Lua 5\.4"; then
+        lua="$cand"
+        break
+    fi
+done
+
+echo "## CPU executor vs Lua 5.4: \`while i < n { s = s + i % 7; i = i + 1 }\`, n = $n"
+echo
+echo "host: $(uname -m), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')"
+echo
+if [ -z "$lua" ]; then
+    echo "| runner | ns per iteration |"
+    echo "| --- | --- |"
+    echo "| cfx cpu | $cfx_ns |"
+    echo
+    echo "Lua 5.4 is not installed, so there is nothing to compare with."
+    echo "Install it with: apt-get install lua5.4   (or: brew install lua@5.4)"
+    exit 0
+fi
+
+lua_line="$("$lua" "$here/loop.lua" "$n")" || { echo "bench_cpu.sh: loop.lua failed" >&2; exit 1; }
+read -r _ _ lua_ns lua_s <<< "$lua_line"
+if [ "$cfx_s" != "$lua_s" ]; then
+    echo "bench_cpu.sh: results differ: cfx $cfx_s, lua $lua_s" >&2
+    exit 1
+fi
+ratio="$(awk -v a="$cfx_ns" -v b="$lua_ns" 'BEGIN { printf "%.2f", a / b }')"
+echo "| runner | ns per iteration | vs Lua |"
+echo "| --- | --- | --- |"
+echo "| cfx cpu | $cfx_ns | $ratio |"
+echo "| $("$lua" -v 2>&1 | awk '{print $1, $2}') | $lua_ns | 1.00 |"
+echo
+echo "Both computed s = $cfx_s. A ratio below 1 means cfx is faster per iteration."
