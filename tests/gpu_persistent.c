@@ -1,0 +1,453 @@
+/* gpu_persistent.c: the cuda-persistent executor against the cpu executor, through the public
+ * API. Each program runs on both with the same inputs; the status, the stopping position,
+ * the iteration count and the printed lines must be the same, integer and bool results
+ * identical and real results within 1e-5 relative. The programs are chosen to reach every
+ * path of the scheduler: scalar loops on one block, big vectors split across blocks with
+ * cross-block reads and split reductions, switch, row reads and writes, matmul, every stop,
+ * the budget, a cancel from another thread, an asynchronous run, and a trace.
+ * Exits 77 (skipped) where there is no device.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfx.h"
+#include "testutil.h"
+
+/* ==== printed lines ======================================================================== */
+typedef struct lines {
+    char *text;
+    size_t len, cap;
+    int n;
+} lines;
+
+static void on_line(void *user, const char *line)
+{
+    lines *l = (lines *)user;
+    size_t add = strlen(line) + 1;
+    if (l->len + add + 1 > l->cap) {
+        size_t cap = (l->cap + add + 1) * 2;
+        char *t = (char *)realloc(l->text, cap);
+        if (!t)
+            return;
+        l->text = t;
+        l->cap = cap;
+    }
+    memcpy(l->text + l->len, line, add - 1);
+    l->text[l->len + add - 1] = '\n';
+    l->len += add;
+    l->text[l->len] = '\0';
+    l->n++;
+}
+
+/* ==== inputs ================================================================================ */
+
+/* Deterministic inputs: reals in [-1, 1), integers in [1, 10) (no zero divisors unless asked),
+ * bools alternating. `overrides` is "name=value name=value": every element of that input
+ * gets the value. */
+static void fill_input(const char *name, cfx_type t, void *data, const char *overrides, uint64_t seed)
+{
+    int64_t n = cfx_type_count(&t);
+    double forced = 0.0;
+    int have = 0;
+    size_t nl = strlen(name);
+    for (const char *p = overrides; p && *p;) {
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
+            forced = strtod(p + nl + 1, NULL);
+            have = 1;
+        }
+        while (*p && *p != ' ')
+            p++;
+    }
+    for (size_t i = 0; i < nl; i++)
+        seed = seed * 131 + (unsigned char)name[i];
+    for (int64_t e = 0; e < n; e++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(seed >> 11) / 9007199254740992.0;
+        double real = have ? forced : 2.0 * u - 1.0;
+        int64_t integer = have ? (int64_t)forced : 1 + (int64_t)(u * 9.0);
+        switch (t.dtype) {
+        case CFX_F32: ((float *)data)[e] = (float)real; break;
+        case CFX_F64: ((double *)data)[e] = real; break;
+        case CFX_I32: ((int32_t *)data)[e] = (int32_t)integer; break;
+        case CFX_I64: ((int64_t *)data)[e] = integer; break;
+        case CFX_BOOL: ((uint8_t *)data)[e] = (uint8_t)(have ? forced != 0 : (e & 1)); break;
+        }
+    }
+}
+
+/* ==== one side of a comparison ============================================================= */
+typedef struct side {
+    cfx_exec *e;
+    void *in[16];
+    void *out[16];
+    lines printed;
+    cfx_status status;
+    int line, col;
+    int64_t iterations;
+} side;
+
+static int side_start(side *s, cfx_module *m, int g, cfx_backend b, const char *overrides,
+                      int64_t max_iters)
+{
+    char *err = NULL;
+    memset(s, 0, sizeof *s);
+    s->e = cfx_exec_new(m, g, b, &err);
+    if (!s->e) {
+        fprintf(stderr, "cfx_exec_new(%s): %s\n", cfx_backend_name(b), err ? err : "?");
+        cfx_free(err);
+        return -1;
+    }
+    for (int i = 0; i < cfx_input_count(m, g) && i < 16; i++) {
+        cfx_type t = cfx_input_type(m, g, i);
+        size_t bytes = (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype);
+        s->in[i] = calloc(bytes + 1, 1);
+        fill_input(cfx_input_name(m, g, i), t, s->in[i], overrides, 12345);
+        if (cfx_bind(s->e, cfx_input_name(m, g, i), s->in[i], bytes) != 0) {
+            fprintf(stderr, "bind %s: %s\n", cfx_input_name(m, g, i), cfx_exec_error(s->e));
+            return -1;
+        }
+    }
+    for (int i = 0; i < cfx_result_count(m, g) && i < 16; i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        size_t bytes = (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype);
+        s->out[i] = calloc(bytes + 1, 1);
+        if (cfx_bind(s->e, cfx_result_name(m, g, i), s->out[i], bytes) != 0) {
+            fprintf(stderr, "bind %s: %s\n", cfx_result_name(m, g, i), cfx_exec_error(s->e));
+            return -1;
+        }
+    }
+    cfx_set_print(s->e, on_line, &s->printed);
+    cfx_set_max_iters(s->e, max_iters);
+    return 0;
+}
+
+static void side_done(side *s)
+{
+    s->status = cfx_exec_status(s->e);
+    cfx_exec_position(s->e, &s->line, &s->col);
+    s->iterations = cfx_exec_iterations(s->e);
+}
+
+static void side_free(side *s)
+{
+    for (int i = 0; i < 16; i++) {
+        free(s->in[i]);
+        free(s->out[i]);
+    }
+    free(s->printed.text);
+    cfx_exec_free(s->e);
+}
+
+/* Results of both sides: integers and bools identical, reals within 1e-5 relative. */
+static void compare_results(const char *label, cfx_module *m, int g, const side *a, const side *b)
+{
+    for (int i = 0; i < cfx_result_count(m, g) && i < 16; i++) {
+        cfx_type t = cfx_result_type(m, g, i);
+        int64_t n = cfx_type_count(&t);
+        int64_t bad = 0, first = -1;
+        for (int64_t e = 0; e < n; e++) {
+            int same;
+            switch (t.dtype) {
+            case CFX_F32: {
+                double x = ((float *)a->out[i])[e], y = ((float *)b->out[i])[e];
+                same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= 1e-5 * fmax(fabs(x), fabs(y));
+                break;
+            }
+            case CFX_F64: {
+                double x = ((double *)a->out[i])[e], y = ((double *)b->out[i])[e];
+                same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= 1e-5 * fmax(fabs(x), fabs(y));
+                break;
+            }
+            case CFX_I32: same = ((int32_t *)a->out[i])[e] == ((int32_t *)b->out[i])[e]; break;
+            case CFX_I64: same = ((int64_t *)a->out[i])[e] == ((int64_t *)b->out[i])[e]; break;
+            default: same = ((uint8_t *)a->out[i])[e] == ((uint8_t *)b->out[i])[e]; break;
+            }
+            if (!same) {
+                bad++;
+                if (first < 0)
+                    first = e;
+            }
+        }
+        if (bad)
+            fprintf(stderr, "%s: result '%s' differs in %lld of %lld elements (first at %lld)\n", label,
+                    cfx_result_name(m, g, i), (long long)bad, (long long)n, (long long)first);
+        CHECK_INT(bad, 0);
+    }
+}
+
+/* Runs graph `graph` of `src` on cpu and cuda-persistent and compares everything; `want` is
+ * the status the cpu run must have (so the comparison is not vacuous). */
+static void compare(const char *label, const char *src, const char *graph, const char *overrides,
+                    int64_t max_iters, cfx_status want, int async)
+{
+    char *diag = NULL;
+    cfx_module *m = cfx_compile_string(NULL, "test.cfx", src, strlen(src), &diag);
+    if (!m) {
+        fprintf(stderr, "%s: does not compile:\n%s\n", label, diag ? diag : "?");
+        cfx_free(diag);
+        CHECK(m != NULL);
+        return;
+    }
+    int g = cfx_graph_find(m, graph);
+    CHECK(g >= 0);
+    side cpu, gpu;
+    if (side_start(&cpu, m, g, CFX_BACKEND_CPU, overrides, max_iters) != 0 ||
+        side_start(&gpu, m, g, CFX_BACKEND_CUDA_PERSISTENT, overrides, max_iters) != 0) {
+        CHECK(0);
+        cfx_module_free(m);
+        return;
+    }
+    cfx_run(cpu.e);
+    if (async) {
+        CHECK_INT(cfx_run_async(gpu.e), 0);
+        cfx_wait(gpu.e);
+    } else {
+        cfx_run(gpu.e);
+    }
+    side_done(&cpu);
+    side_done(&gpu);
+    if (cpu.status != gpu.status || cpu.status != want)
+        fprintf(stderr, "%s: cpu %s (%s), cuda-persistent %s (%s), want %s\n", label,
+                cfx_status_name(cpu.status), cfx_exec_message(cpu.e), cfx_status_name(gpu.status),
+                cfx_exec_message(gpu.e), cfx_status_name(want));
+    CHECK_INT(cpu.status, want);
+    CHECK_INT(gpu.status, cpu.status);
+    CHECK_INT(gpu.line, cpu.line);
+    CHECK_INT(gpu.col, cpu.col);
+    CHECK_STR(cfx_exec_message(gpu.e), cfx_exec_message(cpu.e));
+    CHECK_INT(gpu.iterations, cpu.iterations);
+    CHECK_INT(gpu.printed.n, cpu.printed.n);
+    CHECK_STR(gpu.printed.text ? gpu.printed.text : "", cpu.printed.text ? cpu.printed.text : "");
+    if (cpu.status == CFX_OK && gpu.status == CFX_OK)
+        compare_results(label, m, g, &cpu, &gpu);
+    side_free(&cpu);
+    side_free(&gpu);
+    cfx_module_free(m);
+}
+
+/* ==== the programs ========================================================================= */
+
+/* MindSpore's IfInWhileNet: scalars only, so the loop runs on one block. */
+static const char *if_in_while =
+    "graph if_in_while(x: i32, y: i32, i: i32) -> (out: i32) {\n"
+    "  out = x\n"
+    "  while i < 3 {\n"
+    "    if x + i < y {\n"
+    "      out = out + x\n"
+    "    } else {\n"
+    "      out = out + y\n"
+    "    }\n"
+    "    out = out + 1\n"
+    "    i = i + 1\n"
+    "  }\n"
+    "}\n";
+
+/* Big vectors: split elementwise work, split reductions deciding a branch every iteration. */
+static const char *vectors =
+    "graph vectors(x: f32[100000], n: i32) -> (s: f32, m: f32, am: i32, nz: bool, y: f32[100000]) {\n"
+    "  y = x\n"
+    "  i = 0\n"
+    "  while i < n {\n"
+    "    y = y * 0.5 + 1.0\n"
+    "    if sum(y) > 150000.0 {\n"
+    "      y = y - 0.25\n"
+    "    }\n"
+    "    i = i + 1\n"
+    "  }\n"
+    "  s = sum(y)\n"
+    "  m = max(y)\n"
+    "  am = argmax(y)\n"
+    "  nz = all(y > 0.0)\n"
+    "}\n";
+
+/* A small loop (one block) with prints, integer rules and a switch. */
+static const char *small =
+    "graph small(v: i32[16], k: i32) -> (t: i32, w: i32[16], z: i64) {\n"
+    "  w = v\n"
+    "  t = 0\n"
+    "  z = cast(0, i64)\n"
+    "  for j in range(0, k) {\n"
+    "    w = w * 3 % 7 + j\n"
+    "    t = t + sum(w)\n"
+    "    switch j % 3 {\n"
+    "      case 0 { z = z + cast(t, i64) }\n"
+    "      case 1 { z = z - 1 }\n"
+    "      default { print(w, \"w\") }\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+/* Rows of a big matrix read in a loop (cross-block reads), a row written back. */
+static const char *rows =
+    "graph rows(x: f32[64, 512], n: i32) -> (acc: f32[512], best: i32, x2: f32[64, 512]) {\n"
+    "  acc = x[0]\n"
+    "  best = 0\n"
+    "  x2 = x\n"
+    "  for i in range(1, n) {\n"
+    "    acc = acc + x[i % 64] * 0.5\n"
+    "    if sum(acc) > 3.0 {\n"
+    "      best = i\n"
+    "    }\n"
+    "    x2[(i * 7) % 64] = acc\n"
+    "  }\n"
+    "}\n";
+
+/* Products, inline: real, integer, matrix-vector, and a transpose. */
+static const char *products =
+    "graph products(a: f32[40, 30], b: f32[30, 20], p: i32[9, 7], q: i32[7, 5], v: f64[30],\n"
+    "               w: f64[33, 30]) -> (c: f32[40, 20], r: i32[9, 5], wv: f64[33], t: f32[20, 40],\n"
+    "               d: f64) {\n"
+    "  c = a @ b\n"
+    "  r = p @ q\n"
+    "  wv = w @ v\n"
+    "  t = transpose(c)\n"
+    "  d = dot(v, v)\n"
+    "}\n";
+
+/* Every stop a run can raise. */
+static const char *stops =
+    "graph stops(x: f32[8], k: i32, d: i32[5000], n: i32) -> (y: f32, q: i32[5000], c: i32) {\n"
+    "  c = 0\n"
+    "  while c < n {\n"
+    "    c = c + 1\n"
+    "  }\n"
+    "  y = x[k]\n"
+    "  q = d / d\n"
+    "  assert(y > -2.0, \"y is too small\")\n"
+    "  for s in range(0, 3, k - 1) {\n"
+    "    c = c + s\n"
+    "  }\n"
+    "}\n";
+
+/* A loop that runs until it is cancelled or its budget is spent. */
+static const char *spin =
+    "graph spin(n: i64, v: f32[20000]) -> (c: i64, s: f32) {\n"
+    "  c = cast(0, i64)\n"
+    "  s = 0.0\n"
+    "  while c < n {\n"
+    "    c = c + 1\n"
+    "    s = s + sum(v)\n"
+    "  }\n"
+    "}\n";
+
+/* ==== cancel from another thread ============================================================ */
+typedef struct canceller {
+    cfx_exec *e;
+    int ms;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = (canceller *)arg;
+    struct timespec ts = {c->ms / 1000, (long)(c->ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    cfx_cancel(c->e);
+    return NULL;
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_cancel(void)
+{
+    char *diag = NULL;
+    cfx_module *m = cfx_compile_string(NULL, "spin.cfx", spin, strlen(spin), &diag);
+    CHECK(m != NULL);
+    if (!m) {
+        cfx_free(diag);
+        return;
+    }
+    side gpu;
+    if (side_start(&gpu, m, 0, CFX_BACKEND_CUDA_PERSISTENT, "n=4000000000000", 0) != 0) {
+        CHECK(0);
+        cfx_module_free(m);
+        return;
+    }
+    canceller c = {gpu.e, 200};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_later, &c);
+    double t0 = seconds();
+    cfx_status st = cfx_run(gpu.e);
+    double dt = seconds() - t0;
+    pthread_join(th, NULL);
+    CHECK_INT(st, CFX_STOP_CANCELLED);
+    CHECK(dt < 5.0); /* noticed well within seconds of the cancel at 0.2 s */
+    CHECK(cfx_exec_iterations(gpu.e) > 0);
+    side_free(&gpu);
+    cfx_module_free(m);
+}
+
+static void test_trace(void)
+{
+    char *diag = NULL;
+    char path[] = "/tmp/gpu_persistent_trace_XXXXXX";
+    int fd = mkstemp(path);
+    cfx_module *m = cfx_compile_string(NULL, "iw.cfx", if_in_while, strlen(if_in_while), &diag);
+    CHECK(m != NULL && fd >= 0);
+    if (!m || fd < 0) {
+        cfx_free(diag);
+        return;
+    }
+    side gpu;
+    if (side_start(&gpu, m, 0, CFX_BACKEND_CUDA_PERSISTENT, "x=0 y=1 i=0", 0) == 0) {
+        CHECK_INT(cfx_set_trace(gpu.e, path), 0);
+        CHECK_INT(cfx_run(gpu.e), CFX_OK);
+        CHECK_INT(*(int32_t *)gpu.out[0], 5);
+        cfx_set_trace(gpu.e, NULL);
+        long len = 0;
+        char *text = test_read_file(path, &len);
+        CHECK(text != NULL);
+        if (text) {
+            CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
+            CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
+            CHECK(strstr(text, "\"tid\":0") != NULL);
+            CHECK(strstr(text, "BINARY") != NULL);
+            CHECK(strstr(text, "cuda-persistent") != NULL);
+            free(text);
+        }
+    } else {
+        CHECK(0);
+    }
+    side_free(&gpu);
+    cfx_module_free(m);
+    remove(path);
+}
+
+int main(void)
+{
+    char why[256];
+    if (!cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, why, sizeof why)) {
+        printf("gpu_persistent: skipped: %s\n", why);
+        return 77;
+    }
+    compare("if_in_while", if_in_while, NULL, "x=0 y=1 i=0", 0, CFX_OK, 0);
+    compare("if_in_while random", if_in_while, NULL, "i=-5", 0, CFX_OK, 0);
+    compare("vectors", vectors, NULL, "n=7", 0, CFX_OK, 0);
+    compare("vectors async", vectors, NULL, "n=3", 0, CFX_OK, 1);
+    compare("vectors zero iterations", vectors, NULL, "n=0", 0, CFX_OK, 0);
+    compare("small", small, NULL, "k=10", 0, CFX_OK, 0);
+    compare("small many prints", small, NULL, "k=60000", 0, CFX_OK, 0);
+    compare("rows", rows, NULL, "n=100", 0, CFX_OK, 0);
+    compare("products", products, NULL, "", 0, CFX_OK, 0);
+    compare("stops ok", stops, NULL, "k=3 n=5", 0, CFX_OK, 0);
+    compare("stops index", stops, NULL, "k=9 n=5", 0, CFX_STOP_INDEX, 0);
+    compare("stops index negative", stops, NULL, "k=-9 n=5", 0, CFX_STOP_INDEX, 0);
+    compare("stops divide", stops, NULL, "k=3 n=5 d=0", 0, CFX_STOP_DIVIDE, 0);
+    compare("stops assert", stops, NULL, "k=3 n=5 x=-3", 0, CFX_STOP_ASSERT, 0);
+    compare("stops value", stops, NULL, "k=1 n=5", 0, CFX_STOP_VALUE, 0);
+    compare("stops limit", stops, NULL, "k=3 n=50", 20, CFX_STOP_LIMIT, 0);
+    compare("spin limit", spin, NULL, "n=1000000", 1000, CFX_STOP_LIMIT, 0);
+    test_cancel();
+    test_trace();
+    return test_finish("gpu_persistent");
+}
