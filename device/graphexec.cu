@@ -33,8 +33,10 @@
  * read out of bounds). The step kernel sees the stop and sets pc = -1, which ends the
  * WHILE: no later body runs, and a CALL, which always starts its own block, never runs
  * after a stop. The results are copied out by dev_copy_results only if the state is ok.
- * TICK counts iterations in dev_state and reads the budget and the cancel flag from the
- * host-mapped control block; the host copies cfx_cancel's flag there while it waits. PRINT
+ * TICK counts iterations in dev_state against the budget (copied from the host-mapped
+ * control block once per run) and polls the control block's cancel flag, which the host sets
+ * from cfx_cancel's while it waits for the run (so an async run sees a cancel once cfx_wait
+ * is called). PRINT
  * cannot call the host from inside a conditional body (host nodes are not allowed there), so
  * it appends its value to a device log that the host replays, in order, through run->print
  * when the run has ended.
@@ -61,12 +63,18 @@
 
 /* The device side of a run, beside dev_state: the block counter and the print log. */
 typedef struct graph_dev {
-    int32_t pc;       /* block to run next; -1 once the program halted or stopped */
-    int32_t overflow; /* 1 if a print did not fit in the log */
-    int64_t log_used; /* bytes of log written */
-    int32_t flag;     /* any_zero result for CHECK_DIVIDE over a tensor */
+    int32_t pc;        /* block to run next; -1 once the program halted or stopped */
+    int32_t overflow;  /* 1 if a print did not fit in the log */
+    int64_t log_used;  /* bytes of log written */
+    int64_t max_iters; /* the budget, copied from the host-mapped control block per run */
+    int32_t flag;      /* any_zero result for CHECK_DIVIDE over a tensor */
     int32_t pad_;
 } graph_dev;
+
+/* A TICK reads the host-mapped cancel flag (a read across PCIe, about a microsecond) only on
+ * every GRAPH_CANCEL_POLL-th iteration: a cancel is honoured a few iterations later, and a
+ * loop pays for the poll a little rather than on every iteration. */
+#define GRAPH_CANCEL_POLL 16
 
 /* A print log entry: this header, then the value's bytes, padded to 16. */
 typedef struct graph_log_entry {
@@ -91,11 +99,12 @@ typedef struct graph_step {
 
 /* ==== device code ========================================================================= */
 
-static __global__ void graph_init_kernel(graph_dev *g)
+static __global__ void graph_init_kernel(graph_dev *g, const dev_control *ctl)
 {
     g->pc = 0;
     g->overflow = 0;
     g->log_used = 0;
+    g->max_iters = ctl->max_iters;
 }
 
 static __global__ void graph_dispatch_kernel(const graph_dev *g, cudaGraphConditionalHandle loop,
@@ -123,13 +132,14 @@ static __device__ void graph_stop(dev_state *st, int status, int32_t record, int
 
 /* A guard record (TICK, ASSERT, CHECK_*) inside a body. After a stop it does nothing, so the
  * first stop in program order is the one reported and TICK stops counting. */
-static __global__ void graph_guard_kernel(graph_step s, dev_state *st, const dev_control *ctl)
+static __global__ void graph_guard_kernel(graph_step s, dev_state *st, const graph_dev *g,
+                                          const dev_control *ctl)
 {
     if (*(volatile int32_t *)&st->status != CFX_OK) return;
     switch (s.kind) {
     case REC_TICK: {
-        int64_t max = ctl->max_iters;
-        if (*(volatile const int32_t *)&ctl->cancel)
+        int64_t max = g->max_iters;
+        if (st->iterations % GRAPH_CANCEL_POLL == 0 && *(volatile const int32_t *)&ctl->cancel)
             graph_stop(st, CFX_STOP_CANCELLED, s.record, 0, 0);
         else if (max > 0 && (int64_t)st->iterations >= max)
             graph_stop(st, CFX_STOP_LIMIT, s.record, max, 0);
@@ -405,7 +415,7 @@ static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
         if (is_guard(r->kind)) {
             graph_step gs;
             if (guard_of(x, i, &gs, err, errlen) != 0) goto fail;
-            graph_guard_kernel<<<1, 1, 0, cs>>>(gs, x->d.state, x->d.control_dev);
+            graph_guard_kernel<<<1, 1, 0, cs>>>(gs, x->d.state, x->g, x->d.control_dev);
             CUDA_LAUNCHED();
         } else if (r->kind == REC_PRINT) {
             const cfx_slot *sl = &p->slots[r->a];
@@ -460,7 +470,7 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
     cudaGraph_t body, *cases;
     int capturing = 0;
     int32_t nblocks = x->nblocks;
-    void *init_args[1] = {&x->g};
+    void *init_args[2] = {&x->g, &x->d.control_dev};
     void *dispatch_args[4];
 
     CUDA_TRY(cudaGraphCreate(&x->graph, 0));
