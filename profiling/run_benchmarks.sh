@@ -54,15 +54,22 @@ status=0
 
 # ---- the GPU benchmark (first: it also exports the inputs and results for the peers) --
 echo "run_benchmarks: bench_gpu $quick"
+gpu_rc=0
 "$build/profiling/bench_gpu" $quick --json "$work/gpu.json" --csv "$work/gpu.csv" \
-    --export "$work/data" > "$work/gpu.md" 2> "$work/gpu.log" || status=1
-mkdir -p "$work/data"
+    --export "$work/data" > "$work/gpu.md" 2> "$work/gpu.log" || gpu_rc=$?
 if ! grep -q '^## Time per loop iteration' "$work/gpu.md"; then
-    cat "$work/gpu.md" "$work/gpu.log"
+    cat "$work/gpu.md"
+    tail -n 20 "$work/gpu.log"
+    if [ "$gpu_rc" != 0 ]; then
+        echo "run_benchmarks: bench_gpu failed (exit $gpu_rc) before its table;" \
+             "nothing written under profiling/results/" >&2
+        exit 1
+    fi
     echo "run_benchmarks: bench_gpu measured nothing: cannot measure;" \
          "nothing written under profiling/results/"
     exit 0
 fi
+[ "$gpu_rc" = 0 ] || status=1
 cat "$work/gpu.md"
 
 # ---- the CPU benchmark -----------------------------------------------------------------
@@ -115,7 +122,7 @@ out="$here/results/$date_utc-$slug.md"
     echo
     echo "How to read these tables: profiling/README.md."
     echo
-    cat "$work/gpu.md"
+    sed '1{/^# /d}' "$work/gpu.md"
     echo
     echo "## CPU benchmark (profiling/bench_cpu.sh)"
     echo
