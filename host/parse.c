@@ -12,7 +12,9 @@
  *
  * Depth. Blocks and expression levels share one counter limited to PARSE_MAX_DEPTH, so
  * 10,000 nested '(' or '{' give one error instead of a stack overflow, here and in the
- * recursive passes after the parser. */
+ * recursive passes after the parser. What counts is the depth of the tree, so the operators
+ * of a flat chain `1 + 1 + ... + 1` and the indexes of `x[0][0]...` count too (as Python's
+ * compiler also gives up on a 100,000-term sum). */
 #include "parse.h"
 
 #include <limits.h>
@@ -471,7 +473,11 @@ static ast_node *parse_postfix(parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
     ast_node *e = parse_primary(p);
+    int levels = 0; /* x[i][j]... nests the tree one level per index */
     while (p->tok.kind == TK_LBRACKET && !p->panic) {
+        if (!enter(p))
+            break;
+        levels++;
         next(p);
         ast_node *ix = node(p, AST_INDEX, line, col);
         ix->a = e;
@@ -480,6 +486,7 @@ static ast_node *parse_postfix(parser *p)
             expect(p, TK_RBRACKET, "']' after the index");
         e = ix;
     }
+    p->depth -= levels;
     return e;
 }
 
@@ -520,6 +527,7 @@ static ast_node *parse_binary(parser *p, int min)
         left = parse_unary(p);
     }
     int compared = 0;
+    int levels = 0; /* a chain `a + b + c ...` is a tree as deep as it is long: it counts as nesting */
     while (!p->panic) {
         int op = 0;
         int prec = binary_op(p->tok.kind, &op);
@@ -533,6 +541,9 @@ static ast_node *parse_binary(parser *p, int min)
             }
             compared = 1;
         }
+        if (!enter(p))
+            break;
+        levels++;
         next(p);
         ast_node *n = node(p, AST_BINARY, t.line, t.col);
         n->op = (uint8_t)op;
@@ -540,6 +551,7 @@ static ast_node *parse_binary(parser *p, int min)
         n->b = parse_binary(p, prec + 1);
         left = n;
     }
+    p->depth -= levels;
     return left;
 }
 

@@ -1065,16 +1065,25 @@ static void test_deep_expressions(void)
         done(&r);
         sb_free(&b);
     }
-    /* long flat chains are not nesting */
-    strbuf b = {0};
-    sb_puts(&b, "graph g(c: bool) -> (y: i32) {\n  y = 1");
-    for (int i = 0; i < 10000; i++)
-        sb_puts(&b, " + 1");
-    sb_puts(&b, "\n}\n");
-    parsed r = parse_text(b.data, b.len);
-    CHECK_INT(r.nerrors, 0);
-    done(&r);
-    sb_free(&b);
+    /* a flat chain makes a tree as deep as it is long, which the recursive passes after the
+     * parser would walk: 10,000 terms are too many, 200 are fine */
+    static const char *chains[][2] = {{"1", " + 1"}, {"c", " and c"}, {"x", "[0]"}, {"1", " * 2 - 3"}};
+    for (int f = 0; f < 4; f++) {
+        for (int n = 200; n <= 10000; n += 9800) {
+            strbuf b = {0};
+            sb_puts(&b, "graph g(c: bool) -> (y: i32) {\n  y = ");
+            sb_puts(&b, chains[f][0]);
+            for (int i = 0; i < n / (f == 3 ? 2 : 1); i++)
+                sb_puts(&b, chains[f][1]);
+            sb_puts(&b, "\n  y = 2\n}\n");
+            parsed r = parse_text(b.data, b.len);
+            test_check_int(r.nerrors, n == 200 ? 0 : 1, __FILE__, __LINE__, chains[f][1]);
+            if (n > 200)
+                CHECK(strstr(r.errors, "nesting is too deep (more than 256 levels)") != NULL);
+            done(&r);
+            sb_free(&b);
+        }
+    }
 }
 
 static void test_huge_literals(void)
