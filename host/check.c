@@ -100,17 +100,23 @@ enum var_state {
     V_ERROR,    /* an error was reported about it: stay quiet */
 };
 
+/* Kept small: every branch copies the state of every variable. Types are interned (an id
+ * into checker.types, so equal types have equal ids) and a conflict's details live apart. */
 typedef struct vstate {
-    int st;          /* enum var_state */
-    cfx_type ty;     /* V_DEF, and the first side of V_CONFLICT */
-    int line;        /* V_DEF: line of the assignment; V_LOOP: line of the loop */
-    int known;       /* V_DEF scalar: value known at compile time */
+    uint8_t st;     /* enum var_state */
+    uint8_t known;  /* V_DEF scalar: value known at compile time */
+    int32_t line;   /* V_DEF: line of the assignment; V_LOOP: line of the loop */
+    int32_t ty;     /* V_DEF, and the first side of V_CONFLICT: a type id */
+    int32_t conflict; /* V_CONFLICT: index into checker.conflicts */
     int64_t ival;
     double rval;
-    cfx_type ty2;    /* V_CONFLICT: the other side */
+} vstate;
+
+typedef struct conflict {
+    int32_t ty2;   /* the other side's type id */
     int line2;
     char lab[16], lab2[16];
-} vstate;
+} conflict;
 
 typedef struct env {
     vstate *v; /* one per variable of the graph */
@@ -130,6 +136,14 @@ typedef struct checker {
     int gi;              /* the graph being checked */
     const char **names;  /* its variables */
     int nvars, capvars;
+    int32_t *name_hash;  /* open addressing: variable index + 1, 0 for empty */
+    int hashcap;         /* a power of two, at least twice nvars */
+    cfx_type *types;     /* interned types */
+    int32_t ntypes, captypes;
+    int32_t *type_hash;  /* open addressing: type id + 1 */
+    int32_t typehashcap;
+    conflict *conflicts;
+    int32_t nconflicts, capconflicts;
     cfx_type *declared;  /* per variable: the declared type of a result */
     uint8_t *is_result;
     loopctx *loop;
@@ -151,12 +165,36 @@ static check_note *note_of(checker *C, ast_node *n)
     return n->note;
 }
 
+/* FNV-1a, for the name and type hash tables. */
+static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
 static int var_find(checker *C, const char *name)
 {
-    for (int i = 0; i < C->nvars; i++)
-        if (strcmp(C->names[i], name) == 0)
-            return i;
-    return -1;
+    if (!C->hashcap)
+        return -1;
+    uint32_t mask = (uint32_t)C->hashcap - 1;
+    for (uint32_t h = hash_bytes(name, strlen(name), 2166136261u) & mask;; h = (h + 1) & mask) {
+        int32_t v = C->name_hash[h] - 1;
+        if (v < 0)
+            return -1;
+        if (strcmp(C->names[v], name) == 0)
+            return v;
+    }
+}
+
+static void hash_insert(checker *C, int v)
+{
+    uint32_t mask = (uint32_t)C->hashcap - 1;
+    uint32_t h = hash_bytes(C->names[v], strlen(C->names[v]), 2166136261u) & mask;
+    while (C->name_hash[h])
+        h = (h + 1) & mask;
+    C->name_hash[h] = v + 1;
 }
 
 static int var_add(checker *C, const char *name)
@@ -174,8 +212,103 @@ static int var_add(checker *C, const char *name)
         C->names = nn;
         C->capvars = cap;
     }
+    if (2 * (C->nvars + 1) > C->hashcap) {
+        int cap = C->hashcap ? C->hashcap * 2 : 64;
+        int32_t *t = calloc((size_t)cap, sizeof *t);
+        if (!t) {
+            C->oom = 1;
+            return -1;
+        }
+        free(C->name_hash);
+        C->name_hash = t;
+        C->hashcap = cap;
+        for (int i = 0; i < C->nvars; i++)
+            hash_insert(C, i);
+    }
     C->names[C->nvars] = name;
+    hash_insert(C, C->nvars);
     return C->nvars++;
+}
+
+static void vars_reset(checker *C)
+{
+    C->nvars = 0;
+    if (C->name_hash)
+        memset(C->name_hash, 0, (size_t)C->hashcap * sizeof *C->name_hash);
+}
+
+static uint32_t type_hash(const cfx_type *t)
+{
+    uint32_t h = hash_bytes(&t->dtype, sizeof t->dtype, 2166136261u);
+    h = hash_bytes(&t->rank, sizeof t->rank, h);
+    for (int i = 0; i < t->rank && i < CFX_TYPE_MAX_RANK; i++)
+        h = hash_bytes(&t->dims[i], sizeof t->dims[i], h);
+    return h;
+}
+
+/* The id of type t, interned; 0 (with oom set) when out of memory. */
+static int32_t type_id(checker *C, const cfx_type *t)
+{
+    if (C->typehashcap) {
+        uint32_t mask = (uint32_t)C->typehashcap - 1;
+        for (uint32_t h = type_hash(t) & mask;; h = (h + 1) & mask) {
+            int32_t id = C->type_hash[h] - 1;
+            if (id < 0)
+                break;
+            if (check_same_type(&C->types[id], t))
+                return id;
+        }
+    }
+    if (C->ntypes == C->captypes) {
+        int32_t cap = C->captypes ? C->captypes * 2 : 32;
+        cfx_type *nt = realloc(C->types, (size_t)cap * sizeof *nt);
+        if (!nt) {
+            C->oom = 1;
+            return 0;
+        }
+        C->types = nt;
+        C->captypes = cap;
+    }
+    if (2 * (C->ntypes + 1) > C->typehashcap) {
+        int32_t cap = C->typehashcap ? C->typehashcap * 2 : 64;
+        int32_t *th = calloc((size_t)cap, sizeof *th);
+        if (!th) {
+            C->oom = 1;
+            return 0;
+        }
+        free(C->type_hash);
+        C->type_hash = th;
+        C->typehashcap = cap;
+        for (int32_t i = 0; i < C->ntypes; i++) {
+            uint32_t h = type_hash(&C->types[i]) & (uint32_t)(cap - 1);
+            while (th[h])
+                h = (h + 1) & (uint32_t)(cap - 1);
+            th[h] = i + 1;
+        }
+    }
+    int32_t id = C->ntypes++;
+    C->types[id] = *t;
+    uint32_t mask = (uint32_t)C->typehashcap - 1, h = type_hash(t) & mask;
+    while (C->type_hash[h])
+        h = (h + 1) & mask;
+    C->type_hash[h] = id + 1;
+    return id;
+}
+
+static int32_t add_conflict(checker *C, const conflict *c)
+{
+    if (C->nconflicts == C->capconflicts) {
+        int32_t cap = C->capconflicts ? C->capconflicts * 2 : 16;
+        conflict *nc = realloc(C->conflicts, (size_t)cap * sizeof *nc);
+        if (!nc) {
+            C->oom = 1;
+            return -1;
+        }
+        C->conflicts = nc;
+        C->capconflicts = cap;
+    }
+    C->conflicts[C->nconflicts] = *c;
+    return C->nconflicts++;
 }
 
 static int env_new(checker *C, env *e)
@@ -513,7 +646,7 @@ static int check_name(checker *C, env *e, ast_node *n)
     switch (s->st) {
     case V_DEF: {
         check_note *k = note_of(C, n);
-        n->ty = s->ty;
+        n->ty = C->types[s->ty];
         k->known = s->known;
         k->ival = s->ival;
         k->rval = s->rval;
@@ -528,10 +661,13 @@ static int check_name(checker *C, env *e, ast_node *n)
     case V_LOOP:
         diag_error(C->d, n->line, n->col, "'%s' is assigned only inside the loop at line %d", n->name, s->line);
         break;
-    case V_CONFLICT:
+    case V_CONFLICT: {
+        const conflict *c = &C->conflicts[s->conflict];
         diag_error(C->d, n->line, n->col, "cannot join '%s': %s (%s, line %d) vs %s (%s, line %d)", n->name,
-                   tystr(&s->ty, b1), s->lab, s->line, tystr(&s->ty2, b2), s->lab2, s->line2);
+                   tystr(&C->types[s->ty], b1), c->lab, s->line, tystr(&C->types[c->ty2], b2), c->lab2,
+                   c->line2);
         break;
+    }
     default:
         break;
     }
@@ -937,7 +1073,8 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
 {
     char b1[TYBUF], b2[TYBUF];
     vstate *s = &e->v[v];
-    const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &s->ty : NULL;
+    int32_t id = type_id(C, t);
+    const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &C->types[s->ty] : NULL;
     if (fixed && !check_same_type(fixed, t)) {
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s", C->names[v],
                    tystr(fixed, b1), tystr(t, b2));
@@ -946,7 +1083,7 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
         return -1;
     }
     s->st = V_DEF;
-    s->ty = *t;
+    s->ty = id;
     s->line = at->line;
     s->known = val && val->known && t->rank == 0;
     s->ival = s->known ? val->ival : 0;
@@ -961,7 +1098,7 @@ static int want_for_var(checker *C, env *e, int v)
         return -1;
     if (C->is_result[v])
         return C->declared[v].dtype;
-    return e->v[v].st == V_DEF ? (int)e->v[v].ty.dtype : -1;
+    return e->v[v].st == V_DEF ? (int)C->types[e->v[v].ty].dtype : -1;
 }
 
 static void mark_error(env *e, int v)
@@ -1017,7 +1154,7 @@ static void check_assign(checker *C, env *e, ast_node *n)
         note_of(C, t)->known = 0;
         t->ty = n->a->ty;
         if (assign_var(C, e, t, v, &n->a->ty, n->a->note) == 0)
-            t->ty = e->v[v].ty;
+            t->ty = C->types[e->v[v].ty];
         return;
     }
     if (t->kind == AST_INDEX && t->a && t->a->kind == AST_NAME) {
@@ -1151,7 +1288,7 @@ static void join(checker *C, env *out, env *arms, const char *const *labels, int
                 if (!first) {
                     first = s;
                     first_arm = i;
-                } else if (!check_same_type(&first->ty, &s->ty)) {
+                } else if (first->ty != s->ty) {
                     if (other < 0)
                         other = i;
                 } else if (!first->known || !s->known || first->ival != s->ival ||
@@ -1176,14 +1313,19 @@ static void join(checker *C, env *out, env *arms, const char *const *labels, int
             *o = arms[conflict_arm].v[v];
         } else if (other >= 0) {
             const vstate *s2 = &arms[other].v[v];
+            conflict c;
+            memset(&c, 0, sizeof c);
+            c.ty2 = s2->ty;
+            c.line2 = s2->line;
+            snprintf(c.lab, sizeof c.lab, "%s", labels[first_arm]);
+            snprintf(c.lab2, sizeof c.lab2, "%s", labels[other]);
+            int32_t ci = add_conflict(C, &c);
+            int32_t ty = first->ty, line = first->line;
             memset(o, 0, sizeof *o);
-            o->st = V_CONFLICT;
-            o->ty = first->ty;
-            o->line = first->line;
-            o->ty2 = s2->ty;
-            o->line2 = s2->line;
-            snprintf(o->lab, sizeof o->lab, "%s", labels[first_arm]);
-            snprintf(o->lab2, sizeof o->lab2, "%s", labels[other]);
+            o->st = ci >= 0 ? V_CONFLICT : V_ERROR;
+            o->ty = ty;
+            o->line = line;
+            o->conflict = ci;
         } else if (ndef == nlive) {
             *o = *first;
             o->known = first->known && same_known;
@@ -1699,7 +1841,7 @@ static void check_graph(checker *C, int gi)
 {
     ast_graph *g = &C->m->graphs[gi];
     C->gi = gi;
-    C->nvars = 0;
+    vars_reset(C);
     C->loop = NULL;
     env e = {0};
     for (int j = 0; j < gi; j++)
@@ -1733,7 +1875,7 @@ static void check_graph(checker *C, int gi)
     for (int i = 0; i < g->nparams; i++) {
         int v = var_find(C, g->params[i].name);
         e.v[v].st = V_DEF;
-        e.v[v].ty = g->params[i].type;
+        e.v[v].ty = type_id(C, &g->params[i].type);
         e.v[v].line = g->params[i].line;
     }
     for (int i = 0; i < g->nresults; i++) {
@@ -1767,6 +1909,10 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
         diag_error(d, 1, 1, "out of memory");
     free(C.reach);
     free(C.names);
+    free(C.name_hash);
+    free(C.types);
+    free(C.type_hash);
+    free(C.conflicts);
     free(C.declared);
     free(C.is_result);
     return d->errors - before;

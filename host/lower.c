@@ -52,6 +52,8 @@ typedef struct scope {
     int graph;
     var_slot *vars;
     int nvars, cap;
+    int32_t *hash;  /* open addressing by name: index into vars + 1, 0 for empty */
+    int hashcap;    /* a power of two, at least twice nvars */
     patchlist returns;
 } scope;
 
@@ -266,9 +268,45 @@ static void patch_free(patchlist *pl)
 }
 
 /* ---- variables ------------------------------------------------------------------------------ */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void hash_put(scope *sc, int i)
+{
+    uint32_t mask = (uint32_t)sc->hashcap - 1, h = name_hash(sc->vars[i].name) & mask;
+    while (sc->hash[h])
+        h = (h + 1) & mask;
+    sc->hash[h] = i + 1;
+}
+
+static void scope_free(scope *sc)
+{
+    free(sc->vars);
+    free(sc->hash);
+    patch_free(&sc->returns);
+}
+
 static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
 {
     scope *sc = L->sc;
+    if (2 * (sc->nvars + 1) > sc->hashcap) {
+        int cap = sc->hashcap ? sc->hashcap * 2 : 32;
+        int32_t *h = calloc((size_t)cap, sizeof *h);
+        if (!h) {
+            fail(L, "out of memory");
+            return 0;
+        }
+        free(sc->hash);
+        sc->hash = h;
+        sc->hashcap = cap;
+        for (int i = 0; i < sc->nvars; i++)
+            hash_put(sc, i);
+    }
     if (sc->nvars == sc->cap) {
         int cap = sc->cap ? sc->cap * 2 : 16;
         var_slot *v = realloc(sc->vars, (size_t)cap * sizeof *v);
@@ -279,7 +317,8 @@ static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t
         sc->vars = v;
         sc->cap = cap;
     }
-    sc->vars[sc->nvars++] = (var_slot){name, *t, slot};
+    sc->vars[sc->nvars] = (var_slot){name, *t, slot};
+    hash_put(sc, sc->nvars++);
     return slot;
 }
 
@@ -287,9 +326,14 @@ static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t
 static int32_t var(lowerer *L, const char *name, const cfx_type *t)
 {
     scope *sc = L->sc;
-    for (int i = 0; i < sc->nvars; i++)
-        if (strcmp(sc->vars[i].name, name) == 0 && check_same_type(&sc->vars[i].ty, t))
-            return sc->vars[i].slot;
+    if (sc->hashcap) {
+        uint32_t mask = (uint32_t)sc->hashcap - 1;
+        for (uint32_t h = name_hash(name) & mask; sc->hash[h]; h = (h + 1) & mask) {
+            const var_slot *v = &sc->vars[sc->hash[h] - 1];
+            if (strcmp(v->name, name) == 0 && check_same_type(&v->ty, t))
+                return v->slot;
+        }
+    }
     char full[160];
     if (L->depth > 0)
         snprintf(full, sizeof full, "%s.%s", L->m->graphs[sc->graph].name, name);
@@ -1012,8 +1056,7 @@ static void inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts)
     L->loop = saved_loop;
     L->line = saved_line;
     L->col = saved_col;
-    patch_free(&sc.returns);
-    free(sc.vars);
+    scope_free(&sc);
     free(args);
 }
 
@@ -1058,8 +1101,7 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
     if (!p)
         diag_error(d, g->line, g->col, "graph '%s': %s", g->name, err);
 done:
-    patch_free(&sc.returns);
-    free(sc.vars);
+    scope_free(&sc);
     free(L.info);
     return p;
 }
