@@ -165,18 +165,18 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
             *(uint8_t *)x->a = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);     \
         else                                                                                      \
             *(T *)x->a = (T)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);                 \
-        pc++;                                                                                     \
+        x++;                                                                                      \
         break;
 #define FAST_UN(OPC, STEM, ISBOOL, DT, SFX, T)                                                    \
     case FUN(DT, OPC):                                                                            \
         *(T *)x->a = (T)k_##STEM##_##SFX(*(const T *)x->b);                                       \
-        pc++;                                                                                     \
+        x++;                                                                                      \
         break;
 #define FAST_CMP_JF(OPC, STEM, ISBOOL, DT, SFX, T)                                                \
     case FCMPJF(DT, OPC): {                                                                       \
         uint8_t v_ = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);               \
         *(uint8_t *)x->a = v_;                                                                    \
-        pc = v_ ? pc + 2 : x->target;                                                             \
+        x = v_ ? x + 2 : dec + x->target;                                                         \
         break;                                                                                    \
     }
 #define CMP_OPS(X) X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
@@ -197,8 +197,10 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define NOINLINE
+#define ALWAYS_INLINE inline
 #endif
 
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
@@ -282,10 +284,12 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
 #undef COUNT
 }
 
-/* The dispatch loop. `traced` is a constant at both call sites, so the compiler can make one
- * copy without any tracing code for the common case. Fills *out. */
-static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx_tensor *tensors,
-                    trace_state *trace, const int traced, exec_outcome *out)
+/* The dispatch loop. The program counter is `x`, a pointer into the decoded records (the
+ * record index is x - dec). Always inlined into the two entry points below, with `traced` a
+ * constant, so the untraced loop carries no tracing code at all. Fills *out. */
+static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const decoded *dec,
+                                  cfx_tensor *tensors, trace_state *trace, const int traced,
+                                  exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
     const cfx_record *records = prog->records;
@@ -295,11 +299,11 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
     atomic_int *cancel = run->cancel ? run->cancel : &no_cancel;
     const int64_t limit = run->max_iters > 0 ? run->max_iters : INT64_MAX;
     int64_t iters = 0;
-    int32_t pc = 0;
+    const decoded *x = dec;
     double t0 = 0;
 
-/* Lua's lvm.c style: fetch, dispatch, and the way out for a stop. */
-#define vmfetch() (x = &dec[pc])
+/* Lua's lvm.c style: the record index, dispatch, and the way out for a stop. */
+#define PC ((int32_t)(x - dec))
 #define vmdispatch(code) switch (code)
 #define STOP(status_, d0, d1)                                                                     \
     do {                                                                                          \
@@ -310,9 +314,7 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
     } while (0)
 
     for (;;) {
-        const decoded *x;
-        const int32_t at = pc; /* the record being executed, for the trace */
-        vmfetch();
+        const int32_t at = PC; /* the record being executed, for the trace */
         if (traced)
             t0 = since_us(&trace->start);
         vmdispatch(x->code) {
@@ -331,16 +333,16 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
         CMP_OPS(FAST_CMP_JF_F32)
         CMP_OPS(FAST_CMP_JF_F64)
         case F_JUMP:
-            pc = x->target;
+            x = dec + x->target;
             break;
         case F_JUMP_FALSE:
-            pc = *x->a ? pc + 1 : x->target;
+            x = *x->a ? x + 1 : dec + x->target;
             break;
         case F_JUMP_TRUE:
-            pc = *x->a ? x->target : pc + 1;
+            x = *x->a ? dec + x->target : x + 1;
             break;
         case F_JUMP_TICK:
-            pc = x->target; /* now at the TICK: a stop there names it */
+            x = dec + x->target; /* now at the TICK: a stop there names it */
             /* fall through */
         case F_TICK:
             if (atomic_load_explicit(cancel, memory_order_relaxed))
@@ -348,11 +350,11 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
             if (iters >= limit)
                 STOP(CFX_STOP_LIMIT, run->max_iters, 0);
             iters++;
-            pc++;
+            x++;
             break;
         default: {
             /* F_GENERAL: the record itself says what to do */
-            const cfx_record *r = &records[pc];
+            const cfx_record *r = &records[PC];
             switch (r->kind) {
             case REC_HALT:
                 if (traced)
@@ -363,24 +365,24 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
                 return;
             case REC_SWITCH: {
                 int32_t v = *(const int32_t *)x->a;
-                pc = v >= 0 && v < r->c ? table[r->b + v] : table[r->b + r->c];
+                x = dec + (v >= 0 && v < r->c ? table[r->b + v] : table[r->b + r->c]);
                 break;
             }
             case REC_ASSERT:
                 if (!*x->a)
                     STOP(CFX_STOP_ASSERT, 0, 0);
-                pc++;
+                x++;
                 break;
             case REC_PRINT:
                 if (run->print)
-                    run->print(run->print_user, prog, pc, x->a);
-                pc++;
+                    run->print(run->print_user, prog, PC, x->a);
+                x++;
                 break;
             case REC_CHECK_INDEX: {
                 int64_t v = k_load_int(slots[r->a].dtype, x->a), rows = r->b;
                 if (v < -rows || v >= rows)
                     STOP(CFX_STOP_INDEX, v, rows);
-                pc++;
+                x++;
                 break;
             }
             case REC_CHECK_DIVIDE: {
@@ -388,13 +390,13 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
                 for (int64_t e = 0; e < slots[r->a].count; e++)
                     if (k_get_int(dt, x->a, e) == 0)
                         STOP(CFX_STOP_DIVIDE, 0, 0);
-                pc++;
+                x++;
                 break;
             }
             case REC_CHECK_STEP:
                 if (k_load_int(slots[r->a].dtype, x->a) == 0)
                     STOP(CFX_STOP_VALUE, 0, 0);
-                pc++;
+                x++;
                 break;
             case REC_CALL: {
                 const exec_kernel *kern = run->kernels ? &run->kernels[r->a] : NULL;
@@ -404,12 +406,12 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
                     tensors[k] = slot_tensor(&slots[table[r->b + k]], arena);
                 if (kern->cpu_fn(kern->user, r->d, tensors, r->c - r->d, tensors + r->d) != 0)
                     STOP(CFX_ERROR, 0, 0);
-                pc++;
+                x++;
                 break;
             }
             default: /* every record that computes, scalar or not */
                 run_data(prog, r, arena);
-                pc++;
+                x++;
                 break;
             }
         }
@@ -419,12 +421,24 @@ static void execute(const exec_run *run, uint8_t *arena, const decoded *dec, cfx
     }
 stop:
     if (traced)
-        trace_event(trace, &records[pc], t0, since_us(&trace->start));
-    out->record = pc;
+        trace_event(trace, &records[PC], t0, since_us(&trace->start));
+    out->record = PC;
     out->iterations = iters;
-#undef vmfetch
+#undef PC
 #undef vmdispatch
 #undef STOP
+}
+
+static NOINLINE void execute_plain(const exec_run *run, uint8_t *arena, const decoded *dec,
+                                   cfx_tensor *tensors, exec_outcome *out)
+{
+    execute(run, arena, dec, tensors, NULL, 0, out);
+}
+
+static NOINLINE void execute_traced(const exec_run *run, uint8_t *arena, const decoded *dec,
+                                    cfx_tensor *tensors, trace_state *trace, exec_outcome *out)
+{
+    execute(run, arena, dec, tensors, trace, 1, out);
 }
 
 int cpu_run(const exec_run *run, exec_outcome *out)
@@ -469,14 +483,14 @@ int cpu_run(const exec_run *run, exec_outcome *out)
         trace_state t = {run->trace, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         fputs("{\"traceEvents\":[", t.f);
-        execute(run, arena, dec, tensors, &t, 1, out);
+        execute_traced(run, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else {
-        execute(run, arena, dec, tensors, NULL, 0, out);
+        execute_plain(run, arena, dec, tensors, out);
     }
 
     if (out->status == CFX_OK && run->results) {
