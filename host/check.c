@@ -19,7 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower.h"
+#include "parse.h"
 #include "program.h"
+
+/* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
+#define CHECK_MAX_MODULE_NODES (1 << 24)
 
 /* ---- tables from ops.h ---------------------------------------------------------------- */
 static const char *const op_spelling[OP_COUNT] = {
@@ -129,6 +134,19 @@ typedef struct loopctx {
     int breaks; /* a reachable break: the code after the loop is reached */
 } loopctx;
 
+/* A graph's name and index, sorted by name (then index) for binary search. */
+struct named {
+    const char *name;
+    int index;
+};
+
+static int cmp_named(const void *x, const void *y)
+{
+    const struct named *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
 typedef struct checker {
     ast_module *m;
     const cfx_context *ctx;
@@ -147,7 +165,9 @@ typedef struct checker {
     cfx_type *declared;  /* per variable: the declared type of a result */
     uint8_t *is_result;
     loopctx *loop;
-    uint8_t *reach;      /* reach[g * ngraphs + h]: graph g calls h, directly or not */
+    struct named *gsorted; /* graphs sorted by name, for graph_find */
+    int *scc;            /* per graph: its strongly connected component in the call graph */
+    int64_t *size;       /* per graph: syntax nodes once its calls are inlined (saturating) */
     int oom;
     check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
 } checker;
@@ -742,12 +762,21 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
 }
 
 /* ---- calls ------------------------------------------------------------------------------------ */
-static int graph_find(const ast_module *m, const char *name)
+/* The graph called `name` (the first one, if the parser let a duplicate through), or -1. */
+static int graph_find(const checker *C, const char *name)
 {
-    for (int i = 0; i < m->ngraphs; i++)
-        if (strcmp(m->graphs[i].name, name) == 0)
-            return i;
-    return -1;
+    int lo = 0, hi = C->m->ngraphs - 1, found = -1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, g = C->gsorted[mid].index;
+        int c = strcmp(C->gsorted[mid].name, name);
+        if (c == 0)
+            found = g;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1; /* on a match keep looking left, for the first one */
+    }
+    return found;
 }
 
 static const cfx_type *param_type(const ast_graph *g, const ctx_kernel *k, int i)
@@ -973,11 +1002,11 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         diag_error(C->d, n->line, n->col, "'%s' is a statement, not a value", n->name);
         return -1;
     }
-    int g = graph_find(C->m, n->name);
+    int g = graph_find(C, n->name);
     if (g >= 0) {
         const ast_graph *gr = &C->m->graphs[g];
         k->callee = g;
-        if (g == C->gi || C->reach[(size_t)g * (size_t)C->m->ngraphs + (size_t)C->gi]) {
+        if (g == C->gi || C->scc[g] == C->scc[C->gi]) {
             diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", n->name);
             for (int i = 0; i < n->nlist; i++)
                 check_expr(C, e, n->list[i], -1);
@@ -1787,54 +1816,175 @@ static void collect_vars(checker *C, const ast_node *n)
     }
 }
 
-/* Graph calls in an expression or statement tree: calls[g] = 1 for each graph g named. */
-static void collect_calls(const ast_module *m, const ast_node *n, uint8_t *calls, int depth)
+/* Appends to *edges the graphs that tree n calls (each once: stamp[h] == from marks h seen). */
+typedef struct edgelist {
+    int *v;
+    int n, cap;
+} edgelist;
+
+static int push_edge(checker *C, edgelist *e, int v)
 {
-    if (!n || depth > 10000)
-        return;
-    if (n->kind == AST_CALL) {
-        int g = graph_find(m, n->name);
-        if (g >= 0)
-            calls[g] = 1;
+    if (e->n == e->cap) {
+        int cap = e->cap ? e->cap * 2 : 64;
+        int *nv = realloc(e->v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            C->oom = 1;
+            return -1;
+        }
+        e->v = nv;
+        e->cap = cap;
     }
-    collect_calls(m, n->a, calls, depth + 1);
-    collect_calls(m, n->b, calls, depth + 1);
-    collect_calls(m, n->c, calls, depth + 1);
-    collect_calls(m, n->d, calls, depth + 1);
-    for (int i = 0; i < n->nlist; i++)
-        collect_calls(m, n->list[i], calls, depth + 1);
+    e->v[e->n++] = v;
+    return 0;
 }
 
-/* reach[g][h] = 1 when g calls h, directly or through other graphs. */
-static uint8_t *call_reach(const ast_module *m)
+/* Also counts the nodes of tree n into *nodes and lists every call site (a graph called
+ * twice is listed twice) in *sites. */
+static void collect_calls(checker *C, const ast_node *n, int from, int *stamp, edgelist *edges,
+                          edgelist *sites, int64_t *nodes, int depth)
 {
-    size_t n = (size_t)m->ngraphs;
-    uint8_t *direct = calloc(n * n + 1, 1), *reach = calloc(n * n + 1, 1);
-    int *stack = malloc((n + 1) * sizeof *stack);
-    if (!direct || !reach || !stack) {
-        free(direct);
-        free(reach);
-        free(stack);
-        return NULL;
-    }
-    for (size_t g = 0; g < n; g++)
-        collect_calls(m, m->graphs[g].body, direct + g * n, 0);
-    for (size_t g = 0; g < n; g++) {
-        uint8_t *r = reach + g * n;
-        int top = 0;
-        stack[top++] = (int)g;
-        while (top > 0) {
-            size_t x = (size_t)stack[--top];
-            for (size_t h = 0; h < n; h++)
-                if (direct[x * n + h] && !r[h]) {
-                    r[h] = 1;
-                    stack[top++] = (int)h;
-                }
+    if (!n || depth > 4 * PARSE_MAX_DEPTH || C->oom)
+        return;
+    (*nodes)++;
+    if (n->kind == AST_CALL) {
+        int g = graph_find(C, n->name);
+        if (g >= 0)
+            push_edge(C, sites, g);
+        if (g >= 0 && stamp[g] != from) {
+            stamp[g] = from;
+            push_edge(C, edges, g);
         }
     }
-    free(direct);
+    collect_calls(C, n->a, from, stamp, edges, sites, nodes, depth + 1);
+    collect_calls(C, n->b, from, stamp, edges, sites, nodes, depth + 1);
+    collect_calls(C, n->c, from, stamp, edges, sites, nodes, depth + 1);
+    collect_calls(C, n->d, from, stamp, edges, sites, nodes, depth + 1);
+    for (int i = 0; i < n->nlist; i++)
+        collect_calls(C, n->list[i], from, stamp, edges, sites, nodes, depth + 1);
+}
+
+static int cmp_by_scc(const void *x, const void *y)
+{
+    const int *a = x, *b = y; /* pairs (scc, graph) */
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* size[g] = g's own nodes + the size of every graph it calls, once per call site: an estimate
+ * of its program once calls are inlined, so that a file whose calls multiply (f calls g twice,
+ * g calls h twice, ...) is rejected before anything is built. Tarjan numbers components
+ * callees first, so walking components in order sees every callee before its callers. */
+static int inline_sizes(checker *C, const int *site_start, const edgelist *sites)
+{
+    int n = C->m->ngraphs;
+    int *order = malloc(((size_t)n + 1) * 2 * sizeof *order);
+    if (!order)
+        return -1;
+    for (int g = 0; g < n; g++) {
+        order[2 * g] = C->scc[g];
+        order[2 * g + 1] = g;
+    }
+    qsort(order, (size_t)n, 2 * sizeof *order, cmp_by_scc);
+    const int64_t cap = (int64_t)1 << 40;
+    for (int i = 0; i < n; i++) {
+        int g = order[2 * i + 1];
+        int64_t total = C->size[g];
+        for (int k = site_start[g]; k < site_start[g + 1]; k++) {
+            int h = sites->v[k];
+            if (C->scc[h] != C->scc[g]) /* a recursive call is an error of its own */
+                total += C->size[h];
+            if (total > cap)
+                total = cap;
+        }
+        C->size[g] = total;
+    }
+    free(order);
+    return 0;
+}
+
+/* The call graph's strongly connected components (Tarjan's algorithm, iterative so a long
+ * chain of calls cannot exhaust the stack): a call from g to h closes a cycle exactly when g
+ * and h lie in one component. Fills C->scc; -1 when out of memory. */
+static int call_sccs(checker *C)
+{
+    int n = C->m->ngraphs, rc = -1;
+    edgelist edges = {0}, sites = {0};
+    int *start = calloc((size_t)n + 1, sizeof *start), *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
+    int *site_start = calloc((size_t)n + 1, sizeof *site_start);
+    C->size = calloc((size_t)n + 1, sizeof *C->size);
+    int *index = malloc(((size_t)n + 1) * sizeof *index), *low = malloc(((size_t)n + 1) * sizeof *low);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack), *frame = malloc(((size_t)n + 1) * sizeof *frame);
+    int *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    uint8_t *on = calloc((size_t)n + 1, 1);
+    C->scc = malloc(((size_t)n + 1) * sizeof *C->scc);
+    if (!start || !stamp || !index || !low || !stack || !frame || !pos || !on || !C->scc || !site_start ||
+        !C->size)
+        goto done;
+    for (int g = 0; g < n; g++)
+        stamp[g] = -1;
+    for (int g = 0; g < n; g++) {
+        start[g] = edges.n;
+        site_start[g] = sites.n;
+        collect_calls(C, C->m->graphs[g].body, g, stamp, &edges, &sites, &C->size[g], 0);
+    }
+    start[n] = edges.n;
+    site_start[n] = sites.n;
+    if (C->oom)
+        goto done;
+    for (int g = 0; g < n; g++)
+        index[g] = -1;
+    int counter = 0, sp = 0, ncomp = 0;
+    for (int root = 0; root < n; root++) {
+        if (index[root] >= 0)
+            continue;
+        int fp = 0;
+        frame[fp] = root;
+        pos[fp++] = start[root];
+        index[root] = low[root] = counter++;
+        stack[sp++] = root;
+        on[root] = 1;
+        while (fp > 0) {
+            int v = frame[fp - 1];
+            if (pos[fp - 1] < start[v + 1]) {
+                int w = edges.v[pos[fp - 1]++];
+                if (index[w] < 0) {
+                    index[w] = low[w] = counter++;
+                    stack[sp++] = w;
+                    on[w] = 1;
+                    frame[fp] = w;
+                    pos[fp++] = start[w];
+                } else if (on[w] && index[w] < low[v]) {
+                    low[v] = index[w];
+                }
+                continue;
+            }
+            fp--;
+            if (low[v] == index[v]) {
+                int w;
+                do {
+                    w = stack[--sp];
+                    on[w] = 0;
+                    C->scc[w] = ncomp;
+                } while (w != v);
+                ncomp++;
+            }
+            if (fp > 0 && low[v] < low[frame[fp - 1]])
+                low[frame[fp - 1]] = low[v];
+        }
+    }
+    rc = inline_sizes(C, site_start, &sites);
+done:
+    free(edges.v);
+    free(sites.v);
+    free(site_start);
+    free(start);
+    free(stamp);
+    free(index);
+    free(low);
     free(stack);
-    return reach;
+    free(frame);
+    free(pos);
+    free(on);
+    return rc;
 }
 
 static void check_graph(checker *C, int gi)
@@ -1844,11 +1994,7 @@ static void check_graph(checker *C, int gi)
     vars_reset(C);
     C->loop = NULL;
     env e = {0};
-    for (int j = 0; j < gi; j++)
-        if (strcmp(C->m->graphs[j].name, g->name) == 0) {
-            diag_error(C->d, g->line, g->col, "graph '%s' is defined twice", g->name);
-            break;
-        }
+    /* a graph defined twice was reported by the parser */
     for (int i = 0; i < g->nparams; i++) {
         if (var_find(C, g->params[i].name) >= 0)
             diag_error(C->d, g->params[i].line, g->params[i].col, "'%s' is declared twice", g->params[i].name);
@@ -1898,16 +2044,41 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
     C.m = m;
     C.ctx = ctx;
     C.d = d;
-    C.reach = call_reach(m);
-    if (!C.reach) {
+    C.gsorted = malloc(((size_t)m->ngraphs + 1) * sizeof *C.gsorted);
+    if (C.gsorted) {
+        for (int g = 0; g < m->ngraphs; g++)
+            C.gsorted[g] = (struct named){m->graphs[g].name, g};
+        qsort(C.gsorted, (size_t)m->ngraphs, sizeof *C.gsorted, cmp_named);
+    }
+    if (!C.gsorted || call_sccs(&C) < 0) {
         diag_error(d, 1, 1, "out of memory");
+        free(C.gsorted);
+        free(C.scc);
+        free(C.size);
         return d->errors - before;
+    }
+    /* inlining must not multiply a file into something huge: each graph, and all together */
+    int64_t all = 0;
+    for (int g = 0; g < m->ngraphs; g++) {
+        all += C.size[g];
+        if (C.size[g] > LOWER_MAX_RECORDS)
+            diag_error(d, m->graphs[g].line, m->graphs[g].col,
+                       "graph '%s' is too large: more than %d nodes once its calls are inlined",
+                       m->graphs[g].name, LOWER_MAX_RECORDS);
+        else if (all > CHECK_MAX_MODULE_NODES) {
+            diag_error(d, m->graphs[g].line, m->graphs[g].col,
+                       "the file is too large: more than %d nodes once graph calls are inlined",
+                       CHECK_MAX_MODULE_NODES);
+            break;
+        }
     }
     for (int gi = 0; gi < m->ngraphs && !C.oom; gi++)
         check_graph(&C, gi);
     if (C.oom)
         diag_error(d, 1, 1, "out of memory");
-    free(C.reach);
+    free(C.gsorted);
+    free(C.scc);
+    free(C.size);
     free(C.names);
     free(C.name_hash);
     free(C.types);
