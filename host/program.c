@@ -81,6 +81,75 @@ static const char *op_name(int op)
 #define MAX_STRINGS (1 << 26)
 
 /* ==== the builder ============================================================================ */
+/* An open-addressing set of int32 items (slot indices or string offsets), so that interning
+ * stays linear in the size of the program however many literals and names it has. */
+typedef struct hash_set {
+    int32_t *items; /* item + 1; 0 is an empty cell */
+    uint64_t *hashes;
+    int64_t cap;    /* a power of two, or 0 */
+    int64_t n;
+} hash_set;
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull; /* FNV-1a */
+    return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+/* Returns the cell where an item with hash h equal to `key` is, or the empty cell where it
+ * would go; `eq` compares a stored item with the key. */
+static int64_t hash_find(const hash_set *t, uint64_t h, const void *key,
+                         int (*eq)(const void *ctx, int32_t item, const void *key), const void *ctx)
+{
+    int64_t mask = t->cap - 1, i = (int64_t)(h & (uint64_t)mask);
+    while (t->items[i] != 0) {
+        if (t->hashes[i] == h && eq(ctx, t->items[i] - 1, key))
+            return i;
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Makes room for one more item (load at most one half). 0, or -1 out of memory. */
+static int hash_reserve(hash_set *t)
+{
+    if ((t->n + 1) * 2 <= t->cap)
+        return 0;
+    int64_t cap = t->cap ? t->cap * 2 : 64;
+    int32_t *items = calloc((size_t)cap, sizeof *items);
+    uint64_t *hashes = calloc((size_t)cap, sizeof *hashes);
+    if (!items || !hashes) {
+        free(items);
+        free(hashes);
+        return -1;
+    }
+    for (int64_t i = 0; i < t->cap; i++) {
+        if (t->items[i] == 0)
+            continue;
+        int64_t j = (int64_t)(t->hashes[i] & (uint64_t)(cap - 1));
+        while (items[j] != 0)
+            j = (j + 1) & (cap - 1);
+        items[j] = t->items[i];
+        hashes[j] = t->hashes[i];
+    }
+    free(t->items);
+    free(t->hashes);
+    t->items = items;
+    t->hashes = hashes;
+    t->cap = cap;
+    return 0;
+}
+
+static void hash_free(hash_set *t)
+{
+    free(t->items);
+    free(t->hashes);
+}
+
 struct prog_builder {
     char *file, *name;
     cfx_record *records;
@@ -96,6 +165,8 @@ struct prog_builder {
     int32_t *inputs, ninputs, cap_inputs;
     int32_t *results, nresults, cap_results;
     int32_t *kernels, nkernels, cap_kernels;
+    hash_set string_set; /* string offsets, for interning */
+    hash_set const_set;  /* const slot indices, for sharing equal constants */
     int failed;       /* a limit was exceeded or memory ran out; prog_finish says so */
     char why[160];
 };
@@ -260,6 +331,28 @@ int32_t prog_slot(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims, 
     return add_slot(b, &s);
 }
 
+/* A constant being looked up: its shape in a slot, and its bytes. */
+typedef struct const_key {
+    const cfx_slot *slot;
+    const void *data;
+} const_key;
+
+static int const_eq(const void *ctx, int32_t item, const void *key)
+{
+    const prog_builder *b = ctx;
+    const const_key *k = key;
+    const cfx_slot *o = &b->slots[item];
+    return o->dtype == k->slot->dtype && o->rank == k->slot->rank &&
+           memcmp(o->dims, k->slot->dims, sizeof o->dims) == 0 &&
+           memcmp(b->consts + o->offset, k->data, (size_t)slot_bytes(o)) == 0;
+}
+
+static int string_eq(const void *ctx, int32_t item, const void *key)
+{
+    const prog_builder *b = ctx;
+    return strcmp(b->strings + item, (const char *)key) == 0;
+}
+
 /* Constants with the same type and bytes share one slot: a literal used in a loop body
  * costs one slot however often it appears. */
 int32_t prog_const(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims, const void *data)
@@ -273,32 +366,49 @@ int32_t prog_const(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims,
     }
     s.kind = SLOT_CONST;
     int64_t bytes = slot_bytes(&s);
-    for (int32_t i = 0; i < b->nslots; i++) {
-        const cfx_slot *o = &b->slots[i];
-        if (o->kind == SLOT_CONST && o->name < 0 && o->dtype == s.dtype && o->rank == s.rank &&
-            memcmp(o->dims, s.dims, sizeof s.dims) == 0 &&
-            memcmp(b->consts + o->offset, data, (size_t)bytes) == 0)
-            return i;
+    if (hash_reserve(&b->const_set)) {
+        fail_builder(b, "out of memory");
+        return -1;
     }
+    uint64_t h = hash_bytes(hash_bytes(HASH_SEED, &s.dtype, 2), s.dims, sizeof s.dims);
+    h = hash_bytes(h, data, (size_t)bytes);
+    const_key key = {&s, data};
+    int64_t cell = hash_find(&b->const_set, h, &key, const_eq, b);
+    if (b->const_set.items[cell] != 0)
+        return b->const_set.items[cell] - 1;
     if ((s.offset = add_const_bytes(b, data, bytes)) < 0)
         return -1;
-    return add_slot(b, &s);
+    int32_t at = add_slot(b, &s);
+    if (at >= 0) {
+        b->const_set.items[cell] = at + 1;
+        b->const_set.hashes[cell] = h;
+        b->const_set.n++;
+    }
+    return at;
 }
 
 int32_t prog_string(prog_builder *b, const char *s)
 {
     if (b->failed || !s)
         return -1;
-    for (int32_t at = 0; at < b->nstrings; at += (int32_t)strlen(b->strings + at) + 1)
-        if (strcmp(b->strings + at, s) == 0)
-            return at;
+    if (hash_reserve(&b->string_set)) {
+        fail_builder(b, "out of memory");
+        return -1;
+    }
     size_t n = strlen(s) + 1;
+    uint64_t h = hash_bytes(HASH_SEED, s, n);
+    int64_t cell = hash_find(&b->string_set, h, s, string_eq, b);
+    if (b->string_set.items[cell] != 0)
+        return b->string_set.items[cell] - 1;
     if (grow32(b, (void **)&b->strings, &b->cap_strings, (int64_t)b->nstrings + (int64_t)n, 1,
                MAX_STRINGS, "string bytes"))
         return -1;
     memcpy(b->strings + b->nstrings, s, n);
     int32_t at = b->nstrings;
     b->nstrings += (int32_t)n;
+    b->string_set.items[cell] = at + 1;
+    b->string_set.hashes[cell] = h;
+    b->string_set.n++;
     return at;
 }
 
@@ -369,6 +479,8 @@ void prog_abandon(prog_builder *b)
     free(b->inputs);
     free(b->results);
     free(b->kernels);
+    hash_free(&b->string_set);
+    hash_free(&b->const_set);
     free(b);
 }
 
@@ -424,6 +536,8 @@ cfx_prog *prog_finish(prog_builder *b, char *err, size_t errlen)
     p->nresults = b->nresults;
     p->kernels = b->kernels;
     p->nkernels = b->nkernels;
+    hash_free(&b->string_set); /* the sets are only for building */
+    hash_free(&b->const_set);
     if (const_bytes > b->const_bytes) { /* pad the image to its aligned size */
         uint8_t *c = realloc(p->consts, (size_t)const_bytes);
         if (!c) {
@@ -533,12 +647,14 @@ static int check_slot(vctx *v, int32_t i)
     return 0;
 }
 
-static const cfx_prog *sort_prog; /* for cmp_offset; validation is not reentrant-sensitive here */
+typedef struct extent {
+    int64_t offset, end;
+    int32_t slot;
+} extent;
 
-static int cmp_offset(const void *x, const void *y)
+static int cmp_extent(const void *x, const void *y)
 {
-    const cfx_slot *a = &sort_prog->slots[*(const int32_t *)x];
-    const cfx_slot *b = &sort_prog->slots[*(const int32_t *)y];
+    const extent *a = x, *b = y;
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
@@ -548,22 +664,20 @@ static int check_overlap(vctx *v)
     const cfx_prog *p = v->p;
     int rc = 0;
     int32_t n = 0;
-    int32_t *order = malloc(sizeof(int32_t) * (size_t)(p->nslots ? p->nslots : 1));
-    if (!order)
+    extent *e = malloc(sizeof *e * (size_t)(p->nslots > 0 ? p->nslots : 1));
+    if (!e)
         return vfail(v, -1, "out of memory");
     for (int32_t i = 0; i < p->nslots; i++)
         if (p->slots[i].kind != SLOT_CONST)
-            order[n++] = i;
-    sort_prog = p;
-    qsort(order, (size_t)n, sizeof *order, cmp_offset);
+            e[n++] = (extent){p->slots[i].offset, p->slots[i].offset + slot_bytes(&p->slots[i]), i};
+    qsort(e, (size_t)n, sizeof *e, cmp_extent);
     for (int32_t i = 1; i < n; i++) {
-        const cfx_slot *a = &p->slots[order[i - 1]], *b = &p->slots[order[i]];
-        if (a->offset + slot_bytes(a) > b->offset) {
-            rc = vfail(v, -1, "slots %d and %d overlap", order[i - 1], order[i]);
+        if (e[i - 1].end > e[i].offset) {
+            rc = vfail(v, -1, "slots %d and %d overlap", e[i - 1].slot, e[i].slot);
             break;
         }
     }
-    free(order);
+    free(e);
     return rc;
 }
 
@@ -579,14 +693,18 @@ static int check_params(vctx *v, const int32_t *list, int32_t n, int kind, const
         of_kind += p->slots[i].kind == kind;
     if (of_kind != n)
         return vfail(v, -1, "%d %s slots but %d listed", of_kind, what, n);
-    for (int32_t i = 0; i < n; i++) {
+    uint8_t *seen = calloc((size_t)(p->nslots > 0 ? p->nslots : 1), 1);
+    if (!seen)
+        return vfail(v, -1, "out of memory");
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
         if (list[i] < 0 || list[i] >= p->nslots || p->slots[list[i]].kind != kind)
-            return vfail(v, -1, "%s %d is not a %s slot", what, i, what);
-        for (int32_t j = 0; j < i; j++)
-            if (list[j] == list[i])
-                return vfail(v, -1, "slot %d is listed twice as a %s", list[i], what);
+            rc = vfail(v, -1, "%s %d is not a %s slot", what, i, what);
+        else if (seen[list[i]]++)
+            rc = vfail(v, -1, "slot %d is listed twice as a %s", list[i], what);
     }
-    return 0;
+    free(seen);
+    return rc;
 }
 
 /* The slot a record writes (-1: none; CALL's results are checked apart). */
@@ -945,17 +1063,34 @@ done:
  * constant in range, or a slot that a CHECK_INDEX with the same row count checked on every
  * path to the record, with no write to the slot since. This is a forward must-analysis over
  * facts (slot, rows), one bit each, iterated to its fixpoint. */
-#define MAX_FACT_WORDS ((int64_t)1 << 22)
+#define MAX_FACT_WORDS ((int64_t)1 << 20)
 
 typedef struct fact {
     int32_t slot, rows;
 } fact;
 
-static int find_fact(const fact *facts, int32_t n, int32_t slot, int32_t rows)
+static int cmp_fact(const void *x, const void *y)
 {
-    for (int32_t f = 0; f < n; f++)
-        if (facts[f].slot == slot && facts[f].rows == rows)
-            return f;
+    const fact *a = x, *b = y;
+    if (a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    return a->rows < b->rows ? -1 : a->rows > b->rows;
+}
+
+/* Index of fact (slot, rows) in the sorted array, or -1. With rows = -1: the first fact about
+ * the slot, or -1. */
+static int32_t find_fact(const fact *facts, int32_t n, int32_t slot, int32_t rows)
+{
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (facts[mid].slot < slot || (facts[mid].slot == slot && rows >= 0 && facts[mid].rows < rows))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n && facts[lo].slot == slot && (rows < 0 || facts[lo].rows == rows))
+        return lo;
     return -1;
 }
 
@@ -974,14 +1109,20 @@ static int row_access(const cfx_record *r, int32_t *index_slot, int32_t *tensor_
     return 0;
 }
 
+static void clear_slot_facts(uint64_t *set, const fact *facts, int32_t nfacts, int32_t slot)
+{
+    for (int32_t f = find_fact(facts, nfacts, slot, -1); f >= 0 && f < nfacts && facts[f].slot == slot; f++)
+        set[f / 64] &= ~((uint64_t)1 << (f % 64));
+}
+
 static int check_indices(vctx *v)
 {
     const cfx_prog *p = v->p;
     int rc = 0;
     int32_t nfacts = 0, naccess = 0;
     fact *facts = NULL;
+    int32_t *gen = NULL, *succ = NULL;
     uint64_t *in = NULL, *cur = NULL;
-    int32_t *succ = NULL;
 
     for (int32_t i = 0; i < p->nrecords; i++) {
         const cfx_record *r = &p->records[i];
@@ -1001,21 +1142,30 @@ static int check_indices(vctx *v)
     if (naccess == 0)
         return 0;
 
+    /* the facts: every distinct (slot, rows) a CHECK_INDEX establishes, sorted */
     facts = malloc(sizeof *facts * (size_t)p->nrecords);
-    if (!facts) {
+    gen = malloc(sizeof *gen * (size_t)p->nrecords);
+    if (!facts || !gen) {
         rc = vfail(v, -1, "out of memory");
         goto done;
     }
-    for (int32_t i = 0; i < p->nrecords; i++) {
-        const cfx_record *r = &p->records[i];
-        if (r->kind == REC_CHECK_INDEX && find_fact(facts, nfacts, r->a, r->b) < 0)
-            facts[nfacts++] = (fact){r->a, r->b};
-    }
-    int64_t words = (nfacts + 63) / 64;
-    if (words == 0)
-        words = 1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_CHECK_INDEX)
+            facts[nfacts++] = (fact){p->records[i].a, p->records[i].b};
+    qsort(facts, (size_t)nfacts, sizeof *facts, cmp_fact);
+    int32_t unique = 0;
+    for (int32_t f = 0; f < nfacts; f++)
+        if (unique == 0 || cmp_fact(&facts[unique - 1], &facts[f]) != 0)
+            facts[unique++] = facts[f];
+    nfacts = unique;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        gen[i] = p->records[i].kind == REC_CHECK_INDEX
+                     ? find_fact(facts, nfacts, p->records[i].a, p->records[i].b)
+                     : -1;
+    int64_t words = nfacts > 0 ? (nfacts + 63) / 64 : 1;
     if (words * p->nrecords > MAX_FACT_WORDS) {
-        rc = vfail(v, -1, "too many row index checks to verify");
+        rc = vfail(v, -1, "too many row index checks to verify (%d checks in %d records)", nfacts,
+                   p->nrecords);
         goto done;
     }
     in = malloc(sizeof(uint64_t) * (size_t)(words * p->nrecords));
@@ -1029,7 +1179,8 @@ static int check_indices(vctx *v)
         rc = vfail(v, -1, "out of memory");
         goto done;
     }
-    /* everything holds (top) until a path shows otherwise; nothing holds at the entry */
+    /* everything holds (top) until a path shows otherwise; nothing holds at the entry; facts
+     * only ever get removed, so this ends */
     memset(in, 0xff, sizeof(uint64_t) * (size_t)(words * p->nrecords));
     memset(in, 0, sizeof(uint64_t) * (size_t)words);
     int changed = 1;
@@ -1039,18 +1190,13 @@ static int check_indices(vctx *v)
             const cfx_record *r = &p->records[i];
             memcpy(cur, in + i * words, sizeof(uint64_t) * (size_t)words);
             int32_t w = written_slot(r);
-            for (int32_t f = 0; f < nfacts; f++) {
-                int killed = facts[f].slot == w;
-                if (r->kind == REC_CALL)
-                    for (int32_t k = r->d; k < r->c; k++)
-                        killed |= p->table[r->b + k] == facts[f].slot;
-                if (killed)
-                    cur[f / 64] &= ~((uint64_t)1 << (f % 64));
-            }
-            if (r->kind == REC_CHECK_INDEX) {
-                int f = find_fact(facts, nfacts, r->a, r->b);
-                cur[f / 64] |= (uint64_t)1 << (f % 64);
-            }
+            if (w >= 0)
+                clear_slot_facts(cur, facts, nfacts, w);
+            if (r->kind == REC_CALL)
+                for (int32_t k = r->d; k < r->c; k++)
+                    clear_slot_facts(cur, facts, nfacts, p->table[r->b + k]);
+            if (gen[i] >= 0)
+                cur[gen[i] / 64] |= (uint64_t)1 << (gen[i] % 64);
             int32_t n = successors(p, i, succ, max_succ);
             for (int32_t k = 0; k < n; k++) {
                 uint64_t *t = in + succ[k] * words;
@@ -1068,7 +1214,7 @@ static int check_indices(vctx *v)
         int32_t is, ts;
         if (!row_access(&p->records[i], &is, &ts) || p->slots[is].kind == SLOT_CONST)
             continue;
-        int f = find_fact(facts, nfacts, is, p->slots[ts].dims[0]);
+        int32_t f = find_fact(facts, nfacts, is, p->slots[ts].dims[0]);
         if (f < 0 || !((in[i * words + f / 64] >> (f % 64)) & 1)) {
             rc = vfail(v, i, "row index slot %d is not checked against %d rows on every path", is,
                        p->slots[ts].dims[0]);
@@ -1077,6 +1223,7 @@ static int check_indices(vctx *v)
     }
 done:
     free(facts);
+    free(gen);
     free(in);
     free(cur);
     free(succ);

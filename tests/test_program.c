@@ -103,6 +103,27 @@ static void test_builder(void)
     CHECK(prog_finish(b, err, sizeof err) == NULL);
     CHECK(strstr(err, "memory") != NULL);
 
+    /* interning stays exact with many distinct constants and names (the sets grow) */
+    b = prog_begin("b.cfx", "g");
+    int ok = 1;
+    for (int32_t i = 0; i < 20000 && ok; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "v%d", i);
+        ok = prog_const(b, CFX_I32, 0, NULL, &i) == i && prog_string(b, name) >= 0;
+    }
+    for (int32_t i = 0; i < 20000 && ok; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "v%d", i);
+        int32_t at = prog_string(b, name);
+        ok = prog_const(b, CFX_I32, 0, NULL, &i) == i && at >= 0 && strcmp(name, "v0") != 0
+                 ? at > 0
+                 : at == 0;
+    }
+    CHECK(ok);
+    int64_t wide = 5;
+    CHECK(prog_const(b, CFX_I64, 0, NULL, &wide) == 20000); /* same bytes, other dtype: a new slot */
+    prog_abandon(b);
+
     prog_abandon(prog_begin("x", "y"));
 }
 
