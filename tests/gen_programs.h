@@ -61,6 +61,7 @@ enum gen_stmt {
     GS_SWITCH,   /* e0; case values vals[k] with blocks[k]; has_else: default */
     GS_BREAK, GS_CONTINUE, GS_RETURN,
     GS_ASSERT,   /* e0, message "m<ival>" */
+    GS_PRINT,    /* print(e0, "p<ival>"), or of tensor tv when e0 < 0 */
     GS_BLOCK,    /* kids */
 };
 
@@ -107,6 +108,7 @@ typedef struct gen_prog {
     int body;          /* the GS_BLOCK of the graph */
     int loops;         /* loops made so far: names i<k>, c<k>, e<k> */
     int asserts;
+    int prints;
     int overflow;      /* 1 if a limit was hit while generating (the program is still valid) */
     /* variables visible where the generator is: index into vars */
     int scope[GEN_MAX_VARS];
@@ -134,7 +136,16 @@ typedef struct gen_outcome {
     int line;            /* line of the statement that stopped the run (0 for ok) */
     int64_t iterations;  /* TICKs that passed */
     gen_results res;     /* valid only for ok */
+    char *prints;        /* the printed lines, each ending in '\n' (free with gen_outcome_free) */
+    size_t prints_len;
 } gen_outcome;
+
+static inline void gen_outcome_free(gen_outcome *o)
+{
+    free(o->prints);
+    o->prints = NULL;
+    o->prints_len = 0;
+}
 
 /* ---- random numbers: splitmix64, so every machine draws the same programs ---------------- */
 
@@ -382,7 +393,19 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
     int compound = depth < GEN_MAX_DEPTH && gen_rand(g, 3) == 0;
     int k, c;
     if (!compound) {
-        c = gen_rand(g, 20);
+        c = gen_rand(g, 21);
+        if (c == 20) {
+            /* print an i32 scalar or an i32 tensor: their text is exact */
+            k = gen_node_new(g, GS_PRINT);
+            g->nodes[k].ival = g->prints++;
+            if (gen_rand(g, 3) == 0) {
+                g->nodes[k].e[0] = -1;
+                g->nodes[k].tv = gen_pick_var(g, GT_VI);
+            } else {
+                g->nodes[k].e[0] = gen_expr_of(g, GT_I, 1);
+            }
+            return k;
+        }
         if (c < 7) {
             /* scalar assignment to a result or a local (never to a loop variable) */
             static const char *const targets[] = {"r0", "t0", "t1", "a", "r1", "f0"};
@@ -659,6 +682,12 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", \"m%lld\")\n", (long long)n->ival);
         break;
+    case GS_PRINT:
+        gen_put(b, "print(");
+        if (n->e[0] >= 0) gen_put_expr(g, b, n->e[0]);
+        else gen_put(b, "%s", g->vars[n->tv].name);
+        gen_put(b, ", \"p%lld\")\n", (long long)n->ival);
+        break;
     case GS_BREAK: gen_put(b, "break\n"); break;
     case GS_CONTINUE: gen_put(b, "continue\n"); break;
     case GS_RETURN: gen_put(b, "return\n"); break;
@@ -771,6 +800,19 @@ typedef struct gen_state {
 } gen_state;
 
 enum { GEN_NEXT, GEN_BREAK, GEN_CONTINUE, GEN_RETURN, GEN_STOP };
+
+/* Appends one printed line as cfx formats it: `LABEL: VALUE`, a tensor as `[1, 2, 3, 4]`. */
+static void gen_print_line(gen_outcome *o, const char *text)
+{
+    size_t n = strlen(text);
+    char *p = (char *)realloc(o->prints, o->prints_len + n + 2);
+    if (!p) return;
+    memcpy(p + o->prints_len, text, n);
+    p[o->prints_len + n] = '\n';
+    p[o->prints_len + n + 1] = '\0';
+    o->prints = p;
+    o->prints_len += n + 1;
+}
 
 static void gen_stop(gen_state *st, cfx_status s, int line)
 {
@@ -985,6 +1027,20 @@ static int gen_exec_stmt(gen_state *st, int s)
         }
         return GEN_NEXT;
     }
+    case GS_PRINT: {
+        char text[96];
+        if (n->e[0] >= 0) {
+            gen_val v = gen_eval_expr(st, n->e[0], line);
+            if (st->stopped) return GEN_STOP;
+            snprintf(text, sizeof text, "p%lld: %d", (long long)n->ival, (int)v.i);
+        } else {
+            const int32_t *t = st->ti[n->tv];
+            snprintf(text, sizeof text, "p%lld: [%d, %d, %d, %d]", (long long)n->ival, (int)t[0], (int)t[1],
+                     (int)t[2], (int)t[3]);
+        }
+        gen_print_line(st->out, text);
+        return GEN_NEXT;
+    }
     case GS_BREAK: return GEN_BREAK;
     case GS_CONTINUE: return GEN_CONTINUE;
     case GS_RETURN: return GEN_RETURN;
@@ -1075,7 +1131,8 @@ static int gen_find_var(const gen_prog *g, const char *name)
 }
 
 /* Runs program g (after gen_text, which fixes the lines) on `in` with budget max_iters
- * (0: none) and fills *out. The state is large: it lives on the heap. */
+ * (0: none) and fills *out (free its prints with gen_outcome_free). The state is large: it
+ * lives on the heap. */
 static inline int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters, gen_outcome *out)
 {
     gen_state *st = (gen_state *)calloc(1, sizeof *st);

@@ -22,6 +22,27 @@ typedef struct bufs {
     gen_results res;
 } bufs;
 
+/* The printed lines of a run, each ending in '\n'. */
+typedef struct printed {
+    char text[65536];
+    size_t len;
+    int truncated;
+} printed;
+
+static void on_print(void *user, const char *line)
+{
+    printed *p = (printed *)user;
+    size_t n = strlen(line);
+    if (p->len + n + 2 > sizeof p->text) {
+        p->truncated = 1;
+        return;
+    }
+    memcpy(p->text + p->len, line, n);
+    p->text[p->len + n] = '\n';
+    p->len += n + 1;
+    p->text[p->len] = '\0';
+}
+
 static int bind_all(cfx_exec *e, bufs *b)
 {
     int rc = 0;
@@ -70,8 +91,9 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
     char *err = NULL;
-    gen_outcome want;
+    gen_outcome want = {0};
     bufs b1, b2;
+    static printed p1, p2;
     int64_t budget = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
 
     if (!CHECK(g != NULL)) goto done;
@@ -94,6 +116,8 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
     cfx_set_max_iters(e, budget);
 
     memset(&b1.res, SENTINEL, sizeof b1.res);
+    memset(&p1, 0, sizeof p1);
+    cfx_set_print(e, on_print, &p1);
     if (!CHECK(bind_all(e, &b1) == 0)) goto done;
     cfx_status s1 = cfx_run(e);
     int line = 0, col = 0;
@@ -102,6 +126,8 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
 
     b2.in = b1.in;
     memset(&b2.res, SENTINEL, sizeof b2.res);
+    memset(&p2, 0, sizeof p2);
+    cfx_set_print(e, on_print, &p2);
     if (!CHECK(bind_all(e, &b2) == 0)) goto done;
     cfx_status s2 = cfx_run(e);
     int line2 = 0, col2 = 0;
@@ -115,6 +141,10 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
     CHECK_INT(s2, s1);
     CHECK_INT(line2, line);
     CHECK_INT(col2, col);
+    /* prints, in program order, up to the stop if there is one */
+    CHECK(!p1.truncated);
+    if (!p1.truncated) CHECK_STR(p1.text, want.prints ? want.prints : "");
+    CHECK_STR(p2.text, p1.text);
     if (s1 == CFX_OK) {
         CHECK(same_results(&b1.res, &want.res));
         CHECK(same_results(&b2.res, &b1.res));
@@ -132,6 +162,7 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
                 want.line, (long long)iters, (long long)want.iterations, (unsigned long long)seed);
     }
 done:
+    gen_outcome_free(&want);
     cfx_exec_free(e);
     cfx_module_free(m);
     cfx_free(diags);
