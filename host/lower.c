@@ -365,6 +365,14 @@ static int32_t copy_to(lowerer *L, int32_t want, int32_t s)
 
 static int is_int_dtype(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
 
+static int one_element(const cfx_type *t)
+{
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] != 1)
+            return 0;
+    return 1;
+}
+
 static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
 {
     int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
@@ -561,15 +569,14 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
             emit(L, REC_MATMUL, 0, d, x, y, 0);
             return copy_to(L, want, d);
         }
-        if ((n->op == OP_AND || n->op == OP_OR) && n->ty.rank <= 1 &&
-            (n->ty.rank == 0 || n->ty.dims[0] == 1) && n->a->ty.rank <= 1 && n->b->ty.rank <= 1 &&
-            (n->a->ty.rank == 0 || n->a->ty.dims[0] == 1) && (n->b->ty.rank == 0 || n->b->ty.dims[0] == 1))
+        if ((n->op == OP_AND || n->op == OP_OR) && one_element(&n->a->ty) && one_element(&n->b->ty))
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);
     case AST_INDEX: {
         int32_t x = lower_expr(L, n->a, -1);
         int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
-        int32_t d = want >= 0 && want != x ? want : temp(L, &n->ty);
+        /* never write the tensor or the index while reading them (`i = x[i]`) */
+        int32_t d = want >= 0 && want != x && want != i ? want : temp(L, &n->ty);
         emit(L, REC_GET_ROW, 0, d, x, i, 0);
         return copy_to(L, want, d);
     }

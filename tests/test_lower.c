@@ -150,6 +150,15 @@ static const char *const SET_ROW =
     "  w = sum(where(iota(i32[5]) > 2, 1, 0))\n"
     "}\n";
 
+static const char *const INDEX_INTO_ITSELF =
+    "graph f(i: i32) -> (r: i32) {\n"
+    "  x = iota(i32[4]) * 2\n"
+    "  i = x[i]\n"
+    "  c = ones(bool[1, 1])\n"
+    "  r = i\n"
+    "  if c and i > 2 { r = r + 100 }\n"
+    "}\n";
+
 static const char *const FOLDED =
     "graph f(a: i32) -> (r: i32) {\n"
     "  x = 0; y = 1\n"
@@ -232,6 +241,9 @@ static const run_case runs[] = {
     {"range reads the old value", RANGE_READS_OLD, {3}, CFX_OK, {3}},
     /* left only by return (nothing after the loop is reached, so r needs no value there) */
     {"while true with return", RETURN_ONLY, {3}, CFX_OK, {30}},
+    /* x = [0 2 4 6]: i = x[3] = 6, then a bool[1, 1] and a scalar short-circuit: 106 */
+    {"index into itself", INDEX_INTO_ITSELF, {3}, CFX_OK, {106}},
+    {"index into itself 1", INDEX_INTO_ITSELF, {1}, CFX_OK, {2}},
     /* the else branch (a type error) and the while-false body (an unknown op) are dropped */
     {"folded", FOLDED, {41}, CFX_OK, {42}},
 };
@@ -271,6 +283,80 @@ static void run_one(const run_case *rc)
             if (!CHECK_INT(out[i], rc->out[i]))
                 fprintf(stderr, "  in case '%s', result %d\n", rc->name, i);
     compiled_module_free(&m);
+}
+
+/* ---- registered kernels ------------------------------------------------------------------------ */
+static int divmod_k(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    if (nargs != 2 || nresults != 2)
+        return 1;
+    int32_t a = *(const int32_t *)args[0].data, b = *(const int32_t *)args[1].data;
+    if (b == 0)
+        return 1;
+    *(int32_t *)results[0].data = a / b;
+    *(int32_t *)results[1].data = a % b;
+    return 0;
+}
+
+static int plus1_k(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    if (nargs != 1 || nresults != 1)
+        return 1;
+    *(int32_t *)results[0].data = *(const int32_t *)args[0].data + 1;
+    return 0;
+}
+
+/* `q, m = k(a, b)` and a one-result kernel inside an expression, run on the CPU. */
+static void kernels(void)
+{
+    cfx_context *ctx = cfx_context_new();
+    char *err = NULL;
+    CHECK(ctx != NULL);
+    CHECK_INT(cfx_register_kernel(ctx, "divmod_k", "(i32, i32) -> (i32, i32)", divmod_k, NULL, NULL, &err), 0);
+    CHECK_INT(cfx_register_kernel(ctx, "plus1_k", "(i32) -> (i32)", plus1_k, NULL, NULL, &err), 0);
+    free(err);
+    const char *src = "graph f(a: i32, b: i32) -> (q: i32, m: i32, s: i32) {\n"
+                      "  q, m = divmod_k(a, b)\n"
+                      "  s = plus1_k(q) * 10\n"
+                      "}\n";
+    compiled_module m;
+    char *diags = NULL;
+    if (!CHECK(compile_source(ctx, "k.cfx", src, strlen(src), &m, &diags) == 0)) {
+        fprintf(stderr, "%s", diags ? diags : "");
+        free(diags);
+        cfx_context_free(ctx);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    exec_kernel ek[2];
+    CHECK_INT(p->nkernels, 2);
+    for (int i = 0; i < p->nkernels && i < 2; i++) {
+        const char *name = p->strings + p->kernels[i];
+        ek[i] = (exec_kernel){name, strcmp(name, "divmod_k") == 0 ? divmod_k : plus1_k, NULL, NULL};
+    }
+    int32_t a = 17, b = 5, q = 0, mm = 0, sv = 0;
+    void *ip[2] = {&a, &b}, *op[3] = {&q, &mm, &sv};
+    exec_run r;
+    memset(&r, 0, sizeof r);
+    r.prog = p;
+    r.inputs = ip;
+    r.results = op;
+    r.kernels = ek;
+    exec_outcome o;
+    memset(&o, 0, sizeof o);
+    cpu_run(&r, &o);
+    CHECK_INT(o.status, CFX_OK);
+    CHECK_INT(q, 3);   /* 17 / 5 */
+    CHECK_INT(mm, 2);  /* 17 % 5 */
+    CHECK_INT(sv, 40); /* (3 + 1) * 10 */
+    compiled_module_free(&m);
+
+    /* the wrong argument type for a kernel is the checker's error */
+    const char *bad = "graph f(a: f32) -> (s: i32) { s = plus1_k(a) }\n";
+    CHECK_INT(compile_source(ctx, "k.cfx", bad, strlen(bad), &m, &diags), -1);
+    CHECK(diags && strstr(diags, "k.cfx:1:43: error: argument 1 of 'plus1_k' must be i32[], got f32[]\n"));
+    free(diags);
+    cfx_context_free(ctx);
 }
 
 /* ---- golden listings -------------------------------------------------------------------------- */
@@ -315,6 +401,7 @@ int main(void)
 {
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
         run_one(&runs[i]);
+    kernels();
 
     const char *dir = CFX_SOURCE_DIR "/tests/dump";
     DIR *dp = opendir(dir);
