@@ -499,11 +499,55 @@ static void test_dump(void)
     prog_free(p);
 }
 
+/* CALL, PRINT without a label, the kernels line and a 17-element constant (cut at 16) */
+static void test_dump_call(void)
+{
+    char err[256];
+    prog_builder *b = prog_begin("c.cfx", "calls");
+    int32_t d17[1] = {17};
+    int64_t big[17];
+    for (int i = 0; i < 17; i++)
+        big[i] = i - 1;
+    int32_t x = prog_slot(b, CFX_F64, 0, NULL, SLOT_INPUT, "x");
+    int32_t y = prog_slot(b, CFX_F64, 0, NULL, SLOT_RESULT, "y");
+    int32_t k = prog_const(b, CFX_I64, 1, d17, big);
+    prog_add_input(b, x);
+    prog_add_result(b, y);
+    int32_t kern = prog_kernel(b, "twice");
+    int32_t ops[3] = {x, k, y};
+    int32_t tab = prog_table(b, ops, 3);
+    prog_emit(b, rec(REC_CALL, 0, 0, 0, kern, tab, 3, 2, 7));
+    prog_emit(b, rec(REC_PRINT, 0, CFX_F64, 1, y, -1, 0, 0, 8));
+    prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 9));
+    cfx_prog *p = prog_finish(b, err, sizeof err);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    CHECK_INT(prog_validate(p, err, sizeof err), 0);
+    strbuf sb = {0};
+    prog_dump(p, &sb);
+    const char *want =
+        "graph calls: 3 records, 3 slots, arena 176 bytes (144 of constants)\n"
+        "kernels: twice\n"
+        "slots:\n"
+        "  s0    x        f64        input  @144\n"
+        "  s1    y        f64        result @160\n" /* every slot starts 16-aligned */
+        "  s2    -        i64[17]    const  @0 = [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, ...]\n"
+        "records:\n"
+        "     0  CALL         0 k0 3 2 [twice: s0 s2 -> s1] ; 7:3\n"
+        "     1  PRINT        s1 -                         ; 8:3\n"
+        "     2  HALT                                      ; 9:3\n";
+    CHECK_STR(sb_str(&sb), want);
+    sb_free(&sb);
+    prog_free(p);
+}
+
 int main(void)
 {
     test_builder();
     test_validator();
     test_index_paths();
     test_dump();
+    test_dump_call();
     return test_finish("test_program");
 }
