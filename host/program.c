@@ -7,6 +7,25 @@
  *   other records with a slot a  the dtype of slot a
  *   HALT, JUMP, TICK, CALL       0
  *
+ * What prog_validate guarantees, so that executors check nothing per record:
+ * - every field by its role: slots in [0, nslots), targets in [0, nrecords), strings valid or
+ *   -1, table ranges inside the table (SWITCH: c + 1 entries, all valid targets; CALL: c
+ *   valid slots, the first d arguments, the results not constants and not repeated), unused
+ *   fields 0, op 0 outside UNARY/BINARY/REDUCE, flags only REC_F_SCALAR and only where every
+ *   slot operand has one element, the dtype field as above;
+ * - slots: a known dtype and kind, 1 <= dims, count = product of dims <= CFX_MAX_ELEMENTS,
+ *   16-aligned and inside the arena, constants inside the const image and everything else
+ *   above it, no two writable slots overlapping; inputs and results listed exactly once;
+ * - operands per kind: the dtypes and element counts each kind needs (BINARY: equal counts
+ *   or one of them 1, result count the larger; comparisons write bool; conditions and
+ *   asserts read a one-element bool; SWITCH a one-element i32; MATMUL [m,k]@[k,n]->[m,n] or
+ *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape); no record writes a constant;
+ *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW and a dtype-changing CAST never write an operand;
+ * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
+ *   without counting against the budget and seeing a cancel;
+ * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
+ *   CHECK_INDEX of the same slot and row count on every path to it with no write between.
+ *
  * Dump format (stable: golden tests compare it; change it only with them):
  *
  *   graph count: 9 records, 7 slots, arena 112 bytes (32 of constants)
