@@ -663,6 +663,15 @@ static void lower_assign(lowerer *L, ast_node *n)
     emit(L, REC_SET_ROW, 0, x, i, val, 0);
 }
 
+/* Will this arm of an if be lowered: reached by the checker and not folded false? */
+static int arm_lowered(const ast_node *arm)
+{
+    if (!arm->note)
+        return 0;
+    const check_note *k = arm->a ? arm->a->note : NULL;
+    return !k || !k->known || k->ival;
+}
+
 static void lower_if(lowerer *L, ast_node *n)
 {
     patchlist end = {0};
@@ -685,7 +694,10 @@ static void lower_if(lowerer *L, ast_node *n)
         patchlist next = {0};
         jump_if(L, arm->a, 0, &next);
         lower_block(L, arm->b);
-        int last = i + 1 >= n->nlist;
+        int last = 1; /* a jump past the later arms only if one of them is lowered */
+        for (int j = i + 1; j < n->nlist; j++)
+            if (arm_lowered(n->list[j]))
+                last = 0;
         if (!last) {
             at(L, arm);
             patch_add(L, &end, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
