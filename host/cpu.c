@@ -5,7 +5,9 @@
  * does no per-record checks of its own. Op arithmetic comes from kernels/, the same functions
  * the GPU executors call; records flagged REC_F_SCALAR take a typed fast path through the
  * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
- * record.
+ * record. Each run first decodes the records into operand addresses and one dispatch code
+ * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it and a back
+ * edge with its TICK; a traced run does not fuse, so its trace shows every record.
  *
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
