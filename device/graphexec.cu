@@ -21,11 +21,17 @@
  * and condition) in the same body: one WHILE iteration per loop iteration when the body has
  * no branch, one more per branch taken inside it.
  *
- * Why not one IF/WHILE node per source construct: break, continue, return and the
- * short-circuit `and`/`or` all lower to jumps that leave their construct, and mapping those
- * back onto nested conditional nodes needs flags and guards around every later node. The
- * pc machine takes every record pattern the lowering can emit, so no program is refused or
- * run wrong; its price is a dispatch kernel and a SWITCH per WHILE iteration.
+ * Structured constructs become their own conditional nodes inside a body: a loop (TICK,
+ * condition, JUMP_FALSE to the exit, a body, JUMP back) whose body has no jump leaving it is
+ * a WHILE node (the first test before it, then WHILE { body; TICK; test }); an if (JUMP_FALSE
+ * or JUMP_TRUE forward, with an else-part when the then-part ends in a JUMP forward) is an IF
+ * node with one or two bodies; they nest. That is the graph a CUDA user would write by hand,
+ * and a simple loop costs one WHILE iteration with no dispatch. What does not fit (break,
+ * continue, return, the short-circuit `and`/`or` of a loop condition, switch, a CALL inside)
+ * stays with the pc machine: its jumps leave their construct, and mapping those onto nested
+ * nodes would need flags and guards around every later node. So no program is refused or
+ * run wrong; an unrecognised pattern costs a dispatch and a SWITCH per block, never
+ * correctness.
  *
  * Run statuses: guards (TICK, ASSERT, CHECK_*) are inline kernels that write dev_state (the
  * first stop wins; after it, later guards, TICKs and prints in the body do nothing, and op
@@ -245,6 +251,9 @@ typedef struct graphexec {
     int32_t nblocks;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    struct graph_work *work; /* bodies of conditional nodes still to capture */
+    int nwork, capwork;
+    int capturing;          /* a capture on `capture` is open (to close it on failure) */
     exec_kernel *kernels;   /* the application kernels the graph was captured with */
     int32_t nkernels;
     /* the run in flight */
@@ -385,11 +394,253 @@ static int can_chain(const graphexec *x, int32_t t, const int32_t *starts, int n
     return 1;
 }
 
+/* ---- structured constructs inside a body ---------------------------------------------------
+ * Where the records form a loop or an if with no jump leaving it (no break, continue or
+ * return inside, no CALL), a body holds it as a conditional node of its own, as a user of
+ * CUDA graphs would write it: a loop costs one WHILE iteration with no dispatch and no
+ * SWITCH, an if one IF node. Everything else stays with the pc machine, which is always
+ * right, so a pattern that is not recognised costs speed, never correctness. */
+
+#define GRAPH_MAX_NEST 32 /* deeper nests are left to the pc machine */
+
+/* Sets a conditional handle to "the run is ok and (cond != 0) == when". */
+static __global__ void graph_cond_kernel(cudaGraphConditionalHandle h, const dev_state *st,
+                                         const void *cond, int dtype, int when)
+{
+    int ok = *(volatile const int32_t *)&st->status == CFX_OK;
+    cudaGraphSetConditional(h, ok && ((k_load_int(dtype, cond) != 0) == (when != 0)) ? 1u : 0u);
+}
+
+static int plain(int kind) { return !is_control(kind) && kind != REC_CALL; }
+
+static int loop_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *jf, int32_t *exit);
+static int if_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *else_lo, int32_t *end);
+
+/* Records [lo, hi) are plain records and recognised constructs only. */
+static int region_ok(const graphexec *x, int32_t lo, int32_t hi, int depth)
+{
+    int32_t a, b;
+    if (depth > GRAPH_MAX_NEST) return 0;
+    for (int32_t k = lo; k < hi;) {
+        if (loop_at(x, k, hi, depth + 1, &a, &b) || if_at(x, k, hi, depth + 1, &a, &b)) {
+            k = b;
+            continue;
+        }
+        if (!plain(x->prog->records[k].kind)) return 0;
+        k++;
+    }
+    return 1;
+}
+
+/* A loop at k: TICK, plain condition records, JUMP_FALSE to exit, a structured body, and a
+ * JUMP back to k just before exit, all inside [k, hi). */
+static int loop_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *jf, int32_t *exit)
+{
+    const cfx_record *rec = x->prog->records;
+    int32_t j = k + 1;
+    if (depth > GRAPH_MAX_NEST || rec[k].kind != REC_TICK) return 0;
+    while (j < hi && plain(rec[j].kind)) j++;
+    if (j >= hi || rec[j].kind != REC_JUMP_FALSE) return 0;
+    int32_t X = rec[j].b;
+    if (X <= j + 1 || X > hi || rec[X - 1].kind != REC_JUMP || rec[X - 1].a != k) return 0;
+    if (!region_ok(x, j + 1, X - 1, depth)) return 0;
+    *jf = j;
+    *exit = X;
+    return 1;
+}
+
+/* An if at k: JUMP_FALSE / JUMP_TRUE forward to E over a structured then-part; when the
+ * then-part ends with a JUMP forward to F (>= E), [E, F) is the else-part. Inside [k, hi). */
+static int if_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *else_lo, int32_t *end)
+{
+    const cfx_record *rec = x->prog->records;
+    if (depth > GRAPH_MAX_NEST || (rec[k].kind != REC_JUMP_FALSE && rec[k].kind != REC_JUMP_TRUE)) return 0;
+    int32_t E = rec[k].b;
+    if (E <= k + 1 || E > hi) return 0;
+    if (E - 1 > k + 1 && rec[E - 1].kind == REC_JUMP && rec[E - 1].a > E && rec[E - 1].a <= hi) {
+        int32_t F = rec[E - 1].a;
+        if (!region_ok(x, k + 1, E - 1, depth) || !region_ok(x, E, F, depth)) return 0;
+        *else_lo = E;
+        *end = F;
+        return 1;
+    }
+    if (!region_ok(x, k + 1, E, depth)) return 0;
+    *else_lo = -1;
+    *end = E;
+    return 1;
+}
+
+/* One plain record: a guard, a print, an application kernel or an op, on the capture stream. */
+static int emit_plain(graphexec *x, int32_t i, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    const cfx_record *r = &p->records[i];
+    cudaStream_t cs = x->capture;
+    if (is_guard(r->kind)) {
+        graph_step gs;
+        if (guard_of(x, i, &gs, err, errlen) != 0) return -1;
+        graph_guard_kernel<<<1, 1, 0, cs>>>(gs, x->d.state, x->g, x->d.control_dev);
+    } else if (r->kind == REC_PRINT) {
+        const cfx_slot *sl = &p->slots[r->a];
+        graph_print_kernel<<<1, LAUNCH_THREADS, 0, cs>>>(x->d.state, x->g, x->log, GRAPH_LOG_BYTES, i,
+                                                         x->d.arena + sl->offset, slot_bytes(sl));
+    } else if (r->kind == REC_CALL) {
+        return capture_call(x, r, err, errlen);
+    } else {
+        return launch_record(&x->env, r, cs, err, errlen);
+    }
+    CUDA_LAUNCHED();
+    return 0;
+fail:
+    return -1;
+}
+
+/* The graph being captured and its current tail; the signatures gained edge data in 13. */
+static cudaError_t capture_info(cudaStream_t s, cudaGraph_t *graph, const cudaGraphNode_t **deps,
+                                size_t *ndeps)
+{
+    cudaStreamCaptureStatus st;
+#if CUDART_VERSION >= 13000
+    return cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, NULL, ndeps);
+#else
+    return cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, ndeps);
+#endif
+}
+
+static cudaError_t capture_continue_after(cudaStream_t s, cudaGraphNode_t *node)
+{
+#if CUDART_VERSION >= 13000
+    return cudaStreamUpdateCaptureDependencies(s, node, NULL, 1, cudaStreamSetCaptureDependencies);
+#else
+    return cudaStreamUpdateCaptureDependencies(s, node, 1, cudaStreamSetCaptureDependencies);
+#endif
+}
+
+/* Body graphs whose records are captured once the current capture has ended. */
+typedef struct graph_work {
+    cudaGraph_t graph;
+    int32_t lo, hi;    /* a structured region */
+    int32_t head, jf;  /* a WHILE body: then TICK `head`, the condition up to JUMP_FALSE `jf` */
+    cudaGraphConditionalHandle handle;
+} graph_work;
+
+static int push_work(graphexec *x, graph_work w, char *err, size_t errlen)
+{
+    if (x->nwork == x->capwork) {
+        int cap = x->capwork ? x->capwork * 2 : 16;
+        graph_work *n = (graph_work *)realloc(x->work, sizeof *n * (size_t)cap);
+        if (!n) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        x->work = n;
+        x->capwork = cap;
+    }
+    x->work[x->nwork++] = w;
+    return 0;
+}
+
+/* Adds, at the tail of the capture, a conditional node whose condition kernel (reading the
+ * slot of control record `ctl`, `when` as in graph_cond_kernel) has just been captured. */
+static int add_conditional(graphexec *x, enum cudaGraphConditionalNodeType type, unsigned size,
+                           int32_t ctl, int when, cudaGraphConditionalHandle *h, cudaGraph_t *bodies,
+                           char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    const cfx_slot *cond = &p->slots[p->records[ctl].a];
+    cudaGraph_t graph;
+    const cudaGraphNode_t *deps;
+    size_t ndeps = 0;
+    cudaGraphNode_t node;
+    CUDA_TRY(capture_info(x->capture, &graph, &deps, &ndeps));
+    CUDA_TRY(cudaGraphConditionalHandleCreate(h, graph, 0, 0));
+    graph_cond_kernel<<<1, 1, 0, x->capture>>>(*h, x->d.state, x->d.arena + cond->offset, cond->dtype, when);
+    CUDA_LAUNCHED();
+    CUDA_TRY(capture_info(x->capture, &graph, &deps, &ndeps));
+    {
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np);
+        np.type = cudaGraphNodeTypeConditional;
+        np.conditional.handle = *h;
+        np.conditional.type = type;
+        np.conditional.size = size;
+        CUDA_TRY(add_node(&node, graph, deps, ndeps, &np));
+        for (unsigned b = 0; b < size; b++) bodies[b] = np.conditional.phGraph_out[b];
+    }
+    CUDA_TRY(capture_continue_after(x->capture, &node));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Captures records [lo, hi) of a structured region (region_ok holds). */
+static int emit_region(graphexec *x, int32_t lo, int32_t hi, int depth, char *err, size_t errlen)
+{
+    for (int32_t k = lo; k < hi;) {
+        int32_t a, b;
+        cudaGraphConditionalHandle h;
+        cudaGraph_t bodies[2];
+        if (loop_at(x, k, hi, depth + 1, &a, &b)) {
+            /* the first test before the node, then WHILE { body; TICK; test } */
+            for (int32_t t = k; t < a; t++)
+                if (emit_plain(x, t, err, errlen) != 0) return -1;
+            if (add_conditional(x, cudaGraphCondTypeWhile, 1, a, 1, &h, bodies, err, errlen) != 0) return -1;
+            graph_work w = {bodies[0], a + 1, b - 1, k, a, h};
+            if (push_work(x, w, err, errlen) != 0) return -1;
+            k = b;
+        } else if (if_at(x, k, hi, depth + 1, &a, &b)) {
+            /* the then-part runs when the branch is not taken */
+            int when = x->prog->records[k].kind == REC_JUMP_FALSE;
+            int32_t then_hi = a >= 0 ? a - 1 : b;
+            if (add_conditional(x, cudaGraphCondTypeIf, a >= 0 ? 2 : 1, k, when, &h, bodies, err, errlen) != 0)
+                return -1;
+            graph_work w = {bodies[0], k + 1, then_hi, -1, -1, h};
+            if (push_work(x, w, err, errlen) != 0) return -1;
+            if (a >= 0) {
+                graph_work we = {bodies[1], a, b, -1, -1, h};
+                if (push_work(x, we, err, errlen) != 0) return -1;
+            }
+            k = b;
+        } else {
+            if (emit_plain(x, k, err, errlen) != 0) return -1;
+            k++;
+        }
+    }
+    return 0;
+}
+
+/* Captures the bodies left in the work list, each into its own graph (more may be added). */
+static int drain_work(graphexec *x, char *err, size_t errlen)
+{
+    while (x->nwork > 0) {
+        graph_work w = x->work[--x->nwork];
+        cudaGraph_t captured = NULL;
+        CUDA_TRY(cudaStreamBeginCaptureToGraph(x->capture, w.graph, NULL, NULL, 0,
+                                               cudaStreamCaptureModeThreadLocal));
+        x->capturing = 1;
+        if (emit_region(x, w.lo, w.hi, 0, err, errlen) != 0) goto fail;
+        if (w.head >= 0) {
+            const cfx_slot *cond = &x->prog->slots[x->prog->records[w.jf].a];
+            for (int32_t t = w.head; t < w.jf; t++)
+                if (emit_plain(x, t, err, errlen) != 0) goto fail;
+            graph_cond_kernel<<<1, 1, 0, x->capture>>>(w.handle, x->d.state, x->d.arena + cond->offset,
+                                                       cond->dtype, 1);
+            CUDA_LAUNCHED();
+        }
+        x->capturing = 0;
+        CUDA_TRY(cudaStreamEndCapture(x->capture, &captured));
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 /* Enqueues on the capture stream the body of the SWITCH case for the block that starts at
  * record `first`: its records, and, through unconditional jumps and fall-throughs, those of
  * the blocks after it (so a loop's back-edge and its head run in one body), up to the first
- * conditional control record; then the step kernel that picks the next block. Guards are
- * inline kernels that write dev_state; the step kernel sees a stop and ends the program. */
+ * conditional control record that is not a recognised construct; then the step kernel that
+ * picks the next block. Guards are inline kernels that write dev_state; the step kernel sees
+ * a stop and ends the program. */
 static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
@@ -402,7 +653,12 @@ static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
     starts[nstarts++] = first;
     for (;;) {
         const cfx_record *r = &p->records[i];
-        if (is_control(r->kind)) {
+        int32_t a, b;
+        if ((loop_at(x, i, p->nrecords, 0, &a, &b) || if_at(x, i, p->nrecords, 0, &a, &b))) {
+            /* a recognised construct: as a conditional node, then on after it */
+            if (emit_region(x, i, b, 0, err, errlen) != 0) goto fail;
+            i = b;
+        } else if (is_control(r->kind)) {
             if (r->kind == REC_JUMP && can_chain(x, r->a, starts, nstarts)) {
                 starts[nstarts++] = r->a;
                 i = r->a;
@@ -411,35 +667,21 @@ static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
             s.kind = r->kind;
             s.record = i;
             break;
+        } else {
+            if (emit_plain(x, i, err, errlen) != 0) goto fail;
+            i++;
         }
-        if (is_guard(r->kind)) {
-            graph_step gs;
-            if (guard_of(x, i, &gs, err, errlen) != 0) goto fail;
-            graph_guard_kernel<<<1, 1, 0, cs>>>(gs, x->d.state, x->g, x->d.control_dev);
-            CUDA_LAUNCHED();
-        } else if (r->kind == REC_PRINT) {
-            const cfx_slot *sl = &p->slots[r->a];
-            graph_print_kernel<<<1, LAUNCH_THREADS, 0, cs>>>(x->d.state, x->g, x->log, GRAPH_LOG_BYTES, i,
-                                                             x->d.arena + sl->offset, slot_bytes(sl));
-            CUDA_LAUNCHED();
-        } else if (r->kind == REC_CALL) {
-            if (capture_call(x, r, err, errlen) != 0) goto fail;
-        } else if (launch_record(&x->env, r, cs, err, errlen) != 0) {
-            goto fail;
-        }
-        /* the validator guarantees the last record is HALT, so i + 1 is in range here */
-        if (x->block_of[i + 1] >= 0) {
-            if (can_chain(x, i + 1, starts, nstarts)) {
-                starts[nstarts++] = i + 1;
-                i++;
+        /* the validator guarantees the last record is HALT, so i is in range here */
+        if (x->block_of[i] >= 0) {
+            if (can_chain(x, i, starts, nstarts)) {
+                starts[nstarts++] = i;
                 continue;
             }
             s.kind = STEP_FALLTHROUGH;
-            s.record = i;
-            s.next = x->block_of[i + 1];
+            s.record = i - 1;
+            s.next = x->block_of[i];
             break;
         }
-        i++;
     }
     if (s.kind != STEP_FALLTHROUGH) {
         const cfx_record *r = &p->records[s.record];
@@ -468,7 +710,6 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
     cudaGraphNode_t init_node, while_node, dispatch_node, switch_node;
     cudaGraphConditionalHandle loop_h, switch_h;
     cudaGraph_t body, *cases;
-    int capturing = 0;
     int32_t nblocks = x->nblocks;
     void *init_args[2] = {&x->g, &x->d.control_dev};
     void *dispatch_args[4];
@@ -527,19 +768,23 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         cudaGraph_t captured = NULL;
         CUDA_TRY(cudaStreamBeginCaptureToGraph(x->capture, cases[b], NULL, NULL, 0,
                                                cudaStreamCaptureModeThreadLocal));
-        capturing = 1;
+        x->capturing = 1;
         if (capture_block(x, i, err, errlen) != 0) goto fail;
-        capturing = 0;
+        x->capturing = 0;
         CUDA_TRY(cudaStreamEndCapture(x->capture, &captured));
+        /* the bodies of the conditional nodes that block's case now holds */
+        if (drain_work(x, err, errlen) != 0) goto fail;
     }
     CUDA_TRY(cudaGraphInstantiate(&x->exec, x->graph, 0));
     return 0;
 fail:
-    if (capturing) {
+    if (x->capturing) {
         cudaGraph_t dummy = NULL;
         (void)cudaStreamEndCapture(x->capture, &dummy);
         (void)cudaGetLastError();
+        x->capturing = 0;
     }
+    x->nwork = 0;
     return -1;
 }
 
@@ -581,6 +826,7 @@ static void graph_destroy(void *self)
     if (x->capture) cudaStreamDestroy(x->capture);
     if (x->own) cudaStreamDestroy(x->own);
     free(x->block_of);
+    free(x->work);
     free(x->kernels);
     free(x);
 }
