@@ -430,6 +430,13 @@ static void check_budget_and_cancel(cfx_backend backend)
     CHECK_INT(cfx_run(e), CFX_OK);
     CHECK_INT(i, 50);
     CHECK_INT(cfx_exec_iterations(e), 51); /* one TICK per evaluation of the condition */
+    /* asynchronously: the status and the results are there after cfx_wait */
+    n = 70;
+    i = -1;
+    if (CHECK(cfx_run_async(e) == 0)) {
+        CHECK_INT(cfx_wait(e), CFX_OK);
+        CHECK_INT(i, 70);
+    }
     cfx_exec_free(e);
 done:
     cfx_module_free(m);
