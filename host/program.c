@@ -1134,15 +1134,66 @@ static void clear_slot_facts(uint64_t *set, const fact *facts, int32_t nfacts, i
         set[f / 64] &= ~((uint64_t)1 << (f % 64));
 }
 
+static int writes_slot(const cfx_prog *p, const cfx_record *r, int32_t slot)
+{
+    if (written_slot(r) == slot)
+        return 1;
+    if (r->kind == REC_CALL)
+        for (int32_t k = r->d; k < r->c; k++)
+            if (p->table[r->b + k] == slot)
+                return 1;
+    return 0;
+}
+
+/* The common case, proven without the analysis: walking back from the access over at most
+ * `LOCAL_WINDOW` records that fall through to each other (no jump lands in between), a
+ * CHECK_INDEX of the same slot and row count comes before any write to the slot. */
+#define LOCAL_WINDOW 64
+
+static int checked_locally(const cfx_prog *p, const uint8_t *is_target, int32_t i, int32_t slot,
+                           int32_t rows)
+{
+    if (is_target[i])
+        return 0;
+    for (int32_t j = i - 1; j >= 0 && j >= i - LOCAL_WINDOW; j--) {
+        const cfx_record *r = &p->records[j];
+        if (r->kind == REC_JUMP || r->kind == REC_SWITCH || r->kind == REC_HALT)
+            return 0; /* does not fall through: j + 1 is reached only by jumps */
+        if (r->kind == REC_CHECK_INDEX && r->a == slot && r->b == rows)
+            return 1;
+        if (writes_slot(p, r, slot) || is_target[j])
+            return 0;
+    }
+    return 0;
+}
+
 static int check_indices(vctx *v)
 {
     const cfx_prog *p = v->p;
     int rc = 0;
-    int32_t nfacts = 0, naccess = 0;
-    fact *facts = NULL;
+    int32_t nfacts = 0, nneeded = 0;
+    fact *facts = NULL, *needed = NULL;
     int32_t *gen = NULL, *succ = NULL;
     uint64_t *in = NULL, *cur = NULL;
+    uint8_t *is_target = NULL, *unproven = NULL;
 
+    is_target = calloc((size_t)p->nrecords, 1);
+    unproven = calloc((size_t)p->nrecords, 1);
+    needed = malloc(sizeof *needed * (size_t)p->nrecords);
+    if (!is_target || !unproven || !needed) {
+        rc = vfail(v, -1, "out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind == REC_JUMP)
+            is_target[r->a] = 1;
+        else if (r->kind == REC_JUMP_FALSE || r->kind == REC_JUMP_TRUE)
+            is_target[r->b] = 1;
+        else if (r->kind == REC_SWITCH)
+            for (int32_t k = 0; k <= r->c; k++)
+                is_target[p->table[r->b + k]] = 1;
+    }
     for (int32_t i = 0; i < p->nrecords; i++) {
         const cfx_record *r = &p->records[i];
         int32_t is, ts;
@@ -1151,26 +1202,33 @@ static int check_indices(vctx *v)
         const cfx_slot *ix = &p->slots[is], *t = &p->slots[ts];
         if (ix->kind == SLOT_CONST) {
             int64_t val = k_load_int(ix->dtype, p->consts + ix->offset);
-            if (val < -(int64_t)t->dims[0] || val >= t->dims[0])
-                return vfail(v, i, "constant row index %lld is outside [-%d, %d)", (long long)val,
-                             t->dims[0], t->dims[0]);
-        } else {
-            naccess++;
+            if (val < -(int64_t)t->dims[0] || val >= t->dims[0]) {
+                rc = vfail(v, i, "constant row index %lld is outside [-%d, %d)", (long long)val,
+                           t->dims[0], t->dims[0]);
+                goto done;
+            }
+        } else if (!checked_locally(p, is_target, i, is, t->dims[0])) {
+            unproven[i] = 1;
+            needed[nneeded++] = (fact){is, t->dims[0]};
         }
     }
-    if (naccess == 0)
-        return 0;
+    if (nneeded == 0)
+        goto done;
 
-    /* the facts: every distinct (slot, rows) a CHECK_INDEX establishes, sorted */
+    /* the facts worth tracking: (slot, rows) that some CHECK_INDEX establishes and some
+     * unproven access needs, sorted */
+    qsort(needed, (size_t)nneeded, sizeof *needed, cmp_fact);
     facts = malloc(sizeof *facts * (size_t)p->nrecords);
     gen = malloc(sizeof *gen * (size_t)p->nrecords);
     if (!facts || !gen) {
         rc = vfail(v, -1, "out of memory");
         goto done;
     }
-    for (int32_t i = 0; i < p->nrecords; i++)
-        if (p->records[i].kind == REC_CHECK_INDEX)
-            facts[nfacts++] = (fact){p->records[i].a, p->records[i].b};
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind == REC_CHECK_INDEX && find_fact(needed, nneeded, r->a, r->b) >= 0)
+            facts[nfacts++] = (fact){r->a, r->b};
+    }
     qsort(facts, (size_t)nfacts, sizeof *facts, cmp_fact);
     int32_t unique = 0;
     for (int32_t f = 0; f < nfacts; f++)
@@ -1231,7 +1289,7 @@ static int check_indices(vctx *v)
     }
     for (int32_t i = 0; i < p->nrecords; i++) {
         int32_t is, ts;
-        if (!row_access(&p->records[i], &is, &ts) || p->slots[is].kind == SLOT_CONST)
+        if (!unproven[i] || !row_access(&p->records[i], &is, &ts))
             continue;
         int32_t f = find_fact(facts, nfacts, is, p->slots[ts].dims[0]);
         if (f < 0 || !((in[i * words + f / 64] >> (f % 64)) & 1)) {
@@ -1241,6 +1299,9 @@ static int check_indices(vctx *v)
         }
     }
 done:
+    free(is_target);
+    free(unproven);
+    free(needed);
     free(facts);
     free(gen);
     free(in);
