@@ -378,7 +378,11 @@ __global__ void __launch_bounds__(P_THREADS) persist_kernel(const persist_args a
     sched_cursor c;
 
     load_private(a, priv);
-    __syncthreads();
+    /* Block 0 writes its copies back to the arena at HALT or a pause; without this barrier
+     * a block that starts late could load a copy block 0 has already changed (the replica
+     * in test_sched found this under TSan). One barrier per launch. */
+    if (grid_barrier(a, &last_poll, a.start_pc))
+        goto out;
     sched_cursor_init(&c, a.start_pc, block, nblocks);
     if (a.start_region >= 0) {
         /* resuming inside a one-block region: block 0 goes on in it, the others wait at
@@ -950,8 +954,11 @@ static int finish(persist *x, char *err, size_t errlen)
     for (;;) {
         if (wait_stream(x, err, errlen) != 0)
             goto fail;
-        CUDA_TRY(cudaMemcpy(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost));
-        CUDA_TRY(cudaMemcpy(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost));
+        /* on our stream, not the legacy default one, which would also wait for the
+         * application's other streams */
+        CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
         if (drain_prints(x, sy.print_used, err, errlen) != 0)
             goto fail;
         if (st.status != P_STATUS_PAUSE)

@@ -33,6 +33,10 @@
  *   publish buffer (two, alternating, for the reason above), a grid barrier, the other
  *   blocks reload theirs from it.
  *
+ * - A launch starts with every block loading its private copies from the arena and one grid
+ *   barrier: block 0 writes its copies back to the arena at HALT (results) and when a launch
+ *   ends early, and must not do so while a block that started late is still loading.
+ *
  * sched_arrive() is the one function that decides, at each record, whether a block runs
  * it, skips to a region's exit, or first publishes, waits and reloads; the device loop and
  * the test's replica both call it. The analysis (sched_plan_build) is host-only and runs
@@ -261,6 +265,18 @@ static inline int sched_conflicts(unsigned mode, unsigned p)
     }
 }
 
+/* Does any of the accesses meet the pending bits `cur` (indexed through `dist`)? */
+static inline int sched_any_conflict(const sched_access *acc, int na, const int32_t *dist,
+                                     const uint8_t *cur)
+{
+    for (int k = 0; k < na; k++) {
+        int32_t d = dist[acc[k].slot];
+        if (d >= 0 && sched_conflicts(acc[k].mode, cur[d]))
+            return 1;
+    }
+    return 0;
+}
+
 /* How a split record with domain `n` reads operand slot s: aligned when its element e is
  * the domain's element e. */
 static inline unsigned sched_read_mode(const cfx_prog *p, int32_t s, int64_t n)
@@ -269,15 +285,15 @@ static inline unsigned sched_read_mode(const cfx_prog *p, int32_t s, int64_t n)
 }
 
 /* The accesses of record r to slots, before filtering out private and const slots. At
- * most 6. A record computed redundantly (its output is private) reads whole. */
-static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, sched_access *acc)
+ * most 6. `flags` are the record's plan flags: a split record (SPLIT, or COMBINE for a
+ * reduction) reads its operands' own shares where the counts match; a record computed
+ * redundantly (its output is private) reads whole. */
+static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigned flags,
+                                        sched_access *acc)
 {
     int n = 0;
-    const cfx_slot *sl = p->slots;
-    int64_t dom = sched_domain(r, sl);
-    int split = dom > 0 && (r->kind == REC_REDUCE || r->kind == REC_DOT
-                                ? dom > SCHED_REDUNDANT_REDUCE_MAX
-                                : !sched_slot_private(&sl[r->a]));
+    int64_t dom = sched_domain(r, p->slots);
+    int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     switch (r->kind) {
@@ -530,7 +546,7 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
         plan->conservative = 1;
         for (int32_t i = 0; i < nr; i++) {
             sched_access acc[8];
-            int na = sched_record_accesses(p, &p->records[i], acc);
+            int na = sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
             for (int k = 0; k < na; k++)
                 if (dist[acc[k].slot] >= 0 && !(plan->flags[i] & SCHED_F_ONE_BLOCK))
                     plan->flags[i] |= (plan->flags[i] & SCHED_F_REGION_ENTRY) ? SCHED_F_ENTRY_BARRIER
@@ -567,11 +583,18 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
                     memset(cur, 0, (size_t)ndist);
                 } else {
                     sched_access acc[8];
-                    int na = sched_record_accesses(p, r, acc), need = 0;
-                    for (int k = 0; k < na; k++) {
-                        int32_t d = dist[acc[k].slot];
-                        if (d >= 0 && sched_conflicts(acc[k].mode, cur[d]))
-                            need = 1;
+                    int na = sched_record_accesses(p, r, plan->flags[i], acc);
+                    int need = sched_any_conflict(acc, na, dist, cur);
+                    if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) &&
+                        !(plan->flags[i] & SCHED_F_COMBINE)) {
+                        /* A small reduction computed whole by every block would need a
+                         * barrier before it here (its input is still being written) and
+                         * would leave a whole read pending after it; split and combined,
+                         * its one barrier is inside and nothing stays pending. The flag
+                         * is only ever set, so the sweeps still end. */
+                        plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+                        na = sched_record_accesses(p, r, plan->flags[i], acc);
+                        need = sched_any_conflict(acc, na, dist, cur);
                     }
                     if (need) {
                         plan->flags[i] |= SCHED_F_BARRIER_BEFORE;

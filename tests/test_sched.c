@@ -12,6 +12,7 @@
  * the run goes wrong when the cross-block read's barrier is removed. Under -DCFX_TSAN=ON
  * a missing barrier shows up as a race report.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "compile.h"
+#include "exec.h"
 #include "kernels.h"
 #include "program.h"
 #include "scheduler.h"
@@ -100,6 +103,8 @@ static int32_t tp_emit(tprog *t, int kind, int op, int dtype, int32_t a, int32_t
 /* ==== the replica of the device loop ======================================================= */
 
 #define MAXBLOCKS 8
+/* a block that left a barrier because another block stopped the run (not a cfx_status) */
+#define CFX_COUNT_ABANDONED 100
 #define MAXLOG 256
 
 typedef struct replica {
@@ -110,13 +115,24 @@ typedef struct replica {
     uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
     uint8_t *publish[2];            /* block 0's copies at a region's exit */
     k_acc partials[2][MAXBLOCKS];   /* split reductions */
-    pthread_barrier_t grid;
+    /* the grid barrier: a generation count that a stop can abandon, as on the device */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int arrived;
+    unsigned gen;
+    int stopped;
+    uint64_t pub_iters[2];          /* block 0's iterations beside its published copies */
+    int64_t executed[MAXBLOCKS];    /* records run per block */
     int64_t max_iters;
     /* per block, for the checks */
     int32_t log[MAXBLOCKS][MAXLOG]; /* pc of every branch taken outside regions */
     int nlog[MAXBLOCKS];
     int32_t stop_pc[MAXBLOCKS];     /* record that stopped the block, -1 for HALT */
     int stop_status[MAXBLOCKS];
+    int64_t stop_detail[MAXBLOCKS][2];
+    /* block 0's printed values, as (record, bytes) entries back to back */
+    uint8_t *prints;
+    size_t nprints, cap_prints;
     uint64_t iterations[MAXBLOCKS];
     int barriers[MAXBLOCKS];
     /* ablation: skip the barrier before this record and slow down blocks other than 0 */
@@ -136,10 +152,24 @@ static uint8_t *slot_addr(replica *rp, int block, int32_t s)
     return rp->arena + rp->prog->slots[s].offset;
 }
 
-static void grid_barrier(replica *rp, int block)
+/* Returns 1 when the run was stopped (by a block that will never arrive): leave. */
+static int grid_barrier(replica *rp, int block)
 {
+    int stop;
     rp->barriers[block]++;
-    pthread_barrier_wait(&rp->grid);
+    pthread_mutex_lock(&rp->mu);
+    unsigned gen = rp->gen;
+    if (++rp->arrived == rp->nblocks) {
+        rp->arrived = 0;
+        rp->gen++;
+        pthread_cond_broadcast(&rp->cv);
+    } else {
+        while (rp->gen == gen && !rp->stopped)
+            pthread_cond_wait(&rp->cv, &rp->mu);
+    }
+    stop = rp->gen == gen && rp->stopped;
+    pthread_mutex_unlock(&rp->mu);
+    return stop;
 }
 
 static void nap(void)
@@ -210,22 +240,114 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
         k_copy_bytes(slot_addr(rp, block, r->a), src, lo * size, hi * size);
         return c->pc + 1;
     }
-    case REC_REDUCE: {
-        k_acc acc = k_reduce_init(r->op, r->dtype);
-        k_reduce_range(r->op, r->dtype, &acc, slot_addr(rp, block, r->b), lo, hi);
+    case REC_REDUCE:
+    case REC_DOT: {
+        int dt = sl[r->b].dtype;
+        int op = r->kind == REC_DOT ? OP_SUM : r->op;
+        k_acc acc = k_reduce_init(op, dt);
+        if (!(f & SCHED_F_COMBINE) || c->region >= 0) {
+            lo = 0; /* computed whole: redundant, or block 0 alone in a region */
+            hi = sl[r->b].count;
+        }
+        if (r->kind == REC_DOT)
+            k_dot_range(dt, &acc, slot_addr(rp, block, r->b), slot_addr(rp, block, r->c), lo, hi);
+        else
+            k_reduce_range(op, dt, &acc, slot_addr(rp, block, r->b), lo, hi);
         if ((f & SCHED_F_COMBINE) && c->region < 0) {
             /* partials, a grid barrier, then every block merges them all in block order */
             k_acc *part = rp->partials[c->combines & 1];
             part[block] = acc;
-            grid_barrier(rp, block);
-            acc = k_reduce_init(r->op, r->dtype);
+            if (grid_barrier(rp, block))
+                return -2 - CFX_COUNT_ABANDONED;
+            acc = k_reduce_init(op, dt);
             for (int b = 0; b < rp->nblocks; b++)
-                k_reduce_merge(r->op, r->dtype, &acc, &part[b]);
+                k_reduce_merge(op, dt, &acc, &part[b]);
             c->combines++;
         }
-        k_reduce_finish(r->op, r->dtype, &acc, sl[r->b].count, slot_addr(rp, block, r->a));
+        if (r->kind == REC_DOT)
+            k_dot_finish(dt, &acc, slot_addr(rp, block, r->a));
+        else
+            k_reduce_finish(op, dt, &acc, sl[r->b].count, slot_addr(rp, block, r->a));
         return c->pc + 1;
     }
+    case REC_UNARY:
+        k_unary(r->op, sl[r->b].dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), lo, hi);
+        return c->pc + 1;
+    case REC_FILL:
+        k_fill(sl[r->a].dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), lo, hi);
+        return c->pc + 1;
+    case REC_CAST:
+        k_cast(sl[r->a].dtype, slot_addr(rp, block, r->a), sl[r->b].dtype, slot_addr(rp, block, r->b), lo, hi);
+        return c->pc + 1;
+    case REC_WHERE:
+        k_where(sl[r->a].dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), sl[r->b].count,
+                slot_addr(rp, block, r->c), sl[r->c].count, slot_addr(rp, block, r->d), sl[r->d].count,
+                lo, hi);
+        return c->pc + 1;
+    case REC_TRANSPOSE:
+        k_transpose(sl[r->a].dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b),
+                    sl[r->b].dims[0], sl[r->b].dims[1], lo, hi);
+        return c->pc + 1;
+    case REC_SET_ROW: {
+        int64_t size = dtype_size(sl[r->a].dtype), len = sl[r->a].count / sl[r->a].dims[0];
+        int64_t row = k_row_index(k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b)), sl[r->a].dims[0]);
+        k_copy_bytes(slot_addr(rp, block, r->a) + row * len * size, slot_addr(rp, block, r->c),
+                     lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_MATMUL: {
+        int64_t m = sl[r->b].dims[0], k = sl[r->b].dims[1];
+        int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
+        int64_t tn = (n + SCHED_TILE - 1) / SCHED_TILE;
+        uint8_t *A = slot_addr(rp, block, r->a), *B = slot_addr(rp, block, r->b), *C = slot_addr(rp, block, r->c);
+        if (!split) {
+            k_matmul(sl[r->a].dtype, A, B, C, m, k, n, 0, sl[r->a].count);
+            return c->pc + 1;
+        }
+        for (int64_t t = lo; t < hi; t++) /* output tiles, as the device splits them */
+            for (int64_t i = (t / tn) * SCHED_TILE; i < (t / tn + 1) * SCHED_TILE && i < m; i++)
+                for (int64_t j = (t % tn) * SCHED_TILE; j < (t % tn + 1) * SCHED_TILE && j < n; j++)
+                    k_matmul(sl[r->a].dtype, A, B, C, m, k, n, i * n + j, i * n + j + 1);
+        return c->pc + 1;
+    }
+    case REC_ASSERT:
+        if (!k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a)))
+            return -2 - CFX_STOP_ASSERT;
+        return c->pc + 1;
+    case REC_CHECK_STEP:
+        if (k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a)) == 0)
+            return -2 - CFX_STOP_VALUE;
+        return c->pc + 1;
+    case REC_CHECK_INDEX: {
+        int64_t v = k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
+        if (v < -(int64_t)r->b || v >= (int64_t)r->b) {
+            rp->stop_detail[block][0] = v;
+            rp->stop_detail[block][1] = r->b;
+            return -2 - CFX_STOP_INDEX;
+        }
+        return c->pc + 1;
+    }
+    case REC_CHECK_DIVIDE: {
+        /* every block checks every element, as on the device */
+        const uint8_t *d = slot_addr(rp, block, r->a);
+        for (int64_t e = 0; e < sl[r->a].count; e++)
+            if (k_get_int(sl[r->a].dtype, d, e) == 0)
+                return -2 - CFX_STOP_DIVIDE;
+        return c->pc + 1;
+    }
+    case REC_PRINT:
+        if (block == 0) {
+            size_t bytes = (size_t)slot_bytes(&sl[r->a]);
+            if (rp->nprints + bytes + 8 > rp->cap_prints) {
+                rp->cap_prints = (rp->cap_prints + bytes + 8) * 2;
+                rp->prints = (uint8_t *)realloc(rp->prints, rp->cap_prints);
+            }
+            int32_t h[2] = {c->pc, (int32_t)bytes};
+            memcpy(rp->prints + rp->nprints, h, 8);
+            memcpy(rp->prints + rp->nprints + 8, slot_addr(rp, 0, r->a), bytes);
+            rp->nprints += bytes + 8;
+        }
+        return c->pc + 1;
     default:
         fprintf(stderr, "replica: record kind %d not supported\n", r->kind);
         abort();
@@ -245,29 +367,45 @@ static void *block_main(void *arg)
         if (rp->plan->priv_offset[s] >= 0)
             memcpy(slot_addr(rp, block, s), rp->arena + p->slots[s].offset,
                    (size_t)slot_bytes(&p->slots[s]));
+    /* ... and none writes them back (HALT) before all have read them */
+    grid_barrier(rp, block);
 
     sched_cursor_init(&c, 0, block, rp->nblocks);
     rp->stop_pc[block] = -1;
     for (;;) {
         unsigned act = sched_arrive(rp->plan->flags, rp->plan->region_exit, &c);
         uint8_t *pub = rp->publish[c.exits & 1];
-        if ((act & SCHED_DO_PUBLISH) && block == 0)
+        int32_t next;
+        if ((act & SCHED_DO_PUBLISH) && block == 0) {
             memcpy(pub, rp->priv[0], (size_t)rp->plan->priv_bytes);
-        if ((act & SCHED_DO_BARRIER) && c.pc != rp->ablate_pc)
-            grid_barrier(rp, block);
-        if (act & SCHED_DO_RELOAD) {
-            if (block != 0)
-                memcpy(rp->priv[block], pub, (size_t)rp->plan->priv_bytes);
-            c.exits++;
+            rp->pub_iters[c.exits & 1] = rp->iterations[0];
         }
-        if (act & SCHED_DO_SKIP)
-            continue;
-        int32_t next = run_record(rp, &c, block);
+        if ((act & SCHED_DO_BARRIER) && c.pc != rp->ablate_pc && grid_barrier(rp, block)) {
+            next = -2 - CFX_COUNT_ABANDONED;
+        } else {
+            if (act & SCHED_DO_RELOAD) {
+                if (block != 0) {
+                    memcpy(rp->priv[block], pub, (size_t)rp->plan->priv_bytes);
+                    rp->iterations[block] = rp->pub_iters[c.exits & 1];
+                }
+                c.exits++;
+            }
+            if (act & SCHED_DO_SKIP)
+                continue;
+            rp->executed[block]++;
+            next = run_record(rp, &c, block);
+        }
         if (next == -1)
             break;
         if (next <= -2) {
-            rp->stop_pc[block] = c.pc;
+            rp->stop_pc[block] = next == -2 - CFX_COUNT_ABANDONED ? -3 : c.pc;
             rp->stop_status[block] = -2 - next;
+            if (rp->stop_pc[block] != -3) {
+                pthread_mutex_lock(&rp->mu);
+                rp->stopped = 1;
+                pthread_cond_broadcast(&rp->cv);
+                pthread_mutex_unlock(&rp->mu);
+            }
             break;
         }
         c.pc = next;
@@ -289,6 +427,7 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
     rp->nblocks = nblocks;
     rp->max_iters = max_iters;
     rp->ablate_pc = ablate_pc;
+    rp->prints = NULL;
     rp->arena = (uint8_t *)calloc((size_t)p->arena_bytes + 16, 1);
     memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
     if (init)
@@ -297,7 +436,8 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
         rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
-    pthread_barrier_init(&rp->grid, NULL, (unsigned)nblocks);
+    pthread_mutex_init(&rp->mu, NULL);
+    pthread_cond_init(&rp->cv, NULL);
     for (int b = 0; b < nblocks; b++) {
         args[b].rp = rp;
         args[b].block = b;
@@ -305,7 +445,8 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
     }
     for (int b = 0; b < nblocks; b++)
         pthread_join(th[b], NULL);
-    pthread_barrier_destroy(&rp->grid);
+    pthread_mutex_destroy(&rp->mu);
+    pthread_cond_destroy(&rp->cv);
     for (int b = 0; b < nblocks; b++)
         free(rp->priv[b]);
     free(rp->publish[0]);
@@ -320,10 +461,15 @@ static int32_t arena_i32(const cfx_prog *p, const uint8_t *arena, int32_t s, int
     return v;
 }
 
-/* Every block took the same branches and stopped at the same record. */
+/* Every block took the same branches and stopped at the same record (blocks that left a
+ * barrier because block 0 stopped inside a one-block region excepted). */
 static void check_uniform(const replica *rp)
 {
     for (int b = 1; b < rp->nblocks; b++) {
+        if (rp->stop_pc[b] == -3) {
+            CHECK(rp->stop_pc[0] >= 0);
+            continue;
+        }
         CHECK_INT(rp->nlog[b], rp->nlog[0]);
         CHECK(memcmp(rp->log[b], rp->log[0], sizeof(int32_t) * (size_t)rp->nlog[0]) == 0);
         CHECK_INT(rp->stop_pc[b], rp->stop_pc[0]);
@@ -543,8 +689,10 @@ static void test_p2(void)
             CHECK_INT(arena_i32(&t.p, arena, p2_v, P2_N - 1), v[P2_N - 1]);
             CHECK_INT(rp.iterations[0], n);
             for (int b = 1; b < counts[k]; b++) {
-                CHECK_INT(rp.iterations[b], 0); /* the loop ran on block 0 only */
+                CHECK_INT(rp.iterations[b], n); /* block 0's count, reloaded at the exit */
                 CHECK_INT(rp.barriers[b], rp.barriers[0]);
+                if (n > 0)
+                    CHECK(rp.executed[b] < rp.executed[0]); /* the loop ran on block 0 only */
             }
             free(arena);
         }
@@ -636,11 +784,251 @@ static void test_share(void)
         CHECK_INT(sched_tick(&it, 0), 0);
 }
 
+
+/* ==== real programs: the compiler's output on the replica against the cpu executor ========= */
+
+/* Deterministic inputs: reals in [-1, 1), integers in [1, 10), bools alternating; an
+ * override "name=value" sets every element of that input. */
+static void fill_value(const cfx_slot *sl, uint8_t *dst, const char *name, const char *overrides)
+{
+    uint64_t seed = 12345;
+    double forced = 0.0;
+    int have = 0;
+    size_t nl = strlen(name);
+    for (const char *q = overrides; q && *q;) {
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, name, nl) == 0 && q[nl] == '=') {
+            forced = strtod(q + nl + 1, NULL);
+            have = 1;
+        }
+        while (*q && *q != ' ')
+            q++;
+    }
+    for (size_t i = 0; i < nl; i++)
+        seed = seed * 131 + (unsigned char)name[i];
+    for (int64_t e = 0; e < sl->count; e++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(seed >> 11) / 9007199254740992.0;
+        double real = have ? forced : 2.0 * u - 1.0;
+        int64_t integer = have ? (int64_t)forced : 1 + (int64_t)(u * 9.0);
+        switch (sl->dtype) {
+        case CFX_F32: { float v = (float)real; memcpy(dst + 4 * e, &v, 4); break; }
+        case CFX_F64: memcpy(dst + 8 * e, &real, 8); break;
+        case CFX_I32: { int32_t v = (int32_t)integer; memcpy(dst + 4 * e, &v, 4); break; }
+        case CFX_I64: memcpy(dst + 8 * e, &integer, 8); break;
+        default: dst[e] = (uint8_t)(have ? forced != 0 : (e & 1)); break;
+        }
+    }
+}
+
+typedef struct printed {
+    uint8_t *bytes;
+    size_t n, cap;
+} printed;
+
+static void cpu_print(void *user, const cfx_prog *prog, int32_t record, const void *data)
+{
+    printed *pr = (printed *)user;
+    size_t bytes = (size_t)slot_bytes(&prog->slots[prog->records[record].a]);
+    if (pr->n + bytes + 8 > pr->cap) {
+        pr->cap = (pr->cap + bytes + 8) * 2;
+        pr->bytes = (uint8_t *)realloc(pr->bytes, pr->cap);
+    }
+    int32_t h[2] = {record, (int32_t)bytes};
+    memcpy(pr->bytes + pr->n, h, 8);
+    memcpy(pr->bytes + pr->n + 8, data, bytes);
+    pr->n += bytes + 8;
+}
+
+static void *const *g_inputs; /* for init_inputs */
+static void init_inputs(const cfx_prog *p, uint8_t *arena)
+{
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        memcpy(arena + sl->offset, g_inputs[i], (size_t)slot_bytes(sl));
+    }
+}
+
+static int same_values(const cfx_slot *sl, const uint8_t *x, const uint8_t *y)
+{
+    for (int64_t e = 0; e < sl->count; e++) {
+        if (sl->dtype == CFX_F32 || sl->dtype == CFX_F64) {
+            double a, b;
+            if (sl->dtype == CFX_F32) {
+                float fa, fb;
+                memcpy(&fa, x + 4 * e, 4);
+                memcpy(&fb, y + 4 * e, 4);
+                a = fa;
+                b = fb;
+            } else {
+                memcpy(&a, x + 8 * e, 8);
+                memcpy(&b, y + 8 * e, 8);
+            }
+            if (!(a == b || (a != a && b != b) || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b))))
+                return 0;
+        } else {
+            int size = dtype_size(sl->dtype);
+            if (memcmp(x + size * e, y + size * e, (size_t)size) != 0)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every graph of `src` on cpu_run and on the replica with 4 and 7 blocks: same status,
+ * record, details, iterations, prints and results. Graphs that call kernels are skipped.
+ * Returns the number of graphs compared. */
+static int compare_compiled(const char *file, const char *src, size_t len, const char *overrides,
+                            int64_t max_iters)
+{
+    compiled_module m;
+    char *diag = NULL;
+    int compared = 0;
+    if (compile_source(NULL, file, src, len, &m, &diag) != 0) {
+        free(diag);
+        return 0;
+    }
+    for (int g = 0; g < m.ngraphs; g++) {
+        const cfx_prog *p = m.graphs[g].prog;
+        sched_plan plan;
+        char err[200];
+        void *in[32] = {0}, *out[32] = {0};
+        int skip = p->ninputs > 32 || p->nresults > 32;
+        for (int32_t i = 0; i < p->nrecords; i++)
+            skip |= p->records[i].kind == REC_CALL;
+        if (skip)
+            continue;
+        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+        for (int32_t i = 0; i < p->ninputs; i++) {
+            const cfx_slot *sl = &p->slots[p->inputs[i]];
+            in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
+            fill_value(sl, (uint8_t *)in[i], m.graphs[g].params[i].name, overrides);
+        }
+        for (int32_t i = 0; i < p->nresults; i++)
+            out[i] = calloc((size_t)slot_bytes(&p->slots[p->results[i]]) + 1, 1);
+
+        printed pr = {NULL, 0, 0};
+        exec_run run;
+        exec_outcome o;
+        memset(&run, 0, sizeof run);
+        memset(&o, 0, sizeof o);
+        run.prog = p;
+        run.inputs = in;
+        run.results = out;
+        run.max_iters = max_iters;
+        run.print = cpu_print;
+        run.print_user = &pr;
+        CHECK_INT(cpu_run(&run, &o), 0);
+
+        int counts[] = {4, 7};
+        for (int k = 0; k < 2; k++) {
+            replica rp;
+            g_inputs = in;
+            uint8_t *arena = replica_run(&rp, p, &plan, counts[k], max_iters, -1, init_inputs);
+            int status = rp.stop_pc[0] == -1 ? CFX_OK : rp.stop_status[0];
+            int bad = 0;
+            bad |= !CHECK_INT(status, o.status);
+            bad |= !CHECK_INT(rp.stop_pc[0], o.record);
+            if (o.status == CFX_STOP_INDEX) {
+                bad |= !CHECK_INT(rp.stop_detail[0][0], o.detail[0]);
+                bad |= !CHECK_INT(rp.stop_detail[0][1], o.detail[1]);
+            }
+            bad |= !CHECK_INT(rp.iterations[0], o.iterations);
+            bad |= !CHECK_INT(rp.nprints, pr.n);
+            bad |= !CHECK(rp.nprints == pr.n && (pr.n == 0 || memcmp(rp.prints, pr.bytes, pr.n) == 0));
+            if (o.status == CFX_OK)
+                for (int32_t i = 0; i < p->nresults; i++) {
+                    const cfx_slot *sl = &p->slots[p->results[i]];
+                    bad |= !CHECK(same_values(sl, arena + sl->offset, (const uint8_t *)out[i]));
+                }
+            check_uniform(&rp);
+            if (bad)
+                fprintf(stderr, "  in %s, graph %s, %d blocks, inputs '%s'\n", file, p->name, counts[k],
+                        overrides);
+            free(rp.prints);
+            free(arena);
+        }
+        compared++;
+        free(pr.bytes);
+        for (int i = 0; i < 32; i++) {
+            free(in[i]);
+            free(out[i]);
+        }
+        sched_plan_free(&plan);
+    }
+    compiled_module_free(&m);
+    return compared;
+}
+
+/* The programs of gpu_persistent.c, which reach every path of the scheduler. */
+static const char *const programs[][2] = {
+    {"graph vectors(x: f32[100000], n: i32) -> (s: f32, m: f32, am: i32, nz: bool, y: f32[100000]) {\n"
+     "  y = x\n  i = 0\n  while i < n {\n    y = y * 0.5 + 1.0\n"
+     "    if sum(y) > 150000.0 {\n      y = y - 0.25\n    }\n    i = i + 1\n  }\n"
+     "  s = sum(y)\n  m = max(y)\n  am = argmax(y)\n  nz = all(y > 0.0)\n}\n", "n=7"},
+    {"graph small(v: i32[16], k: i32) -> (t: i32, w: i32[16], z: i64) {\n"
+     "  w = v\n  t = 0\n  z = cast(0, i64)\n  for j in range(0, k) {\n    w = w * 3 % 7 + j\n"
+     "    t = t + sum(w)\n    switch j % 3 {\n      case 0 { z = z + cast(t, i64) }\n"
+     "      case 1 { z = z - 1 }\n      default { print(w, \"w\") }\n    }\n  }\n}\n", "k=30"},
+    {"graph rows(x: f32[64, 512], n: i32) -> (acc: f32[512], best: i32, x2: f32[64, 512]) {\n"
+     "  acc = x[0]\n  best = 0\n  x2 = x\n  for i in range(1, n) {\n"
+     "    acc = acc + x[i % 64] * 0.5\n    if sum(acc) > 3.0 {\n      best = i\n    }\n"
+     "    x2[(i * 7) % 64] = acc\n  }\n}\n", "n=40"},
+    {"graph products(a: f32[40, 30], b: f32[30, 20], p: i32[9, 7], q: i32[7, 5], v: f64[30],\n"
+     "               w: f64[33, 30]) -> (c: f32[40, 20], r: i32[9, 5], wv: f64[33], t: f32[20, 40],\n"
+     "               d: f64) {\n  c = a @ b\n  r = p @ q\n  wv = w @ v\n  t = transpose(c)\n"
+     "  d = dot(v, v)\n}\n", ""},
+    {"graph bigmm(a: f32[100, 64], b: f32[64, 90]) -> (c: f32[100, 90], s: f32) {\n"
+     "  c = a @ b\n  s = sum(c)\n  for i in range(0, 3) {\n    c = where(c > 0.0, c, c * 0.5)\n"
+     "    s = s + norm(c)\n  }\n}\n", ""},
+};
+
+static const char *const stop_src =
+    "graph stops(x: f32[8], k: i32, d: i32[5000], n: i32) -> (y: f32, q: i32[5000], c: i32) {\n"
+    "  c = 0\n  while c < n {\n    c = c + 1\n  }\n  y = x[k]\n  q = d / d\n"
+    "  assert(y > -2.0, \"y is too small\")\n  for s in range(0, 3, k - 1) {\n    c = c + s\n  }\n}\n";
+
+static void test_compiled(void)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++)
+        n += compare_compiled("program.cfx", programs[i][0], strlen(programs[i][0]), programs[i][1], 0);
+    const char *stop_inputs[] = {"k=3 n=5", "k=9 n=5", "k=-9 n=5", "k=3 n=5 d=0", "k=3 n=5 x=-3",
+                                 "k=1 n=5"};
+    for (int i = 0; i < 6; i++)
+        n += compare_compiled("stops.cfx", stop_src, strlen(stop_src), stop_inputs[i], 0);
+    n += compare_compiled("stops.cfx", stop_src, strlen(stop_src), "k=3 n=50", 20);
+    CHECK_INT(n, 12);
+
+    /* every example graph, with generated inputs and a budget against runaway loops */
+    int files = 0;
+    char list[4096] = "";
+    FILE *ls = popen("ls " CFX_SOURCE_DIR "/graphs/*.cfx 2>/dev/null", "r");
+    if (ls) {
+        size_t got = fread(list, 1, sizeof list - 1, ls);
+        list[got] = '\0';
+        pclose(ls);
+    }
+    for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
+        long len = 0;
+        char *text = test_read_file(path, &len);
+        if (!text)
+            continue;
+        if (compare_compiled(path, text, (size_t)len, "", 3000) > 0)
+            files++;
+        free(text);
+    }
+    printf("test_sched: %d example files compared with the cpu executor\n", files);
+    CHECK(files >= 10);
+}
+
 int main(void)
 {
     test_share();
     test_p1();
     test_p2();
     test_p3();
+    test_compiled();
     return test_finish("test_sched");
 }
