@@ -655,8 +655,9 @@ static int capture_block(graphexec *x, int32_t first, char *err, size_t errlen)
         const cfx_record *r = &p->records[i];
         int32_t a, b;
         if ((loop_at(x, i, p->nrecords, 0, &a, &b) || if_at(x, i, p->nrecords, 0, &a, &b))) {
-            /* a recognised construct: as a conditional node, then on after it */
-            if (emit_region(x, i, b, 0, err, errlen) != 0) goto fail;
+            /* a recognised construct: as a conditional node, then on after it (depth -1:
+             * emit_region recognises it again at depth 0, exactly as it was just found) */
+            if (emit_region(x, i, b, -1, err, errlen) != 0) goto fail;
             i = b;
         } else if (is_control(r->kind)) {
             if (r->kind == REC_JUMP && can_chain(x, r->a, starts, nstarts)) {
