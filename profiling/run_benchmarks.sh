@@ -41,10 +41,11 @@ fi
 
 # ---- build: the same command line as profiling/README.md -------------------------------
 echo "run_benchmarks: building in $build"
+mkdir -p "$build"
 if ! { cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCFX_CUDA=ON &&
-       cmake --build "$build" -j "$(nproc)"; } > "$build.log" 2>&1; then
-    tail -n 40 "$build.log"
-    echo "run_benchmarks: the build failed (full log: $build.log)" >&2
+       cmake --build "$build" -j "$(nproc)"; } > "$build/run_benchmarks.log" 2>&1; then
+    tail -n 40 "$build/run_benchmarks.log"
+    echo "run_benchmarks: the build failed (full log: $build/run_benchmarks.log)" >&2
     exit 1
 fi
 
@@ -76,9 +77,9 @@ cat "$work/gpu.md"
 if [ -f "$here/bench_cpu.sh" ]; then
     echo "run_benchmarks: bench_cpu.sh"
     BUILD_DIR="$build" bash "$here/bench_cpu.sh" "$build" > "$work/cpu.md" 2>&1 ||
-        echo "(bench_cpu.sh exited $?)" >> "$work/cpu.md"
+        printf '\n(bench_cpu.sh exited with an error)\n' >> "$work/cpu.md"
 else
-    echo "profiling/bench_cpu.sh is not in this checkout." > "$work/cpu.md"
+    printf '## CPU benchmark\n\nprofiling/bench_cpu.sh is not in this checkout.\n' > "$work/cpu.md"
 fi
 
 # ---- the peers ---------------------------------------------------------------------------
@@ -124,11 +125,7 @@ out="$here/results/$date_utc-$slug.md"
     echo
     sed '1{/^# /d}' "$work/gpu.md"
     echo
-    echo "## CPU benchmark (profiling/bench_cpu.sh)"
-    echo
-    echo '```'
-    cat "$work/cpu.md"
-    echo '```'
+    cat "$work/cpu.md"   # bench_cpu.sh prints its own heading and table
     echo
     cat "$work/peers.md"
     echo
