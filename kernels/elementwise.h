@@ -26,7 +26,7 @@
 #define K_BOOL 4
 
 /* ==== scalar ops on integers ================================================================ */
-#define K_INT_SCALAR_OPS(T, U, SFX, TMIN)                                                         \
+#define K_INT_SCALAR_OPS(T, U, SFX)                                                               \
     CFX_HD T k_add_##SFX(T a, T b) { return (T)((U)a + (U)b); }                                   \
     CFX_HD T k_sub_##SFX(T a, T b) { return (T)((U)a - (U)b); }                                   \
     CFX_HD T k_mul_##SFX(T a, T b) { return (T)((U)a * (U)b); }                                   \
@@ -71,8 +71,8 @@
     CFX_HD T k_abs_##SFX(T a) { return a < 0 ? (T)(0u - (U)a) : a; }                              \
     CFX_HD T k_relu_##SFX(T a) { return a < 0 ? (T)0 : a; }
 
-K_INT_SCALAR_OPS(int32_t, uint32_t, i32, INT32_MIN)
-K_INT_SCALAR_OPS(int64_t, uint64_t, i64, INT64_MIN)
+K_INT_SCALAR_OPS(int32_t, uint32_t, i32)
+K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
 
 /* ==== scalar ops on reals =================================================================== */
 /* FN is the libm suffix: `f` for float, empty for double. */
