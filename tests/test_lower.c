@@ -359,6 +359,331 @@ static void kernels(void)
     cfx_context_free(ctx);
 }
 
+/* ---- random programs --------------------------------------------------------------------------- *
+ * Small random graphs over i32 scalars (assignments, if/elif/else with and/or/not, for loops with
+ * computed bounds and literal steps of both signs, switch with sparse and negative cases,
+ * break, continue, return) are printed as .cfx text and also interpreted here, directly from
+ * the generator's own tree, with i32 wrapping. The compiled program run on the CPU must give
+ * the same results. */
+enum { GE_LIT, GE_VAR, GE_ADD, GE_SUB, GE_MUL, GE_LT, GE_LE, GE_EQ, GE_NE, GE_AND, GE_OR, GE_NOT };
+enum { GS_ASSIGN, GS_IF, GS_FOR, GS_SWITCH, GS_BREAK, GS_CONTINUE, GS_RETURN };
+enum { FLOW_NEXT, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_BUDGET };
+
+#define GMAX 4096
+typedef struct gnode {
+    int kind;
+    int32_t v;     /* literal, variable index, case value */
+    int a, b, c;   /* children (expressions or statement lists), -1 for none */
+    int next;      /* next statement, or -1 */
+    int lv;        /* GS_FOR: the loop variable's index */
+} gnode;
+
+typedef struct gen {
+    gnode n[GMAX];
+    int count;
+    uint64_t rng;
+    int32_t vars[16]; /* 0..2: a b c (results), 3 x, 4 y, 5.. loop variables i0, i1, ... */
+    long ticks;
+} gen;
+
+static const char *const gvar_names[] = {"a", "b", "c", "x", "y", "i0", "i1", "i2", "i3"};
+
+static uint32_t grand(gen *g, uint32_t n)
+{
+    g->rng = g->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(g->rng >> 33) % n;
+}
+
+static int gnew(gen *g, int kind, int32_t v, int a, int b, int c)
+{
+    if (g->count >= GMAX)
+        return -1;
+    g->n[g->count] = (gnode){kind, v, a, b, c, -1, 0};
+    return g->count++;
+}
+
+static int gexpr(gen *g, int depth, int nvars)
+{
+    if (depth > 2 || grand(g, 10) < 3)
+        return grand(g, 2) ? gnew(g, GE_LIT, (int32_t)grand(g, 11) - 5, -1, -1, -1)
+                           : gnew(g, GE_VAR, (int32_t)grand(g, (uint32_t)nvars), -1, -1, -1);
+    return gnew(g, GE_ADD + (int)grand(g, 3), 0, gexpr(g, depth + 1, nvars), gexpr(g, depth + 1, nvars), -1);
+}
+
+static int gcond(gen *g, int depth, int nvars)
+{
+    uint32_t r = grand(g, 10);
+    if (depth < 2 && r < 3)
+        return gnew(g, r < 2 ? GE_AND + (int)r : GE_NOT, 0, gcond(g, depth + 1, nvars), r < 2 ? gcond(g, depth + 1, nvars) : -1, -1);
+    return gnew(g, GE_LT + (int)grand(g, 4), 0, gexpr(g, 1, nvars), gexpr(g, 1, nvars), -1);
+}
+
+static int gblock(gen *g, int depth, int loops, int nvars);
+
+static int gstmt(gen *g, int depth, int loops, int nvars)
+{
+    uint32_t r = grand(g, 20);
+    if (depth > 2 || r < 8)
+        return gnew(g, GS_ASSIGN, (int32_t)grand(g, 3), gexpr(g, 0, nvars), -1, -1);
+    if (r < 12) {
+        int els = grand(g, 2) ? gblock(g, depth + 1, loops, nvars) : -1;
+        return gnew(g, GS_IF, 0, gcond(g, 0, nvars), gblock(g, depth + 1, loops, nvars), els);
+    }
+    if (r < 15) {
+        static const int32_t steps[] = {1, 2, -1, -3};
+        int bounds = gnew(g, GS_FOR, steps[grand(g, 4)], gexpr(g, 1, nvars), gexpr(g, 1, nvars), -1);
+        if (bounds >= 0) {
+            g->n[bounds].lv = nvars; /* i0 for the outermost loop, i1 inside it, ... */
+            g->n[bounds].c = gblock(g, depth + 1, loops + 1, nvars + 1);
+        }
+        return bounds;
+    }
+    if (r < 17) {
+        /* cases are a list of GS_SWITCH nodes: v = value (INT32_MIN for default), a = body */
+        static const int32_t values[] = {-2, -1, 0, 1, 2, 3, 7, 100, -100000};
+        int first = -1, last = -1;
+        int ncases = 1 + (int)grand(g, 3);
+        uint32_t used = 0;
+        for (int i = 0; i < ncases; i++) {
+            uint32_t k = grand(g, 9);
+            if (used & (1u << k))
+                continue;
+            used |= 1u << k;
+            int cs = gnew(g, GS_SWITCH, values[k], gblock(g, depth + 1, loops, nvars), -1, -1);
+            if (cs < 0)
+                break;
+            if (last >= 0)
+                g->n[last].next = cs;
+            else
+                first = cs;
+            last = cs;
+        }
+        if (grand(g, 2) && last >= 0) {
+            int d = gnew(g, GS_SWITCH, INT32_MIN, gblock(g, depth + 1, loops, nvars), -1, -1);
+            if (d >= 0)
+                g->n[last].next = d;
+        }
+        return gnew(g, GS_SWITCH, 0, gexpr(g, 1, nvars), first, -2); /* c = -2 marks the head */
+    }
+    if (r < 19 && loops > 0)
+        return gnew(g, GS_IF, 0, gcond(g, 0, nvars), gnew(g, grand(g, 2) ? GS_BREAK : GS_CONTINUE, 0, -1, -1, -1), -1);
+    return gnew(g, GS_IF, 0, gcond(g, 0, nvars), gnew(g, GS_RETURN, 0, -1, -1, -1), -1);
+}
+
+static int gblock(gen *g, int depth, int loops, int nvars)
+{
+    int first = -1, last = -1, n = 1 + (int)grand(g, 3);
+    for (int i = 0; i < n; i++) {
+        int s = gstmt(g, depth, loops, nvars);
+        if (s < 0)
+            break;
+        if (last >= 0)
+            g->n[last].next = s;
+        else
+            first = s;
+        last = s;
+    }
+    return first;
+}
+
+static void gprint_expr(const gen *g, int e, strbuf *out)
+{
+    static const char *const ops[] = {"", "", "+", "-", "*", "<", "<=", "==", "!=", "and", "or"};
+    const gnode *x = &g->n[e];
+    if (x->kind == GE_LIT)
+        sb_printf(out, "%d", x->v);
+    else if (x->kind == GE_VAR)
+        sb_puts(out, gvar_names[x->v]);
+    else if (x->kind == GE_NOT) {
+        sb_puts(out, "(not ");
+        gprint_expr(g, x->a, out);
+        sb_puts(out, ")");
+    } else {
+        sb_puts(out, "(");
+        gprint_expr(g, x->a, out);
+        sb_printf(out, " %s ", ops[x->kind]);
+        gprint_expr(g, x->b, out);
+        sb_puts(out, ")");
+    }
+}
+
+static void gprint_block(const gen *g, int s, int depth, int ind, strbuf *out)
+{
+    for (; s >= 0; s = g->n[s].next) {
+        const gnode *x = &g->n[s];
+        sb_printf(out, "%*s", 2 * ind, "");
+        switch (x->kind) {
+        case GS_ASSIGN:
+            sb_printf(out, "%s = ", gvar_names[x->v]);
+            gprint_expr(g, x->a, out);
+            sb_puts(out, "\n");
+            break;
+        case GS_BREAK: sb_puts(out, "break\n"); break;
+        case GS_CONTINUE: sb_puts(out, "continue\n"); break;
+        case GS_RETURN: sb_puts(out, "return\n"); break;
+        case GS_IF:
+            sb_puts(out, "if ");
+            gprint_expr(g, x->a, out);
+            sb_puts(out, " {\n");
+            gprint_block(g, x->b, depth + 1, ind + 1, out);
+            if (x->c >= 0) {
+                sb_printf(out, "%*s} else {\n", 2 * ind, "");
+                gprint_block(g, x->c, depth + 1, ind + 1, out);
+            }
+            sb_printf(out, "%*s}\n", 2 * ind, "");
+            break;
+        case GS_FOR:
+            sb_printf(out, "for %s in range(", gvar_names[x->lv]);
+            gprint_expr(g, x->a, out);
+            sb_puts(out, ", ");
+            gprint_expr(g, x->b, out);
+            sb_printf(out, ", %d) {\n", x->v);
+            gprint_block(g, x->c, depth + 1, ind + 1, out);
+            sb_printf(out, "%*s}\n", 2 * ind, "");
+            break;
+        case GS_SWITCH:
+            sb_puts(out, "switch ");
+            gprint_expr(g, x->a, out);
+            sb_puts(out, " {\n");
+            for (int cs = x->b; cs >= 0; cs = g->n[cs].next) {
+                if (g->n[cs].v == INT32_MIN)
+                    sb_printf(out, "%*sdefault {\n", 2 * ind + 2, "");
+                else
+                    sb_printf(out, "%*scase %d {\n", 2 * ind + 2, "", g->n[cs].v);
+                gprint_block(g, g->n[cs].a, depth + 1, ind + 2, out);
+                sb_printf(out, "%*s}\n", 2 * ind + 2, "");
+            }
+            sb_printf(out, "%*s}\n", 2 * ind, "");
+            break;
+        }
+    }
+}
+
+static int32_t wrap32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+static int32_t geval(const gen *g, int e)
+{
+    const gnode *x = &g->n[e];
+    switch (x->kind) {
+    case GE_LIT: return x->v;
+    case GE_VAR: return g->vars[x->v];
+    case GE_ADD: return wrap32((int64_t)geval(g, x->a) + geval(g, x->b));
+    case GE_SUB: return wrap32((int64_t)geval(g, x->a) - geval(g, x->b));
+    case GE_MUL: return wrap32((int64_t)geval(g, x->a) * geval(g, x->b));
+    case GE_LT: return geval(g, x->a) < geval(g, x->b);
+    case GE_LE: return geval(g, x->a) <= geval(g, x->b);
+    case GE_EQ: return geval(g, x->a) == geval(g, x->b);
+    case GE_NE: return geval(g, x->a) != geval(g, x->b);
+    case GE_AND: return geval(g, x->a) && geval(g, x->b);
+    case GE_OR: return geval(g, x->a) || geval(g, x->b);
+    default: return !geval(g, x->a);
+    }
+}
+
+static int gexec(gen *g, int s, int depth)
+{
+    for (; s >= 0; s = g->n[s].next) {
+        const gnode *x = &g->n[s];
+        int flow = FLOW_NEXT;
+        switch (x->kind) {
+        case GS_ASSIGN: g->vars[x->v] = geval(g, x->a); break;
+        case GS_BREAK: return FLOW_BREAK;
+        case GS_CONTINUE: return FLOW_CONTINUE;
+        case GS_RETURN: return FLOW_RETURN;
+        case GS_IF:
+            flow = geval(g, x->a) ? gexec(g, x->b, depth + 1) : gexec(g, x->c, depth + 1);
+            break;
+        case GS_FOR: {
+            int64_t i = geval(g, x->a), stop = geval(g, x->b);
+            for (;; i += x->v) {
+                if (++g->ticks > 20000 || i < INT32_MIN || i > INT32_MAX)
+                    return FLOW_BUDGET; /* too long, or the i32 counter would wrap */
+                if (x->v > 0 ? i >= stop : i <= stop)
+                    break;
+                g->vars[x->lv] = (int32_t)i;
+                int f = gexec(g, x->c, depth + 1);
+                if (f == FLOW_BREAK)
+                    break;
+                if (f == FLOW_RETURN || f == FLOW_BUDGET)
+                    return f;
+            }
+            break;
+        }
+        case GS_SWITCH: {
+            int32_t v = geval(g, x->a);
+            int hit = -1, dflt = -1;
+            for (int cs = x->b; cs >= 0; cs = g->n[cs].next) {
+                if (g->n[cs].v == INT32_MIN)
+                    dflt = cs;
+                else if (g->n[cs].v == v)
+                    hit = cs;
+            }
+            if (hit < 0)
+                hit = dflt;
+            if (hit >= 0)
+                flow = gexec(g, g->n[hit].a, depth + 1);
+            break;
+        }
+        }
+        if (flow != FLOW_NEXT)
+            return flow;
+    }
+    return FLOW_NEXT;
+}
+
+static void random_programs(int count)
+{
+    static gen g; /* big: keep it off the stack */
+    int compared = 0;
+    for (int t = 0; t < count; t++) {
+        memset(&g, 0, sizeof g);
+        g.rng = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1);
+        int body = gblock(&g, 0, 0, 5);
+        strbuf src = {0};
+        sb_puts(&src, "graph g(x: i32, y: i32) -> (a: i32, b: i32, c: i32) {\n  a = x\n  b = y\n  c = 0\n");
+        gprint_block(&g, body, 0, 1, &src);
+        sb_puts(&src, "}\n");
+        compiled_module m;
+        char *diags = NULL;
+        if (!CHECK(compile_source(NULL, "random.cfx", sb_str(&src), src.len, &m, &diags) == 0)) {
+            fprintf(stderr, "%s%s", diags ? diags : "", sb_str(&src));
+            free(diags);
+            sb_free(&src);
+            continue;
+        }
+        for (int in = 0; in < 3; in++) {
+            int32_t x = (int32_t)grand(&g, 13) - 6, y = (int32_t)grand(&g, 13) - 6;
+            memset(g.vars, 0, sizeof g.vars);
+            g.vars[0] = x;
+            g.vars[1] = y;
+            g.vars[3] = x;
+            g.vars[4] = y;
+            g.ticks = 0;
+            if (gexec(&g, body, 0) == FLOW_BUDGET)
+                continue; /* a loop too long to compare */
+            int32_t ins[2] = {x, y}, outs[3] = {0, 0, 0};
+            void *ip[2] = {&ins[0], &ins[1]}, *op[3] = {&outs[0], &outs[1], &outs[2]};
+            exec_run r;
+            memset(&r, 0, sizeof r);
+            r.prog = m.graphs[0].prog;
+            r.inputs = ip;
+            r.results = op;
+            exec_outcome o;
+            memset(&o, 0, sizeof o);
+            cpu_run(&r, &o);
+            compared++;
+            if (!CHECK_INT(o.status, CFX_OK) || !CHECK_INT(outs[0], g.vars[0]) ||
+                !CHECK_INT(outs[1], g.vars[1]) || !CHECK_INT(outs[2], g.vars[2])) {
+                fprintf(stderr, "  random program %d with x=%d y=%d:\n%s", t, x, y, sb_str(&src));
+                break;
+            }
+        }
+        compiled_module_free(&m);
+        sb_free(&src);
+    }
+    CHECK(compared > count); /* most programs run to the end within the budget */
+}
+
 /* ---- golden listings -------------------------------------------------------------------------- */
 static void golden(const char *dir, const char *base)
 {
@@ -402,6 +727,7 @@ int main(void)
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
         run_one(&runs[i]);
     kernels();
+    random_programs(300);
 
     const char *dir = CFX_SOURCE_DIR "/tests/dump";
     DIR *dp = opendir(dir);
