@@ -503,21 +503,43 @@ static int fold_binary(int op, int dt, const check_note *x, const check_note *y,
     }
 }
 
-/* Checks the two operands of an elementwise op, giving a literal the other side's dtype.
- * `name` spells the op in messages (`+` or `add`). On success *dt is the operands' dtype and
- * *shape the result shape (its dtype is the operands'). */
-static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
-                      cfx_type *shape)
+/* Arithmetic on literals alone (`1`, `-2.5`, `(1 + 2) * 3`) takes its dtype from where it
+ * is used, like a literal: `x * (1 + 2)` is f32 for an f32 x. */
+static int is_literal_expr(const ast_node *n)
 {
-    int la = is_literal(a), lb = is_literal(b), ra, rb;
+    if (!n)
+        return 0;
+    if (n->kind == AST_INT || n->kind == AST_REAL)
+        return 1;
+    if (n->kind == AST_UNARY && n->op == OP_NEG)
+        return is_literal_expr(n->a);
+    if (n->kind == AST_BINARY && (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
+                                  n->op == OP_DIV || n->op == OP_MOD))
+        return is_literal_expr(n->a) && is_literal_expr(n->b);
+    return 0;
+}
+
+static int has_real_literal(const ast_node *n)
+{
+    if (!n)
+        return 0;
+    return n->kind == AST_REAL || has_real_literal(n->a) || has_real_literal(n->b);
+}
+
+/* Checks the two operands of an elementwise op, giving a literal the other side's dtype; when
+ * both are literals they take `want` (the dtype the context asks for, -1 for none), or f32 if
+ * one of them is real. `name` spells the op in messages (`+` or `add`). On success *shape is
+ * the result shape (its dtype is the operands'). */
+static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
+                      cfx_type *shape, int want)
+{
+    int la = is_literal_expr(a), lb = is_literal_expr(b), ra, rb;
     if (la && lb) {
-        int real = 0;
-        for (const ast_node *p = a; p; p = p->kind == AST_UNARY ? p->a : NULL)
-            real |= p->kind == AST_REAL;
-        for (const ast_node *p = b; p; p = p->kind == AST_UNARY ? p->a : NULL)
-            real |= p->kind == AST_REAL;
-        ra = check_literal(C, a, real ? CFX_F32 : -1);
-        rb = check_literal(C, b, real ? CFX_F32 : -1);
+        int dt = want >= 0 && is_num(want) ? want : -1;
+        if (has_real_literal(a) || has_real_literal(b))
+            dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
+        ra = check_expr(C, e, a, dt);
+        rb = check_expr(C, e, b, dt);
     } else if (la) {
         rb = check_expr(C, e, b, -1);
         ra = check_expr(C, e, a, rb == 0 ? (int)b->ty.dtype : -1);
@@ -543,12 +565,13 @@ static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_no
 
 /* An elementwise op of two operands (infix or called by name), typed into n. */
 static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const char *name, ast_node *a,
-                              ast_node *b)
+                              ast_node *b, int want)
 {
     cfx_type shape;
-    if (check_pair(C, e, n, name, a, b, &shape) < 0)
+    int cls = op_class[op];
+    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1) < 0)
         return -1;
-    int cls = op_class[op], dt = a->ty.dtype;
+    int dt = a->ty.dtype;
     char b1[TYBUF];
     if ((cls == OPC_BINARY_NUM || (cls == OPC_COMPARE && op != OP_EQ && op != OP_NE)) && !is_num(dt)) {
         diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s", name,
@@ -740,7 +763,7 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col, "unknown operator");
             return -1;
         }
-        return check_elementwise2(C, e, n, n->op, op_infix[n->op], n->a, n->b);
+        return check_elementwise2(C, e, n, n->op, op_infix[n->op], n->a, n->b, want);
     case AST_INDEX: {
         if (check_expr(C, e, n->a, -1) < 0) {
             check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */
@@ -868,7 +891,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_BINARY_NUM:
     case OPC_COMPARE:
     case OPC_BINARY_BOOL:
-        return check_elementwise2(C, e, n, op, name, arg[0], arg[1]);
+        return check_elementwise2(C, e, n, op, name, arg[0], arg[1], -1);
     case OPC_REDUCE_NUM:
     case OPC_REDUCE_REAL:
     case OPC_REDUCE_ARG:
@@ -956,7 +979,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_WHERE: {
         int rc = check_expr(C, e, arg[0], -1);
         cfx_type ab;
-        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab);
+        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab, -1);
         if (rc < 0 || rab < 0)
             return -1;
         if (arg[0]->ty.dtype != CFX_BOOL) {

@@ -131,6 +131,9 @@ static void annotations(void)
                             "  e = sum(x) > 0.5 and d == 2\n"
                             "  f = -2147483648\n"    /* fits i32 once negated */
                             "  r = 1\n"              /* a literal takes the result's dtype */
+                            "  h = x * (1 + 2)\n"    /* so does arithmetic on literals: f32[3] */
+                            "  k = n - 2 * 3\n"      /* i64, and known 6 on the right */
+                            "  q = (1 + 2) * 2.5\n"  /* f32: 7.5 */
                             "}\n",
                             &errors, &text);
     CHECK_INT(errors, 0);
@@ -156,6 +159,16 @@ static void annotations(void)
     CHECK(k->known);
     CHECK_INT(k->ival, INT32_MIN);
     CHECK_STR(check_type_str(&value_of(m, 6)->ty, buf, sizeof buf), "f32[]");
+    CHECK_STR(check_type_str(&value_of(m, 7)->ty, buf, sizeof buf), "f32[3]");
+    CHECK_STR(check_type_str(&value_of(m, 7)->b->ty, buf, sizeof buf), "f32[]");
+    CHECK_STR(check_type_str(&value_of(m, 8)->b->ty, buf, sizeof buf), "i64[]");
+    k = value_of(m, 8)->b->note;
+    CHECK(k->known);
+    CHECK_INT(k->ival, 6);
+    k = value_of(m, 9)->note;
+    CHECK_STR(check_type_str(&value_of(m, 9)->ty, buf, sizeof buf), "f32[]");
+    CHECK(k->known);
+    CHECK_REAL(k->rval, 7.5, 0);
     ast_module_free(m);
 
     /* the spec's folding example: x = 0; y = 1; if x < y + 1 folds to true */
