@@ -174,7 +174,7 @@ static int grid_barrier(replica *rp, int block)
 
 static void nap(void)
 {
-    struct timespec ts = {0, 20 * 1000 * 1000};
+    struct timespec ts = {0, 50 * 1000 * 1000};
     nanosleep(&ts, NULL);
 }
 
@@ -429,7 +429,8 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
     rp->ablate_pc = ablate_pc;
     rp->prints = NULL;
     rp->arena = (uint8_t *)calloc((size_t)p->arena_bytes + 16, 1);
-    memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
+    if (p->const_bytes > 0)
+        memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
     if (init)
         init(p, rp->arena);
     for (int b = 0; b < nblocks; b++)
