@@ -369,7 +369,16 @@ static int is_literal(const ast_node *n)
 
 static int64_t wrap(int dt, int64_t v) { return dt == CFX_I32 ? (int64_t)(int32_t)(uint32_t)v : v; }
 
-static double round_real(int dt, double r) { return dt == CFX_F32 ? (double)(float)r : r; }
+/* The value as the dtype holds it: f32 rounds. A finite double past f32's range is made
+ * infinite first, as IEEE rounding would, because C leaves that conversion undefined. */
+static double round_real(int dt, double r)
+{
+    if (dt != CFX_F32)
+        return r;
+    if (fabs(r) >= 0x1p128)
+        return r < 0 ? -(double)INFINITY : (double)INFINITY;
+    return (double)(float)r;
+}
 
 /* A type written in the source (a parameter, a result, zeros(TYPE)) must describe a tensor the
  * program can hold. */

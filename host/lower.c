@@ -867,7 +867,7 @@ static void lower_switch(lowerer *L, ast_node *n)
     at(L, n);
     int32_t v = lower_expr(L, n->a, -1);
     int32_t *start = calloc((size_t)n->nlist + 1, sizeof *start);
-    patchlist to_case = {0}, end = {0};
+    patchlist end = {0};
     int32_t *chain_case = calloc((size_t)n->nlist + 1, sizeof *chain_case);
     if (!start || !chain_case) {
         fail(L, "out of memory");
@@ -942,7 +942,6 @@ static void lower_switch(lowerer *L, ast_node *n)
 done:
     free(start);
     free(chain_case);
-    patch_free(&to_case);
     patch_free(&end);
 }
 
