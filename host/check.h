@@ -9,6 +9,20 @@
  * The dead branch of a folded condition is not checked at all, in the spirit of C++'s
  * `if constexpr` and of MindSpore, which drops it: an error inside it is not reported,
  * and its assignments take no part in joins.
+ *
+ * Decisions where the spec is silent:
+ * - Branches may give a variable different types; that is an error only where the variable
+ *   is read after the join ("cannot join", reported at the read). Likewise "not assigned on
+ *   every path" and "assigned only inside the loop" are reported where the variable is read,
+ *   and for a result at its declaration (end of the graph) or at the `return`.
+ * - Code after break, continue or return in the same block, and after a `while true` left
+ *   only by return, is unreachable: not checked, not lowered.
+ * - A `while` whose condition is known true (a literal, or a variable the body never
+ *   assigns) needs a reachable break or return, like `while true`.
+ * - A literal, and arithmetic on literals alone (`(1 + 2) * 3`), takes the dtype the other
+ *   operand or the target asks for; an integer literal becomes any numeric dtype, a real one
+ *   only f32 or f64. Alone, they are i32 or f32.
+ * - A loop variable assigned in its body does not change the iterations (Python's rule).
  */
 #ifndef CFX_CHECK_H
 #define CFX_CHECK_H
