@@ -423,6 +423,161 @@ static void test_trace(void)
     remove(path);
 }
 
+
+/* ==== device buffers and application kernels =============================================== */
+
+/* The CUDA runtime, reached only when the library was built with it: weak references, so
+ * this file also links in a build without CUDA (where main skips before using them). The
+ * return type is cudaError_t, an int-sized enum; 0 is success. Kinds: 1 host to device,
+ * 2 device to host, 3 device to device. */
+extern int cudaMalloc(void **p, size_t bytes) __attribute__((weak));
+extern int cudaFree(void *p) __attribute__((weak));
+extern int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) __attribute__((weak));
+extern int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream)
+    __attribute__((weak));
+
+/* `dup`: the result is a copy of the argument (f32[N]). The CUDA version enqueues the copy on
+ * the stream it is given, as an application kernel must. `user` counts the calls. */
+static int dup_cpu(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)nargs;
+    (void)nresults;
+    (*(int *)user)++;
+    memcpy(results[0].data, args[0].data, (size_t)cfx_type_count(&args[0].type) * 4);
+    return 0;
+}
+
+static int dup_cuda(void *user, void *stream, int nargs, const cfx_tensor *args, int nresults,
+                    cfx_tensor *results)
+{
+    (void)nargs;
+    (void)nresults;
+    (*(int *)user)++;
+    return cudaMemcpyAsync(results[0].data, args[0].data, (size_t)cfx_type_count(&args[0].type) * 4, 3,
+                           stream) == 0 ? 0 : -1;
+}
+
+static const char *calls =
+    "graph calls(x: f32[3000], n: i32) -> (y: f32[3000], s: f32) {\n"
+    "  y = x\n"
+    "  s = 0.0\n"
+    "  for i in range(0, n) {\n"
+    "    y = dup(y) * 0.5 + 1.0\n"
+    "    s = s + sum(y)\n"
+    "    print(s, \"s\")\n"
+    "  }\n"
+    "}\n";
+
+static void test_calls(void)
+{
+    int cpu_calls = 0, gpu_calls = 0;
+    char *err = NULL, *diag = NULL;
+    cfx_context *ctx[2] = {cfx_context_new(), cfx_context_new()};
+    CHECK_INT(cfx_register_kernel(ctx[0], "dup", "(f32[3000]) -> (f32[3000])", dup_cpu, NULL, &cpu_calls,
+                                  &err), 0);
+    CHECK_INT(cfx_register_kernel(ctx[1], "dup", "(f32[3000]) -> (f32[3000])", NULL, dup_cuda, &gpu_calls,
+                                  &err), 0);
+    cfx_module *m[2];
+    side sd[2];
+    for (int k = 0; k < 2; k++) {
+        m[k] = cfx_compile_string(ctx[k], "calls.cfx", calls, strlen(calls), &diag);
+        if (!m[k]) {
+            fprintf(stderr, "calls.cfx: %s\n", diag ? diag : "?");
+            cfx_free(diag);
+            CHECK(0);
+            return;
+        }
+        CHECK_INT(side_start(&sd[k], m[k], 0, k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, "n=5", 0), 0);
+    }
+    CHECK_INT(cfx_run(sd[0].e), CFX_OK);
+    /* asynchronous: the first launch is enqueued, cfx_wait serves the CALL pauses */
+    CHECK_INT(cfx_run_async(sd[1].e), 0);
+    CHECK_INT(cfx_wait(sd[1].e), CFX_OK);
+    CHECK_INT(cpu_calls, 5);
+    CHECK_INT(gpu_calls, 5);
+    side_done(&sd[0]);
+    side_done(&sd[1]);
+    CHECK_STR(sd[1].printed.text ? sd[1].printed.text : "", sd[0].printed.text ? sd[0].printed.text : "");
+    compare_results("calls", m[0], 0, &sd[0], &sd[1]);
+    for (int k = 0; k < 2; k++) {
+        side_free(&sd[k]);
+        cfx_module_free(m[k]);
+        cfx_context_free(ctx[k]);
+    }
+}
+
+/* Inputs and results in device memory: results arrive without a host copy, and a stopped run
+ * leaves the result buffers as they were. */
+static void test_device_buffers(void)
+{
+    if (!cudaMalloc || !cudaFree || !cudaMemcpy) {
+        printf("gpu_persistent: device-buffer test skipped: the CUDA runtime is not linked\n");
+        return;
+    }
+    char *diag = NULL, *err = NULL;
+    cfx_module *m = cfx_compile_string(NULL, "stops.cfx", stops, strlen(stops), &diag);
+    CHECK(m != NULL);
+    if (!m) {
+        cfx_free(diag);
+        return;
+    }
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CUDA_PERSISTENT, &err);
+    CHECK(e != NULL);
+    if (!e) {
+        cfx_free(err);
+        cfx_module_free(m);
+        return;
+    }
+    float x[8];
+    int32_t d[5000], q[5000], k = 2, n = 4, c = -1;
+    float y = -1.0f;
+    for (int i = 0; i < 8; i++)
+        x[i] = (float)i * 0.5f;
+    for (int i = 0; i < 5000; i++)
+        d[i] = i % 7 + 1;
+    void *dx = NULL, *dk = NULL, *dd = NULL, *dn = NULL, *dy = NULL, *dq = NULL, *dc = NULL;
+    CHECK_INT(cudaMalloc(&dx, sizeof x), 0);
+    CHECK_INT(cudaMalloc(&dk, 4), 0);
+    CHECK_INT(cudaMalloc(&dd, sizeof d), 0);
+    CHECK_INT(cudaMalloc(&dn, 4), 0);
+    CHECK_INT(cudaMalloc(&dy, 4), 0);
+    CHECK_INT(cudaMalloc(&dq, sizeof q), 0);
+    CHECK_INT(cudaMalloc(&dc, 4), 0);
+    cudaMemcpy(dx, x, sizeof x, 1);
+    cudaMemcpy(dk, &k, 4, 1);
+    cudaMemcpy(dd, d, sizeof d, 1);
+    cudaMemcpy(dn, &n, 4, 1);
+    cudaMemcpy(dc, &c, 4, 1);
+    CHECK_INT(cfx_bind_device(e, "x", dx, sizeof x), 0);
+    CHECK_INT(cfx_bind_device(e, "k", dk, 4), 0);
+    CHECK_INT(cfx_bind_device(e, "d", dd, sizeof d), 0);
+    CHECK_INT(cfx_bind_device(e, "n", dn, 4), 0);
+    CHECK_INT(cfx_bind_device(e, "y", dy, 4), 0);
+    CHECK_INT(cfx_bind_device(e, "q", dq, sizeof q), 0);
+    CHECK_INT(cfx_bind_device(e, "c", dc, 4), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    cudaMemcpy(&y, dy, 4, 2);
+    cudaMemcpy(q, dq, sizeof q, 2);
+    cudaMemcpy(&c, dc, 4, 2);
+    CHECK_REAL(y, 1.0, 0.0);  /* x[2] */
+    CHECK_INT(q[4999], 1);    /* d / d */
+    CHECK_INT(c, 4 + 0 + 1 + 2); /* the while counts to n = 4, then range(0, 3, 1) adds 0, 1, 2 */
+
+    /* k = 9 stops at x[k]: the result buffers keep what they had */
+    k = 9;
+    c = -7;
+    cudaMemcpy(dk, &k, 4, 1);
+    cudaMemcpy(dc, &c, 4, 1);
+    CHECK_INT(cfx_run(e), CFX_STOP_INDEX);
+    cudaMemcpy(&c, dc, 4, 2);
+    CHECK_INT(c, -7);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    void *all[] = {dx, dk, dd, dn, dy, dq, dc};
+    for (int i = 0; i < 7; i++)
+        cudaFree(all[i]);
+}
+
 int main(void)
 {
     char why[256];
@@ -449,5 +604,7 @@ int main(void)
     compare("spin limit", spin, NULL, "n=1000000", 1000, CFX_STOP_LIMIT, 0);
     test_cancel();
     test_trace();
+    test_calls();
+    test_device_buffers();
     return test_finish("gpu_persistent");
 }
