@@ -362,7 +362,7 @@ __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_
 /* The dispatch loop: every block walks the records from a.start_pc to HALT, a stop or a
  * pause. Every decision below is the same in all threads of a block (they read the same
  * private copies after a __syncthreads), so the barriers inside are never divergent. */
-__global__ void __launch_bounds__(P_THREADS) persist_kernel(const persist_args a)
+__global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel(const persist_args a)
 {
     extern __shared__ __align__(16) uint8_t smem_priv[];
     __shared__ k_acc red[P_THREADS];
