@@ -14,6 +14,8 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,12 +117,11 @@ typedef struct replica {
     uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
     uint8_t *publish[2];            /* block 0's copies at a region's exit */
     k_acc partials[2][MAXBLOCKS];   /* split reductions */
-    /* the grid barrier: a generation count that a stop can abandon, as on the device */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int arrived;
-    unsigned gen;
-    int stopped;
+    /* the grid barrier, the device's algorithm with C11 atomics: an arrival count and a
+     * generation; a stop (any block's) releases the waiters */
+    atomic_uint arrived;
+    atomic_uint gen;
+    atomic_int stopped;
     uint64_t pub_iters[2];          /* block 0's iterations beside its published copies */
     int64_t executed[MAXBLOCKS];    /* records run per block */
     int64_t max_iters;
@@ -152,24 +153,25 @@ static uint8_t *slot_addr(replica *rp, int block, int32_t s)
     return rp->arena + rp->prog->slots[s].offset;
 }
 
-/* Returns 1 when the run was stopped (by a block that will never arrive): leave. */
+/* Returns 1 when the run was stopped (by a block that will never arrive): leave. The same
+ * steps as grid_barrier in device/persistent.cu: read the generation, arrive; the last to
+ * arrive resets the count and bumps the generation; the others spin on the generation and
+ * on the run's status. (The device's fences are the seq_cst order of these atomics.) */
 static int grid_barrier(replica *rp, int block)
 {
-    int stop;
     rp->barriers[block]++;
-    pthread_mutex_lock(&rp->mu);
-    unsigned gen = rp->gen;
-    if (++rp->arrived == rp->nblocks) {
-        rp->arrived = 0;
-        rp->gen++;
-        pthread_cond_broadcast(&rp->cv);
-    } else {
-        while (rp->gen == gen && !rp->stopped)
-            pthread_cond_wait(&rp->cv, &rp->mu);
+    unsigned gen = atomic_load(&rp->gen);
+    if (atomic_fetch_add(&rp->arrived, 1u) == (unsigned)rp->nblocks - 1) {
+        atomic_store(&rp->arrived, 0u);
+        atomic_fetch_add(&rp->gen, 1u);
+        return 0;
     }
-    stop = rp->gen == gen && rp->stopped;
-    pthread_mutex_unlock(&rp->mu);
-    return stop;
+    while (atomic_load(&rp->gen) == gen) {
+        if (atomic_load(&rp->stopped))
+            return 1;
+        sched_yield();
+    }
+    return 0;
 }
 
 static void nap(void)
@@ -401,10 +403,7 @@ static void *block_main(void *arg)
             rp->stop_pc[block] = next == -2 - CFX_COUNT_ABANDONED ? -3 : c.pc;
             rp->stop_status[block] = -2 - next;
             if (rp->stop_pc[block] != -3) {
-                pthread_mutex_lock(&rp->mu);
-                rp->stopped = 1;
-                pthread_cond_broadcast(&rp->cv);
-                pthread_mutex_unlock(&rp->mu);
+                atomic_store(&rp->stopped, 1);
             }
             break;
         }
@@ -437,8 +436,9 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
         rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
-    pthread_mutex_init(&rp->mu, NULL);
-    pthread_cond_init(&rp->cv, NULL);
+    atomic_init(&rp->arrived, 0u);
+    atomic_init(&rp->gen, 0u);
+    atomic_init(&rp->stopped, 0);
     for (int b = 0; b < nblocks; b++) {
         args[b].rp = rp;
         args[b].block = b;
@@ -446,8 +446,6 @@ static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *pl
     }
     for (int b = 0; b < nblocks; b++)
         pthread_join(th[b], NULL);
-    pthread_mutex_destroy(&rp->mu);
-    pthread_cond_destroy(&rp->cv);
     for (int b = 0; b < nblocks; b++)
         free(rp->priv[b]);
     free(rp->publish[0]);
