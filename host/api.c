@@ -18,6 +18,7 @@
 #include "compile.h"
 #include "context.h"
 #include "exec.h"
+#include "nvtx.h"
 #include "program.h"
 #include "strbuf.h"
 #include "value.h"
@@ -125,7 +126,10 @@ cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const cha
             }
         }
     }
-    if (compile_source(ctx, file, text, len, &m->cm, &diags) != 0) {
+    prof_push("compile");
+    int failed = compile_source(ctx, file, text, len, &m->cm, &diags) != 0;
+    prof_pop();
+    if (failed) {
         if (!diags)
             diags = format_message("%s: compilation failed\n", file);
         goto fail;

@@ -89,7 +89,7 @@ static int store_scalar(cursor *c, const char *tok)
     cfx_dtype dt = c->t->dtype;
     const char *dname = cfx_dtype_name(dt);
     unsigned char *dst = c->buf + c->next * cfx_dtype_size(dt);
-    char msg[160];
+    char msg[200];
 
     if (dt == CFX_BOOL) {
         uint8_t b;
@@ -170,7 +170,7 @@ static int parse_scalar(cursor *c)
         return fail(c, msg);
     }
     if (n >= sizeof tok) {
-        char msg[160];
+        char msg[200];
         snprintf(msg, sizeof msg, "the number '%.24s...' is too long", c->s);
         return fail(c, msg);
     }
@@ -408,7 +408,7 @@ static void format_element(strbuf *out, cfx_dtype dt, const unsigned char *p)
 static void format_level(strbuf *out, const cfx_type *t, const unsigned char *data, int depth,
                          int64_t *index)
 {
-    if (depth == t->rank) {
+    if (depth >= t->rank || depth >= CFX_TYPE_MAX_RANK) {
         format_element(out, t->dtype, data + *index * cfx_dtype_size(t->dtype));
         (*index)++;
         return;

@@ -17,9 +17,15 @@ cmake --install "$ROOT" --prefix "$T/prefix" >"$T/install.log" 2>&1 ||
 [ -f "$T/prefix/include/cfx.h" ] || die "cfx.h was not installed"
 [ -x "$T/prefix/bin/cfx" ] || die "the cfx command was not installed"
 
+# A library built with sanitizers needs the application built with the same runtime.
+san=""
+grep -q '^CFX_SANITIZE:BOOL=ON' "$ROOT/CMakeCache.txt" 2>/dev/null && san="-fsanitize=address,undefined"
+grep -q '^CFX_TSAN:BOOL=ON' "$ROOT/CMakeCache.txt" 2>/dev/null && san="-fsanitize=thread"
+
 # 1. CMake: find_package(cfx REQUIRED)
 cmake -S "$SRC/tests/example" -B "$T/build" -DCMAKE_PREFIX_PATH="$T/prefix" \
-    -DCMAKE_BUILD_TYPE=Release >"$T/configure.log" 2>&1 ||
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+    >"$T/configure.log" 2>&1 ||
     die "configuring the example failed: $(tail -20 "$T/configure.log")"
 cmake --build "$T/build" >"$T/build.log" 2>&1 || die "building the example failed: $(tail -20 "$T/build.log")"
 "$T/build/example" >"$T/run.log" 2>&1 || die "the example (CMake build) failed: $(cat "$T/run.log")"
@@ -40,7 +46,7 @@ pkgconf() { PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix
 flags=$(pkgconf --cflags --libs cfx) || die "pkg-config cfx failed"
 libdir=$(pkgconf --variable=libdir cfx)
 # shellcheck disable=SC2086
-cc -std=c11 -Wall -Werror "$SRC/tests/example/example.c" $flags -o "$T/example-pc" 2>"$T/cc.log" ||
+cc -std=c11 -Wall -Werror $san "$SRC/tests/example/example.c" $flags -o "$T/example-pc" 2>"$T/cc.log" ||
     die "compiling with pkg-config flags ($flags) failed: $(cat "$T/cc.log")"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$T/example-pc" >"$T/run2.log" 2>&1 ||
     die "the example (pkg-config build) failed: $(cat "$T/run2.log")"
