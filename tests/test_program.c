@@ -1,6 +1,6 @@
 /* test_program.c: the program builder, the validator's rejections (one corrupted copy of a
  * valid program per kind of bad field), and the dump of a tiny hand-built program compared
- * exactly with the format documented in host/program.c. */
+ * exactly with the format documented in host/dump.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
