@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ops.h"
 #include "program.h"
@@ -125,6 +126,55 @@ static void test_builder(void)
     prog_abandon(b);
 
     prog_abandon(prog_begin("x", "y"));
+}
+
+/* Interning is by hash: 100,000 distinct constants and names build in linear time. With a
+ * linear search this is ~10^10 comparisons (minutes); with the sets it takes milliseconds,
+ * so the 5 s bound only catches the quadratic kind of slowness, never a busy machine. The
+ * results must be exactly those of the plain rule: a new constant is the next slot at the
+ * next 16-aligned offset, a new string goes at the end of the string bytes, and asking again
+ * gives the same index. */
+static void test_interning_scales(void)
+{
+    enum { N = 100000 };
+    clock_t start = clock();
+    prog_builder *b = prog_begin("big.cfx", "g");
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    int ok = 1;
+    int64_t want_offset = 0; /* string bytes so far, counted here */
+    for (int32_t i = 0; i < N && ok; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof name, "name%d", i);
+        ok = prog_const(b, CFX_I32, 0, NULL, &i) == i && prog_string(b, name) == want_offset;
+        want_offset += len + 1;
+    }
+    want_offset = 0;
+    for (int32_t i = 0; i < N && ok; i++) { /* again: the same slots and offsets, nothing new */
+        char name[32];
+        int len = snprintf(name, sizeof name, "name%d", i);
+        ok = prog_const(b, CFX_I32, 0, NULL, &i) == i && prog_string(b, name) == want_offset;
+        want_offset += len + 1;
+    }
+    CHECK(ok);
+    prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 1));
+    char err[200] = "";
+    cfx_prog *p = prog_finish(b, err, sizeof err);
+    double seconds = (double)(clock() - start) / CLOCKS_PER_SEC;
+    CHECK(p != NULL);
+    if (p) {
+        CHECK_INT(p->nslots, N);
+        CHECK_INT(p->nstrings, want_offset);
+        CHECK_INT(p->const_bytes, (int64_t)N * CFX_ARENA_ALIGN); /* one aligned cell each */
+        CHECK_INT(p->slots[N - 1].offset, (int64_t)(N - 1) * CFX_ARENA_ALIGN);
+        int32_t last;
+        memcpy(&last, p->consts + p->slots[N - 1].offset, sizeof last);
+        CHECK_INT(last, N - 1);
+    }
+    prog_free(p);
+    printf("test_program: %d constants and %d names interned twice in %.3f s\n", N, N, seconds);
+    CHECK(seconds < 5.0);
 }
 
 /* ---- a valid program that uses most record kinds, to corrupt one field at a time ----
@@ -545,6 +595,7 @@ static void test_dump_call(void)
 int main(void)
 {
     test_builder();
+    test_interning_scales();
     test_validator();
     test_index_paths();
     test_dump();
