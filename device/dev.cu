@@ -98,6 +98,11 @@ int dev_prog_upload(dev_prog *d, const cfx_prog *p, char *err, size_t errlen)
     CUDA_TRY(cudaHostAlloc((void **)&d->control, sizeof(dev_control), cudaHostAllocMapped));
     memset((void *)d->control, 0, sizeof(dev_control));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&d->control_dev, d->control, 0));
+    /* The copies above come from pageable memory and the memsets are asynchronous: they may
+     * still be in flight on the legacy default stream when this returns, and a run on a
+     * non-blocking stream (the executors' own, or an application's) is not ordered after
+     * that stream. Wait once here, so a run never reads constants that have not landed. */
+    CUDA_TRY(cudaStreamSynchronize(0));
     return 0;
 
 fail:
@@ -218,7 +223,11 @@ fail:
 int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
 {
     dev_state s;
-    CUDA_TRY(cudaMemcpy(&s, d->state, sizeof s, cudaMemcpyDeviceToHost));
+    /* The run's stream has been synchronized, so any stream sees the final state. Not
+     * cudaMemcpy: on the legacy default stream it would also wait for every blocking stream
+     * of the application; the per-thread default stream waits for none of them. */
+    CUDA_TRY(cudaMemcpyAsync(&s, d->state, sizeof s, cudaMemcpyDeviceToHost, cudaStreamPerThread));
+    CUDA_TRY(cudaStreamSynchronize(cudaStreamPerThread));
     out->status = (cfx_status)s.status;
     out->record = s.status == CFX_OK ? -1 : s.record;
     out->detail[0] = s.detail[0];

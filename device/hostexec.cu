@@ -160,18 +160,21 @@ fail:
     return -1;
 }
 
-/* CALL: the application's CUDA kernel enqueues its work on our stream over arena slots. */
+/* CALL: the application's CUDA kernel enqueues its work on our stream over arena slots.
+ * Returns 0 and sets *failed when the kernel has no CUDA function or reports failure: the run
+ * stops with CFX_ERROR at the CALL, as on the cpu and cuda-persistent executors (and
+ * run->kernels may be NULL, as cpu.c allows); -1 for a CUDA failure. */
 static int call_kernel(hostexec *h, const exec_run *run, const cfx_record *r, cudaStream_t stream,
-                       char *err, size_t errlen)
+                       int *failed, char *err, size_t errlen)
 {
     const cfx_prog *p = h->d.prog;
-    const exec_kernel *k = &run->kernels[r->a];
+    const exec_kernel *k = run->kernels ? &run->kernels[r->a] : NULL;
     cfx_tensor *t = NULL;
     int rc = -1;
-    if (!k->cuda_fn) {
-        snprintf(err, errlen, "kernel '%s' has no CUDA function; only the cpu backend can run it",
-                 k->name);
-        return -1;
+    *failed = 0;
+    if (!k || !k->cuda_fn) {
+        *failed = 1;
+        return 0;
     }
     t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
     if (!t) {
@@ -185,10 +188,8 @@ static int call_kernel(hostexec *h, const exec_run *run, const cfx_record *r, cu
         for (int j = 0; j < CFX_TYPE_MAX_RANK; j++) t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
         t[i].data = h->d.arena + s->offset;
     }
-    if (k->cuda_fn(k->user, (void *)stream, r->d, t, r->c - r->d, t + r->d) != 0) {
-        snprintf(err, errlen, "kernel '%s' failed", k->name);
-        goto done;
-    }
+    if (k->cuda_fn(k->user, (void *)stream, r->d, t, r->c - r->d, t + r->d) != 0)
+        *failed = 1;
     CUDA_LAUNCHED();
     rc = 0;
     goto done;
@@ -295,9 +296,15 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
             }
             break;
         }
-        case REC_CALL:
-            if (call_kernel(h, run, r, stream, err, errlen) != 0) goto fail;
+        case REC_CALL: {
+            int failed = 0;
+            if (call_kernel(h, run, r, stream, &failed, err, errlen) != 0) goto fail;
+            if (failed) {
+                stop(out, CFX_ERROR, pc, 0, 0);
+                done = 1;
+            }
             break;
+        }
         default:
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;

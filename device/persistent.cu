@@ -57,6 +57,7 @@
 #define P_STATUS_PAUSE (-1)             /* the launch ended at a CALL or a full print buffer */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
+static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
 
 /* Device memory the blocks share besides the program's own. */
 typedef struct persist_sync {
@@ -172,7 +173,15 @@ __device__ int grid_barrier(const persist_args &a, unsigned long long *last_poll
             unsigned int spins = 0;
             while (*(volatile unsigned int *)&s->bar_gen == gen) {
                 if (load_status(a.state) != CFX_OK) {
-                    stop = 1;
+                    /* A stop seen while the generation still looked old may have been raised
+                     * after this barrier completed (a block that passed it went on to a CALL
+                     * or a full PRINT and paused). The two loads are unordered, so look at
+                     * the generation again behind a fence: if the barrier did complete, pass
+                     * it and end at the stopping record like every other block. Otherwise
+                     * block 0 would leave without storing its private copies at a pause and
+                     * the next launch would reload stale scalars. */
+                    __threadfence();
+                    stop = *(volatile unsigned int *)&s->bar_gen == gen;
                     break;
                 }
                 if (blockIdx.x == 0 && (++spins & 63u) == 0)
@@ -760,6 +769,10 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
     }
     CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
     CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
+    /* The plan's cudaMemcpy calls above are from pageable memory: they may return before the
+     * bytes reach the device, and they are ordered on the legacy default stream, which a
+     * run on a non-blocking stream (our own, or an application's) does not wait for. */
+    CUDA_TRY(cudaStreamSynchronize(0));
     prof_pop();
     return x;
 fail:
@@ -910,9 +923,13 @@ static int write_trace(persist *x, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    CUDA_TRY(cudaMemcpy(counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(ev, x->trace, sizeof(persist_event) * nb * P_TRACE_PER_BLOCK,
-                        cudaMemcpyDeviceToHost));
+    /* on the run's stream: a cudaMemcpy on the legacy default stream would also wait for
+     * the application's other blocking streams */
+    CUDA_TRY(cudaMemcpyAsync(counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost,
+                             x->stream));
+    CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(persist_event) * nb * P_TRACE_PER_BLOCK,
+                             cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
     for (size_t b = 0; b < nb; b++)
         for (uint32_t i = 0; i < counts[b] && i < P_TRACE_PER_BLOCK; i++)
             if (ev[b * P_TRACE_PER_BLOCK + i].t0 < base)

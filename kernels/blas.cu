@@ -34,6 +34,8 @@ blas_ctx *blas_new(char *err, size_t errlen)
     }
     BLAS_TRY(cublasCreate(&b->handle));
     BLAS_TRY(cublasSetMathMode(b->handle, CUBLAS_DEFAULT_MATH));
+    /* alpha and beta live on the host stack of blas_matmul (the default, said explicitly) */
+    BLAS_TRY(cublasSetPointerMode(b->handle, CUBLAS_POINTER_MODE_HOST));
     CUDA_TRY(cudaMalloc(&b->workspace, BLAS_WORKSPACE_BYTES));
     BLAS_TRY(cublasSetWorkspace(b->handle, b->workspace, BLAS_WORKSPACE_BYTES));
     return b;
@@ -68,6 +70,10 @@ int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const vo
         return -1;
     }
     BLAS_TRY(cublasSetStream(b->handle, stream));
+    /* cublasSetStream resets the handle's workspace to cuBLAS's own pool (cuBLAS docs), so
+     * ours is given again after it: without this, a product captured into a CUDA graph
+     * would have cuBLAS allocate during capture. */
+    BLAS_TRY(cublasSetWorkspace(b->handle, b->workspace, BLAS_WORKSPACE_BYTES));
     {
         /* column-major: dst^T [n,m] = bm^T [n,k] @ a^T [k,m] */
         int im = (int)m, ik = (int)k, in = (int)n;

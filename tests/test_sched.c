@@ -168,7 +168,7 @@ static int grid_barrier(replica *rp, int block)
     }
     while (atomic_load(&rp->gen) == gen) {
         if (atomic_load(&rp->stopped))
-            return 1;
+            return atomic_load(&rp->gen) == gen; /* a barrier that completed is passed */
         sched_yield();
     }
     return 0;
