@@ -386,7 +386,10 @@ lex_token lex_next(lexer *lx)
                 /* one message for a run of bad bytes (a UTF-8 character, a binary blob) */
                 char shown[8];
                 show_byte(c, shown, sizeof shown);
-                lex_error(lx, t.line, t.col, "unexpected character '%s'", shown);
+                /* the spellings other languages use for what .cfx writes as a word */
+                const char *hint = c == '&' ? " (write 'and')" : c == '|' ? " (write 'or')"
+                                 : c == '!' ? " (write 'not', or '!=')" : "";
+                lex_error(lx, t.line, t.col, "unexpected character '%s'%s", shown, hint);
                 advance(lx);
                 while (!at_end(lx, 0)) {
                     int b = peek(lx, 0);

@@ -59,12 +59,14 @@ static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
     lex_error(&p->lx, line, col, "%s", msg);
 }
 
-/* An error that leaves the parse in step: always reported. */
-static void report(parser *p, int line, int col, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
+#define PRINTF_LIKE __attribute__((format(printf, 4, 5)))
+#else
+#define PRINTF_LIKE
 #endif
-    ;
+
+/* An error that leaves the parse in step: always reported. */
+static void report(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
 static void report(parser *p, int line, int col, const char *fmt, ...)
 {
     va_list ap;
@@ -74,11 +76,7 @@ static void report(parser *p, int line, int col, const char *fmt, ...)
 }
 
 /* A syntax error: the first of a statement is reported, the rest wait for recovery. */
-static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+static void syntax_error(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
 static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
 {
     if (p->panic)

@@ -162,13 +162,17 @@ static void test_positions(void)
 static void test_errors(void)
 {
     check_errors("x = $y", "t.cfx:1:5: error: unexpected character '$'\nx = $y\n    ^\n", __LINE__);
+    check_errors("a && b || c",
+                 "t.cfx:1:3: error: unexpected character '&' (write 'and')\na && b || c\n  ^\n"
+                 "t.cfx:1:8: error: unexpected character '|' (write 'or')\na && b || c\n       ^\n",
+                 __LINE__);
     /* a run of bad bytes is one error */
     check_errors("a $$$ b", "t.cfx:1:3: error: unexpected character '$'\na $$$ b\n  ^\n", __LINE__);
     check_errors("a\n \x01", "t.cfx:2:2: error: unexpected character '\\x01'\n ?\n ^\n", __LINE__);
     check_errors("x = \xe2\x82\xac", "t.cfx:1:5: error: unexpected character '\\xE2'\nx = \xe2\x82\xac\n    ^\n",
                  __LINE__);
     check_errors("! ' `",
-                 "t.cfx:1:1: error: unexpected character '!'\n! ' `\n^\n"
+                 "t.cfx:1:1: error: unexpected character '!' (write 'not', or '!=')\n! ' `\n^\n"
                  "t.cfx:1:3: error: unexpected character '\\''\n! ' `\n  ^\n"
                  "t.cfx:1:5: error: unexpected character '`'\n! ' `\n    ^\n",
                  __LINE__);
