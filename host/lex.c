@@ -1,6 +1,7 @@
 /* lex.c: cuts .cfx source text into tokens (see lex.h). */
 #include "lex.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,10 +74,12 @@ static void advance(lexer *lx)
 {
     if (lx->pos >= lx->len)
         return;
+    /* positions saturate rather than overflow on a file of more than 2^31 bytes */
     if (lx->src[lx->pos] == '\n') {
-        lx->line++;
+        if (lx->line < INT_MAX)
+            lx->line++;
         lx->col = 1;
-    } else {
+    } else if (lx->col < INT_MAX) {
         lx->col++;
     }
     lx->pos++;
