@@ -17,15 +17,15 @@
  * makes (cuBLAS and application kernels included), then the blocks that an unconditional
  * jump or a fall-through leads to (up to GRAPH_CHAIN_MAX blocks, never around a cycle), and
  * ends with one `step` kernel that evaluates the closing JUMP_FALSE / JUMP_TRUE / SWITCH /
- * JUMP / HALT and writes the next pc. A `while` loop's back-edge therefore runs its head (TICK
- * and condition) in the same body: one WHILE iteration per loop iteration when the body has
- * no branch, one more per branch taken inside it.
+ * JUMP / HALT and writes the next pc. A `while` loop's back-edge therefore runs its head (the
+ * condition, then the TICK that opens the body) in the same body: one WHILE iteration per
+ * loop iteration when the body has no branch, one more per branch taken inside it.
  *
- * Structured constructs become their own conditional nodes inside a body: a loop (TICK,
- * condition, JUMP_FALSE to the exit, a body, JUMP back) whose body has no jump leaving it is
- * a WHILE node (the first test before it, then WHILE { body; TICK; test }); an if (JUMP_FALSE
- * or JUMP_TRUE forward, with an else-part when the then-part ends in a JUMP forward) is an IF
- * node with one or two bodies; they nest. That is the graph a CUDA user would write by hand,
+ * Structured constructs become their own conditional nodes inside a body: a loop (condition,
+ * JUMP_FALSE to the exit, TICK, a body, JUMP back to the condition) whose body has no jump
+ * leaving it is a WHILE node (the first test before it, then WHILE { TICK; body; test }); an
+ * if (JUMP_FALSE or JUMP_TRUE forward, with an else-part when the then-part ends in a JUMP
+ * forward) is an IF node with one or two bodies; they nest. That is the graph a CUDA user would write by hand,
  * and a simple loop costs one WHILE iteration with no dispatch. What does not fit (break,
  * continue, return, the short-circuit `and`/`or` of a loop condition, switch, a CALL inside)
  * stays with the pc machine: its jumps leave their construct, and mapping those onto nested
@@ -432,17 +432,19 @@ static int region_ok(const graphexec *x, int32_t lo, int32_t hi, int depth)
     return 1;
 }
 
-/* A loop at k: TICK, plain condition records, JUMP_FALSE to exit, a structured body, and a
- * JUMP back to k just before exit, all inside [k, hi). */
+/* A loop at k: plain condition records (maybe none), JUMP_FALSE to exit, the TICK that opens
+ * the body, a structured body, and a JUMP back to k just before exit, all inside [k, hi).
+ * The JUMP back makes k a block start, which rejects most k before any scan (so a long run
+ * of plain records is not scanned once per record). */
 static int loop_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *jf, int32_t *exit)
 {
     const cfx_record *rec = x->prog->records;
-    int32_t j = k + 1;
-    if (depth > GRAPH_MAX_NEST || rec[k].kind != REC_TICK) return 0;
+    int32_t j = k;
+    if (depth > GRAPH_MAX_NEST || x->block_of[k] < 0) return 0;
     while (j < hi && plain(rec[j].kind)) j++;
-    if (j >= hi || rec[j].kind != REC_JUMP_FALSE) return 0;
+    if (j + 1 >= hi || rec[j].kind != REC_JUMP_FALSE || rec[j + 1].kind != REC_TICK) return 0;
     int32_t X = rec[j].b;
-    if (X <= j + 1 || X > hi || rec[X - 1].kind != REC_JUMP || rec[X - 1].a != k) return 0;
+    if (X <= j + 2 || X > hi || rec[X - 1].kind != REC_JUMP || rec[X - 1].a != k) return 0;
     if (!region_ok(x, j + 1, X - 1, depth)) return 0;
     *jf = j;
     *exit = X;
@@ -520,7 +522,7 @@ static cudaError_t capture_continue_after(cudaStream_t s, cudaGraphNode_t *node)
 typedef struct graph_work {
     cudaGraph_t graph;
     int32_t lo, hi;    /* a structured region */
-    int32_t head, jf;  /* a WHILE body: then TICK `head`, the condition up to JUMP_FALSE `jf` */
+    int32_t head, jf;  /* a WHILE body: then the condition, records [head, jf) */
     cudaGraphConditionalHandle handle;
 } graph_work;
 
@@ -581,7 +583,8 @@ static int emit_region(graphexec *x, int32_t lo, int32_t hi, int depth, char *er
         cudaGraphConditionalHandle h;
         cudaGraph_t bodies[2];
         if (loop_at(x, k, hi, depth + 1, &a, &b)) {
-            /* the first test before the node, then WHILE { body; TICK; test } */
+            /* the first test before the node, then WHILE { TICK; body; test } (the region
+             * [a + 1, b - 1) starts with the TICK) */
             for (int32_t t = k; t < a; t++)
                 if (emit_plain(x, t, err, errlen) != 0) return -1;
             if (add_conditional(x, cudaGraphCondTypeWhile, 1, a, 1, &h, bodies, err, errlen) != 0) return -1;

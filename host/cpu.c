@@ -6,15 +6,18 @@
  * the GPU executors call; records flagged REC_F_SCALAR take a typed fast path through the
  * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
  * record. Each run first decodes the records into operand addresses and one dispatch code
- * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it and a back
- * edge with its TICK; a traced run does not fuse, so its trace shows every record.
+ * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
+ * TICK after that when there is one (a loop's test and the start of its body); a traced run
+ * does not fuse, so its trace shows every record.
  *
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
  *   results are copied out only at HALT, so a stopped run writes no results;
  * - TICK: first the cancel flag (-> cancelled), then the budget: with max_iters = N, the
  *   (N+1)-th TICK stops the run with limit (detail[0] = N); out->iterations counts the TICKs
- *   that passed, so it is N after a limit stop;
+ *   that passed, so it is N after a limit stop. The lowering puts a loop's TICK at the start
+ *   of its body, after the test, so TICKs are iterations (bodies entered): a loop of exactly
+ *   N iterations ends ok under a budget of N, and the stop comes before the (N+1)-th body;
  * - the stopping record is out->record (-1 after HALT); CHECK_INDEX stops with detail =
  *   {index, rows}; a CALL whose kernel fails (or has no CPU function) stops with CFX_ERROR.
  */
@@ -96,15 +99,22 @@ enum {
     F_JUMP_FALSE,
     F_JUMP_TRUE,
     F_TICK,
-    F_JUMP_TICK,                    /* a JUMP to a TICK (a loop's back edge): both in one step */
     F_BIN,                          /* + dtype * OP_COUNT + op */
     F_UN = F_BIN + 5 * OP_COUNT,    /* + dtype * OP_COUNT + op */
     F_CMP_JF = F_UN + 5 * OP_COUNT, /* + dtype * OP_COUNT + op: a comparison and the JUMP_FALSE
-                                       after it that tests its result (a loop or if head) */
+                                       after it that tests its result (an if's test) */
+    F_CMP_JF_TICK = F_CMP_JF + 5 * OP_COUNT, /* + dtype * OP_COUNT + op: the same, then the TICK
+                                                the JUMP_FALSE falls into (a loop's test and
+                                                the start of its body): three records, one step */
+    F_JUMP_CMP_JF_TICK = F_CMP_JF_TICK + 5 * OP_COUNT, /* + dtype * OP_COUNT + op: a JUMP to an
+                                                          F_CMP_JF_TICK (a loop's back edge)
+                                                          and that step: four records */
 };
 #define FBIN(dt, op) (F_BIN + (dt) * OP_COUNT + (op))
 #define FUN(dt, op) (F_UN + (dt) * OP_COUNT + (op))
 #define FCMPJF(dt, op) (F_CMP_JF + (dt) * OP_COUNT + (op))
+#define FCMPJFT(dt, op) (F_CMP_JF_TICK + (dt) * OP_COUNT + (op))
+#define FJCMPJFT(dt, op) (F_JUMP_CMP_JF_TICK + (dt) * OP_COUNT + (op))
 
 typedef struct decoded {
     uint8_t *a, *b, *c;
@@ -117,10 +127,13 @@ static int is_compare(int op)
     return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE;
 }
 
-/* `fuse`: allow the two-record steps (F_JUMP_TICK, F_CMP_JF). A fused step still writes
- * everything both records write and stops at the same record, and the second record keeps its
- * own decoding for the jumps that land on it. Off when tracing, so the trace shows every
- * record. */
+/* `fuse`: allow the fused steps (F_CMP_JF, F_CMP_JF_TICK, F_JUMP_CMP_JF_TICK). A fused step
+ * still writes everything its records write and stops at the same record (a budget stop
+ * names the TICK), and the later records keep their own decoding for the jumps that land on
+ * them. Off when tracing, so the trace shows every record. A loop `while i < n` is lowered as
+ * `test: i < n; JUMP_FALSE exit; TICK; body; JUMP test`: its first test runs as one
+ * F_CMP_JF_TICK step, and each later iteration's control (the back edge, the test and the
+ * TICK) as one F_JUMP_CMP_JF_TICK step. */
 static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 {
     for (int32_t i = 0; i < prog->nrecords; i++) {
@@ -134,7 +147,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         d->code = F_GENERAL;
         switch (r->kind) {
         case REC_JUMP:
-            d->code = fuse && prog->records[r->a].kind == REC_TICK ? F_JUMP_TICK : F_JUMP;
+            d->code = F_JUMP;
             d->target = r->a;
             break;
         case REC_JUMP_FALSE: d->code = F_JUMP_FALSE; d->target = r->b; break;
@@ -148,6 +161,8 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
                 prog->records[i + 1].kind == REC_JUMP_FALSE && prog->records[i + 1].a == r->a) {
                 d->code = FCMPJF(r->dtype, r->op);
                 d->target = prog->records[i + 1].b;
+                if (i + 2 < prog->nrecords && prog->records[i + 2].kind == REC_TICK)
+                    d->code = FCMPJFT(r->dtype, r->op);
             }
             break;
         case REC_UNARY:
@@ -157,6 +172,17 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         default:
             break;
         }
+    }
+    /* a JUMP to a loop's fused test takes the test in (its operands; the exit is the test's) */
+    for (int32_t i = 0; fuse && i < prog->nrecords; i++) {
+        const cfx_record *r = &prog->records[i];
+        int32_t t = r->a;
+        if (r->kind != REC_JUMP || dec[t].code < F_CMP_JF_TICK || dec[t].code >= F_JUMP_CMP_JF_TICK)
+            continue;
+        dec[i].a = dec[t].a;
+        dec[i].b = dec[t].b;
+        dec[i].c = dec[t].c;
+        dec[i].code = dec[t].code - F_CMP_JF_TICK + F_JUMP_CMP_JF_TICK;
     }
 }
 
@@ -174,11 +200,44 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         *(T *)x->a = (T)k_##STEM##_##SFX(*(const T *)x->b);                                       \
         x++;                                                                                      \
         break;
+/* The TICK a fused step ends with: x is at the TICK, so a stop there names it. */
+#define TICK_STEP()                                                                               \
+    do {                                                                                          \
+        if (atomic_load_explicit(cancel, memory_order_relaxed))                                   \
+            STOP(CFX_STOP_CANCELLED, 0, 0);                                                       \
+        if (iters >= limit)                                                                       \
+            STOP(CFX_STOP_LIMIT, run->max_iters, 0);                                              \
+        iters++;                                                                                  \
+        x++;                                                                                      \
+    } while (0)
 #define FAST_CMP_JF(OPC, STEM, ISBOOL, DT, SFX, T)                                                \
     case FCMPJF(DT, OPC): {                                                                       \
         uint8_t v_ = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);               \
         *(uint8_t *)x->a = v_;                                                                    \
         x = v_ ? x + 2 : dec + x->target;                                                         \
+        break;                                                                                    \
+    }                                                                                             \
+    case FCMPJFT(DT, OPC): {                                                                      \
+        uint8_t v_ = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);               \
+        *(uint8_t *)x->a = v_;                                                                    \
+        if (!v_) {                                                                                \
+            x = dec + x->target;                                                                  \
+            break;                                                                                \
+        }                                                                                         \
+        x += 2;                                                                                   \
+        TICK_STEP();                                                                              \
+        break;                                                                                    \
+    }                                                                                             \
+    case FJCMPJFT(DT, OPC): { /* x->a, b, c are the test's; x->target is the test */              \
+        const decoded *h_ = dec + x->target;                                                      \
+        uint8_t v_ = (uint8_t)k_##STEM##_##SFX(*(const T *)x->b, *(const T *)x->c);               \
+        *(uint8_t *)x->a = v_;                                                                    \
+        if (!v_) {                                                                                \
+            x = dec + h_->target;                                                                 \
+            break;                                                                                \
+        }                                                                                         \
+        x = h_ + 2;                                                                               \
+        TICK_STEP();                                                                              \
         break;                                                                                    \
     }
 #define CMP_OPS(X) X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
@@ -343,16 +402,8 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
         case F_JUMP_TRUE:
             x = *x->a ? dec + x->target : x + 1;
             break;
-        case F_JUMP_TICK:
-            x = dec + x->target; /* now at the TICK: a stop there names it */
-            /* fall through */
         case F_TICK:
-            if (atomic_load_explicit(cancel, memory_order_relaxed))
-                STOP(CFX_STOP_CANCELLED, 0, 0);
-            if (iters >= limit)
-                STOP(CFX_STOP_LIMIT, run->max_iters, 0);
-            iters++;
-            x++;
+            TICK_STEP();
             break;
         default: {
             /* F_GENERAL: the record itself says what to do */

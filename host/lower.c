@@ -10,7 +10,12 @@
  *   operand (they go through a temporary), nor does a short-circuit `and`/`or`.
  * - An expression the checker knows the value of becomes a constant slot; a folded
  *   condition leaves no record at all.
- * - `while`: TICK at the head, the condition, JUMP_FALSE to the exit, the body, JUMP back.
+ * - Loops: the test, JUMP_FALSE to the exit, TICK, the body, JUMP back to the test. The TICK
+ *   opens each iteration (it carries the loop statement's position), so the budget counts
+ *   bodies entered: a loop of n iterations runs n TICKs, and the test that ends it none.
+ *   `while C {B}` is `head: C; JUMP_FALSE ->exit; TICK; B; JUMP ->head`; a folded
+ *   `while true` is `head: TICK; B; JUMP ->head`; a for loop's step follows the body
+ *   (`continue` jumps to it) and its JUMP goes back to the test.
  *   `for i in range(A, B, S)` evaluates A, B and S once, checks a computed S with
  *   CHECK_STEP, and loops while (S > 0 ? i < B : i > B); a literal step picks one test.
  *   When the body assigns `i`, a hidden counter drives the loop and i is set from it at
@@ -731,10 +736,12 @@ static void lower_while(lowerer *L, ast_node *n)
     loopl lp;
     loop_push(L, &lp);
     at(L, n);
-    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    int32_t head = prog_here(L->b);
     patchlist exit = {0};
     if (!k->known)
         jump_if(L, n->a, 0, &exit);
+    at(L, n);
+    emit(L, REC_TICK, 0, 0, 0, 0, 0);
     lower_block(L, n->b);
     patch_here(L, &lp.continues);
     at(L, n);
@@ -774,7 +781,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     copy_to(L, ctr, start);
     loopl lp;
     loop_push(L, &lp);
-    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    int32_t head = prog_here(L->b);
     int32_t go = temp_scalar(L, CFX_BOOL);
     if (step_known > 0) {
         emit(L, REC_BINARY, OP_LT, go, ctr, stop, 0);
@@ -787,6 +794,8 @@ static void lower_for_range(lowerer *L, ast_node *n)
         emit(L, REC_WHERE, 0, go, positive, up, down);
     }
     int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
         emit(L, REC_COPY, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
@@ -817,10 +826,12 @@ static void lower_for_each(lowerer *L, ast_node *n)
     emit(L, REC_COPY, 0, ctr, const_scalar(L, CFX_I32, 0, 0), 0, 0);
     loopl lp;
     loop_push(L, &lp);
-    int32_t head = emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    int32_t head = prog_here(L->b);
     int32_t go = temp_scalar(L, CFX_BOOL);
     emit(L, REC_BINARY, OP_LT, go, ctr, const_scalar(L, CFX_I32, rows, 0), 0);
     int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    emit(L, REC_TICK, 0, 0, 0, 0, 0);
     /* the counter is in range here, but the validator wants every row index checked */
     int32_t name = n->a->kind == AST_NAME ? prog_string(L->b, n->a->name) : -1;
     emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);

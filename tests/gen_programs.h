@@ -13,8 +13,9 @@
  * the tree directly in C, with the language's rules written out here again rather than
  * taken from cfx: i32 wraps, `/` and `%` truncate, INT_MIN / -1 is INT_MIN, `and`/`or`
  * short-circuit, sum(f32) accumulates in double, a negative index counts from the end, and
- * a loop costs one TICK per evaluation of its condition (the lowering puts TICK at the loop
- * head), with the budget rule of the CPU executor (the (N+1)-th TICK stops the run).
+ * the budget counts iterations, all loops together: one per body entered, none for the test
+ * that ends a loop; with a budget of N, a loop about to enter its body for the (N+1)-th time
+ * in the run stops it with limit at the loop's line (the language's rule, docs/language.md).
  *
  * Header-only (static functions) so that a cpu test and a gpu test can both include it.
  * The graph's signature is fixed (see GEN_SIGNATURE), so callers bind inputs by name.
@@ -940,7 +941,8 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
     return r;
 }
 
-/* One TICK: the cancel flag is never set here; the budget as the CPU executor applies it. */
+/* One iteration about to enter its body: stops with limit if the budget is spent, else
+ * counts it (the cancel flag is never set here). */
 static int gen_tick(gen_state *st, int line)
 {
     if (st->max_iters > 0 && st->out->iterations >= st->max_iters) {
@@ -1055,13 +1057,13 @@ static int gen_exec_stmt(gen_state *st, int s)
         st->si[n->var] = 0;
         for (;;) {
             int r;
-            if (!gen_tick(st, line)) return GEN_STOP;
             if (!(st->si[n->var] < n->ival)) break;
             if (n->e[0] >= 0) {
                 gen_val c = gen_eval_expr(st, n->e[0], line);
                 if (st->stopped) return GEN_STOP;
                 if (!c.b) break;
             }
+            if (!gen_tick(st, line)) return GEN_STOP;
             st->si[n->var] = gen_wrap((int64_t)st->si[n->var] + 1);
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
@@ -1079,8 +1081,8 @@ static int gen_exec_stmt(gen_state *st, int s)
         }
         for (int64_t i = lo;;) {
             int r;
-            if (!gen_tick(st, line)) return GEN_STOP;
             if (step > 0 ? !(i < hi) : !(i > hi)) break;
+            if (!gen_tick(st, line)) return GEN_STOP;
             st->si[n->var] = (int32_t)i;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
@@ -1092,8 +1094,8 @@ static int gen_exec_stmt(gen_state *st, int s)
     case GS_FOREACH:
         for (int k = 0;; k++) {
             int r;
-            if (!gen_tick(st, line)) return GEN_STOP;
             if (k >= GEN_LEN) break;
+            if (!gen_tick(st, line)) return GEN_STOP;
             if (g->vars[n->var].type == GT_I) st->si[n->var] = st->ti[n->tv][k];
             else st->sf[n->var] = st->tf[n->tv][k];
             r = gen_loop_body(st, n->kids[0]);

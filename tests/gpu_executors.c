@@ -411,7 +411,8 @@ static void check_budget_and_cancel(cfx_backend backend)
     }
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
-    /* the budget: 100 TICKs pass, the 101st stops the run, and no result is written */
+    /* the budget: 100 iterations run, the 101st stops the run before its body, and no result
+     * is written */
     cfx_set_max_iters(e, 100);
     CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
     CHECK_INT(cfx_exec_iterations(e), 100);
@@ -429,7 +430,19 @@ static void check_budget_and_cancel(cfx_backend backend)
     n = 50;
     CHECK_INT(cfx_run(e), CFX_OK);
     CHECK_INT(i, 50);
-    CHECK_INT(cfx_exec_iterations(e), 51); /* one TICK per evaluation of the condition */
+    CHECK_INT(cfx_exec_iterations(e), 50); /* one per body entered; the failing test is free */
+    /* a budget of exactly the 50 iterations is enough, one less is not */
+    i = -1;
+    cfx_set_max_iters(e, 50);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(i, 50);
+    CHECK_INT(cfx_exec_iterations(e), 50);
+    i = -1;
+    cfx_set_max_iters(e, 49);
+    CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
+    CHECK_INT(cfx_exec_iterations(e), 49);
+    CHECK_INT(i, -1);
+    cfx_set_max_iters(e, 0);
     /* asynchronously: the status and the results are there after cfx_wait */
     n = 70;
     i = -1;

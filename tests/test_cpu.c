@@ -60,7 +60,8 @@ static exec_run make_run(const cfx_prog *p, void *const *inputs, void *const *re
     return run;
 }
 
-/* while i < n { s = s + i % 7; i = i + 1 }, TICK at the loop head (record 0) */
+/* while i < n { s = s + i % 7; i = i + 1 } as the lowering makes it: the test (record 0),
+ * JUMP_FALSE to the exit, the TICK that opens the body (record 2), the body, JUMP back */
 static cfx_prog *counter_program(void)
 {
     prog_builder *b = prog_begin("count.cfx", "count");
@@ -73,9 +74,9 @@ static cfx_prog *counter_program(void)
     int32_t k1 = prog_const(b, CFX_I32, 0, NULL, &one), k7 = prog_const(b, CFX_I32, 0, NULL, &seven);
     prog_add_input(b, n);
     prog_add_result(b, s);
-    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0, 0, 0, 2));
     prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, SC, c, i, n, 0, 2));
     prog_emit(b, rec(REC_JUMP_FALSE, 0, CFX_BOOL, SC, c, 7, 0, 0, 2));
+    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0, 0, 0, 2));
     prog_emit(b, rec(REC_BINARY, OP_MOD, CFX_I32, SC, t, i, k7, 0, 3));
     prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, SC, s, s, t, 0, 3));
     prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, SC, i, i, k1, 0, 4));
@@ -102,10 +103,11 @@ static void test_counter(void)
         CHECK_INT(out.status, CFX_OK);
         CHECK_INT(out.record, -1);
         CHECK_INT(s, want);
-        CHECK_INT(out.iterations, n + 1); /* the TICK before the failing test counts too */
+        CHECK_INT(out.iterations, n); /* one per body entered; the failing test has no TICK */
     }
 
-    /* the budget: 10 TICKs pass, the 11th stops the run at the TICK, results untouched */
+    /* the budget: 10 iterations run, the 11th stops the run at its TICK before its body,
+     * results untouched */
     int32_t n = 1000, s = -12345;
     void *in[1] = {&n}, *res[1] = {&s};
     exec_run run = make_run(p, in, res);
@@ -113,17 +115,26 @@ static void test_counter(void)
     exec_outcome out;
     CHECK_INT(cpu_run(&run, &out), 0);
     CHECK_INT(out.status, CFX_STOP_LIMIT);
-    CHECK_INT(out.record, 0);
+    CHECK_INT(out.record, 2);
     CHECK_INT(out.detail[0], 10);
     CHECK_INT(out.iterations, 10);
     CHECK_INT(s, -12345);
     char msg[256];
     exec_format_stop(p, &out, msg, sizeof msg);
     CHECK_STR(msg, "count.cfx:2:5: run stopped: limit: iteration budget of 10 spent");
-    /* a budget exactly large enough lets the run end */
-    run.max_iters = 1001;
+    /* a budget of exactly the 1000 iterations lets the run end; one less stops it */
+    run.max_iters = 1000;
     CHECK_INT(cpu_run(&run, &out), 0);
     CHECK_INT(out.status, CFX_OK);
+    CHECK_INT(out.iterations, 1000);
+    CHECK_INT(s, 2997); /* 142 * 21 + (0 + 1 + 2 + 3 + 4 + 5) = 2982 + 15 */
+    s = -12345;
+    run.max_iters = 999;
+    CHECK_INT(cpu_run(&run, &out), 0);
+    CHECK_INT(out.status, CFX_STOP_LIMIT);
+    CHECK_INT(out.record, 2);
+    CHECK_INT(out.iterations, 999);
+    CHECK_INT(s, -12345);
     prog_free(p);
 }
 
@@ -548,8 +559,9 @@ static void test_print_call_trace(void)
     prog_free(p);
 }
 
-/* The fused steps (compare + JUMP_FALSE, JUMP + TICK) give the same results and stops as the
- * plain records: the counter with tracing (no fusion) against without. */
+/* The fused steps (compare + JUMP_FALSE + TICK, and the back edge JUMP with all three) give
+ * the same results and stops as the plain records: the counter with tracing (no fusion)
+ * against without, and both against the budget rule worked out by hand for n = 4. */
 static void test_fusion_matches(void)
 {
     cfx_prog *p = counter_program();
@@ -569,6 +581,12 @@ static void test_fusion_matches(void)
         CHECK_INT(oa.record, ob.record);
         CHECK_INT(oa.iterations, ob.iterations);
         CHECK_INT(s1, s2);
+        /* no budget, or one of at least the 4 iterations: ok; else a stop at the TICK */
+        int ends = budget == 0 || budget >= 4;
+        CHECK_INT(oa.status, ends ? CFX_OK : CFX_STOP_LIMIT);
+        CHECK_INT(oa.record, ends ? -1 : 2);
+        CHECK_INT(oa.iterations, ends ? 4 : budget);
+        CHECK_INT(s1, ends ? 0 + 1 + 2 + 3 : -1);
     }
     if (f)
         fclose(f);

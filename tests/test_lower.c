@@ -2,7 +2,7 @@
  *
  * 1. Golden listings: every tests/dump/NAME.cfx is compiled and its dump compared whole with
  *    tests/dump/NAME.dump, written by hand from the lowering rules in lower.c (a folded
- *    branch leaves no record; a loop is TICK, test, JUMP_FALSE, body, JUMP back; ...).
+ *    branch leaves no record; a loop is test, JUMP_FALSE, TICK, body, JUMP back; ...).
  * 2. Runs: small graphs over i32 scalars run on the CPU executor, each expected result worked
  *    out by hand in the comment beside it. These pin what the records mean (loop bounds,
  *    negative steps, break/continue/return, switch tables, short-circuit conditions that
@@ -283,6 +283,105 @@ static void run_one(const run_case *rc)
             if (!CHECK_INT(out[i], rc->out[i]))
                 fprintf(stderr, "  in case '%s', result %d\n", rc->name, i);
     compiled_module_free(&m);
+}
+
+/* ---- the iteration budget ------------------------------------------------------------------------
+ * The budget counts iterations, all loops together: one per body entered, none for the test
+ * that ends a loop. Each graph's loops make exactly `iters` iterations (counted by hand in the
+ * comment) and print once per body entered: a budget of `iters` ends ok with iterations ==
+ * iters; a budget of iters - 1 stops with limit at a loop's TICK, at its statement's line,
+ * before that body runs (iters - 1 prints), with the results untouched. */
+typedef struct budget_case {
+    const char *name;
+    const char *src;
+    int32_t in;
+    int64_t iters;
+    int stop_line; /* of the loop statement whose iteration goes over the budget */
+} budget_case;
+
+static void count_print(void *user, const cfx_prog *prog, int32_t record, const void *data)
+{
+    (void)prog;
+    (void)record;
+    (void)data;
+    (*(int64_t *)user)++;
+}
+
+static void budget_runs(void)
+{
+    static const budget_case cases[] = {
+        /* i = 0, 1, 2 enter the body */
+        {"while", "graph f(n: i32) -> (r: i32) {\n  r = 0; i = 0\n  while i < n {\n    print(i)\n"
+                  "    i = i + 1; r = r + 1\n  }\n}\n", 3, 3, 3},
+        /* both tests true for i = 0, 1, 2 */
+        {"while and", "graph f(n: i32) -> (r: i32) {\n  r = 0; i = 0\n  while i < n and i < 10 {\n"
+                      "    print(i); i = i + 1; r = r + 1\n  }\n}\n", 3, 3, 3},
+        /* i = 0..3, and a continue that skips the rest of the body still counts */
+        {"for range continue", "graph f(n: i32) -> (r: i32) {\n  r = 0\n  for i in range(0, n) {\n"
+                               "    print(i)\n    if i % 2 == 0 { continue }\n    r = r + i\n  }\n}\n",
+         4, 4, 3},
+        /* 3 rows */
+        {"for each", "graph f(n: i32) -> (r: i32) {\n  r = n; x = zeros(i32[3])\n  for v in x {\n"
+                     "    print(v); r = r + 1\n  }\n}\n", 0, 3, 3},
+        /* the outer loop 2 times, the inner 3 times in each: 2 + 6; the last iteration to
+         * start is the inner loop's */
+        {"nested", "graph f(n: i32) -> (r: i32) {\n  r = 0\n  for i in range(0, 2) {\n    print(i)\n"
+                   "    for j in range(0, n) {\n      print(j); r = r + 1\n    }\n  }\n}\n",
+         3, 8, 5},
+        /* while true: bodies with i = 1, 2, 3, the third leaves by break */
+        {"while true break", "graph f(n: i32) -> (r: i32) {\n  r = 0; i = 0\n  while true {\n"
+                             "    print(i); i = i + 1; r = i\n    if i >= n { break }\n  }\n}\n",
+         3, 3, 3},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const budget_case *bc = &cases[k];
+        compiled_module m;
+        char *diags = NULL;
+        if (!CHECK(compile_source(NULL, bc->name, bc->src, strlen(bc->src), &m, &diags) == 0)) {
+            fprintf(stderr, "%s:\n%s", bc->name, diags ? diags : "");
+            free(diags);
+            continue;
+        }
+        const cfx_prog *p = m.graphs[0].prog;
+        /* budget iters, then iters - 1; each with the fused steps and, traced, without */
+        for (int run = 0; run < 4; run++) {
+            int64_t budget = run < 2 ? bc->iters : bc->iters - 1, prints = 0;
+            int32_t in = bc->in, out = -12345;
+            void *ip[1] = {&in}, *op[1] = {&out};
+            exec_run r;
+            memset(&r, 0, sizeof r);
+            r.prog = p;
+            r.inputs = ip;
+            r.results = op;
+            r.max_iters = budget;
+            r.print = count_print;
+            r.print_user = &prints;
+            FILE *trace = run % 2 ? tmpfile() : NULL;
+            r.trace = trace;
+            exec_outcome o;
+            memset(&o, 0, sizeof o);
+            cpu_run(&r, &o);
+            if (trace)
+                fclose(trace);
+            int ok = run < 2;
+            if (!CHECK_INT(o.status, ok ? CFX_OK : CFX_STOP_LIMIT) ||
+                !CHECK_INT(o.iterations, budget) || !CHECK_INT(prints, budget)) {
+                fprintf(stderr, "  in budget case '%s', budget %lld\n", bc->name, (long long)budget);
+                continue;
+            }
+            if (ok) {
+                CHECK(out != -12345);
+                continue;
+            }
+            CHECK_INT(out, -12345);
+            CHECK_INT(o.detail[0], budget);
+            if (CHECK(o.record >= 0 && o.record < p->nrecords)) {
+                CHECK_INT(p->records[o.record].kind, REC_TICK);
+                CHECK_INT(p->records[o.record].line, bc->stop_line);
+            }
+        }
+        compiled_module_free(&m);
+    }
 }
 
 /* ---- registered kernels ------------------------------------------------------------------------ */
@@ -726,6 +825,7 @@ int main(void)
 {
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
         run_one(&runs[i]);
+    budget_runs();
     kernels();
     random_programs(300);
 

@@ -588,6 +588,20 @@ static void test_p1(void)
         check_uniform(&rp);
         free(arena);
     }
+    /* the TICK opens the body, so a budget of exactly the k iterations ends the run; one
+     * less stops it at the TICK of the last iteration, k - 1 of them done */
+    for (int64_t budget = p1_k - 1; budget <= p1_k; budget++) {
+        replica rp;
+        uint8_t *arena = replica_run(&rp, &t.p, &plan, 4, budget, -1, init_p1);
+        CHECK_INT(rp.stop_pc[0], budget == p1_k ? -1 : 7);
+        if (budget < p1_k)
+            CHECK_INT(rp.stop_status[0], CFX_STOP_LIMIT);
+        CHECK_INT(rp.iterations[0], budget);
+        if (budget == p1_k)
+            CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_ACC], 0), acc);
+        check_uniform(&rp);
+        free(arena);
+    }
 
 #ifndef UNDER_TSAN
     /* Without the barrier before w[N-1] is read, block 0 reads the last block's share
