@@ -1065,6 +1065,22 @@ static void test_deep_expressions(void)
         done(&r);
         sb_free(&b);
     }
+    /* 10,000 bare opening or closing brackets, alone and inside a graph body */
+    static const char *brackets[] = {"{", "(", "[", "}", ")", "]", "if c {"};
+    for (int f = 0; f < 7; f++) {
+        for (int inside = 0; inside < 2; inside++) {
+            strbuf b = {0};
+            if (inside)
+                sb_puts(&b, "graph g(c: bool) -> (y: i32) {\n");
+            for (int i = 0; i < 10000; i++)
+                sb_puts(&b, brackets[f]);
+            parsed r = parse_text(b.data, b.len);
+            test_check(r.m && r.nerrors > 0 && r.nerrors <= 3, __FILE__, __LINE__, brackets[f]);
+            done(&r);
+            sb_free(&b);
+        }
+    }
+
     /* a flat chain makes a tree as deep as it is long, which the recursive passes after the
      * parser would walk: 10,000 terms are too many, 200 are fine */
     static const char *chains[][2] = {{"1", " + 1"}, {"c", " and c"}, {"x", "[0]"}, {"1", " * 2 - 3"}};
