@@ -136,6 +136,16 @@ static __device__ void graph_stop(dev_state *st, int status, int32_t record, int
     }
 }
 
+/* A CALL whose application kernel has no CUDA function, or whose cuda_fn failed while its
+ * work was captured: replayed where the CALL's work would run, it stops the run with
+ * CFX_ERROR at that record, as the cpu, cuda-host and cuda-persistent executors do. On the
+ * device rather than at build time, so only a run that reaches the CALL stops there. */
+static __global__ void graph_call_failed_kernel(dev_state *st, int32_t record)
+{
+    if (*(volatile int32_t *)&st->status != CFX_OK) return;
+    graph_stop(st, CFX_ERROR, record, 0, 0);
+}
+
 /* A guard record (TICK, ASSERT, CHECK_*) inside a body. After a stop it does nothing, so the
  * first stop in program order is the one reported and TICK stops counting. */
 static __global__ void graph_guard_kernel(graph_step s, dev_state *st, const graph_dev *g,
@@ -256,6 +266,7 @@ typedef struct graphexec {
     int capturing;          /* a capture on `capture` is open (to close it on failure) */
     exec_kernel *kernels;   /* the application kernels the graph was captured with */
     int32_t nkernels;
+    int call_failed;        /* a cuda_fn failed at capture: capture again at the next run */
     /* the run in flight */
     exec_run run;
     cudaStream_t stream;
@@ -323,18 +334,22 @@ static cudaError_t add_node(cudaGraphNode_t *node, cudaGraph_t graph, const cuda
 #endif
 }
 
-/* Captures a CALL record: the application's kernel enqueues on the capture stream. */
-static int capture_call(graphexec *x, const cfx_record *r, char *err, size_t errlen)
+/* Captures a CALL record: the application's kernel enqueues on the capture stream. A kernel
+ * with no CUDA function (or no kernels at all: run->kernels may be NULL, as cpu.c allows), or
+ * a cuda_fn that returns non-zero, is not a failed build: it becomes a graph_call_failed_kernel
+ * in the CALL's block, so the run stops with CFX_ERROR at this record, as on the other
+ * executors. The cuda_fn runs once, here, and its captured work is replayed by every run, so
+ * a failure it reports now is the failure of every run that reaches the CALL (the graph is
+ * captured again at the next run, see call_failed). The limit: a failure inside the replayed
+ * device work itself cannot be seen, since nothing on the host runs at the CALL any more.
+ * -1 only for a CUDA failure. */
+static int capture_call(graphexec *x, int32_t i, const cfx_record *r, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
-    const exec_kernel *k = &x->kernels[r->a];
+    const exec_kernel *k = x->kernels && r->a >= 0 && r->a < x->nkernels ? &x->kernels[r->a] : NULL;
     cfx_tensor *t;
     int rc;
-    if (!k->cuda_fn) {
-        snprintf(err, errlen, "kernel '%s' has no CUDA function; only the cpu backend can run it",
-                 k->name);
-        return -1;
-    }
+    if (!k || !k->cuda_fn) goto stop;
     t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory");
@@ -349,12 +364,20 @@ static int capture_call(graphexec *x, const cfx_record *r, char *err, size_t err
     }
     rc = k->cuda_fn(k->user, (void *)x->capture, r->d, t, r->c - r->d, t + r->d);
     free(t);
-    if (rc != 0) {
-        snprintf(err, errlen, "kernel '%s' failed while its work was captured into the graph",
-                 k->name);
-        return -1;
-    }
+    CUDA_LAUNCHED(); /* a CUDA error is a CUDA failure, as cuda-host and cuda-persistent say */
+    if (rc == 0) return 0;
+    /* Work the kernel enqueued before failing stays in the body and runs before the stop;
+     * it only computes values nobody will see, since results are copied only if the run is
+     * ok. A failure may be passing, so the next run captures the kernels again and calls
+     * cuda_fn anew, as the other executors call it on every run; a missing cuda_fn stays
+     * missing until the kernels change, which kernels_changed notices. */
+    x->call_failed = 1;
+stop:
+    graph_call_failed_kernel<<<1, 1, 0, x->capture>>>(x->d.state, i);
+    CUDA_LAUNCHED();
     return 0;
+fail:
+    return -1;
 }
 
 /* Fills s for a guard record at index i; for CHECK_DIVIDE over a tensor, first enqueues the
@@ -487,7 +510,7 @@ static int emit_plain(graphexec *x, int32_t i, char *err, size_t errlen)
         graph_print_kernel<<<1, LAUNCH_THREADS, 0, cs>>>(x->d.state, x->g, x->log, GRAPH_LOG_BYTES, i,
                                                          x->d.arena + sl->offset, slot_bytes(sl));
     } else if (r->kind == REC_CALL) {
-        return capture_call(x, r, err, errlen);
+        return capture_call(x, i, r, err, errlen);
     } else {
         return launch_record(&x->env, r, cs, err, errlen);
     }
@@ -718,6 +741,7 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
     void *init_args[2] = {&x->g, &x->d.control_dev};
     void *dispatch_args[4];
 
+    x->call_failed = 0;
     CUDA_TRY(cudaGraphCreate(&x->graph, 0));
     {
         cudaGraphNodeParams np = {};
@@ -891,6 +915,12 @@ static void *graph_create(const cfx_prog *prog, char *err, size_t errlen)
         prof_pop();
         if (rc != 0) goto fail;
     }
+    /* The cudaMemset of x->g and the pageable cudaMemcpy of x->cases above are ordered on the
+     * legacy default stream and may not have landed when they return; a run on a
+     * non-blocking stream (our own, or an application's) is not ordered after that stream.
+     * Wait once here, as dev_prog_upload and persist_create do, so the first graph launch
+     * never reads them half written. */
+    CUDA_TRY(cudaStreamSynchronize(0));
     free(cases_host);
     return x;
 fail:
@@ -899,13 +929,17 @@ fail:
     return NULL;
 }
 
-/* 1 if the run's application kernels differ from those the graph was captured with. */
+/* 1 if the run's application kernels differ from those the graph was captured with. A run
+ * may pass no kernels (run->kernels NULL, as cpu.c allows): that reads as kernels with no
+ * CUDA function, which graph_run captures as zeroed entries, so it is compared as such. */
 static int kernels_changed(const graphexec *x, const exec_run *run)
 {
     if (x->kernels == NULL) return 1;
     for (int32_t i = 0; i < x->nkernels; i++) {
-        const exec_kernel *a = &x->kernels[i], *b = &run->kernels[i];
-        if (a->cuda_fn != b->cuda_fn || a->user != b->user) return 1;
+        const exec_kernel *a = &x->kernels[i];
+        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
+        void *user = run->kernels ? run->kernels[i].user : NULL;
+        if (a->cuda_fn != fn || a->user != user) return 1;
     }
     return 0;
 }
@@ -920,15 +954,17 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
         snprintf(err, errlen, "a run of this executor is still in flight");
         return -1;
     }
-    if (p->nkernels > 0 && kernels_changed(x, run)) {
+    if (p->nkernels > 0 && (x->call_failed || kernels_changed(x, run))) {
         drop_graph(x);
         free(x->kernels);
-        x->kernels = (exec_kernel *)malloc(sizeof(exec_kernel) * (size_t)p->nkernels);
+        x->nkernels = 0;
+        /* zeroed: with no kernels in the run, every CALL captures as a stop (capture_call) */
+        x->kernels = (exec_kernel *)calloc((size_t)p->nkernels, sizeof(exec_kernel));
         if (!x->kernels) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        memcpy(x->kernels, run->kernels, sizeof(exec_kernel) * (size_t)p->nkernels);
+        if (run->kernels) memcpy(x->kernels, run->kernels, sizeof(exec_kernel) * (size_t)p->nkernels);
         x->nkernels = p->nkernels;
         if (build_graph(x, err, errlen) != 0) {
             free(x->kernels);
@@ -983,10 +1019,14 @@ static int replay_prints(graphexec *x, char *err, size_t errlen)
 {
     graph_dev g;
     int64_t at = 0;
-    CUDA_TRY(cudaMemcpy(&g, x->g, sizeof g, cudaMemcpyDeviceToHost));
+    /* On the run's stream, not with cudaMemcpy: on the legacy default stream it would also
+     * wait for every blocking stream of the application (as dev_read_outcome says). */
+    CUDA_TRY(cudaMemcpyAsync(&g, x->g, sizeof g, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
     if (g.log_used == 0) goto check;
     if (!x->log_host) CUDA_TRY(cudaHostAlloc((void **)&x->log_host, (size_t)GRAPH_LOG_BYTES, cudaHostAllocDefault));
-    CUDA_TRY(cudaMemcpy(x->log_host, x->log, (size_t)g.log_used, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpyAsync(x->log_host, x->log, (size_t)g.log_used, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
     while (at + (int64_t)sizeof(graph_log_entry) <= g.log_used) {
         graph_log_entry e;
         memcpy(&e, x->log_host + at, sizeof e);
