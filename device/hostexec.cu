@@ -37,12 +37,6 @@ typedef struct hostexec {
     exec_outcome out;       /* of the last run */
 } hostexec;
 
-static const char *const op_spelling[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) spelling[0] ? spelling : infix ? infix : #name,
-    CFX_OPS(X)
-#undef X
-};
-
 static double now_us(void)
 {
     struct timespec ts;
@@ -93,7 +87,7 @@ static void *host_create(const cfx_prog *prog, char *err, size_t errlen)
         const cfx_record *r = &prog->records[i];
         int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
         snprintf(h->names[i], HOST_NAME_LEN, "%s%s%s @ %d:%d", rec_names[r->kind], has_op ? " " : "",
-                 has_op && r->op < OP_COUNT ? op_spelling[r->op] : "", (int)r->line, (int)r->col);
+                 has_op ? op_name(r->op) : "", (int)r->line, (int)r->col);
     }
     prof_push("upload");
     if (dev_prog_upload(&h->d, prog, err, errlen) != 0) {

@@ -673,12 +673,6 @@ typedef struct persist {
     exec_outcome out;
 } persist;
 
-static const char *const op_spelling[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) spelling[0] ? spelling : infix ? infix : #name,
-    CFX_OPS(X)
-#undef X
-};
-
 static int persist_available(char *why, size_t len)
 {
     return dev_available(why, len);
@@ -944,7 +938,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
             int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
             fprintf(f, "%s\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d}",
                     first ? "" : ",", rec_names[r->kind], has_op ? " " : "",
-                    has_op && r->op < OP_COUNT ? op_spelling[r->op] : "", (double)(e->t0 - base) / 1e3,
+                    has_op ? op_name(r->op) : "", (double)(e->t0 - base) / 1e3,
                     (double)(e->t1 - e->t0) / 1e3, (int)b);
             first = 0;
             kept++;

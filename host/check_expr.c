@@ -12,28 +12,6 @@
 
 #include "program.h"
 
-/* ---- tables from ops.h ---------------------------------------------------------------- */
-static const char *const op_spelling[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) spelling,
-    CFX_OPS(X)
-#undef X
-};
-static const int op_arity[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) arity,
-    CFX_OPS(X)
-#undef X
-};
-static const int op_class[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) cls,
-    CFX_OPS(X)
-#undef X
-};
-static const char *const op_infix[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) infix,
-    CFX_OPS(X)
-#undef X
-};
-
 /* ---- types ------------------------------------------------------------------------------ */
 static const char *dtype_name(int dt)
 {
@@ -751,7 +729,7 @@ int check_call(checker *C, env *e, ast_node *n, int nwant)
     /* a built-in op: max and min have a one-operand (reduction) and a two-operand form */
     int found = 0, arities[2] = {0, 0};
     for (int op = 0; op < OP_COUNT; op++) {
-        if (op_spelling[op][0] == '\0' || strcmp(op_spelling[op], n->name) != 0)
+        if (op_spellings[op][0] == '\0' || strcmp(op_spellings[op], n->name) != 0)
             continue;
         if (found < 2)
             arities[found] = op_arity[op];

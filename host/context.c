@@ -17,12 +17,6 @@ static const char *const reserved[] = {
     "assert", "print", "f32", "f64", "i32", "i64", "bool",
 };
 
-static const char *const op_spellings[] = {
-#define X(name, spelling, arity, cls, infix) spelling,
-    CFX_OPS(X)
-#undef X
-};
-
 /* Sets *err to a malloc'd message (left NULL when out of memory) and returns -1. */
 static int fail_with(char **err, const char *fmt, ...)
 {
@@ -85,7 +79,7 @@ int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signatur
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(name, reserved[i]) == 0)
             return fail_with(err, "kernel name '%s' is reserved by the language", name);
-    for (size_t i = 0; i < sizeof op_spellings / sizeof op_spellings[0]; i++)
+    for (int i = 0; i < OP_COUNT; i++)
         if (strcmp(name, op_spellings[i]) == 0)
             return fail_with(err, "kernel name '%s' is a built-in op", name);
     if (ctx_find(ctx, name))

@@ -35,17 +35,6 @@
 /* Chrome trace events are capped so that a long loop cannot fill the disk. */
 #define TRACE_MAX_EVENTS 1000000
 
-static const char *const op_spellings[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) spelling,
-    CFX_OPS(X)
-#undef X
-};
-static const char *const op_infix[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) infix,
-    CFX_OPS(X)
-#undef X
-};
-
 typedef struct trace_state {
     FILE *f;
     int64_t events;  /* written */
@@ -68,7 +57,7 @@ static void trace_event(trace_state *t, const cfx_record *r, double ts, double e
     }
     const char *op = "";
     if (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE)
-        op = op_spellings[r->op][0] ? op_spellings[r->op] : op_infix[r->op] ? op_infix[r->op] : "";
+        op = op_name(r->op);
     fprintf(t->f, "%s\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
             t->events ? "," : "", rec_names[r->kind], op[0] ? " " : "", op, ts, end - ts);
     t->events++;

@@ -35,25 +35,6 @@
 #include "kernels.h"
 #include "strbuf.h"
 
-static const char *const op_spellings[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) spelling,
-    CFX_OPS(X)
-#undef X
-};
-static const char *const op_infix[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) infix,
-    CFX_OPS(X)
-#undef X
-};
-
-/* The op's name in the language; `and`/`or` have only their infix spelling. */
-static const char *op_name(int op)
-{
-    if (op < 0 || op >= OP_COUNT)
-        return "?";
-    return op_spellings[op][0] ? op_spellings[op] : op_infix[op] ? op_infix[op] : "?";
-}
-
 /* ==== dump ================================================================================== */
 static const char *const slot_kind_names[] = {"temp", "var", "const", "input", "result"};
 

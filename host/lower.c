@@ -35,12 +35,6 @@
 
 #include "check.h"
 
-static const int op_class[OP_COUNT] = {
-#define X(name, spelling, arity, cls, infix) cls,
-    CFX_OPS(X)
-#undef X
-};
-
 typedef struct patchlist {
     int32_t *at; /* records whose jump target is still open */
     int n, cap;

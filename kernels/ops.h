@@ -7,7 +7,8 @@
  *             picks the record kind from it, the kernels implement it
  *   INFIX     the infix spelling (`+`), or NULL
  *
- * The enum (OP_*), the spelling table and the arity table are generated from this list.
+ * The enum (OP_*) is generated here; the spelling, infix, arity and class tables are generated
+ * from this list in host/ops.c.
  * The bodies live in kernels/elementwise.h, kernels/reduce.h and kernels/linalg.h, written
  * once as host+device functions and switched on by every executor.
  *
@@ -98,5 +99,22 @@ enum op_kind {
 #undef X
     OP_COUNT
 };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tables generated from CFX_OPS, defined once in host/ops.c. */
+extern const char *const op_spellings[OP_COUNT]; /* "" for ops reached only by syntax */
+extern const char *const op_infix[OP_COUNT];     /* NULL where there is none */
+extern const int op_arity[OP_COUNT];
+extern const int op_class[OP_COUNT];             /* an enum op_class */
+
+/* The op's name in the language (`and`/`or` have only their infix spelling); "?" out of range. */
+const char *op_name(int op);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

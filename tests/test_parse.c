@@ -14,7 +14,7 @@
 /* ---- printing a tree --------------------------------------------------------------- */
 
 /* The test's own names for the operators, so a wrong op in the tree shows. */
-static const char *op_name(int op)
+static const char *tree_op_name(int op)
 {
     switch (op) {
     case OP_NEG: return "neg";
@@ -74,7 +74,7 @@ static void put(strbuf *o, const ast_node *n)
     case AST_TYPE: put_type(o, &n->type); break;
     case AST_UNARY:
     case AST_BINARY:
-        sb_printf(o, "(%s ", op_name(n->op));
+        sb_printf(o, "(%s ", tree_op_name(n->op));
         put(o, n->a);
         if (n->kind == AST_BINARY) {
             sb_puts(o, " ");
