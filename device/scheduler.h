@@ -366,31 +366,10 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     return n;
 }
 
-/* Successors of record pc; returns their count (at most ntable + 1). */
+/* Successors of record pc (rec_successors, program.h); `out` has room for ntable + 2. */
 static inline int32_t sched_successors(const cfx_prog *p, int32_t pc, int32_t *out)
 {
-    const cfx_record *r = &p->records[pc];
-    int32_t n = 0;
-    switch (r->kind) {
-    case REC_HALT:
-        break;
-    case REC_JUMP:
-        out[n++] = r->a;
-        break;
-    case REC_JUMP_FALSE:
-    case REC_JUMP_TRUE:
-        out[n++] = pc + 1;
-        out[n++] = r->b;
-        break;
-    case REC_SWITCH:
-        for (int32_t i = 0; i <= r->c; i++)
-            out[n++] = p->table[r->b + i];
-        break;
-    default:
-        out[n++] = pc + 1;
-        break;
-    }
-    return n;
+    return rec_successors(p, pc, out, p->ntable + 2);
 }
 
 /* The roles of a record's operands (program.h's FIELDS), from the one list. */

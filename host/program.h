@@ -142,6 +142,35 @@ CFX_HD int64_t slot_bytes(const cfx_slot *s)
     return s->count * (int64_t)dtype_size(s->dtype);
 }
 
+/* Successors of record pc in the control-flow graph (a stop is no successor), for the
+ * validator and the scheduler. Returns their number; `out` has room for `cap` (a SWITCH
+ * has c + 1: a caller asks with cap big enough, or walks the table itself). */
+CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32_t cap)
+{
+    const cfx_record *r = &p->records[pc];
+    int32_t n = 0;
+    switch (r->kind) {
+    case REC_HALT:
+        break;
+    case REC_JUMP:
+        out[n++] = r->a;
+        break;
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+        out[n++] = pc + 1;
+        out[n++] = r->b;
+        break;
+    case REC_SWITCH:
+        for (int32_t k = 0; k <= r->c && n < cap; k++)
+            out[n++] = p->table[r->b + k];
+        break;
+    default:
+        out[n++] = pc + 1;
+        break;
+    }
+    return n;
+}
+
 /* ---- building a program (used by the lowering) ------------------------------------ *
  * The builder grows the arrays; every function returns the new index or -1 on overflow
  * of a limit, never aborts. Const slots are placed in the const image; other slots after

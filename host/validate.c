@@ -427,35 +427,6 @@ static int check_record(vctx *v, int32_t i)
     return check_operands(v, i);
 }
 
-/* Successors of record i in the control-flow graph (a stop is no successor). Returns their
- * number; `out` has room for `cap` (SWITCH may have more: the caller asks with cap big enough
- * or walks the table itself). */
-static int32_t successors(const cfx_prog *p, int32_t i, int32_t *out, int32_t cap)
-{
-    const cfx_record *r = &p->records[i];
-    int32_t n = 0;
-    switch (r->kind) {
-    case REC_HALT:
-        break;
-    case REC_JUMP:
-        out[n++] = r->a;
-        break;
-    case REC_JUMP_FALSE:
-    case REC_JUMP_TRUE:
-        out[n++] = i + 1;
-        out[n++] = r->b;
-        break;
-    case REC_SWITCH:
-        for (int32_t k = 0; k <= r->c && n < cap; k++)
-            out[n++] = p->table[r->b + k];
-        break;
-    default:
-        out[n++] = i + 1;
-        break;
-    }
-    return n;
-}
-
 /* Every cycle of the control-flow graph must pass a TICK: the graph without the edges out of
  * TICK records is acyclic. Iterative depth-first search (no recursion on big programs). */
 static int check_loops(vctx *v)
@@ -486,7 +457,7 @@ static int check_loops(vctx *v)
                 nsucc = r->c + 1;
             else {
                 int32_t tmp[2];
-                nsucc = successors(p, x, tmp, 2);
+                nsucc = rec_successors(p, x, tmp, 2);
             }
             if (next[x] >= nsucc) {
                 color[x] = 2;
@@ -497,7 +468,7 @@ static int check_loops(vctx *v)
                 succ = p->table[r->b + next[x]];
             } else {
                 int32_t tmp[2];
-                successors(p, x, tmp, 2);
+                rec_successors(p, x, tmp, 2);
                 succ = tmp[next[x]];
             }
             next[x]++;
@@ -714,7 +685,7 @@ static int check_indices(vctx *v)
                     clear_slot_facts(cur, facts, nfacts, p->table[r->b + k]);
             if (gen[i] >= 0)
                 cur[gen[i] / 64] |= (uint64_t)1 << (gen[i] % 64);
-            int32_t n = successors(p, i, succ, max_succ);
+            int32_t n = rec_successors(p, i, succ, max_succ);
             for (int32_t k = 0; k < n; k++) {
                 uint64_t *t = in + succ[k] * words;
                 for (int64_t q = 0; q < words; q++) {
