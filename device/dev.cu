@@ -1,10 +1,11 @@
 /* dev.cu: what the three CUDA executors share: error reporting, the device check, the
  * upload of a program (records, slots, table, arena with its constants, run state and the
- * host-mapped control block), the start of a run and the copy of its results.
+ * host-mapped control block), the start of a run, the copy of its results and a CALL.
  */
 #include "dev.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void dev_error(char *err, size_t errlen, const char *call, const char *file, int line,
@@ -233,6 +234,38 @@ int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
     out->detail[0] = s.detail[0];
     out->detail[1] = s.detail[1];
     out->iterations = (int64_t)s.iterations;
+    return 0;
+fail:
+    return -1;
+}
+
+int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r,
+                    cudaStream_t stream, int *failed, char *err, size_t errlen)
+{
+    const cfx_prog *p = d->prog;
+    cfx_tensor *t = NULL;
+    *failed = 0;
+    if (!k || !k->cuda_fn) {
+        *failed = 1;
+        return 0;
+    }
+    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < r->c; i++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + i]];
+        t[i].type.dtype = (cfx_dtype)s->dtype;
+        t[i].type.rank = s->rank;
+        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++)
+            t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
+        t[i].data = d->arena + s->offset;
+    }
+    if (k->cuda_fn(k->user, (void *)stream, r->d, t, r->c - r->d, t + r->d) != 0)
+        *failed = 1;
+    free(t);
+    CUDA_LAUNCHED();
     return 0;
 fail:
     return -1;

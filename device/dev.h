@@ -85,6 +85,13 @@ int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char
 /* Reads the state back (stream must be synchronized) into an exec_outcome. */
 int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
 
+/* CALL record r: describes its operand slots as cfx_tensors over d's arena and lets kernel k
+ * (NULL when the run names none) enqueue its work on `stream`. Returns 0 and sets *failed
+ * when k is NULL, has no CUDA function or reports failure (the run stops with CFX_ERROR, as
+ * on the cpu executor); -1 for out of memory or a CUDA failure. */
+int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r,
+                    cudaStream_t stream, int *failed, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -154,44 +154,13 @@ fail:
     return -1;
 }
 
-/* CALL: the application's CUDA kernel enqueues its work on our stream over arena slots.
- * Returns 0 and sets *failed when the kernel has no CUDA function or reports failure: the run
- * stops with CFX_ERROR at the CALL, as on the cpu and cuda-persistent executors (and
- * run->kernels may be NULL, as cpu.c allows); -1 for a CUDA failure. */
+/* CALL on our stream (dev_call_kernel); run->kernels may be NULL, as cpu.c allows, and then
+ * the run stops with CFX_ERROR at the CALL, as on the cpu and cuda-persistent executors. */
 static int call_kernel(hostexec *h, const exec_run *run, const cfx_record *r, cudaStream_t stream,
                        int *failed, char *err, size_t errlen)
 {
-    const cfx_prog *p = h->d.prog;
     const exec_kernel *k = run->kernels ? &run->kernels[r->a] : NULL;
-    cfx_tensor *t = NULL;
-    int rc = -1;
-    *failed = 0;
-    if (!k || !k->cuda_fn) {
-        *failed = 1;
-        return 0;
-    }
-    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
-    if (!t) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int32_t i = 0; i < r->c; i++) {
-        const cfx_slot *s = &p->slots[p->table[r->b + i]];
-        t[i].type.dtype = (cfx_dtype)s->dtype;
-        t[i].type.rank = s->rank;
-        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++) t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
-        t[i].data = h->d.arena + s->offset;
-    }
-    if (k->cuda_fn(k->user, (void *)stream, r->d, t, r->c - r->d, t + r->d) != 0)
-        *failed = 1;
-    CUDA_LAUNCHED();
-    rc = 0;
-    goto done;
-fail:
-    rc = -1;
-done:
-    free(t);
-    return rc;
+    return dev_call_kernel(&h->d, k, r, stream, failed, err, errlen);
 }
 
 static void stop(exec_outcome *out, cfx_status status, int32_t pc, int64_t d0, int64_t d1)

@@ -866,39 +866,12 @@ fail:
     return -1;
 }
 
-/* CALL: the application's CUDA kernel enqueues its work on the stream over arena slots.
- * Returns 0 and sets *failed when the kernel has no CUDA function or reports failure (the
- * run stops with CFX_ERROR, as on the cpu executor); -1 for a CUDA failure. */
+/* CALL on the run's stream (dev_call_kernel); no kernel or a failing one stops the run with
+ * CFX_ERROR, as on the cpu executor. */
 static int call_kernel(persist *x, const cfx_record *r, int *failed, char *err, size_t errlen)
 {
-    const cfx_prog *p = x->d.prog;
     const exec_kernel *k = x->run.kernels ? &x->run.kernels[r->a] : NULL;
-    cfx_tensor *t = NULL;
-    *failed = 0;
-    if (!k || !k->cuda_fn) {
-        *failed = 1;
-        return 0;
-    }
-    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
-    if (!t) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int32_t i = 0; i < r->c; i++) {
-        const cfx_slot *s = &p->slots[p->table[r->b + i]];
-        t[i].type.dtype = (cfx_dtype)s->dtype;
-        t[i].type.rank = s->rank;
-        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++)
-            t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
-        t[i].data = x->d.arena + s->offset;
-    }
-    if (k->cuda_fn(k->user, (void *)x->stream, r->d, t, r->c - r->d, t + r->d) != 0)
-        *failed = 1;
-    free(t);
-    CUDA_LAUNCHED();
-    return 0;
-fail:
-    return -1;
+    return dev_call_kernel(&x->d, k, r, x->stream, failed, err, errlen);
 }
 
 /* Chrome trace of the run: one event per record per block (tid = block), like the cpu
