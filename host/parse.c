@@ -566,15 +566,16 @@ static ast_node *parse_expr(parser *p)
 
 static ast_node *parse_block(parser *p, const char *after);
 
-/* Skips to the end of a broken statement: a newline, ';' or '}' outside nested braces. */
-static void sync_statement(parser *p)
+/* Skips tokens to one of the kinds stop1..stop3 outside nested braces, or to the end of the
+ * file or the next graph. */
+static void sync_to(parser *p, int stop1, int stop2, int stop3)
 {
     int depth = 0;
     for (;;) {
         int k = p->tok.kind;
         if (k == TK_EOF || k == TK_GRAPH)
             return;
-        if (depth == 0 && (k == TK_NEWLINE || k == TK_SEMI || k == TK_RBRACE))
+        if (depth == 0 && (k == stop1 || k == stop2 || k == stop3))
             return;
         if (k == TK_LBRACE)
             depth++;
@@ -582,6 +583,12 @@ static void sync_statement(parser *p)
             depth--;
         next(p);
     }
+}
+
+/* Skips to the end of a broken statement: a newline, ';' or '}' outside nested braces. */
+static void sync_statement(parser *p)
+{
+    sync_to(p, TK_NEWLINE, TK_SEMI, TK_RBRACE);
 }
 
 /* Skips a whole `{ ... }` group; the current token is its '{'. */
@@ -699,19 +706,7 @@ static ast_node *parse_for(parser *p)
 /* Skips a broken case to the next `case`, `default` or the switch's '}'. */
 static void sync_case(parser *p)
 {
-    int depth = 0;
-    for (;;) {
-        int k = p->tok.kind;
-        if (k == TK_EOF || k == TK_GRAPH)
-            return;
-        if (depth == 0 && (k == TK_CASE || k == TK_DEFAULT || k == TK_RBRACE))
-            return;
-        if (k == TK_LBRACE)
-            depth++;
-        else if (k == TK_RBRACE)
-            depth--;
-        next(p);
-    }
+    sync_to(p, TK_CASE, TK_DEFAULT, TK_RBRACE);
 }
 
 /* One `case [-]INT BLOCK` or `default BLOCK`; the current token is the keyword. */
@@ -756,6 +751,30 @@ static void parse_case(parser *p, nodelist *cases, nameset *seen, int *default_l
     push(p, cases, c);
 }
 
+/* Inside the braces of a switch or block opened at line `open_line`: skips blank lines and
+ * ';' and says whether the group ends here, at its '}' (consumed) or, left open, at the end
+ * of the file or the next graph (reported once). */
+static int group_ends(parser *p, const char *group, int open_line)
+{
+    while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
+        next(p);
+    int k = p->tok.kind;
+    if (k == TK_RBRACE) {
+        next(p);
+        return 1;
+    }
+    if (k == TK_EOF || k == TK_GRAPH) {
+        if (!p->unclosed) {
+            char what[64];
+            snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
+            expected(p, what);
+        }
+        p->unclosed = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static ast_node *parse_switch(parser *p)
 {
     ast_node *n = node(p, AST_SWITCH, p->tok.line, p->tok.col);
@@ -777,23 +796,9 @@ static ast_node *parse_switch(parser *p)
     nameset seen = {0};
     int default_line = 0;
     for (;;) {
-        while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
-            next(p);
-        int k = p->tok.kind;
-        if (k == TK_RBRACE) {
-            next(p);
+        if (group_ends(p, "switch", open.line))
             break;
-        }
-        if (k == TK_EOF || k == TK_GRAPH) {
-            if (!p->unclosed) {
-                char what[64];
-                snprintf(what, sizeof what, "'}' to close the switch at line %d", open.line);
-                expected(p, what);
-            }
-            p->unclosed = 1;
-            break;
-        }
-        if (k == TK_CASE || k == TK_DEFAULT) {
+        if (p->tok.kind == TK_CASE || p->tok.kind == TK_DEFAULT) {
             parse_case(p, &cases, &seen, &default_line);
         } else {
             expected(p, "'case', 'default' or '}' in the switch");
@@ -922,22 +927,8 @@ static ast_node *parse_block(parser *p, const char *after)
     next(p);
     nodelist stmts = {0};
     for (;;) {
-        while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
-            next(p);
-        int k = p->tok.kind;
-        if (k == TK_RBRACE) {
-            next(p);
+        if (group_ends(p, "block", open.line))
             break;
-        }
-        if (k == TK_EOF || k == TK_GRAPH) {
-            if (!p->unclosed) {
-                char what[64];
-                snprintf(what, sizeof what, "'}' to close the block at line %d", open.line);
-                expected(p, what);
-            }
-            p->unclosed = 1;
-            break;
-        }
         ast_node *s = parse_statement(p);
         if (s && !p->panic)
             push(p, &stmts, s);
