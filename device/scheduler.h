@@ -311,6 +311,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     case REC_COPY:
     case REC_CAST:
     case REC_FILL:
+    case REC_REDUCE:
         ACC(r->a, SA_W_ALIGNED);
         RD(r->b);
         break;
@@ -322,6 +323,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         ACC(r->a, SA_W_ALIGNED);
         break;
     case REC_BINARY:
+    case REC_DOT:
         ACC(r->a, SA_W_ALIGNED);
         RD(r->b);
         RD(r->c);
@@ -331,15 +333,6 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         RD(r->b);
         RD(r->c);
         RD(r->d);
-        break;
-    case REC_REDUCE:
-        ACC(r->a, SA_W_ALIGNED);
-        RD(r->b);
-        break;
-    case REC_DOT:
-        ACC(r->a, SA_W_ALIGNED);
-        RD(r->b);
-        RD(r->c);
         break;
     case REC_MATMUL:
         /* split by output tiles, which are not the element shares of the output */
