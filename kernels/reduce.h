@@ -54,6 +54,17 @@ CFX_HD int k_extreme_better(int real, int want_max, double cr, int64_t ci, int64
     return want_max ? ci > acc->i : ci < acc->i;
 }
 
+/* Takes the candidate into the accumulator when it is the better extreme: one rule for
+ * the elements of a range and for merging the partial results of two ranges. */
+CFX_HD void k_extreme_offer(int real, int want_max, double cr, int64_t ci, int64_t cidx, k_acc *acc)
+{
+    if (k_extreme_better(real, want_max, cr, ci, cidx, acc)) {
+        acc->r = cr;
+        acc->i = ci;
+        acc->idx = cidx;
+    }
+}
+
 CFX_HD void k_reduce_range(int op, int dtype, k_acc *acc, const void *src, int64_t lo, int64_t hi)
 {
     if (lo >= hi)
@@ -91,11 +102,7 @@ CFX_HD void k_reduce_range(int op, int dtype, k_acc *acc, const void *src, int64
         for (int64_t e = lo; e < hi; e++) {
             double cr = real ? k_get_real(dtype, src, e) : 0.0;
             int64_t ci = real ? 0 : k_get_int(dtype, src, e);
-            if (k_extreme_better(real, want_max, cr, ci, e, acc)) {
-                acc->r = cr;
-                acc->i = ci;
-                acc->idx = e;
-            }
+            k_extreme_offer(real, want_max, cr, ci, e, acc);
             acc->n++;
         }
         return; /* n counted per element above */
@@ -133,11 +140,7 @@ CFX_HD void k_reduce_merge(int op, int dtype, k_acc *into, const k_acc *from)
     case OP_ARGMAX:
     case OP_ARGMIN: {
         int want_max = op == OP_RMAX || op == OP_ARGMAX;
-        if (k_extreme_better(real, want_max, from->r, from->i, from->idx, into)) {
-            into->r = from->r;
-            into->i = from->i;
-            into->idx = from->idx;
-        }
+        k_extreme_offer(real, want_max, from->r, from->i, from->idx, into);
         break;
     }
     case OP_ALL:
