@@ -110,6 +110,17 @@ static void bad_number(lexer *lx, lex_token *t)
     t->bad = 1;
 }
 
+/* An integer literal's value, decimal or hex, or its error when it did not fit in i64. */
+static void set_integer(lexer *lx, lex_token *t, int64_t v, int overflow)
+{
+    if (overflow) {
+        lex_error(lx, t->line, t->col, "integer literal is too large");
+        t->bad = 1;
+        return;
+    }
+    t->ival = v;
+}
+
 static void lex_number(lexer *lx, lex_token *t)
 {
     t->kind = TK_INT;
@@ -135,12 +146,7 @@ static void lex_number(lexer *lx, lex_token *t)
             bad_number(lx, t);
             return;
         }
-        if (overflow) {
-            lex_error(lx, t->line, t->col, "integer literal is too large");
-            t->bad = 1;
-            return;
-        }
-        t->ival = v;
+        set_integer(lx, t, v, overflow);
         return;
     }
 
@@ -180,12 +186,7 @@ static void lex_number(lexer *lx, lex_token *t)
         return;
     }
     if (!real) {
-        if (overflow) {
-            lex_error(lx, t->line, t->col, "integer literal is too large");
-            t->bad = 1;
-            return;
-        }
-        t->ival = v;
+        set_integer(lx, t, v, overflow);
         return;
     }
 
