@@ -18,17 +18,7 @@
 static cfx_record rec(int kind, int op, int dtype, int flags, int a, int b, int c, int d, int line)
 {
     cfx_record r;
-    memset(&r, 0, sizeof r);
-    r.kind = (uint8_t)kind;
-    r.op = (uint8_t)op;
-    r.dtype = (uint8_t)dtype;
-    r.flags = (uint8_t)flags;
-    r.a = a;
-    r.b = b;
-    r.c = c;
-    r.d = d;
-    r.line = line;
-    r.col = 5;
+    test_record(&r, kind, op, dtype, flags, a, b, c, d, line, 5);
     return r;
 }
 

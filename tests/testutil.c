@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program.h"
+
 int test_failures;
 int test_checks;
 
@@ -81,4 +83,20 @@ char *test_read_file(const char *path, long *len)
             *len = n;
     }
     return buf;
+}
+
+void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c, int d,
+                 int line, int col)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->op = (uint8_t)op;
+    r->dtype = (uint8_t)dtype;
+    r->flags = (uint8_t)flags;
+    r->a = a;
+    r->b = b;
+    r->c = c;
+    r->d = d;
+    r->line = line;
+    r->col = col;
 }
