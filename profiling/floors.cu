@@ -115,6 +115,18 @@ static floor_stat summarize(double *v, int n)
     return s;
 }
 
+/* Ends a timing started by recording t0 on s: records t1, waits for it and sets *ms. */
+static int stop_timer(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, float *ms, char *err,
+                      size_t errlen)
+{
+    FL_TRY(cudaEventRecord(t1, s));
+    FL_TRY(cudaEventSynchronize(t1));
+    FL_TRY(cudaEventElapsedTime(ms, t0, t1));
+    return 0;
+fail:
+    return -1;
+}
+
 /* ---- the floors -------------------------------------------------------------------- */
 
 /* Empty kernels launched back to back: per launch, the host's launch rate or the GPU's
@@ -129,9 +141,8 @@ static int measure_launch(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int re
             empty_kernel<<<1, 1, 0, s>>>();
             FL_LAUNCHED();
         }
-        FL_TRY(cudaEventRecord(t1, s));
-        FL_TRY(cudaEventSynchronize(t1));
-        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (stop_timer(s, t0, t1, &ms, err, errlen) != 0)
+            goto fail;
         if (r >= 0)
             v[r] = 1e3 * ms / per;
     }
@@ -157,9 +168,8 @@ static int measure_d2h_sync(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int 
             FL_TRY(cudaMemcpyAsync(hflag, dflag, sizeof *dflag, cudaMemcpyDeviceToHost, s));
             FL_TRY(cudaStreamSynchronize(s));
         }
-        FL_TRY(cudaEventRecord(t1, s));
-        FL_TRY(cudaEventSynchronize(t1));
-        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (stop_timer(s, t0, t1, &ms, err, errlen) != 0)
+            goto fail;
         if (r >= 0)
             v[r] = 1e3 * ms / per;
     }
@@ -222,9 +232,8 @@ static int measure_while(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int rep
             FL_LAUNCHED();
             FL_TRY(cudaEventRecord(t0, s));
             FL_TRY(cudaGraphLaunch(exec, s));
-            FL_TRY(cudaEventRecord(t1, s));
-            FL_TRY(cudaEventSynchronize(t1));
-            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+            if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
+                goto fail;
             FL_TRY(cudaMemcpy(&left, counter, sizeof left, cudaMemcpyDeviceToHost));
             if (left != 0) {
                 snprintf(err, errlen, "WHILE node floor: the body left the counter at %d, "
@@ -277,9 +286,8 @@ static int measure_grid_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, 
                 grid_barrier_kernel<<<grid, block, 0, s>>>(b, n);
                 FL_LAUNCHED();
             }
-            FL_TRY(cudaEventRecord(t1, s));
-            FL_TRY(cudaEventSynchronize(t1));
-            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+            if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
+                goto fail;
         }
         if (r >= 0)
             v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
@@ -303,9 +311,8 @@ static int measure_block_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1,
             FL_TRY(cudaEventRecord(t0, s));
             block_barrier_kernel<<<1, BARRIER_THREADS, 0, s>>>(pass == 0 ? n1 : n2, sink);
             FL_LAUNCHED();
-            FL_TRY(cudaEventRecord(t1, s));
-            FL_TRY(cudaEventSynchronize(t1));
-            FL_TRY(cudaEventElapsedTime(pass == 0 ? &ms1 : &ms2, t0, t1));
+            if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
+                goto fail;
         }
         if (r >= 0)
             v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
@@ -342,9 +349,8 @@ static int measure_bandwidth(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int
     for (int r = -1; r < repeats; r++) {
         FL_TRY(cudaEventRecord(t0, s));
         FL_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
-        FL_TRY(cudaEventRecord(t1, s));
-        FL_TRY(cudaEventSynchronize(t1));
-        FL_TRY(cudaEventElapsedTime(&ms, t0, t1));
+        if (stop_timer(s, t0, t1, &ms, err, errlen) != 0)
+            goto fail;
         if (r >= 0)
             v[r] = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
     }
