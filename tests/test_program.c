@@ -482,10 +482,25 @@ static void test_index_paths(void)
     }
 }
 
+/* Finishes b, which must make a valid program, and compares its dump with `want`. */
+static void expect_dump(prog_builder *b, const char *want)
+{
+    char err[256];
+    cfx_prog *p = prog_finish(b, err, sizeof err);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    CHECK_INT(prog_validate(p, err, sizeof err), 0);
+    strbuf sb = {0};
+    prog_dump(p, &sb);
+    CHECK_STR(sb_str(&sb), want);
+    sb_free(&sb);
+    prog_free(p);
+}
+
 /* ---- the dump ---- */
 static void test_dump(void)
 {
-    char err[256];
     prog_builder *b = prog_begin("d.cfx", "tiny");
     int32_t d3[1] = {3}, d22[2] = {2, 2};
     int32_t n = prog_slot(b, CFX_I32, 0, NULL, SLOT_INPUT, "n");
@@ -510,14 +525,7 @@ static void test_dump(void)
     prog_emit(b, rec(REC_REDUCE, OP_RMAX, CFX_F32, 0, s, t, 0, 0, 5));
     prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 6));
     (void)kb;
-    cfx_prog *p = prog_finish(b, err, sizeof err);
-    CHECK(p != NULL);
-    if (!p)
-        return;
-    CHECK_INT(prog_validate(p, err, sizeof err), 0);
-    strbuf sb = {0};
-    prog_dump(p, &sb);
-    const char *want =
+    expect_dump(b,
         "graph tiny: 6 records, 7 slots, arena 112 bytes (48 of constants)\n"
         "slots:\n"
         "  s0    n        i32        input  @48\n"
@@ -533,16 +541,12 @@ static void test_dump(void)
         "     2  SWITCH       s0 k0 1 [->3 default ->4]    ; 3:3\n"
         "     3  UNARY        exp s6 s4                    ; 4:3\n"
         "     4  REDUCE       max s1 s6                    ; 5:3\n"
-        "     5  HALT                                      ; 6:3\n";
-    CHECK_STR(sb_str(&sb), want);
-    sb_free(&sb);
-    prog_free(p);
+        "     5  HALT                                      ; 6:3\n");
 }
 
 /* CALL, PRINT without a label, the kernels line and a 17-element constant (cut at 16) */
 static void test_dump_call(void)
 {
-    char err[256];
     prog_builder *b = prog_begin("c.cfx", "calls");
     int32_t d17[1] = {17};
     int64_t big[17];
@@ -559,14 +563,7 @@ static void test_dump_call(void)
     prog_emit(b, rec(REC_CALL, 0, 0, 0, kern, tab, 3, 2, 7));
     prog_emit(b, rec(REC_PRINT, 0, CFX_F64, 1, y, -1, 0, 0, 8));
     prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 9));
-    cfx_prog *p = prog_finish(b, err, sizeof err);
-    CHECK(p != NULL);
-    if (!p)
-        return;
-    CHECK_INT(prog_validate(p, err, sizeof err), 0);
-    strbuf sb = {0};
-    prog_dump(p, &sb);
-    const char *want =
+    expect_dump(b,
         "graph calls: 3 records, 3 slots, arena 176 bytes (144 of constants)\n"
         "kernels: twice\n"
         "slots:\n"
@@ -576,10 +573,7 @@ static void test_dump_call(void)
         "records:\n"
         "     0  CALL         0 k0 3 2 [twice: s0 s2 -> s1] ; 7:3\n"
         "     1  PRINT        s1 -                         ; 8:3\n"
-        "     2  HALT                                      ; 9:3\n";
-    CHECK_STR(sb_str(&sb), want);
-    sb_free(&sb);
-    prog_free(p);
+        "     2  HALT                                      ; 9:3\n");
 }
 
 int main(void)
