@@ -359,11 +359,13 @@ static void check_assign(checker *C, env *e, ast_node *n)
     diag_error(C->d, t->line, t->col, "only a name or a row x[i] can be assigned");
 }
 
-/* Marks in `set` every variable that a statement assigns (targets and loop variables). */
-static void collect_assigned(checker *C, const ast_node *n, uint8_t *set)
+/* Calls fn(name, arg) for every variable a statement assigns (targets and loop variables)
+ * until fn returns nonzero, and returns that value (0 when none did): the one walk behind
+ * collect_assigned and check_assigns. */
+static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *arg), void *arg)
 {
     if (!n)
-        return;
+        return 0;
     switch (n->kind) {
     case AST_ASSIGN:
         for (int i = 0; i < n->nlist; i++) {
@@ -371,67 +373,64 @@ static void collect_assigned(checker *C, const ast_node *n, uint8_t *set)
             if (t->kind == AST_INDEX)
                 t = t->a;
             if (t && t->kind == AST_NAME) {
-                int v = check_var_find(C, t->name);
-                if (v >= 0)
-                    set[v] = 1;
+                int r = fn(t->name, arg);
+                if (r)
+                    return r;
             }
         }
-        return;
+        return 0;
     case AST_FOR_RANGE:
     case AST_FOR_EACH: {
-        int v = check_var_find(C, n->name);
-        if (v >= 0)
-            set[v] = 1;
-        collect_assigned(C, n->d, set);
-        return;
+        int r = fn(n->name, arg);
+        return r ? r : each_assigned(n->d, fn, arg);
     }
     case AST_IF:
     case AST_SWITCH:
     case AST_BLOCK:
-        for (int i = 0; i < n->nlist; i++)
-            collect_assigned(C, n->list[i], set);
-        return;
+        for (int i = 0; i < n->nlist; i++) {
+            int r = each_assigned(n->list[i], fn, arg);
+            if (r)
+                return r;
+        }
+        return 0;
     case AST_ARM:
     case AST_CASE:
     case AST_WHILE:
-        collect_assigned(C, n->b, set);
-        return;
+        return each_assigned(n->b, fn, arg);
     default:
-        return;
+        return 0;
     }
+}
+
+typedef struct mark_ctx {
+    checker *C;
+    uint8_t *set;
+} mark_ctx;
+
+static int mark_assigned(const char *name, void *arg)
+{
+    mark_ctx *a = (mark_ctx *)arg;
+    int v = check_var_find(a->C, name);
+    if (v >= 0)
+        a->set[v] = 1;
+    return 0;
+}
+
+/* Marks in `set` every variable that a statement assigns (targets and loop variables). */
+static void collect_assigned(checker *C, const ast_node *n, uint8_t *set)
+{
+    mark_ctx a = {C, set};
+    each_assigned(n, mark_assigned, &a);
+}
+
+static int is_name(const char *name, void *arg)
+{
+    return strcmp(name, (const char *)arg) == 0;
 }
 
 int check_assigns(const ast_node *n, const char *name)
 {
-    if (!n)
-        return 0;
-    switch (n->kind) {
-    case AST_ASSIGN:
-        for (int i = 0; i < n->nlist; i++) {
-            const ast_node *t = n->list[i];
-            if (t->kind == AST_INDEX)
-                t = t->a;
-            if (t && t->kind == AST_NAME && strcmp(t->name, name) == 0)
-                return 1;
-        }
-        return 0;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH:
-        return strcmp(n->name, name) == 0 || check_assigns(n->d, name);
-    case AST_IF:
-    case AST_SWITCH:
-    case AST_BLOCK:
-        for (int i = 0; i < n->nlist; i++)
-            if (check_assigns(n->list[i], name))
-                return 1;
-        return 0;
-    case AST_ARM:
-    case AST_CASE:
-    case AST_WHILE:
-        return check_assigns(n->b, name);
-    default:
-        return 0;
-    }
+    return each_assigned(n, is_name, (void *)name);
 }
 
 /* Joins the environments of the paths leaving a branch statement into out. */
