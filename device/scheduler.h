@@ -461,6 +461,7 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
     int32_t ndist = 0;
     int64_t priv = 0;
     size_t cells = 0;
+    int rc = -1;
 
     memset(plan, 0, sizeof *plan);
     plan->nrecords = nr;
@@ -616,25 +617,21 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
     for (int32_t i = 0; i < nr; i++)
         if (plan->flags[i] & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER))
             plan->nbarriers++;
-
+    rc = 0;
+done:
     free(succ);
     free(in_region);
     free(dist);
     free(lastback);
     free(state);
     free(cur);
-    return 0;
+    return rc;
 nomem:
     snprintf(err, errlen, "out of memory in the scheduler's analysis");
 fail:
-    free(succ);
-    free(in_region);
-    free(dist);
-    free(lastback);
-    free(state);
-    free(cur);
     sched_plan_free(plan);
-    return -1;
+    rc = -1;
+    goto done;
 }
 
 #endif
