@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void dev_error(char *err, size_t errlen, const char *call, const char *file, int line,
                const char *msg)
@@ -266,6 +267,34 @@ int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r
         *failed = 1;
     free(t);
     CUDA_LAUNCHED();
+    return 0;
+fail:
+    return -1;
+}
+
+int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,
+                    size_t errlen)
+{
+    if (cancel == NULL) {
+        CUDA_TRY(cudaStreamSynchronize(stream));
+        return 0;
+    }
+    for (long spins = 0;; spins++) {
+        cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaSuccess)
+            break;
+        if (e != cudaErrorNotReady) {
+            dev_error(err, errlen, "cudaStreamQuery(stream)", __FILE__, __LINE__, cudaGetErrorString(e));
+            return -1;
+        }
+        if (__atomic_load_n(cancel, __ATOMIC_RELAXED))
+            d->control->cancel = 1;
+        if (spins > 2000) {
+            /* a long run: stop burning a host core, at the price of up to 20 us latency */
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
     return 0;
 fail:
     return -1;

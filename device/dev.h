@@ -92,6 +92,11 @@ int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
 int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r,
                     cudaStream_t stream, int *failed, char *err, size_t errlen);
 
+/* Waits for `stream`, forwarding a cfx_cancel() made meanwhile (`cancel`, may be NULL) to
+ * the device's flag in d's control block. */
+int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,
+                    size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -810,34 +810,6 @@ fail:
     return -1;
 }
 
-/* Waits for the stream, forwarding a cfx_cancel() made meanwhile to the device's flag. */
-static int wait_stream(persist *x, char *err, size_t errlen)
-{
-    if (x->run.cancel == NULL) {
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-        return 0;
-    }
-    for (long spins = 0;; spins++) {
-        cudaError_t e = cudaStreamQuery(x->stream);
-        if (e == cudaSuccess)
-            break;
-        if (e != cudaErrorNotReady) {
-            dev_error(err, errlen, "cudaStreamQuery(stream)", __FILE__, __LINE__, cudaGetErrorString(e));
-            return -1;
-        }
-        if (__atomic_load_n(x->run.cancel, __ATOMIC_RELAXED))
-            x->d.control->cancel = 1;
-        if (spins > 2000) {
-            /* a long run: stop burning a host core, at the price of up to 20 us latency */
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    return 0;
-fail:
-    return -1;
-}
-
 /* Hands the print entries of the buffer to the callback, in program order. */
 static int drain_prints(persist *x, uint32_t used, char *err, size_t errlen)
 {
@@ -939,7 +911,7 @@ static int finish(persist *x, char *err, size_t errlen)
     dev_state st;
     persist_sync sy;
     for (;;) {
-        if (wait_stream(x, err, errlen) != 0)
+        if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
             goto fail;
         /* on our stream, not the legacy default one, which would also wait for the
          * application's other streams */
