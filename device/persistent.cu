@@ -663,6 +663,7 @@ typedef struct persist {
     uint32_t *trace_count;
     int nblocks;
     size_t smem;
+    int cooperative;            /* the device supports cooperative launches */
     /* the run in flight */
     exec_run run;
     cudaStream_t stream;
@@ -738,6 +739,7 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
         goto fail;
     }
     x->nblocks = x->d.sms * (per_sm < P_MAX_BLOCKS_PER_SM ? per_sm : P_MAX_BLOCKS_PER_SM);
+    CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
     if (x->smem == 0 && x->plan.priv_bytes > 0)
         CUDA_TRY(cudaMalloc((void **)&x->priv_global, (size_t)x->nblocks * (size_t)x->plan.priv_bytes));
     pub_bytes = 2 * (size_t)(x->plan.priv_bytes > 0 ? x->plan.priv_bytes : 16);
@@ -803,8 +805,20 @@ static int launch(persist *x, int32_t pc, int32_t region, char *err, size_t errl
     a.start_pc = pc;
     a.start_region = region;
     a.max_iters = x->run.max_iters;
-    persist_kernel<<<x->nblocks, P_THREADS, x->smem, x->stream>>>(a);
-    CUDA_LAUNCHED();
+    /* A cooperative launch makes the hardware start every block at once, so the grid barrier
+     * never waits for a block that another application kernel keeps off the device. The
+     * barrier itself stays ours (not grid.sync()): the kernel launches no child work today, and
+     * if it ever does it must drop the cooperative launch, which forbids child launches, and
+     * keep this barrier. A device without cooperative launches gets the ordinary launch, where
+     * the occupancy-sized grid is resident as long as nothing else holds the multiprocessors. */
+    if (x->cooperative) {
+        void *params[] = {&a};
+        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel, dim3(x->nblocks), dim3(P_THREADS),
+                                             params, x->smem, x->stream));
+    } else {
+        persist_kernel<<<x->nblocks, P_THREADS, x->smem, x->stream>>>(a);
+        CUDA_LAUNCHED();
+    }
     return 0;
 fail:
     return -1;
