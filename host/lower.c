@@ -746,6 +746,21 @@ static void lower_while(lowerer *L, ast_node *n)
     loop_pop(L, &lp);
 }
 
+/* Ends a counted loop (for-range, for-each) after its body: `continue` lands on the step of
+ * the counter, which jumps back to the head; the exit test and `break` land after it. */
+static void end_counted_loop(lowerer *L, ast_node *n, loopl *lp, int32_t ctr, int32_t step,
+                             int32_t head, int32_t exit)
+{
+    patch_here(L, &lp->continues);
+    at(L, n);
+    emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
+    emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    if (exit >= 0)
+        set_target(L, exit, prog_here(L->b));
+    patch_here(L, &lp->breaks);
+    loop_pop(L, lp);
+}
+
 static void lower_for_range(lowerer *L, ast_node *n)
 {
     cfx_type i32;
@@ -793,14 +808,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     if (ctr != iv)
         emit(L, REC_COPY, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
-    patch_here(L, &lp.continues);
-    at(L, n);
-    emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
-    emit(L, REC_JUMP, 0, head, 0, 0, 0);
-    if (exit >= 0)
-        set_target(L, exit, prog_here(L->b));
-    patch_here(L, &lp.breaks);
-    loop_pop(L, &lp);
+    end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
 
 static void lower_for_each(lowerer *L, ast_node *n)
@@ -831,14 +839,7 @@ static void lower_for_each(lowerer *L, ast_node *n)
     emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
     emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
     lower_block(L, n->d);
-    patch_here(L, &lp.continues);
-    at(L, n);
-    emit(L, REC_BINARY, OP_ADD, ctr, ctr, const_scalar(L, CFX_I32, 1, 0), 0);
-    emit(L, REC_JUMP, 0, head, 0, 0, 0);
-    if (exit >= 0)
-        set_target(L, exit, prog_here(L->b));
-    patch_here(L, &lp.breaks);
-    loop_pop(L, &lp);
+    end_counted_loop(L, n, &lp, ctr, const_scalar(L, CFX_I32, 1, 0), head, exit);
 }
 
 static void lower_switch(lowerer *L, ast_node *n)
