@@ -666,17 +666,56 @@ static void check_for_each(checker *C, env *e, ast_node *n)
     free(set);
 }
 
+/* The paths out of an if or a switch: each arm's environment and its label, for join. */
+typedef struct arm_set {
+    env *envs;
+    char (*labels)[16];
+    const char **labp; /* labels[i], as join takes them */
+    int cap, n;
+} arm_set;
+
+/* Room for `cap` paths; -1 (and C->oom) when out of memory. arms_close frees it either way. */
+static int arms_open(checker *C, arm_set *a, int cap)
+{
+    memset(a, 0, sizeof *a);
+    a->cap = cap;
+    a->envs = calloc((size_t)cap, sizeof *a->envs);
+    a->labels = calloc((size_t)cap, sizeof *a->labels);
+    a->labp = calloc((size_t)cap, sizeof *a->labp);
+    if (!a->envs || !a->labels || !a->labp) {
+        C->oom = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* A new path that starts from e, named `label`; NULL when out of memory. */
+static env *arms_add(checker *C, arm_set *a, const env *e, const char *label)
+{
+    env *x = &a->envs[a->n];
+    if (env_copy(C, x, e) < 0)
+        return NULL;
+    snprintf(a->labels[a->n], sizeof a->labels[a->n], "%s", label);
+    a->labp[a->n] = a->labels[a->n];
+    a->n++;
+    return x;
+}
+
+static void arms_close(arm_set *a)
+{
+    for (int i = 0; a->envs && i < a->cap; i++)
+        env_free(&a->envs[i]);
+    free(a->envs);
+    free(a->labels);
+    free(a->labp);
+}
+
 static void check_if(checker *C, env *e, ast_node *n)
 {
-    int cap = n->nlist + 1;
-    env *arms = calloc((size_t)cap, sizeof *arms);
-    char(*labels)[16] = calloc((size_t)cap, sizeof *labels);
-    const char **labp = calloc((size_t)cap, sizeof *labp);
-    int na = 0, taken = 0, has_else = 0;
-    if (!arms || !labels || !labp) {
-        C->oom = 1;
+    arm_set arms;
+    int taken = 0, has_else = 0;
+    if (arms_open(C, &arms, n->nlist + 1) < 0)
         goto done;
-    }
     for (int i = 0; i < n->nlist && !taken; i++) {
         ast_node *arm = n->list[i];
         check_note_of(C, arm);
@@ -687,30 +726,22 @@ static void check_if(checker *C, env *e, ast_node *n)
             has_else = 1;
         if (c == 0)
             continue; /* a branch folded away: not checked, not joined */
-        if (env_copy(C, &arms[na], e) < 0)
+        env *x = arms_add(C, &arms, e, !arm->a ? "else" : i == 0 ? "then" : "elif");
+        if (!x)
             goto done;
-        snprintf(labels[na], sizeof labels[na], "%s", !arm->a ? "else" : i == 0 ? "then" : "elif");
-        labp[na] = labels[na];
-        check_block(C, &arms[na], arm->b);
-        na++;
+        check_block(C, x, arm->b);
         if (c == 1)
             taken = 1; /* the remaining arms are dead */
     }
     if (!taken && !has_else) {
         /* no else: the path that takes no arm keeps e as it is */
-        if (env_copy(C, &arms[na], e) < 0)
+        if (!arms_add(C, &arms, e, "else"))
             goto done;
-        labp[na] = "else";
-        na++;
     }
-    if (na > 0)
-        join(C, e, arms, labp, na);
+    if (arms.n > 0)
+        join(C, e, arms.envs, arms.labp, arms.n);
 done:
-    for (int i = 0; arms && i < cap; i++)
-        env_free(&arms[i]);
-    free(arms);
-    free(labels);
-    free(labp);
+    arms_close(&arms);
 }
 
 static void check_switch(checker *C, env *e, ast_node *n)
@@ -739,15 +770,10 @@ static void check_switch(checker *C, env *e, ast_node *n)
             }
     }
     check_note *k = ok ? n->a->note : NULL;
-    int cap = n->nlist + 1;
-    env *arms = calloc((size_t)cap, sizeof *arms);
-    char(*labels)[16] = calloc((size_t)cap, sizeof *labels);
-    const char **labp = calloc((size_t)cap, sizeof *labp);
-    int na = 0, has_default = 0;
-    if (!arms || !labels || !labp) {
-        C->oom = 1;
+    arm_set arms;
+    int has_default = 0;
+    if (arms_open(C, &arms, n->nlist + 1) < 0)
         goto done;
-    }
     /* with a known value only the case it selects is checked */
     int chosen = -1;
     if (k && k->known) {
@@ -766,29 +792,23 @@ static void check_switch(checker *C, env *e, ast_node *n)
         if (k && k->known && i != chosen)
             continue;
         check_note_of(C, cs);
-        if (env_copy(C, &arms[na], e) < 0)
-            goto done;
+        char label[16];
         if (cs->flags & AST_F_DEFAULT)
-            snprintf(labels[na], sizeof labels[na], "default");
+            snprintf(label, sizeof label, "default");
         else
-            snprintf(labels[na], sizeof labels[na], "case %d", (int)cs->ival);
-        labp[na] = labels[na];
-        check_block(C, &arms[na], cs->b);
-        na++;
+            snprintf(label, sizeof label, "case %d", (int)cs->ival);
+        env *x = arms_add(C, &arms, e, label);
+        if (!x)
+            goto done;
+        check_block(C, x, cs->b);
     }
     if ((k && k->known) ? chosen < 0 : !has_default) {
-        if (env_copy(C, &arms[na], e) < 0)
+        if (!arms_add(C, &arms, e, "default"))
             goto done;
-        labp[na] = "default";
-        na++;
     }
-    join(C, e, arms, labp, na);
+    join(C, e, arms.envs, arms.labp, arms.n);
 done:
-    for (int i = 0; arms && i < cap; i++)
-        env_free(&arms[i]);
-    free(arms);
-    free(labels);
-    free(labp);
+    arms_close(&arms);
 }
 
 /* Every result must be assigned, with its type, where the graph ends or returns. */
