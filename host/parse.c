@@ -751,6 +751,26 @@ static void parse_case(parser *p, nodelist *cases, nameset *seen, int *default_l
     push(p, cases, c);
 }
 
+/* Steps into the '{' of a switch or block; 0 when the group cannot be read: after an error,
+ * nested too deep, or with no '{' (then "expected '{' AFTER" is reported). */
+static int open_group(parser *p, const char *after)
+{
+    if (p->panic)
+        return 0;
+    if (p->tok.kind != TK_LBRACE) {
+        char what[96];
+        snprintf(what, sizeof what, "'{' %s", after);
+        expected(p, what);
+        return 0;
+    }
+    if (!enter(p)) {
+        skip_group(p);
+        return 0;
+    }
+    next(p);
+    return 1;
+}
+
 /* Inside the braces of a switch or block opened at line `open_line`: skips blank lines and
  * ';' and says whether the group ends here, at its '}' (consumed) or, left open, at the end
  * of the file or the next graph (reported once). */
@@ -781,17 +801,8 @@ static ast_node *parse_switch(parser *p)
     next(p);
     n->a = parse_expr(p);
     lex_token open = p->tok;
-    if (p->panic)
+    if (!open_group(p, "after the switch value"))
         return n;
-    if (open.kind != TK_LBRACE) {
-        expected(p, "'{' after the switch value");
-        return n;
-    }
-    if (!enter(p)) {
-        skip_group(p);
-        return n;
-    }
-    next(p);
     nodelist cases = {0};
     nameset seen = {0};
     int default_line = 0;
@@ -912,19 +923,8 @@ static ast_node *parse_block(parser *p, const char *after)
 {
     lex_token open = p->tok;
     ast_node *b = node(p, AST_BLOCK, open.line, open.col);
-    if (p->panic)
+    if (!open_group(p, after))
         return b;
-    if (open.kind != TK_LBRACE) {
-        char what[96];
-        snprintf(what, sizeof what, "'{' %s", after);
-        expected(p, what);
-        return b;
-    }
-    if (!enter(p)) {
-        skip_group(p);
-        return b;
-    }
-    next(p);
     nodelist stmts = {0};
     for (;;) {
         if (group_ends(p, "block", open.line))
