@@ -345,27 +345,11 @@ static cudaError_t add_node(cudaGraphNode_t *node, cudaGraph_t graph, const cuda
  * -1 only for a CUDA failure. */
 static int capture_call(graphexec *x, int32_t i, const cfx_record *r, char *err, size_t errlen)
 {
-    const cfx_prog *p = x->prog;
     const exec_kernel *k = x->kernels && r->a >= 0 && r->a < x->nkernels ? &x->kernels[r->a] : NULL;
-    cfx_tensor *t;
-    int rc;
-    if (!k || !k->cuda_fn) goto stop;
-    t = (cfx_tensor *)calloc(r->c > 0 ? (size_t)r->c : 1, sizeof *t);
-    if (!t) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int32_t i = 0; i < r->c; i++) {
-        const cfx_slot *s = &p->slots[p->table[r->b + i]];
-        t[i].type.dtype = (cfx_dtype)s->dtype;
-        t[i].type.rank = s->rank;
-        for (int j = 0; j < CFX_TYPE_MAX_RANK; j++) t[i].type.dims[j] = j < s->rank ? s->dims[j] : 0;
-        t[i].data = x->d.arena + s->offset;
-    }
-    rc = k->cuda_fn(k->user, (void *)x->capture, r->d, t, r->c - r->d, t + r->d);
-    free(t);
-    CUDA_LAUNCHED(); /* a CUDA error is a CUDA failure, as cuda-host and cuda-persistent say */
-    if (rc == 0) return 0;
+    int failed = 0;
+    if (!k || !k->cuda_fn) goto stop; /* a missing cuda_fn stays missing: no recapture for it */
+    if (dev_call_kernel(&x->d, k, r, x->capture, &failed, err, errlen) != 0) return -1;
+    if (!failed) return 0;
     /* Work the kernel enqueued before failing stays in the body and runs before the stop;
      * it only computes values nobody will see, since results are copied only if the run is
      * ok. A failure may be passing, so the next run captures the kernels again and calls
@@ -992,28 +976,6 @@ fail:
     return -1;
 }
 
-/* Waits for the run, propagating a cancel request to the device while it runs. */
-static int await_stream(graphexec *x, char *err, size_t errlen)
-{
-    if (x->run.cancel == NULL) {
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-        return 0;
-    }
-    for (long spins = 0;; spins++) {
-        cudaError_t e = cudaStreamQuery(x->stream);
-        if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) CUDA_TRY(e);
-        if (__atomic_load_n(x->run.cancel, __ATOMIC_RELAXED)) x->d.control->cancel = 1;
-        if (spins > 1000) {
-            struct timespec ts = {0, 20000}; /* past the first spins, poll every 20 us */
-            nanosleep(&ts, NULL);
-        }
-    }
-    return 0;
-fail:
-    return -1;
-}
-
 /* Replays the print log through run->print, in program order. */
 static int replay_prints(graphexec *x, char *err, size_t errlen)
 {
@@ -1047,7 +1009,7 @@ fail:
 static int finish(graphexec *x, char *err, size_t errlen)
 {
     int rc = -1;
-    if (await_stream(x, err, errlen) != 0) goto done;
+    if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0) goto done;
     if (!x->run.device_buffers && dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0) goto done;
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0) goto done;
     if (replay_prints(x, err, errlen) != 0) goto done;
