@@ -8,14 +8,14 @@
  * enclosing loop, so the parser always terminates.
  *
  * Errors that do not disturb the parse (a duplicate name, a shape too large) are reported
- * with report() and do not set `panic`.
+ * with parse_report() and do not set `panic`.
  *
  * Depth. Blocks and expression levels share one counter limited to PARSE_MAX_DEPTH, so
  * 10,000 nested '(' or '{' give one error instead of a stack overflow, here and in the
  * recursive passes after the parser. What counts is the depth of the tree, so the operators
  * of a flat chain `1 + 1 + ... + 1` and the indexes of `x[0][0]...` count too (as Python's
  * compiler also gives up on a 100,000-term sum). */
-#include "parse.h"
+#include "parse_int.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -24,28 +24,9 @@
 
 #include "lex.h"
 
-#define MAX_ELEMENTS ((int64_t)1 << 30) /* a tensor's element count, so buffers stay far from overflow */
-#define MAX_DIM ((int64_t)INT32_MAX)
-
-typedef struct parser {
-    lexer lx;
-    lex_token tok;     /* the current token */
-    ast_arena *arena;  /* NULL when parsing a type text: no nodes are made then */
-    int depth;         /* open blocks and expression levels */
-    int panic;         /* a syntax error was reported in this statement */
-    int unclosed;      /* a block already reported the missing '}' before `graph` or the end */
-    int oom;
-    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
-} parser;
-
-typedef struct nodelist {
-    ast_node **items;
-    int n, cap;
-} nodelist;
-
 /* ---- tokens and errors ------------------------------------------------------------- */
 
-static void next(parser *p)
+void parse_next(parser *p)
 {
     p->tok = lex_next(&p->lx);
     if (p->lx.oom)
@@ -59,15 +40,9 @@ static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
     lex_error(&p->lx, line, col, "%s", msg);
 }
 
-#if defined(__GNUC__)
-#define PRINTF_LIKE __attribute__((format(printf, 4, 5)))
-#else
-#define PRINTF_LIKE
-#endif
 
 /* An error that leaves the parse in step: always reported. */
-static void report(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
-static void report(parser *p, int line, int col, const char *fmt, ...)
+void parse_report(parser *p, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -76,8 +51,7 @@ static void report(parser *p, int line, int col, const char *fmt, ...)
 }
 
 /* A syntax error: the first of a statement is reported, the rest wait for recovery. */
-static void syntax_error(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
-static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
+void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
 {
     if (p->panic)
         return;
@@ -89,20 +63,20 @@ static void syntax_error(parser *p, int line, int col, const char *fmt, ...)
 }
 
 /* `expected WHAT, found TOKEN` at the current token. */
-static void expected(parser *p, const char *what)
+void parse_expected(parser *p, const char *what)
 {
     char found[64];
     lex_describe(&p->lx, &p->tok, found, sizeof found);
-    syntax_error(p, p->tok.line, p->tok.col, "expected %s, found %s", what, found);
+    parse_syntax_error(p, p->tok.line, p->tok.col, "expected %s, found %s", what, found);
 }
 
-static int expect(parser *p, int kind, const char *what)
+int parse_expect(parser *p, int kind, const char *what)
 {
     if (p->tok.kind == kind) {
-        next(p);
+        parse_next(p);
         return 1;
     }
-    expected(p, what);
+    parse_expected(p, what);
     return 0;
 }
 
@@ -115,7 +89,7 @@ static int ends_statement(int kind)
 
 /* ---- nodes ------------------------------------------------------------------------- */
 
-static ast_node *node(parser *p, int kind, int line, int col)
+ast_node *parse_node(parser *p, int kind, int line, int col)
 {
     ast_node *n = p->arena ? ast_alloc(p->arena, sizeof *n) : NULL;
     if (!n) {
@@ -132,12 +106,12 @@ static ast_node *node(parser *p, int kind, int line, int col)
 }
 
 /* What an expression becomes after an error, so callers always have a node. */
-static ast_node *error_node(parser *p)
+ast_node *parse_error_node(parser *p)
 {
-    return node(p, AST_INT, p->tok.line, p->tok.col);
+    return parse_node(p, AST_INT, p->tok.line, p->tok.col);
 }
 
-static void push(parser *p, nodelist *l, ast_node *x)
+void parse_push(parser *p, nodelist *l, ast_node *x)
 {
     if (l->n == l->cap) {
         if (l->cap > INT_MAX / 4) {
@@ -158,13 +132,13 @@ static void push(parser *p, nodelist *l, ast_node *x)
     l->items[l->n++] = x;
 }
 
-static void set_list(ast_node *n, const nodelist *l)
+void parse_set_list(ast_node *n, const nodelist *l)
 {
     n->list = l->items;
     n->nlist = l->n;
 }
 
-static const char *token_text(parser *p, const lex_token *t)
+const char *parse_token_text(parser *p, const lex_token *t)
 {
     const char *s = p->arena ? ast_strdup(p->arena, p->lx.src + t->start, t->len) : NULL;
     if (!s) {
@@ -230,337 +204,6 @@ static int nameset_add(parser *p, nameset *s, const char *key, int value, int *f
     return 0;
 }
 
-/* ---- types ------------------------------------------------------------------------- */
-
-static const struct {
-    const char *name;
-    cfx_dtype dtype;
-} dtypes[] = {
-    {"f32", CFX_F32}, {"f64", CFX_F64}, {"i32", CFX_I32}, {"i64", CFX_I64}, {"bool", CFX_BOOL},
-};
-
-static int is_dtype(parser *p, const lex_token *t, cfx_dtype *out)
-{
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
-        if (lex_is(&p->lx, t, dtypes[i].name)) {
-            if (out)
-                *out = dtypes[i].dtype;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* `f32[2, 3]` for messages. This file's own spelling, so the parser links on its own. */
-static void shape_text(const cfx_type *t, char *buf, size_t n)
-{
-    const char *name = "?";
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-        if (dtypes[i].dtype == t->dtype)
-            name = dtypes[i].name;
-    size_t k = (size_t)snprintf(buf, n, "%s[", name);
-    for (int i = 0; i < t->rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
-    if (k < n)
-        snprintf(buf + k, n - k, "]");
-}
-
-/* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. A syntax error sets
- * panic; a type that parsed but cannot be used (rank, size) is reported, and *out is then a
- * scalar so that parsing goes on. */
-static int parse_type(parser *p, cfx_type *out)
-{
-    memset(out, 0, sizeof *out);
-    lex_token start = p->tok;
-    cfx_dtype dt;
-    if (!is_dtype(p, &p->tok, &dt)) {
-        expected(p, "a type (f32, f64, i32, i64 or bool)");
-        return 0;
-    }
-    out->dtype = dt;
-    next(p);
-    if (p->tok.kind != TK_LBRACKET)
-        return 1;
-    next(p);
-    if (p->tok.kind == TK_RBRACKET) {
-        next(p);
-        return 1;
-    }
-    int64_t dims[CFX_TYPE_MAX_RANK];
-    int rank = 0, bad = 0;
-    for (;;) {
-        if (p->tok.kind != TK_INT) {
-            expected(p, "a dimension (a positive integer)");
-            return 0;
-        }
-        bad |= p->tok.bad;
-        if (rank < CFX_TYPE_MAX_RANK)
-            dims[rank] = p->tok.ival;
-        if (rank < INT_MAX)
-            rank++;
-        next(p);
-        if (p->tok.kind == TK_COMMA) {
-            next(p);
-            continue;
-        }
-        if (p->tok.kind == TK_RBRACKET) {
-            next(p);
-            break;
-        }
-        expected(p, "',' or ']' in the shape");
-        return 0;
-    }
-    if (rank > CFX_TYPE_MAX_RANK) {
-        report(p, start.line, start.col, "rank %d is more than %d", rank, CFX_TYPE_MAX_RANK);
-        return 0;
-    }
-    if (bad)
-        return 0; /* the lexer reported the literal */
-    cfx_type t = *out;
-    t.rank = rank;
-    int64_t count = 1;
-    int zero = 0, huge = 0;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        if (dims[i] == 0)
-            zero = 1;
-        else if (dims[i] > MAX_DIM)
-            huge = 1;
-        else if (!huge && (count *= dims[i]) > MAX_ELEMENTS)
-            huge = 1; /* count <= 2^30 before and dims[i] < 2^31: no overflow */
-    }
-    if (zero || huge) {
-        char text[160];
-        shape_text(&t, text, sizeof text);
-        report(p, start.line, start.col, zero ? "shape %s has a dimension of 0" : "shape %s is too large", text);
-        return 0;
-    }
-    *out = t;
-    return 1;
-}
-
-/* ---- expressions ------------------------------------------------------------------- */
-
-/* Precedence, lowest first; `not` sits between `and` and the comparisons. */
-enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
-
-static int enter(parser *p)
-{
-    if (p->depth >= PARSE_MAX_DEPTH) {
-        syntax_error(p, p->tok.line, p->tok.col, "nesting is too deep (more than %d levels)", PARSE_MAX_DEPTH);
-        return 0;
-    }
-    p->depth++;
-    return 1;
-}
-
-static void leave(parser *p) { p->depth--; }
-
-static ast_node *parse_expr(parser *p);
-
-static int binary_op(int kind, int *op)
-{
-    switch (kind) {
-    case TK_OR: *op = OP_OR; return PREC_OR;
-    case TK_AND: *op = OP_AND; return PREC_AND;
-    case TK_LT: *op = OP_LT; return PREC_COMPARE;
-    case TK_LE: *op = OP_LE; return PREC_COMPARE;
-    case TK_GT: *op = OP_GT; return PREC_COMPARE;
-    case TK_GE: *op = OP_GE; return PREC_COMPARE;
-    case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
-    case TK_NE: *op = OP_NE; return PREC_COMPARE;
-    case TK_PLUS: *op = OP_ADD; return PREC_ADD;
-    case TK_MINUS: *op = OP_SUB; return PREC_ADD;
-    case TK_STAR: *op = OP_MUL; return PREC_MUL;
-    case TK_SLASH: *op = OP_DIV; return PREC_MUL;
-    case TK_PERCENT: *op = OP_MOD; return PREC_MUL;
-    case TK_AT: *op = OP_MATMUL; return PREC_MUL;
-    default: return 0;
-    }
-}
-
-/* `(ARG, ...)` after a call's name; the current token is '('. An argument that starts with
- * a dtype name is a type (`zeros(f32[3])`, `cast(x, f64)`). */
-static void parse_args(parser *p, ast_node *call)
-{
-    nodelist args = {0};
-    next(p);
-    while (p->tok.kind != TK_RPAREN) {
-        ast_node *arg;
-        if (is_dtype(p, &p->tok, NULL)) {
-            arg = node(p, AST_TYPE, p->tok.line, p->tok.col);
-            parse_type(p, &arg->type);
-        } else {
-            arg = parse_expr(p);
-        }
-        push(p, &args, arg);
-        if (p->panic)
-            break;
-        if (p->tok.kind == TK_COMMA) {
-            next(p);
-            continue;
-        }
-        if (p->tok.kind != TK_RPAREN)
-            expected(p, "',' or ')' after the argument");
-        break;
-    }
-    if (!p->panic)
-        next(p); /* ')' */
-    set_list(call, &args);
-}
-
-static ast_node *parse_primary(parser *p)
-{
-    lex_token t = p->tok;
-    ast_node *n;
-    switch (t.kind) {
-    case TK_INT:
-        n = node(p, AST_INT, t.line, t.col);
-        n->ival = t.ival;
-        next(p);
-        return n;
-    case TK_REAL:
-        n = node(p, AST_REAL, t.line, t.col);
-        n->rval = t.rval;
-        next(p);
-        return n;
-    case TK_TRUE:
-    case TK_FALSE:
-        n = node(p, AST_BOOL, t.line, t.col);
-        n->ival = t.kind == TK_TRUE;
-        next(p);
-        return n;
-    case TK_STRING:
-        n = node(p, AST_STRING, t.line, t.col);
-        n->str = p->arena ? lex_string_value(&p->lx, &t, p->arena) : NULL;
-        if (!n->str) {
-            p->oom = p->lx.oom = 1;
-            n->str = "";
-        }
-        next(p);
-        return n;
-    case TK_NAME:
-        next(p);
-        if (p->tok.kind == TK_LPAREN) {
-            n = node(p, AST_CALL, t.line, t.col);
-            n->name = token_text(p, &t);
-            parse_args(p, n);
-            return n;
-        }
-        n = node(p, AST_NAME, t.line, t.col);
-        n->name = token_text(p, &t);
-        return n;
-    case TK_LPAREN:
-        next(p);
-        n = parse_expr(p);
-        n->flags |= AST_F_PAREN;
-        if (!p->panic)
-            expect(p, TK_RPAREN, "')'");
-        return n;
-    case TK_RANGE:
-        syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
-        return error_node(p);
-    default:
-        expected(p, "an expression");
-        return error_node(p);
-    }
-}
-
-/* PRIMARY followed by any number of `[INDEX]`. */
-static ast_node *parse_postfix(parser *p)
-{
-    int line = p->tok.line, col = p->tok.col;
-    ast_node *e = parse_primary(p);
-    int levels = 0; /* x[i][j]... nests the tree one level per index */
-    while (p->tok.kind == TK_LBRACKET && !p->panic) {
-        if (!enter(p))
-            break;
-        levels++;
-        next(p);
-        ast_node *ix = node(p, AST_INDEX, line, col);
-        ix->a = e;
-        ix->b = parse_expr(p);
-        if (!p->panic)
-            expect(p, TK_RBRACKET, "']' after the index");
-        e = ix;
-    }
-    p->depth -= levels;
-    return e;
-}
-
-static ast_node *parse_unary(parser *p)
-{
-    if (p->tok.kind != TK_MINUS)
-        return parse_postfix(p);
-    lex_token t = p->tok;
-    next(p);
-    if (!enter(p))
-        return error_node(p);
-    ast_node *n = node(p, AST_UNARY, t.line, t.col);
-    n->op = OP_NEG;
-    n->a = parse_unary(p);
-    leave(p);
-    return n;
-}
-
-/* Precedence climbing: operators of precedence >= min, left-associative. Comparisons do
- * not chain: `a < b < c` is an error rather than a silent `(a < b) < c`. */
-static ast_node *parse_binary(parser *p, int min)
-{
-    ast_node *left;
-    if (p->tok.kind == TK_NOT) {
-        if (min > PREC_NOT) {
-            expected(p, "an expression ('not' needs parentheses here)");
-            return error_node(p);
-        }
-        lex_token t = p->tok;
-        next(p);
-        if (!enter(p))
-            return error_node(p);
-        left = node(p, AST_UNARY, t.line, t.col);
-        left->op = OP_NOT;
-        left->a = parse_binary(p, PREC_NOT);
-        leave(p);
-    } else {
-        left = parse_unary(p);
-    }
-    int compared = 0;
-    int levels = 0; /* a chain `a + b + c ...` is a tree as deep as it is long: it counts as nesting */
-    while (!p->panic) {
-        int op = 0;
-        int prec = binary_op(p->tok.kind, &op);
-        if (prec == 0 || prec < min)
-            break;
-        lex_token t = p->tok;
-        if (prec == PREC_COMPARE) {
-            if (compared) {
-                syntax_error(p, t.line, t.col, "comparisons do not chain: write 'a < b and b < c'");
-                break;
-            }
-            compared = 1;
-        }
-        if (!enter(p))
-            break;
-        levels++;
-        next(p);
-        ast_node *n = node(p, AST_BINARY, t.line, t.col);
-        n->op = (uint8_t)op;
-        n->a = left;
-        n->b = parse_binary(p, prec + 1);
-        left = n;
-    }
-    p->depth -= levels;
-    return left;
-}
-
-static ast_node *parse_expr(parser *p)
-{
-    if (!enter(p))
-        return error_node(p);
-    ast_node *e = parse_binary(p, PREC_OR);
-    leave(p);
-    return e;
-}
 
 /* ---- statements -------------------------------------------------------------------- */
 
@@ -581,7 +224,7 @@ static void sync_to(parser *p, int stop1, int stop2, int stop3)
             depth++;
         else if (k == TK_RBRACE)
             depth--;
-        next(p);
+        parse_next(p);
     }
 }
 
@@ -603,44 +246,44 @@ static void skip_group(parser *p)
             depth++;
         else if (k == TK_RBRACE)
             depth--;
-        next(p);
+        parse_next(p);
     } while (depth > 0);
 }
 
 static ast_node *parse_if(parser *p)
 {
-    ast_node *n = node(p, AST_IF, p->tok.line, p->tok.col);
+    ast_node *n = parse_node(p, AST_IF, p->tok.line, p->tok.col);
     nodelist arms = {0};
     for (;;) {
-        ast_node *arm = node(p, AST_ARM, p->tok.line, p->tok.col);
-        next(p); /* `if` or `elif` */
+        ast_node *arm = parse_node(p, AST_ARM, p->tok.line, p->tok.col);
+        parse_next(p); /* `if` or `elif` */
         arm->a = parse_expr(p);
         arm->b = parse_block(p, "after the condition");
-        push(p, &arms, arm);
+        parse_push(p, &arms, arm);
         if (p->panic)
             break;
         if (p->tok.kind == TK_ELIF)
             continue;
         if (p->tok.kind == TK_ELSE) {
-            arm = node(p, AST_ARM, p->tok.line, p->tok.col);
-            next(p);
+            arm = parse_node(p, AST_ARM, p->tok.line, p->tok.col);
+            parse_next(p);
             if (p->tok.kind == TK_IF) {
-                expected(p, "'{' after 'else' (write 'elif' for another condition)");
+                parse_expected(p, "'{' after 'else' (write 'elif' for another condition)");
                 break;
             }
             arm->b = parse_block(p, "after 'else'");
-            push(p, &arms, arm);
+            parse_push(p, &arms, arm);
         }
         break;
     }
-    set_list(n, &arms);
+    parse_set_list(n, &arms);
     return n;
 }
 
 static ast_node *parse_while(parser *p)
 {
-    ast_node *n = node(p, AST_WHILE, p->tok.line, p->tok.col);
-    next(p);
+    ast_node *n = parse_node(p, AST_WHILE, p->tok.line, p->tok.col);
+    parse_next(p);
     n->a = parse_expr(p);
     n->b = parse_block(p, "after the condition");
     return n;
@@ -650,56 +293,56 @@ static ast_node *parse_while(parser *p)
 static ast_node *parse_for(parser *p)
 {
     lex_token t = p->tok;
-    next(p);
+    parse_next(p);
     if (p->tok.kind != TK_NAME) {
-        expected(p, "a loop variable after 'for'");
+        parse_expected(p, "a loop variable after 'for'");
         return NULL;
     }
     lex_token var = p->tok;
-    next(p);
-    if (!expect(p, TK_IN, "'in' after the loop variable"))
+    parse_next(p);
+    if (!parse_expect(p, TK_IN, "'in' after the loop variable"))
         return NULL;
     ast_node *n;
     if (p->tok.kind == TK_RANGE) {
         lex_token r = p->tok;
-        next(p);
-        if (!expect(p, TK_LPAREN, "'(' after 'range'"))
+        parse_next(p);
+        if (!parse_expect(p, TK_LPAREN, "'(' after 'range'"))
             return NULL;
         nodelist args = {0};
         while (p->tok.kind != TK_RPAREN) {
-            push(p, &args, parse_expr(p));
+            parse_push(p, &args, parse_expr(p));
             if (p->panic)
                 return NULL;
             if (p->tok.kind == TK_COMMA) {
-                next(p);
+                parse_next(p);
                 continue;
             }
             if (p->tok.kind != TK_RPAREN) {
-                expected(p, "',' or ')' after the argument");
+                parse_expected(p, "',' or ')' after the argument");
                 return NULL;
             }
         }
-        next(p);
-        n = node(p, AST_FOR_RANGE, t.line, t.col);
+        parse_next(p);
+        n = parse_node(p, AST_FOR_RANGE, t.line, t.col);
         if (args.n == 1) {
-            n->a = node(p, AST_INT, r.line, r.col); /* range(B) counts from 0 */
+            n->a = parse_node(p, AST_INT, r.line, r.col); /* range(B) counts from 0 */
             n->b = args.items[0];
         } else if (args.n == 2 || args.n == 3) {
             n->a = args.items[0];
             n->b = args.items[1];
             n->c = args.n == 3 ? args.items[2] : NULL;
         } else {
-            report(p, r.line, r.col, "range takes 1 to 3 arguments, found %d", args.n);
-            n->a = node(p, AST_INT, r.line, r.col);
-            n->b = node(p, AST_INT, r.line, r.col);
+            parse_report(p, r.line, r.col, "range takes 1 to 3 arguments, found %d", args.n);
+            n->a = parse_node(p, AST_INT, r.line, r.col);
+            n->b = parse_node(p, AST_INT, r.line, r.col);
         }
         n->d = parse_block(p, "after 'range(...)'");
     } else {
-        n = node(p, AST_FOR_EACH, t.line, t.col);
+        n = parse_node(p, AST_FOR_EACH, t.line, t.col);
         n->a = parse_expr(p);
         n->d = parse_block(p, "after the loop's tensor");
     }
-    n->name = token_text(p, &var);
+    n->name = parse_token_text(p, &var);
     return n;
 }
 
@@ -713,12 +356,12 @@ static void sync_case(parser *p)
 static void parse_case(parser *p, nodelist *cases, nameset *seen, int *default_line)
 {
     lex_token t = p->tok;
-    ast_node *c = node(p, AST_CASE, t.line, t.col);
-    next(p);
+    ast_node *c = parse_node(p, AST_CASE, t.line, t.col);
+    parse_next(p);
     if (t.kind == TK_DEFAULT) {
         c->flags |= AST_F_DEFAULT;
         if (*default_line)
-            report(p, t.line, t.col, "more than one default in this switch (the first is at line %d)",
+            parse_report(p, t.line, t.col, "more than one default in this switch (the first is at line %d)",
                    *default_line);
         else
             *default_line = t.line;
@@ -726,29 +369,29 @@ static void parse_case(parser *p, nodelist *cases, nameset *seen, int *default_l
         int negative = 0;
         if (p->tok.kind == TK_MINUS) {
             negative = 1;
-            next(p);
+            parse_next(p);
         }
         if (p->tok.kind != TK_INT) {
-            expected(p, "an integer case value");
+            parse_expected(p, "an integer case value");
             return;
         }
         lex_token v = p->tok;
-        next(p);
+        parse_next(p);
         int64_t value = negative ? -v.ival : v.ival;
         c->ival = value;
         if (!v.bad && (value < INT32_MIN || value > INT32_MAX)) {
-            report(p, t.line, t.col, "case value %lld does not fit in i32", (long long)value);
+            parse_report(p, t.line, t.col, "case value %lld does not fit in i32", (long long)value);
         } else if (!v.bad) {
             char key[32];
             snprintf(key, sizeof key, "%lld", (long long)value);
             const char *k = p->arena ? ast_strdup(p->arena, key, strlen(key)) : NULL;
             int first = 0;
             if (k && nameset_add(p, seen, k, t.line, &first))
-                report(p, t.line, t.col, "duplicate case %lld (the first is at line %d)", (long long)value, first);
+                parse_report(p, t.line, t.col, "duplicate case %lld (the first is at line %d)", (long long)value, first);
         }
     }
     c->b = parse_block(p, t.kind == TK_DEFAULT ? "after 'default'" : "after the case value");
-    push(p, cases, c);
+    parse_push(p, cases, c);
 }
 
 /* Steps into the '{' of a switch or block; 0 when the group cannot be read: after an error,
@@ -760,14 +403,14 @@ static int open_group(parser *p, const char *after)
     if (p->tok.kind != TK_LBRACE) {
         char what[96];
         snprintf(what, sizeof what, "'{' %s", after);
-        expected(p, what);
+        parse_expected(p, what);
         return 0;
     }
-    if (!enter(p)) {
+    if (!parse_enter(p)) {
         skip_group(p);
         return 0;
     }
-    next(p);
+    parse_next(p);
     return 1;
 }
 
@@ -777,17 +420,17 @@ static int open_group(parser *p, const char *after)
 static int group_ends(parser *p, const char *group, int open_line)
 {
     while (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI)
-        next(p);
+        parse_next(p);
     int k = p->tok.kind;
     if (k == TK_RBRACE) {
-        next(p);
+        parse_next(p);
         return 1;
     }
     if (k == TK_EOF || k == TK_GRAPH) {
         if (!p->unclosed) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
-            expected(p, what);
+            parse_expected(p, what);
         }
         p->unclosed = 1;
         return 1;
@@ -797,8 +440,8 @@ static int group_ends(parser *p, const char *group, int open_line)
 
 static ast_node *parse_switch(parser *p)
 {
-    ast_node *n = node(p, AST_SWITCH, p->tok.line, p->tok.col);
-    next(p);
+    ast_node *n = parse_node(p, AST_SWITCH, p->tok.line, p->tok.col);
+    parse_next(p);
     n->a = parse_expr(p);
     lex_token open = p->tok;
     if (!open_group(p, "after the switch value"))
@@ -812,16 +455,16 @@ static ast_node *parse_switch(parser *p)
         if (p->tok.kind == TK_CASE || p->tok.kind == TK_DEFAULT) {
             parse_case(p, &cases, &seen, &default_line);
         } else {
-            expected(p, "'case', 'default' or '}' in the switch");
-            next(p);
+            parse_expected(p, "'case', 'default' or '}' in the switch");
+            parse_next(p);
         }
         if (p->panic) {
             sync_case(p);
             p->panic = 0;
         }
     }
-    leave(p);
-    set_list(n, &cases);
+    parse_leave(p);
+    parse_set_list(n, &cases);
     return n;
 }
 
@@ -834,7 +477,7 @@ static ast_node *parse_simple(parser *p)
     case TK_LPAREN: case TK_MINUS: case TK_NOT:
         break;
     default:
-        expected(p, "a statement");
+        parse_expected(p, "a statement");
         return NULL;
     }
     ast_node *first = parse_expr(p);
@@ -842,40 +485,40 @@ static ast_node *parse_simple(parser *p)
         return NULL;
     if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN) {
         if (first->kind != AST_CALL) {
-            syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
+            parse_syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
             return NULL;
         }
-        ast_node *n = node(p, AST_EXPR, t.line, t.col);
+        ast_node *n = parse_node(p, AST_EXPR, t.line, t.col);
         n->a = first;
         return n;
     }
     nodelist targets = {0};
-    push(p, &targets, first);
+    parse_push(p, &targets, first);
     while (p->tok.kind == TK_COMMA) {
-        next(p);
-        push(p, &targets, parse_expr(p));
+        parse_next(p);
+        parse_push(p, &targets, parse_expr(p));
         if (p->panic)
             return NULL;
     }
     lex_token eq = p->tok;
-    if (!expect(p, TK_ASSIGN, "'=' after the assignment targets"))
+    if (!parse_expect(p, TK_ASSIGN, "'=' after the assignment targets"))
         return NULL;
-    ast_node *n = node(p, AST_ASSIGN, t.line, t.col);
+    ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
     n->a = parse_expr(p);
     if (p->panic)
         return NULL;
-    set_list(n, &targets);
+    parse_set_list(n, &targets);
     /* a target is a name or one row of a named tensor: the lowering writes rows in place */
     for (int i = 0; i < targets.n; i++) {
         ast_node *x = targets.items[i];
         int ok = x->kind == AST_NAME || (x->kind == AST_INDEX && x->a->kind == AST_NAME);
         if (!ok || (x->flags & AST_F_PAREN)) {
-            report(p, x->line, x->col, "cannot assign to this expression (a target is a name or name[i])");
+            parse_report(p, x->line, x->col, "cannot assign to this expression (a target is a name or name[i])");
             return NULL;
         }
     }
     if (targets.n > 1 && n->a->kind != AST_CALL) {
-        report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
+        parse_report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
         return NULL;
     }
     return n;
@@ -897,21 +540,21 @@ static ast_node *parse_statement(parser *p)
     case TK_BREAK:
     case TK_CONTINUE:
     case TK_RETURN:
-        next(p);
-        n = node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
+        parse_next(p);
+        n = parse_node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
                  t.col);
         if (t.kind == TK_RETURN && !ends_statement(p->tok.kind))
-            syntax_error(p, p->tok.line, p->tok.col,
+            parse_syntax_error(p, p->tok.line, p->tok.col,
                          "'return' takes no value: assign the results, then write 'return'");
         return n;
     case TK_ELIF:
     case TK_ELSE:
-        syntax_error(p, t.line, t.col, "'%s' without 'if' (it goes on the line of the '}' before it)",
+        parse_syntax_error(p, t.line, t.col, "'%s' without 'if' (it goes on the line of the '}' before it)",
                      lex_kind_name(t.kind));
         return NULL;
     case TK_CASE:
     case TK_DEFAULT:
-        syntax_error(p, t.line, t.col, "'%s' outside a switch", lex_kind_name(t.kind));
+        parse_syntax_error(p, t.line, t.col, "'%s' outside a switch", lex_kind_name(t.kind));
         return NULL;
     default:
         return parse_simple(p);
@@ -922,7 +565,7 @@ static ast_node *parse_statement(parser *p)
 static ast_node *parse_block(parser *p, const char *after)
 {
     lex_token open = p->tok;
-    ast_node *b = node(p, AST_BLOCK, open.line, open.col);
+    ast_node *b = parse_node(p, AST_BLOCK, open.line, open.col);
     if (!open_group(p, after))
         return b;
     nodelist stmts = {0};
@@ -931,16 +574,16 @@ static ast_node *parse_block(parser *p, const char *after)
             break;
         ast_node *s = parse_statement(p);
         if (s && !p->panic)
-            push(p, &stmts, s);
+            parse_push(p, &stmts, s);
         if (!p->panic && !ends_statement(p->tok.kind))
-            expected(p, "a newline or ';' after the statement");
+            parse_expected(p, "a newline or ';' after the statement");
         if (p->panic) {
             sync_statement(p);
             p->panic = 0;
         }
     }
-    leave(p);
-    set_list(b, &stmts);
+    parse_leave(p);
+    parse_set_list(b, &stmts);
     return b;
 }
 
@@ -955,13 +598,13 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
         char msg[64];
         if (p->tok.kind != TK_NAME) {
             snprintf(msg, sizeof msg, "a %s name", what);
-            expected(p, msg);
+            parse_expected(p, msg);
             return 0;
         }
         lex_token name = p->tok;
-        next(p);
+        parse_next(p);
         snprintf(msg, sizeof msg, "':' and a type after the %s name", what);
-        if (!expect(p, TK_COLON, msg))
+        if (!parse_expect(p, TK_COLON, msg))
             return 0;
         cfx_type type;
         parse_type(p, &type);
@@ -982,18 +625,18 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 memcpy(grown, items, (size_t)n * sizeof *items);
             items = grown;
         }
-        items[n].name = token_text(p, &name);
+        items[n].name = parse_token_text(p, &name);
         items[n].type = type;
         items[n].line = name.line;
         items[n].col = name.col;
         n++;
         if (p->tok.kind == TK_COMMA) {
-            next(p);
+            parse_next(p);
             continue;
         }
         if (p->tok.kind != TK_RPAREN) {
             snprintf(msg, sizeof msg, "',' or ')' after the %s", what);
-            expected(p, msg);
+            parse_expected(p, msg);
             return 0;
         }
     }
@@ -1011,16 +654,16 @@ static void check_names(parser *p, const ast_graph *g)
     for (int i = 0; i < g->nparams; i++) {
         const ast_param *x = &g->params[i];
         if (nameset_add(p, &seen, x->name, 0, &first))
-            report(p, x->line, x->col, "parameter '%s' is declared twice", x->name);
+            parse_report(p, x->line, x->col, "parameter '%s' is declared twice", x->name);
     }
     for (int i = 0; i < g->nresults; i++) {
         const ast_param *x = &g->results[i];
         if (!nameset_add(p, &seen, x->name, 1, &first))
             continue;
         if (first == 0)
-            report(p, x->line, x->col, "'%s' is both a parameter and a result", x->name);
+            parse_report(p, x->line, x->col, "'%s' is both a parameter and a result", x->name);
         else
-            report(p, x->line, x->col, "result '%s' is declared twice", x->name);
+            parse_report(p, x->line, x->col, "result '%s' is declared twice", x->name);
     }
 }
 
@@ -1030,30 +673,30 @@ static int parse_graph(parser *p, ast_graph *g)
     memset(g, 0, sizeof *g);
     g->line = p->tok.line;
     g->col = p->tok.col;
-    next(p); /* `graph` */
+    parse_next(p); /* `graph` */
     if (p->tok.kind != TK_NAME) {
-        expected(p, "a graph name after 'graph'");
+        parse_expected(p, "a graph name after 'graph'");
         return 0;
     }
-    g->name = token_text(p, &p->tok);
-    next(p);
-    if (!expect(p, TK_LPAREN, "'(' after the graph name"))
+    g->name = parse_token_text(p, &p->tok);
+    parse_next(p);
+    if (!parse_expect(p, TK_LPAREN, "'(' after the graph name"))
         return 0;
     if (!parse_decls(p, "parameter", &g->params, &g->nparams))
         return 0;
-    next(p); /* ')' */
-    if (!expect(p, TK_ARROW, "'->' and the results after the parameters"))
+    parse_next(p); /* ')' */
+    if (!parse_expect(p, TK_ARROW, "'->' and the results after the parameters"))
         return 0;
     if (p->tok.kind == TK_LPAREN) {
-        next(p);
+        parse_next(p);
         if (!parse_decls(p, "result", &g->results, &g->nresults))
             return 0;
-        next(p); /* ')' */
+        parse_next(p); /* ')' */
     } else if (p->tok.kind == TK_NAME) {
         /* `-> y: f32`: one result without parentheses */
         lex_token name = p->tok;
-        next(p);
-        if (!expect(p, TK_COLON, "':' and a type after the result name"))
+        parse_next(p);
+        if (!parse_expect(p, TK_COLON, "':' and a type after the result name"))
             return 0;
         g->results = ast_alloc(p->arena, sizeof *g->results);
         if (!g->results) {
@@ -1063,17 +706,17 @@ static int parse_graph(parser *p, ast_graph *g)
         parse_type(p, &g->results[0].type);
         if (p->panic)
             return 0;
-        g->results[0].name = token_text(p, &name);
+        g->results[0].name = parse_token_text(p, &name);
         g->results[0].line = name.line;
         g->results[0].col = name.col;
         g->nresults = 1;
     } else {
-        expected(p, "'(' and the results after '->'");
+        parse_expected(p, "'(' and the results after '->'");
         return 0;
     }
     check_names(p, g);
     if (p->tok.kind != TK_LBRACE) {
-        expected(p, "'{' after the results");
+        parse_expected(p, "'{' after the results");
         return 0;
     }
     g->body = parse_block(p, "after the results");
@@ -1096,27 +739,27 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     memset(&p, 0, sizeof p);
     lex_init(&p.lx, src, len, d);
     p.arena = arena;
-    next(&p);
+    parse_next(&p);
 
     nameset names = {0};
     int cap = 0, seen_graph = 0;
     for (;;) {
         while (p.tok.kind == TK_NEWLINE || p.tok.kind == TK_SEMI)
-            next(&p);
+            parse_next(&p);
         if (p.tok.kind == TK_EOF)
             break;
         p.panic = 0;
         p.unclosed = 0;
         if (p.tok.kind != TK_GRAPH) {
-            expected(&p, "'graph'");
-            next(&p);
+            parse_expected(&p, "'graph'");
+            parse_next(&p);
         } else {
             seen_graph = 1;
             ast_graph g;
             int first = 0;
             if (parse_graph(&p, &g)) {
                 if (nameset_add(&p, &names, g.name, g.line, &first)) {
-                    report(&p, g.line, g.col, "graph '%s' is defined twice (the first is at line %d)", g.name,
+                    parse_report(&p, g.line, g.col, "graph '%s' is defined twice (the first is at line %d)", g.name,
                            first);
                 } else {
                     if (m->ngraphs == cap) {
@@ -1142,11 +785,11 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
         if (p.panic) {
             /* a broken header: go on at the next graph */
             while (p.tok.kind != TK_GRAPH && p.tok.kind != TK_EOF)
-                next(&p);
+                parse_next(&p);
         }
     }
     if (!seen_graph && !p.oom)
-        report(&p, 1, 1, "no graph in file");
+        parse_report(&p, 1, 1, "no graph in file");
     if (p.oom) {
         ast_arena_free(arena);
         return NULL;
@@ -1161,11 +804,11 @@ int parse_type_text(const char *text, cfx_type *out, char *err, size_t errlen)
     parser p;
     memset(&p, 0, sizeof p);
     lex_init_text(&p.lx, text ? text : "", text ? strlen(text) : 0, err, errlen);
-    next(&p);
+    parse_next(&p);
     cfx_type t;
     parse_type(&p, &t);
     if (!p.panic && p.tok.kind != TK_EOF)
-        expected(&p, "the end of the type");
+        parse_expected(&p, "the end of the type");
     if (p.lx.errors)
         return -1;
     *out = t;
@@ -1176,7 +819,7 @@ int parse_type_text(const char *text, cfx_type *out, char *err, size_t errlen)
 static int parse_type_list(parser *p, cfx_type *types, int max, int *count, const char *what)
 {
     int n = 0;
-    next(p);
+    parse_next(p);
     while (p->tok.kind != TK_RPAREN) {
         cfx_type t;
         lex_token at = p->tok;
@@ -1184,20 +827,20 @@ static int parse_type_list(parser *p, cfx_type *types, int max, int *count, cons
         if (p->panic)
             return -1;
         if (n >= max) {
-            report(p, at.line, at.col, "more than %d %s", max, what);
+            parse_report(p, at.line, at.col, "more than %d %s", max, what);
             return -1;
         }
         types[n++] = t;
         if (p->tok.kind == TK_COMMA) {
-            next(p);
+            parse_next(p);
             continue;
         }
         if (p->tok.kind != TK_RPAREN) {
-            expected(p, "',' or ')' after the type");
+            parse_expected(p, "',' or ')' after the type");
             return -1;
         }
     }
-    next(p);
+    parse_next(p);
     *count = n;
     return 0;
 }
@@ -1208,15 +851,15 @@ int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_ty
     parser p;
     memset(&p, 0, sizeof p);
     lex_init_text(&p.lx, sig ? sig : "", sig ? strlen(sig) : 0, err, errlen);
-    next(&p);
+    parse_next(&p);
     int nparams = 0, nresults = 0;
     if (p.tok.kind != TK_LPAREN) {
-        expected(&p, "'(' to start the parameter types");
+        parse_expected(&p, "'(' to start the parameter types");
         return -1;
     }
     if (parse_type_list(&p, params, maxp, &nparams, "parameters") < 0)
         return -1;
-    if (!expect(&p, TK_ARROW, "'->' after the parameter types"))
+    if (!parse_expect(&p, TK_ARROW, "'->' after the parameter types"))
         return -1;
     if (p.tok.kind == TK_LPAREN) {
         if (parse_type_list(&p, results, maxr, &nresults, "results") < 0)
@@ -1225,12 +868,12 @@ int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_ty
         cfx_type t;
         parse_type(&p, &t);
         if (!p.panic && maxr < 1)
-            report(&p, 1, 1, "more than %d results", maxr);
+            parse_report(&p, 1, 1, "more than %d results", maxr);
         else if (!p.panic)
             results[nresults++] = t;
     }
     if (!p.panic && p.tok.kind != TK_EOF)
-        expected(&p, "the end of the signature");
+        parse_expected(&p, "the end of the signature");
     if (p.lx.errors)
         return -1;
     *np = nparams;
