@@ -12,6 +12,8 @@
  * one mistake gives one message, and independent mistakes each give theirs.
  *
  * Expressions and calls are in check_expr.c; what both halves share is in check_int.h.
+ * The environment (variables and interned types) and the call graph with its inlining sizes
+ * are in check_env.c.
  */
 #include "check_int.h"
 
@@ -26,197 +28,6 @@
 
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
-
-/* ---- the environment -------------------------------------------------------------------- */
-static int cmp_named(const void *x, const void *y)
-{
-    const struct named *a = x, *b = y;
-    int c = strcmp(a->name, b->name);
-    return c ? c : (a->index > b->index) - (a->index < b->index);
-}
-
-check_note *check_note_of(checker *C, ast_node *n)
-{
-    if (!n->note) {
-        n->note = ast_alloc(C->m->arena, sizeof(check_note));
-        if (!n->note) {
-            C->oom = 1;
-            memset(&C->dummy, 0, sizeof C->dummy);
-            return &C->dummy;
-        }
-    }
-    return n->note;
-}
-
-/* FNV-1a, for the name and type hash tables. */
-static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h;
-}
-
-int check_var_find(checker *C, const char *name)
-{
-    if (!C->hashcap)
-        return -1;
-    uint32_t mask = (uint32_t)C->hashcap - 1;
-    for (uint32_t h = hash_bytes(name, strlen(name), 2166136261u) & mask;; h = (h + 1) & mask) {
-        int32_t v = C->name_hash[h] - 1;
-        if (v < 0)
-            return -1;
-        if (strcmp(C->names[v], name) == 0)
-            return v;
-    }
-}
-
-static void hash_insert(checker *C, int v)
-{
-    uint32_t mask = (uint32_t)C->hashcap - 1;
-    uint32_t h = hash_bytes(C->names[v], strlen(C->names[v]), 2166136261u) & mask;
-    while (C->name_hash[h])
-        h = (h + 1) & mask;
-    C->name_hash[h] = v + 1;
-}
-
-static int var_add(checker *C, const char *name)
-{
-    int v = check_var_find(C, name);
-    if (v >= 0)
-        return v;
-    if (C->nvars == C->capvars) {
-        int cap = C->capvars ? C->capvars * 2 : 16;
-        const char **nn = realloc(C->names, (size_t)cap * sizeof *nn);
-        if (!nn) {
-            C->oom = 1;
-            return -1;
-        }
-        C->names = nn;
-        C->capvars = cap;
-    }
-    if (2 * (C->nvars + 1) > C->hashcap) {
-        int cap = C->hashcap ? C->hashcap * 2 : 64;
-        int32_t *t = calloc((size_t)cap, sizeof *t);
-        if (!t) {
-            C->oom = 1;
-            return -1;
-        }
-        free(C->name_hash);
-        C->name_hash = t;
-        C->hashcap = cap;
-        for (int i = 0; i < C->nvars; i++)
-            hash_insert(C, i);
-    }
-    C->names[C->nvars] = name;
-    hash_insert(C, C->nvars);
-    return C->nvars++;
-}
-
-static void vars_reset(checker *C)
-{
-    C->nvars = 0;
-    if (C->name_hash)
-        memset(C->name_hash, 0, (size_t)C->hashcap * sizeof *C->name_hash);
-}
-
-static uint32_t type_hash(const cfx_type *t)
-{
-    uint32_t h = hash_bytes(&t->dtype, sizeof t->dtype, 2166136261u);
-    h = hash_bytes(&t->rank, sizeof t->rank, h);
-    for (int i = 0; i < t->rank && i < CFX_TYPE_MAX_RANK; i++)
-        h = hash_bytes(&t->dims[i], sizeof t->dims[i], h);
-    return h;
-}
-
-/* The id of type t, interned; 0 (with oom set) when out of memory. */
-static int32_t type_id(checker *C, const cfx_type *t)
-{
-    if (C->typehashcap) {
-        uint32_t mask = (uint32_t)C->typehashcap - 1;
-        for (uint32_t h = type_hash(t) & mask;; h = (h + 1) & mask) {
-            int32_t id = C->type_hash[h] - 1;
-            if (id < 0)
-                break;
-            if (check_same_type(&C->types[id], t))
-                return id;
-        }
-    }
-    if (C->ntypes == C->captypes) {
-        int32_t cap = C->captypes ? C->captypes * 2 : 32;
-        cfx_type *nt = realloc(C->types, (size_t)cap * sizeof *nt);
-        if (!nt) {
-            C->oom = 1;
-            return 0;
-        }
-        C->types = nt;
-        C->captypes = cap;
-    }
-    if (2 * (C->ntypes + 1) > C->typehashcap) {
-        int32_t cap = C->typehashcap ? C->typehashcap * 2 : 64;
-        int32_t *th = calloc((size_t)cap, sizeof *th);
-        if (!th) {
-            C->oom = 1;
-            return 0;
-        }
-        free(C->type_hash);
-        C->type_hash = th;
-        C->typehashcap = cap;
-        for (int32_t i = 0; i < C->ntypes; i++) {
-            uint32_t h = type_hash(&C->types[i]) & (uint32_t)(cap - 1);
-            while (th[h])
-                h = (h + 1) & (uint32_t)(cap - 1);
-            th[h] = i + 1;
-        }
-    }
-    int32_t id = C->ntypes++;
-    C->types[id] = *t;
-    uint32_t mask = (uint32_t)C->typehashcap - 1, h = type_hash(t) & mask;
-    while (C->type_hash[h])
-        h = (h + 1) & mask;
-    C->type_hash[h] = id + 1;
-    return id;
-}
-
-static int32_t add_conflict(checker *C, const conflict *c)
-{
-    if (C->nconflicts == C->capconflicts) {
-        int32_t cap = C->capconflicts ? C->capconflicts * 2 : 16;
-        conflict *nc = realloc(C->conflicts, (size_t)cap * sizeof *nc);
-        if (!nc) {
-            C->oom = 1;
-            return -1;
-        }
-        C->conflicts = nc;
-        C->capconflicts = cap;
-    }
-    C->conflicts[C->nconflicts] = *c;
-    return C->nconflicts++;
-}
-
-static int env_new(checker *C, env *e)
-{
-    e->live = 1;
-    e->v = calloc((size_t)(C->nvars ? C->nvars : 1), sizeof(vstate));
-    if (!e->v)
-        C->oom = 1;
-    return e->v ? 0 : -1;
-}
-
-static int env_copy(checker *C, env *dst, const env *src)
-{
-    if (env_new(C, dst) < 0)
-        return -1;
-    memcpy(dst->v, src->v, (size_t)C->nvars * sizeof(vstate));
-    dst->live = src->live;
-    return 0;
-}
-
-static void env_free(env *e)
-{
-    free(e->v);
-    e->v = NULL;
-}
 
 /* ---- statements ------------------------------------------------------------------------------- */
 static void check_block(checker *C, env *e, ast_node *blk);
@@ -242,7 +53,7 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
 {
     char b1[TYBUF], b2[TYBUF];
     vstate *s = &e->v[v];
-    int32_t id = type_id(C, t);
+    int32_t id = check_type_id(C, t);
     const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &C->types[s->ty] : NULL;
     if (fixed && !check_same_type(fixed, t)) {
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s", C->names[v],
@@ -487,7 +298,7 @@ static void join(checker *C, env *out, env *arms, const char *const *labels, int
             c.line2 = s2->line;
             snprintf(c.lab, sizeof c.lab, "%s", labels[first_arm]);
             snprintf(c.lab2, sizeof c.lab2, "%s", labels[other]);
-            int32_t ci = add_conflict(C, &c);
+            int32_t ci = check_add_conflict(C, &c);
             int32_t ty = first->ty, line = first->line;
             memset(o, 0, sizeof *o);
             o->st = ci >= 0 ? V_CONFLICT : V_ERROR;
@@ -538,7 +349,7 @@ static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned
                      const cfx_type *loopvar_ty, ast_node *at, int *exits, int *breaks)
 {
     env b;
-    if (env_copy(C, &b, e) < 0)
+    if (check_env_copy(C, &b, e) < 0)
         return -1;
     for (int v = 0; v < C->nvars; v++)
         if (assigned[v])
@@ -551,7 +362,7 @@ static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned
     C->loop = lc.up;
     *exits = lc.exits;
     *breaks = lc.breaks;
-    env_free(&b);
+    check_env_free(&b);
     return 0;
 }
 
@@ -572,7 +383,7 @@ static void check_while(checker *C, env *e, ast_node *n)
     if (!set)
         return;
     env head;
-    if (env_copy(C, &head, e) < 0) {
+    if (check_env_copy(C, &head, e) < 0) {
         free(set);
         return;
     }
@@ -580,7 +391,7 @@ static void check_while(checker *C, env *e, ast_node *n)
         if (set[v])
             head.v[v].known = 0;
     int c = check_cond(C, &head, n->a, "condition");
-    env_free(&head);
+    check_env_free(&head);
     if (c == 0) {
         free(set); /* while false: the body is dropped */
         return;
@@ -647,7 +458,7 @@ static void check_for_each(checker *C, env *e, ast_node *n)
     if (!ok) {
         /* still check the body, with the loop variable quiet */
         env b;
-        if (env_copy(C, &b, e) == 0) {
+        if (check_env_copy(C, &b, e) == 0) {
             for (int i = 0; i < C->nvars; i++)
                 if (set[i])
                     b.v[i].known = 0;
@@ -657,7 +468,7 @@ static void check_for_each(checker *C, env *e, ast_node *n)
             C->loop = &lc;
             check_block(C, &b, n->d);
             C->loop = lc.up;
-            env_free(&b);
+            check_env_free(&b);
         }
     } else {
         loop_body(C, e, n->d, set, v, &row, n, &exits, &breaks);
@@ -693,7 +504,7 @@ static int arms_open(checker *C, arm_set *a, int cap)
 static env *arms_add(checker *C, arm_set *a, const env *e, const char *label)
 {
     env *x = &a->envs[a->n];
-    if (env_copy(C, x, e) < 0)
+    if (check_env_copy(C, x, e) < 0)
         return NULL;
     snprintf(a->labels[a->n], sizeof a->labels[a->n], "%s", label);
     a->labp[a->n] = a->labels[a->n];
@@ -704,7 +515,7 @@ static env *arms_add(checker *C, arm_set *a, const env *e, const char *label)
 static void arms_close(arm_set *a)
 {
     for (int i = 0; a->envs && i < a->cap; i++)
-        env_free(&a->envs[i]);
+        check_env_free(&a->envs[i]);
     free(a->envs);
     free(a->labels);
     free(a->labp);
@@ -952,11 +763,11 @@ static void collect_vars(checker *C, const ast_node *n)
     case AST_ASSIGN:
         for (int i = 0; i < n->nlist; i++)
             if (n->list[i]->kind == AST_NAME)
-                var_add(C, n->list[i]->name);
+                check_var_add(C, n->list[i]->name);
         return;
     case AST_FOR_RANGE:
     case AST_FOR_EACH:
-        var_add(C, n->name);
+        check_var_add(C, n->name);
         collect_vars(C, n->d);
         return;
     case AST_IF:
@@ -975,195 +786,31 @@ static void collect_vars(checker *C, const ast_node *n)
     }
 }
 
-/* Appends to *edges the graphs that tree n calls (each once: stamp[h] == from marks h seen). */
-typedef struct edgelist {
-    int *v;
-    int n, cap;
-} edgelist;
-
-static int push_edge(checker *C, edgelist *e, int v)
+static int cmp_named(const void *x, const void *y)
 {
-    if (e->n == e->cap) {
-        int cap = e->cap ? e->cap * 2 : 64;
-        int *nv = realloc(e->v, (size_t)cap * sizeof *nv);
-        if (!nv) {
-            C->oom = 1;
-            return -1;
-        }
-        e->v = nv;
-        e->cap = cap;
-    }
-    e->v[e->n++] = v;
-    return 0;
-}
-
-/* Also counts the nodes of tree n into *nodes and lists every call site (a graph called
- * twice is listed twice) in *sites. */
-static void collect_calls(checker *C, const ast_node *n, int from, int *stamp, edgelist *edges,
-                          edgelist *sites, int64_t *nodes, int depth)
-{
-    if (!n || depth > 4 * PARSE_MAX_DEPTH || C->oom)
-        return;
-    (*nodes)++;
-    if (n->kind == AST_CALL) {
-        int g = check_graph_find(C, n->name);
-        if (g >= 0)
-            push_edge(C, sites, g);
-        if (g >= 0 && stamp[g] != from) {
-            stamp[g] = from;
-            push_edge(C, edges, g);
-        }
-    }
-    collect_calls(C, n->a, from, stamp, edges, sites, nodes, depth + 1);
-    collect_calls(C, n->b, from, stamp, edges, sites, nodes, depth + 1);
-    collect_calls(C, n->c, from, stamp, edges, sites, nodes, depth + 1);
-    collect_calls(C, n->d, from, stamp, edges, sites, nodes, depth + 1);
-    for (int i = 0; i < n->nlist; i++)
-        collect_calls(C, n->list[i], from, stamp, edges, sites, nodes, depth + 1);
-}
-
-static int cmp_by_scc(const void *x, const void *y)
-{
-    const int *a = x, *b = y; /* pairs (scc, graph) */
-    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-/* size[g] = g's own nodes + the size of every graph it calls, once per call site: an estimate
- * of its program once calls are inlined, so that a file whose calls multiply (f calls g twice,
- * g calls h twice, ...) is rejected before anything is built. Tarjan numbers components
- * callees first, so walking components in order sees every callee before its callers. */
-static int inline_sizes(checker *C, const int *site_start, const edgelist *sites)
-{
-    int n = C->m->ngraphs;
-    int *order = malloc(((size_t)n + 1) * 2 * sizeof *order);
-    if (!order)
-        return -1;
-    for (int g = 0; g < n; g++) {
-        order[2 * g] = C->scc[g];
-        order[2 * g + 1] = g;
-    }
-    qsort(order, (size_t)n, 2 * sizeof *order, cmp_by_scc);
-    const int64_t cap = (int64_t)1 << 40;
-    for (int i = 0; i < n; i++) {
-        int g = order[2 * i + 1];
-        int64_t total = C->size[g];
-        for (int k = site_start[g]; k < site_start[g + 1]; k++) {
-            int h = sites->v[k];
-            if (C->scc[h] != C->scc[g]) /* a recursive call is an error of its own */
-                total += C->size[h];
-            if (total > cap)
-                total = cap;
-        }
-        C->size[g] = total;
-    }
-    free(order);
-    return 0;
-}
-
-/* The call graph's strongly connected components (Tarjan's algorithm, iterative so a long
- * chain of calls cannot exhaust the stack): a call from g to h closes a cycle exactly when g
- * and h lie in one component. Fills C->scc; -1 when out of memory. */
-static int call_sccs(checker *C)
-{
-    int n = C->m->ngraphs, rc = -1;
-    edgelist edges = {0}, sites = {0};
-    int *start = calloc((size_t)n + 1, sizeof *start), *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    int *site_start = calloc((size_t)n + 1, sizeof *site_start);
-    C->size = calloc((size_t)n + 1, sizeof *C->size);
-    int *index = malloc(((size_t)n + 1) * sizeof *index), *low = malloc(((size_t)n + 1) * sizeof *low);
-    int *stack = malloc(((size_t)n + 1) * sizeof *stack), *frame = malloc(((size_t)n + 1) * sizeof *frame);
-    int *pos = malloc(((size_t)n + 1) * sizeof *pos);
-    uint8_t *on = calloc((size_t)n + 1, 1);
-    C->scc = malloc(((size_t)n + 1) * sizeof *C->scc);
-    if (!start || !stamp || !index || !low || !stack || !frame || !pos || !on || !C->scc || !site_start ||
-        !C->size)
-        goto done;
-    for (int g = 0; g < n; g++)
-        stamp[g] = -1;
-    for (int g = 0; g < n; g++) {
-        start[g] = edges.n;
-        site_start[g] = sites.n;
-        collect_calls(C, C->m->graphs[g].body, g, stamp, &edges, &sites, &C->size[g], 0);
-    }
-    start[n] = edges.n;
-    site_start[n] = sites.n;
-    if (C->oom)
-        goto done;
-    for (int g = 0; g < n; g++)
-        index[g] = -1;
-    int counter = 0, sp = 0, ncomp = 0;
-    for (int root = 0; root < n; root++) {
-        if (index[root] >= 0)
-            continue;
-        int fp = 0;
-        frame[fp] = root;
-        pos[fp++] = start[root];
-        index[root] = low[root] = counter++;
-        stack[sp++] = root;
-        on[root] = 1;
-        while (fp > 0) {
-            int v = frame[fp - 1];
-            if (pos[fp - 1] < start[v + 1]) {
-                int w = edges.v[pos[fp - 1]++];
-                if (index[w] < 0) {
-                    index[w] = low[w] = counter++;
-                    stack[sp++] = w;
-                    on[w] = 1;
-                    frame[fp] = w;
-                    pos[fp++] = start[w];
-                } else if (on[w] && index[w] < low[v]) {
-                    low[v] = index[w];
-                }
-                continue;
-            }
-            fp--;
-            if (low[v] == index[v]) {
-                int w;
-                do {
-                    w = stack[--sp];
-                    on[w] = 0;
-                    C->scc[w] = ncomp;
-                } while (w != v);
-                ncomp++;
-            }
-            if (fp > 0 && low[v] < low[frame[fp - 1]])
-                low[frame[fp - 1]] = low[v];
-        }
-    }
-    rc = inline_sizes(C, site_start, &sites);
-done:
-    free(edges.v);
-    free(sites.v);
-    free(site_start);
-    free(start);
-    free(stamp);
-    free(index);
-    free(low);
-    free(stack);
-    free(frame);
-    free(pos);
-    free(on);
-    return rc;
+    const struct named *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
 static void check_graph(checker *C, int gi)
 {
     ast_graph *g = &C->m->graphs[gi];
     C->gi = gi;
-    vars_reset(C);
+    check_vars_reset(C);
     C->loop = NULL;
     env e = {0};
     /* a graph defined twice was reported by the parser */
     for (int i = 0; i < g->nparams; i++) {
         if (check_var_find(C, g->params[i].name) >= 0)
             diag_error(C->d, g->params[i].line, g->params[i].col, "'%s' is declared twice", g->params[i].name);
-        var_add(C, g->params[i].name);
+        check_var_add(C, g->params[i].name);
         check_written_type(C, &g->params[i].type, g->params[i].line, g->params[i].col);
     }
     for (int i = 0; i < g->nresults; i++) {
         if (check_var_find(C, g->results[i].name) >= 0)
             diag_error(C->d, g->results[i].line, g->results[i].col, "'%s' is declared twice", g->results[i].name);
-        var_add(C, g->results[i].name);
+        check_var_add(C, g->results[i].name);
         check_written_type(C, &g->results[i].type, g->results[i].line, g->results[i].col);
     }
     collect_vars(C, g->body);
@@ -1173,14 +820,14 @@ static void check_graph(checker *C, int gi)
     free(C->is_result);
     C->declared = calloc((size_t)C->nvars + 1, sizeof *C->declared);
     C->is_result = calloc((size_t)C->nvars + 1, 1);
-    if (!C->declared || !C->is_result || env_new(C, &e) < 0) {
+    if (!C->declared || !C->is_result || check_env_new(C, &e) < 0) {
         C->oom = 1;
         goto done;
     }
     for (int i = 0; i < g->nparams; i++) {
         int v = check_var_find(C, g->params[i].name);
         e.v[v].st = V_DEF;
-        e.v[v].ty = type_id(C, &g->params[i].type);
+        e.v[v].ty = check_type_id(C, &g->params[i].type);
         e.v[v].line = g->params[i].line;
     }
     for (int i = 0; i < g->nresults; i++) {
@@ -1192,7 +839,7 @@ static void check_graph(checker *C, int gi)
     if (e.live)
         check_results(C, &e, 0, 0, 0);
 done:
-    env_free(&e);
+    check_env_free(&e);
 }
 
 int check_module(ast_module *m, const cfx_context *ctx, diag *d)
@@ -1209,7 +856,7 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
             C.gsorted[g] = (struct named){m->graphs[g].name, g};
         qsort(C.gsorted, (size_t)m->ngraphs, sizeof *C.gsorted, cmp_named);
     }
-    if (!C.gsorted || call_sccs(&C) < 0) {
+    if (!C.gsorted || check_call_sccs(&C) < 0) {
         diag_error(d, 1, 1, "out of memory");
         free(C.gsorted);
         free(C.scc);

@@ -1,7 +1,8 @@
 /* check_int.h: what the two halves of the checker share: its state (the environment of
  * variables, the checker itself), the small type helpers, and the functions one half calls in
  * the other. check.c has statements, joins, graphs and the module; check_expr.c expressions,
- * the type rules of the ops and calls. Not for the lowering: its interface is check.h. */
+ * the type rules of the ops and calls; check_env.c, split from check.c, the environment and
+ * the call graph. Not for the lowering: its interface is check.h. */
 #ifndef CFX_CHECK_INT_H
 #define CFX_CHECK_INT_H
 
@@ -118,11 +119,26 @@ static inline cfx_type row_type(const cfx_type *x)
     return t;
 }
 
-/* ---- check.c: the environment ----------------------------------------------------------- */
+/* ---- check_env.c: the environment and the call graph -------------------------------------- */
 /* The note of n, made on first use; a dummy (with C->oom set) when out of memory. */
 check_note *check_note_of(checker *C, ast_node *n);
 /* The index of variable `name` in the graph being checked, or -1. */
 int check_var_find(checker *C, const char *name);
+/* Adds variable `name` of the graph being checked (once); its index, or -1 when out of memory. */
+int check_var_add(checker *C, const char *name);
+/* Forgets the variables of the previous graph. */
+void check_vars_reset(checker *C);
+/* The id of type t, interned: equal types have equal ids; 0 (with oom set) when out of memory. */
+int32_t check_type_id(checker *C, const cfx_type *t);
+/* Keeps a conflict's details; its index into C->conflicts, or -1 when out of memory. */
+int32_t check_add_conflict(checker *C, const conflict *c);
+/* A live environment with every variable undefined; a copy; freeing. -1 when out of memory. */
+int check_env_new(checker *C, env *e);
+int check_env_copy(checker *C, env *dst, const env *src);
+void check_env_free(env *e);
+/* Fills C->scc (the call graph's strongly connected components) and C->size (each graph's
+ * syntax nodes once its calls are inlined); -1 when out of memory. */
+int check_call_sccs(checker *C);
 
 /* ---- check_expr.c: expressions and calls ------------------------------------------------ */
 /* Types expression n (its ty and note) in environment e. `want` is the dtype the context
