@@ -26,8 +26,11 @@
  * - Row access with an index not known at compile time is preceded by CHECK_INDEX; a
  *   known index is a constant (the checker rejected it if out of range). Integer `/` and
  *   `%` get CHECK_DIVIDE unless the divisor is a known nonzero constant.
+ *
+ * Expressions, calls and the inlining of graph calls are in lower_expr.c; the lowering state
+ * both share is in lower_int.h.
  */
-#include "lower.h"
+#include "lower_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,53 +38,7 @@
 
 #include "check.h"
 
-typedef struct patchlist {
-    int32_t *at; /* records whose jump target is still open */
-    int n, cap;
-} patchlist;
-
-typedef struct var_slot {
-    const char *name;
-    cfx_type ty;
-    int32_t slot;
-} var_slot;
-
-/* One graph instance: the top graph, or an inlined call. */
-typedef struct scope {
-    int graph;
-    var_slot *vars;
-    int nvars, cap;
-    int32_t *hash;  /* open addressing by name: index into vars + 1, 0 for empty */
-    int hashcap;    /* a power of two, at least twice nvars */
-    patchlist returns;
-} scope;
-
-typedef struct loopl {
-    struct loopl *up;
-    patchlist breaks;
-    patchlist continues;
-} loopl;
-
-typedef struct slot_info {
-    int64_t count; /* elements, for REC_F_SCALAR */
-    int dtype;     /* for the record's dtype field */
-} slot_info;
-
-typedef struct lowerer {
-    const ast_module *m;
-    prog_builder *b;
-    diag *d;
-    int line, col;     /* of the statement being lowered */
-    int failed;
-    char why[256];
-    slot_info *info;   /* of each slot made so far (the builder keeps its slots to itself) */
-    int32_t nslots, capslots;
-    scope *sc;
-    loopl *loop;
-    int depth;
-} lowerer;
-
-static void fail(lowerer *L, const char *why)
+void lower_fail(lowerer *L, const char *why)
 {
     if (!L->failed)
         snprintf(L->why, sizeof L->why, "%s", why);
@@ -92,7 +49,7 @@ static void fail(lowerer *L, const char *why)
 static int32_t note_slot(lowerer *L, int32_t s)
 {
     if (s < 0) {
-        fail(L, "the graph needs too many slots");
+        lower_fail(L, "the graph needs too many slots");
         return -1;
     }
     if (s >= L->capslots) {
@@ -101,7 +58,7 @@ static int32_t note_slot(lowerer *L, int32_t s)
             cap *= 2;
         slot_info *c = realloc(L->info, (size_t)cap * sizeof *c);
         if (!c) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             return -1;
         }
         L->info = c;
@@ -130,18 +87,18 @@ static int32_t new_slot(lowerer *L, const cfx_type *t, enum slot_kind kind, cons
     return s;
 }
 
-static int32_t temp(lowerer *L, const cfx_type *t) { return new_slot(L, t, SLOT_TEMP, NULL); }
+int32_t lower_temp(lowerer *L, const cfx_type *t) { return new_slot(L, t, SLOT_TEMP, NULL); }
 
 static int32_t temp_scalar(lowerer *L, cfx_dtype dt)
 {
     cfx_type t;
     memset(&t, 0, sizeof t);
     t.dtype = dt;
-    return temp(L, &t);
+    return lower_temp(L, &t);
 }
 
 /* A scalar constant of dtype dt with value iv (integers, bool) or rv (reals). */
-static int32_t const_scalar(lowerer *L, int dt, int64_t iv, double rv)
+int32_t lower_const_scalar(lowerer *L, int dt, int64_t iv, double rv)
 {
     if (L->failed)
         return 0;
@@ -175,7 +132,7 @@ static int slot_dtype(const lowerer *L, int32_t s)
 
 /* Emits a record at the current statement's position. The dtype field and REC_F_SCALAR are
  * derived here, the one place, from the operand slots (program.c states the rule). */
-static int32_t emit(lowerer *L, int kind, int op, int32_t a, int32_t b, int32_t c, int32_t d)
+int32_t lower_emit(lowerer *L, int kind, int op, int32_t a, int32_t b, int32_t c, int32_t d)
 {
     if (L->failed)
         return -1;
@@ -183,7 +140,7 @@ static int32_t emit(lowerer *L, int kind, int op, int32_t a, int32_t b, int32_t 
         char why[128];
         snprintf(why, sizeof why, "the graph is too large: more than %d records after inlining calls",
                  LOWER_MAX_RECORDS);
-        fail(L, why);
+        lower_fail(L, why);
         return -1;
     }
     cfx_record r;
@@ -213,12 +170,12 @@ static int32_t emit(lowerer *L, int kind, int op, int32_t a, int32_t b, int32_t 
         r.dtype = (uint8_t)slot_dtype(L, a);
     int32_t at = prog_emit(L->b, r);
     if (at < 0)
-        fail(L, "the graph has too many records");
+        lower_fail(L, "the graph has too many records");
     return at;
 }
 
 /* ---- jumps ---------------------------------------------------------------------------------- */
-static void patch_add(lowerer *L, patchlist *pl, int32_t rec)
+void lower_patch_add(lowerer *L, patchlist *pl, int32_t rec)
 {
     if (rec < 0 || L->failed)
         return;
@@ -226,7 +183,7 @@ static void patch_add(lowerer *L, patchlist *pl, int32_t rec)
         int cap = pl->cap ? pl->cap * 2 : 8;
         int32_t *at = realloc(pl->at, (size_t)cap * sizeof *at);
         if (!at) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             return;
         }
         pl->at = at;
@@ -235,11 +192,11 @@ static void patch_add(lowerer *L, patchlist *pl, int32_t rec)
     pl->at[pl->n++] = rec;
 }
 
-static void set_target(lowerer *L, int32_t rec, int32_t target)
+void lower_set_target(lowerer *L, int32_t rec, int32_t target)
 {
     cfx_record *r = prog_record(L->b, rec);
     if (!r) {
-        fail(L, "internal error: patching a record that does not exist");
+        lower_fail(L, "internal error: patching a record that does not exist");
         return;
     }
     if (r->kind == REC_JUMP)
@@ -247,19 +204,19 @@ static void set_target(lowerer *L, int32_t rec, int32_t target)
     else if (r->kind == REC_JUMP_FALSE || r->kind == REC_JUMP_TRUE)
         r->b = target;
     else
-        fail(L, "internal error: patching a record that is not a jump");
+        lower_fail(L, "internal error: patching a record that is not a jump");
 }
 
 /* Points every open jump of pl at the next record, and empties pl. */
-static void patch_here(lowerer *L, patchlist *pl)
+void lower_patch_here(lowerer *L, patchlist *pl)
 {
     int32_t here = prog_here(L->b);
     for (int i = 0; i < pl->n && !L->failed; i++)
-        set_target(L, pl->at[i], here);
+        lower_set_target(L, pl->at[i], here);
     pl->n = 0;
 }
 
-static void patch_free(patchlist *pl)
+void lower_patch_free(patchlist *pl)
 {
     free(pl->at);
     pl->at = NULL;
@@ -283,21 +240,21 @@ static void hash_put(scope *sc, int i)
     sc->hash[h] = i + 1;
 }
 
-static void scope_free(scope *sc)
+void lower_scope_free(scope *sc)
 {
     free(sc->vars);
     free(sc->hash);
-    patch_free(&sc->returns);
+    lower_patch_free(&sc->returns);
 }
 
-static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
+int32_t lower_bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
 {
     scope *sc = L->sc;
     if (2 * (sc->nvars + 1) > sc->hashcap) {
         int cap = sc->hashcap ? sc->hashcap * 2 : 32;
         int32_t *h = calloc((size_t)cap, sizeof *h);
         if (!h) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             return 0;
         }
         free(sc->hash);
@@ -310,7 +267,7 @@ static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t
         int cap = sc->cap ? sc->cap * 2 : 16;
         var_slot *v = realloc(sc->vars, (size_t)cap * sizeof *v);
         if (!v) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             return 0;
         }
         sc->vars = v;
@@ -322,7 +279,7 @@ static int32_t bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t
 }
 
 /* The slot of variable `name` with type t in the current graph instance, made on first use. */
-static int32_t var(lowerer *L, const char *name, const cfx_type *t)
+int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
 {
     scope *sc = L->sc;
     if (sc->hashcap) {
@@ -338,288 +295,7 @@ static int32_t var(lowerer *L, const char *name, const cfx_type *t)
         snprintf(full, sizeof full, "%s.%s", L->m->graphs[sc->graph].name, name);
     else
         snprintf(full, sizeof full, "%s", name);
-    return bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
-}
-
-/* ---- expressions ---------------------------------------------------------------------------- */
-static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
-static void lower_block(lowerer *L, ast_node *blk);
-static void inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
-
-static const check_note *note(const ast_node *n) { return n->note; }
-
-static int32_t dest(lowerer *L, const ast_node *n, int32_t want)
-{
-    return want >= 0 ? want : temp(L, &n->ty);
-}
-
-static int32_t copy_to(lowerer *L, int32_t want, int32_t s)
-{
-    if (want >= 0 && want != s) {
-        emit(L, REC_COPY, 0, want, s, 0, 0);
-        return want;
-    }
-    return s;
-}
-
-static int is_int_dtype(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
-
-static int one_element(const cfx_type *t)
-{
-    for (int i = 0; i < t->rank; i++)
-        if (t->dims[i] != 1)
-            return 0;
-    return 1;
-}
-
-static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
-{
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(a->ty.dtype)) {
-        const check_note *kb = note(b);
-        if (!(kb->known && kb->ival != 0))
-            emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
-    }
-    int32_t d = dest(L, n, want);
-    emit(L, REC_BINARY, op, d, sa, sb, 0);
-    return d;
-}
-
-/* A short-circuit `and`/`or` on one-element bools, as a value. */
-static int32_t short_circuit(lowerer *L, ast_node *n, int32_t want)
-{
-    int32_t t = temp(L, &n->ty);
-    lower_expr(L, n->a, t);
-    int32_t j = emit(L, n->op == OP_AND ? REC_JUMP_FALSE : REC_JUMP_TRUE, 0, t, 0, 0, 0);
-    lower_expr(L, n->b, t);
-    if (j >= 0)
-        set_target(L, j, prog_here(L->b));
-    return copy_to(L, want, t);
-}
-
-/* matmul and transpose must not write an operand. */
-static int32_t no_alias(lowerer *L, const ast_node *n, int32_t want, int32_t x, int32_t y)
-{
-    if (want >= 0 && want != x && want != y)
-        return want;
-    return temp(L, &n->ty);
-}
-
-/* Index of a row access: a constant, or a checked slot. */
-static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor)
-{
-    const check_note *k = note(i);
-    if (k->known)
-        return const_scalar(L, i->ty.dtype, k->ival, 0);
-    int32_t s = lower_expr(L, i, -1);
-    int32_t name = tensor->kind == AST_NAME ? prog_string(L->b, tensor->name) : -1;
-    emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, 0);
-    return s;
-}
-
-static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
-{
-    const check_note *k = note(n);
-    int op = k->op;
-    ast_node **arg = n->list;
-    switch (op_class[op]) {
-    case OPC_UNARY_REAL:
-    case OPC_UNARY_NUM:
-    case OPC_UNARY_BOOL: {
-        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
-        emit(L, REC_UNARY, op, d, x, 0, 0);
-        return d;
-    }
-    case OPC_BINARY_NUM:
-    case OPC_COMPARE:
-    case OPC_BINARY_BOOL:
-        return elementwise2(L, n, op, arg[0], arg[1], want);
-    case OPC_REDUCE_NUM:
-    case OPC_REDUCE_REAL:
-    case OPC_REDUCE_ARG:
-    case OPC_REDUCE_BOOL: {
-        int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
-        emit(L, REC_REDUCE, op, d, x, 0, 0);
-        return copy_to(L, want, d);
-    }
-    case OPC_DOT: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
-        int32_t d = no_alias(L, n, want, x, y);
-        emit(L, REC_DOT, 0, d, x, y, 0);
-        return copy_to(L, want, d);
-    }
-    case OPC_MATMUL: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
-        int32_t d = no_alias(L, n, want, x, y);
-        emit(L, REC_MATMUL, 0, d, x, y, 0);
-        return copy_to(L, want, d);
-    }
-    case OPC_TRANSPOSE: {
-        int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
-        emit(L, REC_TRANSPOSE, 0, d, x, 0, 0);
-        return copy_to(L, want, d);
-    }
-    case OPC_MAKE_TYPE: {
-        int32_t d = dest(L, n, want);
-        if (op == OP_IOTA)
-            emit(L, REC_IOTA, 0, d, 0, 0, 0);
-        else
-            emit(L, REC_FILL, 0, d, const_scalar(L, n->ty.dtype, op == OP_ONES, op == OP_ONES), 0, 0);
-        return d;
-    }
-    case OPC_FULL: {
-        int32_t v = lower_expr(L, arg[1], -1), d = dest(L, n, want);
-        emit(L, REC_FILL, 0, d, v, 0, 0);
-        return d;
-    }
-    case OPC_COPY: {
-        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
-        if (d != x)
-            emit(L, REC_COPY, 0, d, x, 0, 0);
-        return d;
-    }
-    case OPC_CAST: {
-        int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
-        if (d == x && arg[0]->ty.dtype != n->ty.dtype)
-            d = temp(L, &n->ty);
-        if (d != x)
-            emit(L, REC_CAST, 0, d, x, 0, 0);
-        return copy_to(L, want, d);
-    }
-    case OPC_WHERE: {
-        int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
-        int32_t d = dest(L, n, want);
-        emit(L, REC_WHERE, 0, d, c, x, y);
-        return d;
-    }
-    default: /* OPC_LEN is always known, and known expressions never get here */
-        fail(L, "internal error: an op the lowering does not know");
-        return 0;
-    }
-}
-
-/* A call to a registered kernel: arguments, then results, in the table; d counts the
- * arguments. Results go to fresh temporaries, so a kernel never writes a variable it also
- * reads. */
-static void kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
-{
-    const ctx_kernel *kern = note(n)->kernel;
-    int total = n->nlist + kern->nresults;
-    int32_t *ops = calloc((size_t)total + 1, sizeof *ops);
-    if (!ops) {
-        fail(L, "out of memory");
-        return;
-    }
-    for (int i = 0; i < n->nlist; i++)
-        ops[i] = lower_expr(L, n->list[i], -1);
-    for (int i = 0; i < kern->nresults; i++) {
-        ops[n->nlist + i] = temp(L, &kern->results[i]);
-        if (i < nouts)
-            outs[i] = ops[n->nlist + i];
-    }
-    int32_t tab = L->failed ? 0 : prog_table(L->b, ops, total);
-    int32_t ki = L->failed ? 0 : prog_kernel(L->b, n->name);
-    if (tab < 0 || ki < 0)
-        fail(L, "the graph has too many kernel operands");
-    emit(L, REC_CALL, 0, ki, tab, total, n->nlist);
-    free(ops);
-}
-
-static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
-{
-    const check_note *k = note(n);
-    if (k->callee == CHECK_CALL_OP)
-        return lower_op_call(L, n, want);
-    int32_t out = 0;
-    if (k->callee == CHECK_CALL_KERNEL)
-        kernel_call(L, n, &out, 1);
-    else if (k->callee >= 0)
-        inline_call(L, n, &out, 1);
-    else
-        fail(L, "internal error: a call the checker did not resolve");
-    return copy_to(L, want, out);
-}
-
-/* Returns the slot holding n's value: `want` when want >= 0, else any slot (a variable's own
- * slot, a constant or a new temporary). */
-static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
-{
-    if (L->failed)
-        return 0;
-    const check_note *k = note(n);
-    if (!k) {
-        fail(L, "internal error: an expression the checker did not type");
-        return 0;
-    }
-    if (k->known)
-        return copy_to(L, want, const_scalar(L, n->ty.dtype, k->ival, k->rval));
-    switch (n->kind) {
-    case AST_NAME:
-        return copy_to(L, want, var(L, n->name, &n->ty));
-    case AST_UNARY: {
-        int32_t x = lower_expr(L, n->a, -1), d = dest(L, n, want);
-        emit(L, REC_UNARY, n->op, d, x, 0, 0);
-        return d;
-    }
-    case AST_BINARY:
-        if (n->op == OP_MATMUL) {
-            int32_t x = lower_expr(L, n->a, -1), y = lower_expr(L, n->b, -1);
-            int32_t d = no_alias(L, n, want, x, y);
-            emit(L, REC_MATMUL, 0, d, x, y, 0);
-            return copy_to(L, want, d);
-        }
-        if ((n->op == OP_AND || n->op == OP_OR) && one_element(&n->a->ty) && one_element(&n->b->ty))
-            return short_circuit(L, n, want);
-        return elementwise2(L, n, n->op, n->a, n->b, want);
-    case AST_INDEX: {
-        int32_t x = lower_expr(L, n->a, -1);
-        int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
-        /* never write the tensor or the index while reading them (`i = x[i]`) */
-        int32_t d = want >= 0 && want != x && want != i ? want : temp(L, &n->ty);
-        emit(L, REC_GET_ROW, 0, d, x, i, 0);
-        return copy_to(L, want, d);
-    }
-    case AST_CALL:
-        return lower_call(L, n, want);
-    default:
-        fail(L, "internal error: an expression the lowering does not know");
-        return 0;
-    }
-}
-
-/* Emits a test of the one-element bool n that jumps (target left open in pl) when n's value
- * equals `when`, and falls through otherwise; `and`, `or` and `not` short-circuit. */
-static void jump_if(lowerer *L, ast_node *n, int when, patchlist *pl)
-{
-    if (L->failed)
-        return;
-    const check_note *k = note(n);
-    if (k->known) {
-        if ((k->ival != 0) == when)
-            patch_add(L, pl, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
-        return;
-    }
-    if (n->kind == AST_UNARY && n->op == OP_NOT) {
-        jump_if(L, n->a, !when, pl);
-        return;
-    }
-    if (n->kind == AST_BINARY && (n->op == OP_AND || n->op == OP_OR)) {
-        /* and: false as soon as a is false; or: true as soon as a is true */
-        int stop = n->op == OP_OR;
-        if (when == stop) {
-            jump_if(L, n->a, stop, pl);
-            jump_if(L, n->b, stop, pl);
-        } else {
-            patchlist skip = {0};
-            jump_if(L, n->a, stop, &skip);
-            jump_if(L, n->b, when, pl);
-            patch_here(L, &skip);
-            patch_free(&skip);
-        }
-        return;
-    }
-    int32_t s = lower_expr(L, n, -1);
-    patch_add(L, pl, emit(L, when ? REC_JUMP_TRUE : REC_JUMP_FALSE, 0, s, 0, 0, 0));
+    return lower_bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
 }
 
 /* ---- statements ------------------------------------------------------------------------------ */
@@ -636,30 +312,30 @@ static void lower_assign(lowerer *L, ast_node *n)
         int nouts = n->nlist;
         int32_t *o = nouts <= (int)(sizeof outs / sizeof outs[0]) ? outs : calloc((size_t)nouts, sizeof *o);
         if (!o) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             return;
         }
-        if (note(n->a)->callee == CHECK_CALL_KERNEL)
-            kernel_call(L, n->a, o, nouts);
+        if (lower_note(n->a)->callee == CHECK_CALL_KERNEL)
+            lower_kernel_call(L, n->a, o, nouts);
         else
-            inline_call(L, n->a, o, nouts);
+            lower_inline_call(L, n->a, o, nouts);
         for (int i = 0; i < nouts && !L->failed; i++)
-            copy_to(L, var(L, n->list[i]->name, &n->list[i]->ty), o[i]);
+            lower_copy_to(L, lower_var(L, n->list[i]->name, &n->list[i]->ty), o[i]);
         if (o != outs)
             free(o);
         return;
     }
     ast_node *t = n->list[0];
     if (t->kind == AST_NAME) {
-        int32_t v = var(L, t->name, &t->ty);
+        int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
         return;
     }
     /* x[i] = E: E first, as Python evaluates it */
     int32_t val = lower_expr(L, n->a, -1);
-    int32_t x = var(L, t->a->name, &t->a->ty);
+    int32_t x = lower_var(L, t->a->name, &t->a->ty);
     int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
-    emit(L, REC_SET_ROW, 0, x, i, val, 0);
+    lower_emit(L, REC_SET_ROW, 0, x, i, val, 0);
 }
 
 /* Will this arm of an if be lowered: reached by the checker and not folded false? */
@@ -682,7 +358,7 @@ static void lower_if(lowerer *L, ast_node *n)
             lower_block(L, arm->b);
             break;
         }
-        const check_note *k = note(arm->a);
+        const check_note *k = lower_note(arm->a);
         if (k->known) {
             if (!k->ival)
                 continue;
@@ -691,7 +367,7 @@ static void lower_if(lowerer *L, ast_node *n)
         }
         at(L, arm);
         patchlist next = {0};
-        jump_if(L, arm->a, 0, &next);
+        lower_jump_if(L, arm->a, 0, &next);
         lower_block(L, arm->b);
         int last = 1; /* a jump past the later arms only if one of them is lowered */
         for (int j = i + 1; j < n->nlist; j++)
@@ -699,13 +375,13 @@ static void lower_if(lowerer *L, ast_node *n)
                 last = 0;
         if (!last) {
             at(L, arm);
-            patch_add(L, &end, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+            lower_patch_add(L, &end, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         }
-        patch_here(L, &next);
-        patch_free(&next);
+        lower_patch_here(L, &next);
+        lower_patch_free(&next);
     }
-    patch_here(L, &end);
-    patch_free(&end);
+    lower_patch_here(L, &end);
+    lower_patch_free(&end);
 }
 
 static void loop_push(lowerer *L, loopl *lp)
@@ -718,13 +394,13 @@ static void loop_push(lowerer *L, loopl *lp)
 static void loop_pop(lowerer *L, loopl *lp)
 {
     L->loop = lp->up;
-    patch_free(&lp->breaks);
-    patch_free(&lp->continues);
+    lower_patch_free(&lp->breaks);
+    lower_patch_free(&lp->continues);
 }
 
 static void lower_while(lowerer *L, ast_node *n)
 {
-    const check_note *k = note(n->a);
+    const check_note *k = lower_note(n->a);
     if (k->known && !k->ival)
         return; /* while false */
     loopl lp;
@@ -733,16 +409,16 @@ static void lower_while(lowerer *L, ast_node *n)
     int32_t head = prog_here(L->b);
     patchlist exit = {0};
     if (!k->known)
-        jump_if(L, n->a, 0, &exit);
+        lower_jump_if(L, n->a, 0, &exit);
     at(L, n);
-    emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     lower_block(L, n->b);
-    patch_here(L, &lp.continues);
+    lower_patch_here(L, &lp.continues);
     at(L, n);
-    emit(L, REC_JUMP, 0, head, 0, 0, 0);
-    patch_here(L, &exit);
-    patch_here(L, &lp.breaks);
-    patch_free(&exit);
+    lower_emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    lower_patch_here(L, &exit);
+    lower_patch_here(L, &lp.breaks);
+    lower_patch_free(&exit);
     loop_pop(L, &lp);
 }
 
@@ -751,13 +427,13 @@ static void lower_while(lowerer *L, ast_node *n)
 static void end_counted_loop(lowerer *L, ast_node *n, loopl *lp, int32_t ctr, int32_t step,
                              int32_t head, int32_t exit)
 {
-    patch_here(L, &lp->continues);
+    lower_patch_here(L, &lp->continues);
     at(L, n);
-    emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
-    emit(L, REC_JUMP, 0, head, 0, 0, 0);
+    lower_emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
+    lower_emit(L, REC_JUMP, 0, head, 0, 0, 0);
     if (exit >= 0)
-        set_target(L, exit, prog_here(L->b));
-    patch_here(L, &lp->breaks);
+        lower_set_target(L, exit, prog_here(L->b));
+    lower_patch_here(L, &lp->breaks);
     loop_pop(L, lp);
 }
 
@@ -767,46 +443,46 @@ static void lower_for_range(lowerer *L, ast_node *n)
     memset(&i32, 0, sizeof i32);
     i32.dtype = CFX_I32;
     at(L, n);
-    int32_t iv = var(L, n->name, &i32);
-    int32_t ctr = note(n)->assigns_loop_var ? temp_scalar(L, CFX_I32) : iv;
+    int32_t iv = lower_var(L, n->name, &i32);
+    int32_t ctr = lower_note(n)->assigns_loop_var ? temp_scalar(L, CFX_I32) : iv;
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
     int32_t start = lower_expr(L, n->a, -1);
-    int32_t stop = note(n->b)->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
+    int32_t stop = lower_note(n->b)->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
     int64_t step_known = 1;
     int32_t step, positive = -1;
     if (!n->c) {
-        step = const_scalar(L, CFX_I32, 1, 0);
-    } else if (note(n->c)->known) {
-        step_known = note(n->c)->ival;
+        step = lower_const_scalar(L, CFX_I32, 1, 0);
+    } else if (lower_note(n->c)->known) {
+        step_known = lower_note(n->c)->ival;
         step = lower_expr(L, n->c, -1);
     } else {
         step_known = 0;
         step = lower_expr(L, n->c, temp_scalar(L, CFX_I32));
-        emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
+        lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
         positive = temp_scalar(L, CFX_BOOL);
-        emit(L, REC_BINARY, OP_GT, positive, step, const_scalar(L, CFX_I32, 0, 0), 0);
+        lower_emit(L, REC_BINARY, OP_GT, positive, step, lower_const_scalar(L, CFX_I32, 0, 0), 0);
     }
-    copy_to(L, ctr, start);
+    lower_copy_to(L, ctr, start);
     loopl lp;
     loop_push(L, &lp);
     int32_t head = prog_here(L->b);
     int32_t go = temp_scalar(L, CFX_BOOL);
     if (step_known > 0) {
-        emit(L, REC_BINARY, OP_LT, go, ctr, stop, 0);
+        lower_emit(L, REC_BINARY, OP_LT, go, ctr, stop, 0);
     } else if (step_known < 0) {
-        emit(L, REC_BINARY, OP_GT, go, ctr, stop, 0);
+        lower_emit(L, REC_BINARY, OP_GT, go, ctr, stop, 0);
     } else {
         int32_t up = temp_scalar(L, CFX_BOOL), down = temp_scalar(L, CFX_BOOL);
-        emit(L, REC_BINARY, OP_LT, up, ctr, stop, 0);
-        emit(L, REC_BINARY, OP_GT, down, ctr, stop, 0);
-        emit(L, REC_WHERE, 0, go, positive, up, down);
+        lower_emit(L, REC_BINARY, OP_LT, up, ctr, stop, 0);
+        lower_emit(L, REC_BINARY, OP_GT, down, ctr, stop, 0);
+        lower_emit(L, REC_WHERE, 0, go, positive, up, down);
     }
-    int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
     at(L, n);
-    emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
-        emit(L, REC_COPY, 0, iv, ctr, 0, 0);
+        lower_emit(L, REC_COPY, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
@@ -817,34 +493,34 @@ static void lower_for_each(lowerer *L, ast_node *n)
     int32_t x = lower_expr(L, n->a, -1);
     /* the rows are those of x before the loop, whatever the body assigns */
     if (n->a->kind == AST_NAME && check_assigns(n->d, n->a->name))
-        x = copy_to(L, temp(L, &n->a->ty), x);
+        x = lower_copy_to(L, lower_temp(L, &n->a->ty), x);
     int32_t rows = (int32_t)n->a->ty.dims[0];
     cfx_type row = n->a->ty;
     row.rank--;
     for (int i = 0; i < row.rank; i++)
         row.dims[i] = n->a->ty.dims[i + 1];
-    int32_t r = var(L, n->name, &row);
+    int32_t r = lower_var(L, n->name, &row);
     int32_t ctr = temp_scalar(L, CFX_I32);
-    emit(L, REC_COPY, 0, ctr, const_scalar(L, CFX_I32, 0, 0), 0, 0);
+    lower_emit(L, REC_COPY, 0, ctr, lower_const_scalar(L, CFX_I32, 0, 0), 0, 0);
     loopl lp;
     loop_push(L, &lp);
     int32_t head = prog_here(L->b);
     int32_t go = temp_scalar(L, CFX_BOOL);
-    emit(L, REC_BINARY, OP_LT, go, ctr, const_scalar(L, CFX_I32, rows, 0), 0);
-    int32_t exit = emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    lower_emit(L, REC_BINARY, OP_LT, go, ctr, lower_const_scalar(L, CFX_I32, rows, 0), 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
     at(L, n);
-    emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     /* the counter is in range here, but the validator wants every row index checked */
     int32_t name = n->a->kind == AST_NAME ? prog_string(L->b, n->a->name) : -1;
-    emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
-    emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
+    lower_emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
+    lower_emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
     lower_block(L, n->d);
-    end_counted_loop(L, n, &lp, ctr, const_scalar(L, CFX_I32, 1, 0), head, exit);
+    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
 }
 
 static void lower_switch(lowerer *L, ast_node *n)
 {
-    const check_note *k = note(n->a);
+    const check_note *k = lower_note(n->a);
     int ncases = 0, dflt = -1;
     int64_t lo = 0, hi = 0;
     for (int i = 0; i < n->nlist; i++) {
@@ -876,7 +552,7 @@ static void lower_switch(lowerer *L, ast_node *n)
     patchlist end = {0};
     int32_t *chain_case = calloc((size_t)n->nlist + 1, sizeof *chain_case);
     if (!start || !chain_case) {
-        fail(L, "out of memory");
+        lower_fail(L, "out of memory");
         goto done;
     }
     int64_t span = hi - lo + 1;
@@ -888,28 +564,28 @@ static void lower_switch(lowerer *L, ast_node *n)
         int32_t idx = v;
         if (lo != 0) {
             idx = temp_scalar(L, CFX_I32);
-            emit(L, REC_BINARY, OP_SUB, idx, v, const_scalar(L, CFX_I32, lo, 0), 0);
+            lower_emit(L, REC_BINARY, OP_SUB, idx, v, lower_const_scalar(L, CFX_I32, lo, 0), 0);
         }
         int32_t *zeros = calloc((size_t)span + 1, sizeof *zeros);
         if (!zeros) {
-            fail(L, "out of memory");
+            lower_fail(L, "out of memory");
             goto done;
         }
         table = L->failed ? -1 : prog_table(L->b, zeros, (int32_t)span + 1);
         free(zeros);
         if (table < 0)
-            fail(L, "the switch table is too large");
-        sw = emit(L, REC_SWITCH, 0, idx, table, (int32_t)span, 0);
+            lower_fail(L, "the switch table is too large");
+        sw = lower_emit(L, REC_SWITCH, 0, idx, table, (int32_t)span, 0);
     } else {
         /* sparse values: a chain of tests */
         int32_t eq = temp_scalar(L, CFX_BOOL);
         for (int i = 0; i < n->nlist; i++) {
             if (n->list[i]->flags & AST_F_DEFAULT)
                 continue;
-            emit(L, REC_BINARY, OP_EQ, eq, v, const_scalar(L, CFX_I32, n->list[i]->ival, 0), 0);
-            chain_case[i] = emit(L, REC_JUMP_TRUE, 0, eq, 0, 0, 0);
+            lower_emit(L, REC_BINARY, OP_EQ, eq, v, lower_const_scalar(L, CFX_I32, n->list[i]->ival, 0), 0);
+            chain_case[i] = lower_emit(L, REC_JUMP_TRUE, 0, eq, 0, 0, 0);
         }
-        to_default = emit(L, REC_JUMP, 0, 0, 0, 0, 0);
+        to_default = lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0);
     }
     /* the bodies, each ending with a jump past the others (the last one falls through) */
     int last = -1;
@@ -924,7 +600,7 @@ static void lower_switch(lowerer *L, ast_node *n)
         lower_block(L, cs->b);
         if (i != last) {
             at(L, n);
-            patch_add(L, &end, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+            lower_patch_add(L, &end, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         }
     }
     int32_t here = prog_here(L->b);
@@ -941,38 +617,38 @@ static void lower_switch(lowerer *L, ast_node *n)
     } else if (ncases > 0) {
         for (int i = 0; i < n->nlist; i++)
             if (!(n->list[i]->flags & AST_F_DEFAULT))
-                set_target(L, chain_case[i], start[i]);
-        set_target(L, to_default, dflt_at);
+                lower_set_target(L, chain_case[i], start[i]);
+        lower_set_target(L, to_default, dflt_at);
     }
-    patch_here(L, &end);
+    lower_patch_here(L, &end);
 done:
     free(start);
     free(chain_case);
-    patch_free(&end);
+    lower_patch_free(&end);
 }
 
 static void lower_expr_stmt(lowerer *L, ast_node *n)
 {
     ast_node *x = n->a;
-    const check_note *k = note(x);
+    const check_note *k = lower_note(x);
     if (k->callee == CHECK_CALL_ASSERT) {
         int32_t c = lower_expr(L, x->list[0], -1);
         int32_t msg = L->failed ? -1 : prog_string(L->b, x->list[1]->str);
-        emit(L, REC_ASSERT, 0, c, msg, 0, 0);
+        lower_emit(L, REC_ASSERT, 0, c, msg, 0, 0);
         return;
     }
     if (k->callee == CHECK_CALL_PRINT) {
         int32_t s = lower_expr(L, x->list[0], -1);
         int32_t label = x->nlist == 2 && !L->failed ? prog_string(L->b, x->list[1]->str) : -1;
-        emit(L, REC_PRINT, 0, s, label, 0, 0);
+        lower_emit(L, REC_PRINT, 0, s, label, 0, 0);
         return;
     }
     if (k->callee == CHECK_CALL_KERNEL) {
-        kernel_call(L, x, NULL, 0);
+        lower_kernel_call(L, x, NULL, 0);
         return;
     }
     if (k->callee >= 0) {
-        inline_call(L, x, NULL, 0);
+        lower_inline_call(L, x, NULL, 0);
         return;
     }
     lower_expr(L, x, -1); /* an op whose value is dropped: harmless, kept for its checks */
@@ -1003,13 +679,13 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_switch(L, n);
         return;
     case AST_BREAK:
-        patch_add(L, &L->loop->breaks, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        lower_patch_add(L, &L->loop->breaks, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_CONTINUE:
-        patch_add(L, &L->loop->continues, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        lower_patch_add(L, &L->loop->continues, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_RETURN:
-        patch_add(L, &L->sc->returns, emit(L, REC_JUMP, 0, 0, 0, 0, 0));
+        lower_patch_add(L, &L->sc->returns, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_EXPR:
         lower_expr_stmt(L, n);
@@ -1018,12 +694,12 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_block(L, n);
         return;
     default:
-        fail(L, "internal error: a statement the lowering does not know");
+        lower_fail(L, "internal error: a statement the lowering does not know");
         return;
     }
 }
 
-static void lower_block(lowerer *L, ast_node *blk)
+void lower_block(lowerer *L, ast_node *blk)
 {
     if (!blk || L->failed)
         return;
@@ -1036,54 +712,6 @@ static void lower_block(lowerer *L, ast_node *blk)
 }
 
 /* ---- graphs ------------------------------------------------------------------------------------ */
-/* Inlines a call of graph note(call)->callee: parameters bound to the argument slots (copied
- * first when the callee assigns them), results in fresh variables named `graph.result`. */
-static void inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts)
-{
-    const ast_graph *g = &L->m->graphs[note(call)->callee];
-    if (L->depth >= LOWER_MAX_INLINE) {
-        char why[128];
-        snprintf(why, sizeof why, "graph calls nest deeper than %d", LOWER_MAX_INLINE);
-        fail(L, why);
-        return;
-    }
-    int32_t *args = calloc((size_t)g->nparams + 1, sizeof *args);
-    if (!args) {
-        fail(L, "out of memory");
-        return;
-    }
-    for (int i = 0; i < g->nparams; i++)
-        args[i] = lower_expr(L, call->list[i], -1);
-    scope sc = {0};
-    sc.graph = note(call)->callee;
-    scope *saved_sc = L->sc;
-    loopl *saved_loop = L->loop;
-    int saved_line = L->line, saved_col = L->col;
-    L->sc = &sc;
-    L->loop = NULL; /* break and continue never leave a graph */
-    L->depth++;
-    for (int i = 0; i < g->nparams && !L->failed; i++) {
-        if (check_assigns(g->body, g->params[i].name))
-            copy_to(L, var(L, g->params[i].name, &g->params[i].type), args[i]);
-        else
-            bind_var(L, g->params[i].name, &g->params[i].type, args[i]);
-    }
-    for (int i = 0; i < g->nresults && !L->failed; i++) {
-        int32_t r = var(L, g->results[i].name, &g->results[i].type);
-        if (i < nouts)
-            outs[i] = r;
-    }
-    lower_block(L, g->body);
-    patch_here(L, &sc.returns);
-    L->depth--;
-    L->sc = saved_sc;
-    L->loop = saved_loop;
-    L->line = saved_line;
-    L->col = saved_col;
-    scope_free(&sc);
-    free(args);
-}
-
 cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
 {
     const ast_graph *g = &m->graphs[graph];
@@ -1101,20 +729,20 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
         goto done;
     }
     for (int i = 0; i < g->nparams && !L.failed; i++) {
-        int32_t s = bind_var(&L, g->params[i].name, &g->params[i].type,
+        int32_t s = lower_bind_var(&L, g->params[i].name, &g->params[i].type,
                              new_slot(&L, &g->params[i].type, SLOT_INPUT, g->params[i].name));
         prog_add_input(L.b, s);
     }
     for (int i = 0; i < g->nresults && !L.failed; i++) {
-        int32_t s = bind_var(&L, g->results[i].name, &g->results[i].type,
+        int32_t s = lower_bind_var(&L, g->results[i].name, &g->results[i].type,
                              new_slot(&L, &g->results[i].type, SLOT_RESULT, g->results[i].name));
         prog_add_result(L.b, s);
     }
     lower_block(&L, g->body);
-    patch_here(&L, &sc.returns);
+    lower_patch_here(&L, &sc.returns);
     L.line = g->line;
     L.col = g->col;
-    emit(&L, REC_HALT, 0, 0, 0, 0, 0);
+    lower_emit(&L, REC_HALT, 0, 0, 0, 0, 0);
     char err[256];
     if (L.failed) {
         diag_error(d, L.line, L.col, "%s", L.why);
@@ -1125,7 +753,7 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
     if (!p)
         diag_error(d, g->line, g->col, "graph '%s': %s", g->name, err);
 done:
-    scope_free(&sc);
+    lower_scope_free(&sc);
     free(L.info);
     return p;
 }
