@@ -1,7 +1,7 @@
 /* scheduler.h: the persistent executor's scheduling logic, as plain C that runs on the host,
  * on the device, and in tests on CPU threads standing in for blocks.
  *
- * The model (device/persistent.cu walks it, tests/test_sched.c replays it on pthreads):
+ * The model (device/persistent_kernel.cuh walks it, tests/test_sched.c replays it on pthreads):
  * - Every block walks every record. A record whose output has many elements is SPLIT: each
  *   block computes its share (sched_share) of the elements. A record whose output has one
  *   element is computed REDUNDANTLY by every block into the block's own PRIVATE copy of that
