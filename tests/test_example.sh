@@ -41,8 +41,8 @@ if ! command -v pkg-config >/dev/null; then
 fi
 pc=$(find "$T/prefix" -name cfx.pc | head -1)
 [ -n "$pc" ] || die "cfx.pc was not installed"
-# cfx.pc names the prefix given at configure time; --define-variable points it at this install
-pkgconf() { PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$T/prefix" "$@"; }
+# cfx.pc finds its prefix from where it lies, so an install with --prefix needs nothing more
+pkgconf() { PKG_CONFIG_PATH=$(dirname "$pc") pkg-config "$@"; }
 flags=$(pkgconf --cflags --libs cfx) || die "pkg-config cfx failed"
 libdir=$(pkgconf --variable=libdir cfx)
 # shellcheck disable=SC2086
