@@ -504,16 +504,25 @@ fail:
     return -1;
 }
 
-/* The graph being captured and its current tail; the signatures gained edge data in 13. */
+/* The graph being captured and its current tail (deps and ndeps may be NULL when only the
+ * graph is wanted); the signatures gained edge data in 13. Asking for the tail without its
+ * edge data fails with cudaErrorLossyQuery when an edge into it is not a plain one (a
+ * programmatic launch by a library), so the tail is asked for only right after our own
+ * plain launch. A capture that an application kernel's cuda_fn invalidated reports a NULL
+ * graph: say so here rather than fail later in cudaGraphConditionalHandleCreate with a bare
+ * "invalid argument". */
 static cudaError_t capture_info(cudaStream_t s, cudaGraph_t *graph, const cudaGraphNode_t **deps,
                                 size_t *ndeps)
 {
-    cudaStreamCaptureStatus st;
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t e;
 #if CUDART_VERSION >= 13000
-    return cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, NULL, ndeps);
+    e = cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, NULL, ndeps);
 #else
-    return cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, ndeps);
+    e = cudaStreamGetCaptureInfo(s, &st, NULL, graph, deps, ndeps);
 #endif
+    if (e == cudaSuccess && st != cudaStreamCaptureStatusActive) e = cudaErrorStreamCaptureInvalidated;
+    return e;
 }
 
 static cudaError_t capture_continue_after(cudaStream_t s, cudaGraphNode_t *node)
@@ -561,7 +570,10 @@ static int add_conditional(graphexec *x, enum cudaGraphConditionalNodeType type,
     const cudaGraphNode_t *deps;
     size_t ndeps = 0;
     cudaGraphNode_t node;
-    CUDA_TRY(capture_info(x->capture, &graph, &deps, &ndeps));
+    /* only the graph: the tail here may be a library's kernel (see capture_info) */
+    CUDA_TRY(capture_info(x->capture, &graph, NULL, NULL));
+    /* no default (flags 0): the value is undefined at each launch until graph_cond_kernel,
+     * captured just before the node, sets it, which it does on every pass */
     CUDA_TRY(cudaGraphConditionalHandleCreate(h, graph, 0, 0));
     graph_cond_kernel<<<1, 1, 0, x->capture>>>(*h, x->d.state, x->d.arena + cond->offset, cond->dtype, when);
     CUDA_LAUNCHED();
@@ -737,6 +749,9 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         np.kernel.kernelParams = init_args;
         CUDA_TRY(add_node(&init_node, x->graph, NULL, 0, &np));
     }
+    /* 1 with cudaGraphCondAssignDefault: the runtime sets it at the start of every launch
+     * (cudaGraphConditionalHandleCreate's defaultLaunchValue), so every run enters the WHILE
+     * once and its dispatch decides from there; a run never sees the 0 the last one left. */
     CUDA_TRY(cudaGraphConditionalHandleCreate(&loop_h, x->graph, 1, cudaGraphCondAssignDefault));
     {
         cudaGraphNodeParams np = {};
@@ -787,7 +802,28 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         /* the bodies of the conditional nodes that block's case now holds */
         if (drain_work(x, err, errlen) != 0) goto fail;
     }
-    CUDA_TRY(cudaGraphInstantiate(&x->exec, x->graph, 0));
+    {
+        /* WithParams rather than cudaGraphInstantiate: on failure it says why (a conditional
+         * handle left without a node, a node type a conditional body refuses, such as the
+         * memory-allocation node a cuBLAS without its workspace would capture) and which
+         * node, which a first run on a GPU needs in its message. Plain launch-time upload
+         * (flags 0): a run may go to any stream, and the first launch uploads. */
+        cudaGraphInstantiateParams ip;
+        cudaError_t e;
+        memset(&ip, 0, sizeof ip);
+        e = cudaGraphInstantiateWithParams(&x->exec, x->graph, &ip);
+        if (e != cudaSuccess) {
+            enum cudaGraphNodeType t = cudaGraphNodeTypeCount;
+            if (ip.errNode_out) (void)cudaGraphNodeGetType(ip.errNode_out, &t);
+            snprintf(err, errlen,
+                     "cudaGraphInstantiateWithParams: %s (cudaGraphInstantiateResult %d, failing node "
+                     "of cudaGraphNodeType %d)",
+                     cudaGetErrorString(e), (int)ip.result_out, (int)t);
+            (void)cudaGetLastError();
+            x->exec = NULL;
+            goto fail;
+        }
+    }
     return 0;
 fail:
     if (x->capturing) {

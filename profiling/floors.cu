@@ -42,6 +42,11 @@ __global__ void set_counter(int *counter, int n)
     *counter = n;
 }
 
+/* Conditional nodes (WHILE, cudaGraphSetConditional, cudaGraphAddNode) need CUDA 12.4;
+ * with an older toolkit the WHILE floor reports that it cannot be measured. */
+#define FL_HAVE_WHILE (CUDART_VERSION >= 12040)
+
+#if FL_HAVE_WHILE
 /* The body of the WHILE node: one iteration is one decrement; the last one clears the
  * condition, so a counter of n runs the body n times (the default value 1 starts it). */
 __global__ void while_body(cudaGraphConditionalHandle handle, int *counter)
@@ -51,6 +56,7 @@ __global__ void while_body(cudaGraphConditionalHandle handle, int *counter)
     if (left <= 0)
         cudaGraphSetConditional(handle, 0);
 }
+#endif
 
 typedef struct fl_barrier {
     unsigned int count;      /* blocks arrived in this generation */
@@ -182,8 +188,11 @@ fail:
     return -1;
 }
 
+#if FL_HAVE_WHILE
 /* A graph holding one WHILE conditional node whose body is while_body. Launched with the
- * counter at n, the body runs n times; the counter is read back afterwards to prove it. */
+ * counter at n, the body runs n times; the counter is read back afterwards to prove it.
+ * The handle's default 1 with cudaGraphCondAssignDefault is applied at the start of every
+ * launch, so each launch enters the body once and the counter alone decides how often. */
 static int measure_while(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats, int n2,
                          double *v, char *err, size_t errlen)
 {
@@ -256,6 +265,16 @@ fail:
     cudaFree(counter);
     return -1;
 }
+#else
+static int measure_while(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats, int n2,
+                         double *v, char *err, size_t errlen)
+{
+    (void)s, (void)t0, (void)t1, (void)repeats, (void)n2, (void)v;
+    snprintf(err, errlen, "WHILE node floor: CUDA %d has no conditional graph nodes (12.4 or later needed)",
+             (int)CUDART_VERSION);
+    return -1;
+}
+#endif
 
 /* One block per multiprocessor, launched cooperatively where the device allows it so that
  * every block is guaranteed resident (a barrier over blocks that are not would hang). */
