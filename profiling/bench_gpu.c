@@ -964,6 +964,27 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+#ifdef CFX_HAVE_CUDA
+/* The floors by the names the CSV and JSON files give them, in one order for both. */
+#define NFLOORS 6
+typedef struct named_floor {
+    const char *name;
+    const floor_stat *s;
+} named_floor;
+
+static void floor_list(const floors *fl, named_floor out[NFLOORS])
+{
+    const named_floor list[NFLOORS] = {{"launch_us", &fl->launch_us},
+                                       {"d2h_sync_us", &fl->d2h_sync_us},
+                                       {"while_iter_us", &fl->while_iter_us},
+                                       {"grid_barrier_us", &fl->grid_barrier_us},
+                                       {"block_barrier_us", &fl->block_barrier_us},
+                                       {"bandwidth_gbs", &fl->bandwidth_gbs}};
+    for (int i = 0; i < NFLOORS; i++)
+        out[i] = list[i];
+}
+#endif
+
 static int write_csv(const report *rp, case_data *data, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -977,14 +998,9 @@ static int write_csv(const report *rp, case_data *data, const char *path)
 #ifdef CFX_HAVE_CUDA
     if (rp->have_device) {
         const floors *fl = &rp->fl;
-        const struct {
-            const char *name;
-            const floor_stat *s;
-        } list[] = {{"launch_us", &fl->launch_us},         {"d2h_sync_us", &fl->d2h_sync_us},
-                    {"while_iter_us", &fl->while_iter_us}, {"grid_barrier_us", &fl->grid_barrier_us},
-                    {"block_barrier_us", &fl->block_barrier_us},
-                    {"bandwidth_gbs", &fl->bandwidth_gbs}};
-        for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        named_floor list[NFLOORS];
+        floor_list(fl, list);
+        for (int i = 0; i < NFLOORS; i++)
             fprintf(f, "floor,%s,\"ok\",,,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
                     list[i].s->repeats, list[i].s->median, list[i].s->min, list[i].s->max);
     }
@@ -1029,14 +1045,9 @@ static int write_json(const report *rp, case_data *data, const char *path)
                 rp->dev.sms, rp->dev.cc_major, rp->dev.cc_minor, rp->dev.memory_gib,
                 rp->dev.driver_version, rp->dev.runtime_version);
         fprintf(f, "  \"floors\": {\n");
-        const struct {
-            const char *name;
-            const floor_stat *s;
-        } list[] = {{"launch_us", &fl->launch_us},         {"d2h_sync_us", &fl->d2h_sync_us},
-                    {"while_iter_us", &fl->while_iter_us}, {"grid_barrier_us", &fl->grid_barrier_us},
-                    {"block_barrier_us", &fl->block_barrier_us},
-                    {"bandwidth_gbs", &fl->bandwidth_gbs}};
-        for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        named_floor list[NFLOORS];
+        floor_list(fl, list);
+        for (int i = 0; i < NFLOORS; i++)
             fprintf(f, "    \"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d},\n",
                     list[i].name, list[i].s->median, list[i].s->min, list[i].s->max,
                     list[i].s->repeats);
