@@ -15,18 +15,66 @@
  * recursive passes after the parser. What counts is the depth of the tree, so the operators
  * of a flat chain `1 + 1 + ... + 1` and the indexes of `x[0][0]...` count too (as Python's
  * compiler also gives up on a 100,000-term sum). */
-#include "parse_int.h"
-
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ast.h"
 #include "lex.h"
+#include "parse.h"
+
+typedef struct parser {
+    lexer lx;
+    lex_token tok;     /* the current token */
+    ast_arena *arena;  /* NULL when parsing a type text: no nodes are made then */
+    int depth;         /* open blocks and expression levels */
+    int panic;         /* a syntax error was reported in this statement */
+    int unclosed;      /* a block already reported the missing '}' before `graph` or the end */
+    int oom;
+    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
+} parser;
+
+typedef struct nodelist {
+    ast_node **items;
+    int n, cap;
+} nodelist;
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE __attribute__((format(printf, 4, 5)))
+#else
+#define PRINTF_LIKE
+#endif
+
+/* ---- tokens, errors and nodes ------------------------------------------------- */
+static void parse_next(parser *p);
+/* An error that leaves the parse in step: always reported. */
+static void parse_report(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
+/* A syntax error: the first of a statement is reported, the rest wait for recovery. */
+static void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...) PRINTF_LIKE;
+/* `expected WHAT, found TOKEN` at the current token. */
+static void parse_expected(parser *p, const char *what);
+static int parse_expect(parser *p, int kind, const char *what);
+static ast_node *parse_node(parser *p, int kind, int line, int col);
+/* What an expression becomes after an error, so callers always have a node. */
+static ast_node *parse_error_node(parser *p);
+static void parse_push(parser *p, nodelist *l, ast_node *x);
+static void parse_set_list(ast_node *n, const nodelist *l);
+static const char *parse_token_text(parser *p, const lex_token *t);
+
+/* ---- expressions and types ------------------------------------------------ */
+/* One more level of nesting (a block or an expression level); 0, with a syntax error, past
+ * PARSE_MAX_DEPTH. parse_leave undoes it. */
+static int parse_enter(parser *p);
+static void parse_leave(parser *p);
+static ast_node *parse_expr(parser *p);
+/* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. */
+static int parse_type(parser *p, cfx_type *out);
 
 /* ---- tokens and errors ------------------------------------------------------------- */
 
-void parse_next(parser *p)
+static void parse_next(parser *p)
 {
     p->tok = lex_next(&p->lx);
     if (p->lx.oom)
@@ -42,7 +90,7 @@ static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
 
 
 /* An error that leaves the parse in step: always reported. */
-void parse_report(parser *p, int line, int col, const char *fmt, ...)
+static void parse_report(parser *p, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -51,7 +99,7 @@ void parse_report(parser *p, int line, int col, const char *fmt, ...)
 }
 
 /* A syntax error: the first of a statement is reported, the rest wait for recovery. */
-void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
+static void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
 {
     if (p->panic)
         return;
@@ -63,14 +111,14 @@ void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
 }
 
 /* `expected WHAT, found TOKEN` at the current token. */
-void parse_expected(parser *p, const char *what)
+static void parse_expected(parser *p, const char *what)
 {
     char found[64];
     lex_describe(&p->lx, &p->tok, found, sizeof found);
     parse_syntax_error(p, p->tok.line, p->tok.col, "expected %s, found %s", what, found);
 }
 
-int parse_expect(parser *p, int kind, const char *what)
+static int parse_expect(parser *p, int kind, const char *what)
 {
     if (p->tok.kind == kind) {
         parse_next(p);
@@ -89,7 +137,7 @@ static int ends_statement(int kind)
 
 /* ---- nodes ------------------------------------------------------------------------- */
 
-ast_node *parse_node(parser *p, int kind, int line, int col)
+static ast_node *parse_node(parser *p, int kind, int line, int col)
 {
     ast_node *n = p->arena ? ast_alloc(p->arena, sizeof *n) : NULL;
     if (!n) {
@@ -106,12 +154,12 @@ ast_node *parse_node(parser *p, int kind, int line, int col)
 }
 
 /* What an expression becomes after an error, so callers always have a node. */
-ast_node *parse_error_node(parser *p)
+static ast_node *parse_error_node(parser *p)
 {
     return parse_node(p, AST_INT, p->tok.line, p->tok.col);
 }
 
-void parse_push(parser *p, nodelist *l, ast_node *x)
+static void parse_push(parser *p, nodelist *l, ast_node *x)
 {
     if (l->n == l->cap) {
         if (l->cap > INT_MAX / 4) {
@@ -132,13 +180,13 @@ void parse_push(parser *p, nodelist *l, ast_node *x)
     l->items[l->n++] = x;
 }
 
-void parse_set_list(ast_node *n, const nodelist *l)
+static void parse_set_list(ast_node *n, const nodelist *l)
 {
     n->list = l->items;
     n->nlist = l->n;
 }
 
-const char *parse_token_text(parser *p, const lex_token *t)
+static const char *parse_token_text(parser *p, const lex_token *t)
 {
     const char *s = p->arena ? ast_strdup(p->arena, p->lx.src + t->start, t->len) : NULL;
     if (!s) {
@@ -879,4 +927,338 @@ int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_ty
     *np = nparams;
     *nr = nresults;
     return 0;
+}
+
+#define MAX_ELEMENTS ((int64_t)1 << 30) /* a tensor's element count, so buffers stay far from overflow */
+#define MAX_DIM ((int64_t)INT32_MAX)
+
+/* ---- types ------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    cfx_dtype dtype;
+} dtypes[] = {
+    {"f32", CFX_F32}, {"f64", CFX_F64}, {"i32", CFX_I32}, {"i64", CFX_I64}, {"bool", CFX_BOOL},
+};
+
+static int is_dtype(parser *p, const lex_token *t, cfx_dtype *out)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+        if (lex_is(&p->lx, t, dtypes[i].name)) {
+            if (out)
+                *out = dtypes[i].dtype;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* `f32[2, 3]` for messages. This file's own spelling, so the parser links on its own. */
+static void shape_text(const cfx_type *t, char *buf, size_t n)
+{
+    const char *name = "?";
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (dtypes[i].dtype == t->dtype)
+            name = dtypes[i].name;
+    size_t k = (size_t)snprintf(buf, n, "%s[", name);
+    for (int i = 0; i < t->rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+}
+
+/* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. A syntax error sets
+ * panic; a type that parsed but cannot be used (rank, size) is reported, and *out is then a
+ * scalar so that parsing goes on. */
+static int parse_type(parser *p, cfx_type *out)
+{
+    memset(out, 0, sizeof *out);
+    lex_token start = p->tok;
+    cfx_dtype dt;
+    if (!is_dtype(p, &p->tok, &dt)) {
+        parse_expected(p, "a type (f32, f64, i32, i64 or bool)");
+        return 0;
+    }
+    out->dtype = dt;
+    parse_next(p);
+    if (p->tok.kind != TK_LBRACKET)
+        return 1;
+    parse_next(p);
+    if (p->tok.kind == TK_RBRACKET) {
+        parse_next(p);
+        return 1;
+    }
+    int64_t dims[CFX_TYPE_MAX_RANK];
+    int rank = 0, bad = 0;
+    for (;;) {
+        if (p->tok.kind != TK_INT) {
+            parse_expected(p, "a dimension (a positive integer)");
+            return 0;
+        }
+        bad |= p->tok.bad;
+        if (rank < CFX_TYPE_MAX_RANK)
+            dims[rank] = p->tok.ival;
+        if (rank < INT_MAX)
+            rank++;
+        parse_next(p);
+        if (p->tok.kind == TK_COMMA) {
+            parse_next(p);
+            continue;
+        }
+        if (p->tok.kind == TK_RBRACKET) {
+            parse_next(p);
+            break;
+        }
+        parse_expected(p, "',' or ']' in the shape");
+        return 0;
+    }
+    if (rank > CFX_TYPE_MAX_RANK) {
+        parse_report(p, start.line, start.col, "rank %d is more than %d", rank, CFX_TYPE_MAX_RANK);
+        return 0;
+    }
+    if (bad)
+        return 0; /* the lexer reported the literal */
+    cfx_type t = *out;
+    t.rank = rank;
+    int64_t count = 1;
+    int zero = 0, huge = 0;
+    for (int i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+        if (dims[i] == 0)
+            zero = 1;
+        else if (dims[i] > MAX_DIM)
+            huge = 1;
+        else if (!huge && (count *= dims[i]) > MAX_ELEMENTS)
+            huge = 1; /* count <= 2^30 before and dims[i] < 2^31: no overflow */
+    }
+    if (zero || huge) {
+        char text[160];
+        shape_text(&t, text, sizeof text);
+        parse_report(p, start.line, start.col, zero ? "shape %s has a dimension of 0" : "shape %s is too large", text);
+        return 0;
+    }
+    *out = t;
+    return 1;
+}
+
+/* ---- expressions ------------------------------------------------------------------- */
+
+/* Precedence, lowest first; `not` sits between `and` and the comparisons. */
+enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
+
+static int parse_enter(parser *p)
+{
+    if (p->depth >= PARSE_MAX_DEPTH) {
+        parse_syntax_error(p, p->tok.line, p->tok.col, "nesting is too deep (more than %d levels)", PARSE_MAX_DEPTH);
+        return 0;
+    }
+    p->depth++;
+    return 1;
+}
+
+static void parse_leave(parser *p) { p->depth--; }
+
+
+static int binary_op(int kind, int *op)
+{
+    switch (kind) {
+    case TK_OR: *op = OP_OR; return PREC_OR;
+    case TK_AND: *op = OP_AND; return PREC_AND;
+    case TK_LT: *op = OP_LT; return PREC_COMPARE;
+    case TK_LE: *op = OP_LE; return PREC_COMPARE;
+    case TK_GT: *op = OP_GT; return PREC_COMPARE;
+    case TK_GE: *op = OP_GE; return PREC_COMPARE;
+    case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
+    case TK_NE: *op = OP_NE; return PREC_COMPARE;
+    case TK_PLUS: *op = OP_ADD; return PREC_ADD;
+    case TK_MINUS: *op = OP_SUB; return PREC_ADD;
+    case TK_STAR: *op = OP_MUL; return PREC_MUL;
+    case TK_SLASH: *op = OP_DIV; return PREC_MUL;
+    case TK_PERCENT: *op = OP_MOD; return PREC_MUL;
+    case TK_AT: *op = OP_MATMUL; return PREC_MUL;
+    default: return 0;
+    }
+}
+
+/* `(ARG, ...)` after a call's name; the current token is '('. An argument that starts with
+ * a dtype name is a type (`zeros(f32[3])`, `cast(x, f64)`). */
+static void parse_args(parser *p, ast_node *call)
+{
+    nodelist args = {0};
+    parse_next(p);
+    while (p->tok.kind != TK_RPAREN) {
+        ast_node *arg;
+        if (is_dtype(p, &p->tok, NULL)) {
+            arg = parse_node(p, AST_TYPE, p->tok.line, p->tok.col);
+            parse_type(p, &arg->type);
+        } else {
+            arg = parse_expr(p);
+        }
+        parse_push(p, &args, arg);
+        if (p->panic)
+            break;
+        if (p->tok.kind == TK_COMMA) {
+            parse_next(p);
+            continue;
+        }
+        if (p->tok.kind != TK_RPAREN)
+            parse_expected(p, "',' or ')' after the argument");
+        break;
+    }
+    if (!p->panic)
+        parse_next(p); /* ')' */
+    parse_set_list(call, &args);
+}
+
+static ast_node *parse_primary(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *n;
+    switch (t.kind) {
+    case TK_INT:
+        n = parse_node(p, AST_INT, t.line, t.col);
+        n->ival = t.ival;
+        parse_next(p);
+        return n;
+    case TK_REAL:
+        n = parse_node(p, AST_REAL, t.line, t.col);
+        n->rval = t.rval;
+        parse_next(p);
+        return n;
+    case TK_TRUE:
+    case TK_FALSE:
+        n = parse_node(p, AST_BOOL, t.line, t.col);
+        n->ival = t.kind == TK_TRUE;
+        parse_next(p);
+        return n;
+    case TK_STRING:
+        n = parse_node(p, AST_STRING, t.line, t.col);
+        n->str = p->arena ? lex_string_value(&p->lx, &t, p->arena) : NULL;
+        if (!n->str) {
+            p->oom = p->lx.oom = 1;
+            n->str = "";
+        }
+        parse_next(p);
+        return n;
+    case TK_NAME:
+        parse_next(p);
+        if (p->tok.kind == TK_LPAREN) {
+            n = parse_node(p, AST_CALL, t.line, t.col);
+            n->name = parse_token_text(p, &t);
+            parse_args(p, n);
+            return n;
+        }
+        n = parse_node(p, AST_NAME, t.line, t.col);
+        n->name = parse_token_text(p, &t);
+        return n;
+    case TK_LPAREN:
+        parse_next(p);
+        n = parse_expr(p);
+        n->flags |= AST_F_PAREN;
+        if (!p->panic)
+            parse_expect(p, TK_RPAREN, "')'");
+        return n;
+    case TK_RANGE:
+        parse_syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
+        return parse_error_node(p);
+    default:
+        parse_expected(p, "an expression");
+        return parse_error_node(p);
+    }
+}
+
+/* PRIMARY followed by any number of `[INDEX]`. */
+static ast_node *parse_postfix(parser *p)
+{
+    int line = p->tok.line, col = p->tok.col;
+    ast_node *e = parse_primary(p);
+    int levels = 0; /* x[i][j]... nests the tree one level per index */
+    while (p->tok.kind == TK_LBRACKET && !p->panic) {
+        if (!parse_enter(p))
+            break;
+        levels++;
+        parse_next(p);
+        ast_node *ix = parse_node(p, AST_INDEX, line, col);
+        ix->a = e;
+        ix->b = parse_expr(p);
+        if (!p->panic)
+            parse_expect(p, TK_RBRACKET, "']' after the index");
+        e = ix;
+    }
+    p->depth -= levels;
+    return e;
+}
+
+static ast_node *parse_unary(parser *p)
+{
+    if (p->tok.kind != TK_MINUS)
+        return parse_postfix(p);
+    lex_token t = p->tok;
+    parse_next(p);
+    if (!parse_enter(p))
+        return parse_error_node(p);
+    ast_node *n = parse_node(p, AST_UNARY, t.line, t.col);
+    n->op = OP_NEG;
+    n->a = parse_unary(p);
+    parse_leave(p);
+    return n;
+}
+
+/* Precedence climbing: operators of precedence >= min, left-associative. Comparisons do
+ * not chain: `a < b < c` is an error rather than a silent `(a < b) < c`. */
+static ast_node *parse_binary(parser *p, int min)
+{
+    ast_node *left;
+    if (p->tok.kind == TK_NOT) {
+        if (min > PREC_NOT) {
+            parse_expected(p, "an expression ('not' needs parentheses here)");
+            return parse_error_node(p);
+        }
+        lex_token t = p->tok;
+        parse_next(p);
+        if (!parse_enter(p))
+            return parse_error_node(p);
+        left = parse_node(p, AST_UNARY, t.line, t.col);
+        left->op = OP_NOT;
+        left->a = parse_binary(p, PREC_NOT);
+        parse_leave(p);
+    } else {
+        left = parse_unary(p);
+    }
+    int compared = 0;
+    int levels = 0; /* a chain `a + b + c ...` is a tree as deep as it is long: it counts as nesting */
+    while (!p->panic) {
+        int op = 0;
+        int prec = binary_op(p->tok.kind, &op);
+        if (prec == 0 || prec < min)
+            break;
+        lex_token t = p->tok;
+        if (prec == PREC_COMPARE) {
+            if (compared) {
+                parse_syntax_error(p, t.line, t.col, "comparisons do not chain: write 'a < b and b < c'");
+                break;
+            }
+            compared = 1;
+        }
+        if (!parse_enter(p))
+            break;
+        levels++;
+        parse_next(p);
+        ast_node *n = parse_node(p, AST_BINARY, t.line, t.col);
+        n->op = (uint8_t)op;
+        n->a = left;
+        n->b = parse_binary(p, prec + 1);
+        left = n;
+    }
+    p->depth -= levels;
+    return left;
+}
+
+static ast_node *parse_expr(parser *p)
+{
+    if (!parse_enter(p))
+        return parse_error_node(p);
+    ast_node *e = parse_binary(p, PREC_OR);
+    parse_leave(p);
+    return e;
 }
