@@ -18,6 +18,8 @@
  *   (`continue` jumps to it) and its JUMP goes back to the test.
  *   `for i in range(A, B, S)` evaluates A, B and S once, checks a computed S with
  *   CHECK_STEP, and loops while (S > 0 ? i < B : i > B); a literal step picks one test.
+ *   Where the step past the last value could wrap an i32 (a step other than 1 or -1 with a
+ *   bound not known, or near the i32 limits), the counter is an i64 and i is cast from it.
  *   When the body assigns `i`, a hidden counter drives the loop and i is set from it at
  *   the top of each iteration, as in Python. `for r in x` counts over len(x) rows.
  * - `switch`: a SWITCH record through a dense table indexed by value - min when the case
@@ -509,6 +511,20 @@ static void end_counted_loop(lowerer *L, ast_node *n, loopl *lp, int32_t ctr, in
     loop_pop(L, lp);
 }
 
+/* 1 if an i32 counter that steps by `step` past the last value of range(.., stop, step) cannot
+ * wrap: the last value v satisfies v < stop (step > 0) or v > stop (step < 0), so the step
+ * after it is at most stop + step - 1 (or at least stop + step + 1). A step of 1 or -1 never
+ * wraps, whatever the bounds. */
+static int counter_fits_i32(int stop_known, int64_t stop, int64_t step)
+{
+    if (step == 1 || step == -1)
+        return 1;
+    if (!stop_known || step == 0)
+        return 0;
+    int64_t after = step > 0 ? stop + step - 1 : stop + step + 1;
+    return after >= INT32_MIN && after <= INT32_MAX;
+}
+
 static void lower_for_range(lowerer *L, ast_node *n)
 {
     cfx_type i32;
@@ -516,13 +532,13 @@ static void lower_for_range(lowerer *L, ast_node *n)
     i32.dtype = CFX_I32;
     at(L, n);
     int32_t iv = lower_var(L, n->name, &i32);
-    int32_t ctr = lower_note(n)->assigns_loop_var ? temp_scalar(L, CFX_I32) : iv;
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
     int32_t start = lower_expr(L, n->a, -1);
-    int32_t stop = lower_note(n->b)->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
+    const check_note *kb = lower_note(n->b);
+    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
     int64_t step_known = 1;
-    int32_t step, positive = -1;
+    int32_t step;
     if (!n->c) {
         step = lower_const_scalar(L, CFX_I32, 1, 0);
     } else if (lower_note(n->c)->known) {
@@ -532,10 +548,28 @@ static void lower_for_range(lowerer *L, ast_node *n)
         step_known = 0;
         step = lower_expr(L, n->c, temp_scalar(L, CFX_I32));
         lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
-        positive = temp_scalar(L, CFX_BOOL);
-        lower_emit(L, REC_BINARY, OP_GT, positive, step, lower_const_scalar(L, CFX_I32, 0, 0), 0);
     }
-    lower_copy_to(L, ctr, start);
+    /* Python's iterations exactly: where the step past the last value could wrap an i32
+     * (range(2147483640, 2147483647, 5)), the counter, the bound and the step are i64,
+     * where nothing wraps, and i is set from the counter at the top of each iteration.
+     * Otherwise an i32 counter, and i itself is the counter unless the body assigns i. */
+    cfx_dtype cdt = counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I32 : CFX_I64;
+    int32_t ctr = cdt == CFX_I32 && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
+    if (cdt == CFX_I64) {
+        int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
+        lower_emit(L, REC_CAST, 0, s64, step, 0, 0);
+        lower_emit(L, REC_CAST, 0, b64, stop, 0, 0);
+        lower_emit(L, REC_CAST, 0, ctr, start, 0, 0);
+        step = s64;
+        stop = b64;
+    } else {
+        lower_copy_to(L, ctr, start);
+    }
+    int32_t positive = -1;
+    if (!step_known) {
+        positive = temp_scalar(L, CFX_BOOL);
+        lower_emit(L, REC_BINARY, OP_GT, positive, step, lower_const_scalar(L, cdt, 0, 0), 0);
+    }
     loopl lp;
     loop_push(L, &lp);
     int32_t head = prog_here(L->b);
@@ -554,7 +588,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     at(L, n);
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
-        lower_emit(L, REC_COPY, 0, iv, ctr, 0, 0);
+        lower_emit(L, cdt == CFX_I32 ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }

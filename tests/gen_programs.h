@@ -254,6 +254,26 @@ static int gen_make_opaque(gen_prog *g, int e)
     return gen_bin(g, GE_ADD, GT_I, e, gen_var_ref(g, "n", GT_I));
 }
 
+/* range(e0, e1, e2) near the i32 limits, with a few iterations at most: the start within 24
+ * of a limit, the bound at or near it, and a step that is large or leaves the counter past
+ * the limit after the last iteration; sometimes computed (opaque: + n, n in [0, 6]). Python
+ * runs range(2147483640, 2147483647, 5) twice and range(0, 2147483647, 1073741824) twice. */
+static void gen_range_edge(gen_prog *g, gen_node *n)
+{
+    static const int64_t steps[] = {5, 7, 1073741824, 2147483647, 3, 1};
+    int up = gen_rand(g, 2), s = (int)gen_rand(g, 6);
+    int64_t step = steps[s], lim = up ? INT32_MAX : INT32_MIN;
+    int64_t start = s >= 2 && s <= 3 ? (up ? gen_rand(g, 3) : -(int64_t)gen_rand(g, 3))
+                                      : (up ? lim - 24 + gen_rand(g, 8) : lim + 24 - gen_rand(g, 8));
+    int64_t stop = up ? lim - gen_rand(g, 3) : lim + gen_rand(g, 3);
+    int es = gen_int_lit(g, up ? step : -step);
+    n->e[0] = gen_int_lit(g, start);
+    /* INT32_MIN cannot be written as a literal: -2147483647 - 1 */
+    n->e[1] = stop == INT32_MIN ? gen_bin(g, GE_SUB, GT_I, gen_int_lit(g, -INT32_MAX), gen_int_lit(g, 1))
+                                : gen_int_lit(g, stop);
+    n->e[2] = gen_rand(g, 3) == 0 && step < 2000000000 ? gen_make_opaque(g, es) : es;
+}
+
 /* An index into a 4-row tensor: mostly in range (negative ones too), sometimes not. */
 static int gen_index(gen_prog *g, int depth)
 {
@@ -491,6 +511,10 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
         } else {
             int step;
             g->nodes[k].var = gen_var_new(g, name, GT_I);
+            if (gen_rand(g, 6) == 0) { /* at the i32 limits, where a stepped counter would wrap */
+                gen_range_edge(g, &g->nodes[k]);
+                goto body;
+            }
             g->nodes[k].e[0] = gen_int_lit(g, gen_rand(g, 5) - 2);
             g->nodes[k].e[1] = gen_rand(g, 2) ? gen_int_lit(g, gen_rand(g, 6))
                                               : gen_bin(g, GE_MOD, GT_I, gen_expr_of(g, GT_I, 2), gen_int_lit(g, 6));
@@ -503,6 +527,7 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
                 g->nodes[k].e[2] = gen_bin(g, GE_MOD, GT_I, gen_make_opaque(g, gen_expr_of(g, GT_I, 2)),
                                            gen_int_lit(g, 3));
         }
+    body:
         g->scope[g->nscope++] = g->nodes[k].var;
         g->nodes[k].kids[0] = gen_block(g, depth + 1, 1);
         g->nscope--;
