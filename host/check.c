@@ -1167,6 +1167,10 @@ static int check_literal(checker *C, ast_node *n, int want)
     if (base->kind == AST_REAL) {
         int dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
         double r = neg ? -base->rval : base->rval;
+        if (dt == CFX_F32 && isinf((float)r)) { /* the lexer rejected what overflows f64 */
+            diag_error(C->d, n->line, n->col, "real literal %g does not fit in f32 (largest 3.4028235e+38)", r);
+            return -1;
+        }
         set_known(C, n, dt, 0, r);
         return 0;
     }
