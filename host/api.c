@@ -9,6 +9,7 @@
  * program.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -575,10 +576,16 @@ int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t byt
     return e ? bind(e, name, device_data, bytes, BOUND_DEVICE) : -1;
 }
 
-void cfx_set_max_iters(cfx_exec *e, int64_t n)
+int cfx_set_max_iters(cfx_exec *e, int64_t n)
 {
-    if (e)
-        e->max_iters = n > 0 ? n : 0;
+    if (!e)
+        return -1;
+    if (n < 0) {
+        set_error(e, "the iteration budget must be 0 (no limit) or positive, got %" PRId64, n);
+        return -1;
+    }
+    e->max_iters = n;
+    return 0;
 }
 
 void cfx_set_stream(cfx_exec *e, void *stream)

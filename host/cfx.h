@@ -141,8 +141,9 @@ int cfx_bind(cfx_exec *e, const char *name, void *data, size_t bytes);
 int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t bytes);
 
 /* Iteration budget: the run stops with CFX_STOP_LIMIT once loops have run `n` iterations
- * in all. 0 means no limit (the default). */
-void cfx_set_max_iters(cfx_exec *e, int64_t n);
+ * in all. 0 means no limit (the default). Returns 0, or -1 for a negative `n` (the budget
+ * is left as it was, and cfx_exec_error() says why). */
+int cfx_set_max_iters(cfx_exec *e, int64_t n);
 /* The CUDA stream (a cudaStream_t) to run on; NULL is the executor's own stream. */
 void cfx_set_stream(cfx_exec *e, void *stream);
 /* Where `print` output goes: one call per printed line, in program order, without the

@@ -343,8 +343,13 @@ static void check_cancel_and_budget(void)
     cfx_bind(e, "x", &x, 4);
     cfx_bind(e, "i", &i, 4);
 
+    /* a negative budget is refused and leaves the budget as it was (none) */
+    CHECK_INT(cfx_set_max_iters(e, -5), -1);
+    CHECK(strstr(cfx_exec_error(e), "iteration budget must be 0 (no limit) or positive, got -5") != NULL);
+    CHECK_INT(cfx_set_max_iters(NULL, 5), -1);
+
     /* the budget */
-    cfx_set_max_iters(e, 1000);
+    CHECK_INT(cfx_set_max_iters(e, 1000), 0);
     CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
     CHECK(strstr(cfx_exec_message(e), "spin.cfx:") == cfx_exec_message(e));
     CHECK(strstr(cfx_exec_message(e), "run stopped: limit: iteration budget of 1000 spent") != NULL);
