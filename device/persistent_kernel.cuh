@@ -35,13 +35,13 @@
 #define P_THREADS 256
 #define P_MAX_BLOCKS_PER_SM 2           /* more blocks only make the barrier slower */
 #define P_SHARED_PRIV_MAX 32768         /* private copies above this go to global memory */
-/* Cancel and status polls at most this often: a read of host-mapped memory crosses PCIe
- * (about a microsecond), so polling at every TICK would slow a tight one-block loop by
- * half; every 100 us costs about 1% and still stops a run within a fraction of a ms. */
-#define P_POLL_NS 100000ull
+/* Cancel and status polls at most every SCHED_POLL_NS: a read of host-mapped memory
+ * crosses PCIe (about a microsecond), so polling at every TICK would slow a tight one-block
+ * loop by half. */
+#define P_POLL_NS SCHED_POLL_NS
 #define P_PRINT_BYTES (1u << 20)        /* print buffer, grown for one big printed value */
 #define P_TRACE_PER_BLOCK 8192          /* trace events kept per block and run */
-#define P_STATUS_PAUSE (-1)             /* the launch ended at a CALL or a full print buffer */
+#define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* the launch ended at a CALL or a full print buffer */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
 static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
@@ -451,7 +451,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                     if (block == 0)
                         poll_cancel(a, &last_poll, pc);
                     last_poll = t;
-                    stopped = load_status(a.state) != CFX_OK;
+                    /* a pause is no reason to leave here: sched_leave_at_tick */
+                    stopped = sched_leave_at_tick(load_status(a.state));
                 }
                 s_flag = stopped;
             }
