@@ -10,7 +10,7 @@ static int not_built(char *why, size_t len)
 }
 
 #define NOT_BUILT(ops_name, backend_id) \
-    const exec_ops ops_name = {backend_id, not_built, NULL, NULL, NULL, NULL};
+    const exec_ops ops_name = {backend_id, not_built, NULL, NULL, NULL, NULL, NULL};
 
 NOT_BUILT(dev_host_ops, CFX_BACKEND_CUDA_HOST)
 NOT_BUILT(dev_graph_ops, CFX_BACKEND_CUDA_GRAPH)

@@ -58,7 +58,8 @@ typedef struct exec_run {
 
 /* The executor interface. create() may cache per-program state (an uploaded program, a
  * built CUDA graph); run() starts a run and, unless `async`, waits for it; wait() blocks
- * until the run ends and fills the outcome. */
+ * until the run ends and fills the outcome. detail() (may be NULL) says in one line which
+ * path the executor takes, for cfx_exec_backend_detail; the text lives in the executor. */
 typedef struct exec_ops {
     cfx_backend backend;
     int (*available)(char *why, size_t len);
@@ -66,6 +67,7 @@ typedef struct exec_ops {
     int (*run)(void *self, const exec_run *run, int async, char *err, size_t len);
     int (*wait)(void *self, exec_outcome *out, char *err, size_t len);
     void (*destroy)(void *self);
+    const char *(*detail)(void *self);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
