@@ -53,7 +53,9 @@ static const char run_usage_text[] =
     "  --out NAME=FILE.npy   write result NAME to FILE.npy instead of printing it\n"
     "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
     "                        auto picks cuda-persistent where a CUDA device is present, else\n"
-    "                        cpu, and when given explicitly says on stderr which it picked\n"
+    "                        cpu, and when given explicitly says on stderr which it picked;\n"
+    "                        cuda-persistent also says which path it took (device graph\n"
+    "                        launch, or pause and relaunch and why)\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -497,13 +499,13 @@ static int cmd_run(int argc, char **argv)
         cfx_free(why);
         goto done;
     }
-    if (o.backend && backend == CFX_BACKEND_AUTO) {
+    /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the
+     * line also says which path it took (after the run: the path may be settled only then) */
+    int say_path = o.backend && cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT;
+    if (o.backend && backend == CFX_BACKEND_AUTO && cfx_exec_backend(e) == CFX_BACKEND_CPU) {
         char reason[256] = "";
         cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, reason, sizeof reason);
-        if (cfx_exec_backend(e) == CFX_BACKEND_CPU)
-            fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
-        else
-            fprintf(stderr, "cfx: backend %s\n", cfx_backend_name(cfx_exec_backend(e)));
+        fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
     }
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, g, i);
@@ -527,6 +529,8 @@ static int cmd_run(int argc, char **argv)
 
     cfx_status st = cfx_run(e);
     fflush(stdout); /* the graph's prints come before the status line and the results */
+    if (say_path)
+        fprintf(stderr, "cfx: backend cuda-persistent (%s)\n", cfx_exec_backend_detail(e));
     if (st == CFX_ERROR) {
         fprintf(stderr, "cfx: %s\n", cfx_exec_message(e)[0] ? cfx_exec_message(e) : cfx_exec_error(e));
         goto done;
