@@ -79,6 +79,7 @@ typedef struct persist {
     size_t smem;
     int cooperative;            /* the device supports cooperative launches */
     blas_ctx *blas;             /* NULL: products stay inline */
+    int64_t product_min;        /* the plan's launch_product_min (0: every product inline) */
     /* device graph launch */
     int device_launch;          /* 1: runs go through main_exec; else the pause path */
     int coop_node;              /* main_exec's node is cooperative */
@@ -190,9 +191,13 @@ static void describe(persist *x)
 {
     char launches[256];
     const sched_plan *pl = &x->plan;
-    snprintf(launches, sizeof launches, "%d CALL site%s and %d product%s of at least %lld multiply-adds (cuBLAS)",
-             (int)pl->nlaunch_calls, pl->nlaunch_calls == 1 ? "" : "s", (int)pl->nlaunch_products,
-             pl->nlaunch_products == 1 ? "" : "s", (long long)SCHED_LAUNCH_PRODUCT_MIN);
+    if (x->product_min > 0)
+        snprintf(launches, sizeof launches, "%d CALL site%s and %d product%s of at least %lld multiply-adds (cuBLAS)",
+                 (int)pl->nlaunch_calls, pl->nlaunch_calls == 1 ? "" : "s", (int)pl->nlaunch_products,
+                 pl->nlaunch_products == 1 ? "" : "s", (long long)x->product_min);
+    else
+        snprintf(launches, sizeof launches, "%d CALL site%s (every product inline%s)", (int)pl->nlaunch_calls,
+                 pl->nlaunch_calls == 1 ? "" : "s", x->blas ? "" : ": cuBLAS did not start");
     if (x->device_launch)
         snprintf(x->detail, sizeof x->detail,
                  "device graph launch: one kernel of %d blocks x %d threads, the %s node of a device graph, "
@@ -444,6 +449,16 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
         (void)cudaGetLastError();
     memset(&opts, 0, sizeof opts);
     opts.launch_product_min = x->blas ? SCHED_LAUNCH_PRODUCT_MIN : 0;
+    {
+        /* the benchmark's knob for choosing SCHED_LAUNCH_PRODUCT_MIN: another threshold, or
+         * 0 for every product inline */
+        const char *env = getenv("CFX_PERSISTENT_LAUNCH_PRODUCT_MIN");
+        char *end = NULL;
+        long long v = env ? strtoll(env, &end, 10) : -1;
+        if (env && *env && end && !*end && v >= 0 && x->blas)
+            opts.launch_product_min = v;
+    }
+    x->product_min = opts.launch_product_min;
     if (sched_plan_build_opts(prog, &opts, &x->plan, err, errlen) != 0)
         goto fail;
     if (dev_prog_upload(&x->d, prog, err, errlen) != 0)
