@@ -29,6 +29,24 @@
 
 #include <stddef.h>
 
+#ifdef __CUDACC__
+/* The same contract as dev.h's CUDA_TRY (the enclosing function has err, errlen and a
+ * fail: label), kept local so the floors call nothing in the executors they judge; the one
+ * piece they share is the grid barrier's device code (grid_barrier.cuh), so that its floor
+ * is the barrier the executor passes. Every local is declared before the first FL_TRY:
+ * C++ forbids a goto over an initialization. */
+#define FL_TRY(call)                                                                      \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call,            \
+                     cudaGetErrorString(e_));                                             \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+#define FL_LAUNCHED() FL_TRY(cudaGetLastError())
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

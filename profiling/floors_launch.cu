@@ -15,15 +15,6 @@
 #include "floors.h"
 #include "grid_barrier.cuh"
 
-#define FL_TRY(call)                                                                      \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call,            \
-                     cudaGetErrorString(e_));                                             \
-            goto fail;                                                                    \
-        }                                                                                 \
-    } while (0)
 
 static __global__ void fl_empty(void) {}
 
