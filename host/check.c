@@ -714,6 +714,15 @@ static void check_switch(checker *C, env *e, ast_node *n)
         ok = 0;
     }
     int ndefault = 0;
+    /* case values seen, open addressing (index + 1): linear in the cases, not in their pairs */
+    int hcap = 16;
+    while (hcap < 2 * n->nlist)
+        hcap *= 2;
+    int *seen = calloc((size_t)hcap, sizeof *seen);
+    if (!seen) {
+        C->oom = 1;
+        return;
+    }
     for (int i = 0; i < n->nlist; i++) {
         ast_node *cs = n->list[i];
         if (cs->flags & AST_F_DEFAULT) {
@@ -723,12 +732,15 @@ static void check_switch(checker *C, env *e, ast_node *n)
         }
         if (cs->ival < INT32_MIN || cs->ival > INT32_MAX)
             diag_error(C->d, cs->line, cs->col, "case %" PRId64 " does not fit in i32", cs->ival);
-        for (int j = 0; j < i; j++)
-            if (!(n->list[j]->flags & AST_F_DEFAULT) && n->list[j]->ival == cs->ival) {
-                diag_error(C->d, cs->line, cs->col, "duplicate case %" PRId64, cs->ival);
-                break;
-            }
+        size_t h = (size_t)((uint64_t)cs->ival * 0x9E3779B97F4A7C15u >> 32) & (size_t)(hcap - 1);
+        while (seen[h] && n->list[seen[h] - 1]->ival != cs->ival)
+            h = (h + 1) & (size_t)(hcap - 1);
+        if (seen[h])
+            diag_error(C->d, cs->line, cs->col, "duplicate case %" PRId64, cs->ival);
+        else
+            seen[h] = i + 1;
     }
+    free(seen);
     check_note *k = ok ? n->a->note : NULL;
     arm_set arms;
     int has_default = 0;

@@ -231,10 +231,41 @@ static void full_text(void)
     free(diags);
 }
 
+/* The checker finds duplicate cases itself (a tree need not come from the parser, which
+ * reports them first): cases made equal after parsing, among many, are each reported once. */
+static void switch_duplicates(void)
+{
+    strbuf src = {0};
+    sb_puts(&src, "graph g(x: i32) -> (y: i32) {\n  y = 0\n  switch x {\n");
+    for (int i = 0; i < 3000; i++)
+        sb_printf(&src, "    case %d { y = %d }\n", i * 65536, i);
+    sb_puts(&src, "  }\n}\n");
+    diag d;
+    diag_init(&d, "t.cfx", sb_str(&src), src.len);
+    ast_module *m = parse_module(sb_str(&src), src.len, &d);
+    CHECK_INT(d.errors, 0);
+    if (m) {
+        ast_node *sw = m->graphs[0].body->list[1];
+        sw->list[2999]->ival = 0;        /* the first case's value, at the end */
+        sw->list[1500]->ival = 1499 * 65536; /* its neighbour's */
+        sw->list[7]->ival = -5;          /* a new value: no error */
+        CHECK_INT(check_module(m, NULL, &d), 2);
+        char *text = diag_take(&d);
+        CHECK_STR(text ? text : "",
+                  "t.cfx:1504:5: error: duplicate case 98238464\n    case 98304000 { y = 1500 }\n    ^\n"
+                  "t.cfx:3003:5: error: duplicate case 0\n    case 196542464 { y = 2999 }\n    ^\n");
+        free(text);
+        ast_module_free(m);
+    }
+    diag_free(&d);
+    sb_free(&src);
+}
+
 int main(void)
 {
     all_diag_files();
     annotations();
     full_text();
+    switch_duplicates();
     return test_finish("test_check");
 }
