@@ -1437,6 +1437,22 @@ static int check_name(checker *C, env *e, ast_node *n)
     return -1;
 }
 
+/* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
+static const char *infix_name(const ast_node *n)
+{
+    if (n->flags & AST_F_AUG) {
+        switch (n->op) {
+        case OP_ADD: return "+=";
+        case OP_SUB: return "-=";
+        case OP_MUL: return "*=";
+        case OP_DIV: return "/=";
+        case OP_MOD: return "%=";
+        default: break;
+        }
+    }
+    return op_infix[n->op];
+}
+
 static int check_expr(checker *C, env *e, ast_node *n, int want)
 {
     char b1[TYBUF];
@@ -1482,7 +1498,7 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col, "unknown operator");
             return -1;
         }
-        return check_elementwise2(C, e, n, n->op, op_infix[n->op], n->a, n->b, want);
+        return check_elementwise2(C, e, n, n->op, infix_name(n), n->a, n->b, want);
     case AST_INDEX: {
         if (check_expr(C, e, n->a, -1) < 0) {
             check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */

@@ -104,6 +104,7 @@ static int32_t lower_temp(lowerer *L, const cfx_type *t);
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 
 /* ---- expressions, calls and inlining --------------------------------------- */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
@@ -403,6 +404,17 @@ static void lower_assign(lowerer *L, ast_node *n)
     if (t->kind == AST_NAME) {
         int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
+        return;
+    }
+    if (n->flags & AST_F_AUG) {
+        /* x[i] op= E, as Python runs it: the index once, the row read, E, the op, the write */
+        int32_t x = lower_var(L, t->a->name, &t->a->ty);
+        int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+        int32_t row = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
+        int32_t v = lower_expr(L, n->a->b, -1);
+        binary_slots(L, n->op, t->ty.dtype, n->a->b, row, row, v);
+        lower_emit(L, REC_SET_ROW, 0, x, i, row, 0);
         return;
     }
     /* x[i] = E: E first, as Python evaluates it */
@@ -892,16 +904,23 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
-static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+/* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
+ * checks the divisor unless b is a known nonzero constant. */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
 {
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(a->ty.dtype)) {
+    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
         const check_note *kb = lower_note(b);
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
     }
-    int32_t d = dest(L, n, want);
     lower_emit(L, REC_BINARY, op, d, sa, sb, 0);
+}
+
+static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+{
+    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    int32_t d = dest(L, n, want);
+    binary_slots(L, op, a->ty.dtype, b, d, sa, sb);
     return d;
 }
 
