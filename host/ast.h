@@ -24,6 +24,7 @@ enum ast_kind {
     AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
     AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -37,7 +38,8 @@ enum ast_kind {
     AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
     AST_BREAK,
     AST_CONTINUE,
-    AST_RETURN,
+    AST_RETURN,   /* a = the value (an expression or an AST_TUPLE), or NULL for a bare return;
+                     the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
 };

@@ -380,8 +380,51 @@ static void at(lowerer *L, const ast_node *n)
     L->col = n->col;
 }
 
+/* `t0, t1, ... = E0, E1, ...`: every value into a slot first, then the targets from left to
+ * right. A value that is a target's own variable is copied aside first when an earlier target
+ * writes that variable (`a, b = b, a`); any other value is read where it lies. */
+static void lower_tuple_assign(lowerer *L, ast_node *n)
+{
+    ast_node *tup = n->a;
+    int k = n->nlist;
+    int32_t *vals = calloc((size_t)k + 1, sizeof *vals), *base = calloc((size_t)k + 1, sizeof *base);
+    if (!vals || !base) {
+        lower_fail(L, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < k; i++) {
+        const ast_node *t = n->list[i];
+        base[i] = t->kind == AST_INDEX ? lower_var(L, t->a->name, &t->a->ty) : lower_var(L, t->name, &t->ty);
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        int32_t s = lower_expr(L, tup->list[i], -1);
+        for (int j = 0; j < i; j++)
+            if (base[j] == s) {
+                s = lower_copy_to(L, lower_temp(L, &tup->list[i]->ty), s);
+                break;
+            }
+        vals[i] = s;
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        ast_node *t = n->list[i];
+        if (t->kind == AST_INDEX) {
+            int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+            lower_emit(L, REC_SET_ROW, 0, base[i], ix, vals[i], 0);
+        } else {
+            lower_copy_to(L, base[i], vals[i]);
+        }
+    }
+done:
+    free(vals);
+    free(base);
+}
+
 static void lower_assign(lowerer *L, ast_node *n)
 {
+    if (n->a->kind == AST_TUPLE) {
+        lower_tuple_assign(L, n);
+        return;
+    }
     if (n->nlist > 1) {
         int32_t outs[CTX_MAX_ARGS * 4];
         int nouts = n->nlist;
@@ -803,6 +846,9 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_patch_add(L, &L->loop->continues, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_RETURN:
+        if (n->b)
+            lower_assign(L, n->b); /* return E, ...: the results' values (check.c made n->b) */
+        at(L, n);
         lower_patch_add(L, &L->sc->returns, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_EXPR:

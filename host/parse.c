@@ -570,6 +570,24 @@ static ast_node *parse_augmented(parser *p, lex_token start, ast_node *target, i
     return n;
 }
 
+/* `EXPR` or `EXPR, EXPR, ...` (an AST_TUPLE): the value of an assignment or a return. */
+static ast_node *parse_values(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *first = parse_expr(p);
+    if (p->panic || p->tok.kind != TK_COMMA)
+        return first;
+    ast_node *tup = parse_node(p, AST_TUPLE, t.line, t.col);
+    nodelist items = {0};
+    parse_push(p, &items, first);
+    while (p->tok.kind == TK_COMMA && !p->panic) {
+        parse_next(p);
+        parse_push(p, &items, parse_expr(p));
+    }
+    parse_set_list(tup, &items);
+    return tup;
+}
+
 /* `TARGET, ... = EXPR` or a call used as a statement. */
 static ast_node *parse_simple(parser *p)
 {
@@ -609,7 +627,7 @@ static ast_node *parse_simple(parser *p)
     if (!parse_expect(p, TK_ASSIGN, "'=' after the assignment targets"))
         return NULL;
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
-    n->a = parse_expr(p);
+    n->a = parse_values(p);
     if (p->panic)
         return NULL;
     parse_set_list(n, &targets);
@@ -622,8 +640,15 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL) {
-        parse_report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
+    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE) {
+        parse_report(p, eq.line, eq.col,
+                     "several targets need as many values, as in 'a, b = b, a', or a call with several "
+                     "results, as in 'a, b = f(x)'");
+        return NULL;
+    }
+    if (targets.n == 1 && n->a->kind == AST_TUPLE) {
+        parse_report(p, n->a->line, n->a->col, "%d values for one target (write 'a, b = x, y')",
+                     n->a->nlist);
         return NULL;
     }
     return n;
@@ -649,8 +674,7 @@ static ast_node *parse_statement(parser *p)
         n = parse_node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
                  t.col);
         if (t.kind == TK_RETURN && !ends_statement(p->tok.kind))
-            parse_syntax_error(p, p->tok.line, p->tok.col,
-                         "'return' takes no value: assign the results, then write 'return'");
+            n->a = parse_values(p); /* `return a, b`: the results' values */
         return n;
     case TK_ELIF:
     case TK_ELSE:
