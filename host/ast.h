@@ -24,9 +24,11 @@ enum ast_kind {
     AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
     AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
-                     several targets only with a call value: `a, b = f(x)` */
+                     several targets only with a call value: `a, b = f(x)`;
+                     flag AST_F_AUG: `t op= E`, with op and a = BINARY(op, a read of t, E) */
     AST_IF,       /* list = arms, each an AST_ARM; the last arm may have a == NULL (else) */
     AST_ARM,      /* a = condition (NULL for else), b = block */
     AST_WHILE,    /* a = condition, b = block */
@@ -36,18 +38,20 @@ enum ast_kind {
     AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
     AST_BREAK,
     AST_CONTINUE,
-    AST_RETURN,
+    AST_RETURN,   /* a = the value (an expression or an AST_TUPLE), or NULL for a bare return;
+                     the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
 };
 
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
+#define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 
 typedef struct ast_node ast_node;
 struct ast_node {
     uint8_t kind;   /* enum ast_kind */
-    uint8_t op;     /* enum op_kind, for AST_UNARY and AST_BINARY */
+    uint8_t op;     /* enum op_kind, for AST_UNARY, AST_BINARY and an augmented AST_ASSIGN */
     uint16_t flags; /* AST_F_* */
     int line, col;  /* of the node's first token (for a binary node: of its operator) */
     const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */

@@ -236,9 +236,88 @@ static void mark_error(env *e, int v)
         e->v[v].st = V_ERROR;
 }
 
-static void check_assign(checker *C, env *e, ast_node *n)
+/* x[i] = val: x keeps its type; val has the row's type. With val_checked, val was already
+ * typed without error (the values of a tuple assignment come before its targets). */
+static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int val_checked)
 {
     char b1[TYBUF], b2[TYBUF];
+    ast_node *x = t->a;
+    int rx = check_expr(C, e, x, -1);
+    char what[80];
+    check_tensor_name(x, what, sizeof what);
+    if (rx < 0) {
+        check_expr(C, e, t->b, CFX_I32);
+        if (!val_checked)
+            check_expr(C, e, val, -1);
+        return;
+    }
+    int ri = check_index(C, e, t, &x->ty, what, t->b);
+    if (ri < 0) {
+        if (x->ty.rank >= 1 && !val_checked)
+            check_expr(C, e, val, x->ty.dtype);
+        return;
+    }
+    cfx_type row = row_type(&x->ty);
+    t->ty = row;
+    check_note_of(C, t)->known = 0;
+    if (!val_checked && check_expr(C, e, val, row.dtype) < 0)
+        return;
+    if (!check_same_type(&val->ty, &row)) {
+        diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s", what,
+                   tystr(&row, b1), tystr(&val->ty, b2));
+        return;
+    }
+    /* x is a tensor (rank >= 1), so it had no known value to forget */
+}
+
+/* `a, x[i], ... = E1, E2, ...`: every value first, as Python evaluates them (a literal takes
+ * the dtype of its target), then the targets from left to right, so `a, b = b, a` swaps and
+ * `i, x[i] = 1, v` writes row 1. */
+static void check_tuple_assign(checker *C, env *e, ast_node *n)
+{
+    ast_node *tup = n->a;
+    int nv = tup->nlist, count_ok = nv == n->nlist;
+    if (!count_ok)
+        diag_error(C->d, tup->line, tup->col, "%d targets but %d values", n->nlist, nv);
+    uint8_t *ok = calloc((size_t)nv + 1, 1);
+    if (!ok) {
+        C->oom = 1;
+        return;
+    }
+    for (int i = 0; i < nv; i++) {
+        int want = -1;
+        if (count_ok) {
+            ast_node *t = n->list[i];
+            want = want_for_var(C, e, check_var_find(C, t->kind == AST_INDEX ? t->a->name : t->name));
+        }
+        ok[i] = check_expr(C, e, tup->list[i], want) == 0;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *t = n->list[i];
+        if (!count_ok || !ok[i]) {
+            if (t->kind == AST_NAME)
+                mark_error(e, check_var_find(C, t->name));
+            continue;
+        }
+        if (t->kind == AST_INDEX) {
+            check_row_target(C, e, t, tup->list[i], 1);
+            continue;
+        }
+        int v = check_var_find(C, t->name);
+        check_note_of(C, t)->known = 0;
+        t->ty = tup->list[i]->ty;
+        if (assign_var(C, e, t, v, &t->ty, tup->list[i]->note) == 0)
+            t->ty = C->types[e->v[v].ty];
+    }
+    free(ok);
+}
+
+static void check_assign(checker *C, env *e, ast_node *n)
+{
+    if (n->a && n->a->kind == AST_TUPLE) {
+        check_tuple_assign(C, e, n);
+        return;
+    }
     if (n->nlist > 1) {
         /* a, b = f(...) */
         int ok = 1;
@@ -287,33 +366,7 @@ static void check_assign(checker *C, env *e, ast_node *n)
         return;
     }
     if (t->kind == AST_INDEX && t->a && t->a->kind == AST_NAME) {
-        /* x[i] = E: x keeps its type; E has the row's type */
-        ast_node *x = t->a;
-        int rx = check_expr(C, e, x, -1);
-        char what[80];
-        check_tensor_name(x, what, sizeof what);
-        if (rx < 0) {
-            check_expr(C, e, t->b, CFX_I32);
-            check_expr(C, e, n->a, -1);
-            return;
-        }
-        int ri = check_index(C, e, t, &x->ty, what, t->b);
-        if (ri < 0) {
-            if (x->ty.rank >= 1)
-                check_expr(C, e, n->a, x->ty.dtype);
-            return;
-        }
-        cfx_type row = row_type(&x->ty);
-        t->ty = row;
-        check_note_of(C, t)->known = 0;
-        if (check_expr(C, e, n->a, row.dtype) < 0)
-            return;
-        if (!check_same_type(&n->a->ty, &row)) {
-            diag_error(C->d, n->a->line, n->a->col, "a row of %s is %s and cannot be assigned %s", what,
-                       tystr(&row, b1), tystr(&n->a->ty, b2));
-            return;
-        }
-        /* x is a tensor (rank >= 1), so it had no known value to forget */
+        check_row_target(C, e, t, n->a, 0);
         return;
     }
     diag_error(C->d, t->line, t->col, "only a name or a row x[i] can be assigned");
@@ -808,6 +861,59 @@ static void check_results(checker *C, env *e, int line, int col, int at_return)
     }
 }
 
+/* `return E` or `return E1, E2, ...`: the values are assigned to the results, in declaration
+ * order, as a tuple assignment would (all values first), and then the graph returns. The
+ * assignment is made here, as n->b, for the lowering. */
+static void check_return_value(checker *C, env *e, ast_node *n)
+{
+    const ast_graph *g = &C->m->graphs[C->gi];
+    ast_node *val = n->a;
+    int nv = val->kind == AST_TUPLE ? val->nlist : 1;
+    int from_call = nv == 1 && val->kind == AST_CALL && g->nresults > 1; /* return f(x) */
+    if (nv != g->nresults && !from_call) {
+        if (g->nresults == 0)
+            diag_error(C->d, val->line, val->col, "'%s' has no results: write 'return' alone", g->name);
+        else
+            diag_error(C->d, val->line, val->col, "'return' gives %d value%s, but '%s' has %d result%s", nv,
+                       nv == 1 ? "" : "s", g->name, g->nresults, g->nresults == 1 ? "" : "s");
+        if (val->kind == AST_TUPLE)
+            for (int i = 0; i < val->nlist; i++)
+                check_expr(C, e, val->list[i], -1);
+        else
+            check_expr(C, e, val, -1);
+        for (int i = 0; i < g->nresults; i++) /* one message: not also "not assigned" */
+            mark_error(e, check_var_find(C, g->results[i].name));
+        return;
+    }
+    ast_node *as = ast_alloc(C->m->arena, sizeof *as);
+    ast_node **targets = ast_alloc(C->m->arena, sizeof *targets * (size_t)g->nresults);
+    if (!as || !targets) {
+        C->oom = 1;
+        return;
+    }
+    as->kind = AST_ASSIGN;
+    as->line = n->line;
+    as->col = n->col;
+    as->a = val;
+    for (int i = 0; i < g->nresults; i++) {
+        const ast_node *at = val->kind == AST_TUPLE ? val->list[i] : val;
+        targets[i] = ast_alloc(C->m->arena, sizeof **targets);
+        if (!targets[i]) {
+            C->oom = 1;
+            return;
+        }
+        targets[i]->kind = AST_NAME;
+        targets[i]->name = g->results[i].name;
+        targets[i]->line = at->line; /* a type error points at the value */
+        targets[i]->col = at->col;
+    }
+    as->list = targets;
+    as->nlist = g->nresults;
+    check_note_of(C, as);
+    n->b = as;
+    check_assign(C, e, as);
+}
+
 static void check_expr_stmt(checker *C, env *e, ast_node *n)
 {
     char b1[TYBUF];
@@ -883,6 +989,8 @@ static void check_stmt(checker *C, env *e, ast_node *n)
         e->live = 0;
         return;
     case AST_RETURN:
+        if (n->a)
+            check_return_value(C, e, n);
         check_results(C, e, n->line, n->col, 1);
         for (loopctx *l = C->loop; l; l = l->up)
             l->exits = 1;
@@ -1449,6 +1557,22 @@ static int check_name(checker *C, env *e, ast_node *n)
     return -1;
 }
 
+/* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
+static const char *infix_name(const ast_node *n)
+{
+    if (n->flags & AST_F_AUG) {
+        switch (n->op) {
+        case OP_ADD: return "+=";
+        case OP_SUB: return "-=";
+        case OP_MUL: return "*=";
+        case OP_DIV: return "/=";
+        case OP_MOD: return "%=";
+        default: break;
+        }
+    }
+    return op_infix[n->op];
+}
+
 static int check_expr(checker *C, env *e, ast_node *n, int want)
 {
     char b1[TYBUF];
@@ -1494,7 +1618,7 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col, "unknown operator");
             return -1;
         }
-        return check_elementwise2(C, e, n, n->op, op_infix[n->op], n->a, n->b, want);
+        return check_elementwise2(C, e, n, n->op, infix_name(n), n->a, n->b, want);
     case AST_INDEX: {
         if (check_expr(C, e, n->a, -1) < 0) {
             check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */

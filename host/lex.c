@@ -308,11 +308,15 @@ static int lex_operator(lexer *lx)
     int c = peek(lx, 0), c1 = peek(lx, 1);
     int kind = -1, two = 0;
     switch (c) {
-    case '+': kind = TK_PLUS; break;
-    case '-': if (c1 == '>') { kind = TK_ARROW; two = 1; } else kind = TK_MINUS; break;
-    case '*': kind = TK_STAR; break;
-    case '/': kind = TK_SLASH; break;
-    case '%': kind = TK_PERCENT; break;
+    case '+': if (c1 == '=') { kind = TK_PLUS_ASSIGN; two = 1; } else kind = TK_PLUS; break;
+    case '-':
+        if (c1 == '>') { kind = TK_ARROW; two = 1; }
+        else if (c1 == '=') { kind = TK_MINUS_ASSIGN; two = 1; }
+        else kind = TK_MINUS;
+        break;
+    case '*': if (c1 == '=') { kind = TK_STAR_ASSIGN; two = 1; } else kind = TK_STAR; break;
+    case '/': if (c1 == '=') { kind = TK_SLASH_ASSIGN; two = 1; } else kind = TK_SLASH; break;
+    case '%': if (c1 == '=') { kind = TK_PERCENT_ASSIGN; two = 1; } else kind = TK_PERCENT; break;
     case '@': kind = TK_AT; break;
     case '<': if (c1 == '=') { kind = TK_LE; two = 1; } else kind = TK_LT; break;
     case '>': if (c1 == '=') { kind = TK_GE; two = 1; } else kind = TK_GT; break;

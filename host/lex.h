@@ -57,6 +57,11 @@
     X(EQ, "==")                           \
     X(NE, "!=")                           \
     X(ASSIGN, "=")                        \
+    X(PLUS_ASSIGN, "+=")                  \
+    X(MINUS_ASSIGN, "-=")                 \
+    X(STAR_ASSIGN, "*=")                  \
+    X(SLASH_ASSIGN, "/=")                 \
+    X(PERCENT_ASSIGN, "%=")               \
     X(COMMA, ",")                         \
     X(COLON, ":")                         \
     X(SEMI, ";")                          \

@@ -104,6 +104,7 @@ static int32_t lower_temp(lowerer *L, const cfx_type *t);
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 
 /* ---- expressions, calls and inlining --------------------------------------- */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
@@ -379,8 +380,51 @@ static void at(lowerer *L, const ast_node *n)
     L->col = n->col;
 }
 
+/* `t0, t1, ... = E0, E1, ...`: every value into a slot first, then the targets from left to
+ * right. A value that is a target's own variable is copied aside first when an earlier target
+ * writes that variable (`a, b = b, a`); any other value is read where it lies. */
+static void lower_tuple_assign(lowerer *L, ast_node *n)
+{
+    ast_node *tup = n->a;
+    int k = n->nlist;
+    int32_t *vals = calloc((size_t)k + 1, sizeof *vals), *base = calloc((size_t)k + 1, sizeof *base);
+    if (!vals || !base) {
+        lower_fail(L, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < k; i++) {
+        const ast_node *t = n->list[i];
+        base[i] = t->kind == AST_INDEX ? lower_var(L, t->a->name, &t->a->ty) : lower_var(L, t->name, &t->ty);
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        int32_t s = lower_expr(L, tup->list[i], -1);
+        for (int j = 0; j < i; j++)
+            if (base[j] == s) {
+                s = lower_copy_to(L, lower_temp(L, &tup->list[i]->ty), s);
+                break;
+            }
+        vals[i] = s;
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        ast_node *t = n->list[i];
+        if (t->kind == AST_INDEX) {
+            int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+            lower_emit(L, REC_SET_ROW, 0, base[i], ix, vals[i], 0);
+        } else {
+            lower_copy_to(L, base[i], vals[i]);
+        }
+    }
+done:
+    free(vals);
+    free(base);
+}
+
 static void lower_assign(lowerer *L, ast_node *n)
 {
+    if (n->a->kind == AST_TUPLE) {
+        lower_tuple_assign(L, n);
+        return;
+    }
     if (n->nlist > 1) {
         int32_t outs[CTX_MAX_ARGS * 4];
         int nouts = n->nlist;
@@ -403,6 +447,17 @@ static void lower_assign(lowerer *L, ast_node *n)
     if (t->kind == AST_NAME) {
         int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
+        return;
+    }
+    if (n->flags & AST_F_AUG) {
+        /* x[i] op= E, as Python runs it: the index once, the row read, E, the op, the write */
+        int32_t x = lower_var(L, t->a->name, &t->a->ty);
+        int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+        int32_t row = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
+        int32_t v = lower_expr(L, n->a->b, -1);
+        binary_slots(L, n->op, t->ty.dtype, n->a->b, row, row, v);
+        lower_emit(L, REC_SET_ROW, 0, x, i, row, 0);
         return;
     }
     /* x[i] = E: E first, as Python evaluates it */
@@ -791,6 +846,9 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_patch_add(L, &L->loop->continues, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_RETURN:
+        if (n->b)
+            lower_assign(L, n->b); /* return E, ...: the results' values (check.c made n->b) */
+        at(L, n);
         lower_patch_add(L, &L->sc->returns, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_EXPR:
@@ -892,16 +950,23 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
-static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+/* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
+ * checks the divisor unless b is a known nonzero constant. */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
 {
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(a->ty.dtype)) {
+    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
         const check_note *kb = lower_note(b);
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
     }
-    int32_t d = dest(L, n, want);
     lower_emit(L, REC_BINARY, op, d, sa, sb, 0);
+}
+
+static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+{
+    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    int32_t d = dest(L, n, want);
+    binary_slots(L, op, a->ty.dtype, b, d, sa, sb);
     return d;
 }
 

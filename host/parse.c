@@ -516,6 +516,78 @@ static ast_node *parse_switch(parser *p)
     return n;
 }
 
+/* The op of an augmented assignment token (`+=` gives OP_ADD), or -1. */
+static int aug_op(int kind)
+{
+    switch (kind) {
+    case TK_PLUS_ASSIGN: return OP_ADD;
+    case TK_MINUS_ASSIGN: return OP_SUB;
+    case TK_STAR_ASSIGN: return OP_MUL;
+    case TK_SLASH_ASSIGN: return OP_DIV;
+    case TK_PERCENT_ASSIGN: return OP_MOD;
+    default: return -1;
+    }
+}
+
+/* A target as the value side reads it: a copy of the name, or of `name[...]` with the index
+ * trees shared (the lowering evaluates an index once; see lower.c). */
+static ast_node *read_of_target(parser *p, const ast_node *t)
+{
+    ast_node *r = parse_node(p, t->kind, t->line, t->col);
+    *r = *t;
+    if (t->kind == AST_INDEX)
+        r->a = read_of_target(p, t->a);
+    return r;
+}
+
+/* `TARGET op= EXPR`: one target, a name or a row or element of a named tensor. The value is
+ * BINARY(op, TARGET, EXPR), at the operator's position, so that the checker and the
+ * messages treat `x += e` exactly as `x = x + e`. */
+static ast_node *parse_augmented(parser *p, lex_token start, ast_node *target, int op)
+{
+    lex_token optok = p->tok;
+    parse_next(p);
+    int ok = target->kind == AST_NAME || (target->kind == AST_INDEX && target->a->kind == AST_NAME);
+    if (!ok || (target->flags & AST_F_PAREN)) {
+        parse_syntax_error(p, target->line, target->col,
+                           "cannot assign to this expression (a target is a name or name[i])");
+        return NULL;
+    }
+    ast_node *n = parse_node(p, AST_ASSIGN, start.line, start.col);
+    n->flags |= AST_F_AUG;
+    n->op = (uint8_t)op;
+    ast_node *value = parse_node(p, AST_BINARY, optok.line, optok.col);
+    value->op = (uint8_t)op;
+    value->flags |= AST_F_AUG; /* messages spell the operator `+=` */
+    value->a = read_of_target(p, target);
+    value->b = parse_expr(p);
+    if (p->panic)
+        return NULL;
+    n->a = value;
+    nodelist targets = {0};
+    parse_push(p, &targets, target);
+    parse_set_list(n, &targets);
+    return n;
+}
+
+/* `EXPR` or `EXPR, EXPR, ...` (an AST_TUPLE): the value of an assignment or a return. */
+static ast_node *parse_values(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *first = parse_expr(p);
+    if (p->panic || p->tok.kind != TK_COMMA)
+        return first;
+    ast_node *tup = parse_node(p, AST_TUPLE, t.line, t.col);
+    nodelist items = {0};
+    parse_push(p, &items, first);
+    while (p->tok.kind == TK_COMMA && !p->panic) {
+        parse_next(p);
+        parse_push(p, &items, parse_expr(p));
+    }
+    parse_set_list(tup, &items);
+    return tup;
+}
+
 /* `TARGET, ... = EXPR` or a call used as a statement. */
 static ast_node *parse_simple(parser *p)
 {
@@ -531,7 +603,7 @@ static ast_node *parse_simple(parser *p)
     ast_node *first = parse_expr(p);
     if (p->panic)
         return NULL;
-    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN) {
+    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
         if (first->kind != AST_CALL) {
             parse_syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
             return NULL;
@@ -540,6 +612,9 @@ static ast_node *parse_simple(parser *p)
         n->a = first;
         return n;
     }
+    int aug = aug_op(p->tok.kind);
+    if (aug >= 0)
+        return parse_augmented(p, t, first, aug);
     nodelist targets = {0};
     parse_push(p, &targets, first);
     while (p->tok.kind == TK_COMMA) {
@@ -552,7 +627,7 @@ static ast_node *parse_simple(parser *p)
     if (!parse_expect(p, TK_ASSIGN, "'=' after the assignment targets"))
         return NULL;
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
-    n->a = parse_expr(p);
+    n->a = parse_values(p);
     if (p->panic)
         return NULL;
     parse_set_list(n, &targets);
@@ -565,8 +640,15 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL) {
-        parse_report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
+    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE) {
+        parse_report(p, eq.line, eq.col,
+                     "several targets need as many values, as in 'a, b = b, a', or a call with several "
+                     "results, as in 'a, b = f(x)'");
+        return NULL;
+    }
+    if (targets.n == 1 && n->a->kind == AST_TUPLE) {
+        parse_report(p, n->a->line, n->a->col, "%d values for one target (write 'a, b = x, y')",
+                     n->a->nlist);
         return NULL;
     }
     return n;
@@ -592,8 +674,7 @@ static ast_node *parse_statement(parser *p)
         n = parse_node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
                  t.col);
         if (t.kind == TK_RETURN && !ends_statement(p->tok.kind))
-            parse_syntax_error(p, p->tok.line, p->tok.col,
-                         "'return' takes no value: assign the results, then write 'return'");
+            n->a = parse_values(p); /* `return a, b`: the results' values */
         return n;
     case TK_ELIF:
     case TK_ELSE:

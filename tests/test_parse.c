@@ -502,12 +502,13 @@ static void test_messages(void)
                  "t.cfx:2:16: error: expected '{' after 'else' (write 'elif' for another condition), found 'if'\n"
                  "  if y {} else if z {}\n               ^\n",
                  __LINE__);
-    check_errors("graph g() -> (y: i32) {\n  return y\n}\n",
-                 "t.cfx:2:10: error: 'return' takes no value: assign the results, then write 'return'\n"
-                 "  return y\n         ^\n",
+    check_errors("graph g() -> (y: i32) {\n  y = 1, 2\n  return y,\n}\n",
+                 "t.cfx:2:7: error: 2 values for one target (write 'a, b = x, y')\n  y = 1, 2\n      ^\n"
+                 "t.cfx:3:12: error: expected an expression, found newline\n  return y,\n           ^\n",
                  __LINE__);
     check_errors("graph g() -> (y: i32) {\n  a, b = x\n  f(x) = 1\n  a + 1 = 2\n}\n",
-                 "t.cfx:2:8: error: several targets need a call on the right, as in 'a, b = f(x)'\n  a, b = x\n"
+                 "t.cfx:2:8: error: several targets need as many values, as in 'a, b = b, a', or a call with "
+                 "several results, as in 'a, b = f(x)'\n  a, b = x\n"
                  "       ^\n"
                  "t.cfx:3:3: error: cannot assign to this expression (a target is a name or name[i])\n  f(x) = 1\n"
                  "  ^\n"
