@@ -435,6 +435,7 @@ extern int cudaFree(void *p) __attribute__((weak));
 extern int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) __attribute__((weak));
 extern int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream)
     __attribute__((weak));
+extern int cudaDeviceSynchronize(void) __attribute__((weak));
 
 /* `dup`: the result is a copy of the argument (f32[N]). The CUDA version enqueues the copy on
  * the stream it is given, as an application kernel must. `user` counts the calls. */
@@ -510,7 +511,7 @@ static void test_calls(void)
  * leaves the result buffers as they were. */
 static void test_device_buffers(void)
 {
-    if (!cudaMalloc || !cudaFree || !cudaMemcpy) {
+    if (!cudaMalloc || !cudaFree || !cudaMemcpy || !cudaDeviceSynchronize) {
         printf("gpu_persistent: device-buffer test skipped: the CUDA runtime is not linked\n");
         return;
     }
@@ -548,6 +549,10 @@ static void test_device_buffers(void)
     cudaMemcpy(dd, d, sizeof d, 1);
     cudaMemcpy(dn, &n, 4, 1);
     cudaMemcpy(dc, &c, 4, 1);
+    /* A cudaMemcpy from pageable memory may return before its bytes reach the device, and it
+     * is ordered on the legacy default stream, which the executor's own non-blocking stream
+     * does not wait for: wait here, before the run reads them. */
+    CHECK_INT(cudaDeviceSynchronize(), 0);
     CHECK_INT(cfx_bind_device(e, "x", dx, sizeof x), 0);
     CHECK_INT(cfx_bind_device(e, "k", dk, 4), 0);
     CHECK_INT(cfx_bind_device(e, "d", dd, sizeof d), 0);
@@ -568,6 +573,7 @@ static void test_device_buffers(void)
     c = -7;
     cudaMemcpy(dk, &k, 4, 1);
     cudaMemcpy(dc, &c, 4, 1);
+    CHECK_INT(cudaDeviceSynchronize(), 0);
     CHECK_INT(cfx_run(e), CFX_STOP_INDEX);
     cudaMemcpy(&c, dc, 4, 2);
     CHECK_INT(c, -7);
