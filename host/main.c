@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "exec.h"
 #include "npy.h"
 #include "strbuf.h"
 #include "value.h"
@@ -26,14 +27,19 @@ static const char usage_text[] =
     "       cfx dump FILE [--graph NAME]\n"
     "                                  print the compiled records of every graph (or of one)\n"
     "       cfx --help | -h            this text\n"
-    "       cfx --version              the version, and whether the CUDA backends are built\n"
+    "       cfx --version              the version, whether the CUDA executors were built\n"
+    "                                  and whether they load and find a device here\n"
     "\n"
     "Run `cfx run --help` for the options of run, and `cfx run FILE --help` for the inputs\n"
     "and results of FILE's graph.\n"
     "\n"
     "Exit status: 0 ok; 1 a compile error, a bad command line or a backend failure;\n"
     "3 a run that stopped early (assert, index, divide, value, limit, cancelled), after its\n"
-    "status line `FILE:LINE:COL: run stopped: ...` on standard error.\n";
+    "status line `FILE:LINE:COL: run stopped: ...` on standard error.\n"
+    "\n"
+    "In a build with CUDA, the CUDA executors are a module, libcfx_cuda.so, loaded only when\n"
+    "a CUDA backend is asked for; it is found beside libcfx, or at the path in\n"
+    "CFX_CUDA_MODULE.\n";
 
 static const char run_usage_text[] =
     "usage: cfx run FILE [options]\n"
@@ -572,6 +578,24 @@ done:
     return rc;
 }
 
+/* The version, whether the CUDA executors were built and load here, and, when they do, what
+ * each CUDA backend says about this machine. */
+static void print_version(void)
+{
+    char line[640];
+    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    int loaded = dev_module_describe(line, sizeof line);
+    printf("CUDA executors: %s\n", line);
+    if (loaded <= 0)
+        return;
+    static const cfx_backend cuda[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
+                                       CFX_BACKEND_CUDA_PERSISTENT};
+    for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; i++) {
+        int ok = cfx_backend_available(cuda[i], line, sizeof line);
+        printf("  %-16s %s\n", cfx_backend_name(cuda[i]), ok ? "available" : line);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -584,10 +608,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        char why[256] = "";
-        int cuda = cfx_backend_available(CFX_BACKEND_CUDA_HOST, why, sizeof why);
-        printf("cfx %d.%d (CUDA backends: %s)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR,
-               cuda ? "available" : why);
+        print_version();
         return 0;
     }
     int rc;
