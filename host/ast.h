@@ -23,7 +23,7 @@ enum ast_kind {
     AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
     AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
-    AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
@@ -48,23 +48,29 @@ enum ast_kind {
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 
+/* Compile memory is about one node and one check_note per name, literal, operator, call
+ * and statement, so a node is kept small: fields that no kind uses together share storage,
+ * and a written type (AST_TYPE) is kept in `ty`, which the checker never sets for it. */
 typedef struct ast_node ast_node;
 struct ast_node {
     uint8_t kind;   /* enum ast_kind */
     uint8_t op;     /* enum op_kind, for AST_UNARY, AST_BINARY and an augmented AST_ASSIGN */
     uint16_t flags; /* AST_F_* */
     int line, col;  /* of the node's first token (for a binary node: of its operator) */
-    const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
-    const char *str;  /* AST_STRING */
-    int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
-    double rval;      /* AST_REAL */
-    cfx_type type;    /* AST_TYPE */
+    int nlist;
+    union {
+        const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
+        const char *str;  /* AST_STRING */
+    };
+    union {
+        int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
+        double rval;      /* AST_REAL */
+    };
     ast_node *a, *b, *c, *d;
     ast_node **list;
-    int nlist;
 
     /* ---- checker: filled by check.c, read by lower.c ---- */
-    cfx_type ty;      /* type of an expression */
+    cfx_type ty;      /* type of an expression; for AST_TYPE, the type written */
     void *note;       /* the checker's own annotation; lower.c and check.c agree on it */
 };
 

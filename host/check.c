@@ -1111,6 +1111,51 @@ done:
     check_env_free(&e);
 }
 
+static int is_statement(int kind)
+{
+    return kind == AST_ASSIGN || kind == AST_IF || kind == AST_WHILE || kind == AST_FOR_RANGE ||
+           kind == AST_FOR_EACH || kind == AST_SWITCH || kind == AST_BREAK || kind == AST_CONTINUE ||
+           kind == AST_RETURN || kind == AST_EXPR;
+}
+
+/* Walks tree n as collect_calls counts it, adding to *total each node and, at a call of a
+ * graph, that graph's inlined size; returns the innermost statement at which *total first
+ * passes cap (NULL if it does not), so a size error names the statement that crossed it. */
+static const ast_node *crossing(checker *C, const ast_node *n, const ast_node *stmt, int64_t *total,
+                                int64_t cap, int depth)
+{
+    if (!n || depth > 4 * PARSE_MAX_DEPTH)
+        return NULL;
+    if (is_statement(n->kind))
+        stmt = n;
+    (*total)++;
+    if (n->kind == AST_CALL) {
+        int g = check_graph_find(C, n->name);
+        if (g >= 0 && C->scc[g] != C->scc[C->gi])
+            *total += C->size[g];
+    }
+    if (*total > cap)
+        return stmt;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4 + n->nlist; i++) {
+        const ast_node *r = crossing(C, i < 4 ? kids[i] : n->list[i - 4], stmt, total, cap, depth + 1);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+/* Reports that graph g, inlined, passes a cap, at the statement that crossed it; `before` is
+ * what the graphs before it already count. */
+static void too_large(checker *C, int g, int64_t before, int64_t cap, const char *fmt)
+{
+    const ast_graph *gr = &C->m->graphs[g];
+    int64_t total = before;
+    C->gi = g;
+    const ast_node *at = crossing(C, gr->body, NULL, &total, cap, 0);
+    diag_error(C->d, at ? at->line : gr->line, at ? at->col : gr->col, fmt, gr->name, (int)cap);
+}
+
 int check_module(ast_module *m, const cfx_context *ctx, diag *d)
 {
     int before = d->errors;
@@ -1136,14 +1181,11 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
     int64_t all = 0;
     for (int g = 0; g < m->ngraphs; g++) {
         all += C.size[g];
-        if (C.size[g] > LOWER_MAX_RECORDS)
-            diag_error(d, m->graphs[g].line, m->graphs[g].col,
-                       "graph '%s' is too large: more than %d nodes once its calls are inlined",
-                       m->graphs[g].name, LOWER_MAX_RECORDS);
-        else if (all > CHECK_MAX_MODULE_NODES) {
-            diag_error(d, m->graphs[g].line, m->graphs[g].col,
-                       "the file is too large: more than %d nodes once graph calls are inlined",
-                       CHECK_MAX_MODULE_NODES);
+        if (C.size[g] > LOWER_MAX_RECORDS) {
+            too_large(&C, g, 0, LOWER_MAX_RECORDS, "graph '%s' is too large: more than %d nodes once its calls are inlined");
+        } else if (all > CHECK_MAX_MODULE_NODES) {
+            too_large(&C, g, all - C.size[g], CHECK_MAX_MODULE_NODES,
+                      "the file is too large (at graph '%s'): more than %d nodes once graph calls are inlined");
             break;
         }
     }
@@ -1709,13 +1751,13 @@ static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_t
         diag_error(C->d, a ? a->line : n->line, a ? a->col : n->col, "argument of '%s' must be a type", n->name);
         return -1;
     }
-    if (scalar_only && a->type.rank != 0) {
+    if (scalar_only && a->ty.rank != 0) {
         diag_error(C->d, a->line, a->col, "'%s' takes a dtype (f32, f64, i32, i64, bool), not a shape", n->name);
         return -1;
     }
-    if (check_written_type(C, &a->type, a->line, a->col) < 0)
+    if (check_written_type(C, &a->ty, a->line, a->col) < 0)
         return -1;
-    *out = a->type;
+    *out = a->ty;
     return 0;
 }
 

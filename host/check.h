@@ -41,16 +41,17 @@
 #define CHECK_CALL_PRINT -4
 /* >= 0: a graph of the module, by index; the call is inlined */
 
-typedef struct check_note {
+typedef struct check_note { /* the ints first: no padding, as there is one note per node */
     /* expressions */
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
-    int64_t ival;  /* the value of a known integer or bool expression */
-    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
-    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
+    /* expressions */
+    int64_t ival;  /* the value of a known integer or bool expression */
+    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
+    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
 } check_note;
 
 /* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.
