@@ -21,10 +21,13 @@ enum ast_kind {
     AST_NAME,     /* name */
     AST_UNARY,    /* op (OP_NEG, OP_NOT), a */
     AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
-    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
+    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes); flag
+                     AST_F_METHOD: `r.name(args)`, with the receiver r as list[0] */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
     AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
+    AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
+    AST_ATTR,     /* a.name: `x.shape` */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -47,6 +50,7 @@ enum ast_kind {
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
+#define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
 
 typedef struct ast_node ast_node;
 struct ast_node {

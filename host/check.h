@@ -39,7 +39,21 @@
 #define CHECK_CALL_KERNEL -2 /* a registered kernel: check_note.kernel */
 #define CHECK_CALL_ASSERT -3
 #define CHECK_CALL_PRINT -4
+#define CHECK_CALL_METHOD -5 /* a list method: name "append" or "pop"; check_note.list */
+#define CHECK_CALL_STACK -6  /* stack(xs): check_note.list */
 /* >= 0: a graph of the module, by index; the call is inlined */
+
+/* A list variable of a graph: bounded, with a capacity known at compile time and a length
+ * that lives in a slot of its own at run time. */
+typedef struct check_list {
+    const char *name;     /* the variable */
+    const char *len_name; /* "len(NAME)": the variable that holds its length */
+    cfx_type item;        /* the items' type, fixed by the first item the graph gives it */
+    int typed;            /* item is known */
+    int64_t cap;          /* capacity: declared with list(TYPE, N), or inferred (check.c) */
+    int declared;
+    int id;               /* a list's type in the checker is {rank -1, dims[0] = id} */
+} check_list;
 
 typedef struct check_note {
     /* expressions */
@@ -49,6 +63,7 @@ typedef struct check_note {
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
+    check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
 } check_note;
@@ -63,6 +78,8 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
 /* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
  * loop variable. */
 int check_assigns(const ast_node *n, const char *name);
+/* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
+int check_mutates_list(const ast_node *n, const char *name);
 
 /* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
 char *check_type_str(const cfx_type *t, char *buf, size_t len);
