@@ -36,7 +36,9 @@ enum ast_kind {
     AST_ARM,      /* a = condition (NULL for else), b = block */
     AST_WHILE,    /* a = condition, b = block */
     AST_FOR_RANGE,/* name = loop variable, a = start, b = stop, c = step (NULL: 1), d = block */
-    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block */
+    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block; with several
+                     loop variables (`for i, x in enumerate(xs)`) list = all of them, as
+                     AST_NAME nodes, and name = the first */
     AST_SWITCH,   /* a = the i32 expression, list = AST_CASE nodes in source order */
     AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
     AST_BREAK,

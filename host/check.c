@@ -430,6 +430,8 @@ static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *ar
     case AST_FOR_RANGE:
     case AST_FOR_EACH: {
         int r = fn(n->name, arg);
+        for (int i = 1; !r && i < n->nlist; i++)
+            r = fn(n->list[i]->name, arg);
         return r ? r : each_assigned(n->d, fn, arg);
     }
     case AST_IF:
@@ -581,9 +583,10 @@ static void after_loop(checker *C, env *e, const uint8_t *assigned, int line)
     }
 }
 
-/* Checks a loop body in a copy of e in which the assigned variables are unknown. */
-static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, int loopvar,
-                     const cfx_type *loopvar_ty, ast_node *at, int *exits, int *breaks)
+/* Checks a loop body in a copy of e in which the assigned variables are unknown; the loop
+ * variables loopvars[0 .. nloopvars) take their types (a type NULL: in error, quiet). */
+static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, const int *loopvars,
+                     const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks)
 {
     env b;
     if (check_env_copy(C, &b, e) < 0)
@@ -591,8 +594,11 @@ static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned
     for (int v = 0; v < C->nvars; v++)
         if (assigned[v])
             b.v[v].known = 0;
-    if (loopvar >= 0 && assign_var(C, &b, at, loopvar, loopvar_ty, NULL) < 0)
-        b.v[loopvar].st = V_ERROR;
+    for (int i = 0; i < nloopvars; i++) {
+        int lv = loopvars[i];
+        if (lv >= 0 && (!loopvar_ty[i] || assign_var(C, &b, at, lv, loopvar_ty[i], NULL) < 0))
+            b.v[lv].st = V_ERROR;
+    }
     loopctx lc = {C->loop, 0, 0};
     C->loop = &lc;
     check_block(C, &b, body);
@@ -634,7 +640,7 @@ static void check_while(checker *C, env *e, ast_node *n)
         return;
     }
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->b, set, -1, NULL, n, &exits, &breaks);
+    loop_body(C, e, n->b, set, NULL, NULL, 0, n, &exits, &breaks);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
     after_loop(C, e, set, n->line);
@@ -672,58 +678,97 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     int v = check_var_find(C, n->name);
     cfx_type i32 = scalar_type(CFX_I32);
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->d, set, v, &i32, n, &exits, &breaks);
+    const cfx_type *tys[1] = {&i32};
+    loop_body(C, e, n->d, set, &v, tys, 1, n, &exits, &breaks);
     after_loop(C, e, set, n->line);
     free(set);
 }
 
-static void check_for_each(checker *C, env *e, ast_node *n)
+/* One iterable of a for loop: a tensor, whose rows it takes, or a list, whose items; the
+ * type of one in *item. 0, or -1 after an error. */
+static int check_iterable(checker *C, env *e, ast_node *x, cfx_type *item)
 {
     char b1[TYBUF];
-    check_list *l = list_var(C, e, n->a);
-    if (l && !l->typed) {
-        diag_error(C->d, n->a->line, n->a->col, "list '%s' has no items yet, so its items have no type", l->name);
-        l = NULL;
-        n->a->ty = scalar_type(CFX_I32); /* quiet below */
-    } else if (l) {
-        /* the items, as a tensor's rows are: the loop variable takes the item type */
-        check_note_of(C, n)->list = l;
-        n->a->ty = l->item;
-        n->a->ty.rank = l->item.rank + 1;
-        for (int i = l->item.rank; i > 0; i--)
-            n->a->ty.dims[i] = n->a->ty.dims[i - 1];
-        n->a->ty.dims[0] = 1;
+    check_list *l = list_var(C, e, x);
+    if (l) {
+        if (!l->typed) {
+            diag_error(C->d, x->line, x->col, "list '%s' has no items yet, so its items have no type", l->name);
+            return -1;
+        }
+        *item = l->item;
+        return 0;
     }
-    int ok = l ? 1 : list_var(C, e, n->a) ? 0 : check_expr(C, e, n->a, -1) == 0;
-    if (ok && n->a->ty.rank < 1) {
-        diag_error(C->d, n->a->line, n->a->col, "'for' needs a tensor of rank >= 1 to iterate, got %s",
-                   tystr(&n->a->ty, b1));
+    if (check_expr(C, e, x, -1) < 0)
+        return -1;
+    if (x->ty.rank < 1) {
+        diag_error(C->d, x->line, x->col, "'for' needs a tensor of rank >= 1 to iterate, got %s", tystr(&x->ty, b1));
+        return -1;
+    }
+    *item = row_type(&x->ty);
+    return 0;
+}
+
+/* What a for loop walks: a tensor or a list (CHECK_ITER_PLAIN), enumerate(it) or zip(it, ...),
+ * unless the file or the application defines a graph or kernel of that name. */
+static int iter_kind(const checker *C, const ast_node *x)
+{
+    if (x->kind != AST_CALL || (x->flags & AST_F_METHOD) || check_graph_find(C, x->name) >= 0 ||
+        ctx_find(C->ctx, x->name))
+        return CHECK_ITER_PLAIN;
+    if (strcmp(x->name, "enumerate") == 0)
+        return CHECK_ITER_ENUMERATE;
+    if (strcmp(x->name, "zip") == 0)
+        return CHECK_ITER_ZIP;
+    return CHECK_ITER_PLAIN;
+}
+
+#define FOR_MAX_VARS 8
+
+static void check_for_each(checker *C, env *e, ast_node *n)
+{
+    int kind = iter_kind(C, n->a), nvars = n->nlist ? n->nlist : 1, ok = 1;
+    check_note_of(C, n)->iter = kind;
+    ast_node **its = kind == CHECK_ITER_PLAIN ? &n->a : n->a->list;
+    int nits = kind == CHECK_ITER_PLAIN ? 1 : n->a->nlist;
+    int nvals = kind == CHECK_ITER_ENUMERATE ? 2 : nits;
+    cfx_type types[FOR_MAX_VARS];
+    memset(types, 0, sizeof types);
+    if (kind == CHECK_ITER_ENUMERATE && nits != 1) {
+        diag_error(C->d, n->a->line, n->a->col, "'enumerate' takes one tensor or list, got %d arguments", nits);
+        ok = 0;
+    } else if (kind == CHECK_ITER_ZIP && (nits < 1 || nits > FOR_MAX_VARS)) {
+        diag_error(C->d, n->a->line, n->a->col, "'zip' takes 1 to %d tensors or lists, got %d", FOR_MAX_VARS, nits);
         ok = 0;
     }
+    for (int i = 0; ok && i < nits; i++)
+        if (check_iterable(C, e, its[i], &types[kind == CHECK_ITER_ENUMERATE ? 1 : i]) < 0)
+            ok = 0;
+    if (ok && nvars != nvals) {
+        if (kind == CHECK_ITER_PLAIN)
+            diag_error(C->d, n->line, n->col,
+                       "each step of this loop gives one value, but it has %d loop variables "
+                       "(enumerate(x) and zip(x, y) give several)",
+                       nvars);
+        else
+            diag_error(C->d, n->line, n->col, "'%s' gives %d values at each step, but the loop has %d variables",
+                       n->a->name, nvals, nvars);
+        ok = 0;
+    }
+    if (kind == CHECK_ITER_ENUMERATE)
+        types[0] = scalar_type(CFX_I32);
+    if (kind == CHECK_ITER_PLAIN && ok && list_var(C, e, n->a))
+        check_note_of(C, n)->list = ((check_note *)n->a->note)->list;
     uint8_t *set = assigned_set(C, n);
     if (!set)
         return;
-    int v = check_var_find(C, n->name);
-    cfx_type row = ok ? row_type(&n->a->ty) : scalar_type(CFX_I32);
-    int exits = 0, breaks = 0;
-    if (!ok) {
-        /* still check the body, with the loop variable quiet */
-        env b;
-        if (check_env_copy(C, &b, e) == 0) {
-            for (int i = 0; i < C->nvars; i++)
-                if (set[i])
-                    b.v[i].known = 0;
-            if (v >= 0)
-                b.v[v].st = V_ERROR;
-            loopctx lc = {C->loop, 0, 0};
-            C->loop = &lc;
-            check_block(C, &b, n->d);
-            C->loop = lc.up;
-            check_env_free(&b);
-        }
-    } else {
-        loop_body(C, e, n->d, set, v, &row, n, &exits, &breaks);
+    int vars[FOR_MAX_VARS];
+    const cfx_type *tys[FOR_MAX_VARS];
+    for (int i = 0; i < nvars && i < FOR_MAX_VARS; i++) {
+        vars[i] = check_var_find(C, n->nlist ? n->list[i]->name : n->name);
+        tys[i] = ok ? &types[i] : NULL;
     }
+    int exits = 0, breaks = 0;
+    loop_body(C, e, n->d, set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks);
     after_loop(C, e, set, n->line);
     free(set);
 }
@@ -1074,6 +1119,8 @@ static void collect_vars(checker *C, const ast_node *n)
     case AST_FOR_RANGE:
     case AST_FOR_EACH:
         check_var_add(C, n->name);
+        for (int i = 1; i < n->nlist; i++)
+            check_var_add(C, n->list[i]->name);
         collect_vars(C, n->d);
         return;
     case AST_IF:
@@ -1929,11 +1976,17 @@ static int64_t count_appends(checker *C, const ast_node *n, const check_list *l,
             if (ka && kb && ka->known && kb->known && (!n->c || (ks && ks->known && ks->ival != 0)))
                 trips = range_len(ka->ival, kb->ival, ks ? ks->ival : 1);
         } else {
+            /* the shortest of what the loop walks */
             const check_note *ke = n->note;
-            if (ke->list)
-                trips = ke->list->cap > 0 ? ke->list->cap : LIST_UNBOUNDED;
-            else if (n->a->ty.rank >= 1)
-                trips = n->a->ty.dims[0];
+            int nits = ke->iter == CHECK_ITER_PLAIN ? 1 : n->a->nlist;
+            for (int i = 0; i < nits; i++) {
+                const ast_node *it = ke->iter == CHECK_ITER_PLAIN ? n->a : n->a->list[i];
+                const check_note *ki = it->note;
+                int64_t t = ki && ki->list ? (ki->list->cap > 0 ? ki->list->cap : LIST_UNBOUNDED)
+                            : it->ty.rank >= 1 ? it->ty.dims[0] : LIST_UNBOUNDED;
+                if (t != LIST_UNBOUNDED && (trips == LIST_UNBOUNDED || t < trips))
+                    trips = t; /* any bound of one of them bounds the loop */
+            }
         }
         c = mul_count(trips, x);
         if (c == LIST_UNBOUNDED && !*where)
@@ -2017,7 +2070,7 @@ int check_mutates_list(const ast_node *n, const char *name)
             if (t->kind == AST_NAME && strcmp(t->name, name) == 0)
                 return 1;
         }
-    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && strcmp(n->name, name) == 0)
+    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && each_assigned(n, is_name, (void *)name))
         return 1;
     if (n->kind == AST_CALL && (n->flags & AST_F_METHOD) && n->nlist > 0 && n->list[0]->kind == AST_NAME &&
         strcmp(n->list[0]->name, name) == 0)

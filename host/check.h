@@ -43,6 +43,11 @@
 #define CHECK_CALL_STACK -6  /* stack(xs): check_note.list */
 /* >= 0: a graph of the module, by index; the call is inlined */
 
+/* What a for-each loop walks (check_note.iter). */
+#define CHECK_ITER_PLAIN 0     /* a tensor's rows or a list's items */
+#define CHECK_ITER_ENUMERATE 1 /* enumerate(it): the position and the row or item */
+#define CHECK_ITER_ZIP 2       /* zip(it, ...): a row or item of each, as long as the shortest */
+
 /* A list variable of a graph: bounded, with a capacity known at compile time and a length
  * that lives in a slot of its own at run time. */
 typedef struct check_list {
@@ -64,6 +69,7 @@ typedef struct check_note {
     int op;        /* AST_CALL of a built-in: enum op_kind */
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
     check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
+    int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
 } check_note;

@@ -348,9 +348,32 @@ static ast_node *parse_for(parser *p)
     }
     lex_token var = p->tok;
     parse_next(p);
+    /* `for i, x in enumerate(xs)`, `for a, b in zip(x, y)`: several loop variables */
+    nodelist vars = {0};
+    while (p->tok.kind == TK_COMMA) {
+        if (!vars.n) {
+            ast_node *v0 = parse_node(p, AST_NAME, var.line, var.col);
+            v0->name = parse_token_text(p, &var);
+            parse_push(p, &vars, v0);
+        }
+        parse_next(p);
+        if (p->tok.kind != TK_NAME) {
+            parse_expected(p, "a loop variable after ','");
+            return NULL;
+        }
+        ast_node *v = parse_node(p, AST_NAME, p->tok.line, p->tok.col);
+        v->name = parse_token_text(p, &p->tok);
+        parse_push(p, &vars, v);
+        parse_next(p);
+    }
     if (!parse_expect(p, TK_IN, "'in' after the loop variable"))
         return NULL;
     ast_node *n;
+    if (p->tok.kind == TK_RANGE && vars.n) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "a range gives one value: write 'for i in range(...)' with one loop variable");
+        return NULL;
+    }
     if (p->tok.kind == TK_RANGE) {
         lex_token r = p->tok;
         parse_next(p);
@@ -389,6 +412,7 @@ static ast_node *parse_for(parser *p)
         n = parse_node(p, AST_FOR_EACH, t.line, t.col);
         n->a = parse_expr(p);
         n->d = parse_block(p, "after the loop's tensor");
+        parse_set_list(n, &vars);
     }
     n->name = parse_token_text(p, &var);
     return n;
