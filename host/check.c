@@ -189,6 +189,11 @@ static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t);
 static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
 /* A type argument: zeros(f32[3]), cast(x, f64). */
 static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
+static int want_count(checker *C, ast_node *n, int nresults, int nwant);
+/* x.shape[i], and `n, m = x.shape` */
+static int check_shape_index(checker *C, env *e, ast_node *n);
+static int shape_tuple(checker *C, env *e, ast_node *n);
 /* xs.append(v), xs.pop() */
 static int check_method(checker *C, env *e, ast_node *n, int nwant);
 /* After a graph's statements: the capacity of every list whose capacity was not declared. */
@@ -347,6 +352,12 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
 
 static void check_assign(checker *C, env *e, ast_node *n)
 {
+    if (n->a && n->a->kind == AST_ATTR && n->nlist > 1 && shape_tuple(C, e, n) < 0) {
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind == AST_NAME)
+                mark_error(e, check_var_find(C, n->list[i]->name));
+        return;
+    }
     if (n->a && n->a->kind == AST_TUPLE) {
         check_tuple_assign(C, e, n);
         return;
@@ -2085,6 +2096,132 @@ int check_mutates_list(const ast_node *n, const char *name)
     return 0;
 }
 
+/* reshape(x, [d0, ...]) and x.reshape([d0, ...]): the same elements in row-major order under
+ * another shape; each dimension is an integer known at compile time, one of them may be -1
+ * (the one that makes the counts agree), as in numpy. */
+static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_RESHAPE;
+    if (n->nlist != 2 || n->list[1]->kind != AST_LIST) {
+        diag_error(C->d, n->line, n->col, "'reshape' takes a tensor and a shape, as in reshape(x, [2, 3])");
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind != AST_LIST && n->list[i]->kind != AST_TYPE)
+                check_expr(C, e, n->list[i], -1);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        return -1;
+    const cfx_type *x = &n->list[0]->ty;
+    ast_node *sh = n->list[1];
+    cfx_type t = scalar_type(x->dtype);
+    int infer = -1;
+    int64_t count = 1;
+    if (sh->nlist > CFX_MAX_RANK) {
+        diag_error(C->d, sh->line, sh->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+        return -1;
+    }
+    for (int i = 0; i < sh->nlist; i++) {
+        ast_node *d = sh->list[i];
+        if (check_expr(C, e, d, CFX_I32) < 0)
+            return -1;
+        const check_note *kd = d->note;
+        if (!kd->known || !is_int(d->ty.dtype) || (kd->ival < 1 && kd->ival != -1) || (kd->ival == -1 && infer >= 0)) {
+            diag_error(C->d, d->line, d->col,
+                       "a dimension of 'reshape' is a positive integer known at compile time, or one -1");
+            return -1;
+        }
+        if (kd->ival == -1)
+            infer = i;
+        else
+            count *= kd->ival;
+        if (count > CFX_MAX_ELEMENTS)
+            count = CFX_MAX_ELEMENTS + 1;
+        t.dims[i] = kd->ival;
+    }
+    t.rank = sh->nlist;
+    int64_t have = type_count(x);
+    if (infer >= 0 && count > 0 && have % count == 0)
+        t.dims[infer] = have / count;
+    if ((infer >= 0 && (count == 0 || have % count != 0)) || type_count(&t) != have) {
+        char b2[TYBUF];
+        cfx_type want = t;
+        if (infer >= 0)
+            want.dims[infer] = -1;
+        diag_error(C->d, n->line, n->col, "cannot reshape %s (%" PRId64 " elements) to %s", tystr(x, b1), have,
+                   tystr(&want, b2));
+        return -1;
+    }
+    n->ty = t;
+    return 0;
+}
+
+/* x.shape[i]: the dimension, an i32 known at compile time; i is known, negative from the end. */
+static int check_shape_index(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    int rx = check_expr(C, e, n->a->a, -1), ri = check_expr(C, e, n->b, CFX_I32);
+    if (rx < 0 || ri < 0)
+        return -1;
+    const check_note *k = n->b->note;
+    const cfx_type *t = &n->a->a->ty;
+    if (!k->known || !is_int(n->b->ty.dtype)) {
+        diag_error(C->d, n->b->line, n->b->col, "the index of x.shape must be an integer known at compile time");
+        return -1;
+    }
+    if (k->ival < -t->rank || k->ival >= t->rank) {
+        diag_error(C->d, n->b->line, n->b->col, "index %" PRId64 " is out of range for the shape of %s",
+                   k->ival, tystr(t, b1));
+        return -1;
+    }
+    set_known(C, n, CFX_I32, t->dims[k->ival < 0 ? k->ival + t->rank : k->ival], 0);
+    return 0;
+}
+
+/* n, m = x.shape: the value becomes the tuple of x's dimensions, literals. */
+static int shape_tuple(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    ast_node *at = n->a;
+    if (strcmp(at->name, "shape") != 0) {
+        diag_error(C->d, at->line, at->col, "several targets need as many values, or a call or x.shape on the right");
+        return -1;
+    }
+    if (check_expr(C, e, at->a, -1) < 0)
+        return -1;
+    const cfx_type *t = &at->a->ty;
+    if (t->rank != n->nlist) {
+        diag_error(C->d, at->line, at->col, "%d targets but the shape of %s has %d dimensions", n->nlist,
+                   tystr(t, b1), t->rank);
+        return -1;
+    }
+    ast_node *tup = ast_alloc(C->m->arena, sizeof *tup);
+    ast_node **items = ast_alloc(C->m->arena, sizeof *items * (size_t)(t->rank + 1));
+    if (!tup || !items) {
+        C->oom = 1;
+        return -1;
+    }
+    tup->kind = AST_TUPLE;
+    tup->line = at->line;
+    tup->col = at->col;
+    for (int i = 0; i < t->rank; i++) {
+        items[i] = ast_alloc(C->m->arena, sizeof **items);
+        if (!items[i]) {
+            C->oom = 1;
+            return -1;
+        }
+        items[i]->kind = AST_INT;
+        items[i]->ival = t->dims[i];
+        items[i]->line = at->line;
+        items[i]->col = at->col;
+    }
+    tup->list = items;
+    tup->nlist = t->rank;
+    n->a = tup;
+    return 0;
+}
+
 /* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
 static const char *infix_name(const ast_node *n)
 {
@@ -2128,7 +2265,15 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
                    "a list [...] is only the value of a list variable, as in xs = [a, b] (stack(xs) makes a tensor)");
         return -1;
     case AST_ATTR:
-        diag_error(C->d, n->line, n->col, "unknown attribute '%s'", n->name);
+        if (strcmp(n->name, "ndim") == 0 && check_expr(C, e, n->a, -1) == 0) {
+            set_known(C, n, CFX_I32, n->a->ty.rank, 0);
+            return 0;
+        }
+        if (strcmp(n->name, "shape") == 0)
+            diag_error(C->d, n->line, n->col,
+                       "x.shape is a tuple of dimensions: index it (x.shape[0]) or unpack it (n, m = x.shape)");
+        else if (strcmp(n->name, "ndim") != 0)
+            diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
         return -1;
     case AST_STRING:
         diag_error(C->d, n->line, n->col, "a string can only be the message of assert or the label of print");
@@ -2167,6 +2312,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         check_list *l = list_var(C, e, n->a);
         if (l)
             return check_list_item(C, e, n, l);
+        if (n->a->kind == AST_ATTR && strcmp(n->a->name, "shape") == 0)
+            return check_shape_index(C, e, n);
         if (check_expr(C, e, n->a, -1) < 0) {
             check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */
             return -1;
@@ -2433,9 +2580,11 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         diag_error(C->d, n->line, n->col, "'%s' is a statement, not a value", n->name);
         return -1;
     }
+    int g = check_graph_find(C, n->name);
+    if (strcmp(n->name, "reshape") == 0 && ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0))
+        return check_reshape(C, e, n, nwant);
     if (n->flags & AST_F_METHOD)
         return check_method(C, e, n, nwant);
-    int g = check_graph_find(C, n->name);
     if (g < 0 && strcmp(n->name, "stack") == 0 && n->nlist == 1) {
         /* stack(xs): the items as one tensor [capacity, item...]; the list must be full */
         check_list *l = list_var(C, e, n->list[0]);

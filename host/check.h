@@ -41,6 +41,7 @@
 #define CHECK_CALL_PRINT -4
 #define CHECK_CALL_METHOD -5 /* a list method: name "append" or "pop"; check_note.list */
 #define CHECK_CALL_STACK -6  /* stack(xs): check_note.list */
+#define CHECK_CALL_RESHAPE -7 /* reshape(x, [d0, ...]) or x.reshape([d0, ...]): the call's type */
 /* >= 0: a graph of the module, by index; the call is inlined */
 
 /* What a for-each loop walks (check_note.iter). */

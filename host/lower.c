@@ -1279,6 +1279,12 @@ static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
         return lower_op_call(L, n, want);
     if (k->callee == CHECK_CALL_METHOD)
         return lower_method(L, n, want);
+    if (k->callee == CHECK_CALL_RESHAPE) {
+        /* the same bytes under another shape: a COPY between slots of one count */
+        int32_t x = lower_expr(L, n->list[0], -1), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, d, x, 0, 0);
+        return d;
+    }
     if (k->callee == CHECK_CALL_STACK) {
         /* stack(xs): the list must be full; then its items are the tensor */
         const check_list *l = k->list;

@@ -674,7 +674,7 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE) {
+    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE && n->a->kind != AST_ATTR) {
         parse_report(p, eq.line, eq.col,
                      "several targets need as many values, as in 'a, b = b, a', or a call with several "
                      "results, as in 'a, b = f(x)'");
