@@ -123,7 +123,10 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_WHERE:
     case REC_TRANSPOSE:
     case REC_GET_ROW:
+    case REC_GET_ITEM:
         return slots[r->a].count;
+    case REC_SET_ITEM:
+        return slots[r->c].count;
     case REC_SET_ROW:
         return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
     case REC_REDUCE:
@@ -329,6 +332,23 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     case REC_CHECK_DIVIDE:
     case REC_CHECK_STEP:
         ACC(r->a, SA_R_WHOLE);
+        break;
+    case REC_CHECK_BOUND:
+        ACC(r->a, SA_R_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_GET_ITEM:
+        ACC(r->a, SA_W_ALIGNED);
+        ACC(r->b, SA_R_WHOLE);
+        ACC(r->c, SA_R_WHOLE);
+        ACC(r->d, SA_R_WHOLE);
+        break;
+    case REC_SET_ITEM:
+        /* an item of a, split over the item's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        RD(r->c);
+        ACC(r->d, SA_R_WHOLE);
         break;
     case REC_UNARY:
     case REC_COPY:

@@ -21,10 +21,13 @@ enum ast_kind {
     AST_NAME,     /* name */
     AST_UNARY,    /* op (OP_NEG, OP_NOT), a */
     AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
-    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
+    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes); flag
+                     AST_F_METHOD: `r.name(args)`, with the receiver r as list[0] */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
     AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
+    AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
+    AST_ATTR,     /* a.name: `x.shape` */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -33,7 +36,9 @@ enum ast_kind {
     AST_ARM,      /* a = condition (NULL for else), b = block */
     AST_WHILE,    /* a = condition, b = block */
     AST_FOR_RANGE,/* name = loop variable, a = start, b = stop, c = step (NULL: 1), d = block */
-    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block */
+    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block; with several
+                     loop variables (`for i, x in enumerate(xs)`) list = all of them, as
+                     AST_NAME nodes, and name = the first */
     AST_SWITCH,   /* a = the i32 expression, list = AST_CASE nodes in source order */
     AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
     AST_BREAK,
@@ -47,6 +52,7 @@ enum ast_kind {
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
+#define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
 
 /* Compile memory is about one node and one check_note per name, literal, operator, call
  * and statement, so a node is kept small: fields that no kind uses together share storage,

@@ -98,6 +98,9 @@ typedef struct checker {
     struct named *gsorted; /* graphs sorted by name, for check_graph_find */
     int *scc;            /* per graph: its strongly connected component in the call graph */
     int64_t *size;       /* per graph: syntax nodes once its calls are inlined (saturating) */
+    check_list **lists;  /* the list variables of the graph being checked */
+    int nlists, caplists;
+    int sizing;          /* the first of two passes over a graph with lists: sizes them */
     int oom;
     check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
 } checker;
@@ -175,6 +178,27 @@ static int check_graph_find(const checker *C, const char *name);
  * the program can hold: 0, or -1 with the error reported at line:col. */
 static int check_written_type(checker *C, const cfx_type *t, int line, int col);
 
+/* ---- lists ------------------------------------------------------------------------ */
+/* The list that variable node n (an AST_NAME) holds here, typing n; NULL, quietly, when n is
+ * not a name or its variable does not hold a list. */
+static check_list *list_var(checker *C, env *e, ast_node *n);
+/* `xs = [a, b]`, `xs = []`, `xs = list(TYPE, N)`: 1 if n's value makes a list (checked), 0
+ * if it is not a list value at all. */
+static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t);
+/* xs[i] as a value (target 0) or as a target (1): checks the index, types n as an item. */
+static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
+/* A type argument: zeros(f32[3]), cast(x, f64). */
+static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
+static int want_count(checker *C, ast_node *n, int nresults, int nwant);
+/* x.shape[i], and `n, m = x.shape` */
+static int check_shape_index(checker *C, env *e, ast_node *n);
+static int shape_tuple(checker *C, env *e, ast_node *n);
+/* xs.append(v), xs.pop() */
+static int check_method(checker *C, env *e, ast_node *n, int nwant);
+/* After a graph's statements: the capacity of every list whose capacity was not declared. */
+static void size_lists(checker *C, const ast_graph *g);
+
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
 
@@ -242,6 +266,20 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
 {
     char b1[TYBUF], b2[TYBUF];
     ast_node *x = t->a;
+    check_list *l = list_var(C, e, x);
+    if (l) {
+        if (check_list_item(C, e, t, l) < 0) {
+            if (!val_checked)
+                check_expr(C, e, val, -1);
+            return;
+        }
+        if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
+            return;
+        if (!check_same_type(&val->ty, &t->ty))
+            diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s", l->name,
+                       tystr(&t->ty, b1), tystr(&val->ty, b2));
+        return;
+    }
     int rx = check_expr(C, e, x, -1);
     char what[80];
     check_tensor_name(x, what, sizeof what);
@@ -314,6 +352,12 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
 
 static void check_assign(checker *C, env *e, ast_node *n)
 {
+    if (n->a && n->a->kind == AST_ATTR && n->nlist > 1 && shape_tuple(C, e, n) < 0) {
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind == AST_NAME)
+                mark_error(e, check_var_find(C, n->list[i]->name));
+        return;
+    }
     if (n->a && n->a->kind == AST_TUPLE) {
         check_tuple_assign(C, e, n);
         return;
@@ -353,6 +397,8 @@ static void check_assign(checker *C, env *e, ast_node *n)
         diag_error(C->d, n->line, n->col, "an assignment needs a target");
         return;
     }
+    if (t->kind == AST_NAME && !(n->flags & AST_F_AUG) && check_list_assign(C, e, n, t))
+        return;
     if (t->kind == AST_NAME) {
         int v = check_var_find(C, t->name);
         if (check_expr(C, e, n->a, want_for_var(C, e, v)) < 0) {
@@ -395,6 +441,8 @@ static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *ar
     case AST_FOR_RANGE:
     case AST_FOR_EACH: {
         int r = fn(n->name, arg);
+        for (int i = 1; !r && i < n->nlist; i++)
+            r = fn(n->list[i]->name, arg);
         return r ? r : each_assigned(n->d, fn, arg);
     }
     case AST_IF:
@@ -546,9 +594,10 @@ static void after_loop(checker *C, env *e, const uint8_t *assigned, int line)
     }
 }
 
-/* Checks a loop body in a copy of e in which the assigned variables are unknown. */
-static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, int loopvar,
-                     const cfx_type *loopvar_ty, ast_node *at, int *exits, int *breaks)
+/* Checks a loop body in a copy of e in which the assigned variables are unknown; the loop
+ * variables loopvars[0 .. nloopvars) take their types (a type NULL: in error, quiet). */
+static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned, const int *loopvars,
+                     const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks)
 {
     env b;
     if (check_env_copy(C, &b, e) < 0)
@@ -556,8 +605,11 @@ static int loop_body(checker *C, env *e, ast_node *body, const uint8_t *assigned
     for (int v = 0; v < C->nvars; v++)
         if (assigned[v])
             b.v[v].known = 0;
-    if (loopvar >= 0 && assign_var(C, &b, at, loopvar, loopvar_ty, NULL) < 0)
-        b.v[loopvar].st = V_ERROR;
+    for (int i = 0; i < nloopvars; i++) {
+        int lv = loopvars[i];
+        if (lv >= 0 && (!loopvar_ty[i] || assign_var(C, &b, at, lv, loopvar_ty[i], NULL) < 0))
+            b.v[lv].st = V_ERROR;
+    }
     loopctx lc = {C->loop, 0, 0};
     C->loop = &lc;
     check_block(C, &b, body);
@@ -599,7 +651,7 @@ static void check_while(checker *C, env *e, ast_node *n)
         return;
     }
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->b, set, -1, NULL, n, &exits, &breaks);
+    loop_body(C, e, n->b, set, NULL, NULL, 0, n, &exits, &breaks);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
     after_loop(C, e, set, n->line);
@@ -637,44 +689,97 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     int v = check_var_find(C, n->name);
     cfx_type i32 = scalar_type(CFX_I32);
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->d, set, v, &i32, n, &exits, &breaks);
+    const cfx_type *tys[1] = {&i32};
+    loop_body(C, e, n->d, set, &v, tys, 1, n, &exits, &breaks);
     after_loop(C, e, set, n->line);
     free(set);
 }
 
-static void check_for_each(checker *C, env *e, ast_node *n)
+/* One iterable of a for loop: a tensor, whose rows it takes, or a list, whose items; the
+ * type of one in *item. 0, or -1 after an error. */
+static int check_iterable(checker *C, env *e, ast_node *x, cfx_type *item)
 {
     char b1[TYBUF];
-    int ok = check_expr(C, e, n->a, -1) == 0;
-    if (ok && n->a->ty.rank < 1) {
-        diag_error(C->d, n->a->line, n->a->col, "'for' needs a tensor of rank >= 1 to iterate, got %s",
-                   tystr(&n->a->ty, b1));
+    check_list *l = list_var(C, e, x);
+    if (l) {
+        if (!l->typed) {
+            diag_error(C->d, x->line, x->col, "list '%s' has no items yet, so its items have no type", l->name);
+            return -1;
+        }
+        *item = l->item;
+        return 0;
+    }
+    if (check_expr(C, e, x, -1) < 0)
+        return -1;
+    if (x->ty.rank < 1) {
+        diag_error(C->d, x->line, x->col, "'for' needs a tensor of rank >= 1 to iterate, got %s", tystr(&x->ty, b1));
+        return -1;
+    }
+    *item = row_type(&x->ty);
+    return 0;
+}
+
+/* What a for loop walks: a tensor or a list (CHECK_ITER_PLAIN), enumerate(it) or zip(it, ...),
+ * unless the file or the application defines a graph or kernel of that name. */
+static int iter_kind(const checker *C, const ast_node *x)
+{
+    if (x->kind != AST_CALL || (x->flags & AST_F_METHOD) || check_graph_find(C, x->name) >= 0 ||
+        ctx_find(C->ctx, x->name))
+        return CHECK_ITER_PLAIN;
+    if (strcmp(x->name, "enumerate") == 0)
+        return CHECK_ITER_ENUMERATE;
+    if (strcmp(x->name, "zip") == 0)
+        return CHECK_ITER_ZIP;
+    return CHECK_ITER_PLAIN;
+}
+
+#define FOR_MAX_VARS 8
+
+static void check_for_each(checker *C, env *e, ast_node *n)
+{
+    int kind = iter_kind(C, n->a), nvars = n->nlist ? n->nlist : 1, ok = 1;
+    check_note_of(C, n)->iter = kind;
+    ast_node **its = kind == CHECK_ITER_PLAIN ? &n->a : n->a->list;
+    int nits = kind == CHECK_ITER_PLAIN ? 1 : n->a->nlist;
+    int nvals = kind == CHECK_ITER_ENUMERATE ? 2 : nits;
+    cfx_type types[FOR_MAX_VARS];
+    memset(types, 0, sizeof types);
+    if (kind == CHECK_ITER_ENUMERATE && nits != 1) {
+        diag_error(C->d, n->a->line, n->a->col, "'enumerate' takes one tensor or list, got %d arguments", nits);
+        ok = 0;
+    } else if (kind == CHECK_ITER_ZIP && (nits < 1 || nits > FOR_MAX_VARS)) {
+        diag_error(C->d, n->a->line, n->a->col, "'zip' takes 1 to %d tensors or lists, got %d", FOR_MAX_VARS, nits);
         ok = 0;
     }
+    for (int i = 0; ok && i < nits; i++)
+        if (check_iterable(C, e, its[i], &types[kind == CHECK_ITER_ENUMERATE ? 1 : i]) < 0)
+            ok = 0;
+    if (ok && nvars != nvals) {
+        if (kind == CHECK_ITER_PLAIN)
+            diag_error(C->d, n->line, n->col,
+                       "each step of this loop gives one value, but it has %d loop variables "
+                       "(enumerate(x) and zip(x, y) give several)",
+                       nvars);
+        else
+            diag_error(C->d, n->line, n->col, "'%s' gives %d values at each step, but the loop has %d variables",
+                       n->a->name, nvals, nvars);
+        ok = 0;
+    }
+    if (kind == CHECK_ITER_ENUMERATE)
+        types[0] = scalar_type(CFX_I32);
+    if (kind == CHECK_ITER_PLAIN && ok && list_var(C, e, n->a))
+        check_note_of(C, n)->list = ((check_note *)n->a->note)->list;
     uint8_t *set = assigned_set(C, n);
     if (!set)
         return;
-    int v = check_var_find(C, n->name);
-    cfx_type row = ok ? row_type(&n->a->ty) : scalar_type(CFX_I32);
-    int exits = 0, breaks = 0;
-    if (!ok) {
-        /* still check the body, with the loop variable quiet */
-        env b;
-        if (check_env_copy(C, &b, e) == 0) {
-            for (int i = 0; i < C->nvars; i++)
-                if (set[i])
-                    b.v[i].known = 0;
-            if (v >= 0)
-                b.v[v].st = V_ERROR;
-            loopctx lc = {C->loop, 0, 0};
-            C->loop = &lc;
-            check_block(C, &b, n->d);
-            C->loop = lc.up;
-            check_env_free(&b);
-        }
-    } else {
-        loop_body(C, e, n->d, set, v, &row, n, &exits, &breaks);
+    int vars[FOR_MAX_VARS];
+    const cfx_type *tys[FOR_MAX_VARS];
+    for (int i = 0; i < nvars && i < FOR_MAX_VARS; i++) {
+        vars[i] = check_var_find(C, n->nlist ? n->list[i]->name : n->name);
+        tys[i] = ok ? &types[i] : NULL;
     }
+    int exits = 0, breaks = 0;
+    loop_body(C, e, n->d, set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks);
     after_loop(C, e, set, n->line);
     free(set);
 }
@@ -1037,6 +1142,8 @@ static void collect_vars(checker *C, const ast_node *n)
     case AST_FOR_RANGE:
     case AST_FOR_EACH:
         check_var_add(C, n->name);
+        for (int i = 1; i < n->nlist; i++)
+            check_var_add(C, n->list[i]->name);
         collect_vars(C, n->d);
         return;
     case AST_IF:
@@ -1062,7 +1169,47 @@ static int cmp_named(const void *x, const void *y)
     return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
+/* Whether tree n makes a list: `[...]` or list(...). */
+static int makes_lists(const ast_node *n)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_LIST || (n->kind == AST_CALL && strcmp(n->name, "list") == 0))
+        return 1;
+    if (makes_lists(n->a) || makes_lists(n->b) || makes_lists(n->c) || makes_lists(n->d))
+        return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (makes_lists(n->list[i]))
+            return 1;
+    return 0;
+}
+
+static void check_graph_pass(checker *C, int gi);
+
+/* A graph with lists is checked twice: the first pass, with its messages dropped, finds how
+ * many items each list may hold (size_lists), so that the second pass knows the type of
+ * stack(xs), [capacity, ...], wherever it appears. */
 static void check_graph(checker *C, int gi)
+{
+    for (int i = 0; i < C->nlists; i++)
+        C->lists[i] = NULL;
+    C->nlists = 0;
+    if (makes_lists(C->m->graphs[gi].body)) {
+        diag quiet, *d = C->d;
+        diag_init(&quiet, d->file, d->src, d->len);
+        C->d = &quiet;
+        C->sizing = 1;
+        check_graph_pass(C, gi);
+        C->sizing = 0;
+        C->d = d;
+        diag_free(&quiet);
+        for (int i = 0; i < C->nlists; i++)
+            C->lists[i]->typed = 0;
+    }
+    check_graph_pass(C, gi);
+}
+
+static void check_graph_pass(checker *C, int gi)
 {
     ast_graph *g = &C->m->graphs[gi];
     C->gi = gi;
@@ -1107,6 +1254,7 @@ static void check_graph(checker *C, int gi)
     check_block(C, &e, g->body);
     if (e.live)
         check_results(C, &e, 0, 0, 0);
+    size_lists(C, g);
 done:
     check_env_free(&e);
 }
@@ -1203,6 +1351,7 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
     free(C.conflicts);
     free(C.declared);
     free(C.is_result);
+    free(C.lists);
     return d->errors - before;
 }
 
@@ -1215,6 +1364,10 @@ static const char *dtype_name(int dt)
 
 char *check_type_str(const cfx_type *t, char *buf, size_t len)
 {
+    if (t->rank < 0) {
+        snprintf(buf, len, "list");
+        return buf;
+    }
     size_t n = (size_t)snprintf(buf, len, "%s[", dtype_name(t->dtype));
     for (int i = 0; i < t->rank && i < CFX_TYPE_MAX_RANK && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, i ? ", %" PRId64 : "%" PRId64, t->dims[i]);
@@ -1227,6 +1380,8 @@ int check_same_type(const cfx_type *a, const cfx_type *b)
 {
     if (a->dtype != b->dtype || a->rank != b->rank)
         return 0;
+    if (a->rank < 0) /* lists: one type per list variable */
+        return a->dims[0] == b->dims[0];
     for (int i = 0; i < a->rank; i++)
         if (a->dims[i] != b->dims[i])
             return 0;
@@ -1561,6 +1716,11 @@ static void check_tensor_name(const ast_node *n, char *buf, size_t len)
 static int check_name(checker *C, env *e, ast_node *n)
 {
     int v = check_var_find(C, n->name);
+    if (v < 0 && strcmp(n->name, "None") == 0) {
+        diag_error(C->d, n->line, n->col,
+                   "'None' is not supported: cfx has no null value; use a bool flag beside the value");
+        return -1;
+    }
     if (v < 0) {
         diag_error(C->d, n->line, n->col, "'%s' is not defined", n->name);
         return -1;
@@ -1599,6 +1759,523 @@ static int check_name(checker *C, env *e, ast_node *n)
     return -1;
 }
 
+/* ---- lists -------------------------------------------------------------------------------------
+ * A list variable has a check_list record per graph (found by name) and the checker type
+ * {rank -1, dims[0] = the record's id}, so that it joins like any variable and never passes
+ * for a tensor: a list name is accepted only where a list may stand (xs[i], len(xs), stack(xs),
+ * for x in xs, xs.append(v), xs.pop(), xs = [...]); anywhere else it is an error. */
+
+static cfx_type list_type(const check_list *l)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.rank = -1;
+    t.dims[0] = l->id;
+    return t;
+}
+
+/* The record of list variable `name`, made on first use. */
+static check_list *list_record(checker *C, const char *name)
+{
+    for (int i = 0; i < C->nlists; i++)
+        if (strcmp(C->lists[i]->name, name) == 0)
+            return C->lists[i];
+    if (C->nlists == C->caplists) {
+        int cap = C->caplists ? C->caplists * 2 : 8;
+        check_list **nl = realloc(C->lists, (size_t)cap * sizeof *nl);
+        if (!nl) {
+            C->oom = 1;
+            return NULL;
+        }
+        C->lists = nl;
+        C->caplists = cap;
+    }
+    check_list *l = ast_alloc(C->m->arena, sizeof *l);
+    size_t n = strlen(name);
+    char *len_name = ast_alloc(C->m->arena, n + 6);
+    if (!l || !len_name) {
+        C->oom = 1;
+        return NULL;
+    }
+    snprintf(len_name, n + 6, "len(%s)", name);
+    l->name = name;
+    l->len_name = len_name;
+    l->id = C->nlists;
+    C->lists[C->nlists++] = l;
+    return l;
+}
+
+static check_list *list_var(checker *C, env *e, ast_node *n)
+{
+    if (!n || n->kind != AST_NAME)
+        return NULL;
+    int v = check_var_find(C, n->name);
+    if (v < 0 || e->v[v].st != V_DEF || C->types[e->v[v].ty].rank >= 0)
+        return NULL;
+    int id = (int)C->types[e->v[v].ty].dims[0];
+    if (id < 0 || id >= C->nlists)
+        return NULL;
+    check_note *k = check_note_of(C, n);
+    k->known = 0;
+    k->list = C->lists[id];
+    n->ty = C->types[e->v[v].ty];
+    return C->lists[id];
+}
+
+/* The first item fixes the items' type; every later one must have it. */
+static int list_takes(checker *C, check_list *l, const ast_node *at, const cfx_type *t)
+{
+    char b1[TYBUF], b2[TYBUF];
+    if (!l->typed) {
+        if (t->rank >= CFX_MAX_RANK) {
+            diag_error(C->d, at->line, at->col, "a list item has at most %d dimensions, got %s", CFX_MAX_RANK - 1,
+                       tystr(t, b1));
+            return -1;
+        }
+        l->item = *t;
+        l->typed = 1;
+        return 0;
+    }
+    if (!check_same_type(&l->item, t)) {
+        diag_error(C->d, at->line, at->col, "list '%s' holds %s items and cannot take %s", l->name,
+                   tystr(&l->item, b1), tystr(t, b2));
+        return -1;
+    }
+    return 0;
+}
+
+static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t)
+{
+    ast_node *val = n->a;
+    int is_decl = val->kind == AST_CALL && !(val->flags & AST_F_METHOD) && strcmp(val->name, "list") == 0 &&
+                  check_graph_find(C, "list") < 0;
+    if (val->kind != AST_LIST && !is_decl)
+        return 0;
+    int v = check_var_find(C, t->name);
+    check_list *l = list_record(C, t->name);
+    if (!l)
+        return 1;
+    int ok = 1;
+    check_note_of(C, val)->list = l;
+    if (is_decl) {
+        /* list(TYPE, N): no items yet, room for N */
+        cfx_type it;
+        if (val->nlist != 2) {
+            diag_error(C->d, val->line, val->col, "'list' takes an item type and a capacity, as in list(f32[3], 8)");
+            ok = 0;
+        } else if (type_arg(C, val, val->list[0], 0, &it) < 0 || list_takes(C, l, val->list[0], &it) < 0) {
+            ok = 0;
+        } else if (check_expr(C, e, val->list[1], CFX_I32) < 0) {
+            ok = 0;
+        } else {
+            const check_note *k = val->list[1]->note;
+            if (!k->known || !is_int(val->list[1]->ty.dtype) || k->ival < 1 ||
+                k->ival * type_count(&it) > CFX_MAX_ELEMENTS) {
+                diag_error(C->d, val->list[1]->line, val->list[1]->col,
+                           "the capacity of a list is an integer known at compile time, from 1 to %" PRId64
+                           " items in all",
+                           (int64_t)CFX_MAX_ELEMENTS / type_count(&it));
+                ok = 0;
+            } else {
+                l->declared = 1;
+                l->cap = k->ival;
+            }
+        }
+    } else {
+        for (int i = 0; i < val->nlist; i++) {
+            ast_node *x = val->list[i];
+            int want = l->typed ? (int)l->item.dtype : i > 0 && val->list[0]->note ? (int)val->list[0]->ty.dtype : -1;
+            if (check_expr(C, e, x, want) < 0 || list_takes(C, l, x, &x->ty) < 0)
+                ok = 0;
+        }
+    }
+    if (!ok) {
+        mark_error(e, v);
+        return 1;
+    }
+    cfx_type lt = list_type(l);
+    check_note_of(C, t)->known = 0;
+    check_note_of(C, t)->list = l;
+    t->ty = lt;
+    assign_var(C, e, t, v, &lt, NULL);
+    return 1;
+}
+
+static int check_list_item(checker *C, env *e, ast_node *n, check_list *l)
+{
+    char b1[TYBUF];
+    int ri = check_expr(C, e, n->b, CFX_I32);
+    if (!l->typed) {
+        diag_error(C->d, n->line, n->col, "list '%s' has no items yet, so its items have no type", l->name);
+        return -1;
+    }
+    if (ri < 0)
+        return -1;
+    if (!is_int(n->b->ty.dtype) || type_count(&n->b->ty) != 1) {
+        diag_error(C->d, n->b->line, n->b->col, "index must be an integer scalar, got %s", tystr(&n->b->ty, b1));
+        return -1;
+    }
+    check_note *k = check_note_of(C, n);
+    k->known = 0;
+    k->list = l;
+    n->ty = l->item;
+    return 0;
+}
+
+static int check_method(checker *C, env *e, ast_node *n, int nwant)
+{
+    check_note *k = check_note_of(C, n);
+    ast_node *recv = n->list[0];
+    check_list *l = list_var(C, e, recv);
+    int nargs = n->nlist - 1;
+    if (!l) {
+        if (check_expr(C, e, recv, -1) == 0)
+            diag_error(C->d, n->line, n->col, "'%s' is not a method of %s: only lists have methods (append, pop)",
+                       n->name, check_type_str(&recv->ty, (char[TYBUF]){0}, TYBUF));
+        for (int i = 1; i < n->nlist; i++)
+            check_expr(C, e, n->list[i], -1);
+        return -1;
+    }
+    k->callee = CHECK_CALL_METHOD;
+    k->list = l;
+    if (strcmp(n->name, "append") == 0) {
+        if (nargs != 1) {
+            diag_error(C->d, n->line, n->col, "'append' takes one item, got %d", nargs);
+            return -1;
+        }
+        if (nwant > 0) {
+            diag_error(C->d, n->line, n->col, "'append' gives no value: write it as a statement");
+            return -1;
+        }
+        ast_node *x = n->list[1];
+        if (check_expr(C, e, x, l->typed ? (int)l->item.dtype : -1) < 0)
+            return -1;
+        return list_takes(C, l, x, &x->ty);
+    }
+    if (strcmp(n->name, "pop") == 0) {
+        if (nargs != 0) {
+            diag_error(C->d, n->line, n->col, "'pop' takes no argument: it removes the last item");
+            return -1;
+        }
+        if (!l->typed) {
+            diag_error(C->d, n->line, n->col, "list '%s' has no items yet, so its items have no type", l->name);
+            return -1;
+        }
+        n->ty = l->item;
+        return 0;
+    }
+    diag_error(C->d, n->line, n->col, "unknown list method '%s' (lists have append and pop)", n->name);
+    return -1;
+}
+
+/* ---- list capacities -------------------------------------------------------------------
+ * After a graph's statements are checked, the capacity of a list that was not declared is
+ * the most items any run can give it: its largest literal, plus an upper bound of its
+ * appends, counted over the checked tree (dead branches have no note and count nothing): a
+ * block adds its statements, an if or a switch takes its largest arm, a for loop multiplies
+ * its body by its trip count when that is known at compile time. A while loop, or a for loop
+ * whose trip count is not known, that appends has no bound: the list must then be declared. */
+#define LIST_UNBOUNDED (-1)
+
+static int64_t add_count(int64_t a, int64_t b)
+{
+    if (a == LIST_UNBOUNDED || b == LIST_UNBOUNDED || a + b > CFX_MAX_ELEMENTS)
+        return a == LIST_UNBOUNDED || b == LIST_UNBOUNDED ? LIST_UNBOUNDED : CFX_MAX_ELEMENTS + 1;
+    return a + b;
+}
+
+static int64_t mul_count(int64_t trips, int64_t c)
+{
+    if (c == 0)
+        return 0;
+    if (trips == LIST_UNBOUNDED || c == LIST_UNBOUNDED)
+        return LIST_UNBOUNDED;
+    return trips > (CFX_MAX_ELEMENTS + 1) / c ? CFX_MAX_ELEMENTS + 1 : trips * c;
+}
+
+/* Python's len(range(a, b, s)) for known a, b, s (s != 0). */
+static int64_t range_len(int64_t a, int64_t b, int64_t st)
+{
+    if (st > 0)
+        return a < b ? (b - a - 1) / st + 1 : 0;
+    return a > b ? (a - b - 1) / -st + 1 : 0;
+}
+
+static int64_t count_appends(checker *C, const ast_node *n, const check_list *l, const ast_node **where)
+{
+    if (!n || !n->note)
+        return 0;
+    int64_t c = 0;
+    switch (n->kind) {
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            c = add_count(c, count_appends(C, n->list[i], l, where));
+        return c;
+    case AST_IF:
+    case AST_SWITCH:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *arm = n->list[i];
+            int64_t x = arm->note ? count_appends(C, arm->b, l, where) : 0;
+            if (x == LIST_UNBOUNDED || c == LIST_UNBOUNDED)
+                c = LIST_UNBOUNDED;
+            else if (x > c)
+                c = x;
+        }
+        return c;
+    case AST_WHILE: {
+        const ast_node **w0 = where;
+        const ast_node *first = NULL;
+        int64_t x = count_appends(C, n->b, l, &first);
+        if (x != 0 && !*w0)
+            *w0 = first ? first : n;
+        return x == 0 ? 0 : LIST_UNBOUNDED;
+    }
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH: {
+        const ast_node *first = NULL;
+        int64_t x = count_appends(C, n->d, l, &first), trips = LIST_UNBOUNDED;
+        if (x == 0)
+            return 0;
+        if (n->kind == AST_FOR_RANGE) {
+            const check_note *ka = n->a->note, *kb = n->b->note, *ks = n->c ? n->c->note : NULL;
+            if (ka && kb && ka->known && kb->known && (!n->c || (ks && ks->known && ks->ival != 0)))
+                trips = range_len(ka->ival, kb->ival, ks ? ks->ival : 1);
+        } else {
+            /* the shortest of what the loop walks */
+            const check_note *ke = n->note;
+            int nits = ke->iter == CHECK_ITER_PLAIN ? 1 : n->a->nlist;
+            for (int i = 0; i < nits; i++) {
+                const ast_node *it = ke->iter == CHECK_ITER_PLAIN ? n->a : n->a->list[i];
+                const check_note *ki = it->note;
+                int64_t t = ki && ki->list ? (ki->list->cap > 0 ? ki->list->cap : LIST_UNBOUNDED)
+                            : it->ty.rank >= 1 ? it->ty.dims[0] : LIST_UNBOUNDED;
+                if (t != LIST_UNBOUNDED && (trips == LIST_UNBOUNDED || t < trips))
+                    trips = t; /* any bound of one of them bounds the loop */
+            }
+        }
+        c = mul_count(trips, x);
+        if (c == LIST_UNBOUNDED && !*where)
+            *where = first ? first : n;
+        return c;
+    }
+    case AST_EXPR: {
+        const ast_node *x = n->a;
+        const check_note *k = x ? x->note : NULL;
+        if (x && x->kind == AST_CALL && k && k->callee == CHECK_CALL_METHOD && k->list == l &&
+            strcmp(x->name, "append") == 0) {
+            if (!*where)
+                *where = x;
+            return 1;
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The longest literal `NAME = [...]` of the list. */
+static int64_t longest_literal(const ast_node *n, const check_list *l)
+{
+    if (!n || !n->note)
+        return 0;
+    int64_t m = 0;
+    if (n->kind == AST_ASSIGN && n->nlist == 1 && n->a && n->a->kind == AST_LIST && n->list[0]->kind == AST_NAME &&
+        strcmp(n->list[0]->name, l->name) == 0)
+        return n->a->nlist;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    if (n->kind != AST_ASSIGN && n->kind != AST_EXPR)
+        for (int i = 0; i < 4; i++) {
+            int64_t x = longest_literal(kids[i], l);
+            m = x > m ? x : m;
+        }
+    for (int i = 0; n->kind != AST_ASSIGN && i < n->nlist; i++) {
+        int64_t x = longest_literal(n->list[i], l);
+        m = x > m ? x : m;
+    }
+    return m;
+}
+
+static void size_lists(checker *C, const ast_graph *g)
+{
+    /* a list iterated by another's loop must be sized first: a few rounds settle chains */
+    for (int round = 0; round < 4; round++)
+        for (int i = 0; i < C->nlists; i++) {
+            check_list *l = C->lists[i];
+            if (l->declared)
+                continue;
+            const ast_node *where = NULL;
+            int64_t c = add_count(longest_literal(g->body, l), count_appends(C, g->body, l, &where));
+            if (c == LIST_UNBOUNDED) {
+                if (C->sizing)
+                    l->cap = 0;
+                if (round == 3 && !C->sizing && where)
+                    diag_error(C->d, where->line, where->col,
+                               "cannot tell how many items list '%s' may hold: it grows in a loop whose trip "
+                               "count is not known at compile time; declare it, as in %s = list(%s, CAPACITY)",
+                               l->name, l->name, l->typed ? tystr(&l->item, (char[TYBUF]){0}) : "f32[3]");
+                continue;
+            }
+            if (C->sizing) /* the second pass keeps the sizes its types were made with */
+                l->cap = c > 0 ? c : 1;
+            if (round == 3 && !C->sizing && l->typed && l->cap * type_count(&l->item) > CFX_MAX_ELEMENTS)
+                diag_error(C->d, where ? where->line : g->line, where ? where->col : g->col,
+                           "list '%s' may hold %" PRId64 " items of %s: more than %" PRId64 " elements in all",
+                           l->name, l->cap, tystr(&l->item, (char[TYBUF]){0}), (int64_t)CFX_MAX_ELEMENTS);
+        }
+}
+
+int check_mutates_list(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_ASSIGN)
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i]->kind == AST_INDEX ? n->list[i]->a : n->list[i];
+            if (t->kind == AST_NAME && strcmp(t->name, name) == 0)
+                return 1;
+        }
+    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && each_assigned(n, is_name, (void *)name))
+        return 1;
+    if (n->kind == AST_CALL && (n->flags & AST_F_METHOD) && n->nlist > 0 && n->list[0]->kind == AST_NAME &&
+        strcmp(n->list[0]->name, name) == 0)
+        return 1;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        if (check_mutates_list(kids[i], name))
+            return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (check_mutates_list(n->list[i], name))
+            return 1;
+    return 0;
+}
+
+/* reshape(x, [d0, ...]) and x.reshape([d0, ...]): the same elements in row-major order under
+ * another shape; each dimension is an integer known at compile time, one of them may be -1
+ * (the one that makes the counts agree), as in numpy. */
+static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_RESHAPE;
+    if (n->nlist != 2 || n->list[1]->kind != AST_LIST) {
+        diag_error(C->d, n->line, n->col, "'reshape' takes a tensor and a shape, as in reshape(x, [2, 3])");
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind != AST_LIST && n->list[i]->kind != AST_TYPE)
+                check_expr(C, e, n->list[i], -1);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        return -1;
+    const cfx_type *x = &n->list[0]->ty;
+    ast_node *sh = n->list[1];
+    cfx_type t = scalar_type(x->dtype);
+    int infer = -1;
+    int64_t count = 1;
+    if (sh->nlist > CFX_MAX_RANK) {
+        diag_error(C->d, sh->line, sh->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+        return -1;
+    }
+    for (int i = 0; i < sh->nlist; i++) {
+        ast_node *d = sh->list[i];
+        if (check_expr(C, e, d, CFX_I32) < 0)
+            return -1;
+        const check_note *kd = d->note;
+        if (!kd->known || !is_int(d->ty.dtype) || (kd->ival < 1 && kd->ival != -1) || (kd->ival == -1 && infer >= 0)) {
+            diag_error(C->d, d->line, d->col,
+                       "a dimension of 'reshape' is a positive integer known at compile time, or one -1");
+            return -1;
+        }
+        if (kd->ival == -1)
+            infer = i;
+        else
+            count *= kd->ival;
+        if (count > CFX_MAX_ELEMENTS)
+            count = CFX_MAX_ELEMENTS + 1;
+        t.dims[i] = kd->ival;
+    }
+    t.rank = sh->nlist;
+    int64_t have = type_count(x);
+    if (infer >= 0 && count > 0 && have % count == 0)
+        t.dims[infer] = have / count;
+    if ((infer >= 0 && (count == 0 || have % count != 0)) || type_count(&t) != have) {
+        char b2[TYBUF];
+        cfx_type want = t;
+        if (infer >= 0)
+            want.dims[infer] = -1;
+        diag_error(C->d, n->line, n->col, "cannot reshape %s (%" PRId64 " elements) to %s", tystr(x, b1), have,
+                   tystr(&want, b2));
+        return -1;
+    }
+    n->ty = t;
+    return 0;
+}
+
+/* x.shape[i]: the dimension, an i32 known at compile time; i is known, negative from the end. */
+static int check_shape_index(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    int rx = check_expr(C, e, n->a->a, -1), ri = check_expr(C, e, n->b, CFX_I32);
+    if (rx < 0 || ri < 0)
+        return -1;
+    const check_note *k = n->b->note;
+    const cfx_type *t = &n->a->a->ty;
+    if (!k->known || !is_int(n->b->ty.dtype)) {
+        diag_error(C->d, n->b->line, n->b->col, "the index of x.shape must be an integer known at compile time");
+        return -1;
+    }
+    if (k->ival < -t->rank || k->ival >= t->rank) {
+        diag_error(C->d, n->b->line, n->b->col, "index %" PRId64 " is out of range for the shape of %s",
+                   k->ival, tystr(t, b1));
+        return -1;
+    }
+    set_known(C, n, CFX_I32, t->dims[k->ival < 0 ? k->ival + t->rank : k->ival], 0);
+    return 0;
+}
+
+/* n, m = x.shape: the value becomes the tuple of x's dimensions, literals. */
+static int shape_tuple(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF];
+    ast_node *at = n->a;
+    if (strcmp(at->name, "shape") != 0) {
+        diag_error(C->d, at->line, at->col, "several targets need as many values, or a call or x.shape on the right");
+        return -1;
+    }
+    if (check_expr(C, e, at->a, -1) < 0)
+        return -1;
+    const cfx_type *t = &at->a->ty;
+    if (t->rank != n->nlist) {
+        diag_error(C->d, at->line, at->col, "%d targets but the shape of %s has %d dimensions", n->nlist,
+                   tystr(t, b1), t->rank);
+        return -1;
+    }
+    ast_node *tup = ast_alloc(C->m->arena, sizeof *tup);
+    ast_node **items = ast_alloc(C->m->arena, sizeof *items * (size_t)(t->rank + 1));
+    if (!tup || !items) {
+        C->oom = 1;
+        return -1;
+    }
+    tup->kind = AST_TUPLE;
+    tup->line = at->line;
+    tup->col = at->col;
+    for (int i = 0; i < t->rank; i++) {
+        items[i] = ast_alloc(C->m->arena, sizeof **items);
+        if (!items[i]) {
+            C->oom = 1;
+            return -1;
+        }
+        items[i]->kind = AST_INT;
+        items[i]->ival = t->dims[i];
+        items[i]->line = at->line;
+        items[i]->col = at->col;
+    }
+    tup->list = items;
+    tup->nlist = t->rank;
+    n->a = tup;
+    return 0;
+}
+
 /* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
 static const char *infix_name(const ast_node *n)
 {
@@ -1626,8 +2303,32 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
     case AST_BOOL:
         set_known(C, n, CFX_BOOL, n->ival != 0, 0);
         return 0;
-    case AST_NAME:
-        return check_name(C, e, n);
+    case AST_NAME: {
+        if (check_name(C, e, n) < 0)
+            return -1;
+        if (n->ty.rank < 0) {
+            diag_error(C->d, n->line, n->col,
+                       "'%s' is a list: use its items (%s[i], for x in %s), len(%s) or stack(%s)", n->name,
+                       n->name, n->name, n->name, n->name);
+            return -1;
+        }
+        return 0;
+    }
+    case AST_LIST:
+        diag_error(C->d, n->line, n->col,
+                   "a list [...] is only the value of a list variable, as in xs = [a, b] (stack(xs) makes a tensor)");
+        return -1;
+    case AST_ATTR:
+        if (strcmp(n->name, "ndim") == 0 && check_expr(C, e, n->a, -1) == 0) {
+            set_known(C, n, CFX_I32, n->a->ty.rank, 0);
+            return 0;
+        }
+        if (strcmp(n->name, "shape") == 0)
+            diag_error(C->d, n->line, n->col,
+                       "x.shape is a tuple of dimensions: index it (x.shape[0]) or unpack it (n, m = x.shape)");
+        else if (strcmp(n->name, "ndim") != 0)
+            diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
+        return -1;
     case AST_STRING:
         diag_error(C->d, n->line, n->col, "a string can only be the message of assert or the label of print");
         return -1;
@@ -1662,6 +2363,11 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         }
         return check_elementwise2(C, e, n, n->op, infix_name(n), n->a, n->b, want);
     case AST_INDEX: {
+        check_list *l = list_var(C, e, n->a);
+        if (l)
+            return check_list_item(C, e, n, l);
+        if (n->a->kind == AST_ATTR && strcmp(n->a->name, "shape") == 0)
+            return check_shape_index(C, e, n);
         if (check_expr(C, e, n->a, -1) < 0) {
             check_expr(C, e, n->b, CFX_I32); /* still report errors in the index */
             return -1;
@@ -1895,6 +2601,12 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         return 0;
     }
     case OPC_LEN: {
+        check_list *l = list_var(C, e, arg[0]);
+        if (l) { /* the length of a list is a run-time value */
+            n->ty = scalar_type(CFX_I32);
+            check_note_of(C, n)->list = l;
+            return 0;
+        }
         if (check_expr(C, e, arg[0], -1) < 0)
             return -1;
         if (arg[0]->ty.rank < 1) {
@@ -1923,6 +2635,34 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         return -1;
     }
     int g = check_graph_find(C, n->name);
+    if (strcmp(n->name, "reshape") == 0 && ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0))
+        return check_reshape(C, e, n, nwant);
+    if (n->flags & AST_F_METHOD)
+        return check_method(C, e, n, nwant);
+    if (g < 0 && strcmp(n->name, "stack") == 0 && n->nlist == 1) {
+        /* stack(xs): the items as one tensor [capacity, item...]; the list must be full */
+        check_list *l = list_var(C, e, n->list[0]);
+        if (!l) {
+            if (check_expr(C, e, n->list[0], -1) == 0)
+                diag_error(C->d, n->list[0]->line, n->list[0]->col, "'stack' needs a list, got %s",
+                           check_type_str(&n->list[0]->ty, (char[TYBUF]){0}, TYBUF));
+            return -1;
+        }
+        if (!l->typed) {
+            diag_error(C->d, n->line, n->col, "list '%s' has no items yet, so its items have no type", l->name);
+            return -1;
+        }
+        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+            return -1;
+        k->callee = CHECK_CALL_STACK;
+        k->list = l;
+        n->ty = l->item;
+        n->ty.rank = l->item.rank + 1;
+        for (int i = l->item.rank; i > 0; i--)
+            n->ty.dims[i] = n->ty.dims[i - 1];
+        n->ty.dims[0] = l->cap > 0 ? l->cap : 1;
+        return 0;
+    }
     if (g >= 0) {
         const ast_graph *gr = &C->m->graphs[g];
         k->callee = g;
@@ -2088,7 +2828,7 @@ static uint32_t type_hash(const cfx_type *t)
 {
     uint32_t h = hash_bytes(&t->dtype, sizeof t->dtype, 2166136261u);
     h = hash_bytes(&t->rank, sizeof t->rank, h);
-    for (int i = 0; i < t->rank && i < CFX_TYPE_MAX_RANK; i++)
+    for (int i = 0; i < (t->rank < 0 ? 1 : t->rank) && i < CFX_TYPE_MAX_RANK; i++)
         h = hash_bytes(&t->dims[i], sizeof t->dims[i], h);
     return h;
 }

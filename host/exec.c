@@ -117,11 +117,23 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
                               : "assertion failed"));
         break;
     case CFX_STOP_INDEX: {
-        const char *name = r && r->kind == REC_CHECK_INDEX && r->c >= 0 && r->c < prog->nstrings
+        int bound = r && r->kind == REC_CHECK_BOUND;
+        const char *name = r && (r->kind == REC_CHECK_INDEX || bound) && r->c >= 0 && r->c < prog->nstrings
                                ? prog->strings + r->c
                                : "?";
-        snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name,
-                 (long long)out->detail[1], (long long)out->detail[0]);
+        long long a = (long long)out->detail[0], b = (long long)out->detail[1];
+        if (!bound)
+            snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name, b, a);
+        else if (r->d == 0)
+            snprintf(detail, sizeof detail, "list '%s' has %lld items, index was %lld", name, b, a);
+        else if (r->d == 1)
+            snprintf(detail, sizeof detail, "list '%s' is full: it holds at most %lld items", name, b);
+        else if (r->d == 2)
+            snprintf(detail, sizeof detail, "pop from the empty list '%s'", name);
+        else if (r->d == 3)
+            snprintf(detail, sizeof detail, "the slice of '%s' starts at %lld, outside 0 to %lld", name, a, b - 1);
+        else
+            snprintf(detail, sizeof detail, "stack needs list '%s' full with %lld items, it has %lld", name, b, a);
         break;
     }
     case CFX_STOP_DIVIDE:

@@ -323,6 +323,7 @@ static int lex_operator(lexer *lx)
     case '=': if (c1 == '=') { kind = TK_EQ; two = 1; } else kind = TK_ASSIGN; break;
     case '!': if (c1 == '=') { kind = TK_NE; two = 1; } break;
     case ',': kind = TK_COMMA; break;
+    case '.': kind = TK_DOT; break; /* `.5` is a number: the caller lexes numbers first */
     case ':': kind = TK_COLON; break;
     case ';': kind = TK_SEMI; break;
     case '(': kind = TK_LPAREN; break;

@@ -63,6 +63,7 @@
     X(SLASH_ASSIGN, "/=")                 \
     X(PERCENT_ASSIGN, "%=")               \
     X(COMMA, ",")                         \
+    X(DOT, ".")                           \
     X(COLON, ":")                         \
     X(SEMI, ";")                          \
     X(ARROW, "->")                        \

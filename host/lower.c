@@ -113,6 +113,14 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
 static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor);
 static const check_note *lower_note(const ast_node *n);
 
+/* ---- lists ------------------------------------------------------------------------ */
+static int32_t list_data(lowerer *L, const check_list *l);
+static int32_t list_len(lowerer *L, const check_list *l);
+static void lower_list_value(lowerer *L, ast_node *n, const check_list *l);
+static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want);
+static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node *aug);
+static int32_t lower_method(lowerer *L, ast_node *n, int32_t want);
+
 static void lower_fail(lowerer *L, const char *why)
 {
     if (!L->failed)
@@ -394,7 +402,9 @@ static void lower_tuple_assign(lowerer *L, ast_node *n)
     }
     for (int i = 0; i < k; i++) {
         const ast_node *t = n->list[i];
-        base[i] = t->kind == AST_INDEX ? lower_var(L, t->a->name, &t->a->ty) : lower_var(L, t->name, &t->ty);
+        const check_list *l = lower_note(t)->list;
+        base[i] = l ? list_data(L, l)
+                    : t->kind == AST_INDEX ? lower_var(L, t->a->name, &t->a->ty) : lower_var(L, t->name, &t->ty);
     }
     for (int i = 0; i < k && !L->failed; i++) {
         int32_t s = lower_expr(L, tup->list[i], -1);
@@ -407,7 +417,9 @@ static void lower_tuple_assign(lowerer *L, ast_node *n)
     }
     for (int i = 0; i < k && !L->failed; i++) {
         ast_node *t = n->list[i];
-        if (t->kind == AST_INDEX) {
+        if (lower_note(t)->list) {
+            lower_list_set(L, t, vals[i], NULL);
+        } else if (t->kind == AST_INDEX) {
             int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
             lower_emit(L, REC_SET_ROW, 0, base[i], ix, vals[i], 0);
         } else {
@@ -444,9 +456,19 @@ static void lower_assign(lowerer *L, ast_node *n)
         return;
     }
     ast_node *t = n->list[0];
+    if (t->kind == AST_NAME && lower_note(t)->list && !(n->flags & AST_F_AUG)) {
+        lower_list_value(L, n->a, lower_note(t)->list);
+        return;
+    }
     if (t->kind == AST_NAME) {
         int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
+        return;
+    }
+    if (lower_note(t)->list) {
+        /* xs[i] = E, xs[i] op= E */
+        lower_list_set(L, t, (n->flags & AST_F_AUG) ? -1 : lower_expr(L, n->a, -1),
+                       (n->flags & AST_F_AUG) ? n->a : NULL);
         return;
     }
     if (n->flags & AST_F_AUG) {
@@ -648,8 +670,142 @@ static void lower_for_range(lowerer *L, ast_node *n)
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
 
+/* for x in xs: over the items the list had when the loop started (a copy when the body may
+ * change the list), by a counter from 0 to that length. */
+static void lower_for_each_item(lowerer *L, ast_node *n, const check_list *l)
+{
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    at(L, n);
+    int32_t data = list_data(L, l);
+    int32_t len = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
+    if (check_mutates_list(n->d, l->name)) {
+        cfx_type t = n->a->ty;
+        t.dims[0] = l->cap;
+        data = lower_copy_to(L, lower_temp(L, &t), data);
+    }
+    int32_t x = lower_var(L, n->name, &l->item);
+    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = prog_here(L->b);
+    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
+    lower_emit(L, REC_BINARY, OP_LT, go, ctr, len, 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    lower_emit(L, REC_GET_ITEM, 0, x, data, ctr, len); /* 0 <= ctr < len: no check needed */
+    lower_block(L, n->d);
+    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
+}
+
+/* for i, x in enumerate(it) / for a, b in zip(p, q, ...): one counter from 0 to the length
+ * of the shortest (a tensor's rows are known at compile time, a list's length is taken when
+ * the loop starts), and at each step the row or item of each, walked as it was when the loop
+ * started (a copy when the body may change it). */
+static void lower_for_zip(lowerer *L, ast_node *n, int kind)
+{
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    at(L, n);
+    int nits = n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
+    int32_t *src = calloc((size_t)nits + 1, sizeof *src), *len = calloc((size_t)nits + 1, sizeof *len);
+    if (!src || !len) {
+        lower_fail(L, "out of memory");
+        goto done;
+    }
+    int32_t count = -1; /* slot of the trip count; a constant while every length is known */
+    int64_t known = -1;
+    for (int k = 0; k < nits; k++) {
+        ast_node *it = n->a->list[k];
+        const check_list *l = lower_note(it)->list;
+        if (l) {
+            src[k] = list_data(L, l);
+            len[k] = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
+            if (check_mutates_list(n->d, l->name)) {
+                cfx_type t = l->item;
+                t.rank = l->item.rank + 1;
+                for (int d = l->item.rank; d > 0; d--)
+                    t.dims[d] = t.dims[d - 1];
+                t.dims[0] = l->cap;
+                src[k] = lower_copy_to(L, lower_temp(L, &t), src[k]);
+            }
+        } else {
+            src[k] = lower_expr(L, it, -1);
+            if (it->kind == AST_NAME && check_assigns(n->d, it->name))
+                src[k] = lower_copy_to(L, lower_temp(L, &it->ty), src[k]);
+            len[k] = -1;
+            if (known < 0 || it->ty.dims[0] < known)
+                known = it->ty.dims[0];
+        }
+    }
+    for (int k = 0; k < nits; k++) {
+        if (len[k] < 0)
+            continue;
+        if (count < 0) {
+            count = len[k];
+        } else {
+            int32_t m = lower_temp(L, &i32);
+            lower_emit(L, REC_BINARY, OP_MIN, m, count, len[k], 0);
+            count = m;
+        }
+    }
+    if (known >= 0) {
+        int32_t kc = lower_const_scalar(L, CFX_I32, known, 0);
+        if (count < 0) {
+            count = kc;
+        } else {
+            int32_t m = lower_temp(L, &i32);
+            lower_emit(L, REC_BINARY, OP_MIN, m, count, kc, 0);
+            count = m;
+        }
+    }
+    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = prog_here(L->b);
+    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
+    lower_emit(L, REC_BINARY, OP_LT, go, ctr, count, 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    if (kind == CHECK_ITER_ENUMERATE)
+        lower_copy_to(L, lower_var(L, n->list[0]->name, &i32), ctr);
+    for (int k = 0; k < nits && !L->failed; k++) {
+        ast_node *it = n->a->list[k], *v = n->list[first + k];
+        const check_list *l = lower_note(it)->list;
+        if (l) {
+            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v->name, &l->item), src[k], ctr, len[k]);
+            continue;
+        }
+        cfx_type row = it->ty;
+        row.rank--;
+        for (int d = 0; d < row.rank; d++)
+            row.dims[d] = it->ty.dims[d + 1];
+        /* the counter is in range here, but the validator wants every row index checked */
+        int32_t name = it->kind == AST_NAME ? prog_string(L->b, it->name) : -1;
+        lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
+        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v->name, &row), src[k], ctr, 0);
+    }
+    lower_block(L, n->d);
+    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
+done:
+    free(src);
+    free(len);
+}
+
 static void lower_for_each(lowerer *L, ast_node *n)
 {
+    if (lower_note(n)->iter != CHECK_ITER_PLAIN) {
+        lower_for_zip(L, n, lower_note(n)->iter);
+        return;
+    }
+    if (lower_note(n)->list) {
+        lower_for_each_item(L, n, lower_note(n)->list);
+        return;
+    }
     at(L, n);
     int32_t x = lower_expr(L, n->a, -1);
     /* the rows are those of x before the loop, whatever the body assigns */
@@ -806,6 +962,10 @@ static void lower_expr_stmt(lowerer *L, ast_node *n)
     }
     if (k->callee == CHECK_CALL_KERNEL) {
         lower_kernel_call(L, x, NULL, 0);
+        return;
+    }
+    if (k->callee == CHECK_CALL_METHOD) {
+        lower_method(L, x, -1);
         return;
     }
     if (k->callee >= 0) {
@@ -1113,8 +1273,25 @@ static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
 static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
 {
     const check_note *k = lower_note(n);
+    if (k->callee == CHECK_CALL_OP && k->op == OP_LEN && k->list) /* a list's length: run time */
+        return lower_copy_to(L, want, list_len(L, k->list));
     if (k->callee == CHECK_CALL_OP)
         return lower_op_call(L, n, want);
+    if (k->callee == CHECK_CALL_METHOD)
+        return lower_method(L, n, want);
+    if (k->callee == CHECK_CALL_RESHAPE) {
+        /* the same bytes under another shape: a COPY between slots of one count */
+        int32_t x = lower_expr(L, n->list[0], -1), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, d, x, 0, 0);
+        return d;
+    }
+    if (k->callee == CHECK_CALL_STACK) {
+        /* stack(xs): the list must be full; then its items are the tensor */
+        const check_list *l = k->list;
+        int32_t cap = lower_const_scalar(L, CFX_I32, l->cap, 0);
+        lower_emit(L, REC_CHECK_BOUND, 0, list_len(L, l), cap, prog_string(L->b, l->name), 4);
+        return lower_copy_to(L, want, list_data(L, l));
+    }
     int32_t out = 0;
     if (k->callee == CHECK_CALL_KERNEL)
         lower_kernel_call(L, n, &out, 1);
@@ -1157,6 +1334,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);
     case AST_INDEX: {
+        if (k->list)
+            return lower_list_item(L, n, want);
         int32_t x = lower_expr(L, n->a, -1);
         int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
         /* never write the tensor or the index while reading them (`i = x[i]`) */
@@ -1255,4 +1434,100 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
     L->col = saved_col;
     lower_scope_free(&sc);
     free(args);
+}
+
+/* ---- lists ---------------------------------------------------------------------------------
+ * A list is two variables: its items, a tensor [capacity, item...] under the list's name,
+ * and its length, an i32 named `len(NAME)`. Every access that can fail at run time is
+ * preceded by a CHECK_BOUND that says what is checked (program.h): an index, an append to a
+ * full list, a pop from an empty one, a stack of a list that is not full. */
+static int32_t list_data(lowerer *L, const check_list *l)
+{
+    cfx_type t = l->item;
+    t.rank = l->item.rank + 1;
+    for (int i = l->item.rank; i > 0; i--)
+        t.dims[i] = t.dims[i - 1];
+    t.dims[0] = l->cap;
+    return lower_var(L, l->name, &t);
+}
+
+static int32_t list_len(lowerer *L, const check_list *l)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = CFX_I32;
+    return lower_var(L, l->len_name, &t);
+}
+
+static void check_bound(lowerer *L, int32_t a, int32_t b, const check_list *l, int what)
+{
+    int32_t name = L->failed ? -1 : prog_string(L->b, l->name);
+    lower_emit(L, REC_CHECK_BOUND, 0, a, b, name, what);
+}
+
+/* xs = [a, b, ...], xs = [], xs = list(TYPE, N): the items first (a literal's values are all
+ * computed before the list changes), then the length. */
+static void lower_list_value(lowerer *L, ast_node *n, const check_list *l)
+{
+    int nitems = n->kind == AST_LIST ? n->nlist : 0;
+    int32_t *vals = calloc((size_t)nitems + 1, sizeof *vals);
+    if (!vals) {
+        lower_fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < nitems; i++)
+        vals[i] = lower_expr(L, n->list[i], -1);
+    int32_t data = list_data(L, l);
+    for (int i = 0; i < nitems; i++)
+        lower_emit(L, REC_SET_ROW, 0, data, lower_const_scalar(L, CFX_I32, i, 0), vals[i], 0);
+    lower_copy_to(L, list_len(L, l), lower_const_scalar(L, CFX_I32, nitems, 0));
+    free(vals);
+}
+
+static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_list *l = lower_note(n)->list;
+    int32_t i = lower_expr(L, n->b, -1), len = list_len(L, l);
+    check_bound(L, i, len, l, 0);
+    int32_t d = want >= 0 && want != i ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GET_ITEM, 0, d, list_data(L, l), i, len);
+    return lower_copy_to(L, want, d);
+}
+
+/* xs[i] = val; with aug (the BINARY value of `xs[i] op= E`), the item is read, combined with E
+ * and written back, the index evaluated and checked once. */
+static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node *aug)
+{
+    const check_list *l = lower_note(t)->list;
+    int32_t i = lower_expr(L, t->b, -1), len = list_len(L, l), data = list_data(L, l);
+    check_bound(L, i, len, l, 0);
+    if (aug) {
+        int32_t item = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_ITEM, 0, item, data, i, len);
+        int32_t v = lower_expr(L, aug->b, -1);
+        binary_slots(L, aug->op, t->ty.dtype, aug->b, item, item, v);
+        val = item;
+    }
+    lower_emit(L, REC_SET_ITEM, 0, data, i, val, len);
+}
+
+/* xs.append(v): room is checked, the item written at the length, the length grown;
+ * xs.pop(): the list must not be empty; the last item, then the length shrunk. */
+static int32_t lower_method(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_list *l = lower_note(n)->list;
+    int32_t len = list_len(L, l);
+    if (strcmp(n->name, "append") == 0) {
+        int32_t v = lower_expr(L, n->list[1], -1);
+        check_bound(L, len, lower_const_scalar(L, CFX_I32, l->cap, 0), l, 1);
+        lower_emit(L, REC_SET_ITEM, 0, list_data(L, l), len, v, len);
+        lower_emit(L, REC_BINARY, OP_ADD, len, len, lower_const_scalar(L, CFX_I32, 1, 0), 0);
+        return 0;
+    }
+    int32_t last = lower_const_scalar(L, CFX_I32, -1, 0);
+    check_bound(L, last, len, l, 2);
+    int32_t d = want >= 0 ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GET_ITEM, 0, d, list_data(L, l), last, len);
+    lower_emit(L, REC_BINARY, OP_SUB, len, len, lower_const_scalar(L, CFX_I32, 1, 0), 0);
+    return d;
 }

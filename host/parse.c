@@ -382,9 +382,32 @@ static ast_node *parse_for(parser *p)
     }
     lex_token var = p->tok;
     parse_next(p);
+    /* `for i, x in enumerate(xs)`, `for a, b in zip(x, y)`: several loop variables */
+    nodelist vars = {0};
+    while (p->tok.kind == TK_COMMA) {
+        if (!vars.n) {
+            ast_node *v0 = parse_node(p, AST_NAME, var.line, var.col);
+            v0->name = parse_token_text(p, &var);
+            parse_push(p, &vars, v0);
+        }
+        parse_next(p);
+        if (p->tok.kind != TK_NAME) {
+            parse_expected(p, "a loop variable after ','");
+            return NULL;
+        }
+        ast_node *v = parse_node(p, AST_NAME, p->tok.line, p->tok.col);
+        v->name = parse_token_text(p, &p->tok);
+        parse_push(p, &vars, v);
+        parse_next(p);
+    }
     if (!parse_expect(p, TK_IN, "'in' after the loop variable"))
         return NULL;
     ast_node *n;
+    if (p->tok.kind == TK_RANGE && vars.n) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "a range gives one value: write 'for i in range(...)' with one loop variable");
+        return NULL;
+    }
     if (p->tok.kind == TK_RANGE) {
         lex_token r = p->tok;
         parse_next(p);
@@ -423,6 +446,7 @@ static ast_node *parse_for(parser *p)
         n = parse_node(p, AST_FOR_EACH, t.line, t.col);
         n->a = parse_expr(p);
         n->d = parse_block(p, "after the loop's tensor");
+        parse_set_list(n, &vars);
     }
     n->name = parse_token_text(p, &var);
     return n;
@@ -634,6 +658,11 @@ static ast_node *parse_simple(parser *p)
         parse_expected(p, "a statement");
         return NULL;
     }
+    if (lex_is(&p->lx, &t, "def")) {
+        parse_syntax_error(p, t.line, t.col,
+                           "functions inside a graph (closures) are not supported: write another graph and call it");
+        return NULL;
+    }
     ast_node *first = parse_expr(p);
     if (p->panic)
         return NULL;
@@ -660,6 +689,11 @@ static ast_node *parse_simple(parser *p)
     lex_token eq = p->tok;
     if (!parse_expect(p, TK_ASSIGN, "'=' after the assignment targets"))
         return NULL;
+    if (p->tok.kind == TK_LBRACE) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "dicts are not supported: use one variable per key, or a tensor indexed by an integer");
+        return NULL;
+    }
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
     n->a = parse_values(p);
     if (p->panic)
@@ -674,7 +708,7 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE) {
+    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE && n->a->kind != AST_ATTR) {
         parse_report(p, eq.line, eq.col,
                      "several targets need as many values, as in 'a, b = b, a', or a call with several "
                      "results, as in 'a, b = f(x)'");
@@ -922,7 +956,11 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
             break;
         p.panic = 0;
         p.unclosed = 0;
-        if (p.tok.kind != TK_GRAPH) {
+        if (p.tok.kind != TK_GRAPH && lex_is(&p.lx, &p.tok, "def")) {
+            parse_syntax_error(&p, p.tok.line, p.tok.col,
+                               "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }");
+            parse_next(&p);
+        } else if (p.tok.kind != TK_GRAPH) {
             parse_expected(&p, "'graph'");
             parse_next(&p);
         } else {
@@ -1265,6 +1303,10 @@ static ast_node *parse_primary(parser *p)
         parse_next(p);
         return n;
     case TK_NAME:
+        if (lex_is(&p->lx, &t, "lambda")) {
+            parse_syntax_error(p, t.line, t.col, "closures (lambda) are not supported: write a graph and call it");
+            return parse_error_node(p);
+        }
         parse_next(p);
         if (p->tok.kind == TK_LPAREN) {
             n = parse_node(p, AST_CALL, t.line, t.col);
@@ -1282,6 +1324,23 @@ static ast_node *parse_primary(parser *p)
         if (!p->panic)
             parse_expect(p, TK_RPAREN, "')'");
         return n;
+    case TK_LBRACKET: {
+        /* a list literal `[a, b]` or `[]` */
+        parse_next(p);
+        n = parse_node(p, AST_LIST, t.line, t.col);
+        nodelist items = {0};
+        while (p->tok.kind != TK_RBRACKET && !p->panic) {
+            parse_push(p, &items, parse_expr(p));
+            if (p->tok.kind == TK_COMMA)
+                parse_next(p);
+            else if (p->tok.kind != TK_RBRACKET)
+                parse_expected(p, "',' or ']' in the list");
+        }
+        if (!p->panic)
+            parse_next(p);
+        parse_set_list(n, &items);
+        return n;
+    }
     case TK_RANGE:
         parse_syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
         return parse_error_node(p);
@@ -1291,16 +1350,54 @@ static ast_node *parse_primary(parser *p)
     }
 }
 
-/* PRIMARY followed by any number of `[INDEX]`. */
+/* `.NAME` or `.NAME(ARGS)` after e; the current token is the '.'. */
+static ast_node *parse_member(parser *p, ast_node *e)
+{
+    parse_next(p);
+    if (p->tok.kind != TK_NAME) {
+        parse_expected(p, "a name after '.'");
+        return e;
+    }
+    lex_token name = p->tok;
+    parse_next(p);
+    ast_node *n;
+    if (p->tok.kind == TK_LPAREN) {
+        n = parse_node(p, AST_CALL, name.line, name.col);
+        n->flags |= AST_F_METHOD;
+        parse_args(p, n);
+        /* the receiver goes first among the arguments */
+        ast_node **items = p->arena ? ast_alloc(p->arena, sizeof *items * (size_t)(n->nlist + 1)) : NULL;
+        if (!items) {
+            p->oom = p->lx.oom = 1;
+            return n;
+        }
+        items[0] = e;
+        for (int i = 0; i < n->nlist; i++)
+            items[i + 1] = n->list[i];
+        n->list = items;
+        n->nlist++;
+    } else {
+        n = parse_node(p, AST_ATTR, name.line, name.col);
+        n->a = e;
+    }
+    n->name = parse_token_text(p, &name);
+    return n;
+}
+
+/* PRIMARY followed by any number of `[INDEX]`, `.NAME` and `.NAME(ARGS)`. */
 static ast_node *parse_postfix(parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
     ast_node *e = parse_primary(p);
     int levels = 0; /* x[i][j]... nests the tree one level per index */
-    while (p->tok.kind == TK_LBRACKET && !p->panic) {
+    while ((p->tok.kind == TK_LBRACKET || p->tok.kind == TK_DOT) && !p->panic) {
         if (!parse_enter(p))
             break;
         levels++;
+        if (p->tok.kind == TK_DOT) {
+            e = parse_member(p, e);
+            continue;
+        }
         parse_next(p);
         ast_node *ix = parse_node(p, AST_INDEX, line, col);
         ix->a = e;

@@ -61,7 +61,10 @@ extern "C" {
     X(WHERE,        "ssss", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
     X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
     X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
-    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results")
+    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results") \
+    X(CHECK_BOUND,  "ssmn", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
+    X(GET_ITEM,     "ssss", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
+    X(SET_ITEM,     "ssss", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)")
 
 enum rec_kind {
 #define X(name, fields, comment) REC_##name,

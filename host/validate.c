@@ -172,7 +172,7 @@ static int32_t written_slot(const cfx_record *r)
     switch (r->kind) {
     case REC_UNARY: case REC_BINARY: case REC_REDUCE: case REC_DOT: case REC_MATMUL:
     case REC_TRANSPOSE: case REC_FILL: case REC_IOTA: case REC_COPY: case REC_CAST:
-    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW:
+    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW: case REC_GET_ITEM: case REC_SET_ITEM:
         return r->a;
     default:
         return -1;
@@ -342,6 +342,22 @@ static int check_operands(vctx *v, int32_t i)
         if (c->dtype != a->dtype || r->a == r->c || !row_shape(c, a) || !is_int(b->dtype) ||
             b->count != 1)
             return vfail(v, i, "set_row operands are inconsistent");
+        break;
+    case REC_CHECK_BOUND:
+        if (!is_int(a->dtype) || a->count != 1 || !is_int(b->dtype) || b->count != 1)
+            return vfail(v, i, "the bound's operands must be one-element integers");
+        if (r->d < 0 || r->d > 4)
+            return vfail(v, i, "unknown bound %d", r->d);
+        break;
+    case REC_GET_ITEM:
+        if (a->dtype != b->dtype || r->a == r->b || r->a == r->c || r->a == r->d || !row_shape(a, b) ||
+            !is_int(c->dtype) || c->count != 1 || !is_int(d->dtype) || d->count != 1)
+            return vfail(v, i, "get_item operands are inconsistent");
+        break;
+    case REC_SET_ITEM:
+        if (c->dtype != a->dtype || r->a == r->b || r->a == r->c || r->a == r->d || !row_shape(c, a) ||
+            !is_int(b->dtype) || b->count != 1 || !is_int(d->dtype) || d->count != 1)
+            return vfail(v, i, "set_item operands are inconsistent");
         break;
     case REC_CALL: {
         if (r->a < 0 || r->a >= p->nkernels)
