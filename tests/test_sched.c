@@ -428,9 +428,8 @@ static int32_t run_record(walker *w)
         int64_t va = k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
         int64_t vb = k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b));
         if (!k_bound_ok(r->d, va, vb)) {
-            rp->stop_detail[block][0] = va;
-            rp->stop_detail[block][1] = vb;
-            return -2 - CFX_STOP_INDEX;
+            raise_stop(rp, CFX_STOP_INDEX, c->pc, va, vb, -1);
+            return NEXT_STOP;
         }
         return c->pc + 1;
     }
