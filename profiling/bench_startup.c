@@ -133,7 +133,8 @@ int main(int argc, char **argv)
         }
     }
     if (nbin == 0 || repeats < 1 || repeats > MAX_REPEATS) {
-        fprintf(stderr, "usage: bench_startup [--repeats N] CFX [CFX...] (N in 1..%d)\n", MAX_REPEATS);
+        fprintf(stderr, "usage: bench_startup [--repeats N] CFX [CFX...] (N in 1..%d)\n",
+                MAX_REPEATS);
         return 2;
     }
 
@@ -187,8 +188,8 @@ int main(int argc, char **argv)
                 fclose(g);
             }
             if (strcmp(got, "s = 1\n") != 0) {
-                fprintf(stderr, "bench_startup: %s %s printed [%s], expected s = 1\n", cmds[i].binary,
-                        cmds[i].label, got);
+                fprintf(stderr, "bench_startup: %s %s printed [%s], expected s = 1\n",
+                        cmds[i].binary, cmds[i].label, got);
                 rc = 1;
             }
         }
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
             printf("- | %.1f | - |\n", p);
     }
     if (!have_lua)
-        printf("\nlua5.4 is not on PATH, so there is no anchor (Debian: apt-get install lua5.4).\n");
+        printf("\nlua5.4 is not on PATH, so there is no anchor "
+               "(Debian: apt-get install lua5.4).\n");
     return rc;
 }
