@@ -1,10 +1,10 @@
 /* loader.c: how libcfx reaches the CUDA executors, which live in a module of their own.
  *
- * libcfx_cuda.so holds the .cu files of device/ and kernels/, linked against the CUDA runtime, cuBLAS
- * (and NVRTC once it is used) and the C++ runtime that nvcc's objects need; libcfx links none
- * of them. Mapping cuBLAS costs a process about 0.1 s and 200 MiB, so only a process that
- * creates a CUDA executor pays it: `cfx check`, `dump`, a cpu run, and an application that
- * never asks for a GPU load nothing of CUDA.
+ * libcfx_cuda.so holds the .cu files of device/ and kernels/, linked against the CUDA
+ * runtime, cuBLAS (and NVRTC once it is used) and the C++ runtime that nvcc's objects need;
+ * libcfx links none of them. Mapping cuBLAS costs a process about 0.1 s and 200 MiB, so only
+ * a process that creates a CUDA executor pays it: `cfx check`, `dump`, a cpu run, and an
+ * application that never asks for a GPU load nothing of CUDA.
  *
  * Why a module rather than opening the CUDA libraries lazily from libcfx: the executors make
  * many runtime and cuBLAS calls, and nvcc turns each kernel launch into runtime calls and
@@ -66,10 +66,12 @@ static void probe(void)
     if (e != 0) {
         /* the failed query leaves a sticky error behind; the application should not see ours */
         (void)last_error();
-        snprintf(probe_why, sizeof probe_why, "no CUDA device is present (%s: %s)", name(e), text(e));
+        snprintf(probe_why, sizeof probe_why, "no CUDA device is present (%s: %s)", name(e),
+                 text(e));
         n = 0;
     } else if (n == 0) {
-        snprintf(probe_why, sizeof probe_why, "no CUDA device is present (the driver reports 0 devices)");
+        snprintf(probe_why, sizeof probe_why,
+                 "no CUDA device is present (the driver reports 0 devices)");
     }
     probe_devices = n;
 }

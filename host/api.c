@@ -441,8 +441,10 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
                  m->cm.graphs[graph].nresults, (int)p->ninputs, (int)p->nresults);
         goto fail;
     }
-    if (backend == CFX_BACKEND_AUTO) /* kernels first: a graph that cannot use CUDA loads none */
-        backend = kernels_have_cuda(m, p) && cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, NULL, 0)
+    /* kernels first: a graph that cannot run on CUDA loads nothing of it */
+    if (backend == CFX_BACKEND_AUTO)
+        backend = kernels_have_cuda(m, p) &&
+                          cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, NULL, 0)
                       ? CFX_BACKEND_CUDA_PERSISTENT
                       : CFX_BACKEND_CPU;
     if ((int)backend < CFX_BACKEND_CPU || backend > CFX_BACKEND_CUDA_PERSISTENT) {

@@ -71,9 +71,9 @@ typedef struct exec_ops {
 extern const exec_ops cpu_exec_ops;
 
 /* ---- the CUDA executors ------------------------------------------------------------------
- * They live in a module of their own, libcfx_cuda.so (the .cu files of device/ and kernels/), which
- * device/loader.c opens the first time a CUDA backend is asked for; libcfx itself has no
- * link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
+ * They live in a module of their own, libcfx_cuda.so (the .cu files of device/ and
+ * kernels/), which device/loader.c opens the first time a CUDA backend is asked for; libcfx
+ * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
 #define DEV_MODULE_ABI 1
