@@ -310,6 +310,30 @@ static void test_unary(void)
     CHECK_REAL(un_f64(OP_SQRT, 2.0), 1.4142135623730951, 0);
     CHECK_REAL(un_f64(OP_TANH, -1.0), -0.7615941559557649, 1e-15);
     CHECK_REAL(un_f64(OP_SIGMOID, -2.0), 0.11920292202211755, 1e-15);
+
+    /* sin cos tan erf against values of the functions (radians); floor ceil, round halving to
+     * even, sign with NaN and -0 */
+    CHECK_REAL(un_f64(OP_SIN, 0.5), 0.479425538604203, 1e-15);
+    CHECK_REAL(un_f64(OP_COS, 0.5), 0.8775825618903728, 1e-15);
+    CHECK_REAL(un_f64(OP_TAN, 1.0), 1.5574077246549023, 1e-15);
+    CHECK_REAL(un_f64(OP_ERF, 0.5), 0.5204998778130465, 1e-15);
+    CHECK_REAL(un_f32(OP_SIN, -2.5f), -0.5984721441039564, 1e-6);
+    CHECK_REAL(un_f32(OP_ERF, 1.5f), 0.9661051464753108, 1e-6);
+    CHECK_REAL(un_f32(OP_FLOOR, -2.5f), -3.0, 0);
+    CHECK_REAL(un_f32(OP_CEIL, -2.5f), -2.0, 0);
+    CHECK_REAL(un_f64(OP_FLOOR, 2.5), 2.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND, 2.5f), 2.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND, 3.5f), 4.0, 0);
+    CHECK_REAL(un_f64(OP_ROUND, -0.5), 0.0, 0);
+    CHECK(signbit(un_f64(OP_ROUND, -0.5)));
+    CHECK_REAL(un_f64(OP_ROUND, 1.4999999999999998), 1.0, 0);
+    CHECK_REAL(un_f32(OP_SIGN, -3.5f), -1.0, 0);
+    CHECK_REAL(un_f32(OP_SIGN, -0.0f), 0.0, 0);
+    CHECK(isnan(un_f32(OP_SIGN, nf)));
+    CHECK_REAL(un_f64(OP_SIGN, 1e-300), 1.0, 0);
+    CHECK_INT(un_i32(OP_SIGN, -2147483647 - 1), -1);
+    CHECK_INT(un_i64(OP_SIGN, 0), 0);
+    CHECK_INT(un_i64(OP_SIGN, 5), 1);
 }
 
 static void test_broadcast_and_ranges(void)
