@@ -1386,7 +1386,10 @@ static int check_written_type(checker *C, const cfx_type *t, int line, int col)
 }
 
 /* The result shape of an elementwise op on a and b: equal shapes, or one of them has one
- * element (then the other's shape; of two one-element shapes the one of higher rank). */
+ * element (then the other's shape; of two one-element shapes the one of higher rank), else
+ * numpy's broadcasting ([2, 3] and [3] give [2, 3]; [2, 1] and [1, 3] give [2, 3]). The first
+ * two rules come first, so f32[1, 1] with f32[3] stays f32[3] as it always was (numpy would
+ * make it [1, 3]). */
 static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
 {
     cfx_type sa = *a, sb = *b;
@@ -1400,8 +1403,18 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
         *out = *b;
     else if (nb == 1)
         *out = *a;
-    else
-        return -1;
+    else {
+        /* numpy's rule: dims aligned at the right, each pair equal or one of them 1 */
+        cfx_type t = *a;
+        t.rank = a->rank > b->rank ? a->rank : b->rank;
+        for (int k = 1; k <= t.rank; k++) {
+            int64_t da = k <= a->rank ? a->dims[a->rank - k] : 1, db = k <= b->rank ? b->dims[b->rank - k] : 1;
+            if (da != db && da != 1 && db != 1)
+                return -1;
+            t.dims[t.rank - k] = da == 1 ? db : da;
+        }
+        *out = t;
+    }
     return 0;
 }
 

@@ -73,6 +73,7 @@ typedef struct loopl {
 typedef struct slot_info {
     int64_t count; /* elements, for REC_F_SCALAR */
     int dtype;     /* for the record's dtype field */
+    cfx_type ty;   /* for broadcasting */
 } slot_info;
 
 typedef struct lowerer {
@@ -167,6 +168,7 @@ static int32_t new_slot(lowerer *L, const cfx_type *t, enum slot_kind kind, cons
         n *= t->dims[i];
     L->info[s].count = n;
     L->info[s].dtype = t->dtype;
+    L->info[s].ty = *t;
     return s;
 }
 
@@ -205,6 +207,8 @@ static int32_t lower_const_scalar(lowerer *L, int dt, int64_t iv, double rv)
         return 0;
     L->info[s].count = 1;
     L->info[s].dtype = dt;
+    memset(&L->info[s].ty, 0, sizeof L->info[s].ty);
+    L->info[s].ty.dtype = (cfx_dtype)dt;
     return s;
 }
 
@@ -1110,8 +1114,24 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
+/* Slot s as an operand of an elementwise record whose result is slot d: itself when it has one
+ * element or d's shape, else a temporary that BROADCAST fills with s repeated to d's shape. */
+static int32_t spread(lowerer *L, int32_t s, int32_t d)
+{
+    if (L->failed || L->info[s].count == 1)
+        return s;
+    cfx_type to = L->info[d].ty;
+    to.dtype = (cfx_dtype)L->info[s].dtype;
+    if (check_same_type(&to, &L->info[s].ty))
+        return s;
+    int32_t t = lower_temp(L, &to);
+    lower_emit(L, REC_BROADCAST, 0, t, s, 0, 0);
+    return t;
+}
+
 /* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
- * checks the divisor unless b is a known nonzero constant. */
+ * checks the divisor unless b is a known nonzero constant; an operand of another shape than
+ * d's is broadcast first. */
 static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
 {
     if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
@@ -1119,6 +1139,8 @@ static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t 
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
     }
+    sa = spread(L, sa, d);
+    sb = spread(L, sb, d);
     lower_emit(L, REC_BINARY, op, d, sa, sb, 0);
 }
 
@@ -1234,6 +1256,9 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_WHERE: {
         int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
         int32_t d = dest(L, n, want);
+        c = spread(L, c, d);
+        x = spread(L, x, d);
+        y = spread(L, y, d);
         lower_emit(L, REC_WHERE, 0, d, c, x, y);
         return d;
     }

@@ -375,6 +375,42 @@ CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const vo
             d[e] = d[e] != 0;
 }
 
+/* Numpy broadcasting of a source of shape sdims (rank srank) to dims (rank drank >= srank):
+ * the source's dims are aligned at the right and each is 1 (repeated) or the destination's. */
+typedef struct k_bshape {
+    int32_t dims[4], sdims[4];
+    int32_t drank, srank;
+} k_bshape;
+
+/* The source element of destination element e. */
+CFX_HD int64_t k_broadcast_src(const k_bshape *sh, int64_t e)
+{
+    int64_t src = 0, stride = 1;
+    for (int d = sh->drank - 1, s = sh->srank - 1; d >= 0; d--, s--) {
+        int64_t i = e % sh->dims[d];
+        e /= sh->dims[d];
+        if (s >= 0) {
+            if (sh->sdims[s] != 1)
+                src += i * stride;
+            stride *= sh->sdims[s];
+        }
+    }
+    return src;
+}
+
+/* dst[e] = src[k_broadcast_src(e)] for e in [lo, hi); size is the element size in bytes. */
+CFX_HD void k_broadcast(int size, void *dst, const void *src, const k_bshape *sh, int64_t lo, int64_t hi)
+{
+    /* bytes, not words: reading a float through another type's pointer would break aliasing */
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    for (int64_t e = lo; e < hi; e++) {
+        int64_t from = k_broadcast_src(sh, e);
+        for (int b = 0; b < size; b++)
+            d[e * size + b] = s[from * size + b];
+    }
+}
+
 CFX_HD int64_t k_load_int(int dtype, const void *p)
 {
     return k_get_int(dtype, p, 0);
