@@ -67,7 +67,7 @@ enum op_class {
     X(MOD,     "mod",     2, OPC_BINARY_NUM,  "%") \
     X(MIN,     "min",     2, OPC_BINARY_NUM,  NULL) \
     X(MAX,     "max",     2, OPC_BINARY_NUM,  NULL) \
-    X(POW,     "pow",     2, OPC_BINARY_NUM,  NULL) \
+    X(POW,     "pow",     2, OPC_BINARY_NUM,  "**") \
     X(AND,     "",        2, OPC_BINARY_BOOL, "and") \
     X(OR,      "",        2, OPC_BINARY_BOOL, "or") \
     /* comparisons, to bool */ \
