@@ -280,6 +280,13 @@ __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_
             k_copy_bytes(A + row * len * size, C, e * size, (e + 1) * size);
         break;
     }
+    case REC_BROADCAST: {
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        k_bshape sh = rec_bshape(&sl[r.a], &sl[r.b]);
+        for (; e < hi; e += T)
+            k_broadcast(dtype_size(sl[r.a].dtype), A, B, &sh, e, e + 1);
+        break;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r.a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r.c].dtype, slot_ptr(a, priv, r.c)),

@@ -124,6 +124,7 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_TRANSPOSE:
     case REC_GET_ROW:
     case REC_GET_ITEM:
+    case REC_BROADCAST:
         return slots[r->a].count;
     case REC_SET_ITEM:
         return slots[r->c].count;
@@ -359,6 +360,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         RD(r->b);
         break;
     case REC_TRANSPOSE:
+    case REC_BROADCAST:
         ACC(r->a, SA_W_ALIGNED);
         ACC(r->b, SA_R_WHOLE);
         break;

@@ -28,6 +28,7 @@ enum ast_kind {
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
     AST_ATTR,     /* a.name: `x.shape` */
+    AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;

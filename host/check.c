@@ -190,6 +190,9 @@ static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
 /* A type argument: zeros(f32[3]), cast(x, f64). */
 static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
 static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
+static int check_cond_expr(checker *C, env *e, ast_node *n, int want);
+static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
+                      cfx_type *shape, int want);
 static int want_count(checker *C, ast_node *n, int nresults, int nwant);
 /* x.shape[i], and `n, m = x.shape` */
 static int check_shape_index(checker *C, env *e, ast_node *n);
@@ -204,6 +207,8 @@ static void size_lists(checker *C, const ast_graph *g);
 
 /* ---- statements ------------------------------------------------------------------------------- */
 static void check_block(checker *C, env *e, ast_node *blk);
+
+static int is_literal_expr(const ast_node *n);
 
 /* Conditions of if, elif, while: a one-element bool. Returns 1 known true, 0 known false,
  * -1 not known (or in error). */
@@ -664,20 +669,36 @@ static void check_for_range(checker *C, env *e, ast_node *n)
 {
     char b1[TYBUF];
     ast_node *args[3] = {n->a, n->b, n->c};
-    int bad = 0;
+    int bad = 0, dt = CFX_I32, ok[3] = {1, 1, 1};
+    /* the arguments that are not literals decide the dtype: i64 if one is, else i32; the
+     * literals then take it */
     for (int i = 0; i < 3; i++) {
-        if (!args[i])
+        if (!args[i] || is_literal_expr(args[i]))
             continue;
-        if (check_expr(C, e, args[i], CFX_I32) < 0) {
+        if (check_expr(C, e, args[i], CFX_I32) < 0)
+            bad = 1, ok[i] = 0;
+        else if (args[i]->ty.dtype == CFX_I64 && args[i]->ty.rank == 0)
+            dt = CFX_I64;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!args[i] || !ok[i])
+            continue;
+        if (is_literal_expr(args[i]) && check_expr(C, e, args[i], dt) < 0) {
             bad = 1;
             continue;
         }
-        if (args[i]->ty.dtype != CFX_I32 || args[i]->ty.rank != 0) {
-            diag_error(C->d, args[i]->line, args[i]->col, "the arguments of 'range' must be i32 scalars, got %s",
-                       tystr(&args[i]->ty, b1));
+        if ((int)args[i]->ty.dtype != dt || args[i]->ty.rank != 0) {
+            if (dt == CFX_I64)
+                diag_error(C->d, args[i]->line, args[i]->col,
+                           "the arguments of 'range' must be integer scalars of one dtype, got i64 and %s",
+                           tystr(&args[i]->ty, b1));
+            else
+                diag_error(C->d, args[i]->line, args[i]->col,
+                           "the arguments of 'range' must be i32 or i64 scalars, got %s", tystr(&args[i]->ty, b1));
             bad = 1;
         }
     }
+    n->ty = scalar_type((cfx_dtype)dt); /* the loop variable's type */
     if (!bad && n->c && ((check_note *)n->c->note)->known && ((check_note *)n->c->note)->ival == 0) {
         diag_error(C->d, n->c->line, n->c->col, "the step of 'range' must not be 0");
         bad = 1;
@@ -687,7 +708,7 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     if (!set)
         return;
     int v = check_var_find(C, n->name);
-    cfx_type i32 = scalar_type(CFX_I32);
+    cfx_type i32 = n->ty;
     int exits = 0, breaks = 0;
     const cfx_type *tys[1] = {&i32};
     loop_body(C, e, n->d, set, &v, tys, 1, n, &exits, &breaks);
@@ -1440,7 +1461,10 @@ static int check_written_type(checker *C, const cfx_type *t, int line, int col)
 }
 
 /* The result shape of an elementwise op on a and b: equal shapes, or one of them has one
- * element (then the other's shape; of two one-element shapes the one of higher rank). */
+ * element (then the other's shape; of two one-element shapes the one of higher rank), else
+ * numpy's broadcasting ([2, 3] and [3] give [2, 3]; [2, 1] and [1, 3] give [2, 3]). The first
+ * two rules come first, so f32[1, 1] with f32[3] stays f32[3] as it always was (numpy would
+ * make it [1, 3]). */
 static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
 {
     cfx_type sa = *a, sb = *b;
@@ -1454,8 +1478,18 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
         *out = *b;
     else if (nb == 1)
         *out = *a;
-    else
-        return -1;
+    else {
+        /* numpy's rule: dims aligned at the right, each pair equal or one of them 1 */
+        cfx_type t = *a;
+        t.rank = a->rank > b->rank ? a->rank : b->rank;
+        for (int k = 1; k <= t.rank; k++) {
+            int64_t da = k <= a->rank ? a->dims[a->rank - k] : 1, db = k <= b->rank ? b->dims[b->rank - k] : 1;
+            if (da != db && da != 1 && db != 1)
+                return -1;
+            t.dims[t.rank - k] = da == 1 ? db : da;
+        }
+        *out = t;
+    }
     return 0;
 }
 
@@ -2211,6 +2245,46 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
     return 0;
 }
 
+/* `a if c else b`: c is a one-element bool and only the chosen value is evaluated; both values
+ * have one type (a literal takes the other's dtype). A known c folds to its value, and the
+ * other is then not checked, like the dead arm of an if. */
+static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
+{
+    char b1[TYBUF], b2[TYBUF];
+    if (check_expr(C, e, n->a, -1) < 0) {
+        check_expr(C, e, n->b, want);
+        check_expr(C, e, n->c, want);
+        return -1;
+    }
+    if (n->a->ty.dtype != CFX_BOOL || type_count(&n->a->ty) != 1) {
+        diag_error(C->d, n->a->line, n->a->col,
+                   "the condition of 'a if c else b' must be a one-element bool, got %s "
+                   "(where(c, a, b) chooses element by element)",
+                   tystr(&n->a->ty, b1));
+        return -1;
+    }
+    const check_note *kc = n->a->note;
+    if (kc->known) {
+        ast_node *v = kc->ival ? n->b : n->c;
+        if (check_expr(C, e, v, want) < 0)
+            return -1;
+        n->ty = v->ty;
+        *check_note_of(C, n) = *(const check_note *)v->note;
+        return 0;
+    }
+    cfx_type shape;
+    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want) < 0)
+        return -1;
+    if (!check_same_type(&n->b->ty, &n->c->ty)) {
+        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different types: %s and %s",
+                   tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
+        return -1;
+    }
+    n->ty = n->b->ty;
+    check_note_of(C, n)->known = 0;
+    return 0;
+}
+
 /* x.shape[i]: the dimension, an i32 known at compile time; i is known, negative from the end. */
 static int check_shape_index(checker *C, env *e, ast_node *n)
 {
@@ -2314,6 +2388,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         }
         return 0;
     }
+    case AST_COND:
+        return check_cond_expr(C, e, n, want);
     case AST_LIST:
         diag_error(C->d, n->line, n->col,
                    "a list [...] is only the value of a list variable, as in xs = [a, b] (stack(xs) makes a tensor)");

@@ -323,6 +323,11 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
         memcpy(A + i * bytes, C, (size_t)bytes);
         break;
     }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
+        k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, 0, COUNT(r->a));
+        break;
+    }
     case REC_GET_ITEM: {
         int64_t i = k_item_index(k_load_int(slots[r->c].dtype, C), k_load_int(slots[r->d].dtype, D),
                                  slots[r->b].dims[0]);

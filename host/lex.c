@@ -314,7 +314,11 @@ static int lex_operator(lexer *lx)
         else if (c1 == '=') { kind = TK_MINUS_ASSIGN; two = 1; }
         else kind = TK_MINUS;
         break;
-    case '*': if (c1 == '=') { kind = TK_STAR_ASSIGN; two = 1; } else kind = TK_STAR; break;
+    case '*':
+        if (c1 == '=') { kind = TK_STAR_ASSIGN; two = 1; }
+        else if (c1 == '*') { kind = TK_STARSTAR; two = 1; }
+        else kind = TK_STAR;
+        break;
     case '/': if (c1 == '=') { kind = TK_SLASH_ASSIGN; two = 1; } else kind = TK_SLASH; break;
     case '%': if (c1 == '=') { kind = TK_PERCENT_ASSIGN; two = 1; } else kind = TK_PERCENT; break;
     case '@': kind = TK_AT; break;

@@ -47,6 +47,7 @@
     X(PLUS, "+")                          \
     X(MINUS, "-")                         \
     X(STAR, "*")                          \
+    X(STARSTAR, "**")                     \
     X(SLASH, "/")                         \
     X(PERCENT, "%")                       \
     X(AT, "@")                            \

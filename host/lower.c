@@ -73,6 +73,7 @@ typedef struct loopl {
 typedef struct slot_info {
     int64_t count; /* elements, for REC_F_SCALAR */
     int dtype;     /* for the record's dtype field */
+    cfx_type ty;   /* for broadcasting */
 } slot_info;
 
 typedef struct lowerer {
@@ -167,6 +168,7 @@ static int32_t new_slot(lowerer *L, const cfx_type *t, enum slot_kind kind, cons
         n *= t->dims[i];
     L->info[s].count = n;
     L->info[s].dtype = t->dtype;
+    L->info[s].ty = *t;
     return s;
 }
 
@@ -205,6 +207,8 @@ static int32_t lower_const_scalar(lowerer *L, int dt, int64_t iv, double rv)
         return 0;
     L->info[s].count = 1;
     L->info[s].dtype = dt;
+    memset(&L->info[s].ty, 0, sizeof L->info[s].ty);
+    L->info[s].ty.dtype = (cfx_dtype)dt;
     return s;
 }
 
@@ -580,7 +584,8 @@ static void end_counted_loop(lowerer *L, ast_node *n, loopl *lp, int32_t ctr, in
 {
     lower_patch_here(L, &lp->continues);
     at(L, n);
-    lower_emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
+    if (step >= 0) /* -1: the caller has stepped the counter already */
+        lower_emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
     lower_emit(L, REC_JUMP, 0, head, 0, 0, 0);
     if (exit >= 0)
         lower_set_target(L, exit, prog_here(L->b));
@@ -602,37 +607,51 @@ static int counter_fits_i32(int stop_known, int64_t stop, int64_t step)
     return after >= INT32_MIN && after <= INT32_MAX;
 }
 
+/* 1 if the i64 counter of range(.., stop, step) cannot wrap when it steps past the last value:
+ * a step of 1 or -1, or a known stop with stop + step inside i64. */
+static int counter_fits_i64(int stop_known, int64_t stop, int64_t step)
+{
+    if (step == 1 || step == -1)
+        return 1;
+    if (!stop_known || step == 0)
+        return 0;
+    return step > 0 ? stop <= INT64_MAX - step : stop >= INT64_MIN - step;
+}
+
 static void lower_for_range(lowerer *L, ast_node *n)
 {
-    cfx_type i32;
-    memset(&i32, 0, sizeof i32);
-    i32.dtype = CFX_I32;
+    const cfx_type *vt = &n->ty; /* i32, or i64 when an argument is */
+    int wide = vt->dtype == CFX_I64;
+    cfx_dtype adt = wide ? CFX_I64 : CFX_I32;
     at(L, n);
-    int32_t iv = lower_var(L, n->name, &i32);
+    int32_t iv = lower_var(L, n->name, vt);
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
     int32_t start = lower_expr(L, n->a, -1);
     const check_note *kb = lower_note(n->b);
-    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
+    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, adt));
     int64_t step_known = 1;
     int32_t step;
     if (!n->c) {
-        step = lower_const_scalar(L, CFX_I32, 1, 0);
+        step = lower_const_scalar(L, adt, 1, 0);
     } else if (lower_note(n->c)->known) {
         step_known = lower_note(n->c)->ival;
         step = lower_expr(L, n->c, -1);
     } else {
         step_known = 0;
-        step = lower_expr(L, n->c, temp_scalar(L, CFX_I32));
+        step = lower_expr(L, n->c, temp_scalar(L, adt));
         lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
     }
     /* Python's iterations exactly: where the step past the last value could wrap an i32
      * (range(2147483640, 2147483647, 5)), the counter, the bound and the step are i64,
      * where nothing wraps, and i is set from the counter at the top of each iteration.
-     * Otherwise an i32 counter, and i itself is the counter unless the body assigns i. */
-    cfx_dtype cdt = counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I32 : CFX_I64;
-    int32_t ctr = cdt == CFX_I32 && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
-    if (cdt == CFX_I64) {
+     * Otherwise an i32 counter, and i itself is the counter unless the body assigns i. An
+     * i64 range has no wider type: where its step could wrap, the step is taken only when
+     * it does not (`guard`, in end_counted_loop). */
+    cfx_dtype cdt = wide || !counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I64 : CFX_I32;
+    int guard = wide && !counter_fits_i64(kb->known, kb->ival, step_known);
+    int32_t ctr = (cdt == CFX_I32 || wide) && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
+    if (cdt == CFX_I64 && !wide) {
         int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
         lower_emit(L, REC_CAST, 0, s64, step, 0, 0);
         lower_emit(L, REC_CAST, 0, b64, stop, 0, 0);
@@ -665,8 +684,28 @@ static void lower_for_range(lowerer *L, ast_node *n)
     at(L, n);
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
-        lower_emit(L, cdt == CFX_I32 ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
+        lower_emit(L, cdt == (cfx_dtype)vt->dtype ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
+    if (guard) {
+        /* next = ctr + step; it wrapped when it moved against the step: leave the loop */
+        lower_patch_here(L, &lp.continues);
+        at(L, n);
+        int32_t next = temp_scalar(L, CFX_I64), wrapped = temp_scalar(L, CFX_BOOL);
+        lower_emit(L, REC_BINARY, OP_ADD, next, ctr, step, 0);
+        if (step_known > 0) {
+            lower_emit(L, REC_BINARY, OP_LT, wrapped, next, ctr, 0);
+        } else if (step_known < 0) {
+            lower_emit(L, REC_BINARY, OP_GT, wrapped, next, ctr, 0);
+        } else {
+            int32_t down = temp_scalar(L, CFX_BOOL), up = temp_scalar(L, CFX_BOOL);
+            lower_emit(L, REC_BINARY, OP_LT, down, next, ctr, 0);
+            lower_emit(L, REC_BINARY, OP_GT, up, next, ctr, 0);
+            lower_emit(L, REC_WHERE, 0, wrapped, positive, down, up);
+        }
+        lower_patch_add(L, &lp.breaks, lower_emit(L, REC_JUMP_TRUE, 0, wrapped, 0, 0, 0));
+        lower_emit(L, REC_COPY, 0, ctr, next, 0, 0);
+        step = -1; /* stepped */
+    }
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
 
@@ -1110,8 +1149,24 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
+/* Slot s as an operand of an elementwise record whose result is slot d: itself when it has one
+ * element or d's shape, else a temporary that BROADCAST fills with s repeated to d's shape. */
+static int32_t spread(lowerer *L, int32_t s, int32_t d)
+{
+    if (L->failed || L->info[s].count == 1)
+        return s;
+    cfx_type to = L->info[d].ty;
+    to.dtype = (cfx_dtype)L->info[s].dtype;
+    if (check_same_type(&to, &L->info[s].ty))
+        return s;
+    int32_t t = lower_temp(L, &to);
+    lower_emit(L, REC_BROADCAST, 0, t, s, 0, 0);
+    return t;
+}
+
 /* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
- * checks the divisor unless b is a known nonzero constant. */
+ * checks the divisor unless b is a known nonzero constant; an operand of another shape than
+ * d's is broadcast first. */
 static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
 {
     if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
@@ -1119,6 +1174,8 @@ static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t 
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
     }
+    sa = spread(L, sa, d);
+    sb = spread(L, sb, d);
     lower_emit(L, REC_BINARY, op, d, sa, sb, 0);
 }
 
@@ -1234,6 +1291,9 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_WHERE: {
         int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
         int32_t d = dest(L, n, want);
+        c = spread(L, c, d);
+        x = spread(L, x, d);
+        y = spread(L, y, d);
         lower_emit(L, REC_WHERE, 0, d, c, x, y);
         return d;
     }
@@ -1345,6 +1405,24 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_CALL:
         return lower_call(L, n, want);
+    case AST_COND: {
+        /* only the chosen value is evaluated, as in Python (a known condition never gets here:
+         * the node is known, or its value is the chosen one's, lowered below) */
+        const check_note *kc = lower_note(n->a);
+        if (kc->known)
+            return lower_expr(L, kc->ival ? n->b : n->c, want);
+        int32_t d = dest(L, n, want);
+        patchlist other = {0};
+        lower_jump_if(L, n->a, 0, &other);
+        lower_expr(L, n->b, d);
+        int32_t j = lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0);
+        lower_patch_here(L, &other);
+        lower_patch_free(&other);
+        lower_expr(L, n->c, d);
+        if (j >= 0)
+            lower_set_target(L, j, prog_here(L->b));
+        return d;
+    }
     default:
         lower_fail(L, "internal error: an expression the lowering does not know");
         return 0;

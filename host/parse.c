@@ -1410,10 +1410,31 @@ static ast_node *parse_postfix(parser *p)
     return e;
 }
 
+static ast_node *parse_unary(parser *p);
+
+/* POSTFIX [** UNARY]: `**` binds tighter than a unary minus on its left (-x ** 2 is -(x ** 2))
+ * and groups to the right (2 ** 3 ** 2 is 2 ** 9), as in Python. */
+static ast_node *parse_power(parser *p)
+{
+    ast_node *base = parse_postfix(p);
+    if (p->tok.kind != TK_STARSTAR || p->panic)
+        return base;
+    lex_token t = p->tok;
+    parse_next(p);
+    if (!parse_enter(p))
+        return parse_error_node(p);
+    ast_node *n = parse_node(p, AST_BINARY, t.line, t.col);
+    n->op = OP_POW;
+    n->a = base;
+    n->b = parse_unary(p);
+    parse_leave(p);
+    return n;
+}
+
 static ast_node *parse_unary(parser *p)
 {
     if (p->tok.kind != TK_MINUS)
-        return parse_postfix(p);
+        return parse_power(p);
     lex_token t = p->tok;
     parse_next(p);
     if (!parse_enter(p))
@@ -1475,11 +1496,23 @@ static ast_node *parse_binary(parser *p, int min)
     return left;
 }
 
+/* OR_EXPR [if OR_EXPR else EXPR]: Python's conditional expression, the lowest level. */
 static ast_node *parse_expr(parser *p)
 {
     if (!parse_enter(p))
         return parse_error_node(p);
     ast_node *e = parse_binary(p, PREC_OR);
+    if (p->tok.kind == TK_IF && !p->panic) {
+        ast_node *n = parse_node(p, AST_COND, p->tok.line, p->tok.col);
+        parse_next(p);
+        n->b = e;
+        n->a = parse_binary(p, PREC_OR);
+        if (!p->panic && parse_expect(p, TK_ELSE, "'else' in 'a if c else b'"))
+            n->c = parse_expr(p);
+        else
+            n->c = parse_error_node(p);
+        e = n;
+    }
     parse_leave(p);
     return e;
 }

@@ -113,6 +113,11 @@ static __global__ void launch_set_row_kernel(uint8_t *dst, const void *index, in
     }
 }
 
+static __global__ void launch_broadcast_kernel(int size, void *dst, const void *src, k_bshape sh, int64_t n)
+{
+    LAUNCH_FOR_EACH(e, n) k_broadcast(size, dst, src, &sh, e, e + 1);
+}
+
 /* GET_ITEM / SET_ITEM: the item from the index and the length on the device; k_item_index
  * keeps it inside the list even where a failed CHECK_BOUND did not stop a graph body. */
 static __global__ void launch_get_item_kernel(void *dst, const uint8_t *list, int64_t cap,
@@ -328,6 +333,10 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
             SLOT_PTR(r->c));
         break;
     }
+    case REC_BROADCAST:
+        launch_broadcast_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+            dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), rec_bshape(sa, &slots[r->b]), sa->count);
+        break;
     case REC_GET_ITEM: {
         /* slot a = item (slot c) of list slot b, length slot d */
         int64_t item_bytes = slot_bytes(sa);

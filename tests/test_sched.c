@@ -408,6 +408,12 @@ static int32_t run_record(walker *w)
                      lo * size, hi * size);
         return c->pc + 1;
     }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&sl[r->a], &sl[r->b]);
+        k_broadcast(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh,
+                    lo, hi);
+        return c->pc + 1;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r->a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)),
