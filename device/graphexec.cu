@@ -97,12 +97,15 @@ typedef struct graph_step {
     int32_t record;      /* its index, for the stop position */
     int32_t next;        /* block after this one (fall through, branch not taken) */
     int32_t target;      /* block a taken jump goes to */
-    int32_t bound;       /* CHECK_INDEX: the row count */
+    int32_t bound;       /* CHECK_INDEX: the row count; CHECK_BOUND: what is checked */
     int32_t ncases;      /* SWITCH: cases before the default */
     int32_t dtype;       /* dtype of the operand */
     int32_t pad_;
     const void *operand; /* the slot (or flag) the record reads */
     const int32_t *cases; /* SWITCH: ncases + 1 block numbers on the device */
+    const void *operand2; /* CHECK_BOUND: its second slot (bound says what is checked) */
+    int32_t dtype2;
+    int32_t pad2_;
 } graph_step;
 
 /* ==== device code ========================================================================= */
@@ -176,6 +179,11 @@ static __global__ void graph_guard_kernel(graph_step s, dev_state *st, const gra
     case REC_CHECK_DIVIDE:
         if (k_load_int(s.dtype, s.operand) == 0) graph_stop(st, CFX_STOP_DIVIDE, s.record, 0, 0);
         break;
+    case REC_CHECK_BOUND: {
+        int64_t va = k_load_int(s.dtype, s.operand), vb = k_load_int(s.dtype2, s.operand2);
+        if (!k_bound_ok(s.bound, va, vb)) graph_stop(st, CFX_STOP_INDEX, s.record, va, vb);
+        break;
+    }
     case STEP_DIVIDE_FLAG:
         if (*(const int32_t *)s.operand != 0) graph_stop(st, CFX_STOP_DIVIDE, s.record, 0, 0);
         break;
@@ -290,7 +298,7 @@ static double now_us(void)
 static int is_guard(int kind)
 {
     return kind == REC_TICK || kind == REC_ASSERT || kind == REC_CHECK_INDEX ||
-           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP;
+           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP || kind == REC_CHECK_BOUND;
 }
 
 static int is_control(int kind)
@@ -382,7 +390,12 @@ static int guard_of(graphexec *x, int32_t i, graph_step *s, char *err, size_t er
     const cfx_slot *sl = &p->slots[r->a];
     s->operand = x->d.arena + sl->offset;
     s->dtype = sl->dtype;
-    s->bound = r->kind == REC_CHECK_INDEX ? r->b : 0;
+    s->bound = r->kind == REC_CHECK_INDEX ? r->b : r->kind == REC_CHECK_BOUND ? r->d : 0;
+    if (r->kind == REC_CHECK_BOUND) {
+        const cfx_slot *sb = &p->slots[r->b];
+        s->operand2 = x->d.arena + sb->offset;
+        s->dtype2 = sb->dtype;
+    }
     if (r->kind == REC_CHECK_DIVIDE && sl->count > 1) {
         CUDA_TRY(cudaMemsetAsync(&x->g->flag, 0, sizeof(int32_t), x->capture));
         launch_any_zero_kernel<<<launch_grid(sl->count), LAUNCH_THREADS, 0, x->capture>>>(

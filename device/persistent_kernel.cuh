@@ -406,6 +406,31 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_copy_bytes(A + row * len * size, C, e * size, (e + 1) * size);
         break;
     }
+    case REC_BROADCAST: {
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        k_bshape sh = rec_bshape(&sl[r.a], &sl[r.b]);
+        for (; e < hi; e += T)
+            k_broadcast(dtype_size(sl[r.a].dtype), A, B, &sh, e, e + 1);
+        break;
+    }
+    case REC_GET_ITEM: {
+        int64_t size = dtype_size(sl[r.a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r.c].dtype, slot_ptr(a, priv, r.c)),
+                                    k_load_int(sl[r.d].dtype, slot_ptr(a, priv, r.d)), sl[r.b].dims[0]);
+        const uint8_t *B = slot_ptr(a, priv, r.b) + item * sl[r.a].count * size;
+        for (; e < hi; e += T)
+            k_copy_bytes(A, B, e * size, (e + 1) * size);
+        break;
+    }
+    case REC_SET_ITEM: {
+        int64_t size = dtype_size(sl[r.a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r.b].dtype, slot_ptr(a, priv, r.b)),
+                                    k_load_int(sl[r.d].dtype, slot_ptr(a, priv, r.d)), sl[r.a].dims[0]);
+        const uint8_t *C = slot_ptr(a, priv, r.c);
+        for (; e < hi; e += T)
+            k_copy_bytes(A + item * sl[r.c].count * size, C, e * size, (e + 1) * size);
+        break;
+    }
     default:
         break;
     }
@@ -559,6 +584,16 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             if (v < -(int64_t)r.b || v >= (int64_t)r.b) {
                 if (tid == 0)
                     raise_stop(a, CFX_STOP_INDEX, pc, v, r.b, -1);
+                goto out;
+            }
+            break;
+        }
+        case REC_CHECK_BOUND: {
+            int64_t va = k_load_int(a.slots[r.a].dtype, slot_ptr(a, priv, r.a));
+            int64_t vb = k_load_int(a.slots[r.b].dtype, slot_ptr(a, priv, r.b));
+            if (!k_bound_ok(r.d, va, vb)) {
+                if (tid == 0)
+                    raise_stop(a, CFX_STOP_INDEX, pc, va, vb, -1);
                 goto out;
             }
             break;

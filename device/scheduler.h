@@ -150,7 +150,11 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_WHERE:
     case REC_TRANSPOSE:
     case REC_GET_ROW:
+    case REC_GET_ITEM:
+    case REC_BROADCAST:
         return slots[r->a].count;
+    case REC_SET_ITEM:
+        return slots[r->c].count;
     case REC_SET_ROW:
         return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
     case REC_REDUCE:
@@ -373,6 +377,23 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     case REC_CHECK_STEP:
         ACC(r->a, SA_R_WHOLE);
         break;
+    case REC_CHECK_BOUND:
+        ACC(r->a, SA_R_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_GET_ITEM:
+        ACC(r->a, SA_W_ALIGNED);
+        ACC(r->b, SA_R_WHOLE);
+        ACC(r->c, SA_R_WHOLE);
+        ACC(r->d, SA_R_WHOLE);
+        break;
+    case REC_SET_ITEM:
+        /* an item of a, split over the item's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        RD(r->c);
+        ACC(r->d, SA_R_WHOLE);
+        break;
     case REC_UNARY:
     case REC_COPY:
     case REC_CAST:
@@ -382,6 +403,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         RD(r->b);
         break;
     case REC_TRANSPOSE:
+    case REC_BROADCAST:
         ACC(r->a, SA_W_ALIGNED);
         ACC(r->b, SA_R_WHOLE);
         break;
@@ -605,7 +627,7 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
     if (cells > SCHED_FLOW_MAX_BYTES) {
         plan->conservative = 1;
         for (int32_t i = 0; i < nr; i++) {
-            sched_access acc[8];
+            sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
             /* a record that ends the launch needs no barrier: the next launch starts with one */
             int na = (plan->flags[i] & SCHED_F_LAUNCH) ? 0
                                                          : sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
@@ -645,7 +667,7 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
                      * launch starts with a barrier */
                     memset(cur, 0, (size_t)ndist);
                 } else {
-                    sched_access acc[8];
+                    sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
                     int na = sched_record_accesses(p, r, plan->flags[i], acc);
                     int need = sched_any_conflict(acc, na, dist, cur);
                     if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) &&

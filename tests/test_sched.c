@@ -458,6 +458,37 @@ static int32_t run_record(walker *w)
                      lo * size, hi * size);
         return c->pc + 1;
     }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&sl[r->a], &sl[r->b]);
+        k_broadcast(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh,
+                    lo, hi);
+        return c->pc + 1;
+    }
+    case REC_GET_ITEM: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)),
+                                    k_load_int(sl[r->d].dtype, slot_addr(rp, block, r->d)), sl[r->b].dims[0]);
+        const uint8_t *src = slot_addr(rp, block, r->b) + item * sl[r->a].count * size;
+        k_copy_bytes(slot_addr(rp, block, r->a), src, lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_SET_ITEM: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b)),
+                                    k_load_int(sl[r->d].dtype, slot_addr(rp, block, r->d)), sl[r->a].dims[0]);
+        k_copy_bytes(slot_addr(rp, block, r->a) + item * sl[r->c].count * size, slot_addr(rp, block, r->c),
+                     lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_CHECK_BOUND: {
+        int64_t va = k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
+        int64_t vb = k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b));
+        if (!k_bound_ok(r->d, va, vb)) {
+            raise_stop(rp, CFX_STOP_INDEX, c->pc, va, vb, -1);
+            return NEXT_STOP;
+        }
+        return c->pc + 1;
+    }
     case REC_MATMUL: {
         int64_t m = sl[r->b].dims[0], k = sl[r->b].dims[1];
         int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
