@@ -881,6 +881,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     }
     if (!seen_graph && !p.oom)
         parse_report(&p, 1, 1, "no graph in file");
+    if (p.stop)
+        m->ngraphs = 0; /* the graph cut short holds the parser's throwaway node: keep none */
     if (p.oom) {
         ast_arena_free(arena);
         return NULL;
