@@ -39,7 +39,7 @@ typedef struct parser {
     const char *graph_name;
     int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
     int stop;
-    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
+    ast_node scratch;  /* handed out when out of memory or stopped at a cap; no graph is kept then */
 } parser;
 
 typedef struct nodelist {
