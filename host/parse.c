@@ -39,7 +39,7 @@ typedef struct parser {
     const char *graph_name;
     int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
     int stop;
-    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
+    ast_node scratch;  /* handed out when out of memory or stopped at a cap; no graph is kept then */
 } parser;
 
 typedef struct nodelist {
@@ -1000,6 +1000,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     }
     if (!seen_graph && !p.oom)
         parse_report(&p, 1, 1, "no graph in file");
+    if (p.stop)
+        m->ngraphs = 0; /* the graph cut short holds the parser's throwaway node: keep none */
     if (p.oom) {
         ast_arena_free(arena);
         return NULL;
