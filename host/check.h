@@ -71,6 +71,7 @@ typedef struct check_note {
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
     check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
+    int64_t slice_len; /* AST_SLICE: its length (known); `known` and ival: its start, if known */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
 } check_note;
