@@ -1801,6 +1801,16 @@ static check_list *list_record(checker *C, const char *name)
     return l;
 }
 
+cfx_type check_list_data_type(const check_list *l)
+{
+    cfx_type t = l->item;
+    t.rank = l->item.rank + 1;
+    for (int i = l->item.rank; i > 0; i--)
+        t.dims[i] = t.dims[i - 1];
+    t.dims[0] = l->cap > 0 ? l->cap : 1;
+    return t;
+}
+
 static check_list *list_var(checker *C, env *e, ast_node *n)
 {
     if (!n || n->kind != AST_NAME)
@@ -2859,11 +2869,7 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             return -1;
         k->callee = CHECK_CALL_STACK;
         k->list = l;
-        n->ty = l->item;
-        n->ty.rank = l->item.rank + 1;
-        for (int i = l->item.rank; i > 0; i--)
-            n->ty.dims[i] = n->ty.dims[i - 1];
-        n->ty.dims[0] = l->cap > 0 ? l->cap : 1;
+        n->ty = check_list_data_type(l);
         return 0;
     }
     if (g >= 0) {

@@ -86,6 +86,8 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
 /* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
  * loop variable. */
 int check_assigns(const ast_node *n, const char *name);
+/* The type of a list's items taken together: [capacity, item...] (its variable, stack(xs)). */
+cfx_type check_list_data_type(const check_list *l);
 /* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
 int check_mutates_list(const ast_node *n, const char *name);
 

@@ -721,47 +721,19 @@ static void lower_for_range(lowerer *L, ast_node *n)
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
 
-/* for x in xs: over the items the list had when the loop started (a copy when the body may
- * change the list), by a counter from 0 to that length. */
-static void lower_for_each_item(lowerer *L, ast_node *n, const check_list *l)
-{
-    cfx_type i32;
-    memset(&i32, 0, sizeof i32);
-    i32.dtype = CFX_I32;
-    at(L, n);
-    int32_t data = list_data(L, l);
-    int32_t len = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
-    if (check_mutates_list(n->d, l->name)) {
-        cfx_type t = n->a->ty;
-        t.dims[0] = l->cap;
-        data = lower_copy_to(L, lower_temp(L, &t), data);
-    }
-    int32_t x = lower_var(L, n->name, &l->item);
-    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
-    loopl lp;
-    loop_push(L, &lp);
-    int32_t head = prog_here(L->b);
-    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
-    lower_emit(L, REC_BINARY, OP_LT, go, ctr, len, 0);
-    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
-    at(L, n);
-    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
-    lower_emit(L, REC_GET_ITEM, 0, x, data, ctr, len); /* 0 <= ctr < len: no check needed */
-    lower_block(L, n->d);
-    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
-}
-
-/* for i, x in enumerate(it) / for a, b in zip(p, q, ...): one counter from 0 to the length
- * of the shortest (a tensor's rows are known at compile time, a list's length is taken when
- * the loop starts), and at each step the row or item of each, walked as it was when the loop
- * started (a copy when the body may change it). */
+/* for v in xs, for i, x in enumerate(it), for a, b in zip(p, q, ...) (a loop over a tensor
+ * alone is lower_for_each's): one counter from 0 to the length of the shortest (a tensor's
+ * rows are known at compile time, a list's length is taken when the loop starts), and at each
+ * step the row or item of each, walked as it was when the loop started (a copy when the body
+ * may change it). */
 static void lower_for_zip(lowerer *L, ast_node *n, int kind)
 {
     cfx_type i32;
     memset(&i32, 0, sizeof i32);
     i32.dtype = CFX_I32;
     at(L, n);
-    int nits = n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
+    ast_node **its = kind == CHECK_ITER_PLAIN ? &n->a : n->a->list;
+    int nits = kind == CHECK_ITER_PLAIN ? 1 : n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
     int32_t *src = calloc((size_t)nits + 1, sizeof *src), *len = calloc((size_t)nits + 1, sizeof *len);
     if (!src || !len) {
         lower_fail(L, "out of memory");
@@ -770,17 +742,13 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
     int32_t count = -1; /* slot of the trip count; a constant while every length is known */
     int64_t known = -1;
     for (int k = 0; k < nits; k++) {
-        ast_node *it = n->a->list[k];
+        ast_node *it = its[k];
         const check_list *l = lower_note(it)->list;
         if (l) {
             src[k] = list_data(L, l);
             len[k] = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
             if (check_mutates_list(n->d, l->name)) {
-                cfx_type t = l->item;
-                t.rank = l->item.rank + 1;
-                for (int d = l->item.rank; d > 0; d--)
-                    t.dims[d] = t.dims[d - 1];
-                t.dims[0] = l->cap;
+                cfx_type t = check_list_data_type(l);
                 src[k] = lower_copy_to(L, lower_temp(L, &t), src[k]);
             }
         } else {
@@ -825,10 +793,11 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
     if (kind == CHECK_ITER_ENUMERATE)
         lower_copy_to(L, lower_var(L, n->list[0]->name, &i32), ctr);
     for (int k = 0; k < nits && !L->failed; k++) {
-        ast_node *it = n->a->list[k], *v = n->list[first + k];
+        ast_node *it = its[k];
+        const char *v = n->nlist ? n->list[first + k]->name : n->name;
         const check_list *l = lower_note(it)->list;
-        if (l) {
-            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v->name, &l->item), src[k], ctr, len[k]);
+        if (l) { /* 0 <= ctr < len: no check needed */
+            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v, &l->item), src[k], ctr, len[k]);
             continue;
         }
         cfx_type row = it->ty;
@@ -838,7 +807,7 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
         /* the counter is in range here, but the validator wants every row index checked */
         int32_t name = it->kind == AST_NAME ? prog_string(L->b, it->name) : -1;
         lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
-        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v->name, &row), src[k], ctr, 0);
+        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v, &row), src[k], ctr, 0);
     }
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
@@ -849,12 +818,8 @@ done:
 
 static void lower_for_each(lowerer *L, ast_node *n)
 {
-    if (lower_note(n)->iter != CHECK_ITER_PLAIN) {
+    if (lower_note(n)->iter != CHECK_ITER_PLAIN || lower_note(n)->list) {
         lower_for_zip(L, n, lower_note(n)->iter);
-        return;
-    }
-    if (lower_note(n)->list) {
-        lower_for_each_item(L, n, lower_note(n)->list);
         return;
     }
     at(L, n);
@@ -1535,11 +1500,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
  * full list, a pop from an empty one, a stack of a list that is not full. */
 static int32_t list_data(lowerer *L, const check_list *l)
 {
-    cfx_type t = l->item;
-    t.rank = l->item.rank + 1;
-    for (int i = l->item.rank; i > 0; i--)
-        t.dims[i] = t.dims[i - 1];
-    t.dims[0] = l->cap;
+    cfx_type t = check_list_data_type(l);
     return lower_var(L, l->name, &t);
 }
 
