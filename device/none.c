@@ -1,17 +1,20 @@
-/* none.c: the CUDA executors of a build without CUDA. Each says so and runs nothing. */
+/* none.c: the loader of the CUDA executors (device/loader.c) in a build without CUDA: there
+ * is nothing to load, and each answer says so. */
 #include "exec.h"
 
 #include <stdio.h>
 
-static int not_built(char *why, size_t len)
+static const char not_built[] = "cfx was built without CUDA";
+
+const exec_ops *dev_ops(cfx_backend b, char *why, size_t len)
 {
-    snprintf(why, len, "cfx was built without CUDA");
-    return 0;
+    (void)b;
+    snprintf(why, len, "%s", not_built);
+    return NULL;
 }
 
-#define NOT_BUILT(ops_name, backend_id) \
-    const exec_ops ops_name = {backend_id, not_built, NULL, NULL, NULL, NULL};
-
-NOT_BUILT(dev_host_ops, CFX_BACKEND_CUDA_HOST)
-NOT_BUILT(dev_graph_ops, CFX_BACKEND_CUDA_GRAPH)
-NOT_BUILT(dev_persistent_ops, CFX_BACKEND_CUDA_PERSISTENT)
+int dev_module_describe(char *buf, size_t len)
+{
+    snprintf(buf, len, "not built (%s)", not_built);
+    return 0;
+}

@@ -27,7 +27,7 @@ enum ast_kind {
                      subscript with a slice (`x[1:3]`, `x[:, j]`), b = NULL and list = the
                      items, each an index expression or an AST_SLICE */
     AST_SLICE,    /* `start:stop` in a subscript: a = start, b = stop (NULL: the dimension's end) */
-    AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
     AST_ATTR,     /* a.name: `x.shape` */
@@ -58,23 +58,29 @@ enum ast_kind {
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 #define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
 
+/* Compile memory is about one node and one check_note per name, literal, operator, call
+ * and statement, so a node is kept small: fields that no kind uses together share storage,
+ * and a written type (AST_TYPE) is kept in `ty`, which the checker never sets for it. */
 typedef struct ast_node ast_node;
 struct ast_node {
     uint8_t kind;   /* enum ast_kind */
     uint8_t op;     /* enum op_kind, for AST_UNARY, AST_BINARY and an augmented AST_ASSIGN */
     uint16_t flags; /* AST_F_* */
     int line, col;  /* of the node's first token (for a binary node: of its operator) */
-    const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
-    const char *str;  /* AST_STRING */
-    int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
-    double rval;      /* AST_REAL */
-    cfx_type type;    /* AST_TYPE */
+    int nlist;
+    union {
+        const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
+        const char *str;  /* AST_STRING */
+    };
+    union {
+        int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
+        double rval;      /* AST_REAL */
+    };
     ast_node *a, *b, *c, *d;
     ast_node **list;
-    int nlist;
 
     /* ---- checker: filled by check.c, read by lower.c ---- */
-    cfx_type ty;      /* type of an expression */
+    cfx_type ty;      /* type of an expression; for AST_TYPE, the type written */
     void *note;       /* the checker's own annotation; lower.c and check.c agree on it */
 };
 

@@ -61,19 +61,20 @@ typedef struct check_list {
     int id;               /* a list's type in the checker is {rank -1, dims[0] = id} */
 } check_list;
 
-typedef struct check_note {
+typedef struct check_note { /* the ints first: no padding, as there is one note per node */
     /* expressions */
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
-    int64_t ival;  /* the value of a known integer or bool expression */
-    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
-    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
-    check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
     int64_t slice_len; /* AST_SLICE: its length (known); `known` and ival: its start, if known */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
+    /* expressions */
+    int64_t ival;  /* the value of a known integer or bool expression */
+    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
+    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
+    check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
 } check_note;
 
 /* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.

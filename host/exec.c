@@ -88,6 +88,13 @@ int cfx_backend_parse(const char *name, cfx_backend *out)
     return -1;
 }
 
+/* After snprintf into buf (size bytes) returned n: a text that did not fit ends in "...". */
+static void mark_cut(char *buf, size_t size, int n)
+{
+    if (n >= 0 && (size_t)n >= size && size > 3)
+        memcpy(buf + size - 4, "...", 4);
+}
+
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len)
 {
     if (!buf || len == 0)
@@ -103,10 +110,11 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
     switch (out->status) {
     case CFX_STOP_ASSERT:
         /* ASSERT's message is its field b */
-        snprintf(detail, sizeof detail, "%s",
-                 r && r->kind == REC_ASSERT && r->b >= 0 && r->b < prog->nstrings
-                     ? prog->strings + r->b
-                     : "assertion failed");
+        mark_cut(detail, sizeof detail,
+                 snprintf(detail, sizeof detail, "%s",
+                          r && r->kind == REC_ASSERT && r->b >= 0 && r->b < prog->nstrings
+                              ? prog->strings + r->b
+                              : "assertion failed"));
         break;
     case CFX_STOP_INDEX: {
         int bound = r && r->kind == REC_CHECK_BOUND;
@@ -147,6 +155,6 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         buf[0] = '\0';
         return;
     }
-    snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?", line, col,
-             cfx_status_name(out->status), detail);
+    mark_cut(buf, len, snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?",
+                                line, col, cfx_status_name(out->status), detail));
 }

@@ -74,8 +74,9 @@ static void advance(lexer *lx)
 {
     if (lx->pos >= lx->len)
         return;
-    /* positions saturate rather than overflow on a file of more than 2^31 bytes */
-    if (lx->src[lx->pos] == '\n') {
+    /* positions saturate rather than overflow on a file of more than 2^31 bytes; a line
+     * ends at LF, CR LF (counted at its LF) or a lone CR, as the echo of a line counts them */
+    if (diag_break(lx->src, lx->len, lx->pos) == 1) {
         if (lx->line < INT_MAX)
             lx->line++;
         lx->col = 1;
@@ -222,7 +223,7 @@ static void lex_string(lexer *lx, lex_token *t)
     t->kind = TK_STRING;
     advance(lx); /* the opening quote */
     for (;;) {
-        if (at_end(lx, 0) || peek(lx, 0) == '\n') {
+        if (at_end(lx, 0) || peek(lx, 0) == '\n' || peek(lx, 0) == '\r') {
             lex_error(lx, t->line, t->col, "unterminated string");
             t->bad = 1;
             return;
@@ -235,7 +236,7 @@ static void lex_string(lexer *lx, lex_token *t)
         }
         if (c == '\\') {
             int e = peek(lx, 1);
-            if (at_end(lx, 1) || e == '\n') {
+            if (at_end(lx, 1) || e == '\n' || e == '\r') {
                 advance(lx);
                 continue; /* the loop reports the unterminated string */
             }
@@ -357,10 +358,12 @@ static void skip_space(lexer *lx)
 {
     while (!at_end(lx, 0)) {
         int c = peek(lx, 0);
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || (c == '\n' && lx->paren > 0)) {
+        /* the CR of a CR LF is space; a lone CR is a line break, like LF */
+        int brk = (int)diag_break(lx->src, lx->len, lx->pos);
+        if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || brk == 2 || (brk == 1 && lx->paren > 0)) {
             advance(lx);
         } else if (c == '#') {
-            while (!at_end(lx, 0) && peek(lx, 0) != '\n')
+            while (!at_end(lx, 0) && peek(lx, 0) != '\n' && peek(lx, 0) != '\r')
                 advance(lx);
         } else {
             return;
@@ -382,7 +385,7 @@ lex_token lex_next(lexer *lx)
             return t;
         }
         int c = peek(lx, 0);
-        if (c == '\n') {
+        if (c == '\n' || c == '\r') {
             t.kind = TK_NEWLINE;
             advance(lx);
         } else if (is_alpha(c)) {

@@ -2,7 +2,8 @@
  *
  * The lexer reports its own errors (a bad character, a malformed number, an unterminated
  * string) and goes on with the next token, so the parser never sees a bad byte. A newline
- * inside ( ) or [ ] is skipped: only a newline outside them ends a statement. */
+ * (LF, CR LF or a lone CR: diag_break) inside ( ) or [ ] is skipped: only a newline outside
+ * them ends a statement. */
 #ifndef CFX_LEX_H
 #define CFX_LEX_H
 

@@ -33,6 +33,12 @@ typedef struct parser {
     int panic;         /* a syntax error was reported in this statement */
     int unclosed;      /* a block already reported the missing '}' before `graph` or the end */
     int oom;
+    /* sizes: nodes made in the file and in the graph being parsed; past a cap the parse
+     * stops (every later token is the end of the file), so memory stays within the caps */
+    int64_t nodes, graph_nodes;
+    const char *graph_name;
+    int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
+    int stop;
     ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
 } parser;
 
@@ -76,6 +82,14 @@ static int parse_type(parser *p, cfx_type *out);
 
 static void parse_next(parser *p)
 {
+    if (p->stop) {
+        int line = p->tok.line, col = p->tok.col;
+        memset(&p->tok, 0, sizeof p->tok);
+        p->tok.kind = TK_EOF;
+        p->tok.line = line;
+        p->tok.col = col;
+        return;
+    }
     p->tok = lex_next(&p->lx);
     if (p->lx.oom)
         p->oom = 1;
@@ -92,6 +106,8 @@ static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
 /* An error that leaves the parse in step: always reported. */
 static void parse_report(parser *p, int line, int col, const char *fmt, ...)
 {
+    if (p->stop)
+        return; /* past a size cap, what follows is cut short: not an error of its own */
     va_list ap;
     va_start(ap, fmt);
     vreport(p, line, col, fmt, ap);
@@ -101,7 +117,7 @@ static void parse_report(parser *p, int line, int col, const char *fmt, ...)
 /* A syntax error: the first of a statement is reported, the rest wait for recovery. */
 static void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
 {
-    if (p->panic)
+    if (p->panic || p->stop)
         return;
     p->panic = 1;
     va_list ap;
@@ -137,13 +153,31 @@ static int ends_statement(int kind)
 
 /* ---- nodes ------------------------------------------------------------------------- */
 
+/* Counts a node against the caps; past one, reports it at the statement being parsed and
+ * stops the parse. */
+static void count_node(parser *p)
+{
+    p->nodes++;
+    p->graph_nodes++;
+    if (p->stop || (p->graph_nodes <= PARSE_MAX_GRAPH_NODES && p->nodes <= PARSE_MAX_FILE_NODES))
+        return;
+    if (p->graph_nodes > PARSE_MAX_GRAPH_NODES)
+        parse_report(p, p->stmt_line, p->stmt_col, "graph '%s' is too large: more than %d nodes",
+                     p->graph_name ? p->graph_name : "", PARSE_MAX_GRAPH_NODES);
+    else
+        parse_report(p, p->stmt_line, p->stmt_col, "the file is too large: more than %d nodes",
+                     PARSE_MAX_FILE_NODES);
+    p->stop = 1;
+}
+
 static ast_node *parse_node(parser *p, int kind, int line, int col)
 {
-    ast_node *n = p->arena ? ast_alloc(p->arena, sizeof *n) : NULL;
+    count_node(p);
+    ast_node *n = p->arena && !p->stop ? ast_alloc(p->arena, sizeof *n) : NULL;
     if (!n) {
         /* keep going on a throwaway node; the lexer now returns only EOF, so this ends soon */
-        p->oom = 1;
-        p->lx.oom = 1;
+        if (!p->stop)
+            p->oom = p->lx.oom = 1;
         memset(&p->scratch, 0, sizeof p->scratch);
         n = &p->scratch;
     }
@@ -499,7 +533,7 @@ static int group_ends(parser *p, const char *group, int open_line)
         return 1;
     }
     if (k == TK_EOF || k == TK_GRAPH) {
-        if (!p->unclosed) {
+        if (!p->unclosed && !p->stop) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
             parse_expected(p, what);
@@ -735,7 +769,12 @@ static ast_node *parse_block(parser *p, const char *after)
     for (;;) {
         if (group_ends(p, "block", open.line))
             break;
+        int line = p->stmt_line, col = p->stmt_col;
+        p->stmt_line = p->tok.line;
+        p->stmt_col = p->tok.col;
         ast_node *s = parse_statement(p);
+        p->stmt_line = line;
+        p->stmt_col = col;
         if (s && !p->panic)
             parse_push(p, &stmts, s);
         if (!p->panic && !ends_statement(p->tok.kind))
@@ -842,6 +881,10 @@ static int parse_graph(parser *p, ast_graph *g)
         return 0;
     }
     g->name = parse_token_text(p, &p->tok);
+    p->graph_name = g->name;
+    p->graph_nodes = 0;
+    p->stmt_line = g->line;
+    p->stmt_col = g->col;
     parse_next(p);
     if (!parse_expect(p, TK_LPAREN, "'(' after the graph name"))
         return 0;
@@ -1209,7 +1252,7 @@ static void parse_args(parser *p, ast_node *call)
         ast_node *arg;
         if (is_dtype(p, &p->tok, NULL)) {
             arg = parse_node(p, AST_TYPE, p->tok.line, p->tok.col);
-            parse_type(p, &arg->type);
+            parse_type(p, &arg->ty);
         } else {
             arg = parse_expr(p);
         }

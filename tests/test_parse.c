@@ -71,7 +71,7 @@ static void put(strbuf *o, const ast_node *n)
     case AST_BOOL: sb_puts(o, n->ival ? "true" : "false"); break;
     case AST_STRING: sb_printf(o, "\"%s\"", n->str); break;
     case AST_NAME: sb_puts(o, n->name); break;
-    case AST_TYPE: put_type(o, &n->type); break;
+    case AST_TYPE: put_type(o, &n->ty); break;
     case AST_UNARY:
     case AST_BINARY:
         sb_printf(o, "(%s ", tree_op_name(n->op));
