@@ -406,6 +406,21 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_copy_bytes(A + row * len * size, C, e * size, (e + 1) * size);
         break;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        const int get = r.kind == REC_GET_BOX;
+        const cfx_slot *t = &sl[get ? r.b : r.a];
+        const int32_t *ent = a.table + r.c;
+        int64_t st[4] = {0, 0, 0, 0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_ptr(a, priv, ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        for (; e < hi; e += T)
+            k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, e, e + 1);
+        break;
+    }
     case REC_BROADCAST: {
         const uint8_t *B = slot_ptr(a, priv, r.b);
         k_bshape sh = rec_bshape(&sl[r.a], &sl[r.b]);

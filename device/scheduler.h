@@ -152,7 +152,10 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_GET_ROW:
     case REC_GET_ITEM:
     case REC_BROADCAST:
+    case REC_GET_BOX:
         return slots[r->a].count;
+    case REC_SET_BOX:
+        return slots[r->b].count;
     case REC_SET_ITEM:
         return slots[r->c].count;
     case REC_SET_ROW:
@@ -364,6 +367,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     int n = 0;
     int64_t dom = sched_domain(r, p->slots);
     int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
+    memset(acc, 0, 8 * sizeof *acc); /* the callers' 8: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     switch (r->kind) {
@@ -404,8 +408,14 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         break;
     case REC_TRANSPOSE:
     case REC_BROADCAST:
+    case REC_GET_BOX: /* its start slots are one-element: private or const, never shared */
         ACC(r->a, SA_W_ALIGNED);
         ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_SET_BOX:
+        /* a box of a, split over the box's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        RD(r->b);
         break;
     case REC_IOTA:
         ACC(r->a, SA_W_ALIGNED);

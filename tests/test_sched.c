@@ -458,6 +458,19 @@ static int32_t run_record(walker *w)
                      lo * size, hi * size);
         return c->pc + 1;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        int get = r->kind == REC_GET_BOX;
+        const cfx_slot *t = &sl[get ? r->b : r->a];
+        const int32_t *ent = p->table + r->c;
+        int64_t st[4] = {0, 0, 0, 0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_addr(rp, block, ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        k_box_copy(!get, dtype_size(t->dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &bx, lo, hi);
+        return c->pc + 1;
+    }
     case REC_BROADCAST: {
         k_bshape sh = rec_bshape(&sl[r->a], &sl[r->b]);
         k_broadcast(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh,
