@@ -83,11 +83,13 @@ typedef struct lowerer {
     int line, col;     /* of the statement being lowered */
     int failed;
     char why[256];
+    int why_line, why_col; /* where the failure was met */
     slot_info *info;   /* of each slot made so far (the builder keeps its slots to itself) */
     int32_t nslots, capslots;
     scope *sc;
     loopl *loop;
     int depth;
+    int top;           /* the graph being lowered, which calls are inlined into */
 } lowerer;
 
 /* ---- records, slots, jumps, variables, blocks ---------------------------------- */
@@ -129,8 +131,11 @@ static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *
 
 static void lower_fail(lowerer *L, const char *why)
 {
-    if (!L->failed)
+    if (!L->failed) {
         snprintf(L->why, sizeof L->why, "%s", why);
+        L->why_line = L->line;
+        L->why_col = L->col;
+    }
     L->failed = 1;
 }
 
@@ -1059,6 +1064,9 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
     memset(&L, 0, sizeof L);
     L.m = m;
     L.d = d;
+    L.top = graph;
+    L.line = L.why_line = g->line;
+    L.col = L.why_col = g->col;
     L.b = prog_begin(file ? file : "<input>", g->name);
     scope sc = {0};
     sc.graph = graph;
@@ -1085,7 +1093,7 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
     lower_emit(&L, REC_HALT, 0, 0, 0, 0, 0);
     char err[256];
     if (L.failed) {
-        diag_error(d, L.line, L.col, "%s", L.why);
+        diag_error(d, L.why_line, L.why_col, "%s", L.why);
         prog_abandon(L.b);
         goto done;
     }
@@ -1451,8 +1459,10 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
 {
     const ast_graph *g = &L->m->graphs[lower_note(call)->callee];
     if (L->depth >= LOWER_MAX_INLINE) {
-        char why[128];
-        snprintf(why, sizeof why, "graph calls nest deeper than %d", LOWER_MAX_INLINE);
+        char why[192];
+        snprintf(why, sizeof why, "graph calls nest deeper than %d: this call lies %d calls deep inside graph '%s'",
+                 LOWER_MAX_INLINE, L->depth + 1, L->m->graphs[L->top].name);
+        at(L, call); /* the message points at the call that crossed the cap */
         lower_fail(L, why);
         return;
     }
