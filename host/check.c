@@ -190,9 +190,9 @@ static int check_expr(checker *C, env *e, ast_node *n, int want);
 static int check_call(checker *C, env *e, ast_node *n, int nwant);
 /* Reads and checks an index `i` of a tensor of type x (for x[i] and x[i] = E); names the
  * tensor `what` in messages. */
-static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, const char *what, ast_node *i);
+static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, const char *what, int dim, ast_node *i);
 /* How messages name an indexed tensor n: 'its name', or "the tensor". */
-static void check_tensor_name(const ast_node *n, char *buf, size_t len);
+static int check_tensor_name(const ast_node *n, char *buf, size_t len);
 /* The graph called `name` (the first one, if the parser let a duplicate through), or -1. */
 static int check_graph_find(const checker *C, const char *name);
 /* A type written in the source (a parameter, a result, zeros(TYPE)) must describe a tensor
@@ -324,14 +324,14 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     }
     int rx = check_expr(C, e, x, -1);
     char what[80];
-    check_tensor_name(x, what, sizeof what);
+    int dim = check_tensor_name(x, what, sizeof what);
     if (rx < 0) {
         check_expr(C, e, t->b, CFX_I32);
         if (!val_checked)
             check_expr(C, e, val, -1);
         return;
     }
-    int ri = check_index(C, e, t, &x->ty, what, t->b);
+    int ri = check_index(C, e, t, &x->ty, what, dim, t->b);
     if (ri < 0) {
         if (x->ty.rank >= 1 && !val_checked)
             check_expr(C, e, val, x->ty.dtype);
@@ -1942,8 +1942,9 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
 }
 
 /* Reads and checks an index `i` of a tensor of type x (for x[i] and x[i] = E); names the
- * tensor `what` in messages. */
-static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, const char *what, ast_node *i)
+ * tensor `what` in messages, and its first dimension as dimension `dim` of `what` (1 for the
+ * j of x[i][j] or x[i, j]). */
+static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, const char *what, int dim, ast_node *i)
 {
     char b1[TYBUF];
     int ri = check_expr(C, e, i, CFX_I32);
@@ -1959,19 +1960,40 @@ static int check_index(checker *C, env *e, ast_node *at, const cfx_type *x, cons
     }
     check_note *k = i->note;
     if (k->known && (k->ival < -x->dims[0] || k->ival >= x->dims[0])) {
-        diag_error(C->d, i->line, i->col, "index %" PRId64 " is out of range for %s with %" PRId64 " rows",
-                   k->ival, what, x->dims[0]);
+        if (dim == 0)
+            diag_error(C->d, i->line, i->col, "index %" PRId64 " is out of range for %s with %" PRId64 " rows",
+                       k->ival, what, x->dims[0]);
+        else
+            diag_error(C->d, i->line, i->col,
+                       "index %" PRId64 " is out of range for dimension %d of %s, which has size %" PRId64, k->ival,
+                       dim, what, x->dims[0]);
         return -1;
     }
     return 0;
 }
 
-static void check_tensor_name(const ast_node *n, char *buf, size_t len)
+int check_index_base(const ast_node *x, const char **name)
 {
-    if (n->kind == AST_NAME)
-        snprintf(buf, len, "'%s'", n->name);
+    int dim = 0;
+    while (x->kind == AST_INDEX && x->b && !(x->note && ((const check_note *)x->note)->list)) {
+        x = x->a;
+        dim++;
+    }
+    *name = x->kind == AST_NAME && !(x->note && ((const check_note *)x->note)->list) ? x->name : NULL;
+    return *name ? dim : 0;
+}
+
+/* Names tensor expression n in messages, "'x'" or "the tensor"; returns the dimension of that
+ * name an index of n selects in (check_index_base). */
+static int check_tensor_name(const ast_node *n, char *buf, size_t len)
+{
+    const char *name;
+    int dim = check_index_base(n, &name);
+    if (name)
+        snprintf(buf, len, "'%s'", name);
     else
         snprintf(buf, len, "the tensor");
+    return dim;
 }
 
 /* A use of variable `name`: its type, or a message saying why it has none here. */
@@ -2604,7 +2626,7 @@ static int check_box(checker *C, env *e, ast_node *n)
     if (check_expr(C, e, x, -1) < 0)
         return -1;
     const cfx_type *t = &x->ty;
-    check_tensor_name(x, what, sizeof what);
+    int dim0 = check_tensor_name(x, what, sizeof what);
     if (n->nlist > t->rank) {
         diag_error(C->d, n->line, n->col, "%d subscripts for %s, which has %d dimension%s", n->nlist, tystr(t, b1),
                    t->rank, t->rank == 1 ? "" : "s");
@@ -2619,7 +2641,7 @@ static int check_box(checker *C, env *e, ast_node *n)
             cfx_type one = scalar_type(t->dtype);
             one.rank = 1;
             one.dims[0] = dim;
-            if (check_index(C, e, it, &one, what, it) < 0)
+            if (check_index(C, e, it, &one, what, dim0 + d, it) < 0)
                 return -1;
             continue;
         }
@@ -2852,8 +2874,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             return -1;
         }
         char what[80];
-        check_tensor_name(n->a, what, sizeof what);
-        if (check_index(C, e, n, &n->a->ty, what, n->b) < 0)
+        int dim = check_tensor_name(n->a, what, sizeof what);
+        if (check_index(C, e, n, &n->a->ty, what, dim, n->b) < 0)
             return -1;
         n->ty = row_type(&n->a->ty);
         return 0;

@@ -92,6 +92,11 @@ cfx_type check_list_data_type(const check_list *l);
 /* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
 int check_mutates_list(const ast_node *n, const char *name);
 
+/* Which variable an index of tensor expression x selects in, for messages: x itself when it
+ * is a name (returns 0), or the name under rows taken one by one (x[i][j] indexes dimension 1
+ * of x: returns 1). *name is NULL when x is anything else (a call, a list's item). */
+int check_index_base(const ast_node *x, const char **name);
+
 /* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
 char *check_type_str(const cfx_type *t, char *buf, size_t len);
 

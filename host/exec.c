@@ -120,10 +120,19 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         int bound = r && r->kind == REC_CHECK_BOUND;
         const char *name = r && (r->kind == REC_CHECK_INDEX || bound) && r->c >= 0 && r->c < prog->nstrings
                                ? prog->strings + r->c
-                               : "?";
+                               : NULL;
+        char quoted[96]; /* the tensor's name in quotes, or what stands in for it */
+        if (name)
+            mark_cut(quoted, sizeof quoted, snprintf(quoted, sizeof quoted, "'%s'", name));
+        else
+            snprintf(quoted, sizeof quoted, "the tensor");
         long long a = (long long)out->detail[0], b = (long long)out->detail[1];
-        if (!bound)
-            snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name, b, a);
+        if (!name)
+            name = "?"; /* a list always has one */
+        if (!bound && r && r->d > 0)
+            snprintf(detail, sizeof detail, "dimension %d of %s has size %lld, index was %lld", r->d, quoted, b, a);
+        else if (!bound)
+            snprintf(detail, sizeof detail, "%s has %lld rows, index was %lld", quoted, b, a);
         else if (r->d == 0)
             snprintf(detail, sizeof detail, "list '%s' has %lld items, index was %lld", name, b, a);
         else if (r->d == 1)
@@ -131,7 +140,7 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         else if (r->d == 2)
             snprintf(detail, sizeof detail, "pop from the empty list '%s'", name);
         else if (r->d == 3)
-            snprintf(detail, sizeof detail, "the slice of '%s' starts at %lld, outside 0 to %lld", name, a, b - 1);
+            snprintf(detail, sizeof detail, "the slice of %s starts at %lld, outside 0 to %lld", quoted, a, b - 1);
         else
             snprintf(detail, sizeof detail, "stack needs list '%s' full with %lld items, it has %lld", name, b, a);
         break;

@@ -113,7 +113,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
 static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts);
 static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
-static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor);
+static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor, int dim);
 static const check_note *lower_note(const ast_node *n);
 
 /* ---- lists ------------------------------------------------------------------------ */
@@ -436,7 +436,7 @@ static void lower_tuple_assign(lowerer *L, ast_node *n)
         } else if (lower_note(t)->list) {
             lower_list_set(L, t, vals[i], NULL);
         } else if (t->kind == AST_INDEX) {
-            int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+            int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a, 0);
             lower_emit(L, REC_SET_ROW, 0, base[i], ix, vals[i], 0);
         } else {
             lower_copy_to(L, base[i], vals[i]);
@@ -495,7 +495,7 @@ static void lower_assign(lowerer *L, ast_node *n)
     if (n->flags & AST_F_AUG) {
         /* x[i] op= E, as Python runs it: the index once, the row read, E, the op, the write */
         int32_t x = lower_var(L, t->a->name, &t->a->ty);
-        int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+        int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a, 0);
         int32_t row = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
         int32_t v = lower_expr(L, n->a->b, -1);
@@ -506,7 +506,7 @@ static void lower_assign(lowerer *L, ast_node *n)
     /* x[i] = E: E first, as Python evaluates it */
     int32_t val = lower_expr(L, n->a, -1);
     int32_t x = lower_var(L, t->a->name, &t->a->ty);
-    int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+    int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a, 0);
     lower_emit(L, REC_SET_ROW, 0, x, i, val, 0);
 }
 
@@ -1192,15 +1192,19 @@ static int32_t no_alias(lowerer *L, const ast_node *n, int32_t want, int32_t x, 
     return lower_temp(L, &n->ty);
 }
 
-/* Index of a row access: a constant, or a checked slot. */
-static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor)
+/* Index i into dimension `dim` of `tensor` (0: its rows; 1: x[i, j]'s j), of size `rows`: a
+ * constant, or a checked slot. The check names the variable indexed and which of its
+ * dimensions (x[i][j] indexes dimension 1 of x) for the message. */
+static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor, int dim)
 {
     const check_note *k = lower_note(i);
     if (k->known)
         return lower_const_scalar(L, i->ty.dtype, k->ival, 0);
     int32_t s = lower_expr(L, i, -1);
-    int32_t name = tensor->kind == AST_NAME ? prog_string(L->b, tensor->name) : -1;
-    lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, 0);
+    const char *base;
+    dim += check_index_base(tensor, &base);
+    int32_t name = base && !L->failed ? prog_string(L->b, base) : -1;
+    lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, base ? dim : 0);
     return s;
 }
 
@@ -1384,7 +1388,7 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         if (k->list)
             return lower_list_item(L, n, want);
         int32_t x = lower_expr(L, n->a, -1);
-        int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
+        int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a, 0);
         /* never write the tensor or the index while reading them (`i = x[i]`) */
         int32_t d = want >= 0 && want != x && want != i ? want : lower_temp(L, &n->ty);
         lower_emit(L, REC_GET_ROW, 0, d, x, i, 0);
@@ -1610,7 +1614,7 @@ static int32_t lower_box(lowerer *L, ast_node *n, int32_t *starts)
         ast_node *it = d < n->nlist ? n->list[d] : NULL;
         int32_t dim = (int32_t)t->dims[d], st = -1, len = dim;
         if (it && it->kind != AST_SLICE) {
-            st = lower_index(L, it, dim, x);
+            st = lower_index(L, it, dim, x, d);
             len = -1;
         } else if (it) {
             const check_note *ks = lower_note(it);

@@ -46,7 +46,7 @@ extern "C" {
     X(TICK,         "----", "one loop iteration: stop with limit when the budget is spent, with cancelled on a cancel") \
     X(ASSERT,       "sm--", "stop with status assert and message b unless slot a (one-element bool)") \
     X(PRINT,        "sm--", "print slot a, with label b (-1: none), in program order") \
-    X(CHECK_INDEX,  "snm-", "stop with status index unless -b <= slot a < b; c names the indexed tensor") \
+    X(CHECK_INDEX,  "snmn", "stop with status index unless -b <= slot a < b; c names the indexed tensor, d its dimension indexed (0: rows)") \
     X(CHECK_DIVIDE, "s---", "stop with status divide if any element of slot a (an integer divisor) is 0") \
     X(CHECK_STEP,   "s---", "stop with status value if slot a (a range step, i32) is 0") \
     X(UNARY,        "ss--", "slot a = op(slot b), elementwise") \

@@ -267,6 +267,8 @@ static int check_operands(vctx *v, int32_t i)
             return vfail(v, i, "the index must be a one-element integer");
         if (r->b < 1)
             return vfail(v, i, "the row count %d must be at least 1", r->b);
+        if (r->d < 0 || r->d >= CFX_MAX_RANK)
+            return vfail(v, i, "the dimension %d is not one of a tensor's", r->d);
         break;
     case REC_CHECK_DIVIDE:
         if (!is_int(a->dtype))

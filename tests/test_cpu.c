@@ -279,6 +279,16 @@ static void test_tensors(void)
     char msg[256];
     exec_format_stop(p, &o, msg, sizeof msg);
     CHECK_STR(msg, "t.cfx:3:5: run stopped: index: 'm' has 2 rows, index was 2");
+    /* the message names the dimension the check is of, and a tensor with no name as such */
+    p->records[o.record].d = 1;
+    exec_format_stop(p, &o, msg, sizeof msg);
+    CHECK_STR(msg, "t.cfx:3:5: run stopped: index: dimension 1 of 'm' has size 2, index was 2");
+    p->records[o.record].c = -1;
+    exec_format_stop(p, &o, msg, sizeof msg);
+    CHECK_STR(msg, "t.cfx:3:5: run stopped: index: dimension 1 of the tensor has size 2, index was 2");
+    p->records[o.record].d = 0;
+    exec_format_stop(p, &o, msg, sizeof msg);
+    CHECK_STR(msg, "t.cfx:3:5: run stopped: index: the tensor has 2 rows, index was 2");
     I = -3;
     CHECK_INT(cpu_run(&run, &o), 0);
     CHECK_INT(o.status, CFX_STOP_INDEX);

@@ -337,6 +337,7 @@ static void c_reduce_result(cfx_prog *p) { p->records[14].a = S_MV; }
 static void c_get_row_shape(cfx_prog *p) { p->records[1].a = S_MV; }
 static void c_get_row_index_type(cfx_prog *p) { p->records[1].c = S_OUT; }
 static void c_unchecked_index(cfx_prog *p) { p->records[0].b = 3; }
+static void c_index_dimension(cfx_prog *p) { p->records[0].d = CFX_MAX_RANK; }
 static void c_check_removed(cfx_prog *p)
 {
     p->records[0] = rec(REC_CHECK_STEP, 0, CFX_I32, 0, S_I, 0, 0, 0, 1);
@@ -389,6 +390,7 @@ static void test_validator(void)
     expect_rejected(base, c_op_dtype, "all over f32", NULL);
     expect_rejected(base, c_unused_field, "unused field of HALT", NULL);
     expect_rejected(base, c_unused_d, "unused field d of BINARY", NULL);
+    expect_rejected(base, c_index_dimension, "CHECK_INDEX of a dimension past the rank", "dimension 4");
     expect_rejected(base, c_slot_negative, "negative slot", NULL);
     expect_rejected(base, c_target_high, "jump past the end", NULL);
     expect_rejected(base, c_target_negative, "negative jump target", NULL);
