@@ -971,11 +971,61 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     free(set.v);
 }
 
-/* One iterable of a for loop: a tensor, whose rows it takes, or a list, whose items; the
- * type of one in *item. 0, or -1 after an error. */
+/* `for v in [a, b, ...]`: the items, of one type (a literal takes the first item's dtype, as
+ * in a list's literal), become the rows of one tensor [n, item...], computed before the loop
+ * starts. 0, or -1 after an error. */
+static int check_literal_rows(checker *C, env *e, ast_node *x)
+{
+    char b1[TYBUF], b2[TYBUF];
+    int ok = 1;
+    if (x->nlist == 0) {
+        diag_error(C->d, x->line, x->col, "'for' over [] has no item to give its variable a type");
+        return -1;
+    }
+    for (int i = 0; i < x->nlist; i++) {
+        ast_node *it = x->list[i];
+        int want = i > 0 && x->list[0]->note && ok ? (int)x->list[0]->ty.dtype : -1;
+        if (check_expr(C, e, it, want) < 0) {
+            ok = 0;
+        } else if (i == 0 && it->ty.rank >= CFX_MAX_RANK) {
+            diag_error(C->d, it->line, it->col, "an item of a list has at most %d dimensions, got %s",
+                       CFX_MAX_RANK - 1, tystr(&it->ty, b1));
+            ok = 0;
+        } else if (ok && i > 0 && !check_same_type(&x->list[0]->ty, &it->ty)) {
+            diag_error(C->d, it->line, it->col, "this list holds %s items and cannot take %s",
+                       tystr(&x->list[0]->ty, b1), tystr(&it->ty, b2));
+            ok = 0;
+        }
+    }
+    if (!ok)
+        return -1;
+    const cfx_type *t = &x->list[0]->ty;
+    if (type_count(t) > CFX_MAX_ELEMENTS / x->nlist) {
+        diag_error(C->d, x->line, x->col, "this list of %d items of %s has more than %" PRId64 " elements",
+                   x->nlist, tystr(t, b1), (int64_t)CFX_MAX_ELEMENTS);
+        return -1;
+    }
+    cfx_type rows = scalar_type(t->dtype);
+    rows.rank = t->rank + 1;
+    rows.dims[0] = x->nlist;
+    for (int d = 0; d < t->rank; d++)
+        rows.dims[d + 1] = t->dims[d];
+    x->ty = rows;
+    check_note_of(C, x)->known = 0;
+    return 0;
+}
+
+/* One iterable of a for loop: a tensor, whose rows it takes, a list, whose items, or a list's
+ * literal, whose items; the type of one in *item. 0, or -1 after an error. */
 static int check_iterable(checker *C, env *e, ast_node *x, cfx_type *item)
 {
     char b1[TYBUF];
+    if (x->kind == AST_LIST) {
+        if (check_literal_rows(C, e, x) < 0)
+            return -1;
+        *item = row_type(&x->ty);
+        return 0;
+    }
     check_list *l = list_var(C, e, x);
     if (l) {
         if (!l->typed) {
@@ -2620,7 +2670,16 @@ static int check_box(checker *C, env *e, ast_node *n)
     char b1[TYBUF], what[80];
     ast_node *x = n->a;
     if (list_var(C, e, x)) {
-        diag_error(C->d, n->line, n->col, "a list takes one index, as in xs[i]; slices of lists are not supported");
+        int sliced = 0;
+        for (int d = 0; d < n->nlist; d++)
+            sliced |= n->list[d]->kind == AST_SLICE;
+        if (sliced)
+            diag_error(C->d, n->line, n->col,
+                       "slices of lists are not supported: take the items one by one (%s[i]), or slice stack(%s)",
+                       x->name, x->name);
+        else
+            diag_error(C->d, n->line, n->col, "a list takes one index, as in %s[i]; index its item after: %s[i][j]",
+                       x->name, x->name);
         return -1;
     }
     if (check_expr(C, e, x, -1) < 0)

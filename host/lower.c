@@ -113,6 +113,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
 static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts);
 static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
+static int32_t lower_rows(lowerer *L, ast_node *n, const check_list *l);
 static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor, int dim);
 static const check_note *lower_note(const ast_node *n);
 
@@ -1396,6 +1397,9 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_CALL:
         return lower_call(L, n, want);
+    case AST_LIST:
+        /* the items of `for v in [a, b]` as the rows of one tensor, made before the loop starts */
+        return lower_copy_to(L, want, lower_rows(L, n, NULL));
     case AST_COND: {
         /* only the chosen value is evaluated, as in Python (a known condition never gets here:
          * the node is known, or its value is the chosen one's, lowered below) */
@@ -1532,23 +1536,32 @@ static void check_bound(lowerer *L, int32_t a, int32_t b, const check_list *l, i
     lower_emit(L, REC_CHECK_BOUND, 0, a, b, name, what);
 }
 
-/* xs = [a, b, ...], xs = [], xs = list(TYPE, N): the items first (a literal's values are all
- * computed before the list changes), then the length. */
-static void lower_list_value(lowerer *L, ast_node *n, const check_list *l)
+/* The items of literal n ([a, b, ...], or none for list(TYPE, N)) into the first rows of list
+ * l's items, or, with l NULL, of a new tensor of n's type (the rows `for v in [a, b]` walks),
+ * which it returns. Every value is computed before any row is written, so an item may read
+ * what it replaces. */
+static int32_t lower_rows(lowerer *L, ast_node *n, const check_list *l)
 {
     int nitems = n->kind == AST_LIST ? n->nlist : 0;
     int32_t *vals = calloc((size_t)nitems + 1, sizeof *vals);
     if (!vals) {
         lower_fail(L, "out of memory");
-        return;
+        return -1;
     }
     for (int i = 0; i < nitems; i++)
         vals[i] = lower_expr(L, n->list[i], -1);
-    int32_t data = list_data(L, l);
+    int32_t data = l ? list_data(L, l) : lower_temp(L, &n->ty);
     for (int i = 0; i < nitems; i++)
         lower_emit(L, REC_SET_ROW, 0, data, lower_const_scalar(L, CFX_I32, i, 0), vals[i], 0);
-    lower_copy_to(L, list_len(L, l), lower_const_scalar(L, CFX_I32, nitems, 0));
     free(vals);
+    return data;
+}
+
+/* xs = [a, b, ...], xs = [], xs = list(TYPE, N): the items first, then the length. */
+static void lower_list_value(lowerer *L, ast_node *n, const check_list *l)
+{
+    lower_rows(L, n, l);
+    lower_copy_to(L, list_len(L, l), lower_const_scalar(L, CFX_I32, n->kind == AST_LIST ? n->nlist : 0, 0));
 }
 
 static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want)
