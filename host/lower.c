@@ -115,6 +115,7 @@ static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
 static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
 static int32_t lower_rows(lowerer *L, ast_node *n, const check_list *l);
 static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor, int dim);
+static void check_index(lowerer *L, int32_t s, int64_t rows, const ast_node *tensor, int dim);
 static const check_note *lower_note(const ast_node *n);
 
 /* ---- lists ------------------------------------------------------------------------ */
@@ -1202,11 +1203,17 @@ static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node
     if (k->known)
         return lower_const_scalar(L, i->ty.dtype, k->ival, 0);
     int32_t s = lower_expr(L, i, -1);
+    check_index(L, s, rows, tensor, dim);
+    return s;
+}
+
+/* The CHECK_INDEX of lower_index for slot s. */
+static void check_index(lowerer *L, int32_t s, int64_t rows, const ast_node *tensor, int dim)
+{
     const char *base;
     dim += check_index_base(tensor, &base);
     int32_t name = base && !L->failed ? prog_string(L->b, base) : -1;
     lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, base ? dim : 0);
-    return s;
 }
 
 static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
@@ -1616,7 +1623,9 @@ static int32_t lower_method(lowerer *L, ast_node *n, int32_t want)
  * x[i, j], x[a:b], x[:, j] become one GET_BOX or SET_BOX whose table lists, per dimension of x,
  * a start slot and a length (program.h). An index computed at run time is checked with
  * CHECK_INDEX against its dimension, a slice start with CHECK_BOUND (0 <= start <= dim -
- * length); known ones are constants the checker has placed in range. */
+ * length); known ones are constants the checker has placed in range. As in Python, every
+ * item of the subscript is computed before any is checked: in x[i, 10 / k] with k = 0 the
+ * division stops the run, whatever i is. */
 static int32_t lower_box(lowerer *L, ast_node *n, int32_t *starts)
 {
     const ast_node *x = n->a;
@@ -1627,22 +1636,26 @@ static int32_t lower_box(lowerer *L, ast_node *n, int32_t *starts)
         ast_node *it = d < n->nlist ? n->list[d] : NULL;
         int32_t dim = (int32_t)t->dims[d], st = -1, len = dim;
         if (it && it->kind != AST_SLICE) {
-            st = lower_index(L, it, dim, x, d);
+            const check_note *k = lower_note(it);
+            st = k->known ? lower_const_scalar(L, it->ty.dtype, k->ival, 0) : lower_expr(L, it, -1);
             len = -1;
         } else if (it) {
             const check_note *ks = lower_note(it);
             len = (int32_t)ks->slice_len;
-            if (ks->known) {
-                st = lower_const_scalar(L, CFX_I32, ks->ival, 0);
-            } else {
-                st = lower_expr(L, it->a, -1);
-                lower_emit(L, REC_CHECK_BOUND, 0, st, lower_const_scalar(L, slot_dtype(L, st), dim - len + 1, 0),
-                           name, 3);
-            }
+            st = ks->known ? lower_const_scalar(L, CFX_I32, ks->ival, 0) : lower_expr(L, it->a, -1);
         }
         ent[2 * d] = st;
         ent[2 * d + 1] = len;
         starts[d] = st;
+    }
+    for (int d = 0; d < n->nlist && d < t->rank; d++) {
+        ast_node *it = n->list[d];
+        int32_t dim = (int32_t)t->dims[d], st = ent[2 * d], len = ent[2 * d + 1];
+        if (it->kind != AST_SLICE && !lower_note(it)->known)
+            check_index(L, st, dim, x, d);
+        else if (it->kind == AST_SLICE && !lower_note(it)->known)
+            lower_emit(L, REC_CHECK_BOUND, 0, st, lower_const_scalar(L, slot_dtype(L, st), dim - len + 1, 0), name,
+                       3);
     }
     int32_t tab = L->failed ? 0 : prog_table(L->b, ent, 2 * t->rank);
     if (tab < 0)
