@@ -1,7 +1,12 @@
-/* test_generated.c: a few hundred random programs (tests/gen_programs.h) on the cpu executor,
+/* test_generated.c: a few thousand random programs (tests/gen_programs.h) on the cpu executor,
  * each checked against the generator's own evaluator of the same tree: the status, the line
  * of the statement that stopped the run, the loop iterations, and every result bit for bit
- * (the generated f32 arithmetic is + - * and sums, which C and cfx both round the same way).
+ * (the generated f32 arithmetic is + - * and sums, which C and cfx both round the same way,
+ * and ** of small whole exponents, which both take from the C library's powf).
+ * The forms of the generator's second stream (lists, slices, broadcasting, **, i64 ranges) must
+ * each come up in runs that end ok, and each stop they aim at must come up: a full list, an
+ * empty one, an item outside the length, stack of a list not full, a slice start outside its
+ * room, an index of the second dimension out of range.
  * Also: a second run gives identical results, and a stopped run leaves the caller's result
  * buffers untouched. Some programs run under an iteration budget, so `limit` comes up too.
  *
@@ -14,7 +19,7 @@
 #include "gen_programs.h"
 #include "testutil.h"
 
-#define PROGRAMS 400
+#define PROGRAMS 3000
 #define SENTINEL 0xA5
 
 typedef struct bufs {
@@ -56,6 +61,8 @@ static int bind_all(cfx_exec *e, bufs *b)
     rc |= cfx_bind(e, "r1", &b->res.r1, sizeof b->res.r1);
     rc |= cfx_bind(e, "r2", b->res.r2, sizeof b->res.r2);
     rc |= cfx_bind(e, "r3", b->res.r3, sizeof b->res.r3);
+    rc |= cfx_bind(e, "r4", &b->res.r4, sizeof b->res.r4);
+    rc |= cfx_bind(e, "r5", b->res.r5, sizeof b->res.r5);
     return rc;
 }
 
@@ -71,6 +78,9 @@ static int same_results(const gen_results *x, const gen_results *y)
     if (x->r0 != y->r0 || !same_f32(x->r1, y->r1)) return 0;
     for (int i = 0; i < GEN_LEN; i++)
         if (x->r2[i] != y->r2[i] || !same_f32(x->r3[i], y->r3[i])) return 0;
+    if (x->r4 != y->r4) return 0;
+    for (int i = 0; i < GEN_ROWS * GEN_LEN; i++)
+        if (!same_f32(x->r5[i], y->r5[i])) return 0;
     return 1;
 }
 
@@ -81,6 +91,19 @@ static int all_sentinel(const gen_results *r)
         if (p[i] != SENTINEL) return 0;
     return 1;
 }
+
+/* What the second stream's forms must reach: a marker of each form in the source of a run that
+ * ended ok, and a piece of each stop message it aims at. */
+static const char *const ok_forms[] = {
+    ".append(", ".pop()", "stack(", "enumerate(L", "enumerate([", "in L", "in [", "len(L", " ** ", "reshape(",
+    ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((",
+};
+static const char *const stop_kinds[] = {
+    "is full", "pop from the empty list", "items, index was", "stack needs", "the slice of", "dimension 1 of",
+};
+#define NFORMS (int)(sizeof ok_forms / sizeof ok_forms[0])
+#define NSTOPS (int)(sizeof stop_kinds / sizeof stop_kinds[0])
+static int form_ok[NFORMS], stop_seen[NSTOPS];
 
 /* One program; returns the number of failed checks it added. */
 static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
@@ -98,6 +121,7 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
 
     if (!CHECK(g != NULL)) goto done;
     gen_make(g, seed);
+    CHECK(!g->overflow); /* a program cut short by the node limit would be another program */
     src = gen_text(g);
     if (!CHECK(src != NULL)) goto done;
     if (verbose) printf("%s", src);
@@ -145,6 +169,11 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
     CHECK(!p1.truncated);
     if (!p1.truncated) CHECK_STR(p1.text, want.prints ? want.prints : "");
     CHECK_STR(p2.text, p1.text);
+    const char *body = strstr(src, "s0 = n % 3\n"); /* past the prologue of a second-stream program */
+    for (int k = 0; k < NFORMS && s1 == CFX_OK && body; k++)
+        form_ok[k] += strstr(body, ok_forms[k]) != NULL;
+    for (int k = 0; k < NSTOPS && s1 != CFX_OK; k++)
+        stop_seen[k] += strstr(cfx_exec_message(e), stop_kinds[k]) != NULL;
     if (s1 == CFX_OK) {
         CHECK(same_results(&b1.res, &want.res));
         CHECK(same_results(&b2.res, &b1.res));
@@ -190,8 +219,16 @@ int main(int argc, char **argv)
     CHECK(by_status[CFX_STOP_DIVIDE] > 0);
     CHECK(by_status[CFX_STOP_VALUE] > 0);
     CHECK(by_status[CFX_STOP_LIMIT] > 0);
+    for (int k = 0; k < NFORMS; k++)
+        if (!CHECK(form_ok[k] >= PROGRAMS / 100)) fprintf(stderr, "  '%s' in %d runs that ended ok\n", ok_forms[k], form_ok[k]);
+    for (int k = 0; k < NSTOPS; k++)
+        if (!CHECK(stop_seen[k] > 0)) fprintf(stderr, "  no run stopped with '%s'\n", stop_kinds[k]);
     printf("%d programs, %d stopped, %d failed; by status:", PROGRAMS, stops, failed);
     for (int s = CFX_OK; s <= CFX_STOP_LIMIT; s++) printf(" %s %d", cfx_status_name((cfx_status)s), by_status[s]);
+    printf("\nruns that ended ok with:");
+    for (int k = 0; k < NFORMS; k++) printf(" '%s' %d", ok_forms[k], form_ok[k]);
+    printf("\nstops:");
+    for (int k = 0; k < NSTOPS; k++) printf(" '%s' %d", stop_kinds[k], stop_seen[k]);
     printf("\n");
     return test_finish("test_generated");
 }
