@@ -1454,10 +1454,9 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
     case GE_ARGMAX: gen_put(b, "argmax(%s)", g->vars[n->tv].name); break;
     case GE_LEN: gen_put(b, "len(%s)", g->vars[n->tv].name); break;
     case GE_INDEX: gen_put(b, "%s[", g->vars[n->tv].name); gen_put_expr(g, b, n->e[0]); gen_put(b, "]"); break;
-    case GE_CAST_I: gen_put(b, "cast("); gen_put_expr(g, b, n->e[0]); gen_put(b, ", i32)"); break;
+    case GE_CAST_I: case GE_CAST_IL: gen_put(b, "cast("); gen_put_expr(g, b, n->e[0]); gen_put(b, ", i32)"); break;
     case GE_CAST_F: gen_put(b, "cast("); gen_put_expr(g, b, n->e[0]); gen_put(b, ", f32)"); break;
     case GE_CAST_L: gen_put(b, "cast("); gen_put_expr(g, b, n->e[0]); gen_put(b, ", i64)"); break;
-    case GE_CAST_IL: gen_put(b, "cast("); gen_put_expr(g, b, n->e[0]); gen_put(b, ", i32)"); break;
     case GE_LLEN: gen_put(b, "len(%s)", g->vars[n->var].name); break;
     case GE_STACK: gen_put(b, "stack(%s)", g->vars[n->var].name); break;
     case GE_TVAR: gen_put(b, "%s", g->vars[n->var].name); break;
@@ -1643,7 +1642,7 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         gen_put_block(g, b, n->kids[0], indent + 1);
         gen_put(b, "%*s}\n", indent * 2, "");
         break;
-    case GS_FOR:
+    case GS_FOR: case GS_FOR64:
         gen_put(b, "for %s in range(", dst);
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", ");
@@ -1718,19 +1717,6 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
             gen_put(b, "]");
         }
         gen_put(b, n->form ? ") {\n" : " {\n");
-        gen_put_block(g, b, n->kids[0], indent + 1);
-        gen_put(b, "%*s}\n", indent * 2, "");
-        break;
-    case GS_FOR64:
-        gen_put(b, "for %s in range(", dst);
-        gen_put_expr(g, b, n->e[0]);
-        gen_put(b, ", ");
-        gen_put_expr(g, b, n->e[1]);
-        if (n->e[2] >= 0) {
-            gen_put(b, ", ");
-            gen_put_expr(g, b, n->e[2]);
-        }
-        gen_put(b, ") {\n");
         gen_put_block(g, b, n->kids[0], indent + 1);
         gen_put(b, "%*s}\n", indent * 2, "");
         break;
@@ -2439,10 +2425,11 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (r != GEN_NEXT) return r;
         }
         return GEN_NEXT;
-    case GS_FOR: {
-        int32_t lo = gen_eval_expr(st, n->e[0], line).i;
-        int32_t hi = gen_eval_expr(st, n->e[1], line).i;
-        int32_t step = n->e[2] >= 0 ? gen_eval_expr(st, n->e[2], line).i : 1;
+    case GS_FOR: case GS_FOR64: { /* Python's range: the counter never wraps */
+        int wide = n->kind == GS_FOR64;
+        gen_val a = gen_eval_expr(st, n->e[0], line), b = gen_eval_expr(st, n->e[1], line);
+        gen_val c = n->e[2] >= 0 ? gen_eval_expr(st, n->e[2], line) : (gen_val){1, 0.0f, 0, 1};
+        int64_t lo = wide ? a.l : a.i, hi = wide ? b.l : b.i, step = wide ? c.l : c.i;
         if (st->stopped) return GEN_STOP;
         if (step == 0) {
             gen_stop(st, CFX_STOP_VALUE, line);
@@ -2452,10 +2439,12 @@ static int gen_exec_stmt(gen_state *st, int s)
             int r;
             if (step > 0 ? !(i < hi) : !(i > hi)) break;
             if (!gen_tick(st, line)) return GEN_STOP;
-            st->si[n->var] = (int32_t)i;
+            if (wide) st->sl[n->var] = i;
+            else st->si[n->var] = (int32_t)i;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
+            if (step > 0 ? i > INT64_MAX - step : i < INT64_MIN - step) break; /* past the limit: past hi */
             i += step;
         }
         return GEN_NEXT;
@@ -2605,28 +2594,6 @@ static int gen_exec_stmt(gen_state *st, int s)
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
-        }
-        return GEN_NEXT;
-    }
-    case GS_FOR64: { /* Python's range: the counter never wraps */
-        int64_t lo = gen_eval_expr(st, n->e[0], line).l;
-        int64_t hi = gen_eval_expr(st, n->e[1], line).l;
-        int64_t step = n->e[2] >= 0 ? gen_eval_expr(st, n->e[2], line).l : 1;
-        if (st->stopped) return GEN_STOP;
-        if (step == 0) {
-            gen_stop(st, CFX_STOP_VALUE, line);
-            return GEN_STOP;
-        }
-        for (int64_t i = lo;;) {
-            int r;
-            if (step > 0 ? !(i < hi) : !(i > hi)) break;
-            if (!gen_tick(st, line)) return GEN_STOP;
-            st->sl[n->var] = i;
-            r = gen_loop_body(st, n->kids[0]);
-            if (r == GEN_BREAK) break;
-            if (r != GEN_NEXT) return r;
-            if (step > 0 ? i > INT64_MAX - step : i < INT64_MIN - step) break; /* past the limit: past hi */
-            i += step;
         }
         return GEN_NEXT;
     }
