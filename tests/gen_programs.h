@@ -314,6 +314,8 @@ static int gen_opaque(const gen_prog *g, int e)
     case GE_SUM: case GE_ARGMAX: case GE_INDEX:
     case GE_LLEN: case GE_LITEM: case GE_TSUM: case GE_BOX: case GE_STACK:
         return 1;
+    case GE_COND: /* a known condition folds to one value, which must be opaque itself */
+        return gen_opaque(g, n->e[0]) || (gen_opaque(g, n->e[1]) && gen_opaque(g, n->e[2]));
     default:
         for (int i = 0; i < 3; i++)
             if (n->e[i] > 0 && gen_opaque(g, n->e[i])) return 1;
