@@ -192,6 +192,24 @@ typedef struct mop_state {
 
 #define MOP_V(T, off) (*(T *)(file + (off)))
 
+/* The heavy arithmetic (transcendentals, real pow and %) out of line on the device: inlined,
+ * every libm body would sit inside the dispatch loop and spread its hot cases over many
+ * times the code. Same bodies: k_unary and k_binary on one element. */
+#ifdef __CUDACC__
+#define MOP_COLD static __host__ __device__ __noinline__
+#else
+#define MOP_COLD static
+#endif
+MOP_COLD void mop_cold_unary(int op, int dt, uint8_t *dst, const uint8_t *src)
+{
+    k_unary(op, dt, dst, src, 0, 1);
+}
+MOP_COLD void mop_cold_binary(int op, int dt, uint8_t *dst, const uint8_t *a, const uint8_t *b)
+{
+    k_binary(op, dt, dst, a, 1, b, 1, 0, 1);
+}
+#define MOP_CHEAP_UNARY(OPC) ((OPC) == OP_NEG || (OPC) == OP_ABS || (OPC) == OP_RELU || (OPC) == OP_SIGN)
+
 /* Runs micro-ops from st->at until one of them leaves (MOP_OUT_*). `code` is the translated
  * program, `file` the scalar file (private copies, then the pool), `arena` the program's
  * arena, for the tensors that rows are read from and written to. */
@@ -230,7 +248,9 @@ CFX_HD int mop_run(const mop *code, uint8_t *file, uint8_t *arena, mop_state *st
     } while (0)
 #define MOP_BIN_CASE(OPC, STEM, ISBOOL, SFX, T)                                                   \
     case MOP_##STEM##_##SFX:                                                                      \
-        if (ISBOOL)                                                                               \
+        if ((OPC == OP_POW || OPC == OP_MOD) && ((T)0.5 != 0))                                    \
+            mop_cold_binary(OPC, sizeof(T) == 4 ? K_F32 : K_F64, file + m.a, file + m.b, file + m.c); \
+        else if (ISBOOL)                                                                          \
             MOP_V(uint8_t, m.a) = (uint8_t)k_##STEM##_##SFX(MOP_V(T, m.b), MOP_V(T, m.c));        \
         else                                                                                      \
             MOP_V(T, m.a) = (T)k_##STEM##_##SFX(MOP_V(T, m.b), MOP_V(T, m.c));                    \
@@ -238,7 +258,10 @@ CFX_HD int mop_run(const mop *code, uint8_t *file, uint8_t *arena, mop_state *st
         break;
 #define MOP_UN_CASE(OPC, STEM, ISBOOL, SFX, T)                                                    \
     case MOP_##STEM##_##SFX:                                                                      \
-        MOP_V(T, m.a) = (T)k_##STEM##_##SFX(MOP_V(T, m.b));                                       \
+        if (!MOP_CHEAP_UNARY(OPC) && ((T)0.5 != 0))                                               \
+            mop_cold_unary(OPC, sizeof(T) == 4 ? K_F32 : K_F64, file + m.a, file + m.b);          \
+        else                                                                                      \
+            MOP_V(T, m.a) = (T)k_##STEM##_##SFX(MOP_V(T, m.b));                                   \
         i++;                                                                                      \
         break;
 #define MOP_CMP_CASES(OPC, STEM, SFX, T)                                                          \
