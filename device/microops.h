@@ -102,14 +102,17 @@ typedef struct mop {
 /* The compares that fuse with a branch: the comparisons of K_NUM_BINARY_OPS. */
 #define MOP_CMP_OPS(X) X(OP_LT, lt) X(OP_LE, le) X(OP_GT, gt) X(OP_GE, ge) X(OP_EQ, eq) X(OP_NE, ne)
 
-/* Every typed list, applied to G(LIST, SFX, T): the arithmetic from the kernels' op lists. */
+/* Every typed list, applied to G(LIST, SFX, T, DTYPE): the arithmetic from the kernels' op
+ * lists, per dtype (its suffix, C type and cfx_dtype). */
 #define MOP_BINARY_TYPES(G) \
-    G(K_NUM_BINARY_OPS, i32, int32_t) G(K_NUM_BINARY_OPS, i64, int64_t) \
-    G(K_NUM_BINARY_OPS, f32, float) G(K_NUM_BINARY_OPS, f64, double) G(K_BOOL_BINARY_OPS, b, uint8_t)
+    G(K_NUM_BINARY_OPS, i32, int32_t, CFX_I32) G(K_NUM_BINARY_OPS, i64, int64_t, CFX_I64) \
+    G(K_NUM_BINARY_OPS, f32, float, CFX_F32) G(K_NUM_BINARY_OPS, f64, double, CFX_F64) \
+    G(K_BOOL_BINARY_OPS, b, uint8_t, CFX_BOOL)
 #define MOP_UNARY_TYPES(G) \
-    G(K_INT_UNARY_OPS, i32, int32_t) G(K_INT_UNARY_OPS, i64, int64_t) \
-    G(K_REAL_UNARY_OPS, f32, float) G(K_REAL_UNARY_OPS, f64, double) G(K_BOOL_UNARY_OPS, b, uint8_t)
-#define MOP_CMP_TYPES(G) G(i32, int32_t) G(i64, int64_t) G(f32, float) G(f64, double)
+    G(K_INT_UNARY_OPS, i32, int32_t, CFX_I32) G(K_INT_UNARY_OPS, i64, int64_t, CFX_I64) \
+    G(K_REAL_UNARY_OPS, f32, float, CFX_F32) G(K_REAL_UNARY_OPS, f64, double, CFX_F64) \
+    G(K_BOOL_UNARY_OPS, b, uint8_t, CFX_BOOL)
+#define MOP_CMP_TYPES(G) G(i32, int32_t, CFX_I32) G(i64, int64_t, CFX_I64) G(f32, float, CFX_F32) G(f64, double, CFX_F64)
 
 enum mop_code {
 #define X(name, roles, meaning) MOP_##name,
@@ -121,13 +124,13 @@ enum mop_code {
 #define MOP_E_f32(o, s, z) MOP_E(o, s, z, f32)
 #define MOP_E_f64(o, s, z) MOP_E(o, s, z, f64)
 #define MOP_E_b(o, s, z) MOP_E(o, s, z, b)
-#define MOP_E_LIST(LIST, SFX, T) LIST(MOP_E_##SFX)
+#define MOP_E_LIST(LIST, SFX, T, DT) LIST(MOP_E_##SFX)
 #define MOP_EF(OPC, STEM, SFX) MOP_##STEM##_##SFX##_jf, MOP_##STEM##_##SFX##_jf_tick, MOP_##STEM##_##SFX##_jt_tick,
 #define MOP_EF_i32(o, s) MOP_EF(o, s, i32)
 #define MOP_EF_i64(o, s) MOP_EF(o, s, i64)
 #define MOP_EF_f32(o, s) MOP_EF(o, s, f32)
 #define MOP_EF_f64(o, s) MOP_EF(o, s, f64)
-#define MOP_EF_LIST(SFX, T) MOP_CMP_OPS(MOP_EF_##SFX)
+#define MOP_EF_LIST(SFX, T, DT) MOP_CMP_OPS(MOP_EF_##SFX)
     MOP_BINARY_TYPES(MOP_E_LIST)
     MOP_UNARY_TYPES(MOP_E_LIST)
     MOP_CMP_TYPES(MOP_EF_LIST)
@@ -141,13 +144,13 @@ enum mop_code {
 #define MOP_N_f32(o, s, z) MOP_N(o, s, z, f32)
 #define MOP_N_f64(o, s, z) MOP_N(o, s, z, f64)
 #define MOP_N_b(o, s, z) MOP_N(o, s, z, b)
-#define MOP_N_LIST(LIST, SFX, T) LIST(MOP_N_##SFX)
+#define MOP_N_LIST(LIST, SFX, T, DT) LIST(MOP_N_##SFX)
 #define MOP_NF(OPC, STEM, SFX) #STEM "_" #SFX "_jf", #STEM "_" #SFX "_jf_tick", #STEM "_" #SFX "_jt_tick",
 #define MOP_NF_i32(o, s) MOP_NF(o, s, i32)
 #define MOP_NF_i64(o, s) MOP_NF(o, s, i64)
 #define MOP_NF_f32(o, s) MOP_NF(o, s, f32)
 #define MOP_NF_f64(o, s) MOP_NF(o, s, f64)
-#define MOP_NF_LIST(SFX, T) MOP_CMP_OPS(MOP_NF_##SFX)
+#define MOP_NF_LIST(SFX, T, DT) MOP_CMP_OPS(MOP_NF_##SFX)
 static const char *const mop_names[MOP_COUNT] = {
 #define X(name, roles, meaning) #name,
     MOP_PLAIN(X)
@@ -157,9 +160,9 @@ static const char *const mop_names[MOP_COUNT] = {
 #define MOP_RB(o, s, z) "fff--",
 #define MOP_RU(o, s, z) "ff---",
 #define MOP_RF(o, s) "fff-t", "fff-t", "fff-t",
-#define MOP_RB_LIST(LIST, SFX, T) LIST(MOP_RB)
-#define MOP_RU_LIST(LIST, SFX, T) LIST(MOP_RU)
-#define MOP_RF_LIST(SFX, T) MOP_CMP_OPS(MOP_RF)
+#define MOP_RB_LIST(LIST, SFX, T, DT) LIST(MOP_RB)
+#define MOP_RU_LIST(LIST, SFX, T, DT) LIST(MOP_RU)
+#define MOP_RF_LIST(SFX, T, DT) MOP_CMP_OPS(MOP_RF)
 static const char *const mop_roles[MOP_COUNT] = {
 #define X(name, roles, meaning) roles,
     MOP_PLAIN(X)
@@ -300,16 +303,31 @@ CFX_HD int mop_run(const mop *code, uint8_t *file, uint8_t *arena, mop_state *st
 #define MOP_U_f32(o, s, z) MOP_UN_CASE(o, s, z, f32, float)
 #define MOP_U_f64(o, s, z) MOP_UN_CASE(o, s, z, f64, double)
 #define MOP_U_b(o, s, z) MOP_UN_CASE(o, s, z, b, uint8_t)
-#define MOP_B_LIST(LIST, SFX, T) LIST(MOP_B_##SFX)
-#define MOP_U_LIST(LIST, SFX, T) LIST(MOP_U_##SFX)
+#define MOP_B_LIST(LIST, SFX, T, DT) LIST(MOP_B_##SFX)
+#define MOP_U_LIST(LIST, SFX, T, DT) LIST(MOP_U_##SFX)
 #define MOP_C_i32(o, s) MOP_CMP_CASES(o, s, i32, int32_t)
 #define MOP_C_i64(o, s) MOP_CMP_CASES(o, s, i64, int64_t)
 #define MOP_C_f32(o, s) MOP_CMP_CASES(o, s, f32, float)
 #define MOP_C_f64(o, s) MOP_CMP_CASES(o, s, f64, double)
-#define MOP_C_LIST(SFX, T) MOP_CMP_OPS(MOP_C_##SFX)
+#define MOP_C_LIST(SFX, T, DT) MOP_CMP_OPS(MOP_C_##SFX)
 /* the row of an arena tensor (offset, rows) at pool offset r_, by an index of dtype dt_ at b_ */
 #define MOP_ROW(T, r_, b_, dt_)                                                                   \
     ((T *)(arena + MOP_V(int64_t, r_)) + k_row_index(k_load_int((dt_), file + (b_)), MOP_V(int64_t, (r_) + 8)))
+
+/* WHERE, GET_ROW and SET_ROW for elements of N bytes, moved as T */
+#define MOP_SIZED_CASES(N, T)                                                                     \
+    case MOP_WHERE##N:                                                                            \
+        MOP_V(T, m.a) = MOP_V(uint8_t, m.b) ? MOP_V(T, m.c) : MOP_V(T, m.d);                      \
+        i++;                                                                                      \
+        break;                                                                                    \
+    case MOP_GET_ROW##N:                                                                          \
+        MOP_V(T, m.a) = *MOP_ROW(T, m.c, m.b, m.d);                                               \
+        i++;                                                                                      \
+        break;                                                                                    \
+    case MOP_SET_ROW##N:                                                                          \
+        *MOP_ROW(T, m.c, m.b, m.d) = MOP_V(T, m.a);                                               \
+        i++;                                                                                      \
+        break;
 
     if (st->tick_pending) {
         st->tick_pending = 0;
@@ -405,42 +423,9 @@ CFX_HD int mop_run(const mop *code, uint8_t *file, uint8_t *arena, mop_state *st
             k_cast(m.d & 15, file + m.a, m.d >> 4, file + m.b, 0, 1);
             i++;
             break;
-        case MOP_WHERE1:
-            MOP_V(uint8_t, m.a) = MOP_V(uint8_t, m.b) ? MOP_V(uint8_t, m.c) : MOP_V(uint8_t, m.d);
-            i++;
-            break;
-        case MOP_WHERE4:
-            MOP_V(uint32_t, m.a) = MOP_V(uint8_t, m.b) ? MOP_V(uint32_t, m.c) : MOP_V(uint32_t, m.d);
-            i++;
-            break;
-        case MOP_WHERE8:
-            MOP_V(uint64_t, m.a) = MOP_V(uint8_t, m.b) ? MOP_V(uint64_t, m.c) : MOP_V(uint64_t, m.d);
-            i++;
-            break;
-        case MOP_GET_ROW1:
-            MOP_V(uint8_t, m.a) = *MOP_ROW(uint8_t, m.c, m.b, m.d);
-            i++;
-            break;
-        case MOP_GET_ROW4:
-            MOP_V(uint32_t, m.a) = *MOP_ROW(uint32_t, m.c, m.b, m.d);
-            i++;
-            break;
-        case MOP_GET_ROW8:
-            MOP_V(uint64_t, m.a) = *MOP_ROW(uint64_t, m.c, m.b, m.d);
-            i++;
-            break;
-        case MOP_SET_ROW1:
-            *MOP_ROW(uint8_t, m.c, m.b, m.d) = MOP_V(uint8_t, m.a);
-            i++;
-            break;
-        case MOP_SET_ROW4:
-            *MOP_ROW(uint32_t, m.c, m.b, m.d) = MOP_V(uint32_t, m.a);
-            i++;
-            break;
-        case MOP_SET_ROW8:
-            *MOP_ROW(uint64_t, m.c, m.b, m.d) = MOP_V(uint64_t, m.a);
-            i++;
-            break;
+        MOP_SIZED_CASES(1, uint8_t)
+        MOP_SIZED_CASES(4, uint32_t)
+        MOP_SIZED_CASES(8, uint64_t)
         default: /* CASE, or no opcode at all: mop_check keeps both out of the program */
             MOP_STOP(CFX_ERROR, m.pc, 0, 0);
         }
@@ -453,6 +438,7 @@ leave:
 #undef MOP_STOP
 #undef MOP_TICK
 #undef MOP_ROW
+#undef MOP_SIZED_CASES
 }
 
 /* ==== the translator (host only: plain static functions, run once per upload) ============= */
@@ -522,33 +508,14 @@ static inline int mop_typed_code(int kind, int dt, int op, int fused)
 #define MOP_MF_i64(o, s) MOP_MF(o, s, i64)
 #define MOP_MF_f32(o, s) MOP_MF(o, s, f32)
 #define MOP_MF_f64(o, s) MOP_MF(o, s, f64)
-    if (fused) {
-        switch (dt) {
-        case CFX_I32: switch (op) { MOP_CMP_OPS(MOP_MF_i32) } break;
-        case CFX_I64: switch (op) { MOP_CMP_OPS(MOP_MF_i64) } break;
-        case CFX_F32: switch (op) { MOP_CMP_OPS(MOP_MF_f32) } break;
-        case CFX_F64: switch (op) { MOP_CMP_OPS(MOP_MF_f64) } break;
-        default: break;
-        }
-    } else if (kind == REC_BINARY) {
-        switch (dt) {
-        case CFX_I32: switch (op) { K_NUM_BINARY_OPS(MOP_M_i32) } break;
-        case CFX_I64: switch (op) { K_NUM_BINARY_OPS(MOP_M_i64) } break;
-        case CFX_F32: switch (op) { K_NUM_BINARY_OPS(MOP_M_f32) } break;
-        case CFX_F64: switch (op) { K_NUM_BINARY_OPS(MOP_M_f64) } break;
-        case CFX_BOOL: switch (op) { K_BOOL_BINARY_OPS(MOP_M_b) } break;
-        default: break;
-        }
-    } else {
-        switch (dt) {
-        case CFX_I32: switch (op) { K_INT_UNARY_OPS(MOP_M_i32) } break;
-        case CFX_I64: switch (op) { K_INT_UNARY_OPS(MOP_M_i64) } break;
-        case CFX_F32: switch (op) { K_REAL_UNARY_OPS(MOP_M_f32) } break;
-        case CFX_F64: switch (op) { K_REAL_UNARY_OPS(MOP_M_f64) } break;
-        case CFX_BOOL: switch (op) { K_BOOL_UNARY_OPS(MOP_M_b) } break;
-        default: break;
-        }
-    }
+#define MOP_M_DT(LIST, SFX, T, DT) case DT: switch (op) { LIST(MOP_M_##SFX) } break;
+#define MOP_MF_DT(SFX, T, DT) case DT: switch (op) { MOP_CMP_OPS(MOP_MF_##SFX) } break;
+    if (fused)
+        switch (dt) { MOP_CMP_TYPES(MOP_MF_DT) default: break; }
+    else if (kind == REC_BINARY)
+        switch (dt) { MOP_BINARY_TYPES(MOP_M_DT) default: break; }
+    else
+        switch (dt) { MOP_UNARY_TYPES(MOP_M_DT) default: break; }
     return -1;
 #undef MOP_MAP
 #undef MOP_MF

@@ -139,25 +139,17 @@ static void translate_all_of(const char *file, const char *src, size_t len, tota
     compiled_module_free(&m);
 }
 
+static void translate_graph(const char *path, const char *text, long len, void *user)
+{
+    translate_all_of(path, text, (size_t)len, (totals *)user);
+}
+
 static void test_translate_all(void)
 {
     totals tg, tr;
-    char list[8192] = "";
     memset(&tg, 0, sizeof tg);
     memset(&tr, 0, sizeof tr);
-    FILE *ls = popen("ls " CFX_SOURCE_DIR "/graphs/*.cfx 2>/dev/null", "r");
-    if (ls) {
-        size_t got = fread(list, 1, sizeof list - 1, ls);
-        list[got] = '\0';
-        pclose(ls);
-    }
-    for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
-        long len = 0;
-        char *text = test_read_file(path, &len);
-        if (text)
-            translate_all_of(path, text, (size_t)len, &tg);
-        free(text);
-    }
+    test_each_graph(translate_graph, &tg);
     gen_prog *g = (gen_prog *)malloc(sizeof *g);
     for (uint64_t seed = 1; seed <= 400; seed++) {
         gen_make(g, seed);

@@ -1622,6 +1622,11 @@ static const char *const stop_src =
     "  c = 0\n  while c < n {\n    c = c + 1\n  }\n  y = x[k]\n  q = d / d\n"
     "  assert(y > -2.0, \"y is too small\")\n  for s in range(0, 3, k - 1) {\n    c = c + s\n  }\n}\n";
 
+static void compare_graph(const char *path, const char *text, long len, void *user)
+{
+    compare_compiled_with(path, text, (size_t)len, "", 3000, NULL, (compare_stats *)user);
+}
+
 static void test_compiled(void)
 {
     int n = 0;
@@ -1637,26 +1642,10 @@ static void test_compiled(void)
     /* every example graph, with generated inputs and a budget against runaway loops */
     compare_stats st;
     memset(&st, 0, sizeof st);
-    int files = 0;
-    char list[4096] = "";
-    FILE *ls = popen("ls " CFX_SOURCE_DIR "/graphs/*.cfx 2>/dev/null", "r");
-    if (ls) {
-        size_t got = fread(list, 1, sizeof list - 1, ls);
-        list[got] = '\0';
-        pclose(ls);
-    }
-    for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
-        long len = 0;
-        char *text = test_read_file(path, &len);
-        if (!text)
-            continue;
-        if (compare_compiled_with(path, text, (size_t)len, "", 3000, NULL, &st) > 0)
-            files++;
-        free(text);
-    }
-    printf("test_sched: %d example files compared with the cpu executor (%d graphs with micro-ops, entered "
-           "%d times)\n", files, st.mop_graphs, st.mop_calls);
-    CHECK(files >= 10);
+    int files = test_each_graph(compare_graph, &st);
+    printf("test_sched: %d example files, %d graphs compared with the cpu executor (%d with micro-ops, entered "
+           "%d times)\n", files, st.graphs, st.mop_graphs, st.mop_calls);
+    CHECK(files >= 10 && st.graphs >= 30);
     CHECK(st.mop_graphs >= 15 && st.mop_calls >= 100);
 }
 
@@ -1736,6 +1725,50 @@ static const char *const products_src =
     "    d = transpose(c) @ a\n    s = s + sum(d)\n    wv = w @ v * 0.5 + wv\n    print(s, \"s\")\n"
     "    if s > 1000000.0 {\n      break\n    }\n  }\n}\n";
 
+/* A loop that would run for ever, cancelled by the host after 30 ms, with 1 and 4 blocks on
+ * both paths; with `microops`, block 0 runs it as micro-ops and sees the cancel at a TICK's
+ * poll, having entered them once. */
+static void cancel_runs(const char *file, const char *src, int microops)
+{
+    compiled_module m;
+    char *diag = NULL;
+    if (CHECK_INT(compile_source(NULL, file, src, strlen(src), &m, &diag), 0)) {
+        const cfx_prog *p = m.graphs[0].prog;
+        sched_plan plan;
+        mop_prog mops;
+        char err[200];
+        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+        if (microops)
+            CHECK_INT(mop_translate(p, &plan, &mops, err, sizeof err), 0);
+        for (int k = 0; k < 4; k++) {
+            replica rp;
+            replica_opts ro;
+            memset(&ro, 0, sizeof ro);
+            ro.ablate_pc = -1;
+            ro.cancel_after_ms = 30;
+            ro.init = init_spin;
+            ro.device_launch = k >= 2;
+            ro.mops = microops ? &mops : NULL;
+            spin_n = (int64_t)1 << 50;
+            uint8_t *arena = replica_run_opts(&rp, p, &plan, k % 2 ? 4 : 1, &ro);
+            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
+            CHECK(rp.out.iterations > 0);
+            check_uniform(&rp);
+            if (microops) {
+                CHECK(rp.out.record >= 0 && p->records[rp.out.record].kind == REC_TICK);
+                CHECK_INT(rp.mop_calls, 1); /* entered once, never left before the cancel */
+            }
+            free(rp.prints);
+            free(arena);
+        }
+        if (microops)
+            mop_prog_free(&mops);
+        sched_plan_free(&plan);
+        compiled_module_free(&m);
+    }
+    free(diag);
+}
+
 static void test_launch_sites(void)
 {
     compare_stats st;
@@ -1810,65 +1843,8 @@ static void test_launch_sites(void)
     }
 
     /* a cancel from the host, seen by block 0 at a TICK or in a barrier: every block stops */
-    compiled_module m;
-    char *diag = NULL;
-    if (CHECK_INT(compile_source(NULL, "spin.cfx", spin_src, strlen(spin_src), &m, &diag), 0)) {
-        const cfx_prog *p = m.graphs[0].prog;
-        sched_plan plan;
-        char err[200];
-        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
-        int64_t big = (int64_t)1 << 40;
-        for (int k = 0; k < 4; k++) {
-            replica rp;
-            replica_opts ro;
-            memset(&ro, 0, sizeof ro);
-            ro.ablate_pc = -1;
-            ro.cancel_after_ms = 30;
-            ro.init = init_spin;
-            ro.device_launch = k >= 2;
-            spin_n = big;
-            uint8_t *arena = replica_run_opts(&rp, p, &plan, k % 2 ? 4 : 1, &ro);
-            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
-            CHECK(rp.out.iterations > 0);
-            check_uniform(&rp);
-            free(rp.prints);
-            free(arena);
-        }
-        sched_plan_free(&plan);
-        compiled_module_free(&m);
-    }
-    free(diag);
-    diag = NULL;
-    if (CHECK_INT(compile_source(NULL, "spin1.cfx", spin_small_src, strlen(spin_small_src), &m, &diag), 0)) {
-        const cfx_prog *p = m.graphs[0].prog;
-        sched_plan plan;
-        mop_prog mops;
-        char err[200];
-        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
-        CHECK_INT(mop_translate(p, &plan, &mops, err, sizeof err), 0);
-        for (int k = 0; k < 2; k++) {
-            replica rp;
-            replica_opts ro;
-            memset(&ro, 0, sizeof ro);
-            ro.ablate_pc = -1;
-            ro.cancel_after_ms = 30;
-            ro.init = init_spin;
-            ro.mops = &mops;
-            ro.device_launch = k;
-            spin_n = (int64_t)1 << 50;
-            uint8_t *arena = replica_run_opts(&rp, p, &plan, 4, &ro);
-            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
-            CHECK(rp.out.record >= 0 && p->records[rp.out.record].kind == REC_TICK); /* seen at a TICK's poll */
-            CHECK(rp.out.iterations > 0);
-            CHECK(rp.mop_calls == 1); /* entered once, never left before the cancel */
-            free(rp.prints);
-            free(arena);
-        }
-        mop_prog_free(&mops);
-        sched_plan_free(&plan);
-        compiled_module_free(&m);
-    }
-    free(diag);
+    cancel_runs("spin.cfx", spin_src, 0);
+    cancel_runs("spin1.cfx", spin_small_src, 1);
 }
 
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
