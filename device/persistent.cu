@@ -31,6 +31,11 @@
  *   capture or instantiate for device launch, CFX_PERSISTENT_DEVICE_LAUNCH=0 in the
  *   environment), and the path of a traced run, whose launches carry the trace buffers.
  *
+ * One-block loops run as micro-ops (device/microops.h), translated here at creation and kept
+ * in shared memory beside the private copies; CFX_PERSISTENT_MICROOPS=0 in the environment
+ * when the executor is created keeps them out (every record interpreted, as before), and so
+ * does a traced run, whose trace shows every record.
+ *
  * Prints never end a launch: block 0 puts each printed value into a ring in host-mapped
  * memory and the host takes the entries, in order, while it waits for the run (cfx_run, or
  * cfx_wait for an asynchronous run). Only an asynchronous run that prints more than the ring
@@ -48,6 +53,7 @@
 #include "dev.h"
 #include "exec.h"
 #include "kernels.h"
+#include "microops.h"
 #include "nvtx.h"
 #include "persistent_kernel.cuh"
 #include "program.h"
@@ -80,6 +86,11 @@ typedef struct persist {
     int cooperative;            /* the device supports cooperative launches */
     blas_ctx *blas;             /* NULL: products stay inline */
     int64_t product_min;        /* the plan's launch_product_min (0: every product inline) */
+    /* micro-ops */
+    mop_prog mops;              /* translated at creation; ncode 0: none */
+    char why_no_mops[192];      /* why there are none */
+    uint8_t *mop_image;         /* device copies of mops.image and mops.entry */
+    int32_t *mop_entry;
     /* device graph launch */
     int device_launch;          /* 1: runs go through main_exec; else the pause path */
     int coop_node;              /* main_exec's node is cooperative */
@@ -90,7 +101,7 @@ typedef struct persist {
     cudaGraph_t main_graph;
     cudaGraphExec_t main_exec;
     exec_kernel *captured;      /* the kernels the CALL sites were captured with, NULL: none yet */
-    char detail[768];
+    char detail[1024];
     /* the run in flight */
     exec_run run;
     cudaStream_t stream;
@@ -136,12 +147,15 @@ static void persist_destroy(void *self)
     free(x->captured);
     dev_prog_free(&x->d);
     sched_plan_free(&x->plan);
+    mop_prog_free(&x->mops);
     blas_free(x->blas);
     if (x->own) cudaStreamDestroy(x->own);
     if (x->capture) cudaStreamDestroy(x->capture);
     if (x->flags) cudaFree(x->flags);
     if (x->region_exit) cudaFree(x->region_exit);
     if (x->priv_offset) cudaFree(x->priv_offset);
+    if (x->mop_image) cudaFree(x->mop_image);
+    if (x->mop_entry) cudaFree(x->mop_entry);
     if (x->priv_global) cudaFree(x->priv_global);
     if (x->publish) cudaFree(x->publish);
     if (x->partials) cudaFree(x->partials);
@@ -180,6 +194,12 @@ static persist_args kernel_args(const persist *x, int traced)
     a.ring_data = x->ring_data_dev;
     a.ring_cap = x->ring_cap;
     a.site_exec = x->site_exec_dev;
+    if (x->mops.ncode > 0 && !traced) { /* a traced run shows every record */
+        a.mop_image = x->mop_image;
+        a.mop_image_bytes = x->mops.image_bytes;
+        a.mop_code_offset = x->mops.code_offset;
+        a.mop_entry = x->mop_entry;
+    }
     a.trace = traced ? x->trace : NULL;
     a.trace_cap = P_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
@@ -189,7 +209,16 @@ static persist_args kernel_args(const persist *x, int traced)
 /* One line for cfx_exec_backend_detail. */
 static void describe(persist *x)
 {
-    char launches[256];
+    char launches[256], mops[320];
+    const mop_prog *mp = &x->mops;
+    if (mp->ncode > 0)
+        snprintf(mops, sizeof mops,
+                 "; %d one-block loop%s run%s as %d micro-ops from shared memory (%d record%s left to the "
+                 "interpreter)",
+                 (int)mp->nregions, mp->nregions == 1 ? "" : "s", mp->nregions == 1 ? "s" : "", (int)mp->ncode,
+                 (int)mp->ninterp, mp->ninterp == 1 ? "" : "s");
+    else
+        snprintf(mops, sizeof mops, "; no micro-ops: %s", x->why_no_mops);
     const sched_plan *pl = &x->plan;
     if (x->product_min > 0)
         snprintf(launches, sizeof launches, "%d CALL site%s and %d product%s of at least %lld multiply-adds (cuBLAS)",
@@ -202,15 +231,15 @@ static void describe(persist *x)
         snprintf(x->detail, sizeof x->detail,
                  "device graph launch: one kernel of %d blocks x %d threads, the %s node of a device graph, "
                  "tail-launches the pre-captured graphs of %s%s, then itself at the next record; the rest "
-                 "runs inline; prints go to a host-mapped ring",
+                 "runs inline; prints go to a host-mapped ring%s",
                  x->nblocks, P_THREADS, x->coop_node ? "cooperative" : "plain", launches,
-                 pl->nlaunch_calls > 0 && !x->captured ? " (CALLs are captured at the first run)" : "");
+                 pl->nlaunch_calls > 0 && !x->captured ? " (CALLs are captured at the first run)" : "", mops);
     else
         snprintf(x->detail, sizeof x->detail,
                  "pause and relaunch (%s): one kernel of %d blocks x %d threads ends its launch at each of %s, "
                  "the host runs that work and launches again; the rest runs inline; prints go to a "
-                 "host-mapped ring",
-                 x->why_pause, x->nblocks, P_THREADS, launches);
+                 "host-mapped ring%s",
+                 x->why_pause, x->nblocks, P_THREADS, launches, mops);
 }
 
 static const char *persist_detail(void *self)
@@ -461,6 +490,14 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
     x->product_min = opts.launch_product_min;
     if (sched_plan_build_opts(prog, &opts, &x->plan, err, errlen) != 0)
         goto fail;
+    {
+        /* the benchmark's knob for measuring the micro-ops against the record interpreter */
+        const char *env = getenv("CFX_PERSISTENT_MICROOPS");
+        if (env && strcmp(env, "0") == 0)
+            snprintf(x->why_no_mops, sizeof x->why_no_mops, "CFX_PERSISTENT_MICROOPS=0");
+        else if (mop_translate(prog, &x->plan, &x->mops, why, sizeof why) != 0)
+            snprintf(x->why_no_mops, sizeof x->why_no_mops, "%s", why);
+    }
     if (dev_prog_upload(&x->d, prog, err, errlen) != 0)
         goto fail;
     CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
@@ -476,9 +513,21 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
         CUDA_TRY(cudaMemcpy(x->priv_offset, x->plan.priv_offset, sizeof(int32_t) * (size_t)prog->nslots,
                             cudaMemcpyHostToDevice));
 
+    if (x->mops.ncode > 0) {
+        CUDA_TRY(cudaMalloc((void **)&x->mop_image, (size_t)x->mops.image_bytes));
+        CUDA_TRY(cudaMemcpy(x->mop_image, x->mops.image, (size_t)x->mops.image_bytes, cudaMemcpyHostToDevice));
+        CUDA_TRY(cudaMalloc((void **)&x->mop_entry, sizeof(int32_t) * ((size_t)prog->nrecords + 1)));
+        CUDA_TRY(cudaMemcpy(x->mop_entry, x->mops.entry, sizeof(int32_t) * (size_t)prog->nrecords,
+                            cudaMemcpyHostToDevice));
+    }
+
     /* The grid: as many blocks as stay resident together, so the barrier cannot wait for a
-     * block that is not running; the same for both instantiations of the kernel. */
+     * block that is not running; the same for both instantiations of the kernel. The
+     * micro-ops follow the private copies in shared memory (mop_translate keeps both within
+     * P_SHARED_PRIV_MAX). */
     x->smem = x->plan.priv_bytes <= P_SHARED_PRIV_MAX ? (size_t)x->plan.priv_bytes : 0;
+    if (x->mops.ncode > 0)
+        x->smem = (size_t)x->mops.code_offset + sizeof(mop) * (size_t)x->mops.ncode;
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persist_kernel<0>, P_THREADS, x->smem));
     if (persist_launch_occupancy(&per_sm_launch, x->smem) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -14,6 +14,11 @@
  * the device runtime call that <1> makes never keeps <0> from loading where device graph
  * launch is not available.
  *
+ * One-block loops run as micro-ops (microops.h) where the executor translated them: at a
+ * record where micro-ops start, thread 0 of block 0 dispatches them from shared memory while
+ * the block's other warps wait at a named barrier, until they leave for the interpreter (a
+ * record they do not cover, the region's exit), a print or a stop (run_microops).
+ *
  * Products: a matrix-vector product runs inline, a warp per row over the block's share of
  * the rows (vector loads where the row is 16-byte aligned); any other product below
  * SCHED_LAUNCH_PRODUCT_MIN runs inline, tiled through shared memory with each block taking
@@ -30,6 +35,7 @@
 #include "dev.h"
 #include "grid_barrier.cuh"
 #include "kernels.h"
+#include "microops.h"
 #include "program.h"
 #include "scheduler.h"
 
@@ -41,6 +47,7 @@
 #define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* pause path: the launch ended at a SCHED_F_LAUNCH record */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
+static_assert(P_SHARED_PRIV_MAX == MOP_SHARED_MAX, "the micro-ops share the private copies' shared memory");
 static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
 
 /* Device memory the blocks share besides the program's own. A run starts it with
@@ -101,6 +108,10 @@ typedef struct persist_args {
     uint8_t *ring_data;          /* host-mapped, ring_cap bytes */
     uint32_t ring_cap;           /* a multiple of 8 */
     cudaGraphExec_t *site_exec;  /* per record: its graph, for persist_kernel<1>; else NULL */
+    const uint8_t *mop_image;    /* micro-ops (microops.h: the pool, then the code), NULL: none */
+    int32_t mop_image_bytes;     /* a multiple of 16, copied after the private copies */
+    int32_t mop_code_offset;     /* where the code starts in shared memory */
+    const int32_t *mop_entry;    /* per record: its first micro-op, -1 */
     persist_event *trace;        /* NULL: no trace */
     uint32_t trace_cap;          /* events per block */
     uint32_t *trace_count;       /* per block: events seen (kept or not) */
@@ -129,6 +140,20 @@ static __device__ __forceinline__ void poll_cancel(const persist_args &a, unsign
 static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
     return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
+}
+
+/* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
+ * looks at the run's status, block 0 first polling the host's cancel flag. 1: the block
+ * ends its walk (a pause is no reason: sched_status_ends_walk). */
+static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)
+{
+    unsigned long long t = persist_now_ns();
+    if (t - *last_poll < P_POLL_NS)
+        return 0;
+    if (block == 0)
+        poll_cancel(a, last_poll, pc);
+    *last_poll = t;
+    return sched_status_ends_walk(persist_load_status(a.state));
 }
 
 static __device__ __forceinline__ uint8_t *slot_ptr(const persist_args &a, uint8_t *priv, int32_t s)
@@ -331,6 +356,76 @@ static __device__ __noinline__ int ring_put(const persist_args &a, int32_t pc, c
     return 0;
 }
 
+/* Block 0 at record pc of a one-block region, where micro-ops start (a.mop_entry[pc] >= 0),
+ * every thread: thread 0 runs mop_run, the dispatch loop the CPU tests run too, on the
+ * scalar file (the private copies and the pool, in shared memory, which the code follows),
+ * while lanes 1..31 wait for it at the warp's reconvergence and warps 1..7 at named barrier
+ * 1, with no block barrier per micro-op. Thread 0 serves the clock asks itself (the TICK's
+ * poll, as REC_TICK makes it) and raises stops; the block together puts prints in the ring
+ * and goes back to the micro-ops. Every thread leaves with the iteration count and the record
+ * the interpreter goes on at, or a stop. The file and the code are reached through the
+ * extern shared array, not through parameters, so the compiler sees shared-memory loads and
+ * stores. Not inlined, and returning by value: the dispatch loop keeps its registers out of
+ * the record loop's, and the record loop keeps its iteration count in a register. */
+typedef struct mop_leave {
+    int32_t next_pc;  /* where the interpreter goes on; a stop's record */
+    int32_t stopped;  /* the block ends its walk */
+    uint64_t iters;
+} mop_leave;
+
+static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int32_t pc, uint64_t iters,
+                                                      unsigned long long *last_poll, unsigned long long *ring_head,
+                                                      unsigned long long *ring_tail)
+{
+    extern __shared__ __align__(16) uint8_t smem_priv[];
+    __shared__ int32_t s_out, s_pc;
+    __shared__ unsigned long long s_iters;
+    mop_state st;
+    mop_leave l;
+    st.at = a.mop_entry[pc];
+    st.iters = iters;
+    st.max_iters = a.sync->max_iters; /* the launch's, as the kernel read it */
+    st.clock_left = 1; /* the first TICK looks at the clock, as REC_TICK does at every one */
+    st.tick_pending = 0;
+    for (;;) {
+        if (threadIdx.x < 32) {
+            if (threadIdx.x == 0) {
+                int out;
+                for (;;) {
+                    out = mop_run((const mop *)(smem_priv + a.mop_code_offset), smem_priv, a.arena, &st);
+                    if (out != MOP_OUT_TICK)
+                        break;
+                    if (tick_poll(a, 0, last_poll, st.pc)) {
+                        out = MOP_OUT_LEFT;
+                        break;
+                    }
+                }
+                if (out == MOP_OUT_STOP)
+                    raise_stop(a, st.status, st.pc, st.detail[0], st.detail[1], -1);
+                s_out = out;
+                s_pc = st.pc;
+                s_iters = st.iters;
+            }
+            __syncwarp();
+        }
+        /* warps 1..7 have waited here since the call; warp 0 arrives when thread 0 is done */
+        asm volatile("bar.sync 1, %0;" ::"r"(blockDim.x) : "memory");
+        const int out = s_out;
+        l.next_pc = s_pc;
+        l.iters = s_iters;
+        l.stopped = out != MOP_OUT_EXIT;
+        __syncthreads(); /* every thread has read them before thread 0 writes them again */
+        if (out == MOP_OUT_PRINT) {
+            const int32_t s = a.records[l.next_pc].a;
+            l.stopped = ring_put(a, l.next_pc, slot_ptr(a, smem_priv, s), (uint32_t)slot_bytes(&a.slots[s]),
+                                 ring_head, ring_tail, last_poll);
+            if (!l.stopped)
+                continue; /* thread 0's st.at is past the PRINT */
+        }
+        return l;
+    }
+}
+
 /* The elementwise family over output elements [lo, hi), strided over the block's threads.
  * A redundant record (private output, one element) has lo = 0, hi = 1: thread 0 does it. */
 static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_record &r,
@@ -474,6 +569,13 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
     sched_cursor c;
 
     load_private(a, priv);
+    if (a.mop_image && block == 0) {
+        /* the micro-ops after the private copies (both multiples of 16 bytes) */
+        const uint4 *src = (const uint4 *)a.mop_image;
+        uint4 *dst = (uint4 *)(smem_priv + a.priv_bytes);
+        for (int32_t i = tid; i < a.mop_image_bytes / 16; i += blockDim.x)
+            dst[i] = src[i];
+    }
     /* Block 0 writes its copies back to the arena at HALT or where the launch ends early;
      * without this barrier a block that starts late could load a copy block 0 has already
      * changed (the replica in test_sched found this under TSan). One barrier per launch. */
@@ -516,6 +618,15 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             continue;
 
         const int32_t pc = c.pc;
+        if (c.region >= 0 && a.mop_image && a.mop_entry[pc] >= 0) {
+            /* block 0 alone: every thread of it takes this branch */
+            const mop_leave l = run_microops(a, pc, iters, &last_poll, &ring_head, &ring_tail);
+            iters = l.iters;
+            c.pc = l.next_pc;
+            if (l.stopped)
+                goto out;
+            continue;
+        }
         const cfx_record r = a.records[pc];
         const unsigned f = a.flags[pc];
         const int32_t sb = sched_block(&c), sn = sched_nblocks(&c);
@@ -566,18 +677,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             break;
         }
         case REC_TICK:
-            if (tid == 0) {
-                int stopped = 0;
-                unsigned long long t = persist_now_ns();
-                if (t - last_poll >= P_POLL_NS) {
-                    if (block == 0)
-                        poll_cancel(a, &last_poll, pc);
-                    last_poll = t;
-                    /* a pause is no reason to leave here: sched_status_ends_walk */
-                    stopped = sched_status_ends_walk(persist_load_status(a.state));
-                }
-                s_flag = stopped;
-            }
+            if (tid == 0)
+                s_flag = tick_poll(a, block, &last_poll, pc);
             __syncthreads();
             if (s_flag)
                 goto out;

@@ -648,8 +648,9 @@ static const bench_case cases[] = {
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-/* The columns: every backend, and cuda-persistent twice more, on the pause-and-relaunch path
- * and with every product inline, through the executor's environment knobs (set around
+/* The columns: every backend, and cuda-persistent three times more, on the pause-and-relaunch
+ * path, with every product inline, and with its one-block loops interpreted record by record
+ * rather than as micro-ops, through the executor's environment knobs (set around
  * cfx_exec_new; the row's note says which path the executor took). */
 typedef struct executor {
     cfx_backend backend;
@@ -664,6 +665,7 @@ static const executor executors[] = {
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", NULL, NULL},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "CFX_PERSISTENT_DEVICE_LAUNCH", "0"},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "CFX_PERSISTENT_LAUNCH_PRODUCT_MIN", "0"},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", "CFX_PERSISTENT_MICROOPS", "0"},
 };
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
@@ -1298,7 +1300,8 @@ static void usage(void)
             "                 [--bench-dir DIR] [--graphs a,b,...] [--executors cpu,cuda-host,...]\n"
             "                 [--cpu-only]\n"
             "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
-            "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-pause cuda-persistent-inline\n");
+            "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-pause cuda-persistent-inline\n"
+            "           cuda-persistent-records\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)

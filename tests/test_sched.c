@@ -38,6 +38,7 @@
 #include "exec.h"
 #include "gen_programs.h"
 #include "kernels.h"
+#include "microops.h"
 #include "program.h"
 #include "scheduler.h"
 #include "testutil.h"
@@ -146,6 +147,7 @@ typedef struct replica {
     const cfx_prog *prog;
     const sched_plan *plan;
     const exec_kernel *kernels;     /* prog->nkernels entries (NULL: every CALL fails) */
+    const mop_prog *mops;           /* block 0 runs the one-block loops' micro-ops; NULL: records */
     int nblocks;
     int64_t max_iters;
     int device_launch;              /* 1: the tail-launch chain; 0: pause and relaunch */
@@ -178,6 +180,7 @@ typedef struct replica {
     /* the run, for the checks */
     exec_outcome out;
     int launches, sites_run, ring_waits;
+    int mop_calls;                  /* times block 0 entered micro-ops */
     uint8_t *prints;                /* every printed (record, bytes, value) in order, unpadded */
     size_t nprints, cap_prints;
     int64_t executed[MAXBLOCKS];    /* records run per block, all launches */
@@ -196,6 +199,7 @@ typedef struct walker {
     uint64_t iters;
     unsigned long long ring_head;   /* block 0's */
     uint64_t last_poll;             /* 0: the first poll of the launch is due */
+    mop_state mst;                  /* block 0's micro-op state (its clock count lasts a launch) */
     sched_cursor c;
 } walker;
 
@@ -324,6 +328,22 @@ static int ring_put(walker *w, int32_t pc, const uint8_t *src, uint32_t bytes)
     return 0;
 }
 
+/* A TICK's look at the run (REC_TICK, and a micro-op TICK whose clock is due): every
+ * SCHED_POLL_NS, block 0 first reading the host's cancel flag. 1: the walk ends. */
+static int tick_poll(walker *w, int32_t pc)
+{
+    replica *rp = w->rp;
+    uint64_t t = now_ns();
+    if (w->last_poll == 0 || t - w->last_poll >= SCHED_POLL_NS) {
+        if (w->block == 0)
+            poll_cancel(w, pc, w->last_poll == 0);
+        w->last_poll = t;
+        if (sched_status_ends_walk(atomic_load(&rp->status)))
+            return 1;
+    }
+    return 0;
+}
+
 /* What the walk does after a record: go on at a pc (>= 0), or end. */
 #define NEXT_HALT (-1)
 #define NEXT_STOP (-2) /* this block raised (or met) a stop or a pause here */
@@ -370,14 +390,8 @@ static int32_t run_record(walker *w)
         return next;
     }
     case REC_TICK: {
-        uint64_t t = now_ns();
-        if (w->last_poll == 0 || t - w->last_poll >= SCHED_POLL_NS) {
-            if (block == 0)
-                poll_cancel(w, c->pc, w->last_poll == 0);
-            w->last_poll = t;
-            if (sched_status_ends_walk(atomic_load(&rp->status)))
-                return NEXT_LEFT;
-        }
+        if (tick_poll(w, c->pc))
+            return NEXT_LEFT;
         if (sched_tick(&w->iters, rp->max_iters)) {
             raise_stop(rp, CFX_STOP_LIMIT, c->pc, rp->max_iters, 0, -1);
             return NEXT_STOP;
@@ -562,6 +576,42 @@ static int32_t run_record(walker *w)
     }
 }
 
+/* Block 0 in a one-block region, at a record where micro-ops start: mop_run, the device's
+ * own dispatch loop, from there, its outcomes served as persistent_kernel.cuh's
+ * run_microops serves them (a clock ask is a TICK's poll, a print goes to the ring, a stop
+ * is raised). Its file is block 0's private copies with the image after them, as in the
+ * device's shared memory. Returns the record the interpreter goes on at, or NEXT_*. */
+static int32_t run_microops(walker *w)
+{
+    replica *rp = w->rp;
+    const mop_prog *mp = rp->mops;
+    const cfx_prog *p = rp->prog;
+    uint8_t *file = rp->priv[0];
+    mop_state *st = &w->mst;
+    rp->mop_calls++;
+    st->at = mp->entry[w->c.pc];
+    st->iters = w->iters;
+    st->max_iters = rp->max_iters;
+    for (;;) {
+        int out = mop_run((const mop *)(file + mp->code_offset), file, rp->arena, st);
+        w->iters = st->iters;
+        w->c.pc = st->pc;
+        if (out == MOP_OUT_EXIT)
+            return st->pc;
+        if (out == MOP_OUT_TICK) {
+            if (tick_poll(w, st->pc))
+                return NEXT_LEFT;
+        } else if (out == MOP_OUT_PRINT) {
+            const cfx_slot *sl = &p->slots[p->records[st->pc].a];
+            if (ring_put(w, st->pc, slot_addr(rp, 0, p->records[st->pc].a), (uint32_t)slot_bytes(sl)))
+                return NEXT_LEFT;
+        } else {
+            raise_stop(rp, st->status, st->pc, st->detail[0], st->detail[1], -1);
+            return NEXT_STOP;
+        }
+    }
+}
+
 /* One block's part of one launch, the device's persist_kernel. */
 static void *block_main(void *arg)
 {
@@ -574,11 +624,15 @@ static void *block_main(void *arg)
     w->iters = atomic_load(&rp->iters);
     w->ring_head = rp->print_head;
     w->last_poll = 0;
+    memset(&w->mst, 0, sizeof w->mst);
+    w->mst.clock_left = 1; /* the first TICK of a launch looks at the clock, as REC_TICK does */
     /* the launch: every block loads its private copies from the arena, and none writes
-     * them back before all have read them */
+     * them back before all have read them; block 0 puts the micro-ops after its copies */
     for (int32_t s = 0; s < p->nslots; s++)
         if (rp->plan->priv_offset[s] >= 0)
             memcpy(slot_addr(rp, block, s), rp->arena + p->slots[s].offset, (size_t)slot_bytes(&p->slots[s]));
+    if (rp->mops && block == 0)
+        memcpy(rp->priv[0] + rp->plan->priv_bytes, rp->mops->image, (size_t)rp->mops->image_bytes);
     if (grid_barrier(w, rp->start_pc))
         goto out;
     sched_cursor_init(&w->c, rp->start_pc, block, rp->nblocks);
@@ -609,7 +663,9 @@ static void *block_main(void *arg)
             if (act & SCHED_DO_SKIP)
                 continue;
             rp->executed[block]++;
-            if (rp->plan->flags[c->pc] & SCHED_F_LAUNCH) {
+            if (rp->mops && c->region >= 0 && rp->mops->entry[c->pc] >= 0) {
+                next = run_microops(w); /* a region holds no record that ends the launch */
+            } else if (rp->plan->flags[c->pc] & SCHED_F_LAUNCH) {
                 /* never inside a region: every block ends here, block 0 having written its
                  * copies back */
                 if (block == 0)
@@ -625,8 +681,9 @@ static void *block_main(void *arg)
                     next = NEXT_SITE;
                 }
                 break;
+            } else {
+                next = run_record(w);
             }
-            next = run_record(w);
         }
         if (next < 0)
             break;
@@ -721,6 +778,7 @@ typedef struct replica_opts {
     int32_t ablate_pc;                            /* -1: none */
     void (*init)(const cfx_prog *, uint8_t *);    /* writes the inputs into the arena */
     const exec_kernel *kernels;
+    const mop_prog *mops;                         /* micro-ops for block 0's one-block loops, NULL: none */
     int device_launch;                            /* the tail-launch chain, else pause and relaunch */
     uint32_t ring_cap;                            /* 0: 32 bytes; never under two of the biggest entry */
     int cancel_after_ms;                          /* > 0: the host cancels the run then */
@@ -751,6 +809,7 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
     rp->prog = p;
     rp->plan = plan;
     rp->kernels = o->kernels;
+    rp->mops = o->mops;
     rp->nblocks = nblocks;
     rp->max_iters = o->max_iters;
     rp->ablate_pc = o->ablate_pc;
@@ -770,7 +829,7 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
     if (o->init)
         o->init(p, rp->arena);
     for (int b = 0; b < nblocks; b++)
-        rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
+        rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + (o->mops ? (size_t)o->mops->image_bytes : 0) + 16, 1);
     rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->ring = (uint8_t *)calloc(rp->ring_cap + 8, 1);
@@ -1398,6 +1457,8 @@ typedef struct compare_stats {
     int products;     /* of which launched products */
     int ring_waits;   /* prints that waited for room in the ring */
     int stopped;      /* runs that did not end ok */
+    int mop_graphs;   /* graphs with micro-ops */
+    int mop_calls;    /* times block 0 entered micro-ops, all runs */
 } compare_stats;
 
 /* How to compare: the ring's size (0: the replica's default, two small entries) and the
@@ -1408,8 +1469,10 @@ typedef struct compare_opts {
 } compare_opts;
 
 /* Every graph of `src` on cpu_run and on the replica, on both paths (device graph launch,
- * pause and relaunch) with 4 and 7 blocks: same status, record, details, iterations,
- * prints, kernel calls and results. Adds to *st; returns the graphs compared. */
+ * pause and relaunch) with 4 and 7 blocks, block 0 running the one-block loops' micro-ops
+ * as the device does by default, and twice more without them: same status, record,
+ * details, iterations, prints, kernel calls and results. Adds to *st; returns the graphs
+ * compared. */
 static int compare_compiled_with(const char *file, const char *src, size_t len, const char *overrides,
                                  int64_t max_iters, const compare_opts *co, compare_stats *st)
 {
@@ -1423,6 +1486,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
     for (int g = 0; g < m.ngraphs; g++) {
         const cfx_prog *p = m.graphs[g].prog;
         sched_plan plan;
+        mop_prog mops;
+        int have_mops;
         char err[200];
         void *in[32] = {0}, *out[32] = {0};
         exec_kernel kernels[16];
@@ -1433,6 +1498,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         so.launch_product_min = co ? co->launch_product_min : 0;
         resolve_kernels(p, kernels);
         CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+        have_mops = mop_translate(p, &plan, &mops, err, sizeof err) == 0;
+        CHECK(have_mops || plan.nregions == 0);
         for (int32_t i = 0; i < p->ninputs; i++) {
             const cfx_slot *sl = &p->slots[p->inputs[i]];
             in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
@@ -1457,8 +1524,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         CHECK_INT(cpu_run(&run, &o), 0);
         int cpu_calls = kernel_calls;
 
-        int counts[] = {4, 7, 4, 7};
-        for (int k = 0; k < 4; k++) {
+        const int counts[] = {4, 7, 4, 7, 4, 7}, device[] = {0, 0, 1, 1, 0, 1};
+        for (int k = 0; k < 6; k++) {
             replica rp;
             replica_opts ro;
             memset(&ro, 0, sizeof ro);
@@ -1467,7 +1534,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             ro.init = init_inputs;
             ro.kernels = kernels;
             ro.ring_cap = co ? co->ring_cap : 0;
-            ro.device_launch = k >= 2;
+            ro.device_launch = device[k];
+            ro.mops = have_mops && k < 4 ? &mops : NULL;
             g_inputs = in;
             kernel_calls = 0;
             uint8_t *arena = replica_run_opts(&rp, p, &plan, counts[k], &ro);
@@ -1490,10 +1558,11 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
                 }
             check_uniform(&rp);
             if (bad)
-                fprintf(stderr, "  in %s, graph %s, %d blocks, %s, inputs '%s', %d launches\n", file, p->name,
-                        counts[k], ro.device_launch ? "device graph launch" : "pause and relaunch", overrides,
-                        rp.launches);
+                fprintf(stderr, "  in %s, graph %s, %d blocks, %s, %s, inputs '%s', %d launches\n", file, p->name,
+                        counts[k], ro.device_launch ? "device graph launch" : "pause and relaunch",
+                        ro.mops ? "micro-ops" : "records only", overrides, rp.launches);
             if (st) {
+                st->mop_calls += rp.mop_calls;
                 st->sites += rp.sites_run;
                 st->ring_waits += rp.ring_waits;
                 st->stopped += o.status != CFX_OK;
@@ -1502,6 +1571,10 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             free(arena);
         }
         compared++;
+        if (st)
+            st->mop_graphs += have_mops;
+        if (have_mops)
+            mop_prog_free(&mops);
         free(pr.bytes);
         for (int i = 0; i < 32; i++) {
             free(in[i]);
@@ -1549,6 +1622,11 @@ static const char *const stop_src =
     "  c = 0\n  while c < n {\n    c = c + 1\n  }\n  y = x[k]\n  q = d / d\n"
     "  assert(y > -2.0, \"y is too small\")\n  for s in range(0, 3, k - 1) {\n    c = c + s\n  }\n}\n";
 
+static void compare_graph(const char *path, const char *text, long len, void *user)
+{
+    compare_compiled_with(path, text, (size_t)len, "", 3000, NULL, (compare_stats *)user);
+}
+
 static void test_compiled(void)
 {
     int n = 0;
@@ -1562,25 +1640,40 @@ static void test_compiled(void)
     CHECK_INT(n, 12);
 
     /* every example graph, with generated inputs and a budget against runaway loops */
-    int files = 0;
-    char list[4096] = "";
-    FILE *ls = popen("ls " CFX_SOURCE_DIR "/graphs/*.cfx 2>/dev/null", "r");
-    if (ls) {
-        size_t got = fread(list, 1, sizeof list - 1, ls);
-        list[got] = '\0';
-        pclose(ls);
-    }
-    for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
-        long len = 0;
-        char *text = test_read_file(path, &len);
-        if (!text)
-            continue;
-        if (compare_compiled(path, text, (size_t)len, "", 3000) > 0)
-            files++;
+    compare_stats st;
+    memset(&st, 0, sizeof st);
+    int files = test_each_graph(compare_graph, &st);
+    printf("test_sched: %d example files, %d graphs compared with the cpu executor (%d with micro-ops, entered "
+           "%d times)\n", files, st.graphs, st.mop_graphs, st.mop_calls);
+    CHECK(files >= 10 && st.graphs >= 30);
+    CHECK(st.mop_graphs >= 15 && st.mop_calls >= 100);
+}
+
+/* ==== generated programs: one-block loops as micro-ops ===================================== */
+
+/* The generator's programs as they are (no kernel calls, so their loops are one-block loops,
+ * run as micro-ops with the interpreter for their tensor records), every third under a small
+ * budget so that limit stops fall inside the micro-ops. */
+static void test_generated_microops(void)
+{
+    gen_prog *g = (gen_prog *)malloc(sizeof *g);
+    compare_stats st;
+    memset(&st, 0, sizeof st);
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        gen_make(g, seed);
+        char *text = gen_text(g);
+        compare_opts co = {seed % 2 ? 24u : 0u, 0};
+        compare_compiled_with("generated.cfx", text, strlen(text), "", seed % 3 == 0 ? (int64_t)(1 + seed % 7) : 400,
+                              &co, &st);
         free(text);
     }
-    printf("test_sched: %d example files compared with the cpu executor\n", files);
-    CHECK(files >= 10);
+    printf("test_sched: %d generated programs compared with the cpu executor, %d with micro-ops (entered %d "
+           "times, %d runs stopped, %d prints waited for the ring)\n",
+           st.graphs, st.mop_graphs, st.mop_calls, st.stopped, st.ring_waits);
+    CHECK(st.graphs >= 290);
+    CHECK(st.mop_graphs >= 150 && st.mop_calls >= 1000);
+    CHECK(st.stopped >= 100);
+    free(g);
 }
 
 /* ==== pauses: CALLs, full print buffers, cancel, against the cpu executor ================== */
@@ -1607,7 +1700,10 @@ static const char *const call_branches_src =
     "    } else {\n      print(a2, \"a2\")\n    }\n    if t > 20 {\n      break\n    }\n"
     "    if sum(v2) < 0 {\n      a2 = ka(a2, 1)\n      return\n    }\n  }\n  a2 = ka(a2, b)\n}\n";
 
-/* A loop that runs until it is cancelled. */
+/* A loop that runs until it is cancelled: over a big tensor (every block); and a scalar one,
+ * a one-block loop that runs as micro-ops. */
+static const char *const spin_small_src =
+    "graph spin1(n: i64) -> (c: i64) {\n  c = cast(0, i64)\n  while c < n {\n    c = c + 1\n  }\n}\n";
 static const char *const spin_src =
     "graph spin(n: i64, v: f32[20000]) -> (c: i64, s: f32) {\n"
     "  c = cast(0, i64)\n  s = 0.0\n  while c < n {\n    c = c + 1\n    s = s + sum(v)\n  }\n}\n";
@@ -1629,6 +1725,50 @@ static const char *const products_src =
     "    d = transpose(c) @ a\n    s = s + sum(d)\n    wv = w @ v * 0.5 + wv\n    print(s, \"s\")\n"
     "    if s > 1000000.0 {\n      break\n    }\n  }\n}\n";
 
+/* A loop that would run for ever, cancelled by the host after 30 ms, with 1 and 4 blocks on
+ * both paths; with `microops`, block 0 runs it as micro-ops and sees the cancel at a TICK's
+ * poll, having entered them once. */
+static void cancel_runs(const char *file, const char *src, int microops)
+{
+    compiled_module m;
+    char *diag = NULL;
+    if (CHECK_INT(compile_source(NULL, file, src, strlen(src), &m, &diag), 0)) {
+        const cfx_prog *p = m.graphs[0].prog;
+        sched_plan plan;
+        mop_prog mops;
+        char err[200];
+        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+        if (microops)
+            CHECK_INT(mop_translate(p, &plan, &mops, err, sizeof err), 0);
+        for (int k = 0; k < 4; k++) {
+            replica rp;
+            replica_opts ro;
+            memset(&ro, 0, sizeof ro);
+            ro.ablate_pc = -1;
+            ro.cancel_after_ms = 30;
+            ro.init = init_spin;
+            ro.device_launch = k >= 2;
+            ro.mops = microops ? &mops : NULL;
+            spin_n = (int64_t)1 << 50;
+            uint8_t *arena = replica_run_opts(&rp, p, &plan, k % 2 ? 4 : 1, &ro);
+            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
+            CHECK(rp.out.iterations > 0);
+            check_uniform(&rp);
+            if (microops) {
+                CHECK(rp.out.record >= 0 && p->records[rp.out.record].kind == REC_TICK);
+                CHECK_INT(rp.mop_calls, 1); /* entered once, never left before the cancel */
+            }
+            free(rp.prints);
+            free(arena);
+        }
+        if (microops)
+            mop_prog_free(&mops);
+        sched_plan_free(&plan);
+        compiled_module_free(&m);
+    }
+    free(diag);
+}
+
 static void test_launch_sites(void)
 {
     compare_stats st;
@@ -1639,13 +1779,13 @@ static void test_launch_sites(void)
     compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=0", 0, NULL, &st);
     compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=30", 9, NULL, &st);
     CHECK_INT(st.graphs, 3);
-    CHECK_INT(st.sites, 4 * (12 + 9)); /* 2 paths x 4 and 7 blocks; the budget stops the third at 9 */
+    CHECK_INT(st.sites, 6 * (12 + 9)); /* six runs a graph; the budget stops the third at 9 */
 
     /* prints in a ring of two entries, which the host drains while the blocks run */
     memset(&st, 0, sizeof st);
     co.ring_cap = 16;
     compare_compiled_with("calls.cfx", calls_src, strlen(calls_src), "n=7", 0, &co, &st);
-    CHECK_INT(st.sites, 4 * 7);
+    CHECK_INT(st.sites, 6 * 7);
     /* ... and inside a one-block loop: gpu_persistent.c's `small` prints i32[16] (72 bytes) */
     memset(&st, 0, sizeof st);
     co.ring_cap = 80;
@@ -1668,10 +1808,10 @@ static void test_launch_sites(void)
     co.ring_cap = 0;
     co.launch_product_min = 10000;
     compare_compiled_with("prods.cfx", products_src, strlen(products_src), "n=6", 0, &co, &st);
-    CHECK_INT(st.sites, 4 * (1 + 6));
+    CHECK_INT(st.sites, 6 * (1 + 6));
     co.launch_product_min = 0;
     compare_compiled_with("prods.cfx", products_src, strlen(products_src), "n=6", 0, &co, &st);
-    CHECK_INT(st.sites, 4 * (1 + 6));
+    CHECK_INT(st.sites, 6 * (1 + 6));
     {
         compiled_module m;
         char *diag = NULL;
@@ -1703,34 +1843,8 @@ static void test_launch_sites(void)
     }
 
     /* a cancel from the host, seen by block 0 at a TICK or in a barrier: every block stops */
-    compiled_module m;
-    char *diag = NULL;
-    if (CHECK_INT(compile_source(NULL, "spin.cfx", spin_src, strlen(spin_src), &m, &diag), 0)) {
-        const cfx_prog *p = m.graphs[0].prog;
-        sched_plan plan;
-        char err[200];
-        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
-        int64_t big = (int64_t)1 << 40;
-        for (int k = 0; k < 4; k++) {
-            replica rp;
-            replica_opts ro;
-            memset(&ro, 0, sizeof ro);
-            ro.ablate_pc = -1;
-            ro.cancel_after_ms = 30;
-            ro.init = init_spin;
-            ro.device_launch = k >= 2;
-            spin_n = big;
-            uint8_t *arena = replica_run_opts(&rp, p, &plan, k % 2 ? 4 : 1, &ro);
-            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
-            CHECK(rp.out.iterations > 0);
-            check_uniform(&rp);
-            free(rp.prints);
-            free(arena);
-        }
-        sched_plan_free(&plan);
-        compiled_module_free(&m);
-    }
-    free(diag);
+    cancel_runs("spin.cfx", spin_src, 0);
+    cancel_runs("spin1.cfx", spin_small_src, 1);
 }
 
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
@@ -1809,5 +1923,6 @@ int main(void)
     test_compiled();
     test_launch_sites();
     test_generated_calls();
+    test_generated_microops();
     return test_finish("test_sched");
 }

@@ -85,6 +85,28 @@ char *test_read_file(const char *path, long *len)
     return buf;
 }
 
+int test_each_graph(void (*fn)(const char *path, const char *text, long len, void *user), void *user)
+{
+    char list[8192] = "";
+    int n = 0;
+    FILE *ls = popen("ls " CFX_SOURCE_DIR "/graphs/*.cfx 2>/dev/null", "r");
+    if (ls) {
+        size_t got = fread(list, 1, sizeof list - 1, ls);
+        list[got] = '\0';
+        pclose(ls);
+    }
+    for (char *path = strtok(list, "\n"); path; path = strtok(NULL, "\n")) {
+        long len = 0;
+        char *text = test_read_file(path, &len);
+        if (!text)
+            continue;
+        fn(path, text, len, user);
+        free(text);
+        n++;
+    }
+    return n;
+}
+
 void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c, int d,
                  int line, int col)
 {

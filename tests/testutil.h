@@ -21,6 +21,9 @@ int test_check_real(double got, double want, double tol, const char *file, int l
 int test_finish(const char *name);
 /* Reads a whole file; NULL if it cannot. *len gets its size. Caller frees. */
 char *test_read_file(const char *path, long *len);
+/* Calls fn with every example graph of the source tree (graphs/NAME.cfx) and its text; returns
+ * how many it read. */
+int test_each_graph(void (*fn)(const char *path, const char *text, long len, void *user), void *user);
 /* Sets *r to a record of the given fields, the rest zero, for hand-built programs. */
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,
