@@ -637,6 +637,22 @@ static int counter_fits_i64(int stop_known, int64_t stop, int64_t step)
     return step > 0 ? stop <= INT64_MAX - step : stop >= INT64_MIN - step;
 }
 
+/* out = x lies before y in the direction of the step: x < y for a step known positive, x > y
+ * for one known negative, and for a computed step both, chosen by the bool slot `positive`. */
+static void emit_before(lowerer *L, int32_t out, int32_t x, int32_t y, int64_t step_known, int32_t positive)
+{
+    if (step_known > 0) {
+        lower_emit(L, REC_BINARY, OP_LT, out, x, y, 0);
+    } else if (step_known < 0) {
+        lower_emit(L, REC_BINARY, OP_GT, out, x, y, 0);
+    } else {
+        int32_t lt = temp_scalar(L, CFX_BOOL), gt = temp_scalar(L, CFX_BOOL);
+        lower_emit(L, REC_BINARY, OP_LT, lt, x, y, 0);
+        lower_emit(L, REC_BINARY, OP_GT, gt, x, y, 0);
+        lower_emit(L, REC_WHERE, 0, out, positive, lt, gt);
+    }
+}
+
 static void lower_for_range(lowerer *L, ast_node *n)
 {
     const cfx_type *vt = &n->ty; /* i32, or i64 when an argument is */
@@ -689,16 +705,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     loop_push(L, &lp);
     int32_t head = prog_here(L->b);
     int32_t go = temp_scalar(L, CFX_BOOL);
-    if (step_known > 0) {
-        lower_emit(L, REC_BINARY, OP_LT, go, ctr, stop, 0);
-    } else if (step_known < 0) {
-        lower_emit(L, REC_BINARY, OP_GT, go, ctr, stop, 0);
-    } else {
-        int32_t up = temp_scalar(L, CFX_BOOL), down = temp_scalar(L, CFX_BOOL);
-        lower_emit(L, REC_BINARY, OP_LT, up, ctr, stop, 0);
-        lower_emit(L, REC_BINARY, OP_GT, down, ctr, stop, 0);
-        lower_emit(L, REC_WHERE, 0, go, positive, up, down);
-    }
+    emit_before(L, go, ctr, stop, step_known, positive);
     int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
     at(L, n);
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
@@ -711,16 +718,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
         at(L, n);
         int32_t next = temp_scalar(L, CFX_I64), wrapped = temp_scalar(L, CFX_BOOL);
         lower_emit(L, REC_BINARY, OP_ADD, next, ctr, step, 0);
-        if (step_known > 0) {
-            lower_emit(L, REC_BINARY, OP_LT, wrapped, next, ctr, 0);
-        } else if (step_known < 0) {
-            lower_emit(L, REC_BINARY, OP_GT, wrapped, next, ctr, 0);
-        } else {
-            int32_t down = temp_scalar(L, CFX_BOOL), up = temp_scalar(L, CFX_BOOL);
-            lower_emit(L, REC_BINARY, OP_LT, down, next, ctr, 0);
-            lower_emit(L, REC_BINARY, OP_GT, up, next, ctr, 0);
-            lower_emit(L, REC_WHERE, 0, wrapped, positive, down, up);
-        }
+        emit_before(L, wrapped, next, ctr, step_known, positive);
         lower_patch_add(L, &lp.breaks, lower_emit(L, REC_JUMP_TRUE, 0, wrapped, 0, 0, 0));
         lower_emit(L, REC_COPY, 0, ctr, next, 0, 0);
         step = -1; /* stepped */
