@@ -20,9 +20,7 @@
 
 #include "cfx.h"
 #include "gen_programs.h"
-#include "npy.h"
 #include "testutil.h"
-#include "value.h"
 
 #define GENERATED 300
 #define MAX_INPUTS 32
@@ -232,7 +230,6 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     char *tokens[64];
     int ntok = 0;
     const char *graph_name = NULL;
-    uint64_t seed = 0;
     int64_t max_iters = 0;
     void *inputs[MAX_INPUTS] = {0};
     char what[512];
@@ -240,7 +237,6 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     for (char *t = strtok(line, " \t\r\n"); t && ntok < 64; t = strtok(NULL, " \t\r\n")) tokens[ntok++] = t;
     for (int i = 0; i < ntok; i++) {
         if (strcmp(tokens[i], "--graph") == 0 && i + 1 < ntok) graph_name = tokens[++i];
-        else if (strcmp(tokens[i], "--seed") == 0 && i + 1 < ntok) seed = strtoull(tokens[++i], NULL, 10);
         else if (strcmp(tokens[i], "--max-iters") == 0 && i + 1 < ntok) max_iters = strtoll(tokens[++i], NULL, 10);
     }
     int graph = cfx_graph_find(m, graph_name);
@@ -248,39 +244,17 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     if (!CHECK(graph >= 0)) return;
     int nin = cfx_input_count(m, graph);
     if (!CHECK(nin <= MAX_INPUTS)) return;
-    uint64_t rng = seed;
+    const char *names[MAX_INPUTS];
+    cfx_type types[MAX_INPUTS];
+    char err[512] = "";
     for (int i = 0; i < nin; i++) {
-        cfx_type t = cfx_input_type(m, graph, i);
-        const char *name = cfx_input_name(m, graph, i);
-        size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
-        const char *value = NULL;
-        char err[256] = "";
-        for (int k = 0; k < ntok; k++) {
-            size_t len = strlen(name);
-            if (strncmp(tokens[k], name, len) == 0 && tokens[k][len] == '=') value = tokens[k] + len + 1;
-        }
-        inputs[i] = calloc(1, bytes ? bytes : 1);
-        if (!CHECK(inputs[i] != NULL)) goto done;
-        if (!value) {
-            fprintf(stderr, "%s: no value for input '%s'\n", what, name);
-            CHECK(0);
-            goto done;
-        }
-        if (strcmp(value, "random") == 0) {
-            value_random(&t, &rng, inputs[i]);
-        } else if (strlen(value) > 4 && strcmp(value + strlen(value) - 4, ".npy") == 0) {
-            char full[1024];
-            snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
-            if (npy_read_file(full, &t, inputs[i], err, sizeof err) != 0) {
-                fprintf(stderr, "%s: %s\n", what, err);
-                CHECK(0);
-                goto done;
-            }
-        } else if (value_parse(value, &t, inputs[i], err, sizeof err) != 0) {
-            fprintf(stderr, "%s: input '%s': %s\n", what, name, err);
-            CHECK(0);
-            goto done;
-        }
+        names[i] = cfx_input_name(m, graph, i);
+        types[i] = cfx_input_type(m, graph, i);
+    }
+    if (test_run_inputs(tokens, ntok, nin, names, types, inputs, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", what, err);
+        CHECK(0);
+        goto done;
     }
     compare_all(m, graph, inputs, max_iters, tol, what);
 done:

@@ -3,6 +3,7 @@
 #ifndef CFX_TESTUTIL_H
 #define CFX_TESTUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 extern int test_failures;
@@ -21,6 +22,13 @@ int test_check_real(double got, double want, double tol, const char *file, int l
 int test_finish(const char *name);
 /* Reads a whole file; NULL if it cannot. *len gets its size. Caller frees. */
 char *test_read_file(const char *path, long *len);
+/* The inputs of one `# run:` line of a graph file (graphs/README.md): the line's tokens
+ * (`NAME=VALUE`, `--seed N`, ...) give each of the n inputs (names[i], types[i]) its value,
+ * a literal, a .npy file under the source tree, or `random` (drawn from --seed). inputs[i] is
+ * allocated here (free() them, also on failure). Returns 0, or -1 with the reason in err. */
+struct cfx_type;
+int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
+                    const struct cfx_type *types, void **inputs, char *err, size_t errlen);
 /* Sets *r to a record of the given fields, the rest zero, for hand-built programs. */
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,

@@ -1,0 +1,945 @@
+/* test_gen.c: the code generator's host twin. Every graph of graphs/, every graph shown in
+ * docs/language.md, the generated programs of tests/gen_programs.h and a few hand-built
+ * programs are generated as C (host/cgen.h), compiled with the system C compiler into a shared
+ * object, loaded, and run against the cpu executor on the same inputs: the same status, stop
+ * record, details, iteration count and printed values, integer and bool results identical and
+ * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
+ * generated twice: structured, and as the pc-dispatch loop, so the fallback is proven too.
+ *
+ * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
+ * runs long), the generated programs' own inputs; then on each program the budget at 1 and
+ * at 3, a cancel set before the run, and a cancel raised by the third printed value (the
+ * print callback sets the flag, so the run stops at the next TICK on both sides).
+ *
+ * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
+ * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
+ * test the opposite, an f32 product that adds) and fails unless every mutant is caught.
+ *
+ * Skips (77) when the build found no C compiler. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgen.h"
+#include "compile.h"
+#include "exec.h"
+#include "gen_programs.h"
+#include "ops.h"
+#include "program.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "value.h"
+
+#define GENERATED 400
+#define PER_OBJECT 60      /* programs per compiled shared object */
+#define MAX_INPUTS 32
+#define TOL 1e-5
+#define RANDOM_BUDGET 20000 /* random inputs may make a loop long: the budget ends it the same way */
+
+/* The record kinds the programs below must cover: every kind the generator knows
+ * (CGEN_KINDS). A kind added to the generator without a program here fails the test. */
+static int kinds_seen[REC_COUNT];
+
+/* ---- the programs -------------------------------------------------------------------------- */
+
+typedef struct input_set {
+    void *data[MAX_INPUTS];
+    int64_t max_iters;
+    char what[160];
+} input_set;
+
+typedef struct unit {
+    char label[256];
+    const cfx_prog *prog;
+    char **names;           /* input names, prog->ninputs */
+    cfx_type *types;
+    input_set *sets;
+    int nsets;
+    int object;             /* which shared object holds it */
+    cgen_host_fn structured, dispatch;
+    int is_structured;      /* what the generator made */
+    int expect_dispatch;    /* a hand-built irreducible program */
+    const exec_kernel *kernels;
+} unit;
+
+static unit *units;
+static int nunits, capunits;
+static compiled_module *modules;
+static int nmodules, capmodules;
+
+static unit *new_unit(void)
+{
+    if (nunits == capunits) {
+        capunits = capunits ? capunits * 2 : 256;
+        units = realloc(units, sizeof *units * (size_t)capunits);
+        if (!units)
+            abort();
+    }
+    unit *u = &units[nunits++];
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+static input_set *new_set(unit *u)
+{
+    u->sets = realloc(u->sets, sizeof *u->sets * (size_t)(u->nsets + 1));
+    if (!u->sets)
+        abort();
+    input_set *s = &u->sets[u->nsets++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void random_sets(unit *u, uint64_t seed, int n)
+{
+    for (int k = 0; k < n; k++) {
+        input_set *s = new_set(u);
+        uint64_t rng = seed * 7919 + (uint64_t)k;
+        for (int32_t i = 0; i < u->prog->ninputs; i++) {
+            size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+            s->data[i] = calloc(1, bytes ? bytes : 1);
+            if (!s->data[i])
+                abort();
+            value_random(&u->types[i], &rng, s->data[i]);
+        }
+        s->max_iters = RANDOM_BUDGET;
+        snprintf(s->what, sizeof s->what, "random inputs %d", k);
+    }
+}
+
+/* Adds every graph of a compiled module as a unit (with no inputs yet). Returns the index of
+ * its first unit, or -1 if the source does not compile (a file of `# error:` cases). */
+static int add_module(const char *file, const char *text, cfx_context *ctx)
+{
+    compiled_module cm;
+    char *diags = NULL;
+    if (compile_source(ctx, file, text, strlen(text), &cm, &diags) != 0) {
+        free(diags);
+        return -1;
+    }
+    if (nmodules == capmodules) {
+        capmodules = capmodules ? capmodules * 2 : 64;
+        modules = realloc(modules, sizeof *modules * (size_t)capmodules);
+        if (!modules)
+            abort();
+    }
+    modules[nmodules++] = cm;
+    int first = nunits;
+    for (int gi = 0; gi < cm.ngraphs; gi++) {
+        unit *u = new_unit();
+        const compiled_graph *cg = &cm.graphs[gi];
+        snprintf(u->label, sizeof u->label, "%s: graph %s", file, cg->name);
+        u->prog = cg->prog;
+        u->names = calloc((size_t)cg->nparams + 1, sizeof *u->names);
+        u->types = calloc((size_t)cg->nparams + 1, sizeof *u->types);
+        if (!u->names || !u->types)
+            abort();
+        for (int i = 0; i < cg->nparams; i++) {
+            u->names[i] = cg->params[i].name;
+            u->types[i] = cg->params[i].type;
+        }
+    }
+    return first;
+}
+
+/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. */
+static void add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
+{
+    char *tokens[64];
+    int ntok = 0;
+    const char *graph = NULL;
+    int64_t max_iters = 0;
+    for (char *t = strtok(text, " \t\r\n"); t && ntok < 64; t = strtok(NULL, " \t\r\n"))
+        tokens[ntok++] = t;
+    for (int i = 0; i + 1 < ntok; i++) {
+        if (strcmp(tokens[i], "--graph") == 0)
+            graph = tokens[i + 1];
+        else if (strcmp(tokens[i], "--max-iters") == 0)
+            max_iters = strtoll(tokens[i + 1], NULL, 10);
+    }
+    unit *u = NULL;
+    for (int k = first; k < first + ngraphs; k++)
+        if (!graph ? k == first : strcmp(units[k].prog->name, graph) == 0)
+            u = &units[k];
+    if (!CHECK(u != NULL))
+        return;
+    input_set *s = new_set(u);
+    char err[512] = "";
+    if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types, s->data, err,
+                        sizeof err) != 0) {
+        fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
+        CHECK(0);
+        u->nsets--;
+        return;
+    }
+    s->max_iters = max_iters;
+    const char *base = strrchr(path, '/');
+    snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);
+}
+
+static void add_graph_file(const char *path)
+{
+    char *text = test_read_file(path, NULL);
+    if (!CHECK(text != NULL))
+        return;
+    int first = add_module(path, text, NULL);
+    if (first < 0) {
+        free(text);
+        return;
+    }
+    int ngraphs = nunits - first;
+    int lineno = 0;
+    for (char *p = text; p && *p;) {
+        char *end = strchr(p, '\n');
+        lineno++;
+        if (strncmp(p, "# run:", 6) == 0) {
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            char *copy = malloc(n + 1);
+            if (!copy)
+                abort();
+            memcpy(copy, p, n);
+            copy[n] = '\0';
+            add_run_line(first, ngraphs, path, copy + 6, lineno);
+            free(copy);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    for (int k = first; k < nunits; k++)
+        random_sets(&units[k], (uint64_t)k, 2);
+    free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void add_graphs_dir(void)
+{
+    char dir[1024], path[2048];
+    char *names[512];
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    if (!CHECK(d != NULL))
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < 512;) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".cfx") == 0)
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        add_graph_file(path);
+        free(names[i]);
+    }
+}
+
+/* The ```cfx blocks of docs/language.md, with random inputs. */
+static void add_docs(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/language.md", CFX_SOURCE_DIR);
+    char *text = test_read_file(path, NULL);
+    if (!text)
+        return;
+    strbuf block = {0};
+    int in = 0, indent = 0, lineno = 0, start = 0, blocks = 0;
+    for (char *p = text; p && *p;) {
+        char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        lineno++;
+        int lead = 0;
+        while (lead < (int)n && p[lead] == ' ')
+            lead++;
+        if (n - (size_t)lead >= 3 && strncmp(p + lead, "```", 3) == 0) {
+            if (!in) {
+                in = strncmp(p + lead, "```cfx", 6) == 0 ? 1 : 2;
+                indent = lead;
+                start = lineno;
+                block.len = 0;
+                if (block.data)
+                    block.data[0] = '\0';
+            } else {
+                if (in == 1) {
+                    char label[64];
+                    snprintf(label, sizeof label, "docs/language.md:%d", start);
+                    int first = add_module(label, sb_str(&block), NULL);
+                    for (int k = first; first >= 0 && k < nunits; k++)
+                        random_sets(&units[k], (uint64_t)(1000 + k), 2);
+                    blocks++;
+                }
+                in = 0;
+            }
+        } else if (in) {
+            size_t skip = (size_t)(lead < indent ? lead : indent);
+            sb_append(&block, p + skip, n - skip);
+            sb_puts(&block, "\n");
+        }
+        p = end ? end + 1 : NULL;
+    }
+    sb_free(&block);
+    free(text);
+    printf("docs/language.md: %d programs\n", blocks);
+}
+
+static void add_generated(void)
+{
+    for (uint64_t seed = 0; seed < GENERATED; seed++) {
+        gen_prog *g = malloc(sizeof *g);
+        if (!g)
+            abort();
+        gen_make(g, seed);
+        char *src = gen_text(g);
+        char label[64];
+        snprintf(label, sizeof label, "generated seed %llu", (unsigned long long)seed);
+        int first = src ? add_module(label, src, NULL) : -1;
+        if (!CHECK(first >= 0)) {
+            free(src);
+            free(g);
+            continue;
+        }
+        gen_inputs in;
+        gen_inputs_make(seed, &in);
+        /* GEN_SIGNATURE's inputs in order: a b n x v w */
+        const void *vals[6] = {&in.a, &in.b, &in.n, &in.x, in.v, in.w};
+        unit *u = &units[first];
+        input_set *s = new_set(u);
+        for (int32_t i = 0; i < u->prog->ninputs && i < 6; i++) {
+            size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+            s->data[i] = malloc(bytes);
+            if (!s->data[i])
+                abort();
+            memcpy(s->data[i], vals[i], bytes);
+        }
+        s->max_iters = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
+        snprintf(s->what, sizeof s->what, "its inputs");
+        free(src);
+        free(g);
+    }
+}
+
+/* ---- hand-built programs ------------------------------------------------------------------- */
+
+/* Doubles its argument (f32[4]) and returns its sum as a scalar: a CALL with a tensor and a
+ * scalar result, so the generated code writes and reads back a scalar around the call. */
+static int double_and_sum(void *user, int nargs, const cfx_tensor *args, int nres, cfx_tensor *res)
+{
+    (void)user;
+    if (nargs != 1 || nres != 2)
+        return 1;
+    const float *x = args[0].data;
+    float *y = res[0].data, s = 0;
+    for (int i = 0; i < 4; i++) {
+        y[i] = 2 * x[i];
+        s += y[i];
+    }
+    *(float *)res[1].data = s;
+    return s > 1000; /* a failing kernel stops the run with an error on both sides */
+}
+
+static exec_kernel call_kernels[1];
+
+static void add_call_program(void)
+{
+    static const char src[] =
+        "graph calls(x: f32[4], n: i32) -> (y: f32[4], total: f32) {\n"
+        "  y = x\n"
+        "  total = 0.0\n"
+        "  for i in range(0, n) {\n"
+        "    y, s = double_and_sum(y)\n"
+        "    total = total + s\n"
+        "  }\n"
+        "}\n";
+    cfx_context *ctx = cfx_context_new();
+    char *err = NULL;
+    if (!CHECK(ctx != NULL) ||
+        !CHECK(cfx_register_kernel(ctx, "double_and_sum", "(f32[4]) -> (f32[4], f32)", double_and_sum, NULL,
+                                   NULL, &err) == 0)) {
+        free(err);
+        cfx_context_free(ctx);
+        return;
+    }
+    int first = add_module("calls.cfx", src, ctx);
+    cfx_context_free(ctx);
+    if (!CHECK(first >= 0))
+        return;
+    call_kernels[0] = (exec_kernel){"double_and_sum", double_and_sum, NULL, NULL};
+    unit *u = &units[first];
+    u->kernels = call_kernels;
+    static const float xs[2][4] = {{1, 2, 3, 4}, {100, 200, 300, 400}};
+    static const int32_t ns[2] = {3, 2};
+    for (int k = 0; k < 2; k++) {
+        input_set *s = new_set(u);
+        s->data[0] = malloc(sizeof xs[k]);
+        s->data[1] = malloc(sizeof ns[k]);
+        if (!s->data[0] || !s->data[1])
+            abort();
+        memcpy(s->data[0], xs[k], sizeof xs[k]);
+        memcpy(s->data[1], &ns[k], sizeof ns[k]);
+        snprintf(s->what, sizeof s->what, "calls %d", k);
+    }
+}
+
+static cfx_record rec(int kind, int op, int dtype, int a, int b, int c)
+{
+    cfx_record r;
+    test_record(&r, kind, op, dtype, 0, a, b, c, 0, 1, 1);
+    return r;
+}
+
+/* A cycle with two entries, which no structured statement expresses: the generator must write
+ * the pc-dispatch loop. x counts up to 10 through both TICKs; it starts in the middle of the
+ * cycle when x < 0. */
+static cfx_prog *irreducible_program(void)
+{
+    char err[256];
+    prog_builder *b = prog_begin("irreducible.cfx", "irreducible");
+    int32_t x = prog_slot(b, CFX_I32, 0, NULL, SLOT_INPUT, "x");
+    int32_t out = prog_slot(b, CFX_I32, 0, NULL, SLOT_RESULT, "out");
+    int32_t c = prog_slot(b, CFX_BOOL, 0, NULL, SLOT_TEMP, NULL);
+    int32_t zero = 0, one = 1, ten = 10;
+    int32_t k0 = prog_const(b, CFX_I32, 0, NULL, &zero), k1 = prog_const(b, CFX_I32, 0, NULL, &one);
+    int32_t k10 = prog_const(b, CFX_I32, 0, NULL, &ten);
+    prog_emit(b, rec(REC_COPY, 0, CFX_I32, out, x, 0));                 /* 0 */
+    prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, c, out, k0));          /* 1 */
+    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 6, 0));                    /* 2: into the middle */
+    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0));                         /* 3: A */
+    prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, out, out, k1));       /* 4 */
+    prog_emit(b, rec(REC_PRINT, 0, CFX_I32, out, -1, 0));               /* 5 */
+    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0));                         /* 6: B */
+    prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, out, out, k1));       /* 7 */
+    prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, c, out, k10));         /* 8 */
+    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 3, 0));                    /* 9: back to A */
+    prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0));                         /* 10 */
+    prog_add_input(b, x);
+    prog_add_result(b, out);
+    cfx_prog *p = prog_finish(b, err, sizeof err);
+    if (p && prog_validate(p, err, sizeof err) != 0) {
+        fprintf(stderr, "irreducible program: %s\n", err);
+        prog_free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+static cfx_prog *irreducible;
+
+static void add_irreducible(void)
+{
+    irreducible = irreducible_program();
+    if (!CHECK(irreducible != NULL))
+        return;
+    unit *u = new_unit();
+    snprintf(u->label, sizeof u->label, "hand-built irreducible program");
+    u->prog = irreducible;
+    static char *names[] = {"x"};
+    static cfx_type types[1];
+    types[0].dtype = CFX_I32;
+    u->names = names;
+    u->types = types;
+    u->expect_dispatch = 1;
+    static const int32_t xs[3] = {3, -5, 20};
+    for (int k = 0; k < 3; k++) {
+        input_set *s = new_set(u);
+        s->data[0] = malloc(sizeof xs[k]);
+        if (!s->data[0])
+            abort();
+        memcpy(s->data[0], &xs[k], sizeof xs[k]);
+        snprintf(s->what, sizeof s->what, "x = %d", (int)xs[k]);
+    }
+}
+
+/* ---- generating and compiling ---------------------------------------------------------------- */
+
+typedef struct mutant {
+    const char *name, *from, *to;
+} mutant;
+
+/* Replaces every `from` in s by `to`; returns how many. */
+static int replace_all(strbuf *s, const char *from, const char *to)
+{
+    strbuf r = {0};
+    int n = 0;
+    const char *p = sb_str(s);
+    for (const char *q; (q = strstr(p, from)) != NULL; p = q + strlen(from), n++) {
+        sb_append(&r, p, (size_t)(q - p));
+        sb_puts(&r, to);
+    }
+    sb_puts(&r, p);
+    sb_free(s);
+    *s = r;
+    return n;
+}
+
+static char workdir[256];
+/* --mutants: a mutant may loop where the program does not (an add that subtracts), so every
+ * run there has a budget, on both sides */
+static int64_t budget_cap;
+
+/* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
+ * and loads it. Returns the handle or NULL. */
+static void *build_object(int obj, int lo, int hi, const mutant *mut, int *mutated)
+{
+    strbuf src = {0};
+    char cpath[512], sopath[512], errpath[512], cmd[4096], err[512];
+    for (int k = lo; k < hi; k++) {
+        unit *u = &units[k];
+        for (int form = 0; form < 2; form++) {
+            char entry[64];
+            snprintf(entry, sizeof entry, "%s%d", form ? "dispatch_" : "structured_", k);
+            cgen_options o = {CGEN_TARGET_C, form, entry};
+            cgen_info info;
+            if (cgen_emit(u->prog, &o, &src, &info, err, sizeof err) != 0) {
+                fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
+                CHECK(0);
+                sb_free(&src);
+                return NULL;
+            }
+            if (!form)
+                u->is_structured = info.structured;
+        }
+        u->object = obj;
+    }
+    if (mut)
+        *mutated += replace_all(&src, mut->from, mut->to);
+    snprintf(cpath, sizeof cpath, "%s/gen%d.c", workdir, obj);
+    snprintf(sopath, sizeof sopath, "%s/gen%d%s.so", workdir, obj, mut ? "m" : "");
+    snprintf(errpath, sizeof errpath, "%s/gen%d.err", workdir, obj);
+    FILE *f = fopen(cpath, "w");
+    if (!CHECK(f != NULL) || src.oom) {
+        if (f)
+            fclose(f);
+        sb_free(&src);
+        return NULL;
+    }
+    fputs(sb_str(&src), f);
+    fclose(f);
+    sb_free(&src);
+    /* warnings are errors: a warning in generated code is a bug of the generator */
+    snprintf(cmd, sizeof cmd,
+             "'%s' -std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused "
+             "-I'%s/host' -I'%s/kernels' -o '%s' '%s' -lm 2> '%s'",
+             CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath, errpath);
+    if (system(cmd) != 0) {
+        char *msg = test_read_file(errpath, NULL);
+        fprintf(stderr, "the generated C (%s) does not compile:\n%.4000s\n", cpath, msg ? msg : "");
+        free(msg);
+        CHECK(0);
+        return NULL;
+    }
+    void *h = dlopen(sopath, RTLD_NOW | RTLD_LOCAL);
+    if (!CHECK(h != NULL)) {
+        fprintf(stderr, "dlopen %s: %s\n", sopath, dlerror());
+        return NULL;
+    }
+    for (int k = lo; k < hi; k++) {
+        char entry[64];
+        snprintf(entry, sizeof entry, "structured_%d", k);
+        *(void **)&units[k].structured = dlsym(h, entry);
+        snprintf(entry, sizeof entry, "dispatch_%d", k);
+        *(void **)&units[k].dispatch = dlsym(h, entry);
+        if (!CHECK(units[k].structured && units[k].dispatch))
+            return h;
+    }
+    return h;
+}
+
+/* ---- running -------------------------------------------------------------------------------- */
+
+/* Printed values: the record and the slot's bytes of each, back to back. */
+typedef struct printlog {
+    strbuf bytes;
+    int32_t records[4096];
+    int64_t offsets[4096];
+    int n, overflow;
+    exec_atomic_int *cancel; /* set after the third print when not NULL */
+} printlog;
+
+static void log_print(printlog *l, const cfx_prog *p, int32_t record, const void *data)
+{
+    if (l->n >= 4096) {
+        l->overflow = 1;
+        return;
+    }
+    l->records[l->n] = record;
+    l->offsets[l->n] = (int64_t)l->bytes.len;
+    l->n++;
+    sb_append(&l->bytes, data, (size_t)slot_bytes(&p->slots[p->records[record].a]));
+    if (l->cancel && l->n == 3)
+        atomic_store(l->cancel, 1);
+}
+
+static const cfx_prog *print_prog;
+static void cpu_print(void *user, const cfx_prog *p, int32_t record, const void *data)
+{
+    log_print(user, p, record, data);
+}
+
+static void gen_print(void *user, int32_t record, const void *data)
+{
+    log_print(user, print_prog, record, data);
+}
+
+/* The CALL hook of the generated code: the registered kernel on the record's operands, as
+ * cpu.c hands them over. */
+static const exec_kernel *call_table;
+static int gen_call(void *user, int32_t record, uint8_t *arena)
+{
+    const cfx_prog *p = user;
+    const cfx_record *r = &p->records[record];
+    cfx_tensor t[16];
+    if (!call_table || r->c > 16 || !call_table[r->a].cpu_fn)
+        return 1;
+    for (int32_t k = 0; k < r->c; k++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + k]];
+        memset(&t[k], 0, sizeof t[k]);
+        t[k].type.dtype = (cfx_dtype)s->dtype;
+        t[k].type.rank = s->rank;
+        for (int d = 0; d < s->rank; d++)
+            t[k].type.dims[d] = s->dims[d];
+        t[k].data = arena + s->offset;
+    }
+    return call_table[r->a].cpu_fn(call_table[r->a].user, r->d, t, r->c - r->d, t + r->d);
+}
+
+/* Equal values of a slot's type: integers and bools bit for bit, reals within TOL (NaN = NaN). */
+static int same_values(int dtype, int64_t n, const void *x, const void *y, int64_t *first_diff)
+{
+    for (int64_t e = 0; e < n; e++) {
+        int same = 1;
+        if (dtype == CFX_F32 || dtype == CFX_F64) {
+            double a = dtype == CFX_F32 ? ((const float *)x)[e] : ((const double *)x)[e];
+            double b = dtype == CFX_F32 ? ((const float *)y)[e] : ((const double *)y)[e];
+            same = (isnan(a) && isnan(b)) || a == b || (isfinite(b) && fabs(a - b) <= TOL * fmax(1.0, fabs(b)));
+        } else {
+            int size = dtype_size(dtype);
+            same = memcmp((const uint8_t *)x + e * size, (const uint8_t *)y + e * size, (size_t)size) == 0;
+        }
+        if (!same) {
+            *first_diff = e;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+typedef struct result {
+    exec_outcome out;
+    uint8_t *arena;  /* the generated side's arena; the cpu side's results */
+    void *res[MAX_INPUTS];
+    printlog log;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->arena);
+    for (int i = 0; i < MAX_INPUTS; i++)
+        free(r->res[i]);
+    sb_free(&r->log.bytes);
+}
+
+static int run_cpu(const unit *u, const input_set *s, int64_t max_iters, int cancel_mode, result *r)
+{
+    const cfx_prog *p = u->prog;
+    exec_atomic_int cancel;
+    atomic_init(&cancel, cancel_mode == 1);
+    exec_run run;
+    memset(&run, 0, sizeof run);
+    for (int32_t i = 0; i < p->nresults; i++) {
+        size_t bytes = (size_t)slot_bytes(&p->slots[p->results[i]]);
+        r->res[i] = malloc(bytes ? bytes : 1);
+        if (!r->res[i])
+            abort();
+        memset(r->res[i], 0xA5, bytes);
+    }
+    run.prog = p;
+    run.inputs = s->data;
+    run.results = r->res;
+    run.max_iters = max_iters;
+    run.cancel = &cancel;
+    run.kernels = u->kernels;
+    run.print = cpu_print;
+    run.print_user = &r->log;
+    r->log.cancel = cancel_mode == 2 ? &cancel : NULL;
+    return cpu_run(&run, &r->out);
+}
+
+static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, int64_t max_iters, int cancel_mode,
+                          result *r)
+{
+    const cfx_prog *p = u->prog;
+    exec_atomic_int cancel;
+    atomic_init(&cancel, cancel_mode == 1);
+    size_t bytes = (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16);
+    r->arena = calloc(1, bytes);
+    if (!r->arena)
+        abort();
+    if (p->const_bytes > 0)
+        memcpy(r->arena, p->consts, (size_t)p->const_bytes);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        memcpy(r->arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
+    }
+    cgen_host_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = r->arena;
+    a.max_iters = max_iters;
+    a.cancel = &cancel;
+    a.print = gen_print;
+    a.print_user = &r->log;
+    a.call = gen_call;
+    a.call_user = (void *)p;
+    a.status = -100;
+    r->log.cancel = cancel_mode == 2 ? &cancel : NULL;
+    print_prog = p;
+    call_table = u->kernels;
+    fn(&a);
+    r->out.status = (cfx_status)a.status;
+    r->out.record = a.record;
+    r->out.detail[0] = a.detail[0];
+    r->out.detail[1] = a.detail[1];
+    r->out.iterations = a.iterations;
+}
+
+static const char *status_name(int st)
+{
+    return st >= 0 && st <= CFX_ERROR ? cfx_status_name((cfx_status)st) : "(not set)";
+}
+
+/* Compares the generated run with the cpu run; prints the first difference. */
+static int same_run(const unit *u, const result *want, const result *got, const char *what)
+{
+    const cfx_prog *p = u->prog;
+    const exec_outcome *w = &want->out, *g = &got->out;
+    int64_t at = 0;
+    if (w->status != g->status || w->record != g->record || w->detail[0] != g->detail[0] ||
+        w->detail[1] != g->detail[1] || w->iterations != g->iterations) {
+        fprintf(stderr, "%s: %s: %s at record %d (%lld, %lld) after %lld iterations; cpu %s at record %d "
+                "(%lld, %lld) after %lld\n", u->label, what, status_name(g->status), (int)g->record,
+                (long long)g->detail[0], (long long)g->detail[1], (long long)g->iterations,
+                status_name(w->status), (int)w->record, (long long)w->detail[0], (long long)w->detail[1],
+                (long long)w->iterations);
+        return 0;
+    }
+    const printlog *wl = &want->log, *gl = &got->log;
+    if (wl->n != gl->n || wl->overflow != gl->overflow) {
+        fprintf(stderr, "%s: %s: %d values printed, cpu %d\n", u->label, what, gl->n, wl->n);
+        return 0;
+    }
+    for (int k = 0; k < wl->n; k++) {
+        const cfx_slot *sl = &p->slots[p->records[wl->records[k]].a];
+        if (wl->records[k] != gl->records[k] ||
+            !same_values(sl->dtype, sl->count, gl->bytes.data + gl->offsets[k], wl->bytes.data + wl->offsets[k],
+                         &at)) {
+            fprintf(stderr, "%s: %s: print %d (record %d) differs from the cpu's (record %d)\n", u->label, what,
+                    k, (int)gl->records[k], (int)wl->records[k]);
+            return 0;
+        }
+    }
+    if (w->status != CFX_OK)
+        return 1;
+    for (int32_t i = 0; i < p->nresults; i++) {
+        const cfx_slot *sl = &p->slots[p->results[i]];
+        if (!same_values(sl->dtype, sl->count, got->arena + sl->offset, want->res[i], &at)) {
+            fprintf(stderr, "%s: %s: result %d differs from the cpu's at element %lld\n", u->label, what, (int)i,
+                    (long long)at);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every input set of a unit, then the budget and cancel variations on its first set; both
+ * generated forms against the cpu. Returns the number of runs that differed. */
+static int check_unit(unit *u)
+{
+    int bad = 0;
+    for (int32_t i = 0; i < u->prog->nrecords; i++)
+        kinds_seen[u->prog->records[i].kind] = 1;
+    if (!u->structured || !u->dispatch)
+        return 1;
+    for (int k = 0; k < u->nsets + 4; k++) {
+        const input_set *s = &u->sets[k < u->nsets ? k : 0];
+        if (u->nsets == 0)
+            break;
+        int64_t max_iters = s->max_iters;
+        int cancel = 0;
+        char what[256];
+        switch (k - u->nsets) {
+        case 0: max_iters = 1; break;
+        case 1: max_iters = 3; break;
+        case 2: cancel = 1; break;
+        case 3: cancel = 2; break;
+        default: break;
+        }
+        if (budget_cap > 0 && (max_iters <= 0 || max_iters > budget_cap))
+            max_iters = budget_cap;
+        snprintf(what, sizeof what, "%s%s", s->what,
+                 k < u->nsets ? "" : k - u->nsets < 2 ? (max_iters == 1 ? ", budget 1" : ", budget 3")
+                                   : cancel == 1 ? ", cancelled before the run" : ", cancelled at the third print");
+        result want, got1, got2;
+        memset(&want, 0, sizeof want);
+        memset(&got1, 0, sizeof got1);
+        memset(&got2, 0, sizeof got2);
+        if (run_cpu(u, s, max_iters, cancel, &want) != 0) {
+            fprintf(stderr, "%s: %s: cpu_run failed\n", u->label, what);
+            bad++;
+        } else {
+            char w2[300];
+            run_generated(u, u->structured, s, max_iters, cancel, &got1);
+            snprintf(w2, sizeof w2, "%s [structured]", what);
+            bad += !same_run(u, &want, &got1, w2);
+            run_generated(u, u->dispatch, s, max_iters, cancel, &got2);
+            snprintf(w2, sizeof w2, "%s [dispatch]", what);
+            bad += !same_run(u, &want, &got2, w2);
+        }
+        result_free(&want);
+        result_free(&got1);
+        result_free(&got2);
+    }
+    return bad;
+}
+
+/* Builds and runs units [0, n); returns the number of runs that differed (the check is the
+ * caller's: a normal run wants none, a mutant some). */
+static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
+{
+    int bad = 0;
+    void *handles[1024];
+    int nh = 0;
+    for (int lo = 0; lo < n; lo += PER_OBJECT) {
+        int hi = lo + PER_OBJECT < n ? lo + PER_OBJECT : n;
+        void *h = build_object(nh, lo, hi, mut, mutated);
+        if (!h) {
+            bad++;
+            continue;
+        }
+        if (nh < 1024)
+            handles[nh++] = h;
+        for (int k = lo; k < hi; k++) {
+            bad += check_unit(&units[k]);
+            *structured += units[k].is_structured;
+            if (!mut && units[k].is_structured == units[k].expect_dispatch) {
+                fprintf(stderr, "%s: generated %s, expected %s\n", units[k].label,
+                        units[k].is_structured ? "structured" : "the dispatch loop",
+                        units[k].expect_dispatch ? "the dispatch loop" : "structured");
+                bad++;
+            }
+        }
+    }
+    for (int i = 0; i < nh; i++)
+        dlclose(handles[i]);
+    return bad;
+}
+
+/* The generator refuses a record kind it does not know, with a message naming it. */
+static void check_refusal(void)
+{
+    cfx_prog *p = irreducible_program();
+    char err[256];
+    strbuf sb = {0};
+    if (!CHECK(p != NULL))
+        return;
+    p->records[4].kind = REC_COUNT; /* no validator would let this through: the generator checks anyway */
+    CHECK(cgen_emit(p, NULL, &sb, NULL, err, sizeof err) == -1);
+    CHECK(strstr(err, "record 4") != NULL && strstr(err, "not known to the code generator") != NULL);
+    sb_free(&sb);
+    prog_free(p);
+}
+
+int main(int argc, char **argv)
+{
+    int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
+    if (!CFX_CC[0]) {
+        printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
+        return 77;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(workdir, sizeof workdir, "%s/cfx_test_gen.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(workdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    check_refusal();
+    add_graphs_dir();
+    int ngraph_units = nunits;
+    add_docs();
+    add_call_program();
+    add_irreducible();
+    if (!mutants)
+        add_generated();
+    printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
+
+    if (mutants) {
+        budget_cap = 100000;
+        /* each must be caught: the twin would be useless if it were not */
+        static const mutant muts[] = {
+            {"an add that subtracts", "k_add_i32(", "k_sub_i32("},
+            {"the budget off by one", "iters_ >= limit_", "iters_ > limit_"},
+            {"prints dropped", "if (a->print)", "if (0)"},
+            {"index stops reported as divide", "a->status = 2;", "a->status = 3;"},
+            {"guards that test the opposite", "if (!(", "if (("},
+            {"an f32 product that adds (within the tolerance it would pass)", "k_binary(11, K_F32",
+             "k_binary(9, K_F32"},
+        };
+        for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
+            int mutated = 0, structured = 0;
+            int bad = build_and_run(nunits, &muts[m], &mutated, &structured);
+            printf("mutant '%s': %d places changed, %d runs differ\n", muts[m].name, mutated, bad);
+            CHECK(mutated > 0);
+            CHECK(bad > 0);
+        }
+    } else {
+        int mutated = 0, structured = 0;
+        int bad = build_and_run(nunits, NULL, &mutated, &structured);
+        printf("%d programs structured, %d as the dispatch loop; %d runs differ\n", structured, nunits - structured,
+               bad);
+        CHECK_INT(bad, 0);
+        /* every kind the generator knows was run */
+#define X(name)                                                                                       \
+    if (!kinds_seen[REC_##name]) {                                                                    \
+        fprintf(stderr, "no program here has a %s record: add one\n", #name);                        \
+        CHECK(0);                                                                                     \
+    }
+        CGEN_KINDS(X)
+#undef X
+        for (int k = 0; k < REC_COUNT; k++) {
+            int known = 0;
+#define X(name) known |= k == REC_##name;
+            CGEN_KINDS(X)
+#undef X
+            if (!known)
+                printf("record kind %s is not generated: executors run such programs with the interpreter\n",
+                       rec_names[k]);
+        }
+    }
+    for (int k = 0; k < nunits; k++) {
+        for (int j = 0; j < units[k].nsets; j++)
+            for (int i = 0; i < MAX_INPUTS; i++)
+                free(units[k].sets[j].data[i]);
+        free(units[k].sets);
+        if (units[k].prog != irreducible) {
+            free(units[k].names);
+            free(units[k].types);
+        }
+    }
+    free(units);
+    for (int k = 0; k < nmodules; k++)
+        compiled_module_free(&modules[k]);
+    free(modules);
+    prog_free(irreducible);
+    if (test_failures == 0) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", workdir);
+    } else {
+        fprintf(stderr, "the generated files are in %s\n", workdir);
+    }
+    return test_finish(mutants ? "test_gen --mutants" : "test_gen");
+}
