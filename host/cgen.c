@@ -1512,7 +1512,15 @@ static void dispatch(gen *g)
         g->indent++;
         if (region_header(g, x)) {
             unsigned f = g->plan.flags[lo];
-            region_exit_actions(g, lo);
+            if (f & SCHED_F_REGION_EXIT) {
+                /* the exit of the region before, unless block 0 comes round this region's own loop */
+                line(g, "if (region_ != %d) {", (int)lo);
+                g->indent++;
+                region_exit_actions(g, lo);
+                line(g, "region_ = -1;");
+                g->indent--;
+                line(g, "}");
+            }
             line(g, "if (region_ < 0) {");
             g->indent++;
             if (f & SCHED_F_ENTRY_BARRIER)

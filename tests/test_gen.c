@@ -6,6 +6,13 @@
  * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
  * generated twice: structured, and as the pc-dispatch loop, so the fallback is proven too.
  *
+ * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
+ * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
+ * split reductions, one-block regions with their publish and reload, stops raised by one block
+ * while others wait, and the print buffer, drained afterwards as device/compiled.cu drains it.
+ * What only a GPU shows (more than one thread per block, the device's memory model, NVRTC's
+ * machine code) is left to gpu_compiled and gpu_executors.
+ *
  * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
  * runs long), the generated programs' own inputs; then on each program the budget at 1 and
  * at 3, a cancel set before the run, and a cancel raised by the third printed value (the
@@ -27,6 +34,7 @@
 
 #include "cgen.h"
 #include "compile.h"
+#include "compiled_kernel.cuh"
 #include "exec.h"
 #include "gen_programs.h"
 #include "ops.h"
@@ -62,6 +70,9 @@ typedef struct unit {
     int nsets;
     int object;             /* which shared object holds it */
     cgen_host_fn structured, dispatch;
+    void (*cuda)(const ck_args a); /* the CUDA target, on host threads (tests/ck_host.h) */
+    void (*cuda_dispatch)(const ck_args a);
+    int64_t publish_bytes;
     int is_structured;      /* what the generator made */
     int expect_dispatch;    /* a hand-built irreducible program */
     const exec_kernel *kernels;
@@ -483,70 +494,117 @@ static int64_t budget_cap;
 
 /* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
  * and loads it. Returns the handle or NULL. */
-static void *build_object(int obj, int lo, int hi, const mutant *mut, int *mutated)
+/* Writes src to PATH.EXT, compiles it with `compiler` and `flags` into PATH.so and loads it. */
+static void *compile_object(const char *path, const char *ext, const char *compiler, const char *flags,
+                            strbuf *src)
 {
-    strbuf src = {0};
-    char cpath[512], sopath[512], errpath[512], cmd[4096], err[512];
-    for (int k = lo; k < hi; k++) {
-        unit *u = &units[k];
-        for (int form = 0; form < 2; form++) {
-            char entry[64];
-            snprintf(entry, sizeof entry, "%s%d", form ? "dispatch_" : "structured_", k);
-            cgen_options o = {CGEN_TARGET_C, form, entry};
-            cgen_info info;
-            if (cgen_emit(u->prog, &o, &src, &info, err, sizeof err) != 0) {
-                fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
-                CHECK(0);
-                sb_free(&src);
-                return NULL;
-            }
-            if (!form)
-                u->is_structured = info.structured;
-        }
-        u->object = obj;
-    }
-    if (mut)
-        *mutated += replace_all(&src, mut->from, mut->to);
-    snprintf(cpath, sizeof cpath, "%s/gen%d.c", workdir, obj);
-    snprintf(sopath, sizeof sopath, "%s/gen%d%s.so", workdir, obj, mut ? "m" : "");
-    snprintf(errpath, sizeof errpath, "%s/gen%d.err", workdir, obj);
-    FILE *f = fopen(cpath, "w");
-    if (!CHECK(f != NULL) || src.oom) {
+    char file[512], so[512], errs[512], cmd[4096];
+    snprintf(file, sizeof file, "%s.%s", path, ext);
+    snprintf(so, sizeof so, "%s.so", path);
+    snprintf(errs, sizeof errs, "%s.err", path);
+    FILE *f = fopen(file, "w");
+    if (!CHECK(f != NULL) || src->oom) {
         if (f)
             fclose(f);
-        sb_free(&src);
         return NULL;
     }
-    fputs(sb_str(&src), f);
+    fputs(sb_str(src), f);
     fclose(f);
-    sb_free(&src);
-    /* warnings are errors: a warning in generated code is a bug of the generator */
-    snprintf(cmd, sizeof cmd,
-             "'%s' -std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused "
-             "-I'%s/host' -I'%s/kernels' -o '%s' '%s' -lm 2> '%s'",
-             CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath, errpath);
+    snprintf(cmd, sizeof cmd, "'%s' %s -I'%s/tests' -I'%s/host' -I'%s/kernels' -I'%s/device' -o '%s' '%s' -lm 2> '%s'",
+             compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so, file, errs);
     if (system(cmd) != 0) {
-        char *msg = test_read_file(errpath, NULL);
-        fprintf(stderr, "the generated C (%s) does not compile:\n%.4000s\n", cpath, msg ? msg : "");
+        char *msg = test_read_file(errs, NULL);
+        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", file, msg ? msg : "");
         free(msg);
         CHECK(0);
         return NULL;
     }
-    void *h = dlopen(sopath, RTLD_NOW | RTLD_LOCAL);
-    if (!CHECK(h != NULL)) {
-        fprintf(stderr, "dlopen %s: %s\n", sopath, dlerror());
-        return NULL;
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!CHECK(h != NULL))
+        fprintf(stderr, "dlopen %s: %s\n", so, dlerror());
+    return h;
+}
+
+static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args, unsigned int blocks);
+/* what the CUDA target's kernels held: one-block regions (of which every block runs), grid barriers */
+static int regions, redundant, barriers;
+static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
+
+/* Writes units [lo, hi) into one C file, both forms of each, and (with a C++ compiler) their
+ * CUDA kernels into one C++ file over tests/ck_host.h; compiles and loads both. handles[0] and
+ * handles[1] get the objects (NULL where there is none). Returns 0, or -1. */
+static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated, void **handles)
+{
+    strbuf src = {0}, cuda = {0};
+    char path[512], err[512];
+    handles[0] = handles[1] = NULL;
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    for (int k = lo; k < hi; k++) {
+        unit *u = &units[k];
+        static const char *const names[4] = {"structured_", "dispatch_", "cuda_", "cudad_"};
+        for (int form = 0; form < 4; form++) {
+            char entry[64];
+            snprintf(entry, sizeof entry, "%s%d", names[form], k);
+            cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3, entry};
+            cgen_info info;
+            if (form >= 2 && (!CFX_CXX[0] || u->kernels))
+                continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
+            if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
+                fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
+                CHECK(0);
+                sb_free(&src);
+                sb_free(&cuda);
+                return -1;
+            }
+            if (form == 0)
+                u->is_structured = info.structured;
+            if (form == 2) {
+                u->publish_bytes = info.publish_bytes;
+                regions += info.regions;
+                redundant += info.redundant;
+                barriers += info.barriers;
+            }
+        }
+        u->object = obj;
     }
+    if (mut) {
+        *mutated += replace_all(&src, mut->from, mut->to);
+        *mutated += replace_all(&cuda, mut->from, mut->to);
+    }
+    /* warnings are errors: a warning in generated code is a bug of the generator */
+    snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
+    handles[0] = compile_object(path, "c", CFX_CC,
+                                "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused", &src);
+    if (CFX_CXX[0]) {
+        snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
+        handles[1] = compile_object(path, "cpp", CFX_CXX,
+                                    "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror "
+                                    "-Wno-unused",
+                                    &cuda);
+    }
+    sb_free(&src);
+    sb_free(&cuda);
+    if (!handles[0] || (CFX_CXX[0] && !handles[1]))
+        return -1;
+    *(void **)&host_launch = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_launch");
     for (int k = lo; k < hi; k++) {
         char entry[64];
         snprintf(entry, sizeof entry, "structured_%d", k);
-        *(void **)&units[k].structured = dlsym(h, entry);
+        *(void **)&units[k].structured = dlsym(handles[0], entry);
         snprintf(entry, sizeof entry, "dispatch_%d", k);
-        *(void **)&units[k].dispatch = dlsym(h, entry);
+        *(void **)&units[k].dispatch = dlsym(handles[0], entry);
         if (!CHECK(units[k].structured && units[k].dispatch))
-            return h;
+            return -1;
+        if (handles[1] && !units[k].kernels) {
+            snprintf(entry, sizeof entry, "cuda_%d", k);
+            *(void **)&units[k].cuda = dlsym(handles[1], entry);
+            snprintf(entry, sizeof entry, "cudad_%d", k);
+            *(void **)&units[k].cuda_dispatch = dlsym(handles[1], entry);
+            if (!CHECK(units[k].cuda && units[k].cuda_dispatch && host_launch))
+                return -1;
+        }
     }
-    return h;
+    return 0;
 }
 
 /* ---- running -------------------------------------------------------------------------------- */
@@ -706,6 +764,61 @@ static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, in
     r->out.iterations = a.iterations;
 }
 
+/* The CUDA target on `blocks` host threads; the printed values are read from the kernel's
+ * buffer afterwards, as device/compiled.cu drains it. */
+#define EMULATED_BLOCKS 3
+static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s, int64_t max_iters,
+                     int cancel, unsigned int blocks, uint32_t print_cap, result *r)
+{
+    const cfx_prog *p = u->prog;
+    size_t bytes = (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16);
+    ck_state st = {0, -1, {0, 0}, 0};
+    ck_control ctl;
+    ck_sync sync;
+    k_acc partials[2 * 16];
+    memset(&ctl, 0, sizeof ctl);
+    memset(&sync, 0, sizeof sync);
+    ctl.cancel = cancel;
+    ctl.max_iters = max_iters;
+    r->arena = calloc(1, bytes);
+    uint8_t *publish = calloc(2, (size_t)u->publish_bytes), *prints = malloc(print_cap);
+    if (!r->arena || !publish || !prints)
+        abort();
+    if (p->const_bytes > 0)
+        memcpy(r->arena, p->consts, (size_t)p->const_bytes);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        memcpy(r->arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
+    }
+    ck_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = r->arena;
+    a.state = &st;
+    a.control = &ctl;
+    a.sync = &sync;
+    a.partials = partials;
+    a.publish = publish;
+    a.print_buf = prints;
+    a.print_cap = print_cap;
+    a.max_iters = max_iters;
+    CHECK_INT(host_launch(kernel, &a, blocks), 0);
+    r->out.status = (cfx_status)st.status;
+    r->out.record = st.status == CFX_OK ? -1 : st.record;
+    r->out.detail[0] = st.detail[0];
+    r->out.detail[1] = st.detail[1];
+    r->out.iterations = (int64_t)st.iterations;
+    for (uint32_t off = 0; off + sizeof(ck_print_entry) <= sync.print_used && st.status != CK_STATUS_RERUN;) {
+        ck_print_entry h;
+        memcpy(&h, prints + off, sizeof h);
+        if (!CHECK(h.record >= 0 && h.record < p->nrecords))
+            break;
+        log_print(&r->log, p, h.record, prints + off + sizeof h);
+        off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
+    }
+    free(publish);
+    free(prints);
+}
+
 static const char *status_name(int st)
 {
     return st >= 0 && st <= CFX_ERROR ? cfx_status_name((cfx_status)st) : "(not set)";
@@ -797,12 +910,57 @@ static int check_unit(unit *u)
             run_generated(u, u->dispatch, s, max_iters, cancel, &got2);
             snprintf(w2, sizeof w2, "%s [dispatch]", what);
             bad += !same_run(u, &want, &got2, w2);
+            /* the CUDA target: not with a cancel at a print (prints reach the host only after
+             * the kernel), and with one block for a cancel before the run (with more, a block
+             * other than 0, which alone reads the flag, may reach another stop first) */
+            /* (for the generated programs, only on their own inputs: host threads are slow) */
+            int emulate = u->cuda && cancel != 2 && (k < u->nsets || strncmp(u->label, "generated", 9) != 0);
+            for (int form = 0; emulate && form < 2; form++) {
+                result got3;
+                memset(&got3, 0, sizeof got3);
+                run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel, cancel ? 1 : EMULATED_BLOCKS,
+                         1u << 20, &got3);
+                snprintf(w2, sizeof w2, "%s [cuda %s, %d blocks]", what, form ? "dispatch" : "structured",
+                         cancel ? 1 : EMULATED_BLOCKS);
+                bad += !same_run(u, &want, &got3, w2);
+                result_free(&got3);
+            }
         }
         result_free(&want);
         result_free(&got1);
         result_free(&got2);
     }
     return bad;
+}
+
+/* The CUDA target cannot drain a full print buffer mid-kernel: it stops with CK_STATUS_RERUN
+ * (and the executor runs the program again with the interpreter). A program that prints, with
+ * a buffer too small for its first value, must stop so. */
+static int check_rerun(int lo, int hi)
+{
+    for (int k = lo; k < hi; k++) {
+        unit *u = &units[k];
+        int prints = 0;
+        for (int32_t i = 0; i < u->prog->nrecords; i++)
+            prints |= u->prog->records[i].kind == REC_PRINT;
+        if (!prints || !u->cuda || u->nsets == 0)
+            continue;
+        result r, want;
+        memset(&r, 0, sizeof r);
+        memset(&want, 0, sizeof want);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 8, &r);
+        int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
+        int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
+        if (bad)
+            fprintf(stderr, "%s: with an 8-byte print buffer the kernel ended with status %d after %d prints\n",
+                    u->label, (int)r.out.status, r.log.n);
+        reruns += cpu_prints > 0 && !bad;
+        result_free(&r);
+        result_free(&want);
+        if (cpu_prints > 0)
+            return bad;
+    }
+    return 0;
 }
 
 /* Builds and runs units [0, n); returns the number of runs that differed (the check is the
@@ -814,13 +972,16 @@ static int build_and_run(int n, const mutant *mut, int *mutated, int *structured
     int nh = 0;
     for (int lo = 0; lo < n; lo += PER_OBJECT) {
         int hi = lo + PER_OBJECT < n ? lo + PER_OBJECT : n;
-        void *h = build_object(nh, lo, hi, mut, mutated);
-        if (!h) {
+        void *h[2];
+        int rc = build_object(nh, lo, hi, mut, mutated, h);
+        for (int i = 0; i < 2; i++)
+            if (h[i] && nh < 1024)
+                handles[nh++] = h[i];
+        if (rc != 0) {
             bad++;
             continue;
         }
-        if (nh < 1024)
-            handles[nh++] = h;
+        bad += check_rerun(lo, hi);
         for (int k = lo; k < hi; k++) {
             bad += check_unit(&units[k]);
             *structured += units[k].is_structured;
@@ -886,6 +1047,7 @@ int main(int argc, char **argv)
             {"guards that test the opposite", "if (!(", "if (("},
             {"an f32 product that adds (within the tolerance it would pass)", "k_binary(11, K_F32",
              "k_binary(9, K_F32"},
+            {"the wrong block runs a one-block region (CUDA)", "blockIdx.x != 0", "blockIdx.x != 1"},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
@@ -899,6 +1061,14 @@ int main(int argc, char **argv)
         int bad = build_and_run(nunits, NULL, &mutated, &structured);
         printf("%d programs structured, %d as the dispatch loop; %d runs differ\n", structured, nunits - structured,
                bad);
+        if (CFX_CXX[0]) {
+            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), %d grid "
+                   "barriers\n", EMULATED_BLOCKS, regions, redundant, barriers);
+            CHECK(regions > redundant && redundant > 0 && barriers > 0);
+            CHECK(reruns > 0);
+        } else {
+            printf("no C++ compiler: the CUDA target was not run on host threads\n");
+        }
         CHECK_INT(bad, 0);
         /* every kind the generator knows was run */
 #define X(name)                                                                                       \
