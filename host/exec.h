@@ -66,12 +66,19 @@ typedef struct exec_ops {
     int (*run)(void *self, const exec_run *run, int async, char *err, size_t len);
     int (*wait)(void *self, exec_outcome *out, char *err, size_t len);
     void (*destroy)(void *self);
+    /* cuda-persistent only (NULL elsewhere): sets the mode of the next runs (a
+     * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
+     * in `why`; -1 when it cannot be set now. */
+    int (*mode)(void *self, int want, char *why, size_t len);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
 /* device/: defined when cfx is built with CUDA; the stubs in host/nodevice.c say
  * "cfx was built without CUDA" otherwise. */
 extern const exec_ops dev_host_ops, dev_graph_ops, dev_persistent_ops;
+/* cuda-persistent with its two modes (device/compiled.cu): a compiled kernel, or the
+ * interpreter, dev_persistent_ops, which it runs where the compiled kernel cannot. */
+extern const exec_ops dev_compiled_ops;
 
 /* The CPU executor as a plain call: runs prog over host buffers to the end. */
 int cpu_run(const exec_run *run, exec_outcome *out);

@@ -54,6 +54,10 @@ static const char run_usage_text[] =
     "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
     "                        auto picks cuda-persistent where a CUDA device is present, else\n"
     "                        cpu, and when given explicitly says on stderr which it picked\n"
+    "  --persistent-mode M   compiled (default) or interp: how cuda-persistent runs the graph,\n"
+    "                        as a kernel generated from it and compiled with NVRTC, or by\n"
+    "                        interpreting its records; cuda-persistent says on stderr which\n"
+    "                        mode runs and, where it cannot compile, why\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -91,6 +95,7 @@ typedef struct options {
     const char *backend;
     const char *max_iters;
     const char *trace;
+    const char *persistent_mode;
     int help;
 } options;
 
@@ -183,6 +188,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->max_iters = value;
         } else if (strcmp(name, "--trace") == 0) {
             o->trace = value;
+        } else if (strcmp(name, "--persistent-mode") == 0) {
+            o->persistent_mode = value;
         }
     }
     return 0;
@@ -336,7 +343,7 @@ static size_t type_bytes(const cfx_type *t)
 static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph", "--in", "--out", "--seed", "--backend",
-                                          "--max-iters", "--trace", NULL};
+                                          "--persistent-mode", "--max-iters", "--trace", NULL};
     options o = {0};
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
@@ -379,6 +386,20 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
                         "cuda-persistent)\n", o.backend);
         goto done;
+    }
+    cfx_persistent_mode mode = CFX_PERSISTENT_COMPILED;
+    if (o.persistent_mode) {
+        if (strcmp(o.persistent_mode, "interp") == 0) {
+            mode = CFX_PERSISTENT_INTERP;
+        } else if (strcmp(o.persistent_mode, "compiled") != 0) {
+            rc = bad_usage("run", "--persistent-mode wants compiled or interp, got '%s'", o.persistent_mode);
+            goto done;
+        }
+        if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CUDA_PERSISTENT) {
+            rc = bad_usage("run", "--persistent-mode applies to the cuda-persistent backend, not %s",
+                           cfx_backend_name(backend));
+            goto done;
+        }
     }
 
     m = compile_or_report(o.file);
@@ -497,13 +518,26 @@ static int cmd_run(int argc, char **argv)
         cfx_free(why);
         goto done;
     }
+    /* cuda-persistent: the mode, built now so that its line can say what runs */
+    char mode_text[900] = "";
+    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT) {
+        int got = cfx_set_persistent_mode(e, mode);
+        if (got == CFX_PERSISTENT_COMPILED)
+            snprintf(mode_text, sizeof mode_text, " (compiled kernel)");
+        else if (mode == CFX_PERSISTENT_INTERP)
+            snprintf(mode_text, sizeof mode_text, " (interpreter, as asked)");
+        else
+            snprintf(mode_text, sizeof mode_text, " (interpreter: %s)", cfx_exec_error(e));
+    }
     if (o.backend && backend == CFX_BACKEND_AUTO) {
         char reason[256] = "";
         cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, reason, sizeof reason);
         if (cfx_exec_backend(e) == CFX_BACKEND_CPU)
             fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
         else
-            fprintf(stderr, "cfx: backend %s\n", cfx_backend_name(cfx_exec_backend(e)));
+            fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)), mode_text);
+    } else if (mode_text[0] && (o.backend || o.persistent_mode)) {
+        fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)), mode_text);
     }
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, g, i);

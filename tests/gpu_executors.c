@@ -3,7 +3,7 @@
  *
  * Runs every .cfx file in graphs/ with the inputs of each of its `# run:` lines (graphs/README.md)
  * and the generated programs of tests/gen_programs.h on each available CUDA backend
- * (cuda-host, cuda-graph, cuda-persistent), and requires what the cpu executor gives: the same
+ * (cuda-host, cuda-graph, cuda-persistent in both its modes), and requires what the cpu executor gives: the same
  * status, position and stop message, integer and bool results identical, reals within 1e-5
  * relative (`|got - want| <= tol * max(1, |want|)`, or the file's `# tol:`), the same print
  * lines (numbers in them within the same tolerance). Then a budget and a cancel from another
@@ -31,7 +31,12 @@
  * machine without a GPU, as a cpu test: a bug in the harness then shows before a GPU session
  * spends its time on it. */
 static cfx_backend gpu_backends[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
-                                     CFX_BACKEND_CUDA_PERSISTENT};
+                                     CFX_BACKEND_CUDA_PERSISTENT, CFX_BACKEND_CUDA_PERSISTENT};
+/* cuda-persistent runs twice: interpreting its records, and as the kernel compiled from the
+ * graph, which must really be what runs (a silent fallback would test the interpreter twice) */
+static const int gpu_modes[] = {-1, -1, CFX_PERSISTENT_INTERP, CFX_PERSISTENT_COMPILED};
+static const char *gpu_labels[] = {"cuda-host", "cuda-graph", "cuda-persistent interp",
+                                         "cuda-persistent compiled"};
 static int NGPU = (int)(sizeof gpu_backends / sizeof gpu_backends[0]);
 static int gpu_ok[sizeof gpu_backends / sizeof gpu_backends[0]];
 
@@ -70,7 +75,7 @@ static void outcome_free(outcome *o)
 
 /* Runs graph `graph` of m on backend with inputs[i] for input i; fills *o. Returns -1 when the
  * executor could not be made or the run failed with CFX_ERROR (the reason is in o->error). */
-static int run_on(cfx_module *m, int graph, cfx_backend backend, void *const *inputs,
+static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void *const *inputs,
                   int64_t max_iters, outcome *o)
 {
     char *err = NULL;
@@ -81,6 +86,11 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, void *const *in
         snprintf(o->error, sizeof o->error, "%s", err ? err : "cfx_exec_new failed");
         cfx_free(err);
         return -1;
+    }
+    if (mode >= 0 && cfx_set_persistent_mode(e, (cfx_persistent_mode)mode) != mode) {
+        snprintf(o->error, sizeof o->error, "the %s mode does not run: %s",
+                 mode == CFX_PERSISTENT_COMPILED ? "compiled" : "interpreter", cfx_exec_error(e));
+        goto done;
     }
     int nin = cfx_input_count(m, graph), nres = cfx_result_count(m, graph);
     if (nin > MAX_INPUTS || nres > MAX_INPUTS) {
@@ -201,7 +211,7 @@ static void compare_all(cfx_module *m, int graph, void *const *inputs, int64_t m
 {
     outcome want;
     char label[600];
-    if (run_on(m, graph, CFX_BACKEND_CPU, inputs, max_iters, &want) != 0) {
+    if (run_on(m, graph, CFX_BACKEND_CPU, -1, inputs, max_iters, &want) != 0) {
         fprintf(stderr, "%s: cpu: %s\n", what, want.error);
         CHECK(0);
         outcome_free(&want);
@@ -210,8 +220,8 @@ static void compare_all(cfx_module *m, int graph, void *const *inputs, int64_t m
     for (int b = 0; b < NGPU; b++) {
         outcome got;
         if (!gpu_ok[b]) continue;
-        snprintf(label, sizeof label, "%s [%s]", what, cfx_backend_name(gpu_backends[b]));
-        if (run_on(m, graph, gpu_backends[b], inputs, max_iters, &got) != 0) {
+        snprintf(label, sizeof label, "%s [%s]", what, gpu_labels[b]);
+        if (run_on(m, graph, gpu_backends[b], gpu_modes[b], inputs, max_iters, &got) != 0) {
             fprintf(stderr, "%s: %s\n", label, got.error);
             CHECK(0);
         } else {
@@ -376,7 +386,7 @@ static void *cancel_later(void *arg)
     return NULL;
 }
 
-static void check_budget_and_cancel(cfx_backend backend)
+static void check_budget_and_cancel(cfx_backend backend, int mode)
 {
     char *diags = NULL, *err = NULL;
     int32_t n = 2000000000, i = -1;
@@ -387,6 +397,7 @@ static void check_budget_and_cancel(cfx_backend backend)
         fprintf(stderr, "%s: %s\n", cfx_backend_name(backend), err ? err : "");
         goto done;
     }
+    if (mode >= 0) CHECK_INT(cfx_set_persistent_mode(e, (cfx_persistent_mode)mode), mode);
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
     /* the budget: 100 iterations run, the 101st stops the run before its body, and no result
@@ -441,6 +452,7 @@ int main(int argc, char **argv)
     int any = 0;
     if (argc > 1 && strcmp(argv[1], "--harness-check") == 0) {
         gpu_backends[0] = CFX_BACKEND_CPU;
+        gpu_labels[0] = "cpu";
         NGPU = 1;
         argc = 1;
     }
@@ -448,7 +460,7 @@ int main(int argc, char **argv)
         why[0] = '\0';
         gpu_ok[b] = cfx_backend_available(gpu_backends[b], why, sizeof why);
         if (gpu_ok[b]) any = 1;
-        else printf("%s: not available: %s\n", cfx_backend_name(gpu_backends[b]), why);
+        else printf("%s: not available: %s\n", gpu_labels[b], why);
     }
     if (!any) {
         printf("skipped: no CUDA backend can run here (%s)\n", why);
@@ -466,6 +478,6 @@ int main(int argc, char **argv)
     for (uint64_t seed = 0; seed < GENERATED; seed++) check_generated(seed);
     printf("generated: %d programs\n", GENERATED);
     for (int b = 0; b < NGPU; b++)
-        if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b]);
+        if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b], gpu_modes[b]);
     return test_finish("gpu_executors");
 }

@@ -1,5 +1,5 @@
 /* gpu_persistent.c: the cuda-persistent executor against the cpu executor, through the public
- * API. Each program runs on both with the same inputs; the status, the stopping position,
+ * API, in both of its modes (the interpreter, then the compiled kernel). Each program runs on both with the same inputs; the status, the stopping position,
  * the iteration count and the printed lines must be the same, integer and bool results
  * identical and real results within 1e-5 relative. The programs are chosen to reach every
  * path of the scheduler: scalar loops on one block, big vectors split across blocks with
@@ -92,6 +92,21 @@ typedef struct side {
     int64_t iterations;
 } side;
 
+/* The mode every cuda-persistent executor here runs in: main runs everything in both. A graph
+ * that calls an application kernel falls back to the interpreter in the compiled mode. */
+static cfx_persistent_mode mode = CFX_PERSISTENT_INTERP;
+static int calls_kernels; /* set while test_calls makes its executors */
+
+static void set_mode(cfx_exec *e, int may_fall_back)
+{
+    int got = cfx_set_persistent_mode(e, mode);
+    if (!may_fall_back && got != (int)mode) {
+        fprintf(stderr, "the %s mode does not run: %s\n", mode == CFX_PERSISTENT_INTERP ? "interpreter" : "compiled",
+                cfx_exec_error(e));
+        CHECK(0);
+    }
+}
+
 static int side_start(side *s, cfx_module *m, int g, cfx_backend b, const char *overrides,
                       int64_t max_iters)
 {
@@ -103,6 +118,8 @@ static int side_start(side *s, cfx_module *m, int g, cfx_backend b, const char *
         cfx_free(err);
         return -1;
     }
+    if (b == CFX_BACKEND_CUDA_PERSISTENT)
+        set_mode(s->e, calls_kernels);
     for (int i = 0; i < cfx_input_count(m, g) && i < 16; i++) {
         cfx_type t = cfx_input_type(m, g, i);
         size_t bytes = (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype);
@@ -411,8 +428,11 @@ static void test_trace(void)
             CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
             CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
             CHECK(strstr(text, "\"tid\":0") != NULL);
-            CHECK(strstr(text, "BINARY") != NULL);
             CHECK(strstr(text, "cuda-persistent") != NULL);
+            if (mode == CFX_PERSISTENT_INTERP) /* one event per record and block */
+                CHECK(strstr(text, "BINARY") != NULL);
+            else /* one span, and how the kernel was built */
+                CHECK(strstr(text, "\"mode\":\"compiled\"") && strstr(text, "\"compile_ms\":"));
             free(text);
         }
     } else {
@@ -487,7 +507,9 @@ static void test_calls(void)
             CHECK(0);
             return;
         }
+        calls_kernels = 1;
         CHECK_INT(side_start(&sd[k], m[k], 0, k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, "n=5", 0), 0);
+        calls_kernels = 0;
     }
     CHECK_INT(cfx_run(sd[0].e), CFX_OK);
     /* asynchronous: the first launch is enqueued, cfx_wait serves the CALL pauses */
@@ -528,6 +550,7 @@ static void test_device_buffers(void)
         cfx_module_free(m);
         return;
     }
+    set_mode(e, 0);
     float x[8];
     int32_t d[5000], q[5000], k = 2, n = 4, c = -1;
     float y = -1.0f;
@@ -585,6 +608,9 @@ int main(void)
         printf("gpu_persistent: skipped: %s\n", why);
         return 77;
     }
+    for (int k = 0; k < 2; k++) {
+    mode = k == 0 ? CFX_PERSISTENT_INTERP : CFX_PERSISTENT_COMPILED;
+    printf("gpu_persistent: the %s mode\n", k == 0 ? "interpreter" : "compiled");
     compare("if_in_while", if_in_while, NULL, "x=0 y=1 i=0", 0, CFX_OK, 0);
     compare("if_in_while random", if_in_while, NULL, "i=-5", 0, CFX_OK, 0);
     compare("vectors", vectors, NULL, "n=7", 0, CFX_OK, 0);
@@ -606,5 +632,6 @@ int main(void)
     test_trace();
     test_calls();
     test_device_buffers();
+    }
     return test_finish("gpu_persistent");
 }
