@@ -2,7 +2,8 @@
  *
  * For each loop below, in one run: the cpu executor (through the public API, as an application
  * runs it), the C that host/cgen.c generates for the graph (compiled with the system C compiler
- * at -O2, loaded, run on an arena laid out as the cpu executor lays it out), the same loop in
+ * at -O2, loaded, run on an arena laid out as the cpu executor lays it out, with a cancel flag
+ * that it reads at every iteration, as the cpu executor does), the same loop in
  * Lua 5.4 (profiling/loops.lua, when a Lua is given), and on a machine with a GPU the
  * cuda-persistent executor in both modes, the interpreter and the compiled kernel. Every runner
  * must agree with the cpu executor's result, which is checked before its time is reported.
@@ -19,6 +20,7 @@
  * finds Lua and runs this.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +242,12 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
         goto done;
     }
     const cfx_slot *in = &p->slots[p->inputs[0]], *res = &p->slots[p->results[0]];
+    exec_atomic_int cancel; /* a real flag, read at every iteration as cfx_run's is */
+    atomic_init(&cancel, 0);
     for (int k = -1; k < repeats; k++) { /* -1: warm-up */
         cgen_host_args a;
         memset(&a, 0, sizeof a);
+        a.cancel = &cancel;
         memset(arena, 0, (size_t)p->arena_bytes);
         memcpy(arena, p->consts, (size_t)p->const_bytes);
         memcpy(arena + in->offset, &n, sizeof n);
