@@ -1,4 +1,5 @@
--- loops.lua: the loops bench_gen times in cfx, written in Lua 5.4 for the same comparison.
+-- loops.lua: the loops bench_gen (and bench_cpu.sh: counter) time in cfx, written in Lua 5.4 for the
+-- same comparison.
 --   lua loops.lua LOOP N REPEATS
 -- Prints one line: `LOOP MEDIAN_SECONDS RESULT` (processor time, os.clock, of one whole run).
 -- The loops are bench_gen.c's graphs statement for statement; Lua's integers are 64-bit, and

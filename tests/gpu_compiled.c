@@ -16,7 +16,6 @@
  * with the reason when NVRTC is missing (CFX_NVRTC=none) or the mode is forced
  * (--persistent-mode interp).
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,35 +70,23 @@ static void compile_source_text(const char *label, const char *text, int both)
     compiled_module_free(&cm);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static int compile_only(void)
 {
-    char why[512], dir[1024], path[2048];
-    char *names[512];
-    int n = 0;
+    char why[512];
+    char *paths[512];
     if (!comp_nvrtc_available(why, sizeof why)) {
         printf("skipped: %s\n", why);
         return 77;
     }
-    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    if (!CHECK(d != NULL))
+    int n = test_graph_files(paths, 512);
+    if (!CHECK(n >= 0))
         return test_finish("gpu_compiled --compile-only");
-    for (struct dirent *e; (e = readdir(d)) != NULL && n < 512;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".cfx") == 0)
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *text = test_read_file(path, NULL);
+        char *text = test_read_file(paths[i], NULL);
         if (CHECK(text != NULL))
-            compile_source_text(path, text, 1);
+            compile_source_text(paths[i], text, 1);
         free(text);
-        free(names[i]);
+        free(paths[i]);
     }
     for (uint64_t seed = 0; seed < GENERATED; seed++) {
         gen_prog *g = malloc(sizeof *g);

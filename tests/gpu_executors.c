@@ -10,7 +10,6 @@
  * thread on a long loop. Exits 77 with the reason when no CUDA backend can run here.
  *
  * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program. */
-#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -310,26 +309,14 @@ static void check_file(const char *path)
     free(text);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void check_graphs_dir(void)
 {
-    char dir[1024], path[2048];
-    char *names[512];
-    int n = 0;
-    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    if (!CHECK(d != NULL)) return;
-    for (struct dirent *ent; (ent = readdir(d)) != NULL && n < 512;) {
-        size_t len = strlen(ent->d_name);
-        if (len > 4 && strcmp(ent->d_name + len - 4, ".cfx") == 0) names[n++] = strdup(ent->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
+    char *paths[512];
+    int n = test_graph_files(paths, 512);
+    if (!CHECK(n >= 0)) return;
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        check_file(path);
-        free(names[i]);
+        check_file(paths[i]);
+        free(paths[i]);
     }
     printf("graphs: %d files\n", n);
 }

@@ -23,7 +23,6 @@
  * test the opposite, an f32 product that adds) and fails unless every mutant is caught.
  *
  * Skips (77) when the build found no C compiler. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -225,28 +224,15 @@ static void add_graph_file(const char *path)
     free(text);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void add_graphs_dir(void)
 {
-    char dir[1024], path[2048];
-    char *names[512];
-    int n = 0;
-    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    if (!CHECK(d != NULL))
+    char *paths[512];
+    int n = test_graph_files(paths, 512);
+    if (!CHECK(n >= 0))
         return;
-    for (struct dirent *e; (e = readdir(d)) != NULL && n < 512;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".cfx") == 0)
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        add_graph_file(path);
-        free(names[i]);
+        add_graph_file(paths[i]);
+        free(paths[i]);
     }
 }
 
@@ -727,22 +713,28 @@ static int run_cpu(const unit *u, const input_set *s, int64_t max_iters, int can
     return cpu_run(&run, &r->out);
 }
 
+/* An arena as the cpu executor lays it out: the constants, zeros, the inputs in their slots. */
+static uint8_t *new_arena(const cfx_prog *p, const input_set *s)
+{
+    uint8_t *arena = calloc(1, (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16));
+    if (!arena)
+        abort();
+    if (p->const_bytes > 0)
+        memcpy(arena, p->consts, (size_t)p->const_bytes);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        memcpy(arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
+    }
+    return arena;
+}
+
 static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, int64_t max_iters, int cancel_mode,
                           result *r)
 {
     const cfx_prog *p = u->prog;
     exec_atomic_int cancel;
     atomic_init(&cancel, cancel_mode == 1);
-    size_t bytes = (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16);
-    r->arena = calloc(1, bytes);
-    if (!r->arena)
-        abort();
-    if (p->const_bytes > 0)
-        memcpy(r->arena, p->consts, (size_t)p->const_bytes);
-    for (int32_t i = 0; i < p->ninputs; i++) {
-        const cfx_slot *sl = &p->slots[p->inputs[i]];
-        memcpy(r->arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
-    }
+    r->arena = new_arena(p, s);
     cgen_host_args a;
     memset(&a, 0, sizeof a);
     a.arena = r->arena;
@@ -771,7 +763,6 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
                      int cancel, unsigned int blocks, uint32_t print_cap, result *r)
 {
     const cfx_prog *p = u->prog;
-    size_t bytes = (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16);
     ck_state st = {0, -1, {0, 0}, 0};
     ck_control ctl;
     ck_sync sync;
@@ -780,16 +771,10 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     memset(&sync, 0, sizeof sync);
     ctl.cancel = cancel;
     ctl.max_iters = max_iters;
-    r->arena = calloc(1, bytes);
+    r->arena = new_arena(p, s);
     uint8_t *publish = calloc(2, (size_t)u->publish_bytes), *prints = malloc(print_cap);
-    if (!r->arena || !publish || !prints)
+    if (!publish || !prints)
         abort();
-    if (p->const_bytes > 0)
-        memcpy(r->arena, p->consts, (size_t)p->const_bytes);
-    for (int32_t i = 0; i < p->ninputs; i++) {
-        const cfx_slot *sl = &p->slots[p->inputs[i]];
-        memcpy(r->arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
-    }
     ck_args a;
     memset(&a, 0, sizeof a);
     a.arena = r->arena;

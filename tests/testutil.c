@@ -1,6 +1,7 @@
 /* testutil.c: checks and reporting shared by the C tests. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,4 +149,31 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
         }
     }
     return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int test_graph_files(char **paths, int cap)
+{
+    char dir[1024];
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < cap;) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".cfx") != 0)
+            continue;
+        paths[n] = malloc(strlen(dir) + len + 2);
+        if (!paths[n])
+            break;
+        sprintf(paths[n++], "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    qsort(paths, (size_t)n, sizeof paths[0], by_name);
+    return n;
 }

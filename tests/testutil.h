@@ -29,6 +29,9 @@ char *test_read_file(const char *path, long *len);
 struct cfx_type;
 int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
                     const struct cfx_type *types, void **inputs, char *err, size_t errlen);
+/* The paths of the .cfx files in graphs/, sorted by name, at most cap of them, each malloc'd
+ * (free() them). Returns how many, or -1 when the folder cannot be read. */
+int test_graph_files(char **paths, int cap);
 /* Sets *r to a record of the given fields, the rest zero, for hand-built programs. */
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,
