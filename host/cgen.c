@@ -149,7 +149,7 @@ typedef struct gen {
     char *err;
     size_t errlen;
     int failed;
-    int depth;       /* nesting of doTree, against CGEN_MAX_DEPTH */
+    int depth;       /* nesting of do_tree, against CGEN_MAX_DEPTH */
     int too_deep;
     int indent;
 
@@ -183,7 +183,7 @@ typedef struct gen {
     int loop_tensors; /* per TICK decision (CUDA): poll at every TICK */
     uint8_t *heavy;   /* per loop header: its body works on tensors */
 
-    ctx stack[CGEN_MAX_DEPTH + 8];
+    ctx stack[2 * CGEN_MAX_DEPTH + 8]; /* a loop and a switch at most per level of do_tree */
     int nctx;
 
     /* CUDA: the interpreter's plan */
@@ -584,7 +584,12 @@ static int plan_regions(gen *g)
 
 /* ==== placement: where each block is written ==================================================== */
 
-
+/* Each reachable block gets a parent, under which it is written: its immediate dominator, or,
+ * for a block a loop or region exits to, that body's header (the block then goes after the
+ * body's statement). A block where paths merge, or one placed after a body, is a follower:
+ * written once after its parent's statement, under a label; any other block is written where
+ * its one predecessor branches to it. Also the followers' lists, and which loops work on
+ * tensors. */
 static int place_blocks(gen *g)
 {
     int32_t nb = g->nb;
@@ -758,11 +763,12 @@ static const char *P(gen *g, texts *t, int32_t s)
     return sb_str(sb);
 }
 
-static void texts_free(texts *t)
+/* Frees the ring; an expression that ran out of memory fails the generation. */
+static void texts_free(gen *g, texts *t)
 {
     for (int i = 0; i < 6; i++) {
         if (t->t[i].oom)
-            t->next = -1;
+            fail(g, "out of memory");
         sb_free(&t->t[i]);
     }
 }
@@ -1214,11 +1220,7 @@ static void record(gen *g, int32_t i)
         fail(g, "internal error: record %d (%s) reached the record writer", (int)i, rec_names[r->kind]);
         break;
     }
-    if (t.next >= 0) {
-        texts_free(&t);
-        if (t.next < 0)
-            fail(g, "out of memory");
-    }
+    texts_free(g, &t);
 }
 
 /* ==== structured emission ======================================================================= */
@@ -1390,7 +1392,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             break;
         }
     }
-    texts_free(&t);
+    texts_free(g, &t);
 }
 
 /* Block x followed by the blocks written after it (ys, in order), each under its label. */
@@ -1580,7 +1582,7 @@ static void dispatch(gen *g)
     line(g, "}");
     g->indent--;
     line(g, "}");
-    texts_free(&t);
+    texts_free(g, &t);
 }
 
 /* The switch tables of the dispatch loop, as static arrays of record indices. */
@@ -1607,8 +1609,6 @@ static void dispatch_tables(gen *g)
 static void function(gen *g, const char *entry, int use_dispatch)
 {
     const cfx_prog *p = g->p;
-    texts t;
-    memset(&t, 0, sizeof t);
     g->halt_used = g->stop_used = 0;
     g->indent = 0;
     g->nctx = 0;
@@ -1687,7 +1687,6 @@ static void function(gen *g, const char *entry, int use_dispatch)
     }
     g->indent--;
     line(g, "}");
-    texts_free(&t);
 }
 
 /* ==== the entry point =========================================================================== */
