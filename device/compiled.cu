@@ -12,7 +12,7 @@
  *
  * NVRTC is loaded with dlopen, so that a machine with the CUDA driver and runtime but no NVRTC
  * still runs everything with the interpreter. The headers the generated code includes
- * (kernels/, compiled_kernel.cuh) are carried by the library as text (compiled_headers.c,
+ * (kernels/, compiled_kernel.cuh) are carried by the module as text (compiled_headers.cu,
  * written by CMake), with stand-ins for <stdint.h> and <math.h>, which NVRTC does not have.
  *
  * Environment: CFX_NVRTC names the NVRTC library to load ("none": as if there were none);
@@ -51,7 +51,7 @@ static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancel
 #define COMP_PRINT_BYTES (1u << 20) /* the print buffer, grown for one big printed value */
 #define COMP_ENTRY "cfx_compiled"
 
-/* compiled_headers.c */
+/* compiled_headers.cu, written by CMake */
 extern "C" const char *const comp_header_names[];
 extern "C" const char *const comp_header_texts[];
 extern "C" const int comp_header_count;
@@ -147,7 +147,7 @@ static void nvrtc_load(void)
     }
 }
 
-extern "C" int comp_nvrtc_available(char *why, size_t len)
+extern "C" int comp_module_nvrtc_available(char *why, size_t len)
 {
     pthread_once(&nvrtc_once, nvrtc_load);
     if (!nvrtc.lib && why && len)
@@ -259,8 +259,8 @@ static double ms_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-extern "C" int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
-                          char *err, size_t errlen)
+extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+                                 double *ms, char *err, size_t errlen)
 {
     strbuf src = {0};
     image im;
@@ -269,7 +269,7 @@ extern "C" int comp_build(const cfx_prog *prog, int arch, int force_dispatch, si
     int rc = -1;
     memset(&im, 0, sizeof im);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (!comp_nvrtc_available(err, errlen))
+    if (!comp_module_nvrtc_available(err, errlen))
         return -1;
     if (cgen_emit(prog, &o, &src, NULL, err, errlen) != 0)
         goto done;
@@ -538,7 +538,7 @@ static void build(comp_exec *x)
         snprintf(x->why, sizeof x->why, "the code generator cannot take this program: %s", err);
         goto done;
     }
-    if (!comp_nvrtc_available(err, sizeof err)) {
+    if (!comp_module_nvrtc_available(err, sizeof err)) {
         snprintf(x->why, sizeof x->why, "%s", err);
         goto done;
     }

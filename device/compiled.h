@@ -1,6 +1,8 @@
 /* compiled.h: the compiled mode of the cuda-persistent executor (device/compiled.cu), as seen
- * from plain C: the checks that need NVRTC but no device, for the tests and the benchmark.
- * The executor itself is dev_compiled_ops (host/exec.h). */
+ * from plain C: the checks that need NVRTC but no device, for the tests and the benchmarks.
+ * They run in the CUDA module, which NVRTC is reached from; libcfx's comp_* load the module
+ * and ask it (device/compiled_probe.c; none.c without CUDA). The executor itself is
+ * dev_compiled_ops (host/exec.h). */
 #ifndef CFX_COMPILED_H
 #define CFX_COMPILED_H
 
@@ -23,6 +25,11 @@ int comp_nvrtc_available(char *why, size_t len);
  * refusal or NVRTC's log). */
 int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms, char *err,
                size_t errlen);
+
+/* The same, inside the module (its table hands them out). */
+int comp_module_nvrtc_available(char *why, size_t len);
+int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+                      char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,9 @@
  * `dispatch` reads the block number `pc` from device memory and sets s = pc and w = 1, or,
  * once pc is -1 (the program halted or stopped), s = out of range (no body runs) and w = 0.
  * The body of case k holds block k's op work, captured from the same launches cuda-host
- * makes (cuBLAS and application kernels included), then the blocks that an unconditional
+ * makes (cuBLAS and application kernels included; should the instantiation refuse
+ * cuBLAS's captured launches inside conditional bodies, the graph is built again with
+ * cfx's own product kernel, see build_checked), then the blocks that an unconditional
  * jump or a fall-through leads to (up to GRAPH_CHAIN_MAX blocks, never around a cycle), and
  * ends with one `step` kernel that evaluates the closing JUMP_FALSE / JUMP_TRUE / SWITCH /
  * JUMP / HALT and writes the next pc. A `while` loop's back-edge therefore runs its head (the
@@ -95,12 +97,15 @@ typedef struct graph_step {
     int32_t record;      /* its index, for the stop position */
     int32_t next;        /* block after this one (fall through, branch not taken) */
     int32_t target;      /* block a taken jump goes to */
-    int32_t bound;       /* CHECK_INDEX: the row count */
+    int32_t bound;       /* CHECK_INDEX: the row count; CHECK_BOUND: what is checked */
     int32_t ncases;      /* SWITCH: cases before the default */
     int32_t dtype;       /* dtype of the operand */
     int32_t pad_;
     const void *operand; /* the slot (or flag) the record reads */
     const int32_t *cases; /* SWITCH: ncases + 1 block numbers on the device */
+    const void *operand2; /* CHECK_BOUND: its second slot (bound says what is checked) */
+    int32_t dtype2;
+    int32_t pad2_;
 } graph_step;
 
 /* ==== device code ========================================================================= */
@@ -174,6 +179,11 @@ static __global__ void graph_guard_kernel(graph_step s, dev_state *st, const gra
     case REC_CHECK_DIVIDE:
         if (k_load_int(s.dtype, s.operand) == 0) graph_stop(st, CFX_STOP_DIVIDE, s.record, 0, 0);
         break;
+    case REC_CHECK_BOUND: {
+        int64_t va = k_load_int(s.dtype, s.operand), vb = k_load_int(s.dtype2, s.operand2);
+        if (!k_bound_ok(s.bound, va, vb)) graph_stop(st, CFX_STOP_INDEX, s.record, va, vb);
+        break;
+    }
     case STEP_DIVIDE_FLAG:
         if (*(const int32_t *)s.operand != 0) graph_stop(st, CFX_STOP_DIVIDE, s.record, 0, 0);
         break;
@@ -264,6 +274,9 @@ typedef struct graphexec {
     struct graph_work *work; /* bodies of conditional nodes still to capture */
     int nwork, capwork;
     int capturing;          /* a capture on `capture` is open (to close it on failure) */
+    int instantiate_failed; /* the last build_graph failed at instantiation */
+    int own_products;       /* products in the bodies use cfx's kernel, not cuBLAS (build_checked) */
+    char note[512];         /* what build_checked fell back to, or "" */
     exec_kernel *kernels;   /* the application kernels the graph was captured with */
     int32_t nkernels;
     int call_failed;        /* a cuda_fn failed at capture: capture again at the next run */
@@ -285,7 +298,7 @@ static double now_us(void)
 static int is_guard(int kind)
 {
     return kind == REC_TICK || kind == REC_ASSERT || kind == REC_CHECK_INDEX ||
-           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP;
+           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP || kind == REC_CHECK_BOUND;
 }
 
 static int is_control(int kind)
@@ -377,7 +390,12 @@ static int guard_of(graphexec *x, int32_t i, graph_step *s, char *err, size_t er
     const cfx_slot *sl = &p->slots[r->a];
     s->operand = x->d.arena + sl->offset;
     s->dtype = sl->dtype;
-    s->bound = r->kind == REC_CHECK_INDEX ? r->b : 0;
+    s->bound = r->kind == REC_CHECK_INDEX ? r->b : r->kind == REC_CHECK_BOUND ? r->d : 0;
+    if (r->kind == REC_CHECK_BOUND) {
+        const cfx_slot *sb = &p->slots[r->b];
+        s->operand2 = x->d.arena + sb->offset;
+        s->dtype2 = sb->dtype;
+    }
     if (r->kind == REC_CHECK_DIVIDE && sl->count > 1) {
         CUDA_TRY(cudaMemsetAsync(&x->g->flag, 0, sizeof(int32_t), x->capture));
         launch_any_zero_kernel<<<launch_grid(sl->count), LAUNCH_THREADS, 0, x->capture>>>(
@@ -649,8 +667,8 @@ static int drain_work(graphexec *x, char *err, size_t errlen)
                                                        cond->dtype, 1);
             CUDA_LAUNCHED();
         }
-        x->capturing = 0;
         CUDA_TRY(cudaStreamEndCapture(x->capture, &captured));
+        x->capturing = 0;
     }
     return 0;
 fail:
@@ -797,8 +815,8 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
                                                cudaStreamCaptureModeThreadLocal));
         x->capturing = 1;
         if (capture_block(x, i, err, errlen) != 0) goto fail;
-        x->capturing = 0;
         CUDA_TRY(cudaStreamEndCapture(x->capture, &captured));
+        x->capturing = 0;
         /* the bodies of the conditional nodes that block's case now holds */
         if (drain_work(x, err, errlen) != 0) goto fail;
     }
@@ -821,16 +839,23 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
                      cudaGetErrorString(e), (int)ip.result_out, (int)t);
             (void)cudaGetLastError();
             x->exec = NULL;
+            x->instantiate_failed = 1;
             goto fail;
         }
     }
     return 0;
 fail:
     if (x->capturing) {
+        /* A capture into a body failed or was invalidated (an application kernel's cuda_fn
+         * may do that). Destroying the parent graph after an invalidated capture into one
+         * of its conditional bodies can crash inside the driver, so the parent is let go
+         * instead: its host-side memory leaks, once per failed build, and the error is
+         * returned as it is. */
         cudaGraph_t dummy = NULL;
         (void)cudaStreamEndCapture(x->capture, &dummy);
         (void)cudaGetLastError();
         x->capturing = 0;
+        x->graph = NULL;
     }
     x->nwork = 0;
     return -1;
@@ -856,6 +881,41 @@ static void drop_graph(graphexec *x)
     if (x->graph) cudaGraphDestroy(x->graph);
     x->exec = NULL;
     x->graph = NULL;
+}
+
+/* 1 if the program has an f32 or f64 product, which launch_record hands to cuBLAS. */
+static int has_blas_products(const cfx_prog *p)
+{
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind == REC_MATMUL && (p->slots[r->a].dtype == CFX_F32 || p->slots[r->a].dtype == CFX_F64))
+            return 1;
+    }
+    return 0;
+}
+
+/* build_graph, with the one fallback it has. Every product sits inside a conditional body
+ * (the whole program is WHILE { SWITCH { ... } }), and cuBLAS picks its kernels and their
+ * launch attributes itself: one whose capture carries an attribute that bodies refuse
+ * (programmatic dependent launch, say) fails at instantiation, and then every run with `@`
+ * would fail. The check is the instantiation itself: when it fails and the program has
+ * cuBLAS products, the graph is built again with cfx's own product kernel in the bodies
+ * (blas_matmul without a context), which bodies accept, and `note` says so. */
+static int build_checked(graphexec *x, char *err, size_t errlen)
+{
+    char first[256];
+    x->instantiate_failed = 0;
+    if (build_graph(x, err, errlen) == 0) return 0;
+    if (!x->instantiate_failed || x->own_products || !has_blas_products(x->prog)) return -1;
+    snprintf(first, sizeof first, "%s", err);
+    drop_graph(x);
+    x->own_products = 1;
+    x->env.blas = NULL;
+    if (build_graph(x, err, errlen) != 0) return -1;
+    snprintf(x->note, sizeof x->note,
+             "products use cfx's own kernel inside the conditional bodies: the graph with cuBLAS's was "
+             "refused (%s)", first);
+    return 0;
 }
 
 static void graph_destroy(void *self)
@@ -931,7 +991,7 @@ static void *graph_create(const cfx_prog *prog, char *err, size_t errlen)
      * kernels are known; any other is built now, so a build failure is reported here. */
     if (prog->nkernels == 0) {
         prof_push("build graph");
-        int rc = build_graph(x, err, errlen);
+        int rc = build_checked(x, err, errlen);
         prof_pop();
         if (rc != 0) goto fail;
     }
@@ -986,7 +1046,7 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
         }
         if (run->kernels) memcpy(x->kernels, run->kernels, sizeof(exec_kernel) * (size_t)p->nkernels);
         x->nkernels = p->nkernels;
-        if (build_graph(x, err, errlen) != 0) {
+        if (build_checked(x, err, errlen) != 0) {
             free(x->kernels);
             x->kernels = NULL;
             drop_graph(x);

@@ -241,6 +241,16 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
             }
             break;
         }
+        case REC_CHECK_BOUND: {
+            int64_t va, vb;
+            if (read_int(h, r->a, stream, &va, err, errlen) != 0) goto fail;
+            if (read_int(h, r->b, stream, &vb, err, errlen) != 0) goto fail;
+            if (!k_bound_ok(r->d, va, vb)) {
+                stop(out, CFX_STOP_INDEX, pc, va, vb);
+                done = 1;
+            }
+            break;
+        }
         case REC_CHECK_DIVIDE: {
             int zero = 0;
             if (any_zero(h, r->a, stream, &zero, err, errlen) != 0) goto fail;

@@ -1,17 +1,9 @@
 /* persistent_kernel.cuh: the cuda-persistent executor's device side, the record dispatch loop
- * that one launch runs: the grid barrier, the private copies, the block reduction, the
- * tiled matmul, the elementwise family and persist_kernel itself, with the sizes, buffers and
- * argument struct it shares with the host side. Read persistent.cu's top comment first for
- * the executor as a whole; persistent.cu is the host side and the only file that includes
- * this one.
- *
- * Why our own barrier and not cooperative groups' grid.sync(): a cooperative launch forbids
- * device-side launches, and the design keeps those possible for large work. The barrier is
- * an arrival counter and a generation number with fences (scheduler.h explains when it is
- * passed); a block spinning in it also watches the run's status, so a block that stopped
- * the run never leaves the others waiting, and block 0 polls the host's cancel flag there
- * and at every TICK (rate-limited by the global timer), so a cancel lands within a
- * fraction of a millisecond even in a loop that never ends.
+ * that one launch runs: the private copies, the block reduction, the tiled matmul, the
+ * elementwise family and persist_kernel itself, with the sizes, buffers and argument struct
+ * it shares with the host side. The grid barrier and the status and cancel polls are
+ * grid_barrier.cuh's. Read persistent.cu's top comment first for the executor as a whole;
+ * persistent.cu is the host side and the only file that includes this one.
  *
  * MATMUL runs inline, tiled through shared memory, with each block taking a share of the
  * output tiles. Not cuBLAS: its device-side API is gone (CUDA 10 removed it), and a host
@@ -26,30 +18,24 @@
 #include <string.h>
 
 #include "dev.h"
+#include "grid_barrier.cuh"
 #include "kernels.h"
 #include "program.h"
 #include "scheduler.h"
 
 /* ==== shared with the host side ============================================================ */
 
-#define P_THREADS 256
-#define P_MAX_BLOCKS_PER_SM 2           /* more blocks only make the barrier slower */
 #define P_SHARED_PRIV_MAX 32768         /* private copies above this go to global memory */
-/* Cancel and status polls at most this often: a read of host-mapped memory crosses PCIe
- * (about a microsecond), so polling at every TICK would slow a tight one-block loop by
- * half; every 100 us costs about 1% and still stops a run within a fraction of a ms. */
-#define P_POLL_NS 100000ull
 #define P_PRINT_BYTES (1u << 20)        /* print buffer, grown for one big printed value */
 #define P_TRACE_PER_BLOCK 8192          /* trace events kept per block and run */
-#define P_STATUS_PAUSE (-1)             /* the launch ended at a CALL or a full print buffer */
+#define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* the launch ended at a CALL or a full print buffer */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
 static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
 
 /* Device memory the blocks share besides the program's own. */
 typedef struct persist_sync {
-    unsigned int bar_count;        /* grid barrier: blocks arrived */
-    unsigned int bar_gen;          /* grid barrier: generation, bumped by the last to arrive */
+    persist_bar bar;               /* the grid barrier */
     int32_t resume_pc;             /* after a pause: the record it ended at */
     int32_t resume_region;         /* and the region block 0 was in, or -1 */
     uint32_t print_used;           /* bytes of print entries, written by block 0 at the end */
@@ -100,27 +86,11 @@ typedef struct persist_args {
 
 /* ==== device side ========================================================================== */
 
-__device__ __forceinline__ unsigned long long now_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ int32_t load_status(const dev_state *s)
-{
-    return *(volatile const int32_t *)&s->status;
-}
-
-/* Thread 0 only. The first stop wins; later ones (the same stop raised by other blocks,
- * or anything after a cancel) change nothing. */
+/* Thread 0 only: persist_claim_stop, and a pause's resume point beside it. */
 __device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, int64_t d0,
                            int64_t d1, int32_t region)
 {
-    if (atomicCAS((int *)&a.state->status, CFX_OK, status) == CFX_OK) {
-        a.state->record = pc;
-        a.state->detail[0] = d0;
-        a.state->detail[1] = d1;
+    if (persist_claim_stop(a.state, status, pc, d0, d1)) {
         if (status == P_STATUS_PAUSE) {
             a.sync->resume_pc = pc;
             a.sync->resume_region = region;
@@ -129,57 +99,14 @@ __device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, in
     }
 }
 
-/* Thread 0 of block 0: the host's cancel flag, at most every P_POLL_NS. */
-__device__ void poll_cancel(const persist_args &a, unsigned long long *last, int32_t pc)
+__device__ __forceinline__ void poll_cancel(const persist_args &a, unsigned long long *last, int32_t pc)
 {
-    unsigned long long t = now_ns();
-    if (t - *last < P_POLL_NS)
-        return;
-    *last = t;
-    if (a.control->cancel)
-        raise_stop(a, CFX_STOP_CANCELLED, pc, 0, 0, -1);
+    persist_poll_cancel(a.state, a.control, last, pc);
 }
 
-/* The grid barrier. Returns 1 (in every thread of the block) when the run was stopped while
- * waiting: the block must end. The fences make the writes of every block before the
- * barrier visible to every block after it (as cooperative groups' grid sync does). */
-__device__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
+__device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
-    __shared__ int s_stop;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        persist_sync *s = a.sync;
-        int stop = 0;
-        unsigned int gen = *(volatile unsigned int *)&s->bar_gen;
-        __threadfence();
-        if (atomicAdd(&s->bar_count, 1u) == gridDim.x - 1) {
-            atomicExch(&s->bar_count, 0u);
-            __threadfence();
-            atomicAdd(&s->bar_gen, 1u);
-        } else {
-            unsigned int spins = 0;
-            while (*(volatile unsigned int *)&s->bar_gen == gen) {
-                if (load_status(a.state) != CFX_OK) {
-                    /* A stop seen while the generation still looked old may have been raised
-                     * after this barrier completed (a block that passed it went on to a CALL
-                     * or a full PRINT and paused). The two loads are unordered, so look at
-                     * the generation again behind a fence: if the barrier did complete, pass
-                     * it and end at the stopping record like every other block. Otherwise
-                     * block 0 would leave without storing its private copies at a pause and
-                     * the next launch would reload stale scalars. */
-                    __threadfence();
-                    stop = *(volatile unsigned int *)&s->bar_gen == gen;
-                    break;
-                }
-                if (blockIdx.x == 0 && (++spins & 63u) == 0)
-                    poll_cancel(a, last_poll, pc);
-            }
-        }
-        __threadfence();
-        s_stop = stop;
-    }
-    __syncthreads();
-    return s_stop;
+    return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
 }
 
 __device__ __forceinline__ uint8_t *slot_ptr(const persist_args &a, uint8_t *priv, int32_t s)
@@ -353,6 +280,31 @@ __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_
             k_copy_bytes(A + row * len * size, C, e * size, (e + 1) * size);
         break;
     }
+    case REC_BROADCAST: {
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        k_bshape sh = rec_bshape(&sl[r.a], &sl[r.b]);
+        for (; e < hi; e += T)
+            k_broadcast(dtype_size(sl[r.a].dtype), A, B, &sh, e, e + 1);
+        break;
+    }
+    case REC_GET_ITEM: {
+        int64_t size = dtype_size(sl[r.a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r.c].dtype, slot_ptr(a, priv, r.c)),
+                                    k_load_int(sl[r.d].dtype, slot_ptr(a, priv, r.d)), sl[r.b].dims[0]);
+        const uint8_t *B = slot_ptr(a, priv, r.b) + item * sl[r.a].count * size;
+        for (; e < hi; e += T)
+            k_copy_bytes(A, B, e * size, (e + 1) * size);
+        break;
+    }
+    case REC_SET_ITEM: {
+        int64_t size = dtype_size(sl[r.a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r.b].dtype, slot_ptr(a, priv, r.b)),
+                                    k_load_int(sl[r.d].dtype, slot_ptr(a, priv, r.d)), sl[r.a].dims[0]);
+        const uint8_t *C = slot_ptr(a, priv, r.c);
+        for (; e < hi; e += T)
+            k_copy_bytes(A + item * sl[r.c].count * size, C, e * size, (e + 1) * size);
+        break;
+    }
     default:
         break;
     }
@@ -425,7 +377,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         const cfx_record r = a.records[pc];
         const unsigned f = a.flags[pc];
         const int32_t sb = sched_block(&c), sn = sched_nblocks(&c);
-        const unsigned long long t0 = a.trace && tid == 0 ? now_ns() : 0;
+        const unsigned long long t0 = a.trace && tid == 0 ? persist_now_ns() : 0;
         int32_t next = pc + 1;
 
         switch (r.kind) {
@@ -446,12 +398,13 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_TICK:
             if (tid == 0) {
                 int stopped = 0;
-                unsigned long long t = now_ns();
+                unsigned long long t = persist_now_ns();
                 if (t - last_poll >= P_POLL_NS) {
                     if (block == 0)
                         poll_cancel(a, &last_poll, pc);
                     last_poll = t;
-                    stopped = load_status(a.state) != CFX_OK;
+                    /* a pause is no reason to leave here: sched_leave_at_tick */
+                    stopped = sched_leave_at_tick(persist_load_status(a.state));
                 }
                 s_flag = stopped;
             }
@@ -476,6 +429,16 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             if (v < -(int64_t)r.b || v >= (int64_t)r.b) {
                 if (tid == 0)
                     raise_stop(a, CFX_STOP_INDEX, pc, v, r.b, -1);
+                goto out;
+            }
+            break;
+        }
+        case REC_CHECK_BOUND: {
+            int64_t va = k_load_int(a.slots[r.a].dtype, slot_ptr(a, priv, r.a));
+            int64_t vb = k_load_int(a.slots[r.b].dtype, slot_ptr(a, priv, r.b));
+            if (!k_bound_ok(r.d, va, vb)) {
+                if (tid == 0)
+                    raise_stop(a, CFX_STOP_INDEX, pc, va, vb, -1);
                 goto out;
             }
             break;
@@ -607,7 +570,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                 persist_event *ev = &a.trace[(size_t)block * a.trace_cap + ntrace];
                 ev->record = pc;
                 ev->t0 = t0;
-                ev->t1 = now_ns();
+                ev->t1 = persist_now_ns();
             }
             ntrace++;
         }

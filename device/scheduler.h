@@ -123,7 +123,11 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_WHERE:
     case REC_TRANSPOSE:
     case REC_GET_ROW:
+    case REC_GET_ITEM:
+    case REC_BROADCAST:
         return slots[r->a].count;
+    case REC_SET_ITEM:
+        return slots[r->c].count;
     case REC_SET_ROW:
         return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
     case REC_REDUCE:
@@ -226,6 +230,29 @@ CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *tab
     }
 }
 
+/* ---- the run's status, as the blocks see it --------------------------------------------- */
+
+/* A launch that ends early on purpose (at a CALL the host runs, or a full print buffer)
+ * sets the run's status to this value, which is no cfx_status: the host serves the pause
+ * and launches again. */
+#define SCHED_STATUS_PAUSE (-1)
+/* Blocks look at the run's status at a TICK at most this often (block 0 also reads the
+ * host's cancel flag then, across PCIe): every 100 us costs a tight loop about 1% and still
+ * stops a run within a fraction of a millisecond. */
+#define SCHED_POLL_NS 100000ull
+
+/* At a TICK a block has just read the run's status: does it end its walk there? Only for a
+ * stop. A pause is raised at a record that every block reaches on its own path (a CALL
+ * outside regions, a PRINT that every block walking it finds full), and block 0 must get
+ * there to write its private copies back; a block 0 that left at the TICK instead (it
+ * reads the status after its slow read of the cancel flag, when a faster block may already
+ * have paused) would lose its scalars, and the next launch would resume with stale loop
+ * counters. tests/test_sched.c makes block 0 that late at every launch. */
+CFX_HD int sched_leave_at_tick(int32_t status)
+{
+    return status != CFX_OK && status != SCHED_STATUS_PAUSE;
+}
+
 /* One TICK: counts the iteration and says whether the budget is spent (returns 1: stop
  * with limit before running the iteration). The budget allows exactly max_iters ticks. */
 CFX_HD int sched_tick(uint64_t *iterations, int64_t max_iters)
@@ -307,6 +334,23 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     case REC_CHECK_STEP:
         ACC(r->a, SA_R_WHOLE);
         break;
+    case REC_CHECK_BOUND:
+        ACC(r->a, SA_R_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_GET_ITEM:
+        ACC(r->a, SA_W_ALIGNED);
+        ACC(r->b, SA_R_WHOLE);
+        ACC(r->c, SA_R_WHOLE);
+        ACC(r->d, SA_R_WHOLE);
+        break;
+    case REC_SET_ITEM:
+        /* an item of a, split over the item's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        ACC(r->b, SA_R_WHOLE);
+        RD(r->c);
+        ACC(r->d, SA_R_WHOLE);
+        break;
     case REC_UNARY:
     case REC_COPY:
     case REC_CAST:
@@ -316,6 +360,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         RD(r->b);
         break;
     case REC_TRANSPOSE:
+    case REC_BROADCAST:
         ACC(r->a, SA_W_ALIGNED);
         ACC(r->b, SA_R_WHOLE);
         break;

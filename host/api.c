@@ -318,25 +318,27 @@ char *cfx_dump(const cfx_module *m, int graph)
 
 /* ---- backends --------------------------------------------------------------------------- */
 
-static const exec_ops *backend_ops(cfx_backend b)
+/* The executor of backend b, or NULL with the reason in why. A CUDA backend's executors are
+ * loaded here on first use (device/loader.c), and only here, so a process that never asks
+ * for one loads nothing of CUDA. */
+static const exec_ops *backend_ops(cfx_backend b, char *why, size_t len)
 {
     switch (b) {
     case CFX_BACKEND_CPU:
         return &cpu_exec_ops;
     case CFX_BACKEND_CUDA_HOST:
-        return &dev_host_ops;
     case CFX_BACKEND_CUDA_GRAPH:
-        return &dev_graph_ops;
     case CFX_BACKEND_CUDA_PERSISTENT:
-        return &dev_compiled_ops; /* both modes; the interpreter is dev_persistent_ops */
+        return dev_ops(b, why, len);
     default:
+        snprintf(why, len, "unknown backend %d", (int)b);
         return NULL;
     }
 }
 
 int cfx_backend_available(cfx_backend b, char *why, size_t len)
 {
-    char local[256];
+    char local[512];
     if (!why || len == 0) {
         why = local;
         len = sizeof local;
@@ -344,12 +346,8 @@ int cfx_backend_available(cfx_backend b, char *why, size_t len)
     why[0] = '\0';
     if (b == CFX_BACKEND_AUTO || b == CFX_BACKEND_CPU)
         return 1;
-    const exec_ops *ops = backend_ops(b);
-    if (!ops) {
-        snprintf(why, len, "unknown backend %d", (int)b);
-        return 0;
-    }
-    return ops->available(why, len) ? 1 : 0;
+    const exec_ops *ops = backend_ops(b, why, len);
+    return ops && ops->available(why, len) ? 1 : 0;
 }
 
 /* ---- executors -------------------------------------------------------------------------- */
@@ -443,23 +441,21 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
                  m->cm.graphs[graph].nresults, (int)p->ninputs, (int)p->nresults);
         goto fail;
     }
-    if (backend == CFX_BACKEND_AUTO) {
-        char why[256];
-        backend = dev_persistent_ops.available(why, sizeof why) && kernels_have_cuda(m, p)
+    /* kernels first: a graph that cannot run on CUDA loads nothing of it */
+    if (backend == CFX_BACKEND_AUTO)
+        backend = kernels_have_cuda(m, p) &&
+                          cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, NULL, 0)
                       ? CFX_BACKEND_CUDA_PERSISTENT
                       : CFX_BACKEND_CPU;
-    }
-    const exec_ops *ops = backend_ops(backend);
-    if (!ops) {
+    if ((int)backend < CFX_BACKEND_CPU || backend > CFX_BACKEND_CUDA_PERSISTENT) {
         snprintf(msg, sizeof msg, "unknown backend %d", (int)backend);
         goto fail;
     }
-    if (backend != CFX_BACKEND_CPU) {
-        char why[256] = "";
-        if (!ops->available(why, sizeof why)) {
-            snprintf(msg, sizeof msg, "backend %s is not available: %s", cfx_backend_name(backend), why);
-            goto fail;
-        }
+    char why[400] = "";
+    const exec_ops *ops = backend_ops(backend, why, sizeof why);
+    if (!ops || (backend != CFX_BACKEND_CPU && !ops->available(why, sizeof why))) {
+        snprintf(msg, sizeof msg, "backend %s is not available: %s", cfx_backend_name(backend), why);
+        goto fail;
     }
     e = calloc(1, sizeof *e);
     if (!e)

@@ -11,11 +11,19 @@
 
 #define CHUNK_BYTES ((size_t)64 * 1024)
 
+/* Every allocation is a whole number of ALIGN bytes, so all are aligned for what the tree and
+ * the checker keep (pointers, int64_t, double); not max_align_t's 16, which would pad every
+ * node and note. */
+#define ALIGN ((size_t)8)
+_Static_assert(_Alignof(ast_node) <= ALIGN && _Alignof(cfx_type) <= ALIGN && _Alignof(double) <= ALIGN &&
+                   _Alignof(int64_t) <= ALIGN && _Alignof(void *) <= ALIGN,
+               "the arena's alignment covers what it holds");
+
 typedef struct chunk {
     struct chunk *next;
     size_t cap;  /* bytes in data */
     size_t used; /* bytes handed out */
-    max_align_t data[]; /* every allocation is a whole number of max_align_t, so all are aligned */
+    uint64_t data[];
 } chunk;
 
 struct ast_arena {
@@ -39,10 +47,9 @@ void *ast_alloc(ast_arena *a, size_t bytes)
 {
     if (!a || bytes > SIZE_MAX / 4)
         return NULL;
-    size_t unit = sizeof(max_align_t);
-    size_t size = (bytes + unit - 1) / unit * unit;
+    size_t size = (bytes + ALIGN - 1) / ALIGN * ALIGN;
     if (size == 0)
-        size = unit;
+        size = ALIGN;
     chunk *c = a->head;
     if (!c || c->cap - c->used < size) {
         if (size > CHUNK_BYTES / 4) {

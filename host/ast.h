@@ -21,46 +21,63 @@ enum ast_kind {
     AST_NAME,     /* name */
     AST_UNARY,    /* op (OP_NEG, OP_NOT), a */
     AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
-    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes) */
+    AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes); flag
+                     AST_F_METHOD: `r.name(args)`, with the receiver r as list[0] */
     AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
-    AST_TYPE,     /* type; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
+    AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
+    AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
+    AST_ATTR,     /* a.name: `x.shape` */
+    AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
-                     several targets only with a call value: `a, b = f(x)` */
+                     several targets only with a call value: `a, b = f(x)`;
+                     flag AST_F_AUG: `t op= E`, with op and a = BINARY(op, a read of t, E) */
     AST_IF,       /* list = arms, each an AST_ARM; the last arm may have a == NULL (else) */
     AST_ARM,      /* a = condition (NULL for else), b = block */
     AST_WHILE,    /* a = condition, b = block */
     AST_FOR_RANGE,/* name = loop variable, a = start, b = stop, c = step (NULL: 1), d = block */
-    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block */
+    AST_FOR_EACH, /* name = loop variable, a = the tensor iterated, d = block; with several
+                     loop variables (`for i, x in enumerate(xs)`) list = all of them, as
+                     AST_NAME nodes, and name = the first */
     AST_SWITCH,   /* a = the i32 expression, list = AST_CASE nodes in source order */
     AST_CASE,     /* ival = case value, b = block; flag AST_F_DEFAULT for `default` */
     AST_BREAK,
     AST_CONTINUE,
-    AST_RETURN,
+    AST_RETURN,   /* a = the value (an expression or an AST_TUPLE), or NULL for a bare return;
+                     the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
 };
 
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
+#define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
+#define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
 
+/* Compile memory is about one node and one check_note per name, literal, operator, call
+ * and statement, so a node is kept small: fields that no kind uses together share storage,
+ * and a written type (AST_TYPE) is kept in `ty`, which the checker never sets for it. */
 typedef struct ast_node ast_node;
 struct ast_node {
     uint8_t kind;   /* enum ast_kind */
-    uint8_t op;     /* enum op_kind, for AST_UNARY and AST_BINARY */
+    uint8_t op;     /* enum op_kind, for AST_UNARY, AST_BINARY and an augmented AST_ASSIGN */
     uint16_t flags; /* AST_F_* */
     int line, col;  /* of the node's first token (for a binary node: of its operator) */
-    const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
-    const char *str;  /* AST_STRING */
-    int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
-    double rval;      /* AST_REAL */
-    cfx_type type;    /* AST_TYPE */
+    int nlist;
+    union {
+        const char *name; /* AST_NAME, AST_CALL, AST_FOR_*: arena string */
+        const char *str;  /* AST_STRING */
+    };
+    union {
+        int64_t ival;     /* AST_INT (always >= 0: `-5` is AST_UNARY NEG of 5), AST_BOOL, AST_CASE */
+        double rval;      /* AST_REAL */
+    };
     ast_node *a, *b, *c, *d;
     ast_node **list;
-    int nlist;
 
     /* ---- checker: filled by check.c, read by lower.c ---- */
-    cfx_type ty;      /* type of an expression */
+    cfx_type ty;      /* type of an expression; for AST_TYPE, the type written */
     void *note;       /* the checker's own annotation; lower.c and check.c agree on it */
 };
 

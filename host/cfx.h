@@ -122,7 +122,8 @@ typedef enum cfx_backend {
 const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ... */
 int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknown */
 /* 1 if the backend can run here; otherwise 0 and a reason ("cfx was built without CUDA",
- * "no CUDA device is present") in why. AUTO is always available. */
+ * "no CUDA device is present (...)", "the CUDA executors cannot be loaded: ...") in why.
+ * AUTO is always available. Asking about a CUDA backend may load the CUDA libraries. */
 int cfx_backend_available(cfx_backend b, char *why, size_t len);
 
 typedef struct cfx_exec cfx_exec;

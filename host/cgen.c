@@ -91,6 +91,17 @@ static const char *kdtype(int dt)
     }
 }
 
+/* The op's name in kernels/ops.h's enum (OP_ADD), which the generated code includes. */
+static const char *op_ident(int op)
+{
+    static const char *const names[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) "OP_" #name,
+        CFX_OPS(X)
+#undef X
+    };
+    return op >= 0 && op < OP_COUNT ? names[op] : "OP_COUNT";
+}
+
 /* The stem of the scalar function of an op (k_STEM_SFX), from kernels/elementwise.h's lists,
  * so that the generator offers exactly the functions that exist; NULL if there is none. */
 #define CGEN_STEM(o, s, b) case o: return #s;
@@ -847,7 +858,7 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
     if (dot)
         snprintf(op, sizeof op, "OP_SUM");
     else
-        snprintf(op, sizeof op, "%d", r->op);
+        snprintf(op, sizeof op, "%s", op_ident(r->op));
     const char *A = P(g, t, r->a), *B = P(g, t, r->b), *C = dot ? P(g, t, r->c) : "";
     line(g, "{");
     g->indent++;
@@ -1091,7 +1102,7 @@ static void record(gen *g, int32_t i)
             line(g, "s%d = k_%s_%s(%s);", (int)r->a, unary_stem(r->op, r->dtype), suffix(r->dtype),
                  V(g, &t, r->b));
         } else {
-            snprintf(buf, sizeof buf, "k_unary(%d, %s, %s, %s, %%s, %%s)", r->op, kdtype(r->dtype),
+            snprintf(buf, sizeof buf, "k_unary(%s, %s, %s, %s, %%s, %%s)", op_ident(r->op), kdtype(r->dtype),
                      P(g, &t, r->a), P(g, &t, r->b));
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
@@ -1101,7 +1112,7 @@ static void record(gen *g, int32_t i)
             line(g, "s%d = k_%s_%s(%s, %s);", (int)r->a, binary_stem(r->op, r->dtype), suffix(r->dtype),
                  V(g, &t, r->b), V(g, &t, r->c));
         } else {
-            snprintf(buf, sizeof buf, "k_binary(%d, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)", r->op,
+            snprintf(buf, sizeof buf, "k_binary(%s, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)", op_ident(r->op),
                      kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].count,
                      P(g, &t, r->c), (long long)sl[r->c].count);
             ranged(g, i, r->a, sl[r->a].count, buf);

@@ -39,18 +39,41 @@
 #define CHECK_CALL_KERNEL -2 /* a registered kernel: check_note.kernel */
 #define CHECK_CALL_ASSERT -3
 #define CHECK_CALL_PRINT -4
+#define CHECK_CALL_METHOD -5 /* a list method: name "append" or "pop"; check_note.list */
+#define CHECK_CALL_STACK -6  /* stack(xs): check_note.list */
+#define CHECK_CALL_RESHAPE -7 /* reshape(x, [d0, ...]) or x.reshape([d0, ...]): the call's type */
 /* >= 0: a graph of the module, by index; the call is inlined */
 
-typedef struct check_note {
+/* What a for-each loop walks (check_note.iter). */
+#define CHECK_ITER_PLAIN 0     /* a tensor's rows or a list's items */
+#define CHECK_ITER_ENUMERATE 1 /* enumerate(it): the position and the row or item */
+#define CHECK_ITER_ZIP 2       /* zip(it, ...): a row or item of each, as long as the shortest */
+
+/* A list variable of a graph: bounded, with a capacity known at compile time and a length
+ * that lives in a slot of its own at run time. */
+typedef struct check_list {
+    const char *name;     /* the variable */
+    const char *len_name; /* "len(NAME)": the variable that holds its length */
+    cfx_type item;        /* the items' type, fixed by the first item the graph gives it */
+    int typed;            /* item is known */
+    int64_t cap;          /* capacity: declared with list(TYPE, N), or inferred (check.c) */
+    int declared;
+    int id;               /* a list's type in the checker is {rank -1, dims[0] = id} */
+} check_list;
+
+typedef struct check_note { /* the ints first: no padding, as there is one note per node */
     /* expressions */
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
-    int64_t ival;  /* the value of a known integer or bool expression */
-    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
-    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
+    int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
+    /* expressions */
+    int64_t ival;  /* the value of a known integer or bool expression */
+    double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
+    const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
+    check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
 } check_note;
 
 /* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.
@@ -63,6 +86,8 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
 /* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
  * loop variable. */
 int check_assigns(const ast_node *n, const char *name);
+/* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
+int check_mutates_list(const ast_node *n, const char *name);
 
 /* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
 char *check_type_str(const cfx_type *t, char *buf, size_t len);

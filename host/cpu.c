@@ -323,6 +323,25 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
         memcpy(A + i * bytes, C, (size_t)bytes);
         break;
     }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
+        k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, 0, COUNT(r->a));
+        break;
+    }
+    case REC_GET_ITEM: {
+        int64_t i = k_item_index(k_load_int(slots[r->c].dtype, C), k_load_int(slots[r->d].dtype, D),
+                                 slots[r->b].dims[0]);
+        int64_t bytes = slot_bytes(&slots[r->a]);
+        memcpy(A, B + i * bytes, (size_t)bytes);
+        break;
+    }
+    case REC_SET_ITEM: {
+        int64_t i = k_item_index(k_load_int(slots[r->b].dtype, B), k_load_int(slots[r->d].dtype, D),
+                                 slots[r->a].dims[0]);
+        int64_t bytes = slot_bytes(&slots[r->c]);
+        memcpy(A + i * bytes, C, (size_t)bytes);
+        break;
+    }
     default:
         break;
     }
@@ -424,6 +443,13 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
                 int64_t v = k_load_int(slots[r->a].dtype, x->a), rows = r->b;
                 if (v < -rows || v >= rows)
                     STOP(CFX_STOP_INDEX, v, rows);
+                x++;
+                break;
+            }
+            case REC_CHECK_BOUND: {
+                int64_t va = k_load_int(slots[r->a].dtype, x->a), vb = k_load_int(slots[r->b].dtype, x->b);
+                if (!k_bound_ok(r->d, va, vb))
+                    STOP(CFX_STOP_INDEX, va, vb);
                 x++;
                 break;
             }

@@ -2,7 +2,9 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void diag_init(diag *d, const char *file, const char *src, size_t len)
 {
@@ -13,31 +15,63 @@ void diag_init(diag *d, const char *file, const char *src, size_t len)
     d->out = (strbuf){0};
 }
 
-/* Appends source line `line` and a caret under `col`. Tabs in the line are kept in the
- * caret's indentation so the caret lines up in a terminal. */
+/* Whether byte c is echoed as itself; any other is shown as \xNN. A tab is kept so the
+ * caret line, indented with the same tabs, lines up in a terminal. */
+static int prints(unsigned char c) { return c == '\t' || (c >= 32 && c < 127); }
+
+/* Appends bytes [from, to) of the source, escaped. */
+static void echo_bytes(strbuf *o, const char *src, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++) {
+        unsigned char c = (unsigned char)src[k];
+        if (prints(c))
+            sb_append(o, (const char *)&c, 1);
+        else
+            sb_printf(o, "\\x%02X", (unsigned)c);
+    }
+}
+
+/* Appends source line `line` and a caret under `col`: the whole line, or a window of
+ * DIAG_ECHO_WINDOW bytes around the caret with "..." where the line was cut. */
 static void show_line(diag *d, int line, int col)
 {
     if (!d->src || line < 1)
         return;
     size_t i = 0;
-    for (int l = 1; l < line && i < d->len; i++)
-        if (d->src[i] == '\n')
-            l++;
-    if (i >= d->len && line > 1 && (i == 0 || d->src[i - 1] != '\n'))
-        return;
-    size_t end = i;
-    while (end < d->len && d->src[end] != '\n' && d->src[end] != '\r')
-        end++;
-    strbuf *o = &d->out;
-    /* bytes that do not print (a binary file) are shown as '?' so the terminal stays sane */
-    for (size_t k = i; k < end; k++) {
-        unsigned char c = (unsigned char)d->src[k];
-        char ch = (c == '\t' || (c >= 32 && c < 127) || c >= 128) ? (char)c : '?';
-        sb_append(o, &ch, 1);
+    for (int l = 1; l < line; l++) {
+        while (i < d->len && !diag_break(d->src, d->len, i))
+            i++;
+        if (i >= d->len)
+            return; /* no such line */
+        i += diag_break(d->src, d->len, i);
     }
+    size_t end = i;
+    while (end < d->len && !diag_break(d->src, d->len, end))
+        end++;
+    size_t caret = col > 1 ? (size_t)(col - 1) : 0;
+    if (caret > end - i)
+        caret = end - i;
+    caret += i;
+    size_t from = i, to = end;
+    if (end - i > DIAG_ECHO_WINDOW) {
+        from = caret - i > DIAG_ECHO_WINDOW / 2 ? caret - DIAG_ECHO_WINDOW / 2 : i;
+        to = end - from > DIAG_ECHO_WINDOW ? from + DIAG_ECHO_WINDOW : end;
+        if (to - from < DIAG_ECHO_WINDOW)
+            from = to - DIAG_ECHO_WINDOW;
+    }
+    strbuf *o = &d->out;
+    if (from > i)
+        sb_puts(o, "...");
+    echo_bytes(o, d->src, from, to);
+    if (to < end)
+        sb_puts(o, "...");
     sb_puts(o, "\n");
-    for (size_t k = i; k < end && (int)(k - i) < col - 1; k++)
-        sb_append(o, d->src[k] == '\t' ? "\t" : " ", 1);
+    if (from > i)
+        sb_puts(o, "   ");
+    for (size_t k = from; k < caret; k++) {
+        unsigned char c = (unsigned char)d->src[k];
+        sb_puts(o, c == '\t' ? "\t" : prints(c) ? " " : "    ");
+    }
     sb_puts(o, "^\n");
 }
 
@@ -48,11 +82,14 @@ void diag_error(diag *d, int line, int col, const char *fmt, ...)
         return;
     }
     sb_printf(&d->out, "%s:%d:%d: error: ", d->file ? d->file : "<input>", line, col);
+    char msg[DIAG_MAX_MESSAGE + 1];
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(&d->out, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    sb_puts(&d->out, "\n");
+    /* a message quotes names and text from the source: escaped and cut like the echo */
+    echo_bytes(&d->out, msg, 0, strlen(msg));
+    sb_puts(&d->out, n > DIAG_MAX_MESSAGE ? "...\n" : "\n");
     show_line(d, line, col);
 }
 

@@ -88,6 +88,13 @@ int cfx_backend_parse(const char *name, cfx_backend *out)
     return -1;
 }
 
+/* After snprintf into buf (size bytes) returned n: a text that did not fit ends in "...". */
+static void mark_cut(char *buf, size_t size, int n)
+{
+    if (n >= 0 && (size_t)n >= size && size > 3)
+        memcpy(buf + size - 4, "...", 4);
+}
+
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len)
 {
     if (!buf || len == 0)
@@ -103,17 +110,30 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
     switch (out->status) {
     case CFX_STOP_ASSERT:
         /* ASSERT's message is its field b */
-        snprintf(detail, sizeof detail, "%s",
-                 r && r->kind == REC_ASSERT && r->b >= 0 && r->b < prog->nstrings
-                     ? prog->strings + r->b
-                     : "assertion failed");
+        mark_cut(detail, sizeof detail,
+                 snprintf(detail, sizeof detail, "%s",
+                          r && r->kind == REC_ASSERT && r->b >= 0 && r->b < prog->nstrings
+                              ? prog->strings + r->b
+                              : "assertion failed"));
         break;
     case CFX_STOP_INDEX: {
-        const char *name = r && r->kind == REC_CHECK_INDEX && r->c >= 0 && r->c < prog->nstrings
+        int bound = r && r->kind == REC_CHECK_BOUND;
+        const char *name = r && (r->kind == REC_CHECK_INDEX || bound) && r->c >= 0 && r->c < prog->nstrings
                                ? prog->strings + r->c
                                : "?";
-        snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name,
-                 (long long)out->detail[1], (long long)out->detail[0]);
+        long long a = (long long)out->detail[0], b = (long long)out->detail[1];
+        if (!bound)
+            snprintf(detail, sizeof detail, "'%s' has %lld rows, index was %lld", name, b, a);
+        else if (r->d == 0)
+            snprintf(detail, sizeof detail, "list '%s' has %lld items, index was %lld", name, b, a);
+        else if (r->d == 1)
+            snprintf(detail, sizeof detail, "list '%s' is full: it holds at most %lld items", name, b);
+        else if (r->d == 2)
+            snprintf(detail, sizeof detail, "pop from the empty list '%s'", name);
+        else if (r->d == 3)
+            snprintf(detail, sizeof detail, "the slice of '%s' starts at %lld, outside 0 to %lld", name, a, b - 1);
+        else
+            snprintf(detail, sizeof detail, "stack needs list '%s' full with %lld items, it has %lld", name, b, a);
         break;
     }
     case CFX_STOP_DIVIDE:
@@ -135,6 +155,6 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         buf[0] = '\0';
         return;
     }
-    snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?", line, col,
-             cfx_status_name(out->status), detail);
+    mark_cut(buf, len, snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?",
+                                line, col, cfx_status_name(out->status), detail));
 }

@@ -73,12 +73,49 @@ typedef struct exec_ops {
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
-/* device/: defined when cfx is built with CUDA; the stubs in host/nodevice.c say
- * "cfx was built without CUDA" otherwise. */
+
+/* ---- the CUDA executors ------------------------------------------------------------------
+ * They live in a module of their own, libcfx_cuda.so (the .cu files of device/ and
+ * kernels/), which device/loader.c opens the first time a CUDA backend is asked for; libcfx
+ * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
+
+/* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
+#define DEV_MODULE_ABI 2
+/* The module's one exported symbol: a function taking nothing and returning its table. */
+#define DEV_MODULE_ENTRY "cfx_cuda_module"
+
+typedef struct dev_module {
+    int abi;                  /* DEV_MODULE_ABI of the module's build */
+    int version_major, version_minor; /* CFX_VERSION_* of the module's build */
+    size_t ops_size;          /* sizeof(exec_ops) there */
+    int cudart_version;       /* CUDART_VERSION it was compiled with (13000 is 13.0) */
+    const exec_ops *host, *graph, *persistent; /* persistent: with its two modes */
+    /* compiled.h's checks, which need NVRTC and so run in the module (device/compiled.cu) */
+    int (*nvrtc_available)(char *why, size_t len);
+    int (*kernel_build)(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+                        double *ms, char *err, size_t errlen);
+} dev_module;
+typedef const dev_module *(*dev_module_fn)(void);
+
+/* Defined only inside the module, which hands them out through its table. */
 extern const exec_ops dev_host_ops, dev_graph_ops, dev_persistent_ops;
 /* cuda-persistent with its two modes (device/compiled.cu): a compiled kernel, or the
- * interpreter, dev_persistent_ops, which it runs where the compiled kernel cannot. */
+ * interpreter, dev_persistent_ops, which it runs where the compiled kernel cannot. The table's
+ * `persistent` is this one. */
 extern const exec_ops dev_compiled_ops;
+
+/* The executor of CUDA backend b, loading the module on first use; NULL with the reason in
+ * why when the build has no CUDA, no device is present (asked of the CUDA runtime alone, so
+ * the module is not loaded for nothing), or the module or a library it needs cannot be
+ * loaded. The caller still asks ops->available(). Thread-safe. */
+const exec_ops *dev_ops(cfx_backend b, char *why, size_t len);
+/* For `cfx --version`: loads the module even where no device is present, and says in buf
+ * what was built and what loaded. Returns 1 when the module loaded, 0 for a build without
+ * CUDA, -1 when it cannot be loaded. */
+int dev_module_describe(char *buf, size_t len);
+/* The module's table, loading it even where no device is present (NVRTC needs none); NULL with
+ * the reason in why. */
+const dev_module *dev_module_get(char *why, size_t len);
 
 /* The CPU executor as a plain call: runs prog over host buffers to the end. */
 int cpu_run(const exec_run *run, exec_outcome *out);

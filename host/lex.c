@@ -74,8 +74,9 @@ static void advance(lexer *lx)
 {
     if (lx->pos >= lx->len)
         return;
-    /* positions saturate rather than overflow on a file of more than 2^31 bytes */
-    if (lx->src[lx->pos] == '\n') {
+    /* positions saturate rather than overflow on a file of more than 2^31 bytes; a line
+     * ends at LF, CR LF (counted at its LF) or a lone CR, as the echo of a line counts them */
+    if (diag_break(lx->src, lx->len, lx->pos) == 1) {
         if (lx->line < INT_MAX)
             lx->line++;
         lx->col = 1;
@@ -222,7 +223,7 @@ static void lex_string(lexer *lx, lex_token *t)
     t->kind = TK_STRING;
     advance(lx); /* the opening quote */
     for (;;) {
-        if (at_end(lx, 0) || peek(lx, 0) == '\n') {
+        if (at_end(lx, 0) || peek(lx, 0) == '\n' || peek(lx, 0) == '\r') {
             lex_error(lx, t->line, t->col, "unterminated string");
             t->bad = 1;
             return;
@@ -235,7 +236,7 @@ static void lex_string(lexer *lx, lex_token *t)
         }
         if (c == '\\') {
             int e = peek(lx, 1);
-            if (at_end(lx, 1) || e == '\n') {
+            if (at_end(lx, 1) || e == '\n' || e == '\r') {
                 advance(lx);
                 continue; /* the loop reports the unterminated string */
             }
@@ -307,17 +308,26 @@ static int lex_operator(lexer *lx)
     int c = peek(lx, 0), c1 = peek(lx, 1);
     int kind = -1, two = 0;
     switch (c) {
-    case '+': kind = TK_PLUS; break;
-    case '-': if (c1 == '>') { kind = TK_ARROW; two = 1; } else kind = TK_MINUS; break;
-    case '*': kind = TK_STAR; break;
-    case '/': kind = TK_SLASH; break;
-    case '%': kind = TK_PERCENT; break;
+    case '+': if (c1 == '=') { kind = TK_PLUS_ASSIGN; two = 1; } else kind = TK_PLUS; break;
+    case '-':
+        if (c1 == '>') { kind = TK_ARROW; two = 1; }
+        else if (c1 == '=') { kind = TK_MINUS_ASSIGN; two = 1; }
+        else kind = TK_MINUS;
+        break;
+    case '*':
+        if (c1 == '=') { kind = TK_STAR_ASSIGN; two = 1; }
+        else if (c1 == '*') { kind = TK_STARSTAR; two = 1; }
+        else kind = TK_STAR;
+        break;
+    case '/': if (c1 == '=') { kind = TK_SLASH_ASSIGN; two = 1; } else kind = TK_SLASH; break;
+    case '%': if (c1 == '=') { kind = TK_PERCENT_ASSIGN; two = 1; } else kind = TK_PERCENT; break;
     case '@': kind = TK_AT; break;
     case '<': if (c1 == '=') { kind = TK_LE; two = 1; } else kind = TK_LT; break;
     case '>': if (c1 == '=') { kind = TK_GE; two = 1; } else kind = TK_GT; break;
     case '=': if (c1 == '=') { kind = TK_EQ; two = 1; } else kind = TK_ASSIGN; break;
     case '!': if (c1 == '=') { kind = TK_NE; two = 1; } break;
     case ',': kind = TK_COMMA; break;
+    case '.': kind = TK_DOT; break; /* `.5` is a number: the caller lexes numbers first */
     case ':': kind = TK_COLON; break;
     case ';': kind = TK_SEMI; break;
     case '(': kind = TK_LPAREN; break;
@@ -348,10 +358,12 @@ static void skip_space(lexer *lx)
 {
     while (!at_end(lx, 0)) {
         int c = peek(lx, 0);
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || (c == '\n' && lx->paren > 0)) {
+        /* the CR of a CR LF is space; a lone CR is a line break, like LF */
+        int brk = (int)diag_break(lx->src, lx->len, lx->pos);
+        if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || brk == 2 || (brk == 1 && lx->paren > 0)) {
             advance(lx);
         } else if (c == '#') {
-            while (!at_end(lx, 0) && peek(lx, 0) != '\n')
+            while (!at_end(lx, 0) && peek(lx, 0) != '\n' && peek(lx, 0) != '\r')
                 advance(lx);
         } else {
             return;
@@ -373,7 +385,7 @@ lex_token lex_next(lexer *lx)
             return t;
         }
         int c = peek(lx, 0);
-        if (c == '\n') {
+        if (c == '\n' || c == '\r') {
             t.kind = TK_NEWLINE;
             advance(lx);
         } else if (is_alpha(c)) {

@@ -2,7 +2,8 @@
  *
  * The lexer reports its own errors (a bad character, a malformed number, an unterminated
  * string) and goes on with the next token, so the parser never sees a bad byte. A newline
- * inside ( ) or [ ] is skipped: only a newline outside them ends a statement. */
+ * (LF, CR LF or a lone CR: diag_break) inside ( ) or [ ] is skipped: only a newline outside
+ * them ends a statement. */
 #ifndef CFX_LEX_H
 #define CFX_LEX_H
 
@@ -46,6 +47,7 @@
     X(PLUS, "+")                          \
     X(MINUS, "-")                         \
     X(STAR, "*")                          \
+    X(STARSTAR, "**")                     \
     X(SLASH, "/")                         \
     X(PERCENT, "%")                       \
     X(AT, "@")                            \
@@ -56,7 +58,13 @@
     X(EQ, "==")                           \
     X(NE, "!=")                           \
     X(ASSIGN, "=")                        \
+    X(PLUS_ASSIGN, "+=")                  \
+    X(MINUS_ASSIGN, "-=")                 \
+    X(STAR_ASSIGN, "*=")                  \
+    X(SLASH_ASSIGN, "/=")                 \
+    X(PERCENT_ASSIGN, "%=")               \
     X(COMMA, ",")                         \
+    X(DOT, ".")                           \
     X(COLON, ":")                         \
     X(SEMI, ";")                          \
     X(ARROW, "->")                        \

@@ -73,6 +73,7 @@ typedef struct loopl {
 typedef struct slot_info {
     int64_t count; /* elements, for REC_F_SCALAR */
     int dtype;     /* for the record's dtype field */
+    cfx_type ty;   /* for broadcasting */
 } slot_info;
 
 typedef struct lowerer {
@@ -104,6 +105,7 @@ static int32_t lower_temp(lowerer *L, const cfx_type *t);
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 
 /* ---- expressions, calls and inlining --------------------------------------- */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
@@ -111,6 +113,14 @@ static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
 static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want);
 static int32_t lower_index(lowerer *L, ast_node *i, int64_t rows, const ast_node *tensor);
 static const check_note *lower_note(const ast_node *n);
+
+/* ---- lists ------------------------------------------------------------------------ */
+static int32_t list_data(lowerer *L, const check_list *l);
+static int32_t list_len(lowerer *L, const check_list *l);
+static void lower_list_value(lowerer *L, ast_node *n, const check_list *l);
+static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want);
+static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node *aug);
+static int32_t lower_method(lowerer *L, ast_node *n, int32_t want);
 
 static void lower_fail(lowerer *L, const char *why)
 {
@@ -158,6 +168,7 @@ static int32_t new_slot(lowerer *L, const cfx_type *t, enum slot_kind kind, cons
         n *= t->dims[i];
     L->info[s].count = n;
     L->info[s].dtype = t->dtype;
+    L->info[s].ty = *t;
     return s;
 }
 
@@ -196,6 +207,8 @@ static int32_t lower_const_scalar(lowerer *L, int dt, int64_t iv, double rv)
         return 0;
     L->info[s].count = 1;
     L->info[s].dtype = dt;
+    memset(&L->info[s].ty, 0, sizeof L->info[s].ty);
+    L->info[s].ty.dtype = (cfx_dtype)dt;
     return s;
 }
 
@@ -379,8 +392,55 @@ static void at(lowerer *L, const ast_node *n)
     L->col = n->col;
 }
 
+/* `t0, t1, ... = E0, E1, ...`: every value into a slot first, then the targets from left to
+ * right. A value that is a target's own variable is copied aside first when an earlier target
+ * writes that variable (`a, b = b, a`); any other value is read where it lies. */
+static void lower_tuple_assign(lowerer *L, ast_node *n)
+{
+    ast_node *tup = n->a;
+    int k = n->nlist;
+    int32_t *vals = calloc((size_t)k + 1, sizeof *vals), *base = calloc((size_t)k + 1, sizeof *base);
+    if (!vals || !base) {
+        lower_fail(L, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < k; i++) {
+        const ast_node *t = n->list[i];
+        const check_list *l = lower_note(t)->list;
+        base[i] = l ? list_data(L, l)
+                    : t->kind == AST_INDEX ? lower_var(L, t->a->name, &t->a->ty) : lower_var(L, t->name, &t->ty);
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        int32_t s = lower_expr(L, tup->list[i], -1);
+        for (int j = 0; j < i; j++)
+            if (base[j] == s) {
+                s = lower_copy_to(L, lower_temp(L, &tup->list[i]->ty), s);
+                break;
+            }
+        vals[i] = s;
+    }
+    for (int i = 0; i < k && !L->failed; i++) {
+        ast_node *t = n->list[i];
+        if (lower_note(t)->list) {
+            lower_list_set(L, t, vals[i], NULL);
+        } else if (t->kind == AST_INDEX) {
+            int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+            lower_emit(L, REC_SET_ROW, 0, base[i], ix, vals[i], 0);
+        } else {
+            lower_copy_to(L, base[i], vals[i]);
+        }
+    }
+done:
+    free(vals);
+    free(base);
+}
+
 static void lower_assign(lowerer *L, ast_node *n)
 {
+    if (n->a->kind == AST_TUPLE) {
+        lower_tuple_assign(L, n);
+        return;
+    }
     if (n->nlist > 1) {
         int32_t outs[CTX_MAX_ARGS * 4];
         int nouts = n->nlist;
@@ -400,9 +460,30 @@ static void lower_assign(lowerer *L, ast_node *n)
         return;
     }
     ast_node *t = n->list[0];
+    if (t->kind == AST_NAME && lower_note(t)->list && !(n->flags & AST_F_AUG)) {
+        lower_list_value(L, n->a, lower_note(t)->list);
+        return;
+    }
     if (t->kind == AST_NAME) {
         int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
+        return;
+    }
+    if (lower_note(t)->list) {
+        /* xs[i] = E, xs[i] op= E */
+        lower_list_set(L, t, (n->flags & AST_F_AUG) ? -1 : lower_expr(L, n->a, -1),
+                       (n->flags & AST_F_AUG) ? n->a : NULL);
+        return;
+    }
+    if (n->flags & AST_F_AUG) {
+        /* x[i] op= E, as Python runs it: the index once, the row read, E, the op, the write */
+        int32_t x = lower_var(L, t->a->name, &t->a->ty);
+        int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a);
+        int32_t row = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
+        int32_t v = lower_expr(L, n->a->b, -1);
+        binary_slots(L, n->op, t->ty.dtype, n->a->b, row, row, v);
+        lower_emit(L, REC_SET_ROW, 0, x, i, row, 0);
         return;
     }
     /* x[i] = E: E first, as Python evaluates it */
@@ -503,7 +584,8 @@ static void end_counted_loop(lowerer *L, ast_node *n, loopl *lp, int32_t ctr, in
 {
     lower_patch_here(L, &lp->continues);
     at(L, n);
-    lower_emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
+    if (step >= 0) /* -1: the caller has stepped the counter already */
+        lower_emit(L, REC_BINARY, OP_ADD, ctr, ctr, step, 0);
     lower_emit(L, REC_JUMP, 0, head, 0, 0, 0);
     if (exit >= 0)
         lower_set_target(L, exit, prog_here(L->b));
@@ -525,37 +607,51 @@ static int counter_fits_i32(int stop_known, int64_t stop, int64_t step)
     return after >= INT32_MIN && after <= INT32_MAX;
 }
 
+/* 1 if the i64 counter of range(.., stop, step) cannot wrap when it steps past the last value:
+ * a step of 1 or -1, or a known stop with stop + step inside i64. */
+static int counter_fits_i64(int stop_known, int64_t stop, int64_t step)
+{
+    if (step == 1 || step == -1)
+        return 1;
+    if (!stop_known || step == 0)
+        return 0;
+    return step > 0 ? stop <= INT64_MAX - step : stop >= INT64_MIN - step;
+}
+
 static void lower_for_range(lowerer *L, ast_node *n)
 {
-    cfx_type i32;
-    memset(&i32, 0, sizeof i32);
-    i32.dtype = CFX_I32;
+    const cfx_type *vt = &n->ty; /* i32, or i64 when an argument is */
+    int wide = vt->dtype == CFX_I64;
+    cfx_dtype adt = wide ? CFX_I64 : CFX_I32;
     at(L, n);
-    int32_t iv = lower_var(L, n->name, &i32);
+    int32_t iv = lower_var(L, n->name, vt);
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
     int32_t start = lower_expr(L, n->a, -1);
     const check_note *kb = lower_note(n->b);
-    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, CFX_I32));
+    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, adt));
     int64_t step_known = 1;
     int32_t step;
     if (!n->c) {
-        step = lower_const_scalar(L, CFX_I32, 1, 0);
+        step = lower_const_scalar(L, adt, 1, 0);
     } else if (lower_note(n->c)->known) {
         step_known = lower_note(n->c)->ival;
         step = lower_expr(L, n->c, -1);
     } else {
         step_known = 0;
-        step = lower_expr(L, n->c, temp_scalar(L, CFX_I32));
+        step = lower_expr(L, n->c, temp_scalar(L, adt));
         lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
     }
     /* Python's iterations exactly: where the step past the last value could wrap an i32
      * (range(2147483640, 2147483647, 5)), the counter, the bound and the step are i64,
      * where nothing wraps, and i is set from the counter at the top of each iteration.
-     * Otherwise an i32 counter, and i itself is the counter unless the body assigns i. */
-    cfx_dtype cdt = counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I32 : CFX_I64;
-    int32_t ctr = cdt == CFX_I32 && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
-    if (cdt == CFX_I64) {
+     * Otherwise an i32 counter, and i itself is the counter unless the body assigns i. An
+     * i64 range has no wider type: where its step could wrap, the step is taken only when
+     * it does not (`guard`, in end_counted_loop). */
+    cfx_dtype cdt = wide || !counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I64 : CFX_I32;
+    int guard = wide && !counter_fits_i64(kb->known, kb->ival, step_known);
+    int32_t ctr = (cdt == CFX_I32 || wide) && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
+    if (cdt == CFX_I64 && !wide) {
         int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
         lower_emit(L, REC_CAST, 0, s64, step, 0, 0);
         lower_emit(L, REC_CAST, 0, b64, stop, 0, 0);
@@ -588,13 +684,167 @@ static void lower_for_range(lowerer *L, ast_node *n)
     at(L, n);
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
-        lower_emit(L, cdt == CFX_I32 ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
+        lower_emit(L, cdt == (cfx_dtype)vt->dtype ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
     lower_block(L, n->d);
+    if (guard) {
+        /* next = ctr + step; it wrapped when it moved against the step: leave the loop */
+        lower_patch_here(L, &lp.continues);
+        at(L, n);
+        int32_t next = temp_scalar(L, CFX_I64), wrapped = temp_scalar(L, CFX_BOOL);
+        lower_emit(L, REC_BINARY, OP_ADD, next, ctr, step, 0);
+        if (step_known > 0) {
+            lower_emit(L, REC_BINARY, OP_LT, wrapped, next, ctr, 0);
+        } else if (step_known < 0) {
+            lower_emit(L, REC_BINARY, OP_GT, wrapped, next, ctr, 0);
+        } else {
+            int32_t down = temp_scalar(L, CFX_BOOL), up = temp_scalar(L, CFX_BOOL);
+            lower_emit(L, REC_BINARY, OP_LT, down, next, ctr, 0);
+            lower_emit(L, REC_BINARY, OP_GT, up, next, ctr, 0);
+            lower_emit(L, REC_WHERE, 0, wrapped, positive, down, up);
+        }
+        lower_patch_add(L, &lp.breaks, lower_emit(L, REC_JUMP_TRUE, 0, wrapped, 0, 0, 0));
+        lower_emit(L, REC_COPY, 0, ctr, next, 0, 0);
+        step = -1; /* stepped */
+    }
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
+}
+
+/* for x in xs: over the items the list had when the loop started (a copy when the body may
+ * change the list), by a counter from 0 to that length. */
+static void lower_for_each_item(lowerer *L, ast_node *n, const check_list *l)
+{
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    at(L, n);
+    int32_t data = list_data(L, l);
+    int32_t len = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
+    if (check_mutates_list(n->d, l->name)) {
+        cfx_type t = n->a->ty;
+        t.dims[0] = l->cap;
+        data = lower_copy_to(L, lower_temp(L, &t), data);
+    }
+    int32_t x = lower_var(L, n->name, &l->item);
+    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = prog_here(L->b);
+    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
+    lower_emit(L, REC_BINARY, OP_LT, go, ctr, len, 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    lower_emit(L, REC_GET_ITEM, 0, x, data, ctr, len); /* 0 <= ctr < len: no check needed */
+    lower_block(L, n->d);
+    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
+}
+
+/* for i, x in enumerate(it) / for a, b in zip(p, q, ...): one counter from 0 to the length
+ * of the shortest (a tensor's rows are known at compile time, a list's length is taken when
+ * the loop starts), and at each step the row or item of each, walked as it was when the loop
+ * started (a copy when the body may change it). */
+static void lower_for_zip(lowerer *L, ast_node *n, int kind)
+{
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    at(L, n);
+    int nits = n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
+    int32_t *src = calloc((size_t)nits + 1, sizeof *src), *len = calloc((size_t)nits + 1, sizeof *len);
+    if (!src || !len) {
+        lower_fail(L, "out of memory");
+        goto done;
+    }
+    int32_t count = -1; /* slot of the trip count; a constant while every length is known */
+    int64_t known = -1;
+    for (int k = 0; k < nits; k++) {
+        ast_node *it = n->a->list[k];
+        const check_list *l = lower_note(it)->list;
+        if (l) {
+            src[k] = list_data(L, l);
+            len[k] = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
+            if (check_mutates_list(n->d, l->name)) {
+                cfx_type t = l->item;
+                t.rank = l->item.rank + 1;
+                for (int d = l->item.rank; d > 0; d--)
+                    t.dims[d] = t.dims[d - 1];
+                t.dims[0] = l->cap;
+                src[k] = lower_copy_to(L, lower_temp(L, &t), src[k]);
+            }
+        } else {
+            src[k] = lower_expr(L, it, -1);
+            if (it->kind == AST_NAME && check_assigns(n->d, it->name))
+                src[k] = lower_copy_to(L, lower_temp(L, &it->ty), src[k]);
+            len[k] = -1;
+            if (known < 0 || it->ty.dims[0] < known)
+                known = it->ty.dims[0];
+        }
+    }
+    for (int k = 0; k < nits; k++) {
+        if (len[k] < 0)
+            continue;
+        if (count < 0) {
+            count = len[k];
+        } else {
+            int32_t m = lower_temp(L, &i32);
+            lower_emit(L, REC_BINARY, OP_MIN, m, count, len[k], 0);
+            count = m;
+        }
+    }
+    if (known >= 0) {
+        int32_t kc = lower_const_scalar(L, CFX_I32, known, 0);
+        if (count < 0) {
+            count = kc;
+        } else {
+            int32_t m = lower_temp(L, &i32);
+            lower_emit(L, REC_BINARY, OP_MIN, m, count, kc, 0);
+            count = m;
+        }
+    }
+    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
+    loopl lp;
+    loop_push(L, &lp);
+    int32_t head = prog_here(L->b);
+    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
+    lower_emit(L, REC_BINARY, OP_LT, go, ctr, count, 0);
+    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
+    at(L, n);
+    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
+    if (kind == CHECK_ITER_ENUMERATE)
+        lower_copy_to(L, lower_var(L, n->list[0]->name, &i32), ctr);
+    for (int k = 0; k < nits && !L->failed; k++) {
+        ast_node *it = n->a->list[k], *v = n->list[first + k];
+        const check_list *l = lower_note(it)->list;
+        if (l) {
+            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v->name, &l->item), src[k], ctr, len[k]);
+            continue;
+        }
+        cfx_type row = it->ty;
+        row.rank--;
+        for (int d = 0; d < row.rank; d++)
+            row.dims[d] = it->ty.dims[d + 1];
+        /* the counter is in range here, but the validator wants every row index checked */
+        int32_t name = it->kind == AST_NAME ? prog_string(L->b, it->name) : -1;
+        lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
+        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v->name, &row), src[k], ctr, 0);
+    }
+    lower_block(L, n->d);
+    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
+done:
+    free(src);
+    free(len);
 }
 
 static void lower_for_each(lowerer *L, ast_node *n)
 {
+    if (lower_note(n)->iter != CHECK_ITER_PLAIN) {
+        lower_for_zip(L, n, lower_note(n)->iter);
+        return;
+    }
+    if (lower_note(n)->list) {
+        lower_for_each_item(L, n, lower_note(n)->list);
+        return;
+    }
     at(L, n);
     int32_t x = lower_expr(L, n->a, -1);
     /* the rows are those of x before the loop, whatever the body assigns */
@@ -753,6 +1003,10 @@ static void lower_expr_stmt(lowerer *L, ast_node *n)
         lower_kernel_call(L, x, NULL, 0);
         return;
     }
+    if (k->callee == CHECK_CALL_METHOD) {
+        lower_method(L, x, -1);
+        return;
+    }
     if (k->callee >= 0) {
         lower_inline_call(L, x, NULL, 0);
         return;
@@ -791,6 +1045,9 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_patch_add(L, &L->loop->continues, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_RETURN:
+        if (n->b)
+            lower_assign(L, n->b); /* return E, ...: the results' values (check.c made n->b) */
+        at(L, n);
         lower_patch_add(L, &L->sc->returns, lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0));
         return;
     case AST_EXPR:
@@ -892,16 +1149,41 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
-static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+/* Slot s as an operand of an elementwise record whose result is slot d: itself when it has one
+ * element or d's shape, else a temporary that BROADCAST fills with s repeated to d's shape. */
+static int32_t spread(lowerer *L, int32_t s, int32_t d)
 {
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(a->ty.dtype)) {
+    if (L->failed || L->info[s].count == 1)
+        return s;
+    cfx_type to = L->info[d].ty;
+    to.dtype = (cfx_dtype)L->info[s].dtype;
+    if (check_same_type(&to, &L->info[s].ty))
+        return s;
+    int32_t t = lower_temp(L, &to);
+    lower_emit(L, REC_BROADCAST, 0, t, s, 0, 0);
+    return t;
+}
+
+/* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
+ * checks the divisor unless b is a known nonzero constant; an operand of another shape than
+ * d's is broadcast first. */
+static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
+{
+    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
         const check_note *kb = lower_note(b);
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
     }
-    int32_t d = dest(L, n, want);
+    sa = spread(L, sa, d);
+    sb = spread(L, sb, d);
     lower_emit(L, REC_BINARY, op, d, sa, sb, 0);
+}
+
+static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
+{
+    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    int32_t d = dest(L, n, want);
+    binary_slots(L, op, a->ty.dtype, b, d, sa, sb);
     return d;
 }
 
@@ -1009,6 +1291,9 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_WHERE: {
         int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
         int32_t d = dest(L, n, want);
+        c = spread(L, c, d);
+        x = spread(L, x, d);
+        y = spread(L, y, d);
         lower_emit(L, REC_WHERE, 0, d, c, x, y);
         return d;
     }
@@ -1048,8 +1333,25 @@ static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts)
 static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
 {
     const check_note *k = lower_note(n);
+    if (k->callee == CHECK_CALL_OP && k->op == OP_LEN && k->list) /* a list's length: run time */
+        return lower_copy_to(L, want, list_len(L, k->list));
     if (k->callee == CHECK_CALL_OP)
         return lower_op_call(L, n, want);
+    if (k->callee == CHECK_CALL_METHOD)
+        return lower_method(L, n, want);
+    if (k->callee == CHECK_CALL_RESHAPE) {
+        /* the same bytes under another shape: a COPY between slots of one count */
+        int32_t x = lower_expr(L, n->list[0], -1), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, d, x, 0, 0);
+        return d;
+    }
+    if (k->callee == CHECK_CALL_STACK) {
+        /* stack(xs): the list must be full; then its items are the tensor */
+        const check_list *l = k->list;
+        int32_t cap = lower_const_scalar(L, CFX_I32, l->cap, 0);
+        lower_emit(L, REC_CHECK_BOUND, 0, list_len(L, l), cap, prog_string(L->b, l->name), 4);
+        return lower_copy_to(L, want, list_data(L, l));
+    }
     int32_t out = 0;
     if (k->callee == CHECK_CALL_KERNEL)
         lower_kernel_call(L, n, &out, 1);
@@ -1092,6 +1394,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);
     case AST_INDEX: {
+        if (k->list)
+            return lower_list_item(L, n, want);
         int32_t x = lower_expr(L, n->a, -1);
         int32_t i = lower_index(L, n->b, n->a->ty.dims[0], n->a);
         /* never write the tensor or the index while reading them (`i = x[i]`) */
@@ -1101,6 +1405,24 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_CALL:
         return lower_call(L, n, want);
+    case AST_COND: {
+        /* only the chosen value is evaluated, as in Python (a known condition never gets here:
+         * the node is known, or its value is the chosen one's, lowered below) */
+        const check_note *kc = lower_note(n->a);
+        if (kc->known)
+            return lower_expr(L, kc->ival ? n->b : n->c, want);
+        int32_t d = dest(L, n, want);
+        patchlist other = {0};
+        lower_jump_if(L, n->a, 0, &other);
+        lower_expr(L, n->b, d);
+        int32_t j = lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0);
+        lower_patch_here(L, &other);
+        lower_patch_free(&other);
+        lower_expr(L, n->c, d);
+        if (j >= 0)
+            lower_set_target(L, j, prog_here(L->b));
+        return d;
+    }
     default:
         lower_fail(L, "internal error: an expression the lowering does not know");
         return 0;
@@ -1190,4 +1512,100 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
     L->col = saved_col;
     lower_scope_free(&sc);
     free(args);
+}
+
+/* ---- lists ---------------------------------------------------------------------------------
+ * A list is two variables: its items, a tensor [capacity, item...] under the list's name,
+ * and its length, an i32 named `len(NAME)`. Every access that can fail at run time is
+ * preceded by a CHECK_BOUND that says what is checked (program.h): an index, an append to a
+ * full list, a pop from an empty one, a stack of a list that is not full. */
+static int32_t list_data(lowerer *L, const check_list *l)
+{
+    cfx_type t = l->item;
+    t.rank = l->item.rank + 1;
+    for (int i = l->item.rank; i > 0; i--)
+        t.dims[i] = t.dims[i - 1];
+    t.dims[0] = l->cap;
+    return lower_var(L, l->name, &t);
+}
+
+static int32_t list_len(lowerer *L, const check_list *l)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = CFX_I32;
+    return lower_var(L, l->len_name, &t);
+}
+
+static void check_bound(lowerer *L, int32_t a, int32_t b, const check_list *l, int what)
+{
+    int32_t name = L->failed ? -1 : prog_string(L->b, l->name);
+    lower_emit(L, REC_CHECK_BOUND, 0, a, b, name, what);
+}
+
+/* xs = [a, b, ...], xs = [], xs = list(TYPE, N): the items first (a literal's values are all
+ * computed before the list changes), then the length. */
+static void lower_list_value(lowerer *L, ast_node *n, const check_list *l)
+{
+    int nitems = n->kind == AST_LIST ? n->nlist : 0;
+    int32_t *vals = calloc((size_t)nitems + 1, sizeof *vals);
+    if (!vals) {
+        lower_fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < nitems; i++)
+        vals[i] = lower_expr(L, n->list[i], -1);
+    int32_t data = list_data(L, l);
+    for (int i = 0; i < nitems; i++)
+        lower_emit(L, REC_SET_ROW, 0, data, lower_const_scalar(L, CFX_I32, i, 0), vals[i], 0);
+    lower_copy_to(L, list_len(L, l), lower_const_scalar(L, CFX_I32, nitems, 0));
+    free(vals);
+}
+
+static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_list *l = lower_note(n)->list;
+    int32_t i = lower_expr(L, n->b, -1), len = list_len(L, l);
+    check_bound(L, i, len, l, 0);
+    int32_t d = want >= 0 && want != i ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GET_ITEM, 0, d, list_data(L, l), i, len);
+    return lower_copy_to(L, want, d);
+}
+
+/* xs[i] = val; with aug (the BINARY value of `xs[i] op= E`), the item is read, combined with E
+ * and written back, the index evaluated and checked once. */
+static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node *aug)
+{
+    const check_list *l = lower_note(t)->list;
+    int32_t i = lower_expr(L, t->b, -1), len = list_len(L, l), data = list_data(L, l);
+    check_bound(L, i, len, l, 0);
+    if (aug) {
+        int32_t item = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_ITEM, 0, item, data, i, len);
+        int32_t v = lower_expr(L, aug->b, -1);
+        binary_slots(L, aug->op, t->ty.dtype, aug->b, item, item, v);
+        val = item;
+    }
+    lower_emit(L, REC_SET_ITEM, 0, data, i, val, len);
+}
+
+/* xs.append(v): room is checked, the item written at the length, the length grown;
+ * xs.pop(): the list must not be empty; the last item, then the length shrunk. */
+static int32_t lower_method(lowerer *L, ast_node *n, int32_t want)
+{
+    const check_list *l = lower_note(n)->list;
+    int32_t len = list_len(L, l);
+    if (strcmp(n->name, "append") == 0) {
+        int32_t v = lower_expr(L, n->list[1], -1);
+        check_bound(L, len, lower_const_scalar(L, CFX_I32, l->cap, 0), l, 1);
+        lower_emit(L, REC_SET_ITEM, 0, list_data(L, l), len, v, len);
+        lower_emit(L, REC_BINARY, OP_ADD, len, len, lower_const_scalar(L, CFX_I32, 1, 0), 0);
+        return 0;
+    }
+    int32_t last = lower_const_scalar(L, CFX_I32, -1, 0);
+    check_bound(L, last, len, l, 2);
+    int32_t d = want >= 0 ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GET_ITEM, 0, d, list_data(L, l), last, len);
+    lower_emit(L, REC_BINARY, OP_SUB, len, len, lower_const_scalar(L, CFX_I32, 1, 0), 0);
+    return d;
 }

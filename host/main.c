@@ -9,16 +9,22 @@
  * on stderr).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfx.h"
+#include "exec.h"
 #include "npy.h"
 #include "strbuf.h"
 #include "value.h"
 
 #define EXIT_STOPPED 3
+/* A run without --max-iters that takes longer than this says once how to stop it: a loop
+ * that never ends (collatz of 0, say) otherwise looks like a hang. */
+#define RUN_HINT_SECONDS 5
 
 static const char usage_text[] =
     "usage: cfx run FILE [options]     compile FILE and run a graph\n"
@@ -26,14 +32,19 @@ static const char usage_text[] =
     "       cfx dump FILE [--graph NAME]\n"
     "                                  print the compiled records of every graph (or of one)\n"
     "       cfx --help | -h            this text\n"
-    "       cfx --version              the version, and whether the CUDA backends are built\n"
+    "       cfx --version              the version, whether the CUDA executors were built\n"
+    "                                  and whether they load and find a device here\n"
     "\n"
     "Run `cfx run --help` for the options of run, and `cfx run FILE --help` for the inputs\n"
     "and results of FILE's graph.\n"
     "\n"
     "Exit status: 0 ok; 1 a compile error, a bad command line or a backend failure;\n"
     "3 a run that stopped early (assert, index, divide, value, limit, cancelled), after its\n"
-    "status line `FILE:LINE:COL: run stopped: ...` on standard error.\n";
+    "status line `FILE:LINE:COL: run stopped: ...` on standard error.\n"
+    "\n"
+    "In a build with CUDA, the CUDA executors are a module, libcfx_cuda.so, loaded only when\n"
+    "a CUDA backend is asked for; it is found beside libcfx, or at the path in\n"
+    "CFX_CUDA_MODULE.\n";
 
 static const char run_usage_text[] =
     "usage: cfx run FILE [options]\n"
@@ -59,7 +70,7 @@ static const char run_usage_text[] =
     "                        interpreting its records; cuda-persistent says on stderr which\n"
     "                        mode runs and, where it cannot compile, why\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
-    "                        (default 0: no limit)\n"
+    "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
     "  --help, -h            this text; after FILE, also the graph's inputs and results\n"
     "\n"
@@ -329,6 +340,59 @@ done:
 
 /* ---- run -------------------------------------------------------------------------------- */
 
+/* Ctrl-C during a run cancels it (cfx_cancel is an atomic store, safe in a handler), so the
+ * run ends with status cancelled and exit 3; the handler is then reset, and a second Ctrl-C
+ * ends the process as usual. An interrupt ignored by the parent (a background job) stays
+ * ignored. */
+static cfx_exec *volatile running;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    if (running)
+        cfx_cancel(running);
+}
+
+static void on_alarm(int sig)
+{
+    static const char hint[] = "cfx: the run has gone on for 5 s; Ctrl-C cancels it, and "
+                               "--max-iters N bounds its loop iterations\n";
+    (void)sig;
+    ssize_t rc = write(2, hint, sizeof hint - 1);
+    (void)rc;
+}
+_Static_assert(RUN_HINT_SECONDS == 5, "the hint's text says 5 s");
+
+/* Runs e with Ctrl-C cancelling it and, when the run has no budget, the hint after
+ * RUN_HINT_SECONDS. */
+static cfx_status run_interruptible(cfx_exec *e, int hint)
+{
+    struct sigaction on_int, old_int, on_alrm, old_alrm;
+    memset(&on_int, 0, sizeof on_int);
+    on_int.sa_handler = on_interrupt;
+    on_int.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&on_int.sa_mask);
+    memset(&on_alrm, 0, sizeof on_alrm);
+    on_alrm.sa_handler = on_alarm;
+    on_alrm.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&on_alrm.sa_mask);
+    running = e;
+    int have_int = sigaction(SIGINT, NULL, &old_int) == 0 && old_int.sa_handler != SIG_IGN &&
+                   sigaction(SIGINT, &on_int, NULL) == 0;
+    int have_alrm = hint && sigaction(SIGALRM, &on_alrm, &old_alrm) == 0;
+    if (have_alrm)
+        alarm(RUN_HINT_SECONDS);
+    cfx_status st = cfx_run(e);
+    if (have_alrm) {
+        alarm(0);
+        sigaction(SIGALRM, &old_alrm, NULL);
+    }
+    if (have_int)
+        sigaction(SIGINT, &old_int, NULL);
+    running = NULL;
+    return st;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -559,7 +623,7 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
 
-    cfx_status st = cfx_run(e);
+    cfx_status st = run_interruptible(e, max_iters == 0);
     fflush(stdout); /* the graph's prints come before the status line and the results */
     if (st == CFX_ERROR) {
         fprintf(stderr, "cfx: %s\n", cfx_exec_message(e)[0] ? cfx_exec_message(e) : cfx_exec_error(e));
@@ -606,6 +670,24 @@ done:
     return rc;
 }
 
+/* The version, whether the CUDA executors were built and load here, and, when they do, what
+ * each CUDA backend says about this machine. */
+static void print_version(void)
+{
+    char line[640];
+    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    int loaded = dev_module_describe(line, sizeof line);
+    printf("CUDA executors: %s\n", line);
+    if (loaded <= 0)
+        return;
+    static const cfx_backend cuda[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
+                                       CFX_BACKEND_CUDA_PERSISTENT};
+    for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; i++) {
+        int ok = cfx_backend_available(cuda[i], line, sizeof line);
+        printf("  %-16s %s\n", cfx_backend_name(cuda[i]), ok ? "available" : line);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -618,10 +700,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        char why[256] = "";
-        int cuda = cfx_backend_available(CFX_BACKEND_CUDA_HOST, why, sizeof why);
-        printf("cfx %d.%d (CUDA backends: %s)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR,
-               cuda ? "available" : why);
+        print_version();
         return 0;
     }
     int rc;

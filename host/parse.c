@@ -33,6 +33,12 @@ typedef struct parser {
     int panic;         /* a syntax error was reported in this statement */
     int unclosed;      /* a block already reported the missing '}' before `graph` or the end */
     int oom;
+    /* sizes: nodes made in the file and in the graph being parsed; past a cap the parse
+     * stops (every later token is the end of the file), so memory stays within the caps */
+    int64_t nodes, graph_nodes;
+    const char *graph_name;
+    int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
+    int stop;
     ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
 } parser;
 
@@ -76,6 +82,14 @@ static int parse_type(parser *p, cfx_type *out);
 
 static void parse_next(parser *p)
 {
+    if (p->stop) {
+        int line = p->tok.line, col = p->tok.col;
+        memset(&p->tok, 0, sizeof p->tok);
+        p->tok.kind = TK_EOF;
+        p->tok.line = line;
+        p->tok.col = col;
+        return;
+    }
     p->tok = lex_next(&p->lx);
     if (p->lx.oom)
         p->oom = 1;
@@ -92,6 +106,8 @@ static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
 /* An error that leaves the parse in step: always reported. */
 static void parse_report(parser *p, int line, int col, const char *fmt, ...)
 {
+    if (p->stop)
+        return; /* past a size cap, what follows is cut short: not an error of its own */
     va_list ap;
     va_start(ap, fmt);
     vreport(p, line, col, fmt, ap);
@@ -101,7 +117,7 @@ static void parse_report(parser *p, int line, int col, const char *fmt, ...)
 /* A syntax error: the first of a statement is reported, the rest wait for recovery. */
 static void parse_syntax_error(parser *p, int line, int col, const char *fmt, ...)
 {
-    if (p->panic)
+    if (p->panic || p->stop)
         return;
     p->panic = 1;
     va_list ap;
@@ -137,13 +153,31 @@ static int ends_statement(int kind)
 
 /* ---- nodes ------------------------------------------------------------------------- */
 
+/* Counts a node against the caps; past one, reports it at the statement being parsed and
+ * stops the parse. */
+static void count_node(parser *p)
+{
+    p->nodes++;
+    p->graph_nodes++;
+    if (p->stop || (p->graph_nodes <= PARSE_MAX_GRAPH_NODES && p->nodes <= PARSE_MAX_FILE_NODES))
+        return;
+    if (p->graph_nodes > PARSE_MAX_GRAPH_NODES)
+        parse_report(p, p->stmt_line, p->stmt_col, "graph '%s' is too large: more than %d nodes",
+                     p->graph_name ? p->graph_name : "", PARSE_MAX_GRAPH_NODES);
+    else
+        parse_report(p, p->stmt_line, p->stmt_col, "the file is too large: more than %d nodes",
+                     PARSE_MAX_FILE_NODES);
+    p->stop = 1;
+}
+
 static ast_node *parse_node(parser *p, int kind, int line, int col)
 {
-    ast_node *n = p->arena ? ast_alloc(p->arena, sizeof *n) : NULL;
+    count_node(p);
+    ast_node *n = p->arena && !p->stop ? ast_alloc(p->arena, sizeof *n) : NULL;
     if (!n) {
         /* keep going on a throwaway node; the lexer now returns only EOF, so this ends soon */
-        p->oom = 1;
-        p->lx.oom = 1;
+        if (!p->stop)
+            p->oom = p->lx.oom = 1;
         memset(&p->scratch, 0, sizeof p->scratch);
         n = &p->scratch;
     }
@@ -348,9 +382,32 @@ static ast_node *parse_for(parser *p)
     }
     lex_token var = p->tok;
     parse_next(p);
+    /* `for i, x in enumerate(xs)`, `for a, b in zip(x, y)`: several loop variables */
+    nodelist vars = {0};
+    while (p->tok.kind == TK_COMMA) {
+        if (!vars.n) {
+            ast_node *v0 = parse_node(p, AST_NAME, var.line, var.col);
+            v0->name = parse_token_text(p, &var);
+            parse_push(p, &vars, v0);
+        }
+        parse_next(p);
+        if (p->tok.kind != TK_NAME) {
+            parse_expected(p, "a loop variable after ','");
+            return NULL;
+        }
+        ast_node *v = parse_node(p, AST_NAME, p->tok.line, p->tok.col);
+        v->name = parse_token_text(p, &p->tok);
+        parse_push(p, &vars, v);
+        parse_next(p);
+    }
     if (!parse_expect(p, TK_IN, "'in' after the loop variable"))
         return NULL;
     ast_node *n;
+    if (p->tok.kind == TK_RANGE && vars.n) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "a range gives one value: write 'for i in range(...)' with one loop variable");
+        return NULL;
+    }
     if (p->tok.kind == TK_RANGE) {
         lex_token r = p->tok;
         parse_next(p);
@@ -389,6 +446,7 @@ static ast_node *parse_for(parser *p)
         n = parse_node(p, AST_FOR_EACH, t.line, t.col);
         n->a = parse_expr(p);
         n->d = parse_block(p, "after the loop's tensor");
+        parse_set_list(n, &vars);
     }
     n->name = parse_token_text(p, &var);
     return n;
@@ -475,7 +533,7 @@ static int group_ends(parser *p, const char *group, int open_line)
         return 1;
     }
     if (k == TK_EOF || k == TK_GRAPH) {
-        if (!p->unclosed) {
+        if (!p->unclosed && !p->stop) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
             parse_expected(p, what);
@@ -516,6 +574,78 @@ static ast_node *parse_switch(parser *p)
     return n;
 }
 
+/* The op of an augmented assignment token (`+=` gives OP_ADD), or -1. */
+static int aug_op(int kind)
+{
+    switch (kind) {
+    case TK_PLUS_ASSIGN: return OP_ADD;
+    case TK_MINUS_ASSIGN: return OP_SUB;
+    case TK_STAR_ASSIGN: return OP_MUL;
+    case TK_SLASH_ASSIGN: return OP_DIV;
+    case TK_PERCENT_ASSIGN: return OP_MOD;
+    default: return -1;
+    }
+}
+
+/* A target as the value side reads it: a copy of the name, or of `name[...]` with the index
+ * trees shared (the lowering evaluates an index once; see lower.c). */
+static ast_node *read_of_target(parser *p, const ast_node *t)
+{
+    ast_node *r = parse_node(p, t->kind, t->line, t->col);
+    *r = *t;
+    if (t->kind == AST_INDEX)
+        r->a = read_of_target(p, t->a);
+    return r;
+}
+
+/* `TARGET op= EXPR`: one target, a name or a row or element of a named tensor. The value is
+ * BINARY(op, TARGET, EXPR), at the operator's position, so that the checker and the
+ * messages treat `x += e` exactly as `x = x + e`. */
+static ast_node *parse_augmented(parser *p, lex_token start, ast_node *target, int op)
+{
+    lex_token optok = p->tok;
+    parse_next(p);
+    int ok = target->kind == AST_NAME || (target->kind == AST_INDEX && target->a->kind == AST_NAME);
+    if (!ok || (target->flags & AST_F_PAREN)) {
+        parse_syntax_error(p, target->line, target->col,
+                           "cannot assign to this expression (a target is a name or name[i])");
+        return NULL;
+    }
+    ast_node *n = parse_node(p, AST_ASSIGN, start.line, start.col);
+    n->flags |= AST_F_AUG;
+    n->op = (uint8_t)op;
+    ast_node *value = parse_node(p, AST_BINARY, optok.line, optok.col);
+    value->op = (uint8_t)op;
+    value->flags |= AST_F_AUG; /* messages spell the operator `+=` */
+    value->a = read_of_target(p, target);
+    value->b = parse_expr(p);
+    if (p->panic)
+        return NULL;
+    n->a = value;
+    nodelist targets = {0};
+    parse_push(p, &targets, target);
+    parse_set_list(n, &targets);
+    return n;
+}
+
+/* `EXPR` or `EXPR, EXPR, ...` (an AST_TUPLE): the value of an assignment or a return. */
+static ast_node *parse_values(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *first = parse_expr(p);
+    if (p->panic || p->tok.kind != TK_COMMA)
+        return first;
+    ast_node *tup = parse_node(p, AST_TUPLE, t.line, t.col);
+    nodelist items = {0};
+    parse_push(p, &items, first);
+    while (p->tok.kind == TK_COMMA && !p->panic) {
+        parse_next(p);
+        parse_push(p, &items, parse_expr(p));
+    }
+    parse_set_list(tup, &items);
+    return tup;
+}
+
 /* `TARGET, ... = EXPR` or a call used as a statement. */
 static ast_node *parse_simple(parser *p)
 {
@@ -528,10 +658,15 @@ static ast_node *parse_simple(parser *p)
         parse_expected(p, "a statement");
         return NULL;
     }
+    if (lex_is(&p->lx, &t, "def")) {
+        parse_syntax_error(p, t.line, t.col,
+                           "functions inside a graph (closures) are not supported: write another graph and call it");
+        return NULL;
+    }
     ast_node *first = parse_expr(p);
     if (p->panic)
         return NULL;
-    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN) {
+    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
         if (first->kind != AST_CALL) {
             parse_syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
             return NULL;
@@ -540,6 +675,9 @@ static ast_node *parse_simple(parser *p)
         n->a = first;
         return n;
     }
+    int aug = aug_op(p->tok.kind);
+    if (aug >= 0)
+        return parse_augmented(p, t, first, aug);
     nodelist targets = {0};
     parse_push(p, &targets, first);
     while (p->tok.kind == TK_COMMA) {
@@ -551,8 +689,13 @@ static ast_node *parse_simple(parser *p)
     lex_token eq = p->tok;
     if (!parse_expect(p, TK_ASSIGN, "'=' after the assignment targets"))
         return NULL;
+    if (p->tok.kind == TK_LBRACE) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "dicts are not supported: use one variable per key, or a tensor indexed by an integer");
+        return NULL;
+    }
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
-    n->a = parse_expr(p);
+    n->a = parse_values(p);
     if (p->panic)
         return NULL;
     parse_set_list(n, &targets);
@@ -565,8 +708,15 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL) {
-        parse_report(p, eq.line, eq.col, "several targets need a call on the right, as in 'a, b = f(x)'");
+    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE && n->a->kind != AST_ATTR) {
+        parse_report(p, eq.line, eq.col,
+                     "several targets need as many values, as in 'a, b = b, a', or a call with several "
+                     "results, as in 'a, b = f(x)'");
+        return NULL;
+    }
+    if (targets.n == 1 && n->a->kind == AST_TUPLE) {
+        parse_report(p, n->a->line, n->a->col, "%d values for one target (write 'a, b = x, y')",
+                     n->a->nlist);
         return NULL;
     }
     return n;
@@ -592,8 +742,7 @@ static ast_node *parse_statement(parser *p)
         n = parse_node(p, t.kind == TK_BREAK ? AST_BREAK : t.kind == TK_CONTINUE ? AST_CONTINUE : AST_RETURN, t.line,
                  t.col);
         if (t.kind == TK_RETURN && !ends_statement(p->tok.kind))
-            parse_syntax_error(p, p->tok.line, p->tok.col,
-                         "'return' takes no value: assign the results, then write 'return'");
+            n->a = parse_values(p); /* `return a, b`: the results' values */
         return n;
     case TK_ELIF:
     case TK_ELSE:
@@ -620,7 +769,12 @@ static ast_node *parse_block(parser *p, const char *after)
     for (;;) {
         if (group_ends(p, "block", open.line))
             break;
+        int line = p->stmt_line, col = p->stmt_col;
+        p->stmt_line = p->tok.line;
+        p->stmt_col = p->tok.col;
         ast_node *s = parse_statement(p);
+        p->stmt_line = line;
+        p->stmt_col = col;
         if (s && !p->panic)
             parse_push(p, &stmts, s);
         if (!p->panic && !ends_statement(p->tok.kind))
@@ -727,6 +881,10 @@ static int parse_graph(parser *p, ast_graph *g)
         return 0;
     }
     g->name = parse_token_text(p, &p->tok);
+    p->graph_name = g->name;
+    p->graph_nodes = 0;
+    p->stmt_line = g->line;
+    p->stmt_col = g->col;
     parse_next(p);
     if (!parse_expect(p, TK_LPAREN, "'(' after the graph name"))
         return 0;
@@ -798,7 +956,11 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
             break;
         p.panic = 0;
         p.unclosed = 0;
-        if (p.tok.kind != TK_GRAPH) {
+        if (p.tok.kind != TK_GRAPH && lex_is(&p.lx, &p.tok, "def")) {
+            parse_syntax_error(&p, p.tok.line, p.tok.col,
+                               "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }");
+            parse_next(&p);
+        } else if (p.tok.kind != TK_GRAPH) {
             parse_expected(&p, "'graph'");
             parse_next(&p);
         } else {
@@ -1090,7 +1252,7 @@ static void parse_args(parser *p, ast_node *call)
         ast_node *arg;
         if (is_dtype(p, &p->tok, NULL)) {
             arg = parse_node(p, AST_TYPE, p->tok.line, p->tok.col);
-            parse_type(p, &arg->type);
+            parse_type(p, &arg->ty);
         } else {
             arg = parse_expr(p);
         }
@@ -1141,6 +1303,10 @@ static ast_node *parse_primary(parser *p)
         parse_next(p);
         return n;
     case TK_NAME:
+        if (lex_is(&p->lx, &t, "lambda")) {
+            parse_syntax_error(p, t.line, t.col, "closures (lambda) are not supported: write a graph and call it");
+            return parse_error_node(p);
+        }
         parse_next(p);
         if (p->tok.kind == TK_LPAREN) {
             n = parse_node(p, AST_CALL, t.line, t.col);
@@ -1158,6 +1324,23 @@ static ast_node *parse_primary(parser *p)
         if (!p->panic)
             parse_expect(p, TK_RPAREN, "')'");
         return n;
+    case TK_LBRACKET: {
+        /* a list literal `[a, b]` or `[]` */
+        parse_next(p);
+        n = parse_node(p, AST_LIST, t.line, t.col);
+        nodelist items = {0};
+        while (p->tok.kind != TK_RBRACKET && !p->panic) {
+            parse_push(p, &items, parse_expr(p));
+            if (p->tok.kind == TK_COMMA)
+                parse_next(p);
+            else if (p->tok.kind != TK_RBRACKET)
+                parse_expected(p, "',' or ']' in the list");
+        }
+        if (!p->panic)
+            parse_next(p);
+        parse_set_list(n, &items);
+        return n;
+    }
     case TK_RANGE:
         parse_syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
         return parse_error_node(p);
@@ -1167,16 +1350,54 @@ static ast_node *parse_primary(parser *p)
     }
 }
 
-/* PRIMARY followed by any number of `[INDEX]`. */
+/* `.NAME` or `.NAME(ARGS)` after e; the current token is the '.'. */
+static ast_node *parse_member(parser *p, ast_node *e)
+{
+    parse_next(p);
+    if (p->tok.kind != TK_NAME) {
+        parse_expected(p, "a name after '.'");
+        return e;
+    }
+    lex_token name = p->tok;
+    parse_next(p);
+    ast_node *n;
+    if (p->tok.kind == TK_LPAREN) {
+        n = parse_node(p, AST_CALL, name.line, name.col);
+        n->flags |= AST_F_METHOD;
+        parse_args(p, n);
+        /* the receiver goes first among the arguments */
+        ast_node **items = p->arena ? ast_alloc(p->arena, sizeof *items * (size_t)(n->nlist + 1)) : NULL;
+        if (!items) {
+            p->oom = p->lx.oom = 1;
+            return n;
+        }
+        items[0] = e;
+        for (int i = 0; i < n->nlist; i++)
+            items[i + 1] = n->list[i];
+        n->list = items;
+        n->nlist++;
+    } else {
+        n = parse_node(p, AST_ATTR, name.line, name.col);
+        n->a = e;
+    }
+    n->name = parse_token_text(p, &name);
+    return n;
+}
+
+/* PRIMARY followed by any number of `[INDEX]`, `.NAME` and `.NAME(ARGS)`. */
 static ast_node *parse_postfix(parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
     ast_node *e = parse_primary(p);
     int levels = 0; /* x[i][j]... nests the tree one level per index */
-    while (p->tok.kind == TK_LBRACKET && !p->panic) {
+    while ((p->tok.kind == TK_LBRACKET || p->tok.kind == TK_DOT) && !p->panic) {
         if (!parse_enter(p))
             break;
         levels++;
+        if (p->tok.kind == TK_DOT) {
+            e = parse_member(p, e);
+            continue;
+        }
         parse_next(p);
         ast_node *ix = parse_node(p, AST_INDEX, line, col);
         ix->a = e;
@@ -1189,10 +1410,31 @@ static ast_node *parse_postfix(parser *p)
     return e;
 }
 
+static ast_node *parse_unary(parser *p);
+
+/* POSTFIX [** UNARY]: `**` binds tighter than a unary minus on its left (-x ** 2 is -(x ** 2))
+ * and groups to the right (2 ** 3 ** 2 is 2 ** 9), as in Python. */
+static ast_node *parse_power(parser *p)
+{
+    ast_node *base = parse_postfix(p);
+    if (p->tok.kind != TK_STARSTAR || p->panic)
+        return base;
+    lex_token t = p->tok;
+    parse_next(p);
+    if (!parse_enter(p))
+        return parse_error_node(p);
+    ast_node *n = parse_node(p, AST_BINARY, t.line, t.col);
+    n->op = OP_POW;
+    n->a = base;
+    n->b = parse_unary(p);
+    parse_leave(p);
+    return n;
+}
+
 static ast_node *parse_unary(parser *p)
 {
     if (p->tok.kind != TK_MINUS)
-        return parse_postfix(p);
+        return parse_power(p);
     lex_token t = p->tok;
     parse_next(p);
     if (!parse_enter(p))
@@ -1254,11 +1496,23 @@ static ast_node *parse_binary(parser *p, int min)
     return left;
 }
 
+/* OR_EXPR [if OR_EXPR else EXPR]: Python's conditional expression, the lowest level. */
 static ast_node *parse_expr(parser *p)
 {
     if (!parse_enter(p))
         return parse_error_node(p);
     ast_node *e = parse_binary(p, PREC_OR);
+    if (p->tok.kind == TK_IF && !p->panic) {
+        ast_node *n = parse_node(p, AST_COND, p->tok.line, p->tok.col);
+        parse_next(p);
+        n->b = e;
+        n->a = parse_binary(p, PREC_OR);
+        if (!p->panic && parse_expect(p, TK_ELSE, "'else' in 'a if c else b'"))
+            n->c = parse_expr(p);
+        else
+            n->c = parse_error_node(p);
+        e = n;
+    }
     parse_leave(p);
     return e;
 }

@@ -16,6 +16,7 @@
 
 #include "cfx.h"
 #include "hd.h"
+#include "kernels.h" /* k_bshape */
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +62,11 @@ extern "C" {
     X(WHERE,        "ssss", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
     X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
     X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
-    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results")
+    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results") \
+    X(BROADCAST,    "ss--", "slot a = slot b repeated to a's shape by numpy's rules (b's dims, aligned at the right, are 1 or a's)") \
+    X(CHECK_BOUND,  "ssmn", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
+    X(GET_ITEM,     "ssss", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
+    X(SET_ITEM,     "ssss", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)")
 
 enum rec_kind {
 #define X(name, fields, comment) REC_##name,
@@ -169,6 +174,19 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
         break;
     }
     return n;
+}
+
+/* The shapes of a BROADCAST record, for k_broadcast. */
+CFX_HD k_bshape rec_bshape(const cfx_slot *dst, const cfx_slot *src)
+{
+    k_bshape sh;
+    for (int d = 0; d < 4; d++) {
+        sh.dims[d] = dst->dims[d];
+        sh.sdims[d] = src->dims[d];
+    }
+    sh.drank = dst->rank;
+    sh.srank = src->rank;
+    return sh;
 }
 
 /* ---- building a program (used by the lowering) ------------------------------------ *

@@ -172,7 +172,8 @@ static int32_t written_slot(const cfx_record *r)
     switch (r->kind) {
     case REC_UNARY: case REC_BINARY: case REC_REDUCE: case REC_DOT: case REC_MATMUL:
     case REC_TRANSPOSE: case REC_FILL: case REC_IOTA: case REC_COPY: case REC_CAST:
-    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW:
+    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW: case REC_GET_ITEM: case REC_SET_ITEM:
+    case REC_BROADCAST:
         return r->a;
     default:
         return -1;
@@ -193,8 +194,10 @@ static int row_shape(const cfx_slot *row, const cfx_slot *t)
 static int unary_ok(int op, int dt)
 {
     switch (op) {
-    case OP_NEG: case OP_ABS: case OP_RELU: return is_num(dt);
-    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: return is_real(dt);
+    case OP_NEG: case OP_ABS: case OP_RELU: case OP_SIGN: return is_num(dt);
+    case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: case OP_SIN: case OP_COS:
+    case OP_TAN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_ERF:
+        return is_real(dt);
     case OP_NOT: return dt == CFX_BOOL;
     default: return 0;
     }
@@ -342,6 +345,32 @@ static int check_operands(vctx *v, int32_t i)
         if (c->dtype != a->dtype || r->a == r->c || !row_shape(c, a) || !is_int(b->dtype) ||
             b->count != 1)
             return vfail(v, i, "set_row operands are inconsistent");
+        break;
+    case REC_BROADCAST: {
+        int ok = a->dtype == b->dtype && r->a != r->b && b->rank <= a->rank;
+        for (int k = 1; ok && k <= b->rank; k++) {
+            int32_t sd = b->dims[b->rank - k], dd = a->dims[a->rank - k];
+            ok = sd == 1 || sd == dd;
+        }
+        if (!ok)
+            return vfail(v, i, "broadcast operand shapes are inconsistent");
+        break;
+    }
+    case REC_CHECK_BOUND:
+        if (!is_int(a->dtype) || a->count != 1 || !is_int(b->dtype) || b->count != 1)
+            return vfail(v, i, "the bound's operands must be one-element integers");
+        if (r->d < 0 || r->d > 4)
+            return vfail(v, i, "unknown bound %d", r->d);
+        break;
+    case REC_GET_ITEM:
+        if (a->dtype != b->dtype || r->a == r->b || r->a == r->c || r->a == r->d || !row_shape(a, b) ||
+            !is_int(c->dtype) || c->count != 1 || !is_int(d->dtype) || d->count != 1)
+            return vfail(v, i, "get_item operands are inconsistent");
+        break;
+    case REC_SET_ITEM:
+        if (c->dtype != a->dtype || r->a == r->b || r->a == r->c || r->a == r->d || !row_shape(c, a) ||
+            !is_int(b->dtype) || b->count != 1 || !is_int(d->dtype) || d->count != 1)
+            return vfail(v, i, "set_item operands are inconsistent");
         break;
     case REC_CALL: {
         if (r->a < 0 || r->a >= p->nkernels)

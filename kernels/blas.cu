@@ -55,8 +55,9 @@ void blas_free(blas_ctx *b)
 int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
                 const void *bm, int64_t m, int64_t k, int64_t n, char *err, size_t errlen)
 {
-    if (dtype != CFX_F32 && dtype != CFX_F64) {
-        /* no exact integer GEMM in cuBLAS for i32/i64 with wrapping: the op body does it */
+    if (!b || (dtype != CFX_F32 && dtype != CFX_F64)) {
+        /* no exact integer GEMM in cuBLAS for i32/i64 with wrapping, or no cuBLAS wanted:
+         * the op body does it, one output element per thread */
         int64_t count = m * n;
         unsigned blocks = (unsigned)((count + LAUNCH_THREADS - 1) / LAUNCH_THREADS);
         if (blocks < 1) blocks = 1;

@@ -27,7 +27,9 @@ blas_ctx *blas_new(char *err, size_t errlen);
 void blas_free(blas_ctx *b);
 
 /* Enqueues dst[m,n] = a[m,k] @ b[k,n] (row-major; n = 1 for a vector b) of cfx_dtype dtype
- * on stream. Device pointers. Returns 0, or -1 with a reason in err. */
+ * on stream. Device pointers. With b NULL, cfx's own product kernel (k_matmul, one output
+ * element per thread) instead of cuBLAS, for graphs that refuse cuBLAS's launches. Returns
+ * 0, or -1 with a reason in err. */
 int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
                 const void *bm, int64_t m, int64_t k, int64_t n, char *err, size_t errlen);
 

@@ -69,7 +69,8 @@
     }                                                                                             \
     CFX_HD T k_neg_##SFX(T a) { return (T)(0u - (U)a); }                                          \
     CFX_HD T k_abs_##SFX(T a) { return a < 0 ? (T)(0u - (U)a) : a; }                              \
-    CFX_HD T k_relu_##SFX(T a) { return a < 0 ? (T)0 : a; }
+    CFX_HD T k_relu_##SFX(T a) { return a < 0 ? (T)0 : a; }                                      \
+    CFX_HD T k_sign_##SFX(T a) { return (T)((a > 0) - (a < 0)); }
 
 K_INT_SCALAR_OPS(int32_t, uint32_t, i32)
 K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
@@ -93,7 +94,17 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
     CFX_HD T k_log_##SFX(T a) { return log##FN(a); }                                              \
     CFX_HD T k_sqrt_##SFX(T a) { return sqrt##FN(a); }                                            \
     CFX_HD T k_tanh_##SFX(T a) { return tanh##FN(a); }                                            \
-    CFX_HD T k_sigmoid_##SFX(T a) { return (T)1 / ((T)1 + exp##FN(-a)); }
+    CFX_HD T k_sigmoid_##SFX(T a) { return (T)1 / ((T)1 + exp##FN(-a)); }                        \
+    CFX_HD T k_sin_##SFX(T a) { return sin##FN(a); }                                              \
+    CFX_HD T k_cos_##SFX(T a) { return cos##FN(a); }                                              \
+    CFX_HD T k_tan_##SFX(T a) { return tan##FN(a); }                                              \
+    CFX_HD T k_floor_##SFX(T a) { return floor##FN(a); }                                          \
+    CFX_HD T k_ceil_##SFX(T a) { return ceil##FN(a); }                                            \
+    /* halves to even, as Python's round and numpy's: rint in the default rounding mode */         \
+    CFX_HD T k_round_##SFX(T a) { return rint##FN(a); }                                           \
+    CFX_HD T k_erf_##SFX(T a) { return erf##FN(a); }                                              \
+    /* -1, 0 or 1; NaN stays NaN, and -0 gives 0 */                                                \
+    CFX_HD T k_sign_##SFX(T a) { return isnan(a) ? a : (T)((a > (T)0) - (a < (T)0)); }
 
 K_REAL_SCALAR_OPS(float, f32, f)
 K_REAL_SCALAR_OPS(double, f64, )
@@ -127,10 +138,12 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_MIN, min, 0) X(OP_MAX, max, 0) X(OP_POW, pow, 0) \
     X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
 #define K_BOOL_BINARY_OPS(X) X(OP_AND, and, 1) X(OP_OR, or, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
-#define K_INT_UNARY_OPS(X) X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0)
+#define K_INT_UNARY_OPS(X) X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_SIGN, sign, 0)
 #define K_REAL_UNARY_OPS(X) \
     X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_EXP, exp, 0) X(OP_LOG, log, 0) \
-    X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0)
+    X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0) X(OP_SIN, sin, 0) \
+    X(OP_COS, cos, 0) X(OP_TAN, tan, 0) X(OP_FLOOR, floor, 0) X(OP_CEIL, ceil, 0) \
+    X(OP_ROUND, round, 0) X(OP_ERF, erf, 0) X(OP_SIGN, sign, 0)
 #define K_BOOL_UNARY_OPS(X) X(OP_NOT, not, 1)
 
 /* ==== one-element dispatchers (the CPU fast path) ===========================================
@@ -360,6 +373,42 @@ CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const vo
     if (dtype == K_BOOL) /* keep bools 0/1 even if an input byte was another non-zero value */
         for (int64_t e = lo; e < hi; e++)
             d[e] = d[e] != 0;
+}
+
+/* Numpy broadcasting of a source of shape sdims (rank srank) to dims (rank drank >= srank):
+ * the source's dims are aligned at the right and each is 1 (repeated) or the destination's. */
+typedef struct k_bshape {
+    int32_t dims[4], sdims[4];
+    int32_t drank, srank;
+} k_bshape;
+
+/* The source element of destination element e. */
+CFX_HD int64_t k_broadcast_src(const k_bshape *sh, int64_t e)
+{
+    int64_t src = 0, stride = 1;
+    for (int d = sh->drank - 1, s = sh->srank - 1; d >= 0; d--, s--) {
+        int64_t i = e % sh->dims[d];
+        e /= sh->dims[d];
+        if (s >= 0) {
+            if (sh->sdims[s] != 1)
+                src += i * stride;
+            stride *= sh->sdims[s];
+        }
+    }
+    return src;
+}
+
+/* dst[e] = src[k_broadcast_src(e)] for e in [lo, hi); size is the element size in bytes. */
+CFX_HD void k_broadcast(int size, void *dst, const void *src, const k_bshape *sh, int64_t lo, int64_t hi)
+{
+    /* bytes, not words: reading a float through another type's pointer would break aliasing */
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    for (int64_t e = lo; e < hi; e++) {
+        int64_t from = k_broadcast_src(sh, e);
+        for (int b = 0; b < size; b++)
+            d[e * size + b] = s[from * size + b];
+    }
 }
 
 CFX_HD int64_t k_load_int(int dtype, const void *p)

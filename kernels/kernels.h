@@ -90,6 +90,28 @@ CFX_HD int64_t k_load_int(int dtype, const void *p);
 /* Normalizes a checked row index: i < 0 counts from the end. */
 CFX_HD int64_t k_row_index(int64_t i, int64_t rows) { return i < 0 ? i + rows : i; }
 
+/* CHECK_BOUND's test, by what is checked (program.h): an index -b <= a < b (0) or a pop
+ * (2, a = -1: the list is not empty); an append a < b (1, a >= 0 is the length); a slice start
+ * 0 <= a < b (3, b = rows - length + 1); a stack a == b (4: the list is full). */
+CFX_HD int k_bound_ok(int what, int64_t a, int64_t b)
+{
+    switch (what) {
+    case 0: case 2: return a >= -b && a < b;
+    case 1: case 3: return a >= 0 && a < b;
+    default: return a == b;
+    }
+}
+
+/* The item GET_ITEM and SET_ITEM touch in a list of capacity cap and length len: a negative
+ * index counts from the length. The index was checked (CHECK_BOUND) before; clamping it into
+ * [0, cap) keeps any program, checked or not, inside the list's slot. */
+CFX_HD int64_t k_item_index(int64_t i, int64_t len, int64_t cap)
+{
+    if (i < 0)
+        i += len;
+    return i < 0 ? 0 : i >= cap ? cap - 1 : i;
+}
+
 /* The bodies. */
 #include "elementwise.h"
 #include "reduce.h"

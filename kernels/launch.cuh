@@ -113,6 +113,35 @@ static __global__ void launch_set_row_kernel(uint8_t *dst, const void *index, in
     }
 }
 
+static __global__ void launch_broadcast_kernel(int size, void *dst, const void *src, k_bshape sh, int64_t n)
+{
+    LAUNCH_FOR_EACH(e, n) k_broadcast(size, dst, src, &sh, e, e + 1);
+}
+
+/* GET_ITEM / SET_ITEM: the item from the index and the length on the device; k_item_index
+ * keeps it inside the list even where a failed CHECK_BOUND did not stop a graph body. */
+static __global__ void launch_get_item_kernel(void *dst, const uint8_t *list, int64_t cap,
+                                              const void *index, int index_dtype, const void *len,
+                                              int len_dtype, int64_t item_bytes)
+{
+    int64_t r = k_item_index(k_load_int(index_dtype, index), k_load_int(len_dtype, len), cap);
+    LAUNCH_FOR_EACH(e, (item_bytes + 15) / 16) {
+        int64_t lo = e * 16, hi = lo + 16 < item_bytes ? lo + 16 : item_bytes;
+        k_copy_bytes(dst, list + r * item_bytes, lo, hi);
+    }
+}
+
+static __global__ void launch_set_item_kernel(uint8_t *list, int64_t cap, const void *index,
+                                              int index_dtype, const void *len, int len_dtype,
+                                              int64_t item_bytes, const void *src)
+{
+    int64_t r = k_item_index(k_load_int(index_dtype, index), k_load_int(len_dtype, len), cap);
+    LAUNCH_FOR_EACH(e, (item_bytes + 15) / 16) {
+        int64_t lo = e * 16, hi = lo + 16 < item_bytes ? lo + 16 : item_bytes;
+        k_copy_bytes(list + r * item_bytes, src, lo, hi);
+    }
+}
+
 /* Merges the block's accumulators in shared memory pairwise, lower share first, so the
  * order of merging is fixed by the thread numbering and never by timing. */
 static __device__ void launch_block_merge(int op, int dtype, k_acc *sh)
@@ -302,6 +331,26 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
         launch_set_row_kernel<<<launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
             (uint8_t *)SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->b].dtype, sa->dims[0], row_bytes,
             SLOT_PTR(r->c));
+        break;
+    }
+    case REC_BROADCAST:
+        launch_broadcast_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+            dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), rec_bshape(sa, &slots[r->b]), sa->count);
+        break;
+    case REC_GET_ITEM: {
+        /* slot a = item (slot c) of list slot b, length slot d */
+        int64_t item_bytes = slot_bytes(sa);
+        launch_get_item_kernel<<<launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+            SLOT_PTR(r->a), (const uint8_t *)SLOT_PTR(r->b), slots[r->b].dims[0], SLOT_PTR(r->c),
+            slots[r->c].dtype, SLOT_PTR(r->d), slots[r->d].dtype, item_bytes);
+        break;
+    }
+    case REC_SET_ITEM: {
+        /* item (slot b) of list slot a, length slot d = slot c */
+        int64_t item_bytes = slot_bytes(&slots[r->c]);
+        launch_set_item_kernel<<<launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+            (uint8_t *)SLOT_PTR(r->a), sa->dims[0], SLOT_PTR(r->b), slots[r->b].dtype, SLOT_PTR(r->d),
+            slots[r->d].dtype, item_bytes, SLOT_PTR(r->c));
         break;
     }
     default:

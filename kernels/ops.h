@@ -19,8 +19,8 @@
 #define CFX_OPS_H
 
 enum op_class {
-    OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid */
-    OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu */
+    OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid sin cos tan floor ceil round erf */
+    OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu sign */
     OPC_UNARY_BOOL,    /* bool -> bool: not */
     OPC_BINARY_NUM,    /* numeric x numeric (same dtype) -> same dtype */
     OPC_BINARY_BOOL,   /* bool x bool -> bool: and or (elementwise form) */
@@ -50,6 +50,14 @@ enum op_class {
     X(SQRT,    "sqrt",    1, OPC_UNARY_REAL,  NULL) \
     X(TANH,    "tanh",    1, OPC_UNARY_REAL,  NULL) \
     X(SIGMOID, "sigmoid", 1, OPC_UNARY_REAL,  NULL) \
+    X(SIN,     "sin",     1, OPC_UNARY_REAL,  NULL) \
+    X(COS,     "cos",     1, OPC_UNARY_REAL,  NULL) \
+    X(TAN,     "tan",     1, OPC_UNARY_REAL,  NULL) \
+    X(FLOOR,   "floor",   1, OPC_UNARY_REAL,  NULL) \
+    X(CEIL,    "ceil",    1, OPC_UNARY_REAL,  NULL) \
+    X(ROUND,   "round",   1, OPC_UNARY_REAL,  NULL) \
+    X(ERF,     "erf",     1, OPC_UNARY_REAL,  NULL) \
+    X(SIGN,    "sign",    1, OPC_UNARY_NUM,   NULL) \
     X(NOT,     "not",     1, OPC_UNARY_BOOL,  "not") \
     /* elementwise, two operands */ \
     X(ADD,     "add",     2, OPC_BINARY_NUM,  "+") \
@@ -59,7 +67,7 @@ enum op_class {
     X(MOD,     "mod",     2, OPC_BINARY_NUM,  "%") \
     X(MIN,     "min",     2, OPC_BINARY_NUM,  NULL) \
     X(MAX,     "max",     2, OPC_BINARY_NUM,  NULL) \
-    X(POW,     "pow",     2, OPC_BINARY_NUM,  NULL) \
+    X(POW,     "pow",     2, OPC_BINARY_NUM,  "**") \
     X(AND,     "",        2, OPC_BINARY_BOOL, "and") \
     X(OR,      "",        2, OPC_BINARY_BOOL, "or") \
     /* comparisons, to bool */ \

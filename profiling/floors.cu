@@ -15,11 +15,13 @@
 #include <string.h>
 
 #include "floors.h"
+#include "grid_barrier.cuh"
 
 /* The same contract as dev.h's CUDA_TRY (the enclosing function has err, errlen and a
- * fail: label), kept local so the floors depend on nothing in the executors they judge.
- * Every local is declared before the first FL_TRY: C++ forbids a goto over an
- * initialization. */
+ * fail: label), kept local so the floors call nothing in the executors they judge; the one
+ * piece they share is the grid barrier's device code (grid_barrier.cuh), so that its floor
+ * is the barrier the executor passes. Every local is declared before the first FL_TRY:
+ * C++ forbids a goto over an initialization. */
 #define FL_TRY(call)                                                                      \
     do {                                                                                  \
         cudaError_t e_ = (call);                                                          \
@@ -31,7 +33,7 @@
     } while (0)
 #define FL_LAUNCHED() FL_TRY(cudaGetLastError())
 
-enum { BARRIER_THREADS = 256 };
+enum { BARRIER_THREADS = P_THREADS };
 
 /* ---- device code ----------------------------------------------------------------- */
 
@@ -58,39 +60,16 @@ __global__ void while_body(cudaGraphConditionalHandle handle, int *counter)
 }
 #endif
 
-typedef struct fl_barrier {
-    unsigned int count;      /* blocks arrived in this generation */
-    unsigned int generation; /* bumped by the last block to arrive */
-} fl_barrier;
-
-/* A grid barrier in the style of the persistent executor's: an arrival counter and a
- * generation number. Thread 0 of each block reads the generation before it arrives (it
- * cannot move until this block arrives), the last block to arrive resets the counter and
- * bumps the generation, the others spin until it moves. */
-__device__ void grid_barrier(fl_barrier *b, unsigned int nblocks)
+/* n passes of the persistent executor's grid barrier, with its status poll in every wait and
+ * block 0's cancel poll every 64 spins (the status stays ok and the flag clear, as in a run
+ * that is not being stopped), in a grid shaped as the executor shapes its own. */
+__global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM)
+grid_barrier_kernel(persist_bar *bar, dev_state *state, const dev_control *control, int n)
 {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile unsigned int *generation = &b->generation;
-        unsigned int seen = *generation;
-        __threadfence();
-        if (atomicAdd(&b->count, 1u) == nblocks - 1) {
-            atomicExch(&b->count, 0u);
-            __threadfence();
-            atomicAdd(&b->generation, 1u);
-        } else {
-            while (*generation == seen) {
-            }
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-
-__global__ void grid_barrier_kernel(fl_barrier *b, int n)
-{
+    unsigned long long last_poll = 0;
     for (int i = 0; i < n; i++)
-        grid_barrier(b, gridDim.x);
+        if (persist_grid_barrier(bar, state, control, &last_poll, 0))
+            return;
 }
 
 /* `sink` keeps the loop from being anything but n barriers: each thread writes once. */
@@ -276,24 +255,43 @@ static int measure_while(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int rep
 }
 #endif
 
-/* One block per multiprocessor, launched cooperatively where the device allows it so that
- * every block is guaranteed resident (a barrier over blocks that are not would hang). */
+/* The executor's grid: P_THREADS threads per block, as many blocks per multiprocessor as
+ * stay resident, at most P_MAX_BLOCKS_PER_SM; launched cooperatively where the device allows
+ * it, as the executor's pause-and-relaunch path does, so that every block is guaranteed
+ * resident (a barrier over blocks that are not would hang). The run state it polls is
+ * ok throughout and the cancel flag lives in host-mapped memory, as the executor's. */
 static int measure_grid_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
-                                int n2, int sms, double *v, char *err, size_t errlen)
+                                int n2, int sms, double *v, int *blocks, char *err, size_t errlen)
 {
     const int n1 = 1;
-    fl_barrier *b = NULL;
-    int coop = 0, dev = 0, n = 0;
+    persist_bar *b = NULL;
+    dev_state *state = NULL;
+    dev_control *control = NULL, *control_dev = NULL;
+    int coop = 0, dev = 0, n = 0, per_sm = 0;
     float ms1 = 0, ms2 = 0;
-    void *args[2];
-    dim3 grid((unsigned)sms), block(BARRIER_THREADS);
+    void *args[4];
+    dim3 grid(1), block(P_THREADS);
 
     FL_TRY(cudaGetDevice(&dev));
     FL_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    FL_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_barrier_kernel, P_THREADS, 0));
+    if (per_sm < 1) {
+        snprintf(err, errlen, "grid barrier floor: the barrier kernel does not fit on a multiprocessor");
+        goto fail;
+    }
+    grid = dim3((unsigned)(sms * (per_sm < P_MAX_BLOCKS_PER_SM ? per_sm : P_MAX_BLOCKS_PER_SM)));
+    *blocks = (int)grid.x;
     FL_TRY(cudaMalloc((void **)&b, sizeof *b));
+    FL_TRY(cudaMalloc((void **)&state, sizeof *state));
+    FL_TRY(cudaHostAlloc((void **)&control, sizeof *control, cudaHostAllocMapped));
+    memset((void *)control, 0, sizeof *control);
+    FL_TRY(cudaHostGetDevicePointer((void **)&control_dev, control, 0));
     FL_TRY(cudaMemsetAsync(b, 0, sizeof *b, s));
+    FL_TRY(cudaMemsetAsync(state, 0, sizeof *state, s));
     args[0] = &b;
-    args[1] = &n;
+    args[1] = &state;
+    args[2] = &control_dev;
+    args[3] = &n;
     for (int r = -1; r < repeats; r++) {
         for (int pass = 0; pass < 2; pass++) {
             n = pass == 0 ? n1 : n2;
@@ -302,7 +300,7 @@ static int measure_grid_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, 
                 FL_TRY(cudaLaunchCooperativeKernel((void *)grid_barrier_kernel, grid, block,
                                                    args, 0, s));
             } else {
-                grid_barrier_kernel<<<grid, block, 0, s>>>(b, n);
+                grid_barrier_kernel<<<grid, block, 0, s>>>(b, state, control_dev, n);
                 FL_LAUNCHED();
             }
             if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
@@ -312,9 +310,14 @@ static int measure_grid_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, 
             v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
     }
     cudaFree(b);
+    cudaFree(state);
+    cudaFreeHost(control);
     return 0;
 fail:
     cudaFree(b);
+    cudaFree(state);
+    if (control)
+        cudaFreeHost(control);
     return -1;
 }
 
@@ -435,10 +438,10 @@ extern "C" int floors_measure(floors *out, int quick, char *err, size_t errlen)
     if (measure_while(s, t0, t1, repeats, quick ? 1000 : 10000, v, err, errlen))
         goto fail;
     out->while_iter_us = summarize(v, repeats);
-    if (measure_grid_barrier(s, t0, t1, repeats, quick ? 2000 : 20000, sms, v, err, errlen))
+    if (measure_grid_barrier(s, t0, t1, repeats, quick ? 2000 : 20000, sms, v, &out->grid_blocks, err,
+                             errlen))
         goto fail;
     out->grid_barrier_us = summarize(v, repeats);
-    out->grid_blocks = sms;
     out->block_threads = BARRIER_THREADS;
     if (measure_block_barrier(s, t0, t1, repeats, quick ? 20000 : 200000, v, err, errlen))
         goto fail;

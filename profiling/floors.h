@@ -7,8 +7,10 @@
  *                  decision taken on the host
  *   while_iter     one iteration of a CUDA-graph WHILE conditional node whose body is one
  *                  kernel that decrements a counter and sets the condition
- *   grid_barrier   one grid-wide barrier (arrival counter + generation) in a persistent
- *                  kernel of one block per multiprocessor
+ *   grid_barrier   one pass of the cuda-persistent executor's own grid barrier
+ *                  (device/grid_barrier.cuh: arrival counter + generation, the status poll
+ *                  while waiting, block 0's cancel poll), in a grid shaped as the executor
+ *                  shapes its own (256 threads, up to 2 blocks per multiprocessor)
  *   block_barrier  one __syncthreads() in a block of 256 threads
  *   bandwidth      device memory bandwidth of a large device-to-device copy, bytes read plus
  *                  bytes written over the time
@@ -42,7 +44,7 @@ typedef struct floors {
     floor_stat grid_barrier_us;
     floor_stat block_barrier_us;
     floor_stat bandwidth_gbs;
-    int grid_blocks;        /* blocks in the grid-barrier kernel (one per multiprocessor) */
+    int grid_blocks;        /* blocks in the grid-barrier kernel (the executor's grid rule) */
     int block_threads;      /* threads per block in both barrier kernels */
     double copy_bytes;      /* bytes read + written by one bandwidth copy */
 } floors;

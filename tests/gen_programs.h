@@ -679,16 +679,31 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
     gen_put(b, "%*s", indent * 2, "");
     n->line = b->line;
     switch (n->kind) {
-    case GS_ASSIGN:
-        gen_put(b, "%s = ", dst);
-        gen_put_expr(g, b, n->e[0]);
+    case GS_ASSIGN: {
+        /* `x = (x op e)` is written `x op= e` in every other such statement: the same program */
+        const gen_node *v = &g->nodes[n->e[0]];
+        int aug = v->kind >= GE_ADD && v->kind <= GE_MOD && g->nodes[v->e[0]].kind == GE_VAR &&
+                  g->nodes[v->e[0]].var == n->var && s % 2 == 0;
+        if (aug) {
+            static const char *const ops[] = {"+=", "-=", "*=", "/=", "%="};
+            gen_put(b, "%s %s ", dst, ops[v->kind - GE_ADD]);
+            gen_put_expr(g, b, v->e[1]);
+        } else {
+            gen_put(b, "%s = ", dst);
+            gen_put_expr(g, b, n->e[0]);
+        }
         gen_put(b, "\n");
         break;
+    }
     case GS_TENSOR: {
         const char *tv = g->vars[n->tv].name;
         switch (n->form) {
-        case GF_ADD_T: gen_put(b, "%s = %s + %s\n", dst, dst, tv); break;
-        case GF_MUL_S: gen_put(b, "%s = %s * ", dst, dst); gen_put_expr(g, b, n->e[0]); gen_put(b, "\n"); break;
+        case GF_ADD_T: gen_put(b, s % 2 ? "%s = %s + %s\n" : "%s += %.0s%s\n", dst, dst, tv); break;
+        case GF_MUL_S:
+            gen_put(b, s % 2 ? "%s = %s * " : "%s *= %.0s", dst, dst);
+            gen_put_expr(g, b, n->e[0]);
+            gen_put(b, "\n");
+            break;
         case GF_SUB_S: gen_put(b, "%s = %s - ", dst, tv); gen_put_expr(g, b, n->e[0]); gen_put(b, "\n"); break;
         case GF_DIV_T: gen_put(b, "%s = %s / %s\n", dst, dst, tv); break;
         case GF_WHERE: gen_put(b, "%s = where(%s > %s, %s, %s)\n", dst, dst, tv, dst, tv); break;

@@ -9,7 +9,9 @@
  * lines (numbers in them within the same tolerance). Then a budget and a cancel from another
  * thread on a long loop. Exits 77 with the reason when no CUDA backend can run here.
  *
- * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program. */
+ * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program;
+ * `gpu_executors --quick` everything with 30 generated programs instead of 300 (for
+ * compute-sanitizer, which runs every kernel many times slower). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -439,6 +441,11 @@ int main(int argc, char **argv)
 {
     char why[256];
     int any = 0;
+    int generated = GENERATED;
+    if (argc > 1 && strcmp(argv[1], "--quick") == 0) {
+        generated = GENERATED / 10;
+        argc = 1;
+    }
     if (argc > 1 && strcmp(argv[1], "--harness-check") == 0) {
         gpu_backends[0] = CFX_BACKEND_CPU;
         gpu_labels[0] = "cpu";
@@ -464,8 +471,8 @@ int main(int argc, char **argv)
         return test_finish("gpu_executors");
     }
     check_graphs_dir();
-    for (uint64_t seed = 0; seed < GENERATED; seed++) check_generated(seed);
-    printf("generated: %d programs\n", GENERATED);
+    for (uint64_t seed = 0; seed < (uint64_t)generated; seed++) check_generated(seed);
+    printf("generated: %d programs\n", generated);
     for (int b = 0; b < NGPU; b++)
         if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b], gpu_modes[b]);
     return test_finish("gpu_executors");

@@ -424,6 +424,31 @@ static void check_print_and_trace(void)
     cfx_module_free(m);
 }
 
+/* An assert message longer than the status line holds is cut and ends in "...". */
+static void check_long_assert_message(void)
+{
+    char src[2048], msg[1001];
+    memset(msg, 'm', sizeof msg - 1);
+    msg[sizeof msg - 1] = '\0';
+    snprintf(src, sizeof src, "graph a(x: i32) -> (y: i32) {\n  assert(x > 0, \"%s\")\n  y = x\n}\n", msg);
+    cfx_module *m = compile(NULL, "a.cfx", src);
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t x = 0, y = 0;
+    cfx_bind(e, "x", &x, sizeof x);
+    cfx_bind(e, "y", &y, sizeof y);
+    CHECK_INT(cfx_run(e), CFX_STOP_ASSERT);
+    const char *got = cfx_exec_message(e);
+    const char *head = "a.cfx:2:3: run stopped: assert: mmm";
+    size_t n = strlen(got);
+    CHECK(strncmp(got, head, strlen(head)) == 0);
+    CHECK(n > 200 && n < sizeof msg);
+    CHECK(n > 3 && strcmp(got + n - 4, "m...") == 0);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -432,5 +457,6 @@ int main(void)
     check_stops();
     check_cancel_and_budget();
     check_print_and_trace();
+    check_long_assert_message();
     return test_finish("test_api");
 }

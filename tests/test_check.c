@@ -231,10 +231,109 @@ static void full_text(void)
     free(diags);
 }
 
+/* The checker finds duplicate cases itself (a tree need not come from the parser, which
+ * reports them first): cases made equal after parsing, among many, are each reported once. */
+static void switch_duplicates(void)
+{
+    strbuf src = {0};
+    sb_puts(&src, "graph g(x: i32) -> (y: i32) {\n  y = 0\n  switch x {\n");
+    for (int i = 0; i < 3000; i++)
+        sb_printf(&src, "    case %d { y = %d }\n", i * 65536, i);
+    sb_puts(&src, "  }\n}\n");
+    diag d;
+    diag_init(&d, "t.cfx", sb_str(&src), src.len);
+    ast_module *m = parse_module(sb_str(&src), src.len, &d);
+    CHECK_INT(d.errors, 0);
+    if (m) {
+        ast_node *sw = m->graphs[0].body->list[1];
+        sw->list[2999]->ival = 0;        /* the first case's value, at the end */
+        sw->list[1500]->ival = 1499 * 65536; /* its neighbour's */
+        sw->list[7]->ival = -5;          /* a new value: no error */
+        CHECK_INT(check_module(m, NULL, &d), 2);
+        char *text = diag_take(&d);
+        CHECK_STR(text ? text : "",
+                  "t.cfx:1504:5: error: duplicate case 98238464\n    case 98304000 { y = 1500 }\n    ^\n"
+                  "t.cfx:3003:5: error: duplicate case 0\n    case 196542464 { y = 2999 }\n    ^\n");
+        free(text);
+        ast_module_free(m);
+    }
+    diag_free(&d);
+    sb_free(&src);
+}
+
+/* The first error line that compiling src gives, or "" (the caller frees). */
+static char *first_error(const char *src, size_t len, int *nerrors)
+{
+    compiled_module m;
+    char *diags = NULL;
+    *nerrors = 0;
+    if (compile_source(NULL, "t.cfx", src, len, &m, &diags) == 0) {
+        compiled_module_free(&m);
+        return calloc(1, 1);
+    }
+    for (const char *q = diags; q && (q = strstr(q, ": error: ")) != NULL; q++)
+        (*nerrors)++;
+    char *nl = diags ? strchr(diags, '\n') : NULL;
+    if (nl)
+        *nl = '\0';
+    return diags ? diags : calloc(1, 1);
+}
+
+/* The size caps name the statement that crossed them. Expected lines by hand: a graph's body
+ * is one node, `y = x + 1` five (assignment, y, +, x, 1). */
+static void size_caps(void)
+{
+    int n = 0;
+    /* one graph: statement k brings its graph to 1 + 5k nodes, past 2^20 at k = 209716, on
+     * line k + 1 */
+    strbuf src = {0};
+    sb_puts(&src, "graph g(x: i32) -> (y: i32) {\n");
+    for (int k = 0; k < 300000; k++)
+        sb_puts(&src, "  y = x + 1\n");
+    sb_puts(&src, "}\n");
+    char *got = first_error(sb_str(&src), src.len, &n);
+    CHECK_STR(got, "t.cfx:209717:3: error: graph 'g' is too large: more than 1048576 nodes");
+    CHECK_INT(n, 1);
+    free(got);
+    sb_free(&src);
+
+    /* three graphs of 150,000 statements (750,001 nodes each): the third passes the file's
+     * 2^21 at its statement k = 119430 (1,500,002 + 1 + 5k > 2,097,152), on line
+     * 2 * 150,002 + 1 + k */
+    for (int g = 0; g < 3; g++) {
+        sb_printf(&src, "graph g%d(x: i32) -> (y: i32) {\n", g);
+        for (int k = 0; k < 150000; k++)
+            sb_puts(&src, "  y = x + 1\n");
+        sb_puts(&src, "}\n");
+    }
+    got = first_error(sb_str(&src), src.len, &n);
+    CHECK_STR(got, "t.cfx:419435:3: error: the file is too large: more than 2097152 nodes");
+    CHECK_INT(n, 1);
+    free(got);
+    sb_free(&src);
+
+    /* inlined: f is 5,001 nodes; g's statement k `y = x + f(x)` reaches, at its call,
+     * 1 + 5007 (k - 1) + 5005 nodes, past 2^20 at k = 210, on line 211 */
+    sb_puts(&src, "graph g(x: i32) -> (y: i32) {\n");
+    for (int k = 0; k < 300; k++)
+        sb_puts(&src, "  y = x + f(x)\n");
+    sb_puts(&src, "}\ngraph f(x: i32) -> (z: i32) {\n");
+    for (int k = 0; k < 1000; k++)
+        sb_puts(&src, "  z = x + 1\n");
+    sb_puts(&src, "}\n");
+    got = first_error(sb_str(&src), src.len, &n);
+    CHECK_STR(got, "t.cfx:211:3: error: graph 'g' is too large: more than 1048576 nodes once its calls are inlined");
+    CHECK_INT(n, 1);
+    free(got);
+    sb_free(&src);
+}
+
 int main(void)
 {
     all_diag_files();
     annotations();
     full_text();
+    switch_duplicates();
+    size_caps();
     return test_finish("test_check");
 }

@@ -336,5 +336,99 @@ expect_rc 0 "--trace"
 checks=$((checks + 1))
 grep -q traceEvents "$T/t.json" 2>/dev/null || fail "--trace wrote no trace events"
 
+# ---- the CUDA executors: a module that only a CUDA backend loads -------------------------------
+IW="$T/iw.cfx --in x=0 --in y=1 --in i=0"
+run_cfx --version
+cuda_build=0
+case "$out" in
+*"CUDA executors: built"*) cuda_build=1 ;;
+*"CUDA executors: not built (cfx was built without CUDA)"*) ;;
+*) fail "--version should say whether the CUDA executors were built: [$out]" ;;
+esac
+# The dynamic loader's own account of what it maps (LD_DEBUG=files names every object):
+# check, dump, --help and a cpu run map nothing of CUDA.
+maps_cuda() { grep -qE 'file=[^ ]*(libcudart|libcublas|libnvrtc|libcfx_cuda)' "$T/err"; }
+for args in "check $T/iw.cfx" "dump $T/iw.cfx" "--help" "run $IW --backend cpu"; do
+    # shellcheck disable=SC2086
+    LD_DEBUG=files "$CFX" $args >"$T/out" 2>"$T/err"
+    rc=$?
+    expect_rc 0 "cfx $args under LD_DEBUG"
+    checks=$((checks + 1))
+    if maps_cuda; then fail "cfx $args loads CUDA: $(grep -E 'file=.*(cuda|cublas|nvrtc)' "$T/err" | head -3)"; fi
+done
+if [ "$cuda_build" = 1 ]; then
+    # the control: --version loads the module, and the check above would have seen it
+    LD_DEBUG=files "$CFX" --version >"$T/out" 2>"$T/err"
+    checks=$((checks + 1))
+    maps_cuda || fail "LD_DEBUG=files shows no CUDA module even for --version; the check above proves nothing"
+
+    # nothing that links libcfx depends on CUDA or the C++ runtime; the module does
+    lib=$(dirname "$CFX")/libcfx.so
+    module=$(dirname "$CFX")/libcfx_cuda.so
+    if command -v readelf >/dev/null; then
+        for f in "$CFX" "$lib"; do
+            checks=$((checks + 1))
+            needs=$(readelf -d "$f" | grep NEEDED)
+            case "$needs" in
+            *libcudart* | *libcublas* | *libnvrtc* | *libstdc++*) fail "$f depends on [$needs]" ;;
+            esac
+        done
+        checks=$((checks + 1))
+        readelf -d "$module" | grep NEEDED | grep -q libcublas || fail "$module does not depend on cuBLAS"
+    fi
+
+    # CUDA libraries that cannot be loaded (a file of garbage under each name the module
+    # needs): everything but a CUDA backend works, and auto and --version say why
+    mkdir "$T/broken"
+    for so in $(readelf -d "$module" | sed -n 's/.*NEEDED.*\[\(libcu[^]]*\)\]/\1/p'); do
+        echo garbage >"$T/broken/$so"
+    done
+    LD_LIBRARY_PATH="$T/broken" run_cfx check "$T/iw.cfx"
+    expect_rc 0 "check with broken CUDA libraries"
+    expect_err "" "check with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend cpu
+    expect_rc 0 "cpu run with broken CUDA libraries"
+    expect_out "out = 5" "cpu run with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx run $IW
+    expect_rc 0 "auto with broken CUDA libraries"
+    expect_out "out = 5" "auto with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend auto
+    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: $T/broken/" err "auto with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend cuda-host
+    expect_rc 1 "cuda-host with broken CUDA libraries"
+    expect_in "cfx: backend cuda-host is not available: the CUDA executors cannot be loaded: " err "cuda-host with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx --version
+    expect_rc 0 "--version with broken CUDA libraries"
+    expect_in "CUDA executors: built, but they cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: $T/broken/" out "--version with broken CUDA libraries"
+
+    # A stand-in runtime that reports one device (tests/fake_cudart.c), so the loader goes on
+    # to the module as it would on a machine with a GPU: a missing module, one from another
+    # build, a library that is no module, and the real module against a runtime it does not
+    # match are each refused with their reason, and auto runs on the cpu.
+    fake="$BIN/fake_cuda"
+    CFX_CUDA_MODULE="$T/nothere.so" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend auto
+    expect_rc 0 "auto without the module"
+    expect_out "out = 5" "auto without the module"
+    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: $T/nothere.so: cannot open shared object file" err "auto without the module"
+    expect_in "CFX_CUDA_MODULE may name another path" err "auto without the module"
+    CFX_CUDA_MODULE="$T/nothere.so" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend cuda-persistent
+    expect_rc 1 "cuda-persistent without the module"
+    expect_in "cfx: backend cuda-persistent is not available: the CUDA executors cannot be loaded: $T/nothere.so: " err "cuda-persistent without the module"
+    CFX_CUDA_MODULE="$T/nothere.so" run_cfx --version
+    expect_rc 0 "--version without the module"
+    expect_in "CUDA executors: built, but they cannot be loaded: $T/nothere.so: cannot open shared object file" out "--version without the module"
+    CFX_CUDA_MODULE="$BIN/libfake_module.so" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend auto
+    expect_out "out = 5" "auto with a module of another build"
+    expect_in "libfake_module.so belongs to another build of cfx (1.0, module interface " err "auto with a module of another build"
+    CFX_CUDA_MODULE="$BIN/libfake_module.so" run_cfx --version
+    expect_in "libfake_module.so belongs to another build of cfx" out "--version with a module of another build"
+    CFX_CUDA_MODULE="$lib" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend cuda-graph
+    expect_rc 1 "cuda-graph with a library that is no module"
+    expect_in "libcfx.so is not a cfx CUDA module (it has no cfx_cuda_module)" err "a library that is no module"
+    LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend auto
+    expect_out "out = 5" "auto with a runtime the module does not match"
+    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: " err "auto with a runtime the module does not match"
+fi
+
 echo "test_cli: $((checks - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "exec.h"
+#include "kernels.h"
 #include "ops.h"
 #include "program.h"
 #include "testutil.h"
@@ -376,6 +377,84 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A list by hand: items i32[3] (a variable, as the lowering makes it), length and index as
+ * inputs. CHECK_BOUND(i, len) then GET_ITEM, CHECK_BOUND(len, 3) then SET_ITEM at len; each
+ * CHECK_BOUND stops with index, its operands as detail and a message by what it checks; a
+ * GET_ITEM that no check guards still stays inside the list (the index is clamped). */
+static void test_list_records(void)
+{
+    char msg[256];
+    prog_builder *b = prog_begin("l.cfx", "lists");
+    int32_t d3[1] = {3};
+    int32_t items = prog_slot(b, CFX_I32, 1, d3, SLOT_INPUT, "xs");
+    int32_t len = prog_slot(b, CFX_I32, 0, NULL, SLOT_INPUT, "len(xs)");
+    int32_t i = prog_slot(b, CFX_I64, 0, NULL, SLOT_INPUT, "i");
+    int32_t got = prog_slot(b, CFX_I32, 0, NULL, SLOT_RESULT, "got");
+    int32_t wild = prog_slot(b, CFX_I32, 0, NULL, SLOT_RESULT, "wild");
+    int32_t out = prog_slot(b, CFX_I32, 1, d3, SLOT_RESULT, "out");
+    int32_t three = 3, nine = 9;
+    int64_t far = 1000;
+    int32_t k3 = prog_const(b, CFX_I32, 0, NULL, &three), k9 = prog_const(b, CFX_I32, 0, NULL, &nine);
+    int32_t kfar = prog_const(b, CFX_I64, 0, NULL, &far);
+    prog_add_input(b, items);
+    prog_add_input(b, len);
+    prog_add_input(b, i);
+    prog_add_result(b, got);
+    prog_add_result(b, wild);
+    prog_add_result(b, out);
+    int32_t name = prog_string(b, "xs");
+    prog_emit(b, rec(REC_CHECK_BOUND, 0, CFX_I64, SC, i, len, name, 0, 1));      /* 0 */
+    prog_emit(b, rec(REC_GET_ITEM, 0, CFX_I32, 0, got, items, i, len, 1));       /* 1 */
+    prog_emit(b, rec(REC_GET_ITEM, 0, CFX_I32, 0, wild, items, kfar, len, 2));   /* 2 */
+    prog_emit(b, rec(REC_COPY, 0, CFX_I32, 0, out, items, 0, 0, 3));            /* 3 */
+    prog_emit(b, rec(REC_CHECK_BOUND, 0, CFX_I32, SC, len, k3, name, 1, 4));      /* 4 */
+    prog_emit(b, rec(REC_SET_ITEM, 0, CFX_I32, 0, out, len, k9, len, 4));        /* 5 */
+    prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 5));
+    cfx_prog *p = finish(b);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    int32_t XS[3] = {10, 20, 30}, LEN = 2, GOT = 0, WILD = 0, OUT[3] = {0, 0, 0};
+    int64_t I = -2;
+    void *in[3] = {XS, &LEN, &I}, *res[3] = {&GOT, &WILD, OUT};
+    exec_run run = make_run(p, in, res);
+    exec_outcome o;
+    CHECK_INT(cpu_run(&run, &o), 0);
+    CHECK_INT(o.status, CFX_OK);
+    CHECK_INT(GOT, 10);  /* -2 counts from the length 2, not from the capacity 3 */
+    CHECK_INT(WILD, 30); /* 1000 is clamped to the last item: no read outside */
+    CHECK_INT(OUT[0], 10);
+    CHECK_INT(OUT[2], 9); /* appended at the length */
+
+    I = 2;
+    CHECK_INT(cpu_run(&run, &o), 0);
+    CHECK_INT(o.status, CFX_STOP_INDEX);
+    CHECK_INT(o.record, 0);
+    CHECK_INT(o.detail[0], 2);
+    CHECK_INT(o.detail[1], 2);
+    exec_format_stop(p, &o, msg, sizeof msg);
+    CHECK_STR(msg, "l.cfx:1:5: run stopped: index: list 'xs' has 2 items, index was 2");
+
+    I = 0;
+    LEN = 3;
+    CHECK_INT(cpu_run(&run, &o), 0);
+    CHECK_INT(o.status, CFX_STOP_INDEX);
+    CHECK_INT(o.record, 4);
+    exec_format_stop(p, &o, msg, sizeof msg);
+    CHECK_STR(msg, "l.cfx:4:5: run stopped: index: list 'xs' is full: it holds at most 3 items");
+    prog_free(p);
+
+    /* the bound of each kind of check, as every executor evaluates it */
+    CHECK(k_bound_ok(0, -2, 2) && !k_bound_ok(0, -3, 2) && !k_bound_ok(0, 2, 2));
+    CHECK(k_bound_ok(1, 2, 3) && !k_bound_ok(1, 3, 3));
+    CHECK(k_bound_ok(2, -1, 1) && !k_bound_ok(2, -1, 0));
+    CHECK(k_bound_ok(3, 0, 1) && !k_bound_ok(3, -1, 5) && !k_bound_ok(3, 5, 5));
+    CHECK(k_bound_ok(4, 3, 3) && !k_bound_ok(4, 2, 3));
+    CHECK_INT(k_item_index(-1, 2, 3), 1);
+    CHECK_INT(k_item_index(-9, 2, 3), 0);
+    CHECK_INT(k_item_index(5, 2, 3), 2);
+}
+
 static void test_cancel(void)
 {
     prog_builder *b = prog_begin("spin.cfx", "spin");
@@ -623,6 +702,7 @@ int main(void)
 {
     test_counter();
     test_branch();
+    test_list_records();
     test_tensors();
     test_stops();
     test_cancel();

@@ -310,6 +310,61 @@ static void test_unary(void)
     CHECK_REAL(un_f64(OP_SQRT, 2.0), 1.4142135623730951, 0);
     CHECK_REAL(un_f64(OP_TANH, -1.0), -0.7615941559557649, 1e-15);
     CHECK_REAL(un_f64(OP_SIGMOID, -2.0), 0.11920292202211755, 1e-15);
+
+    /* sin cos tan erf against values of the functions (radians); floor ceil, round halving to
+     * even, sign with NaN and -0 */
+    CHECK_REAL(un_f64(OP_SIN, 0.5), 0.479425538604203, 1e-15);
+    CHECK_REAL(un_f64(OP_COS, 0.5), 0.8775825618903728, 1e-15);
+    CHECK_REAL(un_f64(OP_TAN, 1.0), 1.5574077246549023, 1e-15);
+    CHECK_REAL(un_f64(OP_ERF, 0.5), 0.5204998778130465, 1e-15);
+    CHECK_REAL(un_f32(OP_SIN, -2.5f), -0.5984721441039564, 1e-6);
+    CHECK_REAL(un_f32(OP_ERF, 1.5f), 0.9661051464753108, 1e-6);
+    CHECK_REAL(un_f32(OP_FLOOR, -2.5f), -3.0, 0);
+    CHECK_REAL(un_f32(OP_CEIL, -2.5f), -2.0, 0);
+    CHECK_REAL(un_f64(OP_FLOOR, 2.5), 2.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND, 2.5f), 2.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND, 3.5f), 4.0, 0);
+    CHECK_REAL(un_f64(OP_ROUND, -0.5), 0.0, 0);
+    CHECK(signbit(un_f64(OP_ROUND, -0.5)));
+    CHECK_REAL(un_f64(OP_ROUND, 1.4999999999999998), 1.0, 0);
+    CHECK_REAL(un_f32(OP_SIGN, -3.5f), -1.0, 0);
+    CHECK_REAL(un_f32(OP_SIGN, -0.0f), 0.0, 0);
+    CHECK(isnan(un_f32(OP_SIGN, nf)));
+    CHECK_REAL(un_f64(OP_SIGN, 1e-300), 1.0, 0);
+    CHECK_INT(un_i32(OP_SIGN, -2147483647 - 1), -1);
+    CHECK_INT(un_i64(OP_SIGN, 0), 0);
+    CHECK_INT(un_i64(OP_SIGN, 5), 1);
+}
+
+/* numpy broadcasting: [3] to [2, 3] repeats the row, [2, 1] to [2, 3] the column, [1, 3] to
+ * [2, 2, 3] the row in every block; written out by hand */
+static void test_numpy_broadcast(void)
+{
+    int32_t row[3] = {1, 2, 3}, colv[2] = {7, 8}, out[12];
+    k_bshape sh = {{2, 3, 0, 0}, {3, 0, 0, 0}, 2, 1};
+    k_broadcast(4, out, row, &sh, 0, 6);
+    int32_t want1[6] = {1, 2, 3, 1, 2, 3};
+    for (int i = 0; i < 6; i++)
+        CHECK_INT(out[i], want1[i]);
+    k_bshape sc = {{2, 3, 0, 0}, {2, 1, 0, 0}, 2, 2};
+    k_broadcast(4, out, colv, &sc, 0, 6);
+    int32_t want2[6] = {7, 7, 7, 8, 8, 8};
+    for (int i = 0; i < 6; i++)
+        CHECK_INT(out[i], want2[i]);
+    k_bshape s3 = {{2, 2, 3, 0}, {1, 3, 0, 0}, 3, 2};
+    k_broadcast(4, out, row, &s3, 0, 12);
+    for (int i = 0; i < 12; i++)
+        CHECK_INT(out[i], row[i % 3]);
+    uint8_t b[2] = {1, 0}, bo[4];
+    k_bshape sb = {{2, 2, 0, 0}, {2, 1, 0, 0}, 2, 2};
+    k_broadcast(1, bo, b, &sb, 1, 3); /* a share: elements 1 and 2 only */
+    CHECK_INT(bo[1], 1);
+    CHECK_INT(bo[2], 0);
+    double dv[2] = {0.5, -1.5}, dout[4];
+    k_bshape sd = {{2, 2, 0, 0}, {2, 0, 0, 0}, 2, 1};
+    k_broadcast(8, dout, dv, &sd, 0, 4);
+    CHECK_REAL(dout[2], 0.5, 0);
+    CHECK_REAL(dout[3], -1.5, 0);
 }
 
 static void test_broadcast_and_ranges(void)
@@ -755,6 +810,7 @@ int main(void)
     test_bool_ops();
     test_unary();
     test_broadcast_and_ranges();
+    test_numpy_broadcast();
     test_casts();
     test_make_and_move();
     test_reductions();

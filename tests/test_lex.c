@@ -131,6 +131,9 @@ static void test_newlines_and_comments(void)
     /* a brace ends an unclosed '(' so that the rest of the file still has its newlines */
     CHECK_STR(tokens("f(a\n}\nb", NULL), "name:f ( name:a } NL name:b EOF");
     CHECK_STR(tokens("a\r\nb\t;c", NULL), "name:a NL name:b ; name:c EOF");
+    /* a lone CR is a line break as LF and CR LF are (one token each), and ends a comment */
+    CHECK_STR(tokens("a\rb\r\rc # x\rd\r\ne", NULL), "name:a NL name:b NL NL name:c NL name:d NL name:e EOF");
+    CHECK_STR(tokens("f(a,\r b)\r", NULL), "name:f ( name:a , name:b ) NL EOF");
     CHECK_STR(tokens("", NULL), "EOF");
     CHECK_STR(tokens("# only a comment", NULL), "EOF");
 }
@@ -159,6 +162,88 @@ static void test_positions(void)
     }
 }
 
+/* Lines end at LF, CR LF and a lone CR alike, in positions and in the echoed line. */
+static void test_line_breaks(void)
+{
+    const char *src = "a\rbb\r\nc\n\rd";
+    lexer lx;
+    lex_init(&lx, src, strlen(src), NULL);
+    int want[][3] = {{TK_NAME, 1, 1}, {TK_NEWLINE, 1, 2}, {TK_NAME, 2, 1}, {TK_NEWLINE, 2, 4},
+                     {TK_NAME, 3, 1}, {TK_NEWLINE, 3, 2}, {TK_NEWLINE, 4, 1}, {TK_NAME, 5, 1}};
+    for (int i = 0; i < 8; i++) {
+        lex_token t = lex_next(&lx);
+        CHECK_INT(t.kind, want[i][0]);
+        CHECK_INT(t.line, want[i][1]);
+        CHECK_INT(t.col, want[i][2]);
+    }
+    check_errors("a\r  $b\rc", "t.cfx:2:3: error: unexpected character '$'\n  $b\n  ^\n", __LINE__);
+    check_errors("a\r\n  $b\r\nc", "t.cfx:2:3: error: unexpected character '$'\n  $b\n  ^\n", __LINE__);
+    check_errors("a\r\r\n\n$", "t.cfx:4:1: error: unexpected character '$'\n$\n^\n", __LINE__);
+    /* a string ends on its line, whichever break ends the line */
+    check_errors("\"ab\rc\"", "t.cfx:1:1: error: unterminated string\n\"ab\n^\n"
+                 "t.cfx:2:2: error: unterminated string\nc\"\n ^\n", __LINE__);
+}
+
+/* A long line is echoed as a window around the caret, with "..." where it was cut; a long
+ * message is cut with "...". */
+static void test_long_lines(void)
+{
+    size_t n = (size_t)10 << 20;
+    char *src = malloc(n + 1);
+    if (!CHECK(src != NULL))
+        return;
+    memset(src, 'a', n);
+    src[n / 2] = '$';
+    src[n] = '\0';
+    char *got = errors_of(src);
+    /* the window: DIAG_ECHO_WINDOW bytes with the caret DIAG_ECHO_WINDOW / 2 in, after "..." */
+    char want[512];
+    int k = snprintf(want, sizeof want, "t.cfx:1:%zu: error: unexpected character '$'\n...", n / 2 + 1);
+    for (int i = 0; i < DIAG_ECHO_WINDOW; i++)
+        want[k++] = i == DIAG_ECHO_WINDOW / 2 ? '$' : 'a';
+    k += snprintf(want + k, sizeof want - (size_t)k, "...\n%*s^\n", 3 + DIAG_ECHO_WINDOW / 2, "");
+    CHECK_STR(got, want);
+    free(got);
+    /* near either end, the window stays inside the line and is marked on one side only */
+    src[n / 2] = 'a';
+    src[3] = '$';
+    got = errors_of(src);
+    if (!CHECK(strlen(got) < 500))
+        fprintf(stderr, "%.600s\n", got);
+    CHECK(strncmp(got, "t.cfx:1:4: error: unexpected character '$'\naaa$a", 48) == 0);
+    CHECK(strstr(got, "a...\n   ^\n") != NULL);
+    free(got);
+    src[3] = 'a';
+    src[n - 1] = '$';
+    got = errors_of(src);
+    if (!CHECK(strlen(got) < 500))
+        fprintf(stderr, "%.900s\n", got);
+    CHECK(strstr(got, "\n...aaa") != NULL && strstr(got, "a$\n") != NULL);
+    free(got);
+    free(src);
+
+    /* a message past DIAG_MAX_MESSAGE characters ends in "..." */
+    diag d;
+    diag_init(&d, "t.cfx", "x", 1);
+    char name[1000];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    diag_error(&d, 1, 1, "'%s' is not defined", name);
+    diag_error(&d, 1, 1, "%.*s", DIAG_MAX_MESSAGE, name);
+    got = diag_take(&d);
+    diag_free(&d);
+    char line[2 * DIAG_MAX_MESSAGE + 64];
+    k = snprintf(line, sizeof line, "t.cfx:1:1: error: '");
+    memset(line + k, 'n', DIAG_MAX_MESSAGE - 1);
+    k += DIAG_MAX_MESSAGE - 1;
+    k += snprintf(line + k, sizeof line - (size_t)k, "...\nx\n^\nt.cfx:1:1: error: ");
+    memset(line + k, 'n', DIAG_MAX_MESSAGE); /* exactly the limit: not cut */
+    k += DIAG_MAX_MESSAGE;
+    snprintf(line + k, sizeof line - (size_t)k, "\nx\n^\n");
+    CHECK_STR(got, line);
+    free(got);
+}
+
 static void test_errors(void)
 {
     check_errors("x = $y", "t.cfx:1:5: error: unexpected character '$'\nx = $y\n    ^\n", __LINE__);
@@ -168,9 +253,13 @@ static void test_errors(void)
                  __LINE__);
     /* a run of bad bytes is one error */
     check_errors("a $$$ b", "t.cfx:1:3: error: unexpected character '$'\na $$$ b\n  ^\n", __LINE__);
-    check_errors("a\n \x01", "t.cfx:2:2: error: unexpected character '\\x01'\n ?\n ^\n", __LINE__);
-    check_errors("x = \xe2\x82\xac", "t.cfx:1:5: error: unexpected character '\\xE2'\nx = \xe2\x82\xac\n    ^\n",
+    /* bytes that do not print are echoed as \xNN, and the caret moves past them to match */
+    check_errors("a\n \x01", "t.cfx:2:2: error: unexpected character '\\x01'\n \\x01\n ^\n", __LINE__);
+    check_errors("x = \xe2\x82\xac", "t.cfx:1:5: error: unexpected character '\\xE2'\nx = \\xE2\\x82\\xAC\n    ^\n",
                  __LINE__);
+    check_errors("# \x1b[2J\xff\n\t\x7f$", "t.cfx:2:2: error: unexpected character '\\x7F'\n\t\\x7F$\n\t^\n", __LINE__);
+    check_errors("\x80\x01 $ y", "t.cfx:1:1: error: unexpected character '\\x80'\n\\x80\\x01 $ y\n^\n"
+                 "t.cfx:1:4: error: unexpected character '$'\n\\x80\\x01 $ y\n         ^\n", __LINE__);
     check_errors("! ' `",
                  "t.cfx:1:1: error: unexpected character '!' (write 'not', or '!=')\n! ' `\n^\n"
                  "t.cfx:1:3: error: unexpected character '\\''\n! ' `\n  ^\n"
@@ -201,7 +290,7 @@ static void test_errors(void)
     CHECK_INT(t.col, 5);
     CHECK_INT(lex_next(&lx).kind, TK_EOF);
     char *m = diag_take(&d);
-    CHECK_STR(m, "t.cfx:1:3: error: unexpected character '\\x00'\na ? b\n  ^\n");
+    CHECK_STR(m, "t.cfx:1:3: error: unexpected character '\\x00'\na \\x00 b\n  ^\n");
     free(m);
     diag_free(&d);
 }
@@ -279,7 +368,9 @@ int main(void)
     test_newlines_and_comments();
     test_strings();
     test_positions();
+    test_line_breaks();
     test_errors();
+    test_long_lines();
     test_long_literals();
     test_every_byte();
     return test_finish("test_lex");

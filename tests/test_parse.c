@@ -71,7 +71,7 @@ static void put(strbuf *o, const ast_node *n)
     case AST_BOOL: sb_puts(o, n->ival ? "true" : "false"); break;
     case AST_STRING: sb_printf(o, "\"%s\"", n->str); break;
     case AST_NAME: sb_puts(o, n->name); break;
-    case AST_TYPE: put_type(o, &n->type); break;
+    case AST_TYPE: put_type(o, &n->ty); break;
     case AST_UNARY:
     case AST_BINARY:
         sb_printf(o, "(%s ", tree_op_name(n->op));
@@ -502,12 +502,13 @@ static void test_messages(void)
                  "t.cfx:2:16: error: expected '{' after 'else' (write 'elif' for another condition), found 'if'\n"
                  "  if y {} else if z {}\n               ^\n",
                  __LINE__);
-    check_errors("graph g() -> (y: i32) {\n  return y\n}\n",
-                 "t.cfx:2:10: error: 'return' takes no value: assign the results, then write 'return'\n"
-                 "  return y\n         ^\n",
+    check_errors("graph g() -> (y: i32) {\n  y = 1, 2\n  return y,\n}\n",
+                 "t.cfx:2:7: error: 2 values for one target (write 'a, b = x, y')\n  y = 1, 2\n      ^\n"
+                 "t.cfx:3:12: error: expected an expression, found newline\n  return y,\n           ^\n",
                  __LINE__);
     check_errors("graph g() -> (y: i32) {\n  a, b = x\n  f(x) = 1\n  a + 1 = 2\n}\n",
-                 "t.cfx:2:8: error: several targets need a call on the right, as in 'a, b = f(x)'\n  a, b = x\n"
+                 "t.cfx:2:8: error: several targets need as many values, as in 'a, b = b, a', or a call with "
+                 "several results, as in 'a, b = f(x)'\n  a, b = x\n"
                  "       ^\n"
                  "t.cfx:3:3: error: cannot assign to this expression (a target is a name or name[i])\n  f(x) = 1\n"
                  "  ^\n"

@@ -1,16 +1,24 @@
 /* test_sched.c: the persistent executor's scheduling logic (device/scheduler.h) on CPU threads.
  *
- * A replica of the device dispatch loop runs hand-built programs with one pthread per
- * "block": each takes its share of every split record through sched_share, keeps private
- * copies of one-element slots, asks sched_arrive what to do at each record, and meets the
- * others at a pthread barrier exactly where the plan says the device passes a grid barrier.
- * The op arithmetic is kernels/'s bodies; the expected values are computed here in plain C.
- * Checks: results equal the sequential computation for 1, 4 and 7 blocks; every block takes
- * the same branches; the plan has the barriers a reader of the program can see are needed
- * (a reduction's combine, a cross-block read after a split write, a write after a
- * cross-block read around a loop, the entry of a one-block loop); and, outside TSan, that
- * the run goes wrong when the cross-block read's barrier is removed. Under -DCFX_TSAN=ON
- * a missing barrier shows up as a race report.
+ * A replica of the device dispatch loop runs programs with one pthread per "block": each
+ * takes its share of every split record through sched_share, keeps private copies of
+ * one-element slots, asks sched_arrive what to do at each record, and meets the others at
+ * a grid barrier (the device's algorithm) exactly where the plan says the device passes
+ * one. A run is a chain of launches as on the device: a CALL, or a PRINT that finds the
+ * launch's print buffer full, pauses the run; the host's part runs the kernel or hands the
+ * prints on and starts the next launch, whose threads reload their private copies from the
+ * arena. Status polls at a TICK are timed as on the device, and block 0's first poll of
+ * every launch is made as late as it can be. The op arithmetic is kernels/'s bodies.
+ * Checks: hand-built programs against sequential computations in plain C for 1, 4 and 7
+ * blocks; the plan has the barriers a reader of the program can see are needed (a
+ * reduction's combine, a cross-block read after a split write, a write after a cross-block
+ * read around a loop, the entry of a one-block loop); compiled programs (every example
+ * graph, programs with kernel calls and prints that pause, a few hundred generated
+ * programs with kernel calls in loops, branches, before break and return) against the cpu
+ * executor: status, position, iterations, prints, kernel calls and results; every block
+ * takes the same branches; a cancel stops every block; and, outside TSan, that the run
+ * goes wrong when the cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing
+ * barrier shows up as a race report.
  */
 #include <math.h>
 #include <pthread.h>
@@ -24,6 +32,7 @@
 
 #include "compile.h"
 #include "exec.h"
+#include "gen_programs.h"
 #include "kernels.h"
 #include "program.h"
 #include "scheduler.h"
@@ -103,47 +112,90 @@ static int32_t tp_emit(tprog *t, int kind, int op, int dtype, int32_t a, int32_t
 }
 
 /* ==== the replica of the device loop ======================================================= */
+/* One run is a chain of launches, as on the device: a launch ends at HALT, at a stop, or at
+ * a pause (a CALL, or a PRINT that finds the launch's print buffer full); the host's part
+ * (replica_run) then runs the CALL's kernel on the arena or hands the printed entries on,
+ * and starts the next launch at the record after the CALL, or at the PRINT again (inside
+ * its one-block region if it was in one). Every launch starts new threads, which load their
+ * private copies from the arena, so a block 0 that ends a launch without writing its
+ * copies back loses them, as it would on the device.
+ *
+ * Status polls are timed as on the device: a block reads the run's status at a TICK only
+ * every SCHED_POLL_NS, the first TICK of a launch included, and block 0 first reads the
+ * host's cancel flag, a slow read across PCIe on the device. The replica makes block 0's
+ * first poll of every launch as late as it can be: it waits until another block has
+ * stopped or paused the run, or until no other block can move without block 0. */
 
 #define MAXBLOCKS 8
-/* a block that left a barrier because another block stopped the run (not a cfx_status) */
-#define CFX_COUNT_ABANDONED 100
 #define MAXLOG 256
+
+/* How a block's walk of one launch ended. */
+enum { END_HALT, END_STOP, END_LEFT }; /* HALT; at its own stop or pause; it left because another block stopped the run */
 
 typedef struct replica {
     const cfx_prog *prog;
     const sched_plan *plan;
+    const exec_kernel *kernels;     /* prog->nkernels entries (NULL: every CALL fails) */
     int nblocks;
+    int64_t max_iters;
+    uint32_t print_cap;             /* bytes of the launch's print buffer */
+    int32_t ablate_pc;              /* skip the barrier before this record, slow the others */
     uint8_t *arena;                 /* shared by all blocks */
     uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
     uint8_t *publish[2];            /* block 0's copies at a region's exit */
     k_acc partials[2][MAXBLOCKS];   /* split reductions */
-    /* the grid barrier, the device's algorithm with C11 atomics: an arrival count and a
-     * generation; a stop (any block's) releases the waiters */
+    /* one launch: the grid barrier (the device's algorithm with C11 atomics: an arrival
+     * count and a generation; a stop releases the waiters) and the run's state */
+    int32_t start_pc, start_region;
     atomic_uint arrived;
     atomic_uint gen;
-    atomic_int stopped;
+    atomic_int idle;                /* blocks waiting in a barrier or done with the launch */
+    atomic_int status;              /* CFX_OK, a stop or SCHED_STATUS_PAUSE; the first wins */
+    atomic_int cancel;              /* the host's cancel flag */
+    int32_t record;                 /* written by the block whose stop won */
+    int64_t detail[2];
+    int32_t resume_pc, resume_region;
     uint64_t pub_iters[2];          /* block 0's iterations beside its published copies */
-    int64_t executed[MAXBLOCKS];    /* records run per block */
-    int64_t max_iters;
-    /* per block, for the checks */
+    uint32_t pub_print[2];          /* and its print_used */
+    uint8_t *print_buf;             /* the launch's printed entries, written by block 0 */
+    uint32_t print_end;             /* block 0's print_used when the launch ended */
+    atomic_ullong iters;            /* the run's iterations: at a launch's end, the max of the blocks' */
+    /* the run, for the checks */
+    exec_outcome out;
+    int launches, call_pauses, print_pauses;
+    uint8_t *prints;                /* every printed (record, bytes, value) in order, unpadded */
+    size_t nprints, cap_prints;
+    int64_t executed[MAXBLOCKS];    /* records run per block, all launches */
     int32_t log[MAXBLOCKS][MAXLOG]; /* pc of every branch taken outside regions */
     int nlog[MAXBLOCKS];
-    int32_t stop_pc[MAXBLOCKS];     /* record that stopped the block, -1 for HALT */
-    int stop_status[MAXBLOCKS];
-    int64_t stop_detail[MAXBLOCKS][2];
-    /* block 0's printed values, as (record, bytes) entries back to back */
-    uint8_t *prints;
-    size_t nprints, cap_prints;
-    uint64_t iterations[MAXBLOCKS];
-    int barriers[MAXBLOCKS];
-    /* ablation: skip the barrier before this record and slow down blocks other than 0 */
-    int32_t ablate_pc;
+    int end[MAXBLOCKS];             /* END_* of the last launch */
+    int32_t end_pc[MAXBLOCKS];      /* where the block ended it */
+    uint64_t iterations[MAXBLOCKS]; /* the block's count at the end of the last launch */
+    int barriers[MAXBLOCKS];        /* grid barriers passed */
 } replica;
 
-typedef struct block_arg {
+/* One block's walk of one launch. */
+typedef struct walker {
     replica *rp;
     int block;
-} block_arg;
+    uint64_t iters;
+    uint32_t print_used;
+    uint64_t last_poll;             /* 0: the first poll of the launch is due */
+    sched_cursor c;
+} walker;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 static uint8_t *slot_addr(replica *rp, int block, int32_t s)
 {
@@ -153,37 +205,87 @@ static uint8_t *slot_addr(replica *rp, int block, int32_t s)
     return rp->arena + rp->prog->slots[s].offset;
 }
 
-/* Returns 1 when the run was stopped (by a block that will never arrive): leave. The same
- * steps as grid_barrier in device/persistent.cu: read the generation, arrive; the last to
- * arrive resets the count and bumps the generation; the others spin on the generation and
- * on the run's status. (The device's fences are the seq_cst order of these atomics.) */
-static int grid_barrier(replica *rp, int block)
+/* raise_stop: the first stop wins and writes where it was. */
+static void raise_stop(replica *rp, int status, int32_t pc, int64_t d0, int64_t d1, int32_t region)
 {
-    rp->barriers[block]++;
+    int ok = CFX_OK;
+    if (atomic_compare_exchange_strong(&rp->status, &ok, status)) {
+        rp->record = pc;
+        rp->detail[0] = d0;
+        rp->detail[1] = d1;
+        if (status == SCHED_STATUS_PAUSE) {
+            rp->resume_pc = pc;
+            rp->resume_region = region;
+        }
+    }
+}
+
+/* Block 0's read of the host's cancel flag (poll_cancel). `late`: the first poll of a
+ * launch, made as slow as it can be (see the section's comment). */
+static void poll_cancel(walker *w, int32_t pc, int late)
+{
+    replica *rp = w->rp;
+    if (late) {
+        uint64_t t0 = now_ns();
+        while (atomic_load(&rp->status) == CFX_OK && atomic_load(&rp->idle) < rp->nblocks - 1 &&
+               now_ns() - t0 < 2000000000ull)
+            sched_yield();
+    }
+    if (atomic_load(&rp->cancel))
+        raise_stop(rp, CFX_STOP_CANCELLED, pc, 0, 0, -1);
+}
+
+/* Returns 1 when the run was stopped or paused by a block that will not arrive: leave. The
+ * same steps as grid_barrier in device/persistent_kernel.cuh: read the generation, arrive;
+ * the last to arrive resets the count and bumps the generation; the others spin on the
+ * generation and on the run's status, block 0 polling the cancel flag every 64 spins. (The
+ * device's fences are the seq_cst order of these atomics.) */
+static int grid_barrier(walker *w, int32_t pc)
+{
+    replica *rp = w->rp;
     unsigned gen = atomic_load(&rp->gen);
+    int left = 0;
     if (atomic_fetch_add(&rp->arrived, 1u) == (unsigned)rp->nblocks - 1) {
         atomic_store(&rp->arrived, 0u);
         atomic_fetch_add(&rp->gen, 1u);
-        return 0;
+    } else {
+        unsigned spins = 0;
+        atomic_fetch_add(&rp->idle, 1);
+        while (atomic_load(&rp->gen) == gen) {
+            if (atomic_load(&rp->status) != CFX_OK) {
+                left = atomic_load(&rp->gen) == gen; /* a barrier that completed is passed */
+                break;
+            }
+            if (w->block == 0 && (++spins & 63u) == 0)
+                poll_cancel(w, pc, 0);
+            sched_yield();
+        }
+        atomic_fetch_sub(&rp->idle, 1);
     }
-    while (atomic_load(&rp->gen) == gen) {
-        if (atomic_load(&rp->stopped))
-            return atomic_load(&rp->gen) == gen; /* a barrier that completed is passed */
-        sched_yield();
-    }
-    return 0;
+    if (!left)
+        rp->barriers[w->block]++;
+    return left;
 }
 
-static void nap(void)
+static void store_private(replica *rp)
 {
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    const cfx_prog *p = rp->prog;
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (rp->plan->priv_offset[s] >= 0)
+            memcpy(rp->arena + p->slots[s].offset, slot_addr(rp, 0, s), (size_t)slot_bytes(&p->slots[s]));
 }
 
-/* What a block does for one record, with the shares of (sb, sn): sched_block/sched_nblocks.
- * Returns the next pc, or -1 for HALT, or -2 - status for a stop. */
-static int32_t run_record(replica *rp, sched_cursor *c, int block)
+/* What the walk does after a record: go on at a pc (>= 0), or end. */
+#define NEXT_HALT (-1)
+#define NEXT_STOP (-2) /* this block raised (or met) a stop or a pause here */
+#define NEXT_LEFT (-3) /* another block stopped the run */
+
+/* What a block does for one record, with the shares of (sb, sn): sched_block/sched_nblocks. */
+static int32_t run_record(walker *w)
 {
+    replica *rp = w->rp;
+    sched_cursor *c = &w->c;
+    const int block = w->block;
     const cfx_prog *p = rp->prog;
     const cfx_record *r = &p->records[c->pc];
     const cfx_slot *sl = p->slots;
@@ -200,15 +302,13 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
             hi = dom; /* redundant: every block all of it, into its private copy */
     }
     if (rp->ablate_pc >= 0 && block != 0 && split && c->region < 0)
-        nap(); /* make a missing barrier visible: the others' shares arrive late */
+        nap_ms(50); /* make a missing barrier visible: the others' shares arrive late */
 
     switch (r->kind) {
     case REC_HALT:
         if (block == 0)
-            for (int32_t s = 0; s < p->nslots; s++)
-                if (rp->plan->priv_offset[s] >= 0)
-                    memcpy(rp->arena + sl[s].offset, slot_addr(rp, 0, s), (size_t)slot_bytes(&sl[s]));
-        return -1;
+            store_private(rp);
+        return NEXT_HALT;
     case REC_JUMP:
     case REC_JUMP_FALSE:
     case REC_JUMP_TRUE:
@@ -219,10 +319,21 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
             rp->log[block][rp->nlog[block]++] = next;
         return next;
     }
-    case REC_TICK:
-        if (sched_tick(&rp->iterations[block], rp->max_iters))
-            return -2 - CFX_STOP_LIMIT;
+    case REC_TICK: {
+        uint64_t t = now_ns();
+        if (w->last_poll == 0 || t - w->last_poll >= SCHED_POLL_NS) {
+            if (block == 0)
+                poll_cancel(w, c->pc, w->last_poll == 0);
+            w->last_poll = t;
+            if (sched_leave_at_tick(atomic_load(&rp->status)))
+                return NEXT_LEFT;
+        }
+        if (sched_tick(&w->iters, rp->max_iters)) {
+            raise_stop(rp, CFX_STOP_LIMIT, c->pc, rp->max_iters, 0, -1);
+            return NEXT_STOP;
+        }
         return c->pc + 1;
+    }
     case REC_BINARY:
         k_binary(r->op, r->dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b),
                  sl[r->b].count, slot_addr(rp, block, r->c), sl[r->c].count, lo, hi);
@@ -259,8 +370,8 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
             /* partials, a grid barrier, then every block merges them all in block order */
             k_acc *part = rp->partials[c->combines & 1];
             part[block] = acc;
-            if (grid_barrier(rp, block))
-                return -2 - CFX_COUNT_ABANDONED;
+            if (grid_barrier(w, c->pc))
+                return NEXT_LEFT;
             acc = k_reduce_init(op, dt);
             for (int b = 0; b < rp->nblocks; b++)
                 k_reduce_merge(op, dt, &acc, &part[b]);
@@ -297,6 +408,37 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
                      lo * size, hi * size);
         return c->pc + 1;
     }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&sl[r->a], &sl[r->b]);
+        k_broadcast(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh,
+                    lo, hi);
+        return c->pc + 1;
+    }
+    case REC_GET_ITEM: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)),
+                                    k_load_int(sl[r->d].dtype, slot_addr(rp, block, r->d)), sl[r->b].dims[0]);
+        const uint8_t *src = slot_addr(rp, block, r->b) + item * sl[r->a].count * size;
+        k_copy_bytes(slot_addr(rp, block, r->a), src, lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_SET_ITEM: {
+        int64_t size = dtype_size(sl[r->a].dtype);
+        int64_t item = k_item_index(k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b)),
+                                    k_load_int(sl[r->d].dtype, slot_addr(rp, block, r->d)), sl[r->a].dims[0]);
+        k_copy_bytes(slot_addr(rp, block, r->a) + item * sl[r->c].count * size, slot_addr(rp, block, r->c),
+                     lo * size, hi * size);
+        return c->pc + 1;
+    }
+    case REC_CHECK_BOUND: {
+        int64_t va = k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
+        int64_t vb = k_load_int(sl[r->b].dtype, slot_addr(rp, block, r->b));
+        if (!k_bound_ok(r->d, va, vb)) {
+            raise_stop(rp, CFX_STOP_INDEX, c->pc, va, vb, -1);
+            return NEXT_STOP;
+        }
+        return c->pc + 1;
+    }
     case REC_MATMUL: {
         int64_t m = sl[r->b].dims[0], k = sl[r->b].dims[1];
         int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
@@ -313,19 +455,22 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
         return c->pc + 1;
     }
     case REC_ASSERT:
-        if (!k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a)))
-            return -2 - CFX_STOP_ASSERT;
+        if (!k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a))) {
+            raise_stop(rp, CFX_STOP_ASSERT, c->pc, 0, 0, -1);
+            return NEXT_STOP;
+        }
         return c->pc + 1;
     case REC_CHECK_STEP:
-        if (k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a)) == 0)
-            return -2 - CFX_STOP_VALUE;
+        if (k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a)) == 0) {
+            raise_stop(rp, CFX_STOP_VALUE, c->pc, 0, 0, -1);
+            return NEXT_STOP;
+        }
         return c->pc + 1;
     case REC_CHECK_INDEX: {
         int64_t v = k_load_int(sl[r->a].dtype, slot_addr(rp, block, r->a));
         if (v < -(int64_t)r->b || v >= (int64_t)r->b) {
-            rp->stop_detail[block][0] = v;
-            rp->stop_detail[block][1] = r->b;
-            return -2 - CFX_STOP_INDEX;
+            raise_stop(rp, CFX_STOP_INDEX, c->pc, v, r->b, -1);
+            return NEXT_STOP;
         }
         return c->pc + 1;
     }
@@ -333,124 +478,269 @@ static int32_t run_record(replica *rp, sched_cursor *c, int block)
         /* every block checks every element, as on the device */
         const uint8_t *d = slot_addr(rp, block, r->a);
         for (int64_t e = 0; e < sl[r->a].count; e++)
-            if (k_get_int(sl[r->a].dtype, d, e) == 0)
-                return -2 - CFX_STOP_DIVIDE;
+            if (k_get_int(sl[r->a].dtype, d, e) == 0) {
+                raise_stop(rp, CFX_STOP_DIVIDE, c->pc, 0, 0, -1);
+                return NEXT_STOP;
+            }
         return c->pc + 1;
     }
-    case REC_PRINT:
-        if (block == 0) {
-            size_t bytes = (size_t)slot_bytes(&sl[r->a]);
-            if (rp->nprints + bytes + 8 > rp->cap_prints) {
-                rp->cap_prints = (rp->cap_prints + bytes + 8) * 2;
-                rp->prints = (uint8_t *)realloc(rp->prints, rp->cap_prints);
-            }
-            int32_t h[2] = {c->pc, (int32_t)bytes};
-            memcpy(rp->prints + rp->nprints, h, 8);
-            memcpy(rp->prints + rp->nprints + 8, slot_addr(rp, 0, r->a), bytes);
-            rp->nprints += bytes + 8;
+    case REC_PRINT: {
+        /* the device's entry: (record, bytes), then the bytes padded to 8 */
+        uint32_t bytes = (uint32_t)slot_bytes(&sl[r->a]);
+        uint32_t need = 8u + (bytes + 7u) / 8u * 8u;
+        if (w->print_used + need > rp->print_cap) {
+            /* full: every block that walks this record ends here */
+            if (block == 0)
+                store_private(rp);
+            raise_stop(rp, SCHED_STATUS_PAUSE, c->pc, 0, 0, c->region);
+            return NEXT_STOP;
         }
+        if (block == 0) {
+            int32_t h[2] = {c->pc, (int32_t)bytes};
+            memcpy(rp->print_buf + w->print_used, h, 8);
+            memcpy(rp->print_buf + w->print_used + 8, slot_addr(rp, 0, r->a), bytes);
+        }
+        w->print_used += need;
         return c->pc + 1;
+    }
+    case REC_CALL:
+        /* never inside a region (scheduler.h): every block ends here, the host runs it */
+        if (block == 0)
+            store_private(rp);
+        raise_stop(rp, SCHED_STATUS_PAUSE, c->pc, 0, 0, -1);
+        return NEXT_STOP;
     default:
         fprintf(stderr, "replica: record kind %d not supported\n", r->kind);
         abort();
     }
 }
 
+/* One block's part of one launch, the device's persist_kernel. */
 static void *block_main(void *arg)
 {
-    block_arg *ba = (block_arg *)arg;
-    replica *rp = ba->rp;
-    int block = ba->block;
+    walker *w = (walker *)arg;
+    replica *rp = w->rp;
+    const int block = w->block;
     const cfx_prog *p = rp->prog;
-    sched_cursor c;
+    int32_t next = NEXT_LEFT;
 
-    /* the launch: every block loads its private copies from the arena */
+    w->iters = atomic_load(&rp->iters);
+    w->print_used = 0;
+    w->last_poll = 0;
+    /* the launch: every block loads its private copies from the arena, and none writes
+     * them back before all have read them */
     for (int32_t s = 0; s < p->nslots; s++)
         if (rp->plan->priv_offset[s] >= 0)
-            memcpy(slot_addr(rp, block, s), rp->arena + p->slots[s].offset,
-                   (size_t)slot_bytes(&p->slots[s]));
-    /* ... and none writes them back (HALT) before all have read them */
-    grid_barrier(rp, block);
-
-    sched_cursor_init(&c, 0, block, rp->nblocks);
-    rp->stop_pc[block] = -1;
+            memcpy(slot_addr(rp, block, s), rp->arena + p->slots[s].offset, (size_t)slot_bytes(&p->slots[s]));
+    if (grid_barrier(w, rp->start_pc))
+        goto out;
+    sched_cursor_init(&w->c, rp->start_pc, block, rp->nblocks);
+    if (rp->start_region >= 0) {
+        if (block == 0)
+            w->c.region = rp->start_region;
+        else
+            w->c.pc = rp->plan->region_exit[rp->start_region];
+    }
     for (;;) {
-        unsigned act = sched_arrive(rp->plan->flags, rp->plan->region_exit, &c);
-        uint8_t *pub = rp->publish[c.exits & 1];
-        int32_t next;
+        sched_cursor *c = &w->c;
+        unsigned act = sched_arrive(rp->plan->flags, rp->plan->region_exit, c);
+        uint8_t *pub = rp->publish[c->exits & 1];
         if ((act & SCHED_DO_PUBLISH) && block == 0) {
             memcpy(pub, rp->priv[0], (size_t)rp->plan->priv_bytes);
-            rp->pub_iters[c.exits & 1] = rp->iterations[0];
+            rp->pub_iters[c->exits & 1] = w->iters;
+            rp->pub_print[c->exits & 1] = w->print_used;
         }
-        if ((act & SCHED_DO_BARRIER) && c.pc != rp->ablate_pc && grid_barrier(rp, block)) {
-            next = -2 - CFX_COUNT_ABANDONED;
+        if ((act & SCHED_DO_BARRIER) && c->pc != rp->ablate_pc && grid_barrier(w, c->pc)) {
+            next = NEXT_LEFT;
         } else {
             if (act & SCHED_DO_RELOAD) {
                 if (block != 0) {
                     memcpy(rp->priv[block], pub, (size_t)rp->plan->priv_bytes);
-                    rp->iterations[block] = rp->pub_iters[c.exits & 1];
+                    w->iters = rp->pub_iters[c->exits & 1];
+                    w->print_used = rp->pub_print[c->exits & 1];
                 }
-                c.exits++;
+                c->exits++;
             }
             if (act & SCHED_DO_SKIP)
                 continue;
             rp->executed[block]++;
-            next = run_record(rp, &c, block);
+            next = run_record(w);
         }
-        if (next == -1)
+        if (next < 0)
             break;
-        if (next <= -2) {
-            rp->stop_pc[block] = next == -2 - CFX_COUNT_ABANDONED ? -3 : c.pc;
-            rp->stop_status[block] = -2 - next;
-            if (rp->stop_pc[block] != -3) {
-                atomic_store(&rp->stopped, 1);
-            }
-            break;
-        }
-        c.pc = next;
+        c->pc = next;
     }
+out:
+    rp->end[block] = next == NEXT_HALT ? END_HALT : next == NEXT_STOP ? END_STOP : END_LEFT;
+    rp->end_pc[block] = w->c.pc;
+    rp->iterations[block] = w->iters;
+    {
+        unsigned long long have = atomic_load(&rp->iters);
+        while (w->iters > have && !atomic_compare_exchange_weak(&rp->iters, &have, w->iters))
+            ;
+    }
+    if (block == 0)
+        rp->print_end = w->print_used;
+    atomic_fetch_add(&rp->idle, 1);
     return NULL;
 }
 
-/* Runs prog on nblocks threads; inputs are written into the arena by `init`. Returns the
- * arena (caller frees), or NULL. */
-static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
-                            int64_t max_iters, int32_t ablate_pc,
-                            void (*init)(const cfx_prog *, uint8_t *))
+/* The host's part of a CALL (dev_call_kernel, and cpu.c's CALL): the kernel reads and
+ * writes its operand slots in the arena. Returns 0, or -1 for a kernel that is missing or
+ * fails (the run stops with CFX_ERROR there, as on every executor). */
+static int host_call(replica *rp, const cfx_record *r)
 {
-    pthread_t th[MAXBLOCKS];
-    block_arg args[MAXBLOCKS];
+    const cfx_prog *p = rp->prog;
+    const exec_kernel *k = rp->kernels ? &rp->kernels[r->a] : NULL;
+    cfx_tensor t[32];
+    if (!k || !k->cpu_fn || r->c > 32)
+        return -1;
+    for (int32_t i = 0; i < r->c; i++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + i]];
+        memset(&t[i].type, 0, sizeof t[i].type);
+        t[i].type.dtype = (cfx_dtype)s->dtype;
+        t[i].type.rank = s->rank;
+        for (int j = 0; j < s->rank; j++)
+            t[i].type.dims[j] = s->dims[j];
+        t[i].data = rp->arena + s->offset;
+    }
+    return k->cpu_fn(k->user, r->d, t, r->c - r->d, t + r->d) == 0 ? 0 : -1;
+}
+
+/* The launch's print entries, in order, to the run's list (without the padding). */
+static void host_drain_prints(replica *rp)
+{
+    for (uint32_t off = 0; off + 8 <= rp->print_end;) {
+        int32_t h[2];
+        memcpy(h, rp->print_buf + off, 8);
+        size_t bytes = (size_t)h[1];
+        if (rp->nprints + bytes + 8 > rp->cap_prints) {
+            rp->cap_prints = (rp->cap_prints + bytes + 8) * 2;
+            rp->prints = (uint8_t *)realloc(rp->prints, rp->cap_prints);
+        }
+        memcpy(rp->prints + rp->nprints, rp->print_buf + off, 8 + bytes);
+        rp->nprints += 8 + bytes;
+        off += 8u + ((uint32_t)bytes + 7u) / 8u * 8u;
+    }
+}
+
+typedef struct replica_opts {
+    int64_t max_iters;
+    int32_t ablate_pc;                            /* -1: none */
+    void (*init)(const cfx_prog *, uint8_t *);    /* writes the inputs into the arena */
+    const exec_kernel *kernels;
+    uint32_t print_cap;                           /* 0: the device's P_PRINT_BYTES */
+    int cancel_after_ms;                          /* > 0: the host cancels the run then */
+} replica_opts;
+
+typedef struct canceller {
+    replica *rp;
+    int ms;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = (canceller *)arg;
+    nap_ms(c->ms);
+    atomic_store(&c->rp->cancel, 1);
+    return NULL;
+}
+
+/* Runs prog on nblocks threads, launch after launch, and fills rp->out as the device's
+ * state would end up. Returns the arena (caller frees; also rp->prints). */
+static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
+                                 const replica_opts *o)
+{
+    pthread_t th[MAXBLOCKS], canc;
+    walker ws[MAXBLOCKS];
+    canceller cd;
     memset(rp, 0, sizeof *rp);
     rp->prog = p;
     rp->plan = plan;
+    rp->kernels = o->kernels;
     rp->nblocks = nblocks;
-    rp->max_iters = max_iters;
-    rp->ablate_pc = ablate_pc;
-    rp->prints = NULL;
+    rp->max_iters = o->max_iters;
+    rp->ablate_pc = o->ablate_pc;
+    rp->print_cap = o->print_cap ? o->print_cap : (1u << 20);
     rp->arena = (uint8_t *)calloc((size_t)p->arena_bytes + 16, 1);
     if (p->const_bytes > 0)
         memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
-    if (init)
-        init(p, rp->arena);
+    if (o->init)
+        o->init(p, rp->arena);
     for (int b = 0; b < nblocks; b++)
         rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
-    atomic_init(&rp->arrived, 0u);
-    atomic_init(&rp->gen, 0u);
-    atomic_init(&rp->stopped, 0);
-    for (int b = 0; b < nblocks; b++) {
-        args[b].rp = rp;
-        args[b].block = b;
-        pthread_create(&th[b], NULL, block_main, &args[b]);
+    rp->print_buf = (uint8_t *)calloc(rp->print_cap + 8, 1);
+    atomic_init(&rp->cancel, 0);
+    atomic_init(&rp->iters, 0);
+    if (o->cancel_after_ms > 0) {
+        cd.rp = rp;
+        cd.ms = o->cancel_after_ms;
+        pthread_create(&canc, NULL, cancel_later, &cd);
     }
-    for (int b = 0; b < nblocks; b++)
-        pthread_join(th[b], NULL);
+    rp->start_pc = 0;
+    rp->start_region = -1;
+    for (;;) {
+        /* a fresh barrier and the state running again (persist_resume) */
+        atomic_init(&rp->arrived, 0u);
+        atomic_init(&rp->gen, 0u);
+        atomic_init(&rp->idle, 0);
+        atomic_init(&rp->status, CFX_OK);
+        rp->record = -1;
+        rp->launches++;
+        for (int b = 0; b < nblocks; b++) {
+            ws[b].rp = rp;
+            ws[b].block = b;
+            pthread_create(&th[b], NULL, block_main, &ws[b]);
+        }
+        for (int b = 0; b < nblocks; b++)
+            pthread_join(th[b], NULL);
+        host_drain_prints(rp);
+        int status = atomic_load(&rp->status);
+        if (status != SCHED_STATUS_PAUSE) {
+            rp->out.status = (cfx_status)status;
+            rp->out.record = status == CFX_OK ? -1 : rp->record;
+            rp->out.detail[0] = rp->detail[0];
+            rp->out.detail[1] = rp->detail[1];
+            break;
+        }
+        rp->start_pc = rp->resume_pc;
+        rp->start_region = rp->resume_region;
+        if (p->records[rp->resume_pc].kind == REC_CALL) {
+            rp->call_pauses++;
+            if (host_call(rp, &p->records[rp->resume_pc]) != 0) {
+                rp->out.status = CFX_ERROR;
+                rp->out.record = rp->resume_pc;
+                break;
+            }
+            rp->start_pc++;
+        } else {
+            rp->print_pauses++;
+        }
+    }
+    rp->out.iterations = (int64_t)atomic_load(&rp->iters);
+    if (o->cancel_after_ms > 0)
+        pthread_join(canc, NULL);
     for (int b = 0; b < nblocks; b++)
         free(rp->priv[b]);
     free(rp->publish[0]);
     free(rp->publish[1]);
+    free(rp->print_buf);
     return rp->arena;
+}
+
+/* The common case: no kernels, the device's print buffer, no cancel. */
+static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
+                            int64_t max_iters, int32_t ablate_pc,
+                            void (*init)(const cfx_prog *, uint8_t *))
+{
+    replica_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_iters = max_iters;
+    o.ablate_pc = ablate_pc;
+    o.init = init;
+    return replica_run_opts(rp, p, plan, nblocks, &o);
 }
 
 static int32_t arena_i32(const cfx_prog *p, const uint8_t *arena, int32_t s, int64_t e)
@@ -460,18 +750,23 @@ static int32_t arena_i32(const cfx_prog *p, const uint8_t *arena, int32_t s, int
     return v;
 }
 
-/* Every block took the same branches and stopped at the same record (blocks that left a
- * barrier because block 0 stopped inside a one-block region excepted). */
+/* Every block took the same branches, passed the same barriers, counted the same iterations
+ * and ended the last launch at the same record (a block that left a barrier because block 0
+ * stopped inside a one-block region, or left at a TICK after another block's stop,
+ * excepted for the record and counts). */
 static void check_uniform(const replica *rp)
 {
     for (int b = 1; b < rp->nblocks; b++) {
-        if (rp->stop_pc[b] == -3) {
-            CHECK(rp->stop_pc[0] >= 0);
+        int n = rp->nlog[b] < rp->nlog[0] ? rp->nlog[b] : rp->nlog[0];
+        CHECK(memcmp(rp->log[b], rp->log[0], sizeof(int32_t) * (size_t)n) == 0);
+        if (rp->end[b] == END_LEFT || rp->end[0] == END_LEFT) {
+            /* it saw the stop late or early: the same branches as far as both went */
+            CHECK(rp->out.status != CFX_OK);
             continue;
         }
         CHECK_INT(rp->nlog[b], rp->nlog[0]);
-        CHECK(memcmp(rp->log[b], rp->log[0], sizeof(int32_t) * (size_t)rp->nlog[0]) == 0);
-        CHECK_INT(rp->stop_pc[b], rp->stop_pc[0]);
+        CHECK_INT(rp->end[b], rp->end[0]);
+        CHECK_INT(rp->end_pc[b], rp->end_pc[0]);
         CHECK_INT(rp->iterations[b], rp->iterations[0]);
         CHECK_INT(rp->barriers[b], rp->barriers[0]);
     }
@@ -567,7 +862,7 @@ static void test_p1(void)
     for (int k = 0; k < 3; k++) {
         replica rp;
         uint8_t *arena = replica_run(&rp, &t.p, &plan, counts[k], 0, -1, init_p1);
-        CHECK_INT(rp.stop_pc[0], -1);
+        CHECK_INT(rp.out.record, -1);
         CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_S], 0), s);
         CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_ACC], 0), acc);
         CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_S2], 0), s2);
@@ -582,8 +877,8 @@ static void test_p1(void)
     {
         replica rp;
         uint8_t *arena = replica_run(&rp, &t.p, &plan, 4, 3, -1, init_p1);
-        CHECK_INT(rp.stop_pc[0], 7);
-        CHECK_INT(rp.stop_status[0], CFX_STOP_LIMIT);
+        CHECK_INT(rp.out.record, 7);
+        CHECK_INT(rp.out.status, CFX_STOP_LIMIT);
         CHECK_INT(rp.iterations[0], 3);
         check_uniform(&rp);
         free(arena);
@@ -593,9 +888,9 @@ static void test_p1(void)
     for (int64_t budget = p1_k - 1; budget <= p1_k; budget++) {
         replica rp;
         uint8_t *arena = replica_run(&rp, &t.p, &plan, 4, budget, -1, init_p1);
-        CHECK_INT(rp.stop_pc[0], budget == p1_k ? -1 : 7);
+        CHECK_INT(rp.out.record, budget == p1_k ? -1 : 7);
         if (budget < p1_k)
-            CHECK_INT(rp.stop_status[0], CFX_STOP_LIMIT);
+            CHECK_INT(rp.out.status, CFX_STOP_LIMIT);
         CHECK_INT(rp.iterations[0], budget);
         if (budget == p1_k)
             CHECK_INT(arena_i32(&t.p, arena, p1_slot[P1_ACC], 0), acc);
@@ -889,16 +1184,119 @@ static int same_values(const cfx_slot *sl, const uint8_t *x, const uint8_t *y)
     return 1;
 }
 
+/* ---- application kernels: the host's part of a CALL, the same functions on both sides ---- */
+
+static int kernel_calls; /* every call of every kernel below, on the side being run */
+
+static int k_dup(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    kernel_calls++;
+    memcpy(results[0].data, args[0].data, (size_t)cfx_type_count(&args[0].type) * 4);
+    return 0;
+}
+
+/* (f32[4]) -> (f32[4]): w * 0.5 + 1 */
+static int k_kw(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    kernel_calls++;
+    for (int i = 0; i < 4; i++)
+        ((float *)results[0].data)[i] = ((const float *)args[0].data)[i] * 0.5f + 1.0f;
+    return 0;
+}
+
+/* (i32[4]) -> (i32[4]): v * 2 + index, wrapping */
+static int k_kv(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    kernel_calls++;
+    for (int i = 0; i < 4; i++)
+        ((int32_t *)results[0].data)[i] =
+            (int32_t)((uint32_t)((const int32_t *)args[0].data)[i] * 2u + (uint32_t)i);
+    return 0;
+}
+
+/* (i32, i32) -> (i32): a * 3 + b, wrapping */
+static int k_ka(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    kernel_calls++;
+    uint32_t a = (uint32_t)*(const int32_t *)args[0].data, b = (uint32_t)*(const int32_t *)args[1].data;
+    *(int32_t *)results[0].data = (int32_t)(a * 3u + b);
+    return 0;
+}
+
+/* (i32) -> (i32): b + 1, and a failure (the run stops with CFX_ERROR) when b % 53 == 5 */
+static int k_kfail(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    kernel_calls++;
+    int32_t b = *(const int32_t *)args[0].data;
+    if (b % 53 == 5)
+        return 1;
+    *(int32_t *)results[0].data = (int32_t)((uint32_t)b + 1u);
+    return 0;
+}
+
+static const struct {
+    const char *name, *signature;
+    cfx_cpu_kernel fn;
+} test_kernels[] = {
+    {"dup", "(f32[3000]) -> (f32[3000])", k_dup},
+    {"kw", "(f32[4]) -> (f32[4])", k_kw},
+    {"kv", "(i32[4]) -> (i32[4])", k_kv},
+    {"ka", "(i32, i32) -> (i32)", k_ka},
+    {"kfail", "(i32) -> (i32)", k_kfail},
+};
+enum { NTEST_KERNELS = sizeof test_kernels / sizeof test_kernels[0] };
+
+static cfx_context *test_context(void)
+{
+    static cfx_context *ctx;
+    if (!ctx) {
+        ctx = cfx_context_new();
+        for (int i = 0; i < NTEST_KERNELS; i++) {
+            char *err = NULL;
+            CHECK_INT(cfx_register_kernel(ctx, test_kernels[i].name, test_kernels[i].signature,
+                                          test_kernels[i].fn, NULL, NULL, &err), 0);
+            free(err);
+        }
+    }
+    return ctx;
+}
+
+/* The program's kernels in prog->kernels order (an unknown name gets no function). */
+static void resolve_kernels(const cfx_prog *p, exec_kernel *out)
+{
+    for (int32_t i = 0; i < p->nkernels; i++) {
+        const char *name = p->strings + p->kernels[i];
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].name = name;
+        for (int k = 0; k < NTEST_KERNELS; k++)
+            if (strcmp(test_kernels[k].name, name) == 0)
+                out[i].cpu_fn = test_kernels[k].fn;
+    }
+}
+
+/* What a comparison ran, for the callers' checks. */
+typedef struct compare_stats {
+    int graphs;       /* graphs compared */
+    int calls;        /* CALLs the replica's host ran, all runs */
+    int print_pauses; /* launches ended by a full print buffer */
+    int stopped;      /* runs that did not end ok */
+} compare_stats;
+
 /* Every graph of `src` on cpu_run and on the replica with 4 and 7 blocks: same status,
- * record, details, iterations, prints and results. Graphs that call kernels are skipped.
- * Returns the number of graphs compared. */
-static int compare_compiled(const char *file, const char *src, size_t len, const char *overrides,
-                            int64_t max_iters)
+ * record, details, iterations, prints, kernel calls and results. `print_cap` is the
+ * replica's print buffer (0: the device's). Adds to *st; returns the graphs compared. */
+static int compare_compiled_with(const char *file, const char *src, size_t len, const char *overrides,
+                                 int64_t max_iters, uint32_t print_cap, compare_stats *st)
 {
     compiled_module m;
     char *diag = NULL;
     int compared = 0;
-    if (compile_source(NULL, file, src, len, &m, &diag) != 0) {
+    if (compile_source(test_context(), file, src, len, &m, &diag) != 0) {
         free(diag);
         return 0;
     }
@@ -907,11 +1305,10 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
         sched_plan plan;
         char err[200];
         void *in[32] = {0}, *out[32] = {0};
-        int skip = p->ninputs > 32 || p->nresults > 32;
-        for (int32_t i = 0; i < p->nrecords; i++)
-            skip |= p->records[i].kind == REC_CALL;
-        if (skip)
+        exec_kernel kernels[16];
+        if (p->ninputs > 32 || p->nresults > 32 || p->nkernels > 16)
             continue;
+        resolve_kernels(p, kernels);
         CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
         for (int32_t i = 0; i < p->ninputs; i++) {
             const cfx_slot *sl = &p->slots[p->inputs[i]];
@@ -932,22 +1329,34 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
         run.max_iters = max_iters;
         run.print = cpu_print;
         run.print_user = &pr;
+        run.kernels = kernels;
+        kernel_calls = 0;
         CHECK_INT(cpu_run(&run, &o), 0);
+        int cpu_calls = kernel_calls;
 
         int counts[] = {4, 7};
         for (int k = 0; k < 2; k++) {
             replica rp;
+            replica_opts ro;
+            memset(&ro, 0, sizeof ro);
+            ro.max_iters = max_iters;
+            ro.ablate_pc = -1;
+            ro.init = init_inputs;
+            ro.kernels = kernels;
+            ro.print_cap = print_cap;
             g_inputs = in;
-            uint8_t *arena = replica_run(&rp, p, &plan, counts[k], max_iters, -1, init_inputs);
-            int status = rp.stop_pc[0] == -1 ? CFX_OK : rp.stop_status[0];
+            kernel_calls = 0;
+            uint8_t *arena = replica_run_opts(&rp, p, &plan, counts[k], &ro);
             int bad = 0;
-            bad |= !CHECK_INT(status, o.status);
-            bad |= !CHECK_INT(rp.stop_pc[0], o.record);
-            if (o.status == CFX_STOP_INDEX) {
-                bad |= !CHECK_INT(rp.stop_detail[0][0], o.detail[0]);
-                bad |= !CHECK_INT(rp.stop_detail[0][1], o.detail[1]);
+            bad |= !CHECK_INT(rp.out.status, o.status);
+            bad |= !CHECK_INT(rp.out.record, o.record);
+            if (o.status == CFX_STOP_INDEX || o.status == CFX_STOP_LIMIT) {
+                bad |= !CHECK_INT(rp.out.detail[0], o.detail[0]);
+                if (o.status == CFX_STOP_INDEX)
+                    bad |= !CHECK_INT(rp.out.detail[1], o.detail[1]);
             }
-            bad |= !CHECK_INT(rp.iterations[0], o.iterations);
+            bad |= !CHECK_INT(rp.out.iterations, o.iterations);
+            bad |= !CHECK_INT(kernel_calls, cpu_calls);
             bad |= !CHECK_INT(rp.nprints, pr.n);
             bad |= !CHECK(rp.nprints == pr.n && (pr.n == 0 || memcmp(rp.prints, pr.bytes, pr.n) == 0));
             if (o.status == CFX_OK)
@@ -957,8 +1366,13 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
                 }
             check_uniform(&rp);
             if (bad)
-                fprintf(stderr, "  in %s, graph %s, %d blocks, inputs '%s'\n", file, p->name, counts[k],
-                        overrides);
+                fprintf(stderr, "  in %s, graph %s, %d blocks, inputs '%s', %d launches\n", file, p->name,
+                        counts[k], overrides, rp.launches);
+            if (st) {
+                st->calls += rp.call_pauses;
+                st->print_pauses += rp.print_pauses;
+                st->stopped += o.status != CFX_OK;
+            }
             free(rp.prints);
             free(arena);
         }
@@ -971,7 +1385,15 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
         sched_plan_free(&plan);
     }
     compiled_module_free(&m);
+    if (st)
+        st->graphs += compared;
     return compared;
+}
+
+static int compare_compiled(const char *file, const char *src, size_t len, const char *overrides,
+                            int64_t max_iters)
+{
+    return compare_compiled_with(file, src, len, overrides, max_iters, 0, NULL);
 }
 
 /* The programs of gpu_persistent.c, which reach every path of the scheduler. */
@@ -1036,6 +1458,169 @@ static void test_compiled(void)
     CHECK(files >= 10);
 }
 
+/* ==== pauses: CALLs, full print buffers, cancel, against the cpu executor ================== */
+
+/* A CALL right after the loop's TICK: at the first TICK of every launch after a CALL, block 0
+ * reads the status after its slow poll, when the other blocks have already reached the next
+ * CALL and paused the run. A block 0 that left there would lose i, c and s. */
+static const char *const call_loop_src =
+    "graph racy(w: f32[4], n: i32) -> (w2: f32[4], c: i32, s: f32) {\n"
+    "  w2 = w\n  c = 0\n  s = 0.0\n  for i in range(0, n) {\n    w2 = kw(w2)\n    c = c + i\n"
+    "    s = s + sum(w2)\n  }\n}\n";
+
+/* gpu_persistent.c's: a kernel over a big tensor and a print in every iteration. */
+static const char *const calls_src =
+    "graph calls(x: f32[3000], n: i32) -> (y: f32[3000], s: f32) {\n"
+    "  y = x\n  s = 0.0\n  for i in range(0, n) {\n    y = dup(y) * 0.5 + 1.0\n"
+    "    s = s + sum(y)\n    print(s, \"s\")\n  }\n}\n";
+
+/* Kernels in branches, after a break test and before an early return. */
+static const char *const call_branches_src =
+    "graph branchy(a: i32, b: i32, v: i32[4], n: i32) -> (a2: i32, v2: i32[4], t: i32) {\n"
+    "  a2 = a\n  v2 = v\n  t = 0\n  while t < n {\n    t = t + 1\n    if t % 3 == 0 {\n"
+    "      v2 = kv(v2)\n      continue\n    } elif t % 5 == 0 {\n      a2 = ka(a2, t)\n"
+    "    } else {\n      print(a2, \"a2\")\n    }\n    if t > 20 {\n      break\n    }\n"
+    "    if sum(v2) < 0 {\n      a2 = ka(a2, 1)\n      return\n    }\n  }\n  a2 = ka(a2, b)\n}\n";
+
+/* A loop that runs until it is cancelled. */
+static const char *const spin_src =
+    "graph spin(n: i64, v: f32[20000]) -> (c: i64, s: f32) {\n"
+    "  c = cast(0, i64)\n  s = 0.0\n  while c < n {\n    c = c + 1\n    s = s + sum(v)\n  }\n}\n";
+
+static int64_t spin_n;
+static void init_spin(const cfx_prog *p, uint8_t *arena)
+{
+    memcpy(arena + p->slots[p->inputs[0]].offset, &spin_n, 8);
+}
+
+static void test_pauses(void)
+{
+    compare_stats st;
+    memset(&st, 0, sizeof st);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=12", 0, 0, &st);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=0", 0, 0, &st);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=30", 9, 0, &st);
+    CHECK_INT(st.graphs, 3);
+    CHECK_INT(st.calls, 2 * (12 + 9)); /* 4 and 7 blocks; the budget stops the third at 9 */
+
+    /* prints: every entry is 16 bytes, a buffer of 16 holds one, and each CALL empties it */
+    memset(&st, 0, sizeof st);
+    compare_compiled_with("calls.cfx", calls_src, strlen(calls_src), "n=7", 0, 16, &st);
+    CHECK_INT(st.calls, 2 * 7);
+    /* ... and inside a one-block loop: gpu_persistent.c's `small` prints i32[16] (72 bytes) */
+    memset(&st, 0, sizeof st);
+    compare_compiled("small.cfx", programs[1][0], strlen(programs[1][0]), "k=30", 0);
+    compare_compiled_with("small.cfx", programs[1][0], strlen(programs[1][0]), "k=30", 0, 150, &st);
+    CHECK(st.print_pauses >= 2 * 4);
+
+    memset(&st, 0, sizeof st);
+    const char *branch_inputs[] = {"n=30 a=2 b=3", "n=4 a=1 b=1", "n=0 a=5 b=7", "n=30 v=-9 a=1 b=1"};
+    for (int i = 0; i < 4; i++)
+        compare_compiled_with("branchy.cfx", call_branches_src, strlen(call_branches_src), branch_inputs[i], 0,
+                              16, &st);
+    compare_compiled_with("branchy.cfx", call_branches_src, strlen(call_branches_src), "n=30 a=2 b=3", 7, 16,
+                          &st);
+    CHECK_INT(st.graphs, 5);
+    CHECK(st.calls > 20);
+    CHECK(st.print_pauses > 4);
+
+    /* a cancel from the host, seen by block 0 at a TICK or in a barrier: every block stops */
+    compiled_module m;
+    char *diag = NULL;
+    if (CHECK_INT(compile_source(NULL, "spin.cfx", spin_src, strlen(spin_src), &m, &diag), 0)) {
+        const cfx_prog *p = m.graphs[0].prog;
+        sched_plan plan;
+        char err[200];
+        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+        int64_t big = (int64_t)1 << 40;
+        for (int nb = 1; nb <= 4; nb += 3) {
+            replica rp;
+            replica_opts ro;
+            memset(&ro, 0, sizeof ro);
+            ro.ablate_pc = -1;
+            ro.cancel_after_ms = 30;
+            ro.init = init_spin;
+            spin_n = big;
+            uint8_t *arena = replica_run_opts(&rp, p, &plan, nb, &ro);
+            CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
+            CHECK(rp.out.iterations > 0);
+            check_uniform(&rp);
+            free(rp.prints);
+            free(arena);
+        }
+        sched_plan_free(&plan);
+        compiled_module_free(&m);
+    }
+    free(diag);
+}
+
+/* ==== generated programs with kernels called in loops, branches, before break and return ==== */
+
+/* A kernel call after every line that opens a block (but a switch's), with probability 1/2:
+ * the generator's programs already nest loops, ifs, switches, break, continue and early
+ * return; the calls land inside all of them. */
+static char *inject_calls(const char *text, uint64_t seed)
+{
+    static const char *const stmts[] = {"w = kw(w)", "v = kv(v)", "a = ka(a, b)", "b = kfail(b)"};
+    size_t len = strlen(text), cap = 2 * len + 4096, n = 0;
+    char *out = (char *)malloc(cap);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line) + 1 : strlen(line);
+        const char *first = line;
+        while (*first == ' ')
+            first++;
+        if (n + ll + 64 > cap) {
+            cap = 2 * cap + ll + 64;
+            out = (char *)realloc(out, cap);
+        }
+        memcpy(out + n, line, ll);
+        n += ll;
+        size_t last = ll;
+        while (last > 0 && (line[last - 1] == '\n' || line[last - 1] == ' '))
+            last--;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        if (last > 0 && line[last - 1] == '{' && strncmp(first, "switch", 6) != 0 && (s >> 33) % 2 == 0)
+            n += (size_t)snprintf(out + n, cap - n, "  %s\n", stmts[(s >> 40) % 4]);
+        line += ll;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void test_generated_calls(void)
+{
+    gen_prog *g = (gen_prog *)malloc(sizeof *g);
+    compare_stats st;
+    int with_break = 0, with_return = 0, with_loop = 0;
+    memset(&st, 0, sizeof st);
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        gen_make(g, seed);
+        char *plain = gen_text(g);
+        char *text = inject_calls(plain, seed);
+        int calls_before = st.calls;
+        /* every other one with a print buffer of one entry (24 bytes: an f32[4]), so that
+         * prints pause between the calls */
+        if (compare_compiled_with("generated.cfx", text, strlen(text), "", 400, seed % 2 ? 24 : 0, &st) > 0 &&
+            st.calls > calls_before) {
+            with_break += strstr(text, "break") != NULL;
+            with_return += strstr(text, "return") != NULL;
+            with_loop += strstr(text, "while") != NULL || strstr(text, "for ") != NULL;
+        }
+        free(plain);
+        free(text);
+    }
+    printf("test_sched: %d generated programs with calls compared with the cpu executor (%d CALLs run, "
+           "%d print pauses, %d runs stopped; %d with break, %d with return, %d with loops)\n",
+           st.graphs, st.calls, st.print_pauses, st.stopped, with_break, with_return, with_loop);
+    CHECK(st.graphs >= 250);
+    CHECK(st.calls >= 800);
+    CHECK(st.print_pauses >= 10);
+    CHECK(with_break >= 20 && with_return >= 20 && with_loop >= 50);
+    free(g);
+}
+
 int main(void)
 {
     test_share();
@@ -1043,5 +1628,7 @@ int main(void)
     test_p2();
     test_p3();
     test_compiled();
+    test_pauses();
+    test_generated_calls();
     return test_finish("test_sched");
 }

@@ -56,7 +56,12 @@ int main(void)
         fprintf(stderr, "example: %s\n", err);
         goto done;
     }
-    printf("example: graph %s on %s\n", cfx_graph_name(m, 0), cfx_backend_name(cfx_exec_backend(e)));
+    /* auto picks cpu here whatever the machine (axpy has no CUDA function); say what the
+     * machine offers all the same */
+    char why[512] = "";
+    int gpu = cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, why, sizeof why);
+    printf("example: graph %s on %s (cuda-persistent: %s)\n", cfx_graph_name(m, 0),
+           cfx_backend_name(cfx_exec_backend(e)), gpu ? "available" : why);
 
     int32_t x = 0, y = 1, i = 0, out = -1;
     float v[3] = {1.0f, 2.0f, 0.5f}, w[3] = {0};

@@ -1,0 +1,122 @@
+/* grid_barrier.cuh: the grid barrier of the cuda-persistent executor, with the status and
+ * cancel polls it does while it waits. One copy of this code serves the executor's kernel
+ * (persistent_kernel.cuh) and the grid-barrier floor of the benchmarks (profiling/floors.cu),
+ * so the floor times the barrier the executor really passes, in a grid of the same shape.
+ *
+ * Why our own barrier and not cooperative groups' grid.sync(): grid.sync() needs a
+ * cooperative launch, which forbids dynamic parallelism, and the executor keeps device-side
+ * launches open to itself; this barrier works in any launch whose grid is resident. It is an
+ * arrival counter and a generation number with fences (scheduler.h explains when it is
+ * passed); a block spinning in it also watches the run's status, so a block that stopped
+ * the run never leaves the others waiting, and block 0 polls the host's cancel flag there
+ * (rate-limited by the global timer), so a cancel lands within a fraction of a millisecond
+ * even in a loop that never ends.
+ *
+ * Device code only, every function static: each .cu file that includes it keeps its own
+ * copy, which spares a relocatable-device-code build.
+ */
+#ifndef CFX_GRID_BARRIER_CUH
+#define CFX_GRID_BARRIER_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "dev.h"
+#include "scheduler.h"
+
+/* The grid: P_THREADS threads per block, as many blocks as stay resident at once but no more
+ * than P_MAX_BLOCKS_PER_SM per multiprocessor (more only make the barrier slower). */
+#define P_THREADS 256
+#define P_MAX_BLOCKS_PER_SM 2
+/* Cancel and status polls at most every SCHED_POLL_NS: a read of host-mapped memory
+ * crosses PCIe (about a microsecond), so polling at every TICK would slow a tight one-block
+ * loop by half. */
+#define P_POLL_NS SCHED_POLL_NS
+
+/* The barrier's state in device memory, zeroed before a launch. */
+typedef struct persist_bar {
+    unsigned int count; /* blocks arrived */
+    unsigned int gen;   /* generation, bumped by the last to arrive */
+} persist_bar;
+
+static __device__ __forceinline__ unsigned long long persist_now_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+static __device__ __forceinline__ int32_t persist_load_status(const dev_state *s)
+{
+    return *(volatile const int32_t *)&s->status;
+}
+
+/* Thread 0 only. The first stop wins (returns 1 and writes where it was); later ones (the
+ * same stop raised by other blocks, or anything after a cancel) change nothing. The caller
+ * fences. */
+static __device__ int persist_claim_stop(dev_state *state, int32_t status, int32_t pc, int64_t d0, int64_t d1)
+{
+    if (atomicCAS((int *)&state->status, CFX_OK, status) != CFX_OK)
+        return 0;
+    state->record = pc;
+    state->detail[0] = d0;
+    state->detail[1] = d1;
+    return 1;
+}
+
+/* Thread 0 of block 0: the host's cancel flag, at most every P_POLL_NS. */
+static __device__ void persist_poll_cancel(dev_state *state, const dev_control *control,
+                                           unsigned long long *last, int32_t pc)
+{
+    unsigned long long t = persist_now_ns();
+    if (t - *last < P_POLL_NS)
+        return;
+    *last = t;
+    if (control->cancel && persist_claim_stop(state, CFX_STOP_CANCELLED, pc, 0, 0))
+        __threadfence();
+}
+
+/* The grid barrier, in every thread of every block. Returns 1 (in every thread of the block)
+ * when the run was stopped while waiting: the block must end. The fences make the writes of
+ * every block before the barrier visible to every block after it (as cooperative groups'
+ * grid sync does). `pc` is where a cancel seen here stops the run. */
+static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, const dev_control *control,
+                                           unsigned long long *last_poll, int32_t pc)
+{
+    __shared__ int s_stop;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int stop = 0;
+        unsigned int gen = *(volatile unsigned int *)&bar->gen;
+        __threadfence();
+        if (atomicAdd(&bar->count, 1u) == gridDim.x - 1) {
+            atomicExch(&bar->count, 0u);
+            __threadfence();
+            atomicAdd(&bar->gen, 1u);
+        } else {
+            unsigned int spins = 0;
+            while (*(volatile unsigned int *)&bar->gen == gen) {
+                if (persist_load_status(state) != CFX_OK) {
+                    /* A stop seen while the generation still looked old may have been raised
+                     * after this barrier completed (a block that passed it went on to a CALL
+                     * and paused). The two loads are unordered, so look at the generation
+                     * again behind a fence: if the barrier did complete, pass it and end at
+                     * the stopping record like every other block. Otherwise block 0 would
+                     * leave without storing its private copies at a pause and the next
+                     * launch would reload stale scalars. */
+                    __threadfence();
+                    stop = *(volatile unsigned int *)&bar->gen == gen;
+                    break;
+                }
+                if (blockIdx.x == 0 && (++spins & 63u) == 0)
+                    persist_poll_cancel(state, control, last_poll, pc);
+            }
+        }
+        __threadfence();
+        s_stop = stop;
+    }
+    __syncthreads();
+    return s_stop;
+}
+
+#endif

@@ -1,0 +1,85 @@
+"""test_runaway.py: a run that never ends is safe for a newcomer. `cfx run` of a loop that
+never stops (collatz of 0, which the README's `--in start=random` can draw), with no
+--max-iters, says once on stderr after 5 s how to stop or bound it, and Ctrl-C (SIGINT)
+cancels it cleanly: status line `run stopped: cancelled` at the loop, no results, exit 3.
+A run under a budget says nothing and stops with `limit`.
+
+Usage: python3 test_runaway.py CFX_BINARY SOURCE_DIR"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HINT = ("cfx: the run has gone on for 5 s; Ctrl-C cancels it, and --max-iters N bounds its "
+        "loop iterations\n")
+# collatz_batch's while is at line 51, column 3 (graphs/collatz.cfx); 0 never reaches 1
+RUNAWAY = ["run", "graphs/collatz.cfx", "--graph", "collatz_batch", "--in", "start=[5,0,1,1,1,1]"]
+STOPPED = "graphs/collatz.cfx:51:3: run stopped: cancelled: cancelled by the caller\n"
+
+failures = 0
+checks = 0
+
+
+def check(ok, what):
+    global failures, checks
+    checks += 1
+    if not ok:
+        failures += 1
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def default_sigint():
+    # the child must get SIGINT as a terminal would deliver it, whatever ctest inherited
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start(cfx, args):
+    return subprocess.Popen([cfx] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_sigint)
+
+
+def main():
+    cfx, src = sys.argv[1], sys.argv[2]
+    os.chdir(src)
+
+    # Ctrl-C early: cancelled at once, before any hint
+    p = start(cfx, RUNAWAY)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        check(False, "Ctrl-C did not stop the run")
+    check(p.returncode == 3, "exit %s after Ctrl-C, want 3" % p.returncode)
+    check(err.decode() == STOPPED, "stderr after Ctrl-C: %r" % err.decode())
+    check(out == b"", "a cancelled run printed results: %r" % out)
+
+    # left alone: the hint once after 5 s, then Ctrl-C
+    p = start(cfx, RUNAWAY)
+    time.sleep(7)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        check(False, "Ctrl-C did not stop the run after the hint")
+    check(p.returncode == 3, "exit %s after the hint and Ctrl-C, want 3" % p.returncode)
+    check(err.decode() == HINT + STOPPED, "stderr after the hint and Ctrl-C: %r" % err.decode())
+
+    # under a budget: no hint, status limit
+    p = subprocess.run([cfx] + RUNAWAY + ["--max-iters", "1000"], capture_output=True, timeout=60)
+    check(p.returncode == 3, "exit %s under a budget, want 3" % p.returncode)
+    check(p.stderr.decode() ==
+          "graphs/collatz.cfx:51:3: run stopped: limit: iteration budget of 1000 spent\n",
+          "stderr under a budget: %r" % p.stderr.decode())
+
+    print("test_runaway: %d passed, %d failed" % (checks - failures, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
