@@ -1034,6 +1034,16 @@ static void record(gen *g, int32_t i)
         g->indent -= 2;
         line(g, "}");
         break;
+    case REC_CHECK_BOUND:
+        line(g, "{");
+        g->indent++;
+        line(g, "int64_t a_ = (int64_t)%s, b_ = (int64_t)%s;", V(g, &t, r->a), V(g, &t, r->b));
+        line(g, "if (!k_bound_ok(%d, a_, b_))", (int)r->d);
+        g->indent++;
+        stop(g, CFX_STOP_INDEX, i, "a_", "b_");
+        g->indent -= 2;
+        line(g, "}");
+        break;
     case REC_CHECK_STEP:
         line(g, "if (%s == 0)", V(g, &t, r->a));
         g->indent++;
@@ -1224,6 +1234,42 @@ static void record(gen *g, int32_t i)
         snprintf(buf, sizeof buf,
                  "k_copy_bytes(%s + k_row_index((int64_t)%s, %dLL) * %lldLL, %s, (%%s) * %d, (%%s) * %d)",
                  P(g, &t, r->a), idx, (int)sl[r->a].dims[0], (long long)bytes, P(g, &t, r->c), size, size);
+        ranged(g, i, r->a, sl[r->c].count, buf);
+        break;
+    }
+    case REC_BROADCAST: {
+        const cfx_slot *sa = &sl[r->a], *sb = &sl[r->b];
+        snprintf(buf, sizeof buf,
+                 "{ const k_bshape sh_ = {{%d, %d, %d, %d}, {%d, %d, %d, %d}, %d, %d}; "
+                 "k_broadcast(%d, %s, %s, &sh_, %%s, %%s); }",
+                 (int)sa->dims[0], (int)sa->dims[1], (int)sa->dims[2], (int)sa->dims[3], (int)sb->dims[0],
+                 (int)sb->dims[1], (int)sb->dims[2], (int)sb->dims[3], (int)sa->rank, (int)sb->rank,
+                 dtype_size(sa->dtype), P(g, &t, r->a), P(g, &t, r->b));
+        ranged(g, i, r->a, sa->count, buf);
+        break;
+    }
+    case REC_GET_ITEM: {
+        /* k_item_index clamps into the list, as the interpreters do */
+        char idx[256];
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->c), V(g, &t, r->d),
+                 (int)sl[r->b].dims[0]);
+        if (g->local[r->a]) {
+            line(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b), idx);
+        } else {
+            int size = dtype_size(sl[r->a].dtype);
+            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s + %s * %lldLL, (%%s) * %d, (%%s) * %d)", P(g, &t, r->a),
+                     P(g, &t, r->b), idx, (long long)slot_bytes(&sl[r->a]), size, size);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    }
+    case REC_SET_ITEM: {
+        char idx[256];
+        int size = dtype_size(sl[r->c].dtype);
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->b), V(g, &t, r->d),
+                 (int)sl[r->a].dims[0]);
+        snprintf(buf, sizeof buf, "k_copy_bytes(%s + %s * %lldLL, %s, (%%s) * %d, (%%s) * %d)", P(g, &t, r->a), idx,
+                 (long long)slot_bytes(&sl[r->c]), P(g, &t, r->c), size, size);
         ranged(g, i, r->a, sl[r->c].count, buf);
         break;
     }

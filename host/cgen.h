@@ -32,7 +32,8 @@ extern "C" {
 #define CGEN_KINDS(X)                                                                             \
     X(HALT) X(JUMP) X(JUMP_FALSE) X(JUMP_TRUE) X(SWITCH) X(TICK) X(ASSERT) X(PRINT)              \
     X(CHECK_INDEX) X(CHECK_DIVIDE) X(CHECK_STEP) X(UNARY) X(BINARY) X(REDUCE) X(DOT) X(MATMUL)    \
-    X(TRANSPOSE) X(FILL) X(IOTA) X(COPY) X(CAST) X(WHERE) X(GET_ROW) X(SET_ROW) X(CALL)
+    X(TRANSPOSE) X(FILL) X(IOTA) X(COPY) X(CAST) X(WHERE) X(GET_ROW) X(SET_ROW) X(CALL)         \
+    X(BROADCAST) X(CHECK_BOUND) X(GET_ITEM) X(SET_ITEM)
 
 enum cgen_target { CGEN_TARGET_C, CGEN_TARGET_CUDA };
 
