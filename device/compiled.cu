@@ -42,9 +42,11 @@ extern "C" { /* strbuf.h is a C header without C++ guards */
 #include "strbuf.h"
 }
 
-static_assert(sizeof(ck_state) == sizeof(dev_state) && offsetof(ck_state, iterations) == offsetof(dev_state, iterations),
+static_assert(sizeof(ck_state) == sizeof(dev_state) &&
+                  offsetof(ck_state, iterations) == offsetof(dev_state, iterations),
               "ck_state is dev_state as the kernel sees it");
-static_assert(sizeof(ck_control) == sizeof(dev_control) && offsetof(ck_control, max_iters) == offsetof(dev_control, max_iters),
+static_assert(sizeof(ck_control) == sizeof(dev_control) &&
+                  offsetof(ck_control, max_iters) == offsetof(dev_control, max_iters),
               "ck_control is dev_control as the kernel sees it");
 static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancelled by number");
 
@@ -169,8 +171,8 @@ static int pick_arch(int cc, image *im, char *err, size_t errlen)
 {
     int n = 0, best = -1;
     int *archs = NULL;
-    if (nvrtc.num_archs(&n) != NVRTC_SUCCESS || n <= 0 || !(archs = (int *)malloc(sizeof(int) * (size_t)n)) ||
-        nvrtc.archs(archs) != NVRTC_SUCCESS) {
+    if (nvrtc.num_archs(&n) != NVRTC_SUCCESS || n <= 0 ||
+        !(archs = (int *)malloc(sizeof(int) * (size_t)n)) || nvrtc.archs(archs) != NVRTC_SUCCESS) {
         free(archs);
         snprintf(err, errlen, "NVRTC did not list the architectures it supports");
         return -1;
@@ -180,7 +182,8 @@ static int pick_arch(int cc, image *im, char *err, size_t errlen)
             best = archs[i];
     free(archs);
     if (best < 0) {
-        snprintf(err, errlen, "NVRTC %d.%d supports no architecture up to sm_%d", nvrtc.major, nvrtc.minor, cc);
+        snprintf(err, errlen, "NVRTC %d.%d supports no architecture up to sm_%d", nvrtc.major,
+                 nvrtc.minor, cc);
         return -1;
     }
     im->is_cubin = best == cc;
@@ -225,8 +228,8 @@ static int nvrtc_compile(const char *source, image *im, char *err, size_t errlen
         if (nvrtc.log_size(prog, &n) == NVRTC_SUCCESS && n > 0 && (log = (char *)malloc(n + 1)) &&
             nvrtc.log(prog, log) == NVRTC_SUCCESS)
             log[n] = '\0';
-        snprintf(err, errlen, "NVRTC could not compile the generated kernel (%s): %.400s", nvrtc.error_string(r),
-                 log ? log : "");
+        snprintf(err, errlen, "NVRTC could not compile the generated kernel (%s): %.400s",
+                 nvrtc.error_string(r), log ? log : "");
         goto done;
     }
     r = im->is_cubin ? nvrtc.cubin_size(prog, &size) : nvrtc.ptx_size(prog, &size);
@@ -259,8 +262,8 @@ static double ms_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
-                                 double *ms, char *err, size_t errlen)
+extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch,
+                                 size_t *image_bytes, double *ms, char *err, size_t errlen)
 {
     strbuf src = {0};
     image im;
@@ -273,7 +276,8 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispa
         return -1;
     if (cgen_emit(prog, &o, &src, NULL, err, errlen) != 0)
         goto done;
-    if (pick_arch(arch, &im, err, errlen) != 0 || nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
+    if (pick_arch(arch, &im, err, errlen) != 0 ||
+        nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
         goto done;
     if (image_bytes)
         *image_bytes = im.bytes;
@@ -308,7 +312,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 /* The cache directory (created), or 0 when there is none. */
 static int cache_dir(char *dir, size_t len)
 {
-    const char *env = getenv("CFX_KERNEL_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *env = getenv("CFX_KERNEL_CACHE"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
     if (env && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0))
         return 0;
     if (env && env[0])
@@ -341,7 +346,8 @@ static void cache_keys(const char *source, const image *im, uint64_t *key, uint6
 
 static void cache_path(char *path, size_t len, const char *dir, uint64_t key, const image *im)
 {
-    snprintf(path, len, "%s/%016llx-%s.%s", dir, (unsigned long long)key, im->arch, im->is_cubin ? "cubin" : "ptx");
+    snprintf(path, len, "%s/%016llx-%s.%s", dir, (unsigned long long)key, im->arch,
+             im->is_cubin ? "cubin" : "ptx");
 }
 
 static int cache_load(const char *dir, const char *source, image *im)
@@ -354,9 +360,10 @@ static int cache_load(const char *dir, const char *source, image *im)
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
-    int ok = fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.key == key &&
-             h.check == check && h.source_bytes == strlen(source) && h.image_bytes > 0 &&
-             h.image_bytes < ((uint64_t)1 << 31) && (im->data = (char *)malloc((size_t)h.image_bytes)) &&
+    int ok = fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 &&
+             h.key == key && h.check == check && h.source_bytes == strlen(source) &&
+             h.image_bytes > 0 && h.image_bytes < ((uint64_t)1 << 31) &&
+             (im->data = (char *)malloc((size_t)h.image_bytes)) &&
              fread(im->data, 1, (size_t)h.image_bytes, f) == h.image_bytes;
     fclose(f);
     if (!ok) {
@@ -491,9 +498,11 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     x->threads = x->info.needs_block || x->info.needs_grid ? CK_THREADS : 32;
     x->nblocks = 1;
     if (x->info.needs_grid) {
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)x->kernel, CK_THREADS, 0));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)x->kernel,
+                                                               CK_THREADS, 0));
         if (per_sm < 1) {
-            snprintf(err, errlen, "the compiled kernel does not fit on a multiprocessor of this device");
+            snprintf(err, errlen,
+                     "the compiled kernel does not fit on a multiprocessor of this device");
             return -1;
         }
         x->nblocks = x->d.sms * (per_sm < 2 ? per_sm : 2);
@@ -573,7 +582,8 @@ static void build(comp_exec *x)
             e = cudaLibraryGetKernel(&x->kernel, x->lib, COMP_ENTRY);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
-            snprintf(x->why, sizeof x->why, "the compiled kernel could not be loaded: %s", cudaGetErrorString(e));
+            snprintf(x->why, sizeof x->why, "the compiled kernel could not be loaded: %s",
+                     cudaGetErrorString(e));
             goto done;
         }
     }
@@ -629,10 +639,11 @@ static int launch(comp_exec *x, char *err, size_t errlen)
     /* cooperatively where the device can: every block is resident before any waits at the
      * grid barrier (the interpreter launches the same way) */
     if (x->cooperative && x->nblocks > 1)
-        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)x->kernel, dim3(x->nblocks), dim3(x->threads), params, 0,
-                                             x->stream));
+        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)x->kernel, dim3(x->nblocks),
+                                             dim3(x->threads), params, 0, x->stream));
     else
-        CUDA_TRY(cudaLaunchKernel((const void *)x->kernel, dim3(x->nblocks), dim3(x->threads), params, 0, x->stream));
+        CUDA_TRY(cudaLaunchKernel((const void *)x->kernel, dim3(x->nblocks), dim3(x->threads),
+                                  params, 0, x->stream));
     return 0;
 fail:
     return -1;
@@ -644,7 +655,8 @@ static int drain_prints(comp_exec *x, uint32_t used, char *err, size_t errlen)
     if (used == 0)
         return 0;
     if (used > x->print_cap) {
-        snprintf(err, errlen, "the device reported %u bytes of printed values in a %u-byte buffer", used, x->print_cap);
+        snprintf(err, errlen, "the device reported %u bytes of printed values in a %u-byte buffer",
+                 used, x->print_cap);
         return -1;
     }
     CUDA_TRY(cudaMemcpyAsync(x->print_host, x->print_buf, used, cudaMemcpyDeviceToHost, x->stream));
@@ -670,12 +682,16 @@ static void write_trace(comp_exec *x, double run_ms)
 {
     FILE *f = x->run.trace;
     fprintf(f,
-            "{\"traceEvents\":[\n{\"name\":\"compiled kernel\",\"ph\":\"X\",\"ts\":0,\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],"
-            "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"mode\":\"compiled\","
-            "\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,"
+            "{\"traceEvents\":[\n{\"name\":\"compiled "
+            "kernel\",\"ph\":\"X\",\"ts\":0,\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],"
+            "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"mode\":"
+            "\"compiled\","
+            "\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",\"arch\":\"%s\",\"blocks\":%d,"
+            "\"threads\":%d,"
             "\"structured\":%d,\"regions\":%d,\"barriers\":%d}}\n",
-            run_ms * 1e3, x->prog->name ? x->prog->name : "", x->build_ms, x->cache, x->arch, x->nblocks, x->threads,
-            x->info.structured, (int)x->info.regions, (int)x->info.barriers);
+            run_ms * 1e3, x->prog->name ? x->prog->name : "", x->build_ms, x->cache, x->arch,
+            x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
+            (int)x->info.barriers);
     fflush(f);
 }
 
@@ -696,7 +712,8 @@ static int finish(comp_exec *x, char *err, size_t errlen)
     }
     if (drain_prints(x, sy.print_used, err, errlen) != 0)
         goto fail;
-    if (st.status == CFX_OK && !x->run.device_buffers && dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
+    if (st.status == CFX_OK && !x->run.device_buffers &&
+        dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
         goto fail;
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
@@ -777,8 +794,8 @@ static int comp_mode(void *self, int want, char *why, size_t len)
     if (!x->tried)
         build(x);
     if (x->ready) {
-        snprintf(why, len, "the compiled kernel (built in %.1f ms, cache %s, %s, %d x %d threads)", x->build_ms,
-                 x->cache, x->arch, x->nblocks, x->threads);
+        snprintf(why, len, "the compiled kernel (built in %.1f ms, cache %s, %s, %d x %d threads)",
+                 x->build_ms, x->cache, x->arch, x->nblocks, x->threads);
         return MODE_COMPILED;
     }
     snprintf(why, len, "%s", x->why);
@@ -786,5 +803,11 @@ static int comp_mode(void *self, int want, char *why, size_t len)
 }
 
 const exec_ops dev_compiled_ops = {
-    CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy, comp_mode,
+    CFX_BACKEND_CUDA_PERSISTENT,
+    comp_available,
+    comp_create,
+    comp_run,
+    comp_wait,
+    comp_destroy,
+    comp_mode,
 };

@@ -23,13 +23,13 @@ int comp_nvrtc_available(char *why, size_t len);
  * for compute capability `arch` (90 for sm_90), with no device and no cache. Returns 0 with
  * the size of the machine code and the compile time, or -1 with the reason (the generator's
  * refusal or NVRTC's log). */
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms, char *err,
-               size_t errlen);
+int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+               char *err, size_t errlen);
 
 /* The same, inside the module (its table hands them out). */
 int comp_module_nvrtc_available(char *why, size_t len);
-int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
-                      char *err, size_t errlen);
+int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+                      double *ms, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -104,7 +104,8 @@ static __device__ __forceinline__ int32_t ck_status(const ck_args &a)
 }
 
 /* The first stop wins; later ones (the same stop raised by other blocks) change nothing. */
-static __device__ void ck_raise(const ck_args &a, int32_t status, int32_t record, int64_t d0, int64_t d1)
+static __device__ void ck_raise(const ck_args &a, int32_t status, int32_t record, int64_t d0,
+                                int64_t d1)
 {
     if (atomicCAS((int *)&a.state->status, 0, status) == 0) {
         a.state->record = record;
@@ -131,7 +132,8 @@ static __device__ int ck_look(const ck_args &a, unsigned long long *last, int32_
 }
 
 /* At a TICK (every thread of the block): 1 when the run was stopped and the block must end. */
-static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long *last, int32_t record)
+static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long *last,
+                                           int32_t record)
 {
     int stop = threadIdx.x == 0 ? ck_look(a, last, record) : 0;
     return __syncthreads_or(stop);
@@ -143,7 +145,8 @@ static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long 
  * stop the program raises elsewhere is raised by a block that passed this barrier, so the
  * barrier completes. The fences make every block's writes before the barrier visible to every
  * block after it. */
-static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned long long *last, int32_t record)
+static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned long long *last,
+                                                   int32_t record)
 {
     __shared__ int s_stop;
     __syncthreads();
@@ -175,8 +178,8 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
 }
 
 /* sched_share (device/scheduler.h): block `block` of `nblocks` takes items [lo, hi). */
-static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, int64_t nblocks, int64_t *lo,
-                                                int64_t *hi)
+static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, int64_t nblocks,
+                                                int64_t *lo, int64_t *hi)
 {
     int64_t base = count / nblocks, rem = count % nblocks;
     *lo = block * base + (block < rem ? block : rem);
@@ -202,8 +205,9 @@ static __device__ k_acc ck_block_reduce(k_acc *red, k_acc mine, int op, int dtyp
 /* A split reduction: this block's partial to the global array, a grid barrier, then every
  * block merges all partials in block order. The arrays alternate, so a fast block's next
  * partial never overwrites one that a slow block still reads. Returns 1 if the run stopped. */
-static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int op, int dtype, k_acc *red,
-                                              uint32_t *combines, unsigned long long *last, int32_t record)
+static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int op, int dtype,
+                                              k_acc *red, uint32_t *combines,
+                                              unsigned long long *last, int32_t record)
 {
     k_acc *part = a.partials + (uint64_t)(*combines & 1u) * gridDim.x;
     if (threadIdx.x == 0)
@@ -226,14 +230,16 @@ typedef union ck_cell {
 /* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread, summed over k
  * in order with unfused multiply and add, as k_matmul does. A block of other than
  * CK_TILE x CK_TILE threads (the host emulation's) computes its cells with k_matmul itself. */
-static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
-                                                    int64_t m, int64_t k, int64_t n, int64_t lo, int64_t hi)
+static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
+                                                    const uint8_t *b, int64_t m, int64_t k,
+                                                    int64_t n, int64_t lo, int64_t hi)
 {
     if (blockDim.x != CK_TILE * CK_TILE) {
         const int64_t tn = (n + CK_TILE - 1) / CK_TILE;
         for (int64_t t = lo; t < hi; t++)
             for (int c = threadIdx.x; c < CK_TILE * CK_TILE; c += blockDim.x) {
-                int64_t row = (t / tn) * CK_TILE + c / CK_TILE, col = (t % tn) * CK_TILE + c % CK_TILE;
+                int64_t row = (t / tn) * CK_TILE + c / CK_TILE,
+                        col = (t % tn) * CK_TILE + c % CK_TILE;
                 if (row < m && col < n)
                     k_matmul(dtype, dst, a, b, m, k, n, row * n + col, row * n + col + 1);
             }
@@ -277,8 +283,8 @@ static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, con
 
 /* PRINT (every thread of every block): block 0 appends the entry; all count its bytes, so the
  * count agrees everywhere. Returns 1 when the buffer is full: the run ends for a rerun. */
-static __device__ __noinline__ int ck_print(const ck_args &a, uint32_t *used, int32_t record, const uint8_t *src,
-                                            int64_t bytes)
+static __device__ __noinline__ int ck_print(const ck_args &a, uint32_t *used, int32_t record,
+                                            const uint8_t *src, int64_t bytes)
 {
     uint32_t need = (uint32_t)sizeof(ck_print_entry) + ((uint32_t)bytes + 7u) / 8u * 8u;
     if ((uint64_t)*used + need > a.print_cap) {

@@ -10,8 +10,8 @@ int comp_nvrtc_available(char *why, size_t len)
     return m ? m->nvrtc_available(why, len) : 0;
 }
 
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms, char *err,
-               size_t errlen)
+int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+               char *err, size_t errlen)
 {
     const dev_module *m = dev_module_get(err, errlen);
     return m ? m->kernel_build(prog, arch, force_dispatch, image_bytes, ms, err, errlen) : -1;

@@ -27,8 +27,8 @@ int comp_nvrtc_available(char *why, size_t len)
     return 0;
 }
 
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms, char *err,
-               size_t errlen)
+int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+               char *err, size_t errlen)
 {
     (void)prog;
     (void)arch;

@@ -157,7 +157,10 @@ int cfx_set_trace(cfx_exec *e, const char *path);
  * the graph is generated as CUDA C, compiled with NVRTC when first needed (the machine code is
  * cached on disk by program and device), and runs as one kernel with its scalars in
  * registers. INTERP: one kernel walks the graph's records. */
-typedef enum cfx_persistent_mode { CFX_PERSISTENT_COMPILED, CFX_PERSISTENT_INTERP } cfx_persistent_mode;
+typedef enum cfx_persistent_mode {
+    CFX_PERSISTENT_COMPILED,
+    CFX_PERSISTENT_INTERP
+} cfx_persistent_mode;
 /* Picks the mode of a cuda-persistent executor's next runs and returns the mode they will
  * use. Asking for COMPILED builds the kernel now (or finds it in the cache); when it cannot be
  * built (no NVRTC, a compile error, an application kernel in the graph) the interpreter runs,

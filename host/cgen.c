@@ -216,7 +216,7 @@ static void fail(gen *g, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- writing ---------------------------------------------------------------------------------- */
+/* ---- writing --------------------------------------------------------------------------------- */
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -238,7 +238,8 @@ static void line(gen *g, const char *fmt, ...)
 
 static int is_jump(int kind)
 {
-    return kind == REC_JUMP || kind == REC_JUMP_FALSE || kind == REC_JUMP_TRUE || kind == REC_SWITCH;
+    return kind == REC_JUMP || kind == REC_JUMP_FALSE || kind == REC_JUMP_TRUE ||
+           kind == REC_SWITCH;
 }
 
 static int ends_block(int kind)
@@ -520,7 +521,7 @@ static int find_loops(gen *g)
     return reducible;
 }
 
-/* ==== the plan (CUDA) ========================================================================== */
+/* ==== the plan (CUDA) ========================================================================= */
 
 static int record_touches_tensor(const gen *g, const cfx_record *r)
 {
@@ -581,7 +582,7 @@ static int plan_regions(gen *g)
             continue;
         int32_t b = g->blk[i];
         if (g->start[b] != i || g->rpo[b] < 0)
-            continue; /* a region's entry is a jump target, so it starts a block; unreachable: moot */
+            continue; /* an entry is a jump target, so it starts a block; unreachable: moot */
         int32_t end = g->plan.region_exit[i];
         g->region_end[b] = end;
         int only_scalars = 1;
@@ -593,7 +594,7 @@ static int plan_regions(gen *g)
     return 0;
 }
 
-/* ==== placement: where each block is written ==================================================== */
+/* ==== placement: where each block is written ================================================== */
 
 /* Each reachable block gets a parent, under which it is written: its immediate dominator, or,
  * for a block a loop or region exits to, that body's header (the block then goes after the
@@ -790,10 +791,13 @@ static void texts_free(gen *g, texts *t)
 static void stop(gen *g, int st, int32_t r, const char *d0, const char *d1)
 {
     if (g->cuda) {
-        line(g, "{ if (threadIdx.x == 0) ck_raise(a, %d, %d, %s, %s); goto out_; }", st, (int)r, d0, d1);
+        line(g, "{ if (threadIdx.x == 0) ck_raise(a, %d, %d, %s, %s); goto out_; }", st, (int)r, d0,
+             d1);
     } else {
-        line(g, "{ a->status = %d; a->record = %d; a->detail[0] = %s; a->detail[1] = %s; goto stop_; }",
-             st, (int)r, d0, d1);
+        line(
+            g,
+            "{ a->status = %d; a->record = %d; a->detail[0] = %s; a->detail[1] = %s; goto stop_; }",
+            st, (int)r, d0, d1);
         g->stop_used = 1;
     }
 }
@@ -806,7 +810,8 @@ static void split_open(gen *g, int32_t r, const char *n)
     line(g, "{");
     g->indent++;
     line(g, "int64_t lo_, hi_;");
-    line(g, "ck_share(%s, %s, %s, &lo_, &hi_);", n, one ? "0" : "blockIdx.x", one ? "1" : "gridDim.x");
+    line(g, "ck_share(%s, %s, %s, &lo_, &hi_);", n, one ? "0" : "blockIdx.x",
+         one ? "1" : "gridDim.x");
     line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
 }
 
@@ -867,7 +872,8 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
         if (dot)
             line(g, "k_dot_range(%s, &acc_, %s, %s, 0, %lldLL);", kdtype(dt), B, C, (long long)n);
         else
-            line(g, "k_reduce_range(%s, %s, &acc_, %s, 0, %lldLL);", op, kdtype(dt), B, (long long)n);
+            line(g, "k_reduce_range(%s, %s, &acc_, %s, 0, %lldLL);", op, kdtype(dt), B,
+                 (long long)n);
     } else {
         int combine = g->have_plan && (g->plan.flags[i] & SCHED_F_COMBINE) &&
                       !(g->plan.flags[i] & SCHED_F_ONE_BLOCK);
@@ -881,8 +887,8 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
             line(g, "    k_reduce_range(%s, %s, &acc_, %s, e_, e_ + 1);", op, kdtype(dt), B);
         line(g, "acc_ = ck_block_reduce(red_, acc_, %s, %s);", op, kdtype(dt));
         if (combine) {
-            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;", op,
-                 kdtype(dt), (int)i);
+            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;",
+                 op, kdtype(dt), (int)i);
         }
     }
     if (dot)
@@ -906,12 +912,14 @@ static void publish_scalars(gen *g)
     const cfx_prog *p = g->p;
     line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
     g->indent++;
-    line(g, "uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;", (long long)g->info->publish_bytes);
+    line(g, "uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+         (long long)g->info->publish_bytes);
     line(g, "*(uint64_t *)pub_ = iters_;");
     line(g, "*(uint32_t *)(pub_ + 8) = print_used_;");
     for (int32_t s = 0; s < p->nslots; s++)
         if (g->local[s])
-            line(g, "*(%s *)(pub_ + %d) = s%d;", ctype(p->slots[s].dtype), 16 + 8 * g->pub[s], (int)s);
+            line(g, "*(%s *)(pub_ + %d) = s%d;", ctype(p->slots[s].dtype), 16 + 8 * g->pub[s],
+                 (int)s);
     g->indent--;
     line(g, "}");
 }
@@ -921,7 +929,8 @@ static void reload_scalars(gen *g)
     const cfx_prog *p = g->p;
     line(g, "if (blockIdx.x != 0) {");
     g->indent++;
-    line(g, "const uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;", (long long)g->info->publish_bytes);
+    line(g, "const uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+         (long long)g->info->publish_bytes);
     line(g, "iters_ = *(const volatile uint64_t *)pub_;");
     line(g, "print_used_ = *(const volatile uint32_t *)(pub_ + 8);");
     for (int32_t s = 0; s < p->nslots; s++)
@@ -1061,8 +1070,10 @@ static void record(gen *g, int32_t i)
             line(g, "{");
             g->indent++;
             line(g, "int z_ = 0;");
-            line(g, "for (int64_t e_ = threadIdx.x; e_ < %lldLL; e_ += blockDim.x)", (long long)sl[r->a].count);
-            line(g, "    z_ |= k_get_int(%s, %s, e_) == 0;", kdtype(sl[r->a].dtype), P(g, &t, r->a));
+            line(g, "for (int64_t e_ = threadIdx.x; e_ < %lldLL; e_ += blockDim.x)",
+                 (long long)sl[r->a].count);
+            line(g, "    z_ |= k_get_int(%s, %s, e_) == 0;", kdtype(sl[r->a].dtype),
+                 P(g, &t, r->a));
             line(g, "if (__syncthreads_or(z_))");
             g->indent++;
             stop(g, CFX_STOP_DIVIDE, i, "0", "0");
@@ -1082,8 +1093,8 @@ static void record(gen *g, int32_t i)
             int64_t bytes = slot_bytes(&sl[r->a]);
             /* a full buffer cannot be drained mid-kernel: the host runs the program again
              * with the interpreter, which pauses to drain it */
-            line(g, "if (ck_print(a, &print_used_, %d, %s, %lldLL)) goto out_;", (int)i, P(g, &t, r->a),
-                 (long long)bytes);
+            line(g, "if (ck_print(a, &print_used_, %d, %s, %lldLL)) goto out_;", (int)i,
+                 P(g, &t, r->a), (long long)bytes);
         } else {
             line(g, "if (a->print)");
             line(g, "    a->print(a->print_user, %d, %s);", (int)i, P(g, &t, r->a));
@@ -1094,7 +1105,8 @@ static void record(gen *g, int32_t i)
         for (int32_t k = 0; k < r->c; k++) {
             int32_t s = p->table[r->b + k];
             if (g->local[s])
-                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(sl[s].dtype), (long long)sl[s].offset, (int)s);
+                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(sl[s].dtype), (long long)sl[s].offset,
+                     (int)s);
         }
         line(g, "if (!a->call || a->call(a->call_user, %d, arena) != 0)", (int)i);
         g->indent++;
@@ -1103,7 +1115,8 @@ static void record(gen *g, int32_t i)
         for (int32_t k = r->d; k < r->c; k++) {
             int32_t s = p->table[r->b + k];
             if (g->local[s])
-                line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(sl[s].dtype), (long long)sl[s].offset);
+                line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(sl[s].dtype),
+                     (long long)sl[s].offset);
         }
         break;
     }
@@ -1112,19 +1125,19 @@ static void record(gen *g, int32_t i)
             line(g, "s%d = k_%s_%s(%s);", (int)r->a, unary_stem(r->op, r->dtype), suffix(r->dtype),
                  V(g, &t, r->b));
         } else {
-            snprintf(buf, sizeof buf, "k_unary(%s, %s, %s, %s, %%s, %%s)", op_ident(r->op), kdtype(r->dtype),
-                     P(g, &t, r->a), P(g, &t, r->b));
+            snprintf(buf, sizeof buf, "k_unary(%s, %s, %s, %s, %%s, %%s)", op_ident(r->op),
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
     case REC_BINARY:
         if (one && g->local[r->a]) {
-            line(g, "s%d = k_%s_%s(%s, %s);", (int)r->a, binary_stem(r->op, r->dtype), suffix(r->dtype),
-                 V(g, &t, r->b), V(g, &t, r->c));
+            line(g, "s%d = k_%s_%s(%s, %s);", (int)r->a, binary_stem(r->op, r->dtype),
+                 suffix(r->dtype), V(g, &t, r->b), V(g, &t, r->c));
         } else {
-            snprintf(buf, sizeof buf, "k_binary(%s, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)", op_ident(r->op),
-                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].count,
-                     P(g, &t, r->c), (long long)sl[r->c].count);
+            snprintf(buf, sizeof buf, "k_binary(%s, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)",
+                     op_ident(r->op), kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b),
+                     (long long)sl[r->b].count, P(g, &t, r->c), (long long)sl[r->c].count);
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
@@ -1137,36 +1150,39 @@ static void record(gen *g, int32_t i)
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
         if (cuda && !g->local[r->a]) {
             /* output tiles of the block's share, as the interpreter splits them */
-            int64_t tiles = ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
+            int64_t tiles =
+                ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
             int oneb = g->have_plan && (g->plan.flags[i] & SCHED_F_ONE_BLOCK);
             line(g, "{");
             g->indent++;
             line(g, "int64_t lo_, hi_;");
-            line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)tiles, oneb ? "0" : "blockIdx.x",
-                 oneb ? "1" : "gridDim.x");
-            line(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);", kdtype(r->dtype),
-                 P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m, (long long)k, (long long)n);
+            line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)tiles,
+                 oneb ? "0" : "blockIdx.x", oneb ? "1" : "gridDim.x");
+            line(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                 (long long)k, (long long)n);
             g->indent--;
             line(g, "}");
             line(g, "__syncthreads();");
         } else {
-            line(g, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);", kdtype(r->dtype),
-                 P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m, (long long)k, (long long)n,
-                 (long long)(m * n));
+            line(g, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                 (long long)k, (long long)n, (long long)(m * n));
         }
         break;
     }
     case REC_TRANSPOSE:
-        snprintf(buf, sizeof buf, "k_transpose(%s, %s, %s, %lldLL, %lldLL, %%s, %%s)", kdtype(r->dtype),
-                 P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].dims[0], (long long)sl[r->b].dims[1]);
+        snprintf(buf, sizeof buf, "k_transpose(%s, %s, %s, %lldLL, %lldLL, %%s, %%s)",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].dims[0],
+                 (long long)sl[r->b].dims[1]);
         ranged(g, i, r->a, sl[r->a].count, buf);
         break;
     case REC_FILL:
         if (g->local[r->a]) {
             line(g, "k_fill(%s, %s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
         } else {
-            snprintf(buf, sizeof buf, "k_fill(%s, %s, %s, %%s, %%s)", kdtype(r->dtype), P(g, &t, r->a),
-                     P(g, &t, r->b));
+            snprintf(buf, sizeof buf, "k_fill(%s, %s, %s, %%s, %%s)", kdtype(r->dtype),
+                     P(g, &t, r->a), P(g, &t, r->b));
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
@@ -1185,30 +1201,33 @@ static void record(gen *g, int32_t i)
             line(g, "s%d = %s;", (int)r->a, V(g, &t, r->b));
         } else {
             int size = dtype_size(sl[r->a].dtype);
-            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s, (%%s) * %d, (%%s) * %d)", P(g, &t, r->a),
-                     P(g, &t, r->b), size, size);
+            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s, (%%s) * %d, (%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), size, size);
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
     case REC_CAST:
         if (g->local[r->a]) {
-            line(g, "k_cast(%s, %s, %s, %s, 0, 1);", kdtype(sl[r->a].dtype), P(g, &t, r->a), kdtype(r->dtype),
-                 P(g, &t, r->b));
+            line(g, "k_cast(%s, %s, %s, %s, 0, 1);", kdtype(sl[r->a].dtype), P(g, &t, r->a),
+                 kdtype(r->dtype), P(g, &t, r->b));
         } else {
-            snprintf(buf, sizeof buf, "k_cast(%s, %s, %s, %s, %%s, %%s)", kdtype(sl[r->a].dtype), P(g, &t, r->a),
-                     kdtype(r->dtype), P(g, &t, r->b));
+            snprintf(buf, sizeof buf, "k_cast(%s, %s, %s, %s, %%s, %%s)", kdtype(sl[r->a].dtype),
+                     P(g, &t, r->a), kdtype(r->dtype), P(g, &t, r->b));
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
     case REC_WHERE:
         if (g->local[r->a]) {
-            line(g, "s%d = %s ? %s : %s;", (int)r->a, V(g, &t, r->b), V(g, &t, r->c), V(g, &t, r->d));
+            line(g, "s%d = %s ? %s : %s;", (int)r->a, V(g, &t, r->b), V(g, &t, r->c),
+                 V(g, &t, r->d));
             if (r->dtype == CFX_BOOL) /* k_where keeps bools 0/1 */
                 line(g, "s%d = s%d != 0;", (int)r->a, (int)r->a);
         } else {
-            snprintf(buf, sizeof buf, "k_where(%s, %s, %s, %lldLL, %s, %lldLL, %s, %lldLL, %%s, %%s)",
-                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].count, P(g, &t, r->c),
-                     (long long)sl[r->c].count, P(g, &t, r->d), (long long)sl[r->d].count);
+            snprintf(buf, sizeof buf,
+                     "k_where(%s, %s, %s, %lldLL, %s, %lldLL, %s, %lldLL, %%s, %%s)",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].count,
+                     P(g, &t, r->c), (long long)sl[r->c].count, P(g, &t, r->d),
+                     (long long)sl[r->d].count);
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
@@ -1216,13 +1235,15 @@ static void record(gen *g, int32_t i)
         int64_t bytes = slot_bytes(&sl[r->a]);
         const char *idx = V(g, &t, r->c);
         if (g->local[r->a]) {
-            line(g, "s%d = ((const %s *)%s)[k_row_index((int64_t)%s, %dLL)];", (int)r->a, ctype(sl[r->a].dtype),
-                 P(g, &t, r->b), idx, (int)sl[r->b].dims[0]);
+            line(g, "s%d = ((const %s *)%s)[k_row_index((int64_t)%s, %dLL)];", (int)r->a,
+                 ctype(sl[r->a].dtype), P(g, &t, r->b), idx, (int)sl[r->b].dims[0]);
         } else {
             int size = dtype_size(sl[r->a].dtype);
             snprintf(buf, sizeof buf,
-                     "k_copy_bytes(%s, %s + k_row_index((int64_t)%s, %dLL) * %lldLL, (%%s) * %d, (%%s) * %d)",
-                     P(g, &t, r->a), P(g, &t, r->b), idx, (int)sl[r->b].dims[0], (long long)bytes, size, size);
+                     "k_copy_bytes(%s, %s + k_row_index((int64_t)%s, %dLL) * %lldLL, (%%s) * %d, "
+                     "(%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), idx, (int)sl[r->b].dims[0], (long long)bytes,
+                     size, size);
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
@@ -1232,8 +1253,10 @@ static void record(gen *g, int32_t i)
         int size = dtype_size(sl[r->c].dtype);
         const char *idx = V(g, &t, r->b);
         snprintf(buf, sizeof buf,
-                 "k_copy_bytes(%s + k_row_index((int64_t)%s, %dLL) * %lldLL, %s, (%%s) * %d, (%%s) * %d)",
-                 P(g, &t, r->a), idx, (int)sl[r->a].dims[0], (long long)bytes, P(g, &t, r->c), size, size);
+                 "k_copy_bytes(%s + k_row_index((int64_t)%s, %dLL) * %lldLL, %s, (%%s) * %d, (%%s) "
+                 "* %d)",
+                 P(g, &t, r->a), idx, (int)sl[r->a].dims[0], (long long)bytes, P(g, &t, r->c), size,
+                 size);
         ranged(g, i, r->a, sl[r->c].count, buf);
         break;
     }
@@ -1242,23 +1265,26 @@ static void record(gen *g, int32_t i)
         snprintf(buf, sizeof buf,
                  "{ const k_bshape sh_ = {{%d, %d, %d, %d}, {%d, %d, %d, %d}, %d, %d}; "
                  "k_broadcast(%d, %s, %s, &sh_, %%s, %%s); }",
-                 (int)sa->dims[0], (int)sa->dims[1], (int)sa->dims[2], (int)sa->dims[3], (int)sb->dims[0],
-                 (int)sb->dims[1], (int)sb->dims[2], (int)sb->dims[3], (int)sa->rank, (int)sb->rank,
-                 dtype_size(sa->dtype), P(g, &t, r->a), P(g, &t, r->b));
+                 (int)sa->dims[0], (int)sa->dims[1], (int)sa->dims[2], (int)sa->dims[3],
+                 (int)sb->dims[0], (int)sb->dims[1], (int)sb->dims[2], (int)sb->dims[3],
+                 (int)sa->rank, (int)sb->rank, dtype_size(sa->dtype), P(g, &t, r->a),
+                 P(g, &t, r->b));
         ranged(g, i, r->a, sa->count, buf);
         break;
     }
     case REC_GET_ITEM: {
         /* k_item_index clamps into the list, as the interpreters do */
         char idx[256];
-        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->c), V(g, &t, r->d),
-                 (int)sl[r->b].dims[0]);
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->c),
+                 V(g, &t, r->d), (int)sl[r->b].dims[0]);
         if (g->local[r->a]) {
-            line(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b), idx);
+            line(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b),
+                 idx);
         } else {
             int size = dtype_size(sl[r->a].dtype);
-            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s + %s * %lldLL, (%%s) * %d, (%%s) * %d)", P(g, &t, r->a),
-                     P(g, &t, r->b), idx, (long long)slot_bytes(&sl[r->a]), size, size);
+            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s + %s * %lldLL, (%%s) * %d, (%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), idx, (long long)slot_bytes(&sl[r->a]), size,
+                     size);
             ranged(g, i, r->a, sl[r->a].count, buf);
         }
         break;
@@ -1266,21 +1292,22 @@ static void record(gen *g, int32_t i)
     case REC_SET_ITEM: {
         char idx[256];
         int size = dtype_size(sl[r->c].dtype);
-        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->b), V(g, &t, r->d),
-                 (int)sl[r->a].dims[0]);
-        snprintf(buf, sizeof buf, "k_copy_bytes(%s + %s * %lldLL, %s, (%%s) * %d, (%%s) * %d)", P(g, &t, r->a), idx,
-                 (long long)slot_bytes(&sl[r->c]), P(g, &t, r->c), size, size);
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->b),
+                 V(g, &t, r->d), (int)sl[r->a].dims[0]);
+        snprintf(buf, sizeof buf, "k_copy_bytes(%s + %s * %lldLL, %s, (%%s) * %d, (%%s) * %d)",
+                 P(g, &t, r->a), idx, (long long)slot_bytes(&sl[r->c]), P(g, &t, r->c), size, size);
         ranged(g, i, r->a, sl[r->c].count, buf);
         break;
     }
     default:
-        fail(g, "internal error: record %d (%s) reached the record writer", (int)i, rec_names[r->kind]);
+        fail(g, "internal error: record %d (%s) reached the record writer", (int)i,
+             rec_names[r->kind]);
         break;
     }
     texts_free(g, &t);
 }
 
-/* ==== structured emission ======================================================================= */
+/* ==== structured emission ===================================================================== */
 
 static void do_tree(gen *g, int32_t x, int32_t ft);
 
@@ -1453,7 +1480,8 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
 }
 
 /* Block x followed by the blocks written after it (ys, in order), each under its label. */
-static void node_within(gen *g, int32_t x, const int32_t *ys, int32_t n, int32_t ft, int at_region_header)
+static void node_within(gen *g, int32_t x, const int32_t *ys, int32_t n, int32_t ft,
+                        int at_region_header)
 {
     block_code(g, x, n > 0 ? ys[0] : ft, at_region_header);
     for (int32_t k = 0; k < n && !g->failed; k++) {
@@ -1487,7 +1515,8 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
     }
     /* inside: the followers in the body; after: the others */
     int32_t nin = 0;
-    int32_t *in = malloc(sizeof(int32_t) * ((size_t)n + 1)), *after = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int32_t *in = malloc(sizeof(int32_t) * ((size_t)n + 1)),
+            *after = malloc(sizeof(int32_t) * ((size_t)n + 1));
     int32_t nafter = 0;
     if (!in || !after) {
         free(in);
@@ -1546,7 +1575,7 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
     g->depth--;
 }
 
-/* ==== the pc-dispatch loop ====================================================================== */
+/* ==== the pc-dispatch loop ==================================================================== */
 
 static void dispatch_branch(gen *g, int32_t to)
 {
@@ -1572,7 +1601,7 @@ static void dispatch(gen *g)
         if (region_header(g, x)) {
             unsigned f = g->plan.flags[lo];
             if (f & SCHED_F_REGION_EXIT) {
-                /* the exit of the region before, unless block 0 comes round this region's own loop */
+                /* the exit of the region before, unless block 0 comes round this region's loop */
                 line(g, "if (region_ != %d) {", (int)lo);
                 g->indent++;
                 region_exit_actions(g, lo);
@@ -1661,7 +1690,7 @@ static void dispatch_tables(gen *g)
     }
 }
 
-/* ==== the function ============================================================================== */
+/* ==== the function ============================================================================ */
 
 static void function(gen *g, const char *entry, int use_dispatch)
 {
@@ -1671,7 +1700,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
     g->nctx = 0;
     g->depth = 0;
     if (g->cuda) {
-        line(g, "extern \"C\" __global__ void __launch_bounds__(CK_THREADS) %s(const ck_args a)", entry);
+        line(g, "extern \"C\" __global__ void __launch_bounds__(CK_THREADS) %s(const ck_args a)",
+             entry);
         line(g, "{");
         g->indent++;
         line(g, "uint8_t *const arena = a.arena;");
@@ -1699,8 +1729,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         if (!g->local[s])
             continue;
         if (sl->kind == SLOT_INPUT)
-            line(g, "%s s%d = *(const %s *)(arena + %lld);", ctype(sl->dtype), (int)s, ctype(sl->dtype),
-                 (long long)sl->offset);
+            line(g, "%s s%d = *(const %s *)(arena + %lld);", ctype(sl->dtype), (int)s,
+                 ctype(sl->dtype), (long long)sl->offset);
         else
             line(g, "%s s%d = 0;", ctype(sl->dtype), (int)s);
     }
@@ -1720,8 +1750,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         for (int32_t k = 0; k < p->nresults; k++) {
             int32_t s = p->results[k];
             if (g->local[s])
-                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype), (long long)p->slots[s].offset,
-                     (int)s);
+                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype),
+                     (long long)p->slots[s].offset, (int)s);
         }
         if (g->cuda) {
             g->indent--;
@@ -1746,7 +1776,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     line(g, "}");
 }
 
-/* ==== the entry point =========================================================================== */
+/* ==== the entry point ========================================================================= */
 
 static void gen_free(gen *g)
 {
@@ -1797,8 +1827,8 @@ static int check_program(gen *g)
         }
         if ((r->kind == REC_UNARY && !unary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR)) ||
             (r->kind == REC_BINARY && !binary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR))) {
-            fail(g, "record %d: op %s on %s has no scalar function in kernels/", (int)i, op_name(r->op),
-                 cfx_dtype_name((cfx_dtype)r->dtype));
+            fail(g, "record %d: op %s on %s has no scalar function in kernels/", (int)i,
+                 op_name(r->op), cfx_dtype_name((cfx_dtype)r->dtype));
             return -1;
         }
     }
@@ -1845,7 +1875,8 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
         g.pub[s] = g.local[s] ? g.nlocal++ : -1;
     }
     info->publish_bytes = 16 + 8 * (int64_t)g.nlocal;
-    if (build_plan(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 || find_dominators(&g) != 0)
+    if (build_plan(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 ||
+        find_dominators(&g) != 0)
         goto done;
     info->blocks = g.nreach;
     int reducible = find_loops(&g);
@@ -1856,8 +1887,8 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
             continue;
         if (!scalar_record(&g, &p->records[i]) || record_touches_tensor(&g, &p->records[i]))
             info->needs_block = 1;
-        if (g.have_plan && (g.plan.flags[i] & (SCHED_F_SPLIT | SCHED_F_COMBINE | SCHED_F_BARRIER_BEFORE |
-                                               SCHED_F_ENTRY_BARRIER)))
+        if (g.have_plan && (g.plan.flags[i] & (SCHED_F_SPLIT | SCHED_F_COMBINE |
+                                               SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER)))
             info->needs_grid = 1;
     }
     for (int32_t b = 0; b < g.nb; b++)
@@ -1866,7 +1897,9 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
             info->redundant += g.redundant[b];
         }
     int use_dispatch = opt->force_dispatch || !reducible;
-    const char *why = !reducible ? "irreducible control flow" : opt->force_dispatch ? "asked for" : "";
+    const char *why = !reducible            ? "irreducible control flow"
+                      : opt->force_dispatch ? "asked for"
+                                            : "";
 
     /* pass 1 finds the labels in use, pass 2 writes; a nest too deep for the structured form
      * is written as the dispatch loop */
@@ -1887,8 +1920,8 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
     g.out = out;
     g.pass = 2;
     sb_printf(out, "/* %s: graph '%s' of %s, %d records, generated by cfx (%s, %s) */\n", entry,
-              p->name ? p->name : "?", p->file ? p->file : "?", (int)p->nrecords, g.cuda ? "CUDA" : "C",
-              use_dispatch ? "pc-dispatch loop" : "structured");
+              p->name ? p->name : "?", p->file ? p->file : "?", (int)p->nrecords,
+              g.cuda ? "CUDA" : "C", use_dispatch ? "pc-dispatch loop" : "structured");
     if (g.cuda)
         sb_puts(out, "#include \"compiled_kernel.cuh\"\n\n");
     else

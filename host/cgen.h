@@ -40,7 +40,8 @@ enum cgen_target { CGEN_TARGET_C, CGEN_TARGET_CUDA };
 typedef struct cgen_options {
     int target;         /* enum cgen_target */
     int force_dispatch; /* emit the pc-dispatch loop even where the structure is recognised */
-    const char *entry;  /* name of the generated function; NULL: "cgen_run" (C), "cfx_compiled" (CUDA) */
+    const char
+        *entry; /* name of the generated function; NULL: "cgen_run" (C), "cfx_compiled" (CUDA) */
 } cgen_options;
 
 /* What the generator made of the program. */

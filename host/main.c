@@ -456,11 +456,13 @@ static int cmd_run(int argc, char **argv)
         if (strcmp(o.persistent_mode, "interp") == 0) {
             mode = CFX_PERSISTENT_INTERP;
         } else if (strcmp(o.persistent_mode, "compiled") != 0) {
-            rc = bad_usage("run", "--persistent-mode wants compiled or interp, got '%s'", o.persistent_mode);
+            rc = bad_usage("run", "--persistent-mode wants compiled or interp, got '%s'",
+                           o.persistent_mode);
             goto done;
         }
         if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CUDA_PERSISTENT) {
-            rc = bad_usage("run", "--persistent-mode applies to the cuda-persistent backend, not %s",
+            rc = bad_usage("run",
+                           "--persistent-mode applies to the cuda-persistent backend, not %s",
                            cfx_backend_name(backend));
             goto done;
         }
@@ -599,7 +601,8 @@ static int cmd_run(int argc, char **argv)
         if (cfx_exec_backend(e) == CFX_BACKEND_CPU)
             fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
         else
-            fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)), mode_text);
+            fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)),
+                    mode_text);
     } else if (mode_text[0] && (o.backend || o.persistent_mode)) {
         fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)), mode_text);
     }

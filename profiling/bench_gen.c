@@ -127,7 +127,8 @@ static int64_t cpu_result(cfx_module *m, int32_t n)
     cfx_type rt = cfx_result_type(m, 0, 0);
     cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
     if (e && cfx_bind(e, "n", &n, sizeof n) == 0 &&
-        cfx_bind(e, cfx_result_name(m, 0, 0), out, (size_t)cfx_dtype_size(rt.dtype)) == 0 && cfx_run(e) == CFX_OK)
+        cfx_bind(e, cfx_result_name(m, 0, 0), out, (size_t)cfx_dtype_size(rt.dtype)) == 0 &&
+        cfx_run(e) == CFX_OK)
         r = as_int(rt.dtype, out);
     cfx_exec_free(e);
     cfx_free(err);
@@ -143,8 +144,8 @@ typedef struct row {
 
 /* The cpu executor, or cuda-persistent in `mode` (-1: not cuda-persistent). Fills r; returns
  * 0, or -1 with r->note saying why. */
-static int time_executor(cfx_module *m, cfx_backend backend, int mode, int32_t n, int repeats, int64_t want,
-                         int64_t *iters, row *r)
+static int time_executor(cfx_module *m, cfx_backend backend, int mode, int32_t n, int repeats,
+                         int64_t want, int64_t *iters, row *r)
 {
     char *err = NULL;
     double *t = calloc((size_t)repeats, sizeof *t);
@@ -202,7 +203,8 @@ done:
 }
 
 /* The generated C: written, compiled at -O2 (timed), loaded, run on a fresh arena each time. */
-static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t want, const char *dir, row *r)
+static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t want, const char *dir,
+                          row *r)
 {
     strbuf src = {0};
     char err[512], cpath[600], sopath[600], cmd[2048];
@@ -225,7 +227,8 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
     fputs(sb_str(&src), f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "'%s' -std=c11 -O2 -fPIC -shared -ffp-contract=off -I'%s/host' -I'%s/kernels' -o '%s' '%s' -lm",
+             "'%s' -std=c11 -O2 -fPIC -shared -ffp-contract=off -I'%s/host' -I'%s/kernels' -o '%s' "
+             "'%s' -lm",
              CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath);
     double t0 = wall_seconds();
     if (system(cmd) != 0) {
@@ -257,7 +260,8 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
         if (k >= 0)
             t[k] = cpu_seconds() - s0;
         if (a.status != CFX_OK) {
-            snprintf(r->note, sizeof r->note, "the run ended %s", cfx_status_name((cfx_status)a.status));
+            snprintf(r->note, sizeof r->note, "the run ended %s",
+                     cfx_status_name((cfx_status)a.status));
             goto done;
         }
     }
@@ -278,8 +282,8 @@ done:
 }
 
 /* Lua, through loops.lua; its time is divided by the same iteration count. */
-static int time_lua(const char *lua, const char *script, const loop *l, int64_t n, int repeats, int64_t want,
-                    row *r)
+static int time_lua(const char *lua, const char *script, const loop *l, int64_t n, int repeats,
+                    int64_t want, row *r)
 {
     char cmd[2048], name[64];
     double seconds = 0;
@@ -294,7 +298,8 @@ static int time_lua(const char *lua, const char *script, const loop *l, int64_t 
         return -1;
     }
     if (result != want) {
-        snprintf(r->note, sizeof r->note, "FAIL: result %lld, the cpu executor's %lld", result, (long long)want);
+        snprintf(r->note, sizeof r->note, "FAIL: result %lld, the cpu executor's %lld", result,
+                 (long long)want);
         return -1;
     }
     r->ns = seconds; /* seconds per run: the caller divides */
@@ -323,7 +328,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
         else {
-            fprintf(stderr, "usage: bench_gen [--lua LUA] [--loops loops.lua] [--repeats R] [--quick]\n");
+            fprintf(stderr,
+                    "usage: bench_gen [--lua LUA] [--loops loops.lua] [--repeats R] [--quick]\n");
             return 2;
         }
     }
@@ -332,7 +338,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!CFX_CC[0]) {
-        printf("bench_gen: the build found no C compiler for the generated code: nothing to measure\n");
+        printf("bench_gen: the build found no C compiler for the generated code: nothing to "
+               "measure\n");
         return 0;
     }
     char dir[] = "/tmp/bench_gen_XXXXXX";
@@ -346,7 +353,8 @@ int main(int argc, char **argv)
         setenv("CFX_KERNEL_CACHE", "off", 1); /* the compile time is a real compile */
 
     printf("## Generated code against the executors and Lua 5.4, per loop iteration\n\n");
-    printf("Medians of %d runs after a warm-up; ns per iteration (cfx_exec_iterations of the cpu executor); "
+    printf("Medians of %d runs after a warm-up; ns per iteration (cfx_exec_iterations of the cpu "
+           "executor); "
            "ratios are the row's time over the baseline's, so below 1 is faster.\n\n",
            repeats);
     printf("| loop | iterations | runner | ns/iter | vs cfx cpu | vs Lua | compile ms | note |\n");
@@ -369,16 +377,19 @@ int main(int argc, char **argv)
                        {"cuda-persistent compiled", -1, -1, ""}};
         int64_t want = cpu_result(m, n), iters = 0;
         /* the cpu executor first: its result and iteration count are every row's reference */
-        if (want == INT64_MIN || time_executor(m, CFX_BACKEND_CPU, -1, n, repeats, want, &iters, &rows[0]) != 0 ||
+        if (want == INT64_MIN ||
+            time_executor(m, CFX_BACKEND_CPU, -1, n, repeats, want, &iters, &rows[0]) != 0 ||
             iters <= 0) {
-            fprintf(stderr, "bench_gen: the cpu executor did not run %s: %s\n", l->name, rows[0].note);
+            fprintf(stderr, "bench_gen: the cpu executor did not run %s: %s\n", l->name,
+                    rows[0].note);
             return 1;
         }
         rows[0].ns /= (double)iters;
         if (time_generated(cm.graphs[0].prog, n, repeats, want, dir, &rows[1]) == 0)
             rows[1].ns /= (double)iters;
         if (!lua)
-            snprintf(rows[2].note, sizeof rows[2].note, "not measured: no Lua 5.4 (apt-get install lua5.4)");
+            snprintf(rows[2].note, sizeof rows[2].note,
+                     "not measured: no Lua 5.4 (apt-get install lua5.4)");
         else if (time_lua(lua, script, l, n, repeats < 5 ? repeats : 5, want, &rows[2]) == 0)
             rows[2].ns = rows[2].ns * 1e9 / (double)iters;
         for (int mode = 0; mode < 2; mode++) {
@@ -387,16 +398,19 @@ int main(int argc, char **argv)
                 /* NVRTC needs no device: the build time is measured even here */
                 char err[512];
                 double ms = 0;
-                if (mode == 1 && comp_build(cm.graphs[0].prog, 90, 0, NULL, &ms, err, sizeof err) == 0) {
+                if (mode == 1 &&
+                    comp_build(cm.graphs[0].prog, 90, 0, NULL, &ms, err, sizeof err) == 0) {
                     r->ms = ms;
-                    snprintf(r->note, sizeof r->note, "not run (no GPU); compile ms: generation and NVRTC for sm_90");
+                    snprintf(r->note, sizeof r->note,
+                             "not run (no GPU); compile ms: generation and NVRTC for sm_90");
                 } else {
                     snprintf(r->note, sizeof r->note, "not measured (no GPU)");
                 }
                 continue;
             }
             int want_mode = mode == 0 ? CFX_PERSISTENT_INTERP : CFX_PERSISTENT_COMPILED;
-            if (time_executor(m, CFX_BACKEND_CUDA_PERSISTENT, want_mode, n, repeats, want, NULL, r) == 0)
+            if (time_executor(m, CFX_BACKEND_CUDA_PERSISTENT, want_mode, n, repeats, want, NULL,
+                              r) == 0)
                 r->ns /= (double)iters;
         }
         for (int k = 0; k < 5; k++) {
@@ -408,11 +422,11 @@ int main(int argc, char **argv)
             else
                 snprintf(ms, sizeof ms, "-");
             if (rows[k].ns >= 0)
-                printf("| %s | %lld | %s | %.2f | %s | %s | %s | %s |\n", l->name, (long long)iters, rows[k].runner,
-                       rows[k].ns, vs_cpu, vs_lua, ms, rows[k].note);
+                printf("| %s | %lld | %s | %.2f | %s | %s | %s | %s |\n", l->name, (long long)iters,
+                       rows[k].runner, rows[k].ns, vs_cpu, vs_lua, ms, rows[k].note);
             else
-                printf("| %s | %lld | %s | - | - | - | %s | %s |\n", l->name, (long long)iters, rows[k].runner, ms,
-                       rows[k].note);
+                printf("| %s | %lld | %s | - | - | - | %s | %s |\n", l->name, (long long)iters,
+                       rows[k].runner, ms, rows[k].note);
             failed |= strncmp(rows[k].note, "FAIL", 4) == 0 || (k < 2 && rows[k].ns < 0);
         }
         compiled_module_free(&cm);
@@ -424,7 +438,8 @@ int main(int argc, char **argv)
         printf("%s%s %s (n = %lld)", li ? "; " : "", loops[li].name, loops[li].what,
                (long long)(quick ? loops[li].quick_n : loops[li].n));
     printf(". Compile ms: the system C compiler on the generated file; for the compiled kernel, "
-           "generating, NVRTC and loading, with the kernel cache off (without a GPU: generating and NVRTC).%s%s\n",
+           "generating, NVRTC and loading, with the kernel cache off (without a GPU: generating "
+           "and NVRTC).%s%s\n",
            gpu ? "" : " GPU: ", gpu ? "" : why);
     snprintf(why, sizeof why, "rm -rf '%s'", dir);
     if (system(why) != 0)

@@ -541,11 +541,12 @@ enum { NCASES = sizeof cases / sizeof cases[0] };
 
 /* cuda-persistent twice: its interpreter, and its compiled kernel, the default mode, which
  * keeps the name "cuda-persistent" (peers.py compares with that row). */
-static const cfx_backend executors[] = {CFX_BACKEND_CPU, CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
-                                        CFX_BACKEND_CUDA_PERSISTENT, CFX_BACKEND_CUDA_PERSISTENT};
+static const cfx_backend executors[] = {CFX_BACKEND_CPU, CFX_BACKEND_CUDA_HOST,
+                                        CFX_BACKEND_CUDA_GRAPH, CFX_BACKEND_CUDA_PERSISTENT,
+                                        CFX_BACKEND_CUDA_PERSISTENT};
 static const int executor_modes[] = {-1, -1, -1, CFX_PERSISTENT_INTERP, CFX_PERSISTENT_COMPILED};
-static const char *const executor_names[] = {"cpu", "cuda-host", "cuda-graph", "cuda-persistent-interp",
-                                             "cuda-persistent"};
+static const char *const executor_names[] = {"cpu", "cuda-host", "cuda-graph",
+                                             "cuda-persistent-interp", "cuda-persistent"};
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
 /* ================================================================================== */
@@ -658,12 +659,14 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     if (executor_modes[x] >= 0) {
         /* the mode, and for the compiled kernel its build time (main turns the cache off) */
         double b0 = now_seconds();
-        if (cfx_set_persistent_mode(e, (cfx_persistent_mode)executor_modes[x]) != executor_modes[x]) {
+        if (cfx_set_persistent_mode(e, (cfx_persistent_mode)executor_modes[x]) !=
+            executor_modes[x]) {
             snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
             goto fail;
         }
         if (executor_modes[x] == CFX_PERSISTENT_COMPILED)
-            snprintf(r->note, sizeof r->note, "kernel built in %.0f ms", 1e3 * (now_seconds() - b0));
+            snprintf(r->note, sizeof r->note, "kernel built in %.0f ms",
+                     1e3 * (now_seconds() - b0));
     }
     for (int i = 0; i < nres; i++) {
         res[i].name = cfx_result_name(m, g, i);
@@ -825,8 +828,9 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         /* Events that saw far less than the host did mean the run was not on our stream. */
         if (is_cuda && r->wall_ms - r->run_ms > 1.0 && r->run_ms < 0.5 * r->wall_ms) {
             size_t n = strlen(r->note);
-            snprintf(r->note + n, sizeof r->note - n, "%sevents saw %.3g ms of a %.3g ms run: stream "
-                     "not honoured?", n ? "; " : "", r->run_ms, r->wall_ms);
+            snprintf(r->note + n, sizeof r->note - n,
+                     "%sevents saw %.3g ms of a %.3g ms run: stream not honoured?", n ? "; " : "",
+                     r->run_ms, r->wall_ms);
         }
     }
     if (!r->failed)

@@ -42,12 +42,19 @@ static inline int atomicCAS(int *p, int compare, int value)
     __atomic_compare_exchange_n(p, &compare, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return compare;
 }
-static inline unsigned int atomicAdd(unsigned int *p, unsigned int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline unsigned int atomicExch(unsigned int *p, unsigned int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned int atomicAdd(unsigned int *p, unsigned int v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned int atomicExch(unsigned int *p, unsigned int v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
 static inline unsigned long long atomicMax(unsigned long long *p, unsigned long long v)
 {
     unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (old < v && !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    while (old < v &&
+           !__atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     return old;
 }
@@ -96,7 +103,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         b[i].args = args;
         b[i].index = i;
         if (pthread_create(&threads[i], NULL, ck_host_block_main, &b[i]) != 0) {
-            /* the blocks started wait for the missing ones: stop the run, as a failing block would */
+            /* the blocks started wait for the missing ones: stop the run, as a failing block
+             * would */
             atomicCAS(&args->state->status, 0, 7);
             for (unsigned int j = 0; j < i; j++)
                 pthread_join(threads[j], NULL);

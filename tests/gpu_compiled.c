@@ -2,8 +2,8 @@
  *
  * `gpu_compiled --compile-only` (a cpu test): NVRTC compiles the generated kernel of every
  * graph in graphs/ and of generated programs, structured and as the pc-dispatch loop, for
- * sm_90 (and structured for sm_80), with no device: the generated CUDA C is valid and NVRTC takes the headers
- * the library carries. Skips (77) where NVRTC cannot be loaded.
+ * sm_90 (and structured for sm_80), with no device: the generated CUDA C is valid and NVRTC
+ * takes the headers the module carries. Skips (77) where NVRTC cannot be loaded.
  *
  * `gpu_compiled` (a gpu test, 77 without a device): what only a device shows. Results of both
  * modes against the cpu executor are gpu_executors' and gpu_persistent's business (they run
@@ -44,12 +44,14 @@ static void compile_prog(const cfx_prog *p, const char *label, int both)
         double ms = 0;
         compiled_total++;
         if (comp_build(p, archs[k], forms[k], &bytes, &ms, err, sizeof err) != 0) {
-            if (strstr(err, "not known to the code generator")) { /* a kind newer than the generator */
+            if (strstr(err,
+                       "not known to the code generator")) { /* a kind newer than the generator */
                 printf("%s: not generated: %s\n", label, err);
                 compiled_total--;
                 return;
             }
-            fprintf(stderr, "%s (sm_%d, %s): %s\n", label, archs[k], forms[k] ? "dispatch" : "structured", err);
+            fprintf(stderr, "%s (sm_%d, %s): %s\n", label, archs[k],
+                    forms[k] ? "dispatch" : "structured", err);
             CHECK(0);
             continue;
         }
@@ -105,9 +107,11 @@ static int compile_only(void)
         free(src);
         free(g);
     }
-    printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, structured and dispatch for "
+    printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, structured and "
+           "dispatch for "
            "sm_90, structured for sm_80 too for graphs/), %.0f ms each on average\n",
-           compiled_ok, compiled_total, GENERATED, compiled_ok ? compile_ms_total / compiled_ok : 0.0);
+           compiled_ok, compiled_total, GENERATED,
+           compiled_ok ? compile_ms_total / compiled_ok : 0.0);
     return test_finish("gpu_compiled --compile-only");
 }
 
@@ -229,7 +233,8 @@ static void test_modes_and_cache(const char *cache)
 }
 
 /* A graph that calls an application kernel runs on the interpreter, which says why. */
-static int twice(void *user, void *stream, int nargs, const cfx_tensor *args, int nres, cfx_tensor *res)
+static int twice(void *user, void *stream, int nargs, const cfx_tensor *args, int nres,
+                 cfx_tensor *res)
 {
     return 0; /* never run: the test only asks for the mode */
 }
@@ -241,7 +246,8 @@ static void test_call_falls_back(void)
     cfx_context *ctx = cfx_context_new();
     if (!CHECK(ctx != NULL))
         return;
-    CHECK_INT(cfx_register_kernel(ctx, "twice", "(f32[4]) -> (f32[4])", NULL, twice, NULL, &err), 0);
+    CHECK_INT(cfx_register_kernel(ctx, "twice", "(f32[4]) -> (f32[4])", NULL, twice, NULL, &err),
+              0);
     cfx_module *m = cfx_compile_string(ctx, "calls.cfx", src, strlen(src), &diag);
     if (CHECK(m != NULL)) {
         cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CUDA_PERSISTENT, &err);
@@ -266,7 +272,8 @@ static void test_print_overflow(void)
     cfx_module *m = cfx_compile_string(NULL, "printer.cfx", printer, strlen(printer), &diag);
     if (!CHECK(m != NULL))
         return;
-    for (int32_t i = 1; i <= n; i++) /* sum over i of (i + 0) + ... + (i + 15), in f32 as cfx adds */
+    for (int32_t i = 1; i <= n;
+         i++) /* sum over i of (i + 0) + ... + (i + 15), in f32 as cfx adds */
         want = want + (float)(16.0 * i + 120.0);
     cfx_exec *e = make(m, &n, &s, sizeof s, "s");
     if (e) {
@@ -297,12 +304,14 @@ static void test_cli(const char *dir)
     } cases[] = {
         {"", "", "cfx: backend cuda-persistent (compiled kernel)"},
         {"", "--persistent-mode interp", "cfx: backend cuda-persistent (interpreter, as asked)"},
-        {"CFX_NVRTC=none ", "", "cfx: backend cuda-persistent (interpreter: NVRTC is not available"},
+        {"CFX_NVRTC=none ", "",
+         "cfx: backend cuda-persistent (interpreter: NVRTC is not available"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        snprintf(cmd, sizeof cmd, "%s'%s' run '%s/graphs/if_in_while.cfx' --backend cuda-persistent %s "
-                 "--in x=0 --in y=1 --in i=0 > '%s' 2>&1", cases[k].env, CFX_BINARY, CFX_SOURCE_DIR, cases[k].args,
-                 out);
+        snprintf(cmd, sizeof cmd,
+                 "%s'%s' run '%s/graphs/if_in_while.cfx' --backend cuda-persistent %s "
+                 "--in x=0 --in y=1 --in i=0 > '%s' 2>&1",
+                 cases[k].env, CFX_BINARY, CFX_SOURCE_DIR, cases[k].args, out);
         int rc = system(cmd);
         char *text = test_read_file(out, NULL);
         CHECK_INT(rc, 0);

@@ -101,9 +101,10 @@ static int calls_kernels; /* set while test_calls makes its executors */
 static void set_mode(cfx_exec *e, int may_fall_back)
 {
     int got = cfx_set_persistent_mode(e, mode);
-    if (!may_fall_back && got != (int)mode && !strstr(cfx_exec_error(e), "not known to the code generator")) {
-        fprintf(stderr, "the %s mode does not run: %s\n", mode == CFX_PERSISTENT_INTERP ? "interpreter" : "compiled",
-                cfx_exec_error(e));
+    if (!may_fall_back && got != (int)mode &&
+        !strstr(cfx_exec_error(e), "not known to the code generator")) {
+        fprintf(stderr, "the %s mode does not run: %s\n",
+                mode == CFX_PERSISTENT_INTERP ? "interpreter" : "compiled", cfx_exec_error(e));
         CHECK(0);
     }
 }
@@ -510,7 +511,9 @@ static void test_calls(void)
             return;
         }
         calls_kernels = 1;
-        CHECK_INT(side_start(&sd[k], m[k], 0, k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, "n=5", 0), 0);
+        CHECK_INT(side_start(&sd[k], m[k], 0,
+                             k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, "n=5", 0),
+                  0);
         calls_kernels = 0;
     }
     CHECK_INT(cfx_run(sd[0].e), CFX_OK);

@@ -46,7 +46,8 @@
 #define PER_OBJECT 60      /* programs per compiled shared object */
 #define MAX_INPUTS 32
 #define TOL 1e-5
-#define RANDOM_BUDGET 20000 /* random inputs may make a loop long: the budget ends it the same way */
+#define RANDOM_BUDGET                                                                              \
+    20000 /* random inputs may make a loop long: the budget ends it the same way */
 
 /* The record kinds the programs below must cover: every kind the generator knows
  * (CGEN_KINDS). A kind added to the generator without a program here fails the test. */
@@ -181,8 +182,8 @@ static void add_run_line(int first, int ngraphs, const char *path, char *text, i
         return;
     input_set *s = new_set(u);
     char err[512] = "";
-    if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types, s->data, err,
-                        sizeof err) != 0) {
+    if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
+                        s->data, err, sizeof err) != 0) {
         fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
         CHECK(0);
         u->nsets--;
@@ -356,8 +357,8 @@ static void add_call_program(void)
     cfx_context *ctx = cfx_context_new();
     char *err = NULL;
     if (!CHECK(ctx != NULL) ||
-        !CHECK(cfx_register_kernel(ctx, "double_and_sum", "(f32[4]) -> (f32[4], f32)", double_and_sum, NULL,
-                                   NULL, &err) == 0)) {
+        !CHECK(cfx_register_kernel(ctx, "double_and_sum", "(f32[4]) -> (f32[4], f32)",
+                                   double_and_sum, NULL, NULL, &err) == 0)) {
         free(err);
         cfx_context_free(ctx);
         return;
@@ -405,7 +406,7 @@ static cfx_prog *irreducible_program(void)
     int32_t k10 = prog_const(b, CFX_I32, 0, NULL, &ten);
     prog_emit(b, rec(REC_COPY, 0, CFX_I32, out, x, 0));                 /* 0 */
     prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, c, out, k0));          /* 1 */
-    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 6, 0));                    /* 2: into the middle */
+    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 6, 0));             /* 2: into the middle */
     prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0));                         /* 3: A */
     prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, out, out, k1));       /* 4 */
     prog_emit(b, rec(REC_PRINT, 0, CFX_I32, out, -1, 0));               /* 5 */
@@ -482,8 +483,8 @@ static int64_t budget_cap;
 /* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
  * and loads it. Returns the handle or NULL. */
 /* Writes src to PATH.EXT, compiles it with `compiler` and `flags` into PATH.so and loads it. */
-static void *compile_object(const char *path, const char *ext, const char *compiler, const char *flags,
-                            strbuf *src)
+static void *compile_object(const char *path, const char *ext, const char *compiler,
+                            const char *flags, strbuf *src)
 {
     char file[512], so[512], errs[512], cmd[4096];
     snprintf(file, sizeof file, "%s.%s", path, ext);
@@ -497,11 +498,15 @@ static void *compile_object(const char *path, const char *ext, const char *compi
     }
     fputs(sb_str(src), f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' %s -I'%s/tests' -I'%s/host' -I'%s/kernels' -I'%s/device' -o '%s' '%s' -lm 2> '%s'",
-             compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so, file, errs);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' %s -I'%s/tests' -I'%s/host' -I'%s/kernels' -I'%s/device' -o '%s' '%s' -lm 2> '%s'",
+        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so, file,
+        errs);
     if (system(cmd) != 0) {
         char *msg = test_read_file(errs, NULL);
-        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", file, msg ? msg : "");
+        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", file,
+                msg ? msg : "");
         free(msg);
         CHECK(0);
         return NULL;
@@ -538,13 +543,16 @@ static int refused(unit *u)
         if (!CHECK(strstr(err, kind) && strstr(err, "not known to the code generator")))
             fprintf(stderr, "%s: refused with \"%s\"\n", u->label, err);
         sb_free(&sb);
-        printf("%s: not generated: record kind %s is not known to the code generator\n", u->label, kind);
+        printf("%s: not generated: record kind %s is not known to the code generator\n", u->label,
+               kind);
     }
     return 1;
 }
 
-static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args, unsigned int blocks);
-/* what the CUDA target's kernels held: one-block regions (of which every block runs), grid barriers */
+static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
+                          unsigned int blocks);
+/* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
+ * barriers */
 static int regions, redundant, barriers;
 static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
 
@@ -565,7 +573,8 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         for (int form = 0; form < 4; form++) {
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
-            cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3, entry};
+            cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
+                              entry};
             cgen_info info;
             if (form >= 2 && (!CFX_CXX[0] || u->kernels))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
@@ -593,14 +602,16 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     }
     /* warnings are errors: a warning in generated code is a bug of the generator */
     snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
-    handles[0] = compile_object(path, "c", CFX_CC,
-                                "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused", &src);
+    handles[0] = compile_object(
+        path, "c", CFX_CC, "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused",
+        &src);
     if (CFX_CXX[0]) {
         snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
-        handles[1] = compile_object(path, "cpp", CFX_CXX,
-                                    "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror "
-                                    "-Wno-unused",
-                                    &cuda);
+        handles[1] =
+            compile_object(path, "cpp", CFX_CXX,
+                           "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror "
+                           "-Wno-unused",
+                           &cuda);
     }
     sb_free(&src);
     sb_free(&cuda);
@@ -695,10 +706,12 @@ static int same_values(int dtype, int64_t n, const void *x, const void *y, int64
         if (dtype == CFX_F32 || dtype == CFX_F64) {
             double a = dtype == CFX_F32 ? ((const float *)x)[e] : ((const double *)x)[e];
             double b = dtype == CFX_F32 ? ((const float *)y)[e] : ((const double *)y)[e];
-            same = (isnan(a) && isnan(b)) || a == b || (isfinite(b) && fabs(a - b) <= TOL * fmax(1.0, fabs(b)));
+            same = (isnan(a) && isnan(b)) || a == b ||
+                   (isfinite(b) && fabs(a - b) <= TOL * fmax(1.0, fabs(b)));
         } else {
             int size = dtype_size(dtype);
-            same = memcmp((const uint8_t *)x + e * size, (const uint8_t *)y + e * size, (size_t)size) == 0;
+            same = memcmp((const uint8_t *)x + e * size, (const uint8_t *)y + e * size,
+                          (size_t)size) == 0;
         }
         if (!same) {
             *first_diff = e;
@@ -764,8 +777,8 @@ static uint8_t *new_arena(const cfx_prog *p, const input_set *s)
     return arena;
 }
 
-static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, int64_t max_iters, int cancel_mode,
-                          result *r)
+static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, int64_t max_iters,
+                          int cancel_mode, result *r)
 {
     const cfx_prog *p = u->prog;
     exec_atomic_int cancel;
@@ -795,8 +808,9 @@ static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, in
 /* The CUDA target on `blocks` host threads; the printed values are read from the kernel's
  * buffer afterwards, as device/compiled.cu drains it. */
 #define EMULATED_BLOCKS 3
-static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s, int64_t max_iters,
-                     int cancel, unsigned int blocks, uint32_t print_cap, result *r)
+static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
+                     int64_t max_iters, int cancel, unsigned int blocks, uint32_t print_cap,
+                     result *r)
 {
     const cfx_prog *p = u->prog;
     ck_state st = {0, -1, {0, 0}, 0};
@@ -828,7 +842,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     r->out.detail[0] = st.detail[0];
     r->out.detail[1] = st.detail[1];
     r->out.iterations = (int64_t)st.iterations;
-    for (uint32_t off = 0; off + sizeof(ck_print_entry) <= sync.print_used && st.status != CK_STATUS_RERUN;) {
+    for (uint32_t off = 0;
+         off + sizeof(ck_print_entry) <= sync.print_used && st.status != CK_STATUS_RERUN;) {
         ck_print_entry h;
         memcpy(&h, prints + off, sizeof h);
         if (!CHECK(h.record >= 0 && h.record < p->nrecords))
@@ -853,10 +868,12 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     int64_t at = 0;
     if (w->status != g->status || w->record != g->record || w->detail[0] != g->detail[0] ||
         w->detail[1] != g->detail[1] || w->iterations != g->iterations) {
-        fprintf(stderr, "%s: %s: %s at record %d (%lld, %lld) after %lld iterations; cpu %s at record %d "
-                "(%lld, %lld) after %lld\n", u->label, what, status_name(g->status), (int)g->record,
-                (long long)g->detail[0], (long long)g->detail[1], (long long)g->iterations,
-                status_name(w->status), (int)w->record, (long long)w->detail[0], (long long)w->detail[1],
+        fprintf(stderr,
+                "%s: %s: %s at record %d (%lld, %lld) after %lld iterations; cpu %s at record %d "
+                "(%lld, %lld) after %lld\n",
+                u->label, what, status_name(g->status), (int)g->record, (long long)g->detail[0],
+                (long long)g->detail[1], (long long)g->iterations, status_name(w->status),
+                (int)w->record, (long long)w->detail[0], (long long)w->detail[1],
                 (long long)w->iterations);
         return 0;
     }
@@ -868,10 +885,10 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     for (int k = 0; k < wl->n; k++) {
         const cfx_slot *sl = &p->slots[p->records[wl->records[k]].a];
         if (wl->records[k] != gl->records[k] ||
-            !same_values(sl->dtype, sl->count, gl->bytes.data + gl->offsets[k], wl->bytes.data + wl->offsets[k],
-                         &at)) {
-            fprintf(stderr, "%s: %s: print %d (record %d) differs from the cpu's (record %d)\n", u->label, what,
-                    k, (int)gl->records[k], (int)wl->records[k]);
+            !same_values(sl->dtype, sl->count, gl->bytes.data + gl->offsets[k],
+                         wl->bytes.data + wl->offsets[k], &at)) {
+            fprintf(stderr, "%s: %s: print %d (record %d) differs from the cpu's (record %d)\n",
+                    u->label, what, k, (int)gl->records[k], (int)wl->records[k]);
             return 0;
         }
     }
@@ -880,8 +897,8 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     for (int32_t i = 0; i < p->nresults; i++) {
         const cfx_slot *sl = &p->slots[p->results[i]];
         if (!same_values(sl->dtype, sl->count, got->arena + sl->offset, want->res[i], &at)) {
-            fprintf(stderr, "%s: %s: result %d differs from the cpu's at element %lld\n", u->label, what, (int)i,
-                    (long long)at);
+            fprintf(stderr, "%s: %s: result %d differs from the cpu's at element %lld\n", u->label,
+                    what, (int)i, (long long)at);
             return 0;
         }
     }
@@ -916,8 +933,10 @@ static int check_unit(unit *u)
         if (budget_cap > 0 && (max_iters <= 0 || max_iters > budget_cap))
             max_iters = budget_cap;
         snprintf(what, sizeof what, "%s%s", s->what,
-                 k < u->nsets ? "" : k - u->nsets < 2 ? (max_iters == 1 ? ", budget 1" : ", budget 3")
-                                   : cancel == 1 ? ", cancelled before the run" : ", cancelled at the third print");
+                 k < u->nsets       ? ""
+                 : k - u->nsets < 2 ? (max_iters == 1 ? ", budget 1" : ", budget 3")
+                 : cancel == 1      ? ", cancelled before the run"
+                                    : ", cancelled at the third print");
         result want, got1, got2;
         memset(&want, 0, sizeof want);
         memset(&got1, 0, sizeof got1);
@@ -937,14 +956,15 @@ static int check_unit(unit *u)
              * the kernel), and with one block for a cancel before the run (with more, a block
              * other than 0, which alone reads the flag, may reach another stop first) */
             /* (for the generated programs, only on their own inputs: host threads are slow) */
-            int emulate = u->cuda && cancel != 2 && (k < u->nsets || strncmp(u->label, "generated", 9) != 0);
+            int emulate =
+                u->cuda && cancel != 2 && (k < u->nsets || strncmp(u->label, "generated", 9) != 0);
             for (int form = 0; emulate && form < 2; form++) {
                 result got3;
                 memset(&got3, 0, sizeof got3);
-                run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel, cancel ? 1 : EMULATED_BLOCKS,
-                         1u << 20, &got3);
-                snprintf(w2, sizeof w2, "%s [cuda %s, %d blocks]", what, form ? "dispatch" : "structured",
-                         cancel ? 1 : EMULATED_BLOCKS);
+                run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
+                         cancel ? 1 : EMULATED_BLOCKS, 1u << 20, &got3);
+                snprintf(w2, sizeof w2, "%s [cuda %s, %d blocks]", what,
+                         form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS);
                 bad += !same_run(u, &want, &got3, w2);
                 result_free(&got3);
             }
@@ -975,8 +995,10 @@ static int check_rerun(int lo, int hi)
         int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
         int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
         if (bad)
-            fprintf(stderr, "%s: with an 8-byte print buffer the kernel ended with status %d after %d prints\n",
-                    u->label, (int)r.out.status, r.log.n);
+            fprintf(
+                stderr,
+                "%s: with an 8-byte print buffer the kernel ended with status %d after %d prints\n",
+                u->label, (int)r.out.status, r.log.n);
         reruns += cpu_prints > 0 && !bad;
         result_free(&r);
         result_free(&want);
@@ -1029,9 +1051,11 @@ static void check_refusal(void)
     strbuf sb = {0};
     if (!CHECK(p != NULL))
         return;
-    p->records[4].kind = REC_COUNT; /* no validator would let this through: the generator checks anyway */
+    p->records[4].kind =
+        REC_COUNT; /* no validator would let this through: the generator checks anyway */
     CHECK(cgen_emit(p, NULL, &sb, NULL, err, sizeof err) == -1);
-    CHECK(strstr(err, "record 4") != NULL && strstr(err, "not known to the code generator") != NULL);
+    CHECK(strstr(err, "record 4") != NULL &&
+          strstr(err, "not known to the code generator") != NULL);
     sb_free(&sb);
     prog_free(p);
 }
@@ -1068,9 +1092,10 @@ int main(int argc, char **argv)
             {"prints dropped", "if (a->print)", "if (0)"},
             {"index stops reported as divide", "a->status = 2;", "a->status = 3;"},
             {"guards that test the opposite", "if (!(", "if (("},
-            {"an f32 product that adds (within the tolerance it would pass)", "k_binary(OP_MUL, K_F32",
-             "k_binary(OP_ADD, K_F32"},
-            {"the wrong block runs a one-block region (CUDA)", "blockIdx.x != 0", "blockIdx.x != 1"},
+            {"an f32 product that adds (within the tolerance it would pass)",
+             "k_binary(OP_MUL, K_F32", "k_binary(OP_ADD, K_F32"},
+            {"the wrong block runs a one-block region (CUDA)", "blockIdx.x != 0",
+             "blockIdx.x != 1"},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
@@ -1082,12 +1107,15 @@ int main(int argc, char **argv)
     } else {
         int mutated = 0, structured = 0;
         int bad = build_and_run(nunits, NULL, &mutated, &structured);
-        printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind the generator "
+        printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind "
+               "the generator "
                "does not know); %d runs differ\n",
                structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
         if (CFX_CXX[0]) {
-            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), %d grid "
-                   "barriers\n", EMULATED_BLOCKS, regions, redundant, barriers);
+            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
+                   "%d grid "
+                   "barriers\n",
+                   EMULATED_BLOCKS, regions, redundant, barriers);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
             CHECK(reruns > 0);
         } else {
@@ -1095,10 +1123,10 @@ int main(int argc, char **argv)
         }
         CHECK_INT(bad, 0);
         /* every kind the generator knows was run */
-#define X(name)                                                                                       \
-    if (!kinds_seen[REC_##name]) {                                                                    \
-        fprintf(stderr, "no program here has a %s record: add one\n", #name);                        \
-        CHECK(0);                                                                                     \
+#define X(name)                                                                                    \
+    if (!kinds_seen[REC_##name]) {                                                                 \
+        fprintf(stderr, "no program here has a %s record: add one\n", #name);                      \
+        CHECK(0);                                                                                  \
     }
         CGEN_KINDS(X)
 #undef X
@@ -1108,7 +1136,8 @@ int main(int argc, char **argv)
             CGEN_KINDS(X)
 #undef X
             if (!known)
-                printf("record kind %s is not generated: executors run such programs with the interpreter\n",
+                printf("record kind %s is not generated: executors run such programs with the "
+                       "interpreter\n",
                        rec_names[k]);
         }
     }
