@@ -427,6 +427,8 @@ typedef struct comp_exec {
     exec_run run;
     cudaStream_t stream;
     int in_flight, in_interp;
+    int rerun;              /* the last run overflowed the print buffer: the interpreter ran it */
+    char detail[1200];      /* cfx_exec_backend_detail's line */
     struct timespec t_launch;
     exec_outcome out;
 } comp_exec;
@@ -681,16 +683,15 @@ fail:
 static void write_trace(comp_exec *x, double run_ms)
 {
     FILE *f = x->run.trace;
-    fprintf(f,
-            "{\"traceEvents\":[\n{\"name\":\"compiled "
-            "kernel\",\"ph\":\"X\",\"ts\":0,\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],"
-            "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"mode\":"
-            "\"compiled\","
-            "\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",\"arch\":\"%s\",\"blocks\":%d,"
-            "\"threads\":%d,"
-            "\"structured\":%d,\"regions\":%d,\"barriers\":%d}}\n",
-            run_ms * 1e3, x->prog->name ? x->prog->name : "", x->build_ms, x->cache, x->arch,
-            x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
+    fprintf(f, "{\"traceEvents\":[\n{\"name\":\"compiled kernel\",\"ph\":\"X\",\"ts\":0,"
+               "\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],",
+            run_ms * 1e3);
+    fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
+               "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
+            x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
+    fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
+               "\"barriers\":%d}}\n",
+            x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
             (int)x->info.barriers);
     fflush(f);
 }
@@ -706,6 +707,7 @@ static int finish(comp_exec *x, char *err, size_t errlen)
     CUDA_TRY(cudaStreamSynchronize(x->stream));
     x->in_flight = 0;
     if (st.status == CK_STATUS_RERUN) {
+        x->rerun = 1;
         /* the printed values did not fit: nothing of this launch was delivered, so the
          * interpreter runs the program again and drains its buffer as it goes */
         return run_interp(x, &x->run, 0, err, errlen);
@@ -736,6 +738,7 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     memset(&x->out, 0, sizeof x->out);
     x->out.record = -1;
     x->in_interp = 0;
+    x->rerun = 0;
     if (x->want == MODE_COMPILED && !x->tried)
         build(x);
     if (x->want != MODE_COMPILED || !x->ready)
@@ -802,12 +805,35 @@ static int comp_mode(void *self, int want, char *why, size_t len)
     return MODE_INTERP;
 }
 
+/* cfx_exec_backend_detail: which mode ran (or will run), and for the interpreter why and its
+ * own path. */
+static const char *comp_detail(void *self)
+{
+    comp_exec *x = (comp_exec *)self;
+    const char *inner = x->interp && dev_persistent_ops.detail ? dev_persistent_ops.detail(x->interp) : NULL;
+    const char *sep = inner ? "; " : "";
+    if (!inner)
+        inner = "";
+    if (x->want != MODE_COMPILED)
+        snprintf(x->detail, sizeof x->detail, "interpreter, as asked%s%s", sep, inner);
+    else if (x->rerun)
+        snprintf(x->detail, sizeof x->detail,
+                 "interpreter: the compiled kernel's print buffer overflowed, so the interpreter ran "
+                 "the run again%s%s", sep, inner);
+    else if (!x->ready)
+        snprintf(x->detail, sizeof x->detail, "interpreter: %s%s%s",
+                 x->tried ? x->why : "the compiled kernel is built at the first run", sep, inner);
+    else
+        snprintf(x->detail, sizeof x->detail,
+                 "compiled kernel: one kernel of %d blocks x %d threads generated from the graph (%s, "
+                 "%d one-block regions, %d grid barriers), built in %.0f ms (cache %s, %s); prints go "
+                 "to a device buffer",
+                 x->nblocks, x->threads, x->info.structured ? "structured" : "pc-dispatch loop",
+                 (int)x->info.regions, (int)x->info.barriers, x->build_ms, x->cache, x->arch);
+    return x->detail;
+}
+
 const exec_ops dev_compiled_ops = {
-    CFX_BACKEND_CUDA_PERSISTENT,
-    comp_available,
-    comp_create,
-    comp_run,
-    comp_wait,
-    comp_destroy,
-    comp_mode,
+    CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
+    comp_detail,                 comp_mode,
 };

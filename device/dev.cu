@@ -272,22 +272,25 @@ fail:
     return -1;
 }
 
-int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,
-                    size_t errlen)
+int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel,
+                         int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
+                         size_t errlen)
 {
-    if (cancel == NULL) {
+    if (cancel == NULL && poll == NULL) {
         CUDA_TRY(cudaStreamSynchronize(stream));
         return 0;
     }
     for (long spins = 0;; spins++) {
         cudaError_t e = cudaStreamQuery(stream);
-        if (e == cudaSuccess)
-            break;
-        if (e != cudaErrorNotReady) {
+        if (e != cudaSuccess && e != cudaErrorNotReady) {
             dev_error(err, errlen, "cudaStreamQuery(stream)", __FILE__, __LINE__, cudaGetErrorString(e));
             return -1;
         }
-        if (__atomic_load_n(cancel, __ATOMIC_RELAXED))
+        if (poll && poll(user, err, errlen) != 0)
+            return -1;
+        if (e == cudaSuccess)
+            break;
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
             d->control->cancel = 1;
         if (spins > 2000) {
             /* a long run: stop burning a host core, at the price of up to 20 us latency */
@@ -298,4 +301,10 @@ int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, c
     return 0;
 fail:
     return -1;
+}
+
+int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,
+                    size_t errlen)
+{
+    return dev_wait_stream_poll(d, stream, cancel, NULL, NULL, err, errlen);
 }

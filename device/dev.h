@@ -96,6 +96,12 @@ int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r
  * the device's flag in d's control block. */
 int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,
                     size_t errlen);
+/* The same, calling poll(user, err, errlen) while the stream runs, and once after it has
+ * ended (a host that drains what the device writes as it goes); a poll that returns non-zero
+ * ends the wait with -1. */
+int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel,
+                         int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
+                         size_t errlen);
 
 #ifdef __cplusplus
 }

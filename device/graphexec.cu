@@ -1132,8 +1132,16 @@ static int graph_wait(void *self, exec_outcome *out, char *err, size_t errlen)
     return 0;
 }
 
+/* Which products the bodies hold: cuBLAS's, or cfx's kernel after build_checked's fallback. */
+static const char *graph_detail(void *self)
+{
+    graphexec *x = (graphexec *)self;
+    if (x->note[0]) return x->note;
+    return "one CUDA graph with conditional nodes; products by cuBLAS, captured into the bodies";
+}
+
 const exec_ops dev_graph_ops = {
-    CFX_BACKEND_CUDA_GRAPH, graph_available, graph_create, graph_run, graph_wait, graph_destroy,
+    CFX_BACKEND_CUDA_GRAPH, graph_available, graph_create, graph_run, graph_wait, graph_destroy, graph_detail,
 };
 
 #else /* CUDART_VERSION < 12080 */
@@ -1144,6 +1152,6 @@ static int graph_too_old(char *why, size_t len)
     return 0;
 }
 
-const exec_ops dev_graph_ops = {CFX_BACKEND_CUDA_GRAPH, graph_too_old, NULL, NULL, NULL, NULL};
+const exec_ops dev_graph_ops = {CFX_BACKEND_CUDA_GRAPH, graph_too_old, NULL, NULL, NULL, NULL, NULL};
 
 #endif

@@ -344,5 +344,5 @@ static int host_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 }
 
 const exec_ops dev_host_ops = {
-    CFX_BACKEND_CUDA_HOST, host_available, host_create, host_run, host_wait, host_destroy,
+    CFX_BACKEND_CUDA_HOST, host_available, host_create, host_run, host_wait, host_destroy, NULL,
 };

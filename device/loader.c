@@ -19,24 +19,34 @@
  * the same: its RUNPATH may know where CUDA lies, and if not, its failure names the library.
  *
  * Where the module is looked for: the path in $CFX_CUDA_MODULE when that is set (and nowhere
- * else, so a missing module can be staged); otherwise libcfx_cuda.so by name, which finds it
- * beside libcfx (whose RUNPATH is $ORIGIN), through the RUNPATH of a program that linked
- * libcfx statically, LD_LIBRARY_PATH or the system's library path. It is never unloaded:
- * executors may outlive any caller, and the CUDA runtime tears itself down at exit.
+ * else, so a missing module can be staged); else beside the object this code is part of
+ * (libcfx.so, or a program that linked libcfx.a, as the build tree's cfx); else in the
+ * library directory as installed relative to it (bin/../lib for the installed cfx); else
+ * libcfx_cuda.so by name (the RUNPATH of the program, LD_LIBRARY_PATH, the system's library
+ * path). The places are found from where the code lies rather than left to RUNPATH, which a
+ * tool that wraps dlopen (AddressSanitizer, say) makes the dynamic loader ignore. The module
+ * is never unloaded: executors may outlive any caller, and the CUDA runtime tears itself
+ * down at exit.
  */
-#define _GNU_SOURCE /* dladdr */
+#define _GNU_SOURCE /* dladdr1, RTLD_DL_LINKMAP */
 #include "exec.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CFX_CUDART_SONAME
 #error "CFX_CUDART_SONAME (the CUDA runtime's soname, e.g. libcudart.so.13) comes from CMake"
 #endif
+#ifndef CFX_BIN_TO_LIB
+#error "CFX_BIN_TO_LIB (the installed library directory seen from the command's, e.g. ../lib) comes from CMake"
+#endif
 #define MODULE_NAME "libcfx_cuda.so"
+static const char module_name[] = MODULE_NAME; /* find_module's answer when no place holds it */
 
 /* ---- is a device present? (the runtime alone) ------------------------------------------- */
 
@@ -80,25 +90,63 @@ static void probe(void)
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const dev_module *module;
-static char module_path[320]; /* where it was loaded from */
-static char load_why[512];    /* why it did not load */
+static char module_path[400]; /* where it was loaded from */
+static char load_why[640];    /* why it did not load */
+
+/* The directory of the object this code is part of, in dir. dladdr names a program as it was
+ * invoked (a bare name when found on PATH), so for the program /proc/self/exe says where. */
+static int own_dir(char *dir, size_t len)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!dladdr1((void *)own_dir, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return -1;
+    char *full = realpath(map->l_name[0] ? map->l_name : "/proc/self/exe", NULL);
+    char *slash = full ? strrchr(full, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    int n = slash ? snprintf(dir, len, "%s", full) : -1;
+    free(full);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* The first of the places in the top comment that holds a file (but for the last, a name). */
+static const char *find_module(char *path, size_t len)
+{
+    const char *env = getenv("CFX_CUDA_MODULE");
+    if (env && env[0])
+        return env;
+    char dir[320];
+    if (own_dir(dir, sizeof dir) == 0) {
+        snprintf(path, len, "%s/%s", dir, MODULE_NAME);
+        if (access(path, F_OK) == 0)
+            return path;
+        snprintf(path, len, "%s/%s/%s", dir, CFX_BIN_TO_LIB, MODULE_NAME);
+        if (access(path, F_OK) == 0)
+            return path;
+    }
+    return module_name;
+}
 
 static void load(void)
 {
-    const char *env = getenv("CFX_CUDA_MODULE");
-    const char *name = env && env[0] ? env : MODULE_NAME;
+    char path[400];
+    const char *name = find_module(path, sizeof path);
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         if (!e)
             e = "unknown error";
-        /* dlerror names the file that failed: the module itself, or a library it needs */
-        if (strncmp(e, name, strlen(name)) == 0)
+        /* dlerror names the file that failed: the module, or a library it needs */
+        int missing = name == module_name ? strncmp(e, name, strlen(name)) == 0 &&
+                                                strstr(e, "cannot open shared object file")
+                                          : access(name, F_OK) != 0;
+        if (missing)
             snprintf(load_why, sizeof load_why, "%s (%s is installed beside libcfx; "
                      "CFX_CUDA_MODULE may name another path)", e, MODULE_NAME);
         else
-            snprintf(load_why, sizeof load_why, "%s needs a library that is missing or broken: %s",
-                     name, e);
+            snprintf(load_why, sizeof load_why, "%s (%s, or a library it needs, is broken or "
+                     "of another CUDA version)", e, MODULE_NAME);
         return;
     }
     dev_module_fn entry = (dev_module_fn)dlsym(h, DEV_MODULE_ENTRY);

@@ -1,4 +1,4 @@
-/* persistent.cu: the cuda-persistent executor, the point of cfx. One kernel launch walks the
+/* persistent.cu: the cuda-persistent executor, the point of cfx. One kernel walks the
  * program's records on the device; no predicate goes back to the host.
  *
  * The grid is as large as the device keeps resident at once (the occupancy API times the
@@ -9,17 +9,32 @@
  * part of that share, one-element records run redundantly in every block on private copies
  * (dynamic shared memory), small loops run on block 0 alone.
  *
- * This file is the host side: the plan's upload, the grid and the launch, the pauses, the
- * printed lines and the trace. The device side (the barrier, the dispatch loop, the
- * kernel) is persistent_kernel.cuh.
+ * What the kernel does not do itself ends the launch at its record (SCHED_F_LAUNCH): a CALL
+ * of an application kernel, and a real product of SCHED_LAUNCH_PRODUCT_MIN multiply-adds or
+ * more (cuBLAS). The rest, matrix-vector products included, runs inline. Two paths reach
+ * such a record's work, and cfx_exec_backend_detail says which one an executor takes:
  *
- * Ending a launch early ("pause"): a CALL of an application kernel, and a PRINT when the
- * device's print buffer is full, set the status to an internal PAUSE value and end the
- * launch at that record, every block at the same place. The host then runs the kernel's
- * cuda_fn on the stream (or hands the printed lines to the print callback) and launches
- * again at the next record. So a graph without application kernels is one launch per run,
- * and a graph with them costs one host round trip per CALL executed; no printed line is
- * ever lost. An asynchronous run enqueues the first launch; cfx_wait finishes any pauses.
+ * - Device graph launch (persistent_launch.cu). The kernel is the one node of a graph
+ *   instantiated for device launch. Each such record's work is captured once into a
+ *   device-launchable graph of its own: a product's cuBLAS call at creation, a CALL's
+ *   cuda_fn at the first run (the kernels are known then; the capture contract is
+ *   cuda-graph's: the function enqueues work on the stream it is given and does nothing
+ *   else, and is called once per capture, not once per call). At the record block 0
+ *   tail-launches that graph and then the kernel's own graph, which starts again at the next
+ *   record with the state the device kept. The host launches the graph once and takes no
+ *   part until the run has ended: cfx_run_async returns at once.
+ * - Pause and relaunch (persist_kernel<0>, launched directly, cooperatively where the
+ *   device allows it): the launch ends with an internal pause status, the host runs the
+ *   record's work on the stream (the cuda_fn, or the cuBLAS product) and launches again at
+ *   the next record; an asynchronous run is served by cfx_wait. The fallback where device
+ *   graph launch is not available (the probe in persistent_launch.cu fails, a site does not
+ *   capture or instantiate for device launch, CFX_PERSISTENT_DEVICE_LAUNCH=0 in the
+ *   environment), and the path of a traced run, whose launches carry the trace buffers.
+ *
+ * Prints never end a launch: block 0 puts each printed value into a ring in host-mapped
+ * memory and the host takes the entries, in order, while it waits for the run (cfx_run, or
+ * cfx_wait for an asynchronous run). Only an asynchronous run that prints more than the ring
+ * holds before cfx_wait is called waits, on the device, for that call.
  *
  * Results are copied only when the run ends ok (dev_copy_results gates on the state).
  */
@@ -29,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blas.h"
 #include "dev.h"
 #include "exec.h"
 #include "kernels.h"
@@ -43,6 +59,7 @@ typedef struct persist {
     dev_prog d;
     sched_plan plan;
     cudaStream_t own;
+    cudaStream_t capture;       /* sites' graphs are captured here */
     uint8_t *flags;             /* device copies of the plan */
     int32_t *region_exit;
     int32_t *priv_offset;
@@ -50,18 +67,35 @@ typedef struct persist {
     uint8_t *publish;
     k_acc *partials;
     persist_sync *sync;
-    uint8_t *print_buf;
-    uint8_t *print_host;        /* pinned */
-    uint32_t print_cap;
+    persist_ring *ring;         /* pinned, mapped; ring_dev is its device address */
+    persist_ring *ring_dev;
+    uint8_t *ring_data;         /* pinned, mapped, ring_cap bytes */
+    uint8_t *ring_data_dev;
+    uint32_t ring_cap;
+    unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
     uint32_t *trace_count;
     int nblocks;
     size_t smem;
     int cooperative;            /* the device supports cooperative launches */
+    blas_ctx *blas;             /* NULL: products stay inline */
+    int64_t product_min;        /* the plan's launch_product_min (0: every product inline) */
+    /* device graph launch */
+    int device_launch;          /* 1: runs go through main_exec; else the pause path */
+    int coop_node;              /* main_exec's node is cooperative */
+    char why_pause[384];        /* why the pause path runs */
+    cudaGraph_t *site_graph;    /* per record: the graph of its work, or NULL */
+    cudaGraphExec_t *site_exec;
+    cudaGraphExec_t *site_exec_dev; /* device copy of site_exec */
+    cudaGraph_t main_graph;
+    cudaGraphExec_t main_exec;
+    exec_kernel *captured;      /* the kernels the CALL sites were captured with, NULL: none yet */
+    char detail[768];
     /* the run in flight */
     exec_run run;
     cudaStream_t stream;
     int in_flight;
+    int run_device;             /* this run goes through main_exec */
     int paused;                 /* the run ended a launch early at least once */
     int forced;                 /* a CALL failed: the outcome is CFX_ERROR at forced_record */
     int32_t forced_record;
@@ -73,6 +107,21 @@ static int persist_available(char *why, size_t len)
     return dev_available(why, len);
 }
 
+/* Every site graph and the kernel's graph; the executor runs the pause path afterwards. */
+static void drop_graphs(persist *x)
+{
+    for (int32_t i = 0; x->site_exec && i < x->d.prog->nrecords; i++) {
+        if (x->site_exec[i]) cudaGraphExecDestroy(x->site_exec[i]);
+        if (x->site_graph[i]) cudaGraphDestroy(x->site_graph[i]);
+        x->site_exec[i] = NULL;
+        x->site_graph[i] = NULL;
+    }
+    if (x->main_exec) cudaGraphExecDestroy(x->main_exec);
+    if (x->main_graph) cudaGraphDestroy(x->main_graph);
+    x->main_exec = NULL;
+    x->main_graph = NULL;
+}
+
 static void persist_destroy(void *self)
 {
     persist *x = (persist *)self;
@@ -80,9 +129,16 @@ static void persist_destroy(void *self)
         return;
     if (x->in_flight && x->stream)
         cudaStreamSynchronize(x->stream);
+    if (x->d.prog)
+        drop_graphs(x);
+    free(x->site_exec);
+    free(x->site_graph);
+    free(x->captured);
     dev_prog_free(&x->d);
     sched_plan_free(&x->plan);
+    blas_free(x->blas);
     if (x->own) cudaStreamDestroy(x->own);
+    if (x->capture) cudaStreamDestroy(x->capture);
     if (x->flags) cudaFree(x->flags);
     if (x->region_exit) cudaFree(x->region_exit);
     if (x->priv_offset) cudaFree(x->priv_offset);
@@ -90,88 +146,17 @@ static void persist_destroy(void *self)
     if (x->publish) cudaFree(x->publish);
     if (x->partials) cudaFree(x->partials);
     if (x->sync) cudaFree(x->sync);
-    if (x->print_buf) cudaFree(x->print_buf);
-    if (x->print_host) cudaFreeHost(x->print_host);
+    if (x->site_exec_dev) cudaFree(x->site_exec_dev);
+    if (x->ring) cudaFreeHost(x->ring);
+    if (x->ring_data) cudaFreeHost(x->ring_data);
     if (x->trace) cudaFree(x->trace);
     if (x->trace_count) cudaFree(x->trace_count);
     free(x);
 }
 
-static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
-{
-    persist *x = (persist *)calloc(1, sizeof *x);
-    int per_sm = 0;
-    size_t max_print = 0;
-    size_t pub_bytes;
-    if (!x) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    prof_push("upload");
-    if (sched_plan_build(prog, &x->plan, err, errlen) != 0)
-        goto fail;
-    if (dev_prog_upload(&x->d, prog, err, errlen) != 0)
-        goto fail;
-    CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
-
-    CUDA_TRY(cudaMalloc((void **)&x->flags, (size_t)prog->nrecords + 1));
-    CUDA_TRY(cudaMemcpy(x->flags, x->plan.flags, (size_t)prog->nrecords, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMalloc((void **)&x->region_exit, sizeof(int32_t) * ((size_t)prog->nrecords + 1)));
-    CUDA_TRY(cudaMemcpy(x->region_exit, x->plan.region_exit, sizeof(int32_t) * (size_t)prog->nrecords,
-                        cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMalloc((void **)&x->priv_offset, sizeof(int32_t) * ((size_t)prog->nslots + 1)));
-    if (prog->nslots > 0)
-        CUDA_TRY(cudaMemcpy(x->priv_offset, x->plan.priv_offset, sizeof(int32_t) * (size_t)prog->nslots,
-                            cudaMemcpyHostToDevice));
-
-    /* The grid: as many blocks as stay resident together, so the barrier cannot wait for a
-     * block that is not running. */
-    x->smem = x->plan.priv_bytes <= P_SHARED_PRIV_MAX ? (size_t)x->plan.priv_bytes : 0;
-    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persist_kernel, P_THREADS, x->smem));
-    if (per_sm < 1) {
-        snprintf(err, errlen, "the persistent kernel does not fit on a multiprocessor of this device");
-        goto fail;
-    }
-    x->nblocks = x->d.sms * (per_sm < P_MAX_BLOCKS_PER_SM ? per_sm : P_MAX_BLOCKS_PER_SM);
-    CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
-    if (x->smem == 0 && x->plan.priv_bytes > 0)
-        CUDA_TRY(cudaMalloc((void **)&x->priv_global, (size_t)x->nblocks * (size_t)x->plan.priv_bytes));
-    pub_bytes = 2 * (size_t)(x->plan.priv_bytes > 0 ? x->plan.priv_bytes : 16);
-    CUDA_TRY(cudaMalloc((void **)&x->publish, pub_bytes));
-    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * sizeof(k_acc) * (size_t)x->nblocks));
-    CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(persist_sync)));
-
-    /* The print buffer holds many lines, and always at least the biggest single one. */
-    for (int32_t i = 0; i < prog->nrecords; i++)
-        if (prog->records[i].kind == REC_PRINT) {
-            size_t b = (size_t)slot_bytes(&prog->slots[prog->records[i].a]);
-            max_print = b + 1 > max_print ? b + 1 : max_print;
-        }
-    if (max_print > 0) {
-        size_t cap = 2 * (sizeof(persist_print) + (max_print + 7) / 8 * 8);
-        if (cap > (size_t)UINT32_MAX / 2) {
-            snprintf(err, errlen, "a printed value is too big for the persistent executor");
-            goto fail;
-        }
-        x->print_cap = cap > P_PRINT_BYTES ? (uint32_t)cap : P_PRINT_BYTES;
-    } else {
-        x->print_cap = 16;
-    }
-    CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
-    CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
-    /* The plan's cudaMemcpy calls above are from pageable memory: they may return before the
-     * bytes reach the device, and they are ordered on the legacy default stream, which a
-     * run on a non-blocking stream (our own, or an application's) does not wait for. */
-    CUDA_TRY(cudaStreamSynchronize(0));
-    prof_pop();
-    return x;
-fail:
-    prof_pop();
-    persist_destroy(x);
-    return NULL;
-}
-
-static int launch(persist *x, int32_t pc, int32_t region, char *err, size_t errlen)
+/* The kernel's arguments: the same for every launch of a run, and for the device-launched
+ * graph fixed at its creation (where a run starts is in persist_sync). */
+static persist_args kernel_args(const persist *x, int traced)
 {
     persist_args a;
     memset(&a, 0, sizeof a);
@@ -191,26 +176,395 @@ static int launch(persist *x, int32_t pc, int32_t region, char *err, size_t errl
     a.state = x->d.state;
     a.control = x->d.control_dev;
     a.sync = x->sync;
-    a.print_buf = x->print_buf;
-    a.print_cap = x->print_cap;
-    a.trace = x->run.trace ? x->trace : NULL;
+    a.ring = x->ring_dev;
+    a.ring_data = x->ring_data_dev;
+    a.ring_cap = x->ring_cap;
+    a.site_exec = x->site_exec_dev;
+    a.trace = traced ? x->trace : NULL;
     a.trace_cap = P_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
-    a.start_pc = pc;
-    a.start_region = region;
-    a.max_iters = x->run.max_iters;
-    /* A cooperative launch makes the hardware start every block at once, so the grid barrier
-     * never waits for a block that another application kernel keeps off the device. The
-     * barrier itself stays ours (not grid.sync()): the kernel launches no child work today, and
-     * if it ever does it must drop the cooperative launch, which forbids child launches, and
-     * keep this barrier. A device without cooperative launches gets the ordinary launch, where
-     * the occupancy-sized grid is resident as long as nothing else holds the multiprocessors. */
+    return a;
+}
+
+/* One line for cfx_exec_backend_detail. */
+static void describe(persist *x)
+{
+    char launches[256];
+    const sched_plan *pl = &x->plan;
+    if (x->product_min > 0)
+        snprintf(launches, sizeof launches, "%d CALL site%s and %d product%s of at least %lld multiply-adds (cuBLAS)",
+                 (int)pl->nlaunch_calls, pl->nlaunch_calls == 1 ? "" : "s", (int)pl->nlaunch_products,
+                 pl->nlaunch_products == 1 ? "" : "s", (long long)x->product_min);
+    else
+        snprintf(launches, sizeof launches, "%d CALL site%s (every product inline%s)", (int)pl->nlaunch_calls,
+                 pl->nlaunch_calls == 1 ? "" : "s", x->blas ? "" : ": cuBLAS did not start");
+    if (x->device_launch)
+        snprintf(x->detail, sizeof x->detail,
+                 "device graph launch: one kernel of %d blocks x %d threads, the %s node of a device graph, "
+                 "tail-launches the pre-captured graphs of %s%s, then itself at the next record; the rest "
+                 "runs inline; prints go to a host-mapped ring",
+                 x->nblocks, P_THREADS, x->coop_node ? "cooperative" : "plain", launches,
+                 pl->nlaunch_calls > 0 && !x->captured ? " (CALLs are captured at the first run)" : "");
+    else
+        snprintf(x->detail, sizeof x->detail,
+                 "pause and relaunch (%s): one kernel of %d blocks x %d threads ends its launch at each of %s, "
+                 "the host runs that work and launches again; the rest runs inline; prints go to a "
+                 "host-mapped ring",
+                 x->why_pause, x->nblocks, P_THREADS, launches);
+}
+
+static const char *persist_detail(void *self)
+{
+    return ((persist *)self)->detail;
+}
+
+/* Leaves device graph launch for the pause path, for `why`. */
+static void fall_back(persist *x, const char *why)
+{
+    drop_graphs(x);
+    x->device_launch = 0;
+    snprintf(x->why_pause, sizeof x->why_pause, "%s", why);
+    describe(x);
+}
+
+/* A record's work as a device-launchable graph: what `enqueue` puts on the capture stream,
+ * then an empty kernel, so that no graph is empty. Instantiated for device launch and
+ * uploaded; its handle goes to site_exec[i] (the device copy is the caller's business).
+ * 0; 1 when the work cannot be captured so (why in err); -1 for a CUDA failure outside. */
+static __global__ void persist_site_end(void) {}
+
+typedef int (*site_enqueue)(persist *x, int32_t i, const void *what, cudaStream_t s, char *err, size_t errlen);
+
+static int capture_site(persist *x, int32_t i, site_enqueue enqueue, const void *what, char *err, size_t errlen)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t e = NULL;
+    cudaGraphInstantiateParams ip;
+    int rc;
+    cudaError_t ce = cudaStreamBeginCapture(x->capture, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) {
+        dev_error(err, errlen, "cudaStreamBeginCapture", __FILE__, __LINE__, cudaGetErrorString(ce));
+        return -1;
+    }
+    rc = enqueue(x, i, what, x->capture, err, errlen);
+    if (rc == 0) {
+        persist_site_end<<<1, 1, 0, x->capture>>>();
+        if ((ce = cudaGetLastError()) != cudaSuccess) {
+            dev_error(err, errlen, "persist_site_end<<<>>>", __FILE__, __LINE__, cudaGetErrorString(ce));
+            rc = 1;
+        }
+    }
+    ce = cudaStreamEndCapture(x->capture, &g);
+    if (rc == 0 && (ce != cudaSuccess || !g)) {
+        snprintf(err, errlen, "its capture failed (%s)", cudaGetErrorString(ce));
+        rc = 1;
+    }
+    if (rc != 0) {
+        (void)cudaGetLastError();
+        if (ce == cudaSuccess && g)
+            cudaGraphDestroy(g);
+        return rc < 0 ? -1 : 1;
+    }
+    memset(&ip, 0, sizeof ip);
+    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
+    ip.uploadStream = x->own;
+    ce = cudaGraphInstantiateWithParams(&e, g, &ip);
+    if (ce != cudaSuccess) {
+        snprintf(err, errlen, "its graph does not instantiate for device launch (%s, cudaGraphInstantiateResult %d)",
+                 cudaGetErrorString(ce), (int)ip.result_out);
+        (void)cudaGetLastError();
+        cudaGraphDestroy(g);
+        return 1;
+    }
+    x->site_graph[i] = g;
+    x->site_exec[i] = e;
+    return 0;
+}
+
+/* site_enqueue for a product: the cuBLAS call cuda-host makes. */
+static int enqueue_product(persist *x, int32_t i, const void *what, cudaStream_t s, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->d.prog;
+    const cfx_record *r = &p->records[i];
+    const cfx_slot *sb = &p->slots[r->b], *sc = &p->slots[r->c];
+    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
+    (void)what;
+    return blas_matmul(x->blas, s, sb->dtype, x->d.arena + p->slots[r->a].offset, x->d.arena + sb->offset,
+                       x->d.arena + sc->offset, sb->dims[0], sb->dims[1], n, err, errlen) == 0 ? 0 : 1;
+}
+
+/* site_enqueue for a CALL: the kernel's cuda_fn on the capture stream. */
+static int enqueue_call(persist *x, int32_t i, const void *what, cudaStream_t s, char *err, size_t errlen)
+{
+    const exec_kernel *k = (const exec_kernel *)what;
+    int failed = 0;
+    if (dev_call_kernel(&x->d, k, &x->d.prog->records[i], s, &failed, err, errlen) != 0)
+        return 1;
+    if (failed) {
+        snprintf(err, errlen, "kernel '%s' %s", k && k->name ? k->name : "?",
+                 k && k->cuda_fn ? "reported a failure while it was captured" : "has no CUDA function");
+        return 1;
+    }
+    return 0;
+}
+
+/* Copies site_exec to the device, where persist_kernel<1> reads it. */
+static int upload_sites(persist *x, char *err, size_t errlen)
+{
+    CUDA_TRY(cudaMemcpyAsync(x->site_exec_dev, x->site_exec, sizeof(cudaGraphExec_t) * (size_t)x->d.prog->nrecords,
+                             cudaMemcpyHostToDevice, x->own));
+    CUDA_TRY(cudaStreamSynchronize(x->own));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Device graph launch at creation: the probe, the products' graphs, the kernel's graph.
+ * Falls back to the pause path (with the reason) for anything that does not work; -1 only
+ * for a CUDA failure that leaves the executor unusable. */
+static int setup_device_launch(persist *x, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->d.prog;
+    char why[320] = "";
+    const char *env = getenv("CFX_PERSISTENT_DEVICE_LAUNCH");
+    persist_args a;
+    if (env && strcmp(env, "0") == 0) {
+        fall_back(x, "CFX_PERSISTENT_DEVICE_LAUNCH=0");
+        return 0;
+    }
+    if (!persist_probe_device_launch(&x->coop_node, why, sizeof why)) {
+        char msg[384];
+        snprintf(msg, sizeof msg, "device graph launch is not available here: %s", why);
+        fall_back(x, msg);
+        return 0;
+    }
+    x->coop_node = x->coop_node && x->cooperative;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        if (!(x->plan.flags[i] & SCHED_F_LAUNCH) || p->records[i].kind == REC_CALL)
+            continue;
+        int rc = capture_site(x, i, enqueue_product, NULL, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", why);
+            return -1;
+        }
+        if (rc > 0) {
+            char msg[384];
+            snprintf(msg, sizeof msg, "the product at record %d: %s", (int)i, why);
+            fall_back(x, msg);
+            return 0;
+        }
+    }
+    if (upload_sites(x, err, errlen) != 0)
+        return -1;
+    a = kernel_args(x, 0);
+    if (persist_launch_graph(&a, x->nblocks, x->smem, x->coop_node, x->own, &x->main_graph, &x->main_exec, why,
+                             sizeof why) != 0) {
+        char msg[384];
+        snprintf(msg, sizeof msg, "the kernel's graph: %s", why);
+        fall_back(x, msg);
+        return 0;
+    }
+    x->device_launch = 1;
+    describe(x);
+    return 0;
+}
+
+/* 1 if the run's application kernels differ from those the CALL sites were captured with. */
+static int kernels_changed(const persist *x, const exec_run *run)
+{
+    if (!x->captured)
+        return 1;
+    for (int32_t i = 0; i < x->d.prog->nkernels; i++) {
+        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
+        void *user = run->kernels ? run->kernels[i].user : NULL;
+        if (x->captured[i].cuda_fn != fn || x->captured[i].user != user)
+            return 1;
+    }
+    return 0;
+}
+
+/* The CALL sites' graphs, at the first run (or when the kernels changed): every cuda_fn is
+ * called once, on the capture stream. A kernel that has no CUDA function, reports a failure,
+ * or enqueues what a device graph may not hold sends the executor to the pause path, which
+ * calls cuda_fn at every CALL as the other executors do. */
+static int capture_calls(persist *x, const exec_run *run, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->d.prog;
+    char why[320];
+    exec_kernel *k = (exec_kernel *)calloc((size_t)p->nkernels + 1, sizeof *k);
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (run->kernels)
+        memcpy(k, run->kernels, sizeof *k * (size_t)p->nkernels);
+    free(x->captured);
+    x->captured = NULL;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        if (p->records[i].kind != REC_CALL)
+            continue;
+        if (x->site_exec[i]) {
+            cudaGraphExecDestroy(x->site_exec[i]);
+            cudaGraphDestroy(x->site_graph[i]);
+            x->site_exec[i] = NULL;
+            x->site_graph[i] = NULL;
+        }
+        int rc = capture_site(x, i, enqueue_call, &k[p->records[i].a], why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", why);
+            free(k);
+            return -1;
+        }
+        if (rc > 0) {
+            char msg[384];
+            snprintf(msg, sizeof msg, "the CALL at record %d: %s", (int)i, why);
+            fall_back(x, msg);
+            free(k);
+            return 0;
+        }
+    }
+    x->captured = k;
+    if (upload_sites(x, err, errlen) != 0)
+        return -1;
+    describe(x);
+    return 0;
+}
+
+static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
+{
+    persist *x = (persist *)calloc(1, sizeof *x);
+    int per_sm = 0, per_sm_launch = 0;
+    size_t max_print = 0, ring_cap;
+    size_t pub_bytes;
+    sched_opts opts;
+    char why[256];
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    prof_push("upload");
+    /* cuBLAS for the big products; without it they run inline like the others */
+    x->blas = blas_new(why, sizeof why);
+    if (!x->blas)
+        (void)cudaGetLastError();
+    memset(&opts, 0, sizeof opts);
+    opts.launch_product_min = x->blas ? SCHED_LAUNCH_PRODUCT_MIN : 0;
+    {
+        /* the benchmark's knob for choosing SCHED_LAUNCH_PRODUCT_MIN: another threshold, or
+         * 0 for every product inline */
+        const char *env = getenv("CFX_PERSISTENT_LAUNCH_PRODUCT_MIN");
+        char *end = NULL;
+        long long v = env ? strtoll(env, &end, 10) : -1;
+        if (env && *env && end && !*end && v >= 0 && x->blas)
+            opts.launch_product_min = v;
+    }
+    x->product_min = opts.launch_product_min;
+    if (sched_plan_build_opts(prog, &opts, &x->plan, err, errlen) != 0)
+        goto fail;
+    if (dev_prog_upload(&x->d, prog, err, errlen) != 0)
+        goto fail;
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
+
+    CUDA_TRY(cudaMalloc((void **)&x->flags, (size_t)prog->nrecords + 1));
+    CUDA_TRY(cudaMemcpy(x->flags, x->plan.flags, (size_t)prog->nrecords, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&x->region_exit, sizeof(int32_t) * ((size_t)prog->nrecords + 1)));
+    CUDA_TRY(cudaMemcpy(x->region_exit, x->plan.region_exit, sizeof(int32_t) * (size_t)prog->nrecords,
+                        cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&x->priv_offset, sizeof(int32_t) * ((size_t)prog->nslots + 1)));
+    if (prog->nslots > 0)
+        CUDA_TRY(cudaMemcpy(x->priv_offset, x->plan.priv_offset, sizeof(int32_t) * (size_t)prog->nslots,
+                            cudaMemcpyHostToDevice));
+
+    /* The grid: as many blocks as stay resident together, so the barrier cannot wait for a
+     * block that is not running; the same for both instantiations of the kernel. */
+    x->smem = x->plan.priv_bytes <= P_SHARED_PRIV_MAX ? (size_t)x->plan.priv_bytes : 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persist_kernel<0>, P_THREADS, x->smem));
+    if (persist_launch_occupancy(&per_sm_launch, x->smem) != cudaSuccess) {
+        (void)cudaGetLastError();
+        per_sm_launch = per_sm; /* its module did not load: the probe will say so */
+    }
+    per_sm = per_sm_launch < per_sm ? per_sm_launch : per_sm;
+    if (per_sm < 1) {
+        snprintf(err, errlen, "the persistent kernel does not fit on a multiprocessor of this device");
+        goto fail;
+    }
+    x->nblocks = x->d.sms * (per_sm < P_MAX_BLOCKS_PER_SM ? per_sm : P_MAX_BLOCKS_PER_SM);
+    CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
+    if (x->smem == 0 && x->plan.priv_bytes > 0)
+        CUDA_TRY(cudaMalloc((void **)&x->priv_global, (size_t)x->nblocks * (size_t)x->plan.priv_bytes));
+    pub_bytes = 2 * (size_t)(x->plan.priv_bytes > 0 ? x->plan.priv_bytes : 16);
+    CUDA_TRY(cudaMalloc((void **)&x->publish, pub_bytes));
+    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * sizeof(k_acc) * (size_t)x->nblocks));
+    CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(persist_sync)));
+
+    /* The print ring holds many lines, and always at least two of the biggest. */
+    for (int32_t i = 0; i < prog->nrecords; i++)
+        if (prog->records[i].kind == REC_PRINT) {
+            size_t b = (size_t)slot_bytes(&prog->slots[prog->records[i].a]);
+            max_print = b > max_print ? b : max_print;
+        }
+    ring_cap = 2 * (sizeof(persist_print) + (max_print + 7) / 8 * 8);
+    if (ring_cap > (size_t)UINT32_MAX / 2) {
+        snprintf(err, errlen, "a printed value is too big for the persistent executor");
+        goto fail;
+    }
+    x->ring_cap = ring_cap > P_PRINT_BYTES ? (uint32_t)ring_cap : P_PRINT_BYTES;
+    CUDA_TRY(cudaHostAlloc((void **)&x->ring, sizeof(persist_ring), cudaHostAllocMapped));
+    memset((void *)x->ring, 0, sizeof(persist_ring));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_dev, x->ring, 0));
+    CUDA_TRY(cudaHostAlloc((void **)&x->ring_data, x->ring_cap, cudaHostAllocMapped));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_data_dev, x->ring_data, 0));
+
+    x->site_exec = (cudaGraphExec_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraphExec_t));
+    x->site_graph = (cudaGraph_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraph_t));
+    if (!x->site_exec || !x->site_graph) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    CUDA_TRY(cudaMalloc((void **)&x->site_exec_dev, sizeof(cudaGraphExec_t) * ((size_t)prog->nrecords + 1)));
+    CUDA_TRY(cudaMemset(x->site_exec_dev, 0, sizeof(cudaGraphExec_t) * ((size_t)prog->nrecords + 1)));
+    /* The plan's cudaMemcpy calls above are from pageable memory: they may return before the
+     * bytes reach the device, and they are ordered on the legacy default stream, which a
+     * run on a non-blocking stream (our own, or an application's) does not wait for. */
+    CUDA_TRY(cudaStreamSynchronize(0));
+    if (setup_device_launch(x, err, errlen) != 0)
+        goto fail;
+    prof_pop();
+    return x;
+fail:
+    prof_pop();
+    persist_destroy(x);
+    return NULL;
+}
+
+/* The run state a launch starts from (persist_sync's fields for it, the status running). */
+static __global__ void persist_start(dev_state *state, persist_sync *sync, int32_t pc, int32_t region,
+                                     int64_t max_iters)
+{
+    state->status = CFX_OK;
+    state->record = -1;
+    sync->bar.count = 0;
+    sync->bar.gen = 0;
+    sync->start_pc = pc;
+    sync->start_region = region;
+    sync->max_iters = max_iters;
+}
+
+/* Pause path: one launch of persist_kernel<0>, starting where persist_start said. A
+ * cooperative launch makes the hardware start every block at once, so the grid barrier never
+ * waits for a block that another application kernel keeps off the device; a device without
+ * cooperative launches gets the ordinary launch, where the occupancy-sized grid is resident
+ * as long as nothing else holds the multiprocessors. */
+static int launch_paused(persist *x, char *err, size_t errlen)
+{
+    persist_args a = kernel_args(x, x->run.trace != NULL);
     if (x->cooperative) {
         void *params[] = {&a};
-        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel, dim3(x->nblocks), dim3(P_THREADS),
+        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel<0>, dim3(x->nblocks), dim3(P_THREADS),
                                              params, x->smem, x->stream));
     } else {
-        persist_kernel<<<x->nblocks, P_THREADS, x->smem, x->stream>>>(a);
+        persist_kernel<0><<<x->nblocks, P_THREADS, x->smem, x->stream>>>(a);
         CUDA_LAUNCHED();
     }
     return 0;
@@ -218,32 +572,40 @@ fail:
     return -1;
 }
 
-/* Hands the print entries of the buffer to the callback, in program order. */
-static int drain_prints(persist *x, uint32_t used, char *err, size_t errlen)
+/* Takes the ring's new entries, in order, to the print callback and gives their room back
+ * (dev_wait_stream_poll's poll: called while the run goes on and once after). */
+static int drain_ring(void *user, char *err, size_t errlen)
 {
-    if (used == 0)
-        return 0;
-    if (used > x->print_cap) {
-        snprintf(err, errlen, "the device reported %u bytes of printed values in a %u-byte buffer",
-                 used, x->print_cap);
+    persist *x = (persist *)user;
+    const cfx_prog *p = x->d.prog;
+    unsigned long long head = __atomic_load_n((unsigned long long *)&x->ring->head, __ATOMIC_ACQUIRE);
+    unsigned long long start = x->ring_tail;
+    if (head - x->ring_tail > x->ring_cap) {
+        snprintf(err, errlen, "the device's print ring says %llu bytes are waiting in a %u-byte ring",
+                 head - x->ring_tail, x->ring_cap);
         return -1;
     }
-    CUDA_TRY(cudaMemcpyAsync(x->print_host, x->print_buf, used, cudaMemcpyDeviceToHost, x->stream));
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
-    for (uint32_t off = 0; off + sizeof(persist_print) <= used;) {
+    while (x->ring_tail < head) {
+        uint32_t off = (uint32_t)(x->ring_tail % x->ring_cap);
         persist_print h;
-        memcpy(&h, x->print_host + off, sizeof h);
-        if (h.record < 0 || h.record >= x->d.prog->nrecords || h.bytes < 0) {
-            snprintf(err, errlen, "a corrupt print entry at byte %u of the device's buffer", off);
+        memcpy(&h, x->ring_data + off, sizeof h);
+        if (h.record == -1) { /* the rest of the ring is unused: the next entry is at 0 */
+            x->ring_tail += x->ring_cap - off;
+            continue;
+        }
+        uint32_t need = (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
+        if (h.record < 0 || h.record >= p->nrecords || p->records[h.record].kind != REC_PRINT ||
+            (int64_t)h.bytes != slot_bytes(&p->slots[p->records[h.record].a]) || off + need > x->ring_cap) {
+            snprintf(err, errlen, "a corrupt entry at byte %u of the device's print ring", off);
             return -1;
         }
         if (x->run.print)
-            x->run.print(x->run.print_user, x->d.prog, h.record, x->print_host + off + sizeof h);
-        off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
+            x->run.print(x->run.print_user, p, h.record, x->ring_data + off + sizeof h);
+        x->ring_tail += need;
     }
+    if (x->ring_tail != start)
+        __atomic_store_n((unsigned long long *)&x->ring->tail, x->ring_tail, __ATOMIC_RELEASE);
     return 0;
-fail:
-    return -1;
 }
 
 /* CALL on the run's stream (dev_call_kernel); no kernel or a failing one stops the run with
@@ -311,48 +673,64 @@ fail:
     return -1;
 }
 
-/* Waits for the launch in flight, serves its pauses (CALLs, full print buffer) with new
- * launches, copies the results and reads the outcome. */
+/* Pause path: the work of the record the launch ended at, on the run's stream. Returns 0, or
+ * -1 for a CUDA failure; a CALL that fails sets x->forced (the run stops with CFX_ERROR). */
+static int serve_pause(persist *x, int32_t pc, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->d.prog;
+    const cfx_record *r = &p->records[pc];
+    if (r->kind == REC_CALL) {
+        int failed = 0;
+        if (call_kernel(x, r, &failed, err, errlen) != 0)
+            return -1;
+        if (failed) {
+            x->forced = 1;
+            x->forced_record = pc;
+        }
+        return 0;
+    }
+    return enqueue_product(x, pc, NULL, x->stream, err, errlen) == 0 ? 0 : -1;
+}
+
+/* Waits for the run in flight, draining prints meanwhile; on the pause path serves its
+ * pauses with new launches; copies the results and reads the outcome. */
 static int finish(persist *x, char *err, size_t errlen)
 {
     const cfx_prog *p = x->d.prog;
     dev_state st;
     persist_sync sy;
     for (;;) {
-        if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
+        if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, drain_ring, x, err, errlen) != 0)
             goto fail;
         /* on our stream, not the legacy default one, which would also wait for the
          * application's other streams */
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaStreamSynchronize(x->stream));
-        if (drain_prints(x, sy.print_used, err, errlen) != 0)
-            goto fail;
         if (st.status != P_STATUS_PAUSE)
             break;
+        int32_t pc = sy.resume_pc;
+        if (x->run_device || pc < 0 || pc >= p->nrecords || !(x->plan.flags[pc] & SCHED_F_LAUNCH)) {
+            snprintf(err, errlen, "the device paused at record %d, which does not end a launch", (int)pc);
+            goto fail;
+        }
         x->paused = 1;
-        int32_t pc = sy.resume_pc, region = sy.resume_region;
-        if (pc < 0 || pc >= p->nrecords) {
-            snprintf(err, errlen, "the device paused at record %d, outside the program", (int)pc);
+        if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
-        }
-        if (p->records[pc].kind == REC_CALL) {
-            int failed = 0;
-            if (call_kernel(x, &p->records[pc], &failed, err, errlen) != 0)
-                goto fail;
-            if (failed) {
-                x->forced = 1;
-                x->forced_record = pc;
-                break;
-            }
-            pc++;
-        }
-        /* a fresh barrier, an empty print buffer, the state running again */
-        CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
-        persist_resume<<<1, 1, 0, x->stream>>>(x->d.state);
+        if (x->forced)
+            break;
+        persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, pc + 1, -1, x->run.max_iters);
         CUDA_LAUNCHED();
-        if (launch(x, pc, region, err, errlen) != 0)
+        if (launch_paused(x, err, errlen) != 0)
             goto fail;
+    }
+    if (x->run_device && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
+        (x->plan.flags[st.record] & SCHED_F_LAUNCH)) {
+        /* persist_kernel<1> could not tail-launch: a failure of the backend, not of the run */
+        snprintf(err, errlen, "device graph launch failed at record %d: cudaGraphLaunch returned %s / %s",
+                 (int)st.record, cudaGetErrorName((cudaError_t)st.detail[0]),
+                 cudaGetErrorName((cudaError_t)st.detail[1]));
+        goto fail;
     }
     if (!x->forced && st.status == CFX_OK) {
         /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
@@ -392,20 +770,34 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     memset(&x->out, 0, sizeof x->out);
     x->out.record = -1;
     prof_push("run");
+    if (x->device_launch && x->plan.nlaunch_calls > 0 && kernels_changed(x, run) &&
+        capture_calls(x, run, err, errlen) != 0)
+        goto fail;
+    /* a traced run takes the pause path: its launches carry the trace buffers */
+    x->run_device = x->device_launch && !run->trace;
     if (run->trace && !x->trace) {
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(persist_event) * (size_t)x->nblocks * P_TRACE_PER_BLOCK));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
     }
     if (run->trace)
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
+    /* the ring is empty (no run is in flight: nothing writes it) */
+    x->ring->head = 0;
+    x->ring->tail = 0;
+    x->ring_tail = 0;
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
-    if (launch(x, 0, -1, err, errlen) != 0)
+    persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
+    CUDA_LAUNCHED();
+    if (x->run_device)
+        CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
+    else if (launch_paused(x, err, errlen) != 0)
         goto fail;
     x->in_flight = 1;
-    /* device buffers: the result copy follows the launch on the stream and gates itself on
-     * the status, so an asynchronous run needs nothing from the host to deliver results */
+    /* device buffers: the result copy follows the launch (all of its tail launches) on the
+     * stream and gates itself on the status, so an asynchronous run needs nothing from the
+     * host to deliver results */
     if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
     prof_pop();
@@ -433,5 +825,5 @@ static int persist_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 
 const exec_ops dev_persistent_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, persist_available, persist_create, persist_run, persist_wait,
-    persist_destroy,
+    persist_destroy, persist_detail,
 };

@@ -1,14 +1,24 @@
 /* persistent_kernel.cuh: the cuda-persistent executor's device side, the record dispatch loop
- * that one launch runs: the private copies, the block reduction, the tiled matmul, the
- * elementwise family and persist_kernel itself, with the sizes, buffers and argument struct
- * it shares with the host side. The grid barrier and the status and cancel polls are
- * grid_barrier.cuh's. Read persistent.cu's top comment first for the executor as a whole;
- * persistent.cu is the host side and the only file that includes this one.
+ * that one launch runs: the private copies, the block reduction, the matrix-vector rows and
+ * the tiled matmul, the elementwise family, the print ring and persist_kernel itself, with
+ * the sizes, buffers and argument struct it shares with the host side. The grid barrier and
+ * the status and cancel polls are grid_barrier.cuh's. Read persistent.cu's top comment
+ * first for the executor as a whole.
  *
- * MATMUL runs inline, tiled through shared memory, with each block taking a share of the
- * output tiles. Not cuBLAS: its device-side API is gone (CUDA 10 removed it), and a host
- * call would end the launch like a CALL; the products cfx's graphs carry inside loops are
- * moderate, where the inline tile loop beats a launch.
+ * persist_kernel is a template on how a launch ends at a record that ends it (a CALL, a big
+ * product: SCHED_F_LAUNCH). persistent.cu instantiates persist_kernel<0>, the pause path:
+ * the launch ends with the internal pause status and the host does the record's work.
+ * persistent_launch.cu instantiates persist_kernel<1>, device graph launch: block 0
+ * tail-launches the record's pre-captured graph and then the kernel's own graph, which
+ * starts again at the next record. The two live in separate files, so separate modules:
+ * the device runtime call that <1> makes never keeps <0> from loading where device graph
+ * launch is not available.
+ *
+ * Products: a matrix-vector product runs inline, a warp per row over the block's share of
+ * the rows (vector loads where the row is 16-byte aligned); any other product below
+ * SCHED_LAUNCH_PRODUCT_MIN runs inline, tiled through shared memory with each block taking
+ * a share of the output tiles; a bigger real one is a cuBLAS graph launched between two
+ * launches (cuBLAS has no device-side API since CUDA 10).
  */
 #ifndef CFX_PERSISTENT_KERNEL_CUH
 #define CFX_PERSISTENT_KERNEL_CUH
@@ -26,23 +36,36 @@
 /* ==== shared with the host side ============================================================ */
 
 #define P_SHARED_PRIV_MAX 32768         /* private copies above this go to global memory */
-#define P_PRINT_BYTES (1u << 20)        /* print buffer, grown for one big printed value */
+#define P_PRINT_BYTES (1u << 20)        /* print ring, grown for one big printed value */
 #define P_TRACE_PER_BLOCK 8192          /* trace events kept per block and run */
-#define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* the launch ended at a CALL or a full print buffer */
+#define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* pause path: the launch ended at a SCHED_F_LAUNCH record */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
 static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
 
-/* Device memory the blocks share besides the program's own. */
+/* Device memory the blocks share besides the program's own. A run starts it with
+ * persist_begin; the fields a launch starts from are read before its first barrier and
+ * written for the next launch only after it. */
 typedef struct persist_sync {
     persist_bar bar;               /* the grid barrier */
-    int32_t resume_pc;             /* after a pause: the record it ended at */
+    int32_t start_pc;              /* where a launch starts: 0, a pause's record or the one after */
+    int32_t start_region;          /* and the region block 0 goes on in, or -1 */
+    int32_t resume_pc;             /* pause path: the record the launch ended at */
     int32_t resume_region;         /* and the region block 0 was in, or -1 */
-    uint32_t print_used;           /* bytes of print entries, written by block 0 at the end */
-    uint32_t pub_print[2];         /* block 0's print_used beside its published copies */
-    uint32_t pad_;
-    unsigned long long pub_iters[2]; /* block 0's iteration count beside them */
+    int64_t max_iters;             /* the run's budget, 0: none */
+    unsigned long long print_head; /* bytes ever put in the print ring, block 0's at a launch's end */
+    unsigned long long pub_iters[2]; /* block 0's iteration count beside its published copies */
 } persist_sync;
+
+/* The print ring's two counters, in host-mapped memory: the device puts entries and
+ * advances head; the host takes them (while it waits for the run) and advances tail. Both
+ * count bytes since the run began; an entry never wraps: where one would not fit before the
+ * end, a header with record -1 fills the rest and the entry starts at offset 0. */
+typedef struct persist_ring {
+    volatile unsigned long long head;
+    unsigned long long pad_[7];    /* head and tail on separate 64-byte lines */
+    volatile unsigned long long tail;
+} persist_ring;
 
 /* One trace event: a record executed by a block, in global-timer nanoseconds. */
 typedef struct persist_event {
@@ -51,7 +74,7 @@ typedef struct persist_event {
     unsigned long long t0, t1;
 } persist_event;
 
-/* A print entry in the device buffer: this header, then the slot's bytes padded to 8. */
+/* A print entry in the ring: this header, then the slot's bytes padded to 8. */
 typedef struct persist_print {
     int32_t record;
     int32_t bytes;
@@ -74,20 +97,19 @@ typedef struct persist_args {
     dev_state *state;
     const dev_control *control;  /* host-mapped */
     persist_sync *sync;
-    uint8_t *print_buf;
-    uint32_t print_cap;
+    persist_ring *ring;          /* host-mapped */
+    uint8_t *ring_data;          /* host-mapped, ring_cap bytes */
+    uint32_t ring_cap;           /* a multiple of 8 */
+    cudaGraphExec_t *site_exec;  /* per record: its graph, for persist_kernel<1>; else NULL */
     persist_event *trace;        /* NULL: no trace */
     uint32_t trace_cap;          /* events per block */
     uint32_t *trace_count;       /* per block: events seen (kept or not) */
-    int32_t start_pc;
-    int32_t start_region;
-    int64_t max_iters;
 } persist_args;
 
 /* ==== device side ========================================================================== */
 
 /* Thread 0 only: persist_claim_stop, and a pause's resume point beside it. */
-__device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, int64_t d0,
+static __device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, int64_t d0,
                            int64_t d1, int32_t region)
 {
     if (persist_claim_stop(a.state, status, pc, d0, d1)) {
@@ -99,24 +121,24 @@ __device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, in
     }
 }
 
-__device__ __forceinline__ void poll_cancel(const persist_args &a, unsigned long long *last, int32_t pc)
+static __device__ __forceinline__ void poll_cancel(const persist_args &a, unsigned long long *last, int32_t pc)
 {
     persist_poll_cancel(a.state, a.control, last, pc);
 }
 
-__device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
+static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
     return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
 }
 
-__device__ __forceinline__ uint8_t *slot_ptr(const persist_args &a, uint8_t *priv, int32_t s)
+static __device__ __forceinline__ uint8_t *slot_ptr(const persist_args &a, uint8_t *priv, int32_t s)
 {
     int32_t off = a.priv_offset[s];
     return off >= 0 ? priv + off : a.arena + a.slots[s].offset;
 }
 
 /* Private copies from or to their arena slots (all threads of the block). */
-__device__ void load_private(const persist_args &a, uint8_t *priv)
+static __device__ void load_private(const persist_args &a, uint8_t *priv)
 {
     for (int32_t s = threadIdx.x; s < a.nslots; s += blockDim.x) {
         int32_t off = a.priv_offset[s];
@@ -129,7 +151,7 @@ __device__ void load_private(const persist_args &a, uint8_t *priv)
     }
 }
 
-__device__ void store_private(const persist_args &a, const uint8_t *priv)
+static __device__ void store_private(const persist_args &a, const uint8_t *priv)
 {
     for (int32_t s = threadIdx.x; s < a.nslots; s += blockDim.x) {
         int32_t off = a.priv_offset[s];
@@ -143,7 +165,7 @@ __device__ void store_private(const persist_args &a, const uint8_t *priv)
 }
 
 /* Merges every thread's accumulator in a fixed tree: the same bits in every block. */
-__device__ k_acc block_reduce(k_acc *red, k_acc mine, int op, int dtype)
+static __device__ k_acc block_reduce(k_acc *red, k_acc mine, int op, int dtype)
 {
     red[threadIdx.x] = mine;
     __syncthreads();
@@ -166,7 +188,7 @@ typedef union tile_cell {
 
 /* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread. The sum runs
  * over k in order with unfused multiply and add, as k_matmul does on the CPU. */
-__device__ void matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
+static __device__ void matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
                              int64_t m, int64_t k, int64_t n, int64_t lo, int64_t hi)
 {
     __shared__ tile_cell ta[SCHED_TILE][SCHED_TILE + 1];
@@ -205,9 +227,113 @@ __device__ void matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const ui
     }
 }
 
+/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k]: a warp per row, its lanes over the row's elements
+ * (in chunks of 4 f32 or 2 f64 loaded at once where a row starts 16-byte aligned), the lanes'
+ * sums merged by a butterfly in a fixed order, so every run gives the same bits. Reals are
+ * summed in double with unfused multiply and add and rounded once, as k_matmul does; the
+ * order of the additions differs from k_matmul's, so the result may differ from the cpu
+ * executor's in the last bit of an f32 (the tolerance the tests state). Not inlined, nor
+ * is ring_put: inline, they pushed the dispatch loop from 96 registers to 128 with spills;
+ * as calls, the loop keeps 128 without spills (ptxas, sm_90). */
+static __device__ __noinline__ void matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
+                                   int64_t lo, int64_t hi)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int real = dtype == K_F32 || dtype == K_F64;
+    for (int64_t row = lo + warp; row < hi; row += nwarps) {
+        double accr = 0.0;
+        uint64_t acci = 0;
+        if (dtype == K_F32 && (k & 3) == 0) {
+            const float4 *ar = (const float4 *)(a + (size_t)row * k * 4), *xv = (const float4 *)x;
+            for (int64_t q = lane; q < k / 4; q += 32) {
+                float4 u = ar[q], v = xv[q];
+                accr = __dadd_rn(accr, __dmul_rn(u.x, v.x));
+                accr = __dadd_rn(accr, __dmul_rn(u.y, v.y));
+                accr = __dadd_rn(accr, __dmul_rn(u.z, v.z));
+                accr = __dadd_rn(accr, __dmul_rn(u.w, v.w));
+            }
+        } else if (dtype == K_F64 && (k & 1) == 0) {
+            const double2 *ar = (const double2 *)(a + (size_t)row * k * 8), *xv = (const double2 *)x;
+            for (int64_t q = lane; q < k / 2; q += 32) {
+                double2 u = ar[q], v = xv[q];
+                accr = __dadd_rn(accr, __dmul_rn(u.x, v.x));
+                accr = __dadd_rn(accr, __dmul_rn(u.y, v.y));
+            }
+        } else if (real) {
+            for (int64_t e = lane; e < k; e += 32)
+                accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
+        } else {
+            for (int64_t e = lane; e < k; e += 32)
+                acci += (uint64_t)k_get_int(dtype, a, row * k + e) * (uint64_t)k_get_int(dtype, x, e);
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            if (real)
+                accr = __dadd_rn(accr, __shfl_xor_sync(0xffffffffu, accr, off));
+            else
+                acci += __shfl_xor_sync(0xffffffffu, (unsigned long long)acci, off);
+        }
+        if (lane == 0)
+            k_store_result(dtype, dst + row * k_elem_size(dtype), accr, (int64_t)acci);
+    }
+}
+
+/* PRINT, by every thread of block 0: the slot's bytes as one entry of the ring, in program
+ * order. *head (thread 0's) is where the entry goes; *tail_seen (thread 0's) the host's tail
+ * as last read. When the ring is full block 0 waits for the host to take entries, watching
+ * the run's status and polling the cancel flag; returns 1 when the run was stopped
+ * meanwhile (the block must end), else 0. Prints never end a launch. */
+static __device__ __noinline__ int ring_put(const persist_args &a, int32_t pc, const uint8_t *src, uint32_t bytes,
+                               unsigned long long *head, unsigned long long *tail_seen,
+                               unsigned long long *last_poll)
+{
+    __shared__ uint32_t s_at;
+    __shared__ int s_stop;
+    if (threadIdx.x == 0) {
+        const uint32_t need = (uint32_t)sizeof(persist_print) + (bytes + 7u) / 8u * 8u;
+        unsigned long long at = *head;
+        uint32_t off = (uint32_t)(at % a.ring_cap);
+        unsigned long long end = at + need + (off + need > a.ring_cap ? a.ring_cap - off : 0);
+        int stop = 0;
+        while (end - *tail_seen > a.ring_cap) {
+            *tail_seen = a.ring->tail;
+            if (end - *tail_seen <= a.ring_cap)
+                break;
+            if (sched_status_ends_walk(persist_load_status(a.state))) {
+                stop = 1; /* a pause is no reason: block 0 must reach the record that paused */
+                break;
+            }
+            persist_poll_cancel(a.state, a.control, last_poll, pc);
+        }
+        if (!stop && off + need > a.ring_cap) {
+            persist_print wrap = {-1, 0};
+            memcpy(a.ring_data + off, &wrap, sizeof wrap);
+            at += a.ring_cap - off;
+            off = 0;
+        }
+        if (!stop) {
+            persist_print h = {pc, (int32_t)bytes};
+            memcpy(a.ring_data + off, &h, sizeof h);
+            *head = at + need;
+        }
+        s_at = off;
+        s_stop = stop;
+    }
+    __syncthreads();
+    if (s_stop)
+        return 1;
+    for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
+        a.ring_data[s_at + sizeof(persist_print) + i] = src[i];
+    /* the entry's bytes reach host memory before the head that publishes them */
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        a.ring->head = *head;
+    return 0;
+}
+
 /* The elementwise family over output elements [lo, hi), strided over the block's threads.
  * A redundant record (private output, one element) has lo = 0, hi = 1: thread 0 does it. */
-__device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_record &r,
+static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_record &r,
                                 int64_t lo, int64_t hi)
 {
     const cfx_slot *sl = a.slots;
@@ -280,6 +406,21 @@ __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_
             k_copy_bytes(A + row * len * size, C, e * size, (e + 1) * size);
         break;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        const int get = r.kind == REC_GET_BOX;
+        const cfx_slot *t = &sl[get ? r.b : r.a];
+        const int32_t *ent = a.table + r.c;
+        int64_t st[4] = {0, 0, 0, 0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_ptr(a, priv, ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        for (; e < hi; e += T)
+            k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, e, e + 1);
+        break;
+    }
     case REC_BROADCAST: {
         const uint8_t *B = slot_ptr(a, priv, r.b);
         k_bshape sh = rec_bshape(&sl[r.a], &sl[r.b]);
@@ -310,9 +451,11 @@ __device__ void run_elementwise(const persist_args &a, uint8_t *priv, const cfx_
     }
 }
 
-/* The dispatch loop: every block walks the records from a.start_pc to HALT, a stop or a
- * pause. Every decision below is the same in all threads of a block (they read the same
- * private copies after a __syncthreads), so the barriers inside are never divergent. */
+/* The dispatch loop: every block walks the records from a.sync->start_pc to HALT, a stop,
+ * or a record that ends the launch (DEVICE_LAUNCH: see the top comment). Every decision
+ * below is the same in all threads of a block (they read the same private copies after a
+ * __syncthreads), so the barriers inside are never divergent. */
+template <int DEVICE_LAUNCH>
 __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel(const persist_args a)
 {
     extern __shared__ __align__(16) uint8_t smem_priv[];
@@ -323,25 +466,27 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
     const int32_t block = blockIdx.x, nblocks = gridDim.x;
     uint8_t *priv = a.priv_shared ? smem_priv : a.priv_global + (size_t)block * a.priv_bytes;
     uint64_t iters = a.state->iterations;
-    uint32_t print_used = a.sync->print_used;
+    const int32_t start_pc = a.sync->start_pc, start_region = a.sync->start_region;
+    const int64_t max_iters = a.sync->max_iters;
+    unsigned long long ring_head = block == 0 ? a.sync->print_head : 0, ring_tail = 0;
     uint32_t ntrace = a.trace ? a.trace_count[block] : 0;
     unsigned long long last_poll = 0;
     sched_cursor c;
 
     load_private(a, priv);
-    /* Block 0 writes its copies back to the arena at HALT or a pause; without this barrier
-     * a block that starts late could load a copy block 0 has already changed (the replica
-     * in test_sched found this under TSan). One barrier per launch. */
-    if (grid_barrier(a, &last_poll, a.start_pc))
+    /* Block 0 writes its copies back to the arena at HALT or where the launch ends early;
+     * without this barrier a block that starts late could load a copy block 0 has already
+     * changed (the replica in test_sched found this under TSan). One barrier per launch. */
+    if (grid_barrier(a, &last_poll, start_pc))
         goto out;
-    sched_cursor_init(&c, a.start_pc, block, nblocks);
-    if (a.start_region >= 0) {
+    sched_cursor_init(&c, start_pc, block, nblocks);
+    if (start_region >= 0) {
         /* resuming inside a one-block region: block 0 goes on in it, the others wait at
          * its exit as they did before the pause */
         if (block == 0)
-            c.region = a.start_region;
+            c.region = start_region;
         else
-            c.pc = a.region_exit[a.start_region];
+            c.pc = a.region_exit[start_region];
     }
 
     for (;;) {
@@ -350,10 +495,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             uint8_t *pub = a.publish + (size_t)(c.exits & 1) * a.priv_bytes;
             for (int32_t i = tid; i < a.priv_bytes; i += blockDim.x)
                 pub[i] = priv[i];
-            if (tid == 0) {
-                a.sync->pub_print[c.exits & 1] = print_used;
+            if (tid == 0)
                 a.sync->pub_iters[c.exits & 1] = iters;
-            }
         }
         if (act & SCHED_DO_BARRIER) {
             if (grid_barrier(a, &last_poll, c.pc))
@@ -364,7 +507,6 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                 const uint8_t *pub = a.publish + (size_t)(c.exits & 1) * a.priv_bytes;
                 for (int32_t i = tid; i < a.priv_bytes; i += blockDim.x)
                     priv[i] = pub[i];
-                print_used = *(volatile uint32_t *)&a.sync->pub_print[c.exits & 1];
                 iters = *(volatile unsigned long long *)&a.sync->pub_iters[c.exits & 1];
             }
             c.exits++;
@@ -379,6 +521,34 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         const int32_t sb = sched_block(&c), sn = sched_nblocks(&c);
         const unsigned long long t0 = a.trace && tid == 0 ? persist_now_ns() : 0;
         int32_t next = pc + 1;
+
+        if (f & SCHED_F_LAUNCH) {
+            /* The record's work runs between this launch and the next (never inside a
+             * region: scheduler.h), and every block ends here. Block 0 writes its private
+             * copies back first; the kernel's end orders them before that work. */
+            if (block == 0)
+                store_private(a, priv);
+            __syncthreads();
+            if (tid == 0) {
+                if constexpr (DEVICE_LAUNCH) {
+                    /* the record's graph, then this graph again at the next record; both run
+                     * once every block of this launch has ended */
+                    if (block == 0) {
+                        a.sync->start_pc = pc + 1;
+                        a.sync->start_region = -1;
+                        cudaError_t e1 = cudaGraphLaunch(a.site_exec[pc], cudaStreamGraphTailLaunch);
+                        cudaError_t e2 = e1 == cudaSuccess
+                                             ? cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch)
+                                             : cudaSuccess;
+                        if (e1 != cudaSuccess || e2 != cudaSuccess)
+                            raise_stop(a, CFX_ERROR, pc, (int64_t)e1, (int64_t)e2, -1);
+                    }
+                } else {
+                    raise_stop(a, P_STATUS_PAUSE, pc, 0, 0, -1);
+                }
+            }
+            goto out;
+        }
 
         switch (r.kind) {
         case REC_HALT:
@@ -403,17 +573,17 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                     if (block == 0)
                         poll_cancel(a, &last_poll, pc);
                     last_poll = t;
-                    /* a pause is no reason to leave here: sched_leave_at_tick */
-                    stopped = sched_leave_at_tick(persist_load_status(a.state));
+                    /* a pause is no reason to leave here: sched_status_ends_walk */
+                    stopped = sched_status_ends_walk(persist_load_status(a.state));
                 }
                 s_flag = stopped;
             }
             __syncthreads();
             if (s_flag)
                 goto out;
-            if (sched_tick(&iters, a.max_iters)) {
+            if (sched_tick(&iters, max_iters)) {
                 if (tid == 0)
-                    raise_stop(a, CFX_STOP_LIMIT, pc, a.max_iters, 0, -1);
+                    raise_stop(a, CFX_STOP_LIMIT, pc, max_iters, 0, -1);
                 goto out;
             }
             break;
@@ -464,41 +634,15 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             }
             break;
         }
-        case REC_PRINT: {
-            const cfx_slot *s = &a.slots[r.a];
-            uint32_t bytes = (uint32_t)slot_bytes(s);
-            uint32_t need = (uint32_t)sizeof(persist_print) + (bytes + 7u) / 8u * 8u;
-            if (print_used + need > a.print_cap) {
-                /* full: every block that walks this record ends here; the host hands the
-                 * lines out and launches again at this PRINT */
-                if (block == 0)
-                    store_private(a, priv);
-                __syncthreads();
-                if (tid == 0)
-                    raise_stop(a, P_STATUS_PAUSE, pc, 0, 0, c.region);
-                goto out;
-            }
+        case REC_PRINT:
+            /* block 0 alone: the ring keeps program order, and the other blocks go on */
             if (block == 0) {
-                uint8_t *entry = a.print_buf + print_used;
-                const uint8_t *src = slot_ptr(a, priv, r.a);
-                if (tid == 0) {
-                    persist_print h = {pc, (int32_t)bytes};
-                    memcpy(entry, &h, sizeof h);
-                }
-                for (uint32_t i = tid; i < bytes; i += blockDim.x)
-                    entry[sizeof(persist_print) + i] = src[i];
+                const cfx_slot *sl = &a.slots[r.a];
+                if (ring_put(a, pc, slot_ptr(a, priv, r.a), (uint32_t)slot_bytes(sl), &ring_head, &ring_tail,
+                             &last_poll))
+                    goto out;
             }
-            print_used += need;
             break;
-        }
-        case REC_CALL:
-            /* never inside a region (scheduler.h): every block ends here, the host runs it */
-            if (block == 0)
-                store_private(a, priv);
-            __syncthreads();
-            if (tid == 0)
-                raise_stop(a, P_STATUS_PAUSE, pc, 0, 0, -1);
-            goto out;
         case REC_REDUCE:
         case REC_DOT: {
             const cfx_slot *sl = a.slots;
@@ -546,7 +690,11 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             int64_t n = sl[r.c].rank == 2 ? sl[r.c].dims[1] : 1;
             uint8_t *A = slot_ptr(a, priv, r.a);
             const uint8_t *B = slot_ptr(a, priv, r.b), *C = slot_ptr(a, priv, r.c);
-            if (f & SCHED_F_SPLIT) {
+            if ((f & SCHED_F_SPLIT) && n == 1) {
+                int64_t lo, hi;
+                sched_share(m, sb, sn, &lo, &hi);
+                matvec_rows(sl[r.a].dtype, A, B, C, k, lo, hi);
+            } else if (f & SCHED_F_SPLIT) {
                 int64_t lo, hi;
                 sched_share(sched_domain(&r, sl), sb, sn, &lo, &hi);
                 matmul_tiles(sl[r.a].dtype, A, B, C, m, k, n, lo, hi);
@@ -580,17 +728,24 @@ out:
     if (tid == 0) {
         atomicMax(&a.state->iterations, (unsigned long long)iters);
         if (block == 0)
-            a.sync->print_used = print_used;
+            a.sync->print_head = ring_head;
         if (a.trace)
             a.trace_count[block] = ntrace;
     }
 }
 
-/* After a pause: running again. */
-__global__ void persist_resume(dev_state *s)
-{
-    s->status = CFX_OK;
-    s->record = -1;
-}
+/* ==== what persistent.cu and persistent_launch.cu share ===================================== */
+
+/* persistent_launch.cu: whether this device runs graphs that persist_kernel<1> launches from
+ * the device (a probe run once per process: a cooperative kernel node, else a plain one).
+ * Returns 1 and sets *cooperative, or 0 with the reason in why. */
+int persist_probe_device_launch(int *cooperative, char *why, size_t len);
+/* persistent_launch.cu: blocks of persist_kernel<1> resident per multiprocessor with smem
+ * bytes of dynamic shared memory. */
+cudaError_t persist_launch_occupancy(int *per_sm, size_t smem);
+/* persistent_launch.cu: a graph of one kernel node, persist_kernel<1>(*a) on nblocks blocks
+ * (cooperative or not), instantiated for device launch and uploaded on `upload`. */
+int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative, cudaStream_t upload,
+                         cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen);
 
 #endif

@@ -36,6 +36,15 @@
  * - A launch starts with every block loading its private copies from the arena and one grid
  *   barrier: block 0 writes its copies back to the arena at HALT (results) and when a launch
  *   ends early, and must not do so while a block that started late is still loading.
+ * - Work the kernel does not do itself ends the launch (SCHED_F_LAUNCH): every CALL of an
+ *   application kernel, and a product big enough to be worth cuBLAS (sched_plan_build_opts).
+ *   Every block ends its walk at such a record (never inside a region), block 0 having written
+ *   its private copies back; the record's work runs between two launches (a graph launched
+ *   from the device, or the host at a pause) and the next launch starts at the record after
+ *   it. Everything written before it is complete by then, so the analysis treats it as a
+ *   barrier.
+ * - A matrix-vector product ([m,k] @ [k]) is split by rows: a block's share of the rows is its
+ *   share of the output's elements (aligned), and a warp takes a row at a time.
  *
  * sched_arrive() is the one function that decides, at each record, whether a block runs
  * it, skips to a region's exit, or first publishes, waits and reloads; the device loop and
@@ -61,6 +70,22 @@
 #define SCHED_F_ENTRY_BARRIER  0x10u /* grid barrier before a region is entered from outside */
 #define SCHED_F_SPLIT          0x20u /* the record's elements are shared across blocks */
 #define SCHED_F_COMBINE        0x40u /* a split reduction: partials, grid barrier, merge */
+#define SCHED_F_LAUNCH         0x80u /* ends the launch: its work runs between two launches */
+
+/* Products (f32 or f64, m * k * n multiply-adds at least this many) that the executor
+ * launches as pre-captured cuBLAS graphs rather than computing inline. PROVISIONAL and
+ * UNMEASURED: cuBLAS beats the inline loops on large products by far, but a launch costs
+ * the end of the persistent launch, the product's graph and a relaunch, and where the two
+ * cross has not been measured on any GPU. 2^27 (a 512-cube product) keeps every
+ * matrix-vector product of profiling/bench inline (cg_8192's A @ p is 2^26). The
+ * benchmark row call_matmul and the product sizes around this value exist to choose it:
+ * replace this figure by the one the measurement picks, and say which run picked it. */
+#define SCHED_LAUNCH_PRODUCT_MIN ((int64_t)1 << 27)
+
+/* What the plan is built for. */
+typedef struct sched_opts {
+    int64_t launch_product_min; /* products at least this big end the launch; 0: none do */
+} sched_opts;
 
 /* A loop is a candidate for one block when every slot it touches has at most this many
  * elements: a block of 256 threads does that in a few steps, cheaper than a grid barrier. */
@@ -86,6 +111,8 @@ typedef struct sched_plan {
     int32_t priv_bytes;    /* bytes of one block's private copies, a multiple of 16 */
     int32_t nregions;      /* one-block regions found */
     int32_t nbarriers;     /* records with SCHED_F_BARRIER_BEFORE or SCHED_F_ENTRY_BARRIER */
+    int32_t nlaunch_calls;    /* CALL records (they end the launch) */
+    int32_t nlaunch_products; /* products that end the launch (SCHED_F_LAUNCH) */
     int conservative;      /* 1 if the flow state was too big and the simple rule was used */
 } sched_plan;
 
@@ -125,7 +152,10 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_GET_ROW:
     case REC_GET_ITEM:
     case REC_BROADCAST:
+    case REC_GET_BOX:
         return slots[r->a].count;
+    case REC_SET_BOX:
+        return slots[r->b].count;
     case REC_SET_ITEM:
         return slots[r->c].count;
     case REC_SET_ROW:
@@ -136,11 +166,26 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case REC_MATMUL: {
         int64_t m = slots[r->b].dims[0];
         int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
+        if (n == 1)
+            return m; /* matrix-vector: rows */
         return ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
     }
     default:
         return 0;
     }
+}
+
+/* Is MATMUL record r a matrix-vector product (n = 1), split by rows? */
+CFX_HD int sched_matvec(const cfx_record *r, const cfx_slot *slots)
+{
+    return r->kind == REC_MATMUL && (slots[r->c].rank == 1 || slots[r->c].dims[1] == 1);
+}
+
+/* Multiply-adds of a MATMUL record. */
+CFX_HD int64_t sched_product_size(const cfx_record *r, const cfx_slot *slots)
+{
+    int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
+    return (int64_t)slots[r->b].dims[0] * slots[r->b].dims[1] * n;
 }
 
 /* ---- walking: what a block does on arriving at a record ---------------------------------- */
@@ -241,14 +286,15 @@ CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *tab
  * stops a run within a fraction of a millisecond. */
 #define SCHED_POLL_NS 100000ull
 
-/* At a TICK a block has just read the run's status: does it end its walk there? Only for a
- * stop. A pause is raised at a record that every block reaches on its own path (a CALL
- * outside regions, a PRINT that every block walking it finds full), and block 0 must get
- * there to write its private copies back; a block 0 that left at the TICK instead (it
- * reads the status after its slow read of the cancel flag, when a faster block may already
- * have paused) would lose its scalars, and the next launch would resume with stale loop
- * counters. tests/test_sched.c makes block 0 that late at every launch. */
-CFX_HD int sched_leave_at_tick(int32_t status)
+/* A block has just read the run's status where it looks at it outside a barrier (at a
+ * TICK; block 0 while it waits for room in the print ring): does it end its walk there?
+ * Only for a stop. A pause is raised at a record that every block reaches on its own path
+ * (a record that ends the launch, never inside a region), and block 0 must get there to
+ * write its private copies back; a block 0 that left earlier (it reads the status after
+ * its slow read of the cancel flag, or after waiting for the host, when a faster block may
+ * already have paused) would lose its scalars, and the next launch would resume with stale
+ * loop counters. tests/test_sched.c makes block 0 that late at every launch. */
+CFX_HD int sched_status_ends_walk(int32_t status)
 {
     return status != CFX_OK && status != SCHED_STATUS_PAUSE;
 }
@@ -321,6 +367,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     int n = 0;
     int64_t dom = sched_domain(r, p->slots);
     int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
+    memset(acc, 0, 8 * sizeof *acc); /* the callers' 8: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     switch (r->kind) {
@@ -361,8 +408,14 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         break;
     case REC_TRANSPOSE:
     case REC_BROADCAST:
+    case REC_GET_BOX: /* its start slots are one-element: private or const, never shared */
         ACC(r->a, SA_W_ALIGNED);
         ACC(r->b, SA_R_WHOLE);
+        break;
+    case REC_SET_BOX:
+        /* a box of a, split over the box's elements: not a's element shares */
+        ACC(r->a, SA_W_WHOLE);
+        RD(r->b);
         break;
     case REC_IOTA:
         ACC(r->a, SA_W_ALIGNED);
@@ -380,8 +433,9 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         RD(r->d);
         break;
     case REC_MATMUL:
-        /* split by output tiles, which are not the element shares of the output */
-        ACC(r->a, SA_W_WHOLE);
+        /* a matrix-vector product is split by rows, which are the output's element shares;
+         * any other by output tiles, which are not */
+        ACC(r->a, split && sched_matvec(r, p->slots) ? SA_W_ALIGNED : SA_W_WHOLE);
         ACC(r->b, SA_R_WHOLE);
         ACC(r->c, SA_R_WHOLE);
         break;
@@ -422,13 +476,26 @@ CFX_HD const char *sched_fields(int kind)
     }
 }
 
-/* Do all the slots a record names have at most SCHED_SMALL_COUNT elements? A CALL never
- * counts as small: it ends the launch. */
-static inline int sched_record_small(const cfx_prog *p, const cfx_record *r)
+/* Does record r end the launch (SCHED_F_LAUNCH) under opts? Every CALL does; a product does
+ * when it is real and at least opts->launch_product_min multiply-adds (integer products have
+ * no exact cuBLAS counterpart and stay inline). */
+static inline int sched_record_launches(const cfx_prog *p, const cfx_record *r, const sched_opts *opts)
+{
+    if (r->kind == REC_CALL)
+        return 1;
+    if (r->kind != REC_MATMUL || !opts || opts->launch_product_min <= 0)
+        return 0;
+    int dt = p->slots[r->a].dtype;
+    return (dt == CFX_F32 || dt == CFX_F64) && sched_product_size(r, p->slots) >= opts->launch_product_min;
+}
+
+/* Do all the slots a record names have at most SCHED_SMALL_COUNT elements? A record that
+ * ends the launch never counts as small. */
+static inline int sched_record_small(const cfx_prog *p, const cfx_record *r, const sched_opts *opts)
 {
     const char *f = sched_fields(r->kind);
     int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    if (r->kind == REC_CALL || r->kind == REC_HALT)
+    if (r->kind == REC_HALT || sched_record_launches(p, r, opts))
         return 0;
     for (int i = 0; i < 4 && f[i]; i++)
         if (f[i] == 's' && p->slots[ops[i]].count > SCHED_SMALL_COUNT)
@@ -450,8 +517,8 @@ static inline void sched_plan_free(sched_plan *plan)
  * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
  * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
  * scratch of ntable + 2, nrecords and nrecords entries. */
-static inline void sched_find_regions(const cfx_prog *p, sched_plan *plan, int32_t *succ,
-                                      int32_t *in_region, int32_t *lastback)
+static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
+                                      int32_t *succ, int32_t *in_region, int32_t *lastback)
 {
     int32_t nr = p->nrecords;
     for (int32_t i = 0; i < nr; i++) {
@@ -471,7 +538,7 @@ static inline void sched_find_regions(const cfx_prog *p, sched_plan *plan, int32
         int ok = 1;
         for (int32_t r = 0; ok && r < nr; r++) {
             int inside = r >= h && r <= j;
-            if (inside && !sched_record_small(p, &p->records[r]))
+            if (inside && !sched_record_small(p, &p->records[r], opts))
                 ok = 0;
             int32_t ns = sched_successors(p, r, succ);
             for (int32_t k = 0; ok && k < ns; k++) {
@@ -496,9 +563,10 @@ static inline void sched_find_regions(const cfx_prog *p, sched_plan *plan, int32
     }
 }
 
-/* Builds the plan of a validated program. Returns 0, or -1 with a reason in err when memory
- * runs out. */
-static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *err, size_t errlen)
+/* Builds the plan of a validated program for opts (NULL: no product ends the launch).
+ * Returns 0, or -1 with a reason in err when memory runs out. */
+static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
+                                        char *err, size_t errlen)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
@@ -544,7 +612,13 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
         const cfx_record *r = &p->records[i];
         int64_t dom = sched_domain(r, p->slots);
         plan->region_exit[i] = -1;
-        if (dom > 0) {
+        if (sched_record_launches(p, r, opts)) {
+            plan->flags[i] |= SCHED_F_LAUNCH;
+            if (r->kind == REC_CALL)
+                plan->nlaunch_calls++;
+            else
+                plan->nlaunch_products++;
+        } else if (dom > 0) {
             if (r->kind == REC_REDUCE || r->kind == REC_DOT) {
                 if (dom > SCHED_REDUNDANT_REDUCE_MAX)
                     plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
@@ -554,7 +628,7 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
         }
     }
 
-    sched_find_regions(p, plan, succ, in_region, lastback);
+    sched_find_regions(p, opts, plan, succ, in_region, lastback);
 
     /* The flow: state[i * ndist + d] holds the pending bits of shared slot d on entry to
      * record i, the union over the predecessors. Sweeps in record order until nothing
@@ -563,8 +637,10 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
     if (cells > SCHED_FLOW_MAX_BYTES) {
         plan->conservative = 1;
         for (int32_t i = 0; i < nr; i++) {
-            sched_access acc[8];
-            int na = sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
+            sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+            /* a record that ends the launch needs no barrier: the next launch starts with one */
+            int na = (plan->flags[i] & SCHED_F_LAUNCH) ? 0
+                                                         : sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
             for (int k = 0; k < na; k++)
                 if (dist[acc[k].slot] >= 0 && !(plan->flags[i] & SCHED_F_ONE_BLOCK))
                     plan->flags[i] |= (plan->flags[i] & SCHED_F_REGION_ENTRY) ? SCHED_F_ENTRY_BARRIER
@@ -596,11 +672,12 @@ static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *er
                     memset(in, 0, (size_t)ndist);
                 }
                 memcpy(cur, in, (size_t)ndist);
-                if (r->kind == REC_CALL) {
-                    /* the launch ends at a CALL: everything before it is complete */
+                if (plan->flags[i] & SCHED_F_LAUNCH) {
+                    /* the launch ends here: everything before it is complete, and the next
+                     * launch starts with a barrier */
                     memset(cur, 0, (size_t)ndist);
                 } else {
-                    sched_access acc[8];
+                    sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
                     int na = sched_record_accesses(p, r, plan->flags[i], acc);
                     int need = sched_any_conflict(acc, na, dist, cur);
                     if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) &&
@@ -677,6 +754,12 @@ fail:
     sched_plan_free(plan);
     rc = -1;
     goto done;
+}
+
+/* The plan with no product ending the launch (CALLs still do). */
+static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *err, size_t errlen)
+{
+    return sched_plan_build_opts(p, NULL, plan, err, errlen);
 }
 
 #endif

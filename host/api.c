@@ -497,6 +497,12 @@ fail:
 
 cfx_backend cfx_exec_backend(const cfx_exec *e) { return e ? e->backend : CFX_BACKEND_AUTO; }
 
+const char *cfx_exec_backend_detail(const cfx_exec *e)
+{
+    const char *d = e && e->self && e->ops->detail ? e->ops->detail(e->self) : NULL;
+    return d ? d : cfx_backend_name(cfx_exec_backend(e));
+}
+
 /* Binds `name` (an input, else a result) to data of `bytes`, of kind BOUND_HOST or
  * BOUND_DEVICE. One run hands the backend either host or device buffers, so the two kinds
  * do not mix within an executor. */

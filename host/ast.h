@@ -23,7 +23,10 @@ enum ast_kind {
     AST_BINARY,   /* op (OP_ADD ... OP_NE, OP_AND, OP_OR, OP_MATMUL), a, b */
     AST_CALL,     /* name, list = arguments (which may include AST_TYPE nodes); flag
                      AST_F_METHOD: `r.name(args)`, with the receiver r as list[0] */
-    AST_INDEX,    /* a[b]: a is the tensor expression, b the index */
+    AST_INDEX,    /* a[b]: a is the tensor expression, b the index; or, for `x[i, j]` and any
+                     subscript with a slice (`x[1:3]`, `x[:, j]`), b = NULL and list = the
+                     items, each an index expression or an AST_SLICE */
+    AST_SLICE,    /* `start:stop` in a subscript: a = start, b = stop (NULL: the dimension's end) */
     AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
     AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */

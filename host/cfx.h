@@ -133,6 +133,11 @@ typedef struct cfx_exec cfx_exec;
 cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err);
 void cfx_exec_free(cfx_exec *e);
 cfx_backend cfx_exec_backend(const cfx_exec *e);
+/* One line on the path the executor takes: for cuda-persistent, device graph launch or the
+ * pause-and-relaunch fallback (with its reason), and what it launches. May change after the
+ * first run (application kernels are captured then). The backend's name where there is
+ * nothing more to say; never NULL; valid until the next run or cfx_exec_free. */
+const char *cfx_exec_backend_detail(const cfx_exec *e);
 
 /* Bind an input or a result by name to `bytes` of memory that must match its type.
  * cfx_bind: host memory. cfx_bind_device: device memory of a CUDA backend (no copy

@@ -1148,7 +1148,14 @@ static void record(gen *g, int32_t i)
     case REC_MATMUL: {
         const cfx_slot *sb = &sl[r->b], *sc = &sl[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        if (cuda && !g->local[r->a]) {
+        if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
+            /* a matrix-vector product: the block's share of the rows, as the plan splits it
+             * (each row summed in order, as k_matmul does) */
+            snprintf(buf, sizeof buf, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, 1LL, %%s, %%s)",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                     (long long)k);
+            ranged(g, i, r->a, m, buf);
+        } else if (cuda && !g->local[r->a]) {
             /* output tiles of the block's share, as the interpreter splits them */
             int64_t tiles =
                 ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);

@@ -211,6 +211,7 @@ static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
 /* A type argument: zeros(f32[3]), cast(x, f64). */
 static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
 static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
+static int check_box(checker *C, env *e, ast_node *n);
 static int check_cond_expr(checker *C, env *e, ast_node *n, int want);
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
                       cfx_type *shape, int want);
@@ -292,6 +293,21 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
 {
     char b1[TYBUF], b2[TYBUF];
     ast_node *x = t->a;
+    if (!t->b) {
+        /* x[i, j] = v, x[a:b] = v, x[:, j] = v: v has the part's type */
+        if (check_box(C, e, t) < 0) {
+            if (!val_checked)
+                check_expr(C, e, val, -1);
+            return;
+        }
+        check_note_of(C, t)->known = 0;
+        if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
+            return;
+        if (!check_same_type(&val->ty, &t->ty))
+            diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s",
+                       x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2));
+        return;
+    }
     check_list *l = list_var(C, e, x);
     if (l) {
         if (check_list_item(C, e, t, l) < 0) {
@@ -2051,6 +2067,16 @@ static check_list *list_record(checker *C, const char *name)
     return l;
 }
 
+cfx_type check_list_data_type(const check_list *l)
+{
+    cfx_type t = l->item;
+    t.rank = l->item.rank + 1;
+    for (int i = l->item.rank; i > 0; i--)
+        t.dims[i] = t.dims[i - 1];
+    t.dims[0] = l->cap > 0 ? l->cap : 1;
+    return t;
+}
+
 static check_list *list_var(checker *C, env *e, ast_node *n)
 {
     if (!n || n->kind != AST_NAME)
@@ -2497,6 +2523,169 @@ static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
     return 0;
 }
 
+/* A linear form c + sum coef[k] * name[k] of an integer expression, for the length of a slice
+ * whose start is known only at run time: stop - start must not depend on the names. */
+#define LIN_TERMS 8
+typedef struct lin {
+    int64_t c;
+    int n;
+    const char *name[LIN_TERMS];
+    int64_t coef[LIN_TERMS];
+} lin;
+
+static int lin_add(lin *a, const lin *b, int64_t sign)
+{
+    a->c += sign * b->c;
+    for (int k = 0; k < b->n; k++) {
+        int j = 0;
+        while (j < a->n && strcmp(a->name[j], b->name[k]) != 0)
+            j++;
+        if (j == a->n) {
+            if (a->n == LIN_TERMS)
+                return -1;
+            a->name[a->n] = b->name[k];
+            a->coef[a->n++] = 0;
+        }
+        a->coef[j] += sign * b->coef[k];
+    }
+    return 0;
+}
+
+/* 0 when n is linear in names with known coefficients (from its notes), else -1. */
+static int linear(const ast_node *n, lin *out)
+{
+    memset(out, 0, sizeof *out);
+    const check_note *k = n->note;
+    if (k && k->known) {
+        out->c = k->ival;
+        return 0;
+    }
+    if (n->kind == AST_NAME) {
+        out->n = 1;
+        out->name[0] = n->name;
+        out->coef[0] = 1;
+        return 0;
+    }
+    lin a, b;
+    if (n->kind == AST_UNARY && n->op == OP_NEG) {
+        if (linear(n->a, &a) < 0)
+            return -1;
+        return lin_add(out, &a, -1);
+    }
+    if (n->kind != AST_BINARY || linear(n->a, &a) < 0 || linear(n->b, &b) < 0)
+        return -1;
+    if (n->op == OP_ADD || n->op == OP_SUB)
+        return lin_add(&a, &b, n->op == OP_ADD ? 1 : -1) < 0 ? -1 : (*out = a, 0);
+    if (n->op == OP_MUL && (a.n == 0 || b.n == 0)) {
+        const lin *v = a.n == 0 ? &b : &a;
+        int64_t f = a.n == 0 ? a.c : b.c;
+        out->c = v->c * f;
+        out->n = v->n;
+        for (int j = 0; j < v->n; j++) {
+            out->name[j] = v->name[j];
+            out->coef[j] = v->coef[j] * f;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* x[i, j], x[a:b], x[:, j]: each item an index (the dimension dropped) or a slice (kept, with a
+ * length known at compile time: both bounds known, clamped as Python clamps them, or a stop
+ * that is the start plus a constant, x[i:i+4]); dimensions not named are kept whole. */
+static int check_box(checker *C, env *e, ast_node *n)
+{
+    char b1[TYBUF], what[80];
+    ast_node *x = n->a;
+    if (list_var(C, e, x)) {
+        diag_error(C->d, n->line, n->col, "a list takes one index, as in xs[i]; slices of lists are not supported");
+        return -1;
+    }
+    if (check_expr(C, e, x, -1) < 0)
+        return -1;
+    const cfx_type *t = &x->ty;
+    check_tensor_name(x, what, sizeof what);
+    if (n->nlist > t->rank) {
+        diag_error(C->d, n->line, n->col, "%d subscripts for %s, which has %d dimension%s", n->nlist, tystr(t, b1),
+                   t->rank, t->rank == 1 ? "" : "s");
+        return -1;
+    }
+    cfx_type out = scalar_type(t->dtype);
+    int r = 0;
+    for (int d = 0; d < n->nlist; d++) {
+        ast_node *it = n->list[d];
+        int64_t dim = t->dims[d];
+        if (it->kind != AST_SLICE) {
+            cfx_type one = scalar_type(t->dtype);
+            one.rank = 1;
+            one.dims[0] = dim;
+            if (check_index(C, e, it, &one, what, it) < 0)
+                return -1;
+            continue;
+        }
+        check_note *ks = check_note_of(C, it);
+        const check_note *ka = NULL, *kb = NULL;
+        ast_node *bounds[2] = {it->a, it->b};
+        for (int q = 0; q < 2; q++) {
+            if (!bounds[q])
+                continue;
+            if (check_expr(C, e, bounds[q], CFX_I32) < 0)
+                return -1;
+            if (!is_int(bounds[q]->ty.dtype) || bounds[q]->ty.rank != 0) {
+                diag_error(C->d, bounds[q]->line, bounds[q]->col, "a slice bound must be an integer scalar, got %s",
+                           tystr(&bounds[q]->ty, b1));
+                return -1;
+            }
+        }
+        ka = it->a ? it->a->note : NULL;
+        kb = it->b ? it->b->note : NULL;
+        int start_known = !it->a || ka->known, stop_known = !it->b || kb->known;
+        int64_t len;
+        if (start_known && stop_known) {
+            int64_t a = it->a ? ka->ival : 0, b = it->b ? kb->ival : dim;
+            a = a < 0 ? a + dim : a;
+            b = b < 0 ? b + dim : b;
+            a = a < 0 ? 0 : a > dim ? dim : a;
+            b = b < 0 ? 0 : b > dim ? dim : b;
+            len = b - a;
+            if (len < 1) {
+                diag_error(C->d, it->line, it->col, "this slice of %s is empty: a slice keeps at least one element",
+                           what);
+                return -1;
+            }
+            ks->known = 1;
+            ks->ival = a;
+        } else {
+            lin la, lb;
+            if (!it->a || !it->b || linear(it->a, &la) < 0 || linear(it->b, &lb) < 0 || lin_add(&lb, &la, -1) < 0)
+                la.n = -1;
+            int constant = la.n >= 0;
+            for (int k = 0; constant && k < lb.n; k++)
+                constant = lb.coef[k] == 0;
+            if (!constant || start_known) {
+                diag_error(C->d, it->line, it->col,
+                           "the length of a slice must be known at compile time: write x[i:i+4] or x[2:]");
+                return -1;
+            }
+            len = lb.c;
+            if (len < 1 || len > dim) {
+                diag_error(C->d, it->line, it->col, "a slice of %" PRId64 " is out of range for %s with %" PRId64
+                           " in that dimension", len, what, dim);
+                return -1;
+            }
+            ks->known = 0;
+        }
+        ks->slice_len = len;
+        out.dims[r++] = len;
+    }
+    for (int d = n->nlist; d < t->rank; d++)
+        out.dims[r++] = t->dims[d];
+    out.rank = r;
+    n->ty = out;
+    check_note_of(C, n)->known = 0;
+    return 0;
+}
+
 /* x.shape[i]: the dimension, an i32 known at compile time; i is known, negative from the end. */
 static int check_shape_index(checker *C, env *e, ast_node *n)
 {
@@ -2651,6 +2840,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         }
         return check_elementwise2(C, e, n, n->op, infix_name(n), n->a, n->b, want);
     case AST_INDEX: {
+        if (!n->b)
+            return check_box(C, e, n);
         check_list *l = list_var(C, e, n->a);
         if (l)
             return check_list_item(C, e, n, l);
@@ -2944,11 +3135,7 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             return -1;
         k->callee = CHECK_CALL_STACK;
         k->list = l;
-        n->ty = l->item;
-        n->ty.rank = l->item.rank + 1;
-        for (int i = l->item.rank; i > 0; i--)
-            n->ty.dims[i] = n->ty.dims[i - 1];
-        n->ty.dims[0] = l->cap > 0 ? l->cap : 1;
+        n->ty = check_list_data_type(l);
         return 0;
     }
     if (g >= 0) {

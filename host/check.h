@@ -67,6 +67,7 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
+    int64_t slice_len; /* AST_SLICE: its length (known); `known` and ival: its start, if known */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
     /* expressions */
@@ -86,6 +87,8 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
 /* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
  * loop variable. */
 int check_assigns(const ast_node *n, const char *name);
+/* The type of a list's items taken together: [capacity, item...] (its variable, stack(xs)). */
+cfx_type check_list_data_type(const check_list *l);
 /* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
 int check_mutates_list(const ast_node *n, const char *name);
 

@@ -323,6 +323,19 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
         memcpy(A + i * bytes, C, (size_t)bytes);
         break;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        int get = r->kind == REC_GET_BOX;
+        const cfx_slot *t = &slots[get ? r->b : r->a];
+        const int32_t *ent = prog->table + r->c;
+        int64_t st[4] = {0, 0, 0, 0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(slots[ent[2 * d]].dtype, SLOT(ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, 0, COUNT(get ? r->a : r->b));
+        break;
+    }
     case REC_BROADCAST: {
         k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
         k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, 0, COUNT(r->a));
@@ -624,4 +637,4 @@ static void cpu_destroy(void *self)
 }
 
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL};
+                               cpu_destroy, NULL, NULL};

@@ -23,7 +23,9 @@
  * the index, the kind name, the op's name for UNARY/BINARY/REDUCE, then the operands a, b, c, d in
  * order by role, each unused one left out: a slot `s3`, a jump target `->12`, a string
  * quoted (`-` for none), a table offset `k0`, an integer plain; SWITCH adds its table as
- * `[->4 ->6 default ->8]` and CALL its kernel and operands as `[foo: s1 s2 -> s3]`.
+ * `[->4 ->6 default ->8]`, CALL its kernel and operands as `[foo: s1 s2 -> s3]`, and GET_BOX
+ * and SET_BOX their box as `[s4:ix -:3]`, per dimension the start slot (`-`: 0) and the length
+ * (`ix`: an index).
  */
 #include "program.h"
 
@@ -198,6 +200,26 @@ static void record_operands(strbuf *ops, const cfx_prog *p, const cfx_record *r)
         for (int32_t k = 0; k <= r->c; k++)
             sb_printf(ops, "%s->%d", k == 0 ? "" : k == r->c ? " default " : " ", p->table[r->b + k]);
         sb_puts(ops, "]");
+    }
+    if ((r->kind == REC_GET_BOX || r->kind == REC_SET_BOX) && r->c >= 0 && r->a >= 0 && r->b >= 0 &&
+        r->a < p->nslots && r->b < p->nslots) {
+        /* per dimension the start slot (- for 0) and the length (ix for an index) */
+        const cfx_slot *t = &p->slots[r->kind == REC_GET_BOX ? r->b : r->a];
+        if ((int64_t)r->c + 2 * t->rank <= p->ntable) {
+            sb_puts(ops, " [");
+            for (int d = 0; d < t->rank; d++) {
+                int32_t st = p->table[r->c + 2 * d], len = p->table[r->c + 2 * d + 1];
+                if (st >= 0)
+                    sb_printf(ops, "%ss%d", d ? " " : "", st);
+                else
+                    sb_printf(ops, "%s-", d ? " " : "");
+                if (len < 0)
+                    sb_puts(ops, ":ix");
+                else
+                    sb_printf(ops, ":%d", len);
+            }
+            sb_puts(ops, "]");
+        }
     }
     if (r->kind == REC_CALL && r->c >= 0 && r->b >= 0 && (int64_t)r->b + r->c <= p->ntable) {
         sb_printf(ops, " [%s:", r->a >= 0 && r->a < p->nkernels ? string_at(p, p->kernels[r->a]) : "?");

@@ -58,7 +58,9 @@ typedef struct exec_run {
 
 /* The executor interface. create() may cache per-program state (an uploaded program, a
  * built CUDA graph); run() starts a run and, unless `async`, waits for it; wait() blocks
- * until the run ends and fills the outcome. */
+ * until the run ends and fills the outcome. detail() (may be NULL) says in one line which
+ * path the executor takes, for cfx_exec_backend_detail; the text lives in the executor.
+ * mode() is cuda-persistent's (below). */
 typedef struct exec_ops {
     cfx_backend backend;
     int (*available)(char *why, size_t len);
@@ -66,6 +68,7 @@ typedef struct exec_ops {
     int (*run)(void *self, const exec_run *run, int async, char *err, size_t len);
     int (*wait)(void *self, exec_outcome *out, char *err, size_t len);
     void (*destroy)(void *self);
+    const char *(*detail)(void *self);
     /* cuda-persistent only (NULL elsewhere): sets the mode of the next runs (a
      * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
      * in `why`; -1 when it cannot be set now. */

@@ -122,6 +122,11 @@ static int32_t lower_list_item(lowerer *L, ast_node *n, int32_t want);
 static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node *aug);
 static int32_t lower_method(lowerer *L, ast_node *n, int32_t want);
 
+/* ---- boxes: x[i, j], x[a:b], x[:, j] -------------------------------------------------- */
+static int32_t lower_box(lowerer *L, ast_node *n, int32_t *starts);
+static int32_t lower_get_box(lowerer *L, ast_node *n, int32_t want);
+static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *aug);
+
 static void lower_fail(lowerer *L, const char *why)
 {
     if (!L->failed)
@@ -421,7 +426,9 @@ static void lower_tuple_assign(lowerer *L, ast_node *n)
     }
     for (int i = 0; i < k && !L->failed; i++) {
         ast_node *t = n->list[i];
-        if (lower_note(t)->list) {
+        if (t->kind == AST_INDEX && !t->b) {
+            lower_set_box(L, t, vals[i], NULL);
+        } else if (lower_note(t)->list) {
             lower_list_set(L, t, vals[i], NULL);
         } else if (t->kind == AST_INDEX) {
             int32_t ix = lower_index(L, t->b, t->a->ty.dims[0], t->a);
@@ -467,6 +474,11 @@ static void lower_assign(lowerer *L, ast_node *n)
     if (t->kind == AST_NAME) {
         int32_t v = lower_var(L, t->name, &t->ty);
         lower_expr(L, n->a, v);
+        return;
+    }
+    if (!t->b) {
+        /* x[i, j] = E, x[a:b] op= E */
+        lower_set_box(L, t, (n->flags & AST_F_AUG) ? -1 : lower_expr(L, n->a, -1), (n->flags & AST_F_AUG) ? n->a : NULL);
         return;
     }
     if (lower_note(t)->list) {
@@ -709,47 +721,19 @@ static void lower_for_range(lowerer *L, ast_node *n)
     end_counted_loop(L, n, &lp, ctr, step, head, exit);
 }
 
-/* for x in xs: over the items the list had when the loop started (a copy when the body may
- * change the list), by a counter from 0 to that length. */
-static void lower_for_each_item(lowerer *L, ast_node *n, const check_list *l)
-{
-    cfx_type i32;
-    memset(&i32, 0, sizeof i32);
-    i32.dtype = CFX_I32;
-    at(L, n);
-    int32_t data = list_data(L, l);
-    int32_t len = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
-    if (check_mutates_list(n->d, l->name)) {
-        cfx_type t = n->a->ty;
-        t.dims[0] = l->cap;
-        data = lower_copy_to(L, lower_temp(L, &t), data);
-    }
-    int32_t x = lower_var(L, n->name, &l->item);
-    int32_t ctr = lower_copy_to(L, lower_temp(L, &i32), lower_const_scalar(L, CFX_I32, 0, 0));
-    loopl lp;
-    loop_push(L, &lp);
-    int32_t head = prog_here(L->b);
-    int32_t go = lower_temp(L, &(cfx_type){.dtype = CFX_BOOL});
-    lower_emit(L, REC_BINARY, OP_LT, go, ctr, len, 0);
-    int32_t exit = lower_emit(L, REC_JUMP_FALSE, 0, go, 0, 0, 0);
-    at(L, n);
-    lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
-    lower_emit(L, REC_GET_ITEM, 0, x, data, ctr, len); /* 0 <= ctr < len: no check needed */
-    lower_block(L, n->d);
-    end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
-}
-
-/* for i, x in enumerate(it) / for a, b in zip(p, q, ...): one counter from 0 to the length
- * of the shortest (a tensor's rows are known at compile time, a list's length is taken when
- * the loop starts), and at each step the row or item of each, walked as it was when the loop
- * started (a copy when the body may change it). */
+/* for v in xs, for i, x in enumerate(it), for a, b in zip(p, q, ...) (a loop over a tensor
+ * alone is lower_for_each's): one counter from 0 to the length of the shortest (a tensor's
+ * rows are known at compile time, a list's length is taken when the loop starts), and at each
+ * step the row or item of each, walked as it was when the loop started (a copy when the body
+ * may change it). */
 static void lower_for_zip(lowerer *L, ast_node *n, int kind)
 {
     cfx_type i32;
     memset(&i32, 0, sizeof i32);
     i32.dtype = CFX_I32;
     at(L, n);
-    int nits = n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
+    ast_node **its = kind == CHECK_ITER_PLAIN ? &n->a : n->a->list;
+    int nits = kind == CHECK_ITER_PLAIN ? 1 : n->a->nlist, first = kind == CHECK_ITER_ENUMERATE ? 1 : 0;
     int32_t *src = calloc((size_t)nits + 1, sizeof *src), *len = calloc((size_t)nits + 1, sizeof *len);
     if (!src || !len) {
         lower_fail(L, "out of memory");
@@ -758,17 +742,13 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
     int32_t count = -1; /* slot of the trip count; a constant while every length is known */
     int64_t known = -1;
     for (int k = 0; k < nits; k++) {
-        ast_node *it = n->a->list[k];
+        ast_node *it = its[k];
         const check_list *l = lower_note(it)->list;
         if (l) {
             src[k] = list_data(L, l);
             len[k] = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
             if (check_mutates_list(n->d, l->name)) {
-                cfx_type t = l->item;
-                t.rank = l->item.rank + 1;
-                for (int d = l->item.rank; d > 0; d--)
-                    t.dims[d] = t.dims[d - 1];
-                t.dims[0] = l->cap;
+                cfx_type t = check_list_data_type(l);
                 src[k] = lower_copy_to(L, lower_temp(L, &t), src[k]);
             }
         } else {
@@ -813,10 +793,11 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
     if (kind == CHECK_ITER_ENUMERATE)
         lower_copy_to(L, lower_var(L, n->list[0]->name, &i32), ctr);
     for (int k = 0; k < nits && !L->failed; k++) {
-        ast_node *it = n->a->list[k], *v = n->list[first + k];
+        ast_node *it = its[k];
+        const char *v = n->nlist ? n->list[first + k]->name : n->name;
         const check_list *l = lower_note(it)->list;
-        if (l) {
-            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v->name, &l->item), src[k], ctr, len[k]);
+        if (l) { /* 0 <= ctr < len: no check needed */
+            lower_emit(L, REC_GET_ITEM, 0, lower_var(L, v, &l->item), src[k], ctr, len[k]);
             continue;
         }
         cfx_type row = it->ty;
@@ -826,7 +807,7 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
         /* the counter is in range here, but the validator wants every row index checked */
         int32_t name = it->kind == AST_NAME ? prog_string(L->b, it->name) : -1;
         lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
-        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v->name, &row), src[k], ctr, 0);
+        lower_emit(L, REC_GET_ROW, 0, lower_var(L, v, &row), src[k], ctr, 0);
     }
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
@@ -837,12 +818,8 @@ done:
 
 static void lower_for_each(lowerer *L, ast_node *n)
 {
-    if (lower_note(n)->iter != CHECK_ITER_PLAIN) {
+    if (lower_note(n)->iter != CHECK_ITER_PLAIN || lower_note(n)->list) {
         lower_for_zip(L, n, lower_note(n)->iter);
-        return;
-    }
-    if (lower_note(n)->list) {
-        lower_for_each_item(L, n, lower_note(n)->list);
         return;
     }
     at(L, n);
@@ -1394,6 +1371,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);
     case AST_INDEX: {
+        if (!n->b)
+            return lower_get_box(L, n, want);
         if (k->list)
             return lower_list_item(L, n, want);
         int32_t x = lower_expr(L, n->a, -1);
@@ -1521,11 +1500,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
  * full list, a pop from an empty one, a stack of a list that is not full. */
 static int32_t list_data(lowerer *L, const check_list *l)
 {
-    cfx_type t = l->item;
-    t.rank = l->item.rank + 1;
-    for (int i = l->item.rank; i > 0; i--)
-        t.dims[i] = t.dims[i - 1];
-    t.dims[0] = l->cap;
+    cfx_type t = check_list_data_type(l);
     return lower_var(L, l->name, &t);
 }
 
@@ -1608,4 +1583,78 @@ static int32_t lower_method(lowerer *L, ast_node *n, int32_t want)
     lower_emit(L, REC_GET_ITEM, 0, d, list_data(L, l), last, len);
     lower_emit(L, REC_BINARY, OP_SUB, len, len, lower_const_scalar(L, CFX_I32, 1, 0), 0);
     return d;
+}
+
+/* ---- boxes ----------------------------------------------------------------------------------
+ * x[i, j], x[a:b], x[:, j] become one GET_BOX or SET_BOX whose table lists, per dimension of x,
+ * a start slot and a length (program.h). An index computed at run time is checked with
+ * CHECK_INDEX against its dimension, a slice start with CHECK_BOUND (0 <= start <= dim -
+ * length); known ones are constants the checker has placed in range. */
+static int32_t lower_box(lowerer *L, ast_node *n, int32_t *starts)
+{
+    const ast_node *x = n->a;
+    const cfx_type *t = &x->ty;
+    int32_t ent[2 * CFX_MAX_RANK];
+    int32_t name = x->kind == AST_NAME && !L->failed ? prog_string(L->b, x->name) : -1;
+    for (int d = 0; d < t->rank; d++) {
+        ast_node *it = d < n->nlist ? n->list[d] : NULL;
+        int32_t dim = (int32_t)t->dims[d], st = -1, len = dim;
+        if (it && it->kind != AST_SLICE) {
+            st = lower_index(L, it, dim, x);
+            len = -1;
+        } else if (it) {
+            const check_note *ks = lower_note(it);
+            len = (int32_t)ks->slice_len;
+            if (ks->known) {
+                st = lower_const_scalar(L, CFX_I32, ks->ival, 0);
+            } else {
+                st = lower_expr(L, it->a, -1);
+                lower_emit(L, REC_CHECK_BOUND, 0, st, lower_const_scalar(L, slot_dtype(L, st), dim - len + 1, 0),
+                           name, 3);
+            }
+        }
+        ent[2 * d] = st;
+        ent[2 * d + 1] = len;
+        starts[d] = st;
+    }
+    int32_t tab = L->failed ? 0 : prog_table(L->b, ent, 2 * t->rank);
+    if (tab < 0)
+        lower_fail(L, "the graph has too many subscripts");
+    return tab;
+}
+
+static int is_start(const int32_t *starts, int rank, int32_t s)
+{
+    for (int d = 0; d < rank; d++)
+        if (starts[d] == s)
+            return 1;
+    return 0;
+}
+
+static int32_t lower_get_box(lowerer *L, ast_node *n, int32_t want)
+{
+    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1};
+    int32_t x = lower_expr(L, n->a, -1), tab = lower_box(L, n, starts);
+    /* never write the tensor or a start while reading them (`i = x[i, j]`) */
+    int32_t d = want >= 0 && want != x && !is_start(starts, n->a->ty.rank, want) ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GET_BOX, 0, d, x, tab, 0);
+    return lower_copy_to(L, want, d);
+}
+
+/* x[..] = val; with aug (the BINARY of `x[..] op= E`) the part is read, combined with E and
+ * written back, its subscripts evaluated and checked once. */
+static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *aug)
+{
+    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1};
+    int32_t x = lower_var(L, t->a->name, &t->a->ty), tab = lower_box(L, t, starts);
+    if (aug) {
+        int32_t part = lower_temp(L, &t->ty);
+        lower_emit(L, REC_GET_BOX, 0, part, x, tab, 0);
+        int32_t v = lower_expr(L, aug->b, -1);
+        binary_slots(L, aug->op, t->ty.dtype, aug->b, part, part, v);
+        val = part;
+    } else if (val == x) {
+        val = lower_copy_to(L, lower_temp(L, &t->ty), val); /* x[0:n] = x */
+    }
+    lower_emit(L, REC_SET_BOX, 0, x, val, tab, 0);
 }

@@ -64,11 +64,13 @@ static const char run_usage_text[] =
     "  --out NAME=FILE.npy   write result NAME to FILE.npy instead of printing it\n"
     "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
     "                        auto picks cuda-persistent where a CUDA device is present, else\n"
-    "                        cpu, and when given explicitly says on stderr which it picked\n"
+    "                        cpu, and when given explicitly says on stderr which it picked;\n"
+    "                        cuda-persistent also says which path it took (its compiled\n"
+    "                        kernel, or its interpreter and why; device graph launch, or\n"
+    "                        pause and relaunch and why)\n"
     "  --persistent-mode M   compiled (default) or interp: how cuda-persistent runs the graph,\n"
     "                        as a kernel generated from it and compiled with NVRTC, or by\n"
-    "                        interpreting its records; cuda-persistent says on stderr which\n"
-    "                        mode runs and, where it cannot compile, why\n"
+    "                        interpreting its records\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -584,27 +586,17 @@ static int cmd_run(int argc, char **argv)
         cfx_free(why);
         goto done;
     }
-    /* cuda-persistent: the mode, built now so that its line can say what runs */
-    char mode_text[900] = "";
-    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT) {
-        int got = cfx_set_persistent_mode(e, mode);
-        if (got == CFX_PERSISTENT_COMPILED)
-            snprintf(mode_text, sizeof mode_text, " (compiled kernel)");
-        else if (mode == CFX_PERSISTENT_INTERP)
-            snprintf(mode_text, sizeof mode_text, " (interpreter, as asked)");
-        else
-            snprintf(mode_text, sizeof mode_text, " (interpreter: %s)", cfx_exec_error(e));
-    }
-    if (o.backend && backend == CFX_BACKEND_AUTO) {
+    /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */
+    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT)
+        cfx_set_persistent_mode(e, mode);
+    /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the
+     * line also says which path it took (after the run: the path may be settled only then) */
+    int say_path =
+        (o.backend || o.persistent_mode) && cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT;
+    if (o.backend && backend == CFX_BACKEND_AUTO && cfx_exec_backend(e) == CFX_BACKEND_CPU) {
         char reason[256] = "";
         cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, reason, sizeof reason);
-        if (cfx_exec_backend(e) == CFX_BACKEND_CPU)
-            fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
-        else
-            fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)),
-                    mode_text);
-    } else if (mode_text[0] && (o.backend || o.persistent_mode)) {
-        fprintf(stderr, "cfx: backend %s%s\n", cfx_backend_name(cfx_exec_backend(e)), mode_text);
+        fprintf(stderr, "cfx: backend cpu (%s)\n", reason[0] ? reason : "auto");
     }
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, g, i);
@@ -628,6 +620,8 @@ static int cmd_run(int argc, char **argv)
 
     cfx_status st = run_interruptible(e, max_iters == 0);
     fflush(stdout); /* the graph's prints come before the status line and the results */
+    if (say_path)
+        fprintf(stderr, "cfx: backend cuda-persistent (%s)\n", cfx_exec_backend_detail(e));
     if (st == CFX_ERROR) {
         fprintf(stderr, "cfx: %s\n", cfx_exec_message(e)[0] ? cfx_exec_message(e) : cfx_exec_error(e));
         goto done;

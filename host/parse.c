@@ -39,7 +39,7 @@ typedef struct parser {
     const char *graph_name;
     int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
     int stop;
-    ast_node scratch;  /* handed out when the arena is out of memory; the module is dropped then */
+    ast_node scratch;  /* handed out when out of memory or stopped at a cap; no graph is kept then */
 } parser;
 
 typedef struct nodelist {
@@ -1000,6 +1000,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     }
     if (!seen_graph && !p.oom)
         parse_report(&p, 1, 1, "no graph in file");
+    if (p.stop)
+        m->ngraphs = 0; /* the graph cut short holds the parser's throwaway node: keep none */
     if (p.oom) {
         ast_arena_free(arena);
         return NULL;
@@ -1384,6 +1386,25 @@ static ast_node *parse_member(parser *p, ast_node *e)
     return n;
 }
 
+/* One item of a subscript: an index expression, or a slice `[START]:[STOP]`. */
+static ast_node *parse_subscript(parser *p)
+{
+    lex_token t = p->tok;
+    ast_node *start = NULL;
+    if (p->tok.kind != TK_COLON)
+        start = parse_expr(p);
+    if (p->tok.kind != TK_COLON || p->panic)
+        return start;
+    ast_node *sl = parse_node(p, AST_SLICE, t.line, t.col);
+    parse_next(p);
+    sl->a = start;
+    if (p->tok.kind != TK_COMMA && p->tok.kind != TK_RBRACKET && p->tok.kind != TK_COLON)
+        sl->b = parse_expr(p);
+    if (p->tok.kind == TK_COLON)
+        parse_syntax_error(p, p->tok.line, p->tok.col, "slices have no step: write x[a:b]");
+    return sl;
+}
+
 /* PRIMARY followed by any number of `[INDEX]`, `.NAME` and `.NAME(ARGS)`. */
 static ast_node *parse_postfix(parser *p)
 {
@@ -1401,7 +1422,19 @@ static ast_node *parse_postfix(parser *p)
         parse_next(p);
         ast_node *ix = parse_node(p, AST_INDEX, line, col);
         ix->a = e;
-        ix->b = parse_expr(p);
+        ast_node *first = parse_subscript(p);
+        if (p->tok.kind == TK_COMMA || (first && first->kind == AST_SLICE)) {
+            /* x[i, j], x[a:b], x[:, j]: the items in a list */
+            nodelist items = {0};
+            parse_push(p, &items, first);
+            while (p->tok.kind == TK_COMMA && !p->panic) {
+                parse_next(p);
+                parse_push(p, &items, parse_subscript(p));
+            }
+            parse_set_list(ix, &items);
+        } else {
+            ix->b = first;
+        }
         if (!p->panic)
             parse_expect(p, TK_RBRACKET, "']' after the index");
         e = ix;

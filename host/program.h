@@ -63,6 +63,8 @@ extern "C" {
     X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
     X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
     X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results") \
+    X(GET_BOX,      "ssk-", "slot a = the box of slot b given by table[c .. c + 2 * rank(b)): per dimension a start slot (-1: 0) and a length (-1: one element at an index, negative counts from the end; n: n elements from the start); the starts were checked, rec_box clamps them into b") \
+    X(SET_BOX,      "ssk-", "the box of slot a given by table[c ..] (as GET_BOX's, over a's dimensions) = slot b") \
     X(BROADCAST,    "ss--", "slot a = slot b repeated to a's shape by numpy's rules (b's dims, aligned at the right, are 1 or a's)") \
     X(CHECK_BOUND,  "ssmn", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
     X(GET_ITEM,     "ssss", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
@@ -187,6 +189,20 @@ CFX_HD k_bshape rec_bshape(const cfx_slot *dst, const cfx_slot *src)
     sh.drank = dst->rank;
     sh.srank = src->rank;
     return sh;
+}
+
+/* The box of a GET_BOX or SET_BOX record over tensor slot t, from its table entries and the
+ * values its start slots hold (0 where an entry names none). */
+CFX_HD k_box rec_box(const int32_t *entries, const cfx_slot *t, const int64_t *starts)
+{
+    k_box b;
+    b.rank = t->rank;
+    for (int d = 0; d < 4; d++) {
+        b.dims[d] = d < t->rank ? t->dims[d] : 1;
+        b.len[d] = d < t->rank ? entries[2 * d + 1] : 1;
+        b.start[d] = d < t->rank ? k_box_start(starts[d], b.len[d], b.dims[d]) : 0;
+    }
+    return b;
 }
 
 /* ---- building a program (used by the lowering) ------------------------------------ *

@@ -173,7 +173,7 @@ static int32_t written_slot(const cfx_record *r)
     case REC_UNARY: case REC_BINARY: case REC_REDUCE: case REC_DOT: case REC_MATMUL:
     case REC_TRANSPOSE: case REC_FILL: case REC_IOTA: case REC_COPY: case REC_CAST:
     case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW: case REC_GET_ITEM: case REC_SET_ITEM:
-    case REC_BROADCAST:
+    case REC_BROADCAST: case REC_GET_BOX: case REC_SET_BOX:
         return r->a;
     default:
         return -1;
@@ -346,6 +346,24 @@ static int check_operands(vctx *v, int32_t i)
             b->count != 1)
             return vfail(v, i, "set_row operands are inconsistent");
         break;
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        const cfx_slot *t = r->kind == REC_GET_BOX ? b : a, *val = r->kind == REC_GET_BOX ? a : b;
+        if ((int64_t)r->c + 2 * (int64_t)t->rank > p->ntable)
+            return vfail(v, i, "box table range is outside the table");
+        int64_t n = 1;
+        for (int k = 0; k < t->rank; k++) {
+            int32_t st = p->table[r->c + 2 * k], len = p->table[r->c + 2 * k + 1];
+            if (st != -1 && (st < 0 || st >= p->nslots || !is_int(S[st].dtype) || S[st].count != 1 || st == r->a))
+                return vfail(v, i, "box start slot %d is not a one-element integer it may read", st);
+            if (len != -1 && (len < 1 || len > t->dims[k]))
+                return vfail(v, i, "box length %d does not fit dimension %d", len, k);
+            n *= len < 0 ? 1 : len;
+        }
+        if (val->count != n || val->dtype != t->dtype || r->a == r->b)
+            return vfail(v, i, "box operands are inconsistent");
+        break;
+    }
     case REC_BROADCAST: {
         int ok = a->dtype == b->dtype && r->a != r->b && b->rank <= a->rank;
         for (int k = 1; ok && k <= b->rank; k++) {

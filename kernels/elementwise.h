@@ -411,6 +411,52 @@ CFX_HD void k_broadcast(int size, void *dst, const void *src, const k_bshape *sh
     }
 }
 
+/* A box of a tensor (GET_BOX, SET_BOX): per dimension a start and a length, -1 for an index
+ * (one element, the dimension dropped from the box's shape). Box element e, in row-major
+ * order over the lengths, is element k_box_src(e) of the tensor. */
+typedef struct k_box {
+    int32_t rank;
+    int32_t dims[4], len[4];
+    int64_t start[4];
+} k_box;
+
+/* A start as the executor read it, made safe: an index counts from the end when negative; both
+ * are clamped so the box lies inside the dimension. The lowering checks every start before
+ * (CHECK_INDEX, CHECK_BOUND), so the clamp only guards programs that were not. */
+CFX_HD int64_t k_box_start(int64_t v, int32_t len, int32_t dim)
+{
+    if (len < 0) {
+        v = v < 0 ? v + dim : v;
+        return v < 0 ? 0 : v >= dim ? dim - 1 : v;
+    }
+    return v < 0 ? 0 : v > dim - len ? dim - len : v;
+}
+
+CFX_HD int64_t k_box_src(const k_box *b, int64_t e)
+{
+    int64_t src = 0, stride = 1;
+    for (int d = b->rank - 1; d >= 0; d--) {
+        int64_t l = b->len[d] < 0 ? 1 : b->len[d];
+        src += (b->start[d] + e % l) * stride;
+        e /= l;
+        stride *= b->dims[d];
+    }
+    return src;
+}
+
+/* dst[e] = src[k_box_src(e)] (get) or dst[k_box_src(e)] = src[e] (set), e in [lo, hi); bytes,
+ * as k_broadcast, so no element is read through another type's pointer. */
+CFX_HD void k_box_copy(int set, int size, void *dst, const void *src, const k_box *b, int64_t lo, int64_t hi)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    for (int64_t e = lo; e < hi; e++) {
+        int64_t x = k_box_src(b, e), de = set ? x : e, se = set ? e : x;
+        for (int k = 0; k < size; k++)
+            d[de * size + k] = s[se * size + k];
+    }
+}
+
 CFX_HD int64_t k_load_int(int dtype, const void *p)
 {
     return k_get_int(dtype, p, 0);

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "blas.h"
 #include "dev.h"
@@ -116,6 +117,24 @@ static __global__ void launch_set_row_kernel(uint8_t *dst, const void *index, in
 static __global__ void launch_broadcast_kernel(int size, void *dst, const void *src, k_bshape sh, int64_t n)
 {
     LAUNCH_FOR_EACH(e, n) k_broadcast(size, dst, src, &sh, e, e + 1);
+}
+
+/* GET_BOX / SET_BOX: the table's entries by value, the starts read on the device from their
+ * slots (rec_box clamps them, so a graph body whose check failed still stays inside). */
+typedef struct launch_box {
+    int32_t entries[8];
+    const void *start[4];
+    int32_t dtype[4];
+    cfx_slot tensor;
+} launch_box;
+
+static __global__ void launch_box_kernel(int set, void *dst, const void *src, launch_box lb, int64_t n)
+{
+    int64_t st[4] = {0, 0, 0, 0};
+    for (int d = 0; d < lb.tensor.rank; d++)
+        if (lb.start[d]) st[d] = k_load_int(lb.dtype[d], lb.start[d]);
+    k_box bx = rec_box(lb.entries, &lb.tensor, st);
+    LAUNCH_FOR_EACH(e, n) k_box_copy(set, dtype_size(lb.tensor.dtype), dst, src, &bx, e, e + 1);
 }
 
 /* GET_ITEM / SET_ITEM: the item from the index and the length on the device; k_item_index
@@ -331,6 +350,23 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
         launch_set_row_kernel<<<launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
             (uint8_t *)SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->b].dtype, sa->dims[0], row_bytes,
             SLOT_PTR(r->c));
+        break;
+    }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        int get = r->kind == REC_GET_BOX;
+        launch_box lb;
+        memset(&lb, 0, sizeof lb);
+        lb.tensor = slots[get ? r->b : r->a];
+        for (int d = 0; d < lb.tensor.rank; d++) {
+            int32_t st = env->prog->table[r->c + 2 * d];
+            lb.entries[2 * d] = st;
+            lb.entries[2 * d + 1] = env->prog->table[r->c + 2 * d + 1];
+            lb.start[d] = st >= 0 ? (const void *)SLOT_PTR(st) : NULL;
+            lb.dtype[d] = st >= 0 ? slots[st].dtype : 0;
+        }
+        int64_t n = slots[get ? r->a : r->b].count;
+        launch_box_kernel<<<launch_grid(n), LAUNCH_THREADS, 0, s>>>(!get, SLOT_PTR(r->a), SLOT_PTR(r->b), lb, n);
         break;
     }
     case REC_BROADCAST:

@@ -528,6 +528,114 @@ static double bytes_decode(const case_data *d)
     return 4.0 * DEC_V * DEC_D + 4.0 * DEC_D * DEC_D + 2 * 4.0 * DEC_D;
 }
 
+/* ---- call_matmul ---- */
+enum { CM_N = 512 };
+
+/* dup, the application kernel call_matmul calls: its result is its argument. The CUDA version
+ * enqueues a device-to-device copy on the stream it is given, as an application kernel must
+ * (and as a captured one may). */
+static int dup_cpu(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    memcpy(results[0].data, args[0].data, (size_t)cfx_type_count(&args[0].type) * 4);
+    return 0;
+}
+
+#ifdef CFX_HAVE_CUDA
+static int dup_cuda(void *user, void *stream, int nargs, const cfx_tensor *args, int nresults,
+                    cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    return cudaMemcpyAsync(results[0].data, args[0].data, (size_t)cfx_type_count(&args[0].type) * 4,
+                           cudaMemcpyDeviceToDevice, (cudaStream_t)stream) == cudaSuccess ? 0 : -1;
+}
+#endif
+
+/* The kernels the benchmark's programs may call. */
+static cfx_context *bench_context(void)
+{
+    static cfx_context *ctx;
+    char *err = NULL;
+    char sig[64];
+    if (ctx)
+        return ctx;
+    ctx = cfx_context_new();
+    snprintf(sig, sizeof sig, "(f32[%d, %d]) -> (f32[%d, %d])", CM_N, CM_N, CM_N, CM_N);
+#ifdef CFX_HAVE_CUDA
+    cfx_register_kernel(ctx, "dup", sig, dup_cpu, dup_cuda, NULL, &err);
+#else
+    cfx_register_kernel(ctx, "dup", sig, dup_cpu, NULL, NULL, &err);
+#endif
+    if (err) {
+        fprintf(stderr, "bench_gpu: registering dup: %s\n", err);
+        cfx_free(err);
+    }
+    return ctx;
+}
+
+/* A is a permutation matrix, so A @ y is exact in f32 on every executor (one product per
+ * element is 1 * y, the rest add 0) and y after n iterations is x with its rows permuted n
+ * times. */
+static int make_call_matmul(case_data *d, int quick)
+{
+    float *A = add_input(d, "A", CFX_F32, 2, CM_N, CM_N);
+    float *x = add_input(d, "x", CFX_F32, 2, CM_N, CM_N);
+    int32_t *n = add_input(d, "n", CFX_I32, 0, 0, 0);
+    int32_t *perm = malloc(CM_N * sizeof *perm);
+    uint64_t seed = 6;
+    if (inputs_ok(d) || !perm) {
+        free(perm);
+        return -1;
+    }
+    for (int i = 0; i < CM_N; i++)
+        perm[i] = i;
+    for (int i = CM_N - 1; i > 0; i--) {
+        int j = (int)(splitmix64(&seed) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (int i = 0; i < CM_N; i++)
+        A[(size_t)i * CM_N + perm[i]] = 1.0f;
+    for (size_t e = 0; e < (size_t)CM_N * CM_N; e++)
+        x[e] = (float)uniform(&seed, -1, 1);
+    d->ref = perm;
+    *n = quick ? 30 : 100;
+    d->expect_iters = *n;
+    return 0;
+}
+
+static int check_call_matmul(case_data *d, buffer *res, int nres, int64_t iters, char *why, size_t len)
+{
+    const int32_t *perm = d->ref;
+    int32_t n = input_i32(d, "n");
+    buffer *ry = RESULT("y"), *ri = RESULT("iters");
+    float *y, *t;
+    int bad = -1;
+    CHECK(ry && ri, "missing result y or iters");
+    y = malloc((size_t)CM_N * CM_N * sizeof *y);
+    t = malloc((size_t)CM_N * CM_N * sizeof *t);
+    if (!y || !t) {
+        free(y);
+        free(t);
+        CHECK(0, "out of memory");
+    }
+    memcpy(y, find_buffer(d->in, d->nin, "x")->host, (size_t)CM_N * CM_N * sizeof *y);
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; i < CM_N; i++)
+            memcpy(t + (size_t)i * CM_N, y + (size_t)perm[i] * CM_N, CM_N * sizeof *t);
+        memcpy(y, t, (size_t)CM_N * CM_N * sizeof *y);
+    }
+    for (size_t e = 0; e < (size_t)CM_N * CM_N && bad < 0; e++)
+        if (((const float *)ry->host)[e] != y[e])
+            bad = (int)e;
+    free(y);
+    free(t);
+    CHECK(bad < 0, "y[%d] differs from x permuted %d times", bad, n);
+    CHECK(*(int32_t *)ri->host == n, "iters = %d, expected %d", *(int32_t *)ri->host, n);
+    CHECK(ticks_ok(iters, n), "%lld loop iterations (TICKs), expected %d", (long long)iters, n);
+    return 0;
+}
+
 static const bench_case cases[] = {
     {"counter", NULL, 0, make_counter, check_counter, NULL},
     {"if_in_while", NULL, 0, make_if_in_while, check_if_in_while, NULL},
@@ -536,17 +644,33 @@ static const bench_case cases[] = {
     {"cg_1024", "max_iters", 20, make_cg_1024, check_cg, bytes_cg},
     {"cg_8192", "max_iters", 5, make_cg_8192, check_cg, bytes_cg},
     {"greedy_decode", "max_len", 8, make_decode, check_decode, bytes_decode},
+    {"call_matmul", "n", 2, make_call_matmul, check_call_matmul, NULL},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-/* cuda-persistent twice: its interpreter, and its compiled kernel, the default mode, which
- * keeps the name "cuda-persistent" (peers.py compares with that row). */
-static const cfx_backend executors[] = {CFX_BACKEND_CPU, CFX_BACKEND_CUDA_HOST,
-                                        CFX_BACKEND_CUDA_GRAPH, CFX_BACKEND_CUDA_PERSISTENT,
-                                        CFX_BACKEND_CUDA_PERSISTENT};
-static const int executor_modes[] = {-1, -1, -1, CFX_PERSISTENT_INTERP, CFX_PERSISTENT_COMPILED};
-static const char *const executor_names[] = {"cpu", "cuda-host", "cuda-graph",
-                                             "cuda-persistent-interp", "cuda-persistent"};
+/* The columns: every backend; cuda-persistent in its default mode, the kernel compiled from the
+ * graph (which keeps the name "cuda-persistent": peers.py compares with that row), and in its
+ * interpreter mode three times: on its default path, on the pause-and-relaunch path and with
+ * every product inline, through the interpreter's environment knobs (set around cfx_exec_new;
+ * the row's note says which path the executor took). */
+typedef struct executor {
+    cfx_backend backend;
+    const char *name;
+    const char *env, *value; /* set while the executor is created, or NULL */
+    int mode;                /* a cfx_persistent_mode, or -1 */
+} executor;
+
+static const executor executors[] = {
+    {CFX_BACKEND_CPU, "cpu", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_HOST, "cuda-host", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", NULL, NULL, CFX_PERSISTENT_COMPILED},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", NULL, NULL, CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "CFX_PERSISTENT_DEVICE_LAUNCH", "0",
+     CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "CFX_PERSISTENT_LAUNCH_PRODUCT_MIN", "0",
+     CFX_PERSISTENT_INTERP},
+};
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
 /* ================================================================================== */
@@ -598,12 +722,12 @@ static void write_npy(const options *o, const char *key, const char *prefix, con
         fprintf(stderr, "bench_gpu: %s\n", err);
 }
 
-/* Runs graph g of m on executor x with the inputs of d, checks the results, then times it.
+/* Runs graph g of m on executor ex with the inputs of d, checks the results, then times it.
  * Fills r; returns nothing since every outcome, failures included, is a row of the table. */
 static void run_row(const options *o, const bench_case *c, cfx_module *m, int g, case_data *d,
-                    int x, row *r, const char **exported_from)
+                    const executor *ex, row *r, const char **exported_from)
 {
-    const cfx_backend b = executors[x];
+    const cfx_backend b = ex->backend;
     const int is_cuda = b != CFX_BACKEND_CPU;
     const int warmup = is_cuda ? 2 : 1;
     const int min_rep = o->quick ? 3 : 5, max_rep = o->quick ? 10 : 50;
@@ -616,7 +740,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     char *err = NULL;
     buffer *iters_in = c->iters_input ? find_buffer(d->in, d->nin, c->iters_input) : NULL;
     int32_t saved_iters = iters_in ? *(int32_t *)iters_in->host : 0;
-    double started;
+    double started, build_ms = 0;
     int rep = 0;
     int64_t trip = d->expect_iters;
 #ifdef CFX_HAVE_CUDA
@@ -651,22 +775,23 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         snprintf(r->state, sizeof r->state, "error: out of memory");
         goto fail;
     }
+    if (ex->env)
+        setenv(ex->env, ex->value, 1);
     e = cfx_exec_new(m, g, b, &err);
+    if (ex->env)
+        unsetenv(ex->env);
     if (!e) {
         snprintf(r->state, sizeof r->state, "error: %s", err ? err : "cfx_exec_new failed");
         goto fail;
     }
-    if (executor_modes[x] >= 0) {
+    if (ex->mode >= 0) {
         /* the mode, and for the compiled kernel its build time (main turns the cache off) */
         double b0 = now_seconds();
-        if (cfx_set_persistent_mode(e, (cfx_persistent_mode)executor_modes[x]) !=
-            executor_modes[x]) {
+        if (cfx_set_persistent_mode(e, (cfx_persistent_mode)ex->mode) != ex->mode) {
             snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
             goto fail;
         }
-        if (executor_modes[x] == CFX_PERSISTENT_COMPILED)
-            snprintf(r->note, sizeof r->note, "kernel built in %.0f ms",
-                     1e3 * (now_seconds() - b0));
+        build_ms = 1e3 * (now_seconds() - b0);
     }
     for (int i = 0; i < nres; i++) {
         res[i].name = cfx_result_name(m, g, i);
@@ -782,7 +907,16 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         }
         iters = cfx_exec_iterations(e);
         if (rep == -1) {
-            /* The last warm-up run is the one checked. */
+            /* The last warm-up run is the one checked; after it the executor's path is
+             * settled (application kernels are captured at the first run). */
+            if (b == CFX_BACKEND_CUDA_PERSISTENT) {
+                const char *detail = cfx_exec_backend_detail(e);
+                if (ex->mode == CFX_PERSISTENT_COMPILED)
+                    snprintf(r->note, sizeof r->note, "compiled kernel built in %.0f ms", build_ms);
+                else
+                    snprintf(r->note, sizeof r->note, "%s",
+                             strstr(detail, "device graph launch") ? "device graph launch" : detail);
+            }
 #ifdef CFX_HAVE_CUDA
             for (int i = 0; is_cuda && i < nres; i++)
                 if (cudaMemcpyAsync(res[i].host, dev_res[i], res[i].bytes, cudaMemcpyDeviceToHost, stream) !=
@@ -799,7 +933,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
             } else if (o->export_dir && !r->reduced) {
                 for (int i = 0; i < nres; i++)
                     write_npy(o, c->key, "out.", res[i].name, &res[i].type, res[i].host);
-                *exported_from = executor_names[x];
+                *exported_from = ex->name;
             }
             r->iters = trip;
             r->ticks = iters;
@@ -827,15 +961,15 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         r->wall_ms = quantile(wall_ms, rep, 0.5);
         /* Events that saw far less than the host did mean the run was not on our stream. */
         if (is_cuda && r->wall_ms - r->run_ms > 1.0 && r->run_ms < 0.5 * r->wall_ms) {
-            size_t n = strlen(r->note);
-            snprintf(r->note + n, sizeof r->note - n,
-                     "%sevents saw %.3g ms of a %.3g ms run: stream not honoured?", n ? "; " : "",
-                     r->run_ms, r->wall_ms);
+            size_t at = strlen(r->note);
+            snprintf(r->note + at, sizeof r->note - at, "%sevents saw %.3g ms of a %.3g ms run: stream not "
+                     "honoured?", at ? "; " : "", r->run_ms, r->wall_ms);
         }
     }
     if (!r->failed)
         snprintf(r->state, sizeof r->state, "ok");
     goto done;
+
 
 fail:
     r->failed = 1;
@@ -884,7 +1018,7 @@ typedef struct report {
 static const row *host_row(const report *rp, int ci)
 {
     for (int x = 0; x < NEXECUTORS; x++)
-        if (executors[x] == CFX_BACKEND_CUDA_HOST && rp->rows[ci][x].ran)
+        if (executors[x].backend == CFX_BACKEND_CUDA_HOST && rp->rows[ci][x].ran)
             return &rp->rows[ci][x];
     return NULL;
 }
@@ -919,15 +1053,25 @@ static void print_floors(const report *rp)
         {"grid barrier (the executor's, with its status poll)", &f->grid_barrier_us, "us"},
         {"block barrier (__syncthreads)", &f->block_barrier_us, "us"},
         {"device memory bandwidth (D2D copy, read + write)", &f->bandwidth_gbs, "GB/s"},
+        {"device tail launch of its own graph (executor's grid)", &f->tail_self_us, "us"},
+        {"device tail launch of an empty graph, then its own", &f->tail_site_us, "us"},
     };
     printf("\n## Floors\n\n");
     printf("Grid barrier: %d blocks x %d threads; block barrier: 1 block x %d threads; "
            "copy: %.0f MiB moved.\n\n", f->grid_blocks, f->block_threads, f->block_threads,
            f->copy_bytes / (1024.0 * 1024.0));
     printf("| floor | median | min | max | unit | repeats |\n|---|---:|---:|---:|---|---:|\n");
-    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
+        if (list[i].s->repeats == 0) {
+            printf("| %s | not measured: %s | | | %s | 0 |\n", list[i].name, f->tail_note, list[i].unit);
+            continue;
+        }
         printf("| %s | %.3f | %.3f | %.3f | %s | %d |\n", list[i].name, list[i].s->median,
                list[i].s->min, list[i].s->max, list[i].unit, list[i].s->repeats);
+    }
+    if (f->tail_blocks > 0)
+        printf("\nTail launches: a kernel of %d blocks x %d threads, the node of a device graph.\n",
+               f->tail_blocks, f->block_threads);
 }
 #endif
 
@@ -945,11 +1089,11 @@ static void print_table(const report *rp, case_data *data)
             double fl = floor_us(rp, ci, &data[ci]), sp = speedup(rp, ci, r);
             if (!r->ran) {
                 printf("| %s | %s | | | | | | | | %s |\n", cases[ci].key,
-                       executor_names[x], r->state);
+                       executors[x].name, r->state);
                 continue;
             }
             printf("| %s | %s | %lld%s | %.3f | %.3f .. %.3f | %.3f | ", cases[ci].key,
-                   executor_names[x], (long long)r->iters, r->reduced ? " (cpu)" : "",
+                   executors[x].name, (long long)r->iters, r->reduced ? " (cpu)" : "",
                    r->med_us, r->min_us, r->max_us, r->p75_us - r->p25_us);
             if (sp > 0)
                 printf("%.2fx | ", sp);
@@ -994,7 +1138,7 @@ static void csv_string(FILE *f, const char *s)
 
 #ifdef CFX_HAVE_CUDA
 /* The floors by the names the CSV and JSON files give them, in one order for both. */
-#define NFLOORS 6
+#define NFLOORS 8
 typedef struct named_floor {
     const char *name;
     const floor_stat *s;
@@ -1007,7 +1151,9 @@ static void floor_list(const floors *fl, named_floor out[NFLOORS])
                                        {"while_iter_us", &fl->while_iter_us},
                                        {"grid_barrier_us", &fl->grid_barrier_us},
                                        {"block_barrier_us", &fl->block_barrier_us},
-                                       {"bandwidth_gbs", &fl->bandwidth_gbs}};
+                                       {"bandwidth_gbs", &fl->bandwidth_gbs},
+                                       {"tail_self_us", &fl->tail_self_us},
+                                       {"tail_site_us", &fl->tail_site_us}};
     for (int i = 0; i < NFLOORS; i++)
         out[i] = list[i];
 }
@@ -1029,8 +1175,9 @@ static int write_csv(const report *rp, case_data *data, const char *path)
         named_floor list[NFLOORS];
         floor_list(fl, list);
         for (int i = 0; i < NFLOORS; i++)
-            fprintf(f, "floor,%s,\"ok\",,,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
-                    list[i].s->repeats, list[i].s->median, list[i].s->min, list[i].s->max);
+            fprintf(f, "floor,%s,\"%s\",,,,%d,%.6g,%.6g,%.6g,,,,,,,\n", list[i].name,
+                    list[i].s->repeats ? "ok" : "not measured", list[i].s->repeats, list[i].s->median,
+                    list[i].s->min, list[i].s->max);
     }
 #endif
     for (int ci = 0; ci < NCASES; ci++) {
@@ -1039,7 +1186,7 @@ static int write_csv(const report *rp, case_data *data, const char *path)
         for (int x = 0; x < NEXECUTORS; x++) {
             const row *r = &rp->rows[ci][x];
             double fl = floor_us(rp, ci, &data[ci]);
-            fprintf(f, "%s,%s,", cases[ci].key, executor_names[x]);
+            fprintf(f, "%s,%s,", cases[ci].key, executors[x].name);
             csv_string(f, r->state);
             if (!r->ran) {
                 fprintf(f, ",,,,,,,,,,,,,,\n");
@@ -1079,8 +1226,10 @@ static int write_json(const report *rp, case_data *data, const char *path)
             fprintf(f, "    \"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d},\n",
                     list[i].name, list[i].s->median, list[i].s->min, list[i].s->max,
                     list[i].s->repeats);
-        fprintf(f, "    \"grid_blocks\": %d, \"block_threads\": %d, \"copy_bytes\": %.0f\n  },\n",
-                fl->grid_blocks, fl->block_threads, fl->copy_bytes);
+        fprintf(f, "    \"grid_blocks\": %d, \"block_threads\": %d, \"copy_bytes\": %.0f, \"tail_blocks\": %d,\n"
+                   "    \"tail_note\": ", fl->grid_blocks, fl->block_threads, fl->copy_bytes, fl->tail_blocks);
+        json_string(f, fl->tail_note);
+        fprintf(f, "\n  },\n");
     } else
 #endif
         fprintf(f, "null,\n");
@@ -1092,7 +1241,7 @@ static int write_json(const report *rp, case_data *data, const char *path)
             const row *r = &rp->rows[ci][x];
             double fl = floor_us(rp, ci, &data[ci]);
             fprintf(f, "%s\n    {\"graph\": \"%s\", \"executor\": \"%s\", \"state\": ",
-                    first ? "" : ",", cases[ci].key, executor_names[x]);
+                    first ? "" : ",", cases[ci].key, executors[x].name);
             first = 0;
             json_string(f, r->state);
             if (r->ran)
@@ -1166,7 +1315,8 @@ static void usage(void)
             "usage: bench_gpu [--quick] [--csv FILE] [--json FILE] [--export DIR]\n"
             "                 [--bench-dir DIR] [--graphs a,b,...] [--executors cpu,cuda-host,...]\n"
             "                 [--cpu-only]\n"
-            "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode\n");
+            "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
+            "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-pause cuda-persistent-inline\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -1246,7 +1396,7 @@ int main(int argc, char **argv)
     for (int ci = 0; ci < NCASES; ci++)
         case_names[ci] = cases[ci].key;
     for (int x = 0; x < NEXECUTORS; x++)
-        exec_names[x] = executor_names[x];
+        exec_names[x] = executors[x].name;
     if (check_list("graph", o.graphs, case_names, NCASES) != 0 ||
         check_list("executor", o.executors, exec_names, NEXECUTORS) != 0)
         return 2;
@@ -1293,7 +1443,7 @@ int main(int argc, char **argv)
             continue;
         rp.run_case[ci] = 1;
         snprintf(path, sizeof path, "%s/%s.cfx", o.bench_dir, c->key);
-        mods[ci] = cfx_compile_file(NULL, path, &diag);
+        mods[ci] = cfx_compile_file(bench_context(), path, &diag);
         if (!mods[ci]) {
             fprintf(stderr, "bench_gpu: %s does not compile:\n%s", path, diag ? diag : "");
             cfx_free(diag);
@@ -1315,13 +1465,13 @@ int main(int argc, char **argv)
                           data[ci].in[i].host);
         for (int x = 0; x < NEXECUTORS; x++) {
             row *r = &rp.rows[ci][x];
-            if (!selected(o.executors, executor_names[x]) ||
-                (o.cpu_only && executors[x] != CFX_BACKEND_CPU)) {
+            if (!selected(o.executors, executors[x].name) ||
+                (o.cpu_only && executors[x].backend != CFX_BACKEND_CPU)) {
                 snprintf(r->state, sizeof r->state, "not run");
                 continue;
             }
-            fprintf(stderr, "bench_gpu: %s on %s\n", c->key, executor_names[x]);
-            run_row(&o, c, mods[ci], g, &data[ci], x, r, &rp.exported_from[ci]);
+            fprintf(stderr, "bench_gpu: %s on %s\n", c->key, executors[x].name);
+            run_row(&o, c, mods[ci], g, &data[ci], &executors[x], r, &rp.exported_from[ci]);
             failed |= r->failed;
         }
         /* The big inputs go as soon as their graph is done; the data kept for the report

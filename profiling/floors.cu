@@ -17,21 +17,6 @@
 #include "floors.h"
 #include "grid_barrier.cuh"
 
-/* The same contract as dev.h's CUDA_TRY (the enclosing function has err, errlen and a
- * fail: label), kept local so the floors call nothing in the executors they judge; the one
- * piece they share is the grid barrier's device code (grid_barrier.cuh), so that its floor
- * is the barrier the executor passes. Every local is declared before the first FL_TRY:
- * C++ forbids a goto over an initialization. */
-#define FL_TRY(call)                                                                      \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call,            \
-                     cudaGetErrorString(e_));                                             \
-            goto fail;                                                                    \
-        }                                                                                 \
-    } while (0)
-#define FL_LAUNCHED() FL_TRY(cudaGetLastError())
 
 enum { BARRIER_THREADS = P_THREADS };
 
@@ -88,8 +73,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* Median, min and max of v[0..n) (sorts v). */
-static floor_stat summarize(double *v, int n)
+extern "C" floor_stat floors_summarize(double *v, int n)
 {
     floor_stat s;
     qsort(v, (size_t)n, sizeof v[0], cmp_double);
@@ -431,24 +415,26 @@ extern "C" int floors_measure(floors *out, int quick, char *err, size_t errlen)
 
     if (measure_launch(s, t0, t1, repeats, quick ? 200 : 1000, v, err, errlen))
         goto fail;
-    out->launch_us = summarize(v, repeats);
+    out->launch_us = floors_summarize(v, repeats);
     if (measure_d2h_sync(s, t0, t1, repeats, quick ? 50 : 200, v, err, errlen))
         goto fail;
-    out->d2h_sync_us = summarize(v, repeats);
+    out->d2h_sync_us = floors_summarize(v, repeats);
     if (measure_while(s, t0, t1, repeats, quick ? 1000 : 10000, v, err, errlen))
         goto fail;
-    out->while_iter_us = summarize(v, repeats);
+    out->while_iter_us = floors_summarize(v, repeats);
     if (measure_grid_barrier(s, t0, t1, repeats, quick ? 2000 : 20000, sms, v, &out->grid_blocks, err,
                              errlen))
         goto fail;
-    out->grid_barrier_us = summarize(v, repeats);
+    out->grid_barrier_us = floors_summarize(v, repeats);
     out->block_threads = BARRIER_THREADS;
     if (measure_block_barrier(s, t0, t1, repeats, quick ? 20000 : 200000, v, err, errlen))
         goto fail;
-    out->block_barrier_us = summarize(v, repeats);
+    out->block_barrier_us = floors_summarize(v, repeats);
     if (measure_bandwidth(s, t0, t1, repeats, v, &out->copy_bytes, err, errlen))
         goto fail;
-    out->bandwidth_gbs = summarize(v, repeats);
+    out->bandwidth_gbs = floors_summarize(v, repeats);
+    if (floors_measure_tail(out, quick, out->tail_note, sizeof out->tail_note) != 0)
+        out->tail_blocks = 0;
 
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);

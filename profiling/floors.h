@@ -14,6 +14,11 @@
  *   block_barrier  one __syncthreads() in a block of 256 threads
  *   bandwidth      device memory bandwidth of a large device-to-device copy, bytes read plus
  *                  bytes written over the time
+ *   tail_self      a kernel in the executor's grid shape, the node of a device graph, that
+ *                  ends and tail-launches its own graph (floors_launch.cu)
+ *   tail_site      the same tail-launching an empty graph first, then itself: what cuda-
+ *                  persistent's device graph launch pays per CALL or launched product,
+ *                  less the work
  * The loop floors (while_iter and the barriers) are differential: (t(n2) - t(n1)) / (n2 -
  * n1), so the one launch around the loop cancels out.
  *
@@ -23,6 +28,24 @@
 #define CFX_FLOORS_H
 
 #include <stddef.h>
+
+#ifdef __CUDACC__
+/* The same contract as dev.h's CUDA_TRY (the enclosing function has err, errlen and a
+ * fail: label), kept local so the floors call nothing in the executors they judge; the one
+ * piece they share is the grid barrier's device code (grid_barrier.cuh), so that its floor
+ * is the barrier the executor passes. Every local is declared before the first FL_TRY:
+ * C++ forbids a goto over an initialization. */
+#define FL_TRY(call)                                                                      \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call,            \
+                     cudaGetErrorString(e_));                                             \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+#define FL_LAUNCHED() FL_TRY(cudaGetLastError())
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +67,10 @@ typedef struct floors {
     floor_stat grid_barrier_us;
     floor_stat block_barrier_us;
     floor_stat bandwidth_gbs;
+    floor_stat tail_self_us;
+    floor_stat tail_site_us;
+    int tail_blocks;        /* blocks of the tail-launching kernel; 0: not measured */
+    char tail_note[200];    /* why the tail-launch floors were not measured, or "" */
     int grid_blocks;        /* blocks in the grid-barrier kernel (the executor's grid rule) */
     int block_threads;      /* threads per block in both barrier kernels */
     double copy_bytes;      /* bytes read + written by one bandwidth copy */
@@ -63,8 +90,13 @@ typedef struct floors_device {
 int floors_device_info(floors_device *out, char *err, size_t errlen);
 
 /* Measures every floor on the current device. `quick` uses fewer repeats. Returns 0, or -1
- * with the failing call in err. */
+ * with the failing call in err. Device graph launch may not work where the others do: its
+ * floors then say why in tail_note (tail_blocks 0) and the measurement still succeeds. */
 int floors_measure(floors *out, int quick, char *err, size_t errlen);
+/* floors_launch.cu: tail_self and tail_site alone; 0, or -1 with why in err. */
+int floors_measure_tail(floors *out, int quick, char *err, size_t errlen);
+/* Median, min and max of v[0..n) (sorts v). */
+floor_stat floors_summarize(double *v, int n);
 
 #ifdef __cplusplus
 }

@@ -152,7 +152,12 @@ else
         step "ctest -L gpu" 02-ctest-gpu.log ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error
     fi
     if wants suite; then
-        step "ctest (whole suite)" 03-ctest-all.log ctest --test-dir "$build" --output-on-failure -j"$jobs"
+        # the rest of the suite: the gpu label ran in the step before (when asked for), and its
+        # tests are the longest (the cpu executor's side of a 2048-cube product, say)
+        label_args=()
+        wants gpu-tests && label_args=(-LE gpu)
+        step "ctest (the suite${label_args:+, but the gpu label})" 03-ctest-all.log \
+            ctest --test-dir "$build" --output-on-failure -j"$jobs" "${label_args[@]}"
     fi
     # ---- compute-sanitizer on both gpu_* tests ----------------------------------------------
     if wants sanitize; then

@@ -72,6 +72,19 @@ static inline unsigned long long ck_host_clock(void)
 }
 #define CK_HOST_CLOCK ck_host_clock
 
+/* Skew: 1 holds block 0 back for a while at the start and after every grid barrier, 2 the
+ * other blocks. A kernel missing a barrier where one block reads what another writes then
+ * reads the old values, every time, instead of now and then. */
+static int ck_host_skew;
+static inline void ck_host_hold(void)
+{
+    if ((ck_host_skew == 1 && blockIdx.x == 0) || (ck_host_skew == 2 && blockIdx.x != 0)) {
+        struct timespec ts = {0, 300000};
+        nanosleep(&ts, NULL);
+    }
+}
+#define CK_AFTER_BARRIER() ck_host_hold()
+
 #include "compiled_kernel.cuh"
 
 typedef void (*ck_host_kernel)(const ck_args a);
@@ -86,13 +99,17 @@ static void *ck_host_block_main(void *arg)
 {
     const ck_host_block *b = (const ck_host_block *)arg;
     blockIdx.x = b->index;
+    ck_host_hold();
     b->kernel(*b->args);
     return NULL;
 }
 
-/* Runs kernel on `blocks` host threads (at most 16) and returns when all have ended. */
-extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsigned int blocks)
+/* Runs kernel on `blocks` host threads (at most 16) with `skew` (above) and returns when all
+ * have ended. */
+extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsigned int blocks,
+                              int skew)
 {
+    ck_host_skew = skew;
     pthread_t threads[16];
     ck_host_block b[16];
     if (blocks < 1 || blocks > 16)

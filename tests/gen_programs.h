@@ -49,10 +49,12 @@ enum gen_expr {
     GE_INT, GE_REAL, GE_VAR, GE_ADD, GE_SUB, GE_MUL, GE_DIV, GE_MOD, GE_MIN, GE_MAX,
     GE_LT, GE_LE, GE_GT, GE_GE, GE_EQ, GE_NE, GE_AND, GE_OR, GE_NOT, GE_NEG, GE_ABS,
     GE_SUM, GE_ARGMAX, GE_INDEX, GE_CAST_I, GE_CAST_F, GE_LEN,
+    GE_COND, /* e[1] if e[0] else e[2]: only the chosen one is evaluated */
 };
 
 enum gen_stmt {
     GS_ASSIGN,   /* var = e0 */
+    GS_PAIR,     /* t0, t1 = e0, e1: both values first (tuple assignment) */
     GS_TENSOR,   /* var = tensor form `form` over tensor var tv and scalar e0 */
     GS_SETROW,   /* var[e0] = e1 */
     GS_IF,       /* arms: conds[k] with blocks[k]; has_else: the last block */
@@ -204,6 +206,7 @@ static int gen_int_lit(gen_prog *g, int64_t v)
 }
 
 static int gen_expr_of(gen_prog *g, int type, int depth);
+static int gen_cond(gen_prog *g, int type, int depth);
 
 static int gen_bin(gen_prog *g, int kind, int type, int l, int r)
 {
@@ -286,6 +289,19 @@ static int gen_index(gen_prog *g, int depth)
                    gen_int_lit(g, 5 + gen_rand(g, 2)));
 }
 
+/* `a if c else b` of `type`: an index read in a value is then guarded only on its own path */
+static int gen_cond(gen_prog *g, int type, int depth)
+{
+    int c = gen_expr_of(g, GT_B, depth + 1);
+    int a = gen_expr_of(g, type, depth + 1), b = gen_expr_of(g, type, depth + 1);
+    int k = gen_node_new(g, GE_COND);
+    g->nodes[k].type = (uint8_t)type;
+    g->nodes[k].e[0] = c;
+    g->nodes[k].e[1] = a;
+    g->nodes[k].e[2] = b;
+    return k;
+}
+
 static int gen_expr_of(gen_prog *g, int type, int depth)
 {
     int leaf = depth >= 3 || gen_rand(g, 3) == 0;
@@ -311,7 +327,10 @@ static int gen_expr_of(gen_prog *g, int type, int depth)
             int r = gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1));
             return gen_bin(g, c == 6 ? GE_DIV : GE_MOD, GT_I, l, r);
         }
-        case 8: return gen_bin(g, gen_rand(g, 2) ? GE_MIN : GE_MAX, GT_I, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
+        case 8:
+            if (gen_rand(g, 3) == 0)
+                return gen_cond(g, GT_I, depth);
+            return gen_bin(g, gen_rand(g, 2) ? GE_MIN : GE_MAX, GT_I, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
         case 9:
             k = gen_node_new(g, gen_rand(g, 2) ? GE_NEG : GE_ABS);
             g->nodes[k].type = GT_I;
@@ -364,7 +383,10 @@ static int gen_expr_of(gen_prog *g, int type, int depth)
         case 2: return gen_bin(g, GE_ADD, GT_F, gen_expr_of(g, GT_F, depth + 1), gen_expr_of(g, GT_F, depth + 1));
         case 3: return gen_bin(g, GE_SUB, GT_F, gen_expr_of(g, GT_F, depth + 1), gen_expr_of(g, GT_F, depth + 1));
         case 4: return gen_bin(g, GE_MUL, GT_F, gen_expr_of(g, GT_F, depth + 1), gen_expr_of(g, GT_F, depth + 1));
-        case 5: return gen_bin(g, gen_rand(g, 2) ? GE_MIN : GE_MAX, GT_F, gen_expr_of(g, GT_F, depth + 1), gen_expr_of(g, GT_F, depth + 1));
+        case 5:
+            if (gen_rand(g, 3) == 0)
+                return gen_cond(g, GT_F, depth);
+            return gen_bin(g, gen_rand(g, 2) ? GE_MIN : GE_MAX, GT_F, gen_expr_of(g, GT_F, depth + 1), gen_expr_of(g, GT_F, depth + 1));
         case 6:
             k = gen_node_new(g, GE_INDEX);
             g->nodes[k].type = GT_F;
@@ -431,6 +453,13 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
             /* scalar assignment to a result or a local (never to a loop variable) */
             static const char *const targets[] = {"r0", "t0", "t1", "a", "r1", "f0"};
             int t = gen_rand(g, 6);
+            if (t == 1 && gen_rand(g, 2) == 0) {
+                /* t0, t1 = e0, e1: the values read t0 and t1 before either changes */
+                k = gen_node_new(g, GS_PAIR);
+                g->nodes[k].e[0] = gen_expr_of(g, GT_I, 0);
+                g->nodes[k].e[1] = gen_expr_of(g, GT_I, 0);
+                return k;
+            }
             k = gen_node_new(g, GS_ASSIGN);
             for (int i = 0; i < g->nvars; i++)
                 if (strcmp(g->vars[i].name, targets[t]) == 0) g->nodes[k].var = i;
@@ -649,6 +678,15 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         gen_put(b, ")");
         break;
     case GE_ABS: gen_put(b, "abs("); gen_put_expr(g, b, n->e[0]); gen_put(b, ")"); break;
+    case GE_COND:
+        gen_put(b, "(");
+        gen_put_expr(g, b, n->e[1]);
+        gen_put(b, " if ");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, " else ");
+        gen_put_expr(g, b, n->e[2]);
+        gen_put(b, ")");
+        break;
     case GE_SUM: gen_put(b, "sum(%s)", g->vars[n->tv].name); break;
     case GE_ARGMAX: gen_put(b, "argmax(%s)", g->vars[n->tv].name); break;
     case GE_LEN: gen_put(b, "len(%s)", g->vars[n->tv].name); break;
@@ -679,6 +717,13 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
     gen_put(b, "%*s", indent * 2, "");
     n->line = b->line;
     switch (n->kind) {
+    case GS_PAIR:
+        gen_put(b, "t0, t1 = ");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, ", ");
+        gen_put_expr(g, b, n->e[1]);
+        gen_put(b, "\n");
+        break;
     case GS_ASSIGN: {
         /* `x = (x op e)` is written `x op= e` in every other such statement: the same program */
         const gen_node *v = &g->nodes[n->e[0]];
@@ -937,6 +982,10 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         x = gen_eval_expr(st, n->e[0], line);
         r.i = x.i < 0 ? gen_wrap(-(int64_t)x.i) : x.i;
         return r;
+    case GE_COND:
+        x = gen_eval_expr(st, n->e[0], line);
+        if (st->stopped) return r;
+        return gen_eval_expr(st, n->e[x.b ? 1 : 2], line);
     case GE_AND:
         x = gen_eval_expr(st, n->e[0], line);
         r.b = x.b ? gen_eval_expr(st, n->e[1], line).b : 0; /* short-circuit */
@@ -994,6 +1043,7 @@ static int gen_tick(gen_state *st, int line)
 }
 
 static int gen_exec_block(gen_state *st, int blk);
+static int gen_find_var(const gen_prog *g, const char *name);
 
 /* Runs a loop body; maps break/continue. Returns GEN_NEXT to go on looping, GEN_BREAK to
  * leave the loop, GEN_RETURN / GEN_STOP to leave everything. */
@@ -1010,6 +1060,14 @@ static int gen_exec_stmt(gen_state *st, int s)
     const gen_node *n = &g->nodes[s];
     int line = n->line;
     switch (n->kind) {
+    case GS_PAIR: {
+        gen_val v0 = gen_eval_expr(st, n->e[0], line);
+        gen_val v1 = gen_eval_expr(st, n->e[1], line);
+        if (st->stopped) return GEN_STOP;
+        st->si[gen_find_var(g, "t0")] = v0.i;
+        st->si[gen_find_var(g, "t1")] = v1.i;
+        return GEN_NEXT;
+    }
     case GS_ASSIGN: {
         gen_val v = gen_eval_expr(st, n->e[0], line);
         if (st->stopped) return GEN_STOP;

@@ -197,6 +197,7 @@ static void test_modes_and_cache(const char *cache)
         CHECK_INT(count, 1000);
         CHECK(t && strstr(t, "\"mode\":\"compiled\"") && strstr(t, "\"compile_ms\":"));
         CHECK(t && strstr(t, k == 0 ? "\"cache\":\"miss\"" : "\"cache\":\"hit\""));
+        CHECK(strncmp(cfx_exec_backend_detail(e), "compiled kernel: ", 17) == 0);
         free(t);
         /* forced to the interpreter, then back */
         CHECK_INT(cfx_set_persistent_mode(e, CFX_PERSISTENT_INTERP), CFX_PERSISTENT_INTERP);
@@ -204,6 +205,7 @@ static void test_modes_and_cache(const char *cache)
         t = read_trace(e, trace);
         CHECK_INT(count, 1000);
         CHECK(t && !strstr(t, "\"mode\":\"compiled\"") && strstr(t, "BINARY"));
+        CHECK(strncmp(cfx_exec_backend_detail(e), "interpreter, as asked", 21) == 0);
         free(t);
         CHECK_INT(cfx_set_persistent_mode(e, CFX_PERSISTENT_COMPILED), CFX_PERSISTENT_COMPILED);
         CHECK_INT(cfx_set_persistent_mode(e, (cfx_persistent_mode)7), -1);
@@ -302,8 +304,8 @@ static void test_cli(const char *dir)
     static const struct {
         const char *env, *args, *want;
     } cases[] = {
-        {"", "", "cfx: backend cuda-persistent (compiled kernel)"},
-        {"", "--persistent-mode interp", "cfx: backend cuda-persistent (interpreter, as asked)"},
+        {"", "", "cfx: backend cuda-persistent (compiled kernel: "},
+        {"", "--persistent-mode interp", "cfx: backend cuda-persistent (interpreter, as asked"},
         {"CFX_NVRTC=none ", "",
          "cfx: backend cuda-persistent (interpreter: NVRTC is not available"},
     };

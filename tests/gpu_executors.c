@@ -391,6 +391,17 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
     if (mode >= 0) CHECK_INT(cfx_set_persistent_mode(e, (cfx_persistent_mode)mode), mode);
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
+    /* the path the executor takes: never empty; the backend's name where it says no more
+     * (cpu, cuda-host); cuda-persistent names one of its two paths */
+    {
+        const char *detail = cfx_exec_backend_detail(e);
+        CHECK(detail != NULL && detail[0] != '\0');
+        if (backend == CFX_BACKEND_CPU || backend == CFX_BACKEND_CUDA_HOST)
+            CHECK_STR(detail, cfx_backend_name(backend));
+        if (backend == CFX_BACKEND_CUDA_PERSISTENT)
+            CHECK(strncmp(detail, "device graph launch", 19) == 0 || strncmp(detail, "pause and relaunch", 18) == 0);
+        printf("%s: %s\n", cfx_backend_name(backend), detail);
+    }
     /* the budget: 100 iterations run, the 101st stops the run before its body, and no result
      * is written */
     cfx_set_max_iters(e, 100);

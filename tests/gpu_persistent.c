@@ -4,7 +4,11 @@
  * identical and real results within 1e-5 relative. The programs are chosen to reach every
  * path of the scheduler: scalar loops on one block, big vectors split across blocks with
  * cross-block reads and split reductions, switch, row reads and writes, matmul, every stop,
- * the budget, a cancel from another thread, an asynchronous run, and a trace.
+ * the budget, a cancel from another thread, an asynchronous run, and a trace. Then what
+ * device graph launch adds, on both paths (device graph launch where the executor takes it,
+ * and pause and relaunch forced with CFX_PERSISTENT_DEVICE_LAUNCH=0): a CALL in a loop of
+ * 10,000 iterations, a run that needs no host work between cfx_run_async and cfx_wait, and a
+ * 2048-cube product in a loop launched as a cuBLAS graph.
  * Exits 77 (skipped) where there is no device. `--quick`: fewer iterations where a test
  * only needs many (for compute-sanitizer).
  */
@@ -458,6 +462,10 @@ extern int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind) __attr
 extern int cudaMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream)
     __attribute__((weak));
 extern int cudaDeviceSynchronize(void) __attribute__((weak));
+extern int cudaMemset(void *p, int value, size_t bytes) __attribute__((weak));
+extern int cudaStreamCreateWithFlags(void **stream, unsigned flags) __attribute__((weak));
+extern int cudaStreamSynchronize(void *stream) __attribute__((weak));
+extern int cudaStreamDestroy(void *stream) __attribute__((weak));
 
 /* `dup`: the result is a copy of the argument (f32[N]). The CUDA version enqueues the copy on
  * the stream it is given, as an application kernel must. `user` counts the calls. */
@@ -491,10 +499,34 @@ static const char *calls =
     "  }\n"
     "}\n";
 
-static void test_calls(void)
+/* 1 if the executor runs device graph launch (its detail says which path it takes). */
+static int device_launch(const cfx_exec *e)
+{
+    /* in the compiled mode a graph with a CALL runs on the interpreter, whose path the detail
+     * gives after the reason */
+    return strstr(cfx_exec_backend_detail(e), "device graph launch") != NULL;
+}
+
+/* cuda-persistent's executor on the pause-and-relaunch path when `pause`, else on the path
+ * it picks (device graph launch where it works). */
+static int side_start_path(side *s, cfx_module *m, cfx_backend b, const char *overrides, int pause)
+{
+    int rc;
+    if (pause)
+        setenv("CFX_PERSISTENT_DEVICE_LAUNCH", "0", 1);
+    rc = side_start(s, m, 0, b, overrides, 0);
+    if (pause)
+        unsetenv("CFX_PERSISTENT_DEVICE_LAUNCH");
+    return rc;
+}
+
+/* `calls` with n iterations on cpu and on cuda-persistent (asynchronously), on one path: the
+ * same prints and results. On the pause path the host calls dup_cuda at every CALL; on
+ * device graph launch once, when the CALL's graph is captured at the first run. */
+static void test_calls(int n, int pause)
 {
     int cpu_calls = 0, gpu_calls = 0;
-    char *err = NULL, *diag = NULL;
+    char *err = NULL, *diag = NULL, inputs[32], label[64];
     cfx_context *ctx[2] = {cfx_context_new(), cfx_context_new()};
     CHECK_INT(cfx_register_kernel(ctx[0], "dup", "(f32[3000]) -> (f32[3000])", dup_cpu, NULL, &cpu_calls,
                                   &err), 0);
@@ -502,6 +534,8 @@ static void test_calls(void)
                                   &err), 0);
     cfx_module *m[2];
     side sd[2];
+    snprintf(inputs, sizeof inputs, "n=%d", n);
+    snprintf(label, sizeof label, "calls n=%d%s", n, pause ? " (pause path)" : "");
     for (int k = 0; k < 2; k++) {
         m[k] = cfx_compile_string(ctx[k], "calls.cfx", calls, strlen(calls), &diag);
         if (!m[k]) {
@@ -511,26 +545,173 @@ static void test_calls(void)
             return;
         }
         calls_kernels = 1;
-        CHECK_INT(side_start(&sd[k], m[k], 0,
-                             k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, "n=5", 0),
-                  0);
+        CHECK_INT(side_start_path(&sd[k], m[k], k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, inputs,
+                                  pause), 0);
         calls_kernels = 0;
     }
     CHECK_INT(cfx_run(sd[0].e), CFX_OK);
-    /* asynchronous: the first launch is enqueued, cfx_wait serves the CALL pauses */
+    /* asynchronous: on the pause path cfx_wait serves the CALLs; on device graph launch the
+     * device does */
     CHECK_INT(cfx_run_async(sd[1].e), 0);
     CHECK_INT(cfx_wait(sd[1].e), CFX_OK);
-    CHECK_INT(cpu_calls, 5);
-    CHECK_INT(gpu_calls, 5);
+    printf("gpu_persistent: %s: %s\n", label, cfx_exec_backend_detail(sd[1].e));
+    if (pause)
+        CHECK(!device_launch(sd[1].e));
+    CHECK_INT(cpu_calls, n);
+    CHECK_INT(gpu_calls, device_launch(sd[1].e) ? 1 : n);
     side_done(&sd[0]);
     side_done(&sd[1]);
+    CHECK_INT(sd[1].iterations, sd[0].iterations);
+    CHECK_INT(sd[1].printed.n, n);
     CHECK_STR(sd[1].printed.text ? sd[1].printed.text : "", sd[0].printed.text ? sd[0].printed.text : "");
-    compare_results("calls", m[0], 0, &sd[0], &sd[1]);
+    compare_results(label, m[0], 0, &sd[0], &sd[1]);
     for (int k = 0; k < 2; k++) {
         side_free(&sd[k]);
         cfx_module_free(m[k]);
         cfx_context_free(ctx[k]);
     }
+}
+
+/* No host work between cfx_run_async and cfx_wait on device graph launch: after a first run
+ * (which captures the CALL), a run of 10,000 iterations with a CALL in each ends on the
+ * application's stream with no cuda_fn call and no print callback, its results already in
+ * the device buffers when the application has only synchronized its stream; cfx_wait then
+ * reports ok and still calls nothing. */
+static int host_prints;
+static void count_print(void *user, const char *line)
+{
+    (void)user, (void)line;
+    host_prints++;
+}
+
+static const char *loop_call =
+    "graph loopcall(x: f32[3000], n: i32) -> (y: f32[3000], c: i32) {\n"
+    "  y = x\n  c = 0\n  for i in range(0, n) {\n    y = dup(y) * 0.5 + 1.0\n    c = c + 1\n"
+    "    if c < 0 {\n      print(c, \"never\")\n    }\n  }\n}\n";
+
+static void test_no_host_work(void)
+{
+    if (!cudaMalloc || !cudaStreamCreateWithFlags || !cudaStreamSynchronize || !cudaMemset) {
+        printf("gpu_persistent: no-host-work test skipped: the CUDA runtime is not linked\n");
+        return;
+    }
+    int gpu_calls = 0;
+    char *err = NULL, *diag = NULL;
+    void *stream = NULL, *dx = NULL, *dn = NULL, *dy = NULL, *dc = NULL;
+    float x[3000], y[3000];
+    int32_t n = 10000, c = -1;
+    cfx_context *ctx = cfx_context_new();
+    cfx_module *m = NULL;
+    cfx_exec *e = NULL;
+    CHECK_INT(cfx_register_kernel(ctx, "dup", "(f32[3000]) -> (f32[3000])", NULL, dup_cuda, &gpu_calls, &err), 0);
+    m = cfx_compile_string(ctx, "loopcall.cfx", loop_call, strlen(loop_call), &diag);
+    if (!CHECK(m != NULL))
+        goto done;
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CUDA_PERSISTENT, &err);
+    if (!CHECK(e != NULL))
+        goto done;
+    for (int i = 0; i < 3000; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    CHECK_INT(cudaStreamCreateWithFlags(&stream, 1 /* cudaStreamNonBlocking */), 0);
+    CHECK_INT(cudaMalloc(&dx, sizeof x), 0);
+    CHECK_INT(cudaMalloc(&dn, 4), 0);
+    CHECK_INT(cudaMalloc(&dy, sizeof y), 0);
+    CHECK_INT(cudaMalloc(&dc, 4), 0);
+    cudaMemcpy(dx, x, sizeof x, 1);
+    cudaMemcpy(dn, &n, 4, 1);
+    CHECK_INT(cudaDeviceSynchronize(), 0); /* pageable copies land before the run reads them */
+    CHECK_INT(cfx_bind_device(e, "x", dx, sizeof x), 0);
+    CHECK_INT(cfx_bind_device(e, "n", dn, 4), 0);
+    CHECK_INT(cfx_bind_device(e, "y", dy, sizeof y), 0);
+    CHECK_INT(cfx_bind_device(e, "c", dc, 4), 0);
+    cfx_set_stream(e, stream);
+    cfx_set_print(e, count_print, NULL);
+    CHECK_INT(cfx_run(e), CFX_OK); /* the first run captures the CALL's graph */
+    if (!device_launch(e)) {
+        printf("gpu_persistent: no-host-work test skipped: %s\n", cfx_exec_backend_detail(e));
+        goto done;
+    }
+    gpu_calls = 0;
+    host_prints = 0;
+    CHECK_INT(cudaMemset(dy, 0, sizeof y), 0);
+    CHECK_INT(cudaDeviceSynchronize(), 0);
+    CHECK_INT(cfx_run_async(e), 0);
+    CHECK_INT(cudaStreamSynchronize(stream), 0); /* the application waits, not cfx */
+    CHECK_INT(gpu_calls, 0);
+    CHECK_INT(host_prints, 0);
+    cudaMemcpy(y, dy, sizeof y, 2);
+    cudaMemcpy(&c, dc, 4, 2);
+    CHECK_INT(c, n);
+    {
+        /* y = y * 0.5 + 1 ten thousand times from x: 2 in f32, for every element */
+        int bad = 0;
+        for (int i = 0; i < 3000; i++)
+            bad += y[i] != 2.0f;
+        CHECK_INT(bad, 0);
+    }
+    CHECK_INT(cfx_wait(e), CFX_OK);
+    CHECK_INT(cfx_exec_iterations(e), n);
+    CHECK_INT(gpu_calls, 0);
+    CHECK_INT(host_prints, 0);
+done:
+    cfx_free(err);
+    cfx_free(diag);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    cfx_context_free(ctx);
+    void *all[] = {dx, dn, dy, dc};
+    for (int i = 0; i < 4; i++)
+        if (all[i])
+            cudaFree(all[i]);
+    if (stream)
+        cudaStreamDestroy(stream);
+}
+
+/* A product of side N in a loop, launched as a cuBLAS graph (N^3 is far above
+ * SCHED_LAUNCH_PRODUCT_MIN), against the cpu executor. Tolerance: cuBLAS sums k = N products
+ * in f32 where the cpu executor sums in double and rounds once, so an element may differ by
+ * about sqrt(N) f32 roundings of the sum's magnitude: every element of y is required within
+ * 2e-4 of the largest |y| (the scale keeps |y| near 1 across iterations). */
+static void test_big_product(int N, int pause)
+{
+    char src[512], *diag = NULL, label[64];
+    side cpu, gpu;
+    snprintf(src, sizeof src,
+             "graph bigmm(a: f32[%d, %d], x: f32[%d, %d], n: i32) -> (y: f32[%d, %d], s: f32) {\n"
+             "  y = x\n  s = 0.0\n  for i in range(0, n) {\n    y = a @ y * %g\n    s = s + y[0][0]\n  }\n}\n",
+             N, N, N, N, N, N, 1.0 / sqrt((double)N / 3.0));
+    snprintf(label, sizeof label, "product %dx%d%s", N, N, pause ? " (pause path)" : "");
+    cfx_module *m = cfx_compile_string(NULL, "bigmm.cfx", src, strlen(src), &diag);
+    if (!CHECK(m != NULL)) {
+        fprintf(stderr, "%s\n", diag ? diag : "?");
+        cfx_free(diag);
+        return;
+    }
+    if (side_start_path(&cpu, m, CFX_BACKEND_CPU, "n=2", 0) != 0 ||
+        side_start_path(&gpu, m, CFX_BACKEND_CUDA_PERSISTENT, "n=2", pause) != 0) {
+        CHECK(0);
+        cfx_module_free(m);
+        return;
+    }
+    CHECK_INT(cfx_run(cpu.e), CFX_OK);
+    CHECK_INT(cfx_run(gpu.e), CFX_OK);
+    printf("gpu_persistent: %s: %s\n", label, cfx_exec_backend_detail(gpu.e));
+    if (mode == CFX_PERSISTENT_INTERP) /* the compiled kernel multiplies inline, tiled */
+        CHECK(strstr(cfx_exec_backend_detail(gpu.e), "1 product") != NULL);
+    {
+        const float *want = (const float *)cpu.out[0], *got = (const float *)gpu.out[0];
+        double scale = 0, worst = 0;
+        for (int64_t e = 0; e < (int64_t)N * N; e++)
+            scale = fmax(scale, fabs(want[e]));
+        for (int64_t e = 0; e < (int64_t)N * N; e++)
+            worst = fmax(worst, fabs((double)got[e] - want[e]));
+        printf("gpu_persistent: %s: largest difference %.3g of largest |y| %.3g\n", label, worst, scale);
+        CHECK(scale > 0.1);
+        CHECK(worst <= 2e-4 * scale);
+    }
+    side_free(&cpu);
+    side_free(&gpu);
+    cfx_module_free(m);
 }
 
 /* Inputs and results in device memory: results arrive without a host copy, and a stopped run
@@ -643,8 +824,15 @@ int main(int argc, char **argv)
     compare("spin limit", spin, NULL, "n=1000000", 1000, CFX_STOP_LIMIT, 0);
     test_cancel();
     test_trace();
-    test_calls();
+    test_calls(5, 0);
+    test_calls(5, 1);
+    test_calls(quick ? 1000 : 10000, 0);
+    test_calls(quick ? 1000 : 10000, 1);
     test_device_buffers();
+    test_no_host_work();
+    /* the cpu executor's side of a 2048-cube product takes about a minute */
+    test_big_product(quick ? 512 : 2048, 0);
+    test_big_product(quick ? 512 : 1024, 1);
     }
     return test_finish("gpu_persistent");
 }

@@ -364,7 +364,7 @@ if [ "$cuda_build" = 1 ]; then
 
     # nothing that links libcfx depends on CUDA or the C++ runtime; the module does
     lib=$(dirname "$CFX")/libcfx.so
-    module=$(dirname "$CFX")/libcfx_cuda.so
+    module=$(cd "$(dirname "$CFX")" && pwd -P)/libcfx_cuda.so
     if command -v readelf >/dev/null; then
         for f in "$CFX" "$lib"; do
             checks=$((checks + 1))
@@ -393,13 +393,14 @@ if [ "$cuda_build" = 1 ]; then
     expect_rc 0 "auto with broken CUDA libraries"
     expect_out "out = 5" "auto with broken CUDA libraries"
     LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend auto
-    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: $T/broken/" err "auto with broken CUDA libraries"
+    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: $T/broken/" err "auto with broken CUDA libraries"
+    expect_in "(libcfx_cuda.so, or a library it needs, is broken or of another CUDA version)" err "auto with broken CUDA libraries"
     LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend cuda-host
     expect_rc 1 "cuda-host with broken CUDA libraries"
     expect_in "cfx: backend cuda-host is not available: the CUDA executors cannot be loaded: " err "cuda-host with broken CUDA libraries"
     LD_LIBRARY_PATH="$T/broken" run_cfx --version
     expect_rc 0 "--version with broken CUDA libraries"
-    expect_in "CUDA executors: built, but they cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: $T/broken/" out "--version with broken CUDA libraries"
+    expect_in "CUDA executors: built, but they cannot be loaded: $T/broken/" out "--version with broken CUDA libraries"
 
     # A stand-in runtime that reports one device (tests/fake_cudart.c), so the loader goes on
     # to the module as it would on a machine with a GPU: a missing module, one from another
@@ -427,7 +428,8 @@ if [ "$cuda_build" = 1 ]; then
     expect_in "libcfx.so is not a cfx CUDA module (it has no cfx_cuda_module)" err "a library that is no module"
     LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend auto
     expect_out "out = 5" "auto with a runtime the module does not match"
-    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: " err "auto with a runtime the module does not match"
+    expect_in "cfx: backend cpu (the CUDA executors cannot be loaded: $module: undefined symbol: " err "auto with a runtime the module does not match"
+    expect_in "is broken or of another CUDA version)" err "auto with a runtime the module does not match"
 fi
 
 echo "test_cli: $((checks - fails)) passed, $fails failed"

@@ -41,7 +41,7 @@ no_cuda_deps() {
 finds_module() {
     [ "$cuda" = 1 ] || return 0
     LD_LIBRARY_PATH="$fake" "$@" >"$T/fake.log" 2>&1
-    grep -q "cannot be loaded: libcfx_cuda.so needs a library that is missing or broken: $P/.*libcfx_cuda.so: " \
+    grep -q "cannot be loaded: $P/.*libcfx_cuda.so: undefined symbol: " \
         "$T/fake.log" || die "$* did not load the installed module $lib/libcfx_cuda.so: $(cat "$T/fake.log")"
 }
 if [ "$cuda" = 1 ]; then
@@ -104,5 +104,6 @@ cc -std=c11 -Wall -Werror $san "$SRC/tests/example/example.c" $(pkgconf --cflags
 "$T/example-static" >"$T/run3.log" 2>&1 || die "the example (static build) failed: $(cat "$T/run3.log")"
 grep -q "^example: ok$" "$T/run3.log" || die "the static build did not say ok: $(cat "$T/run3.log")"
 no_cuda_deps "$T/example-static"
-finds_module "$T/example-static"
+# a static program finds the module by its RUNPATH, which the sanitizers' dlopen wrapper hides
+[ -n "$san" ] || finds_module "$T/example-static"
 echo "test_example: CMake, pkg-config and static builds of the example all ok"

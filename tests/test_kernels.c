@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "program.h"
 #include "testutil.h"
 
 /* ---- one-element helpers: run the range body on [0, 1) and the scalar dispatcher, and
@@ -365,6 +366,43 @@ static void test_numpy_broadcast(void)
     k_broadcast(8, dout, dv, &sd, 0, 4);
     CHECK_REAL(dout[2], 0.5, 0);
     CHECK_REAL(dout[3], -1.5, 0);
+}
+
+/* boxes: x[1, 1:3] of a [3, 4] tensor, and a column written back; starts clamped into the
+ * tensor whatever value they come with. Worked by hand on x = 0, 1, ..., 11 row-major. */
+static void test_boxes(void)
+{
+    int32_t x[12], out[4];
+    for (int i = 0; i < 12; i++)
+        x[i] = i;
+    cfx_slot t;
+    memset(&t, 0, sizeof t);
+    t.rank = 2;
+    t.dims[0] = 3;
+    t.dims[1] = 4;
+    int32_t ent[4] = {0, -1, 0, 2};
+    int64_t st[4] = {1, 1, 0, 0};
+    k_box b = rec_box(ent, &t, st);
+    k_box_copy(0, 4, out, x, &b, 0, 2);
+    CHECK_INT(out[0], 5);
+    CHECK_INT(out[1], 6);
+    st[0] = -1; /* an index counts from the end: row 2 */
+    st[1] = 9;  /* a slice start past the room is clamped to 4 - 2 */
+    b = rec_box(ent, &t, st);
+    k_box_copy(0, 4, out, x, &b, 0, 2);
+    CHECK_INT(out[0], 10);
+    CHECK_INT(out[1], 11);
+    int32_t colent[4] = {0, 3, 0, -1}, col[3] = {-1, -2, -3};
+    int64_t cst[4] = {0, 3, 0, 0};
+    b = rec_box(colent, &t, cst);
+    k_box_copy(1, 4, x, col, &b, 0, 3); /* x[:, 3] = col */
+    CHECK_INT(x[3], -1);
+    CHECK_INT(x[7], -2);
+    CHECK_INT(x[11], -3);
+    CHECK_INT(x[10], 10);
+    CHECK_INT(k_box_start(-5, -1, 4), 0);
+    CHECK_INT(k_box_start(-2, -1, 4), 2);
+    CHECK_INT(k_box_start(3, 2, 4), 2);
 }
 
 static void test_broadcast_and_ranges(void)
@@ -811,6 +849,7 @@ int main(void)
     test_unary();
     test_broadcast_and_ranges();
     test_numpy_broadcast();
+    test_boxes();
     test_casts();
     test_make_and_move();
     test_reductions();

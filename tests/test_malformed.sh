@@ -128,6 +128,24 @@ must_refuse "a huge zeros" check "$T/bigzeros.cfx"
 printf 'graph f(x: f32[1, 1, 1, 1, 1]) -> (y: f32) {\n  y = sum(x)\n}\n' >"$T/rank5.cfx"
 must_refuse "rank 5" check "$T/rank5.cfx"
 
+# ---- hostile text: what reaches the terminal stays small and printable ---------------------------
+# two errors on a 10 MB line: each echoes a window of the line, not the line
+{ printf 'graph f(x: i32) -> (y: i32) {\n  y = x + $'; head -c 10000000 /dev/zero | tr '\0' 'a'; printf ' $\n}\n'; } >"$T/longline.cfx"
+must_refuse "errors on a 10 MB line" check "$T/longline.cfx"
+checks=$((checks + 1))
+[ "$(wc -c <"$T/err")" -lt 2000 ] || fail "errors on a 10 MB line: $(wc -c <"$T/err") bytes on stderr"
+# binary input: every byte of the messages prints (or is a tab or a newline)
+for seed in 3 7 11; do
+    awk -v seed=$seed 'BEGIN { s = seed; printf "graph f() -> (y: i32) {\n  y = 1 ";
+        for (i = 0; i < 3000; i++) { s = (s * 1103515245 + 12345) % 2147483648;
+            printf "%c", 1 + int(s / 65536) % 255 } printf "\n}\n" }' >"$T/bin.cfx"
+    must_refuse "binary input, seed $seed" check "$T/bin.cfx"
+    checks=$((checks + 1))
+    if LC_ALL=C grep -q '[^[:print:][:space:]]' "$T/err" || LC_ALL=C grep -q $'[\r\v\f]' "$T/err"; then
+        fail "binary input, seed $seed: a byte that does not print reached stderr"
+    fi
+done
+
 # ---- bad values on the command line --------------------------------------------------------------
 printf 'graph v(x: i32[2, 2], f: f32) -> (s: i32) {\n  s = sum(x)\n}\n' >"$T/v.cfx"
 must_refuse "--in digits" run "$T/v.cfx" --in "x=[[1,2],[3,$digits]]" --in f=1

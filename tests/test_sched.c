@@ -4,21 +4,25 @@
  * takes its share of every split record through sched_share, keeps private copies of
  * one-element slots, asks sched_arrive what to do at each record, and meets the others at
  * a grid barrier (the device's algorithm) exactly where the plan says the device passes
- * one. A run is a chain of launches as on the device: a CALL, or a PRINT that finds the
- * launch's print buffer full, pauses the run; the host's part runs the kernel or hands the
- * prints on and starts the next launch, whose threads reload their private copies from the
- * arena. Status polls at a TICK are timed as on the device, and block 0's first poll of
- * every launch is made as late as it can be. The op arithmetic is kernels/'s bodies.
+ * one. A run is a chain of launches as on the device: a record whose work the kernel does
+ * not do (a CALL, a product launched as a cuBLAS graph) ends the launch, its work runs on
+ * the arena, and the next launch, whose threads reload their private copies from the
+ * arena, starts at the record after it; both paths of the executor are modelled (the
+ * device's tail-launch chain, and pause and relaunch). Prints go to a small ring that a
+ * host thread drains while the blocks run. Status polls at a TICK are timed as on the
+ * device, and block 0's first poll of every launch is made as late as it can be. The op
+ * arithmetic is kernels/'s bodies.
  * Checks: hand-built programs against sequential computations in plain C for 1, 4 and 7
  * blocks; the plan has the barriers a reader of the program can see are needed (a
  * reduction's combine, a cross-block read after a split write, a write after a cross-block
- * read around a loop, the entry of a one-block loop); compiled programs (every example
- * graph, programs with kernel calls and prints that pause, a few hundred generated
- * programs with kernel calls in loops, branches, before break and return) against the cpu
- * executor: status, position, iterations, prints, kernel calls and results; every block
- * takes the same branches; a cancel stops every block; and, outside TSan, that the run
- * goes wrong when the cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing
- * barrier shows up as a race report.
+ * read around a loop, the entry of a one-block loop) and ends launches where it must;
+ * compiled programs (every example graph, programs with kernel calls, launched and inline
+ * products and prints, a few hundred generated programs with kernel calls in loops,
+ * branches, before break and return) against the cpu executor on both paths: status,
+ * position, iterations, prints, kernel calls and results; every block takes the same
+ * branches; a cancel stops every block; and, outside TSan, that the run goes wrong when the
+ * cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing barrier shows up as
+ * a race report.
  */
 #include <math.h>
 #include <pthread.h>
@@ -113,12 +117,18 @@ static int32_t tp_emit(tprog *t, int kind, int op, int dtype, int32_t a, int32_t
 
 /* ==== the replica of the device loop ======================================================= */
 /* One run is a chain of launches, as on the device: a launch ends at HALT, at a stop, or at
- * a pause (a CALL, or a PRINT that finds the launch's print buffer full); the host's part
- * (replica_run) then runs the CALL's kernel on the arena or hands the printed entries on,
- * and starts the next launch at the record after the CALL, or at the PRINT again (inside
- * its one-block region if it was in one). Every launch starts new threads, which load their
- * private copies from the arena, so a block 0 that ends a launch without writing its
+ * a record whose work the kernel does not do (SCHED_F_LAUNCH: a CALL, a product launched as
+ * a cuBLAS graph). Then that work runs on the arena (the kernel's cpu_fn, the product as
+ * k_matmul computes it) and the next launch starts at the record after it. Both paths of
+ * the executor are modelled: device graph launch, where block 0 leaves the next start
+ * point in the shared state and "tail-launches" the record's work and then the kernel, the
+ * status staying ok; and pause and relaunch, where every block raises the internal pause
+ * status and the host reads where it paused. Every launch starts new threads, which load
+ * their private copies from the arena, so a block 0 that ends a launch without writing its
  * copies back loses them, as it would on the device.
+ *
+ * Prints go to a ring of a few entries (the device's is host-mapped) that a host thread
+ * drains while the blocks run, slowly on purpose, so that block 0 often waits for room.
  *
  * Status polls are timed as on the device: a block reads the run's status at a TICK only
  * every SCHED_POLL_NS, the first TICK of a launch included, and block 0 first reads the
@@ -138,7 +148,8 @@ typedef struct replica {
     const exec_kernel *kernels;     /* prog->nkernels entries (NULL: every CALL fails) */
     int nblocks;
     int64_t max_iters;
-    uint32_t print_cap;             /* bytes of the launch's print buffer */
+    int device_launch;              /* 1: the tail-launch chain; 0: pause and relaunch */
+    uint32_t ring_cap;              /* bytes of the print ring, a multiple of 8 */
     int32_t ablate_pc;              /* skip the barrier before this record, slow the others */
     uint8_t *arena;                 /* shared by all blocks */
     uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
@@ -154,15 +165,19 @@ typedef struct replica {
     atomic_int cancel;              /* the host's cancel flag */
     int32_t record;                 /* written by the block whose stop won */
     int64_t detail[2];
-    int32_t resume_pc, resume_region;
+    int32_t resume_pc, resume_region; /* pause path: where the launch ended */
+    int32_t next_pc;                /* device graph launch: where the next launch starts, -1: none */
+    int32_t tail_site;              /* and the record whose work runs before it */
     uint64_t pub_iters[2];          /* block 0's iterations beside its published copies */
-    uint32_t pub_print[2];          /* and its print_used */
-    uint8_t *print_buf;             /* the launch's printed entries, written by block 0 */
-    uint32_t print_end;             /* block 0's print_used when the launch ended */
     atomic_ullong iters;            /* the run's iterations: at a launch's end, the max of the blocks' */
+    /* the print ring: block 0 puts, the host's drain thread takes */
+    uint8_t *ring;
+    atomic_ullong ring_head, ring_tail;
+    unsigned long long print_head;  /* block 0's head at a launch's end (persist_sync's) */
+    atomic_int drain_stop;
     /* the run, for the checks */
     exec_outcome out;
-    int launches, call_pauses, print_pauses;
+    int launches, sites_run, ring_waits;
     uint8_t *prints;                /* every printed (record, bytes, value) in order, unpadded */
     size_t nprints, cap_prints;
     int64_t executed[MAXBLOCKS];    /* records run per block, all launches */
@@ -179,7 +194,7 @@ typedef struct walker {
     replica *rp;
     int block;
     uint64_t iters;
-    uint32_t print_used;
+    unsigned long long ring_head;   /* block 0's */
     uint64_t last_poll;             /* 0: the first poll of the launch is due */
     sched_cursor c;
 } walker;
@@ -275,9 +290,44 @@ static void store_private(replica *rp)
             memcpy(rp->arena + p->slots[s].offset, slot_addr(rp, 0, s), (size_t)slot_bytes(&p->slots[s]));
 }
 
+/* ring_put: the entry (the device's: (record, bytes), then the bytes padded to 8) at block
+ * 0's head, after a wrap marker where it would not fit before the ring's end; waits while
+ * the ring is full, watching the status and polling the cancel flag. 1: the run was
+ * stopped meanwhile. */
+static int ring_put(walker *w, int32_t pc, const uint8_t *src, uint32_t bytes)
+{
+    replica *rp = w->rp;
+    uint32_t need = 8u + (bytes + 7u) / 8u * 8u;
+    unsigned long long at = w->ring_head;
+    uint32_t off = (uint32_t)(at % rp->ring_cap);
+    unsigned long long end = at + need + (off + need > rp->ring_cap ? rp->ring_cap - off : 0);
+    int waited = 0;
+    while (end - atomic_load_explicit(&rp->ring_tail, memory_order_acquire) > rp->ring_cap) {
+        if (sched_status_ends_walk(atomic_load(&rp->status)))
+            return 1;
+        poll_cancel(w, pc, 0);
+        waited = 1;
+        sched_yield();
+    }
+    rp->ring_waits += waited;
+    if (off + need > rp->ring_cap) {
+        int32_t wrap[2] = {-1, 0};
+        memcpy(rp->ring + off, wrap, 8);
+        at += rp->ring_cap - off;
+        off = 0;
+    }
+    int32_t h[2] = {pc, (int32_t)bytes};
+    memcpy(rp->ring + off, h, 8);
+    memcpy(rp->ring + off + 8, src, bytes);
+    w->ring_head = at + need;
+    atomic_store_explicit(&rp->ring_head, w->ring_head, memory_order_release);
+    return 0;
+}
+
 /* What the walk does after a record: go on at a pc (>= 0), or end. */
 #define NEXT_HALT (-1)
 #define NEXT_STOP (-2) /* this block raised (or met) a stop or a pause here */
+#define NEXT_SITE (-4) /* the record's work runs between this launch and the next */
 #define NEXT_LEFT (-3) /* another block stopped the run */
 
 /* What a block does for one record, with the shares of (sb, sn): sched_block/sched_nblocks. */
@@ -325,7 +375,7 @@ static int32_t run_record(walker *w)
             if (block == 0)
                 poll_cancel(w, c->pc, w->last_poll == 0);
             w->last_poll = t;
-            if (sched_leave_at_tick(atomic_load(&rp->status)))
+            if (sched_status_ends_walk(atomic_load(&rp->status)))
                 return NEXT_LEFT;
         }
         if (sched_tick(&w->iters, rp->max_iters)) {
@@ -408,6 +458,19 @@ static int32_t run_record(walker *w)
                      lo * size, hi * size);
         return c->pc + 1;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        int get = r->kind == REC_GET_BOX;
+        const cfx_slot *t = &sl[get ? r->b : r->a];
+        const int32_t *ent = p->table + r->c;
+        int64_t st[4] = {0, 0, 0, 0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_addr(rp, block, ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        k_box_copy(!get, dtype_size(t->dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &bx, lo, hi);
+        return c->pc + 1;
+    }
     case REC_BROADCAST: {
         k_bshape sh = rec_bshape(&sl[r->a], &sl[r->b]);
         k_broadcast(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh,
@@ -448,6 +511,10 @@ static int32_t run_record(walker *w)
             k_matmul(sl[r->a].dtype, A, B, C, m, k, n, 0, sl[r->a].count);
             return c->pc + 1;
         }
+        if (sched_matvec(r, sl)) { /* rows, as the device splits a matrix-vector product */
+            k_matmul(sl[r->a].dtype, A, B, C, m, k, 1, lo, hi);
+            return c->pc + 1;
+        }
         for (int64_t t = lo; t < hi; t++) /* output tiles, as the device splits them */
             for (int64_t i = (t / tn) * SCHED_TILE; i < (t / tn + 1) * SCHED_TILE && i < m; i++)
                 for (int64_t j = (t % tn) * SCHED_TILE; j < (t % tn + 1) * SCHED_TILE && j < n; j++)
@@ -484,31 +551,11 @@ static int32_t run_record(walker *w)
             }
         return c->pc + 1;
     }
-    case REC_PRINT: {
-        /* the device's entry: (record, bytes), then the bytes padded to 8 */
-        uint32_t bytes = (uint32_t)slot_bytes(&sl[r->a]);
-        uint32_t need = 8u + (bytes + 7u) / 8u * 8u;
-        if (w->print_used + need > rp->print_cap) {
-            /* full: every block that walks this record ends here */
-            if (block == 0)
-                store_private(rp);
-            raise_stop(rp, SCHED_STATUS_PAUSE, c->pc, 0, 0, c->region);
-            return NEXT_STOP;
-        }
-        if (block == 0) {
-            int32_t h[2] = {c->pc, (int32_t)bytes};
-            memcpy(rp->print_buf + w->print_used, h, 8);
-            memcpy(rp->print_buf + w->print_used + 8, slot_addr(rp, 0, r->a), bytes);
-        }
-        w->print_used += need;
+    case REC_PRINT:
+        /* block 0 alone puts the entry in the ring; the others go on */
+        if (block == 0 && ring_put(w, c->pc, slot_addr(rp, 0, r->a), (uint32_t)slot_bytes(&sl[r->a])))
+            return NEXT_LEFT;
         return c->pc + 1;
-    }
-    case REC_CALL:
-        /* never inside a region (scheduler.h): every block ends here, the host runs it */
-        if (block == 0)
-            store_private(rp);
-        raise_stop(rp, SCHED_STATUS_PAUSE, c->pc, 0, 0, -1);
-        return NEXT_STOP;
     default:
         fprintf(stderr, "replica: record kind %d not supported\n", r->kind);
         abort();
@@ -525,7 +572,7 @@ static void *block_main(void *arg)
     int32_t next = NEXT_LEFT;
 
     w->iters = atomic_load(&rp->iters);
-    w->print_used = 0;
+    w->ring_head = rp->print_head;
     w->last_poll = 0;
     /* the launch: every block loads its private copies from the arena, and none writes
      * them back before all have read them */
@@ -548,7 +595,6 @@ static void *block_main(void *arg)
         if ((act & SCHED_DO_PUBLISH) && block == 0) {
             memcpy(pub, rp->priv[0], (size_t)rp->plan->priv_bytes);
             rp->pub_iters[c->exits & 1] = w->iters;
-            rp->pub_print[c->exits & 1] = w->print_used;
         }
         if ((act & SCHED_DO_BARRIER) && c->pc != rp->ablate_pc && grid_barrier(w, c->pc)) {
             next = NEXT_LEFT;
@@ -557,13 +603,29 @@ static void *block_main(void *arg)
                 if (block != 0) {
                     memcpy(rp->priv[block], pub, (size_t)rp->plan->priv_bytes);
                     w->iters = rp->pub_iters[c->exits & 1];
-                    w->print_used = rp->pub_print[c->exits & 1];
                 }
                 c->exits++;
             }
             if (act & SCHED_DO_SKIP)
                 continue;
             rp->executed[block]++;
+            if (rp->plan->flags[c->pc] & SCHED_F_LAUNCH) {
+                /* never inside a region: every block ends here, block 0 having written its
+                 * copies back */
+                if (block == 0)
+                    store_private(rp);
+                if (!rp->device_launch) {
+                    raise_stop(rp, SCHED_STATUS_PAUSE, c->pc, 0, 0, -1);
+                    next = NEXT_STOP;
+                } else {
+                    if (block == 0) {
+                        rp->tail_site = c->pc;
+                        rp->next_pc = c->pc + 1;
+                    }
+                    next = NEXT_SITE;
+                }
+                break;
+            }
             next = run_record(w);
         }
         if (next < 0)
@@ -571,7 +633,7 @@ static void *block_main(void *arg)
         c->pc = next;
     }
 out:
-    rp->end[block] = next == NEXT_HALT ? END_HALT : next == NEXT_STOP ? END_STOP : END_LEFT;
+    rp->end[block] = next == NEXT_HALT ? END_HALT : next == NEXT_STOP || next == NEXT_SITE ? END_STOP : END_LEFT;
     rp->end_pc[block] = w->c.pc;
     rp->iterations[block] = w->iters;
     {
@@ -580,23 +642,31 @@ out:
             ;
     }
     if (block == 0)
-        rp->print_end = w->print_used;
+        rp->print_head = w->ring_head;
     atomic_fetch_add(&rp->idle, 1);
     return NULL;
 }
 
-/* The host's part of a CALL (dev_call_kernel, and cpu.c's CALL): the kernel reads and
- * writes its operand slots in the arena. Returns 0, or -1 for a kernel that is missing or
- * fails (the run stops with CFX_ERROR there, as on every executor). */
-static int host_call(replica *rp, const cfx_record *r)
+/* The work of a record that ends the launch, between two launches: a CALL's kernel (the
+ * host's dev_call_kernel, or its captured graph; cpu.c's CALL), or a launched product
+ * (cuBLAS; here k_matmul). Returns 0, or -1 for a kernel that is missing or fails (the run
+ * stops with CFX_ERROR there, as on every executor). */
+static int site_work(replica *rp, const cfx_record *r)
 {
     const cfx_prog *p = rp->prog;
+    const cfx_slot *sl = p->slots;
+    if (r->kind == REC_MATMUL) {
+        int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
+        k_matmul(sl[r->a].dtype, rp->arena + sl[r->a].offset, rp->arena + sl[r->b].offset,
+                 rp->arena + sl[r->c].offset, sl[r->b].dims[0], sl[r->b].dims[1], n, 0, sl[r->a].count);
+        return 0;
+    }
     const exec_kernel *k = rp->kernels ? &rp->kernels[r->a] : NULL;
     cfx_tensor t[32];
     if (!k || !k->cpu_fn || r->c > 32)
         return -1;
     for (int32_t i = 0; i < r->c; i++) {
-        const cfx_slot *s = &p->slots[p->table[r->b + i]];
+        const cfx_slot *s = &sl[p->table[r->b + i]];
         memset(&t[i].type, 0, sizeof t[i].type);
         t[i].type.dtype = (cfx_dtype)s->dtype;
         t[i].type.rank = s->rank;
@@ -607,21 +677,43 @@ static int host_call(replica *rp, const cfx_record *r)
     return k->cpu_fn(k->user, r->d, t, r->c - r->d, t + r->d) == 0 ? 0 : -1;
 }
 
-/* The launch's print entries, in order, to the run's list (without the padding). */
-static void host_drain_prints(replica *rp)
+/* Takes the ring's new entries, in order, to the run's list (without the padding). */
+static void drain_once(replica *rp)
 {
-    for (uint32_t off = 0; off + 8 <= rp->print_end;) {
+    unsigned long long head = atomic_load_explicit(&rp->ring_head, memory_order_acquire);
+    unsigned long long tail = atomic_load_explicit(&rp->ring_tail, memory_order_relaxed);
+    while (tail < head) {
+        uint32_t off = (uint32_t)(tail % rp->ring_cap);
         int32_t h[2];
-        memcpy(h, rp->print_buf + off, 8);
+        memcpy(h, rp->ring + off, 8);
+        if (h[0] == -1) {
+            tail += rp->ring_cap - off;
+            continue;
+        }
         size_t bytes = (size_t)h[1];
         if (rp->nprints + bytes + 8 > rp->cap_prints) {
             rp->cap_prints = (rp->cap_prints + bytes + 8) * 2;
             rp->prints = (uint8_t *)realloc(rp->prints, rp->cap_prints);
         }
-        memcpy(rp->prints + rp->nprints, rp->print_buf + off, 8 + bytes);
+        memcpy(rp->prints + rp->nprints, rp->ring + off, 8 + bytes);
         rp->nprints += 8 + bytes;
-        off += 8u + ((uint32_t)bytes + 7u) / 8u * 8u;
+        tail += 8u + ((uint32_t)bytes + 7u) / 8u * 8u;
     }
+    atomic_store_explicit(&rp->ring_tail, tail, memory_order_release);
+}
+
+/* The host's drain while the run goes on (dev_wait_stream_poll's poll), with naps so that
+ * the ring fills; once more after the last launch. */
+static void *drain_thread(void *arg)
+{
+    replica *rp = (replica *)arg;
+    while (!atomic_load(&rp->drain_stop)) {
+        drain_once(rp);
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    drain_once(rp);
+    return NULL;
 }
 
 typedef struct replica_opts {
@@ -629,7 +721,8 @@ typedef struct replica_opts {
     int32_t ablate_pc;                            /* -1: none */
     void (*init)(const cfx_prog *, uint8_t *);    /* writes the inputs into the arena */
     const exec_kernel *kernels;
-    uint32_t print_cap;                           /* 0: the device's P_PRINT_BYTES */
+    int device_launch;                            /* the tail-launch chain, else pause and relaunch */
+    uint32_t ring_cap;                            /* 0: 32 bytes; never under two of the biggest entry */
     int cancel_after_ms;                          /* > 0: the host cancels the run then */
 } replica_opts;
 
@@ -651,7 +744,7 @@ static void *cancel_later(void *arg)
 static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
                                  const replica_opts *o)
 {
-    pthread_t th[MAXBLOCKS], canc;
+    pthread_t th[MAXBLOCKS], canc, drain;
     walker ws[MAXBLOCKS];
     canceller cd;
     memset(rp, 0, sizeof *rp);
@@ -661,7 +754,16 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
     rp->nblocks = nblocks;
     rp->max_iters = o->max_iters;
     rp->ablate_pc = o->ablate_pc;
-    rp->print_cap = o->print_cap ? o->print_cap : (1u << 20);
+    rp->device_launch = o->device_launch;
+    /* at least two of the biggest entry, as the device's: an entry that must wrap then
+     * always fits once the ring is empty */
+    rp->ring_cap = o->ring_cap ? o->ring_cap : 32u;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_PRINT) {
+            uint32_t need = 8u + ((uint32_t)slot_bytes(&p->slots[p->records[i].a]) + 7u) / 8u * 8u;
+            if (rp->ring_cap < 2 * need)
+                rp->ring_cap = 2 * need;
+        }
     rp->arena = (uint8_t *)calloc((size_t)p->arena_bytes + 16, 1);
     if (p->const_bytes > 0)
         memcpy(rp->arena, p->consts, (size_t)p->const_bytes);
@@ -671,7 +773,11 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
         rp->priv[b] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[0] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
     rp->publish[1] = (uint8_t *)calloc((size_t)plan->priv_bytes + 16, 1);
-    rp->print_buf = (uint8_t *)calloc(rp->print_cap + 8, 1);
+    rp->ring = (uint8_t *)calloc(rp->ring_cap + 8, 1);
+    atomic_init(&rp->ring_head, 0);
+    atomic_init(&rp->ring_tail, 0);
+    atomic_init(&rp->drain_stop, 0);
+    pthread_create(&drain, NULL, drain_thread, rp);
     atomic_init(&rp->cancel, 0);
     atomic_init(&rp->iters, 0);
     if (o->cancel_after_ms > 0) {
@@ -688,6 +794,8 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
         atomic_init(&rp->idle, 0);
         atomic_init(&rp->status, CFX_OK);
         rp->record = -1;
+        rp->next_pc = -1;
+        rp->tail_site = -1;
         rp->launches++;
         for (int b = 0; b < nblocks; b++) {
             ws[b].rp = rp;
@@ -696,29 +804,33 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
         }
         for (int b = 0; b < nblocks; b++)
             pthread_join(th[b], NULL);
-        host_drain_prints(rp);
         int status = atomic_load(&rp->status);
-        if (status != SCHED_STATUS_PAUSE) {
+        int32_t site = -1;
+        if (status == SCHED_STATUS_PAUSE && !rp->device_launch) {
+            site = rp->resume_pc; /* the host reads where the launch paused */
+        } else if (status == CFX_OK && rp->device_launch && rp->tail_site >= 0) {
+            site = rp->tail_site; /* block 0 tail-launched the site's graph, then the kernel */
+            CHECK_INT(rp->next_pc, site + 1);
+        } else {
+            CHECK(status != SCHED_STATUS_PAUSE);
             rp->out.status = (cfx_status)status;
             rp->out.record = status == CFX_OK ? -1 : rp->record;
             rp->out.detail[0] = rp->detail[0];
             rp->out.detail[1] = rp->detail[1];
             break;
         }
-        rp->start_pc = rp->resume_pc;
-        rp->start_region = rp->resume_region;
-        if (p->records[rp->resume_pc].kind == REC_CALL) {
-            rp->call_pauses++;
-            if (host_call(rp, &p->records[rp->resume_pc]) != 0) {
-                rp->out.status = CFX_ERROR;
-                rp->out.record = rp->resume_pc;
-                break;
-            }
-            rp->start_pc++;
-        } else {
-            rp->print_pauses++;
+        CHECK(rp->plan->flags[site] & SCHED_F_LAUNCH);
+        rp->sites_run++;
+        if (site_work(rp, &p->records[site]) != 0) {
+            rp->out.status = CFX_ERROR;
+            rp->out.record = site;
+            break;
         }
+        rp->start_pc = site + 1;
+        rp->start_region = -1;
     }
+    atomic_store(&rp->drain_stop, 1);
+    pthread_join(drain, NULL);
     rp->out.iterations = (int64_t)atomic_load(&rp->iters);
     if (o->cancel_after_ms > 0)
         pthread_join(canc, NULL);
@@ -726,11 +838,11 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
         free(rp->priv[b]);
     free(rp->publish[0]);
     free(rp->publish[1]);
-    free(rp->print_buf);
+    free(rp->ring);
     return rp->arena;
 }
 
-/* The common case: no kernels, the device's print buffer, no cancel. */
+/* The common case: no kernels, the pause path, the default ring, no cancel. */
 static uint8_t *replica_run(replica *rp, const cfx_prog *p, const sched_plan *plan, int nblocks,
                             int64_t max_iters, int32_t ablate_pc,
                             void (*init)(const cfx_prog *, uint8_t *))
@@ -1282,16 +1394,24 @@ static void resolve_kernels(const cfx_prog *p, exec_kernel *out)
 /* What a comparison ran, for the callers' checks. */
 typedef struct compare_stats {
     int graphs;       /* graphs compared */
-    int calls;        /* CALLs the replica's host ran, all runs */
-    int print_pauses; /* launches ended by a full print buffer */
+    int sites;        /* launch-ending records whose work ran between launches, all runs */
+    int products;     /* of which launched products */
+    int ring_waits;   /* prints that waited for room in the ring */
     int stopped;      /* runs that did not end ok */
 } compare_stats;
 
-/* Every graph of `src` on cpu_run and on the replica with 4 and 7 blocks: same status,
- * record, details, iterations, prints, kernel calls and results. `print_cap` is the
- * replica's print buffer (0: the device's). Adds to *st; returns the graphs compared. */
+/* How to compare: the ring's size (0: the replica's default, two small entries) and the
+ * products that end the launch (sched_opts; 0: none). */
+typedef struct compare_opts {
+    uint32_t ring_cap;
+    int64_t launch_product_min;
+} compare_opts;
+
+/* Every graph of `src` on cpu_run and on the replica, on both paths (device graph launch,
+ * pause and relaunch) with 4 and 7 blocks: same status, record, details, iterations,
+ * prints, kernel calls and results. Adds to *st; returns the graphs compared. */
 static int compare_compiled_with(const char *file, const char *src, size_t len, const char *overrides,
-                                 int64_t max_iters, uint32_t print_cap, compare_stats *st)
+                                 int64_t max_iters, const compare_opts *co, compare_stats *st)
 {
     compiled_module m;
     char *diag = NULL;
@@ -1308,8 +1428,11 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         exec_kernel kernels[16];
         if (p->ninputs > 32 || p->nresults > 32 || p->nkernels > 16)
             continue;
+        sched_opts so;
+        memset(&so, 0, sizeof so);
+        so.launch_product_min = co ? co->launch_product_min : 0;
         resolve_kernels(p, kernels);
-        CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+        CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
         for (int32_t i = 0; i < p->ninputs; i++) {
             const cfx_slot *sl = &p->slots[p->inputs[i]];
             in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
@@ -1334,8 +1457,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         CHECK_INT(cpu_run(&run, &o), 0);
         int cpu_calls = kernel_calls;
 
-        int counts[] = {4, 7};
-        for (int k = 0; k < 2; k++) {
+        int counts[] = {4, 7, 4, 7};
+        for (int k = 0; k < 4; k++) {
             replica rp;
             replica_opts ro;
             memset(&ro, 0, sizeof ro);
@@ -1343,7 +1466,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             ro.ablate_pc = -1;
             ro.init = init_inputs;
             ro.kernels = kernels;
-            ro.print_cap = print_cap;
+            ro.ring_cap = co ? co->ring_cap : 0;
+            ro.device_launch = k >= 2;
             g_inputs = in;
             kernel_calls = 0;
             uint8_t *arena = replica_run_opts(&rp, p, &plan, counts[k], &ro);
@@ -1366,11 +1490,12 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
                 }
             check_uniform(&rp);
             if (bad)
-                fprintf(stderr, "  in %s, graph %s, %d blocks, inputs '%s', %d launches\n", file, p->name,
-                        counts[k], overrides, rp.launches);
+                fprintf(stderr, "  in %s, graph %s, %d blocks, %s, inputs '%s', %d launches\n", file, p->name,
+                        counts[k], ro.device_launch ? "device graph launch" : "pause and relaunch", overrides,
+                        rp.launches);
             if (st) {
-                st->calls += rp.call_pauses;
-                st->print_pauses += rp.print_pauses;
+                st->sites += rp.sites_run;
+                st->ring_waits += rp.ring_waits;
                 st->stopped += o.status != CFX_OK;
             }
             free(rp.prints);
@@ -1393,7 +1518,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
 static int compare_compiled(const char *file, const char *src, size_t len, const char *overrides,
                             int64_t max_iters)
 {
-    return compare_compiled_with(file, src, len, overrides, max_iters, 0, NULL);
+    return compare_compiled_with(file, src, len, overrides, max_iters, NULL, NULL);
 }
 
 /* The programs of gpu_persistent.c, which reach every path of the scheduler. */
@@ -1493,36 +1618,89 @@ static void init_spin(const cfx_prog *p, uint8_t *arena)
     memcpy(arena + p->slots[p->inputs[0]].offset, &spin_n, 8);
 }
 
-static void test_pauses(void)
+/* Products: with a threshold of 10000 multiply-adds, a @ b and transpose(c) @ a (24000
+ * each) end the launch and run between launches, w @ v (6000) stays inline as a
+ * matrix-vector product split by rows over the blocks (w has 6000 elements: the loop is
+ * not a one-block loop). */
+static const char *const products_src =
+    "graph prods(a: f32[40, 30], b: f32[30, 20], w: f32[300, 20], v: f32[20], n: i32) -> (c: f32[40, 20],\n"
+    "            wv: f32[300], s: f32) {\n"
+    "  c = a @ b\n  wv = w @ v\n  s = 0.0\n  for i in range(0, n) {\n    c = c * 0.5 + 1.0\n"
+    "    d = transpose(c) @ a\n    s = s + sum(d)\n    wv = w @ v * 0.5 + wv\n    print(s, \"s\")\n"
+    "    if s > 1000000.0 {\n      break\n    }\n  }\n}\n";
+
+static void test_launch_sites(void)
 {
     compare_stats st;
+    compare_opts co;
     memset(&st, 0, sizeof st);
-    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=12", 0, 0, &st);
-    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=0", 0, 0, &st);
-    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=30", 9, 0, &st);
+    memset(&co, 0, sizeof co);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=12", 0, NULL, &st);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=0", 0, NULL, &st);
+    compare_compiled_with("racy.cfx", call_loop_src, strlen(call_loop_src), "n=30", 9, NULL, &st);
     CHECK_INT(st.graphs, 3);
-    CHECK_INT(st.calls, 2 * (12 + 9)); /* 4 and 7 blocks; the budget stops the third at 9 */
+    CHECK_INT(st.sites, 4 * (12 + 9)); /* 2 paths x 4 and 7 blocks; the budget stops the third at 9 */
 
-    /* prints: every entry is 16 bytes, a buffer of 16 holds one, and each CALL empties it */
+    /* prints in a ring of two entries, which the host drains while the blocks run */
     memset(&st, 0, sizeof st);
-    compare_compiled_with("calls.cfx", calls_src, strlen(calls_src), "n=7", 0, 16, &st);
-    CHECK_INT(st.calls, 2 * 7);
+    co.ring_cap = 16;
+    compare_compiled_with("calls.cfx", calls_src, strlen(calls_src), "n=7", 0, &co, &st);
+    CHECK_INT(st.sites, 4 * 7);
     /* ... and inside a one-block loop: gpu_persistent.c's `small` prints i32[16] (72 bytes) */
     memset(&st, 0, sizeof st);
-    compare_compiled("small.cfx", programs[1][0], strlen(programs[1][0]), "k=30", 0);
-    compare_compiled_with("small.cfx", programs[1][0], strlen(programs[1][0]), "k=30", 0, 150, &st);
-    CHECK(st.print_pauses >= 2 * 4);
+    co.ring_cap = 80;
+    compare_compiled_with("small.cfx", programs[1][0], strlen(programs[1][0]), "k=30", 0, &co, &st);
+    CHECK(st.ring_waits > 0);
 
     memset(&st, 0, sizeof st);
+    co.ring_cap = 16;
     const char *branch_inputs[] = {"n=30 a=2 b=3", "n=4 a=1 b=1", "n=0 a=5 b=7", "n=30 v=-9 a=1 b=1"};
     for (int i = 0; i < 4; i++)
         compare_compiled_with("branchy.cfx", call_branches_src, strlen(call_branches_src), branch_inputs[i], 0,
-                              16, &st);
-    compare_compiled_with("branchy.cfx", call_branches_src, strlen(call_branches_src), "n=30 a=2 b=3", 7, 16,
+                              &co, &st);
+    compare_compiled_with("branchy.cfx", call_branches_src, strlen(call_branches_src), "n=30 a=2 b=3", 7, &co,
                           &st);
     CHECK_INT(st.graphs, 5);
-    CHECK(st.calls > 20);
-    CHECK(st.print_pauses > 4);
+    CHECK(st.sites > 40);
+
+    /* launched products, inline matrix-vector products; and the same with none launched */
+    memset(&st, 0, sizeof st);
+    co.ring_cap = 0;
+    co.launch_product_min = 10000;
+    compare_compiled_with("prods.cfx", products_src, strlen(products_src), "n=6", 0, &co, &st);
+    CHECK_INT(st.sites, 4 * (1 + 6));
+    co.launch_product_min = 0;
+    compare_compiled_with("prods.cfx", products_src, strlen(products_src), "n=6", 0, &co, &st);
+    CHECK_INT(st.sites, 4 * (1 + 6));
+    {
+        compiled_module m;
+        char *diag = NULL;
+        sched_plan plan;
+        sched_opts so = {10000};
+        char err[200];
+        if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
+            const cfx_prog *p = m.graphs[0].prog;
+            int launched = 0, matvec = 0;
+            CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+            for (int32_t i = 0; i < p->nrecords; i++) {
+                const cfx_record *r = &p->records[i];
+                if (r->kind != REC_MATMUL)
+                    continue;
+                if (plan.flags[i] & SCHED_F_LAUNCH) {
+                    launched++;
+                    CHECK(!(plan.flags[i] & SCHED_F_ONE_BLOCK));
+                } else {
+                    matvec += sched_matvec(r, p->slots) && (plan.flags[i] & SCHED_F_SPLIT);
+                }
+            }
+            CHECK_INT(launched, 2);
+            CHECK_INT(plan.nlaunch_products, 2);
+            CHECK_INT(matvec, 2);
+            sched_plan_free(&plan);
+            compiled_module_free(&m);
+        }
+        free(diag);
+    }
 
     /* a cancel from the host, seen by block 0 at a TICK or in a barrier: every block stops */
     compiled_module m;
@@ -1533,15 +1711,16 @@ static void test_pauses(void)
         char err[200];
         CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
         int64_t big = (int64_t)1 << 40;
-        for (int nb = 1; nb <= 4; nb += 3) {
+        for (int k = 0; k < 4; k++) {
             replica rp;
             replica_opts ro;
             memset(&ro, 0, sizeof ro);
             ro.ablate_pc = -1;
             ro.cancel_after_ms = 30;
             ro.init = init_spin;
+            ro.device_launch = k >= 2;
             spin_n = big;
-            uint8_t *arena = replica_run_opts(&rp, p, &plan, nb, &ro);
+            uint8_t *arena = replica_run_opts(&rp, p, &plan, k % 2 ? 4 : 1, &ro);
             CHECK_INT(rp.out.status, CFX_STOP_CANCELLED);
             CHECK(rp.out.iterations > 0);
             check_uniform(&rp);
@@ -1599,11 +1778,11 @@ static void test_generated_calls(void)
         gen_make(g, seed);
         char *plain = gen_text(g);
         char *text = inject_calls(plain, seed);
-        int calls_before = st.calls;
-        /* every other one with a print buffer of one entry (24 bytes: an f32[4]), so that
-         * prints pause between the calls */
-        if (compare_compiled_with("generated.cfx", text, strlen(text), "", 400, seed % 2 ? 24 : 0, &st) > 0 &&
-            st.calls > calls_before) {
+        int sites_before = st.sites;
+        compare_opts co = {seed % 2 ? 24u : 0u, 0};
+        /* every other one with the smallest print ring (two of its biggest entry) */
+        if (compare_compiled_with("generated.cfx", text, strlen(text), "", 400, &co, &st) > 0 &&
+            st.sites > sites_before) {
             with_break += strstr(text, "break") != NULL;
             with_return += strstr(text, "return") != NULL;
             with_loop += strstr(text, "while") != NULL || strstr(text, "for ") != NULL;
@@ -1611,12 +1790,12 @@ static void test_generated_calls(void)
         free(plain);
         free(text);
     }
-    printf("test_sched: %d generated programs with calls compared with the cpu executor (%d CALLs run, "
-           "%d print pauses, %d runs stopped; %d with break, %d with return, %d with loops)\n",
-           st.graphs, st.calls, st.print_pauses, st.stopped, with_break, with_return, with_loop);
+    printf("test_sched: %d generated programs with calls compared with the cpu executor on both paths (%d "
+           "CALLs run between launches, %d prints waited for the ring, %d runs stopped; %d with break, %d with "
+           "return, %d with loops)\n",
+           st.graphs, st.sites, st.ring_waits, st.stopped, with_break, with_return, with_loop);
     CHECK(st.graphs >= 250);
-    CHECK(st.calls >= 800);
-    CHECK(st.print_pauses >= 10);
+    CHECK(st.sites >= 1600);
     CHECK(with_break >= 20 && with_return >= 20 && with_loop >= 50);
     free(g);
 }
@@ -1628,7 +1807,7 @@ int main(void)
     test_p2();
     test_p3();
     test_compiled();
-    test_pauses();
+    test_launch_sites();
     test_generated_calls();
     return test_finish("test_sched");
 }

@@ -1,0 +1,162 @@
+/* persistent_launch.cu: device graph launch for the cuda-persistent executor: the kernel
+ * instantiated to tail-launch graphs from the device (persist_kernel<1>), the graph that
+ * holds it, and the probe that says whether this device and driver run such graphs.
+ *
+ * In a file of its own, so in a module of its own: persist_kernel<1> calls the device
+ * runtime's cudaGraphLaunch, and were that call not resolved where the module loads, only
+ * this module would fail, the probe would say so, and the executor would take the pause
+ * path (persist_kernel<0>, persistent.cu's module).
+ */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev.h"
+#include "persistent_kernel.cuh"
+
+/* ==== the probe ============================================================================= */
+
+static __global__ void probe_child(int *count)
+{
+    atomicAdd(count, 100);
+}
+
+/* Launched from the host as the node of a device graph: the first time, it tail-launches
+ * probe_child's graph and then itself; so a device that runs both leaves 1 + 100 + 1. */
+static __global__ void probe_parent(cudaGraphExec_t child, int *count)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    if (atomicAdd(count, 1) != 0)
+        return;
+    if (cudaGraphLaunch(child, cudaStreamGraphTailLaunch) != cudaSuccess)
+        atomicAdd(count, 10000);
+    else if (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch) != cudaSuccess)
+        atomicAdd(count, 20000);
+}
+
+/* A graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative or not,
+ * instantiated for device launch and uploaded on s. On failure *graph may hold the graph
+ * (the caller destroys it) and *exec is NULL. */
+static int one_node_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
+                          cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+{
+    cudaKernelNodeParams kp;
+    cudaGraphNode_t node;
+    cudaGraphInstantiateParams ip;
+    memset(&kp, 0, sizeof kp);
+    memset(&ip, 0, sizeof ip);
+    *graph = NULL;
+    *exec = NULL;
+    kp.func = (void *)func;
+    kp.gridDim = dim3((unsigned)blocks);
+    kp.blockDim = dim3((unsigned)threads);
+    kp.sharedMemBytes = (unsigned)smem;
+    kp.kernelParams = args;
+    CUDA_TRY(cudaGraphCreate(graph, 0));
+    CUDA_TRY(cudaGraphAddKernelNode(&node, *graph, NULL, 0, &kp));
+    if (cooperative) {
+        cudaLaunchAttributeValue v;
+        memset(&v, 0, sizeof v);
+        v.cooperative = 1;
+        CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributeCooperative, &v));
+    }
+    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
+    ip.uploadStream = s;
+    CUDA_TRY(cudaGraphInstantiateWithParams(exec, *graph, &ip));
+    return 0;
+fail:
+    (void)cudaGetLastError();
+    *exec = NULL;
+    return -1;
+}
+
+/* One try: the parent as a cooperative node or not. 0, or -1 with why in err. */
+static int probe_once(int cooperative, char *err, size_t errlen)
+{
+    cudaStream_t s = NULL;
+    cudaGraph_t g_child = NULL, g_parent = NULL;
+    cudaGraphExec_t e_child = NULL, e_parent = NULL;
+    int *count = NULL, got = -1, rc = -1;
+    void *child_args[1], *parent_args[2];
+
+    CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_TRY(cudaMalloc((void **)&count, sizeof *count));
+    CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, s));
+    child_args[0] = &count;
+    if (one_node_graph((const void *)probe_child, child_args, 1, 32, 0, 0, s, &g_child, &e_child, err, errlen) != 0)
+        goto fail;
+    parent_args[0] = &e_child;
+    parent_args[1] = &count;
+    if (one_node_graph((const void *)probe_parent, parent_args, 2, 32, 0, cooperative, s, &g_parent, &e_parent, err,
+                       errlen) != 0)
+        goto fail;
+    CUDA_TRY(cudaGraphLaunch(e_parent, s));
+    CUDA_TRY(cudaMemcpyAsync(&got, count, sizeof got, cudaMemcpyDeviceToHost, s));
+    CUDA_TRY(cudaStreamSynchronize(s));
+    if (got != 102) {
+        snprintf(err, errlen, "a%s device graph that tail-launches a graph and itself left %d, not 102",
+                 cooperative ? " cooperative" : "", got);
+        goto fail;
+    }
+    rc = 0;
+fail:
+    if (rc != 0)
+        (void)cudaGetLastError();
+    if (e_parent) cudaGraphExecDestroy(e_parent);
+    if (g_parent) cudaGraphDestroy(g_parent);
+    if (e_child) cudaGraphExecDestroy(e_child);
+    if (g_child) cudaGraphDestroy(g_child);
+    if (count) cudaFree(count);
+    if (s) cudaStreamDestroy(s);
+    return rc;
+}
+
+int persist_probe_device_launch(int *cooperative, char *why, size_t len)
+{
+    /* once per process: the answer is the device's and the driver's */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int done, ok, coop;
+    static char reason[384];
+    pthread_mutex_lock(&lock);
+    if (!done) {
+        char first[192] = "";
+        if (probe_once(1, first, sizeof first) == 0) {
+            ok = coop = 1;
+        } else if (probe_once(0, reason, sizeof reason) == 0) {
+            ok = 1;
+            coop = 0;
+        } else {
+            char second[192];
+            snprintf(second, sizeof second, "%s", reason);
+            snprintf(reason, sizeof reason, "cooperative node: %s; plain node: %s", first, second);
+        }
+        done = 1;
+    }
+    *cooperative = coop;
+    if (!ok && why && len)
+        snprintf(why, len, "%s", reason);
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* ==== the executor's graph ==================================================================== */
+
+cudaError_t persist_launch_occupancy(int *per_sm, size_t smem)
+{
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, persist_kernel<1>, P_THREADS, smem);
+}
+
+int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative, cudaStream_t upload,
+                         cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+{
+    void *args[1] = {(void *)a};
+    if (one_node_graph((const void *)persist_kernel<1>, args, nblocks, P_THREADS, smem, cooperative, upload, graph,
+                       exec, err, errlen) == 0)
+        return 0;
+    if (*graph)
+        cudaGraphDestroy(*graph);
+    *graph = NULL;
+    return -1;
+}
