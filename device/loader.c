@@ -206,3 +206,11 @@ int dev_module_describe(char *buf, size_t len)
              module->cudart_version % 1000 / 10, module_path);
     return 1;
 }
+
+const dev_module *dev_module_get(char *why, size_t len)
+{
+    pthread_once(&load_once, load);
+    if (!module)
+        snprintf(why, len, "the CUDA executors cannot be loaded: %s", load_why);
+    return module;
+}

@@ -4,13 +4,15 @@
 #include <cuda_runtime.h>
 
 #include "cfx.h"
+#include "compiled.h"
 #include "exec.h"
 
 extern "C" __attribute__((visibility("default"))) const dev_module *cfx_cuda_module(void)
 {
     static const dev_module table = {
         DEV_MODULE_ABI,    CFX_VERSION_MAJOR, CFX_VERSION_MINOR, sizeof(exec_ops),
-        CUDART_VERSION,    &dev_host_ops,     &dev_graph_ops,    &dev_persistent_ops,
+        CUDART_VERSION,    &dev_host_ops,     &dev_graph_ops,    &dev_compiled_ops,
+        comp_module_nvrtc_available, comp_module_build,
     };
     return &table;
 }

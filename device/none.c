@@ -1,5 +1,7 @@
-/* none.c: the loader of the CUDA executors (device/loader.c) in a build without CUDA: there
- * is nothing to load, and each answer says so. */
+/* none.c: the loader of the CUDA executors (device/loader.c) in a build without CUDA, and the
+ * NVRTC checks of compiled.h (device/compiled_probe.c): there is nothing to load, and each
+ * answer says so. */
+#include "compiled.h"
 #include "exec.h"
 
 #include <stdio.h>
@@ -17,4 +19,22 @@ int dev_module_describe(char *buf, size_t len)
 {
     snprintf(buf, len, "not built (%s)", not_built);
     return 0;
+}
+
+int comp_nvrtc_available(char *why, size_t len)
+{
+    snprintf(why, len, "%s", not_built);
+    return 0;
+}
+
+int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+               char *err, size_t errlen)
+{
+    (void)prog;
+    (void)arch;
+    (void)force_dispatch;
+    (void)image_bytes;
+    (void)ms;
+    snprintf(err, errlen, "%s", not_built);
+    return -1;
 }

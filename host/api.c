@@ -590,6 +590,31 @@ int cfx_set_max_iters(cfx_exec *e, int64_t n)
     return 0;
 }
 
+int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode)
+{
+    char why[768] = "";
+    if (!e)
+        return -1;
+    if (mode != CFX_PERSISTENT_COMPILED && mode != CFX_PERSISTENT_INTERP) {
+        set_error(e, "unknown persistent mode %d", (int)mode);
+        return -1;
+    }
+    if (!e->ops->mode) {
+        set_error(e, "the %s backend has no persistent modes", cfx_backend_name(e->backend));
+        return -1;
+    }
+    if (e->running) {
+        set_error(e, "cannot change the persistent mode while a run is in flight");
+        return -1;
+    }
+    int got = e->ops->mode(e->self, (int)mode, why, sizeof why);
+    if (got < 0 || got != (int)mode)
+        set_error(e, "%s", why);
+    else
+        e->error[0] = '\0';
+    return got;
+}
+
 void cfx_set_stream(cfx_exec *e, void *stream)
 {
     if (e)

@@ -158,6 +158,21 @@ void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *
 /* Writes a Chrome trace (Perfetto opens it) of the next runs to `path`; NULL stops. */
 int cfx_set_trace(cfx_exec *e, const char *path);
 
+/* The two modes of the cuda-persistent backend (docs/persistent.md). COMPILED, the default:
+ * the graph is generated as CUDA C, compiled with NVRTC when first needed (the machine code is
+ * cached on disk by program and device), and runs as one kernel with its scalars in
+ * registers. INTERP: one kernel walks the graph's records. */
+typedef enum cfx_persistent_mode {
+    CFX_PERSISTENT_COMPILED,
+    CFX_PERSISTENT_INTERP
+} cfx_persistent_mode;
+/* Picks the mode of a cuda-persistent executor's next runs and returns the mode they will
+ * use. Asking for COMPILED builds the kernel now (or finds it in the cache); when it cannot be
+ * built (no NVRTC, a compile error, an application kernel in the graph) the interpreter runs,
+ * INTERP is returned and cfx_exec_error() says why. -1 for another backend or while a run is
+ * in flight. */
+int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
+
 /* Run to the end and return the status. */
 cfx_status cfx_run(cfx_exec *e);
 /* Enqueue the run on the stream and return at once (CUDA backends; the cpu backend runs

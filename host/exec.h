@@ -59,7 +59,8 @@ typedef struct exec_run {
 /* The executor interface. create() may cache per-program state (an uploaded program, a
  * built CUDA graph); run() starts a run and, unless `async`, waits for it; wait() blocks
  * until the run ends and fills the outcome. detail() (may be NULL) says in one line which
- * path the executor takes, for cfx_exec_backend_detail; the text lives in the executor. */
+ * path the executor takes, for cfx_exec_backend_detail; the text lives in the executor.
+ * mode() is cuda-persistent's (below). */
 typedef struct exec_ops {
     cfx_backend backend;
     int (*available)(char *why, size_t len);
@@ -68,6 +69,10 @@ typedef struct exec_ops {
     int (*wait)(void *self, exec_outcome *out, char *err, size_t len);
     void (*destroy)(void *self);
     const char *(*detail)(void *self);
+    /* cuda-persistent only (NULL elsewhere): sets the mode of the next runs (a
+     * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
+     * in `why`; -1 when it cannot be set now. */
+    int (*mode)(void *self, int want, char *why, size_t len);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
@@ -87,12 +92,20 @@ typedef struct dev_module {
     int version_major, version_minor; /* CFX_VERSION_* of the module's build */
     size_t ops_size;          /* sizeof(exec_ops) there */
     int cudart_version;       /* CUDART_VERSION it was compiled with (13000 is 13.0) */
-    const exec_ops *host, *graph, *persistent;
+    const exec_ops *host, *graph, *persistent; /* persistent: with its two modes */
+    /* compiled.h's checks, which need NVRTC and so run in the module (device/compiled.cu) */
+    int (*nvrtc_available)(char *why, size_t len);
+    int (*kernel_build)(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+                        double *ms, char *err, size_t errlen);
 } dev_module;
 typedef const dev_module *(*dev_module_fn)(void);
 
 /* Defined only inside the module, which hands them out through its table. */
 extern const exec_ops dev_host_ops, dev_graph_ops, dev_persistent_ops;
+/* cuda-persistent with its two modes (device/compiled.cu): a compiled kernel, or the
+ * interpreter, dev_persistent_ops, which it runs where the compiled kernel cannot. The table's
+ * `persistent` is this one. */
+extern const exec_ops dev_compiled_ops;
 
 /* The executor of CUDA backend b, loading the module on first use; NULL with the reason in
  * why when the build has no CUDA, no device is present (asked of the CUDA runtime alone, so
@@ -103,6 +116,9 @@ const exec_ops *dev_ops(cfx_backend b, char *why, size_t len);
  * what was built and what loaded. Returns 1 when the module loaded, 0 for a build without
  * CUDA, -1 when it cannot be loaded. */
 int dev_module_describe(char *buf, size_t len);
+/* The module's table, loading it even where no device is present (NVRTC needs none); NULL with
+ * the reason in why. */
+const dev_module *dev_module_get(char *why, size_t len);
 
 /* The CPU executor as a plain call: runs prog over host buffers to the end. */
 int cpu_run(const exec_run *run, exec_outcome *out);

@@ -65,8 +65,12 @@ static const char run_usage_text[] =
     "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
     "                        auto picks cuda-persistent where a CUDA device is present, else\n"
     "                        cpu, and when given explicitly says on stderr which it picked;\n"
-    "                        cuda-persistent also says which path it took (device graph\n"
-    "                        launch, or pause and relaunch and why)\n"
+    "                        cuda-persistent also says which path it took (its compiled\n"
+    "                        kernel, or its interpreter and why; device graph launch, or\n"
+    "                        pause and relaunch and why)\n"
+    "  --persistent-mode M   compiled (default) or interp: how cuda-persistent runs the graph,\n"
+    "                        as a kernel generated from it and compiled with NVRTC, or by\n"
+    "                        interpreting its records\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -104,6 +108,7 @@ typedef struct options {
     const char *backend;
     const char *max_iters;
     const char *trace;
+    const char *persistent_mode;
     int help;
 } options;
 
@@ -196,6 +201,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->max_iters = value;
         } else if (strcmp(name, "--trace") == 0) {
             o->trace = value;
+        } else if (strcmp(name, "--persistent-mode") == 0) {
+            o->persistent_mode = value;
         }
     }
     return 0;
@@ -402,7 +409,7 @@ static size_t type_bytes(const cfx_type *t)
 static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph", "--in", "--out", "--seed", "--backend",
-                                          "--max-iters", "--trace", NULL};
+                                          "--persistent-mode", "--max-iters", "--trace", NULL};
     options o = {0};
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
@@ -445,6 +452,22 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
                         "cuda-persistent)\n", o.backend);
         goto done;
+    }
+    cfx_persistent_mode mode = CFX_PERSISTENT_COMPILED;
+    if (o.persistent_mode) {
+        if (strcmp(o.persistent_mode, "interp") == 0) {
+            mode = CFX_PERSISTENT_INTERP;
+        } else if (strcmp(o.persistent_mode, "compiled") != 0) {
+            rc = bad_usage("run", "--persistent-mode wants compiled or interp, got '%s'",
+                           o.persistent_mode);
+            goto done;
+        }
+        if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CUDA_PERSISTENT) {
+            rc = bad_usage("run",
+                           "--persistent-mode applies to the cuda-persistent backend, not %s",
+                           cfx_backend_name(backend));
+            goto done;
+        }
     }
 
     m = compile_or_report(o.file);
@@ -563,9 +586,13 @@ static int cmd_run(int argc, char **argv)
         cfx_free(why);
         goto done;
     }
+    /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */
+    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT)
+        cfx_set_persistent_mode(e, mode);
     /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the
      * line also says which path it took (after the run: the path may be settled only then) */
-    int say_path = o.backend && cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT;
+    int say_path =
+        (o.backend || o.persistent_mode) && cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT;
     if (o.backend && backend == CFX_BACKEND_AUTO && cfx_exec_backend(e) == CFX_BACKEND_CPU) {
         char reason[256] = "";
         cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, reason, sizeof reason);

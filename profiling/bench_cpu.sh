@@ -4,7 +4,7 @@
 #   while i < n { s = s + i % 7; i = i + 1 }      (n = 10^7 unless N is set)
 #
 # usage: bash profiling/bench_cpu.sh [BUILD_DIR]     (default: $BUILD_DIR, else ./build)
-# Builds bench_cpu_loop in BUILD_DIR if it is missing, runs it and profiling/loop.lua, and
+# Builds bench_cpu_loop in BUILD_DIR if it is missing, runs it and profiling/loops.lua, and
 # prints a Markdown table: nanoseconds per iteration (medians of 7 runs for cfx, 5 for Lua)
 # and the ratio. Both must agree on the result, which is checked. The goal: cfx no slower
 # per iteration than Lua 5.4.
@@ -48,8 +48,9 @@ if [ -z "$lua" ]; then
     exit 0
 fi
 
-lua_line="$("$lua" "$here/loop.lua" "$n")" || { echo "bench_cpu.sh: loop.lua failed" >&2; exit 1; }
-read -r _ _ lua_ns lua_s <<< "$lua_line"
+lua_line="$("$lua" "$here/loops.lua" counter "$n" 5)" || { echo "bench_cpu.sh: loops.lua failed" >&2; exit 1; }
+read -r _ lua_sec lua_s <<< "$lua_line"
+lua_ns="$(awk -v s="$lua_sec" -v n="$n" 'BEGIN { printf "%.2f", s * 1e9 / n }')"
 if [ "$cfx_s" != "$lua_s" ]; then
     echo "bench_cpu.sh: results differ: cfx $cfx_s, lua $lua_s" >&2
     exit 1

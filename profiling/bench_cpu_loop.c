@@ -6,7 +6,8 @@
  * median as one line that bench_cpu.sh reads:
  *     cfx-cpu N NS_PER_ITERATION S
  * (S, the result, is printed so that the work cannot be skipped and can be checked: it is
- * the sum of i % 7 for i < n, wrapped to i32.) profiling/loop.lua is the same loop in Lua.
+ * the sum of i % 7 for i < n, wrapped to i32.) profiling/loops.lua's counter is the same loop
+ * in Lua.
  *
  * usage: bench_cpu_loop [N] [RUNS]
  */

@@ -648,24 +648,31 @@ static const bench_case cases[] = {
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-/* The columns: every backend, and cuda-persistent three times more, on the pause-and-relaunch
- * path, with every product inline, and with its one-block loops interpreted record by record
- * rather than as micro-ops, through the executor's environment knobs (set around
- * cfx_exec_new; the row's note says which path the executor took). */
+/* The columns: every backend; cuda-persistent in its default mode, the kernel compiled from the
+ * graph (which keeps the name "cuda-persistent": peers.py compares with that row), and in its
+ * interpreter mode four times: on its default path, on the pause-and-relaunch path, with every
+ * product inline, and with its one-block loops interpreted record by record rather than as
+ * micro-ops, through the interpreter's environment knobs (set around cfx_exec_new; the row's
+ * note says which path the executor took). */
 typedef struct executor {
     cfx_backend backend;
     const char *name;
     const char *env, *value; /* set while the executor is created, or NULL */
+    int mode;                /* a cfx_persistent_mode, or -1 */
 } executor;
 
 static const executor executors[] = {
-    {CFX_BACKEND_CPU, "cpu", NULL, NULL},
-    {CFX_BACKEND_CUDA_HOST, "cuda-host", NULL, NULL},
-    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", NULL, NULL},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", NULL, NULL},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "CFX_PERSISTENT_DEVICE_LAUNCH", "0"},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "CFX_PERSISTENT_LAUNCH_PRODUCT_MIN", "0"},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", "CFX_PERSISTENT_MICROOPS", "0"},
+    {CFX_BACKEND_CPU, "cpu", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_HOST, "cuda-host", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", NULL, NULL, -1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", NULL, NULL, CFX_PERSISTENT_COMPILED},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", NULL, NULL, CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "CFX_PERSISTENT_DEVICE_LAUNCH", "0",
+     CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "CFX_PERSISTENT_LAUNCH_PRODUCT_MIN", "0",
+     CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", "CFX_PERSISTENT_MICROOPS", "0",
+     CFX_PERSISTENT_INTERP},
 };
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
@@ -736,7 +743,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     char *err = NULL;
     buffer *iters_in = c->iters_input ? find_buffer(d->in, d->nin, c->iters_input) : NULL;
     int32_t saved_iters = iters_in ? *(int32_t *)iters_in->host : 0;
-    double started;
+    double started, build_ms = 0;
     int rep = 0;
     int64_t trip = d->expect_iters;
 #ifdef CFX_HAVE_CUDA
@@ -779,6 +786,15 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     if (!e) {
         snprintf(r->state, sizeof r->state, "error: %s", err ? err : "cfx_exec_new failed");
         goto fail;
+    }
+    if (ex->mode >= 0) {
+        /* the mode, and for the compiled kernel its build time (main turns the cache off) */
+        double b0 = now_seconds();
+        if (cfx_set_persistent_mode(e, (cfx_persistent_mode)ex->mode) != ex->mode) {
+            snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
+            goto fail;
+        }
+        build_ms = 1e3 * (now_seconds() - b0);
     }
     for (int i = 0; i < nres; i++) {
         res[i].name = cfx_result_name(m, g, i);
@@ -898,8 +914,11 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
              * settled (application kernels are captured at the first run). */
             if (b == CFX_BACKEND_CUDA_PERSISTENT) {
                 const char *detail = cfx_exec_backend_detail(e);
-                snprintf(r->note, sizeof r->note, "%s",
-                         strncmp(detail, "device graph launch", 19) == 0 ? "device graph launch" : detail);
+                if (ex->mode == CFX_PERSISTENT_COMPILED)
+                    snprintf(r->note, sizeof r->note, "compiled kernel built in %.0f ms", build_ms);
+                else
+                    snprintf(r->note, sizeof r->note, "%s",
+                             strstr(detail, "device graph launch") ? "device graph launch" : detail);
             }
 #ifdef CFX_HAVE_CUDA
             for (int i = 0; is_cuda && i < nres; i++)
@@ -1376,6 +1395,8 @@ int main(int argc, char **argv)
 
     if (parse_args(argc, argv, &o) != 0)
         return 2;
+    /* every compiled kernel's build is a real compile, so its time can be reported */
+    setenv("CFX_KERNEL_CACHE", "off", 0);
     for (int ci = 0; ci < NCASES; ci++)
         case_names[ci] = cases[ci].key;
     for (int x = 0; x < NEXECUTORS; x++)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# run_benchmarks.sh: builds cfx, runs the CPU benchmark, the GPU benchmark and the PyTorch/JAX
-# peers, and writes profiling/results/DATE-GPU.md with every table and the versions of
-# everything that produced them (GPU, driver, CUDA, torch, jax).
+# run_benchmarks.sh: builds cfx, runs the CPU benchmark, the GPU benchmark, the generated-code
+# benchmark and the PyTorch/JAX peers, and writes profiling/results/DATE-GPU.md with every
+# table and the versions of everything that produced them (GPU, driver, CUDA, torch, jax).
 #
 #   bash profiling/run_benchmarks.sh [--quick] [--no-peers] [--build-dir DIR]
 #
@@ -82,6 +82,14 @@ else
     printf '## CPU benchmark\n\nprofiling/bench_cpu.sh is not in this checkout.\n' > "$work/cpu.md"
 fi
 
+# ---- the generated code: C and the compiled kernel against the executors and Lua --------
+if [ -f "$here/bench_gen.sh" ]; then
+    echo "run_benchmarks: bench_gen.sh $quick"
+    BUILD_DIR="$build" bash "$here/bench_gen.sh" "$build" $quick > "$work/gen.md" 2>&1 || status=1
+else
+    printf '## Generated code\n\nprofiling/bench_gen.sh is not in this checkout.\n' > "$work/gen.md"
+fi
+
 # ---- the peers ---------------------------------------------------------------------------
 if [ "$peers" = 1 ]; then
     echo "run_benchmarks: peers.py $quick"
@@ -126,6 +134,8 @@ out="$here/results/$date_utc-$slug.md"
     sed '1{/^# /d}' "$work/gpu.md"
     echo
     cat "$work/cpu.md"   # bench_cpu.sh prints its own heading and table
+    echo
+    cat "$work/gen.md"   # so does bench_gen.sh
     echo
     cat "$work/peers.md"
     echo

@@ -3,7 +3,7 @@
  *
  * Runs every .cfx file in graphs/ with the inputs of each of its `# run:` lines (graphs/README.md)
  * and the generated programs of tests/gen_programs.h on each available CUDA backend
- * (cuda-host, cuda-graph, cuda-persistent), and requires what the cpu executor gives: the same
+ * (cuda-host, cuda-graph, cuda-persistent in both its modes), and requires what the cpu executor gives: the same
  * status, position and stop message, integer and bool results identical, reals within 1e-5
  * relative (`|got - want| <= tol * max(1, |want|)`, or the file's `# tol:`), the same print
  * lines (numbers in them within the same tolerance). Then a budget and a cancel from another
@@ -12,7 +12,6 @@
  * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program;
  * `gpu_executors --quick` everything with 30 generated programs instead of 300 (for
  * compute-sanitizer, which runs every kernel many times slower). */
-#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,9 +21,7 @@
 
 #include "cfx.h"
 #include "gen_programs.h"
-#include "npy.h"
 #include "testutil.h"
-#include "value.h"
 
 #define GENERATED 300
 #define MAX_INPUTS 32
@@ -35,7 +32,12 @@
  * machine without a GPU, as a cpu test: a bug in the harness then shows before a GPU session
  * spends its time on it. */
 static cfx_backend gpu_backends[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
-                                     CFX_BACKEND_CUDA_PERSISTENT};
+                                     CFX_BACKEND_CUDA_PERSISTENT, CFX_BACKEND_CUDA_PERSISTENT};
+/* cuda-persistent runs twice: interpreting its records, and as the kernel compiled from the
+ * graph, which must really be what runs (a silent fallback would test the interpreter twice) */
+static const int gpu_modes[] = {-1, -1, CFX_PERSISTENT_INTERP, CFX_PERSISTENT_COMPILED};
+static const char *gpu_labels[] = {"cuda-host", "cuda-graph", "cuda-persistent interp",
+                                         "cuda-persistent compiled"};
 static int NGPU = (int)(sizeof gpu_backends / sizeof gpu_backends[0]);
 static int gpu_ok[sizeof gpu_backends / sizeof gpu_backends[0]];
 
@@ -74,7 +76,7 @@ static void outcome_free(outcome *o)
 
 /* Runs graph `graph` of m on backend with inputs[i] for input i; fills *o. Returns -1 when the
  * executor could not be made or the run failed with CFX_ERROR (the reason is in o->error). */
-static int run_on(cfx_module *m, int graph, cfx_backend backend, void *const *inputs,
+static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void *const *inputs,
                   int64_t max_iters, outcome *o)
 {
     char *err = NULL;
@@ -85,6 +87,13 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, void *const *in
         snprintf(o->error, sizeof o->error, "%s", err ? err : "cfx_exec_new failed");
         cfx_free(err);
         return -1;
+    }
+    /* a record kind newer than the code generator is the one fallback a graph here may have */
+    if (mode >= 0 && cfx_set_persistent_mode(e, (cfx_persistent_mode)mode) != mode &&
+        !strstr(cfx_exec_error(e), "not known to the code generator")) {
+        snprintf(o->error, sizeof o->error, "the %s mode does not run: %s",
+                 mode == CFX_PERSISTENT_COMPILED ? "compiled" : "interpreter", cfx_exec_error(e));
+        goto done;
     }
     int nin = cfx_input_count(m, graph), nres = cfx_result_count(m, graph);
     if (nin > MAX_INPUTS || nres > MAX_INPUTS) {
@@ -205,7 +214,7 @@ static void compare_all(cfx_module *m, int graph, void *const *inputs, int64_t m
 {
     outcome want;
     char label[600];
-    if (run_on(m, graph, CFX_BACKEND_CPU, inputs, max_iters, &want) != 0) {
+    if (run_on(m, graph, CFX_BACKEND_CPU, -1, inputs, max_iters, &want) != 0) {
         fprintf(stderr, "%s: cpu: %s\n", what, want.error);
         CHECK(0);
         outcome_free(&want);
@@ -214,8 +223,8 @@ static void compare_all(cfx_module *m, int graph, void *const *inputs, int64_t m
     for (int b = 0; b < NGPU; b++) {
         outcome got;
         if (!gpu_ok[b]) continue;
-        snprintf(label, sizeof label, "%s [%s]", what, cfx_backend_name(gpu_backends[b]));
-        if (run_on(m, graph, gpu_backends[b], inputs, max_iters, &got) != 0) {
+        snprintf(label, sizeof label, "%s [%s]", what, gpu_labels[b]);
+        if (run_on(m, graph, gpu_backends[b], gpu_modes[b], inputs, max_iters, &got) != 0) {
             fprintf(stderr, "%s: %s\n", label, got.error);
             CHECK(0);
         } else {
@@ -234,7 +243,6 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     char *tokens[64];
     int ntok = 0;
     const char *graph_name = NULL;
-    uint64_t seed = 0;
     int64_t max_iters = 0;
     void *inputs[MAX_INPUTS] = {0};
     char what[512];
@@ -242,7 +250,6 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     for (char *t = strtok(line, " \t\r\n"); t && ntok < 64; t = strtok(NULL, " \t\r\n")) tokens[ntok++] = t;
     for (int i = 0; i < ntok; i++) {
         if (strcmp(tokens[i], "--graph") == 0 && i + 1 < ntok) graph_name = tokens[++i];
-        else if (strcmp(tokens[i], "--seed") == 0 && i + 1 < ntok) seed = strtoull(tokens[++i], NULL, 10);
         else if (strcmp(tokens[i], "--max-iters") == 0 && i + 1 < ntok) max_iters = strtoll(tokens[++i], NULL, 10);
     }
     int graph = cfx_graph_find(m, graph_name);
@@ -250,39 +257,17 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     if (!CHECK(graph >= 0)) return;
     int nin = cfx_input_count(m, graph);
     if (!CHECK(nin <= MAX_INPUTS)) return;
-    uint64_t rng = seed;
+    const char *names[MAX_INPUTS];
+    cfx_type types[MAX_INPUTS];
+    char err[512] = "";
     for (int i = 0; i < nin; i++) {
-        cfx_type t = cfx_input_type(m, graph, i);
-        const char *name = cfx_input_name(m, graph, i);
-        size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
-        const char *value = NULL;
-        char err[256] = "";
-        for (int k = 0; k < ntok; k++) {
-            size_t len = strlen(name);
-            if (strncmp(tokens[k], name, len) == 0 && tokens[k][len] == '=') value = tokens[k] + len + 1;
-        }
-        inputs[i] = calloc(1, bytes ? bytes : 1);
-        if (!CHECK(inputs[i] != NULL)) goto done;
-        if (!value) {
-            fprintf(stderr, "%s: no value for input '%s'\n", what, name);
-            CHECK(0);
-            goto done;
-        }
-        if (strcmp(value, "random") == 0) {
-            value_random(&t, &rng, inputs[i]);
-        } else if (strlen(value) > 4 && strcmp(value + strlen(value) - 4, ".npy") == 0) {
-            char full[1024];
-            snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
-            if (npy_read_file(full, &t, inputs[i], err, sizeof err) != 0) {
-                fprintf(stderr, "%s: %s\n", what, err);
-                CHECK(0);
-                goto done;
-            }
-        } else if (value_parse(value, &t, inputs[i], err, sizeof err) != 0) {
-            fprintf(stderr, "%s: input '%s': %s\n", what, name, err);
-            CHECK(0);
-            goto done;
-        }
+        names[i] = cfx_input_name(m, graph, i);
+        types[i] = cfx_input_type(m, graph, i);
+    }
+    if (test_run_inputs(tokens, ntok, nin, names, types, inputs, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", what, err);
+        CHECK(0);
+        goto done;
     }
     compare_all(m, graph, inputs, max_iters, tol, what);
 done:
@@ -328,26 +313,14 @@ static void check_file(const char *path)
     free(text);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void check_graphs_dir(void)
 {
-    char dir[1024], path[2048];
-    char *names[512];
-    int n = 0;
-    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    if (!CHECK(d != NULL)) return;
-    for (struct dirent *ent; (ent = readdir(d)) != NULL && n < 512;) {
-        size_t len = strlen(ent->d_name);
-        if (len > 4 && strcmp(ent->d_name + len - 4, ".cfx") == 0) names[n++] = strdup(ent->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
+    char *paths[512];
+    int n = test_graph_files(paths, 512);
+    if (!CHECK(n >= 0)) return;
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        check_file(path);
-        free(names[i]);
+        check_file(paths[i]);
+        free(paths[i]);
     }
     printf("graphs: %d files\n", n);
 }
@@ -404,7 +377,7 @@ static void *cancel_later(void *arg)
     return NULL;
 }
 
-static void check_budget_and_cancel(cfx_backend backend)
+static void check_budget_and_cancel(cfx_backend backend, int mode)
 {
     char *diags = NULL, *err = NULL;
     int32_t n = 2000000000, i = -1;
@@ -415,6 +388,7 @@ static void check_budget_and_cancel(cfx_backend backend)
         fprintf(stderr, "%s: %s\n", cfx_backend_name(backend), err ? err : "");
         goto done;
     }
+    if (mode >= 0) CHECK_INT(cfx_set_persistent_mode(e, (cfx_persistent_mode)mode), mode);
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
     /* the path the executor takes: never empty; the backend's name where it says no more
@@ -485,6 +459,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--harness-check") == 0) {
         gpu_backends[0] = CFX_BACKEND_CPU;
+        gpu_labels[0] = "cpu";
         NGPU = 1;
         argc = 1;
     }
@@ -492,7 +467,7 @@ int main(int argc, char **argv)
         why[0] = '\0';
         gpu_ok[b] = cfx_backend_available(gpu_backends[b], why, sizeof why);
         if (gpu_ok[b]) any = 1;
-        else printf("%s: not available: %s\n", cfx_backend_name(gpu_backends[b]), why);
+        else printf("%s: not available: %s\n", gpu_labels[b], why);
     }
     if (!any) {
         printf("skipped: no CUDA backend can run here (%s)\n", why);
@@ -510,6 +485,6 @@ int main(int argc, char **argv)
     for (uint64_t seed = 0; seed < (uint64_t)generated; seed++) check_generated(seed);
     printf("generated: %d programs\n", generated);
     for (int b = 0; b < NGPU; b++)
-        if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b]);
+        if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b], gpu_modes[b]);
     return test_finish("gpu_executors");
 }

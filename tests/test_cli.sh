@@ -113,7 +113,7 @@ expect_err "cfx: unknown command 'frobnicate' (run, check, dump; see cfx --help)
 run_cfx run --help
 expect_rc 0 "cfx run --help"
 for opt in "--graph NAME" "--in NAME=VALUE" "--seed N" "--out NAME=FILE.npy" "--backend B" \
-    "--max-iters N" "--trace FILE.json" "--help, -h" "random" ".npy" "cuda-persistent" "cuda-graph" "cuda-host"; do
+    "--max-iters N" "--trace FILE.json" "--persistent-mode M" "--help, -h" "random" ".npy" "cuda-persistent" "cuda-graph" "cuda-host"; do
     expect_in "$opt" out "cfx run --help mentions $opt"
 done
 run_cfx run "$T/iw.cfx" --help
@@ -268,6 +268,18 @@ for b in cuda-host cuda-graph cuda-persistent; do
         expect_in "cfx: backend $b is not available: " err "backend $b reason"
     fi
 done
+
+# --persistent-mode: compiled or interp, for cuda-persistent (auto may pick cpu: then it is moot)
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --persistent-mode fast
+expect_rc 1 "bad persistent mode"
+expect_err "cfx: --persistent-mode wants compiled or interp, got 'fast' (see cfx run --help)" "bad persistent mode"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend cpu --persistent-mode interp
+expect_rc 1 "persistent mode on cpu"
+expect_err "cfx: --persistent-mode applies to the cuda-persistent backend, not cpu (see cfx run --help)" \
+    "persistent mode on cpu"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --persistent-mode interp
+expect_rc 0 "persistent mode with auto"
+expect_out "out = 5" "persistent mode with auto"
 
 # ---- --out writes a valid .npy, which reads back as an input -----------------------------------
 run_cfx run "$T/two.cfx" --in "x=[0.5, 1.25, 1.5]" --out "y=$T/y.npy"

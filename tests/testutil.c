@@ -1,12 +1,16 @@
 /* testutil.c: checks and reporting shared by the C tests. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfx.h"
+#include "npy.h"
 #include "program.h"
+#include "value.h"
 
 int test_failures;
 int test_checks;
@@ -121,4 +125,77 @@ void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, i
     r->d = d;
     r->line = line;
     r->col = col;
+}
+
+int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
+                    const cfx_type *types, void **inputs, char *err, size_t errlen)
+{
+    uint64_t rng = 0;
+    for (int i = 0; i + 1 < ntok; i++)
+        if (strcmp(tokens[i], "--seed") == 0)
+            rng = strtoull(tokens[i + 1], NULL, 10);
+    for (int i = 0; i < n; i++)
+        inputs[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        const cfx_type *t = &types[i];
+        size_t bytes = (size_t)(cfx_type_count(t) * cfx_dtype_size(t->dtype));
+        size_t len = strlen(names[i]);
+        const char *value = NULL;
+        for (int k = 0; k < ntok; k++)
+            if (strncmp(tokens[k], names[i], len) == 0 && tokens[k][len] == '=')
+                value = tokens[k] + len + 1;
+        inputs[i] = calloc(1, bytes ? bytes : 1);
+        if (!inputs[i]) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (!value) {
+            snprintf(err, errlen, "no value for input '%s'", names[i]);
+            return -1;
+        }
+        if (strcmp(value, "random") == 0) {
+            value_random(t, &rng, inputs[i]);
+        } else if (strlen(value) > 4 && strcmp(value + strlen(value) - 4, ".npy") == 0) {
+            char full[1024], why[256] = "";
+            snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
+            if (npy_read_file(full, t, inputs[i], why, sizeof why) != 0) {
+                snprintf(err, errlen, "%s", why);
+                return -1;
+            }
+        } else {
+            char why[256] = "";
+            if (value_parse(value, t, inputs[i], why, sizeof why) != 0) {
+                snprintf(err, errlen, "input '%s': %s", names[i], why);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int test_graph_files(char **paths, int cap)
+{
+    char dir[1024];
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/graphs", CFX_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < cap;) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".cfx") != 0)
+            continue;
+        paths[n] = malloc(strlen(dir) + len + 2);
+        if (!paths[n])
+            break;
+        sprintf(paths[n++], "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    qsort(paths, (size_t)n, sizeof paths[0], by_name);
+    return n;
 }

@@ -3,6 +3,7 @@
 #ifndef CFX_TESTUTIL_H
 #define CFX_TESTUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 extern int test_failures;
@@ -24,6 +25,16 @@ char *test_read_file(const char *path, long *len);
 /* Calls fn with every example graph of the source tree (graphs/NAME.cfx) and its text; returns
  * how many it read. */
 int test_each_graph(void (*fn)(const char *path, const char *text, long len, void *user), void *user);
+/* The inputs of one `# run:` line of a graph file (graphs/README.md): the line's tokens
+ * (`NAME=VALUE`, `--seed N`, ...) give each of the n inputs (names[i], types[i]) its value,
+ * a literal, a .npy file under the source tree, or `random` (drawn from --seed). inputs[i] is
+ * allocated here (free() them, also on failure). Returns 0, or -1 with the reason in err. */
+struct cfx_type;
+int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
+                    const struct cfx_type *types, void **inputs, char *err, size_t errlen);
+/* The paths of the .cfx files in graphs/, sorted by name, at most cap of them, each malloc'd
+ * (free() them). Returns how many, or -1 when the folder cannot be read. */
+int test_graph_files(char **paths, int cap);
 /* Sets *r to a record of the given fields, the rest zero, for hand-built programs. */
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,

@@ -1,0 +1,839 @@
+/* compiled.cu: the cuda-persistent executor with its two modes. The compiled mode (the
+ * default) generates the program as CUDA C (host/cgen.c), compiles it with NVRTC, keeps the
+ * machine code in an on-disk cache keyed by the source, the NVRTC version and the device, and
+ * launches it as one persistent kernel (device/compiled_kernel.cuh). The interpreter mode is
+ * dev_persistent_ops, created when it is first needed: when asked for, when NVRTC cannot be
+ * loaded, when the generator refuses the program (an application kernel's CALL needs the host
+ * between records) or the compile fails, and for a run whose printed values overflow the
+ * compiled kernel's buffer (the whole run is repeated, see compiled_kernel.cuh).
+ *
+ * The kernel is built at the first run that wants it, or when cfx_set_persistent_mode asks for
+ * the compiled mode, which is how a caller learns at once which mode will run and why.
+ *
+ * NVRTC is loaded with dlopen, so that a machine with the CUDA driver and runtime but no NVRTC
+ * still runs everything with the interpreter. The headers the generated code includes
+ * (kernels/, compiled_kernel.cuh) are carried by the module as text (compiled_headers.cu,
+ * written by CMake), with stand-ins for <stdint.h> and <math.h>, which NVRTC does not have.
+ *
+ * Environment: CFX_NVRTC names the NVRTC library to load ("none": as if there were none);
+ * CFX_KERNEL_CACHE is the cache directory, or "off" (default $XDG_CACHE_HOME/cfx/kernels, else
+ * ~/.cache/cfx/kernels). A cache that cannot be read or written only costs a compile.
+ */
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgen.h"
+#include "compiled.h"
+#include "compiled_kernel.cuh"
+#include "dev.h"
+#include "exec.h"
+#include "nvtx.h"
+extern "C" { /* strbuf.h is a C header without C++ guards */
+#include "strbuf.h"
+}
+
+static_assert(sizeof(ck_state) == sizeof(dev_state) &&
+                  offsetof(ck_state, iterations) == offsetof(dev_state, iterations),
+              "ck_state is dev_state as the kernel sees it");
+static_assert(sizeof(ck_control) == sizeof(dev_control) &&
+                  offsetof(ck_control, max_iters) == offsetof(dev_control, max_iters),
+              "ck_control is dev_control as the kernel sees it");
+static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancelled by number");
+
+#define COMP_PRINT_BYTES (1u << 20) /* the print buffer, grown for one big printed value */
+#define COMP_ENTRY "cfx_compiled"
+
+/* compiled_headers.cu, written by CMake */
+extern "C" const char *const comp_header_names[];
+extern "C" const char *const comp_header_texts[];
+extern "C" const int comp_header_count;
+
+/* NVRTC has no C library headers; the generated code and kernels/ need these few names. */
+static const char shim_stdint[] =
+    "#pragma once\n"
+    "typedef signed char int8_t; typedef unsigned char uint8_t;\n"
+    "typedef short int16_t; typedef unsigned short uint16_t;\n"
+    "typedef int int32_t; typedef unsigned int uint32_t;\n"
+    "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
+    "typedef unsigned long long uintptr_t;\n"
+    "#define INT32_MAX 2147483647\n#define INT32_MIN (-INT32_MAX - 1)\n"
+    "#define INT64_MAX 9223372036854775807LL\n#define INT64_MIN (-INT64_MAX - 1)\n";
+static const char shim_empty[] = "#pragma once\n";
+
+/* ==== NVRTC, loaded at first use ========================================================== */
+
+typedef struct nvrtc_api {
+    void *lib;
+    char why[320];
+    nvrtcResult (*version)(int *, int *);
+    const char *(*error_string)(nvrtcResult);
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*ptx_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*ptx)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    nvrtcResult (*num_archs)(int *);
+    nvrtcResult (*archs)(int *);
+    int major, minor;
+} nvrtc_api;
+
+static nvrtc_api nvrtc;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+
+static void nvrtc_load(void)
+{
+    char soname[64];
+    const char *env = getenv("CFX_NVRTC");
+    const char *names[2] = {soname, "libnvrtc.so"};
+    int n = 2;
+    snprintf(soname, sizeof soname, "libnvrtc.so.%d", CUDART_VERSION / 1000);
+    if (env && env[0]) {
+        if (strcmp(env, "none") == 0) {
+            snprintf(nvrtc.why, sizeof nvrtc.why, "NVRTC is not available (CFX_NVRTC=none)");
+            return;
+        }
+        names[0] = env;
+        n = 1;
+    }
+    for (int i = 0; i < n && !nvrtc.lib; i++)
+        nvrtc.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!nvrtc.lib) {
+        const char *e = dlerror();
+        snprintf(nvrtc.why, sizeof nvrtc.why, "NVRTC is not available (%s)", e ? e : names[0]);
+        return;
+    }
+#define SYM(field, name)                                                                          \
+    do {                                                                                          \
+        *(void **)&nvrtc.field = dlsym(nvrtc.lib, name);                                          \
+        if (!nvrtc.field) {                                                                       \
+            snprintf(nvrtc.why, sizeof nvrtc.why, "NVRTC is not available (%s has no %s)",        \
+                     names[0], name);                                                             \
+            dlclose(nvrtc.lib);                                                                   \
+            nvrtc.lib = NULL;                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+    } while (0)
+    SYM(version, "nvrtcVersion");
+    SYM(error_string, "nvrtcGetErrorString");
+    SYM(create, "nvrtcCreateProgram");
+    SYM(compile, "nvrtcCompileProgram");
+    SYM(log_size, "nvrtcGetProgramLogSize");
+    SYM(log, "nvrtcGetProgramLog");
+    SYM(cubin_size, "nvrtcGetCUBINSize");
+    SYM(cubin, "nvrtcGetCUBIN");
+    SYM(ptx_size, "nvrtcGetPTXSize");
+    SYM(ptx, "nvrtcGetPTX");
+    SYM(destroy, "nvrtcDestroyProgram");
+    SYM(num_archs, "nvrtcGetNumSupportedArchs");
+    SYM(archs, "nvrtcGetSupportedArchs");
+#undef SYM
+    if (nvrtc.version(&nvrtc.major, &nvrtc.minor) != NVRTC_SUCCESS) {
+        snprintf(nvrtc.why, sizeof nvrtc.why, "NVRTC is not available (nvrtcVersion failed)");
+        dlclose(nvrtc.lib);
+        nvrtc.lib = NULL;
+    }
+}
+
+extern "C" int comp_module_nvrtc_available(char *why, size_t len)
+{
+    pthread_once(&nvrtc_once, nvrtc_load);
+    if (!nvrtc.lib && why && len)
+        snprintf(why, len, "%s", nvrtc.why);
+    return nvrtc.lib != NULL;
+}
+
+/* The machine code of one compile: a cubin for an architecture NVRTC knows, else PTX for the
+ * newest one below the device's, which the driver compiles at load. */
+typedef struct image {
+    char *data;
+    size_t bytes;
+    int is_cubin;
+    char arch[16]; /* "sm_90" or "compute_90" */
+} image;
+
+/* Picks the target for compute capability `cc` (90 for 9.0). */
+static int pick_arch(int cc, image *im, char *err, size_t errlen)
+{
+    int n = 0, best = -1;
+    int *archs = NULL;
+    if (nvrtc.num_archs(&n) != NVRTC_SUCCESS || n <= 0 ||
+        !(archs = (int *)malloc(sizeof(int) * (size_t)n)) || nvrtc.archs(archs) != NVRTC_SUCCESS) {
+        free(archs);
+        snprintf(err, errlen, "NVRTC did not list the architectures it supports");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (archs[i] <= cc && archs[i] > best)
+            best = archs[i];
+    free(archs);
+    if (best < 0) {
+        snprintf(err, errlen, "NVRTC %d.%d supports no architecture up to sm_%d", nvrtc.major,
+                 nvrtc.minor, cc);
+        return -1;
+    }
+    im->is_cubin = best == cc;
+    snprintf(im->arch, sizeof im->arch, "%s_%d", im->is_cubin ? "sm" : "compute", best);
+    return 0;
+}
+
+/* Compiles `source` for im->arch into im. */
+static int nvrtc_compile(const char *source, image *im, char *err, size_t errlen)
+{
+    enum { MAX_HEADERS = 16 };
+    const char *names[MAX_HEADERS], *texts[MAX_HEADERS];
+    int nh = 0;
+    char archopt[48];
+    const char *opts[4];
+    nvrtcProgram prog = NULL;
+    nvrtcResult r;
+    size_t size = 0;
+    char *log = NULL;
+    int rc = -1;
+    for (int i = 0; i < comp_header_count && nh < MAX_HEADERS - 2; i++) {
+        names[nh] = comp_header_names[i];
+        texts[nh++] = comp_header_texts[i];
+    }
+    names[nh] = "stdint.h";
+    texts[nh++] = shim_stdint;
+    names[nh] = "math.h";
+    texts[nh++] = shim_empty;
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", im->arch);
+    opts[0] = archopt;
+    opts[1] = "-std=c++17";
+    opts[2] = "--fmad=false"; /* a * b + c rounds twice, as on the cpu executor */
+    opts[3] = "-default-device";
+    r = nvrtc.create(&prog, source, "cfx_compiled.cu", nh, texts, names);
+    if (r != NVRTC_SUCCESS) {
+        snprintf(err, errlen, "nvrtcCreateProgram: %s", nvrtc.error_string(r));
+        goto done;
+    }
+    r = nvrtc.compile(prog, 4, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t n = 0;
+        if (nvrtc.log_size(prog, &n) == NVRTC_SUCCESS && n > 0 && (log = (char *)malloc(n + 1)) &&
+            nvrtc.log(prog, log) == NVRTC_SUCCESS)
+            log[n] = '\0';
+        snprintf(err, errlen, "NVRTC could not compile the generated kernel (%s): %.400s",
+                 nvrtc.error_string(r), log ? log : "");
+        goto done;
+    }
+    r = im->is_cubin ? nvrtc.cubin_size(prog, &size) : nvrtc.ptx_size(prog, &size);
+    if (r != NVRTC_SUCCESS || size == 0 || !(im->data = (char *)malloc(size))) {
+        snprintf(err, errlen, "NVRTC gave no machine code");
+        goto done;
+    }
+    r = im->is_cubin ? nvrtc.cubin(prog, im->data) : nvrtc.ptx(prog, im->data);
+    if (r != NVRTC_SUCCESS) {
+        snprintf(err, errlen, "NVRTC gave no machine code: %s", nvrtc.error_string(r));
+        goto done;
+    }
+    im->bytes = size;
+    rc = 0;
+done:
+    if (rc != 0) {
+        free(im->data);
+        im->data = NULL;
+    }
+    free(log);
+    if (prog)
+        nvrtc.destroy(&prog);
+    return rc;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch,
+                                 size_t *image_bytes, double *ms, char *err, size_t errlen)
+{
+    strbuf src = {0};
+    image im;
+    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY};
+    struct timespec t0;
+    int rc = -1;
+    memset(&im, 0, sizeof im);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!comp_module_nvrtc_available(err, errlen))
+        return -1;
+    if (cgen_emit(prog, &o, &src, NULL, err, errlen) != 0)
+        goto done;
+    if (pick_arch(arch, &im, err, errlen) != 0 ||
+        nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
+        goto done;
+    if (image_bytes)
+        *image_bytes = im.bytes;
+    if (ms)
+        *ms = ms_since(&t0);
+    rc = 0;
+done:
+    free(im.data);
+    sb_free(&src);
+    return rc;
+}
+
+/* ==== the cache of machine code ============================================================ */
+
+#define CACHE_MAGIC "CFXKERN1"
+
+typedef struct cache_head {
+    char magic[8];
+    uint64_t key, check; /* two hashes of the source and the build's conditions */
+    uint64_t source_bytes;
+    uint64_t image_bytes;
+} cache_head;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *c = (const uint8_t *)p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The cache directory (created), or 0 when there is none. */
+static int cache_dir(char *dir, size_t len)
+{
+    const char *env = getenv("CFX_KERNEL_CACHE"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    if (env && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0))
+        return 0;
+    if (env && env[0])
+        snprintf(dir, len, "%s", env);
+    else if (xdg && xdg[0])
+        snprintf(dir, len, "%s/cfx/kernels", xdg);
+    else if (home && home[0])
+        snprintf(dir, len, "%s/.cache/cfx/kernels", home);
+    else
+        return 0;
+    /* mkdir -p */
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(dir, 0700);
+        *p = '/';
+    }
+    return mkdir(dir, 0700) == 0 || errno == EEXIST;
+}
+
+static void cache_keys(const char *source, const image *im, uint64_t *key, uint64_t *check)
+{
+    char cond[96];
+    snprintf(cond, sizeof cond, "nvrtc %d.%d %s fmad=false", nvrtc.major, nvrtc.minor, im->arch);
+    size_t n = strlen(source);
+    *key = fnv(fnv(0xcbf29ce484222325ull, source, n), cond, strlen(cond));
+    *check = fnv(fnv(0x84222325cbf29ce4ull, cond, strlen(cond)), source, n);
+}
+
+static void cache_path(char *path, size_t len, const char *dir, uint64_t key, const image *im)
+{
+    snprintf(path, len, "%s/%016llx-%s.%s", dir, (unsigned long long)key, im->arch,
+             im->is_cubin ? "cubin" : "ptx");
+}
+
+static int cache_load(const char *dir, const char *source, image *im)
+{
+    char path[1024];
+    cache_head h;
+    uint64_t key, check;
+    cache_keys(source, im, &key, &check);
+    cache_path(path, sizeof path, dir, key, im);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    int ok = fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 &&
+             h.key == key && h.check == check && h.source_bytes == strlen(source) &&
+             h.image_bytes > 0 && h.image_bytes < ((uint64_t)1 << 31) &&
+             (im->data = (char *)malloc((size_t)h.image_bytes)) &&
+             fread(im->data, 1, (size_t)h.image_bytes, f) == h.image_bytes;
+    fclose(f);
+    if (!ok) {
+        free(im->data);
+        im->data = NULL;
+        return -1;
+    }
+    im->bytes = (size_t)h.image_bytes;
+    return 0;
+}
+
+/* Written under a temporary name and renamed, so a reader never sees half a file. */
+static void cache_store(const char *dir, const char *source, const image *im)
+{
+    char path[1024], tmp[1100];
+    cache_head h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    cache_keys(source, im, &h.key, &h.check);
+    h.source_bytes = strlen(source);
+    h.image_bytes = im->bytes;
+    cache_path(path, sizeof path, dir, h.key, im);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(im->data, 1, im->bytes, f) == im->bytes;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* ==== the executor ========================================================================= */
+
+enum { MODE_COMPILED = 0, MODE_INTERP = 1 }; /* cfx_persistent_mode's values */
+
+typedef struct comp_exec {
+    const cfx_prog *prog;
+    int want;               /* the mode asked for */
+    int tried, ready;       /* the kernel was built (ready) or could not be (why) */
+    char why[640];
+    cgen_info info;
+    double build_ms;        /* generating, compiling (or loading from the cache) and loading */
+    const char *cache;      /* "hit", "miss", "off" */
+    char arch[16];
+    /* the compiled kernel and its memory */
+    dev_prog d;
+    int uploaded;
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+    int nblocks, threads, cooperative;
+    ck_sync *sync;
+    k_acc *partials;
+    uint8_t *publish;
+    uint8_t *print_buf, *print_host;
+    uint32_t print_cap;
+    cudaStream_t own;
+    /* the interpreter, made when first needed */
+    void *interp;
+    /* the run in flight */
+    exec_run run;
+    cudaStream_t stream;
+    int in_flight, in_interp;
+    int rerun;              /* the last run overflowed the print buffer: the interpreter ran it */
+    char detail[1200];      /* cfx_exec_backend_detail's line */
+    struct timespec t_launch;
+    exec_outcome out;
+} comp_exec;
+
+static void release_kernel(comp_exec *x)
+{
+    if (x->uploaded)
+        dev_prog_free(&x->d);
+    x->uploaded = 0;
+    if (x->sync) cudaFree(x->sync);
+    if (x->partials) cudaFree(x->partials);
+    if (x->publish) cudaFree(x->publish);
+    if (x->print_buf) cudaFree(x->print_buf);
+    if (x->print_host) cudaFreeHost(x->print_host);
+    if (x->own) cudaStreamDestroy(x->own);
+    if (x->lib) cudaLibraryUnload(x->lib);
+    x->sync = NULL;
+    x->partials = NULL;
+    x->publish = NULL;
+    x->print_buf = x->print_host = NULL;
+    x->own = NULL;
+    x->lib = NULL;
+    x->ready = 0;
+}
+
+static void comp_destroy(void *self)
+{
+    comp_exec *x = (comp_exec *)self;
+    if (!x)
+        return;
+    if (x->in_flight && !x->in_interp && x->stream)
+        cudaStreamSynchronize(x->stream);
+    if (x->interp)
+        dev_persistent_ops.destroy(x->interp);
+    release_kernel(x);
+    free(x);
+}
+
+static int comp_available(char *why, size_t len)
+{
+    return dev_persistent_ops.available(why, len);
+}
+
+static void *comp_create(const cfx_prog *prog, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)calloc(1, sizeof *x);
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    x->prog = prog;
+    x->want = MODE_COMPILED;
+    x->cache = "off";
+    return x;
+}
+
+/* The grid and the memory of the kernel, once it is loaded. */
+static int prepare_launch(comp_exec *x, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    size_t max_print = 0;
+    int per_sm = 0;
+    if (dev_prog_upload(&x->d, p, err, errlen) != 0)
+        return -1;
+    x->uploaded = 1;
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
+    /* A program of scalars only runs the same in every thread: one warp does it. Tensors want
+     * a block; split work and barriers the grid the device keeps resident at once. */
+    x->threads = x->info.needs_block || x->info.needs_grid ? CK_THREADS : 32;
+    x->nblocks = 1;
+    if (x->info.needs_grid) {
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)x->kernel,
+                                                               CK_THREADS, 0));
+        if (per_sm < 1) {
+            snprintf(err, errlen,
+                     "the compiled kernel does not fit on a multiprocessor of this device");
+            return -1;
+        }
+        x->nblocks = x->d.sms * (per_sm < 2 ? per_sm : 2);
+    }
+    CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
+    CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(ck_sync)));
+    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * sizeof(k_acc) * (size_t)x->nblocks));
+    CUDA_TRY(cudaMalloc((void **)&x->publish, 2 * (size_t)x->info.publish_bytes));
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_PRINT) {
+            size_t b = (size_t)slot_bytes(&p->slots[p->records[i].a]) + sizeof(ck_print_entry) + 8;
+            max_print = b > max_print ? b : max_print;
+        }
+    if (2 * max_print > (size_t)UINT32_MAX / 2) {
+        snprintf(err, errlen, "a printed value is too big for the compiled kernel");
+        return -1;
+    }
+    x->print_cap = 2 * max_print > COMP_PRINT_BYTES ? (uint32_t)(2 * max_print) : COMP_PRINT_BYTES;
+    CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
+    CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Builds the kernel: generate, find in the cache or compile, load, prepare. On failure the
+ * reason goes to x->why and the interpreter runs the program. */
+static void build(comp_exec *x)
+{
+    char err[600] = "";
+    strbuf src = {0};
+    image im;
+    char dir[900];
+    int device = 0, major = 0, minor = 0;
+    struct timespec t0;
+    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY};
+    memset(&im, 0, sizeof im);
+    x->tried = 1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    prof_push("compile kernel");
+    if (cgen_emit(x->prog, &o, &src, &x->info, err, sizeof err) != 0) {
+        snprintf(x->why, sizeof x->why, "the code generator cannot take this program: %s", err);
+        goto done;
+    }
+    if (!comp_module_nvrtc_available(err, sizeof err)) {
+        snprintf(x->why, sizeof x->why, "%s", err);
+        goto done;
+    }
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(x->why, sizeof x->why, "the device's compute capability could not be read");
+        goto done;
+    }
+    if (pick_arch(major * 10 + minor, &im, err, sizeof err) != 0) {
+        snprintf(x->why, sizeof x->why, "%s", err);
+        goto done;
+    }
+    snprintf(x->arch, sizeof x->arch, "%s", im.arch);
+    if (cache_dir(dir, sizeof dir)) {
+        x->cache = cache_load(dir, sb_str(&src), &im) == 0 ? "hit" : "miss";
+    } else {
+        x->cache = "off";
+    }
+    if (!im.data) {
+        if (nvrtc_compile(sb_str(&src), &im, err, sizeof err) != 0) {
+            snprintf(x->why, sizeof x->why, "%s", err);
+            goto done;
+        }
+        if (strcmp(x->cache, "miss") == 0)
+            cache_store(dir, sb_str(&src), &im);
+    }
+    {
+        cudaError_t e = cudaLibraryLoadData(&x->lib, im.data, NULL, NULL, 0, NULL, NULL, 0);
+        if (e == cudaSuccess)
+            e = cudaLibraryGetKernel(&x->kernel, x->lib, COMP_ENTRY);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(x->why, sizeof x->why, "the compiled kernel could not be loaded: %s",
+                     cudaGetErrorString(e));
+            goto done;
+        }
+    }
+    if (prepare_launch(x, err, sizeof err) != 0) {
+        snprintf(x->why, sizeof x->why, "the compiled kernel could not be prepared: %s", err);
+        goto done;
+    }
+    x->ready = 1;
+done:
+    prof_pop();
+    x->build_ms = ms_since(&t0);
+    if (!x->ready)
+        release_kernel(x);
+    free(im.data);
+    sb_free(&src);
+}
+
+/* ---- the interpreter ---------------------------------------------------------------------- */
+
+static int run_interp(comp_exec *x, const exec_run *run, int async, char *err, size_t errlen)
+{
+    if (!x->interp) {
+        x->interp = dev_persistent_ops.create(x->prog, err, errlen);
+        if (!x->interp)
+            return -1;
+    }
+    x->in_interp = 1;
+    int rc = dev_persistent_ops.run(x->interp, run, async, err, errlen);
+    x->in_flight = rc == 0;
+    if (rc == 0 && !async) {
+        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen);
+        x->in_flight = 0;
+    }
+    return rc;
+}
+
+/* ---- a compiled run ------------------------------------------------------------------------ */
+
+static int launch(comp_exec *x, char *err, size_t errlen)
+{
+    ck_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = x->d.arena;
+    a.state = (ck_state *)x->d.state;
+    a.control = (const ck_control *)x->d.control_dev;
+    a.sync = x->sync;
+    a.partials = x->partials;
+    a.publish = x->publish;
+    a.print_buf = x->print_buf;
+    a.print_cap = x->print_cap;
+    a.max_iters = x->run.max_iters;
+    void *params[] = {&a};
+    /* cooperatively where the device can: every block is resident before any waits at the
+     * grid barrier (the interpreter launches the same way) */
+    if (x->cooperative && x->nblocks > 1)
+        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)x->kernel, dim3(x->nblocks),
+                                             dim3(x->threads), params, 0, x->stream));
+    else
+        CUDA_TRY(cudaLaunchKernel((const void *)x->kernel, dim3(x->nblocks), dim3(x->threads),
+                                  params, 0, x->stream));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Hands the printed values to the callback, in program order. */
+static int drain_prints(comp_exec *x, uint32_t used, char *err, size_t errlen)
+{
+    if (used == 0)
+        return 0;
+    if (used > x->print_cap) {
+        snprintf(err, errlen, "the device reported %u bytes of printed values in a %u-byte buffer",
+                 used, x->print_cap);
+        return -1;
+    }
+    CUDA_TRY(cudaMemcpyAsync(x->print_host, x->print_buf, used, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (uint32_t off = 0; off + sizeof(ck_print_entry) <= used;) {
+        ck_print_entry h;
+        memcpy(&h, x->print_host + off, sizeof h);
+        if (h.record < 0 || h.record >= x->prog->nrecords || h.bytes < 0) {
+            snprintf(err, errlen, "a corrupt print entry at byte %u of the device's buffer", off);
+            return -1;
+        }
+        if (x->run.print)
+            x->run.print(x->run.print_user, x->prog, h.record, x->print_host + off + sizeof h);
+        off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* One span for the run and the build's facts: the kernel has no records to trace. */
+static void write_trace(comp_exec *x, double run_ms)
+{
+    FILE *f = x->run.trace;
+    fprintf(f, "{\"traceEvents\":[\n{\"name\":\"compiled kernel\",\"ph\":\"X\",\"ts\":0,"
+               "\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],",
+            run_ms * 1e3);
+    fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
+               "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
+            x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
+    fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
+               "\"barriers\":%d}}\n",
+            x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
+            (int)x->info.barriers);
+    fflush(f);
+}
+
+static int finish(comp_exec *x, char *err, size_t errlen)
+{
+    dev_state st;
+    ck_sync sy;
+    if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
+        goto fail;
+    CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    x->in_flight = 0;
+    if (st.status == CK_STATUS_RERUN) {
+        x->rerun = 1;
+        /* the printed values did not fit: nothing of this launch was delivered, so the
+         * interpreter runs the program again and drains its buffer as it goes */
+        return run_interp(x, &x->run, 0, err, errlen);
+    }
+    if (drain_prints(x, sy.print_used, err, errlen) != 0)
+        goto fail;
+    if (st.status == CFX_OK && !x->run.device_buffers &&
+        dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
+        goto fail;
+    if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
+        goto fail;
+    if (x->run.trace)
+        write_trace(x, ms_since(&x->t_launch));
+    return 0;
+fail:
+    x->in_flight = 0;
+    x->out.status = CFX_ERROR;
+    return -1;
+}
+
+static int comp_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)self;
+    if (x->in_flight) {
+        snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
+        return -1;
+    }
+    memset(&x->out, 0, sizeof x->out);
+    x->out.record = -1;
+    x->in_interp = 0;
+    x->rerun = 0;
+    if (x->want == MODE_COMPILED && !x->tried)
+        build(x);
+    if (x->want != MODE_COMPILED || !x->ready)
+        return run_interp(x, run, async, err, errlen);
+    x->run = *run;
+    x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
+    prof_push("run");
+    CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(ck_sync), x->stream));
+    if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
+        goto fail;
+    clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
+    if (launch(x, err, errlen) != 0)
+        goto fail;
+    x->in_flight = 1;
+    /* device buffers: the result copy follows the launch and gates itself on the status */
+    if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0)
+        goto fail;
+    prof_pop();
+    return async ? 0 : finish(x, err, errlen);
+fail:
+    prof_pop();
+    if (x->in_flight)
+        cudaStreamSynchronize(x->stream);
+    x->in_flight = 0;
+    x->out.status = CFX_ERROR;
+    return -1;
+}
+
+static int comp_wait(void *self, exec_outcome *out, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)self;
+    int rc = 0;
+    if (x->in_flight && x->in_interp) {
+        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen);
+        x->in_flight = 0;
+    } else if (x->in_flight) {
+        rc = finish(x, err, errlen);
+    }
+    *out = x->out;
+    return rc;
+}
+
+/* cfx_set_persistent_mode: the mode for the next runs; returns the one that will run. */
+static int comp_mode(void *self, int want, char *why, size_t len)
+{
+    comp_exec *x = (comp_exec *)self;
+    if (x->in_flight) {
+        snprintf(why, len, "a run is in flight: wait for it first");
+        return -1;
+    }
+    x->want = want;
+    if (want != MODE_COMPILED) {
+        snprintf(why, len, "the interpreter, as asked");
+        return MODE_INTERP;
+    }
+    if (!x->tried)
+        build(x);
+    if (x->ready) {
+        snprintf(why, len, "the compiled kernel (built in %.1f ms, cache %s, %s, %d x %d threads)",
+                 x->build_ms, x->cache, x->arch, x->nblocks, x->threads);
+        return MODE_COMPILED;
+    }
+    snprintf(why, len, "%s", x->why);
+    return MODE_INTERP;
+}
+
+/* cfx_exec_backend_detail: which mode ran (or will run), and for the interpreter why and its
+ * own path. */
+static const char *comp_detail(void *self)
+{
+    comp_exec *x = (comp_exec *)self;
+    const char *inner = x->interp && dev_persistent_ops.detail ? dev_persistent_ops.detail(x->interp) : NULL;
+    const char *sep = inner ? "; " : "";
+    if (!inner)
+        inner = "";
+    if (x->want != MODE_COMPILED)
+        snprintf(x->detail, sizeof x->detail, "interpreter, as asked%s%s", sep, inner);
+    else if (x->rerun)
+        snprintf(x->detail, sizeof x->detail,
+                 "interpreter: the compiled kernel's print buffer overflowed, so the interpreter ran "
+                 "the run again%s%s", sep, inner);
+    else if (!x->ready)
+        snprintf(x->detail, sizeof x->detail, "interpreter: %s%s%s",
+                 x->tried ? x->why : "the compiled kernel is built at the first run", sep, inner);
+    else
+        snprintf(x->detail, sizeof x->detail,
+                 "compiled kernel: one kernel of %d blocks x %d threads generated from the graph (%s, "
+                 "%d one-block regions, %d grid barriers), built in %.0f ms (cache %s, %s); prints go "
+                 "to a device buffer",
+                 x->nblocks, x->threads, x->info.structured ? "structured" : "pc-dispatch loop",
+                 (int)x->info.regions, (int)x->info.barriers, x->build_ms, x->cache, x->arch);
+    return x->detail;
+}
+
+const exec_ops dev_compiled_ops = {
+    CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
+    comp_detail,                 comp_mode,
+};

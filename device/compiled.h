@@ -1,0 +1,37 @@
+/* compiled.h: the compiled mode of the cuda-persistent executor (device/compiled.cu), as seen
+ * from plain C: the checks that need NVRTC but no device, for the tests and the benchmarks.
+ * They run in the CUDA module, which NVRTC is reached from; libcfx's comp_* load the module
+ * and ask it (device/compiled_probe.c; none.c without CUDA). The executor itself is
+ * dev_compiled_ops (host/exec.h). */
+#ifndef CFX_COMPILED_H
+#define CFX_COMPILED_H
+
+#include <stddef.h>
+
+#include "program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 if NVRTC can be loaded here; otherwise 0 and why ("NVRTC is not available: ..."). The
+ * library is looked up as libnvrtc.so.MAJOR of the CUDA the build used, then libnvrtc.so; the
+ * environment variable CFX_NVRTC names another file to load instead ("none": as if absent). */
+int comp_nvrtc_available(char *why, size_t len);
+
+/* Generates prog's kernel (structured, or as the pc-dispatch loop) and compiles it with NVRTC
+ * for compute capability `arch` (90 for sm_90), with no device and no cache. Returns 0 with
+ * the size of the machine code and the compile time, or -1 with the reason (the generator's
+ * refusal or NVRTC's log). */
+int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+               char *err, size_t errlen);
+
+/* The same, inside the module (its table hands them out). */
+int comp_module_nvrtc_available(char *why, size_t len);
+int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+                      double *ms, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

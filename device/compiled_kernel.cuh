@@ -1,0 +1,327 @@
+/* compiled_kernel.cuh: what a compiled persistent kernel calls. host/cgen.c writes the kernel
+ * (one `extern "C" __global__` function per program, scalars in registers, the program's
+ * control flow as C statements); device/compiled.cu compiles it with NVRTC, handing NVRTC this
+ * header and kernels/ as text, and launches it with the ck_args below. compiled.cu includes it
+ * too, for the argument and state layouts, so nvcc checks that it compiles on every build.
+ *
+ * The helpers mirror the interpreter's (device/persistent_kernel.cuh) so that both modes take
+ * the same decisions: the same grid barrier (an arrival counter and a generation, watching the
+ * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
+ * flag while it waits), the same fixed-tree block reduction, the same split of items over
+ * blocks (scheduler.h's sched_share), the same tiled matrix product. They are written again
+ * here because NVRTC compiles only what it is handed, without the CUDA runtime's headers that
+ * the interpreter's device code includes; when the interpreter is rewritten, it can include
+ * this file instead of keeping its own copies.
+ *
+ * What differs from the interpreter: nothing pauses. A kernel cannot hand the device to the
+ * host mid-run, so the generator refuses CALL (the interpreter runs such programs), and a
+ * print buffer that fills up stops the launch with CK_STATUS_RERUN: the host then runs the
+ * whole program again with the interpreter, which pauses to drain the buffer (nothing of the
+ * first attempt is visible: results are copied only after an ok run, prints only after the
+ * launch).
+ */
+#ifndef CFX_COMPILED_KERNEL_CUH
+#define CFX_COMPILED_KERNEL_CUH
+
+#include <stdint.h>
+
+#include "kernels.h"
+
+#define CK_THREADS 256              /* threads per block, a power of two (the block reduction) */
+#define CK_TILE 16                  /* matmul output tiles are CK_TILE x CK_TILE, one per thread */
+#define CK_POLL_NS 100000ull        /* read the host-mapped cancel flag at most this often */
+#define CK_STOP_CANCELLED 6         /* CFX_STOP_CANCELLED (compiled.cu checks that they agree) */
+#define CK_STATUS_RERUN 100         /* the print buffer is full: run again with the interpreter */
+
+#ifdef __cplusplus
+static_assert(CK_THREADS == CK_TILE * CK_TILE, "a matmul tile is one element per thread");
+#endif
+
+/* The run's state, as dev_state (device/dev.h) lays it out. */
+typedef struct ck_state {
+    int32_t status;
+    int32_t record;
+    int64_t detail[2];
+    unsigned long long iterations;
+} ck_state;
+
+/* The host-mapped control block, as dev_control. */
+typedef struct ck_control {
+    volatile int32_t cancel;
+    int32_t pad_;
+    int64_t max_iters;
+} ck_control;
+
+/* Device memory the blocks share: the grid barrier and the bytes of prints written. */
+typedef struct ck_sync {
+    unsigned int bar_count;
+    unsigned int bar_gen;
+    uint32_t print_used;
+    uint32_t pad_;
+} ck_sync;
+
+/* A print entry: this header, then the value's bytes padded to 8. */
+typedef struct ck_print_entry {
+    int32_t record;
+    int32_t bytes;
+} ck_print_entry;
+
+/* The kernel's one argument. */
+typedef struct ck_args {
+    uint8_t *arena;
+    ck_state *state;
+    const ck_control *control; /* host-mapped */
+    ck_sync *sync;
+    k_acc *partials;           /* 2 * gridDim.x: a split reduction's per-block partials */
+    uint8_t *publish;          /* 2 buffers: the scalars block 0 hands over at a region's exit */
+    uint8_t *print_buf;
+    uint32_t print_cap;
+    int32_t pad_;
+    int64_t max_iters;         /* 0: no limit */
+} ck_args;
+
+/* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
+ * (blocks as threads of one thread each), which is how the tests run these kernels without a
+ * GPU. */
+#if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
+
+/* A hook after every grid barrier: nothing on a GPU; the host emulation holds some blocks back
+ * there, so that a barrier missing from a kernel shows up as a wrong result every time. */
+#ifndef CK_AFTER_BARRIER
+#define CK_AFTER_BARRIER() ((void)0)
+#endif
+
+static __device__ __forceinline__ unsigned long long ck_now(void)
+{
+    unsigned long long t;
+#if defined(__CUDA_ARCH__)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+#elif defined(CK_HOST_EMULATION)
+    t = CK_HOST_CLOCK();
+#else
+    t = 0; /* nvcc's host pass: never run */
+#endif
+    return t;
+}
+
+static __device__ __forceinline__ int32_t ck_status(const ck_args &a)
+{
+    return *(volatile const int32_t *)&a.state->status;
+}
+
+/* The first stop wins; later ones (the same stop raised by other blocks) change nothing. */
+static __device__ void ck_raise(const ck_args &a, int32_t status, int32_t record, int64_t d0,
+                                int64_t d1)
+{
+    if (atomicCAS((int *)&a.state->status, 0, status) == 0) {
+        a.state->record = record;
+        a.state->detail[0] = d0;
+        a.state->detail[1] = d1;
+        __threadfence();
+    }
+}
+
+/* Thread 0: block 0 looks at the host's cancel flag, every block at the run's status, at most
+ * every CK_POLL_NS (a read across PCIe costs about a microsecond). Returns 1 for a cancel
+ * only: every other stop is raised by the program at the same record in every block, so a
+ * block that sees one raised by a block ahead of it goes on until it reaches that record
+ * itself. Block 0 must: it writes the printed values, and the ones before the stop are due. */
+static __device__ int ck_look(const ck_args &a, unsigned long long *last, int32_t record)
+{
+    unsigned long long t = ck_now();
+    if (t - *last < CK_POLL_NS)
+        return 0;
+    *last = t;
+    if (blockIdx.x == 0 && a.control->cancel)
+        ck_raise(a, CK_STOP_CANCELLED, record, 0, 0);
+    return ck_status(a) == CK_STOP_CANCELLED;
+}
+
+/* At a TICK (every thread of the block): 1 when the run was stopped and the block must end. */
+static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long *last,
+                                           int32_t record)
+{
+    int stop = threadIdx.x == 0 ? ck_look(a, last, record) : 0;
+    return __syncthreads_or(stop);
+}
+
+/* The grid barrier (every thread of every block). Returns 1 when the run was stopped while
+ * waiting and the barrier cannot complete: the block must end. That happens for a cancel, and
+ * for blocks waiting at a one-block region's exit when block 0 stopped inside the region; a
+ * stop the program raises elsewhere is raised by a block that passed this barrier, so the
+ * barrier completes. The fences make every block's writes before the barrier visible to every
+ * block after it. */
+static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned long long *last,
+                                                   int32_t record)
+{
+    __shared__ int s_stop;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        ck_sync *s = a.sync;
+        int stop = 0;
+        unsigned int gen = *(volatile unsigned int *)&s->bar_gen;
+        __threadfence();
+        if (atomicAdd(&s->bar_count, 1u) == gridDim.x - 1) {
+            atomicExch(&s->bar_count, 0u);
+            __threadfence();
+            atomicAdd(&s->bar_gen, 1u);
+        } else {
+            while (*(volatile unsigned int *)&s->bar_gen == gen) {
+                if (ck_status(a) != 0) {
+                    /* the barrier may have completed just before the stop: pass it then */
+                    __threadfence();
+                    stop = *(volatile unsigned int *)&s->bar_gen == gen;
+                    break;
+                }
+                ck_look(a, last, record);
+            }
+        }
+        __threadfence();
+        s_stop = stop;
+    }
+    __syncthreads();
+    CK_AFTER_BARRIER();
+    return s_stop;
+}
+
+/* sched_share (device/scheduler.h): block `block` of `nblocks` takes items [lo, hi). */
+static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, int64_t nblocks,
+                                                int64_t *lo, int64_t *hi)
+{
+    int64_t base = count / nblocks, rem = count % nblocks;
+    *lo = block * base + (block < rem ? block : rem);
+    *hi = *lo + base + (block < rem ? 1 : 0);
+}
+
+/* Merges every thread's accumulator in a fixed tree, so every block gets the same bits; every
+ * thread returns the result. */
+static __device__ k_acc ck_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
+{
+    red[threadIdx.x] = mine;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
+        __syncthreads();
+    }
+    k_acc r = red[0];
+    __syncthreads();
+    return r;
+}
+
+/* A split reduction: this block's partial to the global array, a grid barrier, then every
+ * block merges all partials in block order. The arrays alternate, so a fast block's next
+ * partial never overwrites one that a slow block still reads. Returns 1 if the run stopped. */
+static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int op, int dtype,
+                                              k_acc *red, uint32_t *combines,
+                                              unsigned long long *last, int32_t record)
+{
+    k_acc *part = a.partials + (uint64_t)(*combines & 1u) * gridDim.x;
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = *acc;
+    if (ck_grid_barrier(a, last, record))
+        return 1;
+    k_acc m = k_reduce_init(op, dtype);
+    for (int32_t b = threadIdx.x; b < (int32_t)gridDim.x; b += blockDim.x)
+        k_reduce_merge(op, dtype, &m, &part[b]);
+    *acc = ck_block_reduce(red, m, op, dtype);
+    (*combines)++;
+    return 0;
+}
+
+typedef union ck_cell {
+    double r;
+    int64_t i;
+} ck_cell;
+
+/* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread, summed over k
+ * in order with unfused multiply and add, as k_matmul does. A block of other than
+ * CK_TILE x CK_TILE threads (the host emulation's) computes its cells with k_matmul itself. */
+static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
+                                                    const uint8_t *b, int64_t m, int64_t k,
+                                                    int64_t n, int64_t lo, int64_t hi)
+{
+    if (blockDim.x != CK_TILE * CK_TILE) {
+        const int64_t tn = (n + CK_TILE - 1) / CK_TILE;
+        for (int64_t t = lo; t < hi; t++)
+            for (int c = threadIdx.x; c < CK_TILE * CK_TILE; c += blockDim.x) {
+                int64_t row = (t / tn) * CK_TILE + c / CK_TILE,
+                        col = (t % tn) * CK_TILE + c % CK_TILE;
+                if (row < m && col < n)
+                    k_matmul(dtype, dst, a, b, m, k, n, row * n + col, row * n + col + 1);
+            }
+        return;
+    }
+    __shared__ ck_cell ta[CK_TILE][CK_TILE + 1];
+    __shared__ ck_cell tb[CK_TILE][CK_TILE + 1];
+    const int ty = threadIdx.x / CK_TILE, tx = threadIdx.x % CK_TILE;
+    const int real = dtype == K_F32 || dtype == K_F64;
+    const int64_t tiles_n = (n + CK_TILE - 1) / CK_TILE;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t row = (t / tiles_n) * CK_TILE + ty, col = (t % tiles_n) * CK_TILE + tx;
+        double accr = 0.0;
+        uint64_t acci = 0;
+        for (int64_t k0 = 0; k0 < k; k0 += CK_TILE) {
+            int64_t ka = k0 + tx, kb = k0 + ty;
+            int64_t ia = row < m && ka < k ? row * k + ka : -1;
+            int64_t ib = kb < k && col < n ? kb * n + col : -1;
+            if (real) {
+                ta[ty][tx].r = ia >= 0 ? k_get_real(dtype, a, ia) : 0.0;
+                tb[ty][tx].r = ib >= 0 ? k_get_real(dtype, b, ib) : 0.0;
+            } else {
+                ta[ty][tx].i = ia >= 0 ? k_get_int(dtype, a, ia) : 0;
+                tb[ty][tx].i = ib >= 0 ? k_get_int(dtype, b, ib) : 0;
+            }
+            __syncthreads();
+            int64_t kn = k - k0 < CK_TILE ? k - k0 : CK_TILE;
+            if (real) {
+                for (int q = 0; q < kn; q++)
+                    accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));
+            } else {
+                for (int q = 0; q < kn; q++)
+                    acci += (uint64_t)ta[ty][q].i * (uint64_t)tb[q][tx].i;
+            }
+            __syncthreads();
+        }
+        if (row < m && col < n)
+            k_store_result(dtype, dst + (row * n + col) * k_elem_size(dtype), accr, (int64_t)acci);
+    }
+}
+
+/* PRINT (every thread of every block): block 0 appends the entry; all count its bytes, so the
+ * count agrees everywhere. Returns 1 when the buffer is full: the run ends for a rerun. */
+static __device__ __noinline__ int ck_print(const ck_args &a, uint32_t *used, int32_t record,
+                                            const uint8_t *src, int64_t bytes)
+{
+    uint32_t need = (uint32_t)sizeof(ck_print_entry) + ((uint32_t)bytes + 7u) / 8u * 8u;
+    if ((uint64_t)*used + need > a.print_cap) {
+        if (threadIdx.x == 0)
+            ck_raise(a, CK_STATUS_RERUN, record, 0, 0);
+        return 1;
+    }
+    if (blockIdx.x == 0) {
+        uint8_t *e = a.print_buf + *used;
+        if (threadIdx.x == 0) {
+            ck_print_entry h = {record, (int32_t)bytes};
+            *(ck_print_entry *)e = h;
+        }
+        for (int64_t i = threadIdx.x; i < bytes; i += blockDim.x)
+            e[sizeof(ck_print_entry) + i] = src[i];
+    }
+    *used += need;
+    return 0;
+}
+
+/* The end of the launch for a block: the iterations counted (the largest count wins: blocks
+ * that waited out a region have block 0's) and block 0's print bytes. */
+static __device__ void ck_finish(const ck_args &a, uint64_t iters, uint32_t print_used)
+{
+    if (threadIdx.x == 0) {
+        atomicMax(&a.state->iterations, (unsigned long long)iters);
+        if (blockIdx.x == 0)
+            a.sync->print_used = print_used;
+    }
+}
+
+#endif /* __CUDACC__ || CK_HOST_EMULATION */
+#endif

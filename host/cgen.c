@@ -1,0 +1,1948 @@
+/* cgen.c: the code generator (cgen.h): a validated program as C for the host or as CUDA C for
+ * one persistent kernel.
+ *
+ * Control flow. The records are cut into basic blocks; blocks reachable from the first are
+ * numbered in reverse postorder and their dominators computed (Cooper, Harvey and Kennedy's
+ * iterative algorithm). A retreating edge whose target does not dominate its source makes the
+ * graph irreducible, and the program is emitted as a pc-dispatch loop (`for (;;) switch (pc)`),
+ * which runs any program. Otherwise the structure is recovered the way Ramsey's "Beyond
+ * Relooper" (ICFP 2022) does it, on the dominator tree: a loop header becomes `for (;;)`, a
+ * conditional jump `if`/`else`, a SWITCH `switch`; a block with one forward predecessor is
+ * written inline where that predecessor branches to it, and a block where paths merge is
+ * written once, after the code of its immediate dominator, under a label. Two changes for C,
+ * whose loops run on when their body ends (a Wasm `loop` falls out): a block that a loop exits
+ * to is written after the loop's `for`, not inside it, and a branch to the loop's header is a
+ * `continue`. A branch to the statement just after the current one writes nothing; to the
+ * statement after the innermost `for` or `switch` it is `break`; any other branch to a merge
+ * block is a forward `goto` out of nested statements (a `break` with a label, which C lacks).
+ * The lowering of `break`, `continue`, `return`, short-circuit `and`/`or` and elif chains
+ * gives reducible graphs, so the dispatch loop is a fallback that the tests force on purpose.
+ *
+ * Values. A one-element slot that is not a constant is a local variable of the generated
+ * function (a register), loaded from the arena at the start when it is an input and zero
+ * otherwise, and stored to the arena at HALT when it is a result; one-element constants are
+ * literals. Tensors stay in the arena and every op on them calls the range functions of
+ * kernels/ over the whole output (C) or over this block's share, strided over its threads
+ * (CUDA), exactly as the interpreters call them. One-element ops call the scalar functions
+ * (k_add_i32 ...), the same bodies.
+ *
+ * Statuses. TICK, ASSERT, CHECK_INDEX, CHECK_DIVIDE, CHECK_STEP, PRINT and CALL are written
+ * where their records are, with the record index as the stop position, so a stopped run
+ * reports what cpu_run reports: status, record, detail and the iterations counted so far.
+ *
+ * The CUDA kernel follows the persistent interpreter's plan (device/scheduler.h): every block
+ * runs the program, one-element records redundantly in every thread; a split record gives each
+ * block its share; a grid barrier goes where the plan puts one; a split reduction combines
+ * partials over one barrier; a one-block region runs on block 0 alone while the other blocks
+ * wait at its exit, where block 0 publishes its scalars and the others reload them. A region
+ * whose records touch no tensor at all runs in every block instead (it has nothing to share),
+ * which makes a scalar loop a loop over registers with no barrier of any kind. The device
+ * helpers the kernel calls (ck_*) are in device/compiled_kernel.cuh.
+ */
+#include "cgen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "scheduler.h"
+#include "strbuf.h"
+
+/* Nesting of inlined blocks beyond which the generator writes the dispatch loop instead:
+ * keeps the recursion of the emitter (and the C compiler's) shallow on any input. */
+#define CGEN_MAX_DEPTH 1000
+/* Poll the cancel flag (CUDA) at every this many TICKs in a loop of scalar records only. */
+#define CGEN_SCALAR_POLL_MASK 63
+
+/* ==== names of types and ops ================================================================= */
+
+static const char *ctype(int dt)
+{
+    switch (dt) {
+    case CFX_F32: return "float";
+    case CFX_F64: return "double";
+    case CFX_I32: return "int32_t";
+    case CFX_I64: return "int64_t";
+    default: return "uint8_t";
+    }
+}
+
+static const char *suffix(int dt)
+{
+    switch (dt) {
+    case CFX_F32: return "f32";
+    case CFX_F64: return "f64";
+    case CFX_I32: return "i32";
+    case CFX_I64: return "i64";
+    default: return "b";
+    }
+}
+
+static const char *kdtype(int dt)
+{
+    switch (dt) {
+    case CFX_F32: return "K_F32";
+    case CFX_F64: return "K_F64";
+    case CFX_I32: return "K_I32";
+    case CFX_I64: return "K_I64";
+    default: return "K_BOOL";
+    }
+}
+
+/* The op's name in kernels/ops.h's enum (OP_ADD), which the generated code includes. */
+static const char *op_ident(int op)
+{
+    static const char *const names[OP_COUNT] = {
+#define X(name, spelling, arity, cls, infix) "OP_" #name,
+        CFX_OPS(X)
+#undef X
+    };
+    return op >= 0 && op < OP_COUNT ? names[op] : "OP_COUNT";
+}
+
+/* The stem of the scalar function of an op (k_STEM_SFX), from kernels/elementwise.h's lists,
+ * so that the generator offers exactly the functions that exist; NULL if there is none. */
+#define CGEN_STEM(o, s, b) case o: return #s;
+static const char *binary_stem(int op, int dt)
+{
+    if (dt == CFX_BOOL) {
+        switch (op) { K_BOOL_BINARY_OPS(CGEN_STEM) default: return NULL; }
+    }
+    switch (op) { K_NUM_BINARY_OPS(CGEN_STEM) default: return NULL; }
+}
+
+static const char *unary_stem(int op, int dt)
+{
+    switch (dt) {
+    case CFX_BOOL:
+        switch (op) { K_BOOL_UNARY_OPS(CGEN_STEM) default: return NULL; }
+    case CFX_I32:
+    case CFX_I64:
+        switch (op) { K_INT_UNARY_OPS(CGEN_STEM) default: return NULL; }
+    default:
+        switch (op) { K_REAL_UNARY_OPS(CGEN_STEM) default: return NULL; }
+    }
+}
+#undef CGEN_STEM
+
+static int kind_known(int kind)
+{
+    switch (kind) {
+#define X(name) case REC_##name:
+        CGEN_KINDS(X)
+#undef X
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ==== the generator's state ================================================================== */
+
+enum { CTX_LOOP, CTX_SWITCH };
+
+/* A C statement a `break` or `continue` can leave: a loop headed by block `head`, or a switch.
+ * `next` is the block whose code follows the statement (-1: none). */
+typedef struct ctx {
+    int kind;
+    int32_t head;
+    int32_t next;
+} ctx;
+
+typedef struct gen {
+    const cfx_prog *p;
+    int cuda;
+    int pass;        /* 1: find the labels in use; 2: write */
+    strbuf *out;
+    cgen_info *info;
+    char *err;
+    size_t errlen;
+    int failed;
+    int depth;       /* nesting of do_tree, against CGEN_MAX_DEPTH */
+    int too_deep;
+    int indent;
+
+    /* slots */
+    uint8_t *local;  /* per slot: held in a local variable */
+    int32_t *pub;    /* per slot: its place in a publish buffer (CUDA), -1 */
+    int32_t nlocal;
+
+    /* blocks: block b holds records [start[b], start[b + 1]) */
+    int32_t nb;
+    int32_t *start;
+    int32_t *blk;    /* per record: the block it is in */
+    int32_t *soff, *sv; /* successors of b: sv[soff[b] .. soff[b + 1]), distinct */
+    int32_t *poff, *pv; /* predecessors, likewise */
+    int32_t *rpo;    /* per block: reverse postorder number, -1 if unreachable */
+    int32_t *order;  /* per rpo number: the block */
+    int32_t nreach;
+    int32_t *idom;
+    uint8_t *header; /* a loop header (the target of a back edge) */
+    int32_t *loop_of;     /* innermost loop header containing the block, -1 */
+    int32_t *loop_parent; /* per header: the next loop out, -1 */
+    int32_t *region_end;  /* per region header block: the record after the region, else -1 */
+    uint8_t *redundant;   /* per region header block: every block runs it */
+    int32_t *parent;      /* where the block is written: -1 for the root */
+    uint8_t *follower;    /* written under a label after its parent's statement */
+    int32_t *koff, *kids; /* the followers of x: kids[koff[x] .. koff[x + 1]), by rpo */
+    int32_t *bodies;      /* headers of loops and regions */
+    int32_t nbodies;
+    uint8_t *label_used, *top_used; /* per block, found in pass 1 */
+    int halt_used, stop_used;
+    int loop_tensors; /* per TICK decision (CUDA): poll at every TICK */
+    uint8_t *heavy;   /* per loop header: its body works on tensors */
+
+    ctx stack[2 * CGEN_MAX_DEPTH + 8]; /* a loop and a switch at most per level of do_tree */
+    int nctx;
+
+    /* CUDA: the interpreter's plan */
+    sched_plan plan;
+    int have_plan;
+} gen;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void fail(gen *g, const char *fmt, ...)
+{
+    if (g->failed)
+        return;
+    g->failed = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->err, g->errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- writing --------------------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void line(gen *g, const char *fmt, ...)
+{
+    if (g->pass != 2)
+        return;
+    for (int i = 0; i < g->indent; i++)
+        sb_puts(g->out, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(g->out, fmt, ap);
+    va_end(ap);
+    sb_puts(g->out, "\n");
+}
+
+/* ==== control-flow graph ===================================================================== */
+
+static int is_jump(int kind)
+{
+    return kind == REC_JUMP || kind == REC_JUMP_FALSE || kind == REC_JUMP_TRUE ||
+           kind == REC_SWITCH;
+}
+
+static int ends_block(int kind)
+{
+    return is_jump(kind) || kind == REC_HALT;
+}
+
+static int add_unique(int32_t *v, int32_t n, int32_t x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return n;
+    v[n] = x;
+    return n + 1;
+}
+
+/* The block that control reaches by going to record t: past blocks that are a lone JUMP (the
+ * lowering's `continue`, the jump over an else), which have nothing to run, unless the plan
+ * puts something there (CUDA). t starts a block, being a target or after a jump. */
+static int32_t to_block(const gen *g, int32_t t)
+{
+    for (int32_t n = 0; n < g->p->nrecords; n++) {
+        const cfx_record *r = &g->p->records[t];
+        if (r->kind != REC_JUMP || r->a == t || (g->have_plan && g->plan.flags[t]))
+            break;
+        t = r->a;
+    }
+    return g->blk[t];
+}
+
+/* Blocks, their successors and predecessors. */
+static int build_blocks(gen *g)
+{
+    const cfx_prog *p = g->p;
+    int32_t n = p->nrecords;
+    uint8_t *lead = calloc((size_t)n + 1, 1);
+    int32_t *tmp = malloc(sizeof(int32_t) * ((size_t)p->ntable + 4));
+    int rc = -1;
+    if (!lead || !tmp)
+        goto done;
+    lead[0] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        const cfx_record *r = &p->records[i];
+        if (ends_block(r->kind) && i + 1 < n)
+            lead[i + 1] = 1;
+        int32_t ns = rec_successors(p, i, tmp, p->ntable + 2);
+        if (is_jump(r->kind))
+            for (int32_t k = 0; k < ns; k++)
+                lead[tmp[k]] = 1;
+    }
+    g->nb = 0;
+    for (int32_t i = 0; i < n; i++)
+        g->nb += lead[i];
+    g->start = malloc(sizeof(int32_t) * ((size_t)g->nb + 1));
+    g->blk = malloc(sizeof(int32_t) * (size_t)n);
+    g->soff = calloc((size_t)g->nb + 1, sizeof(int32_t));
+    g->poff = calloc((size_t)g->nb + 2, sizeof(int32_t));
+    if (!g->start || !g->blk || !g->soff || !g->poff)
+        goto done;
+    for (int32_t i = 0, b = -1; i < n; i++) {
+        if (lead[i])
+            g->start[++b] = i;
+        g->blk[i] = b;
+    }
+    g->start[g->nb] = n;
+    /* successors, distinct, in the order rec_successors gives them */
+    int32_t total = 0;
+    for (int32_t b = 0; b < g->nb; b++) {
+        int32_t last = g->start[b + 1] - 1;
+        int32_t ns = rec_successors(p, last, tmp, p->ntable + 2);
+        total += ns;
+    }
+    g->sv = malloc(sizeof(int32_t) * ((size_t)total + 1));
+    g->pv = malloc(sizeof(int32_t) * ((size_t)total + 1));
+    if (!g->sv || !g->pv)
+        goto done;
+    int32_t at = 0;
+    for (int32_t b = 0; b < g->nb; b++) {
+        int32_t last = g->start[b + 1] - 1;
+        int32_t ns = rec_successors(p, last, tmp, p->ntable + 2), m = 0;
+        g->soff[b] = at;
+        for (int32_t k = 0; k < ns; k++)
+            m = add_unique(g->sv + at, m, to_block(g, tmp[k]));
+        at += m;
+    }
+    g->soff[g->nb] = at;
+    for (int32_t b = 0; b < g->nb; b++)
+        for (int32_t k = g->soff[b]; k < g->soff[b + 1]; k++)
+            g->poff[g->sv[k] + 1]++;
+    for (int32_t b = 0; b < g->nb; b++)
+        g->poff[b + 1] += g->poff[b];
+    {
+        int32_t *fill = calloc((size_t)g->nb + 1, sizeof(int32_t));
+        if (!fill)
+            goto done;
+        for (int32_t b = 0; b < g->nb; b++)
+            for (int32_t k = g->soff[b]; k < g->soff[b + 1]; k++) {
+                int32_t s = g->sv[k];
+                g->pv[g->poff[s] + fill[s]++] = b;
+            }
+        free(fill);
+    }
+    rc = 0;
+done:
+    free(lead);
+    free(tmp);
+    if (rc != 0)
+        fail(g, "out of memory");
+    return rc;
+}
+
+/* Reverse postorder of the blocks reachable from block 0, by an explicit-stack DFS. */
+static int number_blocks(gen *g)
+{
+    int32_t nb = g->nb;
+    int32_t *stack = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    int32_t *next = calloc((size_t)nb + 1, sizeof(int32_t));
+    int32_t *post = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    g->rpo = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    g->order = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    if (!stack || !next || !post || !g->rpo || !g->order) {
+        free(stack);
+        free(next);
+        free(post);
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t b = 0; b < nb; b++)
+        g->rpo[b] = -1;
+    int32_t sp = 0, np = 0;
+    stack[sp++] = 0;
+    g->rpo[0] = -2; /* on the stack or done */
+    while (sp > 0) {
+        int32_t b = stack[sp - 1];
+        int32_t k = g->soff[b] + next[b];
+        if (k < g->soff[b + 1]) {
+            next[b]++;
+            int32_t s = g->sv[k];
+            if (g->rpo[s] == -1) {
+                g->rpo[s] = -2;
+                stack[sp++] = s;
+            }
+        } else {
+            post[np++] = b;
+            sp--;
+        }
+    }
+    g->nreach = np;
+    for (int32_t i = 0; i < np; i++) {
+        int32_t b = post[np - 1 - i];
+        g->rpo[b] = i;
+        g->order[i] = b;
+    }
+    free(stack);
+    free(next);
+    free(post);
+    return 0;
+}
+
+static int32_t intersect(const gen *g, int32_t a, int32_t b)
+{
+    while (a != b) {
+        while (g->rpo[a] > g->rpo[b])
+            a = g->idom[a];
+        while (g->rpo[b] > g->rpo[a])
+            b = g->idom[b];
+    }
+    return a;
+}
+
+static int dominates(const gen *g, int32_t a, int32_t b)
+{
+    while (b != a && b != 0)
+        b = g->idom[b];
+    return b == a;
+}
+
+/* Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001). */
+static int find_dominators(gen *g)
+{
+    g->idom = malloc(sizeof(int32_t) * ((size_t)g->nb + 1));
+    if (!g->idom) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t b = 0; b < g->nb; b++)
+        g->idom[b] = -1;
+    g->idom[0] = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int32_t i = 1; i < g->nreach; i++) {
+            int32_t b = g->order[i], d = -1;
+            for (int32_t k = g->poff[b]; k < g->poff[b + 1]; k++) {
+                int32_t q = g->pv[k];
+                if (g->rpo[q] < 0 || g->idom[q] < 0)
+                    continue;
+                d = d < 0 ? q : intersect(g, q, d);
+            }
+            if (d != g->idom[b]) {
+                g->idom[b] = d;
+                changed = 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int back_edge(const gen *g, int32_t from, int32_t to)
+{
+    return g->rpo[to] <= g->rpo[from];
+}
+
+/* Loop headers and the loops' bodies (innermost header of each block). Returns 1 if the graph
+ * is reducible, 0 if not (a retreating edge into a block that does not dominate its source). */
+static int find_loops(gen *g)
+{
+    int32_t nb = g->nb;
+    g->header = calloc((size_t)nb + 1, 1);
+    g->loop_of = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    g->loop_parent = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    int32_t *work = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    uint8_t *seen = malloc((size_t)nb + 1);
+    int reducible = 1;
+    if (!g->header || !g->loop_of || !g->loop_parent || !work || !seen) {
+        free(work);
+        free(seen);
+        fail(g, "out of memory");
+        return 0;
+    }
+    for (int32_t b = 0; b < nb; b++) {
+        g->loop_of[b] = -1;
+        g->loop_parent[b] = -1;
+    }
+    for (int32_t i = 0; i < g->nreach; i++) {
+        int32_t b = g->order[i];
+        for (int32_t k = g->soff[b]; k < g->soff[b + 1]; k++) {
+            int32_t s = g->sv[k];
+            if (!back_edge(g, b, s))
+                continue;
+            if (!dominates(g, s, b))
+                reducible = 0;
+            g->header[s] = 1;
+        }
+    }
+    /* inner loops first: an enclosing header dominates, so it has the lower number */
+    for (int32_t i = g->nreach - 1; reducible && i >= 0; i--) {
+        int32_t h = g->order[i];
+        if (!g->header[h])
+            continue;
+        memset(seen, 0, (size_t)nb);
+        int32_t n = 0;
+        seen[h] = 1;
+        if (g->loop_of[h] < 0)
+            g->loop_of[h] = h;
+        for (int32_t k = g->poff[h]; k < g->poff[h + 1]; k++) {
+            int32_t q = g->pv[k];
+            if (g->rpo[q] >= 0 && back_edge(g, q, h) && !seen[q]) {
+                seen[q] = 1;
+                work[n++] = q;
+            }
+        }
+        while (n > 0) {
+            int32_t x = work[--n];
+            if (g->loop_of[x] < 0)
+                g->loop_of[x] = h;
+            else if (g->header[x] && x != h && g->loop_parent[x] < 0)
+                g->loop_parent[x] = h;
+            for (int32_t k = g->poff[x]; k < g->poff[x + 1]; k++) {
+                int32_t q = g->pv[k];
+                if (g->rpo[q] >= 0 && !seen[q]) {
+                    seen[q] = 1;
+                    work[n++] = q;
+                }
+            }
+        }
+    }
+    free(work);
+    free(seen);
+    return reducible;
+}
+
+/* ==== the plan (CUDA) ========================================================================= */
+
+static int record_touches_tensor(const gen *g, const cfx_record *r)
+{
+    const char *f = rec_fields[r->kind];
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int i = 0; i < 4; i++)
+        if (f[i] == 's' && !g->local[ops[i]] && g->p->slots[ops[i]].kind != SLOT_CONST)
+            return 1;
+    return 0;
+}
+
+static int region_header(const gen *g, int32_t b)
+{
+    return g->region_end && g->region_end[b] >= 0;
+}
+
+/* Is block b inside the body of header h (a loop's blocks, or a region's records)? */
+static int in_body(const gen *g, int32_t b, int32_t h)
+{
+    if (region_header(g, h))
+        return g->start[b] >= g->start[h] && g->start[b] < g->region_end[h];
+    for (int32_t x = g->loop_of[b]; x >= 0; x = g->loop_parent[x])
+        if (x == h)
+            return 1;
+    return 0;
+}
+
+/* CUDA: the interpreter's plan, which the kernel follows. */
+static int build_plan(gen *g)
+{
+    char why[256];
+    if (!g->cuda)
+        return 0;
+    if (sched_plan_build(g->p, &g->plan, why, sizeof why) != 0) {
+        fail(g, "%s", why);
+        return -1;
+    }
+    g->have_plan = 1;
+    return 0;
+}
+
+/* The plan's regions as blocks, and which regions every block may run. */
+static int plan_regions(gen *g)
+{
+    const cfx_prog *p = g->p;
+    g->region_end = malloc(sizeof(int32_t) * ((size_t)g->nb + 1));
+    g->redundant = calloc((size_t)g->nb + 1, 1);
+    if (!g->region_end || !g->redundant) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t b = 0; b < g->nb; b++)
+        g->region_end[b] = -1;
+    if (!g->have_plan)
+        return 0;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        if (!(g->plan.flags[i] & SCHED_F_REGION_ENTRY))
+            continue;
+        int32_t b = g->blk[i];
+        if (g->start[b] != i || g->rpo[b] < 0)
+            continue; /* an entry is a jump target, so it starts a block; unreachable: moot */
+        int32_t end = g->plan.region_exit[i];
+        g->region_end[b] = end;
+        int only_scalars = 1;
+        for (int32_t r = i; r < end; r++)
+            if (record_touches_tensor(g, &p->records[r]))
+                only_scalars = 0;
+        g->redundant[b] = (uint8_t)only_scalars;
+    }
+    return 0;
+}
+
+/* ==== placement: where each block is written ================================================== */
+
+/* Each reachable block gets a parent, under which it is written: its immediate dominator, or,
+ * for a block a loop or region exits to, that body's header (the block then goes after the
+ * body's statement). A block where paths merge, or one placed after a body, is a follower:
+ * written once after its parent's statement, under a label; any other block is written where
+ * its one predecessor branches to it. Also the followers' lists, and which loops work on
+ * tensors. */
+static int place_blocks(gen *g)
+{
+    int32_t nb = g->nb;
+    g->parent = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    g->follower = calloc((size_t)nb + 1, 1);
+    g->bodies = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    g->label_used = calloc((size_t)nb + 1, 1);
+    g->top_used = calloc((size_t)nb + 1, 1);
+    g->heavy = calloc((size_t)nb + 1, 1);
+    if (!g->parent || !g->follower || !g->bodies || !g->label_used || !g->top_used || !g->heavy) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    g->nbodies = 0;
+    for (int32_t i = 0; i < g->nreach; i++) {
+        int32_t b = g->order[i];
+        if (g->header[b] || region_header(g, b))
+            g->bodies[g->nbodies++] = b; /* in rpo order: outer before inner */
+    }
+    for (int32_t b = 0; b < nb; b++)
+        g->parent[b] = -1;
+    for (int32_t i = 1; i < g->nreach; i++) {
+        int32_t y = g->order[i], d = g->idom[y];
+        int32_t fwd = 0;
+        for (int32_t k = g->poff[y]; k < g->poff[y + 1]; k++) {
+            int32_t q = g->pv[k];
+            if (g->rpo[q] >= 0 && !back_edge(g, q, y))
+                fwd++;
+        }
+        g->parent[y] = d;
+        g->follower[y] = fwd >= 2;
+        /* A block that a loop (or region) exits to is written after that loop's statement:
+         * the outermost body that holds its dominator and not the block itself. */
+        for (int32_t k = 0; k < g->nbodies; k++) {
+            int32_t h = g->bodies[k];
+            if (in_body(g, d, h) && !in_body(g, y, h)) {
+                g->parent[y] = h;
+                g->follower[y] = 1;
+                break;
+            }
+        }
+    }
+    /* the followers of each block, in reverse postorder: a counting sort over rpo numbers */
+    g->koff = calloc((size_t)nb + 2, sizeof(int32_t));
+    g->kids = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+    int32_t *fill = calloc((size_t)nb + 1, sizeof(int32_t));
+    if (!g->koff || !g->kids || !fill) {
+        free(fill);
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 1; i < g->nreach; i++) {
+        int32_t y = g->order[i];
+        if (g->follower[y])
+            g->koff[g->parent[y] + 1]++;
+    }
+    for (int32_t b = 0; b < nb; b++)
+        g->koff[b + 1] += g->koff[b];
+    for (int32_t i = 1; i < g->nreach; i++) {
+        int32_t y = g->order[i];
+        if (g->follower[y]) {
+            int32_t x = g->parent[y];
+            g->kids[g->koff[x] + fill[x]++] = y;
+        }
+    }
+    free(fill);
+    /* a loop works on tensors when any record of its body does (CUDA: poll at every TICK) */
+    for (int32_t i = 0; i < g->nreach; i++) {
+        int32_t b = g->order[i];
+        for (int32_t r = g->start[b]; r < g->start[b + 1]; r++) {
+            if (!record_touches_tensor(g, &g->p->records[r]))
+                continue;
+            for (int32_t h = g->loop_of[b]; h >= 0; h = g->loop_parent[h])
+                g->heavy[h] = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ==== values ================================================================================== */
+
+/* The value of a one-element slot as a C expression of its type. */
+static void value(gen *g, strbuf *sb, int32_t s)
+{
+    const cfx_slot *sl = &g->p->slots[s];
+    if (g->local[s]) {
+        sb_printf(sb, "s%d", (int)s);
+        return;
+    }
+    if (sl->kind == SLOT_CONST && sl->count == 1) {
+        const uint8_t *v = g->p->consts + sl->offset;
+        switch (sl->dtype) {
+        case CFX_I32: {
+            int32_t x;
+            memcpy(&x, v, sizeof x);
+            if (x == INT32_MIN)
+                sb_puts(sb, "(-2147483647 - 1)");
+            else
+                sb_printf(sb, "%d", (int)x);
+            return;
+        }
+        case CFX_I64: {
+            int64_t x;
+            memcpy(&x, v, sizeof x);
+            if (x == INT64_MIN)
+                sb_puts(sb, "(-9223372036854775807LL - 1)");
+            else
+                sb_printf(sb, "%lldLL", (long long)x);
+            return;
+        }
+        case CFX_BOOL:
+            sb_printf(sb, "(uint8_t)%u", (unsigned)v[0]);
+            return;
+        case CFX_F32: {
+            float x;
+            memcpy(&x, v, sizeof x);
+            if (isfinite(x)) {
+                sb_printf(sb, "%af", (double)x); /* exact: a hexadecimal literal */
+                return;
+            }
+            break;
+        }
+        case CFX_F64: {
+            double x;
+            memcpy(&x, v, sizeof x);
+            if (isfinite(x)) {
+                sb_printf(sb, "%a", x);
+                return;
+            }
+            break;
+        }
+        }
+    }
+    /* NaN and infinities, and anything else, are read from the arena */
+    sb_printf(sb, "(*(const %s *)(arena + %lld))", ctype(sl->dtype), (long long)sl->offset);
+}
+
+/* The address of a slot's first element. */
+static void address(gen *g, strbuf *sb, int32_t s)
+{
+    if (g->local[s])
+        sb_printf(sb, "(uint8_t *)&s%d", (int)s);
+    else
+        sb_printf(sb, "(arena + %lld)", (long long)g->p->slots[s].offset);
+}
+
+/* Short-lived strings for one emitted line: a ring, so several can be used in one call. */
+typedef struct texts {
+    strbuf t[6];
+    int next;
+} texts;
+
+static const char *V(gen *g, texts *t, int32_t s)
+{
+    strbuf *sb = &t->t[t->next++ % 6];
+    sb->len = 0;
+    if (sb->data)
+        sb->data[0] = '\0';
+    value(g, sb, s);
+    return sb_str(sb);
+}
+
+static const char *P(gen *g, texts *t, int32_t s)
+{
+    strbuf *sb = &t->t[t->next++ % 6];
+    sb->len = 0;
+    if (sb->data)
+        sb->data[0] = '\0';
+    address(g, sb, s);
+    return sb_str(sb);
+}
+
+/* Frees the ring; an expression that ran out of memory fails the generation. */
+static void texts_free(gen *g, texts *t)
+{
+    for (int i = 0; i < 6; i++) {
+        if (t->t[i].oom)
+            fail(g, "out of memory");
+        sb_free(&t->t[i]);
+    }
+}
+
+/* ==== records ================================================================================= */
+
+/* A stop: status st at record r with the details (C expressions). */
+static void stop(gen *g, int st, int32_t r, const char *d0, const char *d1)
+{
+    if (g->cuda) {
+        line(g, "{ if (threadIdx.x == 0) ck_raise(a, %d, %d, %s, %s); goto out_; }", st, (int)r, d0,
+             d1);
+    } else {
+        line(
+            g,
+            "{ a->status = %d; a->record = %d; a->detail[0] = %s; a->detail[1] = %s; goto stop_; }",
+            st, (int)r, d0, d1);
+        g->stop_used = 1;
+    }
+}
+
+/* CUDA: the block's share of `n` items into lo_, hi_, and a loop over it strided by thread.
+ * Inside a one-block region the share is block 0's of one. */
+static void split_open(gen *g, int32_t r, const char *n)
+{
+    int one = g->have_plan && (g->plan.flags[r] & SCHED_F_ONE_BLOCK);
+    line(g, "{");
+    g->indent++;
+    line(g, "int64_t lo_, hi_;");
+    line(g, "ck_share(%s, %s, %s, &lo_, &hi_);", n, one ? "0" : "blockIdx.x",
+         one ? "1" : "gridDim.x");
+    line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+}
+
+static void split_close(gen *g)
+{
+    g->indent--;
+    line(g, "}");
+    line(g, "__syncthreads();");
+}
+
+static int scalar_record(const gen *g, const cfx_record *r)
+{
+    const char *f = rec_fields[r->kind];
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int i = 0; i < 4; i++)
+        if (f[i] == 's' && g->p->slots[ops[i]].count != 1)
+            return 0;
+    return 1;
+}
+
+/* An elementwise range body over n items: C over [0, n), CUDA over the block's share. `fmt`
+ * has the range's two ends as %s. An output held in a local (a one-row tensor) is computed
+ * whole by every thread, like every other local. */
+static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo_hi)
+{
+    char nbuf[32], buf[1024];
+    snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)n);
+    if (g->cuda && !g->local[out]) {
+        split_open(g, r, nbuf);
+        snprintf(buf, sizeof buf, fmt_lo_hi, "e_", "e_ + 1");
+        line(g, "    %s;", buf);
+        split_close(g);
+    } else {
+        snprintf(buf, sizeof buf, fmt_lo_hi, "0", nbuf);
+        line(g, "%s;", buf);
+    }
+}
+
+/* A reduction or dot into one element: C over everything; CUDA over the block's threads, merged
+ * in a fixed tree, or (a split reduction) over the block's share, combined across blocks over
+ * one grid barrier, as the interpreter does it. Every thread ends with the result. */
+static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
+{
+    const cfx_prog *p = g->p;
+    int dot = r->kind == REC_DOT;
+    int dt = p->slots[r->b].dtype;
+    int64_t n = p->slots[r->b].count;
+    char op[32];
+    if (dot)
+        snprintf(op, sizeof op, "OP_SUM");
+    else
+        snprintf(op, sizeof op, "%s", op_ident(r->op));
+    const char *A = P(g, t, r->a), *B = P(g, t, r->b), *C = dot ? P(g, t, r->c) : "";
+    line(g, "{");
+    g->indent++;
+    line(g, "k_acc acc_ = k_reduce_init(%s, %s);", op, kdtype(dt));
+    if (!g->cuda) {
+        if (dot)
+            line(g, "k_dot_range(%s, &acc_, %s, %s, 0, %lldLL);", kdtype(dt), B, C, (long long)n);
+        else
+            line(g, "k_reduce_range(%s, %s, &acc_, %s, 0, %lldLL);", op, kdtype(dt), B,
+                 (long long)n);
+    } else {
+        int combine = g->have_plan && (g->plan.flags[i] & SCHED_F_COMBINE) &&
+                      !(g->plan.flags[i] & SCHED_F_ONE_BLOCK);
+        line(g, "int64_t lo_ = 0, hi_ = %lldLL;", (long long)n);
+        if (combine)
+            line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)n);
+        line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+        if (dot)
+            line(g, "    k_dot_range(%s, &acc_, %s, %s, e_, e_ + 1);", kdtype(dt), B, C);
+        else
+            line(g, "    k_reduce_range(%s, %s, &acc_, %s, e_, e_ + 1);", op, kdtype(dt), B);
+        line(g, "acc_ = ck_block_reduce(red_, acc_, %s, %s);", op, kdtype(dt));
+        if (combine) {
+            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;",
+                 op, kdtype(dt), (int)i);
+        }
+    }
+    if (dot)
+        line(g, "k_dot_finish(%s, &acc_, %s);", kdtype(dt), A);
+    else
+        line(g, "k_reduce_finish(%s, %s, &acc_, %lldLL, %s);", op, kdtype(dt), (long long)n, A);
+    g->indent--;
+    line(g, "}");
+}
+
+/* CUDA: the grid barrier (every block), or the end of the block when the run stopped. */
+static void grid_barrier(gen *g, int32_t r)
+{
+    line(g, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r);
+    if (g->pass == 2)
+        g->info->barriers++;
+}
+
+static void publish_scalars(gen *g)
+{
+    const cfx_prog *p = g->p;
+    line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
+    g->indent++;
+    line(g, "uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+         (long long)g->info->publish_bytes);
+    line(g, "*(uint64_t *)pub_ = iters_;");
+    line(g, "*(uint32_t *)(pub_ + 8) = print_used_;");
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (g->local[s])
+            line(g, "*(%s *)(pub_ + %d) = s%d;", ctype(p->slots[s].dtype), 16 + 8 * g->pub[s],
+                 (int)s);
+    g->indent--;
+    line(g, "}");
+}
+
+static void reload_scalars(gen *g)
+{
+    const cfx_prog *p = g->p;
+    line(g, "if (blockIdx.x != 0) {");
+    g->indent++;
+    line(g, "const uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+         (long long)g->info->publish_bytes);
+    line(g, "iters_ = *(const volatile uint64_t *)pub_;");
+    line(g, "print_used_ = *(const volatile uint32_t *)(pub_ + 8);");
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (g->local[s])
+            line(g, "s%d = *(const volatile %s *)(pub_ + %d);", (int)s, ctype(p->slots[s].dtype),
+                 16 + 8 * g->pub[s]);
+    g->indent--;
+    line(g, "}");
+    line(g, "exits_++;");
+}
+
+/* The region that ends at record `exit` (its header block), or -1. */
+static int32_t region_ending_at(const gen *g, int32_t exit)
+{
+    if (!g->have_plan || !(g->plan.flags[exit] & SCHED_F_REGION_EXIT))
+        return -1;
+    for (int32_t b = 0; b < g->nb; b++)
+        if (g->region_end[b] == exit)
+            return b;
+    return -1;
+}
+
+/* CUDA: what a block does on arriving at record i that is the exit of a region: block 0
+ * publishes its scalars, all wait at a grid barrier, the others reload. After a region that
+ * every block ran there is nothing to publish, and a barrier is needed only for what other
+ * paths into the exit may have left pending (the plan clears everything there). */
+static void region_exit_actions(gen *g, int32_t i)
+{
+    int32_t h = region_ending_at(g, i);
+    if (h < 0 && !(g->have_plan && (g->plan.flags[i] & SCHED_F_REGION_EXIT)))
+        return;
+    if (h >= 0 && g->redundant[h]) {
+        int32_t b = g->blk[i], outside = 0;
+        for (int32_t k = g->poff[b]; k < g->poff[b + 1]; k++) {
+            int32_t q = g->pv[k];
+            if (g->rpo[q] >= 0 && !in_body(g, q, h))
+                outside = 1;
+        }
+        if (outside)
+            grid_barrier(g, i);
+        return;
+    }
+    line(g, "/* the exit of the region at record %d */", h >= 0 ? (int)g->start[h] : -1);
+    publish_scalars(g);
+    grid_barrier(g, i);
+    reload_scalars(g);
+}
+
+/* CUDA: everything the plan asks for before record i, except a region's entry (written before
+ * the region's statement) and the exit actions of a record that starts a region. */
+static void arrive(gen *g, int32_t i, int at_region_header)
+{
+    if (!g->cuda || !g->have_plan)
+        return;
+    unsigned f = g->plan.flags[i];
+    if (!at_region_header)
+        region_exit_actions(g, i);
+    if ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK))
+        grid_barrier(g, i);
+}
+
+/* One record that is not a jump or HALT. */
+static void record(gen *g, int32_t i)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[i];
+    const cfx_slot *sl = p->slots;
+    texts t;
+    memset(&t, 0, sizeof t);
+    int cuda = g->cuda;
+    int one = scalar_record(g, r);
+    char buf[1024];
+
+    switch (r->kind) {
+    case REC_TICK:
+        if (cuda) {
+            int32_t h = g->loop_of[g->blk[i]];
+            int mask = h >= 0 && g->heavy[h] ? 0 : CGEN_SCALAR_POLL_MASK;
+            line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d)) goto out_;", mask, (int)i);
+            line(g, "if (a.max_iters > 0 && iters_ >= (uint64_t)a.max_iters)");
+            g->indent++;
+            stop(g, CFX_STOP_LIMIT, i, "a.max_iters", "0");
+            g->indent--;
+        } else {
+            line(g, "if (a->cancel && atomic_load_explicit(a->cancel, memory_order_relaxed))");
+            g->indent++;
+            stop(g, CFX_STOP_CANCELLED, i, "0", "0");
+            g->indent--;
+            line(g, "if (iters_ >= limit_)");
+            g->indent++;
+            stop(g, CFX_STOP_LIMIT, i, "a->max_iters", "0");
+            g->indent--;
+        }
+        line(g, "iters_++;");
+        break;
+    case REC_ASSERT:
+        line(g, "if (!%s)", V(g, &t, r->a));
+        g->indent++;
+        stop(g, CFX_STOP_ASSERT, i, "0", "0");
+        g->indent--;
+        break;
+    case REC_CHECK_INDEX:
+        line(g, "{");
+        g->indent++;
+        line(g, "int64_t v_ = (int64_t)%s;", V(g, &t, r->a));
+        line(g, "if (v_ < -%dLL || v_ >= %dLL)", (int)r->b, (int)r->b);
+        g->indent++;
+        snprintf(buf, sizeof buf, "%dLL", (int)r->b);
+        stop(g, CFX_STOP_INDEX, i, "v_", buf);
+        g->indent -= 2;
+        line(g, "}");
+        break;
+    case REC_CHECK_BOUND:
+        line(g, "{");
+        g->indent++;
+        line(g, "int64_t a_ = (int64_t)%s, b_ = (int64_t)%s;", V(g, &t, r->a), V(g, &t, r->b));
+        line(g, "if (!k_bound_ok(%d, a_, b_))", (int)r->d);
+        g->indent++;
+        stop(g, CFX_STOP_INDEX, i, "a_", "b_");
+        g->indent -= 2;
+        line(g, "}");
+        break;
+    case REC_CHECK_STEP:
+        line(g, "if (%s == 0)", V(g, &t, r->a));
+        g->indent++;
+        stop(g, CFX_STOP_VALUE, i, "0", "0");
+        g->indent--;
+        break;
+    case REC_CHECK_DIVIDE:
+        if (sl[r->a].count == 1) {
+            line(g, "if (%s == 0)", V(g, &t, r->a));
+            g->indent++;
+            stop(g, CFX_STOP_DIVIDE, i, "0", "0");
+            g->indent--;
+        } else if (cuda) {
+            /* every block looks at every element, so all stop here or none does */
+            line(g, "{");
+            g->indent++;
+            line(g, "int z_ = 0;");
+            line(g, "for (int64_t e_ = threadIdx.x; e_ < %lldLL; e_ += blockDim.x)",
+                 (long long)sl[r->a].count);
+            line(g, "    z_ |= k_get_int(%s, %s, e_) == 0;", kdtype(sl[r->a].dtype),
+                 P(g, &t, r->a));
+            line(g, "if (__syncthreads_or(z_))");
+            g->indent++;
+            stop(g, CFX_STOP_DIVIDE, i, "0", "0");
+            g->indent -= 2;
+            line(g, "}");
+        } else {
+            line(g, "for (int64_t e_ = 0; e_ < %lldLL; e_++)", (long long)sl[r->a].count);
+            g->indent++;
+            line(g, "if (k_get_int(%s, %s, e_) == 0)", kdtype(sl[r->a].dtype), P(g, &t, r->a));
+            g->indent++;
+            stop(g, CFX_STOP_DIVIDE, i, "0", "0");
+            g->indent -= 2;
+        }
+        break;
+    case REC_PRINT:
+        if (cuda) {
+            int64_t bytes = slot_bytes(&sl[r->a]);
+            /* a full buffer cannot be drained mid-kernel: the host runs the program again
+             * with the interpreter, which pauses to drain it */
+            line(g, "if (ck_print(a, &print_used_, %d, %s, %lldLL)) goto out_;", (int)i,
+                 P(g, &t, r->a), (long long)bytes);
+        } else {
+            line(g, "if (a->print)");
+            line(g, "    a->print(a->print_user, %d, %s);", (int)i, P(g, &t, r->a));
+        }
+        break;
+    case REC_CALL: {
+        /* scalars go to the arena for the kernel and results come back */
+        for (int32_t k = 0; k < r->c; k++) {
+            int32_t s = p->table[r->b + k];
+            if (g->local[s])
+                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(sl[s].dtype), (long long)sl[s].offset,
+                     (int)s);
+        }
+        line(g, "if (!a->call || a->call(a->call_user, %d, arena) != 0)", (int)i);
+        g->indent++;
+        stop(g, CFX_ERROR, i, "0", "0");
+        g->indent--;
+        for (int32_t k = r->d; k < r->c; k++) {
+            int32_t s = p->table[r->b + k];
+            if (g->local[s])
+                line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(sl[s].dtype),
+                     (long long)sl[s].offset);
+        }
+        break;
+    }
+    case REC_UNARY:
+        if (one && g->local[r->a]) {
+            line(g, "s%d = k_%s_%s(%s);", (int)r->a, unary_stem(r->op, r->dtype), suffix(r->dtype),
+                 V(g, &t, r->b));
+        } else {
+            snprintf(buf, sizeof buf, "k_unary(%s, %s, %s, %s, %%s, %%s)", op_ident(r->op),
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_BINARY:
+        if (one && g->local[r->a]) {
+            line(g, "s%d = k_%s_%s(%s, %s);", (int)r->a, binary_stem(r->op, r->dtype),
+                 suffix(r->dtype), V(g, &t, r->b), V(g, &t, r->c));
+        } else {
+            snprintf(buf, sizeof buf, "k_binary(%s, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)",
+                     op_ident(r->op), kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b),
+                     (long long)sl[r->b].count, P(g, &t, r->c), (long long)sl[r->c].count);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_REDUCE:
+    case REC_DOT:
+        reduction(g, i, r, &t);
+        break;
+    case REC_MATMUL: {
+        const cfx_slot *sb = &sl[r->b], *sc = &sl[r->c];
+        int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
+        if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
+            /* a matrix-vector product: the block's share of the rows, as the plan splits it
+             * (each row summed in order, as k_matmul does) */
+            snprintf(buf, sizeof buf, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, 1LL, %%s, %%s)",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                     (long long)k);
+            ranged(g, i, r->a, m, buf);
+        } else if (cuda && !g->local[r->a]) {
+            /* output tiles of the block's share, as the interpreter splits them */
+            int64_t tiles =
+                ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
+            int oneb = g->have_plan && (g->plan.flags[i] & SCHED_F_ONE_BLOCK);
+            line(g, "{");
+            g->indent++;
+            line(g, "int64_t lo_, hi_;");
+            line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)tiles,
+                 oneb ? "0" : "blockIdx.x", oneb ? "1" : "gridDim.x");
+            line(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                 (long long)k, (long long)n);
+            g->indent--;
+            line(g, "}");
+            line(g, "__syncthreads();");
+        } else {
+            line(g, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                 (long long)k, (long long)n, (long long)(m * n));
+        }
+        break;
+    }
+    case REC_TRANSPOSE:
+        snprintf(buf, sizeof buf, "k_transpose(%s, %s, %s, %lldLL, %lldLL, %%s, %%s)",
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].dims[0],
+                 (long long)sl[r->b].dims[1]);
+        ranged(g, i, r->a, sl[r->a].count, buf);
+        break;
+    case REC_FILL:
+        if (g->local[r->a]) {
+            line(g, "k_fill(%s, %s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
+        } else {
+            snprintf(buf, sizeof buf, "k_fill(%s, %s, %s, %%s, %%s)", kdtype(r->dtype),
+                     P(g, &t, r->a), P(g, &t, r->b));
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_IOTA:
+        if (g->local[r->a]) {
+            line(g, "k_iota(%s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a));
+        } else {
+            snprintf(buf, sizeof buf, "k_iota(%s, %s, %%s, %%s)", kdtype(r->dtype), P(g, &t, r->a));
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_COPY:
+        if (r->a == r->b)
+            break;
+        if (g->local[r->a]) {
+            line(g, "s%d = %s;", (int)r->a, V(g, &t, r->b));
+        } else {
+            int size = dtype_size(sl[r->a].dtype);
+            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s, (%%s) * %d, (%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), size, size);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_CAST:
+        if (g->local[r->a]) {
+            line(g, "k_cast(%s, %s, %s, %s, 0, 1);", kdtype(sl[r->a].dtype), P(g, &t, r->a),
+                 kdtype(r->dtype), P(g, &t, r->b));
+        } else {
+            snprintf(buf, sizeof buf, "k_cast(%s, %s, %s, %s, %%s, %%s)", kdtype(sl[r->a].dtype),
+                     P(g, &t, r->a), kdtype(r->dtype), P(g, &t, r->b));
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_WHERE:
+        if (g->local[r->a]) {
+            line(g, "s%d = %s ? %s : %s;", (int)r->a, V(g, &t, r->b), V(g, &t, r->c),
+                 V(g, &t, r->d));
+            if (r->dtype == CFX_BOOL) /* k_where keeps bools 0/1 */
+                line(g, "s%d = s%d != 0;", (int)r->a, (int)r->a);
+        } else {
+            snprintf(buf, sizeof buf,
+                     "k_where(%s, %s, %s, %lldLL, %s, %lldLL, %s, %lldLL, %%s, %%s)",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)sl[r->b].count,
+                     P(g, &t, r->c), (long long)sl[r->c].count, P(g, &t, r->d),
+                     (long long)sl[r->d].count);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    case REC_GET_ROW: {
+        int64_t bytes = slot_bytes(&sl[r->a]);
+        const char *idx = V(g, &t, r->c);
+        if (g->local[r->a]) {
+            line(g, "s%d = ((const %s *)%s)[k_row_index((int64_t)%s, %dLL)];", (int)r->a,
+                 ctype(sl[r->a].dtype), P(g, &t, r->b), idx, (int)sl[r->b].dims[0]);
+        } else {
+            int size = dtype_size(sl[r->a].dtype);
+            snprintf(buf, sizeof buf,
+                     "k_copy_bytes(%s, %s + k_row_index((int64_t)%s, %dLL) * %lldLL, (%%s) * %d, "
+                     "(%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), idx, (int)sl[r->b].dims[0], (long long)bytes,
+                     size, size);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    }
+    case REC_SET_ROW: {
+        int64_t bytes = slot_bytes(&sl[r->c]);
+        int size = dtype_size(sl[r->c].dtype);
+        const char *idx = V(g, &t, r->b);
+        snprintf(buf, sizeof buf,
+                 "k_copy_bytes(%s + k_row_index((int64_t)%s, %dLL) * %lldLL, %s, (%%s) * %d, (%%s) "
+                 "* %d)",
+                 P(g, &t, r->a), idx, (int)sl[r->a].dims[0], (long long)bytes, P(g, &t, r->c), size,
+                 size);
+        ranged(g, i, r->a, sl[r->c].count, buf);
+        break;
+    }
+    case REC_BROADCAST: {
+        const cfx_slot *sa = &sl[r->a], *sb = &sl[r->b];
+        snprintf(buf, sizeof buf,
+                 "{ const k_bshape sh_ = {{%d, %d, %d, %d}, {%d, %d, %d, %d}, %d, %d}; "
+                 "k_broadcast(%d, %s, %s, &sh_, %%s, %%s); }",
+                 (int)sa->dims[0], (int)sa->dims[1], (int)sa->dims[2], (int)sa->dims[3],
+                 (int)sb->dims[0], (int)sb->dims[1], (int)sb->dims[2], (int)sb->dims[3],
+                 (int)sa->rank, (int)sb->rank, dtype_size(sa->dtype), P(g, &t, r->a),
+                 P(g, &t, r->b));
+        ranged(g, i, r->a, sa->count, buf);
+        break;
+    }
+    case REC_GET_ITEM: {
+        /* k_item_index clamps into the list, as the interpreters do */
+        char idx[256];
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->c),
+                 V(g, &t, r->d), (int)sl[r->b].dims[0]);
+        if (g->local[r->a]) {
+            line(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b),
+                 idx);
+        } else {
+            int size = dtype_size(sl[r->a].dtype);
+            snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s + %s * %lldLL, (%%s) * %d, (%%s) * %d)",
+                     P(g, &t, r->a), P(g, &t, r->b), idx, (long long)slot_bytes(&sl[r->a]), size,
+                     size);
+            ranged(g, i, r->a, sl[r->a].count, buf);
+        }
+        break;
+    }
+    case REC_SET_ITEM: {
+        char idx[256];
+        int size = dtype_size(sl[r->c].dtype);
+        snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->b),
+                 V(g, &t, r->d), (int)sl[r->a].dims[0]);
+        snprintf(buf, sizeof buf, "k_copy_bytes(%s + %s * %lldLL, %s, (%%s) * %d, (%%s) * %d)",
+                 P(g, &t, r->a), idx, (long long)slot_bytes(&sl[r->c]), P(g, &t, r->c), size, size);
+        ranged(g, i, r->a, sl[r->c].count, buf);
+        break;
+    }
+    default:
+        fail(g, "internal error: record %d (%s) reached the record writer", (int)i,
+             rec_names[r->kind]);
+        break;
+    }
+    texts_free(g, &t);
+}
+
+/* ==== structured emission ===================================================================== */
+
+static void do_tree(gen *g, int32_t x, int32_t ft);
+
+/* The innermost loop on the stack (a `continue` goes to it), or NULL. */
+static const ctx *innermost_loop(const gen *g)
+{
+    for (int i = g->nctx - 1; i >= 0; i--)
+        if (g->stack[i].kind == CTX_LOOP)
+            return &g->stack[i];
+    return NULL;
+}
+
+/* Control passes from block `from` to block `to`; `ft` is the block whose code follows the
+ * current statement (-1: none, so something must be written). */
+static void do_branch(gen *g, int32_t from, int32_t to, int32_t ft)
+{
+    if (to == ft)
+        return;
+    if (back_edge(g, from, to)) {
+        const ctx *l = innermost_loop(g);
+        if (l && l->head == to) {
+            line(g, "continue;");
+            if (g->pass == 2)
+                g->info->continues++;
+        } else {
+            line(g, "goto t%d;", (int)g->start[to]);
+            g->top_used[to] = 1;
+            if (g->pass == 2)
+                g->info->gotos++;
+        }
+        return;
+    }
+    if (g->follower[to]) {
+        if (g->nctx > 0 && g->stack[g->nctx - 1].next == to) {
+            line(g, "break;");
+            if (g->pass == 2)
+                g->info->breaks++;
+        } else {
+            line(g, "goto b%d;", (int)g->start[to]);
+            g->label_used[to] = 1;
+            if (g->pass == 2)
+                g->info->gotos++;
+        }
+        return;
+    }
+    do_tree(g, to, ft);
+}
+
+/* Does a branch from `from` to `to` write a jump (break, continue, goto) rather than nothing
+ * or the target's code? */
+static int is_jump_branch(const gen *g, int32_t from, int32_t to, int32_t ft)
+{
+    return to != ft && (back_edge(g, from, to) || g->follower[to]);
+}
+
+static void guarded(gen *g, int32_t x, const char *cond, int negate, int32_t to, int32_t ft)
+{
+    line(g, negate ? "if (!(%s)) {" : "if (%s) {", cond);
+    g->indent++;
+    do_branch(g, x, to, ft);
+    g->indent--;
+    line(g, "}");
+}
+
+/* A two-way branch: true goes to t, false to f. An arm that falls through is left out; an arm
+ * that is a jump becomes a guard (`if (!c) { break; }`) followed by the other arm's code, so a
+ * loop's test reads as it was written. */
+static void do_if(gen *g, int32_t x, const char *cond, int32_t t, int32_t f, int32_t ft)
+{
+    if (t == ft && f == ft)
+        return;
+    if (g->pass == 2)
+        g->info->ifs++;
+    if (t == ft) {
+        guarded(g, x, cond, 1, f, ft);
+    } else if (f == ft) {
+        guarded(g, x, cond, 0, t, ft);
+    } else if (is_jump_branch(g, x, f, ft)) {
+        guarded(g, x, cond, 1, f, ft);
+        do_branch(g, x, t, ft);
+    } else if (is_jump_branch(g, x, t, ft)) {
+        guarded(g, x, cond, 0, t, ft);
+        do_branch(g, x, f, ft);
+    } else {
+        line(g, "if (%s) {", cond);
+        g->indent++;
+        do_branch(g, x, t, ft);
+        g->indent--;
+        line(g, "} else {");
+        g->indent++;
+        do_branch(g, x, f, ft);
+        g->indent--;
+        line(g, "}");
+    }
+}
+
+/* The records of block x and its closing branch. */
+static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
+{
+    const cfx_prog *p = g->p;
+    int32_t lo = g->start[x], hi = g->start[x + 1];
+    texts t;
+    memset(&t, 0, sizeof t);
+    for (int32_t i = lo; i < hi && !g->failed; i++) {
+        const cfx_record *r = &p->records[i];
+        arrive(g, i, at_region_header && i == lo);
+        switch (r->kind) {
+        case REC_HALT:
+            line(g, "goto halt_;");
+            g->halt_used = 1;
+            break;
+        case REC_JUMP:
+            do_branch(g, x, to_block(g, r->a), ft);
+            break;
+        case REC_JUMP_FALSE:
+        case REC_JUMP_TRUE: {
+            int32_t taken = to_block(g, r->b), next = to_block(g, i + 1);
+            const char *c = V(g, &t, r->a);
+            if (taken == next)
+                do_branch(g, x, next, ft);
+            else if (r->kind == REC_JUMP_TRUE)
+                do_if(g, x, c, taken, next, ft);
+            else
+                do_if(g, x, c, next, taken, ft);
+            break;
+        }
+        case REC_SWITCH: {
+            /* one case per distinct target, in the order of the table */
+            int32_t n = r->c;
+            if (g->pass == 2)
+                g->info->switches++;
+            line(g, "switch (%s) {", V(g, &t, r->a));
+            g->stack[g->nctx++] = (ctx){CTX_SWITCH, -1, ft};
+            for (int32_t k = 0; k <= n; k++) {
+                int32_t tb = to_block(g, p->table[r->b + k]), seen = 0;
+                for (int32_t j = 0; j < k; j++)
+                    if (to_block(g, p->table[r->b + j]) == tb)
+                        seen = 1;
+                if (seen)
+                    continue;
+                int dflt = to_block(g, p->table[r->b + n]) == tb;
+                for (int32_t j = k; j < n; j++)
+                    if (to_block(g, p->table[r->b + j]) == tb && !dflt)
+                        line(g, "case %d:", (int)j);
+                if (dflt)
+                    line(g, "default:");
+                g->indent++;
+                line(g, "{");
+                g->indent++;
+                if (tb == ft)
+                    line(g, "break;");
+                else
+                    do_branch(g, x, tb, -1);
+                g->indent--;
+                line(g, "}");
+                g->indent--;
+            }
+            g->nctx--;
+            line(g, "}");
+            break;
+        }
+        default:
+            record(g, i);
+            if (i + 1 == hi) /* falls into the next block */
+                do_branch(g, x, to_block(g, hi), ft);
+            break;
+        }
+    }
+    texts_free(g, &t);
+}
+
+/* Block x followed by the blocks written after it (ys, in order), each under its label. */
+static void node_within(gen *g, int32_t x, const int32_t *ys, int32_t n, int32_t ft,
+                        int at_region_header)
+{
+    block_code(g, x, n > 0 ? ys[0] : ft, at_region_header);
+    for (int32_t k = 0; k < n && !g->failed; k++) {
+        if (g->pass == 1 || g->label_used[ys[k]])
+            line(g, "b%d:;", (int)g->start[ys[k]]);
+        do_tree(g, ys[k], k + 1 < n ? ys[k + 1] : ft);
+    }
+}
+
+/* Block x and everything written under it: its loop or region statement, then the blocks
+ * placed after it. */
+static void do_tree(gen *g, int32_t x, int32_t ft)
+{
+    if (g->failed)
+        return;
+    if (++g->depth > CGEN_MAX_DEPTH) {
+        g->too_deep = 1;
+        g->failed = 1;
+        g->depth--;
+        return;
+    }
+    /* the blocks written after x, in reverse postorder (place_blocks sorted them) */
+    const int32_t *ys = g->kids + g->koff[x];
+    int32_t n = g->koff[x + 1] - g->koff[x];
+
+    int body = g->header[x] || region_header(g, x);
+    if (!body) {
+        node_within(g, x, ys, n, ft, 0);
+        g->depth--;
+        return;
+    }
+    /* inside: the followers in the body; after: the others */
+    int32_t nin = 0;
+    int32_t *in = malloc(sizeof(int32_t) * ((size_t)n + 1)),
+            *after = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int32_t nafter = 0;
+    if (!in || !after) {
+        free(in);
+        free(after);
+        fail(g, "out of memory");
+        g->depth--;
+        return;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        if (in_body(g, ys[k], x))
+            in[nin++] = ys[k];
+        else
+            after[nafter++] = ys[k];
+    }
+    int32_t next = nafter > 0 ? after[0] : ft;
+    int region = region_header(g, x);
+    if (region) {
+        int32_t h = g->start[x];
+        unsigned f = g->plan.flags[h];
+        region_exit_actions(g, h); /* a region that starts where another ends */
+        line(g, "/* a one-block region: records %d to %d%s */", (int)h, (int)g->region_end[x] - 1,
+             g->redundant[x] ? ", scalars only, so every block runs it" : "");
+        if (f & SCHED_F_ENTRY_BARRIER)
+            grid_barrier(g, h);
+        if (!g->redundant[x]) {
+            int32_t eb = to_block(g, g->region_end[x]);
+            line(g, "if (blockIdx.x != 0)");
+            line(g, "    goto b%d;", (int)g->start[eb]);
+            g->label_used[eb] = 1;
+            if (!g->follower[eb])
+                fail(g, "internal error: the exit of the region at record %d has no label", (int)h);
+        }
+    }
+    if (g->header[x]) {
+        if (g->pass == 2)
+            g->info->loops++;
+        line(g, "for (;;) {");
+        g->indent++;
+        if (g->pass == 1 || g->top_used[x])
+            line(g, "t%d:;", (int)g->start[x]);
+        g->stack[g->nctx++] = (ctx){CTX_LOOP, x, next};
+        node_within(g, x, in, nin, x, region);
+        g->nctx--;
+        g->indent--;
+        line(g, "}");
+    } else {
+        node_within(g, x, in, nin, next, region);
+    }
+    for (int32_t k = 0; k < nafter && !g->failed; k++) {
+        if (g->pass == 1 || g->label_used[after[k]])
+            line(g, "b%d:;", (int)g->start[after[k]]);
+        do_tree(g, after[k], k + 1 < nafter ? after[k + 1] : ft);
+    }
+    free(in);
+    free(after);
+    g->depth--;
+}
+
+/* ==== the pc-dispatch loop ==================================================================== */
+
+static void dispatch_branch(gen *g, int32_t to)
+{
+    line(g, "pc_ = %d;", (int)g->start[to]);
+    line(g, "break;");
+}
+
+static void dispatch(gen *g)
+{
+    const cfx_prog *p = g->p;
+    texts t;
+    memset(&t, 0, sizeof t);
+    line(g, "int32_t pc_ = 0;");
+    if (g->cuda)
+        line(g, "int32_t region_ = -1; /* the region block 0 is running */");
+    line(g, "for (;;) {");
+    g->indent++;
+    line(g, "switch (pc_) {");
+    for (int32_t i = 0; i < g->nreach && !g->failed; i++) {
+        int32_t x = g->order[i], lo = g->start[x], hi = g->start[x + 1];
+        line(g, "case %d: {", (int)lo);
+        g->indent++;
+        if (region_header(g, x)) {
+            unsigned f = g->plan.flags[lo];
+            if (f & SCHED_F_REGION_EXIT) {
+                /* the exit of the region before, unless block 0 comes round this region's loop */
+                line(g, "if (region_ != %d) {", (int)lo);
+                g->indent++;
+                region_exit_actions(g, lo);
+                line(g, "region_ = -1;");
+                g->indent--;
+                line(g, "}");
+            }
+            line(g, "if (region_ < 0) {");
+            g->indent++;
+            if (f & SCHED_F_ENTRY_BARRIER)
+                grid_barrier(g, lo);
+            if (!g->redundant[x]) {
+                line(g, "if (blockIdx.x != 0) {");
+                dispatch_branch(g, to_block(g, g->region_end[x]));
+                line(g, "}");
+            }
+            line(g, "region_ = %d;", (int)lo);
+            g->indent--;
+            line(g, "}");
+        } else if (g->cuda && g->have_plan && (g->plan.flags[lo] & SCHED_F_REGION_EXIT)) {
+            line(g, "region_ = -1;");
+        }
+        for (int32_t r = lo; r < hi && !g->failed; r++) {
+            const cfx_record *rec = &p->records[r];
+            arrive(g, r, region_header(g, x) && r == lo);
+            switch (rec->kind) {
+            case REC_HALT:
+                line(g, "goto halt_;");
+                g->halt_used = 1;
+                break;
+            case REC_JUMP:
+                dispatch_branch(g, to_block(g, rec->a));
+                break;
+            case REC_JUMP_FALSE:
+            case REC_JUMP_TRUE:
+                line(g, "if (%s%s) {", rec->kind == REC_JUMP_FALSE ? "!" : "", V(g, &t, rec->a));
+                g->indent++;
+                dispatch_branch(g, to_block(g, rec->b));
+                g->indent--;
+                line(g, "}");
+                dispatch_branch(g, to_block(g, r + 1));
+                break;
+            case REC_SWITCH: {
+                line(g, "{");
+                g->indent++;
+                line(g, "int32_t v_ = %s;", V(g, &t, rec->a));
+                line(g, "pc_ = v_ >= 0 && v_ < %d ? ck_table%d_[v_] : %d;", (int)rec->c, (int)r,
+                     (int)g->start[to_block(g, p->table[rec->b + rec->c])]);
+                g->indent--;
+                line(g, "}");
+                line(g, "break;");
+                break;
+            }
+            default:
+                record(g, r);
+                if (r + 1 == hi)
+                    dispatch_branch(g, to_block(g, hi));
+                break;
+            }
+        }
+        g->indent--;
+        line(g, "}");
+    }
+    line(g, "}");
+    g->indent--;
+    line(g, "}");
+    texts_free(g, &t);
+}
+
+/* The switch tables of the dispatch loop, as static arrays of record indices. */
+static void dispatch_tables(gen *g)
+{
+    const cfx_prog *p = g->p;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind != REC_SWITCH || g->rpo[g->blk[i]] < 0)
+            continue;
+        strbuf sb = {0};
+        for (int32_t k = 0; k < r->c; k++)
+            sb_printf(&sb, "%s%d", k ? ", " : "", (int)g->start[to_block(g, p->table[r->b + k])]);
+        line(g, "%sconst int32_t ck_table%d_[%d] = {%s};", g->cuda ? "" : "static ", (int)i,
+             (int)(r->c > 0 ? r->c : 1), r->c > 0 ? sb_str(&sb) : "0");
+        if (sb.oom)
+            fail(g, "out of memory");
+        sb_free(&sb);
+    }
+}
+
+/* ==== the function ============================================================================ */
+
+static void function(gen *g, const char *entry, int use_dispatch)
+{
+    const cfx_prog *p = g->p;
+    g->halt_used = g->stop_used = 0;
+    g->indent = 0;
+    g->nctx = 0;
+    g->depth = 0;
+    if (g->cuda) {
+        line(g, "extern \"C\" __global__ void __launch_bounds__(CK_THREADS) %s(const ck_args a)",
+             entry);
+        line(g, "{");
+        g->indent++;
+        line(g, "uint8_t *const arena = a.arena;");
+        for (int32_t i = 0; i < p->nrecords; i++)
+            if (p->records[i].kind == REC_REDUCE || p->records[i].kind == REC_DOT) {
+                line(g, "__shared__ k_acc red_[CK_THREADS];");
+                break;
+            }
+        line(g, "uint64_t iters_ = 0;");
+        line(g, "uint32_t print_used_ = 0, combines_ = 0, exits_ = 0;");
+        line(g, "unsigned long long poll_ = 0;");
+        line(g, "(void)combines_; (void)exits_; (void)print_used_;");
+    } else {
+        line(g, "void %s(cgen_host_args *a)", entry);
+        line(g, "{");
+        g->indent++;
+        line(g, "uint8_t *const arena = a->arena;");
+        line(g, "const int64_t limit_ = a->max_iters > 0 ? a->max_iters : INT64_MAX;");
+        line(g, "int64_t iters_ = 0;");
+        line(g, "(void)arena; (void)limit_;");
+    }
+    /* the scalars: inputs from the arena, everything else zero, as the arena starts */
+    for (int32_t s = 0; s < p->nslots; s++) {
+        const cfx_slot *sl = &p->slots[s];
+        if (!g->local[s])
+            continue;
+        if (sl->kind == SLOT_INPUT)
+            line(g, "%s s%d = *(const %s *)(arena + %lld);", ctype(sl->dtype), (int)s,
+                 ctype(sl->dtype), (long long)sl->offset);
+        else
+            line(g, "%s s%d = 0;", ctype(sl->dtype), (int)s);
+    }
+    if (use_dispatch) {
+        dispatch_tables(g);
+        dispatch(g);
+    } else {
+        do_tree(g, 0, -1);
+    }
+    /* HALT: the scalar results go to their slots */
+    if (g->halt_used || g->pass == 1) {
+        line(g, "halt_:");
+        if (g->cuda) {
+            line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
+            g->indent++;
+        }
+        for (int32_t k = 0; k < p->nresults; k++) {
+            int32_t s = p->results[k];
+            if (g->local[s])
+                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype),
+                     (long long)p->slots[s].offset, (int)s);
+        }
+        if (g->cuda) {
+            g->indent--;
+            line(g, "}");
+        } else {
+            line(g, "a->status = 0;");
+            line(g, "a->record = -1;");
+            line(g, "a->detail[0] = a->detail[1] = 0;");
+            line(g, "a->iterations = iters_;");
+            line(g, "return;");
+        }
+    }
+    if (g->cuda) {
+        line(g, "goto out_;");
+        line(g, "out_:");
+        line(g, "ck_finish(a, iters_, print_used_);");
+    } else if (g->stop_used || g->pass == 1) {
+        line(g, "stop_:");
+        line(g, "a->iterations = iters_;");
+    }
+    g->indent--;
+    line(g, "}");
+}
+
+/* ==== the entry point ========================================================================= */
+
+static void gen_free(gen *g)
+{
+    free(g->local);
+    free(g->pub);
+    free(g->start);
+    free(g->blk);
+    free(g->soff);
+    free(g->sv);
+    free(g->poff);
+    free(g->pv);
+    free(g->rpo);
+    free(g->order);
+    free(g->idom);
+    free(g->header);
+    free(g->loop_of);
+    free(g->loop_parent);
+    free(g->region_end);
+    free(g->redundant);
+    free(g->parent);
+    free(g->follower);
+    free(g->koff);
+    free(g->kids);
+    free(g->bodies);
+    free(g->label_used);
+    free(g->top_used);
+    free(g->heavy);
+    if (g->have_plan)
+        sched_plan_free(&g->plan);
+}
+
+/* Refuses what the target cannot run. */
+static int check_program(gen *g)
+{
+    const cfx_prog *p = g->p;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        if (r->kind >= REC_COUNT || !kind_known(r->kind)) {
+            fail(g, "record %d: record kind %s is not known to the code generator", (int)i,
+                 r->kind < REC_COUNT ? rec_names[r->kind] : "(out of range)");
+            return -1;
+        }
+        if (g->cuda && r->kind == REC_CALL) {
+            fail(g, "record %d: CALL of application kernel '%s': a compiled kernel cannot hand the "
+                 "device back to the host between records", (int)i,
+                 r->a >= 0 && r->a < p->nkernels ? p->strings + p->kernels[r->a] : "?");
+            return -1;
+        }
+        if ((r->kind == REC_UNARY && !unary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR)) ||
+            (r->kind == REC_BINARY && !binary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR))) {
+            fail(g, "record %d: op %s on %s has no scalar function in kernels/", (int)i,
+                 op_name(r->op), cfx_dtype_name((cfx_dtype)r->dtype));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info *info, char *err,
+              size_t errlen)
+{
+    gen g;
+    cgen_info local_info;
+    cgen_options defaults = {CGEN_TARGET_C, 0, NULL};
+    strbuf scratch = {0};
+    int rc = -1;
+    memset(&g, 0, sizeof g);
+    if (!opt)
+        opt = &defaults;
+    if (!info)
+        info = &local_info;
+    memset(info, 0, sizeof *info);
+    g.p = p;
+    g.cuda = opt->target == CGEN_TARGET_CUDA;
+    g.info = info;
+    g.err = err;
+    g.errlen = errlen;
+    if (err && errlen)
+        err[0] = '\0';
+    const char *entry = opt->entry ? opt->entry : g.cuda ? "cfx_compiled" : "cgen_run";
+
+    if (p->nrecords < 1) {
+        fail(&g, "the program has no records");
+        goto done;
+    }
+    if (check_program(&g) != 0)
+        goto done;
+    g.local = calloc((size_t)p->nslots + 1, 1);
+    g.pub = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+    if (!g.local || !g.pub) {
+        fail(&g, "out of memory");
+        goto done;
+    }
+    for (int32_t s = 0; s < p->nslots; s++) {
+        g.local[s] = (uint8_t)sched_slot_private(&p->slots[s]);
+        g.pub[s] = g.local[s] ? g.nlocal++ : -1;
+    }
+    info->publish_bytes = 16 + 8 * (int64_t)g.nlocal;
+    if (build_plan(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 ||
+        find_dominators(&g) != 0)
+        goto done;
+    info->blocks = g.nreach;
+    int reducible = find_loops(&g);
+    if (g.failed || plan_regions(&g) != 0 || place_blocks(&g) != 0)
+        goto done;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        if (g.rpo[g.blk[i]] < 0)
+            continue;
+        if (!scalar_record(&g, &p->records[i]) || record_touches_tensor(&g, &p->records[i]))
+            info->needs_block = 1;
+        if (g.have_plan && (g.plan.flags[i] & (SCHED_F_SPLIT | SCHED_F_COMBINE |
+                                               SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER)))
+            info->needs_grid = 1;
+    }
+    for (int32_t b = 0; b < g.nb; b++)
+        if (region_header(&g, b)) {
+            info->regions++;
+            info->redundant += g.redundant[b];
+        }
+    int use_dispatch = opt->force_dispatch || !reducible;
+    const char *why = !reducible            ? "irreducible control flow"
+                      : opt->force_dispatch ? "asked for"
+                                            : "";
+
+    /* pass 1 finds the labels in use, pass 2 writes; a nest too deep for the structured form
+     * is written as the dispatch loop */
+    g.out = &scratch;
+    g.pass = 1;
+    function(&g, entry, use_dispatch);
+    if (g.too_deep && !use_dispatch) {
+        g.failed = 0;
+        g.too_deep = 0;
+        use_dispatch = 1;
+        why = "blocks nested too deeply";
+        function(&g, entry, use_dispatch);
+    }
+    if (g.failed)
+        goto done;
+    info->structured = !use_dispatch;
+    snprintf(info->why_dispatch, sizeof info->why_dispatch, "%s", why);
+    g.out = out;
+    g.pass = 2;
+    sb_printf(out, "/* %s: graph '%s' of %s, %d records, generated by cfx (%s, %s) */\n", entry,
+              p->name ? p->name : "?", p->file ? p->file : "?", (int)p->nrecords,
+              g.cuda ? "CUDA" : "C", use_dispatch ? "pc-dispatch loop" : "structured");
+    if (g.cuda)
+        sb_puts(out, "#include \"compiled_kernel.cuh\"\n\n");
+    else
+        sb_puts(out, "#include <stdatomic.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+                     "#include \"cgen.h\"\n#include \"kernels.h\"\n\n");
+    function(&g, entry, use_dispatch);
+    sb_puts(out, "\n");
+    if (out->oom || scratch.oom) {
+        fail(&g, "out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    sb_free(&scratch);
+    gen_free(&g);
+    return rc;
+}

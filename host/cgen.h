@@ -1,0 +1,98 @@
+/* cgen.h: the code generator, a validated program as source code, and the function it generates
+ * for the host.
+ *
+ * One generator, two targets. CGEN_TARGET_C is plain C11 for the host: one function that runs
+ * the program over an arena laid out as the cpu executor lays it out. CGEN_TARGET_CUDA is CUDA
+ * C for one persistent kernel (device/compiled.cu compiles it with NVRTC and launches it). Both
+ * hold one-element slots in local variables (registers), turn the records' loops and branches
+ * into structured `for`/`if`/`switch` (a pc-dispatch loop where the control flow is
+ * irreducible), and compute every op with the same kernels/ functions the executors call, so
+ * the generated code raises the same statuses at the same records as the interpreters.
+ *
+ * The host function is what the tests compile with the system C compiler and compare with the
+ * cpu executor, which proves the generator's semantics on any machine; the CUDA target shares
+ * every decision except where a grid runs the program (shares, barriers, one-block regions).
+ */
+#ifndef CFX_CGEN_H
+#define CFX_CGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The record kinds the generator knows, one place: a program with any other kind is refused
+ * ("record kind NAME is not known to the code generator"), and the executor then runs it with
+ * its interpreter. A kind added to program.h is added here once its emission exists. */
+#define CGEN_KINDS(X)                                                                             \
+    X(HALT) X(JUMP) X(JUMP_FALSE) X(JUMP_TRUE) X(SWITCH) X(TICK) X(ASSERT) X(PRINT)              \
+    X(CHECK_INDEX) X(CHECK_DIVIDE) X(CHECK_STEP) X(UNARY) X(BINARY) X(REDUCE) X(DOT) X(MATMUL)    \
+    X(TRANSPOSE) X(FILL) X(IOTA) X(COPY) X(CAST) X(WHERE) X(GET_ROW) X(SET_ROW) X(CALL)         \
+    X(BROADCAST) X(CHECK_BOUND) X(GET_ITEM) X(SET_ITEM)
+
+enum cgen_target { CGEN_TARGET_C, CGEN_TARGET_CUDA };
+
+typedef struct cgen_options {
+    int target;         /* enum cgen_target */
+    int force_dispatch; /* emit the pc-dispatch loop even where the structure is recognised */
+    const char
+        *entry; /* name of the generated function; NULL: "cgen_run" (C), "cfx_compiled" (CUDA) */
+} cgen_options;
+
+/* What the generator made of the program. */
+typedef struct cgen_info {
+    int structured;        /* 1: structured control flow; 0: the pc-dispatch loop */
+    char why_dispatch[160]; /* why not structured, when it is not */
+    int32_t blocks;        /* reachable basic blocks */
+    int32_t loops, ifs, switches, gotos, breaks, continues;
+    /* CUDA only */
+    int32_t barriers;      /* grid barriers written into the kernel (not counting combines) */
+    int32_t regions;       /* one-block regions ... */
+    int32_t redundant;     /* ... of which every block runs its own copy (scalars only) */
+    int needs_grid;        /* 1: split work or barriers: launch the full grid */
+    int needs_block;       /* 1: some record works on a tensor: 256 threads per block */
+    int64_t publish_bytes; /* one publish buffer (scalars of a region's exit); two are needed */
+} cgen_info;
+
+/* Appends the source of a complete translation unit for p to out. p must have passed
+ * prog_validate. Returns 0, or -1 with the reason in err: a record kind the generator does not
+ * know, a CALL on the CUDA target (an application kernel needs the host between records), or
+ * out of memory. info may be NULL. Several units of the same target concatenate into one
+ * (give each its own entry name). */
+int cgen_emit(const cfx_prog *p, const cgen_options *opt, struct strbuf *out, cgen_info *info,
+              char *err, size_t errlen);
+
+/* ---- the generated host function (CGEN_TARGET_C) ----------------------------------------------
+ * void ENTRY(cgen_host_args *a): runs the program to HALT or a stop, as cpu_run does. The
+ * generated file includes this header (compile it with host/ and kernels/ on the include path)
+ * and only the entry function has external linkage. */
+typedef struct cgen_host_args {
+    uint8_t *arena;                /* prog->arena_bytes: the const image, zeros, then each input
+                                      in its slot; results are in their slots after an ok run */
+    int64_t max_iters;             /* 0: no limit */
+    const exec_atomic_int *cancel; /* may be NULL */
+    /* PRINT: the record and its slot's bytes (may be NULL) */
+    void (*print)(void *user, int32_t record, const void *data);
+    void *print_user;
+    /* CALL: the record; its operands are in the arena (scalars are written there before and
+     * read back after). Non-zero, or no function, stops the run with CFX_ERROR. */
+    int (*call)(void *user, int32_t record, uint8_t *arena);
+    void *call_user;
+    /* out, as exec_outcome */
+    int32_t status;
+    int32_t record;
+    int64_t detail[2];
+    int64_t iterations;
+} cgen_host_args;
+
+typedef void (*cgen_host_fn)(cgen_host_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1176 @@
+/* test_gen.c: the code generator's host twin. Every graph of graphs/, every graph shown in
+ * docs/language.md, the generated programs of tests/gen_programs.h and a few hand-built
+ * programs are generated as C (host/cgen.h), compiled with the system C compiler into a shared
+ * object, loaded, and run against the cpu executor on the same inputs: the same status, stop
+ * record, details, iteration count and printed values, integer and bool results identical and
+ * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
+ * generated twice: structured, and as the pc-dispatch loop, so the fallback is proven too.
+ *
+ * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
+ * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
+ * split reductions, one-block regions with their publish and reload, stops raised by one block
+ * while others wait, and the print buffer, drained afterwards as device/compiled.cu drains it.
+ * What only a GPU shows (more than one thread per block, the device's memory model, NVRTC's
+ * machine code) is left to gpu_compiled and gpu_executors.
+ *
+ * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
+ * runs long), the generated programs' own inputs; then on each program the budget at 1 and
+ * at 3, a cancel set before the run, and a cancel raised by the third printed value (the
+ * print callback sets the flag, so the run stops at the next TICK on both sides).
+ *
+ * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
+ * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
+ * test the opposite, an f32 product that adds) and fails unless every mutant is caught.
+ *
+ * Skips (77) when the build found no C compiler. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgen.h"
+#include "compile.h"
+#include "compiled_kernel.cuh"
+#include "exec.h"
+#include "gen_programs.h"
+#include "ops.h"
+#include "program.h"
+#include "strbuf.h"
+#include "testutil.h"
+#include "value.h"
+
+#define GENERATED 400
+#define PER_OBJECT 60      /* programs per compiled shared object */
+#define MAX_INPUTS 32
+#define TOL 1e-5
+#define RANDOM_BUDGET                                                                              \
+    20000 /* random inputs may make a loop long: the budget ends it the same way */
+
+/* The record kinds the programs below must cover: every kind the generator knows
+ * (CGEN_KINDS). A kind added to the generator without a program here fails the test. */
+static int kinds_seen[REC_COUNT];
+
+/* ---- the programs -------------------------------------------------------------------------- */
+
+typedef struct input_set {
+    void *data[MAX_INPUTS];
+    int64_t max_iters;
+    char what[160];
+} input_set;
+
+typedef struct unit {
+    char label[256];
+    const cfx_prog *prog;
+    char **names;           /* input names, prog->ninputs */
+    cfx_type *types;
+    input_set *sets;
+    int nsets;
+    int object;             /* which shared object holds it */
+    cgen_host_fn structured, dispatch;
+    void (*cuda)(const ck_args a); /* the CUDA target, on host threads (tests/ck_host.h) */
+    void (*cuda_dispatch)(const ck_args a);
+    int64_t publish_bytes;
+    int is_structured;      /* what the generator made */
+    int refused;            /* a record kind the generator does not know */
+    int expect_dispatch;    /* a hand-built irreducible program */
+    const exec_kernel *kernels;
+} unit;
+
+static unit *units;
+static int nunits, capunits;
+static compiled_module *modules;
+static int nmodules, capmodules;
+
+static unit *new_unit(void)
+{
+    if (nunits == capunits) {
+        capunits = capunits ? capunits * 2 : 256;
+        units = realloc(units, sizeof *units * (size_t)capunits);
+        if (!units)
+            abort();
+    }
+    unit *u = &units[nunits++];
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+static input_set *new_set(unit *u)
+{
+    u->sets = realloc(u->sets, sizeof *u->sets * (size_t)(u->nsets + 1));
+    if (!u->sets)
+        abort();
+    input_set *s = &u->sets[u->nsets++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void random_sets(unit *u, uint64_t seed, int n)
+{
+    for (int k = 0; k < n; k++) {
+        input_set *s = new_set(u);
+        uint64_t rng = seed * 7919 + (uint64_t)k;
+        for (int32_t i = 0; i < u->prog->ninputs; i++) {
+            size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+            s->data[i] = calloc(1, bytes ? bytes : 1);
+            if (!s->data[i])
+                abort();
+            value_random(&u->types[i], &rng, s->data[i]);
+        }
+        s->max_iters = RANDOM_BUDGET;
+        snprintf(s->what, sizeof s->what, "random inputs %d", k);
+    }
+}
+
+/* Adds every graph of a compiled module as a unit (with no inputs yet). Returns the index of
+ * its first unit, or -1 if the source does not compile (a file of `# error:` cases). */
+static int add_module(const char *file, const char *text, cfx_context *ctx)
+{
+    compiled_module cm;
+    char *diags = NULL;
+    if (compile_source(ctx, file, text, strlen(text), &cm, &diags) != 0) {
+        free(diags);
+        return -1;
+    }
+    if (nmodules == capmodules) {
+        capmodules = capmodules ? capmodules * 2 : 64;
+        modules = realloc(modules, sizeof *modules * (size_t)capmodules);
+        if (!modules)
+            abort();
+    }
+    modules[nmodules++] = cm;
+    int first = nunits;
+    for (int gi = 0; gi < cm.ngraphs; gi++) {
+        unit *u = new_unit();
+        const compiled_graph *cg = &cm.graphs[gi];
+        snprintf(u->label, sizeof u->label, "%s: graph %s", file, cg->name);
+        u->prog = cg->prog;
+        u->names = calloc((size_t)cg->nparams + 1, sizeof *u->names);
+        u->types = calloc((size_t)cg->nparams + 1, sizeof *u->types);
+        if (!u->names || !u->types)
+            abort();
+        for (int i = 0; i < cg->nparams; i++) {
+            u->names[i] = cg->params[i].name;
+            u->types[i] = cg->params[i].type;
+        }
+    }
+    return first;
+}
+
+/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. */
+static void add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
+{
+    char *tokens[64];
+    int ntok = 0;
+    const char *graph = NULL;
+    int64_t max_iters = 0;
+    for (char *t = strtok(text, " \t\r\n"); t && ntok < 64; t = strtok(NULL, " \t\r\n"))
+        tokens[ntok++] = t;
+    for (int i = 0; i + 1 < ntok; i++) {
+        if (strcmp(tokens[i], "--graph") == 0)
+            graph = tokens[i + 1];
+        else if (strcmp(tokens[i], "--max-iters") == 0)
+            max_iters = strtoll(tokens[i + 1], NULL, 10);
+    }
+    unit *u = NULL;
+    for (int k = first; k < first + ngraphs; k++)
+        if (!graph ? k == first : strcmp(units[k].prog->name, graph) == 0)
+            u = &units[k];
+    if (!CHECK(u != NULL))
+        return;
+    input_set *s = new_set(u);
+    char err[512] = "";
+    if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
+                        s->data, err, sizeof err) != 0) {
+        fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
+        CHECK(0);
+        u->nsets--;
+        return;
+    }
+    s->max_iters = max_iters;
+    const char *base = strrchr(path, '/');
+    snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);
+}
+
+static void add_graph_file(const char *path)
+{
+    char *text = test_read_file(path, NULL);
+    if (!CHECK(text != NULL))
+        return;
+    int first = add_module(path, text, NULL);
+    if (first < 0) {
+        free(text);
+        return;
+    }
+    int ngraphs = nunits - first;
+    int lineno = 0;
+    for (char *p = text; p && *p;) {
+        char *end = strchr(p, '\n');
+        lineno++;
+        if (strncmp(p, "# run:", 6) == 0) {
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            char *copy = malloc(n + 1);
+            if (!copy)
+                abort();
+            memcpy(copy, p, n);
+            copy[n] = '\0';
+            add_run_line(first, ngraphs, path, copy + 6, lineno);
+            free(copy);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    for (int k = first; k < nunits; k++)
+        random_sets(&units[k], (uint64_t)k, 2);
+    free(text);
+}
+
+static void add_graphs_dir(void)
+{
+    char *paths[512];
+    int n = test_graph_files(paths, 512);
+    if (!CHECK(n >= 0))
+        return;
+    for (int i = 0; i < n; i++) {
+        add_graph_file(paths[i]);
+        free(paths[i]);
+    }
+}
+
+/* The ```cfx blocks of docs/language.md, with random inputs. */
+static void add_docs(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/language.md", CFX_SOURCE_DIR);
+    char *text = test_read_file(path, NULL);
+    if (!text)
+        return;
+    strbuf block = {0};
+    int in = 0, indent = 0, lineno = 0, start = 0, blocks = 0;
+    for (char *p = text; p && *p;) {
+        char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        lineno++;
+        int lead = 0;
+        while (lead < (int)n && p[lead] == ' ')
+            lead++;
+        if (n - (size_t)lead >= 3 && strncmp(p + lead, "```", 3) == 0) {
+            if (!in) {
+                in = strncmp(p + lead, "```cfx", 6) == 0 ? 1 : 2;
+                indent = lead;
+                start = lineno;
+                block.len = 0;
+                if (block.data)
+                    block.data[0] = '\0';
+            } else {
+                if (in == 1) {
+                    char label[64];
+                    snprintf(label, sizeof label, "docs/language.md:%d", start);
+                    int first = add_module(label, sb_str(&block), NULL);
+                    for (int k = first; first >= 0 && k < nunits; k++)
+                        random_sets(&units[k], (uint64_t)(1000 + k), 2);
+                    blocks++;
+                }
+                in = 0;
+            }
+        } else if (in) {
+            size_t skip = (size_t)(lead < indent ? lead : indent);
+            sb_append(&block, p + skip, n - skip);
+            sb_puts(&block, "\n");
+        }
+        p = end ? end + 1 : NULL;
+    }
+    sb_free(&block);
+    free(text);
+    printf("docs/language.md: %d programs\n", blocks);
+}
+
+static void add_generated(void)
+{
+    for (uint64_t seed = 0; seed < GENERATED; seed++) {
+        gen_prog *g = malloc(sizeof *g);
+        if (!g)
+            abort();
+        gen_make(g, seed);
+        char *src = gen_text(g);
+        char label[64];
+        snprintf(label, sizeof label, "generated seed %llu", (unsigned long long)seed);
+        int first = src ? add_module(label, src, NULL) : -1;
+        if (!CHECK(first >= 0)) {
+            free(src);
+            free(g);
+            continue;
+        }
+        gen_inputs in;
+        gen_inputs_make(seed, &in);
+        /* GEN_SIGNATURE's inputs in order: a b n x v w */
+        const void *vals[6] = {&in.a, &in.b, &in.n, &in.x, in.v, in.w};
+        unit *u = &units[first];
+        input_set *s = new_set(u);
+        for (int32_t i = 0; i < u->prog->ninputs && i < 6; i++) {
+            size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+            s->data[i] = malloc(bytes);
+            if (!s->data[i])
+                abort();
+            memcpy(s->data[i], vals[i], bytes);
+        }
+        s->max_iters = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
+        snprintf(s->what, sizeof s->what, "its inputs");
+        free(src);
+        free(g);
+    }
+}
+
+/* ---- hand-built programs ------------------------------------------------------------------- */
+
+/* Doubles its argument (f32[4]) and returns its sum as a scalar: a CALL with a tensor and a
+ * scalar result, so the generated code writes and reads back a scalar around the call. */
+static int double_and_sum(void *user, int nargs, const cfx_tensor *args, int nres, cfx_tensor *res)
+{
+    (void)user;
+    if (nargs != 1 || nres != 2)
+        return 1;
+    const float *x = args[0].data;
+    float *y = res[0].data, s = 0;
+    for (int i = 0; i < 4; i++) {
+        y[i] = 2 * x[i];
+        s += y[i];
+    }
+    *(float *)res[1].data = s;
+    return s > 1000; /* a failing kernel stops the run with an error on both sides */
+}
+
+static exec_kernel call_kernels[1];
+
+static void add_call_program(void)
+{
+    static const char src[] =
+        "graph calls(x: f32[4], n: i32) -> (y: f32[4], total: f32) {\n"
+        "  y = x\n"
+        "  total = 0.0\n"
+        "  for i in range(0, n) {\n"
+        "    y, s = double_and_sum(y)\n"
+        "    total = total + s\n"
+        "  }\n"
+        "}\n";
+    cfx_context *ctx = cfx_context_new();
+    char *err = NULL;
+    if (!CHECK(ctx != NULL) ||
+        !CHECK(cfx_register_kernel(ctx, "double_and_sum", "(f32[4]) -> (f32[4], f32)",
+                                   double_and_sum, NULL, NULL, &err) == 0)) {
+        free(err);
+        cfx_context_free(ctx);
+        return;
+    }
+    int first = add_module("calls.cfx", src, ctx);
+    cfx_context_free(ctx);
+    if (!CHECK(first >= 0))
+        return;
+    call_kernels[0] = (exec_kernel){"double_and_sum", double_and_sum, NULL, NULL};
+    unit *u = &units[first];
+    u->kernels = call_kernels;
+    static const float xs[2][4] = {{1, 2, 3, 4}, {100, 200, 300, 400}};
+    static const int32_t ns[2] = {3, 2};
+    for (int k = 0; k < 2; k++) {
+        input_set *s = new_set(u);
+        s->data[0] = malloc(sizeof xs[k]);
+        s->data[1] = malloc(sizeof ns[k]);
+        if (!s->data[0] || !s->data[1])
+            abort();
+        memcpy(s->data[0], xs[k], sizeof xs[k]);
+        memcpy(s->data[1], &ns[k], sizeof ns[k]);
+        snprintf(s->what, sizeof s->what, "calls %d", k);
+    }
+}
+
+static cfx_record rec(int kind, int op, int dtype, int a, int b, int c)
+{
+    cfx_record r;
+    test_record(&r, kind, op, dtype, 0, a, b, c, 0, 1, 1);
+    return r;
+}
+
+/* A cycle with two entries, which no structured statement expresses: the generator must write
+ * the pc-dispatch loop. x counts up to 10 through both TICKs; it starts in the middle of the
+ * cycle when x < 0. */
+static cfx_prog *irreducible_program(void)
+{
+    char err[256];
+    prog_builder *b = prog_begin("irreducible.cfx", "irreducible");
+    int32_t x = prog_slot(b, CFX_I32, 0, NULL, SLOT_INPUT, "x");
+    int32_t out = prog_slot(b, CFX_I32, 0, NULL, SLOT_RESULT, "out");
+    int32_t c = prog_slot(b, CFX_BOOL, 0, NULL, SLOT_TEMP, NULL);
+    int32_t zero = 0, one = 1, ten = 10;
+    int32_t k0 = prog_const(b, CFX_I32, 0, NULL, &zero), k1 = prog_const(b, CFX_I32, 0, NULL, &one);
+    int32_t k10 = prog_const(b, CFX_I32, 0, NULL, &ten);
+    prog_emit(b, rec(REC_COPY, 0, CFX_I32, out, x, 0));                 /* 0 */
+    prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, c, out, k0));          /* 1 */
+    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 6, 0));             /* 2: into the middle */
+    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0));                         /* 3: A */
+    prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, out, out, k1));       /* 4 */
+    prog_emit(b, rec(REC_PRINT, 0, CFX_I32, out, -1, 0));               /* 5 */
+    prog_emit(b, rec(REC_TICK, 0, 0, 0, 0, 0));                         /* 6: B */
+    prog_emit(b, rec(REC_BINARY, OP_ADD, CFX_I32, out, out, k1));       /* 7 */
+    prog_emit(b, rec(REC_BINARY, OP_LT, CFX_I32, c, out, k10));         /* 8 */
+    prog_emit(b, rec(REC_JUMP_TRUE, 0, CFX_BOOL, c, 3, 0));                    /* 9: back to A */
+    prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0));                         /* 10 */
+    prog_add_input(b, x);
+    prog_add_result(b, out);
+    cfx_prog *p = prog_finish(b, err, sizeof err);
+    if (p && prog_validate(p, err, sizeof err) != 0) {
+        fprintf(stderr, "irreducible program: %s\n", err);
+        prog_free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+static cfx_prog *irreducible;
+
+static void add_irreducible(void)
+{
+    irreducible = irreducible_program();
+    if (!CHECK(irreducible != NULL))
+        return;
+    unit *u = new_unit();
+    snprintf(u->label, sizeof u->label, "hand-built irreducible program");
+    u->prog = irreducible;
+    static char *names[] = {"x"};
+    static cfx_type types[1];
+    types[0].dtype = CFX_I32;
+    u->names = names;
+    u->types = types;
+    u->expect_dispatch = 1;
+    static const int32_t xs[3] = {3, -5, 20};
+    for (int k = 0; k < 3; k++) {
+        input_set *s = new_set(u);
+        s->data[0] = malloc(sizeof xs[k]);
+        if (!s->data[0])
+            abort();
+        memcpy(s->data[0], &xs[k], sizeof xs[k]);
+        snprintf(s->what, sizeof s->what, "x = %d", (int)xs[k]);
+    }
+}
+
+/* ---- generating and compiling ---------------------------------------------------------------- */
+
+typedef struct mutant {
+    const char *name, *from, *to;
+} mutant;
+
+/* Replaces every `from` in s by `to`; returns how many. */
+static int replace_all(strbuf *s, const char *from, const char *to)
+{
+    strbuf r = {0};
+    int n = 0;
+    const char *p = sb_str(s);
+    for (const char *q; (q = strstr(p, from)) != NULL; p = q + strlen(from), n++) {
+        sb_append(&r, p, (size_t)(q - p));
+        sb_puts(&r, to);
+    }
+    sb_puts(&r, p);
+    sb_free(s);
+    *s = r;
+    return n;
+}
+
+static char workdir[256];
+/* --mutants: a mutant may loop where the program does not (an add that subtracts), so every
+ * run there has a budget, on both sides */
+static int64_t budget_cap;
+
+/* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
+ * and loads it. Returns the handle or NULL. */
+/* Writes src to PATH.EXT, compiles it with `compiler` and `flags` into PATH.so and loads it. */
+static void *compile_object(const char *path, const char *ext, const char *compiler,
+                            const char *flags, strbuf *src)
+{
+    char file[512], so[512], errs[512], cmd[4096];
+    snprintf(file, sizeof file, "%s.%s", path, ext);
+    snprintf(so, sizeof so, "%s.so", path);
+    snprintf(errs, sizeof errs, "%s.err", path);
+    FILE *f = fopen(file, "w");
+    if (!CHECK(f != NULL) || src->oom) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    fputs(sb_str(src), f);
+    fclose(f);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' %s -I'%s/tests' -I'%s/host' -I'%s/kernels' -I'%s/device' -o '%s' '%s' -lm 2> '%s'",
+        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so, file,
+        errs);
+    if (system(cmd) != 0) {
+        char *msg = test_read_file(errs, NULL);
+        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", file,
+                msg ? msg : "");
+        free(msg);
+        CHECK(0);
+        return NULL;
+    }
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!CHECK(h != NULL))
+        fprintf(stderr, "dlopen %s: %s\n", so, dlerror());
+    return h;
+}
+
+/* A program with a record kind the generator does not know (one added to program.h before the
+ * generator learnt it) is not run here: the generator must refuse it, naming the kind, and the
+ * executors run it with the interpreter. */
+static int unknown_kinds;
+static int refused(unit *u)
+{
+    const char *kind = NULL;
+    for (int32_t i = 0; i < u->prog->nrecords && !kind; i++) {
+        int known = 0;
+#define X(name) known |= u->prog->records[i].kind == REC_##name;
+        CGEN_KINDS(X)
+#undef X
+        if (!known)
+            kind = rec_names[u->prog->records[i].kind];
+    }
+    if (!kind)
+        return 0;
+    if (!u->refused) {
+        char err[512];
+        strbuf sb = {0};
+        u->refused = 1;
+        unknown_kinds++;
+        CHECK(cgen_emit(u->prog, NULL, &sb, NULL, err, sizeof err) == -1);
+        if (!CHECK(strstr(err, kind) && strstr(err, "not known to the code generator")))
+            fprintf(stderr, "%s: refused with \"%s\"\n", u->label, err);
+        sb_free(&sb);
+        printf("%s: not generated: record kind %s is not known to the code generator\n", u->label,
+               kind);
+    }
+    return 1;
+}
+
+static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
+                          unsigned int blocks, int skew);
+/* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
+ * barriers */
+static int regions, redundant, barriers;
+static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
+
+/* Writes units [lo, hi) into one C file, both forms of each, and (with a C++ compiler) their
+ * CUDA kernels into one C++ file over tests/ck_host.h; compiles and loads both. handles[0] and
+ * handles[1] get the objects (NULL where there is none). Returns 0, or -1. */
+static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated, void **handles)
+{
+    strbuf src = {0}, cuda = {0};
+    char path[512], err[512];
+    handles[0] = handles[1] = NULL;
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    for (int k = lo; k < hi; k++) {
+        unit *u = &units[k];
+        static const char *const names[4] = {"structured_", "dispatch_", "cuda_", "cudad_"};
+        if (refused(u))
+            continue;
+        for (int form = 0; form < 4; form++) {
+            char entry[64];
+            snprintf(entry, sizeof entry, "%s%d", names[form], k);
+            cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
+                              entry};
+            cgen_info info;
+            if (form >= 2 && (!CFX_CXX[0] || u->kernels))
+                continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
+            if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
+                fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
+                CHECK(0);
+                sb_free(&src);
+                sb_free(&cuda);
+                return -1;
+            }
+            if (form == 0)
+                u->is_structured = info.structured;
+            if (form == 2) {
+                u->publish_bytes = info.publish_bytes;
+                regions += info.regions;
+                redundant += info.redundant;
+                barriers += info.barriers;
+            }
+        }
+        u->object = obj;
+    }
+    if (mut) {
+        *mutated += replace_all(&src, mut->from, mut->to);
+        *mutated += replace_all(&cuda, mut->from, mut->to);
+    }
+    /* warnings are errors: a warning in generated code is a bug of the generator */
+    snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
+    handles[0] = compile_object(
+        path, "c", CFX_CC, "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused",
+        &src);
+    if (CFX_CXX[0]) {
+        snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
+        handles[1] =
+            compile_object(path, "cpp", CFX_CXX,
+                           "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror "
+                           "-Wno-unused",
+                           &cuda);
+    }
+    sb_free(&src);
+    sb_free(&cuda);
+    if (!handles[0] || (CFX_CXX[0] && !handles[1]))
+        return -1;
+    *(void **)&host_launch = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_launch");
+    for (int k = lo; k < hi; k++) {
+        char entry[64];
+        if (units[k].refused)
+            continue;
+        snprintf(entry, sizeof entry, "structured_%d", k);
+        *(void **)&units[k].structured = dlsym(handles[0], entry);
+        snprintf(entry, sizeof entry, "dispatch_%d", k);
+        *(void **)&units[k].dispatch = dlsym(handles[0], entry);
+        if (!CHECK(units[k].structured && units[k].dispatch))
+            return -1;
+        if (handles[1] && !units[k].kernels) {
+            snprintf(entry, sizeof entry, "cuda_%d", k);
+            *(void **)&units[k].cuda = dlsym(handles[1], entry);
+            snprintf(entry, sizeof entry, "cudad_%d", k);
+            *(void **)&units[k].cuda_dispatch = dlsym(handles[1], entry);
+            if (!CHECK(units[k].cuda && units[k].cuda_dispatch && host_launch))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- running -------------------------------------------------------------------------------- */
+
+/* Printed values: the record and the slot's bytes of each, back to back. */
+typedef struct printlog {
+    strbuf bytes;
+    int32_t records[4096];
+    int64_t offsets[4096];
+    int n, overflow;
+    exec_atomic_int *cancel; /* set after the third print when not NULL */
+} printlog;
+
+static void log_print(printlog *l, const cfx_prog *p, int32_t record, const void *data)
+{
+    if (l->n >= 4096) {
+        l->overflow = 1;
+        return;
+    }
+    l->records[l->n] = record;
+    l->offsets[l->n] = (int64_t)l->bytes.len;
+    l->n++;
+    sb_append(&l->bytes, data, (size_t)slot_bytes(&p->slots[p->records[record].a]));
+    if (l->cancel && l->n == 3)
+        atomic_store(l->cancel, 1);
+}
+
+static const cfx_prog *print_prog;
+static void cpu_print(void *user, const cfx_prog *p, int32_t record, const void *data)
+{
+    log_print(user, p, record, data);
+}
+
+static void gen_print(void *user, int32_t record, const void *data)
+{
+    log_print(user, print_prog, record, data);
+}
+
+/* The CALL hook of the generated code: the registered kernel on the record's operands, as
+ * cpu.c hands them over. */
+static const exec_kernel *call_table;
+static int gen_call(void *user, int32_t record, uint8_t *arena)
+{
+    const cfx_prog *p = user;
+    const cfx_record *r = &p->records[record];
+    cfx_tensor t[16];
+    if (!call_table || r->c > 16 || !call_table[r->a].cpu_fn)
+        return 1;
+    for (int32_t k = 0; k < r->c; k++) {
+        const cfx_slot *s = &p->slots[p->table[r->b + k]];
+        memset(&t[k], 0, sizeof t[k]);
+        t[k].type.dtype = (cfx_dtype)s->dtype;
+        t[k].type.rank = s->rank;
+        for (int d = 0; d < s->rank; d++)
+            t[k].type.dims[d] = s->dims[d];
+        t[k].data = arena + s->offset;
+    }
+    return call_table[r->a].cpu_fn(call_table[r->a].user, r->d, t, r->c - r->d, t + r->d);
+}
+
+/* Equal values of a slot's type: integers and bools bit for bit, reals within TOL (NaN = NaN). */
+static int same_values(int dtype, int64_t n, const void *x, const void *y, int64_t *first_diff)
+{
+    for (int64_t e = 0; e < n; e++) {
+        int same = 1;
+        if (dtype == CFX_F32 || dtype == CFX_F64) {
+            double a = dtype == CFX_F32 ? ((const float *)x)[e] : ((const double *)x)[e];
+            double b = dtype == CFX_F32 ? ((const float *)y)[e] : ((const double *)y)[e];
+            same = (isnan(a) && isnan(b)) || a == b ||
+                   (isfinite(b) && fabs(a - b) <= TOL * fmax(1.0, fabs(b)));
+        } else {
+            int size = dtype_size(dtype);
+            same = memcmp((const uint8_t *)x + e * size, (const uint8_t *)y + e * size,
+                          (size_t)size) == 0;
+        }
+        if (!same) {
+            *first_diff = e;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+typedef struct result {
+    exec_outcome out;
+    uint8_t *arena;  /* the generated side's arena; the cpu side's results */
+    void *res[MAX_INPUTS];
+    printlog log;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->arena);
+    for (int i = 0; i < MAX_INPUTS; i++)
+        free(r->res[i]);
+    sb_free(&r->log.bytes);
+}
+
+static int run_cpu(const unit *u, const input_set *s, int64_t max_iters, int cancel_mode, result *r)
+{
+    const cfx_prog *p = u->prog;
+    exec_atomic_int cancel;
+    atomic_init(&cancel, cancel_mode == 1);
+    exec_run run;
+    memset(&run, 0, sizeof run);
+    for (int32_t i = 0; i < p->nresults; i++) {
+        size_t bytes = (size_t)slot_bytes(&p->slots[p->results[i]]);
+        r->res[i] = malloc(bytes ? bytes : 1);
+        if (!r->res[i])
+            abort();
+        memset(r->res[i], 0xA5, bytes);
+    }
+    run.prog = p;
+    run.inputs = s->data;
+    run.results = r->res;
+    run.max_iters = max_iters;
+    run.cancel = &cancel;
+    run.kernels = u->kernels;
+    run.print = cpu_print;
+    run.print_user = &r->log;
+    r->log.cancel = cancel_mode == 2 ? &cancel : NULL;
+    return cpu_run(&run, &r->out);
+}
+
+/* An arena as the cpu executor lays it out: the constants, zeros, the inputs in their slots. */
+static uint8_t *new_arena(const cfx_prog *p, const input_set *s)
+{
+    uint8_t *arena = calloc(1, (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 16));
+    if (!arena)
+        abort();
+    if (p->const_bytes > 0)
+        memcpy(arena, p->consts, (size_t)p->const_bytes);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        memcpy(arena + sl->offset, s->data[i], (size_t)slot_bytes(sl));
+    }
+    return arena;
+}
+
+static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, int64_t max_iters,
+                          int cancel_mode, result *r)
+{
+    const cfx_prog *p = u->prog;
+    exec_atomic_int cancel;
+    atomic_init(&cancel, cancel_mode == 1);
+    r->arena = new_arena(p, s);
+    cgen_host_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = r->arena;
+    a.max_iters = max_iters;
+    a.cancel = &cancel;
+    a.print = gen_print;
+    a.print_user = &r->log;
+    a.call = gen_call;
+    a.call_user = (void *)p;
+    a.status = -100;
+    r->log.cancel = cancel_mode == 2 ? &cancel : NULL;
+    print_prog = p;
+    call_table = u->kernels;
+    fn(&a);
+    r->out.status = (cfx_status)a.status;
+    r->out.record = a.record;
+    r->out.detail[0] = a.detail[0];
+    r->out.detail[1] = a.detail[1];
+    r->out.iterations = a.iterations;
+}
+
+/* The CUDA target on `blocks` host threads; the printed values are read from the kernel's
+ * buffer afterwards, as device/compiled.cu drains it. */
+#define EMULATED_BLOCKS 3
+static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
+                     int64_t max_iters, int cancel, unsigned int blocks, int skew, uint32_t print_cap,
+                     result *r)
+{
+    const cfx_prog *p = u->prog;
+    ck_state st = {0, -1, {0, 0}, 0};
+    ck_control ctl;
+    ck_sync sync;
+    k_acc partials[2 * 16];
+    memset(&ctl, 0, sizeof ctl);
+    memset(&sync, 0, sizeof sync);
+    ctl.cancel = cancel;
+    ctl.max_iters = max_iters;
+    r->arena = new_arena(p, s);
+    uint8_t *publish = calloc(2, (size_t)u->publish_bytes), *prints = malloc(print_cap);
+    if (!publish || !prints)
+        abort();
+    ck_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = r->arena;
+    a.state = &st;
+    a.control = &ctl;
+    a.sync = &sync;
+    a.partials = partials;
+    a.publish = publish;
+    a.print_buf = prints;
+    a.print_cap = print_cap;
+    a.max_iters = max_iters;
+    CHECK_INT(host_launch(kernel, &a, blocks, skew), 0);
+    r->out.status = (cfx_status)st.status;
+    r->out.record = st.status == CFX_OK ? -1 : st.record;
+    r->out.detail[0] = st.detail[0];
+    r->out.detail[1] = st.detail[1];
+    r->out.iterations = (int64_t)st.iterations;
+    for (uint32_t off = 0;
+         off + sizeof(ck_print_entry) <= sync.print_used && st.status != CK_STATUS_RERUN;) {
+        ck_print_entry h;
+        memcpy(&h, prints + off, sizeof h);
+        if (!CHECK(h.record >= 0 && h.record < p->nrecords))
+            break;
+        log_print(&r->log, p, h.record, prints + off + sizeof h);
+        off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
+    }
+    free(publish);
+    free(prints);
+}
+
+static const char *status_name(int st)
+{
+    return st >= 0 && st <= CFX_ERROR ? cfx_status_name((cfx_status)st) : "(not set)";
+}
+
+/* Compares the generated run with the cpu run; prints the first difference. */
+static int same_run(const unit *u, const result *want, const result *got, const char *what)
+{
+    const cfx_prog *p = u->prog;
+    const exec_outcome *w = &want->out, *g = &got->out;
+    int64_t at = 0;
+    if (w->status != g->status || w->record != g->record || w->detail[0] != g->detail[0] ||
+        w->detail[1] != g->detail[1] || w->iterations != g->iterations) {
+        fprintf(stderr,
+                "%s: %s: %s at record %d (%lld, %lld) after %lld iterations; cpu %s at record %d "
+                "(%lld, %lld) after %lld\n",
+                u->label, what, status_name(g->status), (int)g->record, (long long)g->detail[0],
+                (long long)g->detail[1], (long long)g->iterations, status_name(w->status),
+                (int)w->record, (long long)w->detail[0], (long long)w->detail[1],
+                (long long)w->iterations);
+        return 0;
+    }
+    const printlog *wl = &want->log, *gl = &got->log;
+    if (wl->n != gl->n || wl->overflow != gl->overflow) {
+        fprintf(stderr, "%s: %s: %d values printed, cpu %d\n", u->label, what, gl->n, wl->n);
+        return 0;
+    }
+    for (int k = 0; k < wl->n; k++) {
+        const cfx_slot *sl = &p->slots[p->records[wl->records[k]].a];
+        if (wl->records[k] != gl->records[k] ||
+            !same_values(sl->dtype, sl->count, gl->bytes.data + gl->offsets[k],
+                         wl->bytes.data + wl->offsets[k], &at)) {
+            fprintf(stderr, "%s: %s: print %d (record %d) differs from the cpu's (record %d)\n",
+                    u->label, what, k, (int)gl->records[k], (int)wl->records[k]);
+            return 0;
+        }
+    }
+    if (w->status != CFX_OK)
+        return 1;
+    for (int32_t i = 0; i < p->nresults; i++) {
+        const cfx_slot *sl = &p->slots[p->results[i]];
+        if (!same_values(sl->dtype, sl->count, got->arena + sl->offset, want->res[i], &at)) {
+            fprintf(stderr, "%s: %s: result %d differs from the cpu's at element %lld\n", u->label,
+                    what, (int)i, (long long)at);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every input set of a unit, then the budget and cancel variations on its first set; both
+ * generated forms against the cpu. Returns the number of runs that differed. */
+static int check_unit(unit *u)
+{
+    int bad = 0;
+    if (u->refused)
+        return 0;
+    for (int32_t i = 0; i < u->prog->nrecords; i++)
+        kinds_seen[u->prog->records[i].kind] = 1;
+    if (!u->structured || !u->dispatch)
+        return 1;
+    for (int k = 0; k < u->nsets + 4; k++) {
+        const input_set *s = &u->sets[k < u->nsets ? k : 0];
+        if (u->nsets == 0)
+            break;
+        int64_t max_iters = s->max_iters;
+        int cancel = 0;
+        char what[256];
+        switch (k - u->nsets) {
+        case 0: max_iters = 1; break;
+        case 1: max_iters = 3; break;
+        case 2: cancel = 1; break;
+        case 3: cancel = 2; break;
+        default: break;
+        }
+        if (budget_cap > 0 && (max_iters <= 0 || max_iters > budget_cap))
+            max_iters = budget_cap;
+        snprintf(what, sizeof what, "%s%s", s->what,
+                 k < u->nsets       ? ""
+                 : k - u->nsets < 2 ? (max_iters == 1 ? ", budget 1" : ", budget 3")
+                 : cancel == 1      ? ", cancelled before the run"
+                                    : ", cancelled at the third print");
+        result want, got1, got2;
+        memset(&want, 0, sizeof want);
+        memset(&got1, 0, sizeof got1);
+        memset(&got2, 0, sizeof got2);
+        if (run_cpu(u, s, max_iters, cancel, &want) != 0) {
+            fprintf(stderr, "%s: %s: cpu_run failed\n", u->label, what);
+            bad++;
+        } else {
+            char w2[300];
+            run_generated(u, u->structured, s, max_iters, cancel, &got1);
+            snprintf(w2, sizeof w2, "%s [structured]", what);
+            bad += !same_run(u, &want, &got1, w2);
+            run_generated(u, u->dispatch, s, max_iters, cancel, &got2);
+            snprintf(w2, sizeof w2, "%s [dispatch]", what);
+            bad += !same_run(u, &want, &got2, w2);
+            /* the CUDA target: not with a cancel at a print (prints reach the host only after
+             * the kernel), and with one block for a cancel before the run (with more, a block
+             * other than 0, which alone reads the flag, may reach another stop first) */
+            /* (for the generated programs, only on their own inputs: host threads are slow) */
+            int emulate =
+                u->cuda && cancel != 2 && (k < u->nsets || strncmp(u->label, "generated", 9) != 0);
+            /* the structured kernel of a graph on its inputs also with either side held back at
+             * every barrier (tests/ck_host.h), so a barrier missing from the kernel shows up
+             * every time (when the values it would have read matter to the result) */
+            int skews = k < u->nsets && strncmp(u->label, "generated", 9) != 0 ? 3 : 1;
+            for (int form = 0; emulate && form < 2; form++)
+                for (int skew = 0; skew < (form ? 1 : skews); skew++) {
+                    result got3;
+                    memset(&got3, 0, sizeof got3);
+                    run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
+                             cancel ? 1 : EMULATED_BLOCKS, skew, 1u << 20, &got3);
+                    snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks%s]", what,
+                             form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
+                             skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
+                    bad += !same_run(u, &want, &got3, w2);
+                    result_free(&got3);
+                }
+        }
+        result_free(&want);
+        result_free(&got1);
+        result_free(&got2);
+    }
+    return bad;
+}
+
+/* The CUDA target cannot drain a full print buffer mid-kernel: it stops with CK_STATUS_RERUN
+ * (and the executor runs the program again with the interpreter). A program that prints, with
+ * a buffer too small for its first value, must stop so. */
+static int check_rerun(int lo, int hi)
+{
+    for (int k = lo; k < hi; k++) {
+        unit *u = &units[k];
+        int prints = 0;
+        for (int32_t i = 0; i < u->prog->nrecords; i++)
+            prints |= u->prog->records[i].kind == REC_PRINT;
+        if (!prints || !u->cuda || u->nsets == 0)
+            continue;
+        result r, want;
+        memset(&r, 0, sizeof r);
+        memset(&want, 0, sizeof want);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 0, 8, &r);
+        int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
+        int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
+        if (bad)
+            fprintf(
+                stderr,
+                "%s: with an 8-byte print buffer the kernel ended with status %d after %d prints\n",
+                u->label, (int)r.out.status, r.log.n);
+        reruns += cpu_prints > 0 && !bad;
+        result_free(&r);
+        result_free(&want);
+        if (cpu_prints > 0)
+            return bad;
+    }
+    return 0;
+}
+
+/* Builds and runs units [0, n); returns the number of runs that differed (the check is the
+ * caller's: a normal run wants none, a mutant some). */
+static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
+{
+    int bad = 0;
+    void *handles[1024];
+    int nh = 0;
+    for (int lo = 0; lo < n; lo += PER_OBJECT) {
+        int hi = lo + PER_OBJECT < n ? lo + PER_OBJECT : n;
+        void *h[2];
+        int rc = build_object(nh, lo, hi, mut, mutated, h);
+        for (int i = 0; i < 2; i++)
+            if (h[i] && nh < 1024)
+                handles[nh++] = h[i];
+        if (rc != 0) {
+            bad++;
+            continue;
+        }
+        bad += check_rerun(lo, hi);
+        for (int k = lo; k < hi; k++) {
+            bad += check_unit(&units[k]);
+            *structured += units[k].is_structured;
+            if (!mut && !units[k].refused && units[k].is_structured == units[k].expect_dispatch) {
+                fprintf(stderr, "%s: generated %s, expected %s\n", units[k].label,
+                        units[k].is_structured ? "structured" : "the dispatch loop",
+                        units[k].expect_dispatch ? "the dispatch loop" : "structured");
+                bad++;
+            }
+        }
+    }
+    for (int i = 0; i < nh; i++)
+        dlclose(handles[i]);
+    return bad;
+}
+
+/* The generator refuses a record kind it does not know, with a message naming it. */
+static void check_refusal(void)
+{
+    cfx_prog *p = irreducible_program();
+    char err[256];
+    strbuf sb = {0};
+    if (!CHECK(p != NULL))
+        return;
+    p->records[4].kind =
+        REC_COUNT; /* no validator would let this through: the generator checks anyway */
+    CHECK(cgen_emit(p, NULL, &sb, NULL, err, sizeof err) == -1);
+    CHECK(strstr(err, "record 4") != NULL &&
+          strstr(err, "not known to the code generator") != NULL);
+    sb_free(&sb);
+    prog_free(p);
+}
+
+int main(int argc, char **argv)
+{
+    int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
+    if (!CFX_CC[0]) {
+        printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
+        return 77;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(workdir, sizeof workdir, "%s/cfx_test_gen.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(workdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    check_refusal();
+    add_graphs_dir();
+    int ngraph_units = nunits;
+    add_docs();
+    add_call_program();
+    add_irreducible();
+    if (!mutants)
+        add_generated();
+    printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
+
+    if (mutants) {
+        budget_cap = 100000;
+        /* each must be caught: the twin would be useless if it were not */
+        static const mutant muts[] = {
+            {"an add that subtracts", "k_add_i32(", "k_sub_i32("},
+            {"the budget off by one", "iters_ >= limit_", "iters_ > limit_"},
+            {"prints dropped", "if (a->print)", "if (0)"},
+            {"index stops reported as divide", "a->status = 2;", "a->status = 3;"},
+            {"guards that test the opposite", "if (!(", "if (("},
+            {"an f32 product that adds (within the tolerance it would pass)",
+             "k_binary(OP_MUL, K_F32", "k_binary(OP_ADD, K_F32"},
+            {"the wrong block runs a one-block region (CUDA)", "blockIdx.x != 0",
+             "blockIdx.x != 1"},
+            {"grid barriers left out (CUDA)", "if (ck_grid_barrier(a, &poll_, ",
+             "if (0 && ck_grid_barrier(a, &poll_, "},
+        };
+        for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
+            int mutated = 0, structured = 0;
+            int bad = build_and_run(nunits, &muts[m], &mutated, &structured);
+            printf("mutant '%s': %d places changed, %d runs differ\n", muts[m].name, mutated, bad);
+            CHECK(mutated > 0);
+            CHECK(bad > 0);
+        }
+    } else {
+        int mutated = 0, structured = 0;
+        int bad = build_and_run(nunits, NULL, &mutated, &structured);
+        printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind "
+               "the generator "
+               "does not know); %d runs differ\n",
+               structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
+        if (CFX_CXX[0]) {
+            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
+                   "%d grid "
+                   "barriers\n",
+                   EMULATED_BLOCKS, regions, redundant, barriers);
+            CHECK(regions > redundant && redundant > 0 && barriers > 0);
+            CHECK(reruns > 0);
+        } else {
+            printf("no C++ compiler: the CUDA target was not run on host threads\n");
+        }
+        CHECK_INT(bad, 0);
+        /* every kind the generator knows was run */
+#define X(name)                                                                                    \
+    if (!kinds_seen[REC_##name]) {                                                                 \
+        fprintf(stderr, "no program here has a %s record: add one\n", #name);                      \
+        CHECK(0);                                                                                  \
+    }
+        CGEN_KINDS(X)
+#undef X
+        for (int k = 0; k < REC_COUNT; k++) {
+            int known = 0;
+#define X(name) known |= k == REC_##name;
+            CGEN_KINDS(X)
+#undef X
+            if (!known)
+                printf("record kind %s is not generated: executors run such programs with the "
+                       "interpreter\n",
+                       rec_names[k]);
+        }
+    }
+    for (int k = 0; k < nunits; k++) {
+        for (int j = 0; j < units[k].nsets; j++)
+            for (int i = 0; i < MAX_INPUTS; i++)
+                free(units[k].sets[j].data[i]);
+        free(units[k].sets);
+        if (units[k].prog != irreducible) {
+            free(units[k].names);
+            free(units[k].types);
+        }
+    }
+    free(units);
+    for (int k = 0; k < nmodules; k++)
+        compiled_module_free(&modules[k]);
+    free(modules);
+    prog_free(irreducible);
+    if (test_failures == 0) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", workdir);
+    } else {
+        fprintf(stderr, "the generated files are in %s\n", workdir);
+    }
+    return test_finish(mutants ? "test_gen --mutants" : "test_gen");
+}
