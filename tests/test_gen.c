@@ -20,7 +20,8 @@
  *
  * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
- * test the opposite, an f32 product that adds) and fails unless every mutant is caught.
+ * test the opposite, an f32 product that adds, boxes read or written at the wrong place) and
+ * fails unless every mutant is caught.
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
@@ -1104,6 +1105,8 @@ int main(int argc, char **argv)
              "blockIdx.x != 1"},
             {"grid barriers left out (CUDA)", "if (ck_grid_barrier(a, &poll_, ",
              "if (0 && ck_grid_barrier(a, &poll_, "},
+            {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
+             "k_box_start((int64_t)0 * "},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
