@@ -5,6 +5,8 @@
  * record, details, iteration count and printed values, integer and bool results identical and
  * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
  * generated twice: structured, and as the pc-dispatch loop, so the fallback is proven too.
+ * A run of a graph file with a `# stop:` line must also end with that message, as the host
+ * formats it from the generated run's outcome (exec_format_stop).
  *
  * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
  * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
@@ -20,8 +22,8 @@
  *
  * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
- * test the opposite, an f32 product that adds, boxes read or written at the wrong place) and
- * fails unless every mutant is caught.
+ * test the opposite, an f32 product that adds, boxes read or written at the wrong place, an index
+ * stop that reports the wrong index) and fails unless every mutant is caught.
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
@@ -60,6 +62,7 @@ typedef struct input_set {
     void *data[MAX_INPUTS];
     int64_t max_iters;
     char what[160];
+    char stop[256]; /* the `# stop:` line of a graph file's run: the message written by hand */
 } input_set;
 
 typedef struct unit {
@@ -160,8 +163,9 @@ static int add_module(const char *file, const char *text, cfx_context *ctx)
     return first;
 }
 
-/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. */
-static void add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
+/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. Returns
+ * the unit, or NULL; its new set is the last. */
+static unit *add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
 {
     char *tokens[64];
     int ntok = 0;
@@ -180,7 +184,7 @@ static void add_run_line(int first, int ngraphs, const char *path, char *text, i
         if (!graph ? k == first : strcmp(units[k].prog->name, graph) == 0)
             u = &units[k];
     if (!CHECK(u != NULL))
-        return;
+        return NULL;
     input_set *s = new_set(u);
     char err[512] = "";
     if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
@@ -188,11 +192,12 @@ static void add_run_line(int first, int ngraphs, const char *path, char *text, i
         fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
         CHECK(0);
         u->nsets--;
-        return;
+        return NULL;
     }
     s->max_iters = max_iters;
     const char *base = strrchr(path, '/');
     snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);
+    return u;
 }
 
 static void add_graph_file(const char *path)
@@ -207,18 +212,24 @@ static void add_graph_file(const char *path)
     }
     int ngraphs = nunits - first;
     int lineno = 0;
+    unit *last = NULL; /* the unit of the latest `# run:`, whose last set is that run's */
     for (char *p = text; p && *p;) {
         char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
         lineno++;
         if (strncmp(p, "# run:", 6) == 0) {
-            size_t n = end ? (size_t)(end - p) : strlen(p);
             char *copy = malloc(n + 1);
             if (!copy)
                 abort();
             memcpy(copy, p, n);
             copy[n] = '\0';
-            add_run_line(first, ngraphs, path, copy + 6, lineno);
+            last = add_run_line(first, ngraphs, path, copy + 6, lineno);
             free(copy);
+        } else if (strncmp(p, "# stop: ", 8) == 0 && last) {
+            input_set *s = &last->sets[last->nsets - 1];
+            while (n > 8 && (p[n - 1] == ' ' || p[n - 1] == '\r'))
+                n--;
+            snprintf(s->stop, sizeof s->stop, "%.*s", (int)(n - 8), p + 8);
         }
         p = end ? end + 1 : NULL;
     }
@@ -906,6 +917,32 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     return 1;
 }
 
+/* runs whose stop message was compared with a `# stop:` line, and those naming a dimension */
+static int stops_checked, stops_dimension;
+
+/* A run of a graph file with a `# stop:` line: the message the host formats from the generated
+ * run's outcome (exec_format_stop, as cfx_run does for every executor) is the one written in the
+ * file, from the file's name on (the file is named here by its full path, there as the command
+ * line gave it). */
+static int same_stop(const unit *u, const input_set *s, const result *got, const char *what)
+{
+    char msg[512] = "";
+    if (!s->stop[0])
+        return 1;
+    exec_format_stop(u->prog, &got->out, msg, sizeof msg);
+    const char *file = u->prog->file ? u->prog->file : "?", *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    const char *w = strstr(s->stop, base), *g = strstr(msg, base);
+    if (w && g && strcmp(w, g) == 0) {
+        stops_checked++;
+        stops_dimension += strstr(w, ": dimension ") != NULL;
+        return 1;
+    }
+    fprintf(stderr, "%s: %s: stopped with \"%s\"; the file says \"%s\"\n", u->label, what, msg,
+            s->stop);
+    return 0;
+}
+
 /* Every input set of a unit, then the budget and cancel variations on its first set; both
  * generated forms against the cpu. Returns the number of runs that differed. */
 static int check_unit(unit *u)
@@ -950,9 +987,11 @@ static int check_unit(unit *u)
             run_generated(u, u->structured, s, max_iters, cancel, &got1);
             snprintf(w2, sizeof w2, "%s [structured]", what);
             bad += !same_run(u, &want, &got1, w2);
+            bad += k < u->nsets && !same_stop(u, s, &got1, w2);
             run_generated(u, u->dispatch, s, max_iters, cancel, &got2);
             snprintf(w2, sizeof w2, "%s [dispatch]", what);
             bad += !same_run(u, &want, &got2, w2);
+            bad += k < u->nsets && !same_stop(u, s, &got2, w2);
             /* the CUDA target: not with a cancel at a print (prints reach the host only after
              * the kernel), and with one block for a cancel before the run (with more, a block
              * other than 0, which alone reads the flag, may reach another stop first) */
@@ -973,6 +1012,7 @@ static int check_unit(unit *u)
                              form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
                              skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
                     bad += !same_run(u, &want, &got3, w2);
+                    bad += k < u->nsets && !same_stop(u, s, &got3, w2);
                     result_free(&got3);
                 }
         }
@@ -1107,6 +1147,7 @@ int main(int argc, char **argv)
              "if (0 && ck_grid_barrier(a, &poll_, "},
             {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
              "k_box_start((int64_t)0 * "},
+            {"an index stop's index off by one", "a->detail[0] = v_;", "a->detail[0] = v_ + 1;"},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
@@ -1122,6 +1163,9 @@ int main(int argc, char **argv)
                "the generator "
                "does not know); %d runs differ\n",
                structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
+        printf("stop messages as the graph files write them: %d runs (%d naming a dimension)\n",
+               stops_checked, stops_dimension);
+        CHECK(stops_checked > 0 && stops_dimension > 0);
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
                    "%d grid "
