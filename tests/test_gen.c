@@ -8,6 +8,13 @@
  * A run of a graph file with a `# stop:` line must also end with that message, as the host
  * formats it from the generated run's outcome (exec_format_stop).
  *
+ * Every program must be generated: every record kind of program.h must be one the generator
+ * knows (CGEN_KINDS), and a program the generator refuses fails the test. The one refusal
+ * allowed is the CUDA target's, of a program that calls an application kernel (CALL): that
+ * program runs as C here, and the executor runs it with the interpreter. The generated programs
+ * must reach the generator with every form of gen_programs.h's second stream (list items and
+ * bounds, boxes, broadcasting, **, i64 ranges).
+ *
  * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
  * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
  * split reductions, one-block regions with their publish and reload, stops raised by one block
@@ -78,7 +85,8 @@ typedef struct unit {
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
     int is_structured;      /* what the generator made */
-    int refused;            /* a record kind the generator does not know */
+    int refused;            /* a record kind the generator does not know (a failure) */
+    int calls;              /* a CALL record: C only (the CUDA target refuses it) */
     int expect_dispatch;    /* a hand-built irreducible program */
     const exec_kernel *kernels;
 } unit;
@@ -530,8 +538,9 @@ static void *compile_object(const char *path, const char *ext, const char *compi
 }
 
 /* A program with a record kind the generator does not know (one added to program.h before the
- * generator learnt it) is not run here: the generator must refuse it, naming the kind, and the
- * executors run it with the interpreter. */
+ * generator learnt it) fails the test: the executors would run it with the interpreter, and the
+ * compiled kernel's promise is every program. The generator must still refuse it, naming the
+ * kind, so that the fallback works where a kind is newer than the generator. */
 static int unknown_kinds;
 static int refused(unit *u)
 {
@@ -555,10 +564,40 @@ static int refused(unit *u)
         if (!CHECK(strstr(err, kind) && strstr(err, "not known to the code generator")))
             fprintf(stderr, "%s: refused with \"%s\"\n", u->label, err);
         sb_free(&sb);
-        printf("%s: not generated: record kind %s is not known to the code generator\n", u->label,
-               kind);
+        fprintf(stderr,
+                "%s: not generated: record kind %s is not known to the code generator (teach "
+                "host/cgen.c to write it)\n",
+                u->label, kind);
+        CHECK(0);
     }
     return 1;
+}
+
+/* A program that calls an application kernel: the C target runs it (through the CALL hook), the
+ * CUDA target refuses it, naming the CALL, and the executor runs it with the interpreter (the
+ * documented fallback: a compiled kernel cannot hand the device to the host between records).
+ * Any other refusal of either target fails the test. */
+static int has_call(const cfx_prog *p)
+{
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_CALL)
+            return 1;
+    return 0;
+}
+
+static int cuda_refuses_call(const unit *u)
+{
+    char err[512];
+    strbuf sb = {0};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL};
+    int rc = cgen_emit(u->prog, &o, &sb, NULL, err, sizeof err);
+    sb_free(&sb);
+    if (rc == -1 && strstr(err, "CALL of application kernel"))
+        return 1;
+    fprintf(stderr, "%s: the CUDA target %s a program with a CALL%s%s\n", u->label,
+            rc == 0 ? "accepted" : "refused", rc == 0 ? "" : " for another reason: ",
+            rc == 0 ? "" : err);
+    return 0;
 }
 
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
@@ -582,13 +621,16 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         static const char *const names[4] = {"structured_", "dispatch_", "cuda_", "cudad_"};
         if (refused(u))
             continue;
+        u->calls = has_call(u->prog);
+        if (u->calls && !mut)
+            CHECK(cuda_refuses_call(u));
         for (int form = 0; form < 4; form++) {
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
                               entry};
             cgen_info info;
-            if (form >= 2 && (!CFX_CXX[0] || u->kernels))
+            if (form >= 2 && (!CFX_CXX[0] || u->calls))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
@@ -640,7 +682,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         *(void **)&units[k].dispatch = dlsym(handles[0], entry);
         if (!CHECK(units[k].structured && units[k].dispatch))
             return -1;
-        if (handles[1] && !units[k].kernels) {
+        if (handles[1] && !units[k].calls) {
             snprintf(entry, sizeof entry, "cuda_%d", k);
             *(void **)&units[k].cuda = dlsym(handles[1], entry);
             snprintf(entry, sizeof entry, "cudad_%d", k);
@@ -1055,6 +1097,63 @@ static int check_rerun(int lo, int hi)
     return 0;
 }
 
+/* Every record kind of program.h is one the generator writes: a kind it does not know would send
+ * every program that has one to the interpreter. (CALL is known: the C target writes it, the
+ * CUDA target refuses it, which cuda_refuses_call checks.) */
+static void check_all_kinds_known(void)
+{
+    for (int k = 0; k < REC_COUNT; k++) {
+        int known = 0;
+#define X(name) known |= k == REC_##name;
+        CGEN_KINDS(X)
+#undef X
+        if (!known) {
+            fprintf(stderr, "record kind %s is not known to the code generator (CGEN_KINDS)\n",
+                    rec_names[k]);
+            CHECK(0);
+        }
+    }
+}
+
+/* The forms of tests/gen_programs.h's second stream reach the generator: the generated programs
+ * that were generated and compared have list items, boxes (slices, x[i, j], x[:, j]),
+ * broadcasting, ** and i64 comparisons (ranges over i64). */
+enum { FORM_ITEM, FORM_BOUND, FORM_GET_BOX, FORM_SET_BOX, FORM_BROADCAST, FORM_POW, FORM_I64_CMP,
+       NFORMS };
+static int forms_seen[NFORMS];
+
+static void count_forms(const unit *u)
+{
+    int seen[NFORMS] = {0};
+    if (strncmp(u->label, "generated", 9) != 0 || u->refused || !u->structured)
+        return;
+    for (int32_t i = 0; i < u->prog->nrecords; i++) {
+        const cfx_record *r = &u->prog->records[i];
+        seen[FORM_ITEM] |= r->kind == REC_GET_ITEM || r->kind == REC_SET_ITEM;
+        seen[FORM_BOUND] |= r->kind == REC_CHECK_BOUND;
+        seen[FORM_GET_BOX] |= r->kind == REC_GET_BOX;
+        seen[FORM_SET_BOX] |= r->kind == REC_SET_BOX;
+        seen[FORM_BROADCAST] |= r->kind == REC_BROADCAST;
+        seen[FORM_POW] |= r->kind == REC_BINARY && r->op == OP_POW;
+        seen[FORM_I64_CMP] |= r->kind == REC_BINARY && r->dtype == CFX_I64 &&
+                              (r->op == OP_LT || r->op == OP_GT);
+    }
+    for (int f = 0; f < NFORMS; f++)
+        forms_seen[f] += seen[f];
+}
+
+static void report_forms(void)
+{
+    static const char *const names[NFORMS] = {"list items",   "list bounds", "GET_BOX",
+                                              "SET_BOX",      "BROADCAST",   "**",
+                                              "i64 compares"};
+    printf("generated programs compared, by form:");
+    for (int f = 0; f < NFORMS; f++) {
+        printf(" %s %d%s", names[f], forms_seen[f], f + 1 < NFORMS ? "," : "\n");
+        CHECK(forms_seen[f] > 0);
+    }
+}
+
 /* Builds and runs units [0, n); returns the number of runs that differed (the check is the
  * caller's: a normal run wants none, a mutant some). */
 static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
@@ -1076,6 +1175,8 @@ static int build_and_run(int n, const mutant *mut, int *mutated, int *structured
         bad += check_rerun(lo, hi);
         for (int k = lo; k < hi; k++) {
             bad += check_unit(&units[k]);
+            if (!mut)
+                count_forms(&units[k]);
             *structured += units[k].is_structured;
             if (!mut && !units[k].refused && units[k].is_structured == units[k].expect_dispatch) {
                 fprintf(stderr, "%s: generated %s, expected %s\n", units[k].label,
@@ -1121,6 +1222,7 @@ int main(int argc, char **argv)
         return 1;
     }
     check_refusal();
+    check_all_kinds_known();
     add_graphs_dir();
     int ngraph_units = nunits;
     add_docs();
@@ -1159,13 +1261,20 @@ int main(int argc, char **argv)
     } else {
         int mutated = 0, structured = 0;
         int bad = build_and_run(nunits, NULL, &mutated, &structured);
+        int calls = 0;
+        for (int k = 0; k < nunits; k++)
+            calls += units[k].calls;
         printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind "
-               "the generator "
-               "does not know); %d runs differ\n",
+               "the generator does not know: each a failure); %d runs differ\n",
                structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
+        printf("%d programs with a CALL run as C only: the CUDA target refuses them, and the "
+               "executor runs them with the interpreter\n",
+               calls);
         printf("stop messages as the graph files write them: %d runs (%d naming a dimension)\n",
                stops_checked, stops_dimension);
         CHECK(stops_checked > 0 && stops_dimension > 0);
+        CHECK_INT(unknown_kinds, 0);
+        report_forms();
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
                    "%d grid "
@@ -1185,16 +1294,6 @@ int main(int argc, char **argv)
     }
         CGEN_KINDS(X)
 #undef X
-        for (int k = 0; k < REC_COUNT; k++) {
-            int known = 0;
-#define X(name) known |= k == REC_##name;
-            CGEN_KINDS(X)
-#undef X
-            if (!known)
-                printf("record kind %s is not generated: executors run such programs with the "
-                       "interpreter\n",
-                       rec_names[k]);
-        }
     }
     for (int k = 0; k < nunits; k++) {
         for (int j = 0; j < units[k].nsets; j++)
