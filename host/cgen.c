@@ -1279,6 +1279,42 @@ static void record(gen *g, int32_t i)
         ranged(g, i, r->a, sa->count, buf);
         break;
     }
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        /* The box as rec_box (program.h) makes it for the interpreters: its dims and lengths
+         * come from rec_box here, and each start is read from its slot at run time and made
+         * safe by k_box_start, which is what rec_box does with it. */
+        int get = r->kind == REC_GET_BOX;
+        const cfx_slot *tn = &sl[get ? r->b : r->a];
+        const int32_t *ent = p->table + r->c;
+        const int64_t no_starts[4] = {0, 0, 0, 0};
+        k_box shape = rec_box(ent, tn, no_starts);
+        strbuf box = {0};
+        sb_printf(&box, "{%d, {%d, %d, %d, %d}, {%d, %d, %d, %d}, {", (int)shape.rank,
+                  (int)shape.dims[0], (int)shape.dims[1], (int)shape.dims[2], (int)shape.dims[3],
+                  (int)shape.len[0], (int)shape.len[1], (int)shape.len[2], (int)shape.len[3]);
+        for (int d = 0; d < 4; d++) {
+            const char *sep = d ? ", " : "";
+            if (d >= tn->rank)
+                sb_printf(&box, "%s0", sep);
+            else
+                sb_printf(&box, "%sk_box_start((int64_t)%s, %d, %d)", sep,
+                          ent[2 * d] >= 0 ? V(g, &t, ent[2 * d]) : "0", (int)shape.len[d],
+                          (int)shape.dims[d]);
+        }
+        sb_puts(&box, "}}");
+        if (box.oom)
+            fail(g, "out of memory");
+        if (snprintf(buf, sizeof buf,
+                     "{ const k_box bx_ = %s; k_box_copy(%d, %d, %s, %s, &bx_, %%s, %%s); }",
+                     sb_str(&box), !get, dtype_size(tn->dtype), P(g, &t, r->a),
+                     P(g, &t, r->b)) >= (int)sizeof buf)
+            fail(g, "internal error: record %d's code does not fit its buffer", (int)i);
+        sb_free(&box);
+        /* split as the plan splits it (sched_domain): over the box's elements */
+        ranged(g, i, r->a, get ? sl[r->a].count : sl[r->b].count, buf);
+        break;
+    }
     case REC_GET_ITEM: {
         /* k_item_index clamps into the list, as the interpreters do */
         char idx[256];

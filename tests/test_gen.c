@@ -5,6 +5,15 @@
  * record, details, iteration count and printed values, integer and bool results identical and
  * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
  * generated twice: structured, and as the pc-dispatch loop, so the fallback is proven too.
+ * A run of a graph file with a `# stop:` line must also end with that message, as the host
+ * formats it from the generated run's outcome (exec_format_stop).
+ *
+ * Every program must be generated: every record kind of program.h must be one the generator
+ * knows (CGEN_KINDS), and a program the generator refuses fails the test. The one refusal
+ * allowed is the CUDA target's, of a program that calls an application kernel (CALL): that
+ * program runs as C here, and the executor runs it with the interpreter. The generated programs
+ * must reach the generator with every form of gen_programs.h's second stream (list items and
+ * bounds, boxes, broadcasting, **, i64 ranges).
  *
  * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
  * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
@@ -20,7 +29,8 @@
  *
  * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
- * test the opposite, an f32 product that adds) and fails unless every mutant is caught.
+ * test the opposite, an f32 product that adds, boxes read or written at the wrong place, an index
+ * stop that reports the wrong index) and fails unless every mutant is caught.
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
@@ -59,6 +69,7 @@ typedef struct input_set {
     void *data[MAX_INPUTS];
     int64_t max_iters;
     char what[160];
+    char stop[256]; /* the `# stop:` line of a graph file's run: the message written by hand */
 } input_set;
 
 typedef struct unit {
@@ -74,7 +85,8 @@ typedef struct unit {
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
     int is_structured;      /* what the generator made */
-    int refused;            /* a record kind the generator does not know */
+    int refused;            /* a record kind the generator does not know (a failure) */
+    int calls;              /* a CALL record: C only (the CUDA target refuses it) */
     int expect_dispatch;    /* a hand-built irreducible program */
     const exec_kernel *kernels;
 } unit;
@@ -159,8 +171,9 @@ static int add_module(const char *file, const char *text, cfx_context *ctx)
     return first;
 }
 
-/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. */
-static void add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
+/* One `# run:` line of a graph file: its inputs go to the unit of the graph it names. Returns
+ * the unit, or NULL; its new set is the last. */
+static unit *add_run_line(int first, int ngraphs, const char *path, char *text, int lineno)
 {
     char *tokens[64];
     int ntok = 0;
@@ -179,7 +192,7 @@ static void add_run_line(int first, int ngraphs, const char *path, char *text, i
         if (!graph ? k == first : strcmp(units[k].prog->name, graph) == 0)
             u = &units[k];
     if (!CHECK(u != NULL))
-        return;
+        return NULL;
     input_set *s = new_set(u);
     char err[512] = "";
     if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
@@ -187,11 +200,12 @@ static void add_run_line(int first, int ngraphs, const char *path, char *text, i
         fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
         CHECK(0);
         u->nsets--;
-        return;
+        return NULL;
     }
     s->max_iters = max_iters;
     const char *base = strrchr(path, '/');
     snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);
+    return u;
 }
 
 static void add_graph_file(const char *path)
@@ -206,18 +220,24 @@ static void add_graph_file(const char *path)
     }
     int ngraphs = nunits - first;
     int lineno = 0;
+    unit *last = NULL; /* the unit of the latest `# run:`, whose last set is that run's */
     for (char *p = text; p && *p;) {
         char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
         lineno++;
         if (strncmp(p, "# run:", 6) == 0) {
-            size_t n = end ? (size_t)(end - p) : strlen(p);
             char *copy = malloc(n + 1);
             if (!copy)
                 abort();
             memcpy(copy, p, n);
             copy[n] = '\0';
-            add_run_line(first, ngraphs, path, copy + 6, lineno);
+            last = add_run_line(first, ngraphs, path, copy + 6, lineno);
             free(copy);
+        } else if (strncmp(p, "# stop: ", 8) == 0 && last) {
+            input_set *s = &last->sets[last->nsets - 1];
+            while (n > 8 && (p[n - 1] == ' ' || p[n - 1] == '\r'))
+                n--;
+            snprintf(s->stop, sizeof s->stop, "%.*s", (int)(n - 8), p + 8);
         }
         p = end ? end + 1 : NULL;
     }
@@ -518,8 +538,9 @@ static void *compile_object(const char *path, const char *ext, const char *compi
 }
 
 /* A program with a record kind the generator does not know (one added to program.h before the
- * generator learnt it) is not run here: the generator must refuse it, naming the kind, and the
- * executors run it with the interpreter. */
+ * generator learnt it) fails the test: the executors would run it with the interpreter, and the
+ * compiled kernel's promise is every program. The generator must still refuse it, naming the
+ * kind, so that the fallback works where a kind is newer than the generator. */
 static int unknown_kinds;
 static int refused(unit *u)
 {
@@ -543,10 +564,40 @@ static int refused(unit *u)
         if (!CHECK(strstr(err, kind) && strstr(err, "not known to the code generator")))
             fprintf(stderr, "%s: refused with \"%s\"\n", u->label, err);
         sb_free(&sb);
-        printf("%s: not generated: record kind %s is not known to the code generator\n", u->label,
-               kind);
+        fprintf(stderr,
+                "%s: not generated: record kind %s is not known to the code generator (teach "
+                "host/cgen.c to write it)\n",
+                u->label, kind);
+        CHECK(0);
     }
     return 1;
+}
+
+/* A program that calls an application kernel: the C target runs it (through the CALL hook), the
+ * CUDA target refuses it, naming the CALL, and the executor runs it with the interpreter (the
+ * documented fallback: a compiled kernel cannot hand the device to the host between records).
+ * Any other refusal of either target fails the test. */
+static int has_call(const cfx_prog *p)
+{
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_CALL)
+            return 1;
+    return 0;
+}
+
+static int cuda_refuses_call(const unit *u)
+{
+    char err[512];
+    strbuf sb = {0};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL};
+    int rc = cgen_emit(u->prog, &o, &sb, NULL, err, sizeof err);
+    sb_free(&sb);
+    if (rc == -1 && strstr(err, "CALL of application kernel"))
+        return 1;
+    fprintf(stderr, "%s: the CUDA target %s a program with a CALL%s%s\n", u->label,
+            rc == 0 ? "accepted" : "refused", rc == 0 ? "" : " for another reason: ",
+            rc == 0 ? "" : err);
+    return 0;
 }
 
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
@@ -570,13 +621,16 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         static const char *const names[4] = {"structured_", "dispatch_", "cuda_", "cudad_"};
         if (refused(u))
             continue;
+        u->calls = has_call(u->prog);
+        if (u->calls && !mut)
+            CHECK(cuda_refuses_call(u));
         for (int form = 0; form < 4; form++) {
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
                               entry};
             cgen_info info;
-            if (form >= 2 && (!CFX_CXX[0] || u->kernels))
+            if (form >= 2 && (!CFX_CXX[0] || u->calls))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
@@ -628,7 +682,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         *(void **)&units[k].dispatch = dlsym(handles[0], entry);
         if (!CHECK(units[k].structured && units[k].dispatch))
             return -1;
-        if (handles[1] && !units[k].kernels) {
+        if (handles[1] && !units[k].calls) {
             snprintf(entry, sizeof entry, "cuda_%d", k);
             *(void **)&units[k].cuda = dlsym(handles[1], entry);
             snprintf(entry, sizeof entry, "cudad_%d", k);
@@ -905,6 +959,32 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     return 1;
 }
 
+/* runs whose stop message was compared with a `# stop:` line, and those naming a dimension */
+static int stops_checked, stops_dimension;
+
+/* A run of a graph file with a `# stop:` line: the message the host formats from the generated
+ * run's outcome (exec_format_stop, as cfx_run does for every executor) is the one written in the
+ * file, from the file's name on (the file is named here by its full path, there as the command
+ * line gave it). */
+static int same_stop(const unit *u, const input_set *s, const result *got, const char *what)
+{
+    char msg[512] = "";
+    if (!s->stop[0])
+        return 1;
+    exec_format_stop(u->prog, &got->out, msg, sizeof msg);
+    const char *file = u->prog->file ? u->prog->file : "?", *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    const char *w = strstr(s->stop, base), *g = strstr(msg, base);
+    if (w && g && strcmp(w, g) == 0) {
+        stops_checked++;
+        stops_dimension += strstr(w, ": dimension ") != NULL;
+        return 1;
+    }
+    fprintf(stderr, "%s: %s: stopped with \"%s\"; the file says \"%s\"\n", u->label, what, msg,
+            s->stop);
+    return 0;
+}
+
 /* Every input set of a unit, then the budget and cancel variations on its first set; both
  * generated forms against the cpu. Returns the number of runs that differed. */
 static int check_unit(unit *u)
@@ -949,9 +1029,11 @@ static int check_unit(unit *u)
             run_generated(u, u->structured, s, max_iters, cancel, &got1);
             snprintf(w2, sizeof w2, "%s [structured]", what);
             bad += !same_run(u, &want, &got1, w2);
+            bad += k < u->nsets && !same_stop(u, s, &got1, w2);
             run_generated(u, u->dispatch, s, max_iters, cancel, &got2);
             snprintf(w2, sizeof w2, "%s [dispatch]", what);
             bad += !same_run(u, &want, &got2, w2);
+            bad += k < u->nsets && !same_stop(u, s, &got2, w2);
             /* the CUDA target: not with a cancel at a print (prints reach the host only after
              * the kernel), and with one block for a cancel before the run (with more, a block
              * other than 0, which alone reads the flag, may reach another stop first) */
@@ -972,6 +1054,7 @@ static int check_unit(unit *u)
                              form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
                              skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
                     bad += !same_run(u, &want, &got3, w2);
+                    bad += k < u->nsets && !same_stop(u, s, &got3, w2);
                     result_free(&got3);
                 }
         }
@@ -1014,6 +1097,63 @@ static int check_rerun(int lo, int hi)
     return 0;
 }
 
+/* Every record kind of program.h is one the generator writes: a kind it does not know would send
+ * every program that has one to the interpreter. (CALL is known: the C target writes it, the
+ * CUDA target refuses it, which cuda_refuses_call checks.) */
+static void check_all_kinds_known(void)
+{
+    for (int k = 0; k < REC_COUNT; k++) {
+        int known = 0;
+#define X(name) known |= k == REC_##name;
+        CGEN_KINDS(X)
+#undef X
+        if (!known) {
+            fprintf(stderr, "record kind %s is not known to the code generator (CGEN_KINDS)\n",
+                    rec_names[k]);
+            CHECK(0);
+        }
+    }
+}
+
+/* The forms of tests/gen_programs.h's second stream reach the generator: the generated programs
+ * that were generated and compared have list items, boxes (slices, x[i, j], x[:, j]),
+ * broadcasting, ** and i64 comparisons (ranges over i64). */
+enum { FORM_ITEM, FORM_BOUND, FORM_GET_BOX, FORM_SET_BOX, FORM_BROADCAST, FORM_POW, FORM_I64_CMP,
+       NFORMS };
+static int forms_seen[NFORMS];
+
+static void count_forms(const unit *u)
+{
+    int seen[NFORMS] = {0};
+    if (strncmp(u->label, "generated", 9) != 0 || u->refused || !u->structured)
+        return;
+    for (int32_t i = 0; i < u->prog->nrecords; i++) {
+        const cfx_record *r = &u->prog->records[i];
+        seen[FORM_ITEM] |= r->kind == REC_GET_ITEM || r->kind == REC_SET_ITEM;
+        seen[FORM_BOUND] |= r->kind == REC_CHECK_BOUND;
+        seen[FORM_GET_BOX] |= r->kind == REC_GET_BOX;
+        seen[FORM_SET_BOX] |= r->kind == REC_SET_BOX;
+        seen[FORM_BROADCAST] |= r->kind == REC_BROADCAST;
+        seen[FORM_POW] |= r->kind == REC_BINARY && r->op == OP_POW;
+        seen[FORM_I64_CMP] |= r->kind == REC_BINARY && r->dtype == CFX_I64 &&
+                              (r->op == OP_LT || r->op == OP_GT);
+    }
+    for (int f = 0; f < NFORMS; f++)
+        forms_seen[f] += seen[f];
+}
+
+static void report_forms(void)
+{
+    static const char *const names[NFORMS] = {"list items",   "list bounds", "GET_BOX",
+                                              "SET_BOX",      "BROADCAST",   "**",
+                                              "i64 compares"};
+    printf("generated programs compared, by form:");
+    for (int f = 0; f < NFORMS; f++) {
+        printf(" %s %d%s", names[f], forms_seen[f], f + 1 < NFORMS ? "," : "\n");
+        CHECK(forms_seen[f] > 0);
+    }
+}
+
 /* Builds and runs units [0, n); returns the number of runs that differed (the check is the
  * caller's: a normal run wants none, a mutant some). */
 static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
@@ -1035,6 +1175,8 @@ static int build_and_run(int n, const mutant *mut, int *mutated, int *structured
         bad += check_rerun(lo, hi);
         for (int k = lo; k < hi; k++) {
             bad += check_unit(&units[k]);
+            if (!mut)
+                count_forms(&units[k]);
             *structured += units[k].is_structured;
             if (!mut && !units[k].refused && units[k].is_structured == units[k].expect_dispatch) {
                 fprintf(stderr, "%s: generated %s, expected %s\n", units[k].label,
@@ -1080,6 +1222,7 @@ int main(int argc, char **argv)
         return 1;
     }
     check_refusal();
+    check_all_kinds_known();
     add_graphs_dir();
     int ngraph_units = nunits;
     add_docs();
@@ -1104,6 +1247,9 @@ int main(int argc, char **argv)
              "blockIdx.x != 1"},
             {"grid barriers left out (CUDA)", "if (ck_grid_barrier(a, &poll_, ",
              "if (0 && ck_grid_barrier(a, &poll_, "},
+            {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
+             "k_box_start((int64_t)0 * "},
+            {"an index stop's index off by one", "a->detail[0] = v_;", "a->detail[0] = v_ + 1;"},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
@@ -1115,10 +1261,20 @@ int main(int argc, char **argv)
     } else {
         int mutated = 0, structured = 0;
         int bad = build_and_run(nunits, NULL, &mutated, &structured);
+        int calls = 0;
+        for (int k = 0; k < nunits; k++)
+            calls += units[k].calls;
         printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind "
-               "the generator "
-               "does not know); %d runs differ\n",
+               "the generator does not know: each a failure); %d runs differ\n",
                structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
+        printf("%d programs with a CALL run as C only: the CUDA target refuses them, and the "
+               "executor runs them with the interpreter\n",
+               calls);
+        printf("stop messages as the graph files write them: %d runs (%d naming a dimension)\n",
+               stops_checked, stops_dimension);
+        CHECK(stops_checked > 0 && stops_dimension > 0);
+        CHECK_INT(unknown_kinds, 0);
+        report_forms();
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
                    "%d grid "
@@ -1138,16 +1294,6 @@ int main(int argc, char **argv)
     }
         CGEN_KINDS(X)
 #undef X
-        for (int k = 0; k < REC_COUNT; k++) {
-            int known = 0;
-#define X(name) known |= k == REC_##name;
-            CGEN_KINDS(X)
-#undef X
-            if (!known)
-                printf("record kind %s is not generated: executors run such programs with the "
-                       "interpreter\n",
-                       rec_names[k]);
-        }
     }
     for (int k = 0; k < nunits; k++) {
         for (int j = 0; j < units[k].nsets; j++)
