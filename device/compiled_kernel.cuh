@@ -8,10 +8,9 @@
  * the same decisions: the same grid barrier (an arrival counter and a generation, watching the
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
  * flag while it waits), the same fixed-tree block reduction, the same split of items over
- * blocks (scheduler.h's sched_share), the same tiled matrix product. They are written again
- * here because NVRTC compiles only what it is handed, without the CUDA runtime's headers that
- * the interpreter's device code includes; when the interpreter is rewritten, it can include
- * this file instead of keeping its own copies.
+ * blocks (scheduler.h's sched_share), and the same tiled matrix product (kernels/tile.cuh,
+ * shared). The others are written again here because NVRTC compiles only what it is handed,
+ * without the CUDA runtime's headers that the interpreter's device code includes.
  *
  * What differs from the interpreter: nothing pauses. A kernel cannot hand the device to the
  * host mid-run, so the generator refuses CALL (the interpreter runs such programs), and a
@@ -84,6 +83,9 @@ typedef struct ck_args {
  * (blocks as threads of one thread each), which is how the tests run these kernels without a
  * GPU. */
 #if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
+#include "tile.cuh"
+
+static_assert(CK_TILE == K_TILE, "products are split into the tiles k_matmul_tiles computes");
 
 /* A hook after every grid barrier: nothing on a GPU; the host emulation holds some blocks back
  * there, so that a barrier missing from a kernel shows up as a wrong result every time. */
@@ -229,11 +231,6 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
     return 0;
 }
 
-typedef union ck_cell {
-    double r;
-    int64_t i;
-} ck_cell;
-
 /* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread, summed over k
  * in order with unfused multiply and add, as k_matmul does. A block of other than
  * CK_TILE x CK_TILE threads (the host emulation's) computes its cells with k_matmul itself. */
@@ -252,40 +249,7 @@ static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, con
             }
         return;
     }
-    __shared__ ck_cell ta[CK_TILE][CK_TILE + 1];
-    __shared__ ck_cell tb[CK_TILE][CK_TILE + 1];
-    const int ty = threadIdx.x / CK_TILE, tx = threadIdx.x % CK_TILE;
-    const int real = dtype == K_F32 || dtype == K_F64;
-    const int64_t tiles_n = (n + CK_TILE - 1) / CK_TILE;
-    for (int64_t t = lo; t < hi; t++) {
-        int64_t row = (t / tiles_n) * CK_TILE + ty, col = (t % tiles_n) * CK_TILE + tx;
-        double accr = 0.0;
-        uint64_t acci = 0;
-        for (int64_t k0 = 0; k0 < k; k0 += CK_TILE) {
-            int64_t ka = k0 + tx, kb = k0 + ty;
-            int64_t ia = row < m && ka < k ? row * k + ka : -1;
-            int64_t ib = kb < k && col < n ? kb * n + col : -1;
-            if (real) {
-                ta[ty][tx].r = ia >= 0 ? k_get_real(dtype, a, ia) : 0.0;
-                tb[ty][tx].r = ib >= 0 ? k_get_real(dtype, b, ib) : 0.0;
-            } else {
-                ta[ty][tx].i = ia >= 0 ? k_get_int(dtype, a, ia) : 0;
-                tb[ty][tx].i = ib >= 0 ? k_get_int(dtype, b, ib) : 0;
-            }
-            __syncthreads();
-            int64_t kn = k - k0 < CK_TILE ? k - k0 : CK_TILE;
-            if (real) {
-                for (int q = 0; q < kn; q++)
-                    accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));
-            } else {
-                for (int q = 0; q < kn; q++)
-                    acci += (uint64_t)ta[ty][q].i * (uint64_t)tb[q][tx].i;
-            }
-            __syncthreads();
-        }
-        if (row < m && col < n)
-            k_store_result(dtype, dst + (row * n + col) * k_elem_size(dtype), accr, (int64_t)acci);
-    }
+    k_matmul_tiles(dtype, dst, a, b, m, k, n, lo, hi);
 }
 
 /* PRINT (every thread of every block): block 0 appends the entry; all count its bytes, so the

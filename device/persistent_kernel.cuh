@@ -38,6 +38,7 @@
 #include "microops.h"
 #include "program.h"
 #include "scheduler.h"
+#include "tile.cuh"
 
 /* ==== shared with the host side ============================================================ */
 
@@ -47,6 +48,7 @@
 #define P_STATUS_PAUSE SCHED_STATUS_PAUSE /* pause path: the launch ended at a SCHED_F_LAUNCH record */
 
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
+static_assert(SCHED_TILE == K_TILE, "the plan splits products into the tiles k_matmul_tiles computes");
 static_assert(P_SHARED_PRIV_MAX == MOP_SHARED_MAX, "the micro-ops share the private copies' shared memory");
 static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
 
@@ -202,54 +204,6 @@ static __device__ k_acc block_reduce(k_acc *red, k_acc mine, int op, int dtype)
     k_acc r = red[0];
     __syncthreads();
     return r;
-}
-
-/* One shared-memory cell of a matmul tile: reals as double, integers as int64, as
- * k_matmul accumulates them. */
-typedef union tile_cell {
-    double r;
-    int64_t i;
-} tile_cell;
-
-/* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread. The sum runs
- * over k in order with unfused multiply and add, as k_matmul does on the CPU. */
-static __device__ void matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
-                             int64_t m, int64_t k, int64_t n, int64_t lo, int64_t hi)
-{
-    __shared__ tile_cell ta[SCHED_TILE][SCHED_TILE + 1];
-    __shared__ tile_cell tb[SCHED_TILE][SCHED_TILE + 1];
-    const int ty = threadIdx.x / SCHED_TILE, tx = threadIdx.x % SCHED_TILE;
-    const int real = dtype == K_F32 || dtype == K_F64;
-    const int64_t tiles_n = (n + SCHED_TILE - 1) / SCHED_TILE;
-    for (int64_t t = lo; t < hi; t++) {
-        int64_t row = (t / tiles_n) * SCHED_TILE + ty, col = (t % tiles_n) * SCHED_TILE + tx;
-        double accr = 0.0;
-        uint64_t acci = 0;
-        for (int64_t k0 = 0; k0 < k; k0 += SCHED_TILE) {
-            int64_t ka = k0 + tx, kb = k0 + ty;
-            int64_t ia = row < m && ka < k ? row * k + ka : -1;
-            int64_t ib = kb < k && col < n ? kb * n + col : -1;
-            if (real) {
-                ta[ty][tx].r = ia >= 0 ? k_get_real(dtype, a, ia) : 0.0;
-                tb[ty][tx].r = ib >= 0 ? k_get_real(dtype, b, ib) : 0.0;
-            } else {
-                ta[ty][tx].i = ia >= 0 ? k_get_int(dtype, a, ia) : 0;
-                tb[ty][tx].i = ib >= 0 ? k_get_int(dtype, b, ib) : 0;
-            }
-            __syncthreads();
-            int64_t kn = k - k0 < SCHED_TILE ? k - k0 : SCHED_TILE;
-            if (real) {
-                for (int q = 0; q < kn; q++)
-                    accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));
-            } else {
-                for (int q = 0; q < kn; q++)
-                    acci += (uint64_t)ta[ty][q].i * (uint64_t)tb[q][tx].i;
-            }
-            __syncthreads();
-        }
-        if (row < m && col < n)
-            k_store_result(dtype, dst + (row * n + col) * k_elem_size(dtype), accr, (int64_t)acci);
-    }
 }
 
 /* Rows [lo, hi) of dst[m] = a[m,k] @ x[k]: a warp per row, its lanes over the row's elements
@@ -798,7 +752,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             } else if (f & SCHED_F_SPLIT) {
                 int64_t lo, hi;
                 sched_share(sched_domain(&r, sl), sb, sn, &lo, &hi);
-                matmul_tiles(sl[r.a].dtype, A, B, C, m, k, n, lo, hi);
+                k_matmul_tiles(sl[r.a].dtype, A, B, C, m, k, n, lo, hi);
             } else if (tid == 0) {
                 k_matmul(sl[r.a].dtype, A, B, C, m, k, n, 0, sl[r.a].count);
             }
