@@ -7,10 +7,10 @@
  * The helpers mirror the interpreter's (device/persistent_kernel.cuh) so that both modes take
  * the same decisions: the same grid barrier (an arrival counter and a generation, watching the
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
- * flag while it waits), the same fixed-tree block reduction, the same split of items over
- * blocks (scheduler.h's sched_share), and the same tiled matrix product (kernels/tile.cuh,
- * shared). The others are written again here because NVRTC compiles only what it is handed,
- * without the CUDA runtime's headers that the interpreter's device code includes.
+ * flag while it waits) and the same split of items over blocks (scheduler.h's sched_share)
+ * are written again here, because NVRTC compiles only what it is handed, without the CUDA
+ * runtime's headers that the interpreter's device code includes. The fixed-tree block
+ * reduction and the tiled matrix product are shared (kernels/block.cuh).
  *
  * What differs from the interpreter: nothing pauses. A kernel cannot hand the device to the
  * host mid-run, so the generator refuses CALL (the interpreter runs such programs), and a
@@ -83,7 +83,7 @@ typedef struct ck_args {
  * (blocks as threads of one thread each), which is how the tests run these kernels without a
  * GPU. */
 #if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
-#include "tile.cuh"
+#include "block.cuh"
 
 static_assert(CK_TILE == K_TILE, "products are split into the tiles k_matmul_tiles computes");
 
@@ -195,22 +195,6 @@ static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, in
     *hi = *lo + base + (block < rem ? 1 : 0);
 }
 
-/* Merges every thread's accumulator in a fixed tree, so every block gets the same bits; every
- * thread returns the result. */
-static __device__ k_acc ck_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
-{
-    red[threadIdx.x] = mine;
-    __syncthreads();
-    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
-            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
-        __syncthreads();
-    }
-    k_acc r = red[0];
-    __syncthreads();
-    return r;
-}
-
 /* A split reduction: this block's partial to the global array, a grid barrier, then every
  * block merges all partials in block order. The arrays alternate, so a fast block's next
  * partial never overwrites one that a slow block still reads. Returns 1 if the run stopped. */
@@ -226,7 +210,7 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
     k_acc m = k_reduce_init(op, dtype);
     for (int32_t b = threadIdx.x; b < (int32_t)gridDim.x; b += blockDim.x)
         k_reduce_merge(op, dtype, &m, &part[b]);
-    *acc = ck_block_reduce(red, m, op, dtype);
+    *acc = k_block_reduce(red, m, op, dtype);
     (*combines)++;
     return 0;
 }

@@ -38,7 +38,7 @@
 #include "microops.h"
 #include "program.h"
 #include "scheduler.h"
-#include "tile.cuh"
+#include "block.cuh"
 
 /* ==== shared with the host side ============================================================ */
 
@@ -50,7 +50,7 @@
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
 static_assert(SCHED_TILE == K_TILE, "the plan splits products into the tiles k_matmul_tiles computes");
 static_assert(P_SHARED_PRIV_MAX == MOP_SHARED_MAX, "the micro-ops share the private copies' shared memory");
-static_assert((P_THREADS & (P_THREADS - 1)) == 0, "block_reduce halves blockDim: a power of two");
+static_assert((P_THREADS & (P_THREADS - 1)) == 0, "k_block_reduce halves blockDim: a power of two");
 
 /* Device memory the blocks share besides the program's own. A run starts it with
  * persist_begin; the fields a launch starts from are read before its first barrier and
@@ -189,21 +189,6 @@ static __device__ void store_private(const persist_args &a, const uint8_t *priv)
         for (int64_t i = 0; i < n; i++)
             dst[i] = priv[off + i];
     }
-}
-
-/* Merges every thread's accumulator in a fixed tree: the same bits in every block. */
-static __device__ k_acc block_reduce(k_acc *red, k_acc mine, int op, int dtype)
-{
-    red[threadIdx.x] = mine;
-    __syncthreads();
-    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
-            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
-        __syncthreads();
-    }
-    k_acc r = red[0];
-    __syncthreads();
-    return r;
 }
 
 /* Rows [lo, hi) of dst[m] = a[m,k] @ x[k]: a warp per row, its lanes over the row's elements
@@ -716,7 +701,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                 else
                     k_reduce_range(op, dt, &acc, B, e, e + 1);
             }
-            acc = block_reduce(red, acc, op, dt);
+            acc = k_block_reduce(red, acc, op, dt);
             if (combine) {
                 k_acc *part = a.partials + (size_t)(c.combines & 1) * nblocks;
                 if (tid == 0)
@@ -727,7 +712,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                 acc = k_reduce_init(op, dt);
                 for (int32_t b = tid; b < nblocks; b += blockDim.x)
                     k_reduce_merge(op, dt, &acc, &part[b]);
-                acc = block_reduce(red, acc, op, dt);
+                acc = k_block_reduce(red, acc, op, dt);
                 c.combines++;
             }
             if (tid == 0) {

@@ -885,7 +885,7 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
             line(g, "    k_dot_range(%s, &acc_, %s, %s, e_, e_ + 1);", kdtype(dt), B, C);
         else
             line(g, "    k_reduce_range(%s, %s, &acc_, %s, e_, e_ + 1);", op, kdtype(dt), B);
-        line(g, "acc_ = ck_block_reduce(red_, acc_, %s, %s);", op, kdtype(dt));
+        line(g, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op, kdtype(dt));
         if (combine) {
             line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;",
                  op, kdtype(dt), (int)i);

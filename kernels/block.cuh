@@ -1,13 +1,30 @@
-/* tile.cuh: the tiled matrix product that both persistent kernels (the interpreter's,
+/* block.cuh: the block-wide routines that both persistent kernels (the interpreter's,
  * device/persistent_kernel.cuh, and the compiled one, device/compiled_kernel.cuh) run on the
- * device. Device code only; NVRTC gets it as text with the compiled kernel's headers, so it
- * includes nothing but kernels.h. */
-#ifndef CFX_TILE_CUH
-#define CFX_TILE_CUH
+ * device: the fixed-tree block reduction and the tiled matrix product. Device code only;
+ * NVRTC gets it as text with the compiled kernel's headers, so it includes nothing but
+ * kernels.h. */
+#ifndef CFX_BLOCK_CUH
+#define CFX_BLOCK_CUH
 
 #include "kernels.h"
 
 #define K_TILE 16 /* output tiles are K_TILE x K_TILE elements, one per thread */
+
+/* Merges every thread's accumulator in a fixed tree, so every block gets the same bits; every
+ * thread returns the result. red holds blockDim.x accumulators; blockDim.x is a power of two. */
+static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
+{
+    red[threadIdx.x] = mine;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
+        __syncthreads();
+    }
+    k_acc r = red[0];
+    __syncthreads();
+    return r;
+}
 
 /* One shared-memory cell of a tile: reals as double, integers as int64, as k_matmul
  * accumulates them. */
