@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cfx.h"
 
 /* Writes a graph of about n statements to f; returns its statement count. */
@@ -91,19 +92,12 @@ static const struct {
 } shapes[] = {{"straight", straight, 1}, {"branches", branches, 1}, {"switch", switches, 1},
               {"loops", loops, 1}, {"calls", calls, 4}};
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Compiles path in a child; wall seconds and the child's peak resident KiB. 0, or -1 when
  * the compile failed. */
 static int compile_once(const char *path, double *wall, long *peak_kib)
 {
     fflush(NULL);
-    double t0 = now();
+    double t0 = bench_wall_s();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -118,15 +112,9 @@ static int compile_once(const char *path, double *wall, long *peak_kib)
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) != pid)
         return -1;
-    *wall = now() - t0;
+    *wall = bench_wall_s() - t0;
     *peak_kib = ru.ru_maxrss;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Writes shape fn at size n to path and measures it: median wall, largest peak. */
@@ -152,8 +140,7 @@ static long measure(const char *path, shape_fn fn, long n, int repeats, double *
         }
         *peak = p > *peak ? p : *peak;
     }
-    qsort(walls, (size_t)repeats, sizeof walls[0], cmp_double);
-    *wall = walls[repeats / 2];
+    *wall = bench_median(walls, repeats);
     return stmts;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cfx.h"
 
 static const char *source =
@@ -31,19 +32,6 @@ static const char *source =
 /* Processor time of this process, like Lua's os.clock(), so that both sides of the comparison
  * are measured the same way and neither counts time the machine gave to other processes (the
  * run is synchronous and single-threaded on the cpu backend). */
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 10000000L;
@@ -73,17 +61,16 @@ int main(int argc, char **argv)
     }
     cfx_run(e); /* warm up: page in the code and the arena */
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = bench_cpu_s();
         cfx_status st = cfx_run(e);
-        times[r] = now_s() - t0;
+        times[r] = bench_cpu_s() - t0;
         if (st != CFX_OK) {
             fprintf(stderr, "bench_cpu_loop: run %d ended %s: %s\n", r, cfx_status_name(st),
                     cfx_exec_message(e));
             goto done;
         }
     }
-    qsort(times, (size_t)runs, sizeof *times, cmp_double);
-    printf("cfx-cpu %ld %.2f %d\n", n, times[runs / 2] / (double)n * 1e9, s);
+    printf("cfx-cpu %ld %.2f %d\n", n, bench_median(times, runs) / (double)n * 1e9, s);
     rc = 0;
 done:
     cfx_exec_free(e);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cfx.h"
 #include "cgen.h"
 #include "compile.h"
@@ -87,32 +88,6 @@ static const loop loops[] = {
 };
 #define NLOOPS ((int)(sizeof loops / sizeof loops[0]))
 
-static double cpu_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double wall_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
 /* The result of a graph's one result, as an integer (every loop here returns one). */
 static int64_t as_int(cfx_dtype dt, const void *p)
 {
@@ -164,23 +139,23 @@ static int time_executor(cfx_module *m, cfx_backend backend, int mode, int32_t n
     }
     if (mode >= 0) {
         /* the kernel's build, timed: with the cache off it is generation plus NVRTC */
-        double t0 = wall_seconds();
+        double t0 = bench_wall_s();
         int got = cfx_set_persistent_mode(e, (cfx_persistent_mode)mode);
         if (got != mode) {
             snprintf(r->note, sizeof r->note, "%s", cfx_exec_error(e));
             goto done;
         }
         if (mode == CFX_PERSISTENT_COMPILED)
-            r->ms = (wall_seconds() - t0) * 1e3;
+            r->ms = (bench_wall_s() - t0) * 1e3;
     }
     if (cfx_run(e) != CFX_OK) { /* warm-up */
         snprintf(r->note, sizeof r->note, "%s", cfx_exec_message(e));
         goto done;
     }
     for (int k = 0; k < repeats; k++) {
-        double t0 = mode >= 0 ? wall_seconds() : cpu_seconds();
+        double t0 = mode >= 0 ? bench_wall_s() : bench_cpu_s();
         cfx_status st = cfx_run(e);
-        t[k] = (mode >= 0 ? wall_seconds() : cpu_seconds()) - t0;
+        t[k] = (mode >= 0 ? bench_wall_s() : bench_cpu_s()) - t0;
         if (st != CFX_OK) {
             snprintf(r->note, sizeof r->note, "%s", cfx_exec_message(e));
             goto done;
@@ -193,7 +168,7 @@ static int time_executor(cfx_module *m, cfx_backend backend, int mode, int32_t n
     }
     if (iters)
         *iters = cfx_exec_iterations(e);
-    r->ns = median(t, repeats) * 1e9;
+    r->ns = bench_median(t, repeats) * 1e9;
     rc = 0;
 done:
     cfx_exec_free(e);
@@ -230,12 +205,12 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
              "'%s' -std=c11 -O2 -fPIC -shared -ffp-contract=off -I'%s/host' -I'%s/kernels' -o '%s' "
              "'%s' -lm",
              CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath);
-    double t0 = wall_seconds();
+    double t0 = bench_wall_s();
     if (system(cmd) != 0) {
         snprintf(r->note, sizeof r->note, "the system C compiler failed on the generated code");
         goto done;
     }
-    r->ms = (wall_seconds() - t0) * 1e3;
+    r->ms = (bench_wall_s() - t0) * 1e3;
     h = dlopen(sopath, RTLD_NOW | RTLD_LOCAL);
     cgen_host_fn fn = NULL;
     if (h)
@@ -255,10 +230,10 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
         memcpy(arena, p->consts, (size_t)p->const_bytes);
         memcpy(arena + in->offset, &n, sizeof n);
         a.arena = arena;
-        double s0 = cpu_seconds();
+        double s0 = bench_cpu_s();
         fn(&a);
         if (k >= 0)
-            t[k] = cpu_seconds() - s0;
+            t[k] = bench_cpu_s() - s0;
         if (a.status != CFX_OK) {
             snprintf(r->note, sizeof r->note, "the run ended %s",
                      cfx_status_name((cfx_status)a.status));
@@ -270,7 +245,7 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
                  (long long)as_int((cfx_dtype)res->dtype, arena + res->offset), (long long)want);
         goto done;
     }
-    r->ns = median(t, repeats) * 1e9;
+    r->ns = bench_median(t, repeats) * 1e9;
     rc = 0;
 done:
     if (h)
@@ -389,7 +364,7 @@ int main(int argc, char **argv)
             rows[1].ns /= (double)iters;
         if (!lua)
             snprintf(rows[2].note, sizeof rows[2].note,
-                     "not measured: no Lua 5.4 (apt-get install lua5.4)");
+                     "not measured: no --lua given (profiling/bench_gen.sh finds lua5.4)");
         else if (time_lua(lua, script, l, n, repeats < 5 ? repeats : 5, want, &rows[2]) == 0)
             rows[2].ns = rows[2].ns * 1e9 / (double)iters;
         for (int mode = 0; mode < 2; mode++) {

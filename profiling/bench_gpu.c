@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cfx.h"
 #include "npy.h"
 
@@ -56,29 +57,6 @@ static uint64_t splitmix64(uint64_t *state)
 static double uniform(uint64_t *state, double lo, double hi)
 {
     return lo + (hi - lo) * ((double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0));
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/* Quantile q of sorted v[0..n) with linear interpolation. */
-static double quantile(const double *v, int n, double q)
-{
-    double pos = q * (n - 1);
-    int i = (int)pos;
-    if (i >= n - 1)
-        return v[n - 1];
-    return v[i] + (pos - i) * (v[i + 1] - v[i]);
 }
 
 /* ================================================================================== */
@@ -789,12 +767,12 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
     }
     if (ex->mode >= 0) {
         /* the mode, and for the compiled kernel its build time (main turns the cache off) */
-        double b0 = now_seconds();
+        double b0 = bench_wall_s();
         if (cfx_set_persistent_mode(e, (cfx_persistent_mode)ex->mode) != ex->mode) {
             snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
             goto fail;
         }
-        build_ms = 1e3 * (now_seconds() - b0);
+        build_ms = 1e3 * (bench_wall_s() - b0);
     }
     for (int i = 0; i < nres; i++) {
         res[i].name = cfx_result_name(m, g, i);
@@ -870,14 +848,14 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         }
     }
     /* Warm-up runs, then the check, then the timed repeats (rep < 0 is warm-up). */
-    started = now_seconds();
+    started = bench_wall_s();
     for (rep = -warmup; rep < max_rep; rep++) {
         double w0, w1, ms = 0;
         cfx_status st;
         int64_t iters;
-        if (rep >= min_rep && now_seconds() - started >= budget)
+        if (rep >= min_rep && bench_wall_s() - started >= budget)
             break;
-        w0 = now_seconds();
+        w0 = bench_wall_s();
 #ifdef CFX_HAVE_CUDA
         if (is_cuda) {
             float fms = 0;
@@ -888,7 +866,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
             }
             cudaEventRecord(t1, stream);
             st = cfx_wait(e);
-            w1 = now_seconds();
+            w1 = bench_wall_s();
             if (cudaEventSynchronize(t1) != cudaSuccess ||
                 cudaEventElapsedTime(&fms, t0, t1) != cudaSuccess) {
                 snprintf(r->state, sizeof r->state, "error: timing events failed (%s)",
@@ -900,7 +878,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
 #endif
         {
             st = cfx_run(e);
-            w1 = now_seconds();
+            w1 = bench_wall_s();
             ms = 1e3 * (w1 - w0);
         }
         if (st != CFX_OK) {
@@ -940,7 +918,7 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
             }
             r->iters = trip;
             r->ticks = iters;
-            started = now_seconds();
+            started = bench_wall_s();
         }
         if (rep < 0)
             continue;
@@ -951,17 +929,17 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
 
     r->repeats = rep;
     if (rep > 0) {
-        qsort(run_ms, (size_t)rep, sizeof *run_ms, cmp_double);
-        qsort(wall_ms, (size_t)rep, sizeof *wall_ms, cmp_double);
-        qsort(per_iter, (size_t)rep, sizeof *per_iter, cmp_double);
+        qsort(run_ms, (size_t)rep, sizeof *run_ms, bench_cmp_double);
+        qsort(wall_ms, (size_t)rep, sizeof *wall_ms, bench_cmp_double);
+        qsort(per_iter, (size_t)rep, sizeof *per_iter, bench_cmp_double);
         r->ran = 1;
-        r->med_us = quantile(per_iter, rep, 0.5);
+        r->med_us = bench_quantile(per_iter, rep, 0.5);
         r->min_us = per_iter[0];
         r->max_us = per_iter[rep - 1];
-        r->p25_us = quantile(per_iter, rep, 0.25);
-        r->p75_us = quantile(per_iter, rep, 0.75);
-        r->run_ms = quantile(run_ms, rep, 0.5);
-        r->wall_ms = quantile(wall_ms, rep, 0.5);
+        r->p25_us = bench_quantile(per_iter, rep, 0.25);
+        r->p75_us = bench_quantile(per_iter, rep, 0.75);
+        r->run_ms = bench_quantile(run_ms, rep, 0.5);
+        r->wall_ms = bench_quantile(wall_ms, rep, 0.5);
         /* Events that saw far less than the host did mean the run was not on our stream. */
         if (is_cuda && r->wall_ms - r->run_ms > 1.0 && r->run_ms < 0.5 * r->wall_ms) {
             size_t at = strlen(r->note);

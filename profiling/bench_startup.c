@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 extern char **environ;
 
 #define MAX_BINARIES 4
@@ -57,13 +59,6 @@ typedef struct command {
     double peak_mib[MAX_REPEATS];
 } command;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Spawns argv with stdout to `out` (or /dev/null) and stderr to /dev/null, waits, and
  * returns the exit status (-1 when it could not start or did not exit) with its wall time
  * and peak memory. */
@@ -75,7 +70,7 @@ static int spawn(char *const argv[], const char *out, double *wall_ms, double *p
                                      0600);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    double t0 = now_ms();
+    double t0 = 1e3 * bench_wall_s();
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
@@ -84,23 +79,9 @@ static int spawn(char *const argv[], const char *out, double *wall_ms, double *p
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) != pid)
         return -1;
-    *wall_ms = now_ms() - t0;
+    *wall_ms = 1e3 * bench_wall_s() - t0;
     *peak_mib = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_REPEATS];
-    memcpy(s, v, sizeof *v * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 /* Appends a command: its label, the build it belongs to, then its argv up to a NULL. */
@@ -238,12 +219,12 @@ int main(int argc, char **argv)
            WARMUP);
     printf("host: %s %s, %s, %ld cores online\n\n", u.sysname, u.machine, model,
            sysconf(_SC_NPROCESSORS_ONLN));
-    double lw = have_lua ? median(cmds[lua].wall_ms, repeats) : 0;
-    double lp = have_lua ? median(cmds[lua].peak_mib, repeats) : 0;
+    double lw = have_lua ? bench_median(cmds[lua].wall_ms, repeats) : 0;
+    double lp = have_lua ? bench_median(cmds[lua].peak_mib, repeats) : 0;
     printf("| binary | command | wall ms | min .. max | vs Lua | peak MiB | vs Lua |\n");
     printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < last; i++) {
-        double w = median(cmds[i].wall_ms, repeats), p = median(cmds[i].peak_mib, repeats);
+        double w = bench_median(cmds[i].wall_ms, repeats), p = bench_median(cmds[i].peak_mib, repeats);
         double lo = cmds[i].wall_ms[0], hi = cmds[i].wall_ms[0];
         for (int r = 1; r < repeats; r++) {
             lo = cmds[i].wall_ms[r] < lo ? cmds[i].wall_ms[r] : lo;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "floors.h"
 #include "grid_barrier.cuh"
 
@@ -67,19 +68,12 @@ __global__ void block_barrier_kernel(int n, int *sink)
 
 /* ---- timing helpers ---------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
 extern "C" floor_stat floors_summarize(double *v, int n)
 {
     floor_stat s;
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    s.median = bench_median(v, n);
     s.min = v[0];
     s.max = v[n - 1];
-    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     s.repeats = n;
     return s;
 }
