@@ -5,7 +5,8 @@
 # Every log, the summary and the results file end up in one folder.
 #
 #   bash profiling/gpu_round.sh [--quick] [--no-peers] [--only STEPS] [--tools TOOLS]
-#                               [--build-dir DIR] [--out DIR] [--step-timeout SEC] [--jobs N]
+#                               [--build-dir DIR] [--out DIR] [--tar FILE] [--step-timeout SEC]
+#                               [--jobs N]
 #
 #   --only STEPS       comma list of: build, gpu-tests, suite, sanitize, bench; `tests` is
 #                      gpu-tests,suite (default: all). The build runs first whatever the list
@@ -17,15 +18,21 @@
 #   --no-peers         run_benchmarks.sh --no-peers (no PyTorch/JAX)
 #   --build-dir DIR    default build-gpu (in the repository)
 #   --out DIR          the round's folder (default out/gpu-round-UTCSTAMP in the repository)
+#   --tar FILE         at the end, also pack the round's folder into FILE (.tar.gz): one file
+#                      to bring back where a transfer takes only a few
 #   --step-timeout SEC each step is stopped after this long (default 540, under the 10 minutes
 #                      one device command may take)
 #
-# It fits a budget of 10 minutes per command and 30 in all when split, for example:
-#   bash profiling/gpu_round.sh --only build,tests --out $OUT/r          (build + tests)
-#   bash profiling/gpu_round.sh --no-build --only sanitize --tools memcheck --out $OUT/r
-#   bash profiling/gpu_round.sh --no-build --only sanitize --tools racecheck,synccheck --out $OUT/r
-#   bash profiling/gpu_round.sh --no-build --only bench --quick --no-peers --out $OUT/r
-# (the same --out folder collects every part's logs; summary.md gains one block per call).
+# The whole round takes longer than the 10 minutes one device command may run, so split it
+# over a few calls. A borrowed machine is often handed back between calls, so every call
+# builds (incremental where the last call's build is still there, whole where it is not);
+# give each call its own --out folder:
+#   bash profiling/gpu_round.sh --only tests --out $OUT/r
+#   bash profiling/gpu_round.sh --only sanitize --tools memcheck --out $OUT/r
+#   bash profiling/gpu_round.sh --only sanitize --tools racecheck,synccheck --out $OUT/r
+#   bash profiling/gpu_round.sh --only bench --quick --no-peers --out $OUT/r
+# Each call's folder holds summary.md, nvidia-smi.txt and one log per step: at most 8 files
+# for each of the calls above.
 #
 # Exit status: 0 when every step that ran passed; 1 when one failed or timed out; 2 for a bad
 # command line; 77 when there is no GPU here: it says so and runs nothing (77 is ctest's
@@ -36,6 +43,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 build="$root/build-gpu"
 out=""
+tar_file=""
 quick=0
 peers=1
 do_build=1
@@ -44,7 +52,7 @@ tools="memcheck,racecheck,synccheck"
 step_timeout=540
 jobs="$(nproc 2>/dev/null || echo 4)"
 
-usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^# Exit status/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -54,6 +62,7 @@ while [ $# -gt 0 ]; do
         --tools) tools="${2:-}"; shift ;;
         --build-dir) build="${2:-}"; shift ;;
         --out) out="${2:-}"; shift ;;
+        --tar) tar_file="${2:-}"; shift ;;
         --step-timeout) step_timeout="${2:-}"; shift ;;
         --jobs) jobs="${2:-}"; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -210,4 +219,12 @@ for r in "${results[@]}"; do
     printf '  %-48s %s (%ss)\n' "$n" "$res" "$sec"
 done
 echo "gpu_round: every log is in $out"
+if [ -n "$tar_file" ]; then
+    if tar czf "$tar_file" -C "$(dirname "$out")" "$(basename "$out")"; then
+        echo "gpu_round: packed into $tar_file"
+    else
+        echo "gpu_round: could not pack $out into $tar_file" >&2
+        failed=1
+    fi
+fi
 exit $failed
