@@ -5,7 +5,10 @@
  * In a file of its own, so in a module of its own: persist_kernel<1> calls the device
  * runtime's cudaGraphLaunch, and were that call not resolved where the module loads, only
  * this module would fail, the probe would say so, and the executor would take the pause
- * path (persist_kernel<0>, persistent.cu's module).
+ * path (persist_kernel<0>, persistent.cu's module). Built without -rdc, the call stays in
+ * the cubin as a symbol for the driver to resolve at load, like cudaGraphSetConditional in
+ * graphexec.cu (ptxas accepts these two and refuses any other unresolved function), which
+ * is how NVIDIA's graphConditionalNodes sample is built by its Makefile.
  */
 #include <cuda_runtime.h>
 #include <pthread.h>
