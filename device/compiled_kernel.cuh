@@ -215,24 +215,12 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
     return 0;
 }
 
-/* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread, summed over k
- * in order with unfused multiply and add, as k_matmul does. A block of other than
- * CK_TILE x CK_TILE threads (the host emulation's) computes its cells with k_matmul itself. */
+/* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n]: kernels/block.cuh's, kept out of line
+ * (the generated code calls it at every split product). */
 static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
                                                     const uint8_t *b, int64_t m, int64_t k,
                                                     int64_t n, int64_t lo, int64_t hi)
 {
-    if (blockDim.x != CK_TILE * CK_TILE) {
-        const int64_t tn = (n + CK_TILE - 1) / CK_TILE;
-        for (int64_t t = lo; t < hi; t++)
-            for (int c = threadIdx.x; c < CK_TILE * CK_TILE; c += blockDim.x) {
-                int64_t row = (t / tn) * CK_TILE + c / CK_TILE,
-                        col = (t % tn) * CK_TILE + c % CK_TILE;
-                if (row < m && col < n)
-                    k_matmul(dtype, dst, a, b, m, k, n, row * n + col, row * n + col + 1);
-            }
-        return;
-    }
     k_matmul_tiles(dtype, dst, a, b, m, k, n, lo, hi);
 }
 

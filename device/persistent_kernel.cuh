@@ -121,6 +121,14 @@ typedef struct persist_args {
 
 /* ==== device side ========================================================================== */
 
+/* The block's dynamic shared memory: the private copies, then the micro-ops. On the host
+ * (tests/cuda_host.h, blocks of one thread) the launcher gives each block a buffer. */
+#ifdef CK_HOST_EMULATION
+#define P_DYNAMIC_SMEM(name) uint8_t *const name = ck_host_smem
+#else
+#define P_DYNAMIC_SMEM(name) extern __shared__ __align__(16) uint8_t name[]
+#endif
+
 /* Thread 0 only: persist_claim_stop, and a pause's resume point beside it. */
 static __device__ void raise_stop(const persist_args &a, int32_t status, int32_t pc, int64_t d0,
                            int64_t d1, int32_t region)
@@ -204,6 +212,13 @@ static __device__ __noinline__ void matvec_rows(int dtype, uint8_t *dst, const u
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int real = dtype == K_F32 || dtype == K_F64;
+#ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
+    if (nwarps == 0) {
+        if (threadIdx.x == 0)
+            k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
+        return;
+    }
+#endif
     for (int64_t row = lo + warp; row < hi; row += nwarps) {
         double accr = 0.0;
         uint64_t acci = 0;
@@ -316,7 +331,7 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
                                                       unsigned long long *last_poll, unsigned long long *ring_head,
                                                       unsigned long long *ring_tail)
 {
-    extern __shared__ __align__(16) uint8_t smem_priv[];
+    P_DYNAMIC_SMEM(smem_priv);
     __shared__ int32_t s_out, s_pc;
     __shared__ unsigned long long s_iters;
     mop_state st;
@@ -348,7 +363,11 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
             __syncwarp();
         }
         /* warps 1..7 have waited here since the call; warp 0 arrives when thread 0 is done */
+#ifdef CK_HOST_EMULATION
+        __syncthreads();
+#else
         asm volatile("bar.sync 1, %0;" ::"r"(blockDim.x) : "memory");
+#endif
         const int out = s_out;
         l.next_pc = s_pc;
         l.iters = s_iters;
@@ -492,7 +511,7 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
 template <int DEVICE_LAUNCH>
 __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel(const persist_args a)
 {
-    extern __shared__ __align__(16) uint8_t smem_priv[];
+    P_DYNAMIC_SMEM(smem_priv);
     __shared__ k_acc red[P_THREADS];
     __shared__ int s_flag;
 

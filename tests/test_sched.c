@@ -23,6 +23,9 @@
  * branches; a cancel stops every block; and, outside TSan, that the run goes wrong when the
  * cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing barrier shows up as
  * a race report.
+ * Beside the replica, the same comparisons run the kernel itself, device/persistent_kernel.cuh,
+ * on host threads (persist_host.cpp; blocks of one thread): 2 to 5 blocks, both paths, with
+ * and without micro-ops. Not under TSan, which does not follow the kernel's fences.
  */
 #include <math.h>
 #include <pthread.h>
@@ -42,6 +45,9 @@
 #include "program.h"
 #include "scheduler.h"
 #include "testutil.h"
+#ifdef CFX_PERSIST_HOST
+#include "persist_host.h"
+#endif
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -708,17 +714,16 @@ out:
  * host's dev_call_kernel, or its captured graph; cpu.c's CALL), or a launched product
  * (cuBLAS; here k_matmul). Returns 0, or -1 for a kernel that is missing or fails (the run
  * stops with CFX_ERROR there, as on every executor). */
-static int site_work(replica *rp, const cfx_record *r)
+static int site_work(const cfx_prog *p, const exec_kernel *kernels, uint8_t *arena, const cfx_record *r)
 {
-    const cfx_prog *p = rp->prog;
     const cfx_slot *sl = p->slots;
     if (r->kind == REC_MATMUL) {
         int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
-        k_matmul(sl[r->a].dtype, rp->arena + sl[r->a].offset, rp->arena + sl[r->b].offset,
-                 rp->arena + sl[r->c].offset, sl[r->b].dims[0], sl[r->b].dims[1], n, 0, sl[r->a].count);
+        k_matmul(sl[r->a].dtype, arena + sl[r->a].offset, arena + sl[r->b].offset,
+                 arena + sl[r->c].offset, sl[r->b].dims[0], sl[r->b].dims[1], n, 0, sl[r->a].count);
         return 0;
     }
-    const exec_kernel *k = rp->kernels ? &rp->kernels[r->a] : NULL;
+    const exec_kernel *k = kernels ? &kernels[r->a] : NULL;
     cfx_tensor t[32];
     if (!k || !k->cpu_fn || r->c > 32)
         return -1;
@@ -729,10 +734,24 @@ static int site_work(replica *rp, const cfx_record *r)
         t[i].type.rank = s->rank;
         for (int j = 0; j < s->rank; j++)
             t[i].type.dims[j] = s->dims[j];
-        t[i].data = rp->arena + s->offset;
+        t[i].data = arena + s->offset;
     }
     return k->cpu_fn(k->user, r->d, t, r->c - r->d, t + r->d) == 0 ? 0 : -1;
 }
+
+#ifdef CFX_PERSIST_HOST
+/* persist_host's site work: the replica's, on the kernel's arena. */
+typedef struct host_sites {
+    const cfx_prog *prog;
+    const exec_kernel *kernels;
+} host_sites;
+
+static int host_site_work(void *user, const cfx_record *r, uint8_t *arena)
+{
+    const host_sites *hs = (const host_sites *)user;
+    return site_work(hs->prog, hs->kernels, arena, r);
+}
+#endif
 
 /* Takes the ring's new entries, in order, to the run's list (without the padding). */
 static void drain_once(replica *rp)
@@ -880,7 +899,7 @@ static uint8_t *replica_run_opts(replica *rp, const cfx_prog *p, const sched_pla
         }
         CHECK(rp->plan->flags[site] & SCHED_F_LAUNCH);
         rp->sites_run++;
-        if (site_work(rp, &p->records[site]) != 0) {
+        if (site_work(p, rp->kernels, rp->arena, &p->records[site]) != 0) {
             rp->out.status = CFX_ERROR;
             rp->out.record = site;
             break;
@@ -1461,6 +1480,8 @@ typedef struct compare_stats {
     int mop_calls;    /* times block 0 entered micro-ops, all runs */
 } compare_stats;
 
+static int kernel_runs, kernel_sites; /* the interpreter's own kernel on host threads (persist_host) */
+
 /* How to compare: the ring's size (0: the replica's default, two small entries) and the
  * products that end the launch (sched_opts; 0: none). */
 typedef struct compare_opts {
@@ -1570,6 +1591,53 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             free(rp.prints);
             free(arena);
         }
+#if defined(CFX_PERSIST_HOST) && !defined(UNDER_TSAN)
+        /* The kernel itself (persist_host.cpp), on both paths, with and without micro-ops.
+         * Not under TSan: the kernel orders its blocks with fences and volatile loads, as
+         * CUDA code does, which TSan does not follow. */
+        const int kblocks[] = {3, 4, 5, 2}, kdevice[] = {0, 1, 0, 1}, kmops[] = {1, 1, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            persist_host_opts ho;
+            persist_host_result hr;
+            host_sites hs = {p, kernels};
+            memset(&ho, 0, sizeof ho);
+            ho.nblocks = kblocks[k];
+            ho.device_launch = kdevice[k];
+            ho.mops = have_mops && kmops[k] ? &mops : NULL;
+            ho.max_iters = max_iters;
+            ho.ring_cap = co ? co->ring_cap : 0;
+            ho.init = init_inputs;
+            ho.site = host_site_work;
+            ho.site_user = &hs;
+            g_inputs = in;
+            kernel_calls = 0;
+            int bad = !CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0);
+            bad |= !CHECK_INT(hr.out.status, o.status);
+            bad |= !CHECK_INT(hr.out.record, o.record);
+            if (o.status == CFX_STOP_INDEX || o.status == CFX_STOP_LIMIT) {
+                bad |= !CHECK_INT(hr.out.detail[0], o.detail[0]);
+                if (o.status == CFX_STOP_INDEX)
+                    bad |= !CHECK_INT(hr.out.detail[1], o.detail[1]);
+            }
+            bad |= !CHECK_INT(hr.out.iterations, o.iterations);
+            bad |= !CHECK_INT(kernel_calls, cpu_calls);
+            bad |= !CHECK_INT((int64_t)hr.nprints, (int64_t)pr.n);
+            bad |= !CHECK(hr.nprints == pr.n && (pr.n == 0 || memcmp(hr.prints, pr.bytes, pr.n) == 0));
+            if (o.status == CFX_OK && hr.arena)
+                for (int32_t i = 0; i < p->nresults; i++) {
+                    const cfx_slot *sl = &p->slots[p->results[i]];
+                    bad |= !CHECK(same_values(sl, hr.arena + sl->offset, (const uint8_t *)out[i]));
+                }
+            if (bad)
+                fprintf(stderr, "  in %s, graph %s, the kernel on %d host blocks, %s, %s, inputs '%s', %d launches\n",
+                        file, p->name, kblocks[k], kdevice[k] ? "device graph launch" : "pause and relaunch",
+                        ho.mops ? "micro-ops" : "records only", overrides, hr.launches);
+            kernel_runs++;
+            kernel_sites += hr.sites;
+            free(hr.arena);
+            free(hr.prints);
+        }
+#endif
         compared++;
         if (st)
             st->mop_graphs += have_mops;
@@ -1924,5 +1992,19 @@ int main(void)
     test_launch_sites();
     test_generated_calls();
     test_generated_microops();
+#if defined(CFX_PERSIST_HOST) && !defined(UNDER_TSAN)
+    printf("test_sched: the interpreter's own kernel (device/persistent_kernel.cuh) on host threads: %d runs "
+           "compared with the cpu executor, %d launch-ending records served between launches\n",
+           kernel_runs, kernel_sites);
+    CHECK(kernel_runs >= 4 * 600 && kernel_sites >= 1000);
+#else
+    printf("test_sched: the interpreter's own kernel was not run (%s)\n",
+#ifdef UNDER_TSAN
+           "ThreadSanitizer does not follow its fences"
+#else
+           "no C++ compiler at configure time"
+#endif
+    );
+#endif
     return test_finish("test_sched");
 }

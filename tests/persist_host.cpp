@@ -1,0 +1,300 @@
+/* persist_host.cpp: the interpreter's kernel, device/persistent_kernel.cuh as the GPU runs
+ * it, on host threads (persist_host.h says what for). Compiled with the system C++ compiler
+ * with tests/host_cuda first on the include path, so the kernel's headers get the host's
+ * stand-in for the CUDA runtime (cuda_runtime.h there, CUDA itself from cuda_host.h).
+ *
+ * The launcher mirrors device/persistent.cu: the same buffers, sized by the same rules (the
+ * private copies in each block's shared memory, or in global memory past P_SHARED_PRIV_MAX;
+ * the micro-ops after them), the same start of each launch (persist_start), the same reading
+ * of the outcome, and the same two ways past a record that ends the launch. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_runtime.h"
+#include "persistent_kernel.cuh"
+#include "persist_host.h"
+
+/* ==== device graph launch, modelled ====================================================== */
+
+/* The graphs a launch's blocks tail-launched, in order: a record's site graph is its pc + 1,
+ * the kernel's own graph SELF_GRAPH. Only block 0 launches, and the launcher reads them
+ * after joining every block. */
+#define SELF_GRAPH ((cudaGraphExec_t)(intptr_t)-1)
+static cudaGraphExec_t tails[4];
+static int ntails;
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s)
+{
+    if (s != cudaStreamGraphTailLaunch || !g || ntails == 4)
+        return cudaErrorInvalidValue;
+    tails[ntails++] = g;
+    return cudaSuccess;
+}
+
+cudaGraphExec_t cudaGetCurrentGraphExec(void)
+{
+    return SELF_GRAPH;
+}
+
+/* ==== the launch ========================================================================= */
+
+typedef struct host_block {
+    const persist_args *args;
+    int device_launch;
+    unsigned int index;
+    uint8_t *smem;
+    int *ended;
+} host_block;
+
+static void *block_main(void *arg)
+{
+    const host_block *b = (const host_block *)arg;
+    blockIdx.x = b->index;
+    ck_host_smem = b->smem;
+    if (b->device_launch)
+        persist_kernel<1>(*b->args);
+    else
+        persist_kernel<0>(*b->args);
+    __atomic_add_fetch(b->ended, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+typedef struct host_run {
+    const cfx_prog *prog;
+    persist_ring *ring;
+    uint8_t *ring_data;
+    uint32_t ring_cap;
+    unsigned long long tail;
+    persist_host_result *r;
+    size_t cap_prints;
+    int corrupt;
+} host_run;
+
+/* The host's drain (persistent.cu's drain_ring): the ring's new entries, in order, into the
+ * result's prints, unpadded, and their room back to block 0. */
+static void drain(host_run *h)
+{
+    const cfx_prog *p = h->prog;
+    unsigned long long head = __atomic_load_n((unsigned long long *)&h->ring->head, __ATOMIC_ACQUIRE);
+    if (head - h->tail > h->ring_cap)
+        h->corrupt = 1;
+    while (!h->corrupt && h->tail < head) {
+        uint32_t off = (uint32_t)(h->tail % h->ring_cap);
+        persist_print e;
+        memcpy(&e, h->ring_data + off, sizeof e);
+        if (e.record == -1) {
+            h->tail += h->ring_cap - off;
+            continue;
+        }
+        uint32_t need = (uint32_t)sizeof e + ((uint32_t)e.bytes + 7u) / 8u * 8u;
+        if (e.record < 0 || e.record >= p->nrecords || p->records[e.record].kind != REC_PRINT ||
+            (int64_t)e.bytes != slot_bytes(&p->slots[p->records[e.record].a]) || off + need > h->ring_cap) {
+            h->corrupt = 1;
+            break;
+        }
+        persist_host_result *r = h->r;
+        if (r->nprints + sizeof e + (size_t)e.bytes > h->cap_prints) {
+            h->cap_prints = (h->cap_prints + sizeof e + (size_t)e.bytes) * 2;
+            r->prints = (uint8_t *)realloc(r->prints, h->cap_prints);
+        }
+        memcpy(r->prints + r->nprints, h->ring_data + off, sizeof e + (size_t)e.bytes);
+        r->nprints += sizeof e + (size_t)e.bytes;
+        h->tail += need;
+    }
+    __atomic_store_n((unsigned long long *)&h->ring->tail, h->tail, __ATOMIC_RELEASE);
+}
+
+/* One launch of nblocks blocks; the host drains the ring until every block has ended. */
+static int launch(const persist_args *a, int nblocks, int device_launch, uint8_t **smem, host_run *h)
+{
+    pthread_t th[16];
+    host_block b[16];
+    int ended = 0, started = 0;
+    gridDim.x = (unsigned int)nblocks;
+    ntails = 0;
+    for (int i = 0; i < nblocks; i++) {
+        b[i].args = a;
+        b[i].device_launch = device_launch;
+        b[i].index = (unsigned int)i;
+        b[i].smem = smem[i];
+        b[i].ended = &ended;
+        if (pthread_create(&th[i], NULL, block_main, &b[i]) != 0) {
+            /* the blocks started wait at the first barrier for the missing ones: stop the run */
+            atomicCAS((int *)&a->state->status, CFX_OK, CFX_ERROR);
+            break;
+        }
+        started++;
+    }
+    while (__atomic_load_n(&ended, __ATOMIC_ACQUIRE) < started) {
+        drain(h);
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    drain(h);
+    return started == nblocks ? 0 : -1;
+}
+
+/* persistent.cu's persist_start: the state running, a fresh barrier, where to start. */
+static void start_launch(dev_state *state, persist_sync *sync, int32_t pc, int64_t max_iters)
+{
+    state->status = CFX_OK;
+    state->record = -1;
+    sync->bar.count = 0;
+    sync->bar.gen = 0;
+    sync->start_pc = pc;
+    sync->start_region = -1;
+    sync->max_iters = max_iters;
+}
+
+static void *zalloc16(size_t n)
+{
+    size_t size = (n + 15) / 16 * 16 + 16;
+    void *p = aligned_alloc(16, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const persist_host_opts *o,
+                                persist_host_result *r)
+{
+    const int nb = o->nblocks;
+    const mop_prog *mops = o->mops && o->mops->ncode > 0 ? o->mops : NULL;
+    uint8_t *smem[16] = {0};
+    persist_args a;
+    host_run h;
+    size_t smem_bytes, max_print = 0;
+    int rc = -1;
+    memset(r, 0, sizeof *r);
+    memset(&a, 0, sizeof a);
+    memset(&h, 0, sizeof h);
+    if (nb < 1 || nb > 16)
+        return -1;
+
+    /* the arena, with the constants and the inputs */
+    r->arena = (uint8_t *)zalloc16((size_t)p->arena_bytes);
+    if (!r->arena)
+        return -1;
+    if (p->const_bytes > 0)
+        memcpy(r->arena, p->consts, (size_t)p->const_bytes);
+    if (o->init)
+        o->init(p, r->arena);
+
+    /* persistent.cu's persist_create */
+    smem_bytes = plan->priv_bytes <= P_SHARED_PRIV_MAX ? (size_t)plan->priv_bytes : 0;
+    if (mops)
+        smem_bytes = (size_t)mops->code_offset + sizeof(mop) * (size_t)mops->ncode;
+    for (int i = 0; i < nb; i++)
+        smem[i] = (uint8_t *)zalloc16(smem_bytes);
+    a.records = p->records;
+    a.slots = p->slots;
+    a.table = p->table;
+    a.arena = r->arena;
+    a.flags = plan->flags;
+    a.region_exit = plan->region_exit;
+    a.priv_offset = plan->priv_offset;
+    a.nslots = p->nslots;
+    a.priv_bytes = plan->priv_bytes;
+    a.priv_global = smem_bytes == 0 && plan->priv_bytes > 0
+                        ? (uint8_t *)zalloc16((size_t)nb * (size_t)plan->priv_bytes)
+                        : NULL;
+    a.priv_shared = a.priv_global == NULL;
+    a.publish = (uint8_t *)zalloc16(2 * (size_t)(plan->priv_bytes > 0 ? plan->priv_bytes : 16));
+    a.partials = (k_acc *)zalloc16(2 * sizeof(k_acc) * (size_t)nb);
+    a.state = (dev_state *)zalloc16(sizeof(dev_state));
+    a.control = (const dev_control *)zalloc16(sizeof(dev_control));
+    a.sync = (persist_sync *)zalloc16(sizeof(persist_sync));
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_PRINT) {
+            size_t bytes = (size_t)slot_bytes(&p->slots[p->records[i].a]);
+            max_print = bytes > max_print ? bytes : max_print;
+        }
+    {
+        size_t least = 2 * (sizeof(persist_print) + (max_print + 7) / 8 * 8);
+        size_t cap = o->ring_cap ? (size_t)o->ring_cap : P_PRINT_BYTES;
+        cap = (cap + 7) / 8 * 8;
+        a.ring_cap = (uint32_t)(cap > least ? cap : least);
+    }
+    a.ring = (persist_ring *)zalloc16(sizeof(persist_ring));
+    a.ring_data = (uint8_t *)zalloc16(a.ring_cap);
+    cudaGraphExec_t *sites = (cudaGraphExec_t *)calloc((size_t)p->nrecords + 1, sizeof *sites);
+    for (int32_t i = 0; sites && i < p->nrecords; i++)
+        if (plan->flags[i] & SCHED_F_LAUNCH)
+            sites[i] = (cudaGraphExec_t)(intptr_t)(i + 1);
+    a.site_exec = sites;
+    if (mops) {
+        a.mop_image = mops->image;
+        a.mop_image_bytes = mops->image_bytes;
+        a.mop_code_offset = mops->code_offset;
+        a.mop_entry = mops->entry;
+    }
+    a.trace_cap = P_TRACE_PER_BLOCK;
+    for (int i = 0; i < nb; i++)
+        if (!smem[i])
+            goto done;
+    if ((smem_bytes == 0 && plan->priv_bytes > 0 && !a.priv_global) || !a.publish || !a.partials || !a.state ||
+        !a.control || !a.sync || !a.ring || !a.ring_data || !sites)
+        goto done;
+
+    /* persistent.cu's persist_run and finish */
+    h.prog = p;
+    h.ring = a.ring;
+    h.ring_data = a.ring_data;
+    h.ring_cap = a.ring_cap;
+    h.r = r;
+    start_launch(a.state, a.sync, 0, o->max_iters);
+    for (;;) {
+        r->launches++;
+        if (launch(&a, nb, o->device_launch, smem, &h) != 0 || h.corrupt)
+            goto done;
+        int32_t site = -1;
+        if (!o->device_launch && a.state->status == P_STATUS_PAUSE) {
+            site = a.sync->resume_pc;
+        } else if (o->device_launch && ntails > 0) {
+            /* the site's graph, then the kernel's own, which starts where block 0 said */
+            if (ntails != 2 || tails[1] != SELF_GRAPH || tails[0] == SELF_GRAPH)
+                goto done;
+            site = (int32_t)((intptr_t)tails[0] - 1);
+            if (a.sync->start_pc != site + 1)
+                goto done;
+        } else {
+            break;
+        }
+        if (site < 0 || site >= p->nrecords || !(plan->flags[site] & SCHED_F_LAUNCH))
+            goto done;
+        r->sites++;
+        if (!o->site || o->site(o->site_user, &p->records[site], r->arena) != 0) {
+            /* a CALL that fails stops the run there with CFX_ERROR, as every executor does */
+            a.state->status = CFX_ERROR;
+            a.state->record = site;
+            a.state->detail[0] = a.state->detail[1] = 0;
+            break;
+        }
+        if (!o->device_launch)
+            start_launch(a.state, a.sync, site + 1, o->max_iters);
+    }
+    /* dev_read_outcome */
+    r->out.status = (cfx_status)a.state->status;
+    r->out.record = a.state->status == CFX_OK ? -1 : a.state->record;
+    r->out.detail[0] = a.state->detail[0];
+    r->out.detail[1] = a.state->detail[1];
+    r->out.iterations = (int64_t)a.state->iterations;
+    rc = 0;
+done:
+    for (int i = 0; i < nb; i++)
+        free(smem[i]);
+    free(a.priv_global);
+    free(a.publish);
+    free(a.partials);
+    free(a.state);
+    free((void *)a.control);
+    free(a.sync);
+    free((void *)a.ring);
+    free(a.ring_data);
+    free(sites);
+    return rc;
+}

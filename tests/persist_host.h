@@ -1,0 +1,50 @@
+/* persist_host.h: the cuda-persistent interpreter's own kernel (device/persistent_kernel.cuh,
+ * persist_kernel<0> and <1>) run on host threads, one per block of one thread
+ * (tests/cuda_host.h), by a launcher that does what device/persistent.cu does around it: the
+ * pause path's relaunches, or the device graph launch's tail launches, with each launch-ending
+ * record's work between launches, and a host thread draining the print ring while the blocks
+ * run. test_sched compares it with the cpu executor beside its replica: the replica models the
+ * scheduling, this runs the kernel's code itself. Implemented in persist_host.cpp. */
+#ifndef CFX_PERSIST_HOST_H
+#define CFX_PERSIST_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "microops.h"
+#include "program.h"
+#include "scheduler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct persist_host_opts {
+    int nblocks;                /* 1 .. 16 */
+    int device_launch;          /* persist_kernel<1> and its tail launches; else <0> and pauses */
+    const mop_prog *mops;       /* block 0's micro-ops, NULL: none */
+    int64_t max_iters;          /* 0: no budget */
+    uint32_t ring_cap;          /* 0: the executor's size (1 MiB); else at least two of the biggest entry */
+    void (*init)(const cfx_prog *p, uint8_t *arena);                  /* writes the inputs */
+    int (*site)(void *user, const cfx_record *r, uint8_t *arena);     /* a CALL's or product's work: 0 ok */
+    void *site_user;
+} persist_host_opts;
+
+typedef struct persist_host_result {
+    exec_outcome out;
+    uint8_t *arena;             /* the arena after the run (the caller frees it) */
+    uint8_t *prints;            /* the printed entries in order: int32 record, int32 bytes, the bytes */
+    size_t nprints;             /* bytes in prints (the caller frees it) */
+    int launches;               /* launches of the kernel */
+    int sites;                  /* launch-ending records whose work ran between launches */
+} persist_host_result;
+
+/* Runs p (plan: sched_plan_build_opts's for it). Returns 0, or -1 when the run could not be
+ * set up (out of memory, more than 16 blocks). */
+int persist_host_run(const cfx_prog *p, const sched_plan *plan, const persist_host_opts *o, persist_host_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
