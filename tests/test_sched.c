@@ -57,6 +57,12 @@
 #endif
 #endif
 
+/* The kernel itself on host threads (persist_host.cpp), where it was built; not under TSan,
+ * which does not follow the kernel's fences. */
+#if defined(CFX_PERSIST_HOST) && !defined(UNDER_TSAN)
+#define RUN_KERNEL 1
+#endif
+
 /* ==== building small programs by hand ====================================================== */
 
 #define MAXREC 64
@@ -739,7 +745,7 @@ static int site_work(const cfx_prog *p, const exec_kernel *kernels, uint8_t *are
     return k->cpu_fn(k->user, r->d, t, r->c - r->d, t + r->d) == 0 ? 0 : -1;
 }
 
-#ifdef CFX_PERSIST_HOST
+#ifdef RUN_KERNEL
 /* persist_host's site work: the replica's, on the kernel's arena. */
 typedef struct host_sites {
     const cfx_prog *prog;
@@ -1480,7 +1486,9 @@ typedef struct compare_stats {
     int mop_calls;    /* times block 0 entered micro-ops, all runs */
 } compare_stats;
 
+#ifdef RUN_KERNEL
 static int kernel_runs, kernel_sites; /* the interpreter's own kernel on host threads (persist_host) */
+#endif
 
 /* How to compare: the ring's size (0: the replica's default, two small entries) and the
  * products that end the launch (sched_opts; 0: none). */
@@ -1591,10 +1599,8 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             free(rp.prints);
             free(arena);
         }
-#if defined(CFX_PERSIST_HOST) && !defined(UNDER_TSAN)
-        /* The kernel itself (persist_host.cpp), on both paths, with and without micro-ops.
-         * Not under TSan: the kernel orders its blocks with fences and volatile loads, as
-         * CUDA code does, which TSan does not follow. */
+#ifdef RUN_KERNEL
+        /* The kernel itself (persist_host.cpp), on both paths, with and without micro-ops. */
         const int kblocks[] = {3, 4, 5, 2}, kdevice[] = {0, 1, 0, 1}, kmops[] = {1, 1, 0, 0};
         for (int k = 0; k < 4; k++) {
             persist_host_opts ho;
@@ -1992,7 +1998,7 @@ int main(void)
     test_launch_sites();
     test_generated_calls();
     test_generated_microops();
-#if defined(CFX_PERSIST_HOST) && !defined(UNDER_TSAN)
+#ifdef RUN_KERNEL
     printf("test_sched: the interpreter's own kernel (device/persistent_kernel.cuh) on host threads: %d runs "
            "compared with the cpu executor, %d launch-ending records served between launches\n",
            kernel_runs, kernel_sites);
