@@ -1490,6 +1490,33 @@ typedef struct compare_stats {
 static int kernel_runs, kernel_sites; /* the interpreter's own kernel on host threads (persist_host) */
 #endif
 
+/* A run against the cpu executor's (want, with want_calls kernel calls, the prints pr and the
+ * results out): status, record, the details a stop reports, iterations, kernel calls (the
+ * global count of the run just made), prints, and on ok the results in arena. 1 when any
+ * differs (each difference is a failed check). */
+static int differs(const cfx_prog *p, const exec_outcome *want, int want_calls, const printed *pr, void *const *out,
+                   const exec_outcome *got, const uint8_t *prints, size_t nprints, const uint8_t *arena)
+{
+    int bad = 0;
+    bad |= !CHECK_INT(got->status, want->status);
+    bad |= !CHECK_INT(got->record, want->record);
+    if (want->status == CFX_STOP_INDEX || want->status == CFX_STOP_LIMIT) {
+        bad |= !CHECK_INT(got->detail[0], want->detail[0]);
+        if (want->status == CFX_STOP_INDEX)
+            bad |= !CHECK_INT(got->detail[1], want->detail[1]);
+    }
+    bad |= !CHECK_INT(got->iterations, want->iterations);
+    bad |= !CHECK_INT(kernel_calls, want_calls);
+    bad |= !CHECK_INT((int64_t)nprints, (int64_t)pr->n);
+    bad |= !CHECK(nprints == pr->n && (pr->n == 0 || memcmp(prints, pr->bytes, pr->n) == 0));
+    if (want->status == CFX_OK)
+        for (int32_t i = 0; i < p->nresults; i++) {
+            const cfx_slot *sl = &p->slots[p->results[i]];
+            bad |= !CHECK(same_values(sl, arena + sl->offset, (const uint8_t *)out[i]));
+        }
+    return bad;
+}
+
 /* How to compare: the ring's size (0: the replica's default, two small entries) and the
  * products that end the launch (sched_opts; 0: none). */
 typedef struct compare_opts {
@@ -1568,23 +1595,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             g_inputs = in;
             kernel_calls = 0;
             uint8_t *arena = replica_run_opts(&rp, p, &plan, counts[k], &ro);
-            int bad = 0;
-            bad |= !CHECK_INT(rp.out.status, o.status);
-            bad |= !CHECK_INT(rp.out.record, o.record);
-            if (o.status == CFX_STOP_INDEX || o.status == CFX_STOP_LIMIT) {
-                bad |= !CHECK_INT(rp.out.detail[0], o.detail[0]);
-                if (o.status == CFX_STOP_INDEX)
-                    bad |= !CHECK_INT(rp.out.detail[1], o.detail[1]);
-            }
-            bad |= !CHECK_INT(rp.out.iterations, o.iterations);
-            bad |= !CHECK_INT(kernel_calls, cpu_calls);
-            bad |= !CHECK_INT(rp.nprints, pr.n);
-            bad |= !CHECK(rp.nprints == pr.n && (pr.n == 0 || memcmp(rp.prints, pr.bytes, pr.n) == 0));
-            if (o.status == CFX_OK)
-                for (int32_t i = 0; i < p->nresults; i++) {
-                    const cfx_slot *sl = &p->slots[p->results[i]];
-                    bad |= !CHECK(same_values(sl, arena + sl->offset, (const uint8_t *)out[i]));
-                }
+            int bad = differs(p, &o, cpu_calls, &pr, out, &rp.out, rp.prints, rp.nprints, arena);
             check_uniform(&rp);
             if (bad)
                 fprintf(stderr, "  in %s, graph %s, %d blocks, %s, %s, inputs '%s', %d launches\n", file, p->name,
@@ -1618,22 +1629,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             g_inputs = in;
             kernel_calls = 0;
             int bad = !CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0);
-            bad |= !CHECK_INT(hr.out.status, o.status);
-            bad |= !CHECK_INT(hr.out.record, o.record);
-            if (o.status == CFX_STOP_INDEX || o.status == CFX_STOP_LIMIT) {
-                bad |= !CHECK_INT(hr.out.detail[0], o.detail[0]);
-                if (o.status == CFX_STOP_INDEX)
-                    bad |= !CHECK_INT(hr.out.detail[1], o.detail[1]);
-            }
-            bad |= !CHECK_INT(hr.out.iterations, o.iterations);
-            bad |= !CHECK_INT(kernel_calls, cpu_calls);
-            bad |= !CHECK_INT((int64_t)hr.nprints, (int64_t)pr.n);
-            bad |= !CHECK(hr.nprints == pr.n && (pr.n == 0 || memcmp(hr.prints, pr.bytes, pr.n) == 0));
-            if (o.status == CFX_OK && hr.arena)
-                for (int32_t i = 0; i < p->nresults; i++) {
-                    const cfx_slot *sl = &p->slots[p->results[i]];
-                    bad |= !CHECK(same_values(sl, hr.arena + sl->offset, (const uint8_t *)out[i]));
-                }
+            bad = bad || differs(p, &o, cpu_calls, &pr, out, &hr.out, hr.prints, hr.nprints, hr.arena);
             if (bad)
                 fprintf(stderr, "  in %s, graph %s, the kernel on %d host blocks, %s, %s, inputs '%s', %d launches\n",
                         file, p->name, kblocks[k], kdevice[k] ? "device graph launch" : "pause and relaunch",
