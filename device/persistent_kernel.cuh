@@ -154,7 +154,7 @@ static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsign
 
 /* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
  * looks at the run's status, block 0 first polling the host's cancel flag. 1: the block
- * ends its walk (a pause is no reason: sched_status_ends_walk). */
+ * ends its walk, which only a cancel makes it do (sched_status_ends_walk). */
 static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)
 {
     unsigned long long t = persist_now_ns();
@@ -259,7 +259,7 @@ static __device__ __noinline__ void matvec_rows(int dtype, uint8_t *dst, const u
 /* PRINT, by every thread of block 0: the slot's bytes as one entry of the ring, in program
  * order. *head (thread 0's) is where the entry goes; *tail_seen (thread 0's) the host's tail
  * as last read. When the ring is full block 0 waits for the host to take entries, watching
- * the run's status and polling the cancel flag; returns 1 when the run was stopped
+ * the run's status and polling the cancel flag; returns 1 when the run was cancelled
  * meanwhile (the block must end), else 0. Prints never end a launch. */
 static __device__ __noinline__ int ring_put(const persist_args &a, int32_t pc, const uint8_t *src, uint32_t bytes,
                                unsigned long long *head, unsigned long long *tail_seen,
@@ -278,7 +278,7 @@ static __device__ __noinline__ int ring_put(const persist_args &a, int32_t pc, c
             if (end - *tail_seen <= a.ring_cap)
                 break;
             if (sched_status_ends_walk(persist_load_status(a.state))) {
-                stop = 1; /* a pause is no reason: block 0 must reach the record that paused */
+                stop = 1; /* a cancel: any other stop or pause lies ahead, and block 0 prints until it gets there */
                 break;
             }
             persist_poll_cancel(a.state, a.control, last_poll, pc);

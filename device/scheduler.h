@@ -288,15 +288,18 @@ CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *tab
 
 /* A block has just read the run's status where it looks at it outside a barrier (at a
  * TICK; block 0 while it waits for room in the print ring): does it end its walk there?
- * Only for a stop. A pause is raised at a record that every block reaches on its own path
- * (a record that ends the launch, never inside a region), and block 0 must get there to
- * write its private copies back; a block 0 that left earlier (it reads the status after
- * its slow read of the cancel flag, or after waiting for the host, when a faster block may
- * already have paused) would lose its scalars, and the next launch would resume with stale
- * loop counters. tests/test_sched.c makes block 0 that late at every launch. */
+ * Only for a cancel. Every other status is raised by the program at a record that every
+ * block reaches on its own path with the same values (a stop, or a pause at a record that
+ * ends the launch), so a block that sees one raised by a block ahead of it goes on until it
+ * reaches that record itself, as the compiled kernel does (compiled_kernel.cuh, ck_look).
+ * Block 0 must: it writes the printed values back and prints, and the prints before the
+ * stop are due; a block 0 that left at a pause would lose its scalars, and the next launch
+ * would resume with stale loop counters. tests/test_sched.c makes block 0 late at every
+ * launch and gives it a print ring of two entries, so that it waits for the host while the
+ * others run ahead. A cancel is the host's: it stops the run wherever it lands. */
 CFX_HD int sched_status_ends_walk(int32_t status)
 {
-    return status != CFX_OK && status != SCHED_STATUS_PAUSE;
+    return status == CFX_STOP_CANCELLED;
 }
 
 /* One TICK: counts the iteration and says whether the budget is spent (returns 1: stop

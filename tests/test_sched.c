@@ -1751,6 +1751,30 @@ static void test_generated_microops(void)
 /* A CALL right after the loop's TICK: at the first TICK of every launch after a CALL, block 0
  * reads the status after its slow poll, when the other blocks have already reached the next
  * CALL and paused the run. A block 0 that left there would lose i, c and s. */
+/* Prints, then a stop that every block raises at the same record. Block 0 prints while the
+ * others run ahead to the stop; with a ring of two entries it must wait for the host there,
+ * and it must not take the others' stop for a reason to leave: the cpu executor prints all
+ * four lines before it stops. */
+static const char *const prints_then_stop_src =
+    "graph late(n: i32, v: i32[4]) -> (r: i32) {\n"
+    "  print(n, \"a\")\n  print(n + 1, \"b\")\n  print(n + 2, \"c\")\n  print(n + 3, \"d\")\n"
+    "  r = v[n]\n}\n";
+
+static void test_prints_before_stop(void)
+{
+    compare_stats st;
+    compare_opts co = {24u, 0};
+    memset(&st, 0, sizeof st);
+    for (int i = 0; i < 5; i++)
+        CHECK_INT(compare_compiled_with("late.cfx", prints_then_stop_src, strlen(prints_then_stop_src), "n=4", 0,
+                                        &co, &st),
+                  1);
+    CHECK_INT(st.stopped, 5 * 6);
+    CHECK(st.ring_waits > 0);
+    printf("test_sched: prints before a stop raised by blocks ahead of block 0: %d runs, %d prints waited for "
+           "the ring\n", st.stopped, st.ring_waits);
+}
+
 static const char *const call_loop_src =
     "graph racy(w: f32[4], n: i32) -> (w2: f32[4], c: i32, s: f32) {\n"
     "  w2 = w\n  c = 0\n  s = 0.0\n  for i in range(0, n) {\n    w2 = kw(w2)\n    c = c + i\n"
@@ -1992,6 +2016,7 @@ int main(void)
     test_p3();
     test_compiled();
     test_launch_sites();
+    test_prints_before_stop();
     test_generated_calls();
     test_generated_microops();
 #ifdef RUN_KERNEL
