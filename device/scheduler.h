@@ -292,9 +292,9 @@ CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *tab
  * block reaches on its own path with the same values (a stop, or a pause at a record that
  * ends the launch), so a block that sees one raised by a block ahead of it goes on until it
  * reaches that record itself, as the compiled kernel does (compiled_kernel.cuh, ck_look).
- * Block 0 must: it writes the printed values back and prints, and the prints before the
- * stop are due; a block 0 that left at a pause would lose its scalars, and the next launch
- * would resume with stale loop counters. tests/test_sched.c makes block 0 late at every
+ * Block 0 must: the prints before the stop are due, and a block 0 that left before a pause
+ * would not write its private copies back, so the next launch would resume with stale loop
+ * counters. tests/test_sched.c makes block 0 late at every
  * launch and gives it a print ring of two entries, so that it waits for the host while the
  * others run ahead. A cancel is the host's: it stops the run wherever it lands. */
 CFX_HD int sched_status_ends_walk(int32_t status)

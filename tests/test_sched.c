@@ -1748,9 +1748,6 @@ static void test_generated_microops(void)
 
 /* ==== pauses: CALLs, full print buffers, cancel, against the cpu executor ================== */
 
-/* A CALL right after the loop's TICK: at the first TICK of every launch after a CALL, block 0
- * reads the status after its slow poll, when the other blocks have already reached the next
- * CALL and paused the run. A block 0 that left there would lose i, c and s. */
 /* Prints, then a stop that every block raises at the same record. Block 0 prints while the
  * others run ahead to the stop; with a ring of two entries it must wait for the host there,
  * and it must not take the others' stop for a reason to leave: the cpu executor prints all
@@ -1775,6 +1772,9 @@ static void test_prints_before_stop(void)
            "the ring\n", st.stopped, st.ring_waits);
 }
 
+/* A CALL right after the loop's TICK: at the first TICK of every launch after a CALL, block 0
+ * reads the status after its slow poll, when the other blocks have already reached the next
+ * CALL and paused the run. A block 0 that left there would lose i, c and s. */
 static const char *const call_loop_src =
     "graph racy(w: f32[4], n: i32) -> (w2: f32[4], c: i32, s: f32) {\n"
     "  w2 = w\n  c = 0\n  s = 0.0\n  for i in range(0, n) {\n    w2 = kw(w2)\n    c = c + i\n"
