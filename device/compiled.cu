@@ -421,8 +421,9 @@ typedef struct comp_exec {
     uint8_t *print_buf, *print_host;
     uint32_t print_cap;
     cudaStream_t own;
-    /* the interpreter, made when first needed */
+    /* the interpreter, made when first needed, with the options cfx_set_option gave */
     void *interp;
+    persist_opts opts;
     /* the run in flight */
     exec_run run;
     cudaStream_t stream;
@@ -479,7 +480,9 @@ static void *comp_create(const cfx_prog *prog, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    static const persist_opts defaults = PERSIST_OPTS_DEFAULT;
     x->prog = prog;
+    x->opts = defaults;
     x->want = MODE_COMPILED;
     x->cache = "off";
     return x;
@@ -608,7 +611,7 @@ done:
 static int run_interp(comp_exec *x, const exec_run *run, int async, char *err, size_t errlen)
 {
     if (!x->interp) {
-        x->interp = dev_persistent_ops.create(x->prog, err, errlen);
+        x->interp = persist_create_opts(x->prog, &x->opts, err, errlen);
         if (!x->interp)
             return -1;
     }
@@ -805,6 +808,34 @@ static int comp_mode(void *self, int want, char *why, size_t len)
     return MODE_INTERP;
 }
 
+/* cfx_set_option: the interpreter's options, for its next run (an interpreter made with other
+ * options is dropped and made again when next needed). */
+static int comp_option(void *self, int option, int64_t value, char *why, size_t len)
+{
+    comp_exec *x = (comp_exec *)self;
+    persist_opts o = x->opts;
+    if (x->in_flight) {
+        snprintf(why, len, "a run is in flight: wait for it first");
+        return -1;
+    }
+    if (option == CFX_OPTION_DEVICE_LAUNCH)
+        o.device_launch = (int)value;
+    else if (option == CFX_OPTION_MICROOPS)
+        o.microops = (int)value;
+    else if (option == CFX_OPTION_LAUNCH_PRODUCT_MIN)
+        o.launch_product_min = value;
+    else {
+        snprintf(why, len, "unknown option %d", option);
+        return -1;
+    }
+    if (memcmp(&o, &x->opts, sizeof o) != 0 && x->interp) {
+        dev_persistent_ops.destroy(x->interp);
+        x->interp = NULL;
+    }
+    x->opts = o;
+    return 0;
+}
+
 /* cfx_exec_backend_detail: which mode ran (or will run), and for the interpreter why and its
  * own path. */
 static const char *comp_detail(void *self)
@@ -835,5 +866,5 @@ static const char *comp_detail(void *self)
 
 const exec_ops dev_compiled_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
-    comp_detail,                 comp_mode,
+    comp_detail,                 comp_mode,  comp_option,
 };

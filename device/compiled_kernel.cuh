@@ -5,7 +5,7 @@
  * too, for the argument and state layouts, so nvcc checks that it compiles on every build.
  *
  * The helpers mirror the interpreter's (device/persistent_kernel.cuh) so that both modes take
- * the same decisions: the same grid barrier (an arrival counter and a generation, watching the
+ * the same decisions: the same grid barrier (kernels/grid.cuh's counting barrier, watching the
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
  * flag while it waits) and the same split of items over blocks (scheduler.h's sched_share)
  * are written again here, because NVRTC compiles only what it is handed, without the CUDA
@@ -53,8 +53,7 @@ typedef struct ck_control {
 
 /* Device memory the blocks share: the grid barrier and the bytes of prints written. */
 typedef struct ck_sync {
-    unsigned int bar_count;
-    unsigned int bar_gen;
+    unsigned long long bar_arrived; /* kernels/grid.cuh's count */
     uint32_t print_used;
     uint32_t pad_;
 } ck_sync;
@@ -84,6 +83,7 @@ typedef struct ck_args {
  * GPU. */
 #if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
 #include "block.cuh"
+#include "grid.cuh"
 
 static_assert(CK_TILE == K_TILE, "products are split into the tiles k_matmul_tiles computes");
 
@@ -152,7 +152,7 @@ static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long 
  * for blocks waiting at a one-block region's exit when block 0 stopped inside the region; a
  * stop the program raises elsewhere is raised by a block that passed this barrier, so the
  * barrier completes. The fences make every block's writes before the barrier visible to every
- * block after it. */
+ * block after it (kernels/grid.cuh). */
 static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned long long *last,
                                                    int32_t record)
 {
@@ -161,24 +161,15 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
     if (threadIdx.x == 0) {
         ck_sync *s = a.sync;
         int stop = 0;
-        unsigned int gen = *(volatile unsigned int *)&s->bar_gen;
-        __threadfence();
-        if (atomicAdd(&s->bar_count, 1u) == gridDim.x - 1) {
-            atomicExch(&s->bar_count, 0u);
-            __threadfence();
-            atomicAdd(&s->bar_gen, 1u);
-        } else {
-            while (*(volatile unsigned int *)&s->bar_gen == gen) {
-                if (ck_status(a) != 0) {
-                    /* the barrier may have completed just before the stop: pass it then */
-                    __threadfence();
-                    stop = *(volatile unsigned int *)&s->bar_gen == gen;
-                    break;
-                }
-                ck_look(a, last, record);
+        unsigned long long target = k_grid_arrive(&s->bar_arrived, gridDim.x);
+        while (!k_grid_passed(&s->bar_arrived, target)) {
+            if (ck_status(a) != 0) {
+                /* the barrier may have completed just before the stop: pass it then */
+                stop = !k_grid_passed(&s->bar_arrived, target);
+                break;
             }
+            ck_look(a, last, record);
         }
-        __threadfence();
         s_stop = stop;
     }
     __syncthreads();

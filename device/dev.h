@@ -103,6 +103,16 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
                          int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
                          size_t errlen);
 
+/* The cuda-persistent interpreter (persistent.cu) with the options cfx_set_option sets, which
+ * are fixed when it is created: dev_persistent_ops.create is this with the defaults. */
+typedef struct persist_opts {
+    int device_launch;          /* 0: pause and relaunch */
+    int microops;               /* 0: one-block loops record by record */
+    int64_t launch_product_min; /* -1: SCHED_LAUNCH_PRODUCT_MIN; 0: every product inline */
+} persist_opts;
+#define PERSIST_OPTS_DEFAULT {1, 1, -1}
+void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

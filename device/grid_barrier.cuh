@@ -5,12 +5,12 @@
  *
  * Why our own barrier and not cooperative groups' grid.sync(): grid.sync() needs a
  * cooperative launch, which forbids dynamic parallelism, and the executor keeps device-side
- * launches open to itself; this barrier works in any launch whose grid is resident. It is an
- * arrival counter and a generation number with fences (scheduler.h explains when it is
- * passed); a block spinning in it also watches the run's status, so a block that stopped
- * the run never leaves the others waiting, and block 0 polls the host's cancel flag there
- * (rate-limited by the global timer), so a cancel lands within a fraction of a millisecond
- * even in a loop that never ends.
+ * launches open to itself; this barrier works in any launch whose grid is resident. It is
+ * kernels/grid.cuh's counting barrier (scheduler.h explains when it is passed); a block
+ * spinning in it also watches the run's status, so a block that stopped the run never leaves
+ * the others waiting, and block 0 polls the host's cancel flag there (rate-limited by the
+ * global timer), so a cancel lands within a fraction of a millisecond even in a loop that
+ * never ends.
  *
  * Device code only, every function static: each .cu file that includes it keeps its own
  * copy, which spares a relocatable-device-code build.
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "dev.h"
+#include "grid.cuh"
 #include "scheduler.h"
 
 /* The grid: P_THREADS threads per block, as many blocks as stay resident at once but no more
@@ -33,10 +34,9 @@
  * loop by half. */
 #define P_POLL_NS SCHED_POLL_NS
 
-/* The barrier's state in device memory, zeroed before a launch. */
+/* The barrier's state in device memory, zeroed before a launch: kernels/grid.cuh's word. */
 typedef struct persist_bar {
-    unsigned int count; /* blocks arrived */
-    unsigned int gen;   /* generation, bumped by the last to arrive */
+    unsigned long long arrived; /* arrivals at every barrier so far */
 } persist_bar;
 
 static __device__ __forceinline__ unsigned long long persist_now_ns(void)
@@ -81,9 +81,9 @@ static __device__ void persist_poll_cancel(dev_state *state, const dev_control *
 }
 
 /* The grid barrier, in every thread of every block. Returns 1 (in every thread of the block)
- * when the run was stopped while waiting: the block must end. The fences make the writes of
- * every block before the barrier visible to every block after it (as cooperative groups'
- * grid sync does). `pc` is where a cancel seen here stops the run. */
+ * when the run was stopped while waiting: the block must end. kernels/grid.cuh's release and
+ * acquire make the writes of every block before the barrier visible to every block after it
+ * (as cooperative groups' grid sync does). `pc` is where a cancel seen here stops the run. */
 static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, const dev_control *control,
                                            unsigned long long *last_poll, int32_t pc)
 {
@@ -91,32 +91,22 @@ static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, c
     __syncthreads();
     if (threadIdx.x == 0) {
         int stop = 0;
-        unsigned int gen = *(volatile unsigned int *)&bar->gen;
-        __threadfence();
-        if (atomicAdd(&bar->count, 1u) == gridDim.x - 1) {
-            atomicExch(&bar->count, 0u);
-            __threadfence();
-            atomicAdd(&bar->gen, 1u);
-        } else {
-            unsigned int spins = 0;
-            while (*(volatile unsigned int *)&bar->gen == gen) {
-                if (persist_load_status(state) != CFX_OK) {
-                    /* A stop seen while the generation still looked old may have been raised
-                     * after this barrier completed (a block that passed it went on to a CALL
-                     * and paused). The two loads are unordered, so look at the generation
-                     * again behind a fence: if the barrier did complete, pass it and end at
-                     * the stopping record like every other block. Otherwise block 0 would
-                     * leave without storing its private copies at a pause and the next
-                     * launch would reload stale scalars. */
-                    __threadfence();
-                    stop = *(volatile unsigned int *)&bar->gen == gen;
-                    break;
-                }
-                if (blockIdx.x == 0 && (++spins & 63u) == 0)
-                    persist_poll_cancel(state, control, last_poll, pc);
+        unsigned long long target = k_grid_arrive(&bar->arrived, gridDim.x);
+        unsigned int spins = 0;
+        while (!k_grid_passed(&bar->arrived, target)) {
+            if (persist_load_status(state) != CFX_OK) {
+                /* A stop seen while the barrier still looked incomplete may have been raised
+                 * after it completed (a block that passed it went on to a CALL and paused).
+                 * Look at the count again, after the status: if the barrier did complete, pass
+                 * it and end at the stopping record like every other block. Otherwise block 0
+                 * would leave without storing its private copies at a pause and the next
+                 * launch would reload stale scalars. */
+                stop = !k_grid_passed(&bar->arrived, target);
+                break;
             }
+            if (blockIdx.x == 0 && (++spins & 63u) == 0)
+                persist_poll_cancel(state, control, last_poll, pc);
         }
-        __threadfence();
         s_stop = stop;
     }
     __syncthreads();

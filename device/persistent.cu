@@ -28,12 +28,12 @@
  *   record's work on the stream (the cuda_fn, or the cuBLAS product) and launches again at
  *   the next record; an asynchronous run is served by cfx_wait. The fallback where device
  *   graph launch is not available (the probe in persistent_launch.cu fails, a site does not
- *   capture or instantiate for device launch, CFX_PERSISTENT_DEVICE_LAUNCH=0 in the
- *   environment), and the path of a traced run, whose launches carry the trace buffers.
+ *   capture or instantiate for device launch, CFX_OPTION_DEVICE_LAUNCH set to 0 with
+ *   cfx_set_option), and the path of a traced run, whose launches carry the trace buffers.
  *
  * One-block loops run as micro-ops (device/microops.h), translated here at creation and kept
- * in shared memory beside the private copies; CFX_PERSISTENT_MICROOPS=0 in the environment
- * when the executor is created keeps them out (every record interpreted, as before), and so
+ * in shared memory beside the private copies; CFX_OPTION_MICROOPS set to 0 with
+ * cfx_set_option keeps them out (every record interpreted, as before), and so
  * does a traced run, whose trace shows every record.
  *
  * Prints never end a launch: block 0 puts each printed value into a ring in host-mapped
@@ -351,14 +351,13 @@ fail:
 /* Device graph launch at creation: the probe, the products' graphs, the kernel's graph.
  * Falls back to the pause path (with the reason) for anything that does not work; -1 only
  * for a CUDA failure that leaves the executor unusable. */
-static int setup_device_launch(persist *x, char *err, size_t errlen)
+static int setup_device_launch(persist *x, int wanted, char *err, size_t errlen)
 {
     const cfx_prog *p = x->d.prog;
     char why[320] = "";
-    const char *env = getenv("CFX_PERSISTENT_DEVICE_LAUNCH");
     persist_args a;
-    if (env && strcmp(env, "0") == 0) {
-        fall_back(x, "CFX_PERSISTENT_DEVICE_LAUNCH=0");
+    if (!wanted) {
+        fall_back(x, "pause and relaunch asked for (CFX_OPTION_DEVICE_LAUNCH 0)");
         return 0;
     }
     if (!persist_probe_device_launch(&x->coop_node, why, sizeof why)) {
@@ -459,7 +458,7 @@ static int capture_calls(persist *x, const exec_run *run, char *err, size_t errl
     return 0;
 }
 
-static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
+void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err, size_t errlen)
 {
     persist *x = (persist *)calloc(1, sizeof *x);
     int per_sm = 0, per_sm_launch = 0;
@@ -477,24 +476,14 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
     if (!x->blas)
         (void)cudaGetLastError();
     memset(&opts, 0, sizeof opts);
-    opts.launch_product_min = x->blas ? SCHED_LAUNCH_PRODUCT_MIN : 0;
-    {
-        /* the benchmark's knob for choosing SCHED_LAUNCH_PRODUCT_MIN: another threshold, or
-         * 0 for every product inline */
-        const char *env = getenv("CFX_PERSISTENT_LAUNCH_PRODUCT_MIN");
-        char *end = NULL;
-        long long v = env ? strtoll(env, &end, 10) : -1;
-        if (env && *env && end && !*end && v >= 0 && x->blas)
-            opts.launch_product_min = v;
-    }
+    opts.launch_product_min = !x->blas ? 0 : o->launch_product_min >= 0 ? o->launch_product_min
+                                                                      : SCHED_LAUNCH_PRODUCT_MIN;
     x->product_min = opts.launch_product_min;
     if (sched_plan_build_opts(prog, &opts, &x->plan, err, errlen) != 0)
         goto fail;
     {
-        /* the benchmark's knob for measuring the micro-ops against the record interpreter */
-        const char *env = getenv("CFX_PERSISTENT_MICROOPS");
-        if (env && strcmp(env, "0") == 0)
-            snprintf(x->why_no_mops, sizeof x->why_no_mops, "CFX_PERSISTENT_MICROOPS=0");
+        if (!o->microops)
+            snprintf(x->why_no_mops, sizeof x->why_no_mops, "micro-ops turned off (CFX_OPTION_MICROOPS 0)");
         else if (mop_translate(prog, &x->plan, &x->mops, why, sizeof why) != 0)
             snprintf(x->why_no_mops, sizeof x->why_no_mops, "%s", why);
     }
@@ -577,7 +566,7 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
      * bytes reach the device, and they are ordered on the legacy default stream, which a
      * run on a non-blocking stream (our own, or an application's) does not wait for. */
     CUDA_TRY(cudaStreamSynchronize(0));
-    if (setup_device_launch(x, err, errlen) != 0)
+    if (setup_device_launch(x, o->device_launch, err, errlen) != 0)
         goto fail;
     prof_pop();
     return x;
@@ -593,8 +582,7 @@ static __global__ void persist_start(dev_state *state, persist_sync *sync, int32
 {
     state->status = CFX_OK;
     state->record = -1;
-    sync->bar.count = 0;
-    sync->bar.gen = 0;
+    sync->bar.arrived = 0;
     sync->start_pc = pc;
     sync->start_region = region;
     sync->max_iters = max_iters;
@@ -870,6 +858,12 @@ static int persist_wait(void *self, exec_outcome *out, char *err, size_t errlen)
         rc = finish(x, err, errlen);
     *out = x->out;
     return rc;
+}
+
+static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
+{
+    static const persist_opts defaults = PERSIST_OPTS_DEFAULT;
+    return persist_create_opts(prog, &defaults, err, errlen);
 }
 
 const exec_ops dev_persistent_ops = {

@@ -615,6 +615,46 @@ int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode)
     return got;
 }
 
+int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value)
+{
+    char why[256] = "";
+    if (!e)
+        return -1;
+    if (!e->ops->option) {
+        set_error(e, "the %s backend has no options", cfx_backend_name(e->backend));
+        return -1;
+    }
+    if (e->running) {
+        set_error(e, "cannot change an option while a run is in flight");
+        return -1;
+    }
+    switch (option) {
+    case CFX_OPTION_DEVICE_LAUNCH:
+    case CFX_OPTION_MICROOPS:
+        if (value != 0 && value != 1) {
+            set_error(e, "option %d takes 0 or 1, got %" PRId64, (int)option, value);
+            return -1;
+        }
+        break;
+    case CFX_OPTION_LAUNCH_PRODUCT_MIN:
+        if (value < -1) {
+            set_error(e, "the launched-product threshold takes -1 (the default), 0 or a count of "
+                         "multiply-adds, got %" PRId64, value);
+            return -1;
+        }
+        break;
+    default:
+        set_error(e, "unknown option %d", (int)option);
+        return -1;
+    }
+    if (e->ops->option(e->self, (int)option, value, why, sizeof why) != 0) {
+        set_error(e, "%s", why);
+        return -1;
+    }
+    e->error[0] = '\0';
+    return 0;
+}
+
 void cfx_set_stream(cfx_exec *e, void *stream)
 {
     if (e)

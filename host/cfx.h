@@ -173,6 +173,24 @@ typedef enum cfx_persistent_mode {
  * in flight. */
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
 
+/* Options of the cuda-persistent interpreter (docs/persistent.md), for benchmarks and tests
+ * that compare its paths; the defaults are what a user wants. Each takes effect at the next
+ * interpreted run (the interpreter is rebuilt with it), whenever it is set. */
+typedef enum cfx_option {
+    /* 1 (the default): a CALL or a launched product ends the kernel's launch by tail-launching
+     * its graph from the device, where the device can. 0: the launch pauses and the host
+     * serves the record and relaunches (pause and relaunch). */
+    CFX_OPTION_DEVICE_LAUNCH = 1,
+    /* 1 (the default): one-block loops run as micro-ops. 0: record by record. */
+    CFX_OPTION_MICROOPS = 2,
+    /* Products of at least this many multiply-adds are launched (cuBLAS) instead of run
+     * inside the kernel; 0 runs every product inside; -1 (the default) is 2^27. */
+    CFX_OPTION_LAUNCH_PRODUCT_MIN = 3
+} cfx_option;
+/* Returns 0, or -1 for another backend, an unknown option or value, or a run in flight
+ * (cfx_exec_error() says which). */
+int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value);
+
 /* Run to the end and return the status. */
 cfx_status cfx_run(cfx_exec *e);
 /* Enqueue the run on the stream and return at once (CUDA backends; the cpu backend runs

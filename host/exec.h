@@ -73,6 +73,9 @@ typedef struct exec_ops {
      * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
      * in `why`; -1 when it cannot be set now. */
     int (*mode)(void *self, int want, char *why, size_t len);
+    /* cuda-persistent only (NULL elsewhere): cfx_set_option, already checked for range;
+     * 0, or -1 with why. */
+    int (*option)(void *self, int option, int64_t value, char *why, size_t len);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
@@ -83,7 +86,7 @@ extern const exec_ops cpu_exec_ops;
  * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
-#define DEV_MODULE_ABI 2
+#define DEV_MODULE_ABI 3
 /* The module's one exported symbol: a function taking nothing and returning its table. */
 #define DEV_MODULE_ENTRY "cfx_cuda_module"
 

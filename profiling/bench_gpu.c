@@ -630,27 +630,26 @@ enum { NCASES = sizeof cases / sizeof cases[0] };
  * graph (which keeps the name "cuda-persistent": peers.py compares with that row), and in its
  * interpreter mode four times: on its default path, on the pause-and-relaunch path, with every
  * product inline, and with its one-block loops interpreted record by record rather than as
- * micro-ops, through the interpreter's environment knobs (set around cfx_exec_new; the row's
- * note says which path the executor took). */
+ * micro-ops, through the interpreter's options (cfx_set_option; the row's note says which path
+ * the executor took). */
 typedef struct executor {
     cfx_backend backend;
     const char *name;
-    const char *env, *value; /* set while the executor is created, or NULL */
-    int mode;                /* a cfx_persistent_mode, or -1 */
+    int option;    /* a cfx_option set to `value` before the first run, or 0 */
+    int64_t value;
+    int mode;      /* a cfx_persistent_mode, or -1 */
 } executor;
 
 static const executor executors[] = {
-    {CFX_BACKEND_CPU, "cpu", NULL, NULL, -1},
-    {CFX_BACKEND_CUDA_HOST, "cuda-host", NULL, NULL, -1},
-    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", NULL, NULL, -1},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", NULL, NULL, CFX_PERSISTENT_COMPILED},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", NULL, NULL, CFX_PERSISTENT_INTERP},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "CFX_PERSISTENT_DEVICE_LAUNCH", "0",
+    {CFX_BACKEND_CPU, "cpu", 0, 0, -1},
+    {CFX_BACKEND_CUDA_HOST, "cuda-host", 0, 0, -1},
+    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", 0, 0, -1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", 0, 0, CFX_PERSISTENT_COMPILED},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", 0, 0, CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
      CFX_PERSISTENT_INTERP},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "CFX_PERSISTENT_LAUNCH_PRODUCT_MIN", "0",
-     CFX_PERSISTENT_INTERP},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", "CFX_PERSISTENT_MICROOPS", "0",
-     CFX_PERSISTENT_INTERP},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP},
 };
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
@@ -756,20 +755,27 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         snprintf(r->state, sizeof r->state, "error: out of memory");
         goto fail;
     }
-    if (ex->env)
-        setenv(ex->env, ex->value, 1);
     e = cfx_exec_new(m, g, b, &err);
-    if (ex->env)
-        unsetenv(ex->env);
     if (!e) {
         snprintf(r->state, sizeof r->state, "error: %s", err ? err : "cfx_exec_new failed");
+        goto fail;
+    }
+    if (ex->option && cfx_set_option(e, (cfx_option)ex->option, ex->value) != 0) {
+        snprintf(r->state, sizeof r->state, "error: %.180s", cfx_exec_error(e));
         goto fail;
     }
     if (ex->mode >= 0) {
         /* the mode, and for the compiled kernel its build time (main turns the cache off) */
         double b0 = bench_wall_s();
         if (cfx_set_persistent_mode(e, (cfx_persistent_mode)ex->mode) != ex->mode) {
-            snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
+            /* A mode that cannot take the graph by design (the compiled kernel and a CALL of an
+             * application kernel) is a row that does not apply, not a failure; any other
+             * reason (NVRTC missing or failing) is one. */
+            int by_design = strstr(cfx_exec_error(e), "application kernel") != NULL;
+            snprintf(r->state, sizeof r->state, "%s: %.180s", by_design ? "n/a" : "unavailable",
+                     cfx_exec_error(e));
+            if (by_design)
+                goto done;
             goto fail;
         }
         build_ms = 1e3 * (bench_wall_s() - b0);
@@ -1049,6 +1055,15 @@ static void print_floors(const report *rp)
         }
         printf("| %s | %.3f | %.3f | %.3f | %s | %d |\n", list[i].name, list[i].s->median,
                list[i].s->min, list[i].s->max, list[i].unit, list[i].s->repeats);
+    }
+    printf("\nGrid barrier designs, each in a cooperative launch of blocks of %d threads:\n\n"
+           "| design | blocks | median us | min | max | against the executor's |\n|---|---:|---:|---:|---:|---:|\n",
+           f->block_threads);
+    for (int i = 0; i < FL_BARRIER_VARIANTS; i++) {
+        const floor_stat *v = &f->barrier_variant_us[i];
+        printf("| %s | %d | %.3f | %.3f | %.3f | %.2fx |\n", floors_barrier_variant_names[i],
+               f->barrier_variant_blocks[i], v->median, v->min, v->max,
+               v->median > 0 ? f->grid_barrier_us.median / v->median : 0.0);
     }
     if (f->tail_blocks > 0)
         printf("\nTail launches: a kernel of %d blocks x %d threads, the node of a device graph.\n",

@@ -9,6 +9,7 @@
  * one that runs it n2 times, (t2 - t1) / (n2 - n1), so the launch that wraps the loop
  * cancels out and what remains is the price of one more iteration.
  */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "bench.h"
 #include "floors.h"
+#include "grid.cuh"
 #include "grid_barrier.cuh"
 
 
@@ -56,6 +58,76 @@ grid_barrier_kernel(persist_bar *bar, dev_state *state, const dev_control *contr
     for (int i = 0; i < n; i++)
         if (persist_grid_barrier(bar, state, control, &last_poll, 0))
             return;
+}
+
+/* ---- grid barrier variants, measured beside the executor's to choose its design ---------- */
+
+/* The counting barrier of kernels/grid.cuh (one release add per block, acquire spin on one
+ * word), with a status poll at every spin, as the executor's would have. */
+__global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM)
+barrier_counting_kernel(unsigned long long *words, dev_state *state, int n)
+{
+    __shared__ int s_stop;
+    for (int i = 0; i < n; i++) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int stop = 0;
+            unsigned long long target = k_grid_arrive(words, gridDim.x);
+            while (!k_grid_passed(words, target))
+                if (persist_load_status(state) != CFX_OK) {
+                    stop = 1;
+                    break;
+                }
+            s_stop = stop;
+        }
+        __syncthreads();
+        if (s_stop)
+            return;
+    }
+}
+
+/* Two levels: blocks arrive in groups of FL_GROUP on a word of their group's (each word on its
+ * own 128-byte line), the last of a group arrives for it at the top word, and every block
+ * spins on the top word: FL_GROUP arrivals contend on each line instead of the whole grid. */
+#define FL_GROUP 16
+__global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM)
+barrier_tree_kernel(unsigned long long *words, dev_state *state, int n)
+{
+    __shared__ int s_stop;
+    const unsigned int g = blockIdx.x / FL_GROUP, ngroups = (gridDim.x + FL_GROUP - 1) / FL_GROUP;
+    const unsigned int size = gridDim.x - g * FL_GROUP < FL_GROUP ? gridDim.x - g * FL_GROUP : FL_GROUP;
+    unsigned long long *top = words, *mine = words + 16 * (1 + g);
+    for (int i = 0; i < n; i++) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int stop = 0;
+            unsigned long long old;
+            asm volatile("atom.add.acq_rel.gpu.u64 %0, [%1], 1;" : "=l"(old) : "l"(mine) : "memory");
+            unsigned long long target = (old / size + 1) * ngroups;
+            if (old % size == size - 1)
+                k_grid_add_release(top);
+            while (!k_grid_passed(top, target))
+                if (persist_load_status(state) != CFX_OK) {
+                    stop = 1;
+                    break;
+                }
+            s_stop = stop;
+        }
+        __syncthreads();
+        if (s_stop)
+            return;
+    }
+}
+
+/* Cooperative groups' grid sync, for comparison (it needs a cooperative launch). */
+__global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM)
+barrier_cg_kernel(unsigned long long *words, dev_state *state, int n)
+{
+    (void)words;
+    (void)state;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for (int i = 0; i < n; i++)
+        grid.sync();
 }
 
 /* `sink` keeps the loop from being anything but n barriers: each thread writes once. */
@@ -299,6 +371,69 @@ fail:
     return -1;
 }
 
+/* One variant of the table floors_barrier_variants: `per_sm` blocks per multiprocessor (as
+ * many as fit when 0), launched cooperatively (which every variant's grid must allow: all
+ * resident). */
+typedef void (*barrier_fn)(unsigned long long *, dev_state *, int);
+static int measure_barrier_variant(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats, int n2, int sms,
+                                   barrier_fn fn, int per_sm_max, double *v, int *blocks, char *err,
+                                   size_t errlen)
+{
+    const int n1 = 1;
+    unsigned long long *words = NULL;
+    dev_state *state = NULL;
+    int coop = 0, dev = 0, n = 0, per_sm = 0;
+    float ms1 = 0, ms2 = 0;
+    void *args[3];
+    dim3 grid(1), block(P_THREADS);
+
+    FL_TRY(cudaGetDevice(&dev));
+    FL_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    if (!coop) {
+        snprintf(err, errlen, "barrier variants: the device has no cooperative launch");
+        goto fail;
+    }
+    FL_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, P_THREADS, 0));
+    if (per_sm < 1) {
+        snprintf(err, errlen, "barrier variants: the kernel does not fit on a multiprocessor");
+        goto fail;
+    }
+    grid = dim3((unsigned)(sms * (per_sm < per_sm_max ? per_sm : per_sm_max)));
+    *blocks = (int)grid.x;
+    FL_TRY(cudaMalloc((void **)&words, 16 * sizeof *words * (2 + grid.x / FL_GROUP)));
+    FL_TRY(cudaMalloc((void **)&state, sizeof *state));
+    FL_TRY(cudaMemsetAsync(state, 0, sizeof *state, s));
+    args[0] = &words;
+    args[1] = &state;
+    args[2] = &n;
+    for (int r = -1; r < repeats; r++) {
+        for (int pass = 0; pass < 2; pass++) {
+            n = pass == 0 ? n1 : n2;
+            FL_TRY(cudaMemsetAsync(words, 0, 16 * sizeof *words * (2 + grid.x / FL_GROUP), s));
+            FL_TRY(cudaEventRecord(t0, s));
+            FL_TRY(cudaLaunchCooperativeKernel((void *)fn, grid, block, args, 0, s));
+            if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
+                goto fail;
+        }
+        if (r >= 0)
+            v[r] = 1e3 * (ms2 - ms1) / (n2 - n1);
+    }
+    cudaFree(words);
+    cudaFree(state);
+    return 0;
+fail:
+    cudaFree(words);
+    cudaFree(state);
+    return -1;
+}
+
+extern "C" const char *const floors_barrier_variant_names[FL_BARRIER_VARIANTS] = {
+    "counting barrier (one release add, acquire spin), executor's grid",
+    "counting barrier, one block per multiprocessor",
+    "two-level counting barrier (groups of 16 blocks), executor's grid",
+    "cooperative groups grid.sync(), executor's grid",
+};
+
 static int measure_block_barrier(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats,
                                  int n2, double *v, char *err, size_t errlen)
 {
@@ -420,6 +555,23 @@ extern "C" int floors_measure(floors *out, int quick, char *err, size_t errlen)
                              errlen))
         goto fail;
     out->grid_barrier_us = floors_summarize(v, repeats);
+    {
+        static const struct {
+            barrier_fn fn;
+            int per_sm;
+        } variants[FL_BARRIER_VARIANTS] = {
+            {barrier_counting_kernel, P_MAX_BLOCKS_PER_SM},
+            {barrier_counting_kernel, 1},
+            {barrier_tree_kernel, P_MAX_BLOCKS_PER_SM},
+            {barrier_cg_kernel, P_MAX_BLOCKS_PER_SM},
+        };
+        for (int i = 0; i < FL_BARRIER_VARIANTS; i++) {
+            if (measure_barrier_variant(s, t0, t1, repeats, quick ? 2000 : 20000, sms, variants[i].fn,
+                                        variants[i].per_sm, v, &out->barrier_variant_blocks[i], err, errlen))
+                goto fail;
+            out->barrier_variant_us[i] = floors_summarize(v, repeats);
+        }
+    }
     out->block_threads = BARRIER_THREADS;
     if (measure_block_barrier(s, t0, t1, repeats, quick ? 20000 : 200000, v, err, errlen))
         goto fail;

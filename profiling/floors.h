@@ -60,6 +60,10 @@ typedef struct floor_stat {
     int repeats;
 } floor_stat;
 
+/* Grid barrier designs timed beside the executor's (floors.cu), by name. */
+#define FL_BARRIER_VARIANTS 4
+extern const char *const floors_barrier_variant_names[FL_BARRIER_VARIANTS];
+
 typedef struct floors {
     floor_stat launch_us;
     floor_stat d2h_sync_us;
@@ -73,6 +77,8 @@ typedef struct floors {
     char tail_note[200];    /* why the tail-launch floors were not measured, or "" */
     int grid_blocks;        /* blocks in the grid-barrier kernel (the executor's grid rule) */
     int block_threads;      /* threads per block in both barrier kernels */
+    floor_stat barrier_variant_us[FL_BARRIER_VARIANTS];
+    int barrier_variant_blocks[FL_BARRIER_VARIANTS];
     double copy_bytes;      /* bytes read + written by one bandwidth copy */
 } floors;
 

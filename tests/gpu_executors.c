@@ -388,6 +388,15 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
         goto done;
     }
     if (mode >= 0) CHECK_INT(cfx_set_persistent_mode(e, (cfx_persistent_mode)mode), mode);
+    if (backend == CFX_BACKEND_CUDA_PERSISTENT) {
+        /* the options' values are checked; a good one is taken */
+        CHECK_INT(cfx_set_option(e, CFX_OPTION_MICROOPS, 2), -1);
+        CHECK(strstr(cfx_exec_error(e), "takes 0 or 1, got 2") != NULL);
+        CHECK_INT(cfx_set_option(e, CFX_OPTION_LAUNCH_PRODUCT_MIN, -2), -1);
+        CHECK_INT(cfx_set_option(e, (cfx_option)99, 0), -1);
+        CHECK(strstr(cfx_exec_error(e), "unknown option 99") != NULL);
+        CHECK_INT(cfx_set_option(e, CFX_OPTION_LAUNCH_PRODUCT_MIN, -1), 0);
+    }
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
     /* the path the executor takes: never empty; the backend's name where it says no more
@@ -397,8 +406,13 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
         CHECK(detail != NULL && detail[0] != '\0');
         if (backend == CFX_BACKEND_CPU || backend == CFX_BACKEND_CUDA_HOST)
             CHECK_STR(detail, cfx_backend_name(backend));
-        if (backend == CFX_BACKEND_CUDA_PERSISTENT)
-            CHECK(strncmp(detail, "device graph launch", 19) == 0 || strncmp(detail, "pause and relaunch", 18) == 0);
+        /* cuda-persistent names its mode first: the compiled kernel, or the interpreter (as
+         * asked, or why it runs instead) */
+        if (backend == CFX_BACKEND_CUDA_PERSISTENT) {
+            CHECK(strncmp(detail, "compiled kernel", 15) == 0 || strncmp(detail, "interpreter", 11) == 0);
+            if (mode == CFX_PERSISTENT_INTERP)
+                CHECK(strncmp(detail, "interpreter, as asked", 21) == 0);
+        }
         printf("%s: %s\n", cfx_backend_name(backend), detail);
     }
     /* the budget: 100 iterations run, the 101st stops the run before its body, and no result
@@ -407,6 +421,12 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
     CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
     CHECK_INT(cfx_exec_iterations(e), 100);
     CHECK_INT(i, -1);
+    /* once the interpreter has run, the detail also names its path */
+    if (backend == CFX_BACKEND_CUDA_PERSISTENT && mode == CFX_PERSISTENT_INTERP) {
+        const char *detail = cfx_exec_backend_detail(e);
+        CHECK(strstr(detail, "; device graph launch") != NULL || strstr(detail, "; pause and relaunch") != NULL);
+        printf("%s after a run: %s\n", cfx_backend_name(backend), detail);
+    }
     /* a cancel from another thread stops a loop that would run for a very long time */
     cfx_set_max_iters(e, 0);
     canceller c = {e, 200};

@@ -6,7 +6,7 @@
  * cross-block reads and split reductions, switch, row reads and writes, matmul, every stop,
  * the budget, a cancel from another thread, an asynchronous run, and a trace. Then what
  * device graph launch adds, on both paths (device graph launch where the executor takes it,
- * and pause and relaunch forced with CFX_PERSISTENT_DEVICE_LAUNCH=0): a CALL in a loop of
+ * and pause and relaunch forced with cfx_set_option's CFX_OPTION_DEVICE_LAUNCH): a CALL in a loop of
  * 10,000 iterations, a run that needs no host work between cfx_run_async and cfx_wait, and a
  * 2048-cube product in a loop launched as a cuBLAS graph.
  * Exits 77 (skipped) where there is no device. `--quick`: fewer iterations where a test
@@ -510,12 +510,11 @@ static int device_launch(const cfx_exec *e)
  * it picks (device graph launch where it works). */
 static int side_start_path(side *s, cfx_module *m, cfx_backend b, const char *overrides, int pause)
 {
-    int rc;
-    if (pause)
-        setenv("CFX_PERSISTENT_DEVICE_LAUNCH", "0", 1);
-    rc = side_start(s, m, 0, b, overrides, 0);
-    if (pause)
-        unsetenv("CFX_PERSISTENT_DEVICE_LAUNCH");
+    int rc = side_start(s, m, 0, b, overrides, 0);
+    if (rc == 0 && pause && b == CFX_BACKEND_CUDA_PERSISTENT && cfx_set_option(s->e, CFX_OPTION_DEVICE_LAUNCH, 0) != 0) {
+        fprintf(stderr, "cfx_set_option: %s\n", cfx_exec_error(s->e));
+        return -1;
+    }
     return rc;
 }
 

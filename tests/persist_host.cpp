@@ -143,8 +143,7 @@ static void start_launch(dev_state *state, persist_sync *sync, int32_t pc, int64
 {
     state->status = CFX_OK;
     state->record = -1;
-    sync->bar.count = 0;
-    sync->bar.gen = 0;
+    sync->bar.arrived = 0;
     sync->start_pc = pc;
     sync->start_region = -1;
     sync->max_iters = max_iters;
