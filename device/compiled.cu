@@ -38,6 +38,7 @@
 #include "dev.h"
 #include "exec.h"
 #include "nvtx.h"
+#include "scheduler.h"
 extern "C" { /* strbuf.h is a C header without C++ guards */
 #include "strbuf.h"
 }
@@ -49,6 +50,7 @@ static_assert(sizeof(ck_control) == sizeof(dev_control) &&
                   offsetof(ck_control, max_iters) == offsetof(dev_control, max_iters),
               "ck_control is dev_control as the kernel sees it");
 static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancelled by number");
+static_assert(CK_BATCH_MAX == SCHED_BATCH_MAX, "the kernel combines the plan's batches");
 
 #define COMP_PRINT_BYTES (1u << 20) /* the print buffer, grown for one big printed value */
 #define COMP_ENTRY "cfx_compiled"
@@ -267,7 +269,7 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispa
 {
     strbuf src = {0};
     image im;
-    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY};
+    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL};
     struct timespec t0;
     int rc = -1;
     memset(&im, 0, sizeof im);
@@ -514,7 +516,7 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     }
     CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
     CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(ck_sync)));
-    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * sizeof(k_acc) * (size_t)x->nblocks));
+    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * CK_BATCH_MAX * sizeof(k_acc) * (size_t)x->nblocks));
     CUDA_TRY(cudaMalloc((void **)&x->publish, 2 * (size_t)x->info.publish_bytes));
     for (int32_t i = 0; i < p->nrecords; i++)
         if (p->records[i].kind == REC_PRINT) {
@@ -543,7 +545,7 @@ static void build(comp_exec *x)
     char dir[900];
     int device = 0, major = 0, minor = 0;
     struct timespec t0;
-    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY, NULL, NULL};
     memset(&im, 0, sizeof im);
     x->tried = 1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -27,6 +27,7 @@
 #include "kernels.h"
 
 #define CK_THREADS 256              /* threads per block, a power of two (the block reduction) */
+#define CK_BATCH_MAX 4              /* split reductions combined over one barrier: SCHED_BATCH_MAX */
 #define CK_TILE 16                  /* matmul output tiles are CK_TILE x CK_TILE, one per thread */
 #define CK_POLL_NS 100000ull        /* read the host-mapped cancel flag at most this often */
 #define CK_STOP_CANCELLED 6         /* CFX_STOP_CANCELLED (compiled.cu checks that they agree) */
@@ -70,7 +71,7 @@ typedef struct ck_args {
     ck_state *state;
     const ck_control *control; /* host-mapped */
     ck_sync *sync;
-    k_acc *partials;           /* 2 * gridDim.x: a split reduction's per-block partials */
+    k_acc *partials;           /* 2 * CK_BATCH_MAX * gridDim.x: split reductions' partials */
     uint8_t *publish;          /* 2 buffers: the scalars block 0 hands over at a region's exit */
     uint8_t *print_buf;
     uint32_t print_cap;
@@ -193,7 +194,7 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
                                               k_acc *red, uint32_t *combines,
                                               unsigned long long *last, int32_t record)
 {
-    k_acc *part = a.partials + (uint64_t)(*combines & 1u) * gridDim.x;
+    k_acc *part = a.partials + (uint64_t)(*combines & 1u) * CK_BATCH_MAX * gridDim.x;
     if (threadIdx.x == 0)
         part[blockIdx.x] = *acc;
     if (ck_grid_barrier(a, last, record))
@@ -206,6 +207,29 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
     return 0;
 }
 
+/* A batch of n split reductions (scheduler.h) over one barrier: each one's partial to its
+ * array, one grid barrier, then each merged as ck_combine merges. Returns 1 if the run stopped. */
+static __device__ __noinline__ int ck_combine_batch(const ck_args &a, k_acc *acc, const int *op,
+                                                    const int *dtype, int n, k_acc *red,
+                                                    uint32_t *combines, unsigned long long *last,
+                                                    int32_t record)
+{
+    k_acc *part = a.partials + (uint64_t)(*combines & 1u) * CK_BATCH_MAX * gridDim.x;
+    if (threadIdx.x == 0)
+        for (int k = 0; k < n; k++)
+            part[(uint64_t)k * gridDim.x + blockIdx.x] = acc[k];
+    if (ck_grid_barrier(a, last, record))
+        return 1;
+    for (int k = 0; k < n; k++) {
+        k_acc m = k_reduce_init(op[k], dtype[k]);
+        for (int32_t b = threadIdx.x; b < (int32_t)gridDim.x; b += blockDim.x)
+            k_reduce_merge(op[k], dtype[k], &m, &part[(uint64_t)k * gridDim.x + b]);
+        acc[k] = k_block_reduce(red, m, op[k], dtype[k]);
+    }
+    (*combines)++;
+    return 0;
+}
+
 /* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n]: kernels/block.cuh's, kept out of line
  * (the generated code calls it at every split product). */
 static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
@@ -213,6 +237,29 @@ static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, con
                                                     int64_t n, int64_t lo, int64_t hi)
 {
     k_matmul_tiles(dtype, dst, a, b, m, k, n, lo, hi);
+}
+
+/* Bytes [0, n) from src to dst by every thread of the block (a replica loaded, published or
+ * reloaded; both 16-byte aligned), in 4-byte words where n allows. */
+static __device__ void ck_block_copy(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    if (n % 4 == 0) {
+        for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x)
+            ((uint32_t *)dst)[i] = ((const volatile uint32_t *)src)[i];
+    } else {
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+            dst[i] = ((const volatile uint8_t *)src)[i];
+    }
+}
+
+/* Rows [lo, hi) of a matrix-vector product: kernels/block.cuh's, which the interpreter calls
+ * too (the same bits in both modes), kept out of line. Ends with the block's barrier. */
+static __device__ __noinline__ void ck_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a,
+                                                   const uint8_t *x, int64_t k, int64_t lo,
+                                                   int64_t hi)
+{
+    k_matvec_rows(dtype, dst, a, x, k, lo, hi);
+    __syncthreads();
 }
 
 /* PRINT (every thread of every block): block 0 appends the entry; all count its bytes, so the

@@ -548,9 +548,11 @@ static inline int32_t mop_pool_add(mop_build *b, const void *bytes, int32_t n)
 static inline int32_t mop_file(mop_build *b, int32_t s, int dry)
 {
     const cfx_slot *sl = &b->p->slots[s];
+    if (sl->count != 1)
+        return -1; /* a replica (a private tensor) too: the interpreter takes its records */
     if (b->plan->priv_offset[s] >= 0)
         return b->plan->priv_offset[s];
-    if (sl->count != 1 || sl->kind != SLOT_CONST)
+    if (sl->kind != SLOT_CONST)
         return -1;
     if (dry)
         return 0;

@@ -69,6 +69,9 @@ typedef struct persist {
     uint8_t *flags;             /* device copies of the plan */
     int32_t *region_exit;
     int32_t *priv_offset;
+    int32_t *replicas;
+    int32_t *batch_next;        /* the plan's batches */
+    int32_t *batch_head;
     uint8_t *priv_global;
     uint8_t *publish;
     k_acc *partials;
@@ -154,6 +157,9 @@ static void persist_destroy(void *self)
     if (x->flags) cudaFree(x->flags);
     if (x->region_exit) cudaFree(x->region_exit);
     if (x->priv_offset) cudaFree(x->priv_offset);
+    if (x->replicas) cudaFree(x->replicas);
+    if (x->batch_next) cudaFree(x->batch_next);
+    if (x->batch_head) cudaFree(x->batch_head);
     if (x->mop_image) cudaFree(x->mop_image);
     if (x->mop_entry) cudaFree(x->mop_entry);
     if (x->priv_global) cudaFree(x->priv_global);
@@ -181,6 +187,10 @@ static persist_args kernel_args(const persist *x, int traced)
     a.flags = x->flags;
     a.region_exit = x->region_exit;
     a.priv_offset = x->priv_offset;
+    a.replicas = x->replicas;
+    a.batch_next = x->batch_next;
+    a.batch_head = x->batch_head;
+    a.nreplicas = x->plan.nreplicas;
     a.nslots = x->d.prog->nslots;
     a.priv_bytes = x->plan.priv_bytes;
     a.priv_shared = x->priv_global == NULL;
@@ -501,6 +511,16 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
     if (prog->nslots > 0)
         CUDA_TRY(cudaMemcpy(x->priv_offset, x->plan.priv_offset, sizeof(int32_t) * (size_t)prog->nslots,
                             cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&x->batch_next, sizeof(int32_t) * ((size_t)prog->nrecords + 1)));
+    CUDA_TRY(cudaMemcpy(x->batch_next, x->plan.batch_next, sizeof(int32_t) * (size_t)prog->nrecords,
+                        cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&x->batch_head, sizeof(int32_t) * ((size_t)prog->nrecords + 1)));
+    CUDA_TRY(cudaMemcpy(x->batch_head, x->plan.batch_head, sizeof(int32_t) * (size_t)prog->nrecords,
+                        cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMalloc((void **)&x->replicas, sizeof(int32_t) * ((size_t)x->plan.nreplicas + 1)));
+    if (x->plan.nreplicas > 0)
+        CUDA_TRY(cudaMemcpy(x->replicas, x->plan.replicas, sizeof(int32_t) * (size_t)x->plan.nreplicas,
+                            cudaMemcpyHostToDevice));
 
     if (x->mops.ncode > 0) {
         CUDA_TRY(cudaMalloc((void **)&x->mop_image, (size_t)x->mops.image_bytes));
@@ -533,7 +553,7 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
         CUDA_TRY(cudaMalloc((void **)&x->priv_global, (size_t)x->nblocks * (size_t)x->plan.priv_bytes));
     pub_bytes = 2 * (size_t)(x->plan.priv_bytes > 0 ? x->plan.priv_bytes : 16);
     CUDA_TRY(cudaMalloc((void **)&x->publish, pub_bytes));
-    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * sizeof(k_acc) * (size_t)x->nblocks));
+    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * SCHED_BATCH_MAX * sizeof(k_acc) * (size_t)x->nblocks));
     CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(persist_sync)));
 
     /* The print ring holds many lines, and always at least two of the biggest. */

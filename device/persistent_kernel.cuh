@@ -19,8 +19,8 @@
  * the block's other warps wait at a named barrier, until they leave for the interpreter (a
  * record they do not cover, the region's exit), a print or a stop (run_microops).
  *
- * Products: a matrix-vector product runs inline, a warp per row over the block's share of
- * the rows (vector loads where the row is 16-byte aligned); any other product below
+ * Products: a matrix-vector product runs inline, warps over the block's share of the rows
+ * (kernels/block.cuh's k_matvec_rows); any other product below
  * SCHED_LAUNCH_PRODUCT_MIN runs inline, tiled through shared memory with each block taking
  * a share of the output tiles; a bigger real one is a cuBLAS graph launched between two
  * launches (cuBLAS has no device-side API since CUDA 10).
@@ -97,12 +97,16 @@ typedef struct persist_args {
     const uint8_t *flags;
     const int32_t *region_exit;
     const int32_t *priv_offset;
+    const int32_t *replicas;     /* the plan's replicas (private tensors), nreplicas of them */
+    const int32_t *batch_next;   /* the plan's batches of split reductions */
+    const int32_t *batch_head;
+    int32_t nreplicas;
     int32_t nslots;
     int32_t priv_bytes;
     int priv_shared;             /* 1: private copies in dynamic shared memory */
     uint8_t *priv_global;        /* else nblocks * priv_bytes here */
     uint8_t *publish;            /* 2 * priv_bytes */
-    k_acc *partials;             /* 2 * nblocks */
+    k_acc *partials;             /* 2 * SCHED_BATCH_MAX * nblocks */
     dev_state *state;
     const dev_control *control;  /* host-mapped */
     persist_sync *sync;
@@ -172,88 +176,64 @@ static __device__ __forceinline__ uint8_t *slot_ptr(const persist_args &a, uint8
     return off >= 0 ? priv + off : a.arena + a.slots[s].offset;
 }
 
-/* Private copies from or to their arena slots (all threads of the block). */
-static __device__ void load_private(const persist_args &a, uint8_t *priv)
+/* Bytes [0, n) from src to dst by every thread of the block, in 4-byte words where both
+ * are 4-byte aligned and n is a multiple of 4. */
+static __device__ __forceinline__ void block_copy(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    if (((uintptr_t)dst | (uintptr_t)src | (uintptr_t)n) % 4 == 0) {
+        for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x)
+            ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i];
+    } else {
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+            dst[i] = src[i];
+    }
+}
+
+/* Private copies from (to_arena 0) or to their arena slots (all threads of the block): the
+ * one-element slots a thread each, the replicas by the whole block. */
+static __device__ void copy_private(const persist_args &a, uint8_t *priv, int to_arena)
 {
     for (int32_t s = threadIdx.x; s < a.nslots; s += blockDim.x) {
         int32_t off = a.priv_offset[s];
-        if (off < 0)
+        if (off < 0 || a.slots[s].count != 1)
             continue;
-        const uint8_t *src = a.arena + a.slots[s].offset;
+        uint8_t *arena = a.arena + a.slots[s].offset;
         int64_t n = slot_bytes(&a.slots[s]);
-        for (int64_t i = 0; i < n; i++)
-            priv[off + i] = src[i];
+        for (int64_t i = 0; i < n; i++) {
+            if (to_arena)
+                arena[i] = priv[off + i];
+            else
+                priv[off + i] = arena[i];
+        }
     }
+    for (int32_t k = 0; k < a.nreplicas; k++) {
+        const int32_t s = a.replicas[k];
+        uint8_t *arena = a.arena + a.slots[s].offset, *mine = priv + a.priv_offset[s];
+        if (to_arena)
+            block_copy(arena, mine, slot_bytes(&a.slots[s]));
+        else
+            block_copy(mine, arena, slot_bytes(&a.slots[s]));
+    }
+}
+
+static __device__ void load_private(const persist_args &a, uint8_t *priv)
+{
+    copy_private(a, priv, 0);
 }
 
 static __device__ void store_private(const persist_args &a, const uint8_t *priv)
 {
-    for (int32_t s = threadIdx.x; s < a.nslots; s += blockDim.x) {
-        int32_t off = a.priv_offset[s];
-        if (off < 0)
-            continue;
-        uint8_t *dst = a.arena + a.slots[s].offset;
-        int64_t n = slot_bytes(&a.slots[s]);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = priv[off + i];
-    }
+    copy_private(a, (uint8_t *)priv, 1);
 }
 
-/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k]: a warp per row, its lanes over the row's elements
- * (in chunks of 4 f32 or 2 f64 loaded at once where a row starts 16-byte aligned), the lanes'
- * sums merged by a butterfly in a fixed order, so every run gives the same bits. Reals are
- * summed in double with unfused multiply and add and rounded once, as k_matmul does; the
- * order of the additions differs from k_matmul's, so the result may differ from the cpu
- * executor's in the last bit of an f32 (the tolerance the tests state). Not inlined, nor
- * is ring_put: inline, they pushed the dispatch loop from 96 registers to 128 with spills;
- * as calls, the loop keeps 128 without spills (ptxas, sm_90). */
+/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k]: kernels/block.cuh's, which the compiled kernel
+ * calls too, so both modes give the same bits. Not inlined, nor is ring_put: inline, they
+ * pushed the dispatch loop from 96 registers to 128 with spills; as calls, the loop keeps 128
+ * without spills (ptxas, sm_90). */
 static __device__ __noinline__ void matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
                                    int64_t lo, int64_t hi)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    const int real = dtype == K_F32 || dtype == K_F64;
-#ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
-    if (nwarps == 0) {
-        if (threadIdx.x == 0)
-            k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
-        return;
-    }
-#endif
-    for (int64_t row = lo + warp; row < hi; row += nwarps) {
-        double accr = 0.0;
-        uint64_t acci = 0;
-        if (dtype == K_F32 && (k & 3) == 0) {
-            const float4 *ar = (const float4 *)(a + (size_t)row * k * 4), *xv = (const float4 *)x;
-            for (int64_t q = lane; q < k / 4; q += 32) {
-                float4 u = ar[q], v = xv[q];
-                accr = __dadd_rn(accr, __dmul_rn(u.x, v.x));
-                accr = __dadd_rn(accr, __dmul_rn(u.y, v.y));
-                accr = __dadd_rn(accr, __dmul_rn(u.z, v.z));
-                accr = __dadd_rn(accr, __dmul_rn(u.w, v.w));
-            }
-        } else if (dtype == K_F64 && (k & 1) == 0) {
-            const double2 *ar = (const double2 *)(a + (size_t)row * k * 8), *xv = (const double2 *)x;
-            for (int64_t q = lane; q < k / 2; q += 32) {
-                double2 u = ar[q], v = xv[q];
-                accr = __dadd_rn(accr, __dmul_rn(u.x, v.x));
-                accr = __dadd_rn(accr, __dmul_rn(u.y, v.y));
-            }
-        } else if (real) {
-            for (int64_t e = lane; e < k; e += 32)
-                accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
-        } else {
-            for (int64_t e = lane; e < k; e += 32)
-                acci += (uint64_t)k_get_int(dtype, a, row * k + e) * (uint64_t)k_get_int(dtype, x, e);
-        }
-        for (int off = 16; off > 0; off >>= 1) {
-            if (real)
-                accr = __dadd_rn(accr, __shfl_xor_sync(0xffffffffu, accr, off));
-            else
-                acci += __shfl_xor_sync(0xffffffffu, (unsigned long long)acci, off);
-        }
-        if (lane == 0)
-            k_store_result(dtype, dst + row * k_elem_size(dtype), accr, (int64_t)acci);
-    }
+    k_matvec_rows(dtype, dst, a, x, k, lo, hi);
 }
 
 /* PRINT, by every thread of block 0: the slot's bytes as one entry of the ring, in program
@@ -504,6 +484,42 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
     }
 }
 
+/* A reduction record's fold over the block's share (split) or over everything (redundant, or
+ * block 0 in a region), merged over the block's threads in the fixed tree: every thread gets
+ * it. */
+static __device__ k_acc reduce_share(const persist_args &a, uint8_t *priv, const cfx_record &r, int split,
+                                     int32_t sb, int32_t sn, k_acc *red)
+{
+    const cfx_slot *sl = a.slots;
+    const int dt = sl[r.b].dtype;
+    const int op = r.kind == REC_DOT ? (int)OP_SUM : (int)r.op;
+    const uint8_t *B = slot_ptr(a, priv, r.b);
+    const uint8_t *C = r.kind == REC_DOT ? slot_ptr(a, priv, r.c) : NULL;
+    int64_t lo = 0, hi = sl[r.b].count;
+    if (split)
+        sched_share(sl[r.b].count, sb, sn, &lo, &hi);
+    k_acc acc = k_reduce_init(op, dt);
+    for (int64_t e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+        if (r.kind == REC_DOT)
+            k_dot_range(dt, &acc, B, C, e, e + 1);
+        else
+            k_reduce_range(op, dt, &acc, B, e, e + 1);
+    }
+    return k_block_reduce(red, acc, op, dt);
+}
+
+/* Thread 0: the reduction's result from its merged accumulator into its (private) slot. */
+static __device__ void finish_reduction(const persist_args &a, uint8_t *priv, const cfx_record &r, const k_acc *acc)
+{
+    const cfx_slot *sl = a.slots;
+    const int dt = sl[r.b].dtype;
+    uint8_t *A = slot_ptr(a, priv, r.a);
+    if (r.kind == REC_DOT)
+        k_dot_finish(dt, acc, A);
+    else
+        k_reduce_finish(r.op, dt, acc, sl[r.b].count, A);
+}
+
 /* The dispatch loop: every block walks the records from a.sync->start_pc to HALT, a stop,
  * or a record that ends the launch (DEVICE_LAUNCH: see the top comment). Every decision
  * below is the same in all threads of a block (they read the same private copies after a
@@ -704,42 +720,40 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             break;
         case REC_REDUCE:
         case REC_DOT: {
-            const cfx_slot *sl = a.slots;
-            const int dt = sl[r.b].dtype;
-            const int op = r.kind == REC_DOT ? (int)OP_SUM : (int)r.op;
+            /* A split reduction folds the block's share of itself and of its batch (scheduler.h)
+             * into partials, passes one grid barrier, and merges each; a reduction of an earlier
+             * batch was done there. */
+            if (a.batch_head[pc] >= 0 && c.region < 0)
+                break;
             const int combine = (f & SCHED_F_COMBINE) && c.region < 0;
-            const uint8_t *B = slot_ptr(a, priv, r.b);
-            const uint8_t *C = r.kind == REC_DOT ? slot_ptr(a, priv, r.c) : NULL;
-            int64_t lo = 0, hi = sl[r.b].count;
-            if (combine)
-                sched_share(sl[r.b].count, sb, sn, &lo, &hi);
-            k_acc acc = k_reduce_init(op, dt);
-            for (int64_t e = lo + tid; e < hi; e += blockDim.x) {
-                if (r.kind == REC_DOT)
-                    k_dot_range(dt, &acc, B, C, e, e + 1);
-                else
-                    k_reduce_range(op, dt, &acc, B, e, e + 1);
+            int32_t q = pc;
+            for (int k = 0; k < SCHED_BATCH_MAX && q >= 0; k++, q = combine ? a.batch_next[q] : -1) {
+                const cfx_record rq = q == pc ? r : a.records[q];
+                k_acc acc = reduce_share(a, priv, rq, combine, sb, sn, red);
+                if (combine) {
+                    if (tid == 0)
+                        a.partials[((size_t)(c.combines & 1) * SCHED_BATCH_MAX + k) * nblocks + block] = acc;
+                } else if (tid == 0) {
+                    finish_reduction(a, priv, rq, &acc);
+                }
             }
-            acc = k_block_reduce(red, acc, op, dt);
             if (combine) {
-                k_acc *part = a.partials + (size_t)(c.combines & 1) * nblocks;
-                if (tid == 0)
-                    part[block] = acc;
                 if (grid_barrier(a, &last_poll, pc))
                     goto out;
                 /* every block merges all partials in the same order */
-                acc = k_reduce_init(op, dt);
-                for (int32_t b = tid; b < nblocks; b += blockDim.x)
-                    k_reduce_merge(op, dt, &acc, &part[b]);
-                acc = k_block_reduce(red, acc, op, dt);
+                q = pc;
+                for (int k = 0; k < SCHED_BATCH_MAX && q >= 0; k++, q = a.batch_next[q]) {
+                    const cfx_record rq = q == pc ? r : a.records[q];
+                    const k_acc *part = a.partials + ((size_t)(c.combines & 1) * SCHED_BATCH_MAX + k) * nblocks;
+                    const int dt = a.slots[rq.b].dtype, op = rq.kind == REC_DOT ? (int)OP_SUM : (int)rq.op;
+                    k_acc acc = k_reduce_init(op, dt);
+                    for (int32_t b = tid; b < nblocks; b += blockDim.x)
+                        k_reduce_merge(op, dt, &acc, &part[b]);
+                    acc = k_block_reduce(red, acc, op, dt);
+                    if (tid == 0)
+                        finish_reduction(a, priv, rq, &acc);
+                }
                 c.combines++;
-            }
-            if (tid == 0) {
-                uint8_t *A = slot_ptr(a, priv, r.a);
-                if (r.kind == REC_DOT)
-                    k_dot_finish(dt, &acc, A);
-                else
-                    k_reduce_finish(op, dt, &acc, sl[r.b].count, A);
             }
             break;
         }

@@ -21,7 +21,11 @@
  * - A reduction over a big slot (SCHED_F_COMBINE) folds each block's share into a partial,
  *   writes it to a global array, passes a grid barrier inside the record and then every
  *   block merges all partials in block order into its private result: one barrier, the
- *   same bits in every block. Partials alternate between two arrays (by a count of combines
+ *   same bits in every block. Later split reductions of the same straight run of records
+ *   whose inputs nothing in between writes, and whose results nothing in between touches,
+ *   join its BATCH: their partials are folded there too and pass the same barrier
+ *   (batch_next, batch_head), and at their own records nothing is left to do. Power
+ *   iteration's dot(v, w) and norm(w) cost one barrier, not two. Partials alternate between two arrays (by a count of combines
  *   that every block keeps the same), so a fast block's next partial never overwrites one
  *   a slow block is still merging: to reach a third combine it must pass the second's
  *   barrier, which the slow block reaches only after finishing the first.
@@ -45,6 +49,13 @@
  *   barrier.
  * - A matrix-vector product ([m,k] @ [k]) is split by rows: a block's share of the rows is its
  *   share of the output's elements (aligned), and a warp takes a row at a time.
+ * - A small tensor that only cheap records write (elementwise, copies, rows and boxes; never
+ *   a product, a CALL or a launched record) is a REPLICA: private like a one-element slot,
+ *   every block computes all of its elements into its own copy. Every read of a replica is
+ *   then the block's own, so it needs no barrier and leaves nothing pending: vectors such as
+ *   CG's r, p and x, and a decode step's h, cost no barrier to update and no barrier before
+ *   the product that reads them. What a replica's records read from shared slots they read
+ *   whole, behind a barrier where the analysis needs one, as any redundant record does.
  *
  * sched_arrive() is the one function that decides, at each record, whether a block runs
  * it, skips to a region's exit, or first publishes, waits and reloads; the device loop and
@@ -58,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <math.h>
 
 #include "hd.h"
 #include "program.h"
@@ -85,6 +97,7 @@
 /* What the plan is built for. */
 typedef struct sched_opts {
     int64_t launch_product_min; /* products at least this big end the launch; 0: none do */
+    int no_replicas;            /* 1: no tensor is a replica (the tests of the shared-slot rules) */
 } sched_opts;
 
 /* A loop is a candidate for one block when every slot it touches has at most this many
@@ -93,6 +106,8 @@ typedef struct sched_opts {
 /* A reduction over at most this many elements is computed whole by every block (no
  * barrier inside the record); a bigger one is split and combined. */
 #define SCHED_REDUNDANT_REDUCE_MAX 2048
+/* At most this many split reductions share one combine's barrier (a batch). */
+#define SCHED_BATCH_MAX 4
 /* MATMUL is split into square output tiles of this side. */
 #define SCHED_TILE 16
 /* Above this many bytes of per-record flow state the analysis falls back to the simple
@@ -101,14 +116,31 @@ typedef struct sched_opts {
 
 /* Bytes of one private copy: every one-element slot gets 8, whatever its dtype. */
 #define SCHED_PRIV_UNIT 8
+/* Small tensors may live privately in every block too, as REPLICAS (sched_pick_replicas): a
+ * tensor of at most SCHED_REPLICA_BYTES, all of them together at most SCHED_REPLICAS_BYTES, so
+ * that the private copies stay in shared memory beside the micro-ops. */
+#define SCHED_REPLICA_BYTES 16384
+#define SCHED_REPLICAS_BYTES 24576
+/* ... and whose records read no shared tensor of more than this many bytes whole (every block
+ * would read all of it: a replica of a function of a big shared tensor costs more than it
+ * saves). Rows, boxes and items read only what they copy. */
+#define SCHED_REPLICA_READ_BYTES 8192
 
 typedef struct sched_plan {
     int32_t nrecords;
     int32_t nslots;
     uint8_t *flags;        /* nrecords: SCHED_F_* */
     int32_t *region_exit;  /* nrecords: for a REGION_ENTRY record the record after its region, else -1 */
-    int32_t *priv_offset;  /* nslots: byte offset of the slot's private copy, -1 if it has none */
+    int32_t *priv_offset;  /* nslots: byte offset of the slot's private copy, -1 if it has none
+                            * (every private slot has one: scalars and replicas) */
     int32_t priv_bytes;    /* bytes of one block's private copies, a multiple of 16 */
+    int32_t nreplicas;     /* tensors that live privately in every block ... */
+    int32_t *replicas;     /* ... their slots, in slot order */
+    int32_t *batch_next;   /* nrecords: the next reduction of a combine's batch, -1 */
+    int32_t *batch_head;   /* nrecords: for a reduction done in an earlier combine's batch,
+                            * that combine's record (the reduction itself is then no work);
+                            * else -1 */
+    int32_t nbatched;      /* reductions done in an earlier combine's batch */
     int32_t nregions;      /* one-block regions found */
     int32_t nbarriers;     /* records with SCHED_F_BARRIER_BEFORE or SCHED_F_ENTRY_BARRIER */
     int32_t nlaunch_calls;    /* CALL records (they end the launch) */
@@ -128,8 +160,8 @@ CFX_HD void sched_share(int64_t count, int64_t block, int64_t nblocks, int64_t *
     *hi = *lo + base + (block < rem ? 1 : 0);
 }
 
-/* Which slots live privately in every block: one-element slots that the program may write
- * (consts are read in place). */
+/* Which one-element slots live privately in every block: those the program may write (consts
+ * are read in place). A plan adds replicas (priv_offset says which slots it made private). */
 CFX_HD int sched_slot_private(const cfx_slot *s)
 {
     return s->count == 1 && s->kind != SLOT_CONST;
@@ -511,6 +543,9 @@ static inline void sched_plan_free(sched_plan *plan)
     free(plan->flags);
     free(plan->region_exit);
     free(plan->priv_offset);
+    free(plan->replicas);
+    free(plan->batch_next);
+    free(plan->batch_head);
     memset(plan, 0, sizeof *plan);
 }
 
@@ -566,10 +601,181 @@ static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts,
     }
 }
 
+/* May record r write a replica (its output computed whole by every block, cheaply)? */
+static inline int sched_replica_writer(int kind)
+{
+    switch (kind) {
+    case REC_UNARY:
+    case REC_BINARY:
+    case REC_FILL:
+    case REC_IOTA:
+    case REC_COPY:
+    case REC_CAST:
+    case REC_WHERE:
+    case REC_TRANSPOSE:
+    case REC_GET_ROW:
+    case REC_SET_ROW:
+    case REC_GET_BOX:
+    case REC_SET_BOX:
+    case REC_BROADCAST:
+    case REC_GET_ITEM:
+    case REC_SET_ITEM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Marks in `rep` (nslots, zeroed) the tensors that become replicas: non-const slots of 2 to
+ * SCHED_REPLICA_BYTES bytes that some record writes, only sched_replica_writer records write,
+ * and no CALL and no record ending the launch touches, in slot order until
+ * SCHED_REPLICAS_BYTES are taken (a tensor nothing writes, an input only read, is read whole
+ * by every block without a barrier anyway). Returns how many. */
+static inline int32_t sched_pick_replicas(const cfx_prog *p, const sched_opts *opts, uint8_t *rep)
+{
+    int32_t n = 0;
+    int64_t total = 0;
+    for (int32_t s = 0; s < p->nslots; s++)
+        rep[s] = 0;
+    if (opts && opts->no_replicas)
+        return 0;
+    /* 1: written by some record (field a of a kind that writes it) */
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (sched_replica_writer(p->records[i].kind))
+            rep[p->records[i].a] = 1;
+    for (int32_t s = 0; s < p->nslots; s++) {
+        const cfx_slot *sl = &p->slots[s];
+        if (!(sl->kind != SLOT_CONST && sl->count > 1 && slot_bytes(sl) <= SCHED_REPLICA_BYTES))
+            rep[s] = 0;
+    }
+    /* 2: no writer reads a big tensor whole (a tensor that cannot be a replica is shared) */
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        const char *f = sched_fields(r->kind);
+        int32_t ops[4] = {r->a, r->b, r->c, r->d};
+        if (!sched_replica_writer(r->kind) || !rep[r->a] || r->kind == REC_GET_ROW || r->kind == REC_GET_BOX ||
+            r->kind == REC_GET_ITEM)
+            continue;
+        for (int k = 1; k < 4 && f[k]; k++)
+            if (f[k] == 's' && p->slots[ops[k]].kind != SLOT_CONST && slot_bytes(&p->slots[ops[k]]) > SCHED_REPLICA_READ_BYTES)
+                rep[r->a] = 0;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        const char *f = sched_fields(r->kind);
+        int32_t ops[4] = {r->a, r->b, r->c, r->d};
+        if (r->kind == REC_CALL) {
+            for (int32_t k = 0; k < r->c; k++)
+                rep[p->table[r->b + k]] = 0;
+            continue;
+        }
+        for (int k = 0; k < 4 && f[k]; k++) {
+            if (f[k] != 's')
+                continue;
+            if (sched_record_launches(p, r, opts))
+                rep[ops[k]] = 0;
+            else if (k == 0 && !sched_replica_writer(r->kind) && r->kind != REC_JUMP_FALSE &&
+                     r->kind != REC_JUMP_TRUE && r->kind != REC_SWITCH && r->kind != REC_ASSERT &&
+                     r->kind != REC_PRINT && r->kind != REC_CHECK_INDEX && r->kind != REC_CHECK_DIVIDE &&
+                     r->kind != REC_CHECK_STEP && r->kind != REC_CHECK_BOUND)
+                rep[ops[k]] = 0; /* field a is the output of every other kind that has one */
+        }
+    }
+    for (int32_t s = 0; s < p->nslots; s++) {
+        if (!rep[s])
+            continue;
+        int64_t b = (slot_bytes(&p->slots[s]) + 15) / 16 * 16;
+        if (total + b > SCHED_REPLICAS_BYTES) {
+            rep[s] = 0;
+            continue;
+        }
+        total += b;
+        n++;
+    }
+    return n;
+}
+
+/* Does record r write slot s (its output, or a CALL's result)? */
+static inline int sched_writes(const cfx_prog *p, const cfx_record *r, int32_t s)
+{
+    if (r->kind == REC_CALL) {
+        for (int32_t k = r->d; k < r->c; k++)
+            if (p->table[r->b + k] == s)
+                return 1;
+        return 0;
+    }
+    switch (r->kind) {
+    case REC_HALT: case REC_JUMP: case REC_JUMP_FALSE: case REC_JUMP_TRUE: case REC_SWITCH:
+    case REC_TICK: case REC_ASSERT: case REC_PRINT: case REC_CHECK_INDEX: case REC_CHECK_DIVIDE:
+    case REC_CHECK_STEP: case REC_CHECK_BOUND:
+        return 0;
+    default:
+        return r->a == s; /* every other kind writes field a */
+    }
+}
+
+/* Does record r name slot s at all? */
+static inline int sched_touches(const cfx_prog *p, const cfx_record *r, int32_t s)
+{
+    const char *f = sched_fields(r->kind);
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int k = 0; k < 4 && f[k]; k++)
+        if (f[k] == 's' && ops[k] == s)
+            return 1;
+    if (r->kind == REC_CALL)
+        for (int32_t k = 0; k < r->c; k++)
+            if (p->table[r->b + k] == s)
+                return 1;
+    return 0;
+}
+
+/* The batches of the split reductions (see the top comment): for each combine i that is not
+ * itself in a batch, the later combines j of the same straight run (no control record, no
+ * jump target, nothing that ends the launch, outside regions, up to the next TICK) whose
+ * inputs no record in (i, j) writes and whose result none touches. `target` (nrecords) marks
+ * the jump targets. */
+static inline void sched_find_batches(const cfx_prog *p, sched_plan *plan, const uint8_t *target)
+{
+    int32_t nr = p->nrecords;
+    for (int32_t i = 0; i < nr; i++) {
+        plan->batch_next[i] = -1;
+        plan->batch_head[i] = -1;
+    }
+    for (int32_t i = 0; i < nr; i++) {
+        const unsigned skip = SCHED_F_ONE_BLOCK | SCHED_F_LAUNCH;
+        int32_t last = i, size = 1;
+        if (!(plan->flags[i] & SCHED_F_COMBINE) || (plan->flags[i] & skip) || plan->batch_head[i] >= 0)
+            continue;
+        for (int32_t j = i + 1; j < nr && size < SCHED_BATCH_MAX; j++) {
+            const cfx_record *r = &p->records[j];
+            int ok = 1;
+            if (target[j] || (plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||
+                r->kind == REC_HALT || r->kind == REC_JUMP || r->kind == REC_JUMP_FALSE ||
+                r->kind == REC_JUMP_TRUE || r->kind == REC_SWITCH || r->kind == REC_TICK || r->kind == REC_CALL)
+                break;
+            if (!(plan->flags[j] & SCHED_F_COMBINE))
+                continue;
+            for (int32_t k = i + 1; k < j && ok; k++) {
+                const cfx_record *q = &p->records[k];
+                if (sched_writes(p, q, r->b) || (r->kind == REC_DOT && sched_writes(p, q, r->c)) ||
+                    sched_touches(p, q, r->a))
+                    ok = 0;
+            }
+            if (!ok)
+                continue;
+            plan->batch_next[last] = j;
+            plan->batch_head[j] = i;
+            plan->nbatched++;
+            last = j;
+            size++;
+        }
+    }
+}
+
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch).
  * Returns 0, or -1 with a reason in err when memory runs out. */
-static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
-                                        char *err, size_t errlen)
+static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
+                                       sched_plan *plan, char *err, size_t errlen)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
@@ -589,11 +795,15 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
     in_region = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     dist = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
     lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->replicas = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    plan->batch_next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->batch_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     if (!plan->flags || !plan->region_exit || !plan->priv_offset || !succ || !in_region || !dist
-        || !lastback)
+        || !lastback || !plan->replicas || !plan->batch_next || !plan->batch_head)
         goto nomem;
 
-    /* private copies, and a dense index of the shared (non-private, non-const) slots */
+    /* private copies (scalars first, then the replicas, each at a multiple of 16 bytes), and a
+     * dense index of the shared (non-private, non-const) slots */
     for (int32_t s = 0; s < ns; s++) {
         const cfx_slot *sl = &p->slots[s];
         plan->priv_offset[s] = -1;
@@ -601,10 +811,18 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
         if (sched_slot_private(sl)) {
             plan->priv_offset[s] = (int32_t)priv;
             priv += SCHED_PRIV_UNIT;
-        } else if (sl->kind != SLOT_CONST) {
+        } else if (!rep[s] && sl->kind != SLOT_CONST) {
             dist[s] = ndist++;
         }
     }
+    priv = (priv + 15) / 16 * 16;
+    plan->nreplicas = 0;
+    for (int32_t s = 0; s < ns; s++)
+        if (rep[s]) {
+            plan->replicas[plan->nreplicas++] = s;
+            plan->priv_offset[s] = (int32_t)priv;
+            priv += (slot_bytes(&p->slots[s]) + 15) / 16 * 16;
+        }
     if (priv > INT32_MAX - 16) {
         snprintf(err, errlen, "the program has too many scalar slots for the persistent executor");
         goto fail;
@@ -623,15 +841,30 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
                 plan->nlaunch_products++;
         } else if (dom > 0) {
             if (r->kind == REC_REDUCE || r->kind == REC_DOT) {
-                if (dom > SCHED_REDUNDANT_REDUCE_MAX)
+                /* over replicas alone, every block has every element: no combine */
+                int own = plan->priv_offset[r->b] >= 0 && (r->kind == REC_REDUCE || plan->priv_offset[r->c] >= 0);
+                if (dom > SCHED_REDUNDANT_REDUCE_MAX && !own)
                     plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
-            } else if (!sched_slot_private(&p->slots[r->a])) {
+            } else if (plan->priv_offset[r->a] < 0) {
                 plan->flags[i] |= SCHED_F_SPLIT;
             }
         }
     }
 
     sched_find_regions(p, opts, plan, succ, in_region, lastback);
+    {
+        /* jump targets, for the batches (lastback is free again: reused as marks) */
+        uint8_t *target = (uint8_t *)lastback;
+        for (int32_t r = 0; r < nr; r++)
+            target[r] = 0;
+        for (int32_t r = 0; r < nr; r++) {
+            int32_t n = sched_successors(p, r, succ);
+            for (int32_t k = 0; k < n; k++)
+                if (succ[k] != r + 1 && succ[k] < nr)
+                    target[succ[k]] = 1;
+        }
+        sched_find_batches(p, plan, target);
+    }
 
     /* The flow: state[i * ndist + d] holds the pending bits of shared slot d on entry to
      * record i, the union over the predecessors. Sweeps in record order until nothing
@@ -675,7 +908,9 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
                     memset(in, 0, (size_t)ndist);
                 }
                 memcpy(cur, in, (size_t)ndist);
-                if (plan->flags[i] & SCHED_F_LAUNCH) {
+                if (plan->batch_head[i] >= 0) {
+                    /* done in its batch, at the head's combine: nothing here */
+                } else if (plan->flags[i] & SCHED_F_LAUNCH) {
                     /* the launch ends here: everything before it is complete, and the next
                      * launch starts with a barrier */
                     memset(cur, 0, (size_t)ndist);
@@ -683,6 +918,12 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
                     sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
                     int na = sched_record_accesses(p, r, plan->flags[i], acc);
                     int need = sched_any_conflict(acc, na, dist, cur);
+                    /* a batch's later reductions read their inputs here, before the barrier */
+                    for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
+                        sched_access bacc[8] = {{0, 0}};
+                        int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
+                        need = sched_any_conflict(bacc, nb, dist, cur);
+                    }
                     if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) &&
                         !(plan->flags[i] & SCHED_F_COMBINE)) {
                         /* A small reduction computed whole by every block would need a
@@ -757,6 +998,85 @@ fail:
     sched_plan_free(plan);
     rc = -1;
     goto done;
+}
+
+/* What a plan's grid barriers cost, for choosing replicas: each record that passes one (a
+ * barrier before it, a combine, a region's exit) counts 64^d for the d loops around it, so
+ * that a barrier in a loop outweighs any number outside it, and an inner loop's an outer's. */
+static inline double sched_plan_cost(const cfx_prog *p, const sched_plan *plan)
+{
+    double cost = 0;
+    int32_t succ_cap = p->ntable + 2;
+    int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)succ_cap + 1));
+    int32_t *depth = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof(int32_t));
+    if (!succ || !depth) {
+        free(succ);
+        free(depth);
+        return 0;
+    }
+    for (int32_t r = 0; r < p->nrecords; r++) {
+        int32_t n = sched_successors(p, r, succ);
+        for (int32_t k = 0; k < n; k++)
+            if (succ[k] <= r)
+                for (int32_t i = succ[k]; i <= r; i++)
+                    depth[i]++;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        unsigned f = plan->flags[i];
+        if (plan->batch_head[i] >= 0)
+            continue; /* its combine is its batch's */
+        int barriers = ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_ENTRY_BARRIER) != 0) +
+                       ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_REGION_EXIT) != 0);
+        if (barriers)
+            cost += barriers * pow(64.0, depth[i] < 8 ? depth[i] : 8);
+    }
+    free(succ);
+    free(depth);
+    return cost;
+}
+
+/* Builds the plan of a validated program for opts (NULL: no product ends the launch), its
+ * replicas chosen so that they cost no barrier: the candidates of sched_pick_replicas, then
+ * each dropped again where the plan without it costs no more (sched_plan_cost), so a replica
+ * stays only where it saves barriers. Returns 0, or -1 with a reason in err when memory runs
+ * out. */
+static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
+                                        char *err, size_t errlen)
+{
+    uint8_t *rep = (uint8_t *)calloc((size_t)p->nslots + 1, 1);
+    sched_plan trial;
+    int rc;
+    if (!rep) {
+        snprintf(err, errlen, "out of memory in the scheduler's analysis");
+        return -1;
+    }
+    int32_t n = sched_pick_replicas(p, opts, rep);
+    rc = sched_plan_build_rep(p, opts, rep, plan, err, errlen);
+    /* one analysis per candidate: bounded, so that a huge program keeps its candidates */
+    if (rc == 0 && n > 0 && (int64_t)n * p->nrecords <= 1000000) {
+        double best = sched_plan_cost(p, plan);
+        for (int32_t s = 0; s < p->nslots && rc == 0; s++) {
+            if (!rep[s])
+                continue;
+            rep[s] = 0;
+            rc = sched_plan_build_rep(p, opts, rep, &trial, err, errlen);
+            if (rc != 0)
+                break;
+            double c = sched_plan_cost(p, &trial);
+            if (c <= best) {
+                best = c;
+                sched_plan_free(plan);
+                *plan = trial;
+            } else {
+                rep[s] = 1;
+                sched_plan_free(&trial);
+            }
+        }
+        if (rc != 0)
+            sched_plan_free(plan);
+    }
+    free(rep);
+    return rc;
 }
 
 /* The plan with no product ending the launch (CALLs still do). */

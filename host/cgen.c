@@ -153,6 +153,7 @@ typedef struct ctx {
 
 typedef struct gen {
     const cfx_prog *p;
+    const cgen_options *opt;
     int cuda;
     int pass;        /* 1: find the labels in use; 2: write */
     strbuf *out;
@@ -163,9 +164,13 @@ typedef struct gen {
     int depth;       /* nesting of do_tree, against CGEN_MAX_DEPTH */
     int too_deep;
     int indent;
+    int32_t cur;     /* the record whose code is being written (-1: none), for the barrier counts */
 
     /* slots */
     uint8_t *local;  /* per slot: held in a local variable */
+    uint8_t *rep;    /* per slot (CUDA): a replica of the plan's, in the block's rep_ array ... */
+    int32_t *rep_off; /* ... at this byte offset */
+    int64_t rep_bytes;
     int32_t *pub;    /* per slot: its place in a publish buffer (CUDA), -1 */
     int32_t nlocal;
 
@@ -218,6 +223,36 @@ static void fail(gen *g, const char *fmt, ...)
 
 /* ---- writing --------------------------------------------------------------------------------- */
 
+/* The block and grid barriers a written line passes (cgen_info's counts): the helpers'
+ * known costs (k_block_reduce: 10 block barriers for CK_THREADS = 256; a grid barrier: 2). */
+static void count_barriers(gen *g, const char *text)
+{
+    static const struct {
+        const char *call;
+        int block, grid;
+    } costs[] = {
+        {"__syncthreads()", 1, 0},     {"__syncthreads_or(", 1, 0}, {"k_block_reduce(", 10, 0},
+        {"ck_grid_barrier(", 2, 1},    {"ck_combine(", 12, 1},      {"ck_matvec_rows(", 1, 0},
+        {"ck_poll(", 1, 0},
+    };
+    const char *batch = strstr(text, "ck_combine_batch(");
+    int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers;
+    if (!bb || !gb || g->cur < 0)
+        return;
+    for (size_t k = 0; k < sizeof costs / sizeof costs[0]; k++)
+        for (const char *at = strstr(text, costs[k].call); at; at = strstr(at + 1, costs[k].call)) {
+            bb[g->cur] += costs[k].block;
+            gb[g->cur] += costs[k].grid;
+        }
+    if (batch) {
+        int n = 0;
+        if (sscanf(batch, "ck_combine_batch(a, acc_, ops_, dts_, %d,", &n) == 1) {
+            bb[g->cur] += 2 + 10 * n;
+            gb[g->cur] += 1;
+        }
+    }
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -227,10 +262,13 @@ static void line(gen *g, const char *fmt, ...)
         return;
     for (int i = 0; i < g->indent; i++)
         sb_puts(g->out, "    ");
+    size_t at = g->out->len;
     va_list ap;
     va_start(ap, fmt);
     sb_vprintf(g->out, fmt, ap);
     va_end(ap);
+    if (g->out->data && !g->out->oom)
+        count_barriers(g, g->out->data + at);
     sb_puts(g->out, "\n");
 }
 
@@ -745,6 +783,8 @@ static void address(gen *g, strbuf *sb, int32_t s)
 {
     if (g->local[s])
         sb_printf(sb, "(uint8_t *)&s%d", (int)s);
+    else if (g->rep && g->rep[s])
+        sb_printf(sb, "(rep_ + %d)", (int)g->rep_off[s]);
     else
         sb_printf(sb, "(arena + %lld)", (long long)g->p->slots[s].offset);
 }
@@ -839,7 +879,13 @@ static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo
 {
     char nbuf[32], buf[1024];
     snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)n);
-    if (g->cuda && !g->local[out]) {
+    if (g->cuda && g->rep && g->rep[out]) {
+        /* a replica: every block all of it, over its threads */
+        line(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
+        snprintf(buf, sizeof buf, fmt_lo_hi, "e_", "e_ + 1");
+        line(g, "    %s;", buf);
+        line(g, "__syncthreads();");
+    } else if (g->cuda && !g->local[out]) {
         split_open(g, r, nbuf);
         snprintf(buf, sizeof buf, fmt_lo_hi, "e_", "e_ + 1");
         line(g, "    %s;", buf);
@@ -853,9 +899,78 @@ static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo
 /* A reduction or dot into one element: C over everything; CUDA over the block's threads, merged
  * in a fixed tree, or (a split reduction) over the block's share, combined across blocks over
  * one grid barrier, as the interpreter does it. Every thread ends with the result. */
+/* CUDA: a split reduction with a batch (scheduler.h): each one's fold over the block's share,
+ * one combine over one barrier, each one's result. */
+static void reduction_batch(gen *g, int32_t i)
+{
+    const cfx_prog *p = g->p;
+    int32_t batch[SCHED_BATCH_MAX], n = 0;
+    strbuf ops = {0}, dts = {0};
+    texts t;
+    memset(&t, 0, sizeof t);
+    for (int32_t q = i; q >= 0 && n < SCHED_BATCH_MAX; q = g->plan.batch_next[q])
+        batch[n++] = q;
+    line(g, "{");
+    g->indent++;
+    line(g, "k_acc acc_[%d];", (int)n);
+    for (int k = 0; k < n; k++) {
+        const cfx_record *r = &p->records[batch[k]];
+        int dt = p->slots[r->b].dtype;
+        const char *op = r->kind == REC_DOT ? "OP_SUM" : op_ident(r->op);
+        int64_t cnt = p->slots[r->b].count;
+        sb_printf(&ops, "%s%s", k ? ", " : "", op);
+        sb_printf(&dts, "%s%s", k ? ", " : "", kdtype(dt));
+        line(g, "/* record %d%s */", (int)batch[k], k ? ", in the batch" : "");
+        line(g, "{");
+        g->indent++;
+        line(g, "k_acc m_ = k_reduce_init(%s, %s);", op, kdtype(dt));
+        line(g, "int64_t lo_, hi_;");
+        line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)cnt);
+        line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+        if (r->kind == REC_DOT)
+            line(g, "    k_dot_range(%s, &m_, %s, %s, e_, e_ + 1);", kdtype(dt), P(g, &t, r->b), P(g, &t, r->c));
+        else
+            line(g, "    k_reduce_range(%s, %s, &m_, %s, e_, e_ + 1);", op, kdtype(dt), P(g, &t, r->b));
+        line(g, "acc_[%d] = k_block_reduce(red_, m_, %s, %s);", k, op, kdtype(dt));
+        g->indent--;
+        line(g, "}");
+    }
+    line(g, "{");
+    g->indent++;
+    line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", (int)n, sb_str(&ops), (int)n, sb_str(&dts));
+    line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", (int)n,
+         (int)i);
+    g->indent--;
+    line(g, "}");
+    for (int k = 0; k < n; k++) {
+        const cfx_record *r = &p->records[batch[k]];
+        int dt = p->slots[r->b].dtype;
+        if (r->kind == REC_DOT)
+            line(g, "k_dot_finish(%s, &acc_[%d], %s);", kdtype(dt), k, P(g, &t, r->a));
+        else
+            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(r->op), kdtype(dt), k,
+                 (long long)p->slots[r->b].count, P(g, &t, r->a));
+    }
+    g->indent--;
+    line(g, "}");
+    if (ops.oom || dts.oom)
+        fail(g, "out of memory");
+    sb_free(&ops);
+    sb_free(&dts);
+    texts_free(g, &t);
+}
+
 static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
 {
     const cfx_prog *p = g->p;
+    if (g->cuda && g->have_plan && g->plan.batch_head[i] >= 0) {
+        line(g, "/* record %d: done in the batch of record %d */", (int)i, (int)g->plan.batch_head[i]);
+        return;
+    }
+    if (g->cuda && g->have_plan && g->plan.batch_next[i] >= 0) {
+        reduction_batch(g, i);
+        return;
+    }
     int dot = r->kind == REC_DOT;
     int dt = p->slots[r->b].dtype;
     int64_t n = p->slots[r->b].count;
@@ -922,6 +1037,10 @@ static void publish_scalars(gen *g)
                  (int)s);
     g->indent--;
     line(g, "}");
+    if (g->rep_bytes > 0)
+        line(g, "if (blockIdx.x == 0) ck_block_copy(a.publish + (size_t)(exits_ & 1u) * %lldu + %lld, rep_, %lld);",
+             (long long)g->info->publish_bytes, (long long)(g->info->publish_bytes - g->rep_bytes),
+             (long long)g->rep_bytes);
 }
 
 static void reload_scalars(gen *g)
@@ -937,8 +1056,13 @@ static void reload_scalars(gen *g)
         if (g->local[s])
             line(g, "s%d = *(const volatile %s *)(pub_ + %d);", (int)s, ctype(p->slots[s].dtype),
                  16 + 8 * g->pub[s]);
+    if (g->rep_bytes > 0)
+        line(g, "ck_block_copy(rep_, pub_ + %lld, %lld);", (long long)(g->info->publish_bytes - g->rep_bytes),
+             (long long)g->rep_bytes);
     g->indent--;
     line(g, "}");
+    if (g->rep_bytes > 0)
+        line(g, "__syncthreads();");
     line(g, "exits_++;");
 }
 
@@ -977,6 +1101,298 @@ static void region_exit_actions(gen *g, int32_t i)
     publish_scalars(g);
     grid_barrier(g, i);
     reload_scalars(g);
+}
+
+/* ==== fused elementwise loops (CUDA) ==========================================================
+ * Consecutive split elementwise records over the same number of elements, with nothing the plan
+ * puts between them, run as one loop over the block's share: each thread computes every record
+ * at its elements in turn. A thread reads an element of a tensor only where it wrote it (every
+ * operand has the loop's count, or one element), so no block barrier is needed between them. A
+ * value computed in the loop is read again from a register; a temporary that no record outside
+ * the loop touches is never stored. The scalar functions are those k_unary, k_binary and k_where
+ * call, so the bits are the same. */
+
+/* Does record i read or write slot s (a slot field, or a CALL's table entry)? */
+static int touches(const cfx_prog *p, int32_t i, int32_t s)
+{
+    const cfx_record *r = &p->records[i];
+    const char *f = rec_fields[r->kind];
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int k = 0; k < 4; k++)
+        if (f[k] == 's' && ops[k] == s)
+            return 1;
+    if (r->kind == REC_CALL)
+        for (int32_t k = 0; k < r->c; k++)
+            if (p->table[r->b + k] == s)
+                return 1;
+    return 0;
+}
+
+/* The slot operands a fused record reads (after its output, field a). */
+static int fused_inputs(const cfx_record *r, int32_t in[3])
+{
+    switch (r->kind) {
+    case REC_UNARY:
+    case REC_FILL:
+    case REC_COPY:
+    case REC_CAST:
+        in[0] = r->b;
+        return 1;
+    case REC_BINARY:
+        in[0] = r->b;
+        in[1] = r->c;
+        return 2;
+    case REC_WHERE:
+        in[0] = r->b;
+        in[1] = r->c;
+        in[2] = r->d;
+        return 3;
+    default:
+        return 0;
+    }
+}
+
+/* The loop a record's elements run in: FUSE_SPLIT, the block's share of them (a split record),
+ * or FUSE_WHOLE, all of them in every block (a replica's); 0 for anything else. */
+enum { FUSE_SPLIT = 1, FUSE_WHOLE = 2 };
+static int fused_space(const gen *g, int32_t i)
+{
+    int32_t a = g->p->records[i].a;
+    if (g->plan.flags[i] & SCHED_F_SPLIT)
+        return FUSE_SPLIT;
+    return g->rep && g->rep[a] ? FUSE_WHOLE : 0;
+}
+
+/* Can record i be part of a fused loop over n elements (0: take the record's own count)? */
+static int64_t fusable(const gen *g, int32_t i, int64_t n)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[i];
+    const cfx_slot *sl = p->slots;
+    int32_t in[3];
+    int nin = fused_inputs(r, in);
+    if (!g->cuda || !g->have_plan || nin == 0 || !fused_space(g, i) || g->local[r->a])
+        return 0;
+    if (n == 0)
+        n = sl[r->a].count;
+    if (sl[r->a].count != n || n < 2 || (r->kind == REC_COPY && r->a == r->b))
+        return 0;
+    if (r->kind == REC_UNARY && !unary_stem(r->op, r->dtype))
+        return 0;
+    if (r->kind == REC_BINARY && !binary_stem(r->op, r->dtype))
+        return 0;
+    for (int k = 0; k < nin; k++) {
+        const cfx_slot *o = &sl[in[k]];
+        if (!(g->local[in[k]] || (o->kind == SLOT_CONST && o->count == 1) || o->count == n))
+            return 0;
+    }
+    return n;
+}
+
+/* The records [i, end) that fuse with record i, within [i, hi): a later one joins when nothing
+ * is to be done before it (no barrier, no region's entry or exit) and it shares the count and
+ * the one-block-ness of i. */
+static int32_t fused_end(const gen *g, int32_t i, int32_t hi)
+{
+    int64_t n = fusable(g, i, 0);
+    unsigned one = g->plan.flags[i] & SCHED_F_ONE_BLOCK;
+    int space = fused_space(g, i);
+    int32_t j = i + 1;
+    const unsigned stops = SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER | SCHED_F_REGION_ENTRY |
+                           SCHED_F_REGION_EXIT | SCHED_F_LAUNCH;
+    while (j < hi && !(g->plan.flags[j] & stops) && (g->plan.flags[j] & SCHED_F_ONE_BLOCK) == one &&
+           fusable(g, j, n) == n && fused_space(g, j) == space)
+        j++;
+    return j;
+}
+
+/* Can the reduction at record j fold its elements inside the fused loop over n elements that
+ * ends before it? Its inputs must have n elements and its elements be the loop's: after a
+ * split loop a split reduction (its share is the loop's) or one inside the same one-block
+ * region (the whole); after a replica's loop one every block computes whole. */
+static int fusable_reduction(const gen *g, int32_t j, int32_t lo, int64_t n)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[j];
+    unsigned f = g->plan.flags[j], one = g->plan.flags[lo] & SCHED_F_ONE_BLOCK;
+    if (r->kind != REC_REDUCE && r->kind != REC_DOT)
+        return 0;
+    if (f & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT |
+             SCHED_F_LAUNCH))
+        return 0;
+    if (g->plan.batch_next[j] >= 0 || g->plan.batch_head[j] >= 0)
+        return 0; /* a batch's reductions are folded together (reduction_batch) */
+    if ((f & SCHED_F_ONE_BLOCK) != one)
+        return 0;
+    if (fused_space(g, lo) == FUSE_SPLIT ? !one && !(f & SCHED_F_COMBINE) : !one && (f & SCHED_F_COMBINE))
+        return 0;
+    if (p->slots[r->b].count != n || g->local[r->b] || (r->kind == REC_DOT && (p->slots[r->c].count != n ||
+                                                                                g->local[r->c])))
+        return 0;
+    return g->local[r->a];
+}
+
+/* Is the output of record w (in [lo, hi)) a temporary no record outside (w, hi) touches? */
+static int fused_private(const gen *g, int32_t lo, int32_t hi, int32_t w)
+{
+    const cfx_prog *p = g->p;
+    int32_t s = p->records[w].a;
+    (void)lo;
+    if (p->slots[s].kind != SLOT_TEMP)
+        return 0;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (i != w && (i < w || i >= hi) && touches(p, i, s))
+            return 0;
+    return 1;
+}
+
+/* The value of operand s at element e_ in the fused loop: a register written earlier in the
+ * loop (reg[s] >= 0: the record that wrote it; -2: loaded from the arena into u<s>_), a local,
+ * a constant, or a load from the arena, which is written once into a register. */
+static void fused_value(gen *g, strbuf *sb, int32_t *reg, int32_t s)
+{
+    const cfx_slot *o = &g->p->slots[s];
+    if (reg[s] >= 0) {
+        sb_printf(sb, "v%d_", (int)reg[s]);
+    } else if (reg[s] == -2) {
+        sb_printf(sb, "u%d_", (int)s);
+    } else if (g->local[s] || (o->kind == SLOT_CONST && o->count == 1)) {
+        value(g, sb, s);
+    } else {
+        strbuf at = {0};
+        address(g, &at, s);
+        line(g, "const %s u%d_ = ((const %s *)%s)[e_];", ctype(o->dtype), (int)s, ctype(o->dtype), sb_str(&at));
+        if (at.oom)
+            fail(g, "out of memory");
+        sb_free(&at);
+        reg[s] = -2;
+        sb_printf(sb, "u%d_", (int)s);
+    }
+}
+
+/* Writes records [lo, hi) as one loop over the block's share, and the reduction at record red
+ * (-1: none) folded into the same loop, then merged as reduction() merges it. */
+static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
+{
+    const cfx_prog *p = g->p;
+    const cfx_slot *sl = p->slots;
+    int32_t *reg = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+    strbuf x[3] = {{0}, {0}, {0}};
+    char nbuf[32], op[32];
+    const cfx_record *rr = red >= 0 ? &p->records[red] : NULL;
+    int rdt = rr ? sl[rr->b].dtype : 0;
+    int one = (g->plan.flags[lo] & SCHED_F_ONE_BLOCK) != 0;
+    if (!reg) {
+        fail(g, "out of memory");
+        return;
+    }
+    for (int32_t s = 0; s < p->nslots; s++)
+        reg[s] = -1;
+    snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)sl[p->records[lo].a].count);
+    snprintf(op, sizeof op, "%s", rr && rr->kind == REC_REDUCE ? op_ident(rr->op) : "OP_SUM");
+    if (rr) {
+        line(g, "/* records %d to %d, fused, with the reduction at record %d */", (int)lo, (int)hi - 1,
+             (int)red);
+        line(g, "{");
+        g->indent++;
+        line(g, "k_acc acc_ = k_reduce_init(%s, %s);", op, kdtype(rdt));
+    } else {
+        line(g, "/* records %d to %d, fused */", (int)lo, (int)hi - 1);
+    }
+    if (fused_space(g, lo) == FUSE_SPLIT) {
+        split_open(g, lo, nbuf);
+    } else { /* a replica's: every element in every block, as split_close closes it */
+        line(g, "{");
+        g->indent++;
+        line(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
+    }
+    line(g, "{");
+    g->indent++;
+    for (int32_t i = lo; i < hi; i++) {
+        const cfx_record *r = &p->records[i];
+        const cfx_slot *out = &sl[r->a];
+        const char *T = ctype(out->dtype);
+        int32_t in[3];
+        int nin = fused_inputs(r, in);
+        for (int k = 0; k < nin; k++) {
+            x[k].len = 0;
+            if (x[k].data)
+                x[k].data[0] = '\0';
+            fused_value(g, &x[k], reg, in[k]);
+        }
+        switch (r->kind) {
+        case REC_UNARY:
+            line(g, "const %s v%d_ = k_%s_%s(%s);", T, (int)i, unary_stem(r->op, r->dtype), suffix(r->dtype),
+                 sb_str(&x[0]));
+            break;
+        case REC_BINARY:
+            line(g, "const %s v%d_ = k_%s_%s(%s, %s);", T, (int)i, binary_stem(r->op, r->dtype),
+                 suffix(r->dtype), sb_str(&x[0]), sb_str(&x[1]));
+            break;
+        case REC_FILL:
+        case REC_COPY:
+            line(g, "const %s v%d_ = %s;", T, (int)i, sb_str(&x[0]));
+            break;
+        case REC_CAST:
+            line(g, "%s v%d_;", T, (int)i);
+            line(g, "{ const %s c_ = %s; k_cast(%s, (uint8_t *)&v%d_, %s, (const uint8_t *)&c_, 0, 1); }",
+                 ctype(sl[r->b].dtype), sb_str(&x[0]), kdtype(out->dtype), (int)i, kdtype(sl[r->b].dtype));
+            break;
+        case REC_WHERE:
+            line(g, "const %s v%d_ = %s%s ? %s : %s%s;", T, (int)i, r->dtype == CFX_BOOL ? "(uint8_t)((" : "",
+                 sb_str(&x[0]), sb_str(&x[1]), sb_str(&x[2]), r->dtype == CFX_BOOL ? ") != 0)" : "");
+            break;
+        default:
+            break;
+        }
+        if (!fused_private(g, lo, rr ? red + 1 : hi, i)) {
+            strbuf at = {0};
+            address(g, &at, r->a);
+            line(g, "((%s *)%s)[e_] = v%d_;", T, sb_str(&at), (int)i);
+            if (at.oom)
+                fail(g, "out of memory");
+            sb_free(&at);
+        }
+        reg[r->a] = i;
+    }
+    if (rr) {
+        for (int k = 0; k < (rr->kind == REC_DOT ? 2 : 1); k++) {
+            x[k].len = 0;
+            if (x[k].data)
+                x[k].data[0] = '\0';
+            fused_value(g, &x[k], reg, k == 0 ? rr->b : rr->c);
+        }
+        if (rr->kind == REC_DOT)
+            line(g, "{ const %s b_ = %s, c_ = %s; k_dot_range(%s, &acc_, &b_, &c_, 0, 1); }", ctype(rdt),
+                 sb_str(&x[0]), sb_str(&x[1]), kdtype(rdt));
+        else
+            line(g, "{ const %s b_ = %s; k_reduce_one(%s, %s, &acc_, &b_, e_); }", ctype(rdt), sb_str(&x[0]), op,
+                 kdtype(rdt));
+    }
+    g->indent--;
+    line(g, "}");
+    split_close(g);
+    if (rr) {
+        char target[64];
+        snprintf(target, sizeof target, "(uint8_t *)&s%d", (int)rr->a);
+        line(g, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op, kdtype(rdt));
+        if (!one && fused_space(g, lo) == FUSE_SPLIT)
+            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;", op, kdtype(rdt),
+                 (int)red);
+        if (rr->kind == REC_DOT)
+            line(g, "k_dot_finish(%s, &acc_, %s);", kdtype(rdt), target);
+        else
+            line(g, "k_reduce_finish(%s, %s, &acc_, %lldLL, %s);", op, kdtype(rdt),
+                 (long long)sl[rr->b].count, target);
+        g->indent--;
+        line(g, "}");
+    }
+    for (int k = 0; k < 3; k++) {
+        if (x[k].oom)
+            fail(g, "out of memory");
+        sb_free(&x[k]);
+    }
+    free(reg);
 }
 
 /* CUDA: everything the plan asks for before record i, except a region's entry (written before
@@ -1149,12 +1565,18 @@ static void record(gen *g, int32_t i)
         const cfx_slot *sb = &sl[r->b], *sc = &sl[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
         if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
-            /* a matrix-vector product: the block's share of the rows, as the plan splits it
-             * (each row summed in order, as k_matmul does) */
-            snprintf(buf, sizeof buf, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, 1LL, %%s, %%s)",
-                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
-                     (long long)k);
-            ranged(g, i, r->a, m, buf);
+            /* a matrix-vector product: the block's share of the rows, as the plan splits it,
+             * with the interpreter's routine (kernels/block.cuh) */
+            int oneb = g->have_plan && (g->plan.flags[i] & SCHED_F_ONE_BLOCK);
+            line(g, "{");
+            g->indent++;
+            line(g, "int64_t lo_, hi_;");
+            line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)m, oneb ? "0" : "blockIdx.x",
+                 oneb ? "1" : "gridDim.x");
+            line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_);", kdtype(r->dtype), P(g, &t, r->a),
+                 P(g, &t, r->b), P(g, &t, r->c), (long long)k);
+            g->indent--;
+            line(g, "}");
         } else if (cuda && !g->local[r->a]) {
             /* output tiles of the block's share, as the interpreter splits them */
             int64_t tiles =
@@ -1456,6 +1878,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
     memset(&t, 0, sizeof t);
     for (int32_t i = lo; i < hi && !g->failed; i++) {
         const cfx_record *r = &p->records[i];
+        g->cur = i;
         arrive(g, i, at_region_header && i == lo);
         switch (r->kind) {
         case REC_HALT:
@@ -1512,11 +1935,20 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             line(g, "}");
             break;
         }
-        default:
-            record(g, i);
+        default: {
+            int64_t n = fusable(g, i, 0);
+            int32_t end = n ? fused_end(g, i, hi) : i + 1;
+            int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
+            if (end > i + 1 || red >= 0) {
+                fused_loop(g, i, end, red);
+                i = red >= 0 ? red : end - 1;
+            } else {
+                record(g, i);
+            }
             if (i + 1 == hi) /* falls into the next block */
                 do_branch(g, x, to_block(g, hi), ft);
             break;
+        }
         }
     }
     texts_free(g, &t);
@@ -1579,6 +2011,7 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
     if (region) {
         int32_t h = g->start[x];
         unsigned f = g->plan.flags[h];
+        g->cur = h;
         region_exit_actions(g, h); /* a region that starts where another ends */
         line(g, "/* a one-block region: records %d to %d%s */", (int)h, (int)g->region_end[x] - 1,
              g->redundant[x] ? ", scalars only, so every block runs it" : "");
@@ -1639,6 +2072,7 @@ static void dispatch(gen *g)
     line(g, "switch (pc_) {");
     for (int32_t i = 0; i < g->nreach && !g->failed; i++) {
         int32_t x = g->order[i], lo = g->start[x], hi = g->start[x + 1];
+        g->cur = lo;
         line(g, "case %d: {", (int)lo);
         g->indent++;
         if (region_header(g, x)) {
@@ -1669,6 +2103,7 @@ static void dispatch(gen *g)
         }
         for (int32_t r = lo; r < hi && !g->failed; r++) {
             const cfx_record *rec = &p->records[r];
+            g->cur = r;
             arrive(g, r, region_header(g, x) && r == lo);
             switch (rec->kind) {
             case REC_HALT:
@@ -1740,6 +2175,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     const cfx_prog *p = g->p;
     g->halt_used = g->stop_used = 0;
     g->indent = 0;
+    g->cur = -1;
     g->nctx = 0;
     g->depth = 0;
     if (g->cuda) {
@@ -1753,6 +2189,15 @@ static void function(gen *g, const char *entry, int use_dispatch)
                 line(g, "__shared__ k_acc red_[CK_THREADS];");
                 break;
             }
+        if (g->rep_bytes > 0) {
+            /* the replicas, loaded from the arena (ck_load_replicas waits for the block) */
+            line(g, "__shared__ __align__(16) uint8_t rep_[%lld];", (long long)g->rep_bytes);
+            for (int32_t s = 0; s < p->nslots; s++)
+                if (g->rep[s])
+                    line(g, "ck_block_copy(rep_ + %d, arena + %lld, %lld);", (int)g->rep_off[s],
+                         (long long)p->slots[s].offset, (long long)slot_bytes(&p->slots[s]));
+            line(g, "__syncthreads();");
+        }
         line(g, "uint64_t iters_ = 0;");
         line(g, "uint32_t print_used_ = 0, combines_ = 0, exits_ = 0;");
         line(g, "unsigned long long poll_ = 0;");
@@ -1799,6 +2244,12 @@ static void function(gen *g, const char *entry, int use_dispatch)
         if (g->cuda) {
             g->indent--;
             line(g, "}");
+            for (int32_t k = 0; k < p->nresults; k++) {
+                int32_t s = p->results[k];
+                if (g->rep && g->rep[s])
+                    line(g, "if (blockIdx.x == 0) ck_block_copy(arena + %lld, rep_ + %d, %lld);",
+                         (long long)p->slots[s].offset, (int)g->rep_off[s], (long long)slot_bytes(&p->slots[s]));
+            }
         } else {
             line(g, "a->status = 0;");
             line(g, "a->record = -1;");
@@ -1824,6 +2275,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
 static void gen_free(gen *g)
 {
     free(g->local);
+    free(g->rep);
+    free(g->rep_off);
     free(g->pub);
     free(g->start);
     free(g->blk);
@@ -1883,7 +2336,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
 {
     gen g;
     cgen_info local_info;
-    cgen_options defaults = {CGEN_TARGET_C, 0, NULL};
+    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL};
     strbuf scratch = {0};
     int rc = -1;
     memset(&g, 0, sizeof g);
@@ -1893,6 +2346,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
         info = &local_info;
     memset(info, 0, sizeof *info);
     g.p = p;
+    g.opt = opt;
     g.cuda = opt->target == CGEN_TARGET_CUDA;
     g.info = info;
     g.err = err;
@@ -1921,6 +2375,22 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
     if (build_plan(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 ||
         find_dominators(&g) != 0)
         goto done;
+    if (g.have_plan && g.plan.nreplicas > 0) {
+        /* the plan's replicas live in the block's rep_ array, after the scalars when published */
+        g.rep = calloc((size_t)p->nslots + 1, 1);
+        g.rep_off = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+        if (!g.rep || !g.rep_off) {
+            fail(&g, "out of memory");
+            goto done;
+        }
+        for (int32_t k = 0; k < g.plan.nreplicas; k++) {
+            int32_t s = g.plan.replicas[k];
+            g.rep[s] = 1;
+            g.rep_off[s] = (int32_t)g.rep_bytes;
+            g.rep_bytes += (slot_bytes(&p->slots[s]) + 15) / 16 * 16;
+        }
+        info->publish_bytes = (info->publish_bytes + 15) / 16 * 16 + g.rep_bytes;
+    }
     info->blocks = g.nreach;
     int reducible = find_loops(&g);
     if (g.failed || plan_regions(&g) != 0 || place_blocks(&g) != 0)

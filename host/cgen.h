@@ -43,6 +43,11 @@ typedef struct cgen_options {
     int force_dispatch; /* emit the pc-dispatch loop even where the structure is recognised */
     const char
         *entry; /* name of the generated function; NULL: "cgen_run" (C), "cfx_compiled" (CUDA) */
+    /* CUDA, when the caller sets them (arrays of nrecords, zeroed): per record, the block and
+     * the grid barriers the code written for it passes (a fused loop's count goes to its first
+     * record; a barrier the plan puts before a record, to that record) */
+    int32_t *block_barriers;
+    int32_t *grid_barriers;
 } cgen_options;
 
 /* What the generator made of the program. */

@@ -1,6 +1,7 @@
 /* block.cuh: the block-wide routines that both persistent kernels (the interpreter's,
  * device/persistent_kernel.cuh, and the compiled one, device/compiled_kernel.cuh) run on the
- * device: the fixed-tree block reduction and the tiled matrix product. Device code only;
+ * device: the fixed-tree block reduction, the matrix-vector product and the tiled matrix
+ * product. Device code only;
  * NVRTC gets it as text with the compiled kernel's headers, so it includes nothing but
  * kernels.h. */
 #ifndef CFX_BLOCK_CUH
@@ -9,6 +10,21 @@
 #include "kernels.h"
 
 #define K_TILE 16 /* output tiles are K_TILE x K_TILE elements, one per thread */
+
+/* A 16-byte load of data read once per use (a matrix row), through the non-coherent path
+ * without allocating in L1. */
+static __device__ __forceinline__ float4 k_load_stream4(const float4 *p)
+{
+#if defined(__CUDA_ARCH__)
+    float4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
+#else
+    return *p;
+#endif
+}
 
 /* Merges every thread's accumulator in a fixed tree, so every block gets the same bits; every
  * thread returns the result. red holds blockDim.x accumulators; blockDim.x is a power of two. */
@@ -24,6 +40,112 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
     k_acc r = red[0];
     __syncthreads();
     return r;
+}
+
+/* The sum of a warp's lanes' accumulators, in a fixed butterfly order, in every lane. */
+static __device__ __forceinline__ double k_warp_sum_real(double v)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        v = __dadd_rn(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+static __device__ __forceinline__ uint64_t k_warp_sum_int(uint64_t v)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        v += (uint64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v, off);
+    return v;
+}
+
+/* Rows per warp at a time and 16-byte chunks per lane and row at a time in k_matvec_rows: 8
+ * loads in flight per lane, enough to keep device memory busy with 16 warps per
+ * multiprocessor, whatever the row length. */
+#define K_MV_ROWS 4
+#define K_MV_UNROLL 2
+
+/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k], by every thread of the block: the warps take
+ * K_MV_ROWS rows at a time, and each lane sums the elements lane, lane + 32, ... of each row
+ * (16-byte chunks of 4 f32 where rows are 16-byte aligned), K_MV_UNROLL chunks per row loaded
+ * before any is used; then the lanes' sums meet in a fixed butterfly. Reals are summed in
+ * double and rounded once, as k_matmul does; f32 products are exact in double, so a fused
+ * multiply-add gives the bits of a multiply and an add. Each row's order of additions depends
+ * on nothing but k (not on the block's size, the unrolling or which warp takes the row), so
+ * both persistent kernels give the same bits; it differs from k_matmul's, so a result may
+ * differ from the cpu executor's in the last bits (docs/persistent.md states the tolerance).
+ * The matrix is read through the non-coherent path without allocating in L1, so the vector
+ * stays there. */
+static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
+                                     int64_t lo, int64_t hi)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
+    if (nwarps == 0) {
+        if (threadIdx.x == 0)
+            k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
+        return;
+    }
+#endif
+    if (dtype == K_F32 && (k & 3) == 0) {
+        const int64_t k4 = k / 4;
+        const float4 *xv = (const float4 *)x;
+        for (int64_t row0 = lo + (int64_t)warp * K_MV_ROWS; row0 < hi; row0 += (int64_t)nwarps * K_MV_ROWS) {
+            double acc[K_MV_ROWS];
+            const float4 *ar[K_MV_ROWS];
+            for (int r = 0; r < K_MV_ROWS; r++) {
+                acc[r] = 0.0;
+                /* rows past hi repeat the last row: loaded, never stored */
+                ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k * 4);
+            }
+            int64_t q = lane;
+            for (; q + 32 * (K_MV_UNROLL - 1) < k4; q += 32 * K_MV_UNROLL) {
+                float4 u[K_MV_ROWS][K_MV_UNROLL], v[K_MV_UNROLL];
+                for (int j = 0; j < K_MV_UNROLL; j++) {
+                    v[j] = xv[q + 32 * j];
+                    for (int r = 0; r < K_MV_ROWS; r++)
+                        u[r][j] = k_load_stream4(ar[r] + q + 32 * j);
+                }
+                for (int j = 0; j < K_MV_UNROLL; j++)
+                    for (int r = 0; r < K_MV_ROWS; r++) {
+                        acc[r] = fma((double)u[r][j].x, (double)v[j].x, acc[r]);
+                        acc[r] = fma((double)u[r][j].y, (double)v[j].y, acc[r]);
+                        acc[r] = fma((double)u[r][j].z, (double)v[j].z, acc[r]);
+                        acc[r] = fma((double)u[r][j].w, (double)v[j].w, acc[r]);
+                    }
+            }
+            for (; q < k4; q += 32) {
+                float4 v = xv[q];
+                for (int r = 0; r < K_MV_ROWS; r++) {
+                    float4 u = k_load_stream4(ar[r] + q);
+                    acc[r] = fma((double)u.x, (double)v.x, acc[r]);
+                    acc[r] = fma((double)u.y, (double)v.y, acc[r]);
+                    acc[r] = fma((double)u.z, (double)v.z, acc[r]);
+                    acc[r] = fma((double)u.w, (double)v.w, acc[r]);
+                }
+            }
+            for (int r = 0; r < K_MV_ROWS; r++) {
+                double sum = k_warp_sum_real(acc[r]);
+                if (lane == 0 && row0 + r < hi)
+                    ((float *)dst)[row0 + r] = (float)sum;
+            }
+        }
+        return;
+    }
+    /* any other dtype or alignment: a warp per row, an element per lane at a time */
+    const int real = dtype == K_F32 || dtype == K_F64;
+    for (int64_t row = lo + warp; row < hi; row += nwarps) {
+        double accr = 0.0;
+        uint64_t acci = 0;
+        if (real) {
+            for (int64_t e = lane; e < k; e += 32)
+                accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
+            accr = k_warp_sum_real(accr);
+        } else {
+            for (int64_t e = lane; e < k; e += 32)
+                acci += (uint64_t)k_get_int(dtype, a, row * k + e) * (uint64_t)k_get_int(dtype, x, e);
+            acci = k_warp_sum_int(acci);
+        }
+        if (lane == 0)
+            k_store_result(dtype, dst + row * k_elem_size(dtype), accr, (int64_t)acci);
+    }
 }
 
 /* One shared-memory cell of a tile: reals as double, integers as int64, as k_matmul

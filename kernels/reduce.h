@@ -120,6 +120,21 @@ CFX_HD void k_reduce_range(int op, int dtype, k_acc *acc, const void *src, int64
     acc->n += hi - lo;
 }
 
+/* Folds one element, at position e, held at `value` (its own bytes): what k_reduce_range does
+ * for element e. The compiled kernel's fused loops reduce values they hold in registers. */
+CFX_HD void k_reduce_one(int op, int dtype, k_acc *acc, const void *value, int64_t e)
+{
+    if (op == OP_RMAX || op == OP_RMIN || op == OP_ARGMAX || op == OP_ARGMIN) {
+        int real = k_is_real(dtype);
+        double cr = real ? k_get_real(dtype, value, 0) : 0.0;
+        int64_t ci = real ? 0 : k_get_int(dtype, value, 0);
+        k_extreme_offer(real, op == OP_RMAX || op == OP_ARGMAX, cr, ci, e, acc);
+        acc->n++;
+        return;
+    }
+    k_reduce_range(op, dtype, acc, value, 0, 1); /* the position does not matter */
+}
+
 CFX_HD void k_reduce_merge(int op, int dtype, k_acc *into, const k_acc *from)
 {
     if (from->n == 0)

@@ -31,6 +31,13 @@
 struct ck_dim3 {
     unsigned int x, y, z;
 };
+typedef struct float4 {
+    float x, y, z, w;
+} float4;
+typedef struct double2 {
+    double x, y;
+} double2;
+
 static thread_local ck_dim3 blockIdx;
 static const ck_dim3 threadIdx = {0, 0, 0};
 static const ck_dim3 blockDim = {1, 1, 1};

@@ -196,6 +196,10 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
     a.flags = plan->flags;
     a.region_exit = plan->region_exit;
     a.priv_offset = plan->priv_offset;
+    a.replicas = plan->replicas;
+    a.batch_next = plan->batch_next;
+    a.batch_head = plan->batch_head;
+    a.nreplicas = plan->nreplicas;
     a.nslots = p->nslots;
     a.priv_bytes = plan->priv_bytes;
     a.priv_global = smem_bytes == 0 && plan->priv_bytes > 0
@@ -203,7 +207,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
                         : NULL;
     a.priv_shared = a.priv_global == NULL;
     a.publish = (uint8_t *)zalloc16(2 * (size_t)(plan->priv_bytes > 0 ? plan->priv_bytes : 16));
-    a.partials = (k_acc *)zalloc16(2 * sizeof(k_acc) * (size_t)nb);
+    a.partials = (k_acc *)zalloc16(2 * SCHED_BATCH_MAX * sizeof(k_acc) * (size_t)nb);
     a.state = (dev_state *)zalloc16(sizeof(dev_state));
     a.control = (const dev_control *)zalloc16(sizeof(dev_control));
     a.sync = (persist_sync *)zalloc16(sizeof(persist_sync));

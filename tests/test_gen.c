@@ -589,7 +589,7 @@ static int cuda_refuses_call(const unit *u)
 {
     char err[512];
     strbuf sb = {0};
-    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL, NULL, NULL};
     int rc = cgen_emit(u->prog, &o, &sb, NULL, err, sizeof err);
     sb_free(&sb);
     if (rc == -1 && strstr(err, "CALL of application kernel"))
@@ -628,7 +628,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
-                              entry};
+                              entry, NULL, NULL};
             cgen_info info;
             if (form >= 2 && (!CFX_CXX[0] || u->calls))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */

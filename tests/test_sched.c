@@ -168,7 +168,7 @@ typedef struct replica {
     uint8_t *arena;                 /* shared by all blocks */
     uint8_t *priv[MAXBLOCKS];       /* each block's private copies */
     uint8_t *publish[2];            /* block 0's copies at a region's exit */
-    k_acc partials[2][MAXBLOCKS];   /* split reductions */
+    k_acc partials[2][SCHED_BATCH_MAX][MAXBLOCKS]; /* split reductions, by batch */
     /* one launch: the grid barrier (the device's algorithm with C11 atomics: an arrival
      * count and a generation; a stop releases the waiters) and the run's state */
     int32_t start_pc, start_region;
@@ -431,32 +431,49 @@ static int32_t run_record(walker *w)
     }
     case REC_REDUCE:
     case REC_DOT: {
-        int dt = sl[r->b].dtype;
-        int op = r->kind == REC_DOT ? OP_SUM : r->op;
-        k_acc acc = k_reduce_init(op, dt);
-        if (!(f & SCHED_F_COMBINE) || c->region >= 0) {
-            lo = 0; /* computed whole: redundant, or block 0 alone in a region */
-            hi = sl[r->b].count;
+        /* a split reduction and its batch: partials, a grid barrier, then every block merges
+         * them all in block order; a reduction of an earlier batch has nothing left to do */
+        const int combine = (f & SCHED_F_COMBINE) && c->region < 0;
+        k_acc acc[SCHED_BATCH_MAX];
+        int32_t batch[SCHED_BATCH_MAX];
+        int nbatch = 0;
+        if (combine && rp->plan->batch_head[c->pc] >= 0)
+            return c->pc + 1;
+        for (int32_t q = c->pc; q >= 0 && nbatch < SCHED_BATCH_MAX; q = combine ? rp->plan->batch_next[q] : -1) {
+            const cfx_record *rq = &p->records[q];
+            int dt = sl[rq->b].dtype, op = rq->kind == REC_DOT ? OP_SUM : rq->op;
+            int64_t qlo = 0, qhi = sl[rq->b].count; /* whole: redundant, or block 0 alone in a region */
+            if (combine)
+                sched_share(sl[rq->b].count, sb, sn, &qlo, &qhi);
+            acc[nbatch] = k_reduce_init(op, dt);
+            if (rq->kind == REC_DOT)
+                k_dot_range(dt, &acc[nbatch], slot_addr(rp, block, rq->b), slot_addr(rp, block, rq->c), qlo, qhi);
+            else
+                k_reduce_range(op, dt, &acc[nbatch], slot_addr(rp, block, rq->b), qlo, qhi);
+            batch[nbatch++] = q;
         }
-        if (r->kind == REC_DOT)
-            k_dot_range(dt, &acc, slot_addr(rp, block, r->b), slot_addr(rp, block, r->c), lo, hi);
-        else
-            k_reduce_range(op, dt, &acc, slot_addr(rp, block, r->b), lo, hi);
-        if ((f & SCHED_F_COMBINE) && c->region < 0) {
-            /* partials, a grid barrier, then every block merges them all in block order */
-            k_acc *part = rp->partials[c->combines & 1];
-            part[block] = acc;
+        if (combine) {
+            for (int k = 0; k < nbatch; k++)
+                rp->partials[c->combines & 1][k][block] = acc[k];
             if (grid_barrier(w, c->pc))
                 return NEXT_LEFT;
-            acc = k_reduce_init(op, dt);
-            for (int b = 0; b < rp->nblocks; b++)
-                k_reduce_merge(op, dt, &acc, &part[b]);
+            for (int k = 0; k < nbatch; k++) {
+                const cfx_record *rq = &p->records[batch[k]];
+                int dt = sl[rq->b].dtype, op = rq->kind == REC_DOT ? OP_SUM : rq->op;
+                acc[k] = k_reduce_init(op, dt);
+                for (int b = 0; b < rp->nblocks; b++)
+                    k_reduce_merge(op, dt, &acc[k], &rp->partials[c->combines & 1][k][b]);
+            }
             c->combines++;
         }
-        if (r->kind == REC_DOT)
-            k_dot_finish(dt, &acc, slot_addr(rp, block, r->a));
-        else
-            k_reduce_finish(op, dt, &acc, sl[r->b].count, slot_addr(rp, block, r->a));
+        for (int k = 0; k < nbatch; k++) {
+            const cfx_record *rq = &p->records[batch[k]];
+            int dt = sl[rq->b].dtype, op = rq->kind == REC_DOT ? OP_SUM : rq->op;
+            if (rq->kind == REC_DOT)
+                k_dot_finish(dt, &acc[k], slot_addr(rp, block, rq->a));
+            else
+                k_reduce_finish(op, dt, &acc[k], sl[rq->b].count, slot_addr(rp, block, rq->a));
+        }
         return c->pc + 1;
     }
     case REC_UNARY:
@@ -976,6 +993,10 @@ static void check_uniform(const replica *rp)
  * SCHED_REDUNDANT_REDUCE_MAX (the sums are split and combined). */
 #define P1_N 5000
 enum { P1_V, P1_W, P1_S, P1_I, P1_K, P1_ACC, P1_T, P1_C, P1_S2 };
+/* The hand-built programs below pin the rules for shared slots: their tensors would otherwise be
+ * small enough to be replicas (test_replicas has its own). */
+static const sched_opts shared_only = {0, 1};
+
 static int32_t p1_slot[16];
 static int32_t p1_rec_reduce, p1_rec_getrow, p1_rec_add, p1_rec_mul, p1_rec_head;
 
@@ -1023,7 +1044,7 @@ static void test_p1(void)
     sched_plan plan;
     char err[200];
     build_p1(&t);
-    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+    CHECK_INT(sched_plan_build_opts(&t.p, &shared_only, &plan, err, sizeof err), 0);
 
     /* what the plan must say */
     CHECK(plan.flags[p1_rec_reduce] & SCHED_F_COMBINE);      /* partials combined after a barrier */
@@ -1160,7 +1181,7 @@ static void test_p2(void)
     sched_plan plan;
     char err[200];
     build_p2(&t);
-    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+    CHECK_INT(sched_plan_build_opts(&t.p, &shared_only, &plan, err, sizeof err), 0);
 
     CHECK_INT(plan.nregions, 1);
     CHECK(plan.flags[p2_head] & SCHED_F_REGION_ENTRY);
@@ -1237,7 +1258,7 @@ static void test_p3(void)
     t.table[1] = a1;
     t.table[2] = a2;
     t.p.ntable = 3;
-    CHECK_INT(sched_plan_build(&t.p, &plan, err, sizeof err), 0);
+    CHECK_INT(sched_plan_build_opts(&t.p, &shared_only, &plan, err, sizeof err), 0);
     CHECK(plan.flags[1] & SCHED_F_COMBINE);
     CHECK(!(plan.flags[join] & SCHED_F_BARRIER_BEFORE)); /* aligned with iota's shares */
     CHECK(plan.flags[join + 1] & SCHED_F_BARRIER_BEFORE);
@@ -1910,7 +1931,7 @@ static void test_launch_sites(void)
         compiled_module m;
         char *diag = NULL;
         sched_plan plan;
-        sched_opts so = {10000};
+        sched_opts so = {10000, 0};
         char err[200];
         if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
             const cfx_prog *p = m.graphs[0].prog;

@@ -19,12 +19,6 @@ typedef struct host_graph *cudaGraph_t;
 typedef struct host_graph_exec *cudaGraphExec_t;
 #define cudaStreamGraphTailLaunch ((cudaStream_t)0x100)
 
-typedef struct float4 {
-    float x, y, z, w;
-} float4;
-typedef struct double2 {
-    double x, y;
-} double2;
 typedef struct __attribute__((aligned(16))) uint4 {
     unsigned int x, y, z, w;
 } uint4;
