@@ -17,6 +17,7 @@
 
 #include "cfx.h"
 #include "compile.h"
+#include "cost.h"
 #include "context.h"
 #include "exec.h"
 #include "nvtx.h"
@@ -310,6 +311,20 @@ char *cfx_dump(const cfx_module *m, int graph)
     strbuf sb = {0};
     prog_dump(p, &sb);
     if (sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors *floors)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    char err[256];
+    if (!p)
+        return NULL;
+    strbuf sb = {0};
+    if (cost_sheet(p, blocks, floors, &sb, err, sizeof err) != 0) {
         sb_free(&sb);
         return NULL;
     }

@@ -110,6 +110,23 @@ cfx_type cfx_result_type(const cfx_module *m, int graph, int i);
 /* The listing of a graph's records, as `cfx dump` prints it (free with cfx_free). */
 char *cfx_dump(const cfx_module *m, int graph);
 
+/* What the persistent executor's mechanisms cost on a GPU, in microseconds (bandwidth in GB/s):
+ * the figures a cost sheet predicts from. */
+typedef struct cfx_floors {
+    double grid_barrier_us;  /* one grid barrier of the persistent kernels */
+    double block_barrier_us; /* one __syncthreads of a block */
+    double bandwidth_gbs;    /* device memory, bytes read plus written per second */
+    double record_us;        /* one record walked by the interpreter */
+    double microop_us;       /* one micro-op of a one-block loop */
+} cfx_floors;
+/* The cost sheet of a graph (`cfx dump --cost`): for each loop, what one iteration costs each
+ * mode of cuda-persistent in a grid of `blocks` blocks (< 1: 264, an H100's) — records walked,
+ * grid and block barriers, bytes read and written in device memory, launches — and a predicted
+ * time from `floors` (NULL: an H100's, measured). Computed on the host from the plan the
+ * executor follows and the kernel the code generator writes; no GPU is needed. A string to
+ * free with cfx_free, or NULL (out of memory, or no such graph). */
+char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors *floors);
+
 /* ---- executing ---- */
 typedef enum cfx_backend {
     CFX_BACKEND_AUTO,            /* cuda-persistent where a GPU exists, else cpu */

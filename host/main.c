@@ -29,8 +29,9 @@
 static const char usage_text[] =
     "usage: cfx run FILE [options]     compile FILE and run a graph\n"
     "       cfx check FILE             compile FILE; print nothing when it is fine\n"
-    "       cfx dump FILE [--graph NAME]\n"
-    "                                  print the compiled records of every graph (or of one)\n"
+    "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP]]\n"
+    "                                  print the compiled records of every graph (or of one),\n"
+    "                                  or with --cost what each loop iteration costs on the GPU\n"
     "       cfx --help | -h            this text\n"
     "       cfx --version              the version, whether the CUDA executors were built\n"
     "                                  and whether they load and find a device here\n"
@@ -86,9 +87,17 @@ static const char check_usage_text[] =
     "line and a caret; prints nothing and exits 0 when FILE compiles.\n";
 
 static const char dump_usage_text[] =
-    "usage: cfx dump FILE [--graph NAME]\n"
+    "usage: cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP]]\n"
     "\n"
-    "Compiles FILE and prints the records of every graph, or only of graph NAME.\n";
+    "Compiles FILE and prints the records of every graph, or only of graph NAME.\n"
+    "\n"
+    "--cost prints instead each graph's cost sheet: for every loop, what one iteration costs the\n"
+    "two modes of cuda-persistent (the interpreter and the compiled kernel), computed on this\n"
+    "machine from the plan they follow: records walked, grid and block barriers, bytes read and\n"
+    "written in device memory, launches, and a time predicted from the floors. --blocks is the\n"
+    "grid's size (default 264, an H100's: 132 multiprocessors x 2); --floors the figures the\n"
+    "prediction uses, in this order: grid barrier us, block barrier us, device memory GB/s,\n"
+    "interpreted record us, micro-op us (default 1.21,0.014,2959,1.15,0.08, measured on an H100).\n";
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
@@ -109,6 +118,9 @@ typedef struct options {
     const char *max_iters;
     const char *trace;
     const char *persistent_mode;
+    const char *blocks;
+    const char *floors;
+    int cost;
     int help;
 } options;
 
@@ -168,6 +180,12 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             known |= strcmp(allowed[k], name) == 0;
         if (!known)
             return bad_usage(command, "unknown option '%s'", name);
+        if (strcmp(name, "--cost") == 0) { /* the one option without a value */
+            if (eq)
+                return bad_usage(command, "%s takes no value", name);
+            o->cost = 1;
+            continue;
+        }
         if (eq) {
             value = eq + 1;
         } else {
@@ -177,6 +195,10 @@ static int parse_options(const char *command, int argc, char **argv, const char 
         }
         if (strcmp(name, "--graph") == 0) {
             o->graph = value;
+        } else if (strcmp(name, "--blocks") == 0) {
+            o->blocks = value;
+        } else if (strcmp(name, "--floors") == 0) {
+            o->floors = value;
         } else if (strcmp(name, "--in") == 0 || strcmp(name, "--out") == 0) {
             int is_in = name[2] == 'i';
             pair p;
@@ -293,9 +315,29 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* --floors GB,BB,BW,REC,MOP into f; 0, or 1 after saying what is wrong. */
+static int parse_floors(const char *text, cfx_floors *f)
+{
+    double v[5];
+    int used = 0;
+    if (sscanf(text, "%lf,%lf,%lf,%lf,%lf%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) != 5 || text[used] != '\0')
+        return bad_usage("dump", "--floors wants five numbers, GB,BB,BW,REC,MOP, got '%s'", text);
+    for (int i = 0; i < 5; i++)
+        if (!(v[i] > 0) || v[i] > 1e12)
+            return bad_usage("dump", "--floors wants five positive numbers, got '%s'", text);
+    f->grid_barrier_us = v[0];
+    f->block_barrier_us = v[1];
+    f->bandwidth_gbs = v[2];
+    f->record_us = v[3];
+    f->microop_us = v[4];
+    return 0;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
-    static const char *const allowed[] = {"--graph", NULL};
+    static const char *const allowed[] = {"--graph", "--cost", "--blocks", "--floors", NULL};
+    cfx_floors floors, *fl = NULL;
+    long blocks = 0;
     options o = {0};
     cfx_module *m = NULL;
     int rc = parse_options("dump", argc, argv, allowed, &o);
@@ -308,6 +350,24 @@ static int cmd_dump(int argc, char **argv)
     if (!o.file) {
         rc = bad_usage("dump", "%s", "dump needs a FILE");
         goto done;
+    }
+    if ((o.blocks || o.floors) && !o.cost) {
+        rc = bad_usage("dump", "%s", o.blocks ? "--blocks goes with --cost" : "--floors goes with --cost");
+        goto done;
+    }
+    if (o.blocks) {
+        char *end = NULL;
+        blocks = strtol(o.blocks, &end, 10);
+        if (!*o.blocks || *end || blocks < 1 || blocks > 1000000) {
+            rc = bad_usage("dump", "--blocks wants a count of blocks from 1 to 1000000, got '%s'", o.blocks);
+            goto done;
+        }
+    }
+    if (o.floors) {
+        rc = parse_floors(o.floors, &floors);
+        if (rc != 0)
+            goto done;
+        fl = &floors;
     }
     m = compile_or_report(o.file);
     if (!m) {
@@ -323,7 +383,7 @@ static int cmd_dump(int argc, char **argv)
         }
     }
     for (int g = first; g <= last; g++) {
-        char *text = cfx_dump(m, g);
+        char *text = o.cost ? cfx_dump_cost(m, g, (int)blocks, fl) : cfx_dump(m, g);
         if (!text) {
             fprintf(stderr, "cfx: out of memory\n");
             rc = 1;
