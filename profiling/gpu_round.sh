@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# gpu_round.sh: the whole GPU round in one command, for a machine with an NVIDIA GPU: build with
-# the README's CMake line (CUDA on, sm_90), the GPU tests and the whole suite, both gpu_* tests
-# under compute-sanitizer (memcheck, racecheck, synccheck), and profiling/run_benchmarks.sh.
-# Every log, the summary and the results file end up in one folder.
+# gpu_round.sh: the GPU round in one command, for a machine with an NVIDIA GPU: build with the
+# README's CMake line (CUDA on, sm_90), the GPU tests, the gpu_* tests under compute-sanitizer
+# (memcheck on --quick workloads, racecheck and synccheck on gpu_persistent --tiny), and
+# profiling/run_benchmarks.sh, sized to end within the 10 minutes of one device command; the
+# CPU suite, which CI runs, is a step of its own (--only suite). Every log, the summary and the
+# results file end up in one folder.
 #
 #   bash profiling/gpu_round.sh [--quick] [--no-peers] [--only STEPS] [--tools TOOLS]
 #                               [--build-dir DIR] [--out DIR] [--tar FILE] [--step-timeout SEC]
 #                               [--jobs N]
 #
 #   --only STEPS       comma list of: build, gpu-tests, suite, sanitize, bench; `tests` is
-#                      gpu-tests,suite (default: all). The build runs first whatever the list
-#                      says (incremental after the first time), unless --no-build
+#                      gpu-tests,suite (default: build,gpu-tests,sanitize,bench). The build
+#                      runs first whatever the list says (incremental after the first time),
+#                      unless --no-build
 #   --no-build         use the build directory as it is
 #   --tools TOOLS      compute-sanitizer tools, comma list (default memcheck,racecheck,synccheck)
-#   --quick            gpu_* tests with --quick under the sanitizers (always), and
-#                      run_benchmarks.sh --quick
+#   --quick            run_benchmarks.sh --quick (the sanitizers always run the small
+#                      workloads)
 #   --no-peers         run_benchmarks.sh --no-peers (no PyTorch/JAX)
 #   --build-dir DIR    default build-gpu (in the repository)
 #   --out DIR          the round's folder (default out/gpu-round-UTCSTAMP in the repository)
 #   --tar FILE         at the end, also pack the round's folder into FILE (.tar.gz): one file
 #                      to bring back where a transfer takes only a few
-#   --step-timeout SEC each step is stopped after this long (default 540, under the 10 minutes
-#                      one device command may take)
+#   --step-timeout SEC each step is stopped after this long (default 300; a sanitizer step
+#                      gets at most 150)
 #
 # The whole round takes longer than the 10 minutes one device command may run, so split it
 # over a few calls. A borrowed machine is often handed back between calls, so every call
@@ -47,9 +50,9 @@ tar_file=""
 quick=0
 peers=1
 do_build=1
-only="build,gpu-tests,suite,sanitize,bench"
+only="build,gpu-tests,sanitize,bench"
 tools="memcheck,racecheck,synccheck"
-step_timeout=540
+step_timeout=300
 jobs="$(nproc 2>/dev/null || echo 4)"
 
 usage() { sed -n '2,/^# Exit status/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -174,15 +177,27 @@ else
             results+=("compute-sanitizer|FAIL (not installed: /usr/local/cuda/bin/compute-sanitizer)|0|-")
             failed=1
         else
+            saved_timeout=$step_timeout
+            [ "$step_timeout" -gt 150 ] && step_timeout=150
             for tool in ${tools//,/ }; do
-                for t in gpu_persistent gpu_executors; do
-                    # --quick: the tests' smaller workload, since a sanitizer runs every kernel
-                    # many times slower; every code path is still taken
-                    step "compute-sanitizer --tool $tool $t" "04-sanitize-$tool-$t.log" \
+                # the tests' smaller workloads, since a sanitizer runs every kernel many times
+                # slower; every code path is still taken. memcheck runs both tests --quick;
+                # racecheck and synccheck, slower again, gpu_persistent --tiny (each kernel
+                # path once: the interpreter, micro-ops, the compiled kernel, replicas,
+                # batches, device launch and the pause path)
+                if [ "$tool" = memcheck ]; then
+                    runs="gpu_persistent:--quick gpu_executors:--quick"
+                else
+                    runs="gpu_persistent:--tiny"
+                fi
+                for run in $runs; do
+                    t=${run%%:*}
+                    step "compute-sanitizer --tool $tool $t ${run#*:}" "04-sanitize-$tool-$t.log" \
                         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-                        "$build/tests/$t" --quick
+                        "$build/tests/$t" "${run#*:}"
                 done
             done
+            step_timeout=$saved_timeout
         fi
     fi
     # ---- benchmarks ------------------------------------------------------------------------
