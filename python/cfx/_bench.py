@@ -40,8 +40,12 @@ class _Events:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             self.torch = torch
-            self.stream = torch.cuda.ExternalStream(stream, device=device_id) if stream not in (None, 0, 1) \
-                else torch.cuda.current_stream(device_id)
+            if stream is None:
+                self.stream = torch.cuda.current_stream(device_id)
+            elif stream == 1: # the legacy default stream: torch's default stream
+                self.stream = torch.cuda.default_stream(device_id)
+            else:
+                self.stream = torch.cuda.ExternalStream(stream, device=device_id)
             self.start = torch.cuda.Event(enable_timing=True)
             self.end = torch.cuda.Event(enable_timing=True)
         else:
@@ -113,7 +117,7 @@ def bench_graph(graph, args, kwargs, warmup, repeat):
     last = run() # also the first warm-up: it creates the executor
     warmup = max(warmup - 1, 0)
     stream, device_id = graph.last_stream, graph.last_device
-    if device_id is None and not last.backend.startswith("cuda"):
+    if device_id is None: # host arrays: cfx's own copies and stream are part of the time
         times, walls, last = _measure(run, warmup, repeat, None)
         return Timing(times, walls, "wall", last)
     events = _Events(stream, device_id or 0)

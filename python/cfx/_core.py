@@ -868,11 +868,12 @@ class Graph:
         failure = _take_kernel_failure()
         if status == _lib.ERROR or status < 0 or status >= len(_lib.STATUSES):
             text = _lib.text(lib.cfx_exec_message(e)) or _lib.text(lib.cfx_exec_error(e))
+            # text is `FILE:LINE:COL: run stopped: error: ...` or an executor's own message
             if failure is not None:
                 if isinstance(failure, (KeyboardInterrupt, SystemExit)):
                     raise failure
-                raise Error("%s: %s" % (self.name, text)) from failure
-            raise Error("%s: %s" % (self.name, text))
+                raise Error(text) from failure
+            raise Error(text)
         line, col = ctypes.c_int(0), ctypes.c_int(0)
         lib.cfx_exec_position(e, ctypes.byref(line), ctypes.byref(col))
         message = _lib.text(lib.cfx_exec_message(e))

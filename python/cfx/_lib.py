@@ -109,7 +109,9 @@ def _load():
             errors.append("%s: no such file" % path)
             continue
         try:
-            lib = ctypes.CDLL(path)
+            # global, so that a kernel's library may call cfx.h's helpers (cfx_type_count)
+            # without linking libcfx itself
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             errors.append(str(e))
             continue
