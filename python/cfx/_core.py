@@ -512,10 +512,16 @@ def _convert(fw, obj):
         return numpy.asarray(obj.to_host())
     if fw == "jax":
         import jax.dlpack
-        return jax.dlpack.from_dlpack(obj)
+        try:
+            return jax.dlpack.from_dlpack(obj)
+        except TypeError: # a JAX that takes capsules only
+            return jax.dlpack.from_dlpack(obj.__dlpack__())
     if fw == "cupy":
         import cupy
-        return cupy.from_dlpack(obj) if obj.device_id is not None else cupy.asarray(obj.tolist(), dtype=_NUMPY_DTYPE[obj.dtype])
+        if obj.device_id is not None:
+            return cupy.from_dlpack(obj)
+        import numpy
+        return cupy.asarray(numpy.asarray(obj))
     if fw == "torch":
         import torch
         return torch.from_dlpack(obj)
@@ -565,7 +571,7 @@ class Graph:
                         for i in range(lib.cfx_result_count(m, index))]
         self._names = {p.name: p.name.encode() for p in self.inputs + self.results}
         self._execs = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock() # a print callback that calls the graph gets an error, not a deadlock
         self._running = None
         self._on_print = None
         self._print_fn = _lib.PRINT_FN(self._print)
@@ -671,6 +677,9 @@ class Graph:
             out=None, on_print=None, persistent_mode=None, trace=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
         with self._lock:
+            if self._running:
+                raise Error("%s is running: a print or kernel callback cannot run it again "
+                            "(compile the source again for a second graph)" % self.name)
             return self._run(dict(inputs), backend, max_iters, stream, results, out or {},
                              on_print, persistent_mode, trace)
 
@@ -828,6 +837,9 @@ class Graph:
                 self.last_backend = x.backend
                 if status != _lib.OK:
                     self._raise_stopped(e, status)
+                failure = _take_kernel_failure() # an on_print that raised
+                if failure is not None:
+                    raise failure
                 res = Results()
                 for p in self.results:
                     obj = outs[p.name][0]

@@ -550,13 +550,13 @@ def import_any(obj, stream=None):
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and not isinstance(obj, type):
         try:
             return from_dlpack(obj, stream)
-        except BufferError:
+        except BufferError as e:
             # numpy before 2 refuses to export read-only arrays (and bools) through DLPack;
             # its buffer protocol has no such gap
             try:
                 memoryview(obj)
             except TypeError:
-                raise
+                raise e from None
             return from_buffer(obj)
     try:
         memoryview(obj)
@@ -573,4 +573,4 @@ def copy_into(address, nbytes, view):
 
 __all__ = ["Tensor", "View", "import_any", "pack", "is_value", "count", "shape_str",
            "parse_device", "host_view", "copy_into", "dl_dtype_name", "HOST", "DEVICE",
-           "MANAGED", "c_size_t"]
+           "MANAGED"]

@@ -277,3 +277,16 @@ def test_runs_from_several_threads():
     for t in threads:
         t.join()
     assert got == [True] * 80
+
+
+def test_print_callback_errors_reach_the_caller():
+    g = cfx.compile('graph p(n: i32) -> (s: i32) {\n  print(n, "n")\n  s = n\n}\n').entry
+
+    def bad(line):
+        raise RuntimeError("printer broke on " + line)
+
+    with pytest.raises(RuntimeError, match="printer broke on n: 3"):
+        g(n=3, on_print=bad)
+    assert g(n=4, on_print=lambda line: None, results="python")["s"] == 4
+    with pytest.raises(cfx.Error): # calling the graph from inside its own run
+        g(n=5, on_print=lambda line: g(n=6))
