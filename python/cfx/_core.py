@@ -603,6 +603,12 @@ class Graph:
         x = self._execs.get(key)
         if x is not None:
             return x
+        if backend != "cpu":
+            # CUDA C kernels are loaded into the device's context before the executor exists:
+            # an executor may capture its kernels' launches into a graph as it is created,
+            # and nothing may be loaded while a stream is capturing
+            for k in self.module.context.kernels.values():
+                k.prepare()
         err = ctypes.c_void_p()
         ptr = lib.cfx_exec_new(self.module._ptr, self.index, _lib.BACKEND_CODE[backend],
                                ctypes.byref(err))
@@ -611,9 +617,6 @@ class Graph:
         self.module._execs.append(ptr)
         resolved = _lib.BACKENDS[lib.cfx_exec_backend(ptr)]
         x = self._execs[key] = _Exec(ptr, resolved, device_id)
-        if resolved != "cpu":
-            for k in self.module.context.kernels.values():
-                k.prepare()
         return x
 
     def backend_detail(self, backend="auto"):

@@ -42,11 +42,13 @@ def _loaded(fragment):
 
 
 def _open(fragment, names):
+    """The loaded library whose file name starts with fragment, else the first of names
+    that loads; (CDLL, path)."""
     path = _loaded(fragment)
     errors = []
     for name in ([path] if path else []) + names:
         try:
-            return ctypes.CDLL(name)
+            return ctypes.CDLL(name), name
         except OSError as e:
             errors.append(str(e))
     raise CudaError("cannot load %s (%s)" % (fragment, "; ".join(errors)))
@@ -55,8 +57,9 @@ def _open(fragment, names):
 class Runtime:
     """The CUDA runtime calls the package makes."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, path):
         self.lib = lib
+        self.path = path
         proto = {
             "cudaGetErrorString": (c_char_p, [c_int]),
             "cudaGetDeviceCount": (c_int, [POINTER(c_int)]),
@@ -198,8 +201,8 @@ def runtime():
             ok, why = available() # loads the module, and with it the runtime
             if not ok:
                 raise CudaError("CUDA is not available: %s" % why)
-            _runtime = Runtime(_open("libcudart.so", ["libcudart.so", "libcudart.so.13",
-                                                      "libcudart.so.12", "libcudart.so.11.0"]))
+            _runtime = Runtime(*_open("libcudart.so", ["libcudart.so", "libcudart.so.13",
+                                                       "libcudart.so.12", "libcudart.so.11.0"]))
         return _runtime
 
 
@@ -314,7 +317,7 @@ def driver():
     global _driver
     with _lock:
         if _driver is None:
-            _driver = Driver(_open("libcuda.so", ["libcuda.so.1", "libcuda.so"]))
+            _driver = Driver(_open("libcuda.so", ["libcuda.so.1", "libcuda.so"])[0])
         return _driver
 
 
@@ -323,6 +326,9 @@ def nvrtc():
     rt = runtime()
     with _lock:
         if _nvrtc is None:
-            major = rt.version() // 1000
-            _nvrtc = Nvrtc(_open("libnvrtc.so", ["libnvrtc.so.%d" % major, "libnvrtc.so"]))
+            # NVRTC of the runtime's major version, looked for beside the runtime first (the
+            # toolkit's lib folder is often not on the library path)
+            name = "libnvrtc.so.%d" % (rt.version() // 1000)
+            beside = os.path.join(os.path.dirname(rt.path), name) if os.sep in rt.path else name
+            _nvrtc = Nvrtc(_open("libnvrtc.so", [beside, name, "libnvrtc.so"])[0])
         return _nvrtc

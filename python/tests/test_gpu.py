@@ -195,3 +195,15 @@ def test_cupy_on_its_current_stream(decode):
         out = decode(emb=emb, u=u, w=w, start=3, end_token=0)
         assert decode.last_stream == s.ptr
     assert isinstance(out["tokens"], cupy.ndarray) and out["tokens"].get().tolist() == WANT[3][0]
+
+
+def test_jax_arrays(decode):
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("JAX has no GPU here")
+    put = lambda a: jax.device_put(jax.numpy.array(a, dtype="float32"), gpu)
+    out = decode(emb=put(EMB), u=put(U), w=put(W), start=0, end_token=0)
+    assert isinstance(out["tokens"], jax.Array)
+    assert out["tokens"].tolist() == WANT[0][0] and int(out["length"]) == WANT[0][1]
