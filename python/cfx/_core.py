@@ -16,6 +16,7 @@ Where arrays live decides the run:
 """
 import collections
 import ctypes
+import importlib.util
 import os
 import re
 import signal
@@ -24,7 +25,7 @@ import threading
 import weakref
 
 from . import _dlpack, _lib
-from ._dlpack import DEVICE, HOST, MANAGED, Tensor, shape_str
+from ._dlpack import DEVICE, HOST, Tensor, shape_str
 from ._lib import lib
 
 # ---- errors -------------------------------------------------------------------------------
@@ -529,13 +530,7 @@ def _convert(fw, obj):
 
 
 def _have_numpy():
-    if "numpy" in sys.modules:
-        return True
-    try:
-        import numpy # noqa: F401
-        return True
-    except ImportError:
-        return False
+    return "numpy" in sys.modules or importlib.util.find_spec("numpy") is not None
 
 
 # ---- graphs ---------------------------------------------------------------------------------
@@ -765,7 +760,10 @@ class Graph:
             raise ValueError("%s: %s is on cuda:%d, and the cpu backend reads host memory: move "
                              "it to the host or run on a CUDA backend"
                              % (self.name, devices[device_id], device_id))
-        frameworks = [_framework(values[p.name]) for p in self.inputs]
+        # the kinds of array among the inputs, those on the run's device first
+        frameworks = [_framework(values[p.name]) for p in self.inputs
+                      if on_device and places[("input", p.name)][0] == DEVICE]
+        frameworks += [_framework(values[p.name]) for p in self.inputs]
         frameworks = [f for f in frameworks if f]
         if results == "auto":
             results = frameworks[0] if frameworks else ("numpy" if _have_numpy() else "tensor")
@@ -825,7 +823,7 @@ class Graph:
                         buf = x.staging.get(p.name)
                         if buf is None:
                             buf = x.staging[p.name] = Tensor.empty(p.dtype, p.shape, device_id)
-                        rt.copy_async(buf.data_ptr, address, p.nbytes, 1, handle)
+                        rt.copy_async(buf.data_ptr, address, p.nbytes, _cuda_h2d(), handle)
                         address = buf.data_ptr
                     self._bind(e, bind, p, address)
                 for p in self.results:
@@ -903,6 +901,11 @@ class Graph:
         arguments as calling the graph."""
         from ._bench import bench_graph
         return bench_graph(self, args, kwargs, warmup, repeat)
+
+
+def _cuda_h2d():
+    from . import _cuda
+    return _cuda.H2D
 
 
 def _place(where, device_id):

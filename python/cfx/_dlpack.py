@@ -21,8 +21,8 @@ import sys
 import threading
 import weakref
 
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t,
-                    c_ssize_t, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p, py_object)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_ssize_t,
+                    c_uint8, c_uint16, c_uint32, c_uint64, c_void_p, py_object)
 
 from . import _lib
 
@@ -267,6 +267,15 @@ class Tensor:
         if count(self.shape) != 1:
             raise ValueError("item() of a tensor with %d elements" % count(self.shape))
         return self.to_host().memoryview().cast("B").cast(FORMAT[self.dtype])[0]
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __bool__(self):
+        return bool(self.item())
 
     def __repr__(self):
         try:

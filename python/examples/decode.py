@@ -14,7 +14,6 @@ can (from its own device arrays), else on the CPU too. Exit status 1 when the tw
 """
 import argparse
 import sys
-import time
 
 import cfx
 

@@ -17,6 +17,10 @@ def test_tensor_basics():
     assert t.data_ptr % 64 == 0
     assert cfx.tensor(True, "bool").tolist() is True
     assert cfx.tensor(2.5, "f64").item() == 2.5
+    assert int(cfx.tensor([7], "i64")) == 7 and float(cfx.tensor(0.5, "f32")) == 0.5
+    assert bool(cfx.tensor(False, "bool")) is False
+    with pytest.raises(ValueError, match="item\\(\\) of a tensor with 2 elements"):
+        int(cfx.tensor([1, 2], "i32"))
     assert repr(cfx.tensor([1.5], "f32")) == "cfx.Tensor(f32[1], cpu, [1.5])"
     with pytest.raises(TypeError, match="needs a dtype"):
         cfx.tensor([1, 2])
