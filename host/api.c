@@ -593,6 +593,35 @@ int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t byt
     return e ? bind(e, name, device_data, bytes, BOUND_DEVICE) : -1;
 }
 
+int cfx_unbind(cfx_exec *e, const char *name)
+{
+    if (!e)
+        return -1;
+    const cfx_prog *p = e->prog;
+    if (e->running) {
+        set_error(e, "cannot unbind '%s' while a run is in flight", name ? name : "(all)");
+        return -1;
+    }
+    int found = 0;
+    for (int32_t i = 0; i < p->ninputs; i++)
+        if (!name || strcmp(e->graph->params[i].name, name) == 0) {
+            e->inputs[i] = NULL;
+            e->in_bound[i] = BOUND_NONE;
+            found = 1;
+        }
+    for (int32_t i = 0; i < p->nresults; i++)
+        if (!name || strcmp(e->graph->results[i].name, name) == 0) {
+            e->user_results[i] = NULL;
+            e->res_bound[i] = BOUND_NONE;
+            found = 1;
+        }
+    if (name && !found) {
+        set_error(e, "graph '%s' has no input or result called '%s'", p->name, name);
+        return -1;
+    }
+    return 0;
+}
+
 int cfx_set_max_iters(cfx_exec *e, int64_t n)
 {
     if (!e)

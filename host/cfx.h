@@ -162,6 +162,13 @@ const char *cfx_exec_backend_detail(const cfx_exec *e);
  * the run ends ok. Returns 0, or -1 with the reason in cfx_exec_error(). */
 int cfx_bind(cfx_exec *e, const char *name, void *data, size_t bytes);
 int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t bytes);
+/* Forget the binding of `name` (an input or a result), or of every input and result when
+ * name is NULL: an unbound result goes back to the executor's own buffer, an unbound input
+ * must be bound again before the next run. After unbinding everything, the next run may bind
+ * buffers of the other kind (host or device), and the executor keeps no pointer to memory the
+ * caller is about to free. Returns 0, or -1 for an unknown name or a run in flight (the
+ * reason in cfx_exec_error()). */
+int cfx_unbind(cfx_exec *e, const char *name);
 
 /* Iteration budget: the run stops with CFX_STOP_LIMIT once loops have run `n` iterations
  * in all. 0 means no limit (the default). Returns 0, or -1 for a negative `n` (the budget

@@ -261,6 +261,30 @@ static void check_kernels_and_binding(void)
     CHECK_INT(cfx_bind(e, "n", &n, sizeof n), 0);
     CHECK_INT(cfx_run(e), CFX_OK);
     CHECK_INT(n, 4);
+
+    /* unbinding: a result goes back to the executor's buffer and is left alone, an input must
+     * be bound again; NULL unbinds everything */
+    CHECK_INT(cfx_unbind(e, "q"), -1);
+    CHECK_STR(cfx_exec_error(e), "graph 'g' has no input or result called 'q'");
+    CHECK_INT(cfx_unbind(e, "y"), 0);
+    y[0] = 7.0f;
+    s = 2.0f;
+    n = -1;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK(y[0] == 7.0f); /* no longer written */
+    CHECK_INT(n, 4);
+    CHECK_INT(cfx_unbind(e, "s"), 0);
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing input: s: f32");
+    CHECK_INT(cfx_unbind(e, NULL), 0);
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing inputs: x: f32[4], s: f32");
+    n = -1;
+    CHECK_INT(cfx_bind(e, "x", x, sizeof x), 0);
+    CHECK_INT(cfx_bind(e, "s", &s, sizeof s), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(n, -1); /* n was unbound too */
+    CHECK_INT(cfx_unbind(NULL, NULL), -1);
     cfx_exec_free(e);
 
     /* a kernel that fails stops the run with CFX_ERROR */
