@@ -18,6 +18,11 @@ The peers:
   torch eager       a Python loop that reads each condition with .item(), as users write it
   torch while_loop  torch._higher_order_ops.while_loop (and torch.cond for the branch),
                     eager and under torch.compile, where they run
+  torch while_loop (cuda graph)
+                    the same loop captured into one CUDA graph, which a PyTorch with
+                    conditional-node support (torch.cond as IF nodes, while_loop as a WHILE
+                    node) replays without the host deciding anything; where the installed
+                    PyTorch cannot capture it, the row says why
   jax while_loop    lax.while_loop (and lax.cond for the branch) under jit
   jax fori_loop     lax.fori_loop under jit, for the loops with a fixed trip count
 
@@ -293,7 +298,35 @@ def torch_peers(torch, dev):
                       ("cg_1024", cg_hop), ("cg_8192", cg_hop)]:
         peers[("torch while_loop", graph)] = fn
         peers[("torch while_loop (compile)", graph)] = compiled(torch, fn)
+        if dev == "cuda":
+            peers[("torch while_loop (cuda graph)", graph)] = captured(torch, fn)
     return peers
+
+
+def captured(torch, fn):
+    """fn captured into one CUDA graph on first use, on copies of its inputs (a CUDA graph reads
+    and writes fixed addresses); each call copies the inputs in, replays, and returns the
+    graph's own outputs."""
+    holder = {}
+
+    def run(T):
+        if "graph" not in holder:
+            static = {k: v.clone() for k, v in T.items()}
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                fn(static)  # warm-up outside the capture, as torch.cuda.graph wants
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = fn(static)
+            holder.update(graph=graph, static=static, out=out)
+        for k, v in T.items():
+            holder["static"][k].copy_(v)
+        holder["graph"].replay()
+        return holder["out"]
+
+    return run
 
 
 def compiled(torch, fn):
