@@ -85,13 +85,13 @@
 #define SCHED_F_LAUNCH         0x80u /* ends the launch: its work runs between two launches */
 
 /* Products (f32 or f64, m * k * n multiply-adds at least this many) that the executor
- * launches as pre-captured cuBLAS graphs rather than computing inline. PROVISIONAL and
- * UNMEASURED: cuBLAS beats the inline loops on large products by far, but a launch costs
- * the end of the persistent launch, the product's graph and a relaunch, and where the two
- * cross has not been measured on any GPU. 2^27 (a 512-cube product) keeps every
- * matrix-vector product of profiling/bench inline (cg_8192's A @ p is 2^26). The
- * benchmark row call_matmul and the product sizes around this value exist to choose it:
- * replace this figure by the one the measurement picks, and say which run picked it. */
+ * launches as pre-captured cuBLAS graphs rather than computing inline. A launch costs the end
+ * of the persistent launch, the product's graph and a relaunch. On an H100 (bench_gpu's
+ * call_matmul, profiling/results/2026-11-26-h100.md) a 512-cube product, 2^27, launched cost
+ * 68.9 us an iteration against 178.4 inline, so the crossing is at or below 2^27; where below
+ * has not been measured. 2^27 keeps every matrix-vector product of profiling/bench inline
+ * (cg_8192's A @ p is 2^26). To move it, run call_matmul with other shapes and say which run
+ * picked the new figure. */
 #define SCHED_LAUNCH_PRODUCT_MIN ((int64_t)1 << 27)
 
 /* What the plan is built for. */

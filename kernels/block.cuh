@@ -56,23 +56,69 @@ static __device__ __forceinline__ uint64_t k_warp_sum_int(uint64_t v)
     return v;
 }
 
-/* Rows per warp at a time and 16-byte chunks per lane and row at a time in k_matvec_rows: 8
- * loads in flight per lane, enough to keep device memory busy with 16 warps per
- * multiprocessor, whatever the row length. */
-#define K_MV_ROWS 4
-#define K_MV_UNROLL 2
+/* f32 rows [lo, hi) of dst = a @ x with R rows per warp at a time and U 16-byte chunks per lane
+ * and row loaded before any is used (k_matvec_rows picks R and U). Row r's sum is the same
+ * whatever R and U: each lane adds its chunks lane, lane + 32, ... in order, component by
+ * component, and the lanes meet in k_warp_sum_real's fixed butterfly. */
+template <int R, int U>
+static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *xv, int64_t k4, int64_t lo,
+                                    int64_t hi)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (int64_t row0 = lo + (int64_t)warp * R; row0 < hi; row0 += (int64_t)nwarps * R) {
+        double acc[R];
+        const float4 *ar[R];
+        for (int r = 0; r < R; r++) {
+            acc[r] = 0.0;
+            /* rows past hi repeat the last row: loaded, never stored */
+            ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k4 * 16);
+        }
+        int64_t q = lane;
+        for (; q + 32 * (U - 1) < k4; q += 32 * U) {
+            float4 u[R][U], v[U];
+            for (int j = 0; j < U; j++) {
+                v[j] = xv[q + 32 * j];
+                for (int r = 0; r < R; r++)
+                    u[r][j] = k_load_stream4(ar[r] + q + 32 * j);
+            }
+            for (int j = 0; j < U; j++)
+                for (int r = 0; r < R; r++) {
+                    acc[r] = fma((double)u[r][j].x, (double)v[j].x, acc[r]);
+                    acc[r] = fma((double)u[r][j].y, (double)v[j].y, acc[r]);
+                    acc[r] = fma((double)u[r][j].z, (double)v[j].z, acc[r]);
+                    acc[r] = fma((double)u[r][j].w, (double)v[j].w, acc[r]);
+                }
+        }
+        for (; q < k4; q += 32) {
+            float4 v = xv[q];
+            for (int r = 0; r < R; r++) {
+                float4 u = k_load_stream4(ar[r] + q);
+                acc[r] = fma((double)u.x, (double)v.x, acc[r]);
+                acc[r] = fma((double)u.y, (double)v.y, acc[r]);
+                acc[r] = fma((double)u.z, (double)v.z, acc[r]);
+                acc[r] = fma((double)u.w, (double)v.w, acc[r]);
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            double sum = k_warp_sum_real(acc[r]);
+            if (lane == 0 && row0 + r < hi)
+                dst[row0 + r] = (float)sum;
+        }
+    }
+}
 
-/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k], by every thread of the block: the warps take
- * K_MV_ROWS rows at a time, and each lane sums the elements lane, lane + 32, ... of each row
- * (16-byte chunks of 4 f32 where rows are 16-byte aligned), K_MV_UNROLL chunks per row loaded
- * before any is used; then the lanes' sums meet in a fixed butterfly. Reals are summed in
- * double and rounded once, as k_matmul does; f32 products are exact in double, so a fused
- * multiply-add gives the bits of a multiply and an add. Each row's order of additions depends
- * on nothing but k (not on the block's size, the unrolling or which warp takes the row), so
- * both persistent kernels give the same bits; it differs from k_matmul's, so a result may
- * differ from the cpu executor's in the last bits (docs/persistent.md states the tolerance).
- * The matrix is read through the non-coherent path without allocating in L1, so the vector
- * stays there. */
+/* Rows [lo, hi) of dst[m] = a[m,k] @ x[k], by every thread of the block. f32 rows that start
+ * 16-byte aligned: the warps share the rows, R at a time each where there are enough to keep
+ * every warp busy (4, 2 or 1 rows of the block's share per warp), and each lane keeps 8
+ * 16-byte loads in flight (U = 8 / R chunks of each of its R rows), enough to keep device
+ * memory busy whether a block has 4 long rows (CG on 1024) or 124 short ones (a decoder's
+ * vocabulary). The matrix is read through the non-coherent path without allocating in L1, so
+ * the vector stays there. Reals are summed in double and rounded once, as k_matmul does; f32
+ * products are exact in double, so a fused multiply-add gives the bits of a multiply and an
+ * add. Each row's order of additions depends on nothing but k (not on the block's size, R, U
+ * or which warp takes the row), so both persistent kernels give the same bits; it differs from
+ * k_matmul's, so a result may differ from the cpu executor's in the last bits
+ * (docs/persistent.md states the tolerance). */
 static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
                                      int64_t lo, int64_t hi)
 {
@@ -85,48 +131,13 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
     }
 #endif
     if (dtype == K_F32 && (k & 3) == 0) {
-        const int64_t k4 = k / 4;
-        const float4 *xv = (const float4 *)x;
-        for (int64_t row0 = lo + (int64_t)warp * K_MV_ROWS; row0 < hi; row0 += (int64_t)nwarps * K_MV_ROWS) {
-            double acc[K_MV_ROWS];
-            const float4 *ar[K_MV_ROWS];
-            for (int r = 0; r < K_MV_ROWS; r++) {
-                acc[r] = 0.0;
-                /* rows past hi repeat the last row: loaded, never stored */
-                ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k * 4);
-            }
-            int64_t q = lane;
-            for (; q + 32 * (K_MV_UNROLL - 1) < k4; q += 32 * K_MV_UNROLL) {
-                float4 u[K_MV_ROWS][K_MV_UNROLL], v[K_MV_UNROLL];
-                for (int j = 0; j < K_MV_UNROLL; j++) {
-                    v[j] = xv[q + 32 * j];
-                    for (int r = 0; r < K_MV_ROWS; r++)
-                        u[r][j] = k_load_stream4(ar[r] + q + 32 * j);
-                }
-                for (int j = 0; j < K_MV_UNROLL; j++)
-                    for (int r = 0; r < K_MV_ROWS; r++) {
-                        acc[r] = fma((double)u[r][j].x, (double)v[j].x, acc[r]);
-                        acc[r] = fma((double)u[r][j].y, (double)v[j].y, acc[r]);
-                        acc[r] = fma((double)u[r][j].z, (double)v[j].z, acc[r]);
-                        acc[r] = fma((double)u[r][j].w, (double)v[j].w, acc[r]);
-                    }
-            }
-            for (; q < k4; q += 32) {
-                float4 v = xv[q];
-                for (int r = 0; r < K_MV_ROWS; r++) {
-                    float4 u = k_load_stream4(ar[r] + q);
-                    acc[r] = fma((double)u.x, (double)v.x, acc[r]);
-                    acc[r] = fma((double)u.y, (double)v.y, acc[r]);
-                    acc[r] = fma((double)u.z, (double)v.z, acc[r]);
-                    acc[r] = fma((double)u.w, (double)v.w, acc[r]);
-                }
-            }
-            for (int r = 0; r < K_MV_ROWS; r++) {
-                double sum = k_warp_sum_real(acc[r]);
-                if (lane == 0 && row0 + r < hi)
-                    ((float *)dst)[row0 + r] = (float)sum;
-            }
-        }
+        const int64_t per_warp = nwarps > 0 ? (hi - lo) / nwarps : 0;
+        if (per_warp >= 4)
+            k_matvec_f32<4, 2>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
+        else if (per_warp >= 2)
+            k_matvec_f32<2, 4>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
+        else
+            k_matvec_f32<1, 8>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
         return;
     }
     /* any other dtype or alignment: a warp per row, an element per lane at a time */

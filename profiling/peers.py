@@ -298,7 +298,7 @@ def torch_peers(torch, dev):
                       ("cg_1024", cg_hop), ("cg_8192", cg_hop)]:
         peers[("torch while_loop", graph)] = fn
         peers[("torch while_loop (compile)", graph)] = compiled(torch, fn)
-        if dev == "cuda":
+        if str(dev).startswith("cuda"):
             peers[("torch while_loop (cuda graph)", graph)] = captured(torch, fn)
     return peers
 
