@@ -688,9 +688,9 @@ fail:
 static void write_trace(comp_exec *x, double run_ms)
 {
     FILE *f = x->run.trace;
-    fprintf(f, "{\"traceEvents\":[\n{\"name\":\"compiled kernel\",\"ph\":\"X\",\"ts\":0,"
-               "\"dur\":%.3f,\"pid\":0,\"tid\":0}\n],",
-            run_ms * 1e3);
+    exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
+    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, 0);
+    fputs("\n],", f);
     fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
                "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
             x->prog->name ? x->prog->name : "", x->build_ms, x->cache);

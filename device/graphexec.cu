@@ -1110,11 +1110,12 @@ static int finish(graphexec *x, char *err, size_t errlen)
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0) goto done;
     if (replay_prints(x, err, errlen) != 0) goto done;
     if (x->run.trace) { /* the device decides everything: the host sees one span, launch to end */
+        exec_trace_open(x->run.trace, "cuda-graph", x->prog, "device", 0);
+        exec_trace_event(x->run.trace, x->prog, -1, "graph launch", 0.0, now_us() - x->t_start, 0);
         fprintf(x->run.trace,
-                "{\"traceEvents\":[\n{\"name\":\"graph launch\",\"ph\":\"X\",\"ts\":0.000,\"dur\":%.3f,\"pid\":0,\"tid\":0}"
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-graph\",\"graph\":\"%s\","
                 "\"events\":1,\"events_dropped\":0}}\n",
-                now_us() - x->t_start, x->prog->name ? x->prog->name : "");
+                x->prog->name ? x->prog->name : "");
         fflush(x->run.trace);
     }
     rc = 0;

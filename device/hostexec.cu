@@ -181,7 +181,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
     int64_t events = 0, dropped = 0;
     int rc = -1;
     double t0 = now_us();
-    if (run->trace) fputs("{\"traceEvents\":[", run->trace);
+    if (run->trace) exec_trace_open(run->trace, "cuda-host", p, "host", 0);
     for (;;) {
         const cfx_record *r = &p->records[pc];
         int32_t next = pc + 1;
@@ -286,8 +286,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         if (run->trace) {
             double te = now_us();
             if (events < TRACE_MAX_EVENTS)
-                fprintf(run->trace, "%s\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
-                        events ? "," : "", h->names[pc], ts - t0, te - ts);
+                exec_trace_event(run->trace, p, pc, h->names[pc], ts - t0, te - ts, 0);
             if (events < TRACE_MAX_EVENTS) events++;
             else dropped++;
         }

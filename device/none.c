@@ -15,6 +15,8 @@ const exec_ops *dev_ops(cfx_backend b, char *why, size_t len)
     return NULL;
 }
 
+int dev_module_built(void) { return 0; }
+
 int dev_module_describe(char *buf, size_t len)
 {
     snprintf(buf, len, "not built (%s)", not_built);

@@ -684,7 +684,6 @@ static int write_trace(persist *x, char *err, size_t errlen)
     persist_event *ev = (persist_event *)malloc(sizeof(persist_event) * nb * P_TRACE_PER_BLOCK);
     unsigned long long base = ~0ull;
     long long kept = 0, dropped = 0;
-    int first = 1;
     if (!counts || !ev) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -700,19 +699,14 @@ static int write_trace(persist *x, char *err, size_t errlen)
         for (uint32_t i = 0; i < counts[b] && i < P_TRACE_PER_BLOCK; i++)
             if (ev[b * P_TRACE_PER_BLOCK + i].t0 < base)
                 base = ev[b * P_TRACE_PER_BLOCK + i].t0;
-    fputs("{\"traceEvents\":[", f);
+    exec_trace_open(f, "cuda-persistent", p, "block", (int)nb);
     for (size_t b = 0; b < nb; b++) {
         uint32_t n = counts[b] < P_TRACE_PER_BLOCK ? counts[b] : P_TRACE_PER_BLOCK;
         dropped += counts[b] - n;
         for (uint32_t i = 0; i < n; i++) {
             const persist_event *e = &ev[b * P_TRACE_PER_BLOCK + i];
-            const cfx_record *r = &p->records[e->record];
-            int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
-            fprintf(f, "%s\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d}",
-                    first ? "" : ",", rec_names[r->kind], has_op ? " " : "",
-                    has_op ? op_name(r->op) : "", (double)(e->t0 - base) / 1e3,
-                    (double)(e->t1 - e->t0) / 1e3, (int)b);
-            first = 0;
+            exec_trace_event(f, p, e->record, NULL, (double)(e->t0 - base) / 1e3,
+                             (double)(e->t1 - e->t0) / 1e3, (int)b);
             kept++;
         }
     }

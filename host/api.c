@@ -37,6 +37,18 @@ struct cfx_module {
 
 enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
 
+/* An executor's run state. A call claims the executor (RUN_IDLE to RUN_BUSY) with one atomic
+ * exchange before it touches the run's state, so a second run from another thread is refused
+ * rather than run beside the first over the same buffers. */
+enum { RUN_IDLE, RUN_BUSY, RUN_ASYNC /* started by cfx_run_async, waiting for cfx_wait */ };
+
+/* An application kernel as the backend calls it: through call_cpu / call_cuda, which note the
+ * value a failing kernel returned, for the run's message. */
+typedef struct kernel_call {
+    exec_kernel k;
+    struct cfx_exec *e;
+} kernel_call;
+
 struct cfx_exec {
     cfx_module *m;
     const compiled_graph *graph; /* names and types of the inputs and results */
@@ -44,7 +56,9 @@ struct cfx_exec {
     cfx_backend backend;
     const exec_ops *ops;
     void *self;             /* the backend's state */
-    exec_kernel *kernels;   /* prog->nkernels, in prog->kernels order */
+    exec_kernel *kernels;   /* prog->nkernels, in prog->kernels order: call_cpu/call_cuda */
+    kernel_call *calls;     /* prog->nkernels: what those call */
+    int kernel_rc;          /* the value the last failing kernel of this run returned */
     void **inputs;          /* prog->ninputs */
     unsigned char *in_bound;
     void **results;         /* prog->nresults: the buffers handed to the backend */
@@ -57,8 +71,8 @@ struct cfx_exec {
     void *print_user;
     FILE *trace;            /* open on trace_path while tracing */
     char *trace_path;
-    exec_atomic_int cancel;
-    int running; /* a run was started and not yet waited for */
+    exec_atomic_int cancel; /* kept from cfx_cancel until a run ends */
+    exec_atomic_int running; /* RUN_* */
     exec_run run;
     exec_outcome out;
     char message[1024];
@@ -260,10 +274,12 @@ const char *cfx_input_name(const cfx_module *m, int graph, int i)
     return g && i >= 0 && i < g->nparams ? g->params[i].name : NULL;
 }
 
+/* What a query out of range answers: rank -1, which no input or result has (cfx.h). */
 static cfx_type no_type(void)
 {
     cfx_type none;
     memset(&none, 0, sizeof none);
+    none.rank = -1;
     return none;
 }
 
@@ -295,7 +311,8 @@ cfx_type cfx_result_type(const cfx_module *m, int graph, int i)
 static cfx_type slot_type(const cfx_prog *p, int32_t slot)
 {
     const cfx_slot *s = &p->slots[slot];
-    cfx_type t = no_type();
+    cfx_type t;
+    memset(&t, 0, sizeof t);
     t.dtype = (cfx_dtype)s->dtype;
     t.rank = s->rank;
     for (int i = 0; i < s->rank && i < CFX_TYPE_MAX_RANK; i++)
@@ -375,6 +392,59 @@ static void set_error(cfx_exec *e, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- one run at a time ------------------------------------------------------------------ */
+
+/* A call refused because a run is in flight, perhaps another thread's, leaves the executor's
+ * error alone (the call running owns it): the refusal is kept for the refused thread, and
+ * cfx_exec_error() hands it to that thread until its next call on the executor. */
+static _Thread_local const cfx_exec *refused_on;
+static _Thread_local char refusal[256];
+
+/* The start of a call that may fail: the error of the caller's last call is cleared. */
+static void begin_call(cfx_exec *e)
+{
+    if (refused_on == e)
+        refused_on = NULL;
+    e->error[0] = '\0';
+}
+
+/* Claims the executor in state `from` for a call that changes what a run uses: 0, or -1 when
+ * a run is in flight (the refusal says what was refused). release() gives it back. */
+static int claim(cfx_exec *e, int from, const char *what)
+{
+    int seen = from;
+    if (atomic_compare_exchange_strong(&e->running, &seen, RUN_BUSY)) {
+        begin_call(e);
+        return 0;
+    }
+    refused_on = e;
+    snprintf(refusal, sizeof refusal,
+             "%s: a run is already in flight (an executor runs one run at a time; cfx_wait ends "
+             "one started with cfx_run_async)", what);
+    return -1;
+}
+
+static void release(cfx_exec *e, int to) { atomic_store(&e->running, to); }
+
+static int call_cpu(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    kernel_call *c = user;
+    int rc = c->k.cpu_fn(c->k.user, nargs, args, nresults, results);
+    if (rc != 0)
+        c->e->kernel_rc = rc;
+    return rc;
+}
+
+static int call_cuda(void *user, void *stream, int nargs, const cfx_tensor *args, int nresults,
+                     cfx_tensor *results)
+{
+    kernel_call *c = user;
+    int rc = c->k.cuda_fn(c->k.user, stream, nargs, args, nresults, results);
+    if (rc != 0)
+        c->e->kernel_rc = rc;
+    return rc;
+}
+
 /* Resolves every kernel the program calls; a kernel without a function for `backend` is
  * an error naming it. */
 static int resolve_kernels(cfx_exec *e, cfx_backend backend, char *err, size_t errlen)
@@ -401,7 +471,10 @@ static int resolve_kernels(cfx_exec *e, cfx_backend backend, char *err, size_t e
                      name, p->name);
             return -1;
         }
-        e->kernels[i] = *k;
+        e->calls[i].k = *k;
+        e->calls[i].e = e;
+        e->kernels[i] = (exec_kernel){k->name, k->cpu_fn ? call_cpu : NULL,
+                                      k->cuda_fn ? call_cuda : NULL, &e->calls[i]};
     }
     return 0;
 }
@@ -430,6 +503,7 @@ void cfx_exec_free(cfx_exec *e)
             free(e->scratch[i]);
     free(e->scratch);
     free(e->kernels);
+    free(e->calls);
     free(e->inputs);
     free(e->in_bound);
     free(e->results);
@@ -445,8 +519,13 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
     if (err)
         *err = NULL;
     const cfx_prog *p = graph_prog(m, graph);
+    if (!m) {
+        snprintf(msg, sizeof msg, "the module is NULL");
+        goto fail;
+    }
     if (!p) {
-        snprintf(msg, sizeof msg, "no graph %d in the module", graph);
+        snprintf(msg, sizeof msg, "no graph %d in the module: it has %d, numbered from 0", graph,
+                 m->cm.ngraphs);
         goto fail;
     }
     /* the executor indexes declarations and slots alike: they must agree */
@@ -475,21 +554,25 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
     e = calloc(1, sizeof *e);
     if (!e)
         goto oom;
+    if (refused_on == e)
+        refused_on = NULL; /* an executor freed at this address was refused on this thread */
     e->m = m;
     e->graph = &m->cm.graphs[graph];
     e->prog = p;
     e->backend = backend;
     e->ops = ops;
     atomic_init(&e->cancel, 0);
+    atomic_init(&e->running, RUN_IDLE);
     size_t nk = (size_t)p->nkernels + 1, ni = (size_t)p->ninputs + 1, nr = (size_t)p->nresults + 1;
     e->kernels = calloc(nk, sizeof *e->kernels);
+    e->calls = calloc(nk, sizeof *e->calls);
     e->inputs = calloc(ni, sizeof *e->inputs);
     e->in_bound = calloc(ni, 1);
     e->results = calloc(nr, sizeof *e->results);
     e->user_results = calloc(nr, sizeof *e->user_results);
     e->scratch = calloc(nr, sizeof *e->scratch);
     e->res_bound = calloc(nr, 1);
-    if (!e->kernels || !e->inputs || !e->in_bound || !e->results || !e->user_results ||
+    if (!e->kernels || !e->calls || !e->inputs || !e->in_bound || !e->results || !e->user_results ||
         !e->scratch || !e->res_bound)
         goto oom;
     if (resolve_kernels(e, backend, msg, sizeof msg) != 0)
@@ -524,10 +607,6 @@ const char *cfx_exec_backend_detail(const cfx_exec *e)
 static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kind)
 {
     const cfx_prog *p = e->prog;
-    if (e->running) {
-        set_error(e, "cannot bind '%s' while a run is in flight", name ? name : "(null)");
-        return -1;
-    }
     if (!name || !data) {
         set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
         return -1;
@@ -585,12 +664,20 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
 
 int cfx_bind(cfx_exec *e, const char *name, void *data, size_t bytes)
 {
-    return e ? bind(e, name, data, bytes, BOUND_HOST) : -1;
+    if (!e || claim(e, RUN_IDLE, "cfx_bind") != 0)
+        return -1;
+    int rc = bind(e, name, data, bytes, BOUND_HOST);
+    release(e, RUN_IDLE);
+    return rc;
 }
 
 int cfx_bind_device(cfx_exec *e, const char *name, void *device_data, size_t bytes)
 {
-    return e ? bind(e, name, device_data, bytes, BOUND_DEVICE) : -1;
+    if (!e || claim(e, RUN_IDLE, "cfx_bind_device") != 0)
+        return -1;
+    int rc = bind(e, name, device_data, bytes, BOUND_DEVICE);
+    release(e, RUN_IDLE);
+    return rc;
 }
 
 int cfx_unbind(cfx_exec *e, const char *name)
@@ -626,6 +713,7 @@ int cfx_set_max_iters(cfx_exec *e, int64_t n)
 {
     if (!e)
         return -1;
+    begin_call(e);
     if (n < 0) {
         set_error(e, "the iteration budget must be 0 (no limit) or positive, got %" PRId64, n);
         return -1;
@@ -637,25 +725,19 @@ int cfx_set_max_iters(cfx_exec *e, int64_t n)
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode)
 {
     char why[768] = "";
-    if (!e)
+    if (!e || claim(e, RUN_IDLE, "cfx_set_persistent_mode") != 0)
         return -1;
+    int got = -1;
     if (mode != CFX_PERSISTENT_COMPILED && mode != CFX_PERSISTENT_INTERP) {
         set_error(e, "unknown persistent mode %d", (int)mode);
-        return -1;
-    }
-    if (!e->ops->mode) {
+    } else if (!e->ops->mode) {
         set_error(e, "the %s backend has no persistent modes", cfx_backend_name(e->backend));
-        return -1;
+    } else {
+        got = e->ops->mode(e->self, (int)mode, why, sizeof why);
+        if (got < 0 || got != (int)mode)
+            set_error(e, "%s", why);
     }
-    if (e->running) {
-        set_error(e, "cannot change the persistent mode while a run is in flight");
-        return -1;
-    }
-    int got = e->ops->mode(e->self, (int)mode, why, sizeof why);
-    if (got < 0 || got != (int)mode)
-        set_error(e, "%s", why);
-    else
-        e->error[0] = '\0';
+    release(e, RUN_IDLE);
     return got;
 }
 
@@ -713,10 +795,9 @@ void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *
     e->print_user = user;
 }
 
-int cfx_set_trace(cfx_exec *e, const char *path)
+/* Opens the trace file of the next runs (closes the last one); path NULL: no trace. */
+static int open_trace(cfx_exec *e, const char *path)
 {
-    if (!e)
-        return -1;
     if (e->trace) {
         fclose(e->trace);
         e->trace = NULL;
@@ -728,7 +809,8 @@ int cfx_set_trace(cfx_exec *e, const char *path)
     e->trace = fopen(path, "w");
     e->trace_path = copy_string(path);
     if (!e->trace || !e->trace_path) {
-        set_error(e, "%s: cannot write: %s", path, e->trace ? "out of memory" : strerror(errno));
+        set_error(e, "cannot write the trace to %s: %s", path,
+                  e->trace ? "out of memory" : strerror(errno));
         if (e->trace)
             fclose(e->trace);
         e->trace = NULL;
@@ -739,12 +821,22 @@ int cfx_set_trace(cfx_exec *e, const char *path)
     return 0;
 }
 
+int cfx_set_trace(cfx_exec *e, const char *path)
+{
+    if (!e || claim(e, RUN_IDLE, "cfx_set_trace") != 0)
+        return -1;
+    int rc = open_trace(e, path);
+    release(e, RUN_IDLE);
+    return rc;
+}
+
 /* Each run writes one whole trace document, so the file is truncated before every run
  * after the first: it holds the trace of the latest run. */
 static int restart_trace(cfx_exec *e)
 {
     if (!e->trace)
         return 0;
+    clearerr(e->trace); /* the last run's failed writes, which it reported */
     if (ftell(e->trace) == 0)
         return 0;
     e->trace = freopen(e->trace_path, "w", e->trace);
@@ -788,10 +880,7 @@ static int start_run(cfx_exec *e, int async)
     e->message[0] = '\0';
     memset(&e->out, 0, sizeof e->out);
     e->out.record = -1;
-    if (e->running) {
-        set_error(e, "a run is already in flight: call cfx_wait first");
-        return -1; /* the run in flight keeps its state */
-    }
+    e->kernel_rc = 0;
     /* every input must be bound: list all that are not */
     strbuf missing = {0};
     for (int32_t i = 0; i < p->ninputs; i++)
@@ -838,7 +927,7 @@ static int start_run(cfx_exec *e, int async)
 
     if (restart_trace(e) != 0) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s: cannot write: %s", e->trace_path, strerror(errno));
+        snprintf(msg, sizeof msg, "cannot write the trace to %s: %s", e->trace_path, strerror(errno));
         fail_run(e, msg);
         return -1;
     }
@@ -857,26 +946,52 @@ static int start_run(cfx_exec *e, int async)
     run.print_user = e;
     run.trace = e->trace;
     e->run = run; /* the backend may keep the pointer until wait() */
-    atomic_store(&e->cancel, 0);
+    /* e->cancel is left as it is: a cancel made before the run stops it (cfx.h) */
 
     char err[512] = "";
     if (e->ops->run(e->self, &e->run, async, err, sizeof err) != 0) {
+        atomic_store(&e->cancel, 0); /* the run was started: the cancel was its */
         fail_run(e, err[0] ? err : "the backend failed to start the run");
         return -1;
     }
-    e->running = 1;
     return 0;
+}
+
+/* 0 when the run's trace reached its file; -1 with the run failed when a write did not (a
+ * full disk, a file size limit), so a cut trace is never taken for a whole one. */
+static int check_trace(cfx_exec *e)
+{
+    if (!e->trace)
+        return 0;
+    int flushed = fflush(e->trace) == 0, why = errno;
+    if (flushed && !ferror(e->trace))
+        return 0;
+    if (flushed) {
+        /* the backend's own flush failed, and its errno is gone: a newline (white space after
+         * the document) asks the file again */
+        clearerr(e->trace);
+        fputc('\n', e->trace);
+        why = fflush(e->trace) != 0 ? errno : 0;
+    }
+    char msg[768];
+    snprintf(msg, sizeof msg, "cannot write the trace to %s: %s", e->trace_path,
+             why ? strerror(why) : "a write failed");
+    fail_run(e, msg);
+    return -1;
 }
 
 static cfx_status finish_run(cfx_exec *e)
 {
     char err[512] = "";
-    e->running = 0;
     exec_outcome out;
     memset(&out, 0, sizeof out);
     out.record = -1;
-    if (e->ops->wait(e->self, &out, err, sizeof err) != 0)
+    int failed = e->ops->wait(e->self, &out, err, sizeof err) != 0;
+    atomic_store(&e->cancel, 0); /* each cancel stops at most one run */
+    if (failed)
         return fail_run(e, err[0] ? err : "the backend failed");
+    if (check_trace(e) != 0)
+        return CFX_ERROR;
     e->out = out;
     e->message[0] = '\0';
     if (out.status != CFX_OK) {
@@ -885,6 +1000,10 @@ static cfx_status finish_run(cfx_exec *e)
         else
             snprintf(e->message, sizeof e->message, "%s: run stopped: %s", e->prog->file,
                      cfx_status_name(out.status));
+        /* an application kernel that failed: what it returned */
+        size_t n = strlen(e->message);
+        if (out.status == CFX_ERROR && e->kernel_rc != 0 && n + 32 < sizeof e->message)
+            snprintf(e->message + n, sizeof e->message - n, " (it returned %d)", e->kernel_rc);
     }
     if (out.status == CFX_ERROR)
         snprintf(e->error, sizeof e->error, "%s", e->message);
@@ -893,31 +1012,33 @@ static cfx_status finish_run(cfx_exec *e)
 
 cfx_status cfx_run(cfx_exec *e)
 {
-    if (!e)
+    if (!e || claim(e, RUN_IDLE, "cfx_run") != 0)
         return CFX_ERROR;
-    if (e->running) {
-        set_error(e, "a run is already in flight: call cfx_wait first");
-        return CFX_ERROR;
-    }
-    if (start_run(e, 0) != 0)
-        return CFX_ERROR;
-    return finish_run(e);
+    cfx_status st = start_run(e, 0) == 0 ? finish_run(e) : CFX_ERROR;
+    release(e, RUN_IDLE);
+    return st;
 }
 
 int cfx_run_async(cfx_exec *e)
 {
-    if (!e)
+    if (!e || claim(e, RUN_IDLE, "cfx_run_async") != 0)
         return -1;
-    return start_run(e, 1);
+    int rc = start_run(e, 1);
+    release(e, rc == 0 ? RUN_ASYNC : RUN_IDLE);
+    return rc;
 }
 
 cfx_status cfx_wait(cfx_exec *e)
 {
     if (!e)
         return CFX_ERROR;
-    if (!e->running)
+    if (atomic_load(&e->running) == RUN_IDLE)
         return e->out.status; /* nothing in flight: the last run's status */
-    return finish_run(e);
+    if (claim(e, RUN_ASYNC, "cfx_wait") != 0)
+        return CFX_ERROR; /* another thread's cfx_run, or its cfx_wait */
+    cfx_status st = finish_run(e);
+    release(e, RUN_IDLE);
+    return st;
 }
 
 void cfx_cancel(cfx_exec *e)
@@ -943,6 +1064,11 @@ void cfx_exec_position(const cfx_exec *e, int *line, int *col)
         *col = c;
 }
 
-const char *cfx_exec_error(const cfx_exec *e) { return e ? e->error : "the executor is NULL"; }
+const char *cfx_exec_error(const cfx_exec *e)
+{
+    if (!e)
+        return "the executor is NULL";
+    return refused_on == e ? refusal : e->error;
+}
 
 int64_t cfx_exec_iterations(const cfx_exec *e) { return e ? e->out.iterations : 0; }

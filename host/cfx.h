@@ -32,10 +32,13 @@ typedef struct cfx_type {
     int64_t dims[CFX_TYPE_MAX_RANK];
 } cfx_type;
 
-const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ... */
+const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ...; "unknown" for another value */
 int cfx_dtype_size(cfx_dtype dt);          /* bytes per element; bool is 1 byte (0 or 1) */
-int64_t cfx_type_count(const cfx_type *t); /* elements */
-/* Writes `f32[2, 3]` (or `i32` for a scalar) into buf; returns buf. */
+int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) */
+/* Bytes that always hold cfx_type_str's text: `bool[` and four 20-digit dimensions. */
+#define CFX_TYPE_STR_MAX 96
+/* Writes `f32[2, 3]` (or `i32` for a scalar, `(no type)` for rank -1) into buf; returns buf.
+ * A text longer than len - 1 is cut and ends in "...", so it never passes for a type. */
 char *cfx_type_str(const cfx_type *t, char *buf, size_t len);
 
 /* ---- run status ---- */
@@ -50,7 +53,7 @@ typedef enum cfx_status {
     CFX_ERROR,          /* not a run status: misuse of the API or a failure of the backend */
 } cfx_status;
 
-const char *cfx_status_name(cfx_status s); /* "ok", "assert", "index", ... */
+const char *cfx_status_name(cfx_status s); /* "ok", "assert", "index", ...; "unknown" */
 
 /* ---- context: registered application kernels ---- */
 typedef struct cfx_context cfx_context;
@@ -62,7 +65,8 @@ typedef struct cfx_tensor {
 } cfx_tensor;
 
 /* A CPU kernel: reads args, writes results (already allocated, with the declared types).
- * Returns 0, or non-zero to stop the run with CFX_ERROR. */
+ * Returns 0, or non-zero to stop the run with CFX_ERROR; the run's message names the kernel
+ * and the value it returned. */
 typedef int (*cfx_cpu_kernel)(void *user, int nargs, const cfx_tensor *args,
                               int nresults, cfx_tensor *results);
 /* A CUDA kernel: a host function that enqueues its work on `stream` (a cudaStream_t)
@@ -100,6 +104,7 @@ const char *cfx_graph_name(const cfx_module *m, int graph);
  * NULL; -1 if there is none. */
 int cfx_graph_find(const cfx_module *m, const char *name);
 
+/* A graph or an index out of range gives a count of 0, a NULL name and a type of rank -1. */
 int cfx_input_count(const cfx_module *m, int graph);
 const char *cfx_input_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_input_type(const cfx_module *m, int graph, int i);
@@ -136,13 +141,19 @@ typedef enum cfx_backend {
     CFX_BACKEND_CUDA_PERSISTENT, /* one kernel walks the records on the device */
 } cfx_backend;
 
-const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ... */
+const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ...; "unknown" */
 int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknown */
 /* 1 if the backend can run here; otherwise 0 and a reason ("cfx was built without CUDA",
  * "no CUDA device is present (...)", "the CUDA executors cannot be loaded: ...") in why.
  * AUTO is always available. Asking about a CUDA backend may load the CUDA libraries. */
 int cfx_backend_available(cfx_backend b, char *why, size_t len);
 
+/* An executor runs one run at a time. A cfx_run or cfx_run_async while a run is in flight
+ * (started on any thread and not yet ended by its cfx_run or cfx_wait) is refused with
+ * CFX_ERROR (-1), and so are cfx_bind, cfx_bind_device, cfx_set_trace and
+ * cfx_set_persistent_mode, and a cfx_wait while another thread's cfx_run or cfx_wait is under
+ * way; cfx_exec_error() then says so on the refused thread. Other calls on one executor from
+ * several threads at once are not supported, but for cfx_cancel. */
 typedef struct cfx_exec cfx_exec;
 
 /* An executor for one graph of the module (which must outlive it). For AUTO, the backend
@@ -179,7 +190,10 @@ void cfx_set_stream(cfx_exec *e, void *stream);
 /* Where `print` output goes: one call per printed line, in program order, without the
  * newline. The default writes to stdout. */
 void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *user);
-/* Writes a Chrome trace (Perfetto opens it) of the next runs to `path`; NULL stops. */
+/* Writes a Chrome trace (Perfetto opens it) of the next runs to `path`; NULL stops. Each
+ * event names its record and carries its source position (args "line" and "col"). A run
+ * whose trace cannot be written (a full disk, say) returns CFX_ERROR, after which the
+ * results it wrote are not to be trusted. */
 int cfx_set_trace(cfx_exec *e, const char *path);
 
 /* The two modes of the cuda-persistent backend (docs/persistent.md). COMPILED, the default:
@@ -222,12 +236,16 @@ cfx_status cfx_run(cfx_exec *e);
  * synchronized the stream and called cfx_wait(). */
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
-/* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread. */
+/* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread, and from a signal
+ * handler. A cancel made while no run is in flight is kept for the next run, which then stops
+ * at its first loop iteration (one without loops ends as usual); every run clears the cancel
+ * when it ends, so each cancel stops at most one run. */
 void cfx_cancel(cfx_exec *e);
 
 /* After a run: its status, the one-line message for a stopped run
  * (`FILE:LINE:COL: run stopped: index: 'x' has 4 rows, index was 4`, "" for ok), the
- * source position of the statement that stopped it, and the last API error. */
+ * source position of the statement that stopped it, and the error of the last call on the
+ * executor ("" when that call succeeded). */
 cfx_status cfx_exec_status(const cfx_exec *e);
 const char *cfx_exec_message(const cfx_exec *e);
 void cfx_exec_position(const cfx_exec *e, int *line, int *col);

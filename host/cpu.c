@@ -37,6 +37,7 @@
 
 typedef struct trace_state {
     FILE *f;
+    const cfx_prog *prog;
     int64_t events;  /* written */
     int64_t dropped; /* past the cap */
     struct timespec start;
@@ -55,11 +56,7 @@ static void trace_event(trace_state *t, const cfx_record *r, double ts, double e
         t->dropped++;
         return;
     }
-    const char *op = "";
-    if (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE)
-        op = op_name(r->op);
-    fprintf(t->f, "%s\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0}",
-            t->events ? "," : "", rec_names[r->kind], op[0] ? " " : "", op, ts, end - ts);
+    exec_trace_event(t->f, t->prog, (int32_t)(r - t->prog->records), NULL, ts, end - ts, 0);
     t->events++;
 }
 
@@ -522,6 +519,21 @@ static NOINLINE void execute_traced(const exec_run *run, uint8_t *arena, const d
     execute(run, arena, dec, tensors, trace, 1, out);
 }
 
+/* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
+ * CALL's operands; *arena_bytes gets the arena's part. */
+static size_t run_bytes(const cfx_prog *prog, size_t *arena_bytes)
+{
+    int32_t max_call = 0;
+    for (int32_t i = 0; i < prog->nrecords; i++)
+        if (prog->records[i].kind == REC_CALL && prog->records[i].c > max_call)
+            max_call = prog->records[i].c;
+    *arena_bytes = (size_t)(prog->arena_bytes + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    size_t dec_bytes = (size_t)prog->nrecords * sizeof(decoded);
+    size_t total = *arena_bytes + dec_bytes + (size_t)max_call * sizeof(cfx_tensor);
+    total = (total + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    return total ? total : CFX_ARENA_ALIGN;
+}
+
 int cpu_run(const exec_run *run, exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
@@ -531,17 +543,8 @@ int cpu_run(const exec_run *run, exec_outcome *out)
     if (run->device_buffers)
         return -1;
 
-    /* one allocation: the arena, the decoded records, room for the widest CALL's operands */
-    int32_t max_call = 0;
-    for (int32_t i = 0; i < prog->nrecords; i++)
-        if (prog->records[i].kind == REC_CALL && prog->records[i].c > max_call)
-            max_call = prog->records[i].c;
-    size_t arena_bytes = (size_t)(prog->arena_bytes + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
+    size_t arena_bytes, total = run_bytes(prog, &arena_bytes);
     size_t dec_bytes = (size_t)prog->nrecords * sizeof(decoded);
-    size_t total = arena_bytes + dec_bytes + (size_t)max_call * sizeof(cfx_tensor);
-    total = (total + CFX_ARENA_ALIGN - 1) / CFX_ARENA_ALIGN * CFX_ARENA_ALIGN;
-    if (total == 0)
-        total = CFX_ARENA_ALIGN;
     uint8_t *arena = aligned_alloc(CFX_ARENA_ALIGN, total);
     if (!arena)
         return -1;
@@ -561,9 +564,9 @@ int cpu_run(const exec_run *run, exec_outcome *out)
     decode(prog, arena, dec, run->trace == NULL);
 
     if (run->trace) {
-        trace_state t = {run->trace, 0, 0, {0, 0}};
+        trace_state t = {run->trace, prog, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
-        fputs("{\"traceEvents\":[", t.f);
+        exec_trace_open(t.f, "cpu", prog, "host", 0);
         execute_traced(run, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
@@ -618,8 +621,16 @@ static int cpu_ops_run(void *self, const exec_run *run, int async, char *err, si
         snprintf(err, len, "the cpu backend cannot use device buffers");
         return -1;
     }
+    for (int32_t i = 0; i < run->prog->ninputs; i++)
+        if (!run->inputs || !run->inputs[i]) {
+            snprintf(err, len, "input %d is not bound", (int)i); /* api.c binds every one */
+            return -1;
+        }
     if (cpu_run(run, &e->outcome) != 0) {
-        snprintf(err, len, "out of memory, or an input is not bound");
+        size_t arena_bytes, total = run_bytes(run->prog, &arena_bytes);
+        snprintf(err, len, "out of memory: a run of graph '%s' needs %zu bytes (%zu MiB) at once, "
+                 "%zu of them for its values", run->prog->name ? run->prog->name : "?", total,
+                 (total + ((size_t)1 << 20) - 1) >> 20, arena_bytes);
         return -1;
     }
     return 0;

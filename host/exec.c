@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
+
 const char *cfx_status_name(cfx_status s)
 {
     switch (s) {
@@ -29,7 +31,7 @@ const char *cfx_dtype_name(cfx_dtype dt)
     case CFX_I64: return "i64";
     case CFX_BOOL: return "bool";
     }
-    return "?";
+    return "unknown";
 }
 
 int cfx_dtype_size(cfx_dtype dt)
@@ -49,6 +51,8 @@ int cfx_dtype_size(cfx_dtype dt)
 
 int64_t cfx_type_count(const cfx_type *t)
 {
+    if (!t || t->rank < 0)
+        return 0; /* no type (an input or result that does not exist) */
     int64_t n = 1;
     for (int d = 0; d < t->rank && d < CFX_TYPE_MAX_RANK; d++)
         n *= t->dims[d];
@@ -59,11 +63,27 @@ char *cfx_type_str(const cfx_type *t, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return buf;
-    size_t n = (size_t)snprintf(buf, len, "%s", cfx_dtype_name(t->dtype));
-    for (int d = 0; d < t->rank && d < CFX_TYPE_MAX_RANK && n < len; d++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? ", " : "[", (long long)t->dims[d]);
-    if (t->rank > 0 && n < len)
-        snprintf(buf + n, len - n, "]");
+    char text[CFX_TYPE_STR_MAX];
+    size_t n;
+    if (!t || t->rank < 0 || t->rank > CFX_TYPE_MAX_RANK) {
+        n = (size_t)snprintf(text, sizeof text, "(no type)");
+    } else {
+        n = (size_t)snprintf(text, sizeof text, "%s", cfx_dtype_name(t->dtype));
+        for (int d = 0; d < t->rank; d++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%lld", d ? ", " : "[",
+                                  (long long)t->dims[d]);
+        if (t->rank > 0)
+            n += (size_t)snprintf(text + n, sizeof text - n, "]");
+    }
+    if (n < len) {
+        memcpy(buf, text, n + 1);
+        return buf;
+    }
+    /* too small: what fits, ending in "...", so a cut text never passes for a type */
+    size_t keep = len - 1, dots = keep < 3 ? keep : 3;
+    memcpy(buf, text, keep - dots);
+    memset(buf + keep - dots, '.', dots);
+    buf[keep] = '\0';
     return buf;
 }
 
@@ -73,7 +93,7 @@ static const char *const backend_names[] = {"auto", "cpu", "cuda-host", "cuda-gr
 const char *cfx_backend_name(cfx_backend b)
 {
     if ((int)b < 0 || (size_t)b >= sizeof backend_names / sizeof backend_names[0])
-        return "?";
+        return "unknown"; /* as cfx_status_name says of a status it does not know */
     return backend_names[b];
 }
 
@@ -158,7 +178,13 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         snprintf(detail, sizeof detail, "cancelled by the caller");
         break;
     case CFX_ERROR:
-        snprintf(detail, sizeof detail, "backend error");
+        /* a CALL: its application kernel failed (or has no function for this backend) */
+        if (r && r->kind == REC_CALL && r->a >= 0 && r->a < prog->nkernels &&
+            prog->kernels[r->a] >= 0 && prog->kernels[r->a] < prog->nstrings)
+            mark_cut(detail, sizeof detail, snprintf(detail, sizeof detail, "kernel '%s' failed",
+                                                     prog->strings + prog->kernels[r->a]));
+        else
+            snprintf(detail, sizeof detail, "backend error");
         break;
     case CFX_OK:
         buf[0] = '\0';
@@ -166,4 +192,63 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
     }
     mark_cut(buf, len, snprintf(buf, len, "%s:%d:%d: run stopped: %s: %s", prog->file ? prog->file : "?",
                                 line, col, cfx_status_name(out->status), detail));
+}
+
+/* ---- Chrome traces ------------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const char *thread,
+                     int nthreads)
+{
+    char name[512];
+    snprintf(name, sizeof name, "cfx %s: graph %s (%s)", executor, prog->name ? prog->name : "?",
+             prog->file ? prog->file : "?");
+    fputs("{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+          "\"args\":{\"name\":", f);
+    json_string(f, name);
+    fputs("}}", f);
+    for (int t = 0; t < (nthreads > 0 ? nthreads : 1); t++) {
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,"
+                   "\"args\":{\"name\":\"%s", t, thread);
+        if (nthreads > 0)
+            fprintf(f, " %d", t);
+        fputs("\"}}", f);
+    }
+}
+
+void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char *name, double ts_us,
+                      double dur_us, int tid)
+{
+    const cfx_record *r = NULL;
+    if (record >= 0 && record < prog->nrecords) {
+        r = &prog->records[record];
+    } else {
+        for (int32_t i = 0; i < prog->nrecords && !r; i++)
+            if (prog->records[i].line > 0)
+                r = &prog->records[i];
+    }
+    const char *op = "";
+    if (!name && r && (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE))
+        op = op_name(r->op);
+    fprintf(f, ",\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
+               "\"args\":{\"line\":%d,\"col\":%d",
+            name ? name : r ? rec_names[r->kind] : "?", op[0] ? " " : "", op, ts_us, dur_us, tid,
+            r ? (int)r->line : 0, r ? (int)r->col : 0);
+    if (record >= 0)
+        fprintf(f, ",\"record\":%d", (int)record);
+    fputs("}}", f);
 }

@@ -115,10 +115,12 @@ extern const exec_ops dev_compiled_ops;
  * the module is not loaded for nothing), or the module or a library it needs cannot be
  * loaded. The caller still asks ops->available(). Thread-safe. */
 const exec_ops *dev_ops(cfx_backend b, char *why, size_t len);
-/* For `cfx --version`: loads the module even where no device is present, and says in buf
+/* For `cfx backends`: loads the module even where no device is present, and says in buf
  * what was built and what loaded. Returns 1 when the module loaded, 0 for a build without
  * CUDA, -1 when it cannot be loaded. */
 int dev_module_describe(char *buf, size_t len);
+/* 1 when this build has the CUDA executors, 0 otherwise; loads nothing (`cfx --version`). */
+int dev_module_built(void);
 /* The module's table, loading it even where no device is present (NVRTC needs none); NULL with
  * the reason in why. */
 const dev_module *dev_module_get(char *why, size_t len);
@@ -128,6 +130,18 @@ int cpu_run(const exec_run *run, exec_outcome *out);
 
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);
+
+/* Chrome trace documents, as every executor writes them. exec_trace_open writes
+ * `{"traceEvents":[` and metadata events naming the process (`cfx EXECUTOR: graph NAME (FILE)`)
+ * and its threads: tid 0 called `thread` when nthreads is 0, else tids 0 .. nthreads-1 called
+ * `thread N`. exec_trace_event writes one complete event, ",\n" first, with the record's source
+ * position (the position `cfx dump` prints) in args "line" and "col", and "record"; `name` NULL
+ * is the record's kind (and op). record -1 is a span of the whole graph, at the position of its
+ * first statement. The caller closes the array and the document. */
+void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const char *thread,
+                     int nthreads);
+void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char *name, double ts_us,
+                      double dur_us, int tid);
 
 #ifdef __cplusplus
 }

@@ -32,9 +32,10 @@ static const char usage_text[] =
     "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP]]\n"
     "                                  print the compiled records of every graph (or of one),\n"
     "                                  or with --cost what each loop iteration costs on the GPU\n"
+    "       cfx backends               whether the CUDA executors were built, whether they\n"
+    "                                  load here, and what each backend finds on this machine\n"
     "       cfx --help | -h            this text\n"
-    "       cfx --version              the version, whether the CUDA executors were built\n"
-    "                                  and whether they load and find a device here\n"
+    "       cfx --version              the version (loads nothing)\n"
     "\n"
     "Run `cfx run --help` for the options of run, and `cfx run FILE --help` for the inputs\n"
     "and results of FILE's graph.\n"
@@ -101,6 +102,28 @@ static const char dump_usage_text[] =
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
+/* Command-line text in a message is cut as compile errors cut source (diag.h): at most
+ * SHOWN_MAX bytes, a byte that does not print as \xNN, and "..." where it was cut, so a value
+ * of 100 KB makes a line of a terminal's width, not a page. */
+#define SHOWN_MAX 64
+#define SHOWN_BYTES (SHOWN_MAX * 4 + 4)
+
+static const char *shown(const char *s, char *buf)
+{
+    size_t n = 0, i = 0;
+    for (; s[i] && i < SHOWN_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f)
+            buf[n++] = (char)c;
+        else
+            n += (size_t)snprintf(buf + n, SHOWN_BYTES - n, "\\x%02X", c);
+    }
+    if (s[i])
+        n += (size_t)snprintf(buf + n, SHOWN_BYTES - n, "...");
+    buf[n] = '\0';
+    return buf;
+}
+
 typedef struct pair {
     const char *name;
     const char *value;
@@ -126,8 +149,9 @@ typedef struct options {
 
 static int bad_usage(const char *command, const char *fmt, const char *what)
 {
+    char cut[SHOWN_BYTES];
     fprintf(stderr, "cfx: ");
-    fprintf(stderr, fmt, what);
+    fprintf(stderr, fmt, shown(what, cut));
     fprintf(stderr, " (see cfx %s%s--help)\n", command ? command : "", command ? " " : "");
     return 1;
 }
@@ -240,29 +264,66 @@ static void free_options(options *o)
     free(o->outs);
 }
 
-/* A non-negative decimal integer that fits in int64; -1 otherwise. */
+/* A non-negative decimal integer that fits in int64; -1 for text that is not one, -2 for one
+ * above INT64_MAX. */
 static int parse_count(const char *s, int64_t *out)
 {
     int64_t v = 0;
+    int big = 0;
     if (!*s)
         return -1;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+        if (*s < '0' || *s > '9')
             return -1;
-        v = v * 10 + (*s - '0');
+        if (v > (INT64_MAX - (*s - '0')) / 10)
+            big = 1;
+        else
+            v = v * 10 + (*s - '0');
     }
+    if (big)
+        return -2;
     *out = v;
     return 0;
 }
 
+/* Parses --NAME's count into *out; 1 after saying what is wrong. */
+static int count_option(const char *name, const char *text, int64_t *out)
+{
+    int rc = parse_count(text, out);
+    if (rc == -2) {
+        char cut[SHOWN_BYTES];
+        fprintf(stderr, "cfx: %s is at most %lld, got '%s' (see cfx run --help)\n", name,
+                (long long)INT64_MAX, shown(text, cut));
+        return 1;
+    }
+    if (rc != 0) {
+        char fmt[96];
+        snprintf(fmt, sizeof fmt, "%s wants a non-negative integer, got '%%s'", name);
+        return bad_usage("run", fmt, text);
+    }
+    return 0;
+}
+
 /* ---- compiling and listing -------------------------------------------------------------- */
+
+/* 1 when diags begins as a compile error does, `FILE:LINE:`; what else cfx_compile_file says
+ * (a file it cannot read) is a message of cfx's own, which carries its prefix. */
+static int positioned(const char *diags, const char *file)
+{
+    size_t n = strlen(file);
+    return strncmp(diags, file, n) == 0 && diags[n] == ':' && diags[n + 1] >= '0' &&
+           diags[n + 1] <= '9';
+}
 
 static cfx_module *compile_or_report(const char *file)
 {
     char *diags = NULL;
     cfx_module *m = cfx_compile_file(NULL, file, &diags);
     if (!m) {
-        fputs(diags ? diags : "cfx: compilation failed\n", stderr);
+        if (!diags)
+            fputs("cfx: compilation failed\n", stderr);
+        else
+            fprintf(stderr, "%s%s", positioned(diags, file) ? "" : "cfx: ", diags);
         cfx_free(diags);
     }
     return m;
@@ -274,7 +335,8 @@ static int find_graph(const cfx_module *m, const char *file, const char *name)
     int g = cfx_graph_find(m, name);
     if (g >= 0)
         return g;
-    fprintf(stderr, "cfx: %s has no graph '%s'; its graphs are:", file, name ? name : "");
+    char cut[SHOWN_BYTES];
+    fprintf(stderr, "cfx: %s has no graph '%s'; its graphs are:", file, shown(name ? name : "", cut));
     for (int i = 0; i < cfx_graph_count(m); i++)
         fprintf(stderr, " %s", cfx_graph_name(m, i));
     fprintf(stderr, "\n");
@@ -283,7 +345,7 @@ static int find_graph(const cfx_module *m, const char *file, const char *name)
 
 static void list_signature(FILE *f, const cfx_module *m, int g)
 {
-    char ty[64];
+    char ty[CFX_TYPE_STR_MAX];
     fprintf(f, "graph %s\n", cfx_graph_name(m, g));
     fprintf(f, "  inputs:%s\n", cfx_input_count(m, g) ? "" : " none");
     for (int i = 0; i < cfx_input_count(m, g); i++) {
@@ -476,7 +538,7 @@ static int cmd_run(int argc, char **argv)
     void **inbuf = NULL, **resbuf = NULL;
     const char **invalue = NULL, **outpath = NULL;
     int nin = 0, nres = 0;
-    char err[1024], ty[64];
+    char err[1024], ty[CFX_TYPE_STR_MAX], cut[SHOWN_BYTES];
 
     int rc = parse_options("run", argc, argv, allowed, &o);
     if (rc != 0)
@@ -496,21 +558,18 @@ static int cmd_run(int argc, char **argv)
     uint64_t seed = 0;
     if (o.seed) {
         int64_t s;
-        if (parse_count(o.seed, &s) != 0) {
-            rc = bad_usage("run", "--seed wants a non-negative integer, got '%s'", o.seed);
+        if ((rc = count_option("--seed", o.seed, &s)) != 0)
             goto done;
-        }
         seed = (uint64_t)s;
     }
     int64_t max_iters = 0;
-    if (o.max_iters && parse_count(o.max_iters, &max_iters) != 0) {
-        rc = bad_usage("run", "--max-iters wants a non-negative integer, got '%s'", o.max_iters);
+    if (o.max_iters && (rc = count_option("--max-iters", o.max_iters, &max_iters)) != 0)
         goto done;
-    }
+    rc = 1;
     cfx_backend backend = CFX_BACKEND_AUTO;
     if (o.backend && cfx_backend_parse(o.backend, &backend) != 0) {
         fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
-                        "cuda-persistent)\n", o.backend);
+                        "cuda-persistent)\n", shown(o.backend, cut));
         goto done;
     }
     cfx_persistent_mode mode = CFX_PERSISTENT_COMPILED;
@@ -560,12 +619,13 @@ static int cmd_run(int argc, char **argv)
         while (i < nin && strcmp(cfx_input_name(m, g, i), o.ins[k].name) != 0)
             i++;
         if (i == nin) {
-            fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g), o.ins[k].name);
+            fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g),
+                    shown(o.ins[k].name, cut));
             list_signature(stderr, m, g);
             goto done;
         }
         if (invalue[i]) {
-            fprintf(stderr, "cfx: input '%s' is given twice\n", o.ins[k].name);
+            fprintf(stderr, "cfx: input '%s' is given twice\n", shown(o.ins[k].name, cut));
             goto done;
         }
         invalue[i] = o.ins[k].value;
@@ -600,12 +660,12 @@ static int cmd_run(int argc, char **argv)
             value_random(&t, &state, inbuf[i]);
         } else if (ends_with(invalue[i], ".npy")) {
             if (npy_read_file(invalue[i], &t, inbuf[i], err, sizeof err) != 0) {
-                fprintf(stderr, "cfx: --in %s: %s\n", name, err);
+                fprintf(stderr, "cfx: --in %s: %s\n", name, err); /* err names the file, cut */
                 goto done;
             }
         } else if (value_parse(invalue[i], &t, inbuf[i], err, sizeof err) != 0) {
-            fprintf(stderr, "cfx: --in %s=%s: %s (the input is %s)\n", name, invalue[i], err,
-                    cfx_type_str(&t, ty, sizeof ty));
+            fprintf(stderr, "cfx: --in %s=%s: %s (the input is %s)\n", name,
+                    shown(invalue[i], cut), err, cfx_type_str(&t, ty, sizeof ty));
             goto done;
         }
     }
@@ -616,12 +676,13 @@ static int cmd_run(int argc, char **argv)
         while (i < nres && strcmp(cfx_result_name(m, g, i), o.outs[k].name) != 0)
             i++;
         if (i == nres) {
-            fprintf(stderr, "cfx: graph '%s' has no result '%s'\n", cfx_graph_name(m, g), o.outs[k].name);
+            fprintf(stderr, "cfx: graph '%s' has no result '%s'\n", cfx_graph_name(m, g),
+                    shown(o.outs[k].name, cut));
             list_signature(stderr, m, g);
             goto done;
         }
         if (outpath[i]) {
-            fprintf(stderr, "cfx: result '%s' is given to --out twice\n", o.outs[k].name);
+            fprintf(stderr, "cfx: result '%s' is given to --out twice\n", shown(o.outs[k].name, cut));
             goto done;
         }
         if (!o.outs[k].value[0]) {
@@ -727,22 +788,48 @@ done:
     return rc;
 }
 
-/* The version, whether the CUDA executors were built and load here, and, when they do, what
- * each CUDA backend says about this machine. */
+/* The version and whether the CUDA executors were built, from what was compiled in: nothing is
+ * loaded (the CUDA runtime alone costs a quarter of a second and 200 MB). */
 static void print_version(void)
 {
+    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    printf("CUDA executors: %s\n", dev_module_built() ? "built (`cfx backends` says whether they "
+                                                         "load and find a device here)"
+                                                       : "not built (cfx was built without CUDA)");
+}
+
+/* `cfx backends`: whether the CUDA executors were built and load here and, when they do, what
+ * each backend says about this machine. Loads the CUDA executors where they were built. */
+static int cmd_backends(int argc, char **argv)
+{
+    static const char *const allowed[] = {NULL};
+    options o = {0};
+    int rc = parse_options("backends", argc, argv, allowed, &o);
+    if (rc == 0 && o.file)
+        rc = bad_usage("backends", "unexpected argument '%s'", o.file);
+    if (rc == 0 && o.help)
+        fputs("usage: cfx backends\n\nSays whether the CUDA executors were built, where they load "
+              "from (or why they cannot),\nand whether each backend can run here (or why not). "
+              "Loads the CUDA executors.\n", stdout);
+    if (rc != 0 || o.help) {
+        free_options(&o);
+        return rc;
+    }
     char line[640];
     printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
     int loaded = dev_module_describe(line, sizeof line);
     printf("CUDA executors: %s\n", line);
-    if (loaded <= 0)
-        return;
+    printf("  %-16s available\n", cfx_backend_name(CFX_BACKEND_CPU));
     static const cfx_backend cuda[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
                                        CFX_BACKEND_CUDA_PERSISTENT};
     for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; i++) {
-        int ok = cfx_backend_available(cuda[i], line, sizeof line);
+        int ok = loaded > 0 && cfx_backend_available(cuda[i], line, sizeof line);
+        if (loaded <= 0)
+            snprintf(line, sizeof line, "%s", loaded == 0 ? "not built" : "cannot be loaded (above)");
         printf("  %-16s %s\n", cfx_backend_name(cuda[i]), ok ? "available" : line);
     }
+    free_options(&o);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -752,28 +839,40 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *cmd = argv[1];
+    int rc = 0;
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage_text, stdout);
-        return 0;
-    }
-    if (strcmp(cmd, "--version") == 0) {
+    } else if (strcmp(cmd, "--version") == 0) {
         print_version();
-        return 0;
-    }
-    int rc;
-    if (strcmp(cmd, "run") == 0)
+    } else if (strcmp(cmd, "run") == 0) {
         rc = cmd_run(argc - 2, argv + 2);
-    else if (strcmp(cmd, "check") == 0)
+    } else if (strcmp(cmd, "check") == 0) {
         rc = cmd_check(argc - 2, argv + 2);
-    else if (strcmp(cmd, "dump") == 0)
+    } else if (strcmp(cmd, "dump") == 0) {
         rc = cmd_dump(argc - 2, argv + 2);
-    else {
-        fprintf(stderr, "cfx: unknown command '%s' (run, check, dump; see cfx --help)\n", cmd);
+    } else if (strcmp(cmd, "backends") == 0) {
+        rc = cmd_backends(argc - 2, argv + 2);
+    } else {
+        char cut[SHOWN_BYTES];
+        fprintf(stderr, "cfx: unknown command '%s' (run, check, dump, backends; see cfx --help)\n",
+                shown(cmd, cut));
         rc = 1;
     }
-    if (fflush(stdout) != 0 && rc == 0) {
-        fprintf(stderr, "cfx: cannot write the output: %s\n", strerror(errno));
-        rc = 1;
+    /* Every path ends here: output cut short (a full disk, a file size limit, a closed pipe
+     * with SIGPIPE ignored) is an error. A write that failed earlier leaves the stream's error
+     * flag set, and an empty buffer then flushes without complaint: both are asked. */
+    errno = 0;
+    int flushed = fflush(stdout) == 0, why = errno;
+    if (!flushed || ferror(stdout)) {
+        if (flushed) { /* the failed write's errno is gone: a newline asks the file again */
+            clearerr(stdout);
+            fputc('\n', stdout);
+            why = fflush(stdout) != 0 ? errno : 0;
+        }
+        fprintf(stderr, "cfx: cannot write the output: %s\n",
+                why ? strerror(why) : "a write to standard output failed");
+        if (rc == 0)
+            rc = 1;
     }
     return rc;
 }

@@ -112,6 +112,10 @@ static int hshape(hparse *h, npy_info *info, char *err, size_t errlen)
         if (haccept(h, ')'))
             return 0;
         hskip(h);
+        if (h->p < h->end && *h->p == '-') {
+            snprintf(err, errlen, "bad header: 'shape' has a negative dimension");
+            return -1;
+        }
         if (h->p >= h->end || *h->p < '0' || *h->p > '9') {
             snprintf(err, errlen, "bad header: 'shape' holds something other than integers");
             return -1;

@@ -998,7 +998,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                 parse_next(&p);
         }
     }
-    if (!seen_graph && !p.oom)
+    /* a file whose only graph was refused above (`def g(x):`) has had its error */
+    if (!seen_graph && !p.oom && (!d || d->errors == 0))
         parse_report(&p, 1, 1, "no graph in file");
     if (p.stop)
         m->ngraphs = 0; /* the graph cut short holds the parser's throwaway node: keep none */

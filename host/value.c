@@ -218,6 +218,9 @@ static int parse_level(cursor *c, int depth)
         skip_space(c);
         if (*c->s == ',') {
             c->s++;
+            skip_space(c);
+            if (*c->s == ']')
+                return fail(c, "a ',' before ']': a trailing comma is not allowed");
             continue;
         }
         if (*c->s == ']')

@@ -5,7 +5,8 @@
  * Whole processes, as a user meets them: for each cfx binary given (the build to measure, and
  * another build to compare it with, say), `cfx check` of a one-iteration graph, `cfx run` of
  * it on the cpu executor, `cfx run` with `--backend auto` (which asks whether a GPU is
- * present) and `cfx --version` (which loads the CUDA executors where they were built); and
+ * present) and `cfx --version` (which loads nothing: `cfx backends` is the command that loads
+ * the CUDA executors to describe them, and older builds have no such command); and
  * `lua5.4 -e ''` as the anchor. Each command is spawned N times (default 31) after 3 warm-up
  * rounds, in rounds that take every command in turn, so a noisy moment of a shared machine
  * falls on all of them alike. Wall time is the host's monotonic clock from posix_spawn to

@@ -1,10 +1,13 @@
 /* gpu_compiled.c: the compiled mode of the cuda-persistent executor (device/compiled.cu).
  *
  * `gpu_compiled --compile-only` (a cpu test): NVRTC compiles the generated kernel of every
- * graph in graphs/ and of generated programs, structured and as the pc-dispatch loop, for
- * sm_90 (and structured for sm_80), with no device: the generated CUDA C is valid and NVRTC
- * takes the headers the module carries. A program the generator refuses fails, as one NVRTC
- * rejects does. Skips (77) where NVRTC cannot be loaded.
+ * graph in graphs/ and of generated programs, with no device: the generated CUDA C is valid
+ * and NVRTC takes the headers the module carries. A program the generator refuses fails, as
+ * one NVRTC rejects does. Each NVRTC compilation takes a second or more of a core, so by
+ * default every graph is compiled in one of the three forms (structured and as the pc-dispatch
+ * loop for sm_90, structured for sm_80), in turn, and 6 generated programs in one of two;
+ * `--compile-only --stress` (label stress) compiles every graph in all three and 12 generated
+ * programs in both of theirs. Skips (77) where NVRTC cannot be loaded.
  *
  * `gpu_compiled` (a gpu test, 77 without a device): what only a device shows. Results of both
  * modes against the cpu executor are gpu_executors' and gpu_persistent's business (they run
@@ -28,18 +31,24 @@
 #include "gen_programs.h"
 #include "testutil.h"
 
-#define GENERATED 30
+#define GENERATED 6
+#define GENERATED_STRESS 12
 
 /* ==== compile only ========================================================================= */
 
 static int compiled_ok, compiled_total;
 static double compile_ms_total;
 
-/* Structured and dispatch for sm_90; `both` adds the structured form for sm_80. */
-static void compile_prog(const cfx_prog *p, const char *label, int both)
+/* Structured and dispatch for sm_90; `both` adds the structured form for sm_80. Without
+ * --stress, only form `turn` % (2 or 3) of those. */
+static int stress_run;
+static void compile_prog(const cfx_prog *p, const char *label, int both, int turn)
 {
     static const int archs[3] = {90, 90, 80}, forms[3] = {0, 1, 0};
-    for (int k = 0; k < (both ? 3 : 2); k++) {
+    int nforms = both ? 3 : 2;
+    for (int k = 0; k < nforms; k++) {
+        if (!stress_run && k != turn % nforms)
+            continue;
         char err[1024];
         size_t bytes = 0;
         double ms = 0;
@@ -58,6 +67,7 @@ static void compile_prog(const cfx_prog *p, const char *label, int both)
     }
 }
 
+static int turns; /* programs compiled so far: whose form is next */
 static void compile_source_text(const char *label, const char *text, int both)
 {
     compiled_module cm;
@@ -69,13 +79,14 @@ static void compile_source_text(const char *label, const char *text, int both)
     for (int g = 0; g < cm.ngraphs; g++) {
         char what[512];
         snprintf(what, sizeof what, "%.300s: graph %s", label, cm.graphs[g].name);
-        compile_prog(cm.graphs[g].prog, what, both);
+        compile_prog(cm.graphs[g].prog, what, both, turns++);
     }
     compiled_module_free(&cm);
 }
 
 static int compile_only(void)
 {
+    int generated = stress_run ? GENERATED_STRESS : GENERATED;
     char why[512];
     char *paths[512];
     if (!comp_nvrtc_available(why, sizeof why)) {
@@ -92,7 +103,7 @@ static int compile_only(void)
         free(text);
         free(paths[i]);
     }
-    for (uint64_t seed = 0; seed < GENERATED; seed++) {
+    for (uint64_t seed = 0; seed < (uint64_t)generated; seed++) {
         gen_prog *g = malloc(sizeof *g);
         if (!CHECK(g != NULL))
             break;
@@ -104,10 +115,11 @@ static int compile_only(void)
         free(src);
         free(g);
     }
-    printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, structured and "
-           "dispatch for "
-           "sm_90, structured for sm_80 too for graphs/), %.0f ms each on average\n",
-           compiled_ok, compiled_total, GENERATED,
+    printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, %s), %.0f ms each "
+           "on average\n",
+           compiled_ok, compiled_total, generated,
+           stress_run ? "structured and dispatch for sm_90, structured for sm_80 too for graphs/"
+                      : "each in one of its forms, in turn (--stress: all)",
            compiled_ok ? compile_ms_total / compiled_ok : 0.0);
     return test_finish("gpu_compiled --compile-only");
 }
@@ -323,7 +335,8 @@ static void test_cli(const char *dir)
 
 int main(int argc, char **argv)
 {
-    char why[512], dir[] = "/tmp/gpu_compiled_XXXXXX";
+    char why[512], dir[256];
+    stress_run = test_stress(argc, argv);
     if (argc > 1 && strcmp(argv[1], "--compile-only") == 0)
         return compile_only();
     if (!cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, why, sizeof why)) {
@@ -334,16 +347,12 @@ int main(int argc, char **argv)
         printf("skipped: the device is here but %s\n", why);
         return 77;
     }
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (test_workdir("gpu_compiled", dir, sizeof dir) != 0)
         return 1;
-    }
     test_modes_and_cache(dir);
     test_call_falls_back();
     test_print_overflow();
     test_cli(dir);
-    snprintf(why, sizeof why, "rm -rf '%s'", dir);
-    if (system(why) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    test_workdir_remove(dir);
     return test_finish("gpu_compiled");
 }

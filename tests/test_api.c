@@ -1,6 +1,9 @@
 /* test_api.c: the public API end to end on the cpu backend: diagnostics handed back (not
  * printed), registered kernels, binding rules, missing inputs, stopped runs with their
- * status line and position, cancel from another thread, the iteration budget, prints. */
+ * status line and position, cancel from another thread, the iteration budget, prints.
+ * Misuse: queries out of range, a NULL module, a second run from another thread while one is
+ * in flight, a cancel before the run, errors that must not outlive a call that succeeded, a
+ * trace that cannot be written. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -156,8 +159,23 @@ static void check_queries(void)
         err = NULL;
     }
     CHECK(cfx_exec_new(m, 5, CFX_BACKEND_CPU, &err) == NULL);
-    CHECK(err != NULL);
+    CHECK_STR(err, "no graph 5 in the module: it has 2, numbered from 0");
     cfx_free(err);
+    err = NULL;
+    CHECK(cfx_exec_new(NULL, 0, CFX_BACKEND_CPU, &err) == NULL);
+    CHECK_STR(err, "the module is NULL");
+    cfx_free(err);
+
+    /* out of range: no type that reads as one (f32, the zero dtype, was answered before) */
+    cfx_type none[4] = {cfx_input_type(m, 0, 99), cfx_input_type(m, 0, -1), cfx_result_type(m, 9, 0),
+                        cfx_input_type(NULL, 0, 0)};
+    for (int k = 0; k < 4; k++) {
+        CHECK_INT(none[k].rank, -1);
+        CHECK_INT(cfx_type_count(&none[k]), 0);
+        CHECK_STR(cfx_type_str(&none[k], ty, sizeof ty), "(no type)");
+    }
+    CHECK(cfx_result_name(m, 0, 2) == NULL);
+    CHECK_INT(cfx_result_count(m, 7), 0);
     cfx_module_free(m);
 }
 
@@ -177,7 +195,7 @@ static int scale(void *user, int nargs, const cfx_tensor *args, int nresults, cf
 
 static int failing(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
 {
-    return 1;
+    return 7;
 }
 
 static void check_kernels_and_binding(void)
@@ -296,7 +314,9 @@ static void check_kernels_and_binding(void)
         cfx_bind(e, "b", &b, 4);
         CHECK_INT(cfx_run(e), CFX_ERROR);
         CHECK_INT(b, -1); /* no result written */
-        CHECK(strlen(cfx_exec_message(e)) > 0);
+        /* the message names the kernel and what it returned, at the call */
+        CHECK_STR(cfx_exec_message(e), "k.cfx:6:3: run stopped: error: kernel 'boom' failed (it returned 7)");
+        CHECK_STR(cfx_exec_error(e), cfx_exec_message(e));
     }
     cfx_exec_free(e);
     cfx_module_free(m);
@@ -447,8 +467,166 @@ static void check_print_and_trace(void)
     free(text);
     remove(trace);
     CHECK_INT(cfx_set_trace(e, "no/such/dir/t.json"), -1);
-    CHECK(strncmp(cfx_exec_error(e), "no/such/dir/t.json: cannot write: ", 34) == 0);
+    CHECK(strncmp(cfx_exec_error(e), "cannot write the trace to no/such/dir/t.json: ", 46) == 0);
+    /* a trace that cannot be written fails the run: a cut trace is never taken for a whole one */
+    FILE *full = fopen("/dev/full", "w");
+    if (full) {
+        fclose(full);
+        CHECK_INT(cfx_set_trace(e, "/dev/full"), 0);
+        CHECK_STR(cfx_exec_error(e), ""); /* the failed call's error went with this success */
+        CHECK_INT(cfx_run(e), CFX_ERROR);
+        CHECK_STR(cfx_exec_error(e), "cannot write the trace to /dev/full: No space left on device");
+        CHECK_INT(cfx_run(e), CFX_ERROR); /* and again on the next run */
+        CHECK_INT(cfx_set_trace(e, NULL), 0);
+        CHECK_INT(cfx_run(e), CFX_OK);
+        CHECK_STR(cfx_exec_error(e), "");
+    }
     cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+/* ---- misuse: one run at a time, cancel before the run, errors that go -------------------- */
+
+/* A kernel that holds its run until the test lets it go: a run stays in flight while the
+ * other thread tries its calls. Bounded (10 s), so a run let in beside it cannot hang. */
+static atomic_int gate_entered, gate_open;
+
+static int gate(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    atomic_fetch_add(&gate_entered, 1);
+    struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < 10000 && !atomic_load(&gate_open); i++)
+        nanosleep(&ms, NULL);
+    *(int32_t *)results[0].data = *(const int32_t *)args[0].data + 1;
+    return 0;
+}
+
+struct runner {
+    cfx_exec *e;
+    cfx_status st;
+    char error[256];
+};
+
+static void *run_on_thread(void *arg)
+{
+    struct runner *r = arg;
+    r->st = cfx_run(r->e);
+    snprintf(r->error, sizeof r->error, "%s", cfx_exec_error(r->e));
+    return NULL;
+}
+
+static void check_one_run_at_a_time(void)
+{
+    cfx_context *ctx = cfx_context_new();
+    char *err = NULL;
+    CHECK_INT(cfx_register_kernel(ctx, "gate", "(i32) -> (i32)", gate, NULL, NULL, &err), 0);
+    cfx_module *m = compile(ctx, "g.cfx", "graph g(a: i32) -> (b: i32) {\n  b = gate(a)\n}\n");
+    cfx_context_free(ctx);
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    if (!CHECK(e != NULL)) {
+        cfx_module_free(m);
+        return;
+    }
+    int32_t a = 41, b = 0;
+    CHECK_INT(cfx_bind(e, "a", &a, sizeof a), 0);
+    CHECK_INT(cfx_bind(e, "b", &b, sizeof b), 0);
+    struct runner r = {e, CFX_ERROR, ""};
+    pthread_t th;
+    atomic_store(&gate_entered, 0);
+    atomic_store(&gate_open, 0);
+    CHECK_INT(pthread_create(&th, NULL, run_on_thread, &r), 0);
+    struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < 10000 && !atomic_load(&gate_entered); i++)
+        nanosleep(&ms, NULL);
+    CHECK_INT(atomic_load(&gate_entered), 1);
+    /* the other thread's run is in the kernel: every call that would share its state is refused */
+    const char *flight = "a run is already in flight (an executor runs one run at a time; cfx_wait "
+                         "ends one started with cfx_run_async)";
+    char want[256];
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    snprintf(want, sizeof want, "cfx_run: %s", flight);
+    CHECK_STR(cfx_exec_error(e), want);
+    CHECK_INT(cfx_run_async(e), -1);
+    CHECK_INT(cfx_wait(e), CFX_ERROR);
+    int32_t other = 0;
+    CHECK_INT(cfx_bind(e, "b", &other, sizeof other), -1);
+    snprintf(want, sizeof want, "cfx_bind: %s", flight);
+    CHECK_STR(cfx_exec_error(e), want);
+    CHECK_INT(cfx_set_trace(e, "never.json"), -1);
+    CHECK_INT(atomic_load(&gate_entered), 1); /* no second run reached the kernel */
+    atomic_store(&gate_open, 1);
+    pthread_join(th, NULL);
+    CHECK_INT(r.st, CFX_OK);
+    CHECK_INT(b, 42);
+    CHECK_STR(r.error, ""); /* the refusals were this thread's, not the running one's */
+    CHECK_INT(atomic_load(&gate_entered), 1);
+    /* the run has ended: the executor takes runs again, and the refusal is gone */
+    a = 1;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(b, 2);
+    CHECK_STR(cfx_exec_error(e), "");
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
+static void check_cancel_before_run_and_errors(void)
+{
+    const char *src = "graph spin(x: i32) -> (i: i32) {\n"
+                      "  i = 0\n"
+                      "  while x < 1 {\n"
+                      "    i = i + 1\n"
+                      "  }\n"
+                      "}\n"
+                      "graph flat(x: i32) -> (y: i32) {\n"
+                      "  y = x + 1\n"
+                      "}\n";
+    cfx_module *m = compile(NULL, "c.cfx", src);
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    cfx_exec *f = cfx_exec_new(m, 1, CFX_BACKEND_CPU, NULL);
+    if (!CHECK(e && f)) {
+        cfx_exec_free(e);
+        cfx_exec_free(f);
+        cfx_module_free(m);
+        return;
+    }
+    int32_t x = 0, i = -1, y = 0;
+    CHECK_INT(cfx_bind(e, "x", &x, 4), 0);
+    CHECK_INT(cfx_bind(e, "i", &i, 4), 0);
+    /* a cancel before the run is kept for it: the endless loop stops at once */
+    cfx_cancel(e);
+    CHECK_INT(cfx_run(e), CFX_STOP_CANCELLED);
+    CHECK(cfx_exec_iterations(e) <= 1);
+    /* ... and only that run: the next one goes to its budget */
+    CHECK_INT(cfx_set_max_iters(e, 50), 0);
+    CHECK_INT(cfx_run(e), CFX_STOP_LIMIT);
+    CHECK_INT(cfx_exec_iterations(e), 50);
+    /* a graph without loops ends as usual, and its run takes the cancel with it */
+    CHECK_INT(cfx_bind(f, "x", &x, 4), 0);
+    CHECK_INT(cfx_bind(f, "y", &y, 4), 0);
+    cfx_cancel(f);
+    CHECK_INT(cfx_run(f), CFX_OK);
+    CHECK_INT(y, 1);
+    CHECK_INT(cfx_run(f), CFX_OK);
+
+    /* an error lasts until the next call that succeeds */
+    CHECK_INT(cfx_bind(e, "nothere", &x, 4), -1);
+    CHECK(cfx_exec_error(e)[0] != '\0');
+    CHECK_INT(cfx_bind(e, "x", &x, 4), 0);
+    CHECK_STR(cfx_exec_error(e), "");
+    CHECK_INT(cfx_set_max_iters(e, -1), -1);
+    CHECK(cfx_exec_error(e)[0] != '\0');
+    CHECK_INT(cfx_set_max_iters(e, 10), 0);
+    CHECK_STR(cfx_exec_error(e), "");
+    CHECK_INT(cfx_bind(e, "x", &x, 3), -1);
+    CHECK(cfx_exec_error(e)[0] != '\0');
+    CHECK_INT(cfx_run(e), CFX_STOP_LIMIT); /* a run that stops is a call that succeeded */
+    CHECK_STR(cfx_exec_error(e), "");
+    cfx_exec_free(e);
+    cfx_exec_free(f);
     cfx_module_free(m);
 }
 
@@ -486,5 +664,7 @@ int main(void)
     check_cancel_and_budget();
     check_print_and_trace();
     check_long_assert_message();
+    check_one_run_at_a_time();
+    check_cancel_before_run_and_errors();
     return test_finish("test_api");
 }

@@ -31,7 +31,9 @@ for bad in "--bogus" "--only nonsense" "--tools nosuchtool" "--step-timeout soon
     [ $rc -eq 2 ] || { echo "FAIL: gpu_round.sh $bad exited $rc, not 2"; exit 1; }
 done
 # an nvidia-smi that finds no GPU, first on PATH, so that this never starts a real round
-fake=$(mktemp -d)
+fake=${3:+$3/work/test_bench_programs}
+fake=${fake:-$(mktemp -d)}
+rm -rf "$fake" && mkdir -p "$fake" || exit 1
 trap 'rm -rf "$fake"' EXIT
 printf '#!/bin/sh\nexit 9\n' > "$fake/nvidia-smi"
 chmod +x "$fake/nvidia-smi"

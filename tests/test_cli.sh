@@ -1,11 +1,17 @@
 #!/bin/bash
 # test_cli.sh: the cfx command line: exit statuses 0/1/3, printed results, --help texts,
-# missing inputs, --in literals/.npy/random, --out writing a valid .npy, backends, bad options.
+# missing inputs, --in literals/.npy/random, --out writing a valid .npy, backends, bad options,
+# output that cannot be written (a full disk, a file size limit), messages that stay one
+# short line, and traces whose events lead to their source.
 # Usage: bash test_cli.sh CFX_BINARY SOURCE_DIR BINARY_DIR
 CFX=$1
 SRC=$2
 BIN=$3
-T=$(mktemp -d "${BIN:-/tmp}/test_cli.XXXXXX")
+# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
+# in the system's temporary folder, and the next run removes what it left
+T=${BIN:+$BIN/work/test_cli}
+T=${T:-$(mktemp -d)}
+rm -rf "$T" && mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
 fails=0
 checks=0
@@ -103,12 +109,21 @@ expect_in "usage: cfx run FILE" out "cfx -h"
 run_cfx --version
 expect_rc 0 "cfx --version"
 expect_in "cfx 1.0" out "cfx --version"
+run_cfx backends
+expect_rc 0 "cfx backends"
+expect_in "cfx 1.0" out "cfx backends"
+expect_in "  cpu              available" out "cfx backends lists the cpu backend"
+for b in cuda-host cuda-graph cuda-persistent; do
+    expect_in "  $b " out "cfx backends lists $b"
+done
+run_cfx backends extra
+expect_rc 1 "cfx backends takes no argument"
 run_cfx
 expect_rc 1 "cfx without arguments"
 expect_in "usage:" err "cfx without arguments"
 run_cfx frobnicate
 expect_rc 1 "unknown command"
-expect_err "cfx: unknown command 'frobnicate' (run, check, dump; see cfx --help)" "unknown command"
+expect_err "cfx: unknown command 'frobnicate' (run, check, dump, backends; see cfx --help)" "unknown command"
 
 run_cfx run --help
 expect_rc 0 "cfx run --help"
@@ -171,6 +186,17 @@ expect_err "$T/spin.cfx:3:3: run stopped: limit: iteration budget of 10 spent" "
 run_cfx run "$T/spin.cfx" --in x=0 --max-iters=-3
 expect_rc 1 "negative --max-iters"
 expect_in "--max-iters wants a non-negative integer, got '-3'" err "negative --max-iters"
+# a non-negative integer past the cap is told the cap, not that it is no integer
+run_cfx run "$T/spin.cfx" --in x=0 --max-iters 18446744073709551615
+expect_rc 1 "--max-iters past INT64_MAX"
+expect_err "cfx: --max-iters is at most 9223372036854775807, got '18446744073709551615' (see cfx run --help)" \
+    "--max-iters past INT64_MAX"
+run_cfx run "$T/spin.cfx" --in x=0 --max-iters 9223372036854775808
+expect_in "cfx: --max-iters is at most 9223372036854775807" err "--max-iters one past INT64_MAX"
+run_cfx run "$T/spin.cfx" --in x=0 --seed 99999999999999999999
+expect_in "cfx: --seed is at most 9223372036854775807" err "--seed past INT64_MAX"
+run_cfx run "$T/spin.cfx" --in x=5 --max-iters 9223372036854775807
+expect_rc 0 "--max-iters INT64_MAX itself"
 
 # ---- compile errors and check -----------------------------------------------------------------
 run_cfx run "$T/bad.cfx" --in x=1
@@ -186,7 +212,19 @@ expect_out "" "check prints nothing when fine"
 expect_err "" "check prints nothing when fine (stderr)"
 run_cfx check "$T/nope.cfx"
 expect_rc 1 "check of a missing file"
-expect_err "$T/nope.cfx: cannot read: No such file or directory" "missing file message"
+expect_err "cfx: $T/nope.cfx: cannot read: No such file or directory" "missing file message (cfx's own, not a compile error)"
+run_cfx check /nonexistent
+expect_err "cfx: /nonexistent: cannot read: No such file or directory" "check /nonexistent"
+run_cfx check "$T"
+expect_rc 1 "check of a directory"
+expect_in "cfx: $T: cannot read: " err "check of a directory"
+# one mistake, one error: a Python def is not also "no graph in file"
+printf 'def g(x):\n  return x\n' >"$T/def.cfx"
+run_cfx check "$T/def.cfx"
+expect_rc 1 "a Python def"
+expect_err "$T/def.cfx:1:1: error: 'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }
+def g(x):
+^" "a Python def is one error"
 run_cfx check
 expect_rc 1 "check without a file"
 
@@ -217,6 +255,26 @@ expect_err "cfx: --in x=1.5: expected an integer for i32, got '1.5' (the input i
 run_cfx run "$T/two.cfx" --in "x=[1,2]"
 expect_rc 1 "wrong shape"
 expect_err "cfx: --in x=[1,2]: dimension 0 has 2 elements, expected 3 (the input is f32[3])" "wrong shape message"
+run_cfx run "$T/two.cfx" --in "x=[1,2,3,]"
+expect_rc 1 "a trailing comma"
+expect_err "cfx: --in x=[1,2,3,]: a ',' before ']': a trailing comma is not allowed (the input is f32[3])" \
+    "a trailing comma is blamed, not the dimension"
+# a bad value of 100 KB is echoed cut to a short line, as compile errors echo source
+long=$(head -c 100000 /dev/zero | tr '\0' '1')
+run_cfx run "$T/two.cfx" --in "x=[$long]"
+expect_rc 1 "a 100 KB value"
+checks=$((checks + 1))
+[ "$(printf '%s' "$err" | wc -l)" -le 1 ] && [ "${#err}" -lt 400 ] ||
+    fail "a 100 KB --in value makes a message of ${#err} bytes: $(printf '%s' "$err" | head -c 300)"
+expect_in "cfx: --in x=[$(printf '1%.0s' $(seq 63))...: " err "a 100 KB value is cut after 64 bytes"
+run_cfx run "$T/two.cfx" --in "$(printf 'x=[1,\001,2]')"
+expect_in "cfx: --in x=[1,\x01,2]: " err "a byte that does not print is echoed as \\xNN"
+run_cfx run "$T/iw.cfx" --in "$long=1"
+checks=$((checks + 1))
+[ "${#err}" -lt 600 ] || fail "a 100 KB input name makes a message of ${#err} bytes"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --backend "$long"
+checks=$((checks + 1))
+[ "${#err}" -lt 400 ] || fail "a 100 KB backend name makes a message of ${#err} bytes"
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --in q=3
 expect_rc 1 "unknown input"
 expect_in "cfx: graph 'if_in_while' has no input 'q'" err "unknown input"
@@ -336,19 +394,112 @@ expect_rc 0 "--trace"
 checks=$((checks + 1))
 grep -q traceEvents "$T/t.json" 2>/dev/null || fail "--trace wrote no trace events"
 
+# every event leads to its source: args line and col, the position cfx dump prints for the
+# record ("; LINE:COL"); the process and its thread have names (Perfetto shows them)
+if command -v python3 >/dev/null; then
+    run_cfx dump "$T/iw.cfx"
+    printf '%s\n' "$out" >"$T/dump.txt"
+    checks=$((checks + 1))
+    python3 - "$T/t.json" "$T/dump.txt" <<'PY' || fail "--trace events do not lead to their source (above)"
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+events = doc["traceEvents"]
+# the dump's records: "     12  KIND  OPERANDS  ; LINE:COL"
+pos = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*(\d+)\s+[A-Z_]+\b.*; (\d+):(\d+)\s*$", line)
+    if m:
+        pos[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+bad = []
+spans = [e for e in events if e["ph"] == "X"]
+if not spans or not pos:
+    bad.append("no spans (%d) or no positions in the dump (%d)" % (len(spans), len(pos)))
+for e in spans:
+    a = e.get("args", {})
+    if pos.get(a.get("record")) != (a.get("line"), a.get("col")):
+        bad.append("%s: args %s, dump says %s" % (e["name"], a, pos.get(a.get("record"))))
+meta = {(e["name"], e.get("tid")): e["args"]["name"] for e in events if e["ph"] == "M"}
+if not meta.get(("process_name", 0), "").startswith("cfx cpu: graph if_in_while ("):
+    bad.append("process name: %r" % meta.get(("process_name", 0)))
+if meta.get(("thread_name", 0)) != "host":
+    bad.append("thread name: %r" % meta.get(("thread_name", 0)))
+for b in bad[:5]:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+fi
+
+# ---- output that cannot be written: a message and exit 1, never exit 0 with the output cut ------
+printf 'graph big(n: i32) -> (x: f32[1000]) {\n  x = full(f32[1000], 1.5)\n}\n' >"$T/big.cfx"
+printf 'graph loop(n: i32) -> (s: i32) {\n  s = 0\n  for i in range(0, n) {\n    s = s + i\n  }\n}\n' >"$T/loop.cfx"
+if [ -w /dev/full ]; then
+    for args in "run $T/big.cfx --in n=1" "--help" "--version" "dump $T/big.cfx" "run --help" "run $T/big.cfx --help"; do
+        # shellcheck disable=SC2086
+        timeout 60 "$CFX" $args >/dev/full 2>"$T/err"
+        rc=$?
+        err=$(cat "$T/err")
+        expect_rc 1 "cfx $args >/dev/full"
+        expect_in "cfx: cannot write the output: No space left on device" err "cfx $args >/dev/full"
+    done
+    run_cfx run "$T/loop.cfx" --in n=100 --trace /dev/full
+    expect_rc 1 "--trace /dev/full"
+    expect_err "cfx: cannot write the trace to /dev/full: No space left on device" "--trace /dev/full"
+    expect_out "" "--trace /dev/full prints no results"
+fi
+# past a file size limit (SIGXFSZ ignored, as Python and many shells pass it on): the write
+# fails with EFBIG instead of killing the process
+(
+    trap '' XFSZ
+    ulimit -f 1 # 1024 bytes
+    timeout 60 "$CFX" run "$T/big.cfx" --in n=1 >"$T/cut.txt" 2>"$T/err"
+    echo $? >"$T/rc"
+    timeout 60 "$CFX" run "$T/loop.cfx" --in n=1000 --trace "$T/cut.json" >"$T/out" 2>"$T/err2"
+    echo $? >"$T/rc2"
+)
+rc=$(cat "$T/rc")
+err=$(cat "$T/err")
+expect_rc 1 "output past ulimit -f"
+expect_err "cfx: cannot write the output: File too large" "output past ulimit -f"
+rc=$(cat "$T/rc2")
+err=$(cat "$T/err2")
+expect_rc 1 "--trace past ulimit -f"
+expect_err "cfx: cannot write the trace to $T/cut.json: File too large" "--trace past ulimit -f"
+
+# ---- a run that needs more memory than there is says how much -----------------------------------
+# (where cfx starts at all in 120 MB of address space: a sanitizer build reserves far more)
+printf 'graph big() -> (s: f32) {\n  x = zeros(f32[50000000])\n  s = sum(x)\n}\n' >"$T/oom.cfx"
+if { (ulimit -v 120000 && "$CFX" check "$T/oom.cfx") >/dev/null 2>&1; } 2>/dev/null; then
+    (
+        ulimit -v 120000 # 120 MB of address space; the run needs 200 MB
+        timeout 60 "$CFX" run "$T/oom.cfx" --backend cpu >"$T/out" 2>"$T/err"
+        echo $? >"$T/rc"
+    )
+    rc=$(cat "$T/rc")
+    err=$(cat "$T/err")
+    expect_rc 1 "a run past ulimit -v"
+    expect_err "cfx: out of memory: a run of graph 'big' needs 200000128 bytes (191 MiB) at once, 200000032 of them for its values" \
+        "a run past ulimit -v says what it needs (4 x 5e7 bytes of x, 32 of s, and the records)"
+fi
+
 # ---- the CUDA executors: a module that only a CUDA backend loads -------------------------------
 IW="$T/iw.cfx --in x=0 --in y=1 --in i=0"
 run_cfx --version
 cuda_build=0
 case "$out" in
-*"CUDA executors: built"*) cuda_build=1 ;;
+*"CUDA executors: built (\`cfx backends\` says whether they load and find a device here)"*) cuda_build=1 ;;
 *"CUDA executors: not built (cfx was built without CUDA)"*) ;;
 *) fail "--version should say whether the CUDA executors were built: [$out]" ;;
 esac
+run_cfx backends
+case "$out" in
+*"CUDA executors: built"*) [ "$cuda_build" = 1 ] || fail "backends and --version disagree: [$out]" ;;
+*"CUDA executors: not built (cfx was built without CUDA)"*) [ "$cuda_build" = 0 ] || fail "backends and --version disagree: [$out]" ;;
+*) fail "backends should say whether the CUDA executors were built: [$out]" ;;
+esac
 # The dynamic loader's own account of what it maps (LD_DEBUG=files names every object):
-# check, dump, --help and a cpu run map nothing of CUDA.
+# check, dump, --help, --version and a cpu run map nothing of CUDA.
 maps_cuda() { grep -qE 'file=[^ ]*(libcudart|libcublas|libnvrtc|libcfx_cuda)' "$T/err"; }
-for args in "check $T/iw.cfx" "dump $T/iw.cfx" "--help" "run $IW --backend cpu"; do
+for args in "check $T/iw.cfx" "dump $T/iw.cfx" "--help" "--version" "run $IW --backend cpu"; do
     # shellcheck disable=SC2086
     LD_DEBUG=files "$CFX" $args >"$T/out" 2>"$T/err"
     rc=$?
@@ -357,10 +508,10 @@ for args in "check $T/iw.cfx" "dump $T/iw.cfx" "--help" "run $IW --backend cpu";
     if maps_cuda; then fail "cfx $args loads CUDA: $(grep -E 'file=.*(cuda|cublas|nvrtc)' "$T/err" | head -3)"; fi
 done
 if [ "$cuda_build" = 1 ]; then
-    # the control: --version loads the module, and the check above would have seen it
-    LD_DEBUG=files "$CFX" --version >"$T/out" 2>"$T/err"
+    # the control: backends loads the module, and the check above would have seen it
+    LD_DEBUG=files "$CFX" backends >"$T/out" 2>"$T/err"
     checks=$((checks + 1))
-    maps_cuda || fail "LD_DEBUG=files shows no CUDA module even for --version; the check above proves nothing"
+    maps_cuda || fail "LD_DEBUG=files shows no CUDA module even for backends; the check above proves nothing"
 
     # nothing that links libcfx depends on CUDA or the C++ runtime; the module does
     lib=$(dirname "$CFX")/libcfx.so
@@ -378,7 +529,7 @@ if [ "$cuda_build" = 1 ]; then
     fi
 
     # CUDA libraries that cannot be loaded (a file of garbage under each name the module
-    # needs): everything but a CUDA backend works, and auto and --version say why
+    # needs): everything but a CUDA backend works, and auto and backends say why
     mkdir "$T/broken"
     for so in $(readelf -d "$module" | sed -n 's/.*NEEDED.*\[\(libcu[^]]*\)\]/\1/p'); do
         echo garbage >"$T/broken/$so"
@@ -398,9 +549,12 @@ if [ "$cuda_build" = 1 ]; then
     LD_LIBRARY_PATH="$T/broken" run_cfx run $IW --backend cuda-host
     expect_rc 1 "cuda-host with broken CUDA libraries"
     expect_in "cfx: backend cuda-host is not available: the CUDA executors cannot be loaded: " err "cuda-host with broken CUDA libraries"
+    LD_LIBRARY_PATH="$T/broken" run_cfx backends
+    expect_rc 0 "backends with broken CUDA libraries"
+    expect_in "CUDA executors: built, but they cannot be loaded: $T/broken/" out "backends with broken CUDA libraries"
+    expect_in "  cuda-host        cannot be loaded (above)" out "backends with broken CUDA libraries"
     LD_LIBRARY_PATH="$T/broken" run_cfx --version
-    expect_rc 0 "--version with broken CUDA libraries"
-    expect_in "CUDA executors: built, but they cannot be loaded: $T/broken/" out "--version with broken CUDA libraries"
+    expect_rc 0 "--version with broken CUDA libraries (it loads nothing)"
 
     # A stand-in runtime that reports one device (tests/fake_cudart.c), so the loader goes on
     # to the module as it would on a machine with a GPU: a missing module, one from another
@@ -415,14 +569,14 @@ if [ "$cuda_build" = 1 ]; then
     CFX_CUDA_MODULE="$T/nothere.so" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend cuda-persistent
     expect_rc 1 "cuda-persistent without the module"
     expect_in "cfx: backend cuda-persistent is not available: the CUDA executors cannot be loaded: $T/nothere.so: " err "cuda-persistent without the module"
-    CFX_CUDA_MODULE="$T/nothere.so" run_cfx --version
-    expect_rc 0 "--version without the module"
-    expect_in "CUDA executors: built, but they cannot be loaded: $T/nothere.so: cannot open shared object file" out "--version without the module"
+    CFX_CUDA_MODULE="$T/nothere.so" run_cfx backends
+    expect_rc 0 "backends without the module"
+    expect_in "CUDA executors: built, but they cannot be loaded: $T/nothere.so: cannot open shared object file" out "backends without the module"
     CFX_CUDA_MODULE="$BIN/libfake_module.so" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend auto
     expect_out "out = 5" "auto with a module of another build"
     expect_in "libfake_module.so belongs to another build of cfx (1.0, module interface " err "auto with a module of another build"
-    CFX_CUDA_MODULE="$BIN/libfake_module.so" run_cfx --version
-    expect_in "libfake_module.so belongs to another build of cfx" out "--version with a module of another build"
+    CFX_CUDA_MODULE="$BIN/libfake_module.so" run_cfx backends
+    expect_in "libfake_module.so belongs to another build of cfx" out "backends with a module of another build"
     CFX_CUDA_MODULE="$lib" LD_LIBRARY_PATH="$fake" run_cfx run $IW --backend cuda-graph
     expect_rc 1 "cuda-graph with a library that is no module"
     expect_in "libcfx.so is not a cfx CUDA module (it has no cfx_cuda_module)" err "a library that is no module"

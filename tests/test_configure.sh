@@ -6,7 +6,11 @@
 SRC=$2
 BIN=$3
 [ -x /usr/local/cuda/bin/nvcc ] || { echo "test_configure: no /usr/local/cuda/bin/nvcc, skipped"; exit 77; }
-T=$(mktemp -d "${BIN:-/tmp}/test_configure.XXXXXX")
+# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
+# in the system's temporary folder, and the next run removes what it left
+T=${BIN:+$BIN/work/test_configure}
+T=${T:-$(mktemp -d)}
+rm -rf "$T" && mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
 die() { echo "FAIL: $*" >&2; exit 1; }
 

@@ -606,7 +606,7 @@ static void test_print_call_trace(void)
     CHECK_REAL(Y[0], 99, 0);
     char msg[256];
     exec_format_stop(p, &o, msg, sizeof msg);
-    CHECK_STR(msg, "k.cfx:1:5: run stopped: error: backend error");
+    CHECK_STR(msg, "k.cfx:1:5: run stopped: error: kernel 'scale' failed");
     /* a kernel without a CPU function is an error too */
     kernels[0].cpu_fn = NULL;
     CHECK_INT(cpu_run(&run, &o), 0);
@@ -631,6 +631,13 @@ static void test_print_call_trace(void)
         CHECK(strstr(text, "\"name\":\"HALT\"") != NULL);
         CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
         CHECK(strstr(text, "\"events\":4") != NULL);
+        /* each event leads to its source (the CALL is record 0, at 1:5: rec() above), and the
+         * process and its thread have names */
+        CHECK(strstr(text, "\"name\":\"CALL\",\"ph\":\"X\"") != NULL &&
+              strstr(strstr(text, "\"name\":\"CALL\",\"ph\":\"X\""), "\"args\":{\"line\":1,\"col\":5,\"record\":0}"));
+        CHECK(strstr(text, "\"name\":\"process_name\",\"ph\":\"M\"") != NULL &&
+              strstr(text, "\"args\":{\"name\":\"cfx cpu: graph kern (k.cfx)\"}") != NULL);
+        CHECK(strstr(text, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"host\"}") != NULL);
         CHECK(len > 2 && text[len - 2] == '}');
         free(text);
         fclose(f);
@@ -694,9 +701,31 @@ static void test_names(void)
     cfx_type s = {CFX_I32, 0, {0, 0, 0, 0}};
     CHECK_STR(cfx_type_str(&s, buf, sizeof buf), "i32");
     CHECK_INT(cfx_type_count(&s), 1);
-    char tiny[4];
-    cfx_type_str(&t, tiny, sizeof tiny); /* truncates, stays terminated */
-    CHECK_STR(tiny, "f32");
+    /* a buffer too small: cut, ending in "...", never a shorter type that reads as valid */
+    char tiny[4], small[8], two[2];
+    cfx_type_str(&t, tiny, sizeof tiny);
+    CHECK_STR(tiny, "...");
+    cfx_type_str(&t, small, sizeof small);
+    CHECK_STR(small, "f32[...");
+    cfx_type_str(&t, two, sizeof two);
+    CHECK_STR(two, ".");
+    cfx_type v4 = {CFX_F32, 1, {4, 0, 0, 0}};
+    char exact[7]; /* "f32[4]" and its terminator */
+    CHECK_STR(cfx_type_str(&v4, exact, sizeof exact), "f32[4]");
+    CHECK_STR(cfx_type_str(&v4, tiny, sizeof tiny), "...");
+    /* the largest type fits CFX_TYPE_STR_MAX */
+    cfx_type big = {CFX_BOOL, 4, {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}};
+    char most[CFX_TYPE_STR_MAX];
+    CHECK_STR(cfx_type_str(&big, most, sizeof most),
+              "bool[-9223372036854775808, -9223372036854775808, -9223372036854775808, "
+              "-9223372036854775808]");
+    /* no type: rank -1, as cfx_input_type gives for an index out of range */
+    cfx_type none = {CFX_F32, -1, {0, 0, 0, 0}};
+    CHECK_STR(cfx_type_str(&none, buf, sizeof buf), "(no type)");
+    CHECK_INT(cfx_type_count(&none), 0);
+    CHECK_STR(cfx_status_name((cfx_status)99), "unknown");
+    CHECK_STR(cfx_backend_name((cfx_backend)99), "unknown");
+    CHECK_STR(cfx_dtype_name((cfx_dtype)99), "unknown");
     const char *names[] = {"auto", "cpu", "cuda-host", "cuda-graph", "cuda-persistent"};
     for (int i = 0; i < 5; i++) {
         cfx_backend be = CFX_BACKEND_CPU;

@@ -7,7 +7,11 @@ CFX=$1
 SRC=$2
 BIN=$3
 [ -x "$CFX" ] || { echo "no cfx binary at $CFX: skipped"; exit 77; }
-T=$(mktemp -d "${BIN:-/tmp}/test_diagnostics.XXXXXX")
+# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
+# in the system's temporary folder, and the next run removes what it left
+T=${BIN:+$BIN/work/test_diagnostics}
+T=${T:-$(mktemp -d)}
+rm -rf "$T" && mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
 cd "$SRC" || exit 1
 fails=0

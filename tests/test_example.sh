@@ -10,7 +10,11 @@ CFX=$1
 SRC=$2
 BIN=$3
 ROOT=$(cd "$BIN/.." && pwd)
-T=$(mktemp -d "${BIN:-/tmp}/test_example.XXXXXX")
+# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
+# in the system's temporary folder, and the next run removes what it left
+T=${BIN:+$BIN/work/test_example}
+T=${T:-$(mktemp -d)}
+rm -rf "$T" && mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
 
 die() { echo "FAIL: $*" >&2; exit 1; }
@@ -46,7 +50,7 @@ finds_module() {
 }
 if [ "$cuda" = 1 ]; then
     [ -f "$lib/libcfx_cuda.so" ] || die "the CUDA module was not installed beside libcfx.so in $lib"
-    "$P/bin/cfx" --version >"$T/version.log" 2>&1 || die "the installed cfx --version failed"
+    "$P/bin/cfx" backends >"$T/version.log" 2>&1 || die "the installed cfx backends failed"
     grep -q "CUDA executors: built with CUDA .*, loaded from $lib/libcfx_cuda.so" "$T/version.log" ||
         die "the installed cfx does not load the installed module: $(cat "$T/version.log")"
 fi

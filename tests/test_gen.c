@@ -22,6 +22,9 @@
  * What only a GPU shows (more than one thread per block, the device's memory model, NVRTC's
  * machine code) is left to gpu_compiled and gpu_executors.
  *
+ * The generated programs' CUDA target runs on host threads under --stress only, for one in four:
+ * compiling their kernels as C++ costs more than the rest of the test together.
+ *
  * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
  * runs long), the generated programs' own inputs; then on each program the budget at 1 and
  * at 3, a cancel set before the run, and a cancel raised by the third printed value (the
@@ -31,6 +34,12 @@
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
  * test the opposite, an f32 product that adds, boxes read or written at the wrong place, an index
  * stop that reports the wrong index) and fails unless every mutant is caught.
+ *
+ * `--stress` (label stress: CFX_STRESS=1 ctest -L stress) compares 200 generated programs
+ * rather than 40, with the CUDA target of one in four; with --mutants, every mutant is run on
+ * both targets (without it, a mutant not named "(CUDA)" on the C target alone). A mutant is
+ * built a few programs at a time, until they catch it.
+ * Compiled files go to work/test_gen... in the build tree, removed when the test passes.
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
@@ -52,8 +61,14 @@
 #include "testutil.h"
 #include "value.h"
 
-#define GENERATED 400
+/* Generated programs: a few by default, so the README's test command stays within its time on
+ * two loaded cores; the deep sweep (--stress, label stress) takes 200, and runs the CUDA target
+ * of one in EMULATED_EVERY on host threads (400 with every one's took 13 minutes there). */
+#define GENERATED 40
+#define GENERATED_STRESS 200
+#define EMULATED_EVERY 4
 #define PER_OBJECT 60      /* programs per compiled shared object */
+#define MUTANT_PER_OBJECT 12 /* ... for a mutant, which is built object by object until caught */
 #define MAX_INPUTS 32
 #define TOL 1e-5
 #define RANDOM_BUDGET                                                                              \
@@ -306,9 +321,9 @@ static void add_docs(void)
     printf("docs/language.md: %d programs\n", blocks);
 }
 
-static void add_generated(void)
+static void add_generated(int count)
 {
-    for (uint64_t seed = 0; seed < GENERATED; seed++) {
+    for (uint64_t seed = 0; seed < (uint64_t)count; seed++) {
         gen_prog *g = malloc(sizeof *g);
         if (!g)
             abort();
@@ -496,6 +511,7 @@ static int replace_all(strbuf *s, const char *from, const char *to)
 }
 
 static char workdir[256];
+static int stress_run; /* --stress */
 /* --mutants: a mutant may loop where the program does not (an add that subtracts), so every
  * run there has a budget, on both sides */
 static int64_t budget_cap;
@@ -600,6 +616,23 @@ static int cuda_refuses_call(const unit *u)
     return 0;
 }
 
+/* A mutant of the C the generator writes for both targets, built without --stress: its C
+ * target alone must catch it (the CUDA target's own mutants are named "(CUDA)"). */
+static int mutant_c_only;
+
+/* Whether the unit's CUDA target runs on host threads: every program's, but for the generated
+ * programs only under --stress, one in EMULATED_EVERY (compiling their kernels as C++ costs more
+ * than all the rest). */
+static int emulated(const unit *u)
+{
+    unsigned long long seed;
+    if (mutant_c_only)
+        return 0;
+    if (sscanf(u->label, "generated seed %llu", &seed) != 1)
+        return 1;
+    return stress_run && seed % EMULATED_EVERY == 0;
+}
+
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           unsigned int blocks, int skew);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
@@ -614,6 +647,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
 {
     strbuf src = {0}, cuda = {0};
     char path[512], err[512];
+    int ncuda = 0; /* CUDA kernels written: none, no C++ object */
     handles[0] = handles[1] = NULL;
     sb_puts(&cuda, "#include \"ck_host.h\"\n");
     for (int k = lo; k < hi; k++) {
@@ -622,6 +656,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         if (refused(u))
             continue;
         u->calls = has_call(u->prog);
+        u->cuda = u->cuda_dispatch = NULL; /* an earlier build's, whose object is closed */
         if (u->calls && !mut)
             CHECK(cuda_refuses_call(u));
         for (int form = 0; form < 4; form++) {
@@ -630,7 +665,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
                               entry, NULL, NULL};
             cgen_info info;
-            if (form >= 2 && (!CFX_CXX[0] || u->calls))
+            if (form >= 2 && (!CFX_CXX[0] || u->calls || !emulated(u)))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
@@ -639,6 +674,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 sb_free(&cuda);
                 return -1;
             }
+            ncuda += form >= 2;
             if (form == 0)
                 u->is_structured = info.structured;
             if (form == 2) {
@@ -659,7 +695,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     handles[0] = compile_object(
         path, "c", CFX_CC, "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused",
         &src);
-    if (CFX_CXX[0]) {
+    if (CFX_CXX[0] && ncuda > 0) {
         snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
         handles[1] =
             compile_object(path, "cpp", CFX_CXX,
@@ -669,7 +705,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     }
     sb_free(&src);
     sb_free(&cuda);
-    if (!handles[0] || (CFX_CXX[0] && !handles[1]))
+    if (!handles[0] || (CFX_CXX[0] && ncuda > 0 && !handles[1]))
         return -1;
     *(void **)&host_launch = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_launch");
     for (int k = lo; k < hi; k++) {
@@ -682,7 +718,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         *(void **)&units[k].dispatch = dlsym(handles[0], entry);
         if (!CHECK(units[k].structured && units[k].dispatch))
             return -1;
-        if (handles[1] && !units[k].calls) {
+        if (handles[1] && !units[k].calls && emulated(&units[k])) {
             snprintf(entry, sizeof entry, "cuda_%d", k);
             *(void **)&units[k].cuda = dlsym(handles[1], entry);
             snprintf(entry, sizeof entry, "cudad_%d", k);
@@ -1155,14 +1191,16 @@ static void report_forms(void)
 }
 
 /* Builds and runs units [0, n); returns the number of runs that differed (the check is the
- * caller's: a normal run wants none, a mutant some). */
+ * caller's: a normal run wants none, a mutant some). A mutant is built `per` units at a time
+ * and stops at the first object whose runs catch it: what is asked is that it is caught. */
 static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
 {
     int bad = 0;
     void *handles[1024];
     int nh = 0;
-    for (int lo = 0; lo < n; lo += PER_OBJECT) {
-        int hi = lo + PER_OBJECT < n ? lo + PER_OBJECT : n;
+    int per = mut ? MUTANT_PER_OBJECT : PER_OBJECT;
+    for (int lo = 0; lo < n && !(mut && bad > 0); lo += per) {
+        int hi = lo + per < n ? lo + per : n;
         void *h[2];
         int rc = build_object(nh, lo, hi, mut, mutated, h);
         for (int i = 0; i < 2; i++)
@@ -1211,16 +1249,17 @@ static void check_refusal(void)
 int main(int argc, char **argv)
 {
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
+    int stress = stress_run = test_stress(argc, argv);
     if (!CFX_CC[0]) {
         printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
         return 77;
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(workdir, sizeof workdir, "%s/cfx_test_gen.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(workdir)) {
-        perror("mkdtemp");
+    /* in the build tree, one folder per way of running, emptied first: a run killed at its
+     * timeout leaves nothing in the system's temporary folder, and the next run removes it */
+    char name[64];
+    snprintf(name, sizeof name, "test_gen%s%s", mutants ? "_mutants" : "", stress ? "_stress" : "");
+    if (test_workdir(name, workdir, sizeof workdir) != 0)
         return 1;
-    }
     check_refusal();
     check_all_kinds_known();
     add_graphs_dir();
@@ -1229,7 +1268,7 @@ int main(int argc, char **argv)
     add_call_program();
     add_irreducible();
     if (!mutants)
-        add_generated();
+        add_generated(stress ? GENERATED_STRESS : GENERATED);
     printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
 
     if (mutants) {
@@ -1253,6 +1292,7 @@ int main(int argc, char **argv)
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
+            mutant_c_only = !stress && strstr(muts[m].name, "(CUDA)") == NULL;
             int bad = build_and_run(nunits, &muts[m], &mutated, &structured);
             printf("mutant '%s': %d places changed, %d runs differ\n", muts[m].name, mutated, bad);
             CHECK(mutated > 0);
@@ -1311,10 +1351,7 @@ int main(int argc, char **argv)
     free(modules);
     prog_free(irreducible);
     if (test_failures == 0) {
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", workdir);
+        test_workdir_remove(workdir);
     } else {
         fprintf(stderr, "the generated files are in %s\n", workdir);
     }

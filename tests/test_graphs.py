@@ -206,10 +206,13 @@ def docs_examples(source_dir):
 
 def check_docs_example(binary, label, text, source_dir):
     """A program shown in the users' reference must compile."""
-    import tempfile
-    with tempfile.NamedTemporaryFile("w", suffix=".cfx", delete=False) as f:
+    # written beside the build's other scratch files (build/tests/work), never the system's
+    # temporary folder, so a run killed at its timeout leaves nothing there
+    work = os.path.join(os.path.dirname(os.path.abspath(binary)), "tests", "work")
+    os.makedirs(work, exist_ok=True)
+    tmp = os.path.join(work, "test_graphs_docs_example.cfx")
+    with open(tmp, "w") as f:
         f.write(text)
-        tmp = f.name
     try:
         rc, out, err = execute([binary, "check", tmp], source_dir)
     finally:

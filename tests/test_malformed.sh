@@ -8,7 +8,11 @@
 CFX=$1
 SRC=$2
 BIN=$3
-T=$(mktemp -d "${BIN:-/tmp}/test_malformed.XXXXXX")
+# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
+# in the system's temporary folder, and the next run removes what it left
+T=${BIN:+$BIN/work/test_malformed}
+T=${T:-$(mktemp -d)}
+rm -rf "$T" && mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT
 fails=0
 checks=0

@@ -451,8 +451,11 @@ static void test_messages(void)
                  __LINE__);
     check_errors("", "t.cfx:1:1: error: no graph in file\n\n^\n", __LINE__);
     check_errors("# nothing\n\n", "t.cfx:1:1: error: no graph in file\n# nothing\n^\n", __LINE__);
-    check_errors("x = 1\n", "t.cfx:1:1: error: expected 'graph', found 'x'\nx = 1\n^\n"
-                            "t.cfx:1:1: error: no graph in file\nx = 1\n^\n",
+    /* one mistake, one error: a file whose only graph is refused is not also said to have none */
+    check_errors("x = 1\n", "t.cfx:1:1: error: expected 'graph', found 'x'\nx = 1\n^\n", __LINE__);
+    check_errors("def g(x):\n  return x\n",
+                 "t.cfx:1:1: error: 'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }\n"
+                 "def g(x):\n^\n",
                  __LINE__);
     check_errors("graph g() -> (y: i32) { y = 1 }\ngraph g() -> (y: i32) { y = 2 }\n",
                  "t.cfx:2:1: error: graph 'g' is defined twice (the first is at line 1)\n"

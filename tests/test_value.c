@@ -160,6 +160,11 @@ static void check_parsing(void)
     CHECK_STR(parse("5", ty(CFX_I32, 1, 1, 0), m), "expected '[' for a value of type i32[1], found '5'");
     CHECK_STR(parse("[]", ty(CFX_I32, 1, 2, 0), m), "dimension 0 has 0 elements, expected 2");
     CHECK_STR(parse("[1,,2]", ty(CFX_I32, 1, 2, 0), m), "expected a value, found ','");
+    /* a trailing comma is the mistake, whether the count is right or not */
+    CHECK_STR(parse("[1,2,]", ty(CFX_I32, 1, 2, 0), m), "a ',' before ']': a trailing comma is not allowed");
+    CHECK_STR(parse("[1, ]", ty(CFX_I32, 1, 2, 0), m), "a ',' before ']': a trailing comma is not allowed");
+    CHECK_STR(parse("[[1,2],[3,4],]", ty(CFX_I32, 2, 2, 2), m),
+              "a ',' before ']': a trailing comma is not allowed");
     CHECK_STR(parse("[1 2]", ty(CFX_I32, 1, 2, 0), m), "expected ',' or ']', found '2'");
     CHECK_STR(parse("[1,2", ty(CFX_I32, 1, 2, 0), m), "expected ',' or ']', found the end of the value");
     CHECK_STR(parse("[1,2] 3", ty(CFX_I32, 1, 2, 0), m), "unexpected '3' after the value");

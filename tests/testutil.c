@@ -2,10 +2,12 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cfx.h"
 #include "npy.h"
@@ -198,4 +200,47 @@ int test_graph_files(char **paths, int cap)
     closedir(d);
     qsort(paths, (size_t)n, sizeof paths[0], by_name);
     return n;
+}
+
+#ifndef CFX_TEST_WORK_DIR
+#define CFX_TEST_WORK_DIR "work"
+#endif
+
+static void remove_tree(const char *path)
+{
+    char cmd[1200];
+    if (strchr(path, '\'') || strlen(path) > 1000)
+        return; /* never a path the quoting below would get wrong */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", path);
+}
+
+int test_workdir(const char *name, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s/%s", CFX_TEST_WORK_DIR, name);
+    if (n < 0 || (size_t)n >= len || strchr(out, '\'')) {
+        fprintf(stderr, "test_workdir: bad path %s/%s\n", CFX_TEST_WORK_DIR, name);
+        return -1;
+    }
+    remove_tree(out);
+    if (mkdir(CFX_TEST_WORK_DIR, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "test_workdir: mkdir %s: %s\n", CFX_TEST_WORK_DIR, strerror(errno));
+        return -1;
+    }
+    if (mkdir(out, 0777) != 0) {
+        fprintf(stderr, "test_workdir: mkdir %s: %s\n", out, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void test_workdir_remove(const char *path) { remove_tree(path); }
+
+int test_stress(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--stress") == 0)
+            return 1;
+    return 0;
 }

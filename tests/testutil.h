@@ -35,6 +35,15 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
 /* The paths of the .cfx files in graphs/, sorted by name, at most cap of them, each malloc'd
  * (free() them). Returns how many, or -1 when the folder cannot be read. */
 int test_graph_files(char **paths, int cap);
+/* A test's scratch folder, CFX_TEST_WORK_DIR/NAME in the build tree (never the system's
+ * temporary folder): whatever a run of the same test left there (one killed at its timeout,
+ * which no handler survives) is removed first, then the folder is made empty. Returns 0 with
+ * the path in out, or -1 after saying why. test_workdir_remove removes it at the end. */
+int test_workdir(const char *name, char *out, size_t len);
+void test_workdir_remove(const char *path);
+/* 1 when argv holds --stress: the deep sweeps (label stress, CFX_STRESS=1 ctest), not the counts
+ * sized for the README's test command. */
+int test_stress(int argc, char **argv);
 /* Sets *r to a record of the given fields, the rest zero, for hand-built programs. */
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,
