@@ -8,7 +8,8 @@
  * device graph launch adds, on both paths (device graph launch where the executor takes it,
  * and pause and relaunch forced with cfx_set_option's CFX_OPTION_DEVICE_LAUNCH): a CALL in a loop of
  * 10,000 iterations, a run that needs no host work between cfx_run_async and cfx_wait, and a
- * 2048-cube product in a loop launched as a cuBLAS graph.
+ * 2048-cube product in a loop launched as a cuBLAS graph. And the same CALL on cuda-host and
+ * cuda-graph, whose cuda_fn calls differ (every CALL, or once at the capture).
  * Exits 77 (skipped) where there is no device. `--quick`: fewer iterations where a test
  * only needs many (for compute-sanitizer).
  */
@@ -570,6 +571,62 @@ static void test_calls(int n, int pause)
     }
 }
 
+/* `calls` on cuda-host and cuda-graph, which the C tests had not run a CALL on before the
+ * Python package's NVRTC kernel test did: two runs of one executor against one cpu run. The
+ * second starts from zeroed result buffers, so it must deliver its results itself; cuda-host
+ * calls dup_cuda at every CALL, cuda-graph once, when it captures the graph at the first run,
+ * and the second run replays that capture. */
+static void test_calls_other(cfx_backend b, int n)
+{
+    int cpu_calls = 0, gpu_calls = 0;
+    char *err = NULL, *diag = NULL, inputs[32], label[64], why[256];
+    if (!cfx_backend_available(b, why, sizeof why)) {
+        printf("gpu_persistent: calls on %s skipped: %s\n", cfx_backend_name(b), why);
+        return;
+    }
+    cfx_context *ctx[2] = {cfx_context_new(), cfx_context_new()};
+    CHECK_INT(cfx_register_kernel(ctx[0], "dup", "(f32[3000]) -> (f32[3000])", dup_cpu, NULL, &cpu_calls,
+                                  &err), 0);
+    CHECK_INT(cfx_register_kernel(ctx[1], "dup", "(f32[3000]) -> (f32[3000])", NULL, dup_cuda, &gpu_calls,
+                                  &err), 0);
+    cfx_module *m[2] = {NULL, NULL};
+    side sd[2];
+    memset(sd, 0, sizeof sd);
+    snprintf(inputs, sizeof inputs, "n=%d", n);
+    snprintf(label, sizeof label, "calls n=%d on %s", n, cfx_backend_name(b));
+    for (int k = 0; k < 2; k++) {
+        m[k] = cfx_compile_string(ctx[k], "calls.cfx", calls, strlen(calls), &diag);
+        if (!CHECK(m[k] != NULL) ||
+            !CHECK(side_start(&sd[k], m[k], 0, k == 0 ? CFX_BACKEND_CPU : b, inputs, 0) == 0))
+            goto done;
+    }
+    CHECK_INT(cfx_run(sd[0].e), CFX_OK);
+    CHECK_INT(cfx_run(sd[1].e), CFX_OK);
+    for (int i = 0; i < cfx_result_count(m[1], 0); i++) {
+        cfx_type t = cfx_result_type(m[1], 0, i);
+        memset(sd[1].out[i], 0, (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype));
+    }
+    free(sd[1].printed.text);
+    memset(&sd[1].printed, 0, sizeof sd[1].printed);
+    CHECK_INT(cfx_run(sd[1].e), CFX_OK);
+    CHECK_INT(cpu_calls, n);
+    CHECK_INT(gpu_calls, b == CFX_BACKEND_CUDA_GRAPH ? 1 : 2 * n);
+    side_done(&sd[0]);
+    side_done(&sd[1]);
+    CHECK_INT(sd[1].iterations, sd[0].iterations);
+    CHECK_INT(sd[1].printed.n, n);
+    CHECK_STR(sd[1].printed.text ? sd[1].printed.text : "", sd[0].printed.text ? sd[0].printed.text : "");
+    compare_results(label, m[0], 0, &sd[0], &sd[1]);
+done:
+    cfx_free(diag);
+    for (int k = 0; k < 2; k++) {
+        if (sd[k].e)
+            side_free(&sd[k]);
+        cfx_module_free(m[k]);
+        cfx_context_free(ctx[k]);
+    }
+}
+
 /* No host work between cfx_run_async and cfx_wait on device graph launch: after a first run
  * (which captures the CALL), a run of 10,000 iterations with a CALL in each ends on the
  * application's stream with no cuda_fn call and no print callback, its results already in
@@ -824,6 +881,10 @@ int main(int argc, char **argv)
     compare("spin limit", spin, NULL, "n=1000000", tiny ? 100 : 1000, CFX_STOP_LIMIT, 0);
     test_calls(5, 0);
     test_calls(5, 1);
+    if (k == 0) { /* the other executors have no modes: once */
+        test_calls_other(CFX_BACKEND_CUDA_HOST, 5);
+        test_calls_other(CFX_BACKEND_CUDA_GRAPH, 5);
+    }
     if (tiny)
         continue;
     test_cancel();

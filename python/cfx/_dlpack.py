@@ -252,7 +252,11 @@ class Tensor:
                               % self.device)
         if self.nbytes == 0:
             return memoryview(b"").cast("B").cast(FORMAT[self.dtype])
+        # from_address keeps nothing alive: the memoryview holds raw, and raw must hold this
+        # Tensor (and so its memory), or a view of a temporary (t.to_host().memoryview(),
+        # which tolist and item make) reads memory the allocator has taken back
         raw = (ctypes.c_char * self.nbytes).from_address(self.data_ptr)
+        raw._cfx_tensor = self
         mv = memoryview(raw).cast("B")
         if self.readonly:
             mv = mv.toreadonly()

@@ -3,6 +3,7 @@ versioned and unversioned capsules, capsules that nobody takes, and imports of f
 capsules."""
 import ctypes
 import gc
+import weakref
 
 import pytest
 
@@ -41,6 +42,20 @@ def test_numpy_aliases_a_tensor(np):
     del t
     gc.collect()
     assert a.tolist() == [1, 2, 30, 4] # numpy keeps the tensor's memory alive
+
+
+def test_memoryview_keeps_its_memory():
+    # a view of a temporary (t.to_host().memoryview(), as tolist and item make for a Tensor
+    # on a device) must not outlive the memory it reads
+    t = cfx.tensor([1, 2, 3], "i32")
+    owner = weakref.ref(t._owner)
+    mv = t.memoryview()
+    del t
+    gc.collect()
+    assert owner() is not None and mv.tolist() == [1, 2, 3]
+    del mv
+    gc.collect()
+    assert owner() is None # and it goes with the view
 
 
 def test_numpy_in_tensor_out_roundtrip(np):
