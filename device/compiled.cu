@@ -269,7 +269,7 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispa
 {
     strbuf src = {0};
     image im;
-    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL};
+    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL};
     struct timespec t0;
     int rc = -1;
     memset(&im, 0, sizeof im);
@@ -545,7 +545,7 @@ static void build(comp_exec *x)
     char dir[900];
     int device = 0, major = 0, minor = 0;
     struct timespec t0;
-    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY, NULL, NULL};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY, NULL, NULL, NULL};
     memset(&im, 0, sizeof im);
     x->tried = 1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

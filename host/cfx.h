@@ -123,6 +123,8 @@ typedef struct cfx_floors {
     double bandwidth_gbs;    /* device memory, bytes read plus written per second */
     double record_us;        /* one record walked by the interpreter */
     double microop_us;       /* one micro-op of a one-block loop */
+    double phase_us;         /* one trip to device memory that the compiled kernel's code makes
+                              * after another (a loop over tensors, a product, a combine) */
 } cfx_floors;
 /* The cost sheet of a graph (`cfx dump --cost`): for each loop, what one iteration costs each
  * mode of cuda-persistent in a grid of `blocks` blocks (< 1: 264, an H100's) — records walked,

@@ -236,9 +236,17 @@ static void count_barriers(gen *g, const char *text)
         {"ck_poll(", 1, 0},
     };
     const char *batch = strstr(text, "ck_combine_batch(");
-    int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers;
+    int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers, *ph = g->opt->phases;
     if (!bb || !gb || g->cur < 0)
         return;
+    if (ph) {
+        const char *t = text;
+        while (*t == ' ')
+            t++;
+        ph[g->cur] += strcmp(t, "__syncthreads();") == 0;
+        ph[g->cur] += strstr(text, "ck_matvec_rows(") != NULL;
+        ph[g->cur] += 2 * (strstr(text, "ck_combine(") != NULL || batch != NULL);
+    }
     for (size_t k = 0; k < sizeof costs / sizeof costs[0]; k++)
         for (const char *at = strstr(text, costs[k].call); at; at = strstr(at + 1, costs[k].call)) {
             bb[g->cur] += costs[k].block;
@@ -2336,7 +2344,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
 {
     gen g;
     cgen_info local_info;
-    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL};
+    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL, NULL};
     strbuf scratch = {0};
     int rc = -1;
     memset(&g, 0, sizeof g);

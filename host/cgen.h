@@ -48,6 +48,9 @@ typedef struct cgen_options {
      * record; a barrier the plan puts before a record, to that record) */
     int32_t *block_barriers;
     int32_t *grid_barriers;
+    int32_t *phases; /* and the trips to device memory its code makes one after another: a loop
+                      * over tensors (the __syncthreads after it), a matrix-vector product, a
+                      * combine (its partials out, then in) */
 } cgen_options;
 
 /* What the generator made of the program. */

@@ -19,8 +19,10 @@
  *   launches        records that end the interpreter's launch (CALL, a launched product)
  * and a predicted time from the floors (cfx_floors): grid barriers x grid barrier + bytes /
  * bandwidth + for the interpreter records x record (one-block loops: micro-ops x micro-op),
- * for the compiled kernel block barriers x block barrier. The floors' defaults are the H100
- * figures of profiling/results/2026-11-26-h100.md.
+ * for the compiled kernel block barriers x block barrier + memory phases x phase (the trips
+ * to device memory its code makes one after another, which the code generator counts). The
+ * floors' defaults are the H100 figures of profiling/results/2026-11-26-h100.md; the phase is
+ * fitted to the compiled kernel's times there (1.0 to 1.65 us over five graphs).
  */
 #include "cost.h"
 
@@ -34,8 +36,9 @@
 /* The defaults of cfx_floors: NVIDIA H100 80GB HBM3, bench_gpu --quick at commit e7ba51c
  * (profiling/results/2026-11-26-h100.md): the counting grid barrier of 264 blocks, one
  * __syncthreads of 256 threads, a device-to-device copy, the records column over counter's and
- * IfInWhileNet's records per iteration, and the micro-ops column likewise. */
-const cfx_floors cost_default_floors = {1.21, 0.014, 2959.0, 1.15, 0.08};
+ * IfInWhileNet's records per iteration, the micro-ops column likewise, and the phase what
+ * the compiled kernel's times at 82fad6a leave after barriers and bytes, per phase. */
+const cfx_floors cost_default_floors = {1.21, 0.014, 2959.0, 1.15, 0.08, 1.35};
 
 /* Bytes the whole grid moves for one execution of record i (see the top comment). */
 static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, int blocks, double *rd,
@@ -142,7 +145,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
     cgen_info info;
     cgen_options opt;
     strbuf code = {0};
-    int32_t *bb = NULL, *gb = NULL, *lastback = NULL, *succ = NULL;
+    int32_t *bb = NULL, *gb = NULL, *ph = NULL, *lastback = NULL, *succ = NULL;
     int have_code = 0, rc = -1, nloops = 0;
     char why[256] = "";
     if (!fl)
@@ -153,9 +156,10 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         return -1;
     bb = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *bb);
     gb = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *gb);
+    ph = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *ph);
     lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nrecords + 1));
     succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
-    if (!bb || !gb || !lastback || !succ) {
+    if (!bb || !gb || !ph || !lastback || !succ) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -165,14 +169,16 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
     opt.target = CGEN_TARGET_CUDA;
     opt.block_barriers = bb;
     opt.grid_barriers = gb;
+    opt.phases = ph;
     have_code = cgen_emit(p, &opt, &code, &info, why, sizeof why) == 0;
     sb_free(&code);
 
     sb_printf(out, "graph %s: cost of one loop iteration on cuda-persistent, a grid of %d blocks\n", p->name, blocks);
     sb_printf(out,
               "floors: grid barrier %.3g us, block barrier %.3g us, device memory %.0f GB/s, interpreted record "
-              "%.3g us, micro-op %.3g us\n",
-              fl->grid_barrier_us, fl->block_barrier_us, fl->bandwidth_gbs, fl->record_us, fl->microop_us);
+              "%.3g us, micro-op %.3g us, memory phase %.3g us\n",
+              fl->grid_barrier_us, fl->block_barrier_us, fl->bandwidth_gbs, fl->record_us, fl->microop_us,
+              fl->phase_us);
     sb_printf(out, "plan: %d replica%s", (int)plan.nreplicas, plan.nreplicas == 1 ? "" : "s");
     for (int32_t k = 0; k < plan.nreplicas; k++) {
         int32_t at = p->slots[plan.replicas[k]].name;
@@ -198,7 +204,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         if (j < 0)
             continue;
         int region = (plan.flags[h] & SCHED_F_ONE_BLOCK) != 0;
-        long records = 0, grid = 0, iblock = 0, cblock = 0, launches = 0, mops = 0;
+        long records = 0, grid = 0, iblock = 0, cblock = 0, launches = 0, mops = 0, phases = 0;
         double rd = 0, wr = 0;
         for (int32_t i = h; i <= j; i++) {
             const cfx_record *r = &p->records[i];
@@ -223,6 +229,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                 }
             }
             cblock += bb[i];
+            phases += ph[i];
             record_bytes(p, &plan, i, blocks, &a, &b);
             rd += a;
             wr += b;
@@ -230,7 +237,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         double mem_us = (rd + wr) / (fl->bandwidth_gbs * 1e3);
         double interp_us = grid * fl->grid_barrier_us + mem_us +
                            (region ? mops * fl->microop_us : records * fl->record_us);
-        double comp_us = grid * fl->grid_barrier_us + mem_us + cblock * fl->block_barrier_us;
+        double comp_us = grid * fl->grid_barrier_us + mem_us + cblock * fl->block_barrier_us + phases * fl->phase_us;
         char r1[32], w1[32];
         human_bytes(r1, sizeof r1, rd);
         human_bytes(w1, sizeof w1, wr);
@@ -253,6 +260,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
 done:
     free(bb);
     free(gb);
+    free(ph);
     free(lastback);
     free(succ);
     sched_plan_free(&plan);

@@ -29,7 +29,7 @@
 static const char usage_text[] =
     "usage: cfx run FILE [options]     compile FILE and run a graph\n"
     "       cfx check FILE             compile FILE; print nothing when it is fine\n"
-    "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP]]\n"
+    "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP,PH]]\n"
     "                                  print the compiled records of every graph (or of one),\n"
     "                                  or with --cost what each loop iteration costs on the GPU\n"
     "       cfx backends               whether the CUDA executors were built, whether they\n"
@@ -88,7 +88,7 @@ static const char check_usage_text[] =
     "line and a caret; prints nothing and exits 0 when FILE compiles.\n";
 
 static const char dump_usage_text[] =
-    "usage: cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP]]\n"
+    "usage: cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP,PH]]\n"
     "\n"
     "Compiles FILE and prints the records of every graph, or only of graph NAME.\n"
     "\n"
@@ -98,7 +98,8 @@ static const char dump_usage_text[] =
     "written in device memory, launches, and a time predicted from the floors. --blocks is the\n"
     "grid's size (default 264, an H100's: 132 multiprocessors x 2); --floors the figures the\n"
     "prediction uses, in this order: grid barrier us, block barrier us, device memory GB/s,\n"
-    "interpreted record us, micro-op us (default 1.21,0.014,2959,1.15,0.08, measured on an H100).\n";
+    "interpreted record us, micro-op us, memory phase us (the compiled kernel's trips to memory\n"
+    "one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
@@ -377,21 +378,23 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
-/* --floors GB,BB,BW,REC,MOP into f; 0, or 1 after saying what is wrong. */
+/* --floors GB,BB,BW,REC,MOP,PH into f; 0, or 1 after saying what is wrong. */
 static int parse_floors(const char *text, cfx_floors *f)
 {
-    double v[5];
+    double v[6];
     int used = 0;
-    if (sscanf(text, "%lf,%lf,%lf,%lf,%lf%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) != 5 || text[used] != '\0')
-        return bad_usage("dump", "--floors wants five numbers, GB,BB,BW,REC,MOP, got '%s'", text);
-    for (int i = 0; i < 5; i++)
+    if (sscanf(text, "%lf,%lf,%lf,%lf,%lf,%lf%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &used) != 6 ||
+        text[used] != '\0')
+        return bad_usage("dump", "--floors wants six numbers, GB,BB,BW,REC,MOP,PH, got '%s'", text);
+    for (int i = 0; i < 6; i++)
         if (!(v[i] > 0) || v[i] > 1e12)
-            return bad_usage("dump", "--floors wants five positive numbers, got '%s'", text);
+            return bad_usage("dump", "--floors wants six positive numbers, got '%s'", text);
     f->grid_barrier_us = v[0];
     f->block_barrier_us = v[1];
     f->bandwidth_gbs = v[2];
     f->record_us = v[3];
     f->microop_us = v[4];
+    f->phase_us = v[5];
     return 0;
 }
 

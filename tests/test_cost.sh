@@ -57,7 +57,7 @@ checks=$((checks + 1))
 
 # the prediction follows the floors: with a grid barrier of 100 us the barriers dominate
 checks=$((checks + 1))
-pred=$("$CFX" dump "$SRC/profiling/bench/cg_1024.cfx" --cost --floors 100,0.001,1e6,0.001,0.001 |
+pred=$("$CFX" dump "$SRC/profiling/bench/cg_1024.cfx" --cost --floors 100,0.001,1e6,0.001,0.001,0.001 |
     awk '$1 == "compiled" { print $NF }')
 awk -v p="$pred" 'BEGIN { exit !(p >= 200 && p < 201) }' ||
     fail "cg_1024 with 2 barriers of 100 us predicted [$pred] us, expected 200 and a little"
@@ -82,11 +82,11 @@ bad() { # DESCRIPTION EXPECTED_STDERR ARGS...
     case "$err" in *"$want"*) ;; *) fail "$what: stderr [$err] lacks [$want]" ;; esac
 }
 bad "--blocks alone" "--blocks goes with --cost" --blocks 10
-bad "--floors alone" "--floors goes with --cost" --floors 1,1,1,1,1
+bad "--floors alone" "--floors goes with --cost" --floors 1,1,1,1,1,1
 bad "--blocks 0" "--blocks wants a count of blocks from 1 to 1000000, got '0'" --cost --blocks 0
 bad "--blocks x" "--blocks wants a count of blocks" --cost --blocks x
-bad "--floors short" "--floors wants five numbers" --cost --floors 1,2,3
-bad "--floors negative" "--floors wants five positive numbers" --cost --floors 1,2,3,4,-5
+bad "--floors short" "--floors wants six numbers" --cost --floors 1,2,3
+bad "--floors negative" "--floors wants six positive numbers" --cost --floors 1,2,3,4,5,-6
 bad "--cost=1" "--cost takes no value" --cost=1
 
 echo "test_cost: $((checks - fails)) passed, $fails failed"
