@@ -1298,9 +1298,10 @@ static void test_p3(void)
 /* ==== the pure functions =================================================================== */
 static void test_share(void)
 {
-    /* shares cover [0, count) in order, without gaps or overlap, sizes differ by <= 1 */
-    int64_t counts[] = {0, 1, 5, 7, 100, 5000, 1000003};
-    for (int i = 0; i < 7; i++)
+    /* shares cover [0, count) in order, without gaps or overlap, sizes differ by <= 1, on both
+     * sides of 2^31 (below it sched_share divides in 32 bits) */
+    int64_t counts[] = {0, 1, 5, 7, 100, 5000, 1000003, 2147483647, 2147483648LL, 6000000007LL};
+    for (int i = 0; i < 10; i++)
         for (int64_t n = 1; n <= 9; n++) {
             int64_t next = 0, minsz = INT64_MAX, maxsz = 0;
             for (int64_t b = 0; b < n; b++) {
@@ -1314,6 +1315,13 @@ static void test_share(void)
             CHECK_INT(next, counts[i]);
             CHECK(maxsz - minsz <= 1);
         }
+    /* the 32-bit path gives exactly the 64-bit arithmetic's shares (computed here by hand) */
+    for (int64_t b = 0; b < 264; b++) {
+        int64_t lo, hi, count = 2147483647, base = count / 264, rem = count % 264;
+        sched_share(count, b, 264, &lo, &hi);
+        CHECK_INT(lo, b * base + (b < rem ? b : rem));
+        CHECK_INT(hi - lo, base + (b < rem ? 1 : 0));
+    }
     /* budget: exactly max_iters ticks run */
     uint64_t it = 0;
     CHECK_INT(sched_tick(&it, 2), 0);
