@@ -21,6 +21,9 @@ extern "C" {
 
 #define CFX_VERSION_MAJOR 1
 #define CFX_VERSION_MINOR 0
+/* The version of the .cfx language this build compiles; raised by every change that alters what an
+ * existing program means (docs/CHANGES.md lists them). */
+#define CFX_LANGUAGE_VERSION 2
 
 /* ---- types ---- */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;

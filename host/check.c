@@ -247,17 +247,21 @@ static int check_cond(checker *C, env *e, ast_node *c, const char *what)
     return k->known ? (k->ival != 0) : -1;
 }
 
-/* Assigns type t (line `line`) to variable v, as `x = E` does; `src` is the value, or NULL
- * for a loop variable or a multi-result call. Returns -1 after a type error. */
-static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const check_note *val)
+static void value_hint(const ast_node *value, const cfx_type *target, char *buf, size_t len);
+
+/* Assigns type t (line `line`) to variable v, as `x = E` does; `value` is E, or NULL for a
+ * loop variable or a multi-result call. Returns -1 after a type error. */
+static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const ast_node *value)
 {
-    char b1[TYBUF], b2[TYBUF];
+    char b1[TYBUF], b2[TYBUF], hint[160];
+    const check_note *val = value ? value->note : NULL;
     vstate *s = env_set(C, e, v);
     int32_t id = check_type_id(C, t);
     const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &C->types[s->ty] : NULL;
     if (fixed && !check_same_type(fixed, t)) {
-        diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s", C->names[v],
-                   tystr(fixed, b1), tystr(t, b2));
+        value_hint(value, fixed, hint, sizeof hint);
+        diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
+                   tystr(fixed, b1), tystr(t, b2), hint);
         if (s->st != V_DEF)
             s->st = V_ERROR;
         return -1;
@@ -386,7 +390,7 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
         int v = check_var_find(C, t->name);
         check_note_of(C, t)->known = 0;
         t->ty = tup->list[i]->ty;
-        if (assign_var(C, e, t, v, &t->ty, tup->list[i]->note) == 0)
+        if (assign_var(C, e, t, v, &t->ty, tup->list[i]) == 0)
             t->ty = C->types[e->v[v].ty];
     }
     free(ok);
@@ -449,7 +453,7 @@ static void check_assign(checker *C, env *e, ast_node *n)
         }
         check_note_of(C, t)->known = 0;
         t->ty = n->a->ty;
-        if (assign_var(C, e, t, v, &n->a->ty, n->a->note) == 0)
+        if (assign_var(C, e, t, v, &n->a->ty, n->a) == 0)
             t->ty = C->types[e->v[v].ty];
         return;
     }
@@ -1813,11 +1817,35 @@ static int check_literal(checker *C, ast_node *n, int want)
     return 0;
 }
 
-/* Folds a known binary op on scalars; returns 1 if the result is known. */
+/* A known value of dtype `from` as dtype `to` holds it (an operand converted to the dtype its
+ * op computes in: an integer or a bool to a real, a bool to an integer). */
+static check_note known_as(const check_note *k, int from, int to)
+{
+    check_note c = *k;
+    if (is_real(to) && !is_real(from))
+        c.rval = round_real(to, (double)k->ival);
+    else if (is_real(to))
+        c.rval = round_real(to, k->rval);
+    return c;
+}
+
+/* Folds a known binary op on scalars of dtype dt; returns 1 if the result is known. The
+ * operations the run may compute differently from C's on doubles (floor division, the
+ * remainders) are folded with the kernels' own scalar functions. */
 static int fold_binary(int op, int dt, const check_note *x, const check_note *y, int64_t *iv, double *rv)
 {
     if (is_real(dt)) {
         double a = x->rval, b = y->rval;
+        if (op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD) {
+            if (dt == CFX_F32) {
+                float r = 0;
+                k_binary1_f32(op, &r, (float)a, (float)b);
+                *rv = r;
+            } else {
+                k_binary1_f64(op, rv, a, b);
+            }
+            return 1;
+        }
         switch (op) {
         case OP_ADD: *rv = a + b; return 1;
         case OP_SUB: *rv = a - b; return 1;
@@ -1838,15 +1866,19 @@ static int fold_binary(int op, int dt, const check_note *x, const check_note *y,
     case OP_ADD: *iv = wrap(dt, (int64_t)(ua + ub)); return 1;
     case OP_SUB: *iv = wrap(dt, (int64_t)(ua - ub)); return 1;
     case OP_MUL: *iv = wrap(dt, (int64_t)(ua * ub)); return 1;
-    case OP_DIV:
+    case OP_FLOORDIV:
     case OP_MOD:
+    case OP_TRUNCDIV:
+    case OP_FMOD:
         if (b == 0)
             return 0; /* left to the run, which stops with status divide */
-        if (b == -1) {
-            *iv = op == OP_DIV ? wrap(dt, (int64_t)(0 - ua)) : 0;
-            return 1;
+        if (dt == CFX_I32) {
+            int32_t r = 0;
+            k_binary1_i32(op, &r, (int32_t)a, (int32_t)b);
+            *iv = r;
+        } else {
+            k_binary1_i64(op, iv, a, b);
         }
-        *iv = op == OP_DIV ? a / b : a % b;
         return 1;
     case OP_LT: *iv = a < b; return 1;
     case OP_LE: *iv = a <= b; return 1;
@@ -1871,7 +1903,7 @@ static int is_literal_expr(const ast_node *n)
     if (n->kind == AST_UNARY && n->op == OP_NEG)
         return is_literal_expr(n->a);
     if (n->kind == AST_BINARY && (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
-                                  n->op == OP_DIV || n->op == OP_MOD))
+                                  n->op == OP_DIV || n->op == OP_MOD || n->op == OP_FLOORDIV))
         return is_literal_expr(n->a) && is_literal_expr(n->b);
     return 0;
 }
@@ -1939,18 +1971,21 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
         diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(&a->ty, b1));
         return -1;
     }
+    /* `/` is true division: integers are divided as f32, PyTorch's default real */
+    int cdt = op == OP_DIV && !is_real(dt) ? CFX_F32 : dt;
     n->ty = shape;
-    if (cls == OPC_COMPARE)
-        n->ty.dtype = CFX_BOOL;
-    check_note *k = check_note_of(C, n), *ka = a->note, *kb = b->note;
+    n->ty.dtype = (cfx_dtype)(cls == OPC_COMPARE ? CFX_BOOL : cdt);
+    check_note *k = check_note_of(C, n);
+    k->cdt = cdt;
+    check_note ka = known_as(a->note, a->ty.dtype, cdt), kb = known_as(b->note, b->ty.dtype, cdt);
     int64_t iv = 0;
     double rv = 0;
     /* `false and X` and `true or X` are known whatever X is, as in a short-circuit */
-    if (op == OP_AND && ka->known && !ka->ival) {
+    if (op == OP_AND && ka.known && !ka.ival) {
         set_known(C, n, CFX_BOOL, 0, 0);
-    } else if (op == OP_OR && ka->known && ka->ival) {
+    } else if (op == OP_OR && ka.known && ka.ival) {
         set_known(C, n, CFX_BOOL, 1, 0);
-    } else if (ka->known && kb->known && fold_binary(op, dt, ka, kb, &iv, &rv)) {
+    } else if (ka.known && kb.known && fold_binary(op, cdt, &ka, &kb, &iv, &rv)) {
         int rdt = n->ty.dtype;
         set_known(C, n, rdt, is_real(rdt) ? 0 : iv, rv);
     } else {
@@ -2842,10 +2877,34 @@ static const char *infix_name(const ast_node *n)
         case OP_MUL: return "*=";
         case OP_DIV: return "/=";
         case OP_MOD: return "%=";
+        case OP_FLOORDIV: return "//=";
+        case OP_POW: return "**=";
         default: break;
         }
     }
     return op_infix[n->op];
+}
+
+/* Why a value's dtype is not the one its target keeps, when the value's own op made it: `/` of
+ * integers is true division, an f32. Empty when there is nothing to add. */
+static void value_hint(const ast_node *value, const cfx_type *target, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!value || !value->note || value->ty.dtype == target->dtype)
+        return;
+    const ast_node *a = NULL, *b = NULL;
+    int op = -1;
+    if (value->kind == AST_BINARY) {
+        a = value->a, b = value->b, op = value->op;
+    } else if (value->kind == AST_CALL && value->nlist == 2 &&
+               ((const check_note *)value->note)->callee == CHECK_CALL_OP) {
+        a = value->list[0], b = value->list[1], op = ((const check_note *)value->note)->op;
+    }
+    if (!a || !b || !a->note || !b->note || op < 0 || op >= OP_COUNT || op_class[op] != OPC_BINARY_NUM)
+        return;
+    if (op == OP_DIV && !is_real(a->ty.dtype) && !is_real(b->ty.dtype) && is_int(target->dtype))
+        snprintf(buf, len, ": %s is true division, an f32 (write %s to divide integers, as in Python)",
+                 (value->flags & AST_F_AUG) ? "/=" : "/", (value->flags & AST_F_AUG) ? "//=" : "//");
 }
 
 static int check_expr(checker *C, env *e, ast_node *n, int want)

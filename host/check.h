@@ -66,6 +66,8 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
+    int cdt;       /* an elementwise op of two operands (infix or called): the dtype it computes
+                      in, which its operands are converted to first (f32 for `/` of integers) */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
     int64_t slice_len; /* AST_SLICE: its length (known); `known` and ival: its start, if known */
     /* statements */

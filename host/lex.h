@@ -49,6 +49,7 @@
     X(STAR, "*")                          \
     X(STARSTAR, "**")                     \
     X(SLASH, "/")                         \
+    X(SLASHSLASH, "//")                   \
     X(PERCENT, "%")                       \
     X(AT, "@")                            \
     X(LT, "<")                            \
@@ -63,6 +64,8 @@
     X(STAR_ASSIGN, "*=")                  \
     X(SLASH_ASSIGN, "/=")                 \
     X(PERCENT_ASSIGN, "%=")               \
+    X(SLASHSLASH_ASSIGN, "//=")           \
+    X(STARSTAR_ASSIGN, "**=")             \
     X(COMMA, ",")                         \
     X(DOT, ".")                           \
     X(COLON, ":")                         \

@@ -107,8 +107,9 @@ static int32_t lower_temp(lowerer *L, const cfx_type *t);
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 
 /* ---- expressions, calls and inlining --------------------------------------- */
-static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
+static void binary_slots(lowerer *L, int op, int cdt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
+static int32_t lower_operand(lowerer *L, ast_node *n, int dt);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
 static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts);
@@ -500,8 +501,8 @@ static void lower_assign(lowerer *L, ast_node *n)
         int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a, 0);
         int32_t row = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
-        int32_t v = lower_expr(L, n->a->b, -1);
-        binary_slots(L, n->op, t->ty.dtype, n->a->b, row, row, v);
+        int32_t v = lower_operand(L, n->a->b, lower_note(n->a)->cdt);
+        binary_slots(L, n->op, lower_note(n->a)->cdt, n->a->b, row, row, v);
         lower_emit(L, REC_SET_ROW, 0, x, i, row, 0);
         return;
     }
@@ -1149,12 +1150,46 @@ static int32_t spread(lowerer *L, int32_t s, int32_t d)
     return t;
 }
 
-/* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
- * checks the divisor unless b is a known nonzero constant; an operand of another shape than
- * d's is broadcast first. */
-static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
+/* Slot s as dtype dt: itself, or a temporary of its shape that a CAST fills. */
+static int32_t convert(lowerer *L, int32_t s, int dt)
 {
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
+    if (L->failed || L->info[s].dtype == dt)
+        return s;
+    cfx_type t = L->info[s].ty;
+    t.dtype = (cfx_dtype)dt;
+    int32_t c = lower_temp(L, &t);
+    lower_emit(L, REC_CAST, 0, c, s, 0, 0);
+    return c;
+}
+
+/* The value of operand n of an op that computes in dtype dt: a known value is a constant of
+ * dt (no CAST at run time); anything else is n's slot, which binary_slots converts. */
+static int32_t lower_operand(lowerer *L, ast_node *n, int dt)
+{
+    const check_note *k = lower_note(n);
+    if (k && k->known && (int)n->ty.dtype != dt) {
+        int from_real = n->ty.dtype == CFX_F32 || n->ty.dtype == CFX_F64;
+        return lower_const_scalar(L, dt, k->ival, from_real ? k->rval : (double)k->ival);
+    }
+    return lower_expr(L, n, -1);
+}
+
+/* The integer ops whose divisor must not be 0. */
+static int divides(int op)
+{
+    return op == OP_DIV || op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD;
+}
+
+/* d = op(sa, sb), computed in dtype cdt, where sb holds the value of expression b: operands
+ * of another dtype are converted first; an integer division or remainder first checks the
+ * divisor unless b is a known nonzero constant; an operand of another shape than d's is
+ * broadcast. */
+static void binary_slots(lowerer *L, int op, int cdt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
+{
+    int same = sa == sb;
+    sa = convert(L, sa, cdt);
+    sb = same ? sa : convert(L, sb, cdt);
+    if (divides(op) && is_int_dtype(cdt)) {
         const check_note *kb = lower_note(b);
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
@@ -1166,9 +1201,10 @@ static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t 
 
 static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
 {
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    int cdt = lower_note(n)->cdt;
+    int32_t sa = lower_operand(L, a, cdt), sb = lower_operand(L, b, cdt);
     int32_t d = dest(L, n, want);
-    binary_slots(L, op, a->ty.dtype, b, d, sa, sb);
+    binary_slots(L, op, cdt, b, d, sa, sb);
     return d;
 }
 
@@ -1589,8 +1625,8 @@ static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node 
     if (aug) {
         int32_t item = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_ITEM, 0, item, data, i, len);
-        int32_t v = lower_expr(L, aug->b, -1);
-        binary_slots(L, aug->op, t->ty.dtype, aug->b, item, item, v);
+        int32_t v = lower_operand(L, aug->b, lower_note(aug)->cdt);
+        binary_slots(L, aug->op, lower_note(aug)->cdt, aug->b, item, item, v);
         val = item;
     }
     lower_emit(L, REC_SET_ITEM, 0, data, i, val, len);
@@ -1688,8 +1724,8 @@ static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *
     if (aug) {
         int32_t part = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_BOX, 0, part, x, tab, 0);
-        int32_t v = lower_expr(L, aug->b, -1);
-        binary_slots(L, aug->op, t->ty.dtype, aug->b, part, part, v);
+        int32_t v = lower_operand(L, aug->b, lower_note(aug)->cdt);
+        binary_slots(L, aug->op, lower_note(aug)->cdt, aug->b, part, part, v);
         val = part;
     } else if (val == x) {
         val = lower_copy_to(L, lower_temp(L, &t->ty), val); /* x[0:n] = x */

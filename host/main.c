@@ -672,7 +672,7 @@ done:
 static void print_version(void)
 {
     char line[640];
-    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    printf("cfx %d.%d (language version %d)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR, CFX_LANGUAGE_VERSION);
     int loaded = dev_module_describe(line, sizeof line);
     printf("CUDA executors: %s\n", line);
     if (loaded <= 0)

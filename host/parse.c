@@ -583,6 +583,7 @@ static int aug_op(int kind)
     case TK_STAR_ASSIGN: return OP_MUL;
     case TK_SLASH_ASSIGN: return OP_DIV;
     case TK_PERCENT_ASSIGN: return OP_MOD;
+    case TK_SLASHSLASH_ASSIGN: return OP_FLOORDIV;
     default: return -1;
     }
 }
@@ -1239,6 +1240,7 @@ static int binary_op(int kind, int *op)
     case TK_STAR: *op = OP_MUL; return PREC_MUL;
     case TK_SLASH: *op = OP_DIV; return PREC_MUL;
     case TK_PERCENT: *op = OP_MOD; return PREC_MUL;
+    case TK_SLASHSLASH: *op = OP_FLOORDIV; return PREC_MUL;
     case TK_AT: *op = OP_MATMUL; return PREC_MUL;
     default: return 0;
     }

@@ -11,7 +11,8 @@
  * gen_text() prints the tree as .cfx source (one statement per line, every binary
  * expression parenthesized), gen_inputs() draws inputs from the seed, and gen_eval() walks
  * the tree directly in C, with the language's rules written out here again rather than
- * taken from cfx: i32 wraps, `/` and `%` truncate, INT_MIN / -1 is INT_MIN, `and`/`or`
+ * taken from cfx: i32 wraps, `//` rounds down and `%` takes the divisor's sign (Python's),
+ * C's truncdiv and fmod truncate, INT_MIN // -1 is INT_MIN, `/` of i32 is f32, `and`/`or`
  * short-circuit, sum(f32) accumulates in double, a negative index counts from the end, and
  * the budget counts iterations, all loops together: one per body entered, none for the test
  * that ends a loop; with a budget of N, a loop about to enter its body for the (N+1)-th time
@@ -25,7 +26,8 @@
  * and run-time ones (linear in s0 = n % 3, an input or a loop counter), x[:, j], x[i, j], x[i][j]
  * and writes through them, on the vectors and on an f32[3, 4] matrix; numpy broadcasting ([3, 4] +
  * [4], [3, 1] * [1, 4], [3, 4] * [3, 1]) through reshape; `**` on i32, i64, f32 and tensors; and
- * i64 scalars with ranges over i64, at the i64 limits too. Their stops: an append to a full list,
+ * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
+ * f32, and C's truncdiv and fmod by name. Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
  * an index of any dimension out of range, a run-time slice start outside 0 ..= size - length.
  * Those forms are drawn from a second random stream, and each is put in beside the statements
@@ -99,6 +101,9 @@ enum gen_expr {
     GE_TPOW,    /* e[0] ** ival, elementwise */
     GE_TWHERE,  /* where(e[0] > e[1], e[0], e[1]), broadcast */
     GE_TNEG,    /* -e[0] */
+    GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
+    GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
+    GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
 };
 
 /* An item of a subscript (GE_DIM). */
@@ -142,7 +147,7 @@ enum gen_form {
     GF_ADD_T,   /* dst + tv */
     GF_MUL_S,   /* dst * e0 */
     GF_SUB_S,   /* tv - e0 */
-    GF_DIV_T,   /* dst / tv (i32 only: a divide guard over a tensor) */
+    GF_DIV_T,   /* dst // tv (i32 only: a divide guard over a tensor) */
     GF_WHERE,   /* where(dst > tv, dst, tv) */
     GF_COPY,    /* copy(tv) */
 };
@@ -1079,6 +1084,11 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             g->nodes[k].type = GT_I;
             g->nodes[k].e[0] = gen_expr64(g, depth + 1);
             return k;
+        case 5: { /* C's division and remainder by name; the divisor may be 0 at run time */
+            int l = gen_expr_of(g, GT_I, depth + 1);
+            int r = gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1));
+            return gen_bin(g, gen_rand(g, 2) ? GE_CDIV : GE_CMOD, GT_I, l, r);
+        }
         default:
             break;
         }
@@ -1091,6 +1101,11 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             return gen_bin(g, GE_POW, GT_F, base, e);
         }
         if (c == 1) return gen_box_of(g, GT_F, 0, 0, 0, depth);
+        if (c == 2) /* i32 / i32: true division in f32, by 0 too (inf or nan) */
+            return gen_bin(g, GE_TDIV, GT_F, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
+        if (c == 3) /* f32 // f32 and f32 % f32, Python's; a divisor of 0 gives inf or nan */
+            return gen_bin(g, gen_rand(g, 2) ? GE_DIV : GE_MOD, GT_F, gen_expr_of(g, GT_F, depth + 1),
+                           gen_expr_of(g, GT_F, depth + 1));
     }
     gen_tshape(g, type, &rank, &d0, &d1);
     k = gen_node_new(g, GE_TSUM);
@@ -1415,7 +1430,7 @@ static void gen_put(gen_buf *b, const char *fmt, ...)
 static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
 {
     static const char *const infix[] = {
-        [GE_ADD] = "+", [GE_SUB] = "-", [GE_MUL] = "*", [GE_DIV] = "/", [GE_MOD] = "%",
+        [GE_ADD] = "+", [GE_SUB] = "-", [GE_MUL] = "*", [GE_DIV] = "//", [GE_MOD] = "%", [GE_TDIV] = "/",
         [GE_LT] = "<", [GE_LE] = "<=", [GE_GT] = ">", [GE_GE] = ">=", [GE_EQ] = "==", [GE_NE] = "!=",
         [GE_AND] = "and", [GE_OR] = "or",
     };
@@ -1430,8 +1445,8 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         else gen_put(b, "%.2f", (double)n->fval);
         break;
     case GE_VAR: gen_put(b, "%s", g->vars[n->var].name); break;
-    case GE_MIN: case GE_MAX:
-        gen_put(b, "%s(", n->kind == GE_MIN ? "min" : "max");
+    case GE_MIN: case GE_MAX: case GE_CDIV: case GE_CMOD:
+        gen_put(b, "%s(", n->kind == GE_MIN ? "min" : n->kind == GE_MAX ? "max" : n->kind == GE_CDIV ? "truncdiv" : "fmod");
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", ");
         gen_put_expr(g, b, n->e[1]);
@@ -1570,7 +1585,7 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         int aug = v->kind >= GE_ADD && v->kind <= GE_MOD && g->nodes[v->e[0]].kind == GE_VAR &&
                   g->nodes[v->e[0]].var == n->var && s % 2 == 0;
         if (aug) {
-            static const char *const ops[] = {"+=", "-=", "*=", "/=", "%="};
+            static const char *const ops[] = {"+=", "-=", "*=", "//=", "%="};
             gen_put(b, "%s %s ", dst, ops[v->kind - GE_ADD]);
             gen_put_expr(g, b, v->e[1]);
         } else {
@@ -1590,7 +1605,7 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
             gen_put(b, "\n");
             break;
         case GF_SUB_S: gen_put(b, "%s = %s - ", dst, tv); gen_put_expr(g, b, n->e[0]); gen_put(b, "\n"); break;
-        case GF_DIV_T: gen_put(b, "%s = %s / %s\n", dst, dst, tv); break;
+        case GF_DIV_T: gen_put(b, "%s = %s // %s\n", dst, dst, tv); break;
         case GF_WHERE: gen_put(b, "%s = where(%s > %s, %s, %s)\n", dst, dst, tv, dst, tv); break;
         default: gen_put(b, "%s = copy(%s)\n", dst, tv); break;
         }
@@ -1808,6 +1823,45 @@ static void gen_stop(gen_state *st, cfx_status s, int line)
 }
 
 static int32_t gen_wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/* Python's // and % on integers (b != 0): the quotient rounded down, the remainder with the
+ * divisor's sign; INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 is 0. */
+static int32_t gen_floordiv(int32_t a, int32_t b)
+{
+    if (b == -1) return gen_wrap(-(int64_t)a);
+    int32_t q = a / b;
+    return (q * b != a && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+static int32_t gen_mod(int32_t a, int32_t b)
+{
+    if (b == -1) return 0;
+    int32_t r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+static int64_t gen_mod64(int64_t a, int64_t b)
+{
+    if (b == -1) return 0;
+    int64_t r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+/* Python's float // and % (CPython's float_divmod): exact, from fmod; a zero divisor gives IEEE's
+ * answer (inf or nan), as numpy and cfx do, where Python would raise. */
+static float gen_mod_f(float a, float b)
+{
+    float m = fmodf(a, b);
+    if (b == 0.0f) return m;
+    if (m == 0.0f) return copysignf(0.0f, b);
+    return (b < 0.0f) != (m < 0.0f) ? m + b : m;
+}
+static float gen_floordiv_f(float a, float b)
+{
+    if (b == 0.0f) return a / b;
+    float m = fmodf(a, b), d = (a - m) / b;
+    if (m != 0.0f && (b < 0.0f) != (m < 0.0f)) d -= 1.0f;
+    if (d == 0.0f) return copysignf(0.0f, a / b);
+    float f = floorf(d);
+    return d - f > 0.5f ? f + 1.0f : f;
+}
 
 static float gen_fmin(float a, float b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
 static float gen_fmax(float a, float b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
@@ -2255,7 +2309,7 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         case GE_SUB: r.l = gen_wrap64(a - c); break;
         case GE_MUL: r.l = gen_wrap64(a * c); break;
         case GE_POW: r.l = gen_ipow(x.l, y.l, 64); break;
-        case GE_MOD: r.l = y.l == 0 || y.l == -1 ? 0 : x.l % y.l; break;
+        case GE_MOD: r.l = gen_mod64(x.l, y.l); break;
         default: gen_bug(st, "an i64 operator the evaluator does not know"); break;
         }
         return r;
@@ -2266,14 +2320,23 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         case GE_ADD: if (ints) r.i = gen_wrap((int64_t)x.i + y.i); else r.f = x.f + y.f; break;
         case GE_SUB: if (ints) r.i = gen_wrap((int64_t)x.i - y.i); else r.f = x.f - y.f; break;
         case GE_MUL: if (ints) r.i = gen_wrap((int64_t)x.i * y.i); else r.f = x.f * y.f; break;
+        case GE_TDIV: r.f = (float)x.i / (float)y.i; break; /* f32 division: 1 / 0 is inf */
         case GE_DIV:
         case GE_MOD:
+        case GE_CDIV:
+        case GE_CMOD:
+            if (!ints) { /* reals: Python's, from fmod; never stops */
+                r.f = n->kind == GE_DIV ? gen_floordiv_f(x.f, y.f) : gen_mod_f(x.f, y.f);
+                break;
+            }
             if (y.i == 0) {
                 gen_stop(st, CFX_STOP_DIVIDE, line);
                 return r;
             }
-            if (x.i == INT32_MIN && y.i == -1) r.i = n->kind == GE_DIV ? INT32_MIN : 0;
-            else r.i = n->kind == GE_DIV ? x.i / y.i : x.i % y.i;
+            if (n->kind == GE_DIV) r.i = gen_floordiv(x.i, y.i);
+            else if (n->kind == GE_MOD) r.i = gen_mod(x.i, y.i);
+            else if (x.i == INT32_MIN && y.i == -1) r.i = n->kind == GE_CDIV ? INT32_MIN : 0;
+            else r.i = n->kind == GE_CDIV ? x.i / y.i : x.i % y.i;
             break;
         case GE_MIN: if (ints) r.i = x.i < y.i ? x.i : y.i; else r.f = gen_fmin(x.f, y.f); break;
         case GE_MAX: if (ints) r.i = x.i > y.i ? x.i : y.i; else r.f = gen_fmax(x.f, y.f); break;
@@ -2355,7 +2418,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             case GF_ADD_T: if (ints) di[k] = gen_wrap((int64_t)di[k] + ti[k]); else df[k] = df[k] + tf[k]; break;
             case GF_MUL_S: if (ints) di[k] = gen_wrap((int64_t)di[k] * sc.i); else df[k] = df[k] * sc.f; break;
             case GF_SUB_S: if (ints) di[k] = gen_wrap((int64_t)ti[k] - sc.i); else df[k] = tf[k] - sc.f; break;
-            case GF_DIV_T: di[k] = di[k] == INT32_MIN && ti[k] == -1 ? INT32_MIN : di[k] / ti[k]; break;
+            case GF_DIV_T: di[k] = gen_floordiv(di[k], ti[k]); break;
             case GF_WHERE: if (ints) di[k] = di[k] > ti[k] ? di[k] : ti[k]; else df[k] = df[k] > tf[k] ? df[k] : tf[k]; break;
             default: if (ints) di[k] = ti[k]; else df[k] = tf[k]; break;
             }

@@ -102,7 +102,7 @@ expect_rc 0 "cfx -h"
 expect_in "usage: cfx run FILE" out "cfx -h"
 run_cfx --version
 expect_rc 0 "cfx --version"
-expect_in "cfx 1.0" out "cfx --version"
+expect_in "cfx 1.0 (language version 2)" out "cfx --version"
 run_cfx
 expect_rc 1 "cfx without arguments"
 expect_in "usage:" err "cfx without arguments"

@@ -96,7 +96,8 @@ static int all_sentinel(const gen_results *r)
  * ended ok, and a piece of each stop message it aims at. */
 static const char *const ok_forms[] = {
     ".append(", ".pop()", "stack(", "enumerate(L", "enumerate([", "in L", "in [", "len(L", " ** ", "reshape(",
-    ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((",
+    ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((", " // ", " % ", " / ",
+    "truncdiv(", "fmod(",
 };
 static const char *const stop_kinds[] = {
     "is full", "pop from the empty list", "items, index was", "stack needs", "the slice of", "dimension 1 of",

@@ -110,6 +110,10 @@ static void test_operators(void)
     CHECK_STR(tokens("a<=b a<b a==b a=b a!=b a->b a- >b", NULL),
               "name:a <= name:b name:a < name:b name:a == name:b name:a = name:b name:a != name:b "
               "name:a -> name:b name:a - > name:b EOF");
+    /* Python's floor division and the three-character assignments */
+    CHECK_STR(tokens("a//b a/ /b a//=b a**=b a**b a*=b a/=b a%=b", NULL),
+              "name:a // name:b name:a / / name:b name:a //= name:b name:a **= name:b name:a ** name:b "
+              "name:a *= name:b name:a /= name:b name:a %= name:b EOF");
 }
 
 static void test_keywords_and_names(void)

@@ -24,6 +24,7 @@ static const char *tree_op_name(int op)
     case OP_MUL: return "mul";
     case OP_DIV: return "div";
     case OP_MOD: return "mod";
+    case OP_FLOORDIV: return "floordiv";
     case OP_MATMUL: return "matmul";
     case OP_AND: return "and";
     case OP_OR: return "or";
@@ -622,7 +623,7 @@ static int gen_expr(strbuf *text, strbuf *tree, int depth)
         {"or", "or", G_OR},   {"and", "and", G_AND}, {"<", "lt", G_CMP},  {"<=", "le", G_CMP},
         {">", "gt", G_CMP},   {">=", "ge", G_CMP},   {"==", "eq", G_CMP}, {"!=", "ne", G_CMP},
         {"+", "add", G_ADD},  {"-", "sub", G_ADD},   {"*", "mul", G_MUL}, {"/", "div", G_MUL},
-        {"%", "mod", G_MUL},  {"@", "matmul", G_MUL},
+        {"%", "mod", G_MUL},  {"@", "matmul", G_MUL}, {"//", "floordiv", G_MUL},
     };
     uint32_t pick = depth <= 0 ? gen_rng(4) : gen_rng(12);
     switch (pick) {
