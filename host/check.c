@@ -137,6 +137,10 @@ static inline int64_t type_count(const cfx_type *t)
     return n;
 }
 
+static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
+static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
+static int is_num(int dt) { return dt != CFX_BOOL; }
+
 static inline cfx_type scalar_type(cfx_dtype dt)
 {
     cfx_type t;
@@ -295,7 +299,7 @@ static void mark_error(checker *C, env *e, int v)
  * typed without error (the values of a tuple assignment come before its targets). */
 static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int val_checked)
 {
-    char b1[TYBUF], b2[TYBUF];
+    char b1[TYBUF], b2[TYBUF], hint[160];
     ast_node *x = t->a;
     if (!t->b) {
         /* x[i, j] = v, x[a:b] = v, x[:, j] = v: v has the part's type */
@@ -307,9 +311,11 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         check_note_of(C, t)->known = 0;
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty))
-            diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s",
-                       x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2));
+        if (!check_same_type(&val->ty, &t->ty)) {
+            value_hint(val, &t->ty, hint, sizeof hint);
+            diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s%s",
+                       x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
+        }
         return;
     }
     check_list *l = list_var(C, e, x);
@@ -321,9 +327,11 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         }
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty))
-            diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s", l->name,
-                       tystr(&t->ty, b1), tystr(&val->ty, b2));
+        if (!check_same_type(&val->ty, &t->ty)) {
+            value_hint(val, &t->ty, hint, sizeof hint);
+            diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s%s", l->name,
+                       tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
+        }
         return;
     }
     int rx = check_expr(C, e, x, -1);
@@ -347,8 +355,9 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     if (!val_checked && check_expr(C, e, val, row.dtype) < 0)
         return;
     if (!check_same_type(&val->ty, &row)) {
-        diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s", what,
-                   tystr(&row, b1), tystr(&val->ty, b2));
+        value_hint(val, &row, hint, sizeof hint);
+        diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s%s", what,
+                   tystr(&row, b1), tystr(&val->ty, b2), hint);
         return;
     }
     /* x is a tensor (rank >= 1), so it had no known value to forget */
@@ -928,8 +937,8 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     char b1[TYBUF];
     ast_node *args[3] = {n->a, n->b, n->c};
     int bad = 0, dt = CFX_I32, ok[3] = {1, 1, 1};
-    /* the arguments that are not literals decide the dtype: i64 if one is, else i32; the
-     * literals then take it */
+    /* the arguments that are not literals decide the dtype: i64 if one is (an i32 beside it is
+     * converted), else i32; the literals then take it */
     for (int i = 0; i < 3; i++) {
         if (!args[i] || is_literal_expr(args[i]))
             continue;
@@ -945,14 +954,10 @@ static void check_for_range(checker *C, env *e, ast_node *n)
             bad = 1;
             continue;
         }
-        if ((int)args[i]->ty.dtype != dt || args[i]->ty.rank != 0) {
-            if (dt == CFX_I64)
-                diag_error(C->d, args[i]->line, args[i]->col,
-                           "the arguments of 'range' must be integer scalars of one dtype, got i64 and %s",
-                           tystr(&args[i]->ty, b1));
-            else
-                diag_error(C->d, args[i]->line, args[i]->col,
-                           "the arguments of 'range' must be i32 or i64 scalars, got %s", tystr(&args[i]->ty, b1));
+        /* an i32 beside an i64 promotes to it, as in any arithmetic */
+        if (!is_int(args[i]->ty.dtype) || args[i]->ty.rank != 0) {
+            diag_error(C->d, args[i]->line, args[i]->col,
+                       "the arguments of 'range' must be i32 or i64 scalars, got %s", tystr(&args[i]->ty, b1));
             bad = 1;
         }
     }
@@ -1691,9 +1696,6 @@ int check_same_type(const cfx_type *a, const cfx_type *b)
     return 1;
 }
 
-static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
-static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
-static int is_num(int dt) { return dt != CFX_BOOL; }
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -1915,10 +1917,26 @@ static int has_real_literal(const ast_node *n)
     return n->kind == AST_REAL || has_real_literal(n->a) || has_real_literal(n->b);
 }
 
+/* The dtype two operands of different dtypes promote to, as numpy and PyTorch promote them: the
+ * wider integer, the wider real, a real over any integer (PyTorch's rule: i64 with f32 is f32,
+ * where numpy makes it f64), a number over a bool. */
+static int promote(int a, int b)
+{
+    if (a == b || b == CFX_BOOL)
+        return a;
+    if (a == CFX_BOOL)
+        return b;
+    if (is_real(a) != is_real(b))
+        return is_real(a) ? a : b;
+    return is_real(a) ? CFX_F64 : CFX_I64; /* two reals, or two integers, of different widths */
+}
+
 /* Checks the two operands of an elementwise op, giving a literal the other side's dtype; when
  * both are literals they take `want` (the dtype the context asks for, -1 for none), or f32 if
- * one of them is real. `name` spells the op in messages (`+` or `add`). On success *shape is
- * the result shape (its dtype is the operands'). */
+ * one of them is real. A literal never widens the other operand (a Python scalar beside a
+ * tensor, in PyTorch's terms): `x + 1` keeps x's dtype, and `n + 1.5` for an integer n is f32.
+ * `name` spells the op in messages (`+` or `add`). On success *shape is the result shape, with
+ * the dtype the operands promote to. */
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
                       cfx_type *shape, int want)
 {
@@ -1939,16 +1957,12 @@ static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_no
     if (ra < 0 || rb < 0)
         return -1;
     char b1[TYBUF], b2[TYBUF];
-    if (a->ty.dtype != b->ty.dtype) {
-        diag_error(C->d, at->line, at->col, "operands of '%s' have different dtypes: %s and %s", name,
-                   dtype_name(a->ty.dtype), dtype_name(b->ty.dtype));
-        return -1;
-    }
     if (broadcast(&a->ty, &b->ty, shape) < 0) {
         diag_error(C->d, at->line, at->col, "operands of '%s' have different shapes: %s and %s", name,
                    tystr(&a->ty, b1), tystr(&b->ty, b2));
         return -1;
     }
+    shape->dtype = (cfx_dtype)promote(a->ty.dtype, b->ty.dtype);
     return 0;
 }
 
@@ -1960,15 +1974,16 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
     int cls = op_class[op];
     if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1) < 0)
         return -1;
-    int dt = a->ty.dtype;
+    int dt = shape.dtype;
     char b1[TYBUF];
     if ((cls == OPC_BINARY_NUM || (cls == OPC_COMPARE && op != OP_EQ && op != OP_NE)) && !is_num(dt)) {
         diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s", name,
                    tystr(&a->ty, b1));
         return -1;
     }
-    if (cls == OPC_BINARY_BOOL && dt != CFX_BOOL) {
-        diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(&a->ty, b1));
+    if (cls == OPC_BINARY_BOOL && (a->ty.dtype != CFX_BOOL || b->ty.dtype != CFX_BOOL)) {
+        const cfx_type *bad = a->ty.dtype != CFX_BOOL ? &a->ty : &b->ty;
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(bad, b1));
         return -1;
     }
     /* `/` is true division: integers are divided as f32, PyTorch's default real */
@@ -2001,9 +2016,9 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
         return -1;
     char b1[TYBUF], b2[TYBUF];
     const cfx_type *x = &a->ty, *y = &b->ty;
-    if (x->dtype != y->dtype || !is_num(x->dtype)) {
-        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric of one dtype, got %s and %s",
-                   name, tystr(x, b1), tystr(y, b2));
+    if (!is_num(x->dtype) || !is_num(y->dtype)) {
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s and %s", name,
+                   tystr(x, b1), tystr(y, b2));
         return -1;
     }
     if (x->rank != 2 || (y->rank != 1 && y->rank != 2) || x->dims[1] != y->dims[0]) {
@@ -2011,7 +2026,7 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
                    tystr(y, b2));
         return -1;
     }
-    cfx_type t = scalar_type(x->dtype);
+    cfx_type t = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
     t.rank = y->rank;
     t.dims[0] = x->dims[0];
     if (y->rank == 2)
@@ -2620,12 +2635,14 @@ static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
     cfx_type shape;
     if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want) < 0)
         return -1;
-    if (!check_same_type(&n->b->ty, &n->c->ty)) {
-        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different types: %s and %s",
+    cfx_type sb = n->b->ty, sc = n->c->ty;
+    sb.dtype = sc.dtype = shape.dtype;
+    if (!check_same_type(&sb, &sc)) {
+        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
                    tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
         return -1;
     }
-    n->ty = n->b->ty;
+    n->ty = shape; /* the values' shape, and the dtype they promote to */
     check_note_of(C, n)->known = 0;
     return 0;
 }
@@ -2902,9 +2919,20 @@ static void value_hint(const ast_node *value, const cfx_type *target, char *buf,
     }
     if (!a || !b || !a->note || !b->note || op < 0 || op >= OP_COUNT || op_class[op] != OPC_BINARY_NUM)
         return;
-    if (op == OP_DIV && !is_real(a->ty.dtype) && !is_real(b->ty.dtype) && is_int(target->dtype))
+    if (op == OP_DIV && !is_real(a->ty.dtype) && !is_real(b->ty.dtype) && is_int(target->dtype)) {
         snprintf(buf, len, ": %s is true division, an f32 (write %s to divide integers, as in Python)",
                  (value->flags & AST_F_AUG) ? "/=" : "/", (value->flags & AST_F_AUG) ? "//=" : "//");
+    } else if (a->ty.dtype != b->ty.dtype) {
+        const char *infix = value->kind == AST_BINARY ? infix_name(value) : NULL;
+        if (infix)
+            snprintf(buf, len, ": %s %s %s gives %s, as the operands promote (write cast(..., %s) to convert)",
+                     dtype_name(a->ty.dtype), infix, dtype_name(b->ty.dtype), dtype_name(value->ty.dtype),
+                     dtype_name(target->dtype));
+        else
+            snprintf(buf, len, ": %s(%s, %s) gives %s, as the operands promote (write cast(..., %s) to convert)",
+                     op_spellings[op], dtype_name(a->ty.dtype), dtype_name(b->ty.dtype),
+                     dtype_name(value->ty.dtype), dtype_name(target->dtype));
+    }
 }
 
 static int check_expr(checker *C, env *e, ast_node *n, int want)
@@ -3136,12 +3164,12 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         if (r0 < 0 || r1 < 0)
             return -1;
         const cfx_type *x = &arg[0]->ty, *y = &arg[1]->ty;
-        if (x->rank != 1 || !check_same_type(x, y) || !is_num(x->dtype)) {
-            diag_error(C->d, n->line, n->col, "'dot' needs two numeric 1-D tensors of one type, got %s and %s",
+        if (x->rank != 1 || y->rank != 1 || x->dims[0] != y->dims[0] || !is_num(x->dtype) || !is_num(y->dtype)) {
+            diag_error(C->d, n->line, n->col, "'dot' needs two numeric 1-D tensors of one length, got %s and %s",
                        tystr(x, b1), tystr(y, b2));
             return -1;
         }
-        n->ty = scalar_type(x->dtype);
+        n->ty = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
         return 0;
     }
     case OPC_MATMUL:

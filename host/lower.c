@@ -110,6 +110,7 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 static void binary_slots(lowerer *L, int op, int cdt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
 static int32_t lower_operand(lowerer *L, ast_node *n, int dt);
+static int32_t convert(lowerer *L, int32_t s, int dt);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
 static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts);
@@ -663,19 +664,22 @@ static void lower_for_range(lowerer *L, ast_node *n)
     int32_t iv = lower_var(L, n->name, vt);
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
-    int32_t start = lower_expr(L, n->a, -1);
+    int32_t start = convert(L, lower_expr(L, n->a, -1), adt); /* an i32 beside an i64 is converted */
     const check_note *kb = lower_note(n->b);
-    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, adt));
+    int32_t stop = kb->known ? lower_operand(L, n->b, adt)
+                   : n->b->ty.dtype == adt ? lower_expr(L, n->b, temp_scalar(L, adt))
+                                           : convert(L, lower_expr(L, n->b, -1), adt);
     int64_t step_known = 1;
     int32_t step;
     if (!n->c) {
         step = lower_const_scalar(L, adt, 1, 0);
     } else if (lower_note(n->c)->known) {
         step_known = lower_note(n->c)->ival;
-        step = lower_expr(L, n->c, -1);
+        step = lower_operand(L, n->c, adt);
     } else {
         step_known = 0;
-        step = lower_expr(L, n->c, temp_scalar(L, adt));
+        step = n->c->ty.dtype == adt ? lower_expr(L, n->c, temp_scalar(L, adt))
+                                     : convert(L, lower_expr(L, n->c, -1), adt);
         lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
     }
     /* Python's iterations exactly: where the step past the last value could wrap an i32
@@ -1174,6 +1178,21 @@ static int32_t lower_operand(lowerer *L, ast_node *n, int dt)
     return lower_expr(L, n, -1);
 }
 
+/* Expression n into slot d, whose dtype it may promote to (the values of `a if c else b`). */
+static void lower_into(lowerer *L, ast_node *n, int32_t d)
+{
+    int dt = slot_dtype(L, d);
+    if ((int)n->ty.dtype == dt) {
+        lower_expr(L, n, d);
+        return;
+    }
+    int32_t s = lower_operand(L, n, dt); /* a known value: a constant of dt, copied */
+    if (!L->failed && slot_dtype(L, s) == dt)
+        lower_copy_to(L, d, s);
+    else if (!L->failed)
+        lower_emit(L, REC_CAST, 0, d, s, 0, 0);
+}
+
 /* The integer ops whose divisor must not be 0. */
 static int divides(int op)
 {
@@ -1276,13 +1295,15 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
         return lower_copy_to(L, want, d);
     }
     case OPC_DOT: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
+        int dt = n->ty.dtype; /* the operands' dtypes promote */
+        int32_t x = convert(L, lower_expr(L, arg[0], -1), dt), y = convert(L, lower_expr(L, arg[1], -1), dt);
         int32_t d = no_alias(L, n, want, x, y);
         lower_emit(L, REC_DOT, 0, d, x, y, 0);
         return lower_copy_to(L, want, d);
     }
     case OPC_MATMUL: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
+        int dt = n->ty.dtype;
+        int32_t x = convert(L, lower_expr(L, arg[0], -1), dt), y = convert(L, lower_expr(L, arg[1], -1), dt);
         int32_t d = no_alias(L, n, want, x, y);
         lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
         return lower_copy_to(L, want, d);
@@ -1320,8 +1341,11 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
         return lower_copy_to(L, want, d);
     }
     case OPC_WHERE: {
-        int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
+        int dt = n->ty.dtype; /* the values' dtypes promote */
+        int32_t c = lower_expr(L, arg[0], -1), x = lower_operand(L, arg[1], dt), y = lower_operand(L, arg[2], dt);
         int32_t d = dest(L, n, want);
+        x = convert(L, x, dt);
+        y = convert(L, y, dt);
         c = spread(L, c, d);
         x = spread(L, x, d);
         y = spread(L, y, d);
@@ -1416,7 +1440,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_BINARY:
         if (n->op == OP_MATMUL) {
-            int32_t x = lower_expr(L, n->a, -1), y = lower_expr(L, n->b, -1);
+            int dt = n->ty.dtype; /* the operands' dtypes promote */
+            int32_t x = convert(L, lower_expr(L, n->a, -1), dt), y = convert(L, lower_expr(L, n->b, -1), dt);
             int32_t d = no_alias(L, n, want, x, y);
             lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
             return lower_copy_to(L, want, d);
@@ -1450,11 +1475,11 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         int32_t d = dest(L, n, want);
         patchlist other = {0};
         lower_jump_if(L, n->a, 0, &other);
-        lower_expr(L, n->b, d);
+        lower_into(L, n->b, d);
         int32_t j = lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0);
         lower_patch_here(L, &other);
         lower_patch_free(&other);
-        lower_expr(L, n->c, d);
+        lower_into(L, n->c, d);
         if (j >= 0)
             lower_set_target(L, j, prog_here(L->b));
         return d;

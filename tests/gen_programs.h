@@ -27,7 +27,8 @@
  * and writes through them, on the vectors and on an f32[3, 4] matrix; numpy broadcasting ([3, 4] +
  * [4], [3, 1] * [1, 4], [3, 4] * [3, 1]) through reshape; `**` on i32, i64, f32 and tensors; and
  * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
- * f32, and C's truncdiv and fmod by name. Their stops: an append to a full list,
+ * f32, and C's truncdiv and fmod by name; operands of mixed dtypes that promote (i32 or i64 with
+ * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32). Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
  * an index of any dimension out of range, a run-time slice start outside 0 ..= size - length.
  * Those forms are drawn from a second random stream, and each is put in beside the statements
@@ -104,6 +105,9 @@ enum gen_expr {
     GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
     GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
     GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
+    GE_MIXED,   /* e[0] op e[1], op = form (GE_ADD, GE_SUB, GE_MUL, GE_LT, GE_GE), of two scalars of
+                   different types (i32, i64, f32, bool) that promote: the node's type, or for a
+                   comparison (type GT_B) the one they promote to */
 };
 
 /* An item of a subscript (GE_DIM). */
@@ -1015,13 +1019,17 @@ static int gen_list_index(gen_prog *g, int depth)
     return gen_bin(g, GE_MOD, GT_I, gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1)), gen_int_lit(g, 5));
 }
 
+static int gen_mixed(gen_prog *g, int type, int depth);
+
 /* An i64 expression; never a bare literal, so a literal always sits beside an i64 and takes it. */
 static int gen_expr64(gen_prog *g, int depth)
 {
     static const int64_t lits[] = {1, 2, -3, 4000000000, INT64_MAX, -INT64_MAX, 7, 1000};
     int leaf = depth >= 3 || gen_rand(g, 3) == 0;
-    int c = gen_rand(g, leaf ? 2 : 8), k;
+    int c = gen_rand(g, leaf ? 2 : 9), k;
     switch (c) {
+    case 8:
+        return gen_mixed(g, GT_L, depth);
     case 0: {
         int v = gen_pick_var(g, GT_L);
         k = gen_node_new(g, GE_VAR);
@@ -1051,6 +1059,39 @@ static int gen_expr64(gen_prog *g, int depth)
         g->nodes[k].e[0] = gen_expr64(g, depth + 1);
         return k;
     }
+}
+
+/* A promoting expression of `type` (GT_F, GT_L or GT_I): two scalars of different types that
+ * promote to it (i32 or i64 with f32, i32 with i64, a bool with i32); for GT_I, the bool is itself
+ * sometimes a comparison of an i32 with an f32. */
+static int gen_mixed(gen_prog *g, int type, int depth)
+{
+    static const int ops[] = {GE_ADD, GE_SUB, GE_MUL};
+    int a, b;
+    if (type == GT_F) {
+        a = gen_rand(g, 3) ? gen_expr_of(g, GT_I, depth + 1) : gen_expr64(g, depth + 1);
+        b = gen_expr_of(g, GT_F, depth + 1);
+    } else if (type == GT_L) {
+        a = gen_expr_of(g, GT_I, depth + 1);
+        b = gen_expr64(g, depth + 1);
+    } else {
+        a = gen_expr_of(g, GT_I, depth + 1);
+        if (gen_rand(g, 2)) {
+            b = gen_node_new(g, GE_MIXED);
+            g->nodes[b].type = GT_B;
+            g->nodes[b].form = (uint8_t)(gen_rand(g, 2) ? GE_LT : GE_GE);
+            g->nodes[b].e[0] = gen_expr_of(g, GT_I, depth + 1);
+            g->nodes[b].e[1] = gen_expr_of(g, GT_F, depth + 1);
+        } else {
+            b = gen_expr_of(g, GT_B, depth + 1);
+        }
+    }
+    int k = gen_node_new(g, GE_MIXED), left = gen_rand(g, 2); /* either side */
+    g->nodes[k].type = (uint8_t)type;
+    g->nodes[k].form = (uint8_t)ops[gen_rand(g, 3)];
+    g->nodes[k].e[0] = left ? a : b;
+    g->nodes[k].e[1] = left ? b : a;
+    return k;
 }
 
 /* The second stream's expressions of i32 or f32, drawn in gen_expr_of. */
@@ -1084,6 +1125,8 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             g->nodes[k].type = GT_I;
             g->nodes[k].e[0] = gen_expr64(g, depth + 1);
             return k;
+        case 6:
+            return gen_mixed(g, GT_I, depth);
         case 5: { /* C's division and remainder by name; the divisor may be 0 at run time */
             int l = gen_expr_of(g, GT_I, depth + 1);
             int r = gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1));
@@ -1103,6 +1146,8 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
         if (c == 1) return gen_box_of(g, GT_F, 0, 0, 0, depth);
         if (c == 2) /* i32 / i32: true division in f32, by 0 too (inf or nan) */
             return gen_bin(g, GE_TDIV, GT_F, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
+        if (c == 4)
+            return gen_mixed(g, GT_F, depth);
         if (c == 3) /* f32 // f32 and f32 % f32, Python's; a divisor of 0 gives inf or nan */
             return gen_bin(g, gen_rand(g, 2) ? GE_DIV : GE_MOD, GT_F, gen_expr_of(g, GT_F, depth + 1),
                            gen_expr_of(g, GT_F, depth + 1));
@@ -1445,6 +1490,13 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         else gen_put(b, "%.2f", (double)n->fval);
         break;
     case GE_VAR: gen_put(b, "%s", g->vars[n->var].name); break;
+    case GE_MIXED:
+        gen_put(b, "(");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, " %s ", infix[n->form]);
+        gen_put_expr(g, b, n->e[1]);
+        gen_put(b, ")");
+        break;
     case GE_MIN: case GE_MAX: case GE_CDIV: case GE_CMOD:
         gen_put(b, "%s(", n->kind == GE_MIN ? "min" : n->kind == GE_MAX ? "max" : n->kind == GE_CDIV ? "truncdiv" : "fmod");
         gen_put_expr(g, b, n->e[0]);
@@ -2287,6 +2339,31 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         x = gen_eval_expr(st, n->e[0], line);
         if (st->stopped) return r;
         return gen_eval_expr(st, n->e[x.b ? 1 : 2], line);
+    case GE_MIXED: { /* both operands, converted to the type they promote to (docs/language.md) */
+        int ta = st->g->nodes[n->e[0]].type, tb = st->g->nodes[n->e[1]].type;
+        int to = ta == GT_F || tb == GT_F ? GT_F : ta == GT_L || tb == GT_L ? GT_L : GT_I;
+        x = gen_eval_expr(st, n->e[0], line);
+        y = gen_eval_expr(st, n->e[1], line);
+        if (st->stopped) return r;
+        gen_val *v[2] = {&x, &y};
+        int t[2] = {ta, tb};
+        for (int k = 0; k < 2; k++) { /* a bool is 0 or 1; an integer converts to f32 rounded */
+            int64_t iv = t[k] == GT_B ? v[k]->b : t[k] == GT_L ? v[k]->l : v[k]->i;
+            if (t[k] != GT_F) {
+                v[k]->f = (float)iv;
+                v[k]->l = iv;
+                v[k]->i = (int32_t)iv;
+            }
+        }
+        switch (n->form) {
+        case GE_ADD: r.f = x.f + y.f; r.l = gen_wrap64((uint64_t)x.l + (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i + y.i); break;
+        case GE_SUB: r.f = x.f - y.f; r.l = gen_wrap64((uint64_t)x.l - (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i - y.i); break;
+        case GE_MUL: r.f = x.f * y.f; r.l = gen_wrap64((uint64_t)x.l * (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i * y.i); break;
+        case GE_LT: r.b = to == GT_F ? x.f < y.f : to == GT_L ? x.l < y.l : x.i < y.i; break;
+        default: r.b = to == GT_F ? x.f >= y.f : to == GT_L ? x.l >= y.l : x.i >= y.i; break;
+        }
+        return r;
+    }
     case GE_AND:
         x = gen_eval_expr(st, n->e[0], line);
         r.b = x.b ? gen_eval_expr(st, n->e[1], line).b : 0; /* short-circuit */
