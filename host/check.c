@@ -40,7 +40,9 @@ enum var_state {
     V_PARTIAL,  /* assigned on some paths only */
     V_DEF,      /* assigned on every path, with type ty */
     V_CONFLICT, /* assigned on every path of a branch statement, with different types */
-    V_LOOP,     /* assigned only inside the loop at `line` */
+    V_LOOP,     /* assigned only inside the loop at `line`: it may have no value at run time; with
+                   `typed`, ty is the type its assignments there gave it (a read checks, at run
+                   time, that one of them ran) */
     V_ERROR,    /* an error was reported about it: stay quiet */
 };
 
@@ -49,6 +51,7 @@ enum var_state {
 typedef struct vstate {
     uint8_t st;     /* enum var_state */
     uint8_t known;  /* V_DEF scalar: value known at compile time */
+    uint8_t typed;  /* V_LOOP: ty holds its type */
     int32_t line;   /* V_DEF: line of the assignment; V_LOOP: line of the loop */
     int32_t ty;     /* V_DEF, and the first side of V_CONFLICT: a type id */
     int32_t conflict; /* V_CONFLICT: index into checker.conflicts */
@@ -75,6 +78,14 @@ typedef struct undo {
     int32_t var;
     vstate old;
 } undo;
+
+/* The types a loop's body gives a variable that has no value where the loop starts (undefined,
+ * or assigned only inside an earlier loop): its type after the loop joins them, as a branch's
+ * paths join (check_loop_track). */
+typedef struct ltrack {
+    uint8_t state;  /* 0: not tracked; 1: tracked, no assignment yet; 2: typed (ty); 3: two types */
+    int32_t ty, line, ty2, line2;
+} ltrack;
 
 typedef struct loopctx {
     struct loopctx *up;
@@ -117,6 +128,7 @@ typedef struct checker {
     check_list **lists;  /* the list variables of the graph being checked */
     int nlists, caplists;
     int sizing;          /* the first of two passes over a graph with lists: sizes them */
+    ltrack *track;       /* per variable: the loop type being collected (ltrack) */
     int oom;
     check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
 } checker;
@@ -261,7 +273,8 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     const check_note *val = value ? value->note : NULL;
     vstate *s = env_set(C, e, v);
     int32_t id = check_type_id(C, t);
-    const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &C->types[s->ty] : NULL;
+    const cfx_type *fixed = C->is_result[v] ? &C->declared[v]
+                            : s->st == V_DEF || (s->st == V_LOOP && s->typed) ? &C->types[s->ty] : NULL;
     if (fixed && !check_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
@@ -273,6 +286,15 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     s->st = V_DEF;
     s->ty = id;
     s->line = at->line;
+    s->typed = 0;
+    ltrack *tr = C->track ? &C->track[v] : NULL;
+    if (tr && tr->state == 1) {
+        *tr = (ltrack){2, id, at->line, 0, 0};
+    } else if (tr && tr->state == 2 && tr->ty != id) {
+        tr->state = 3;
+        tr->ty2 = id;
+        tr->line2 = at->line;
+    }
     s->known = val && val->known && t->rank == 0;
     s->ival = s->known ? val->ival : 0;
     s->rval = s->known ? val->rval : 0;
@@ -286,7 +308,8 @@ static int want_for_var(checker *C, env *e, int v)
         return -1;
     if (C->is_result[v])
         return C->declared[v].dtype;
-    return e->v[v].st == V_DEF ? (int)C->types[e->v[v].ty].dtype : -1;
+    const vstate *s = &e->v[v];
+    return s->st == V_DEF || (s->st == V_LOOP && s->typed) ? (int)C->types[s->ty].dtype : -1;
 }
 
 static void mark_error(checker *C, env *e, int v)
@@ -777,10 +800,35 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
         o = *first;
         o.known = (uint8_t)known;
     } else if (loop) {
-        int line = loop->line;
+        /* may have no value: its type is the one every path that gives it one gives it */
+        const vstate *typed = first ? first : loop->typed ? loop : NULL;
+        int typed_arm = first ? first_arm : loop_arm;
+        const vstate *clash = NULL;
+        int clash_arm = -1;
+        for (int k = 0; k < nchg && typed && !clash; k++)
+            if (s[k]->st == V_LOOP && s[k]->typed && s[k]->ty != typed->ty)
+                clash = s[k], clash_arm = arm[k];
+        if (!clash && typed && u1 >= 0 && p.st == V_LOOP && p.typed && p.ty != typed->ty)
+            clash = &p, clash_arm = u1;
         memset(&o, 0, sizeof o);
-        o.st = V_LOOP;
-        o.line = line;
+        if (clash) {
+            conflict c;
+            memset(&c, 0, sizeof c);
+            c.ty2 = clash->ty;
+            c.line2 = clash->line;
+            snprintf(c.lab, sizeof c.lab, "%s", a->labels[typed_arm]);
+            snprintf(c.lab2, sizeof c.lab2, "%s", a->labels[clash_arm]);
+            int32_t ci = check_add_conflict(C, &c);
+            o.st = ci >= 0 ? V_CONFLICT : V_ERROR;
+            o.ty = typed->ty;
+            o.line = typed->line;
+            o.conflict = ci;
+        } else {
+            o.st = V_LOOP;
+            o.line = loop->line;
+            o.typed = typed != NULL;
+            o.ty = typed ? typed->ty : 0;
+        }
     } else {
         memset(&o, 0, sizeof o);
         o.st = ndef > 0 || partial ? V_PARTIAL : V_UNDEF;
@@ -853,8 +901,10 @@ done:
 /* ---- loops ---- */
 
 /* The environment after a loop: what held before it, with every variable the body assigns
- * unknown, or, when the loop defined it first, marked as belonging to the loop. */
-static void after_loop(checker *C, env *e, const varlist *assigned, int line)
+ * unknown, or, when the loop defined it first, marked as belonging to the loop: a read after the
+ * loop is checked at run time, with the type the body's assignments gave it (`types`, from
+ * loop_body, per variable of `assigned`), or two types, a join's conflict. */
+static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack *types, int line)
 {
     for (int k = 0; k < assigned->n; k++) {
         int v = assigned->v[k];
@@ -862,10 +912,27 @@ static void after_loop(checker *C, env *e, const varlist *assigned, int line)
         if (s->st == V_DEF) {
             env_set(C, e, v)->known = 0;
         } else if (s->st != V_ERROR && s->st != V_PARTIAL) {
+            const ltrack *t = types ? &types[k] : NULL;
             vstate *w = env_set(C, e, v);
             memset(w, 0, sizeof *w);
             w->st = V_LOOP;
             w->line = line;
+            if (t && t->state == 2) {
+                w->typed = 1;
+                w->ty = t->ty;
+            } else if (t && t->state == 3) {
+                conflict c;
+                memset(&c, 0, sizeof c);
+                c.ty2 = t->ty2;
+                c.line2 = t->line2;
+                snprintf(c.lab, sizeof c.lab, "loop");
+                snprintf(c.lab2, sizeof c.lab2, "loop");
+                int32_t ci = check_add_conflict(C, &c);
+                w->st = ci >= 0 ? V_CONFLICT : V_ERROR;
+                w->ty = t->ty;
+                w->line = t->line;
+                w->conflict = ci;
+            }
         }
     }
 }
@@ -891,9 +958,30 @@ static void loop_close(checker *C, env *e, int mark, int live)
  * body does reaches the code after the loop only through after_loop. The loop variables
  * loopvars[0 .. nloopvars) take their types (a type NULL: in error, quiet). */
 static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigned, const int *loopvars,
-                      const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks)
+                      const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks,
+                      ltrack *types)
 {
     int live = e->live;
+    /* collect the types the body gives each variable without a value here; an enclosing loop's
+     * collection of the same variable waits, then takes them in too */
+    ltrack *saved = calloc((size_t)assigned->n + 1, sizeof *saved);
+    uint8_t *started = calloc((size_t)assigned->n + 1, 1);
+    if (!saved || !started || !C->track) {
+        C->oom = 1;
+        free(saved);
+        free(started);
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        const vstate *s = &e->v[v];
+        types[k].state = 0;
+        if (s->st != V_UNDEF && s->st != V_LOOP)
+            continue; /* it has a value here: an enclosing loop's collection, if any, goes on */
+        started[k] = 1;
+        saved[k] = C->track[v];
+        C->track[v] = s->st == V_LOOP && s->typed ? (ltrack){2, s->ty, s->line, 0, 0} : (ltrack){1, 0, 0, 0, 0};
+    }
     int mark = loop_open(C, e, assigned);
     for (int i = 0; i < nloopvars; i++) {
         int lv = loopvars[i];
@@ -907,6 +995,22 @@ static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigne
     *exits = lc.exits;
     *breaks = lc.breaks;
     loop_close(C, e, mark, live);
+    for (int k = 0; k < assigned->n; k++) {
+        if (!started[k])
+            continue;
+        int v = assigned->v[k];
+        types[k] = C->track[v];
+        ltrack inner = C->track[v], *outer = &C->track[v];
+        *outer = saved[k];
+        /* the enclosing loop's body assigned what this loop's did */
+        if (outer->state == 1 && inner.state >= 2)
+            *outer = inner;
+        else if (outer->state == 2 && inner.state >= 2 && (inner.ty != outer->ty || inner.state == 3))
+            *outer = (ltrack){3, outer->ty, outer->line, inner.ty != outer->ty ? inner.ty : inner.ty2,
+                              inner.ty != outer->ty ? inner.line : inner.line2};
+    }
+    free(saved);
+    free(started);
 }
 
 static void check_while(checker *C, env *e, ast_node *n)
@@ -922,10 +1026,16 @@ static void check_while(checker *C, env *e, ast_node *n)
     if (c == 0)
         goto done; /* while false: the body is dropped */
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->b, &set, NULL, NULL, 0, n, &exits, &breaks);
+    ltrack *types = calloc((size_t)set.n + 1, sizeof *types);
+    if (!types) {
+        C->oom = 1;
+        goto done;
+    }
+    loop_body(C, e, n->b, &set, NULL, NULL, 0, n, &exits, &breaks, types);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
-    after_loop(C, e, &set, n->line);
+    after_loop(C, e, &set, types, n->line);
+    free(types);
     if (c == 1 && !breaks)
         e->live = 0; /* left only by return: nothing after the loop is reached */
 done:
@@ -974,8 +1084,13 @@ static void check_for_range(checker *C, env *e, ast_node *n)
         cfx_type ity = n->ty;
         int exits = 0, breaks = 0;
         const cfx_type *tys[1] = {&ity};
-        loop_body(C, e, n->d, &set, &v, tys, 1, n, &exits, &breaks);
-        after_loop(C, e, &set, n->line);
+        ltrack *types = calloc((size_t)set.n + 1, sizeof *types);
+        if (!types)
+            C->oom = 1;
+        else
+            loop_body(C, e, n->d, &set, &v, tys, 1, n, &exits, &breaks, types);
+        after_loop(C, e, &set, types, n->line);
+        free(types);
     }
     free(set.v);
 }
@@ -1115,8 +1230,14 @@ static void check_for_each(checker *C, env *e, ast_node *n)
         tys[i] = ok ? &types[i] : NULL;
     }
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks);
-    after_loop(C, e, &set, n->line);
+    ltrack *joined = calloc((size_t)set.n + 1, sizeof *joined);
+    if (!joined) {
+        C->oom = 1;
+        goto done;
+    }
+    loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks, joined);
+    after_loop(C, e, &set, joined, n->line);
+    free(joined);
 done:
     free(set.v);
 }
@@ -1533,14 +1654,16 @@ static void check_graph_pass(checker *C, int gi)
     free(C->is_result);
     free(C->stamp);
     free(C->slot);
+    free(C->track);
     C->declared = calloc((size_t)C->nvars + 1, sizeof *C->declared);
     C->is_result = calloc((size_t)C->nvars + 1, 1);
     C->stamp = calloc((size_t)C->nvars + 1, sizeof *C->stamp);
     C->slot = calloc((size_t)C->nvars + 1, sizeof *C->slot);
+    C->track = calloc((size_t)C->nvars + 1, sizeof *C->track);
     C->stampgen = 0;
     C->ntrail = 0;
     C->open = 0;
-    if (!C->declared || !C->is_result || !C->stamp || !C->slot || check_env_new(C, &e) < 0) {
+    if (!C->declared || !C->is_result || !C->stamp || !C->slot || !C->track || check_env_new(C, &e) < 0) {
         C->oom = 1;
         goto done;
     }
@@ -1659,6 +1782,7 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
     free(C.lists);
     free(C.stamp);
     free(C.slot);
+    free(C.track);
     free(C.trail);
     return d->errors - before;
 }
@@ -2127,6 +2251,15 @@ static int check_name(checker *C, env *e, ast_node *n)
         diag_error(C->d, n->line, n->col, "'%s' is not assigned on every path", n->name);
         break;
     case V_LOOP:
+        if (s->typed && C->types[s->ty].rank >= 0) {
+            /* Python's rule: the value of the last assignment that ran, and a run that never
+             * assigned it stops (the lowering checks the variable's flag here) */
+            check_note *k = check_note_of(C, n);
+            n->ty = C->types[s->ty];
+            k->known = 0;
+            k->unset_line = s->line;
+            return 0;
+        }
         diag_error(C->d, n->line, n->col, "'%s' is assigned only inside the loop at line %d", n->name, s->line);
         break;
     case V_CONFLICT: {

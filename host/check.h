@@ -73,6 +73,10 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
     /* expressions */
+    int unset_line;    /* AST_NAME: a read of a variable assigned only inside the loop at this
+                          line (its value is the last assignment's; the run stops with `value`
+                          when none ran) */
+    /* expressions */
     int64_t ival;  /* the value of a known integer or bool expression */
     double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */

@@ -54,6 +54,13 @@ typedef struct var_slot {
     int32_t slot;
 } var_slot;
 
+/* A variable that a read may find without a value (assigned only inside a loop): its flag, an
+ * i32 slot that is 0 at the instance's entry and 1 once any assignment of it has run. */
+typedef struct flagged_var {
+    const char *name;
+    int32_t slot;
+} flagged_var;
+
 /* One graph instance: the top graph, or an inlined call. */
 typedef struct scope {
     int graph;
@@ -62,6 +69,8 @@ typedef struct scope {
     int32_t *hash;  /* open addressing by name: index into vars + 1, 0 for empty */
     int hashcap;    /* a power of two, at least twice nvars */
     patchlist returns;
+    flagged_var *flags;
+    int nflags, capflags;
 } scope;
 
 typedef struct loopl {
@@ -345,7 +354,51 @@ static void lower_scope_free(scope *sc)
 {
     free(sc->vars);
     free(sc->hash);
+    free(sc->flags);
     lower_patch_free(&sc->returns);
+}
+
+/* ---- presence flags: variables assigned only inside a loop and read after it ---------------- */
+
+/* The flag of variable `name` in the current instance, or -1 when no read needs one. */
+static int32_t flag_of(const lowerer *L, const char *name)
+{
+    for (int i = 0; i < L->sc->nflags; i++)
+        if (strcmp(L->sc->flags[i].name, name) == 0)
+            return L->sc->flags[i].slot;
+    return -1;
+}
+
+/* Lists, in sc, every variable of tree n that a read may find without a value (the checker's
+ * unset_line). */
+static void collect_flags(lowerer *L, scope *sc, const ast_node *n, int depth)
+{
+    if (!n || L->failed || depth > 4 * 256)
+        return;
+    const check_note *k = n->note;
+    if (n->kind == AST_NAME && k && k->unset_line) {
+        int seen = 0;
+        for (int i = 0; i < sc->nflags && !seen; i++)
+            seen = strcmp(sc->flags[i].name, n->name) == 0;
+        if (!seen) {
+            if (sc->nflags == sc->capflags) {
+                int cap = sc->capflags ? sc->capflags * 2 : 4;
+                flagged_var *f = realloc(sc->flags, (size_t)cap * sizeof *f);
+                if (!f) {
+                    lower_fail(L, "out of memory");
+                    return;
+                }
+                sc->flags = f;
+                sc->capflags = cap;
+            }
+            sc->flags[sc->nflags++] = (flagged_var){n->name, -1};
+        }
+    }
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        collect_flags(L, sc, kids[i], depth + 1);
+    for (int i = 0; i < n->nlist; i++)
+        collect_flags(L, sc, n->list[i], depth + 1);
 }
 
 static int32_t lower_bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
@@ -397,6 +450,34 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
     else
         snprintf(full, sizeof full, "%s", name);
     return lower_bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
+}
+
+/* At the entry of a graph instance (body `body`): a flag for every variable a read may find
+ * without a value, set to 0. */
+static void open_flags(lowerer *L, const ast_node *body)
+{
+    scope *sc = L->sc;
+    collect_flags(L, sc, body, 0);
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    for (int i = 0; i < sc->nflags && !L->failed; i++) {
+        char full[192];
+        if (L->depth > 0)
+            snprintf(full, sizeof full, "%s.assigned(%s)", L->m->graphs[sc->graph].name, sc->flags[i].name);
+        else
+            snprintf(full, sizeof full, "assigned(%s)", sc->flags[i].name);
+        sc->flags[i].slot = new_slot(L, &i32, SLOT_VAR, full);
+        lower_emit(L, REC_COPY, 0, sc->flags[i].slot, lower_const_scalar(L, CFX_I32, 0, 0), 0, 0);
+    }
+}
+
+/* After an assignment of `name` has run: its flag, if it has one, says so. */
+static void set_flag(lowerer *L, const char *name)
+{
+    int32_t f = flag_of(L, name);
+    if (f >= 0)
+        lower_emit(L, REC_COPY, 0, f, lower_const_scalar(L, CFX_I32, 1, 0), 0, 0);
 }
 
 /* ---- statements ------------------------------------------------------------------------------ */
@@ -680,7 +761,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
         step_known = 0;
         step = n->c->ty.dtype == adt ? lower_expr(L, n->c, temp_scalar(L, adt))
                                      : convert(L, lower_expr(L, n->c, -1), adt);
-        lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
+        lower_emit(L, REC_CHECK_STEP, 0, step, -1, 0, 0);
     }
     /* Python's iterations exactly: where the step past the last value could wrap an i32
      * (range(2147483640, 2147483647, 5)), the counter, the bound and the step are i64,
@@ -690,7 +771,10 @@ static void lower_for_range(lowerer *L, ast_node *n)
      * it does not (`guard`, in end_counted_loop). */
     cfx_dtype cdt = wide || !counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I64 : CFX_I32;
     int guard = wide && !counter_fits_i64(kb->known, kb->ival, step_known);
-    int32_t ctr = (cdt == CFX_I32 || wide) && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
+    /* i itself is the counter unless the body assigns i, or i is read after the loop, where it
+     * must hold the last value the loop gave it, as in Python, not the one past the end */
+    int own = lower_note(n)->assigns_loop_var || flag_of(L, n->name) >= 0;
+    int32_t ctr = (cdt == CFX_I32 || wide) && !own ? iv : temp_scalar(L, cdt);
     if (cdt == CFX_I64 && !wide) {
         int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
         lower_emit(L, REC_CAST, 0, s64, step, 0, 0);
@@ -716,6 +800,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
         lower_emit(L, cdt == (cfx_dtype)vt->dtype ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
+    set_flag(L, n->name);
     lower_block(L, n->d);
     if (guard) {
         /* next = ctr + step; it wrapped when it moved against the step: leave the loop */
@@ -819,6 +904,8 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
         lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
         lower_emit(L, REC_GET_ROW, 0, lower_var(L, v, &row), src[k], ctr, 0);
     }
+    for (int k = 0; k < (n->nlist ? n->nlist : 1); k++)
+        set_flag(L, n->nlist ? n->list[k]->name : n->name);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
 done:
@@ -857,6 +944,7 @@ static void lower_for_each(lowerer *L, ast_node *n)
     int32_t name = n->a->kind == AST_NAME ? prog_string(L->b, n->a->name) : -1;
     lower_emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
     lower_emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
+    set_flag(L, n->name);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
 }
@@ -1009,6 +1097,9 @@ static void lower_stmt(lowerer *L, ast_node *n)
     switch (n->kind) {
     case AST_ASSIGN:
         lower_assign(L, n);
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind == AST_NAME)
+                set_flag(L, n->list[i]->name);
         return;
     case AST_IF:
         lower_if(L, n);
@@ -1091,6 +1182,7 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
                              new_slot(&L, &g->results[i].type, SLOT_RESULT, g->results[i].name));
         prog_add_result(L.b, s);
     }
+    open_flags(&L, g->body);
     lower_block(&L, g->body);
     lower_patch_here(&L, &sc.returns);
     L.line = g->line;
@@ -1432,6 +1524,11 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         return lower_copy_to(L, want, lower_const_scalar(L, n->ty.dtype, k->ival, k->rval));
     switch (n->kind) {
     case AST_NAME:
+        if (k->unset_line) {
+            /* assigned only inside a loop: some assignment of it must have run */
+            int32_t name = L->failed ? -1 : prog_string(L->b, n->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name), name, 0, k->unset_line);
+        }
         return lower_copy_to(L, want, lower_var(L, n->name, &n->ty));
     case AST_UNARY: {
         int32_t x = lower_expr(L, n->a, -1), d = dest(L, n, want);
@@ -1566,6 +1663,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
         if (i < nouts)
             outs[i] = r;
     }
+    open_flags(L, g->body);
     lower_block(L, g->body);
     lower_patch_here(L, &sc.returns);
     L->depth--;

@@ -28,7 +28,9 @@
  * [4], [3, 1] * [1, 4], [3, 4] * [3, 1]) through reshape; `**` on i32, i64, f32 and tensors; and
  * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
  * f32, and C's truncdiv and fmod by name; operands of mixed dtypes that promote (i32 or i64 with
- * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32). Their stops: an append to a full list,
+ * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32); a loop's variable read after
+ * the loop (its last value, or a stop with value when no iteration ran, as Python's
+ * UnboundLocalError). Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
  * an index of any dimension out of range, a run-time slice start outside 0 ..= size - length.
  * Those forms are drawn from a second random stream, and each is put in beside the statements
@@ -65,7 +67,7 @@
 #define GEN_MAX_NODES 4096 /* expression and statement nodes of one program */
 #define GEN_MAX_VARS 128
 #define GEN_MAX_STMTS 8    /* statements the first stream draws for the graph's own block */
-#define GEN_MAX_KIDS 16    /* statements in a block (those drawn and those put in beside them),
+#define GEN_MAX_KIDS 24    /* statements in a block (those drawn and those put in beside them),
                               arms of an if, cases of a switch, items of a list */
 #define GEN_MAX_DEPTH 3    /* nesting of compound statements */
 #define GEN_TMAX 16        /* elements of a tensor value in the evaluator ([4, 4] at most) */
@@ -81,7 +83,7 @@ enum gen_type {
 };
 
 enum gen_expr {
-    GE_INT, GE_REAL, GE_VAR, GE_ADD, GE_SUB, GE_MUL, GE_DIV, GE_MOD, GE_MIN, GE_MAX,
+    GE_INT, GE_REAL, GE_VAR /* form 1: a loop variable read after its loop: it may have no value */, GE_ADD, GE_SUB, GE_MUL, GE_DIV, GE_MOD, GE_MIN, GE_MAX,
     GE_LT, GE_LE, GE_GT, GE_GE, GE_EQ, GE_NE, GE_AND, GE_OR, GE_NOT, GE_NEG, GE_ABS,
     GE_SUM, GE_ARGMAX, GE_INDEX, GE_CAST_I, GE_CAST_F, GE_LEN,
     GE_COND, /* e[1] if e[0] else e[2]: only the chosen one is evaluated */
@@ -93,7 +95,7 @@ enum gen_expr {
     GE_LITEM,   /* list var [e[0]]: an i32, or an f32[4] (type GT_T) */
     GE_STACK,   /* stack(list var) */
     GE_TSUM,    /* sum(e[0]), e[0] a tensor expression */
-    GE_TVAR,    /* tensor variable var as a tensor expression */
+    GE_TVAR,    /* tensor variable var as a tensor expression (form 1: as GE_VAR's) */
     GE_BOX,     /* var[kids...]: the subscript items are GE_DIM nodes; a scalar when every item is
                    an index; form 1: written x[i][j] (two indices, each checked before the next) */
     GE_DIM,     /* one item of a subscript: form gen_dim */
@@ -679,9 +681,11 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
 }
 
 static int gen_ext_stmt(gen_prog *g, int depth, int in_loop);
+static int gen_after_loop(gen_prog *g, int loop);
 
 /* A block of 1 to GEN_MAX_STMTS (the graph's) or 3 statements; in a program of the second
- * stream, each may have one of its forms put in before it, drawn from that stream alone. */
+ * stream, each may have one of its forms put in before it, drawn from that stream alone, and a
+ * loop (of either stream) may be followed by a read of its loop variable. */
 static int gen_block(gen_prog *g, int depth, int in_loop)
 {
     int k = gen_node_new(g, GS_BLOCK);
@@ -690,9 +694,13 @@ static int gen_block(gen_prog *g, int depth, int in_loop)
         if (g->ext && gen_next(&g->rng2) % 3 == 0) {
             int x = gen_ext_stmt(g, depth, in_loop);
             g->nodes[k].kids[g->nodes[k].nkids++] = x;
+            if (gen_next(&g->rng2) % 3 == 0)
+                g->nodes[k].kids[g->nodes[k].nkids++] = gen_after_loop(g, x);
         }
         int s = gen_stmt(g, depth, in_loop);
         g->nodes[k].kids[g->nodes[k].nkids++] = s;
+        if (g->ext && gen_next(&g->rng2) % 3 == 0)
+            g->nodes[k].kids[g->nodes[k].nkids++] = gen_after_loop(g, s);
     }
     return k;
 }
@@ -1205,6 +1213,24 @@ static int gen_horner(gen_prog *g, int src)
     k = gen_node_new(g, type == GT_L ? GS_ASSIGN64 : GS_ASSIGN);
     g->nodes[k].var = gen_find_var(g, dst);
     g->nodes[k].e[0] = gen_bin(g, GE_ADD, type, gen_bin(g, GE_MUL, type, gen_var_ref(g, dst, type), three), v);
+    return k;
+}
+
+/* After statement s of a block: when s is a loop with a variable, a statement of the second
+ * stream that reads it (gen_horner), as Python may after the loop: its last value, or, when no
+ * iteration ran, a stop with value; else an empty block. */
+static int gen_after_loop(gen_prog *g, int s)
+{
+    int kind = g->nodes[s].kind, first = g->nnodes;
+    if (kind != GS_FOR && kind != GS_FOREACH && kind != GS_FOR64 && kind != GS_FORLIST && kind != GS_FORLIT)
+        return gen_node_new(g, GS_BLOCK);
+    int saved = g->ext_on;
+    g->ext_on = 1;
+    int k = gen_horner(g, g->nodes[s].var);
+    g->ext_on = saved;
+    for (int i = first; i < g->nnodes; i++) /* the read of the loop variable */
+        if ((g->nodes[i].kind == GE_VAR || g->nodes[i].kind == GE_TVAR) && g->nodes[i].var == g->nodes[s].var)
+            g->nodes[i].form = 1;
     return k;
 }
 
@@ -1847,6 +1873,7 @@ typedef struct gen_state {
     int llen[GEN_MAX_VARS];           /* the lists' lengths */
     int64_t max_iters;
     gen_outcome *out;
+    uint8_t assigned[GEN_MAX_VARS];   /* the loop variables a loop has given a value */
     int stopped;                      /* a stop status is set */
     int bug;                          /* the generator made something it should not have */
 } gen_state;
@@ -2160,6 +2187,10 @@ static int gen_eval_t(gen_state *st, int e, int line, gen_tv *o)
     }
     switch (n->kind) {
     case GE_TVAR:
+        if (n->form == 1 && !st->assigned[n->var]) {
+            gen_stop(st, CFX_STOP_VALUE, line);
+            return -1;
+        }
         gen_load(st, n->var, o);
         break;
     case GE_BOX:
@@ -2239,6 +2270,10 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
     case GE_INT: r.i = (int32_t)n->ival; r.l = n->ival; return r;
     case GE_REAL: r.f = n->fval; return r;
     case GE_VAR:
+        if (n->form == 1 && !st->assigned[n->var]) { /* Python's UnboundLocalError */
+            gen_stop(st, CFX_STOP_VALUE, line);
+            return r;
+        }
         if (n->type == GT_I) r.i = st->si[n->var];
         else if (n->type == GT_L) r.l = st->sl[n->var];
         else r.f = st->sf[n->var];
@@ -2583,6 +2618,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (!gen_tick(st, line)) return GEN_STOP;
             if (wide) st->sl[n->var] = i;
             else st->si[n->var] = (int32_t)i;
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
@@ -2598,6 +2634,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (!gen_tick(st, line)) return GEN_STOP;
             if (g->vars[n->var].type == GT_I) st->si[n->var] = st->ti[n->tv][k];
             else st->sf[n->var] = st->tf[n->tv][k];
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
@@ -2733,6 +2770,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (vec) memcpy(st->tf[n->var], items[k].x, sizeof st->tf[0]);
             else if (g->vars[n->var].type == GT_F) st->sf[n->var] = items[k].x[0];
             else st->si[n->var] = items[k].i[0];
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
