@@ -32,6 +32,7 @@ enum ast_kind {
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
     AST_ATTR,     /* a.name: `x.shape` */
     AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
+    AST_KWARG,    /* `name=a`: an argument given by name (in a call's list only) */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -88,6 +89,7 @@ typedef struct ast_param {
     const char *name;
     cfx_type type;
     int line, col;
+    ast_node *def; /* a parameter's default value (a literal), or NULL */
 } ast_param;
 
 typedef struct ast_graph {

@@ -106,6 +106,10 @@ int cfx_graph_find(const cfx_module *m, const char *name);
 int cfx_input_count(const cfx_module *m, int graph);
 const char *cfx_input_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_input_type(const cfx_module *m, int graph, int i);
+/* The default of input i as the command line writes a value ("2.5", "true"), or NULL when it has
+ * none. An input with a default may be left unbound on a run over host buffers: every element
+ * of it takes the default (a run that binds device buffers must bind every input). */
+const char *cfx_input_default(const cfx_module *m, int graph, int i);
 int cfx_result_count(const cfx_module *m, int graph);
 const char *cfx_result_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_result_type(const cfx_module *m, int graph, int i);

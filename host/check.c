@@ -200,6 +200,7 @@ static int check_call_sccs(checker *C);
 /* Types expression n (its ty and note) in environment e. `want` is the dtype the context
  * asks a literal to take, or -1. 0, or -1 when n is in error. */
 static int check_expr(checker *C, env *e, ast_node *n, int want);
+static int check_default(checker *C, const ast_param *p);
 /* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
  * is the number of results the context takes (1 in an expression, -1 for a statement, which
  * discards them). */
@@ -1668,6 +1669,8 @@ static void check_graph_pass(checker *C, int gi)
         goto done;
     }
     for (int i = 0; i < g->nparams; i++) {
+        if (g->params[i].def && !C->sizing)
+            check_default(C, &g->params[i]);
         int v = check_var_find(C, g->params[i].name);
         vstate *s = env_set(C, &e, v);
         s->st = V_DEF;
@@ -3161,6 +3164,11 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
     }
     case AST_CALL:
         return check_call(C, e, n, 1);
+    case AST_KWARG:
+        diag_error(C->d, n->line, n->col, "'%s=' gives an argument by name, which only a call of a graph takes",
+                   n->name);
+        check_expr(C, e, n->a, -1);
+        return -1;
     default:
         diag_error(C->d, n->line, n->col, "expected an expression");
         return -1;
@@ -3190,30 +3198,107 @@ static const cfx_type *param_type(const ast_graph *g, const ctx_kernel *k, int i
     return g ? &g->params[i].type : &k->params[i];
 }
 
-/* Checks arguments against the declared parameter types of graph g or kernel k. */
+/* Checks arguments against the declared parameter types of graph g or kernel k. A graph's
+ * arguments may be given by position, then by name (`f(x, scale=2.0)`), and a parameter with a
+ * default may be left out, as in Python; the note's argmap says which argument (an index into
+ * the call's list) each parameter takes, -1 for its default. */
 static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *g, const ctx_kernel *k)
 {
     char b1[TYBUF], b2[TYBUF];
-    int bad = 0, nparams = g ? g->nparams : k->nparams;
-    if (n->nlist != nparams) {
-        diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, nparams,
-                   nparams == 1 ? "" : "s", n->nlist);
+    int bad = 0, nparams = g ? g->nparams : k->nparams, npos = 0, named = 0;
+    int *map = ast_alloc(C->m->arena, sizeof *map * ((size_t)nparams + 1));
+    if (!map) {
+        C->oom = 1;
+        return -1;
+    }
+    for (int i = 0; i < nparams; i++)
+        map[i] = -1;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind != AST_KWARG) {
+            if (named) {
+                diag_error(C->d, a->line, a->col, "an argument by position follows one by name, in the call of '%s'",
+                           n->name);
+                bad = 1;
+            } else if (npos < nparams) {
+                map[npos] = i;
+            }
+            npos++;
+            continue;
+        }
+        named = 1;
+        int p = -1;
+        for (int q = 0; g && q < nparams && p < 0; q++)
+            if (strcmp(g->params[q].name, a->name) == 0)
+                p = q;
+        if (p < 0) {
+            diag_error(C->d, a->line, a->col, "'%s' has no parameter '%s'", n->name, a->name);
+            bad = 1;
+        } else if (map[p] >= 0) {
+            diag_error(C->d, a->line, a->col, "parameter '%s' of '%s' is given twice", a->name, n->name);
+            bad = 1;
+        } else {
+            map[p] = i;
+        }
+    }
+    int missing = 0;
+    for (int i = 0; i < nparams; i++)
+        missing += map[i] < 0 && !(g && g->params[i].def);
+    if (npos > nparams || missing) {
+        int least = 0;
+        for (int i = 0; i < nparams; i++)
+            least += !(g && g->params[i].def);
+        if (least == nparams)
+            diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, nparams,
+                       nparams == 1 ? "" : "s", n->nlist);
+        else
+            diag_error(C->d, n->line, n->col, "'%s' takes %d to %d arguments, got %d", n->name, least, nparams,
+                       n->nlist);
         bad = 1;
     }
     for (int i = 0; i < n->nlist; i++) {
-        ast_node *a = n->list[i];
-        int want = i < nparams ? (int)param_type(g, k, i)->dtype : -1;
-        if (check_expr(C, e, a, want) < 0) {
+        ast_node *a = n->list[i], *v = a->kind == AST_KWARG ? a->a : a;
+        int p = -1;
+        for (int q = 0; q < nparams && p < 0; q++)
+            if (map[q] == i)
+                p = q;
+        if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
             bad = 1;
             continue;
         }
-        if (i < nparams && !check_same_type(&a->ty, param_type(g, k, i))) {
-            diag_error(C->d, a->line, a->col, "argument %d of '%s' must be %s, got %s", i + 1, n->name,
-                       tystr(param_type(g, k, i), b1), tystr(&a->ty, b2));
+        if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
+            if (a->kind == AST_KWARG)
+                diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, n->name,
+                           tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
+            else
+                diag_error(C->d, v->line, v->col, "argument %d of '%s' must be %s, got %s", i + 1, n->name,
+                           tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
             bad = 1;
         }
     }
+    check_note_of(C, n)->argmap = map;
     return bad ? -1 : 0;
+}
+
+/* A parameter's default: a literal (possibly negated) or a bool of the parameter's dtype; one
+ * element, which fills a tensor parameter. 0, or -1 after an error. */
+static int check_default(checker *C, const ast_param *p)
+{
+    char b1[TYBUF];
+    ast_node *d = p->def;
+    if (!is_literal(d) && d->kind != AST_BOOL) {
+        diag_error(C->d, d->line, d->col, "the default of '%s' must be a literal (a number, true or false)",
+                   p->name);
+        return -1;
+    }
+    if (check_expr(C, NULL, d, p->type.dtype) < 0)
+        return -1;
+    if (d->ty.dtype != p->type.dtype) {
+        diag_error(C->d, d->line, d->col, "the default of '%s' must be %s, like the parameter, got %s", p->name,
+                   dtype_name(p->type.dtype), tystr(&d->ty, b1));
+        return -1;
+    }
+    return 0;
 }
 
 static int want_count(checker *C, ast_node *n, int nresults, int nwant)

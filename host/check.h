@@ -81,6 +81,8 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
     check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
+    int *argmap;       /* AST_CALL of a graph: per parameter, the index in the call's list of its
+                          argument (an AST_KWARG's value when given by name), -1 for its default */
 } check_note;
 
 /* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.

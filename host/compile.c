@@ -6,6 +6,8 @@
 
 #include "ast.h"
 #include "check.h"
+#include "strbuf.h"
+#include "value.h"
 #include "diag.h"
 #include "lower.h"
 #include "parse.h"
@@ -17,6 +19,37 @@ static char *dup_string(const char *s)
     if (c)
         memcpy(c, s, n);
     return c;
+}
+
+/* The default of parameter p (a checked literal) as one element of its dtype in v->value, and
+ * as text in v->def. -1 when out of memory. */
+static int copy_default(compiled_value *v, const ast_param *p)
+{
+    const check_note *k = p->def->note;
+    cfx_type one;
+    memset(&one, 0, sizeof one);
+    one.dtype = p->type.dtype;
+    union {
+        float f;
+        double d;
+        int32_t i;
+        int64_t l;
+        uint8_t b;
+    } u;
+    memset(&u, 0, sizeof u);
+    switch (one.dtype) {
+    case CFX_F32: u.f = (float)k->rval; break;
+    case CFX_F64: u.d = k->rval; break;
+    case CFX_I32: u.i = (int32_t)k->ival; break;
+    case CFX_I64: u.l = k->ival; break;
+    default: u.b = k->ival != 0; break;
+    }
+    memcpy(v->value, &u, sizeof v->value);
+    strbuf text = {0};
+    value_format(&text, &one, v->value);
+    v->def = text.oom ? NULL : dup_string(sb_str(&text));
+    sb_free(&text);
+    return v->def ? 0 : -1;
 }
 
 static int copy_values(compiled_value **out, int *nout, const ast_param *p, int n)
@@ -31,6 +64,8 @@ static int copy_values(compiled_value **out, int *nout, const ast_param *p, int 
         if (!(*out)[i].name)
             return -1;
         (*nout)++;
+        if (p[i].def && copy_default(&(*out)[i], &p[i]) < 0)
+            return -1;
     }
     return 0;
 }
@@ -42,8 +77,10 @@ void compiled_module_free(compiled_module *m)
     for (int i = 0; i < m->ngraphs; i++) {
         compiled_graph *g = &m->graphs[i];
         free(g->name);
-        for (int k = 0; k < g->nparams; k++)
+        for (int k = 0; k < g->nparams; k++) {
             free(g->params[k].name);
+            free(g->params[k].def);
+        }
         for (int k = 0; k < g->nresults; k++)
             free(g->results[k].name);
         free(g->params);

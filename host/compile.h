@@ -12,6 +12,8 @@
 typedef struct compiled_value {
     char *name;
     cfx_type type;
+    char *def;              /* a parameter's default as the command line writes it ("2.5"), or NULL */
+    unsigned char value[8]; /* with def: one element of type's dtype, which fills the whole input */
 } compiled_value;
 
 typedef struct compiled_graph {

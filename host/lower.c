@@ -1638,12 +1638,32 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
         return;
     }
     int32_t *args = calloc((size_t)g->nparams + 1, sizeof *args);
-    if (!args) {
+    int32_t *given = calloc((size_t)call->nlist + 1, sizeof *given);
+    if (!args || !given) {
+        free(args);
+        free(given);
         lower_fail(L, "out of memory");
         return;
     }
-    for (int i = 0; i < g->nparams; i++)
-        args[i] = lower_expr(L, call->list[i], -1);
+    /* the arguments in the order they are written, by position or by name, as Python
+     * evaluates them; a parameter left out takes its default, filling a tensor */
+    for (int i = 0; i < call->nlist; i++)
+        given[i] = lower_expr(L, call->list[i]->kind == AST_KWARG ? call->list[i]->a : call->list[i], -1);
+    const int *map = lower_note(call)->argmap;
+    for (int i = 0; i < g->nparams && !L->failed; i++) {
+        if (map && map[i] >= 0) {
+            args[i] = given[map[i]];
+            continue;
+        }
+        int32_t v = lower_expr(L, g->params[i].def, -1);
+        if (g->params[i].type.rank > 0) {
+            args[i] = lower_temp(L, &g->params[i].type);
+            lower_emit(L, REC_FILL, 0, args[i], v, 0, 0);
+        } else {
+            args[i] = v;
+        }
+    }
+    free(given);
     scope sc = {0};
     sc.graph = lower_note(call)->callee;
     scope *saved_sc = L->sc;

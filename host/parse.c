@@ -792,11 +792,12 @@ static ast_node *parse_block(parser *p, const char *after)
 
 /* ---- graphs ------------------------------------------------------------------------ */
 
-/* `NAME: TYPE, ...` up to the closing ')', which is left for the caller. */
+/* `NAME: TYPE, ...` up to the closing ')', which is left for the caller; a parameter may have a
+ * default, `NAME: TYPE = VALUE`, and once one has, every later one must, as in Python. */
 static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
 {
     ast_param *items = NULL;
-    int n = 0, cap = 0;
+    int n = 0, cap = 0, defaulted = -1;
     while (p->tok.kind != TK_RPAREN) {
         char msg[64];
         if (p->tok.kind != TK_NAME) {
@@ -813,6 +814,18 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
         parse_type(p, &type);
         if (p->panic)
             return 0;
+        ast_node *def = NULL;
+        if (p->tok.kind == TK_ASSIGN) {
+            lex_token eq = p->tok;
+            parse_next(p);
+            def = parse_expr(p);
+            if (p->panic)
+                return 0;
+            if (strcmp(what, "parameter") != 0) {
+                parse_report(p, eq.line, eq.col, "a %s has no default value", what);
+                def = NULL;
+            }
+        }
         if (n == cap) {
             if (cap > INT_MAX / 4) {
                 p->oom = p->lx.oom = 1;
@@ -832,6 +845,14 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
         items[n].type = type;
         items[n].line = name.line;
         items[n].col = name.col;
+        items[n].def = def;
+        if (def && defaulted < 0)
+            defaulted = n;
+        else if (!def && defaulted >= 0)
+            parse_report(p, name.line, name.col,
+                         "parameter '%s' has no default but follows '%s', which has one (defaults come last, as "
+                         "in Python)",
+                         items[n].name, items[defaulted].name);
         n++;
         if (p->tok.kind == TK_COMMA) {
             parse_next(p);
@@ -1259,6 +1280,14 @@ static void parse_args(parser *p, ast_node *call)
             parse_type(p, &arg->ty);
         } else {
             arg = parse_expr(p);
+            if (p->tok.kind == TK_ASSIGN && !p->panic && arg->kind == AST_NAME && !(arg->flags & AST_F_PAREN)) {
+                /* `name=value`: an argument given by name */
+                ast_node *kw = parse_node(p, AST_KWARG, arg->line, arg->col);
+                kw->name = arg->name;
+                parse_next(p);
+                kw->a = parse_expr(p);
+                arg = kw;
+            }
         }
         parse_push(p, &args, arg);
         if (p->panic)

@@ -28,7 +28,8 @@
  * [4], [3, 1] * [1, 4], [3, 4] * [3, 1]) through reshape; `**` on i32, i64, f32 and tensors; and
  * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
  * f32, and C's truncdiv and fmod by name; operands of mixed dtypes that promote (i32 or i64 with
- * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32); a loop's variable read after
+ * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32); a call of a second graph
+ * whose parameters have defaults, left out or given by position or by name; a loop's variable read after
  * the loop (its last value, or a stop with value when no iteration ran, as Python's
  * UnboundLocalError). Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
@@ -62,6 +63,9 @@
 #define GEN_SIGNATURE                                                                       \
     "graph g(a: i32, b: i32, n: i32, x: f32, v: i32[4], w: f32[4]) -> (r0: i32, r1: f32, " \
     "r2: i32[4], r3: f32[4], r4: i64, r5: f32[3, 4])"
+/* A second graph, printed after the first when a program calls it (GE_CALLH): parameters with
+ * defaults, which calls leave out or give by name. */
+#define GEN_CALLEE "graph h(p: i32, q: i32 = 3, s: f32 = 0.5) -> (y: f32) {\n  y = p * q + s\n}\n"
 #define GEN_LEN 4          /* rows of every vector, columns of the matrix r5 */
 #define GEN_ROWS 3         /* rows of the matrix r5 */
 #define GEN_MAX_NODES 4096 /* expression and statement nodes of one program */
@@ -107,6 +111,9 @@ enum gen_expr {
     GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
     GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
     GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
+    GE_CALLH,   /* a call of the graph GEN_CALLEE, h(e[0]) with q and s left to their defaults, or with
+                   e[1] for q by position (form bit 1), e[2] for s by name (bit 2), or both by
+                   name with s first (bit 4): an f32 */
     GE_MIXED,   /* e[0] op e[1], op = form (GE_ADD, GE_SUB, GE_MUL, GE_LT, GE_GE), of two scalars of
                    different types (i32, i64, f32, bool) that promote: the node's type, or for a
                    comparison (type GT_B) the one they promote to */
@@ -1069,6 +1076,21 @@ static int gen_expr64(gen_prog *g, int depth)
     }
 }
 
+/* h(...): a call of GEN_CALLEE with its defaulted parameters left out, or given by position or
+ * by name. */
+static int gen_callh(gen_prog *g, int depth)
+{
+    int k = gen_node_new(g, GE_CALLH), form = gen_rand(g, 5);
+    g->nodes[k].type = GT_F;
+    g->nodes[k].form = (uint8_t)(form == 4 ? 4 : form);
+    g->nodes[k].e[0] = gen_expr_of(g, GT_I, depth + 1);
+    if (form & 5)
+        g->nodes[k].e[1] = gen_expr_of(g, GT_I, depth + 1);
+    if (form & 6)
+        g->nodes[k].e[2] = gen_expr_of(g, GT_F, depth + 1);
+    return k;
+}
+
 /* A promoting expression of `type` (GT_F, GT_L or GT_I): two scalars of different types that
  * promote to it (i32 or i64 with f32, i32 with i64, a bool with i32); for GT_I, the bool is itself
  * sometimes a comparison of an i32 with an f32. */
@@ -1155,7 +1177,9 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
         if (c == 2) /* i32 / i32: true division in f32, by 0 too (inf or nan) */
             return gen_bin(g, GE_TDIV, GT_F, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
         if (c == 4)
-            return gen_mixed(g, GT_F, depth);
+            return gen_rand(g, 2) ? gen_mixed(g, GT_F, depth) : gen_callh(g, depth);
+        if (c == 5)
+            return gen_callh(g, depth);
         if (c == 3) /* f32 // f32 and f32 % f32, Python's; a divisor of 0 gives inf or nan */
             return gen_bin(g, gen_rand(g, 2) ? GE_DIV : GE_MOD, GT_F, gen_expr_of(g, GT_F, depth + 1),
                            gen_expr_of(g, GT_F, depth + 1));
@@ -1516,6 +1540,26 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         else gen_put(b, "%.2f", (double)n->fval);
         break;
     case GE_VAR: gen_put(b, "%s", g->vars[n->var].name); break;
+    case GE_CALLH:
+        gen_put(b, "h(");
+        gen_put_expr(g, b, n->e[0]);
+        if (n->form & 4) {
+            gen_put(b, ", s=");
+            gen_put_expr(g, b, n->e[2]);
+            gen_put(b, ", q=");
+            gen_put_expr(g, b, n->e[1]);
+        } else {
+            if (n->form & 1) {
+                gen_put(b, ", ");
+                gen_put_expr(g, b, n->e[1]);
+            }
+            if (n->form & 2) {
+                gen_put(b, ", s=");
+                gen_put_expr(g, b, n->e[2]);
+            }
+        }
+        gen_put(b, ")");
+        break;
     case GE_MIXED:
         gen_put(b, "(");
         gen_put_expr(g, b, n->e[0]);
@@ -1833,6 +1877,11 @@ static inline char *gen_text(gen_prog *g)
                     "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n  s0 = n %% 3\n");
     gen_put_block(g, &b, g->body, 1);
     gen_put(&b, "}\n");
+    for (int k = 0; k < g->nnodes; k++)
+        if (g->nodes[k].kind == GE_CALLH) {
+            gen_put(&b, "\n%s", GEN_CALLEE);
+            break;
+        }
     return b.p;
 }
 
@@ -2374,6 +2423,21 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         x = gen_eval_expr(st, n->e[0], line);
         if (st->stopped) return r;
         return gen_eval_expr(st, n->e[x.b ? 1 : 2], line);
+    case GE_CALLH: { /* the arguments as written, left to right; the defaults q = 3, s = 0.5 */
+        int32_t p = 0, q = 3;
+        float sv = 0.5f;
+        p = gen_eval_expr(st, n->e[0], line).i;
+        if (n->form & 4) {
+            sv = gen_eval_expr(st, n->e[2], line).f;
+            q = gen_eval_expr(st, n->e[1], line).i;
+        } else {
+            if (n->form & 1) q = gen_eval_expr(st, n->e[1], line).i;
+            if (n->form & 2) sv = gen_eval_expr(st, n->e[2], line).f;
+        }
+        if (st->stopped) return r;
+        r.f = (float)gen_wrap((int64_t)p * q) + sv;
+        return r;
+    }
     case GE_MIXED: { /* both operands, converted to the type they promote to (docs/language.md) */
         int ta = st->g->nodes[n->e[0]].type, tb = st->g->nodes[n->e[1]].type;
         int to = ta == GT_F || tb == GT_F ? GT_F : ta == GT_L || tb == GT_L ? GT_L : GT_I;

@@ -256,14 +256,15 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     if (!CHECK(graph >= 0)) return;
     int nin = cfx_input_count(m, graph);
     if (!CHECK(nin <= MAX_INPUTS)) return;
-    const char *names[MAX_INPUTS];
+    const char *names[MAX_INPUTS], *defaults[MAX_INPUTS];
     cfx_type types[MAX_INPUTS];
     char err[512] = "";
     for (int i = 0; i < nin; i++) {
         names[i] = cfx_input_name(m, graph, i);
         types[i] = cfx_input_type(m, graph, i);
+        defaults[i] = cfx_input_default(m, graph, i);
     }
-    if (test_run_inputs(tokens, ntok, nin, names, types, inputs, err, sizeof err) != 0) {
+    if (test_run_inputs(tokens, ntok, nin, names, types, defaults, inputs, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", what, err);
         CHECK(0);
         goto done;

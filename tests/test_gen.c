@@ -76,6 +76,7 @@ typedef struct unit {
     char label[256];
     const cfx_prog *prog;
     char **names;           /* input names, prog->ninputs */
+    char **defaults;        /* their defaults' text, NULL where none (cfx_input_default) */
     cfx_type *types;
     input_set *sets;
     int nsets;
@@ -160,11 +161,13 @@ static int add_module(const char *file, const char *text, cfx_context *ctx)
         snprintf(u->label, sizeof u->label, "%s: graph %s", file, cg->name);
         u->prog = cg->prog;
         u->names = calloc((size_t)cg->nparams + 1, sizeof *u->names);
+        u->defaults = calloc((size_t)cg->nparams + 1, sizeof *u->defaults);
         u->types = calloc((size_t)cg->nparams + 1, sizeof *u->types);
-        if (!u->names || !u->types)
+        if (!u->names || !u->defaults || !u->types)
             abort();
         for (int i = 0; i < cg->nparams; i++) {
             u->names[i] = cg->params[i].name;
+            u->defaults[i] = cg->params[i].def;
             u->types[i] = cg->params[i].type;
         }
     }
@@ -196,7 +199,7 @@ static unit *add_run_line(int first, int ngraphs, const char *path, char *text, 
     input_set *s = new_set(u);
     char err[512] = "";
     if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
-                        s->data, err, sizeof err) != 0) {
+                        (const char *const *)u->defaults, s->data, err, sizeof err) != 0) {
         fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
         CHECK(0);
         u->nsets--;
@@ -1302,6 +1305,7 @@ int main(int argc, char **argv)
         free(units[k].sets);
         if (units[k].prog != irreducible) {
             free(units[k].names);
+            free(units[k].defaults);
             free(units[k].types);
         }
     }

@@ -128,7 +128,8 @@ void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, i
 }
 
 int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
-                    const cfx_type *types, void **inputs, char *err, size_t errlen)
+                    const cfx_type *types, const char *const *defaults, void **inputs, char *err,
+                    size_t errlen)
 {
     uint64_t rng = 0;
     for (int i = 0; i + 1 < ntok; i++)
@@ -148,6 +149,20 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
         if (!inputs[i]) {
             snprintf(err, errlen, "out of memory");
             return -1;
+        }
+        if (!value && defaults && defaults[i]) {
+            /* its default: one element, repeated */
+            cfx_type one = *t;
+            one.rank = 0;
+            char why[256] = "";
+            int size = cfx_dtype_size(t->dtype);
+            if (value_parse(defaults[i], &one, inputs[i], why, sizeof why) != 0) {
+                snprintf(err, errlen, "the default of input '%s': %s", names[i], why);
+                return -1;
+            }
+            for (int64_t e = 1; e < cfx_type_count(t); e++)
+                memcpy((char *)inputs[i] + e * size, inputs[i], (size_t)size);
+            continue;
         }
         if (!value) {
             snprintf(err, errlen, "no value for input '%s'", names[i]);
