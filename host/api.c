@@ -248,16 +248,18 @@ static const compiled_graph *graph_of(const cfx_module *m, int graph)
     return &m->cm.graphs[graph];
 }
 
+/* The inputs callers see are the declared parameters; the hidden presence inputs after them
+ * (compile.h) are the library's own. */
 int cfx_input_count(const cfx_module *m, int graph)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g ? g->nparams : 0;
+    return g ? g->ndeclared : 0;
 }
 
 const char *cfx_input_name(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g && i >= 0 && i < g->nparams ? g->params[i].name : NULL;
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].name : NULL;
 }
 
 static cfx_type no_type(void)
@@ -270,13 +272,13 @@ static cfx_type no_type(void)
 cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g && i >= 0 && i < g->nparams ? g->params[i].type : no_type();
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].type : no_type();
 }
 
 const char *cfx_input_default(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g && i >= 0 && i < g->nparams ? g->params[i].def : NULL;
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].def : NULL;
 }
 
 int cfx_result_count(const cfx_module *m, int graph)
@@ -534,7 +536,7 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
         return -1;
     }
     int is_input = 1, index = -1;
-    for (int32_t i = 0; i < p->ninputs && index < 0; i++)
+    for (int32_t i = 0; i < e->graph->ndeclared && index < 0; i++)
         if (strcmp(e->graph->params[i].name, name) == 0)
             index = i;
     for (int32_t i = 0; i < p->nresults && index < 0; i++)
@@ -744,6 +746,25 @@ static int start_run(cfx_exec *e, int async)
     strbuf missing = {0};
     for (int32_t i = 0; i < p->ninputs; i++) {
         const compiled_value *v = &e->graph->params[i];
+        if (v->presence_of >= 0) {
+            /* whether a parameter that defaults to None was given: a host buffer of the library's */
+            if (on_device) {
+                sb_free(&missing);
+                char msg[512];
+                snprintf(msg, sizeof msg, "'%s' defaults to None, which a run over device buffers cannot tell: "
+                         "bind host buffers to run graph '%s'", e->graph->params[v->presence_of].name, p->name);
+                fail_run(e, msg);
+                return -1;
+            }
+            if (!e->defaults[i] && !(e->defaults[i] = malloc(sizeof(int32_t)))) {
+                sb_free(&missing);
+                fail_run(e, "out of memory");
+                return -1;
+            }
+            *(int32_t *)e->defaults[i] = e->in_bound[v->presence_of] != 0;
+            e->inputs[i] = e->defaults[i];
+            continue;
+        }
         if (e->in_bound[i])
             continue;
         if (v->def && !on_device) {

@@ -33,6 +33,8 @@ enum ast_kind {
     AST_ATTR,     /* a.name: `x.shape` */
     AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
     AST_KWARG,    /* `name=a`: an argument given by name (in a call's list only) */
+    AST_NONE,     /* `None` */
+    AST_IS,       /* `a is b`, `a is not b` (flag AST_F_NOT): one side is None */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -58,6 +60,7 @@ enum ast_kind {
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 #define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
+#define AST_F_NOT 16u    /* AST_IS: `is not` */
 
 /* Compile memory is about one node and one check_note per name, literal, operator, call
  * and statement, so a node is kept small: fields that no kind uses together share storage,

@@ -52,6 +52,8 @@ typedef struct vstate {
     uint8_t st;     /* enum var_state */
     uint8_t known;  /* V_DEF scalar: value known at compile time */
     uint8_t typed;  /* V_LOOP: ty holds its type */
+    uint8_t none;   /* V_DEF, V_LOOP: 0 a value, 1 None (ty may be the None type), 2 None or a value,
+                       told apart at run time by the variable's presence flag */
     int32_t line;   /* V_DEF: line of the assignment; V_LOOP: line of the loop */
     int32_t ty;     /* V_DEF, and the first side of V_CONFLICT: a type id */
     int32_t conflict; /* V_CONFLICT: index into checker.conflicts */
@@ -85,6 +87,7 @@ typedef struct undo {
 typedef struct ltrack {
     uint8_t state;  /* 0: not tracked; 1: tracked, no assignment yet; 2: typed (ty); 3: two types */
     int32_t ty, line, ty2, line2;
+    uint8_t none;   /* an assignment of None was seen */
 } ltrack;
 
 typedef struct loopctx {
@@ -129,6 +132,7 @@ typedef struct checker {
     int nlists, caplists;
     int sizing;          /* the first of two passes over a graph with lists: sizes them */
     ltrack *track;       /* per variable: the loop type being collected (ltrack) */
+    int32_t none_ty;     /* the type id of None, which a variable holding only None has */
     int oom;
     check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
 } checker;
@@ -201,6 +205,10 @@ static int check_call_sccs(checker *C);
  * asks a literal to take, or -1. 0, or -1 when n is in error. */
 static int check_expr(checker *C, env *e, ast_node *n, int want);
 static int check_default(checker *C, const ast_param *p);
+static int check_is(checker *C, env *e, ast_node *n);
+static void narrow(checker *C, env *e, const ast_node *c, int truth);
+static int check_narrowed(checker *C, env *e, ast_node *n, int want, const ast_node *cond, int truth);
+static int check_name_as(checker *C, env *e, ast_node *n, int optional);
 /* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
  * is the number of results the context takes (1 in an expression, -1 for a statement, which
  * discards them). */
@@ -231,7 +239,7 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
 static int check_box(checker *C, env *e, ast_node *n);
 static int check_cond_expr(checker *C, env *e, ast_node *n, int want);
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
-                      cfx_type *shape, int want);
+                      cfx_type *shape, int want, const ast_node *cond, int ta, int tb);
 static int want_count(checker *C, ast_node *n, int nresults, int nwant);
 /* x.shape[i], and `n, m = x.shape` */
 static int check_shape_index(checker *C, env *e, ast_node *n);
@@ -276,6 +284,17 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     int32_t id = check_type_id(C, t);
     const cfx_type *fixed = C->is_result[v] ? &C->declared[v]
                             : s->st == V_DEF || (s->st == V_LOOP && s->typed) ? &C->types[s->ty] : NULL;
+    int is_none = id == C->none_ty;
+    if (is_none && C->is_result[v]) {
+        diag_error(C->d, at->line, at->col, "result '%s' cannot be None: it is %s", C->names[v], tystr(fixed, b1));
+        return -1;
+    }
+    if (fixed && (is_none || fixed->rank == -2)) {
+        /* None beside a value keeps the value's type: the variable may hold either */
+        if (is_none)
+            id = check_type_id(C, fixed);
+        fixed = NULL;
+    }
     if (fixed && !check_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
@@ -288,9 +307,12 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     s->ty = id;
     s->line = at->line;
     s->typed = 0;
+    s->none = (uint8_t)is_none;
     ltrack *tr = C->track ? &C->track[v] : NULL;
-    if (tr && tr->state == 1) {
-        *tr = (ltrack){2, id, at->line, 0, 0};
+    if (tr && is_none) {
+        tr->none = 1; /* a None assignment gives no type */
+    } else if (tr && tr->state == 1) {
+        *tr = (ltrack){2, id, at->line, 0, 0, tr->none};
     } else if (tr && tr->state == 2 && tr->ty != id) {
         tr->state = 3;
         tr->ty2 = id;
@@ -478,6 +500,21 @@ static void check_assign(checker *C, env *e, ast_node *n)
     }
     if (t->kind == AST_NAME && !(n->flags & AST_F_AUG) && check_list_assign(C, e, n, t))
         return;
+    if (t->kind == AST_NAME && n->a->kind == AST_NONE && !(n->flags & AST_F_AUG)) {
+        /* x = None: x holds None, with the type of its values, if it has any */
+        int v = check_var_find(C, t->name);
+        cfx_type none;
+        memset(&none, 0, sizeof none);
+        none.rank = -2;
+        check_note_of(C, n->a)->known = 0;
+        n->a->ty = none;
+        check_note_of(C, t)->known = 0;
+        if (assign_var(C, e, t, v, &none, n->a) == 0)
+            t->ty = C->types[e->v[v].ty];
+        else
+            mark_error(C, e, v);
+        return;
+    }
     if (t->kind == AST_NAME) {
         int v = check_var_find(C, t->name);
         if (check_expr(C, e, n->a, want_for_var(C, e, v)) < 0) {
@@ -756,16 +793,41 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
         any_err |= p.st == V_ERROR;
         partial |= p.st == V_PARTIAL;
     }
+    /* None: a path that gives v only None takes the type of the others; v holds None on every
+     * path (none 1), on none (0), or on some (2, told apart at run time) */
+    int nones = 0, values = 0;
+    for (int k = 0; k < nchg; k++)
+        if (s[k]->st == V_DEF || (s[k]->st == V_LOOP && s[k]->typed)) {
+            nones += s[k]->none != 0;
+            values += s[k]->none != 1;
+        }
+    if (unchanged > 0 && (p.st == V_DEF || (p.st == V_LOOP && p.typed))) {
+        nones += p.none != 0;
+        values += p.none != 1;
+    }
+    uint8_t none = nones == 0 ? 0 : values == 0 ? 1 : 2;
+    if (first && first->ty == C->none_ty) {
+        /* the first path with a type, if any, gives it */
+        for (int k = 0; k < nchg; k++)
+            if (s[k]->st == V_DEF && s[k]->ty != C->none_ty && (first->ty == C->none_ty || arm[k] < first_arm)) {
+                first = s[k];
+                first_arm = arm[k];
+            }
+        if (unchanged > 0 && p.st == V_DEF && p.ty != C->none_ty && (first->ty == C->none_ty || u1 < first_arm)) {
+            first = &p;
+            first_arm = u1;
+        }
+    }
     /* the first path after first_arm defining v with another type */
     int other = -1;
     const vstate *second = NULL;
     if (first) {
         for (int k = 0; k < nchg && other < 0; k++)
-            if (arm[k] > first_arm && s[k]->st == V_DEF && s[k]->ty != first->ty) {
+            if (arm[k] > first_arm && s[k]->st == V_DEF && s[k]->ty != first->ty && s[k]->ty != C->none_ty) {
                 other = arm[k];
                 second = s[k];
             }
-        if (p.st == V_DEF && p.ty != first->ty && unchanged > 0) {
+        if (p.st == V_DEF && p.ty != first->ty && p.ty != C->none_ty && unchanged > 0) {
             int u = unchanged_from(next_live, a->n, arm, nchg, first_arm + 1);
             if (u >= 0 && (other < 0 || u < other)) {
                 other = u;
@@ -799,7 +861,8 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
         if (unchanged > 0)
             known &= p.known && same_value(&p, first);
         o = *first;
-        o.known = (uint8_t)known;
+        o.known = (uint8_t)(known && !none);
+        o.none = none;
     } else if (loop) {
         /* may have no value: its type is the one every path that gives it one gives it */
         const vstate *typed = first ? first : loop->typed ? loop : NULL;
@@ -829,6 +892,7 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
             o.line = loop->line;
             o.typed = typed != NULL;
             o.ty = typed ? typed->ty : 0;
+            o.none = none;
         }
     } else {
         memset(&o, 0, sizeof o);
@@ -905,8 +969,12 @@ done:
  * unknown, or, when the loop defined it first, marked as belonging to the loop: a read after the
  * loop is checked at run time, with the type the body's assignments gave it (`types`, from
  * loop_body, per variable of `assigned`), or two types, a join's conflict. */
-static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack *types, int line)
+static void loop_none(checker *C, env *e, const varlist *assigned, const ast_node *loop);
+
+static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack *types, int line,
+                       const ast_node *loop)
 {
+    loop_none(C, e, assigned, loop);
     for (int k = 0; k < assigned->n; k++) {
         int v = assigned->v[k];
         const vstate *s = &e->v[v];
@@ -921,6 +989,11 @@ static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack
             if (t && t->state == 2) {
                 w->typed = 1;
                 w->ty = t->ty;
+                w->none = t->none ? 2 : 0;
+            } else if (t && t->state == 1 && t->none) {
+                w->typed = 1; /* only None was assigned */
+                w->ty = C->none_ty;
+                w->none = 1;
             } else if (t && t->state == 3) {
                 conflict c;
                 memset(&c, 0, sizeof c);
@@ -940,12 +1013,55 @@ static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack
 
 /* Opens a loop body (or a while's head) in e: the assigned variables become unknown.
  * Returns the mark for loop_close, which undoes the body. */
-static int loop_open(checker *C, env *e, const varlist *assigned)
+/* 1 if statement n assigns None to `name` (to any variable, with name NULL) anywhere inside. */
+static int assigns_none(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_ASSIGN)
+        return n->nlist == 1 && n->a && n->a->kind == AST_NONE && n->list[0]->kind == AST_NAME &&
+               (!name || strcmp(n->list[0]->name, name) == 0);
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    if (n->kind == AST_IF || n->kind == AST_SWITCH || n->kind == AST_BLOCK || n->kind == AST_ARM ||
+        n->kind == AST_CASE || n->kind == AST_WHILE || n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) {
+        for (int i = 0; i < 4; i++)
+            if (kids[i] && kids[i]->kind >= AST_ASSIGN && assigns_none(kids[i], name))
+                return 1;
+        for (int i = 0; i < n->nlist; i++)
+            if (assigns_none(n->list[i], name))
+                return 1;
+    }
+    return 0;
+}
+
+/* In a loop (statement `loop`), a variable the body assigns may hold, at the head and after the
+ * loop, what it held before or what the body gave it: None on one and a value on the other
+ * makes it either (none 2). */
+static void loop_none(checker *C, env *e, const varlist *assigned, const ast_node *loop)
+{
+    if (!loop || !assigns_none(loop, NULL)) {
+        for (int k = 0; k < assigned->n; k++) {
+            const vstate *s = &e->v[assigned->v[k]];
+            if (s->st == V_DEF && s->none == 1)
+                env_set(C, e, assigned->v[k])->none = 2;
+        }
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        const vstate *s = &e->v[v];
+        if (s->st == V_DEF && (s->none != 0 || assigns_none(loop, C->names[v])))
+            env_set(C, e, v)->none = 2;
+    }
+}
+
+static int loop_open(checker *C, env *e, const varlist *assigned, const ast_node *loop)
 {
     int mark = C->ntrail;
     C->open++;
     for (int k = 0; k < assigned->n; k++)
         env_set(C, e, assigned->v[k])->known = 0;
+    loop_none(C, e, assigned, loop);
     return mark;
 }
 
@@ -958,11 +1074,62 @@ static void loop_close(checker *C, env *e, int mark, int live)
 /* Checks a loop body in e, with the assigned variables unknown, and undoes it: what the
  * body does reaches the code after the loop only through after_loop. The loop variables
  * loopvars[0 .. nloopvars) take their types (a type NULL: in error, quiet). */
+/* A variable that holds only None where a loop starts and that the body assigns a value may be
+ * read at the loop's head with that value (`best = None; for v in x { if best is None or v >
+ * best { best = v } }`): its type comes from the body, which a quiet first pass checks for it;
+ * the variable then holds None or a value of that type (none 2). */
+static void loop_none_types(checker *C, env *e, ast_node *body, const varlist *assigned, const int *loopvars,
+                            const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at)
+{
+    int need = 0;
+    for (int k = 0; k < assigned->n; k++) {
+        const vstate *s = &e->v[assigned->v[k]];
+        need |= (s->st == V_DEF || (s->st == V_LOOP && s->typed)) && s->ty == C->none_ty;
+    }
+    ltrack *saved = need ? calloc((size_t)assigned->n + 1, sizeof *saved) : NULL;
+    if (!need || !saved) {
+        C->oom |= need;
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        saved[k] = C->track[assigned->v[k]];
+        C->track[assigned->v[k]] = (ltrack){1, 0, 0, 0, 0, 1};
+    }
+    diag quiet, *d = C->d;
+    diag_init(&quiet, d->file, d->src, d->len);
+    C->d = &quiet;
+    int live = e->live;
+    int mark = loop_open(C, e, assigned, body);
+    for (int i = 0; i < nloopvars; i++)
+        if (loopvars[i] >= 0 && loopvar_ty[i])
+            assign_var(C, e, at, loopvars[i], loopvar_ty[i], NULL);
+    loopctx lc = {C->loop, 0, 0};
+    C->loop = &lc;
+    check_block(C, e, body);
+    C->loop = lc.up;
+    loop_close(C, e, mark, live);
+    C->d = d;
+    diag_free(&quiet);
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        ltrack t = C->track[v];
+        C->track[v] = saved[k];
+        const vstate *s = &e->v[v];
+        if ((s->st == V_DEF || (s->st == V_LOOP && s->typed)) && s->ty == C->none_ty && t.state == 2) {
+            vstate *w = env_set(C, e, v);
+            w->ty = t.ty;
+            w->none = 2;
+        }
+    }
+    free(saved);
+}
+
 static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigned, const int *loopvars,
                       const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks,
                       ltrack *types)
 {
     int live = e->live;
+    loop_none_types(C, e, body, assigned, loopvars, loopvar_ty, nloopvars, at);
     /* collect the types the body gives each variable without a value here; an enclosing loop's
      * collection of the same variable waits, then takes them in too */
     ltrack *saved = calloc((size_t)assigned->n + 1, sizeof *saved);
@@ -981,9 +1148,10 @@ static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigne
             continue; /* it has a value here: an enclosing loop's collection, if any, goes on */
         started[k] = 1;
         saved[k] = C->track[v];
-        C->track[v] = s->st == V_LOOP && s->typed ? (ltrack){2, s->ty, s->line, 0, 0} : (ltrack){1, 0, 0, 0, 0};
+        C->track[v] = s->st == V_LOOP && s->typed ? (ltrack){2, s->ty, s->line, 0, 0, s->none != 0}
+                                                  : (ltrack){1, 0, 0, 0, 0, 0};
     }
-    int mark = loop_open(C, e, assigned);
+    int mark = loop_open(C, e, assigned, body);
     for (int i = 0; i < nloopvars; i++) {
         int lv = loopvars[i];
         if (lv >= 0 && (!loopvar_ty[i] || assign_var(C, e, at, lv, loopvar_ty[i], NULL) < 0))
@@ -1004,11 +1172,12 @@ static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigne
         ltrack inner = C->track[v], *outer = &C->track[v];
         *outer = saved[k];
         /* the enclosing loop's body assigned what this loop's did */
+        outer->none |= inner.none;
         if (outer->state == 1 && inner.state >= 2)
             *outer = inner;
         else if (outer->state == 2 && inner.state >= 2 && (inner.ty != outer->ty || inner.state == 3))
             *outer = (ltrack){3, outer->ty, outer->line, inner.ty != outer->ty ? inner.ty : inner.ty2,
-                              inner.ty != outer->ty ? inner.line : inner.line2};
+                              inner.ty != outer->ty ? inner.line : inner.line2, outer->none};
     }
     free(saved);
     free(started);
@@ -1021,7 +1190,7 @@ static void check_while(checker *C, env *e, ast_node *n)
     if (C->oom)
         goto done;
     int live = e->live;
-    int mark = loop_open(C, e, &set);
+    int mark = loop_open(C, e, &set, n);
     int c = check_cond(C, e, n->a, "condition");
     loop_close(C, e, mark, live);
     if (c == 0)
@@ -1035,7 +1204,7 @@ static void check_while(checker *C, env *e, ast_node *n)
     loop_body(C, e, n->b, &set, NULL, NULL, 0, n, &exits, &breaks, types);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
-    after_loop(C, e, &set, types, n->line);
+    after_loop(C, e, &set, types, n->line, n);
     free(types);
     if (c == 1 && !breaks)
         e->live = 0; /* left only by return: nothing after the loop is reached */
@@ -1090,7 +1259,7 @@ static void check_for_range(checker *C, env *e, ast_node *n)
             C->oom = 1;
         else
             loop_body(C, e, n->d, &set, &v, tys, 1, n, &exits, &breaks, types);
-        after_loop(C, e, &set, types, n->line);
+        after_loop(C, e, &set, types, n->line, n);
         free(types);
     }
     free(set.v);
@@ -1237,7 +1406,7 @@ static void check_for_each(checker *C, env *e, ast_node *n)
         goto done;
     }
     loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks, joined);
-    after_loop(C, e, &set, joined, n->line);
+    after_loop(C, e, &set, joined, n->line, n);
     free(joined);
 done:
     free(set.v);
@@ -1262,15 +1431,22 @@ static void check_if(checker *C, env *e, ast_node *n)
         env *x = arms_add(C, &arms, e, !arm->a ? "else" : i == 0 ? "then" : "elif");
         if (!x)
             goto done;
+        /* what the conditions say of None on this path: the earlier ones false, its own true */
+        for (int j = 0; j < i; j++)
+            narrow(C, x, n->list[j]->a, 0);
+        narrow(C, x, arm->a, 1);
         check_block(C, x, arm->b);
         arms_end(C, &arms, e);
         if (c == 1)
             taken = 1; /* the remaining arms are dead */
     }
     if (!taken && !has_else) {
-        /* no else: the path that takes no arm keeps e as it is */
+        /* no else: the path that takes no arm keeps e as it is, but for what its conditions,
+         * all false, say of None */
         if (!arms_add(C, &arms, e, "else"))
             goto done;
+        for (int j = 0; j < n->nlist; j++)
+            narrow(C, e, n->list[j]->a, 0);
         arms_end(C, &arms, e);
     }
     if (arms.n > 0)
@@ -1464,6 +1640,8 @@ static void check_expr_stmt(checker *C, env *e, ast_node *n)
         if (t->dtype != CFX_BOOL || type_count(t) != 1)
             diag_error(C->d, x->list[0]->line, x->list[0]->col,
                        "the condition of 'assert' must be a one-element bool, got %s", tystr(t, b1));
+        else
+            narrow(C, e, x->list[0], 1); /* after `assert(x is not None, ...)`, x holds a value */
         return;
     }
     if (strcmp(x->name, "print") == 0) {
@@ -1664,6 +1842,10 @@ static void check_graph_pass(checker *C, int gi)
     C->stampgen = 0;
     C->ntrail = 0;
     C->open = 0;
+    cfx_type none_type;
+    memset(&none_type, 0, sizeof none_type);
+    none_type.rank = -2;
+    C->none_ty = check_type_id(C, &none_type);
     if (!C->declared || !C->is_result || !C->stamp || !C->slot || !C->track || check_env_new(C, &e) < 0) {
         C->oom = 1;
         goto done;
@@ -1676,6 +1858,7 @@ static void check_graph_pass(checker *C, int gi)
         s->st = V_DEF;
         s->ty = check_type_id(C, &g->params[i].type);
         s->line = g->params[i].line;
+        s->none = g->params[i].def && g->params[i].def->kind == AST_NONE ? 2 : 0; /* told at run time */
     }
     for (int i = 0; i < g->nresults; i++) {
         int v = check_var_find(C, g->results[i].name);
@@ -2065,21 +2248,23 @@ static int promote(int a, int b)
  * `name` spells the op in messages (`+` or `add`). On success *shape is the result shape, with
  * the dtype the operands promote to. */
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
-                      cfx_type *shape, int want)
+                      cfx_type *shape, int want, const ast_node *cond, int ta, int tb)
 {
     int la = is_literal_expr(a), lb = is_literal_expr(b), ra, rb;
     if (la && lb) {
         int dt = want >= 0 && is_num(want) ? want : -1;
         if (has_real_literal(a) || has_real_literal(b))
             dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
-        ra = check_expr(C, e, a, dt);
-        rb = check_expr(C, e, b, dt);
+        ra = check_narrowed(C, e, a, dt, cond, ta);
+        rb = check_narrowed(C, e, b, dt, cond, tb);
     } else if (la) {
-        rb = check_expr(C, e, b, -1);
-        ra = check_expr(C, e, a, rb == 0 ? (int)b->ty.dtype : -1);
+        rb = check_narrowed(C, e, b, -1, cond, tb);
+        ra = check_narrowed(C, e, a, rb == 0 ? (int)b->ty.dtype : -1, cond, ta);
     } else {
-        ra = check_expr(C, e, a, -1);
-        rb = check_expr(C, e, b, ra == 0 ? (int)a->ty.dtype : -1);
+        ra = check_narrowed(C, e, a, -1, cond, ta);
+        rb = check_narrowed(C, e, b, ra == 0 ? (int)a->ty.dtype : -1, cond, tb);
+        if (rb == 0 && cond == a && tb >= 0 && type_count(&b->ty) != 1)
+            rb = check_expr(C, e, b, -1); /* elementwise: b is evaluated whatever a is */
     }
     if (ra < 0 || rb < 0)
         return -1;
@@ -2099,7 +2284,11 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
 {
     cfx_type shape;
     int cls = op_class[op];
-    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1) < 0)
+    /* the right side of `and` (`or`) runs only when the left is true (false), so what the left
+     * says of None holds there, as in `x is not None and x[0] > 1` */
+    int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);
+    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1, sc ? a : NULL, -1,
+                   op == OP_AND) < 0)
         return -1;
     int dt = shape.dtype;
     char b1[TYBUF];
@@ -2223,15 +2412,14 @@ static int check_tensor_name(const ast_node *n, char *buf, size_t len)
     return dim;
 }
 
-/* A use of variable `name`: its type, or a message saying why it has none here. */
-static int check_name(checker *C, env *e, ast_node *n)
+/* A use of variable `name` as a value: its type, or a message saying why it has none here. A
+ * variable that may be None is checked at run time (check_note.presence 1); one known to be None
+ * is an error. With `optional`, n is read for a test `is None` or passed to a parameter that
+ * defaults to None: None is then no error and needs no check (presence 2, and n has the None
+ * type when it is known to be None). */
+static int check_name_as(checker *C, env *e, ast_node *n, int optional)
 {
     int v = check_var_find(C, n->name);
-    if (v < 0 && strcmp(n->name, "None") == 0) {
-        diag_error(C->d, n->line, n->col,
-                   "'None' is not supported: cfx has no null value; use a bool flag beside the value");
-        return -1;
-    }
     if (v < 0) {
         diag_error(C->d, n->line, n->col, "'%s' is not defined", n->name);
         return -1;
@@ -2241,10 +2429,16 @@ static int check_name(checker *C, env *e, ast_node *n)
     switch (s->st) {
     case V_DEF: {
         check_note *k = check_note_of(C, n);
+        if (s->none == 1 && !optional) {
+            diag_error(C->d, n->line, n->col, "'%s' is None here (test it first: if %s is not None { ... })",
+                       n->name, n->name);
+            break;
+        }
         n->ty = C->types[s->ty];
-        k->known = s->known;
+        k->known = s->known && !s->none;
         k->ival = s->ival;
         k->rval = s->rval;
+        k->presence = s->none == 2 ? (optional ? 2 : 1) : 0;
         return 0;
     }
     case V_UNDEF:
@@ -2258,9 +2452,15 @@ static int check_name(checker *C, env *e, ast_node *n)
             /* Python's rule: the value of the last assignment that ran, and a run that never
              * assigned it stops (the lowering checks the variable's flag here) */
             check_note *k = check_note_of(C, n);
+            if (s->none == 1 && !optional) {
+                diag_error(C->d, n->line, n->col, "'%s' is None here (test it first: if %s is not None { ... })",
+                           n->name, n->name);
+                break;
+            }
             n->ty = C->types[s->ty];
             k->known = 0;
             k->unset_line = s->line;
+            k->presence = s->none == 2 ? (optional ? 2 : 1) : 0;
             return 0;
         }
         diag_error(C->d, n->line, n->col, "'%s' is assigned only inside the loop at line %d", n->name, s->line);
@@ -2278,6 +2478,8 @@ static int check_name(checker *C, env *e, ast_node *n)
     env_set(C, e, v)->st = V_ERROR; /* one message per variable and path */
     return -1;
 }
+
+static int check_name(checker *C, env *e, ast_node *n) { return check_name_as(C, e, n, 0); }
 
 /* ---- lists -------------------------------------------------------------------------------------
  * A list variable has a check_list record per graph (found by name) and the checker type
@@ -2769,7 +2971,7 @@ static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
         return 0;
     }
     cfx_type shape;
-    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want) < 0)
+    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
         return -1;
     cfx_type sb = n->b->ty, sc = n->c->ty;
     sb.dtype = sc.dtype = shape.dtype;
@@ -3038,6 +3240,87 @@ static const char *infix_name(const ast_node *n)
     return op_infix[n->op];
 }
 
+/* `x is None` and `x is not None` (and `None is x`): x is a variable, and the test a bool, known
+ * where the variable is known to hold a value or None here, else made at run time from its
+ * presence flag (the note's presence 1). */
+static int check_is(checker *C, env *e, ast_node *n)
+{
+    ast_node *x = n->a->kind == AST_NONE ? n->b : n->a, *other = x == n->a ? n->b : n->a;
+    if (other->kind != AST_NONE) {
+        diag_error(C->d, n->line, n->col, "'is' compares with None only (x is None, x is not None): to compare "
+                   "values write %s", (n->flags & AST_F_NOT) ? "!=" : "==");
+        check_expr(C, e, n->a, -1);
+        check_expr(C, e, n->b, -1);
+        return -1;
+    }
+    if (x->kind == AST_NONE) { /* None is None */
+        set_known(C, n, CFX_BOOL, !(n->flags & AST_F_NOT), 0);
+        return 0;
+    }
+    if (x->kind != AST_NAME || (x->flags & AST_F_PAREN)) {
+        if (check_expr(C, e, x, -1) < 0)
+            return -1;
+        /* any other expression has a value */
+        set_known(C, n, CFX_BOOL, (n->flags & AST_F_NOT) != 0, 0);
+        return 0;
+    }
+    if (check_name_as(C, e, x, 1) < 0)
+        return -1;
+    int v = check_var_find(C, x->name);
+    int none = e->v[v].none;
+    if (none == 2) {
+        n->ty = scalar_type(CFX_BOOL);
+        check_note *k = check_note_of(C, n);
+        k->known = 0;
+        k->presence = 1;
+        return 0;
+    }
+    set_known(C, n, CFX_BOOL, (none == 1) != ((n->flags & AST_F_NOT) != 0), 0);
+    return 0;
+}
+
+/* What a true (truth 1) or false (0) condition c says of the variables it tests against None:
+ * `x is not None` true, or `x is None` false, leaves x holding a value; `and` true and `or`
+ * false say it of both sides; `not` turns it round. The states are written in e, so the path
+ * that c leads to (an arm of an if, the right side of `and`) skips their run-time checks. */
+static void narrow(checker *C, env *e, const ast_node *c, int truth)
+{
+    if (!c)
+        return;
+    if (c->kind == AST_UNARY && c->op == OP_NOT) {
+        narrow(C, e, c->a, !truth);
+    } else if (c->kind == AST_BINARY && c->op == (truth ? OP_AND : OP_OR)) {
+        narrow(C, e, c->a, truth);
+        narrow(C, e, c->b, truth);
+    } else if (c->kind == AST_IS) {
+        const ast_node *x = c->a->kind == AST_NONE ? c->b : c->a;
+        const ast_node *other = x == c->a ? c->b : c->a;
+        if (other->kind != AST_NONE || x->kind != AST_NAME)
+            return;
+        int v = check_var_find(C, x->name);
+        if (v < 0 || (e->v[v].st != V_DEF && e->v[v].st != V_LOOP) || e->v[v].none != 2)
+            return;
+        int is_none = truth != ((c->flags & AST_F_NOT) != 0); /* the variable is None */
+        if (!is_none || e->v[v].ty != C->none_ty)
+            env_set(C, e, v)->none = (uint8_t)is_none;
+    }
+}
+
+/* check_expr of n in e as it is where condition cond has the value truth (narrow); truth -1, or
+ * no cond: as it is. */
+static int check_narrowed(checker *C, env *e, ast_node *n, int want, const ast_node *cond, int truth)
+{
+    if (!cond || truth < 0)
+        return check_expr(C, e, n, want);
+    int mark = C->ntrail, live = e->live;
+    C->open++;
+    narrow(C, e, cond, truth);
+    int r = check_expr(C, e, n, want);
+    env_restore(C, e, mark, live);
+    C->open--;
+    return r;
+}
+
 /* Why a value's dtype is not the one its target keeps, when the value's own op made it: `/` of
  * integers is true division, an f32. Empty when there is nothing to add. */
 static void value_hint(const ast_node *value, const cfx_type *target, char *buf, size_t len)
@@ -3136,6 +3419,11 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         return 0;
     }
     case AST_BINARY:
+        if ((n->op == OP_EQ || n->op == OP_NE) && (n->a->kind == AST_NONE || n->b->kind == AST_NONE)) {
+            diag_error(C->d, n->line, n->col, "compare with None by 'is': write x %s None",
+                       n->op == OP_EQ ? "is" : "is not");
+            return -1;
+        }
         if (n->op == OP_MATMUL)
             return check_matmul(C, e, n, "@", n->a, n->b);
         if (n->op >= OP_COUNT || !op_infix[n->op]) {
@@ -3169,6 +3457,13 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
                    n->name);
         check_expr(C, e, n->a, -1);
         return -1;
+    case AST_NONE:
+        diag_error(C->d, n->line, n->col,
+                   "None is not a value here: assign it to a variable (x = None), test a variable with "
+                   "'x is None', or pass it to a parameter that defaults to None");
+        return -1;
+    case AST_IS:
+        return check_is(C, e, n);
     default:
         diag_error(C->d, n->line, n->col, "expected an expression");
         return -1;
@@ -3262,7 +3557,31 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
         for (int q = 0; q < nparams && p < 0; q++)
             if (map[q] == i)
                 p = q;
-        if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
+        /* a parameter that defaults to None takes None, and a variable that may be None, whose
+         * presence the call passes on */
+        int optional = p >= 0 && g && g->params[p].def && g->params[p].def->kind == AST_NONE;
+        if (v->kind == AST_NONE) {
+            if (!optional) {
+                diag_error(C->d, v->line, v->col, "'%s' cannot take None for parameter '%s', which has no None default",
+                           n->name, p >= 0 && g ? g->params[p].name : "?");
+                bad = 1;
+            }
+            check_note_of(C, v)->known = 0;
+            continue;
+        }
+        if (optional && v->kind == AST_NAME && !(v->flags & AST_F_PAREN)) {
+            if (check_name_as(C, e, v, 1) < 0) {
+                bad = 1;
+                continue;
+            }
+            if (v->ty.rank == -2)
+                continue; /* known to be None here */
+            if (v->ty.rank < 0) {
+                diag_error(C->d, v->line, v->col, "'%s' is a list: pass stack(%s)", v->name, v->name);
+                bad = 1;
+                continue;
+            }
+        } else if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
             bad = 1;
             continue;
         }
@@ -3286,8 +3605,12 @@ static int check_default(checker *C, const ast_param *p)
 {
     char b1[TYBUF];
     ast_node *d = p->def;
+    if (d->kind == AST_NONE) { /* the caller may leave it out: the graph tests `p is None` */
+        check_note_of(C, d)->known = 0;
+        return 0;
+    }
     if (!is_literal(d) && d->kind != AST_BOOL) {
-        diag_error(C->d, d->line, d->col, "the default of '%s' must be a literal (a number, true or false)",
+        diag_error(C->d, d->line, d->col, "the default of '%s' must be a literal (a number, true or false) or None",
                    p->name);
         return -1;
     }
@@ -3447,7 +3770,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_WHERE: {
         int rc = check_expr(C, e, arg[0], -1);
         cfx_type ab;
-        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab, -1);
+        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab, -1, NULL, -1, -1);
         if (rc < 0 || rab < 0)
             return -1;
         if (arg[0]->ty.dtype != CFX_BOOL) {

@@ -76,6 +76,10 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     int unset_line;    /* AST_NAME: a read of a variable assigned only inside the loop at this
                           line (its value is the last assignment's; the run stops with `value`
                           when none ran) */
+    int presence;      /* AST_NAME of a variable that may be None: 1, a read of its value, which the
+                          run checks (stopping with `value`); 2, its presence read as such (a test
+                          `is None`, an argument of a parameter that defaults to None). AST_IS: 1
+                          when the test is made at run time */
     /* expressions */
     int64_t ival;  /* the value of a known integer or bool expression */
     double rval;   /* the value of a known real expression (already rounded to f32 for f32) */

@@ -1,6 +1,7 @@
 /* compile.c: parse, check, lower and validate every graph of a source text (compile.h). */
 #include "compile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,10 @@ static char *dup_string(const char *s)
  * as text in v->def. -1 when out of memory. */
 static int copy_default(compiled_value *v, const ast_param *p)
 {
+    if (p->def->kind == AST_NONE) {
+        v->def = dup_string("None");
+        return v->def ? 0 : -1;
+    }
     const check_note *k = p->def->note;
     cfx_type one;
     memset(&one, 0, sizeof one);
@@ -55,17 +60,35 @@ static int copy_default(compiled_value *v, const ast_param *p)
 static int copy_values(compiled_value **out, int *nout, const ast_param *p, int n)
 {
     *nout = 0;
-    *out = calloc((size_t)n + 1, sizeof **out);
+    int hidden = 0;
+    for (int i = 0; i < n; i++)
+        hidden += p[i].def && p[i].def->kind == AST_NONE;
+    *out = calloc((size_t)(n + hidden) + 1, sizeof **out);
     if (!*out)
         return -1;
     for (int i = 0; i < n; i++) {
         (*out)[i].type = p[i].type;
         (*out)[i].name = dup_string(p[i].name);
+        (*out)[i].presence_of = -1;
         if (!(*out)[i].name)
             return -1;
         (*nout)++;
         if (p[i].def && copy_default(&(*out)[i], &p[i]) < 0)
             return -1;
+    }
+    /* the presence of each parameter that defaults to None, an input of the program (lower.c) */
+    for (int i = 0; i < n; i++) {
+        if (!p[i].def || p[i].def->kind != AST_NONE)
+            continue;
+        compiled_value *v = &(*out)[*nout];
+        size_t len = strlen(p[i].name) + 10;
+        v->name = malloc(len);
+        if (!v->name)
+            return -1;
+        snprintf(v->name, len, "present(%s)", p[i].name);
+        v->type.dtype = CFX_I32;
+        v->presence_of = i;
+        (*nout)++;
     }
     return 0;
 }
@@ -124,6 +147,7 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         compiled_graph *cg = &out->graphs[i];
         out->ngraphs = i + 1;
         cg->name = dup_string(g->name);
+        cg->ndeclared = g->nparams;
         if (!cg->name || copy_values(&cg->params, &cg->nparams, g->params, g->nparams) < 0 ||
             copy_values(&cg->results, &cg->nresults, g->results, g->nresults) < 0) {
             diag_error(&d, g->line, g->col, "out of memory");

@@ -150,7 +150,9 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         break;
     case CFX_STOP_VALUE:
         /* CHECK_STEP: a range step, or the flag of the variable named by b */
-        if (r && r->kind == REC_CHECK_STEP && r->b >= 0 && r->b < prog->nstrings)
+        if (r && r->kind == REC_CHECK_STEP && r->b >= 0 && r->b < prog->nstrings && r->c == 1)
+            mark_cut(detail, sizeof detail, snprintf(detail, sizeof detail, "'%s' is None", prog->strings + r->b));
+        else if (r && r->kind == REC_CHECK_STEP && r->b >= 0 && r->b < prog->nstrings)
             mark_cut(detail, sizeof detail,
                      snprintf(detail, sizeof detail,
                               "'%s' has no value: no iteration of the loop at line %d assigned it",

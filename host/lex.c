@@ -296,7 +296,7 @@ int lex_is(const lexer *lx, const lex_token *t, const char *s)
 
 static int keyword(const char *s, size_t n)
 {
-    for (int k = TK_GRAPH; k <= TK_NOT; k++)
+    for (int k = TK_GRAPH; k <= TK_NONE; k++)
         if (strlen(kind_names[k]) == n && memcmp(kind_names[k], s, n) == 0)
             return k;
     return TK_NAME;

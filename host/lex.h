@@ -15,7 +15,7 @@
 
 /* X(NAME, SPELLING): every token kind once. SPELLING is the text of a keyword or an
  * operator, or a description ("newline") for the kinds that have no fixed text. The
- * keywords are the run from GRAPH to NOT; the lexer looks names up in that run. */
+ * keywords are the run from GRAPH to NONE; the lexer looks names up in that run. */
 #define LEX_TOKENS(X)                     \
     X(EOF, "end of file")                 \
     X(NEWLINE, "newline")                 \
@@ -43,6 +43,8 @@
     X(AND, "and")                         \
     X(OR, "or")                           \
     X(NOT, "not")                         \
+    X(IS, "is")                           \
+    X(NONE, "None")                       \
     /* operators and punctuation */       \
     X(PLUS, "+")                          \
     X(MINUS, "-")                         \

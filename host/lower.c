@@ -54,11 +54,16 @@ typedef struct var_slot {
     int32_t slot;
 } var_slot;
 
-/* A variable that a read may find without a value (assigned only inside a loop): its flag, an
- * i32 slot that is 0 at the instance's entry and 1 once any assignment of it has run. */
+/* A flag of a variable, an i32 slot: FLAG_ASSIGNED for a variable that a read may find without a
+ * value (assigned only inside a loop), 0 at the instance's entry and 1 once any assignment of it
+ * has run; FLAG_PRESENT for one that may hold None, 0 while it does and 1 while it holds a value
+ * (a parameter that defaults to None: what the caller gave). */
+enum { FLAG_ASSIGNED, FLAG_PRESENT };
 typedef struct flagged_var {
     const char *name;
-    int32_t slot;
+    int kind;      /* FLAG_* */
+    int32_t slot;  /* -1 until open_flags makes it */
+    int preset;    /* the slot was given (a parameter's presence): no reset at the entry */
 } flagged_var;
 
 /* One graph instance: the top graph, or an inlined call. */
@@ -358,41 +363,50 @@ static void lower_scope_free(scope *sc)
     lower_patch_free(&sc->returns);
 }
 
-/* ---- presence flags: variables assigned only inside a loop and read after it ---------------- */
+/* ---- flags: variables that may have no value, or hold None ---------------------------------- */
 
-/* The flag of variable `name` in the current instance, or -1 when no read needs one. */
-static int32_t flag_of(const lowerer *L, const char *name)
+/* The flag of kind `kind` of variable `name` in the current instance, or -1 when it has none. */
+static int32_t flag_of(const lowerer *L, const char *name, int kind)
 {
     for (int i = 0; i < L->sc->nflags; i++)
-        if (strcmp(L->sc->flags[i].name, name) == 0)
+        if (L->sc->flags[i].kind == kind && strcmp(L->sc->flags[i].name, name) == 0)
             return L->sc->flags[i].slot;
     return -1;
 }
 
-/* Lists, in sc, every variable of tree n that a read may find without a value (the checker's
- * unset_line). */
+/* Adds flag `kind` of `name` to sc, once; a preset slot >= 0 is used as it is. */
+static void add_flag(lowerer *L, scope *sc, const char *name, int kind, int32_t preset)
+{
+    for (int i = 0; i < sc->nflags; i++)
+        if (sc->flags[i].kind == kind && strcmp(sc->flags[i].name, name) == 0)
+            return;
+    if (sc->nflags == sc->capflags) {
+        int cap = sc->capflags ? sc->capflags * 2 : 4;
+        flagged_var *f = realloc(sc->flags, (size_t)cap * sizeof *f);
+        if (!f) {
+            lower_fail(L, "out of memory");
+            return;
+        }
+        sc->flags = f;
+        sc->capflags = cap;
+    }
+    sc->flags[sc->nflags++] = (flagged_var){name, kind, preset, preset >= 0};
+}
+
+/* Lists, in sc, every flag tree n needs: a read that may find its variable without a value (the
+ * checker's unset_line), or holding None (presence), and a test `is None` made at run time. */
 static void collect_flags(lowerer *L, scope *sc, const ast_node *n, int depth)
 {
     if (!n || L->failed || depth > 4 * 256)
         return;
     const check_note *k = n->note;
-    if (n->kind == AST_NAME && k && k->unset_line) {
-        int seen = 0;
-        for (int i = 0; i < sc->nflags && !seen; i++)
-            seen = strcmp(sc->flags[i].name, n->name) == 0;
-        if (!seen) {
-            if (sc->nflags == sc->capflags) {
-                int cap = sc->capflags ? sc->capflags * 2 : 4;
-                flagged_var *f = realloc(sc->flags, (size_t)cap * sizeof *f);
-                if (!f) {
-                    lower_fail(L, "out of memory");
-                    return;
-                }
-                sc->flags = f;
-                sc->capflags = cap;
-            }
-            sc->flags[sc->nflags++] = (flagged_var){n->name, -1};
-        }
+    if (n->kind == AST_NAME && k && k->unset_line)
+        add_flag(L, sc, n->name, FLAG_ASSIGNED, -1);
+    if (n->kind == AST_NAME && k && k->presence)
+        add_flag(L, sc, n->name, FLAG_PRESENT, -1);
+    if (n->kind == AST_IS && k && k->presence) {
+        const ast_node *x = n->a->kind == AST_NONE ? n->b : n->a;
+        add_flag(L, sc, x->name, FLAG_PRESENT, -1);
     }
     const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
     for (int i = 0; i < 4; i++)
@@ -452,8 +466,8 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
     return lower_bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
 }
 
-/* At the entry of a graph instance (body `body`): a flag for every variable a read may find
- * without a value, set to 0. */
+/* At the entry of a graph instance (body `body`): a flag for every variable that needs one, set
+ * to 0 but for a parameter's presence, which the caller gave. */
 static void open_flags(lowerer *L, const ast_node *body)
 {
     scope *sc = L->sc;
@@ -462,23 +476,30 @@ static void open_flags(lowerer *L, const ast_node *body)
     memset(&i32, 0, sizeof i32);
     i32.dtype = CFX_I32;
     for (int i = 0; i < sc->nflags && !L->failed; i++) {
+        if (sc->flags[i].preset)
+            continue;
         char full[192];
+        const char *what = sc->flags[i].kind == FLAG_ASSIGNED ? "assigned" : "present";
         if (L->depth > 0)
-            snprintf(full, sizeof full, "%s.assigned(%s)", L->m->graphs[sc->graph].name, sc->flags[i].name);
+            snprintf(full, sizeof full, "%s.%s(%s)", L->m->graphs[sc->graph].name, what, sc->flags[i].name);
         else
-            snprintf(full, sizeof full, "assigned(%s)", sc->flags[i].name);
+            snprintf(full, sizeof full, "%s(%s)", what, sc->flags[i].name);
         sc->flags[i].slot = new_slot(L, &i32, SLOT_VAR, full);
         lower_emit(L, REC_COPY, 0, sc->flags[i].slot, lower_const_scalar(L, CFX_I32, 0, 0), 0, 0);
     }
 }
 
-/* After an assignment of `name` has run: its flag, if it has one, says so. */
-static void set_flag(lowerer *L, const char *name)
+/* After an assignment of `name` has run (of None when none): its flags, if it has any, say so. */
+static void set_flags(lowerer *L, const char *name, int none)
 {
-    int32_t f = flag_of(L, name);
+    int32_t f = flag_of(L, name, FLAG_ASSIGNED), p = flag_of(L, name, FLAG_PRESENT);
     if (f >= 0)
         lower_emit(L, REC_COPY, 0, f, lower_const_scalar(L, CFX_I32, 1, 0), 0, 0);
+    if (p >= 0)
+        lower_emit(L, REC_COPY, 0, p, lower_const_scalar(L, CFX_I32, !none, 0), 0, 0);
 }
+
+static void set_flag(lowerer *L, const char *name) { set_flags(L, name, 0); }
 
 /* ---- statements ------------------------------------------------------------------------------ */
 static void at(lowerer *L, const ast_node *n)
@@ -534,6 +555,8 @@ done:
 
 static void lower_assign(lowerer *L, ast_node *n)
 {
+    if (n->a->kind == AST_NONE)
+        return; /* x = None: only its flags change (lower_stmt) */
     if (n->a->kind == AST_TUPLE) {
         lower_tuple_assign(L, n);
         return;
@@ -773,7 +796,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     int guard = wide && !counter_fits_i64(kb->known, kb->ival, step_known);
     /* i itself is the counter unless the body assigns i, or i is read after the loop, where it
      * must hold the last value the loop gave it, as in Python, not the one past the end */
-    int own = lower_note(n)->assigns_loop_var || flag_of(L, n->name) >= 0;
+    int own = lower_note(n)->assigns_loop_var || flag_of(L, n->name, FLAG_ASSIGNED) >= 0;
     int32_t ctr = (cdt == CFX_I32 || wide) && !own ? iv : temp_scalar(L, cdt);
     if (cdt == CFX_I64 && !wide) {
         int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
@@ -1099,7 +1122,7 @@ static void lower_stmt(lowerer *L, ast_node *n)
         lower_assign(L, n);
         for (int i = 0; i < n->nlist; i++)
             if (n->list[i]->kind == AST_NAME)
-                set_flag(L, n->list[i]->name);
+                set_flags(L, n->list[i]->name, n->a && n->a->kind == AST_NONE);
         return;
     case AST_IF:
         lower_if(L, n);
@@ -1182,6 +1205,19 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
                              new_slot(&L, &g->results[i].type, SLOT_RESULT, g->results[i].name));
         prog_add_result(L.b, s);
     }
+    /* a parameter that defaults to None: whether the caller gave it comes in as an input of its
+     * own, after the declared ones, `present(NAME)` (compile.c, api.c) */
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    for (int i = 0; i < g->nparams && !L.failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE) {
+            char name[192];
+            snprintf(name, sizeof name, "present(%s)", g->params[i].name);
+            int32_t s = new_slot(&L, &i32, SLOT_INPUT, name);
+            prog_add_input(L.b, s);
+            add_flag(&L, &sc, g->params[i].name, FLAG_PRESENT, s);
+        }
     open_flags(&L, g->body);
     lower_block(&L, g->body);
     lower_patch_here(&L, &sc.returns);
@@ -1527,7 +1563,12 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         if (k->unset_line) {
             /* assigned only inside a loop: some assignment of it must have run */
             int32_t name = L->failed ? -1 : prog_string(L->b, n->name);
-            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name), name, 0, k->unset_line);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name, FLAG_ASSIGNED), name, 0, k->unset_line);
+        }
+        if (k->presence == 1) {
+            /* may be None: its value is read only when it holds one */
+            int32_t name = L->failed ? -1 : prog_string(L->b, n->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name, FLAG_PRESENT), name, 1, 0);
         }
         return lower_copy_to(L, want, lower_var(L, n->name, &n->ty));
     case AST_UNARY: {
@@ -1560,6 +1601,19 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_CALL:
         return lower_call(L, n, want);
+    case AST_IS: {
+        /* `x is None` made at run time: x's presence flag is 0 */
+        const ast_node *x = n->a->kind == AST_NONE ? n->b : n->a;
+        const check_note *kx = lower_note(x);
+        if (kx && kx->unset_line) {
+            int32_t name = L->failed ? -1 : prog_string(L->b, x->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, x->name, FLAG_ASSIGNED), name, 0, kx->unset_line);
+        }
+        int32_t d = dest(L, n, want);
+        lower_emit(L, REC_BINARY, (n->flags & AST_F_NOT) ? OP_NE : OP_EQ, d, flag_of(L, x->name, FLAG_PRESENT),
+                   lower_const_scalar(L, CFX_I32, 0, 0), 0);
+        return d;
+    }
     case AST_LIST:
         /* the items of `for v in [a, b]` as the rows of one tensor, made before the loop starts */
         return lower_copy_to(L, want, lower_rows(L, n, NULL));
@@ -1647,12 +1701,42 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
     }
     /* the arguments in the order they are written, by position or by name, as Python
      * evaluates them; a parameter left out takes its default, filling a tensor */
-    for (int i = 0; i < call->nlist; i++)
-        given[i] = lower_expr(L, call->list[i]->kind == AST_KWARG ? call->list[i]->a : call->list[i], -1);
+    /* a parameter that defaults to None takes, besides its value, its presence: 0 for None (given,
+     * or left out), the flag of a variable that may be None, else 1 */
+    int32_t *present = calloc((size_t)g->nparams + 1, sizeof *present);
+    if (!present) {
+        free(args);
+        free(given);
+        lower_fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < call->nlist; i++) {
+        ast_node *a = call->list[i]->kind == AST_KWARG ? call->list[i]->a : call->list[i];
+        if (a->kind == AST_NONE || (a->kind == AST_NAME && a->ty.rank == -2)) {
+            given[i] = -1; /* None: nothing to evaluate */
+            continue;
+        }
+        given[i] = lower_expr(L, a, -1);
+    }
     const int *map = lower_note(call)->argmap;
     for (int i = 0; i < g->nparams && !L->failed; i++) {
-        if (map && map[i] >= 0) {
+        int optional = g->params[i].def && g->params[i].def->kind == AST_NONE;
+        present[i] = lower_const_scalar(L, CFX_I32, 1, 0);
+        if (optional) {
+            ast_node *a = map && map[i] >= 0 ? call->list[map[i]] : NULL;
+            a = a && a->kind == AST_KWARG ? a->a : a;
+            const check_note *ka = a ? lower_note(a) : NULL;
+            if (!a || given[map[i]] < 0)
+                present[i] = lower_const_scalar(L, CFX_I32, 0, 0);
+            else if (a->kind == AST_NAME && ka && ka->presence == 2)
+                present[i] = flag_of(L, a->name, FLAG_PRESENT);
+        }
+        if (map && map[i] >= 0 && given[map[i]] >= 0) {
             args[i] = given[map[i]];
+            continue;
+        }
+        if (optional) { /* None: a value never read */
+            args[i] = lower_temp(L, &g->params[i].type);
             continue;
         }
         int32_t v = lower_expr(L, g->params[i].def, -1);
@@ -1683,7 +1767,14 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
         if (i < nouts)
             outs[i] = r;
     }
+    for (int i = 0; i < g->nparams && !L->failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE)
+            add_flag(L, &sc, g->params[i].name, FLAG_PRESENT, -1);
     open_flags(L, g->body);
+    for (int i = 0; i < g->nparams && !L->failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE)
+            lower_copy_to(L, flag_of(L, g->params[i].name, FLAG_PRESENT), present[i]);
+    free(present);
     lower_block(L, g->body);
     lower_patch_here(L, &sc.returns);
     L->depth--;

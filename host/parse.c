@@ -653,7 +653,7 @@ static ast_node *parse_simple(parser *p)
     lex_token t = p->tok;
     switch (t.kind) {
     case TK_NAME: case TK_INT: case TK_REAL: case TK_STRING: case TK_TRUE: case TK_FALSE:
-    case TK_LPAREN: case TK_MINUS: case TK_NOT:
+    case TK_LPAREN: case TK_MINUS: case TK_NOT: case TK_NONE:
         break;
     default:
         parse_expected(p, "a statement");
@@ -1256,6 +1256,7 @@ static int binary_op(int kind, int *op)
     case TK_GE: *op = OP_GE; return PREC_COMPARE;
     case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
     case TK_NE: *op = OP_NE; return PREC_COMPARE;
+    case TK_IS: *op = -1; return PREC_COMPARE; /* `is` and `is not`: an AST_IS */
     case TK_PLUS: *op = OP_ADD; return PREC_ADD;
     case TK_MINUS: *op = OP_SUB; return PREC_ADD;
     case TK_STAR: *op = OP_MUL; return PREC_MUL;
@@ -1318,6 +1319,10 @@ static ast_node *parse_primary(parser *p)
     case TK_REAL:
         n = parse_node(p, AST_REAL, t.line, t.col);
         n->rval = t.rval;
+        parse_next(p);
+        return n;
+    case TK_NONE:
+        n = parse_node(p, AST_NONE, t.line, t.col);
         parse_next(p);
         return n;
     case TK_TRUE:
@@ -1550,8 +1555,12 @@ static ast_node *parse_binary(parser *p, int min)
             break;
         levels++;
         parse_next(p);
-        ast_node *n = parse_node(p, AST_BINARY, t.line, t.col);
-        n->op = (uint8_t)op;
+        ast_node *n = parse_node(p, op < 0 ? AST_IS : AST_BINARY, t.line, t.col);
+        if (op < 0 && p->tok.kind == TK_NOT) {
+            n->flags |= AST_F_NOT;
+            parse_next(p);
+        }
+        n->op = op < 0 ? 0 : (uint8_t)op;
         n->a = left;
         n->b = parse_binary(p, prec + 1);
         left = n;

@@ -29,7 +29,8 @@
  * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
  * f32, and C's truncdiv and fmod by name; operands of mixed dtypes that promote (i32 or i64 with
  * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32); a call of a second graph
- * whose parameters have defaults, left out or given by position or by name; a loop's variable read after
+ * whose parameters have defaults, left out or given by position or by name; o0, None or an f32,
+ * read as a value (a stop with value while None), tested with is None, and assigned; a loop's variable read after
  * the loop (its last value, or a stop with value when no iteration ran, as Python's
  * UnboundLocalError). Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
@@ -111,6 +112,9 @@ enum gen_expr {
     GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
     GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
     GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
+    GE_OPT,     /* the variable o0, None or an f32 (the prologue of a second-stream program): form 0,
+                   its value read, which stops with value while it is None; 1, `(o0 if o0 is not
+                   None else e[0])`, an f32; 2, `(1 if o0 is None else 0)`, an i32 */
     GE_CALLH,   /* a call of the graph GEN_CALLEE, h(e[0]) with q and s left to their defaults, or with
                    e[1] for q by position (form bit 1), e[2] for s by name (bit 2), or both by
                    name with s first (bit 4): an f32 */
@@ -153,6 +157,7 @@ enum gen_stmt {
     GS_FORLIT,   /* for var in [vals[0 .. ival)] { kids[0] }; form 1: for tv, var in enumerate([...]) */
     GS_FOR64,    /* loop var (i64), range(e0, e1, e2) over i64, block */
     GS_ASSIGN64, /* r4 = e0, or r4 op= e0 (form as GS_TASSIGN) */
+    GS_OPTSET,   /* o0 = e0 (f32): o0 holds a value from here on */
 };
 
 /* Tensor statement forms (GS_TENSOR): dst = ... */
@@ -1156,6 +1161,12 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             g->nodes[k].e[0] = gen_expr64(g, depth + 1);
             return k;
         case 6:
+            if (gen_rand(g, 4) == 0) { /* 1 if o0 is None else 0 */
+                k = gen_node_new(g, GE_OPT);
+                g->nodes[k].type = GT_I;
+                g->nodes[k].form = 2;
+                return k;
+            }
             return gen_mixed(g, GT_I, depth);
         case 5: { /* C's division and remainder by name; the divisor may be 0 at run time */
             int l = gen_expr_of(g, GT_I, depth + 1);
@@ -1177,9 +1188,17 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
         if (c == 2) /* i32 / i32: true division in f32, by 0 too (inf or nan) */
             return gen_bin(g, GE_TDIV, GT_F, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
         if (c == 4)
-            return gen_rand(g, 2) ? gen_mixed(g, GT_F, depth) : gen_callh(g, depth);
+            return gen_mixed(g, GT_F, depth);
         if (c == 5)
             return gen_callh(g, depth);
+        if (c == 6) { /* o0, read as a value, or as o0 if o0 is not None else e */
+            k = gen_node_new(g, GE_OPT);
+            g->nodes[k].type = GT_F;
+            g->nodes[k].form = (uint8_t)(gen_rand(g, 3) ? 1 : 0);
+            if (g->nodes[k].form == 1)
+                g->nodes[k].e[0] = gen_expr_of(g, GT_F, depth + 1);
+            return k;
+        }
         if (c == 3) /* f32 // f32 and f32 % f32, Python's; a divisor of 0 gives inf or nan */
             return gen_bin(g, gen_rand(g, 2) ? GE_DIV : GE_MOD, GT_F, gen_expr_of(g, GT_F, depth + 1),
                            gen_expr_of(g, GT_F, depth + 1));
@@ -1440,6 +1459,12 @@ static int gen_ext_stmt(gen_prog *g, int depth, int in_loop)
         g->nodes[k].e[0] = e;
         break;
     }
+    case 9:
+        if (gen_rand(g, 2))
+            goto first_stream;
+        k = gen_node_new(g, GS_OPTSET);
+        g->nodes[k].e[0] = gen_expr_of(g, GT_F, 1);
+        break;
     case 8:
         k = gen_node_new(g, GS_ASSIGN64);
         g->nodes[k].var = gen_find_var(g, "r4");
@@ -1447,6 +1472,7 @@ static int gen_ext_stmt(gen_prog *g, int depth, int in_loop)
         g->nodes[k].e[0] = gen_expr64(g, 0);
         break;
     default: /* the first stream's simple statements, now with these expressions in them */
+    first_stream:
         k = gen_stmt(g, GEN_MAX_DEPTH, in_loop);
         break;
     }
@@ -1540,6 +1566,17 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         else gen_put(b, "%.2f", (double)n->fval);
         break;
     case GE_VAR: gen_put(b, "%s", g->vars[n->var].name); break;
+    case GE_OPT:
+        if (n->form == 0) {
+            gen_put(b, "o0");
+        } else if (n->form == 1) {
+            gen_put(b, "(o0 if o0 is not None else ");
+            gen_put_expr(g, b, n->e[0]);
+            gen_put(b, ")");
+        } else {
+            gen_put(b, "(1 if o0 is None else 0)");
+        }
+        break;
     case GE_CALLH:
         gen_put(b, "h(");
         gen_put_expr(g, b, n->e[0]);
@@ -1694,6 +1731,11 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
     gen_put(b, "%*s", indent * 2, "");
     n->line = b->line;
     switch (n->kind) {
+    case GS_OPTSET:
+        gen_put(b, "o0 = ");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, "\n");
+        break;
     case GS_PAIR:
         gen_put(b, "t0, t1 = ");
         gen_put_expr(g, b, n->e[0]);
@@ -1874,7 +1916,8 @@ static inline char *gen_text(gen_prog *g)
     gen_put(&b, "  r4 = cast(b, i64)\n  r5 = full(f32[3, 4], x)\n");
     if (g->ext) /* lists with room for one more item, and a full one */
         gen_put(&b, "  L0 = list(i32, 4)\n  L0.append(a)\n  L0.append(n)\n  L0.append(b)\n  L1 = list(f32[4], 3)\n"
-                    "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n  s0 = n %% 3\n");
+                    "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n"
+                    "  o0 = None\n  if n > 3 {\n    o0 = x\n  }\n  s0 = n %% 3\n");
     gen_put_block(g, &b, g->body, 1);
     gen_put(&b, "}\n");
     for (int k = 0; k < g->nnodes; k++)
@@ -1923,6 +1966,8 @@ typedef struct gen_state {
     int64_t max_iters;
     gen_outcome *out;
     uint8_t assigned[GEN_MAX_VARS];   /* the loop variables a loop has given a value */
+    float o0;                         /* the variable o0 (GE_OPT), while o0_present */
+    int o0_present;
     int stopped;                      /* a stop status is set */
     int bug;                          /* the generator made something it should not have */
 } gen_state;
@@ -2423,6 +2468,17 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         x = gen_eval_expr(st, n->e[0], line);
         if (st->stopped) return r;
         return gen_eval_expr(st, n->e[x.b ? 1 : 2], line);
+    case GE_OPT:
+        if (n->form == 2) {
+            r.i = !st->o0_present;
+        } else if (st->o0_present) {
+            r.f = st->o0;
+        } else if (n->form == 1) {
+            return gen_eval_expr(st, n->e[0], line);
+        } else {
+            gen_stop(st, CFX_STOP_VALUE, line); /* 'o0' is None */
+        }
+        return r;
     case GE_CALLH: { /* the arguments as written, left to right; the defaults q = 3, s = 0.5 */
         int32_t p = 0, q = 3;
         float sv = 0.5f;
@@ -2809,6 +2865,13 @@ static int gen_exec_stmt(gen_state *st, int s)
         st->sl[n->var] = v;
         return GEN_NEXT;
     }
+    case GS_OPTSET: {
+        float v = gen_eval_expr(st, n->e[0], line).f;
+        if (st->stopped) return GEN_STOP;
+        st->o0 = v;
+        st->o0_present = 1;
+        return GEN_NEXT;
+    }
     case GS_FORLIST: case GS_FORLIT: { /* what the list held, or the items, when the loop starts */
         gen_tv items[GEN_LEN];
         int count, vec, idx = n->form ? (n->kind == GS_FORLIT ? n->tv : n->vals[0]) : -1;
@@ -2887,6 +2950,8 @@ static inline int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters,
     st->si[gen_find_var(g, "t1")] = in->n;
     st->sf[gen_find_var(g, "f0")] = 0.5f;
     st->sl[gen_find_var(g, "r4")] = in->b;
+    st->o0 = in->x; /* o0 = None; if n > 3 { o0 = x } (second-stream programs only use it) */
+    st->o0_present = in->n > 3;
     for (int k = 0; k < GEN_ROWS * GEN_LEN; k++) st->m[k] = in->x;
     {
         int k0 = gen_find_var(g, "k0"), L0 = gen_find_var(g, "L0"), L1 = gen_find_var(g, "L1");

@@ -102,7 +102,7 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void 
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, graph, i);
         size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
-        if (cfx_bind(e, cfx_input_name(m, graph, i), inputs[i], bytes) != 0) {
+        if (inputs[i] && cfx_bind(e, cfx_input_name(m, graph, i), inputs[i], bytes) != 0) {
             snprintf(o->error, sizeof o->error, "bind %s: %s", cfx_input_name(m, graph, i), cfx_exec_error(e));
             goto done;
         }

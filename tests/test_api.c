@@ -481,6 +481,28 @@ static void check_defaults(void)
     CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
     cfx_exec_free(e);
     cfx_module_free(m);
+
+    /* a parameter that defaults to None: unbound, the graph sees None; its hidden presence input
+     * is no input a caller sees or binds */
+    m = compile(NULL, "n.cfx",
+                "graph n(x: i32, w: i32 = None) -> (y: i32) {\n"
+                "  y = x if w is None else x + w\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    CHECK_INT(cfx_input_count(m, 0), 2);
+    CHECK_STR(cfx_input_default(m, 0, 1), "None");
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t wv = 10, present = 1;
+    cfx_bind(e, "x", &x, sizeof x);
+    cfx_bind(e, "y", &y, sizeof y);
+    CHECK(cfx_bind(e, "present(w)", &present, sizeof present) != 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 3);
+    cfx_bind(e, "w", &wv, sizeof wv);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 13);
+    cfx_exec_free(e);
+    cfx_module_free(m);
 }
 
 int main(void)

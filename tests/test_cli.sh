@@ -232,6 +232,17 @@ run_cfx run "$T/def.cfx" --in "x=[1,2]" --in on=false --in k=1
 expect_rc 0 "run that gives some defaulted inputs"
 expect_out "y = [1, 2]
 m = 0" "defaults overridden"
+cat >"$T/none.cfx" <<'EOF'
+graph opt(x: f32[2], bias: f32[2] = None) -> (y: f32[2]) {
+  y = x if bias is None else x + bias
+}
+EOF
+run_cfx run "$T/none.cfx" --help
+expect_in "    bias: f32[2] = None" out "--help shows a None default"
+run_cfx run "$T/none.cfx" --in "x=[1,2]"
+expect_out "y = [1, 2]" "a None parameter left out"
+run_cfx run "$T/none.cfx" --in "x=[1,2]" --in "bias=[3,3]"
+expect_out "y = [4, 5]" "a None parameter given"
 run_cfx run "$T/def.cfx" --in k=1
 expect_rc 1 "missing input without a default"
 expect_err "cfx: missing input: x; graph 'scaled' takes, each as --in NAME=VALUE:

@@ -205,6 +205,9 @@ static unit *add_run_line(int first, int ngraphs, const char *path, char *text, 
         u->nsets--;
         return NULL;
     }
+    for (int32_t i = 0; i < u->prog->ninputs; i++) /* a None left out: zeros, never read */
+        if (!s->data[i] && !(s->data[i] = calloc(1, (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]) + 1)))
+            abort();
     s->max_iters = max_iters;
     const char *base = strrchr(path, '/');
     snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);

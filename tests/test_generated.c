@@ -97,11 +97,11 @@ static int all_sentinel(const gen_results *r)
 static const char *const ok_forms[] = {
     ".append(", ".pop()", "stack(", "enumerate(L", "enumerate([", "in L", "in [", "len(L", " ** ", "reshape(",
     ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((", " // ", " % ", " / ",
-    "truncdiv(", "fmod(", " h(",
+    "truncdiv(", "fmod(", " h(", "o0 is not None", "o0 is None", "  o0 = ",
 };
 static const char *const stop_kinds[] = {
     "is full", "pop from the empty list", "items, index was", "stack needs", "the slice of", "dimension 1 of",
-    "has no value: no iteration of the loop",
+    "has no value: no iteration of the loop", "'o0' is None",
 };
 #define NFORMS (int)(sizeof ok_forms / sizeof ok_forms[0])
 #define NSTOPS (int)(sizeof stop_kinds / sizeof stop_kinds[0])

@@ -157,6 +157,19 @@ static void put(strbuf *o, const ast_node *n)
         put(o, n->b);
         sb_puts(o, ")");
         break;
+    case AST_NONE: sb_puts(o, "None"); break;
+    case AST_IS:
+        sb_puts(o, (n->flags & AST_F_NOT) ? "(isnot " : "(is ");
+        put(o, n->a);
+        sb_puts(o, " ");
+        put(o, n->b);
+        sb_puts(o, ")");
+        break;
+    case AST_KWARG:
+        sb_printf(o, "(%s= ", n->name);
+        put(o, n->a);
+        sb_puts(o, ")");
+        break;
     case AST_BREAK: sb_puts(o, "break"); break;
     case AST_CONTINUE: sb_puts(o, "continue"); break;
     case AST_RETURN: sb_puts(o, "return"); break;
@@ -301,6 +314,10 @@ static void test_precedence(void)
     check_expr("a * b + c", "(add (mul a b) c)", __LINE__);
     check_expr("a - b - c", "(sub (sub a b) c)", __LINE__);
     check_expr("a / b % c * d @ e", "(matmul (mul (mod (div a b) c) d) e)", __LINE__);
+    check_expr("a // b + c", "(add (floordiv a b) c)", __LINE__);
+    /* `is` and `is not` compare at the level of ==; None is a value */
+    check_expr("x is None and y is not None", "(and (is x None) (isnot y None))", __LINE__);
+    check_expr("not x is None", "(not (is x None))", __LINE__);
     check_expr("a + b < c * d", "(lt (add a b) (mul c d))", __LINE__);
     check_expr("a <= b", "(le a b)", __LINE__);
     check_expr("a > b", "(gt a b)", __LINE__);

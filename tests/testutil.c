@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,10 +146,21 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
         for (int k = 0; k < ntok; k++)
             if (strncmp(tokens[k], names[i], len) == 0 && tokens[k][len] == '=')
                 value = tokens[k] + len + 1;
+        if (!value && defaults && defaults[i] && strcmp(defaults[i], "None") == 0)
+            continue; /* left out: None, unbound (NULL) */
         inputs[i] = calloc(1, bytes ? bytes : 1);
         if (!inputs[i]) {
             snprintf(err, errlen, "out of memory");
             return -1;
+        }
+        if (strncmp(names[i], "present(", 8) == 0) {
+            /* a program's hidden input (compile.h): 1 when the line gives the parameter it names */
+            size_t plen = strlen(names[i]) - 9;
+            int given = 0;
+            for (int k = 0; k < ntok; k++)
+                given |= strncmp(tokens[k], names[i] + 8, plen) == 0 && tokens[k][plen] == '=';
+            *(int32_t *)inputs[i] = given;
+            continue;
         }
         if (!value && defaults && defaults[i]) {
             /* its default: one element, repeated */

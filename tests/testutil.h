@@ -29,8 +29,10 @@ int test_each_graph(void (*fn)(const char *path, const char *text, long len, voi
  * (`NAME=VALUE`, `--seed N`, ...) give each of the n inputs (names[i], types[i]) its value,
  * a literal, a .npy file under the source tree, or `random` (drawn from --seed); an input the
  * line leaves out takes defaults[i] (cfx_input_default's text, filling every element), when
- * defaults is not NULL and it has one. inputs[i] is allocated here (free() them, also on
- * failure). Returns 0, or -1 with the reason in err. */
+ * defaults is not NULL and it has one; one whose default is None stays NULL (unbound), and a
+ * program's hidden input `present(NAME)` (compile.h) is 1 when the line gives NAME, else 0.
+ * inputs[i] is allocated here (free() them, also on failure). Returns 0, or -1 with the reason
+ * in err. */
 struct cfx_type;
 int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
                     const struct cfx_type *types, const char *const *defaults, void **inputs, char *err,
