@@ -2112,7 +2112,7 @@ static int check_literal(checker *C, ast_node *n, int want)
     if (base->kind == AST_REAL) {
         int dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
         double r = neg ? -base->rval : base->rval;
-        if (dt == CFX_F32 && isinf((float)r)) { /* the lexer rejected what overflows f64 */
+        if (dt == CFX_F32 && isinf((float)r) && !isinf(r)) { /* the lexer rejected what overflows f64 */
             diag_error(C->d, n->line, n->col, "real literal %g does not fit in f32 (largest 3.4028235e+38)", r);
             return -1;
         }
@@ -2337,16 +2337,20 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
                    tystr(x, b1), tystr(y, b2));
         return -1;
     }
-    if (x->rank != 2 || (y->rank != 1 && y->rank != 2) || x->dims[1] != y->dims[0]) {
+    /* as numpy's matmul: [m, k] @ [k, n] and [m, k] @ [k]; a vector on the left is a row,
+     * [k] @ [k, n] is [n], and [k] @ [k] is their dot product, a scalar */
+    int inner = x->rank == 2 ? 1 : 0;
+    if (x->rank < 1 || x->rank > 2 || y->rank < 1 || y->rank > 2 || x->dims[inner] != y->dims[0]) {
         diag_error(C->d, n->line, n->col, "shapes of '%s' do not match: %s @ %s", name, tystr(x, b1),
                    tystr(y, b2));
         return -1;
     }
     cfx_type t = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
-    t.rank = y->rank;
-    t.dims[0] = x->dims[0];
+    t.rank = (x->rank - 1) + (y->rank - 1);
+    if (x->rank == 2)
+        t.dims[0] = x->dims[0];
     if (y->rank == 2)
-        t.dims[1] = y->dims[1];
+        t.dims[t.rank - 1] = y->dims[1];
     if (type_count(&t) > CFX_MAX_ELEMENTS) {
         diag_error(C->d, n->line, n->col, "the result of '%s' has more than %" PRId64 " elements", name,
                    (int64_t)CFX_MAX_ELEMENTS);
@@ -3814,6 +3818,111 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
 /* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
  * is the number of results the context takes (1 in an expression, -1 for a statement, which
  * discards them). */
+/* The reduction op called `name` (sum mean max min argmax argmin all any), or -1. */
+static int reduction_of(const char *name)
+{
+    static const struct {
+        const char *name;
+        int op;
+    } r[] = {{"sum", OP_SUM},       {"mean", OP_MEAN},     {"max", OP_RMAX}, {"min", OP_RMIN},
+             {"argmax", OP_ARGMAX}, {"argmin", OP_ARGMIN}, {"all", OP_ALL},  {"any", OP_ANY}};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (strcmp(name, r[i].name) == 0)
+            return r[i].op;
+    return -1;
+}
+
+/* A reduction along one axis, as numpy's: the tensor, then the axis by position (but for max
+ * and min, whose two-argument form is elementwise) or as `axis=`, and `keepdims=`; the axis is
+ * an integer known at compile time, negative from the end. The result drops that dimension, or
+ * keeps it as 1 (keepdims). The note's axis is the axis + 1. */
+static int check_axis_reduce(checker *C, env *e, ast_node *n, int op, int nwant)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    ast_node *x = NULL, *ax = NULL, *keep = NULL;
+    int bad = 0, npos = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind != AST_KWARG) {
+            if (npos == 0)
+                x = a;
+            else if (npos == 1 && op != OP_RMAX && op != OP_RMIN)
+                ax = a;
+            else
+                bad = 1;
+            npos++;
+        } else if (strcmp(a->name, "axis") == 0 && !ax) {
+            ax = a->a;
+        } else if (strcmp(a->name, "keepdims") == 0 && !keep) {
+            keep = a->a;
+        } else {
+            diag_error(C->d, a->line, a->col, "'%s' takes a tensor, an axis and keepdims, not '%s='", n->name,
+                       a->name);
+            return -1;
+        }
+    }
+    if (bad || !x || x->kind == AST_TYPE) {
+        diag_error(C->d, n->line, n->col, "'%s' takes a tensor and an axis, as in %s(x, axis=0)", n->name, n->name);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, x, -1) < 0)
+        return -1;
+    int cls = op_class[op], dt = x->ty.dtype;
+    int ok = cls == OPC_REDUCE_REAL ? is_real(dt) : cls == OPC_REDUCE_BOOL ? dt == CFX_BOOL : is_num(dt);
+    if (!ok) {
+        diag_error(C->d, x->line, x->col, "'%s' needs %s, got %s", n->name,
+                   cls == OPC_REDUCE_REAL ? "f32 or f64" : cls == OPC_REDUCE_BOOL ? "bool" : "a numeric operand",
+                   tystr(&x->ty, b1));
+        return -1;
+    }
+    int64_t axis = 0, keepdims = 0;
+    if (ax) {
+        if (check_expr(C, e, ax, CFX_I32) < 0)
+            return -1;
+        const check_note *ka = ax->note;
+        if (!ka->known || !is_int(ax->ty.dtype) || ka->ival < -x->ty.rank || ka->ival >= x->ty.rank) {
+            diag_error(C->d, ax->line, ax->col, "the axis of '%s' must be an integer known at compile time, from "
+                       "%d to %d for %s", n->name, -x->ty.rank, x->ty.rank - 1, tystr(&x->ty, b1));
+            return -1;
+        }
+        axis = ka->ival < 0 ? ka->ival + x->ty.rank : ka->ival;
+    }
+    if (keep) {
+        if (check_expr(C, e, keep, -1) < 0)
+            return -1;
+        const check_note *kk = keep->note;
+        if (!kk->known || keep->ty.dtype != CFX_BOOL) {
+            diag_error(C->d, keep->line, keep->col, "keepdims must be true or false");
+            return -1;
+        }
+        keepdims = kk->ival;
+    }
+    if (!ax) { /* all of x: keepdims keeps every dimension as 1 */
+        k->callee = CHECK_CALL_OP;
+        k->op = op;
+        n->ty = scalar_type(op == OP_ARGMAX || op == OP_ARGMIN ? CFX_I32 : (cfx_dtype)dt);
+        if (keepdims) {
+            n->ty.rank = x->ty.rank;
+            for (int d = 0; d < x->ty.rank; d++)
+                n->ty.dims[d] = 1;
+            k->axis = -1; /* the lowering reshapes the one element */
+        }
+        return 0;
+    }
+    cfx_type t = scalar_type(op == OP_ARGMAX || op == OP_ARGMIN ? CFX_I32 : (cfx_dtype)dt);
+    for (int d = 0; d < x->ty.rank; d++)
+        if (d != axis)
+            t.dims[t.rank++] = x->ty.dims[d];
+        else if (keepdims)
+            t.dims[t.rank++] = 1;
+    k->callee = CHECK_CALL_OP;
+    k->op = op;
+    k->axis = (int)axis + 1;
+    n->ty = t;
+    return 0;
+}
+
 static int check_call(checker *C, env *e, ast_node *n, int nwant)
 {
     check_note *k = check_note_of(C, n);
@@ -3864,6 +3973,27 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             n->ty = gr->results[0].type;
         return 0;
     }
+    /* Python's casts: float(x) is an f32, int(x) an i32, bool(x) a bool (cast's rules) */
+    if ((strcmp(n->name, "float") == 0 || strcmp(n->name, "int") == 0 || strcmp(n->name, "bool") == 0) &&
+        !ctx_find(C->ctx, n->name)) {
+        if (n->nlist != 1 || n->list[0]->kind == AST_KWARG || n->list[0]->kind == AST_TYPE) {
+            diag_error(C->d, n->line, n->col, "'%s' takes one value, as in %s(x)", n->name, n->name);
+            return -1;
+        }
+        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+            return -1;
+        k->callee = CHECK_CALL_OP;
+        k->op = OP_CAST;
+        n->ty = n->list[0]->ty;
+        n->ty.dtype = n->name[0] == 'f' ? CFX_F32 : n->name[0] == 'i' ? CFX_I32 : CFX_BOOL;
+        return 0;
+    }
+    /* a reduction along an axis: sum(m, axis=0), argmax(m, 1), max(m, axis=-1, keepdims=true) */
+    int rop = reduction_of(n->name), kwargs = 0;
+    for (int i = 0; i < n->nlist; i++)
+        kwargs |= n->list[i]->kind == AST_KWARG;
+    if (rop >= 0 && (kwargs || (n->nlist == 2 && rop != OP_RMAX && rop != OP_RMIN)))
+        return check_axis_reduce(C, e, n, rop, nwant);
     /* a built-in op: max and min have a one-operand (reduction) and a two-operand form */
     int found = 0, arities[2] = {0, 0};
     for (int op = 0; op < OP_COUNT; op++) {

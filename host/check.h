@@ -66,6 +66,8 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
+    int axis;      /* AST_CALL of a reduction along an axis: the axis + 1 (0: over everything;
+                      -1: over everything, keeping every dimension as 1) */
     int cdt;       /* an elementwise op of two operands (infix or called): the dtype it computes
                       in, which its operands are converted to first (f32 for `/` of integers) */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */

@@ -296,7 +296,11 @@ int lex_is(const lexer *lx, const lex_token *t, const char *s)
 
 static int keyword(const char *s, size_t n)
 {
-    for (int k = TK_GRAPH; k <= TK_NONE; k++)
+    if (n == 4 && memcmp(s, "True", 4) == 0)
+        return TK_TRUE;
+    if (n == 5 && memcmp(s, "False", 5) == 0)
+        return TK_FALSE;
+    for (int k = TK_GRAPH; k <= TK_PASS; k++)
         if (strlen(kind_names[k]) == n && memcmp(kind_names[k], s, n) == 0)
             return k;
     return TK_NAME;

@@ -15,7 +15,8 @@
 
 /* X(NAME, SPELLING): every token kind once. SPELLING is the text of a keyword or an
  * operator, or a description ("newline") for the kinds that have no fixed text. The
- * keywords are the run from GRAPH to NONE; the lexer looks names up in that run. */
+ * keywords are the run from GRAPH to PASS; the lexer looks names up in that run, and reads
+ * Python's spellings True and False as true and false. */
 #define LEX_TOKENS(X)                     \
     X(EOF, "end of file")                 \
     X(NEWLINE, "newline")                 \
@@ -45,6 +46,7 @@
     X(NOT, "not")                         \
     X(IS, "is")                           \
     X(NONE, "None")                       \
+    X(PASS, "pass")                       \
     /* operators and punctuation */       \
     X(PLUS, "+")                          \
     X(MINUS, "-")                         \

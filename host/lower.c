@@ -1397,6 +1397,184 @@ static void check_index(lowerer *L, int32_t s, int64_t rows, const ast_node *ten
     lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, base ? dim : 0);
 }
 
+/* a @ b, their dtypes promoted: [m, k] @ [k, n] and [m, k] @ [k] are one MATMUL; a vector on
+ * the left is a row, [k] @ [k, n] the MATMUL of [1, k] @ [k, n] (the same bytes under another
+ * shape, a COPY each way); [k] @ [k] is a DOT. */
+static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, int32_t want)
+{
+    int dt = n->ty.dtype; /* the operands' dtypes promote */
+    int32_t x = convert(L, lower_expr(L, a, -1), dt), y = convert(L, lower_expr(L, b, -1), dt);
+    if (a->ty.rank == 1 && b->ty.rank == 1) {
+        int32_t d = no_alias(L, n, want, x, y);
+        lower_emit(L, REC_DOT, 0, d, x, y, 0);
+        return lower_copy_to(L, want, d);
+    }
+    if (a->ty.rank == 1) {
+        cfx_type row = a->ty, out = n->ty;
+        row.dtype = out.dtype = (cfx_dtype)dt;
+        row.rank = out.rank = 2;
+        row.dims[0] = out.dims[0] = 1;
+        row.dims[1] = a->ty.dims[0];
+        out.dims[1] = b->ty.dims[1];
+        int32_t r = lower_temp(L, &row), p = lower_temp(L, &out), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, r, x, 0, 0);
+        lower_emit(L, REC_MATMUL, 0, p, r, y, 0);
+        lower_emit(L, REC_COPY, 0, d, p, 0, 0);
+        return d;
+    }
+    int32_t d = no_alias(L, n, want, x, y);
+    lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
+    return lower_copy_to(L, want, d);
+}
+
+/* Most results of a reduction along an axis that is unrolled (one GET_BOX, REDUCE and SET_BOX
+ * per result): a larger one is an error rather than a program of that many records. */
+#define LOWER_MAX_AXIS_RESULTS 4096
+
+/* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
+ * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one
+ * MATMUL with a row or column of ones over the tensor seen as a matrix (all and any count the
+ * trues in i32: all of them, or any); anything else is unrolled, one result at a time. */
+static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int32_t want)
+{
+    ast_node *arg = n->list[0];
+    const cfx_type *X = &arg->ty;
+    int32_t x = lower_expr(L, arg, -1);
+    if (axis1 < 0) {
+        cfx_type one = n->ty;
+        one.rank = 0;
+        int32_t s = lower_temp(L, &one), d = dest(L, n, want);
+        lower_emit(L, REC_REDUCE, op, s, x, 0, 0);
+        lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        return d;
+    }
+    int a = axis1 - 1, R = X->rank;
+    int64_t len = X->dims[a], rest = 1;
+    for (int d = 0; d < R; d++)
+        if (d != a)
+            rest *= X->dims[d];
+    int32_t d = dest(L, n, want);
+    if (R == 1) { /* over all of a vector */
+        cfx_type one = n->ty;
+        one.rank = 0;
+        int32_t s = lower_temp(L, &one);
+        lower_emit(L, REC_REDUCE, op, s, x, 0, 0);
+        lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        return d;
+    }
+    int summed = op == OP_SUM || op == OP_MEAN || op == OP_ALL || op == OP_ANY;
+    if (summed && (a == 0 || a == R - 1)) {
+        int acc = op == OP_ALL || op == OP_ANY ? CFX_I32 : X->dtype;
+        cfx_type m = *X, ones, out;
+        memset(&ones, 0, sizeof ones);
+        m.dtype = (cfx_dtype)acc;
+        m.rank = 2;
+        m.dims[0] = a == 0 ? len : rest;
+        m.dims[1] = a == 0 ? rest : len;
+        ones.dtype = (cfx_dtype)acc;
+        ones.rank = a == 0 ? 2 : 1;
+        ones.dims[0] = a == 0 ? 1 : len;
+        ones.dims[1] = a == 0 ? len : 0;
+        out = ones;
+        out.rank = a == 0 ? 2 : 1;
+        out.dims[0] = a == 0 ? 1 : rest;
+        out.dims[1] = a == 0 ? rest : 0;
+        int32_t mx = x; /* x seen as a matrix: itself when it is one, of the dtype summed */
+        if (acc != (int)X->dtype || R != 2) {
+            mx = lower_temp(L, &m);
+            lower_emit(L, acc != (int)X->dtype ? REC_CAST : REC_COPY, 0, mx, x, 0, 0);
+        }
+        void *data = calloc((size_t)len, 8);
+        if (!data) {
+            lower_fail(L, "out of memory");
+            return d;
+        }
+        for (int64_t i = 0; i < len; i++) {
+            if (acc == CFX_F32) ((float *)data)[i] = 1.0f;
+            else if (acc == CFX_F64) ((double *)data)[i] = 1.0;
+            else if (acc == CFX_I32) ((int32_t *)data)[i] = 1;
+            else ((int64_t *)data)[i] = 1;
+        }
+        int32_t dims[CFX_MAX_RANK] = {(int32_t)ones.dims[0], (int32_t)ones.dims[1], 0, 0};
+        int32_t o = L->failed ? 0 : note_slot(L, prog_const(L->b, (cfx_dtype)acc, ones.rank, dims, data));
+        free(data);
+        if (L->failed)
+            return d;
+        L->info[o].count = len;
+        L->info[o].dtype = acc;
+        L->info[o].ty = ones;
+        int32_t s = lower_temp(L, &out);
+        if (a == 0)
+            lower_emit(L, REC_MATMUL, 0, s, o, mx, 0);
+        else
+            lower_emit(L, REC_MATMUL, 0, s, mx, o, 0);
+        if (op == OP_SUM) {
+            lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        } else {
+            cfx_type r = out;
+            r.dtype = n->ty.dtype;
+            int32_t t = lower_temp(L, &r);
+            if (op == OP_MEAN)
+                lower_emit(L, REC_BINARY, OP_DIV, t, s, lower_const_scalar(L, acc, 0, (double)len), 0);
+            else if (op == OP_ALL)
+                lower_emit(L, REC_BINARY, OP_EQ, t, s, lower_const_scalar(L, CFX_I32, len, 0), 0);
+            else
+                lower_emit(L, REC_BINARY, OP_GT, t, s, lower_const_scalar(L, CFX_I32, 0, 0), 0);
+            lower_emit(L, REC_COPY, 0, d, t, 0, 0);
+        }
+        return d;
+    }
+    if (rest > LOWER_MAX_AXIS_RESULTS) {
+        char why[200];
+        snprintf(why, sizeof why, "'%s' along axis %d gives %lld results, more than %d: it is unrolled one result at "
+                 "a time; reduce along the first or last axis, or transpose", n->name, a, (long long)rest,
+                 LOWER_MAX_AXIS_RESULTS);
+        lower_fail(L, why);
+        return d;
+    }
+    /* one result at a time: the slice of x along the axis, reduced, written at its place */
+    cfx_type v = *X, one = n->ty;
+    v.rank = 1;
+    v.dims[0] = len;
+    one.rank = 0;
+    const cfx_type *D = &n->ty;
+    for (int64_t r = 0; r < rest && !L->failed; r++) {
+        int32_t ent[2 * CFX_MAX_RANK], out[2 * CFX_MAX_RANK];
+        int64_t q = r;
+        int k = D->rank;
+        for (int dd = R - 1; dd >= 0; dd--) {
+            if (dd == a) {
+                ent[2 * dd] = -1;
+                ent[2 * dd + 1] = (int32_t)len;
+                if (D->rank == R) { /* keepdims: index 0 */
+                    k--;
+                    out[2 * k] = lower_const_scalar(L, CFX_I32, 0, 0);
+                    out[2 * k + 1] = -1;
+                }
+                continue;
+            }
+            int64_t i = q % X->dims[dd];
+            q /= X->dims[dd];
+            ent[2 * dd] = lower_const_scalar(L, CFX_I32, i, 0);
+            ent[2 * dd + 1] = -1;
+            k--;
+            out[2 * k] = ent[2 * dd];
+            out[2 * k + 1] = -1;
+        }
+        int32_t tin = L->failed ? 0 : prog_table(L->b, ent, 2 * R);
+        int32_t tout = L->failed ? 0 : prog_table(L->b, out, 2 * D->rank);
+        if (tin < 0 || tout < 0) {
+            lower_fail(L, "the graph has too many subscripts");
+            return d;
+        }
+        int32_t sl = lower_temp(L, &v), s = lower_temp(L, &one);
+        lower_emit(L, REC_GET_BOX, 0, sl, x, tin, 0);
+        lower_emit(L, REC_REDUCE, op, s, sl, 0, 0);
+        lower_emit(L, REC_SET_BOX, 0, d, s, tout, 0);
+    }
+    return d;
+}
+
 static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
 {
     const check_note *k = lower_note(n);
@@ -1418,6 +1596,8 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_REDUCE_REAL:
     case OPC_REDUCE_ARG:
     case OPC_REDUCE_BOOL: {
+        if (k->axis)
+            return lower_axis_reduce(L, n, op, k->axis, want);
         int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
         lower_emit(L, REC_REDUCE, op, d, x, 0, 0);
         return lower_copy_to(L, want, d);
@@ -1429,13 +1609,8 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
         lower_emit(L, REC_DOT, 0, d, x, y, 0);
         return lower_copy_to(L, want, d);
     }
-    case OPC_MATMUL: {
-        int dt = n->ty.dtype;
-        int32_t x = convert(L, lower_expr(L, arg[0], -1), dt), y = convert(L, lower_expr(L, arg[1], -1), dt);
-        int32_t d = no_alias(L, n, want, x, y);
-        lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
-        return lower_copy_to(L, want, d);
-    }
+    case OPC_MATMUL:
+        return lower_matmul(L, n, arg[0], arg[1], want);
     case OPC_TRANSPOSE: {
         int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
         lower_emit(L, REC_TRANSPOSE, 0, d, x, 0, 0);
@@ -1577,13 +1752,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         return d;
     }
     case AST_BINARY:
-        if (n->op == OP_MATMUL) {
-            int dt = n->ty.dtype; /* the operands' dtypes promote */
-            int32_t x = convert(L, lower_expr(L, n->a, -1), dt), y = convert(L, lower_expr(L, n->b, -1), dt);
-            int32_t d = no_alias(L, n, want, x, y);
-            lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
-            return lower_copy_to(L, want, d);
-        }
+        if (n->op == OP_MATMUL)
+            return lower_matmul(L, n, n->a, n->b, want);
         if ((n->op == OP_AND || n->op == OP_OR) && one_element(&n->a->ty) && one_element(&n->b->ty))
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);

@@ -16,6 +16,7 @@
  * of a flat chain `1 + 1 + ... + 1` and the indexes of `x[0][0]...` count too (as Python's
  * compiler also gives up on a 100,000-term sum). */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -584,6 +585,7 @@ static int aug_op(int kind)
     case TK_SLASH_ASSIGN: return OP_DIV;
     case TK_PERCENT_ASSIGN: return OP_MOD;
     case TK_SLASHSLASH_ASSIGN: return OP_FLOORDIV;
+    case TK_STARSTAR_ASSIGN: return OP_POW;
     default: return -1;
     }
 }
@@ -736,6 +738,9 @@ static ast_node *parse_statement(parser *p)
         return parse_for(p);
     case TK_SWITCH:
         return parse_switch(p);
+    case TK_PASS:
+        parse_next(p);
+        return parse_node(p, AST_BLOCK, t.line, t.col); /* an empty block: nothing to do */
     case TK_BREAK:
     case TK_CONTINUE:
     case TK_RETURN:
@@ -1156,6 +1161,8 @@ static void shape_text(const cfx_type *t, char *buf, size_t n)
 /* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. A syntax error sets
  * panic; a type that parsed but cannot be used (rank, size) is reported, and *out is then a
  * scalar so that parsing goes on. */
+static int parse_type_rest(parser *p, const lex_token *start, cfx_dtype dt, cfx_type *out);
+
 static int parse_type(parser *p, cfx_type *out)
 {
     memset(out, 0, sizeof *out);
@@ -1165,8 +1172,16 @@ static int parse_type(parser *p, cfx_type *out)
         parse_expected(p, "a type (f32, f64, i32, i64 or bool)");
         return 0;
     }
-    out->dtype = dt;
     parse_next(p);
+    return parse_type_rest(p, &start, dt, out);
+}
+
+/* The rest of a type after its dtype name (the token start): `[d0, ...]`, `[]` or nothing. */
+static int parse_type_rest(parser *p, const lex_token *startp, cfx_dtype dt, cfx_type *out)
+{
+    lex_token start = *startp;
+    memset(out, 0, sizeof *out);
+    out->dtype = dt;
     if (p->tok.kind != TK_LBRACKET)
         return 1;
     parse_next(p);
@@ -1276,9 +1291,19 @@ static void parse_args(parser *p, ast_node *call)
     parse_next(p);
     while (p->tok.kind != TK_RPAREN) {
         ast_node *arg;
-        if (is_dtype(p, &p->tok, NULL)) {
-            arg = parse_node(p, AST_TYPE, p->tok.line, p->tok.col);
-            parse_type(p, &arg->ty);
+        cfx_dtype dt;
+        if (is_dtype(p, &p->tok, &dt)) {
+            /* a type, or a call of a dtype's name: bool(x) */
+            lex_token t = p->tok;
+            parse_next(p);
+            if (p->tok.kind == TK_LPAREN) {
+                arg = parse_node(p, AST_CALL, t.line, t.col);
+                arg->name = parse_token_text(p, &t);
+                parse_args(p, arg);
+            } else {
+                arg = parse_node(p, AST_TYPE, t.line, t.col);
+                parse_type_rest(p, &t, dt, &arg->ty);
+            }
         } else {
             arg = parse_expr(p);
             if (p->tok.kind == TK_ASSIGN && !p->panic && arg->kind == AST_NAME && !(arg->flags & AST_F_PAREN)) {
@@ -1341,6 +1366,13 @@ static ast_node *parse_primary(parser *p)
         parse_next(p);
         return n;
     case TK_NAME:
+        if (lex_is(&p->lx, &t, "inf") || lex_is(&p->lx, &t, "nan")) {
+            /* real literals, as numpy's inf and nan: not names */
+            n = parse_node(p, AST_REAL, t.line, t.col);
+            n->rval = lex_is(&p->lx, &t, "inf") ? (double)INFINITY : (double)NAN;
+            parse_next(p);
+            return n;
+        }
         if (lex_is(&p->lx, &t, "lambda")) {
             parse_syntax_error(p, t.line, t.col, "closures (lambda) are not supported: write a graph and call it");
             return parse_error_node(p);

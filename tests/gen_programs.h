@@ -109,6 +109,8 @@ enum gen_expr {
     GE_TPOW,    /* e[0] ** ival, elementwise */
     GE_TWHERE,  /* where(e[0] > e[1], e[0], e[1]), broadcast */
     GE_TNEG,    /* -e[0] */
+    GE_AXRED,   /* sum, max, min or mean (form 0..3) of r5 along axis ival (0, 1 or -1): f32[4] or
+                   f32[3] */
     GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
     GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
     GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
@@ -950,6 +952,13 @@ static int gen_texpr(gen_prog *g, int f, int rank, int d0, int d1, int depth)
     int c = gen_rand(g, leaf ? 3 : 10), k, a, b;
     int sc = f == GT_I ? GT_I : GT_F, count = rank == 1 ? d0 : d0 * d1;
     switch (c) {
+    case 1: /* r5 reduced along an axis: [4] from its columns, [3] from its rows */
+        if (f != GT_F || rank != 1 || (d0 != GEN_LEN && d0 != GEN_ROWS))
+            break;
+        k = gen_tnode(g, GE_AXRED, f, rank, d0, d1);
+        g->nodes[k].form = (uint8_t)gen_rand(g, 4);
+        g->nodes[k].ival = d0 == GEN_LEN ? 0 : gen_rand(g, 2) ? 1 : -1;
+        return k;
     case 0:
         k = gen_tvar_of(g, f, rank, d0, d1);
         if (k >= 0) return k;
@@ -1639,6 +1648,14 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
     case GE_LITEM: gen_put(b, "%s[", g->vars[n->var].name); gen_put_expr(g, b, n->e[0]); gen_put(b, "]"); break;
     case GE_TSUM: gen_put(b, "sum("); gen_put_expr(g, b, n->e[0]); gen_put(b, ")"); break;
     case GE_TNEG: gen_put(b, "(-"); gen_put_expr(g, b, n->e[0]); gen_put(b, ")"); break;
+    case GE_AXRED: {
+        static const char *const ops[] = {"sum", "max", "min", "mean"};
+        if (n->form == 1 || n->form == 2) /* max and min take their axis by name */
+            gen_put(b, "%s(r5, axis=%d)", ops[n->form], (int)n->ival);
+        else
+            gen_put(b, n->ival == -1 ? "%s(r5, axis=%d)" : "%s(r5, %d)", ops[n->form], (int)n->ival);
+        break;
+    }
     case GE_POW: case GE_TPOW:
         gen_put(b, "(");
         gen_put_expr(g, b, n->e[0]);
@@ -2287,6 +2304,22 @@ static int gen_eval_t(gen_state *st, int e, int line, gen_tv *o)
         }
         gen_load(st, n->var, o);
         break;
+    case GE_AXRED: { /* numpy's reduction of r5 along an axis; sums in double, rounded once; mean
+                        is that sum, as f32, divided by the count in f32 */
+        int rows = n->ival == 0, cnt = rows ? GEN_ROWS : GEN_LEN, outs = rows ? GEN_LEN : GEN_ROWS;
+        gen_set_shape(o, 1, 1, outs, 0);
+        for (int j = 0; j < outs; j++) {
+            double sum = 0;
+            float best = 0;
+            for (int i = 0; i < cnt; i++) {
+                float v = rows ? st->m[i * GEN_LEN + j] : st->m[j * GEN_LEN + i];
+                sum += v;
+                best = i == 0 ? v : n->form == 1 ? gen_fmax(best, v) : gen_fmin(best, v);
+            }
+            o->x[j] = n->form == 0 ? (float)sum : n->form == 3 ? (float)sum / (float)cnt : best;
+        }
+        break;
+    }
     case GE_BOX:
         if (gen_box_at(st, n, line, start, len, kept) < 0) return -1;
         gen_box_io(st, n, start, len, kept, o, 0);
