@@ -54,6 +54,8 @@ enum ast_kind {
                      the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
+    AST_ERROR,    /* a statement that did not parse (reported): list = AST_NAME nodes of the names
+                     it seems to assign, which the checker then knows nothing of, quietly */
 };
 
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
@@ -111,6 +113,9 @@ typedef struct ast_module {
     ast_graph *graphs;
     int ngraphs;
     ast_arena *arena;
+    const char **broken; /* the graphs whose header did not parse (reported): a call of one is no
+                            error of its own */
+    int nbroken;
 } ast_module;
 
 /* Arena allocation: zeroed memory that lives until ast_module_free. NULL on out of memory. */

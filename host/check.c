@@ -543,6 +543,7 @@ static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *ar
         return 0;
     switch (n->kind) {
     case AST_ASSIGN:
+    case AST_ERROR:
         for (int i = 0; i < n->nlist; i++) {
             const ast_node *t = n->list[i];
             if (t->kind == AST_INDEX)
@@ -1704,6 +1705,14 @@ static void check_stmt(checker *C, env *e, ast_node *n)
     case AST_BLOCK:
         check_block(C, e, n);
         return;
+    case AST_ERROR:
+        /* a statement that did not parse: what it may have assigned is unknown, quietly */
+        for (int i = 0; i < n->nlist; i++) {
+            int v = check_var_find(C, n->list[i]->name);
+            if (v >= 0)
+                env_set(C, e, v)->st = V_ERROR;
+        }
+        return;
     default:
         diag_error(C->d, n->line, n->col, "expected a statement");
         return;
@@ -1732,6 +1741,7 @@ static void collect_vars(checker *C, const ast_node *n)
         return;
     switch (n->kind) {
     case AST_ASSIGN:
+    case AST_ERROR:
         for (int i = 0; i < n->nlist; i++)
             if (n->list[i]->kind == AST_NAME)
                 check_var_add(C, n->list[i]->name);
@@ -4035,6 +4045,9 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             n->ty = kern->results[0];
         return 0;
     }
+    for (int i = 0; i < C->m->nbroken; i++)
+        if (strcmp(C->m->broken[i], n->name) == 0)
+            return -1; /* a graph whose header did not parse: reported there */
     diag_error(C->d, n->line, n->col, "unknown op '%s'", n->name);
     for (int i = 0; i < n->nlist; i++)
         if (n->list[i]->kind != AST_TYPE)

@@ -129,8 +129,13 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         diag_error(&d, 1, 1, "out of memory");
         goto fail;
     }
-    if (d.errors)
+    if (d.errors) {
+        /* every independent error is reported: check what parsed (its broken statements stand
+         * for what they may have assigned, quietly), then stop before lowering */
+        if (m->ngraphs > 0)
+            check_module(m, ctx, &d);
         goto fail;
+    }
     if (m->ngraphs == 0) {
         diag_error(&d, 1, 1, "the file holds no graph");
         goto fail;

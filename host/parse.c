@@ -290,6 +290,7 @@ static int nameset_add(parser *p, nameset *s, const char *key, int value, int *f
 
 /* ---- statements -------------------------------------------------------------------- */
 
+/* `{ STATEMENT ... }`; `after` completes the message when the '{' is missing. */
 static ast_node *parse_block(parser *p, const char *after);
 
 /* Skips tokens to one of the kinds stop1..stop3 outside nested braces, or to the end of the
@@ -507,6 +508,12 @@ static int open_group(parser *p, const char *after)
 {
     if (p->panic)
         return 0;
+    if (p->tok.kind == TK_COLON) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "cfx writes a block in braces, not after ':' and an indent: put '{' here and '}' after the "
+                           "block");
+        return 0;
+    }
     if (p->tok.kind != TK_LBRACE) {
         char what[96];
         snprintf(what, sizeof what, "'{' %s", after);
@@ -649,6 +656,90 @@ static ast_node *parse_values(parser *p)
     return tup;
 }
 
+static void parse_args(parser *p, ast_node *call);
+
+/* The message for a Python statement that cfx does not take, by its first word, or NULL. */
+static const char *unsupported_word(const char *w)
+{
+    static const struct {
+        const char *word, *why;
+    } words[] = {
+        {"class", "classes are not supported: write a graph for each method, with the object's fields as its "
+                  "parameters and results"},
+        {"import", "'import' is not needed: the ops are built in (write sum(x), not np.sum(x))"},
+        {"from", "'from ... import' is not needed: the ops are built in (write sum(x), not np.sum(x))"},
+        {"global", "'global' is not supported: a graph's variables are its own; pass the value in as a "
+                   "parameter and out as a result"},
+        {"nonlocal", "'nonlocal' is not supported: a graph's variables are its own; pass the value in as a "
+                     "parameter and out as a result"},
+        {"try", "exceptions are not supported: test the condition with if, or stop the run with "
+                "assert(c, \"message\")"},
+        {"except", "exceptions are not supported: test the condition with if, or stop the run with "
+                   "assert(c, \"message\")"},
+        {"finally", "exceptions are not supported: write the statements after the others"},
+        {"raise", "'raise' is not supported: stop the run with assert(False, \"message\")"},
+        {"with", "'with' is not supported: write its statements without it"},
+        {"yield", "generators (yield) are not supported: append to a list, or loop over a range"},
+        {"async", "async code is not supported: a graph runs where its data lives, start to end"},
+        {"await", "async code is not supported: a graph runs where its data lives, start to end"},
+        {"del", "'del' is not supported: a variable lives until its graph ends; assign it anew"},
+        {"print", "print takes parentheses: print(x) or print(x, \"label\")"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(w, words[i].word) == 0)
+            return words[i].why;
+    return NULL;
+}
+
+/* Python's `assert C` and `assert C, "message"`, the current token past `assert`: the call
+ * assert(C, "message") (the message "assertion failed" when there is none). */
+static ast_node *parse_python_assert(parser *p, lex_token at)
+{
+    ast_node *call = parse_node(p, AST_CALL, at.line, at.col);
+    call->name = "assert";
+    nodelist args = {0};
+    parse_push(p, &args, parse_expr(p));
+    if (p->panic)
+        return NULL;
+    if (p->tok.kind == TK_COMMA) {
+        parse_next(p);
+        parse_push(p, &args, parse_expr(p));
+        if (p->panic)
+            return NULL;
+    } else {
+        ast_node *msg = parse_node(p, AST_STRING, at.line, at.col);
+        msg->str = "assertion failed";
+        parse_push(p, &args, msg);
+    }
+    parse_set_list(call, &args);
+    ast_node *n = parse_node(p, AST_EXPR, at.line, at.col);
+    n->a = call;
+    return n;
+}
+
+/* Whether the '(' at the current token closes at the end of the statement, as in
+ * assert(C, "message"), rather than opening the condition of `assert (C), "message"`. */
+static int call_form(parser *p)
+{
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + p->tok.start, p->lx.len - p->tok.start, err, sizeof err);
+    int depth = 0;
+    for (;;) {
+        lex_token x = lex_next(&lx);
+        if (x.kind == TK_EOF)
+            return 1;
+        if (x.kind == TK_LPAREN || x.kind == TK_LBRACKET)
+            depth++;
+        else if (x.kind == TK_RPAREN || x.kind == TK_RBRACKET)
+            depth--;
+        if (depth > 0)
+            continue;
+        x = lex_next(&lx);
+        return x.kind == TK_EOF || x.kind == TK_NEWLINE || x.kind == TK_SEMI || x.kind == TK_RBRACE;
+    }
+}
+
 /* `TARGET, ... = EXPR` or a call used as a statement. */
 static ast_node *parse_simple(parser *p)
 {
@@ -666,9 +757,46 @@ static ast_node *parse_simple(parser *p)
                            "functions inside a graph (closures) are not supported: write another graph and call it");
         return NULL;
     }
+    if (lex_is(&p->lx, &t, "assert")) {
+        /* Python's `assert c, "message"` beside cfx's assert(c, "message") */
+        parse_next(p);
+        if (p->tok.kind != TK_LPAREN || !call_form(p))
+            return parse_python_assert(p, t);
+        ast_node *call = parse_node(p, AST_CALL, t.line, t.col);
+        call->name = "assert";
+        parse_args(p, call);
+        if (p->panic)
+            return NULL;
+        if (call->nlist == 1) {
+            /* `assert(C)`, Python's `assert (C)`: the message "assertion failed" */
+            nodelist args = {0};
+            parse_push(p, &args, call->list[0]);
+            ast_node *msg = parse_node(p, AST_STRING, t.line, t.col);
+            msg->str = "assertion failed";
+            parse_push(p, &args, msg);
+            parse_set_list(call, &args);
+        }
+        ast_node *n = parse_node(p, AST_EXPR, t.line, t.col);
+        n->a = call;
+        return n;
+    }
     ast_node *first = parse_expr(p);
     if (p->panic)
         return NULL;
+    if (first->kind == AST_NAME && !(first->flags & AST_F_PAREN) && p->tok.kind != TK_COMMA &&
+        p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
+        const char *why = unsupported_word(first->name);
+        if (why) {
+            parse_syntax_error(p, t.line, t.col, "%s", why);
+            return NULL;
+        }
+    }
+    if (p->tok.kind == TK_COLON) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "annotated assignment (x: TYPE = ...) is not supported: write x = ..., with "
+                           "cast(...) for another dtype");
+        return NULL;
+    }
     if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
         if (first->kind != AST_CALL) {
             parse_syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
@@ -694,13 +822,19 @@ static ast_node *parse_simple(parser *p)
         return NULL;
     if (p->tok.kind == TK_LBRACE) {
         parse_syntax_error(p, p->tok.line, p->tok.col,
-                           "dicts are not supported: use one variable per key, or a tensor indexed by an integer");
+                           "dicts and sets are not supported: use one variable per key, or a tensor indexed by an "
+                           "integer");
         return NULL;
     }
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
     n->a = parse_values(p);
     if (p->panic)
         return NULL;
+    if (p->tok.kind == TK_ASSIGN) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "chained assignment (a = b = v) is not supported: assign each on a line of its own");
+        return NULL;
+    }
     parse_set_list(n, &targets);
     /* a target is a name or one row of a named tensor: the lowering writes rows in place */
     for (int i = 0; i < targets.n; i++) {
@@ -764,7 +898,49 @@ static ast_node *parse_statement(parser *p)
     }
 }
 
-/* `{ STATEMENT ... }`; `after` completes the message when the '{' is missing. */
+/* What a statement that did not parse stands in for: an AST_ERROR with the names the text from
+ * `from` up to the current token seems to assign (`NAME =`, `NAME op=`, `a, b =`, `for NAME in`),
+ * so that the checker goes on without reporting their uses, which the first error explains. */
+static ast_node *broken_statement(parser *p, const lex_token *from)
+{
+    ast_node *n = parse_node(p, AST_ERROR, from->line, from->col);
+    if (!p->arena || p->stop || p->tok.start <= from->start)
+        return n;
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + from->start, p->tok.start - from->start, err, sizeof err);
+    nodelist names = {0};
+    lex_token run[8]; /* the names of a run `a, b, c`, or of `for a, b` */
+    int nrun = 0, sep = 0;
+    for (;;) {
+        lex_token t = lex_next(&lx);
+        if (t.kind == TK_EOF)
+            break;
+        if (t.kind == TK_NAME) {
+            if (sep || nrun == 8) /* a name after a name: a new run */
+                nrun = 0;
+            run[nrun++] = t;
+            sep = 1;
+            continue;
+        }
+        if (t.kind == TK_COMMA && sep) {
+            sep = 0; /* another name of the run may follow */
+            continue;
+        }
+        if ((t.kind == TK_ASSIGN || t.kind == TK_IN || aug_op(t.kind) >= 0) && sep)
+            for (int i = 0; i < nrun; i++) {
+                ast_node *x = parse_node(p, AST_NAME, from->line, from->col);
+                x->name = ast_strdup(p->arena, lx.src + run[i].start, run[i].len);
+                if (x->name)
+                    parse_push(p, &names, x);
+            }
+        nrun = 0;
+        sep = 0;
+    }
+    parse_set_list(n, &names);
+    return n;
+}
+
 static ast_node *parse_block(parser *p, const char *after)
 {
     lex_token open = p->tok;
@@ -776,6 +952,7 @@ static ast_node *parse_block(parser *p, const char *after)
         if (group_ends(p, "block", open.line))
             break;
         int line = p->stmt_line, col = p->stmt_col;
+        lex_token start = p->tok;
         p->stmt_line = p->tok.line;
         p->stmt_col = p->tok.col;
         ast_node *s = parse_statement(p);
@@ -788,6 +965,8 @@ static ast_node *parse_block(parser *p, const char *after)
         if (p->panic) {
             sync_statement(p);
             p->panic = 0;
+            /* the checker goes on past it (every independent error is reported) */
+            parse_push(p, &stmts, broken_statement(p, &start));
         }
     }
     parse_leave(p);
@@ -983,18 +1162,47 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
             break;
         p.panic = 0;
         p.unclosed = 0;
-        if (p.tok.kind != TK_GRAPH && lex_is(&p.lx, &p.tok, "def")) {
-            parse_syntax_error(&p, p.tok.line, p.tok.col,
-                               "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }");
+        if (p.tok.kind != TK_GRAPH) {
+            /* something other than a graph: say what to write, then go on at the next graph or
+             * at the next line that starts in column 1 (Python's next top-level item) */
+            const char *why = NULL;
+            if (lex_is(&p.lx, &p.tok, "def"))
+                why = "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }";
+            else if (p.tok.kind == TK_AT)
+                why = "decorators (@...) are not supported: a graph compiles as it is written";
+            else if (p.tok.kind == TK_NAME) {
+                char w[16] = "";
+                if (p.tok.len < sizeof w)
+                    memcpy(w, p.lx.src + p.tok.start, p.tok.len), w[p.tok.len] = 0;
+                why = unsupported_word(w);
+                if (!why)
+                    why = "statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a constant "
+                          "is a literal, or a parameter with a default)";
+            }
+            if (why)
+                parse_syntax_error(&p, p.tok.line, p.tok.col, "%s", why);
+            else
+                parse_expected(&p, "'graph'");
+            int at_line_start = 0;
             parse_next(&p);
-        } else if (p.tok.kind != TK_GRAPH) {
-            parse_expected(&p, "'graph'");
-            parse_next(&p);
+            while (p.tok.kind != TK_GRAPH && p.tok.kind != TK_EOF && !(at_line_start && p.tok.col == 1 && p.tok.kind != TK_RBRACE)) {
+                at_line_start = p.tok.kind == TK_NEWLINE;
+                parse_next(&p);
+            }
+            continue;
         } else {
             seen_graph = 1;
             ast_graph g;
             int first = 0;
-            if (parse_graph(&p, &g)) {
+            int ok = parse_graph(&p, &g);
+            if (!ok && g.name && m->nbroken < 64) {
+                /* its calls are no errors of their own: the header's error explains them */
+                if (!m->broken)
+                    m->broken = ast_alloc(arena, 64 * sizeof *m->broken);
+                if (m->broken)
+                    m->broken[m->nbroken++] = g.name;
+            }
+            if (ok) {
                 if (nameset_add(&p, &names, g.name, g.line, &first)) {
                     parse_report(&p, g.line, g.col, "graph '%s' is defined twice (the first is at line %d)", g.name,
                            first);
@@ -1384,6 +1592,11 @@ static ast_node *parse_primary(parser *p)
             parse_args(p, n);
             return n;
         }
+        if (p->tok.kind == TK_STRING && t.len <= 2) { /* f"...", b"...", rf"..." */
+            parse_syntax_error(p, t.line, t.col, "prefixed strings (f\"...\") are not supported: print a value "
+                               "with a label, print(x, \"x\")");
+            return parse_error_node(p);
+        }
         n = parse_node(p, AST_NAME, t.line, t.col);
         n->name = parse_token_text(p, &t);
         return n;
@@ -1414,6 +1627,33 @@ static ast_node *parse_primary(parser *p)
     case TK_RANGE:
         parse_syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
         return parse_error_node(p);
+    case TK_STAR:
+    case TK_STARSTAR:
+        parse_syntax_error(p, t.line, t.col, "starred values (*x, **x) are not supported: unpack a fixed number "
+                           "of values (a, b = t), or index them");
+        return parse_error_node(p);
+    case TK_DOT:
+        if (t.start + 2 < p->lx.len && p->lx.src[t.start + 1] == '.' && p->lx.src[t.start + 2] == '.') {
+            parse_syntax_error(p, t.line, t.col, "'...' (Ellipsis) is not supported: write a ':' for each axis, "
+                               "x[:, 0]");
+            return parse_error_node(p);
+        }
+        parse_expected(p, "an expression");
+        return parse_error_node(p);
+    case TK_LBRACE: {
+        /* `{` with something on its line before a `}` reads as a dict or a set; `if { }`
+         * is a missing condition */
+        size_t i = t.start + 1;
+        while (i < p->lx.len && (p->lx.src[i] == ' ' || p->lx.src[i] == '\t'))
+            i++;
+        if (i < p->lx.len && p->lx.src[i] != '}' && p->lx.src[i] != '\n' && p->lx.src[i] != '\r') {
+            parse_syntax_error(p, t.line, t.col, "dicts and sets are not supported: use one variable per key, "
+                               "or a tensor indexed by an integer");
+            return parse_error_node(p);
+        }
+        parse_expected(p, "an expression");
+        return parse_error_node(p);
+    }
     default:
         parse_expected(p, "an expression");
         return parse_error_node(p);
@@ -1572,6 +1812,16 @@ static ast_node *parse_binary(parser *p, int min)
     int levels = 0; /* a chain `a + b + c ...` is a tree as deep as it is long: it counts as nesting */
     while (!p->panic) {
         int op = 0;
+        if (p->tok.kind == TK_IN && min <= PREC_COMPARE) {
+            parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x in xs) are not supported: write "
+                               "any(xs == x), or a loop");
+            break;
+        }
+        if (p->tok.kind == TK_NOT && min <= PREC_COMPARE) {
+            parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x not in xs) are not supported: "
+                               "write not any(xs == x), or a loop");
+            break;
+        }
         int prec = binary_op(p->tok.kind, &op);
         if (prec == 0 || prec < min)
             break;

@@ -1800,9 +1800,10 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         gen_put(b, "\n");
         break;
     case GS_ASSERT:
-        gen_put(b, "assert(");
+        /* the call form, and on every other assert Python's statement form */
+        gen_put(b, n->ival % 2 ? "assert " : "assert(");
         gen_put_expr(g, b, n->e[0]);
-        gen_put(b, ", \"m%lld\")\n", (long long)n->ival);
+        gen_put(b, n->ival % 2 ? ", \"m%lld\"\n" : ", \"m%lld\")\n", (long long)n->ival);
         break;
     case GS_PRINT:
         gen_put(b, "print(");

@@ -170,6 +170,12 @@ static void put(strbuf *o, const ast_node *n)
         put(o, n->a);
         sb_puts(o, ")");
         break;
+    case AST_ERROR:
+        sb_puts(o, "(error");
+        for (int i = 0; i < n->nlist; i++)
+            sb_printf(o, " %s", n->list[i]->name);
+        sb_puts(o, ")");
+        break;
     case AST_BREAK: sb_puts(o, "break"); break;
     case AST_CONTINUE: sb_puts(o, "continue"); break;
     case AST_RETURN: sb_puts(o, "return"); break;
@@ -469,7 +475,8 @@ static void test_messages(void)
                  __LINE__);
     check_errors("", "t.cfx:1:1: error: no graph in file\n\n^\n", __LINE__);
     check_errors("# nothing\n\n", "t.cfx:1:1: error: no graph in file\n# nothing\n^\n", __LINE__);
-    check_errors("x = 1\n", "t.cfx:1:1: error: expected 'graph', found 'x'\nx = 1\n^\n"
+    check_errors("x = 1\n", "t.cfx:1:1: error: statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a "
+                            "constant is a literal, or a parameter with a default)\nx = 1\n^\n"
                             "t.cfx:1:1: error: no graph in file\nx = 1\n^\n",
                  __LINE__);
     check_errors("graph g() -> (y: i32) { y = 1 }\ngraph g() -> (y: i32) { y = 2 }\n",
@@ -582,10 +589,26 @@ static void test_recovery(void)
     if (r.m) {
         CHECK_INT(r.m->ngraphs, 2);
         char *s = show_module(r.m);
-        CHECK_STR(s, "(graph b (x:i32) -> (y:i32) {(= y 2) (while y {(= y 3)})}) (graph c () -> (z:f32) {(= z 1.5)})");
+        CHECK_STR(s, "(graph b (x:i32) -> (y:i32) {(error y) (= y 2) (while y {(= y 3)}) (error) (error y)}) "
+                      "(graph c () -> (z:f32) {(= z 1.5)})");
         free(s);
     }
     done(&r);
+
+    /* Python's top-level items: each reported, and parsing goes on at the next line that starts
+     * in column 1 (the indented body of a def is skipped) */
+    {
+        const char *py = "import numpy as np\ndef f(x):\n    return x\n@jit\ngraph g() -> (y: i32) { y = 1 }\n"
+                         "class A:\n  pass\n";
+        parsed q = parse_text(py, strlen(py));
+        CHECK_INT(q.nerrors, 4);
+        CHECK(strstr(q.errors, "t.cfx:1:1: error: 'import' is not needed") != NULL);
+        CHECK(strstr(q.errors, "t.cfx:2:1: error: 'def' is Python") != NULL);
+        CHECK(strstr(q.errors, "t.cfx:4:1: error: decorators (@...) are not supported") != NULL);
+        CHECK(strstr(q.errors, "t.cfx:6:1: error: classes are not supported") != NULL);
+        CHECK(q.m && q.m->ngraphs == 1);
+        done(&q);
+    }
 
     /* 60 broken statements: every one reported (the diag keeps 50 and counts the rest) */
     strbuf b = {0};
