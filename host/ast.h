@@ -28,13 +28,18 @@ enum ast_kind {
                      items, each an index expression or an AST_SLICE */
     AST_SLICE,    /* `start:stop` in a subscript: a = start, b = stop (NULL: the dimension's end) */
     AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
-    AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
+    AST_TUPLE,    /* list = values: `a, b` as the value of an assignment or a return, `(a, b)`,
+                     `(a,)`; a tuple that is not a shape is taken apart before checking
+                     (desugar.c): its variables become one per item */
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
     AST_ATTR,     /* a.name: `x.shape` */
     AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
     AST_KWARG,    /* `name=a`: an argument given by name (in a call's list only) */
     AST_NONE,     /* `None` */
     AST_IS,       /* `a is b`, `a is not b` (flag AST_F_NOT): one side is None */
+    AST_COMP,     /* `[E for V in ITER if C ...]`: a = E, list = the clauses in order, each a loop
+                     head (AST_FOR_RANGE or AST_FOR_EACH, d = NULL) or a filter (AST_ARM, a = C);
+                     replaced before checking (desugar.c) by a list the loops fill */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -63,6 +68,13 @@ enum ast_kind {
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 #define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
 #define AST_F_NOT 16u    /* AST_IS: `is not` */
+#define AST_F_DIMS 32u   /* AST_TYPE: its dimensions are expressions, in list (f32[x.shape[0], n]);
+                            the checker writes the type they make into ty */
+#define AST_F_COMP 64u   /* the append of a list comprehension (AST_CALL) and the empty list that
+                            starts it (AST_LIST), made by desugar.c */
+
+/* The name an expression in error becomes (desugar.c): the checker passes over it quietly. */
+#define AST_ERROR_NAME "(error)"
 
 /* Compile memory is about one node and one check_note per name, literal, operator, call
  * and statement, so a node is kept small: fields that no kind uses together share storage,
@@ -95,6 +107,9 @@ typedef struct ast_param {
     cfx_type type;
     int line, col;
     ast_node *def; /* a parameter's default value (a literal), or NULL */
+    const char *tuple_of; /* an item of a tuple parameter `p: (T0, T1)`, which is declared as one
+                             parameter per item, `p[0]: T0`, `p[1]: T1`: "p" (NULL otherwise) */
+    int tuple_index;
 } ast_param;
 
 typedef struct ast_graph {

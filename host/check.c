@@ -28,6 +28,7 @@
 #include "ast.h"
 #include "cfx.h"
 #include "check.h"
+#include "desugar.h"
 #include "context.h"
 #include "diag.h"
 #include "lower.h"
@@ -234,7 +235,13 @@ static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t);
 /* xs[i] as a value (target 0) or as a target (1): checks the index, types n as an item. */
 static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
 /* A type argument: zeros(f32[3]), cast(x, f64). */
-static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+static int type_arg(checker *C, env *e, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+/* A shape given as a value (x.shape, a slice of it, a tuple of integers known at compile time,
+ * two of these joined by +): 1 with its dimensions, 0 when n is no such form (nothing
+ * reported), -1 when it is one in error (reported). Lists `[2, 3]` count when `lists`. */
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank);
+static int shape_syntax(const ast_node *n, int lists);
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out);
 static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
 static int check_box(checker *C, env *e, ast_node *n);
 static int check_cond_expr(checker *C, env *e, ast_node *n, int want);
@@ -409,6 +416,15 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     /* x is a tensor (rank >= 1), so it had no known value to forget */
 }
 
+static int is_result(const checker *C, const char *name)
+{
+    const ast_graph *g = &C->m->graphs[C->gi];
+    for (int i = 0; i < g->nresults; i++)
+        if (strcmp(g->results[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
 /* `a, x[i], ... = E1, E2, ...`: every value first, as Python evaluates them (a literal takes
  * the dtype of its target), then the targets from left to right, so `a, b = b, a` swaps and
  * `i, x[i] = 1, v` writes row 1. */
@@ -416,7 +432,12 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
 {
     ast_node *tup = n->a;
     int nv = tup->nlist, count_ok = nv == n->nlist;
-    if (!count_ok)
+    if (!count_ok && n->nlist == 1 && n->list[0]->kind == AST_NAME)
+        diag_error(C->d, tup->line, tup->col, "'%s' is a %s and holds one value, not a tuple of %d", n->list[0]->name,
+                   is_result(C, n->list[0]->name) ? "result" : "parameter", nv);
+    else if (!count_ok && n->nlist == 1)
+        diag_error(C->d, tup->line, tup->col, "%d values for one target (write 'a, b = x, y')", nv);
+    else if (!count_ok)
         diag_error(C->d, tup->line, tup->col, "%d targets but %d values", n->nlist, nv);
     uint8_t *ok = calloc((size_t)nv + 1, 1);
     if (!ok) {
@@ -473,7 +494,8 @@ static void check_assign(checker *C, env *e, ast_node *n)
                 ok = 0;
             }
         if (!n->a || n->a->kind != AST_CALL) {
-            diag_error(C->d, n->line, n->col, "assigning several names needs a call that returns several results");
+            diag_error(C->d, n->line, n->col, "several targets need as many values, as in 'a, b = b, a', a tuple, "
+                       "as in 'a, b = t', or a call with several results, as in 'a, b = f(x)'");
             ok = 0;
         } else if (check_call(C, e, n->a, n->nlist) < 0) {
             ok = 0;
@@ -1961,8 +1983,12 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
             break;
         }
     }
-    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++)
-        check_graph(&C, gi);
+    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++) {
+        if (desugar_graph(m, gi, ctx, d) < 0)
+            C.oom = 1;
+        else
+            check_graph(&C, gi);
+    }
     if (C.oom)
         diag_error(d, 1, 1, "out of memory");
     free(C.gsorted);
@@ -2433,6 +2459,8 @@ static int check_tensor_name(const ast_node *n, char *buf, size_t len)
  * type when it is known to be None). */
 static int check_name_as(checker *C, env *e, ast_node *n, int optional)
 {
+    if (strcmp(n->name, AST_ERROR_NAME) == 0)
+        return -1; /* reported where it was made (desugar.c) */
     int v = check_var_find(C, n->name);
     if (v < 0) {
         diag_error(C->d, n->line, n->col, "'%s' is not defined", n->name);
@@ -2609,7 +2637,7 @@ static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t)
         if (val->nlist != 2) {
             diag_error(C->d, val->line, val->col, "'list' takes an item type and a capacity, as in list(f32[3], 8)");
             ok = 0;
-        } else if (type_arg(C, val, val->list[0], 0, &it) < 0 || list_takes(C, l, val->list[0], &it) < 0) {
+        } else if (type_arg(C, e, val, val->list[0], 0, &it) < 0 || list_takes(C, l, val->list[0], &it) < 0) {
             ok = 0;
         } else if (check_expr(C, e, val->list[1], CFX_I32) < 0) {
             ok = 0;
@@ -2842,6 +2870,78 @@ static int64_t longest_literal(const ast_node *n, const check_list *l)
     return m;
 }
 
+/* The statement that makes list comprehension list l (desugar.c): `l = []`, flagged, followed
+ * in its block by the loop that fills it. NULL when l is not such a list, or when anything else
+ * changes it (then the graph's appends all count, as for any list). */
+static const ast_node *comp_init(const ast_node *n, const char *name, const ast_node **fill)
+{
+    if (!n)
+        return NULL;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    if (n->kind == AST_BLOCK) {
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *s = n->list[i];
+            if (s->kind == AST_ASSIGN && s->nlist == 1 && s->list[0]->kind == AST_NAME && s->a &&
+                s->a->kind == AST_LIST && (s->a->flags & AST_F_COMP) && strcmp(s->list[0]->name, name) == 0 &&
+                i + 1 < n->nlist) {
+                *fill = n->list[i + 1];
+                return s;
+            }
+            const ast_node *r = comp_init(s, name, fill);
+            if (r)
+                return r;
+        }
+        return NULL;
+    }
+    if (n->kind == AST_IF || n->kind == AST_SWITCH) {
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *r = comp_init(n->list[i]->b, name, fill);
+            if (r)
+                return r;
+        }
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        if (kids[i] && kids[i]->kind == AST_BLOCK) {
+            const ast_node *r = comp_init(kids[i], name, fill);
+            if (r)
+                return r;
+        }
+    return NULL;
+}
+
+/* 1 if a statement of tree n other than skip1 and skip2 changes list `name`. */
+static int changed_elsewhere(const ast_node *n, const char *name, const ast_node *skip1, const ast_node *skip2)
+{
+    if (!n || n == skip1 || n == skip2)
+        return 0;
+    switch (n->kind) {
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            if (changed_elsewhere(n->list[i], name, skip1, skip2))
+                return 1;
+        return 0;
+    case AST_IF:
+    case AST_SWITCH:
+        for (int i = 0; i < n->nlist; i++)
+            if (changed_elsewhere(n->list[i]->b, name, skip1, skip2))
+                return 1;
+        return 0;
+    case AST_WHILE:
+        return changed_elsewhere(n->b, name, skip1, skip2);
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        if (strcmp(n->name, name) == 0)
+            return 1;
+        for (int i = 0; i < n->nlist; i++)
+            if (strcmp(n->list[i]->name, name) == 0)
+                return 1;
+        return changed_elsewhere(n->d, name, skip1, skip2);
+    default:
+        return check_mutates_list(n, name);
+    }
+}
+
 static void size_lists(checker *C, const ast_graph *g)
 {
     /* a list iterated by another's loop must be sized first: a few rounds settle chains */
@@ -2850,12 +2950,22 @@ static void size_lists(checker *C, const ast_graph *g)
             check_list *l = C->lists[i];
             if (l->declared)
                 continue;
-            const ast_node *where = NULL;
-            int64_t c = add_count(longest_literal(g->body, l), count_appends(C, g->body, l, &where));
+            const ast_node *where = NULL, *fill = NULL, *init = comp_init(g->body, l->name, &fill);
+            int64_t c;
+            if (init && !changed_elsewhere(g->body, l->name, init, fill))
+                c = count_appends(C, fill, l, &where); /* made afresh each time: its own loop's items */
+            else
+                c = add_count(longest_literal(g->body, l), count_appends(C, g->body, l, &where));
             if (c == LIST_UNBOUNDED) {
                 if (C->sizing)
                     l->cap = 0;
-                if (round == 3 && !C->sizing && where)
+                if (round == 3 && !C->sizing && where && where->kind == AST_CALL && (where->flags & AST_F_COMP))
+                    diag_error(C->d, where->line, where->col,
+                               "cannot tell how many items this list comprehension makes: it loops over a range "
+                               "whose bounds are not known at compile time; loop over a range of known bounds, a "
+                               "tensor or a list, or write the loop, appending to a declared list "
+                               "(xs = list(%s, CAPACITY))", l->typed ? tystr(&l->item, (char[TYBUF]){0}) : "f32[3]");
+                else if (round == 3 && !C->sizing && where)
                     diag_error(C->d, where->line, where->col,
                                "cannot tell how many items list '%s' may hold: it grows in a loop whose trip "
                                "count is not known at compile time; declare it, as in %s = list(%s, CAPACITY)",
@@ -2896,6 +3006,26 @@ int check_mutates_list(const ast_node *n, const char *name)
     return 0;
 }
 
+/* reshape(x, y.shape), reshape(x, (2, 3)): a shape as a value, with no -1. */
+static int check_reshape_to(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF], b2[TYBUF];
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_RESHAPE;
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        return -1;
+    cfx_type t;
+    if (shape_type(C, e, n->list[1], n->list[0]->ty.dtype, &t) < 0)
+        return -1;
+    if (type_count(&t) != type_count(&n->list[0]->ty)) {
+        diag_error(C->d, n->line, n->col, "cannot reshape %s (%" PRId64 " elements) to %s", tystr(&n->list[0]->ty, b1),
+                   type_count(&n->list[0]->ty), tystr(&t, b2));
+        return -1;
+    }
+    n->ty = t;
+    return 0;
+}
+
 /* reshape(x, [d0, ...]) and x.reshape([d0, ...]): the same elements in row-major order under
  * another shape; each dimension is an integer known at compile time, one of them may be -1
  * (the one that makes the counts agree), as in numpy. */
@@ -2904,6 +3034,8 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
     char b1[TYBUF];
     check_note *k = check_note_of(C, n);
     k->callee = CHECK_CALL_RESHAPE;
+    if (n->nlist == 2 && n->list[1]->kind != AST_LIST && shape_syntax(n->list[1], 0))
+        return check_reshape_to(C, e, n, nwant);
     if (n->nlist != 2 || n->list[1]->kind != AST_LIST) {
         diag_error(C->d, n->line, n->col, "'reshape' takes a tensor and a shape, as in reshape(x, [2, 3])");
         for (int i = 0; i < n->nlist; i++)
@@ -3403,7 +3535,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         }
         if (strcmp(n->name, "shape") == 0)
             diag_error(C->d, n->line, n->col,
-                       "x.shape is a tuple of dimensions: index it (x.shape[0]) or unpack it (n, m = x.shape)");
+                       "x.shape is a tuple of dimensions: index it (x.shape[0]), unpack it (n, m = x.shape), "
+                       "compare it (x.shape == y.shape) or make a tensor of it (zeros(x.shape))");
         else if (strcmp(n->name, "ndim") != 0)
             diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
         return -1;
@@ -3412,6 +3545,13 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         return -1;
     case AST_TYPE:
         diag_error(C->d, n->line, n->col, "a type is not a value here");
+        return -1;
+    case AST_TUPLE:
+        diag_error(C->d, n->line, n->col, "a tuple is not a value here: index it (t[0]), unpack it (a, b = t), "
+                   "or give it where a shape goes (zeros(t))");
+        return -1;
+    case AST_COMP:
+        diag_error(C->d, n->line, n->col, "internal error: a list comprehension the checker did not expect");
         return -1;
     case AST_UNARY: {
         if (check_expr(C, e, n->a, want) < 0)
@@ -3437,6 +3577,25 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col, "compare with None by 'is': write x %s None",
                        n->op == OP_EQ ? "is" : "is not");
             return -1;
+        }
+        if ((n->op == OP_EQ || n->op == OP_NE) && (shape_syntax(n->a, 0) || shape_syntax(n->b, 0))) {
+            /* x.shape == y.shape, x.shape != (3, 4): known at compile time, like the shapes */
+            int64_t da[CFX_MAX_RANK], db[CFX_MAX_RANK];
+            int ra = 0, rb = 0;
+            int sa = shape_value(C, e, n->a, 0, da, &ra), sb = shape_value(C, e, n->b, 0, db, &rb);
+            if (sa < 0 || sb < 0)
+                return -1;
+            if (sa == 0 || sb == 0) {
+                ast_node *other = sa == 0 ? n->a : n->b;
+                diag_error(C->d, other->line, other->col, "a shape compares with a shape or a tuple of integers, "
+                           "as in x.shape == y.shape or x.shape == (3, 4)");
+                return -1;
+            }
+            int same = ra == rb;
+            for (int i = 0; same && i < ra; i++)
+                same = da[i] == db[i];
+            set_known(C, n, CFX_BOOL, n->op == OP_EQ ? same : !same, 0);
+            return 0;
         }
         if (n->op == OP_MATMUL)
             return check_matmul(C, e, n, "@", n->a, n->b);
@@ -3652,13 +3811,173 @@ static int want_count(checker *C, ast_node *n, int nresults, int nwant)
     return -1;
 }
 
+/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
+static int shape_syntax(const ast_node *n, int lists)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR:
+        return strcmp(n->name, "shape") == 0;
+    case AST_INDEX:
+        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
+               strcmp(n->a->name, "shape") == 0;
+    case AST_TUPLE:
+        return 1;
+    case AST_LIST:
+        return lists;
+    case AST_BINARY:
+        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
+    default:
+        return 0;
+    }
+}
+
+/* A dimension of a shape given as a value: an integer known at compile time. */
+static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
+{
+    if (check_expr(C, e, d, CFX_I32) < 0)
+        return -1;
+    const check_note *k = d->note;
+    if (!k->known || !is_int(d->ty.dtype)) {
+        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
+                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
+                   "a value known only at run time");
+        return -1;
+    }
+    *out = k->ival;
+    return 0;
+}
+
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
+{
+    if (!shape_syntax(n, lists))
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR: {
+        if (check_expr(C, e, n->a, -1) < 0)
+            return -1;
+        const cfx_type *t = &n->a->ty;
+        if (t->rank < 0) {
+            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
+            return -1;
+        }
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        *rank = t->rank;
+        return 1;
+    }
+    case AST_INDEX: {
+        int64_t all[CFX_MAX_RANK];
+        int r = 0;
+        if (shape_value(C, e, n->a, 0, all, &r) < 0)
+            return -1;
+        const ast_node *sl = n->list[0];
+        int64_t lo = 0, hi = r;
+        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
+            return -1;
+        lo = lo < 0 ? lo + r : lo;
+        hi = hi < 0 ? hi + r : hi;
+        lo = lo < 0 ? 0 : lo > r ? r : lo;
+        hi = hi < lo ? lo : hi > r ? r : hi;
+        for (int64_t i = lo; i < hi; i++)
+            dims[i - lo] = all[i];
+        *rank = (int)(hi - lo);
+        return 1;
+    }
+    case AST_TUPLE:
+    case AST_LIST:
+        if (n->nlist > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < n->nlist; i++)
+            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
+                return -1;
+        *rank = n->nlist;
+        return 1;
+    default: { /* a + b */
+        int64_t b[CFX_MAX_RANK];
+        int ra = 0, rb = 0;
+        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
+            return -1;
+        if (ra + rb > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < rb; i++)
+            dims[ra + i] = b[i];
+        *rank = ra + rb;
+        return 1;
+    }
+    }
+}
+
+/* The type of a shape given as a value, with dtype dt; reported when it is none. */
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
+{
+    int64_t dims[CFX_MAX_RANK];
+    int rank = 0;
+    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->dtype = (cfx_dtype)dt;
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1) {
+            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
+                       (long long)dims[i]);
+            return -1;
+        }
+        out->dims[i] = dims[i];
+    }
+    return check_written_type(C, out, a->line, a->col);
+}
+
+/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
+ * each is an integer known at compile time, or a shape, spliced in. */
+static int resolve_dims(checker *C, env *e, ast_node *a)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = a->ty.dtype;
+    for (int i = 0; i < a->nlist; i++) {
+        ast_node *d = a->list[i];
+        int64_t dims[CFX_MAX_RANK];
+        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
+        if (sv < 0)
+            return -1;
+        if (sv == 0) {
+            if (known_dim(C, e, d, &dims[0]) < 0)
+                return -1;
+            r = 1;
+        }
+        for (int j = 0; j < r; j++) {
+            if (t.rank == CFX_MAX_RANK) {
+                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+                return -1;
+            }
+            if (dims[j] < 1) {
+                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
+                           (long long)dims[j]);
+                return -1;
+            }
+            t.dims[t.rank++] = dims[j];
+        }
+    }
+    a->ty = t;
+    return 0;
+}
+
 /* A type argument: zeros(f32[3]), cast(x, f64). */
-static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out)
+static int type_arg(checker *C, env *e, ast_node *n, ast_node *a, int scalar_only, cfx_type *out)
 {
     if (!a || a->kind != AST_TYPE) {
         diag_error(C->d, a ? a->line : n->line, a ? a->col : n->col, "argument of '%s' must be a type", n->name);
         return -1;
     }
+    if ((a->flags & AST_F_DIMS) && resolve_dims(C, e, a) < 0)
+        return -1;
     if (scalar_only && a->ty.rank != 0) {
         diag_error(C->d, a->line, a->col, "'%s' takes a dtype (f32, f64, i32, i64, bool), not a shape", n->name);
         return -1;
@@ -3666,6 +3985,94 @@ static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_t
     if (check_written_type(C, &a->ty, a->line, a->col) < 0)
         return -1;
     *out = a->ty;
+    return 0;
+}
+
+/* A dtype given as an argument: a type without a shape (i32), or the name of one (dtype=i32). */
+static int dtype_arg(checker *C, const ast_node *a, int *out)
+{
+    if (a->kind == AST_TYPE && a->ty.rank == 0 && !(a->flags & AST_F_DIMS)) {
+        *out = a->ty.dtype;
+        return 0;
+    }
+    static const cfx_dtype all[] = {CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL};
+    for (size_t i = 0; a->kind == AST_NAME && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(a->name, cfx_dtype_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    diag_error(C->d, a->line, a->col, "a dtype is f32, f64, i32, i64 or bool");
+    return -1;
+}
+
+/* zeros, ones, iota and full given a shape as a value (x.shape, (2, 3), [2, 3]) or a dtype:
+ * zeros(x.shape), ones((2, 3), dtype=i32), full(x.shape, 7), zeros(n, m)... The dtype is
+ * f32 (PyTorch's default) unless given, by dtype=DTYPE or, for zeros, ones and iota, as the
+ * second argument. */
+static int check_make(checker *C, env *e, ast_node *n, int nwant, int op)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    int full = op == OP_FULL, bad = 0, npos = 0;
+    ast_node *shape = NULL, *value = NULL, *dtype = NULL;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind == AST_KWARG) {
+            if (strcmp(a->name, "dtype") == 0 && !dtype)
+                dtype = a->a;
+            else
+                bad = 1;
+            continue;
+        }
+        if (npos == 0)
+            shape = a;
+        else if (npos == 1 && full)
+            value = a;
+        else if (npos == 1 && !dtype)
+            dtype = a;
+        else
+            bad = 1;
+        npos++;
+    }
+    if (bad || !shape || (full && !value) || (dtype && shape->kind == AST_TYPE)) {
+        diag_error(C->d, n->line, n->col, "'%s' takes a type, as in %s(f32[2, 3]%s), or a shape and a dtype, as "
+                   "in %s(x.shape%s, dtype=i32)", n->name, n->name, full ? ", v" : "", n->name, full ? ", v" : "");
+        return -1;
+    }
+    int dt = CFX_F32;
+    if (dtype && dtype_arg(C, dtype, &dt) < 0)
+        return -1;
+    cfx_type t;
+    if (shape->kind == AST_TYPE) {
+        if (type_arg(C, e, n, shape, 0, &t) < 0)
+            return -1;
+    } else if (!shape_syntax(shape, 1)) {
+        diag_error(C->d, shape->line, shape->col, "'%s' takes a type (f32[2, 3]) or a shape (x.shape, (2, 3), "
+                   "[2, 3]), not a value", n->name);
+        if (shape->kind != AST_TYPE)
+            check_expr(C, e, shape, -1);
+        return -1;
+    } else if (shape_type(C, e, shape, dt, &t) < 0) {
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+        return -1;
+    if (op == OP_IOTA && !is_num(t.dtype)) {
+        diag_error(C->d, shape->line, shape->col, "'iota' needs a numeric type, got %s", tystr(&t, b1));
+        return -1;
+    }
+    if (full) {
+        if (check_expr(C, e, value, t.dtype) < 0)
+            return -1;
+        if (value->ty.dtype != t.dtype || type_count(&value->ty) != 1) {
+            diag_error(C->d, value->line, value->col, "the value of 'full' must be a one-element %s, got %s",
+                       dtype_name(t.dtype), tystr(&value->ty, b1));
+            return -1;
+        }
+    }
+    k->callee = CHECK_CALL_OP;
+    k->op = op;
+    n->ty = t;
     return 0;
 }
 
@@ -3744,7 +4151,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     }
     case OPC_MAKE_TYPE: {
         cfx_type t;
-        if (type_arg(C, n, arg[0], 0, &t) < 0)
+        if (type_arg(C, e, n, arg[0], 0, &t) < 0)
             return -1;
         if (op == OP_IOTA && !is_num(t.dtype)) {
             diag_error(C->d, arg[0]->line, arg[0]->col, "'iota' needs a numeric type, got %s", tystr(&t, b1));
@@ -3755,7 +4162,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     }
     case OPC_FULL: {
         cfx_type t;
-        int rt = type_arg(C, n, arg[0], 0, &t);
+        int rt = type_arg(C, e, n, arg[0], 0, &t);
         int rv = check_expr(C, e, arg[1], rt == 0 ? (int)t.dtype : -1);
         if (rt < 0 || rv < 0)
             return -1;
@@ -3775,7 +4182,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_CAST: {
         cfx_type t;
         int rx = check_expr(C, e, arg[0], -1);
-        if (type_arg(C, n, arg[1], 1, &t) < 0 || rx < 0)
+        if (type_arg(C, e, n, arg[1], 1, &t) < 0 || rx < 0)
             return -1;
         n->ty = arg[0]->ty;
         n->ty.dtype = t.dtype;
@@ -3807,6 +4214,14 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         if (l) { /* the length of a list is a run-time value */
             n->ty = scalar_type(CFX_I32);
             check_note_of(C, n)->list = l;
+            return 0;
+        }
+        if (shape_syntax(arg[0], 0)) { /* len(x.shape): the rank */
+            int64_t dims[CFX_MAX_RANK];
+            int rank = 0;
+            if (shape_value(C, e, arg[0], 0, dims, &rank) < 0)
+                return -1;
+            set_known(C, n, CFX_I32, rank, 0);
             return 0;
         }
         if (check_expr(C, e, arg[0], -1) < 0)
@@ -3997,6 +4412,20 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         n->ty = n->list[0]->ty;
         n->ty.dtype = n->name[0] == 'f' ? CFX_F32 : n->name[0] == 'i' ? CFX_I32 : CFX_BOOL;
         return 0;
+    }
+    /* zeros(x.shape), ones((2, 3), dtype=i32), full(x.shape, v), ... */
+    if (g < 0 && !ctx_find(C->ctx, n->name) && !(n->flags & AST_F_METHOD)) {
+        static const int makes[] = {OP_ZEROS, OP_ONES, OP_IOTA, OP_FULL};
+        for (size_t i = 0; i < sizeof makes / sizeof makes[0]; i++) {
+            int op = makes[i];
+            if (strcmp(n->name, op_spellings[op]) != 0)
+                continue;
+            int plain = n->nlist == op_arity[op] && n->list[0]->kind == AST_TYPE;
+            for (int j = 0; j < n->nlist; j++)
+                plain &= n->list[j]->kind != AST_KWARG;
+            if (!plain && n->nlist >= 1)
+                return check_make(C, e, n, nwant, op);
+        }
     }
     /* a reduction along an axis: sum(m, axis=0), argmax(m, 1), max(m, axis=-1, keepdims=true) */
     int rop = reduction_of(n->name), kwargs = 0;

@@ -76,6 +76,7 @@ static const char *parse_token_text(parser *p, const lex_token *t);
 static int parse_enter(parser *p);
 static void parse_leave(parser *p);
 static ast_node *parse_expr(parser *p);
+static ast_node *parse_comprehension(parser *p, lex_token open, ast_node *e);
 /* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. */
 static int parse_type(parser *p, cfx_type *out);
 
@@ -374,7 +375,12 @@ static ast_node *parse_while(parser *p)
 }
 
 /* `for NAME in range(A, B[, S]) BLOCK`, `for NAME in range(B) BLOCK` or `for NAME in EXPR BLOCK`. */
-static ast_node *parse_for(parser *p)
+enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
+static ast_node *parse_binary(parser *p, int min);
+
+/* `for VARS in ITER`, the current token `for`: an AST_FOR_RANGE or AST_FOR_EACH without its
+ * body (d). In a list comprehension (comp), the iterated value ends before an `if`. */
+static ast_node *parse_for_head(parser *p, int comp)
 {
     lex_token t = p->tok;
     parse_next(p);
@@ -443,14 +449,21 @@ static ast_node *parse_for(parser *p)
             n->a = parse_node(p, AST_INT, r.line, r.col);
             n->b = parse_node(p, AST_INT, r.line, r.col);
         }
-        n->d = parse_block(p, "after 'range(...)'");
     } else {
         n = parse_node(p, AST_FOR_EACH, t.line, t.col);
-        n->a = parse_expr(p);
-        n->d = parse_block(p, "after the loop's tensor");
+        n->a = comp ? parse_binary(p, PREC_OR) : parse_expr(p);
         parse_set_list(n, &vars);
     }
     n->name = parse_token_text(p, &var);
+    return n;
+}
+
+static ast_node *parse_for(parser *p)
+{
+    ast_node *n = parse_for_head(p, 0);
+    if (!n || p->panic)
+        return NULL;
+    n->d = parse_block(p, n->kind == AST_FOR_RANGE ? "after 'range(...)'" : "after the loop's tensor");
     return n;
 }
 
@@ -845,17 +858,9 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE && n->a->kind != AST_ATTR) {
-        parse_report(p, eq.line, eq.col,
-                     "several targets need as many values, as in 'a, b = b, a', or a call with several "
-                     "results, as in 'a, b = f(x)'");
-        return NULL;
-    }
-    if (targets.n == 1 && n->a->kind == AST_TUPLE) {
-        parse_report(p, n->a->line, n->a->col, "%d values for one target (write 'a, b = x, y')",
-                     n->a->nlist);
-        return NULL;
-    }
+    /* several targets and one value that is no tuple, a call, a shape or a name (which may hold
+     * a tuple): reported by the checker, which knows what the value is */
+    (void)eq;
     return n;
 }
 
@@ -994,8 +999,41 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
         snprintf(msg, sizeof msg, "':' and a type after the %s name", what);
         if (!parse_expect(p, TK_COLON, msg))
             return 0;
-        cfx_type type;
-        parse_type(p, &type);
+        cfx_type type, items_of[16];
+        int ntuple = 0;
+        if (p->tok.kind == TK_LPAREN) {
+            /* `p: (T0, T1, ...)`: a tuple, declared as one parameter per item */
+            lex_token open = p->tok;
+            parse_next(p);
+            while (!p->panic) {
+                cfx_type it;
+                parse_type(p, &it);
+                if (p->panic)
+                    return 0;
+                if (ntuple == 16) {
+                    parse_report(p, open.line, open.col, "a tuple parameter has at most 16 items");
+                    return 0;
+                }
+                items_of[ntuple++] = it;
+                if (p->tok.kind == TK_COMMA) {
+                    parse_next(p);
+                    if (p->tok.kind == TK_RPAREN)
+                        break;
+                    continue;
+                }
+                break;
+            }
+            if (!parse_expect(p, TK_RPAREN, "',' or ')' in the tuple type"))
+                return 0;
+            if (strcmp(what, "parameter") != 0) {
+                parse_report(p, open.line, open.col, "a result holds one value: declare a result for each item "
+                             "of the tuple");
+                ntuple = 0;
+            }
+            memset(&type, 0, sizeof type);
+        } else {
+            parse_type(p, &type);
+        }
         if (p->panic)
             return 0;
         ast_node *def = NULL;
@@ -1010,7 +1048,11 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 def = NULL;
             }
         }
-        if (n == cap) {
+        if (ntuple && def) {
+            parse_report(p, def->line, def->col, "a tuple parameter has no default value");
+            def = NULL;
+        }
+        while (n + ntuple + 1 > cap) {
             if (cap > INT_MAX / 4) {
                 p->oom = p->lx.oom = 1;
                 return 0;
@@ -1024,6 +1066,35 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
             if (n)
                 memcpy(grown, items, (size_t)n * sizeof *items);
             items = grown;
+        }
+        if (ntuple) {
+            const char *tname = parse_token_text(p, &name);
+            if (defaulted >= 0)
+                parse_report(p, name.line, name.col,
+                             "parameter '%s' has no default but follows '%s', which has one (defaults come last, "
+                             "as in Python)", tname ? tname : "", items[defaulted].name);
+            for (int i = 0; i < ntuple; i++) {
+                char buf[300];
+                snprintf(buf, sizeof buf, "%s[%d]", tname ? tname : "", i);
+                memset(&items[n], 0, sizeof items[n]);
+                items[n].name = ast_strdup(p->arena, buf, strlen(buf));
+                items[n].type = items_of[i];
+                items[n].line = name.line;
+                items[n].col = name.col;
+                items[n].tuple_of = tname;
+                items[n].tuple_index = i;
+                n++;
+            }
+            if (p->tok.kind == TK_COMMA) {
+                parse_next(p);
+                continue;
+            }
+            if (p->tok.kind != TK_RPAREN) {
+                snprintf(msg, sizeof msg, "',' or ')' after the %s", what);
+                parse_expected(p, msg);
+                return 0;
+            }
+            continue;
         }
         items[n].name = parse_token_text(p, &name);
         items[n].type = type;
@@ -1453,7 +1524,6 @@ static int parse_type_rest(parser *p, const lex_token *startp, cfx_dtype dt, cfx
 /* ---- expressions ------------------------------------------------------------------- */
 
 /* Precedence, lowest first; `not` sits between `and` and the comparisons. */
-enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
 
 static int parse_enter(parser *p)
 {
@@ -1491,6 +1561,28 @@ static int binary_op(int kind, int *op)
     }
 }
 
+/* Whether the shape that starts at the current '[' holds integer literals only (or nothing,
+ * or something that is no expression: the type parser reports it). */
+static int literal_dims(parser *p)
+{
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + p->tok.start, p->lx.len - p->tok.start, err, sizeof err);
+    lex_next(&lx); /* '[' */
+    for (;;) {
+        lex_token x = lex_next(&lx);
+        if (x.kind == TK_RBRACKET)
+            return 1;
+        if (x.kind != TK_INT)
+            return x.kind != TK_NAME && x.kind != TK_LPAREN;
+        x = lex_next(&lx);
+        if (x.kind == TK_RBRACKET)
+            return 1;
+        if (x.kind != TK_COMMA)
+            return 0;
+    }
+}
+
 /* `(ARG, ...)` after a call's name; the current token is '('. An argument that starts with
  * a dtype name is a type (`zeros(f32[3])`, `cast(x, f64)`). */
 static void parse_args(parser *p, ast_node *call)
@@ -1510,7 +1602,25 @@ static void parse_args(parser *p, ast_node *call)
                 parse_args(p, arg);
             } else {
                 arg = parse_node(p, AST_TYPE, t.line, t.col);
-                parse_type_rest(p, &t, dt, &arg->ty);
+                if (p->tok.kind == TK_LBRACKET && !literal_dims(p)) {
+                    /* f32[x.shape[0], n], f32[x.shape]: the checker finds the dimensions */
+                    parse_next(p);
+                    nodelist dims = {0};
+                    while (!p->panic) {
+                        parse_push(p, &dims, parse_expr(p));
+                        if (p->tok.kind == TK_COMMA) {
+                            parse_next(p);
+                            continue;
+                        }
+                        parse_expect(p, TK_RBRACKET, "',' or ']' in the shape");
+                        break;
+                    }
+                    parse_set_list(arg, &dims);
+                    arg->flags |= AST_F_DIMS;
+                    arg->ty.dtype = dt;
+                } else {
+                    parse_type_rest(p, &t, dt, &arg->ty);
+                }
             }
         } else {
             arg = parse_expr(p);
@@ -1600,13 +1710,32 @@ static ast_node *parse_primary(parser *p)
         n = parse_node(p, AST_NAME, t.line, t.col);
         n->name = parse_token_text(p, &t);
         return n;
-    case TK_LPAREN:
+    case TK_LPAREN: {
         parse_next(p);
+        if (p->tok.kind == TK_RPAREN) {
+            parse_syntax_error(p, t.line, t.col, "the empty tuple () is not supported: a tuple holds values");
+            return parse_error_node(p);
+        }
         n = parse_expr(p);
+        if (p->tok.kind == TK_COMMA && !p->panic) {
+            /* a tuple `(a, b)`, `(a,)` */
+            ast_node *tup = parse_node(p, AST_TUPLE, t.line, t.col);
+            nodelist items = {0};
+            parse_push(p, &items, n);
+            while (p->tok.kind == TK_COMMA && !p->panic) {
+                parse_next(p);
+                if (p->tok.kind == TK_RPAREN)
+                    break;
+                parse_push(p, &items, parse_expr(p));
+            }
+            parse_set_list(tup, &items);
+            n = tup;
+        }
         n->flags |= AST_F_PAREN;
         if (!p->panic)
             parse_expect(p, TK_RPAREN, "')'");
         return n;
+    }
     case TK_LBRACKET: {
         /* a list literal `[a, b]` or `[]` */
         parse_next(p);
@@ -1614,6 +1743,8 @@ static ast_node *parse_primary(parser *p)
         nodelist items = {0};
         while (p->tok.kind != TK_RBRACKET && !p->panic) {
             parse_push(p, &items, parse_expr(p));
+            if (items.n == 1 && p->tok.kind == TK_FOR && !p->panic)
+                return parse_comprehension(p, t, items.items[0]);
             if (p->tok.kind == TK_COMMA)
                 parse_next(p);
             else if (p->tok.kind != TK_RBRACKET)
@@ -1658,6 +1789,33 @@ static ast_node *parse_primary(parser *p)
         parse_expected(p, "an expression");
         return parse_error_node(p);
     }
+}
+
+/* `[E for V in ITER ...]`, the current token the first `for`: an AST_COMP with a = E and list
+ * = its clauses in order, each a loop head (AST_FOR_RANGE or AST_FOR_EACH without a body) or
+ * a filter (AST_ARM, a = the condition). */
+static ast_node *parse_comprehension(parser *p, lex_token open, ast_node *e)
+{
+    ast_node *n = parse_node(p, AST_COMP, open.line, open.col);
+    n->a = e;
+    nodelist clauses = {0};
+    while (!p->panic && (p->tok.kind == TK_FOR || (clauses.n && p->tok.kind == TK_IF))) {
+        if (p->tok.kind == TK_FOR) {
+            ast_node *f = parse_for_head(p, 1);
+            if (!f)
+                break;
+            parse_push(p, &clauses, f);
+        } else {
+            ast_node *arm = parse_node(p, AST_ARM, p->tok.line, p->tok.col);
+            parse_next(p);
+            arm->a = parse_binary(p, PREC_OR);
+            parse_push(p, &clauses, arm);
+        }
+    }
+    parse_set_list(n, &clauses);
+    if (!p->panic && parse_expect(p, TK_RBRACKET, "']' to close the list comprehension"))
+        return n;
+    return parse_error_node(p);
 }
 
 /* `.NAME` or `.NAME(ARGS)` after e; the current token is the '.'. */

@@ -1754,11 +1754,22 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         gen_put(b, "\n");
         break;
     case GS_PAIR:
-        gen_put(b, "t0, t1 = ");
+        /* the same pair through a tuple variable in two statements of three (one per node, so
+         * the program draws nothing more): `tp = (e0, e1)` unpacked, or `tp = e0, e1` indexed */
+        if (s % 3 == 0) {
+            gen_put(b, "t0, t1 = ");
+        } else {
+            gen_put(b, s % 3 == 1 ? "tp = (" : "tp = ");
+        }
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", ");
         gen_put_expr(g, b, n->e[1]);
-        gen_put(b, "\n");
+        if (s % 3 == 1)
+            gen_put(b, ")\n%*st0, t1 = tp\n", indent * 2, "");
+        else if (s % 3 == 2)
+            gen_put(b, "\n%*st1 = tp[-1]\n%*st0 = tp[len(tp) - 2]\n", indent * 2, "", indent * 2, "");
+        else
+            gen_put(b, "\n");
         break;
     case GS_ASSIGN: {
         /* `x = (x op e)` is written `x op= e` in every other such statement: the same program */
@@ -1781,6 +1792,13 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         switch (n->form) {
         case GF_ADD_T: gen_put(b, s % 2 ? "%s = %s + %s\n" : "%s += %.0s%s\n", dst, dst, tv); break;
         case GF_MUL_S:
+            if (s % 4 == 3) {
+                /* a list comprehension over the rows, stacked: e0 made for each */
+                gen_put(b, "%s = stack([q * (", dst);
+                gen_put_expr(g, b, n->e[0]);
+                gen_put(b, ") for q in %s])\n", dst);
+                break;
+            }
             gen_put(b, s % 2 ? "%s = %s * " : "%s *= %.0s", dst, dst);
             gen_put_expr(g, b, n->e[0]);
             gen_put(b, "\n");
@@ -1788,7 +1806,14 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         case GF_SUB_S: gen_put(b, "%s = %s - ", dst, tv); gen_put_expr(g, b, n->e[0]); gen_put(b, "\n"); break;
         case GF_DIV_T: gen_put(b, "%s = %s // %s\n", dst, dst, tv); break;
         case GF_WHERE: gen_put(b, "%s = where(%s > %s, %s, %s)\n", dst, dst, tv, dst, tv); break;
-        default: gen_put(b, "%s = copy(%s)\n", dst, tv); break;
+        default:
+            /* a copy, or the tensor plus zeros of its shape (a shape as a value) */
+            if (s % 3 == 1)
+                gen_put(b, "%s = %s + zeros(%s.shape%s)\n", dst, tv, tv,
+                        g->vars[n->var].type == GT_VI ? ", dtype=i32" : "");
+            else
+                gen_put(b, "%s = copy(%s)\n", dst, tv);
+            break;
         }
         break;
     }
@@ -1819,7 +1844,10 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
             if (i > 0) gen_put(b, "%*s} elif ", indent * 2, "");
             else gen_put(b, "if ");
             n->lines[i] = b->line;
+            /* a condition under a comparison of shapes, known true, in one if of five */
+            if (i == 0 && s % 5 == 4) gen_put(b, "v.shape == w.shape and (");
             gen_put_expr(g, b, n->conds[i]);
+            if (i == 0 && s % 5 == 4) gen_put(b, ")");
             gen_put(b, " {\n");
             gen_put_block(g, b, n->kids[i], indent + 1);
         }
@@ -2668,6 +2696,24 @@ static int gen_exec_stmt(gen_state *st, int s)
         int32_t *di = st->ti[n->var], *ti = st->ti[n->tv];
         float *df = st->tf[n->var], *tf = st->tf[n->tv];
         gen_val sc = {0, 0.0f, 0, 0};
+        if (n->form == GF_MUL_S && s % 4 == 3) {
+            /* written as a list comprehension over the rows: e0 is made for each row, after the
+             * loop counts the row (gen_put_stmt) */
+            int32_t ri[GEN_LEN];
+            float rf[GEN_LEN];
+            for (int k = 0; k < GEN_LEN; k++) {
+                if (!gen_tick(st, line)) return GEN_STOP;
+                sc = gen_eval_expr(st, n->e[0], line);
+                if (st->stopped) return GEN_STOP;
+                if (ints) ri[k] = gen_wrap((int64_t)di[k] * sc.i);
+                else rf[k] = df[k] * sc.f;
+            }
+            for (int k = 0; k < GEN_LEN; k++) {
+                if (ints) di[k] = ri[k];
+                else df[k] = rf[k];
+            }
+            return GEN_NEXT;
+        }
         if (n->form == GF_MUL_S || n->form == GF_SUB_S) {
             sc = gen_eval_expr(st, n->e[0], line);
             if (st->stopped) return GEN_STOP;

@@ -1,0 +1,14 @@
+/* desugar.h: rewrites Python's shorthand before checking (desugar.c): list comprehensions
+ * into the loops that fill a list, variables that hold a shape into that shape, variables
+ * that hold a tuple into one variable per item. */
+#ifndef CFX_DESUGAR_H
+#define CFX_DESUGAR_H
+
+#include "ast.h"
+#include "context.h"
+#include "diag.h"
+
+/* Rewrites graph gi of m in place, reporting to d. -1 when out of memory. */
+int desugar_graph(ast_module *m, int gi, const cfx_context *ctx, diag *d);
+
+#endif
