@@ -37,6 +37,8 @@ enum ast_kind {
     AST_KWARG,    /* `name=a`: an argument given by name (in a call's list only) */
     AST_NONE,     /* `None` */
     AST_IS,       /* `a is b`, `a is not b` (flag AST_F_NOT): one side is None */
+    AST_LAMBDA,   /* `lambda v, w: E`: list = the parameters (AST_NAME), a = E; only as the value
+                     of an assignment `f = lambda ...`, which desugar.c makes a macro of f */
     AST_COMP,     /* `[E for V in ITER if C ...]`: a = E, list = the clauses in order, each a loop
                      head (AST_FOR_RANGE or AST_FOR_EACH, d = NULL) or a filter (AST_ARM, a = C);
                      replaced before checking (desugar.c) by a list the loops fill */
@@ -59,6 +61,9 @@ enum ast_kind {
                      the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
+    AST_DEF,      /* a graph defined inside a graph's body: name = its name there, a = an AST_NAME of
+                     the module graph it is (`outer.inner`, appended after its enclosing graph);
+                     desugar.c resolves the calls and removes the statement */
     AST_ERROR,    /* a statement that did not parse (reported): list = AST_NAME nodes of the names
                      it seems to assign, which the checker then knows nothing of, quietly */
 };
@@ -104,22 +109,28 @@ struct ast_node {
 
 typedef struct ast_param {
     const char *name;
-    cfx_type type;
+    cfx_type type; /* a capture's: rank AST_UNTYPED until the checker learns it */
     int line, col;
     ast_node *def; /* a parameter's default value (a literal), or NULL */
     const char *tuple_of; /* an item of a tuple parameter `p: (T0, T1)`, which is declared as one
                              parameter per item, `p[0]: T0`, `p[1]: T1`: "p" (NULL otherwise) */
     int tuple_index;
+    int capture;   /* a variable of an enclosing graph that a graph defined inside it reads: a
+                      parameter desugar.c adds, which each call passes by name */
 } ast_param;
 
+/* The rank of a capture parameter's type before the checker has seen it. */
+#define AST_UNTYPED (-3)
+
 typedef struct ast_graph {
-    const char *name;
+    const char *name; /* `outer.inner` for a graph defined inside graph outer */
     int line, col;
     ast_param *params;
     int nparams;
     ast_param *results;
     int nresults;
     ast_node *body; /* AST_BLOCK */
+    int enclosing;  /* a graph defined inside another: 1 + the other's index; 0 for a file's graph */
 } ast_graph;
 
 typedef struct ast_arena ast_arena;

@@ -1815,6 +1815,46 @@ static int makes_lists(const ast_node *n)
 
 static void check_graph_pass(checker *C, int gi);
 
+/* The type of a variable of graph gi, from a place the checker typed it (a parameter, a result,
+ * an assignment or a read), for capture x of a graph defined inside gi. */
+static const ast_node *typed_name(const ast_node *n, const char *name)
+{
+    if (!n)
+        return NULL;
+    if (n->kind == AST_NAME && n->note && n->ty.rank >= 0 && strcmp(n->name, name) == 0)
+        return n;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++) {
+        const ast_node *r = typed_name(kids[i], name);
+        if (r)
+            return r;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        const ast_node *r = typed_name(n->list[i], name);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static void capture_type(checker *C, int gi, ast_param *x)
+{
+    const ast_graph *g = &C->m->graphs[gi];
+    for (int i = 0; i < g->nparams; i++)
+        if (strcmp(g->params[i].name, x->name) == 0 && g->params[i].type.rank >= 0) {
+            x->type = g->params[i].type;
+            return;
+        }
+    for (int i = 0; i < g->nresults; i++)
+        if (strcmp(g->results[i].name, x->name) == 0) {
+            x->type = g->results[i].type;
+            return;
+        }
+    const ast_node *n = typed_name(g->body, x->name);
+    if (n)
+        x->type = n->ty;
+}
+
 /* A graph with lists is checked twice: the first pass, with its messages dropped, finds how
  * many items each list may hold (size_lists), so that the second pass knows the type of
  * stack(xs), [capacity, ...], wherever it appears. */
@@ -1836,6 +1876,16 @@ static void check_graph(checker *C, int gi)
             C->lists[i]->typed = 0;
     }
     check_graph_pass(C, gi);
+    /* the graphs defined inside this one that no call has typed yet: each capture takes the
+     * type of the variable it reads here */
+    for (int h = 0; h < C->m->ngraphs; h++) {
+        ast_graph *inner = &C->m->graphs[h];
+        if (inner->enclosing != gi + 1)
+            continue;
+        for (int i = 0; i < inner->nparams; i++)
+            if (inner->params[i].capture && inner->params[i].type.rank == AST_UNTYPED)
+                capture_type(C, gi, &inner->params[i]);
+    }
 }
 
 static void check_graph_pass(checker *C, int gi)
@@ -1846,10 +1896,31 @@ static void check_graph_pass(checker *C, int gi)
     C->loop = NULL;
     env e = {0};
     /* a graph defined twice was reported by the parser */
+    uint8_t *untyped = calloc((size_t)g->nparams + 1, 1); /* captures no variable gave a type */
+    if (!untyped) {
+        C->oom = 1;
+        return;
+    }
     for (int i = 0; i < g->nparams; i++) {
         if (check_var_find(C, g->params[i].name) >= 0)
             diag_error(C->d, g->params[i].line, g->params[i].col, "'%s' is declared twice", g->params[i].name);
         check_var_add(C, g->params[i].name);
+        if (g->params[i].capture == 2) {
+            untyped[i] = 1; /* its call reported why it has no type */
+            continue;
+        }
+        if (g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
+            if (!C->sizing) {
+                const char *dot = strrchr(g->name, '.');
+                diag_error(C->d, g->line, g->col, "'%s' reads '%s', which '%.*s' never gives a value it could read",
+                           dot ? dot + 1 : g->name, g->params[i].name, dot ? (int)(dot - g->name) : 0, g->name);
+            }
+            memset(&g->params[i].type, 0, sizeof g->params[i].type);
+            g->params[i].type.dtype = CFX_F32;
+            g->params[i].type.rank = AST_UNTYPED; /* for the next pass too; typed here as f32 */
+            untyped[i] = 1;
+            continue;
+        }
         check_written_type(C, &g->params[i].type, g->params[i].line, g->params[i].col);
     }
     for (int i = 0; i < g->nresults; i++) {
@@ -1859,8 +1930,10 @@ static void check_graph_pass(checker *C, int gi)
         check_written_type(C, &g->results[i].type, g->results[i].line, g->results[i].col);
     }
     collect_vars(C, g->body);
-    if (C->oom)
+    if (C->oom) {
+        free(untyped);
         return;
+    }
     free(C->declared);
     free(C->is_result);
     free(C->stamp);
@@ -1888,9 +1961,14 @@ static void check_graph_pass(checker *C, int gi)
         int v = check_var_find(C, g->params[i].name);
         vstate *s = env_set(C, &e, v);
         s->st = V_DEF;
-        s->ty = check_type_id(C, &g->params[i].type);
+        cfx_type pt = g->params[i].type;
+        if (untyped[i])
+            pt.rank = 0;
+        s->ty = check_type_id(C, &pt);
         s->line = g->params[i].line;
         s->none = g->params[i].def && g->params[i].def->kind == AST_NONE ? 2 : 0; /* told at run time */
+        if (untyped[i])
+            s->st = V_ERROR; /* reported above: its reads are not */
     }
     for (int i = 0; i < g->nresults; i++) {
         int v = check_var_find(C, g->results[i].name);
@@ -1902,6 +1980,7 @@ static void check_graph_pass(checker *C, int gi)
         check_results(C, &e, 0, 0, 0);
     size_lists(C, g);
 done:
+    free(untyped);
     check_env_free(&e);
 }
 
@@ -1953,6 +2032,10 @@ static void too_large(checker *C, int g, int64_t before, int64_t cap, const char
 int check_module(ast_module *m, const cfx_context *ctx, diag *d)
 {
     int before = d->errors;
+    if (desugar_module(m, ctx, d) < 0) {
+        diag_error(d, 1, 1, "out of memory");
+        return d->errors - before;
+    }
     checker C;
     memset(&C, 0, sizeof C);
     C.m = m;
@@ -3661,6 +3744,13 @@ static int check_graph_find(const checker *C, const char *name)
     return found;
 }
 
+/* How messages name a graph: its name where it is defined (`inner` for the graph `outer.inner`). */
+static const char *shown(const char *name)
+{
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    return dot ? dot + 1 : name;
+}
+
 static const cfx_type *param_type(const ast_graph *g, const ctx_kernel *k, int i)
 {
     return g ? &g->params[i].type : &k->params[i];
@@ -3686,7 +3776,7 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
         if (a->kind != AST_KWARG) {
             if (named) {
                 diag_error(C->d, a->line, a->col, "an argument by position follows one by name, in the call of '%s'",
-                           n->name);
+                           shown(n->name));
                 bad = 1;
             } else if (npos < nparams) {
                 map[npos] = i;
@@ -3700,10 +3790,10 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
             if (strcmp(g->params[q].name, a->name) == 0)
                 p = q;
         if (p < 0) {
-            diag_error(C->d, a->line, a->col, "'%s' has no parameter '%s'", n->name, a->name);
+            diag_error(C->d, a->line, a->col, "'%s' has no parameter '%s'", shown(n->name), a->name);
             bad = 1;
         } else if (map[p] >= 0) {
-            diag_error(C->d, a->line, a->col, "parameter '%s' of '%s' is given twice", a->name, n->name);
+            diag_error(C->d, a->line, a->col, "parameter '%s' of '%s' is given twice", a->name, shown(n->name));
             bad = 1;
         } else {
             map[p] = i;
@@ -3717,10 +3807,10 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
         for (int i = 0; i < nparams; i++)
             least += !(g && g->params[i].def);
         if (least == nparams)
-            diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, nparams,
+            diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", shown(n->name), nparams,
                        nparams == 1 ? "" : "s", n->nlist);
         else
-            diag_error(C->d, n->line, n->col, "'%s' takes %d to %d arguments, got %d", n->name, least, nparams,
+            diag_error(C->d, n->line, n->col, "'%s' takes %d to %d arguments, got %d", shown(n->name), least, nparams,
                        n->nlist);
         bad = 1;
     }
@@ -3733,10 +3823,35 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
         /* a parameter that defaults to None takes None, and a variable that may be None, whose
          * presence the call passes on */
         int optional = p >= 0 && g && g->params[p].def && g->params[p].def->kind == AST_NONE;
+        if (p >= 0 && g && g->params[p].capture && g->params[p].type.rank == AST_UNTYPED) {
+            /* the first call of a graph defined inside this one gives its capture a type: the
+             * variable's, as the call passes it */
+            ast_param *cp = &((ast_graph *)g)->params[p];
+            const char *dot = strrchr(g->name, '.');
+            if (list_var(C, e, v)) {
+                diag_error(C->d, v->line, v->col, "'%s' reads '%s', a list: a graph defined inside another reads "
+                           "its tensors, not its lists (pass stack(%s) as an argument)", dot ? dot + 1 : g->name,
+                           a->name, a->name);
+                v = NULL;
+            } else if (check_expr(C, e, v, -1) < 0) {
+                v = NULL;
+            }
+            if (!v) { /* reported: the graph's reads of it are not */
+                if (!C->sizing) {
+                    memset(&cp->type, 0, sizeof cp->type);
+                    cp->type.dtype = CFX_F32;
+                    cp->capture = 2;
+                }
+                bad = 1;
+                continue;
+            }
+            cp->type = v->ty;
+            continue;
+        }
         if (v->kind == AST_NONE) {
             if (!optional) {
                 diag_error(C->d, v->line, v->col, "'%s' cannot take None for parameter '%s', which has no None default",
-                           n->name, p >= 0 && g ? g->params[p].name : "?");
+                           shown(n->name), p >= 0 && g ? g->params[p].name : "?");
                 bad = 1;
             }
             check_note_of(C, v)->known = 0;
@@ -3760,10 +3875,10 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
         }
         if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
             if (a->kind == AST_KWARG)
-                diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, n->name,
+                diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, shown(n->name),
                            tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
             else
-                diag_error(C->d, v->line, v->col, "argument %d of '%s' must be %s, got %s", i + 1, n->name,
+                diag_error(C->d, v->line, v->col, "argument %d of '%s' must be %s, got %s", i + 1, shown(n->name),
                            tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
             bad = 1;
         }
@@ -4385,7 +4500,7 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         const ast_graph *gr = &C->m->graphs[g];
         k->callee = g;
         if (g == C->gi || C->scc[g] == C->scc[C->gi]) {
-            diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", n->name);
+            diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", shown(n->name));
             for (int i = 0; i < n->nlist; i++)
                 check_expr(C, e, n->list[i], -1);
             return -1;

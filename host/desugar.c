@@ -1200,3 +1200,549 @@ int desugar_graph(ast_module *m, int gi, const cfx_context *ctx, diag *d)
     free(D.vars);
     return D.oom ? -1 : 0;
 }
+
+/* ---- lambdas and graphs defined inside graphs (the whole module, before anything else) -----
+ *
+ * `f = lambda v, w: E` makes f a macro of its graph and of the graphs defined inside it: a call
+ * f(a, b) becomes E with a and b in place of v and w, so E reads the variables of its graph as
+ * they are at the call. An argument that calls something (an op, a graph, a method) is made as
+ * often as the lambda reads its parameter, so it must read it exactly once.
+ *
+ * A graph defined inside another (AST_DEF; the parser made it a graph of the module named
+ * `outer.inner`) may be called, by its name there, from its enclosing graph and from the graphs
+ * defined inside that one, as Python's nested functions are. A name it reads but does not
+ * assign (nor declare) is a variable of an enclosing graph: it becomes a parameter of its own,
+ * a capture, which each call passes by name with the variable as it is then. A graph that calls
+ * another defined beside or inside it passes that one's captures on, capturing them in turn.
+ */
+
+typedef struct lam {
+    const char *name;
+    int graph; /* where it is defined */
+    int line;
+    ast_node *def; /* the AST_LAMBDA */
+} lam;
+
+typedef struct names {
+    const char **items;
+    int n, cap;
+} names;
+
+typedef struct nested {
+    desugar *D;
+    lam *lams;
+    int nlams, caplams;
+    names *vars;   /* per graph: the names it assigns or declares */
+    names *free_;  /* per graph: the names it reads and does not assign */
+    names *caps;   /* per graph: its captures */
+    int depth;     /* of lambda expansion */
+} nested;
+
+static int names_has(const names *s, const char *n)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->items[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+static int names_add(desugar *D, names *s, const char *n)
+{
+    if (!n || names_has(s, n))
+        return 0;
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 8;
+        const char **ni = realloc(s->items, (size_t)cap * sizeof *ni);
+        if (!ni) {
+            D->oom = 1;
+            return 0;
+        }
+        s->items = ni;
+        s->cap = cap;
+    }
+    s->items[s->n++] = n;
+    return 1;
+}
+
+static int graph_index(const ast_module *m, const char *name)
+{
+    for (int i = 0; i < m->ngraphs; i++)
+        if (m->graphs[i].name && strcmp(m->graphs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Removes from the blocks of tree n the statements that `drop` says go, after `take` saw them. */
+typedef int (*stmt_fn)(nested *N, int gi, ast_node *s);
+
+static void drop_stmts(nested *N, int gi, ast_node *n, stmt_fn take)
+{
+    if (!n)
+        return;
+    if (n->kind == AST_BLOCK) {
+        int k = 0;
+        for (int i = 0; i < n->nlist; i++) {
+            ast_node *s = n->list[i];
+            if (take(N, gi, s))
+                continue;
+            drop_stmts(N, gi, s, take);
+            n->list[k++] = s;
+        }
+        n->nlist = k;
+        return;
+    }
+    switch (n->kind) {
+    case AST_IF:
+    case AST_SWITCH:
+        for (int i = 0; i < n->nlist; i++)
+            drop_stmts(N, gi, n->list[i]->b, take);
+        return;
+    case AST_WHILE:
+        drop_stmts(N, gi, n->b, take);
+        return;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        drop_stmts(N, gi, n->d, take);
+        return;
+    default:
+        return;
+    }
+}
+
+/* `f = lambda ...`: recorded, and the statement goes. */
+static int take_lambda(nested *N, int gi, ast_node *s)
+{
+    desugar *D = N->D;
+    if (s->kind != AST_ASSIGN || (s->flags & AST_F_AUG) || s->nlist != 1 || s->list[0]->kind != AST_NAME || !s->a ||
+        s->a->kind != AST_LAMBDA)
+        return 0;
+    const char *name = s->list[0]->name;
+    for (int i = 0; i < N->nlams; i++)
+        if (N->lams[i].graph == gi && strcmp(N->lams[i].name, name) == 0) {
+            diag_error(D->d, s->line, s->col, "'%s' holds the lambda of line %d, and a lambda is assigned once",
+                       name, N->lams[i].line);
+            return 1;
+        }
+    if (N->nlams == N->caplams) {
+        int cap = N->caplams ? N->caplams * 2 : 8;
+        lam *nl = realloc(N->lams, (size_t)cap * sizeof *nl);
+        if (!nl) {
+            D->oom = 1;
+            return 1;
+        }
+        N->lams = nl;
+        N->caplams = cap;
+    }
+    N->lams[N->nlams++] = (lam){name, gi, s->line, s->a};
+    return 1;
+}
+
+/* The lambda that a call of `name` in graph gi means: its own, or an enclosing graph's. */
+static const lam *lambda_for(nested *N, int gi, const char *name)
+{
+    for (int g = gi; g >= 0; g = N->D->m->graphs[g].enclosing - 1)
+        for (int i = 0; i < N->nlams; i++)
+            if (N->lams[i].graph == g && strcmp(N->lams[i].name, name) == 0)
+                return &N->lams[i];
+    return NULL;
+}
+
+static int uses_of(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    int c = n->kind == AST_NAME && strcmp(n->name, name) == 0;
+    c += uses_of(n->a, name) + uses_of(n->b, name) + uses_of(n->c, name) + uses_of(n->d, name);
+    for (int i = 0; i < n->nlist; i++)
+        c += uses_of(n->list[i], name);
+    return c;
+}
+
+static int makes_calls(const ast_node *n)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_CALL || n->kind == AST_COMP || n->kind == AST_LAMBDA)
+        return 1;
+    if (makes_calls(n->a) || makes_calls(n->b) || makes_calls(n->c) || makes_calls(n->d))
+        return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (makes_calls(n->list[i]))
+            return 1;
+    return 0;
+}
+
+/* E with each name in `from` replaced by a copy of the matching node of `to`. */
+static ast_node *substitute(desugar *D, const ast_node *e, ast_node **from, ast_node **to, int count, int line,
+                            int col)
+{
+    if (!e)
+        return NULL;
+    if (e->kind == AST_NAME)
+        for (int i = 0; i < count; i++)
+            if (strcmp(e->name, from[i]->name) == 0)
+                return copy_tree(D, to[i], to[i]->line, to[i]->col);
+    ast_node *c = node_new(D, e->kind, line, col);
+    if (!c)
+        return NULL;
+    *c = *e;
+    c->line = e->line;
+    c->col = e->col;
+    c->note = NULL;
+    c->a = substitute(D, e->a, from, to, count, line, col);
+    c->b = substitute(D, e->b, from, to, count, line, col);
+    c->c = substitute(D, e->c, from, to, count, line, col);
+    c->d = substitute(D, e->d, from, to, count, line, col);
+    if (e->nlist) {
+        ast_node **items = malloc((size_t)e->nlist * sizeof *items);
+        if (!items) {
+            D->oom = 1;
+            return c;
+        }
+        for (int i = 0; i < e->nlist; i++)
+            items[i] = substitute(D, e->list[i], from, to, count, line, col);
+        set_list(D, c, items, e->nlist);
+        free(items);
+    }
+    return c;
+}
+
+static void expand_lambdas(nested *N, int gi, ast_node **slot);
+
+/* A call of a lambda: its body, with the arguments in place of its parameters. */
+static ast_node *expand_call(nested *N, int gi, ast_node *n, const lam *l)
+{
+    desugar *D = N->D;
+    const ast_node *f = l->def;
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind == AST_KWARG) {
+            diag_error(D->d, n->list[i]->line, n->list[i]->col, "a lambda takes its arguments by position");
+            return error_node(D, n);
+        }
+    if (n->nlist != f->nlist) {
+        diag_error(D->d, n->line, n->col, "lambda '%s' takes %d argument%s, got %d", l->name, f->nlist,
+                   f->nlist == 1 ? "" : "s", n->nlist);
+        return error_node(D, n);
+    }
+    if (N->depth >= 16) {
+        diag_error(D->d, n->line, n->col, "lambda '%s' calls itself (or its calls go 16 deep): a lambda is "
+                   "expanded where it is called, so it cannot recurse", l->name);
+        return error_node(D, n);
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        expand_lambdas(N, gi, &n->list[i]);
+        int u = uses_of(f->a, f->list[i]->name);
+        if (u != 1 && makes_calls(n->list[i])) {
+            diag_error(D->d, n->list[i]->line, n->list[i]->col,
+                       "lambda '%s' reads '%s' %d times, so this argument, which calls something, would be made "
+                       "%d times: assign it to a variable and pass that", l->name, f->list[i]->name, u, u);
+            return error_node(D, n);
+        }
+    }
+    ast_node *e = substitute(D, f->a, f->list, n->list, n->nlist, n->line, n->col);
+    if (!e)
+        return error_node(D, n);
+    e->flags |= AST_F_PAREN;
+    N->depth++;
+    expand_lambdas(N, gi, &e);
+    N->depth--;
+    return e;
+}
+
+static void expand_lambdas(nested *N, int gi, ast_node **slot)
+{
+    ast_node *n = *slot;
+    if (!n || N->D->oom || n->kind == AST_ERROR)
+        return;
+    if (n->kind == AST_LAMBDA) {
+        diag_error(N->D->d, n->line, n->col, "a lambda is given a name and called: f = lambda v: ... on a line of "
+                   "its own, then f(x)");
+        *slot = error_node(N->D, n);
+        return;
+    }
+    if (n->kind == AST_CALL && !(n->flags & AST_F_METHOD)) {
+        const lam *l = lambda_for(N, gi, n->name);
+        if (l) {
+            *slot = expand_call(N, gi, n, l);
+            return;
+        }
+    }
+    if (n->kind == AST_NAME && lambda_for(N, gi, n->name)) {
+        diag_error(N->D->d, n->line, n->col, "'%s' is a lambda: call it, %s(...)", n->name, n->name);
+        *slot = error_node(N->D, n);
+        return;
+    }
+    expand_lambdas(N, gi, &n->a);
+    expand_lambdas(N, gi, &n->b);
+    expand_lambdas(N, gi, &n->c);
+    expand_lambdas(N, gi, &n->d);
+    for (int i = 0; i < n->nlist; i++)
+        expand_lambdas(N, gi, &n->list[i]);
+}
+
+/* ---- graphs inside graphs ---- */
+
+/* The statement defining a graph inside this one goes (the graph is the module's). */
+static int take_def(nested *N, int gi, ast_node *s)
+{
+    (void)N;
+    (void)gi;
+    return s->kind == AST_DEF;
+}
+
+/* The graph a call of `name` in graph gi means, when it is one defined inside gi or inside a
+ * graph enclosing gi (the nearest); -1 otherwise. */
+static int def_for(nested *N, int gi, const char *name)
+{
+    const ast_module *m = N->D->m;
+    for (int g = gi; g >= 0; g = m->graphs[g].enclosing - 1) {
+        char full[600];
+        snprintf(full, sizeof full, "%s.%s", m->graphs[g].name, name);
+        int k = graph_index(m, full);
+        if (k >= 0)
+            return k;
+    }
+    return -1;
+}
+
+/* The names graph gi assigns or declares (vars) and those it reads (reads). */
+static void scan_names(nested *N, int gi, const ast_node *n, int target)
+{
+    desugar *D = N->D;
+    if (!n || D->oom)
+        return;
+    switch (n->kind) {
+    case AST_NAME:
+        names_add(D, target ? &N->vars[gi] : &N->free_[gi], n->name);
+        return;
+    case AST_ASSIGN:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i];
+            if (t->kind == AST_NAME) {
+                names_add(D, &N->vars[gi], t->name);
+                if (n->flags & AST_F_AUG)
+                    names_add(D, &N->free_[gi], t->name);
+            } else {
+                scan_names(N, gi, t, 0); /* x[i] = v reads x: the graph's own copy */
+            }
+        }
+        scan_names(N, gi, n->a, 0);
+        return;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        names_add(D, &N->vars[gi], n->name);
+        for (int i = 0; i < n->nlist; i++)
+            names_add(D, &N->vars[gi], n->list[i]->name);
+        scan_names(N, gi, n->a, 0);
+        scan_names(N, gi, n->b, 0);
+        scan_names(N, gi, n->c, 0);
+        scan_names(N, gi, n->d, 0);
+        return;
+    case AST_COMP:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *c = n->list[i];
+            if (c->kind == AST_FOR_RANGE || c->kind == AST_FOR_EACH) {
+                names_add(D, &N->vars[gi], c->name);
+                for (int j = 0; j < c->nlist; j++)
+                    names_add(D, &N->vars[gi], c->list[j]->name);
+            }
+            scan_names(N, gi, c->a, 0);
+            scan_names(N, gi, c->b, 0);
+            scan_names(N, gi, c->c, 0);
+        }
+        scan_names(N, gi, n->a, 0);
+        return;
+    case AST_ERROR:
+        for (int i = 0; i < n->nlist; i++)
+            names_add(D, &N->vars[gi], n->list[i]->name);
+        return;
+    case AST_KWARG:
+        scan_names(N, gi, n->a, 0);
+        return;
+    default:
+        scan_names(N, gi, n->a, 0);
+        scan_names(N, gi, n->b, 0);
+        scan_names(N, gi, n->c, 0);
+        scan_names(N, gi, n->d, 0);
+        for (int i = 0; i < n->nlist; i++)
+            scan_names(N, gi, n->list[i], 0);
+        return;
+    }
+}
+
+/* Name n, which graph gi needs, from the nearest graph enclosing it that has it: every graph
+ * on the way captures it. 1 if a capture was added. */
+static int resolve(nested *N, int gi, const char *n)
+{
+    const ast_module *m = N->D->m;
+    int g = gi;
+    while (m->graphs[g].enclosing && !names_has(&N->vars[g], n) && !names_has(&N->caps[g], n))
+        g = m->graphs[g].enclosing - 1;
+    if (!names_has(&N->vars[g], n) && !names_has(&N->caps[g], n))
+        return 0; /* no graph has it: reported where it is read */
+    int added = 0;
+    for (int x = gi; x != g; x = m->graphs[x].enclosing - 1)
+        added |= names_add(N->D, &N->caps[x], n);
+    return added;
+}
+
+typedef struct edge {
+    int from, to;
+    ast_node *call;
+} edge;
+
+typedef struct edges {
+    edge *items;
+    int n, cap;
+} edges;
+
+static void find_calls(nested *N, int gi, ast_node *n, edges *out)
+{
+    desugar *D = N->D;
+    if (!n || D->oom)
+        return;
+    if (n->kind == AST_CALL && !(n->flags & AST_F_METHOD)) {
+        int k = def_for(N, gi, n->name);
+        if (k >= 0) {
+            n->name = D->m->graphs[k].name;
+            if (out->n == out->cap) {
+                int cap = out->cap ? out->cap * 2 : 8;
+                edge *ne = realloc(out->items, (size_t)cap * sizeof *ne);
+                if (!ne) {
+                    D->oom = 1;
+                    return;
+                }
+                out->items = ne;
+                out->cap = cap;
+            }
+            out->items[out->n++] = (edge){gi, k, n};
+        }
+    }
+    find_calls(N, gi, n->a, out);
+    find_calls(N, gi, n->b, out);
+    find_calls(N, gi, n->c, out);
+    find_calls(N, gi, n->d, out);
+    for (int i = 0; i < n->nlist; i++)
+        find_calls(N, gi, n->list[i], out);
+}
+
+int desugar_module(ast_module *m, const cfx_context *ctx, diag *d)
+{
+    desugar D;
+    memset(&D, 0, sizeof D);
+    D.m = m;
+    D.ctx = ctx;
+    D.d = d;
+    nested N;
+    memset(&N, 0, sizeof N);
+    N.D = &D;
+    int any = 0;
+    for (int gi = 0; gi < m->ngraphs; gi++)
+        any |= m->graphs[gi].enclosing != 0;
+    /* lambdas: recorded and expanded */
+    for (int gi = 0; gi < m->ngraphs && !D.oom; gi++)
+        drop_stmts(&N, gi, m->graphs[gi].body, take_lambda);
+    if (N.nlams)
+        for (int gi = 0; gi < m->ngraphs && !D.oom; gi++)
+            expand_lambdas(&N, gi, &m->graphs[gi].body);
+    else
+        for (int gi = 0; gi < m->ngraphs && !D.oom; gi++)
+            expand_lambdas(&N, gi, &m->graphs[gi].body); /* a stray lambda is reported */
+    if (!any || D.oom) {
+        free(N.lams);
+        return D.oom ? -1 : 0;
+    }
+    /* graphs inside graphs: their calls resolved, their captures found and passed */
+    N.vars = calloc((size_t)m->ngraphs, sizeof *N.vars);
+    N.free_ = calloc((size_t)m->ngraphs, sizeof *N.free_);
+    N.caps = calloc((size_t)m->ngraphs, sizeof *N.caps);
+    edges calls = {0};
+    if (!N.vars || !N.free_ || !N.caps)
+        D.oom = 1;
+    for (int gi = 0; gi < m->ngraphs && !D.oom; gi++) {
+        ast_graph *g = &m->graphs[gi];
+        drop_stmts(&N, gi, g->body, take_def);
+        for (int i = 0; i < g->nparams; i++)
+            names_add(&D, &N.vars[gi], g->params[i].tuple_of ? g->params[i].tuple_of : g->params[i].name);
+        for (int i = 0; i < g->nresults; i++)
+            names_add(&D, &N.vars[gi], g->results[i].name);
+        scan_names(&N, gi, g->body, 0);
+        find_calls(&N, gi, g->body, &calls);
+    }
+    for (int changed = 1, round = 0; changed && !D.oom && round < 1000; round++) {
+        changed = 0;
+        for (int gi = 0; gi < m->ngraphs; gi++) {
+            if (!m->graphs[gi].enclosing)
+                continue;
+            for (int i = 0; i < N.free_[gi].n; i++)
+                if (!names_has(&N.vars[gi], N.free_[gi].items[i]))
+                    changed |= resolve(&N, gi, N.free_[gi].items[i]);
+        }
+        for (int i = 0; i < calls.n; i++) {
+            const edge *c = &calls.items[i];
+            for (int j = 0; j < N.caps[c->to].n; j++) {
+                const char *n = N.caps[c->to].items[j];
+                if (!names_has(&N.vars[c->from], n) && !names_has(&N.caps[c->from], n))
+                    changed |= resolve(&N, c->from, n);
+            }
+        }
+    }
+    /* the captures become parameters, which every call passes by name */
+    for (int gi = 0; gi < m->ngraphs && !D.oom; gi++) {
+        ast_graph *g = &m->graphs[gi];
+        if (!N.caps[gi].n)
+            continue;
+        ast_param *ps = ast_alloc(m->arena, sizeof *ps * (size_t)(g->nparams + N.caps[gi].n));
+        if (!ps) {
+            D.oom = 1;
+            break;
+        }
+        if (g->nparams)
+            memcpy(ps, g->params, sizeof *ps * (size_t)g->nparams);
+        for (int i = 0; i < N.caps[gi].n; i++) {
+            ast_param *x = &ps[g->nparams + i];
+            memset(x, 0, sizeof *x);
+            x->name = N.caps[gi].items[i];
+            x->type.rank = AST_UNTYPED;
+            x->line = g->line;
+            x->col = g->col;
+            x->capture = 1;
+        }
+        g->params = ps;
+        g->nparams += N.caps[gi].n;
+    }
+    for (int i = 0; i < calls.n && !D.oom; i++) {
+        const edge *c = &calls.items[i];
+        const names *caps = &N.caps[c->to];
+        if (!caps->n)
+            continue;
+        ast_node **args = malloc(sizeof *args * (size_t)(c->call->nlist + caps->n));
+        if (!args) {
+            D.oom = 1;
+            break;
+        }
+        for (int j = 0; j < c->call->nlist; j++)
+            args[j] = c->call->list[j];
+        for (int j = 0; j < caps->n; j++) {
+            ast_node *kw = node_new(&D, AST_KWARG, c->call->line, c->call->col);
+            if (!kw)
+                break;
+            kw->name = caps->items[j];
+            kw->a = name_node(&D, caps->items[j], c->call->line, c->call->col);
+            args[c->call->nlist + j] = kw;
+        }
+        set_list(&D, c->call, args, c->call->nlist + caps->n);
+        free(args);
+    }
+    for (int gi = 0; gi < m->ngraphs; gi++) {
+        free(N.vars[gi].items);
+        free(N.free_[gi].items);
+        free(N.caps[gi].items);
+    }
+    free(N.vars);
+    free(N.free_);
+    free(N.caps);
+    free(calls.items);
+    free(N.lams);
+    return D.oom ? -1 : 0;
+}

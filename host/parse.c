@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
@@ -40,6 +41,13 @@ typedef struct parser {
     const char *graph_name;
     int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
     int stop;
+    /* graphs defined inside the graph being parsed, in the order they start (an enclosing
+     * graph before those inside it), each with the index of its enclosing graph among them
+     * (-1: the file's graph being parsed) */
+    ast_graph *nested;
+    int *nested_in;
+    int nnested, capnested;
+    int nesting;       /* index among `nested` of the graph being parsed; -1 for the file's */
     ast_node scratch;  /* handed out when out of memory or stopped at a cap; no graph is kept then */
 } parser;
 
@@ -553,7 +561,9 @@ static int group_ends(parser *p, const char *group, int open_line)
         parse_next(p);
         return 1;
     }
-    if (k == TK_EOF || k == TK_GRAPH) {
+    if (k == TK_EOF || (k == TK_GRAPH && p->tok.col == 1)) {
+        /* a `graph` in column 1 starts the file's next graph; one further in is defined inside
+         * this one (a statement) */
         if (!p->unclosed && !p->stop) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
@@ -767,7 +777,8 @@ static ast_node *parse_simple(parser *p)
     }
     if (lex_is(&p->lx, &t, "def")) {
         parse_syntax_error(p, t.line, t.col,
-                           "functions inside a graph (closures) are not supported: write another graph and call it");
+                           "'def' is Python: a graph may be defined here, graph NAME(x: TYPE) -> (y: TYPE) { ... }, "
+                           "and reads this graph's variables as they are at each call");
         return NULL;
     }
     if (lex_is(&p->lx, &t, "assert")) {
@@ -864,6 +875,8 @@ static ast_node *parse_simple(parser *p)
     return n;
 }
 
+static ast_node *parse_nested_graph(parser *p);
+
 static ast_node *parse_statement(parser *p)
 {
     lex_token t = p->tok;
@@ -880,6 +893,8 @@ static ast_node *parse_statement(parser *p)
     case TK_PASS:
         parse_next(p);
         return parse_node(p, AST_BLOCK, t.line, t.col); /* an empty block: nothing to do */
+    case TK_GRAPH:
+        return parse_nested_graph(p);
     case TK_BREAK:
     case TK_CONTINUE:
     case TK_RETURN:
@@ -1158,6 +1173,12 @@ static int parse_graph(parser *p, ast_graph *g)
         return 0;
     }
     g->name = parse_token_text(p, &p->tok);
+    if (p->nesting >= 0 && g->name) {
+        /* inside another graph: `outer.inner`, the module's name for it */
+        char full[512];
+        snprintf(full, sizeof full, "%s.%s", p->graph_name ? p->graph_name : "", g->name);
+        g->name = ast_strdup(p->arena, full, strlen(full));
+    }
     p->graph_name = g->name;
     p->graph_nodes = 0;
     p->stmt_line = g->line;
@@ -1206,6 +1227,51 @@ static int parse_graph(parser *p, ast_graph *g)
     return 1;
 }
 
+/* A graph defined inside the body of the one being parsed: it becomes a graph of the module,
+ * named `outer.inner`, appended after the file's graph that holds it (parse_module); the
+ * statement is an AST_DEF that names it. */
+static ast_node *parse_nested_graph(parser *p)
+{
+    lex_token t = p->tok;
+    if (p->nnested == p->capnested) {
+        int cap = p->capnested ? p->capnested * 2 : 4;
+        ast_graph *ng = realloc(p->nested, (size_t)cap * sizeof *ng);
+        int *ni = ng ? realloc(p->nested_in, (size_t)cap * sizeof *ni) : NULL;
+        if (ng)
+            p->nested = ng;
+        if (!ng || !ni) {
+            p->oom = p->lx.oom = 1;
+            return NULL;
+        }
+        p->nested_in = ni;
+        p->capnested = cap;
+    }
+    int at = p->nnested++, outer = p->nesting;
+    const char *outer_name = p->graph_name;
+    int64_t outer_nodes = p->graph_nodes;
+    memset(&p->nested[at], 0, sizeof p->nested[at]);
+    p->nested_in[at] = outer;
+    p->nesting = at;
+    ast_graph g;
+    int ok = parse_graph(p, &g);
+    p->nesting = outer;
+    p->graph_name = outer_name;
+    p->graph_nodes += outer_nodes;
+    if (!ok || !g.name) {
+        p->nnested--; /* reported; nothing inside it was kept after it */
+        if (p->nnested > at)
+            p->nnested = at;
+        return NULL;
+    }
+    ast_node *n = parse_node(p, AST_DEF, t.line, t.col);
+    const char *local = strrchr(g.name, '.');
+    n->name = local ? local + 1 : g.name;
+    n->a = parse_node(p, AST_NAME, t.line, t.col);
+    n->a->name = g.name;
+    p->nested[at] = g;
+    return n;
+}
+
 ast_module *parse_module(const char *src, size_t len, diag *d)
 {
     ast_arena *arena = ast_arena_new();
@@ -1222,6 +1288,7 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     memset(&p, 0, sizeof p);
     lex_init(&p.lx, src, len, d);
     p.arena = arena;
+    p.nesting = -1;
     parse_next(&p);
 
     nameset names = {0};
@@ -1295,8 +1362,36 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                         cap = ncap;
                     }
                     m->graphs[m->ngraphs++] = g;
+                    /* then the graphs defined inside it, each after the one that holds it */
+                    int gi = m->ngraphs - 1, base = m->ngraphs;
+                    for (int i = 0; i < p.nnested && !p.oom; i++) {
+                        ast_graph x = p.nested[i];
+                        x.enclosing = 1 + (p.nested_in[i] < 0 ? gi : base + p.nested_in[i]);
+                        if (nameset_add(&p, &names, x.name, x.line, &first)) {
+                            /* two of one name inside one graph: keep the first */
+                            const char *local = strrchr(x.name, '.');
+                            parse_report(&p, x.line, x.col, "graph '%s' is defined twice here (the first is at "
+                                         "line %d)", local ? local + 1 : x.name, first);
+                            char other[600];
+                            snprintf(other, sizeof other, "%s#%d", x.name, i + 2);
+                            x.name = ast_strdup(arena, other, strlen(other)); /* kept, checked, never called */
+                        }
+                        if (m->ngraphs == cap) {
+                            int ncap = cap * 2;
+                            ast_graph *grown = ast_alloc(arena, (size_t)ncap * sizeof *grown);
+                            if (!grown) {
+                                p.oom = 1;
+                                break;
+                            }
+                            memcpy(grown, m->graphs, (size_t)m->ngraphs * sizeof *grown);
+                            m->graphs = grown;
+                            cap = ncap;
+                        }
+                        m->graphs[m->ngraphs++] = x;
+                    }
                 }
             }
+            p.nnested = 0;
         }
         if (p.panic) {
             /* a broken header: go on at the next graph */
@@ -1304,6 +1399,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                 parse_next(&p);
         }
     }
+    free(p.nested);
+    free(p.nested_in);
     if (!seen_graph && !p.oom)
         parse_report(&p, 1, 1, "no graph in file");
     if (p.stop)
@@ -1692,8 +1789,29 @@ static ast_node *parse_primary(parser *p)
             return n;
         }
         if (lex_is(&p->lx, &t, "lambda")) {
-            parse_syntax_error(p, t.line, t.col, "closures (lambda) are not supported: write a graph and call it");
-            return parse_error_node(p);
+            /* `lambda v, w: E` */
+            n = parse_node(p, AST_LAMBDA, t.line, t.col);
+            parse_next(p);
+            nodelist params = {0};
+            while (p->tok.kind == TK_NAME && !p->panic) {
+                ast_node *v = parse_node(p, AST_NAME, p->tok.line, p->tok.col);
+                v->name = parse_token_text(p, &p->tok);
+                parse_push(p, &params, v);
+                parse_next(p);
+                if (p->tok.kind == TK_ASSIGN) {
+                    parse_syntax_error(p, p->tok.line, p->tok.col, "a lambda's parameters have no defaults: "
+                                       "write a graph inside this one for that");
+                    return parse_error_node(p);
+                }
+                if (p->tok.kind != TK_COMMA)
+                    break;
+                parse_next(p);
+            }
+            parse_set_list(n, &params);
+            if (!parse_expect(p, TK_COLON, "':' after the lambda's parameters"))
+                return parse_error_node(p);
+            n->a = parse_expr(p);
+            return n;
         }
         parse_next(p);
         if (p->tok.kind == TK_LPAREN) {
@@ -1876,6 +1994,11 @@ static ast_node *parse_postfix(parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
     ast_node *e = parse_primary(p);
+    if (e->kind == AST_LAMBDA && p->tok.kind == TK_LPAREN && !p->panic) {
+        parse_syntax_error(p, p->tok.line, p->tok.col, "a lambda is given a name and called: f = lambda v: ... on "
+                           "a line of its own, then f(x)");
+        return e;
+    }
     int levels = 0; /* x[i][j]... nests the tree one level per index */
     while ((p->tok.kind == TK_LBRACKET || p->tok.kind == TK_DOT) && !p->panic) {
         if (!parse_enter(p))

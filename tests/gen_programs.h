@@ -1557,6 +1557,19 @@ static void gen_put(gen_buf *b, const char *fmt, ...)
     }
 }
 
+/* Whether node e, an i32 `e0 + a` or `e0 * e1`, is written as a call of the graph defined inside
+ * the generated one, plus_a(e0), or of the lambda times(e0, e1): in one such node of three,
+ * chosen by the node's index, so the program draws nothing more. plus_a reads a as it is at the
+ * call, and times is expanded in place: the same values as the operator's. */
+static int gen_inner_call(const gen_prog *g, int e)
+{
+    const gen_node *n = &g->nodes[e];
+    if (n->type != GT_I || (n->kind != GE_ADD && n->kind != GE_MUL) || e % 3 != (n->kind == GE_ADD ? 0 : 1))
+        return 0;
+    const gen_node *r = &g->nodes[n->e[1]];
+    return n->kind == GE_MUL || (r->kind == GE_VAR && strcmp(g->vars[r->var].name, "a") == 0);
+}
+
 static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
 {
     static const char *const infix[] = {
@@ -1719,6 +1732,17 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         }
         break;
     default:
+        if (gen_inner_call(g, e)) {
+            /* e0 + a through the graph defined inside, e0 * e1 through the lambda (gen_text) */
+            gen_put(b, n->kind == GE_ADD ? "plus_a(" : "times(");
+            gen_put_expr(g, b, n->e[0]);
+            if (n->kind == GE_MUL) {
+                gen_put(b, ", ");
+                gen_put_expr(g, b, n->e[1]);
+            }
+            gen_put(b, ")");
+            break;
+        }
         gen_put(b, "(");
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, " %s ", n->kind < (int)(sizeof infix / sizeof infix[0]) && infix[n->kind] ? infix[n->kind] : "?");
@@ -1964,6 +1988,16 @@ static inline char *gen_text(gen_prog *g)
         gen_put(&b, "  L0 = list(i32, 4)\n  L0.append(a)\n  L0.append(n)\n  L0.append(b)\n  L1 = list(f32[4], 3)\n"
                     "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n"
                     "  o0 = None\n  if n > 3 {\n    o0 = x\n  }\n  s0 = n %% 3\n");
+    int adds = 0, muls = 0;
+    for (int k = 0; k < g->nnodes; k++)
+        if (gen_inner_call(g, k)) {
+            adds |= g->nodes[k].kind == GE_ADD;
+            muls |= g->nodes[k].kind == GE_MUL;
+        }
+    if (adds)
+        gen_put(&b, "  graph plus_a(u: i32) -> (r: i32) {\n    r = u + a\n  }\n");
+    if (muls)
+        gen_put(&b, "  times = lambda u, w: u * w\n");
     gen_put_block(g, &b, g->body, 1);
     gen_put(&b, "}\n");
     for (int k = 0; k < g->nnodes; k++)

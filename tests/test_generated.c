@@ -98,7 +98,7 @@ static const char *const ok_forms[] = {
     ".append(", ".pop()", "stack(", "enumerate(L", "enumerate([", "in L", "in [", "len(L", " ** ", "reshape(",
     ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((", " // ", " % ", " / ",
     "truncdiv(", "fmod(", " h(", "o0 is not None", "o0 is None", "  o0 = ", "(r5, axis=", "tp = (", "= tp[-1]",
-    " for q in ", ".shape == ", ".shape, dtype=", "assert (",
+    " for q in ", ".shape == ", ".shape, dtype=", "assert (", "plus_a(", "times(",
 };
 static const char *const stop_kinds[] = {
     "is full", "pop from the empty list", "items, index was", "stack needs", "the slice of", "dimension 1 of",

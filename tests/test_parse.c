@@ -104,6 +104,16 @@ static void put(strbuf *o, const ast_node *n)
         put(o, n->a);
         sb_printf(o, " %s)", n->name);
         break;
+    case AST_LAMBDA:
+        sb_puts(o, "(lambda");
+        put_list(o, n);
+        sb_puts(o, " ");
+        put(o, n->a);
+        sb_puts(o, ")");
+        break;
+    case AST_DEF:
+        sb_printf(o, "(def %s %s)", n->name, n->a ? n->a->name : "?");
+        break;
     case AST_COMP:
         sb_puts(o, "(comp ");
         put(o, n->a);
@@ -364,6 +374,31 @@ static void test_precedence(void)
                  "t.cfx:2:24: error: expected an expression, found ']'\n  y = [v for v in xs if]\n"
                  "                       ^\n",
                  __LINE__);
+    check_expr("lambda v, w: v * w + 1", "(lambda v w (add (mul v w) 1))", __LINE__);
+    check_expr("lambda: 2", "(lambda 2)", __LINE__);
+    /* a graph inside a graph: a graph of the module, `outer.inner`, after the file's graph */
+    {
+        const char *src = "graph outer(x: f32) -> (y: f32) {\n  graph inner(v: f32) -> (r: f32) {\n"
+                          "    graph deep() -> (q: f32) { q = 1.0 }\n    r = v\n  }\n  y = inner(x)\n}\n"
+                          "graph last() -> (z: f32) { z = 2.0 }\n";
+        parsed r = parse_text(src, strlen(src));
+        CHECK_INT(r.nerrors, 0);
+        if (r.m && CHECK_INT(r.m->ngraphs, 4)) {
+            CHECK_STR(r.m->graphs[0].name, "outer");
+            CHECK_STR(r.m->graphs[1].name, "outer.inner");
+            CHECK_STR(r.m->graphs[2].name, "outer.inner.deep");
+            CHECK_STR(r.m->graphs[3].name, "last");
+            CHECK_INT(r.m->graphs[0].enclosing, 0);
+            CHECK_INT(r.m->graphs[1].enclosing, 1);
+            CHECK_INT(r.m->graphs[2].enclosing, 2);
+            CHECK_INT(r.m->graphs[3].enclosing, 0);
+            char *t = show_module(r.m);
+            CHECK(strstr(t, "(def inner outer.inner)") != NULL);
+            CHECK(strstr(t, "(def deep outer.inner.deep)") != NULL);
+            free(t);
+        }
+        done(&r);
+    }
     check_expr("i < n or a and b", "(or (lt i n) (and a b))", __LINE__);
     check_expr("a or b or c", "(or (or a b) c)", __LINE__);
     check_expr("a and b or c and d", "(or (and a b) (and c d))", __LINE__);
