@@ -61,6 +61,7 @@ struct cfx_exec {
     int kernel_rc;          /* the value the last failing kernel of this run returned */
     void **inputs;          /* prog->ninputs */
     unsigned char *in_bound;
+    void **defaults;        /* prog->ninputs: host buffers holding the defaults of inputs left unbound */
     void **results;         /* prog->nresults: the buffers handed to the backend */
     void **user_results;    /* what the caller bound (NULL: not bound) */
     void **scratch;         /* host buffers standing in for results that were not bound */
@@ -262,16 +263,18 @@ static const compiled_graph *graph_of(const cfx_module *m, int graph)
     return &m->cm.graphs[graph];
 }
 
+/* The inputs callers see are the declared parameters; the hidden presence inputs after them
+ * (compile.h) are the library's own. */
 int cfx_input_count(const cfx_module *m, int graph)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g ? g->nparams : 0;
+    return g ? g->ndeclared : 0;
 }
 
 const char *cfx_input_name(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g && i >= 0 && i < g->nparams ? g->params[i].name : NULL;
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].name : NULL;
 }
 
 /* What a query out of range answers: rank -1, which no input or result has (cfx.h). */
@@ -286,7 +289,13 @@ static cfx_type no_type(void)
 cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
-    return g && i >= 0 && i < g->nparams ? g->params[i].type : no_type();
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].type : no_type();
+}
+
+const char *cfx_input_default(const cfx_module *m, int graph, int i)
+{
+    const compiled_graph *g = graph_of(m, graph);
+    return g && i >= 0 && i < g->ndeclared ? g->params[i].def : NULL;
 }
 
 int cfx_result_count(const cfx_module *m, int graph)
@@ -504,6 +513,10 @@ void cfx_exec_free(cfx_exec *e)
     free(e->scratch);
     free(e->kernels);
     free(e->calls);
+    if (e->defaults)
+        for (int32_t i = 0; i < e->prog->ninputs; i++)
+            free(e->defaults[i]);
+    free(e->defaults);
     free(e->inputs);
     free(e->in_bound);
     free(e->results);
@@ -568,11 +581,12 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
     e->calls = calloc(nk, sizeof *e->calls);
     e->inputs = calloc(ni, sizeof *e->inputs);
     e->in_bound = calloc(ni, 1);
+    e->defaults = calloc(ni, sizeof *e->defaults);
     e->results = calloc(nr, sizeof *e->results);
     e->user_results = calloc(nr, sizeof *e->user_results);
     e->scratch = calloc(nr, sizeof *e->scratch);
     e->res_bound = calloc(nr, 1);
-    if (!e->kernels || !e->calls || !e->inputs || !e->in_bound || !e->results || !e->user_results ||
+    if (!e->kernels || !e->calls || !e->inputs || !e->in_bound || !e->defaults || !e->results || !e->user_results ||
         !e->scratch || !e->res_bound)
         goto oom;
     if (resolve_kernels(e, backend, msg, sizeof msg) != 0)
@@ -616,7 +630,7 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
         return -1;
     }
     int is_input = 1, index = -1;
-    for (int32_t i = 0; i < p->ninputs && index < 0; i++)
+    for (int32_t i = 0; i < e->graph->ndeclared && index < 0; i++)
         if (strcmp(e->graph->params[i].name, name) == 0)
             index = i;
     for (int32_t i = 0; i < p->nresults && index < 0; i++)
@@ -874,6 +888,20 @@ static cfx_status fail_run(cfx_exec *e, const char *msg)
     return CFX_ERROR;
 }
 
+/* A host buffer of v's type with every element v's default. */
+static int fill_default(const compiled_value *v, void **out)
+{
+    int64_t n = cfx_type_count(&v->type);
+    int size = cfx_dtype_size(v->type.dtype);
+    unsigned char *b = malloc((size_t)(n * size) + 1);
+    if (!b)
+        return -1;
+    for (int64_t k = 0; k < n; k++)
+        memcpy(b + k * size, v->value, (size_t)size);
+    *out = b;
+    return 0;
+}
+
 static int start_run(cfx_exec *e, int async)
 {
     const cfx_prog *p = e->prog;
@@ -881,15 +909,50 @@ static int start_run(cfx_exec *e, int async)
     memset(&e->out, 0, sizeof e->out);
     e->out.record = -1;
     e->kernel_rc = 0;
-    /* every input must be bound: list all that are not */
-    strbuf missing = {0};
+    /* every input must be bound, but for one with a default on a run over host buffers, which
+     * takes its default: list all that are not */
+    int on_device = 0;
     for (int32_t i = 0; i < p->ninputs; i++)
-        if (!e->in_bound[i]) {
-            char ty[64];
-            cfx_type t = e->graph->params[i].type;
-            sb_printf(&missing, "%s%s: %s", missing.len ? ", " : "", e->graph->params[i].name,
-                      cfx_type_str(&t, ty, sizeof ty));
+        on_device |= e->in_bound[i] == BOUND_DEVICE;
+    for (int32_t i = 0; i < p->nresults; i++)
+        on_device |= e->res_bound[i] == BOUND_DEVICE;
+    strbuf missing = {0};
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const compiled_value *v = &e->graph->params[i];
+        if (v->presence_of >= 0) {
+            /* whether a parameter that defaults to None was given: a host buffer of the library's */
+            if (on_device) {
+                sb_free(&missing);
+                char msg[512];
+                snprintf(msg, sizeof msg, "'%s' defaults to None, which a run over device buffers cannot tell: "
+                         "bind host buffers to run graph '%s'", e->graph->params[v->presence_of].name, p->name);
+                fail_run(e, msg);
+                return -1;
+            }
+            if (!e->defaults[i] && !(e->defaults[i] = malloc(sizeof(int32_t)))) {
+                sb_free(&missing);
+                fail_run(e, "out of memory");
+                return -1;
+            }
+            *(int32_t *)e->defaults[i] = e->in_bound[v->presence_of] != 0;
+            e->inputs[i] = e->defaults[i];
+            continue;
         }
+        if (e->in_bound[i])
+            continue;
+        if (v->def && !on_device) {
+            if (!e->defaults[i] && fill_default(v, &e->defaults[i]) < 0) {
+                sb_free(&missing);
+                fail_run(e, "out of memory");
+                return -1;
+            }
+            e->inputs[i] = e->defaults[i];
+            continue;
+        }
+        char ty[64];
+        sb_printf(&missing, "%s%s: %s%s", missing.len ? ", " : "", v->name, cfx_type_str(&v->type, ty, sizeof ty),
+                  v->def ? " (its default is taken only on a run over host buffers)" : "");
+    }
     if (missing.len) {
         char msg[1024];
         snprintf(msg, sizeof msg, "missing input%s: %s", strchr(sb_str(&missing), ',') ? "s" : "",
@@ -902,11 +965,7 @@ static int start_run(cfx_exec *e, int async)
 
     /* results that were not bound go to scratch host memory, so no backend ever sees a NULL
      * host result; with device buffers they stay NULL (the backends skip them) */
-    int device = 0;
-    for (int32_t i = 0; i < p->ninputs; i++)
-        device |= e->in_bound[i] == BOUND_DEVICE;
-    for (int32_t i = 0; i < p->nresults; i++)
-        device |= e->res_bound[i] == BOUND_DEVICE;
+    int device = on_device;
     for (int32_t i = 0; i < p->nresults; i++) {
         if (e->res_bound[i]) {
             e->results[i] = e->user_results[i];

@@ -28,10 +28,20 @@ enum ast_kind {
                      items, each an index expression or an AST_SLICE */
     AST_SLICE,    /* `start:stop` in a subscript: a = start, b = stop (NULL: the dimension's end) */
     AST_TYPE,     /* ty; a type written as an argument: zeros(f32[3]), cast(x, f32) */
-    AST_TUPLE,    /* list = values; only as the value of an assignment or a return: `a, b = b, a` */
+    AST_TUPLE,    /* list = values: `a, b` as the value of an assignment or a return, `(a, b)`,
+                     `(a,)`; a tuple that is not a shape is taken apart before checking
+                     (desugar.c): its variables become one per item */
     AST_LIST,     /* list = items; `[a, b]`, `[]`: a list's value, or reshape's shape */
     AST_ATTR,     /* a.name: `x.shape` */
     AST_COND,     /* `b if a else c`: a = condition, b = the value when true, c = when false */
+    AST_KWARG,    /* `name=a`: an argument given by name (in a call's list only) */
+    AST_NONE,     /* `None` */
+    AST_IS,       /* `a is b`, `a is not b` (flag AST_F_NOT): one side is None */
+    AST_LAMBDA,   /* `lambda v, w: E`: list = the parameters (AST_NAME), a = E; only as the value
+                     of an assignment `f = lambda ...`, which desugar.c makes a macro of f */
+    AST_COMP,     /* `[E for V in ITER if C ...]`: a = E, list = the clauses in order, each a loop
+                     head (AST_FOR_RANGE or AST_FOR_EACH, d = NULL) or a filter (AST_ARM, a = C);
+                     replaced before checking (desugar.c) by a list the loops fill */
     /* statements */
     AST_ASSIGN,   /* list = targets (AST_NAME or AST_INDEX), a = value;
                      several targets only with a call value: `a, b = f(x)`;
@@ -51,12 +61,25 @@ enum ast_kind {
                      the checker puts in b the assignment of the value to the results */
     AST_EXPR,     /* a = an expression used as a statement (assert(...), print(...), a call) */
     AST_BLOCK,    /* list = statements */
+    AST_DEF,      /* a graph defined inside a graph's body: name = its name there, a = an AST_NAME of
+                     the module graph it is (`outer.inner`, appended after its enclosing graph);
+                     desugar.c resolves the calls and removes the statement */
+    AST_ERROR,    /* a statement that did not parse (reported): list = AST_NAME nodes of the names
+                     it seems to assign, which the checker then knows nothing of, quietly */
 };
 
 #define AST_F_DEFAULT 1u /* AST_CASE: the default case */
 #define AST_F_PAREN 2u   /* expression was written in parentheses */
 #define AST_F_AUG 4u     /* AST_ASSIGN: augmented, `x += E`; and the BINARY that is its value */
 #define AST_F_METHOD 8u  /* AST_CALL: a method call, `xs.append(v)` */
+#define AST_F_NOT 16u    /* AST_IS: `is not` */
+#define AST_F_DIMS 32u   /* AST_TYPE: its dimensions are expressions, in list (f32[x.shape[0], n]);
+                            the checker writes the type they make into ty */
+#define AST_F_COMP 64u   /* the append of a list comprehension (AST_CALL) and the empty list that
+                            starts it (AST_LIST), made by desugar.c */
+
+/* The name an expression in error becomes (desugar.c): the checker passes over it quietly. */
+#define AST_ERROR_NAME "(error)"
 
 /* Compile memory is about one node and one check_note per name, literal, operator, call
  * and statement, so a node is kept small: fields that no kind uses together share storage,
@@ -86,18 +109,28 @@ struct ast_node {
 
 typedef struct ast_param {
     const char *name;
-    cfx_type type;
+    cfx_type type; /* a capture's: rank AST_UNTYPED until the checker learns it */
     int line, col;
+    ast_node *def; /* a parameter's default value (a literal), or NULL */
+    const char *tuple_of; /* an item of a tuple parameter `p: (T0, T1)`, which is declared as one
+                             parameter per item, `p[0]: T0`, `p[1]: T1`: "p" (NULL otherwise) */
+    int tuple_index;
+    int capture;   /* a variable of an enclosing graph that a graph defined inside it reads: a
+                      parameter desugar.c adds, which each call passes by name */
 } ast_param;
 
+/* The rank of a capture parameter's type before the checker has seen it. */
+#define AST_UNTYPED (-3)
+
 typedef struct ast_graph {
-    const char *name;
+    const char *name; /* `outer.inner` for a graph defined inside graph outer */
     int line, col;
     ast_param *params;
     int nparams;
     ast_param *results;
     int nresults;
     ast_node *body; /* AST_BLOCK */
+    int enclosing;  /* a graph defined inside another: 1 + the other's index; 0 for a file's graph */
 } ast_graph;
 
 typedef struct ast_arena ast_arena;
@@ -106,6 +139,9 @@ typedef struct ast_module {
     ast_graph *graphs;
     int ngraphs;
     ast_arena *arena;
+    const char **broken; /* the graphs whose header did not parse (reported): a call of one is no
+                            error of its own */
+    int nbroken;
 } ast_module;
 
 /* Arena allocation: zeroed memory that lives until ast_module_free. NULL on out of memory. */

@@ -21,6 +21,9 @@ extern "C" {
 
 #define CFX_VERSION_MAJOR 1
 #define CFX_VERSION_MINOR 0
+/* The version of the .cfx language this build compiles; raised by every change that alters what an
+ * existing program means (docs/CHANGES.md lists them). */
+#define CFX_LANGUAGE_VERSION 2
 
 /* ---- types ---- */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
@@ -108,6 +111,10 @@ int cfx_graph_find(const cfx_module *m, const char *name);
 int cfx_input_count(const cfx_module *m, int graph);
 const char *cfx_input_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_input_type(const cfx_module *m, int graph, int i);
+/* The default of input i as the command line writes a value ("2.5", "true"), or NULL when it has
+ * none. An input with a default may be left unbound on a run over host buffers: every element
+ * of it takes the default (a run that binds device buffers must bind every input). */
+const char *cfx_input_default(const cfx_module *m, int graph, int i);
 int cfx_result_count(const cfx_module *m, int graph);
 const char *cfx_result_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_result_type(const cfx_module *m, int graph, int i);

@@ -28,6 +28,7 @@
 #include "ast.h"
 #include "cfx.h"
 #include "check.h"
+#include "desugar.h"
 #include "context.h"
 #include "diag.h"
 #include "lower.h"
@@ -40,7 +41,9 @@ enum var_state {
     V_PARTIAL,  /* assigned on some paths only */
     V_DEF,      /* assigned on every path, with type ty */
     V_CONFLICT, /* assigned on every path of a branch statement, with different types */
-    V_LOOP,     /* assigned only inside the loop at `line` */
+    V_LOOP,     /* assigned only inside the loop at `line`: it may have no value at run time; with
+                   `typed`, ty is the type its assignments there gave it (a read checks, at run
+                   time, that one of them ran) */
     V_ERROR,    /* an error was reported about it: stay quiet */
 };
 
@@ -49,6 +52,9 @@ enum var_state {
 typedef struct vstate {
     uint8_t st;     /* enum var_state */
     uint8_t known;  /* V_DEF scalar: value known at compile time */
+    uint8_t typed;  /* V_LOOP: ty holds its type */
+    uint8_t none;   /* V_DEF, V_LOOP: 0 a value, 1 None (ty may be the None type), 2 None or a value,
+                       told apart at run time by the variable's presence flag */
     int32_t line;   /* V_DEF: line of the assignment; V_LOOP: line of the loop */
     int32_t ty;     /* V_DEF, and the first side of V_CONFLICT: a type id */
     int32_t conflict; /* V_CONFLICT: index into checker.conflicts */
@@ -75,6 +81,15 @@ typedef struct undo {
     int32_t var;
     vstate old;
 } undo;
+
+/* The types a loop's body gives a variable that has no value where the loop starts (undefined,
+ * or assigned only inside an earlier loop): its type after the loop joins them, as a branch's
+ * paths join (check_loop_track). */
+typedef struct ltrack {
+    uint8_t state;  /* 0: not tracked; 1: tracked, no assignment yet; 2: typed (ty); 3: two types */
+    int32_t ty, line, ty2, line2;
+    uint8_t none;   /* an assignment of None was seen */
+} ltrack;
 
 typedef struct loopctx {
     struct loopctx *up;
@@ -117,6 +132,8 @@ typedef struct checker {
     check_list **lists;  /* the list variables of the graph being checked */
     int nlists, caplists;
     int sizing;          /* the first of two passes over a graph with lists: sizes them */
+    ltrack *track;       /* per variable: the loop type being collected (ltrack) */
+    int32_t none_ty;     /* the type id of None, which a variable holding only None has */
     int oom;
     check_note dummy;    /* handed out when out of memory, so callers need no NULL checks */
 } checker;
@@ -136,6 +153,10 @@ static inline int64_t type_count(const cfx_type *t)
         n *= t->dims[i];
     return n;
 }
+
+static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
+static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
+static int is_num(int dt) { return dt != CFX_BOOL; }
 
 static inline cfx_type scalar_type(cfx_dtype dt)
 {
@@ -184,6 +205,11 @@ static int check_call_sccs(checker *C);
 /* Types expression n (its ty and note) in environment e. `want` is the dtype the context
  * asks a literal to take, or -1. 0, or -1 when n is in error. */
 static int check_expr(checker *C, env *e, ast_node *n, int want);
+static int check_default(checker *C, const ast_param *p);
+static int check_is(checker *C, env *e, ast_node *n);
+static void narrow(checker *C, env *e, const ast_node *c, int truth);
+static int check_narrowed(checker *C, env *e, ast_node *n, int want, const ast_node *cond, int truth);
+static int check_name_as(checker *C, env *e, ast_node *n, int optional);
 /* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
  * is the number of results the context takes (1 in an expression, -1 for a statement, which
  * discards them). */
@@ -209,12 +235,18 @@ static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t);
 /* xs[i] as a value (target 0) or as a target (1): checks the index, types n as an item. */
 static int check_list_item(checker *C, env *e, ast_node *n, check_list *l);
 /* A type argument: zeros(f32[3]), cast(x, f64). */
-static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+static int type_arg(checker *C, env *e, ast_node *n, ast_node *a, int scalar_only, cfx_type *out);
+/* A shape given as a value (x.shape, a slice of it, a tuple of integers known at compile time,
+ * two of these joined by +): 1 with its dimensions, 0 when n is no such form (nothing
+ * reported), -1 when it is one in error (reported). Lists `[2, 3]` count when `lists`. */
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank);
+static int shape_syntax(const ast_node *n, int lists);
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out);
 static int check_reshape(checker *C, env *e, ast_node *n, int nwant);
 static int check_box(checker *C, env *e, ast_node *n);
 static int check_cond_expr(checker *C, env *e, ast_node *n, int want);
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
-                      cfx_type *shape, int want);
+                      cfx_type *shape, int want, const ast_node *cond, int ta, int tb);
 static int want_count(checker *C, ast_node *n, int nresults, int nwant);
 /* x.shape[i], and `n, m = x.shape` */
 static int check_shape_index(checker *C, env *e, ast_node *n);
@@ -247,17 +279,33 @@ static int check_cond(checker *C, env *e, ast_node *c, const char *what)
     return k->known ? (k->ival != 0) : -1;
 }
 
-/* Assigns type t (line `line`) to variable v, as `x = E` does; `src` is the value, or NULL
- * for a loop variable or a multi-result call. Returns -1 after a type error. */
-static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const check_note *val)
+static void value_hint(const ast_node *value, const cfx_type *target, char *buf, size_t len);
+
+/* Assigns type t (line `line`) to variable v, as `x = E` does; `value` is E, or NULL for a
+ * loop variable or a multi-result call. Returns -1 after a type error. */
+static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const ast_node *value)
 {
-    char b1[TYBUF], b2[TYBUF];
+    char b1[TYBUF], b2[TYBUF], hint[160];
+    const check_note *val = value ? value->note : NULL;
     vstate *s = env_set(C, e, v);
     int32_t id = check_type_id(C, t);
-    const cfx_type *fixed = C->is_result[v] ? &C->declared[v] : s->st == V_DEF ? &C->types[s->ty] : NULL;
+    const cfx_type *fixed = C->is_result[v] ? &C->declared[v]
+                            : s->st == V_DEF || (s->st == V_LOOP && s->typed) ? &C->types[s->ty] : NULL;
+    int is_none = id == C->none_ty;
+    if (is_none && C->is_result[v]) {
+        diag_error(C->d, at->line, at->col, "result '%s' cannot be None: it is %s", C->names[v], tystr(fixed, b1));
+        return -1;
+    }
+    if (fixed && (is_none || fixed->rank == -2)) {
+        /* None beside a value keeps the value's type: the variable may hold either */
+        if (is_none)
+            id = check_type_id(C, fixed);
+        fixed = NULL;
+    }
     if (fixed && !check_same_type(fixed, t)) {
-        diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s", C->names[v],
-                   tystr(fixed, b1), tystr(t, b2));
+        value_hint(value, fixed, hint, sizeof hint);
+        diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
+                   tystr(fixed, b1), tystr(t, b2), hint);
         if (s->st != V_DEF)
             s->st = V_ERROR;
         return -1;
@@ -265,6 +313,18 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     s->st = V_DEF;
     s->ty = id;
     s->line = at->line;
+    s->typed = 0;
+    s->none = (uint8_t)is_none;
+    ltrack *tr = C->track ? &C->track[v] : NULL;
+    if (tr && is_none) {
+        tr->none = 1; /* a None assignment gives no type */
+    } else if (tr && tr->state == 1) {
+        *tr = (ltrack){2, id, at->line, 0, 0, tr->none};
+    } else if (tr && tr->state == 2 && tr->ty != id) {
+        tr->state = 3;
+        tr->ty2 = id;
+        tr->line2 = at->line;
+    }
     s->known = val && val->known && t->rank == 0;
     s->ival = s->known ? val->ival : 0;
     s->rval = s->known ? val->rval : 0;
@@ -278,7 +338,8 @@ static int want_for_var(checker *C, env *e, int v)
         return -1;
     if (C->is_result[v])
         return C->declared[v].dtype;
-    return e->v[v].st == V_DEF ? (int)C->types[e->v[v].ty].dtype : -1;
+    const vstate *s = &e->v[v];
+    return s->st == V_DEF || (s->st == V_LOOP && s->typed) ? (int)C->types[s->ty].dtype : -1;
 }
 
 static void mark_error(checker *C, env *e, int v)
@@ -291,7 +352,7 @@ static void mark_error(checker *C, env *e, int v)
  * typed without error (the values of a tuple assignment come before its targets). */
 static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int val_checked)
 {
-    char b1[TYBUF], b2[TYBUF];
+    char b1[TYBUF], b2[TYBUF], hint[160];
     ast_node *x = t->a;
     if (!t->b) {
         /* x[i, j] = v, x[a:b] = v, x[:, j] = v: v has the part's type */
@@ -303,9 +364,11 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         check_note_of(C, t)->known = 0;
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty))
-            diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s",
-                       x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2));
+        if (!check_same_type(&val->ty, &t->ty)) {
+            value_hint(val, &t->ty, hint, sizeof hint);
+            diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s%s",
+                       x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
+        }
         return;
     }
     check_list *l = list_var(C, e, x);
@@ -317,9 +380,11 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         }
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty))
-            diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s", l->name,
-                       tystr(&t->ty, b1), tystr(&val->ty, b2));
+        if (!check_same_type(&val->ty, &t->ty)) {
+            value_hint(val, &t->ty, hint, sizeof hint);
+            diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s%s", l->name,
+                       tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
+        }
         return;
     }
     int rx = check_expr(C, e, x, -1);
@@ -343,11 +408,21 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     if (!val_checked && check_expr(C, e, val, row.dtype) < 0)
         return;
     if (!check_same_type(&val->ty, &row)) {
-        diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s", what,
-                   tystr(&row, b1), tystr(&val->ty, b2));
+        value_hint(val, &row, hint, sizeof hint);
+        diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s%s", what,
+                   tystr(&row, b1), tystr(&val->ty, b2), hint);
         return;
     }
     /* x is a tensor (rank >= 1), so it had no known value to forget */
+}
+
+static int is_result(const checker *C, const char *name)
+{
+    const ast_graph *g = &C->m->graphs[C->gi];
+    for (int i = 0; i < g->nresults; i++)
+        if (strcmp(g->results[i].name, name) == 0)
+            return 1;
+    return 0;
 }
 
 /* `a, x[i], ... = E1, E2, ...`: every value first, as Python evaluates them (a literal takes
@@ -357,7 +432,12 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
 {
     ast_node *tup = n->a;
     int nv = tup->nlist, count_ok = nv == n->nlist;
-    if (!count_ok)
+    if (!count_ok && n->nlist == 1 && n->list[0]->kind == AST_NAME)
+        diag_error(C->d, tup->line, tup->col, "'%s' is a %s and holds one value, not a tuple of %d", n->list[0]->name,
+                   is_result(C, n->list[0]->name) ? "result" : "parameter", nv);
+    else if (!count_ok && n->nlist == 1)
+        diag_error(C->d, tup->line, tup->col, "%d values for one target (write 'a, b = x, y')", nv);
+    else if (!count_ok)
         diag_error(C->d, tup->line, tup->col, "%d targets but %d values", n->nlist, nv);
     uint8_t *ok = calloc((size_t)nv + 1, 1);
     if (!ok) {
@@ -386,7 +466,7 @@ static void check_tuple_assign(checker *C, env *e, ast_node *n)
         int v = check_var_find(C, t->name);
         check_note_of(C, t)->known = 0;
         t->ty = tup->list[i]->ty;
-        if (assign_var(C, e, t, v, &t->ty, tup->list[i]->note) == 0)
+        if (assign_var(C, e, t, v, &t->ty, tup->list[i]) == 0)
             t->ty = C->types[e->v[v].ty];
     }
     free(ok);
@@ -414,7 +494,8 @@ static void check_assign(checker *C, env *e, ast_node *n)
                 ok = 0;
             }
         if (!n->a || n->a->kind != AST_CALL) {
-            diag_error(C->d, n->line, n->col, "assigning several names needs a call that returns several results");
+            diag_error(C->d, n->line, n->col, "several targets need as many values, as in 'a, b = b, a', a tuple, "
+                       "as in 'a, b = t', or a call with several results, as in 'a, b = f(x)'");
             ok = 0;
         } else if (check_call(C, e, n->a, n->nlist) < 0) {
             ok = 0;
@@ -441,6 +522,21 @@ static void check_assign(checker *C, env *e, ast_node *n)
     }
     if (t->kind == AST_NAME && !(n->flags & AST_F_AUG) && check_list_assign(C, e, n, t))
         return;
+    if (t->kind == AST_NAME && n->a->kind == AST_NONE && !(n->flags & AST_F_AUG)) {
+        /* x = None: x holds None, with the type of its values, if it has any */
+        int v = check_var_find(C, t->name);
+        cfx_type none;
+        memset(&none, 0, sizeof none);
+        none.rank = -2;
+        check_note_of(C, n->a)->known = 0;
+        n->a->ty = none;
+        check_note_of(C, t)->known = 0;
+        if (assign_var(C, e, t, v, &none, n->a) == 0)
+            t->ty = C->types[e->v[v].ty];
+        else
+            mark_error(C, e, v);
+        return;
+    }
     if (t->kind == AST_NAME) {
         int v = check_var_find(C, t->name);
         if (check_expr(C, e, n->a, want_for_var(C, e, v)) < 0) {
@@ -449,7 +545,7 @@ static void check_assign(checker *C, env *e, ast_node *n)
         }
         check_note_of(C, t)->known = 0;
         t->ty = n->a->ty;
-        if (assign_var(C, e, t, v, &n->a->ty, n->a->note) == 0)
+        if (assign_var(C, e, t, v, &n->a->ty, n->a) == 0)
             t->ty = C->types[e->v[v].ty];
         return;
     }
@@ -469,6 +565,7 @@ static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *ar
         return 0;
     switch (n->kind) {
     case AST_ASSIGN:
+    case AST_ERROR:
         for (int i = 0; i < n->nlist; i++) {
             const ast_node *t = n->list[i];
             if (t->kind == AST_INDEX)
@@ -719,16 +816,41 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
         any_err |= p.st == V_ERROR;
         partial |= p.st == V_PARTIAL;
     }
+    /* None: a path that gives v only None takes the type of the others; v holds None on every
+     * path (none 1), on none (0), or on some (2, told apart at run time) */
+    int nones = 0, values = 0;
+    for (int k = 0; k < nchg; k++)
+        if (s[k]->st == V_DEF || (s[k]->st == V_LOOP && s[k]->typed)) {
+            nones += s[k]->none != 0;
+            values += s[k]->none != 1;
+        }
+    if (unchanged > 0 && (p.st == V_DEF || (p.st == V_LOOP && p.typed))) {
+        nones += p.none != 0;
+        values += p.none != 1;
+    }
+    uint8_t none = nones == 0 ? 0 : values == 0 ? 1 : 2;
+    if (first && first->ty == C->none_ty) {
+        /* the first path with a type, if any, gives it */
+        for (int k = 0; k < nchg; k++)
+            if (s[k]->st == V_DEF && s[k]->ty != C->none_ty && (first->ty == C->none_ty || arm[k] < first_arm)) {
+                first = s[k];
+                first_arm = arm[k];
+            }
+        if (unchanged > 0 && p.st == V_DEF && p.ty != C->none_ty && (first->ty == C->none_ty || u1 < first_arm)) {
+            first = &p;
+            first_arm = u1;
+        }
+    }
     /* the first path after first_arm defining v with another type */
     int other = -1;
     const vstate *second = NULL;
     if (first) {
         for (int k = 0; k < nchg && other < 0; k++)
-            if (arm[k] > first_arm && s[k]->st == V_DEF && s[k]->ty != first->ty) {
+            if (arm[k] > first_arm && s[k]->st == V_DEF && s[k]->ty != first->ty && s[k]->ty != C->none_ty) {
                 other = arm[k];
                 second = s[k];
             }
-        if (p.st == V_DEF && p.ty != first->ty && unchanged > 0) {
+        if (p.st == V_DEF && p.ty != first->ty && p.ty != C->none_ty && unchanged > 0) {
             int u = unchanged_from(next_live, a->n, arm, nchg, first_arm + 1);
             if (u >= 0 && (other < 0 || u < other)) {
                 other = u;
@@ -762,12 +884,39 @@ static void join_var(checker *C, env *e, int v, const arm_set *a, const int *nex
         if (unchanged > 0)
             known &= p.known && same_value(&p, first);
         o = *first;
-        o.known = (uint8_t)known;
+        o.known = (uint8_t)(known && !none);
+        o.none = none;
     } else if (loop) {
-        int line = loop->line;
+        /* may have no value: its type is the one every path that gives it one gives it */
+        const vstate *typed = first ? first : loop->typed ? loop : NULL;
+        int typed_arm = first ? first_arm : loop_arm;
+        const vstate *clash = NULL;
+        int clash_arm = -1;
+        for (int k = 0; k < nchg && typed && !clash; k++)
+            if (s[k]->st == V_LOOP && s[k]->typed && s[k]->ty != typed->ty)
+                clash = s[k], clash_arm = arm[k];
+        if (!clash && typed && u1 >= 0 && p.st == V_LOOP && p.typed && p.ty != typed->ty)
+            clash = &p, clash_arm = u1;
         memset(&o, 0, sizeof o);
-        o.st = V_LOOP;
-        o.line = line;
+        if (clash) {
+            conflict c;
+            memset(&c, 0, sizeof c);
+            c.ty2 = clash->ty;
+            c.line2 = clash->line;
+            snprintf(c.lab, sizeof c.lab, "%s", a->labels[typed_arm]);
+            snprintf(c.lab2, sizeof c.lab2, "%s", a->labels[clash_arm]);
+            int32_t ci = check_add_conflict(C, &c);
+            o.st = ci >= 0 ? V_CONFLICT : V_ERROR;
+            o.ty = typed->ty;
+            o.line = typed->line;
+            o.conflict = ci;
+        } else {
+            o.st = V_LOOP;
+            o.line = loop->line;
+            o.typed = typed != NULL;
+            o.ty = typed ? typed->ty : 0;
+            o.none = none;
+        }
     } else {
         memset(&o, 0, sizeof o);
         o.st = ndef > 0 || partial ? V_PARTIAL : V_UNDEF;
@@ -840,31 +989,102 @@ done:
 /* ---- loops ---- */
 
 /* The environment after a loop: what held before it, with every variable the body assigns
- * unknown, or, when the loop defined it first, marked as belonging to the loop. */
-static void after_loop(checker *C, env *e, const varlist *assigned, int line)
+ * unknown, or, when the loop defined it first, marked as belonging to the loop: a read after the
+ * loop is checked at run time, with the type the body's assignments gave it (`types`, from
+ * loop_body, per variable of `assigned`), or two types, a join's conflict. */
+static void loop_none(checker *C, env *e, const varlist *assigned, const ast_node *loop);
+
+static void after_loop(checker *C, env *e, const varlist *assigned, const ltrack *types, int line,
+                       const ast_node *loop)
 {
+    loop_none(C, e, assigned, loop);
     for (int k = 0; k < assigned->n; k++) {
         int v = assigned->v[k];
         const vstate *s = &e->v[v];
         if (s->st == V_DEF) {
             env_set(C, e, v)->known = 0;
         } else if (s->st != V_ERROR && s->st != V_PARTIAL) {
+            const ltrack *t = types ? &types[k] : NULL;
             vstate *w = env_set(C, e, v);
             memset(w, 0, sizeof *w);
             w->st = V_LOOP;
             w->line = line;
+            if (t && t->state == 2) {
+                w->typed = 1;
+                w->ty = t->ty;
+                w->none = t->none ? 2 : 0;
+            } else if (t && t->state == 1 && t->none) {
+                w->typed = 1; /* only None was assigned */
+                w->ty = C->none_ty;
+                w->none = 1;
+            } else if (t && t->state == 3) {
+                conflict c;
+                memset(&c, 0, sizeof c);
+                c.ty2 = t->ty2;
+                c.line2 = t->line2;
+                snprintf(c.lab, sizeof c.lab, "loop");
+                snprintf(c.lab2, sizeof c.lab2, "loop");
+                int32_t ci = check_add_conflict(C, &c);
+                w->st = ci >= 0 ? V_CONFLICT : V_ERROR;
+                w->ty = t->ty;
+                w->line = t->line;
+                w->conflict = ci;
+            }
         }
     }
 }
 
 /* Opens a loop body (or a while's head) in e: the assigned variables become unknown.
  * Returns the mark for loop_close, which undoes the body. */
-static int loop_open(checker *C, env *e, const varlist *assigned)
+/* 1 if statement n assigns None to `name` (to any variable, with name NULL) anywhere inside. */
+static int assigns_none(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_ASSIGN)
+        return n->nlist == 1 && n->a && n->a->kind == AST_NONE && n->list[0]->kind == AST_NAME &&
+               (!name || strcmp(n->list[0]->name, name) == 0);
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    if (n->kind == AST_IF || n->kind == AST_SWITCH || n->kind == AST_BLOCK || n->kind == AST_ARM ||
+        n->kind == AST_CASE || n->kind == AST_WHILE || n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) {
+        for (int i = 0; i < 4; i++)
+            if (kids[i] && kids[i]->kind >= AST_ASSIGN && assigns_none(kids[i], name))
+                return 1;
+        for (int i = 0; i < n->nlist; i++)
+            if (assigns_none(n->list[i], name))
+                return 1;
+    }
+    return 0;
+}
+
+/* In a loop (statement `loop`), a variable the body assigns may hold, at the head and after the
+ * loop, what it held before or what the body gave it: None on one and a value on the other
+ * makes it either (none 2). */
+static void loop_none(checker *C, env *e, const varlist *assigned, const ast_node *loop)
+{
+    if (!loop || !assigns_none(loop, NULL)) {
+        for (int k = 0; k < assigned->n; k++) {
+            const vstate *s = &e->v[assigned->v[k]];
+            if (s->st == V_DEF && s->none == 1)
+                env_set(C, e, assigned->v[k])->none = 2;
+        }
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        const vstate *s = &e->v[v];
+        if (s->st == V_DEF && (s->none != 0 || assigns_none(loop, C->names[v])))
+            env_set(C, e, v)->none = 2;
+    }
+}
+
+static int loop_open(checker *C, env *e, const varlist *assigned, const ast_node *loop)
 {
     int mark = C->ntrail;
     C->open++;
     for (int k = 0; k < assigned->n; k++)
         env_set(C, e, assigned->v[k])->known = 0;
+    loop_none(C, e, assigned, loop);
     return mark;
 }
 
@@ -877,11 +1097,84 @@ static void loop_close(checker *C, env *e, int mark, int live)
 /* Checks a loop body in e, with the assigned variables unknown, and undoes it: what the
  * body does reaches the code after the loop only through after_loop. The loop variables
  * loopvars[0 .. nloopvars) take their types (a type NULL: in error, quiet). */
+/* A variable that holds only None where a loop starts and that the body assigns a value may be
+ * read at the loop's head with that value (`best = None; for v in x { if best is None or v >
+ * best { best = v } }`): its type comes from the body, which a quiet first pass checks for it;
+ * the variable then holds None or a value of that type (none 2). */
+static void loop_none_types(checker *C, env *e, ast_node *body, const varlist *assigned, const int *loopvars,
+                            const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at)
+{
+    int need = 0;
+    for (int k = 0; k < assigned->n; k++) {
+        const vstate *s = &e->v[assigned->v[k]];
+        need |= (s->st == V_DEF || (s->st == V_LOOP && s->typed)) && s->ty == C->none_ty;
+    }
+    ltrack *saved = need ? calloc((size_t)assigned->n + 1, sizeof *saved) : NULL;
+    if (!need || !saved) {
+        C->oom |= need;
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        saved[k] = C->track[assigned->v[k]];
+        C->track[assigned->v[k]] = (ltrack){1, 0, 0, 0, 0, 1};
+    }
+    diag quiet, *d = C->d;
+    diag_init(&quiet, d->file, d->src, d->len);
+    C->d = &quiet;
+    int live = e->live;
+    int mark = loop_open(C, e, assigned, body);
+    for (int i = 0; i < nloopvars; i++)
+        if (loopvars[i] >= 0 && loopvar_ty[i])
+            assign_var(C, e, at, loopvars[i], loopvar_ty[i], NULL);
+    loopctx lc = {C->loop, 0, 0};
+    C->loop = &lc;
+    check_block(C, e, body);
+    C->loop = lc.up;
+    loop_close(C, e, mark, live);
+    C->d = d;
+    diag_free(&quiet);
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        ltrack t = C->track[v];
+        C->track[v] = saved[k];
+        const vstate *s = &e->v[v];
+        if ((s->st == V_DEF || (s->st == V_LOOP && s->typed)) && s->ty == C->none_ty && t.state == 2) {
+            vstate *w = env_set(C, e, v);
+            w->ty = t.ty;
+            w->none = 2;
+        }
+    }
+    free(saved);
+}
+
 static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigned, const int *loopvars,
-                      const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks)
+                      const cfx_type *const *loopvar_ty, int nloopvars, ast_node *at, int *exits, int *breaks,
+                      ltrack *types)
 {
     int live = e->live;
-    int mark = loop_open(C, e, assigned);
+    loop_none_types(C, e, body, assigned, loopvars, loopvar_ty, nloopvars, at);
+    /* collect the types the body gives each variable without a value here; an enclosing loop's
+     * collection of the same variable waits, then takes them in too */
+    ltrack *saved = calloc((size_t)assigned->n + 1, sizeof *saved);
+    uint8_t *started = calloc((size_t)assigned->n + 1, 1);
+    if (!saved || !started || !C->track) {
+        C->oom = 1;
+        free(saved);
+        free(started);
+        return;
+    }
+    for (int k = 0; k < assigned->n; k++) {
+        int v = assigned->v[k];
+        const vstate *s = &e->v[v];
+        types[k].state = 0;
+        if (s->st != V_UNDEF && s->st != V_LOOP)
+            continue; /* it has a value here: an enclosing loop's collection, if any, goes on */
+        started[k] = 1;
+        saved[k] = C->track[v];
+        C->track[v] = s->st == V_LOOP && s->typed ? (ltrack){2, s->ty, s->line, 0, 0, s->none != 0}
+                                                  : (ltrack){1, 0, 0, 0, 0, 0};
+    }
+    int mark = loop_open(C, e, assigned, body);
     for (int i = 0; i < nloopvars; i++) {
         int lv = loopvars[i];
         if (lv >= 0 && (!loopvar_ty[i] || assign_var(C, e, at, lv, loopvar_ty[i], NULL) < 0))
@@ -894,6 +1187,23 @@ static void loop_body(checker *C, env *e, ast_node *body, const varlist *assigne
     *exits = lc.exits;
     *breaks = lc.breaks;
     loop_close(C, e, mark, live);
+    for (int k = 0; k < assigned->n; k++) {
+        if (!started[k])
+            continue;
+        int v = assigned->v[k];
+        types[k] = C->track[v];
+        ltrack inner = C->track[v], *outer = &C->track[v];
+        *outer = saved[k];
+        /* the enclosing loop's body assigned what this loop's did */
+        outer->none |= inner.none;
+        if (outer->state == 1 && inner.state >= 2)
+            *outer = inner;
+        else if (outer->state == 2 && inner.state >= 2 && (inner.ty != outer->ty || inner.state == 3))
+            *outer = (ltrack){3, outer->ty, outer->line, inner.ty != outer->ty ? inner.ty : inner.ty2,
+                              inner.ty != outer->ty ? inner.line : inner.line2, outer->none};
+    }
+    free(saved);
+    free(started);
 }
 
 static void check_while(checker *C, env *e, ast_node *n)
@@ -903,16 +1213,22 @@ static void check_while(checker *C, env *e, ast_node *n)
     if (C->oom)
         goto done;
     int live = e->live;
-    int mark = loop_open(C, e, &set);
+    int mark = loop_open(C, e, &set, n);
     int c = check_cond(C, e, n->a, "condition");
     loop_close(C, e, mark, live);
     if (c == 0)
         goto done; /* while false: the body is dropped */
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->b, &set, NULL, NULL, 0, n, &exits, &breaks);
+    ltrack *types = calloc((size_t)set.n + 1, sizeof *types);
+    if (!types) {
+        C->oom = 1;
+        goto done;
+    }
+    loop_body(C, e, n->b, &set, NULL, NULL, 0, n, &exits, &breaks, types);
     if (c == 1 && !exits)
         diag_error(C->d, n->line, n->col, "infinite loop: 'while true' has no break");
-    after_loop(C, e, &set, n->line);
+    after_loop(C, e, &set, types, n->line, n);
+    free(types);
     if (c == 1 && !breaks)
         e->live = 0; /* left only by return: nothing after the loop is reached */
 done:
@@ -924,8 +1240,8 @@ static void check_for_range(checker *C, env *e, ast_node *n)
     char b1[TYBUF];
     ast_node *args[3] = {n->a, n->b, n->c};
     int bad = 0, dt = CFX_I32, ok[3] = {1, 1, 1};
-    /* the arguments that are not literals decide the dtype: i64 if one is, else i32; the
-     * literals then take it */
+    /* the arguments that are not literals decide the dtype: i64 if one is (an i32 beside it is
+     * converted), else i32; the literals then take it */
     for (int i = 0; i < 3; i++) {
         if (!args[i] || is_literal_expr(args[i]))
             continue;
@@ -941,14 +1257,10 @@ static void check_for_range(checker *C, env *e, ast_node *n)
             bad = 1;
             continue;
         }
-        if ((int)args[i]->ty.dtype != dt || args[i]->ty.rank != 0) {
-            if (dt == CFX_I64)
-                diag_error(C->d, args[i]->line, args[i]->col,
-                           "the arguments of 'range' must be integer scalars of one dtype, got i64 and %s",
-                           tystr(&args[i]->ty, b1));
-            else
-                diag_error(C->d, args[i]->line, args[i]->col,
-                           "the arguments of 'range' must be i32 or i64 scalars, got %s", tystr(&args[i]->ty, b1));
+        /* an i32 beside an i64 promotes to it, as in any arithmetic */
+        if (!is_int(args[i]->ty.dtype) || args[i]->ty.rank != 0) {
+            diag_error(C->d, args[i]->line, args[i]->col,
+                       "the arguments of 'range' must be i32 or i64 scalars, got %s", tystr(&args[i]->ty, b1));
             bad = 1;
         }
     }
@@ -965,8 +1277,13 @@ static void check_for_range(checker *C, env *e, ast_node *n)
         cfx_type ity = n->ty;
         int exits = 0, breaks = 0;
         const cfx_type *tys[1] = {&ity};
-        loop_body(C, e, n->d, &set, &v, tys, 1, n, &exits, &breaks);
-        after_loop(C, e, &set, n->line);
+        ltrack *types = calloc((size_t)set.n + 1, sizeof *types);
+        if (!types)
+            C->oom = 1;
+        else
+            loop_body(C, e, n->d, &set, &v, tys, 1, n, &exits, &breaks, types);
+        after_loop(C, e, &set, types, n->line, n);
+        free(types);
     }
     free(set.v);
 }
@@ -1106,8 +1423,14 @@ static void check_for_each(checker *C, env *e, ast_node *n)
         tys[i] = ok ? &types[i] : NULL;
     }
     int exits = 0, breaks = 0;
-    loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks);
-    after_loop(C, e, &set, n->line);
+    ltrack *joined = calloc((size_t)set.n + 1, sizeof *joined);
+    if (!joined) {
+        C->oom = 1;
+        goto done;
+    }
+    loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks, joined);
+    after_loop(C, e, &set, joined, n->line, n);
+    free(joined);
 done:
     free(set.v);
 }
@@ -1131,15 +1454,22 @@ static void check_if(checker *C, env *e, ast_node *n)
         env *x = arms_add(C, &arms, e, !arm->a ? "else" : i == 0 ? "then" : "elif");
         if (!x)
             goto done;
+        /* what the conditions say of None on this path: the earlier ones false, its own true */
+        for (int j = 0; j < i; j++)
+            narrow(C, x, n->list[j]->a, 0);
+        narrow(C, x, arm->a, 1);
         check_block(C, x, arm->b);
         arms_end(C, &arms, e);
         if (c == 1)
             taken = 1; /* the remaining arms are dead */
     }
     if (!taken && !has_else) {
-        /* no else: the path that takes no arm keeps e as it is */
+        /* no else: the path that takes no arm keeps e as it is, but for what its conditions,
+         * all false, say of None */
         if (!arms_add(C, &arms, e, "else"))
             goto done;
+        for (int j = 0; j < n->nlist; j++)
+            narrow(C, e, n->list[j]->a, 0);
         arms_end(C, &arms, e);
     }
     if (arms.n > 0)
@@ -1333,6 +1663,8 @@ static void check_expr_stmt(checker *C, env *e, ast_node *n)
         if (t->dtype != CFX_BOOL || type_count(t) != 1)
             diag_error(C->d, x->list[0]->line, x->list[0]->col,
                        "the condition of 'assert' must be a one-element bool, got %s", tystr(t, b1));
+        else
+            narrow(C, e, x->list[0], 1); /* after `assert(x is not None, ...)`, x holds a value */
         return;
     }
     if (strcmp(x->name, "print") == 0) {
@@ -1395,6 +1727,14 @@ static void check_stmt(checker *C, env *e, ast_node *n)
     case AST_BLOCK:
         check_block(C, e, n);
         return;
+    case AST_ERROR:
+        /* a statement that did not parse: what it may have assigned is unknown, quietly */
+        for (int i = 0; i < n->nlist; i++) {
+            int v = check_var_find(C, n->list[i]->name);
+            if (v >= 0)
+                env_set(C, e, v)->st = V_ERROR;
+        }
+        return;
     default:
         diag_error(C->d, n->line, n->col, "expected a statement");
         return;
@@ -1423,6 +1763,7 @@ static void collect_vars(checker *C, const ast_node *n)
         return;
     switch (n->kind) {
     case AST_ASSIGN:
+    case AST_ERROR:
         for (int i = 0; i < n->nlist; i++)
             if (n->list[i]->kind == AST_NAME)
                 check_var_add(C, n->list[i]->name);
@@ -1474,6 +1815,46 @@ static int makes_lists(const ast_node *n)
 
 static void check_graph_pass(checker *C, int gi);
 
+/* The type of a variable of graph gi, from a place the checker typed it (a parameter, a result,
+ * an assignment or a read), for capture x of a graph defined inside gi. */
+static const ast_node *typed_name(const ast_node *n, const char *name)
+{
+    if (!n)
+        return NULL;
+    if (n->kind == AST_NAME && n->note && n->ty.rank >= 0 && strcmp(n->name, name) == 0)
+        return n;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++) {
+        const ast_node *r = typed_name(kids[i], name);
+        if (r)
+            return r;
+    }
+    for (int i = 0; i < n->nlist; i++) {
+        const ast_node *r = typed_name(n->list[i], name);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static void capture_type(checker *C, int gi, ast_param *x)
+{
+    const ast_graph *g = &C->m->graphs[gi];
+    for (int i = 0; i < g->nparams; i++)
+        if (strcmp(g->params[i].name, x->name) == 0 && g->params[i].type.rank >= 0) {
+            x->type = g->params[i].type;
+            return;
+        }
+    for (int i = 0; i < g->nresults; i++)
+        if (strcmp(g->results[i].name, x->name) == 0) {
+            x->type = g->results[i].type;
+            return;
+        }
+    const ast_node *n = typed_name(g->body, x->name);
+    if (n)
+        x->type = n->ty;
+}
+
 /* A graph with lists is checked twice: the first pass, with its messages dropped, finds how
  * many items each list may hold (size_lists), so that the second pass knows the type of
  * stack(xs), [capacity, ...], wherever it appears. */
@@ -1495,6 +1876,16 @@ static void check_graph(checker *C, int gi)
             C->lists[i]->typed = 0;
     }
     check_graph_pass(C, gi);
+    /* the graphs defined inside this one that no call has typed yet: each capture takes the
+     * type of the variable it reads here */
+    for (int h = 0; h < C->m->ngraphs; h++) {
+        ast_graph *inner = &C->m->graphs[h];
+        if (inner->enclosing != gi + 1)
+            continue;
+        for (int i = 0; i < inner->nparams; i++)
+            if (inner->params[i].capture && inner->params[i].type.rank == AST_UNTYPED)
+                capture_type(C, gi, &inner->params[i]);
+    }
 }
 
 static void check_graph_pass(checker *C, int gi)
@@ -1505,10 +1896,31 @@ static void check_graph_pass(checker *C, int gi)
     C->loop = NULL;
     env e = {0};
     /* a graph defined twice was reported by the parser */
+    uint8_t *untyped = calloc((size_t)g->nparams + 1, 1); /* captures no variable gave a type */
+    if (!untyped) {
+        C->oom = 1;
+        return;
+    }
     for (int i = 0; i < g->nparams; i++) {
         if (check_var_find(C, g->params[i].name) >= 0)
             diag_error(C->d, g->params[i].line, g->params[i].col, "'%s' is declared twice", g->params[i].name);
         check_var_add(C, g->params[i].name);
+        if (g->params[i].capture == 2) {
+            untyped[i] = 1; /* its call reported why it has no type */
+            continue;
+        }
+        if (g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
+            if (!C->sizing) {
+                const char *dot = strrchr(g->name, '.');
+                diag_error(C->d, g->line, g->col, "'%s' reads '%s', which '%.*s' never gives a value it could read",
+                           dot ? dot + 1 : g->name, g->params[i].name, dot ? (int)(dot - g->name) : 0, g->name);
+            }
+            memset(&g->params[i].type, 0, sizeof g->params[i].type);
+            g->params[i].type.dtype = CFX_F32;
+            g->params[i].type.rank = AST_UNTYPED; /* for the next pass too; typed here as f32 */
+            untyped[i] = 1;
+            continue;
+        }
         check_written_type(C, &g->params[i].type, g->params[i].line, g->params[i].col);
     }
     for (int i = 0; i < g->nresults; i++) {
@@ -1518,29 +1930,45 @@ static void check_graph_pass(checker *C, int gi)
         check_written_type(C, &g->results[i].type, g->results[i].line, g->results[i].col);
     }
     collect_vars(C, g->body);
-    if (C->oom)
+    if (C->oom) {
+        free(untyped);
         return;
+    }
     free(C->declared);
     free(C->is_result);
     free(C->stamp);
     free(C->slot);
+    free(C->track);
     C->declared = calloc((size_t)C->nvars + 1, sizeof *C->declared);
     C->is_result = calloc((size_t)C->nvars + 1, 1);
     C->stamp = calloc((size_t)C->nvars + 1, sizeof *C->stamp);
     C->slot = calloc((size_t)C->nvars + 1, sizeof *C->slot);
+    C->track = calloc((size_t)C->nvars + 1, sizeof *C->track);
     C->stampgen = 0;
     C->ntrail = 0;
     C->open = 0;
-    if (!C->declared || !C->is_result || !C->stamp || !C->slot || check_env_new(C, &e) < 0) {
+    cfx_type none_type;
+    memset(&none_type, 0, sizeof none_type);
+    none_type.rank = -2;
+    C->none_ty = check_type_id(C, &none_type);
+    if (!C->declared || !C->is_result || !C->stamp || !C->slot || !C->track || check_env_new(C, &e) < 0) {
         C->oom = 1;
         goto done;
     }
     for (int i = 0; i < g->nparams; i++) {
+        if (g->params[i].def && !C->sizing)
+            check_default(C, &g->params[i]);
         int v = check_var_find(C, g->params[i].name);
         vstate *s = env_set(C, &e, v);
         s->st = V_DEF;
-        s->ty = check_type_id(C, &g->params[i].type);
+        cfx_type pt = g->params[i].type;
+        if (untyped[i])
+            pt.rank = 0;
+        s->ty = check_type_id(C, &pt);
         s->line = g->params[i].line;
+        s->none = g->params[i].def && g->params[i].def->kind == AST_NONE ? 2 : 0; /* told at run time */
+        if (untyped[i])
+            s->st = V_ERROR; /* reported above: its reads are not */
     }
     for (int i = 0; i < g->nresults; i++) {
         int v = check_var_find(C, g->results[i].name);
@@ -1552,6 +1980,7 @@ static void check_graph_pass(checker *C, int gi)
         check_results(C, &e, 0, 0, 0);
     size_lists(C, g);
 done:
+    free(untyped);
     check_env_free(&e);
 }
 
@@ -1603,6 +2032,10 @@ static void too_large(checker *C, int g, int64_t before, int64_t cap, const char
 int check_module(ast_module *m, const cfx_context *ctx, diag *d)
 {
     int before = d->errors;
+    if (desugar_module(m, ctx, d) < 0) {
+        diag_error(d, 1, 1, "out of memory");
+        return d->errors - before;
+    }
     checker C;
     memset(&C, 0, sizeof C);
     C.m = m;
@@ -1633,8 +2066,12 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
             break;
         }
     }
-    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++)
-        check_graph(&C, gi);
+    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++) {
+        if (desugar_graph(m, gi, ctx, d) < 0)
+            C.oom = 1;
+        else
+            check_graph(&C, gi);
+    }
     if (C.oom)
         diag_error(d, 1, 1, "out of memory");
     free(C.gsorted);
@@ -1650,6 +2087,7 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
     free(C.lists);
     free(C.stamp);
     free(C.slot);
+    free(C.track);
     free(C.trail);
     return d->errors - before;
 }
@@ -1687,9 +2125,6 @@ int check_same_type(const cfx_type *a, const cfx_type *b)
     return 1;
 }
 
-static int is_real(int dt) { return dt == CFX_F32 || dt == CFX_F64; }
-static int is_int(int dt) { return dt == CFX_I32 || dt == CFX_I64; }
-static int is_num(int dt) { return dt != CFX_BOOL; }
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -1796,7 +2231,7 @@ static int check_literal(checker *C, ast_node *n, int want)
     if (base->kind == AST_REAL) {
         int dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
         double r = neg ? -base->rval : base->rval;
-        if (dt == CFX_F32 && isinf((float)r)) { /* the lexer rejected what overflows f64 */
+        if (dt == CFX_F32 && isinf((float)r) && !isinf(r)) { /* the lexer rejected what overflows f64 */
             diag_error(C->d, n->line, n->col, "real literal %g does not fit in f32 (largest 3.4028235e+38)", r);
             return -1;
         }
@@ -1813,11 +2248,35 @@ static int check_literal(checker *C, ast_node *n, int want)
     return 0;
 }
 
-/* Folds a known binary op on scalars; returns 1 if the result is known. */
+/* A known value of dtype `from` as dtype `to` holds it (an operand converted to the dtype its
+ * op computes in: an integer or a bool to a real, a bool to an integer). */
+static check_note known_as(const check_note *k, int from, int to)
+{
+    check_note c = *k;
+    if (is_real(to) && !is_real(from))
+        c.rval = round_real(to, (double)k->ival);
+    else if (is_real(to))
+        c.rval = round_real(to, k->rval);
+    return c;
+}
+
+/* Folds a known binary op on scalars of dtype dt; returns 1 if the result is known. The
+ * operations the run may compute differently from C's on doubles (floor division, the
+ * remainders) are folded with the kernels' own scalar functions. */
 static int fold_binary(int op, int dt, const check_note *x, const check_note *y, int64_t *iv, double *rv)
 {
     if (is_real(dt)) {
         double a = x->rval, b = y->rval;
+        if (op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD) {
+            if (dt == CFX_F32) {
+                float r = 0;
+                k_binary1_f32(op, &r, (float)a, (float)b);
+                *rv = r;
+            } else {
+                k_binary1_f64(op, rv, a, b);
+            }
+            return 1;
+        }
         switch (op) {
         case OP_ADD: *rv = a + b; return 1;
         case OP_SUB: *rv = a - b; return 1;
@@ -1838,15 +2297,19 @@ static int fold_binary(int op, int dt, const check_note *x, const check_note *y,
     case OP_ADD: *iv = wrap(dt, (int64_t)(ua + ub)); return 1;
     case OP_SUB: *iv = wrap(dt, (int64_t)(ua - ub)); return 1;
     case OP_MUL: *iv = wrap(dt, (int64_t)(ua * ub)); return 1;
-    case OP_DIV:
+    case OP_FLOORDIV:
     case OP_MOD:
+    case OP_TRUNCDIV:
+    case OP_FMOD:
         if (b == 0)
             return 0; /* left to the run, which stops with status divide */
-        if (b == -1) {
-            *iv = op == OP_DIV ? wrap(dt, (int64_t)(0 - ua)) : 0;
-            return 1;
+        if (dt == CFX_I32) {
+            int32_t r = 0;
+            k_binary1_i32(op, &r, (int32_t)a, (int32_t)b);
+            *iv = r;
+        } else {
+            k_binary1_i64(op, iv, a, b);
         }
-        *iv = op == OP_DIV ? a / b : a % b;
         return 1;
     case OP_LT: *iv = a < b; return 1;
     case OP_LE: *iv = a <= b; return 1;
@@ -1871,7 +2334,7 @@ static int is_literal_expr(const ast_node *n)
     if (n->kind == AST_UNARY && n->op == OP_NEG)
         return is_literal_expr(n->a);
     if (n->kind == AST_BINARY && (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
-                                  n->op == OP_DIV || n->op == OP_MOD))
+                                  n->op == OP_DIV || n->op == OP_MOD || n->op == OP_FLOORDIV))
         return is_literal_expr(n->a) && is_literal_expr(n->b);
     return 0;
 }
@@ -1883,40 +2346,54 @@ static int has_real_literal(const ast_node *n)
     return n->kind == AST_REAL || has_real_literal(n->a) || has_real_literal(n->b);
 }
 
+/* The dtype two operands of different dtypes promote to, as numpy and PyTorch promote them: the
+ * wider integer, the wider real, a real over any integer (PyTorch's rule: i64 with f32 is f32,
+ * where numpy makes it f64), a number over a bool. */
+static int promote(int a, int b)
+{
+    if (a == b || b == CFX_BOOL)
+        return a;
+    if (a == CFX_BOOL)
+        return b;
+    if (is_real(a) != is_real(b))
+        return is_real(a) ? a : b;
+    return is_real(a) ? CFX_F64 : CFX_I64; /* two reals, or two integers, of different widths */
+}
+
 /* Checks the two operands of an elementwise op, giving a literal the other side's dtype; when
  * both are literals they take `want` (the dtype the context asks for, -1 for none), or f32 if
- * one of them is real. `name` spells the op in messages (`+` or `add`). On success *shape is
- * the result shape (its dtype is the operands'). */
+ * one of them is real. A literal never widens the other operand (a Python scalar beside a
+ * tensor, in PyTorch's terms): `x + 1` keeps x's dtype, and `n + 1.5` for an integer n is f32.
+ * `name` spells the op in messages (`+` or `add`). On success *shape is the result shape, with
+ * the dtype the operands promote to. */
 static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_node *a, ast_node *b,
-                      cfx_type *shape, int want)
+                      cfx_type *shape, int want, const ast_node *cond, int ta, int tb)
 {
     int la = is_literal_expr(a), lb = is_literal_expr(b), ra, rb;
     if (la && lb) {
         int dt = want >= 0 && is_num(want) ? want : -1;
         if (has_real_literal(a) || has_real_literal(b))
             dt = want == CFX_F64 ? CFX_F64 : CFX_F32;
-        ra = check_expr(C, e, a, dt);
-        rb = check_expr(C, e, b, dt);
+        ra = check_narrowed(C, e, a, dt, cond, ta);
+        rb = check_narrowed(C, e, b, dt, cond, tb);
     } else if (la) {
-        rb = check_expr(C, e, b, -1);
-        ra = check_expr(C, e, a, rb == 0 ? (int)b->ty.dtype : -1);
+        rb = check_narrowed(C, e, b, -1, cond, tb);
+        ra = check_narrowed(C, e, a, rb == 0 ? (int)b->ty.dtype : -1, cond, ta);
     } else {
-        ra = check_expr(C, e, a, -1);
-        rb = check_expr(C, e, b, ra == 0 ? (int)a->ty.dtype : -1);
+        ra = check_narrowed(C, e, a, -1, cond, ta);
+        rb = check_narrowed(C, e, b, ra == 0 ? (int)a->ty.dtype : -1, cond, tb);
+        if (rb == 0 && cond == a && tb >= 0 && type_count(&b->ty) != 1)
+            rb = check_expr(C, e, b, -1); /* elementwise: b is evaluated whatever a is */
     }
     if (ra < 0 || rb < 0)
         return -1;
     char b1[TYBUF], b2[TYBUF];
-    if (a->ty.dtype != b->ty.dtype) {
-        diag_error(C->d, at->line, at->col, "operands of '%s' have different dtypes: %s and %s", name,
-                   dtype_name(a->ty.dtype), dtype_name(b->ty.dtype));
-        return -1;
-    }
     if (broadcast(&a->ty, &b->ty, shape) < 0) {
         diag_error(C->d, at->line, at->col, "operands of '%s' have different shapes: %s and %s", name,
                    tystr(&a->ty, b1), tystr(&b->ty, b2));
         return -1;
     }
+    shape->dtype = (cfx_dtype)promote(a->ty.dtype, b->ty.dtype);
     return 0;
 }
 
@@ -1926,31 +2403,39 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
 {
     cfx_type shape;
     int cls = op_class[op];
-    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1) < 0)
+    /* the right side of `and` (`or`) runs only when the left is true (false), so what the left
+     * says of None holds there, as in `x is not None and x[0] > 1` */
+    int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);
+    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1, sc ? a : NULL, -1,
+                   op == OP_AND) < 0)
         return -1;
-    int dt = a->ty.dtype;
+    int dt = shape.dtype;
     char b1[TYBUF];
     if ((cls == OPC_BINARY_NUM || (cls == OPC_COMPARE && op != OP_EQ && op != OP_NE)) && !is_num(dt)) {
         diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s", name,
                    tystr(&a->ty, b1));
         return -1;
     }
-    if (cls == OPC_BINARY_BOOL && dt != CFX_BOOL) {
-        diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(&a->ty, b1));
+    if (cls == OPC_BINARY_BOOL && (a->ty.dtype != CFX_BOOL || b->ty.dtype != CFX_BOOL)) {
+        const cfx_type *bad = a->ty.dtype != CFX_BOOL ? &a->ty : &b->ty;
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be bool, got %s", name, tystr(bad, b1));
         return -1;
     }
+    /* `/` is true division: integers are divided as f32, PyTorch's default real */
+    int cdt = op == OP_DIV && !is_real(dt) ? CFX_F32 : dt;
     n->ty = shape;
-    if (cls == OPC_COMPARE)
-        n->ty.dtype = CFX_BOOL;
-    check_note *k = check_note_of(C, n), *ka = a->note, *kb = b->note;
+    n->ty.dtype = (cfx_dtype)(cls == OPC_COMPARE ? CFX_BOOL : cdt);
+    check_note *k = check_note_of(C, n);
+    k->cdt = cdt;
+    check_note ka = known_as(a->note, a->ty.dtype, cdt), kb = known_as(b->note, b->ty.dtype, cdt);
     int64_t iv = 0;
     double rv = 0;
     /* `false and X` and `true or X` are known whatever X is, as in a short-circuit */
-    if (op == OP_AND && ka->known && !ka->ival) {
+    if (op == OP_AND && ka.known && !ka.ival) {
         set_known(C, n, CFX_BOOL, 0, 0);
-    } else if (op == OP_OR && ka->known && ka->ival) {
+    } else if (op == OP_OR && ka.known && ka.ival) {
         set_known(C, n, CFX_BOOL, 1, 0);
-    } else if (ka->known && kb->known && fold_binary(op, dt, ka, kb, &iv, &rv)) {
+    } else if (ka.known && kb.known && fold_binary(op, cdt, &ka, &kb, &iv, &rv)) {
         int rdt = n->ty.dtype;
         set_known(C, n, rdt, is_real(rdt) ? 0 : iv, rv);
     } else {
@@ -1966,21 +2451,25 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
         return -1;
     char b1[TYBUF], b2[TYBUF];
     const cfx_type *x = &a->ty, *y = &b->ty;
-    if (x->dtype != y->dtype || !is_num(x->dtype)) {
-        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric of one dtype, got %s and %s",
-                   name, tystr(x, b1), tystr(y, b2));
+    if (!is_num(x->dtype) || !is_num(y->dtype)) {
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s and %s", name,
+                   tystr(x, b1), tystr(y, b2));
         return -1;
     }
-    if (x->rank != 2 || (y->rank != 1 && y->rank != 2) || x->dims[1] != y->dims[0]) {
+    /* as numpy's matmul: [m, k] @ [k, n] and [m, k] @ [k]; a vector on the left is a row,
+     * [k] @ [k, n] is [n], and [k] @ [k] is their dot product, a scalar */
+    int inner = x->rank == 2 ? 1 : 0;
+    if (x->rank < 1 || x->rank > 2 || y->rank < 1 || y->rank > 2 || x->dims[inner] != y->dims[0]) {
         diag_error(C->d, n->line, n->col, "shapes of '%s' do not match: %s @ %s", name, tystr(x, b1),
                    tystr(y, b2));
         return -1;
     }
-    cfx_type t = scalar_type(x->dtype);
-    t.rank = y->rank;
-    t.dims[0] = x->dims[0];
+    cfx_type t = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
+    t.rank = (x->rank - 1) + (y->rank - 1);
+    if (x->rank == 2)
+        t.dims[0] = x->dims[0];
     if (y->rank == 2)
-        t.dims[1] = y->dims[1];
+        t.dims[t.rank - 1] = y->dims[1];
     if (type_count(&t) > CFX_MAX_ELEMENTS) {
         diag_error(C->d, n->line, n->col, "the result of '%s' has more than %" PRId64 " elements", name,
                    (int64_t)CFX_MAX_ELEMENTS);
@@ -2046,15 +2535,16 @@ static int check_tensor_name(const ast_node *n, char *buf, size_t len)
     return dim;
 }
 
-/* A use of variable `name`: its type, or a message saying why it has none here. */
-static int check_name(checker *C, env *e, ast_node *n)
+/* A use of variable `name` as a value: its type, or a message saying why it has none here. A
+ * variable that may be None is checked at run time (check_note.presence 1); one known to be None
+ * is an error. With `optional`, n is read for a test `is None` or passed to a parameter that
+ * defaults to None: None is then no error and needs no check (presence 2, and n has the None
+ * type when it is known to be None). */
+static int check_name_as(checker *C, env *e, ast_node *n, int optional)
 {
+    if (strcmp(n->name, AST_ERROR_NAME) == 0)
+        return -1; /* reported where it was made (desugar.c) */
     int v = check_var_find(C, n->name);
-    if (v < 0 && strcmp(n->name, "None") == 0) {
-        diag_error(C->d, n->line, n->col,
-                   "'None' is not supported: cfx has no null value; use a bool flag beside the value");
-        return -1;
-    }
     if (v < 0) {
         diag_error(C->d, n->line, n->col, "'%s' is not defined", n->name);
         return -1;
@@ -2064,10 +2554,16 @@ static int check_name(checker *C, env *e, ast_node *n)
     switch (s->st) {
     case V_DEF: {
         check_note *k = check_note_of(C, n);
+        if (s->none == 1 && !optional) {
+            diag_error(C->d, n->line, n->col, "'%s' is None here (test it first: if %s is not None { ... })",
+                       n->name, n->name);
+            break;
+        }
         n->ty = C->types[s->ty];
-        k->known = s->known;
+        k->known = s->known && !s->none;
         k->ival = s->ival;
         k->rval = s->rval;
+        k->presence = s->none == 2 ? (optional ? 2 : 1) : 0;
         return 0;
     }
     case V_UNDEF:
@@ -2077,6 +2573,21 @@ static int check_name(checker *C, env *e, ast_node *n)
         diag_error(C->d, n->line, n->col, "'%s' is not assigned on every path", n->name);
         break;
     case V_LOOP:
+        if (s->typed && C->types[s->ty].rank >= 0) {
+            /* Python's rule: the value of the last assignment that ran, and a run that never
+             * assigned it stops (the lowering checks the variable's flag here) */
+            check_note *k = check_note_of(C, n);
+            if (s->none == 1 && !optional) {
+                diag_error(C->d, n->line, n->col, "'%s' is None here (test it first: if %s is not None { ... })",
+                           n->name, n->name);
+                break;
+            }
+            n->ty = C->types[s->ty];
+            k->known = 0;
+            k->unset_line = s->line;
+            k->presence = s->none == 2 ? (optional ? 2 : 1) : 0;
+            return 0;
+        }
         diag_error(C->d, n->line, n->col, "'%s' is assigned only inside the loop at line %d", n->name, s->line);
         break;
     case V_CONFLICT: {
@@ -2092,6 +2603,8 @@ static int check_name(checker *C, env *e, ast_node *n)
     env_set(C, e, v)->st = V_ERROR; /* one message per variable and path */
     return -1;
 }
+
+static int check_name(checker *C, env *e, ast_node *n) { return check_name_as(C, e, n, 0); }
 
 /* ---- lists -------------------------------------------------------------------------------------
  * A list variable has a check_list record per graph (found by name) and the checker type
@@ -2207,7 +2720,7 @@ static int check_list_assign(checker *C, env *e, ast_node *n, ast_node *t)
         if (val->nlist != 2) {
             diag_error(C->d, val->line, val->col, "'list' takes an item type and a capacity, as in list(f32[3], 8)");
             ok = 0;
-        } else if (type_arg(C, val, val->list[0], 0, &it) < 0 || list_takes(C, l, val->list[0], &it) < 0) {
+        } else if (type_arg(C, e, val, val->list[0], 0, &it) < 0 || list_takes(C, l, val->list[0], &it) < 0) {
             ok = 0;
         } else if (check_expr(C, e, val->list[1], CFX_I32) < 0) {
             ok = 0;
@@ -2440,6 +2953,78 @@ static int64_t longest_literal(const ast_node *n, const check_list *l)
     return m;
 }
 
+/* The statement that makes list comprehension list l (desugar.c): `l = []`, flagged, followed
+ * in its block by the loop that fills it. NULL when l is not such a list, or when anything else
+ * changes it (then the graph's appends all count, as for any list). */
+static const ast_node *comp_init(const ast_node *n, const char *name, const ast_node **fill)
+{
+    if (!n)
+        return NULL;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    if (n->kind == AST_BLOCK) {
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *s = n->list[i];
+            if (s->kind == AST_ASSIGN && s->nlist == 1 && s->list[0]->kind == AST_NAME && s->a &&
+                s->a->kind == AST_LIST && (s->a->flags & AST_F_COMP) && strcmp(s->list[0]->name, name) == 0 &&
+                i + 1 < n->nlist) {
+                *fill = n->list[i + 1];
+                return s;
+            }
+            const ast_node *r = comp_init(s, name, fill);
+            if (r)
+                return r;
+        }
+        return NULL;
+    }
+    if (n->kind == AST_IF || n->kind == AST_SWITCH) {
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *r = comp_init(n->list[i]->b, name, fill);
+            if (r)
+                return r;
+        }
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        if (kids[i] && kids[i]->kind == AST_BLOCK) {
+            const ast_node *r = comp_init(kids[i], name, fill);
+            if (r)
+                return r;
+        }
+    return NULL;
+}
+
+/* 1 if a statement of tree n other than skip1 and skip2 changes list `name`. */
+static int changed_elsewhere(const ast_node *n, const char *name, const ast_node *skip1, const ast_node *skip2)
+{
+    if (!n || n == skip1 || n == skip2)
+        return 0;
+    switch (n->kind) {
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            if (changed_elsewhere(n->list[i], name, skip1, skip2))
+                return 1;
+        return 0;
+    case AST_IF:
+    case AST_SWITCH:
+        for (int i = 0; i < n->nlist; i++)
+            if (changed_elsewhere(n->list[i]->b, name, skip1, skip2))
+                return 1;
+        return 0;
+    case AST_WHILE:
+        return changed_elsewhere(n->b, name, skip1, skip2);
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        if (strcmp(n->name, name) == 0)
+            return 1;
+        for (int i = 0; i < n->nlist; i++)
+            if (strcmp(n->list[i]->name, name) == 0)
+                return 1;
+        return changed_elsewhere(n->d, name, skip1, skip2);
+    default:
+        return check_mutates_list(n, name);
+    }
+}
+
 static void size_lists(checker *C, const ast_graph *g)
 {
     /* a list iterated by another's loop must be sized first: a few rounds settle chains */
@@ -2448,12 +3033,22 @@ static void size_lists(checker *C, const ast_graph *g)
             check_list *l = C->lists[i];
             if (l->declared)
                 continue;
-            const ast_node *where = NULL;
-            int64_t c = add_count(longest_literal(g->body, l), count_appends(C, g->body, l, &where));
+            const ast_node *where = NULL, *fill = NULL, *init = comp_init(g->body, l->name, &fill);
+            int64_t c;
+            if (init && !changed_elsewhere(g->body, l->name, init, fill))
+                c = count_appends(C, fill, l, &where); /* made afresh each time: its own loop's items */
+            else
+                c = add_count(longest_literal(g->body, l), count_appends(C, g->body, l, &where));
             if (c == LIST_UNBOUNDED) {
                 if (C->sizing)
                     l->cap = 0;
-                if (round == 3 && !C->sizing && where)
+                if (round == 3 && !C->sizing && where && where->kind == AST_CALL && (where->flags & AST_F_COMP))
+                    diag_error(C->d, where->line, where->col,
+                               "cannot tell how many items this list comprehension makes: it loops over a range "
+                               "whose bounds are not known at compile time; loop over a range of known bounds, a "
+                               "tensor or a list, or write the loop, appending to a declared list "
+                               "(xs = list(%s, CAPACITY))", l->typed ? tystr(&l->item, (char[TYBUF]){0}) : "f32[3]");
+                else if (round == 3 && !C->sizing && where)
                     diag_error(C->d, where->line, where->col,
                                "cannot tell how many items list '%s' may hold: it grows in a loop whose trip "
                                "count is not known at compile time; declare it, as in %s = list(%s, CAPACITY)",
@@ -2494,6 +3089,26 @@ int check_mutates_list(const ast_node *n, const char *name)
     return 0;
 }
 
+/* reshape(x, y.shape), reshape(x, (2, 3)): a shape as a value, with no -1. */
+static int check_reshape_to(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF], b2[TYBUF];
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_RESHAPE;
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        return -1;
+    cfx_type t;
+    if (shape_type(C, e, n->list[1], n->list[0]->ty.dtype, &t) < 0)
+        return -1;
+    if (type_count(&t) != type_count(&n->list[0]->ty)) {
+        diag_error(C->d, n->line, n->col, "cannot reshape %s (%" PRId64 " elements) to %s", tystr(&n->list[0]->ty, b1),
+                   type_count(&n->list[0]->ty), tystr(&t, b2));
+        return -1;
+    }
+    n->ty = t;
+    return 0;
+}
+
 /* reshape(x, [d0, ...]) and x.reshape([d0, ...]): the same elements in row-major order under
  * another shape; each dimension is an integer known at compile time, one of them may be -1
  * (the one that makes the counts agree), as in numpy. */
@@ -2502,6 +3117,8 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
     char b1[TYBUF];
     check_note *k = check_note_of(C, n);
     k->callee = CHECK_CALL_RESHAPE;
+    if (n->nlist == 2 && n->list[1]->kind != AST_LIST && shape_syntax(n->list[1], 0))
+        return check_reshape_to(C, e, n, nwant);
     if (n->nlist != 2 || n->list[1]->kind != AST_LIST) {
         diag_error(C->d, n->line, n->col, "'reshape' takes a tensor and a shape, as in reshape(x, [2, 3])");
         for (int i = 0; i < n->nlist; i++)
@@ -2583,14 +3200,16 @@ static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
         return 0;
     }
     cfx_type shape;
-    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want) < 0)
+    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
         return -1;
-    if (!check_same_type(&n->b->ty, &n->c->ty)) {
-        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different types: %s and %s",
+    cfx_type sb = n->b->ty, sc = n->c->ty;
+    sb.dtype = sc.dtype = shape.dtype;
+    if (!check_same_type(&sb, &sc)) {
+        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
                    tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
         return -1;
     }
-    n->ty = n->b->ty;
+    n->ty = shape; /* the values' shape, and the dtype they promote to */
     check_note_of(C, n)->known = 0;
     return 0;
 }
@@ -2842,10 +3461,126 @@ static const char *infix_name(const ast_node *n)
         case OP_MUL: return "*=";
         case OP_DIV: return "/=";
         case OP_MOD: return "%=";
+        case OP_FLOORDIV: return "//=";
+        case OP_POW: return "**=";
         default: break;
         }
     }
     return op_infix[n->op];
+}
+
+/* `x is None` and `x is not None` (and `None is x`): x is a variable, and the test a bool, known
+ * where the variable is known to hold a value or None here, else made at run time from its
+ * presence flag (the note's presence 1). */
+static int check_is(checker *C, env *e, ast_node *n)
+{
+    ast_node *x = n->a->kind == AST_NONE ? n->b : n->a, *other = x == n->a ? n->b : n->a;
+    if (other->kind != AST_NONE) {
+        diag_error(C->d, n->line, n->col, "'is' compares with None only (x is None, x is not None): to compare "
+                   "values write %s", (n->flags & AST_F_NOT) ? "!=" : "==");
+        check_expr(C, e, n->a, -1);
+        check_expr(C, e, n->b, -1);
+        return -1;
+    }
+    if (x->kind == AST_NONE) { /* None is None */
+        set_known(C, n, CFX_BOOL, !(n->flags & AST_F_NOT), 0);
+        return 0;
+    }
+    if (x->kind != AST_NAME || (x->flags & AST_F_PAREN)) {
+        if (check_expr(C, e, x, -1) < 0)
+            return -1;
+        /* any other expression has a value */
+        set_known(C, n, CFX_BOOL, (n->flags & AST_F_NOT) != 0, 0);
+        return 0;
+    }
+    if (check_name_as(C, e, x, 1) < 0)
+        return -1;
+    int v = check_var_find(C, x->name);
+    int none = e->v[v].none;
+    if (none == 2) {
+        n->ty = scalar_type(CFX_BOOL);
+        check_note *k = check_note_of(C, n);
+        k->known = 0;
+        k->presence = 1;
+        return 0;
+    }
+    set_known(C, n, CFX_BOOL, (none == 1) != ((n->flags & AST_F_NOT) != 0), 0);
+    return 0;
+}
+
+/* What a true (truth 1) or false (0) condition c says of the variables it tests against None:
+ * `x is not None` true, or `x is None` false, leaves x holding a value; `and` true and `or`
+ * false say it of both sides; `not` turns it round. The states are written in e, so the path
+ * that c leads to (an arm of an if, the right side of `and`) skips their run-time checks. */
+static void narrow(checker *C, env *e, const ast_node *c, int truth)
+{
+    if (!c)
+        return;
+    if (c->kind == AST_UNARY && c->op == OP_NOT) {
+        narrow(C, e, c->a, !truth);
+    } else if (c->kind == AST_BINARY && c->op == (truth ? OP_AND : OP_OR)) {
+        narrow(C, e, c->a, truth);
+        narrow(C, e, c->b, truth);
+    } else if (c->kind == AST_IS) {
+        const ast_node *x = c->a->kind == AST_NONE ? c->b : c->a;
+        const ast_node *other = x == c->a ? c->b : c->a;
+        if (other->kind != AST_NONE || x->kind != AST_NAME)
+            return;
+        int v = check_var_find(C, x->name);
+        if (v < 0 || (e->v[v].st != V_DEF && e->v[v].st != V_LOOP) || e->v[v].none != 2)
+            return;
+        int is_none = truth != ((c->flags & AST_F_NOT) != 0); /* the variable is None */
+        if (!is_none || e->v[v].ty != C->none_ty)
+            env_set(C, e, v)->none = (uint8_t)is_none;
+    }
+}
+
+/* check_expr of n in e as it is where condition cond has the value truth (narrow); truth -1, or
+ * no cond: as it is. */
+static int check_narrowed(checker *C, env *e, ast_node *n, int want, const ast_node *cond, int truth)
+{
+    if (!cond || truth < 0)
+        return check_expr(C, e, n, want);
+    int mark = C->ntrail, live = e->live;
+    C->open++;
+    narrow(C, e, cond, truth);
+    int r = check_expr(C, e, n, want);
+    env_restore(C, e, mark, live);
+    C->open--;
+    return r;
+}
+
+/* Why a value's dtype is not the one its target keeps, when the value's own op made it: `/` of
+ * integers is true division, an f32. Empty when there is nothing to add. */
+static void value_hint(const ast_node *value, const cfx_type *target, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!value || !value->note || value->ty.dtype == target->dtype)
+        return;
+    const ast_node *a = NULL, *b = NULL;
+    int op = -1;
+    if (value->kind == AST_BINARY) {
+        a = value->a, b = value->b, op = value->op;
+    } else if (value->kind == AST_CALL && value->nlist == 2 &&
+               ((const check_note *)value->note)->callee == CHECK_CALL_OP) {
+        a = value->list[0], b = value->list[1], op = ((const check_note *)value->note)->op;
+    }
+    if (!a || !b || !a->note || !b->note || op < 0 || op >= OP_COUNT || op_class[op] != OPC_BINARY_NUM)
+        return;
+    if (op == OP_DIV && !is_real(a->ty.dtype) && !is_real(b->ty.dtype) && is_int(target->dtype)) {
+        snprintf(buf, len, ": %s is true division, an f32 (write %s to divide integers, as in Python)",
+                 (value->flags & AST_F_AUG) ? "/=" : "/", (value->flags & AST_F_AUG) ? "//=" : "//");
+    } else if (a->ty.dtype != b->ty.dtype) {
+        const char *infix = value->kind == AST_BINARY ? infix_name(value) : NULL;
+        if (infix)
+            snprintf(buf, len, ": %s %s %s gives %s, as the operands promote (write cast(..., %s) to convert)",
+                     dtype_name(a->ty.dtype), infix, dtype_name(b->ty.dtype), dtype_name(value->ty.dtype),
+                     dtype_name(target->dtype));
+        else
+            snprintf(buf, len, ": %s(%s, %s) gives %s, as the operands promote (write cast(..., %s) to convert)",
+                     op_spellings[op], dtype_name(a->ty.dtype), dtype_name(b->ty.dtype),
+                     dtype_name(value->ty.dtype), dtype_name(target->dtype));
+    }
 }
 
 static int check_expr(checker *C, env *e, ast_node *n, int want)
@@ -2883,7 +3618,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         }
         if (strcmp(n->name, "shape") == 0)
             diag_error(C->d, n->line, n->col,
-                       "x.shape is a tuple of dimensions: index it (x.shape[0]) or unpack it (n, m = x.shape)");
+                       "x.shape is a tuple of dimensions: index it (x.shape[0]), unpack it (n, m = x.shape), "
+                       "compare it (x.shape == y.shape) or make a tensor of it (zeros(x.shape))");
         else if (strcmp(n->name, "ndim") != 0)
             diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
         return -1;
@@ -2892,6 +3628,13 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         return -1;
     case AST_TYPE:
         diag_error(C->d, n->line, n->col, "a type is not a value here");
+        return -1;
+    case AST_TUPLE:
+        diag_error(C->d, n->line, n->col, "a tuple is not a value here: index it (t[0]), unpack it (a, b = t), "
+                   "or give it where a shape goes (zeros(t))");
+        return -1;
+    case AST_COMP:
+        diag_error(C->d, n->line, n->col, "internal error: a list comprehension the checker did not expect");
         return -1;
     case AST_UNARY: {
         if (check_expr(C, e, n->a, want) < 0)
@@ -2913,6 +3656,30 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         return 0;
     }
     case AST_BINARY:
+        if ((n->op == OP_EQ || n->op == OP_NE) && (n->a->kind == AST_NONE || n->b->kind == AST_NONE)) {
+            diag_error(C->d, n->line, n->col, "compare with None by 'is': write x %s None",
+                       n->op == OP_EQ ? "is" : "is not");
+            return -1;
+        }
+        if ((n->op == OP_EQ || n->op == OP_NE) && (shape_syntax(n->a, 0) || shape_syntax(n->b, 0))) {
+            /* x.shape == y.shape, x.shape != (3, 4): known at compile time, like the shapes */
+            int64_t da[CFX_MAX_RANK], db[CFX_MAX_RANK];
+            int ra = 0, rb = 0;
+            int sa = shape_value(C, e, n->a, 0, da, &ra), sb = shape_value(C, e, n->b, 0, db, &rb);
+            if (sa < 0 || sb < 0)
+                return -1;
+            if (sa == 0 || sb == 0) {
+                ast_node *other = sa == 0 ? n->a : n->b;
+                diag_error(C->d, other->line, other->col, "a shape compares with a shape or a tuple of integers, "
+                           "as in x.shape == y.shape or x.shape == (3, 4)");
+                return -1;
+            }
+            int same = ra == rb;
+            for (int i = 0; same && i < ra; i++)
+                same = da[i] == db[i];
+            set_known(C, n, CFX_BOOL, n->op == OP_EQ ? same : !same, 0);
+            return 0;
+        }
         if (n->op == OP_MATMUL)
             return check_matmul(C, e, n, "@", n->a, n->b);
         if (n->op >= OP_COUNT || !op_infix[n->op]) {
@@ -2941,6 +3708,18 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
     }
     case AST_CALL:
         return check_call(C, e, n, 1);
+    case AST_KWARG:
+        diag_error(C->d, n->line, n->col, "'%s=' gives an argument by name, which only a call of a graph takes",
+                   n->name);
+        check_expr(C, e, n->a, -1);
+        return -1;
+    case AST_NONE:
+        diag_error(C->d, n->line, n->col,
+                   "None is not a value here: assign it to a variable (x = None), test a variable with "
+                   "'x is None', or pass it to a parameter that defaults to None");
+        return -1;
+    case AST_IS:
+        return check_is(C, e, n);
     default:
         diag_error(C->d, n->line, n->col, "expected an expression");
         return -1;
@@ -2965,35 +3744,172 @@ static int check_graph_find(const checker *C, const char *name)
     return found;
 }
 
+/* How messages name a graph: its name where it is defined (`inner` for the graph `outer.inner`). */
+static const char *shown(const char *name)
+{
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    return dot ? dot + 1 : name;
+}
+
 static const cfx_type *param_type(const ast_graph *g, const ctx_kernel *k, int i)
 {
     return g ? &g->params[i].type : &k->params[i];
 }
 
-/* Checks arguments against the declared parameter types of graph g or kernel k. */
+/* Checks arguments against the declared parameter types of graph g or kernel k. A graph's
+ * arguments may be given by position, then by name (`f(x, scale=2.0)`), and a parameter with a
+ * default may be left out, as in Python; the note's argmap says which argument (an index into
+ * the call's list) each parameter takes, -1 for its default. */
 static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *g, const ctx_kernel *k)
 {
     char b1[TYBUF], b2[TYBUF];
-    int bad = 0, nparams = g ? g->nparams : k->nparams;
-    if (n->nlist != nparams) {
-        diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", n->name, nparams,
-                   nparams == 1 ? "" : "s", n->nlist);
+    int bad = 0, nparams = g ? g->nparams : k->nparams, npos = 0, named = 0;
+    int *map = ast_alloc(C->m->arena, sizeof *map * ((size_t)nparams + 1));
+    if (!map) {
+        C->oom = 1;
+        return -1;
+    }
+    for (int i = 0; i < nparams; i++)
+        map[i] = -1;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind != AST_KWARG) {
+            if (named) {
+                diag_error(C->d, a->line, a->col, "an argument by position follows one by name, in the call of '%s'",
+                           shown(n->name));
+                bad = 1;
+            } else if (npos < nparams) {
+                map[npos] = i;
+            }
+            npos++;
+            continue;
+        }
+        named = 1;
+        int p = -1;
+        for (int q = 0; g && q < nparams && p < 0; q++)
+            if (strcmp(g->params[q].name, a->name) == 0)
+                p = q;
+        if (p < 0) {
+            diag_error(C->d, a->line, a->col, "'%s' has no parameter '%s'", shown(n->name), a->name);
+            bad = 1;
+        } else if (map[p] >= 0) {
+            diag_error(C->d, a->line, a->col, "parameter '%s' of '%s' is given twice", a->name, shown(n->name));
+            bad = 1;
+        } else {
+            map[p] = i;
+        }
+    }
+    int missing = 0;
+    for (int i = 0; i < nparams; i++)
+        missing += map[i] < 0 && !(g && g->params[i].def);
+    if (npos > nparams || missing) {
+        int least = 0;
+        for (int i = 0; i < nparams; i++)
+            least += !(g && g->params[i].def);
+        if (least == nparams)
+            diag_error(C->d, n->line, n->col, "'%s' takes %d argument%s, got %d", shown(n->name), nparams,
+                       nparams == 1 ? "" : "s", n->nlist);
+        else
+            diag_error(C->d, n->line, n->col, "'%s' takes %d to %d arguments, got %d", shown(n->name), least, nparams,
+                       n->nlist);
         bad = 1;
     }
     for (int i = 0; i < n->nlist; i++) {
-        ast_node *a = n->list[i];
-        int want = i < nparams ? (int)param_type(g, k, i)->dtype : -1;
-        if (check_expr(C, e, a, want) < 0) {
+        ast_node *a = n->list[i], *v = a->kind == AST_KWARG ? a->a : a;
+        int p = -1;
+        for (int q = 0; q < nparams && p < 0; q++)
+            if (map[q] == i)
+                p = q;
+        /* a parameter that defaults to None takes None, and a variable that may be None, whose
+         * presence the call passes on */
+        int optional = p >= 0 && g && g->params[p].def && g->params[p].def->kind == AST_NONE;
+        if (p >= 0 && g && g->params[p].capture && g->params[p].type.rank == AST_UNTYPED) {
+            /* the first call of a graph defined inside this one gives its capture a type: the
+             * variable's, as the call passes it */
+            ast_param *cp = &((ast_graph *)g)->params[p];
+            const char *dot = strrchr(g->name, '.');
+            if (list_var(C, e, v)) {
+                diag_error(C->d, v->line, v->col, "'%s' reads '%s', a list: a graph defined inside another reads "
+                           "its tensors, not its lists (pass stack(%s) as an argument)", dot ? dot + 1 : g->name,
+                           a->name, a->name);
+                v = NULL;
+            } else if (check_expr(C, e, v, -1) < 0) {
+                v = NULL;
+            }
+            if (!v) { /* reported: the graph's reads of it are not */
+                if (!C->sizing) {
+                    memset(&cp->type, 0, sizeof cp->type);
+                    cp->type.dtype = CFX_F32;
+                    cp->capture = 2;
+                }
+                bad = 1;
+                continue;
+            }
+            cp->type = v->ty;
+            continue;
+        }
+        if (v->kind == AST_NONE) {
+            if (!optional) {
+                diag_error(C->d, v->line, v->col, "'%s' cannot take None for parameter '%s', which has no None default",
+                           shown(n->name), p >= 0 && g ? g->params[p].name : "?");
+                bad = 1;
+            }
+            check_note_of(C, v)->known = 0;
+            continue;
+        }
+        if (optional && v->kind == AST_NAME && !(v->flags & AST_F_PAREN)) {
+            if (check_name_as(C, e, v, 1) < 0) {
+                bad = 1;
+                continue;
+            }
+            if (v->ty.rank == -2)
+                continue; /* known to be None here */
+            if (v->ty.rank < 0) {
+                diag_error(C->d, v->line, v->col, "'%s' is a list: pass stack(%s)", v->name, v->name);
+                bad = 1;
+                continue;
+            }
+        } else if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
             bad = 1;
             continue;
         }
-        if (i < nparams && !check_same_type(&a->ty, param_type(g, k, i))) {
-            diag_error(C->d, a->line, a->col, "argument %d of '%s' must be %s, got %s", i + 1, n->name,
-                       tystr(param_type(g, k, i), b1), tystr(&a->ty, b2));
+        if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
+            if (a->kind == AST_KWARG)
+                diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, shown(n->name),
+                           tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
+            else
+                diag_error(C->d, v->line, v->col, "argument %d of '%s' must be %s, got %s", i + 1, shown(n->name),
+                           tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
             bad = 1;
         }
     }
+    check_note_of(C, n)->argmap = map;
     return bad ? -1 : 0;
+}
+
+/* A parameter's default: a literal (possibly negated) or a bool of the parameter's dtype; one
+ * element, which fills a tensor parameter. 0, or -1 after an error. */
+static int check_default(checker *C, const ast_param *p)
+{
+    char b1[TYBUF];
+    ast_node *d = p->def;
+    if (d->kind == AST_NONE) { /* the caller may leave it out: the graph tests `p is None` */
+        check_note_of(C, d)->known = 0;
+        return 0;
+    }
+    if (!is_literal(d) && d->kind != AST_BOOL) {
+        diag_error(C->d, d->line, d->col, "the default of '%s' must be a literal (a number, true or false) or None",
+                   p->name);
+        return -1;
+    }
+    if (check_expr(C, NULL, d, p->type.dtype) < 0)
+        return -1;
+    if (d->ty.dtype != p->type.dtype) {
+        diag_error(C->d, d->line, d->col, "the default of '%s' must be %s, like the parameter, got %s", p->name,
+                   dtype_name(p->type.dtype), tystr(&d->ty, b1));
+        return -1;
+    }
+    return 0;
 }
 
 static int want_count(checker *C, ast_node *n, int nresults, int nwant)
@@ -3010,13 +3926,173 @@ static int want_count(checker *C, ast_node *n, int nresults, int nwant)
     return -1;
 }
 
+/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
+static int shape_syntax(const ast_node *n, int lists)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR:
+        return strcmp(n->name, "shape") == 0;
+    case AST_INDEX:
+        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
+               strcmp(n->a->name, "shape") == 0;
+    case AST_TUPLE:
+        return 1;
+    case AST_LIST:
+        return lists;
+    case AST_BINARY:
+        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
+    default:
+        return 0;
+    }
+}
+
+/* A dimension of a shape given as a value: an integer known at compile time. */
+static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
+{
+    if (check_expr(C, e, d, CFX_I32) < 0)
+        return -1;
+    const check_note *k = d->note;
+    if (!k->known || !is_int(d->ty.dtype)) {
+        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
+                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
+                   "a value known only at run time");
+        return -1;
+    }
+    *out = k->ival;
+    return 0;
+}
+
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
+{
+    if (!shape_syntax(n, lists))
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR: {
+        if (check_expr(C, e, n->a, -1) < 0)
+            return -1;
+        const cfx_type *t = &n->a->ty;
+        if (t->rank < 0) {
+            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
+            return -1;
+        }
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        *rank = t->rank;
+        return 1;
+    }
+    case AST_INDEX: {
+        int64_t all[CFX_MAX_RANK];
+        int r = 0;
+        if (shape_value(C, e, n->a, 0, all, &r) < 0)
+            return -1;
+        const ast_node *sl = n->list[0];
+        int64_t lo = 0, hi = r;
+        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
+            return -1;
+        lo = lo < 0 ? lo + r : lo;
+        hi = hi < 0 ? hi + r : hi;
+        lo = lo < 0 ? 0 : lo > r ? r : lo;
+        hi = hi < lo ? lo : hi > r ? r : hi;
+        for (int64_t i = lo; i < hi; i++)
+            dims[i - lo] = all[i];
+        *rank = (int)(hi - lo);
+        return 1;
+    }
+    case AST_TUPLE:
+    case AST_LIST:
+        if (n->nlist > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < n->nlist; i++)
+            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
+                return -1;
+        *rank = n->nlist;
+        return 1;
+    default: { /* a + b */
+        int64_t b[CFX_MAX_RANK];
+        int ra = 0, rb = 0;
+        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
+            return -1;
+        if (ra + rb > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < rb; i++)
+            dims[ra + i] = b[i];
+        *rank = ra + rb;
+        return 1;
+    }
+    }
+}
+
+/* The type of a shape given as a value, with dtype dt; reported when it is none. */
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
+{
+    int64_t dims[CFX_MAX_RANK];
+    int rank = 0;
+    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->dtype = (cfx_dtype)dt;
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1) {
+            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
+                       (long long)dims[i]);
+            return -1;
+        }
+        out->dims[i] = dims[i];
+    }
+    return check_written_type(C, out, a->line, a->col);
+}
+
+/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
+ * each is an integer known at compile time, or a shape, spliced in. */
+static int resolve_dims(checker *C, env *e, ast_node *a)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = a->ty.dtype;
+    for (int i = 0; i < a->nlist; i++) {
+        ast_node *d = a->list[i];
+        int64_t dims[CFX_MAX_RANK];
+        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
+        if (sv < 0)
+            return -1;
+        if (sv == 0) {
+            if (known_dim(C, e, d, &dims[0]) < 0)
+                return -1;
+            r = 1;
+        }
+        for (int j = 0; j < r; j++) {
+            if (t.rank == CFX_MAX_RANK) {
+                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+                return -1;
+            }
+            if (dims[j] < 1) {
+                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
+                           (long long)dims[j]);
+                return -1;
+            }
+            t.dims[t.rank++] = dims[j];
+        }
+    }
+    a->ty = t;
+    return 0;
+}
+
 /* A type argument: zeros(f32[3]), cast(x, f64). */
-static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_type *out)
+static int type_arg(checker *C, env *e, ast_node *n, ast_node *a, int scalar_only, cfx_type *out)
 {
     if (!a || a->kind != AST_TYPE) {
         diag_error(C->d, a ? a->line : n->line, a ? a->col : n->col, "argument of '%s' must be a type", n->name);
         return -1;
     }
+    if ((a->flags & AST_F_DIMS) && resolve_dims(C, e, a) < 0)
+        return -1;
     if (scalar_only && a->ty.rank != 0) {
         diag_error(C->d, a->line, a->col, "'%s' takes a dtype (f32, f64, i32, i64, bool), not a shape", n->name);
         return -1;
@@ -3024,6 +4100,94 @@ static int type_arg(checker *C, ast_node *n, ast_node *a, int scalar_only, cfx_t
     if (check_written_type(C, &a->ty, a->line, a->col) < 0)
         return -1;
     *out = a->ty;
+    return 0;
+}
+
+/* A dtype given as an argument: a type without a shape (i32), or the name of one (dtype=i32). */
+static int dtype_arg(checker *C, const ast_node *a, int *out)
+{
+    if (a->kind == AST_TYPE && a->ty.rank == 0 && !(a->flags & AST_F_DIMS)) {
+        *out = a->ty.dtype;
+        return 0;
+    }
+    static const cfx_dtype all[] = {CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL};
+    for (size_t i = 0; a->kind == AST_NAME && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(a->name, cfx_dtype_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    diag_error(C->d, a->line, a->col, "a dtype is f32, f64, i32, i64 or bool");
+    return -1;
+}
+
+/* zeros, ones, iota and full given a shape as a value (x.shape, (2, 3), [2, 3]) or a dtype:
+ * zeros(x.shape), ones((2, 3), dtype=i32), full(x.shape, 7), zeros(n, m)... The dtype is
+ * f32 (PyTorch's default) unless given, by dtype=DTYPE or, for zeros, ones and iota, as the
+ * second argument. */
+static int check_make(checker *C, env *e, ast_node *n, int nwant, int op)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    int full = op == OP_FULL, bad = 0, npos = 0;
+    ast_node *shape = NULL, *value = NULL, *dtype = NULL;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind == AST_KWARG) {
+            if (strcmp(a->name, "dtype") == 0 && !dtype)
+                dtype = a->a;
+            else
+                bad = 1;
+            continue;
+        }
+        if (npos == 0)
+            shape = a;
+        else if (npos == 1 && full)
+            value = a;
+        else if (npos == 1 && !dtype)
+            dtype = a;
+        else
+            bad = 1;
+        npos++;
+    }
+    if (bad || !shape || (full && !value) || (dtype && shape->kind == AST_TYPE)) {
+        diag_error(C->d, n->line, n->col, "'%s' takes a type, as in %s(f32[2, 3]%s), or a shape and a dtype, as "
+                   "in %s(x.shape%s, dtype=i32)", n->name, n->name, full ? ", v" : "", n->name, full ? ", v" : "");
+        return -1;
+    }
+    int dt = CFX_F32;
+    if (dtype && dtype_arg(C, dtype, &dt) < 0)
+        return -1;
+    cfx_type t;
+    if (shape->kind == AST_TYPE) {
+        if (type_arg(C, e, n, shape, 0, &t) < 0)
+            return -1;
+    } else if (!shape_syntax(shape, 1)) {
+        diag_error(C->d, shape->line, shape->col, "'%s' takes a type (f32[2, 3]) or a shape (x.shape, (2, 3), "
+                   "[2, 3]), not a value", n->name);
+        if (shape->kind != AST_TYPE)
+            check_expr(C, e, shape, -1);
+        return -1;
+    } else if (shape_type(C, e, shape, dt, &t) < 0) {
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+        return -1;
+    if (op == OP_IOTA && !is_num(t.dtype)) {
+        diag_error(C->d, shape->line, shape->col, "'iota' needs a numeric type, got %s", tystr(&t, b1));
+        return -1;
+    }
+    if (full) {
+        if (check_expr(C, e, value, t.dtype) < 0)
+            return -1;
+        if (value->ty.dtype != t.dtype || type_count(&value->ty) != 1) {
+            diag_error(C->d, value->line, value->col, "the value of 'full' must be a one-element %s, got %s",
+                       dtype_name(t.dtype), tystr(&value->ty, b1));
+            return -1;
+        }
+    }
+    k->callee = CHECK_CALL_OP;
+    k->op = op;
+    n->ty = t;
     return 0;
 }
 
@@ -3077,12 +4241,12 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         if (r0 < 0 || r1 < 0)
             return -1;
         const cfx_type *x = &arg[0]->ty, *y = &arg[1]->ty;
-        if (x->rank != 1 || !check_same_type(x, y) || !is_num(x->dtype)) {
-            diag_error(C->d, n->line, n->col, "'dot' needs two numeric 1-D tensors of one type, got %s and %s",
+        if (x->rank != 1 || y->rank != 1 || x->dims[0] != y->dims[0] || !is_num(x->dtype) || !is_num(y->dtype)) {
+            diag_error(C->d, n->line, n->col, "'dot' needs two numeric 1-D tensors of one length, got %s and %s",
                        tystr(x, b1), tystr(y, b2));
             return -1;
         }
-        n->ty = scalar_type(x->dtype);
+        n->ty = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
         return 0;
     }
     case OPC_MATMUL:
@@ -3102,7 +4266,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     }
     case OPC_MAKE_TYPE: {
         cfx_type t;
-        if (type_arg(C, n, arg[0], 0, &t) < 0)
+        if (type_arg(C, e, n, arg[0], 0, &t) < 0)
             return -1;
         if (op == OP_IOTA && !is_num(t.dtype)) {
             diag_error(C->d, arg[0]->line, arg[0]->col, "'iota' needs a numeric type, got %s", tystr(&t, b1));
@@ -3113,7 +4277,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     }
     case OPC_FULL: {
         cfx_type t;
-        int rt = type_arg(C, n, arg[0], 0, &t);
+        int rt = type_arg(C, e, n, arg[0], 0, &t);
         int rv = check_expr(C, e, arg[1], rt == 0 ? (int)t.dtype : -1);
         if (rt < 0 || rv < 0)
             return -1;
@@ -3133,7 +4297,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_CAST: {
         cfx_type t;
         int rx = check_expr(C, e, arg[0], -1);
-        if (type_arg(C, n, arg[1], 1, &t) < 0 || rx < 0)
+        if (type_arg(C, e, n, arg[1], 1, &t) < 0 || rx < 0)
             return -1;
         n->ty = arg[0]->ty;
         n->ty.dtype = t.dtype;
@@ -3142,7 +4306,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_WHERE: {
         int rc = check_expr(C, e, arg[0], -1);
         cfx_type ab;
-        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab, -1);
+        int rab = check_pair(C, e, n, name, arg[1], arg[2], &ab, -1, NULL, -1, -1);
         if (rc < 0 || rab < 0)
             return -1;
         if (arg[0]->ty.dtype != CFX_BOOL) {
@@ -3167,6 +4331,14 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
             check_note_of(C, n)->list = l;
             return 0;
         }
+        if (shape_syntax(arg[0], 0)) { /* len(x.shape): the rank */
+            int64_t dims[CFX_MAX_RANK];
+            int rank = 0;
+            if (shape_value(C, e, arg[0], 0, dims, &rank) < 0)
+                return -1;
+            set_known(C, n, CFX_I32, rank, 0);
+            return 0;
+        }
         if (check_expr(C, e, arg[0], -1) < 0)
             return -1;
         if (arg[0]->ty.rank < 1) {
@@ -3186,6 +4358,111 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
 /* A call: a graph of the module (inlined), a built-in op, or a registered kernel. `nwant`
  * is the number of results the context takes (1 in an expression, -1 for a statement, which
  * discards them). */
+/* The reduction op called `name` (sum mean max min argmax argmin all any), or -1. */
+static int reduction_of(const char *name)
+{
+    static const struct {
+        const char *name;
+        int op;
+    } r[] = {{"sum", OP_SUM},       {"mean", OP_MEAN},     {"max", OP_RMAX}, {"min", OP_RMIN},
+             {"argmax", OP_ARGMAX}, {"argmin", OP_ARGMIN}, {"all", OP_ALL},  {"any", OP_ANY}};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (strcmp(name, r[i].name) == 0)
+            return r[i].op;
+    return -1;
+}
+
+/* A reduction along one axis, as numpy's: the tensor, then the axis by position (but for max
+ * and min, whose two-argument form is elementwise) or as `axis=`, and `keepdims=`; the axis is
+ * an integer known at compile time, negative from the end. The result drops that dimension, or
+ * keeps it as 1 (keepdims). The note's axis is the axis + 1. */
+static int check_axis_reduce(checker *C, env *e, ast_node *n, int op, int nwant)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    ast_node *x = NULL, *ax = NULL, *keep = NULL;
+    int bad = 0, npos = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind != AST_KWARG) {
+            if (npos == 0)
+                x = a;
+            else if (npos == 1 && op != OP_RMAX && op != OP_RMIN)
+                ax = a;
+            else
+                bad = 1;
+            npos++;
+        } else if (strcmp(a->name, "axis") == 0 && !ax) {
+            ax = a->a;
+        } else if (strcmp(a->name, "keepdims") == 0 && !keep) {
+            keep = a->a;
+        } else {
+            diag_error(C->d, a->line, a->col, "'%s' takes a tensor, an axis and keepdims, not '%s='", n->name,
+                       a->name);
+            return -1;
+        }
+    }
+    if (bad || !x || x->kind == AST_TYPE) {
+        diag_error(C->d, n->line, n->col, "'%s' takes a tensor and an axis, as in %s(x, axis=0)", n->name, n->name);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, x, -1) < 0)
+        return -1;
+    int cls = op_class[op], dt = x->ty.dtype;
+    int ok = cls == OPC_REDUCE_REAL ? is_real(dt) : cls == OPC_REDUCE_BOOL ? dt == CFX_BOOL : is_num(dt);
+    if (!ok) {
+        diag_error(C->d, x->line, x->col, "'%s' needs %s, got %s", n->name,
+                   cls == OPC_REDUCE_REAL ? "f32 or f64" : cls == OPC_REDUCE_BOOL ? "bool" : "a numeric operand",
+                   tystr(&x->ty, b1));
+        return -1;
+    }
+    int64_t axis = 0, keepdims = 0;
+    if (ax) {
+        if (check_expr(C, e, ax, CFX_I32) < 0)
+            return -1;
+        const check_note *ka = ax->note;
+        if (!ka->known || !is_int(ax->ty.dtype) || ka->ival < -x->ty.rank || ka->ival >= x->ty.rank) {
+            diag_error(C->d, ax->line, ax->col, "the axis of '%s' must be an integer known at compile time, from "
+                       "%d to %d for %s", n->name, -x->ty.rank, x->ty.rank - 1, tystr(&x->ty, b1));
+            return -1;
+        }
+        axis = ka->ival < 0 ? ka->ival + x->ty.rank : ka->ival;
+    }
+    if (keep) {
+        if (check_expr(C, e, keep, -1) < 0)
+            return -1;
+        const check_note *kk = keep->note;
+        if (!kk->known || keep->ty.dtype != CFX_BOOL) {
+            diag_error(C->d, keep->line, keep->col, "keepdims must be true or false");
+            return -1;
+        }
+        keepdims = kk->ival;
+    }
+    if (!ax) { /* all of x: keepdims keeps every dimension as 1 */
+        k->callee = CHECK_CALL_OP;
+        k->op = op;
+        n->ty = scalar_type(op == OP_ARGMAX || op == OP_ARGMIN ? CFX_I32 : (cfx_dtype)dt);
+        if (keepdims) {
+            n->ty.rank = x->ty.rank;
+            for (int d = 0; d < x->ty.rank; d++)
+                n->ty.dims[d] = 1;
+            k->axis = -1; /* the lowering reshapes the one element */
+        }
+        return 0;
+    }
+    cfx_type t = scalar_type(op == OP_ARGMAX || op == OP_ARGMIN ? CFX_I32 : (cfx_dtype)dt);
+    for (int d = 0; d < x->ty.rank; d++)
+        if (d != axis)
+            t.dims[t.rank++] = x->ty.dims[d];
+        else if (keepdims)
+            t.dims[t.rank++] = 1;
+    k->callee = CHECK_CALL_OP;
+    k->op = op;
+    k->axis = (int)axis + 1;
+    n->ty = t;
+    return 0;
+}
+
 static int check_call(checker *C, env *e, ast_node *n, int nwant)
 {
     check_note *k = check_note_of(C, n);
@@ -3223,7 +4500,7 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         const ast_graph *gr = &C->m->graphs[g];
         k->callee = g;
         if (g == C->gi || C->scc[g] == C->scc[C->gi]) {
-            diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", n->name);
+            diag_error(C->d, n->line, n->col, "recursive call to '%s' is not supported", shown(n->name));
             for (int i = 0; i < n->nlist; i++)
                 check_expr(C, e, n->list[i], -1);
             return -1;
@@ -3236,6 +4513,41 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             n->ty = gr->results[0].type;
         return 0;
     }
+    /* Python's casts: float(x) is an f32, int(x) an i32, bool(x) a bool (cast's rules) */
+    if ((strcmp(n->name, "float") == 0 || strcmp(n->name, "int") == 0 || strcmp(n->name, "bool") == 0) &&
+        !ctx_find(C->ctx, n->name)) {
+        if (n->nlist != 1 || n->list[0]->kind == AST_KWARG || n->list[0]->kind == AST_TYPE) {
+            diag_error(C->d, n->line, n->col, "'%s' takes one value, as in %s(x)", n->name, n->name);
+            return -1;
+        }
+        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+            return -1;
+        k->callee = CHECK_CALL_OP;
+        k->op = OP_CAST;
+        n->ty = n->list[0]->ty;
+        n->ty.dtype = n->name[0] == 'f' ? CFX_F32 : n->name[0] == 'i' ? CFX_I32 : CFX_BOOL;
+        return 0;
+    }
+    /* zeros(x.shape), ones((2, 3), dtype=i32), full(x.shape, v), ... */
+    if (g < 0 && !ctx_find(C->ctx, n->name) && !(n->flags & AST_F_METHOD)) {
+        static const int makes[] = {OP_ZEROS, OP_ONES, OP_IOTA, OP_FULL};
+        for (size_t i = 0; i < sizeof makes / sizeof makes[0]; i++) {
+            int op = makes[i];
+            if (strcmp(n->name, op_spellings[op]) != 0)
+                continue;
+            int plain = n->nlist == op_arity[op] && n->list[0]->kind == AST_TYPE;
+            for (int j = 0; j < n->nlist; j++)
+                plain &= n->list[j]->kind != AST_KWARG;
+            if (!plain && n->nlist >= 1)
+                return check_make(C, e, n, nwant, op);
+        }
+    }
+    /* a reduction along an axis: sum(m, axis=0), argmax(m, 1), max(m, axis=-1, keepdims=true) */
+    int rop = reduction_of(n->name), kwargs = 0;
+    for (int i = 0; i < n->nlist; i++)
+        kwargs |= n->list[i]->kind == AST_KWARG;
+    if (rop >= 0 && (kwargs || (n->nlist == 2 && rop != OP_RMAX && rop != OP_RMIN)))
+        return check_axis_reduce(C, e, n, rop, nwant);
     /* a built-in op: max and min have a one-operand (reduction) and a two-operand form */
     int found = 0, arities[2] = {0, 0};
     for (int op = 0; op < OP_COUNT; op++) {
@@ -3277,6 +4589,9 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             n->ty = kern->results[0];
         return 0;
     }
+    for (int i = 0; i < C->m->nbroken; i++)
+        if (strcmp(C->m->broken[i], n->name) == 0)
+            return -1; /* a graph whose header did not parse: reported there */
     diag_error(C->d, n->line, n->col, "unknown op '%s'", n->name);
     for (int i = 0; i < n->nlist; i++)
         if (n->list[i]->kind != AST_TYPE)

@@ -66,15 +66,29 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
     int known;     /* a scalar whose value is known at compile time (then ival or rval holds it) */
     int callee;    /* AST_CALL: CHECK_CALL_* or a graph index */
     int op;        /* AST_CALL of a built-in: enum op_kind */
+    int axis;      /* AST_CALL of a reduction along an axis: the axis + 1 (0: over everything;
+                      -1: over everything, keeping every dimension as 1) */
+    int cdt;       /* an elementwise op of two operands (infix or called): the dtype it computes
+                      in, which its operands are converted to first (f32 for `/` of integers) */
     int iter;          /* AST_FOR_EACH: CHECK_ITER_*, what the loop walks */
     int64_t slice_len; /* AST_SLICE: its length (known); `known` and ival: its start, if known */
     /* statements */
     int assigns_loop_var; /* AST_FOR_RANGE: the body assigns the loop variable */
     /* expressions */
+    int unset_line;    /* AST_NAME: a read of a variable assigned only inside the loop at this
+                          line (its value is the last assignment's; the run stops with `value`
+                          when none ran) */
+    int presence;      /* AST_NAME of a variable that may be None: 1, a read of its value, which the
+                          run checks (stopping with `value`); 2, its presence read as such (a test
+                          `is None`, an argument of a parameter that defaults to None). AST_IS: 1
+                          when the test is made at run time */
+    /* expressions */
     int64_t ival;  /* the value of a known integer or bool expression */
     double rval;   /* the value of a known real expression (already rounded to f32 for f32) */
     const ctx_kernel *kernel; /* AST_CALL of a registered kernel */
     check_list *list;  /* a list's name, item (xs[i]), len(xs), stack(xs), method, for-each */
+    int *argmap;       /* AST_CALL of a graph: per parameter, the index in the call's list of its
+                          argument (an AST_KWARG's value when given by name), -1 for its default */
 } check_note;
 
 /* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.

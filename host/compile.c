@@ -1,11 +1,14 @@
 /* compile.c: parse, check, lower and validate every graph of a source text (compile.h). */
 #include "compile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
 #include "check.h"
+#include "strbuf.h"
+#include "value.h"
 #include "diag.h"
 #include "lower.h"
 #include "parse.h"
@@ -19,17 +22,72 @@ static char *dup_string(const char *s)
     return c;
 }
 
+/* The default of parameter p (a checked literal) as one element of its dtype in v->value, and
+ * as text in v->def. -1 when out of memory. */
+static int copy_default(compiled_value *v, const ast_param *p)
+{
+    if (p->def->kind == AST_NONE) {
+        v->def = dup_string("None");
+        return v->def ? 0 : -1;
+    }
+    const check_note *k = p->def->note;
+    cfx_type one;
+    memset(&one, 0, sizeof one);
+    one.dtype = p->type.dtype;
+    union {
+        float f;
+        double d;
+        int32_t i;
+        int64_t l;
+        uint8_t b;
+    } u;
+    memset(&u, 0, sizeof u);
+    switch (one.dtype) {
+    case CFX_F32: u.f = (float)k->rval; break;
+    case CFX_F64: u.d = k->rval; break;
+    case CFX_I32: u.i = (int32_t)k->ival; break;
+    case CFX_I64: u.l = k->ival; break;
+    default: u.b = k->ival != 0; break;
+    }
+    memcpy(v->value, &u, sizeof v->value);
+    strbuf text = {0};
+    value_format(&text, &one, v->value);
+    v->def = text.oom ? NULL : dup_string(sb_str(&text));
+    sb_free(&text);
+    return v->def ? 0 : -1;
+}
+
 static int copy_values(compiled_value **out, int *nout, const ast_param *p, int n)
 {
     *nout = 0;
-    *out = calloc((size_t)n + 1, sizeof **out);
+    int hidden = 0;
+    for (int i = 0; i < n; i++)
+        hidden += p[i].def && p[i].def->kind == AST_NONE;
+    *out = calloc((size_t)(n + hidden) + 1, sizeof **out);
     if (!*out)
         return -1;
     for (int i = 0; i < n; i++) {
         (*out)[i].type = p[i].type;
         (*out)[i].name = dup_string(p[i].name);
+        (*out)[i].presence_of = -1;
         if (!(*out)[i].name)
             return -1;
+        (*nout)++;
+        if (p[i].def && copy_default(&(*out)[i], &p[i]) < 0)
+            return -1;
+    }
+    /* the presence of each parameter that defaults to None, an input of the program (lower.c) */
+    for (int i = 0; i < n; i++) {
+        if (!p[i].def || p[i].def->kind != AST_NONE)
+            continue;
+        compiled_value *v = &(*out)[*nout];
+        size_t len = strlen(p[i].name) + 10;
+        v->name = malloc(len);
+        if (!v->name)
+            return -1;
+        snprintf(v->name, len, "present(%s)", p[i].name);
+        v->type.dtype = CFX_I32;
+        v->presence_of = i;
         (*nout)++;
     }
     return 0;
@@ -42,8 +100,10 @@ void compiled_module_free(compiled_module *m)
     for (int i = 0; i < m->ngraphs; i++) {
         compiled_graph *g = &m->graphs[i];
         free(g->name);
-        for (int k = 0; k < g->nparams; k++)
+        for (int k = 0; k < g->nparams; k++) {
             free(g->params[k].name);
+            free(g->params[k].def);
+        }
         for (int k = 0; k < g->nresults; k++)
             free(g->results[k].name);
         free(g->params);
@@ -69,8 +129,13 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         diag_error(&d, 1, 1, "out of memory");
         goto fail;
     }
-    if (d.errors)
+    if (d.errors) {
+        /* every independent error is reported: check what parsed (its broken statements stand
+         * for what they may have assigned, quietly), then stop before lowering */
+        if (m->ngraphs > 0)
+            check_module(m, ctx, &d);
         goto fail;
+    }
     if (m->ngraphs == 0) {
         diag_error(&d, 1, 1, "the file holds no graph");
         goto fail;
@@ -87,6 +152,7 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         compiled_graph *cg = &out->graphs[i];
         out->ngraphs = i + 1;
         cg->name = dup_string(g->name);
+        cg->ndeclared = g->nparams;
         if (!cg->name || copy_values(&cg->params, &cg->nparams, g->params, g->nparams) < 0 ||
             copy_values(&cg->results, &cg->nresults, g->results, g->nresults) < 0) {
             diag_error(&d, g->line, g->col, "out of memory");

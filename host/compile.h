@@ -12,12 +12,18 @@
 typedef struct compiled_value {
     char *name;
     cfx_type type;
+    char *def;              /* a parameter's default as the command line writes it ("2.5", "None"), or NULL */
+    unsigned char value[8]; /* with def: one element of type's dtype, which fills the whole input (0 for None) */
+    int presence_of;        /* -1; or this is no parameter but the hidden input `present(NAME)` that tells
+                               whether parameter presence_of, which defaults to None, was given (1) or not
+                               (0): those follow the declared parameters, as the program's inputs do */
 } compiled_value;
 
 typedef struct compiled_graph {
     char *name;
-    compiled_value *params;
-    int nparams;
+    compiled_value *params; /* the declared parameters, then the hidden presence inputs */
+    int nparams;            /* all of them: the program's inputs */
+    int ndeclared;          /* the declared parameters, which callers see */
     compiled_value *results;
     int nresults;
     cfx_prog *prog; /* validated */

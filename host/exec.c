@@ -169,7 +169,16 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         snprintf(detail, sizeof detail, "integer division by zero");
         break;
     case CFX_STOP_VALUE:
-        snprintf(detail, sizeof detail, "range step is 0");
+        /* CHECK_STEP: a range step, or the flag of the variable named by b */
+        if (r && r->kind == REC_CHECK_STEP && r->b >= 0 && r->b < prog->nstrings && r->c == 1)
+            mark_cut(detail, sizeof detail, snprintf(detail, sizeof detail, "'%s' is None", prog->strings + r->b));
+        else if (r && r->kind == REC_CHECK_STEP && r->b >= 0 && r->b < prog->nstrings)
+            mark_cut(detail, sizeof detail,
+                     snprintf(detail, sizeof detail,
+                              "'%s' has no value: no iteration of the loop at line %d assigned it",
+                              prog->strings + r->b, r->d));
+        else
+            snprintf(detail, sizeof detail, "range step is 0");
         break;
     case CFX_STOP_LIMIT:
         snprintf(detail, sizeof detail, "iteration budget of %lld spent", (long long)out->detail[0]);

@@ -296,13 +296,17 @@ int lex_is(const lexer *lx, const lex_token *t, const char *s)
 
 static int keyword(const char *s, size_t n)
 {
-    for (int k = TK_GRAPH; k <= TK_NOT; k++)
+    if (n == 4 && memcmp(s, "True", 4) == 0)
+        return TK_TRUE;
+    if (n == 5 && memcmp(s, "False", 5) == 0)
+        return TK_FALSE;
+    for (int k = TK_GRAPH; k <= TK_PASS; k++)
         if (strlen(kind_names[k]) == n && memcmp(kind_names[k], s, n) == 0)
             return k;
     return TK_NAME;
 }
 
-/* One- and two-character operators, longest first where they share a first byte. */
+/* Operators of one to three characters, longest first where they share a first byte. */
 static int lex_operator(lexer *lx)
 {
     int c = peek(lx, 0), c1 = peek(lx, 1);
@@ -316,10 +320,16 @@ static int lex_operator(lexer *lx)
         break;
     case '*':
         if (c1 == '=') { kind = TK_STAR_ASSIGN; two = 1; }
+        else if (c1 == '*' && peek(lx, 2) == '=') { kind = TK_STARSTAR_ASSIGN; two = 2; }
         else if (c1 == '*') { kind = TK_STARSTAR; two = 1; }
         else kind = TK_STAR;
         break;
-    case '/': if (c1 == '=') { kind = TK_SLASH_ASSIGN; two = 1; } else kind = TK_SLASH; break;
+    case '/':
+        if (c1 == '=') { kind = TK_SLASH_ASSIGN; two = 1; }
+        else if (c1 == '/' && peek(lx, 2) == '=') { kind = TK_SLASHSLASH_ASSIGN; two = 2; }
+        else if (c1 == '/') { kind = TK_SLASHSLASH; two = 1; }
+        else kind = TK_SLASH;
+        break;
     case '%': if (c1 == '=') { kind = TK_PERCENT_ASSIGN; two = 1; } else kind = TK_PERCENT; break;
     case '@': kind = TK_AT; break;
     case '<': if (c1 == '=') { kind = TK_LE; two = 1; } else kind = TK_LT; break;
@@ -340,8 +350,7 @@ static int lex_operator(lexer *lx)
     }
     if (kind < 0)
         return -1;
-    advance(lx);
-    if (two)
+    for (int k = 0; k <= two; k++) /* two: the characters after the first (1 or 2) */
         advance(lx);
     return kind;
 }

@@ -15,7 +15,8 @@
 
 /* X(NAME, SPELLING): every token kind once. SPELLING is the text of a keyword or an
  * operator, or a description ("newline") for the kinds that have no fixed text. The
- * keywords are the run from GRAPH to NOT; the lexer looks names up in that run. */
+ * keywords are the run from GRAPH to PASS; the lexer looks names up in that run, and reads
+ * Python's spellings True and False as true and false. */
 #define LEX_TOKENS(X)                     \
     X(EOF, "end of file")                 \
     X(NEWLINE, "newline")                 \
@@ -43,12 +44,16 @@
     X(AND, "and")                         \
     X(OR, "or")                           \
     X(NOT, "not")                         \
+    X(IS, "is")                           \
+    X(NONE, "None")                       \
+    X(PASS, "pass")                       \
     /* operators and punctuation */       \
     X(PLUS, "+")                          \
     X(MINUS, "-")                         \
     X(STAR, "*")                          \
     X(STARSTAR, "**")                     \
     X(SLASH, "/")                         \
+    X(SLASHSLASH, "//")                   \
     X(PERCENT, "%")                       \
     X(AT, "@")                            \
     X(LT, "<")                            \
@@ -63,6 +68,8 @@
     X(STAR_ASSIGN, "*=")                  \
     X(SLASH_ASSIGN, "/=")                 \
     X(PERCENT_ASSIGN, "%=")               \
+    X(SLASHSLASH_ASSIGN, "//=")           \
+    X(STARSTAR_ASSIGN, "**=")             \
     X(COMMA, ",")                         \
     X(DOT, ".")                           \
     X(COLON, ":")                         \

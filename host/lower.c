@@ -54,6 +54,18 @@ typedef struct var_slot {
     int32_t slot;
 } var_slot;
 
+/* A flag of a variable, an i32 slot: FLAG_ASSIGNED for a variable that a read may find without a
+ * value (assigned only inside a loop), 0 at the instance's entry and 1 once any assignment of it
+ * has run; FLAG_PRESENT for one that may hold None, 0 while it does and 1 while it holds a value
+ * (a parameter that defaults to None: what the caller gave). */
+enum { FLAG_ASSIGNED, FLAG_PRESENT };
+typedef struct flagged_var {
+    const char *name;
+    int kind;      /* FLAG_* */
+    int32_t slot;  /* -1 until open_flags makes it */
+    int preset;    /* the slot was given (a parameter's presence): no reset at the entry */
+} flagged_var;
+
 /* One graph instance: the top graph, or an inlined call. */
 typedef struct scope {
     int graph;
@@ -62,6 +74,8 @@ typedef struct scope {
     int32_t *hash;  /* open addressing by name: index into vars + 1, 0 for empty */
     int hashcap;    /* a power of two, at least twice nvars */
     patchlist returns;
+    flagged_var *flags;
+    int nflags, capflags;
 } scope;
 
 typedef struct loopl {
@@ -107,8 +121,10 @@ static int32_t lower_temp(lowerer *L, const cfx_type *t);
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t);
 
 /* ---- expressions, calls and inlining --------------------------------------- */
-static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
+static void binary_slots(lowerer *L, int op, int cdt, const ast_node *b, int32_t d, int32_t sa, int32_t sb);
 static int32_t lower_copy_to(lowerer *L, int32_t want, int32_t s);
+static int32_t lower_operand(lowerer *L, ast_node *n, int dt);
+static int32_t convert(lowerer *L, int32_t s, int dt);
 static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nouts);
 static void lower_jump_if(lowerer *L, ast_node *n, int when, patchlist *pl);
 static void lower_kernel_call(lowerer *L, ast_node *n, int32_t *outs, int nouts);
@@ -343,7 +359,60 @@ static void lower_scope_free(scope *sc)
 {
     free(sc->vars);
     free(sc->hash);
+    free(sc->flags);
     lower_patch_free(&sc->returns);
+}
+
+/* ---- flags: variables that may have no value, or hold None ---------------------------------- */
+
+/* The flag of kind `kind` of variable `name` in the current instance, or -1 when it has none. */
+static int32_t flag_of(const lowerer *L, const char *name, int kind)
+{
+    for (int i = 0; i < L->sc->nflags; i++)
+        if (L->sc->flags[i].kind == kind && strcmp(L->sc->flags[i].name, name) == 0)
+            return L->sc->flags[i].slot;
+    return -1;
+}
+
+/* Adds flag `kind` of `name` to sc, once; a preset slot >= 0 is used as it is. */
+static void add_flag(lowerer *L, scope *sc, const char *name, int kind, int32_t preset)
+{
+    for (int i = 0; i < sc->nflags; i++)
+        if (sc->flags[i].kind == kind && strcmp(sc->flags[i].name, name) == 0)
+            return;
+    if (sc->nflags == sc->capflags) {
+        int cap = sc->capflags ? sc->capflags * 2 : 4;
+        flagged_var *f = realloc(sc->flags, (size_t)cap * sizeof *f);
+        if (!f) {
+            lower_fail(L, "out of memory");
+            return;
+        }
+        sc->flags = f;
+        sc->capflags = cap;
+    }
+    sc->flags[sc->nflags++] = (flagged_var){name, kind, preset, preset >= 0};
+}
+
+/* Lists, in sc, every flag tree n needs: a read that may find its variable without a value (the
+ * checker's unset_line), or holding None (presence), and a test `is None` made at run time. */
+static void collect_flags(lowerer *L, scope *sc, const ast_node *n, int depth)
+{
+    if (!n || L->failed || depth > 4 * 256)
+        return;
+    const check_note *k = n->note;
+    if (n->kind == AST_NAME && k && k->unset_line)
+        add_flag(L, sc, n->name, FLAG_ASSIGNED, -1);
+    if (n->kind == AST_NAME && k && k->presence)
+        add_flag(L, sc, n->name, FLAG_PRESENT, -1);
+    if (n->kind == AST_IS && k && k->presence) {
+        const ast_node *x = n->a->kind == AST_NONE ? n->b : n->a;
+        add_flag(L, sc, x->name, FLAG_PRESENT, -1);
+    }
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        collect_flags(L, sc, kids[i], depth + 1);
+    for (int i = 0; i < n->nlist; i++)
+        collect_flags(L, sc, n->list[i], depth + 1);
 }
 
 static int32_t lower_bind_var(lowerer *L, const char *name, const cfx_type *t, int32_t slot)
@@ -396,6 +465,41 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
         snprintf(full, sizeof full, "%s", name);
     return lower_bind_var(L, name, t, new_slot(L, t, SLOT_VAR, full));
 }
+
+/* At the entry of a graph instance (body `body`): a flag for every variable that needs one, set
+ * to 0 but for a parameter's presence, which the caller gave. */
+static void open_flags(lowerer *L, const ast_node *body)
+{
+    scope *sc = L->sc;
+    collect_flags(L, sc, body, 0);
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    for (int i = 0; i < sc->nflags && !L->failed; i++) {
+        if (sc->flags[i].preset)
+            continue;
+        char full[192];
+        const char *what = sc->flags[i].kind == FLAG_ASSIGNED ? "assigned" : "present";
+        if (L->depth > 0)
+            snprintf(full, sizeof full, "%s.%s(%s)", L->m->graphs[sc->graph].name, what, sc->flags[i].name);
+        else
+            snprintf(full, sizeof full, "%s(%s)", what, sc->flags[i].name);
+        sc->flags[i].slot = new_slot(L, &i32, SLOT_VAR, full);
+        lower_emit(L, REC_COPY, 0, sc->flags[i].slot, lower_const_scalar(L, CFX_I32, 0, 0), 0, 0);
+    }
+}
+
+/* After an assignment of `name` has run (of None when none): its flags, if it has any, say so. */
+static void set_flags(lowerer *L, const char *name, int none)
+{
+    int32_t f = flag_of(L, name, FLAG_ASSIGNED), p = flag_of(L, name, FLAG_PRESENT);
+    if (f >= 0)
+        lower_emit(L, REC_COPY, 0, f, lower_const_scalar(L, CFX_I32, 1, 0), 0, 0);
+    if (p >= 0)
+        lower_emit(L, REC_COPY, 0, p, lower_const_scalar(L, CFX_I32, !none, 0), 0, 0);
+}
+
+static void set_flag(lowerer *L, const char *name) { set_flags(L, name, 0); }
 
 /* ---- statements ------------------------------------------------------------------------------ */
 static void at(lowerer *L, const ast_node *n)
@@ -451,6 +555,8 @@ done:
 
 static void lower_assign(lowerer *L, ast_node *n)
 {
+    if (n->a->kind == AST_NONE)
+        return; /* x = None: only its flags change (lower_stmt) */
     if (n->a->kind == AST_TUPLE) {
         lower_tuple_assign(L, n);
         return;
@@ -500,8 +606,8 @@ static void lower_assign(lowerer *L, ast_node *n)
         int32_t i = lower_index(L, t->b, t->a->ty.dims[0], t->a, 0);
         int32_t row = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_ROW, 0, row, x, i, 0);
-        int32_t v = lower_expr(L, n->a->b, -1);
-        binary_slots(L, n->op, t->ty.dtype, n->a->b, row, row, v);
+        int32_t v = lower_operand(L, n->a->b, lower_note(n->a)->cdt);
+        binary_slots(L, n->op, lower_note(n->a)->cdt, n->a->b, row, row, v);
         lower_emit(L, REC_SET_ROW, 0, x, i, row, 0);
         return;
     }
@@ -662,20 +768,23 @@ static void lower_for_range(lowerer *L, ast_node *n)
     int32_t iv = lower_var(L, n->name, vt);
     /* A, B and S are evaluated once, in that order, before the loop; the counter is set
      * last, so `range(0, i)` reads the old i */
-    int32_t start = lower_expr(L, n->a, -1);
+    int32_t start = convert(L, lower_expr(L, n->a, -1), adt); /* an i32 beside an i64 is converted */
     const check_note *kb = lower_note(n->b);
-    int32_t stop = kb->known ? lower_expr(L, n->b, -1) : lower_expr(L, n->b, temp_scalar(L, adt));
+    int32_t stop = kb->known ? lower_operand(L, n->b, adt)
+                   : n->b->ty.dtype == adt ? lower_expr(L, n->b, temp_scalar(L, adt))
+                                           : convert(L, lower_expr(L, n->b, -1), adt);
     int64_t step_known = 1;
     int32_t step;
     if (!n->c) {
         step = lower_const_scalar(L, adt, 1, 0);
     } else if (lower_note(n->c)->known) {
         step_known = lower_note(n->c)->ival;
-        step = lower_expr(L, n->c, -1);
+        step = lower_operand(L, n->c, adt);
     } else {
         step_known = 0;
-        step = lower_expr(L, n->c, temp_scalar(L, adt));
-        lower_emit(L, REC_CHECK_STEP, 0, step, 0, 0, 0);
+        step = n->c->ty.dtype == adt ? lower_expr(L, n->c, temp_scalar(L, adt))
+                                     : convert(L, lower_expr(L, n->c, -1), adt);
+        lower_emit(L, REC_CHECK_STEP, 0, step, -1, 0, 0);
     }
     /* Python's iterations exactly: where the step past the last value could wrap an i32
      * (range(2147483640, 2147483647, 5)), the counter, the bound and the step are i64,
@@ -685,7 +794,10 @@ static void lower_for_range(lowerer *L, ast_node *n)
      * it does not (`guard`, in end_counted_loop). */
     cfx_dtype cdt = wide || !counter_fits_i32(kb->known, kb->ival, step_known) ? CFX_I64 : CFX_I32;
     int guard = wide && !counter_fits_i64(kb->known, kb->ival, step_known);
-    int32_t ctr = (cdt == CFX_I32 || wide) && !lower_note(n)->assigns_loop_var ? iv : temp_scalar(L, cdt);
+    /* i itself is the counter unless the body assigns i, or i is read after the loop, where it
+     * must hold the last value the loop gave it, as in Python, not the one past the end */
+    int own = lower_note(n)->assigns_loop_var || flag_of(L, n->name, FLAG_ASSIGNED) >= 0;
+    int32_t ctr = (cdt == CFX_I32 || wide) && !own ? iv : temp_scalar(L, cdt);
     if (cdt == CFX_I64 && !wide) {
         int32_t s64 = temp_scalar(L, CFX_I64), b64 = temp_scalar(L, CFX_I64);
         lower_emit(L, REC_CAST, 0, s64, step, 0, 0);
@@ -711,6 +823,7 @@ static void lower_for_range(lowerer *L, ast_node *n)
     lower_emit(L, REC_TICK, 0, 0, 0, 0, 0);
     if (ctr != iv)
         lower_emit(L, cdt == (cfx_dtype)vt->dtype ? REC_COPY : REC_CAST, 0, iv, ctr, 0, 0);
+    set_flag(L, n->name);
     lower_block(L, n->d);
     if (guard) {
         /* next = ctr + step; it wrapped when it moved against the step: leave the loop */
@@ -814,6 +927,8 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
         lower_emit(L, REC_CHECK_INDEX, 0, ctr, (int32_t)it->ty.dims[0], name, 0);
         lower_emit(L, REC_GET_ROW, 0, lower_var(L, v, &row), src[k], ctr, 0);
     }
+    for (int k = 0; k < (n->nlist ? n->nlist : 1); k++)
+        set_flag(L, n->nlist ? n->list[k]->name : n->name);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
 done:
@@ -852,6 +967,7 @@ static void lower_for_each(lowerer *L, ast_node *n)
     int32_t name = n->a->kind == AST_NAME ? prog_string(L->b, n->a->name) : -1;
     lower_emit(L, REC_CHECK_INDEX, 0, ctr, rows, name, 0);
     lower_emit(L, REC_GET_ROW, 0, r, x, ctr, 0);
+    set_flag(L, n->name);
     lower_block(L, n->d);
     end_counted_loop(L, n, &lp, ctr, lower_const_scalar(L, CFX_I32, 1, 0), head, exit);
 }
@@ -1004,6 +1120,9 @@ static void lower_stmt(lowerer *L, ast_node *n)
     switch (n->kind) {
     case AST_ASSIGN:
         lower_assign(L, n);
+        for (int i = 0; i < n->nlist; i++)
+            if (n->list[i]->kind == AST_NAME)
+                set_flags(L, n->list[i]->name, n->a && n->a->kind == AST_NONE);
         return;
     case AST_IF:
         lower_if(L, n);
@@ -1086,6 +1205,20 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
                              new_slot(&L, &g->results[i].type, SLOT_RESULT, g->results[i].name));
         prog_add_result(L.b, s);
     }
+    /* a parameter that defaults to None: whether the caller gave it comes in as an input of its
+     * own, after the declared ones, `present(NAME)` (compile.c, api.c) */
+    cfx_type i32;
+    memset(&i32, 0, sizeof i32);
+    i32.dtype = CFX_I32;
+    for (int i = 0; i < g->nparams && !L.failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE) {
+            char name[192];
+            snprintf(name, sizeof name, "present(%s)", g->params[i].name);
+            int32_t s = new_slot(&L, &i32, SLOT_INPUT, name);
+            prog_add_input(L.b, s);
+            add_flag(&L, &sc, g->params[i].name, FLAG_PRESENT, s);
+        }
+    open_flags(&L, g->body);
     lower_block(&L, g->body);
     lower_patch_here(&L, &sc.returns);
     L.line = g->line;
@@ -1149,12 +1282,61 @@ static int32_t spread(lowerer *L, int32_t s, int32_t d)
     return t;
 }
 
-/* d = op(sa, sb), where sb holds the value of expression b: an integer `/` or `%` first
- * checks the divisor unless b is a known nonzero constant; an operand of another shape than
- * d's is broadcast first. */
-static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
+/* Slot s as dtype dt: itself, or a temporary of its shape that a CAST fills. */
+static int32_t convert(lowerer *L, int32_t s, int dt)
 {
-    if ((op == OP_DIV || op == OP_MOD) && is_int_dtype(dt)) {
+    if (L->failed || L->info[s].dtype == dt)
+        return s;
+    cfx_type t = L->info[s].ty;
+    t.dtype = (cfx_dtype)dt;
+    int32_t c = lower_temp(L, &t);
+    lower_emit(L, REC_CAST, 0, c, s, 0, 0);
+    return c;
+}
+
+/* The value of operand n of an op that computes in dtype dt: a known value is a constant of
+ * dt (no CAST at run time); anything else is n's slot, which binary_slots converts. */
+static int32_t lower_operand(lowerer *L, ast_node *n, int dt)
+{
+    const check_note *k = lower_note(n);
+    if (k && k->known && (int)n->ty.dtype != dt) {
+        int from_real = n->ty.dtype == CFX_F32 || n->ty.dtype == CFX_F64;
+        return lower_const_scalar(L, dt, k->ival, from_real ? k->rval : (double)k->ival);
+    }
+    return lower_expr(L, n, -1);
+}
+
+/* Expression n into slot d, whose dtype it may promote to (the values of `a if c else b`). */
+static void lower_into(lowerer *L, ast_node *n, int32_t d)
+{
+    int dt = slot_dtype(L, d);
+    if ((int)n->ty.dtype == dt) {
+        lower_expr(L, n, d);
+        return;
+    }
+    int32_t s = lower_operand(L, n, dt); /* a known value: a constant of dt, copied */
+    if (!L->failed && slot_dtype(L, s) == dt)
+        lower_copy_to(L, d, s);
+    else if (!L->failed)
+        lower_emit(L, REC_CAST, 0, d, s, 0, 0);
+}
+
+/* The integer ops whose divisor must not be 0. */
+static int divides(int op)
+{
+    return op == OP_DIV || op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD;
+}
+
+/* d = op(sa, sb), computed in dtype cdt, where sb holds the value of expression b: operands
+ * of another dtype are converted first; an integer division or remainder first checks the
+ * divisor unless b is a known nonzero constant; an operand of another shape than d's is
+ * broadcast. */
+static void binary_slots(lowerer *L, int op, int cdt, const ast_node *b, int32_t d, int32_t sa, int32_t sb)
+{
+    int same = sa == sb;
+    sa = convert(L, sa, cdt);
+    sb = same ? sa : convert(L, sb, cdt);
+    if (divides(op) && is_int_dtype(cdt)) {
         const check_note *kb = lower_note(b);
         if (!(kb->known && kb->ival != 0))
             lower_emit(L, REC_CHECK_DIVIDE, 0, sb, 0, 0, 0);
@@ -1166,9 +1348,10 @@ static void binary_slots(lowerer *L, int op, int dt, const ast_node *b, int32_t 
 
 static int32_t elementwise2(lowerer *L, ast_node *n, int op, ast_node *a, ast_node *b, int32_t want)
 {
-    int32_t sa = lower_expr(L, a, -1), sb = lower_expr(L, b, -1);
+    int cdt = lower_note(n)->cdt;
+    int32_t sa = lower_operand(L, a, cdt), sb = lower_operand(L, b, cdt);
     int32_t d = dest(L, n, want);
-    binary_slots(L, op, a->ty.dtype, b, d, sa, sb);
+    binary_slots(L, op, cdt, b, d, sa, sb);
     return d;
 }
 
@@ -1214,6 +1397,184 @@ static void check_index(lowerer *L, int32_t s, int64_t rows, const ast_node *ten
     lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, base ? dim : 0);
 }
 
+/* a @ b, their dtypes promoted: [m, k] @ [k, n] and [m, k] @ [k] are one MATMUL; a vector on
+ * the left is a row, [k] @ [k, n] the MATMUL of [1, k] @ [k, n] (the same bytes under another
+ * shape, a COPY each way); [k] @ [k] is a DOT. */
+static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, int32_t want)
+{
+    int dt = n->ty.dtype; /* the operands' dtypes promote */
+    int32_t x = convert(L, lower_expr(L, a, -1), dt), y = convert(L, lower_expr(L, b, -1), dt);
+    if (a->ty.rank == 1 && b->ty.rank == 1) {
+        int32_t d = no_alias(L, n, want, x, y);
+        lower_emit(L, REC_DOT, 0, d, x, y, 0);
+        return lower_copy_to(L, want, d);
+    }
+    if (a->ty.rank == 1) {
+        cfx_type row = a->ty, out = n->ty;
+        row.dtype = out.dtype = (cfx_dtype)dt;
+        row.rank = out.rank = 2;
+        row.dims[0] = out.dims[0] = 1;
+        row.dims[1] = a->ty.dims[0];
+        out.dims[1] = b->ty.dims[1];
+        int32_t r = lower_temp(L, &row), p = lower_temp(L, &out), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, r, x, 0, 0);
+        lower_emit(L, REC_MATMUL, 0, p, r, y, 0);
+        lower_emit(L, REC_COPY, 0, d, p, 0, 0);
+        return d;
+    }
+    int32_t d = no_alias(L, n, want, x, y);
+    lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
+    return lower_copy_to(L, want, d);
+}
+
+/* Most results of a reduction along an axis that is unrolled (one GET_BOX, REDUCE and SET_BOX
+ * per result): a larger one is an error rather than a program of that many records. */
+#define LOWER_MAX_AXIS_RESULTS 4096
+
+/* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
+ * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one
+ * MATMUL with a row or column of ones over the tensor seen as a matrix (all and any count the
+ * trues in i32: all of them, or any); anything else is unrolled, one result at a time. */
+static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int32_t want)
+{
+    ast_node *arg = n->list[0];
+    const cfx_type *X = &arg->ty;
+    int32_t x = lower_expr(L, arg, -1);
+    if (axis1 < 0) {
+        cfx_type one = n->ty;
+        one.rank = 0;
+        int32_t s = lower_temp(L, &one), d = dest(L, n, want);
+        lower_emit(L, REC_REDUCE, op, s, x, 0, 0);
+        lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        return d;
+    }
+    int a = axis1 - 1, R = X->rank;
+    int64_t len = X->dims[a], rest = 1;
+    for (int d = 0; d < R; d++)
+        if (d != a)
+            rest *= X->dims[d];
+    int32_t d = dest(L, n, want);
+    if (R == 1) { /* over all of a vector */
+        cfx_type one = n->ty;
+        one.rank = 0;
+        int32_t s = lower_temp(L, &one);
+        lower_emit(L, REC_REDUCE, op, s, x, 0, 0);
+        lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        return d;
+    }
+    int summed = op == OP_SUM || op == OP_MEAN || op == OP_ALL || op == OP_ANY;
+    if (summed && (a == 0 || a == R - 1)) {
+        int acc = op == OP_ALL || op == OP_ANY ? CFX_I32 : X->dtype;
+        cfx_type m = *X, ones, out;
+        memset(&ones, 0, sizeof ones);
+        m.dtype = (cfx_dtype)acc;
+        m.rank = 2;
+        m.dims[0] = a == 0 ? len : rest;
+        m.dims[1] = a == 0 ? rest : len;
+        ones.dtype = (cfx_dtype)acc;
+        ones.rank = a == 0 ? 2 : 1;
+        ones.dims[0] = a == 0 ? 1 : len;
+        ones.dims[1] = a == 0 ? len : 0;
+        out = ones;
+        out.rank = a == 0 ? 2 : 1;
+        out.dims[0] = a == 0 ? 1 : rest;
+        out.dims[1] = a == 0 ? rest : 0;
+        int32_t mx = x; /* x seen as a matrix: itself when it is one, of the dtype summed */
+        if (acc != (int)X->dtype || R != 2) {
+            mx = lower_temp(L, &m);
+            lower_emit(L, acc != (int)X->dtype ? REC_CAST : REC_COPY, 0, mx, x, 0, 0);
+        }
+        void *data = calloc((size_t)len, 8);
+        if (!data) {
+            lower_fail(L, "out of memory");
+            return d;
+        }
+        for (int64_t i = 0; i < len; i++) {
+            if (acc == CFX_F32) ((float *)data)[i] = 1.0f;
+            else if (acc == CFX_F64) ((double *)data)[i] = 1.0;
+            else if (acc == CFX_I32) ((int32_t *)data)[i] = 1;
+            else ((int64_t *)data)[i] = 1;
+        }
+        int32_t dims[CFX_MAX_RANK] = {(int32_t)ones.dims[0], (int32_t)ones.dims[1], 0, 0};
+        int32_t o = L->failed ? 0 : note_slot(L, prog_const(L->b, (cfx_dtype)acc, ones.rank, dims, data));
+        free(data);
+        if (L->failed)
+            return d;
+        L->info[o].count = len;
+        L->info[o].dtype = acc;
+        L->info[o].ty = ones;
+        int32_t s = lower_temp(L, &out);
+        if (a == 0)
+            lower_emit(L, REC_MATMUL, 0, s, o, mx, 0);
+        else
+            lower_emit(L, REC_MATMUL, 0, s, mx, o, 0);
+        if (op == OP_SUM) {
+            lower_emit(L, REC_COPY, 0, d, s, 0, 0);
+        } else {
+            cfx_type r = out;
+            r.dtype = n->ty.dtype;
+            int32_t t = lower_temp(L, &r);
+            if (op == OP_MEAN)
+                lower_emit(L, REC_BINARY, OP_DIV, t, s, lower_const_scalar(L, acc, 0, (double)len), 0);
+            else if (op == OP_ALL)
+                lower_emit(L, REC_BINARY, OP_EQ, t, s, lower_const_scalar(L, CFX_I32, len, 0), 0);
+            else
+                lower_emit(L, REC_BINARY, OP_GT, t, s, lower_const_scalar(L, CFX_I32, 0, 0), 0);
+            lower_emit(L, REC_COPY, 0, d, t, 0, 0);
+        }
+        return d;
+    }
+    if (rest > LOWER_MAX_AXIS_RESULTS) {
+        char why[200];
+        snprintf(why, sizeof why, "'%s' along axis %d gives %lld results, more than %d: it is unrolled one result at "
+                 "a time; reduce along the first or last axis, or transpose", n->name, a, (long long)rest,
+                 LOWER_MAX_AXIS_RESULTS);
+        lower_fail(L, why);
+        return d;
+    }
+    /* one result at a time: the slice of x along the axis, reduced, written at its place */
+    cfx_type v = *X, one = n->ty;
+    v.rank = 1;
+    v.dims[0] = len;
+    one.rank = 0;
+    const cfx_type *D = &n->ty;
+    for (int64_t r = 0; r < rest && !L->failed; r++) {
+        int32_t ent[2 * CFX_MAX_RANK], out[2 * CFX_MAX_RANK];
+        int64_t q = r;
+        int k = D->rank;
+        for (int dd = R - 1; dd >= 0; dd--) {
+            if (dd == a) {
+                ent[2 * dd] = -1;
+                ent[2 * dd + 1] = (int32_t)len;
+                if (D->rank == R) { /* keepdims: index 0 */
+                    k--;
+                    out[2 * k] = lower_const_scalar(L, CFX_I32, 0, 0);
+                    out[2 * k + 1] = -1;
+                }
+                continue;
+            }
+            int64_t i = q % X->dims[dd];
+            q /= X->dims[dd];
+            ent[2 * dd] = lower_const_scalar(L, CFX_I32, i, 0);
+            ent[2 * dd + 1] = -1;
+            k--;
+            out[2 * k] = ent[2 * dd];
+            out[2 * k + 1] = -1;
+        }
+        int32_t tin = L->failed ? 0 : prog_table(L->b, ent, 2 * R);
+        int32_t tout = L->failed ? 0 : prog_table(L->b, out, 2 * D->rank);
+        if (tin < 0 || tout < 0) {
+            lower_fail(L, "the graph has too many subscripts");
+            return d;
+        }
+        int32_t sl = lower_temp(L, &v), s = lower_temp(L, &one);
+        lower_emit(L, REC_GET_BOX, 0, sl, x, tin, 0);
+        lower_emit(L, REC_REDUCE, op, s, sl, 0, 0);
+        lower_emit(L, REC_SET_BOX, 0, d, s, tout, 0);
+    }
+    return d;
+}
+
 static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
 {
     const check_note *k = lower_note(n);
@@ -1235,22 +1596,21 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_REDUCE_REAL:
     case OPC_REDUCE_ARG:
     case OPC_REDUCE_BOOL: {
+        if (k->axis)
+            return lower_axis_reduce(L, n, op, k->axis, want);
         int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
         lower_emit(L, REC_REDUCE, op, d, x, 0, 0);
         return lower_copy_to(L, want, d);
     }
     case OPC_DOT: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
+        int dt = n->ty.dtype; /* the operands' dtypes promote */
+        int32_t x = convert(L, lower_expr(L, arg[0], -1), dt), y = convert(L, lower_expr(L, arg[1], -1), dt);
         int32_t d = no_alias(L, n, want, x, y);
         lower_emit(L, REC_DOT, 0, d, x, y, 0);
         return lower_copy_to(L, want, d);
     }
-    case OPC_MATMUL: {
-        int32_t x = lower_expr(L, arg[0], -1), y = lower_expr(L, arg[1], -1);
-        int32_t d = no_alias(L, n, want, x, y);
-        lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
-        return lower_copy_to(L, want, d);
-    }
+    case OPC_MATMUL:
+        return lower_matmul(L, n, arg[0], arg[1], want);
     case OPC_TRANSPOSE: {
         int32_t x = lower_expr(L, arg[0], -1), d = no_alias(L, n, want, x, x);
         lower_emit(L, REC_TRANSPOSE, 0, d, x, 0, 0);
@@ -1284,8 +1644,11 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
         return lower_copy_to(L, want, d);
     }
     case OPC_WHERE: {
-        int32_t c = lower_expr(L, arg[0], -1), x = lower_expr(L, arg[1], -1), y = lower_expr(L, arg[2], -1);
+        int dt = n->ty.dtype; /* the values' dtypes promote */
+        int32_t c = lower_expr(L, arg[0], -1), x = lower_operand(L, arg[1], dt), y = lower_operand(L, arg[2], dt);
         int32_t d = dest(L, n, want);
+        x = convert(L, x, dt);
+        y = convert(L, y, dt);
         c = spread(L, c, d);
         x = spread(L, x, d);
         y = spread(L, y, d);
@@ -1372,6 +1735,16 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         return lower_copy_to(L, want, lower_const_scalar(L, n->ty.dtype, k->ival, k->rval));
     switch (n->kind) {
     case AST_NAME:
+        if (k->unset_line) {
+            /* assigned only inside a loop: some assignment of it must have run */
+            int32_t name = L->failed ? -1 : prog_string(L->b, n->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name, FLAG_ASSIGNED), name, 0, k->unset_line);
+        }
+        if (k->presence == 1) {
+            /* may be None: its value is read only when it holds one */
+            int32_t name = L->failed ? -1 : prog_string(L->b, n->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, n->name, FLAG_PRESENT), name, 1, 0);
+        }
         return lower_copy_to(L, want, lower_var(L, n->name, &n->ty));
     case AST_UNARY: {
         int32_t x = lower_expr(L, n->a, -1), d = dest(L, n, want);
@@ -1379,12 +1752,8 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         return d;
     }
     case AST_BINARY:
-        if (n->op == OP_MATMUL) {
-            int32_t x = lower_expr(L, n->a, -1), y = lower_expr(L, n->b, -1);
-            int32_t d = no_alias(L, n, want, x, y);
-            lower_emit(L, REC_MATMUL, 0, d, x, y, 0);
-            return lower_copy_to(L, want, d);
-        }
+        if (n->op == OP_MATMUL)
+            return lower_matmul(L, n, n->a, n->b, want);
         if ((n->op == OP_AND || n->op == OP_OR) && one_element(&n->a->ty) && one_element(&n->b->ty))
             return short_circuit(L, n, want);
         return elementwise2(L, n, n->op, n->a, n->b, want);
@@ -1402,6 +1771,19 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
     }
     case AST_CALL:
         return lower_call(L, n, want);
+    case AST_IS: {
+        /* `x is None` made at run time: x's presence flag is 0 */
+        const ast_node *x = n->a->kind == AST_NONE ? n->b : n->a;
+        const check_note *kx = lower_note(x);
+        if (kx && kx->unset_line) {
+            int32_t name = L->failed ? -1 : prog_string(L->b, x->name);
+            lower_emit(L, REC_CHECK_STEP, 0, flag_of(L, x->name, FLAG_ASSIGNED), name, 0, kx->unset_line);
+        }
+        int32_t d = dest(L, n, want);
+        lower_emit(L, REC_BINARY, (n->flags & AST_F_NOT) ? OP_NE : OP_EQ, d, flag_of(L, x->name, FLAG_PRESENT),
+                   lower_const_scalar(L, CFX_I32, 0, 0), 0);
+        return d;
+    }
     case AST_LIST:
         /* the items of `for v in [a, b]` as the rows of one tensor, made before the loop starts */
         return lower_copy_to(L, want, lower_rows(L, n, NULL));
@@ -1414,11 +1796,11 @@ static int32_t lower_expr(lowerer *L, ast_node *n, int32_t want)
         int32_t d = dest(L, n, want);
         patchlist other = {0};
         lower_jump_if(L, n->a, 0, &other);
-        lower_expr(L, n->b, d);
+        lower_into(L, n->b, d);
         int32_t j = lower_emit(L, REC_JUMP, 0, 0, 0, 0, 0);
         lower_patch_here(L, &other);
         lower_patch_free(&other);
-        lower_expr(L, n->c, d);
+        lower_into(L, n->c, d);
         if (j >= 0)
             lower_set_target(L, j, prog_here(L->b));
         return d;
@@ -1480,12 +1862,62 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
         return;
     }
     int32_t *args = calloc((size_t)g->nparams + 1, sizeof *args);
-    if (!args) {
+    int32_t *given = calloc((size_t)call->nlist + 1, sizeof *given);
+    if (!args || !given) {
+        free(args);
+        free(given);
         lower_fail(L, "out of memory");
         return;
     }
-    for (int i = 0; i < g->nparams; i++)
-        args[i] = lower_expr(L, call->list[i], -1);
+    /* the arguments in the order they are written, by position or by name, as Python
+     * evaluates them; a parameter left out takes its default, filling a tensor */
+    /* a parameter that defaults to None takes, besides its value, its presence: 0 for None (given,
+     * or left out), the flag of a variable that may be None, else 1 */
+    int32_t *present = calloc((size_t)g->nparams + 1, sizeof *present);
+    if (!present) {
+        free(args);
+        free(given);
+        lower_fail(L, "out of memory");
+        return;
+    }
+    for (int i = 0; i < call->nlist; i++) {
+        ast_node *a = call->list[i]->kind == AST_KWARG ? call->list[i]->a : call->list[i];
+        if (a->kind == AST_NONE || (a->kind == AST_NAME && a->ty.rank == -2)) {
+            given[i] = -1; /* None: nothing to evaluate */
+            continue;
+        }
+        given[i] = lower_expr(L, a, -1);
+    }
+    const int *map = lower_note(call)->argmap;
+    for (int i = 0; i < g->nparams && !L->failed; i++) {
+        int optional = g->params[i].def && g->params[i].def->kind == AST_NONE;
+        present[i] = lower_const_scalar(L, CFX_I32, 1, 0);
+        if (optional) {
+            ast_node *a = map && map[i] >= 0 ? call->list[map[i]] : NULL;
+            a = a && a->kind == AST_KWARG ? a->a : a;
+            const check_note *ka = a ? lower_note(a) : NULL;
+            if (!a || given[map[i]] < 0)
+                present[i] = lower_const_scalar(L, CFX_I32, 0, 0);
+            else if (a->kind == AST_NAME && ka && ka->presence == 2)
+                present[i] = flag_of(L, a->name, FLAG_PRESENT);
+        }
+        if (map && map[i] >= 0 && given[map[i]] >= 0) {
+            args[i] = given[map[i]];
+            continue;
+        }
+        if (optional) { /* None: a value never read */
+            args[i] = lower_temp(L, &g->params[i].type);
+            continue;
+        }
+        int32_t v = lower_expr(L, g->params[i].def, -1);
+        if (g->params[i].type.rank > 0) {
+            args[i] = lower_temp(L, &g->params[i].type);
+            lower_emit(L, REC_FILL, 0, args[i], v, 0, 0);
+        } else {
+            args[i] = v;
+        }
+    }
+    free(given);
     scope sc = {0};
     sc.graph = lower_note(call)->callee;
     scope *saved_sc = L->sc;
@@ -1505,6 +1937,14 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
         if (i < nouts)
             outs[i] = r;
     }
+    for (int i = 0; i < g->nparams && !L->failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE)
+            add_flag(L, &sc, g->params[i].name, FLAG_PRESENT, -1);
+    open_flags(L, g->body);
+    for (int i = 0; i < g->nparams && !L->failed; i++)
+        if (g->params[i].def && g->params[i].def->kind == AST_NONE)
+            lower_copy_to(L, flag_of(L, g->params[i].name, FLAG_PRESENT), present[i]);
+    free(present);
     lower_block(L, g->body);
     lower_patch_here(L, &sc.returns);
     L->depth--;
@@ -1589,8 +2029,8 @@ static void lower_list_set(lowerer *L, ast_node *t, int32_t val, const ast_node 
     if (aug) {
         int32_t item = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_ITEM, 0, item, data, i, len);
-        int32_t v = lower_expr(L, aug->b, -1);
-        binary_slots(L, aug->op, t->ty.dtype, aug->b, item, item, v);
+        int32_t v = lower_operand(L, aug->b, lower_note(aug)->cdt);
+        binary_slots(L, aug->op, lower_note(aug)->cdt, aug->b, item, item, v);
         val = item;
     }
     lower_emit(L, REC_SET_ITEM, 0, data, i, val, len);
@@ -1688,8 +2128,8 @@ static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *
     if (aug) {
         int32_t part = lower_temp(L, &t->ty);
         lower_emit(L, REC_GET_BOX, 0, part, x, tab, 0);
-        int32_t v = lower_expr(L, aug->b, -1);
-        binary_slots(L, aug->op, t->ty.dtype, aug->b, part, part, v);
+        int32_t v = lower_operand(L, aug->b, lower_note(aug)->cdt);
+        binary_slots(L, aug->op, lower_note(aug)->cdt, aug->b, part, part, v);
         val = part;
     } else if (val == x) {
         val = lower_copy_to(L, lower_temp(L, &t->ty), val); /* x[0:n] = x */

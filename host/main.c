@@ -56,7 +56,8 @@ static const char run_usage_text[] =
     "\n"
     "options:\n"
     "  --graph NAME          run graph NAME (default: the first graph in FILE)\n"
-    "  --in NAME=VALUE       the value of input NAME; every input needs one. VALUE is a literal\n"
+    "  --in NAME=VALUE       the value of input NAME; every input without a default needs one\n"
+    "                        (FILE --help shows the defaults). VALUE is a literal\n"
     "                        checked against the input's type (5, -1.5, true, [[1,2],[3,4]]),\n"
     "                        a .npy file (a path ending in .npy, with exactly the input's\n"
     "                        dtype and shape), or `random`: uniform in [0, 1) for reals,\n"
@@ -351,7 +352,9 @@ static void list_signature(FILE *f, const cfx_module *m, int g)
     fprintf(f, "  inputs:%s\n", cfx_input_count(m, g) ? "" : " none");
     for (int i = 0; i < cfx_input_count(m, g); i++) {
         cfx_type t = cfx_input_type(m, g, i);
-        fprintf(f, "    %s: %s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+        const char *def = cfx_input_default(m, g, i);
+        fprintf(f, "    %s: %s%s%s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty),
+                def ? " = " : "", def ? def : "");
     }
     fprintf(f, "  results:%s\n", cfx_result_count(m, g) ? "" : " none");
     for (int i = 0; i < cfx_result_count(m, g); i++) {
@@ -633,18 +636,21 @@ static int cmd_run(int argc, char **argv)
         }
         invalue[i] = o.ins[k].value;
     }
+    /* an input with a default may be left out: the library gives it its default */
     int missing = 0;
     for (int i = 0; i < nin; i++)
-        missing += invalue[i] == NULL;
+        missing += invalue[i] == NULL && !cfx_input_default(m, g, i);
     if (missing) {
         fprintf(stderr, "cfx: missing input%s:", missing > 1 ? "s" : "");
         for (int i = 0; i < nin; i++)
-            if (!invalue[i])
+            if (!invalue[i] && !cfx_input_default(m, g, i))
                 fprintf(stderr, " %s", cfx_input_name(m, g, i));
         fprintf(stderr, "; graph '%s' takes, each as --in NAME=VALUE:\n", cfx_graph_name(m, g));
         for (int i = 0; i < nin; i++) {
             cfx_type t = cfx_input_type(m, g, i);
-            fprintf(stderr, "  %s: %s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+            const char *def = cfx_input_default(m, g, i);
+            fprintf(stderr, "  %s: %s%s%s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty),
+                    def ? " = " : "", def ? def : "");
         }
         goto done;
     }
@@ -653,6 +659,8 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, g, i);
         const char *name = cfx_input_name(m, g, i);
+        if (!invalue[i])
+            continue; /* left out: its default */
         inbuf[i] = malloc(type_bytes(&t) ? type_bytes(&t) : 1);
         if (!inbuf[i]) {
             fprintf(stderr, "cfx: out of memory for input '%s' (%s)\n", name,
@@ -724,7 +732,7 @@ static int cmd_run(int argc, char **argv)
     }
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, g, i);
-        if (cfx_bind(e, cfx_input_name(m, g, i), inbuf[i], type_bytes(&t)) != 0) {
+        if (inbuf[i] && cfx_bind(e, cfx_input_name(m, g, i), inbuf[i], type_bytes(&t)) != 0) {
             fprintf(stderr, "cfx: %s\n", cfx_exec_error(e));
             goto done;
         }
@@ -795,7 +803,7 @@ done:
  * loaded (the CUDA runtime alone costs a quarter of a second and 200 MB). */
 static void print_version(void)
 {
-    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    printf("cfx %d.%d (language version %d)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR, CFX_LANGUAGE_VERSION);
     printf("CUDA executors: %s\n", dev_module_built() ? "built (`cfx backends` says whether they "
                                                          "load and find a device here)"
                                                        : "not built (cfx was built without CUDA)");
@@ -819,7 +827,7 @@ static int cmd_backends(int argc, char **argv)
         return rc;
     }
     char line[640];
-    printf("cfx %d.%d\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR);
+    printf("cfx %d.%d (language version %d)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR, CFX_LANGUAGE_VERSION);
     int loaded = dev_module_describe(line, sizeof line);
     printf("CUDA executors: %s\n", line);
     printf("  %-16s available\n", cfx_backend_name(CFX_BACKEND_CPU));

@@ -16,9 +16,11 @@
  * of a flat chain `1 + 1 + ... + 1` and the indexes of `x[0][0]...` count too (as Python's
  * compiler also gives up on a 100,000-term sum). */
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
@@ -39,6 +41,13 @@ typedef struct parser {
     const char *graph_name;
     int stmt_line, stmt_col; /* the innermost statement being parsed, which a cap names */
     int stop;
+    /* graphs defined inside the graph being parsed, in the order they start (an enclosing
+     * graph before those inside it), each with the index of its enclosing graph among them
+     * (-1: the file's graph being parsed) */
+    ast_graph *nested;
+    int *nested_in;
+    int nnested, capnested;
+    int nesting;       /* index among `nested` of the graph being parsed; -1 for the file's */
     ast_node scratch;  /* handed out when out of memory or stopped at a cap; no graph is kept then */
 } parser;
 
@@ -75,6 +84,7 @@ static const char *parse_token_text(parser *p, const lex_token *t);
 static int parse_enter(parser *p);
 static void parse_leave(parser *p);
 static ast_node *parse_expr(parser *p);
+static ast_node *parse_comprehension(parser *p, lex_token open, ast_node *e);
 /* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. */
 static int parse_type(parser *p, cfx_type *out);
 
@@ -289,6 +299,7 @@ static int nameset_add(parser *p, nameset *s, const char *key, int value, int *f
 
 /* ---- statements -------------------------------------------------------------------- */
 
+/* `{ STATEMENT ... }`; `after` completes the message when the '{' is missing. */
 static ast_node *parse_block(parser *p, const char *after);
 
 /* Skips tokens to one of the kinds stop1..stop3 outside nested braces, or to the end of the
@@ -372,7 +383,12 @@ static ast_node *parse_while(parser *p)
 }
 
 /* `for NAME in range(A, B[, S]) BLOCK`, `for NAME in range(B) BLOCK` or `for NAME in EXPR BLOCK`. */
-static ast_node *parse_for(parser *p)
+enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
+static ast_node *parse_binary(parser *p, int min);
+
+/* `for VARS in ITER`, the current token `for`: an AST_FOR_RANGE or AST_FOR_EACH without its
+ * body (d). In a list comprehension (comp), the iterated value ends before an `if`. */
+static ast_node *parse_for_head(parser *p, int comp)
 {
     lex_token t = p->tok;
     parse_next(p);
@@ -441,14 +457,21 @@ static ast_node *parse_for(parser *p)
             n->a = parse_node(p, AST_INT, r.line, r.col);
             n->b = parse_node(p, AST_INT, r.line, r.col);
         }
-        n->d = parse_block(p, "after 'range(...)'");
     } else {
         n = parse_node(p, AST_FOR_EACH, t.line, t.col);
-        n->a = parse_expr(p);
-        n->d = parse_block(p, "after the loop's tensor");
+        n->a = comp ? parse_binary(p, PREC_OR) : parse_expr(p);
         parse_set_list(n, &vars);
     }
     n->name = parse_token_text(p, &var);
+    return n;
+}
+
+static ast_node *parse_for(parser *p)
+{
+    ast_node *n = parse_for_head(p, 0);
+    if (!n || p->panic)
+        return NULL;
+    n->d = parse_block(p, n->kind == AST_FOR_RANGE ? "after 'range(...)'" : "after the loop's tensor");
     return n;
 }
 
@@ -506,6 +529,12 @@ static int open_group(parser *p, const char *after)
 {
     if (p->panic)
         return 0;
+    if (p->tok.kind == TK_COLON) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "cfx writes a block in braces, not after ':' and an indent: put '{' here and '}' after the "
+                           "block");
+        return 0;
+    }
     if (p->tok.kind != TK_LBRACE) {
         char what[96];
         snprintf(what, sizeof what, "'{' %s", after);
@@ -532,7 +561,9 @@ static int group_ends(parser *p, const char *group, int open_line)
         parse_next(p);
         return 1;
     }
-    if (k == TK_EOF || k == TK_GRAPH) {
+    if (k == TK_EOF || (k == TK_GRAPH && p->tok.col == 1)) {
+        /* a `graph` in column 1 starts the file's next graph; one further in is defined inside
+         * this one (a statement) */
         if (!p->unclosed && !p->stop) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close the %s at line %d", group, open_line);
@@ -583,6 +614,8 @@ static int aug_op(int kind)
     case TK_STAR_ASSIGN: return OP_MUL;
     case TK_SLASH_ASSIGN: return OP_DIV;
     case TK_PERCENT_ASSIGN: return OP_MOD;
+    case TK_SLASHSLASH_ASSIGN: return OP_FLOORDIV;
+    case TK_STARSTAR_ASSIGN: return OP_POW;
     default: return -1;
     }
 }
@@ -646,13 +679,97 @@ static ast_node *parse_values(parser *p)
     return tup;
 }
 
+static void parse_args(parser *p, ast_node *call);
+
+/* The message for a Python statement that cfx does not take, by its first word, or NULL. */
+static const char *unsupported_word(const char *w)
+{
+    static const struct {
+        const char *word, *why;
+    } words[] = {
+        {"class", "classes are not supported: write a graph for each method, with the object's fields as its "
+                  "parameters and results"},
+        {"import", "'import' is not needed: the ops are built in (write sum(x), not np.sum(x))"},
+        {"from", "'from ... import' is not needed: the ops are built in (write sum(x), not np.sum(x))"},
+        {"global", "'global' is not supported: a graph's variables are its own; pass the value in as a "
+                   "parameter and out as a result"},
+        {"nonlocal", "'nonlocal' is not supported: a graph's variables are its own; pass the value in as a "
+                     "parameter and out as a result"},
+        {"try", "exceptions are not supported: test the condition with if, or stop the run with "
+                "assert(c, \"message\")"},
+        {"except", "exceptions are not supported: test the condition with if, or stop the run with "
+                   "assert(c, \"message\")"},
+        {"finally", "exceptions are not supported: write the statements after the others"},
+        {"raise", "'raise' is not supported: stop the run with assert(False, \"message\")"},
+        {"with", "'with' is not supported: write its statements without it"},
+        {"yield", "generators (yield) are not supported: append to a list, or loop over a range"},
+        {"async", "async code is not supported: a graph runs where its data lives, start to end"},
+        {"await", "async code is not supported: a graph runs where its data lives, start to end"},
+        {"del", "'del' is not supported: a variable lives until its graph ends; assign it anew"},
+        {"print", "print takes parentheses: print(x) or print(x, \"label\")"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(w, words[i].word) == 0)
+            return words[i].why;
+    return NULL;
+}
+
+/* Python's `assert C` and `assert C, "message"`, the current token past `assert`: the call
+ * assert(C, "message") (the message "assertion failed" when there is none). */
+static ast_node *parse_python_assert(parser *p, lex_token at)
+{
+    ast_node *call = parse_node(p, AST_CALL, at.line, at.col);
+    call->name = "assert";
+    nodelist args = {0};
+    parse_push(p, &args, parse_expr(p));
+    if (p->panic)
+        return NULL;
+    if (p->tok.kind == TK_COMMA) {
+        parse_next(p);
+        parse_push(p, &args, parse_expr(p));
+        if (p->panic)
+            return NULL;
+    } else {
+        ast_node *msg = parse_node(p, AST_STRING, at.line, at.col);
+        msg->str = "assertion failed";
+        parse_push(p, &args, msg);
+    }
+    parse_set_list(call, &args);
+    ast_node *n = parse_node(p, AST_EXPR, at.line, at.col);
+    n->a = call;
+    return n;
+}
+
+/* Whether the '(' at the current token closes at the end of the statement, as in
+ * assert(C, "message"), rather than opening the condition of `assert (C), "message"`. */
+static int call_form(parser *p)
+{
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + p->tok.start, p->lx.len - p->tok.start, err, sizeof err);
+    int depth = 0;
+    for (;;) {
+        lex_token x = lex_next(&lx);
+        if (x.kind == TK_EOF)
+            return 1;
+        if (x.kind == TK_LPAREN || x.kind == TK_LBRACKET)
+            depth++;
+        else if (x.kind == TK_RPAREN || x.kind == TK_RBRACKET)
+            depth--;
+        if (depth > 0)
+            continue;
+        x = lex_next(&lx);
+        return x.kind == TK_EOF || x.kind == TK_NEWLINE || x.kind == TK_SEMI || x.kind == TK_RBRACE;
+    }
+}
+
 /* `TARGET, ... = EXPR` or a call used as a statement. */
 static ast_node *parse_simple(parser *p)
 {
     lex_token t = p->tok;
     switch (t.kind) {
     case TK_NAME: case TK_INT: case TK_REAL: case TK_STRING: case TK_TRUE: case TK_FALSE:
-    case TK_LPAREN: case TK_MINUS: case TK_NOT:
+    case TK_LPAREN: case TK_MINUS: case TK_NOT: case TK_NONE:
         break;
     default:
         parse_expected(p, "a statement");
@@ -660,12 +777,50 @@ static ast_node *parse_simple(parser *p)
     }
     if (lex_is(&p->lx, &t, "def")) {
         parse_syntax_error(p, t.line, t.col,
-                           "functions inside a graph (closures) are not supported: write another graph and call it");
+                           "'def' is Python: a graph may be defined here, graph NAME(x: TYPE) -> (y: TYPE) { ... }, "
+                           "and reads this graph's variables as they are at each call");
         return NULL;
+    }
+    if (lex_is(&p->lx, &t, "assert")) {
+        /* Python's `assert c, "message"` beside cfx's assert(c, "message") */
+        parse_next(p);
+        if (p->tok.kind != TK_LPAREN || !call_form(p))
+            return parse_python_assert(p, t);
+        ast_node *call = parse_node(p, AST_CALL, t.line, t.col);
+        call->name = "assert";
+        parse_args(p, call);
+        if (p->panic)
+            return NULL;
+        if (call->nlist == 1) {
+            /* `assert(C)`, Python's `assert (C)`: the message "assertion failed" */
+            nodelist args = {0};
+            parse_push(p, &args, call->list[0]);
+            ast_node *msg = parse_node(p, AST_STRING, t.line, t.col);
+            msg->str = "assertion failed";
+            parse_push(p, &args, msg);
+            parse_set_list(call, &args);
+        }
+        ast_node *n = parse_node(p, AST_EXPR, t.line, t.col);
+        n->a = call;
+        return n;
     }
     ast_node *first = parse_expr(p);
     if (p->panic)
         return NULL;
+    if (first->kind == AST_NAME && !(first->flags & AST_F_PAREN) && p->tok.kind != TK_COMMA &&
+        p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
+        const char *why = unsupported_word(first->name);
+        if (why) {
+            parse_syntax_error(p, t.line, t.col, "%s", why);
+            return NULL;
+        }
+    }
+    if (p->tok.kind == TK_COLON) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "annotated assignment (x: TYPE = ...) is not supported: write x = ..., with "
+                           "cast(...) for another dtype");
+        return NULL;
+    }
     if (p->tok.kind != TK_COMMA && p->tok.kind != TK_ASSIGN && aug_op(p->tok.kind) < 0) {
         if (first->kind != AST_CALL) {
             parse_syntax_error(p, t.line, t.col, "an expression alone is not a statement (assign it, or call an op)");
@@ -691,13 +846,19 @@ static ast_node *parse_simple(parser *p)
         return NULL;
     if (p->tok.kind == TK_LBRACE) {
         parse_syntax_error(p, p->tok.line, p->tok.col,
-                           "dicts are not supported: use one variable per key, or a tensor indexed by an integer");
+                           "dicts and sets are not supported: use one variable per key, or a tensor indexed by an "
+                           "integer");
         return NULL;
     }
     ast_node *n = parse_node(p, AST_ASSIGN, t.line, t.col);
     n->a = parse_values(p);
     if (p->panic)
         return NULL;
+    if (p->tok.kind == TK_ASSIGN) {
+        parse_syntax_error(p, p->tok.line, p->tok.col,
+                           "chained assignment (a = b = v) is not supported: assign each on a line of its own");
+        return NULL;
+    }
     parse_set_list(n, &targets);
     /* a target is a name or one row of a named tensor: the lowering writes rows in place */
     for (int i = 0; i < targets.n; i++) {
@@ -708,19 +869,13 @@ static ast_node *parse_simple(parser *p)
             return NULL;
         }
     }
-    if (targets.n > 1 && n->a->kind != AST_CALL && n->a->kind != AST_TUPLE && n->a->kind != AST_ATTR) {
-        parse_report(p, eq.line, eq.col,
-                     "several targets need as many values, as in 'a, b = b, a', or a call with several "
-                     "results, as in 'a, b = f(x)'");
-        return NULL;
-    }
-    if (targets.n == 1 && n->a->kind == AST_TUPLE) {
-        parse_report(p, n->a->line, n->a->col, "%d values for one target (write 'a, b = x, y')",
-                     n->a->nlist);
-        return NULL;
-    }
+    /* several targets and one value that is no tuple, a call, a shape or a name (which may hold
+     * a tuple): reported by the checker, which knows what the value is */
+    (void)eq;
     return n;
 }
+
+static ast_node *parse_nested_graph(parser *p);
 
 static ast_node *parse_statement(parser *p)
 {
@@ -735,6 +890,11 @@ static ast_node *parse_statement(parser *p)
         return parse_for(p);
     case TK_SWITCH:
         return parse_switch(p);
+    case TK_PASS:
+        parse_next(p);
+        return parse_node(p, AST_BLOCK, t.line, t.col); /* an empty block: nothing to do */
+    case TK_GRAPH:
+        return parse_nested_graph(p);
     case TK_BREAK:
     case TK_CONTINUE:
     case TK_RETURN:
@@ -758,7 +918,49 @@ static ast_node *parse_statement(parser *p)
     }
 }
 
-/* `{ STATEMENT ... }`; `after` completes the message when the '{' is missing. */
+/* What a statement that did not parse stands in for: an AST_ERROR with the names the text from
+ * `from` up to the current token seems to assign (`NAME =`, `NAME op=`, `a, b =`, `for NAME in`),
+ * so that the checker goes on without reporting their uses, which the first error explains. */
+static ast_node *broken_statement(parser *p, const lex_token *from)
+{
+    ast_node *n = parse_node(p, AST_ERROR, from->line, from->col);
+    if (!p->arena || p->stop || p->tok.start <= from->start)
+        return n;
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + from->start, p->tok.start - from->start, err, sizeof err);
+    nodelist names = {0};
+    lex_token run[8]; /* the names of a run `a, b, c`, or of `for a, b` */
+    int nrun = 0, sep = 0;
+    for (;;) {
+        lex_token t = lex_next(&lx);
+        if (t.kind == TK_EOF)
+            break;
+        if (t.kind == TK_NAME) {
+            if (sep || nrun == 8) /* a name after a name: a new run */
+                nrun = 0;
+            run[nrun++] = t;
+            sep = 1;
+            continue;
+        }
+        if (t.kind == TK_COMMA && sep) {
+            sep = 0; /* another name of the run may follow */
+            continue;
+        }
+        if ((t.kind == TK_ASSIGN || t.kind == TK_IN || aug_op(t.kind) >= 0) && sep)
+            for (int i = 0; i < nrun; i++) {
+                ast_node *x = parse_node(p, AST_NAME, from->line, from->col);
+                x->name = ast_strdup(p->arena, lx.src + run[i].start, run[i].len);
+                if (x->name)
+                    parse_push(p, &names, x);
+            }
+        nrun = 0;
+        sep = 0;
+    }
+    parse_set_list(n, &names);
+    return n;
+}
+
 static ast_node *parse_block(parser *p, const char *after)
 {
     lex_token open = p->tok;
@@ -770,6 +972,7 @@ static ast_node *parse_block(parser *p, const char *after)
         if (group_ends(p, "block", open.line))
             break;
         int line = p->stmt_line, col = p->stmt_col;
+        lex_token start = p->tok;
         p->stmt_line = p->tok.line;
         p->stmt_col = p->tok.col;
         ast_node *s = parse_statement(p);
@@ -782,6 +985,8 @@ static ast_node *parse_block(parser *p, const char *after)
         if (p->panic) {
             sync_statement(p);
             p->panic = 0;
+            /* the checker goes on past it (every independent error is reported) */
+            parse_push(p, &stmts, broken_statement(p, &start));
         }
     }
     parse_leave(p);
@@ -791,11 +996,12 @@ static ast_node *parse_block(parser *p, const char *after)
 
 /* ---- graphs ------------------------------------------------------------------------ */
 
-/* `NAME: TYPE, ...` up to the closing ')', which is left for the caller. */
+/* `NAME: TYPE, ...` up to the closing ')', which is left for the caller; a parameter may have a
+ * default, `NAME: TYPE = VALUE`, and once one has, every later one must, as in Python. */
 static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
 {
     ast_param *items = NULL;
-    int n = 0, cap = 0;
+    int n = 0, cap = 0, defaulted = -1;
     while (p->tok.kind != TK_RPAREN) {
         char msg[64];
         if (p->tok.kind != TK_NAME) {
@@ -808,11 +1014,60 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
         snprintf(msg, sizeof msg, "':' and a type after the %s name", what);
         if (!parse_expect(p, TK_COLON, msg))
             return 0;
-        cfx_type type;
-        parse_type(p, &type);
+        cfx_type type, items_of[16];
+        int ntuple = 0;
+        if (p->tok.kind == TK_LPAREN) {
+            /* `p: (T0, T1, ...)`: a tuple, declared as one parameter per item */
+            lex_token open = p->tok;
+            parse_next(p);
+            while (!p->panic) {
+                cfx_type it;
+                parse_type(p, &it);
+                if (p->panic)
+                    return 0;
+                if (ntuple == 16) {
+                    parse_report(p, open.line, open.col, "a tuple parameter has at most 16 items");
+                    return 0;
+                }
+                items_of[ntuple++] = it;
+                if (p->tok.kind == TK_COMMA) {
+                    parse_next(p);
+                    if (p->tok.kind == TK_RPAREN)
+                        break;
+                    continue;
+                }
+                break;
+            }
+            if (!parse_expect(p, TK_RPAREN, "',' or ')' in the tuple type"))
+                return 0;
+            if (strcmp(what, "parameter") != 0) {
+                parse_report(p, open.line, open.col, "a result holds one value: declare a result for each item "
+                             "of the tuple");
+                ntuple = 0;
+            }
+            memset(&type, 0, sizeof type);
+        } else {
+            parse_type(p, &type);
+        }
         if (p->panic)
             return 0;
-        if (n == cap) {
+        ast_node *def = NULL;
+        if (p->tok.kind == TK_ASSIGN) {
+            lex_token eq = p->tok;
+            parse_next(p);
+            def = parse_expr(p);
+            if (p->panic)
+                return 0;
+            if (strcmp(what, "parameter") != 0) {
+                parse_report(p, eq.line, eq.col, "a %s has no default value", what);
+                def = NULL;
+            }
+        }
+        if (ntuple && def) {
+            parse_report(p, def->line, def->col, "a tuple parameter has no default value");
+            def = NULL;
+        }
+        while (n + ntuple + 1 > cap) {
             if (cap > INT_MAX / 4) {
                 p->oom = p->lx.oom = 1;
                 return 0;
@@ -827,10 +1082,47 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 memcpy(grown, items, (size_t)n * sizeof *items);
             items = grown;
         }
+        if (ntuple) {
+            const char *tname = parse_token_text(p, &name);
+            if (defaulted >= 0)
+                parse_report(p, name.line, name.col,
+                             "parameter '%s' has no default but follows '%s', which has one (defaults come last, "
+                             "as in Python)", tname ? tname : "", items[defaulted].name);
+            for (int i = 0; i < ntuple; i++) {
+                char buf[300];
+                snprintf(buf, sizeof buf, "%s[%d]", tname ? tname : "", i);
+                memset(&items[n], 0, sizeof items[n]);
+                items[n].name = ast_strdup(p->arena, buf, strlen(buf));
+                items[n].type = items_of[i];
+                items[n].line = name.line;
+                items[n].col = name.col;
+                items[n].tuple_of = tname;
+                items[n].tuple_index = i;
+                n++;
+            }
+            if (p->tok.kind == TK_COMMA) {
+                parse_next(p);
+                continue;
+            }
+            if (p->tok.kind != TK_RPAREN) {
+                snprintf(msg, sizeof msg, "',' or ')' after the %s", what);
+                parse_expected(p, msg);
+                return 0;
+            }
+            continue;
+        }
         items[n].name = parse_token_text(p, &name);
         items[n].type = type;
         items[n].line = name.line;
         items[n].col = name.col;
+        items[n].def = def;
+        if (def && defaulted < 0)
+            defaulted = n;
+        else if (!def && defaulted >= 0)
+            parse_report(p, name.line, name.col,
+                         "parameter '%s' has no default but follows '%s', which has one (defaults come last, as "
+                         "in Python)",
+                         items[n].name, items[defaulted].name);
         n++;
         if (p->tok.kind == TK_COMMA) {
             parse_next(p);
@@ -881,6 +1173,12 @@ static int parse_graph(parser *p, ast_graph *g)
         return 0;
     }
     g->name = parse_token_text(p, &p->tok);
+    if (p->nesting >= 0 && g->name) {
+        /* inside another graph: `outer.inner`, the module's name for it */
+        char full[512];
+        snprintf(full, sizeof full, "%s.%s", p->graph_name ? p->graph_name : "", g->name);
+        g->name = ast_strdup(p->arena, full, strlen(full));
+    }
     p->graph_name = g->name;
     p->graph_nodes = 0;
     p->stmt_line = g->line;
@@ -929,6 +1227,51 @@ static int parse_graph(parser *p, ast_graph *g)
     return 1;
 }
 
+/* A graph defined inside the body of the one being parsed: it becomes a graph of the module,
+ * named `outer.inner`, appended after the file's graph that holds it (parse_module); the
+ * statement is an AST_DEF that names it. */
+static ast_node *parse_nested_graph(parser *p)
+{
+    lex_token t = p->tok;
+    if (p->nnested == p->capnested) {
+        int cap = p->capnested ? p->capnested * 2 : 4;
+        ast_graph *ng = realloc(p->nested, (size_t)cap * sizeof *ng);
+        int *ni = ng ? realloc(p->nested_in, (size_t)cap * sizeof *ni) : NULL;
+        if (ng)
+            p->nested = ng;
+        if (!ng || !ni) {
+            p->oom = p->lx.oom = 1;
+            return NULL;
+        }
+        p->nested_in = ni;
+        p->capnested = cap;
+    }
+    int at = p->nnested++, outer = p->nesting;
+    const char *outer_name = p->graph_name;
+    int64_t outer_nodes = p->graph_nodes;
+    memset(&p->nested[at], 0, sizeof p->nested[at]);
+    p->nested_in[at] = outer;
+    p->nesting = at;
+    ast_graph g;
+    int ok = parse_graph(p, &g);
+    p->nesting = outer;
+    p->graph_name = outer_name;
+    p->graph_nodes += outer_nodes;
+    if (!ok || !g.name) {
+        p->nnested--; /* reported; nothing inside it was kept after it */
+        if (p->nnested > at)
+            p->nnested = at;
+        return NULL;
+    }
+    ast_node *n = parse_node(p, AST_DEF, t.line, t.col);
+    const char *local = strrchr(g.name, '.');
+    n->name = local ? local + 1 : g.name;
+    n->a = parse_node(p, AST_NAME, t.line, t.col);
+    n->a->name = g.name;
+    p->nested[at] = g;
+    return n;
+}
+
 ast_module *parse_module(const char *src, size_t len, diag *d)
 {
     ast_arena *arena = ast_arena_new();
@@ -945,6 +1288,7 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     memset(&p, 0, sizeof p);
     lex_init(&p.lx, src, len, d);
     p.arena = arena;
+    p.nesting = -1;
     parse_next(&p);
 
     nameset names = {0};
@@ -956,18 +1300,47 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
             break;
         p.panic = 0;
         p.unclosed = 0;
-        if (p.tok.kind != TK_GRAPH && lex_is(&p.lx, &p.tok, "def")) {
-            parse_syntax_error(&p, p.tok.line, p.tok.col,
-                               "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }");
+        if (p.tok.kind != TK_GRAPH) {
+            /* something other than a graph: say what to write, then go on at the next graph or
+             * at the next line that starts in column 1 (Python's next top-level item) */
+            const char *why = NULL;
+            if (lex_is(&p.lx, &p.tok, "def"))
+                why = "'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }";
+            else if (p.tok.kind == TK_AT)
+                why = "decorators (@...) are not supported: a graph compiles as it is written";
+            else if (p.tok.kind == TK_NAME) {
+                char w[16] = "";
+                if (p.tok.len < sizeof w)
+                    memcpy(w, p.lx.src + p.tok.start, p.tok.len), w[p.tok.len] = 0;
+                why = unsupported_word(w);
+                if (!why)
+                    why = "statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a constant "
+                          "is a literal, or a parameter with a default)";
+            }
+            if (why)
+                parse_syntax_error(&p, p.tok.line, p.tok.col, "%s", why);
+            else
+                parse_expected(&p, "'graph'");
+            int at_line_start = 0;
             parse_next(&p);
-        } else if (p.tok.kind != TK_GRAPH) {
-            parse_expected(&p, "'graph'");
-            parse_next(&p);
+            while (p.tok.kind != TK_GRAPH && p.tok.kind != TK_EOF && !(at_line_start && p.tok.col == 1 && p.tok.kind != TK_RBRACE)) {
+                at_line_start = p.tok.kind == TK_NEWLINE;
+                parse_next(&p);
+            }
+            continue;
         } else {
             seen_graph = 1;
             ast_graph g;
             int first = 0;
-            if (parse_graph(&p, &g)) {
+            int ok = parse_graph(&p, &g);
+            if (!ok && g.name && m->nbroken < 64) {
+                /* its calls are no errors of their own: the header's error explains them */
+                if (!m->broken)
+                    m->broken = ast_alloc(arena, 64 * sizeof *m->broken);
+                if (m->broken)
+                    m->broken[m->nbroken++] = g.name;
+            }
+            if (ok) {
                 if (nameset_add(&p, &names, g.name, g.line, &first)) {
                     parse_report(&p, g.line, g.col, "graph '%s' is defined twice (the first is at line %d)", g.name,
                            first);
@@ -989,8 +1362,36 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                         cap = ncap;
                     }
                     m->graphs[m->ngraphs++] = g;
+                    /* then the graphs defined inside it, each after the one that holds it */
+                    int gi = m->ngraphs - 1, base = m->ngraphs;
+                    for (int i = 0; i < p.nnested && !p.oom; i++) {
+                        ast_graph x = p.nested[i];
+                        x.enclosing = 1 + (p.nested_in[i] < 0 ? gi : base + p.nested_in[i]);
+                        if (nameset_add(&p, &names, x.name, x.line, &first)) {
+                            /* two of one name inside one graph: keep the first */
+                            const char *local = strrchr(x.name, '.');
+                            parse_report(&p, x.line, x.col, "graph '%s' is defined twice here (the first is at "
+                                         "line %d)", local ? local + 1 : x.name, first);
+                            char other[600];
+                            snprintf(other, sizeof other, "%s#%d", x.name, i + 2);
+                            x.name = ast_strdup(arena, other, strlen(other)); /* kept, checked, never called */
+                        }
+                        if (m->ngraphs == cap) {
+                            int ncap = cap * 2;
+                            ast_graph *grown = ast_alloc(arena, (size_t)ncap * sizeof *grown);
+                            if (!grown) {
+                                p.oom = 1;
+                                break;
+                            }
+                            memcpy(grown, m->graphs, (size_t)m->ngraphs * sizeof *grown);
+                            m->graphs = grown;
+                            cap = ncap;
+                        }
+                        m->graphs[m->ngraphs++] = x;
+                    }
                 }
             }
+            p.nnested = 0;
         }
         if (p.panic) {
             /* a broken header: go on at the next graph */
@@ -998,6 +1399,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                 parse_next(&p);
         }
     }
+    free(p.nested);
+    free(p.nested_in);
     /* a file whose only graph was refused above (`def g(x):`) has had its error */
     if (!seen_graph && !p.oom && (!d || d->errors == 0))
         parse_report(&p, 1, 1, "no graph in file");
@@ -1135,6 +1538,8 @@ static void shape_text(const cfx_type *t, char *buf, size_t n)
 /* TYPE: DTYPE, DTYPE[] or DTYPE[d0, ...]. Returns 1 for a usable type. A syntax error sets
  * panic; a type that parsed but cannot be used (rank, size) is reported, and *out is then a
  * scalar so that parsing goes on. */
+static int parse_type_rest(parser *p, const lex_token *start, cfx_dtype dt, cfx_type *out);
+
 static int parse_type(parser *p, cfx_type *out)
 {
     memset(out, 0, sizeof *out);
@@ -1144,8 +1549,16 @@ static int parse_type(parser *p, cfx_type *out)
         parse_expected(p, "a type (f32, f64, i32, i64 or bool)");
         return 0;
     }
-    out->dtype = dt;
     parse_next(p);
+    return parse_type_rest(p, &start, dt, out);
+}
+
+/* The rest of a type after its dtype name (the token start): `[d0, ...]`, `[]` or nothing. */
+static int parse_type_rest(parser *p, const lex_token *startp, cfx_dtype dt, cfx_type *out)
+{
+    lex_token start = *startp;
+    memset(out, 0, sizeof *out);
+    out->dtype = dt;
     if (p->tok.kind != TK_LBRACKET)
         return 1;
     parse_next(p);
@@ -1209,7 +1622,6 @@ static int parse_type(parser *p, cfx_type *out)
 /* ---- expressions ------------------------------------------------------------------- */
 
 /* Precedence, lowest first; `not` sits between `and` and the comparisons. */
-enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
 
 static int parse_enter(parser *p)
 {
@@ -1235,13 +1647,37 @@ static int binary_op(int kind, int *op)
     case TK_GE: *op = OP_GE; return PREC_COMPARE;
     case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
     case TK_NE: *op = OP_NE; return PREC_COMPARE;
+    case TK_IS: *op = -1; return PREC_COMPARE; /* `is` and `is not`: an AST_IS */
     case TK_PLUS: *op = OP_ADD; return PREC_ADD;
     case TK_MINUS: *op = OP_SUB; return PREC_ADD;
     case TK_STAR: *op = OP_MUL; return PREC_MUL;
     case TK_SLASH: *op = OP_DIV; return PREC_MUL;
     case TK_PERCENT: *op = OP_MOD; return PREC_MUL;
+    case TK_SLASHSLASH: *op = OP_FLOORDIV; return PREC_MUL;
     case TK_AT: *op = OP_MATMUL; return PREC_MUL;
     default: return 0;
+    }
+}
+
+/* Whether the shape that starts at the current '[' holds integer literals only (or nothing,
+ * or something that is no expression: the type parser reports it). */
+static int literal_dims(parser *p)
+{
+    lexer lx;
+    char err[8];
+    lex_init_text(&lx, p->lx.src + p->tok.start, p->lx.len - p->tok.start, err, sizeof err);
+    lex_next(&lx); /* '[' */
+    for (;;) {
+        lex_token x = lex_next(&lx);
+        if (x.kind == TK_RBRACKET)
+            return 1;
+        if (x.kind != TK_INT)
+            return x.kind != TK_NAME && x.kind != TK_LPAREN;
+        x = lex_next(&lx);
+        if (x.kind == TK_RBRACKET)
+            return 1;
+        if (x.kind != TK_COMMA)
+            return 0;
     }
 }
 
@@ -1253,11 +1689,47 @@ static void parse_args(parser *p, ast_node *call)
     parse_next(p);
     while (p->tok.kind != TK_RPAREN) {
         ast_node *arg;
-        if (is_dtype(p, &p->tok, NULL)) {
-            arg = parse_node(p, AST_TYPE, p->tok.line, p->tok.col);
-            parse_type(p, &arg->ty);
+        cfx_dtype dt;
+        if (is_dtype(p, &p->tok, &dt)) {
+            /* a type, or a call of a dtype's name: bool(x) */
+            lex_token t = p->tok;
+            parse_next(p);
+            if (p->tok.kind == TK_LPAREN) {
+                arg = parse_node(p, AST_CALL, t.line, t.col);
+                arg->name = parse_token_text(p, &t);
+                parse_args(p, arg);
+            } else {
+                arg = parse_node(p, AST_TYPE, t.line, t.col);
+                if (p->tok.kind == TK_LBRACKET && !literal_dims(p)) {
+                    /* f32[x.shape[0], n], f32[x.shape]: the checker finds the dimensions */
+                    parse_next(p);
+                    nodelist dims = {0};
+                    while (!p->panic) {
+                        parse_push(p, &dims, parse_expr(p));
+                        if (p->tok.kind == TK_COMMA) {
+                            parse_next(p);
+                            continue;
+                        }
+                        parse_expect(p, TK_RBRACKET, "',' or ']' in the shape");
+                        break;
+                    }
+                    parse_set_list(arg, &dims);
+                    arg->flags |= AST_F_DIMS;
+                    arg->ty.dtype = dt;
+                } else {
+                    parse_type_rest(p, &t, dt, &arg->ty);
+                }
+            }
         } else {
             arg = parse_expr(p);
+            if (p->tok.kind == TK_ASSIGN && !p->panic && arg->kind == AST_NAME && !(arg->flags & AST_F_PAREN)) {
+                /* `name=value`: an argument given by name */
+                ast_node *kw = parse_node(p, AST_KWARG, arg->line, arg->col);
+                kw->name = arg->name;
+                parse_next(p);
+                kw->a = parse_expr(p);
+                arg = kw;
+            }
         }
         parse_push(p, &args, arg);
         if (p->panic)
@@ -1290,6 +1762,10 @@ static ast_node *parse_primary(parser *p)
         n->rval = t.rval;
         parse_next(p);
         return n;
+    case TK_NONE:
+        n = parse_node(p, AST_NONE, t.line, t.col);
+        parse_next(p);
+        return n;
     case TK_TRUE:
     case TK_FALSE:
         n = parse_node(p, AST_BOOL, t.line, t.col);
@@ -1306,9 +1782,37 @@ static ast_node *parse_primary(parser *p)
         parse_next(p);
         return n;
     case TK_NAME:
+        if (lex_is(&p->lx, &t, "inf") || lex_is(&p->lx, &t, "nan")) {
+            /* real literals, as numpy's inf and nan: not names */
+            n = parse_node(p, AST_REAL, t.line, t.col);
+            n->rval = lex_is(&p->lx, &t, "inf") ? (double)INFINITY : (double)NAN;
+            parse_next(p);
+            return n;
+        }
         if (lex_is(&p->lx, &t, "lambda")) {
-            parse_syntax_error(p, t.line, t.col, "closures (lambda) are not supported: write a graph and call it");
-            return parse_error_node(p);
+            /* `lambda v, w: E` */
+            n = parse_node(p, AST_LAMBDA, t.line, t.col);
+            parse_next(p);
+            nodelist params = {0};
+            while (p->tok.kind == TK_NAME && !p->panic) {
+                ast_node *v = parse_node(p, AST_NAME, p->tok.line, p->tok.col);
+                v->name = parse_token_text(p, &p->tok);
+                parse_push(p, &params, v);
+                parse_next(p);
+                if (p->tok.kind == TK_ASSIGN) {
+                    parse_syntax_error(p, p->tok.line, p->tok.col, "a lambda's parameters have no defaults: "
+                                       "write a graph inside this one for that");
+                    return parse_error_node(p);
+                }
+                if (p->tok.kind != TK_COMMA)
+                    break;
+                parse_next(p);
+            }
+            parse_set_list(n, &params);
+            if (!parse_expect(p, TK_COLON, "':' after the lambda's parameters"))
+                return parse_error_node(p);
+            n->a = parse_expr(p);
+            return n;
         }
         parse_next(p);
         if (p->tok.kind == TK_LPAREN) {
@@ -1317,16 +1821,40 @@ static ast_node *parse_primary(parser *p)
             parse_args(p, n);
             return n;
         }
+        if (p->tok.kind == TK_STRING && t.len <= 2) { /* f"...", b"...", rf"..." */
+            parse_syntax_error(p, t.line, t.col, "prefixed strings (f\"...\") are not supported: print a value "
+                               "with a label, print(x, \"x\")");
+            return parse_error_node(p);
+        }
         n = parse_node(p, AST_NAME, t.line, t.col);
         n->name = parse_token_text(p, &t);
         return n;
-    case TK_LPAREN:
+    case TK_LPAREN: {
         parse_next(p);
+        if (p->tok.kind == TK_RPAREN) {
+            parse_syntax_error(p, t.line, t.col, "the empty tuple () is not supported: a tuple holds values");
+            return parse_error_node(p);
+        }
         n = parse_expr(p);
+        if (p->tok.kind == TK_COMMA && !p->panic) {
+            /* a tuple `(a, b)`, `(a,)` */
+            ast_node *tup = parse_node(p, AST_TUPLE, t.line, t.col);
+            nodelist items = {0};
+            parse_push(p, &items, n);
+            while (p->tok.kind == TK_COMMA && !p->panic) {
+                parse_next(p);
+                if (p->tok.kind == TK_RPAREN)
+                    break;
+                parse_push(p, &items, parse_expr(p));
+            }
+            parse_set_list(tup, &items);
+            n = tup;
+        }
         n->flags |= AST_F_PAREN;
         if (!p->panic)
             parse_expect(p, TK_RPAREN, "')'");
         return n;
+    }
     case TK_LBRACKET: {
         /* a list literal `[a, b]` or `[]` */
         parse_next(p);
@@ -1334,6 +1862,8 @@ static ast_node *parse_primary(parser *p)
         nodelist items = {0};
         while (p->tok.kind != TK_RBRACKET && !p->panic) {
             parse_push(p, &items, parse_expr(p));
+            if (items.n == 1 && p->tok.kind == TK_FOR && !p->panic)
+                return parse_comprehension(p, t, items.items[0]);
             if (p->tok.kind == TK_COMMA)
                 parse_next(p);
             else if (p->tok.kind != TK_RBRACKET)
@@ -1347,10 +1877,64 @@ static ast_node *parse_primary(parser *p)
     case TK_RANGE:
         parse_syntax_error(p, t.line, t.col, "'range' is only allowed in a for loop: for i in range(n) { }");
         return parse_error_node(p);
+    case TK_STAR:
+    case TK_STARSTAR:
+        parse_syntax_error(p, t.line, t.col, "starred values (*x, **x) are not supported: unpack a fixed number "
+                           "of values (a, b = t), or index them");
+        return parse_error_node(p);
+    case TK_DOT:
+        if (t.start + 2 < p->lx.len && p->lx.src[t.start + 1] == '.' && p->lx.src[t.start + 2] == '.') {
+            parse_syntax_error(p, t.line, t.col, "'...' (Ellipsis) is not supported: write a ':' for each axis, "
+                               "x[:, 0]");
+            return parse_error_node(p);
+        }
+        parse_expected(p, "an expression");
+        return parse_error_node(p);
+    case TK_LBRACE: {
+        /* `{` with something on its line before a `}` reads as a dict or a set; `if { }`
+         * is a missing condition */
+        size_t i = t.start + 1;
+        while (i < p->lx.len && (p->lx.src[i] == ' ' || p->lx.src[i] == '\t'))
+            i++;
+        if (i < p->lx.len && p->lx.src[i] != '}' && p->lx.src[i] != '\n' && p->lx.src[i] != '\r') {
+            parse_syntax_error(p, t.line, t.col, "dicts and sets are not supported: use one variable per key, "
+                               "or a tensor indexed by an integer");
+            return parse_error_node(p);
+        }
+        parse_expected(p, "an expression");
+        return parse_error_node(p);
+    }
     default:
         parse_expected(p, "an expression");
         return parse_error_node(p);
     }
+}
+
+/* `[E for V in ITER ...]`, the current token the first `for`: an AST_COMP with a = E and list
+ * = its clauses in order, each a loop head (AST_FOR_RANGE or AST_FOR_EACH without a body) or
+ * a filter (AST_ARM, a = the condition). */
+static ast_node *parse_comprehension(parser *p, lex_token open, ast_node *e)
+{
+    ast_node *n = parse_node(p, AST_COMP, open.line, open.col);
+    n->a = e;
+    nodelist clauses = {0};
+    while (!p->panic && (p->tok.kind == TK_FOR || (clauses.n && p->tok.kind == TK_IF))) {
+        if (p->tok.kind == TK_FOR) {
+            ast_node *f = parse_for_head(p, 1);
+            if (!f)
+                break;
+            parse_push(p, &clauses, f);
+        } else {
+            ast_node *arm = parse_node(p, AST_ARM, p->tok.line, p->tok.col);
+            parse_next(p);
+            arm->a = parse_binary(p, PREC_OR);
+            parse_push(p, &clauses, arm);
+        }
+    }
+    parse_set_list(n, &clauses);
+    if (!p->panic && parse_expect(p, TK_RBRACKET, "']' to close the list comprehension"))
+        return n;
+    return parse_error_node(p);
 }
 
 /* `.NAME` or `.NAME(ARGS)` after e; the current token is the '.'. */
@@ -1411,6 +1995,11 @@ static ast_node *parse_postfix(parser *p)
 {
     int line = p->tok.line, col = p->tok.col;
     ast_node *e = parse_primary(p);
+    if (e->kind == AST_LAMBDA && p->tok.kind == TK_LPAREN && !p->panic) {
+        parse_syntax_error(p, p->tok.line, p->tok.col, "a lambda is given a name and called: f = lambda v: ... on "
+                           "a line of its own, then f(x)");
+        return e;
+    }
     int levels = 0; /* x[i][j]... nests the tree one level per index */
     while ((p->tok.kind == TK_LBRACKET || p->tok.kind == TK_DOT) && !p->panic) {
         if (!parse_enter(p))
@@ -1505,6 +2094,16 @@ static ast_node *parse_binary(parser *p, int min)
     int levels = 0; /* a chain `a + b + c ...` is a tree as deep as it is long: it counts as nesting */
     while (!p->panic) {
         int op = 0;
+        if (p->tok.kind == TK_IN && min <= PREC_COMPARE) {
+            parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x in xs) are not supported: write "
+                               "any(xs == x), or a loop");
+            break;
+        }
+        if (p->tok.kind == TK_NOT && min <= PREC_COMPARE) {
+            parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x not in xs) are not supported: "
+                               "write not any(xs == x), or a loop");
+            break;
+        }
         int prec = binary_op(p->tok.kind, &op);
         if (prec == 0 || prec < min)
             break;
@@ -1520,8 +2119,12 @@ static ast_node *parse_binary(parser *p, int min)
             break;
         levels++;
         parse_next(p);
-        ast_node *n = parse_node(p, AST_BINARY, t.line, t.col);
-        n->op = (uint8_t)op;
+        ast_node *n = parse_node(p, op < 0 ? AST_IS : AST_BINARY, t.line, t.col);
+        if (op < 0 && p->tok.kind == TK_NOT) {
+            n->flags |= AST_F_NOT;
+            parse_next(p);
+        }
+        n->op = op < 0 ? 0 : (uint8_t)op;
         n->a = left;
         n->b = parse_binary(p, prec + 1);
         left = n;

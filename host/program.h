@@ -48,7 +48,7 @@ extern "C" {
     X(PRINT,        "sm--", "print slot a, with label b (-1: none), in program order") \
     X(CHECK_INDEX,  "snmn", "stop with status index unless -b <= slot a < b; c names the indexed tensor, d its dimension indexed (0: rows)") \
     X(CHECK_DIVIDE, "s---", "stop with status divide if any element of slot a (an integer divisor) is 0") \
-    X(CHECK_STEP,   "s---", "stop with status value if slot a (a range step, i32) is 0") \
+    X(CHECK_STEP,   "smnn", "stop with status value if slot a (an integer) is 0: a range step (b = -1), or the flag of variable b, assigned only inside the loop at line d (c = 0), or whose value is read where it may be None (c = 1)") \
     X(UNARY,        "ss--", "slot a = op(slot b), elementwise") \
     X(BINARY,       "sss-", "slot a = op(slot b, slot c), elementwise; a one-element b or c is broadcast") \
     X(REDUCE,       "ss--", "slot a (one element) = op over all of slot b") \

@@ -208,7 +208,7 @@ static int binary_result(int op, int dt)
 {
     switch (op) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_MIN: case OP_MAX:
-    case OP_POW:
+    case OP_POW: case OP_FLOORDIV: case OP_TRUNCDIV: case OP_FMOD:
         return is_num(dt) ? dt : -1;
     case OP_AND: case OP_OR:
         return dt == CFX_BOOL ? CFX_BOOL : -1;

@@ -30,8 +30,9 @@
     CFX_HD T k_add_##SFX(T a, T b) { return (T)((U)a + (U)b); }                                   \
     CFX_HD T k_sub_##SFX(T a, T b) { return (T)((U)a - (U)b); }                                   \
     CFX_HD T k_mul_##SFX(T a, T b) { return (T)((U)a * (U)b); }                                   \
-    /* truncating; INT_MIN / -1 wraps to INT_MIN; a zero divisor gives 0 (never reached) */        \
-    CFX_HD T k_div_##SFX(T a, T b)                                                                \
+    /* C's division, truncating (truncdiv); INT_MIN / -1 wraps to INT_MIN; a zero divisor      \
+     * gives 0 (never reached: CHECK_DIVIDE stops the run first) */                               \
+    CFX_HD T k_truncdiv_##SFX(T a, T b)                                                           \
     {                                                                                             \
         if (b == 0)                                                                               \
             return 0;                                                                             \
@@ -39,12 +40,33 @@
             return (T)(0u - (U)a);                                                                \
         return (T)(a / b);                                                                        \
     }                                                                                             \
-    CFX_HD T k_mod_##SFX(T a, T b)                                                                \
+    /* C's remainder (fmod): the sign of the dividend; INT_MIN % -1 is 0 */                       \
+    CFX_HD T k_fmod_##SFX(T a, T b)                                                               \
     {                                                                                             \
         if (b == 0 || b == -1)                                                                    \
             return 0;                                                                             \
         return (T)(a % b);                                                                        \
     }                                                                                             \
+    /* Python's //: the quotient rounded toward minus infinity; INT_MIN // -1 wraps */            \
+    CFX_HD T k_floordiv_##SFX(T a, T b)                                                           \
+    {                                                                                             \
+        if (b == 0)                                                                               \
+            return 0;                                                                             \
+        if (b == -1)                                                                              \
+            return (T)(0u - (U)a);                                                                \
+        T q = (T)(a / b);                                                                         \
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;                            \
+    }                                                                                             \
+    /* Python's %: the sign of the divisor, so a // b * b + a % b == a */                         \
+    CFX_HD T k_mod_##SFX(T a, T b)                                                                \
+    {                                                                                             \
+        if (b == 0 || b == -1)                                                                    \
+            return 0;                                                                             \
+        T r = (T)(a % b);                                                                         \
+        return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;                                 \
+    }                                                                                             \
+    /* never made by the compiler for integers (it divides them as f32): truncdiv's body */       \
+    CFX_HD T k_div_##SFX(T a, T b) { return k_truncdiv_##SFX(a, b); }                             \
     CFX_HD T k_min_##SFX(T a, T b) { return a < b ? a : b; }                                      \
     CFX_HD T k_max_##SFX(T a, T b) { return a > b ? a : b; }                                      \
     /* negative exponent: the truncated real result (1, +-1 or 0); wraps like repeated mul */      \
@@ -82,7 +104,33 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
     CFX_HD T k_sub_##SFX(T a, T b) { return a - b; }                                              \
     CFX_HD T k_mul_##SFX(T a, T b) { return a * b; }                                              \
     CFX_HD T k_div_##SFX(T a, T b) { return a / b; }                                              \
-    CFX_HD T k_mod_##SFX(T a, T b) { return fmod##FN(a, b); }                                     \
+    CFX_HD T k_truncdiv_##SFX(T a, T b) { return trunc##FN(a / b); }                             \
+    CFX_HD T k_fmod_##SFX(T a, T b) { return fmod##FN(a, b); }                                    \
+    /* Python's (and numpy's) // and %, from fmod as numpy's npy_divmod computes them: exact, a  \
+     * zero divisor gives what IEEE division and fmod give (inf, nan), and a zero result takes   \
+     * its sign as Python's does */                                                               \
+    CFX_HD T k_floordiv_##SFX(T a, T b)                                                           \
+    {                                                                                             \
+        if (b == (T)0)                                                                            \
+            return a / b;                                                                         \
+        T m = fmod##FN(a, b);                                                                     \
+        T q = (a - m) / b;                                                                        \
+        if (m != (T)0 && ((b < (T)0) != (m < (T)0)))                                              \
+            q -= (T)1;                                                                            \
+        if (q == (T)0)                                                                            \
+            return copysign##FN((T)0, a / b);                                                     \
+        T f = floor##FN(q);                                                                       \
+        return q - f > (T)0.5 ? f + (T)1 : f;                                                     \
+    }                                                                                             \
+    CFX_HD T k_mod_##SFX(T a, T b)                                                                \
+    {                                                                                             \
+        T m = fmod##FN(a, b);                                                                     \
+        if (b == (T)0)                                                                            \
+            return m;                                                                             \
+        if (m == (T)0)                                                                            \
+            return copysign##FN((T)0, b);                                                         \
+        return (b < (T)0) != (m < (T)0) ? m + b : m;                                              \
+    }                                                                                             \
     /* NaN propagates: the first NaN operand is the result */                                      \
     CFX_HD T k_min_##SFX(T a, T b) { return isnan(a) ? a : isnan(b) ? b : (b < a ? b : a); }      \
     CFX_HD T k_max_##SFX(T a, T b) { return isnan(a) ? a : isnan(b) ? b : (b > a ? b : a); }      \
@@ -135,6 +183,7 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
  * generated from these, so a case cannot be missing from one and present in the other. */
 #define K_NUM_BINARY_OPS(X) \
     X(OP_ADD, add, 0) X(OP_SUB, sub, 0) X(OP_MUL, mul, 0) X(OP_DIV, div, 0) X(OP_MOD, mod, 0) \
+    X(OP_FLOORDIV, floordiv, 0) X(OP_TRUNCDIV, truncdiv, 0) X(OP_FMOD, fmod, 0) \
     X(OP_MIN, min, 0) X(OP_MAX, max, 0) X(OP_POW, pow, 0) \
     X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
 #define K_BOOL_BINARY_OPS(X) X(OP_AND, and, 1) X(OP_OR, or, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)

@@ -8,12 +8,15 @@
  *
  * Rules every executor relies on (written down here because the GPU must match the CPU):
  * - integers wrap on overflow (two's complement) in add, sub, mul, neg, abs, pow, sum;
- *   `/` and `%` truncate toward zero; INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; a zero
- *   divisor never reaches these bodies (CHECK_DIVIDE stops the run first), but the bodies
- *   still return 0 for it rather than trap;
+ *   floordiv (`//`) rounds toward minus infinity and mod (`%`) takes the divisor's sign, as in
+ *   Python; truncdiv and fmod are C's `/` and `%` (toward zero, the dividend's sign);
+ *   INT_MIN // -1 is INT_MIN and INT_MIN % -1 is 0; a zero divisor never reaches these bodies
+ *   (CHECK_DIVIDE stops the run first), but the bodies still return 0 for it rather than trap;
+ *   div of integers is never made (the language divides integers as f32) and is truncdiv;
  * - integer pow with a negative exponent is the truncated real result: 1 for base 1, +-1 for
  *   base -1, 0 otherwise; 0 to the power 0 is 1;
- * - real `%` is C's fmod (truncating, the sign of the dividend), like the integer rule;
+ * - real floordiv and mod are numpy's (from fmod, exact; the sign of a zero result as in
+ *   Python; a zero divisor gives inf or nan); truncdiv is trunc(a / b), fmod is C's fmod;
  * - min, max, relu and the reductions max/min propagate NaN; argmax/argmin return the first
  *   index of the extreme value, and the first NaN if there is one;
  * - comparisons with NaN are false, except ne;

@@ -65,6 +65,9 @@ enum op_class {
     X(MUL,     "mul",     2, OPC_BINARY_NUM,  "*") \
     X(DIV,     "div",     2, OPC_BINARY_NUM,  "/") \
     X(MOD,     "mod",     2, OPC_BINARY_NUM,  "%") \
+    X(FLOORDIV, "floordiv", 2, OPC_BINARY_NUM, "//") \
+    X(TRUNCDIV, "truncdiv", 2, OPC_BINARY_NUM, NULL) \
+    X(FMOD,    "fmod",    2, OPC_BINARY_NUM,  NULL) \
     X(MIN,     "min",     2, OPC_BINARY_NUM,  NULL) \
     X(MAX,     "max",     2, OPC_BINARY_NUM,  NULL) \
     X(POW,     "pow",     2, OPC_BINARY_NUM,  "**") \

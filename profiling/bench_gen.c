@@ -76,7 +76,7 @@ static const loop loops[] = {
      "    v = cast(k, i64)\n"
      "    while v != 1 {\n"
      "      if v % 2 == 0 {\n"
-     "        v = v / 2\n"
+     "        v = v // 2\n"
      "      } else {\n"
      "        v = 3 * v + 1\n"
      "      }\n"

@@ -11,7 +11,8 @@
  * gen_text() prints the tree as .cfx source (one statement per line, every binary
  * expression parenthesized), gen_inputs() draws inputs from the seed, and gen_eval() walks
  * the tree directly in C, with the language's rules written out here again rather than
- * taken from cfx: i32 wraps, `/` and `%` truncate, INT_MIN / -1 is INT_MIN, `and`/`or`
+ * taken from cfx: i32 wraps, `//` rounds down and `%` takes the divisor's sign (Python's),
+ * C's truncdiv and fmod truncate, INT_MIN // -1 is INT_MIN, `/` of i32 is f32, `and`/`or`
  * short-circuit, sum(f32) accumulates in double, a negative index counts from the end, and
  * the budget counts iterations, all loops together: one per body entered, none for the test
  * that ends a loop; with a budget of N, a loop about to enter its body for the (N+1)-th time
@@ -25,7 +26,13 @@
  * and run-time ones (linear in s0 = n % 3, an input or a loop counter), x[:, j], x[i, j], x[i][j]
  * and writes through them, on the vectors and on an f32[3, 4] matrix; numpy broadcasting ([3, 4] +
  * [4], [3, 1] * [1, 4], [3, 4] * [3, 1]) through reshape; `**` on i32, i64, f32 and tensors; and
- * i64 scalars with ranges over i64, at the i64 limits too. Their stops: an append to a full list,
+ * i64 scalars with ranges over i64, at the i64 limits too; `/` of i32 (an f32), `//` and `%` of
+ * f32, and C's truncdiv and fmod by name; operands of mixed dtypes that promote (i32 or i64 with
+ * f32, i32 with i64, a bool or an i32-with-f32 comparison with i32); a call of a second graph
+ * whose parameters have defaults, left out or given by position or by name; o0, None or an f32,
+ * read as a value (a stop with value while None), tested with is None, and assigned; a loop's variable read after
+ * the loop (its last value, or a stop with value when no iteration ran, as Python's
+ * UnboundLocalError). Their stops: an append to a full list,
  * a pop from an empty one, an item index outside the length, stack of a list that is not full,
  * an index of any dimension out of range, a run-time slice start outside 0 ..= size - length.
  * Those forms are drawn from a second random stream, and each is put in beside the statements
@@ -57,12 +64,15 @@
 #define GEN_SIGNATURE                                                                       \
     "graph g(a: i32, b: i32, n: i32, x: f32, v: i32[4], w: f32[4]) -> (r0: i32, r1: f32, " \
     "r2: i32[4], r3: f32[4], r4: i64, r5: f32[3, 4])"
+/* A second graph, printed after the first when a program calls it (GE_CALLH): parameters with
+ * defaults, which calls leave out or give by name. */
+#define GEN_CALLEE "graph h(p: i32, q: i32 = 3, s: f32 = 0.5) -> (y: f32) {\n  y = p * q + s\n}\n"
 #define GEN_LEN 4          /* rows of every vector, columns of the matrix r5 */
 #define GEN_ROWS 3         /* rows of the matrix r5 */
 #define GEN_MAX_NODES 4096 /* expression and statement nodes of one program */
 #define GEN_MAX_VARS 128
 #define GEN_MAX_STMTS 8    /* statements the first stream draws for the graph's own block */
-#define GEN_MAX_KIDS 16    /* statements in a block (those drawn and those put in beside them),
+#define GEN_MAX_KIDS 24    /* statements in a block (those drawn and those put in beside them),
                               arms of an if, cases of a switch, items of a list */
 #define GEN_MAX_DEPTH 3    /* nesting of compound statements */
 #define GEN_TMAX 16        /* elements of a tensor value in the evaluator ([4, 4] at most) */
@@ -78,7 +88,7 @@ enum gen_type {
 };
 
 enum gen_expr {
-    GE_INT, GE_REAL, GE_VAR, GE_ADD, GE_SUB, GE_MUL, GE_DIV, GE_MOD, GE_MIN, GE_MAX,
+    GE_INT, GE_REAL, GE_VAR /* form 1: a loop variable read after its loop: it may have no value */, GE_ADD, GE_SUB, GE_MUL, GE_DIV, GE_MOD, GE_MIN, GE_MAX,
     GE_LT, GE_LE, GE_GT, GE_GE, GE_EQ, GE_NE, GE_AND, GE_OR, GE_NOT, GE_NEG, GE_ABS,
     GE_SUM, GE_ARGMAX, GE_INDEX, GE_CAST_I, GE_CAST_F, GE_LEN,
     GE_COND, /* e[1] if e[0] else e[2]: only the chosen one is evaluated */
@@ -90,7 +100,7 @@ enum gen_expr {
     GE_LITEM,   /* list var [e[0]]: an i32, or an f32[4] (type GT_T) */
     GE_STACK,   /* stack(list var) */
     GE_TSUM,    /* sum(e[0]), e[0] a tensor expression */
-    GE_TVAR,    /* tensor variable var as a tensor expression */
+    GE_TVAR,    /* tensor variable var as a tensor expression (form 1: as GE_VAR's) */
     GE_BOX,     /* var[kids...]: the subscript items are GE_DIM nodes; a scalar when every item is
                    an index; form 1: written x[i][j] (two indices, each checked before the next) */
     GE_DIM,     /* one item of a subscript: form gen_dim */
@@ -99,6 +109,20 @@ enum gen_expr {
     GE_TPOW,    /* e[0] ** ival, elementwise */
     GE_TWHERE,  /* where(e[0] > e[1], e[0], e[1]), broadcast */
     GE_TNEG,    /* -e[0] */
+    GE_AXRED,   /* sum, max, min or mean (form 0..3) of r5 along axis ival (0, 1 or -1): f32[4] or
+                   f32[3] */
+    GE_TDIV,    /* e[0] / e[1] of two i32: true division, an f32 (never stops) */
+    GE_CDIV,    /* truncdiv(e[0], e[1]) (i32): C's division, toward zero */
+    GE_CMOD,    /* fmod(e[0], e[1]) (i32): C's remainder, the dividend's sign */
+    GE_OPT,     /* the variable o0, None or an f32 (the prologue of a second-stream program): form 0,
+                   its value read, which stops with value while it is None; 1, `(o0 if o0 is not
+                   None else e[0])`, an f32; 2, `(1 if o0 is None else 0)`, an i32 */
+    GE_CALLH,   /* a call of the graph GEN_CALLEE, h(e[0]) with q and s left to their defaults, or with
+                   e[1] for q by position (form bit 1), e[2] for s by name (bit 2), or both by
+                   name with s first (bit 4): an f32 */
+    GE_MIXED,   /* e[0] op e[1], op = form (GE_ADD, GE_SUB, GE_MUL, GE_LT, GE_GE), of two scalars of
+                   different types (i32, i64, f32, bool) that promote: the node's type, or for a
+                   comparison (type GT_B) the one they promote to */
 };
 
 /* An item of a subscript (GE_DIM). */
@@ -135,6 +159,7 @@ enum gen_stmt {
     GS_FORLIT,   /* for var in [vals[0 .. ival)] { kids[0] }; form 1: for tv, var in enumerate([...]) */
     GS_FOR64,    /* loop var (i64), range(e0, e1, e2) over i64, block */
     GS_ASSIGN64, /* r4 = e0, or r4 op= e0 (form as GS_TASSIGN) */
+    GS_OPTSET,   /* o0 = e0 (f32): o0 holds a value from here on */
 };
 
 /* Tensor statement forms (GS_TENSOR): dst = ... */
@@ -142,7 +167,7 @@ enum gen_form {
     GF_ADD_T,   /* dst + tv */
     GF_MUL_S,   /* dst * e0 */
     GF_SUB_S,   /* tv - e0 */
-    GF_DIV_T,   /* dst / tv (i32 only: a divide guard over a tensor) */
+    GF_DIV_T,   /* dst // tv (i32 only: a divide guard over a tensor) */
     GF_WHERE,   /* where(dst > tv, dst, tv) */
     GF_COPY,    /* copy(tv) */
 };
@@ -670,9 +695,11 @@ static int gen_stmt(gen_prog *g, int depth, int in_loop)
 }
 
 static int gen_ext_stmt(gen_prog *g, int depth, int in_loop);
+static int gen_after_loop(gen_prog *g, int loop);
 
 /* A block of 1 to GEN_MAX_STMTS (the graph's) or 3 statements; in a program of the second
- * stream, each may have one of its forms put in before it, drawn from that stream alone. */
+ * stream, each may have one of its forms put in before it, drawn from that stream alone, and a
+ * loop (of either stream) may be followed by a read of its loop variable. */
 static int gen_block(gen_prog *g, int depth, int in_loop)
 {
     int k = gen_node_new(g, GS_BLOCK);
@@ -681,9 +708,13 @@ static int gen_block(gen_prog *g, int depth, int in_loop)
         if (g->ext && gen_next(&g->rng2) % 3 == 0) {
             int x = gen_ext_stmt(g, depth, in_loop);
             g->nodes[k].kids[g->nodes[k].nkids++] = x;
+            if (gen_next(&g->rng2) % 3 == 0)
+                g->nodes[k].kids[g->nodes[k].nkids++] = gen_after_loop(g, x);
         }
         int s = gen_stmt(g, depth, in_loop);
         g->nodes[k].kids[g->nodes[k].nkids++] = s;
+        if (g->ext && gen_next(&g->rng2) % 3 == 0)
+            g->nodes[k].kids[g->nodes[k].nkids++] = gen_after_loop(g, s);
     }
     return k;
 }
@@ -921,6 +952,13 @@ static int gen_texpr(gen_prog *g, int f, int rank, int d0, int d1, int depth)
     int c = gen_rand(g, leaf ? 3 : 10), k, a, b;
     int sc = f == GT_I ? GT_I : GT_F, count = rank == 1 ? d0 : d0 * d1;
     switch (c) {
+    case 1: /* r5 reduced along an axis: [4] from its columns, [3] from its rows */
+        if (f != GT_F || rank != 1 || (d0 != GEN_LEN && d0 != GEN_ROWS))
+            break;
+        k = gen_tnode(g, GE_AXRED, f, rank, d0, d1);
+        g->nodes[k].form = (uint8_t)gen_rand(g, 4);
+        g->nodes[k].ival = d0 == GEN_LEN ? 0 : gen_rand(g, 2) ? 1 : -1;
+        return k;
     case 0:
         k = gen_tvar_of(g, f, rank, d0, d1);
         if (k >= 0) return k;
@@ -1010,13 +1048,17 @@ static int gen_list_index(gen_prog *g, int depth)
     return gen_bin(g, GE_MOD, GT_I, gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1)), gen_int_lit(g, 5));
 }
 
+static int gen_mixed(gen_prog *g, int type, int depth);
+
 /* An i64 expression; never a bare literal, so a literal always sits beside an i64 and takes it. */
 static int gen_expr64(gen_prog *g, int depth)
 {
     static const int64_t lits[] = {1, 2, -3, 4000000000, INT64_MAX, -INT64_MAX, 7, 1000};
     int leaf = depth >= 3 || gen_rand(g, 3) == 0;
-    int c = gen_rand(g, leaf ? 2 : 8), k;
+    int c = gen_rand(g, leaf ? 2 : 9), k;
     switch (c) {
+    case 8:
+        return gen_mixed(g, GT_L, depth);
     case 0: {
         int v = gen_pick_var(g, GT_L);
         k = gen_node_new(g, GE_VAR);
@@ -1046,6 +1088,54 @@ static int gen_expr64(gen_prog *g, int depth)
         g->nodes[k].e[0] = gen_expr64(g, depth + 1);
         return k;
     }
+}
+
+/* h(...): a call of GEN_CALLEE with its defaulted parameters left out, or given by position or
+ * by name. */
+static int gen_callh(gen_prog *g, int depth)
+{
+    int k = gen_node_new(g, GE_CALLH), form = gen_rand(g, 5);
+    g->nodes[k].type = GT_F;
+    g->nodes[k].form = (uint8_t)(form == 4 ? 4 : form);
+    g->nodes[k].e[0] = gen_expr_of(g, GT_I, depth + 1);
+    if (form & 5)
+        g->nodes[k].e[1] = gen_expr_of(g, GT_I, depth + 1);
+    if (form & 6)
+        g->nodes[k].e[2] = gen_expr_of(g, GT_F, depth + 1);
+    return k;
+}
+
+/* A promoting expression of `type` (GT_F, GT_L or GT_I): two scalars of different types that
+ * promote to it (i32 or i64 with f32, i32 with i64, a bool with i32); for GT_I, the bool is itself
+ * sometimes a comparison of an i32 with an f32. */
+static int gen_mixed(gen_prog *g, int type, int depth)
+{
+    static const int ops[] = {GE_ADD, GE_SUB, GE_MUL};
+    int a, b;
+    if (type == GT_F) {
+        a = gen_rand(g, 3) ? gen_expr_of(g, GT_I, depth + 1) : gen_expr64(g, depth + 1);
+        b = gen_expr_of(g, GT_F, depth + 1);
+    } else if (type == GT_L) {
+        a = gen_expr_of(g, GT_I, depth + 1);
+        b = gen_expr64(g, depth + 1);
+    } else {
+        a = gen_expr_of(g, GT_I, depth + 1);
+        if (gen_rand(g, 2)) {
+            b = gen_node_new(g, GE_MIXED);
+            g->nodes[b].type = GT_B;
+            g->nodes[b].form = (uint8_t)(gen_rand(g, 2) ? GE_LT : GE_GE);
+            g->nodes[b].e[0] = gen_expr_of(g, GT_I, depth + 1);
+            g->nodes[b].e[1] = gen_expr_of(g, GT_F, depth + 1);
+        } else {
+            b = gen_expr_of(g, GT_B, depth + 1);
+        }
+    }
+    int k = gen_node_new(g, GE_MIXED), left = gen_rand(g, 2); /* either side */
+    g->nodes[k].type = (uint8_t)type;
+    g->nodes[k].form = (uint8_t)ops[gen_rand(g, 3)];
+    g->nodes[k].e[0] = left ? a : b;
+    g->nodes[k].e[1] = left ? b : a;
+    return k;
 }
 
 /* The second stream's expressions of i32 or f32, drawn in gen_expr_of. */
@@ -1079,6 +1169,19 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             g->nodes[k].type = GT_I;
             g->nodes[k].e[0] = gen_expr64(g, depth + 1);
             return k;
+        case 6:
+            if (gen_rand(g, 4) == 0) { /* 1 if o0 is None else 0 */
+                k = gen_node_new(g, GE_OPT);
+                g->nodes[k].type = GT_I;
+                g->nodes[k].form = 2;
+                return k;
+            }
+            return gen_mixed(g, GT_I, depth);
+        case 5: { /* C's division and remainder by name; the divisor may be 0 at run time */
+            int l = gen_expr_of(g, GT_I, depth + 1);
+            int r = gen_make_opaque(g, gen_expr_of(g, GT_I, depth + 1));
+            return gen_bin(g, gen_rand(g, 2) ? GE_CDIV : GE_CMOD, GT_I, l, r);
+        }
         default:
             break;
         }
@@ -1091,6 +1194,23 @@ static int gen_ext_expr(gen_prog *g, int type, int depth)
             return gen_bin(g, GE_POW, GT_F, base, e);
         }
         if (c == 1) return gen_box_of(g, GT_F, 0, 0, 0, depth);
+        if (c == 2) /* i32 / i32: true division in f32, by 0 too (inf or nan) */
+            return gen_bin(g, GE_TDIV, GT_F, gen_expr_of(g, GT_I, depth + 1), gen_expr_of(g, GT_I, depth + 1));
+        if (c == 4)
+            return gen_mixed(g, GT_F, depth);
+        if (c == 5)
+            return gen_callh(g, depth);
+        if (c == 6) { /* o0, read as a value, or as o0 if o0 is not None else e */
+            k = gen_node_new(g, GE_OPT);
+            g->nodes[k].type = GT_F;
+            g->nodes[k].form = (uint8_t)(gen_rand(g, 3) ? 1 : 0);
+            if (g->nodes[k].form == 1)
+                g->nodes[k].e[0] = gen_expr_of(g, GT_F, depth + 1);
+            return k;
+        }
+        if (c == 3) /* f32 // f32 and f32 % f32, Python's; a divisor of 0 gives inf or nan */
+            return gen_bin(g, gen_rand(g, 2) ? GE_DIV : GE_MOD, GT_F, gen_expr_of(g, GT_F, depth + 1),
+                           gen_expr_of(g, GT_F, depth + 1));
     }
     gen_tshape(g, type, &rank, &d0, &d1);
     k = gen_node_new(g, GE_TSUM);
@@ -1145,6 +1265,24 @@ static int gen_horner(gen_prog *g, int src)
     k = gen_node_new(g, type == GT_L ? GS_ASSIGN64 : GS_ASSIGN);
     g->nodes[k].var = gen_find_var(g, dst);
     g->nodes[k].e[0] = gen_bin(g, GE_ADD, type, gen_bin(g, GE_MUL, type, gen_var_ref(g, dst, type), three), v);
+    return k;
+}
+
+/* After statement s of a block: when s is a loop with a variable, a statement of the second
+ * stream that reads it (gen_horner), as Python may after the loop: its last value, or, when no
+ * iteration ran, a stop with value; else an empty block. */
+static int gen_after_loop(gen_prog *g, int s)
+{
+    int kind = g->nodes[s].kind, first = g->nnodes;
+    if (kind != GS_FOR && kind != GS_FOREACH && kind != GS_FOR64 && kind != GS_FORLIST && kind != GS_FORLIT)
+        return gen_node_new(g, GS_BLOCK);
+    int saved = g->ext_on;
+    g->ext_on = 1;
+    int k = gen_horner(g, g->nodes[s].var);
+    g->ext_on = saved;
+    for (int i = first; i < g->nnodes; i++) /* the read of the loop variable */
+        if ((g->nodes[i].kind == GE_VAR || g->nodes[i].kind == GE_TVAR) && g->nodes[i].var == g->nodes[s].var)
+            g->nodes[i].form = 1;
     return k;
 }
 
@@ -1330,6 +1468,12 @@ static int gen_ext_stmt(gen_prog *g, int depth, int in_loop)
         g->nodes[k].e[0] = e;
         break;
     }
+    case 9:
+        if (gen_rand(g, 2))
+            goto first_stream;
+        k = gen_node_new(g, GS_OPTSET);
+        g->nodes[k].e[0] = gen_expr_of(g, GT_F, 1);
+        break;
     case 8:
         k = gen_node_new(g, GS_ASSIGN64);
         g->nodes[k].var = gen_find_var(g, "r4");
@@ -1337,6 +1481,7 @@ static int gen_ext_stmt(gen_prog *g, int depth, int in_loop)
         g->nodes[k].e[0] = gen_expr64(g, 0);
         break;
     default: /* the first stream's simple statements, now with these expressions in them */
+    first_stream:
         k = gen_stmt(g, GEN_MAX_DEPTH, in_loop);
         break;
     }
@@ -1412,10 +1557,23 @@ static void gen_put(gen_buf *b, const char *fmt, ...)
     }
 }
 
+/* Whether node e, an i32 `e0 + a` or `e0 * e1`, is written as a call of the graph defined inside
+ * the generated one, plus_a(e0), or of the lambda times(e0, e1): in one such node of three,
+ * chosen by the node's index, so the program draws nothing more. plus_a reads a as it is at the
+ * call, and times is expanded in place: the same values as the operator's. */
+static int gen_inner_call(const gen_prog *g, int e)
+{
+    const gen_node *n = &g->nodes[e];
+    if (n->type != GT_I || (n->kind != GE_ADD && n->kind != GE_MUL) || e % 3 != (n->kind == GE_ADD ? 0 : 1))
+        return 0;
+    const gen_node *r = &g->nodes[n->e[1]];
+    return n->kind == GE_MUL || (r->kind == GE_VAR && strcmp(g->vars[r->var].name, "a") == 0);
+}
+
 static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
 {
     static const char *const infix[] = {
-        [GE_ADD] = "+", [GE_SUB] = "-", [GE_MUL] = "*", [GE_DIV] = "/", [GE_MOD] = "%",
+        [GE_ADD] = "+", [GE_SUB] = "-", [GE_MUL] = "*", [GE_DIV] = "//", [GE_MOD] = "%", [GE_TDIV] = "/",
         [GE_LT] = "<", [GE_LE] = "<=", [GE_GT] = ">", [GE_GE] = ">=", [GE_EQ] = "==", [GE_NE] = "!=",
         [GE_AND] = "and", [GE_OR] = "or",
     };
@@ -1430,8 +1588,46 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         else gen_put(b, "%.2f", (double)n->fval);
         break;
     case GE_VAR: gen_put(b, "%s", g->vars[n->var].name); break;
-    case GE_MIN: case GE_MAX:
-        gen_put(b, "%s(", n->kind == GE_MIN ? "min" : "max");
+    case GE_OPT:
+        if (n->form == 0) {
+            gen_put(b, "o0");
+        } else if (n->form == 1) {
+            gen_put(b, "(o0 if o0 is not None else ");
+            gen_put_expr(g, b, n->e[0]);
+            gen_put(b, ")");
+        } else {
+            gen_put(b, "(1 if o0 is None else 0)");
+        }
+        break;
+    case GE_CALLH:
+        gen_put(b, "h(");
+        gen_put_expr(g, b, n->e[0]);
+        if (n->form & 4) {
+            gen_put(b, ", s=");
+            gen_put_expr(g, b, n->e[2]);
+            gen_put(b, ", q=");
+            gen_put_expr(g, b, n->e[1]);
+        } else {
+            if (n->form & 1) {
+                gen_put(b, ", ");
+                gen_put_expr(g, b, n->e[1]);
+            }
+            if (n->form & 2) {
+                gen_put(b, ", s=");
+                gen_put_expr(g, b, n->e[2]);
+            }
+        }
+        gen_put(b, ")");
+        break;
+    case GE_MIXED:
+        gen_put(b, "(");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, " %s ", infix[n->form]);
+        gen_put_expr(g, b, n->e[1]);
+        gen_put(b, ")");
+        break;
+    case GE_MIN: case GE_MAX: case GE_CDIV: case GE_CMOD:
+        gen_put(b, "%s(", n->kind == GE_MIN ? "min" : n->kind == GE_MAX ? "max" : n->kind == GE_CDIV ? "truncdiv" : "fmod");
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", ");
         gen_put_expr(g, b, n->e[1]);
@@ -1465,6 +1661,14 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
     case GE_LITEM: gen_put(b, "%s[", g->vars[n->var].name); gen_put_expr(g, b, n->e[0]); gen_put(b, "]"); break;
     case GE_TSUM: gen_put(b, "sum("); gen_put_expr(g, b, n->e[0]); gen_put(b, ")"); break;
     case GE_TNEG: gen_put(b, "(-"); gen_put_expr(g, b, n->e[0]); gen_put(b, ")"); break;
+    case GE_AXRED: {
+        static const char *const ops[] = {"sum", "max", "min", "mean"};
+        if (n->form == 1 || n->form == 2) /* max and min take their axis by name */
+            gen_put(b, "%s(r5, axis=%d)", ops[n->form], (int)n->ival);
+        else
+            gen_put(b, n->ival == -1 ? "%s(r5, axis=%d)" : "%s(r5, %d)", ops[n->form], (int)n->ival);
+        break;
+    }
     case GE_POW: case GE_TPOW:
         gen_put(b, "(");
         gen_put_expr(g, b, n->e[0]);
@@ -1528,6 +1732,17 @@ static void gen_put_expr(gen_prog *g, gen_buf *b, int e)
         }
         break;
     default:
+        if (gen_inner_call(g, e)) {
+            /* e0 + a through the graph defined inside, e0 * e1 through the lambda (gen_text) */
+            gen_put(b, n->kind == GE_ADD ? "plus_a(" : "times(");
+            gen_put_expr(g, b, n->e[0]);
+            if (n->kind == GE_MUL) {
+                gen_put(b, ", ");
+                gen_put_expr(g, b, n->e[1]);
+            }
+            gen_put(b, ")");
+            break;
+        }
         gen_put(b, "(");
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, " %s ", n->kind < (int)(sizeof infix / sizeof infix[0]) && infix[n->kind] ? infix[n->kind] : "?");
@@ -1557,12 +1772,28 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
     gen_put(b, "%*s", indent * 2, "");
     n->line = b->line;
     switch (n->kind) {
+    case GS_OPTSET:
+        gen_put(b, "o0 = ");
+        gen_put_expr(g, b, n->e[0]);
+        gen_put(b, "\n");
+        break;
     case GS_PAIR:
-        gen_put(b, "t0, t1 = ");
+        /* the same pair through a tuple variable in two statements of three (one per node, so
+         * the program draws nothing more): `tp = (e0, e1)` unpacked, or `tp = e0, e1` indexed */
+        if (s % 3 == 0) {
+            gen_put(b, "t0, t1 = ");
+        } else {
+            gen_put(b, s % 3 == 1 ? "tp = (" : "tp = ");
+        }
         gen_put_expr(g, b, n->e[0]);
         gen_put(b, ", ");
         gen_put_expr(g, b, n->e[1]);
-        gen_put(b, "\n");
+        if (s % 3 == 1)
+            gen_put(b, ")\n%*st0, t1 = tp\n", indent * 2, "");
+        else if (s % 3 == 2)
+            gen_put(b, "\n%*st1 = tp[-1]\n%*st0 = tp[len(tp) - 2]\n", indent * 2, "", indent * 2, "");
+        else
+            gen_put(b, "\n");
         break;
     case GS_ASSIGN: {
         /* `x = (x op e)` is written `x op= e` in every other such statement: the same program */
@@ -1570,7 +1801,7 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         int aug = v->kind >= GE_ADD && v->kind <= GE_MOD && g->nodes[v->e[0]].kind == GE_VAR &&
                   g->nodes[v->e[0]].var == n->var && s % 2 == 0;
         if (aug) {
-            static const char *const ops[] = {"+=", "-=", "*=", "/=", "%="};
+            static const char *const ops[] = {"+=", "-=", "*=", "//=", "%="};
             gen_put(b, "%s %s ", dst, ops[v->kind - GE_ADD]);
             gen_put_expr(g, b, v->e[1]);
         } else {
@@ -1585,14 +1816,28 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         switch (n->form) {
         case GF_ADD_T: gen_put(b, s % 2 ? "%s = %s + %s\n" : "%s += %.0s%s\n", dst, dst, tv); break;
         case GF_MUL_S:
+            if (s % 4 == 3) {
+                /* a list comprehension over the rows, stacked: e0 made for each */
+                gen_put(b, "%s = stack([q * (", dst);
+                gen_put_expr(g, b, n->e[0]);
+                gen_put(b, ") for q in %s])\n", dst);
+                break;
+            }
             gen_put(b, s % 2 ? "%s = %s * " : "%s *= %.0s", dst, dst);
             gen_put_expr(g, b, n->e[0]);
             gen_put(b, "\n");
             break;
         case GF_SUB_S: gen_put(b, "%s = %s - ", dst, tv); gen_put_expr(g, b, n->e[0]); gen_put(b, "\n"); break;
-        case GF_DIV_T: gen_put(b, "%s = %s / %s\n", dst, dst, tv); break;
+        case GF_DIV_T: gen_put(b, "%s = %s // %s\n", dst, dst, tv); break;
         case GF_WHERE: gen_put(b, "%s = where(%s > %s, %s, %s)\n", dst, dst, tv, dst, tv); break;
-        default: gen_put(b, "%s = copy(%s)\n", dst, tv); break;
+        default:
+            /* a copy, or the tensor plus zeros of its shape (a shape as a value) */
+            if (s % 3 == 1)
+                gen_put(b, "%s = %s + zeros(%s.shape%s)\n", dst, tv, tv,
+                        g->vars[n->var].type == GT_VI ? ", dtype=i32" : "");
+            else
+                gen_put(b, "%s = copy(%s)\n", dst, tv);
+            break;
         }
         break;
     }
@@ -1604,9 +1849,10 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
         gen_put(b, "\n");
         break;
     case GS_ASSERT:
-        gen_put(b, "assert(");
+        /* the call form, and on every other assert Python's statement form */
+        gen_put(b, n->ival % 2 ? "assert " : "assert(");
         gen_put_expr(g, b, n->e[0]);
-        gen_put(b, ", \"m%lld\")\n", (long long)n->ival);
+        gen_put(b, n->ival % 2 ? ", \"m%lld\"\n" : ", \"m%lld\")\n", (long long)n->ival);
         break;
     case GS_PRINT:
         gen_put(b, "print(");
@@ -1622,7 +1868,10 @@ static void gen_put_stmt(gen_prog *g, gen_buf *b, int s, int indent)
             if (i > 0) gen_put(b, "%*s} elif ", indent * 2, "");
             else gen_put(b, "if ");
             n->lines[i] = b->line;
+            /* a condition under a comparison of shapes, known true, in one if of five */
+            if (i == 0 && s % 5 == 4) gen_put(b, "v.shape == w.shape and (");
             gen_put_expr(g, b, n->conds[i]);
+            if (i == 0 && s % 5 == 4) gen_put(b, ")");
             gen_put(b, " {\n");
             gen_put_block(g, b, n->kids[i], indent + 1);
         }
@@ -1737,9 +1986,25 @@ static inline char *gen_text(gen_prog *g)
     gen_put(&b, "  r4 = cast(b, i64)\n  r5 = full(f32[3, 4], x)\n");
     if (g->ext) /* lists with room for one more item, and a full one */
         gen_put(&b, "  L0 = list(i32, 4)\n  L0.append(a)\n  L0.append(n)\n  L0.append(b)\n  L1 = list(f32[4], 3)\n"
-                    "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n  s0 = n %% 3\n");
+                    "  L1.append(w)\n  L1.append(w * 2.0)\n  k0 = [a, b, n]\n"
+                    "  o0 = None\n  if n > 3 {\n    o0 = x\n  }\n  s0 = n %% 3\n");
+    int adds = 0, muls = 0;
+    for (int k = 0; k < g->nnodes; k++)
+        if (gen_inner_call(g, k)) {
+            adds |= g->nodes[k].kind == GE_ADD;
+            muls |= g->nodes[k].kind == GE_MUL;
+        }
+    if (adds)
+        gen_put(&b, "  graph plus_a(u: i32) -> (r: i32) {\n    r = u + a\n  }\n");
+    if (muls)
+        gen_put(&b, "  times = lambda u, w: u * w\n");
     gen_put_block(g, &b, g->body, 1);
     gen_put(&b, "}\n");
+    for (int k = 0; k < g->nnodes; k++)
+        if (g->nodes[k].kind == GE_CALLH) {
+            gen_put(&b, "\n%s", GEN_CALLEE);
+            break;
+        }
     return b.p;
 }
 
@@ -1780,6 +2045,9 @@ typedef struct gen_state {
     int llen[GEN_MAX_VARS];           /* the lists' lengths */
     int64_t max_iters;
     gen_outcome *out;
+    uint8_t assigned[GEN_MAX_VARS];   /* the loop variables a loop has given a value */
+    float o0;                         /* the variable o0 (GE_OPT), while o0_present */
+    int o0_present;
     int stopped;                      /* a stop status is set */
     int bug;                          /* the generator made something it should not have */
 } gen_state;
@@ -1808,6 +2076,45 @@ static void gen_stop(gen_state *st, cfx_status s, int line)
 }
 
 static int32_t gen_wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/* Python's // and % on integers (b != 0): the quotient rounded down, the remainder with the
+ * divisor's sign; INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 is 0. */
+static int32_t gen_floordiv(int32_t a, int32_t b)
+{
+    if (b == -1) return gen_wrap(-(int64_t)a);
+    int32_t q = a / b;
+    return (q * b != a && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+static int32_t gen_mod(int32_t a, int32_t b)
+{
+    if (b == -1) return 0;
+    int32_t r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+static int64_t gen_mod64(int64_t a, int64_t b)
+{
+    if (b == -1) return 0;
+    int64_t r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+/* Python's float // and % (CPython's float_divmod): exact, from fmod; a zero divisor gives IEEE's
+ * answer (inf or nan), as numpy and cfx do, where Python would raise. */
+static float gen_mod_f(float a, float b)
+{
+    float m = fmodf(a, b);
+    if (b == 0.0f) return m;
+    if (m == 0.0f) return copysignf(0.0f, b);
+    return (b < 0.0f) != (m < 0.0f) ? m + b : m;
+}
+static float gen_floordiv_f(float a, float b)
+{
+    if (b == 0.0f) return a / b;
+    float m = fmodf(a, b), d = (a - m) / b;
+    if (m != 0.0f && (b < 0.0f) != (m < 0.0f)) d -= 1.0f;
+    if (d == 0.0f) return copysignf(0.0f, a / b);
+    float f = floorf(d);
+    return d - f > 0.5f ? f + 1.0f : f;
+}
 
 static float gen_fmin(float a, float b) { return isnan(a) || isnan(b) ? NAN : a < b ? a : b; }
 static float gen_fmax(float a, float b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
@@ -2054,8 +2361,28 @@ static int gen_eval_t(gen_state *st, int e, int line, gen_tv *o)
     }
     switch (n->kind) {
     case GE_TVAR:
+        if (n->form == 1 && !st->assigned[n->var]) {
+            gen_stop(st, CFX_STOP_VALUE, line);
+            return -1;
+        }
         gen_load(st, n->var, o);
         break;
+    case GE_AXRED: { /* numpy's reduction of r5 along an axis; sums in double, rounded once; mean
+                        is that sum, as f32, divided by the count in f32 */
+        int rows = n->ival == 0, cnt = rows ? GEN_ROWS : GEN_LEN, outs = rows ? GEN_LEN : GEN_ROWS;
+        gen_set_shape(o, 1, 1, outs, 0);
+        for (int j = 0; j < outs; j++) {
+            double sum = 0;
+            float best = 0;
+            for (int i = 0; i < cnt; i++) {
+                float v = rows ? st->m[i * GEN_LEN + j] : st->m[j * GEN_LEN + i];
+                sum += v;
+                best = i == 0 ? v : n->form == 1 ? gen_fmax(best, v) : gen_fmin(best, v);
+            }
+            o->x[j] = n->form == 0 ? (float)sum : n->form == 3 ? (float)sum / (float)cnt : best;
+        }
+        break;
+    }
     case GE_BOX:
         if (gen_box_at(st, n, line, start, len, kept) < 0) return -1;
         gen_box_io(st, n, start, len, kept, o, 0);
@@ -2133,6 +2460,10 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
     case GE_INT: r.i = (int32_t)n->ival; r.l = n->ival; return r;
     case GE_REAL: r.f = n->fval; return r;
     case GE_VAR:
+        if (n->form == 1 && !st->assigned[n->var]) { /* Python's UnboundLocalError */
+            gen_stop(st, CFX_STOP_VALUE, line);
+            return r;
+        }
         if (n->type == GT_I) r.i = st->si[n->var];
         else if (n->type == GT_L) r.l = st->sl[n->var];
         else r.f = st->sf[n->var];
@@ -2233,6 +2564,57 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         x = gen_eval_expr(st, n->e[0], line);
         if (st->stopped) return r;
         return gen_eval_expr(st, n->e[x.b ? 1 : 2], line);
+    case GE_OPT:
+        if (n->form == 2) {
+            r.i = !st->o0_present;
+        } else if (st->o0_present) {
+            r.f = st->o0;
+        } else if (n->form == 1) {
+            return gen_eval_expr(st, n->e[0], line);
+        } else {
+            gen_stop(st, CFX_STOP_VALUE, line); /* 'o0' is None */
+        }
+        return r;
+    case GE_CALLH: { /* the arguments as written, left to right; the defaults q = 3, s = 0.5 */
+        int32_t p = 0, q = 3;
+        float sv = 0.5f;
+        p = gen_eval_expr(st, n->e[0], line).i;
+        if (n->form & 4) {
+            sv = gen_eval_expr(st, n->e[2], line).f;
+            q = gen_eval_expr(st, n->e[1], line).i;
+        } else {
+            if (n->form & 1) q = gen_eval_expr(st, n->e[1], line).i;
+            if (n->form & 2) sv = gen_eval_expr(st, n->e[2], line).f;
+        }
+        if (st->stopped) return r;
+        r.f = (float)gen_wrap((int64_t)p * q) + sv;
+        return r;
+    }
+    case GE_MIXED: { /* both operands, converted to the type they promote to (docs/language.md) */
+        int ta = st->g->nodes[n->e[0]].type, tb = st->g->nodes[n->e[1]].type;
+        int to = ta == GT_F || tb == GT_F ? GT_F : ta == GT_L || tb == GT_L ? GT_L : GT_I;
+        x = gen_eval_expr(st, n->e[0], line);
+        y = gen_eval_expr(st, n->e[1], line);
+        if (st->stopped) return r;
+        gen_val *v[2] = {&x, &y};
+        int t[2] = {ta, tb};
+        for (int k = 0; k < 2; k++) { /* a bool is 0 or 1; an integer converts to f32 rounded */
+            int64_t iv = t[k] == GT_B ? v[k]->b : t[k] == GT_L ? v[k]->l : v[k]->i;
+            if (t[k] != GT_F) {
+                v[k]->f = (float)iv;
+                v[k]->l = iv;
+                v[k]->i = (int32_t)iv;
+            }
+        }
+        switch (n->form) {
+        case GE_ADD: r.f = x.f + y.f; r.l = gen_wrap64((uint64_t)x.l + (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i + y.i); break;
+        case GE_SUB: r.f = x.f - y.f; r.l = gen_wrap64((uint64_t)x.l - (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i - y.i); break;
+        case GE_MUL: r.f = x.f * y.f; r.l = gen_wrap64((uint64_t)x.l * (uint64_t)y.l); r.i = gen_wrap((int64_t)x.i * y.i); break;
+        case GE_LT: r.b = to == GT_F ? x.f < y.f : to == GT_L ? x.l < y.l : x.i < y.i; break;
+        default: r.b = to == GT_F ? x.f >= y.f : to == GT_L ? x.l >= y.l : x.i >= y.i; break;
+        }
+        return r;
+    }
     case GE_AND:
         x = gen_eval_expr(st, n->e[0], line);
         r.b = x.b ? gen_eval_expr(st, n->e[1], line).b : 0; /* short-circuit */
@@ -2255,7 +2637,7 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         case GE_SUB: r.l = gen_wrap64(a - c); break;
         case GE_MUL: r.l = gen_wrap64(a * c); break;
         case GE_POW: r.l = gen_ipow(x.l, y.l, 64); break;
-        case GE_MOD: r.l = y.l == 0 || y.l == -1 ? 0 : x.l % y.l; break;
+        case GE_MOD: r.l = gen_mod64(x.l, y.l); break;
         default: gen_bug(st, "an i64 operator the evaluator does not know"); break;
         }
         return r;
@@ -2266,14 +2648,23 @@ static gen_val gen_eval_expr(gen_state *st, int e, int line)
         case GE_ADD: if (ints) r.i = gen_wrap((int64_t)x.i + y.i); else r.f = x.f + y.f; break;
         case GE_SUB: if (ints) r.i = gen_wrap((int64_t)x.i - y.i); else r.f = x.f - y.f; break;
         case GE_MUL: if (ints) r.i = gen_wrap((int64_t)x.i * y.i); else r.f = x.f * y.f; break;
+        case GE_TDIV: r.f = (float)x.i / (float)y.i; break; /* f32 division: 1 / 0 is inf */
         case GE_DIV:
         case GE_MOD:
+        case GE_CDIV:
+        case GE_CMOD:
+            if (!ints) { /* reals: Python's, from fmod; never stops */
+                r.f = n->kind == GE_DIV ? gen_floordiv_f(x.f, y.f) : gen_mod_f(x.f, y.f);
+                break;
+            }
             if (y.i == 0) {
                 gen_stop(st, CFX_STOP_DIVIDE, line);
                 return r;
             }
-            if (x.i == INT32_MIN && y.i == -1) r.i = n->kind == GE_DIV ? INT32_MIN : 0;
-            else r.i = n->kind == GE_DIV ? x.i / y.i : x.i % y.i;
+            if (n->kind == GE_DIV) r.i = gen_floordiv(x.i, y.i);
+            else if (n->kind == GE_MOD) r.i = gen_mod(x.i, y.i);
+            else if (x.i == INT32_MIN && y.i == -1) r.i = n->kind == GE_CDIV ? INT32_MIN : 0;
+            else r.i = n->kind == GE_CDIV ? x.i / y.i : x.i % y.i;
             break;
         case GE_MIN: if (ints) r.i = x.i < y.i ? x.i : y.i; else r.f = gen_fmin(x.f, y.f); break;
         case GE_MAX: if (ints) r.i = x.i > y.i ? x.i : y.i; else r.f = gen_fmax(x.f, y.f); break;
@@ -2339,6 +2730,24 @@ static int gen_exec_stmt(gen_state *st, int s)
         int32_t *di = st->ti[n->var], *ti = st->ti[n->tv];
         float *df = st->tf[n->var], *tf = st->tf[n->tv];
         gen_val sc = {0, 0.0f, 0, 0};
+        if (n->form == GF_MUL_S && s % 4 == 3) {
+            /* written as a list comprehension over the rows: e0 is made for each row, after the
+             * loop counts the row (gen_put_stmt) */
+            int32_t ri[GEN_LEN];
+            float rf[GEN_LEN];
+            for (int k = 0; k < GEN_LEN; k++) {
+                if (!gen_tick(st, line)) return GEN_STOP;
+                sc = gen_eval_expr(st, n->e[0], line);
+                if (st->stopped) return GEN_STOP;
+                if (ints) ri[k] = gen_wrap((int64_t)di[k] * sc.i);
+                else rf[k] = df[k] * sc.f;
+            }
+            for (int k = 0; k < GEN_LEN; k++) {
+                if (ints) di[k] = ri[k];
+                else df[k] = rf[k];
+            }
+            return GEN_NEXT;
+        }
         if (n->form == GF_MUL_S || n->form == GF_SUB_S) {
             sc = gen_eval_expr(st, n->e[0], line);
             if (st->stopped) return GEN_STOP;
@@ -2355,7 +2764,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             case GF_ADD_T: if (ints) di[k] = gen_wrap((int64_t)di[k] + ti[k]); else df[k] = df[k] + tf[k]; break;
             case GF_MUL_S: if (ints) di[k] = gen_wrap((int64_t)di[k] * sc.i); else df[k] = df[k] * sc.f; break;
             case GF_SUB_S: if (ints) di[k] = gen_wrap((int64_t)ti[k] - sc.i); else df[k] = tf[k] - sc.f; break;
-            case GF_DIV_T: di[k] = di[k] == INT32_MIN && ti[k] == -1 ? INT32_MIN : di[k] / ti[k]; break;
+            case GF_DIV_T: di[k] = gen_floordiv(di[k], ti[k]); break;
             case GF_WHERE: if (ints) di[k] = di[k] > ti[k] ? di[k] : ti[k]; else df[k] = df[k] > tf[k] ? df[k] : tf[k]; break;
             default: if (ints) di[k] = ti[k]; else df[k] = tf[k]; break;
             }
@@ -2443,6 +2852,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (!gen_tick(st, line)) return GEN_STOP;
             if (wide) st->sl[n->var] = i;
             else st->si[n->var] = (int32_t)i;
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
@@ -2458,6 +2868,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (!gen_tick(st, line)) return GEN_STOP;
             if (g->vars[n->var].type == GT_I) st->si[n->var] = st->ti[n->tv][k];
             else st->sf[n->var] = st->tf[n->tv][k];
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
@@ -2568,6 +2979,13 @@ static int gen_exec_stmt(gen_state *st, int s)
         st->sl[n->var] = v;
         return GEN_NEXT;
     }
+    case GS_OPTSET: {
+        float v = gen_eval_expr(st, n->e[0], line).f;
+        if (st->stopped) return GEN_STOP;
+        st->o0 = v;
+        st->o0_present = 1;
+        return GEN_NEXT;
+    }
     case GS_FORLIST: case GS_FORLIT: { /* what the list held, or the items, when the loop starts */
         gen_tv items[GEN_LEN];
         int count, vec, idx = n->form ? (n->kind == GS_FORLIT ? n->tv : n->vals[0]) : -1;
@@ -2593,6 +3011,7 @@ static int gen_exec_stmt(gen_state *st, int s)
             if (vec) memcpy(st->tf[n->var], items[k].x, sizeof st->tf[0]);
             else if (g->vars[n->var].type == GT_F) st->sf[n->var] = items[k].x[0];
             else st->si[n->var] = items[k].i[0];
+            st->assigned[n->var] = 1;
             r = gen_loop_body(st, n->kids[0]);
             if (r == GEN_BREAK) break;
             if (r != GEN_NEXT) return r;
@@ -2645,6 +3064,8 @@ static inline int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters,
     st->si[gen_find_var(g, "t1")] = in->n;
     st->sf[gen_find_var(g, "f0")] = 0.5f;
     st->sl[gen_find_var(g, "r4")] = in->b;
+    st->o0 = in->x; /* o0 = None; if n > 3 { o0 = x } (second-stream programs only use it) */
+    st->o0_present = in->n > 3;
     for (int k = 0; k < GEN_ROWS * GEN_LEN; k++) st->m[k] = in->x;
     {
         int k0 = gen_find_var(g, "k0"), L0 = gen_find_var(g, "L0"), L1 = gen_find_var(g, "L1");

@@ -105,7 +105,7 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void 
     for (int i = 0; i < nin; i++) {
         cfx_type t = cfx_input_type(m, graph, i);
         size_t bytes = (size_t)(cfx_type_count(&t) * cfx_dtype_size(t.dtype));
-        if (cfx_bind(e, cfx_input_name(m, graph, i), inputs[i], bytes) != 0) {
+        if (inputs[i] && cfx_bind(e, cfx_input_name(m, graph, i), inputs[i], bytes) != 0) {
             snprintf(o->error, sizeof o->error, "bind %s: %s", cfx_input_name(m, graph, i), cfx_exec_error(e));
             goto done;
         }
@@ -259,14 +259,15 @@ static void run_line(cfx_module *m, const char *path, char *line, double tol, in
     if (!CHECK(graph >= 0)) return;
     int nin = cfx_input_count(m, graph);
     if (!CHECK(nin <= MAX_INPUTS)) return;
-    const char *names[MAX_INPUTS];
+    const char *names[MAX_INPUTS], *defaults[MAX_INPUTS];
     cfx_type types[MAX_INPUTS];
     char err[512] = "";
     for (int i = 0; i < nin; i++) {
         names[i] = cfx_input_name(m, graph, i);
         types[i] = cfx_input_type(m, graph, i);
+        defaults[i] = cfx_input_default(m, graph, i);
     }
-    if (test_run_inputs(tokens, ntok, nin, names, types, inputs, err, sizeof err) != 0) {
+    if (test_run_inputs(tokens, ntok, nin, names, types, defaults, inputs, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", what, err);
         CHECK(0);
         goto done;

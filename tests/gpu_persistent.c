@@ -341,7 +341,7 @@ static const char *stops =
     "    c = c + 1\n"
     "  }\n"
     "  y = x[k]\n"
-    "  q = d / d\n"
+    "  q = d // d\n"
     "  assert(y > -2.0, \"y is too small\")\n"
     "  for s in range(0, 3, k - 1) {\n"
     "    c = c + s\n"

@@ -655,6 +655,62 @@ static void check_long_assert_message(void)
     cfx_module_free(m);
 }
 
+/* An input with a default may be left unbound on a host run; cfx_input_default says it. */
+static void check_defaults(void)
+{
+    cfx_module *m = compile(NULL, "d.cfx",
+                            "graph d(x: i32, k: i32 = 7, v: f64[2] = -0.5) -> (y: i32, w: f64[2]) {\n"
+                            "  y = x * k\n  w = v * 2.0\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    CHECK(cfx_input_default(m, 0, 0) == NULL);
+    CHECK_STR(cfx_input_default(m, 0, 1), "7");
+    CHECK_STR(cfx_input_default(m, 0, 2), "-0.5");
+    CHECK(cfx_input_default(m, 0, 3) == NULL);
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t x = 3, y = 0, k = 2;
+    double w[2] = {0, 0};
+    cfx_bind(e, "x", &x, sizeof x);
+    cfx_bind(e, "y", &y, sizeof y);
+    cfx_bind(e, "w", w, sizeof w);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 21);                        /* 3 * 7 */
+    CHECK(w[0] == -1.0 && w[1] == -1.0);     /* the default fills both elements */
+    cfx_bind(e, "k", &k, sizeof k);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 6);
+    cfx_exec_free(e);
+    /* without x the run fails and names x alone */
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    cfx_bind(e, "y", &y, sizeof y);
+    CHECK_INT(cfx_run(e), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
+    cfx_exec_free(e);
+    cfx_module_free(m);
+
+    /* a parameter that defaults to None: unbound, the graph sees None; its hidden presence input
+     * is no input a caller sees or binds */
+    m = compile(NULL, "n.cfx",
+                "graph n(x: i32, w: i32 = None) -> (y: i32) {\n"
+                "  y = x if w is None else x + w\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    CHECK_INT(cfx_input_count(m, 0), 2);
+    CHECK_STR(cfx_input_default(m, 0, 1), "None");
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t wv = 10, present = 1;
+    cfx_bind(e, "x", &x, sizeof x);
+    cfx_bind(e, "y", &y, sizeof y);
+    CHECK(cfx_bind(e, "present(w)", &present, sizeof present) != 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 3);
+    cfx_bind(e, "w", &wv, sizeof wv);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(y, 13);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -666,5 +722,6 @@ int main(void)
     check_long_assert_message();
     check_one_run_at_a_time();
     check_cancel_before_run_and_errors();
+    check_defaults();
     return test_finish("test_api");
 }

@@ -171,6 +171,36 @@ static void annotations(void)
     CHECK_REAL(k->rval, 7.5, 0);
     ast_module_free(m);
 
+    /* promotion: the dtype each op computes in (cdt), its result, and known values converted */
+    m = checked("graph g(n: i32, w: i64, x: f32, d: f64, b: bool) -> (r: f32) {\n"
+                "  a = n + w\n"        /* i64 */
+                "  c = w * x\n"        /* f32: PyTorch's rule, where numpy gives f64 */
+                "  e = x - d\n"        /* f64 */
+                "  f = b + n\n"        /* i32 */
+                "  h = n < 1.5\n"      /* bool, computed in f32 */
+                "  k = 7 / 2 + true\n" /* f32, known: 4.5 */
+                "  q = n / 2\n"        /* f32: / of integers */
+                "  s = b == 1\n"       /* bool, computed in i32 */
+                "  r = x\n"
+                "}\n",
+                &errors, &text);
+    CHECK_INT(errors, 0);
+    if (text)
+        fprintf(stderr, "%s", text);
+    free(text);
+    if (m) {
+        static const char *const want[] = {"i64[]", "f32[]", "f64[]", "i32[]", "bool[]", "f32[]", "f32[]", "bool[]"};
+        static const int cdt[] = {CFX_I64, CFX_F32, CFX_F64, CFX_I32, CFX_F32, CFX_F32, CFX_F32, CFX_I32};
+        for (int i = 0; i < 8; i++) {
+            CHECK_STR(check_type_str(&value_of(m, i)->ty, buf, sizeof buf), want[i]);
+            CHECK_INT(((const check_note *)value_of(m, i)->note)->cdt, cdt[i]);
+        }
+        k = value_of(m, 5)->note;
+        CHECK(k->known);
+        CHECK_REAL(k->rval, 4.5, 0);
+        ast_module_free(m);
+    }
+
     /* the spec's folding example: x = 0; y = 1; if x < y + 1 folds to true */
     m = checked("graph g(a: i32) -> (r: i32) {\n"
                 "  x = 0; y = 1\n"

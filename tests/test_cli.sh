@@ -108,7 +108,7 @@ expect_rc 0 "cfx -h"
 expect_in "usage: cfx run FILE" out "cfx -h"
 run_cfx --version
 expect_rc 0 "cfx --version"
-expect_in "cfx 1.0" out "cfx --version"
+expect_in "cfx 1.0 (language version 2)" out "cfx --version"
 run_cfx backends
 expect_rc 0 "cfx backends"
 expect_in "cfx 1.0" out "cfx backends"
@@ -249,6 +249,45 @@ expect_err "cfx: missing inputs: y i; graph 'if_in_while' takes, each as --in NA
   x: i32
   y: i32
   i: i32" "missing inputs list every input with its type"
+# inputs with defaults: --help shows them, a run may leave them out, and the missing-inputs
+# message names only the inputs without one
+cat >"$T/def.cfx" <<'EOF'
+graph scaled(x: f32[2], k: f32 = 2.5, n: i32 = -3, on: bool = true) -> (y: f32[2], m: i32) {
+  y = x * k
+  m = n if on else 0
+}
+EOF
+run_cfx run "$T/def.cfx" --help
+expect_rc 0 "--help of a graph with defaults"
+expect_in "    k: f32 = 2.5
+    n: i32 = -3
+    on: bool = true" out "--help shows the defaults"
+run_cfx run "$T/def.cfx" --in "x=[1,2]"
+expect_rc 0 "run that leaves out the defaulted inputs"
+expect_out "y = [2.5, 5]
+m = -3" "defaults taken"
+run_cfx run "$T/def.cfx" --in "x=[1,2]" --in on=false --in k=1
+expect_rc 0 "run that gives some defaulted inputs"
+expect_out "y = [1, 2]
+m = 0" "defaults overridden"
+cat >"$T/none.cfx" <<'EOF'
+graph opt(x: f32[2], bias: f32[2] = None) -> (y: f32[2]) {
+  y = x if bias is None else x + bias
+}
+EOF
+run_cfx run "$T/none.cfx" --help
+expect_in "    bias: f32[2] = None" out "--help shows a None default"
+run_cfx run "$T/none.cfx" --in "x=[1,2]"
+expect_out "y = [1, 2]" "a None parameter left out"
+run_cfx run "$T/none.cfx" --in "x=[1,2]" --in "bias=[3,3]"
+expect_out "y = [4, 5]" "a None parameter given"
+run_cfx run "$T/def.cfx" --in k=1
+expect_rc 1 "missing input without a default"
+expect_err "cfx: missing input: x; graph 'scaled' takes, each as --in NAME=VALUE:
+  x: f32[2]
+  k: f32 = 2.5
+  n: i32 = -3
+  on: bool = true" "missing inputs name only those without a default"
 run_cfx run "$T/iw.cfx" --in x=1.5 --in y=1 --in i=0
 expect_rc 1 "non-integer for i32"
 expect_err "cfx: --in x=1.5: expected an integer for i32, got '1.5' (the input is i32)" "bad --in value"

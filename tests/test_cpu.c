@@ -321,7 +321,7 @@ static void test_stops(void)
     prog_emit(b, rec(REC_ASSERT, 0, CFX_BOOL, SC, c, m, 0, 0, 1));      /* 1 */
     prog_emit(b, rec(REC_CHECK_DIVIDE, 0, CFX_I64, 0, dv, 0, 0, 0, 2)); /* 2 */
     prog_emit(b, rec(REC_BINARY, OP_DIV, CFX_I64, 0, out, k10, dv, 0, 2));
-    prog_emit(b, rec(REC_CHECK_STEP, 0, CFX_I32, SC, step, 0, 0, 0, 3)); /* 4 */
+    prog_emit(b, rec(REC_CHECK_STEP, 0, CFX_I32, SC, step, -1, 0, 0, 3)); /* 4 */
     prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 4));
     cfx_prog *p = finish(b);
     CHECK(p != NULL);

@@ -91,6 +91,7 @@ typedef struct unit {
     char label[256];
     const cfx_prog *prog;
     char **names;           /* input names, prog->ninputs */
+    char **defaults;        /* their defaults' text, NULL where none (cfx_input_default) */
     cfx_type *types;
     input_set *sets;
     int nsets;
@@ -175,11 +176,13 @@ static int add_module(const char *file, const char *text, cfx_context *ctx)
         snprintf(u->label, sizeof u->label, "%s: graph %s", file, cg->name);
         u->prog = cg->prog;
         u->names = calloc((size_t)cg->nparams + 1, sizeof *u->names);
+        u->defaults = calloc((size_t)cg->nparams + 1, sizeof *u->defaults);
         u->types = calloc((size_t)cg->nparams + 1, sizeof *u->types);
-        if (!u->names || !u->types)
+        if (!u->names || !u->defaults || !u->types)
             abort();
         for (int i = 0; i < cg->nparams; i++) {
             u->names[i] = cg->params[i].name;
+            u->defaults[i] = cg->params[i].def;
             u->types[i] = cg->params[i].type;
         }
     }
@@ -211,12 +214,15 @@ static unit *add_run_line(int first, int ngraphs, const char *path, char *text, 
     input_set *s = new_set(u);
     char err[512] = "";
     if (test_run_inputs(tokens, ntok, u->prog->ninputs, (const char *const *)u->names, u->types,
-                        s->data, err, sizeof err) != 0) {
+                        (const char *const *)u->defaults, s->data, err, sizeof err) != 0) {
         fprintf(stderr, "%s:%d: %s\n", path, lineno, err);
         CHECK(0);
         u->nsets--;
         return NULL;
     }
+    for (int32_t i = 0; i < u->prog->ninputs; i++) /* a None left out: zeros, never read */
+        if (!s->data[i] && !(s->data[i] = calloc(1, (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]) + 1)))
+            abort();
     s->max_iters = max_iters;
     const char *base = strrchr(path, '/');
     snprintf(s->what, sizeof s->what, "%.120s:%d", base ? base + 1 : path, lineno);
@@ -605,7 +611,7 @@ static int cuda_refuses_call(const unit *u)
 {
     char err[512];
     strbuf sb = {0};
-    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL, NULL, NULL};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL, NULL, NULL, NULL};
     int rc = cgen_emit(u->prog, &o, &sb, NULL, err, sizeof err);
     sb_free(&sb);
     if (rc == -1 && strstr(err, "CALL of application kernel"))
@@ -663,7 +669,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
-                              entry, NULL, NULL};
+                              entry, NULL, NULL, NULL};
             cgen_info info;
             if (form >= 2 && (!CFX_CXX[0] || u->calls || !emulated(u)))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
@@ -1342,6 +1348,7 @@ int main(int argc, char **argv)
         free(units[k].sets);
         if (units[k].prog != irreducible) {
             free(units[k].names);
+            free(units[k].defaults);
             free(units[k].types);
         }
     }

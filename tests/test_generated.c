@@ -96,14 +96,22 @@ static int all_sentinel(const gen_results *r)
  * ended ok, and a piece of each stop message it aims at. */
 static const char *const ok_forms[] = {
     ".append(", ".pop()", "stack(", "enumerate(L", "enumerate([", "in L", "in [", "len(L", " ** ", "reshape(",
-    ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((",
+    ":(", "[:, ", "range(cast(", "9223372036854775", "k0 = [", "] += ", "where((", " // ", " % ", " / ",
+    "truncdiv(", "fmod(", " h(", "o0 is not None", "o0 is None", "  o0 = ", "(r5, axis=", "tp = (", "= tp[-1]",
+    " for q in ", ".shape == ", ".shape, dtype=", "assert (", "plus_a(", "times(",
 };
 static const char *const stop_kinds[] = {
     "is full", "pop from the empty list", "items, index was", "stack needs", "the slice of", "dimension 1 of",
+    "has no value: no iteration of the loop", "'o0' is None",
 };
 #define NFORMS (int)(sizeof ok_forms / sizeof ok_forms[0])
 #define NSTOPS (int)(sizeof stop_kinds / sizeof stop_kinds[0])
 static int form_ok[NFORMS], stop_seen[NSTOPS];
+/* runs that ended ok with a promoting expression (GE_MIXED) to f32, to i64, and of a bool or a
+ * mixed comparison to i32 */
+static int mixed_ok[3];
+/* runs that ended ok with a loop variable read after its loop (a GE_VAR or GE_TVAR of form 1) */
+static int after_loop_ok;
 
 /* One program; returns the number of failed checks it added. */
 static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
@@ -174,6 +182,16 @@ static int check_program(uint64_t seed, int verbose, int *stops, int *by_status)
         form_ok[k] += strstr(body, ok_forms[k]) != NULL;
     for (int k = 0; k < NSTOPS && s1 != CFX_OK; k++)
         stop_seen[k] += strstr(cfx_exec_message(e), stop_kinds[k]) != NULL;
+    int mixed[3] = {0, 0, 0};
+    for (int k = 0; k < g->nnodes && s1 == CFX_OK; k++)
+        if (g->nodes[k].kind == GE_MIXED)
+            mixed[g->nodes[k].type == GT_F ? 0 : g->nodes[k].type == GT_L ? 1 : 2] = 1;
+    for (int k = 0; k < 3; k++)
+        mixed_ok[k] += mixed[k];
+    int after = 0;
+    for (int k = 0; k < g->nnodes && s1 == CFX_OK; k++)
+        after |= (g->nodes[k].kind == GE_VAR || g->nodes[k].kind == GE_TVAR) && g->nodes[k].form == 1;
+    after_loop_ok += after;
     if (s1 == CFX_OK) {
         CHECK(same_results(&b1.res, &want.res));
         CHECK(same_results(&b2.res, &b1.res));
@@ -223,8 +241,14 @@ int main(int argc, char **argv)
         if (!CHECK(form_ok[k] >= PROGRAMS / 100)) fprintf(stderr, "  '%s' in %d runs that ended ok\n", ok_forms[k], form_ok[k]);
     for (int k = 0; k < NSTOPS; k++)
         if (!CHECK(stop_seen[k] > 0)) fprintf(stderr, "  no run stopped with '%s'\n", stop_kinds[k]);
+    for (int k = 0; k < 3; k++)
+        CHECK(mixed_ok[k] >= PROGRAMS / 100);
+    CHECK(after_loop_ok >= PROGRAMS / 100);
     printf("%d programs, %d stopped, %d failed; by status:", PROGRAMS, stops, failed);
     for (int s = CFX_OK; s <= CFX_STOP_LIMIT; s++) printf(" %s %d", cfx_status_name((cfx_status)s), by_status[s]);
+    printf("\nruns that ended ok with mixed dtypes promoting to f32 %d, to i64 %d, to i32 (a bool) %d; "
+           "with a loop variable read after its loop %d",
+           mixed_ok[0], mixed_ok[1], mixed_ok[2], after_loop_ok);
     printf("\nruns that ended ok with:");
     for (int k = 0; k < NFORMS; k++) printf(" '%s' %d", ok_forms[k], form_ok[k]);
     printf("\nstops:");

@@ -140,17 +140,36 @@ static void test_integer_binary(void)
     CHECK_INT(bin_i32(OP_MUL, -4, 6), -24);
     CHECK_INT(bin_i32(OP_MUL, 65536, 65536), 0);
     CHECK_INT(bin_i32(OP_MUL, INT32_MAX, 2), -2);
-    /* truncating division and remainder */
-    CHECK_INT(bin_i32(OP_DIV, 7, 2), 3);
+    /* C's truncating division and remainder (truncdiv, fmod; integer div is truncdiv) */
+    CHECK_INT(bin_i32(OP_TRUNCDIV, 7, 2), 3);
+    CHECK_INT(bin_i32(OP_TRUNCDIV, -7, 2), -3);
+    CHECK_INT(bin_i32(OP_TRUNCDIV, 7, -2), -3);
+    CHECK_INT(bin_i32(OP_TRUNCDIV, -7, -2), 3);
+    CHECK_INT(bin_i32(OP_TRUNCDIV, INT32_MIN, -1), INT32_MIN);
+    CHECK_INT(bin_i32(OP_TRUNCDIV, 5, 0), 0);
     CHECK_INT(bin_i32(OP_DIV, -7, 2), -3);
-    CHECK_INT(bin_i32(OP_DIV, 7, -2), -3);
-    CHECK_INT(bin_i32(OP_DIV, -7, -2), 3);
-    CHECK_INT(bin_i32(OP_DIV, INT32_MIN, -1), INT32_MIN);
-    CHECK_INT(bin_i32(OP_DIV, 5, 0), 0);
+    CHECK_INT(bin_i32(OP_FMOD, 7, 3), 1);
+    CHECK_INT(bin_i32(OP_FMOD, -7, 2), -1);
+    CHECK_INT(bin_i32(OP_FMOD, 7, -2), 1);
+    CHECK_INT(bin_i32(OP_FMOD, INT32_MIN, -1), 0);
+    CHECK_INT(bin_i32(OP_FMOD, 5, 0), 0);
+    /* Python's floor division and remainder, the divisor's sign (by hand: -7 = -4 * 2 + 1) */
+    CHECK_INT(bin_i32(OP_FLOORDIV, 7, 2), 3);
+    CHECK_INT(bin_i32(OP_FLOORDIV, -7, 2), -4);
+    CHECK_INT(bin_i32(OP_FLOORDIV, 7, -2), -4);
+    CHECK_INT(bin_i32(OP_FLOORDIV, -7, -2), 3);
+    CHECK_INT(bin_i32(OP_FLOORDIV, -6, 2), -3);
+    CHECK_INT(bin_i32(OP_FLOORDIV, INT32_MIN, -1), INT32_MIN);
+    CHECK_INT(bin_i32(OP_FLOORDIV, INT32_MIN, 2), INT32_MIN / 2);
+    CHECK_INT(bin_i32(OP_FLOORDIV, INT32_MAX, -2), -1073741824);
+    CHECK_INT(bin_i32(OP_FLOORDIV, 5, 0), 0);
     CHECK_INT(bin_i32(OP_MOD, 7, 3), 1);
-    CHECK_INT(bin_i32(OP_MOD, -7, 2), -1);
-    CHECK_INT(bin_i32(OP_MOD, 7, -2), 1);
+    CHECK_INT(bin_i32(OP_MOD, -7, 2), 1);
+    CHECK_INT(bin_i32(OP_MOD, 7, -2), -1);
+    CHECK_INT(bin_i32(OP_MOD, -7, -2), -1);
+    CHECK_INT(bin_i32(OP_MOD, -6, 3), 0);
     CHECK_INT(bin_i32(OP_MOD, INT32_MIN, -1), 0);
+    CHECK_INT(bin_i32(OP_MOD, INT32_MIN, 3), 1); /* -2147483648 = -715827883 * 3 + 1 */
     CHECK_INT(bin_i32(OP_MOD, 5, 0), 0);
     CHECK_INT(bin_i32(OP_MIN, -3, 2), -3);
     CHECK_INT(bin_i32(OP_MAX, -3, 2), 2);
@@ -174,10 +193,15 @@ static void test_integer_binary(void)
     CHECK_INT(bin_i64(OP_SUB, INT64_MIN, 1), INT64_MAX);
     CHECK_INT(bin_i64(OP_MUL, (int64_t)1 << 32, (int64_t)1 << 32), 0);
     CHECK_INT(bin_i64(OP_MUL, 3000000000LL, 3), 9000000000LL);
-    CHECK_INT(bin_i64(OP_DIV, INT64_MIN, -1), INT64_MIN);
-    CHECK_INT(bin_i64(OP_DIV, -9, 4), -2);
+    CHECK_INT(bin_i64(OP_TRUNCDIV, INT64_MIN, -1), INT64_MIN);
+    CHECK_INT(bin_i64(OP_TRUNCDIV, -9, 4), -2);
+    CHECK_INT(bin_i64(OP_FMOD, INT64_MIN, -1), 0);
+    CHECK_INT(bin_i64(OP_FMOD, -9, 4), -1);
+    CHECK_INT(bin_i64(OP_FLOORDIV, INT64_MIN, -1), INT64_MIN);
+    CHECK_INT(bin_i64(OP_FLOORDIV, -9, 4), -3);
     CHECK_INT(bin_i64(OP_MOD, INT64_MIN, -1), 0);
-    CHECK_INT(bin_i64(OP_MOD, -9, 4), -1);
+    CHECK_INT(bin_i64(OP_MOD, -9, 4), 3);
+    CHECK_INT(bin_i64(OP_MOD, 9, -4), -3);
     CHECK_INT(bin_i64(OP_MOD, 9, 0), 0);
     CHECK_INT(bin_i64(OP_MIN, INT64_MIN, 0), INT64_MIN);
     CHECK_INT(bin_i64(OP_MAX, INT64_MIN, 0), 0);
@@ -211,9 +235,23 @@ static void test_real_binary(void)
     CHECK_REAL(bin_f32(OP_MUL, 1.5f, -2.0f), -3.0, 0);
     CHECK_REAL(bin_f32(OP_DIV, 1.0f, 4.0f), 0.25, 0);
     CHECK(isinf(bin_f32(OP_DIV, 1.0f, 0.0f)));
+    CHECK_REAL(bin_f32(OP_FMOD, 7.5f, 2.0f), 1.5, 0);
+    CHECK_REAL(bin_f32(OP_FMOD, -7.5f, 2.0f), -1.5, 0); /* sign of the dividend, C's fmod */
+    CHECK_REAL(bin_f32(OP_FMOD, 7.5f, -2.0f), 1.5, 0);
+    CHECK_REAL(bin_f32(OP_TRUNCDIV, -7.5f, 2.0f), -3.0, 0);
+    /* Python's: -7.5 = -4 * 2 + 0.5; 7.5 = -4 * -2 - 0.5 */
     CHECK_REAL(bin_f32(OP_MOD, 7.5f, 2.0f), 1.5, 0);
-    CHECK_REAL(bin_f32(OP_MOD, -7.5f, 2.0f), -1.5, 0); /* sign of the dividend, like C's fmod */
-    CHECK_REAL(bin_f32(OP_MOD, 7.5f, -2.0f), 1.5, 0);
+    CHECK_REAL(bin_f32(OP_MOD, -7.5f, 2.0f), 0.5, 0);
+    CHECK_REAL(bin_f32(OP_MOD, 7.5f, -2.0f), -0.5, 0);
+    CHECK(bin_f32(OP_MOD, 4.0f, -2.0f) == 0.0f && signbit(bin_f32(OP_MOD, 4.0f, -2.0f)));
+    CHECK(isnan(bin_f32(OP_MOD, 1.0f, 0.0f)));
+    CHECK_REAL(bin_f32(OP_FLOORDIV, 7.5f, 2.0f), 3.0, 0);
+    CHECK_REAL(bin_f32(OP_FLOORDIV, -7.5f, 2.0f), -4.0, 0);
+    CHECK_REAL(bin_f32(OP_FLOORDIV, 7.5f, -2.0f), -4.0, 0);
+    CHECK(isinf(bin_f32(OP_FLOORDIV, 1.0f, 0.0f)) && bin_f32(OP_FLOORDIV, -1.0f, 0.0f) < 0);
+    CHECK(isnan(bin_f32(OP_FLOORDIV, 0.0f, 0.0f)));
+    CHECK_REAL(bin_f32(OP_FLOORDIV, -1.0f, INFINITY), -1.0, 0);
+    CHECK(bin_f32(OP_FLOORDIV, 0.0f, -3.0f) == 0.0f && signbit(bin_f32(OP_FLOORDIV, 0.0f, -3.0f)));
     CHECK_REAL(bin_f32(OP_MIN, 1.0f, -2.0f), -2.0, 0);
     CHECK_REAL(bin_f32(OP_MAX, 1.0f, -2.0f), 1.0, 0);
     CHECK(isnan(bin_f32(OP_MIN, nf, 1.0f)));
@@ -228,7 +266,13 @@ static void test_real_binary(void)
     CHECK_REAL(bin_f64(OP_SUB, 1e300, -1e300), 2e300, 0);
     CHECK_REAL(bin_f64(OP_MUL, 3.0, 0.5), 1.5, 0);
     CHECK_REAL(bin_f64(OP_DIV, -9.0, 4.0), -2.25, 0);
-    CHECK_REAL(bin_f64(OP_MOD, -9.0, 4.0), -1.0, 0);
+    CHECK_REAL(bin_f64(OP_FMOD, -9.0, 4.0), -1.0, 0);
+    CHECK_REAL(bin_f64(OP_MOD, -9.0, 4.0), 3.0, 0);
+    CHECK_REAL(bin_f64(OP_FLOORDIV, -9.0, 4.0), -3.0, 0);
+    CHECK_REAL(bin_f64(OP_TRUNCDIV, -9.0, 4.0), -2.0, 0);
+    CHECK_REAL(bin_f64(OP_MOD, -1.0, INFINITY), INFINITY, 0);
+    /* exact: 0.3 // 0.1 is 2 in Python (0.3 is a little less than 3 * 0.1) */
+    CHECK_REAL(bin_f64(OP_FLOORDIV, 0.3, 0.1), 2.0, 0);
     CHECK(isnan(bin_f64(OP_MAX, nd, 3.0)));
     CHECK(isnan(bin_f64(OP_MIN, 3.0, nd)));
     CHECK_REAL(bin_f64(OP_MIN, -0.5, 0.25), -0.5, 0);

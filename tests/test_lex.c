@@ -110,6 +110,10 @@ static void test_operators(void)
     CHECK_STR(tokens("a<=b a<b a==b a=b a!=b a->b a- >b", NULL),
               "name:a <= name:b name:a < name:b name:a == name:b name:a = name:b name:a != name:b "
               "name:a -> name:b name:a - > name:b EOF");
+    /* Python's floor division and the three-character assignments */
+    CHECK_STR(tokens("a//b a/ /b a//=b a**=b a**b a*=b a/=b a%=b", NULL),
+              "name:a // name:b name:a / / name:b name:a //= name:b name:a **= name:b name:a ** name:b "
+              "name:a *= name:b name:a /= name:b name:a %= name:b EOF");
 }
 
 static void test_keywords_and_names(void)
@@ -119,6 +123,9 @@ static void test_keywords_and_names(void)
                      NULL),
               "graph if elif else while for in range switch case default break continue return true false and "
               "or not EOF");
+    CHECK_STR(tokens("is None none", NULL), "is None name:none EOF");
+    /* Python's spellings of the bools, and pass */
+    CHECK_STR(tokens("True False pass true TRUE", NULL), "true false pass true name:TRUE EOF");
     CHECK_STR(tokens("graphs _x x_1 If f32 len", NULL),
               "name:graphs name:_x name:x_1 name:If name:f32 name:len EOF");
 }

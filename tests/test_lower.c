@@ -97,8 +97,8 @@ static const char *const INLINE =
     "}\n"
     "graph twice(x: i32) -> (y: i32) { x = x * 2; y = x }\n"
     "graph divmod(a: i32, b: i32) -> (q: i32, m: i32) {\n"
-    "  q = a / b; m = a % b\n"
-    "  if m < 0 { return }\n"
+    "  q = a // b; m = a % b\n"
+    "  if m == 2 { return }\n"
     "  q = q + 100\n"
     "}\n";
 
@@ -112,7 +112,10 @@ static const char *const FOR_EACH =
     "}\n";
 
 static const char *const DIVIDE =
-    "graph f(a: i32, b: i32) -> (q: i32, m: i32) { q = a / b; m = a % b }\n";
+    "graph f(a: i32, b: i32) -> (q: i32, m: i32) { q = a // b; m = a % b }\n";
+
+static const char *const DIVIDE_C =
+    "graph f(a: i32, b: i32) -> (q: i32, m: i32) { q = truncdiv(a, b); m = fmod(a, b) }\n";
 
 static const char *const LOOP_VAR_ASSIGNED =
     "graph f(n: i32) -> (s: i32) { s = 0; for i in range(0, n) { s = s + i; i = i + 10 } }\n";
@@ -213,14 +216,17 @@ static const run_case runs[] = {
     {"short circuit guards", SHORT_CIRCUIT, {4}, CFX_OK, {0, 1, 1}},
     {"short circuit negative", SHORT_CIRCUIT, {-1}, CFX_OK, {1, 0, 0}},
     {"short circuit out of range", SHORT_CIRCUIT, {-5}, CFX_STOP_INDEX, {0}},
-    /* twice(7) = 14, +1; 7 / 3 = 2, 7 % 3 = 1 (no return: q + 100); a unchanged.
-     * -7: -7/3 = -2, -7%3 = -1 < 0: return early with q = -2 */
+    /* twice(7) = 14, +1; 7 // 3 = 2, 7 % 3 = 1 (no return: q + 100); a unchanged.
+     * -7: -7 // 3 = -3, -7 % 3 = 2 (Python's: -7 = -3 * 3 + 2): return early with q = -3 */
     {"inline", INLINE, {7}, CFX_OK, {15, 102, 1, 7}},
-    {"inline with return", INLINE, {-7}, CFX_OK, {-13, -2, -1, -7}},
+    {"inline with return", INLINE, {-7}, CFX_OK, {-13, -3, 2, -7}},
     /* 0+1+4+9; the second loop sees the rows as they were: 0+1+2+3, then x[0] = k = 100 */
     {"for each", FOR_EACH, {100}, CFX_OK, {14, 106}},
-    {"divide", DIVIDE, {-7, 2}, CFX_OK, {-3, -1}},
+    /* Python's: -7 = -4 * 2 + 1; C's: -7 = -3 * 2 - 1 */
+    {"divide", DIVIDE, {-7, 2}, CFX_OK, {-4, 1}},
     {"divide by zero", DIVIDE, {7, 0}, CFX_STOP_DIVIDE, {0}},
+    {"divide as C", DIVIDE_C, {-7, 2}, CFX_OK, {-3, -1}},
+    {"divide as C by zero", DIVIDE_C, {7, 0}, CFX_STOP_DIVIDE, {0}},
     /* assigning i does not change the iterations: 0+1+2+3+4 */
     {"loop var assigned", LOOP_VAR_ASSIGNED, {5}, CFX_OK, {10}},
     /* 1 + 2 + 3 + 4 */

@@ -327,7 +327,7 @@ static const char guards_src[] =
     "  s = 0\n  w = v\n  i = 0\n"
     "  while i < n {\n"
     "    s = s + v[i]\n"
-    "    s = s + 100 / (d - i)\n"
+    "    s = s + 100 // (d - i)\n"
     "    assert(s < big, \"too big\")\n"
     "    w[i] = s\n"
     "    switch i % 3 {\n"
@@ -367,7 +367,8 @@ static void guards_expect(int32_t n, int32_t d, const int32_t v[5], int32_t big,
             a->status = CFX_STOP_DIVIDE, a->kind = REC_CHECK_DIVIDE;
             return;
         }
-        a->s += 100 / (d - i);
+        int32_t q = 100 / (d - i); /* Python's floor division */
+        a->s += q * (d - i) != 100 && (d - i < 0) ? q - 1 : q;
         if (!(a->s < big)) {
             a->status = CFX_STOP_ASSERT, a->kind = REC_ASSERT;
             return;
@@ -399,7 +400,8 @@ static void test_guards(void)
         {5, 9, 1000, 0},  /* ok, with prints */
         {0, 9, 1000, 0},  /* no iteration */
         {7, 9, 1000, 0},  /* v[5]: index 5 of 5 rows */
-        {5, 3, 1000, 0},  /* 100 / (3 - 3) */
+        {5, 3, 1000, 0},  /* 100 // (3 - 3) */
+        {5, 5, 100000, 0}, /* 100 // (5 - 4) after 100 // (5 - 3); no divisor below 0 here */
         {5, 9, 40, 0},    /* assert */
         {5, 9, 1000, 3},  /* limit at the fourth TICK */
         {5, 9, 1000, 5},  /* a budget of exactly the iterations: ok */

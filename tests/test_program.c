@@ -340,7 +340,7 @@ static void c_unchecked_index(cfx_prog *p) { p->records[0].b = 3; }
 static void c_index_dimension(cfx_prog *p) { p->records[0].d = CFX_MAX_RANK; }
 static void c_check_removed(cfx_prog *p)
 {
-    p->records[0] = rec(REC_CHECK_STEP, 0, CFX_I32, 0, S_I, 0, 0, 0, 1);
+    p->records[0] = rec(REC_CHECK_STEP, 0, CFX_I32, 0, S_I, -1, 0, 0, 1);
 }
 static void c_index_killed(cfx_prog *p)
 {
@@ -474,7 +474,7 @@ static void test_index_paths(void)
         if (both)
             prog_emit(b, rec(REC_CHECK_INDEX, 0, CFX_I64, 1, i, 3, -1, 0, 3));
         else
-            prog_emit(b, rec(REC_CHECK_STEP, 0, CFX_I64, 1, i, 0, 0, 0, 3));
+            prog_emit(b, rec(REC_CHECK_STEP, 0, CFX_I64, 1, i, -1, 0, 0, 3));
         prog_emit(b, rec(REC_GET_ROW, 0, CFX_I64, 0, r, x, i, 0, 4));
         prog_emit(b, rec(REC_HALT, 0, 0, 0, 0, 0, 0, 0, 5));
         cfx_prog *p = prog_finish(b, err, sizeof err);

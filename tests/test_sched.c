@@ -1749,7 +1749,7 @@ static const char *const programs[][2] = {
 
 static const char *const stop_src =
     "graph stops(x: f32[8], k: i32, d: i32[5000], n: i32) -> (y: f32, q: i32[5000], c: i32) {\n"
-    "  c = 0\n  while c < n {\n    c = c + 1\n  }\n  y = x[k]\n  q = d / d\n"
+    "  c = 0\n  while c < n {\n    c = c + 1\n  }\n  y = x[k]\n  q = d // d\n"
     "  assert(y > -2.0, \"y is too small\")\n  for s in range(0, 3, k - 1) {\n    c = c + s\n  }\n}\n";
 
 static void compare_graph(const char *path, const char *text, long len, void *user)

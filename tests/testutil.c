@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,8 @@ void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, i
 }
 
 int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
-                    const cfx_type *types, void **inputs, char *err, size_t errlen)
+                    const cfx_type *types, const char *const *defaults, void **inputs, char *err,
+                    size_t errlen)
 {
     uint64_t rng = 0;
     for (int i = 0; i + 1 < ntok; i++)
@@ -146,10 +148,35 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
         for (int k = 0; k < ntok; k++)
             if (strncmp(tokens[k], names[i], len) == 0 && tokens[k][len] == '=')
                 value = tokens[k] + len + 1;
+        if (!value && defaults && defaults[i] && strcmp(defaults[i], "None") == 0)
+            continue; /* left out: None, unbound (NULL) */
         inputs[i] = calloc(1, bytes ? bytes : 1);
         if (!inputs[i]) {
             snprintf(err, errlen, "out of memory");
             return -1;
+        }
+        if (strncmp(names[i], "present(", 8) == 0) {
+            /* a program's hidden input (compile.h): 1 when the line gives the parameter it names */
+            size_t plen = strlen(names[i]) - 9;
+            int given = 0;
+            for (int k = 0; k < ntok; k++)
+                given |= strncmp(tokens[k], names[i] + 8, plen) == 0 && tokens[k][plen] == '=';
+            *(int32_t *)inputs[i] = given;
+            continue;
+        }
+        if (!value && defaults && defaults[i]) {
+            /* its default: one element, repeated */
+            cfx_type one = *t;
+            one.rank = 0;
+            char why[256] = "";
+            int size = cfx_dtype_size(t->dtype);
+            if (value_parse(defaults[i], &one, inputs[i], why, sizeof why) != 0) {
+                snprintf(err, errlen, "the default of input '%s': %s", names[i], why);
+                return -1;
+            }
+            for (int64_t e = 1; e < cfx_type_count(t); e++)
+                memcpy((char *)inputs[i] + e * size, inputs[i], (size_t)size);
+            continue;
         }
         if (!value) {
             snprintf(err, errlen, "no value for input '%s'", names[i]);

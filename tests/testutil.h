@@ -27,11 +27,16 @@ char *test_read_file(const char *path, long *len);
 int test_each_graph(void (*fn)(const char *path, const char *text, long len, void *user), void *user);
 /* The inputs of one `# run:` line of a graph file (graphs/README.md): the line's tokens
  * (`NAME=VALUE`, `--seed N`, ...) give each of the n inputs (names[i], types[i]) its value,
- * a literal, a .npy file under the source tree, or `random` (drawn from --seed). inputs[i] is
- * allocated here (free() them, also on failure). Returns 0, or -1 with the reason in err. */
+ * a literal, a .npy file under the source tree, or `random` (drawn from --seed); an input the
+ * line leaves out takes defaults[i] (cfx_input_default's text, filling every element), when
+ * defaults is not NULL and it has one; one whose default is None stays NULL (unbound), and a
+ * program's hidden input `present(NAME)` (compile.h) is 1 when the line gives NAME, else 0.
+ * inputs[i] is allocated here (free() them, also on failure). Returns 0, or -1 with the reason
+ * in err. */
 struct cfx_type;
 int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *names,
-                    const struct cfx_type *types, void **inputs, char *err, size_t errlen);
+                    const struct cfx_type *types, const char *const *defaults, void **inputs, char *err,
+                    size_t errlen);
 /* The paths of the .cfx files in graphs/, sorted by name, at most cap of them, each malloc'd
  * (free() them). Returns how many, or -1 when the folder cannot be read. */
 int test_graph_files(char **paths, int cap);

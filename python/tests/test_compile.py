@@ -56,8 +56,8 @@ def test_every_diagnostic_with_its_position():
         cfx.compile(path)
     e = info.value
     assert [l for l in str(e).splitlines() if ": error: " in l] == want
-    assert [(d.file, d.line, d.col) for d in e.diagnostics] == [(path, 9, 8), (path, 14, 9), (path, 15, 7)]
-    assert e.diagnostics[2].message == "unknown op 'foo'"
+    assert [(d.file, d.line, d.col) for d in e.diagnostics] == [(path, 23, 10), (path, 24, 3), (path, 13, 8), (path, 18, 15), (path, 19, 7)]
+    assert e.diagnostics[4].message == "unknown op 'foo'"
     assert "  w = foo(x)" in str(e) # the source line, then a caret
     assert isinstance(e, cfx.Error)
 
@@ -67,6 +67,7 @@ def test_error_in_text_names_the_string():
     with pytest.raises(cfx.CompileError) as info:
         cfx.compile(src, filename="mine.cfx")
     assert info.value.diagnostics == [cfx.Diagnostic(
-        "mine.cfx", 2, 9, "operands of '+' have different dtypes: i32 and f32")]
-    with pytest.raises(cfx.CompileError, match="^<string>:2:9: error:"):
+        "mine.cfx", 2, 3, "'y' has type i32[] and cannot be assigned f32[]: i32 + f32 gives f32, "
+        "as the operands promote (write cast(..., i32) to convert)")]
+    with pytest.raises(cfx.CompileError, match="^<string>:2:3: error:"):
         cfx.compile(src)

@@ -18,7 +18,7 @@ STOPS = """graph stops(kind: i32, n: i32) -> (y: i32) {
   } elif kind == 1 {
     y = xs[n]
   } elif kind == 2 {
-    y = 10 / n
+    y = 10 // n
   } else {
     for i in range(0, 10, n) {
       y += i
