@@ -122,7 +122,7 @@ typedef struct persist_args {
 /* ==== device side ========================================================================== */
 
 /* The block's dynamic shared memory: the private copies, then the micro-ops. On the host
- * (tests/cuda_host.h, blocks of one thread) the launcher gives each block a buffer. */
+ * (tests/cuda_host.h) the launcher gives each block a buffer. */
 #ifdef CK_HOST_EMULATION
 #define P_DYNAMIC_SMEM(name) uint8_t *const name = ck_host_smem
 #else
@@ -212,13 +212,6 @@ static __device__ __noinline__ void matvec_rows(int dtype, uint8_t *dst, const u
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int real = dtype == K_F32 || dtype == K_F64;
-#ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
-    if (nwarps == 0) {
-        if (threadIdx.x == 0)
-            k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
-        return;
-    }
-#endif
     for (int64_t row = lo + warp; row < hi; row += nwarps) {
         double accr = 0.0;
         uint64_t acci = 0;
@@ -363,8 +356,8 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
             __syncwarp();
         }
         /* warps 1..7 have waited here since the call; warp 0 arrives when thread 0 is done */
-#ifdef CK_HOST_EMULATION
-        __syncthreads();
+#ifdef CK_HOST_BAR_SYNC /* inline PTX: the host's stand-in has its own (tests/cuda_host.h) */
+        CK_HOST_BAR_SYNC(1, blockDim.x);
 #else
         asm volatile("bar.sync 1, %0;" ::"r"(blockDim.x) : "memory");
 #endif

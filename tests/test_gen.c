@@ -15,12 +15,15 @@
  * must reach the generator with every form of gen_programs.h's second stream (list items and
  * bounds, boxes, broadcasting, **, i64 ranges).
  *
- * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
- * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
- * split reductions, one-block regions with their publish and reload, stops raised by one block
- * while others wait, and the print buffer, drained afterwards as device/compiled.cu drains it.
- * What only a GPU shows (more than one thread per block, the device's memory model, NVRTC's
- * machine code) is left to gpu_compiled and gpu_executors.
+ * With a C++ compiler the CUDA target's kernels (both forms) run too, on three host threads that
+ * stand in for three blocks (tests/ck_host.h), each running as many CUDA threads as
+ * device/compiled.cu launches (256, or 32 for a program of scalars) as fibers (tests/cuda_host.h):
+ * shares, grid barriers, split reductions and the block reduction's tree, tiled products,
+ * one-block regions with their publish and reload, stops raised by one block while others wait,
+ * and the print buffer, drained afterwards as device/compiled.cu drains it. A block's threads run
+ * forward, in reverse or shuffled between their barriers, one order per run in turn
+ * (CFX_STANDIN_SWEEP=1: every run in all three, three times as long). What only a GPU shows (the
+ * device's memory model, NVRTC's machine code) is left to gpu_compiled and gpu_executors.
  *
  * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
  * runs long), the generated programs' own inputs; then on each program the budget at 1 and
@@ -84,6 +87,7 @@ typedef struct unit {
     void (*cuda)(const ck_args a); /* the CUDA target, on host threads (tests/ck_host.h) */
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
+    unsigned int threads;   /* the CUDA target's block size, as device/compiled.cu launches it */
     int is_structured;      /* what the generator made */
     int refused;            /* a record kind the generator does not know (a failure) */
     int calls;              /* a CALL record: C only (the CUDA target refuses it) */
@@ -601,7 +605,8 @@ static int cuda_refuses_call(const unit *u)
 }
 
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
-                          unsigned int blocks, int skew);
+                          unsigned int blocks, unsigned int threads, int order, unsigned int seed,
+                          int skew);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers */
 static int regions, redundant, barriers;
@@ -643,6 +648,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->is_structured = info.structured;
             if (form == 2) {
                 u->publish_bytes = info.publish_bytes;
+                u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
                 regions += info.regions;
                 redundant += info.redundant;
                 barriers += info.barriers;
@@ -859,12 +865,16 @@ static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, in
     r->out.iterations = a.iterations;
 }
 
-/* The CUDA target on `blocks` host threads; the printed values are read from the kernel's
- * buffer afterwards, as device/compiled.cu drains it. */
+/* The CUDA target on `blocks` host threads of u->threads CUDA threads each, which run in
+ * `order` (tests/cuda_host.h: 0 forward, 1 reverse, 2 shuffled); the printed values are read
+ * from the kernel's buffer afterwards, as device/compiled.cu drains it. */
 #define EMULATED_BLOCKS 3
+static int cuda_runs;       /* every run so far: the next one's seed */
+static int cuda_runs_block; /* of which with blocks of CK_THREADS */
+static int standin_sweep;   /* CFX_STANDIN_SWEEP=1: every run in all three orders */
 static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
-                     int64_t max_iters, int cancel, unsigned int blocks, int skew, uint32_t print_cap,
-                     result *r)
+                     int64_t max_iters, int cancel, unsigned int blocks, int order, int skew,
+                     uint32_t print_cap, result *r)
 {
     const cfx_prog *p = u->prog;
     ck_state st = {0, -1, {0, 0}, 0};
@@ -890,7 +900,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     a.print_buf = prints;
     a.print_cap = print_cap;
     a.max_iters = max_iters;
-    CHECK_INT(host_launch(kernel, &a, blocks, skew), 0);
+    cuda_runs_block += u->threads == CK_THREADS;
+    CHECK_INT(host_launch(kernel, &a, blocks, u->threads, order, (unsigned)cuda_runs++, skew), 0);
     r->out.status = (cfx_status)st.status;
     r->out.record = st.status == CFX_OK ? -1 : st.record;
     r->out.detail[0] = st.detail[0];
@@ -1044,19 +1055,25 @@ static int check_unit(unit *u)
              * every barrier (tests/ck_host.h), so a barrier missing from the kernel shows up
              * every time (when the values it would have read matter to the result) */
             int skews = k < u->nsets && strncmp(u->label, "generated", 9) != 0 ? 3 : 1;
+            /* the threads of a block run in one order per run, the next run the next order
+             * (all three in every run with CFX_STANDIN_SWEEP=1) */
             for (int form = 0; emulate && form < 2; form++)
-                for (int skew = 0; skew < (form ? 1 : skews); skew++) {
-                    result got3;
-                    memset(&got3, 0, sizeof got3);
-                    run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
-                             cancel ? 1 : EMULATED_BLOCKS, skew, 1u << 20, &got3);
-                    snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks%s]", what,
-                             form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
-                             skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
-                    bad += !same_run(u, &want, &got3, w2);
-                    bad += k < u->nsets && !same_stop(u, s, &got3, w2);
-                    result_free(&got3);
-                }
+                for (int skew = 0; skew < (form ? 1 : skews); skew++)
+                    for (int rep = 0; rep < (standin_sweep ? 3 : 1); rep++) {
+                        static const char *const orders[] = {"forward", "reverse", "shuffled"};
+                        const int order = standin_sweep ? rep : cuda_runs % 3;
+                        result got3;
+                        memset(&got3, 0, sizeof got3);
+                        run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
+                                 cancel ? 1 : EMULATED_BLOCKS, order, skew, 1u << 20, &got3);
+                        snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks of %u threads, %s%s]", what,
+                                 form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
+                                 u->threads, orders[order],
+                                 skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
+                        bad += !same_run(u, &want, &got3, w2);
+                        bad += k < u->nsets && !same_stop(u, s, &got3, w2);
+                        result_free(&got3);
+                    }
         }
         result_free(&want);
         result_free(&got1);
@@ -1080,7 +1097,7 @@ static int check_rerun(int lo, int hi)
         result r, want;
         memset(&r, 0, sizeof r);
         memset(&want, 0, sizeof want);
-        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 0, 8, &r);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 2, 0, 8, &r);
         int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
         int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
         if (bad)
@@ -1211,6 +1228,7 @@ static void check_refusal(void)
 int main(int argc, char **argv)
 {
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
+    standin_sweep = getenv("CFX_STANDIN_SWEEP") && strcmp(getenv("CFX_STANDIN_SWEEP"), "1") == 0;
     if (!CFX_CC[0]) {
         printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
         return 77;
@@ -1276,10 +1294,10 @@ int main(int argc, char **argv)
         CHECK_INT(unknown_kinds, 0);
         report_forms();
         if (CFX_CXX[0]) {
-            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
-                   "%d grid "
-                   "barriers\n",
-                   EMULATED_BLOCKS, regions, redundant, barriers);
+            printf("CUDA target on %d host blocks: %d runs (%d with blocks of %d threads, the others "
+                   "of 32), %d one-block regions (%d run by every block), %d grid barriers\n",
+                   EMULATED_BLOCKS, cuda_runs, cuda_runs_block, CK_THREADS, regions, redundant,
+                   barriers);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
             CHECK(reruns > 0);
         } else {
