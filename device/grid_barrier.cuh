@@ -100,6 +100,9 @@ static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, c
         } else {
             unsigned int spins = 0;
             while (*(volatile unsigned int *)&bar->gen == gen) {
+#ifdef CK_HOST_SPIN
+                CK_HOST_SPIN(); /* the host's stand-in gives the core away (tests/cuda_host.h) */
+#endif
                 if (persist_load_status(state) != CFX_OK) {
                     /* A stop seen while the generation still looked old may have been raised
                      * after this barrier completed (a block that passed it went on to a CALL

@@ -348,7 +348,7 @@ static void ck_host_fail(const ck_host_block *b, const char *what, unsigned thre
 /* Barrier `id` of `count` threads (0: every thread of the block that has not ended), with a
  * predicate; returns the threads that arrived (high 32 bits) and of them those with a true
  * predicate (low 32 bits). */
-static uint64_t ck_host_barrier(int id, unsigned count, int pred)
+__attribute__((noinline)) static uint64_t ck_host_barrier(int id, unsigned count, int pred)
 {
     ck_host_block *b = ck_host_this_block;
     ck_host_fiber *f = b->cur;
@@ -360,7 +360,7 @@ static uint64_t ck_host_barrier(int id, unsigned count, int pred)
     return f->out;
 }
 
-static uint64_t ck_host_warp(int wop, unsigned mask, uint64_t val, int arg, int width)
+__attribute__((noinline)) static uint64_t ck_host_warp(int wop, unsigned mask, uint64_t val, int arg, int width)
 {
     ck_host_block *b = ck_host_this_block;
     ck_host_fiber *f = b->cur;
@@ -796,5 +796,8 @@ static inline unsigned long long ck_host_clock(void)
     return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
 }
 #define CK_HOST_CLOCK ck_host_clock
+/* A turn of a spin on memory another block or the host writes: gives the core away, so the
+ * block it waits for runs (the machine may have fewer cores than the grid has blocks). */
+#define CK_HOST_SPIN() sched_yield()
 
 #endif
