@@ -169,7 +169,8 @@ static inline const ck_dim3 &ck_host_thread_index(void)
 #define CK_HOST_STACK (256u << 10)
 #endif
 
-/* Stacks, kept for the next launch: mapped once, lazily committed, with a guard page below. */
+/* Stacks, kept for the next launch: mapped once, lazily committed, with a guard page below;
+ * released by ck_host_stacks_release. */
 static pthread_mutex_t ck_host_stack_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char **ck_host_stacks;
 static size_t ck_host_nstacks, ck_host_capstacks;
@@ -208,6 +209,17 @@ static void ck_host_stack_put(unsigned char *s)
     }
     ck_host_stacks[ck_host_nstacks++] = s;
     pthread_mutex_unlock(&ck_host_stack_lock);
+}
+
+/* At exit, or when a shared object of generated kernels (tests/ck_host.h) is unloaded. */
+__attribute__((destructor)) static void ck_host_stacks_release(void)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < ck_host_nstacks; i++)
+        munmap(ck_host_stacks[i] - page, CK_HOST_STACK + page);
+    free(ck_host_stacks);
+    ck_host_stacks = NULL;
+    ck_host_nstacks = ck_host_capstacks = 0;
 }
 
 #ifdef CK_HOST_SWITCH_X86

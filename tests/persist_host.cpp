@@ -1,7 +1,8 @@
 /* persist_host.cpp: the interpreter's kernel, device/persistent_kernel.cuh as the GPU runs
- * it, on host threads with fibers for its CUDA threads (persist_host.h says what for). Compiled with the system C++ compiler
- * with tests/host_cuda first on the include path, so the kernel's headers get the host's
- * stand-in for the CUDA runtime (cuda_runtime.h there, CUDA itself from cuda_host.h).
+ * it, on host threads with fibers for its CUDA threads (persist_host.h says what for).
+ * Compiled with the system C++ compiler with tests/host_cuda first on the include path, so
+ * the kernel's headers get the host's stand-in for the CUDA runtime (cuda_runtime.h there,
+ * CUDA itself from cuda_host.h).
  *
  * The launcher mirrors device/persistent.cu: the same buffers, sized by the same rules (the
  * private copies in each block's shared memory, or in global memory past P_SHARED_PRIV_MAX;

@@ -33,7 +33,8 @@
  * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
  * test the opposite, an f32 product that adds, boxes read or written at the wrong place, an index
- * stop that reports the wrong index) and fails unless every mutant is caught.
+ * stop that reports the wrong index, grid barriers or the block barriers after split work left
+ * out) and fails unless every mutant is caught.
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
@@ -1265,6 +1266,7 @@ int main(int argc, char **argv)
              "blockIdx.x != 1"},
             {"grid barriers left out (CUDA)", "if (ck_grid_barrier(a, &poll_, ",
              "if (0 && ck_grid_barrier(a, &poll_, "},
+            {"block barriers after split work left out (CUDA)", "__syncthreads();", ";"},
             {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
              "k_box_start((int64_t)0 * "},
             {"an index stop's index off by one", "a->detail[0] = v_;", "a->detail[0] = v_ + 1;"},
