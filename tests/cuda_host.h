@@ -141,9 +141,12 @@ typedef struct ck_host_block {
     ck_host_fiber *fibers;
     ck_host_fiber *cur;
     unsigned n, live;
-    unsigned *order;
+    unsigned *order; /* the round's fibers, in the order they run */
+    unsigned m, pos; /* how many, and the next to run */
     uint64_t rng;
-    unsigned long long rounds;
+    /* the barriers: threads arrived, of them with a true predicate, the count they gave */
+    unsigned arrived[CK_HOST_NBARRIERS], trues[CK_HOST_NBARRIERS], count[CK_HOST_NBARRIERS];
+    unsigned at_warp; /* threads at a warp operation */
 #ifdef CK_HOST_ASAN
     void *fake_stack;
     const void *sched_bottom;
@@ -253,9 +256,12 @@ __attribute__((naked, noinline)) static void ck_host_fiber_entry(void)
 }
 #endif
 
-/* From the block's scheduler into fiber f, until it waits or ends. */
-static void ck_host_resume(ck_host_block *b, ck_host_fiber *f)
+/* The round's fibers hand over to each other, the first from the scheduler, the last back to
+ * it, so a round of n fibers costs n + 1 switches. */
+static void ck_host_run_round(ck_host_block *b)
 {
+    ck_host_fiber *f = &b->fibers[b->order[0]];
+    b->pos = 1;
     b->cur = f;
 #ifdef CK_HOST_TSAN
     __tsan_switch_to_fiber(f->tsan_fiber, 0);
@@ -273,20 +279,24 @@ static void ck_host_resume(ck_host_block *b, ck_host_fiber *f)
 #endif
 }
 
-/* From the running fiber back to its block's scheduler (for good when it has ended). */
+/* From the running fiber f, which waits or has ended (and is then never resumed), to the
+ * round's next fiber, or back to the scheduler after the last. */
 static void ck_host_suspend(ck_host_block *b, ck_host_fiber *f)
 {
+    ck_host_fiber *next = b->pos < b->m ? &b->fibers[b->order[b->pos++]] : NULL;
+    b->cur = next;
 #ifdef CK_HOST_TSAN
-    __tsan_switch_to_fiber(b->tsan_sched, 0);
+    __tsan_switch_to_fiber(next ? next->tsan_fiber : b->tsan_sched, 0);
 #endif
 #ifdef CK_HOST_ASAN
-    __sanitizer_start_switch_fiber(f->state == CK_HOST_ENDED ? NULL : &f->fake_stack, b->sched_bottom,
-                                   b->sched_size);
+    __sanitizer_start_switch_fiber(f->state == CK_HOST_ENDED ? NULL : &f->fake_stack,
+                                   next ? (const void *)next->stack : b->sched_bottom,
+                                   next ? CK_HOST_STACK : b->sched_size);
 #endif
 #ifdef CK_HOST_SWITCH_X86
-    ck_host_switch(&f->sp, b->sched_sp);
+    ck_host_switch(&f->sp, next ? next->sp : b->sched_sp);
 #else
-    swapcontext(&f->uc, &b->sched_uc);
+    swapcontext(&f->uc, next ? &next->uc : &b->sched_uc);
 #endif
 #ifdef CK_HOST_ASAN
     __sanitizer_finish_switch_fiber(f->fake_stack, NULL, NULL);
@@ -364,10 +374,18 @@ __attribute__((noinline)) static uint64_t ck_host_barrier(int id, unsigned count
 {
     ck_host_block *b = ck_host_this_block;
     ck_host_fiber *f = b->cur;
+    if (id < 0 || id >= CK_HOST_NBARRIERS)
+        ck_host_fail(b, "a barrier id out of 0..15", f->idx.x);
+    if (count % 32u != 0 || count > b->n)
+        ck_host_fail(b, "a named barrier's count that is not a multiple of 32 up to the block's size", f->idx.x);
+    if (b->arrived[id] > 0 && b->count[id] != count)
+        ck_host_fail(b, "threads at one barrier with different thread counts", f->idx.x);
+    b->count[id] = count;
+    b->arrived[id]++;
+    b->trues[id] += pred != 0;
     f->state = CK_HOST_AT_BARRIER;
     f->bar = id;
     f->bar_count = count;
-    f->pred = pred != 0;
     ck_host_suspend(b, f);
     return f->out;
 }
@@ -382,6 +400,7 @@ __attribute__((noinline)) static uint64_t ck_host_warp(int wop, unsigned mask, u
     if (width < 1 || width > 32 || (width & (width - 1)) != 0)
         ck_host_fail(b, "a shuffle width that is not a power of two up to 32", f->idx.x);
     f->state = CK_HOST_AT_WARP;
+    b->at_warp++;
     f->wop = wop;
     f->mask = mask;
     f->val = val;
@@ -391,49 +410,31 @@ __attribute__((noinline)) static uint64_t ck_host_warp(int wop, unsigned mask, u
     return f->out;
 }
 
-/* The scheduler's part: completes every barrier whose threads have all arrived. Returns how
- * many threads it released. */
-static unsigned ck_host_release_barriers(ck_host_block *b)
+/* The scheduler's part: completes every barrier whose threads have all arrived. */
+static void ck_host_release_barriers(ck_host_block *b)
 {
-    unsigned arrived[CK_HOST_NBARRIERS] = {0}, trues[CK_HOST_NBARRIERS] = {0}, count[CK_HOST_NBARRIERS] = {0};
-    unsigned released = 0;
-    for (unsigned i = 0; i < b->n; i++) {
-        ck_host_fiber *f = &b->fibers[i];
-        if (f->state != CK_HOST_AT_BARRIER)
-            continue;
-        if (f->bar < 0 || f->bar >= CK_HOST_NBARRIERS)
-            ck_host_fail(b, "a barrier id out of 0..15", i);
-        if (arrived[f->bar] > 0 && count[f->bar] != f->bar_count)
-            ck_host_fail(b, "threads at one barrier with different thread counts", i);
-        if (f->bar_count % 32u != 0 || f->bar_count > b->n)
-            ck_host_fail(b, "a named barrier's count that is not a multiple of 32 up to the block's size", i);
-        count[f->bar] = f->bar_count;
-        arrived[f->bar]++;
-        trues[f->bar] += (unsigned)f->pred;
-    }
     for (int id = 0; id < CK_HOST_NBARRIERS; id++) {
-        unsigned need = count[id] ? count[id] : b->live;
-        if (arrived[id] == 0 || arrived[id] < need)
+        const unsigned arrived = b->arrived[id], need = b->count[id] ? b->count[id] : b->live;
+        if (arrived == 0 || arrived < need)
             continue;
-        if (arrived[id] > need)
+        if (arrived > need)
             ck_host_fail(b, "more threads at a named barrier than its count", 0);
+        const uint64_t out = (uint64_t)arrived << 32 | b->trues[id];
         for (unsigned i = 0; i < b->n; i++) {
             ck_host_fiber *f = &b->fibers[i];
             if (f->state == CK_HOST_AT_BARRIER && f->bar == id) {
                 f->state = CK_HOST_RUNNING;
-                f->out = (uint64_t)arrived[id] << 32 | trues[id];
-                released++;
+                f->out = out;
             }
         }
+        b->arrived[id] = b->trues[id] = b->count[id] = 0;
     }
-    return released;
 }
 
 /* The scheduler's part: completes every warp operation whose lanes have all arrived. */
-static unsigned ck_host_release_warps(ck_host_block *b)
+static void ck_host_release_warps(ck_host_block *b)
 {
-    unsigned released = 0;
-    for (unsigned w = 0; w * 32 < b->n; w++) {
+    for (unsigned w = 0; w * 32 < b->n && b->at_warp > 0; w++) {
         ck_host_fiber *lanes = &b->fibers[w * 32];
         const unsigned nl = b->n - w * 32 < 32 ? b->n - w * 32 : 32;
         unsigned done = 0; /* lanes already released this pass */
@@ -519,11 +520,10 @@ static unsigned ck_host_release_warps(ck_host_block *b)
                 if (mask >> q & 1u) {
                     lanes[q].state = CK_HOST_RUNNING;
                     done |= 1u << q;
-                    released++;
+                    b->at_warp--;
                 }
         }
     }
-    return released;
 }
 
 /* ==== the grid ============================================================================== */
@@ -552,7 +552,7 @@ static void ck_host_fiber_main(ck_host_fiber *f)
 {
     ck_host_block *b = ck_host_this_block;
 #ifdef CK_HOST_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &b->sched_bottom, &b->sched_size);
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
     b->grid->kernel(b->grid->arg);
     f->state = CK_HOST_ENDED;
@@ -592,15 +592,14 @@ static void ck_host_run_block(ck_host_block *b)
             }
         } else if (b->grid->order == CK_HOST_SHUFFLE) {
             for (unsigned i = m - 1; i > 0; i--) {
-                unsigned j = (unsigned)(ck_host_next(&b->rng) % (i + 1));
+                unsigned j = (unsigned)(((ck_host_next(&b->rng) >> 32) * (uint64_t)(i + 1)) >> 32);
                 unsigned t = b->order[i];
                 b->order[i] = b->order[j];
                 b->order[j] = t;
             }
         }
-        for (unsigned i = 0; i < m; i++)
-            ck_host_resume(b, &b->fibers[b->order[i]]);
-        b->rounds++;
+        b->m = m;
+        ck_host_run_round(b);
         ck_host_release_barriers(b);
         ck_host_release_warps(b);
     }
@@ -632,6 +631,20 @@ static void *ck_host_block_main(void *p)
     b.live = b.n;
 #ifdef CK_HOST_TSAN
     b.tsan_sched = __tsan_get_current_fiber();
+#endif
+#ifdef CK_HOST_ASAN
+    {
+        /* the host thread's own stack, which the last fiber of a round switches back to */
+        pthread_attr_t attr;
+        void *bottom = NULL;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            pthread_attr_getstack(&attr, &bottom, &size);
+            pthread_attr_destroy(&attr);
+        }
+        b.sched_bottom = bottom;
+        b.sched_size = size;
+    }
 #endif
     ck_host_this_block = &b;
     if (g->block_start)

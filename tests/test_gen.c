@@ -16,14 +16,17 @@
  * bounds, boxes, broadcasting, **, i64 ranges).
  *
  * With a C++ compiler the CUDA target's kernels (both forms) run too, on three host threads that
- * stand in for three blocks (tests/ck_host.h), each running as many CUDA threads as
- * device/compiled.cu launches (256, or 32 for a program of scalars) as fibers (tests/cuda_host.h):
- * shares, grid barriers, split reductions and the block reduction's tree, tiled products,
- * one-block regions with their publish and reload, stops raised by one block while others wait,
- * and the print buffer, drained afterwards as device/compiled.cu drains it. A block's threads run
- * forward, in reverse or shuffled between their barriers, one order per run in turn
- * (CFX_STANDIN_SWEEP=1: every run in all three, three times as long). What only a GPU shows (the
- * device's memory model, NVRTC's machine code) is left to gpu_compiled and gpu_executors.
+ * stand in for three blocks (tests/ck_host.h), each running its CUDA threads as fibers
+ * (tests/cuda_host.h): shares, grid barriers, split reductions and the block reduction's tree,
+ * tiled products, one-block regions with their publish and reload, stops raised by one block
+ * while others wait, and the print buffer, drained afterwards as device/compiled.cu drains it.
+ * A block has as many threads as device/compiled.cu launches (256, or 32 for a program of
+ * scalars) in the first run of each program and wherever there is a tiled product, and 64 in
+ * the other runs of the programs the device runs with 256 (run_threads); its threads run
+ * forward, in reverse or shuffled between their barriers, one order per run in turn.
+ * CFX_STANDIN_SWEEP=1 runs every kernel in all three orders and at the device's sizes (about
+ * four times as long). What only a GPU shows (the device's memory model, NVRTC's machine code)
+ * is left to gpu_compiled and gpu_executors.
  *
  * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
  * runs long), the generated programs' own inputs; then on each program the budget at 1 and
@@ -89,6 +92,7 @@ typedef struct unit {
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
     unsigned int threads;   /* the CUDA target's block size, as device/compiled.cu launches it */
+    int tiles;              /* its kernel has a tiled product, which needs all CK_THREADS */
     int is_structured;      /* what the generator made */
     int refused;            /* a record kind the generator does not know (a failure) */
     int calls;              /* a CALL record: C only (the CUDA target refuses it) */
@@ -502,7 +506,8 @@ static int replace_all(strbuf *s, const char *from, const char *to)
 
 static char workdir[256];
 /* --mutants: a mutant may loop where the program does not (an add that subtracts), so every
- * run there has a budget, on both sides */
+ * run there has a budget, on both sides (20000 iterations, as random inputs have: on host
+ * threads every CUDA thread of the generated kernel runs every iteration) */
 static int64_t budget_cap;
 
 /* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
@@ -636,6 +641,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
                               entry};
             cgen_info info;
+            size_t at = cuda.len;
             if (form >= 2 && (!CFX_CXX[0] || u->calls))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
@@ -650,6 +656,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             if (form == 2) {
                 u->publish_bytes = info.publish_bytes;
                 u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
+                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
                 regions += info.regions;
                 redundant += info.redundant;
                 barriers += info.barriers;
@@ -872,10 +879,19 @@ static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, in
 #define EMULATED_BLOCKS 3
 static int cuda_runs;       /* every run so far: the next one's seed */
 static int cuda_runs_block; /* of which with blocks of CK_THREADS */
-static int standin_sweep;   /* CFX_STANDIN_SWEEP=1: every run in all three orders */
+static int standin_sweep;   /* CFX_STANDIN_SWEEP=1: every run in all three orders, with the device's sizes */
+
+/* The block size of a run: the device's (u->threads) for the first run of a program's
+ * structured kernel, for a kernel with a tiled product (kernels/block.cuh needs them all) and
+ * with CFX_STANDIN_SWEEP=1; otherwise 64 where the device launches CK_THREADS, which shows the
+ * same missing barriers for a quarter of the time. */
+static unsigned int run_threads(const unit *u, int first)
+{
+    return first || u->tiles || standin_sweep || u->threads < CK_THREADS ? u->threads : 64;
+}
 static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
-                     int64_t max_iters, int cancel, unsigned int blocks, int order, int skew,
-                     uint32_t print_cap, result *r)
+                     int64_t max_iters, int cancel, unsigned int blocks, unsigned int threads,
+                     int order, int skew, uint32_t print_cap, result *r)
 {
     const cfx_prog *p = u->prog;
     ck_state st = {0, -1, {0, 0}, 0};
@@ -901,8 +917,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     a.print_buf = prints;
     a.print_cap = print_cap;
     a.max_iters = max_iters;
-    cuda_runs_block += u->threads == CK_THREADS;
-    CHECK_INT(host_launch(kernel, &a, blocks, u->threads, order, (unsigned)cuda_runs++, skew), 0);
+    cuda_runs_block += threads == CK_THREADS;
+    CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew), 0);
     r->out.status = (cfx_status)st.status;
     r->out.record = st.status == CFX_OK ? -1 : st.record;
     r->out.detail[0] = st.detail[0];
@@ -1063,13 +1079,14 @@ static int check_unit(unit *u)
                     for (int rep = 0; rep < (standin_sweep ? 3 : 1); rep++) {
                         static const char *const orders[] = {"forward", "reverse", "shuffled"};
                         const int order = standin_sweep ? rep : cuda_runs % 3;
+                        const unsigned int threads = run_threads(u, k == 0 && form == 0 && skew == 0);
                         result got3;
                         memset(&got3, 0, sizeof got3);
                         run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
-                                 cancel ? 1 : EMULATED_BLOCKS, order, skew, 1u << 20, &got3);
+                                 cancel ? 1 : EMULATED_BLOCKS, threads, order, skew, 1u << 20, &got3);
                         snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks of %u threads, %s%s]", what,
                                  form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
-                                 u->threads, orders[order],
+                                 threads, orders[order],
                                  skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
                         bad += !same_run(u, &want, &got3, w2);
                         bad += k < u->nsets && !same_stop(u, s, &got3, w2);
@@ -1098,7 +1115,7 @@ static int check_rerun(int lo, int hi)
         result r, want;
         memset(&r, 0, sizeof r);
         memset(&want, 0, sizeof want);
-        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 2, 0, 8, &r);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, run_threads(u, 0), 2, 0, 8, &r);
         int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
         int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
         if (bad)
@@ -1252,7 +1269,7 @@ int main(int argc, char **argv)
     printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
 
     if (mutants) {
-        budget_cap = 100000;
+        budget_cap = 20000;
         /* each must be caught: the twin would be useless if it were not */
         static const mutant muts[] = {
             {"an add that subtracts", "k_add_i32(", "k_sub_i32("},
@@ -1297,7 +1314,7 @@ int main(int argc, char **argv)
         report_forms();
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host blocks: %d runs (%d with blocks of %d threads, the others "
-                   "of 32), %d one-block regions (%d run by every block), %d grid barriers\n",
+                   "of 64 or 32), %d one-block regions (%d run by every block), %d grid barriers\n",
                    EMULATED_BLOCKS, cuda_runs, cuda_runs_block, CK_THREADS, regions, redundant,
                    barriers);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
