@@ -80,8 +80,8 @@ typedef struct ck_args {
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
- * (blocks as threads of one thread each), which is how the tests run these kernels without a
- * GPU. */
+ * (blocks as host threads, their CUDA threads as fibers), which is how the tests run these
+ * kernels without a GPU. */
 #if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
 #include "block.cuh"
 #include "grid.cuh"

@@ -94,6 +94,9 @@ static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, c
         unsigned long long target = k_grid_arrive(&bar->arrived, gridDim.x);
         unsigned int spins = 0;
         while (!k_grid_passed(&bar->arrived, target)) {
+#ifdef CK_HOST_SPIN
+            CK_HOST_SPIN(); /* the host's stand-in gives the core away (tests/cuda_host.h) */
+#endif
             if (persist_load_status(state) != CFX_OK) {
                 /* A stop seen while the barrier still looked incomplete may have been raised
                  * after it completed (a block that passed it went on to a CALL and paused).

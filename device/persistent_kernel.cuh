@@ -126,7 +126,7 @@ typedef struct persist_args {
 /* ==== device side ========================================================================== */
 
 /* The block's dynamic shared memory: the private copies, then the micro-ops. On the host
- * (tests/cuda_host.h, blocks of one thread) the launcher gives each block a buffer. */
+ * (tests/cuda_host.h) the launcher gives each block a buffer. */
 #ifdef CK_HOST_EMULATION
 #define P_DYNAMIC_SMEM(name) uint8_t *const name = ck_host_smem
 #else
@@ -343,8 +343,8 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
             __syncwarp();
         }
         /* warps 1..7 have waited here since the call; warp 0 arrives when thread 0 is done */
-#ifdef CK_HOST_EMULATION
-        __syncthreads();
+#ifdef CK_HOST_BAR_SYNC /* inline PTX: the host's stand-in has its own (tests/cuda_host.h) */
+        CK_HOST_BAR_SYNC(1, blockDim.x);
 #else
         asm volatile("bar.sync 1, %0;" ::"r"(blockDim.x) : "memory");
 #endif

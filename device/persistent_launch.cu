@@ -17,29 +17,11 @@
 
 #include "dev.h"
 #include "persistent_kernel.cuh"
+#include "probe.cuh"
 
 /* ==== the probe ============================================================================= */
 
-/* One addition per launch, whatever the launch's shape: the probe counts launches. */
-static __global__ void probe_child(int *count)
-{
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        atomicAdd(count, 100);
-}
-
-/* Launched from the host as the node of a device graph: the first time, it tail-launches
- * probe_child's graph and then itself; so a device that runs both leaves 1 + 100 + 1. */
-static __global__ void probe_parent(cudaGraphExec_t child, int *count)
-{
-    if (blockIdx.x != 0 || threadIdx.x != 0)
-        return;
-    if (atomicAdd(count, 1) != 0)
-        return;
-    if (cudaGraphLaunch(child, cudaStreamGraphTailLaunch) != cudaSuccess)
-        atomicAdd(count, 10000);
-    else if (cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch) != cudaSuccess)
-        atomicAdd(count, 20000);
-}
+/* (its kernels, probe_child and probe_parent, are probe.cuh's) */
 
 /* A graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative or not,
  * instantiated for device launch and uploaded on s. On failure *graph may hold the graph

@@ -168,23 +168,10 @@ typedef union k_tile_cell {
 
 /* Output tiles [lo, hi) of dst[m,n] = a[m,k] @ b[k,n], one element per thread of a block of
  * K_TILE x K_TILE threads. The sum runs over k in order with unfused multiply and add, as
- * k_matmul does on the CPU. On the host (tests/cuda_host.h), a block of another size computes
- * the tiles' cells with k_matmul itself. */
+ * k_matmul does on the CPU. */
 static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
                                       int64_t m, int64_t k, int64_t n, int64_t lo, int64_t hi)
 {
-#ifdef CK_HOST_EMULATION /* the device's blocks are always K_TILE x K_TILE threads */
-    if (blockDim.x != K_TILE * K_TILE) {
-        const int64_t tn = (n + K_TILE - 1) / K_TILE;
-        for (int64_t t = lo; t < hi; t++)
-            for (int c = threadIdx.x; c < K_TILE * K_TILE; c += blockDim.x) {
-                int64_t row = (t / tn) * K_TILE + c / K_TILE, col = (t % tn) * K_TILE + c % K_TILE;
-                if (row < m && col < n)
-                    k_matmul(dtype, dst, a, b, m, k, n, row * n + col, row * n + col + 1);
-            }
-        return;
-    }
-#endif
     __shared__ k_tile_cell ta[K_TILE][K_TILE + 1];
     __shared__ k_tile_cell tb[K_TILE][K_TILE + 1];
     const int ty = threadIdx.x / K_TILE, tx = threadIdx.x % K_TILE;

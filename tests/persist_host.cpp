@@ -1,7 +1,8 @@
 /* persist_host.cpp: the interpreter's kernel, device/persistent_kernel.cuh as the GPU runs
- * it, on host threads (persist_host.h says what for). Compiled with the system C++ compiler
- * with tests/host_cuda first on the include path, so the kernel's headers get the host's
- * stand-in for the CUDA runtime (cuda_runtime.h there, CUDA itself from cuda_host.h).
+ * it, on host threads with fibers for its CUDA threads (persist_host.h says what for).
+ * Compiled with the system C++ compiler with tests/host_cuda first on the include path, so
+ * the kernel's headers get the host's stand-in for the CUDA runtime (cuda_runtime.h there,
+ * CUDA itself from cuda_host.h).
  *
  * The launcher mirrors device/persistent.cu: the same buffers, sized by the same rules (the
  * private copies in each block's shared memory, or in global memory past P_SHARED_PRIV_MAX;
@@ -16,49 +17,34 @@
 #include "persistent_kernel.cuh"
 #include "persist_host.h"
 
-/* ==== device graph launch, modelled ====================================================== */
-
-/* The graphs a launch's blocks tail-launched, in order: a record's site graph is its pc + 1,
- * the kernel's own graph SELF_GRAPH. Only block 0 launches, and the launcher reads them
- * after joining every block. */
-#define SELF_GRAPH ((cudaGraphExec_t)(intptr_t)-1)
-static cudaGraphExec_t tails[4];
-static int ntails;
-
-cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s)
-{
-    if (s != cudaStreamGraphTailLaunch || !g || ntails == 4)
-        return cudaErrorInvalidValue;
-    tails[ntails++] = g;
-    return cudaSuccess;
-}
-
-cudaGraphExec_t cudaGetCurrentGraphExec(void)
-{
-    return SELF_GRAPH;
-}
-
 /* ==== the launch ========================================================================= */
 
-typedef struct host_block {
+static_assert(PERSIST_HOST_THREADS == P_THREADS, "persist_host.h gives C the device's block size");
+
+/* The graphs a launch's blocks tail-launched (cuda_runtime.h records them): a record's site
+ * graph is its pc + 1, the kernel's own graph SELF_GRAPH. Only block 0 launches, and the
+ * launcher reads them after joining every block. */
+#define SELF_GRAPH ((cudaGraphExec_t)(intptr_t)-1)
+
+typedef struct host_launch {
     const persist_args *args;
     int device_launch;
-    unsigned int index;
-    uint8_t *smem;
-    int *ended;
-} host_block;
+    uint8_t **smem; /* per block */
+} host_launch;
 
-static void *block_main(void *arg)
+static void block_start(void *arg)
 {
-    const host_block *b = (const host_block *)arg;
-    blockIdx.x = b->index;
-    ck_host_smem = b->smem;
-    if (b->device_launch)
-        persist_kernel<1>(*b->args);
+    const host_launch *l = (const host_launch *)arg;
+    ck_host_smem = l->smem[blockIdx.x];
+}
+
+static void kernel_thread(void *arg)
+{
+    const host_launch *l = (const host_launch *)arg;
+    if (l->device_launch)
+        persist_kernel<1>(*l->args);
     else
-        persist_kernel<0>(*b->args);
-    __atomic_add_fetch(b->ended, 1, __ATOMIC_RELEASE);
-    return NULL;
+        persist_kernel<0>(*l->args);
 }
 
 typedef struct host_run {
@@ -106,36 +92,33 @@ static void drain(host_run *h)
     __atomic_store_n((unsigned long long *)&h->ring->tail, h->tail, __ATOMIC_RELEASE);
 }
 
-/* One launch of nblocks blocks; the host drains the ring until every block has ended. */
-static int launch(const persist_args *a, int nblocks, int device_launch, uint8_t **smem, host_run *h)
+/* One launch of nblocks blocks of `threads` threads; the host drains the ring until every
+ * block has ended. */
+static int launch(const persist_args *a, const persist_host_opts *o, int threads, uint8_t **smem, host_run *h)
 {
-    pthread_t th[16];
-    host_block b[16];
-    int ended = 0, started = 0;
-    gridDim.x = (unsigned int)nblocks;
-    ntails = 0;
-    for (int i = 0; i < nblocks; i++) {
-        b[i].args = a;
-        b[i].device_launch = device_launch;
-        b[i].index = (unsigned int)i;
-        b[i].smem = smem[i];
-        b[i].ended = &ended;
-        if (pthread_create(&th[i], NULL, block_main, &b[i]) != 0) {
-            /* the blocks started wait at the first barrier for the missing ones: stop the run */
-            atomicCAS((int *)&a->state->status, CFX_OK, CFX_ERROR);
-            break;
-        }
-        started++;
-    }
-    while (__atomic_load_n(&ended, __ATOMIC_ACQUIRE) < started) {
+    host_launch l = {a, o->device_launch, smem};
+    ck_host_grid g;
+    memset(&g, 0, sizeof g);
+    g.blocks = (unsigned)o->nblocks;
+    g.threads = (unsigned)threads;
+    g.order = o->order;
+    g.seed = o->seed + (unsigned long long)h->r->launches;
+    g.kernel = kernel_thread;
+    g.block_start = block_start;
+    g.arg = &l;
+    ck_host_ntails = 0;
+    ck_host_current_graph = SELF_GRAPH;
+    int rc = ck_host_grid_start(&g);
+    if (rc != 0) /* the blocks started wait at the first barrier for the missing ones: stop the run */
+        atomicCAS((int *)&a->state->status, (int)CFX_OK, (int)CFX_ERROR);
+    while (ck_host_grid_running(&g)) {
         drain(h);
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    ck_host_grid_join(&g);
     drain(h);
-    return started == nblocks ? 0 : -1;
+    return rc;
 }
 
 /* persistent.cu's persist_start: the state running, a fresh barrier, where to start. */
@@ -161,7 +144,7 @@ static void *zalloc16(size_t n)
 extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const persist_host_opts *o,
                                 persist_host_result *r)
 {
-    const int nb = o->nblocks;
+    const int nb = o->nblocks, threads = o->threads ? o->threads : P_THREADS;
     const mop_prog *mops = o->mops && o->mops->ncode > 0 ? o->mops : NULL;
     uint8_t *smem[16] = {0};
     persist_args a;
@@ -171,7 +154,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
     memset(r, 0, sizeof *r);
     memset(&a, 0, sizeof a);
     memset(&h, 0, sizeof h);
-    if (nb < 1 || nb > 16)
+    if (nb < 1 || nb > 16 || threads < 32 || threads > P_THREADS || threads % 32 != 0)
         return -1;
 
     /* the arena, with the constants and the inputs */
@@ -252,16 +235,16 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
     start_launch(a.state, a.sync, 0, o->max_iters);
     for (;;) {
         r->launches++;
-        if (launch(&a, nb, o->device_launch, smem, &h) != 0 || h.corrupt)
+        if (launch(&a, o, threads, smem, &h) != 0 || h.corrupt)
             goto done;
         int32_t site = -1;
         if (!o->device_launch && a.state->status == P_STATUS_PAUSE) {
             site = a.sync->resume_pc;
-        } else if (o->device_launch && ntails > 0) {
+        } else if (o->device_launch && ck_host_ntails > 0) {
             /* the site's graph, then the kernel's own, which starts where block 0 said */
-            if (ntails != 2 || tails[1] != SELF_GRAPH || tails[0] == SELF_GRAPH)
+            if (ck_host_ntails != 2 || ck_host_tails[1] != SELF_GRAPH || ck_host_tails[0] == SELF_GRAPH)
                 goto done;
-            site = (int32_t)((intptr_t)tails[0] - 1);
+            site = (int32_t)((intptr_t)ck_host_tails[0] - 1);
             if (a.sync->start_pc != site + 1)
                 goto done;
         } else {

@@ -1,10 +1,11 @@
 /* persist_host.h: the cuda-persistent interpreter's own kernel (device/persistent_kernel.cuh,
- * persist_kernel<0> and <1>) run on host threads, one per block of one thread
- * (tests/cuda_host.h), by a launcher that does what device/persistent.cu does around it: the
- * pause path's relaunches, or the device graph launch's tail launches, with each launch-ending
- * record's work between launches, and a host thread draining the print ring while the blocks
- * run. test_sched compares it with the cpu executor beside its replica: the replica models the
- * scheduling, this runs the kernel's code itself. Implemented in persist_host.cpp. */
+ * persist_kernel<0> and <1>) run on host threads, one per block, each running the block's CUDA
+ * threads as fibers (tests/cuda_host.h), by a launcher that does what device/persistent.cu does
+ * around it: the pause path's relaunches, or the device graph launch's tail launches, with
+ * each launch-ending record's work between launches, and a host thread draining the print
+ * ring while the blocks run. test_sched compares it with the cpu executor beside its replica:
+ * the replica models the scheduling, this runs the kernel's code itself. Implemented in
+ * persist_host.cpp. */
 #ifndef CFX_PERSIST_HOST_H
 #define CFX_PERSIST_HOST_H
 
@@ -20,8 +21,17 @@
 extern "C" {
 #endif
 
+/* The device's block size, P_THREADS (device/grid_barrier.cuh, which C cannot include;
+ * persist_host.cpp checks that they agree). */
+#define PERSIST_HOST_THREADS 256
+
 typedef struct persist_host_opts {
     int nblocks;                /* 1 .. 16 */
+    int threads;                /* per block: a multiple of 32 up to PERSIST_HOST_THREADS; 0: all of them, as
+                                 * on the device. The tiled product needs them all (kernels/block.cuh) */
+    int order;                  /* the order a block's threads run in between waits (tests/cuda_host.h):
+                                 * 0 forward, 1 reverse, 2 shuffled with `seed` */
+    unsigned seed;
     int device_launch;          /* persist_kernel<1> and its tail launches; else <0> and pauses */
     const mop_prog *mops;       /* block 0's micro-ops, NULL: none */
     int64_t max_iters;          /* 0: no budget */
@@ -41,7 +51,7 @@ typedef struct persist_host_result {
 } persist_host_result;
 
 /* Runs p (plan: sched_plan_build_opts's for it). Returns 0, or -1 when the run could not be
- * set up (out of memory, more than 16 blocks). */
+ * set up (out of memory, more than 16 blocks, a block size it cannot run). */
 int persist_host_run(const cfx_prog *p, const sched_plan *plan, const persist_host_opts *o, persist_host_result *r);
 
 #ifdef __cplusplus

@@ -15,12 +15,18 @@
  * must reach the generator with every form of gen_programs.h's second stream (list items and
  * bounds, boxes, broadcasting, **, i64 ranges).
  *
- * With a C++ compiler the CUDA target's kernels (both forms) run too, on host threads that
- * stand in for three blocks of one thread each (tests/ck_host.h): shares, grid barriers,
- * split reductions, one-block regions with their publish and reload, stops raised by one block
+ * With a C++ compiler the CUDA target's kernels (both forms) run too, on three host threads that
+ * stand in for three blocks (tests/ck_host.h), each running its CUDA threads as fibers
+ * (tests/cuda_host.h): shares, grid barriers, split reductions and the block reduction's tree,
+ * tiled products, one-block regions with their publish and reload, stops raised by one block
  * while others wait, and the print buffer, drained afterwards as device/compiled.cu drains it.
- * What only a GPU shows (more than one thread per block, the device's memory model, NVRTC's
- * machine code) is left to gpu_compiled and gpu_executors.
+ * A block has as many threads as device/compiled.cu launches (256, or 32 for a program of
+ * scalars) in the first run of each program and wherever there is a tiled product, and 64 in
+ * the other runs of the programs the device runs with 256 (run_threads); its threads run
+ * forward, in reverse or shuffled between their barriers, one order per run in turn.
+ * CFX_STANDIN_SWEEP=1 runs every kernel in all three orders and at the device's sizes (about
+ * four times as long). What only a GPU shows (the device's memory model, NVRTC's machine code)
+ * is left to gpu_compiled and gpu_executors.
  *
  * The generated programs' CUDA target runs on host threads under --stress only, for one in four:
  * compiling their kernels as C++ costs more than the rest of the test together.
@@ -33,7 +39,8 @@
  * `test_gen --mutants` is a test of this test: it breaks the generated code in small ways
  * (an add that subtracts, the budget off by one, prints dropped, a wrong status, branches that
  * test the opposite, an f32 product that adds, boxes read or written at the wrong place, an index
- * stop that reports the wrong index) and fails unless every mutant is caught.
+ * stop that reports the wrong index, grid barriers or the block barriers after split work left
+ * out) and fails unless every mutant is caught.
  *
  * `--stress` (label stress: CFX_STRESS=1 ctest -L stress) compares 200 generated programs
  * rather than 40, with the CUDA target of one in four; with --mutants, every mutant is run on
@@ -85,6 +92,7 @@ typedef struct input_set {
     int64_t max_iters;
     char what[160];
     char stop[256]; /* the `# stop:` line of a graph file's run: the message written by hand */
+    int random;     /* drawn by random_sets, not written by hand */
 } input_set;
 
 typedef struct unit {
@@ -100,6 +108,8 @@ typedef struct unit {
     void (*cuda)(const ck_args a); /* the CUDA target, on host threads (tests/ck_host.h) */
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
+    unsigned int threads;   /* the CUDA target's block size, as device/compiled.cu launches it */
+    int tiles;              /* its kernel has a tiled product, which needs all CK_THREADS */
     int is_structured;      /* what the generator made */
     int refused;            /* a record kind the generator does not know (a failure) */
     int calls;              /* a CALL record: C only (the CUDA target refuses it) */
@@ -148,6 +158,7 @@ static void random_sets(unit *u, uint64_t seed, int n)
             value_random(&u->types[i], &rng, s->data[i]);
         }
         s->max_iters = RANDOM_BUDGET;
+        s->random = 1;
         snprintf(s->what, sizeof s->what, "random inputs %d", k);
     }
 }
@@ -519,7 +530,8 @@ static int replace_all(strbuf *s, const char *from, const char *to)
 static char workdir[256];
 static int stress_run; /* --stress */
 /* --mutants: a mutant may loop where the program does not (an add that subtracts), so every
- * run there has a budget, on both sides */
+ * run there has a budget, on both sides (20000 iterations, as random inputs have: on host
+ * threads every CUDA thread of the generated kernel runs every iteration) */
 static int64_t budget_cap;
 
 /* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
@@ -640,7 +652,8 @@ static int emulated(const unit *u)
 }
 
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
-                          unsigned int blocks, int skew);
+                          unsigned int blocks, unsigned int threads, int order, unsigned int seed,
+                          int skew);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers */
 static int regions, redundant, barriers;
@@ -671,6 +684,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
                               entry, NULL, NULL, NULL};
             cgen_info info;
+            size_t at = cuda.len;
             if (form >= 2 && (!CFX_CXX[0] || u->calls || !emulated(u)))
                 continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
@@ -685,6 +699,8 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->is_structured = info.structured;
             if (form == 2) {
                 u->publish_bytes = info.publish_bytes;
+                u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
+                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
                 regions += info.regions;
                 redundant += info.redundant;
                 barriers += info.barriers;
@@ -901,12 +917,25 @@ static void run_generated(const unit *u, cgen_host_fn fn, const input_set *s, in
     r->out.iterations = a.iterations;
 }
 
-/* The CUDA target on `blocks` host threads; the printed values are read from the kernel's
- * buffer afterwards, as device/compiled.cu drains it. */
+/* The CUDA target on `blocks` host threads of u->threads CUDA threads each, which run in
+ * `order` (tests/cuda_host.h: 0 forward, 1 reverse, 2 shuffled); the printed values are read
+ * from the kernel's buffer afterwards, as device/compiled.cu drains it. */
 #define EMULATED_BLOCKS 3
+static int cuda_runs;       /* every run so far: the next one's seed */
+static int cuda_runs_block; /* of which with blocks of CK_THREADS */
+static int standin_sweep;   /* CFX_STANDIN_SWEEP=1: every run in all three orders, with the device's sizes */
+
+/* The block size of a run: the device's (u->threads) for the first run of a program's
+ * structured kernel, for a kernel with a tiled product (kernels/block.cuh needs them all) and
+ * with CFX_STANDIN_SWEEP=1; otherwise 64 where the device launches CK_THREADS, which shows the
+ * same missing barriers for a quarter of the time. */
+static unsigned int run_threads(const unit *u, int first)
+{
+    return first || u->tiles || standin_sweep || u->threads < CK_THREADS ? u->threads : 64;
+}
 static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
-                     int64_t max_iters, int cancel, unsigned int blocks, int skew, uint32_t print_cap,
-                     result *r)
+                     int64_t max_iters, int cancel, unsigned int blocks, unsigned int threads,
+                     int order, int skew, uint32_t print_cap, result *r)
 {
     const cfx_prog *p = u->prog;
     ck_state st = {0, -1, {0, 0}, 0};
@@ -932,7 +961,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     a.print_buf = prints;
     a.print_cap = print_cap;
     a.max_iters = max_iters;
-    CHECK_INT(host_launch(kernel, &a, blocks, skew), 0);
+    cuda_runs_block += threads == CK_THREADS;
+    CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew), 0);
     r->out.status = (cfx_status)st.status;
     r->out.record = st.status == CFX_OK ? -1 : st.record;
     r->out.detail[0] = st.detail[0];
@@ -956,8 +986,38 @@ static const char *status_name(int st)
     return st >= 0 && st <= CFX_ERROR ? cfx_status_name((cfx_status)st) : "(not set)";
 }
 
-/* Compares the generated run with the cpu run; prints the first difference. */
-static int same_run(const unit *u, const result *want, const result *got, const char *what)
+/* Whether the program has a product of reals: the CUDA target's warp-per-row product adds in
+ * another order than the cpu's (docs/persistent.md), which random inputs can amplify without
+ * bound (CG on a matrix that is not positive definite). */
+static int real_product(const cfx_prog *p)
+{
+    for (int32_t r = 0; r < p->nrecords; r++)
+        if (p->records[r].kind == REC_MATMUL &&
+            (p->slots[p->records[r].a].dtype == CFX_F32 || p->slots[p->records[r].a].dtype == CFX_F64))
+            return 1;
+    return 0;
+}
+
+/* Whether the cpu's real results are past 1e6 or not finite: a run that diverged. */
+static int diverged(const cfx_prog *p, const result *want)
+{
+    for (int32_t i = 0; i < p->nresults; i++) {
+        const cfx_slot *sl = &p->slots[p->results[i]];
+        for (int64_t e = 0; e < sl->count && (sl->dtype == CFX_F32 || sl->dtype == CFX_F64); e++) {
+            double v = sl->dtype == CFX_F32 ? ((const float *)want->res[i])[e] : ((const double *)want->res[i])[e];
+            if (!(fabs(v) <= 1e6))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int diverged_runs; /* CUDA-target runs on random inputs compared by status only */
+
+/* Compares the generated run with the cpu run; prints the first difference. With `reordered`
+ * (the CUDA target on random inputs, which sums products in another order), a run whose cpu
+ * results diverged is compared by its status, stop, prints' records and iterations only. */
+static int same_run_ex(const unit *u, const result *want, const result *got, const char *what, int reordered)
 {
     const cfx_prog *p = u->prog;
     const exec_outcome *w = &want->out, *g = &got->out;
@@ -990,6 +1050,10 @@ static int same_run(const unit *u, const result *want, const result *got, const 
     }
     if (w->status != CFX_OK)
         return 1;
+    if (reordered && real_product(p) && diverged(p, want)) {
+        diverged_runs++;
+        return 1;
+    }
     for (int32_t i = 0; i < p->nresults; i++) {
         const cfx_slot *sl = &p->slots[p->results[i]];
         if (!same_values(sl->dtype, sl->count, got->arena + sl->offset, want->res[i], &at)) {
@@ -999,6 +1063,11 @@ static int same_run(const unit *u, const result *want, const result *got, const 
         }
     }
     return 1;
+}
+
+static int same_run(const unit *u, const result *want, const result *got, const char *what)
+{
+    return same_run_ex(u, want, got, what, 0);
 }
 
 /* runs whose stop message was compared with a `# stop:` line, and those naming a dimension */
@@ -1086,19 +1155,26 @@ static int check_unit(unit *u)
              * every barrier (tests/ck_host.h), so a barrier missing from the kernel shows up
              * every time (when the values it would have read matter to the result) */
             int skews = k < u->nsets && strncmp(u->label, "generated", 9) != 0 ? 3 : 1;
+            /* the threads of a block run in one order per run, the next run the next order
+             * (all three in every run with CFX_STANDIN_SWEEP=1) */
             for (int form = 0; emulate && form < 2; form++)
-                for (int skew = 0; skew < (form ? 1 : skews); skew++) {
-                    result got3;
-                    memset(&got3, 0, sizeof got3);
-                    run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
-                             cancel ? 1 : EMULATED_BLOCKS, skew, 1u << 20, &got3);
-                    snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks%s]", what,
-                             form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
-                             skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
-                    bad += !same_run(u, &want, &got3, w2);
-                    bad += k < u->nsets && !same_stop(u, s, &got3, w2);
-                    result_free(&got3);
-                }
+                for (int skew = 0; skew < (form ? 1 : skews); skew++)
+                    for (int rep = 0; rep < (standin_sweep ? 3 : 1); rep++) {
+                        static const char *const orders[] = {"forward", "reverse", "shuffled"};
+                        const int order = standin_sweep ? rep : cuda_runs % 3;
+                        const unsigned int threads = run_threads(u, k == 0 && form == 0 && skew == 0);
+                        result got3;
+                        memset(&got3, 0, sizeof got3);
+                        run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
+                                 cancel ? 1 : EMULATED_BLOCKS, threads, order, skew, 1u << 20, &got3);
+                        snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks of %u threads, %s%s]", what,
+                                 form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
+                                 threads, orders[order],
+                                 skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
+                        bad += !same_run_ex(u, &want, &got3, w2, s->random);
+                        bad += k < u->nsets && !same_stop(u, s, &got3, w2);
+                        result_free(&got3);
+                    }
         }
         result_free(&want);
         result_free(&got1);
@@ -1122,7 +1198,7 @@ static int check_rerun(int lo, int hi)
         result r, want;
         memset(&r, 0, sizeof r);
         memset(&want, 0, sizeof want);
-        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, 0, 8, &r);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, run_threads(u, 0), 2, 0, 8, &r);
         int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
         int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
         if (bad)
@@ -1256,6 +1332,7 @@ int main(int argc, char **argv)
 {
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
     int stress = stress_run = test_stress(argc, argv);
+    standin_sweep = getenv("CFX_STANDIN_SWEEP") && strcmp(getenv("CFX_STANDIN_SWEEP"), "1") == 0;
     if (!CFX_CC[0]) {
         printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
         return 77;
@@ -1278,7 +1355,7 @@ int main(int argc, char **argv)
     printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
 
     if (mutants) {
-        budget_cap = 100000;
+        budget_cap = 20000;
         /* each must be caught: the twin would be useless if it were not */
         static const mutant muts[] = {
             {"an add that subtracts", "k_add_i32(", "k_sub_i32("},
@@ -1292,6 +1369,7 @@ int main(int argc, char **argv)
              "blockIdx.x != 1"},
             {"grid barriers left out (CUDA)", "if (ck_grid_barrier(a, &poll_, ",
              "if (0 && ck_grid_barrier(a, &poll_, "},
+            {"block barriers after split work left out (CUDA)", "__syncthreads();", ";"},
             {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
              "k_box_start((int64_t)0 * "},
             {"an index stop's index off by one", "a->detail[0] = v_;", "a->detail[0] = v_ + 1;"},
@@ -1322,12 +1400,15 @@ int main(int argc, char **argv)
         CHECK_INT(unknown_kinds, 0);
         report_forms();
         if (CFX_CXX[0]) {
-            printf("CUDA target on %d host threads: %d one-block regions (%d run by every block), "
-                   "%d grid "
-                   "barriers\n",
-                   EMULATED_BLOCKS, regions, redundant, barriers);
+            printf("CUDA target on %d host blocks: %d runs (%d with blocks of %d threads, the others "
+                   "of 64 or 32), %d one-block regions (%d run by every block), %d grid barriers\n",
+                   EMULATED_BLOCKS, cuda_runs, cuda_runs_block, CK_THREADS, regions, redundant,
+                   barriers);
+            printf("  %d of them on random inputs that diverged (results past 1e6) through a product of reals: "
+                   "compared by status, stop and iterations only\n", diverged_runs);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
             CHECK(reruns > 0);
+            CHECK(diverged_runs < cuda_runs / 20); /* a rare exemption, not a way around the check */
         } else {
             printf("no C++ compiler: the CUDA target was not run on host threads\n");
         }

@@ -24,8 +24,12 @@
  * cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing barrier shows up as
  * a race report.
  * Beside the replica, the same comparisons run the kernel itself, device/persistent_kernel.cuh,
- * on host threads (persist_host.cpp; blocks of one thread): 2 to 5 blocks, both paths, with
- * and without micro-ops. Not under TSan, which does not follow the kernel's fences.
+ * on host threads (persist_host.cpp): 2 to 5 blocks of 256 threads each (fibers, the CUDA
+ * threads of tests/cuda_host.h: the block reduction's tree, the tiled products, the warp-per-row
+ * products and the micro-ops' named barrier run as on the device), both paths, with and without
+ * micro-ops, the threads of a block run forward, in reverse or shuffled in turn between their
+ * barriers. CFX_STANDIN_SWEEP=1 runs every one of them in all three orders (three times as long).
+ * Not under TSan, which does not follow the kernel's fences.
  *
  * Sized for the README's test command (two loaded cores): 40 generated programs of each kind,
  * and the kernel on host threads in one of its four ways per graph, in turn, for one generated
@@ -1533,6 +1537,7 @@ typedef struct compare_stats {
 
 #ifdef RUN_KERNEL
 static int kernel_runs, kernel_sites; /* the interpreter's own kernel on host threads (persist_host) */
+static int standin_sweep;             /* CFX_STANDIN_SWEEP=1: its runs in all three orders */
 #endif
 
 /* A run against the cpu executor's (want, with want_calls kernel calls, the prints pr and the
@@ -1663,24 +1668,31 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             free(arena);
         }
 #ifdef RUN_KERNEL
-        /* The kernel itself (persist_host.cpp), on both paths, with and without micro-ops: each
+        /* The kernel itself (persist_host.cpp), in blocks of PERSIST_HOST_THREADS threads as on
+         * the device, on both paths, with and without micro-ops: each
          * way on every graph under --stress; else one way per graph, in turn, and for one
-         * generated program in four (host threads standing in for blocks are slow). */
+         * generated program in four (host threads standing in for blocks are slow). The threads of a block run
+         * in one of three orders in turn (tests/cuda_host.h), in all three with CFX_STANDIN_SWEEP=1. */
         const int kblocks[] = {3, 4, 5, 2}, kdevice[] = {0, 1, 0, 1}, kmops[] = {1, 1, 0, 0};
         static unsigned sample, turn;
-        int kfirst = 0, klast = 4;
-        if (!stress_run) {
-            kfirst = co && co->sampled && sample++ % 4 != 0 ? 4 : (int)(turn++ % 4);
-            klast = kfirst + 1;
+        int kfirst = 0, klast = 4 * (standin_sweep ? 3 : 1);
+        if (!stress_run && !standin_sweep) {
+            int skip = co && co->sampled && sample++ % 4 != 0;
+            kfirst = skip ? 0 : (int)(turn++ % 4);
+            klast = skip ? 0 : kfirst + 1;
         }
-        for (int k = kfirst; k < klast && k < 4; k++) {
+        for (int k = kfirst; k < klast; k++) {
             persist_host_opts ho;
             persist_host_result hr;
             host_sites hs = {p, kernels};
+            static const char *const orders[] = {"forward", "reverse", "shuffled"};
+            const int order = standin_sweep ? k / 4 : kernel_runs % 3;
             memset(&ho, 0, sizeof ho);
-            ho.nblocks = kblocks[k];
-            ho.device_launch = kdevice[k];
-            ho.mops = have_mops && kmops[k] ? &mops : NULL;
+            ho.nblocks = kblocks[k % 4];
+            ho.order = order;
+            ho.seed = (unsigned)kernel_runs;
+            ho.device_launch = kdevice[k % 4];
+            ho.mops = have_mops && kmops[k % 4] ? &mops : NULL;
             ho.max_iters = max_iters;
             ho.ring_cap = co ? co->ring_cap : 0;
             ho.init = init_inputs;
@@ -1691,8 +1703,11 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
             int bad = !CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0);
             bad = bad || differs(p, &o, cpu_calls, &pr, out, &hr.out, hr.prints, hr.nprints, hr.arena);
             if (bad)
-                fprintf(stderr, "  in %s, graph %s, the kernel on %d host blocks, %s, %s, inputs '%s', %d launches\n",
-                        file, p->name, kblocks[k], kdevice[k] ? "device graph launch" : "pause and relaunch",
+                fprintf(stderr,
+                        "  in %s, graph %s, the kernel on %d host blocks (%s order), %s, %s, inputs '%s', %d "
+                        "launches\n",
+                        file, p->name, kblocks[k % 4], orders[order],
+                        kdevice[k % 4] ? "device graph launch" : "pause and relaunch",
                         ho.mops ? "micro-ops" : "records only", overrides, hr.launches);
             kernel_runs++;
             kernel_sites += hr.sites;
@@ -2077,6 +2092,9 @@ static void test_generated_calls(void)
 int main(int argc, char **argv)
 {
     stress_run = test_stress(argc, argv);
+#ifdef RUN_KERNEL
+    standin_sweep = getenv("CFX_STANDIN_SWEEP") && strcmp(getenv("CFX_STANDIN_SWEEP"), "1") == 0;
+#endif
     test_share();
     test_p1();
     test_p2();
@@ -2087,9 +2105,10 @@ int main(int argc, char **argv)
     test_generated_calls();
     test_generated_microops();
 #ifdef RUN_KERNEL
-    printf("test_sched: the interpreter's own kernel (device/persistent_kernel.cuh) on host threads: %d runs "
+    printf("test_sched: the interpreter's own kernel (device/persistent_kernel.cuh) on host threads, blocks of %d "
+           "threads: %d runs "
            "compared with the cpu executor, %d launch-ending records served between launches\n",
-           kernel_runs, kernel_sites);
+           PERSIST_HOST_THREADS, kernel_runs, kernel_sites);
     if (stress_run) /* 300 generated programs of each kind gave 2748 runs, 2436 records */
         CHECK(kernel_runs >= 4 * 400 && kernel_sites >= 1000);
     else

@@ -1,0 +1,421 @@
+/* test_standin.cpp: the host's stand-in for CUDA (tests/cuda_host.h) and the block-level code
+ * that the persistent kernels share, run through it with blocks of many threads.
+ *
+ * - The stand-in itself: __syncthreads_count/_or/_and, warp shuffles (with widths), votes,
+ *   atomics on shared memory, a named barrier and a warp-sum tree, against values written by
+ *   hand; and, in a child process, that a block whose threads wait at different barriers
+ *   aborts with a message instead of hanging.
+ * - The device graph launch probe (device/probe.cuh) as persistent_launch.cu launches it, a
+ *   parent of 2 blocks of 32 threads that tail-launches a child of 1 block of 32 threads and
+ *   itself, must leave 102 (1 + 100 + 1): a child where every thread adds leaves 3202, the
+ *   bug that made the probe fail on every GPU.
+ * - kernels/block.cuh's fixed-tree reduction on 32, 64 and 256 threads, in the three orders a
+ *   block's threads can run in, against sums, maxima and argmaxima computed by plain loops
+ *   over the same sequences; and a copy of it with the loop's __syncthreads removed (a planted
+ *   race), which must come out wrong in every order: the test of this test.
+ * - k_matmul_tiles (kernels/block.cuh, 256 threads, the tiles split over 2 blocks) and
+ *   persistent_kernel.cuh's warp-per-row matrix-vector product (32, 64 and 256 threads,
+ *   2 blocks) on small integer-valued matrices of every dtype, rows aligned for vector loads
+ *   and not, against a naive triple loop.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "cuda_runtime.h"
+#include "persistent_kernel.cuh"
+#include "probe.cuh"
+
+extern "C" {
+#include "testutil.h"
+}
+
+/* Runs fn(arg) in every thread of a grid of blocks x threads, in `order`. */
+static void run_grid(unsigned blocks, unsigned threads, int order, unsigned seed, void (*fn)(void *), void *arg)
+{
+    ck_host_grid g;
+    memset(&g, 0, sizeof g);
+    g.blocks = blocks;
+    g.threads = threads;
+    g.order = order;
+    g.seed = seed;
+    g.kernel = fn;
+    g.arg = arg;
+    if (!CHECK_INT(ck_host_grid_start(&g), 0))
+        abort();
+    ck_host_grid_join(&g);
+}
+
+static const char *const order_name[] = {"forward", "reverse", "shuffled"};
+
+/* ==== the stand-in's own operations ========================================================= */
+
+enum { NOUT = 24 };
+static int64_t outs[256][NOUT];
+
+static void primitives(void *)
+{
+    const unsigned t = threadIdx.x, lane = t & 31u, n = blockDim.x;
+    int64_t *o = outs[t];
+    __shared__ int sum;
+    __shared__ int cells[256];
+    o[0] = __syncthreads_count(t % 3 == 0);
+    o[1] = __syncthreads_or(t == n - 1);
+    o[2] = __syncthreads_or(0);
+    o[3] = __syncthreads_and(t < n);
+    o[4] = __syncthreads_and(t != 5);
+    const int v = (int)t * 10;
+    o[5] = __shfl_sync(0xffffffffu, v, 3);
+    o[6] = __shfl_xor_sync(0xffffffffu, v, 1);
+    o[7] = __shfl_down_sync(0xffffffffu, v, 4);
+    o[8] = __shfl_up_sync(0xffffffffu, v, 2);
+    o[9] = __shfl_sync(0xffffffffu, v, 1, 8);
+    o[10] = __shfl_xor_sync(0xffffffffu, (double)t + 0.5, 16);
+    o[11] = __ballot_sync(0xffffffffu, lane % 2);
+    o[12] = __any_sync(0xffffffffu, lane == 31);
+    o[13] = __all_sync(0xffffffffu, lane < 31);
+    o[14] = __all_sync(0xffffffffu, 1);
+    if (t == 0)
+        sum = 0;
+    __syncthreads();
+    atomicAdd(&sum, (int)t);
+    __syncthreads();
+    o[15] = sum;
+    /* a sum over the warp by halving */
+    unsigned long long w = t;
+    for (int off = 16; off > 0; off >>= 1)
+        w += __shfl_down_sync(0xffffffffu, w, off);
+    o[16] = lane == 0 ? (int64_t)w : -1;
+    /* the named barrier orders a write before a read by another thread */
+    cells[t] = (int)t + 1;
+    CK_HOST_BAR_SYNC(1, n);
+    o[17] = cells[n - 1 - t];
+    /* half the warp shuffles among itself */
+    if (lane < 16)
+        o[18] = __shfl_sync(0x0000ffffu, v, 15);
+    else
+        o[18] = __shfl_sync(0xffff0000u, v, 16);
+    __syncwarp();
+    o[19] = 1;
+}
+
+static void test_primitives(void)
+{
+    for (int order = 0; order < 3; order++) {
+        const unsigned n = 64;
+        memset(outs, 0, sizeof outs);
+        run_grid(1, n, order, 7, primitives, NULL);
+        int bad = 0;
+        for (unsigned t = 0; t < n; t++) {
+            const int64_t *o = outs[t];
+            const unsigned lane = t & 31u, warp0 = t & ~31u;
+            bad |= !CHECK_INT(o[0], 22); /* 0, 3, ..., 63 */
+            bad |= !CHECK_INT(o[1], 1);
+            bad |= !CHECK_INT(o[2], 0);
+            bad |= !CHECK_INT(o[3], 1);
+            bad |= !CHECK_INT(o[4], 0);
+            bad |= !CHECK_INT(o[5], (warp0 + 3) * 10);
+            bad |= !CHECK_INT(o[6], (t ^ 1u) * 10);
+            bad |= !CHECK_INT(o[7], (lane + 4 < 32 ? t + 4 : t) * 10);
+            bad |= !CHECK_INT(o[8], (lane >= 2 ? t - 2 : t) * 10);
+            bad |= !CHECK_INT(o[9], ((t & ~7u) + 1) * 10);
+            bad |= !CHECK_INT(o[10], (int64_t)((double)(t ^ 16u) + 0.5));
+            bad |= !CHECK_INT(o[11], 0xaaaaaaaall);
+            bad |= !CHECK_INT(o[12], 1);
+            bad |= !CHECK_INT(o[13], 0);
+            bad |= !CHECK_INT(o[14], 1);
+            bad |= !CHECK_INT(o[15], n * (n - 1) / 2);
+            bad |= !CHECK_INT(o[16], lane == 0 ? (int64_t)(32 * warp0 + 31 * 32 / 2) : -1);
+            bad |= !CHECK_INT(o[17], n - t);
+            bad |= !CHECK_INT(o[18], (lane < 16 ? warp0 + 15 : warp0 + 16) * 10);
+            bad |= !CHECK_INT(o[19], 1);
+            if (bad) {
+                fprintf(stderr, "  thread %u of 64, %s order\n", t, order_name[order]);
+                break;
+            }
+        }
+    }
+}
+
+/* Half the block at __syncthreads, half at a named barrier of the whole block: on a GPU a
+ * hang; here an abort with a message. */
+static void deadlock(void *)
+{
+    if (threadIdx.x < 32)
+        __syncthreads();
+    else
+        CK_HOST_BAR_SYNC(1, blockDim.x);
+}
+
+static void test_deadlock_aborts(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        run_grid(1, 64, CK_HOST_FORWARD, 0, deadlock, NULL);
+        _exit(0);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
+/* ==== the probe ============================================================================ */
+
+#define CHILD_GRAPH ((cudaGraphExec_t)(intptr_t)1)
+#define PARENT_GRAPH ((cudaGraphExec_t)(intptr_t)2)
+
+static int probe_count;
+
+static void child_thread(void *) { probe_child(&probe_count); }
+static void parent_thread(void *) { probe_parent(CHILD_GRAPH, &probe_count); }
+
+/* persistent_launch.cu's probe_once: the parent from the host, then what it tail-launched, in
+ * order, each once the launch before it has ended (at most 8 launches). Returns the count. */
+static int run_probe(int order, int *launches)
+{
+    cudaGraphExec_t queue[16];
+    int head = 0, tail = 0;
+    probe_count = 0;
+    queue[tail++] = PARENT_GRAPH;
+    *launches = 0;
+    while (head < tail && *launches < 8) {
+        cudaGraphExec_t g = queue[head++];
+        ck_host_ntails = 0;
+        ck_host_current_graph = g;
+        if (g == PARENT_GRAPH)
+            run_grid(2, 32, order, 3, parent_thread, NULL);
+        else
+            run_grid(1, 32, order, 3, child_thread, NULL);
+        ++*launches;
+        for (int i = 0; i < ck_host_ntails && tail < 16; i++)
+            queue[tail++] = ck_host_tails[i];
+    }
+    return probe_count;
+}
+
+static void test_probe(void)
+{
+    for (int order = 0; order < 3; order++) {
+        int launches = 0;
+        int count = run_probe(order, &launches);
+        if (!CHECK_INT(count, 102) || !CHECK_INT(launches, 3))
+            fprintf(stderr, "  the probe's kernels, %s order\n", order_name[order]);
+    }
+}
+
+/* ==== the block reduction =================================================================== */
+
+/* kernels/block.cuh's k_block_reduce with the __syncthreads inside the loop left out: a
+ * thread goes on to the next level before the threads it reads from have merged theirs. */
+static k_acc planted_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
+{
+    red[threadIdx.x] = mine;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
+    }
+    k_acc r = red[0];
+    __syncthreads();
+    return r;
+}
+
+typedef struct reduce_job {
+    int op, dtype, planted;
+    const void *src;
+    int64_t count;
+    k_acc got[256]; /* every thread's result */
+} reduce_job;
+
+static void reduce_thread(void *arg)
+{
+    reduce_job *j = (reduce_job *)arg;
+    __shared__ k_acc red[256];
+    k_acc acc = k_reduce_init(j->op, j->dtype);
+    for (int64_t e = threadIdx.x; e < j->count; e += blockDim.x)
+        k_reduce_range(j->op, j->dtype, &acc, j->src, e, e + 1);
+    acc = j->planted ? planted_block_reduce(red, acc, j->op, j->dtype) : k_block_reduce(red, acc, j->op, j->dtype);
+    j->got[threadIdx.x] = acc;
+}
+
+/* 1 when every thread got `want` (integers: i; reals: r; extremes also idx). */
+static int reduce_agrees(const reduce_job *j, unsigned threads, const k_acc *want)
+{
+    for (unsigned t = 0; t < threads; t++) {
+        const k_acc *g = &j->got[t];
+        int same = j->dtype == K_F64 ? g->r == want->r : g->i == want->i;
+        if (j->op == OP_RMAX || j->op == OP_ARGMAX)
+            same = same && g->idx == want->idx;
+        if (!same || g->n != want->n)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_block_reduce(void)
+{
+    enum { L = 1000 };
+    static int64_t seq[L];
+    static int32_t hashed[L];
+    static double quarters[L];
+    for (int i = 0; i < L; i++) {
+        seq[i] = i + 1;
+        hashed[i] = (int32_t)((i * 7919) % 1009);
+        quarters[i] = 0.25 * i;
+    }
+    /* the answers, by plain loops and closed forms */
+    k_acc sum_seq = {0.0, (int64_t)L * (L + 1) / 2, 0, L};
+    k_acc max_hashed = {0.0, -1, 0, L};
+    for (int i = 0; i < L; i++)
+        if (hashed[i] > max_hashed.i) {
+            max_hashed.i = hashed[i];
+            max_hashed.idx = i;
+        }
+    k_acc sum_quarters = {0.25 * (L - 1) * L / 2, 0, 0, L};
+
+    const unsigned sizes[] = {32, 64, 256};
+    int planted_caught[3] = {0, 0, 0}, planted_runs[3] = {0, 0, 0};
+    for (int si = 0; si < 3; si++)
+        for (int order = 0; order < 3; order++)
+            for (int planted = 0; planted < 2; planted++)
+                for (int c = 0; c < 3; c++) {
+                    static reduce_job j;
+                    const k_acc *want = c == 0 ? &sum_seq : c == 1 ? &max_hashed : &sum_quarters;
+                    j.op = c == 1 ? (int)OP_RMAX : (int)OP_SUM;
+                    j.dtype = c == 0 ? K_I64 : c == 1 ? K_I32 : K_F64;
+                    j.src = c == 0 ? (const void *)seq : c == 1 ? (const void *)hashed : (const void *)quarters;
+                    j.count = L;
+                    j.planted = planted;
+                    memset(j.got, 0, sizeof j.got);
+                    run_grid(1, sizes[si], order, 11 + (unsigned)c, reduce_thread, &j);
+                    const int ok = reduce_agrees(&j, sizes[si], want);
+                    if (!planted) {
+                        if (!CHECK(ok))
+                            fprintf(stderr, "  k_block_reduce, %u threads, %s order, reduction %d\n", sizes[si],
+                                    order_name[order], c);
+                    } else {
+                        planted_runs[order]++;
+                        planted_caught[order] += !ok;
+                    }
+                }
+    /* The planted race: in forward order thread 0 runs through every level (and reads the
+     * root) before the others have merged theirs; in reverse the high threads read the root
+     * before thread 0 has merged anything; shuffled, both happen. */
+    printf("test_standin: the planted race in the reduction tree came out wrong in %d of %d runs forward, "
+           "%d of %d shuffled, %d of %d reversed\n",
+           planted_caught[0], planted_runs[0], planted_caught[2], planted_runs[2], planted_caught[1],
+           planted_runs[1]);
+    for (int order = 0; order < 3; order++)
+        CHECK_INT(planted_caught[order], planted_runs[order]);
+}
+
+/* ==== the products ======================================================================== */
+
+typedef struct product_job {
+    int dtype;
+    uint8_t *dst;
+    const uint8_t *a, *b;
+    int64_t m, k, n;
+    int matvec;
+} product_job;
+
+static void product_thread(void *arg)
+{
+    const product_job *j = (const product_job *)arg;
+    int64_t lo, hi;
+    if (j->matvec) {
+        sched_share(j->m, blockIdx.x, gridDim.x, &lo, &hi);
+        matvec_rows(j->dtype, j->dst, j->a, j->b, j->k, lo, hi);
+    } else {
+        const int64_t tiles = ((j->m + K_TILE - 1) / K_TILE) * ((j->n + K_TILE - 1) / K_TILE);
+        sched_share(tiles, blockIdx.x, gridDim.x, &lo, &hi);
+        k_matmul_tiles(j->dtype, j->dst, j->a, j->b, j->m, j->k, j->n, lo, hi);
+    }
+}
+
+static void put(int dtype, uint8_t *p, int64_t e, int64_t v)
+{
+    switch (dtype) {
+    case K_F32: ((float *)p)[e] = (float)v; break;
+    case K_F64: ((double *)p)[e] = (double)v; break;
+    case K_I32: ((int32_t *)p)[e] = (int32_t)v; break;
+    default: ((int64_t *)p)[e] = v; break;
+    }
+}
+
+static int64_t get(int dtype, const uint8_t *p, int64_t e)
+{
+    switch (dtype) {
+    case K_F32: return (int64_t)((const float *)p)[e];
+    case K_F64: return (int64_t)((const double *)p)[e];
+    case K_I32: return ((const int32_t *)p)[e];
+    default: return ((const int64_t *)p)[e];
+    }
+}
+
+/* dst[m,n] = a[m,k] @ b[k,n] (n = 1: the matrix-vector product) on `blocks` x `threads`; the
+ * entries are small integers, so every dtype holds the exact sums, which a triple loop gives. */
+static void check_product(int dtype, int64_t m, int64_t k, int64_t n, int matvec, unsigned threads, int order)
+{
+    const int64_t size = dtype == K_F32 || dtype == K_I32 ? 4 : 8;
+    uint8_t *a = (uint8_t *)aligned_alloc(16, (size_t)((m * k * size + 15) / 16 * 16));
+    uint8_t *b = (uint8_t *)aligned_alloc(16, (size_t)((k * n * size + 15) / 16 * 16));
+    uint8_t *c = (uint8_t *)aligned_alloc(16, (size_t)((m * n * size + 15) / 16 * 16));
+    if (!a || !b || !c)
+        abort();
+    for (int64_t i = 0; i < m * k; i++)
+        put(dtype, a, i, (i * 37 + 11) % 13 - 6);
+    for (int64_t i = 0; i < k * n; i++)
+        put(dtype, b, i, (i * 53 + 5) % 11 - 5);
+    for (int64_t i = 0; i < m * n; i++)
+        put(dtype, c, i, 999999);
+    product_job j = {dtype, c, a, b, m, k, n, matvec};
+    run_grid(2, threads, order, 5, product_thread, &j);
+    int64_t wrong = 0, first = -1;
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t col = 0; col < n; col++) {
+            int64_t s = 0;
+            for (int64_t q = 0; q < k; q++)
+                s += get(dtype, a, r * k + q) * get(dtype, b, q * n + col);
+            if (get(dtype, c, r * n + col) != s) {
+                wrong++;
+                first = first < 0 ? r * n + col : first;
+            }
+        }
+    if (!CHECK_INT(wrong, 0))
+        fprintf(stderr, "  %s, dtype %d, [%lld, %lld] @ [%lld, %lld], %u threads, %s order: first wrong at %lld\n",
+                matvec ? "matvec_rows" : "k_matmul_tiles", dtype, (long long)m, (long long)k, (long long)k,
+                (long long)n, threads, order_name[order], (long long)first);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void test_products(void)
+{
+    const int dtypes[] = {K_F32, K_F64, K_I32, K_I64};
+    for (int d = 0; d < 4; d++) {
+        /* tiles: edges that are and are not multiples of 16, k longer than one tile */
+        check_product(dtypes[d], 37, 21, 19, 0, P_THREADS, d % 3);
+        check_product(dtypes[d], 32, 48, 16, 0, P_THREADS, (d + 1) % 3);
+        const unsigned sizes[] = {32, 64, 256};
+        for (int si = 0; si < 3; si++) {
+            /* rows of 40 (vector loads for f32 and f64) and of 37 (none) */
+            check_product(dtypes[d], 45, 40, 1, 1, sizes[si], (d + si) % 3);
+            check_product(dtypes[d], 45, 37, 1, 1, sizes[si], (d + si + 1) % 3);
+        }
+    }
+}
+
+int main(void)
+{
+    test_primitives();
+    test_deadlock_aborts();
+    test_probe();
+    test_block_reduce();
+    test_products();
+    return test_finish("test_standin");
+}
