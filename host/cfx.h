@@ -81,6 +81,33 @@ int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signatur
                         cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user,
                         char **err);
 
+/* An op given by its source rather than by functions: one function in the C that cfx's own
+ * op bodies are written in (kernels/: `CFX_HD` functions, <stdint.h> types, <math.h>
+ * functions), which every executor runs: the cpu executor and the generated C from a copy
+ * compiled at registration with the system C compiler (CFX_CC names another; a C compiler is
+ * needed at run time), and cuda-persistent's compiled kernel inline, as a function call
+ * compiled with the graph by NVRTC (other CUDA paths launch a small kernel around it). Its
+ * parameters point at the elements of its arguments (const) and then of its results, in the
+ * signature's order, with the C type of each dtype (f32 float, f64 double, i32 int32_t, i64
+ * int64_t, bool uint8_t): */
+typedef enum cfx_op_form {
+    /* CFX_HD void NAME(int64_t lo, int64_t hi, const float *x, ..., float *y, ...): writes
+     * elements [lo, hi) of every result (all of the same size), from any elements of its
+     * arguments; cfx splits the elements over blocks and threads */
+    CFX_OP_ELEMENTS = 1,
+    /* CFX_HD void NAME(const float *x, ..., float *y, ...): every result in one call (a
+     * sampler, a reduction); its results all have one element (every thread computes them)
+     * or all have more (one thread does) */
+    CFX_OP_WHOLE = 2
+} cfx_op_form;
+/* Registers `name` as cfx_register_kernel does, with `source` defining that function. Errors
+ * come back here, never at run time: a source that does not compile (with the compiler's log
+ * and the op's name), a function missing or of another signature, no C compiler, and, where
+ * the CUDA executors and NVRTC are present, a source NVRTC refuses. Returns 0, or -1 with a
+ * message in *err (free with cfx_free). */
+int cfx_register_source(cfx_context *ctx, const char *name, const char *signature,
+                        cfx_op_form form, const char *source, char **err);
+
 /* ---- compiling ---- */
 typedef struct cfx_module cfx_module;
 

@@ -995,7 +995,7 @@ static void check_uniform(const replica *rp)
 enum { P1_V, P1_W, P1_S, P1_I, P1_K, P1_ACC, P1_T, P1_C, P1_S2 };
 /* The hand-built programs below pin the rules for shared slots: their tensors would otherwise be
  * small enough to be replicas (test_replicas has its own). */
-static const sched_opts shared_only = {0, 1};
+static const sched_opts shared_only = {0, 1, 0};
 
 static int32_t p1_slot[16];
 static int32_t p1_rec_reduce, p1_rec_getrow, p1_rec_add, p1_rec_mul, p1_rec_head;
@@ -1931,7 +1931,7 @@ static void test_launch_sites(void)
         compiled_module m;
         char *diag = NULL;
         sched_plan plan;
-        sched_opts so = {10000, 0};
+        sched_opts so = {10000, 0, 0};
         char err[200];
         if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
             const cfx_prog *p = m.graphs[0].prog;
