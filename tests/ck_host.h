@@ -2,7 +2,9 @@
  * first in a C++ file of kernels that host/cgen.c wrote for the CUDA target; the file is
  * compiled with the system C++ compiler into a shared object. CUDA itself is cuda_host.h's
  * (blocks of one thread each, as host threads); this adds the skew that holds blocks back at
- * barriers and the launcher, ck_host_launch. */
+ * barriers, the device runtime's graph launch as tests/persist_host.cpp models it for the
+ * interpreter (the graphs a launch tail-launches are recorded, for the test to serve in order),
+ * and the launcher, ck_host_launch. */
 #ifndef CFX_CK_HOST_H
 #define CFX_CK_HOST_H
 
@@ -26,6 +28,25 @@ static inline void ck_host_hold(void)
 }
 #define CK_AFTER_BARRIER() ck_host_hold()
 
+/* Device graph launch, modelled: with ck_args.device_launch a record that ends the launch
+ * tail-launches its site's graph (the test's site_exec[r] is r + 1) and then the kernel's own
+ * (CK_HOST_SELF); they are recorded here, and the test runs the site's work and launches
+ * again. Without it, the kernel pauses (CK_STATUS_PAUSE) as it does where a device cannot
+ * launch graphs. Only thread 0 of block 0 launches, and the launcher reads them after
+ * joining every block. */
+#define CK_HOST_SELF ((struct CUgraphExec_st *)(intptr_t)-1)
+#define cudaStreamGraphTailLaunch ((struct CUstream_st *)0x0100000000000000ull)
+static struct CUgraphExec_st *ck_host_tails[4];
+static int ck_host_ntails;
+static inline int cudaGraphLaunch(struct CUgraphExec_st *g, struct CUstream_st *s)
+{
+    if (s != cudaStreamGraphTailLaunch || !g || ck_host_ntails == 4)
+        return 1;
+    ck_host_tails[ck_host_ntails++] = g;
+    return 0;
+}
+static inline struct CUgraphExec_st *cudaGetCurrentGraphExec(void) { return CK_HOST_SELF; }
+
 #include "compiled_kernel.cuh"
 
 typedef void (*ck_host_kernel)(const ck_args a);
@@ -46,11 +67,13 @@ static void *ck_host_block_main(void *arg)
 }
 
 /* Runs kernel on `blocks` host threads (at most 16) with `skew` (above) and returns when all
- * have ended. */
+ * have ended; the graphs it tail-launched go to tails[0 .. *ntails) (room for 4). */
 extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsigned int blocks,
-                              int skew)
+                              int skew, struct CUgraphExec_st **tails, int *ntails)
 {
     ck_host_skew = skew;
+    ck_host_ntails = 0;
+    *ntails = 0;
     pthread_t threads[16];
     ck_host_block b[16];
     if (blocks < 1 || blocks > 16)
@@ -71,6 +94,9 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     }
     for (unsigned int i = 0; i < blocks; i++)
         pthread_join(threads[i], NULL);
+    for (int i = 0; i < ck_host_ntails; i++)
+        tails[i] = ck_host_tails[i];
+    *ntails = ck_host_ntails;
     return 0;
 }
 
