@@ -10,11 +10,11 @@ int comp_nvrtc_available(char *why, size_t len)
     return m ? m->nvrtc_available(why, len) : 0;
 }
 
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+int comp_build(const cfx_prog *prog, int arch, int flags, size_t *image_bytes, double *ms,
                char *err, size_t errlen)
 {
     const dev_module *m = dev_module_get(err, errlen);
-    return m ? m->kernel_build(prog, arch, force_dispatch, image_bytes, ms, err, errlen) : -1;
+    return m ? m->kernel_build(prog, arch, flags, image_bytes, ms, err, errlen) : -1;
 }
 
 int comp_op_check(const char *text, char *why, size_t len)

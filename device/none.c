@@ -27,12 +27,12 @@ int comp_nvrtc_available(char *why, size_t len)
     return 0;
 }
 
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+int comp_build(const cfx_prog *prog, int arch, int flags, size_t *image_bytes, double *ms,
                char *err, size_t errlen)
 {
     (void)prog;
     (void)arch;
-    (void)force_dispatch;
+    (void)flags;
     (void)image_bytes;
     (void)ms;
     snprintf(err, errlen, "%s", not_built);

@@ -219,23 +219,26 @@ typedef enum cfx_persistent_mode {
 } cfx_persistent_mode;
 /* Picks the mode of a cuda-persistent executor's next runs and returns the mode they will
  * use. Asking for COMPILED builds the kernel now (or finds it in the cache); when it cannot be
- * built (no NVRTC, a compile error, an application kernel in the graph) the interpreter runs,
- * INTERP is returned and cfx_exec_error() says why. -1 for another backend or while a run is
- * in flight. */
+ * built (no NVRTC, a compile error) the interpreter runs, INTERP is returned and
+ * cfx_exec_error() says why. A graph that calls application kernels runs compiled too: a kernel
+ * registered by its source is compiled into it, a binary one ends the kernel's launch there
+ * (docs/persistent.md). -1 for another backend or while a run is in flight. */
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
 
-/* Options of the cuda-persistent interpreter (docs/persistent.md), for benchmarks and tests
- * that compare its paths; the defaults are what a user wants. Each takes effect at the next
- * interpreted run (the interpreter is rebuilt with it), whenever it is set. */
+/* Options of cuda-persistent (docs/persistent.md), for benchmarks and tests that compare its
+ * paths; the defaults are what a user wants. Each takes effect at the next run, whenever it is
+ * set: the interpreter is made again with it, and so is the compiled kernel for the options
+ * that concern it (DEVICE_LAUNCH, LAUNCH_PRODUCT_MIN). */
 typedef enum cfx_option {
-    /* 1 (the default): a CALL or a launched product ends the kernel's launch by tail-launching
-     * its graph from the device, where the device can. 0: the launch pauses and the host
-     * serves the record and relaunches (pause and relaunch). */
+    /* 1 (the default): a CALL of a binary kernel or a launched product ends the kernel's launch
+     * by tail-launching its graph from the device, where the device can (both modes). 0: the
+     * launch pauses and the host serves the record and relaunches (pause and relaunch). */
     CFX_OPTION_DEVICE_LAUNCH = 1,
-    /* 1 (the default): one-block loops run as micro-ops. 0: record by record. */
+    /* 1 (the default): the interpreter's one-block loops run as micro-ops. 0: record by
+     * record. */
     CFX_OPTION_MICROOPS = 2,
     /* Products of at least this many multiply-adds are launched (cuBLAS) instead of run
-     * inside the kernel; 0 runs every product inside; -1 (the default) is 2^27. */
+     * inside the kernel (both modes); 0 runs every product inside; -1 (the default) is 2^27. */
     CFX_OPTION_LAUNCH_PRODUCT_MIN = 3
 } cfx_option;
 /* Returns 0, or -1 for another backend, an unknown option or value, or a run in flight

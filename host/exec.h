@@ -98,7 +98,7 @@ typedef struct dev_module {
     const exec_ops *host, *graph, *persistent; /* persistent: with its two modes */
     /* compiled.h's checks, which need NVRTC and so run in the module (device/compiled.cu) */
     int (*nvrtc_available)(char *why, size_t len);
-    int (*kernel_build)(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+    int (*kernel_build)(const cfx_prog *prog, int arch, int flags, size_t *image_bytes,
                         double *ms, char *err, size_t errlen);
     /* ops registered by their source on the device (compiled.h's comp_op_*) */
     int (*op_check)(const char *text, char *why, size_t len);
