@@ -1189,6 +1189,12 @@ static int finish(comp_exec *x, char *err, size_t errlen)
          * interpreter runs the program again and drains its buffer as it goes */
         return run_interp(x, &x->run, 0, err, errlen);
     }
+    if (st.status == CFX_ERROR && st.detail[0] == -1 && st.detail[1] == -1) {
+        /* the kernel found no record to resume after (compiled_kernel.cuh's resume entry) */
+        snprintf(err, errlen, "the compiled kernel was launched to resume after record %d, which does not end a launch",
+                 (int)st.record);
+        goto fail;
+    }
     if (x->device_launch && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
         (p->records[st.record].kind == REC_CALL || p->records[st.record].kind == REC_MATMUL) &&
         (st.detail[0] != 0 || st.detail[1] != 0)) {

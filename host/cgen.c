@@ -1003,10 +1003,12 @@ static void resume_entry(gen *g)
     line(g, "if (ck_grid_barrier(a, &poll_, resume_ > 0 ? resume_ - 1 : 0))");
     line(g, "    goto out_;");
     line(g, "switch (resume_) {");
+    line(g, "case 0: break;");
     for (int32_t i = 0; i < p->nrecords; i++)
         if ((g->plan.flags[i] & SCHED_F_LAUNCH) && g->rpo[g->blk[i]] >= 0)
             line(g, "case %d: goto resume%d_;", (int)i + 1, (int)i);
-    line(g, "default: break;");
+    /* no such record: the host's state is not this kernel's; stop rather than start again */
+    line(g, "default: if (threadIdx.x == 0) ck_raise(a, CK_ERROR, resume_ - 1, -1, -1); goto out_;");
     line(g, "}");
     g->indent--;
     line(g, "}");

@@ -278,6 +278,27 @@ done:
     return rc;
 }
 
+/* Names that the source's text is compiled with and that an op's name, made a macro for its
+ * renaming, would replace: C, C++ and CUDA keywords and the types and macros the prelude gives. */
+static int clashes(const char *name)
+{
+    static const char *const words[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "bool", "true", "false", "class", "template", "typename", "namespace", "new",
+        "delete", "this", "operator", "private", "public", "protected", "virtual", "friend", "using", "try",
+        "catch", "throw", "asm", "constexpr", "decltype", "nullptr", "noexcept", "static_assert",
+        "thread_local", "alignas", "alignof", "mutable", "explicit", "export", "int8_t", "uint8_t", "int16_t",
+        "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "uintptr_t", "size_t", "NULL", "CFX_HD",
+        "threadIdx", "blockIdx", "blockDim", "gridDim",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(name, words[i]) == 0)
+            return 1;
+    return strncmp(name, "__", 2) == 0 || strncmp(name, "cfx_", 4) == 0;
+}
+
 /* The shape rules of each form (source_op.h). */
 static int check_form(const char *name, int form, const cfx_type *results, int nresults, char *err,
                       size_t errlen)
@@ -317,6 +338,13 @@ sop *sop_new(const char *name, const cfx_type *params, int nparams, const cfx_ty
     if (nparams > CTX_MAX_ARGS || nresults > CTX_MAX_ARGS || nresults < 1) {
         snprintf(err, errlen, "op '%s': %d arguments and %d results (at most %d each, at least one result)", name,
                  nparams, nresults, CTX_MAX_ARGS);
+        return NULL;
+    }
+    if (clashes(name)) {
+        snprintf(err, errlen,
+                 "op '%s': the name clashes with C, C++ or CUDA, or with cfx's own names, that its source is "
+                 "compiled with: name it otherwise",
+                 name);
         return NULL;
     }
     if (check_form(name, form, results, nresults, err, errlen) != 0)

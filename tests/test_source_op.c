@@ -225,6 +225,14 @@ static void test_refusals(void)
         refused("while", "(f32) -> (f32)", CFX_OP_ELEMENTS, clip01_src, want);
     }
     {
+        const char *const want[] = {"op 'float'", "clashes with C", NULL};
+        refused("float", "(f32) -> (f32)", CFX_OP_ELEMENTS, clip01_src, want);
+    }
+    {
+        const char *const want[] = {"op 'int64_t'", "clashes with C", NULL};
+        refused("int64_t", "(f32) -> (f32)", CFX_OP_ELEMENTS, clip01_src, want);
+    }
+    {
         const char *const want[] = {"op 'split'", "result 1 has 3 elements", NULL};
         refused("split", "(f32[4]) -> (f32[4], f32[3])", CFX_OP_ELEMENTS, clip01_src, want);
     }
