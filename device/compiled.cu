@@ -3,9 +3,20 @@
  * machine code in an on-disk cache keyed by the source, the NVRTC version and the device, and
  * launches it as one persistent kernel (device/compiled_kernel.cuh). The interpreter mode is
  * dev_persistent_ops, created when it is first needed: when asked for, when NVRTC cannot be
- * loaded, when the generator refuses the program (an application kernel's CALL needs the host
- * between records) or the compile fails, and for a run whose printed values overflow the
- * compiled kernel's buffer (the whole run is repeated, see compiled_kernel.cuh).
+ * loaded, when the generator refuses the program or the compile fails, and for a run whose
+ * printed values overflow the compiled kernel's buffer (the whole run is repeated, see
+ * compiled_kernel.cuh).
+ *
+ * Records that end the kernel's launch (a CALL of a binary application kernel, a product for
+ * cuBLAS) are served as the interpreter serves them (persistent.cu): where the device runs
+ * device graph launch, the kernel is built to tail-launch (CK_DEVICE_LAUNCH 1) and is the node
+ * of a device-launchable graph, and each such record's work is captured into a graph of its
+ * own (a product's at the build, a CALL's at the first run), which the kernel tail-launches
+ * before itself; otherwise, or when a site cannot be captured, the kernel pauses there and the
+ * host runs the work on the stream and launches again (the pause and relaunch path). A kernel
+ * registered by its source is no launch: the generator writes it into the kernel. The module
+ * also builds and launches the small kernel around such an op that the other CUDA paths
+ * launch (comp_module_op_*).
  *
  * The kernel is built at the first run that wants it, or when cfx_set_persistent_mode asks for
  * the compiled mode, which is how a caller learns at once which mode will run and why.
@@ -32,9 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "cgen.h"
 #include "compiled.h"
 #include "compiled_kernel.cuh"
+#include "context.h"
 #include "dev.h"
 #include "exec.h"
 #include "nvtx.h"
@@ -51,6 +64,8 @@ static_assert(sizeof(ck_control) == sizeof(dev_control) &&
               "ck_control is dev_control as the kernel sees it");
 static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancelled by number");
 static_assert(CK_BATCH_MAX == SCHED_BATCH_MAX, "the kernel combines the plan's batches");
+static_assert(CK_STATUS_PAUSE == SCHED_STATUS_PAUSE && CK_ERROR == CFX_ERROR,
+              "the kernel pauses and fails with the interpreter's statuses");
 
 #define COMP_PRINT_BYTES (1u << 20) /* the print buffer, grown for one big printed value */
 #define COMP_ENTRY "cfx_compiled"
@@ -264,19 +279,42 @@ static double ms_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-extern "C" int comp_module_build(const cfx_prog *prog, int arch, int force_dispatch,
+/* The kernel's source: the generator's, with CK_DEVICE_LAUNCH 1 first when it is to tail-launch
+ * at its records that end the launch (and has some). */
+static int generate(const cfx_prog *prog, int force_dispatch, int device_launch, int64_t product_min, strbuf *out,
+                    cgen_info *info, char *err, size_t errlen)
+{
+    strbuf body = {0};
+    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL, product_min};
+    if (cgen_emit(prog, &o, &body, info, err, errlen) != 0) {
+        sb_free(&body);
+        return -1;
+    }
+    if (device_launch && info->launches > 0)
+        sb_puts(out, "#define CK_DEVICE_LAUNCH 1\n");
+    sb_puts(out, sb_str(&body));
+    sb_free(&body);
+    if (out->oom) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+extern "C" int comp_module_build(const cfx_prog *prog, int arch, int flags,
                                  size_t *image_bytes, double *ms, char *err, size_t errlen)
 {
     strbuf src = {0};
     image im;
-    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL};
+    cgen_info info;
     struct timespec t0;
     int rc = -1;
     memset(&im, 0, sizeof im);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!comp_module_nvrtc_available(err, errlen))
         return -1;
-    if (cgen_emit(prog, &o, &src, NULL, err, errlen) != 0)
+    if (generate(prog, (flags & COMP_BUILD_DISPATCH) != 0, (flags & COMP_BUILD_DEVICE_LAUNCH) != 0,
+                 SCHED_LAUNCH_PRODUCT_MIN, &src, &info, err, errlen) != 0)
         goto done;
     if (pick_arch(arch, &im, err, errlen) != 0 ||
         nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
@@ -290,6 +328,122 @@ done:
     free(im.data);
     sb_free(&src);
     return rc;
+}
+
+/* ==== ops registered by their source ======================================================== */
+
+/* The kernel around an op (host/source_op.c writes it): cfx_op_entry(ptrs, n), the operands'
+ * device pointers by value. */
+#define OP_MAX_OPERANDS 32
+static_assert(OP_MAX_OPERANDS == 2 * CTX_MAX_ARGS, "room for every argument and result of an op");
+typedef struct op_ptrs {
+    void *p[OP_MAX_OPERANDS];
+} op_ptrs;
+
+typedef struct op_build {
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+    int sms;
+} op_build;
+
+static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+extern "C" int comp_module_op_check(const char *text, char *why, size_t len)
+{
+    image im;
+    memset(&im, 0, sizeof im);
+    if (!comp_module_nvrtc_available(why, len) || pick_arch(90, &im, why, len) != 0)
+        return 0;
+    int rc = nvrtc_compile(text, &im, why, len) == 0 ? 1 : -1;
+    free(im.data);
+    return rc;
+}
+
+/* Compiles and loads the kernel around an op for the current device. NULL with why. */
+static op_build *op_load(const char *text, char *why, size_t len)
+{
+    image im;
+    int device = 0, major = 0, minor = 0;
+    op_build *b = (op_build *)calloc(1, sizeof *b);
+    memset(&im, 0, sizeof im);
+    if (!b) {
+        snprintf(why, len, "out of memory");
+        return NULL;
+    }
+    if (!comp_module_nvrtc_available(why, len))
+        goto fail;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&b->sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "the device's compute capability could not be read");
+        goto fail;
+    }
+    if (pick_arch(major * 10 + minor, &im, why, len) != 0 || nvrtc_compile(text, &im, why, len) != 0)
+        goto fail;
+    if (cudaLibraryLoadData(&b->lib, im.data, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess ||
+        cudaLibraryGetKernel(&b->kernel, b->lib, "cfx_op_entry") != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "the op's kernel could not be loaded");
+        goto fail;
+    }
+    free(im.data);
+    return b;
+fail:
+    if (b->lib)
+        cudaLibraryUnload(b->lib);
+    free(im.data);
+    free(b);
+    return NULL;
+}
+
+extern "C" int comp_module_op_launch(void **handle, const char *text, void *stream, void *const *p, int np, int64_t n,
+                                     char *why, size_t len)
+{
+    op_build *b;
+    op_ptrs ptrs;
+    long long count = (long long)n;
+    if (np > OP_MAX_OPERANDS) {
+        snprintf(why, len, "%d operands, more than an op has", np);
+        return -1;
+    }
+    pthread_mutex_lock(&op_lock);
+    b = (op_build *)*handle;
+    if (!b) {
+        /* a first call may come while the stream is captured (the interpreter captures CALL
+         * sites at its first run): loading a module is no stream work, so let it happen */
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        b = op_load(text, why, len);
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        *handle = b;
+    }
+    pthread_mutex_unlock(&op_lock);
+    if (!b)
+        return -1;
+    memset(&ptrs, 0, sizeof ptrs);
+    memcpy(ptrs.p, p, sizeof(void *) * (size_t)np);
+    void *params[] = {&ptrs, &count};
+    int64_t blocks = (n + 255) / 256;
+    blocks = blocks < 1 ? 1 : blocks > 4 * (int64_t)b->sms ? 4 * (int64_t)b->sms : blocks;
+    cudaError_t e = cudaLaunchKernel((const void *)b->kernel, dim3((unsigned)blocks), dim3(256), params, 0,
+                                     (cudaStream_t)stream);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "the op's kernel did not launch: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    return 0;
+}
+
+extern "C" void comp_module_op_release(void *handle)
+{
+    op_build *b = (op_build *)handle;
+    if (!b)
+        return;
+    cudaLibraryUnload(b->lib);
+    free(b);
 }
 
 /* ==== the cache of machine code ============================================================ */
@@ -423,6 +577,21 @@ typedef struct comp_exec {
     uint8_t *print_buf, *print_host;
     uint32_t print_cap;
     cudaStream_t own;
+    /* records that end the launch (info.launches of them) */
+    blas_ctx *blas;         /* the products' cuBLAS; NULL: every product inline */
+    int64_t product_min;    /* the plan's launch_product_min */
+    int built_for_tail;     /* the kernel was built with CK_DEVICE_LAUNCH 1 */
+    int device_launch;      /* 1: runs go through main_exec and tail-launch; 0: pause and relaunch */
+    char why_pause[400];    /* why they pause */
+    cudaStream_t capture;   /* sites' graphs are captured here */
+    cudaGraph_t *site_graph; /* per record: the graph of its work, or NULL */
+    cudaGraphExec_t *site_exec;
+    cudaGraphExec_t *site_exec_dev; /* device copy, the kernel's a.site_exec */
+    cudaGraph_t main_graph;
+    cudaGraphExec_t main_exec;
+    exec_kernel *captured;  /* the kernels the CALL sites were captured with, NULL: none yet */
+    ck_args main_args;      /* main_exec's argument, fixed at its creation */
+    ck_sync sync_init;      /* what sync holds as a run starts (copied from here) */
     /* the interpreter, made when first needed, with the options cfx_set_option gave */
     void *interp;
     persist_opts opts;
@@ -431,13 +600,39 @@ typedef struct comp_exec {
     cudaStream_t stream;
     int in_flight, in_interp;
     int rerun;              /* the last run overflowed the print buffer: the interpreter ran it */
-    char detail[1200];      /* cfx_exec_backend_detail's line */
+    int paused;             /* the run paused at least once */
+    int forced;             /* a CALL failed at a pause: the outcome is CFX_ERROR at forced_record */
+    int32_t forced_record;
+    char detail[1400];      /* cfx_exec_backend_detail's line */
     struct timespec t_launch;
     exec_outcome out;
 } comp_exec;
 
+/* The site graphs and the kernel's graph; runs pause afterwards. */
+static void drop_graphs(comp_exec *x)
+{
+    for (int32_t i = 0; x->site_exec && i < x->prog->nrecords; i++) {
+        if (x->site_exec[i]) cudaGraphExecDestroy(x->site_exec[i]);
+        if (x->site_graph[i]) cudaGraphDestroy(x->site_graph[i]);
+        x->site_exec[i] = NULL;
+        x->site_graph[i] = NULL;
+    }
+    if (x->main_exec) cudaGraphExecDestroy(x->main_exec);
+    if (x->main_graph) cudaGraphDestroy(x->main_graph);
+    x->main_exec = NULL;
+    x->main_graph = NULL;
+    x->device_launch = 0;
+}
+
 static void release_kernel(comp_exec *x)
 {
+    drop_graphs(x);
+    free(x->site_exec);
+    free(x->site_graph);
+    free(x->captured);
+    x->site_exec = NULL;
+    x->site_graph = NULL;
+    x->captured = NULL;
     if (x->uploaded)
         dev_prog_free(&x->d);
     x->uploaded = 0;
@@ -446,14 +641,20 @@ static void release_kernel(comp_exec *x)
     if (x->publish) cudaFree(x->publish);
     if (x->print_buf) cudaFree(x->print_buf);
     if (x->print_host) cudaFreeHost(x->print_host);
+    if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->own) cudaStreamDestroy(x->own);
+    if (x->capture) cudaStreamDestroy(x->capture);
     if (x->lib) cudaLibraryUnload(x->lib);
+    blas_free(x->blas);
     x->sync = NULL;
     x->partials = NULL;
     x->publish = NULL;
     x->print_buf = x->print_host = NULL;
+    x->site_exec_dev = NULL;
     x->own = NULL;
+    x->capture = NULL;
     x->lib = NULL;
+    x->blas = NULL;
     x->ready = 0;
 }
 
@@ -490,6 +691,180 @@ static void *comp_create(const cfx_prog *prog, char *err, size_t errlen)
     return x;
 }
 
+/* The kernel's argument for this executor (a run's budget added per run). */
+static ck_args kernel_args(const comp_exec *x, int device_launch)
+{
+    ck_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = x->d.arena;
+    a.state = (ck_state *)x->d.state;
+    a.control = (const ck_control *)x->d.control_dev;
+    a.sync = x->sync;
+    a.partials = x->partials;
+    a.publish = x->publish;
+    a.print_buf = x->print_buf;
+    a.print_cap = x->print_cap;
+    a.site_exec = (struct CUgraphExec_st *const *)x->site_exec_dev;
+    a.device_launch = device_launch;
+    return a;
+}
+
+/* ---- records that end the launch --------------------------------------------------------- */
+
+typedef struct site_job {
+    comp_exec *x;
+    int32_t i;
+    const exec_kernel *k; /* a CALL's kernel; NULL for a product */
+} site_job;
+
+/* A product's cuBLAS call, or a CALL's cuda_fn, on stream s (dev_enqueue). */
+static int enqueue_site(void *user, cudaStream_t s, char *err, size_t errlen)
+{
+    const site_job *j = (const site_job *)user;
+    const cfx_prog *p = j->x->prog;
+    const cfx_record *r = &p->records[j->i];
+    if (r->kind == REC_CALL) {
+        int failed = 0;
+        if (dev_call_kernel(&j->x->d, j->k, r, s, &failed, err, errlen) != 0)
+            return 1;
+        if (failed) {
+            snprintf(err, errlen, "kernel '%s' %s", j->k && j->k->name ? j->k->name : "?",
+                     j->k && j->k->cuda_fn ? "reported a failure" : "has no CUDA function");
+            return 1;
+        }
+        return 0;
+    }
+    const cfx_slot *sb = &p->slots[r->b], *sc = &p->slots[r->c];
+    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
+    return blas_matmul(j->x->blas, s, sb->dtype, j->x->d.arena + p->slots[r->a].offset, j->x->d.arena + sb->offset,
+                       j->x->d.arena + sc->offset, sb->dims[0], sb->dims[1], n, err, errlen) == 0 ? 0 : 1;
+}
+
+/* Leaves device graph launch for the pause path, for `why`. */
+static void fall_back(comp_exec *x, const char *why)
+{
+    drop_graphs(x);
+    snprintf(x->why_pause, sizeof x->why_pause, "%s", why);
+}
+
+static int upload_sites(comp_exec *x, char *err, size_t errlen)
+{
+    CUDA_TRY(cudaMemcpyAsync(x->site_exec_dev, x->site_exec, sizeof(cudaGraphExec_t) * (size_t)x->prog->nrecords,
+                             cudaMemcpyHostToDevice, x->own));
+    CUDA_TRY(cudaStreamSynchronize(x->own));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Captures record i's work into site_graph[i] and site_exec[i]: 0; 1 falls back (the reason
+ * is kept); -1 for a CUDA failure. */
+static int capture(comp_exec *x, int32_t i, const exec_kernel *k, char *err, size_t errlen)
+{
+    site_job job = {x, i, k};
+    char why[320];
+    int rc = dev_capture_site(x->capture, x->own, enqueue_site, &job, &x->site_graph[i], &x->site_exec[i], why,
+                              sizeof why);
+    if (rc < 0)
+        snprintf(err, errlen, "%s", why);
+    if (rc > 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "the %s at record %d: %s", k ? "CALL" : "product", (int)i, why);
+        fall_back(x, msg);
+    }
+    return rc;
+}
+
+/* Device graph launch for a kernel built to tail-launch: the products' graphs and the graph of
+ * the kernel itself. Falls back to pausing (with the reason) where anything does not work;
+ * -1 only for a CUDA failure that leaves the executor unusable. */
+static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    char why[320];
+    int coop = 0;
+    /* asked before the build, answered from memory now: whether the node may be cooperative */
+    if (!persist_probe_device_launch(&coop, why, sizeof why)) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "device graph launch is not available here: %s", why);
+        fall_back(x, msg);
+        return 0;
+    }
+    sched_opts so = {x->product_min, 0, 1}; /* the generator's plan's */
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        /* the products the kernel ends its launch at (its CALLs are captured at the first run) */
+        if (p->records[i].kind != REC_MATMUL || !sched_record_launches(p, &p->records[i], &so))
+            continue;
+        int rc = capture(x, i, NULL, err, errlen);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
+    if (upload_sites(x, err, errlen) != 0)
+        return -1;
+    x->main_args = kernel_args(x, 1);
+    {
+        void *args[1] = {&x->main_args};
+        if (dev_device_graph((const void *)x->kernel, args, x->nblocks, x->threads, 0, coop && x->cooperative && x->nblocks > 1,
+                             x->own, &x->main_graph, &x->main_exec, why, sizeof why) != 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "the kernel's graph: %s", why);
+            fall_back(x, msg);
+            return 0;
+        }
+    }
+    x->device_launch = 1;
+    return 0;
+}
+
+/* 1 if the run's kernels differ from those the CALL sites were captured with. */
+static int kernels_changed(const comp_exec *x, const exec_run *run)
+{
+    if (!x->captured)
+        return 1;
+    for (int32_t i = 0; i < x->prog->nkernels; i++) {
+        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
+        void *user = run->kernels ? run->kernels[i].user : NULL;
+        if (x->captured[i].cuda_fn != fn || x->captured[i].user != user)
+            return 1;
+    }
+    return 0;
+}
+
+/* The CALL sites' graphs, at the first run (or when the kernels changed): each launched CALL's
+ * cuda_fn is called once, on the capture stream. One that cannot be captured sends the
+ * executor to the pause path, which calls cuda_fn at every CALL. */
+static int capture_calls(comp_exec *x, const exec_run *run, char *err, size_t errlen)
+{
+    const cfx_prog *p = x->prog;
+    exec_kernel *k = (exec_kernel *)calloc((size_t)p->nkernels + 1, sizeof *k);
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (run->kernels)
+        memcpy(k, run->kernels, sizeof *k * (size_t)p->nkernels);
+    free(x->captured);
+    x->captured = NULL;
+    sched_opts so = {x->product_min, 0, 1}; /* the generator's plan's */
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        if (p->records[i].kind != REC_CALL || !sched_record_launches(p, &p->records[i], &so))
+            continue;
+        if (x->site_exec[i]) {
+            cudaGraphExecDestroy(x->site_exec[i]);
+            cudaGraphDestroy(x->site_graph[i]);
+            x->site_exec[i] = NULL;
+            x->site_graph[i] = NULL;
+        }
+        int rc = capture(x, i, &k[p->records[i].a], err, errlen);
+        if (rc != 0) {
+            free(k);
+            return rc < 0 ? -1 : 0;
+        }
+    }
+    x->captured = k;
+    return upload_sites(x, err, errlen);
+}
+
 /* The grid and the memory of the kernel, once it is loaded. */
 static int prepare_launch(comp_exec *x, char *err, size_t errlen)
 {
@@ -500,6 +875,7 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
         return -1;
     x->uploaded = 1;
     CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
     /* A program of scalars only runs the same in every thread: one warp does it. Tensors want
      * a block; split work and barriers the grid the device keeps resident at once. */
     x->threads = x->info.needs_block || x->info.needs_grid ? CK_THREADS : 32;
@@ -530,30 +906,93 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     x->print_cap = 2 * max_print > COMP_PRINT_BYTES ? (uint32_t)(2 * max_print) : COMP_PRINT_BYTES;
     CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
     CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
+    x->site_exec = (cudaGraphExec_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraphExec_t));
+    x->site_graph = (cudaGraph_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraph_t));
+    if (!x->site_exec || !x->site_graph) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUDA_TRY(cudaMalloc((void **)&x->site_exec_dev, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
+    CUDA_TRY(cudaMemset(x->site_exec_dev, 0, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
+    /* the upload's copies are ordered on the legacy default stream, which a run on a
+     * non-blocking stream does not wait for */
+    CUDA_TRY(cudaStreamSynchronize(0));
+    if (x->info.launches > 0 && x->built_for_tail)
+        return setup_device_launch(x, err, errlen);
     return 0;
 fail:
     return -1;
+}
+
+/* Generates, finds in the cache or compiles, and loads the kernel: 0, or -1 with why. A
+ * kernel that tail-launches and does not load (the driver does not resolve the device runtime's
+ * graph launch) is built again to pause. */
+static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t errlen)
+{
+    strbuf src = {0};
+    char dir[900];
+    int rc = -1;
+    for (;;) {
+        if (generate(x->prog, 0, tail, x->product_min, &src, &x->info, err, errlen) != 0) {
+            char msg[640];
+            snprintf(msg, sizeof msg, "the code generator cannot take this program: %s", err);
+            snprintf(err, errlen, "%s", msg);
+            goto done;
+        }
+        if (!tail || x->info.launches == 0)
+            break;
+        /* tail launches where the device runs them (asked once per process) */
+        int coop = 0;
+        char why[320] = "";
+        if (persist_probe_device_launch(&coop, why, sizeof why))
+            break;
+        snprintf(x->why_pause, sizeof x->why_pause, "device graph launch is not available here: %s", why);
+        tail = 0;
+        sb_free(&src);
+    }
+    x->built_for_tail = tail && x->info.launches > 0;
+    if (cache_dir(dir, sizeof dir)) {
+        x->cache = cache_load(dir, sb_str(&src), im) == 0 ? "hit" : "miss";
+    } else {
+        x->cache = "off";
+    }
+    if (!im->data) {
+        if (nvrtc_compile(sb_str(&src), im, err, errlen) != 0)
+            goto done;
+        if (strcmp(x->cache, "miss") == 0)
+            cache_store(dir, sb_str(&src), im);
+    }
+    {
+        cudaError_t e = cudaLibraryLoadData(&x->lib, im->data, NULL, NULL, 0, NULL, NULL, 0);
+        if (e == cudaSuccess)
+            e = cudaLibraryGetKernel(&x->kernel, x->lib, COMP_ENTRY);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (x->lib)
+                cudaLibraryUnload(x->lib);
+            x->lib = NULL;
+            snprintf(err, errlen, "the compiled kernel could not be loaded: %s", cudaGetErrorString(e));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    sb_free(&src);
+    return rc;
 }
 
 /* Builds the kernel: generate, find in the cache or compile, load, prepare. On failure the
  * reason goes to x->why and the interpreter runs the program. */
 static void build(comp_exec *x)
 {
-    char err[600] = "";
-    strbuf src = {0};
+    char err[600] = "", blas_why[256];
     image im;
-    char dir[900];
-    int device = 0, major = 0, minor = 0;
+    int device = 0, major = 0, minor = 0, tail;
     struct timespec t0;
-    cgen_options o = {CGEN_TARGET_CUDA, 0, COMP_ENTRY, NULL, NULL, NULL};
     memset(&im, 0, sizeof im);
     x->tried = 1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     prof_push("compile kernel");
-    if (cgen_emit(x->prog, &o, &src, &x->info, err, sizeof err) != 0) {
-        snprintf(x->why, sizeof x->why, "the code generator cannot take this program: %s", err);
-        goto done;
-    }
     if (!comp_module_nvrtc_available(err, sizeof err)) {
         snprintf(x->why, sizeof x->why, "%s", err);
         goto done;
@@ -570,29 +1009,31 @@ static void build(comp_exec *x)
         goto done;
     }
     snprintf(x->arch, sizeof x->arch, "%s", im.arch);
-    if (cache_dir(dir, sizeof dir)) {
-        x->cache = cache_load(dir, sb_str(&src), &im) == 0 ? "hit" : "miss";
-    } else {
-        x->cache = "off";
-    }
-    if (!im.data) {
-        if (nvrtc_compile(sb_str(&src), &im, err, sizeof err) != 0) {
+    /* the big products go to cuBLAS, as the interpreter's do; without it they stay inline */
+    x->blas = blas_new(blas_why, sizeof blas_why);
+    if (!x->blas)
+        (void)cudaGetLastError();
+    x->product_min = !x->blas ? 0 : x->opts.launch_product_min >= 0 ? x->opts.launch_product_min
+                                                                     : SCHED_LAUNCH_PRODUCT_MIN;
+    /* tail launches where wanted (and, build_kernel asks, where the device runs them) */
+    tail = x->opts.device_launch;
+    if (!tail)
+        snprintf(x->why_pause, sizeof x->why_pause, "pause and relaunch asked for (CFX_OPTION_DEVICE_LAUNCH 0)");
+    if (build_kernel(x, tail, &im, err, sizeof err) != 0) {
+        if (!x->built_for_tail || !strstr(err, "could not be loaded")) {
             snprintf(x->why, sizeof x->why, "%s", err);
             goto done;
         }
-        if (strcmp(x->cache, "miss") == 0)
-            cache_store(dir, sb_str(&src), &im);
-    }
-    {
-        cudaError_t e = cudaLibraryLoadData(&x->lib, im.data, NULL, NULL, 0, NULL, NULL, 0);
-        if (e == cudaSuccess)
-            e = cudaLibraryGetKernel(&x->kernel, x->lib, COMP_ENTRY);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            snprintf(x->why, sizeof x->why, "the compiled kernel could not be loaded: %s",
-                     cudaGetErrorString(e));
+        /* a kernel that tail-launches did not load: the one that pauses */
+        char first[300];
+        snprintf(first, sizeof first, "%s", err);
+        free(im.data);
+        im.data = NULL;
+        if (build_kernel(x, 0, &im, err, sizeof err) != 0) {
+            snprintf(x->why, sizeof x->why, "%s", err);
             goto done;
         }
+        snprintf(x->why_pause, sizeof x->why_pause, "the kernel that tail-launches does not load here (%s)", first);
     }
     if (prepare_launch(x, err, sizeof err) != 0) {
         snprintf(x->why, sizeof x->why, "the compiled kernel could not be prepared: %s", err);
@@ -605,7 +1046,6 @@ done:
     if (!x->ready)
         release_kernel(x);
     free(im.data);
-    sb_free(&src);
 }
 
 /* ---- the interpreter ---------------------------------------------------------------------- */
@@ -629,19 +1069,10 @@ static int run_interp(comp_exec *x, const exec_run *run, int async, char *err, s
 
 /* ---- a compiled run ------------------------------------------------------------------------ */
 
+/* One launch of the kernel from the host: the run's first, or the next after a pause. */
 static int launch(comp_exec *x, char *err, size_t errlen)
 {
-    ck_args a;
-    memset(&a, 0, sizeof a);
-    a.arena = x->d.arena;
-    a.state = (ck_state *)x->d.state;
-    a.control = (const ck_control *)x->d.control_dev;
-    a.sync = x->sync;
-    a.partials = x->partials;
-    a.publish = x->publish;
-    a.print_buf = x->print_buf;
-    a.print_cap = x->print_cap;
-    a.max_iters = x->run.max_iters;
+    ck_args a = kernel_args(x, 0);
     void *params[] = {&a};
     /* cooperatively where the device can: every block is resident before any waits at the
      * grid barrier (the interpreter launches the same way) */
@@ -695,21 +1126,62 @@ static void write_trace(comp_exec *x, double run_ms)
                "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
             x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
     fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
-               "\"barriers\":%d}}\n",
+               "\"barriers\":%d,\"launch_sites\":%d,\"inline_calls\":%d,\"paused\":%d}}\n",
             x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
-            (int)x->info.barriers);
+            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused);
     fflush(f);
+}
+
+/* Pause path: the work of record pc, on the run's stream. 0, or -1 for a CUDA failure; a CALL
+ * that fails sets x->forced (the run stops with CFX_ERROR). */
+static int serve_pause(comp_exec *x, int32_t pc, char *err, size_t errlen)
+{
+    const cfx_record *r = &x->prog->records[pc];
+    if (r->kind == REC_CALL) {
+        int failed = 0;
+        const exec_kernel *k = x->run.kernels ? &x->run.kernels[r->a] : NULL;
+        if (dev_call_kernel(&x->d, k, r, x->stream, &failed, err, errlen) != 0)
+            return -1;
+        if (failed) {
+            x->forced = 1;
+            x->forced_record = pc;
+        }
+        return 0;
+    }
+    site_job job = {x, pc, NULL};
+    return enqueue_site(&job, x->stream, err, errlen) == 0 ? 0 : -1;
 }
 
 static int finish(comp_exec *x, char *err, size_t errlen)
 {
+    const cfx_prog *p = x->prog;
     dev_state st;
     ck_sync sy;
-    if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
-        goto fail;
-    CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
-    CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (;;) {
+        if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
+            goto fail;
+        CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        if (st.status != CK_STATUS_PAUSE)
+            break;
+        /* the launch ended at a record for the host: its work, then the next launch, which
+         * resumes after it (sy.resume) */
+        int32_t pc = st.record;
+        if (x->device_launch || pc < 0 || pc >= p->nrecords || sy.resume != pc + 1 ||
+            (p->records[pc].kind != REC_CALL && p->records[pc].kind != REC_MATMUL)) {
+            snprintf(err, errlen, "the compiled kernel paused at record %d, which does not end a launch", (int)pc);
+            goto fail;
+        }
+        x->paused = 1;
+        if (serve_pause(x, pc, err, errlen) != 0)
+            goto fail;
+        if (x->forced)
+            break;
+        CUDA_TRY(cudaMemsetAsync(&x->d.state->status, 0, sizeof x->d.state->status, x->stream));
+        if (launch(x, err, errlen) != 0)
+            goto fail;
+    }
     x->in_flight = 0;
     if (st.status == CK_STATUS_RERUN) {
         x->rerun = 1;
@@ -717,13 +1189,35 @@ static int finish(comp_exec *x, char *err, size_t errlen)
          * interpreter runs the program again and drains its buffer as it goes */
         return run_interp(x, &x->run, 0, err, errlen);
     }
+    if (st.status == CFX_ERROR && st.detail[0] == -1 && st.detail[1] == -1) {
+        /* the kernel found no record to resume after (compiled_kernel.cuh's resume entry) */
+        snprintf(err, errlen, "the compiled kernel was launched to resume after record %d, which does not end a launch",
+                 (int)st.record);
+        goto fail;
+    }
+    if (x->device_launch && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
+        (p->records[st.record].kind == REC_CALL || p->records[st.record].kind == REC_MATMUL) &&
+        (st.detail[0] != 0 || st.detail[1] != 0)) {
+        /* the kernel could not tail-launch: a failure of the backend, not of the run */
+        snprintf(err, errlen, "device graph launch failed at record %d: cudaGraphLaunch returned %s / %s",
+                 (int)st.record, cudaGetErrorName((cudaError_t)st.detail[0]),
+                 cudaGetErrorName((cudaError_t)st.detail[1]));
+        goto fail;
+    }
     if (drain_prints(x, sy.print_used, err, errlen) != 0)
         goto fail;
-    if (st.status == CFX_OK && !x->run.device_buffers &&
+    /* device buffers: the copy enqueued after the first launch saw a pause, so it is redone */
+    if (!x->forced && st.status == CFX_OK && (!x->run.device_buffers || x->paused) &&
         dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
         goto fail;
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
+    if (x->forced) {
+        x->out.status = CFX_ERROR;
+        x->out.record = x->forced_record;
+        x->out.detail[0] = x->out.detail[1] = 0;
+    }
     if (x->run.trace)
         write_trace(x, ms_since(&x->t_launch));
     return 0;
@@ -744,6 +1238,8 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     x->out.record = -1;
     x->in_interp = 0;
     x->rerun = 0;
+    x->paused = 0;
+    x->forced = 0;
     if (x->want == MODE_COMPILED && !x->tried)
         build(x);
     if (x->want != MODE_COMPILED || !x->ready)
@@ -751,14 +1247,24 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
     prof_push("run");
-    CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(ck_sync), x->stream));
+    if (x->device_launch && x->info.launches > 0 && kernels_changed(x, run) && capture_calls(x, run, err, errlen) != 0)
+        goto fail;
+    /* the blocks' shared state as a run starts, with its budget (the kernel's argument is fixed
+     * in main_exec, so the budget is not in it) */
+    memset(&x->sync_init, 0, sizeof x->sync_init);
+    x->sync_init.max_iters = run->max_iters;
+    CUDA_TRY(cudaMemcpyAsync(x->sync, &x->sync_init, sizeof(ck_sync), cudaMemcpyHostToDevice, x->stream));
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
     clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
-    if (launch(x, err, errlen) != 0)
+    if (x->device_launch) {
+        CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
+    } else if (launch(x, err, errlen) != 0) {
         goto fail;
+    }
     x->in_flight = 1;
-    /* device buffers: the result copy follows the launch and gates itself on the status */
+    /* device buffers: the result copy follows the launch (all of its tail launches) and gates
+     * itself on the status */
     if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
     prof_pop();
@@ -810,8 +1316,9 @@ static int comp_mode(void *self, int want, char *why, size_t len)
     return MODE_INTERP;
 }
 
-/* cfx_set_option: the interpreter's options, for its next run (an interpreter made with other
- * options is dropped and made again when next needed). */
+/* cfx_set_option: the options of both modes' next runs. The interpreter is made again with
+ * them when next needed; the compiled kernel, which depends on how records that end the launch
+ * are served and which products are launched, is built again. */
 static int comp_option(void *self, int option, int64_t value, char *why, size_t len)
 {
     comp_exec *x = (comp_exec *)self;
@@ -830,9 +1337,17 @@ static int comp_option(void *self, int option, int64_t value, char *why, size_t 
         snprintf(why, len, "unknown option %d", option);
         return -1;
     }
-    if (memcmp(&o, &x->opts, sizeof o) != 0 && x->interp) {
-        dev_persistent_ops.destroy(x->interp);
-        x->interp = NULL;
+    if (memcmp(&o, &x->opts, sizeof o) != 0) {
+        if (x->interp) {
+            dev_persistent_ops.destroy(x->interp);
+            x->interp = NULL;
+        }
+        if ((o.device_launch != x->opts.device_launch || o.launch_product_min != x->opts.launch_product_min) &&
+            x->tried) {
+            release_kernel(x);
+            x->tried = 0;
+            x->why_pause[0] = '\0';
+        }
     }
     x->opts = o;
     return 0;
@@ -845,8 +1360,24 @@ static const char *comp_detail(void *self)
     comp_exec *x = (comp_exec *)self;
     const char *inner = x->interp && dev_persistent_ops.detail ? dev_persistent_ops.detail(x->interp) : NULL;
     const char *sep = inner ? "; " : "";
+    char sites[640] = "";
     if (!inner)
         inner = "";
+    if (x->info.launches > 0 && x->device_launch)
+        snprintf(sites, sizeof sites,
+                 "; %d record%s end%s the launch (a CALL of a binary kernel, a product for cuBLAS): device graph "
+                 "launch: the kernel, the node of a device graph, tail-launches the record's pre-captured graph and "
+                 "then itself, resuming after the record",
+                 (int)x->info.launches, x->info.launches == 1 ? "" : "s", x->info.launches == 1 ? "s" : "");
+    else if (x->info.launches > 0)
+        snprintf(sites, sizeof sites,
+                 "; %d record%s end%s the launch (a CALL of a binary kernel, a product for cuBLAS): pause and "
+                 "relaunch (%s): the host runs the record's work and launches again",
+                 (int)x->info.launches, x->info.launches == 1 ? "" : "s", x->info.launches == 1 ? "s" : "",
+                 x->why_pause[0] ? x->why_pause : "the kernel's graph is made at the first run");
+    if (x->info.inline_calls > 0)
+        snprintf(sites + strlen(sites), sizeof sites - strlen(sites), "; %d call%s of kernels registered by their source "
+                 "written inline", (int)x->info.inline_calls, x->info.inline_calls == 1 ? "" : "s");
     if (x->want != MODE_COMPILED)
         snprintf(x->detail, sizeof x->detail, "interpreter, as asked%s%s", sep, inner);
     else if (x->rerun)
@@ -860,9 +1391,9 @@ static const char *comp_detail(void *self)
         snprintf(x->detail, sizeof x->detail,
                  "compiled kernel: one kernel of %d blocks x %d threads generated from the graph (%s, "
                  "%d one-block regions, %d grid barriers), built in %.0f ms (cache %s, %s); prints go "
-                 "to a device buffer",
+                 "to a device buffer%s",
                  x->nblocks, x->threads, x->info.structured ? "structured" : "pc-dispatch loop",
-                 (int)x->info.regions, (int)x->info.barriers, x->build_ms, x->cache, x->arch);
+                 (int)x->info.regions, (int)x->info.barriers, x->build_ms, x->cache, x->arch, sites);
     return x->detail;
 }
 

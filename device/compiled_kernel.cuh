@@ -12,9 +12,17 @@
  * runtime's headers that the interpreter's device code includes. The fixed-tree block
  * reduction and the tiled matrix product are shared (kernels/block.cuh).
  *
- * What differs from the interpreter: nothing pauses. A kernel cannot hand the device to the
- * host mid-run, so the generator refuses CALL (the interpreter runs such programs), and a
- * print buffer that fills up stops the launch with CK_STATUS_RERUN: the host then runs the
+ * Records that end the launch (a CALL of a binary kernel, a product for cuBLAS: the plan's
+ * SCHED_F_LAUNCH) end it as the interpreter's do: block 0 stores its scalars and replicas to the
+ * arena, thread 0 records where the next launch resumes (ck_sync.resume, the record after) and
+ * ck_end_launch either tail-launches the record's pre-captured graph and then the kernel's own
+ * graph (built with CK_DEVICE_LAUNCH 1: the kernel is the node of a device-launchable graph) or
+ * raises CK_STATUS_PAUSE at the record, for the host to run the work and launch again. The
+ * generated kernel starts every launch by reloading its scalars where it resumes, one grid
+ * barrier, and a jump to the code after that record (host/cgen.c's resume_entry). A kernel
+ * given by its source is no launch: the generator writes it inline.
+ *
+ * A print buffer that fills up stops the launch with CK_STATUS_RERUN: the host then runs the
  * whole program again with the interpreter, which pauses to drain the buffer (nothing of the
  * first attempt is visible: results are copied only after an ok run, prints only after the
  * launch).
@@ -32,6 +40,15 @@
 #define CK_POLL_NS 100000ull        /* read the host-mapped cancel flag at most this often */
 #define CK_STOP_CANCELLED 6         /* CFX_STOP_CANCELLED (compiled.cu checks that they agree) */
 #define CK_STATUS_RERUN 100         /* the print buffer is full: run again with the interpreter */
+#define CK_STATUS_PAUSE (-1)        /* SCHED_STATUS_PAUSE: the launch ended at a record for the host */
+#define CK_ERROR 7                  /* CFX_ERROR: a tail launch failed (compiled.cu checks both) */
+/* 1: the kernel can end a launch by tail-launching graphs (ck_args.device_launch says whether a
+ * launch does); 0: it can only pause, and loads where the device runtime's graph launch is not
+ * available. Set by the source NVRTC compiles (compiled.cu writes it first); the host emulation
+ * has both (tests/ck_host.h). */
+#ifndef CK_DEVICE_LAUNCH
+#define CK_DEVICE_LAUNCH 0
+#endif
 
 #ifdef __cplusplus
 static_assert(CK_THREADS == CK_TILE * CK_TILE, "a matmul tile is one element per thread");
@@ -52,11 +69,13 @@ typedef struct ck_control {
     int64_t max_iters;
 } ck_control;
 
-/* Device memory the blocks share: the grid barrier and the bytes of prints written. */
+/* Device memory the blocks share: the grid barrier, the bytes of prints written, where a launch
+ * resumes and the run's budget. The host writes it before a run's first launch. */
 typedef struct ck_sync {
     unsigned long long bar_arrived; /* kernels/grid.cuh's count */
     uint32_t print_used;
-    uint32_t pad_;
+    int32_t resume;                 /* 0: a run's first launch; r + 1: the last launch ended at record r */
+    int64_t max_iters;              /* the budget, 0: none (read once per launch) */
 } ck_sync;
 
 /* A print entry: this header, then the value's bytes padded to 8. */
@@ -75,8 +94,10 @@ typedef struct ck_args {
     uint8_t *publish;          /* 2 buffers: the scalars block 0 hands over at a region's exit */
     uint8_t *print_buf;
     uint32_t print_cap;
-    int32_t pad_;
-    int64_t max_iters;         /* 0: no limit */
+    int32_t device_launch;     /* 1: tail-launch at a record that ends the launch (a kernel built
+                                * with CK_DEVICE_LAUNCH 1, the node of a device graph); 0: pause */
+    struct CUgraphExec_st *const *site_exec; /* per record: the graph of a record that ends the
+                                              * launch (a cudaGraphExec_t), for CK_DEVICE_LAUNCH */
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
@@ -292,6 +313,41 @@ static __device__ __noinline__ int ck_print(const ck_args &a, uint32_t *used, in
     }
     *used += need;
     return 0;
+}
+
+/* The device runtime's graph launch, which NVRTC has no header for: the function the driver
+ * resolves when the module loads (as for device/persistent_launch.cu's kernel) and the special
+ * register that names the graph the kernel runs in (cuda_device_runtime_api.h's). */
+#if CK_DEVICE_LAUNCH && defined(__CUDACC_RTC__)
+extern "C" __device__ int cudaGraphLaunch(struct CUgraphExec_st *graph, struct CUstream_st *stream);
+static __device__ __forceinline__ struct CUgraphExec_st *cudaGetCurrentGraphExec(void)
+{
+    unsigned long long g;
+    asm("mov.u64 %0, %%current_graph_exec;" : "=l"(g));
+    return (struct CUgraphExec_st *)g;
+}
+#define cudaStreamGraphTailLaunch ((struct CUstream_st *)0x0100000000000000ull)
+#endif
+
+/* A record that ends the launch (every thread of every block, after block 0 stored its scalars
+ * and replicas): thread 0 of block 0 says where the next launch resumes and hands the record
+ * over, by tail-launching its graph and then the kernel's own (they run once every block has
+ * ended, in that order), or by pausing the run at it for the host. */
+static __device__ void ck_end_launch(const ck_args &a, int32_t record)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    a.sync->resume = record + 1;
+#if CK_DEVICE_LAUNCH || defined(CK_HOST_EMULATION)
+    if (a.device_launch) {
+        int e1 = (int)cudaGraphLaunch(a.site_exec[record], cudaStreamGraphTailLaunch);
+        int e2 = e1 == 0 ? (int)cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch) : 0;
+        if (e1 != 0 || e2 != 0)
+            ck_raise(a, CK_ERROR, record, e1, e2);
+        return;
+    }
+#endif
+    ck_raise(a, CK_STATUS_PAUSE, record, 0, 0);
 }
 
 /* The end of the launch for a block: the iterations counted (the largest count wins: blocks

@@ -308,3 +308,89 @@ int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, c
 {
     return dev_wait_stream_poll(d, stream, cancel, NULL, NULL, err, errlen);
 }
+
+/* ==== device graph launch ==================================================================== */
+
+int dev_device_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
+                     cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+{
+    cudaKernelNodeParams kp;
+    cudaGraphNode_t node;
+    cudaGraphInstantiateParams ip;
+    memset(&kp, 0, sizeof kp);
+    memset(&ip, 0, sizeof ip);
+    *graph = NULL;
+    *exec = NULL;
+    kp.func = (void *)func;
+    kp.gridDim = dim3((unsigned)blocks);
+    kp.blockDim = dim3((unsigned)threads);
+    kp.sharedMemBytes = (unsigned)smem;
+    kp.kernelParams = args;
+    CUDA_TRY(cudaGraphCreate(graph, 0));
+    CUDA_TRY(cudaGraphAddKernelNode(&node, *graph, NULL, 0, &kp));
+    if (cooperative) {
+        cudaLaunchAttributeValue v;
+        memset(&v, 0, sizeof v);
+        v.cooperative = 1;
+        CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributeCooperative, &v));
+    }
+    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
+    ip.uploadStream = s;
+    CUDA_TRY(cudaGraphInstantiateWithParams(exec, *graph, &ip));
+    return 0;
+fail:
+    (void)cudaGetLastError();
+    *exec = NULL;
+    return -1;
+}
+
+static __global__ void dev_site_end(void) {}
+
+int dev_capture_site(cudaStream_t capture, cudaStream_t upload, dev_enqueue enqueue, void *user,
+                     cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t e = NULL;
+    cudaGraphInstantiateParams ip;
+    int rc;
+    *graph = NULL;
+    *exec = NULL;
+    cudaError_t ce = cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) {
+        dev_error(err, errlen, "cudaStreamBeginCapture", __FILE__, __LINE__, cudaGetErrorString(ce));
+        return -1;
+    }
+    rc = enqueue(user, capture, err, errlen);
+    if (rc == 0) {
+        dev_site_end<<<1, 1, 0, capture>>>();
+        if ((ce = cudaGetLastError()) != cudaSuccess) {
+            dev_error(err, errlen, "dev_site_end<<<>>>", __FILE__, __LINE__, cudaGetErrorString(ce));
+            rc = 1;
+        }
+    }
+    ce = cudaStreamEndCapture(capture, &g);
+    if (rc == 0 && (ce != cudaSuccess || !g)) {
+        snprintf(err, errlen, "its capture failed (%s)", cudaGetErrorString(ce));
+        rc = 1;
+    }
+    if (rc != 0) {
+        (void)cudaGetLastError();
+        if (ce == cudaSuccess && g)
+            cudaGraphDestroy(g);
+        return rc < 0 ? -1 : 1;
+    }
+    memset(&ip, 0, sizeof ip);
+    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
+    ip.uploadStream = upload;
+    ce = cudaGraphInstantiateWithParams(&e, g, &ip);
+    if (ce != cudaSuccess) {
+        snprintf(err, errlen, "its graph does not instantiate for device launch (%s, cudaGraphInstantiateResult %d)",
+                 cudaGetErrorString(ce), (int)ip.result_out);
+        (void)cudaGetLastError();
+        cudaGraphDestroy(g);
+        return 1;
+    }
+    *graph = g;
+    *exec = e;
+    return 0;
+}

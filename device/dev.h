@@ -103,6 +103,30 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
                          int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
                          size_t errlen);
 
+/* Device graph launch, as both modes of cuda-persistent use it (persistent.cu and
+ * persistent_launch.cu for the interpreter, compiled.cu for the compiled kernel).
+ *
+ * dev_device_graph: a graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative
+ * or not (func may be a cudaKernel_t), instantiated for device launch and uploaded on s. 0, or
+ * -1 with why in err; on failure *graph may hold the graph (the caller destroys it) and *exec is
+ * NULL.
+ *
+ * dev_capture_site: the work of a record that ends a kernel's launch as a graph that kernel
+ * tail-launches: what enqueue(user, stream) puts on `capture` (a stream of the executor's own),
+ * then an empty kernel, so that no graph is empty; instantiated for device launch and uploaded
+ * on `upload`. 0 with *graph and *exec; 1 when the work cannot be captured or instantiated so
+ * (why in err; the executor then pauses for it instead); -1 for a CUDA failure outside it. */
+int dev_device_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
+                     cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen);
+typedef int (*dev_enqueue)(void *user, cudaStream_t s, char *err, size_t errlen);
+int dev_capture_site(cudaStream_t capture, cudaStream_t upload, dev_enqueue enqueue, void *user,
+                     cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen);
+
+/* persistent_launch.cu: whether this device runs graphs that a kernel launches from the device
+ * (a probe run once per process: a cooperative kernel node, else a plain one). Returns 1 and
+ * sets *cooperative, or 0 with the reason in why. The compiled kernel asks it too. */
+int persist_probe_device_launch(int *cooperative, char *why, size_t len);
+
 /* The cuda-persistent interpreter (persistent.cu) with the options cfx_set_option sets, which
  * are fixed when it is created: dev_persistent_ops.create is this with the defaults. */
 typedef struct persist_opts {

@@ -13,6 +13,7 @@ extern "C" __attribute__((visibility("default"))) const dev_module *cfx_cuda_mod
         DEV_MODULE_ABI,    CFX_VERSION_MAJOR, CFX_VERSION_MINOR, sizeof(exec_ops),
         CUDART_VERSION,    &dev_host_ops,     &dev_graph_ops,    &dev_compiled_ops,
         comp_module_nvrtc_available, comp_module_build,
+        comp_module_op_check, comp_module_op_launch, comp_module_op_release,
     };
     return &table;
 }

@@ -29,14 +29,39 @@ int comp_nvrtc_available(char *why, size_t len)
     return 0;
 }
 
-int comp_build(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes, double *ms,
+int comp_build(const cfx_prog *prog, int arch, int flags, size_t *image_bytes, double *ms,
                char *err, size_t errlen)
 {
     (void)prog;
     (void)arch;
-    (void)force_dispatch;
+    (void)flags;
     (void)image_bytes;
     (void)ms;
     snprintf(err, errlen, "%s", not_built);
     return -1;
+}
+
+int comp_op_check(const char *text, char *why, size_t len)
+{
+    (void)text;
+    snprintf(why, len, "%s", not_built);
+    return 0;
+}
+
+int comp_op_launch(void **handle, const char *text, void *stream, void *const *p, int np, int64_t n, char *why,
+                   size_t len)
+{
+    (void)handle;
+    (void)text;
+    (void)stream;
+    (void)p;
+    (void)np;
+    (void)n;
+    snprintf(why, len, "%s", not_built);
+    return -1;
+}
+
+void comp_op_release(void *handle)
+{
+    (void)handle;
 }

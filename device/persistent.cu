@@ -266,58 +266,29 @@ static void fall_back(persist *x, const char *why)
     describe(x);
 }
 
-/* A record's work as a device-launchable graph: what `enqueue` puts on the capture stream,
- * then an empty kernel, so that no graph is empty. Instantiated for device launch and
- * uploaded; its handle goes to site_exec[i] (the device copy is the caller's business).
+/* A record's work as a device-launchable graph (dev_capture_site): what `enqueue` puts on the
+ * capture stream; its handle goes to site_exec[i] (the device copy is the caller's business).
  * 0; 1 when the work cannot be captured so (why in err); -1 for a CUDA failure outside. */
-static __global__ void persist_site_end(void) {}
-
 typedef int (*site_enqueue)(persist *x, int32_t i, const void *what, cudaStream_t s, char *err, size_t errlen);
+
+typedef struct site_job {
+    persist *x;
+    int32_t i;
+    site_enqueue enqueue;
+    const void *what;
+} site_job;
+
+static int run_site_job(void *user, cudaStream_t s, char *err, size_t errlen)
+{
+    const site_job *j = (const site_job *)user;
+    return j->enqueue(j->x, j->i, j->what, s, err, errlen);
+}
 
 static int capture_site(persist *x, int32_t i, site_enqueue enqueue, const void *what, char *err, size_t errlen)
 {
-    cudaGraph_t g = NULL;
-    cudaGraphExec_t e = NULL;
-    cudaGraphInstantiateParams ip;
-    int rc;
-    cudaError_t ce = cudaStreamBeginCapture(x->capture, cudaStreamCaptureModeThreadLocal);
-    if (ce != cudaSuccess) {
-        dev_error(err, errlen, "cudaStreamBeginCapture", __FILE__, __LINE__, cudaGetErrorString(ce));
-        return -1;
-    }
-    rc = enqueue(x, i, what, x->capture, err, errlen);
-    if (rc == 0) {
-        persist_site_end<<<1, 1, 0, x->capture>>>();
-        if ((ce = cudaGetLastError()) != cudaSuccess) {
-            dev_error(err, errlen, "persist_site_end<<<>>>", __FILE__, __LINE__, cudaGetErrorString(ce));
-            rc = 1;
-        }
-    }
-    ce = cudaStreamEndCapture(x->capture, &g);
-    if (rc == 0 && (ce != cudaSuccess || !g)) {
-        snprintf(err, errlen, "its capture failed (%s)", cudaGetErrorString(ce));
-        rc = 1;
-    }
-    if (rc != 0) {
-        (void)cudaGetLastError();
-        if (ce == cudaSuccess && g)
-            cudaGraphDestroy(g);
-        return rc < 0 ? -1 : 1;
-    }
-    memset(&ip, 0, sizeof ip);
-    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
-    ip.uploadStream = x->own;
-    ce = cudaGraphInstantiateWithParams(&e, g, &ip);
-    if (ce != cudaSuccess) {
-        snprintf(err, errlen, "its graph does not instantiate for device launch (%s, cudaGraphInstantiateResult %d)",
-                 cudaGetErrorString(ce), (int)ip.result_out);
-        (void)cudaGetLastError();
-        cudaGraphDestroy(g);
-        return 1;
-    }
-    x->site_graph[i] = g;
-    x->site_exec[i] = e;
-    return 0;
+    site_job job = {x, i, enqueue, what};
+    return dev_capture_site(x->capture, x->own, run_site_job, &job, &x->site_graph[i], &x->site_exec[i], err,
+                            errlen);
 }
 
 /* site_enqueue for a product: the cuBLAS call cuda-host makes. */

@@ -23,42 +23,6 @@
 
 /* (its kernels, probe_child and probe_parent, are probe.cuh's) */
 
-/* A graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative or not,
- * instantiated for device launch and uploaded on s. On failure *graph may hold the graph
- * (the caller destroys it) and *exec is NULL. */
-static int one_node_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
-                          cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
-{
-    cudaKernelNodeParams kp;
-    cudaGraphNode_t node;
-    cudaGraphInstantiateParams ip;
-    memset(&kp, 0, sizeof kp);
-    memset(&ip, 0, sizeof ip);
-    *graph = NULL;
-    *exec = NULL;
-    kp.func = (void *)func;
-    kp.gridDim = dim3((unsigned)blocks);
-    kp.blockDim = dim3((unsigned)threads);
-    kp.sharedMemBytes = (unsigned)smem;
-    kp.kernelParams = args;
-    CUDA_TRY(cudaGraphCreate(graph, 0));
-    CUDA_TRY(cudaGraphAddKernelNode(&node, *graph, NULL, 0, &kp));
-    if (cooperative) {
-        cudaLaunchAttributeValue v;
-        memset(&v, 0, sizeof v);
-        v.cooperative = 1;
-        CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributeCooperative, &v));
-    }
-    ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
-    ip.uploadStream = s;
-    CUDA_TRY(cudaGraphInstantiateWithParams(exec, *graph, &ip));
-    return 0;
-fail:
-    (void)cudaGetLastError();
-    *exec = NULL;
-    return -1;
-}
-
 /* One try: the parent as a cooperative node or not. 0, or -1 with why in err. */
 static int probe_once(int cooperative, char *err, size_t errlen)
 {
@@ -72,11 +36,11 @@ static int probe_once(int cooperative, char *err, size_t errlen)
     CUDA_TRY(cudaMalloc((void **)&count, sizeof *count));
     CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, s));
     child_args[0] = &count;
-    if (one_node_graph((const void *)probe_child, child_args, 1, 32, 0, 0, s, &g_child, &e_child, err, errlen) != 0)
+    if (dev_device_graph((const void *)probe_child, child_args, 1, 32, 0, 0, s, &g_child, &e_child, err, errlen) != 0)
         goto fail;
     parent_args[0] = &e_child;
     parent_args[1] = &count;
-    if (one_node_graph((const void *)probe_parent, parent_args, 2, 32, 0, cooperative, s, &g_parent, &e_parent, err,
+    if (dev_device_graph((const void *)probe_parent, parent_args, 2, 32, 0, cooperative, s, &g_parent, &e_parent, err,
                        errlen) != 0)
         goto fail;
     CUDA_TRY(cudaGraphLaunch(e_parent, s));
@@ -139,7 +103,7 @@ int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int co
                          cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
 {
     void *args[1] = {(void *)a};
-    if (one_node_graph((const void *)persist_kernel<1>, args, nblocks, P_THREADS, smem, cooperative, upload, graph,
+    if (dev_device_graph((const void *)persist_kernel<1>, args, nblocks, P_THREADS, smem, cooperative, upload, graph,
                        exec, err, errlen) == 0)
         return 0;
     if (*graph)

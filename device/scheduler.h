@@ -42,6 +42,10 @@
  *   ends early, and must not do so while a block that started late is still loading.
  * - Work the kernel does not do itself ends the launch (SCHED_F_LAUNCH): every CALL of an
  *   application kernel, and a product big enough to be worth cuBLAS (sched_plan_build_opts).
+ *   The compiled kernel (sched_opts.inline_calls) runs a CALL of a kernel registered by its
+ *   source inline instead, split over its results' elements like an elementwise op, or (a
+ *   whole-form kernel) computed by every thread into private results or by one block into
+ *   shared ones (sched_call_form, sched_call_domain).
  *   Every block ends its walk at such a record (never inside a region), block 0 having written
  *   its private copies back; the record's work runs between two launches (a graph launched
  *   from the device, or the host at a pause) and the next launch starts at the record after
@@ -98,7 +102,16 @@
 typedef struct sched_opts {
     int64_t launch_product_min; /* products at least this big end the launch; 0: none do */
     int no_replicas;            /* 1: no tensor is a replica (the tests of the shared-slot rules) */
+    int inline_calls;           /* 1: a CALL of a kernel registered by its source runs inside the
+                                 * kernel (the compiled kernel inlines it); 0: every CALL ends the
+                                 * launch (the interpreter) */
 } sched_opts;
+
+/* A CALL runs inline only with at most this many operands (the API's 16 arguments and 16
+ * results); one with more ends the launch. */
+#define SCHED_CALL_MAX_OPERANDS 32
+/* Room for the slot accesses of one record (sched_record_accesses). */
+#define SCHED_MAX_ACCESSES (SCHED_CALL_MAX_OPERANDS + 8)
 
 /* A loop is a candidate for one block when every slot it touches has at most this many
  * elements: a block of 256 threads does that in a few steps, cheaper than a grid barrier. */
@@ -213,6 +226,35 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     default:
         return 0;
     }
+}
+
+/* How CALL record r runs under opts: KERNEL_BINARY, it ends the launch (its kernel's CPU or
+ * CUDA function runs between two launches); KERNEL_ELEMENTS or KERNEL_WHOLE, inline, as the
+ * source its kernel was registered by says (opts->inline_calls). A whole-form kernel whose
+ * results are neither all one-element nor all bigger is launched: one-element results are
+ * computed in every thread, bigger ones by one thread (sched_call_domain), not both. */
+static inline int sched_call_form(const cfx_prog *p, const cfx_record *r, const sched_opts *opts)
+{
+    if (r->kind != REC_CALL || !opts || !opts->inline_calls || r->c > SCHED_CALL_MAX_OPERANDS || r->d >= r->c)
+        return KERNEL_BINARY;
+    int form = prog_kernel_form(p, r->a), ones = 0;
+    for (int32_t k = r->d; k < r->c; k++)
+        ones += p->slots[p->table[r->b + k]].count == 1;
+    if (form == KERNEL_WHOLE && ones != 0 && ones != r->c - r->d)
+        return KERNEL_BINARY;
+    return form;
+}
+
+/* The work items of an inline CALL (sched_call_form not KERNEL_BINARY): 0 when its results
+ * have one element each (every thread of every block computes them, like any one-element
+ * record); else its results' elements for KERNEL_ELEMENTS (split like an elementwise op), or
+ * 1 for KERNEL_WHOLE (one call, by one thread of the block that takes the item). */
+static inline int64_t sched_call_domain(const cfx_prog *p, const cfx_record *r, int form)
+{
+    const cfx_slot *first = &p->slots[p->table[r->b + r->d]];
+    if (first->count == 1)
+        return 0;
+    return form == KERNEL_ELEMENTS ? first->count : 1;
 }
 
 /* Is MATMUL record r a matrix-vector product (n = 1), split by rows? */
@@ -401,7 +443,7 @@ static inline unsigned sched_read_mode(const cfx_prog *p, int32_t s, int64_t n)
 }
 
 /* The accesses of record r to slots, before filtering out private and const slots. At
- * most 6. `flags` are the record's plan flags: a split record (SPLIT, or COMBINE for a
+ * most SCHED_MAX_ACCESSES. `flags` are the record's plan flags: a split record (SPLIT, or COMBINE for a
  * reduction) reads its operands' own shares where the counts match; a record computed
  * redundantly (its output is private) reads whole. */
 static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigned flags,
@@ -410,7 +452,7 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
     int n = 0;
     int64_t dom = sched_domain(r, p->slots);
     int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
-    memset(acc, 0, 8 * sizeof *acc); /* the callers' 8: spares the compiler a guess about n */
+    memset(acc, 0, SCHED_MAX_ACCESSES * sizeof *acc); /* the callers' room: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     switch (r->kind) {
@@ -493,7 +535,18 @@ static inline int sched_record_accesses(const cfx_prog *p, const cfx_record *r, 
         ACC(r->b, SA_R_WHOLE);
         RD(r->c);
         break;
-    default: /* HALT JUMP TICK CALL: no slot operands, or (CALL) a kernel boundary */
+    case REC_CALL:
+        /* Only an inline CALL gets here (one that ends the launch is a kernel boundary): the
+         * source may read any element of its arguments; it writes its own share of its
+         * results' elements (KERNEL_ELEMENTS, split) or all of them from one block
+         * (KERNEL_WHOLE). Results of one element are private and filtered out. */
+        for (int32_t k = 0; k < r->c && k < SCHED_CALL_MAX_OPERANDS; k++)
+            ACC(p->table[r->b + k],
+                k < r->d ? SA_R_WHOLE
+                         : (flags & SCHED_F_SPLIT) && prog_kernel_form(p, r->a) == KERNEL_ELEMENTS ? SA_W_ALIGNED
+                                                                                                  : SA_W_WHOLE);
+        break;
+    default: /* HALT JUMP TICK: no slot operands */
         break;
     }
 #undef RD
@@ -519,13 +572,14 @@ CFX_HD const char *sched_fields(int kind)
     }
 }
 
-/* Does record r end the launch (SCHED_F_LAUNCH) under opts? Every CALL does; a product does
+/* Does record r end the launch (SCHED_F_LAUNCH) under opts? Every CALL does but an inline one
+ * (sched_call_form); a product does
  * when it is real and at least opts->launch_product_min multiply-adds (integer products have
  * no exact cuBLAS counterpart and stay inline). */
 static inline int sched_record_launches(const cfx_prog *p, const cfx_record *r, const sched_opts *opts)
 {
     if (r->kind == REC_CALL)
-        return 1;
+        return sched_call_form(p, r, opts) == KERNEL_BINARY;
     if (r->kind != REC_MATMUL || !opts || opts->launch_product_min <= 0)
         return 0;
     int dt = p->slots[r->a].dtype;
@@ -543,6 +597,10 @@ static inline int sched_record_small(const cfx_prog *p, const cfx_record *r, con
     for (int i = 0; i < 4 && f[i]; i++)
         if (f[i] == 's' && p->slots[ops[i]].count > SCHED_SMALL_COUNT)
             return 0;
+    if (r->kind == REC_CALL)
+        for (int32_t k = 0; k < r->c; k++)
+            if (p->slots[p->table[r->b + k]].count > SCHED_SMALL_COUNT)
+                return 0;
     return 1;
 }
 
@@ -559,7 +617,7 @@ static inline void sched_plan_free(sched_plan *plan)
 
 /* Marks the one-block regions: for each loop head h, with j the last record that jumps
  * back to h, the loop [h, j] with exit j + 1 qualifies when all its slots are small, it
- * makes no CALL, every edge leaving it goes to j + 1 and no edge from outside enters it
+ * ends no launch (no CALL but an inline one), every edge leaving it goes to j + 1 and no edge from outside enters it
  * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
  * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
  * scratch of ntable + 2, nrecords and nrecords entries. */
@@ -847,6 +905,10 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
                 plan->nlaunch_calls++;
             else
                 plan->nlaunch_products++;
+        } else if (r->kind == REC_CALL) {
+            /* inline: split over its results' elements, or one item for one block */
+            if (sched_call_domain(p, r, sched_call_form(p, r, opts)) > 0)
+                plan->flags[i] |= SCHED_F_SPLIT;
         } else if (dom > 0) {
             if (r->kind == REC_REDUCE || r->kind == REC_DOT) {
                 /* over replicas alone, every block has every element: no combine */
@@ -881,7 +943,7 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
     if (cells > SCHED_FLOW_MAX_BYTES) {
         plan->conservative = 1;
         for (int32_t i = 0; i < nr; i++) {
-            sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+            sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
             /* a record that ends the launch needs no barrier: the next launch starts with one */
             int na = (plan->flags[i] & SCHED_F_LAUNCH) ? 0
                                                          : sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
@@ -923,12 +985,12 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
                      * launch starts with a barrier */
                     memset(cur, 0, (size_t)ndist);
                 } else {
-                    sched_access acc[8] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+                    sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
                     int na = sched_record_accesses(p, r, plan->flags[i], acc);
                     int need = sched_any_conflict(acc, na, dist, cur);
                     /* a batch's later reductions read their inputs here, before the barrier */
                     for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                        sched_access bacc[8] = {{0, 0}};
+                        sched_access bacc[SCHED_MAX_ACCESSES] = {{0, 0}};
                         int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
                         need = sched_any_conflict(bacc, nb, dist, cur);
                     }

@@ -22,6 +22,7 @@
 #include "exec.h"
 #include "nvtx.h"
 #include "program.h"
+#include "source_op.h"
 #include "strbuf.h"
 #include "value.h"
 
@@ -135,7 +136,9 @@ cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const cha
         }
         for (int i = 0; i < ctx->nkernels; i++) {
             const ctx_kernel *k = &ctx->kernels[i];
+            /* an op registered by its source is its own `user`: the module holds a reference */
             m->kernels[i] = (exec_kernel){copy_string(k->name), k->cpu_fn, k->cuda_fn, k->user};
+            sop_ref(k->source);
             m->nkernels++;
             if (!m->kernels[i].name) {
                 diags = format_message("%s: out of memory\n", file);
@@ -222,8 +225,11 @@ void cfx_module_free(cfx_module *m)
     if (!m)
         return;
     compiled_module_free(&m->cm);
-    for (int i = 0; i < m->nkernels; i++)
+    for (int i = 0; i < m->nkernels; i++) {
         free((char *)m->kernels[i].name);
+        if (m->kernels[i].cpu_fn == sop_cpu)
+            sop_unref((sop *)m->kernels[i].user);
+    }
     free(m->kernels);
     free(m);
 }

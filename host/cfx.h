@@ -88,6 +88,33 @@ int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signatur
                         cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user,
                         char **err);
 
+/* An op given by its source rather than by functions: one function in the C that cfx's own
+ * op bodies are written in (kernels/: `CFX_HD` functions, <stdint.h> types, <math.h>
+ * functions), which every executor runs: the cpu executor and the generated C from a copy
+ * compiled at registration with the system C compiler (CFX_CC names another; a C compiler is
+ * needed at run time), and cuda-persistent's compiled kernel inline, as a function call
+ * compiled with the graph by NVRTC (other CUDA paths launch a small kernel around it). Its
+ * parameters point at the elements of its arguments (const) and then of its results, in the
+ * signature's order, with the C type of each dtype (f32 float, f64 double, i32 int32_t, i64
+ * int64_t, bool uint8_t): */
+typedef enum cfx_op_form {
+    /* CFX_HD void NAME(int64_t lo, int64_t hi, const float *x, ..., float *y, ...): writes
+     * elements [lo, hi) of every result (all of the same size), from any elements of its
+     * arguments; cfx splits the elements over blocks and threads */
+    CFX_OP_ELEMENTS = 1,
+    /* CFX_HD void NAME(const float *x, ..., float *y, ...): every result in one call (a
+     * sampler, a reduction); its results all have one element (every thread computes them)
+     * or all have more (one thread does) */
+    CFX_OP_WHOLE = 2
+} cfx_op_form;
+/* Registers `name` as cfx_register_kernel does, with `source` defining that function. Errors
+ * come back here, never at run time: a source that does not compile (with the compiler's log
+ * and the op's name), a function missing or of another signature, no C compiler, and, where
+ * the CUDA executors and NVRTC are present, a source NVRTC refuses. Returns 0, or -1 with a
+ * message in *err (free with cfx_free). */
+int cfx_register_source(cfx_context *ctx, const char *name, const char *signature,
+                        cfx_op_form form, const char *source, char **err);
+
 /* ---- compiling ---- */
 typedef struct cfx_module cfx_module;
 
@@ -215,23 +242,26 @@ typedef enum cfx_persistent_mode {
 } cfx_persistent_mode;
 /* Picks the mode of a cuda-persistent executor's next runs and returns the mode they will
  * use. Asking for COMPILED builds the kernel now (or finds it in the cache); when it cannot be
- * built (no NVRTC, a compile error, an application kernel in the graph) the interpreter runs,
- * INTERP is returned and cfx_exec_error() says why. -1 for another backend or while a run is
- * in flight. */
+ * built (no NVRTC, a compile error) the interpreter runs, INTERP is returned and
+ * cfx_exec_error() says why. A graph that calls application kernels runs compiled too: a kernel
+ * registered by its source is compiled into it, a binary one ends the kernel's launch there
+ * (docs/persistent.md). -1 for another backend or while a run is in flight. */
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
 
-/* Options of the cuda-persistent interpreter (docs/persistent.md), for benchmarks and tests
- * that compare its paths; the defaults are what a user wants. Each takes effect at the next
- * interpreted run (the interpreter is rebuilt with it), whenever it is set. */
+/* Options of cuda-persistent (docs/persistent.md), for benchmarks and tests that compare its
+ * paths; the defaults are what a user wants. Each takes effect at the next run, whenever it is
+ * set: the interpreter is made again with it, and so is the compiled kernel for the options
+ * that concern it (DEVICE_LAUNCH, LAUNCH_PRODUCT_MIN). */
 typedef enum cfx_option {
-    /* 1 (the default): a CALL or a launched product ends the kernel's launch by tail-launching
-     * its graph from the device, where the device can. 0: the launch pauses and the host
-     * serves the record and relaunches (pause and relaunch). */
+    /* 1 (the default): a CALL of a binary kernel or a launched product ends the kernel's launch
+     * by tail-launching its graph from the device, where the device can (both modes). 0: the
+     * launch pauses and the host serves the record and relaunches (pause and relaunch). */
     CFX_OPTION_DEVICE_LAUNCH = 1,
-    /* 1 (the default): one-block loops run as micro-ops. 0: record by record. */
+    /* 1 (the default): the interpreter's one-block loops run as micro-ops. 0: record by
+     * record. */
     CFX_OPTION_MICROOPS = 2,
     /* Products of at least this many multiply-adds are launched (cuBLAS) instead of run
-     * inside the kernel; 0 runs every product inside; -1 (the default) is 2^27. */
+     * inside the kernel (both modes); 0 runs every product inside; -1 (the default) is 2^27. */
     CFX_OPTION_LAUNCH_PRODUCT_MIN = 3
 } cfx_option;
 /* Returns 0, or -1 for another backend, an unknown option or value, or a run in flight

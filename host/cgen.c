@@ -48,6 +48,7 @@
 
 #include "kernels.h"
 #include "scheduler.h"
+#include "source_op.h"
 #include "strbuf.h"
 
 /* Nesting of inlined blocks beyond which the generator writes the dispatch loop instead:
@@ -202,9 +203,11 @@ typedef struct gen {
     ctx stack[2 * CGEN_MAX_DEPTH + 8]; /* a loop and a switch at most per level of do_tree */
     int nctx;
 
-    /* CUDA: the interpreter's plan */
+    /* CUDA: the interpreter's plan, built for the compiled kernel's options */
     sched_plan plan;
+    sched_opts sopts;
     int have_plan;
+    int32_t nlaunch; /* records that end the launch (reachable) */
 } gen;
 
 #if defined(__GNUC__)
@@ -576,6 +579,12 @@ static int record_touches_tensor(const gen *g, const cfx_record *r)
     for (int i = 0; i < 4; i++)
         if (f[i] == 's' && !g->local[ops[i]] && g->p->slots[ops[i]].kind != SLOT_CONST)
             return 1;
+    if (r->kind == REC_CALL) /* its operands are in the table */
+        for (int32_t k = 0; k < r->c; k++) {
+            int32_t s = g->p->table[r->b + k];
+            if (!g->local[s] && g->p->slots[s].kind != SLOT_CONST)
+                return 1;
+        }
     return 0;
 }
 
@@ -601,7 +610,10 @@ static int build_plan(gen *g)
     char why[256];
     if (!g->cuda)
         return 0;
-    if (sched_plan_build(g->p, &g->plan, why, sizeof why) != 0) {
+    /* a CALL of a kernel given by its source is written inline, not launched */
+    g->sopts.launch_product_min = g->opt->launch_product_min;
+    g->sopts.inline_calls = 1;
+    if (sched_plan_build_opts(g->p, &g->sopts, &g->plan, why, sizeof why) != 0) {
         fail(g, "%s", why);
         return -1;
     }
@@ -877,7 +889,137 @@ static int scalar_record(const gen *g, const cfx_record *r)
     for (int i = 0; i < 4; i++)
         if (f[i] == 's' && g->p->slots[ops[i]].count != 1)
             return 0;
+    if (r->kind == REC_CALL)
+        for (int32_t k = 0; k < r->c; k++)
+            if (g->p->slots[g->p->table[r->b + k]].count != 1)
+                return 0;
     return 1;
+}
+
+/* ---- CALL and the records that end the launch -------------------------------------------- */
+
+/* The operands of a CALL of a kernel given by its source, as its function takes them: the
+ * arguments' addresses (const), then the results'. */
+static void call_operands(gen *g, const cfx_record *r, strbuf *sb)
+{
+    const cfx_prog *p = g->p;
+    for (int32_t k = 0; k < r->c; k++) {
+        int32_t s = p->table[r->b + k];
+        sb_printf(sb, "%s(%s%s *)", k ? ", " : "", k < r->d ? "const " : "", sop_ctype(p->slots[s].dtype));
+        address(g, sb, s);
+    }
+}
+
+/* A CALL of a kernel given by its source, inline: its function over all of its results'
+ * elements (C, and CUDA where every thread computes one-element results), over the block's
+ * share of them strided by thread (CUDA, KERNEL_ELEMENTS), or once by thread 0 of block 0
+ * (CUDA, KERNEL_WHOLE with tensor results), as sched_call_domain says. */
+static void inline_call(gen *g, int32_t i, const cfx_record *r)
+{
+    const cfx_prog *p = g->p;
+    const char *name = p->strings + p->kernels[r->a];
+    const char *src = p->strings + p->kernel_source[r->a];
+    int form = prog_kernel_form(p, r->a);
+    int64_t n = p->slots[p->table[r->b + r->d]].count;
+    int64_t dom = g->cuda ? sched_call_domain(p, r, form) : 0;
+    char fn[320], nbuf[32];
+    strbuf ops = {0};
+    sop_mangle(name, src, fn, sizeof fn);
+    call_operands(g, r, &ops);
+    snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)n);
+    line(g, "/* record %d: %s, registered by its source, inline */", (int)i, name);
+    if (dom == 0) {
+        if (form == KERNEL_ELEMENTS)
+            line(g, "%s(0, %s, %s);", fn, nbuf, sb_str(&ops));
+        else
+            line(g, "%s(%s);", fn, sb_str(&ops));
+    } else if (form == KERNEL_ELEMENTS) {
+        split_open(g, i, nbuf);
+        line(g, "    %s(e_, e_ + 1, %s);", fn, sb_str(&ops));
+        split_close(g);
+    } else {
+        line(g, "if (blockIdx.x == 0 && threadIdx.x == 0)");
+        line(g, "    %s(%s);", fn, sb_str(&ops));
+        line(g, "__syncthreads();");
+    }
+    if (g->pass == 2)
+        g->info->inline_calls++;
+    if (ops.oom)
+        fail(g, "out of memory");
+    sb_free(&ops);
+}
+
+/* CUDA: record i ends the launch (a CALL of a binary kernel, a product for cuBLAS): block 0
+ * stores what the next launch reloads (its scalars and replicas: CALL operands among them),
+ * thread 0 hands the record over (ck_end_launch), every block ends, and the launch that
+ * resumes after the record comes in at the label after it (resume_entry). */
+static void end_launch(gen *g, int32_t i)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[i];
+    if (r->kind == REC_CALL)
+        line(g, "/* record %d: CALL of '%s', which the host's side runs: the launch ends here */", (int)i,
+             p->strings + p->kernels[r->a]);
+    else
+        line(g, "/* record %d: a product of %lld multiply-adds, launched (cuBLAS): the launch ends here */", (int)i,
+             (long long)sched_product_size(r, p->slots));
+    line(g, "if (blockIdx.x == 0) {");
+    g->indent++;
+    line(g, "if (threadIdx.x == 0) {");
+    g->indent++;
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (g->local[s])
+            line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype), (long long)p->slots[s].offset, (int)s);
+    g->indent--;
+    line(g, "}");
+    for (int32_t s = 0; g->rep && s < p->nslots; s++)
+        if (g->rep[s])
+            line(g, "ck_block_copy(arena + %lld, rep_ + %d, %lld);", (long long)p->slots[s].offset, (int)g->rep_off[s],
+                 (long long)slot_bytes(&p->slots[s]));
+    g->indent--;
+    line(g, "}");
+    line(g, "ck_end_launch(a, %d);", (int)i);
+    line(g, "goto out_;");
+    g->indent--;
+    line(g, "resume%d_:;", (int)i);
+    g->indent++;
+}
+
+/* CUDA: where a launch starts, for a program with records that end the launch: the scalars
+ * (and the run's counts) as the launch before left them, unless it is the run's first; a grid
+ * barrier, so that no block stores them again for the next launch before every block has
+ * loaded them; then on at the record after the one the last launch ended at. Written after
+ * every declaration that a jump to a label inside the statements below could skip. */
+static void resume_entry(gen *g)
+{
+    const cfx_prog *p = g->p;
+    if (!g->cuda || g->nlaunch == 0)
+        return;
+    line(g, "/* a launch after one that ended at a record resumes after it */");
+    line(g, "{");
+    g->indent++;
+    line(g, "const int32_t resume_ = *(const volatile int32_t *)&a.sync->resume;");
+    line(g, "if (resume_ != 0) {");
+    g->indent++;
+    line(g, "iters_ = *(const volatile unsigned long long *)&a.state->iterations;");
+    line(g, "print_used_ = *(const volatile uint32_t *)&a.sync->print_used;");
+    for (int32_t s = 0; s < p->nslots; s++)
+        if (g->local[s])
+            line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(p->slots[s].dtype), (long long)p->slots[s].offset);
+    g->indent--;
+    line(g, "}");
+    line(g, "if (ck_grid_barrier(a, &poll_, resume_ > 0 ? resume_ - 1 : 0))");
+    line(g, "    goto out_;");
+    line(g, "switch (resume_) {");
+    line(g, "case 0: break;");
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if ((g->plan.flags[i] & SCHED_F_LAUNCH) && g->rpo[g->blk[i]] >= 0)
+            line(g, "case %d: goto resume%d_;", (int)i + 1, (int)i);
+    /* no such record: the host's state is not this kernel's; stop rather than start again */
+    line(g, "default: if (threadIdx.x == 0) ck_raise(a, CK_ERROR, resume_ - 1, -1, -1); goto out_;");
+    line(g, "}");
+    g->indent--;
+    line(g, "}");
 }
 
 /* An elementwise range body over n items: C over [0, n), CUDA over the block's share. `fmt`
@@ -1434,9 +1576,9 @@ static void record(gen *g, int32_t i)
             int32_t h = g->loop_of[g->blk[i]];
             int mask = h >= 0 && g->heavy[h] ? 0 : CGEN_SCALAR_POLL_MASK;
             line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d)) goto out_;", mask, (int)i);
-            line(g, "if (a.max_iters > 0 && iters_ >= (uint64_t)a.max_iters)");
+            line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
             g->indent++;
-            stop(g, CFX_STOP_LIMIT, i, "a.max_iters", "0");
+            stop(g, CFX_STOP_LIMIT, i, "budget_", "0");
             g->indent--;
         } else {
             line(g, "if (a->cancel && atomic_load_explicit(a->cancel, memory_order_relaxed))");
@@ -1525,7 +1667,15 @@ static void record(gen *g, int32_t i)
         }
         break;
     case REC_CALL: {
-        /* scalars go to the arena for the kernel and results come back */
+        if (cuda && (g->plan.flags[i] & SCHED_F_LAUNCH)) {
+            end_launch(g, i);
+            break;
+        }
+        if (prog_kernel_form(p, r->a) != KERNEL_BINARY) {
+            inline_call(g, i, r);
+            break;
+        }
+        /* C: scalars go to the arena for the kernel and results come back */
         for (int32_t k = 0; k < r->c; k++) {
             int32_t s = p->table[r->b + k];
             if (g->local[s])
@@ -1572,7 +1722,9 @@ static void record(gen *g, int32_t i)
     case REC_MATMUL: {
         const cfx_slot *sb = &sl[r->b], *sc = &sl[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
+        if (cuda && (g->plan.flags[i] & SCHED_F_LAUNCH)) {
+            end_launch(g, i);
+        } else if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
             /* a matrix-vector product: the block's share of the rows, as the plan splits it,
              * with the interpreter's routine (kernels/block.cuh) */
             int oneb = g->have_plan && (g->plan.flags[i] & SCHED_F_ONE_BLOCK);
@@ -2075,6 +2227,7 @@ static void dispatch(gen *g)
     line(g, "int32_t pc_ = 0;");
     if (g->cuda)
         line(g, "int32_t region_ = -1; /* the region block 0 is running */");
+    resume_entry(g);
     line(g, "for (;;) {");
     g->indent++;
     line(g, "switch (pc_) {");
@@ -2209,7 +2362,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "uint64_t iters_ = 0;");
         line(g, "uint32_t print_used_ = 0, combines_ = 0, exits_ = 0;");
         line(g, "unsigned long long poll_ = 0;");
-        line(g, "(void)combines_; (void)exits_; (void)print_used_;");
+        line(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
+        line(g, "(void)combines_; (void)exits_; (void)print_used_; (void)budget_;");
     } else {
         line(g, "void %s(cgen_host_args *a)", entry);
         line(g, "{");
@@ -2234,6 +2388,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
         dispatch_tables(g);
         dispatch(g);
     } else {
+        resume_entry(g);
         do_tree(g, 0, -1);
     }
     /* HALT: the scalar results go to their slots */
@@ -2323,12 +2478,6 @@ static int check_program(gen *g)
                  r->kind < REC_COUNT ? rec_names[r->kind] : "(out of range)");
             return -1;
         }
-        if (g->cuda && r->kind == REC_CALL) {
-            fail(g, "record %d: CALL of application kernel '%s': a compiled kernel cannot hand the "
-                 "device back to the host between records", (int)i,
-                 r->a >= 0 && r->a < p->nkernels ? p->strings + p->kernels[r->a] : "?");
-            return -1;
-        }
         if ((r->kind == REC_UNARY && !unary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR)) ||
             (r->kind == REC_BINARY && !binary_stem(r->op, r->dtype) && (r->flags & REC_F_SCALAR))) {
             fail(g, "record %d: op %s on %s has no scalar function in kernels/", (int)i,
@@ -2344,7 +2493,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
 {
     gen g;
     cgen_info local_info;
-    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL, NULL};
+    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL, NULL, 0};
     strbuf scratch = {0};
     int rc = -1;
     memset(&g, 0, sizeof g);
@@ -2417,6 +2566,10 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
             info->regions++;
             info->redundant += g.redundant[b];
         }
+    for (int32_t i = 0; g.have_plan && i < p->nrecords; i++)
+        if ((g.plan.flags[i] & SCHED_F_LAUNCH) && g.rpo[g.blk[i]] >= 0)
+            g.nlaunch++;
+    info->launches = g.nlaunch;
     int use_dispatch = opt->force_dispatch || !reducible;
     const char *why = !reducible            ? "irreducible control flow"
                       : opt->force_dispatch ? "asked for"
@@ -2446,8 +2599,15 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
     if (g.cuda)
         sb_puts(out, "#include \"compiled_kernel.cuh\"\n\n");
     else
-        sb_puts(out, "#include <stdatomic.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+        sb_puts(out, "#include <math.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <string.h>\n\n"
                      "#include \"cgen.h\"\n#include \"kernels.h\"\n\n");
+    /* the kernels given by their source, each once per file, renamed (source_op.h) */
+    for (int32_t k = 0; k < p->nkernels; k++)
+        if (prog_kernel_form(p, k) != KERNEL_BINARY) {
+            char after[96];
+            snprintf(after, sizeof after, "%s (generated)", entry);
+            sop_write_unit(out, p->strings + p->kernels[k], p->strings + p->kernel_source[k], after);
+        }
     function(&g, entry, use_dispatch);
     sb_puts(out, "\n");
     if (out->oom || scratch.oom) {

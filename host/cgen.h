@@ -51,6 +51,9 @@ typedef struct cgen_options {
     int32_t *phases; /* and the trips to device memory its code makes one after another: a loop
                       * over tensors (the __syncthreads after it), a matrix-vector product, a
                       * combine (its partials out, then in) */
+    /* CUDA: real products of at least this many multiply-adds end the launch, as the
+     * interpreter's (SCHED_LAUNCH_PRODUCT_MIN where cuBLAS runs them); 0: every product inline */
+    int64_t launch_product_min;
 } cgen_options;
 
 /* What the generator made of the program. */
@@ -66,13 +69,23 @@ typedef struct cgen_info {
     int needs_grid;        /* 1: split work or barriers: launch the full grid */
     int needs_block;       /* 1: some record works on a tensor: 256 threads per block */
     int64_t publish_bytes; /* one publish buffer (scalars of a region's exit); two are needed */
+    int32_t launches;      /* records that end the launch: CALLs of binary kernels, products */
+    int32_t inline_calls;  /* CALLs of kernels given by their source, written inline */
 } cgen_info;
 
 /* Appends the source of a complete translation unit for p to out. p must have passed
  * prog_validate. Returns 0, or -1 with the reason in err: a record kind the generator does not
- * know, a CALL on the CUDA target (an application kernel needs the host between records), or
- * out of memory. info may be NULL. Several units of the same target concatenate into one
- * (give each its own entry name). */
+ * know, or out of memory. info may be NULL. Several units of the same target concatenate into
+ * one (give each its own entry name).
+ *
+ * CALL: a kernel registered by its source (program.h's kernel_source) is written into the unit
+ * and called where the record is, on both targets. A binary kernel is the host's business: the
+ * C target calls the `call` hook; the CUDA kernel, like the interpreter, ends its launch there
+ * (and at a product the plan launches): block 0 stores its scalars and replicas, thread 0 says
+ * where the next launch resumes (ck_sync.resume) and either tail-launches the record's graph
+ * and the kernel's own (CK_DEVICE_LAUNCH) or pauses with CK_STATUS_PAUSE for the host to do the
+ * work and launch again; a launch starts by reloading the scalars where it resumes, passes a
+ * grid barrier, and jumps to the code after that record (compiled_kernel.cuh). */
 int cgen_emit(const cfx_prog *p, const cgen_options *opt, struct strbuf *out, cgen_info *info,
               char *err, size_t errlen);
 

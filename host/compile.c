@@ -7,11 +7,13 @@
 
 #include "ast.h"
 #include "check.h"
+#include "context.h"
 #include "strbuf.h"
 #include "value.h"
 #include "diag.h"
 #include "lower.h"
 #include "parse.h"
+#include "source_op.h"
 
 static char *dup_string(const char *s)
 {
@@ -115,6 +117,19 @@ void compiled_module_free(compiled_module *m)
     m->ngraphs = 0;
 }
 
+/* The sources of the kernels p calls that were registered by their source, for the code
+ * generator to inline (program.h's kernel_form and kernel_source). */
+static int attach_sources(const cfx_context *ctx, cfx_prog *p, char *err, size_t errlen)
+{
+    for (int32_t k = 0; k < p->nkernels; k++) {
+        const ctx_kernel *kern = ctx_find(ctx, p->strings + p->kernels[k]);
+        if (kern && kern->source &&
+            prog_set_kernel_source(p, k, sop_form(kern->source), sop_source(kern->source), err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
                    compiled_module *out, char **diagnostics)
 {
@@ -162,6 +177,10 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         if (!cg->prog)
             continue; /* reported; lower the other graphs for their messages too */
         char err[256];
+        if (attach_sources(ctx, cg->prog, err, sizeof err) != 0) {
+            diag_error(&d, g->line, g->col, "%s", err);
+            continue;
+        }
         if (prog_validate(cg->prog, err, sizeof err) != 0)
             diag_error(&d, g->line, g->col, "internal error: the program for graph '%s' is invalid: %s",
                        g->name, err);

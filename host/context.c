@@ -8,6 +8,8 @@
 
 #include "ops.h"
 #include "parse.h"
+#include "program.h"
+#include "source_op.h"
 
 /* Names a kernel may not take: the language's keywords, the calls the checker handles
  * itself, and the dtype names (an argument spelled f32 is parsed as a type). */
@@ -50,8 +52,10 @@ void cfx_context_free(cfx_context *ctx)
 {
     if (!ctx)
         return;
-    for (int i = 0; i < ctx->nkernels; i++)
+    for (int i = 0; i < ctx->nkernels; i++) {
         free(ctx->kernels[i].name);
+        sop_unref(ctx->kernels[i].source);
+    }
     free(ctx->kernels);
     free(ctx);
 }
@@ -66,13 +70,16 @@ const ctx_kernel *ctx_find(const cfx_context *ctx, const char *name)
     return NULL;
 }
 
-int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signature,
-                        cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user, char **err)
+/* Registers a kernel after the checks both ways of registering share: its functions, or (a
+ * non-NULL source) the op compiled from its source with those of source_op.h. */
+static int add_kernel(const char *api, cfx_context *ctx, const char *name, const char *signature,
+                      cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user, int form, const char *source,
+                      char **err)
 {
     if (err)
         *err = NULL;
     if (!ctx)
-        return fail_with(err, "cfx_register_kernel: the context is NULL");
+        return fail_with(err, "%s: the context is NULL", api);
     if (!is_identifier(name) || strlen(name) > 255)
         return fail_with(err, "kernel name '%.64s' is not an identifier",
                          name ? name : "(null)");
@@ -84,7 +91,7 @@ int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signatur
             return fail_with(err, "kernel name '%s' is a built-in op", name);
     if (ctx_find(ctx, name))
         return fail_with(err, "kernel '%s' is already registered", name);
-    if (!cpu_fn && !cuda_fn)
+    if (!source && !cpu_fn && !cuda_fn)
         return fail_with(err, "kernel '%s' has neither a CPU nor a CUDA function", name);
     if (!signature)
         return fail_with(err, "kernel '%s': the signature is NULL", name);
@@ -106,13 +113,42 @@ int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signatur
         ctx->kernels = grown;
         ctx->cap = cap;
     }
+    if (source) {
+        char why[4096];
+        k.source = sop_new(name, k.params, k.nparams, k.results, k.nresults, form, source, why, sizeof why);
+        if (!k.source)
+            return fail_with(err, "%s", why);
+        cpu_fn = sop_cpu;
+        cuda_fn = sop_cuda;
+        user = k.source;
+    }
     k.name = malloc(strlen(name) + 1);
-    if (!k.name)
+    if (!k.name) {
+        sop_unref(k.source);
         return fail_with(err, "out of memory");
+    }
     strcpy(k.name, name);
     k.cpu_fn = cpu_fn;
     k.cuda_fn = cuda_fn;
     k.user = user;
     ctx->kernels[ctx->nkernels++] = k;
     return 0;
+}
+
+int cfx_register_kernel(cfx_context *ctx, const char *name, const char *signature,
+                        cfx_cpu_kernel cpu_fn, cfx_cuda_kernel cuda_fn, void *user, char **err)
+{
+    return add_kernel("cfx_register_kernel", ctx, name, signature, cpu_fn, cuda_fn, user, KERNEL_BINARY, NULL,
+                      err);
+}
+
+int cfx_register_source(cfx_context *ctx, const char *name, const char *signature, cfx_op_form form,
+                        const char *source, char **err)
+{
+    if (!source) {
+        if (err)
+            *err = NULL;
+        return fail_with(err, "kernel '%.64s': the source is NULL", name ? name : "(null)");
+    }
+    return add_kernel("cfx_register_source", ctx, name, signature, NULL, NULL, NULL, (int)form, source, err);
 }

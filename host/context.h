@@ -21,6 +21,8 @@ typedef struct ctx_kernel {
     cfx_cpu_kernel cpu_fn;  /* may be NULL */
     cfx_cuda_kernel cuda_fn; /* may be NULL */
     void *user;
+    struct sop *source;      /* registered by its source (source_op.h; cpu_fn and cuda_fn are
+                              * its, user is it): the context holds a reference; else NULL */
 } ctx_kernel;
 
 struct cfx_context {

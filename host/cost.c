@@ -16,7 +16,9 @@
  *                   a record computed whole by every block (a replica's, a redundant one's)
  *                   reads its shared inputs once per block, a matrix-vector product reads the
  *                   matrix once and the vector once per block
- *   launches        records that end the interpreter's launch (CALL, a launched product)
+ *   launches        records that end the launch: the interpreter's (every CALL, a launched
+ *                   product), the compiled kernel's (a CALL of a binary kernel: one of a kernel
+ *                   registered by its source is inline)
  * and a predicted time from the floors (cfx_floors): grid barriers x grid barrier + bytes /
  * bandwidth + for the interpreter records x record (one-block loops: micro-ops x micro-op),
  * for the compiled kernel block barriers x block barrier + memory phases x phase (the trips
@@ -204,7 +206,8 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         if (j < 0)
             continue;
         int region = (plan.flags[h] & SCHED_F_ONE_BLOCK) != 0;
-        long records = 0, grid = 0, iblock = 0, cblock = 0, launches = 0, mops = 0, phases = 0;
+        long records = 0, grid = 0, iblock = 0, cblock = 0, launches = 0, claunches = 0, mops = 0, phases = 0;
+        const sched_opts compiled_opts = {0, 0, 1}; /* cgen's plan with this sheet's options */
         double rd = 0, wr = 0;
         for (int32_t i = h; i <= j; i++) {
             const cfx_record *r = &p->records[i];
@@ -215,6 +218,8 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                 mops++;
             if (f & SCHED_F_LAUNCH)
                 launches++;
+            if (sched_record_launches(p, r, &compiled_opts))
+                claunches++;
             if (plan.batch_head[i] < 0) {
                 int g = ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_ENTRY_BARRIER) != 0) +
                         ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)) +
@@ -248,8 +253,8 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         sb_printf(out, "  %-12s %8ld %14ld %15ld %11s %14s %9ld %13.3f\n", "interpreter", records, grid, iblock, r1, w1,
                   launches, interp_us);
         if (have_code)
-            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9d %13.3f\n", "compiled", "-", grid, cblock, r1, w1, 0,
-                      comp_us);
+            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9ld %13.3f\n", "compiled", "-", grid, cblock, r1, w1,
+                      claunches, comp_us);
         nloops++;
     }
     if (nloops == 0)

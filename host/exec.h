@@ -86,7 +86,7 @@ extern const exec_ops cpu_exec_ops;
  * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
-#define DEV_MODULE_ABI 3
+#define DEV_MODULE_ABI 4
 /* The module's one exported symbol: a function taking nothing and returning its table. */
 #define DEV_MODULE_ENTRY "cfx_cuda_module"
 
@@ -98,8 +98,13 @@ typedef struct dev_module {
     const exec_ops *host, *graph, *persistent; /* persistent: with its two modes */
     /* compiled.h's checks, which need NVRTC and so run in the module (device/compiled.cu) */
     int (*nvrtc_available)(char *why, size_t len);
-    int (*kernel_build)(const cfx_prog *prog, int arch, int force_dispatch, size_t *image_bytes,
+    int (*kernel_build)(const cfx_prog *prog, int arch, int flags, size_t *image_bytes,
                         double *ms, char *err, size_t errlen);
+    /* ops registered by their source on the device (compiled.h's comp_op_*) */
+    int (*op_check)(const char *text, char *why, size_t len);
+    int (*op_launch)(void **handle, const char *text, void *stream, void *const *p, int np, int64_t n,
+                     char *why, size_t len);
+    void (*op_release)(void *handle);
 } dev_module;
 typedef const dev_module *(*dev_module_fn)(void);
 

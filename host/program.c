@@ -520,5 +520,45 @@ void prog_free(cfx_prog *p)
     free(p->inputs);
     free(p->results);
     free(p->kernels);
+    free(p->kernel_form);
+    free(p->kernel_source);
     free(p);
+}
+
+int prog_set_kernel_source(cfx_prog *p, int32_t k, int form, const char *source, char *err, size_t errlen)
+{
+    size_t n = strlen(source) + 1;
+    if (k < 0 || k >= p->nkernels || (form != KERNEL_ELEMENTS && form != KERNEL_WHOLE)) {
+        snprintf(err, errlen, "kernel %d: bad kernel or form", (int)k);
+        return -1;
+    }
+    if ((int64_t)p->nstrings + (int64_t)n > INT32_MAX) {
+        snprintf(err, errlen, "kernel %d: its source does not fit the program's strings", (int)k);
+        return -1;
+    }
+    if (!p->kernel_form) {
+        p->kernel_form = calloc((size_t)p->nkernels, 1);
+        p->kernel_source = malloc(sizeof(int32_t) * (size_t)p->nkernels);
+        if (!p->kernel_form || !p->kernel_source) {
+            free(p->kernel_form);
+            free(p->kernel_source);
+            p->kernel_form = NULL;
+            p->kernel_source = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int32_t i = 0; i < p->nkernels; i++)
+            p->kernel_source[i] = -1;
+    }
+    char *grown = realloc(p->strings, (size_t)p->nstrings + n);
+    if (!grown) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(grown + p->nstrings, source, n);
+    p->strings = grown;
+    p->kernel_source[k] = p->nstrings;
+    p->kernel_form[k] = (uint8_t)form;
+    p->nstrings += (int32_t)n;
+    return 0;
 }

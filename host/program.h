@@ -132,7 +132,25 @@ typedef struct cfx_prog {
     int32_t nresults;
     int32_t *kernels;     /* string offset of each application kernel a CALL names */
     int32_t nkernels;
+    /* How each kernel was registered (NULL: every one as a binary kernel, cfx_register_kernel):
+     * its form (KERNEL_*) and, for a kernel registered by its source (cfx_register_source),
+     * the string offset of that source, which the code generator inlines (-1: none). Set after
+     * lowering by prog_set_kernel_source. */
+    uint8_t *kernel_form;
+    int32_t *kernel_source;
 } cfx_prog;
+
+/* kernel_form: a binary kernel (a CPU and a CUDA function), or a kernel given by its source,
+ * over its results' elements [lo, hi) or computing all of them in one call (cfx_op_form). */
+#define KERNEL_BINARY 0
+#define KERNEL_ELEMENTS 1
+#define KERNEL_WHOLE 2
+
+/* The form of kernel k of p (KERNEL_BINARY where p says nothing). */
+CFX_HD int prog_kernel_form(const cfx_prog *p, int32_t k)
+{
+    return p->kernel_form && k >= 0 && k < p->nkernels ? p->kernel_form[k] : KERNEL_BINARY;
+}
 
 /* properties generated from CFX_RECORDS */
 extern const char *const rec_names[REC_COUNT];
@@ -230,6 +248,10 @@ void prog_add_result(prog_builder *b, int32_t slot);
 cfx_prog *prog_finish(prog_builder *b, char *err, size_t errlen);
 void prog_abandon(prog_builder *b);
 void prog_free(cfx_prog *p);
+/* Records that kernel k of a finished program was registered by its source: form (KERNEL_ELEMENTS
+ * or KERNEL_WHOLE) and the source text, added to the strings. Returns 0, or -1 with the reason
+ * in err (out of memory, a bad index). */
+int prog_set_kernel_source(cfx_prog *p, int32_t k, int form, const char *source, char *err, size_t errlen);
 
 /* Checks everything an executor trusts: targets in range, slots in range and inside the
  * arena, operand dtypes and shapes consistent with each record kind, strings and tables in

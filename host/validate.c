@@ -793,9 +793,14 @@ int prog_validate(const cfx_prog *p, char *err, size_t errlen)
     if (check_params(&v, p->inputs, p->ninputs, SLOT_INPUT, "input") ||
         check_params(&v, p->results, p->nresults, SLOT_RESULT, "result"))
         return -1;
-    for (int32_t i = 0; i < p->nkernels; i++)
+    for (int32_t i = 0; i < p->nkernels; i++) {
         if (!valid_string(p, p->kernels[i]))
             return vfail(&v, -1, "kernel %d has a bad name offset", i);
+        if (p->kernel_form && (!p->kernel_source || p->kernel_form[i] > KERNEL_WHOLE ||
+                               (p->kernel_form[i] != KERNEL_BINARY) != (p->kernel_source[i] >= 0) ||
+                               (p->kernel_source[i] >= 0 && !valid_string(p, p->kernel_source[i]))))
+            return vfail(&v, -1, "kernel %d has a bad form or source", i);
+    }
     for (int32_t i = 0; i < p->nrecords; i++)
         if (check_record(&v, i))
             return -1;

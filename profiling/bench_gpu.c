@@ -529,16 +529,84 @@ static int dup_cuda(void *user, void *stream, int nargs, const cfx_tensor *args,
 }
 #endif
 
+/* ---- call_op, call_op_kernel, call_op_cfx ---- */
+enum { OP_N = 256 };
+
+/* act, y = tanh(x) * 0.5 + 0.25 rounded after each operation, as source (the compiled kernel
+ * calls it inline), and as a binary kernel's two functions (act_kernel). */
+static const char act_source[] = "CFX_HD void act(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                                 "{\n"
+                                 "    for (int64_t e = lo; e < hi; e++)\n"
+                                 "        y[e] = tanhf(x[e]) * 0.5f + 0.25f;\n"
+                                 "}\n";
+
+static int act_cpu(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    const float *x = args[0].data;
+    float *y = results[0].data;
+    for (int64_t e = 0; e < cfx_type_count(&args[0].type); e++) {
+        volatile float t = tanhf(x[e]) * 0.5f; /* no contraction into a fused multiply-add */
+        y[e] = t + 0.25f;
+    }
+    return 0;
+}
+
+#ifdef CFX_HAVE_CUDA
+int bench_act_launch(void *stream, const float *x, float *y, long long n); /* bench_ops.cu */
+
+static int act_cuda(void *user, void *stream, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    return bench_act_launch(stream, args[0].data, results[0].data, (long long)cfx_type_count(&args[0].type));
+}
+#endif
+
+static int make_call_op(case_data *d, int quick)
+{
+    float *x = add_input(d, "x", CFX_F32, 1, OP_N, 0);
+    int32_t *n = add_input(d, "n", CFX_I32, 0, 0, 0);
+    uint64_t seed = 7;
+    if (inputs_ok(d))
+        return -1;
+    for (int i = 0; i < OP_N; i++)
+        x[i] = (float)uniform(&seed, -3, 3);
+    *n = quick ? 2000 : 10000;
+    d->expect_iters = *n;
+    return 0;
+}
+
+/* y is act applied n times to x, computed here in double: act is a contraction (its slope is at
+ * most 0.5), so f32 roundings stay below 1e-6 of it whatever the tanh of each executor. */
+static int check_call_op(case_data *d, buffer *res, int nres, int64_t iters, char *why, size_t len)
+{
+    const float *x = find_buffer(d->in, d->nin, "x")->host;
+    int32_t n = input_i32(d, "n");
+    buffer *ry = RESULT("y"), *ri = RESULT("iters");
+    CHECK(ry && ri, "missing result y or iters");
+    for (int i = 0; i < OP_N; i++) {
+        double v = x[i];
+        for (int32_t k = 0; k < n; k++)
+            v = tanh(v) * 0.5 + 0.25;
+        double got = ((const float *)ry->host)[i];
+        CHECK(fabs(got - v) <= 1e-5, "y[%d] = %.9g, expected %.9g (act applied %d times)", i, got, v, n);
+    }
+    CHECK(*(int32_t *)ri->host == n, "iters = %d, expected %d", *(int32_t *)ri->host, n);
+    CHECK(ticks_ok(iters, n), "%lld loop iterations (TICKs), expected %d", (long long)iters, n);
+    return 0;
+}
+
 /* The kernels the benchmark's programs may call. */
 static cfx_context *bench_context(void)
 {
     static cfx_context *ctx;
     char *err = NULL;
-    char sig[64];
+    char sig[64], op_sig[64];
     if (ctx)
         return ctx;
     ctx = cfx_context_new();
     snprintf(sig, sizeof sig, "(f32[%d, %d]) -> (f32[%d, %d])", CM_N, CM_N, CM_N, CM_N);
+    snprintf(op_sig, sizeof op_sig, "(f32[%d]) -> (f32[%d])", OP_N, OP_N);
 #ifdef CFX_HAVE_CUDA
     cfx_register_kernel(ctx, "dup", sig, dup_cpu, dup_cuda, NULL, &err);
 #else
@@ -546,6 +614,23 @@ static cfx_context *bench_context(void)
 #endif
     if (err) {
         fprintf(stderr, "bench_gpu: registering dup: %s\n", err);
+        cfx_free(err);
+        err = NULL;
+    }
+#ifdef CFX_HAVE_CUDA
+    cfx_register_kernel(ctx, "act_kernel", op_sig, act_cpu, act_cuda, NULL, &err);
+#else
+    cfx_register_kernel(ctx, "act_kernel", op_sig, act_cpu, NULL, NULL, &err);
+#endif
+    if (err) {
+        fprintf(stderr, "bench_gpu: registering act_kernel: %s\n", err);
+        cfx_free(err);
+        err = NULL;
+    }
+    /* needs a C compiler (and checks the source with NVRTC where it can): without one, call_op
+     * does not compile and its rows say so */
+    if (cfx_register_source(ctx, "act", op_sig, CFX_OP_ELEMENTS, act_source, &err) != 0) {
+        fprintf(stderr, "bench_gpu: registering act by its source: %s\n", err ? err : "?");
         cfx_free(err);
     }
     return ctx;
@@ -623,15 +708,19 @@ static const bench_case cases[] = {
     {"cg_8192", "max_iters", 5, make_cg_8192, check_cg, bytes_cg},
     {"greedy_decode", "max_len", 8, make_decode, check_decode, bytes_decode},
     {"call_matmul", "n", 2, make_call_matmul, check_call_matmul, NULL},
+    {"call_op", NULL, 0, make_call_op, check_call_op, NULL},
+    {"call_op_kernel", NULL, 0, make_call_op, check_call_op, NULL},
+    {"call_op_cfx", NULL, 0, make_call_op, check_call_op, NULL},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
 /* The columns: every backend; cuda-persistent in its default mode, the kernel compiled from the
- * graph (which keeps the name "cuda-persistent": peers.py compares with that row), and in its
- * interpreter mode four times: on its default path, on the pause-and-relaunch path, with every
- * product inline, and with its one-block loops interpreted record by record rather than as
- * micro-ops, through the interpreter's options (cfx_set_option; the row's note says which path
- * the executor took). */
+ * graph (which keeps the name "cuda-persistent": peers.py compares with that row), and again on
+ * the pause-and-relaunch path (what a record that ends its launch costs served by the host: the
+ * graphs with calls of binary kernels or launched products), and in its interpreter mode four
+ * times: on its default path, on the pause-and-relaunch path, with every product inline, and
+ * with its one-block loops interpreted record by record rather than as micro-ops, through the
+ * options (cfx_set_option; the row's note says which path the executor took). */
 typedef struct executor {
     cfx_backend backend;
     const char *name;
@@ -645,6 +734,8 @@ static const executor executors[] = {
     {CFX_BACKEND_CUDA_HOST, "cuda-host", 0, 0, -1},
     {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", 0, 0, -1},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", 0, 0, CFX_PERSISTENT_COMPILED},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-compiled-pause", CFX_OPTION_DEVICE_LAUNCH, 0,
+     CFX_PERSISTENT_COMPILED},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", 0, 0, CFX_PERSISTENT_INTERP},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
@@ -768,15 +859,17 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
         /* the mode, and for the compiled kernel its build time (main turns the cache off) */
         double b0 = bench_wall_s();
         if (cfx_set_persistent_mode(e, (cfx_persistent_mode)ex->mode) != ex->mode) {
-            /* A mode that cannot take the graph by design (the compiled kernel and a CALL of an
-             * application kernel) is a row that does not apply, not a failure; any other
-             * reason (NVRTC missing or failing) is one. */
-            int by_design = strstr(cfx_exec_error(e), "application kernel") != NULL;
-            snprintf(r->state, sizeof r->state, "%s: %.180s", by_design ? "n/a" : "unavailable",
-                     cfx_exec_error(e));
-            if (by_design)
-                goto done;
+            /* the compiled kernel takes every graph (calls of application kernels included):
+             * a mode that does not run (NVRTC missing or failing) is a failure */
+            snprintf(r->state, sizeof r->state, "unavailable: %.180s", cfx_exec_error(e));
             goto fail;
+        }
+        if (ex->mode == CFX_PERSISTENT_COMPILED && ex->option == CFX_OPTION_DEVICE_LAUNCH &&
+            !strstr(cfx_exec_backend_detail(e), "end the launch") &&
+            !strstr(cfx_exec_backend_detail(e), "ends the launch")) {
+            /* the compiled kernel's pause path: only graphs with a record that ends the launch */
+            snprintf(r->state, sizeof r->state, "n/a: no record ends the compiled kernel's launch");
+            goto done;
         }
         build_ms = 1e3 * (bench_wall_s() - b0);
     }
@@ -1320,8 +1413,9 @@ static void usage(void)
             "                 [--bench-dir DIR] [--graphs a,b,...] [--executors cpu,cuda-host,...]\n"
             "                 [--cpu-only]\n"
             "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
-            "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-pause cuda-persistent-inline\n"
-            "           cuda-persistent-records\n");
+            "        call_op call_op_kernel call_op_cfx\n"
+            "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-compiled-pause\n"
+            "           cuda-persistent-interp cuda-persistent-pause cuda-persistent-inline cuda-persistent-records\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)

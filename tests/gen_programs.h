@@ -3094,4 +3094,44 @@ static inline int gen_eval(gen_prog *g, const gen_inputs *in, int64_t max_iters,
     return bug ? -1 : 0;
 }
 
+/* A program's text with a statement of `stmts` (one of n, picked at random) after every line
+ * that opens a block (but a switch's), with probability 1/2: the generator's programs already
+ * nest loops, ifs, switches, break, continue and early return, so the statements (kernel calls,
+ * in test_sched and test_gen) land inside all of them. malloc'd; the caller frees. */
+static inline char *gen_inject(const char *text, uint64_t seed, const char *const *stmts, int n)
+{
+    size_t len = strlen(text), cap = 2 * len + 4096, used = 0;
+    char *out = (char *)malloc(cap);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    if (!out)
+        return NULL;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t ll = end ? (size_t)(end - line) + 1 : strlen(line);
+        const char *first = line;
+        while (*first == ' ')
+            first++;
+        if (used + ll + 64 > cap) {
+            char *grown = (char *)realloc(out, 2 * cap + ll + 64);
+            if (!grown) {
+                free(out);
+                return NULL;
+            }
+            out = grown;
+            cap = 2 * cap + ll + 64;
+        }
+        memcpy(out + used, line, ll);
+        used += ll;
+        size_t last = ll;
+        while (last > 0 && (line[last - 1] == '\n' || line[last - 1] == ' '))
+            last--;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        if (last > 0 && line[last - 1] == '{' && strncmp(first, "switch", 6) != 0 && (s >> 33) % 2 == 0)
+            used += (size_t)snprintf(out + used, cap - used, "  %s\n", stmts[(s >> 40) % (uint64_t)n]);
+        line += ll;
+    }
+    out[used] = '\0';
+    return out;
+}
+
 #endif

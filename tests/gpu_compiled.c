@@ -2,18 +2,23 @@
  *
  * `gpu_compiled --compile-only` (a cpu test): NVRTC compiles the generated kernel of every
  * graph in graphs/ and of generated programs, with no device: the generated CUDA C is valid
- * and NVRTC takes the headers the module carries. A program the generator refuses fails, as
- * one NVRTC rejects does. Each NVRTC compilation takes a second or more of a core, so by
- * default every graph is compiled in one of the three forms (structured and as the pc-dispatch
- * loop for sm_90, structured for sm_80), in turn, and 6 generated programs in one of two;
- * `--compile-only --stress` (label stress) compiles every graph in all three and 12 generated
- * programs in both of theirs. Skips (77) where NVRTC cannot be loaded.
+ * and NVRTC takes the headers the module carries. The forms: structured and as the pc-dispatch
+ * loop for sm_90, structured for sm_80 (graphs/ only), and for a program with records that end
+ * the launch, both sm_90 forms built to tail-launch there. Programs that call application
+ * kernels too, binary ones (the kernel ends its launch there) and ones registered by their
+ * source (written into the kernel), hand-written and generated, and the kernel around a source
+ * op that the other paths launch. A program the generator refuses fails, as one NVRTC rejects
+ * does. Each NVRTC compilation takes a second or more of a core, so by default each program is
+ * compiled in one of its forms, in turn, and 6 generated programs; `--compile-only --stress`
+ * (label stress) compiles every program in all its forms and 12 generated programs. Skips (77)
+ * where NVRTC cannot be loaded.
  *
  * `gpu_compiled` (a gpu test, 77 without a device): what only a device shows. Results of both
  * modes against the cpu executor are gpu_executors' and gpu_persistent's business (they run
  * every program in both modes); this file checks the mode itself: cfx_set_persistent_mode
- * reports the compiled kernel for a graph and the interpreter for one that calls an application
- * kernel, with the reason; the cache serves a second executor of the same graph (the trace
+ * reports the compiled kernel for a graph, also for one that calls an application kernel (a
+ * binary one on both paths past its call, one registered by its source inline), and says so;
+ * the cache serves a second executor of the same graph (the trace
  * says "cache":"hit") and is skipped with CFX_KERNEL_CACHE=off; a run whose prints overflow
  * the compiled kernel's buffer is run again by the interpreter and prints everything, in
  * order; `cfx run --backend cuda-persistent` says which mode runs, and says the interpreter
@@ -28,6 +33,7 @@
 #include "cfx.h"
 #include "compile.h"
 #include "compiled.h"
+#include "program.h"
 #include "gen_programs.h"
 #include "testutil.h"
 
@@ -39,15 +45,25 @@
 static int compiled_ok, compiled_total;
 static double compile_ms_total;
 
-/* Structured and dispatch for sm_90; `both` adds the structured form for sm_80. Without
- * --stress, only form `turn` % (2 or 3) of those. */
+/* Structured and dispatch for sm_90; `both` adds the structured form for sm_80; a program with
+ * records that end the launch is built to tail-launch there too (both forms, sm_90). Without
+ * --stress, only the form `turn` % (the number of them) of those. */
 static int stress_run;
 static void compile_prog(const cfx_prog *p, const char *label, int both, int turn)
 {
-    static const int archs[3] = {90, 90, 80}, forms[3] = {0, 1, 0};
-    int nforms = both ? 3 : 2;
-    for (int k = 0; k < nforms; k++) {
-        if (!stress_run && k != turn % nforms)
+    static const int archs[5] = {90, 90, 80, 90, 90},
+                     forms[5] = {0, COMP_BUILD_DISPATCH, 0, COMP_BUILD_DEVICE_LAUNCH,
+                                 COMP_BUILD_DEVICE_LAUNCH | COMP_BUILD_DISPATCH};
+    int launches = 0;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        launches |= p->records[i].kind == REC_CALL || p->records[i].kind == REC_MATMUL;
+    int usable[5], nusable = 0;
+    for (int k = 0; k < 5; k++)
+        if (!((k == 2 && !both) || (k >= 3 && !launches)))
+            usable[nusable++] = k;
+    for (int u = 0; u < nusable; u++) {
+        int k = usable[u];
+        if (!stress_run && u != turn % nusable)
             continue;
         char err[1024];
         size_t bytes = 0;
@@ -56,8 +72,9 @@ static void compile_prog(const cfx_prog *p, const char *label, int both, int tur
         if (comp_build(p, archs[k], forms[k], &bytes, &ms, err, sizeof err) != 0) {
             /* a refusal too (a record kind the generator does not know): every graph here is
              * one the compiled kernel must run */
-            fprintf(stderr, "%s (sm_%d, %s): %s\n", label, archs[k],
-                    forms[k] ? "dispatch" : "structured", err);
+            fprintf(stderr, "%s (sm_%d, %s%s): %s\n", label, archs[k],
+                    forms[k] & COMP_BUILD_DISPATCH ? "dispatch" : "structured",
+                    forms[k] & COMP_BUILD_DEVICE_LAUNCH ? ", tail launches" : "", err);
             CHECK(0);
             continue;
         }
@@ -68,12 +85,15 @@ static void compile_prog(const cfx_prog *p, const char *label, int both, int tur
 }
 
 static int turns; /* programs compiled so far: whose form is next */
-static void compile_source_text(const char *label, const char *text, int both)
+static void compile_source_text(const cfx_context *ctx, const char *label, const char *text, int both)
 {
     compiled_module cm;
     char *diags = NULL;
-    if (compile_source(NULL, label, text, strlen(text), &cm, &diags) != 0) {
-        free(diags); /* a file of `# error:` cases */
+    if (compile_source(ctx, label, text, strlen(text), &cm, &diags) != 0) {
+        if (ctx) /* every call program compiles (a graph file may be `# error:` cases) */
+            fprintf(stderr, "%s: %s\n", label, diags ? diags : "?");
+        CHECK(!ctx);
+        free(diags);
         return;
     }
     for (int g = 0; g < cm.ngraphs; g++) {
@@ -82,6 +102,98 @@ static void compile_source_text(const char *label, const char *text, int both)
         compile_prog(cm.graphs[g].prog, what, both, turns++);
     }
     compiled_module_free(&cm);
+}
+
+/* ---- programs that call application kernels ---- */
+
+static int binary_kernel(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)args, (void)nresults, (void)results;
+    return 0; /* never run: these programs are only compiled */
+}
+
+static const char kw_src[] = "CFX_HD void kw(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                             "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = tanhf(x[e]) * 0.5f + 1.0f;\n}\n";
+static const char kv_src[] =
+    "CFX_HD void kv(int64_t lo, int64_t hi, const int32_t *x, int32_t *y)\n"
+    "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = k_pow_i32(x[e], 2) + (int32_t)e;\n}\n";
+static const char ka_src[] = "CFX_HD void ka(const int32_t *a, const int32_t *b, int32_t *r)\n"
+                             "{\n    *r = (int32_t)((uint32_t)*a * 3u + (uint32_t)*b);\n}\n";
+static const char big_src[] = "CFX_HD void big(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                              "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = x[(e + 1) % 6000] + 1.0f;\n}\n";
+static const char hist_src[] = "CFX_HD void hist(const float *x, float *h)\n"
+                               "{\n    for (int b = 0; b < 4; b++)\n        h[b] = x[b * 1000];\n}\n";
+
+static const char *const call_programs[] = {
+    "graph calls(x: f32[6000], A: f32[512, 512], B: f32[512, 512], a: i32, v: i32[4], w: f32[4], n: i32) "
+    "-> (y: f32[6000], P: f32[512, 512], a2: i32, v2: i32[4], w2: f32[4], h: f32[4]) {\n"
+    "  y = x\n  P = B\n  a2 = a\n  v2 = v\n  w2 = w\n  h = zeros(f32[4])\n"
+    "  for i in range(0, n) {\n"
+    "    y = big(y) * 0.5\n"
+    "    h = hist(y)\n"
+    "    P = A @ P\n"
+    "    a2 = ka(a2, i)\n"
+    "    if a2 % 2 == 0 {\n      w2 = kw(w2)\n    } else {\n      v2 = kv(v2)\n    }\n"
+    "    b = kfail(a2)\n"
+    "    if b == 7 {\n      return\n    }\n"
+    "  }\n"
+    "}\n",
+    "graph small(a: i32, n: i32) -> (a2: i32) {\n"
+    "  a2 = a\n  while a2 < n {\n    a2 = ka(a2, 1)\n    a2 = kfail(a2)\n  }\n}\n",
+};
+
+/* The programs above and generated ones with calls (tests/gen_programs.h's gen_inject), with
+ * the kernels binary (every CALL ends the launch) and given by their source (written inline;
+ * kfail binary beside them), through the generator and NVRTC. */
+static void compile_calls(void)
+{
+    static const struct {
+        const char *name, *signature, *src;
+        int form;
+    } k[] = {
+        {"kw", "(f32[4]) -> (f32[4])", kw_src, CFX_OP_ELEMENTS},
+        {"kv", "(i32[4]) -> (i32[4])", kv_src, CFX_OP_ELEMENTS},
+        {"ka", "(i32, i32) -> (i32)", ka_src, CFX_OP_WHOLE},
+        {"big", "(f32[6000]) -> (f32[6000])", big_src, CFX_OP_ELEMENTS},
+        {"hist", "(f32[6000]) -> (f32[4])", hist_src, CFX_OP_WHOLE},
+        {"kfail", "(i32) -> (i32)", NULL, 0},
+    };
+    static const char *const stmts[] = {"w = kw(w)", "v = kv(v)", "a = ka(a, b)", "b = kfail(b)"};
+    int before = compiled_total;
+    for (int source = 0; source < 2; source++) {
+        cfx_context *ctx = cfx_context_new();
+        gen_prog *g = malloc(sizeof *g);
+        if (!CHECK(ctx && g)) {
+            free(g);
+            cfx_context_free(ctx);
+            return;
+        }
+        for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+            char *err = NULL;
+            int rc = source && k[i].src
+                         ? cfx_register_source(ctx, k[i].name, k[i].signature, (cfx_op_form)k[i].form, k[i].src, &err)
+                         : cfx_register_kernel(ctx, k[i].name, k[i].signature, binary_kernel, NULL, NULL, &err);
+            if (!CHECK_INT(rc, 0))
+                fprintf(stderr, "%s: %s\n", k[i].name, err ? err : "?");
+            cfx_free(err);
+        }
+        for (size_t i = 0; i < sizeof call_programs / sizeof call_programs[0]; i++)
+            compile_source_text(ctx, source ? "calls (source kernels)" : "calls (binary kernels)", call_programs[i], 0);
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            gen_make(g, seed);
+            char *plain = gen_text(g), label[96];
+            char *text = plain ? gen_inject(plain, seed, stmts, 4) : NULL;
+            snprintf(label, sizeof label, "generated seed %llu with %s calls", (unsigned long long)seed,
+                     source ? "source" : "binary");
+            if (CHECK(text != NULL))
+                compile_source_text(ctx, label, text, 0);
+            free(plain);
+            free(text);
+        }
+        free(g);
+        cfx_context_free(ctx);
+    }
+    printf("NVRTC compiled %d kernels of programs that call application kernels\n", compiled_total - before);
 }
 
 static int compile_only(void)
@@ -99,7 +211,7 @@ static int compile_only(void)
     for (int i = 0; i < n; i++) {
         char *text = test_read_file(paths[i], NULL);
         if (CHECK(text != NULL))
-            compile_source_text(paths[i], text, 1);
+            compile_source_text(NULL, paths[i], text, 1);
         free(text);
         free(paths[i]);
     }
@@ -111,14 +223,16 @@ static int compile_only(void)
         char *src = gen_text(g), label[64];
         snprintf(label, sizeof label, "generated seed %llu", (unsigned long long)seed);
         if (CHECK(src != NULL))
-            compile_source_text(label, src, 0);
+            compile_source_text(NULL, label, src, 0);
         free(src);
         free(g);
     }
+    compile_calls();
     printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, %s), %.0f ms each "
            "on average\n",
            compiled_ok, compiled_total, generated,
-           stress_run ? "structured and dispatch for sm_90, structured for sm_80 too for graphs/"
+           stress_run ? "every form of each: structured and dispatch for sm_90, structured for sm_80 "
+                        "for graphs/, tail-launching where a record ends the launch"
                       : "each in one of its forms, in turn (--stress: all)",
            compiled_ok ? compile_ms_total / compiled_ok : 0.0);
     return test_finish("gpu_compiled --compile-only");
@@ -243,35 +357,66 @@ static void test_modes_and_cache(const char *cache)
     remove(trace);
 }
 
-/* A graph that calls an application kernel runs on the interpreter, which says why. */
+/* A graph that calls an application kernel runs on the compiled kernel, on both paths past
+ * the CALL, and says so; with the kernel registered by its source, the call is inline. */
 static int twice(void *user, void *stream, int nargs, const cfx_tensor *args, int nres,
                  cfx_tensor *res)
 {
-    return 0; /* never run: the test only asks for the mode */
+    (void)stream, (void)nargs, (void)args, (void)nres, (void)res;
+    (*(int *)user)++; /* enqueues nothing: the result keeps what the arena holds */
+    return 0;
 }
 
-static void test_call_falls_back(void)
+static const char twice_src[] = "CFX_HD void twice(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                                "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = 2.0f * x[e];\n}\n";
+
+static void test_calls_compiled(void)
 {
-    static const char src[] = "graph g(n: i32) -> (y: f32[4]) {\n  y = twice(zeros(f32[4]))\n}\n";
-    char *err = NULL, *diag = NULL;
-    cfx_context *ctx = cfx_context_new();
-    if (!CHECK(ctx != NULL))
-        return;
-    CHECK_INT(cfx_register_kernel(ctx, "twice", "(f32[4]) -> (f32[4])", NULL, twice, NULL, &err),
-              0);
-    cfx_module *m = cfx_compile_string(ctx, "calls.cfx", src, strlen(src), &diag);
-    if (CHECK(m != NULL)) {
-        cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CUDA_PERSISTENT, &err);
-        if (CHECK(e != NULL)) {
-            CHECK_INT(cfx_set_persistent_mode(e, CFX_PERSISTENT_COMPILED), CFX_PERSISTENT_INTERP);
-            CHECK(strstr(cfx_exec_error(e), "CALL of application kernel 'twice'") != NULL);
+    static const char src[] = "graph g(n: i32) -> (y: f32[4]) {\n  y = twice(iota(f32[4]) + cast(n, f32))\n}\n";
+    for (int source = 0; source < 2; source++) {
+        char *err = NULL, *diag = NULL;
+        int calls = 0;
+        int32_t n = 3;
+        float y[4] = {-1, -1, -1, -1};
+        cfx_context *ctx = cfx_context_new();
+        if (!CHECK(ctx != NULL))
+            return;
+        if (source)
+            CHECK_INT(cfx_register_source(ctx, "twice", "(f32[4]) -> (f32[4])", CFX_OP_ELEMENTS, twice_src, &err), 0);
+        else
+            CHECK_INT(cfx_register_kernel(ctx, "twice", "(f32[4]) -> (f32[4])", NULL, twice, &calls, &err), 0);
+        cfx_module *m = cfx_compile_string(ctx, "calls.cfx", src, strlen(src), &diag);
+        for (int pause = 0; m && pause < 2; pause++) {
+            cfx_exec *e = make(m, &n, y, sizeof y, "y");
+            if (!e)
+                break;
+            if (pause)
+                CHECK_INT(cfx_set_option(e, CFX_OPTION_DEVICE_LAUNCH, 0), 0);
+            if (!CHECK_INT(cfx_set_persistent_mode(e, CFX_PERSISTENT_COMPILED), CFX_PERSISTENT_COMPILED))
+                fprintf(stderr, "%s\n", cfx_exec_error(e));
+            calls = 0;
+            CHECK_INT(cfx_run(e), CFX_OK);
+            const char *d = cfx_exec_backend_detail(e);
+            printf("gpu_compiled: a %s kernel's call%s: %s\n", source ? "source" : "binary",
+                   pause ? " (pause asked for)" : "", d);
+            CHECK(strncmp(d, "compiled kernel: ", 17) == 0);
+            if (source) {
+                CHECK(strstr(d, "1 call of kernels registered by their source written inline") && !strstr(d, "ends the launch"));
+                for (int i = 0; i < 4; i++)
+                    CHECK_REAL(y[i], 2.0 * (i + n), 0.0);
+            } else {
+                CHECK(strstr(d, "1 record ends the launch") != NULL);
+                CHECK(strstr(d, pause ? "pause and relaunch (pause and relaunch asked for" : "device graph launch") ||
+                      (!pause && strstr(d, "pause and relaunch (device graph launch is not available")));
+                CHECK_INT(calls, 1); /* called once at the pause, or captured once */
+            }
             cfx_exec_free(e);
         }
+        cfx_module_free(m);
+        cfx_context_free(ctx);
+        cfx_free(err);
+        cfx_free(diag);
     }
-    cfx_module_free(m);
-    cfx_context_free(ctx);
-    cfx_free(err);
-    cfx_free(diag);
 }
 
 static void test_print_overflow(void)
@@ -350,7 +495,7 @@ int main(int argc, char **argv)
     if (test_workdir("gpu_compiled", dir, sizeof dir) != 0)
         return 1;
     test_modes_and_cache(dir);
-    test_call_falls_back();
+    test_calls_compiled();
     test_print_overflow();
     test_cli(dir);
     test_workdir_remove(dir);

@@ -9,7 +9,9 @@
  * and pause and relaunch forced with cfx_set_option's CFX_OPTION_DEVICE_LAUNCH): a CALL in a loop of
  * 10,000 iterations, a run that needs no host work between cfx_run_async and cfx_wait, and a
  * 2048-cube product in a loop launched as a cuBLAS graph. And the same CALL on cuda-host and
- * cuda-graph, whose cuda_fn calls differ (every CALL, or once at the capture).
+ * cuda-graph, whose cuda_fn calls differ (every CALL, or once at the capture). In both modes,
+ * the compiled kernel resumes after each launch-ending record. And kernels registered by their
+ * source, which the compiled kernel runs inline and the interpreter launches.
  * Exits 77 (skipped) where there is no device. `--quick`: fewer iterations where a test
  * only needs many (for compute-sanitizer).
  */
@@ -98,15 +100,14 @@ typedef struct side {
     int64_t iterations;
 } side;
 
-/* The mode every cuda-persistent executor here runs in: main runs everything in both. A graph
- * that calls an application kernel falls back to the interpreter in the compiled mode. */
+/* The mode every cuda-persistent executor here runs in: main runs everything in both. The
+ * compiled mode runs graphs that call application kernels too, and must never fall back. */
 static cfx_persistent_mode mode = CFX_PERSISTENT_INTERP;
-static int calls_kernels; /* set while test_calls makes its executors */
 
-static void set_mode(cfx_exec *e, int may_fall_back)
+static void set_mode(cfx_exec *e)
 {
     int got = cfx_set_persistent_mode(e, mode);
-    if (!may_fall_back && got != (int)mode) {
+    if (got != (int)mode) {
         fprintf(stderr, "the %s mode does not run: %s\n",
                 mode == CFX_PERSISTENT_INTERP ? "interpreter" : "compiled", cfx_exec_error(e));
         CHECK(0);
@@ -125,7 +126,7 @@ static int side_start(side *s, cfx_module *m, int g, cfx_backend b, const char *
         return -1;
     }
     if (b == CFX_BACKEND_CUDA_PERSISTENT)
-        set_mode(s->e, calls_kernels);
+        set_mode(s->e);
     for (int i = 0; i < cfx_input_count(m, g) && i < 16; i++) {
         cfx_type t = cfx_input_type(m, g, i);
         size_t bytes = (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype);
@@ -499,11 +500,10 @@ static const char *calls =
     "  }\n"
     "}\n";
 
-/* 1 if the executor runs device graph launch (its detail says which path it takes). */
+/* 1 if the executor runs device graph launch (its detail says which path it takes, in either
+ * mode). */
 static int device_launch(const cfx_exec *e)
 {
-    /* in the compiled mode a graph with a CALL runs on the interpreter, whose path the detail
-     * gives after the reason */
     return strstr(cfx_exec_backend_detail(e), "device graph launch") != NULL;
 }
 
@@ -543,10 +543,8 @@ static void test_calls(int n, int pause)
             CHECK(0);
             return;
         }
-        calls_kernels = 1;
         CHECK_INT(side_start_path(&sd[k], m[k], k == 0 ? CFX_BACKEND_CPU : CFX_BACKEND_CUDA_PERSISTENT, inputs,
                                   pause), 0);
-        calls_kernels = 0;
     }
     CHECK_INT(cfx_run(sd[0].e), CFX_OK);
     /* asynchronous: on the pause path cfx_wait serves the CALLs; on device graph launch the
@@ -625,6 +623,67 @@ done:
         cfx_module_free(m[k]);
         cfx_context_free(ctx[k]);
     }
+}
+
+/* `calls` with dup registered by its source (and a whole op after it), on cpu and on
+ * cuda-persistent: the compiled kernel writes both into the kernel (no launch, no pause: its
+ * detail says so), the interpreter launches them (the kernels around them that NVRTC builds):
+ * the same prints and results either way. */
+static const char dup_src[] = "CFX_HD void dup(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                              "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = x[e];\n}\n";
+static const char last_src[] = "CFX_HD void last(const float *x, float *r)\n{\n    *r = x[2999] * 0.5f;\n}\n";
+static const char *calls_source =
+    "graph calls(x: f32[3000], n: i32) -> (y: f32[3000], s: f32) {\n"
+    "  y = x\n"
+    "  s = 0.0\n"
+    "  for i in range(0, n) {\n"
+    "    y = dup(y) * 0.5 + 1.0\n"
+    "    s = s + sum(y) + last(y)\n"
+    "    print(s, \"s\")\n"
+    "  }\n"
+    "}\n";
+
+static void test_source_calls(int n)
+{
+    char *err = NULL, *diag = NULL, inputs[32], label[64];
+    cfx_context *ctx = cfx_context_new();
+    side sd[2];
+    if (!CHECK_INT(cfx_register_source(ctx, "dup", "(f32[3000]) -> (f32[3000])", CFX_OP_ELEMENTS, dup_src, &err), 0) ||
+        !CHECK_INT(cfx_register_source(ctx, "last", "(f32[3000]) -> (f32)", CFX_OP_WHOLE, last_src, &err), 0)) {
+        fprintf(stderr, "%s\n", err ? err : "?");
+        cfx_free(err);
+        cfx_context_free(ctx);
+        return;
+    }
+    snprintf(inputs, sizeof inputs, "n=%d", n);
+    snprintf(label, sizeof label, "source calls n=%d", n);
+    cfx_module *m = cfx_compile_string(ctx, "calls.cfx", calls_source, strlen(calls_source), &diag);
+    cfx_context_free(ctx); /* the module keeps its ops */
+    if (!CHECK(m != NULL)) {
+        fprintf(stderr, "%s\n", diag ? diag : "?");
+        cfx_free(diag);
+        return;
+    }
+    CHECK_INT(side_start(&sd[0], m, 0, CFX_BACKEND_CPU, inputs, 0), 0);
+    CHECK_INT(side_start(&sd[1], m, 0, CFX_BACKEND_CUDA_PERSISTENT, inputs, 0), 0);
+    CHECK_INT(cfx_run(sd[0].e), CFX_OK);
+    CHECK_INT(cfx_run(sd[1].e), CFX_OK);
+    printf("gpu_persistent: %s: %s\n", label, cfx_exec_backend_detail(sd[1].e));
+    if (mode == CFX_PERSISTENT_COMPILED)
+        CHECK(strstr(cfx_exec_backend_detail(sd[1].e), "2 calls of kernels registered by their source written inline") &&
+              !strstr(cfx_exec_backend_detail(sd[1].e), "end the launch") &&
+              !strstr(cfx_exec_backend_detail(sd[1].e), "ends the launch"));
+    else
+        CHECK(strstr(cfx_exec_backend_detail(sd[1].e), "2 CALL sites") != NULL);
+    side_done(&sd[0]);
+    side_done(&sd[1]);
+    CHECK_INT(sd[1].iterations, sd[0].iterations);
+    CHECK_INT(sd[1].printed.n, n);
+    CHECK_STR(sd[1].printed.text ? sd[1].printed.text : "", sd[0].printed.text ? sd[0].printed.text : "");
+    compare_results(label, m, 0, &sd[0], &sd[1]);
+    side_free(&sd[0]);
+    side_free(&sd[1]);
+    cfx_module_free(m);
 }
 
 /* No host work between cfx_run_async and cfx_wait on device graph launch: after a first run
@@ -751,8 +810,9 @@ static void test_big_product(int N, int pause)
     CHECK_INT(cfx_run(cpu.e), CFX_OK);
     CHECK_INT(cfx_run(gpu.e), CFX_OK);
     printf("gpu_persistent: %s: %s\n", label, cfx_exec_backend_detail(gpu.e));
-    if (mode == CFX_PERSISTENT_INTERP) /* the compiled kernel multiplies inline, tiled */
-        CHECK(strstr(cfx_exec_backend_detail(gpu.e), "1 product") != NULL);
+    /* both modes launch it */
+    CHECK(strstr(cfx_exec_backend_detail(gpu.e),
+                 mode == CFX_PERSISTENT_INTERP ? "1 product" : "1 record ends the launch") != NULL);
     {
         const float *want = (const float *)cpu.out[0], *got = (const float *)gpu.out[0];
         double scale = 0, worst = 0;
@@ -791,7 +851,7 @@ static void test_device_buffers(void)
         cfx_module_free(m);
         return;
     }
-    set_mode(e, 0);
+    set_mode(e);
     float x[8];
     int32_t d[5000], q[5000], k = 2, n = 4, c = -1;
     float y = -1.0f;
@@ -871,6 +931,7 @@ int main(int argc, char **argv)
     compare("stops index", stops, NULL, "k=9 n=5", 0, CFX_STOP_INDEX, 0);
     test_calls(tiny ? 2 : 5, 0);
     test_calls(tiny ? 2 : 5, 1);
+    test_source_calls(5);
     if (tiny)
         continue;
     compare("if_in_while random", if_in_while, NULL, "i=-5", 0, CFX_OK, 0);
@@ -889,6 +950,7 @@ int main(int argc, char **argv)
         test_calls_other(CFX_BACKEND_CUDA_HOST, 5);
         test_calls_other(CFX_BACKEND_CUDA_GRAPH, 5);
     }
+    test_source_calls(quick ? 1000 : 10000);
     test_cancel();
     test_trace();
     test_calls(quick ? 1000 : 10000, 0);

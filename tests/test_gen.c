@@ -9,9 +9,7 @@
  * formats it from the generated run's outcome (exec_format_stop).
  *
  * Every program must be generated: every record kind of program.h must be one the generator
- * knows (CGEN_KINDS), and a program the generator refuses fails the test. The one refusal
- * allowed is the CUDA target's, of a program that calls an application kernel (CALL): that
- * program runs as C here, and the executor runs it with the interpreter. The generated programs
+ * knows (CGEN_KINDS), and a program the generator refuses fails the test. The generated programs
  * must reach the generator with every form of gen_programs.h's second stream (list items and
  * bounds, boxes, broadcasting, **, i64 ranges).
  *
@@ -30,6 +28,16 @@
  *
  * The generated programs' CUDA target runs on host threads under --stress only, for one in four:
  * compiling their kernels as C++ costs more than the rest of the test together.
+ *
+ * Kernel calls: programs that call binary kernels (a CPU function; the C target calls it
+ * through its hook) and kernels registered by their source (cfx_register_source: both targets
+ * write the source in and call it inline), hand-written and generated with calls in loops,
+ * branches, before break and early return. On the CUDA target a binary kernel's CALL, and a
+ * product the plan launches, ends the launch: the runs here serve it as device/compiled.cu
+ * does, on both of its paths, the pause (the kernel stops with CK_STATUS_PAUSE) and device
+ * graph launch (the kernel tail-launches the record's graph and its own, which ck_host.h
+ * records), running the record's work on the host and launching again, so the resume logic
+ * runs: scalars stored and reloaded, the jump to the code after the record.
  *
  * Inputs: each `# run:` line of a graph file, two random draws (under a budget, so no draw
  * runs long), the generated programs' own inputs; then on each program the budget at 1 and
@@ -51,6 +59,7 @@
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +69,7 @@
 #include "cgen.h"
 #include "compile.h"
 #include "compiled_kernel.cuh"
+#include "context.h"
 #include "exec.h"
 #include "gen_programs.h"
 #include "ops.h"
@@ -112,8 +122,10 @@ typedef struct unit {
     int tiles;              /* its kernel has a tiled product, which needs all CK_THREADS */
     int is_structured;      /* what the generator made */
     int refused;            /* a record kind the generator does not know (a failure) */
-    int calls;              /* a CALL record: C only (the CUDA target refuses it) */
+    int calls;              /* a CALL record */
+    int launches;           /* records that end the CUDA kernel's launch */
     int expect_dispatch;    /* a hand-built irreducible program */
+    int64_t product_min;    /* the CUDA target's launch_product_min (0: every product inline) */
     const exec_kernel *kernels;
 } unit;
 
@@ -338,6 +350,31 @@ static void add_docs(void)
     printf("docs/language.md: %d programs\n", blocks);
 }
 
+/* Adds a generated program's text as a unit with its own inputs (gen_inputs_make's for the
+ * seed), compiled with the kernels of ctx (may be NULL). */
+static unit *add_generated_text(const char *label, const char *src, uint64_t seed, cfx_context *ctx)
+{
+    int first = src ? add_module(label, src, ctx) : -1;
+    if (!CHECK(first >= 0))
+        return NULL;
+    gen_inputs in;
+    gen_inputs_make(seed, &in);
+    /* GEN_SIGNATURE's inputs in order: a b n x v w */
+    const void *vals[6] = {&in.a, &in.b, &in.n, &in.x, in.v, in.w};
+    unit *u = &units[first];
+    input_set *s = new_set(u);
+    for (int32_t i = 0; i < u->prog->ninputs && i < 6; i++) {
+        size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+        s->data[i] = malloc(bytes);
+        if (!s->data[i])
+            abort();
+        memcpy(s->data[i], vals[i], bytes);
+    }
+    s->max_iters = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
+    snprintf(s->what, sizeof s->what, "its inputs");
+    return u;
+}
+
 static void add_generated(int count)
 {
     for (uint64_t seed = 0; seed < (uint64_t)count; seed++) {
@@ -348,36 +385,18 @@ static void add_generated(int count)
         char *src = gen_text(g);
         char label[64];
         snprintf(label, sizeof label, "generated seed %llu", (unsigned long long)seed);
-        int first = src ? add_module(label, src, NULL) : -1;
-        if (!CHECK(first >= 0)) {
-            free(src);
-            free(g);
-            continue;
-        }
-        gen_inputs in;
-        gen_inputs_make(seed, &in);
-        /* GEN_SIGNATURE's inputs in order: a b n x v w */
-        const void *vals[6] = {&in.a, &in.b, &in.n, &in.x, in.v, in.w};
-        unit *u = &units[first];
-        input_set *s = new_set(u);
-        for (int32_t i = 0; i < u->prog->ninputs && i < 6; i++) {
-            size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
-            s->data[i] = malloc(bytes);
-            if (!s->data[i])
-                abort();
-            memcpy(s->data[i], vals[i], bytes);
-        }
-        s->max_iters = seed % 5 == 4 ? (int64_t)(1 + seed % 7) : 0;
-        snprintf(s->what, sizeof s->what, "its inputs");
+        add_generated_text(label, src, seed, NULL);
         free(src);
         free(g);
     }
 }
 
-/* ---- hand-built programs ------------------------------------------------------------------- */
+/* ---- kernel calls ---------------------------------------------------------------------------- */
 
-/* Doubles its argument (f32[4]) and returns its sum as a scalar: a CALL with a tensor and a
- * scalar result, so the generated code writes and reads back a scalar around the call. */
+/* Binary kernels: CPU functions (test_sched's, and one with a tensor and a scalar result). */
+
+/* (f32[4]) -> (f32[4], f32): doubles its argument, and the sum; fails past 1000, which stops
+ * the run with an error on both sides */
 static int double_and_sum(void *user, int nargs, const cfx_tensor *args, int nres, cfx_tensor *res)
 {
     (void)user;
@@ -390,51 +409,289 @@ static int double_and_sum(void *user, int nargs, const cfx_tensor *args, int nre
         s += y[i];
     }
     *(float *)res[1].data = s;
-    return s > 1000; /* a failing kernel stops the run with an error on both sides */
+    return s > 1000;
 }
 
-static exec_kernel call_kernels[1];
-
-static void add_call_program(void)
+/* (f32[4]) -> (f32[4]): w * 0.5 + 1 */
+static int k_kw(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
 {
-    static const char src[] =
-        "graph calls(x: f32[4], n: i32) -> (y: f32[4], total: f32) {\n"
-        "  y = x\n"
-        "  total = 0.0\n"
-        "  for i in range(0, n) {\n"
-        "    y, s = double_and_sum(y)\n"
-        "    total = total + s\n"
-        "  }\n"
-        "}\n";
-    cfx_context *ctx = cfx_context_new();
-    char *err = NULL;
-    if (!CHECK(ctx != NULL) ||
-        !CHECK(cfx_register_kernel(ctx, "double_and_sum", "(f32[4]) -> (f32[4], f32)",
-                                   double_and_sum, NULL, NULL, &err) == 0)) {
+    (void)user, (void)nargs, (void)nresults;
+    for (int i = 0; i < 4; i++)
+        ((float *)results[0].data)[i] = ((const float *)args[0].data)[i] * 0.5f + 1.0f;
+    return 0;
+}
+
+/* (i32[4]) -> (i32[4]): v * 2 + index, wrapping */
+static int k_kv(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    for (int i = 0; i < 4; i++)
+        ((int32_t *)results[0].data)[i] = (int32_t)((uint32_t)((const int32_t *)args[0].data)[i] * 2u + (uint32_t)i);
+    return 0;
+}
+
+/* (i32, i32) -> (i32): a * 3 + b, wrapping */
+static int k_ka(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    uint32_t a = (uint32_t)*(const int32_t *)args[0].data, b = (uint32_t)*(const int32_t *)args[1].data;
+    *(int32_t *)results[0].data = (int32_t)(a * 3u + b);
+    return 0;
+}
+
+/* (i32) -> (i32): b + 1, and a failure when b % 53 == 5 */
+static int k_kfail(void *user, int nargs, const cfx_tensor *args, int nresults, cfx_tensor *results)
+{
+    (void)user, (void)nargs, (void)nresults;
+    int32_t b = *(const int32_t *)args[0].data;
+    if (b % 53 == 5)
+        return 1;
+    *(int32_t *)results[0].data = (int32_t)((uint32_t)b + 1u);
+    return 0;
+}
+
+/* Kernels given by their source: the first three compute what k_kw, k_kv and k_ka compute; kr
+ * reverses a vector and adds one (a whole op with a tensor result, which one thread computes);
+ * soft and hist work on the big vector of the program "big" below. */
+static const char kw_src[] = "CFX_HD void kw(int64_t lo, int64_t hi, const float *x, float *y)\n"
+                             "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = x[e] * 0.5f + 1.0f;\n}\n";
+static const char kv_src[] =
+    "CFX_HD void kv(int64_t lo, int64_t hi, const int32_t *x, int32_t *y)\n"
+    "{\n    for (int64_t e = lo; e < hi; e++)\n        y[e] = (int32_t)((uint32_t)x[e] * 2u + (uint32_t)e);\n}\n";
+static const char ka_src[] = "CFX_HD void ka(const int32_t *a, const int32_t *b, int32_t *r)\n"
+                             "{\n    *r = (int32_t)((uint32_t)*a * 3u + (uint32_t)*b);\n}\n";
+static const char kr_src[] = "CFX_HD void kr(const int32_t *x, int32_t *y)\n"
+                             "{\n    for (int i = 0; i < 4; i++)\n        y[i] = (int32_t)((uint32_t)x[3 - i] + 1u);\n}\n";
+/* a smooth clamp of every element into (-1, 1), reading its neighbours too (a source may read
+ * any element of an argument) */
+static const char soft_src[] =
+    "CFX_HD void soft(int64_t lo, int64_t hi, const float *x, const float *k, float *y)\n"
+    "{\n"
+    "    for (int64_t e = lo; e < hi; e++) {\n"
+    "        float l = x[e > 0 ? e - 1 : e], r = x[e + 1 < 5000 ? e + 1 : e];\n"
+    "        y[e] = tanhf((l + x[e] + r) * k[0]);\n"
+    "    }\n"
+    "}\n";
+/* how many elements of x fall in each of 8 bins over [-1, 1), in one call */
+static const char hist_src[] = "CFX_HD void hist(const float *x, float *h)\n"
+                               "{\n"
+                               "    for (int b = 0; b < 8; b++)\n"
+                               "        h[b] = 0.0f;\n"
+                               "    for (int i = 0; i < 5000; i++) {\n"
+                               "        int b = (int)floorf((x[i] + 1.0f) * 4.0f);\n"
+                               "        h[b < 0 ? 0 : b > 7 ? 7 : b] += 1.0f;\n"
+                               "    }\n"
+                               "}\n";
+
+/* The two contexts: every kernel that has a CPU function as a binary kernel; or those that have
+ * a source as sources, the others (kfail, double_and_sum) binary beside them. */
+static cfx_context *binary_ctx, *source_ctx;
+
+static void make_contexts(void)
+{
+    static const struct {
+        const char *name, *signature;
+        cfx_cpu_kernel fn;
+        int form;
+        const char *src;
+    } k[] = {
+        {"double_and_sum", "(f32[4]) -> (f32[4], f32)", double_and_sum, 0, NULL},
+        {"kw", "(f32[4]) -> (f32[4])", k_kw, CFX_OP_ELEMENTS, kw_src},
+        {"kv", "(i32[4]) -> (i32[4])", k_kv, CFX_OP_ELEMENTS, kv_src},
+        {"ka", "(i32, i32) -> (i32)", k_ka, CFX_OP_WHOLE, ka_src},
+        {"kfail", "(i32) -> (i32)", k_kfail, 0, NULL},
+        {"kr", "(i32[4]) -> (i32[4])", NULL, CFX_OP_WHOLE, kr_src},
+        {"soft", "(f32[5000], f32) -> (f32[5000])", NULL, CFX_OP_ELEMENTS, soft_src},
+        {"hist", "(f32[5000]) -> (f32[8])", NULL, CFX_OP_WHOLE, hist_src},
+    };
+    binary_ctx = cfx_context_new();
+    source_ctx = cfx_context_new();
+    if (!CHECK(binary_ctx && source_ctx))
+        abort();
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char *err = NULL;
+        if (k[i].fn)
+            CHECK_INT(cfx_register_kernel(binary_ctx, k[i].name, k[i].signature, k[i].fn, NULL, NULL, &err), 0);
         free(err);
-        cfx_context_free(ctx);
-        return;
-    }
-    int first = add_module("calls.cfx", src, ctx);
-    cfx_context_free(ctx);
-    if (!CHECK(first >= 0))
-        return;
-    call_kernels[0] = (exec_kernel){"double_and_sum", double_and_sum, NULL, NULL};
-    unit *u = &units[first];
-    u->kernels = call_kernels;
-    static const float xs[2][4] = {{1, 2, 3, 4}, {100, 200, 300, 400}};
-    static const int32_t ns[2] = {3, 2};
-    for (int k = 0; k < 2; k++) {
-        input_set *s = new_set(u);
-        s->data[0] = malloc(sizeof xs[k]);
-        s->data[1] = malloc(sizeof ns[k]);
-        if (!s->data[0] || !s->data[1])
-            abort();
-        memcpy(s->data[0], xs[k], sizeof xs[k]);
-        memcpy(s->data[1], &ns[k], sizeof ns[k]);
-        snprintf(s->what, sizeof s->what, "calls %d", k);
+        err = NULL;
+        if (k[i].src)
+            CHECK_INT(cfx_register_source(source_ctx, k[i].name, k[i].signature, (cfx_op_form)k[i].form, k[i].src, &err),
+                      0);
+        else
+            CHECK_INT(cfx_register_kernel(source_ctx, k[i].name, k[i].signature, k[i].fn, NULL, NULL, &err), 0);
+        if (err)
+            fprintf(stderr, "registering %s: %s\n", k[i].name, err);
+        free(err);
     }
 }
+
+/* The unit's kernels in its program's order, from the context it was compiled with. */
+static void resolve_kernels(unit *u, const cfx_context *ctx)
+{
+    exec_kernel *t = calloc((size_t)u->prog->nkernels + 1, sizeof *t);
+    if (!t)
+        abort();
+    for (int32_t i = 0; i < u->prog->nkernels; i++) {
+        const ctx_kernel *k = ctx_find(ctx, u->prog->strings + u->prog->kernels[i]);
+        if (CHECK(k != NULL))
+            t[i] = (exec_kernel){k->name, k->cpu_fn, k->cuda_fn, k->user};
+    }
+    u->kernels = t;
+}
+
+/* A hand-written program compiled with ctx: its graphs' units with their kernels; returns the
+ * first. */
+static unit *add_call_module(const char *label, const char *src, cfx_context *ctx)
+{
+    int first = add_module(label, src, ctx);
+    if (!CHECK(first >= 0))
+        return NULL;
+    for (int k = first; k < nunits; k++)
+        resolve_kernels(&units[k], ctx);
+    return &units[first];
+}
+
+/* An input set of the unit from n values, its inputs in order. */
+static void add_set(unit *u, const char *what, int n, ...)
+{
+    va_list ap;
+    input_set *s = new_set(u);
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        const void *v = va_arg(ap, const void *);
+        size_t bytes = (size_t)slot_bytes(&u->prog->slots[u->prog->inputs[i]]);
+        s->data[i] = malloc(bytes);
+        if (!s->data[i])
+            abort();
+        memcpy(s->data[i], v, bytes);
+    }
+    va_end(ap);
+    snprintf(s->what, sizeof s->what, "%s", what);
+}
+
+/* Generated programs with kernel calls after lines that open blocks (gen_inject): with the
+ * binary kernels, and with the source kernels (and kfail, binary, beside them). */
+#define GENERATED_CALLS 20
+static void add_generated_calls(void)
+{
+    static const char *const binary_stmts[] = {"w = kw(w)", "v = kv(v)", "a = ka(a, b)", "b = kfail(b)"};
+    static const char *const source_stmts[] = {"w = kw(w)", "v = kv(v)", "a = ka(a, b)", "v = kr(v)",
+                                               "b = kfail(b)"};
+    gen_prog *g = malloc(sizeof *g);
+    if (!g)
+        abort();
+    for (uint64_t seed = 1; seed <= 2 * GENERATED_CALLS; seed++) {
+        int src = seed > GENERATED_CALLS;
+        char label[96];
+        gen_make(g, seed);
+        char *plain = gen_text(g);
+        char *text = plain ? gen_inject(plain, seed, src ? source_stmts : binary_stmts, src ? 5 : 4) : NULL;
+        snprintf(label, sizeof label, "generated seed %llu with %s kernel calls", (unsigned long long)seed,
+                 src ? "source" : "binary");
+        unit *u = add_generated_text(label, text, seed, src ? source_ctx : binary_ctx);
+        if (u)
+            resolve_kernels(u, src ? source_ctx : binary_ctx);
+        free(plain);
+        free(text);
+    }
+    free(g);
+}
+
+/* The programs with kernel calls; the generated ones too unless `few` (the mutants' run). */
+static void add_call_programs(int few)
+{
+    make_contexts();
+    {
+        /* a scalar result written back around the call; binary */
+        static const char src[] = "graph calls(x: f32[4], n: i32) -> (y: f32[4], total: f32) {\n"
+                                  "  y = x\n"
+                                  "  total = 0.0\n"
+                                  "  for i in range(0, n) {\n"
+                                  "    y, s = double_and_sum(y)\n"
+                                  "    total = total + s\n"
+                                  "  }\n"
+                                  "}\n";
+        static const float xs[2][4] = {{1, 2, 3, 4}, {100, 200, 300, 400}};
+        static const int32_t ns[2] = {3, 2};
+        unit *u = add_call_module("calls.cfx", src, binary_ctx);
+        for (int k = 0; u && k < 2; k++)
+            add_set(u, k ? "calls 1" : "calls 0", 2, xs[k], &ns[k]);
+    }
+    /* Scalars changed before the first call and after each (a launch must store and reload
+     * them, and a block that starts late must load them before block 0 stores them again),
+     * calls in branches and before an early return; the same text with binary kernels and
+     * with sources. */
+    static const char mixed_src[] =
+        "graph mixed(a: i32, v: i32[4], w: f32[4], n: i32) -> (a2: i32, v2: i32[4], w2: f32[4], t: i32) {\n"
+        "  a2 = a * 7 + 1\n"
+        "  v2 = v\n"
+        "  w2 = w\n"
+        "  t = 0\n"
+        "  while t < n {\n"
+        "    t = t + 1\n"
+        "    a2 = ka(a2, t)\n"
+        "    if t % 2 == 0 {\n"
+        "      w2 = kw(w2)\n"
+        "    } else {\n"
+        "      v2 = kv(v2)\n"
+        "      a2 = a2 - t\n"
+        "    }\n"
+        "    if a2 % 11 == 3 {\n"
+        "      return\n"
+        "    }\n"
+        "  }\n"
+        "  a2 = ka(a2, 5)\n"
+        "}\n";
+    for (int src = 0; src < 2; src++) {
+        static const int32_t as[2] = {3, -20}, ns[2] = {6, 13};
+        static const int32_t v[4] = {1, -2, 3, 40};
+        static const float w[4] = {0.5f, -1.5f, 2.0f, 8.0f};
+        unit *u = add_call_module(src ? "mixed_source.cfx" : "mixed_binary.cfx", mixed_src,
+                                  src ? source_ctx : binary_ctx);
+        for (int k = 0; u && k < 2; k++)
+            add_set(u, k ? "mixed 1" : "mixed 0", 4, &as[k], v, w, &ns[k]);
+    }
+    {
+        /* Big vectors through source ops: soft split over the blocks, hist computed by one
+         * thread of block 0 and read by every block after a grid barrier; a product big enough
+         * for the plan to launch it (product_min below) and a binary call, which end the
+         * launch. */
+        static const char src[] =
+            "graph big(x: f32[5000], k: f32, A: f32[8, 8], B: f32[8, 4], n: i32) -> (y: f32[5000], h: f32[8], "
+            "s: f32, P: f32[8, 4], a: i32) {\n"
+            "  y = x\n"
+            "  h = zeros(f32[8])\n"
+            "  s = 0.0\n"
+            "  P = B\n"
+            "  a = 1\n"
+            "  for i in range(0, n) {\n"
+            "    y = soft(y, k) * 0.75 + 0.1\n"
+            "    h = hist(y)\n"
+            "    s = s + h[i % 8] + sum(y)\n"
+            "    P = A @ P\n"
+            "    a = kfail(a + i)\n"
+            "  }\n"
+            "}\n";
+        static float x[5000], A[64], B[32];
+        static const float kk = 1.25f;
+        static const int32_t ns[2] = {3, 1};
+        for (int i = 0; i < 5000; i++)
+            x[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+        for (int i = 0; i < 64; i++)
+            A[i] = (float)((i * 5) % 7) / 8.0f - 0.25f;
+        for (int i = 0; i < 32; i++)
+            B[i] = (float)(i % 5) - 2.0f;
+        unit *u = add_call_module("big.cfx", src, source_ctx);
+        if (u)
+            u->product_min = 256; /* 8 x 8 x 4 */
+        for (int k = 0; u && k < 2; k++)
+            add_set(u, k ? "big 1" : "big 0", 5, x, &kk, A, B, &ns[k]);
+    }
+    if (!few)
+        add_generated_calls();
+}
+
+/* ---- hand-built programs ------------------------------------------------------------------- */
 
 static cfx_record rec(int kind, int op, int dtype, int a, int b, int c)
 {
@@ -607,10 +864,6 @@ static int refused(unit *u)
     return 1;
 }
 
-/* A program that calls an application kernel: the C target runs it (through the CALL hook), the
- * CUDA target refuses it, naming the CALL, and the executor runs it with the interpreter (the
- * documented fallback: a compiled kernel cannot hand the device to the host between records).
- * Any other refusal of either target fails the test. */
 static int has_call(const cfx_prog *p)
 {
     for (int32_t i = 0; i < p->nrecords; i++)
@@ -619,33 +872,23 @@ static int has_call(const cfx_prog *p)
     return 0;
 }
 
-static int cuda_refuses_call(const unit *u)
-{
-    char err[512];
-    strbuf sb = {0};
-    cgen_options o = {CGEN_TARGET_CUDA, 0, NULL, NULL, NULL, NULL};
-    int rc = cgen_emit(u->prog, &o, &sb, NULL, err, sizeof err);
-    sb_free(&sb);
-    if (rc == -1 && strstr(err, "CALL of application kernel"))
-        return 1;
-    fprintf(stderr, "%s: the CUDA target %s a program with a CALL%s%s\n", u->label,
-            rc == 0 ? "accepted" : "refused", rc == 0 ? "" : " for another reason: ",
-            rc == 0 ? "" : err);
-    return 0;
-}
-
 /* A mutant of the C the generator writes for both targets, built without --stress: its C
  * target alone must catch it (the CUDA target's own mutants are named "(CUDA)"). */
 static int mutant_c_only;
+/* A CUDA mutant built without --stress that is not about launches: the generated programs with
+ * calls are left out of its CUDA runs (the hand-written ones with calls stay). */
+static int mutant_no_generated_calls;
 
-/* Whether the unit's CUDA target runs on host threads: every program's, but for the generated
- * programs only under --stress, one in EMULATED_EVERY (compiling their kernels as C++ costs more
- * than all the rest). */
+/* Whether the unit's CUDA target runs on host threads: every program's (those with calls
+ * included), but for the other generated programs only under --stress, one in EMULATED_EVERY
+ * (compiling their kernels as C++ costs more than all the rest). */
 static int emulated(const unit *u)
 {
     unsigned long long seed;
     if (mutant_c_only)
         return 0;
+    if (u->calls) /* the CUDA target's launches and resumes: every program with calls */
+        return !mutant_no_generated_calls || strncmp(u->label, "generated", 9) != 0;
     if (sscanf(u->label, "generated seed %llu", &seed) != 1)
         return 1;
     return stress_run && seed % EMULATED_EVERY == 0;
@@ -653,10 +896,12 @@ static int emulated(const unit *u)
 
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           unsigned int blocks, unsigned int threads, int order, unsigned int seed,
-                          int skew);
+                          int skew, struct CUgraphExec_st **tails, int *ntails);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
- * barriers */
-static int regions, redundant, barriers;
+ * barriers, records that end the launch, kernels called inline (by their source) */
+static int regions, redundant, barriers, launches, inline_calls;
+/* what their runs did: launches ended at a record and resumed after it, on each path */
+static int sites_paused, sites_tail;
 static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
 
 /* Writes units [lo, hi) into one C file, both forms of each, and (with a C++ compiler) their
@@ -676,17 +921,15 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             continue;
         u->calls = has_call(u->prog);
         u->cuda = u->cuda_dispatch = NULL; /* an earlier build's, whose object is closed */
-        if (u->calls && !mut)
-            CHECK(cuda_refuses_call(u));
         for (int form = 0; form < 4; form++) {
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
-                              entry, NULL, NULL, NULL};
+                              entry, NULL, NULL, NULL, u->product_min};
             cgen_info info;
             size_t at = cuda.len;
-            if (form >= 2 && (!CFX_CXX[0] || u->calls || !emulated(u)))
-                continue; /* no C++ compiler, or a CALL, which the CUDA target refuses */
+            if (form >= 2 && (!CFX_CXX[0] || !emulated(u)))
+                continue; /* no C++ compiler, or a generated program's outside --stress */
             if (cgen_emit(u->prog, &o, form >= 2 ? &cuda : &src, &info, err, sizeof err) != 0) {
                 fprintf(stderr, "%s: cgen_emit: %s\n", u->label, err);
                 CHECK(0);
@@ -701,9 +944,12 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->publish_bytes = info.publish_bytes;
                 u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
                 u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
+                u->launches = info.launches;
                 regions += info.regions;
                 redundant += info.redundant;
                 barriers += info.barriers;
+                launches += info.launches;
+                inline_calls += info.inline_calls;
             }
         }
         u->object = obj;
@@ -740,7 +986,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         *(void **)&units[k].dispatch = dlsym(handles[0], entry);
         if (!CHECK(units[k].structured && units[k].dispatch))
             return -1;
-        if (handles[1] && !units[k].calls && emulated(&units[k])) {
+        if (handles[1] && emulated(&units[k])) {
             snprintf(entry, sizeof entry, "cuda_%d", k);
             *(void **)&units[k].cuda = dlsym(handles[1], entry);
             snprintf(entry, sizeof entry, "cudad_%d", k);
@@ -933,9 +1179,35 @@ static unsigned int run_threads(const unit *u, int first)
 {
     return first || u->tiles || standin_sweep || u->threads < CK_THREADS ? u->threads : 64;
 }
+/* The work of a record that ended the launch, between two launches, as device/compiled.cu
+ * has it done (the kernel's CPU function here; the product as the cpu executor computes it).
+ * Returns 0, or non-zero for a kernel that failed. */
+static int site_work(const unit *u, int32_t i, uint8_t *arena)
+{
+    const cfx_prog *p = u->prog;
+    const cfx_record *r = &p->records[i];
+    if (r->kind == REC_CALL) {
+        call_table = u->kernels;
+        return gen_call((void *)p, i, arena);
+    }
+    const cfx_slot *sa = &p->slots[r->a], *sb = &p->slots[r->b], *sc = &p->slots[r->c];
+    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
+    k_matmul(r->dtype, arena + sa->offset, arena + sb->offset, arena + sc->offset, sb->dims[0], sb->dims[1], n, 0,
+             sa->count);
+    return 0;
+}
+
+/* The kernel's own graph, as tests/ck_host.h's cudaGetCurrentGraphExec names it. */
+#define BROKEN_LAUNCH 99 /* the status of a run whose launches went wrong: no cfx_status */
+#define CK_HOST_SELF ((struct CUgraphExec_st *)(intptr_t)-1)
+/* More launches than this in one run is a kernel that never gets past a record (the programs
+ * here take at most a few hundred). */
+#define MAX_LAUNCHES 2000
+static int most_launches; /* in one run */
+
 static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input_set *s,
                      int64_t max_iters, int cancel, unsigned int blocks, unsigned int threads,
-                     int order, int skew, uint32_t print_cap, result *r)
+                     int order, int skew, uint32_t print_cap, int device_launch, result *r)
 {
     const cfx_prog *p = u->prog;
     ck_state st = {0, -1, {0, 0}, 0};
@@ -960,9 +1232,61 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     a.publish = publish;
     a.print_buf = prints;
     a.print_cap = print_cap;
-    a.max_iters = max_iters;
+    sync.max_iters = max_iters;
     cuda_runs_block += threads == CK_THREADS;
-    CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew), 0);
+    /* the fake graph of record i is i + 1 (ck_host.h) */
+    struct CUgraphExec_st **sites = calloc((size_t)p->nrecords + 1, sizeof *sites);
+    if (!sites)
+        abort();
+    for (int32_t i = 0; i < p->nrecords; i++)
+        sites[i] = (struct CUgraphExec_st *)(intptr_t)(i + 1);
+    a.site_exec = sites;
+    a.device_launch = device_launch;
+    /* device/compiled.cu's run: launch; at a pause or after the kernel's tail launches, the
+     * record's work, then the next launch, which resumes after it. A launch that ends anywhere
+     * else ends the run with a status no executor reports, which the comparison catches (and
+     * a mutant is meant to make). */
+    for (int n = 0;; n++) {
+        struct CUgraphExec_st *tails[4];
+        int ntails = 0;
+        int32_t site = -1;
+        if (!CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew, tails, &ntails), 0))
+            break;
+        if (!device_launch && st.status == CK_STATUS_PAUSE) {
+            site = st.record;
+            sites_paused++;
+        } else if (device_launch && ntails > 0) {
+            /* the site's graph, then the kernel's own */
+            site = ntails == 2 && tails[1] == CK_HOST_SELF && tails[0] != CK_HOST_SELF
+                       ? (int32_t)((intptr_t)tails[0] - 1)
+                       : -1;
+            sites_tail++;
+        } else {
+            break;
+        }
+        if (n + 1 > most_launches)
+            most_launches = n + 1;
+        if (site < 0 || site >= p->nrecords || sync.resume != site + 1 || n >= MAX_LAUNCHES ||
+            (p->records[site].kind != REC_CALL && p->records[site].kind != REC_MATMUL)) {
+            if (budget_cap == 0)
+                fprintf(stderr, "%s: a launch ended at record %d (resume %d) after %d launches\n", u->label,
+                        (int)site, (int)sync.resume, n);
+            st.status = BROKEN_LAUNCH;
+            break;
+        }
+        if (site_work(u, site, r->arena) != 0) {
+            /* a kernel that fails stops the run there with an error, as every executor does */
+            st.status = CFX_ERROR;
+            st.record = site;
+            st.detail[0] = st.detail[1] = 0;
+            break;
+        }
+        if (!device_launch) {
+            st.status = CFX_OK;
+            st.record = -1;
+        }
+    }
+    free(sites);
     r->out.status = (cfx_status)st.status;
     r->out.record = st.status == CFX_OK ? -1 : st.record;
     r->out.detail[0] = st.detail[0];
@@ -1163,14 +1487,18 @@ static int check_unit(unit *u)
                         static const char *const orders[] = {"forward", "reverse", "shuffled"};
                         const int order = standin_sweep ? rep : cuda_runs % 3;
                         const unsigned int threads = run_threads(u, k == 0 && form == 0 && skew == 0);
+                        /* a kernel with launches, alternately on both paths past a record that
+                         * ends one: the pause and device graph launch */
+                        int tail = u->launches > 0 && (form + skew + k + rep) % 2 == 1;
                         result got3;
                         memset(&got3, 0, sizeof got3);
                         run_cuda(u, form ? u->cuda_dispatch : u->cuda, s, max_iters, cancel,
-                                 cancel ? 1 : EMULATED_BLOCKS, threads, order, skew, 1u << 20, &got3);
-                        snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks of %u threads, %s%s]", what,
+                                 cancel ? 1 : EMULATED_BLOCKS, threads, order, skew, 1u << 20, tail, &got3);
+                        snprintf(w2, sizeof w2, "%.200s [cuda %s, %d blocks of %u threads, %s%s%s]", what,
                                  form ? "dispatch" : "structured", cancel ? 1 : EMULATED_BLOCKS,
                                  threads, orders[order],
-                                 skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "");
+                                 skew == 1 ? ", block 0 held back" : skew == 2 ? ", blocks held back" : "",
+                                 u->launches == 0 ? "" : tail ? ", tail launches" : ", pauses");
                         bad += !same_run_ex(u, &want, &got3, w2, s->random);
                         bad += k < u->nsets && !same_stop(u, s, &got3, w2);
                         result_free(&got3);
@@ -1198,7 +1526,7 @@ static int check_rerun(int lo, int hi)
         result r, want;
         memset(&r, 0, sizeof r);
         memset(&want, 0, sizeof want);
-        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, run_threads(u, 0), 2, 0, 8, &r);
+        run_cuda(u, u->cuda, &u->sets[0], 0, 0, EMULATED_BLOCKS, run_threads(u, 0), 2, 0, 8, 0, &r);
         int cpu_prints = run_cpu(u, &u->sets[0], 0, 0, &want) == 0 ? want.log.n : 0;
         int bad = cpu_prints > 0 && (r.out.status != (cfx_status)CK_STATUS_RERUN || r.log.n != 0);
         if (bad)
@@ -1216,8 +1544,7 @@ static int check_rerun(int lo, int hi)
 }
 
 /* Every record kind of program.h is one the generator writes: a kind it does not know would send
- * every program that has one to the interpreter. (CALL is known: the C target writes it, the
- * CUDA target refuses it, which cuda_refuses_call checks.) */
+ * every program that has one to the interpreter. */
 static void check_all_kinds_known(void)
 {
     for (int k = 0; k < REC_COUNT; k++) {
@@ -1348,7 +1675,7 @@ int main(int argc, char **argv)
     add_graphs_dir();
     int ngraph_units = nunits;
     add_docs();
-    add_call_program();
+    add_call_programs(mutants);
     add_irreducible();
     if (!mutants)
         add_generated(stress ? GENERATED_STRESS : GENERATED);
@@ -1373,10 +1700,18 @@ int main(int argc, char **argv)
             {"boxes that start at 0 (slices, x[i, j], x[:, j])", "k_box_start((int64_t)",
              "k_box_start((int64_t)0 * "},
             {"an index stop's index off by one", "a->detail[0] = v_;", "a->detail[0] = v_ + 1;"},
+            {"a launch that resumes after the wrong record (CUDA)", "ck_end_launch(a, ", "ck_end_launch(a, 1 + "},
+            {"scalars not reloaded where a launch resumes (CUDA)", "if (resume_ != 0) {", "if (0) {"},
+            {"no barrier where a launch starts (CUDA)", "if (ck_grid_barrier(a, &poll_, resume_",
+             "if (0 && ck_grid_barrier(a, &poll_, resume_"},
+            {"a source op over part of its elements (C)", "(0, 4LL, ", "(0, 3LL, "},
+            {"a source op over part of the block's share (CUDA)", "(e_, e_ + 1, ", "(e_, e_, "},
         };
         for (size_t m = 0; m < sizeof muts / sizeof muts[0]; m++) {
             int mutated = 0, structured = 0;
             mutant_c_only = !stress && strstr(muts[m].name, "(CUDA)") == NULL;
+            mutant_no_generated_calls = !stress && !strstr(muts[m].name, "launch") &&
+                                        !strstr(muts[m].name, "source op");
             int bad = build_and_run(nunits, &muts[m], &mutated, &structured);
             printf("mutant '%s': %d places changed, %d runs differ\n", muts[m].name, mutated, bad);
             CHECK(mutated > 0);
@@ -1385,15 +1720,23 @@ int main(int argc, char **argv)
     } else {
         int mutated = 0, structured = 0;
         int bad = build_and_run(nunits, NULL, &mutated, &structured);
-        int calls = 0;
-        for (int k = 0; k < nunits; k++)
+        int calls = 0, cuda_calls = 0;
+        for (int k = 0; k < nunits; k++) {
             calls += units[k].calls;
+            cuda_calls += units[k].calls && units[k].cuda;
+        }
         printf("%d programs structured, %d as the dispatch loop, %d not generated (a record kind "
                "the generator does not know: each a failure); %d runs differ\n",
                structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
-        printf("%d programs with a CALL run as C only: the CUDA target refuses them, and the "
-               "executor runs them with the interpreter\n",
-               calls);
+        printf("%d programs with a CALL, %d of them run as CUDA too: %d records that end the launch, %d kernel "
+               "calls written inline (registered by their source); %d launches ended at a record and resumed "
+               "after it when the host served a pause, %d after tail launches (at most %d launches in a run)\n",
+               calls, cuda_calls, launches, inline_calls, sites_paused, sites_tail, most_launches);
+        CHECK(calls >= GENERATED_CALLS);
+        if (CFX_CXX[0]) {
+            CHECK(cuda_calls == calls && launches > 0 && inline_calls > 0);
+            CHECK(sites_paused >= 50 && sites_tail >= 50);
+        }
         printf("stop messages as the graph files write them: %d runs (%d naming a dimension)\n",
                stops_checked, stops_dimension);
         CHECK(stops_checked > 0 && stops_dimension > 0);

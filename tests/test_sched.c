@@ -1015,7 +1015,7 @@ static void check_uniform(const replica *rp)
 enum { P1_V, P1_W, P1_S, P1_I, P1_K, P1_ACC, P1_T, P1_C, P1_S2 };
 /* The hand-built programs below pin the rules for shared slots: their tensors would otherwise be
  * small enough to be replicas (test_replicas has its own). */
-static const sched_opts shared_only = {0, 1};
+static const sched_opts shared_only = {0, 1, 0};
 
 static int32_t p1_slot[16];
 static int32_t p1_rec_reduce, p1_rec_getrow, p1_rec_add, p1_rec_mul, p1_rec_head;
@@ -1988,7 +1988,7 @@ static void test_launch_sites(void)
         compiled_module m;
         char *diag = NULL;
         sched_plan plan;
-        sched_opts so = {10000, 0};
+        sched_opts so = {10000, 0, 0};
         char err[200];
         if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
             const cfx_prog *p = m.graphs[0].prog;
@@ -2021,37 +2021,12 @@ static void test_launch_sites(void)
 
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
 
-/* A kernel call after every line that opens a block (but a switch's), with probability 1/2:
- * the generator's programs already nest loops, ifs, switches, break, continue and early
- * return; the calls land inside all of them. */
+/* A kernel call after every line that opens a block (but a switch's), with probability 1/2
+ * (gen_inject). */
 static char *inject_calls(const char *text, uint64_t seed)
 {
     static const char *const stmts[] = {"w = kw(w)", "v = kv(v)", "a = ka(a, b)", "b = kfail(b)"};
-    size_t len = strlen(text), cap = 2 * len + 4096, n = 0;
-    char *out = (char *)malloc(cap);
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
-    for (const char *line = text; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t ll = end ? (size_t)(end - line) + 1 : strlen(line);
-        const char *first = line;
-        while (*first == ' ')
-            first++;
-        if (n + ll + 64 > cap) {
-            cap = 2 * cap + ll + 64;
-            out = (char *)realloc(out, cap);
-        }
-        memcpy(out + n, line, ll);
-        n += ll;
-        size_t last = ll;
-        while (last > 0 && (line[last - 1] == '\n' || line[last - 1] == ' '))
-            last--;
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        if (last > 0 && line[last - 1] == '{' && strncmp(first, "switch", 6) != 0 && (s >> 33) % 2 == 0)
-            n += (size_t)snprintf(out + n, cap - n, "  %s\n", stmts[(s >> 40) % 4]);
-        line += ll;
-    }
-    out[n] = '\0';
-    return out;
+    return gen_inject(text, seed, stmts, 4);
 }
 
 static void test_generated_calls(void)

@@ -12,7 +12,7 @@ library at run time; numpy, torch, jax and cupy are used when present. See pytho
 from ._lib import path as library_path
 from ._core import (CompileError, Context, Diagnostic, Error, Graph, Kernel, Module, Param,
                     Results, RunStopped, backends, compile, default_context, register_kernel,
-                    stream_handle)
+                    register_source, stream_handle)
 from ._dlpack import Tensor
 from ._bench import Timing, bench
 
@@ -51,7 +51,7 @@ def tensor(data, dtype=None, device=None):
 
 from ._lib import DTYPES as _DTYPES # noqa: E402
 
-__all__ = ["compile", "register_kernel", "backends", "bench", "tensor", "CompileError",
+__all__ = ["compile", "register_kernel", "register_source", "backends", "bench", "tensor", "CompileError",
            "RunStopped", "Error", "Context", "Module", "Graph", "Kernel", "Param", "Results",
            "Tensor", "Timing", "Diagnostic", "default_context", "stream_handle",
            "library_path"]

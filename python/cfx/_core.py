@@ -255,6 +255,28 @@ class Context:
         self.kernels[name] = k
         return k
 
+    def register_source(self, name, signature, source, form="elements"):
+        """Registers `name` with `signature` by its source: one function in the C of cfx's
+        own op bodies (cfx_register_source in cfx.h), which cuda-persistent's compiled kernel
+        calls inline, with no launch, and every other executor runs too. form "elements":
+            CFX_HD void name(int64_t lo, int64_t hi, const float *x, ..., float *y, ...)
+        writes elements [lo, hi) of every result; form "whole":
+            CFX_HD void name(const float *x, ..., float *y, ...)
+        computes every result in one call. Needs a C compiler at run time (cc, or CFX_CC).
+        Raises ValueError with the compiler's log for a source that does not compile, a
+        function of another signature, a name that is taken or no C compiler."""
+        forms = {"elements": 1, "whole": 2}
+        if form not in forms:
+            raise ValueError("form must be 'elements' or 'whole', not %r" % (form,))
+        k = Kernel(name, signature)
+        err = ctypes.c_void_p()
+        rc = lib.cfx_register_source(self._ptr, name.encode(), signature.encode(), forms[form],
+                                     source.encode(), ctypes.byref(err))
+        if rc != 0:
+            raise ValueError(_lib.take_string(err.value) or "cfx_register_source failed")
+        self.kernels[name] = k
+        return k
+
     def compile(self, source, filename=None):
         return compile(source, filename=filename, context=self)
 
@@ -272,6 +294,11 @@ def default_context():
 def register_kernel(name, signature, cpu=None, cuda=None, **options):
     """Context.register_kernel on the default context, which cfx.compile uses."""
     return default_context().register_kernel(name, signature, cpu, cuda, **options)
+
+
+def register_source(name, signature, source, form="elements"):
+    """Context.register_source on the default context, which cfx.compile uses."""
+    return default_context().register_source(name, signature, source, form)
 
 
 # ---- compiling ------------------------------------------------------------------------------

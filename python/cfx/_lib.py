@@ -52,6 +52,7 @@ _PROTOTYPES = {
     "cfx_context_free": (None, [c_void_p]),
     "cfx_register_kernel": (c_int, [c_void_p, c_char_p, c_char_p, CPU_KERNEL, CUDA_KERNEL,
                                     c_void_p, POINTER(c_void_p)]),
+    "cfx_register_source": (c_int, [c_void_p, c_char_p, c_char_p, c_int, c_char_p, POINTER(c_void_p)]),
     "cfx_compile_file": (c_void_p, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "cfx_compile_string": (c_void_p, [c_void_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
     "cfx_module_free": (None, [c_void_p]),
