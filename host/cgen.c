@@ -157,6 +157,8 @@ typedef struct gen {
     const cgen_options *opt;
     int cuda;
     int pass;        /* 1: find the labels in use; 2: write */
+    int unfenced;    /* CUDA: a line that may read a tensor was written since the block's last
+                      * barrier (see line) */
     strbuf *out;
     cgen_info *info;
     char *err;
@@ -264,6 +266,54 @@ static void count_barriers(gen *g, const char *text)
     }
 }
 
+/* Whether a written line passes a block barrier (every thread of the block waits there). */
+static int fences(const char *text)
+{
+    static const char *const calls[] = {"__syncthreads", "ck_grid_barrier(", "k_block_reduce(", "ck_combine",
+                                        "ck_poll(", "ck_matvec_rows("};
+    for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++)
+        if (strstr(text, calls[k]))
+            return 1;
+    return 0;
+}
+
+/* Whether a written line reads no memory that the block's threads share: structure (braces,
+ * comments, a share's bounds) or arithmetic on the thread's own scalars. A label or a loop's
+ * head is not: a jump may arrive there from below, after reads. */
+static int inert(const char *text)
+{
+    while (*text == ' ')
+        text++;
+    if (strncmp(text, "/*", 2) == 0)
+        return 1;
+    if (strncmp(text, "for (;;)", 8) == 0 || strncmp(text, "while", 5) == 0 || strncmp(text, "do", 2) == 0 ||
+        strchr(text, ':') || strchr(text, '[') || strstr(text, "arena") || strstr(text, "rep_") ||
+        strstr(text, "a.") || strstr(text, "pub_") || strstr(text, "->"))
+        return 0;
+    return 1;
+}
+
+/* One line as it is, indented, with what it costs and whether it fences the block. */
+static void put(gen *g, const char *text)
+{
+    for (int i = 0; i < g->indent; i++)
+        sb_puts(g->out, "    ");
+    sb_puts(g->out, text);
+    sb_puts(g->out, "\n");
+    count_barriers(g, text);
+    if (fences(text))
+        g->unfenced = 0;
+    else if (!inert(text))
+        g->unfenced = 1;
+}
+
+/* Writes one line. CUDA: a loop over a tensor's elements by the block's threads writes elements
+ * that other threads of the block may have just read as scalars (every thread reads x[i]
+ * into its copy of a scalar, then thread i % blockDim writes x[i]: a write after another
+ * warp's read, which compute-sanitizer's racecheck reports in a block's replica or in a
+ * one-block region, where no grid barrier comes between). Such a loop gets a block barrier
+ * before it unless only structure was written since the last one; a loop after a label (a
+ * loop's next iteration, a branch's join) gets one too. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -271,16 +321,22 @@ static void line(gen *g, const char *fmt, ...)
 {
     if (g->pass != 2)
         return;
-    for (int i = 0; i < g->indent; i++)
-        sb_puts(g->out, "    ");
-    size_t at = g->out->len;
+    strbuf t = {0};
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(g->out, fmt, ap);
+    sb_vprintf(&t, fmt, ap);
     va_end(ap);
-    if (g->out->data && !g->out->oom)
-        count_barriers(g, g->out->data + at);
-    sb_puts(g->out, "\n");
+    if (t.oom) {
+        fail(g, "out of memory");
+    } else {
+        const char *text = sb_str(&t);
+        if (g->cuda && g->unfenced &&
+            (strncmp(text, "for (int64_t e_ = threadIdx.x", 29) == 0 ||
+             strncmp(text, "for (int64_t e_ = lo_ + threadIdx.x", 35) == 0))
+            put(g, "__syncthreads(); /* the reads of the block's threads above, then the writes below */");
+        put(g, text);
+    }
+    sb_free(&t);
 }
 
 /* ==== control-flow graph ===================================================================== */
