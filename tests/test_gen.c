@@ -598,8 +598,11 @@ static void add_generated_calls(void)
 }
 
 /* The programs with kernel calls; the generated ones too unless `few` (the mutants' run). */
+static int first_call_unit = -1; /* add_call_programs' first unit */
+
 static void add_call_programs(int few)
 {
+    first_call_unit = nunits;
     make_contexts();
     {
         /* a scalar result written back around the call; binary */
@@ -1654,14 +1657,20 @@ static void report_forms(void)
 /* Builds and runs units [0, n); returns the number of runs that differed (the check is the
  * caller's: a normal run wants none, a mutant some). A mutant is built `per` units at a time
  * and stops at the first object whose runs catch it: what is asked is that it is caught. */
+/* Builds and runs units [0, n) object by object; a mutant stops at the first object that
+ * catches it, and one about launches or source ops starts at the programs with calls, the
+ * only ones it can change, and goes round to the others. */
 static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
 {
     int bad = 0;
     void *handles[1024];
     int nh = 0;
     int per = mut ? MUTANT_PER_OBJECT : PER_OBJECT;
-    for (int lo = 0; lo < n && !(mut && bad > 0); lo += per) {
-        int hi = lo + per < n ? lo + per : n;
+    int nobjects = (n + per - 1) / per, first = 0;
+    if (mut && first_call_unit >= 0 && (strstr(mut->name, "launch") || strstr(mut->name, "source op")))
+        first = first_call_unit / per;
+    for (int c = 0; c < nobjects && !(mut && bad > 0); c++) {
+        int lo = (first + c) % nobjects * per, hi = lo + per < n ? lo + per : n;
         void *h[2];
         int rc = build_object(nh, lo, hi, mut, mutated, h);
         for (int i = 0; i < 2; i++)
