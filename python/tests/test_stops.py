@@ -83,12 +83,25 @@ def test_cancel_from_another_thread():
     assert info.value.iterations > 0
 
 
+def _interrupt_when_running(g):
+    """A thread that sends SIGINT once g's run has begun (on a loaded machine the compile and the
+    binding can take longer than any fixed delay, and a SIGINT before the run is an ordinary
+    KeyboardInterrupt in Python code, not the cancel this tests)."""
+    def wait_then_kill():
+        deadline = time.monotonic() + 30
+        while g._running is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+    return threading.Thread(target=wait_then_kill, daemon=True)
+
+
 def test_ctrl_c_cancels_the_run():
     g = cfx.compile(SPIN).entry
     # a safety net: should SIGINT not reach the run, it is cancelled after 20 s and the test fails
     rescue = threading.Timer(20, g.cancel)
     rescue.start()
-    sigint = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    sigint = _interrupt_when_running(g)
     t0 = time.monotonic()
     sigint.start()
     try:
@@ -108,7 +121,7 @@ def test_ctrl_c_with_a_handler_that_does_not_raise():
     seen = []
     before = signal.signal(signal.SIGINT, lambda *a: seen.append(a[0]))
     try:
-        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+        _interrupt_when_running(g).start()
         with pytest.raises(cfx.RunStopped) as info:
             g(x=0, max_iters=10 ** 12)
         assert info.value.status == "cancelled"
