@@ -41,6 +41,16 @@ typedef struct exec_outcome {
     int64_t iterations; /* TICKs executed */
 } exec_outcome;
 
+/* A run's flat profile as an executor fills it: per record, how many times it ran and the
+ * nanoseconds from its start to the next record's, so the times add up to the run's (profile.c
+ * turns them into rows by line, by kind and by loop). The caller allocates prog->nrecords of
+ * each and zeroes them; run_ns is the span from the first record's start to the run's end. */
+typedef struct exec_profile {
+    int64_t *count;
+    int64_t *ns;
+    int64_t run_ns;
+} exec_profile;
+
 /* One run's arguments. inputs[i] / results[i] follow prog->inputs / prog->results. */
 typedef struct exec_run {
     const cfx_prog *prog;
@@ -54,6 +64,7 @@ typedef struct exec_run {
     void (*print)(void *user, const cfx_prog *prog, int32_t record, const void *data);
     void *print_user;            /* print gets the PRINT record and its slot's bytes */
     FILE *trace;                 /* Chrome trace events go here when not NULL */
+    exec_profile *profile;       /* filled when not NULL (the cpu executor's, so far) */
 } exec_run;
 
 /* The executor interface. create() may cache per-program state (an uploaded program, a
@@ -86,7 +97,7 @@ extern const exec_ops cpu_exec_ops;
  * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
-#define DEV_MODULE_ABI 4
+#define DEV_MODULE_ABI 5
 /* The module's one exported symbol: a function taking nothing and returning its table. */
 #define DEV_MODULE_ENTRY "cfx_cuda_module"
 
@@ -147,6 +158,12 @@ void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const 
                      int nthreads);
 void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char *name, double ts_us,
                       double dur_us, int tid);
+
+/* The profile's rows (profile.c): by source line (ascending), by record kind (most time
+ * first), and one per loop (by line), into rows[0 .. max); returns how many there are. */
+int exec_profile_rows(const cfx_prog *prog, const exec_profile *p, cfx_profile_row *rows, int max);
+/* The profile as the text `cfx run --profile` prints (malloc'd; NULL when out of memory). */
+char *exec_profile_text(const cfx_prog *prog, const exec_profile *p, const char *executor);
 
 #ifdef __cplusplus
 }
