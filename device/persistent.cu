@@ -29,7 +29,8 @@
  *   the next record; an asynchronous run is served by cfx_wait. The fallback where device
  *   graph launch is not available (the probe in persistent_launch.cu fails, a site does not
  *   capture or instantiate for device launch, CFX_OPTION_DEVICE_LAUNCH set to 0 with
- *   cfx_set_option), and the path of a traced run, whose launches carry the trace buffers.
+ *   cfx_set_option). A traced run takes the path an untraced one would, through a second
+ *   graph of the kernel (made at the first traced run) whose arguments carry the trace buffers.
  *
  * One-block loops run as micro-ops (device/microops.h), translated here at creation and kept
  * in shared memory beside the private copies; CFX_OPTION_MICROOPS set to 0 with
@@ -103,6 +104,11 @@ typedef struct persist {
     cudaGraphExec_t *site_exec_dev; /* device copy of site_exec */
     cudaGraph_t main_graph;
     cudaGraphExec_t main_exec;
+    /* the same graph for traced runs, made at the first one: its kernel's arguments carry the
+     * trace buffers (and no micro-ops), so an untraced run's kernel has no trace to test for */
+    cudaGraph_t trace_graph;
+    cudaGraphExec_t trace_exec;
+    int trace_graph_failed;     /* it could not be made: traced runs take the pause path */
     exec_kernel *captured;      /* the kernels the CALL sites were captured with, NULL: none yet */
     char detail[1024];
     /* the run in flight */
@@ -132,8 +138,12 @@ static void drop_graphs(persist *x)
     }
     if (x->main_exec) cudaGraphExecDestroy(x->main_exec);
     if (x->main_graph) cudaGraphDestroy(x->main_graph);
+    if (x->trace_exec) cudaGraphExecDestroy(x->trace_exec);
+    if (x->trace_graph) cudaGraphDestroy(x->trace_graph);
     x->main_exec = NULL;
     x->main_graph = NULL;
+    x->trace_exec = NULL;
+    x->trace_graph = NULL;
 }
 
 static void persist_destroy(void *self)
@@ -683,8 +693,9 @@ static int write_trace(persist *x, char *err, size_t errlen)
     }
     fprintf(f,
             "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"graph\":\"%s\","
-            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d}}\n",
-            p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks);
+            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d,\"path\":\"%s\"}}\n",
+            p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks,
+            x->run_device ? "device graph launch" : "pause and relaunch");
     fflush(f);
     free(counts);
     free(ev);
@@ -795,12 +806,19 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     if (x->device_launch && x->plan.nlaunch_calls > 0 && kernels_changed(x, run) &&
         capture_calls(x, run, err, errlen) != 0)
         goto fail;
-    /* a traced run takes the pause path: its launches carry the trace buffers */
-    x->run_device = x->device_launch && !run->trace;
     if (run->trace && !x->trace) {
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(persist_event) * (size_t)x->nblocks * P_TRACE_PER_BLOCK));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
     }
+    /* a traced run takes the path an untraced one takes, through the traced graph; only where
+     * that graph cannot be made does it pause at each launch-ending record */
+    if (run->trace && x->device_launch && !x->trace_exec && !x->trace_graph_failed) {
+        persist_args ta = kernel_args(x, 1);
+        char why[320];
+        x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, x->own,
+                                                     &x->trace_graph, &x->trace_exec, why, sizeof why) != 0;
+    }
+    x->run_device = x->device_launch && (!run->trace || x->trace_exec);
     if (run->trace)
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
     /* the ring is empty (no run is in flight: nothing writes it) */
@@ -813,7 +831,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
     if (x->run_device)
-        CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
+        CUDA_TRY(cudaGraphLaunch(run->trace ? x->trace_exec : x->main_exec, x->stream));
     else if (launch_paused(x, err, errlen) != 0)
         goto fail;
     x->in_flight = 1;

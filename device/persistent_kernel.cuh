@@ -159,6 +159,20 @@ static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsign
 /* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
  * looks at the run's status, block 0 first polling the host's cancel flag. 1: the block
  * ends its walk, which only a cancel makes it do (sched_status_ends_walk). */
+/* Thread 0 of a block: the record it ran from t0 to now into its part of the trace buffer; past
+ * the cap an event is only counted, so the host can say how many were dropped. */
+static __device__ void trace_record(const persist_args &a, int32_t block, uint32_t *ntrace, int32_t pc,
+                                    unsigned long long t0)
+{
+    if (*ntrace < a.trace_cap) {
+        persist_event *ev = &a.trace[(size_t)block * a.trace_cap + *ntrace];
+        ev->record = pc;
+        ev->t0 = t0;
+        ev->t1 = persist_now_ns();
+    }
+    (*ntrace)++;
+}
+
 static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)
 {
     unsigned long long t = persist_now_ns();
@@ -632,6 +646,9 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                     raise_stop(a, P_STATUS_PAUSE, pc, 0, 0, -1);
                 }
             }
+            /* the record that ends the launch is in the trace too, up to the launch's end */
+            if (a.trace && tid == 0)
+                trace_record(a, block, &ntrace, pc, t0);
             goto out;
         }
 
@@ -639,6 +656,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_HALT:
             if (block == 0)
                 store_private(a, priv);
+            if (a.trace && tid == 0)
+                trace_record(a, block, &ntrace, pc, t0);
             goto out;
         case REC_JUMP:
             next = r.a;
@@ -786,15 +805,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         }
         }
         __syncthreads();
-        if (a.trace && tid == 0) {
-            if (ntrace < a.trace_cap) {
-                persist_event *ev = &a.trace[(size_t)block * a.trace_cap + ntrace];
-                ev->record = pc;
-                ev->t0 = t0;
-                ev->t1 = persist_now_ns();
-            }
-            ntrace++;
-        }
+        if (a.trace && tid == 0)
+            trace_record(a, block, &ntrace, pc, t0);
         c.pc = next;
     }
 out:

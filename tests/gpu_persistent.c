@@ -436,8 +436,14 @@ static void test_trace(void)
             CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
             CHECK(strstr(text, "\"tid\":0") != NULL);
             CHECK(strstr(text, "cuda-persistent") != NULL);
-            if (mode == CFX_PERSISTENT_INTERP) /* one event per record and block */
+            if (mode == CFX_PERSISTENT_INTERP) { /* one event per record and block */
                 CHECK(strstr(text, "BINARY") != NULL);
+                /* on the path an untraced run takes: device graph launch where the executor has it */
+                if (strncmp(cfx_exec_backend_detail(gpu.e), "device graph launch", 19) == 0)
+                    CHECK(strstr(text, "\"path\":\"device graph launch\"") != NULL);
+                else
+                    CHECK(strstr(text, "\"path\":\"pause and relaunch\"") != NULL);
+            }
             else /* one span, and how the kernel was built */
                 CHECK(strstr(text, "\"mode\":\"compiled\"") && strstr(text, "\"compile_ms\":"));
             free(text);

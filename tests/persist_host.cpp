@@ -9,6 +9,7 @@
  * the micro-ops after them), the same start of each launch (persist_start), the same reading
  * of the outcome, and the same two ways past a record that ends the launch. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,11 @@
 /* ==== the launch ========================================================================= */
 
 static_assert(PERSIST_HOST_THREADS == P_THREADS, "persist_host.h gives C the device's block size");
+static_assert(PERSIST_HOST_TRACE_CAP == P_TRACE_PER_BLOCK, "persist_host.h gives C the trace's size");
+static_assert(sizeof(persist_host_event) == sizeof(persist_event) &&
+                  offsetof(persist_host_event, t0) == offsetof(persist_event, t0) &&
+                  offsetof(persist_host_event, t1) == offsetof(persist_event, t1),
+              "persist_host.h gives C the trace event's layout");
 
 /* The graphs a launch's blocks tail-launched (cuda_runtime.h records them): a record's site
  * graph is its pc + 1, the kernel's own graph SELF_GRAPH. Only block 0 launches, and the
@@ -219,6 +225,13 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         a.mop_entry = mops->entry;
     }
     a.trace_cap = P_TRACE_PER_BLOCK;
+    if (o->trace) { /* persistent.cu's persist_run: the buffers, the counts zeroed once per run */
+        r->trace = (persist_host_event *)zalloc16(sizeof(persist_event) * (size_t)nb * P_TRACE_PER_BLOCK);
+        a.trace = (persist_event *)r->trace;
+        a.trace_count = r->trace_count;
+        if (!a.trace)
+            goto done;
+    }
     for (int i = 0; i < nb; i++)
         if (!smem[i])
             goto done;

@@ -2019,6 +2019,99 @@ static void test_launch_sites(void)
     cancel_runs("spin1.cfx", spin_small_src, 1);
 }
 
+#ifdef RUN_KERNEL
+/* The interpreter's per-record trace on both paths (docs/persistent.md): the same events on
+ * device graph launch, whose launches the kernel starts itself, as on pause and relaunch. racy
+ * with n = 12 is 12 iterations by hand, each ending a launch at its CALL: every block's events
+ * are in order in time, each within its own start and end, with the loop's TICK and the CALL
+ * 12 times on block 0, and block 0 walks the same records in the same order on both paths. */
+static void test_trace_paths(void)
+{
+    compiled_module m;
+    char *diag = NULL;
+    if (!CHECK_INT(compile_source(test_context(), "racy.cfx", call_loop_src, strlen(call_loop_src), &m, &diag), 0)) {
+        free(diag);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    sched_plan plan;
+    sched_opts so;
+    exec_kernel kernels[16];
+    void *in[32] = {0};
+    char err[200];
+    memset(&so, 0, sizeof so);
+    resolve_kernels(p, kernels);
+    CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
+        fill_value(sl, (uint8_t *)in[i], m.graphs[0].params[i].name, "n=12");
+    }
+    int32_t tick = -1, call = -1;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        tick = p->records[i].kind == REC_TICK && tick < 0 ? i : tick;
+        call = p->records[i].kind == REC_CALL && call < 0 ? i : call;
+    }
+    CHECK(tick >= 0 && call >= 0);
+    int32_t *walk[2] = {NULL, NULL};
+    uint32_t nwalk[2] = {0, 0};
+    for (int dl = 0; dl < 2; dl++) {
+        persist_host_opts ho;
+        persist_host_result hr;
+        host_sites hs = {p, kernels};
+        memset(&ho, 0, sizeof ho);
+        ho.nblocks = 3;
+        ho.device_launch = dl;
+        ho.init = init_inputs;
+        ho.site = host_site_work;
+        ho.site_user = &hs;
+        ho.trace = 1;
+        g_inputs = in;
+        if (!CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0) || !CHECK(hr.trace != NULL)) {
+            free(hr.arena);
+            free(hr.prints);
+            free(hr.trace);
+            continue;
+        }
+        CHECK_INT(hr.out.status, CFX_OK);
+        CHECK_INT(hr.launches, 13); /* the first, and one after each CALL */
+        for (int b = 0; b < ho.nblocks; b++) {
+            const persist_host_event *ev = hr.trace + (size_t)b * PERSIST_HOST_TRACE_CAP;
+            uint32_t n = hr.trace_count[b];
+            int order_ok = n > 0 && n <= PERSIST_HOST_TRACE_CAP, ticks = 0, calls = 0;
+            for (uint32_t k = 0; order_ok && k < n; k++) {
+                order_ok = ev[k].record >= 0 && ev[k].record < p->nrecords && ev[k].t0 <= ev[k].t1 &&
+                           (k == 0 || ev[k - 1].t1 <= ev[k].t0);
+                ticks += ev[k].record == tick;
+                calls += ev[k].record == call;
+            }
+            if (!CHECK(order_ok))
+                fprintf(stderr, "  block %d's trace (%u events, %s) is out of order\n", b, n,
+                        dl ? "device graph launch" : "pause and relaunch");
+            if (b == 0) {
+                CHECK_INT(ticks, 12);
+                CHECK_INT(calls, 12);
+                walk[dl] = malloc(sizeof(int32_t) * (n + 1));
+                for (uint32_t k = 0; walk[dl] && k < n; k++)
+                    walk[dl][k] = ev[k].record;
+                nwalk[dl] = n;
+            }
+        }
+        free(hr.arena);
+        free(hr.prints);
+        free(hr.trace);
+    }
+    if (CHECK(walk[0] && walk[1]) && CHECK_INT(nwalk[1], nwalk[0]))
+        CHECK(memcmp(walk[0], walk[1], sizeof(int32_t) * nwalk[0]) == 0);
+    free(walk[0]);
+    free(walk[1]);
+    for (int i = 0; i < 32; i++)
+        free(in[i]);
+    sched_plan_free(&plan);
+    compiled_module_free(&m);
+}
+#endif
+
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
 
 /* A kernel call after every line that opens a block (but a switch's), with probability 1/2
@@ -2076,6 +2169,9 @@ int main(int argc, char **argv)
     test_p3();
     test_compiled();
     test_launch_sites();
+#ifdef RUN_KERNEL
+    test_trace_paths();
+#endif
     test_prints_before_stop();
     test_generated_calls();
     test_generated_microops();
