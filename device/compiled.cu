@@ -1244,6 +1244,12 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         build(x);
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
+    if (run->profile) {
+        /* the generated kernel stamps nothing per line yet; the interpreter's timeline does */
+        snprintf(err, errlen, "the compiled kernel has no profile yet: --persistent-mode interp "
+                              "(cfx_set_persistent_mode INTERP) profiles from the interpreter's device timeline");
+        return -1;
+    }
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
     prof_push("run");

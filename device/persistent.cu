@@ -85,6 +85,8 @@ typedef struct persist {
     unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
     uint32_t *trace_count;
+    unsigned long long *prof;   /* persist_args.prof, allocated with the trace buffers: a traced
+                                 * run's kernel always adds to it, a profiled run reads it */
     int nblocks;
     size_t smem;
     int cooperative;            /* the device supports cooperative launches */
@@ -180,6 +182,7 @@ static void persist_destroy(void *self)
     if (x->ring) cudaFreeHost(x->ring);
     if (x->ring_data) cudaFreeHost(x->ring_data);
     if (x->trace) cudaFree(x->trace);
+    if (x->prof) cudaFree(x->prof);
     if (x->trace_count) cudaFree(x->trace_count);
     free(x);
 }
@@ -223,6 +226,7 @@ static persist_args kernel_args(const persist *x, int traced)
     a.trace = traced ? x->trace : NULL;
     a.trace_cap = P_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
+    a.prof = traced ? x->prof : NULL;
     return a;
 }
 
@@ -596,7 +600,7 @@ static __global__ void persist_start(dev_state *state, persist_sync *sync, int32
  * as long as nothing else holds the multiprocessors. */
 static int launch_paused(persist *x, char *err, size_t errlen)
 {
-    persist_args a = kernel_args(x, x->run.trace != NULL);
+    persist_args a = kernel_args(x, x->run.trace != NULL || x->run.profile != NULL);
     if (x->cooperative) {
         void *params[] = {&a};
         CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel<0>, dim3(x->nblocks), dim3(P_THREADS),
@@ -706,6 +710,30 @@ fail:
     return -1;
 }
 
+/* The profile block 0 added up on the device (persist_args.prof) into the run's exec_profile. */
+static int read_profile(persist *x, char *err, size_t errlen)
+{
+    const int32_t n = x->d.prog->nrecords;
+    unsigned long long *prof = (unsigned long long *)malloc(sizeof(unsigned long long) * (2 + 2 * (size_t)n));
+    if (!prof) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUDA_TRY(cudaMemcpyAsync(prof, x->prof, sizeof(unsigned long long) * (2 + 2 * (size_t)n), cudaMemcpyDeviceToHost,
+                             x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (int32_t i = 0; i < n; i++) {
+        x->run.profile->count[i] = (int64_t)prof[2 + 2 * i];
+        x->run.profile->ns[i] = (int64_t)prof[3 + 2 * i];
+    }
+    x->run.profile->run_ns = prof[1] > prof[0] ? (int64_t)(prof[1] - prof[0]) : 0;
+    free(prof);
+    return 0;
+fail:
+    free(prof);
+    return -1;
+}
+
 /* Pause path: the work of the record the launch ended at, on the run's stream. Returns 0, or
  * -1 for a CUDA failure; a CALL that fails sets x->forced (the run stops with CFX_ERROR). */
 static int serve_pause(persist *x, int32_t pc, char *err, size_t errlen)
@@ -779,6 +807,8 @@ static int finish(persist *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
+    if (x->run.profile && read_profile(x, err, errlen) != 0)
+        goto fail;
     if (x->run.trace && write_trace(x, err, errlen) != 0)
         goto fail;
     x->in_flight = 0;
@@ -806,21 +836,30 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     if (x->device_launch && x->plan.nlaunch_calls > 0 && kernels_changed(x, run) &&
         capture_calls(x, run, err, errlen) != 0)
         goto fail;
-    if (run->trace && !x->trace) {
+    /* a profiled run is a traced one whose events need not be written: its profile comes from
+     * the same stamps */
+    int traced;
+    traced = run->trace || run->profile;
+    if (traced && !x->trace) {
+        size_t prof_words = 2 + 2 * (size_t)x->d.prog->nrecords;
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(persist_event) * (size_t)x->nblocks * P_TRACE_PER_BLOCK));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->prof, sizeof(unsigned long long) * prof_words));
     }
     /* a traced run takes the path an untraced one takes, through the traced graph; only where
      * that graph cannot be made does it pause at each launch-ending record */
-    if (run->trace && x->device_launch && !x->trace_exec && !x->trace_graph_failed) {
+    if (traced && x->device_launch && !x->trace_exec && !x->trace_graph_failed) {
         persist_args ta = kernel_args(x, 1);
         char why[320];
         x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, x->own,
                                                      &x->trace_graph, &x->trace_exec, why, sizeof why) != 0;
     }
-    x->run_device = x->device_launch && (!run->trace || x->trace_exec);
-    if (run->trace)
+    x->run_device = x->device_launch && (!traced || x->trace_exec);
+    if (traced) {
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
+        CUDA_TRY(cudaMemsetAsync(x->prof, 0, sizeof(unsigned long long) * (2 + 2 * (size_t)x->d.prog->nrecords),
+                                 x->stream));
+    }
     /* the ring is empty (no run is in flight: nothing writes it) */
     x->ring->head = 0;
     x->ring->tail = 0;
@@ -831,7 +870,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
     if (x->run_device)
-        CUDA_TRY(cudaGraphLaunch(run->trace ? x->trace_exec : x->main_exec, x->stream));
+        CUDA_TRY(cudaGraphLaunch(traced ? x->trace_exec : x->main_exec, x->stream));
     else if (launch_paused(x, err, errlen) != 0)
         goto fail;
     x->in_flight = 1;

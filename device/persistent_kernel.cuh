@@ -121,6 +121,11 @@ typedef struct persist_args {
     persist_event *trace;        /* NULL: no trace */
     uint32_t trace_cap;          /* events per block */
     uint32_t *trace_count;       /* per block: events seen (kept or not) */
+    /* NULL, or a profile that block 0 adds every traced record to (it needs trace set): [0] its
+     * first record's start, [1] its last record's end, then per record its count and its
+     * nanoseconds, at [2 + 2 * pc] and [3 + 2 * pc]. Block 0 walks every record (the others
+     * wait at one-block regions), so its counts are the run's, whatever the events' cap. */
+    unsigned long long *prof;
 } persist_args;
 
 /* ==== device side ========================================================================== */
@@ -164,13 +169,21 @@ static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsign
 static __device__ void trace_record(const persist_args &a, int32_t block, uint32_t *ntrace, int32_t pc,
                                     unsigned long long t0)
 {
+    const unsigned long long t1 = persist_now_ns();
     if (*ntrace < a.trace_cap) {
         persist_event *ev = &a.trace[(size_t)block * a.trace_cap + *ntrace];
         ev->record = pc;
         ev->t0 = t0;
-        ev->t1 = persist_now_ns();
+        ev->t1 = t1;
     }
     (*ntrace)++;
+    if (a.prof && block == 0) {
+        if (a.prof[0] == 0)
+            a.prof[0] = t0;
+        a.prof[1] = t1;
+        a.prof[2 + 2 * (size_t)pc]++;
+        a.prof[3 + 2 * (size_t)pc] += t1 - t0;
+    }
 }
 
 static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)

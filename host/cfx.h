@@ -235,8 +235,11 @@ int cfx_set_trace(cfx_exec *e, const char *path);
 /* ---- profile ----
  * A flat profile of a run: where its time went, by source line, by record kind and per loop.
  * The cpu executor stamps its own clock at every record while profiling is on (and does not
- * fuse records then, so a profiled run is slower than a plain one); the CUDA backends have no
- * profile yet. */
+ * fuse records then, so a profiled run is slower than a plain one). cuda-persistent's
+ * interpreter (CFX_PERSISTENT_INTERP) profiles from its device timeline: block 0's
+ * %globaltimer stamps around each record, which walks every record (no micro-ops), so its
+ * times leave out the gaps between records and add up to less than the run's; its compiled
+ * kernel, cuda-host and cuda-graph have no profile yet. */
 typedef enum cfx_profile_by {
     CFX_PROFILE_LINE, /* the records of one source line */
     CFX_PROFILE_KIND, /* the records of one kind (cfx dump's names: BINARY, TICK, ...) */
@@ -252,7 +255,8 @@ typedef struct cfx_profile_row {
     double share;      /* total_us / the run's time */
 } cfx_profile_row;
 /* Profiles the next runs (on != 0) or stops. Returns 0, or -1 for a backend without a profile
- * (every CUDA backend, so far) or a run in flight, with why in cfx_exec_error(). */
+ * (cuda-host, cuda-graph) or a run in flight, with why in cfx_exec_error(); a profiled run of
+ * cuda-persistent's compiled kernel fails with CFX_ERROR, saying so. */
 int cfx_set_profile(cfx_exec *e, int on);
 /* The last profiled run's rows (cfx_profile_by order: lines ascending, kinds by time, loops
  * by line) into rows[0 .. max); returns how many there are (more than max: the rest left

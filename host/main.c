@@ -80,8 +80,12 @@ static const char run_usage_text[] =
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
     "  --profile             after the run, print on stderr where its time went: count,\n"
     "                        total and mean time and share of the run by source line and by\n"
-    "                        record kind, and each loop's time per iteration (cpu backend\n"
-    "                        only, from its own clock; profiling turns record fusion off)\n"
+    "                        record kind, and each loop's time per iteration: on cpu from\n"
+    "                        its own clock (profiling turns record fusion off), on\n"
+    "                        cuda-persistent with --persistent-mode interp from block 0's\n"
+    "                        %globaltimer stamps around each record (no micro-ops then;\n"
+    "                        without --persistent-mode, --profile picks interp); not on\n"
+    "                        cuda-host, cuda-graph or the compiled kernel yet\n"
     "  --deadline SECONDS    cancel the run after SECONDS of wall time (a real number) and\n"
     "                        say where it stood, as Ctrl-C does: the statement and the loop\n"
     "                        iterations so far (status cancelled, exit 3)\n"
@@ -780,8 +784,16 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
     /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */
-    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT)
+    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT) {
+        /* the compiled kernel has no profile yet: --profile without a mode profiles the
+         * interpreter, and says so */
+        if (o.profile && !o.persistent_mode) {
+            mode = CFX_PERSISTENT_INTERP;
+            fprintf(stderr, "cfx: --profile runs cuda-persistent's interpreter (the compiled kernel has "
+                            "no profile yet)\n");
+        }
         cfx_set_persistent_mode(e, mode);
+    }
     /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the
      * line also says which path it took (after the run: the path may be settled only then) */
     int say_path =

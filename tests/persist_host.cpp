@@ -229,7 +229,9 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         r->trace = (persist_host_event *)zalloc16(sizeof(persist_event) * (size_t)nb * P_TRACE_PER_BLOCK);
         a.trace = (persist_event *)r->trace;
         a.trace_count = r->trace_count;
-        if (!a.trace)
+        r->prof = (unsigned long long *)zalloc16(sizeof(unsigned long long) * (2 + 2 * (size_t)p->nrecords));
+        a.prof = r->prof;
+        if (!a.trace || !a.prof)
             goto done;
     }
     for (int i = 0; i < nb; i++)

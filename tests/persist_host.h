@@ -39,7 +39,8 @@ typedef struct persist_host_opts {
     void (*init)(const cfx_prog *p, uint8_t *arena);                  /* writes the inputs */
     int (*site)(void *user, const cfx_record *r, uint8_t *arena);     /* a CALL's or product's work: 0 ok */
     void *site_user;
-    int trace;                  /* the launches carry trace buffers, as a traced run's do */
+    int trace;                  /* the launches carry trace buffers, as a traced run's do, and the profile
+                                 * block 0 adds up (persist_args.prof) */
 } persist_host_opts;
 
 /* persist_event's layout (device/persistent_kernel.cuh; persist_host.cpp checks it): a record a
@@ -61,6 +62,7 @@ typedef struct persist_host_result {
     persist_host_event *trace;  /* with opts.trace: block b's events at b * PERSIST_HOST_TRACE_CAP (the caller
                                  * frees it) */
     uint32_t trace_count[16];   /* per block: events seen (more than the cap: the rest were dropped) */
+    unsigned long long *prof;   /* with opts.trace: persist_args.prof (the caller frees it) */
 } persist_host_result;
 
 /* Runs p (plan: sched_plan_build_opts's for it). Returns 0, or -1 when the run could not be

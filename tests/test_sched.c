@@ -2024,7 +2024,9 @@ static void test_launch_sites(void)
  * device graph launch, whose launches the kernel starts itself, as on pause and relaunch. racy
  * with n = 12 is 12 iterations by hand, each ending a launch at its CALL: every block's events
  * are in order in time, each within its own start and end, with the loop's TICK and the CALL
- * 12 times on block 0, and block 0 walks the same records in the same order on both paths. */
+ * 12 times on block 0, and block 0 walks the same records in the same order on both paths.
+ * The profile block 0 adds up from the same stamps counts each record as often as the cpu
+ * executor's profile does, and its times fit in its span. */
 static void test_trace_paths(void)
 {
     compiled_module m;
@@ -2053,6 +2055,28 @@ static void test_trace_paths(void)
         call = p->records[i].kind == REC_CALL && call < 0 ? i : call;
     }
     CHECK(tick >= 0 && call >= 0);
+    /* the cpu executor's profile counts, for the device profile's */
+    int64_t *cpu_count = calloc((size_t)p->nrecords + 1, sizeof *cpu_count);
+    int64_t *cpu_ns = calloc((size_t)p->nrecords + 1, sizeof *cpu_ns);
+    {
+        void *out[32] = {0};
+        exec_profile prof = {cpu_count, cpu_ns, 0};
+        exec_run run;
+        exec_outcome o;
+        memset(&run, 0, sizeof run);
+        for (int32_t i = 0; i < p->nresults; i++)
+            out[i] = calloc((size_t)slot_bytes(&p->slots[p->results[i]]) + 1, 1);
+        run.prog = p;
+        run.inputs = in;
+        run.results = out;
+        run.kernels = kernels;
+        run.profile = &prof;
+        CHECK_INT(cpu_run(&run, &o), 0);
+        CHECK_INT(o.status, CFX_OK);
+        CHECK_INT(cpu_count[tick], 12);
+        for (int i = 0; i < 32; i++)
+            free(out[i]);
+    }
     int32_t *walk[2] = {NULL, NULL};
     uint32_t nwalk[2] = {0, 0};
     for (int dl = 0; dl < 2; dl++) {
@@ -2067,12 +2091,23 @@ static void test_trace_paths(void)
         ho.site_user = &hs;
         ho.trace = 1;
         g_inputs = in;
-        if (!CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0) || !CHECK(hr.trace != NULL)) {
+        if (!CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0) || !CHECK(hr.trace != NULL && hr.prof != NULL)) {
             free(hr.arena);
             free(hr.prints);
             free(hr.trace);
+            free(hr.prof);
             continue;
         }
+        int counts_ok = 1;
+        unsigned long long sum = 0;
+        for (int32_t i = 0; i < p->nrecords; i++) {
+            counts_ok &= (int64_t)hr.prof[2 + 2 * i] == cpu_count[i];
+            sum += hr.prof[3 + 2 * i];
+        }
+        if (!CHECK(counts_ok))
+            fprintf(stderr, "  the device profile's counts differ from the cpu executor's (%s)\n",
+                    dl ? "device graph launch" : "pause and relaunch");
+        CHECK(hr.prof[1] >= hr.prof[0] && sum <= hr.prof[1] - hr.prof[0]);
         CHECK_INT(hr.out.status, CFX_OK);
         CHECK_INT(hr.launches, 13); /* the first, and one after each CALL */
         for (int b = 0; b < ho.nblocks; b++) {
@@ -2100,7 +2135,10 @@ static void test_trace_paths(void)
         free(hr.arena);
         free(hr.prints);
         free(hr.trace);
+        free(hr.prof);
     }
+    free(cpu_count);
+    free(cpu_ns);
     if (CHECK(walk[0] && walk[1]) && CHECK_INT(nwalk[1], nwalk[0]))
         CHECK(memcmp(walk[0], walk[1], sizeof(int32_t) * nwalk[0]) == 0);
     free(walk[0]);
