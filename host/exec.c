@@ -253,9 +253,13 @@ void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char 
     const char *op = "";
     if (!name && r && (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE))
         op = op_name(r->op);
-    fprintf(f, ",\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
+    /* the name carries the line too, so a track of short spans reads as source lines */
+    char at[24] = "";
+    if (r && r->line > 0)
+        snprintf(at, sizeof at, " (line %d)", (int)r->line);
+    fprintf(f, ",\n{\"name\":\"%s%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
                "\"args\":{\"line\":%d,\"col\":%d",
-            name ? name : r ? rec_names[r->kind] : "?", op[0] ? " " : "", op, ts_us, dur_us, tid,
+            name ? name : r ? rec_names[r->kind] : "?", op[0] ? " " : "", op, at, ts_us, dur_us, tid,
             r ? (int)r->line : 0, r ? (int)r->col : 0);
     if (record >= 0)
         fprintf(f, ",\"record\":%d", (int)record);
