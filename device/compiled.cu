@@ -977,7 +977,10 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
         x->cache = "off";
     }
     if (!im->data) {
-        if (nvrtc_compile(sb_str(&src), im, err, errlen) != 0)
+        prof_push("NVRTC build");
+        int failed = nvrtc_compile(sb_str(&src), im, err, errlen) != 0;
+        prof_pop();
+        if (failed)
             goto done;
         if (strcmp(x->cache, "miss") == 0)
             cache_store(dir, sb_str(&src), im);
@@ -1304,8 +1307,14 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
-    if (x->run.trace && write_trace(x, ms_since(&x->t_launch), err, errlen) != 0)
-        goto fail;
+    if (x->run.trace) {
+        double run_ms = ms_since(&x->t_launch);
+        prof_push("write trace");
+        int failed = write_trace(x, run_ms, err, errlen) != 0;
+        prof_pop();
+        if (failed)
+            goto fail;
+    }
     return 0;
 fail:
     x->in_flight = 0;

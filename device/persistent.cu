@@ -807,10 +807,14 @@ static int finish(persist *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
-    if (x->run.profile && read_profile(x, err, errlen) != 0)
-        goto fail;
-    if (x->run.trace && write_trace(x, err, errlen) != 0)
-        goto fail;
+    if (x->run.profile || x->run.trace) {
+        prof_push("read the timeline");
+        int failed = (x->run.profile && read_profile(x, err, errlen) != 0) ||
+                     (x->run.trace && write_trace(x, err, errlen) != 0);
+        prof_pop();
+        if (failed)
+            goto fail;
+    }
     x->in_flight = 0;
     return 0;
 fail:
