@@ -126,6 +126,9 @@ typedef struct persist_args {
      * nanoseconds, at [2 + 2 * pc] and [3 + 2 * pc]. Block 0 walks every record (the others
      * wait at one-block regions), so its counts are the run's, whatever the events' cap. */
     unsigned long long *prof;
+    /* NULL, or per block its progress word in host-mapped memory, which the host reads while the
+     * run goes on: a hang report (exec_format_hang) says from them where each block stood */
+    exec_progress *progress;
 } persist_args;
 
 /* ==== device side ========================================================================== */
@@ -156,14 +159,27 @@ static __device__ __forceinline__ void poll_cancel(const persist_args &a, unsign
     persist_poll_cancel(a.state, a.control, last, pc);
 }
 
+/* A test's debug hook before every grid barrier: nothing on a GPU; the stand-in can hold a
+ * block back there, which is how a test plants a deadlock for the hang report. */
+#ifndef P_BEFORE_BARRIER
+#define P_BEFORE_BARRIER(block, pc) ((void)0)
+#endif
+
+/* The grid barrier; thread 0 says in the block's progress word that it waits there, so a hang
+ * report can name the barrier and the blocks that never arrived. */
 static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
-    return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
+    P_BEFORE_BARRIER(blockIdx.x, pc);
+    if (a.progress && threadIdx.x == 0) {
+        a.progress[blockIdx.x].record = pc;
+        a.progress[blockIdx.x].barrier = pc;
+    }
+    const int stopped = persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
+    if (a.progress && threadIdx.x == 0)
+        a.progress[blockIdx.x].barrier = -1;
+    return stopped;
 }
 
-/* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
- * looks at the run's status, block 0 first polling the host's cancel flag. 1: the block
- * ends its walk, which only a cancel makes it do (sched_status_ends_walk). */
 /* Thread 0 of a block: the record it ran from t0 to now into its part of the trace buffer; past
  * the cap an event is only counted, so the host can say how many were dropped. */
 static __device__ void trace_record(const persist_args &a, int32_t block, uint32_t *ntrace, int32_t pc,
@@ -186,11 +202,20 @@ static __device__ void trace_record(const persist_args &a, int32_t block, uint32
     }
 }
 
-static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)
+/* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
+ * looks at the run's status, block 0 first polling the host's cancel flag, and says where the
+ * block stands in its progress word (`iters`: the iterations so far). 1: the block ends its
+ * walk, which only a cancel makes it do (sched_status_ends_walk). */
+static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc,
+                                unsigned long long iters)
 {
     unsigned long long t = persist_now_ns();
     if (t - *last_poll < P_POLL_NS)
         return 0;
+    if (a.progress) {
+        a.progress[block].record = pc;
+        a.progress[block].iterations = iters;
+    }
     if (block == 0)
         poll_cancel(a, last_poll, pc);
     *last_poll = t;
@@ -356,7 +381,7 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
                     out = mop_run((const mop *)(smem_priv + a.mop_code_offset), smem_priv, a.arena, &st);
                     if (out != MOP_OUT_TICK)
                         break;
-                    if (tick_poll(a, 0, last_poll, st.pc)) {
+                    if (tick_poll(a, 0, last_poll, st.pc, st.iters)) {
                         out = MOP_OUT_LEFT;
                         break;
                     }
@@ -684,7 +709,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         }
         case REC_TICK:
             if (tid == 0)
-                s_flag = tick_poll(a, block, &last_poll, pc);
+                s_flag = tick_poll(a, block, &last_poll, pc, iters);
             __syncthreads();
             if (s_flag)
                 goto out;

@@ -51,6 +51,16 @@ typedef struct exec_profile {
     int64_t run_ns;
 } exec_profile;
 
+/* Where a block of a persistent kernel stands, as it says in host-mapped memory (written by its
+ * thread 0 at each TICK when the poll's clock is due, and around each grid barrier): the last
+ * TICK or barrier record it reached, the barrier it waits at (-1: none), and its iterations at
+ * that TICK. */
+typedef struct exec_progress {
+    volatile int32_t record;
+    volatile int32_t barrier;
+    volatile unsigned long long iterations;
+} exec_progress;
+
 /* One run's arguments. inputs[i] / results[i] follow prog->inputs / prog->results. */
 typedef struct exec_run {
     const cfx_prog *prog;
@@ -146,6 +156,12 @@ int cpu_run(const exec_run *run, exec_outcome *out);
 
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);
+
+/* A hang report from nblocks progress words (exec_progress; record -1: the block has reached
+ * none): a line per block with the statement it stood at and its iterations, then, for each
+ * grid barrier some block waits at, which blocks wait there and which have not arrived and
+ * where those stand. Writes at most len bytes into buf (NUL-terminated). */
+void exec_format_hang(const cfx_prog *prog, const exec_progress *progress, int nblocks, char *buf, size_t len);
 
 /* Chrome trace documents, as every executor writes them. exec_trace_open writes
  * `{"traceEvents":[` and metadata events naming the process (`cfx EXECUTOR: graph NAME (FILE)`)

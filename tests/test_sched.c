@@ -2150,6 +2150,75 @@ static void test_trace_paths(void)
 }
 #endif
 
+#ifdef RUN_KERNEL
+/* The hang report (exec_format_hang over the blocks' progress words): a planted deadlock, block
+ * 2 of 4 held before the grid barrier of the split sum on line 6, is reported, while the blocks
+ * stand where they are, as that barrier with 3 of 4 blocks waiting and block 2 not arrived; the
+ * run then ends cancelled. The loop would run 1000000 times: a finished run is a failure. */
+static void test_hang_report(void)
+{
+    static const char src[] =
+        "graph hang(x: f32[200000], n: i32) -> (s: f32) {\n" /* 1 */
+        "  s = 0.0\n"                                        /* 2 */
+        "  y = x\n"                                          /* 3 */
+        "  for i in range(0, n) {\n"                         /* 4 */
+        "    y = y * 0.5\n"                                  /* 5 */
+        "    s = s + sum(y)\n"                               /* 6 */
+        "  }\n}\n";
+    compiled_module m;
+    char *diag = NULL;
+    if (!CHECK_INT(compile_source(test_context(), "hang.cfx", src, strlen(src), &m, &diag), 0)) {
+        free(diag);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    sched_plan plan;
+    sched_opts so;
+    void *in[32] = {0};
+    char err[200];
+    memset(&so, 0, sizeof so);
+    CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
+        fill_value(sl, (uint8_t *)in[i], m.graphs[0].params[i].name, "n=1000000");
+    }
+    int32_t reduce = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_REDUCE && reduce < 0)
+            reduce = i;
+    if (CHECK(reduce >= 0) && CHECK_INT(p->records[reduce].line, 6)) {
+        persist_host_opts ho;
+        persist_host_result hr;
+        memset(&ho, 0, sizeof ho);
+        ho.nblocks = 4;
+        ho.threads = 64;
+        ho.init = init_inputs;
+        ho.hold_block = 2;
+        ho.hold_barrier = reduce;
+        ho.report_ms = 300;
+        g_inputs = in;
+        CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0);
+        CHECK_INT(hr.out.status, CFX_STOP_CANCELLED);
+        char want[256];
+        snprintf(want, sizeof want, "grid barrier at hang.cfx:6:5 (record %d): 3 of 4 blocks wait there; not arrived: block 2 (",
+                 (int)reduce);
+        if (!CHECK(strstr(hr.hang, want) != NULL))
+            fprintf(stderr, "  the hang report:\n%s  wanted a line with: %s\n", hr.hang, want);
+        CHECK(strstr(hr.hang, "block 2: at ") != NULL);
+        CHECK(strstr(hr.hang, "block 0: at hang.cfx:6:5 after ") != NULL);
+        free(hr.arena);
+        free(hr.prints);
+        free(hr.trace);
+        free(hr.prof);
+    }
+    for (int i = 0; i < 32; i++)
+        free(in[i]);
+    sched_plan_free(&plan);
+    compiled_module_free(&m);
+}
+#endif
+
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
 
 /* A kernel call after every line that opens a block (but a switch's), with probability 1/2
@@ -2209,6 +2278,7 @@ int main(int argc, char **argv)
     test_launch_sites();
 #ifdef RUN_KERNEL
     test_trace_paths();
+    test_hang_report();
 #endif
     test_prints_before_stop();
     test_generated_calls();
