@@ -1507,7 +1507,15 @@ static const char *comp_detail(void *self)
     return x->detail;
 }
 
+/* The interpreter's hang report when it ran the last run; the compiled kernel has no progress
+ * words yet. */
+static const char *comp_hang(void *self)
+{
+    comp_exec *x = (comp_exec *)self;
+    return x->in_interp && x->interp && dev_persistent_ops.hang ? dev_persistent_ops.hang(x->interp) : "";
+}
+
 const exec_ops dev_compiled_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
-    comp_detail,                 comp_mode,  comp_option,
+    comp_detail,                 comp_mode,  comp_option, comp_hang,
 };

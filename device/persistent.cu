@@ -81,6 +81,9 @@ typedef struct persist {
     persist_ring *ring_dev;
     uint8_t *ring_data;         /* pinned, mapped, ring_cap bytes */
     uint8_t *ring_data_dev;
+    exec_progress *progress;    /* per block, host-mapped (persist_args.progress) */
+    exec_progress *progress_dev;
+    char hang[4096];            /* the hang report taken when the run was cancelled, "" */
     uint32_t ring_cap;
     unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
@@ -181,6 +184,7 @@ static void persist_destroy(void *self)
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->ring) cudaFreeHost(x->ring);
     if (x->ring_data) cudaFreeHost(x->ring_data);
+    if (x->progress) cudaFreeHost(x->progress);
     if (x->trace) cudaFree(x->trace);
     if (x->prof) cudaFree(x->prof);
     if (x->trace_count) cudaFree(x->trace_count);
@@ -215,6 +219,7 @@ static persist_args kernel_args(const persist *x, int traced)
     a.sync = x->sync;
     a.ring = x->ring_dev;
     a.ring_data = x->ring_data_dev;
+    a.progress = x->progress_dev;
     a.ring_cap = x->ring_cap;
     a.site_exec = x->site_exec_dev;
     if (x->mops.ncode > 0 && !traced) { /* a traced run shows every record */
@@ -269,6 +274,12 @@ static void describe(persist *x)
 static const char *persist_detail(void *self)
 {
     return ((persist *)self)->detail;
+}
+
+/* The hang report of the last run, taken when it was cancelled ("" otherwise). */
+static const char *persist_hang(void *self)
+{
+    return ((persist *)self)->hang;
 }
 
 /* Leaves device graph launch for the pause path, for `why`. */
@@ -558,6 +569,8 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_dev, x->ring, 0));
     CUDA_TRY(cudaHostAlloc((void **)&x->ring_data, x->ring_cap, cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_data_dev, x->ring_data, 0));
+    CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
 
     x->site_exec = (cudaGraphExec_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraphExec_t));
     x->site_graph = (cudaGraph_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraph_t));
@@ -620,6 +633,9 @@ static int drain_ring(void *user, char *err, size_t errlen)
 {
     persist *x = (persist *)user;
     const cfx_prog *p = x->d.prog;
+    /* a cancel: the hang report now, while the blocks still stand where the run left them */
+    if (!x->hang[0] && x->run.cancel && __atomic_load_n(x->run.cancel, __ATOMIC_RELAXED))
+        exec_format_hang(p, x->progress, x->nblocks, x->hang, sizeof x->hang);
     unsigned long long head = __atomic_load_n((unsigned long long *)&x->ring->head, __ATOMIC_ACQUIRE);
     unsigned long long start = x->ring_tail;
     if (head - x->ring_tail > x->ring_cap) {
@@ -868,6 +884,13 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     x->ring->head = 0;
     x->ring->tail = 0;
     x->ring_tail = 0;
+    /* no block has said where it stands yet (nothing writes them: no run is in flight) */
+    x->hang[0] = '\0';
+    for (int b = 0; b < x->nblocks; b++) {
+        x->progress[b].record = -1;
+        x->progress[b].barrier = -1;
+        x->progress[b].iterations = 0;
+    }
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
@@ -914,5 +937,5 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
 
 const exec_ops dev_persistent_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, persist_available, persist_create, persist_run, persist_wait,
-    persist_destroy, persist_detail,
+    persist_destroy, persist_detail, NULL, NULL, persist_hang,
 };

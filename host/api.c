@@ -1195,3 +1195,11 @@ const char *cfx_exec_error(const cfx_exec *e)
 }
 
 int64_t cfx_exec_iterations(const cfx_exec *e) { return e ? e->out.iterations : 0; }
+
+const char *cfx_exec_hang_report(const cfx_exec *e)
+{
+    if (!e || !e->ops || !e->ops->hang || e->out.status != CFX_STOP_CANCELLED)
+        return "";
+    const char *r = e->ops->hang(e->self);
+    return r ? r : "";
+}

@@ -97,6 +97,9 @@ typedef struct exec_ops {
     /* cuda-persistent only (NULL elsewhere): cfx_set_option, already checked for range;
      * 0, or -1 with why. */
     int (*option)(void *self, int option, int64_t value, char *why, size_t len);
+    /* may be NULL: the last run's hang report (exec_format_hang, taken when it was cancelled),
+     * "" when there is none; the text lives in the executor */
+    const char *(*hang)(void *self);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;

@@ -88,7 +88,9 @@ static const char run_usage_text[] =
     "                        cuda-host, cuda-graph or the compiled kernel yet\n"
     "  --deadline SECONDS    cancel the run after SECONDS of wall time (a real number) and\n"
     "                        say where it stood, as Ctrl-C does: the statement and the loop\n"
-    "                        iterations so far (status cancelled, exit 3)\n"
+    "                        iterations so far, and on cuda-persistent's interpreter each\n"
+    "                        block's position and the grid barriers blocks wait at, with\n"
+    "                        the blocks that never arrived (status cancelled, exit 3)\n"
     "  --help, -h            this text; after FILE, also the graph's inputs and results\n"
     "\n"
     "Options also take the form --option=VALUE. Reals print in the shortest form that reads\n"
@@ -561,8 +563,8 @@ static cfx_status run_interruptible(cfx_exec *e, int hint, double deadline)
 }
 
 /* Where a cancelled run stood (Ctrl-C, or --deadline when `deadline` is its text): the
- * statement it was at and the loop iterations it had run. The cpu executor and the CUDA
- * backends report the record their run stopped at (a block's own position is not reported). */
+ * statement it was at and the loop iterations it had run, and on cuda-persistent's
+ * interpreter each block's position and the grid barriers blocks waited at. */
 static void report_cancel(cfx_exec *e, const char *file, const char *deadline)
 {
     int line, col;
@@ -575,6 +577,10 @@ static void report_cancel(cfx_exec *e, const char *file, const char *deadline)
     else
         fprintf(stderr, "cfx: the run was cancelled after %lld loop iterations\n",
                 (long long)cfx_exec_iterations(e));
+    /* cuda-persistent's interpreter: where each block stood, and who waited at which barrier */
+    const char *hang = cfx_exec_hang_report(e);
+    if (hang[0])
+        fprintf(stderr, "cfx: where each block stood when the run was cancelled:\n%s", hang);
 }
 
 static int ends_with(const char *s, const char *suffix)
