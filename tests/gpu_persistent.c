@@ -407,6 +407,9 @@ static void test_cancel(void)
     CHECK_INT(st, CFX_STOP_CANCELLED);
     CHECK(dt < 5.0); /* noticed well within seconds of the cancel at 0.2 s */
     CHECK(cfx_exec_iterations(gpu.e) > 0);
+    /* the interpreter's hang report: every block said where it stood before the cancel */
+    if (mode == CFX_PERSISTENT_INTERP)
+        CHECK(strstr(cfx_exec_hang_report(gpu.e), "block 0: at ") != NULL);
     side_free(&gpu);
     cfx_module_free(m);
 }
