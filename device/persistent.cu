@@ -62,6 +62,8 @@
 
 /* ==== host side ============================================================================ */
 
+#define P_HOST_SPANS 256 /* host phases a traced run keeps for its trace's host track */
+
 typedef struct persist {
     dev_prog d;
     sched_plan plan;
@@ -84,6 +86,12 @@ typedef struct persist {
     exec_progress *progress;    /* per block, host-mapped (persist_args.progress) */
     exec_progress *progress_dev;
     char hang[4096];            /* the hang report taken when the run was cancelled, "" */
+    /* a traced run's host phases, on the host's clock (host_ns), for the trace's host track */
+    struct {
+        const char *name;
+        unsigned long long t0, t1;
+    } host_span[P_HOST_SPANS];
+    int nhost_span;
     uint32_t ring_cap;
     unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
@@ -233,6 +241,31 @@ static persist_args kernel_args(const persist *x, int traced)
     a.trace_count = x->trace_count;
     a.prof = traced ? x->prof : NULL;
     return a;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: the host's clock for the host track of a trace. */
+static unsigned long long host_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* A host phase of a traced run that began at t0 and ends now; past P_HOST_SPANS, none. */
+static void host_span(persist *x, const char *name, unsigned long long t0)
+{
+    if (!x->run.trace || x->nhost_span >= P_HOST_SPANS)
+        return;
+    x->host_span[x->nhost_span].name = name;
+    x->host_span[x->nhost_span].t0 = t0;
+    x->host_span[x->nhost_span].t1 = host_ns();
+    x->nhost_span++;
+}
+
+/* The device's global timer, read by one thread, for the offset between the two clocks. */
+static __global__ void read_globaltimer(unsigned long long *t)
+{
+    *t = persist_now_ns();
 }
 
 /* One line for cfx_exec_backend_detail. */
@@ -684,7 +717,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
     uint32_t *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     persist_event *ev = (persist_event *)malloc(sizeof(persist_event) * nb * P_TRACE_PER_BLOCK);
     unsigned long long base = ~0ull;
-    long long kept = 0, dropped = 0;
+    long long kept = 0, dropped = 0, offset = 0;
     if (!counts || !ev) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -696,11 +729,30 @@ static int write_trace(persist *x, char *err, size_t errlen)
     CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(persist_event) * nb * P_TRACE_PER_BLOCK,
                              cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaStreamSynchronize(x->stream));
+    /* the host's clock on the device's: the global timer read between two host stamps, the
+     * offset taken at their middle (off by at most half a launch's latency) */
+    {
+        unsigned long long ha = host_ns(), hb, dt = 0;
+        read_globaltimer<<<1, 1, 0, x->stream>>>((unsigned long long *)x->prof);
+        CUDA_LAUNCHED();
+        CUDA_TRY(cudaMemcpyAsync(&dt, x->prof, sizeof dt, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        hb = host_ns();
+        offset = (long long)(dt - (ha + (hb - ha) / 2));
+    }
     for (size_t b = 0; b < nb; b++)
         for (uint32_t i = 0; i < counts[b] && i < P_TRACE_PER_BLOCK; i++)
             if (ev[b * P_TRACE_PER_BLOCK + i].t0 < base)
                 base = ev[b * P_TRACE_PER_BLOCK + i].t0;
+    for (int i = 0; i < x->nhost_span; i++)
+        if (x->host_span[i].t0 + (unsigned long long)offset < base)
+            base = x->host_span[i].t0 + (unsigned long long)offset;
     exec_trace_open(f, "cuda-persistent", p, "block", (int)nb);
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}", (int)nb);
+    for (int i = 0; i < x->nhost_span; i++)
+        exec_trace_event(f, p, -1, x->host_span[i].name,
+                         (double)(long long)(x->host_span[i].t0 + (unsigned long long)offset - base) / 1e3,
+                         (double)(x->host_span[i].t1 - x->host_span[i].t0) / 1e3, (int)nb);
     for (size_t b = 0; b < nb; b++) {
         uint32_t n = counts[b] < P_TRACE_PER_BLOCK ? counts[b] : P_TRACE_PER_BLOCK;
         dropped += counts[b] - n;
@@ -713,9 +765,10 @@ static int write_trace(persist *x, char *err, size_t errlen)
     }
     fprintf(f,
             "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"graph\":\"%s\","
-            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d,\"path\":\"%s\"}}\n",
+            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d,\"path\":\"%s\","
+            "\"host_clock_offset_ns\":%lld}}\n",
             p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks,
-            x->run_device ? "device graph launch" : "pause and relaunch");
+            x->run_device ? "device graph launch" : "pause and relaunch", offset);
     fflush(f);
     free(counts);
     free(ev);
@@ -777,8 +830,10 @@ static int finish(persist *x, char *err, size_t errlen)
     dev_state st;
     persist_sync sy;
     for (;;) {
+        unsigned long long t = host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, drain_ring, x, err, errlen) != 0)
             goto fail;
+        host_span(x, "wait for the launch", t);
         /* on our stream, not the legacy default one, which would also wait for the
          * application's other streams */
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
@@ -792,14 +847,18 @@ static int finish(persist *x, char *err, size_t errlen)
             goto fail;
         }
         x->paused = 1;
+        t = host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
+        host_span(x, "pause: the record's work", t);
         if (x->forced)
             break;
+        t = host_ns();
         persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, pc + 1, -1, x->run.max_iters);
         CUDA_LAUNCHED();
         if (launch_paused(x, err, errlen) != 0)
             goto fail;
+        host_span(x, "launch", t);
     }
     if (x->run_device && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
         (x->plan.flags[st.record] & SCHED_F_LAUNCH)) {
@@ -809,13 +868,17 @@ static int finish(persist *x, char *err, size_t errlen)
                  cudaGetErrorName((cudaError_t)st.detail[1]));
         goto fail;
     }
-    if (!x->forced && st.status == CFX_OK) {
-        /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
-        if (!x->run.device_buffers || x->paused)
-            if (dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
-                goto fail;
+    {
+        unsigned long long t = host_ns();
+        if (!x->forced && st.status == CFX_OK) {
+            /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
+            if (!x->run.device_buffers || x->paused)
+                if (dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
+                    goto fail;
+        }
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        host_span(x, "copy results", t);
     }
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
     if (x->forced) {
@@ -859,6 +922,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     /* a profiled run is a traced one whose events need not be written: its profile comes from
      * the same stamps */
     int traced;
+    unsigned long long t_phase;
     traced = run->trace || run->profile;
     if (traced && !x->trace) {
         size_t prof_words = 2 + 2 * (size_t)x->d.prog->nrecords;
@@ -892,14 +956,19 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
         x->progress[b].iterations = 0;
     }
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
+    x->nhost_span = 0;
+    t_phase = host_ns();
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
+    host_span(x, "copy inputs (enqueued)", t_phase);
+    t_phase = host_ns();
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
     if (x->run_device)
         CUDA_TRY(cudaGraphLaunch(traced ? x->trace_exec : x->main_exec, x->stream));
     else if (launch_paused(x, err, errlen) != 0)
         goto fail;
+    host_span(x, x->run_device ? "launch (device graph)" : "launch", t_phase);
     x->in_flight = 1;
     /* device buffers: the result copy follows the launch (all of its tail launches) on the
      * stream and gates itself on the status, so an asynchronous run needs nothing from the

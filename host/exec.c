@@ -255,7 +255,7 @@ void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char 
         op = op_name(r->op);
     /* the name carries the line too, so a track of short spans reads as source lines */
     char at[24] = "";
-    if (r && r->line > 0)
+    if (r && r->line > 0 && record >= 0) /* a span of the whole graph or the host's: no line */
         snprintf(at, sizeof at, " (line %d)", (int)r->line);
     fprintf(f, ",\n{\"name\":\"%s%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
                "\"args\":{\"line\":%d,\"col\":%d",

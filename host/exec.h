@@ -171,7 +171,7 @@ void exec_format_hang(const cfx_prog *prog, const exec_progress *progress, int n
  * and its threads: tid 0 called `thread` when nthreads is 0, else tids 0 .. nthreads-1 called
  * `thread N`. exec_trace_event writes one complete event, ",\n" first, with the record's source
  * position (the position `cfx dump` prints) in args "line" and "col", and "record"; `name` NULL
- * is the record's kind (and op), and the name ends in ` (line N)`. record -1 is a span of the
+ * is the record's kind (and op), and the name of a record's event ends in ` (line N)`. record -1 is a span of the
  * whole graph, at the position of its first statement. The caller closes the array and the
  * document. */
 void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const char *thread,

@@ -442,6 +442,9 @@ static void test_trace(void)
             if (mode == CFX_PERSISTENT_INTERP) { /* one event per record and block */
                 CHECK(strstr(text, "BINARY") != NULL);
                 /* on the path an untraced run takes: device graph launch where the executor has it */
+                /* the host's phases on their own track, moved onto the device's clock */
+                CHECK(strstr(text, "\"args\":{\"name\":\"host\"}") && strstr(text, "\"host_clock_offset_ns\":") &&
+                      strstr(text, "\"name\":\"copy results\""));
                 if (strncmp(cfx_exec_backend_detail(gpu.e), "device graph launch", 19) == 0)
                     CHECK(strstr(text, "\"path\":\"device graph launch\"") != NULL);
                 else
