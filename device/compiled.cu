@@ -68,6 +68,7 @@ static_assert(CK_STATUS_PAUSE == SCHED_STATUS_PAUSE && CK_ERROR == CFX_ERROR,
               "the kernel pauses and fails with the interpreter's statuses");
 
 #define COMP_PRINT_BYTES (1u << 20) /* the print buffer, grown for one big printed value */
+#define COMP_TRACE_PER_BLOCK 8192u /* timeline events kept per block and run (CK_TRACE builds) */
 #define COMP_ENTRY "cfx_compiled"
 
 /* compiled_headers.cu, written by CMake */
@@ -281,8 +282,8 @@ static double ms_since(const struct timespec *t0)
 
 /* The kernel's source: the generator's, with CK_DEVICE_LAUNCH 1 first when it is to tail-launch
  * at its records that end the launch (and has some). */
-static int generate(const cfx_prog *prog, int force_dispatch, int device_launch, int64_t product_min, strbuf *out,
-                    cgen_info *info, char *err, size_t errlen)
+static int generate(const cfx_prog *prog, int force_dispatch, int device_launch, int64_t product_min, int trace,
+                    strbuf *out, cgen_info *info, char *err, size_t errlen)
 {
     strbuf body = {0};
     cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL, product_min};
@@ -292,6 +293,8 @@ static int generate(const cfx_prog *prog, int force_dispatch, int device_launch,
     }
     if (device_launch && info->launches > 0)
         sb_puts(out, "#define CK_DEVICE_LAUNCH 1\n");
+    if (trace) /* the stamps (CK_STAMP), in a build of their own: a different source, cache entry */
+        sb_puts(out, "#define CK_TRACE 1\n");
     sb_puts(out, sb_str(&body));
     sb_free(&body);
     if (out->oom) {
@@ -314,7 +317,7 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int flags,
     if (!comp_module_nvrtc_available(err, errlen))
         return -1;
     if (generate(prog, (flags & COMP_BUILD_DISPATCH) != 0, (flags & COMP_BUILD_DEVICE_LAUNCH) != 0,
-                 SCHED_LAUNCH_PRODUCT_MIN, &src, &info, err, errlen) != 0)
+                 SCHED_LAUNCH_PRODUCT_MIN, 0, &src, &info, err, errlen) != 0)
         goto done;
     if (pick_arch(arch, &im, err, errlen) != 0 ||
         nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
@@ -591,6 +594,12 @@ typedef struct comp_exec {
     cudaGraphExec_t main_exec;
     exec_kernel *captured;  /* the kernels the CALL sites were captured with, NULL: none yet */
     ck_args main_args;      /* main_exec's argument, fixed at its creation */
+    /* the timeline: a traced run needs the kernel built with CK_TRACE, and an untraced one the
+     * kernel without, so the executor builds again (from the disk cache after the first time)
+     * when a run asks for the other */
+    int trace_build;
+    ck_event *trace;        /* COMP_TRACE_PER_BLOCK per block */
+    uint32_t *trace_count;
     ck_sync sync_init;      /* what sync holds as a run starts (copied from here) */
     /* the interpreter, made when first needed, with the options cfx_set_option gave */
     void *interp;
@@ -642,6 +651,10 @@ static void release_kernel(comp_exec *x)
     if (x->print_buf) cudaFree(x->print_buf);
     if (x->print_host) cudaFreeHost(x->print_host);
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
+    if (x->trace) cudaFree(x->trace);
+    if (x->trace_count) cudaFree(x->trace_count);
+    x->trace = NULL;
+    x->trace_count = NULL;
     if (x->own) cudaStreamDestroy(x->own);
     if (x->capture) cudaStreamDestroy(x->capture);
     if (x->lib) cudaLibraryUnload(x->lib);
@@ -706,6 +719,9 @@ static ck_args kernel_args(const comp_exec *x, int device_launch)
     a.print_cap = x->print_cap;
     a.site_exec = (struct CUgraphExec_st *const *)x->site_exec_dev;
     a.device_launch = device_launch;
+    a.trace = x->trace;
+    a.trace_cap = COMP_TRACE_PER_BLOCK;
+    a.trace_count = x->trace_count;
     return a;
 }
 
@@ -912,6 +928,10 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    if (x->trace_build) {
+        CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(ck_event) * COMP_TRACE_PER_BLOCK * (size_t)x->nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
+    }
     CUDA_TRY(cudaMalloc((void **)&x->site_exec_dev, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
     CUDA_TRY(cudaMemset(x->site_exec_dev, 0, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
     /* the upload's copies are ordered on the legacy default stream, which a run on a
@@ -933,7 +953,7 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
     char dir[900];
     int rc = -1;
     for (;;) {
-        if (generate(x->prog, 0, tail, x->product_min, &src, &x->info, err, errlen) != 0) {
+        if (generate(x->prog, 0, tail, x->product_min, x->trace_build, &src, &x->info, err, errlen) != 0) {
             char msg[640];
             snprintf(msg, sizeof msg, "the code generator cannot take this program: %s", err);
             snprintf(err, errlen, "%s", msg);
@@ -957,7 +977,10 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
         x->cache = "off";
     }
     if (!im->data) {
-        if (nvrtc_compile(sb_str(&src), im, err, errlen) != 0)
+        prof_push("NVRTC build");
+        int failed = nvrtc_compile(sb_str(&src), im, err, errlen) != 0;
+        prof_pop();
+        if (failed)
             goto done;
         if (strcmp(x->cache, "miss") == 0)
             cache_store(dir, sb_str(&src), im);
@@ -1115,21 +1138,87 @@ fail:
     return -1;
 }
 
-/* One span for the run and the build's facts: the kernel has no records to trace. */
-static void write_trace(comp_exec *x, double run_ms)
+/* The kernel's name for a stamp's span: what the block did from this stamp to its next. */
+static const char *span_name(int32_t kind)
+{
+    switch (kind) {
+    case CK_EV_START: return "launch start";
+    case CK_EV_ITER: return "iteration";
+    case CK_EV_REGION: return "one-block region";
+    case CK_EV_WAIT: return "grid barrier (waiting)";
+    case CK_EV_PASS: return "after grid barrier";
+    default: return "?";
+    }
+}
+
+/* The run's trace: a span for the whole run and the build's facts, and with a kernel built with
+ * CK_TRACE, each block's timeline (a track per block), one span from each stamp to the block's
+ * next, named by what it starts and carrying the source line of its record. The run's span is on
+ * the host's clock and the blocks' on the device's global timer, each from its own start: they
+ * are not aligned to one clock yet. */
+static int write_trace(comp_exec *x, double run_ms, char *err, size_t errlen)
 {
     FILE *f = x->run.trace;
-    exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
-    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, 0);
+    size_t nb = (size_t)x->nblocks;
+    uint32_t *counts = NULL;
+    ck_event *ev = NULL;
+    long long kept = 0, dropped = 0;
+    if (x->trace) {
+        counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
+        ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
+        if (!counts || !ev) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        CUDA_TRY(cudaMemcpyAsync(counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK, cudaMemcpyDeviceToHost,
+                                 x->stream));
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+    }
+    if (x->trace) { /* a track per block, and the host's after them */
+        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}",
+                x->nblocks);
+    } else {
+        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
+    }
+    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, x->trace ? x->nblocks : 0);
+    if (x->trace) {
+        unsigned long long base = ~0ull;
+        for (size_t b = 0; b < nb; b++)
+            if (counts[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
+                base = ev[b * COMP_TRACE_PER_BLOCK].t;
+        for (size_t b = 0; b < nb; b++) {
+            uint32_t n = counts[b] < COMP_TRACE_PER_BLOCK ? counts[b] : COMP_TRACE_PER_BLOCK;
+            const ck_event *e = ev + b * COMP_TRACE_PER_BLOCK;
+            dropped += counts[b] - n;
+            for (uint32_t k = 0; k + 1 < n; k++) {
+                if (e[k].kind == CK_EV_END)
+                    continue; /* from a launch's end to the next launch's start: the host's */
+                exec_trace_event(f, x->prog, e[k].record, span_name(e[k].kind), (double)(e[k].t - base) / 1e3,
+                                 (double)(e[k + 1].t - e[k].t) / 1e3, (int)b);
+                kept++;
+            }
+        }
+    }
     fputs("\n],", f);
     fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
                "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
             x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
     fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
-               "\"barriers\":%d,\"launch_sites\":%d,\"inline_calls\":%d,\"paused\":%d}}\n",
+               "\"barriers\":%d,\"launch_sites\":%d,\"inline_calls\":%d,\"paused\":%d,"
+               "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
             x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
-            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused);
+            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, kept, dropped,
+            COMP_TRACE_PER_BLOCK);
     fflush(f);
+    free(counts);
+    free(ev);
+    return 0;
+fail:
+    free(counts);
+    free(ev);
+    return -1;
 }
 
 /* Pause path: the work of record pc, on the run's stream. 0, or -1 for a CUDA failure; a CALL
@@ -1218,8 +1307,14 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
-    if (x->run.trace)
-        write_trace(x, ms_since(&x->t_launch));
+    if (x->run.trace) {
+        double run_ms = ms_since(&x->t_launch);
+        prof_push("write trace");
+        int failed = write_trace(x, run_ms, err, errlen) != 0;
+        prof_pop();
+        if (failed)
+            goto fail;
+    }
     return 0;
 fail:
     x->in_flight = 0;
@@ -1240,10 +1335,23 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     x->rerun = 0;
     x->paused = 0;
     x->forced = 0;
-    if (x->want == MODE_COMPILED && !x->tried)
+    if (x->want == MODE_COMPILED && x->tried && x->ready && (run->trace != NULL) != x->trace_build) {
+        /* the other build: with the stamps for a traced run, without for an untraced one */
+        release_kernel(x);
+        x->tried = 0;
+    }
+    if (x->want == MODE_COMPILED && !x->tried) {
+        x->trace_build = run->trace != NULL;
         build(x);
+    }
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
+    if (run->profile) {
+        /* the generated kernel stamps nothing per line yet; the interpreter's timeline does */
+        snprintf(err, errlen, "the compiled kernel has no profile yet: --persistent-mode interp "
+                              "(cfx_set_persistent_mode INTERP) profiles from the interpreter's device timeline");
+        return -1;
+    }
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
     prof_push("run");
@@ -1254,6 +1362,8 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     memset(&x->sync_init, 0, sizeof x->sync_init);
     x->sync_init.max_iters = run->max_iters;
     CUDA_TRY(cudaMemcpyAsync(x->sync, &x->sync_init, sizeof(ck_sync), cudaMemcpyHostToDevice, x->stream));
+    if (x->trace)
+        CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
     clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
@@ -1397,7 +1507,15 @@ static const char *comp_detail(void *self)
     return x->detail;
 }
 
+/* The interpreter's hang report when it ran the last run; the compiled kernel has no progress
+ * words yet. */
+static const char *comp_hang(void *self)
+{
+    comp_exec *x = (comp_exec *)self;
+    return x->in_interp && x->interp && dev_persistent_ops.hang ? dev_persistent_ops.hang(x->interp) : "";
+}
+
 const exec_ops dev_compiled_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
-    comp_detail,                 comp_mode,  comp_option,
+    comp_detail,                 comp_mode,  comp_option, comp_hang,
 };

@@ -84,6 +84,23 @@ typedef struct ck_print_entry {
     int32_t bytes;
 } ck_print_entry;
 
+/* The timeline of a kernel built with CK_TRACE (a build of its own, so that a kernel built
+ * without it has no stamp at all): thread 0 of each block stamps %globaltimer at the boundaries
+ * the generator knows, into the block's part of `trace`. */
+enum {
+    CK_EV_START = 1, /* the block starts a launch (record: where it resumes, -1 at the first) */
+    CK_EV_ITER,      /* a loop iteration begins (record: the loop's TICK) */
+    CK_EV_REGION,    /* a one-block region begins (record: its first) */
+    CK_EV_WAIT,      /* the block arrives at a grid barrier (record: the barrier's) */
+    CK_EV_PASS,      /* ... and leaves it */
+    CK_EV_END        /* the block ends the launch */
+};
+typedef struct ck_event {
+    int32_t record;
+    int32_t kind;
+    unsigned long long t;
+} ck_event;
+
 /* The kernel's one argument. */
 typedef struct ck_args {
     uint8_t *arena;
@@ -98,6 +115,9 @@ typedef struct ck_args {
                                 * with CK_DEVICE_LAUNCH 1, the node of a device graph); 0: pause */
     struct CUgraphExec_st *const *site_exec; /* per record: the graph of a record that ends the
                                               * launch (a cudaGraphExec_t), for CK_DEVICE_LAUNCH */
+    ck_event *trace;           /* CK_TRACE: trace_cap events per block */
+    uint32_t trace_cap;
+    uint32_t *trace_count;     /* CK_TRACE: per block, events stamped (kept or not), across launches */
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
@@ -127,6 +147,26 @@ static __device__ __forceinline__ unsigned long long ck_now(void)
 #endif
     return t;
 }
+
+/* CK_STAMP: thread 0 of the block stamps an event (ck_event's kinds); nothing at all in a kernel
+ * built without CK_TRACE. Past the cap an event is only counted. */
+#ifdef CK_TRACE
+static __device__ void ck_stamp(const ck_args &a, int32_t kind, int32_t record)
+{
+    if (threadIdx.x != 0 || !a.trace)
+        return;
+    uint32_t n = a.trace_count[blockIdx.x]++;
+    if (n < a.trace_cap) {
+        ck_event *e = &a.trace[(size_t)blockIdx.x * a.trace_cap + n];
+        e->record = record;
+        e->kind = kind;
+        e->t = ck_now();
+    }
+}
+#define CK_STAMP(a, kind, record) ck_stamp(a, kind, record)
+#else
+#define CK_STAMP(a, kind, record) ((void)0)
+#endif
 
 static __device__ __forceinline__ int32_t ck_status(const ck_args &a)
 {

@@ -3,6 +3,7 @@
  * host-mapped control block), the start of a run, the copy of its results and a CALL.
  */
 #include "dev.h"
+#include "nvtx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,7 @@ __global__ void dev_reset_state(dev_state *s)
     s->iterations = 0;
 }
 
-int dev_run_begin(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+static int run_begin(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
                   size_t errlen)
 {
     const cfx_prog *p = d->prog;
@@ -159,6 +160,15 @@ fail:
     return -1;
 }
 
+/* dev_run_begin, as a named range for Nsight Systems */
+int dev_run_begin(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
+{
+    prof_push("copy inputs");
+    int rc = run_begin(d, run, stream, err, errlen);
+    prof_pop();
+    return rc;
+}
+
 /* Copies `bytes` from src to dst if the run ended ok; any grid shape. Byte-wise with a
  * word-wise fast path when both ends are 16-byte aligned (arena slots always are). */
 __global__ void dev_copy_if_ok(const dev_state *state, uint8_t *dst, const uint8_t *src,
@@ -180,7 +190,7 @@ __global__ void dev_copy_if_ok(const dev_state *state, uint8_t *dst, const uint8
     }
 }
 
-int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
+static int copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err,
                      size_t errlen)
 {
     const cfx_prog *p = d->prog;
@@ -220,6 +230,15 @@ int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char
     return 0;
 fail:
     return -1;
+}
+
+/* dev_copy_results, as a named range for Nsight Systems */
+int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
+{
+    prof_push("copy results");
+    int rc = copy_results(d, run, stream, err, errlen);
+    prof_pop();
+    return rc;
 }
 
 int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
@@ -272,7 +291,7 @@ fail:
     return -1;
 }
 
-int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel,
+static int wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel,
                          int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
                          size_t errlen)
 {
@@ -301,6 +320,17 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
     return 0;
 fail:
     return -1;
+}
+
+/* dev_wait_stream_poll, as a named range for Nsight Systems */
+int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel,
+                         int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
+                         size_t errlen)
+{
+    prof_push("wait for the run");
+    int rc = wait_stream_poll(d, stream, cancel, poll, user, err, errlen);
+    prof_pop();
+    return rc;
 }
 
 int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,

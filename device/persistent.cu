@@ -29,7 +29,8 @@
  *   the next record; an asynchronous run is served by cfx_wait. The fallback where device
  *   graph launch is not available (the probe in persistent_launch.cu fails, a site does not
  *   capture or instantiate for device launch, CFX_OPTION_DEVICE_LAUNCH set to 0 with
- *   cfx_set_option), and the path of a traced run, whose launches carry the trace buffers.
+ *   cfx_set_option). A traced run takes the path an untraced one would, through a second
+ *   graph of the kernel (made at the first traced run) whose arguments carry the trace buffers.
  *
  * One-block loops run as micro-ops (device/microops.h), translated here at creation and kept
  * in shared memory beside the private copies; CFX_OPTION_MICROOPS set to 0 with
@@ -61,6 +62,8 @@
 
 /* ==== host side ============================================================================ */
 
+#define P_HOST_SPANS 256 /* host phases a traced run keeps for its trace's host track */
+
 typedef struct persist {
     dev_prog d;
     sched_plan plan;
@@ -80,10 +83,21 @@ typedef struct persist {
     persist_ring *ring_dev;
     uint8_t *ring_data;         /* pinned, mapped, ring_cap bytes */
     uint8_t *ring_data_dev;
+    exec_progress *progress;    /* per block, host-mapped (persist_args.progress) */
+    exec_progress *progress_dev;
+    char hang[4096];            /* the hang report taken when the run was cancelled, "" */
+    /* a traced run's host phases, on the host's clock (host_ns), for the trace's host track */
+    struct {
+        const char *name;
+        unsigned long long t0, t1;
+    } host_span[P_HOST_SPANS];
+    int nhost_span;
     uint32_t ring_cap;
     unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
     uint32_t *trace_count;
+    unsigned long long *prof;   /* persist_args.prof, allocated with the trace buffers: a traced
+                                 * run's kernel always adds to it, a profiled run reads it */
     int nblocks;
     size_t smem;
     int cooperative;            /* the device supports cooperative launches */
@@ -103,6 +117,11 @@ typedef struct persist {
     cudaGraphExec_t *site_exec_dev; /* device copy of site_exec */
     cudaGraph_t main_graph;
     cudaGraphExec_t main_exec;
+    /* the same graph for traced runs, made at the first one: its kernel's arguments carry the
+     * trace buffers (and no micro-ops), so an untraced run's kernel has no trace to test for */
+    cudaGraph_t trace_graph;
+    cudaGraphExec_t trace_exec;
+    int trace_graph_failed;     /* it could not be made: traced runs take the pause path */
     exec_kernel *captured;      /* the kernels the CALL sites were captured with, NULL: none yet */
     char detail[1024];
     /* the run in flight */
@@ -132,8 +151,12 @@ static void drop_graphs(persist *x)
     }
     if (x->main_exec) cudaGraphExecDestroy(x->main_exec);
     if (x->main_graph) cudaGraphDestroy(x->main_graph);
+    if (x->trace_exec) cudaGraphExecDestroy(x->trace_exec);
+    if (x->trace_graph) cudaGraphDestroy(x->trace_graph);
     x->main_exec = NULL;
     x->main_graph = NULL;
+    x->trace_exec = NULL;
+    x->trace_graph = NULL;
 }
 
 static void persist_destroy(void *self)
@@ -169,7 +192,9 @@ static void persist_destroy(void *self)
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->ring) cudaFreeHost(x->ring);
     if (x->ring_data) cudaFreeHost(x->ring_data);
+    if (x->progress) cudaFreeHost(x->progress);
     if (x->trace) cudaFree(x->trace);
+    if (x->prof) cudaFree(x->prof);
     if (x->trace_count) cudaFree(x->trace_count);
     free(x);
 }
@@ -202,6 +227,7 @@ static persist_args kernel_args(const persist *x, int traced)
     a.sync = x->sync;
     a.ring = x->ring_dev;
     a.ring_data = x->ring_data_dev;
+    a.progress = x->progress_dev;
     a.ring_cap = x->ring_cap;
     a.site_exec = x->site_exec_dev;
     if (x->mops.ncode > 0 && !traced) { /* a traced run shows every record */
@@ -213,7 +239,33 @@ static persist_args kernel_args(const persist *x, int traced)
     a.trace = traced ? x->trace : NULL;
     a.trace_cap = P_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
+    a.prof = traced ? x->prof : NULL;
     return a;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: the host's clock for the host track of a trace. */
+static unsigned long long host_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* A host phase of a traced run that began at t0 and ends now; past P_HOST_SPANS, none. */
+static void host_span(persist *x, const char *name, unsigned long long t0)
+{
+    if (!x->run.trace || x->nhost_span >= P_HOST_SPANS)
+        return;
+    x->host_span[x->nhost_span].name = name;
+    x->host_span[x->nhost_span].t0 = t0;
+    x->host_span[x->nhost_span].t1 = host_ns();
+    x->nhost_span++;
+}
+
+/* The device's global timer, read by one thread, for the offset between the two clocks. */
+static __global__ void read_globaltimer(unsigned long long *t)
+{
+    *t = persist_now_ns();
 }
 
 /* One line for cfx_exec_backend_detail. */
@@ -255,6 +307,12 @@ static void describe(persist *x)
 static const char *persist_detail(void *self)
 {
     return ((persist *)self)->detail;
+}
+
+/* The hang report of the last run, taken when it was cancelled ("" otherwise). */
+static const char *persist_hang(void *self)
+{
+    return ((persist *)self)->hang;
 }
 
 /* Leaves device graph launch for the pause path, for `why`. */
@@ -544,6 +602,8 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_dev, x->ring, 0));
     CUDA_TRY(cudaHostAlloc((void **)&x->ring_data, x->ring_cap, cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->ring_data_dev, x->ring_data, 0));
+    CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
 
     x->site_exec = (cudaGraphExec_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraphExec_t));
     x->site_graph = (cudaGraph_t *)calloc((size_t)prog->nrecords + 1, sizeof(cudaGraph_t));
@@ -586,7 +646,7 @@ static __global__ void persist_start(dev_state *state, persist_sync *sync, int32
  * as long as nothing else holds the multiprocessors. */
 static int launch_paused(persist *x, char *err, size_t errlen)
 {
-    persist_args a = kernel_args(x, x->run.trace != NULL);
+    persist_args a = kernel_args(x, x->run.trace != NULL || x->run.profile != NULL);
     if (x->cooperative) {
         void *params[] = {&a};
         CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel<0>, dim3(x->nblocks), dim3(P_THREADS),
@@ -606,6 +666,9 @@ static int drain_ring(void *user, char *err, size_t errlen)
 {
     persist *x = (persist *)user;
     const cfx_prog *p = x->d.prog;
+    /* a cancel: the hang report now, while the blocks still stand where the run left them */
+    if (!x->hang[0] && x->run.cancel && __atomic_load_n(x->run.cancel, __ATOMIC_RELAXED))
+        exec_format_hang(p, x->progress, x->nblocks, x->hang, sizeof x->hang);
     unsigned long long head = __atomic_load_n((unsigned long long *)&x->ring->head, __ATOMIC_ACQUIRE);
     unsigned long long start = x->ring_tail;
     if (head - x->ring_tail > x->ring_cap) {
@@ -654,7 +717,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
     uint32_t *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     persist_event *ev = (persist_event *)malloc(sizeof(persist_event) * nb * P_TRACE_PER_BLOCK);
     unsigned long long base = ~0ull;
-    long long kept = 0, dropped = 0;
+    long long kept = 0, dropped = 0, offset = 0;
     if (!counts || !ev) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -666,11 +729,30 @@ static int write_trace(persist *x, char *err, size_t errlen)
     CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(persist_event) * nb * P_TRACE_PER_BLOCK,
                              cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaStreamSynchronize(x->stream));
+    /* the host's clock on the device's: the global timer read between two host stamps, the
+     * offset taken at their middle (off by at most half a launch's latency) */
+    {
+        unsigned long long ha = host_ns(), hb, dt = 0;
+        read_globaltimer<<<1, 1, 0, x->stream>>>((unsigned long long *)x->prof);
+        CUDA_LAUNCHED();
+        CUDA_TRY(cudaMemcpyAsync(&dt, x->prof, sizeof dt, cudaMemcpyDeviceToHost, x->stream));
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        hb = host_ns();
+        offset = (long long)(dt - (ha + (hb - ha) / 2));
+    }
     for (size_t b = 0; b < nb; b++)
         for (uint32_t i = 0; i < counts[b] && i < P_TRACE_PER_BLOCK; i++)
             if (ev[b * P_TRACE_PER_BLOCK + i].t0 < base)
                 base = ev[b * P_TRACE_PER_BLOCK + i].t0;
+    for (int i = 0; i < x->nhost_span; i++)
+        if (x->host_span[i].t0 + (unsigned long long)offset < base)
+            base = x->host_span[i].t0 + (unsigned long long)offset;
     exec_trace_open(f, "cuda-persistent", p, "block", (int)nb);
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}", (int)nb);
+    for (int i = 0; i < x->nhost_span; i++)
+        exec_trace_event(f, p, -1, x->host_span[i].name,
+                         (double)(long long)(x->host_span[i].t0 + (unsigned long long)offset - base) / 1e3,
+                         (double)(x->host_span[i].t1 - x->host_span[i].t0) / 1e3, (int)nb);
     for (size_t b = 0; b < nb; b++) {
         uint32_t n = counts[b] < P_TRACE_PER_BLOCK ? counts[b] : P_TRACE_PER_BLOCK;
         dropped += counts[b] - n;
@@ -683,8 +765,10 @@ static int write_trace(persist *x, char *err, size_t errlen)
     }
     fprintf(f,
             "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\",\"graph\":\"%s\","
-            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d}}\n",
-            p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks);
+            "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d,\"path\":\"%s\","
+            "\"host_clock_offset_ns\":%lld}}\n",
+            p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks,
+            x->run_device ? "device graph launch" : "pause and relaunch", offset);
     fflush(f);
     free(counts);
     free(ev);
@@ -692,6 +776,30 @@ static int write_trace(persist *x, char *err, size_t errlen)
 fail:
     free(counts);
     free(ev);
+    return -1;
+}
+
+/* The profile block 0 added up on the device (persist_args.prof) into the run's exec_profile. */
+static int read_profile(persist *x, char *err, size_t errlen)
+{
+    const int32_t n = x->d.prog->nrecords;
+    unsigned long long *prof = (unsigned long long *)malloc(sizeof(unsigned long long) * (2 + 2 * (size_t)n));
+    if (!prof) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUDA_TRY(cudaMemcpyAsync(prof, x->prof, sizeof(unsigned long long) * (2 + 2 * (size_t)n), cudaMemcpyDeviceToHost,
+                             x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (int32_t i = 0; i < n; i++) {
+        x->run.profile->count[i] = (int64_t)prof[2 + 2 * i];
+        x->run.profile->ns[i] = (int64_t)prof[3 + 2 * i];
+    }
+    x->run.profile->run_ns = prof[1] > prof[0] ? (int64_t)(prof[1] - prof[0]) : 0;
+    free(prof);
+    return 0;
+fail:
+    free(prof);
     return -1;
 }
 
@@ -722,8 +830,10 @@ static int finish(persist *x, char *err, size_t errlen)
     dev_state st;
     persist_sync sy;
     for (;;) {
+        unsigned long long t = host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, drain_ring, x, err, errlen) != 0)
             goto fail;
+        host_span(x, "wait for the launch", t);
         /* on our stream, not the legacy default one, which would also wait for the
          * application's other streams */
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
@@ -737,14 +847,18 @@ static int finish(persist *x, char *err, size_t errlen)
             goto fail;
         }
         x->paused = 1;
+        t = host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
+        host_span(x, "pause: the record's work", t);
         if (x->forced)
             break;
+        t = host_ns();
         persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, pc + 1, -1, x->run.max_iters);
         CUDA_LAUNCHED();
         if (launch_paused(x, err, errlen) != 0)
             goto fail;
+        host_span(x, "launch", t);
     }
     if (x->run_device && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
         (x->plan.flags[st.record] & SCHED_F_LAUNCH)) {
@@ -754,13 +868,17 @@ static int finish(persist *x, char *err, size_t errlen)
                  cudaGetErrorName((cudaError_t)st.detail[1]));
         goto fail;
     }
-    if (!x->forced && st.status == CFX_OK) {
-        /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
-        if (!x->run.device_buffers || x->paused)
-            if (dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
-                goto fail;
+    {
+        unsigned long long t = host_ns();
+        if (!x->forced && st.status == CFX_OK) {
+            /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
+            if (!x->run.device_buffers || x->paused)
+                if (dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
+                    goto fail;
+        }
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        host_span(x, "copy results", t);
     }
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
     if (x->forced) {
@@ -768,8 +886,14 @@ static int finish(persist *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
-    if (x->run.trace && write_trace(x, err, errlen) != 0)
-        goto fail;
+    if (x->run.profile || x->run.trace) {
+        prof_push("read the timeline");
+        int failed = (x->run.profile && read_profile(x, err, errlen) != 0) ||
+                     (x->run.trace && write_trace(x, err, errlen) != 0);
+        prof_pop();
+        if (failed)
+            goto fail;
+    }
     x->in_flight = 0;
     return 0;
 fail:
@@ -795,27 +919,56 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     if (x->device_launch && x->plan.nlaunch_calls > 0 && kernels_changed(x, run) &&
         capture_calls(x, run, err, errlen) != 0)
         goto fail;
-    /* a traced run takes the pause path: its launches carry the trace buffers */
-    x->run_device = x->device_launch && !run->trace;
-    if (run->trace && !x->trace) {
+    /* a profiled run is a traced one whose events need not be written: its profile comes from
+     * the same stamps */
+    int traced;
+    unsigned long long t_phase;
+    traced = run->trace || run->profile;
+    if (traced && !x->trace) {
+        size_t prof_words = 2 + 2 * (size_t)x->d.prog->nrecords;
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(persist_event) * (size_t)x->nblocks * P_TRACE_PER_BLOCK));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->prof, sizeof(unsigned long long) * prof_words));
     }
-    if (run->trace)
+    /* a traced run takes the path an untraced one takes, through the traced graph; only where
+     * that graph cannot be made does it pause at each launch-ending record */
+    if (traced && x->device_launch && !x->trace_exec && !x->trace_graph_failed) {
+        persist_args ta = kernel_args(x, 1);
+        char why[320];
+        x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, x->own,
+                                                     &x->trace_graph, &x->trace_exec, why, sizeof why) != 0;
+    }
+    x->run_device = x->device_launch && (!traced || x->trace_exec);
+    if (traced) {
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
+        CUDA_TRY(cudaMemsetAsync(x->prof, 0, sizeof(unsigned long long) * (2 + 2 * (size_t)x->d.prog->nrecords),
+                                 x->stream));
+    }
     /* the ring is empty (no run is in flight: nothing writes it) */
     x->ring->head = 0;
     x->ring->tail = 0;
     x->ring_tail = 0;
+    /* no block has said where it stands yet (nothing writes them: no run is in flight) */
+    x->hang[0] = '\0';
+    for (int b = 0; b < x->nblocks; b++) {
+        x->progress[b].record = -1;
+        x->progress[b].barrier = -1;
+        x->progress[b].iterations = 0;
+    }
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
+    x->nhost_span = 0;
+    t_phase = host_ns();
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
+    host_span(x, "copy inputs (enqueued)", t_phase);
+    t_phase = host_ns();
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
     if (x->run_device)
-        CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
+        CUDA_TRY(cudaGraphLaunch(traced ? x->trace_exec : x->main_exec, x->stream));
     else if (launch_paused(x, err, errlen) != 0)
         goto fail;
+    host_span(x, x->run_device ? "launch (device graph)" : "launch", t_phase);
     x->in_flight = 1;
     /* device buffers: the result copy follows the launch (all of its tail launches) on the
      * stream and gates itself on the status, so an asynchronous run needs nothing from the
@@ -853,5 +1006,5 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
 
 const exec_ops dev_persistent_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, persist_available, persist_create, persist_run, persist_wait,
-    persist_destroy, persist_detail,
+    persist_destroy, persist_detail, NULL, NULL, persist_hang,
 };

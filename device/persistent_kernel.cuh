@@ -121,6 +121,14 @@ typedef struct persist_args {
     persist_event *trace;        /* NULL: no trace */
     uint32_t trace_cap;          /* events per block */
     uint32_t *trace_count;       /* per block: events seen (kept or not) */
+    /* NULL, or a profile that block 0 adds every traced record to (it needs trace set): [0] its
+     * first record's start, [1] its last record's end, then per record its count and its
+     * nanoseconds, at [2 + 2 * pc] and [3 + 2 * pc]. Block 0 walks every record (the others
+     * wait at one-block regions), so its counts are the run's, whatever the events' cap. */
+    unsigned long long *prof;
+    /* NULL, or per block its progress word in host-mapped memory, which the host reads while the
+     * run goes on: a hang report (exec_format_hang) says from them where each block stood */
+    exec_progress *progress;
 } persist_args;
 
 /* ==== device side ========================================================================== */
@@ -151,19 +159,63 @@ static __device__ __forceinline__ void poll_cancel(const persist_args &a, unsign
     persist_poll_cancel(a.state, a.control, last, pc);
 }
 
+/* A test's debug hook before every grid barrier: nothing on a GPU; the stand-in can hold a
+ * block back there, which is how a test plants a deadlock for the hang report. */
+#ifndef P_BEFORE_BARRIER
+#define P_BEFORE_BARRIER(block, pc) ((void)0)
+#endif
+
+/* The grid barrier; thread 0 says in the block's progress word that it waits there, so a hang
+ * report can name the barrier and the blocks that never arrived. */
 static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
-    return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
+    P_BEFORE_BARRIER(blockIdx.x, pc);
+    if (a.progress && threadIdx.x == 0) {
+        a.progress[blockIdx.x].record = pc;
+        a.progress[blockIdx.x].barrier = pc;
+    }
+    const int stopped = persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
+    if (a.progress && threadIdx.x == 0)
+        a.progress[blockIdx.x].barrier = -1;
+    return stopped;
+}
+
+/* Thread 0 of a block: the record it ran from t0 to now into its part of the trace buffer; past
+ * the cap an event is only counted, so the host can say how many were dropped. */
+static __device__ void trace_record(const persist_args &a, int32_t block, uint32_t *ntrace, int32_t pc,
+                                    unsigned long long t0)
+{
+    const unsigned long long t1 = persist_now_ns();
+    if (*ntrace < a.trace_cap) {
+        persist_event *ev = &a.trace[(size_t)block * a.trace_cap + *ntrace];
+        ev->record = pc;
+        ev->t0 = t0;
+        ev->t1 = t1;
+    }
+    (*ntrace)++;
+    if (a.prof && block == 0) {
+        if (a.prof[0] == 0)
+            a.prof[0] = t0;
+        a.prof[1] = t1;
+        a.prof[2 + 2 * (size_t)pc]++;
+        a.prof[3 + 2 * (size_t)pc] += t1 - t0;
+    }
 }
 
 /* Thread 0 at a TICK (REC_TICK, or a micro-op TICK whose clock is due): every P_POLL_NS it
- * looks at the run's status, block 0 first polling the host's cancel flag. 1: the block
- * ends its walk, which only a cancel makes it do (sched_status_ends_walk). */
-static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc)
+ * looks at the run's status, block 0 first polling the host's cancel flag, and says where the
+ * block stands in its progress word (`iters`: the iterations so far). 1: the block ends its
+ * walk, which only a cancel makes it do (sched_status_ends_walk). */
+static __device__ int tick_poll(const persist_args &a, int32_t block, unsigned long long *last_poll, int32_t pc,
+                                unsigned long long iters)
 {
     unsigned long long t = persist_now_ns();
     if (t - *last_poll < P_POLL_NS)
         return 0;
+    if (a.progress) {
+        a.progress[block].record = pc;
+        a.progress[block].iterations = iters;
+    }
     if (block == 0)
         poll_cancel(a, last_poll, pc);
     *last_poll = t;
@@ -329,7 +381,7 @@ static __device__ __noinline__ mop_leave run_microops(const persist_args &a, int
                     out = mop_run((const mop *)(smem_priv + a.mop_code_offset), smem_priv, a.arena, &st);
                     if (out != MOP_OUT_TICK)
                         break;
-                    if (tick_poll(a, 0, last_poll, st.pc)) {
+                    if (tick_poll(a, 0, last_poll, st.pc, st.iters)) {
                         out = MOP_OUT_LEFT;
                         break;
                     }
@@ -632,6 +684,9 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
                     raise_stop(a, P_STATUS_PAUSE, pc, 0, 0, -1);
                 }
             }
+            /* the record that ends the launch is in the trace too, up to the launch's end */
+            if (a.trace && tid == 0)
+                trace_record(a, block, &ntrace, pc, t0);
             goto out;
         }
 
@@ -639,6 +694,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_HALT:
             if (block == 0)
                 store_private(a, priv);
+            if (a.trace && tid == 0)
+                trace_record(a, block, &ntrace, pc, t0);
             goto out;
         case REC_JUMP:
             next = r.a;
@@ -652,7 +709,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         }
         case REC_TICK:
             if (tid == 0)
-                s_flag = tick_poll(a, block, &last_poll, pc);
+                s_flag = tick_poll(a, block, &last_poll, pc, iters);
             __syncthreads();
             if (s_flag)
                 goto out;
@@ -786,15 +843,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         }
         }
         __syncthreads();
-        if (a.trace && tid == 0) {
-            if (ntrace < a.trace_cap) {
-                persist_event *ev = &a.trace[(size_t)block * a.trace_cap + ntrace];
-                ev->record = pc;
-                ev->t0 = t0;
-                ev->t1 = persist_now_ns();
-            }
-            ntrace++;
-        }
+        if (a.trace && tid == 0)
+            trace_record(a, block, &ntrace, pc, t0);
         c.pc = next;
     }
 out:

@@ -73,6 +73,9 @@ struct cfx_exec {
     void *print_user;
     FILE *trace;            /* open on trace_path while tracing */
     char *trace_path;
+    int profiling;          /* cfx_set_profile: profile the next runs into prof */
+    int profiled;           /* the last run that ended filled prof */
+    exec_profile prof;      /* prog->nrecords counts and times */
     exec_atomic_int cancel; /* kept from cfx_cancel until a run ends */
     exec_atomic_int running; /* RUN_* */
     exec_run run;
@@ -513,6 +516,8 @@ void cfx_exec_free(cfx_exec *e)
     if (e->trace)
         fclose(e->trace);
     free(e->trace_path);
+    free(e->prof.count);
+    free(e->prof.ns);
     if (e->scratch)
         for (int32_t i = 0; i < e->prog->nresults; i++)
             free(e->scratch[i]);
@@ -850,6 +855,50 @@ int cfx_set_trace(cfx_exec *e, const char *path)
     return rc;
 }
 
+int cfx_set_profile(cfx_exec *e, int on)
+{
+    if (!e || claim(e, RUN_IDLE, "cfx_set_profile") != 0)
+        return -1;
+    int rc = 0;
+    if (on && e->backend != CFX_BACKEND_CPU && e->backend != CFX_BACKEND_CUDA_PERSISTENT) {
+        /* cuda-host and cuda-graph have no device timeline to profile from yet */
+        set_error(e, "cfx_set_profile: backend %s has no profile (cpu and cuda-persistent's "
+                  "interpreter have one)", cfx_backend_name(e->backend));
+        rc = -1;
+    } else if (on && !e->prof.count) {
+        size_t n = (size_t)e->prog->nrecords + 1;
+        e->prof.count = calloc(n, sizeof *e->prof.count);
+        e->prof.ns = calloc(n, sizeof *e->prof.ns);
+        if (!e->prof.count || !e->prof.ns) {
+            free(e->prof.count);
+            free(e->prof.ns);
+            e->prof.count = e->prof.ns = NULL;
+            set_error(e, "cfx_set_profile: out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        e->profiling = on != 0;
+    release(e, RUN_IDLE);
+    return rc;
+}
+
+int cfx_profile(const cfx_exec *e, cfx_profile_row *rows, int max, double *run_us)
+{
+    if (!e || !e->profiled)
+        return -1;
+    if (run_us)
+        *run_us = (double)e->prof.run_ns / 1e3;
+    return exec_profile_rows(e->prog, &e->prof, rows, max);
+}
+
+char *cfx_profile_text(const cfx_exec *e)
+{
+    if (!e || !e->profiled)
+        return NULL;
+    return exec_profile_text(e->prog, &e->prof, cfx_backend_name(e->backend));
+}
+
 /* Each run writes one whole trace document, so the file is truncated before every run
  * after the first: it holds the trace of the latest run. */
 static int restart_trace(cfx_exec *e)
@@ -1010,6 +1059,14 @@ static int start_run(cfx_exec *e, int async)
     run.print = on_print;
     run.print_user = e;
     run.trace = e->trace;
+    e->profiled = 0;
+    if (e->profiling) {
+        size_t n = (size_t)p->nrecords + 1;
+        memset(e->prof.count, 0, n * sizeof *e->prof.count);
+        memset(e->prof.ns, 0, n * sizeof *e->prof.ns);
+        e->prof.run_ns = 0;
+        run.profile = &e->prof;
+    }
     e->run = run; /* the backend may keep the pointer until wait() */
     /* e->cancel is left as it is: a cancel made before the run stops it (cfx.h) */
 
@@ -1057,6 +1114,7 @@ static cfx_status finish_run(cfx_exec *e)
         return fail_run(e, err[0] ? err : "the backend failed");
     if (check_trace(e) != 0)
         return CFX_ERROR;
+    e->profiled = e->run.profile != NULL; /* a stopped run's profile too: where it went */
     e->out = out;
     e->message[0] = '\0';
     if (out.status != CFX_OK) {
@@ -1137,3 +1195,11 @@ const char *cfx_exec_error(const cfx_exec *e)
 }
 
 int64_t cfx_exec_iterations(const cfx_exec *e) { return e ? e->out.iterations : 0; }
+
+const char *cfx_exec_hang_report(const cfx_exec *e)
+{
+    if (!e || !e->ops || !e->ops->hang || e->out.status != CFX_STOP_CANCELLED)
+        return "";
+    const char *r = e->ops->hang(e->self);
+    return r ? r : "";
+}

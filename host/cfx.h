@@ -232,6 +232,41 @@ void cfx_set_print(cfx_exec *e, void (*fn)(void *user, const char *line), void *
  * results it wrote are not to be trusted. */
 int cfx_set_trace(cfx_exec *e, const char *path);
 
+/* ---- profile ----
+ * A flat profile of a run: where its time went, by source line, by record kind and per loop.
+ * The cpu executor stamps its own clock at every record while profiling is on (and does not
+ * fuse records then, so a profiled run is slower than a plain one). cuda-persistent's
+ * interpreter (CFX_PERSISTENT_INTERP) profiles from its device timeline: block 0's
+ * %globaltimer stamps around each record, which walks every record (no micro-ops), so its
+ * times leave out the gaps between records and add up to less than the run's; its compiled
+ * kernel, cuda-host and cuda-graph have no profile yet. */
+typedef enum cfx_profile_by {
+    CFX_PROFILE_LINE, /* the records of one source line */
+    CFX_PROFILE_KIND, /* the records of one kind (cfx dump's names: BINARY, TICK, ...) */
+    CFX_PROFILE_LOOP  /* one loop, from its test to its back edge, nested loops included */
+} cfx_profile_by;
+typedef struct cfx_profile_row {
+    cfx_profile_by by;
+    int line;          /* LINE: the line; LOOP: the line of its while or for; KIND: 0 */
+    const char *kind;  /* KIND: the kind's name (static); "" otherwise */
+    int64_t count;     /* records run; LOOP: iterations (bodies entered) */
+    double total_us;   /* time in them, from the record's start to the next record's */
+    double mean_us;    /* total_us / count: for a LOOP, the time per iteration */
+    double share;      /* total_us / the run's time */
+} cfx_profile_row;
+/* Profiles the next runs (on != 0) or stops. Returns 0, or -1 for a backend without a profile
+ * (cuda-host, cuda-graph) or a run in flight, with why in cfx_exec_error(); a profiled run of
+ * cuda-persistent's compiled kernel fails with CFX_ERROR, saying so. */
+int cfx_set_profile(cfx_exec *e, int on);
+/* The last profiled run's rows (cfx_profile_by order: lines ascending, kinds by time, loops
+ * by line) into rows[0 .. max); returns how many there are (more than max: the rest left
+ * out), or -1 when no run was profiled. *run_us (may be NULL) gets the run's time on the same
+ * clock, which the rows of each kind add up to. */
+int cfx_profile(const cfx_exec *e, cfx_profile_row *rows, int max, double *run_us);
+/* The same profile as `cfx run --profile` prints it, or NULL when no run was profiled (free
+ * with cfx_free). */
+char *cfx_profile_text(const cfx_exec *e);
+
 /* The two modes of the cuda-persistent backend (docs/persistent.md). COMPILED, the default:
  * the graph is generated as CUDA C, compiled with NVRTC when first needed (the machine code is
  * cached on disk by program and device), and runs as one kernel with its scalars in
@@ -290,6 +325,12 @@ const char *cfx_exec_message(const cfx_exec *e);
 void cfx_exec_position(const cfx_exec *e, int *line, int *col);
 const char *cfx_exec_error(const cfx_exec *e);
 int64_t cfx_exec_iterations(const cfx_exec *e); /* loop iterations of the last run */
+/* After a cancelled run of cuda-persistent's interpreter: a hang report, taken at the cancel
+ * from the progress word each block keeps in host-mapped memory: a line per block with the
+ * statement it stood at and its iterations, then for each grid barrier some block waited at,
+ * which blocks waited and which had not arrived. "" for other runs and backends (the cpu
+ * executor's position is cfx_exec_position's). Valid until the next run. */
+const char *cfx_exec_hang_report(const cfx_exec *e);
 
 #ifdef __cplusplus
 }

@@ -1223,7 +1223,9 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
 /* CUDA: the grid barrier (every block), or the end of the block when the run stopped. */
 static void grid_barrier(gen *g, int32_t r)
 {
+    line(g, "CK_STAMP(a, CK_EV_WAIT, %d);", (int)r);
     line(g, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r);
+    line(g, "CK_STAMP(a, CK_EV_PASS, %d);", (int)r);
     if (g->pass == 2)
         g->info->barriers++;
 }
@@ -1630,6 +1632,7 @@ static void record(gen *g, int32_t i)
     case REC_TICK:
         if (cuda) {
             int32_t h = g->loop_of[g->blk[i]];
+            line(g, "CK_STAMP(a, CK_EV_ITER, %d);", (int)i);
             int mask = h >= 0 && g->heavy[h] ? 0 : CGEN_SCALAR_POLL_MASK;
             line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d)) goto out_;", mask, (int)i);
             line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
@@ -2233,6 +2236,7 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
              g->redundant[x] ? ", scalars only, so every block runs it" : "");
         if (f & SCHED_F_ENTRY_BARRIER)
             grid_barrier(g, h);
+        line(g, "CK_STAMP(a, CK_EV_REGION, %d);", (int)h);
         if (!g->redundant[x]) {
             int32_t eb = to_block(g, g->region_end[x]);
             line(g, "if (blockIdx.x != 0)");
@@ -2307,6 +2311,7 @@ static void dispatch(gen *g)
             g->indent++;
             if (f & SCHED_F_ENTRY_BARRIER)
                 grid_barrier(g, lo);
+            line(g, "CK_STAMP(a, CK_EV_REGION, %d);", (int)lo);
             if (!g->redundant[x]) {
                 line(g, "if (blockIdx.x != 0) {");
                 dispatch_branch(g, to_block(g, g->region_end[x]));
@@ -2419,6 +2424,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "uint32_t print_used_ = 0, combines_ = 0, exits_ = 0;");
         line(g, "unsigned long long poll_ = 0;");
         line(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
+        line(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
         line(g, "(void)combines_; (void)exits_; (void)print_used_; (void)budget_;");
     } else {
         line(g, "void %s(cgen_host_args *a)", entry);
@@ -2480,6 +2486,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     if (g->cuda) {
         line(g, "goto out_;");
         line(g, "out_:");
+        line(g, "CK_STAMP(a, CK_EV_END, -1);");
         line(g, "ck_finish(a, iters_, print_used_);");
     } else if (g->stop_used || g->pass == 1) {
         line(g, "stop_:");

@@ -7,8 +7,8 @@
  * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
  * record. Each run first decodes the records into operand addresses and one dispatch code
  * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
- * TICK after that when there is one (a loop's test and the start of its body); a traced run
- * does not fuse, so its trace shows every record.
+ * TICK after that when there is one (a loop's test and the start of its body); a traced or
+ * profiled run does not fuse, so its trace and profile show every record.
  *
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
@@ -48,6 +48,13 @@ static double since_us(const struct timespec *start)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)(now.tv_sec - start->tv_sec) * 1e6 + (double)(now.tv_nsec - start->tv_nsec) / 1e3;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 static void trace_event(trace_state *t, const cfx_record *r, double ts, double end)
@@ -364,11 +371,13 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
 }
 
 /* The dispatch loop. The program counter is `x`, a pointer into the decoded records (the
- * record index is x - dec). Always inlined into the two entry points below, with `traced` a
- * constant, so the untraced loop carries no tracing code at all. Fills *out. */
+ * record index is x - dec). Always inlined into the entry points below, with `traced` and
+ * `profiled` constants, so the plain loop carries no tracing or profiling code at all. A
+ * profiled loop reads the clock once per record and charges the time since the last stamp to
+ * the record before, so the records' times add up to the run's. Fills *out. */
 static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const decoded *dec,
                                   cfx_tensor *tensors, trace_state *trace, const int traced,
-                                  exec_outcome *out)
+                                  exec_profile *prof, const int profiled, exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
     const cfx_record *records = prog->records;
@@ -380,10 +389,22 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
     int64_t iters = 0;
     const decoded *x = dec;
     double t0 = 0;
+    int64_t stamp = 0, run_start = 0; /* run_start: the first record's stamp */
+    int32_t last = -1; /* the record the profile's last stamp started */
 
 /* Lua's lvm.c style: the record index, dispatch, and the way out for a stop. */
 #define PC ((int32_t)(x - dec))
 #define vmdispatch(code) switch (code)
+#define PROFILE_STAMP(record)                                                                     \
+    do {                                                                                          \
+        int64_t now_ = now_ns();                                                                  \
+        if (last >= 0)                                                                            \
+            prof->ns[last] += now_ - stamp;                                                       \
+        else                                                                                      \
+            run_start = now_;                                                                     \
+        stamp = now_;                                                                             \
+        last = (record);                                                                          \
+    } while (0)
 #define STOP(status_, d0, d1)                                                                     \
     do {                                                                                          \
         out->status = (status_);                                                                  \
@@ -396,6 +417,10 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
         const int32_t at = PC; /* the record being executed, for the trace */
         if (traced)
             t0 = since_us(&trace->start);
+        if (profiled) {
+            PROFILE_STAMP(at);
+            prof->count[at]++;
+        }
         vmdispatch(x->code) {
         K_NUM_BINARY_OPS(FAST_BIN_I32)
         K_NUM_BINARY_OPS(FAST_BIN_I64)
@@ -430,6 +455,10 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
             case REC_HALT:
                 if (traced)
                     trace_event(trace, r, t0, since_us(&trace->start));
+                if (profiled) {
+                    PROFILE_STAMP(-1);
+                    prof->run_ns = stamp - run_start;
+                }
                 out->status = CFX_OK;
                 out->record = -1;
                 out->iterations = iters;
@@ -500,23 +529,35 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
 stop:
     if (traced)
         trace_event(trace, &records[PC], t0, since_us(&trace->start));
+    if (profiled) {
+        PROFILE_STAMP(-1);
+        prof->run_ns = stamp - run_start;
+    }
     out->record = PC;
     out->iterations = iters;
 #undef PC
 #undef vmdispatch
+#undef PROFILE_STAMP
 #undef STOP
 }
 
 static NOINLINE void execute_plain(const exec_run *run, uint8_t *arena, const decoded *dec,
                                    cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, NULL, 0, out);
+    execute(run, arena, dec, tensors, NULL, 0, NULL, 0, out);
+}
+
+static NOINLINE void execute_profiled(const exec_run *run, uint8_t *arena, const decoded *dec,
+                                      cfx_tensor *tensors, exec_outcome *out)
+{
+    execute(run, arena, dec, tensors, NULL, 0, run->profile, 1, out);
 }
 
 static NOINLINE void execute_traced(const exec_run *run, uint8_t *arena, const decoded *dec,
                                     cfx_tensor *tensors, trace_state *trace, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, trace, 1, out);
+    /* a traced run is slow already: profiling it too costs one more test per record */
+    execute(run, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
 }
 
 /* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
@@ -561,7 +602,7 @@ int cpu_run(const exec_run *run, exec_outcome *out)
     }
     decoded *dec = (decoded *)(arena + arena_bytes);
     cfx_tensor *tensors = (cfx_tensor *)(arena + arena_bytes + dec_bytes);
-    decode(prog, arena, dec, run->trace == NULL);
+    decode(prog, arena, dec, run->trace == NULL && run->profile == NULL);
 
     if (run->trace) {
         trace_state t = {run->trace, prog, 0, 0, {0, 0}};
@@ -573,6 +614,8 @@ int cpu_run(const exec_run *run, exec_outcome *out)
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
+    } else if (run->profile) {
+        execute_profiled(run, arena, dec, tensors, out);
     } else {
         execute_plain(run, arena, dec, tensors, out);
     }
@@ -648,4 +691,4 @@ static void cpu_destroy(void *self)
 }
 
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL, NULL, NULL};
+                               cpu_destroy, NULL, NULL, NULL, NULL};

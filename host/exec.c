@@ -253,11 +253,73 @@ void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char 
     const char *op = "";
     if (!name && r && (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE))
         op = op_name(r->op);
-    fprintf(f, ",\n{\"name\":\"%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
+    /* the name carries the line too, so a track of short spans reads as source lines */
+    char at[24] = "";
+    if (r && r->line > 0 && record >= 0) /* a span of the whole graph or the host's: no line */
+        snprintf(at, sizeof at, " (line %d)", (int)r->line);
+    fprintf(f, ",\n{\"name\":\"%s%s%s%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":%d,"
                "\"args\":{\"line\":%d,\"col\":%d",
-            name ? name : r ? rec_names[r->kind] : "?", op[0] ? " " : "", op, ts_us, dur_us, tid,
+            name ? name : r ? rec_names[r->kind] : "?", op[0] ? " " : "", op, at, ts_us, dur_us, tid,
             r ? (int)r->line : 0, r ? (int)r->col : 0);
     if (record >= 0)
         fprintf(f, ",\"record\":%d", (int)record);
     fputs("}}", f);
+}
+
+/* ==== hang reports ============================================================================ */
+
+/* `FILE:LINE:COL` of a record, or `(no record yet)`. */
+static void where(const cfx_prog *prog, int32_t record, char *buf, size_t len)
+{
+    if (record >= 0 && record < prog->nrecords)
+        snprintf(buf, len, "%s:%d:%d", prog->file ? prog->file : "?", (int)prog->records[record].line,
+                 (int)prog->records[record].col);
+    else
+        snprintf(buf, len, "(no loop iteration or barrier yet)");
+}
+
+void exec_format_hang(const cfx_prog *prog, const exec_progress *progress, int nblocks, char *buf, size_t len)
+{
+    size_t n = 0;
+    char at[320];
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+#define PUT(...)                                                                                  \
+    do {                                                                                          \
+        if (n < len)                                                                              \
+            n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);                                 \
+    } while (0)
+    for (int b = 0; b < nblocks; b++) {
+        int32_t rec = progress[b].record, bar = progress[b].barrier;
+        where(prog, rec, at, sizeof at);
+        PUT("block %d: at %s after %llu iterations%s\n", b, at, (unsigned long long)progress[b].iterations,
+            bar >= 0 ? ", waiting at a grid barrier" : "");
+    }
+    /* each barrier some block waits at, once: who waits, who has not arrived */
+    for (int b = 0; b < nblocks; b++) {
+        int32_t bar = progress[b].barrier;
+        int seen = 0;
+        for (int c = 0; c < b && !seen; c++)
+            seen = progress[c].barrier == bar;
+        if (bar < 0 || seen)
+            continue;
+        int waiting = 0;
+        for (int c = 0; c < nblocks; c++)
+            waiting += progress[c].barrier == bar;
+        where(prog, bar, at, sizeof at);
+        PUT("grid barrier at %s (record %d): %d of %d blocks wait there", at, (int)bar, waiting, nblocks);
+        if (waiting < nblocks) {
+            PUT("; not arrived:");
+            for (int c = 0; c < nblocks; c++)
+                if (progress[c].barrier != bar) {
+                    where(prog, progress[c].record, at, sizeof at);
+                    PUT(" block %d (at %s)", c, at);
+                }
+        }
+        PUT("\n");
+    }
+#undef PUT
+    if (n >= len && len > 4)
+        memcpy(buf + len - 5, "...\n", 5); /* cut: says so */
 }

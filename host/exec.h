@@ -41,6 +41,26 @@ typedef struct exec_outcome {
     int64_t iterations; /* TICKs executed */
 } exec_outcome;
 
+/* A run's flat profile as an executor fills it: per record, how many times it ran and the
+ * nanoseconds from its start to the next record's, so the times add up to the run's (profile.c
+ * turns them into rows by line, by kind and by loop). The caller allocates prog->nrecords of
+ * each and zeroes them; run_ns is the span from the first record's start to the run's end. */
+typedef struct exec_profile {
+    int64_t *count;
+    int64_t *ns;
+    int64_t run_ns;
+} exec_profile;
+
+/* Where a block of a persistent kernel stands, as it says in host-mapped memory (written by its
+ * thread 0 at each TICK when the poll's clock is due, and around each grid barrier): the last
+ * TICK or barrier record it reached, the barrier it waits at (-1: none), and its iterations at
+ * that TICK. */
+typedef struct exec_progress {
+    volatile int32_t record;
+    volatile int32_t barrier;
+    volatile unsigned long long iterations;
+} exec_progress;
+
 /* One run's arguments. inputs[i] / results[i] follow prog->inputs / prog->results. */
 typedef struct exec_run {
     const cfx_prog *prog;
@@ -54,6 +74,7 @@ typedef struct exec_run {
     void (*print)(void *user, const cfx_prog *prog, int32_t record, const void *data);
     void *print_user;            /* print gets the PRINT record and its slot's bytes */
     FILE *trace;                 /* Chrome trace events go here when not NULL */
+    exec_profile *profile;       /* filled when not NULL (the cpu executor's, so far) */
 } exec_run;
 
 /* The executor interface. create() may cache per-program state (an uploaded program, a
@@ -76,6 +97,9 @@ typedef struct exec_ops {
     /* cuda-persistent only (NULL elsewhere): cfx_set_option, already checked for range;
      * 0, or -1 with why. */
     int (*option)(void *self, int option, int64_t value, char *why, size_t len);
+    /* may be NULL: the last run's hang report (exec_format_hang, taken when it was cancelled),
+     * "" when there is none; the text lives in the executor */
+    const char *(*hang)(void *self);
 } exec_ops;
 
 extern const exec_ops cpu_exec_ops;
@@ -86,7 +110,7 @@ extern const exec_ops cpu_exec_ops;
  * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
-#define DEV_MODULE_ABI 4
+#define DEV_MODULE_ABI 5
 /* The module's one exported symbol: a function taking nothing and returning its table. */
 #define DEV_MODULE_ENTRY "cfx_cuda_module"
 
@@ -136,17 +160,30 @@ int cpu_run(const exec_run *run, exec_outcome *out);
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);
 
+/* A hang report from nblocks progress words (exec_progress; record -1: the block has reached
+ * none): a line per block with the statement it stood at and its iterations, then, for each
+ * grid barrier some block waits at, which blocks wait there and which have not arrived and
+ * where those stand. Writes at most len bytes into buf (NUL-terminated). */
+void exec_format_hang(const cfx_prog *prog, const exec_progress *progress, int nblocks, char *buf, size_t len);
+
 /* Chrome trace documents, as every executor writes them. exec_trace_open writes
  * `{"traceEvents":[` and metadata events naming the process (`cfx EXECUTOR: graph NAME (FILE)`)
  * and its threads: tid 0 called `thread` when nthreads is 0, else tids 0 .. nthreads-1 called
  * `thread N`. exec_trace_event writes one complete event, ",\n" first, with the record's source
  * position (the position `cfx dump` prints) in args "line" and "col", and "record"; `name` NULL
- * is the record's kind (and op). record -1 is a span of the whole graph, at the position of its
- * first statement. The caller closes the array and the document. */
+ * is the record's kind (and op), and the name of a record's event ends in ` (line N)`. record -1 is a span of the
+ * whole graph, at the position of its first statement. The caller closes the array and the
+ * document. */
 void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const char *thread,
                      int nthreads);
 void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char *name, double ts_us,
                       double dur_us, int tid);
+
+/* The profile's rows (profile.c): by source line (ascending), by record kind (most time
+ * first), and one per loop (by line), into rows[0 .. max); returns how many there are. */
+int exec_profile_rows(const cfx_prog *prog, const exec_profile *p, cfx_profile_row *rows, int max);
+/* The profile as the text `cfx run --profile` prints (malloc'd; NULL when out of memory). */
+char *exec_profile_text(const cfx_prog *prog, const exec_profile *p, const char *executor);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "cfx.h"
@@ -77,6 +78,19 @@ static const char run_usage_text[] =
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
+    "  --profile             after the run, print on stderr where its time went: count,\n"
+    "                        total and mean time and share of the run by source line and by\n"
+    "                        record kind, and each loop's time per iteration: on cpu from\n"
+    "                        its own clock (profiling turns record fusion off), on\n"
+    "                        cuda-persistent with --persistent-mode interp from block 0's\n"
+    "                        %globaltimer stamps around each record (no micro-ops then;\n"
+    "                        without --persistent-mode, --profile picks interp); not on\n"
+    "                        cuda-host, cuda-graph or the compiled kernel yet\n"
+    "  --deadline SECONDS    cancel the run after SECONDS of wall time (a real number) and\n"
+    "                        say where it stood, as Ctrl-C does: the statement and the loop\n"
+    "                        iterations so far, and on cuda-persistent's interpreter each\n"
+    "                        block's position and the grid barriers blocks wait at, with\n"
+    "                        the blocks that never arrived (status cancelled, exit 3)\n"
     "  --help, -h            this text; after FILE, also the graph's inputs and results\n"
     "\n"
     "Options also take the form --option=VALUE. Reals print in the shortest form that reads\n"
@@ -145,7 +159,9 @@ typedef struct options {
     const char *persistent_mode;
     const char *blocks;
     const char *floors;
+    const char *deadline;
     int cost;
+    int profile;
     int help;
 } options;
 
@@ -206,10 +222,13 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             known |= strcmp(allowed[k], name) == 0;
         if (!known)
             return bad_usage(command, "unknown option '%s'", name);
-        if (strcmp(name, "--cost") == 0) { /* the one option without a value */
+        if (strcmp(name, "--cost") == 0 || strcmp(name, "--profile") == 0) { /* no value */
             if (eq)
                 return bad_usage(command, "%s takes no value", name);
-            o->cost = 1;
+            if (name[2] == 'c')
+                o->cost = 1;
+            else
+                o->profile = 1;
             continue;
         }
         if (eq) {
@@ -249,6 +268,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->max_iters = value;
         } else if (strcmp(name, "--trace") == 0) {
             o->trace = value;
+        } else if (strcmp(name, "--deadline") == 0) {
+            o->deadline = value;
         } else if (strcmp(name, "--persistent-mode") == 0) {
             o->persistent_mode = value;
         }
@@ -475,10 +496,19 @@ done:
  * ends the process as usual. An interrupt ignored by the parent (a background job) stays
  * ignored. */
 static cfx_exec *volatile running;
+static volatile sig_atomic_t deadline_passed;
 
 static void on_interrupt(int sig)
 {
     (void)sig;
+    if (running)
+        cfx_cancel(running);
+}
+
+static void on_deadline(int sig)
+{
+    (void)sig;
+    deadline_passed = 1;
     if (running)
         cfx_cancel(running);
 }
@@ -493,9 +523,10 @@ static void on_alarm(int sig)
 }
 _Static_assert(RUN_HINT_SECONDS == 5, "the hint's text says 5 s");
 
-/* Runs e with Ctrl-C cancelling it and, when the run has no budget, the hint after
- * RUN_HINT_SECONDS. */
-static cfx_status run_interruptible(cfx_exec *e, int hint)
+/* Runs e with Ctrl-C cancelling it and either a deadline (seconds > 0), after which it is
+ * cancelled too, or, when the run has no budget, the hint after RUN_HINT_SECONDS. Both use
+ * SIGALRM, so a deadline replaces the hint. */
+static cfx_status run_interruptible(cfx_exec *e, int hint, double deadline)
 {
     struct sigaction on_int, old_int, on_alrm, old_alrm;
     memset(&on_int, 0, sizeof on_int);
@@ -503,24 +534,53 @@ static cfx_status run_interruptible(cfx_exec *e, int hint)
     on_int.sa_flags = SA_RESETHAND | SA_RESTART;
     sigemptyset(&on_int.sa_mask);
     memset(&on_alrm, 0, sizeof on_alrm);
-    on_alrm.sa_handler = on_alarm;
+    on_alrm.sa_handler = deadline > 0 ? on_deadline : on_alarm;
     on_alrm.sa_flags = SA_RESETHAND | SA_RESTART;
     sigemptyset(&on_alrm.sa_mask);
     running = e;
     int have_int = sigaction(SIGINT, NULL, &old_int) == 0 && old_int.sa_handler != SIG_IGN &&
                    sigaction(SIGINT, &on_int, NULL) == 0;
-    int have_alrm = hint && sigaction(SIGALRM, &on_alrm, &old_alrm) == 0;
+    int have_alrm = (hint || deadline > 0) && sigaction(SIGALRM, &on_alrm, &old_alrm) == 0;
+    struct itimerval timer, off;
+    memset(&timer, 0, sizeof timer);
+    memset(&off, 0, sizeof off);
+    timer.it_value.tv_sec = deadline > 0 ? (time_t)deadline : RUN_HINT_SECONDS;
+    timer.it_value.tv_usec = deadline > 0 ? (suseconds_t)((deadline - (double)(time_t)deadline) * 1e6) : 0;
+    if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0)
+        timer.it_value.tv_usec = 1;
+    deadline_passed = 0;
     if (have_alrm)
-        alarm(RUN_HINT_SECONDS);
+        setitimer(ITIMER_REAL, &timer, NULL);
     cfx_status st = cfx_run(e);
     if (have_alrm) {
-        alarm(0);
+        setitimer(ITIMER_REAL, &off, NULL);
         sigaction(SIGALRM, &old_alrm, NULL);
     }
     if (have_int)
         sigaction(SIGINT, &old_int, NULL);
     running = NULL;
     return st;
+}
+
+/* Where a cancelled run stood (Ctrl-C, or --deadline when `deadline` is its text): the
+ * statement it was at and the loop iterations it had run, and on cuda-persistent's
+ * interpreter each block's position and the grid barriers blocks waited at. */
+static void report_cancel(cfx_exec *e, const char *file, const char *deadline)
+{
+    int line, col;
+    cfx_exec_position(e, &line, &col);
+    if (deadline)
+        fprintf(stderr, "cfx: the deadline of %s s passed: the run was cancelled\n", deadline);
+    if (line > 0)
+        fprintf(stderr, "cfx: the run stood at %s:%d:%d after %lld loop iterations\n", file, line, col,
+                (long long)cfx_exec_iterations(e));
+    else
+        fprintf(stderr, "cfx: the run was cancelled after %lld loop iterations\n",
+                (long long)cfx_exec_iterations(e));
+    /* cuda-persistent's interpreter: where each block stood, and who waited at which barrier */
+    const char *hang = cfx_exec_hang_report(e);
+    if (hang[0])
+        fprintf(stderr, "cfx: where each block stood when the run was cancelled:\n%s", hang);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -536,8 +596,9 @@ static size_t type_bytes(const cfx_type *t)
 
 static int cmd_run(int argc, char **argv)
 {
-    static const char *const allowed[] = {"--graph", "--in", "--out", "--seed", "--backend",
-                                          "--persistent-mode", "--max-iters", "--trace", NULL};
+    static const char *const allowed[] = {"--graph",     "--in",        "--out",     "--seed",
+                                          "--backend",   "--persistent-mode", "--max-iters",
+                                          "--trace",     "--profile",   "--deadline", NULL};
     options o = {0};
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
@@ -571,6 +632,16 @@ static int cmd_run(int argc, char **argv)
     int64_t max_iters = 0;
     if (o.max_iters && (rc = count_option("--max-iters", o.max_iters, &max_iters)) != 0)
         goto done;
+    double deadline = 0;
+    if (o.deadline) {
+        char *end;
+        deadline = strtod(o.deadline, &end);
+        if (end == o.deadline || *end || !(deadline > 0 && deadline <= 1e6)) {
+            rc = bad_usage("run", "--deadline wants seconds, a number from 0 to 1e6, got '%s'",
+                           o.deadline);
+            goto done;
+        }
+    }
     rc = 1;
     cfx_backend backend = CFX_BACKEND_AUTO;
     if (o.backend && cfx_backend_parse(o.backend, &backend) != 0) {
@@ -719,8 +790,16 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
     /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */
-    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT)
+    if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT) {
+        /* the compiled kernel has no profile yet: --profile without a mode profiles the
+         * interpreter, and says so */
+        if (o.profile && !o.persistent_mode) {
+            mode = CFX_PERSISTENT_INTERP;
+            fprintf(stderr, "cfx: --profile runs cuda-persistent's interpreter (the compiled kernel has "
+                            "no profile yet)\n");
+        }
         cfx_set_persistent_mode(e, mode);
+    }
     /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the
      * line also says which path it took (after the run: the path may be settled only then) */
     int say_path =
@@ -750,7 +829,12 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
 
-    cfx_status st = run_interruptible(e, max_iters == 0);
+    if (o.profile && cfx_set_profile(e, 1) != 0) {
+        fprintf(stderr, "cfx: --profile: %s\n", cfx_exec_error(e));
+        goto done;
+    }
+
+    cfx_status st = run_interruptible(e, max_iters == 0, deadline);
     fflush(stdout); /* the graph's prints come before the status line and the results */
     if (say_path)
         fprintf(stderr, "cfx: backend cuda-persistent (%s)\n", cfx_exec_backend_detail(e));
@@ -758,8 +842,16 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "cfx: %s\n", cfx_exec_message(e)[0] ? cfx_exec_message(e) : cfx_exec_error(e));
         goto done;
     }
+    if (o.profile) {
+        char *text = cfx_profile_text(e);
+        if (text)
+            fputs(text, stderr);
+        cfx_free(text);
+    }
     if (st != CFX_OK) {
         fprintf(stderr, "%s\n", cfx_exec_message(e));
+        if (st == CFX_STOP_CANCELLED)
+            report_cancel(e, o.file, deadline_passed ? o.deadline : NULL);
         rc = EXIT_STOPPED;
         goto done;
     }

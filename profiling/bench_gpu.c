@@ -727,20 +727,26 @@ typedef struct executor {
     int option;    /* a cfx_option set to `value` before the first run, or 0 */
     int64_t value;
     int mode;      /* a cfx_persistent_mode, or -1 */
+    int seen;      /* 1: every run traced (to /dev/null: the device's stamps and the host's writing of
+                    * the events); 2: every run profiled (the same stamps, only the profile read back) */
 } executor;
 
 static const executor executors[] = {
-    {CFX_BACKEND_CPU, "cpu", 0, 0, -1},
-    {CFX_BACKEND_CUDA_HOST, "cuda-host", 0, 0, -1},
-    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", 0, 0, -1},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", 0, 0, CFX_PERSISTENT_COMPILED},
+    {CFX_BACKEND_CPU, "cpu", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_HOST, "cuda-host", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", 0, 0, CFX_PERSISTENT_COMPILED, 0},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-compiled-pause", CFX_OPTION_DEVICE_LAUNCH, 0,
-     CFX_PERSISTENT_COMPILED},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", 0, 0, CFX_PERSISTENT_INTERP},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP},
+     CFX_PERSISTENT_COMPILED, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", 0, 0, CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP, 0},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
-     CFX_PERSISTENT_INTERP},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP},
+     CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP, 0},
+    /* what seeing inside costs: the interpreter traced and profiled, beside -records (no
+     * micro-ops either) and -interp */
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-traced", 0, 0, CFX_PERSISTENT_INTERP, 1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-profiled", 0, 0, CFX_PERSISTENT_INTERP, 2},
 };
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
@@ -872,6 +878,10 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
             goto done;
         }
         build_ms = 1e3 * (bench_wall_s() - b0);
+    }
+    if ((ex->seen == 1 && cfx_set_trace(e, "/dev/null") != 0) || (ex->seen == 2 && cfx_set_profile(e, 1) != 0)) {
+        snprintf(r->state, sizeof r->state, "error: %.180s", cfx_exec_error(e));
+        goto fail;
     }
     for (int i = 0; i < nres; i++) {
         res[i].name = cfx_result_name(m, g, i);
@@ -1415,7 +1425,8 @@ static void usage(void)
             "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
             "        call_op call_op_kernel call_op_cfx\n"
             "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-compiled-pause\n"
-            "           cuda-persistent-interp cuda-persistent-pause cuda-persistent-inline cuda-persistent-records\n");
+            "           cuda-persistent-interp cuda-persistent-pause cuda-persistent-inline cuda-persistent-records\n"
+            "           cuda-persistent-interp-traced cuda-persistent-interp-profiled\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)

@@ -320,6 +320,8 @@ static void test_modes_and_cache(const char *cache)
         CHECK_INT(count, 1000);
         CHECK(t && strstr(t, "\"mode\":\"compiled\"") && strstr(t, "\"compile_ms\":"));
         CHECK(t && strstr(t, k == 0 ? "\"cache\":\"miss\"" : "\"cache\":\"hit\""));
+        /* the kernel built with its stamps: a track per block, the loop's iterations on them */
+        CHECK(t && strstr(t, "\"block 0\"") && strstr(t, "\"iteration") && strstr(t, "\"host\""));
         CHECK(strncmp(cfx_exec_backend_detail(e), "compiled kernel: ", 17) == 0);
         free(t);
         /* forced to the interpreter, then back */

@@ -407,6 +407,9 @@ static void test_cancel(void)
     CHECK_INT(st, CFX_STOP_CANCELLED);
     CHECK(dt < 5.0); /* noticed well within seconds of the cancel at 0.2 s */
     CHECK(cfx_exec_iterations(gpu.e) > 0);
+    /* the interpreter's hang report: every block said where it stood before the cancel */
+    if (mode == CFX_PERSISTENT_INTERP)
+        CHECK(strstr(cfx_exec_hang_report(gpu.e), "block 0: at ") != NULL);
     side_free(&gpu);
     cfx_module_free(m);
 }
@@ -436,12 +439,47 @@ static void test_trace(void)
             CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
             CHECK(strstr(text, "\"tid\":0") != NULL);
             CHECK(strstr(text, "cuda-persistent") != NULL);
-            if (mode == CFX_PERSISTENT_INTERP) /* one event per record and block */
+            if (mode == CFX_PERSISTENT_INTERP) { /* one event per record and block */
                 CHECK(strstr(text, "BINARY") != NULL);
+                /* on the path an untraced run takes: device graph launch where the executor has it */
+                /* the host's phases on their own track, moved onto the device's clock */
+                CHECK(strstr(text, "\"args\":{\"name\":\"host\"}") && strstr(text, "\"host_clock_offset_ns\":") &&
+                      strstr(text, "\"name\":\"copy results\""));
+                if (strncmp(cfx_exec_backend_detail(gpu.e), "device graph launch", 19) == 0)
+                    CHECK(strstr(text, "\"path\":\"device graph launch\"") != NULL);
+                else
+                    CHECK(strstr(text, "\"path\":\"pause and relaunch\"") != NULL);
+            }
             else /* one span, and how the kernel was built */
                 CHECK(strstr(text, "\"mode\":\"compiled\"") && strstr(text, "\"compile_ms\":"));
             free(text);
         }
+        /* the profile: the interpreter's from block 0's stamps, where the loop's 3 iterations
+         * (by hand: i = 0, 1, 2) are counted; the compiled kernel refuses, saying so */
+        CHECK_INT(cfx_set_profile(gpu.e, 1), 0);
+        cfx_status pst = cfx_run(gpu.e);
+        if (mode == CFX_PERSISTENT_INTERP) {
+            cfx_profile_row prow[64];
+            double run_us = 0, sum = 0;
+            CHECK_INT(pst, CFX_OK);
+            int n = cfx_profile(gpu.e, prow, 64, &run_us);
+            int loops = 0;
+            CHECK(n > 0 && n <= 64 && run_us > 0);
+            for (int i = 0; i < n && i < 64; i++) {
+                if (prow[i].by == CFX_PROFILE_LOOP) {
+                    loops++;
+                    CHECK_INT(prow[i].count, 3);
+                }
+                if (prow[i].by == CFX_PROFILE_LINE)
+                    sum += prow[i].total_us;
+            }
+            CHECK_INT(loops, 1);
+            CHECK(sum <= run_us * 1.0001);
+        } else {
+            CHECK_INT(pst, CFX_ERROR);
+            CHECK(strstr(cfx_exec_error(gpu.e), "no profile yet") != NULL);
+        }
+        cfx_set_profile(gpu.e, 0);
     } else {
         CHECK(0);
     }

@@ -9,17 +9,36 @@
  * the micro-ops after them), the same start of each launch (persist_start), the same reading
  * of the outcome, and the same two ways past a record that ends the launch. */
 #include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cuda_runtime.h"
+
+/* The planted deadlock (persist_host_opts.hold_block): that block spins before the grid barrier
+ * at hold_barrier until the launcher lets it go, as a block that never arrives would. */
+static volatile int hold_block = -1, hold_barrier = -1;
+static void hold_at(int block, int pc)
+{
+    while (__atomic_load_n(&hold_block, __ATOMIC_ACQUIRE) == block &&
+           __atomic_load_n(&hold_barrier, __ATOMIC_ACQUIRE) == pc)
+        sched_yield();
+}
+#define P_BEFORE_BARRIER(block, pc) hold_at((int)(block), (int)(pc))
+
 #include "persistent_kernel.cuh"
 #include "persist_host.h"
 
 /* ==== the launch ========================================================================= */
 
 static_assert(PERSIST_HOST_THREADS == P_THREADS, "persist_host.h gives C the device's block size");
+static_assert(PERSIST_HOST_TRACE_CAP == P_TRACE_PER_BLOCK, "persist_host.h gives C the trace's size");
+static_assert(sizeof(persist_host_event) == sizeof(persist_event) &&
+                  offsetof(persist_host_event, t0) == offsetof(persist_event, t0) &&
+                  offsetof(persist_host_event, t1) == offsetof(persist_event, t1),
+              "persist_host.h gives C the trace event's layout");
 
 /* The graphs a launch's blocks tail-launched (cuda_runtime.h records them): a record's site
  * graph is its pc + 1, the kernel's own graph SELF_GRAPH. Only block 0 launches, and the
@@ -97,6 +116,8 @@ static void drain(host_run *h)
 static int launch(const persist_args *a, const persist_host_opts *o, int threads, uint8_t **smem, host_run *h)
 {
     host_launch l = {a, o->device_launch, smem};
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     ck_host_grid g;
     memset(&g, 0, sizeof g);
     g.blocks = (unsigned)o->nblocks;
@@ -113,6 +134,16 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
         atomicCAS((int *)&a->state->status, (int)CFX_OK, (int)CFX_ERROR);
     while (ck_host_grid_running(&g)) {
         drain(h);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double ms = (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
+        if (o->report_ms > 0 && !h->r->hang[0] && ms >= o->report_ms) {
+            /* persistent.cu at a cancel: the report from the progress words, while the blocks
+             * still stand where they are; then the cancel, and the held block let go */
+            exec_format_hang(h->prog, a->progress, o->nblocks, h->r->hang, sizeof h->r->hang);
+            ((dev_control *)a->control)->cancel = 1;
+            __atomic_store_n(&hold_block, -1, __ATOMIC_RELEASE);
+        }
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
@@ -219,6 +250,27 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         a.mop_entry = mops->entry;
     }
     a.trace_cap = P_TRACE_PER_BLOCK;
+    exec_progress progress[16];
+    for (int i = 0; i < 16; i++) {
+        progress[i].record = -1;
+        progress[i].barrier = -1;
+        progress[i].iterations = 0;
+    }
+    a.progress = progress;
+    {
+        const int planted = o->report_ms > 0 && o->hold_block >= 0;
+        __atomic_store_n(&hold_barrier, planted ? (int)o->hold_barrier : -1, __ATOMIC_RELEASE);
+        __atomic_store_n(&hold_block, planted ? o->hold_block : -1, __ATOMIC_RELEASE);
+    }
+    if (o->trace) { /* persistent.cu's persist_run: the buffers, the counts zeroed once per run */
+        r->trace = (persist_host_event *)zalloc16(sizeof(persist_event) * (size_t)nb * P_TRACE_PER_BLOCK);
+        a.trace = (persist_event *)r->trace;
+        a.trace_count = r->trace_count;
+        r->prof = (unsigned long long *)zalloc16(sizeof(unsigned long long) * (2 + 2 * (size_t)p->nrecords));
+        a.prof = r->prof;
+        if (!a.trace || !a.prof)
+            goto done;
+    }
     for (int i = 0; i < nb; i++)
         if (!smem[i])
             goto done;

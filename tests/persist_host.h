@@ -39,7 +39,23 @@ typedef struct persist_host_opts {
     void (*init)(const cfx_prog *p, uint8_t *arena);                  /* writes the inputs */
     int (*site)(void *user, const cfx_record *r, uint8_t *arena);     /* a CALL's or product's work: 0 ok */
     void *site_user;
+    int trace;                  /* the launches carry trace buffers, as a traced run's do, and the profile
+                                 * block 0 adds up (persist_args.prof) */
+    int hold_block;             /* with report_ms, a planted deadlock: this block is held before the grid
+                                 * barrier at record hold_barrier until the report is taken (-1: none) */
+    int32_t hold_barrier;
+    int report_ms;              /* > 0: after this long, the hang report from the blocks' progress words
+                                 * goes to result.hang, and the run is cancelled (the held block let go) */
 } persist_host_opts;
+
+/* persist_event's layout (device/persistent_kernel.cuh; persist_host.cpp checks it): a record a
+ * block ran, from t0 to t1 in the global timer's nanoseconds (the stand-in's: CLOCK_MONOTONIC). */
+typedef struct persist_host_event {
+    int32_t record;
+    int32_t pad_;
+    unsigned long long t0, t1;
+} persist_host_event;
+#define PERSIST_HOST_TRACE_CAP 8192 /* P_TRACE_PER_BLOCK */
 
 typedef struct persist_host_result {
     exec_outcome out;
@@ -48,6 +64,11 @@ typedef struct persist_host_result {
     size_t nprints;             /* bytes in prints (the caller frees it) */
     int launches;               /* launches of the kernel */
     int sites;                  /* launch-ending records whose work ran between launches */
+    persist_host_event *trace;  /* with opts.trace: block b's events at b * PERSIST_HOST_TRACE_CAP (the caller
+                                 * frees it) */
+    uint32_t trace_count[16];   /* per block: events seen (more than the cap: the rest were dropped) */
+    unsigned long long *prof;   /* with opts.trace: persist_args.prof (the caller frees it) */
+    char hang[2048];            /* with opts.report_ms: exec_format_hang's report, "" when the run ended first */
 } persist_host_result;
 
 /* Runs p (plan: sched_plan_build_opts's for it). Returns 0, or -1 when the run could not be

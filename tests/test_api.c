@@ -3,7 +3,8 @@
  * status line and position, cancel from another thread, the iteration budget, prints.
  * Misuse: queries out of range, a NULL module, a second run from another thread while one is
  * in flight, a cancel before the run, errors that must not outlive a call that succeeded, a
- * trace that cannot be written. */
+ * trace that cannot be written. The profile: per-line counts and loop iterations against counts
+ * known by hand, its times against the run's wall time measured here. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -711,6 +712,118 @@ static void check_defaults(void)
     cfx_module_free(m);
 }
 
+static double wall_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static const cfx_profile_row *find_row(const cfx_profile_row *rows, int n, cfx_profile_by by, int line,
+                                       const char *kind)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].by == by && rows[i].line == line && (!kind || strcmp(rows[i].kind, kind) == 0))
+            return &rows[i];
+    return NULL;
+}
+
+/* cfx_set_profile / cfx_profile / cfx_profile_text on the cpu executor. The expected counts
+ * are the program's, by hand: with n = 5 the outer loop (line 4) runs 5 times and the inner
+ * (line 6) 3 times each, 15; lines 5 and 10 are one record each per outer iteration, lines 7
+ * and 8 one each per inner iteration. */
+static void check_profile(void)
+{
+    cfx_module *m = compile(NULL, "prof.cfx",
+                            "graph p(n: i32) -> (s: i32) {\n" /* 1 */
+                            "  s = 0\n"                         /* 2 */
+                            "  i = 0\n"                         /* 3 */
+                            "  while i < n {\n"                 /* 4 */
+                            "    j = 0\n"                       /* 5 */
+                            "    while j < 3 {\n"               /* 6 */
+                            "      s = s + j\n"                 /* 7 */
+                            "      j = j + 1\n"                 /* 8 */
+                            "    }\n"
+                            "    i = i + 1\n"                   /* 10 */
+                            "  }\n"
+                            "}\n");
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t n = 5, s = -1;
+    cfx_bind(e, "n", &n, sizeof n);
+    cfx_bind(e, "s", &s, sizeof s);
+    CHECK_INT(cfx_profile(e, NULL, 0, NULL), -1); /* nothing profiled yet */
+    CHECK(cfx_profile_text(e) == NULL);
+    CHECK_INT(cfx_set_profile(e, 1), 0);
+    double t0 = wall_us();
+    CHECK_INT(cfx_run(e), CFX_OK);
+    double wall = wall_us() - t0;
+    CHECK_INT(s, 15);
+
+    cfx_profile_row rows[64];
+    double run_us = -1;
+    int nrows = cfx_profile(e, rows, 64, &run_us);
+    CHECK(nrows > 0 && nrows <= 64);
+    CHECK(run_us > 0 && run_us <= wall);
+    static const struct { int line; int64_t count; } by_hand[] = {{2, 1}, {3, 1}, {5, 5}, {7, 15}, {8, 15}, {10, 5}};
+    for (size_t k = 0; k < sizeof by_hand / sizeof by_hand[0]; k++) {
+        const cfx_profile_row *r = find_row(rows, nrows, CFX_PROFILE_LINE, by_hand[k].line, NULL);
+        if (CHECK(r != NULL))
+            CHECK_INT(r->count, by_hand[k].count);
+    }
+    CHECK(find_row(rows, nrows, CFX_PROFILE_LINE, 9, NULL) == NULL); /* a closing brace */
+    const cfx_profile_row *outer = find_row(rows, nrows, CFX_PROFILE_LOOP, 4, NULL);
+    const cfx_profile_row *inner = find_row(rows, nrows, CFX_PROFILE_LOOP, 6, NULL);
+    if (CHECK(outer && inner)) {
+        CHECK_INT(outer->count, 5);
+        CHECK_INT(inner->count, 15);
+        CHECK(inner->total_us <= outer->total_us); /* nested inside */
+        CHECK_REAL(outer->mean_us, outer->total_us / 5, 1e-9);
+    }
+    const cfx_profile_row *ticks = find_row(rows, nrows, CFX_PROFILE_KIND, 0, "TICK");
+    if (CHECK(ticks != NULL))
+        CHECK_INT(ticks->count, 20); /* one per iteration of either loop */
+    /* each view adds up to the run: every record's time is charged to one line and one kind */
+    double line_sum = 0, kind_sum = 0, share_sum = 0;
+    int last_line = 0;
+    for (int i = 0; i < nrows; i++) {
+        CHECK(rows[i].total_us >= 0 && rows[i].share >= 0 && rows[i].share <= 1);
+        if (rows[i].by == CFX_PROFILE_LINE) {
+            CHECK(rows[i].line > last_line); /* ascending, one row per line */
+            last_line = rows[i].line;
+            line_sum += rows[i].total_us;
+            share_sum += rows[i].share;
+        } else if (rows[i].by == CFX_PROFILE_KIND) {
+            kind_sum += rows[i].total_us;
+        }
+    }
+    CHECK(line_sum <= wall);
+    CHECK_REAL(line_sum, run_us, 1e-3 * run_us + 1e-6);
+    CHECK_REAL(kind_sum, run_us, 1e-3 * run_us + 1e-6);
+    CHECK_REAL(share_sum, 1.0, 1e-3);
+    CHECK_INT(cfx_profile(e, rows, 2, NULL), nrows); /* the count, whatever room was given */
+    char *text = cfx_profile_text(e);
+    CHECK(text && strstr(text, "profile of graph p (prof.cfx) on cpu: ") && strstr(text, "by source line:") &&
+          strstr(text, "by record kind:") && strstr(text, "us/iteration"));
+    cfx_free(text);
+
+    /* n = 0: neither body runs, so no row for their lines, and the outer loop has 0 iterations */
+    n = 0;
+    CHECK_INT(cfx_run(e), CFX_OK);
+    nrows = cfx_profile(e, rows, 64, NULL);
+    CHECK(find_row(rows, nrows, CFX_PROFILE_LINE, 7, NULL) == NULL);
+    outer = find_row(rows, nrows, CFX_PROFILE_LOOP, 4, NULL);
+    CHECK(outer && outer->count == 0);
+
+    /* off: the next run leaves no profile */
+    CHECK_INT(cfx_set_profile(e, 0), 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(cfx_profile(e, rows, 64, NULL), -1);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -723,5 +836,6 @@ int main(void)
     check_one_run_at_a_time();
     check_cancel_before_run_and_errors();
     check_defaults();
+    check_profile();
     return test_finish("test_api");
 }

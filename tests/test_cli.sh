@@ -128,7 +128,7 @@ expect_err "cfx: unknown command 'frobnicate' (run, check, dump, backends; see c
 run_cfx run --help
 expect_rc 0 "cfx run --help"
 for opt in "--graph NAME" "--in NAME=VALUE" "--seed N" "--out NAME=FILE.npy" "--backend B" \
-    "--max-iters N" "--trace FILE.json" "--persistent-mode M" "--help, -h" "random" ".npy" "cuda-persistent" "cuda-graph" "cuda-host"; do
+    "--max-iters N" "--trace FILE.json" "--profile" "--deadline SECONDS" "--persistent-mode M" "--help, -h" "random" ".npy" "cuda-persistent" "cuda-graph" "cuda-host"; do
     expect_in "$opt" out "cfx run --help mentions $opt"
 done
 run_cfx run "$T/iw.cfx" --help
@@ -426,6 +426,30 @@ for v in $(echo "$first" | head -1 | sed 's/^a2 = //' | tr -d '[],'); do
 done
 run_cfx run "$T/two.cfx" --in x=random
 expect_rc 0 "random reals"
+
+# ---- profile and deadline ------------------------------------------------------------------------
+# by hand: i = 0, 1, 2 are three iterations of the while on line 4 (of the graph at line 2)
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile --backend cpu
+expect_rc 0 "--profile"
+expect_out "out = 5" "--profile leaves the results as they are"
+expect_in "profile of graph if_in_while ($T/iw.cfx) on cpu: " err "--profile's heading"
+expect_in "by source line:" err "--profile by line"
+expect_in "by record kind:" err "--profile by kind"
+checks=$((checks + 1))
+loop_row=$(printf '%s\n' "$err" | sed -n '/^loops/,$p' | awk '$1 == 4 {print $2}')
+[ "$loop_row" = 3 ] || fail "--profile: the loop on line 4 has [$loop_row] iterations, expected 3: $err"
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile=yes
+expect_rc 1 "--profile takes no value"
+# spin.cfx with x=0 never ends: the deadline cancels it and says where it stood
+run_cfx run "$T/spin.cfx" --in x=0 --deadline 0.2 --backend cpu
+expect_rc 3 "--deadline"
+expect_in "$T/spin.cfx:" err "--deadline's status line"
+expect_in "run stopped: cancelled" err "--deadline cancels"
+expect_in "cfx: the deadline of 0.2 s passed: the run was cancelled" err "--deadline says so"
+expect_in "cfx: the run stood at $T/spin.cfx:" err "--deadline says where the run stood"
+run_cfx run "$T/spin.cfx" --in x=0 --deadline 0
+expect_rc 1 "--deadline 0"
+expect_in "--deadline wants seconds" err "--deadline 0"
 
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"

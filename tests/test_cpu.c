@@ -626,15 +626,15 @@ static void test_print_call_trace(void)
         char *text = calloc(1, (size_t)len + 1);
         CHECK(fread(text, 1, (size_t)len, f) == (size_t)len);
         CHECK(strncmp(text, "{\"traceEvents\":[", 16) == 0);
-        CHECK(strstr(text, "\"name\":\"CALL\"") != NULL);
-        CHECK(strstr(text, "\"name\":\"REDUCE sum\"") != NULL);
-        CHECK(strstr(text, "\"name\":\"HALT\"") != NULL);
+        CHECK(strstr(text, "\"name\":\"CALL (line 1)\"") != NULL); /* names end in their line */
+        CHECK(strstr(text, "\"name\":\"REDUCE sum (line ") != NULL);
+        CHECK(strstr(text, "\"name\":\"HALT") != NULL);
         CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
         CHECK(strstr(text, "\"events\":4") != NULL);
         /* each event leads to its source (the CALL is record 0, at 1:5: rec() above), and the
          * process and its thread have names */
-        CHECK(strstr(text, "\"name\":\"CALL\",\"ph\":\"X\"") != NULL &&
-              strstr(strstr(text, "\"name\":\"CALL\",\"ph\":\"X\""), "\"args\":{\"line\":1,\"col\":5,\"record\":0}"));
+        CHECK(strstr(text, "\"name\":\"CALL (line 1)\",\"ph\":\"X\"") != NULL &&
+              strstr(strstr(text, "\"name\":\"CALL (line 1)\",\"ph\":\"X\""), "\"args\":{\"line\":1,\"col\":5,\"record\":0}"));
         CHECK(strstr(text, "\"name\":\"process_name\",\"ph\":\"M\"") != NULL &&
               strstr(text, "\"args\":{\"name\":\"cfx cpu: graph kern (k.cfx)\"}") != NULL);
         CHECK(strstr(text, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"host\"}") != NULL);

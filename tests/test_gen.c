@@ -1600,6 +1600,135 @@ static int check_rerun(int lo, int hi)
 
 /* Every record kind of program.h is one the generator writes: a kind it does not know would send
  * every program that has one to the interpreter. */
+/* The compiled kernel's timeline (CK_TRACE, device/compiled_kernel.cuh): a kernel generated for
+ * the CUDA target, built with CK_TRACE, on 4 host blocks. By hand, the loop runs n = 5 times:
+ * block 0 stamps 5 iterations, and every other block 5 too, or none where the plan makes the
+ * loop a one-block region (then every block stamps the region's start); each block's events
+ * start with START, end with END and go forward in time; every block passes the same grid
+ * barriers in the same order, and none leaves the k-th before the last one has arrived at it. */
+static void check_timeline(void)
+{
+    static const char src[] =
+        "graph tl(x: f32[4096], n: i32) -> (s: f32, c: i32) {\n"
+        "  s = 0.0\n  c = 0\n  y = x\n"
+        "  while c < n {\n"
+        "    y = y * 0.5 + 1.0\n"
+        "    s = s + sum(y)\n"
+        "    c = c + 1\n"
+        "  }\n}\n";
+    enum { BLOCKS = 4, CAP = 256 };
+    if (!CFX_CXX[0])
+        return;
+    int first = add_module("timeline.cfx", src, NULL);
+    if (!CHECK(first >= 0))
+        return;
+    const cfx_prog *p = units[first].prog;
+    nunits = first; /* not one of the sweep's units: this check runs it alone */
+    strbuf cuda = {0};
+    char err[512], path[512];
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_timeline", NULL, NULL, NULL, 0};
+    cgen_info info;
+    sb_puts(&cuda, "#define CK_TRACE 1\n#include \"ck_host.h\"\n");
+    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
+        fprintf(stderr, "timeline: cgen_emit: %s\n", err);
+        sb_free(&cuda);
+        return;
+    }
+    CHECK(info.barriers > 0);
+    snprintf(path, sizeof path, "%s/timeline", workdir);
+    void *h = compile_object(path, "cpp", CFX_CXX,
+                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                             &cuda);
+    sb_free(&cuda);
+    if (!CHECK(h != NULL))
+        return;
+    void (*kernel)(const ck_args a);
+    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
+                  struct CUgraphExec_st **, int *);
+    *(void **)&kernel = dlsym(h, "cuda_timeline");
+    *(void **)&launch = dlsym(h, "ck_host_launch");
+    if (!CHECK(kernel && launch))
+        return;
+
+    float *x = calloc(4096, sizeof *x);
+    int32_t n = 5;
+    input_set set;
+    memset(&set, 0, sizeof set);
+    set.data[0] = x;
+    set.data[1] = &n;
+    uint8_t *arena = new_arena(p, &set);
+    ck_state st = {0, -1, {0, 0}, 0};
+    ck_control ctl;
+    ck_sync sync;
+    k_acc partials[2 * 16];
+    static ck_event events[BLOCKS * CAP];
+    uint32_t counts[BLOCKS] = {0};
+    memset(&ctl, 0, sizeof ctl);
+    memset(&sync, 0, sizeof sync);
+    uint8_t *publish = calloc(2, (size_t)info.publish_bytes + 16), prints[64];
+    ck_args a;
+    memset(&a, 0, sizeof a);
+    a.arena = arena;
+    a.state = &st;
+    a.control = &ctl;
+    a.sync = &sync;
+    a.partials = partials;
+    a.publish = publish;
+    a.print_buf = prints;
+    a.print_cap = sizeof prints;
+    a.trace = events;
+    a.trace_cap = CAP;
+    a.trace_count = counts;
+    struct CUgraphExec_st *tails[4];
+    int ntails = 0;
+    unsigned threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
+    CHECK_INT(launch(kernel, &a, BLOCKS, threads, 0, 1, 0, tails, &ntails), 0);
+    CHECK_INT(st.status, CFX_OK);
+    CHECK_INT(st.iterations, 5);
+
+    int nwait[BLOCKS] = {0};
+    for (int b = 0; b < BLOCKS; b++) {
+        const ck_event *e = events + (size_t)b * CAP;
+        uint32_t m = counts[b];
+        int iters = 0, ok = m >= 2 && m <= CAP && e[0].kind == CK_EV_START && e[m - 1].kind == CK_EV_END;
+        for (uint32_t k = 0; ok && k < m; k++) {
+            ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_END && (k == 0 || e[k - 1].t <= e[k].t);
+            iters += e[k].kind == CK_EV_ITER;
+            nwait[b] += e[k].kind == CK_EV_WAIT;
+            if (ok && e[k].kind == CK_EV_WAIT) /* a barrier is passed right after it is waited at */
+                ok = k + 1 < m && e[k + 1].kind == CK_EV_PASS && e[k + 1].record == e[k].record;
+        }
+        if (!CHECK(ok))
+            fprintf(stderr, "timeline: block %d's %u events are not START ... END in time order\n", b, m);
+        if (b == 0 || iters != 0)
+            CHECK_INT(iters, 5);
+        CHECK_INT(nwait[b], nwait[0]);
+    }
+    CHECK(nwait[0] >= 1);
+    /* the k-th barrier of every block: the same record, left only after every block arrived */
+    int32_t at[BLOCKS] = {0};
+    for (int k = 0; k < nwait[0]; k++) {
+        unsigned long long last_in = 0, first_out = ~0ull;
+        int32_t rec = -2;
+        int same = 1;
+        for (int b = 0; b < BLOCKS; b++) {
+            const ck_event *e = events + (size_t)b * CAP;
+            while (e[at[b]].kind != CK_EV_WAIT)
+                at[b]++;
+            same &= rec == -2 || e[at[b]].record == rec;
+            rec = e[at[b]].record;
+            last_in = e[at[b]].t > last_in ? e[at[b]].t : last_in;
+            first_out = e[at[b] + 1].t < first_out ? e[at[b] + 1].t : first_out;
+            at[b]++;
+        }
+        if (!CHECK(same && last_in <= first_out))
+            fprintf(stderr, "timeline: barrier %d (record %d) left before every block arrived\n", k, (int)rec);
+    }
+    free(x);
+    free(arena);
+    free(publish);
+}
+
 static void check_all_kinds_known(void)
 {
     for (int k = 0; k < REC_COUNT; k++) {
@@ -1733,6 +1862,8 @@ int main(int argc, char **argv)
         return 1;
     check_refusal();
     check_all_kinds_known();
+    if (!mutants)
+        check_timeline();
     add_graphs_dir();
     int ngraph_units = nunits;
     add_docs();

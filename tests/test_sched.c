@@ -2019,6 +2019,206 @@ static void test_launch_sites(void)
     cancel_runs("spin1.cfx", spin_small_src, 1);
 }
 
+#ifdef RUN_KERNEL
+/* The interpreter's per-record trace on both paths (docs/persistent.md): the same events on
+ * device graph launch, whose launches the kernel starts itself, as on pause and relaunch. racy
+ * with n = 12 is 12 iterations by hand, each ending a launch at its CALL: every block's events
+ * are in order in time, each within its own start and end, with the loop's TICK and the CALL
+ * 12 times on block 0, and block 0 walks the same records in the same order on both paths.
+ * The profile block 0 adds up from the same stamps counts each record as often as the cpu
+ * executor's profile does, and its times fit in its span. */
+static void test_trace_paths(void)
+{
+    compiled_module m;
+    char *diag = NULL;
+    if (!CHECK_INT(compile_source(test_context(), "racy.cfx", call_loop_src, strlen(call_loop_src), &m, &diag), 0)) {
+        free(diag);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    sched_plan plan;
+    sched_opts so;
+    exec_kernel kernels[16];
+    void *in[32] = {0};
+    char err[200];
+    memset(&so, 0, sizeof so);
+    resolve_kernels(p, kernels);
+    CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
+        fill_value(sl, (uint8_t *)in[i], m.graphs[0].params[i].name, "n=12");
+    }
+    int32_t tick = -1, call = -1;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        tick = p->records[i].kind == REC_TICK && tick < 0 ? i : tick;
+        call = p->records[i].kind == REC_CALL && call < 0 ? i : call;
+    }
+    CHECK(tick >= 0 && call >= 0);
+    /* the cpu executor's profile counts, for the device profile's */
+    int64_t *cpu_count = calloc((size_t)p->nrecords + 1, sizeof *cpu_count);
+    int64_t *cpu_ns = calloc((size_t)p->nrecords + 1, sizeof *cpu_ns);
+    {
+        void *out[32] = {0};
+        exec_profile prof = {cpu_count, cpu_ns, 0};
+        exec_run run;
+        exec_outcome o;
+        memset(&run, 0, sizeof run);
+        for (int32_t i = 0; i < p->nresults; i++)
+            out[i] = calloc((size_t)slot_bytes(&p->slots[p->results[i]]) + 1, 1);
+        run.prog = p;
+        run.inputs = in;
+        run.results = out;
+        run.kernels = kernels;
+        run.profile = &prof;
+        CHECK_INT(cpu_run(&run, &o), 0);
+        CHECK_INT(o.status, CFX_OK);
+        CHECK_INT(cpu_count[tick], 12);
+        for (int i = 0; i < 32; i++)
+            free(out[i]);
+    }
+    int32_t *walk[2] = {NULL, NULL};
+    uint32_t nwalk[2] = {0, 0};
+    for (int dl = 0; dl < 2; dl++) {
+        persist_host_opts ho;
+        persist_host_result hr;
+        host_sites hs = {p, kernels};
+        memset(&ho, 0, sizeof ho);
+        ho.nblocks = 3;
+        ho.device_launch = dl;
+        ho.init = init_inputs;
+        ho.site = host_site_work;
+        ho.site_user = &hs;
+        ho.trace = 1;
+        g_inputs = in;
+        if (!CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0) || !CHECK(hr.trace != NULL && hr.prof != NULL)) {
+            free(hr.arena);
+            free(hr.prints);
+            free(hr.trace);
+            free(hr.prof);
+            continue;
+        }
+        int counts_ok = 1;
+        unsigned long long sum = 0;
+        for (int32_t i = 0; i < p->nrecords; i++) {
+            counts_ok &= (int64_t)hr.prof[2 + 2 * i] == cpu_count[i];
+            sum += hr.prof[3 + 2 * i];
+        }
+        if (!CHECK(counts_ok))
+            fprintf(stderr, "  the device profile's counts differ from the cpu executor's (%s)\n",
+                    dl ? "device graph launch" : "pause and relaunch");
+        CHECK(hr.prof[1] >= hr.prof[0] && sum <= hr.prof[1] - hr.prof[0]);
+        CHECK_INT(hr.out.status, CFX_OK);
+        CHECK_INT(hr.launches, 13); /* the first, and one after each CALL */
+        for (int b = 0; b < ho.nblocks; b++) {
+            const persist_host_event *ev = hr.trace + (size_t)b * PERSIST_HOST_TRACE_CAP;
+            uint32_t n = hr.trace_count[b];
+            int order_ok = n > 0 && n <= PERSIST_HOST_TRACE_CAP, ticks = 0, calls = 0;
+            for (uint32_t k = 0; order_ok && k < n; k++) {
+                order_ok = ev[k].record >= 0 && ev[k].record < p->nrecords && ev[k].t0 <= ev[k].t1 &&
+                           (k == 0 || ev[k - 1].t1 <= ev[k].t0);
+                ticks += ev[k].record == tick;
+                calls += ev[k].record == call;
+            }
+            if (!CHECK(order_ok))
+                fprintf(stderr, "  block %d's trace (%u events, %s) is out of order\n", b, n,
+                        dl ? "device graph launch" : "pause and relaunch");
+            if (b == 0) {
+                CHECK_INT(ticks, 12);
+                CHECK_INT(calls, 12);
+                walk[dl] = malloc(sizeof(int32_t) * (n + 1));
+                for (uint32_t k = 0; walk[dl] && k < n; k++)
+                    walk[dl][k] = ev[k].record;
+                nwalk[dl] = n;
+            }
+        }
+        free(hr.arena);
+        free(hr.prints);
+        free(hr.trace);
+        free(hr.prof);
+    }
+    free(cpu_count);
+    free(cpu_ns);
+    if (CHECK(walk[0] && walk[1]) && CHECK_INT(nwalk[1], nwalk[0]))
+        CHECK(memcmp(walk[0], walk[1], sizeof(int32_t) * nwalk[0]) == 0);
+    free(walk[0]);
+    free(walk[1]);
+    for (int i = 0; i < 32; i++)
+        free(in[i]);
+    sched_plan_free(&plan);
+    compiled_module_free(&m);
+}
+#endif
+
+#ifdef RUN_KERNEL
+/* The hang report (exec_format_hang over the blocks' progress words): a planted deadlock, block
+ * 2 of 4 held before the grid barrier of the split sum on line 6, is reported, while the blocks
+ * stand where they are, as that barrier with 3 of 4 blocks waiting and block 2 not arrived; the
+ * run then ends cancelled. The loop would run 1000000 times: a finished run is a failure. */
+static void test_hang_report(void)
+{
+    static const char src[] =
+        "graph hang(x: f32[200000], n: i32) -> (s: f32) {\n" /* 1 */
+        "  s = 0.0\n"                                        /* 2 */
+        "  y = x\n"                                          /* 3 */
+        "  for i in range(0, n) {\n"                         /* 4 */
+        "    y = y * 0.5\n"                                  /* 5 */
+        "    s = s + sum(y)\n"                               /* 6 */
+        "  }\n}\n";
+    compiled_module m;
+    char *diag = NULL;
+    if (!CHECK_INT(compile_source(test_context(), "hang.cfx", src, strlen(src), &m, &diag), 0)) {
+        free(diag);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    sched_plan plan;
+    sched_opts so;
+    void *in[32] = {0};
+    char err[200];
+    memset(&so, 0, sizeof so);
+    CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        const cfx_slot *sl = &p->slots[p->inputs[i]];
+        in[i] = calloc((size_t)slot_bytes(sl) + 1, 1);
+        fill_value(sl, (uint8_t *)in[i], m.graphs[0].params[i].name, "n=1000000");
+    }
+    int32_t reduce = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_REDUCE && reduce < 0)
+            reduce = i;
+    if (CHECK(reduce >= 0) && CHECK_INT(p->records[reduce].line, 6)) {
+        persist_host_opts ho;
+        persist_host_result hr;
+        memset(&ho, 0, sizeof ho);
+        ho.nblocks = 4;
+        ho.threads = 64;
+        ho.init = init_inputs;
+        ho.hold_block = 2;
+        ho.hold_barrier = reduce;
+        ho.report_ms = 300;
+        g_inputs = in;
+        CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0);
+        CHECK_INT(hr.out.status, CFX_STOP_CANCELLED);
+        char want[256];
+        snprintf(want, sizeof want, "grid barrier at hang.cfx:6:5 (record %d): 3 of 4 blocks wait there; not arrived: block 2 (",
+                 (int)reduce);
+        if (!CHECK(strstr(hr.hang, want) != NULL))
+            fprintf(stderr, "  the hang report:\n%s  wanted a line with: %s\n", hr.hang, want);
+        CHECK(strstr(hr.hang, "block 2: at ") != NULL);
+        CHECK(strstr(hr.hang, "block 0: at hang.cfx:6:5 after ") != NULL);
+        free(hr.arena);
+        free(hr.prints);
+        free(hr.trace);
+        free(hr.prof);
+    }
+    for (int i = 0; i < 32; i++)
+        free(in[i]);
+    sched_plan_free(&plan);
+    compiled_module_free(&m);
+}
+#endif
+
 /* ==== generated programs with kernels called in loops, branches, before break and return ==== */
 
 /* A kernel call after every line that opens a block (but a switch's), with probability 1/2
@@ -2076,6 +2276,10 @@ int main(int argc, char **argv)
     test_p3();
     test_compiled();
     test_launch_sites();
+#ifdef RUN_KERNEL
+    test_trace_paths();
+    test_hang_report();
+#endif
     test_prints_before_stop();
     test_generated_calls();
     test_generated_microops();

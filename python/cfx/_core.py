@@ -59,10 +59,13 @@ class RunStopped(Error):
     """A run stopped before its end. .status is the status name (assert, index, divide,
     value, limit, cancelled); .message the one-line message `FILE:LINE:COL: run stopped:
     STATUS: ...`; .file, .line, .col the position of the statement that stopped it (line 0
-    where there is none); .iterations the loop iterations it ran."""
+    where there is none); .iterations the loop iterations it ran; .hang_report, for a
+    cancelled run of cuda-persistent's interpreter, where each block stood and which blocks
+    waited at which grid barrier ("" otherwise)."""
 
-    def __init__(self, status, message, file, line, col, iterations):
+    def __init__(self, status, message, file, line, col, iterations, hang_report=""):
         super().__init__(message)
+        self.hang_report = hang_report
         self.status = status
         self.message = message
         self.file = file
@@ -918,7 +921,7 @@ class Graph:
         lib.cfx_exec_position(e, ctypes.byref(line), ctypes.byref(col))
         message = _lib.text(lib.cfx_exec_message(e))
         raise RunStopped(_lib.STATUSES[status], message, self.module.filename, line.value,
-                         col.value, lib.cfx_exec_iterations(e))
+                         col.value, lib.cfx_exec_iterations(e), _lib.text(lib.cfx_exec_hang_report(e)))
 
     # -- timing
     def benchmark(self, *args, warmup=3, repeat=20, **kwargs):

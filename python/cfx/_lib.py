@@ -88,6 +88,7 @@ _PROTOTYPES = {
     "cfx_exec_position": (None, [c_void_p, POINTER(c_int), POINTER(c_int)]),
     "cfx_exec_error": (c_char_p, [c_void_p]),
     "cfx_exec_iterations": (c_int64, [c_void_p]),
+    "cfx_exec_hang_report": (c_char_p, [c_void_p]),
 }
 
 
