@@ -85,7 +85,8 @@ static __device__ void persist_poll_cancel(dev_state *state, const dev_control *
  * acquire make the writes of every block before the barrier visible to every block after it
  * (as cooperative groups' grid sync does). `pc` is where a cancel seen here stops the run. */
 static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, const dev_control *control,
-                                           unsigned long long *last_poll, int32_t pc)
+                                           unsigned long long *last_poll, int32_t pc,
+                                           volatile int32_t *record_word, volatile int32_t *barrier_word)
 {
     __shared__ int s_stop;
     __syncthreads();
@@ -97,6 +98,12 @@ static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, c
 #ifdef CK_HOST_SPIN
             CK_HOST_SPIN(); /* the host's stand-in gives the core away (tests/cuda_host.h) */
 #endif
+            /* a long wait (a hang, or a block far behind) is said in the block's progress word
+             * (host-mapped: a write across PCIe, so not on the fast path) */
+            if (spins == 1024u && barrier_word) { /* said once, and undone below once passed */
+                *record_word = pc;
+                *barrier_word = pc;
+            }
             if (persist_load_status(state) != CFX_OK) {
                 /* A stop seen while the barrier still looked incomplete may have been raised
                  * after it completed (a block that passed it went on to a CALL and paused).
@@ -107,9 +114,12 @@ static __device__ int persist_grid_barrier(persist_bar *bar, dev_state *state, c
                 stop = !k_grid_passed(&bar->arrived, target);
                 break;
             }
-            if (blockIdx.x == 0 && (++spins & 63u) == 0)
+            spins++;
+            if (blockIdx.x == 0 && (spins & 63u) == 0)
                 persist_poll_cancel(state, control, last_poll, pc);
         }
+        if (spins > 1024u && barrier_word && !stop) /* passed: it waits there no longer */
+            *barrier_word = -1;
         s_stop = stop;
     }
     __syncthreads();

@@ -165,19 +165,14 @@ static __device__ __forceinline__ void poll_cancel(const persist_args &a, unsign
 #define P_BEFORE_BARRIER(block, pc) ((void)0)
 #endif
 
-/* The grid barrier; thread 0 says in the block's progress word that it waits there, so a hang
+/* The grid barrier; a block that waits there long says so in its progress word, so a hang
  * report can name the barrier and the blocks that never arrived. */
 static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsigned long long *last_poll, int32_t pc)
 {
     P_BEFORE_BARRIER(blockIdx.x, pc);
-    if (a.progress && threadIdx.x == 0) {
-        a.progress[blockIdx.x].record = pc;
-        a.progress[blockIdx.x].barrier = pc;
-    }
-    const int stopped = persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc);
-    if (a.progress && threadIdx.x == 0)
-        a.progress[blockIdx.x].barrier = -1;
-    return stopped;
+    exec_progress *w = a.progress ? &a.progress[blockIdx.x] : NULL;
+    return persist_grid_barrier(&a.sync->bar, a.state, a.control, last_poll, pc, w ? &w->record : NULL,
+                                w ? &w->barrier : NULL);
 }
 
 /* Thread 0 of a block: the record it ran from t0 to now into its part of the trace buffer; past

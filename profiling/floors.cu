@@ -56,7 +56,7 @@ grid_barrier_kernel(persist_bar *bar, dev_state *state, const dev_control *contr
 {
     unsigned long long last_poll = 0;
     for (int i = 0; i < n; i++)
-        if (persist_grid_barrier(bar, state, control, &last_poll, 0))
+        if (persist_grid_barrier(bar, state, control, &last_poll, 0, NULL, NULL))
             return;
 }
 
