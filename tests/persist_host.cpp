@@ -137,7 +137,13 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double ms = (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
-        if (o->report_ms > 0 && !h->r->hang[0] && ms >= o->report_ms) {
+        /* the deadlock settled: every block but the held one says it waits at a barrier (a
+         * block says so after a long wait; on a loaded machine that may take a while), or 20 s */
+        int waiting = 0;
+        for (int b = 0; o->report_ms > 0 && a->progress && b < o->nblocks; b++)
+            waiting += b != o->hold_block && a->progress[b].barrier >= 0;
+        if (o->report_ms > 0 && !h->r->hang[0] && ms >= o->report_ms &&
+            (waiting == o->nblocks - 1 || ms >= o->report_ms + 20000)) {
             /* persistent.cu at a cancel: the report from the progress words, while the blocks
              * still stand where they are; then the cancel, and the held block let go */
             exec_format_hang(h->prog, a->progress, o->nblocks, h->r->hang, sizeof h->r->hang);
