@@ -103,6 +103,9 @@ def test_ctrl_c_cancels_the_run():
     rescue.start()
     sigint = _interrupt_when_running(g)
     t0 = time.monotonic()
+    # Python's own handler, as in an interactive session: a process started in the background
+    # by a shell without job control begins with SIGINT ignored, and Python then installs none
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     sigint.start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -111,6 +114,7 @@ def test_ctrl_c_cancels_the_run():
     finally:
         rescue.cancel()
         sigint.join()
+        signal.signal(signal.SIGINT, before)
     assert time.monotonic() - t0 < 10
     # the run was cancelled, not left running: the graph runs again at once
     assert g(x=-1, results="python")["y"] == -1
