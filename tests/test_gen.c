@@ -1622,7 +1622,10 @@ static void check_timeline(void)
     int first = add_module("timeline.cfx", src, NULL);
     if (!CHECK(first >= 0))
         return;
-    const cfx_prog *p = units[first].prog;
+    const cfx_prog *p = units[first].prog; /* the module keeps it */
+    free(units[first].names);
+    free(units[first].defaults);
+    free(units[first].types);
     nunits = first; /* not one of the sweep's units: this check runs it alone */
     strbuf cuda = {0};
     char err[512], path[512];
@@ -1968,6 +1971,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < MAX_INPUTS; i++)
                 free(units[k].sets[j].data[i]);
         free(units[k].sets);
+        free((void *)units[k].kernels);
         if (units[k].prog != irreducible) {
             free(units[k].names);
             free(units[k].defaults);
