@@ -832,20 +832,6 @@ static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
     return 0;
 }
 
-/* 1 if the run's kernels differ from those the CALL sites were captured with. */
-static int kernels_changed(const comp_exec *x, const exec_run *run)
-{
-    if (!x->captured)
-        return 1;
-    for (int32_t i = 0; i < x->prog->nkernels; i++) {
-        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
-        void *user = run->kernels ? run->kernels[i].user : NULL;
-        if (x->captured[i].cuda_fn != fn || x->captured[i].user != user)
-            return 1;
-    }
-    return 0;
-}
-
 /* The CALL sites' graphs, at the first run (or when the kernels changed): each launched CALL's
  * cuda_fn is called once, on the capture stream. One that cannot be captured sends the
  * executor to the pause path, which calls cuda_fn at every CALL. */
@@ -1355,7 +1341,8 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
     prof_push("run");
-    if (x->device_launch && x->info.launches > 0 && kernels_changed(x, run) && capture_calls(x, run, err, errlen) != 0)
+    if (x->device_launch && x->info.launches > 0 && dev_kernels_changed(x->captured, x->prog->nkernels, run) &&
+        capture_calls(x, run, err, errlen) != 0)
         goto fail;
     /* the blocks' shared state as a run starts, with its budget (the kernel's argument is fixed
      * in main_exec, so the budget is not in it) */

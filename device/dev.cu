@@ -259,6 +259,19 @@ fail:
     return -1;
 }
 
+int dev_kernels_changed(const exec_kernel *captured, int32_t n, const exec_run *run)
+{
+    if (!captured)
+        return 1;
+    for (int32_t i = 0; i < n; i++) {
+        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
+        void *user = run->kernels ? run->kernels[i].user : NULL;
+        if (captured[i].cuda_fn != fn || captured[i].user != user)
+            return 1;
+    }
+    return 0;
+}
+
 int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r,
                     cudaStream_t stream, int *failed, char *err, size_t errlen)
 {

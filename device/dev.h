@@ -92,6 +92,11 @@ int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
 int dev_call_kernel(const dev_prog *d, const exec_kernel *k, const cfx_record *r,
                     cudaStream_t stream, int *failed, char *err, size_t errlen);
 
+/* 1 if the run's application kernels differ, by CUDA function or user pointer, from the n that
+ * CALL sites were captured with (`captured`; NULL: nothing captured yet). A run may pass no
+ * kernels (run->kernels NULL, as cpu.c allows): that reads as kernels with no CUDA function. */
+int dev_kernels_changed(const exec_kernel *captured, int32_t n, const exec_run *run);
+
 /* Waits for `stream`, forwarding a cfx_cancel() made meanwhile (`cancel`, may be NULL) to
  * the device's flag in d's control block. */
 int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, char *err,

@@ -367,7 +367,7 @@ static int capture_call(graphexec *x, int32_t i, const cfx_record *r, char *err,
      * it only computes values nobody will see, since results are copied only if the run is
      * ok. A failure may be passing, so the next run captures the kernels again and calls
      * cuda_fn anew, as the other executors call it on every run; a missing cuda_fn stays
-     * missing until the kernels change, which kernels_changed notices. */
+     * missing until the kernels change, which dev_kernels_changed notices. */
     x->call_failed = 1;
 stop:
     graph_call_failed_kernel<<<1, 1, 0, x->capture>>>(x->d.state, i);
@@ -1009,21 +1009,6 @@ fail:
     return NULL;
 }
 
-/* 1 if the run's application kernels differ from those the graph was captured with. A run
- * may pass no kernels (run->kernels NULL, as cpu.c allows): that reads as kernels with no
- * CUDA function, which graph_run captures as zeroed entries, so it is compared as such. */
-static int kernels_changed(const graphexec *x, const exec_run *run)
-{
-    if (x->kernels == NULL) return 1;
-    for (int32_t i = 0; i < x->nkernels; i++) {
-        const exec_kernel *a = &x->kernels[i];
-        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
-        void *user = run->kernels ? run->kernels[i].user : NULL;
-        if (a->cuda_fn != fn || a->user != user) return 1;
-    }
-    return 0;
-}
-
 static int finish(graphexec *x, char *err, size_t errlen);
 
 static int graph_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
@@ -1034,7 +1019,7 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
         snprintf(err, errlen, "a run of this executor is still in flight");
         return -1;
     }
-    if (p->nkernels > 0 && (x->call_failed || kernels_changed(x, run))) {
+    if (p->nkernels > 0 && (x->call_failed || dev_kernels_changed(x->kernels, x->nkernels, run))) {
         drop_graph(x);
         free(x->kernels);
         x->nkernels = 0;

@@ -436,20 +436,6 @@ static int setup_device_launch(persist *x, int wanted, char *err, size_t errlen)
     return 0;
 }
 
-/* 1 if the run's application kernels differ from those the CALL sites were captured with. */
-static int kernels_changed(const persist *x, const exec_run *run)
-{
-    if (!x->captured)
-        return 1;
-    for (int32_t i = 0; i < x->d.prog->nkernels; i++) {
-        cfx_cuda_kernel fn = run->kernels ? run->kernels[i].cuda_fn : NULL;
-        void *user = run->kernels ? run->kernels[i].user : NULL;
-        if (x->captured[i].cuda_fn != fn || x->captured[i].user != user)
-            return 1;
-    }
-    return 0;
-}
-
 /* The CALL sites' graphs, at the first run (or when the kernels changed): every cuda_fn is
  * called once, on the capture stream. A kernel that has no CUDA function, reports a failure,
  * or enqueues what a device graph may not hold sends the executor to the pause path, which
@@ -916,7 +902,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     memset(&x->out, 0, sizeof x->out);
     x->out.record = -1;
     prof_push("run");
-    if (x->device_launch && x->plan.nlaunch_calls > 0 && kernels_changed(x, run) &&
+    if (x->device_launch && x->plan.nlaunch_calls > 0 && dev_kernels_changed(x->captured, x->d.prog->nkernels, run) &&
         capture_calls(x, run, err, errlen) != 0)
         goto fail;
     /* a profiled run is a traced one whose events need not be written: its profile comes from
