@@ -6,8 +6,12 @@
 # bench_gpu --quick on cg_1024 and if_in_while with the interpreter plain, record by record,
 # traced and profiled, which gives the overhead of tracing.
 #
-#   BUILD=build bash profiling/trace_check.sh [OUT]
+#   BUILD=build bash profiling/trace_check.sh [OUT] [--no-tests]
+#
+# --no-tests leaves out gpu_persistent and gpu_compiled (when gpu_check.sh ran them in the same call).
 set -u
+tests=1
+[ "${2:-}" = --no-tests ] && tests=0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD:-$root/build}"
 out="${1:-$root/out/trace-check}"
@@ -23,8 +27,10 @@ step() { # name limit command...: the output to log.txt, the status to summary.t
     echo "$name rc=$?" | tee -a "$out/summary.txt"
 }
 cg=(--in A=random --in b=random --in max_iters=20 --in tol=0 --out x="$out/x.npy")
-step "gpu_persistent --quick" 150 "$build/tests/gpu_persistent" --quick
-step "gpu_compiled" 90 "$build/tests/gpu_compiled"
+if [ "$tests" = 1 ]; then
+    step "gpu_persistent --quick" 150 "$build/tests/gpu_persistent" --quick
+    step "gpu_compiled" 90 "$build/tests/gpu_compiled"
+fi
 step "cg_1024 traced (interp)" 60 "$build/cfx" run "$root/profiling/bench/cg_1024.cfx" "${cg[@]}" \
     --backend cuda-persistent --persistent-mode interp --trace "$out/cg_1024_interp.json"
 step "cg_1024 profiled (interp)" 60 "$build/cfx" run "$root/profiling/bench/cg_1024.cfx" "${cg[@]}" \
