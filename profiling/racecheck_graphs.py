@@ -34,9 +34,12 @@ def one(j):
     except subprocess.TimeoutExpired:
         return "%s %s timeout" % (os.path.relpath(f, root), m)
 hazards = 0
-with ThreadPoolExecutor(8) as ex, (sys.stdout if out == "-" else open(out, "w")) as log:
+log = sys.stdout if out == "-" else open(out, "w")
+with ThreadPoolExecutor(8) as ex:
     for r in ex.map(one, jobs):
         log.write(r + "\n"); log.flush()
         hazards += "RACECHECK SUMMARY: 0 hazards" not in r and "timeout" not in r and "rc=255" not in r
+if log is not sys.stdout:
+    log.close()
 print("racecheck: %d runs, %d with hazards" % (len(jobs), hazards))
 sys.exit(1 if hazards else 0)

@@ -414,6 +414,13 @@ static void test_cancel(void)
     cfx_module_free(m);
 }
 
+/* 1 if the executor runs device graph launch (its detail says which path it takes, in either
+ * mode). */
+static int device_launch(const cfx_exec *e)
+{
+    return strstr(cfx_exec_backend_detail(e), "device graph launch") != NULL;
+}
+
 static void test_trace(void)
 {
     char *diag = NULL;
@@ -445,7 +452,7 @@ static void test_trace(void)
                 /* the host's phases on their own track, moved onto the device's clock */
                 CHECK(strstr(text, "\"args\":{\"name\":\"host\"}") && strstr(text, "\"host_clock_offset_ns\":") &&
                       strstr(text, "\"name\":\"copy results\""));
-                if (strncmp(cfx_exec_backend_detail(gpu.e), "device graph launch", 19) == 0)
+                if (device_launch(gpu.e))
                     CHECK(strstr(text, "\"path\":\"device graph launch\"") != NULL);
                 else
                     CHECK(strstr(text, "\"path\":\"pause and relaunch\"") != NULL);
@@ -537,13 +544,6 @@ static const char *calls =
     "    print(s, \"s\")\n"
     "  }\n"
     "}\n";
-
-/* 1 if the executor runs device graph launch (its detail says which path it takes, in either
- * mode). */
-static int device_launch(const cfx_exec *e)
-{
-    return strstr(cfx_exec_backend_detail(e), "device graph launch") != NULL;
-}
 
 /* cuda-persistent's executor on the pause-and-relaunch path when `pause`, else on the path
  * it picks (device graph launch where it works). */
