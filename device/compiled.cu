@@ -1125,51 +1125,90 @@ fail:
 }
 
 /* The kernel's name for a stamp's span: what the block did from this stamp to its next. */
-static const char *span_name(int32_t kind)
+/* What the span of a block's timeline from one stamp to its next was, named by where it ends
+ * (each stamp closes what came before it): the record it counts to, or -1 for none (from a
+ * launch's end to the next launch's start: the host's time), and its name (NULL: the record's
+ * own, its kind). A phase's work ends at its DONE, a barrier's wait at its PASS, the loop's test
+ * and poll at the next iteration's ITER, and the last stretch at END, which counts to HALT. */
+static int32_t span_of(const cfx_prog *p, const ck_event *from, const ck_event *to, const char **name)
 {
-    switch (kind) {
-    case CK_EV_START: return "launch start";
-    case CK_EV_ITER: return "iteration";
-    case CK_EV_REGION: return "one-block region";
-    case CK_EV_WAIT: return "grid barrier (waiting)";
-    case CK_EV_PASS: return "after grid barrier";
-    default: return "?";
+    *name = NULL;
+    if (from->kind == CK_EV_END)
+        return -1;
+    switch (to->kind) {
+    case CK_EV_DONE: return to->record;
+    case CK_EV_PASS: *name = "grid barrier (waiting)"; return to->record;
+    case CK_EV_WAIT: *name = "to the grid barrier"; return to->record;
+    case CK_EV_ITER: *name = "loop test"; return to->record;
+    case CK_EV_REGION: *name = "to a one-block region"; return to->record;
+    case CK_EV_END:
+        *name = "to the launch's end";
+        for (int32_t i = 0; i < p->nrecords; i++)
+            if (p->records[i].kind == REC_HALT)
+                return i;
+        return -1;
+    default: return -1;
     }
 }
 
+/* The timeline of a run of a kernel built with CK_TRACE, each block's events from the device:
+ * *counts (per block, stamped, kept or not) and *ev (COMP_TRACE_PER_BLOCK per block), malloc'd. */
+static int read_timeline(comp_exec *x, uint32_t **counts, ck_event **ev, char *err, size_t errlen)
+{
+    size_t nb = (size_t)x->nblocks;
+    *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
+    *ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
+    if (!*counts || !*ev) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUDA_TRY(cudaMemcpyAsync(*counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaMemcpyAsync(*ev, x->trace, sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK, cudaMemcpyDeviceToHost,
+                             x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    return 0;
+fail:
+    return -1;
+}
+
+/* The run's flat profile from block 0's timeline (every block runs the same phases, and block 0
+ * also the one-block regions): each span's time to the record span_of names, a count at each
+ * phase's DONE and each iteration's ITER. With more stamps than the buffer keeps, the profile
+ * covers the kept ones (run_ns their span). */
+static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *ev)
+{
+    exec_profile *pr = x->run.profile;
+    uint32_t n = counts[0] < COMP_TRACE_PER_BLOCK ? counts[0] : COMP_TRACE_PER_BLOCK;
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        const char *name;
+        int32_t r = span_of(x->prog, &ev[k], &ev[k + 1], &name);
+        if (r < 0 || r >= x->prog->nrecords)
+            continue;
+        pr->ns[r] += (int64_t)(ev[k + 1].t - ev[k].t);
+        pr->count[r] += ev[k + 1].kind == CK_EV_DONE || ev[k + 1].kind == CK_EV_ITER;
+    }
+    pr->run_ns = n >= 2 ? (int64_t)(ev[n - 1].t - ev[0].t) : 0;
+}
+
 /* The run's trace: a span for the whole run and the build's facts, and with a kernel built with
- * CK_TRACE, each block's timeline (a track per block), one span from each stamp to the block's
- * next, named by what it starts and carrying the source line of its record. The run's span is on
- * the host's clock and the blocks' on the device's global timer, each from its own start: they
- * are not aligned to one clock yet. */
-static int write_trace(comp_exec *x, double run_ms, char *err, size_t errlen)
+ * CK_TRACE, each block's timeline (a track per block), its spans as span_of names them, each
+ * carrying the source line of its record. The run's span is on the host's clock and the blocks'
+ * on the device's global timer, each from its own start: they are not aligned to one clock
+ * yet. */
+static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const ck_event *ev)
 {
     FILE *f = x->run.trace;
     size_t nb = (size_t)x->nblocks;
-    uint32_t *counts = NULL;
-    ck_event *ev = NULL;
     long long kept = 0, dropped = 0;
-    if (x->trace) {
-        counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
-        ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
-        if (!counts || !ev) {
-            snprintf(err, errlen, "out of memory");
-            goto fail;
-        }
-        CUDA_TRY(cudaMemcpyAsync(counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->stream));
-        CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK, cudaMemcpyDeviceToHost,
-                                 x->stream));
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-    }
-    if (x->trace) { /* a track per block, and the host's after them */
+    if (ev) { /* a track per block, and the host's after them */
         exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
         fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}",
                 x->nblocks);
     } else {
         exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
     }
-    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, x->trace ? x->nblocks : 0);
-    if (x->trace) {
+    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, ev ? x->nblocks : 0);
+    if (ev) {
         unsigned long long base = ~0ull;
         for (size_t b = 0; b < nb; b++)
             if (counts[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
@@ -1179,10 +1218,12 @@ static int write_trace(comp_exec *x, double run_ms, char *err, size_t errlen)
             const ck_event *e = ev + b * COMP_TRACE_PER_BLOCK;
             dropped += counts[b] - n;
             for (uint32_t k = 0; k + 1 < n; k++) {
-                if (e[k].kind == CK_EV_END)
-                    continue; /* from a launch's end to the next launch's start: the host's */
-                exec_trace_event(f, x->prog, e[k].record, span_name(e[k].kind), (double)(e[k].t - base) / 1e3,
-                                 (double)(e[k + 1].t - e[k].t) / 1e3, (int)b);
+                const char *name;
+                int32_t r = span_of(x->prog, &e[k], &e[k + 1], &name);
+                if (r == -1 && e[k].kind == CK_EV_END)
+                    continue;
+                exec_trace_event(f, x->prog, r, name ? name : r < 0 ? "?" : NULL,
+                                 (double)(e[k].t - base) / 1e3, (double)(e[k + 1].t - e[k].t) / 1e3, (int)b);
                 kept++;
             }
         }
@@ -1198,13 +1239,7 @@ static int write_trace(comp_exec *x, double run_ms, char *err, size_t errlen)
             (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, kept, dropped,
             COMP_TRACE_PER_BLOCK);
     fflush(f);
-    free(counts);
-    free(ev);
     return 0;
-fail:
-    free(counts);
-    free(ev);
-    return -1;
 }
 
 /* Pause path: the work of record pc, on the run's stream. 0, or -1 for a CUDA failure; a CALL
@@ -1293,10 +1328,18 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         x->out.record = x->forced_record;
         x->out.detail[0] = x->out.detail[1] = 0;
     }
-    if (x->run.trace) {
+    if (x->run.trace || x->run.profile) {
         double run_ms = ms_since(&x->t_launch);
+        uint32_t *counts = NULL;
+        ck_event *ev = NULL;
         prof_push("write trace");
-        int failed = write_trace(x, run_ms, err, errlen) != 0;
+        int failed = x->trace && read_timeline(x, &counts, &ev, err, errlen) != 0;
+        if (!failed && x->run.profile && ev)
+            fill_profile(x, counts, ev);
+        if (!failed && x->run.trace)
+            failed = write_trace(x, run_ms, counts, ev) != 0;
+        free(counts);
+        free(ev);
         prof_pop();
         if (failed)
             goto fail;
@@ -1321,23 +1364,19 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     x->rerun = 0;
     x->paused = 0;
     x->forced = 0;
-    if (x->want == MODE_COMPILED && x->tried && x->ready && (run->trace != NULL) != x->trace_build) {
-        /* the other build: with the stamps for a traced run, without for an untraced one */
+    /* a traced or profiled run needs the kernel built with the stamps (CK_TRACE), an untraced one
+     * the kernel without them */
+    int stamps = run->trace != NULL || run->profile != NULL;
+    if (x->want == MODE_COMPILED && x->tried && x->ready && stamps != x->trace_build) {
         release_kernel(x);
         x->tried = 0;
     }
     if (x->want == MODE_COMPILED && !x->tried) {
-        x->trace_build = run->trace != NULL;
+        x->trace_build = stamps;
         build(x);
     }
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
-    if (run->profile) {
-        /* the generated kernel stamps nothing per line yet; the interpreter's timeline does */
-        snprintf(err, errlen, "the compiled kernel has no profile yet: --persistent-mode interp "
-                              "(cfx_set_persistent_mode INTERP) profiles from the interpreter's device timeline");
-        return -1;
-    }
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
     prof_push("run");

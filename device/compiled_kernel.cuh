@@ -93,6 +93,8 @@ enum {
     CK_EV_REGION,    /* a one-block region begins (record: its first) */
     CK_EV_WAIT,      /* the block arrives at a grid barrier (record: the barrier's) */
     CK_EV_PASS,      /* ... and leaves it */
+    CK_EV_DONE,      /* the block ends a phase: a loop over tensors, a product, a combine
+                      * (record: the one whose code it ends) */
     CK_EV_END        /* the block ends the launch */
 };
 typedef struct ck_event {
@@ -220,6 +222,7 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
 {
     __shared__ int s_stop;
     __syncthreads();
+    CK_STAMP(a, CK_EV_WAIT, record);
     if (threadIdx.x == 0) {
         ck_sync *s = a.sync;
         int stop = 0;
@@ -233,6 +236,8 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
             ck_look(a, last, record);
         }
         s_stop = stop;
+        if (!stop)
+            CK_STAMP(a, CK_EV_PASS, record);
     }
     __syncthreads();
     CK_AFTER_BARRIER();

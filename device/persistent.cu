@@ -34,8 +34,9 @@
  *
  * One-block loops run as micro-ops (device/microops.h), translated here at creation and kept
  * in shared memory beside the private copies; CFX_OPTION_MICROOPS set to 0 with
- * cfx_set_option keeps them out (every record interpreted, as before), and so
- * does a traced run, whose trace shows every record.
+ * cfx_set_option keeps them out (every record interpreted, as before). A traced run keeps
+ * them: its trace shows their whole stretch as one span ("micro-ops"), and its profile counts
+ * their iterations; with micro-ops off it shows every record.
  *
  * Prints never end a launch: block 0 puts each printed value into a ring in host-mapped
  * memory and the host takes the entries, in order, while it waits for the run (cfx_run, or
@@ -118,7 +119,7 @@ typedef struct persist {
     cudaGraph_t main_graph;
     cudaGraphExec_t main_exec;
     /* the same graph for traced runs, made at the first one: its kernel's arguments carry the
-     * trace buffers (and no micro-ops), so an untraced run's kernel has no trace to test for */
+     * trace buffers, so an untraced run's kernel has no trace to test for */
     cudaGraph_t trace_graph;
     cudaGraphExec_t trace_exec;
     int trace_graph_failed;     /* it could not be made: traced runs take the pause path */
@@ -230,7 +231,7 @@ static persist_args kernel_args(const persist *x, int traced)
     a.progress = x->progress_dev;
     a.ring_cap = x->ring_cap;
     a.site_exec = x->site_exec_dev;
-    if (x->mops.ncode > 0 && !traced) { /* a traced run shows every record */
+    if (x->mops.ncode > 0) { /* a traced run too: it takes the path an untraced one takes */
         a.mop_image = x->mop_image;
         a.mop_image_bytes = x->mops.image_bytes;
         a.mop_code_offset = x->mops.code_offset;
@@ -744,7 +745,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
         dropped += counts[b] - n;
         for (uint32_t i = 0; i < n; i++) {
             const persist_event *e = &ev[b * P_TRACE_PER_BLOCK + i];
-            exec_trace_event(f, p, e->record, NULL, (double)(e->t0 - base) / 1e3,
+            exec_trace_event(f, p, e->record, e->what == P_EV_MICROOPS ? "micro-ops" : NULL, (double)(e->t0 - base) / 1e3,
                              (double)(e->t1 - e->t0) / 1e3, (int)b);
             kept++;
         }

@@ -76,10 +76,12 @@ typedef struct persist_ring {
     volatile unsigned long long tail;
 } persist_ring;
 
-/* One trace event: a record executed by a block, in global-timer nanoseconds. */
+/* One trace event: a record executed by a block, or the micro-ops that start at it, in
+ * global-timer nanoseconds. */
+enum { P_EV_RECORD, P_EV_MICROOPS };
 typedef struct persist_event {
     int32_t record;
-    int32_t pad_;
+    int32_t what; /* P_EV_* */
     unsigned long long t0, t1;
 } persist_event;
 
@@ -124,7 +126,9 @@ typedef struct persist_args {
     /* NULL, or a profile that block 0 adds every traced record to (it needs trace set): [0] its
      * first record's start, [1] its last record's end, then per record its count and its
      * nanoseconds, at [2 + 2 * pc] and [3 + 2 * pc]. Block 0 walks every record (the others
-     * wait at one-block regions), so its counts are the run's, whatever the events' cap. */
+     * wait at one-block regions), so its counts are the run's, whatever the events' cap;
+     * micro-ops count once at the record where they start, and their iterations at the
+     * region's first TICK. */
     unsigned long long *prof;
     /* NULL, or per block its progress word in host-mapped memory, which the host reads while the
      * run goes on: a hang report (exec_format_hang) says from them where each block stood */
@@ -175,15 +179,17 @@ static __device__ __forceinline__ int grid_barrier(const persist_args &a, unsign
                                 w ? &w->barrier : NULL);
 }
 
-/* Thread 0 of a block: the record it ran from t0 to now into its part of the trace buffer; past
- * the cap an event is only counted, so the host can say how many were dropped. */
+/* Thread 0 of a block: the record it ran from t0 to now (what: P_EV_RECORD), or the micro-ops
+ * that start at it (P_EV_MICROOPS), into its part of the trace buffer, and block 0 into the
+ * profile; past the cap an event is only counted, so the host can say how many were dropped. */
 static __device__ void trace_record(const persist_args &a, int32_t block, uint32_t *ntrace, int32_t pc,
-                                    unsigned long long t0)
+                                    unsigned long long t0, int32_t what = P_EV_RECORD)
 {
     const unsigned long long t1 = persist_now_ns();
     if (*ntrace < a.trace_cap) {
         persist_event *ev = &a.trace[(size_t)block * a.trace_cap + *ntrace];
         ev->record = pc;
+        ev->what = what;
         ev->t0 = t0;
         ev->t1 = t1;
     }
@@ -640,8 +646,19 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
 
         const int32_t pc = c.pc;
         if (c.region >= 0 && a.mop_image && a.mop_entry[pc] >= 0) {
-            /* block 0 alone: every thread of it takes this branch */
+            /* block 0 alone: every thread of it takes this branch. A traced run stamps the
+             * micro-ops' stretch as one event at the record where they start, and its profile
+             * counts their iterations at the region's first TICK (its loop's). */
+            const unsigned long long t0 = a.trace && tid == 0 ? persist_now_ns() : 0;
             const mop_leave l = run_microops(a, pc, iters, &last_poll, &ring_head, &ring_tail);
+            if (a.trace && tid == 0) {
+                trace_record(a, block, &ntrace, pc, t0, P_EV_MICROOPS);
+                for (int32_t i = pc; a.prof && i < a.region_exit[c.region]; i++)
+                    if (a.records[i].kind == REC_TICK) {
+                        a.prof[2 + 2 * (size_t)i] += l.iters - iters;
+                        break;
+                    }
+            }
             iters = l.iters;
             c.pc = l.next_pc;
             if (l.stopped)

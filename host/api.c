@@ -863,7 +863,7 @@ int cfx_set_profile(cfx_exec *e, int on)
     if (on && e->backend != CFX_BACKEND_CPU && e->backend != CFX_BACKEND_CUDA_PERSISTENT) {
         /* cuda-host and cuda-graph have no device timeline to profile from yet */
         set_error(e, "cfx_set_profile: backend %s has no profile (cpu and cuda-persistent's "
-                  "interpreter have one)", cfx_backend_name(e->backend));
+                  "compiled kernel and interpreter have one)", cfx_backend_name(e->backend));
         rc = -1;
     } else if (on && !e->prof.count) {
         size_t n = (size_t)e->prog->nrecords + 1;

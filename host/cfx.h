@@ -237,9 +237,13 @@ int cfx_set_trace(cfx_exec *e, const char *path);
  * The cpu executor stamps its own clock at every record while profiling is on (and does not
  * fuse records then, so a profiled run is slower than a plain one). cuda-persistent's
  * interpreter (CFX_PERSISTENT_INTERP) profiles from its device timeline: block 0's
- * %globaltimer stamps around each record, which walks every record (no micro-ops), so its
- * times leave out the gaps between records and add up to less than the run's; its compiled
- * kernel, cuda-host and cuda-graph have no profile yet. */
+ * %globaltimer stamps around each record (a one-block loop run as micro-ops: one span, its
+ * iterations counted at its loop), so its times leave out the gaps between records and add up
+ * to less than the run's. Its compiled
+ * kernel profiles from block 0's stamps at the end of each phase (a fused loop, a product, a
+ * combine), around each grid barrier and at each iteration, in a build of the kernel with the
+ * stamps: the times of a phase go to the record whose code it ends, a barrier's wait to the
+ * barrier's record, a loop's test to its TICK. cuda-host and cuda-graph have no profile yet. */
 typedef enum cfx_profile_by {
     CFX_PROFILE_LINE, /* the records of one source line */
     CFX_PROFILE_KIND, /* the records of one kind (cfx dump's names: BINARY, TICK, ...) */

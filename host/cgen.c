@@ -228,6 +228,18 @@ static void fail(gen *g, const char *fmt, ...)
 
 /* ---- writing --------------------------------------------------------------------------------- */
 
+/* The trips to device memory, one after another, that a written line ends (0 for most): a loop
+ * over tensors ends at the block barrier after it, a matrix-vector product at its own, and a
+ * combine makes two (its partials out, then in). */
+static int ends_phases(const char *text)
+{
+    const char *t = text;
+    while (*t == ' ')
+        t++;
+    return (strcmp(t, "__syncthreads();") == 0) + (strstr(text, "ck_matvec_rows(") != NULL) +
+           2 * (strstr(text, "ck_combine(") != NULL || strstr(text, "ck_combine_batch(") != NULL);
+}
+
 /* The block and grid barriers a written line passes (cgen_info's counts): the helpers'
  * known costs (k_block_reduce: 10 block barriers for CK_THREADS = 256; a grid barrier: 2). */
 static void count_barriers(gen *g, const char *text)
@@ -244,14 +256,8 @@ static void count_barriers(gen *g, const char *text)
     int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers, *ph = g->opt->phases;
     if (!bb || !gb || g->cur < 0)
         return;
-    if (ph) {
-        const char *t = text;
-        while (*t == ' ')
-            t++;
-        ph[g->cur] += strcmp(t, "__syncthreads();") == 0;
-        ph[g->cur] += strstr(text, "ck_matvec_rows(") != NULL;
-        ph[g->cur] += 2 * (strstr(text, "ck_combine(") != NULL || batch != NULL);
-    }
+    if (ph)
+        ph[g->cur] += ends_phases(text);
     for (size_t k = 0; k < sizeof costs / sizeof costs[0]; k++)
         for (const char *at = strstr(text, costs[k].call); at; at = strstr(at + 1, costs[k].call)) {
             bb[g->cur] += costs[k].block;
@@ -293,7 +299,9 @@ static int inert(const char *text)
     return 1;
 }
 
-/* One line as it is, indented, with what it costs and whether it fences the block. */
+/* One line as it is, indented, with what it costs and whether it fences the block. CUDA: a
+ * line that ends a phase is followed by the timeline's stamp of it (CK_EV_DONE), so a traced
+ * run and its profile see the time of each trip to memory. */
 static void put(gen *g, const char *text)
 {
     for (int i = 0; i < g->indent; i++)
@@ -305,6 +313,11 @@ static void put(gen *g, const char *text)
         g->unfenced = 0;
     else if (!inert(text))
         g->unfenced = 1;
+    if (g->cuda && g->cur >= 0 && ends_phases(text)) {
+        for (int i = 0; i < g->indent; i++)
+            sb_puts(g->out, "    ");
+        sb_printf(g->out, "CK_STAMP(a, CK_EV_DONE, %d);\n", (int)g->cur);
+    }
 }
 
 /* Writes one line. CUDA: a loop over a tensor's elements by the block's threads writes elements
@@ -1223,9 +1236,7 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
 /* CUDA: the grid barrier (every block), or the end of the block when the run stopped. */
 static void grid_barrier(gen *g, int32_t r)
 {
-    line(g, "CK_STAMP(a, CK_EV_WAIT, %d);", (int)r);
-    line(g, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r);
-    line(g, "CK_STAMP(a, CK_EV_PASS, %d);", (int)r);
+    line(g, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r); /* it stamps WAIT and PASS */
     if (g->pass == 2)
         g->info->barriers++;
 }

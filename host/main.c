@@ -82,10 +82,11 @@ static const char run_usage_text[] =
     "                        total and mean time and share of the run by source line and by\n"
     "                        record kind, and each loop's time per iteration: on cpu from\n"
     "                        its own clock (profiling turns record fusion off), on\n"
-    "                        cuda-persistent with --persistent-mode interp from block 0's\n"
-    "                        %globaltimer stamps around each record (no micro-ops then;\n"
-    "                        without --persistent-mode, --profile picks interp); not on\n"
-    "                        cuda-host, cuda-graph or the compiled kernel yet\n"
+    "                        cuda-persistent from block 0's %globaltimer stamps: the\n"
+    "                        interpreter's around each record or micro-op loop, the\n"
+    "                        compiled kernel's at the end of each phase (a fused loop, a\n"
+    "                        product, a combine) and around each grid barrier (a kernel\n"
+    "                        built with the stamps); not on cuda-host or cuda-graph yet\n"
     "  --deadline SECONDS    cancel the run after SECONDS of wall time (a real number) and\n"
     "                        say where it stood, as Ctrl-C does: the statement and the loop\n"
     "                        iterations so far, and on cuda-persistent's interpreter each\n"
@@ -791,13 +792,6 @@ static int cmd_run(int argc, char **argv)
     }
     /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */
     if (cfx_exec_backend(e) == CFX_BACKEND_CUDA_PERSISTENT) {
-        /* the compiled kernel has no profile yet: --profile without a mode profiles the
-         * interpreter, and says so */
-        if (o.profile && !o.persistent_mode) {
-            mode = CFX_PERSISTENT_INTERP;
-            fprintf(stderr, "cfx: --profile runs cuda-persistent's interpreter (the compiled kernel has "
-                            "no profile yet)\n");
-        }
         cfx_set_persistent_mode(e, mode);
     }
     /* --backend auto says which backend it picked; with cuda-persistent, picked or named, the

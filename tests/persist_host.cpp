@@ -36,6 +36,7 @@ static void hold_at(int block, int pc)
 static_assert(PERSIST_HOST_THREADS == P_THREADS, "persist_host.h gives C the device's block size");
 static_assert(PERSIST_HOST_TRACE_CAP == P_TRACE_PER_BLOCK, "persist_host.h gives C the trace's size");
 static_assert(sizeof(persist_host_event) == sizeof(persist_event) &&
+                  offsetof(persist_host_event, what) == offsetof(persist_event, what) &&
                   offsetof(persist_host_event, t0) == offsetof(persist_event, t0) &&
                   offsetof(persist_host_event, t1) == offsetof(persist_event, t1),
               "persist_host.h gives C the trace event's layout");

@@ -52,7 +52,7 @@ typedef struct persist_host_opts {
  * block ran, from t0 to t1 in the global timer's nanoseconds (the stand-in's: CLOCK_MONOTONIC). */
 typedef struct persist_host_event {
     int32_t record;
-    int32_t pad_;
+    int32_t what; /* 0: the record, 1: the micro-ops that start at it */
     unsigned long long t0, t1;
 } persist_host_event;
 #define PERSIST_HOST_TRACE_CAP 8192 /* P_TRACE_PER_BLOCK */

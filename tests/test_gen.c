@@ -1604,7 +1604,8 @@ static int check_rerun(int lo, int hi)
  * the CUDA target, built with CK_TRACE, on 4 host blocks. By hand, the loop runs n = 5 times:
  * block 0 stamps 5 iterations, and every other block 5 too, or none where the plan makes the
  * loop a one-block region (then every block stamps the region's start); each block's events
- * start with START, end with END and go forward in time; every block passes the same grid
+ * start with START, end with END and go forward in time, block 0's with a phase's end (DONE, at
+ * a record of the program) in every iteration; every block passes the same grid
  * barriers in the same order, and none leaves the k-th before the last one has arrived at it. */
 static void check_timeline(void)
 {
@@ -1693,10 +1694,14 @@ static void check_timeline(void)
     for (int b = 0; b < BLOCKS; b++) {
         const ck_event *e = events + (size_t)b * CAP;
         uint32_t m = counts[b];
-        int iters = 0, ok = m >= 2 && m <= CAP && e[0].kind == CK_EV_START && e[m - 1].kind == CK_EV_END;
+        int iters = 0, done = 0, ok = m >= 2 && m <= CAP && e[0].kind == CK_EV_START && e[m - 1].kind == CK_EV_END;
         for (uint32_t k = 0; ok && k < m; k++) {
             ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_END && (k == 0 || e[k - 1].t <= e[k].t);
             iters += e[k].kind == CK_EV_ITER;
+            if (e[k].kind == CK_EV_DONE) { /* a phase's end names the record whose code it ends */
+                ok = e[k].record >= 0 && e[k].record < p->nrecords;
+                done++;
+            }
             nwait[b] += e[k].kind == CK_EV_WAIT;
             if (ok && e[k].kind == CK_EV_WAIT) /* a barrier is passed right after it is waited at */
                 ok = k + 1 < m && e[k + 1].kind == CK_EV_PASS && e[k + 1].record == e[k].record;
@@ -1705,6 +1710,8 @@ static void check_timeline(void)
             fprintf(stderr, "timeline: block %d's %u events are not START ... END in time order\n", b, m);
         if (b == 0 || iters != 0)
             CHECK_INT(iters, 5);
+        if (b == 0) /* each iteration's update of y and its sum end a phase or more */
+            CHECK(done >= 5);
         CHECK_INT(nwait[b], nwait[0]);
     }
     CHECK(nwait[0] >= 1);

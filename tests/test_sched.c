@@ -2151,6 +2151,67 @@ static void test_trace_paths(void)
 #endif
 
 #ifdef RUN_KERNEL
+/* A traced run keeps the micro-ops (the path an untraced run takes): a one-block loop whose
+ * 7 iterations (by hand: i = 0 .. 6, s = 0 + 1 + ... + 6 = 21) run as micro-ops is one span
+ * on block 0's track, marked as micro-ops, at the record where they start, and the profile
+ * counts the 7 iterations at the loop's TICK. */
+static void test_trace_microops(void)
+{
+    static const char src[] = "graph tm(n: i32) -> (s: i32) {\n"
+                              "  s = 0\n  i = 0\n"
+                              "  while i < n {\n    s = s + i\n    i = i + 1\n  }\n}\n";
+    compiled_module m;
+    char *diag = NULL;
+    if (!CHECK_INT(compile_source(test_context(), "tm.cfx", src, strlen(src), &m, &diag), 0)) {
+        free(diag);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    sched_plan plan;
+    mop_prog mops;
+    void *in[32] = {0};
+    char err[200];
+    CHECK_INT(sched_plan_build(p, &plan, err, sizeof err), 0);
+    if (!CHECK_INT(mop_translate(p, &plan, &mops, err, sizeof err), 0)) {
+        sched_plan_free(&plan);
+        compiled_module_free(&m);
+        return;
+    }
+    in[0] = calloc(8, 1);
+    fill_value(&p->slots[p->inputs[0]], (uint8_t *)in[0], "n", "n=7");
+    int32_t tick = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        tick = p->records[i].kind == REC_TICK && tick < 0 ? i : tick;
+    persist_host_opts ho;
+    persist_host_result hr;
+    memset(&ho, 0, sizeof ho);
+    ho.nblocks = 3;
+    ho.init = init_inputs;
+    ho.mops = &mops;
+    ho.trace = 1;
+    g_inputs = in;
+    if (CHECK_INT(persist_host_run(p, &plan, &ho, &hr), 0) && CHECK(hr.trace && hr.prof) && CHECK(tick >= 0)) {
+        CHECK_INT(hr.out.status, CFX_OK);
+        CHECK_INT(*(int32_t *)(hr.arena + p->slots[p->results[0]].offset), 21);
+        CHECK_INT((int64_t)hr.prof[2 + 2 * tick], 7);
+        int spans = 0;
+        for (uint32_t k = 0; k < hr.trace_count[0] && k < PERSIST_HOST_TRACE_CAP; k++)
+            if (hr.trace[k].what == 1) {
+                spans++;
+                CHECK(hr.trace[k].record >= 0 && hr.trace[k].record <= tick && hr.trace[k].t0 <= hr.trace[k].t1);
+            }
+        CHECK_INT(spans, 1);
+    }
+    free(hr.arena);
+    free(hr.prints);
+    free(hr.trace);
+    free(hr.prof);
+    free(in[0]);
+    mop_prog_free(&mops);
+    sched_plan_free(&plan);
+    compiled_module_free(&m);
+}
+
 /* The hang report (exec_format_hang over the blocks' progress words): a planted deadlock, block
  * 2 of 4 held before the grid barrier of the split sum on line 6, is reported, while the blocks
  * stand where they are, as that barrier with 3 of 4 blocks waiting and block 2 not arrived; the
@@ -2278,6 +2339,7 @@ int main(int argc, char **argv)
     test_launch_sites();
 #ifdef RUN_KERNEL
     test_trace_paths();
+    test_trace_microops();
     test_hang_report();
 #endif
     test_prints_before_stop();
