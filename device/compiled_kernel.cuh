@@ -9,7 +9,7 @@
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
  * flag while it waits) and the same split of items over blocks (scheduler.h's sched_share)
  * are written again here, because NVRTC compiles only what it is handed, without the CUDA
- * runtime's headers that the interpreter's device code includes. The fixed-tree block
+ * runtime's headers that the interpreter's device code includes. The fixed-order block
  * reduction and the tiled matrix product are shared (kernels/block.cuh).
  *
  * Records that end the launch (a CALL of a binary kernel, a product for cuBLAS: the plan's
@@ -34,7 +34,7 @@
 
 #include "kernels.h"
 
-#define CK_THREADS 256              /* threads per block, a power of two (the block reduction) */
+#define CK_THREADS 256              /* threads per block, whole warps (the block reduction) */
 #define CK_BATCH_MAX 4              /* split reductions combined over one barrier: SCHED_BATCH_MAX */
 #define CK_TILE 16                  /* matmul output tiles are CK_TILE x CK_TILE, one per thread */
 #define CK_POLL_NS 100000ull        /* read the host-mapped cancel flag at most this often */
@@ -327,12 +327,13 @@ static __device__ void ck_block_copy(uint8_t *dst, const uint8_t *src, int64_t n
 }
 
 /* Rows [lo, hi) of a matrix-vector product: kernels/block.cuh's, which the interpreter calls
- * too (the same bits in both modes), kept out of line. Ends with the block's barrier. */
+ * too (the same bits in both modes), kept out of line, with a split reduction over the result
+ * folded in where fold is not NULL. Ends with the block's barrier. */
 static __device__ __noinline__ void ck_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a,
                                                    const uint8_t *x, int64_t k, int64_t lo,
-                                                   int64_t hi)
+                                                   int64_t hi, k_fold *fold = NULL)
 {
-    k_matvec_rows(dtype, dst, a, x, k, lo, hi);
+    k_matvec_rows(dtype, dst, a, x, k, lo, hi, fold);
     __syncthreads();
 }
 

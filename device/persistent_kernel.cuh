@@ -50,7 +50,7 @@
 static_assert(P_THREADS == SCHED_TILE * SCHED_TILE, "a matmul tile is one element per thread");
 static_assert(SCHED_TILE == K_TILE, "the plan splits products into the tiles k_matmul_tiles computes");
 static_assert(P_SHARED_PRIV_MAX == MOP_SHARED_MAX, "the micro-ops share the private copies' shared memory");
-static_assert((P_THREADS & (P_THREADS - 1)) == 0, "k_block_reduce halves blockDim: a power of two");
+static_assert(P_THREADS % 32 == 0 && P_THREADS <= 1024, "k_block_reduce merges whole warps, at most 32");
 
 /* Device memory the blocks share besides the program's own. A run starts it with
  * persist_begin; the fields a launch starts from are read before its first barrier and
@@ -538,7 +538,7 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
 }
 
 /* A reduction record's fold over the block's share (split) or over everything (redundant, or
- * block 0 in a region), merged over the block's threads in the fixed tree: every thread gets
+ * block 0 in a region), merged over the block's threads in a fixed order: every thread gets
  * it. */
 static __device__ k_acc reduce_share(const persist_args &a, uint8_t *priv, const cfx_record &r, int split,
                                      int32_t sb, int32_t sn, k_acc *red)

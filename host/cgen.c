@@ -241,15 +241,19 @@ static int ends_phases(const char *text)
 }
 
 /* The block and grid barriers a written line passes (cgen_info's counts): the helpers'
- * known costs (k_block_reduce: 10 block barriers for CK_THREADS = 256; a grid barrier: 2). */
+ * known costs (k_block_reduce: K_BLOCK_REDUCE_BARRIERS; a grid barrier: 2). */
 static void count_barriers(gen *g, const char *text)
 {
     static const struct {
         const char *call;
         int block, grid;
     } costs[] = {
-        {"__syncthreads()", 1, 0},     {"__syncthreads_or(", 1, 0}, {"k_block_reduce(", 10, 0},
-        {"ck_grid_barrier(", 2, 1},    {"ck_combine(", 12, 1},      {"ck_matvec_rows(", 1, 0},
+        {"__syncthreads()", 1, 0},
+        {"__syncthreads_or(", 1, 0},
+        {"k_block_reduce(", K_BLOCK_REDUCE_BARRIERS, 0},
+        {"ck_grid_barrier(", 2, 1},
+        {"ck_combine(", 2 + K_BLOCK_REDUCE_BARRIERS, 1},
+        {"ck_matvec_rows(", 1, 0},
         {"ck_poll(", 1, 0},
     };
     const char *batch = strstr(text, "ck_combine_batch(");
@@ -266,7 +270,7 @@ static void count_barriers(gen *g, const char *text)
     if (batch) {
         int n = 0;
         if (sscanf(batch, "ck_combine_batch(a, acc_, ops_, dts_, %d,", &n) == 1) {
-            bb[g->cur] += 2 + 10 * n;
+            bb[g->cur] += 2 + K_BLOCK_REDUCE_BARRIERS * n;
             gb[g->cur] += 1;
         }
     }
@@ -1179,9 +1183,16 @@ static void reduction_batch(gen *g, int32_t i)
     texts_free(g, &t);
 }
 
+static int32_t folded_into(const gen *g, int32_t j);
+
 static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
 {
     const cfx_prog *p = g->p;
+    int32_t prod = folded_into(g, i);
+    if (prod >= 0) {
+        line(g, "/* record %d: folded into the product at record %d */", (int)i, (int)prod);
+        return;
+    }
     if (g->cuda && g->have_plan && g->plan.batch_head[i] >= 0) {
         line(g, "/* record %d: done in the batch of record %d */", (int)i, (int)g->plan.batch_head[i]);
         return;
@@ -1612,6 +1623,150 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
         sb_free(&x[k]);
     }
     free(reg);
+}
+
+/* The other operand of reduction q when it folds into the product writing slot out: -1 for a
+ * reduction of the product's own elements, the other tensor of a dot product with it (as many
+ * elements, in memory, of the product's dtype), or -2 when q cannot fold. */
+static int32_t fold_other(const gen *g, const cfx_record *q, int32_t out)
+{
+    const cfx_prog *p = g->p;
+    if (q->kind == REC_REDUCE)
+        return q->b == out ? -1 : -2;
+    if (q->kind != REC_DOT)
+        return -2;
+    int32_t o = q->b == out ? q->c : q->c == out ? q->b : -2;
+    if (o < 0 || g->local[o] || p->slots[o].count != p->slots[out].count || p->slots[o].dtype != p->slots[out].dtype)
+        return -2;
+    return o;
+}
+
+/* Is record k arithmetic on scalars held in locals alone (no tensor, no stop, no jump)? */
+static int local_arithmetic(const gen *g, int32_t k)
+{
+    const cfx_record *r = &g->p->records[k];
+    int32_t in[3];
+    int n = fused_inputs(r, in);
+    if ((r->kind != REC_UNARY && r->kind != REC_BINARY && r->kind != REC_COPY && r->kind != REC_CAST) ||
+        !g->local[r->a])
+        return 0;
+    for (int q = 0; q < n; q++)
+        if (!g->local[in[q]] && g->p->slots[in[q]].kind != SLOT_CONST)
+            return 0;
+    return 1;
+}
+
+/* CUDA: the split reduction that record i's matrix-vector product can fold in as it stores its
+ * rows (its epilogue), or -1: the first record after it, in the same block of code, past
+ * arithmetic on local scalars that does not touch the reduction's result, if it is a reduction
+ * of the product's result or a dot product of it with a tensor of as many elements
+ * (fold_other), split and combined by the plan over the same shares as the rows (a split
+ * reduction's shares are the product's output's), with nothing to do before it; if it heads a
+ * batch, every reduction of the batch folds too (they read their inputs at the head, as a
+ * batch does). Their reads of other tensors move into the product, which does not write them,
+ * and the result is ready before the arithmetic skipped, which does not read it. */
+static int32_t product_epilogue(const gen *g, int32_t i)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[i];
+    const unsigned none = SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER | SCHED_F_REGION_ENTRY |
+                          SCHED_F_REGION_EXIT | SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK;
+    int32_t j = i + 1;
+    if (!g->cuda || !g->have_plan || !sched_matvec(r, p->slots) || g->local[r->a] ||
+        (g->plan.flags[i] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK)) || !(g->plan.flags[i] & SCHED_F_SPLIT))
+        return -1;
+    while (j < p->nrecords && g->blk[j] == g->blk[i] && local_arithmetic(g, j))
+        j++;
+    if (j >= p->nrecords || g->blk[j] != g->blk[i] || (g->plan.flags[j] & none) ||
+        !(g->plan.flags[j] & SCHED_F_COMBINE) || g->plan.batch_head[j] >= 0)
+        return -1;
+    for (int32_t q = j; q >= 0; q = g->plan.batch_next[q]) {
+        const cfx_record *red = &p->records[q];
+        if (fold_other(g, red, r->a) == -2 || !g->local[red->a] || p->slots[red->b].dtype != r->dtype)
+            return -1;
+        for (int32_t k = i + 1; k < j; k++)
+            if (touches(p, k, red->a))
+                return -1;
+    }
+    return j;
+}
+
+/* The product record whose epilogue folds reduction j (product_epilogue), or -1. */
+static int32_t folded_into(const gen *g, int32_t j)
+{
+    if (!g->cuda || !g->have_plan)
+        return -1;
+    for (int32_t k = g->start[g->blk[j]]; k < j; k++)
+        if (product_epilogue(g, k) == j)
+            return k;
+    return -1;
+}
+
+/* Records i (a matrix-vector product) and j (the reduction product_epilogue found, with its
+ * batch): the product's rows with the reductions folded in as each is stored, then merged and
+ * combined as reduction() and reduction_batch() do. */
+static void product_with_reduction(gen *g, int32_t i, int32_t j)
+{
+    const cfx_prog *p = g->p;
+    const cfx_record *r = &p->records[i];
+    const char *dt = kdtype(r->dtype);
+    int32_t batch[SCHED_BATCH_MAX], n = 0;
+    strbuf ops = {0}, dts = {0};
+    texts t;
+    memset(&t, 0, sizeof t);
+    for (int32_t q = j; q >= 0 && n < SCHED_BATCH_MAX; q = g->plan.batch_next[q])
+        batch[n++] = q;
+    line(g, "/* records %d and %d%s: the product, with the reduction%s folded in as it stores each row */", (int)i,
+         (int)j, n > 1 ? " with its batch" : "", n > 1 ? "s" : "");
+    line(g, "{");
+    g->indent++;
+    line(g, "int64_t lo_, hi_;");
+    line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[r->a].count);
+    line(g, "k_fold f_;");
+    line(g, "f_.n = %d;", (int)n);
+    line(g, "f_.dtype = %s;", dt);
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        const char *op = q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op);
+        int32_t o = fold_other(g, q, r->a);
+        sb_printf(&ops, "%s%s", k ? ", " : "", op);
+        sb_printf(&dts, "%s%s", k ? ", " : "", dt);
+        line(g, "f_.op[%d] = %s;", k, op);
+        line(g, "f_.other[%d] = %s;", k, o >= 0 ? P(g, &t, o) : "NULL");
+        line(g, "f_.acc[%d] = k_reduce_init(%s, %s);", k, op, dt);
+    }
+    line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, &f_);", dt, P(g, &t, r->a), P(g, &t, r->b),
+         P(g, &t, r->c), (long long)p->slots[r->b].dims[1]);
+    g->cur = j;
+    line(g, "k_acc acc_[%d];", (int)n);
+    for (int k = 0; k < n; k++)
+        line(g, "acc_[%d] = k_block_reduce(red_, f_.acc[%d], f_.op[%d], %s);", k, k, k, dt);
+    if (n == 1) {
+        line(g, "if (ck_combine(a, &acc_[0], f_.op[0], %s, red_, &combines_, &poll_, %d)) goto out_;", dt, (int)j);
+    } else {
+        line(g, "{");
+        g->indent++;
+        line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", (int)n, sb_str(&ops), (int)n, sb_str(&dts));
+        line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", (int)n,
+             (int)j);
+        g->indent--;
+        line(g, "}");
+    }
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        if (q->kind == REC_DOT)
+            line(g, "k_dot_finish(%s, &acc_[%d], %s);", dt, k, P(g, &t, q->a));
+        else
+            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(q->op), dt, k,
+                 (long long)p->slots[q->b].count, P(g, &t, q->a));
+    }
+    g->indent--;
+    line(g, "}");
+    if (ops.oom || dts.oom)
+        fail(g, "out of memory");
+    sb_free(&ops);
+    sb_free(&dts);
+    texts_free(g, &t);
 }
 
 /* CUDA: everything the plan asks for before record i, except a region's entry (written before
@@ -2169,9 +2324,12 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int64_t n = fusable(g, i, 0);
             int32_t end = n ? fused_end(g, i, hi) : i + 1;
             int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
+            int32_t ep = product_epilogue(g, i);
             if (end > i + 1 || red >= 0) {
                 fused_loop(g, i, end, red);
                 i = red >= 0 ? red : end - 1;
+            } else if (ep >= 0) {
+                product_with_reduction(g, i, ep); /* the records between follow as usual */
             } else {
                 record(g, i);
             }
@@ -2366,11 +2524,16 @@ static void dispatch(gen *g)
                 line(g, "break;");
                 break;
             }
-            default:
-                record(g, r);
+            default: {
+                int32_t ep = product_epilogue(g, r);
+                if (ep >= 0)
+                    product_with_reduction(g, r, ep); /* record ep then says it is folded */
+                else
+                    record(g, r);
                 if (r + 1 == hi)
                     dispatch_branch(g, to_block(g, hi));
                 break;
+            }
             }
         }
         g->indent--;

@@ -9,7 +9,7 @@
  *                   included: the walk visits them)
  *   grid barriers   the plan's: before a record, at a region's entry, a split reduction's
  *                   combine (one per batch), a region's exit; both modes pass the same ones
- *   block barriers  the interpreter's (one after every record, 10 in a block reduction, 2 in
+ *   block barriers  the interpreter's (one after every record, 2 in a block reduction, 2 in
  *                   a grid barrier) and the compiled kernel's (counted in the code written)
  *   bytes           read and written in device memory by the whole grid (global loads and
  *                   stores; what L2 serves counts too): a split record moves its slots once,
@@ -230,7 +230,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                     int n = 1;
                     for (int32_t q = plan.batch_next[i]; q >= 0; q = plan.batch_next[q])
                         n++;
-                    iblock += 10 * n * (1 + ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)));
+                    iblock += K_BLOCK_REDUCE_BARRIERS * n * (1 + ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)));
                 }
             }
             cblock += bb[i];

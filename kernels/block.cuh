@@ -1,6 +1,6 @@
 /* block.cuh: the block-wide routines that both persistent kernels (the interpreter's,
  * device/persistent_kernel.cuh, and the compiled one, device/compiled_kernel.cuh) run on the
- * device: the fixed-tree block reduction, the matrix-vector product and the tiled matrix
+ * device: the fixed-order block reduction, the matrix-vector product and the tiled matrix
  * product. Device code only;
  * NVRTC gets it as text with the compiled kernel's headers, so it includes nothing but
  * kernels.h. */
@@ -26,20 +26,45 @@ static __device__ __forceinline__ float4 k_load_stream4(const float4 *p)
 #endif
 }
 
-/* Merges every thread's accumulator in a fixed tree, so every block gets the same bits; every
- * thread returns the result. red holds blockDim.x accumulators; blockDim.x is a power of two. */
+/* A warp's accumulators merged into lane 0's, in a fixed order: lane l takes lane l + 16's, then
+ * l + 8's, ..., l + 1's (the other lanes' results are partial). */
+static __device__ __forceinline__ k_acc k_warp_merge(k_acc v, int op, int dtype)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned off = 16; off > 0; off >>= 1) {
+        k_acc o;
+        o.r = __shfl_down_sync(0xffffffffu, v.r, off);
+        o.i = (int64_t)__shfl_down_sync(0xffffffffu, (unsigned long long)v.i, off);
+        o.idx = (int64_t)__shfl_down_sync(0xffffffffu, (unsigned long long)v.idx, off);
+        o.n = (int64_t)__shfl_down_sync(0xffffffffu, (unsigned long long)v.n, off);
+        if (lane + off < 32u)
+            k_reduce_merge(op, dtype, &v, &o);
+    }
+    return v;
+}
+
+/* Merges every thread's accumulator in a fixed order, so every block gets the same bits; every
+ * thread returns the result. Each warp merges its lanes by shuffles (k_warp_merge), lane 0 of
+ * each puts the warp's into red[w], and warp 0 merges those the same way into red[32]: two
+ * block barriers (K_BLOCK_REDUCE_BARRIERS), where a tree in shared memory passes one per level.
+ * The next call writes red[32] only after its first barrier, which every thread reaches after
+ * reading this one's. red holds at least 33 accumulators; blockDim.x is a multiple of 32, at
+ * most 1024. */
 static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
 {
-    red[threadIdx.x] = mine;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    k_acc v = k_warp_merge(mine, op, dtype);
+    if (lane == 0)
+        red[warp] = v;
     __syncthreads();
-    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
-            k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
-        __syncthreads();
+    if (warp == 0) {
+        const k_acc none = {0, 0, 0, 0}; /* n = 0: what every merge passes over */
+        v = k_warp_merge(lane < nwarps ? red[lane] : none, op, dtype);
+        if (lane == 0)
+            red[32] = v;
     }
-    k_acc r = red[0];
     __syncthreads();
-    return r;
+    return red[32];
 }
 
 /* The sum of a warp's lanes' accumulators, in a fixed butterfly order, in every lane. */
@@ -56,13 +81,36 @@ static __device__ __forceinline__ uint64_t k_warp_sum_int(uint64_t v)
     return v;
 }
 
+/* The split reductions over a matrix-vector product's result (a batch of up to K_FOLD_MAX that
+ * share one combine), folded in as each row is stored (the product's epilogue), so that none
+ * reads the result back: reduction k is op[k] of the rows (other[k] NULL), or a dot product of
+ * them with other[k] (op[k] OP_SUM), in `dtype`, the product's. Each thread folds the rows it
+ * stores into its own acc[k]; the caller merges them (k_block_reduce). */
+#define K_FOLD_MAX 4
+typedef struct k_fold {
+    int n, dtype;
+    int op[K_FOLD_MAX];
+    const uint8_t *other[K_FOLD_MAX];
+    k_acc acc[K_FOLD_MAX];
+} k_fold;
+
+static __device__ __forceinline__ void k_fold_row(k_fold *f, const void *y, int64_t row)
+{
+    for (int k = 0; k < f->n; k++) {
+        if (f->other[k])
+            k_dot_range(f->dtype, &f->acc[k], f->other[k] + row * k_elem_size(f->dtype), y, 0, 1);
+        else
+            k_reduce_one(f->op[k], f->dtype, &f->acc[k], y, row);
+    }
+}
+
 /* f32 rows [lo, hi) of dst = a @ x with R rows per warp at a time and U 16-byte chunks per lane
  * and row loaded before any is used (k_matvec_rows picks R and U). Row r's sum is the same
  * whatever R and U: each lane adds its chunks lane, lane + 32, ... in order, component by
  * component, and the lanes meet in k_warp_sum_real's fixed butterfly. */
 template <int R, int U>
 static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *xv, int64_t k4, int64_t lo,
-                                    int64_t hi)
+                                    int64_t hi, k_fold *fold)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (int64_t row0 = lo + (int64_t)warp * R; row0 < hi; row0 += (int64_t)nwarps * R) {
@@ -101,8 +149,12 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
         }
         for (int r = 0; r < R; r++) {
             double sum = k_warp_sum_real(acc[r]);
-            if (lane == 0 && row0 + r < hi)
-                dst[row0 + r] = (float)sum;
+            if (lane == 0 && row0 + r < hi) {
+                const float y = (float)sum;
+                dst[row0 + r] = y;
+                if (fold)
+                    k_fold_row(fold, &y, row0 + r);
+            }
         }
     }
 }
@@ -120,24 +172,27 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
  * k_matmul's, so a result may differ from the cpu executor's in the last bits
  * (docs/persistent.md states the tolerance). */
 static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
-                                     int64_t lo, int64_t hi)
+                                     int64_t lo, int64_t hi, k_fold *fold = NULL)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 #ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
     if (nwarps == 0) {
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0) {
             k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
+            for (int64_t row = lo; fold && row < hi; row++)
+                k_fold_row(fold, dst + row * k_elem_size(dtype), row);
+        }
         return;
     }
 #endif
     if (dtype == K_F32 && (k & 3) == 0) {
         const int64_t per_warp = nwarps > 0 ? (hi - lo) / nwarps : 0;
         if (per_warp >= 4)
-            k_matvec_f32<4, 2>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
+            k_matvec_f32<4, 2>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
         else if (per_warp >= 2)
-            k_matvec_f32<2, 4>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
+            k_matvec_f32<2, 4>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
         else
-            k_matvec_f32<1, 8>((float *)dst, a, (const float4 *)x, k / 4, lo, hi);
+            k_matvec_f32<1, 8>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
         return;
     }
     /* any other dtype or alignment: a warp per row, an element per lane at a time */
@@ -154,8 +209,13 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
                 acci += (uint64_t)k_get_int(dtype, a, row * k + e) * (uint64_t)k_get_int(dtype, x, e);
             acci = k_warp_sum_int(acci);
         }
-        if (lane == 0)
+        if (lane == 0) {
+            uint64_t y = 0; /* the element as stored, for the fold */
+            k_store_result(dtype, &y, accr, (int64_t)acci);
             k_store_result(dtype, dst + row * k_elem_size(dtype), accr, (int64_t)acci);
+            if (fold)
+                k_fold_row(fold, &y, row);
+        }
     }
 }
 
