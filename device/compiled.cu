@@ -281,12 +281,14 @@ static double ms_since(const struct timespec *t0)
 }
 
 /* The kernel's source: the generator's, with CK_DEVICE_LAUNCH 1 first when it is to tail-launch
- * at its records that end the launch (and has some). */
+ * at its records that end the launch (and has some). `blocks`: the fewest blocks the kernel will
+ * run with (a loop may then keep tensors in registers; the kernel checks it got them). */
 static int generate(const cfx_prog *prog, int force_dispatch, int device_launch, int64_t product_min, int trace,
-                    strbuf *out, cgen_info *info, char *err, size_t errlen)
+                    int blocks, strbuf *out, cgen_info *info, char *err, size_t errlen)
 {
     strbuf body = {0};
-    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL, product_min};
+    cgen_options o = {CGEN_TARGET_CUDA, force_dispatch, COMP_ENTRY, NULL, NULL, NULL, product_min, blocks,
+                      CK_THREADS};
     if (cgen_emit(prog, &o, &body, info, err, errlen) != 0) {
         sb_free(&body);
         return -1;
@@ -316,8 +318,9 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int flags,
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (!comp_module_nvrtc_available(err, errlen))
         return -1;
+    /* with no device: the grid of an H100, one block per multiprocessor */
     if (generate(prog, (flags & COMP_BUILD_DISPATCH) != 0, (flags & COMP_BUILD_DEVICE_LAUNCH) != 0,
-                 SCHED_LAUNCH_PRODUCT_MIN, 0, &src, &info, err, errlen) != 0)
+                 SCHED_LAUNCH_PRODUCT_MIN, 0, 132, &src, &info, err, errlen) != 0)
         goto done;
     if (pick_arch(arch, &im, err, errlen) != 0 ||
         nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
@@ -598,6 +601,7 @@ typedef struct comp_exec {
      * kernel without, so the executor builds again (from the disk cache after the first time)
      * when a run asks for the other */
     int trace_build;
+    int min_blocks;         /* the device's multiprocessors: the grid has at least a block on each */
     ck_event *trace;        /* COMP_TRACE_PER_BLOCK per block */
     uint32_t *trace_count;
     ck_sync sync_init;      /* what sync holds as a run starts (copied from here) */
@@ -939,7 +943,9 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
     char dir[900];
     int rc = -1;
     for (;;) {
-        if (generate(x->prog, 0, tail, x->product_min, x->trace_build, &src, &x->info, err, errlen) != 0) {
+        /* the grid is at least a block per multiprocessor (or the kernel does not fit at all) */
+        if (generate(x->prog, 0, tail, x->product_min, x->trace_build, x->min_blocks, &src, &x->info, err,
+                     errlen) != 0) {
             char msg[640];
             snprintf(msg, sizeof msg, "the code generator cannot take this program: %s", err);
             snprintf(err, errlen, "%s", msg);
@@ -1008,9 +1014,10 @@ static void build(comp_exec *x)
     }
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&x->min_blocks, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         (void)cudaGetLastError();
-        snprintf(x->why, sizeof x->why, "the device's compute capability could not be read");
+        snprintf(x->why, sizeof x->why, "the device's compute capability or size could not be read");
         goto done;
     }
     if (pick_arch(major * 10 + minor, &im, err, sizeof err) != 0) {

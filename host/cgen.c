@@ -210,6 +210,12 @@ typedef struct gen {
     sched_opts sopts;
     int have_plan;
     int32_t nlaunch; /* records that end the launch (reachable) */
+
+    /* CUDA: tensors a loop keeps in registers (pick_resident): per slot, the elements of the
+     * block's share each thread holds (0: not resident) and the loop's header block */
+    int32_t *res_k;
+    int32_t *res_loop;
+    int dispatching; /* the pc-dispatch form is being written: nothing is resident */
 } gen;
 
 #if defined(__GNUC__)
@@ -349,7 +355,8 @@ static void line(gen *g, const char *fmt, ...)
         const char *text = sb_str(&t);
         if (g->cuda && g->unfenced &&
             (strncmp(text, "for (int64_t e_ = threadIdx.x", 29) == 0 ||
-             strncmp(text, "for (int64_t e_ = lo_ + threadIdx.x", 35) == 0))
+             strncmp(text, "for (int64_t e_ = lo_ + threadIdx.x", 35) == 0 ||
+             strncmp(text, "for (int k_ = 0; k_ < ", 22) == 0))
             put(g, "__syncthreads(); /* the reads of the block's threads above, then the writes below */");
         put(g, text);
     }
@@ -1476,13 +1483,179 @@ static int fused_private(const gen *g, int32_t lo, int32_t hi, int32_t w)
     return 1;
 }
 
+/* ---- tensors held in registers ---- */
+
+/* A tensor that a loop only reads and writes element by element, each element by the thread
+ * that owns it under the block's share (a split elementwise record, which the fused loops
+ * write), can live in that thread's registers through the loop: loaded once before the loop,
+ * read from registers in every fused loop inside it, and written to both registers and memory
+ * (so memory is always current: a stop, a barrier or a read by another record finds it there;
+ * the registers only save the loads). collatz's v and steps are such tensors. The kernel must
+ * then run with at least the grid the options name, so that a thread's elements fit in its
+ * registers (the kernel checks at its start). */
+#define CGEN_RESIDENT_MAX_K 8 /* elements of one tensor per thread at most */
+#define CGEN_RESIDENT_REGS 32 /* 32-bit registers for all of them, per thread */
+
+/* Elements of slot s's split share each thread holds at most, in the grid the options name
+ * (0: no grid named). */
+static int resident_k(const gen *g, int32_t s)
+{
+    int64_t n = g->p->slots[s].count, nb = g->opt->blocks, nt = g->opt->threads;
+    if (nb <= 0 || nt <= 0)
+        return 0;
+    int64_t k = ((n + nb - 1) / nb + nt - 1) / nt;
+    return k <= CGEN_RESIDENT_MAX_K ? (int)k : 0;
+}
+
+/* Is record i an elementwise record over slot s's elements that a fused loop writes (its
+ * thread writes element e_ of the block's share)? */
+static int aligned_writer(const gen *g, int32_t i, int32_t s)
+{
+    int64_t n = g->p->slots[s].count;
+    return g->p->records[i].a == s && fusable(g, i, n) == n && fused_space(g, i) == FUSE_SPLIT &&
+           !(g->plan.flags[i] & SCHED_F_ONE_BLOCK);
+}
+
+/* Is record i in the loop headed by block h? */
+static int in_loop(const gen *g, int32_t i, int32_t h)
+{
+    return g->rpo[g->blk[i]] >= 0 && in_body(g, g->blk[i], h);
+}
+
+/* Does record i read slot s as it stood when its block of code began (no record before it in
+ * the block writes s): a read a fused loop would load from memory? */
+static int reads_on_entry(const gen *g, int32_t i, int32_t s)
+{
+    const cfx_prog *p = g->p;
+    int32_t in[3];
+    int kind = p->records[i].kind;
+    if ((fused_inputs(&p->records[i], in) == 0 && kind != REC_REDUCE && kind != REC_DOT) || !touches(p, i, s) ||
+        (sched_writes(p, &p->records[i], s) && p->records[i].b != s && p->records[i].c != s &&
+         p->records[i].d != s))
+        return 0; /* not elementwise or a reduction: it reads memory, whatever is resident */
+    for (int32_t k = i - 1; k >= g->start[g->blk[i]]; k--)
+        if (sched_writes(p, &p->records[k], s))
+            return 0;
+    return 1;
+}
+
+/* Can slot s live in registers through the loop headed by h? Every record anywhere that writes
+ * it is an aligned writer; the loop reads it where a fused loop would load it; no record in the
+ * loop ends the launch and no launch resumes inside it (a resumed launch would skip the loads);
+ * the loop is not a one-block region's. */
+static int resident_in(const gen *g, int32_t s, int32_t h)
+{
+    const cfx_prog *p = g->p;
+    int reads = 0;
+    if (g->plan.flags[g->start[h]] & SCHED_F_ONE_BLOCK)
+        return 0;
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        unsigned f = g->plan.flags[i];
+        if ((f & SCHED_F_LAUNCH) && (in_loop(g, i, h) || (i + 1 < p->nrecords && in_loop(g, i + 1, h))))
+            return 0;
+        if (sched_writes(p, &p->records[i], s) && !aligned_writer(g, i, s))
+            return 0;
+        if (in_loop(g, i, h) && reads_on_entry(g, i, s))
+            reads = 1;
+    }
+    return reads;
+}
+
+/* The tensors loops keep in registers: for each slot that can (split, 2 to 8 bytes an
+ * element, its thread's elements within CGEN_RESIDENT_MAX_K), the outermost loop it can live
+ * in, while the registers last. */
+static int pick_resident(gen *g)
+{
+    const cfx_prog *p = g->p;
+    int regs = 0;
+    g->res_k = calloc((size_t)p->nslots + 1, sizeof(int32_t));
+    g->res_loop = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+    if (!g->res_k || !g->res_loop) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t s = 0; s < p->nslots; s++)
+        g->res_loop[s] = -1;
+    if (!g->cuda || !g->have_plan)
+        return 0;
+    for (int32_t s = 0; s < p->nslots; s++) {
+        const cfx_slot *sl = &p->slots[s];
+        int k = resident_k(g, s), size = dtype_size(sl->dtype);
+        if (k == 0 || sl->kind == SLOT_CONST || g->local[s] || (g->rep && g->rep[s]) || sl->count < 2 ||
+            regs + k * (size + 3) / 4 > CGEN_RESIDENT_REGS)
+            continue;
+        int32_t best = -1;
+        for (int32_t h = 0; h < g->nb; h++)
+            if (g->header[h] && g->rpo[h] >= 0 && (best < 0 || in_body(g, best, h)) && resident_in(g, s, h))
+                best = h;
+        if (best < 0)
+            continue;
+        g->res_k[s] = k;
+        g->res_loop[s] = best;
+        regs += k * (size + 3) / 4;
+    }
+    return 0;
+}
+
+/* The elements per thread of the fused loop over [lo, hi) when it runs over registers (some
+ * slot it touches is resident in a loop around it), else 0. */
+static int resident_loop_k(const gen *g, int32_t lo, int32_t hi, int32_t red)
+{
+    const cfx_prog *p = g->p;
+    if (!g->res_k || g->dispatching || fused_space(g, lo) != FUSE_SPLIT || (g->plan.flags[lo] & SCHED_F_ONE_BLOCK))
+        return 0;
+    for (int32_t i = lo; i < (red >= 0 ? red + 1 : hi); i++)
+        for (int32_t s = 0; s < p->nslots; s++)
+            if (g->res_k[s] && touches(p, i, s) && in_loop(g, lo, g->res_loop[s]))
+                return g->res_k[s];
+    return 0;
+}
+
+/* Before the loop headed by block h: the tensors it keeps in registers, loaded, each thread its
+ * elements of the block's share. */
+static void resident_loads(gen *g, int32_t h)
+{
+    const cfx_prog *p = g->p;
+    for (int32_t s = 0; g->res_k && !g->dispatching && s < p->nslots; s++) {
+        if (g->res_loop[s] != h)
+            continue;
+        strbuf at = {0};
+        address(g, &at, s);
+        line(g, "/* s%d in registers through the loop at record %d */", (int)s, (int)g->start[h]);
+        line(g, "{");
+        g->indent++;
+        line(g, "int64_t lo_, hi_;");
+        line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[s].count);
+        line(g, "for (int j_ = 0; j_ < %d; j_++) { /* each its own elements: no block barrier */", (int)g->res_k[s]);
+        line(g, "    const int64_t e_ = lo_ + threadIdx.x + (int64_t)j_ * blockDim.x;");
+        line(g, "    if (e_ < hi_)");
+        line(g, "        r%d_[j_] = ((const %s *)%s)[e_];", (int)s, ctype(p->slots[s].dtype), sb_str(&at));
+        line(g, "}");
+        g->indent--;
+        line(g, "}");
+        if (at.oom)
+            fail(g, "out of memory");
+        sb_free(&at);
+    }
+}
+
+/* Is slot s in registers in the fused loop at record lo? */
+static int resident_at(const gen *g, int32_t s, int32_t lo)
+{
+    return g->res_k && !g->dispatching && g->res_k[s] && in_loop(g, lo, g->res_loop[s]);
+}
+
 /* The value of operand s at element e_ in the fused loop: a register written earlier in the
  * loop (reg[s] >= 0: the record that wrote it; -2: loaded from the arena into u<s>_), a local,
  * a constant, or a load from the arena, which is written once into a register. */
-static void fused_value(gen *g, strbuf *sb, int32_t *reg, int32_t s)
+static void fused_value(gen *g, strbuf *sb, int32_t *reg, int32_t s, int32_t lo, int rk)
 {
     const cfx_slot *o = &g->p->slots[s];
-    if (reg[s] >= 0) {
+    if (reg[s] < 0 && reg[s] != -2 && rk && resident_at(g, s, lo)) {
+        line(g, "const %s u%d_ = r%d_[k_];", ctype(o->dtype), (int)s, (int)s);
+        reg[s] = -2;
+        sb_printf(sb, "u%d_", (int)s);
+    } else if (reg[s] >= 0) {
         sb_printf(sb, "v%d_", (int)reg[s]);
     } else if (reg[s] == -2) {
         sb_printf(sb, "u%d_", (int)s);
@@ -1512,6 +1685,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
     const cfx_record *rr = red >= 0 ? &p->records[red] : NULL;
     int rdt = rr ? sl[rr->b].dtype : 0;
     int one = (g->plan.flags[lo] & SCHED_F_ONE_BLOCK) != 0;
+    int rk = resident_loop_k(g, lo, hi, red);
     if (!reg) {
         fail(g, "out of memory");
         return;
@@ -1529,7 +1703,13 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
     } else {
         line(g, "/* records %d to %d, fused */", (int)lo, (int)hi - 1);
     }
-    if (fused_space(g, lo) == FUSE_SPLIT) {
+    if (rk) { /* over the thread's elements of the share, in registers */
+        line(g, "{");
+        g->indent++;
+        line(g, "int64_t lo_, hi_;");
+        line(g, "ck_share(%s, blockIdx.x, gridDim.x, &lo_, &hi_);", nbuf);
+        line(g, "for (int k_ = 0; k_ < %d; k_++)", rk);
+    } else if (fused_space(g, lo) == FUSE_SPLIT) {
         split_open(g, lo, nbuf);
     } else { /* a replica's: every element in every block, as split_close closes it */
         line(g, "{");
@@ -1538,6 +1718,11 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
     }
     line(g, "{");
     g->indent++;
+    if (rk) {
+        line(g, "const int64_t e_ = lo_ + threadIdx.x + (int64_t)k_ * blockDim.x;");
+        line(g, "if (e_ >= hi_)");
+        line(g, "    break;");
+    }
     for (int32_t i = lo; i < hi; i++) {
         const cfx_record *r = &p->records[i];
         const cfx_slot *out = &sl[r->a];
@@ -1548,7 +1733,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
             x[k].len = 0;
             if (x[k].data)
                 x[k].data[0] = '\0';
-            fused_value(g, &x[k], reg, in[k]);
+            fused_value(g, &x[k], reg, in[k], lo, rk);
         }
         switch (r->kind) {
         case REC_UNARY:
@@ -1579,6 +1764,8 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
             strbuf at = {0};
             address(g, &at, r->a);
             line(g, "((%s *)%s)[e_] = v%d_;", T, sb_str(&at), (int)i);
+            if (rk && resident_at(g, r->a, lo))
+                line(g, "r%d_[k_] = v%d_;", (int)r->a, (int)i);
             if (at.oom)
                 fail(g, "out of memory");
             sb_free(&at);
@@ -1590,7 +1777,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
             x[k].len = 0;
             if (x[k].data)
                 x[k].data[0] = '\0';
-            fused_value(g, &x[k], reg, k == 0 ? rr->b : rr->c);
+            fused_value(g, &x[k], reg, k == 0 ? rr->b : rr->c, lo, rk);
         }
         if (rr->kind == REC_DOT)
             line(g, "{ const %s b_ = %s, c_ = %s; k_dot_range(%s, &acc_, &b_, &c_, 0, 1); }", ctype(rdt),
@@ -2325,7 +2512,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int32_t end = n ? fused_end(g, i, hi) : i + 1;
             int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
             int32_t ep = product_epilogue(g, i);
-            if (end > i + 1 || red >= 0) {
+            if (end > i + 1 || red >= 0 || (n && resident_at(g, r->a, i))) {
                 fused_loop(g, i, end, red);
                 i = red >= 0 ? red : end - 1;
             } else if (ep >= 0) {
@@ -2418,6 +2605,7 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
     if (g->header[x]) {
         if (g->pass == 2)
             g->info->loops++;
+        resident_loads(g, x);
         line(g, "for (;;) {");
         g->indent++;
         if (g->pass == 1 || g->top_used[x])
@@ -2569,6 +2757,7 @@ static void dispatch_tables(gen *g)
 static void function(gen *g, const char *entry, int use_dispatch)
 {
     const cfx_prog *p = g->p;
+    g->dispatching = use_dispatch;
     g->halt_used = g->stop_used = 0;
     g->indent = 0;
     g->cur = -1;
@@ -2619,6 +2808,20 @@ static void function(gen *g, const char *entry, int use_dispatch)
                  ctype(sl->dtype), (long long)sl->offset);
         else
             line(g, "%s s%d = 0;", ctype(sl->dtype), (int)s);
+    }
+    int any = 0;
+    for (int32_t s = 0; g->cuda && g->res_k && !use_dispatch && s < p->nslots; s++)
+        if (g->res_k[s]) {
+            line(g, "%s r%d_[%d]; /* its elements of the share, in registers (resident_loads) */",
+                 ctype(p->slots[s].dtype), (int)s, (int)g->res_k[s]);
+            any = 1;
+        }
+    if (any) { /* the registers hold a thread's elements only in a grid this big */
+        line(g, "if (gridDim.x < %dU || blockDim.x < %dU) {", g->opt->blocks, g->opt->threads);
+        line(g, "    if (blockIdx.x == 0 && threadIdx.x == 0)");
+        line(g, "        ck_raise(a, CK_ERROR, 0, %d, %d);", g->opt->blocks, g->opt->threads);
+        line(g, "    goto out_;");
+        line(g, "}");
     }
     if (use_dispatch) {
         dispatch_tables(g);
@@ -2674,6 +2877,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
 
 static void gen_free(gen *g)
 {
+    free(g->res_k);
+    free(g->res_loop);
     free(g->local);
     free(g->rep);
     free(g->rep_off);
@@ -2730,7 +2935,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
 {
     gen g;
     cgen_info local_info;
-    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL, NULL, 0};
+    cgen_options defaults = {CGEN_TARGET_C, 0, NULL, NULL, NULL, NULL, 0, 0, 0};
     strbuf scratch = {0};
     int rc = -1;
     memset(&g, 0, sizeof g);
@@ -2787,7 +2992,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
     }
     info->blocks = g.nreach;
     int reducible = find_loops(&g);
-    if (g.failed || plan_regions(&g) != 0 || place_blocks(&g) != 0)
+    if (g.failed || plan_regions(&g) != 0 || place_blocks(&g) != 0 || pick_resident(&g) != 0)
         goto done;
     for (int32_t i = 0; i < p->nrecords; i++) {
         if (g.rpo[g.blk[i]] < 0)

@@ -54,6 +54,10 @@ typedef struct cgen_options {
     /* CUDA: real products of at least this many multiply-adds end the launch, as the
      * interpreter's (SCHED_LAUNCH_PRODUCT_MIN where cuBLAS runs them); 0: every product inline */
     int64_t launch_product_min;
+    /* CUDA: the grid the kernel runs in, at least (blocks, threads per block), or 0: unknown.
+     * Where it is given, a loop may keep tensors in registers (each thread its elements of the
+     * block's share); the kernel checks at its start that it got at least that grid. */
+    int blocks, threads;
 } cgen_options;
 
 /* What the generator made of the program. */

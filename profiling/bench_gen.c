@@ -183,7 +183,7 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
 {
     strbuf src = {0};
     char err[512], cpath[600], sopath[600], cmd[2048];
-    cgen_options o = {CGEN_TARGET_C, 0, "bench_run", NULL, NULL, NULL, 0};
+    cgen_options o = {CGEN_TARGET_C, 0, "bench_run", NULL, NULL, NULL, 0, 0, 0};
     double *t = calloc((size_t)repeats, sizeof *t);
     uint8_t *arena = calloc(1, (size_t)p->arena_bytes + 16);
     void *h = NULL;

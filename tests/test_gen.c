@@ -967,7 +967,8 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             char entry[64];
             snprintf(entry, sizeof entry, "%s%d", names[form], k);
             cgen_options o = {form >= 2 ? CGEN_TARGET_CUDA : CGEN_TARGET_C, form == 1 || form == 3,
-                              entry, NULL, NULL, NULL, u->product_min};
+                              entry, NULL, NULL, NULL, u->product_min, 1, 64}; /* the fewest blocks and
+                                                                                   * threads it runs with */
             cgen_info info;
             size_t at = cuda.len;
             if (form >= 2 && (!CFX_CXX[0] || !emulated(u)))
@@ -1630,7 +1631,7 @@ static void check_timeline(void)
     nunits = first; /* not one of the sweep's units: this check runs it alone */
     strbuf cuda = {0};
     char err[512], path[512];
-    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_timeline", NULL, NULL, NULL, 0};
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_timeline", NULL, NULL, NULL, 0, 0, 0};
     cgen_info info;
     sb_puts(&cuda, "#define CK_TRACE 1\n#include \"ck_host.h\"\n");
     if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
@@ -1737,6 +1738,110 @@ static void check_timeline(void)
     free(x);
     free(arena);
     free(publish);
+}
+
+/* A loop that keeps tensors in registers (cgen.c's resident tensors): collatz over 4608 starts
+ * (more than a one-block region takes), generated for a grid of 3 blocks of CK_THREADS threads,
+ * where each thread holds 6 elements of v and of steps. On 3 host blocks its steps agree with a
+ * plain C loop's; the kernel says it keeps them in registers; run on 2 blocks, fewer than it
+ * was generated for, it refuses at its start (CK_ERROR) instead of dropping elements. */
+static void check_resident(void)
+{
+    static const char src[] =
+        "graph rc(x: i64[4608]) -> (steps: i32[4608]) {\n"
+        "  steps = zeros(i32[4608])\n  v = x\n"
+        "  while any(v > 1) {\n"
+        "    active = v > 1\n"
+        "    v = where(active, where(v % 2 == 0, v // 2, 3 * v + 1), v)\n"
+        "    steps = steps + cast(active, i32)\n"
+        "  }\n}\n";
+    enum { N = 4608 };
+    if (!CFX_CXX[0])
+        return;
+    int first = add_module("resident.cfx", src, NULL);
+    if (!CHECK(first >= 0))
+        return;
+    const cfx_prog *p = units[first].prog;
+    free(units[first].names);
+    free(units[first].defaults);
+    free(units[first].types);
+    nunits = first; /* not one of the sweep's units: this check runs it alone */
+    strbuf cuda = {0};
+    char err[512], path[512];
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_resident", NULL, NULL, NULL, 0, 3, CK_THREADS};
+    cgen_info info;
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
+        fprintf(stderr, "resident: cgen_emit: %s\n", err);
+        sb_free(&cuda);
+        return;
+    }
+    CHECK(strstr(sb_str(&cuda), "in registers through the loop") != NULL);
+    CHECK(strstr(sb_str(&cuda), "[6]; /* its elements") != NULL);
+    snprintf(path, sizeof path, "%s/resident", workdir);
+    void *h = compile_object(path, "cpp", CFX_CXX,
+                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                             &cuda);
+    sb_free(&cuda);
+    if (!CHECK(h != NULL))
+        return;
+    void (*kernel)(const ck_args a);
+    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
+                  struct CUgraphExec_st **, int *);
+    *(void **)&kernel = dlsym(h, "cuda_resident");
+    *(void **)&launch = dlsym(h, "ck_host_launch");
+    if (!CHECK(kernel && launch))
+        return;
+    int64_t *x = malloc(sizeof(int64_t) * N);
+    int32_t want[N];
+    for (int j = 0; j < N; j++) { /* by hand: the steps that take x[j] to 1 */
+        x[j] = 1 + (int64_t)(((uint64_t)j * 2654435761u) % 100000u);
+        int64_t v = x[j];
+        want[j] = 0;
+        while (v > 1) {
+            v = v % 2 == 0 ? v / 2 : 3 * v + 1;
+            want[j]++;
+        }
+    }
+    for (int blocks = 3; blocks >= 2; blocks--) {
+        input_set set;
+        memset(&set, 0, sizeof set);
+        set.data[0] = x;
+        uint8_t *arena = new_arena(p, &set);
+        ck_state st = {0, -1, {0, 0}, 0};
+        ck_control ctl;
+        ck_sync sync;
+        k_acc partials[2 * CK_BATCH_MAX * 3];
+        uint8_t publish[64], prints[64];
+        ck_args a;
+        memset(&ctl, 0, sizeof ctl);
+        memset(&sync, 0, sizeof sync);
+        memset(&a, 0, sizeof a);
+        a.arena = arena;
+        a.state = &st;
+        a.control = &ctl;
+        a.sync = &sync;
+        a.partials = partials;
+        a.publish = publish;
+        a.print_buf = prints;
+        a.print_cap = sizeof prints;
+        struct CUgraphExec_st *tails[4];
+        int ntails = 0;
+        CHECK_INT(launch(kernel, &a, (unsigned)blocks, CK_THREADS, 0, 7, 0, tails, &ntails), 0);
+        if (blocks == 3) {
+            const int32_t *got = (const int32_t *)(arena + p->slots[p->results[0]].offset);
+            int bad = 0;
+            CHECK_INT(st.status, CFX_OK);
+            for (int j = 0; j < N; j++)
+                bad += got[j] != want[j];
+            if (!CHECK_INT(bad, 0))
+                fprintf(stderr, "resident: %d of %d step counts differ from the C loop's\n", bad, N);
+        } else {
+            CHECK_INT(st.status, CK_ERROR);
+        }
+        free(arena);
+    }
+    free(x);
 }
 
 static void check_all_kinds_known(void)
@@ -1872,8 +1977,10 @@ int main(int argc, char **argv)
         return 1;
     check_refusal();
     check_all_kinds_known();
-    if (!mutants)
+    if (!mutants) {
         check_timeline();
+        check_resident();
+    }
     add_graphs_dir();
     int ngraph_units = nunits;
     add_docs();
