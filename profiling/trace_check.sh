@@ -39,4 +39,4 @@ step "if_in_while profiled (interp)" 60 "$build/cfx" run "$root/profiling/bench/
     --in y=1 --in i=0 --in n=3 --backend cuda-persistent --profile
 step "bench_gpu --quick (overhead)" 150 "$build/profiling/bench_gpu" --quick --bench-dir "$root/profiling/bench" \
     --graphs cg_1024,if_in_while --csv "$out/bench.csv" \
-    --executors cuda-persistent,cuda-persistent-interp,cuda-persistent-records,cuda-persistent-interp-traced,cuda-persistent-interp-profiled
+    --executors cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-interp,cuda-persistent-records,cuda-persistent-interp-traced,cuda-persistent-interp-profiled
