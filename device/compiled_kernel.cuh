@@ -327,13 +327,13 @@ static __device__ void ck_block_copy(uint8_t *dst, const uint8_t *src, int64_t n
 }
 
 /* Rows [lo, hi) of a matrix-vector product: kernels/block.cuh's, which the interpreter calls
- * too (the same bits in both modes), kept out of line, with a split reduction over the result
- * folded in where fold is not NULL. Ends with the block's barrier. */
+ * too (the same bits in both modes), kept out of line, the rows' results also in `stash` where
+ * it is not NULL. Ends with the block's barrier. */
 static __device__ __noinline__ void ck_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a,
                                                    const uint8_t *x, int64_t k, int64_t lo,
-                                                   int64_t hi, k_fold *fold = NULL)
+                                                   int64_t hi, uint8_t *stash = NULL)
 {
-    k_matvec_rows(dtype, dst, a, x, k, lo, hi, fold);
+    k_matvec_rows(dtype, dst, a, x, k, lo, hi, stash);
     __syncthreads();
 }
 

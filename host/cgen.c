@@ -1197,7 +1197,7 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
     const cfx_prog *p = g->p;
     int32_t prod = folded_into(g, i);
     if (prod >= 0) {
-        line(g, "/* record %d: folded into the product at record %d */", (int)i, (int)prod);
+        line(g, "/* record %d: done with the product at record %d */", (int)i, (int)prod);
         return;
     }
     if (g->cuda && g->have_plan && g->plan.batch_head[i] >= 0) {
@@ -1843,15 +1843,28 @@ static int local_arithmetic(const gen *g, int32_t k)
     return 1;
 }
 
-/* CUDA: the split reduction that record i's matrix-vector product can fold in as it stores its
- * rows (its epilogue), or -1: the first record after it, in the same block of code, past
- * arithmetic on local scalars that does not touch the reduction's result, if it is a reduction
- * of the product's result or a dot product of it with a tensor of as many elements
- * (fold_other), split and combined by the plan over the same shares as the rows (a split
- * reduction's shares are the product's output's), with nothing to do before it; if it heads a
- * batch, every reduction of the batch folds too (they read their inputs at the head, as a
- * batch does). Their reads of other tensors move into the product, which does not write them,
- * and the result is ready before the arithmetic skipped, which does not read it. */
+/* Bytes of the block's rows of record i's product (its share, in the grid the options name), or
+ * 0 when no grid is named. */
+static int64_t product_share_bytes(const gen *g, int32_t i)
+{
+    const cfx_slot *out = &g->p->slots[g->p->records[i].a];
+    if (g->opt->blocks <= 0)
+        return 0;
+    return (out->count + g->opt->blocks - 1) / g->opt->blocks * dtype_size(out->dtype);
+}
+
+/* CUDA: the split reduction that reads record i's matrix-vector product right after it (its
+ * epilogue), or -1: the first record after it, in the same block of code, past arithmetic on
+ * local scalars that does not touch the reduction's result, if it is a reduction of the
+ * product's result or a dot product of it with a tensor of as many elements (fold_other),
+ * split and combined by the plan over the same shares as the rows (a split reduction's shares
+ * are the product's output's), with nothing to do before it; if it heads a batch, every
+ * reduction of the batch too (they read their inputs at the head, as a batch does). The
+ * product then keeps its block's rows in shared memory (at most CGEN_STASH_BYTES), where the
+ * reductions read them instead of from device memory; their reads of other tensors move to the
+ * product, which does not write them, and the result is ready before the arithmetic skipped,
+ * which does not read it. */
+#define CGEN_STASH_BYTES 8192
 static int32_t product_epilogue(const gen *g, int32_t i)
 {
     const cfx_prog *p = g->p;
@@ -1859,7 +1872,9 @@ static int32_t product_epilogue(const gen *g, int32_t i)
     const unsigned none = SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER | SCHED_F_REGION_ENTRY |
                           SCHED_F_REGION_EXIT | SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK;
     int32_t j = i + 1;
-    if (!g->cuda || !g->have_plan || !sched_matvec(r, p->slots) || g->local[r->a] ||
+    int64_t stash = r->kind == REC_MATMUL ? product_share_bytes(g, i) : 0;
+    if (!g->cuda || !g->have_plan || !sched_matvec(r, p->slots) || g->local[r->a] || stash <= 0 ||
+        stash > CGEN_STASH_BYTES ||
         (g->plan.flags[i] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK)) || !(g->plan.flags[i] & SCHED_F_SPLIT))
         return -1;
     while (j < p->nrecords && g->blk[j] == g->blk[i] && local_arithmetic(g, j))
@@ -1890,46 +1905,59 @@ static int32_t folded_into(const gen *g, int32_t j)
 }
 
 /* Records i (a matrix-vector product) and j (the reduction product_epilogue found, with its
- * batch): the product's rows with the reductions folded in as each is stored, then merged and
- * combined as reduction() and reduction_batch() do. */
+ * batch): the product's rows, kept also in the block's stash (ep_), then each reduction's fold
+ * over the block's share read from there, in the order reduction() folds (the same bits),
+ * merged and combined as reduction() and reduction_batch() do. */
 static void product_with_reduction(gen *g, int32_t i, int32_t j)
 {
     const cfx_prog *p = g->p;
     const cfx_record *r = &p->records[i];
-    const char *dt = kdtype(r->dtype);
+    const char *dt = kdtype(r->dtype), *T = ctype(r->dtype);
     int32_t batch[SCHED_BATCH_MAX], n = 0;
     strbuf ops = {0}, dts = {0};
     texts t;
     memset(&t, 0, sizeof t);
     for (int32_t q = j; q >= 0 && n < SCHED_BATCH_MAX; q = g->plan.batch_next[q])
         batch[n++] = q;
-    line(g, "/* records %d and %d%s: the product, with the reduction%s folded in as it stores each row */", (int)i,
+    line(g, "/* records %d and %d%s: the product, its rows kept in shared memory for the reduction%s */", (int)i,
          (int)j, n > 1 ? " with its batch" : "", n > 1 ? "s" : "");
     line(g, "{");
     g->indent++;
     line(g, "int64_t lo_, hi_;");
     line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[r->a].count);
-    line(g, "k_fold f_;");
-    line(g, "f_.n = %d;", (int)n);
-    line(g, "f_.dtype = %s;", dt);
+    line(g, "k_acc acc_[%d];", (int)n);
     for (int k = 0; k < n; k++) {
         const cfx_record *q = &p->records[batch[k]];
         const char *op = q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op);
-        int32_t o = fold_other(g, q, r->a);
         sb_printf(&ops, "%s%s", k ? ", " : "", op);
         sb_printf(&dts, "%s%s", k ? ", " : "", dt);
-        line(g, "f_.op[%d] = %s;", k, op);
-        line(g, "f_.other[%d] = %s;", k, o >= 0 ? P(g, &t, o) : "NULL");
-        line(g, "f_.acc[%d] = k_reduce_init(%s, %s);", k, op, dt);
+        line(g, "acc_[%d] = k_reduce_init(%s, %s);", k, op, dt);
     }
-    line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, &f_);", dt, P(g, &t, r->a), P(g, &t, r->b),
+    line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, ep_);", dt, P(g, &t, r->a), P(g, &t, r->b),
          P(g, &t, r->c), (long long)p->slots[r->b].dims[1]);
     g->cur = j;
-    line(g, "k_acc acc_[%d];", (int)n);
-    for (int k = 0; k < n; k++)
-        line(g, "acc_[%d] = k_block_reduce(red_, f_.acc[%d], f_.op[%d], %s);", k, k, k, dt);
+    line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x) {");
+    g->indent++;
+    line(g, "const %s y_ = ((const %s *)ep_)[e_ - lo_];", T, T);
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        int32_t o = fold_other(g, q, r->a);
+        if (o >= 0)
+            line(g, "{ const %s o_ = ((const %s *)%s)[e_]; k_dot_range(%s, &acc_[%d], &y_, &o_, 0, 1); }", T, T,
+                 P(g, &t, o), dt, k);
+        else
+            line(g, "k_reduce_one(%s, %s, &acc_[%d], &y_, e_);", op_ident(q->op), dt, k);
+    }
+    g->indent--;
+    line(g, "}");
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        line(g, "acc_[%d] = k_block_reduce(red_, acc_[%d], %s, %s);", k, k,
+             q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op), dt);
+    }
     if (n == 1) {
-        line(g, "if (ck_combine(a, &acc_[0], f_.op[0], %s, red_, &combines_, &poll_, %d)) goto out_;", dt, (int)j);
+        line(g, "if (ck_combine(a, &acc_[0], %s, %s, red_, &combines_, &poll_, %d)) goto out_;", sb_str(&ops), dt,
+             (int)j);
     } else {
         line(g, "{");
         g->indent++;
@@ -2816,11 +2844,20 @@ static void function(gen *g, const char *entry, int use_dispatch)
                  ctype(p->slots[s].dtype), (int)s, (int)g->res_k[s]);
             any = 1;
         }
-    if (any) { /* the registers hold a thread's elements only in a grid this big */
+    int64_t stash = 0;
+    for (int32_t i = 0; g->cuda && i < p->nrecords; i++)
+        if (product_epilogue(g, i) >= 0 && product_share_bytes(g, i) > stash)
+            stash = product_share_bytes(g, i);
+    if (stash > 0) { /* a product's rows for the reduction after it (product_with_reduction) */
+        line(g, "__shared__ __align__(16) uint8_t ep_[%lld];", (long long)stash);
+        any = 1;
+    }
+    if (any) { /* the registers and the stash hold a thread's, a block's elements only in a grid this big */
         line(g, "if (gridDim.x < %dU || blockDim.x < %dU) {", g->opt->blocks, g->opt->threads);
         line(g, "    if (blockIdx.x == 0 && threadIdx.x == 0)");
         line(g, "        ck_raise(a, CK_ERROR, 0, %d, %d);", g->opt->blocks, g->opt->threads);
-        line(g, "    goto out_;");
+        line(g, "    ck_finish(a, 0, 0);");
+        line(g, "    return;");
         line(g, "}");
     }
     if (use_dispatch) {

@@ -81,36 +81,13 @@ static __device__ __forceinline__ uint64_t k_warp_sum_int(uint64_t v)
     return v;
 }
 
-/* The split reductions over a matrix-vector product's result (a batch of up to K_FOLD_MAX that
- * share one combine), folded in as each row is stored (the product's epilogue), so that none
- * reads the result back: reduction k is op[k] of the rows (other[k] NULL), or a dot product of
- * them with other[k] (op[k] OP_SUM), in `dtype`, the product's. Each thread folds the rows it
- * stores into its own acc[k]; the caller merges them (k_block_reduce). */
-#define K_FOLD_MAX 4
-typedef struct k_fold {
-    int n, dtype;
-    int op[K_FOLD_MAX];
-    const uint8_t *other[K_FOLD_MAX];
-    k_acc acc[K_FOLD_MAX];
-} k_fold;
-
-static __device__ __forceinline__ void k_fold_row(k_fold *f, const void *y, int64_t row)
-{
-    for (int k = 0; k < f->n; k++) {
-        if (f->other[k])
-            k_dot_range(f->dtype, &f->acc[k], f->other[k] + row * k_elem_size(f->dtype), y, 0, 1);
-        else
-            k_reduce_one(f->op[k], f->dtype, &f->acc[k], y, row);
-    }
-}
-
 /* f32 rows [lo, hi) of dst = a @ x with R rows per warp at a time and U 16-byte chunks per lane
  * and row loaded before any is used (k_matvec_rows picks R and U). Row r's sum is the same
  * whatever R and U: each lane adds its chunks lane, lane + 32, ... in order, component by
  * component, and the lanes meet in k_warp_sum_real's fixed butterfly. */
 template <int R, int U>
 static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *xv, int64_t k4, int64_t lo,
-                                    int64_t hi, k_fold *fold)
+                                    int64_t hi, float *stash)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (int64_t row0 = lo + (int64_t)warp * R; row0 < hi; row0 += (int64_t)nwarps * R) {
@@ -150,10 +127,9 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
         for (int r = 0; r < R; r++) {
             double sum = k_warp_sum_real(acc[r]);
             if (lane == 0 && row0 + r < hi) {
-                const float y = (float)sum;
-                dst[row0 + r] = y;
-                if (fold)
-                    k_fold_row(fold, &y, row0 + r);
+                dst[row0 + r] = (float)sum;
+                if (stash)
+                    stash[row0 + r - lo] = (float)sum;
             }
         }
     }
@@ -170,29 +146,33 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
  * add. Each row's order of additions depends on nothing but k (not on the block's size, R, U
  * or which warp takes the row), so both persistent kernels give the same bits; it differs from
  * k_matmul's, so a result may differ from the cpu executor's in the last bits
- * (docs/persistent.md states the tolerance). */
+ * (docs/persistent.md states the tolerance). With `stash`, row r's result also goes to element
+ * r - lo of it (shared memory, where a reduction of the result that follows reads it without a
+ * trip to device memory). */
 static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *x, int64_t k,
-                                     int64_t lo, int64_t hi, k_fold *fold = NULL)
+                                     int64_t lo, int64_t hi, uint8_t *stash = NULL)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int esz = k_elem_size(dtype);
 #ifdef CK_HOST_EMULATION /* a block of less than a warp (tests/cuda_host.h) */
     if (nwarps == 0) {
         if (threadIdx.x == 0) {
             k_matmul(dtype, dst, a, x, hi, k, 1, lo, hi);
-            for (int64_t row = lo; fold && row < hi; row++)
-                k_fold_row(fold, dst + row * k_elem_size(dtype), row);
+            if (stash)
+                k_copy_bytes(stash, dst + lo * esz, 0, (hi - lo) * esz);
         }
         return;
     }
 #endif
     if (dtype == K_F32 && (k & 3) == 0) {
         const int64_t per_warp = nwarps > 0 ? (hi - lo) / nwarps : 0;
+        float *st = (float *)stash;
         if (per_warp >= 4)
-            k_matvec_f32<4, 2>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
+            k_matvec_f32<4, 2>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, st);
         else if (per_warp >= 2)
-            k_matvec_f32<2, 4>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
+            k_matvec_f32<2, 4>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, st);
         else
-            k_matvec_f32<1, 8>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, fold);
+            k_matvec_f32<1, 8>((float *)dst, a, (const float4 *)x, k / 4, lo, hi, st);
         return;
     }
     /* any other dtype or alignment: a warp per row, an element per lane at a time */
@@ -210,11 +190,9 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
             acci = k_warp_sum_int(acci);
         }
         if (lane == 0) {
-            uint64_t y = 0; /* the element as stored, for the fold */
-            k_store_result(dtype, &y, accr, (int64_t)acci);
-            k_store_result(dtype, dst + row * k_elem_size(dtype), accr, (int64_t)acci);
-            if (fold)
-                k_fold_row(fold, &y, row);
+            k_store_result(dtype, dst + row * esz, accr, (int64_t)acci);
+            if (stash)
+                k_store_result(dtype, stash + (row - lo) * esz, accr, (int64_t)acci);
         }
     }
 }
