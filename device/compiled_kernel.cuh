@@ -153,11 +153,19 @@ static __device__ __forceinline__ unsigned long long ck_now(void)
 /* CK_STAMP: thread 0 of the block stamps an event (ck_event's kinds); nothing at all in a kernel
  * built without CK_TRACE. Past the cap an event is only counted. */
 #ifdef CK_TRACE
+/* The block's count of stamps, thread 0's, in shared memory from the launch's START to its END,
+ * where it goes back to trace_count: a stamp then costs no round trip to device memory (reading
+ * the count there at every stamp made a traced if_in_while 2.7 times slower on an H100). */
+__shared__ uint32_t ck_trace_n_;
 static __device__ void ck_stamp(const ck_args &a, int32_t kind, int32_t record)
 {
     if (threadIdx.x != 0 || !a.trace)
         return;
-    uint32_t n = a.trace_count[blockIdx.x]++;
+    if (kind == CK_EV_START)
+        ck_trace_n_ = a.trace_count[blockIdx.x];
+    uint32_t n = ck_trace_n_++;
+    if (kind == CK_EV_END)
+        a.trace_count[blockIdx.x] = ck_trace_n_;
     if (n < a.trace_cap) {
         ck_event *e = &a.trace[(size_t)blockIdx.x * a.trace_cap + n];
         e->record = record;

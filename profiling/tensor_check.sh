@@ -8,14 +8,26 @@
 # tensor graphs. gpu_check.sh is the whole check (every graph, the sanitizers, the Python
 # package); this one is for measuring a change.
 #
-#   bash profiling/tensor_check.sh [OUT]
+#   bash profiling/tensor_check.sh [OUT] [--no-peers] [--short]
 #
-# OUT defaults to out/tensor-check; at most seven files go there. Exit status: 0 when every
-# step passed, 1 otherwise, 77 without a GPU.
+# --short times the plain and traced rows only (not the profiled ones), for a call with little
+# device time left. OUT defaults to out/tensor-check; at most seven files go there. Exit
+# status: 0 when every step passed, 1 otherwise, 77 without a GPU.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-out="${1:-$root/out/tensor-check}"
+out="$root/out/tensor-check"
+peers=1
+executors=cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-interp,cuda-persistent-interp-traced
+for a in "$@"; do
+    case "$a" in
+        --no-peers) peers=0 ;;
+        --short) executors=cuda-persistent,cuda-persistent-traced,cuda-persistent-interp ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "tensor_check: unknown option '$a'" >&2; exit 2 ;;
+        *) out="$a" ;;
+    esac
+done
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || { echo "tensor_check: no GPU here"; exit 77; }
 mkdir -p "$out"
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -48,22 +60,22 @@ step "gpu_persistent --quick" 120 tests.log "$build/tests/gpu_persistent" --quic
 step "gpu_executors --quick" 150 tests.log "$build/tests/gpu_executors" --quick
 step "bench_gpu --quick (tensor graphs)" 150 bench.log "$build/profiling/bench_gpu" --quick --export "$out/data" \
     --bench-dir "$bench" --graphs if_in_while,collatz,power_iteration,cg_1024,cg_8192,greedy_decode \
-    --executors cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-interp,cuda-persistent-interp-traced
+    --executors "$executors"
 # the compiled kernel's profile of each tensor graph: block 0's stamps, phase by phase
 python3 -c "import numpy as np; np.save('$out/collatz_x.npy', 1 + (np.arange(8192, dtype=np.int64) * 2654435761) % 1000000)"
-run() { "$cfx" run "$@" --backend cuda-persistent; }
-step "profile collatz" 60 profile.log run "$bench/collatz.cfx" --in x="$out/collatz_x.npy" --out steps=/dev/null --profile
-step "profile power_iteration" 60 profile.log run "$bench/power_iteration.cfx" --in A=random --in v0=random \
+run=("$cfx" run --backend cuda-persistent)
+step "profile collatz" 60 profile.log "${run[@]}" "$bench/collatz.cfx" --in x="$out/collatz_x.npy" --out steps=/dev/null --profile
+step "profile power_iteration" 60 profile.log "${run[@]}" "$bench/power_iteration.cfx" --in A=random --in v0=random \
     --in max_iters=20 --in tol=0 --out v=/dev/null --profile
-step "profile cg_1024" 60 profile.log run "$bench/cg_1024.cfx" --in A=random --in b=random --in max_iters=20 \
+step "profile cg_1024" 60 profile.log "${run[@]}" "$bench/cg_1024.cfx" --in A=random --in b=random --in max_iters=20 \
     --in tol=0 --out x=/dev/null --profile
-step "profile greedy_decode" 60 profile.log run "$bench/greedy_decode.cfx" --in W=random --in M=random --in E=random \
+step "profile greedy_decode" 60 profile.log "${run[@]}" "$bench/greedy_decode.cfx" --in W=random --in M=random --in E=random \
     --in h0=random --in start=1 --in eos=-1 --in max_len=128 --out tokens=/dev/null --profile
-step "trace cg_1024 (compiled)" 60 profile.log run "$bench/cg_1024.cfx" --in A=random --in b=random \
+step "trace cg_1024 (compiled)" 60 profile.log "${run[@]}" "$bench/cg_1024.cfx" --in A=random --in b=random \
     --in max_iters=20 --in tol=0 --out x=/dev/null --trace "$out/cg_1024_compiled.json"
 [ -f "$out/cg_1024_compiled.json" ] && gzip -f "$out/cg_1024_compiled.json"
 rm -f "$out/collatz_x.npy"
-if [ -f "$out/data/manifest.json" ]; then
+if [ "$peers" = 1 ] && [ -f "$out/data/manifest.json" ]; then
     step "peers.py --quick (tensor graphs)" 100 peers.log python3 "$here/peers.py" --quick --data "$out/data" \
         --graphs collatz,power_iteration,cg_1024,greedy_decode
 fi

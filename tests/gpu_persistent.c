@@ -446,8 +446,8 @@ static void test_trace(void)
             CHECK(strstr(text, "\"ph\":\"X\"") != NULL);
             CHECK(strstr(text, "\"tid\":0") != NULL);
             CHECK(strstr(text, "cuda-persistent") != NULL);
-            if (mode == CFX_PERSISTENT_INTERP) { /* one event per record and block */
-                CHECK(strstr(text, "BINARY") != NULL);
+            if (mode == CFX_PERSISTENT_INTERP) { /* an event per record and block, the loop as micro-ops */
+                CHECK(strstr(text, "\"micro-ops") != NULL);
                 /* on the path an untraced run takes: device graph launch where the executor has it */
                 /* the host's phases on their own track, moved onto the device's clock */
                 CHECK(strstr(text, "\"args\":{\"name\":\"host\"}") && strstr(text, "\"host_clock_offset_ns\":") &&
