@@ -1544,7 +1544,7 @@ static int reads_on_entry(const gen *g, int32_t i, int32_t s)
  * loop ends the launch and no launch resumes inside it (a resumed launch would skip the loads);
  * the loop is not a one-block region's and has no matrix product (whose routine wants every
  * register it can get: with CG's x, r and p held across it, the kernel for 8192 rows needed
- * 128 registers instead of 106, and the H100 ran it 30% slower). */
+ * 128 registers instead of 106, and the H100 ran it 30% slower: docs/persistent.md). */
 static int resident_in(const gen *g, int32_t s, int32_t h)
 {
     const cfx_prog *p = g->p;
