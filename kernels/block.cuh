@@ -53,6 +53,32 @@ static __device__ __forceinline__ k_acc k_warp_merge(k_acc v, int op, int dtype)
 static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
 {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (op == OP_SUM || op == OP_MEAN || op == OP_NORM) {
+        /* sums (dot products too): the fields added as k_reduce_merge adds them, in registers.
+         * An empty share adds nothing: its sums are 0 (a non-empty real one is never -0, since
+         * it starts at +0), so adding it is the merge's skipping it. */
+        k_acc v = mine;
+        for (int level = 0; level < 2; level++) {
+            for (unsigned off = 16; off > 0; off >>= 1) {
+                v.r = __dadd_rn(v.r, __shfl_xor_sync(0xffffffffu, v.r, off));
+                v.i = (int64_t)((uint64_t)v.i + (uint64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.i, off));
+                v.n += (int64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.n, off);
+            }
+            if (level == 0) {
+                if (lane == 0)
+                    red[warp] = v;
+                __syncthreads();
+                if (warp != 0)
+                    break;
+                const k_acc none = {0, 0, 0, 0};
+                v = lane < nwarps ? red[lane] : none;
+            } else if (lane == 0) {
+                red[32] = v;
+            }
+        }
+        __syncthreads();
+        return red[32];
+    }
     k_acc v = k_warp_merge(mine, op, dtype);
     if (lane == 0)
         red[warp] = v;
