@@ -63,6 +63,10 @@ static_assert(sizeof(ck_control) == sizeof(dev_control) &&
                   offsetof(ck_control, max_iters) == offsetof(dev_control, max_iters),
               "ck_control is dev_control as the kernel sees it");
 static_assert(CK_STOP_CANCELLED == CFX_STOP_CANCELLED, "the kernel raises cancelled by number");
+static_assert(sizeof(ck_progress) == sizeof(exec_progress) && offsetof(ck_progress, barrier) ==
+                  offsetof(exec_progress, barrier) && offsetof(ck_progress, iterations) ==
+                  offsetof(exec_progress, iterations),
+              "the kernel's progress words are exec_progress (exec_format_hang reads them)");
 static_assert(CK_BATCH_MAX == SCHED_BATCH_MAX, "the kernel combines the plan's batches");
 static_assert(CK_STATUS_PAUSE == SCHED_STATUS_PAUSE && CK_ERROR == CFX_ERROR,
               "the kernel pauses and fails with the interpreter's statuses");
@@ -604,6 +608,9 @@ typedef struct comp_exec {
     int min_blocks;         /* the device's multiprocessors: the grid has at least a block on each */
     ck_event *trace;        /* COMP_TRACE_PER_BLOCK per block */
     uint32_t *trace_count;
+    exec_progress *progress; /* per block, host-mapped (ck_args.progress): where each block stands */
+    exec_progress *progress_dev;
+    char hang[4096];        /* the last run's hang report, taken when it was cancelled */
     ck_sync sync_init;      /* what sync holds as a run starts (copied from here) */
     /* the interpreter, made when first needed, with the options cfx_set_option gave */
     void *interp;
@@ -657,6 +664,9 @@ static void release_kernel(comp_exec *x)
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->trace) cudaFree(x->trace);
     if (x->trace_count) cudaFree(x->trace_count);
+    if (x->progress) cudaFreeHost(x->progress);
+    x->progress = NULL;
+    x->progress_dev = NULL;
     x->trace = NULL;
     x->trace_count = NULL;
     if (x->own) cudaStreamDestroy(x->own);
@@ -726,6 +736,7 @@ static ck_args kernel_args(const comp_exec *x, int device_launch)
     a.trace = x->trace;
     a.trace_cap = COMP_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
+    a.progress = (ck_progress *)x->progress_dev;
     return a;
 }
 
@@ -922,6 +933,8 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(ck_event) * COMP_TRACE_PER_BLOCK * (size_t)x->nblocks));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
     }
+    CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
     CUDA_TRY(cudaMalloc((void **)&x->site_exec_dev, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
     CUDA_TRY(cudaMemset(x->site_exec_dev, 0, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
     /* the upload's copies are ordered on the legacy default stream, which a run on a
@@ -1269,13 +1282,25 @@ static int serve_pause(comp_exec *x, int32_t pc, char *err, size_t errlen)
     return enqueue_site(&job, x->stream, err, errlen) == 0 ? 0 : -1;
 }
 
+/* While a run goes on (dev_wait_stream_poll's poll): at a cancel, the hang report, from the
+ * blocks' progress words while they still stand where the run left them. */
+static int hang_poll(void *user, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)user;
+    (void)err;
+    (void)errlen;
+    if (!x->hang[0] && x->progress && x->run.cancel && __atomic_load_n(x->run.cancel, __ATOMIC_RELAXED))
+        exec_format_hang(x->prog, x->progress, x->nblocks, x->hang, sizeof x->hang);
+    return 0;
+}
+
 static int finish(comp_exec *x, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
     dev_state st;
     ck_sync sy;
     for (;;) {
-        if (dev_wait_stream(&x->d, x->stream, x->run.cancel, err, errlen) != 0)
+        if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, hang_poll, x, err, errlen) != 0)
             goto fail;
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
@@ -1392,6 +1417,13 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         goto fail;
     /* the blocks' shared state as a run starts, with its budget (the kernel's argument is fixed
      * in main_exec, so the budget is not in it) */
+    /* where each block stands: nowhere yet, as the hang report reads it */
+    x->hang[0] = '\0';
+    for (int b = 0; b < x->nblocks; b++) {
+        x->progress[b].record = -1;
+        x->progress[b].barrier = -1;
+        x->progress[b].iterations = 0;
+    }
     memset(&x->sync_init, 0, sizeof x->sync_init);
     x->sync_init.max_iters = run->max_iters;
     CUDA_TRY(cudaMemcpyAsync(x->sync, &x->sync_init, sizeof(ck_sync), cudaMemcpyHostToDevice, x->stream));
@@ -1540,12 +1572,14 @@ static const char *comp_detail(void *self)
     return x->detail;
 }
 
-/* The interpreter's hang report when it ran the last run; the compiled kernel has no progress
- * words yet. */
+/* The last run's hang report: the interpreter's when it ran the run, else the compiled kernel's,
+ * taken from its blocks' progress words when the run was cancelled (hang_poll). */
 static const char *comp_hang(void *self)
 {
     comp_exec *x = (comp_exec *)self;
-    return x->in_interp && x->interp && dev_persistent_ops.hang ? dev_persistent_ops.hang(x->interp) : "";
+    if (x->in_interp)
+        return x->interp && dev_persistent_ops.hang ? dev_persistent_ops.hang(x->interp) : "";
+    return x->hang;
 }
 
 const exec_ops dev_compiled_ops = {

@@ -103,6 +103,15 @@ typedef struct ck_event {
     unsigned long long t;
 } ck_event;
 
+/* Where a block stands, in host-mapped memory, as exec_progress (host/exec.h) lays it out: the
+ * last TICK or barrier record it reached, the barrier it has waited at long (-1: none), its
+ * iterations at that TICK. The host reads them for a hang report. */
+typedef struct ck_progress {
+    volatile int32_t record;
+    volatile int32_t barrier;
+    volatile unsigned long long iterations;
+} ck_progress;
+
 /* The kernel's one argument. */
 typedef struct ck_args {
     uint8_t *arena;
@@ -120,6 +129,7 @@ typedef struct ck_args {
     ck_event *trace;           /* CK_TRACE: trace_cap events per block */
     uint32_t trace_cap;
     uint32_t *trace_count;     /* CK_TRACE: per block, events stamped (kept or not), across launches */
+    ck_progress *progress;     /* per block, host-mapped; NULL: none */
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
@@ -211,11 +221,21 @@ static __device__ int ck_look(const ck_args &a, unsigned long long *last, int32_
     return ck_status(a) == CK_STOP_CANCELLED;
 }
 
-/* At a TICK (every thread of the block): 1 when the run was stopped and the block must end. */
+/* At a TICK (every thread of the block): 1 when the run was stopped and the block must end.
+ * When the poll is due, the block also says where it stands in its progress word (a write
+ * across PCIe, so no more often). */
 static __device__ __noinline__ int ck_poll(const ck_args &a, unsigned long long *last,
-                                           int32_t record)
+                                           int32_t record, uint64_t iters)
 {
-    int stop = threadIdx.x == 0 ? ck_look(a, last, record) : 0;
+    int stop = 0;
+    if (threadIdx.x == 0) {
+        unsigned long long before = *last;
+        stop = ck_look(a, last, record);
+        if (*last != before && a.progress) {
+            a.progress[blockIdx.x].record = record;
+            a.progress[blockIdx.x].iterations = iters;
+        }
+    }
     return __syncthreads_or(stop);
 }
 
@@ -234,8 +254,16 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
     if (threadIdx.x == 0) {
         ck_sync *s = a.sync;
         int stop = 0;
+        unsigned int spins = 0;
+        ck_progress *w = a.progress ? &a.progress[blockIdx.x] : NULL;
         unsigned long long target = k_grid_arrive(&s->bar_arrived, gridDim.x);
         while (!k_grid_passed(&s->bar_arrived, target)) {
+            /* a long wait (a hang, or a block far behind) is said in the progress word, once,
+             * and undone below once passed (as the interpreter's barrier does) */
+            if (++spins == 1024u && w) {
+                w->record = record;
+                w->barrier = record;
+            }
             if (ck_status(a) != 0) {
                 /* the barrier may have completed just before the stop: pass it then */
                 stop = !k_grid_passed(&s->bar_arrived, target);
@@ -243,6 +271,8 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
             }
             ck_look(a, last, record);
         }
+        if (spins >= 1024u && w && !stop)
+            w->barrier = -1;
         s_stop = stop;
         if (!stop)
             CK_STAMP(a, CK_EV_PASS, record);

@@ -329,7 +329,7 @@ const char *cfx_exec_message(const cfx_exec *e);
 void cfx_exec_position(const cfx_exec *e, int *line, int *col);
 const char *cfx_exec_error(const cfx_exec *e);
 int64_t cfx_exec_iterations(const cfx_exec *e); /* loop iterations of the last run */
-/* After a cancelled run of cuda-persistent's interpreter: a hang report, taken at the cancel
+/* After a cancelled run of cuda-persistent (either mode): a hang report, taken at the cancel
  * from the progress word each block keeps in host-mapped memory: a line per block with the
  * statement it stood at and its iterations, then for each grid barrier some block waited at,
  * which blocks waited and which had not arrived. "" for other runs and backends (the cpu

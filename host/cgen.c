@@ -2019,7 +2019,7 @@ static void record(gen *g, int32_t i)
             int32_t h = g->loop_of[g->blk[i]];
             line(g, "CK_STAMP(a, CK_EV_ITER, %d);", (int)i);
             int mask = h >= 0 && g->heavy[h] ? 0 : CGEN_SCALAR_POLL_MASK;
-            line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d)) goto out_;", mask, (int)i);
+            line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
             line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
             g->indent++;
             stop(g, CFX_STOP_LIMIT, i, "budget_", "0");

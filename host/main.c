@@ -89,7 +89,7 @@ static const char run_usage_text[] =
     "                        built with the stamps); not on cuda-host or cuda-graph yet\n"
     "  --deadline SECONDS    cancel the run after SECONDS of wall time (a real number) and\n"
     "                        say where it stood, as Ctrl-C does: the statement and the loop\n"
-    "                        iterations so far, and on cuda-persistent's interpreter each\n"
+    "                        iterations so far, and on cuda-persistent each\n"
     "                        block's position and the grid barriers blocks wait at, with\n"
     "                        the blocks that never arrived (status cancelled, exit 3)\n"
     "  --help, -h            this text; after FILE, also the graph's inputs and results\n"
@@ -564,8 +564,8 @@ static cfx_status run_interruptible(cfx_exec *e, int hint, double deadline)
 }
 
 /* Where a cancelled run stood (Ctrl-C, or --deadline when `deadline` is its text): the
- * statement it was at and the loop iterations it had run, and on cuda-persistent's
- * interpreter each block's position and the grid barriers blocks waited at. */
+ * statement it was at and the loop iterations it had run, and on cuda-persistent each block's
+ * position and the grid barriers blocks waited at. */
 static void report_cancel(cfx_exec *e, const char *file, const char *deadline)
 {
     int line, col;

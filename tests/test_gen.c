@@ -1844,6 +1844,81 @@ static void check_resident(void)
     free(x);
 }
 
+/* The compiled kernel's progress words (ck_args.progress, which a hang report reads): a loop of
+ * 300000 iterations (by hand: c counts them) polls its clock at every 64th TICK, and when the
+ * poll is due (every 100 us) thread 0 says where the block stands: after the run the word names
+ * the loop's TICK, some iterations between 1 and 300000, and no barrier. */
+static void check_progress(void)
+{
+    static const char src[] = "graph pg(n: i32) -> (c: i32) {\n  c = 0\n  while c < n {\n    c = c + 1\n  }\n}\n";
+    if (!CFX_CXX[0])
+        return;
+    int first = add_module("progress.cfx", src, NULL);
+    if (!CHECK(first >= 0))
+        return;
+    const cfx_prog *p = units[first].prog;
+    free(units[first].names);
+    free(units[first].defaults);
+    free(units[first].types);
+    nunits = first; /* not one of the sweep's units: this check runs it alone */
+    strbuf cuda = {0};
+    char err[512], path[512];
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_progress", NULL, NULL, NULL, 0, 0, 0};
+    cgen_info info;
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
+        sb_free(&cuda);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/progress", workdir);
+    void *h = compile_object(path, "cpp", CFX_CXX,
+                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                             &cuda);
+    sb_free(&cuda);
+    if (!CHECK(h != NULL))
+        return;
+    void (*kernel)(const ck_args a);
+    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
+                  struct CUgraphExec_st **, int *);
+    *(void **)&kernel = dlsym(h, "cuda_progress");
+    *(void **)&launch = dlsym(h, "ck_host_launch");
+    if (!CHECK(kernel && launch))
+        return;
+    int32_t n = 300000, tick = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        tick = p->records[i].kind == REC_TICK && tick < 0 ? i : tick;
+    input_set set;
+    memset(&set, 0, sizeof set);
+    set.data[0] = &n;
+    uint8_t *arena = new_arena(p, &set);
+    ck_state st = {0, -1, {0, 0}, 0};
+    ck_control ctl;
+    ck_sync sync;
+    ck_progress progress = {-1, -1, 0};
+    uint8_t publish[64], prints[64];
+    ck_args a;
+    memset(&ctl, 0, sizeof ctl);
+    memset(&sync, 0, sizeof sync);
+    memset(&a, 0, sizeof a);
+    a.arena = arena;
+    a.state = &st;
+    a.control = &ctl;
+    a.sync = &sync;
+    a.publish = publish;
+    a.print_buf = prints;
+    a.print_cap = sizeof prints;
+    a.progress = &progress;
+    struct CUgraphExec_st *tails[4];
+    int ntails = 0;
+    CHECK_INT(launch(kernel, &a, 1, 32, 0, 3, 0, tails, &ntails), 0);
+    CHECK_INT(st.status, CFX_OK);
+    CHECK_INT(*(int32_t *)(arena + p->slots[p->results[0]].offset), 300000);
+    CHECK(tick >= 0 && progress.record == tick);
+    CHECK(progress.iterations >= 1 && progress.iterations <= 300000);
+    CHECK_INT(progress.barrier, -1);
+    free(arena);
+}
+
 static void check_all_kinds_known(void)
 {
     for (int k = 0; k < REC_COUNT; k++) {
@@ -1980,6 +2055,7 @@ int main(int argc, char **argv)
     if (!mutants) {
         check_timeline();
         check_resident();
+        check_progress();
     }
     add_graphs_dir();
     int ngraph_units = nunits;
