@@ -143,6 +143,9 @@ static_assert(CK_TILE == K_TILE, "products are split into the tiles k_matmul_til
 
 /* A hook after every grid barrier: nothing on a GPU; the host emulation holds some blocks back
  * there, so that a barrier missing from a kernel shows up as a wrong result every time. */
+#ifndef CK_BEFORE_BARRIER /* thread 0, before it arrives (the host emulation may hold a block) */
+#define CK_BEFORE_BARRIER(record) ((void)0)
+#endif
 #ifndef CK_AFTER_BARRIER
 #define CK_AFTER_BARRIER() ((void)0)
 #endif
@@ -256,6 +259,7 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
         int stop = 0;
         unsigned int spins = 0;
         ck_progress *w = a.progress ? &a.progress[blockIdx.x] : NULL;
+        CK_BEFORE_BARRIER(record);
         unsigned long long target = k_grid_arrive(&s->bar_arrived, gridDim.x);
         while (!k_grid_passed(&s->bar_arrived, target)) {
             /* a long wait (a hang, or a block far behind) is said in the progress word, once,

@@ -30,6 +30,28 @@ static inline void ck_host_hold(void)
 }
 #define CK_AFTER_BARRIER() ck_host_hold()
 
+/* A planted deadlock (test_gen's hang report): thread 0 of block ck_host_held waits before the
+ * grid barrier of record ck_host_held_at until ck_host_let_go() (-1: nobody held). */
+static int ck_host_held = -1, ck_host_held_at = -1, ck_host_released;
+static inline void ck_host_before_barrier(int32_t record)
+{
+    if (threadIdx.x == 0 && (int)blockIdx.x == __atomic_load_n(&ck_host_held, __ATOMIC_ACQUIRE) &&
+        record == ck_host_held_at)
+        while (!__atomic_load_n(&ck_host_released, __ATOMIC_ACQUIRE))
+            sched_yield();
+}
+#define CK_BEFORE_BARRIER(record) ck_host_before_barrier(record)
+extern "C" void ck_host_plant(int block, int record)
+{
+    ck_host_held_at = record;
+    __atomic_store_n(&ck_host_released, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ck_host_held, block, __ATOMIC_RELEASE);
+}
+extern "C" void ck_host_let_go(void)
+{
+    __atomic_store_n(&ck_host_released, 1, __ATOMIC_RELEASE);
+}
+
 /* Device graph launch, modelled: with ck_args.device_launch a record that ends the launch
  * tail-launches its site's graph (the test's site_exec[r] is r + 1) and then the kernel's own
  * (CK_HOST_SELF); they are recorded here, and the test runs the site's work and launches

@@ -59,11 +59,13 @@
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgen.h"
@@ -1919,6 +1921,136 @@ static void check_progress(void)
     free(arena);
 }
 
+/* The compiled kernel's hang report, from a planted deadlock: block 2 of 4 held before the grid
+ * barrier of the split sum on line 6 (tests/ck_host.h's ck_host_plant) while the others wait
+ * there. Read from the blocks' progress words once the 3 say they wait (or after 20 s), the
+ * report names that barrier's line, 3 of 4 blocks waiting, and block 2 not arrived; a cancel
+ * then ends the run (cancelled), the held block let go. The loop would run 1000000 times. */
+typedef struct hang_launch {
+    void (*kernel)(const ck_args a);
+    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
+                  struct CUgraphExec_st **, int *);
+    const ck_args *args;
+} hang_launch;
+
+static void *hang_launch_main(void *arg)
+{
+    hang_launch *h = (hang_launch *)arg;
+    struct CUgraphExec_st *tails[4];
+    int ntails = 0;
+    h->launch(h->kernel, h->args, 4, 64, 0, 5, 0, tails, &ntails);
+    return NULL;
+}
+
+static void check_hang(void)
+{
+    static const char src[] = "graph hang(x: f32[200000], n: i32) -> (s: f32) {\n" /* 1 */
+                              "  s = 0.0\n"                                        /* 2 */
+                              "  y = x\n"                                          /* 3 */
+                              "  for i in range(0, n) {\n"                         /* 4 */
+                              "    y = y * 0.5\n"                                  /* 5 */
+                              "    s = s + sum(y)\n"                               /* 6 */
+                              "  }\n}\n";
+    if (!CFX_CXX[0])
+        return;
+    int first = add_module("hang.cfx", src, NULL);
+    if (!CHECK(first >= 0))
+        return;
+    const cfx_prog *p = units[first].prog;
+    free(units[first].names);
+    free(units[first].defaults);
+    free(units[first].types);
+    nunits = first; /* not one of the sweep's units: this check runs it alone */
+    strbuf cuda = {0};
+    char err[512], path[512];
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_hang", NULL, NULL, NULL, 0, 0, 0};
+    cgen_info info;
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
+        sb_free(&cuda);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/hang", workdir);
+    void *h = compile_object(path, "cpp", CFX_CXX,
+                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                             &cuda);
+    sb_free(&cuda);
+    if (!CHECK(h != NULL))
+        return;
+    hang_launch hl;
+    void (*plant)(int, int);
+    void (*let_go)(void);
+    *(void **)&hl.kernel = dlsym(h, "cuda_hang");
+    *(void **)&hl.launch = dlsym(h, "ck_host_launch");
+    *(void **)&plant = dlsym(h, "ck_host_plant");
+    *(void **)&let_go = dlsym(h, "ck_host_let_go");
+    int32_t reduce = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        reduce = p->records[i].kind == REC_REDUCE && reduce < 0 ? i : reduce;
+    if (!CHECK(hl.kernel && hl.launch && plant && let_go) || !CHECK(reduce >= 0 && p->records[reduce].line == 6))
+        return;
+    float *x = calloc(200000, sizeof *x);
+    int32_t n = 1000000;
+    input_set set;
+    memset(&set, 0, sizeof set);
+    set.data[0] = x;
+    set.data[1] = &n;
+    uint8_t *arena = new_arena(p, &set);
+    ck_state st = {0, -1, {0, 0}, 0};
+    ck_control ctl;
+    ck_sync sync;
+    k_acc partials[2 * CK_BATCH_MAX * 4];
+    ck_progress progress[4];
+    uint8_t publish[64], prints[64];
+    ck_args a;
+    memset(&ctl, 0, sizeof ctl);
+    memset(&sync, 0, sizeof sync);
+    memset(&a, 0, sizeof a);
+    for (int b = 0; b < 4; b++) {
+        progress[b].record = -1;
+        progress[b].barrier = -1;
+        progress[b].iterations = 0;
+    }
+    a.arena = arena;
+    a.state = &st;
+    a.control = &ctl;
+    a.sync = &sync;
+    a.partials = partials;
+    a.publish = publish;
+    a.print_buf = prints;
+    a.print_cap = sizeof prints;
+    a.progress = progress;
+    hl.args = &a;
+    plant(2, reduce);
+    pthread_t th;
+    if (!CHECK_INT(pthread_create(&th, NULL, hang_launch_main, &hl), 0)) {
+        let_go();
+        free(arena);
+        free(x);
+        return;
+    }
+    for (int k = 0; k < 2000; k++) { /* until the 3 others say they wait at the barrier: 20 s at most */
+        int waiting = 0;
+        for (int b = 0; b < 4; b++)
+            waiting += progress[b].barrier == reduce;
+        if (waiting == 3)
+            break;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    char report[2048], want[128];
+    exec_format_hang(p, (const exec_progress *)progress, 4, report, sizeof report);
+    snprintf(want, sizeof want, "hang.cfx:6:5 (record %d): 3 of 4 blocks wait there; not arrived: block 2", (int)reduce);
+    if (!CHECK(strstr(report, want) != NULL))
+        fprintf(stderr, "hang: the compiled kernel's report does not say '%s':\n%s", want, report);
+    ctl.cancel = 1;
+    let_go();
+    pthread_join(th, NULL);
+    CHECK_INT(st.status, CFX_STOP_CANCELLED);
+    free(arena);
+    free(x);
+}
+
 static void check_all_kinds_known(void)
 {
     for (int k = 0; k < REC_COUNT; k++) {
@@ -2056,6 +2188,7 @@ int main(int argc, char **argv)
         check_timeline();
         check_resident();
         check_progress();
+        check_hang();
     }
     add_graphs_dir();
     int ngraph_units = nunits;
