@@ -1127,7 +1127,7 @@ static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo
 }
 
 /* A reduction or dot into one element: C over everything; CUDA over the block's threads, merged
- * in a fixed tree, or (a split reduction) over the block's share, combined across blocks over
+ * in a fixed order, or (a split reduction) over the block's share, combined across blocks over
  * one grid barrier, as the interpreter does it. Every thread ends with the result. */
 /* CUDA: a split reduction with a batch (scheduler.h): each one's fold over the block's share,
  * one combine over one barrier, each one's result. */
