@@ -1129,13 +1129,57 @@ static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo
 /* A reduction or dot into one element: C over everything; CUDA over the block's threads, merged
  * in a fixed order, or (a split reduction) over the block's share, combined across blocks over
  * one grid barrier, as the interpreter does it. Every thread ends with the result. */
+/* The op a reduction record folds with: a dot product's is a sum. */
+static const char *reduction_op(const cfx_record *q)
+{
+    return q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op);
+}
+
+/* CUDA: the accumulators acc_[0 .. n) of the split reductions batch[0 .. n), each merged over
+ * the block, combined over one grid barrier at the first one's record (ck_combine for one,
+ * ck_combine_batch for several), then each one's result. */
+static void combine_and_finish(gen *g, const int32_t *batch, int n, texts *t)
+{
+    const cfx_prog *p = g->p;
+    strbuf ops = {0}, dts = {0};
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        sb_printf(&ops, "%s%s", k ? ", " : "", reduction_op(q));
+        sb_printf(&dts, "%s%s", k ? ", " : "", kdtype(p->slots[q->b].dtype));
+    }
+    if (n == 1) {
+        line(g, "if (ck_combine(a, &acc_[0], %s, %s, red_, &combines_, &poll_, %d)) goto out_;", sb_str(&ops),
+             sb_str(&dts), (int)batch[0]);
+    } else {
+        line(g, "{");
+        g->indent++;
+        line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", n, sb_str(&ops), n, sb_str(&dts));
+        line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", n,
+             (int)batch[0]);
+        g->indent--;
+        line(g, "}");
+    }
+    for (int k = 0; k < n; k++) {
+        const cfx_record *q = &p->records[batch[k]];
+        int dt = p->slots[q->b].dtype;
+        if (q->kind == REC_DOT)
+            line(g, "k_dot_finish(%s, &acc_[%d], %s);", kdtype(dt), k, P(g, t, q->a));
+        else
+            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(q->op), kdtype(dt), k,
+                 (long long)p->slots[q->b].count, P(g, t, q->a));
+    }
+    if (ops.oom || dts.oom)
+        fail(g, "out of memory");
+    sb_free(&ops);
+    sb_free(&dts);
+}
+
 /* CUDA: a split reduction with a batch (scheduler.h): each one's fold over the block's share,
  * one combine over one barrier, each one's result. */
 static void reduction_batch(gen *g, int32_t i)
 {
     const cfx_prog *p = g->p;
     int32_t batch[SCHED_BATCH_MAX], n = 0;
-    strbuf ops = {0}, dts = {0};
     texts t;
     memset(&t, 0, sizeof t);
     for (int32_t q = i; q >= 0 && n < SCHED_BATCH_MAX; q = g->plan.batch_next[q])
@@ -1146,10 +1190,8 @@ static void reduction_batch(gen *g, int32_t i)
     for (int k = 0; k < n; k++) {
         const cfx_record *r = &p->records[batch[k]];
         int dt = p->slots[r->b].dtype;
-        const char *op = r->kind == REC_DOT ? "OP_SUM" : op_ident(r->op);
+        const char *op = reduction_op(r);
         int64_t cnt = p->slots[r->b].count;
-        sb_printf(&ops, "%s%s", k ? ", " : "", op);
-        sb_printf(&dts, "%s%s", k ? ", " : "", kdtype(dt));
         line(g, "/* record %d%s */", (int)batch[k], k ? ", in the batch" : "");
         line(g, "{");
         g->indent++;
@@ -1165,28 +1207,9 @@ static void reduction_batch(gen *g, int32_t i)
         g->indent--;
         line(g, "}");
     }
-    line(g, "{");
-    g->indent++;
-    line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", (int)n, sb_str(&ops), (int)n, sb_str(&dts));
-    line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", (int)n,
-         (int)i);
+    combine_and_finish(g, batch, (int)n, &t);
     g->indent--;
     line(g, "}");
-    for (int k = 0; k < n; k++) {
-        const cfx_record *r = &p->records[batch[k]];
-        int dt = p->slots[r->b].dtype;
-        if (r->kind == REC_DOT)
-            line(g, "k_dot_finish(%s, &acc_[%d], %s);", kdtype(dt), k, P(g, &t, r->a));
-        else
-            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(r->op), kdtype(dt), k,
-                 (long long)p->slots[r->b].count, P(g, &t, r->a));
-    }
-    g->indent--;
-    line(g, "}");
-    if (ops.oom || dts.oom)
-        fail(g, "out of memory");
-    sb_free(&ops);
-    sb_free(&dts);
     texts_free(g, &t);
 }
 
@@ -1918,7 +1941,6 @@ static void product_with_reduction(gen *g, int32_t i, int32_t j)
     const cfx_record *r = &p->records[i];
     const char *dt = kdtype(r->dtype), *T = ctype(r->dtype);
     int32_t batch[SCHED_BATCH_MAX], n = 0;
-    strbuf ops = {0}, dts = {0};
     texts t;
     memset(&t, 0, sizeof t);
     for (int32_t q = j; q >= 0 && n < SCHED_BATCH_MAX; q = g->plan.batch_next[q])
@@ -1930,13 +1952,8 @@ static void product_with_reduction(gen *g, int32_t i, int32_t j)
     line(g, "int64_t lo_, hi_;");
     line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[r->a].count);
     line(g, "k_acc acc_[%d];", (int)n);
-    for (int k = 0; k < n; k++) {
-        const cfx_record *q = &p->records[batch[k]];
-        const char *op = q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op);
-        sb_printf(&ops, "%s%s", k ? ", " : "", op);
-        sb_printf(&dts, "%s%s", k ? ", " : "", dt);
-        line(g, "acc_[%d] = k_reduce_init(%s, %s);", k, op, dt);
-    }
+    for (int k = 0; k < n; k++)
+        line(g, "acc_[%d] = k_reduce_init(%s, %s);", k, reduction_op(&p->records[batch[k]]), dt);
     line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, ep_);", dt, P(g, &t, r->a), P(g, &t, r->b),
          P(g, &t, r->c), (long long)p->slots[r->b].dims[1]);
     g->cur = j;
@@ -1954,37 +1971,11 @@ static void product_with_reduction(gen *g, int32_t i, int32_t j)
     }
     g->indent--;
     line(g, "}");
-    for (int k = 0; k < n; k++) {
-        const cfx_record *q = &p->records[batch[k]];
-        line(g, "acc_[%d] = k_block_reduce(red_, acc_[%d], %s, %s);", k, k,
-             q->kind == REC_DOT ? "OP_SUM" : op_ident(q->op), dt);
-    }
-    if (n == 1) {
-        line(g, "if (ck_combine(a, &acc_[0], %s, %s, red_, &combines_, &poll_, %d)) goto out_;", sb_str(&ops), dt,
-             (int)j);
-    } else {
-        line(g, "{");
-        g->indent++;
-        line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", (int)n, sb_str(&ops), (int)n, sb_str(&dts));
-        line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", (int)n,
-             (int)j);
-        g->indent--;
-        line(g, "}");
-    }
-    for (int k = 0; k < n; k++) {
-        const cfx_record *q = &p->records[batch[k]];
-        if (q->kind == REC_DOT)
-            line(g, "k_dot_finish(%s, &acc_[%d], %s);", dt, k, P(g, &t, q->a));
-        else
-            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(q->op), dt, k,
-                 (long long)p->slots[q->b].count, P(g, &t, q->a));
-    }
+    for (int k = 0; k < n; k++)
+        line(g, "acc_[%d] = k_block_reduce(red_, acc_[%d], %s, %s);", k, k, reduction_op(&p->records[batch[k]]), dt);
+    combine_and_finish(g, batch, (int)n, &t);
     g->indent--;
     line(g, "}");
-    if (ops.oom || dts.oom)
-        fail(g, "out of memory");
-    sb_free(&ops);
-    sb_free(&dts);
     texts_free(g, &t);
 }
 
