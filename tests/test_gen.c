@@ -1603,6 +1603,90 @@ static int check_rerun(int lo, int hi)
 
 /* Every record kind of program.h is one the generator writes: a kind it does not know would send
  * every program that has one to the interpreter. */
+/* A kernel of its own for the checks below: one program generated for the CUDA target with the
+ * options `o` (its entry `o->entry`), after the lines `head`, compiled with tests/ck_host.h into
+ * a shared object in the work folder, outside the sweep's units, with the state a launch of it
+ * points into (host_kernel_args). */
+typedef struct host_kernel {
+    const cfx_prog *prog; /* the module keeps it */
+    cgen_info info;
+    void *object;         /* for more of its symbols */
+    void (*kernel)(const ck_args a);
+    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
+                  struct CUgraphExec_st **, int *);
+    ck_state st;
+    ck_control ctl;
+    ck_sync sync;
+    k_acc partials[2 * CK_BATCH_MAX * 16];
+    uint8_t *publish, prints[64];
+    ck_args args;
+} host_kernel;
+
+/* Builds it; 0, or -1 after a failed check. `code`, when not NULL, gets the generated text
+ * (the caller frees it). */
+static int host_kernel_build(host_kernel *hk, const char *file, const char *src, const char *head,
+                             const cgen_options *o, char **code)
+{
+    char err[512], path[512];
+    strbuf cuda = {0};
+    memset(hk, 0, sizeof *hk);
+    int first = add_module(file, src, NULL);
+    if (!CHECK(first >= 0))
+        return -1;
+    hk->prog = units[first].prog;
+    free(units[first].names);
+    free(units[first].defaults);
+    free(units[first].types);
+    nunits = first; /* not one of the sweep's units: its check runs it alone */
+    sb_puts(&cuda, head);
+    sb_puts(&cuda, "#include \"ck_host.h\"\n");
+    if (!CHECK_INT(cgen_emit(hk->prog, o, &cuda, &hk->info, err, sizeof err), 0)) {
+        fprintf(stderr, "%s: cgen_emit: %s\n", file, err);
+        sb_free(&cuda);
+        return -1;
+    }
+    if (code)
+        *code = strdup(sb_str(&cuda));
+    snprintf(path, sizeof path, "%s/%s", workdir, o->entry);
+    hk->object = compile_object(path, "cpp", CFX_CXX,
+                                "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                                &cuda);
+    sb_free(&cuda);
+    if (!CHECK(hk->object != NULL))
+        return -1;
+    *(void **)&hk->kernel = dlsym(hk->object, o->entry);
+    *(void **)&hk->launch = dlsym(hk->object, "ck_host_launch");
+    return CHECK(hk->kernel && hk->launch) ? 0 : -1;
+}
+
+/* A run's state, fresh, over `arena`: hk->args points into hk. */
+static void host_kernel_args(host_kernel *hk, uint8_t *arena)
+{
+    free(hk->publish);
+    hk->publish = calloc(2, (size_t)hk->info.publish_bytes + 16);
+    memset(&hk->st, 0, sizeof hk->st);
+    hk->st.record = -1;
+    memset(&hk->ctl, 0, sizeof hk->ctl);
+    memset(&hk->sync, 0, sizeof hk->sync);
+    memset(&hk->args, 0, sizeof hk->args);
+    hk->args.arena = arena;
+    hk->args.state = &hk->st;
+    hk->args.control = &hk->ctl;
+    hk->args.sync = &hk->sync;
+    hk->args.partials = hk->partials;
+    hk->args.publish = hk->publish;
+    hk->args.print_buf = hk->prints;
+    hk->args.print_cap = sizeof hk->prints;
+}
+
+/* One launch of it on `blocks` host blocks of `threads` threads; the launcher's status. */
+static int host_kernel_launch(host_kernel *hk, unsigned blocks, unsigned threads, unsigned seed)
+{
+    struct CUgraphExec_st *tails[4];
+    int ntails = 0;
+    return hk->launch(hk->kernel, &hk->args, blocks, threads, 0, seed, 0, tails, &ntails);
+}
+
 /* The compiled kernel's timeline (CK_TRACE, device/compiled_kernel.cuh): a kernel generated for
  * the CUDA target, built with CK_TRACE, on 4 host blocks. By hand, the loop runs n = 5 times:
  * block 0 stamps 5 iterations, and every other block 5 too, or none where the plan makes the
@@ -1623,39 +1707,12 @@ static void check_timeline(void)
     enum { BLOCKS = 4, CAP = 256 };
     if (!CFX_CXX[0])
         return;
-    int first = add_module("timeline.cfx", src, NULL);
-    if (!CHECK(first >= 0))
-        return;
-    const cfx_prog *p = units[first].prog; /* the module keeps it */
-    free(units[first].names);
-    free(units[first].defaults);
-    free(units[first].types);
-    nunits = first; /* not one of the sweep's units: this check runs it alone */
-    strbuf cuda = {0};
-    char err[512], path[512];
+    host_kernel hk;
     cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_timeline", NULL, NULL, NULL, 0, 0, 0};
-    cgen_info info;
-    sb_puts(&cuda, "#define CK_TRACE 1\n#include \"ck_host.h\"\n");
-    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
-        fprintf(stderr, "timeline: cgen_emit: %s\n", err);
-        sb_free(&cuda);
+    if (host_kernel_build(&hk, "timeline.cfx", src, "#define CK_TRACE 1\n", &o, NULL) != 0)
         return;
-    }
-    CHECK(info.barriers > 0);
-    snprintf(path, sizeof path, "%s/timeline", workdir);
-    void *h = compile_object(path, "cpp", CFX_CXX,
-                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                             &cuda);
-    sb_free(&cuda);
-    if (!CHECK(h != NULL))
-        return;
-    void (*kernel)(const ck_args a);
-    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
-                  struct CUgraphExec_st **, int *);
-    *(void **)&kernel = dlsym(h, "cuda_timeline");
-    *(void **)&launch = dlsym(h, "ck_host_launch");
-    if (!CHECK(kernel && launch))
-        return;
+    const cfx_prog *p = hk.prog;
+    CHECK(hk.info.barriers > 0);
 
     float *x = calloc(4096, sizeof *x);
     int32_t n = 5;
@@ -1664,32 +1721,15 @@ static void check_timeline(void)
     set.data[0] = x;
     set.data[1] = &n;
     uint8_t *arena = new_arena(p, &set);
-    ck_state st = {0, -1, {0, 0}, 0};
-    ck_control ctl;
-    ck_sync sync;
-    k_acc partials[2 * 16];
     static ck_event events[BLOCKS * CAP];
     uint32_t counts[BLOCKS] = {0};
-    memset(&ctl, 0, sizeof ctl);
-    memset(&sync, 0, sizeof sync);
-    uint8_t *publish = calloc(2, (size_t)info.publish_bytes + 16), prints[64];
-    ck_args a;
-    memset(&a, 0, sizeof a);
-    a.arena = arena;
-    a.state = &st;
-    a.control = &ctl;
-    a.sync = &sync;
-    a.partials = partials;
-    a.publish = publish;
-    a.print_buf = prints;
-    a.print_cap = sizeof prints;
-    a.trace = events;
-    a.trace_cap = CAP;
-    a.trace_count = counts;
-    struct CUgraphExec_st *tails[4];
-    int ntails = 0;
-    unsigned threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
-    CHECK_INT(launch(kernel, &a, BLOCKS, threads, 0, 1, 0, tails, &ntails), 0);
+    host_kernel_args(&hk, arena);
+    hk.args.trace = events;
+    hk.args.trace_cap = CAP;
+    hk.args.trace_count = counts;
+    unsigned threads = hk.info.needs_block || hk.info.needs_grid ? CK_THREADS : 32;
+    CHECK_INT(host_kernel_launch(&hk, BLOCKS, threads, 1), 0);
+    const ck_state st = hk.st;
     CHECK_INT(st.status, CFX_OK);
     CHECK_INT(st.iterations, 5);
 
@@ -1739,7 +1779,7 @@ static void check_timeline(void)
     }
     free(x);
     free(arena);
-    free(publish);
+    free(hk.publish);
 }
 
 /* A loop that keeps tensors in registers (cgen.c's resident tensors): collatz over 4608 starts
@@ -1760,40 +1800,16 @@ static void check_resident(void)
     enum { N = 4608 };
     if (!CFX_CXX[0])
         return;
-    int first = add_module("resident.cfx", src, NULL);
-    if (!CHECK(first >= 0))
-        return;
-    const cfx_prog *p = units[first].prog;
-    free(units[first].names);
-    free(units[first].defaults);
-    free(units[first].types);
-    nunits = first; /* not one of the sweep's units: this check runs it alone */
-    strbuf cuda = {0};
-    char err[512], path[512];
+    host_kernel hk;
+    char *code = NULL;
     cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_resident", NULL, NULL, NULL, 0, 3, CK_THREADS};
-    cgen_info info;
-    sb_puts(&cuda, "#include \"ck_host.h\"\n");
-    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
-        fprintf(stderr, "resident: cgen_emit: %s\n", err);
-        sb_free(&cuda);
+    int built = host_kernel_build(&hk, "resident.cfx", src, "", &o, &code) == 0;
+    CHECK(code && strstr(code, "in registers through the loop") != NULL);
+    CHECK(code && strstr(code, "[6]; /* its elements") != NULL);
+    free(code);
+    if (!built)
         return;
-    }
-    CHECK(strstr(sb_str(&cuda), "in registers through the loop") != NULL);
-    CHECK(strstr(sb_str(&cuda), "[6]; /* its elements") != NULL);
-    snprintf(path, sizeof path, "%s/resident", workdir);
-    void *h = compile_object(path, "cpp", CFX_CXX,
-                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                             &cuda);
-    sb_free(&cuda);
-    if (!CHECK(h != NULL))
-        return;
-    void (*kernel)(const ck_args a);
-    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
-                  struct CUgraphExec_st **, int *);
-    *(void **)&kernel = dlsym(h, "cuda_resident");
-    *(void **)&launch = dlsym(h, "ck_host_launch");
-    if (!CHECK(kernel && launch))
-        return;
+    const cfx_prog *p = hk.prog;
     int64_t *x = malloc(sizeof(int64_t) * N);
     int32_t want[N];
     for (int j = 0; j < N; j++) { /* by hand: the steps that take x[j] to 1 */
@@ -1810,26 +1826,9 @@ static void check_resident(void)
         memset(&set, 0, sizeof set);
         set.data[0] = x;
         uint8_t *arena = new_arena(p, &set);
-        ck_state st = {0, -1, {0, 0}, 0};
-        ck_control ctl;
-        ck_sync sync;
-        k_acc partials[2 * CK_BATCH_MAX * 3];
-        uint8_t publish[64], prints[64];
-        ck_args a;
-        memset(&ctl, 0, sizeof ctl);
-        memset(&sync, 0, sizeof sync);
-        memset(&a, 0, sizeof a);
-        a.arena = arena;
-        a.state = &st;
-        a.control = &ctl;
-        a.sync = &sync;
-        a.partials = partials;
-        a.publish = publish;
-        a.print_buf = prints;
-        a.print_cap = sizeof prints;
-        struct CUgraphExec_st *tails[4];
-        int ntails = 0;
-        CHECK_INT(launch(kernel, &a, (unsigned)blocks, CK_THREADS, 0, 7, 0, tails, &ntails), 0);
+        host_kernel_args(&hk, arena);
+        CHECK_INT(host_kernel_launch(&hk, (unsigned)blocks, CK_THREADS, 7), 0);
+        const ck_state st = hk.st;
         if (blocks == 3) {
             const int32_t *got = (const int32_t *)(arena + p->slots[p->results[0]].offset);
             int bad = 0;
@@ -1844,6 +1843,7 @@ static void check_resident(void)
         free(arena);
     }
     free(x);
+    free(hk.publish);
 }
 
 /* The compiled kernel's progress words (ck_args.progress, which a hang report reads): a loop of
@@ -1855,37 +1855,11 @@ static void check_progress(void)
     static const char src[] = "graph pg(n: i32) -> (c: i32) {\n  c = 0\n  while c < n {\n    c = c + 1\n  }\n}\n";
     if (!CFX_CXX[0])
         return;
-    int first = add_module("progress.cfx", src, NULL);
-    if (!CHECK(first >= 0))
-        return;
-    const cfx_prog *p = units[first].prog;
-    free(units[first].names);
-    free(units[first].defaults);
-    free(units[first].types);
-    nunits = first; /* not one of the sweep's units: this check runs it alone */
-    strbuf cuda = {0};
-    char err[512], path[512];
+    host_kernel hk;
     cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_progress", NULL, NULL, NULL, 0, 0, 0};
-    cgen_info info;
-    sb_puts(&cuda, "#include \"ck_host.h\"\n");
-    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
-        sb_free(&cuda);
+    if (host_kernel_build(&hk, "progress.cfx", src, "", &o, NULL) != 0)
         return;
-    }
-    snprintf(path, sizeof path, "%s/progress", workdir);
-    void *h = compile_object(path, "cpp", CFX_CXX,
-                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                             &cuda);
-    sb_free(&cuda);
-    if (!CHECK(h != NULL))
-        return;
-    void (*kernel)(const ck_args a);
-    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
-                  struct CUgraphExec_st **, int *);
-    *(void **)&kernel = dlsym(h, "cuda_progress");
-    *(void **)&launch = dlsym(h, "ck_host_launch");
-    if (!CHECK(kernel && launch))
-        return;
+    const cfx_prog *p = hk.prog;
     int32_t n = 300000, tick = -1;
     for (int32_t i = 0; i < p->nrecords; i++)
         tick = p->records[i].kind == REC_TICK && tick < 0 ? i : tick;
@@ -1893,32 +1867,17 @@ static void check_progress(void)
     memset(&set, 0, sizeof set);
     set.data[0] = &n;
     uint8_t *arena = new_arena(p, &set);
-    ck_state st = {0, -1, {0, 0}, 0};
-    ck_control ctl;
-    ck_sync sync;
     ck_progress progress = {-1, -1, 0};
-    uint8_t publish[64], prints[64];
-    ck_args a;
-    memset(&ctl, 0, sizeof ctl);
-    memset(&sync, 0, sizeof sync);
-    memset(&a, 0, sizeof a);
-    a.arena = arena;
-    a.state = &st;
-    a.control = &ctl;
-    a.sync = &sync;
-    a.publish = publish;
-    a.print_buf = prints;
-    a.print_cap = sizeof prints;
-    a.progress = &progress;
-    struct CUgraphExec_st *tails[4];
-    int ntails = 0;
-    CHECK_INT(launch(kernel, &a, 1, 32, 0, 3, 0, tails, &ntails), 0);
-    CHECK_INT(st.status, CFX_OK);
+    host_kernel_args(&hk, arena);
+    hk.args.progress = &progress;
+    CHECK_INT(host_kernel_launch(&hk, 1, 32, 3), 0);
+    CHECK_INT(hk.st.status, CFX_OK);
     CHECK_INT(*(int32_t *)(arena + p->slots[p->results[0]].offset), 300000);
     CHECK(tick >= 0 && progress.record == tick);
     CHECK(progress.iterations >= 1 && progress.iterations <= 300000);
     CHECK_INT(progress.barrier, -1);
     free(arena);
+    free(hk.publish);
 }
 
 /* The compiled kernel's hang report, from a planted deadlock: block 2 of 4 held before the grid
@@ -1926,19 +1885,9 @@ static void check_progress(void)
  * there. Read from the blocks' progress words once the 3 say they wait (or after 20 s), the
  * report names that barrier's line, 3 of 4 blocks waiting, and block 2 not arrived; a cancel
  * then ends the run (cancelled), the held block let go. The loop would run 1000000 times. */
-typedef struct hang_launch {
-    void (*kernel)(const ck_args a);
-    int (*launch)(void (*)(const ck_args), const ck_args *, unsigned, unsigned, int, unsigned, int,
-                  struct CUgraphExec_st **, int *);
-    const ck_args *args;
-} hang_launch;
-
 static void *hang_launch_main(void *arg)
 {
-    hang_launch *h = (hang_launch *)arg;
-    struct CUgraphExec_st *tails[4];
-    int ntails = 0;
-    h->launch(h->kernel, h->args, 4, 64, 0, 5, 0, tails, &ntails);
+    host_kernel_launch((host_kernel *)arg, 4, 64, 5);
     return NULL;
 }
 
@@ -1953,41 +1902,19 @@ static void check_hang(void)
                               "  }\n}\n";
     if (!CFX_CXX[0])
         return;
-    int first = add_module("hang.cfx", src, NULL);
-    if (!CHECK(first >= 0))
-        return;
-    const cfx_prog *p = units[first].prog;
-    free(units[first].names);
-    free(units[first].defaults);
-    free(units[first].types);
-    nunits = first; /* not one of the sweep's units: this check runs it alone */
-    strbuf cuda = {0};
-    char err[512], path[512];
+    host_kernel hk;
     cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_hang", NULL, NULL, NULL, 0, 0, 0};
-    cgen_info info;
-    sb_puts(&cuda, "#include \"ck_host.h\"\n");
-    if (!CHECK_INT(cgen_emit(p, &o, &cuda, &info, err, sizeof err), 0)) {
-        sb_free(&cuda);
+    if (host_kernel_build(&hk, "hang.cfx", src, "", &o, NULL) != 0)
         return;
-    }
-    snprintf(path, sizeof path, "%s/hang", workdir);
-    void *h = compile_object(path, "cpp", CFX_CXX,
-                             "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                             &cuda);
-    sb_free(&cuda);
-    if (!CHECK(h != NULL))
-        return;
-    hang_launch hl;
+    const cfx_prog *p = hk.prog;
     void (*plant)(int, int);
     void (*let_go)(void);
-    *(void **)&hl.kernel = dlsym(h, "cuda_hang");
-    *(void **)&hl.launch = dlsym(h, "ck_host_launch");
-    *(void **)&plant = dlsym(h, "ck_host_plant");
-    *(void **)&let_go = dlsym(h, "ck_host_let_go");
+    *(void **)&plant = dlsym(hk.object, "ck_host_plant");
+    *(void **)&let_go = dlsym(hk.object, "ck_host_let_go");
     int32_t reduce = -1;
     for (int32_t i = 0; i < p->nrecords; i++)
         reduce = p->records[i].kind == REC_REDUCE && reduce < 0 ? i : reduce;
-    if (!CHECK(hl.kernel && hl.launch && plant && let_go) || !CHECK(reduce >= 0 && p->records[reduce].line == 6))
+    if (!CHECK(plant && let_go) || !CHECK(reduce >= 0 && p->records[reduce].line == 6))
         return;
     float *x = calloc(200000, sizeof *x);
     int32_t n = 1000000;
@@ -1996,37 +1923,21 @@ static void check_hang(void)
     set.data[0] = x;
     set.data[1] = &n;
     uint8_t *arena = new_arena(p, &set);
-    ck_state st = {0, -1, {0, 0}, 0};
-    ck_control ctl;
-    ck_sync sync;
-    k_acc partials[2 * CK_BATCH_MAX * 4];
     ck_progress progress[4];
-    uint8_t publish[64], prints[64];
-    ck_args a;
-    memset(&ctl, 0, sizeof ctl);
-    memset(&sync, 0, sizeof sync);
-    memset(&a, 0, sizeof a);
     for (int b = 0; b < 4; b++) {
         progress[b].record = -1;
         progress[b].barrier = -1;
         progress[b].iterations = 0;
     }
-    a.arena = arena;
-    a.state = &st;
-    a.control = &ctl;
-    a.sync = &sync;
-    a.partials = partials;
-    a.publish = publish;
-    a.print_buf = prints;
-    a.print_cap = sizeof prints;
-    a.progress = progress;
-    hl.args = &a;
+    host_kernel_args(&hk, arena);
+    hk.args.progress = progress;
     plant(2, reduce);
     pthread_t th;
-    if (!CHECK_INT(pthread_create(&th, NULL, hang_launch_main, &hl), 0)) {
+    if (!CHECK_INT(pthread_create(&th, NULL, hang_launch_main, &hk), 0)) {
         let_go();
         free(arena);
         free(x);
+        free(hk.publish);
         return;
     }
     for (int k = 0; k < 2000; k++) { /* until the 3 others say they wait at the barrier: 20 s at most */
@@ -2043,12 +1954,13 @@ static void check_hang(void)
     snprintf(want, sizeof want, "hang.cfx:6:5 (record %d): 3 of 4 blocks wait there; not arrived: block 2", (int)reduce);
     if (!CHECK(strstr(report, want) != NULL))
         fprintf(stderr, "hang: the compiled kernel's report does not say '%s':\n%s", want, report);
-    ctl.cancel = 1;
+    hk.ctl.cancel = 1;
     let_go();
     pthread_join(th, NULL);
-    CHECK_INT(st.status, CFX_STOP_CANCELLED);
+    CHECK_INT(hk.st.status, CFX_STOP_CANCELLED);
     free(arena);
     free(x);
+    free(hk.publish);
 }
 
 static void check_all_kinds_known(void)
