@@ -608,6 +608,10 @@ typedef struct comp_exec {
     int min_blocks;         /* the device's multiprocessors: the grid has at least a block on each */
     ck_event *trace;        /* COMP_TRACE_PER_BLOCK per block */
     uint32_t *trace_count;
+    unsigned long long *tick_counts; /* per block, each TICK's iterations (ck_args.tick_counts) */
+    int32_t nticks;         /* the program's TICK records */
+    unsigned long long *clock; /* 8 bytes for dev_clock_offset */
+    dev_host_track host;    /* a traced run's host phases, for the trace's host track */
     exec_progress *progress; /* per block, host-mapped (ck_args.progress): where each block stands */
     exec_progress *progress_dev;
     char hang[4096];        /* the last run's hang report, taken when it was cancelled */
@@ -664,11 +668,15 @@ static void release_kernel(comp_exec *x)
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->trace) cudaFree(x->trace);
     if (x->trace_count) cudaFree(x->trace_count);
+    if (x->tick_counts) cudaFree(x->tick_counts);
+    if (x->clock) cudaFree(x->clock);
     if (x->progress) cudaFreeHost(x->progress);
     x->progress = NULL;
     x->progress_dev = NULL;
     x->trace = NULL;
     x->trace_count = NULL;
+    x->tick_counts = NULL;
+    x->clock = NULL;
     if (x->own) cudaStreamDestroy(x->own);
     if (x->capture) cudaStreamDestroy(x->capture);
     if (x->lib) cudaLibraryUnload(x->lib);
@@ -736,6 +744,7 @@ static ck_args kernel_args(const comp_exec *x, int device_launch)
     a.trace = x->trace;
     a.trace_cap = COMP_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
+    a.tick_counts = x->tick_counts;
     a.progress = (ck_progress *)x->progress_dev;
     return a;
 }
@@ -932,6 +941,13 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     if (x->trace_build) {
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(ck_event) * COMP_TRACE_PER_BLOCK * (size_t)x->nblocks));
         CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
+        x->nticks = 0;
+        for (int32_t i = 0; i < p->nrecords; i++)
+            x->nticks += p->records[i].kind == REC_TICK;
+        if (x->nticks > 0)
+            CUDA_TRY(cudaMalloc((void **)&x->tick_counts,
+                                sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->clock, sizeof(unsigned long long)));
     }
     CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
@@ -1160,6 +1176,7 @@ static int32_t span_of(const cfx_prog *p, const ck_event *from, const ck_event *
     case CK_EV_PASS: *name = "grid barrier (waiting)"; return to->record;
     case CK_EV_WAIT: *name = "to the grid barrier"; return to->record;
     case CK_EV_ITER: *name = "loop test"; return to->record;
+    case CK_EV_SAMPLE: *name = "loop iterations (one in 64 stamped)"; return to->record;
     case CK_EV_REGION: *name = "to a one-block region"; return to->record;
     case CK_EV_END:
         *name = "to the launch's end";
@@ -1172,19 +1189,25 @@ static int32_t span_of(const cfx_prog *p, const ck_event *from, const ck_event *
 }
 
 /* The timeline of a run of a kernel built with CK_TRACE, each block's events from the device:
- * *counts (per block, stamped, kept or not) and *ev (COMP_TRACE_PER_BLOCK per block), malloc'd. */
-static int read_timeline(comp_exec *x, uint32_t **counts, ck_event **ev, char *err, size_t errlen)
+ * *counts (per block, stamped, kept or not), *ev (COMP_TRACE_PER_BLOCK per block) and *ticks
+ * (block 0's iterations of each TICK record, x->nticks), malloc'd. */
+static int read_timeline(comp_exec *x, uint32_t **counts, ck_event **ev, unsigned long long **ticks, char *err,
+                         size_t errlen)
 {
     size_t nb = (size_t)x->nblocks;
     *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     *ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
-    if (!*counts || !*ev) {
+    *ticks = (unsigned long long *)calloc((size_t)x->nticks + 1, sizeof(unsigned long long));
+    if (!*counts || !*ev || !*ticks) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     CUDA_TRY(cudaMemcpyAsync(*counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaMemcpyAsync(*ev, x->trace, sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK, cudaMemcpyDeviceToHost,
                              x->stream));
+    if (x->nticks > 0)
+        CUDA_TRY(cudaMemcpyAsync(*ticks, x->tick_counts, sizeof(unsigned long long) * (size_t)x->nticks,
+                                 cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaStreamSynchronize(x->stream));
     return 0;
 fail:
@@ -1193,9 +1216,10 @@ fail:
 
 /* The run's flat profile from block 0's timeline (every block runs the same phases, and block 0
  * also the one-block regions): each span's time to the record span_of names, a count at each
- * phase's DONE and each iteration's ITER. With more stamps than the buffer keeps, the profile
- * covers the kept ones (run_ns their span). */
-static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *ev)
+ * phase's DONE, and each loop's iterations at its TICK from the kernel's exact count (`ticks`:
+ * a loop without tensor work is stamped one iteration in CK_SAMPLE). With more stamps than the
+ * buffer keeps, the times cover the kept ones (run_ns their span). */
+static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *ev, const unsigned long long *ticks)
 {
     exec_profile *pr = x->run.profile;
     uint32_t n = counts[0] < COMP_TRACE_PER_BLOCK ? counts[0] : COMP_TRACE_PER_BLOCK;
@@ -1205,34 +1229,36 @@ static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *e
         if (r < 0 || r >= x->prog->nrecords)
             continue;
         pr->ns[r] += (int64_t)(ev[k + 1].t - ev[k].t);
-        pr->count[r] += ev[k + 1].kind == CK_EV_DONE || ev[k + 1].kind == CK_EV_ITER;
+        pr->count[r] += ev[k + 1].kind == CK_EV_DONE;
     }
+    for (int32_t i = 0, k = 0; i < x->prog->nrecords; i++)
+        if (x->prog->records[i].kind == REC_TICK)
+            pr->count[i] = (int64_t)ticks[k++];
     pr->run_ns = n >= 2 ? (int64_t)(ev[n - 1].t - ev[0].t) : 0;
 }
 
-/* The run's trace: a span for the whole run and the build's facts, and with a kernel built with
- * CK_TRACE, each block's timeline (a track per block), its spans as span_of names them, each
- * carrying the source line of its record. The run's span is on the host's clock and the blocks'
- * on the device's global timer, each from its own start: they are not aligned to one clock
- * yet. */
-static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const ck_event *ev)
+/* The run's trace: the build's facts, the host's phases on a track of their own, and with a
+ * kernel built with CK_TRACE, each block's timeline (a track per block), its spans as span_of
+ * names them, each carrying the source line of its record. The host's phases are put on the
+ * blocks' clock (the device's global timer) by the offset dev_clock_offset measures. */
+static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const ck_event *ev, char *err,
+                       size_t errlen)
 {
     FILE *f = x->run.trace;
     size_t nb = (size_t)x->nblocks;
     long long kept = 0, dropped = 0;
     if (ev) { /* a track per block, and the host's after them */
-        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}",
-                x->nblocks);
-    } else {
-        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
-    }
-    exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, ev ? x->nblocks : 0);
-    if (ev) {
         unsigned long long base = ~0ull;
+        if (dev_clock_offset(&x->host, x->stream, x->clock, err, errlen) != 0)
+            return -1;
         for (size_t b = 0; b < nb; b++)
             if (counts[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
                 base = ev[b * COMP_TRACE_PER_BLOCK].t;
+        base = dev_host_track_base(&x->host, base);
+        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}",
+                x->nblocks);
+        dev_host_track_write(f, x->prog, &x->host, base, x->nblocks);
         for (size_t b = 0; b < nb; b++) {
             uint32_t n = counts[b] < COMP_TRACE_PER_BLOCK ? counts[b] : COMP_TRACE_PER_BLOCK;
             const ck_event *e = ev + b * COMP_TRACE_PER_BLOCK;
@@ -1247,6 +1273,9 @@ static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, cons
                 kept++;
             }
         }
+    } else {
+        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
+        exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, 0);
     }
     fputs("\n],", f);
     fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
@@ -1254,10 +1283,11 @@ static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, cons
             x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
     fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
                "\"barriers\":%d,\"launch_sites\":%d,\"inline_calls\":%d,\"paused\":%d,"
-               "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
+               "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"sampled_every\":%d,"
+               "\"host_clock_offset_ns\":%lld}}\n",
             x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
             (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, kept, dropped,
-            COMP_TRACE_PER_BLOCK);
+            COMP_TRACE_PER_BLOCK, CK_SAMPLE, ev ? x->host.offset : 0ll);
     fflush(f);
     return 0;
 }
@@ -1294,14 +1324,23 @@ static int hang_poll(void *user, char *err, size_t errlen)
     return 0;
 }
 
+/* A host phase of a traced run that began at t0 (dev_host_ns) and ends now. */
+static void host_span(comp_exec *x, const char *name, unsigned long long t0)
+{
+    if (x->run.trace)
+        dev_host_span(&x->host, name, t0);
+}
+
 static int finish(comp_exec *x, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
     dev_state st;
     ck_sync sy;
     for (;;) {
+        unsigned long long t = dev_host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, hang_poll, x, err, errlen) != 0)
             goto fail;
+        host_span(x, "wait for the launch", t);
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaStreamSynchronize(x->stream));
@@ -1316,13 +1355,17 @@ static int finish(comp_exec *x, char *err, size_t errlen)
             goto fail;
         }
         x->paused = 1;
+        t = dev_host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
+        host_span(x, "pause: the record's work", t);
         if (x->forced)
             break;
+        t = dev_host_ns();
         CUDA_TRY(cudaMemsetAsync(&x->d.state->status, 0, sizeof x->d.state->status, x->stream));
         if (launch(x, err, errlen) != 0)
             goto fail;
+        host_span(x, "launch", t);
     }
     x->in_flight = 0;
     if (st.status == CK_STATUS_RERUN) {
@@ -1348,11 +1391,15 @@ static int finish(comp_exec *x, char *err, size_t errlen)
     }
     if (drain_prints(x, sy.print_used, err, errlen) != 0)
         goto fail;
-    /* device buffers: the copy enqueued after the first launch saw a pause, so it is redone */
-    if (!x->forced && st.status == CFX_OK && (!x->run.device_buffers || x->paused) &&
-        dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
-        goto fail;
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    {
+        unsigned long long t = dev_host_ns();
+        /* device buffers: the copy enqueued after the first launch saw a pause, so it is redone */
+        if (!x->forced && st.status == CFX_OK && (!x->run.device_buffers || x->paused) &&
+            dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
+            goto fail;
+        CUDA_TRY(cudaStreamSynchronize(x->stream));
+        host_span(x, "copy results", t);
+    }
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
     if (x->forced) {
@@ -1364,14 +1411,16 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         double run_ms = ms_since(&x->t_launch);
         uint32_t *counts = NULL;
         ck_event *ev = NULL;
+        unsigned long long *ticks = NULL;
         prof_push("write trace");
-        int failed = x->trace && read_timeline(x, &counts, &ev, err, errlen) != 0;
+        int failed = x->trace && read_timeline(x, &counts, &ev, &ticks, err, errlen) != 0;
         if (!failed && x->run.profile && ev)
-            fill_profile(x, counts, ev);
+            fill_profile(x, counts, ev, ticks);
         if (!failed && x->run.trace)
-            failed = write_trace(x, run_ms, counts, ev) != 0;
+            failed = write_trace(x, run_ms, counts, ev, err, errlen) != 0;
         free(counts);
         free(ev);
+        free(ticks);
         prof_pop();
         if (failed)
             goto fail;
@@ -1403,9 +1452,14 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         release_kernel(x);
         x->tried = 0;
     }
+    x->host.n = 0;
     if (x->want == MODE_COMPILED && !x->tried) {
+        unsigned long long t = dev_host_ns();
         x->trace_build = stamps;
         build(x);
+        if (run->trace)
+            dev_host_span(&x->host, strcmp(x->cache, "hit") == 0 ? "build the kernel (from the cache)"
+                                                                  : "build the kernel", t);
     }
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
@@ -1429,13 +1483,24 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
     CUDA_TRY(cudaMemcpyAsync(x->sync, &x->sync_init, sizeof(ck_sync), cudaMemcpyHostToDevice, x->stream));
     if (x->trace)
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
-    if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
-        goto fail;
+    if (x->tick_counts)
+        CUDA_TRY(cudaMemsetAsync(x->tick_counts, 0,
+                                 sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->nblocks, x->stream));
+    {
+        unsigned long long t = dev_host_ns();
+        if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
+            goto fail;
+        host_span(x, "copy inputs (enqueued)", t);
+    }
     clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
-    if (x->device_launch) {
-        CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
-    } else if (launch(x, err, errlen) != 0) {
-        goto fail;
+    {
+        unsigned long long t = dev_host_ns();
+        if (x->device_launch) {
+            CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
+        } else if (launch(x, err, errlen) != 0) {
+            goto fail;
+        }
+        host_span(x, x->device_launch ? "launch (device graph)" : "launch", t);
     }
     x->in_flight = 1;
     /* device buffers: the result copy follows the launch (all of its tail launches) and gates

@@ -95,8 +95,13 @@ enum {
     CK_EV_PASS,      /* ... and leaves it */
     CK_EV_DONE,      /* the block ends a phase: a loop over tensors, a product, a combine
                       * (record: the one whose code it ends) */
-    CK_EV_END        /* the block ends the launch */
+    CK_EV_END,       /* the block ends the launch */
+    CK_EV_SAMPLE     /* a loop without tensor work: an iteration begins where the kernel's count
+                      * of iterations is a multiple of CK_SAMPLE (record: the loop's TICK). Such
+                      * an iteration takes tens of nanoseconds, about what a stamp costs, so
+                      * the kernel stamps one in CK_SAMPLE, and counts them all in ck_ticks_ */
 };
+#define CK_SAMPLE 64
 typedef struct ck_event {
     int32_t record;
     int32_t kind;
@@ -129,6 +134,8 @@ typedef struct ck_args {
     ck_event *trace;           /* CK_TRACE: trace_cap events per block */
     uint32_t trace_cap;
     uint32_t *trace_count;     /* CK_TRACE: per block, events stamped (kept or not), across launches */
+    unsigned long long *tick_counts; /* CK_TRACE: per block, the iterations of each TICK record (in
+                                      * the program's order of them), added at each launch's end */
     ck_progress *progress;     /* per block, host-mapped; NULL: none */
 } ck_args;
 
@@ -187,8 +194,23 @@ static __device__ void ck_stamp(const ck_args &a, int32_t kind, int32_t record)
     }
 }
 #define CK_STAMP(a, kind, record) ck_stamp(a, kind, record)
+/* Each thread counts the iterations of each TICK (the k-th TICK record of the program: its
+ * CK_TICK(k)) in registers, and thread 0 adds them to its block's tick_counts at the launch's end:
+ * the profile's exact counts, though loops without tensor work are stamped one iteration in
+ * CK_SAMPLE and a buffer keeps only the first trace_cap stamps. */
+#define CK_TICKS(n) unsigned long long ck_ticks_[n] = {0}
+#define CK_TICK(k) (ck_ticks_[k]++)
+#define CK_TICKS_OUT(a, n)                                                                    \
+    do {                                                                                      \
+        if (threadIdx.x == 0 && (a).tick_counts)                                              \
+            for (int k_ = 0; k_ < (n); k_++)                                                  \
+                (a).tick_counts[(size_t)blockIdx.x * (n) + k_] += ck_ticks_[k_];              \
+    } while (0)
 #else
 #define CK_STAMP(a, kind, record) ((void)0)
+#define CK_TICKS(n) ((void)0)
+#define CK_TICK(k) ((void)0)
+#define CK_TICKS_OUT(a, n) ((void)0)
 #endif
 
 static __device__ __forceinline__ int32_t ck_status(const ck_args &a)

@@ -437,3 +437,60 @@ int dev_capture_site(cudaStream_t capture, cudaStream_t upload, dev_enqueue enqu
     *exec = e;
     return 0;
 }
+
+/* ==== a traced run's host track ============================================================== */
+
+unsigned long long dev_host_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+void dev_host_span(dev_host_track *h, const char *name, unsigned long long t0)
+{
+    if (h->n >= DEV_HOST_SPANS)
+        return;
+    h->span[h->n].name = name;
+    h->span[h->n].t0 = t0;
+    h->span[h->n].t1 = dev_host_ns();
+    h->n++;
+}
+
+static __global__ void read_globaltimer(unsigned long long *t)
+{
+    unsigned long long v;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    *t = v;
+}
+
+int dev_clock_offset(dev_host_track *h, cudaStream_t stream, unsigned long long *scratch, char *err,
+                     size_t errlen)
+{
+    unsigned long long ha = dev_host_ns(), hb, dt = 0;
+    read_globaltimer<<<1, 1, 0, stream>>>(scratch);
+    CUDA_LAUNCHED();
+    CUDA_TRY(cudaMemcpyAsync(&dt, scratch, sizeof dt, cudaMemcpyDeviceToHost, stream));
+    CUDA_TRY(cudaStreamSynchronize(stream));
+    hb = dev_host_ns();
+    h->offset = (long long)(dt - (ha + (hb - ha) / 2));
+    return 0;
+fail:
+    return -1;
+}
+
+unsigned long long dev_host_track_base(const dev_host_track *h, unsigned long long base)
+{
+    for (int i = 0; i < h->n; i++)
+        if (h->span[i].t0 + (unsigned long long)h->offset < base)
+            base = h->span[i].t0 + (unsigned long long)h->offset;
+    return base;
+}
+
+void dev_host_track_write(FILE *f, const cfx_prog *p, const dev_host_track *h, unsigned long long base, int tid)
+{
+    for (int i = 0; i < h->n; i++)
+        exec_trace_event(f, p, -1, h->span[i].name,
+                         (double)(long long)(h->span[i].t0 + (unsigned long long)h->offset - base) / 1e3,
+                         (double)(h->span[i].t1 - h->span[i].t0) / 1e3, tid);
+}

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "exec.h"
 #include "program.h"
@@ -126,6 +127,32 @@ int dev_device_graph(const void *func, void **args, int blocks, int threads, siz
 typedef int (*dev_enqueue)(void *user, cudaStream_t s, char *err, size_t errlen);
 int dev_capture_site(cudaStream_t capture, cudaStream_t upload, dev_enqueue enqueue, void *user,
                      cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen);
+
+/* A traced run's host track (both modes of cuda-persistent): the host's phases on its own clock
+ * (dev_host_ns, CLOCK_MONOTONIC in nanoseconds), put on the device's global timer, which the
+ * blocks stamp, by the offset dev_clock_offset measures. */
+#define DEV_HOST_SPANS 256
+typedef struct dev_host_track {
+    struct {
+        const char *name; /* a string literal */
+        unsigned long long t0, t1;
+    } span[DEV_HOST_SPANS];
+    int n;
+    long long offset; /* the device's clock less the host's (dev_clock_offset) */
+} dev_host_track;
+unsigned long long dev_host_ns(void);
+/* A phase that began at t0 (dev_host_ns) and ends now; past DEV_HOST_SPANS, none. */
+void dev_host_span(dev_host_track *h, const char *name, unsigned long long t0);
+/* Sets h->offset: the global timer read by a kernel on `stream` (through 8 bytes of device
+ * memory, `scratch`) between two host stamps, taken at their middle, so off by at most half a
+ * launch's latency. */
+int dev_clock_offset(dev_host_track *h, cudaStream_t stream, unsigned long long *scratch, char *err,
+                     size_t errlen);
+/* The earliest of the track's spans on the device's clock, or `base` if that is earlier. */
+unsigned long long dev_host_track_base(const dev_host_track *h, unsigned long long base);
+/* The track's spans as the trace's events on track `tid`, in microseconds from `base` (device
+ * clock). */
+void dev_host_track_write(FILE *f, const cfx_prog *p, const dev_host_track *h, unsigned long long base, int tid);
 
 /* persistent_launch.cu: whether this device runs graphs that a kernel launches from the device
  * (a probe run once per process: a cooperative kernel node, else a plain one). Returns 1 and

@@ -63,7 +63,6 @@
 
 /* ==== host side ============================================================================ */
 
-#define P_HOST_SPANS 256 /* host phases a traced run keeps for its trace's host track */
 
 typedef struct persist {
     dev_prog d;
@@ -87,12 +86,7 @@ typedef struct persist {
     exec_progress *progress;    /* per block, host-mapped (persist_args.progress) */
     exec_progress *progress_dev;
     char hang[4096];            /* the hang report taken when the run was cancelled, "" */
-    /* a traced run's host phases, on the host's clock (host_ns), for the trace's host track */
-    struct {
-        const char *name;
-        unsigned long long t0, t1;
-    } host_span[P_HOST_SPANS];
-    int nhost_span;
+    dev_host_track host;        /* a traced run's host phases, for the trace's host track */
     uint32_t ring_cap;
     unsigned long long ring_tail; /* bytes the host has taken in this run */
     persist_event *trace;       /* allocated at the first traced run */
@@ -244,29 +238,11 @@ static persist_args kernel_args(const persist *x, int traced)
     return a;
 }
 
-/* CLOCK_MONOTONIC in nanoseconds: the host's clock for the host track of a trace. */
-static unsigned long long host_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
-}
-
-/* A host phase of a traced run that began at t0 and ends now; past P_HOST_SPANS, none. */
+/* A host phase of a traced run that began at t0 (dev_host_ns) and ends now. */
 static void host_span(persist *x, const char *name, unsigned long long t0)
 {
-    if (!x->run.trace || x->nhost_span >= P_HOST_SPANS)
-        return;
-    x->host_span[x->nhost_span].name = name;
-    x->host_span[x->nhost_span].t0 = t0;
-    x->host_span[x->nhost_span].t1 = host_ns();
-    x->nhost_span++;
-}
-
-/* The device's global timer, read by one thread, for the offset between the two clocks. */
-static __global__ void read_globaltimer(unsigned long long *t)
-{
-    *t = persist_now_ns();
+    if (x->run.trace)
+        dev_host_span(&x->host, name, t0);
 }
 
 /* One line for cfx_exec_backend_detail. */
@@ -704,7 +680,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
     uint32_t *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     persist_event *ev = (persist_event *)malloc(sizeof(persist_event) * nb * P_TRACE_PER_BLOCK);
     unsigned long long base = ~0ull;
-    long long kept = 0, dropped = 0, offset = 0;
+    long long kept = 0, dropped = 0;
     if (!counts || !ev) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -716,30 +692,17 @@ static int write_trace(persist *x, char *err, size_t errlen)
     CUDA_TRY(cudaMemcpyAsync(ev, x->trace, sizeof(persist_event) * nb * P_TRACE_PER_BLOCK,
                              cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaStreamSynchronize(x->stream));
-    /* the host's clock on the device's: the global timer read between two host stamps, the
-     * offset taken at their middle (off by at most half a launch's latency) */
-    {
-        unsigned long long ha = host_ns(), hb, dt = 0;
-        read_globaltimer<<<1, 1, 0, x->stream>>>((unsigned long long *)x->prof);
-        CUDA_LAUNCHED();
-        CUDA_TRY(cudaMemcpyAsync(&dt, x->prof, sizeof dt, cudaMemcpyDeviceToHost, x->stream));
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-        hb = host_ns();
-        offset = (long long)(dt - (ha + (hb - ha) / 2));
-    }
+    /* the host's clock on the device's */
+    if (dev_clock_offset(&x->host, x->stream, (unsigned long long *)x->prof, err, errlen) != 0)
+        goto fail;
     for (size_t b = 0; b < nb; b++)
         for (uint32_t i = 0; i < counts[b] && i < P_TRACE_PER_BLOCK; i++)
             if (ev[b * P_TRACE_PER_BLOCK + i].t0 < base)
                 base = ev[b * P_TRACE_PER_BLOCK + i].t0;
-    for (int i = 0; i < x->nhost_span; i++)
-        if (x->host_span[i].t0 + (unsigned long long)offset < base)
-            base = x->host_span[i].t0 + (unsigned long long)offset;
+    base = dev_host_track_base(&x->host, base);
     exec_trace_open(f, "cuda-persistent", p, "block", (int)nb);
     fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}", (int)nb);
-    for (int i = 0; i < x->nhost_span; i++)
-        exec_trace_event(f, p, -1, x->host_span[i].name,
-                         (double)(long long)(x->host_span[i].t0 + (unsigned long long)offset - base) / 1e3,
-                         (double)(x->host_span[i].t1 - x->host_span[i].t0) / 1e3, (int)nb);
+    dev_host_track_write(f, p, &x->host, base, (int)nb);
     for (size_t b = 0; b < nb; b++) {
         uint32_t n = counts[b] < P_TRACE_PER_BLOCK ? counts[b] : P_TRACE_PER_BLOCK;
         dropped += counts[b] - n;
@@ -755,7 +718,7 @@ static int write_trace(persist *x, char *err, size_t errlen)
             "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"blocks\":%d,\"path\":\"%s\","
             "\"host_clock_offset_ns\":%lld}}\n",
             p->name ? p->name : "", kept, dropped, P_TRACE_PER_BLOCK, x->nblocks,
-            x->run_device ? "device graph launch" : "pause and relaunch", offset);
+            x->run_device ? "device graph launch" : "pause and relaunch", x->host.offset);
     fflush(f);
     free(counts);
     free(ev);
@@ -817,7 +780,7 @@ static int finish(persist *x, char *err, size_t errlen)
     dev_state st;
     persist_sync sy;
     for (;;) {
-        unsigned long long t = host_ns();
+        unsigned long long t = dev_host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, drain_ring, x, err, errlen) != 0)
             goto fail;
         host_span(x, "wait for the launch", t);
@@ -834,13 +797,13 @@ static int finish(persist *x, char *err, size_t errlen)
             goto fail;
         }
         x->paused = 1;
-        t = host_ns();
+        t = dev_host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
         host_span(x, "pause: the record's work", t);
         if (x->forced)
             break;
-        t = host_ns();
+        t = dev_host_ns();
         persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, pc + 1, -1, x->run.max_iters);
         CUDA_LAUNCHED();
         if (launch_paused(x, err, errlen) != 0)
@@ -856,7 +819,7 @@ static int finish(persist *x, char *err, size_t errlen)
         goto fail;
     }
     {
-        unsigned long long t = host_ns();
+        unsigned long long t = dev_host_ns();
         if (!x->forced && st.status == CFX_OK) {
             /* device buffers: the copy enqueued after the first launch saw a pause, redo it */
             if (!x->run.device_buffers || x->paused)
@@ -943,12 +906,12 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
         x->progress[b].iterations = 0;
     }
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
-    x->nhost_span = 0;
-    t_phase = host_ns();
+    x->host.n = 0;
+    t_phase = dev_host_ns();
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
     host_span(x, "copy inputs (enqueued)", t_phase);
-    t_phase = host_ns();
+    t_phase = dev_host_ns();
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
     if (x->run_device)

@@ -1992,6 +1992,16 @@ static void arrive(gen *g, int32_t i, int at_region_header)
         grid_barrier(g, i);
 }
 
+/* How many TICK records come before record i: a TICK's place in the kernel's count of each
+ * loop's iterations (CK_TICK), and, at i = nrecords, how many there are. */
+static int32_t tick_ordinal(const cfx_prog *p, int32_t i)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < i; k++)
+        n += p->records[k].kind == REC_TICK;
+    return n;
+}
+
 /* One record that is not a jump or HALT. */
 static void record(gen *g, int32_t i)
 {
@@ -2008,8 +2018,15 @@ static void record(gen *g, int32_t i)
     case REC_TICK:
         if (cuda) {
             int32_t h = g->loop_of[g->blk[i]];
-            line(g, "CK_STAMP(a, CK_EV_ITER, %d);", (int)i);
-            int mask = h >= 0 && g->heavy[h] ? 0 : CGEN_SCALAR_POLL_MASK;
+            int heavy = h >= 0 && g->heavy[h];
+            int mask = heavy ? 0 : CGEN_SCALAR_POLL_MASK;
+            /* the timeline: every iteration of a loop over tensors, one in CK_SAMPLE of a loop
+             * without (its iteration costs about what a stamp does); the count, of each */
+            if (heavy)
+                line(g, "CK_STAMP(a, CK_EV_ITER, %d);", (int)i);
+            else
+                line(g, "if ((iters_ & (CK_SAMPLE - 1)) == 0) CK_STAMP(a, CK_EV_SAMPLE, %d);", (int)i);
+            line(g, "CK_TICK(%d);", (int)tick_ordinal(p, i));
             line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
             line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
             g->indent++;
@@ -2814,6 +2831,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "unsigned long long poll_ = 0;");
         line(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
         line(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
+        if (tick_ordinal(p, p->nrecords) > 0)
+            line(g, "CK_TICKS(%d);", (int)tick_ordinal(p, p->nrecords));
         line(g, "(void)combines_; (void)exits_; (void)print_used_; (void)budget_;");
     } else {
         line(g, "void %s(cgen_host_args *a)", entry);
@@ -2899,6 +2918,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "goto out_;");
         line(g, "out_:");
         line(g, "CK_STAMP(a, CK_EV_END, -1);");
+        if (tick_ordinal(p, p->nrecords) > 0)
+            line(g, "CK_TICKS_OUT(a, %d);", (int)tick_ordinal(p, p->nrecords));
         line(g, "ck_finish(a, iters_, print_used_);");
     } else if (g->stop_used || g->pass == 1) {
         line(g, "stop_:");

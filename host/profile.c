@@ -77,7 +77,8 @@ static int all_rows(const cfx_prog *prog, const exec_profile *p, cfx_profile_row
     double run_us = (double)p->run_ns / 1e3;
     int nrows = 0;
 
-    /* by line: records executed at least once, grouped by their statement's line */
+    /* by line: records executed at least once (or timed: the compiled kernel's timeline gives a
+     * barrier's wait to its record), grouped by their statement's line */
     int32_t max_line = 0;
     for (int32_t i = 0; i < n; i++)
         if (prog->records[i].line > max_line)
@@ -92,7 +93,7 @@ static int all_rows(const cfx_prog *prog, const exec_profile *p, cfx_profile_row
         line_row[l] = -1;
     int first = nrows;
     for (int32_t i = 0; i < n; i++) {
-        if (p->count[i] == 0)
+        if (p->count[i] == 0 && p->ns[i] == 0)
             continue;
         int32_t l = prog->records[i].line > 0 ? prog->records[i].line : 0;
         if (line_row[l] < 0) {
@@ -113,7 +114,7 @@ static int all_rows(const cfx_prog *prog, const exec_profile *p, cfx_profile_row
                 row.count += p->count[i];
                 row.total_us += (double)p->ns[i] / 1e3;
             }
-        if (row.count > 0)
+        if (row.count > 0 || row.total_us > 0)
             rows[nrows++] = row;
     }
     qsort(rows + first, (size_t)(nrows - first), sizeof *rows, by_time);

@@ -457,8 +457,10 @@ static void test_trace(void)
                 else
                     CHECK(strstr(text, "\"path\":\"pause and relaunch\"") != NULL);
             }
-            else /* one span, and how the kernel was built */
-                CHECK(strstr(text, "\"mode\":\"compiled\"") && strstr(text, "\"compile_ms\":"));
+            else /* how the kernel was built, and the host's phases on the blocks' clock */
+                CHECK(strstr(text, "\"mode\":\"compiled\"") && strstr(text, "\"compile_ms\":") &&
+                      strstr(text, "\"host_clock_offset_ns\":") && strstr(text, "\"name\":\"copy results\"") &&
+                      strstr(text, "\"name\":\"wait for the launch\""));
             free(text);
         }
         /* the profile, from block 0's stamps (the interpreter's at each record, the compiled

@@ -1723,10 +1723,12 @@ static void check_timeline(void)
     uint8_t *arena = new_arena(p, &set);
     static ck_event events[BLOCKS * CAP];
     uint32_t counts[BLOCKS] = {0};
+    unsigned long long ticks[BLOCKS] = {0}; /* the program's one TICK */
     host_kernel_args(&hk, arena);
     hk.args.trace = events;
     hk.args.trace_cap = CAP;
     hk.args.trace_count = counts;
+    hk.args.tick_counts = ticks;
     unsigned threads = hk.info.needs_block || hk.info.needs_grid ? CK_THREADS : 32;
     CHECK_INT(host_kernel_launch(&hk, BLOCKS, threads, 1), 0);
     const ck_state st = hk.st;
@@ -1739,7 +1741,7 @@ static void check_timeline(void)
         uint32_t m = counts[b];
         int iters = 0, done = 0, ok = m >= 2 && m <= CAP && e[0].kind == CK_EV_START && e[m - 1].kind == CK_EV_END;
         for (uint32_t k = 0; ok && k < m; k++) {
-            ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_END && (k == 0 || e[k - 1].t <= e[k].t);
+            ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_SAMPLE && (k == 0 || e[k - 1].t <= e[k].t);
             iters += e[k].kind == CK_EV_ITER;
             if (e[k].kind == CK_EV_DONE) { /* a phase's end names the record whose code it ends */
                 ok = e[k].record >= 0 && e[k].record < p->nrecords;
@@ -1753,6 +1755,7 @@ static void check_timeline(void)
             fprintf(stderr, "timeline: block %d's %u events are not START ... END in time order\n", b, m);
         if (b == 0 || iters != 0)
             CHECK_INT(iters, 5);
+        CHECK_INT(ticks[b], (unsigned long long)iters); /* a loop over tensors: each iteration stamped */
         if (b == 0) /* each iteration's update of y and its sum end a phase or more */
             CHECK(done >= 5);
         CHECK_INT(nwait[b], nwait[0]);
@@ -1778,6 +1781,75 @@ static void check_timeline(void)
             fprintf(stderr, "timeline: barrier %d (record %d) left before every block arrived\n", k, (int)rec);
     }
     free(x);
+    free(arena);
+    free(hk.publish);
+}
+
+/* A loop without tensor work, traced: its iteration costs about what a stamp does, so the
+ * kernel stamps one in CK_SAMPLE (64) and counts them all. By hand: the loop runs 200 times
+ * (c = 0 .. 199; k counts the multiples of 3 among them, 67); the kernel's count of iterations
+ * is a multiple of 64 at c = 0, 64, 128 and 192, so each block that runs the loop stamps 4
+ * samples, no per-iteration ITER, and counts 200 at the TICK; block 0 runs it. */
+static void check_sampled(void)
+{
+    static const char src[] =
+        "graph sl(n: i32) -> (c: i32, k: i32) {\n"
+        "  c = 0\n  k = 0\n"
+        "  while c < n {\n"
+        "    if c % 3 == 0 {\n      k = k + 1\n    }\n"
+        "    c = c + 1\n"
+        "  }\n}\n";
+    enum { BLOCKS = 3, CAP = 64 };
+    if (!CFX_CXX[0])
+        return;
+    host_kernel hk;
+    cgen_options o = {CGEN_TARGET_CUDA, 0, "cuda_sampled", NULL, NULL, NULL, 0, 0, 0};
+    char *code = NULL;
+    if (host_kernel_build(&hk, "sampled.cfx", src, "#define CK_TRACE 1\n", &o, &code) != 0)
+        return;
+    const cfx_prog *p = hk.prog;
+    int32_t nticks = 0;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        nticks += p->records[i].kind == REC_TICK;
+    CHECK_INT(nticks, 1);
+    CHECK(strstr(code, "CK_EV_SAMPLE") != NULL && strstr(code, "CK_EV_ITER") == NULL);
+    free(code);
+    int32_t n = 200;
+    input_set set;
+    memset(&set, 0, sizeof set);
+    set.data[0] = &n;
+    uint8_t *arena = new_arena(p, &set);
+    static ck_event events[BLOCKS * CAP];
+    uint32_t counts[BLOCKS] = {0};
+    unsigned long long ticks[BLOCKS] = {0};
+    host_kernel_args(&hk, arena);
+    hk.args.trace = events;
+    hk.args.trace_cap = CAP;
+    hk.args.trace_count = counts;
+    hk.args.tick_counts = ticks;
+    CHECK_INT(host_kernel_launch(&hk, BLOCKS, 32, 2), 0);
+    CHECK_INT(hk.st.status, CFX_OK);
+    CHECK_INT(hk.st.iterations, 200);
+    CHECK_INT(*(int32_t *)(arena + p->slots[p->results[0]].offset), 200);
+    CHECK_INT(*(int32_t *)(arena + p->slots[p->results[1]].offset), 67);
+    for (int b = 0; b < BLOCKS; b++) {
+        const ck_event *e = events + (size_t)b * CAP;
+        int samples = 0, other = 0;
+        for (uint32_t k = 0; k < counts[b] && k < CAP; k++) {
+            samples += e[k].kind == CK_EV_SAMPLE;
+            other += e[k].kind == CK_EV_ITER;
+            if (e[k].kind == CK_EV_SAMPLE && !CHECK(p->records[e[k].record].kind == REC_TICK))
+                fprintf(stderr, "sampled: block %d's sample names record %d, not the loop's TICK\n", b,
+                        (int)e[k].record);
+        }
+        CHECK_INT(other, 0);
+        if (b == 0 || samples != 0) {
+            CHECK_INT(samples, 4);
+            CHECK_INT(ticks[b], 200);
+        } else {
+            CHECK_INT(ticks[b], 0);
+        }
+    }
     free(arena);
     free(hk.publish);
 }
@@ -2098,6 +2170,7 @@ int main(int argc, char **argv)
     check_all_kinds_known();
     if (!mutants) {
         check_timeline();
+        check_sampled();
         check_resident();
         check_progress();
         check_hang();
