@@ -118,6 +118,23 @@ static __global__ void graph_init_kernel(graph_dev *g, const dev_control *ctl)
     g->max_iters = ctl->max_iters;
 }
 
+/* A profiled graph (built with stamps): a stamp after each plain record's work gives that record
+ * the device's time since the last stamp (the global timer), so what the dispatch, step and
+ * condition kernels between cost lands on the record after them; `prof` holds the last stamp's
+ * time, then n counts, then n times in nanoseconds. record -1 is the run's first stamp. A record
+ * stamped after a stop that was not its own is not counted (its work did nothing). */
+static __global__ void graph_stamp_kernel(unsigned long long *prof, int32_t n, int32_t record, const dev_state *st)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    int32_t status = *(volatile const int32_t *)&st->status;
+    if (record >= 0 && (status == CFX_OK || st->record == record)) {
+        prof[1 + record]++;
+        prof[1 + n + record] += t - prof[0];
+    }
+    prof[0] = t;
+}
+
 static __global__ void graph_dispatch_kernel(const graph_dev *g, cudaGraphConditionalHandle loop,
                                              cudaGraphConditionalHandle sw, int32_t nblocks)
 {
@@ -277,6 +294,8 @@ typedef struct graphexec {
     int instantiate_failed; /* the last build_graph failed at instantiation */
     int own_products;       /* products in the bodies use cfx's kernel, not cuBLAS (build_checked) */
     char note[512];         /* what build_checked fell back to, or "" */
+    int prof_build;         /* the graph has the profile's stamps (graph_stamp_kernel) */
+    unsigned long long *prof; /* device, 1 + 2 * nrecords: the stamps' table */
     exec_kernel *kernels;   /* the application kernels the graph was captured with */
     int32_t nkernels;
     int call_failed;        /* a cuda_fn failed at capture: capture again at the next run */
@@ -497,8 +516,28 @@ static int if_at(const graphexec *x, int32_t k, int32_t hi, int depth, int32_t *
     return 1;
 }
 
-/* One plain record: a guard, a print, an application kernel or an op, on the capture stream. */
+static int emit_record(graphexec *x, int32_t i, char *err, size_t errlen);
+
+/* One plain record: a guard, a print, an application kernel or an op, on the capture stream,
+ * inside an NVTX range named by the record (Nsight Systems shows the capture, not the replays,
+ * under it), and in a profiled graph its stamp after it. */
 static int emit_plain(graphexec *x, int32_t i, char *err, size_t errlen)
+{
+    char name[96];
+    exec_record_name(x->prog, i, name, sizeof name);
+    prof_push(name);
+    int rc = emit_record(x, i, err, errlen);
+    prof_pop();
+    if (rc == 0 && x->prof_build) {
+        graph_stamp_kernel<<<1, 1, 0, x->capture>>>(x->prof, x->prog->nrecords, i, x->d.state);
+        CUDA_LAUNCHED();
+    }
+    return rc;
+fail:
+    return -1;
+}
+
+static int emit_record(graphexec *x, int32_t i, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
     const cfx_record *r = &p->records[i];
@@ -767,6 +806,19 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         np.kernel.kernelParams = init_args;
         CUDA_TRY(add_node(&init_node, x->graph, NULL, 0, &np));
     }
+    if (x->prof_build) { /* the profile's first stamp, where the run starts */
+        int32_t n = p->nrecords, none = -1;
+        void *args[4] = {&x->prof, &n, &none, &x->d.state};
+        cudaGraphNodeParams np = {};
+        memset((void *)&np, 0, sizeof np);
+        np.type = cudaGraphNodeTypeKernel;
+        np.kernel.func = (void *)graph_stamp_kernel;
+        np.kernel.gridDim = dim3(1, 1, 1);
+        np.kernel.blockDim = dim3(1, 1, 1);
+        np.kernel.kernelParams = args;
+        cudaGraphNode_t first = init_node;
+        CUDA_TRY(add_node(&init_node, x->graph, &first, 1, &np));
+    }
     /* 1 with cudaGraphCondAssignDefault: the runtime sets it at the start of every launch
      * (cudaGraphConditionalHandleCreate's defaultLaunchValue), so every run enters the WHILE
      * once and its dispatch decides from there; a run never sees the 0 the last one left. */
@@ -928,6 +980,7 @@ static void graph_destroy(void *self)
     blas_free(x->blas);
     if (x->env.partials) cudaFree(x->env.partials);
     if (x->g) cudaFree(x->g);
+    if (x->prof) cudaFree(x->prof);
     if (x->log) cudaFree(x->log);
     if (x->log_host) cudaFreeHost(x->log_host);
     if (x->cases) cudaFree(x->cases);
@@ -1019,6 +1072,25 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
         snprintf(err, errlen, "a run of this executor is still in flight");
         return -1;
     }
+    if ((run->profile != NULL) != x->prof_build) {
+        /* a profiled run needs the graph with the stamps, an unprofiled one the graph without */
+        if (run->profile && !x->prof) {
+            cudaError_t e = cudaMalloc((void **)&x->prof, sizeof(unsigned long long) * (1 + 2 * (size_t)p->nrecords));
+            if (e != cudaSuccess) {
+                dev_error(err, errlen, "cudaMalloc", __FILE__, __LINE__, cudaGetErrorString(e));
+                x->prof = NULL;
+                return -1;
+            }
+        }
+        x->prof_build = run->profile != NULL;
+        if (x->exec) {
+            drop_graph(x);
+            if (build_checked(x, err, errlen) != 0) {
+                drop_graph(x);
+                return -1;
+            }
+        }
+    }
     if (p->nkernels > 0 && (x->call_failed || dev_kernels_changed(x->kernels, x->nkernels, run))) {
         drop_graph(x);
         free(x->kernels);
@@ -1045,6 +1117,8 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
     x->t_start = now_us();
     prof_push("run");
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0) goto fail;
+    if (x->prof_build)
+        CUDA_TRY(cudaMemsetAsync(x->prof, 0, sizeof(unsigned long long) * (1 + 2 * (size_t)p->nrecords), x->stream));
     CUDA_TRY(cudaGraphLaunch(x->exec, x->stream));
     /* device buffers: the copy is ordered after the graph and checks the state itself */
     if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0) goto fail;
@@ -1087,6 +1161,30 @@ fail:
     return -1;
 }
 
+/* The stamps' table (graph_stamp_kernel) into the run's profile. */
+static int read_profile(graphexec *x, char *err, size_t errlen)
+{
+    int32_t n = x->prog->nrecords;
+    exec_profile *pr = x->run.profile;
+    unsigned long long *t = (unsigned long long *)malloc(sizeof *t * (1 + 2 * (size_t)n));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUDA_TRY(cudaMemcpyAsync(t, x->prof, sizeof *t * (1 + 2 * (size_t)n), cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (int32_t i = 0; i < n; i++) {
+        pr->count[i] += (int64_t)t[1 + i];
+        pr->ns[i] += (int64_t)t[1 + n + i];
+        pr->run_ns += (int64_t)t[1 + n + i];
+    }
+    free(t);
+    return 0;
+fail:
+    free(t);
+    return -1;
+}
+
 static int finish(graphexec *x, char *err, size_t errlen)
 {
     int rc = -1;
@@ -1094,6 +1192,7 @@ static int finish(graphexec *x, char *err, size_t errlen)
     if (!x->run.device_buffers && dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0) goto done;
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0) goto done;
     if (replay_prints(x, err, errlen) != 0) goto done;
+    if (x->run.profile && read_profile(x, err, errlen) != 0) goto done;
     if (x->run.trace) { /* the device decides everything: the host sees one span, launch to end */
         exec_trace_open(x->run.trace, "cuda-graph", x->prog, "device", 0);
         exec_trace_event(x->run.trace, x->prog, -1, "graph launch", 0.0, now_us() - x->t_start, 0);

@@ -7,7 +7,7 @@
  * executors remove, so this file keeps it plain rather than clever. The iteration budget and
  * the cancel flag are checked on the host at each TICK. Every record gets an NVTX range
  * (`BINARY add @ 12:5`), and a trace, when asked for, holds one event per record timed by
- * host clocks.
+ * host clocks. A profiled run times each record on the device's clock instead (host_prof).
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -24,6 +24,18 @@
 
 #define HOST_NAME_LEN 64
 #define TRACE_MAX_EVENTS 1000000 /* as on the cpu executor: a long loop cannot fill the disk */
+#define HOST_PROF_EVENTS 256     /* a profiled run's CUDA events in flight before it reads them */
+
+/* A profiled run's clock: a CUDA event recorded on the run's stream after each record, so a
+ * record's time is the device's from the previous record's event to its own: its kernels, and
+ * the gap while the stream waited for the host (a decision's round trip lands on the record
+ * after it, which the host could not launch sooner). Every HOST_PROF_EVENTS records the host
+ * waits for the last event and adds the spans up; the last event is the next batch's first. */
+typedef struct host_prof {
+    cudaEvent_t ev[HOST_PROF_EVENTS + 1];
+    int32_t record[HOST_PROF_EVENTS + 1]; /* the record whose work each event ends; -1: the start */
+    int n;                                /* events recorded in this batch, the first included */
+} host_prof;
 
 typedef struct hostexec {
     dev_prog d;
@@ -34,6 +46,7 @@ typedef struct hostexec {
     size_t readback_bytes;
     int *flag;              /* device: CHECK_DIVIDE over a tensor */
     char (*names)[HOST_NAME_LEN]; /* NVTX and trace name of each record */
+    host_prof *prof;        /* made at the first profiled run */
     exec_outcome out;       /* of the last run */
 } hostexec;
 
@@ -59,6 +72,10 @@ static void host_destroy(void *self)
     if (h->flag) cudaFree(h->flag);
     if (h->readback) cudaFreeHost(h->readback);
     if (h->own) cudaStreamDestroy(h->own);
+    if (h->prof)
+        for (int k = 0; k <= HOST_PROF_EVENTS; k++)
+            if (h->prof->ev[k]) cudaEventDestroy(h->prof->ev[k]);
+    free(h->prof);
     free(h->names);
     free(h);
 }
@@ -83,12 +100,8 @@ static void *host_create(const cfx_prog *prog, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    for (int32_t i = 0; i < prog->nrecords; i++) {
-        const cfx_record *r = &prog->records[i];
-        int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
-        snprintf(h->names[i], HOST_NAME_LEN, "%s%s%s @ %d:%d", rec_names[r->kind], has_op ? " " : "",
-                 has_op ? op_name(r->op) : "", (int)r->line, (int)r->col);
-    }
+    for (int32_t i = 0; i < prog->nrecords; i++)
+        exec_record_name(prog, i, h->names[i], HOST_NAME_LEN);
     prof_push("upload");
     if (dev_prog_upload(&h->d, prog, err, errlen) != 0) {
         prof_pop();
@@ -171,6 +184,66 @@ static void stop(exec_outcome *out, cfx_status status, int32_t pc, int64_t d0, i
     out->detail[1] = d1;
 }
 
+/* The profile's clock (host_prof) at a run's start: its first event, on `stream`. */
+static int prof_start(hostexec *h, cudaStream_t stream, char *err, size_t errlen)
+{
+    if (!h->prof) {
+        h->prof = (host_prof *)calloc(1, sizeof *h->prof);
+        if (!h->prof) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int k = 0; k <= HOST_PROF_EVENTS; k++)
+            CUDA_TRY(cudaEventCreate(&h->prof->ev[k]));
+    }
+    CUDA_TRY(cudaEventRecord(h->prof->ev[0], stream));
+    h->prof->record[0] = -1;
+    h->prof->n = 1;
+    return 0;
+fail:
+    return -1;
+}
+
+/* Waits for the batch's last event and adds each record's span to the profile; the last event
+ * starts the next batch. */
+static int prof_drain(hostexec *h, exec_profile *out, char *err, size_t errlen)
+{
+    host_prof *q = h->prof;
+    CUDA_TRY(cudaEventSynchronize(q->ev[q->n - 1]));
+    for (int k = 1; k < q->n; k++) {
+        float ms = 0;
+        CUDA_TRY(cudaEventElapsedTime(&ms, q->ev[k - 1], q->ev[k]));
+        int64_t ns = (int64_t)((double)ms * 1e6);
+        out->ns[q->record[k]] += ns;
+        out->count[q->record[k]]++;
+        out->run_ns += ns;
+    }
+    {
+        cudaEvent_t last = q->ev[q->n - 1];
+        q->ev[q->n - 1] = q->ev[0];
+        q->ev[0] = last;
+        q->record[0] = q->record[q->n - 1];
+        q->n = 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* After record pc's work: its event, and the batch read once full. */
+static int prof_record(hostexec *h, exec_profile *out, int32_t pc, cudaStream_t stream, char *err,
+                       size_t errlen)
+{
+    host_prof *q = h->prof;
+    CUDA_TRY(cudaEventRecord(q->ev[q->n], stream));
+    q->record[q->n++] = pc;
+    if (q->n == HOST_PROF_EVENTS + 1)
+        return prof_drain(h, out, err, errlen);
+    return 0;
+fail:
+    return -1;
+}
+
 /* Walks the program from record 0 to HALT or a stop; fills h->out. Returns -1 only for a
  * failure of CUDA or of an application kernel. */
 static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
@@ -182,6 +255,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
     int rc = -1;
     double t0 = now_us();
     if (run->trace) exec_trace_open(run->trace, "cuda-host", p, "host", 0);
+    if (run->profile && prof_start(h, stream, err, errlen) != 0) goto done; /* rc -1 */
     for (;;) {
         const cfx_record *r = &p->records[pc];
         int32_t next = pc + 1;
@@ -282,6 +356,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;
         }
+        if (run->profile && prof_record(h, run->profile, pc, stream, err, errlen) != 0) goto fail;
         prof_pop();
         if (run->trace) {
             double te = now_us();
@@ -293,6 +368,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         if (done) break;
         pc = next;
     }
+    if (run->profile && prof_drain(h, run->profile, err, errlen) != 0) goto done; /* rc -1 */
     rc = 0;
     goto done;
 fail:

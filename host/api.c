@@ -860,12 +860,7 @@ int cfx_set_profile(cfx_exec *e, int on)
     if (!e || claim(e, RUN_IDLE, "cfx_set_profile") != 0)
         return -1;
     int rc = 0;
-    if (on && e->backend != CFX_BACKEND_CPU && e->backend != CFX_BACKEND_CUDA_PERSISTENT) {
-        /* cuda-host and cuda-graph have no device timeline to profile from yet */
-        set_error(e, "cfx_set_profile: backend %s has no profile (cpu and cuda-persistent's "
-                  "compiled kernel and interpreter have one)", cfx_backend_name(e->backend));
-        rc = -1;
-    } else if (on && !e->prof.count) {
+    if (on && !e->prof.count) {
         size_t n = (size_t)e->prog->nrecords + 1;
         e->prof.count = calloc(n, sizeof *e->prof.count);
         e->prof.ns = calloc(n, sizeof *e->prof.ns);

@@ -241,9 +241,15 @@ int cfx_set_trace(cfx_exec *e, const char *path);
  * iterations counted at its loop), so its times leave out the gaps between records and add up
  * to less than the run's. Its compiled
  * kernel profiles from block 0's stamps at the end of each phase (a fused loop, a product, a
- * combine), around each grid barrier and at each iteration, in a build of the kernel with the
+ * combine), around each grid barrier and at each iteration (one in 64 of a loop without tensor
+ * work, whose iterations it counts exactly all the same), in a build of the kernel with the
  * stamps: the times of a phase go to the record whose code it ends, a barrier's wait to the
- * barrier's record, a loop's test to its TICK. cuda-host and cuda-graph have no profile yet. */
+ * barrier's record, a loop's test to its TICK. cuda-host records a CUDA event on the run's
+ * stream after each record, so a record's time is the device's from the previous record's end to
+ * its own (a decision's round trip lands on the record after it). cuda-graph profiles in a build
+ * of its graph with a one-thread stamp kernel after each record's work (the graph without them
+ * is built again for the next unprofiled run): a record's time runs from the previous stamp, so
+ * the dispatch and condition kernels' time lands on the record after them. */
 typedef enum cfx_profile_by {
     CFX_PROFILE_LINE, /* the records of one source line */
     CFX_PROFILE_KIND, /* the records of one kind (cfx dump's names: BINARY, TICK, ...) */
@@ -258,9 +264,8 @@ typedef struct cfx_profile_row {
     double mean_us;    /* total_us / count: for a LOOP, the time per iteration */
     double share;      /* total_us / the run's time */
 } cfx_profile_row;
-/* Profiles the next runs (on != 0) or stops. Returns 0, or -1 for a backend without a profile
- * (cuda-host, cuda-graph) or a run in flight, with why in cfx_exec_error(); a profiled run of
- * cuda-persistent's compiled kernel fails with CFX_ERROR, saying so. */
+/* Profiles the next runs (on != 0) or stops. Returns 0, or -1 for a run in flight or out of
+ * memory, with why in cfx_exec_error(). */
 int cfx_set_profile(cfx_exec *e, int on);
 /* The last profiled run's rows (cfx_profile_by order: lines ascending, kinds by time, loops
  * by line) into rows[0 .. max); returns how many there are (more than max: the rest left

@@ -239,6 +239,14 @@ void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const 
     }
 }
 
+void exec_record_name(const cfx_prog *prog, int32_t record, char *buf, size_t len)
+{
+    const cfx_record *r = &prog->records[record];
+    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
+    snprintf(buf, len, "%s%s%s @ %d:%d", rec_names[r->kind], has_op ? " " : "", has_op ? op_name(r->op) : "",
+             (int)r->line, (int)r->col);
+}
+
 void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char *name, double ts_us,
                       double dur_us, int tid)
 {

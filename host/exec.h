@@ -166,6 +166,10 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
  * where those stand. Writes at most len bytes into buf (NUL-terminated). */
 void exec_format_hang(const cfx_prog *prog, const exec_progress *progress, int nblocks, char *buf, size_t len);
 
+/* A record's name for NVTX ranges and traces: its kind, its op, and its source position
+ * (`BINARY add @ 12:5`), into buf of len bytes. */
+void exec_record_name(const cfx_prog *prog, int32_t record, char *buf, size_t len);
+
 /* Chrome trace documents, as every executor writes them. exec_trace_open writes
  * `{"traceEvents":[` and metadata events naming the process (`cfx EXECUTOR: graph NAME (FILE)`)
  * and its threads: tid 0 called `thread` when nthreads is 0, else tids 0 .. nthreads-1 called

@@ -464,6 +464,35 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
         CHECK_INT(cfx_wait(e), CFX_OK);
         CHECK_INT(i, 70);
     }
+    /* the profile: the loop's row counts its 70 iterations (by hand; the compiled kernel stamps
+     * only one in 64 of this loop's, and counts them all), and the lines add up to no more than
+     * the run; then a run without it still gives the results (cuda-graph builds again) */
+    i = -1;
+    if (CHECK_INT(cfx_set_profile(e, 1), 0)) {
+        cfx_profile_row rows[64];
+        double run_us = 0, sum = 0;
+        int loops = 0;
+        CHECK_INT(cfx_run(e), CFX_OK);
+        CHECK_INT(i, 70);
+        int nrows = cfx_profile(e, rows, 64, &run_us);
+        CHECK(nrows > 0 && nrows <= 64 && run_us > 0);
+        for (int k = 0; k < nrows && k < 64; k++) {
+            if (rows[k].by == CFX_PROFILE_LOOP) {
+                loops++;
+                CHECK_INT(rows[k].count, 70);
+            }
+            if (rows[k].by == CFX_PROFILE_LINE)
+                sum += rows[k].total_us;
+        }
+        CHECK_INT(loops, 1);
+        if (!CHECK(sum > 0 && sum <= run_us * 1.0001))
+            fprintf(stderr, "%s: profile lines %.3f us against the run's %.3f us\n", cfx_backend_name(backend), sum,
+                    run_us);
+        CHECK_INT(cfx_set_profile(e, 0), 0);
+        i = -1;
+        CHECK_INT(cfx_run(e), CFX_OK);
+        CHECK_INT(i, 70);
+    }
     cfx_exec_free(e);
 done:
     cfx_module_free(m);
