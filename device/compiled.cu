@@ -584,6 +584,7 @@ typedef struct comp_exec {
     ck_sync *sync;
     k_acc *partials;
     uint8_t *publish;
+    uint8_t *alt;           /* ck_args.alt: the second buffers of the tensors that alternate */
     uint8_t *print_buf, *print_host;
     uint32_t print_cap;
     cudaStream_t own;
@@ -663,6 +664,7 @@ static void release_kernel(comp_exec *x)
     if (x->sync) cudaFree(x->sync);
     if (x->partials) cudaFree(x->partials);
     if (x->publish) cudaFree(x->publish);
+    if (x->alt) cudaFree(x->alt);
     if (x->print_buf) cudaFree(x->print_buf);
     if (x->print_host) cudaFreeHost(x->print_host);
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
@@ -684,6 +686,7 @@ static void release_kernel(comp_exec *x)
     x->sync = NULL;
     x->partials = NULL;
     x->publish = NULL;
+    x->alt = NULL;
     x->print_buf = x->print_host = NULL;
     x->site_exec_dev = NULL;
     x->own = NULL;
@@ -737,6 +740,7 @@ static ck_args kernel_args(const comp_exec *x, int device_launch)
     a.sync = x->sync;
     a.partials = x->partials;
     a.publish = x->publish;
+    a.alt = x->alt;
     a.print_buf = x->print_buf;
     a.print_cap = x->print_cap;
     a.site_exec = (struct CUgraphExec_st *const *)x->site_exec_dev;
@@ -830,7 +834,7 @@ static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
         fall_back(x, msg);
         return 0;
     }
-    sched_opts so = {x->product_min, 0, 1}; /* the generator's plan's */
+    sched_opts so = {x->product_min, 0, 1, 1}; /* the generator's plan's */
     for (int32_t i = 0; i < p->nrecords; i++) {
         /* the products the kernel ends its launch at (its CALLs are captured at the first run) */
         if (p->records[i].kind != REC_MATMUL || !sched_record_launches(p, &p->records[i], &so))
@@ -871,7 +875,7 @@ static int capture_calls(comp_exec *x, const exec_run *run, char *err, size_t er
         memcpy(k, run->kernels, sizeof *k * (size_t)p->nkernels);
     free(x->captured);
     x->captured = NULL;
-    sched_opts so = {x->product_min, 0, 1}; /* the generator's plan's */
+    sched_opts so = {x->product_min, 0, 1, 1}; /* the generator's plan's */
     for (int32_t i = 0; i < p->nrecords; i++) {
         if (p->records[i].kind != REC_CALL || !sched_record_launches(p, &p->records[i], &so))
             continue;
@@ -920,6 +924,8 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(ck_sync)));
     CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * CK_BATCH_MAX * sizeof(k_acc) * (size_t)x->nblocks));
     CUDA_TRY(cudaMalloc((void **)&x->publish, 2 * (size_t)x->info.publish_bytes));
+    if (x->info.alt_bytes > 0)
+        CUDA_TRY(cudaMalloc((void **)&x->alt, (size_t)x->info.alt_bytes));
     for (int32_t i = 0; i < p->nrecords; i++)
         if (p->records[i].kind == REC_PRINT) {
             size_t b = (size_t)slot_bytes(&p->slots[p->records[i].a]) + sizeof(ck_print_entry) + 8;

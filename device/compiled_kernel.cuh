@@ -137,6 +137,8 @@ typedef struct ck_args {
     unsigned long long *tick_counts; /* CK_TRACE: per block, the iterations of each TICK record (in
                                       * the program's order of them), added at each launch's end */
     ck_progress *progress;     /* per block, host-mapped; NULL: none */
+    uint8_t *alt;              /* the second buffers of the tensors that alternate by loop
+                                * iteration (cgen_info.alt_bytes; scheduler.h's alt_tick) */
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA

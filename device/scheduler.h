@@ -105,6 +105,8 @@ typedef struct sched_opts {
     int inline_calls;           /* 1: a CALL of a kernel registered by its source runs inside the
                                  * kernel (the compiled kernel inlines it); 0: every CALL ends the
                                  * launch (the interpreter) */
+    int alternate;              /* 1: tensors that fit the rule alternate between two buffers by
+                                 * loop iteration (the compiled kernel: sched_pick_alternates) */
 } sched_opts;
 
 /* A CALL runs inline only with at most this many operands (the API's 16 arguments and 16
@@ -158,6 +160,10 @@ typedef struct sched_plan {
     int32_t nbarriers;     /* records with SCHED_F_BARRIER_BEFORE or SCHED_F_ENTRY_BARRIER */
     int32_t nlaunch_calls;    /* CALL records (they end the launch) */
     int32_t nlaunch_products; /* products that end the launch (SCHED_F_LAUNCH) */
+    int32_t *alt_tick;     /* nslots: for a tensor whose two buffers alternate by iteration, the
+                            * TICK record of that loop, where the next iteration's buffer is
+                            * taken; else -1 (sched_pick_alternates) */
+    int32_t nalternates;
     int conservative;      /* 1 if the flow state was too big and the simple rule was used */
 } sched_plan;
 
@@ -612,6 +618,7 @@ static inline void sched_plan_free(sched_plan *plan)
     free(plan->replicas);
     free(plan->batch_next);
     free(plan->batch_head);
+    free(plan->alt_tick);
     memset(plan, 0, sizeof *plan);
 }
 
@@ -621,20 +628,27 @@ static inline void sched_plan_free(sched_plan *plan)
  * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
  * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
  * scratch of ntable + 2, nrecords and nrecords entries. */
-static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
-                                      int32_t *succ, int32_t *in_region, int32_t *lastback)
+/* The loops: lastback[h] is the last record that jumps back to h (the loop [h, lastback[h]]),
+ * -1 where none does. `succ` is scratch of ntable + 2. */
+static inline void sched_back_edges(const cfx_prog *p, int32_t *succ, int32_t *lastback)
 {
-    int32_t nr = p->nrecords;
-    for (int32_t i = 0; i < nr; i++) {
-        in_region[i] = -1;
+    for (int32_t i = 0; i < p->nrecords; i++)
         lastback[i] = -1;
-    }
-    for (int32_t r = 0; r < nr; r++) {
+    for (int32_t r = 0; r < p->nrecords; r++) {
         int32_t ns = sched_successors(p, r, succ);
         for (int32_t k = 0; k < ns; k++)
             if (succ[k] <= r && lastback[succ[k]] < r)
                 lastback[succ[k]] = r;
     }
+}
+
+static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
+                                      int32_t *succ, int32_t *in_region, int32_t *lastback)
+{
+    int32_t nr = p->nrecords;
+    for (int32_t i = 0; i < nr; i++)
+        in_region[i] = -1;
+    sched_back_edges(p, succ, lastback);
     for (int32_t h = 0; h < nr; h++) {
         int32_t j = lastback[h];
         if (j < 0 || j + 1 >= nr)
@@ -840,8 +854,8 @@ static inline void sched_find_batches(const cfx_prog *p, sched_plan *plan, const
 
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch).
  * Returns 0, or -1 with a reason in err when memory runs out. */
-static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
-                                       sched_plan *plan, char *err, size_t errlen)
+static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
+                                        const int32_t *alt, sched_plan *plan, char *err, size_t errlen)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
@@ -864,9 +878,14 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
     plan->replicas = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
     plan->batch_next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     plan->batch_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->alt_tick = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
     if (!plan->flags || !plan->region_exit || !plan->priv_offset || !succ || !in_region || !dist
-        || !lastback || !plan->replicas || !plan->batch_next || !plan->batch_head)
+        || !lastback || !plan->replicas || !plan->batch_next || !plan->batch_head || !plan->alt_tick)
         goto nomem;
+    for (int32_t s = 0; s < ns; s++) {
+        plan->alt_tick[s] = alt ? alt[s] : -1;
+        plan->nalternates += plan->alt_tick[s] >= 0;
+    }
 
     /* private copies (scalars first, then the replicas, each at a multiple of 16 bytes), and a
      * dense index of the shared (non-private, non-const) slots */
@@ -978,6 +997,13 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
                     memset(in, 0, (size_t)ndist);
                 }
                 memcpy(cur, in, (size_t)ndist);
+                if (r->kind == REC_TICK && plan->nalternates > 0) {
+                    /* an iteration begins: the tensors that alternate take their other buffer,
+                     * which nothing touched since a grid barrier of the last iteration */
+                    for (int32_t s = 0; s < ns; s++)
+                        if (plan->alt_tick[s] == i && dist[s] >= 0)
+                            cur[dist[s]] = 0;
+                }
                 if (plan->batch_head[i] >= 0) {
                     /* done in its batch, at the head's combine: nothing here */
                 } else if (plan->flags[i] & SCHED_F_LAUNCH) {
@@ -1068,6 +1094,228 @@ fail:
     sched_plan_free(plan);
     rc = -1;
     goto done;
+}
+
+/* ---- tensors that alternate between two buffers by iteration (sched_opts.alternate) ----
+ *
+ * A shared tensor that a loop writes once an iteration and reads only after that write, in the
+ * same iteration (CG's Ap, the temporaries of a decode step), needs a grid barrier before it is
+ * written only because slow blocks may still read the last iteration's value. The compiled
+ * kernel gives such a tensor two buffers and takes the other one at each iteration's TICK: its
+ * write no longer meets the last iteration's reads, and the barrier goes. The buffer it writes
+ * again, two iterations on, is safe as long as every iteration passes a grid barrier: a block
+ * still reading iteration i's value has not arrived at iteration i+1's barrier, which every
+ * block passes before it writes in iteration i+2.
+ *
+ * The rule, by the program's shape (sched_alternate_candidates): a shared tensor of a variable
+ * or temporary, written by one record W only, W inside a loop on the straight run of records
+ * from its TICK (no jump between the TICK and W, none into that run), W not reading it, every
+ * other record that touches it a reader after W inside the loop. And by the plan
+ * (sched_alternates_hold): the loop ends no launch and holds no one-block region, and the
+ * straight run from its TICK passes a grid barrier (a barrier before a record, or a combine),
+ * so every iteration does. */
+
+/* 1 if record r goes on anywhere but to r + 1 (a jump, a branch, a switch, HALT). */
+static inline int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
+{
+    int32_t n = sched_successors(p, r, succ);
+    return n != 1 || succ[0] != r + 1;
+}
+
+/* The innermost loop [*h, lastback[*h]] around record r (the latest head whose loop holds it);
+ * 0 when none does. */
+static inline int sched_loop_around(const cfx_prog *p, const int32_t *lastback, int32_t r, int32_t *h)
+{
+    for (int32_t k = r; k >= 0; k--)
+        if (lastback[k] >= r) {
+            *h = k;
+            return 1;
+        }
+    (void)p;
+    return 0;
+}
+
+/* Marks alt[s] (nslots) with the TICK of the loop for each shared tensor s (not private by
+ * `rep` or as a scalar, not an input, result or constant) whose uses fit the rule's shape, -1
+ * for the others. Returns how many; -1 when memory runs out. */
+static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_t *rep, int32_t *alt)
+{
+    int32_t nr = p->nrecords, ns = p->nslots, n = 0;
+    int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
+    int32_t *lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *writer = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1)); /* -1 none, -2 several */
+    int32_t *first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));  /* first reader */
+    int32_t *last = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));   /* last reader */
+    uint8_t *target = (uint8_t *)calloc((size_t)nr + 1, 1);
+    if (!succ || !lastback || !writer || !first || !last || !target) {
+        n = -1;
+        goto done;
+    }
+    sched_back_edges(p, succ, lastback);
+    for (int32_t r = 0; r < nr; r++) {
+        int32_t k = sched_successors(p, r, succ);
+        for (int32_t q = 0; q < k; q++)
+            if (succ[q] != r + 1 && succ[q] < nr)
+                target[succ[q]] = 1;
+    }
+    for (int32_t s = 0; s < ns; s++) {
+        writer[s] = -1;
+        first[s] = INT32_MAX;
+        last[s] = -1;
+        alt[s] = -1;
+    }
+    for (int32_t r = 0; r < nr; r++) {
+        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        int na = sched_record_accesses(p, &p->records[r], 0, acc);
+        for (int q = 0; q < na; q++) {
+            int32_t s = acc[q].slot;
+            if (acc[q].mode & (SA_W_ALIGNED | SA_W_WHOLE)) {
+                writer[s] = writer[s] == -1 ? r : -2;
+            } else {
+                first[s] = r < first[s] ? r : first[s];
+                last[s] = r > last[s] ? r : last[s];
+            }
+        }
+    }
+    for (int32_t s = 0; s < ns; s++) {
+        const cfx_slot *sl = &p->slots[s];
+        int32_t w = writer[s], h, t = -1;
+        if (w < 0 || rep[s] || sched_slot_private(sl) || (sl->kind != SLOT_VAR && sl->kind != SLOT_TEMP))
+            continue;
+        if (first[s] <= w || !sched_loop_around(p, lastback, w, &h) || last[s] > lastback[h])
+            continue; /* read before it is written (or by W itself), or outside the loop */
+        for (int32_t k = w; k > h; k--) { /* back from W along the straight run to the TICK */
+            if (target[k])
+                break;
+            if (p->records[k - 1].kind == REC_TICK) {
+                t = k - 1;
+                break;
+            }
+            if (sched_control(p, k - 1, succ))
+                break;
+        }
+        if (t < 0)
+            continue;
+        alt[s] = t;
+        n++;
+    }
+done:
+    free(succ);
+    free(lastback);
+    free(writer);
+    free(first);
+    free(last);
+    free(target);
+    return n;
+}
+
+/* Drops (alt[s] = -1) each candidate whose loop the plan does not let alternate: one that ends a
+ * launch or holds a one-block region, or whose iterations need not pass a grid barrier. Returns
+ * how many it dropped; -1 when memory runs out. */
+static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan *plan, int32_t *alt)
+{
+    int32_t dropped = 0;
+    int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
+    int32_t *lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nrecords + 1));
+    if (!succ || !lastback) {
+        free(succ);
+        free(lastback);
+        return -1;
+    }
+    sched_back_edges(p, succ, lastback);
+    for (int32_t s = 0; s < p->nslots; s++) {
+        int32_t t = alt[s], h;
+        if (t < 0)
+            continue;
+        int ok = sched_loop_around(p, lastback, t, &h), barrier = 0;
+        for (int32_t k = h; ok && k <= lastback[h]; k++)
+            if (plan->flags[k] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK | SCHED_F_REGION_EXIT))
+                ok = 0;
+        for (int32_t k = t + 1; ok && !barrier && k <= lastback[h]; k++) {
+            unsigned f = plan->flags[k];
+            barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
+            if (sched_control(p, k, succ))
+                break;
+        }
+        if (!ok || !barrier) {
+            alt[s] = -1;
+            dropped++;
+        }
+    }
+    free(succ);
+    free(lastback);
+    return dropped;
+}
+
+static inline double sched_plan_cost(const cfx_prog *p, const sched_plan *plan);
+
+/* The plan for `alt` (NULL: none alternate), built again without the candidates it does not let
+ * alternate until it lets every one left. Returns 0, or -1 with a reason in err. */
+static inline int sched_plan_build_alt(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep, int32_t *alt,
+                                       sched_plan *plan, char *err, size_t errlen)
+{
+    for (;;) {
+        if (sched_plan_build_flow(p, opts, rep, alt, plan, err, errlen) != 0)
+            return -1;
+        int32_t dropped = alt ? sched_alternates_hold(p, plan, alt) : 0;
+        if (dropped == 0)
+            return 0;
+        sched_plan_free(plan);
+        if (dropped < 0) {
+            snprintf(err, errlen, "out of memory in the scheduler's analysis");
+            return -1;
+        }
+    }
+}
+
+/* The plan for the replicas `rep`, with the tensors that alternate where opts asks for them:
+ * those of the candidates the plan lets alternate, each dropped again where the plan without it
+ * costs no more (sched_plan_cost), so a second buffer stays only where it spares a barrier.
+ * Returns 0, or -1 with a reason in err. */
+static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
+                                       sched_plan *plan, char *err, size_t errlen)
+{
+    int32_t *alt = NULL, n = 0;
+    sched_plan trial;
+    if (opts && opts->alternate) {
+        alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+        n = alt ? sched_alternate_candidates(p, rep, alt) : -1;
+        if (n < 0) {
+            free(alt);
+            snprintf(err, errlen, "out of memory in the scheduler's analysis");
+            return -1;
+        }
+    }
+    if (sched_plan_build_alt(p, opts, rep, n > 0 ? alt : NULL, plan, err, errlen) != 0) {
+        free(alt);
+        return -1;
+    }
+    /* one analysis per candidate, bounded as the replicas' are */
+    if (plan->nalternates > 0 && (int64_t)n * p->nrecords <= 1000000) {
+        double best = sched_plan_cost(p, plan);
+        for (int32_t s = 0; s < p->nslots; s++) {
+            int32_t t = plan->alt_tick[s];
+            if (t < 0)
+                continue;
+            for (int32_t k = 0; k < p->nslots; k++)
+                alt[k] = plan->alt_tick[k];
+            alt[s] = -1;
+            if (sched_plan_build_alt(p, opts, rep, alt, &trial, err, errlen) != 0) {
+                sched_plan_free(plan);
+                free(alt);
+                return -1;
+            }
+            if (sched_plan_cost(p, &trial) <= best) {
+                best = sched_plan_cost(p, &trial);
+                sched_plan_free(plan);
+                *plan = trial;
+            } else {
+                sched_plan_free(&trial);
+            }
+        }
+    }
+    free(alt);
+    return 0;
 }
 
 /* What a plan's grid barriers cost, for choosing replicas: each record that passes one (a

@@ -174,6 +174,8 @@ typedef struct gen {
     uint8_t *rep;    /* per slot (CUDA): a replica of the plan's, in the block's rep_ array ... */
     int32_t *rep_off; /* ... at this byte offset */
     int64_t rep_bytes;
+    int64_t *alt_off; /* CUDA: a tensor that alternates by iteration (plan.alt_tick): its second
+                       * buffer at this offset of ck_args.alt, -1: none */
     int32_t *pub;    /* per slot: its place in a publish buffer (CUDA), -1 */
     int32_t nlocal;
 
@@ -693,11 +695,25 @@ static int build_plan(gen *g)
     /* a CALL of a kernel given by its source is written inline, not launched */
     g->sopts.launch_product_min = g->opt->launch_product_min;
     g->sopts.inline_calls = 1;
+    g->sopts.alternate = 1; /* scheduler.h: a barrier the kernel can spare with two buffers */
     if (sched_plan_build_opts(g->p, &g->sopts, &g->plan, why, sizeof why) != 0) {
         fail(g, "%s", why);
         return -1;
     }
     g->have_plan = 1;
+    g->alt_off = malloc(sizeof(int64_t) * ((size_t)g->p->nslots + 1));
+    if (!g->alt_off) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t s = 0; s < g->p->nslots; s++) {
+        g->alt_off[s] = -1;
+        if (g->plan.alt_tick[s] >= 0) {
+            g->alt_off[s] = g->info->alt_bytes;
+            g->info->alt_bytes += (slot_bytes(&g->p->slots[s]) + 15) / 16 * 16;
+            g->info->alternates++;
+        }
+    }
     return 0;
 }
 
@@ -885,8 +901,20 @@ static void address(gen *g, strbuf *sb, int32_t s)
         sb_printf(sb, "(uint8_t *)&s%d", (int)s);
     else if (g->rep && g->rep[s])
         sb_printf(sb, "(rep_ + %d)", (int)g->rep_off[s]);
+    else if (g->alt_off && g->alt_off[s] >= 0) /* this iteration's buffer of the two */
+        sb_printf(sb, "(par%d_ ? alt_ + %lld : arena + %lld)", (int)g->plan.alt_tick[s], (long long)g->alt_off[s],
+                  (long long)g->p->slots[s].offset);
     else
         sb_printf(sb, "(arena + %lld)", (long long)g->p->slots[s].offset);
+}
+
+/* CUDA: whether some tensor alternates its buffers at TICK record i. */
+static int alternates_at(const gen *g, int32_t i)
+{
+    for (int32_t s = 0; g->alt_off && s < g->p->nslots; s++)
+        if (g->alt_off[s] >= 0 && g->plan.alt_tick[s] == i)
+            return 1;
+    return 0;
 }
 
 /* Short-lived strings for one emitted line: a ring, so several can be used in one call. */
@@ -1609,7 +1637,7 @@ static int pick_resident(gen *g)
         const cfx_slot *sl = &p->slots[s];
         int k = resident_k(g, s), size = dtype_size(sl->dtype);
         if (k == 0 || sl->kind == SLOT_CONST || g->local[s] || (g->rep && g->rep[s]) || sl->count < 2 ||
-            regs + k * (size + 3) / 4 > CGEN_RESIDENT_REGS)
+            (g->alt_off && g->alt_off[s] >= 0) || regs + k * (size + 3) / 4 > CGEN_RESIDENT_REGS)
             continue;
         int32_t best = -1;
         for (int32_t h = 0; h < g->nb; h++)
@@ -2027,6 +2055,8 @@ static void record(gen *g, int32_t i)
             else
                 line(g, "if ((iters_ & (CK_SAMPLE - 1)) == 0) CK_STAMP(a, CK_EV_SAMPLE, %d);", (int)i);
             line(g, "CK_TICK(%d);", (int)tick_ordinal(p, i));
+            if (alternates_at(g, i))
+                line(g, "par%d_ ^= 1u; /* the other buffer of the tensors that alternate */", (int)i);
             line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
             line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
             g->indent++;
@@ -2833,6 +2863,11 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
         if (tick_ordinal(p, p->nrecords) > 0)
             line(g, "CK_TICKS(%d);", (int)tick_ordinal(p, p->nrecords));
+        if (g->info->alternates > 0)
+            line(g, "uint8_t *const alt_ = a.alt; /* the second buffers of the tensors that alternate */");
+        for (int32_t i = 0; i < p->nrecords; i++)
+            if (p->records[i].kind == REC_TICK && alternates_at(g, i))
+                line(g, "uint32_t par%d_ = 0; (void)par%d_;", (int)i, (int)i);
         line(g, "(void)combines_; (void)exits_; (void)print_used_; (void)budget_;");
     } else {
         line(g, "void %s(cgen_host_args *a)", entry);
@@ -2938,6 +2973,7 @@ static void gen_free(gen *g)
     free(g->local);
     free(g->rep);
     free(g->rep_off);
+    free(g->alt_off);
     free(g->pub);
     free(g->start);
     free(g->blk);

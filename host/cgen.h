@@ -75,6 +75,8 @@ typedef struct cgen_info {
     int64_t publish_bytes; /* one publish buffer (scalars of a region's exit); two are needed */
     int32_t launches;      /* records that end the launch: CALLs of binary kernels, products */
     int32_t inline_calls;  /* CALLs of kernels given by their source, written inline */
+    int32_t alternates;    /* tensors whose two buffers alternate by loop iteration ... */
+    int64_t alt_bytes;     /* ... the second buffers' bytes together (ck_args.alt) */
 } cgen_info;
 
 /* Appends the source of a complete translation unit for p to out. p must have passed

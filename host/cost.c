@@ -7,8 +7,10 @@
  * j, each counted once: an upper bound where the body branches), per iteration:
  *   records         walked by the interpreter (a batch's later reductions and skipped records
  *                   included: the walk visits them)
- *   grid barriers   the plan's: before a record, at a region's entry, a split reduction's
- *                   combine (one per batch), a region's exit; both modes pass the same ones
+ *   grid barriers   the interpreter's from its plan: before a record, at a region's entry, a
+ *                   split reduction's combine (one per batch), a region's exit; the compiled
+ *                   kernel's counted in the code written, from its own plan, which may spare
+ *                   some (a tensor whose two buffers alternate by iteration, scheduler.h)
  *   block barriers  the interpreter's (one after every record, 2 in a block reduction, 2 in
  *                   a grid barrier) and the compiled kernel's (counted in the code written)
  *   bytes           read and written in device memory by the whole grid (global loads and
@@ -206,8 +208,9 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         if (j < 0)
             continue;
         int region = (plan.flags[h] & SCHED_F_ONE_BLOCK) != 0;
-        long records = 0, grid = 0, iblock = 0, cblock = 0, launches = 0, claunches = 0, mops = 0, phases = 0;
-        const sched_opts compiled_opts = {0, 0, 1}; /* cgen's plan with this sheet's options */
+        long records = 0, grid = 0, cgrid = 0, iblock = 0, cblock = 0, launches = 0, claunches = 0, mops = 0,
+             phases = 0;
+        const sched_opts compiled_opts = {0, 0, 1, 1}; /* cgen's plan with this sheet's options */
         double rd = 0, wr = 0;
         for (int32_t i = h; i <= j; i++) {
             const cfx_record *r = &p->records[i];
@@ -234,6 +237,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                 }
             }
             cblock += bb[i];
+            cgrid += gb[i];
             phases += ph[i];
             record_bytes(p, &plan, i, blocks, &a, &b);
             rd += a;
@@ -242,7 +246,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         double mem_us = (rd + wr) / (fl->bandwidth_gbs * 1e3);
         double interp_us = grid * fl->grid_barrier_us + mem_us +
                            (region ? mops * fl->microop_us : records * fl->record_us);
-        double comp_us = grid * fl->grid_barrier_us + mem_us + cblock * fl->block_barrier_us + phases * fl->phase_us;
+        double comp_us = cgrid * fl->grid_barrier_us + mem_us + cblock * fl->block_barrier_us + phases * fl->phase_us;
         char r1[32], w1[32];
         human_bytes(r1, sizeof r1, rd);
         human_bytes(w1, sizeof w1, wr);
@@ -253,7 +257,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         sb_printf(out, "  %-12s %8ld %14ld %15ld %11s %14s %9ld %13.3f\n", "interpreter", records, grid, iblock, r1, w1,
                   launches, interp_us);
         if (have_code)
-            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9ld %13.3f\n", "compiled", "-", grid, cblock, r1, w1,
+            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9ld %13.3f\n", "compiled", "-", cgrid, cblock, r1, w1,
                       claunches, comp_us);
         nloops++;
     }

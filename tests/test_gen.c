@@ -120,6 +120,7 @@ typedef struct unit {
     void (*cuda)(const ck_args a); /* the CUDA target, on host threads (tests/ck_host.h) */
     void (*cuda_dispatch)(const ck_args a);
     int64_t publish_bytes;
+    int64_t alt_bytes;
     unsigned int threads;   /* the CUDA target's block size, as device/compiled.cu launches it */
     int tiles;              /* its kernel has a tiled product, which needs all CK_THREADS */
     int is_structured;      /* what the generator made */
@@ -943,7 +944,7 @@ static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           int skew, struct CUgraphExec_st **tails, int *ntails);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers, records that end the launch, kernels called inline (by their source) */
-static int regions, redundant, barriers, launches, inline_calls;
+static int regions, redundant, barriers, launches, inline_calls, alternating;
 /* what their runs did: launches ended at a record and resumed after it, on each path */
 static int sites_paused, sites_tail;
 static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
@@ -1000,6 +1001,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->is_structured = info.structured;
             if (form == 2) {
                 u->publish_bytes = info.publish_bytes;
+                u->alt_bytes = info.alt_bytes;
                 u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
                 u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
                 u->launches = info.launches;
@@ -1008,6 +1010,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 barriers += info.barriers;
                 launches += info.launches;
                 inline_calls += info.inline_calls;
+                alternating += info.alternates > 0;
             }
         }
         u->object = obj;
@@ -1278,7 +1281,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     ctl.max_iters = max_iters;
     r->arena = new_arena(p, s);
     uint8_t *publish = calloc(2, (size_t)u->publish_bytes), *prints = malloc(print_cap);
-    if (!publish || !prints)
+    uint8_t *alt = calloc(1, (size_t)u->alt_bytes + 16);
+    if (!publish || !prints || !alt)
         abort();
     ck_args a;
     memset(&a, 0, sizeof a);
@@ -1288,6 +1292,7 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
     a.sync = &sync;
     a.partials = partials;
     a.publish = publish;
+    a.alt = alt;
     a.print_buf = prints;
     a.print_cap = print_cap;
     sync.max_iters = max_iters;
@@ -1360,6 +1365,7 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
         off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
     }
     free(publish);
+    free(alt);
     free(prints);
 }
 
@@ -1618,7 +1624,7 @@ typedef struct host_kernel {
     ck_control ctl;
     ck_sync sync;
     k_acc partials[2 * CK_BATCH_MAX * 16];
-    uint8_t *publish, prints[64];
+    uint8_t *publish, *alt, prints[64];
     ck_args args;
 } host_kernel;
 
@@ -1675,6 +1681,9 @@ static void host_kernel_args(host_kernel *hk, uint8_t *arena)
     hk->args.sync = &hk->sync;
     hk->args.partials = hk->partials;
     hk->args.publish = hk->publish;
+    free(hk->alt);
+    hk->alt = calloc(1, (size_t)hk->info.alt_bytes + 16);
+    hk->args.alt = hk->alt;
     hk->args.print_buf = hk->prints;
     hk->args.print_cap = sizeof hk->prints;
 }
@@ -1783,6 +1792,7 @@ static void check_timeline(void)
     free(x);
     free(arena);
     free(hk.publish);
+    free(hk.alt);
 }
 
 /* A loop without tensor work, traced: its iteration costs about what a stamp does, so the
@@ -1852,6 +1862,7 @@ static void check_sampled(void)
     }
     free(arena);
     free(hk.publish);
+    free(hk.alt);
 }
 
 /* A loop that keeps tensors in registers (cgen.c's resident tensors): collatz over 4608 starts
@@ -1916,6 +1927,7 @@ static void check_resident(void)
     }
     free(x);
     free(hk.publish);
+    free(hk.alt);
 }
 
 /* The compiled kernel's progress words (ck_args.progress, which a hang report reads): a loop of
@@ -1950,6 +1962,7 @@ static void check_progress(void)
     CHECK_INT(progress.barrier, -1);
     free(arena);
     free(hk.publish);
+    free(hk.alt);
 }
 
 /* The compiled kernel's hang report, from a planted deadlock: block 2 of 4 held before the grid
@@ -2010,6 +2023,7 @@ static void check_hang(void)
         free(arena);
         free(x);
         free(hk.publish);
+    free(hk.alt);
         return;
     }
     for (int k = 0; k < 2000; k++) { /* until the 3 others say they wait at the barrier: 20 s at most */
@@ -2033,6 +2047,7 @@ static void check_hang(void)
     free(arena);
     free(x);
     free(hk.publish);
+    free(hk.alt);
 }
 
 static void check_all_kinds_known(void)
@@ -2253,12 +2268,14 @@ int main(int argc, char **argv)
         report_forms();
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host blocks: %d runs (%d with blocks of %d threads, the others "
-                   "of 64 or 32), %d one-block regions (%d run by every block), %d grid barriers\n",
+                   "of 64 or 32), %d one-block regions (%d run by every block), %d grid barriers, %d kernels "
+                   "with tensors that alternate buffers by iteration\n",
                    EMULATED_BLOCKS, cuda_runs, cuda_runs_block, CK_THREADS, regions, redundant,
-                   barriers);
+                   barriers, alternating);
             printf("  %d of them on random inputs that diverged (results past 1e6) through a product of reals: "
                    "compared by status, stop and iterations only\n", diverged_runs);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
+            CHECK(alternating >= 2); /* graphs/conjugate_gradient.cfx's n = 96, product_reduce.cfx */
             CHECK(reruns > 0);
             CHECK(diverged_runs < cuda_runs / 20); /* a rare exemption, not a way around the check */
         } else {

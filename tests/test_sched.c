@@ -1015,7 +1015,7 @@ static void check_uniform(const replica *rp)
 enum { P1_V, P1_W, P1_S, P1_I, P1_K, P1_ACC, P1_T, P1_C, P1_S2 };
 /* The hand-built programs below pin the rules for shared slots: their tensors would otherwise be
  * small enough to be replicas (test_replicas has its own). */
-static const sched_opts shared_only = {0, 1, 0};
+static const sched_opts shared_only = {0, 1, 0, 0};
 
 static int32_t p1_slot[16];
 static int32_t p1_rec_reduce, p1_rec_getrow, p1_rec_add, p1_rec_mul, p1_rec_head;
@@ -1739,6 +1739,106 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
     return compare_compiled_with(file, src, len, overrides, max_iters, NULL, NULL);
 }
 
+/* Tensors that alternate between two buffers by iteration (sched_opts.alternate, the compiled
+ * kernel's plan), by hand from the rule in scheduler.h, on loops over 1024 and 8192 elements
+ * (not one-block loops):
+ * - CG's step: ap is written by the product, read by dot(p, ap) (a combine) and by r's update;
+ *   with ap alternating, alpha * ap is a replica computed after the combine and the loop has
+ *   one grid barrier, against two in the interpreter's plan, where ap does not alternate;
+ * - the same loop with ap also given a value before the loop and read at its test (a second
+ *   writer, and live across iterations): ap cannot alternate;
+ * - the step inside an `if` (its product not on the straight run from the loop's TICK, so an
+ *   iteration may pass no barrier): ap cannot alternate either;
+ * - a loop whose writes need no barrier (each block updates its own share): nothing alternates,
+ *   since nothing would be spared. */
+static const char alt_cg[] =
+    "graph cg(a: f32[1024, 1024], b: f32[1024], n: i32) -> (x: f32[1024]) {\n"
+    "  x = zeros(f32[1024])\n  r = copy(b)\n  p = copy(b)\n  rs = dot(r, r)\n  i = 0\n"
+    "  while i < n {\n    ap = a @ p\n    alpha = rs / dot(p, ap)\n    x = x + alpha * p\n"
+    "    r = r - alpha * ap\n    rs2 = dot(r, r)\n    p = r + (rs2 / rs) * p\n    rs = rs2\n    i = i + 1\n  }\n}\n";
+static const char alt_live[] =
+    "graph cg(a: f32[1024, 1024], b: f32[1024], n: i32) -> (x: f32[1024]) {\n"
+    "  x = zeros(f32[1024])\n  r = copy(b)\n  p = copy(b)\n  ap = copy(b)\n  rs = dot(r, r)\n  i = 0\n"
+    "  while i < n and sum(ap) < 1.0e30 {\n    ap = a @ p\n    alpha = rs / dot(p, ap)\n"
+    "    x = x + alpha * p\n    r = r - alpha * ap\n    rs2 = dot(r, r)\n    p = r + (rs2 / rs) * p\n"
+    "    rs = rs2\n    i = i + 1\n  }\n}\n";
+static const char alt_branch[] =
+    "graph cg(a: f32[1024, 1024], b: f32[1024], n: i32) -> (x: f32[1024]) {\n"
+    "  x = zeros(f32[1024])\n  r = copy(b)\n  p = copy(b)\n  rs = dot(r, r)\n  i = 0\n"
+    "  while i < n {\n    if i % 2 == 0 {\n      ap = a @ p\n      alpha = rs / dot(p, ap)\n"
+    "      x = x + alpha * p\n      r = r - alpha * ap\n      rs2 = dot(r, r)\n"
+    "      p = r + (rs2 / rs) * p\n      rs = rs2\n    }\n    i = i + 1\n  }\n}\n";
+static const char alt_none[] =
+    "graph up(v: f32[8192], n: i32) -> (v2: f32[8192]) {\n"
+    "  v2 = copy(v)\n  i = 0\n  while i < n {\n    t = v2 * 0.5\n    v2 = t + 1.0\n    i = i + 1\n  }\n}\n";
+
+/* The grid barriers of a program's loop (its one back edge) under a plan: before a record, and
+ * a combine's (one per batch). */
+static int loop_barriers(const cfx_prog *p, const sched_plan *plan)
+{
+    int32_t succ[64], h = -1, j = -1;
+    int n = 0;
+    for (int32_t r = 0; r < p->nrecords; r++) {
+        int32_t k = rec_successors(p, r, succ, 64);
+        for (int32_t q = 0; q < k; q++)
+            if (succ[q] <= r) {
+                h = succ[q];
+                j = r;
+            }
+    }
+    for (int32_t i = h; h >= 0 && i <= j; i++) {
+        n += (plan->flags[i] & SCHED_F_BARRIER_BEFORE) != 0;
+        n += (plan->flags[i] & SCHED_F_COMBINE) && plan->batch_head[i] < 0;
+    }
+    return n;
+}
+
+static void test_alternate(void)
+{
+    static const struct {
+        const char *file, *src;
+        int interp, compiled; /* the loop's grid barriers; -1: the same as the interpreter's */
+        const char *alternates; /* the one slot that alternates, NULL: none */
+    } cases[] = {
+        {"alt_cg.cfx", alt_cg, 2, 1, "ap"},
+        {"alt_live.cfx", alt_live, -1, -1, NULL},
+        {"alt_branch.cfx", alt_branch, -1, -1, NULL},
+        {"alt_none.cfx", alt_none, 0, 0, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        compiled_module m;
+        char *diag = NULL, err[200];
+        if (!CHECK_INT(compile_source(NULL, cases[c].file, cases[c].src, strlen(cases[c].src), &m, &diag), 0)) {
+            fprintf(stderr, "%s: %s\n", cases[c].file, diag ? diag : "");
+            free(diag);
+            continue;
+        }
+        const cfx_prog *p = m.graphs[0].prog;
+        sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
+        sched_plan pi, pc;
+        if (CHECK_INT(sched_plan_build_opts(p, &interp, &pi, err, sizeof err), 0) &&
+            CHECK_INT(sched_plan_build_opts(p, &comp, &pc, err, sizeof err), 0)) {
+            int bi = loop_barriers(p, &pi), bc = loop_barriers(p, &pc);
+            if (cases[c].interp >= 0)
+                CHECK_INT(bi, cases[c].interp);
+            CHECK_INT(bc, cases[c].compiled >= 0 ? cases[c].compiled : bi);
+            CHECK_INT(pi.nalternates, 0);
+            CHECK_INT(pc.nalternates, cases[c].alternates ? 1 : 0);
+            for (int32_t s = 0; s < p->nslots; s++) {
+                if (pc.alt_tick[s] < 0)
+                    continue;
+                const char *name = p->slots[s].name >= 0 ? p->strings + p->slots[s].name : "";
+                CHECK_STR(name, cases[c].alternates ? cases[c].alternates : "(none)");
+                CHECK_INT(p->records[pc.alt_tick[s]].kind, REC_TICK);
+            }
+            sched_plan_free(&pi);
+            sched_plan_free(&pc);
+        }
+        compiled_module_free(&m);
+        free(diag);
+    }
+}
+
 /* The programs of gpu_persistent.c, which reach every path of the scheduler. */
 static const char *const programs[][2] = {
     {"graph vectors(x: f32[100000], n: i32) -> (s: f32, m: f32, am: i32, nz: bool, y: f32[100000]) {\n"
@@ -1988,7 +2088,7 @@ static void test_launch_sites(void)
         compiled_module m;
         char *diag = NULL;
         sched_plan plan;
-        sched_opts so = {10000, 0, 0};
+        sched_opts so = {10000, 0, 0, 0};
         char err[200];
         if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
             const cfx_prog *p = m.graphs[0].prog;
@@ -2336,6 +2436,7 @@ int main(int argc, char **argv)
     test_p2();
     test_p3();
     test_compiled();
+    test_alternate();
     test_launch_sites();
 #ifdef RUN_KERNEL
     test_trace_paths();
