@@ -138,8 +138,11 @@ typedef struct sched_opts {
 #define SCHED_REPLICAS_BYTES 24576
 /* ... and whose records read no shared tensor of more than this many bytes whole (every block
  * would read all of it: a replica of a function of a big shared tensor costs more than it
- * saves). Rows, boxes and items read only what they copy. */
-#define SCHED_REPLICA_READ_BYTES 8192
+ * saves). Rows, boxes and items read only what they copy. 16 KB: power iteration's
+ * v = w / norm(w) over 4096 floats; 264 blocks reading 16 KB each from L2 is about 4 MB, which
+ * should take a fraction of the grid barrier (1.21 us on an H100) the replica spares (an
+ * estimate: not yet measured). A replica stays only where it spares a barrier. */
+#define SCHED_REPLICA_READ_BYTES 16384
 
 typedef struct sched_plan {
     int32_t nrecords;

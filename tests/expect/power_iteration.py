@@ -49,3 +49,37 @@ for a, v0, tol, max_steps in RUNS:
     print("# expect: eigenvalue = %s" % fmt(eig))
     print("# expect: v = %s" % fmt_vec(v))
     print("# expect: steps = %d" % steps)
+
+
+def power_iteration_bench(a, v0, tol, max_steps):
+    """The loop of profiling/bench/power_iteration.cfx: the estimate v.(a v) before v is
+    renormalized, stopping when it moves by at most tol (absolute)."""
+    a, v0, tol = arr(a), arr(v0), F(tol)
+    v = v0 / norm(v0)
+    eig, delta, steps = F(0), F(1), 0
+    while steps < max_steps:
+        if abs(delta - tol) < 0.05 * tol:
+            raise SystemExit("stopping test too close to call at step %d" % steps)
+        if not delta > tol:
+            break
+        w = matmul(a, v)
+        nxt = dot(v, w)
+        delta = abs(nxt - eig)
+        eig = nxt
+        v = w / norm(w)
+        steps += 1
+    return eig, v, steps
+
+
+# 96 x 96 (graphs/data/cg96_a.npy, written by conjugate_gradient.py, from v0 = cg96_b.npy), with
+# the benchmark's loop: more than a persistent kernel's one-block loop takes, so its blocks
+# share the work
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+a96 = np.load(os.path.join(ROOT, "graphs/data/cg96_a.npy"))
+b96 = np.load(os.path.join(ROOT, "graphs/data/cg96_b.npy"))
+eig, v, steps = power_iteration_bench(a96, b96, 5e-3, 100)
+print("# run: a=graphs/data/cg96_a.npy v0=graphs/data/cg96_b.npy tol=0.005 max_steps=100 "
+      "--graph power_iteration_96")
+print("# expect: eigenvalue = %s" % fmt(eig))
+print("# expect: v = %s" % fmt_vec(v))
+print("# expect: steps = %d" % steps)
