@@ -13,7 +13,9 @@
  *                   some (a tensor whose two buffers alternate by iteration, scheduler.h)
  *   block barriers  the interpreter's (one after every record, 2 in a block reduction, 2 in
  *                   a grid barrier) and the compiled kernel's (counted in the code written)
- *   bytes           read and written in device memory by the whole grid (global loads and
+ *   bytes           read and written in device memory by the whole grid, each mode by its
+ *                   own plan (the compiled kernel's has its own replicas; `plan of the
+ *                   compiled kernel` names them and the tensors that alternate) (global loads and
  *                   stores; what L2 serves counts too): a split record moves its slots once,
  *                   a record computed whole by every block (a replica's, a redundant one's)
  *                   reads its shared inputs once per block, a matrix-vector product reads the
@@ -142,10 +144,22 @@ static void human_bytes(char *buf, size_t len, double b)
         snprintf(buf, len, "%.2f GB", b / 1e9);
 }
 
+/* " (s8 r, s9 p)": the slots and their names, nothing when n is 0. */
+static void slot_list(const cfx_prog *p, strbuf *out, const int32_t *slots, int32_t n)
+{
+    for (int32_t k = 0; k < n; k++) {
+        int32_t at = p->slots[slots[k]].name;
+        const char *name = at >= 0 ? p->strings + at : NULL;
+        sb_printf(out, "%s s%d%s%s%s", k ? "," : " (", (int)slots[k], name ? " " : "", name ? name : "",
+                  k + 1 == n ? ")" : "");
+    }
+}
+
 int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out, char *err,
                size_t errlen)
 {
-    sched_plan plan;
+    sched_plan plan, cplan;
+    const sched_opts compiled_opts = {0, 0, 1, 1}; /* cgen's plan with this sheet's options */
     cgen_info info;
     cgen_options opt;
     strbuf code = {0};
@@ -158,6 +172,10 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         blocks = 264;
     if (sched_plan_build(p, &plan, err, errlen) != 0)
         return -1;
+    if (sched_plan_build_opts(p, &compiled_opts, &cplan, err, errlen) != 0) {
+        sched_plan_free(&plan);
+        return -1;
+    }
     bb = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *bb);
     gb = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *gb);
     ph = (int32_t *)calloc((size_t)p->nrecords + 1, sizeof *ph);
@@ -184,14 +202,22 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
               fl->grid_barrier_us, fl->block_barrier_us, fl->bandwidth_gbs, fl->record_us, fl->microop_us,
               fl->phase_us);
     sb_printf(out, "plan: %d replica%s", (int)plan.nreplicas, plan.nreplicas == 1 ? "" : "s");
-    for (int32_t k = 0; k < plan.nreplicas; k++) {
-        int32_t at = p->slots[plan.replicas[k]].name;
-        const char *name = at >= 0 ? p->strings + at : NULL;
-        sb_printf(out, "%s s%d%s%s%s", k ? "," : " (", (int)plan.replicas[k], name ? " " : "", name ? name : "",
-                  k + 1 == plan.nreplicas ? ")" : "");
-    }
+    slot_list(p, out, plan.replicas, plan.nreplicas);
     sb_printf(out, ", %d reduction%s in an earlier one's batch, %d one-block loop%s\n", (int)plan.nbatched,
               plan.nbatched == 1 ? "" : "s", (int)plan.nregions, plan.nregions == 1 ? "" : "s");
+    {
+        /* the compiled kernel's plan: the interpreter's, but with tensors that alternate */
+        int32_t nalt = 0, *alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+        for (int32_t s = 0; alt && s < p->nslots; s++)
+            if (cplan.alt_tick[s] >= 0)
+                alt[nalt++] = s;
+        sb_printf(out, "plan of the compiled kernel: %d replica%s", (int)cplan.nreplicas, cplan.nreplicas == 1 ? "" : "s");
+        slot_list(p, out, cplan.replicas, cplan.nreplicas);
+        sb_printf(out, ", %d tensor%s alternating by iteration", (int)nalt, nalt == 1 ? "" : "s");
+        slot_list(p, out, alt, nalt);
+        sb_puts(out, "\n");
+        free(alt);
+    }
     if (!have_code)
         sb_printf(out, "compiled: none (%s)\n", why);
 
@@ -210,8 +236,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         int region = (plan.flags[h] & SCHED_F_ONE_BLOCK) != 0;
         long records = 0, grid = 0, cgrid = 0, iblock = 0, cblock = 0, launches = 0, claunches = 0, mops = 0,
              phases = 0;
-        const sched_opts compiled_opts = {0, 0, 1, 1}; /* cgen's plan with this sheet's options */
-        double rd = 0, wr = 0;
+        double rd = 0, wr = 0, crd = 0, cwr = 0;
         for (int32_t i = h; i <= j; i++) {
             const cfx_record *r = &p->records[i];
             unsigned f = plan.flags[i];
@@ -242,14 +267,20 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
             record_bytes(p, &plan, i, blocks, &a, &b);
             rd += a;
             wr += b;
+            record_bytes(p, &cplan, i, blocks, &a, &b);
+            crd += a;
+            cwr += b;
         }
         double mem_us = (rd + wr) / (fl->bandwidth_gbs * 1e3);
         double interp_us = grid * fl->grid_barrier_us + mem_us +
                            (region ? mops * fl->microop_us : records * fl->record_us);
-        double comp_us = cgrid * fl->grid_barrier_us + mem_us + cblock * fl->block_barrier_us + phases * fl->phase_us;
-        char r1[32], w1[32];
+        double cmem_us = (crd + cwr) / (fl->bandwidth_gbs * 1e3);
+        double comp_us = cgrid * fl->grid_barrier_us + cmem_us + cblock * fl->block_barrier_us + phases * fl->phase_us;
+        char r1[32], w1[32], r2[32], w2[32];
         human_bytes(r1, sizeof r1, rd);
         human_bytes(w1, sizeof w1, wr);
+        human_bytes(r2, sizeof r2, crd);
+        human_bytes(w2, sizeof w2, cwr);
         sb_printf(out, "\nloop at %d:%d, records %d to %d%s:\n", (int)p->records[h].line, (int)p->records[h].col, (int)h,
                   (int)j, region ? " (a one-block loop: block 0 alone, micro-ops in the interpreter)" : "");
         sb_printf(out, "  %-12s %8s %14s %15s %11s %14s %9s %13s\n", "mode", "records", "grid barriers",
@@ -257,7 +288,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         sb_printf(out, "  %-12s %8ld %14ld %15ld %11s %14s %9ld %13.3f\n", "interpreter", records, grid, iblock, r1, w1,
                   launches, interp_us);
         if (have_code)
-            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9ld %13.3f\n", "compiled", "-", cgrid, cblock, r1, w1,
+            sb_printf(out, "  %-12s %8s %14ld %15ld %11s %14s %9ld %13.3f\n", "compiled", "-", cgrid, cblock, r2, w2,
                       claunches, comp_us);
         nloops++;
     }
@@ -273,5 +304,6 @@ done:
     free(lastback);
     free(succ);
     sched_plan_free(&plan);
+    sched_plan_free(&cplan);
     return rc;
 }

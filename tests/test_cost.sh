@@ -52,6 +52,14 @@ expect_barriers power_iteration "2 1 "
 expect_barriers greedy_decode "2 2 "
 expect_barriers cg_8192 "3 3 "
 
+# the compiled kernel's plan names what alternates: cg_1024's Ap, power iteration's w
+checks=$((checks + 1))
+"$CFX" dump "$SRC/profiling/bench/cg_1024.cfx" --cost | grep -q "^plan of the compiled kernel: .*1 tensor alternating by iteration ( s13 Ap)" ||
+    fail "cg_1024's compiled plan does not say Ap alternates"
+checks=$((checks + 1))
+"$CFX" dump "$SRC/profiling/bench/power_iteration.cfx" --cost | grep -q "^plan of the compiled kernel: 1 replica ( s4 v), 1 tensor alternating by iteration ( s14 w)" ||
+    fail "power_iteration's compiled plan does not say v is a replica and w alternates"
+
 # a one-block loop is said to be one
 checks=$((checks + 1))
 "$CFX" dump "$SRC/profiling/bench/counter.cfx" --cost | grep -q "a one-block loop" ||
