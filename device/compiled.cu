@@ -324,7 +324,7 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int flags,
         return -1;
     /* with no device: the grid of an H100, one block per multiprocessor */
     if (generate(prog, (flags & COMP_BUILD_DISPATCH) != 0, (flags & COMP_BUILD_DEVICE_LAUNCH) != 0,
-                 SCHED_LAUNCH_PRODUCT_MIN, 0, 132, &src, &info, err, errlen) != 0)
+                 SCHED_LAUNCH_PRODUCT_MIN, (flags & COMP_BUILD_TRACE) != 0, 132, &src, &info, err, errlen) != 0)
         goto done;
     if (pick_arch(arch, &im, err, errlen) != 0 ||
         nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
@@ -612,6 +612,7 @@ typedef struct comp_exec {
     unsigned long long *tick_counts; /* per block, each TICK's iterations (ck_args.tick_counts) */
     int32_t nticks;         /* the program's TICK records */
     unsigned long long *clock; /* 8 bytes for dev_clock_offset */
+    double clock_ghz;       /* the device's clock, for a launch's stamps whose END was not kept */
     dev_host_track host;    /* a traced run's host phases, for the trace's host track */
     exec_progress *progress; /* per block, host-mapped (ck_args.progress): where each block stands */
     exec_progress *progress_dev;
@@ -954,6 +955,10 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
             CUDA_TRY(cudaMalloc((void **)&x->tick_counts,
                                 sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->nblocks));
         CUDA_TRY(cudaMalloc((void **)&x->clock, sizeof(unsigned long long)));
+        int khz = 0;
+        if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, x->d.device) != cudaSuccess)
+            (void)cudaGetLastError();
+        x->clock_ghz = khz > 0 ? khz / 1e6 : 1.0;
     }
     CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
@@ -1195,16 +1200,18 @@ static int32_t span_of(const cfx_prog *p, const ck_event *from, const ck_event *
 }
 
 /* The timeline of a run of a kernel built with CK_TRACE, each block's events from the device:
- * *counts (per block, stamped, kept or not), *ev (COMP_TRACE_PER_BLOCK per block) and *ticks
- * (block 0's iterations of each TICK record, x->nticks), malloc'd. */
-static int read_timeline(comp_exec *x, uint32_t **counts, ck_event **ev, unsigned long long **ticks, char *err,
-                         size_t errlen)
+ * *counts (per block, stamped, kept or not), *ev (COMP_TRACE_PER_BLOCK per block, its first
+ * (*kept)[b] events the block's, in nanoseconds: ck_timeline_ns) and *ticks (block 0's
+ * iterations of each TICK record, x->nticks), malloc'd. */
+static int read_timeline(comp_exec *x, uint32_t **counts, uint32_t **kept, ck_event **ev, unsigned long long **ticks,
+                         char *err, size_t errlen)
 {
     size_t nb = (size_t)x->nblocks;
     *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
+    *kept = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     *ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
     *ticks = (unsigned long long *)calloc((size_t)x->nticks + 1, sizeof(unsigned long long));
-    if (!*counts || !*ev || !*ticks) {
+    if (!*counts || !*kept || !*ev || !*ticks) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -1215,6 +1222,10 @@ static int read_timeline(comp_exec *x, uint32_t **counts, ck_event **ev, unsigne
         CUDA_TRY(cudaMemcpyAsync(*ticks, x->tick_counts, sizeof(unsigned long long) * (size_t)x->nticks,
                                  cudaMemcpyDeviceToHost, x->stream));
     CUDA_TRY(cudaStreamSynchronize(x->stream));
+    for (size_t b = 0; b < nb; b++)
+        (*kept)[b] = ck_timeline_ns(*ev + b * COMP_TRACE_PER_BLOCK,
+                                    (*counts)[b] < COMP_TRACE_PER_BLOCK ? (*counts)[b] : COMP_TRACE_PER_BLOCK,
+                                    x->clock_ghz);
     return 0;
 fail:
     return -1;
@@ -1225,10 +1236,10 @@ fail:
  * phase's DONE, and each loop's iterations at its TICK from the kernel's exact count (`ticks`:
  * a loop without tensor work is stamped one iteration in CK_SAMPLE). With more stamps than the
  * buffer keeps, the times cover the kept ones (run_ns their span). */
-static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *ev, const unsigned long long *ticks)
+static void fill_profile(comp_exec *x, const uint32_t *kept, const ck_event *ev, const unsigned long long *ticks)
 {
     exec_profile *pr = x->run.profile;
-    uint32_t n = counts[0] < COMP_TRACE_PER_BLOCK ? counts[0] : COMP_TRACE_PER_BLOCK;
+    uint32_t n = kept[0];
     for (uint32_t k = 0; k + 1 < n; k++) {
         const char *name;
         int32_t r = span_of(x->prog, &ev[k], &ev[k + 1], &name);
@@ -1247,18 +1258,18 @@ static void fill_profile(comp_exec *x, const uint32_t *counts, const ck_event *e
  * kernel built with CK_TRACE, each block's timeline (a track per block), its spans as span_of
  * names them, each carrying the source line of its record. The host's phases are put on the
  * blocks' clock (the device's global timer) by the offset dev_clock_offset measures. */
-static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const ck_event *ev, char *err,
-                       size_t errlen)
+static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const uint32_t *kept, const ck_event *ev,
+                       char *err, size_t errlen)
 {
     FILE *f = x->run.trace;
     size_t nb = (size_t)x->nblocks;
-    long long kept = 0, dropped = 0;
+    long long spans = 0, dropped = 0;
     if (ev) { /* a track per block, and the host's after them */
         unsigned long long base = ~0ull;
         if (dev_clock_offset(&x->host, x->stream, x->clock, err, errlen) != 0)
             return -1;
         for (size_t b = 0; b < nb; b++)
-            if (counts[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
+            if (kept[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
                 base = ev[b * COMP_TRACE_PER_BLOCK].t;
         base = dev_host_track_base(&x->host, base);
         exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
@@ -1266,9 +1277,9 @@ static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, cons
                 x->nblocks);
         dev_host_track_write(f, x->prog, &x->host, base, x->nblocks);
         for (size_t b = 0; b < nb; b++) {
-            uint32_t n = counts[b] < COMP_TRACE_PER_BLOCK ? counts[b] : COMP_TRACE_PER_BLOCK;
+            uint32_t n = kept[b];
             const ck_event *e = ev + b * COMP_TRACE_PER_BLOCK;
-            dropped += counts[b] - n;
+            dropped += counts[b] > COMP_TRACE_PER_BLOCK ? counts[b] - COMP_TRACE_PER_BLOCK : 0;
             for (uint32_t k = 0; k + 1 < n; k++) {
                 const char *name;
                 int32_t r = span_of(x->prog, &e[k], &e[k + 1], &name);
@@ -1276,7 +1287,7 @@ static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, cons
                     continue;
                 exec_trace_event(f, x->prog, r, name ? name : r < 0 ? "?" : NULL,
                                  (double)(e[k].t - base) / 1e3, (double)(e[k + 1].t - e[k].t) / 1e3, (int)b);
-                kept++;
+                spans++;
             }
         }
     } else {
@@ -1292,7 +1303,7 @@ static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, cons
                "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"sampled_every\":%d,"
                "\"host_clock_offset_ns\":%lld}}\n",
             x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
-            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, kept, dropped,
+            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, spans, dropped,
             COMP_TRACE_PER_BLOCK, CK_SAMPLE, ev ? x->host.offset : 0ll);
     fflush(f);
     return 0;
@@ -1415,16 +1426,17 @@ static int finish(comp_exec *x, char *err, size_t errlen)
     }
     if (x->run.trace || x->run.profile) {
         double run_ms = ms_since(&x->t_launch);
-        uint32_t *counts = NULL;
+        uint32_t *counts = NULL, *kept = NULL;
         ck_event *ev = NULL;
         unsigned long long *ticks = NULL;
         prof_push("write trace");
-        int failed = x->trace && read_timeline(x, &counts, &ev, &ticks, err, errlen) != 0;
+        int failed = x->trace && read_timeline(x, &counts, &kept, &ev, &ticks, err, errlen) != 0;
         if (!failed && x->run.profile && ev)
-            fill_profile(x, counts, ev, ticks);
+            fill_profile(x, kept, ev, ticks);
         if (!failed && x->run.trace)
-            failed = write_trace(x, run_ms, counts, ev, err, errlen) != 0;
+            failed = write_trace(x, run_ms, counts, kept, ev, err, errlen) != 0;
         free(counts);
+        free(kept);
         free(ev);
         free(ticks);
         prof_pop();

@@ -22,11 +22,13 @@ int comp_nvrtc_available(char *why, size_t len);
 /* Generates prog's kernel and compiles it with NVRTC for compute capability `arch` (90 for
  * sm_90), with no device and no cache; flags: COMP_BUILD_DISPATCH for the pc-dispatch loop
  * rather than the structured form, COMP_BUILD_DEVICE_LAUNCH for the kernel that tail-launches
- * at a record that ends its launch (CK_DEVICE_LAUNCH 1; without it, the one that only pauses).
+ * at a record that ends its launch (CK_DEVICE_LAUNCH 1; without it, the one that only pauses),
+ * COMP_BUILD_TRACE for the build a traced or profiled run takes.
  * Returns 0 with the size of the machine code and the compile time, or -1 with the reason (the
  * generator's refusal or NVRTC's log). */
 #define COMP_BUILD_DISPATCH 1
 #define COMP_BUILD_DEVICE_LAUNCH 2
+#define COMP_BUILD_TRACE 4 /* the build with the timeline's stamps (CK_TRACE) */
 int comp_build(const cfx_prog *prog, int arch, int flags, size_t *image_bytes, double *ms,
                char *err, size_t errlen);
 

@@ -85,8 +85,13 @@ typedef struct ck_print_entry {
 } ck_print_entry;
 
 /* The timeline of a kernel built with CK_TRACE (a build of its own, so that a kernel built
- * without it has no stamp at all): thread 0 of each block stamps %globaltimer at the boundaries
- * the generator knows, into the block's part of `trace`. */
+ * without it has no stamp at all): thread 0 of each block stamps the time at the boundaries the
+ * generator knows, into the block's part of `trace`. A launch's START and END carry the global
+ * timer (%globaltimer, nanoseconds, the same on every multiprocessor), each beside a CLOCK event
+ * with the multiprocessor's cycle counter (%clock64) at that point; every other stamp carries
+ * cycles, which cost a register read where the global timer is a slower trip off the core and
+ * ticks more coarsely. The host maps each launch's cycles onto nanoseconds by the line through
+ * its two ends (ck_timeline_ns). */
 enum {
     CK_EV_START = 1, /* the block starts a launch (record: where it resumes, -1 at the first) */
     CK_EV_ITER,      /* a loop iteration begins (record: the loop's TICK) */
@@ -96,10 +101,11 @@ enum {
     CK_EV_DONE,      /* the block ends a phase: a loop over tensors, a product, a combine
                       * (record: the one whose code it ends) */
     CK_EV_END,       /* the block ends the launch */
-    CK_EV_SAMPLE     /* a loop without tensor work: an iteration begins where the kernel's count
+    CK_EV_SAMPLE,    /* a loop without tensor work: an iteration begins where the kernel's count
                       * of iterations is a multiple of CK_SAMPLE (record: the loop's TICK). Such
                       * an iteration takes tens of nanoseconds, about what a stamp costs, so
                       * the kernel stamps one in CK_SAMPLE, and counts them all in ck_ticks_ */
+    CK_EV_CLOCK      /* the cycle counter right after START or right before END (record: theirs) */
 };
 #define CK_SAMPLE 64
 typedef struct ck_event {
@@ -107,6 +113,44 @@ typedef struct ck_event {
     int32_t kind;
     unsigned long long t;
 } ck_event;
+
+#ifndef __CUDACC_RTC__
+/* The host's reading of one block's n events (kept in the order stamped): every time in
+ * nanoseconds of the global timer, and the CLOCK events taken out; returns how many events are
+ * left. Within each launch, from START to END, a stamp's cycles c go to t0 + (c - c0) / rate,
+ * (c0, t0) being START's and rate the cycles per nanosecond between START and END. A launch
+ * whose END was not kept (the buffer was full) takes the last rate known, else `ghz` (the
+ * device's clock in GHz). */
+static inline uint32_t ck_timeline_ns(ck_event *ev, uint32_t n, double ghz)
+{
+    uint32_t out = 0, k = 0;
+    double rate = ghz > 0 ? ghz : 1.0;
+    while (k < n) {
+        if (ev[k].kind != CK_EV_START || k + 1 >= n || ev[k + 1].kind != CK_EV_CLOCK) {
+            k++; /* nothing to map it by (a START kept without its CLOCK ends the buffer) */
+            continue;
+        }
+        uint32_t e = k + 2;
+        while (e < n && ev[e].kind != CK_EV_END && ev[e].kind != CK_EV_START)
+            e++;
+        const unsigned long long t0 = ev[k].t, c0 = ev[k + 1].t;
+        if (e < n && ev[e].kind == CK_EV_END && ev[e - 1].kind == CK_EV_CLOCK && e - 1 > k + 1 &&
+            ev[e - 1].t > c0 && ev[e].t > t0)
+            rate = (double)(ev[e - 1].t - c0) / (double)(ev[e].t - t0);
+        const uint32_t end = e < n && ev[e].kind == CK_EV_END ? e + 1 : e;
+        for (uint32_t q = k; q < end; q++) {
+            ck_event v = ev[q];
+            if (v.kind == CK_EV_CLOCK)
+                continue;
+            if (v.kind != CK_EV_START && v.kind != CK_EV_END)
+                v.t = t0 + (unsigned long long)((double)(v.t >= c0 ? v.t - c0 : 0) / rate + 0.5);
+            ev[out++] = v;
+        }
+        k = end;
+    }
+    return out;
+}
+#endif
 
 /* Where a block stands, in host-mapped memory, as exec_progress (host/exec.h) lays it out: the
  * last TICK or barrier record it reached, the barrier it has waited at long (-1: none), its
@@ -172,6 +216,20 @@ static __device__ __forceinline__ unsigned long long ck_now(void)
     return t;
 }
 
+/* The multiprocessor's cycle counter (the host emulation: its clock again, a rate of 1). */
+static __device__ __forceinline__ unsigned long long ck_cycles(void)
+{
+    unsigned long long t;
+#if defined(__CUDA_ARCH__)
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+#elif defined(CK_HOST_EMULATION)
+    t = CK_HOST_CLOCK();
+#else
+    t = 0;
+#endif
+    return t;
+}
+
 /* CK_STAMP: thread 0 of the block stamps an event (ck_event's kinds); nothing at all in a kernel
  * built without CK_TRACE. Past the cap an event is only counted. */
 #ifdef CK_TRACE
@@ -179,20 +237,30 @@ static __device__ __forceinline__ unsigned long long ck_now(void)
  * where it goes back to trace_count: a stamp then costs no round trip to device memory (reading
  * the count there at every stamp made a traced if_in_while 2.7 times slower on an H100). */
 __shared__ uint32_t ck_trace_n_;
-static __device__ void ck_stamp(const ck_args &a, int32_t kind, int32_t record)
+static __device__ __forceinline__ void ck_put(const ck_args &a, int32_t kind, int32_t record, unsigned long long t)
 {
-    if (threadIdx.x != 0 || !a.trace)
-        return;
-    if (kind == CK_EV_START)
-        ck_trace_n_ = a.trace_count[blockIdx.x];
     uint32_t n = ck_trace_n_++;
-    if (kind == CK_EV_END)
-        a.trace_count[blockIdx.x] = ck_trace_n_;
     if (n < a.trace_cap) {
         ck_event *e = &a.trace[(size_t)blockIdx.x * a.trace_cap + n];
         e->record = record;
         e->kind = kind;
-        e->t = ck_now();
+        e->t = t;
+    }
+}
+static __device__ void ck_stamp(const ck_args &a, int32_t kind, int32_t record)
+{
+    if (threadIdx.x != 0 || !a.trace)
+        return;
+    if (kind == CK_EV_START) {
+        ck_trace_n_ = a.trace_count[blockIdx.x];
+        ck_put(a, CK_EV_START, record, ck_now());
+        ck_put(a, CK_EV_CLOCK, record, ck_cycles());
+    } else if (kind == CK_EV_END) {
+        ck_put(a, CK_EV_CLOCK, record, ck_cycles());
+        ck_put(a, CK_EV_END, record, ck_now());
+        a.trace_count[blockIdx.x] = ck_trace_n_;
+    } else {
+        ck_put(a, kind, record, ck_cycles());
     }
 }
 #define CK_STAMP(a, kind, record) ck_stamp(a, kind, record)

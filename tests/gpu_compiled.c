@@ -51,15 +51,15 @@ static double compile_ms_total;
 static int stress_run;
 static void compile_prog(const cfx_prog *p, const char *label, int both, int turn)
 {
-    static const int archs[5] = {90, 90, 80, 90, 90},
-                     forms[5] = {0, COMP_BUILD_DISPATCH, 0, COMP_BUILD_DEVICE_LAUNCH,
-                                 COMP_BUILD_DEVICE_LAUNCH | COMP_BUILD_DISPATCH};
+    static const int archs[6] = {90, 90, 80, 90, 90, 90},
+                     forms[6] = {0, COMP_BUILD_DISPATCH, 0, COMP_BUILD_DEVICE_LAUNCH,
+                                 COMP_BUILD_DEVICE_LAUNCH | COMP_BUILD_DISPATCH, COMP_BUILD_TRACE};
     int launches = 0;
     for (int32_t i = 0; i < p->nrecords; i++)
         launches |= p->records[i].kind == REC_CALL || p->records[i].kind == REC_MATMUL;
-    int usable[5], nusable = 0;
-    for (int k = 0; k < 5; k++)
-        if (!((k == 2 && !both) || (k >= 3 && !launches)))
+    int usable[6], nusable = 0;
+    for (int k = 0; k < 6; k++)
+        if (!((k == 2 && !both) || ((k == 3 || k == 4) && !launches)))
             usable[nusable++] = k;
     for (int u = 0; u < nusable; u++) {
         int k = usable[u];
@@ -72,9 +72,10 @@ static void compile_prog(const cfx_prog *p, const char *label, int both, int tur
         if (comp_build(p, archs[k], forms[k], &bytes, &ms, err, sizeof err) != 0) {
             /* a refusal too (a record kind the generator does not know): every graph here is
              * one the compiled kernel must run */
-            fprintf(stderr, "%s (sm_%d, %s%s): %s\n", label, archs[k],
+            fprintf(stderr, "%s (sm_%d, %s%s%s): %s\n", label, archs[k],
                     forms[k] & COMP_BUILD_DISPATCH ? "dispatch" : "structured",
-                    forms[k] & COMP_BUILD_DEVICE_LAUNCH ? ", tail launches" : "", err);
+                    forms[k] & COMP_BUILD_DEVICE_LAUNCH ? ", tail launches" : "",
+                    forms[k] & COMP_BUILD_TRACE ? ", with the timeline's stamps" : "", err);
             CHECK(0);
             continue;
         }
@@ -232,7 +233,7 @@ static int compile_only(void)
            "on average\n",
            compiled_ok, compiled_total, generated,
            stress_run ? "every form of each: structured and dispatch for sm_90, structured for sm_80 "
-                        "for graphs/, tail-launching where a record ends the launch"
+                        "for graphs/, tail-launching where a record ends the launch, with the timeline's stamps"
                       : "each in one of its forms, in turn (--stress: all)",
            compiled_ok ? compile_ms_total / compiled_ok : 0.0);
     return test_finish("gpu_compiled --compile-only");

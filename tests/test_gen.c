@@ -1750,7 +1750,7 @@ static void check_timeline(void)
         uint32_t m = counts[b];
         int iters = 0, done = 0, ok = m >= 2 && m <= CAP && e[0].kind == CK_EV_START && e[m - 1].kind == CK_EV_END;
         for (uint32_t k = 0; ok && k < m; k++) {
-            ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_SAMPLE && (k == 0 || e[k - 1].t <= e[k].t);
+            ok = e[k].kind >= CK_EV_START && e[k].kind <= CK_EV_CLOCK && (k == 0 || e[k - 1].t <= e[k].t);
             iters += e[k].kind == CK_EV_ITER;
             if (e[k].kind == CK_EV_DONE) { /* a phase's end names the record whose code it ends */
                 ok = e[k].record >= 0 && e[k].record < p->nrecords;
@@ -1762,6 +1762,16 @@ static void check_timeline(void)
         }
         if (!CHECK(ok))
             fprintf(stderr, "timeline: block %d's %u events are not START ... END in time order\n", b, m);
+        { /* the host's reading: a launch here, its two CLOCK events out, in time order still */
+            static ck_event copy[CAP];
+            uint32_t mm = m <= CAP ? m : CAP, left;
+            memcpy(copy, e, sizeof(ck_event) * mm);
+            left = ck_timeline_ns(copy, mm, 1.0);
+            CHECK_INT(left, mm - 2);
+            for (uint32_t k = 0; k < left; k++)
+                if (!CHECK(copy[k].kind != CK_EV_CLOCK && (k == 0 || copy[k - 1].t <= copy[k].t)))
+                    break;
+        }
         if (b == 0 || iters != 0)
             CHECK_INT(iters, 5);
         CHECK_INT(ticks[b], (unsigned long long)iters); /* a loop over tensors: each iteration stamped */
@@ -1793,6 +1803,35 @@ static void check_timeline(void)
     free(arena);
     free(hk.publish);
     free(hk.alt);
+}
+
+/* The host's reading of a block's stamps (ck_timeline_ns), on events made by hand: a launch
+ * whose START is at 1000 ns and cycle 5000 and whose END is at 2000 ns and cycle 7000 runs at 2
+ * cycles a nanosecond, so its stamps at cycles 5500 and 6000 stand at 1250 and 1500 ns; a second
+ * launch whose END was not kept (START at 3000 ns, cycle 9000) keeps that rate: its stamp at
+ * cycle 9400 stands at 3200 ns. The CLOCK events go: 6 of 9 are left. A third launch with its
+ * own rate (4000 ns, cycle 100; END at 4100 ns, cycle 150: half a cycle a nanosecond) puts
+ * cycle 120 at 4040 ns. */
+static void check_timeline_ns(void)
+{
+    ck_event ev[] = {
+        {-1, CK_EV_START, 1000}, {-1, CK_EV_CLOCK, 5000}, {10, CK_EV_DONE, 5500}, {11, CK_EV_WAIT, 6000},
+        {-1, CK_EV_CLOCK, 7000}, {-1, CK_EV_END, 2000}, {12, CK_EV_START, 3000}, {12, CK_EV_CLOCK, 9000},
+        {13, CK_EV_DONE, 9400},
+    };
+    uint32_t n = ck_timeline_ns(ev, 9, 1.5);
+    static const unsigned long long want[] = {1000, 1250, 1500, 2000, 3000, 3200};
+    static const int kinds[] = {CK_EV_START, CK_EV_DONE, CK_EV_WAIT, CK_EV_END, CK_EV_START, CK_EV_DONE};
+    if (CHECK_INT(n, 6))
+        for (uint32_t k = 0; k < n; k++) {
+            CHECK_INT(ev[k].kind, kinds[k]);
+            CHECK_INT(ev[k].t, want[k]);
+        }
+    ck_event ev2[] = {
+        {-1, CK_EV_START, 4000}, {-1, CK_EV_CLOCK, 100}, {5, CK_EV_ITER, 120}, {-1, CK_EV_CLOCK, 150}, {-1, CK_EV_END, 4100},
+    };
+    if (CHECK_INT(ck_timeline_ns(ev2, 5, 1.5), 3))
+        CHECK_INT(ev2[1].t, 4040);
 }
 
 /* A loop without tensor work, traced: its iteration costs about what a stamp does, so the
@@ -2184,6 +2223,7 @@ int main(int argc, char **argv)
     check_refusal();
     check_all_kinds_known();
     if (!mutants) {
+        check_timeline_ns();
         check_timeline();
         check_sampled();
         check_resident();
