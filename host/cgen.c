@@ -248,31 +248,30 @@ static int ends_phases(const char *text)
            2 * (strstr(text, "ck_combine(") != NULL || strstr(text, "ck_combine_batch(") != NULL);
 }
 
-/* The block and grid barriers a written line passes (cgen_info's counts): the helpers'
- * known costs (k_block_reduce: K_BLOCK_REDUCE_BARRIERS; a grid barrier: 2). */
+/* The block and grid barriers a written line passes (cgen_info's counts): the helpers' known
+ * costs (a grid barrier: 2 block barriers; a block reduction, alone or in a combine:
+ * K_BLOCK_REDUCE_BARRIERS, 1 where it is any or all, which vote). */
 static void count_barriers(gen *g, const char *text)
 {
     static const struct {
         const char *call;
-        int block, grid;
+        int block, grid, reduces;
     } costs[] = {
-        {"__syncthreads()", 1, 0},
-        {"__syncthreads_or(", 1, 0},
-        {"k_block_reduce(", K_BLOCK_REDUCE_BARRIERS, 0},
-        {"ck_grid_barrier(", 2, 1},
-        {"ck_combine(", 2 + K_BLOCK_REDUCE_BARRIERS, 1},
-        {"ck_matvec_rows(", 1, 0},
-        {"ck_poll(", 1, 0},
+        {"__syncthreads()", 1, 0, 0},  {"__syncthreads_or(", 1, 0, 0}, {"k_block_reduce(", 0, 0, 1},
+        {"ck_grid_barrier(", 2, 1, 0}, {"ck_combine(", 2, 1, 1},        {"ck_matvec_rows(", 1, 0, 0},
+        {"ck_poll(", 1, 0, 0},
     };
     const char *batch = strstr(text, "ck_combine_batch(");
     int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers, *ph = g->opt->phases;
+    int vote = strstr(text, "OP_ANY") != NULL || strstr(text, "OP_ALL") != NULL;
+    int reduce = vote ? K_BLOCK_REDUCE_BARRIERS_OF(OP_ANY) : K_BLOCK_REDUCE_BARRIERS;
     if (!bb || !gb || g->cur < 0)
         return;
     if (ph)
         ph[g->cur] += ends_phases(text);
     for (size_t k = 0; k < sizeof costs / sizeof costs[0]; k++)
         for (const char *at = strstr(text, costs[k].call); at; at = strstr(at + 1, costs[k].call)) {
-            bb[g->cur] += costs[k].block;
+            bb[g->cur] += costs[k].block + costs[k].reduces * reduce;
             gb[g->cur] += costs[k].grid;
         }
     if (batch) {

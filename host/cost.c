@@ -255,10 +255,12 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                 grid += g;
                 iblock += 1 + 2 * g;
                 if ((r->kind == REC_REDUCE || r->kind == REC_DOT)) {
-                    int n = 1;
-                    for (int32_t q = plan.batch_next[i]; q >= 0; q = plan.batch_next[q])
-                        n++;
-                    iblock += K_BLOCK_REDUCE_BARRIERS * n * (1 + ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)));
+                    /* each reduction of the batch: a block reduction, and another after the combine */
+                    int n = 0;
+                    for (int32_t q = i; q >= 0; q = plan.batch_next[q])
+                        n += p->records[q].kind == REC_REDUCE ? K_BLOCK_REDUCE_BARRIERS_OF(p->records[q].op)
+                                                              : K_BLOCK_REDUCE_BARRIERS;
+                    iblock += n * (1 + ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)));
                 }
             }
             cblock += bb[i];

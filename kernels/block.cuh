@@ -46,13 +46,24 @@ static __device__ __forceinline__ k_acc k_warp_merge(k_acc v, int op, int dtype)
 /* Merges every thread's accumulator in a fixed order, so every block gets the same bits; every
  * thread returns the result. Each warp merges its lanes by shuffles (k_warp_merge), lane 0 of
  * each puts the warp's into red[w], and warp 0 merges those the same way into red[32]: two
- * block barriers (K_BLOCK_REDUCE_BARRIERS), where a tree in shared memory passes one per level.
+ * block barriers (K_BLOCK_REDUCE_BARRIERS), where a tree in shared memory passes one per level;
+ * any and all vote in one (__syncthreads_or, __syncthreads_and).
  * The next call writes red[32] only after its first barrier, which every thread reaches after
  * reading this one's. red holds at least 33 accumulators; blockDim.x is a multiple of 32, at
  * most 1024. */
 static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
 {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (op == OP_ANY || op == OP_ALL) {
+        /* booleans: the block votes in one barrier. An empty share holds the op's identity (0
+         * for any, 1 for all), so its vote changes nothing; the result's n is 1, since merging
+         * and finishing these ops look at i alone (an empty side merged is its identity). */
+        k_acc v = k_reduce_init(op, dtype);
+        v.i = op == OP_ANY ? __syncthreads_or(mine.i != 0) : __syncthreads_and(mine.i != 0);
+        v.n = 1;
+        (void)red;
+        return v;
+    }
     if (op == OP_SUM || op == OP_MEAN || op == OP_NORM) {
         /* sums (dot products too): the fields added as k_reduce_merge adds them, in registers.
          * An empty share adds nothing: its sums are 0 (a non-empty real one is never -0, since

@@ -47,6 +47,8 @@ typedef struct k_acc {
 /* Block barriers a block reduction passes (k_block_reduce, kernels/block.cuh), for the cost
  * sheet and the code generator's counts. */
 #define K_BLOCK_REDUCE_BARRIERS 2
+/* ... of op: any and all vote in one. */
+#define K_BLOCK_REDUCE_BARRIERS_OF(op) ((op) == OP_ANY || (op) == OP_ALL ? 1 : K_BLOCK_REDUCE_BARRIERS)
 
 /* dst[e] = op(src[e]) for e in [lo, hi). dtype is the operand's (and result's) dtype. */
 CFX_HD void k_unary(int op, int dtype, void *dst, const void *src, int64_t lo, int64_t hi);

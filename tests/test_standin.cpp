@@ -255,6 +255,46 @@ static int reduce_agrees(const reduce_job *j, unsigned threads, const k_acc *wan
     return 1;
 }
 
+/* any and all vote in one barrier: by hand, any of 1000 booleans with one true (at 777) is 1
+ * and all of them 0; all of 1000 trues is 1; over 10 elements (most threads' shares empty,
+ * holding the op's identity) any of falses is 0 and all of trues 1. Every thread gets it. */
+static void test_block_vote(void)
+{
+    static uint8_t one_true[1000], trues[1000], falses[1000];
+    for (int i = 0; i < 1000; i++) {
+        one_true[i] = i == 777;
+        trues[i] = 1;
+        falses[i] = 0;
+    }
+    static const struct {
+        int op;
+        const uint8_t *src;
+        int64_t count, want;
+    } cases[] = {
+        {OP_ANY, one_true, 1000, 1}, {OP_ALL, one_true, 1000, 0}, {OP_ALL, trues, 1000, 1},
+        {OP_ANY, falses, 10, 0},     {OP_ALL, trues, 10, 1},      {OP_ANY, one_true, 777, 0},
+    };
+    const unsigned sizes[] = {32, 64, 256};
+    for (int si = 0; si < 3; si++)
+        for (int order = 0; order < 3; order++)
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                static reduce_job j;
+                j.op = cases[c].op;
+                j.dtype = K_BOOL;
+                j.src = cases[c].src;
+                j.count = cases[c].count;
+                j.planted = 0;
+                memset(j.got, 0, sizeof j.got);
+                run_grid(1, sizes[si], order, 5 + (unsigned)c, reduce_thread, &j);
+                int ok = 1;
+                for (unsigned t = 0; t < sizes[si]; t++)
+                    ok &= j.got[t].i == cases[c].want;
+                if (!CHECK(ok))
+                    fprintf(stderr, "  k_block_reduce's vote, %u threads, %s order, case %d\n", sizes[si],
+                            order_name[order], (int)c);
+            }
+}
+
 static void test_block_reduce(void)
 {
     enum { L = 1000 };
@@ -416,6 +456,7 @@ int main(void)
     test_deadlock_aborts();
     test_probe();
     test_block_reduce();
+    test_block_vote();
     test_products();
     return test_finish("test_standin");
 }
