@@ -64,16 +64,35 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
         (void)red;
         return v;
     }
-    if (op == OP_SUM || op == OP_MEAN || op == OP_NORM) {
-        /* sums (dot products too): the fields added as k_reduce_merge adds them, in registers.
-         * An empty share adds nothing: its sums are 0 (a non-empty real one is never -0, since
-         * it starts at +0), so adding it is the merge's skipping it. */
+    const int sum = op == OP_SUM || op == OP_MEAN || op == OP_NORM;
+    if (sum || op == OP_RMAX || op == OP_RMIN || op == OP_ARGMAX || op == OP_ARGMIN) {
+        /* in registers, each pair of lanes (lane, lane ^ off) ending with the same merge of the
+         * two. Sums (dot products too): the fields added as k_reduce_merge adds them; an empty
+         * share adds nothing, its sums being 0 (a non-empty real one is never -0, since it
+         * starts at +0). Extremes: the better of the two by k_extreme_better's order (NaN
+         * first, ties to the lower position), a total order, so each lane of a pair takes the
+         * same element, and the block the same one whatever the merges' order; the counts
+         * add. */
+        const int real = k_is_real(dtype), want_max = op == OP_RMAX || op == OP_ARGMAX;
         k_acc v = mine;
         for (int level = 0; level < 2; level++) {
             for (unsigned off = 16; off > 0; off >>= 1) {
-                v.r = __dadd_rn(v.r, __shfl_xor_sync(0xffffffffu, v.r, off));
-                v.i = (int64_t)((uint64_t)v.i + (uint64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.i, off));
-                v.n += (int64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.n, off);
+                k_acc o;
+                o.r = __shfl_xor_sync(0xffffffffu, v.r, off);
+                o.i = (int64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.i, off);
+                o.n = (int64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.n, off);
+                if (sum) {
+                    v.r = __dadd_rn(v.r, o.r);
+                    v.i = (int64_t)((uint64_t)v.i + (uint64_t)o.i);
+                } else {
+                    o.idx = (int64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.idx, off);
+                    if (o.n != 0 && k_extreme_better(real, want_max, o.r, o.i, o.idx, &v)) {
+                        v.r = o.r;
+                        v.i = o.i;
+                        v.idx = o.idx;
+                    }
+                }
+                v.n += o.n;
             }
             if (level == 0) {
                 if (lane == 0)

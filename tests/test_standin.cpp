@@ -295,6 +295,59 @@ static void test_block_vote(void)
             }
 }
 
+/* Extremes of reals, merged by lanes in pairs: by plain loops, argmax and argmin of 1000 values
+ * (i * 37) % 101 with many ties (the first position of the extreme wins), the same with NaN at
+ * 600 and 500 (the first NaN wins both), and over 10 values (most shares empty). Every thread
+ * gets the element's value, position and the count. */
+static void test_block_extremes(void)
+{
+    static double ties[1000], nans[1000];
+    for (int i = 0; i < 1000; i++)
+        ties[i] = nans[i] = (double)((i * 37) % 101);
+    nans[600] = nans[500] = NAN;
+    static const struct {
+        int op;
+        const double *src;
+        int64_t count;
+    } cases[] = {
+        {OP_ARGMAX, ties, 1000}, {OP_ARGMIN, ties, 1000}, {OP_RMAX, ties, 1000},
+        {OP_ARGMAX, nans, 1000}, {OP_ARGMIN, nans, 1000}, {OP_ARGMAX, ties, 10},
+    };
+    const unsigned sizes[] = {32, 64, 256};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        /* the answer: the first NaN, else the first position of the largest (smallest) value */
+        int64_t at = 0;
+        const int want_max = cases[c].op != OP_ARGMIN;
+        for (int64_t e = 1; e < cases[c].count; e++) {
+            double x = cases[c].src[e], best = cases[c].src[at];
+            if (isnan(best))
+                break;
+            if (isnan(x) || (want_max ? x > best : x < best))
+                at = e;
+        }
+        for (int si = 0; si < 3; si++)
+            for (int order = 0; order < 3; order++) {
+                static reduce_job j;
+                j.op = cases[c].op;
+                j.dtype = K_F64;
+                j.src = cases[c].src;
+                j.count = cases[c].count;
+                j.planted = 0;
+                memset(j.got, 0, sizeof j.got);
+                run_grid(1, sizes[si], order, 3 + (unsigned)c, reduce_thread, &j);
+                int ok = 1;
+                for (unsigned t = 0; t < sizes[si]; t++) {
+                    const k_acc *g = &j.got[t];
+                    double want = cases[c].src[at];
+                    ok &= g->idx == at && g->n == cases[c].count && (isnan(want) ? isnan(g->r) : g->r == want);
+                }
+                if (!CHECK(ok))
+                    fprintf(stderr, "  k_block_reduce's extremes, %u threads, %s order, case %d (want position %lld)\n",
+                            sizes[si], order_name[order], (int)c, (long long)at);
+            }
+    }
+}
+
 static void test_block_reduce(void)
 {
     enum { L = 1000 };
@@ -457,6 +510,7 @@ int main(void)
     test_probe();
     test_block_reduce();
     test_block_vote();
+    test_block_extremes();
     test_products();
     return test_finish("test_standin");
 }
