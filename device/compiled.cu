@@ -1341,13 +1341,6 @@ static int hang_poll(void *user, char *err, size_t errlen)
     return 0;
 }
 
-/* A host phase of a traced run that began at t0 (dev_host_ns) and ends now. */
-static void host_span(comp_exec *x, const char *name, unsigned long long t0)
-{
-    if (x->run.trace)
-        dev_host_span(&x->host, name, t0);
-}
-
 static int finish(comp_exec *x, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
@@ -1357,7 +1350,7 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         unsigned long long t = dev_host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, hang_poll, x, err, errlen) != 0)
             goto fail;
-        host_span(x, "wait for the launch", t);
+        dev_host_span(&x->host, "wait for the launch", t);
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
         CUDA_TRY(cudaStreamSynchronize(x->stream));
@@ -1375,14 +1368,14 @@ static int finish(comp_exec *x, char *err, size_t errlen)
         t = dev_host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
-        host_span(x, "pause: the record's work", t);
+        dev_host_span(&x->host, "pause: the record's work", t);
         if (x->forced)
             break;
         t = dev_host_ns();
         CUDA_TRY(cudaMemsetAsync(&x->d.state->status, 0, sizeof x->d.state->status, x->stream));
         if (launch(x, err, errlen) != 0)
             goto fail;
-        host_span(x, "launch", t);
+        dev_host_span(&x->host, "launch", t);
     }
     x->in_flight = 0;
     if (st.status == CK_STATUS_RERUN) {
@@ -1415,7 +1408,7 @@ static int finish(comp_exec *x, char *err, size_t errlen)
             dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
             goto fail;
         CUDA_TRY(cudaStreamSynchronize(x->stream));
-        host_span(x, "copy results", t);
+        dev_host_span(&x->host, "copy results", t);
     }
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
@@ -1470,14 +1463,13 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         release_kernel(x);
         x->tried = 0;
     }
-    x->host.n = 0;
+    dev_host_track_start(&x->host, run->trace != NULL);
     if (x->want == MODE_COMPILED && !x->tried) {
         unsigned long long t = dev_host_ns();
         x->trace_build = stamps;
         build(x);
-        if (run->trace)
-            dev_host_span(&x->host, strcmp(x->cache, "hit") == 0 ? "build the kernel (from the cache)"
-                                                                  : "build the kernel", t);
+        dev_host_span(&x->host, strcmp(x->cache, "hit") == 0 ? "build the kernel (from the cache)" : "build the kernel",
+                      t);
     }
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
@@ -1508,7 +1500,7 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         unsigned long long t = dev_host_ns();
         if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
             goto fail;
-        host_span(x, "copy inputs (enqueued)", t);
+        dev_host_span(&x->host, "copy inputs (enqueued)", t);
     }
     clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
     {
@@ -1518,7 +1510,7 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         } else if (launch(x, err, errlen) != 0) {
             goto fail;
         }
-        host_span(x, x->device_launch ? "launch (device graph)" : "launch", t);
+        dev_host_span(&x->host, x->device_launch ? "launch (device graph)" : "launch", t);
     }
     x->in_flight = 1;
     /* device buffers: the result copy follows the launch (all of its tail launches) and gates

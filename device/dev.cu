@@ -447,9 +447,15 @@ unsigned long long dev_host_ns(void)
     return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
 }
 
+void dev_host_track_start(dev_host_track *h, int on)
+{
+    h->n = 0;
+    h->on = on;
+}
+
 void dev_host_span(dev_host_track *h, const char *name, unsigned long long t0)
 {
-    if (h->n >= DEV_HOST_SPANS)
+    if (!h->on || h->n >= DEV_HOST_SPANS)
         return;
     h->span[h->n].name = name;
     h->span[h->n].t0 = t0;

@@ -138,10 +138,14 @@ typedef struct dev_host_track {
         unsigned long long t0, t1;
     } span[DEV_HOST_SPANS];
     int n;
+    int on;           /* the run is traced: its phases are kept */
     long long offset; /* the device's clock less the host's (dev_clock_offset) */
 } dev_host_track;
 unsigned long long dev_host_ns(void);
-/* A phase that began at t0 (dev_host_ns) and ends now; past DEV_HOST_SPANS, none. */
+/* A run starts: no phases yet, kept from now on when `on` (the run is traced). */
+void dev_host_track_start(dev_host_track *h, int on);
+/* A phase that began at t0 (dev_host_ns) and ends now; nothing past DEV_HOST_SPANS, or when the
+ * run is not traced. */
 void dev_host_span(dev_host_track *h, const char *name, unsigned long long t0);
 /* Sets h->offset: the global timer read by a kernel on `stream` (through 8 bytes of device
  * memory, `scratch`) between two host stamps, taken at their middle, so off by at most half a

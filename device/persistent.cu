@@ -238,13 +238,6 @@ static persist_args kernel_args(const persist *x, int traced)
     return a;
 }
 
-/* A host phase of a traced run that began at t0 (dev_host_ns) and ends now. */
-static void host_span(persist *x, const char *name, unsigned long long t0)
-{
-    if (x->run.trace)
-        dev_host_span(&x->host, name, t0);
-}
-
 /* One line for cfx_exec_backend_detail. */
 static void describe(persist *x)
 {
@@ -783,7 +776,7 @@ static int finish(persist *x, char *err, size_t errlen)
         unsigned long long t = dev_host_ns();
         if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, drain_ring, x, err, errlen) != 0)
             goto fail;
-        host_span(x, "wait for the launch", t);
+        dev_host_span(&x->host, "wait for the launch", t);
         /* on our stream, not the legacy default one, which would also wait for the
          * application's other streams */
         CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
@@ -800,7 +793,7 @@ static int finish(persist *x, char *err, size_t errlen)
         t = dev_host_ns();
         if (serve_pause(x, pc, err, errlen) != 0)
             goto fail;
-        host_span(x, "pause: the record's work", t);
+        dev_host_span(&x->host, "pause: the record's work", t);
         if (x->forced)
             break;
         t = dev_host_ns();
@@ -808,7 +801,7 @@ static int finish(persist *x, char *err, size_t errlen)
         CUDA_LAUNCHED();
         if (launch_paused(x, err, errlen) != 0)
             goto fail;
-        host_span(x, "launch", t);
+        dev_host_span(&x->host, "launch", t);
     }
     if (x->run_device && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
         (x->plan.flags[st.record] & SCHED_F_LAUNCH)) {
@@ -827,7 +820,7 @@ static int finish(persist *x, char *err, size_t errlen)
                     goto fail;
         }
         CUDA_TRY(cudaStreamSynchronize(x->stream));
-        host_span(x, "copy results", t);
+        dev_host_span(&x->host, "copy results", t);
     }
     if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
         goto fail;
@@ -906,11 +899,11 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
         x->progress[b].iterations = 0;
     }
     CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), x->stream));
-    x->host.n = 0;
+    dev_host_track_start(&x->host, run->trace != NULL);
     t_phase = dev_host_ns();
     if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
         goto fail;
-    host_span(x, "copy inputs (enqueued)", t_phase);
+    dev_host_span(&x->host, "copy inputs (enqueued)", t_phase);
     t_phase = dev_host_ns();
     persist_start<<<1, 1, 0, x->stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
     CUDA_LAUNCHED();
@@ -918,7 +911,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
         CUDA_TRY(cudaGraphLaunch(traced ? x->trace_exec : x->main_exec, x->stream));
     else if (launch_paused(x, err, errlen) != 0)
         goto fail;
-    host_span(x, x->run_device ? "launch (device graph)" : "launch", t_phase);
+    dev_host_span(&x->host, x->run_device ? "launch (device graph)" : "launch", t_phase);
     x->in_flight = 1;
     /* device buffers: the result copy follows the launch (all of its tail launches) on the
      * stream and gates itself on the status, so an asynchronous run needs nothing from the

@@ -1127,14 +1127,13 @@ static inline int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
 
 /* The innermost loop [*h, lastback[*h]] around record r (the latest head whose loop holds it);
  * 0 when none does. */
-static inline int sched_loop_around(const cfx_prog *p, const int32_t *lastback, int32_t r, int32_t *h)
+static inline int sched_loop_around(const int32_t *lastback, int32_t r, int32_t *h)
 {
     for (int32_t k = r; k >= 0; k--)
         if (lastback[k] >= r) {
             *h = k;
             return 1;
         }
-    (void)p;
     return 0;
 }
 
@@ -1185,7 +1184,7 @@ static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_
         int32_t w = writer[s], h, t = -1;
         if (w < 0 || rep[s] || sched_slot_private(sl) || (sl->kind != SLOT_VAR && sl->kind != SLOT_TEMP))
             continue;
-        if (first[s] <= w || !sched_loop_around(p, lastback, w, &h) || last[s] > lastback[h])
+        if (first[s] <= w || !sched_loop_around(lastback, w, &h) || last[s] > lastback[h])
             continue; /* read before it is written (or by W itself), or outside the loop */
         for (int32_t k = w; k > h; k--) { /* back from W along the straight run to the TICK */
             if (target[k])
@@ -1230,7 +1229,7 @@ static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan 
         int32_t t = alt[s], h;
         if (t < 0)
             continue;
-        int ok = sched_loop_around(p, lastback, t, &h), barrier = 0;
+        int ok = sched_loop_around(lastback, t, &h), barrier = 0;
         for (int32_t k = h; ok && k <= lastback[h]; k++)
             if (plan->flags[k] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK | SCHED_F_REGION_EXIT))
                 ok = 0;

@@ -241,6 +241,22 @@ static void reduce_thread(void *arg)
     j->got[threadIdx.x] = acc;
 }
 
+/* A block of `threads` threads reduces count elements of src (planted: by the planted tree) in
+ * `order`; the job, with every thread's result in got, is static (its got is big). */
+static reduce_job *run_reduce(int op, int dtype, const void *src, int64_t count, int planted, unsigned threads,
+                              int order, unsigned seed)
+{
+    static reduce_job j;
+    j.op = op;
+    j.dtype = dtype;
+    j.src = src;
+    j.count = count;
+    j.planted = planted;
+    memset(j.got, 0, sizeof j.got);
+    run_grid(1, threads, order, seed, reduce_thread, &j);
+    return &j;
+}
+
 /* 1 when every thread got `want` (integers: i; reals: r; extremes also idx). */
 static int reduce_agrees(const reduce_job *j, unsigned threads, const k_acc *want)
 {
@@ -278,17 +294,11 @@ static void test_block_vote(void)
     for (int si = 0; si < 3; si++)
         for (int order = 0; order < 3; order++)
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                static reduce_job j;
-                j.op = cases[c].op;
-                j.dtype = K_BOOL;
-                j.src = cases[c].src;
-                j.count = cases[c].count;
-                j.planted = 0;
-                memset(j.got, 0, sizeof j.got);
-                run_grid(1, sizes[si], order, 5 + (unsigned)c, reduce_thread, &j);
+                const reduce_job *j = run_reduce(cases[c].op, K_BOOL, cases[c].src, cases[c].count, 0, sizes[si],
+                                                 order, 5 + (unsigned)c);
                 int ok = 1;
                 for (unsigned t = 0; t < sizes[si]; t++)
-                    ok &= j.got[t].i == cases[c].want;
+                    ok &= j->got[t].i == cases[c].want;
                 if (!CHECK(ok))
                     fprintf(stderr, "  k_block_reduce's vote, %u threads, %s order, case %d\n", sizes[si],
                             order_name[order], (int)c);
@@ -327,17 +337,11 @@ static void test_block_extremes(void)
         }
         for (int si = 0; si < 3; si++)
             for (int order = 0; order < 3; order++) {
-                static reduce_job j;
-                j.op = cases[c].op;
-                j.dtype = K_F64;
-                j.src = cases[c].src;
-                j.count = cases[c].count;
-                j.planted = 0;
-                memset(j.got, 0, sizeof j.got);
-                run_grid(1, sizes[si], order, 3 + (unsigned)c, reduce_thread, &j);
+                const reduce_job *j = run_reduce(cases[c].op, K_F64, cases[c].src, cases[c].count, 0, sizes[si],
+                                                 order, 3 + (unsigned)c);
                 int ok = 1;
                 for (unsigned t = 0; t < sizes[si]; t++) {
-                    const k_acc *g = &j.got[t];
+                    const k_acc *g = &j->got[t];
                     double want = cases[c].src[at];
                     ok &= g->idx == at && g->n == cases[c].count && (isnan(want) ? isnan(g->r) : g->r == want);
                 }
@@ -375,16 +379,12 @@ static void test_block_reduce(void)
         for (int order = 0; order < 3; order++)
             for (int planted = 0; planted < 2; planted++)
                 for (int c = 0; c < 3; c++) {
-                    static reduce_job j;
                     const k_acc *want = c == 0 ? &sum_seq : c == 1 ? &max_hashed : &sum_quarters;
-                    j.op = c == 1 ? (int)OP_RMAX : (int)OP_SUM;
-                    j.dtype = c == 0 ? K_I64 : c == 1 ? K_I32 : K_F64;
-                    j.src = c == 0 ? (const void *)seq : c == 1 ? (const void *)hashed : (const void *)quarters;
-                    j.count = L;
-                    j.planted = planted;
-                    memset(j.got, 0, sizeof j.got);
-                    run_grid(1, sizes[si], order, 11 + (unsigned)c, reduce_thread, &j);
-                    const int ok = reduce_agrees(&j, sizes[si], want);
+                    const reduce_job *j =
+                        run_reduce(c == 1 ? (int)OP_RMAX : (int)OP_SUM, c == 0 ? K_I64 : c == 1 ? K_I32 : K_F64,
+                                   c == 0 ? (const void *)seq : c == 1 ? (const void *)hashed : (const void *)quarters,
+                                   L, planted, sizes[si], order, 11 + (unsigned)c);
+                    const int ok = reduce_agrees(j, sizes[si], want);
                     if (!planted) {
                         if (!CHECK(ok))
                             fprintf(stderr, "  k_block_reduce, %u threads, %s order, reduction %d\n", sizes[si],

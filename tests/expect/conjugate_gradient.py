@@ -72,19 +72,13 @@ for b, tol, max_steps in (([1, 2, 3, 4], 1e-4, 20), ([1, 0, 0, 0], 1e-4, 20), ([
     show("a=%s b=%s tol=%s max_steps=%d" % (arg_mat(A4), arg(b), fmt(tol), max_steps),
          x, steps, converged)
 
-a32, b32 = system(32)
-if "--write-data" in sys.argv:
-    np.save(os.path.join(ROOT, "graphs/data/cg32_a.npy"), a32)
-    np.save(os.path.join(ROOT, "graphs/data/cg32_b.npy"), b32)
-x, steps, converged = cg(a32, b32, 1e-4, 100)
-show("a=graphs/data/cg32_a.npy b=graphs/data/cg32_b.npy tol=0.0001 max_steps=100 "
-     "--graph conjugate_gradient_32", x, steps, converged)
-
-# 96 x 96: more than a persistent kernel's one-block loop takes, so its blocks share the work
-a96, b96 = system(96)
-if "--write-data" in sys.argv:
-    np.save(os.path.join(ROOT, "graphs/data/cg96_a.npy"), a96)
-    np.save(os.path.join(ROOT, "graphs/data/cg96_b.npy"), b96)
-x, steps, converged = cg(a96, b96, 1e-4, 100)
-show("a=graphs/data/cg96_a.npy b=graphs/data/cg96_b.npy tol=0.0001 max_steps=100 "
-     "--graph conjugate_gradient_96", x, steps, converged)
+# 32 x 32, and 96 x 96: more than a persistent kernel's one-block loop takes, so its blocks
+# share the work
+for n in (32, 96):
+    a, b = system(n)
+    if "--write-data" in sys.argv:
+        np.save(os.path.join(ROOT, "graphs/data/cg%d_a.npy" % n), a)
+        np.save(os.path.join(ROOT, "graphs/data/cg%d_b.npy" % n), b)
+    x, steps, converged = cg(a, b, 1e-4, 100)
+    show("a=graphs/data/cg%d_a.npy b=graphs/data/cg%d_b.npy tol=0.0001 max_steps=100 "
+         "--graph conjugate_gradient_%d" % (n, n, n), x, steps, converged)
