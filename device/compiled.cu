@@ -850,7 +850,7 @@ static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
     {
         void *args[1] = {&x->main_args};
         if (dev_device_graph((const void *)x->kernel, args, x->nblocks, x->threads, 0, coop && x->cooperative && x->nblocks > 1,
-                             x->own, &x->main_graph, &x->main_exec, why, sizeof why) != 0) {
+                             &x->d.l2, x->own, &x->main_graph, &x->main_exec, why, sizeof why) != 0) {
             char msg[400];
             snprintf(msg, sizeof msg, "the kernel's graph: %s", why);
             fall_back(x, msg);
@@ -905,6 +905,7 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     if (dev_prog_upload(&x->d, p, err, errlen) != 0)
         return -1;
     x->uploaded = 1;
+    dev_l2_window(&x->d, sched_l2_keep(p), x->opts.l2_window);
     CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
     /* A program of scalars only runs the same in every thread: one warp does it. Tensors want
@@ -1132,15 +1133,8 @@ static int launch(comp_exec *x, char *err, size_t errlen)
     void *params[] = {&a};
     /* cooperatively where the device can: every block is resident before any waits at the
      * grid barrier (the interpreter launches the same way) */
-    if (x->cooperative && x->nblocks > 1)
-        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)x->kernel, dim3(x->nblocks),
-                                             dim3(x->threads), params, 0, x->stream));
-    else
-        CUDA_TRY(cudaLaunchKernel((const void *)x->kernel, dim3(x->nblocks), dim3(x->threads),
-                                  params, 0, x->stream));
-    return 0;
-fail:
-    return -1;
+    return dev_launch((const void *)x->kernel, params, x->nblocks, x->threads, 0, x->cooperative && x->nblocks > 1,
+                      &x->d.l2, x->stream, err, errlen);
 }
 
 /* Hands the printed values to the callback, in program order. */
@@ -1583,6 +1577,8 @@ static int comp_option(void *self, int option, int64_t value, char *why, size_t 
         o.microops = (int)value;
     else if (option == CFX_OPTION_LAUNCH_PRODUCT_MIN)
         o.launch_product_min = value;
+    else if (option == CFX_OPTION_L2_WINDOW)
+        o.l2_window = (int)value;
     else {
         snprintf(why, len, "unknown option %d", option);
         return -1;
@@ -1592,7 +1588,9 @@ static int comp_option(void *self, int option, int64_t value, char *why, size_t 
             dev_persistent_ops.destroy(x->interp);
             x->interp = NULL;
         }
-        if ((o.device_launch != x->opts.device_launch || o.launch_product_min != x->opts.launch_product_min) &&
+        /* the window is in the kernel's launch graph too: made again with the kernel */
+        if ((o.device_launch != x->opts.device_launch || o.launch_product_min != x->opts.launch_product_min ||
+             o.l2_window != x->opts.l2_window) &&
             x->tried) {
             release_kernel(x);
             x->tried = 0;
@@ -1628,6 +1626,8 @@ static const char *comp_detail(void *self)
     if (x->info.inline_calls > 0)
         snprintf(sites + strlen(sites), sizeof sites - strlen(sites), "; %d call%s of kernels registered by their source "
                  "written inline", (int)x->info.inline_calls, x->info.inline_calls == 1 ? "" : "s");
+    if (x->uploaded)
+        dev_l2_describe(&x->d, sites + strlen(sites), sizeof sites - strlen(sites));
     if (x->want != MODE_COMPILED)
         snprintf(x->detail, sizeof x->detail, "interpreter, as asked%s%s", sep, inner);
     else if (x->rerun)

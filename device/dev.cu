@@ -61,6 +61,10 @@ void dev_prog_free(dev_prog *d)
         cudaFree(d->state);
     if (d->control)
         cudaFreeHost(d->control);
+    /* the window's lines go back to normal, so that they hold no set-aside for an arena that
+     * is gone (this resets the context's other persisting lines too: docs/persistent.md) */
+    if (d->l2.num_bytes > 0)
+        (void)cudaCtxResetPersistingL2Cache();
     memset(d, 0, sizeof *d);
 }
 
@@ -355,7 +359,8 @@ int dev_wait_stream(dev_prog *d, cudaStream_t stream, exec_atomic_int *cancel, c
 /* ==== device graph launch ==================================================================== */
 
 int dev_device_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
-                     cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+                     const cudaAccessPolicyWindow *l2, cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec,
+                     char *err, size_t errlen)
 {
     cudaKernelNodeParams kp;
     cudaGraphNode_t node;
@@ -377,6 +382,14 @@ int dev_device_graph(const void *func, void **args, int blocks, int threads, siz
         v.cooperative = 1;
         CUDA_TRY(cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributeCooperative, &v));
     }
+    if (l2 && l2->num_bytes > 0) {
+        cudaLaunchAttributeValue v;
+        memset(&v, 0, sizeof v);
+        v.accessPolicyWindow = *l2;
+        /* a node that refuses the window goes without it */
+        if (cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributeAccessPolicyWindow, &v) != cudaSuccess)
+            (void)cudaGetLastError();
+    }
     ip.flags = cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUpload;
     ip.uploadStream = s;
     CUDA_TRY(cudaGraphInstantiateWithParams(exec, *graph, &ip));
@@ -384,6 +397,88 @@ int dev_device_graph(const void *func, void **args, int blocks, int threads, siz
 fail:
     (void)cudaGetLastError();
     *exec = NULL;
+    return -1;
+}
+
+/* ==== the L2 window ========================================================================== */
+
+void dev_l2_window(dev_prog *d, int32_t s, int on)
+{
+    int set_aside_max = 0, window_max = 0;
+    size_t limit = 0, want;
+    memset(&d->l2, 0, sizeof d->l2);
+    if (s < 0 || !on || !d->arena)
+        return;
+    want = (size_t)slot_bytes(&d->prog->slots[s]);
+    if (cudaDeviceGetAttribute(&set_aside_max, cudaDevAttrMaxPersistingL2CacheSize, d->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&window_max, cudaDevAttrMaxAccessPolicyWindowSize, d->device) != cudaSuccess ||
+        set_aside_max <= 0 || window_max <= 0 || cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    if (want > (size_t)window_max)
+        want = (size_t)window_max;
+    if (limit < want && limit < (size_t)set_aside_max) {
+        size_t raise = want < (size_t)set_aside_max ? want : (size_t)set_aside_max;
+        /* refused under MPS, whose server sets the set-aside: keep what there is */
+        if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, raise) != cudaSuccess ||
+            cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+    }
+    if (limit == 0)
+        return;
+    d->l2.base_ptr = d->arena + d->prog->slots[s].offset;
+    d->l2.num_bytes = want;
+    /* the share of the window's lines that may persist: all of them where the set-aside holds
+     * the window, else as many as it holds (the rest stream as before) */
+    d->l2.hitRatio = limit >= want ? 1.0f : (float)((double)limit / (double)want);
+    d->l2.hitProp = cudaAccessPropertyPersisting;
+    d->l2.missProp = cudaAccessPropertyStreaming;
+}
+
+void dev_l2_describe(const dev_prog *d, char *buf, size_t len)
+{
+    if (d->l2.num_bytes == 0)
+        snprintf(buf, len, "%s", "");
+    else
+        snprintf(buf, len, "; L2 keeps %.1f MB of the arena (hit ratio %.2f)", (double)d->l2.num_bytes / 1e6,
+                 (double)d->l2.hitRatio);
+}
+
+int dev_launch(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
+               cudaAccessPolicyWindow *l2, cudaStream_t s, char *err, size_t errlen)
+{
+    if (l2 && l2->num_bytes > 0) {
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute at[2];
+        memset(&cfg, 0, sizeof cfg);
+        memset(at, 0, sizeof at);
+        cfg.gridDim = dim3((unsigned)blocks);
+        cfg.blockDim = dim3((unsigned)threads);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = s;
+        cfg.attrs = at;
+        at[cfg.numAttrs].id = cudaLaunchAttributeAccessPolicyWindow;
+        at[cfg.numAttrs++].val.accessPolicyWindow = *l2;
+        if (cooperative) {
+            at[cfg.numAttrs].id = cudaLaunchAttributeCooperative;
+            at[cfg.numAttrs++].val.cooperative = 1;
+        }
+        if (cudaLaunchKernelExC(&cfg, func, args) == cudaSuccess)
+            return 0;
+        /* a launch the window makes fail gets none from now on (the backend's detail no longer
+         * names it): the run goes on as without it */
+        (void)cudaGetLastError();
+        memset(l2, 0, sizeof *l2);
+    }
+    if (cooperative)
+        CUDA_TRY(cudaLaunchCooperativeKernel(func, dim3((unsigned)blocks), dim3((unsigned)threads), args, smem, s));
+    else
+        CUDA_TRY(cudaLaunchKernel(func, dim3((unsigned)blocks), dim3((unsigned)threads), args, smem, s));
+    return 0;
+fail:
     return -1;
 }
 

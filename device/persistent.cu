@@ -252,6 +252,8 @@ static void describe(persist *x)
     else
         snprintf(mops, sizeof mops, "; no micro-ops: %s", x->why_no_mops);
     const sched_plan *pl = &x->plan;
+    char l2[96];
+    dev_l2_describe(&x->d, l2, sizeof l2);
     if (x->product_min > 0)
         snprintf(launches, sizeof launches, "%d CALL site%s and %d product%s of at least %lld multiply-adds (cuBLAS)",
                  (int)pl->nlaunch_calls, pl->nlaunch_calls == 1 ? "" : "s", (int)pl->nlaunch_products,
@@ -263,15 +265,15 @@ static void describe(persist *x)
         snprintf(x->detail, sizeof x->detail,
                  "device graph launch: one kernel of %d blocks x %d threads, the %s node of a device graph, "
                  "tail-launches the pre-captured graphs of %s%s, then itself at the next record; the rest "
-                 "runs inline; prints go to a host-mapped ring%s",
+                 "runs inline; prints go to a host-mapped ring%s%s",
                  x->nblocks, P_THREADS, x->coop_node ? "cooperative" : "plain", launches,
-                 pl->nlaunch_calls > 0 && !x->captured ? " (CALLs are captured at the first run)" : "", mops);
+                 pl->nlaunch_calls > 0 && !x->captured ? " (CALLs are captured at the first run)" : "", mops, l2);
     else
         snprintf(x->detail, sizeof x->detail,
                  "pause and relaunch (%s): one kernel of %d blocks x %d threads ends its launch at each of %s, "
                  "the host runs that work and launches again; the rest runs inline; prints go to a "
-                 "host-mapped ring%s",
-                 x->why_pause, x->nblocks, P_THREADS, launches, mops);
+                 "host-mapped ring%s%s",
+                 x->why_pause, x->nblocks, P_THREADS, launches, mops, l2);
 }
 
 static const char *persist_detail(void *self)
@@ -394,7 +396,7 @@ static int setup_device_launch(persist *x, int wanted, char *err, size_t errlen)
     if (upload_sites(x, err, errlen) != 0)
         return -1;
     a = kernel_args(x, 0);
-    if (persist_launch_graph(&a, x->nblocks, x->smem, x->coop_node, x->own, &x->main_graph, &x->main_exec, why,
+    if (persist_launch_graph(&a, x->nblocks, x->smem, x->coop_node, &x->d.l2, x->own, &x->main_graph, &x->main_exec, why,
                              sizeof why) != 0) {
         char msg[384];
         snprintf(msg, sizeof msg, "the kernel's graph: %s", why);
@@ -484,6 +486,7 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
     }
     if (dev_prog_upload(&x->d, prog, err, errlen) != 0)
         goto fail;
+    dev_l2_window(&x->d, sched_l2_keep(prog), o->l2_window);
     CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
 
@@ -603,17 +606,9 @@ static __global__ void persist_start(dev_state *state, persist_sync *sync, int32
 static int launch_paused(persist *x, char *err, size_t errlen)
 {
     persist_args a = kernel_args(x, x->run.trace != NULL || x->run.profile != NULL);
-    if (x->cooperative) {
-        void *params[] = {&a};
-        CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel<0>, dim3(x->nblocks), dim3(P_THREADS),
-                                             params, x->smem, x->stream));
-    } else {
-        persist_kernel<0><<<x->nblocks, P_THREADS, x->smem, x->stream>>>(a);
-        CUDA_LAUNCHED();
-    }
-    return 0;
-fail:
-    return -1;
+    void *params[] = {&a};
+    return dev_launch((const void *)persist_kernel<0>, params, x->nblocks, P_THREADS, x->smem, x->cooperative,
+                      &x->d.l2, x->stream, err, errlen);
 }
 
 /* Takes the ring's new entries, in order, to the print callback and gives their room back
@@ -878,7 +873,7 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
     if (traced && x->device_launch && !x->trace_exec && !x->trace_graph_failed) {
         persist_args ta = kernel_args(x, 1);
         char why[320];
-        x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, x->own,
+        x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, &x->d.l2, x->own,
                                                      &x->trace_graph, &x->trace_exec, why, sizeof why) != 0;
     }
     x->run_device = x->device_launch && (!traced || x->trace_exec);

@@ -879,8 +879,10 @@ int persist_probe_device_launch(int *cooperative, char *why, size_t len);
  * bytes of dynamic shared memory. */
 cudaError_t persist_launch_occupancy(int *per_sm, size_t smem);
 /* persistent_launch.cu: a graph of one kernel node, persist_kernel<1>(*a) on nblocks blocks
- * (cooperative or not), instantiated for device launch and uploaded on `upload`. */
-int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative, cudaStream_t upload,
-                         cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen);
+ * (cooperative or not, with the L2 window l2, dev.h), instantiated for device launch and
+ * uploaded on `upload`. */
+int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative,
+                         const cudaAccessPolicyWindow *l2, cudaStream_t upload, cudaGraph_t *graph,
+                         cudaGraphExec_t *exec, char *err, size_t errlen);
 
 #endif

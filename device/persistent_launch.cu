@@ -36,11 +36,11 @@ static int probe_once(int cooperative, char *err, size_t errlen)
     CUDA_TRY(cudaMalloc((void **)&count, sizeof *count));
     CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, s));
     child_args[0] = &count;
-    if (dev_device_graph((const void *)probe_child, child_args, 1, 32, 0, 0, s, &g_child, &e_child, err, errlen) != 0)
+    if (dev_device_graph((const void *)probe_child, child_args, 1, 32, 0, 0, NULL, s, &g_child, &e_child, err, errlen) != 0)
         goto fail;
     parent_args[0] = &e_child;
     parent_args[1] = &count;
-    if (dev_device_graph((const void *)probe_parent, parent_args, 2, 32, 0, cooperative, s, &g_parent, &e_parent, err,
+    if (dev_device_graph((const void *)probe_parent, parent_args, 2, 32, 0, cooperative, NULL, s, &g_parent, &e_parent, err,
                        errlen) != 0)
         goto fail;
     CUDA_TRY(cudaGraphLaunch(e_parent, s));
@@ -99,11 +99,12 @@ cudaError_t persist_launch_occupancy(int *per_sm, size_t smem)
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, persist_kernel<1>, P_THREADS, smem);
 }
 
-int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative, cudaStream_t upload,
-                         cudaGraph_t *graph, cudaGraphExec_t *exec, char *err, size_t errlen)
+int persist_launch_graph(const persist_args *a, int nblocks, size_t smem, int cooperative,
+                         const cudaAccessPolicyWindow *l2, cudaStream_t upload, cudaGraph_t *graph,
+                         cudaGraphExec_t *exec, char *err, size_t errlen)
 {
     void *args[1] = {(void *)a};
-    if (dev_device_graph((const void *)persist_kernel<1>, args, nblocks, P_THREADS, smem, cooperative, upload, graph,
+    if (dev_device_graph((const void *)persist_kernel<1>, args, nblocks, P_THREADS, smem, cooperative, l2, upload, graph,
                        exec, err, errlen) == 0)
         return 0;
     if (*graph)

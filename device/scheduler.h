@@ -1399,6 +1399,70 @@ static inline int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opt
     return rc;
 }
 
+/* ---- the L2 window ---------------------------------------------------------------------------
+ * A tensor that a loop reads whole every iteration and never writes (a product's matrix above
+ * all: greedy decoding's 32 MiB of weights, power iteration's 64 MiB) comes from device memory
+ * again each iteration unless L2 still holds it, and the loop's own traffic evicts it. The GPU
+ * executors ask the device to keep one such tensor in L2's set-aside for persisting lines (an
+ * access policy window on the kernel's launch, docs/persistent.md): the one with the most bytes,
+ * of at least SCHED_L2_MIN (smaller ones stay in L2 without help). */
+#define SCHED_L2_MIN ((int64_t)1 << 20)
+
+/* Does record r read all of slot s each time it runs (an elementwise operand, a reduction's,
+ * a product's)? Rows, items and boxes read a part; control and checks read scalars. */
+static inline int sched_reads_all(const cfx_record *r, int32_t s)
+{
+    const char *f = rec_fields[r->kind];
+    int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    switch (r->kind) {
+    case REC_MATMUL: case REC_BINARY: case REC_DOT: case REC_WHERE: case REC_UNARY: case REC_COPY:
+    case REC_CAST: case REC_REDUCE: case REC_TRANSPOSE: case REC_BROADCAST:
+        for (int k = 1; k < 4 && f[k]; k++)
+            if (f[k] == 's' && ops[k] == s)
+                return 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* The slot to keep in L2, -1 for none (or when memory runs out: the window is only a hint). */
+static inline int32_t sched_l2_keep(const cfx_prog *p)
+{
+    int32_t nr = p->nrecords, best = -1;
+    int32_t *succ = (int32_t *)malloc(((size_t)p->ntable + 2) * sizeof *succ);
+    int32_t *lastback = (int32_t *)malloc(((size_t)nr + 1) * sizeof *lastback);
+    if (!succ || !lastback) {
+        free(succ);
+        free(lastback);
+        return -1;
+    }
+    sched_back_edges(p, succ, lastback);
+    for (int32_t h = 0; h < nr; h++) {
+        if (lastback[h] < 0)
+            continue;
+        for (int32_t i = h; i <= lastback[h]; i++) {
+            const cfx_record *r = &p->records[i];
+            const char *f = rec_fields[r->kind];
+            int32_t ops[4] = {r->a, r->b, r->c, r->d};
+            for (int k = 1; k < 4 && f[k]; k++) {
+                int32_t s = ops[k];
+                if (f[k] != 's' || !sched_reads_all(r, s) || slot_bytes(&p->slots[s]) < SCHED_L2_MIN ||
+                    (best >= 0 && slot_bytes(&p->slots[s]) <= slot_bytes(&p->slots[best])))
+                    continue;
+                int written = 0;
+                for (int32_t j = h; j <= lastback[h] && !written; j++)
+                    written = sched_writes(p, &p->records[j], s);
+                if (!written)
+                    best = s;
+            }
+        }
+    }
+    free(succ);
+    free(lastback);
+    return best;
+}
+
 /* The plan with no product ending the launch (CALLs still do). */
 static inline int sched_plan_build(const cfx_prog *p, sched_plan *plan, char *err, size_t errlen)
 {

@@ -782,6 +782,7 @@ int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value)
     switch (option) {
     case CFX_OPTION_DEVICE_LAUNCH:
     case CFX_OPTION_MICROOPS:
+    case CFX_OPTION_L2_WINDOW:
         if (value != 0 && value != 1) {
             set_error(e, "option %d takes 0 or 1, got %" PRId64, (int)option, value);
             return -1;

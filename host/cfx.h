@@ -306,7 +306,13 @@ typedef enum cfx_option {
     CFX_OPTION_MICROOPS = 2,
     /* Products of at least this many multiply-adds are launched (cuBLAS) instead of run
      * inside the kernel (both modes); 0 runs every product inside; -1 (the default) is 2^27. */
-    CFX_OPTION_LAUNCH_PRODUCT_MIN = 3
+    CFX_OPTION_LAUNCH_PRODUCT_MIN = 3,
+    /* 1 (the default): the largest tensor a loop reads whole every iteration and never writes
+     * (of 1 MiB or more: a product's matrix) is kept in L2's set-aside for persisting lines
+     * while the kernel runs (an access policy window on its launch; both modes). The context's
+     * set-aside is raised to what that needs when it is smaller, up to the device's limit, and
+     * never lowered. 0: no window, the set-aside untouched. */
+    CFX_OPTION_L2_WINDOW = 4
 } cfx_option;
 /* Returns 0, or -1 for another backend, an unknown option or value, or a run in flight
  * (cfx_exec_error() says which). */

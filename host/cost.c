@@ -150,7 +150,7 @@ static void slot_list(const cfx_prog *p, strbuf *out, const int32_t *slots, int3
     for (int32_t k = 0; k < n; k++) {
         int32_t at = p->slots[slots[k]].name;
         const char *name = at >= 0 ? p->strings + at : NULL;
-        sb_printf(out, "%s s%d%s%s%s", k ? "," : " (", (int)slots[k], name ? " " : "", name ? name : "",
+        sb_printf(out, "%ss%d%s%s%s", k ? ", " : " (", (int)slots[k], name ? " " : "", name ? name : "",
                   k + 1 == n ? ")" : "");
     }
 }
@@ -218,17 +218,24 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         sb_puts(out, "\n");
         free(alt);
     }
+    {
+        /* the tensor the executors ask L2 to keep (both modes); its reads are still priced at
+         * device memory below: what the window gives is for the GPU to measure */
+        int32_t keep = sched_l2_keep(p);
+        if (keep >= 0) {
+            char b[32];
+            human_bytes(b, sizeof b, (double)slot_bytes(&p->slots[keep]));
+            sb_puts(out, "kept in L2 (an access policy window on the launch, priced as device memory here):");
+            slot_list(p, out, &keep, 1);
+            sb_printf(out, " %s\n", b);
+        } else {
+            sb_puts(out, "kept in L2: nothing (no loop reads a tensor of 1 MiB or more whole without writing it)\n");
+        }
+    }
     if (!have_code)
         sb_printf(out, "compiled: none (%s)\n", why);
 
-    for (int32_t i = 0; i < p->nrecords; i++)
-        lastback[i] = -1;
-    for (int32_t r = 0; r < p->nrecords; r++) {
-        int32_t n = rec_successors(p, r, succ, p->ntable + 2);
-        for (int32_t k = 0; k < n; k++)
-            if (succ[k] <= r && lastback[succ[k]] < r)
-                lastback[succ[k]] = r;
-    }
+    sched_back_edges(p, succ, lastback);
     for (int32_t h = 0; h < p->nrecords; h++) {
         int32_t j = lastback[h];
         if (j < 0)

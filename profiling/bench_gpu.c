@@ -719,8 +719,9 @@ enum { NCASES = sizeof cases / sizeof cases[0] };
  * the pause-and-relaunch path (what a record that ends its launch costs served by the host: the
  * graphs with calls of binary kernels or launched products), and in its interpreter mode four
  * times: on its default path, on the pause-and-relaunch path, with every product inline, and
- * with its one-block loops interpreted record by record rather than as micro-ops, through the
- * options (cfx_set_option; the row's note says which path the executor took). */
+ * with its one-block loops interpreted record by record rather than as micro-ops, and both
+ * modes without the L2 window, through the options (cfx_set_option; the row's note says which
+ * path the executor took). */
 typedef struct executor {
     cfx_backend backend;
     const char *name;
@@ -743,6 +744,10 @@ static const executor executors[] = {
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
      CFX_PERSISTENT_INTERP, 0},
     {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP, 0},
+    /* what the L2 window gives: both modes without it (the same as the plain rows on graphs
+     * whose loops read no tensor of 1 MiB whole) */
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_COMPILED, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_INTERP, 0},
     /* what seeing inside costs: the interpreter traced and profiled, beside -interp (both on the
      * same path, micro-ops included), and the compiled kernel's build with the stamps, traced
      * and profiled, beside cuda-persistent */

@@ -2,7 +2,8 @@
 # tensor_check.sh: the short device call after a change to the persistent kernels' tensor work
 # (about three minutes on an H100 with 16 cores): build (CUDA on, sm_90), the three GPU tests
 # in their --quick forms, bench_gpu --quick over the tensor graphs and if_in_while on the
-# persistent executors (the compiled kernel and the interpreter, plain, traced and profiled),
+# persistent executors (the compiled kernel and the interpreter, plain, traced and profiled, and
+# the compiled kernel without its L2 window),
 # the compiled kernel's profile of each tensor graph (where a loop's time goes, phase by phase),
 # a traced compiled run of cg_1024 (gzipped Chrome trace), and the PyTorch/JAX peers of the
 # tensor graphs. gpu_check.sh is the whole check (every graph, the sanitizers, the Python
@@ -18,12 +19,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="$root/out/tensor-check"
 peers=1
-executors=cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-interp,cuda-persistent-interp-traced
+executors=cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-no-l2,cuda-persistent-interp,cuda-persistent-interp-traced
 for a in "$@"; do
     case "$a" in
         --no-peers) peers=0 ;;
         --short) executors=cuda-persistent,cuda-persistent-traced,cuda-persistent-interp ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "tensor_check: unknown option '$a'" >&2; exit 2 ;;
         *) out="$a" ;;
     esac

@@ -6,8 +6,9 @@
  * (cuda-host, cuda-graph, cuda-persistent in both its modes), and requires what the cpu executor gives: the same
  * status, position and stop message, integer and bool results identical, reals within 1e-5
  * relative (`|got - want| <= tol * max(1, |want|)`, or the file's `# tol:`), the same print
- * lines (numbers in them within the same tolerance). Then a budget and a cancel from another
- * thread on a long loop. Exits 77 with the reason when no CUDA backend can run here.
+ * lines (numbers in them within the same tolerance). Then a loop that both persistent modes run
+ * with their L2 window, and again without it (the same bits), and a budget and a cancel from
+ * another thread on a long loop. Exits 77 with the reason when no CUDA backend can run here.
  *
  * `gpu_executors FILE.cfx` checks one file; `gpu_executors --seed N` one generated program;
  * `gpu_executors --quick` everything with 12 generated programs instead of 60 (for
@@ -79,6 +80,9 @@ static void outcome_free(outcome *o)
 
 /* Runs graph `graph` of m on backend with inputs[i] for input i; fills *o. Returns -1 when the
  * executor could not be made or the run failed with CFX_ERROR (the reason is in o->error). */
+/* 0: cuda-persistent runs without its L2 window (CFX_OPTION_L2_WINDOW) */
+static int l2_window = 1;
+
 static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void *const *inputs,
                   int64_t max_iters, outcome *o)
 {
@@ -95,6 +99,10 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void 
     if (mode >= 0 && cfx_set_persistent_mode(e, (cfx_persistent_mode)mode) != mode) {
         snprintf(o->error, sizeof o->error, "the %s mode does not run: %s",
                  mode == CFX_PERSISTENT_COMPILED ? "compiled" : "interpreter", cfx_exec_error(e));
+        goto done;
+    }
+    if (backend == CFX_BACKEND_CUDA_PERSISTENT && !l2_window && cfx_set_option(e, CFX_OPTION_L2_WINDOW, 0) != 0) {
+        snprintf(o->error, sizeof o->error, "CFX_OPTION_L2_WINDOW 0: %s", cfx_exec_error(e));
         goto done;
     }
     int nin = cfx_input_count(m, graph), nres = cfx_result_count(m, graph);
@@ -358,6 +366,50 @@ static void check_generated(uint64_t seed)
 
 /* ---- budget and cancel on a long loop --------------------------------------------------- */
 
+/* ---- the L2 window --------------------------------------------------------------------------- */
+
+/* Power iteration on a 9 MiB matrix: the loop reads it whole every iteration, so both modes of
+ * cuda-persistent keep it in L2 (sched_l2_keep). Against the cpu, then each persistent mode
+ * without the window: the window changes where lines live, never a bit of the results. */
+static const char *l2_loop =
+    "graph l2(a: f32[1536, 1536], v0: f32[1536], n: i32) -> (v: f32[1536]) {\n"
+    "  v = v0\n  i = 0\n  while i < n {\n    w = a @ v\n    v = w / norm(w)\n    i = i + 1\n  }\n}\n";
+
+static void check_l2_window(void)
+{
+    enum { N = 1536 };
+    char *diags = NULL;
+    float *a = malloc(sizeof(float) * N * N), v0[N];
+    int32_t n = 12;
+    uint32_t x = 12345;
+    cfx_module *m = cfx_compile_string(NULL, "l2.cfx", l2_loop, strlen(l2_loop), &diags);
+    if (!CHECK(m != NULL && a != NULL)) goto done;
+    for (int64_t k = 0; k < (int64_t)N * N; k++) {
+        x = x * 1664525u + 1013904223u;
+        a[k] = (float)((x >> 8) & 0xffff) / 65536.0f - 0.5f;
+    }
+    for (int k = 0; k < N; k++) v0[k] = 1.0f;
+    void *inputs[3] = {a, v0, &n};
+    compare_all(m, 0, inputs, 0, DEFAULT_TOL, "l2.cfx");
+    for (int b = 0; b < NGPU; b++) {
+        outcome with, without;
+        if (!gpu_ok[b] || gpu_backends[b] != CFX_BACKEND_CUDA_PERSISTENT) continue;
+        int rw = run_on(m, 0, gpu_backends[b], gpu_modes[b], inputs, 0, &with);
+        l2_window = 0;
+        int ro = run_on(m, 0, gpu_backends[b], gpu_modes[b], inputs, 0, &without);
+        l2_window = 1;
+        if (CHECK_INT(rw, 0) && CHECK_INT(ro, 0) && CHECK_INT(without.status, with.status) &&
+            !CHECK(memcmp(with.results[0], without.results[0], sizeof(float) * N) == 0))
+            fprintf(stderr, "l2.cfx [%s]: results differ without the L2 window\n", gpu_labels[b]);
+        outcome_free(&with);
+        outcome_free(&without);
+    }
+done:
+    cfx_module_free(m);
+    cfx_free(diags);
+    free(a);
+}
+
 static const char *long_loop =
     "graph spin(n: i32) -> (i: i32) {\n"
     "  i = 0\n"
@@ -400,6 +452,8 @@ static void check_budget_and_cancel(cfx_backend backend, int mode)
         CHECK_INT(cfx_set_option(e, (cfx_option)99, 0), -1);
         CHECK(strstr(cfx_exec_error(e), "unknown option 99") != NULL);
         CHECK_INT(cfx_set_option(e, CFX_OPTION_LAUNCH_PRODUCT_MIN, -1), 0);
+        CHECK_INT(cfx_set_option(e, CFX_OPTION_L2_WINDOW, 3), -1);
+        CHECK_INT(cfx_set_option(e, CFX_OPTION_L2_WINDOW, 1), 0);
     }
     CHECK(cfx_bind(e, "n", &n, sizeof n) == 0);
     CHECK(cfx_bind(e, "i", &i, sizeof i) == 0);
@@ -539,6 +593,7 @@ int main(int argc, char **argv)
     check_graphs_dir();
     for (uint64_t seed = 0; seed < (uint64_t)generated; seed++) check_generated(seed);
     printf("generated: %d programs\n", generated);
+    check_l2_window();
     for (int b = 0; b < NGPU; b++)
         if (gpu_ok[b]) check_budget_and_cancel(gpu_backends[b], gpu_modes[b]);
     return test_finish("gpu_executors");

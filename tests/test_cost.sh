@@ -54,11 +54,20 @@ expect_barriers cg_8192 "3 3 "
 
 # the compiled kernel's plan names what alternates: cg_1024's Ap, power iteration's w
 checks=$((checks + 1))
-"$CFX" dump "$SRC/profiling/bench/cg_1024.cfx" --cost | grep -q "^plan of the compiled kernel: .*1 tensor alternating by iteration ( s13 Ap)" ||
+"$CFX" dump "$SRC/profiling/bench/cg_1024.cfx" --cost | grep -q "^plan of the compiled kernel: .*1 tensor alternating by iteration (s13 Ap)" ||
     fail "cg_1024's compiled plan does not say Ap alternates"
 checks=$((checks + 1))
-"$CFX" dump "$SRC/profiling/bench/power_iteration.cfx" --cost | grep -q "^plan of the compiled kernel: 1 replica ( s4 v), 1 tensor alternating by iteration ( s14 w)" ||
+"$CFX" dump "$SRC/profiling/bench/power_iteration.cfx" --cost | grep -q "^plan of the compiled kernel: 1 replica (s4 v), 1 tensor alternating by iteration (s14 w)" ||
     fail "power_iteration's compiled plan does not say v is a replica and w alternates"
+
+# the tensor kept in L2: greedy decoding's W (read whole by W @ h), not E (a row an iteration);
+# nothing for collatz (no tensor of 1 MiB)
+checks=$((checks + 1))
+"$CFX" dump "$SRC/profiling/bench/greedy_decode.cfx" --cost | grep -q "^kept in L2 .*(s0 W) 33.6 MB" ||
+    fail "greedy_decode does not keep W in L2"
+checks=$((checks + 1))
+"$CFX" dump "$SRC/profiling/bench/collatz.cfx" --cost | grep -q "^kept in L2: nothing" ||
+    fail "collatz keeps a tensor in L2"
 
 # a one-block loop is said to be one
 checks=$((checks + 1))

@@ -1839,6 +1839,64 @@ static void test_alternate(void)
     }
 }
 
+/* The tensor kept in L2 (sched_l2_keep): the largest a loop reads whole and never writes, of 1 MiB
+ * (1048576 bytes) or more; by hand from each program. */
+static void test_l2_keep(void)
+{
+    static const struct {
+        const char *file, *src, *keep; /* keep: the slot's name, NULL: none */
+    } cases[] = {
+        /* a product's matrix, 2 MiB, read each iteration */
+        {"l2_matvec.cfx",
+         "graph g(a: f32[1024, 512], v: f32[512], n: i32) -> (w: f32[1024]) {\n"
+         "  w = zeros(f32[1024])\n  i = 0\n  while i < n {\n    w = a @ v + w\n    i = i + 1\n  }\n}\n",
+         "a"},
+        /* the same matrix written in the loop: nothing to keep */
+        {"l2_written.cfx",
+         "graph g(a: f32[1024, 512], v: f32[512], n: i32) -> (w: f32[1024]) {\n"
+         "  w = zeros(f32[1024])\n  b = copy(a)\n  i = 0\n  while i < n {\n    w = b @ v + w\n    b = b * 0.5\n"
+         "    i = i + 1\n  }\n}\n",
+         NULL},
+        /* a 4 MiB table read a row at a time, a 1 MiB matrix read whole: the matrix */
+        {"l2_rows.cfx",
+         "graph g(e: f32[4096, 256], m: f32[1024, 256], n: i32) -> (w: f32[1024]) {\n"
+         "  w = zeros(f32[1024])\n  i = 0\n  while i < n {\n    w = w + m @ e[i % 4096]\n    i = i + 1\n  }\n}\n",
+         "m"},
+        /* 1 MiB less 4 KiB: L2 keeps it without help */
+        {"l2_small.cfx",
+         "graph g(m: f32[1020, 256], v: f32[256], n: i32) -> (w: f32[1020]) {\n"
+         "  w = zeros(f32[1020])\n  i = 0\n  while i < n {\n    w = w + m @ v\n    i = i + 1\n  }\n}\n",
+         NULL},
+        /* read whole, but outside the loop */
+        {"l2_outside.cfx",
+         "graph g(a: f32[1024, 512], v: f32[512], n: i32) -> (w: f32[1024]) {\n"
+         "  w = a @ v\n  i = 0\n  while i < n {\n    w = w * 0.5\n    i = i + 1\n  }\n}\n",
+         NULL},
+        /* two matrices read whole in the loop: the larger (4 MiB against 2 MiB), an elementwise
+         * operand counting as much as a product's */
+        {"l2_largest.cfx",
+         "graph g(a: f32[1024, 512], b: f32[1024, 1024], v: f32[512], n: i32) -> (s: f32) {\n"
+         "  s = 0.0\n  i = 0\n  while i < n {\n    s = s + sum(a @ v) + sum(b * 2.0)\n    i = i + 1\n  }\n}\n",
+         "b"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        compiled_module m;
+        char *diag = NULL;
+        if (!CHECK_INT(compile_source(NULL, cases[c].file, cases[c].src, strlen(cases[c].src), &m, &diag), 0)) {
+            fprintf(stderr, "%s: %s\n", cases[c].file, diag ? diag : "");
+            free(diag);
+            continue;
+        }
+        const cfx_prog *p = m.graphs[0].prog;
+        int32_t s = sched_l2_keep(p);
+        const char *name = s < 0 ? "(none)" : p->slots[s].name >= 0 ? p->strings + p->slots[s].name : "(a temporary)";
+        if (!CHECK_STR(name, cases[c].keep ? cases[c].keep : "(none)"))
+            fprintf(stderr, "  in %s\n", cases[c].file);
+        compiled_module_free(&m);
+        free(diag);
+    }
+}
+
 /* The programs of gpu_persistent.c, which reach every path of the scheduler. */
 static const char *const programs[][2] = {
     {"graph vectors(x: f32[100000], n: i32) -> (s: f32, m: f32, am: i32, nz: bool, y: f32[100000]) {\n"
@@ -2437,6 +2495,7 @@ int main(int argc, char **argv)
     test_p3();
     test_compiled();
     test_alternate();
+    test_l2_keep();
     test_launch_sites();
 #ifdef RUN_KERNEL
     test_trace_paths();

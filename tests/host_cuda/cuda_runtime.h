@@ -11,6 +11,7 @@
 #ifndef CFX_HOST_CUDA_RUNTIME_H
 #define CFX_HOST_CUDA_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_host.h"
@@ -20,6 +21,15 @@ typedef struct host_stream *cudaStream_t;
 typedef struct host_graph *cudaGraph_t;
 typedef struct host_graph_exec *cudaGraphExec_t;
 #define cudaStreamGraphTailLaunch ((cudaStream_t)0x100)
+
+/* dev_prog's L2 window (dev.h): only carried here, never applied */
+typedef enum cudaAccessProperty { cudaAccessPropertyNormal, cudaAccessPropertyStreaming, cudaAccessPropertyPersisting } cudaAccessProperty;
+typedef struct cudaAccessPolicyWindow {
+    void *base_ptr;
+    size_t num_bytes;
+    float hitRatio;
+    cudaAccessProperty hitProp, missProp;
+} cudaAccessPolicyWindow;
 
 typedef struct __attribute__((aligned(16))) uint4 {
     unsigned int x, y, z, w;
