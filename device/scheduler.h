@@ -167,6 +167,12 @@ typedef struct sched_plan {
                             * TICK record of that loop, where the next iteration's buffer is
                             * taken; else -1 (sched_pick_alternates) */
     int32_t nalternates;
+    int32_t *ahead_at;     /* nrecords: for a product computed an iteration ahead (below), the
+                            * record after which each iteration computes it for the next; else -1 */
+    int32_t *ahead_head;   /* nrecords: for such a product, its loop's head, before which it is
+                            * also computed once on entry; else -1 */
+    uint8_t *ahead_conflict; /* nrecords: 1 where computing it after ahead_at meets a pending access */
+    int32_t naheads;
     int conservative;      /* 1 if the flow state was too big and the simple rule was used */
 } sched_plan;
 
@@ -622,15 +628,12 @@ static inline void sched_plan_free(sched_plan *plan)
     free(plan->batch_next);
     free(plan->batch_head);
     free(plan->alt_tick);
+    free(plan->ahead_at);
+    free(plan->ahead_head);
+    free(plan->ahead_conflict);
     memset(plan, 0, sizeof *plan);
 }
 
-/* Marks the one-block regions: for each loop head h, with j the last record that jumps
- * back to h, the loop [h, j] with exit j + 1 qualifies when all its slots are small, it
- * ends no launch (no CALL but an inline one), every edge leaving it goes to j + 1 and no edge from outside enters it
- * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
- * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
- * scratch of ntable + 2, nrecords and nrecords entries. */
 /* The loops: lastback[h] is the last record that jumps back to h (the loop [h, lastback[h]]),
  * -1 where none does. `succ` is scratch of ntable + 2. */
 static inline void sched_back_edges(const cfx_prog *p, int32_t *succ, int32_t *lastback)
@@ -645,6 +648,31 @@ static inline void sched_back_edges(const cfx_prog *p, int32_t *succ, int32_t *l
     }
 }
 
+/* 1 if record r goes on anywhere but to r + 1 (a jump, a branch, a switch, HALT). */
+static inline int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
+{
+    int32_t n = sched_successors(p, r, succ);
+    return n != 1 || succ[0] != r + 1;
+}
+
+/* The innermost loop [*h, lastback[*h]] around record r (the latest head whose loop holds it);
+ * 0 when none does. */
+static inline int sched_loop_around(const int32_t *lastback, int32_t r, int32_t *h)
+{
+    for (int32_t k = r; k >= 0; k--)
+        if (lastback[k] >= r) {
+            *h = k;
+            return 1;
+        }
+    return 0;
+}
+
+/* Marks the one-block regions: for each loop head h, with j the last record that jumps
+ * back to h, the loop [h, j] with exit j + 1 qualifies when all its slots are small, it
+ * ends no launch (no CALL but an inline one), every edge leaving it goes to j + 1 and no edge from outside enters it
+ * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
+ * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
+ * scratch of ntable + 2, nrecords and nrecords entries. */
 static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
                                       int32_t *succ, int32_t *in_region, int32_t *lastback)
 {
@@ -862,7 +890,7 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
-    uint8_t *state = NULL, *cur = NULL;
+    uint8_t *state = NULL, *cur = NULL, *pre = NULL;
     int32_t ndist = 0;
     int64_t priv = 0;
     size_t cells = 0;
@@ -882,12 +910,29 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
     plan->batch_next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     plan->batch_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     plan->alt_tick = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    plan->ahead_at = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->ahead_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    plan->ahead_conflict = (uint8_t *)calloc((size_t)nr + 1, 1);
+    pre = (uint8_t *)calloc((size_t)nr + 1, 1);
     if (!plan->flags || !plan->region_exit || !plan->priv_offset || !succ || !in_region || !dist
-        || !lastback || !plan->replicas || !plan->batch_next || !plan->batch_head || !plan->alt_tick)
+        || !lastback || !plan->replicas || !plan->batch_next || !plan->batch_head || !plan->alt_tick
+        || !plan->ahead_at || !plan->ahead_head || !plan->ahead_conflict || !pre)
         goto nomem;
     for (int32_t s = 0; s < ns; s++) {
         plan->alt_tick[s] = alt ? alt[s] : -1;
         plan->nalternates += plan->alt_tick[s] >= 0;
+    }
+    /* the products computed an iteration ahead: those asked for whose output still alternates */
+    sched_back_edges(p, succ, lastback);
+    for (int32_t i = 0; i < nr; i++) {
+        int32_t h;
+        plan->ahead_at[i] = plan->ahead_head[i] = -1;
+        if (!alt || alt[ns + i] < 0 || alt[p->records[i].a] < 0 || !sched_loop_around(lastback, i, &h))
+            continue;
+        plan->ahead_at[i] = alt[ns + i];
+        plan->ahead_head[i] = h;
+        pre[h - 1] = 1; /* the entry's copy ends with a grid barrier: nothing pending into h */
+        plan->naheads++;
     }
 
     /* private copies (scalars first, then the replicas, each at a multiple of 16 bytes), and a
@@ -964,6 +1009,9 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
     cells = (size_t)nr * (size_t)(ndist > 0 ? ndist : 1);
     if (cells > SCHED_FLOW_MAX_BYTES) {
         plan->conservative = 1;
+        for (int32_t i = 0; i < nr; i++) /* computed in place: the rule below knows nothing else */
+            plan->ahead_at[i] = plan->ahead_head[i] = -1;
+        plan->naheads = 0;
         for (int32_t i = 0; i < nr; i++) {
             sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
             /* a record that ends the launch needs no barrier: the next launch starts with one */
@@ -1007,8 +1055,9 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
                         if (plan->alt_tick[s] == i && dist[s] >= 0)
                             cur[dist[s]] = 0;
                 }
-                if (plan->batch_head[i] >= 0) {
-                    /* done in its batch, at the head's combine: nothing here */
+                if (plan->batch_head[i] >= 0 || plan->ahead_at[i] >= 0) {
+                    /* done in its batch, at the head's combine, or an iteration ahead, after
+                     * ahead_at: nothing here */
                 } else if (plan->flags[i] & SCHED_F_LAUNCH) {
                     /* the launch ends here: everything before it is complete, and the next
                      * launch starts with a barrier */
@@ -1050,10 +1099,28 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
                         }
                     }
                 }
+                for (int32_t q = 0; plan->naheads > 0 && q < nr; q++) {
+                    if (plan->ahead_at[q] != i)
+                        continue;
+                    /* product q, computed here for the next iteration: its output's other
+                     * buffer, which no block reads now (the output alternates), is not checked */
+                    sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                    int na = sched_record_accesses(p, &p->records[q], plan->flags[q], acc);
+                    for (int k = 0; k < na; k++) {
+                        int32_t d = dist[acc[k].slot];
+                        if (d < 0)
+                            continue;
+                        if (acc[k].slot != p->records[q].a && sched_conflicts(acc[k].mode, cur[d]))
+                            plan->ahead_conflict[q] = 1;
+                        cur[d] |= acc[k].mode;
+                    }
+                }
                 nsucc = sched_successors(p, i, succ);
                 for (int32_t k = 0; k < nsucc; k++) {
                     int32_t s = succ[k];
                     uint8_t *sin = state + (size_t)s * ndist;
+                    if (pre[i] && s == i + 1)
+                        continue; /* into a loop whose entry computes a product ahead (barriers) */
                     for (int32_t d = 0; d < ndist; d++) {
                         uint8_t v = (uint8_t)(sin[d] | cur[d]);
                         if (v != sin[d]) {
@@ -1090,6 +1157,7 @@ done:
     free(lastback);
     free(state);
     free(cur);
+    free(pre);
     return rc;
 nomem:
     snprintf(err, errlen, "out of memory in the scheduler's analysis");
@@ -1118,23 +1186,65 @@ fail:
  * straight run from its TICK passes a grid barrier (a barrier before a record, or a combine),
  * so every iteration does. */
 
-/* 1 if record r goes on anywhere but to r + 1 (a jump, a branch, a switch, HALT). */
-static inline int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
+/* ---- products computed an iteration ahead (sched_opts.alternate too) ----
+ *
+ * A loop whose body starts with a product of a vector that the body computes later (greedy
+ * decoding: h = tanh(M @ h + E[tok]), then W @ h and its argmax) passes a grid barrier between
+ * the product's rows and their readers, and another at the argmax's combine. The product only
+ * depends on what the record P that writes its vector leaves, so the compiled kernel computes it
+ * right after P, for the next iteration, into the other buffer of its alternating output; the
+ * barrier it waited for is then the one after P (the combine), and once before the loop, on entry,
+ * it is computed between two grid barriers. Its readers this iteration read this iteration's
+ * buffer, written before the last iteration's barrier; its write of the other buffer meets no
+ * read, the last reader of that buffer having passed that same barrier.
+ *
+ * The shape (sched_ahead_shape): the product W (a MATMUL, which cannot stop a run) writes a
+ * tensor that alternates by the rule below, read only up to P; each operand is written in the
+ * loop by P alone or not at all, and P by at least one; P follows W on the same straight run;
+ * the loop is entered only by falling into its head from the record before it. The plan
+ * (sched_alternates_hold): computing it after P meets nothing pending, and a grid barrier
+ * follows P on its straight run. The product's profile keeps its count: the entry's copy is
+ * stamped as the record before the loop. */
+
+/* The one record in the loop [h, j] that writes operands of product w, or -1 when none does or
+ * several do. */
+static inline int32_t sched_ahead_writer(const cfx_prog *p, const cfx_record *w, int32_t h, int32_t j)
 {
-    int32_t n = sched_successors(p, r, succ);
-    return n != 1 || succ[0] != r + 1;
+    int32_t at = -1;
+    int32_t ops[2] = {w->b, w->c};
+    for (int k = 0; k < 2; k++)
+        for (int32_t q = h; q <= j; q++) {
+            if (!sched_writes(p, &p->records[q], ops[k]))
+                continue;
+            if (at >= 0 && at != q)
+                return -1;
+            at = q;
+        }
+    return at;
 }
 
-/* The innermost loop [*h, lastback[*h]] around record r (the latest head whose loop holds it);
- * 0 when none does. */
-static inline int sched_loop_around(const int32_t *lastback, int32_t r, int32_t *h)
+/* Whether product w in the loop at h (its output read last at record `last`) has the shape. */
+static inline int sched_ahead_shape(const cfx_prog *p, const int32_t *lastback, const uint8_t *target,
+                                    int32_t *succ, int32_t w, int32_t h, int32_t last)
 {
-    for (int32_t k = r; k >= 0; k--)
-        if (lastback[k] >= r) {
-            *h = k;
-            return 1;
-        }
-    return 0;
+    int32_t j = lastback[h], at;
+    if (p->records[w].kind != REC_MATMUL || h < 1 || sched_control(p, h - 1, succ))
+        return 0;
+    at = sched_ahead_writer(p, &p->records[w], h, j);
+    if (at <= w || last > at)
+        return 0;
+    for (int32_t k = w + 1; k <= at; k++) /* one straight run from w to the writer */
+        if (target[k] || sched_control(p, k - 1, succ))
+            return 0;
+    for (int32_t r = 0; r < p->nrecords; r++) { /* entered only from h - 1 */
+        if (r >= h && r <= j)
+            continue;
+        int32_t n = sched_successors(p, r, succ);
+        for (int32_t k = 0; k < n; k++)
+            if (succ[k] == h && r != h - 1)
+                return 0;
+    }
+    return 1;
 }
 
 /* Marks alt[s] (nslots) with the TICK of the loop for each shared tensor s (not private by
@@ -1166,6 +1276,8 @@ static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_
         last[s] = -1;
         alt[s] = -1;
     }
+    for (int32_t r = 0; r < nr; r++)
+        alt[ns + r] = -1;
     for (int32_t r = 0; r < nr; r++) {
         sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
         int na = sched_record_accesses(p, &p->records[r], 0, acc);
@@ -1200,6 +1312,8 @@ static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_
             continue;
         alt[s] = t;
         n++;
+        if (sched_ahead_shape(p, lastback, target, succ, w, h, last[s]))
+            alt[ns + w] = sched_ahead_writer(p, &p->records[w], h, lastback[h]);
     }
 done:
     free(succ);
@@ -1225,6 +1339,26 @@ static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan 
         return -1;
     }
     sched_back_edges(p, succ, lastback);
+    for (int32_t w = 0; w < p->nrecords; w++) {
+        int32_t at = plan->ahead_at[w], barrier = 0;
+        if (at < 0)
+            continue;
+        for (int32_t k = at + 1; !barrier && k < p->nrecords; k++) {
+            unsigned f = plan->flags[k];
+            barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
+            if (sched_control(p, k, succ))
+                break;
+        }
+        if (plan->ahead_conflict[w] || !barrier) {
+            alt[p->nslots + w] = -1;
+            dropped++;
+        }
+    }
+    if (dropped > 0) { /* the tensors are judged on the plan without those products */
+        free(succ);
+        free(lastback);
+        return dropped;
+    }
     for (int32_t s = 0; s < p->nslots; s++) {
         int32_t t = alt[s], h;
         if (t < 0)
@@ -1280,7 +1414,7 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
     int32_t *alt = NULL, n = 0;
     sched_plan trial;
     if (opts && opts->alternate) {
-        alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+        alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + (size_t)p->nrecords + 1));
         n = alt ? sched_alternate_candidates(p, rep, alt) : -1;
         if (n < 0) {
             free(alt);
@@ -1292,15 +1426,17 @@ static inline int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts
         free(alt);
         return -1;
     }
-    /* one analysis per candidate, bounded as the replicas' are */
+    /* one analysis per candidate, bounded as the replicas' are: each tensor that alternates, and
+     * each product computed ahead, goes where the plan costs no more without it */
     if (plan->nalternates > 0 && (int64_t)n * p->nrecords <= 1000000) {
         double best = sched_plan_cost(p, plan);
-        for (int32_t s = 0; s < p->nslots; s++) {
-            int32_t t = plan->alt_tick[s];
-            if (t < 0)
+        for (int32_t s = 0; s < p->nslots + p->nrecords; s++) {
+            if (s < p->nslots ? plan->alt_tick[s] < 0 : plan->ahead_at[s - p->nslots] < 0)
                 continue;
             for (int32_t k = 0; k < p->nslots; k++)
                 alt[k] = plan->alt_tick[k];
+            for (int32_t k = 0; k < p->nrecords; k++)
+                alt[p->nslots + k] = plan->ahead_at[k];
             alt[s] = -1;
             if (sched_plan_build_alt(p, opts, rep, alt, &trial, err, errlen) != 0) {
                 sched_plan_free(plan);
@@ -1349,6 +1485,11 @@ static inline double sched_plan_cost(const cfx_prog *p, const sched_plan *plan)
                        ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_REGION_EXIT) != 0);
         if (barriers)
             cost += barriers * pow(64.0, depth[i] < 8 ? depth[i] : 8);
+    }
+    for (int32_t i = 0; plan->ahead_at && i < p->nrecords; i++) {
+        int32_t d = plan->ahead_at[i] >= 0 ? depth[plan->ahead_head[i] - 1] : -1;
+        if (d >= 0) /* the entry's copy, between two barriers */
+            cost += 2 * pow(64.0, d < 8 ? d : 8);
     }
     free(succ);
     free(depth);

@@ -176,6 +176,8 @@ typedef struct gen {
     int64_t rep_bytes;
     int64_t *alt_off; /* CUDA: a tensor that alternates by iteration (plan.alt_tick): its second
                        * buffer at this offset of ck_args.alt, -1: none */
+    int32_t ahead_out; /* CUDA: the output of the product being written an iteration ahead (its
+                        * next iteration's buffer), -1 */
     int32_t *pub;    /* per slot: its place in a publish buffer (CUDA), -1 */
     int32_t nlocal;
 
@@ -713,6 +715,7 @@ static int build_plan(gen *g)
             g->info->alternates++;
         }
     }
+    g->info->aheads = g->plan.naheads;
     return 0;
 }
 
@@ -900,6 +903,9 @@ static void address(gen *g, strbuf *sb, int32_t s)
         sb_printf(sb, "(uint8_t *)&s%d", (int)s);
     else if (g->rep && g->rep[s])
         sb_printf(sb, "(rep_ + %d)", (int)g->rep_off[s]);
+    else if (g->alt_off && g->alt_off[s] >= 0 && s == g->ahead_out) /* the next iteration's buffer */
+        sb_printf(sb, "(par%d_ ? arena + %lld : alt_ + %lld)", (int)g->plan.alt_tick[s],
+                  (long long)g->p->slots[s].offset, (long long)g->alt_off[s]);
     else if (g->alt_off && g->alt_off[s] >= 0) /* this iteration's buffer of the two */
         sb_printf(sb, "(par%d_ ? alt_ + %lld : arena + %lld)", (int)g->plan.alt_tick[s], (long long)g->alt_off[s],
                   (long long)g->p->slots[s].offset);
@@ -914,6 +920,12 @@ static int alternates_at(const gen *g, int32_t i)
         if (g->alt_off[s] >= 0 && g->plan.alt_tick[s] == i)
             return 1;
     return 0;
+}
+
+/* Whether record i is computed an iteration ahead, elsewhere (ahead_products). */
+static int computed_ahead(const gen *g, int32_t i)
+{
+    return g->cuda && g->have_plan && g->plan.ahead_at[i] >= 0;
 }
 
 /* Short-lived strings for one emitted line: a ring, so several can be used in one call. */
@@ -1927,7 +1939,7 @@ static int32_t product_epilogue(const gen *g, int32_t i)
                           SCHED_F_REGION_EXIT | SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK;
     int32_t j = i + 1;
     int64_t stash = r->kind == REC_MATMUL ? product_share_bytes(g, i) : 0;
-    if (!g->cuda || !g->have_plan || !sched_matvec(r, p->slots) || g->local[r->a] || stash <= 0 ||
+    if (!g->cuda || !g->have_plan || computed_ahead(g, i) || !sched_matvec(r, p->slots) || g->local[r->a] || stash <= 0 ||
         stash > CGEN_STASH_BYTES ||
         (g->plan.flags[i] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK)) || !(g->plan.flags[i] & SCHED_F_SPLIT))
         return -1;
@@ -2511,6 +2523,41 @@ static void do_if(gen *g, int32_t x, const char *cond, int32_t t, int32_t f, int
 }
 
 /* The records of block x and its closing branch. */
+/* CUDA: the products the plan computes an iteration ahead (scheduler.h) that are due after the
+ * records [lo, hi] just written: after the record that writes their operands, for the next
+ * iteration; after the record before their loop's head, once on entry, between two grid
+ * barriers (its time and barriers are that record's, so the product's own count stays one an
+ * iteration). Either way into the next iteration's buffer of their output. */
+static void ahead_products(gen *g, int32_t lo, int32_t hi)
+{
+    if (!g->cuda || !g->have_plan || g->plan.naheads == 0)
+        return;
+    int32_t keep = g->cur;
+    for (int32_t w = 0; w < g->p->nrecords && !g->failed; w++) {
+        int32_t at = g->plan.ahead_at[w], entry = g->plan.ahead_head[w] - 1;
+        if (at < 0)
+            continue;
+        if (entry >= lo && entry <= hi) {
+            g->cur = entry;
+            line(g, "/* record %d for the loop's first iteration (then each iteration computes it for the next) */",
+                 (int)w);
+            grid_barrier(g, entry);
+            g->ahead_out = g->p->records[w].a;
+            record(g, w);
+            g->ahead_out = -1;
+            grid_barrier(g, entry);
+        }
+        if (at >= lo && at <= hi) {
+            g->cur = w;
+            line(g, "/* record %d for the next iteration: its operands are final here */", (int)w);
+            g->ahead_out = g->p->records[w].a;
+            record(g, w);
+            g->ahead_out = -1;
+        }
+    }
+    g->cur = keep;
+}
+
 static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
 {
     const cfx_prog *p = g->p;
@@ -2580,8 +2627,11 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int64_t n = fusable(g, i, 0);
             int32_t end = n ? fused_end(g, i, hi) : i + 1;
             int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
-            int32_t ep = product_epilogue(g, i);
-            if (end > i + 1 || red >= 0 || (n && resident_at(g, r->a, i))) {
+            int32_t ep = product_epilogue(g, i), first = i;
+            if (computed_ahead(g, i)) {
+                line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)i,
+                     (int)g->plan.ahead_at[i]);
+            } else if (end > i + 1 || red >= 0 || (n && resident_at(g, r->a, i))) {
                 fused_loop(g, i, end, red);
                 i = red >= 0 ? red : end - 1;
             } else if (ep >= 0) {
@@ -2589,6 +2639,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             } else {
                 record(g, i);
             }
+            ahead_products(g, first, i);
             if (i + 1 == hi) /* falls into the next block */
                 do_branch(g, x, to_block(g, hi), ft);
             break;
@@ -2783,10 +2834,14 @@ static void dispatch(gen *g)
             }
             default: {
                 int32_t ep = product_epilogue(g, r);
-                if (ep >= 0)
+                if (computed_ahead(g, r))
+                    line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)r,
+                         (int)g->plan.ahead_at[r]);
+                else if (ep >= 0)
                     product_with_reduction(g, r, ep); /* record ep then says it is folded */
                 else
                     record(g, r);
+                ahead_products(g, r, r);
                 if (r + 1 == hi)
                     dispatch_branch(g, to_block(g, hi));
                 break;
@@ -3030,6 +3085,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
     strbuf scratch = {0};
     int rc = -1;
     memset(&g, 0, sizeof g);
+    g.ahead_out = -1;
     if (!opt)
         opt = &defaults;
     if (!info)

@@ -215,6 +215,13 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
         slot_list(p, out, cplan.replicas, cplan.nreplicas);
         sb_printf(out, ", %d tensor%s alternating by iteration", (int)nalt, nalt == 1 ? "" : "s");
         slot_list(p, out, alt, nalt);
+        sb_printf(out, ", %d product%s computed an iteration ahead", (int)cplan.naheads, cplan.naheads == 1 ? "" : "s");
+        for (int32_t i = 0, k = 0; i < p->nrecords; i++)
+            if (cplan.ahead_at[i] >= 0) {
+                k++;
+                sb_printf(out, "%s%d after %d%s", k > 1 ? ", " : " (record ", (int)i, (int)cplan.ahead_at[i],
+                          k == cplan.naheads ? ")" : "");
+            }
         sb_puts(out, "\n");
         free(alt);
     }

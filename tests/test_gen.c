@@ -944,7 +944,7 @@ static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           int skew, struct CUgraphExec_st **tails, int *ntails);
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers, records that end the launch, kernels called inline (by their source) */
-static int regions, redundant, barriers, launches, inline_calls, alternating;
+static int regions, redundant, barriers, launches, inline_calls, alternating, ahead;
 /* what their runs did: launches ended at a record and resumed after it, on each path */
 static int sites_paused, sites_tail;
 static int reruns; /* kernels seen to stop for a rerun when their print buffer was full */
@@ -1011,6 +1011,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 launches += info.launches;
                 inline_calls += info.inline_calls;
                 alternating += info.alternates > 0;
+                ahead += info.aheads > 0;
             }
         }
         u->object = obj;
@@ -2309,13 +2310,14 @@ int main(int argc, char **argv)
         if (CFX_CXX[0]) {
             printf("CUDA target on %d host blocks: %d runs (%d with blocks of %d threads, the others "
                    "of 64 or 32), %d one-block regions (%d run by every block), %d grid barriers, %d kernels "
-                   "with tensors that alternate buffers by iteration\n",
+                   "with tensors that alternate buffers by iteration, %d with a product computed an iteration ahead\n",
                    EMULATED_BLOCKS, cuda_runs, cuda_runs_block, CK_THREADS, regions, redundant,
-                   barriers, alternating);
+                   barriers, alternating, ahead);
             printf("  %d of them on random inputs that diverged (results past 1e6) through a product of reals: "
                    "compared by status, stop and iterations only\n", diverged_runs);
             CHECK(regions > redundant && redundant > 0 && barriers > 0);
             CHECK(alternating >= 2); /* graphs/conjugate_gradient.cfx's n = 96, product_reduce.cfx */
+            CHECK(ahead >= 1);       /* graphs/greedy_decode.cfx's wide decoder */
             CHECK(reruns > 0);
             CHECK(diverged_runs < cuda_runs / 20); /* a rare exemption, not a way around the check */
         } else {

@@ -1839,6 +1839,76 @@ static void test_alternate(void)
     }
 }
 
+/* Products computed an iteration ahead (the compiled kernel's plan): by hand from each loop's
+ * shape and barriers (scheduler.h's rule). */
+static void test_ahead(void)
+{
+    static const struct {
+        const char *file, *src;
+        int interp, compiled; /* the loop's grid barriers */
+        int aheads;
+    } cases[] = {
+        /* greedy decoding: m @ h (rows shared) waits for h, then the argmax combines; computed
+         * right after h for the next step, the combine is the one barrier */
+        {"ahead_decode.cfx",
+         "graph g(w: f32[4096, 8], m: f32[8, 8], e: f32[4096, 8], n: i32) -> (t: i32) {\n"
+         "  h = zeros(f32[8])\n  t = 0\n  i = 0\n  while i < n {\n    h = tanh(m @ h + e[t])\n"
+         "    t = argmax(w @ h)\n    i = i + 1\n  }\n}\n",
+         2, 1, 1},
+        /* the same without the argmax: no barrier follows h, so nothing is computed ahead (the
+         * interpreter: tanh reads all of the sum, which the next iteration writes while slow
+         * blocks still read it; the compiled kernel alternates the sum instead) */
+        {"ahead_nobarrier.cfx",
+         "graph g(m: f32[8, 8], e: f32[4096, 8], n: i32) -> (h: f32[8]) {\n"
+         "  h = zeros(f32[8])\n  i = 0\n  while i < n {\n    h = tanh(m @ h + e[i % 4096])\n    i = i + 1\n  }\n}\n",
+         2, 1, 0},
+        /* h written twice in the loop: the product's operand has no one writer */
+        {"ahead_two_writers.cfx",
+         "graph g(w: f32[4096, 8], m: f32[8, 8], e: f32[4096, 8], n: i32) -> (t: i32) {\n"
+         "  h = zeros(f32[8])\n  t = 0\n  i = 0\n  while i < n {\n    h = tanh(m @ h + e[t])\n"
+         "    t = argmax(w @ h)\n    h = h * 0.5\n    i = i + 1\n  }\n}\n",
+         -1, -1, 0},
+        /* CG: its product's operand p is written last, after its barriers: Ap alternates instead */
+        {"ahead_cg.cfx", alt_cg, 2, 1, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        compiled_module m;
+        char *diag = NULL, err[200];
+        if (!CHECK_INT(compile_source(NULL, cases[c].file, cases[c].src, strlen(cases[c].src), &m, &diag), 0)) {
+            fprintf(stderr, "%s: %s\n", cases[c].file, diag ? diag : "");
+            free(diag);
+            continue;
+        }
+        const cfx_prog *p = m.graphs[0].prog;
+        sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
+        sched_plan pi, pc;
+        if (CHECK_INT(sched_plan_build_opts(p, &interp, &pi, err, sizeof err), 0) &&
+            CHECK_INT(sched_plan_build_opts(p, &comp, &pc, err, sizeof err), 0)) {
+            int bi = loop_barriers(p, &pi), bc = loop_barriers(p, &pc);
+            if (cases[c].interp >= 0)
+                CHECK_INT(bi, cases[c].interp);
+            if (cases[c].compiled >= 0)
+                CHECK_INT(bc, cases[c].compiled);
+            CHECK_INT(pi.naheads, 0);
+            if (!CHECK_INT(pc.naheads, cases[c].aheads))
+                fprintf(stderr, "  in %s\n", cases[c].file);
+            for (int32_t i = 0; i < p->nrecords; i++) {
+                if (pc.ahead_at[i] < 0)
+                    continue;
+                /* a product, computed after the record that writes its vector, whose output
+                 * alternates */
+                CHECK_INT(p->records[i].kind, REC_MATMUL);
+                CHECK(pc.alt_tick[p->records[i].a] >= 0);
+                CHECK(sched_writes(p, &p->records[pc.ahead_at[i]], p->records[i].c));
+            }
+            sched_plan_free(&pi);
+            sched_plan_free(&pc);
+        }
+        compiled_module_free(&m);
+        free(diag);
+    }
+}
+
 /* The tensor kept in L2 (sched_l2_keep): the largest a loop reads whole and never writes, of 1 MiB
  * (1048576 bytes) or more; by hand from each program. */
 static void test_l2_keep(void)
@@ -2495,6 +2565,7 @@ int main(int argc, char **argv)
     test_p3();
     test_compiled();
     test_alternate();
+    test_ahead();
     test_l2_keep();
     test_launch_sites();
 #ifdef RUN_KERNEL

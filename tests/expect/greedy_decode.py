@@ -3,7 +3,11 @@ computes it (tanh elementwise in f32, each matrix-vector element accumulated in 
 Checks that every argmax wins by a clear margin, so rounding cannot change a token.
 The weights were drawn once (numpy default_rng(seed), rounded to one decimal; seeds 2 and 6
 were picked among the first ten for sequences of several lengths) and are written
-into the graph's `# run:` lines; this script prints those lines with the expected results."""
+into the graph's `# run:` lines; this script prints those lines with the expected results.
+
+The wide decoder (greedy_decode_wide: 2560 tokens, a state of 8) is big enough that the persistent
+kernel's blocks share its loop, as in the benchmark; its weights are graphs/data/gd_w.npy and
+gd_e.npy, drawn the same way (seed 11), which --write-data (re)writes."""
 import os
 import sys
 
@@ -11,6 +15,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from f32 import arr, matmul, arg_mat, fmt_int_vec  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 VOCAB, HIDDEN, MAX_LEN, END = 6, 4, 8, 0
 
@@ -45,5 +51,48 @@ for seed, start in ((2, 0), (2, 1), (2, 3), (6, 1)):
     tokens, length = decode(emb, u, w, start, END)
     print("# run: emb=%s u=%s w=%s start=%d end_token=%d"
           % (arg_mat(emb), arg_mat(u), arg_mat(w), start, END))
+    print("# expect: tokens = %s" % fmt_int_vec(tokens))
+    print("# expect: length = %d" % length)
+
+
+# ---- the wide decoder: the benchmark's loop (the state from the last token, then the argmax;
+# the end token breaks before it is written) ----
+W_VOCAB, W_HIDDEN, W_LEN = 2560, 8, 16
+
+
+def wide_weights():
+    rng = np.random.default_rng(11)
+    draw = lambda *shape: np.round(rng.uniform(-1.5, 1.5, shape), 1).astype(np.float32)
+    return draw(W_VOCAB, W_HIDDEN), draw(W_HIDDEN, W_HIDDEN), draw(W_VOCAB, W_HIDDEN)
+
+
+def decode_wide(w, m, e, start, eos):
+    tokens = [-1] * W_LEN
+    h = np.zeros(W_HIDDEN, np.float32)
+    tok, length = start, 0
+    while length < W_LEN:
+        h = np.tanh(matmul(m, h) + e[tok]).astype(np.float32)
+        logits = matmul(w, h)
+        order = np.argsort(-logits.astype(np.float64), kind="stable")
+        margin = float(logits[order[0]] - logits[order[1]])
+        if margin < 1e-3:
+            raise SystemExit("wide: argmax at step %d is a close call (margin %g)" % (length, margin))
+        tok = int(order[0])
+        if tok == eos:
+            break
+        tokens[length] = tok
+        length += 1
+    return tokens, length
+
+
+w, m, e = wide_weights()
+if "--write-data" in sys.argv:
+    np.save(os.path.join(ROOT, "graphs", "data", "gd_w.npy"), w)
+    np.save(os.path.join(ROOT, "graphs", "data", "gd_e.npy"), e)
+full, _ = decode_wide(w, m, e, 1, -1)
+for start, eos in ((1, -1), (1, full[5])):
+    tokens, length = decode_wide(w, m, e, start, eos)
+    print("# run: w=graphs/data/gd_w.npy m=%s e=graphs/data/gd_e.npy start=%d eos=%d --graph greedy_decode_wide"
+          % (arg_mat(m), start, eos))
     print("# expect: tokens = %s" % fmt_int_vec(tokens))
     print("# expect: length = %d" % length)
