@@ -1160,6 +1160,7 @@ static void print_floors(const report *rp)
         {"grid barrier (the executor's, with its status poll)", &f->grid_barrier_us, "us"},
         {"block barrier (__syncthreads)", &f->block_barrier_us, "us"},
         {"device memory bandwidth (D2D copy, read + write)", &f->bandwidth_gbs, "GB/s"},
+        {"L2 read bandwidth (16 MiB read again and again, executor's grid)", &f->l2_read_gbs, "GB/s"},
         {"device tail launch of its own graph (executor's grid)", &f->tail_self_us, "us"},
         {"device tail launch of an empty graph, then its own", &f->tail_site_us, "us"},
     };
@@ -1254,7 +1255,7 @@ static void csv_string(FILE *f, const char *s)
 
 #ifdef CFX_HAVE_CUDA
 /* The floors by the names the CSV and JSON files give them, in one order for both. */
-#define NFLOORS 8
+#define NFLOORS 9
 typedef struct named_floor {
     const char *name;
     const floor_stat *s;
@@ -1268,6 +1269,7 @@ static void floor_list(const floors *fl, named_floor out[NFLOORS])
                                        {"grid_barrier_us", &fl->grid_barrier_us},
                                        {"block_barrier_us", &fl->block_barrier_us},
                                        {"bandwidth_gbs", &fl->bandwidth_gbs},
+                                       {"l2_read_gbs", &fl->l2_read_gbs},
                                        {"tail_self_us", &fl->tail_self_us},
                                        {"tail_site_us", &fl->tail_site_us}};
     for (int i = 0; i < NFLOORS; i++)

@@ -499,6 +499,53 @@ fail:
     return -1;
 }
 
+/* Each pass reads all of p (n 16-byte words) once, spread over the grid, through L2 only. */
+static __global__ void l2_read_kernel(const uint4 *p, size_t n, int passes, unsigned *sink)
+{
+    unsigned acc = 0;
+    for (int k = 0; k < passes; k++)
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+            uint4 w = __ldcg(p + i);
+            acc ^= w.x ^ w.y ^ w.z ^ w.w;
+        }
+    if (acc == 0x9e3779b9u) /* never, as far as the compiler knows: keeps the loads */
+        sink[0] = acc;
+}
+
+/* Reads of a 16 MiB buffer that stays in L2, by the executor's grid: bytes over the time of
+ * one pass, differential over 1 and 11 passes (the first one, untimed, brings it in). */
+static int measure_l2_read(cudaStream_t s, cudaEvent_t t0, cudaEvent_t t1, int repeats, int sms, double *v,
+                           char *err, size_t errlen)
+{
+    const size_t bytes = (size_t)16 << 20;
+    const int n1 = 1, n2 = 11;
+    uint4 *buf = NULL;
+    unsigned *sink = NULL;
+    float ms1 = 0, ms2 = 0;
+    FL_TRY(cudaMalloc((void **)&buf, bytes));
+    FL_TRY(cudaMalloc((void **)&sink, sizeof *sink));
+    FL_TRY(cudaMemsetAsync(buf, 1, bytes, s));
+    for (int r = -1; r < repeats; r++) {
+        for (int pass = 0; pass < 2; pass++) {
+            FL_TRY(cudaEventRecord(t0, s));
+            l2_read_kernel<<<sms * P_MAX_BLOCKS_PER_SM, BARRIER_THREADS, 0, s>>>(buf, bytes / 16, pass == 0 ? n1 : n2,
+                                                                                  sink);
+            FL_LAUNCHED();
+            if (stop_timer(s, t0, t1, pass == 0 ? &ms1 : &ms2, err, errlen) != 0)
+                goto fail;
+        }
+        if (r >= 0)
+            v[r] = (double)bytes * (n2 - n1) / ((ms2 - ms1) * 1e-3) / 1e9;
+    }
+    cudaFree(buf);
+    cudaFree(sink);
+    return 0;
+fail:
+    cudaFree(buf);
+    cudaFree(sink);
+    return -1;
+}
+
 /* ---- entry points ------------------------------------------------------------------ */
 
 extern "C" int floors_device_info(floors_device *out, char *err, size_t errlen)
@@ -579,6 +626,9 @@ extern "C" int floors_measure(floors *out, int quick, char *err, size_t errlen)
     if (measure_bandwidth(s, t0, t1, repeats, v, &out->copy_bytes, err, errlen))
         goto fail;
     out->bandwidth_gbs = floors_summarize(v, repeats);
+    if (measure_l2_read(s, t0, t1, repeats, sms, v, err, errlen))
+        goto fail;
+    out->l2_read_gbs = floors_summarize(v, repeats);
     if (floors_measure_tail(out, quick, out->tail_note, sizeof out->tail_note) != 0)
         out->tail_blocks = 0;
 

@@ -14,6 +14,9 @@
  *   block_barrier  one __syncthreads() in a block of 256 threads
  *   bandwidth      device memory bandwidth of a large device-to-device copy, bytes read plus
  *                  bytes written over the time
+ *   l2_read        reads of a 16 MiB buffer that L2 holds, read again and again by the
+ *                  executor's grid (16-byte loads that skip L1): what a tensor kept in L2 by
+ *                  the executors' L2 window (docs/persistent.md) can be read at
  *   tail_self      a kernel in the executor's grid shape, the node of a device graph, that
  *                  ends and tail-launches its own graph (floors_launch.cu)
  *   tail_site      the same tail-launching an empty graph first, then itself: what cuda-
@@ -71,6 +74,7 @@ typedef struct floors {
     floor_stat grid_barrier_us;
     floor_stat block_barrier_us;
     floor_stat bandwidth_gbs;
+    floor_stat l2_read_gbs;
     floor_stat tail_self_us;
     floor_stat tail_site_us;
     int tail_blocks;        /* blocks of the tail-launching kernel; 0: not measured */
