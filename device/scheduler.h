@@ -1202,8 +1202,9 @@ fail:
  * tensor that alternates by the rule below, read only up to P; each operand is written in the
  * loop by P alone or not at all, and P by at least one; P follows W on the same straight run;
  * the loop is entered only by falling into its head from the record before it. The plan
- * (sched_alternates_hold): computing it after P meets nothing pending, and a grid barrier
- * follows P on its straight run. The product's profile keeps its count: the entry's copy is
+ * (sched_alternates_hold): computing it after P meets nothing pending, a grid barrier follows P
+ * on its straight run, and every block runs the record before the head in the loop's launch
+ * (not in a one-block region, not a record that ends the launch). The product's profile keeps its count: the entry's copy is
  * stamped as the record before the loop. */
 
 /* The one record in the loop [h, j] that writes operands of product w, or -1 when none does or
@@ -1340,9 +1341,16 @@ static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan 
     }
     sched_back_edges(p, succ, lastback);
     for (int32_t w = 0; w < p->nrecords; w++) {
-        int32_t at = plan->ahead_at[w], barrier = 0;
+        int32_t at = plan->ahead_at[w], barrier = 0, h = plan->ahead_head[w];
         if (at < 0)
             continue;
+        /* the entry's copy runs after record h - 1, by every block, in the same launch as the
+         * loop: not after block 0 alone, nor where a launch ends (the next starts at h) */
+        if ((plan->flags[h - 1] & (SCHED_F_ONE_BLOCK | SCHED_F_LAUNCH)) || (plan->flags[h] & SCHED_F_REGION_EXIT)) {
+            alt[p->nslots + w] = -1;
+            dropped++;
+            continue;
+        }
         for (int32_t k = at + 1; !barrier && k < p->nrecords; k++) {
             unsigned f = plan->flags[k];
             barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
