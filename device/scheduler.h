@@ -883,8 +883,10 @@ static inline void sched_find_batches(const cfx_prog *p, sched_plan *plan, const
     }
 }
 
-/* Builds the plan of a validated program for opts (NULL: no product ends the launch).
- * Returns 0, or -1 with a reason in err when memory runs out. */
+/* Builds the plan of a validated program for opts (NULL: no product ends the launch), with the
+ * replicas `rep` and, where alt is not NULL, the tensors that alternate and the products
+ * computed ahead that it asks for (sched_alternate_candidates' layout). Returns 0, or -1 with a
+ * reason in err when memory runs out. */
 static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
                                         const int32_t *alt, sched_plan *plan, char *err, size_t errlen)
 {
@@ -1250,7 +1252,9 @@ static inline int sched_ahead_shape(const cfx_prog *p, const int32_t *lastback, 
 
 /* Marks alt[s] (nslots) with the TICK of the loop for each shared tensor s (not private by
  * `rep` or as a scalar, not an input, result or constant) whose uses fit the rule's shape, -1
- * for the others. Returns how many; -1 when memory runs out. */
+ * for the others; and after them alt[nslots + w] (nrecords) with the record after which product
+ * w may be computed an iteration ahead (its output one of those tensors), -1 for the others.
+ * Returns how many tensors; -1 when memory runs out. */
 static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_t *rep, int32_t *alt)
 {
     int32_t nr = p->nrecords, ns = p->nslots, n = 0;
@@ -1327,8 +1331,9 @@ done:
 }
 
 /* Drops (alt[s] = -1) each candidate whose loop the plan does not let alternate: one that ends a
- * launch or holds a one-block region, or whose iterations need not pass a grid barrier. Returns
- * how many it dropped; -1 when memory runs out. */
+ * launch or holds a one-block region, or whose iterations need not pass a grid barrier; first
+ * (alt[nslots + w] = -1, and nothing else that round) each product the plan does not let be
+ * computed ahead. Returns how many it dropped; -1 when memory runs out. */
 static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan *plan, int32_t *alt)
 {
     int32_t dropped = 0;
