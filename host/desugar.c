@@ -239,8 +239,8 @@ static int tuple_len(desugar *D, const ast_node *n, int *call)
     if (!n)
         return 0;
     switch (n->kind) {
-    case AST_TUPLE:
-        return n->nlist;
+    case AST_TUPLE: /* a longer one is no tuple value (the assignment of one says so) */
+        return n->nlist <= MAX_TUPLE ? n->nlist : 0;
     case AST_NAME: {
         const tvar *v = var_find(D, n->name);
         return v && !v->alias ? v->arity : 0;
@@ -650,6 +650,13 @@ static void rw_assign(desugar *D, ast_node *s)
     if (s->nlist == 1 && s->list[0]->kind == AST_NAME) {
         ast_node *t = s->list[0];
         const tvar *v = var_find(D, t->name);
+        if (s->a && s->a->kind == AST_TUPLE && s->a->nlist > MAX_TUPLE) {
+            diag_error(D->d, s->a->line, s->a->col,
+                       "a tuple holds at most %d items, this one %d (a list [a, b, ...] holds any number)",
+                       MAX_TUPLE, s->a->nlist);
+            s->a = error_node(D, s->a);
+            return;
+        }
         if (v && v->alias && s->a != v->alias) {
             diag_error(D->d, t->line, t->col,
                        "'%s' holds the shape of line %d, and a variable that holds a shape is assigned once "
