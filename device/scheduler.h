@@ -892,7 +892,9 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
-    uint8_t *state = NULL, *cur = NULL, *pre = NULL;
+    uint8_t *state = NULL, *cur = NULL;
+    uint8_t *pre = NULL; /* per record: 1 the record before a loop whose entry computes a product
+                          * ahead, 2 a record after which a product is computed ahead */
     int32_t ndist = 0;
     int64_t priv = 0;
     size_t cells = 0;
@@ -933,7 +935,8 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
             continue;
         plan->ahead_at[i] = alt[ns + i];
         plan->ahead_head[i] = h;
-        pre[h - 1] = 1; /* the entry's copy ends with a grid barrier: nothing pending into h */
+        pre[h - 1] |= 1; /* the entry's copy ends with a grid barrier: nothing pending into h */
+        pre[plan->ahead_at[i]] |= 2; /* a product is computed after this record */
         plan->naheads++;
     }
 
@@ -1101,7 +1104,7 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
                         }
                     }
                 }
-                for (int32_t q = 0; plan->naheads > 0 && q < nr; q++) {
+                for (int32_t q = 0; (pre[i] & 2) && q < nr; q++) {
                     if (plan->ahead_at[q] != i)
                         continue;
                     /* product q, computed here for the next iteration: its output's other
@@ -1121,7 +1124,7 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
                 for (int32_t k = 0; k < nsucc; k++) {
                     int32_t s = succ[k];
                     uint8_t *sin = state + (size_t)s * ndist;
-                    if (pre[i] && s == i + 1)
+                    if ((pre[i] & 1) && s == i + 1)
                         continue; /* into a loop whose entry computes a product ahead (barriers) */
                     for (int32_t d = 0; d < ndist; d++) {
                         uint8_t v = (uint8_t)(sin[d] | cur[d]);

@@ -1793,6 +1793,32 @@ static int loop_barriers(const cfx_prog *p, const sched_plan *plan)
     return n;
 }
 
+/* Compiles one graph and builds the interpreter's plan and the compiled kernel's for it.
+ * Returns its program, or NULL after a failed check (then nothing is left to free). */
+static const cfx_prog *plans_of(const char *file, const char *src, compiled_module *m, sched_plan *pi,
+                                sched_plan *pc)
+{
+    char *diag = NULL, err[200];
+    sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
+    if (!CHECK_INT(compile_source(NULL, file, src, strlen(src), m, &diag), 0)) {
+        fprintf(stderr, "%s: %s\n", file, diag ? diag : "");
+        free(diag);
+        return NULL;
+    }
+    free(diag);
+    const cfx_prog *p = m->graphs[0].prog;
+    if (!CHECK_INT(sched_plan_build_opts(p, &interp, pi, err, sizeof err), 0)) {
+        compiled_module_free(m);
+        return NULL;
+    }
+    if (!CHECK_INT(sched_plan_build_opts(p, &comp, pc, err, sizeof err), 0)) {
+        sched_plan_free(pi);
+        compiled_module_free(m);
+        return NULL;
+    }
+    return p;
+}
+
 static void test_alternate(void)
 {
     static const struct {
@@ -1807,17 +1833,9 @@ static void test_alternate(void)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         compiled_module m;
-        char *diag = NULL, err[200];
-        if (!CHECK_INT(compile_source(NULL, cases[c].file, cases[c].src, strlen(cases[c].src), &m, &diag), 0)) {
-            fprintf(stderr, "%s: %s\n", cases[c].file, diag ? diag : "");
-            free(diag);
-            continue;
-        }
-        const cfx_prog *p = m.graphs[0].prog;
-        sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
         sched_plan pi, pc;
-        if (CHECK_INT(sched_plan_build_opts(p, &interp, &pi, err, sizeof err), 0) &&
-            CHECK_INT(sched_plan_build_opts(p, &comp, &pc, err, sizeof err), 0)) {
+        const cfx_prog *p = plans_of(cases[c].file, cases[c].src, &m, &pi, &pc);
+        if (p) {
             int bi = loop_barriers(p, &pi), bc = loop_barriers(p, &pc);
             if (cases[c].interp >= 0)
                 CHECK_INT(bi, cases[c].interp);
@@ -1833,9 +1851,8 @@ static void test_alternate(void)
             }
             sched_plan_free(&pi);
             sched_plan_free(&pc);
+            compiled_module_free(&m);
         }
-        compiled_module_free(&m);
-        free(diag);
     }
 }
 
@@ -1873,17 +1890,9 @@ static void test_ahead(void)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         compiled_module m;
-        char *diag = NULL, err[200];
-        if (!CHECK_INT(compile_source(NULL, cases[c].file, cases[c].src, strlen(cases[c].src), &m, &diag), 0)) {
-            fprintf(stderr, "%s: %s\n", cases[c].file, diag ? diag : "");
-            free(diag);
-            continue;
-        }
-        const cfx_prog *p = m.graphs[0].prog;
-        sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
         sched_plan pi, pc;
-        if (CHECK_INT(sched_plan_build_opts(p, &interp, &pi, err, sizeof err), 0) &&
-            CHECK_INT(sched_plan_build_opts(p, &comp, &pc, err, sizeof err), 0)) {
+        const cfx_prog *p = plans_of(cases[c].file, cases[c].src, &m, &pi, &pc);
+        if (p) {
             int bi = loop_barriers(p, &pi), bc = loop_barriers(p, &pc);
             if (cases[c].interp >= 0)
                 CHECK_INT(bi, cases[c].interp);
@@ -1903,9 +1912,8 @@ static void test_ahead(void)
             }
             sched_plan_free(&pi);
             sched_plan_free(&pc);
+            compiled_module_free(&m);
         }
-        compiled_module_free(&m);
-        free(diag);
     }
 }
 

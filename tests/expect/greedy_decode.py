@@ -21,10 +21,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 VOCAB, HIDDEN, MAX_LEN, END = 6, 4, 8, 0
 
 
-def weights(seed):
+def weights(seed, vocab=VOCAB, hidden=HIDDEN):
     rng = np.random.default_rng(seed)
     draw = lambda *shape: np.round(rng.uniform(-1.5, 1.5, shape), 1).astype(np.float32)
-    return draw(VOCAB, HIDDEN), draw(HIDDEN, HIDDEN), draw(VOCAB, HIDDEN)
+    return draw(vocab, hidden), draw(hidden, hidden), draw(vocab, hidden)
+
+
+def clear_argmax(logits, what):
+    """The argmax, when it wins by at least 1e-3 (so no backend's rounding can change it)."""
+    order = np.argsort(-logits.astype(np.float64), kind="stable")
+    margin = float(logits[order[0]] - logits[order[1]])
+    if margin < 1e-3:
+        raise SystemExit("%s is a close call (margin %g)" % (what, margin))
+    return int(order[0])
 
 
 def decode(emb, u, w, start, end_token):
@@ -33,12 +42,7 @@ def decode(emb, u, w, start, end_token):
     token, length = start, 0
     for t in range(MAX_LEN):
         h = np.tanh(emb[token] + matmul(u, h)).astype(np.float32)
-        logits = matmul(w, h)
-        order = np.argsort(-logits.astype(np.float64), kind="stable")
-        margin = float(logits[order[0]] - logits[order[1]])
-        if margin < 1e-3:
-            raise SystemExit("argmax at step %d is a close call (margin %g)" % (t, margin))
-        token = int(order[0])
+        token = clear_argmax(matmul(w, h), "argmax at step %d" % t)
         tokens[t] = token
         length += 1
         if token == end_token:
@@ -60,24 +64,13 @@ for seed, start in ((2, 0), (2, 1), (2, 3), (6, 1)):
 W_VOCAB, W_HIDDEN, W_LEN = 2560, 8, 16
 
 
-def wide_weights():
-    rng = np.random.default_rng(11)
-    draw = lambda *shape: np.round(rng.uniform(-1.5, 1.5, shape), 1).astype(np.float32)
-    return draw(W_VOCAB, W_HIDDEN), draw(W_HIDDEN, W_HIDDEN), draw(W_VOCAB, W_HIDDEN)
-
-
 def decode_wide(w, m, e, start, eos):
     tokens = [-1] * W_LEN
     h = np.zeros(W_HIDDEN, np.float32)
     tok, length = start, 0
     while length < W_LEN:
         h = np.tanh(matmul(m, h) + e[tok]).astype(np.float32)
-        logits = matmul(w, h)
-        order = np.argsort(-logits.astype(np.float64), kind="stable")
-        margin = float(logits[order[0]] - logits[order[1]])
-        if margin < 1e-3:
-            raise SystemExit("wide: argmax at step %d is a close call (margin %g)" % (length, margin))
-        tok = int(order[0])
+        tok = clear_argmax(matmul(w, h), "wide: argmax at step %d" % length)
         if tok == eos:
             break
         tokens[length] = tok
@@ -85,7 +78,7 @@ def decode_wide(w, m, e, start, eos):
     return tokens, length
 
 
-w, m, e = wide_weights()
+w, m, e = weights(11, W_VOCAB, W_HIDDEN)
 if "--write-data" in sys.argv:
     np.save(os.path.join(ROOT, "graphs", "data", "gd_w.npy"), w)
     np.save(os.path.join(ROOT, "graphs", "data", "gd_e.npy"), e)
