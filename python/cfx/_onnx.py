@@ -1,0 +1,254 @@
+"""_onnx.py: ONNX models (and PyTorch modules exported to ONNX) as cfx modules.
+
+The import itself is libcfx's (cfx_import_onnx, in C): this file hands it the model's bytes
+and the types of symbolic inputs, and wraps what comes back as the Module cfx.compile gives.
+The onnx package is imported only to serialize an onnx.ModelProto handed in; torch only by
+from_torch. A libcfx built without protobuf-c (or older than the importer) loads as usual:
+onnx_available() is then False and load_onnx raises cfx.Error saying how to get it.
+"""
+import ctypes
+import os
+
+from . import _lib
+from ._core import CompileError, Error, Module, default_context
+from ._lib import lib
+
+# Optional symbols: not in _lib's prototypes, so that a libcfx without them still loads.
+_ONNX_PROTOTYPES = {
+    "cfx_onnx_available": (ctypes.c_int, []),
+    "cfx_import_onnx": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p,
+                                          ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int,
+                                          ctypes.POINTER(ctypes.c_void_p)]),
+}
+_bound = None
+
+
+class InputType(ctypes.Structure):
+    """cfx_input_type: an input's name and the type that fixes its symbolic dimensions."""
+    _fields_ = [("name", ctypes.c_char_p), ("type", _lib.Type)]
+
+
+def _functions():
+    """{name: ctypes function} of the importer's entry points, or None where this libcfx has
+    none of them."""
+    global _bound
+    if _bound is None:
+        found = {}
+        for name, (restype, argtypes) in _ONNX_PROTOTYPES.items():
+            if not hasattr(lib, name):
+                _bound = {}
+                return None
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+            found[name] = fn
+        _bound = found
+    return _bound or None
+
+
+def onnx_available():
+    """True where this libcfx imports ONNX models (it was built with protobuf-c)."""
+    fns = _functions()
+    return bool(fns and fns["cfx_onnx_available"]())
+
+
+# ---- the input types a model declares, read from its bytes (no onnx package needed) ---------
+
+# TensorProto.DataType -> cfx dtype (those cfx has)
+_ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 11: "f64"}
+
+
+def _varint(buf, i):
+    shift = value = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("truncated varint")
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def _fields(buf):
+    """(field number, wire type, value) of each field of a protobuf message: an int for a
+    varint or fixed field, a memoryview for a length-delimited one."""
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+        elif wire == 1:
+            value, i = int.from_bytes(buf[i:i + 8], "little"), i + 8
+        elif wire == 5:
+            value, i = int.from_bytes(buf[i:i + 4], "little"), i + 4
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            if i + n > len(buf):
+                raise ValueError("truncated field")
+            value, i = buf[i:i + n], i + n
+        else:
+            raise ValueError("wire type %d" % wire)
+        yield number, wire, value
+
+
+def _declared_dtypes(data):
+    """{input name: cfx dtype name or None} of the main graph's inputs (ModelProto.graph = 7,
+    GraphProto.input = 11, ValueInfoProto.name = 1 and .type = 2, TypeProto.tensor_type = 1,
+    TypeProto.Tensor.elem_type = 1); {} where the bytes do not parse."""
+    found = {}
+    try:
+        buf = memoryview(data)
+        for n, w, graph in _fields(buf):
+            if n != 7 or w != 2:
+                continue
+            for gn, gw, vi in _fields(graph):
+                if gn != 11 or gw != 2:
+                    continue
+                name, elem = None, None
+                for vn, vw, v in _fields(vi):
+                    if vn == 1 and vw == 2:
+                        name = bytes(v).decode("utf-8", "replace")
+                    elif vn == 2 and vw == 2:
+                        for tn, tw, t in _fields(v):
+                            if tn == 1 and tw == 2:
+                                for en, ew, e in _fields(t):
+                                    if en == 1 and ew == 0:
+                                        elem = e
+                if name is not None:
+                    found[name] = _ONNX_DTYPE.get(elem)
+    except ValueError:
+        return {}
+    return found
+
+
+def _type_of(name, spec, declared):
+    """The _lib.Type of shapes[name]: an array (its dtype and shape), a (dtype, shape) pair,
+    or a shape alone (the dtype the model declares)."""
+    dtype = shape = None
+    if hasattr(spec, "shape") and hasattr(spec, "dtype"):
+        dtype, shape = str(spec.dtype), tuple(spec.shape)
+        dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
+                 "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
+                 "torch.int64": "i64", "torch.bool": "bool"}.get(dtype, dtype)
+    elif (isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], str)):
+        dtype, shape = spec[0], tuple(spec[1])
+    elif isinstance(spec, (tuple, list)):
+        shape = tuple(spec)
+        dtype = declared.get(name)
+        if dtype is None:
+            raise TypeError("shapes['%s']: the model declares no input '%s' of a cfx dtype; "
+                            "give (dtype, shape) or an example array" % (name, name))
+    else:
+        raise TypeError("shapes['%s'] must be a shape tuple, a (dtype, shape) pair or an "
+                        "array; got %s" % (name, type(spec).__name__))
+    if dtype not in _lib.DTYPE_CODE:
+        raise TypeError("shapes['%s']: cfx has no dtype %s (it has %s)"
+                        % (name, dtype, ", ".join(_lib.DTYPES)))
+    if len(shape) > _lib.MAX_RANK:
+        raise ValueError("shapes['%s']: rank %d; cfx takes at most %d dimensions"
+                         % (name, len(shape), _lib.MAX_RANK))
+    t = _lib.Type()
+    t.dtype = _lib.DTYPE_CODE[dtype]
+    t.rank = len(shape)
+    for i, d in enumerate(shape):
+        d = int(d)
+        if d < 0:
+            raise ValueError("shapes['%s']: dimension %d is %d" % (name, i, d))
+        t.dims[i] = d
+    return t
+
+
+def _model_bytes(model):
+    """(path or None, bytes or None, display name) of a model given as a path, bytes or an
+    onnx.ModelProto."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise FileNotFoundError(2, "No such file", path)
+        return path, None, path
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return None, bytes(model), "model.onnx"
+    if hasattr(model, "SerializeToString"): # an onnx.ModelProto (any protobuf message)
+        return None, model.SerializeToString(), "model.onnx"
+    raise TypeError("cfx.load_onnx takes a path, the model's bytes or an onnx.ModelProto; "
+                    "got %s" % type(model).__name__)
+
+
+def load_onnx(model, shapes=None, *, context=None):
+    """Imports an ONNX model as a Module, as cfx.compile gives one: one graph, named after
+    the model's graph, whose inputs and results are the ONNX graph's inputs (initializers
+    excluded) and outputs under their ONNX names (call it with g(**{"input.1": x}) where a
+    name is not an identifier).
+
+    model: a path (str or os.PathLike; external data is read from beside it), the
+      serialized model (bytes), or an onnx.ModelProto (serialized here).
+    shapes: {input name: shape} fixing symbolic dimensions: a shape tuple (the dtype the
+      model declares), a (dtype, shape) pair ("f32", (1, 16)), or an example array (its
+      dtype and shape). None: the model's declared shapes must be static.
+    Raises CompileError (one line naming the node: name, op type, domain, opset) for a model
+    cfx cannot import, FileNotFoundError for a missing file, Error where this libcfx was
+    built without ONNX support."""
+    fns = _functions()
+    if fns is None:
+        raise Error("this libcfx (%s) has no ONNX importer: rebuild cfx from a version with "
+                    "host/onnx.c" % _lib.path)
+    path, data, name = _model_bytes(model)
+    ctx = context if context is not None else default_context()
+    entries, keep = None, []
+    n = 0
+    if shapes:
+        if data is None:
+            with open(path, "rb") as f:
+                declared = _declared_dtypes(f.read())
+        else:
+            declared = _declared_dtypes(data)
+        n = len(shapes)
+        entries = (InputType * n)()
+        for k, (input_name, spec) in enumerate(shapes.items()):
+            b = os.fsencode(input_name) if isinstance(input_name, os.PathLike) else str(input_name).encode()
+            keep.append(b)
+            entries[k].name = b
+            entries[k].type = _type_of(input_name, spec, declared)
+    diags = ctypes.c_void_p()
+    ptr = fns["cfx_import_onnx"](ctx._ptr, os.fsencode(path) if path else None, data,
+                                 len(data) if data is not None else 0,
+                                 ctypes.cast(entries, ctypes.c_void_p) if entries is not None else None,
+                                 n, ctypes.byref(diags))
+    if not ptr:
+        text = _lib.take_string(diags.value) or "%s: import failed\n" % name
+        if not fns["cfx_onnx_available"]():
+            raise Error(text.rstrip("\n"))
+        raise CompileError(text)
+    _lib.take_string(diags.value)
+    return Module(ptr, name, ctx)
+
+
+def from_torch(module, example_args, *, shapes=None, context=None, **export_kwargs):
+    """Exports a PyTorch module with torch.onnx.export(module, example_args, dynamo=True)
+    in memory (no file, no external data) and imports it with load_onnx. example_args: a
+    tuple of the forward's arguments (a single tensor is taken as a 1-tuple); export_kwargs
+    go to torch.onnx.export (input_names=, opset_version=, ...). The graph's inputs are the
+    exported model's input names (for dynamo export, the forward's parameter names), in the
+    forward's order, so g(*example_args) runs it. Raises ImportError without torch."""
+    try:
+        import torch
+        import torch.onnx
+    except ImportError as e:
+        raise ImportError("cfx.from_torch needs PyTorch (python3 -m pip install torch) and the "
+                          "onnx package torch's exporter uses (python3 -m pip install onnx "
+                          "onnxscript): %s" % e) from None
+    if not isinstance(example_args, tuple):
+        example_args = (example_args,)
+    export_kwargs.setdefault("dynamo", True)
+    if export_kwargs.get("external_data"):
+        raise ValueError("cfx.from_torch keeps the model in memory: external_data is not taken")
+    program = torch.onnx.export(module, example_args, **export_kwargs)
+    if program is None:
+        raise Error("torch.onnx.export returned no ONNXProgram (use a torch with "
+                    "dynamo=True export: 2.5 or later)")
+    proto = getattr(program, "model_proto", None)
+    if proto is None:
+        raise Error("torch.onnx.export's ONNXProgram has no model_proto (torch 2.5 or later)")
+    return load_onnx(proto.SerializeToString(), shapes, context=context)
