@@ -1,0 +1,495 @@
+"""make_models.py: a small set of ONNX control-flow models built with onnx.helper, each with
+inputs and the outputs it must give, computed by a numpy function written here for the
+purpose (never by cfx; onnxruntime, where installed, is only asked to agree, which checks the
+models themselves).
+
+    python3 tests/onnx/make_models.py OUT_DIR [--no-ort]
+
+writes OUT_DIR/NAME/model.onnx, input_K.npy and output_K.npy (K in the graph's order) and
+case.json ({"inputs": [names], "outputs": [names], "tolerance": rtol}) for each model. Used by
+run_models.py (the ctest test onnx_models) and as the seed corpus of tests/fuzz/fuzz_onnx.c.
+Needs the onnx package (python3 -m pip install onnx) and numpy.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+IR_VERSION = 8
+
+F32, F64, I32, I64, BOOL = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT32,
+                            TensorProto.INT64, TensorProto.BOOL)
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, value):
+    """A Constant node giving the numpy value `value`."""
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value), name))
+
+
+def init(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def model(graph):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="cfx tests/onnx/make_models.py")
+    m.ir_version = IR_VERSION
+    return m
+
+
+# ---- the models: each returns (model, {input: array}, {output: array}) -----------------------
+
+def if_outer():
+    """If whose branches read outer-scope values (x, an initializer w), with two outputs that
+    join and are used after it; input and output names that are not identifiers."""
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["input.1", "two"], ["t_y"]),
+         helper.make_node("ReduceSum", ["t_y"], ["t_s"], keepdims=0)],
+        "then", [], [vi("t_y", F32, [4]), vi("t_s", F32, [])],
+        [init("two", np.float32(2))])
+    else_g = helper.make_graph(
+        [helper.make_node("Sub", ["input.1", "w"], ["e_y"]),
+         helper.make_node("ReduceMax", ["e_y"], ["e_s"], keepdims=0)],
+        "else", [], [vi("e_y", F32, [4]), vi("e_s", F32, [])])
+    nodes = [helper.make_node("If", ["c:0"], ["y", "s"], name="branch", then_branch=then_g,
+                              else_branch=else_g),
+             helper.make_node("Add", ["y", "input.1"], ["out/z"]),
+             helper.make_node("Mul", ["s", "s"], ["out/s2"])]
+    w = np.array([1.0, -2.0, 0.5, 4.0], np.float32)
+    g = helper.make_graph(nodes, "if_outer", [vi("input.1", F32, [4]), vi("c:0", BOOL, [])],
+                          [vi("out/z", F32, [4]), vi("out/s2", F32, [])], [init("w", w)])
+    x = np.array([1.5, -3.0, 2.0, 0.25], np.float32)
+    cases = []
+    for c in (True, False):
+        y = x * 2 if c else x - w
+        s = y.sum() if c else y.max()
+        cases.append(({"input.1": x, "c:0": np.array(c)},
+                      {"out/z": y + x, "out/s2": np.float32(s * s)}))
+    return model(g), cases
+
+
+def if_nested():
+    """If inside If: a > 0 ? (a > 5 ? 3x : x + 1) : -x."""
+    inner_then = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["it"])], "it", [],
+                                   [vi("it", F32, [3])], [init("three", np.float32(3))])
+    inner_else = helper.make_graph([helper.make_node("Add", ["x", "one"], ["ie"])], "ie", [],
+                                   [vi("ie", F32, [3])], [init("one", np.float32(1))])
+    outer_then = helper.make_graph(
+        [helper.make_node("Greater", ["a", "five"], ["big"]),
+         helper.make_node("If", ["big"], ["ot"], name="inner", then_branch=inner_then,
+                          else_branch=inner_else)],
+        "ot", [], [vi("ot", F32, [3])], [init("five", np.int64(5))])
+    outer_else = helper.make_graph([helper.make_node("Neg", ["x"], ["oe"])], "oe", [],
+                                   [vi("oe", F32, [3])])
+    nodes = [const("zero", np.int64(0)),
+             helper.make_node("Greater", ["a", "zero"], ["pos"]),
+             helper.make_node("If", ["pos"], ["y"], name="outer", then_branch=outer_then,
+                              else_branch=outer_else)]
+    g = helper.make_graph(nodes, "if_nested", [vi("x", F32, [3]), vi("a", I64, [])],
+                          [vi("y", F32, [3])])
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    cases = []
+    for a in (7, 2, -1):
+        y = (3 * x if a > 5 else x + 1) if a > 0 else -x
+        cases.append(({"x": x, "a": np.array(a, np.int64)}, {"y": y.astype(np.float32)}))
+    return model(g), cases
+
+
+def loop_count():
+    """Loop with a trip count M given as an input and no condition; a loop-carried [2, 3]
+    tensor: acc = acc * 0.5 + x * i."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=F32),
+         helper.make_node("Mul", ["x", "fi"], ["xi"]),
+         helper.make_node("Mul", ["acc", "half"], ["ah"]),
+         helper.make_node("Add", ["ah", "xi"], ["acc_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("acc", F32, [2, 3])],
+        [vi("cond_out", BOOL, []), vi("acc_out", F32, [2, 3])], [init("half", np.float32(0.5))])
+    nodes = [helper.make_node("Loop", ["n", "", "acc0"], ["acc_final"], name="count", body=body)]
+    g = helper.make_graph(nodes, "loop_count",
+                          [vi("x", F32, [2, 3]), vi("acc0", F32, [2, 3]), vi("n", I64, [])],
+                          [vi("acc_final", F32, [2, 3])])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    acc0 = np.full((2, 3), 1.0, np.float32)
+    cases = []
+    for n in (5, 0, 1):
+        acc = acc0.copy()
+        for i in range(n):
+            acc = acc * np.float32(0.5) + x * np.float32(i)
+        cases.append(({"x": x, "acc0": acc0, "n": np.array(n, np.int64)}, {"acc_final": acc}))
+    return model(g), cases
+
+
+def loop_while():
+    """Loop with a condition only (a while loop): s doubles while s < limit; k counts."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["s", "two"], ["s2"]),
+         helper.make_node("Add", ["k", "one"], ["k2"]),
+         helper.make_node("Less", ["s2", "limit"], ["c2"])],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("s", I64, []), vi("k", I32, [])],
+        [vi("c2", BOOL, []), vi("s2", I64, []), vi("k2", I32, [])],
+        [init("two", np.int64(2)), init("one", np.int32(1))])
+    nodes = [helper.make_node("Less", ["s0", "limit"], ["c0"]),
+             const("k0", np.int32(0)),
+             helper.make_node("Loop", ["", "c0", "s0", "k0"], ["s", "k"], name="while", body=body)]
+    g = helper.make_graph(nodes, "loop_while", [vi("s0", I64, []), vi("limit", I64, [])],
+                          [vi("s", I64, []), vi("k", I32, [])])
+    cases = []
+    for s0, limit in ((3, 100), (200, 100), (1, 1 << 40)):
+        s, k = s0, 0
+        while s < limit:
+            s, k = s * 2, k + 1
+        cases.append(({"s0": np.array(s0, np.int64), "limit": np.array(limit, np.int64)},
+                      {"s": np.array(s, np.int64), "k": np.array(k, np.int32)}))
+    return model(g), cases
+
+
+def loop_both():
+    """Loop with a trip count (a constant, 10) and a condition: acc += i + 0.5 until acc >= t."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=F32),
+         helper.make_node("Add", ["fi", "half"], ["d"]),
+         helper.make_node("Add", ["acc", "d"], ["acc2"]),
+         helper.make_node("Less", ["acc2", "t"], ["c2"])],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("acc", F32, [])],
+        [vi("c2", BOOL, []), vi("acc2", F32, [])], [init("half", np.float32(0.5))])
+    nodes = [const("m", np.int64(10)), const("acc0", np.float32(0)), const("yes", np.array(True)),
+             helper.make_node("Loop", ["m", "yes", "acc0"], ["acc"], name="both", body=body)]
+    g = helper.make_graph(nodes, "loop_both", [vi("t", F32, [])], [vi("acc", F32, [])])
+    cases = []
+    for t in (7.0, 1000.0, -1.0):
+        acc, c = np.float32(0), True
+        for i in range(10):
+            if not c:
+                break
+            acc = np.float32(acc + np.float32(i + 0.5))
+            c = acc < t
+        cases.append(({"t": np.array(t, np.float32)}, {"acc": np.array(acc, np.float32)}))
+    return model(g), cases
+
+
+def loop_scan():
+    """Loop with scan outputs: the carried [2] vector stacked to [5, 2], and a 0-d value
+    (its sum) stacked to [5]."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c2"]),
+         helper.make_node("Mul", ["v", "r"], ["vr"]),
+         helper.make_node("Add", ["vr", "b"], ["v2"]),
+         helper.make_node("ReduceSum", ["v2"], ["s"], keepdims=0),
+         helper.make_node("Identity", ["v2"], ["v_scan"])],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("v", F32, [2])],
+        [vi("c2", BOOL, []), vi("v2", F32, [2]), vi("v_scan", F32, [2]), vi("s", F32, [])])
+    nodes = [helper.make_node("Loop", ["M", "", "v0"], ["v", "vs", "ss"], name="scan", body=body)]
+    g = helper.make_graph(nodes, "loop_scan",
+                          [vi("v0", F32, [2]), vi("r", F32, [2]), vi("b", F32, [2])],
+                          [vi("v", F32, [2]), vi("vs", F32, [5, 2]), vi("ss", F32, [5])],
+                          [init("M", np.int64(5))])
+    v0 = np.array([1.0, -1.0], np.float32)
+    r = np.array([0.5, 2.0], np.float32)
+    b = np.array([1.0, 0.25], np.float32)
+    v, vs, ss = v0, [], []
+    for _ in range(5):
+        v = v * r + b
+        vs.append(v)
+        ss.append(v.sum())
+    return model(g), [({"v0": v0, "r": r, "b": b},
+                       {"v": v, "vs": np.stack(vs), "ss": np.array(ss, np.float32)})]
+
+
+def scan_directions():
+    """Scan: one scan input forward along axis 0, one reversed along axis 1; a state; one
+    scan output forward along axis 0, one reversed along axis 1."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["xt", "yt"], ["p"]),
+         helper.make_node("Add", ["s", "p"], ["s2"]),
+         helper.make_node("Identity", ["s2"], ["o1"]),
+         helper.make_node("Sub", ["xt", "yt"], ["o2"])],
+        "body", [vi("s", F32, [2]), vi("xt", F32, [2]), vi("yt", F32, [2])],
+        [vi("s2", F32, [2]), vi("o1", F32, [2]), vi("o2", F32, [2])])
+    nodes = [helper.make_node("Scan", ["s0", "X", "Y"], ["s", "O1", "O2"], name="scan",
+                              body=body, num_scan_inputs=2, scan_input_directions=[0, 1],
+                              scan_input_axes=[0, 1], scan_output_directions=[0, 1],
+                              scan_output_axes=[0, 1])]
+    g = helper.make_graph(nodes, "scan_directions",
+                          [vi("s0", F32, [2]), vi("X", F32, [4, 2]), vi("Y", F32, [2, 4])],
+                          [vi("s", F32, [2]), vi("O1", F32, [4, 2]), vi("O2", F32, [2, 4])])
+    s0 = np.array([0.5, -0.5], np.float32)
+    X = np.arange(8, dtype=np.float32).reshape(4, 2) * 0.5 - 1
+    Y = np.arange(8, dtype=np.float32).reshape(2, 4) * 0.25 + 1
+    s, o1, o2 = s0, [], []
+    for t in range(4):
+        xt, yt = X[t], Y[:, 3 - t]
+        s = s + xt * yt
+        o1.append(s)
+        o2.append(xt - yt)
+    O1 = np.stack(o1)                     # forward, axis 0
+    O2 = np.stack(o2[::-1], axis=1)       # reversed, axis 1: the last iteration's first
+    return model(g), [({"s0": s0, "X": X, "Y": Y}, {"s": s, "O1": O1, "O2": O2})]
+
+
+def if_in_loop():
+    """If inside a Loop's body, on the iteration number: even i adds i, odd i doubles;
+    integer Mod (fmod 0)."""
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "i"], ["a"])], "t", [],
+                               [vi("a", I64, [])])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["b"])], "e", [],
+                               [vi("b", I64, [])], [init("two", np.int64(2))])
+    body = helper.make_graph(
+        [helper.make_node("Mod", ["i", "two_l"], ["r"]),
+         helper.make_node("Equal", ["r", "zero"], ["even"]),
+         helper.make_node("If", ["even"], ["x2"], name="parity", then_branch=then_g,
+                          else_branch=else_g),
+         helper.make_node("Identity", ["c"], ["c2"])],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("x", I64, [])],
+        [vi("c2", BOOL, []), vi("x2", I64, [])],
+        [init("two_l", np.int64(2)), init("zero", np.int64(0))])
+    nodes = [const("m", np.int64(6)),
+             helper.make_node("Loop", ["m", "", "x0"], ["x"], name="loop", body=body)]
+    g = helper.make_graph(nodes, "if_in_loop", [vi("x0", I64, [])], [vi("x", I64, [])])
+    cases = []
+    for x0 in (1, -3):
+        x = x0
+        for i in range(6):
+            x = x + i if i % 2 == 0 else x * 2
+        cases.append(({"x0": np.array(x0, np.int64)}, {"x": np.array(x, np.int64)}))
+    return model(g), cases
+
+
+V, D, MAXLEN = 6, 4, 8
+
+
+def _decoder_weights():
+    rng = np.random.default_rng(7)
+    emb = rng.standard_normal((V, D)).astype(np.float32)
+    w = rng.standard_normal((D, V)).astype(np.float32)
+    return emb, w
+
+
+def greedy_decode():
+    """A greedy-decoding loop: the token's embedding row (Gather), logits (MatMul), the next
+    token (ArgMax, i64), written into a fixed buffer (Where over a Range), stopping early at
+    end_token (Equal, Not) or after MAXLEN steps. Weights are initializers."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["emb", "tok"], ["e"], axis=0),
+         helper.make_node("Unsqueeze", ["e", "ax0"], ["e2"]),
+         helper.make_node("MatMul", ["e2", "w"], ["logits"]),
+         helper.make_node("ArgMax", ["logits"], ["nxt1"], axis=1, keepdims=0),
+         helper.make_node("Squeeze", ["nxt1", "ax0"], ["nxt"]),
+         helper.make_node("Equal", ["pos", "i"], ["here"]),
+         helper.make_node("Where", ["here", "nxt", "toks"], ["toks2"]),
+         helper.make_node("Add", ["i", "one"], ["len2"]),
+         helper.make_node("Equal", ["nxt", "end_token"], ["stop"]),
+         helper.make_node("Not", ["stop"], ["c2"])],
+        "step", [vi("i", I64, []), vi("c", BOOL, []), vi("tok", I64, []),
+                 vi("toks", I64, [MAXLEN]), vi("len", I64, [])],
+        [vi("c2", BOOL, []), vi("nxt", I64, []), vi("toks2", I64, [MAXLEN]), vi("len2", I64, [])])
+    emb, w = _decoder_weights()
+    nodes = [const("m", np.int64(MAXLEN)), const("yes", np.array(True)),
+             const("len0", np.int64(0)),
+             helper.make_node("Range", ["r0", "m", "one"], ["pos"]),
+             helper.make_node("ConstantOfShape", ["shape_m"], ["toks0"],
+                              value=numpy_helper.from_array(np.array([-1], np.int64))),
+             helper.make_node("Loop", ["m", "yes", "start", "toks0", "len0"],
+                              ["last", "tokens", "length"], name="decode", body=body)]
+    g = helper.make_graph(nodes, "greedy_decode",
+                          [vi("start", I64, []), vi("end_token", I64, [])],
+                          [vi("tokens", I64, [MAXLEN]), vi("length", I64, []), vi("last", I64, [])],
+                          [init("emb", emb), init("w", w), init("ax0", np.array([0], np.int64)),
+                           init("one", np.int64(1)), init("r0", np.int64(0)),
+                           init("shape_m", np.array([MAXLEN], np.int64))])
+    # expected: the decode in numpy, an end token chosen so that it stops early for one start
+    table = np.argmax(emb @ w, axis=1)    # the next token of each token
+
+    def decode(start, end):
+        toks, tok, n = np.full(MAXLEN, -1, np.int64), start, 0
+        for i in range(MAXLEN):
+            tok = int(table[tok])
+            toks[i], n = tok, i + 1
+            if tok == end:
+                break
+        return toks, n, tok
+    cases = []
+    for start in range(V):
+        end = int(table[table[start]])   # reached at the second step
+        toks, n, last = decode(start, end)
+        cases.append(({"start": np.array(start, np.int64), "end_token": np.array(end, np.int64)},
+                      {"tokens": toks, "length": np.array(n, np.int64), "last": np.array(last, np.int64)}))
+        if len(cases) == 2:
+            break
+    toks, n, last = decode(0, V) # an end token never produced: all MAXLEN steps
+    cases.append(({"start": np.array(0, np.int64), "end_token": np.array(V, np.int64)},
+                  {"tokens": toks, "length": np.array(n, np.int64), "last": np.array(last, np.int64)}))
+    return model(g), cases
+
+
+N_CG, MAX_CG = 6, 20
+
+
+def cg():
+    """Conjugate gradients with a tolerance: MatMul, ReduceSum, Div, Sqrt, Less, a Loop with
+    both a trip count and a condition; outputs x and the iterations taken."""
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "p"], ["Ap"]),
+         helper.make_node("Mul", ["p", "Ap"], ["pAp_e"]),
+         helper.make_node("ReduceSum", ["pAp_e"], ["pAp"], keepdims=0),
+         helper.make_node("Div", ["rs", "pAp"], ["alpha"]),
+         helper.make_node("Mul", ["alpha", "p"], ["ap"]),
+         helper.make_node("Add", ["x", "ap"], ["x2"]),
+         helper.make_node("Mul", ["alpha", "Ap"], ["aAp"]),
+         helper.make_node("Sub", ["r", "aAp"], ["r2"]),
+         helper.make_node("Mul", ["r2", "r2"], ["rr_e"]),
+         helper.make_node("ReduceSum", ["rr_e"], ["rs2"], keepdims=0),
+         helper.make_node("Div", ["rs2", "rs"], ["beta"]),
+         helper.make_node("Mul", ["beta", "p"], ["bp"]),
+         helper.make_node("Add", ["r2", "bp"], ["p2"]),
+         helper.make_node("Add", ["k", "one"], ["k2"]),
+         helper.make_node("Sqrt", ["rs2"], ["norm"]),
+         helper.make_node("Less", ["tol", "norm"], ["c2"])],
+        "iteration",
+        [vi("i", I64, []), vi("c", BOOL, []), vi("x", F32, [N_CG]), vi("r", F32, [N_CG]),
+         vi("p", F32, [N_CG]), vi("rs", F32, []), vi("k", I64, [])],
+        [vi("c2", BOOL, []), vi("x2", F32, [N_CG]), vi("r2", F32, [N_CG]), vi("p2", F32, [N_CG]),
+         vi("rs2", F32, []), vi("k2", I64, [])],
+        [init("one", np.int64(1))])
+    nodes = [helper.make_node("Mul", ["b", "b"], ["bb"]),
+             helper.make_node("ReduceSum", ["bb"], ["rs0"], keepdims=0),
+             helper.make_node("Sqrt", ["rs0"], ["n0"]),
+             helper.make_node("Less", ["tol", "n0"], ["c0"]),
+             helper.make_node("Mul", ["b", "zero"], ["x0"]),
+             helper.make_node("Loop", ["max_iter", "c0", "x0", "b", "b", "rs0", "k0"],
+                              ["x", "r", "p", "rs", "iterations"], name="cg", body=body)]
+    g = helper.make_graph(nodes, "cg", [vi("A", F32, [N_CG, N_CG]), vi("b", F32, [N_CG]),
+                                        vi("tol", F32, [])],
+                          [vi("x", F32, [N_CG]), vi("iterations", I64, [])],
+                          [init("max_iter", np.int64(MAX_CG)), init("zero", np.float32(0)),
+                           init("k0", np.int64(0))])
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((N_CG, N_CG))
+    A = (q @ q.T + N_CG * np.eye(N_CG)).astype(np.float32)
+    b = rng.standard_normal(N_CG).astype(np.float32)
+    tol = np.float32(1e-5)
+    # the same iteration in float32, recording the residual norms to check the stop has margin
+    x, r, p = np.zeros(N_CG, np.float32), b.copy(), b.copy()
+    rs, k, norms = np.float32(b @ b), 0, [np.sqrt(np.float32(b @ b))]
+    while k < MAX_CG and tol < norms[-1]:
+        Ap = A @ p
+        alpha = rs / np.float32((p * Ap).sum())
+        x = x + alpha * p
+        r = r - alpha * Ap
+        rs2 = np.float32((r * r).sum())
+        p = r + (rs2 / rs) * p
+        rs, k = rs2, k + 1
+        norms.append(np.sqrt(rs))
+    # the stopping decision is far from the tolerance, so float rounding cannot move it
+    assert norms[-1] < tol / 10 and all(nm > tol * 10 for nm in norms[:-1]), norms
+    assert np.allclose(x, np.linalg.solve(A.astype(np.float64), b), rtol=1e-3, atol=1e-4)
+    return model(g), [({"A": A, "b": b, "tol": np.array(tol)},
+                       {"x": x.astype(np.float32), "iterations": np.array(k, np.int64)})]
+
+
+def onnx_semantics():
+    """Ops whose ONNX meaning differs from C's: integer Div truncating toward zero, Mod with
+    fmod 0 (the divisor's sign) and 1 (the dividend's), Cast from float to int (toward
+    zero), ArgMax giving i64 (the first of equal maxima)."""
+    nodes = [helper.make_node("Div", ["a", "b"], ["q"]),
+             helper.make_node("Mod", ["a", "b"], ["m0"], fmod=0),
+             helper.make_node("Mod", ["a", "b"], ["m1"], fmod=1),
+             helper.make_node("Mod", ["f", "g"], ["fm"], fmod=1),
+             helper.make_node("Cast", ["f"], ["fi"], to=I32),
+             helper.make_node("ArgMax", ["h"], ["am"], axis=1, keepdims=0),
+             helper.make_node("Div", ["a64", "b64"], ["q64"])]
+    g = helper.make_graph(nodes, "onnx_semantics",
+                          [vi("a", I32, [6]), vi("b", I32, [6]), vi("f", F32, [6]),
+                           vi("g", F32, [6]), vi("h", F32, [2, 4]), vi("a64", I64, [4]),
+                           vi("b64", I64, [4])],
+                          [vi("q", I32, [6]), vi("m0", I32, [6]), vi("m1", I32, [6]),
+                           vi("fm", F32, [6]), vi("fi", I32, [6]), vi("am", I64, [2]),
+                           vi("q64", I64, [4])])
+    a = np.array([7, -7, 7, -7, 0, 13], np.int32)
+    b = np.array([2, 2, -2, -2, 3, -5], np.int32)
+    f = np.array([2.7, -2.7, 5.5, -5.5, 0.25, -0.75], np.float32)
+    gg = np.array([2.0, 2.0, -2.0, -2.0, 0.1, 0.5], np.float32)
+    h = np.array([[1, 3, 3, 0], [-1, -2, -0.5, -0.5]], np.float32)
+    a64 = np.array([-9, 9, -1, (1 << 40) + 1], np.int64)
+    b64 = np.array([4, -4, 3, 2], np.int64)
+    trunc = lambda x, y: (np.abs(x) // np.abs(y) * np.sign(x) * np.sign(y)).astype(x.dtype)
+    expected = {"q": trunc(a, b), "m0": np.mod(a, b), "m1": np.fmod(a, b),
+                "fm": np.fmod(f, gg), "fi": np.trunc(f).astype(np.int32),
+                "am": np.argmax(h, axis=1).astype(np.int64), "q64": trunc(a64, b64)}
+    assert list(expected["q"]) == [3, -3, -3, 3, 0, -2]
+    assert list(expected["m0"]) == [1, 1, -1, -1, 0, -2]
+    assert list(expected["fi"]) == [2, -2, 5, -5, 0, 0]
+    return model(g), [({"a": a, "b": b, "f": f, "g": gg, "h": h, "a64": a64, "b64": b64},
+                       expected)]
+
+
+MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
+          if_in_loop, greedy_decode, cg, onnx_semantics]
+
+
+def check_with_onnxruntime(name, m, cases):
+    """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
+    nothing where onnxruntime is not installed."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return False
+    sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    for inputs, expected in cases:
+        got = dict(zip(names, sess.run(None, inputs)))
+        for k, want in expected.items():
+            want = np.asarray(want)
+            if got[k].dtype != want.dtype or got[k].shape != want.shape or not np.allclose(
+                    got[k], want, rtol=1e-5, atol=1e-6):
+                raise AssertionError("%s: onnxruntime gives %s = %r, numpy %r"
+                                     % (name, k, got[k], want))
+    return True
+
+
+def write(out_dir, ort=True):
+    """Writes every model and its cases under out_dir; returns the case folders written."""
+    import onnx
+    written = []
+    for make in MODELS:
+        m, cases = make()
+        onnx.checker.check_model(m, full_check=True)
+        if ort:
+            check_with_onnxruntime(make.__name__, m, cases)
+        in_names = [i.name for i in m.graph.input if i.name not in {t.name for t in m.graph.initializer}]
+        out_names = [o.name for o in m.graph.output]
+        for n, (inputs, expected) in enumerate(cases):
+            d = os.path.join(out_dir, "%s_%d" % (make.__name__, n) if len(cases) > 1 else make.__name__)
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "model.onnx"), "wb") as f:
+                f.write(m.SerializeToString())
+            for k, name in enumerate(in_names):
+                np.save(os.path.join(d, "input_%d.npy" % k), np.asarray(inputs[name]))
+            for k, name in enumerate(out_names):
+                np.save(os.path.join(d, "output_%d.npy" % k), np.asarray(expected[name]))
+            with open(os.path.join(d, "case.json"), "w") as f:
+                json.dump({"inputs": in_names, "outputs": out_names}, f)
+            written.append(d)
+    return written
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        print("usage: make_models.py OUT_DIR [--no-ort]", file=sys.stderr)
+        return 2
+    written = write(args[0], ort="--no-ort" not in sys.argv)
+    print("%d cases of %d models written to %s" % (len(written), len(MODELS), args[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""run_models.py: the ONNX control-flow models of make_models.py through the cfx command.
+
+    python3 tests/onnx/run_models.py CFX_BINARY_OR_BUILD_DIR [WORK_DIR]
+
+Writes the models (make_models.py) into WORK_DIR (default: a temporary folder), runs each
+case with `cfx run MODEL.onnx --backend cpu --in NAME=input_K.npy ... --out NAME=FILE.npy`
+and compares with the numpy expectation: integers and bools exactly, reals within a
+relative tolerance of 1e-5 (1e-4 for the loops that accumulate). Then the refusals a bad
+model must get through the command line: a truncated file, an unknown op (one line naming
+the node and its op type, exit 1), a missing input. Prints one line per case and
+`N passed, M failed`; exits 1 when anything failed, 77 (skipped, with the reason) where the
+onnx package is missing or this cfx was built without ONNX support (protobuf-c).
+The ctest test onnx_models (tests/CMakeLists.txt).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN_TIMEOUT_S = 60
+RTOL = {"cg": 1e-4, "loop_count": 1e-5, "scan_directions": 1e-5}
+
+
+def skip(why):
+    print("skipped: %s" % why)
+    sys.exit(77)
+
+
+def cfx_binary(arg):
+    path = os.path.join(arg, "cfx") if os.path.isdir(arg) else arg
+    if not os.access(path, os.X_OK):
+        print("no cfx binary at %s" % path, file=sys.stderr)
+        sys.exit(2)
+    return path
+
+
+def run(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out after %d s" % RUN_TIMEOUT_S
+    return p.returncode, p.stdout, p.stderr
+
+
+def onnx_support(cfx, sample):
+    """None where this cfx imports ONNX, else why not (for a skip)."""
+    rc, out, err = run([cfx, "--version"])
+    version = (out + err).lower()
+    rc, out, err = run([cfx, "check", sample])
+    if rc == 0:
+        return None
+    text = (out + err).replace(sample, "MODEL").lower()
+    if "protobuf-c" in text or ("onnx" in version and ("not built" in version or "without" in version)):
+        return "this cfx was built without ONNX support: %s" % (err.strip().splitlines() or [""])[0]
+    if re.search(r"\.onnx:\d+:\d+: error: ", err):
+        return "this cfx has no ONNX importer (it reads model.onnx as .cfx text)"
+    return None # it imports ONNX and refused a good model: that is a failure, reported below
+
+
+def first_line(text):
+    lines = text.strip().splitlines()
+    return lines[0][:300] + (" [%d more lines]" % (len(lines) - 1) if len(lines) > 1 else "") if lines else ""
+
+
+def compare(np, name, got, want, rtol):
+    if got.dtype != want.dtype:
+        return "%s is %s, expected %s" % (name, got.dtype, want.dtype)
+    if got.shape != want.shape:
+        return "%s has shape %s, expected %s" % (name, got.shape, want.shape)
+    if want.dtype.kind in "biu":
+        bad = got != want
+    else:
+        bad = ~np.isclose(got, want, rtol=rtol, atol=rtol * 1e-2, equal_nan=True)
+    if np.any(bad):
+        k = tuple(int(i) for i in np.argwhere(bad)[0]) if got.ndim else ()
+        return "%s%s = %r, expected %r (%d of %d differ)" % (
+            name, list(k) if k else "", got[k].item(), want[k].item(), int(bad.sum()), bad.size)
+    return None
+
+
+def run_case(np, cfx, d, work):
+    with open(os.path.join(d, "case.json")) as f:
+        case = json.load(f)
+    name = os.path.basename(d)
+    cmd = [cfx, "run", os.path.join(d, "model.onnx"), "--backend", "cpu"]
+    for k, n in enumerate(case["inputs"]):
+        cmd += ["--in", "%s=%s" % (n, os.path.join(d, "input_%d.npy" % k))]
+    outs = []
+    for k, n in enumerate(case["outputs"]):
+        path = os.path.join(work, "%s.got_%d.npy" % (name, k))
+        if os.path.exists(path):
+            os.remove(path)
+        outs.append(path)
+        cmd += ["--out", "%s=%s" % (n, path)]
+    rc, out, err = run(cmd)
+    if rc != 0:
+        return "exit %s: %s" % (rc, first_line(err or out))
+    rtol = RTOL.get(name.rsplit("_", 1)[0] if name[-1].isdigit() else name, 1e-5)
+    problems = []
+    for k, n in enumerate(case["outputs"]):
+        if not os.path.exists(outs[k]):
+            problems.append("%s: no file written" % n)
+            continue
+        p = compare(np, n, np.load(outs[k]), np.load(os.path.join(d, "output_%d.npy" % k)), rtol)
+        if p:
+            problems.append(p)
+    return "; ".join(problems) or None
+
+
+def error_cases(cfx, models, work):
+    """(name, problem or None) of each refusal checked through the command line."""
+    import numpy as np
+    from onnx import TensorProto, helper
+    results = []
+    good = os.path.join(models, "if_nested_0", "model.onnx")
+
+    def one_line_error(cmd, must_name=()):
+        rc, out, err = run(cmd)
+        lines = err.strip().splitlines()
+        if rc != 1:
+            return "exit %s, expected 1 (stderr: %s)" % (rc, first_line(err))
+        if len(lines) != 1 or out.strip():
+            return "expected one line on stderr and nothing on stdout; got %s" % first_line(err or out)
+        for word in must_name:
+            if word not in lines[0]:
+                return "the message does not name %r: %s" % (word, lines[0])
+        return None
+
+    # a truncated protobuf (half the file), and bytes that are no protobuf at all
+    with open(good, "rb") as f:
+        data = f.read()
+    trunc = os.path.join(work, "truncated.onnx")
+    with open(trunc, "wb") as f:
+        f.write(data[:len(data) // 2])
+    results.append(("error_truncated", one_line_error([cfx, "check", trunc], ["truncated.onnx"])))
+    junk = os.path.join(work, "junk.onnx")
+    with open(junk, "wb") as f:
+        f.write(b"\xff\xff\xff\xff not a model \x00\x01")
+    results.append(("error_garbage", one_line_error([cfx, "check", junk], ["junk.onnx"])))
+
+    # an unknown op: the message names the node and its op type
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="fine"),
+                           helper.make_node("FancyOp", ["r"], ["y"], name="the_bad_node")],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    unknown = os.path.join(work, "unknown_op.onnx")
+    with open(unknown, "wb") as f:
+        f.write(m.SerializeToString())
+    results.append(("error_unknown_op", one_line_error([cfx, "check", unknown],
+                                                       ["the_bad_node", "FancyOp"])))
+
+    # a missing input: `cfx run` without one of the model's inputs
+    x = os.path.join(work, "x.npy")
+    np.save(x, np.zeros(3, np.float32))
+    rc, out, err = run([cfx, "run", good, "--backend", "cpu", "--in", "x=%s" % x])
+    problem = None
+    if rc != 1:
+        problem = "exit %s, expected 1 (stderr: %s)" % (rc, first_line(err))
+    elif not re.search(r"\ba\b", err):
+        problem = "the message does not name the missing input 'a': %s" % err.strip()
+    results.append(("error_missing_input", problem))
+    return results
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    try:
+        import numpy as np
+        import onnx  # noqa: F401
+    except ImportError as e:
+        skip("%s: python3 -m pip install onnx numpy" % e)
+    cfx = cfx_binary(sys.argv[1])
+    sys.path.insert(0, HERE)
+    import make_models
+
+    work = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="cfx_onnx_")
+    own = len(sys.argv) <= 2
+    try:
+        models = os.path.join(work, "models")
+        if os.path.isdir(models):
+            shutil.rmtree(models)
+        dirs = make_models.write(models, ort=False)
+        why = onnx_support(cfx, os.path.join(models, "if_nested_0", "model.onnx"))
+        if why:
+            skip(why)
+        passed = failed = 0
+        for d in dirs:
+            problem = run_case(np, cfx, d, work)
+            print("%-24s %s" % (os.path.basename(d), "FAIL: " + problem if problem else "ok"))
+            passed, failed = passed + (problem is None), failed + (problem is not None)
+        for name, problem in error_cases(cfx, models, work):
+            print("%-24s %s" % (name, "FAIL: " + problem if problem else "ok"))
+            passed, failed = passed + (problem is None), failed + (problem is not None)
+        print("%d passed, %d failed" % (passed, failed))
+        return 1 if failed else 0
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
