@@ -41,6 +41,18 @@ static int replay_dir(const char *dir, const char *suffix)
     return n;
 }
 
+#ifdef CFX_REPLAY_ONNX
+/* test_fuzz_onnx_replay: fuzz_onnx.c over tests/fuzz/regress/'s .onnx files and over every
+ * .onnx file in the folders named on the command line (the models of make_models.py). */
+int main(int argc, char **argv)
+{
+    int regress = replay_dir(CFX_SOURCE_DIR "/tests/fuzz/regress", ".onnx");
+    CHECK(regress >= 1);
+    for (int i = 1; i < argc; i++)
+        CHECK(replay_dir(argv[i], ".onnx") >= 0);
+    return test_finish("test_fuzz_onnx_replay");
+}
+#else
 int main(void)
 {
     int regress = replay_dir(CFX_SOURCE_DIR "/tests/fuzz/regress", ".cfx");
@@ -49,3 +61,4 @@ int main(void)
     CHECK(seeds > 10);
     return test_finish("test_fuzz_replay");
 }
+#endif
