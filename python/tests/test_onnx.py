@@ -1,0 +1,344 @@
+"""ONNX models from Python: cfx.load_onnx on a path, bytes and an onnx.ModelProto, ONNX names
+that are not identifiers, symbolic dimensions fixed by shapes=, refusals as CompileError
+naming the node, and cfx.from_torch on PyTorch's control-flow modules (torch.cond,
+while_loop) compared with eager PyTorch. Expected values come from numpy or eager PyTorch.
+
+Skipped where the onnx package is not installed or this libcfx was built without ONNX
+support (protobuf-c); the PyTorch tests where torch is not installed."""
+import pathlib
+
+import pytest
+
+import cfx
+
+np = pytest.importorskip("numpy")
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not cfx.onnx_available(),
+    reason="this libcfx has no ONNX importer" if cfx._onnx._functions() is None
+    else "this libcfx was built without ONNX support (protobuf-c)")
+
+F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def make(graph, opset=17):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def add_model(dim="N"):
+    """out/1 = input.1 * 2 + b:0, an input with a symbolic first dimension (or a fixed one)."""
+    nodes = [helper.make_node("Mul", ["input.1", "two"], ["t"], name="scale"),
+             helper.make_node("Add", ["t", "b:0"], ["out/1"], name="shift")]
+    g = helper.make_graph(nodes, "add.model",
+                          [vi("input.1", F32, [dim, 3]), vi("b:0", F32, [3])],
+                          [vi("out/1", F32, [dim, 3])],
+                          [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    return make(g)
+
+
+def while_model():
+    """A Loop with a condition only: s doubles while s < limit; k counts the iterations."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["s", "two"], ["s2"]),
+         helper.make_node("Add", ["k", "one"], ["k2"]),
+         helper.make_node("Less", ["s2", "limit"], ["c2"])],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("s", I64, []), vi("k", I64, [])],
+        [vi("c2", BOOL, []), vi("s2", I64, []), vi("k2", I64, [])],
+        [numpy_helper.from_array(np.array(2, np.int64), "two"),
+         numpy_helper.from_array(np.array(1, np.int64), "one")])
+    nodes = [helper.make_node("Less", ["s0", "limit"], ["c0"]),
+             helper.make_node("Constant", [], ["k0"],
+                              value=numpy_helper.from_array(np.array(0, np.int64))),
+             helper.make_node("Loop", ["", "c0", "s0", "k0"], ["s", "k"], name="doubling",
+                              body=body)]
+    return make(helper.make_graph(nodes, "while", [vi("s0", I64, []), vi("limit", I64, [])],
+                                  [vi("s", I64, []), vi("k", I64, [])]))
+
+
+def if_model():
+    """y = c ? x * 3 : -x, the branches reading x from the outer scope."""
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "three"], ["a"])], "then", [],
+                               [vi("a", F32, [2])],
+                               [numpy_helper.from_array(np.array(3, np.float32), "three")])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "else", [],
+                               [vi("b", F32, [2])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then_g,
+                              else_branch=else_g)]
+    return make(helper.make_graph(nodes, "branch", [vi("x", F32, [2]), vi("c", BOOL, [])],
+                                  [vi("y", F32, [2])]))
+
+
+def doubling(s, limit):
+    k = 0
+    while s < limit:
+        s, k = s * 2, k + 1
+    return s, k
+
+
+# ---- load_onnx ------------------------------------------------------------------------------
+
+def test_available():
+    assert cfx.onnx_available() is True
+
+
+def test_path_bytes_and_model_proto(tmp_path):
+    m = while_model()
+    path = tmp_path / "while.onnx"
+    path.write_bytes(m.SerializeToString())
+    for model in (str(path), path, path.read_bytes(), bytearray(path.read_bytes()), m):
+        mod = cfx.load_onnx(model)
+        assert isinstance(mod, cfx.Module)
+        assert mod.filename == (str(path) if isinstance(model, (str, pathlib.Path)) else "model.onnx")
+        g = mod.entry
+        assert [(p.name, p.dtype, p.shape) for p in g.inputs] == [("s0", "i64", ()), ("limit", "i64", ())]
+        assert [(p.name, p.dtype, p.shape) for p in g.results] == [("s", "i64", ()), ("k", "i64", ())]
+        for s0, limit in ((3, 100), (200, 100), (1, 1 << 40)):
+            out = g(s0=np.array(s0, np.int64), limit=np.array(limit, np.int64), backend="cpu")
+            s, k = doubling(s0, limit)
+            assert int(out["s"]) == s and int(out["k"]) == k
+
+
+def test_if_with_outer_reads():
+    g = cfx.load_onnx(if_model()).entry
+    x = np.array([1.5, -2.0], np.float32)
+    np.testing.assert_array_equal(g(x=x, c=np.array(True), backend="cpu")["y"], x * 3)
+    np.testing.assert_array_equal(g(x=x, c=np.array(False), backend="cpu")["y"], -x)
+
+
+def test_names_with_dots_colons_and_slashes():
+    g = cfx.load_onnx(add_model(dim=4)).entry
+    assert [p.name for p in g.inputs] == ["input.1", "b:0"]
+    assert [p.name for p in g.results] == ["out/1"]
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    b = np.array([1, -1, 0.5], np.float32)
+    out = g(**{"input.1": x, "b:0": b}, backend="cpu")
+    np.testing.assert_allclose(out["out/1"], x * 2 + b)
+    out = g.run({"input.1": x, "b:0": b}, backend="cpu")   # the same, as one mapping
+    np.testing.assert_allclose(out["out/1"], x * 2 + b)
+    out = g(x, b, backend="cpu")                            # and positionally
+    np.testing.assert_allclose(out["out/1"], x * 2 + b)
+
+
+def test_symbolic_dimension_fixed_by_shapes():
+    m = add_model()
+    with pytest.raises(cfx.CompileError):
+        cfx.load_onnx(m)   # N is not known: the declared shapes must be static
+    b = np.array([1, -1, 0.5], np.float32)
+    for spec, n in (((5, 3), 5), (("f32", (2, 3)), 2), (np.zeros((7, 3), np.float32), 7)):
+        g = cfx.load_onnx(m, shapes={"input.1": spec}).entry
+        assert g.inputs[0] == cfx.Param("input.1", "f32", (n, 3))
+        assert g.results[0].shape == (n, 3)
+        x = np.linspace(-1, 1, n * 3, dtype=np.float32).reshape(n, 3)
+        np.testing.assert_allclose(g(**{"input.1": x, "b:0": b}, backend="cpu")["out/1"], x * 2 + b)
+
+
+def test_shapes_misuse():
+    m = add_model()
+    with pytest.raises(TypeError, match="no dtype f16"):
+        cfx.load_onnx(m, shapes={"input.1": ("f16", (2, 3))})
+    with pytest.raises(TypeError, match="declares no input 'nothing'"):
+        cfx.load_onnx(m, shapes={"nothing": (2, 3)})
+    with pytest.raises(ValueError, match="dimension 0 is -1"):
+        cfx.load_onnx(m, shapes={"input.1": (-1, 3)})
+
+
+def test_refusal_names_the_node():
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
+             helper.make_node("FancyOp", ["r"], ["y"], name="the_bad_node")]
+    m = make(helper.make_graph(nodes, "g", [vi("x", F32, [3])], [vi("y", F32, [3])]))
+    with pytest.raises(cfx.CompileError) as info:
+        cfx.load_onnx(m)
+    text = str(info.value)
+    assert "the_bad_node" in text and "FancyOp" in text
+    assert len(text.strip().splitlines()) == 1
+
+
+def test_truncated_and_garbage_bytes():
+    data = while_model().SerializeToString()
+    for bad in (data[:len(data) // 2], b"\xff\xff\xff\xff not a model", b""):
+        with pytest.raises(cfx.CompileError) as info:
+            cfx.load_onnx(bad)
+        assert "model.onnx" in str(info.value)
+
+
+def test_missing_file_and_wrong_argument(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        cfx.load_onnx(str(tmp_path / "missing.onnx"))
+    with pytest.raises(TypeError, match="a path, the model's bytes or an onnx.ModelProto"):
+        cfx.load_onnx(12)
+
+
+def test_stop_of_a_runaway_loop():
+    g = cfx.load_onnx(while_model()).entry
+    # limit far away: the budget of iterations stops it
+    with pytest.raises(cfx.RunStopped) as info:
+        g(s0=np.array(1, np.int64), limit=np.array(1 << 60, np.int64), backend="cpu", max_iters=5)
+    assert info.value.status == "limit"
+
+
+# ---- from_torch -----------------------------------------------------------------------------
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _while_loop(torch):
+    fn = getattr(torch, "while_loop", None)
+    if fn is None:
+        try:
+            from torch._higher_order_ops.while_loop import while_loop as fn
+        except ImportError:
+            pytest.skip("this torch has no while_loop")
+    return fn
+
+
+def _check_against_eager(torch, module, args, rtol=1e-5, atol=1e-6):
+    mod = cfx.from_torch(module, args)
+    g = mod.entry
+    assert len(g.inputs) == len(args), g
+    out = g(*[a.numpy() for a in args], backend="cpu", results="numpy")
+    want = module(*args)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    got = list(out.values())
+    assert len(got) == len(want), (g, want)
+    for gv, wv in zip(got, want):
+        wv = wv.detach().numpy()
+        assert gv.shape == wv.shape and gv.dtype == wv.dtype, (gv, wv)
+        if wv.dtype.kind in "biu":
+            np.testing.assert_array_equal(gv, wv)
+        else:
+            np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol)
+    return g
+
+
+def test_from_torch_without_torch_says_so(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_torch(name, *a, **k):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    with pytest.raises(ImportError, match="cfx.from_torch needs PyTorch"):
+        cfx.from_torch(object(), ())
+
+
+def test_from_torch_cond():
+    torch = _torch()
+
+    class Branch(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: x * 2.0, lambda x: x - 1.0, (x,))
+
+    for x in (torch.tensor([1.0, 2.0, -0.5]), torch.tensor([-1.0, -2.0, 0.5])):
+        _check_against_eager(torch, Branch(), (x,))
+
+
+def test_from_torch_while_counting_to_a_tensor():
+    torch = _torch()
+    while_loop = _while_loop(torch)
+
+    class Count(torch.nn.Module):
+        def forward(self, n, x):
+            def cond(i, x):
+                return i < n
+
+            def body(i, x):
+                return i + 1, x * 1.5 + 1.0
+            return while_loop(cond, body, (torch.zeros_like(n), x))
+
+    _check_against_eager(torch, Count(), (torch.tensor(5), torch.tensor([1.0, -2.0])))
+
+
+def test_from_torch_greedy_decoding_with_early_stop():
+    torch = _torch()
+    while_loop = _while_loop(torch)
+    V, D, M = 6, 4, 8
+    gen = torch.Generator().manual_seed(7)
+
+    class Decode(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Parameter(torch.randn(V, D, generator=gen), requires_grad=False)
+            self.w = torch.nn.Parameter(torch.randn(D, V, generator=gen), requires_grad=False)
+
+        def forward(self, start, end_token):
+            positions = torch.arange(M)
+
+            def cond(i, tok, tokens, done):
+                return (i < M) & ~done
+
+            def body(i, tok, tokens, done):
+                logits = self.emb[tok] @ self.w
+                nxt = torch.argmax(logits)
+                tokens = torch.where(positions == i, nxt, tokens)
+                return i + 1, nxt, tokens, nxt == end_token
+            i0 = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (i0, start, torch.full((M,), -1), torch.zeros((), dtype=torch.bool)))
+
+    dec = Decode()
+    table = torch.argmax(dec.emb @ dec.w, dim=1)
+    start = torch.tensor(0)
+    end = table[table[start]]   # reached at the second step: an early stop
+    _check_against_eager(torch, dec, (start, end))
+    _check_against_eager(torch, dec, (start, torch.tensor(V)))   # never produced: all M steps
+
+
+def test_from_torch_cg_with_tolerance():
+    torch = _torch()
+    while_loop = _while_loop(torch)
+    n = 6
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(n, n, generator=gen)
+    A = q @ q.T + n * torch.eye(n)
+    b = torch.randn(n, generator=gen)
+
+    class CG(torch.nn.Module):
+        def forward(self, A, b, tol):
+            def cond(k, x, r, p, rs):
+                return (k < 20) & (torch.sqrt(rs) > tol)
+
+            def body(k, x, r, p, rs):
+                Ap = A @ p
+                alpha = rs / (p * Ap).sum()
+                x = x + alpha * p
+                r = r - alpha * Ap
+                rs2 = (r * r).sum()
+                return k + 1, x, r, r + (rs2 / rs) * p, rs2
+            k0 = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (k0, torch.zeros_like(b), b, b, (b * b).sum()))
+
+    args = (A, b, torch.tensor(1e-5))
+    out = list(cfx.from_torch(CG(), args).entry(*[a.numpy() for a in args], backend="cpu").values())
+    want = CG()(*args)
+    # the count may differ by one where float rounding moves the residual across tol
+    assert abs(int(out[0]) - int(want[0])) <= 1
+    np.testing.assert_allclose(out[1], torch.linalg.solve(A.double(), b.double()).numpy(),
+                               rtol=1e-3, atol=1e-4)
+
+
+def test_from_torch_cond_inside_while():
+    torch = _torch()
+    while_loop = _while_loop(torch)
+
+    class Collatz(torch.nn.Module):
+        def forward(self, x):
+            def cond(i, x):
+                return (x != 1) & (i < 100)
+
+            def body(i, x):
+                y = torch.cond(x % 2 == 0, lambda x: x // 2, lambda x: 3 * x + 1, (x,))
+                return i + 1, y
+            return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))
+
+    for x in (6, 27, 1):
+        _check_against_eager(torch, Collatz(), (torch.tensor(x),))
