@@ -6,9 +6,10 @@
 Writes the models (make_models.py) into WORK_DIR (default: a temporary folder), runs each
 case with `cfx run MODEL.onnx --backend cpu --in NAME=input_K.npy ... --out NAME=FILE.npy`
 and compares with the numpy expectation: integers and bools exactly, reals within a
-relative tolerance of 1e-5 (1e-4 for the loops that accumulate). Then the refusals a bad
-model must get through the command line: a truncated file, an unknown op (one line naming
-the node and its op type, exit 1), a missing input. Prints one line per case and
+relative tolerance of 1e-5 (1e-4 for CG). Then `cfx import` of each model: the program it
+writes compiles, and gives the same results where the model's names are identifiers. Then
+the refusals a bad model must get through the command line: a truncated file, an unknown op
+(one line naming the node and its op type, exit 1), a missing input. Prints one line per case and
 `N passed, M failed`; exits 1 when anything failed, 77 (skipped, with the reason) where the
 onnx package is missing or this cfx was built without ONNX support (protobuf-c).
 The ctest test onnx_models (tests/CMakeLists.txt).
@@ -62,6 +63,12 @@ def onnx_support(cfx, sample):
     return None # it imports ONNX and refused a good model: that is a failure, reported below
 
 
+def model_of(case_dir):
+    """The model of a case folder: if_nested for if_nested_2."""
+    name = os.path.basename(case_dir)
+    return name.rsplit("_", 1)[0] if name[-1].isdigit() else name
+
+
 def first_line(text):
     lines = text.strip().splitlines()
     return lines[0][:300] + (" [%d more lines]" % (len(lines) - 1) if len(lines) > 1 else "") if lines else ""
@@ -100,13 +107,50 @@ def run_case(np, cfx, d, work):
     rc, out, err = run(cmd)
     if rc != 0:
         return "exit %s: %s" % (rc, first_line(err or out))
-    rtol = RTOL.get(name.rsplit("_", 1)[0] if name[-1].isdigit() else name, 1e-5)
+    rtol = RTOL.get(model_of(d), 1e-5)
     problems = []
     for k, n in enumerate(case["outputs"]):
         if not os.path.exists(outs[k]):
             problems.append("%s: no file written" % n)
             continue
         p = compare(np, n, np.load(outs[k]), np.load(os.path.join(d, "output_%d.npy" % k)), rtol)
+        if p:
+            problems.append(p)
+    return "; ".join(problems) or None
+
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def import_case(np, cfx, d, work):
+    """`cfx import MODEL.onnx -o NAME.cfx` writes a program that compiles and, where every
+    input and output name is an identifier, gives the same results when run as .cfx."""
+    with open(os.path.join(d, "case.json")) as f:
+        case = json.load(f)
+    name = os.path.basename(d)
+    out_dir = os.path.join(work, "imported", name)
+    os.makedirs(out_dir, exist_ok=True)
+    text = os.path.join(out_dir, name + ".cfx")
+    rc, out, err = run([cfx, "import", os.path.join(d, "model.onnx"), "-o", text])
+    if rc != 0:
+        return "cfx import: exit %s: %s" % (rc, first_line(err or out))
+    if not all(IDENTIFIER.match(n) for n in case["inputs"] + case["outputs"]):
+        rc, out, err = run([cfx, "check", text])
+        return None if rc == 0 else "cfx check of the imported text: %s" % first_line(err or out)
+    cmd = [cfx, "run", text, "--backend", "cpu"]
+    for k, n in enumerate(case["inputs"]):
+        cmd += ["--in", "%s=%s" % (n, os.path.join(d, "input_%d.npy" % k))]
+    got = []
+    for k, n in enumerate(case["outputs"]):
+        got.append(os.path.join(out_dir, "got_%d.npy" % k))
+        cmd += ["--out", "%s=%s" % (n, got[-1])]
+    rc, out, err = run(cmd)
+    if rc != 0:
+        return "cfx run of the imported text: exit %s: %s" % (rc, first_line(err or out))
+    problems = []
+    for k, n in enumerate(case["outputs"]):
+        p = compare(np, n, np.load(got[k]), np.load(os.path.join(d, "output_%d.npy" % k)),
+                    RTOL.get(model_of(d), 1e-5))
         if p:
             problems.append(p)
     return "; ".join(problems) or None
@@ -196,6 +240,15 @@ def main():
         for d in dirs:
             problem = run_case(np, cfx, d, work)
             print("%-24s %s" % (os.path.basename(d), "FAIL: " + problem if problem else "ok"))
+            passed, failed = passed + (problem is None), failed + (problem is not None)
+        seen = set()
+        for d in dirs:
+            if model_of(d) in seen:
+                continue # one import per model
+            seen.add(model_of(d))
+            problem = import_case(np, cfx, d, work)
+            name = "import " + os.path.basename(d)
+            print("%-24s %s" % (name, "FAIL: " + problem if problem else "ok"))
             passed, failed = passed + (problem is None), failed + (problem is not None)
         for name, problem in error_cases(cfx, models, work):
             print("%-24s %s" % (name, "FAIL: " + problem if problem else "ok"))
