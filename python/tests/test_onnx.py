@@ -59,7 +59,7 @@ def while_model():
                               value=numpy_helper.from_array(np.array(0, np.int64))),
              helper.make_node("Loop", ["", "c0", "s0", "k0"], ["s", "k"], name="doubling",
                               body=body)]
-    return make(helper.make_graph(nodes, "while", [vi("s0", I64, []), vi("limit", I64, [])],
+    return make(helper.make_graph(nodes, "doubling", [vi("s0", I64, []), vi("limit", I64, [])],
                                   [vi("s", I64, []), vi("k", I64, [])]))
 
 
@@ -125,6 +125,18 @@ def test_names_with_dots_colons_and_slashes():
     np.testing.assert_allclose(out["out/1"], x * 2 + b)
     out = g(x, b, backend="cpu")                            # and positionally
     np.testing.assert_allclose(out["out/1"], x * 2 + b)
+
+
+def test_graph_names_that_are_not_identifiers():
+    # the module's graph is named after the model's graph, made a valid identifier
+    import re
+    for name in ("while", "graph", "my model", "3d.net"):
+        m = while_model()
+        m.graph.name = name
+        g = cfx.load_onnx(m).entry
+        assert re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", g.name), g.name
+        out = g(s0=np.array(3, np.int64), limit=np.array(100, np.int64), backend="cpu")
+        assert int(out["s"]) == 192 and int(out["k"]) == 6
 
 
 def test_symbolic_dimension_fixed_by_shapes():
