@@ -110,8 +110,11 @@ static char *copy_string(const char *s)
 
 /* ---- compiling ------------------------------------------------------------------------- */
 
-cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
-                               size_t len, char **diagnostics)
+/* The text compiled, with its .npy constants relative to folder dir (NULL: the current
+ * directory) and the constants of the table. */
+static cfx_module *compile_text(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                const char *dir, const cfx_constant *constants, int nconstants,
+                                char **diagnostics)
 {
     char *diags = NULL;
     cfx_module *m = NULL;
@@ -150,7 +153,7 @@ cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const cha
         }
     }
     prof_push("compile");
-    int failed = compile_source(ctx, file, text, len, &m->cm, &diags) != 0;
+    int failed = compile_source_with(ctx, file, text, len, dir, constants, nconstants, &m->cm, &diags) != 0;
     prof_pop();
     if (failed) {
         if (!diags)
@@ -166,6 +169,18 @@ fail:
     else
         free(diags);
     return NULL;
+}
+
+cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
+                               size_t len, char **diagnostics)
+{
+    return compile_text(ctx, filename, text, len, NULL, NULL, 0, diagnostics);
+}
+
+cfx_module *cfx_compile_string_constants(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                         const cfx_constant *constants, int nconstants, char **diagnostics)
+{
+    return compile_text(ctx, filename, text, len, NULL, constants, constants ? nconstants : 0, diagnostics);
 }
 
 cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics)
@@ -211,7 +226,20 @@ cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnost
         }
     }
     text[len] = '\0';
-    m = cfx_compile_string(ctx, path, text, len, &diags);
+    {
+        /* a constant's .npy path is relative to the folder of the file */
+        const char *slash = strrchr(path, '/');
+        size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+        char *dir = malloc(n + 1);
+        if (!dir) {
+            diags = format_message("%s: out of memory\n", path);
+            goto done;
+        }
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        m = compile_text(ctx, path, text, len, dir, NULL, 0, &diags);
+        free(dir);
+    }
 done:
     if (f)
         fclose(f);

@@ -125,6 +125,21 @@ typedef struct cfx_module cfx_module;
 cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics);
 cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
                                size_t len, char **diagnostics);
+/* A value for a constant of the module that the text declares without one, `const NAME: TYPE`
+ * (docs/language.md, "Module constants"): `data` holds cfx_type_count(&type) elements of the
+ * dtype, row-major (bool: one byte 0 or 1). */
+typedef struct cfx_constant {
+    const char *name;
+    cfx_type type;
+    const void *data;
+} cfx_constant;
+/* As cfx_compile_string, with values for the file's `const NAME: TYPE` declarations that have
+ * none in the text: each entry's type must equal the declaration's exactly, and every entry must
+ * name a declared constant without a value. `data` is copied, so it may be freed after the call.
+ * Errors are diagnostics as the others: at the declaration, or at 1:1 for an entry that names
+ * nothing declared. */
+cfx_module *cfx_compile_string_constants(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                         const cfx_constant *constants, int nconstants, char **diagnostics);
 void cfx_module_free(cfx_module *m);
 void cfx_free(void *p);
 
