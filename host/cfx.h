@@ -362,6 +362,36 @@ int64_t cfx_exec_iterations(const cfx_exec *e); /* loop iterations of the last r
  * executor's position is cfx_exec_position's). Valid until the next run. */
 const char *cfx_exec_hang_report(const cfx_exec *e);
 
+/* ---- importing ONNX models (docs/onnx.md) ----
+ * A model with If, Loop and Scan and the op set of docs/onnx.md becomes a module with one graph,
+ * named after the model's graph, whose inputs and results are the ONNX graph's inputs (its
+ * initializers excluded) and outputs, under their ONNX names (cfx_input_name gives them, and
+ * cfx_bind takes them). */
+typedef struct cfx_input_shape {
+    const char *name; /* an input of the model's graph */
+    cfx_type type;    /* its dtype and shape, which fix the model's symbolic dimensions */
+} cfx_input_shape;
+/* 1 when this build reads ONNX models (it was built with protobuf-c), else 0. */
+int cfx_onnx_available(void);
+/* Imports the serialized ModelProto bytes[0, len), or, where bytes is NULL, the file at path.
+ * `path` names the model in messages and is where external data is read from (files beside it;
+ * a location that leaves the model's folder is refused); with bytes and a NULL path the model is
+ * "model.onnx" and may not use external data. `shapes` (nshapes entries, or NULL) fix symbolic
+ * dimensions; without them every input's declared shape must be static. On error NULL and one
+ * line in *diagnostics (cfx_free): `MODEL: node 'NAME' (OP, domain 'D', opset N): ...` or
+ * `MODEL: error: ...`; without protobuf-c at build time, a line saying how to get it. A run that
+ * stops names the line of the imported text (`MODEL.cfx:LINE:COL`), which
+ * cfx_import_onnx_source gives. */
+cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *bytes, size_t len,
+                            const cfx_input_shape *shapes, int nshapes, char **diagnostics);
+/* The .cfx text of that module (what `cfx import` writes), each statement with its ONNX node's
+ * name in a comment. Constants of more than 16 elements are written as .npy files into data_dir
+ * and named in the text as data_dir_text/NAME.npy (data_dir NULL: declared without a value, as
+ * cfx_compile_string_constants binds them). Free with cfx_free; NULL and *diagnostics on error. */
+char *cfx_import_onnx_source(const char *path, const void *bytes, size_t len,
+                             const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                             const char *data_dir_text, char **diagnostics);
+
 #ifdef __cplusplus
 }
 #endif
