@@ -368,8 +368,11 @@ const char *cfx_exec_hang_report(const cfx_exec *e);
  * initializers excluded) and outputs, under their ONNX names (cfx_input_name gives them, and
  * cfx_bind takes them). */
 typedef struct cfx_input_shape {
-    const char *name; /* an input of the model's graph */
-    cfx_type type;    /* its dtype and shape, which fix the model's symbolic dimensions */
+    const char *name;  /* an input of the model's graph */
+    cfx_type type;     /* its dtype and shape, which fix the model's symbolic dimensions */
+    const void *value; /* NULL, or its elements: where the model takes a shape or a length from
+                        * the input's value (Range's bounds, Expand's shape), the import fixes
+                        * the input to this value, and a run given another stops with assert */
 } cfx_input_shape;
 /* 1 when this build reads ONNX models (it was built with protobuf-c), else 0. */
 int cfx_onnx_available(void);

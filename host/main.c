@@ -380,10 +380,25 @@ static cfx_input_shape *npy_shapes(const options *o, int *n)
         size_t got = fread(head, 1, sizeof head, f);
         fclose(f);
         char err[256];
-        if (npy_peek(head, got, &s[*n].type, err, sizeof err) == 0)
-            s[(*n)++].name = o->ins[k].name;
+        if (npy_peek(head, got, &s[*n].type, err, sizeof err) != 0)
+            continue;
+        /* a small one may also give its value, where the model takes a shape from it */
+        int64_t count = cfx_type_count(&s[*n].type);
+        void *value = count <= 64 ? malloc((size_t)count * 8 + 1) : NULL;
+        if (value && npy_read_file(v, &s[*n].type, value, err, sizeof err) == 0)
+            s[*n].value = value;
+        else
+            free(value);
+        s[(*n)++].name = o->ins[k].name;
     }
     return s;
+}
+
+static void free_shapes(cfx_input_shape *s, int n)
+{
+    for (int k = 0; s && k < n; k++)
+        free((void *)s[k].value);
+    free(s);
 }
 
 static cfx_module *compile_or_report(const char *file, const options *o)
@@ -394,7 +409,7 @@ static cfx_module *compile_or_report(const char *file, const options *o)
         int n = 0;
         cfx_input_shape *shapes = o ? npy_shapes(o, &n) : NULL;
         m = cfx_import_onnx(NULL, file, NULL, 0, shapes, n, &diags);
-        free(shapes);
+        free_shapes(shapes, n);
         if (!m && diags && strncmp(diags, file, strlen(file)) == 0 && diags[strlen(file)] == ':' &&
             !positioned(diags, file)) {
             fprintf(stderr, "cfx: %s", diags); /* the importer's own one line */
@@ -1032,7 +1047,7 @@ static int cmd_import(int argc, char **argv)
     int nshapes = 0;
     cfx_input_shape *shapes = npy_shapes(&o, &nshapes);
     text = cfx_import_onnx_source(o.file, NULL, 0, shapes, nshapes, dir, dir_text, &diags);
-    free(shapes);
+    free_shapes(shapes, nshapes);
     if (!text) {
         fprintf(stderr, "cfx: %s", diags ? diags : "the import failed\n");
         goto done;

@@ -53,7 +53,7 @@ void onnx_import_free(onnx_import *im)
 
 /* Limits of what the importer takes (docs/onnx.md). */
 #define ONNX_OPSET_MIN 8
-#define ONNX_OPSET_MAX 23
+#define ONNX_OPSET_MAX 27
 #define ONNX_INLINE_MAX 16         /* constants of at most this many elements are written out */
 #define ONNX_FOLD_MAX 65536        /* a node is folded at import when its result is no larger */
 #define ONNX_MAX_DEPTH 64          /* subgraphs and functions nested */
@@ -65,6 +65,10 @@ typedef struct ival {
     cfx_type ty;
     void *data;       /* known at import: cfx_type_count(ty) elements of ty.dtype */
     int prev;         /* the value this one shadows (same name, outer scope), or -1 */
+    /* a one-element integer known as sym + off, sym a scalar expression of run time (a loop's
+     * counter, say): a Slice from it to it plus a constant has a length known at import */
+    const char *sym;
+    int64_t off;
 } ival;
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
@@ -99,6 +103,7 @@ typedef struct imp {
     int ntable, captable;
     const cfx_input_shape *shapes;
     int nshapes;
+    int use_values;       /* fix the inputs whose values the caller gave (a second try) */
     const char **in_names, **res_names; /* the main graph's, for the result */
     int nin, nres;
     /* values a subgraph gives back that its nodes may compute straight into the variable the
@@ -275,6 +280,8 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
     v->id = id;
     v->ty = *ty;
     v->data = data;
+    v->sym = NULL;
+    v->off = 0;
     v->prev = *slot;
     *slot = I->nvals++;
     return v;
@@ -887,6 +894,47 @@ static const char *zeros_of(imp *I, const cfx_type *t)
     return fmt(I, "zeros(%s)", tystr(I, t));
 }
 
+/* ---- integers known up to a run-time term ------------------------------------------------- */
+
+static int one_int_type(const cfx_type *t)
+{
+    return (t->dtype == CFX_I32 || t->dtype == CFX_I64) && count(t) == 1;
+}
+
+static int one_int(const ival *v)
+{
+    return one_int_type(&v->ty);
+}
+
+/* v as sym + off: 1 for a one-element integer of run time, 0 otherwise */
+static int sym_of(imp *I, ival *v, const char **sym, int64_t *off)
+{
+    if (!one_int(v) || v->data)
+        return 0;
+    if (v->sym) {
+        *sym = v->sym;
+        *off = v->off;
+        return 1;
+    }
+    const char *x = ref(I, v);
+    *sym = v->ty.rank == 0 ? x : v->ty.rank == 1 ? fmt(I, "%s[0]", x) : fmt(I, "reshape(%s, [1])[0]", x);
+    *off = 0;
+    return 1;
+}
+
+/* The output just bound for n's output 0 is the same integer as v (a reshape, a cast, an
+ * identity): it keeps v's run-time term. */
+static void keep_sym(imp *I, const Onnx__NodeProto *n, ival *v)
+{
+    ival *o = lookup(I, out_name(I, n, 0));
+    const char *sym;
+    int64_t off;
+    if (o && one_int(o) && !o->data && sym_of(I, v, &sym, &off)) {
+        o->sym = sym;
+        o->off = off;
+    }
+}
+
 /* ---- folding at import -------------------------------------------------------------------- */
 
 /* Elementwise binary ops, on known data and as cfx text. */
@@ -1016,9 +1064,21 @@ static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival 
     if ((op == B_MOD) && is_real(a->ty.dtype) && attr_int(I, n, "fmod", 0) == 0)
         op = B_MOD;
     const char *e = bin_text(I, op, a->ty.dtype, x, y);
-    /* a one-element operand and the other of another shape: cfx takes that as numpy does */
     const char *v = out_var(I, n, 0, &out);
     line(I, "%s = %s", v, e);
+    /* sym + k: an integer of run time plus or minus a known one */
+    const char *sym;
+    int64_t off;
+    ival *o = lookup(I, out_name(I, n, 0));
+    if ((op == B_ADD || op == B_SUB) && one_int_type(&out)) {
+        if (b->data && one_int(b) && sym_of(I, a, &sym, &off)) {
+            o->sym = sym;
+            o->off = op == B_ADD ? off + geti(b, 0) : off - geti(b, 0);
+        } else if (op == B_ADD && a->data && one_int(a) && sym_of(I, b, &sym, &off)) {
+            o->sym = sym;
+            o->off = off + geti(a, 0);
+        }
+    }
 }
 
 /* Unary elementwise ops: cfx's name for each (NULL: written out below). */
@@ -1044,6 +1104,7 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
         fail(I, "the operand is %s; Not takes bool", tystr(I, &x->ty));
     if (strcmp(op, "Identity") == 0) {
         bind(I, out_name(I, n, 0), &x->ty, x->id, x->data); /* an alias: values never change */
+        keep_sym(I, n, x);
         return 1;
     }
     cfx_type t = x->ty;
@@ -1125,6 +1186,8 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
     }
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = cast(%s, %s)", v, ref(I, x), cfx_dtype_name(to));
+    if (!is_real(x->ty.dtype) && x->ty.dtype != CFX_BOOL && one_int_type(&t))
+        keep_sym(I, n, x);
 }
 
 static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_type *t)
@@ -1139,10 +1202,11 @@ static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_t
     const char *e = reshaped(I, ref(I, x), &x->ty, t);
     if (e == x->id) {
         bind(I, out_name(I, n, 0), t, x->id, NULL);
-        return;
+    } else {
+        const char *v = out_var(I, n, 0, t);
+        line(I, "%s = %s", v, e);
     }
-    const char *v = out_var(I, n, 0, t);
-    line(I, "%s = %s", v, e);
+    keep_sym(I, n, x);
 }
 
 static void op_reshape(imp *I, const Onnx__NodeProto *n)
@@ -1511,6 +1575,20 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
         t.dims[axis] = sizes[k];
         if (sizes[k] < 1 || off + sizes[k] > x->ty.dims[axis])
             fail(I, "the parts do not fit dimension %d of %s", axis, tystr(I, &x->ty));
+        if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+            int64_t outer = 1, inner = 1;
+            for (int d = 0; d < axis; d++) outer *= t.dims[d];
+            for (int d = axis + 1; d < t.rank; d++) inner *= t.dims[d];
+            size_t es = (size_t)cfx_dtype_size(t.dtype);
+            char *data = new_data(I, &t);
+            for (int64_t b = 0; b < outer; b++)
+                memcpy(data + (size_t)(b * sizes[k] * inner) * es,
+                       (char *)x->data + (size_t)((b * x->ty.dims[axis] + off) * inner) * es,
+                       (size_t)(sizes[k] * inner) * es);
+            out_known(I, n, (size_t)k, &t, data);
+            off += sizes[k];
+            continue;
+        }
         const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + sizes[k]));
         const char *v = out_var(I, n, (size_t)k, &t);
         line(I, "%s = %s%s", v, ref(I, x), subscript(I, x->ty.rank, axis, range));
@@ -1662,6 +1740,37 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         memcpy(ends, a, k * sizeof *a);
         a = attr_ints(I, n, "axes", &k);
         if (a && k <= 8) { na = (int64_t)k; memcpy(axes, a, k * sizeof *a); }
+    } else if (!in(I, n, 1)->data || !in(I, n, 2)->data) {
+        /* starts of run time: one axis, its end its start plus a constant (x[i:i + k]) */
+        ival *sv = in(I, n, 1), *ev = in(I, n, 2);
+        const char *s1, *s2;
+        int64_t o1, o2, ax = 0;
+        if (!one_int(sv) || !one_int(ev) || !sym_of(I, sv, &s1, &o1) || !sym_of(I, ev, &s2, &o2) ||
+            strcmp(s1, s2) != 0)
+            fail(I, "the slice's length depends on the data: cfx takes starts of run time only where the "
+                 "end is the start plus a constant");
+        if (has_input(n, 3))
+            ints_of(I, known(I, n, 3, "the axes"), &ax, 1, "the axes");
+        if (has_input(n, 4)) {
+            int64_t st;
+            ints_of(I, known(I, n, 4, "the steps"), &st, 1, "the steps");
+            if (st != 1)
+                fail(I, "a slice of run-time start takes a step of 1");
+        }
+        int axis = norm_axis(I, ax, r, "axis");
+        int64_t len = o2 - o1;
+        if (len < 1 || len > x->ty.dims[axis])
+            fail(I, "the slice has %lld elements along axis %d of size %lld", (long long)len, axis,
+                 (long long)x->ty.dims[axis]);
+        cfx_type t = x->ty;
+        t.dims[axis] = len;
+        const char *nm = out_name(I, n, 0);
+        const char *st = new_id(I, "start_", nm);
+        line(I, "%s = %s + %lld", st, s1, (long long)o1);
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s%s", v, ref(I, x),
+             subscript(I, r, axis, fmt(I, "%s:%s + %lld", st, st, (long long)len)));
+        return;
     } else {
         ns = ints_of(I, known(I, n, 1, "the starts"), starts, 8, "the starts");
         ne = ints_of(I, known(I, n, 2, "the ends"), ends, 8, "the ends");
@@ -2797,7 +2906,24 @@ static void import_model(imp *I, onnx_import *out)
         cfx_type t;
         value_info_type(I, vi, 1, &t);
         const char *id = new_id(I, "in_", vi->name);
-        bind(I, vi->name, &t, id, NULL);
+        ival *v = bind(I, vi->name, &t, id, NULL);
+        for (int j = 0; I->use_values && j < I->nshapes; j++)
+            if (I->shapes[j].value && I->shapes[j].name && !strcmp(I->shapes[j].name, vi->name) &&
+                same_type(&I->shapes[j].type, &t)) {
+                /* fixed at import: the value is a constant, and the run checks it was given */
+                size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
+                ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
+                memcpy(fixed.data, I->shapes[j].value, bytes);
+                const char *c = ref(I, &fixed);
+                I->note = fmt(I, "input '%s'", vi->name);
+                line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
+                     "import it again for this one\")", count(&t) == 1 ? fmt(I, "%s == %s", id, c)
+                     : t.dtype == CFX_BOOL ? fmt(I, "all(%s == %s)", id, c) : fmt(I, "all(%s == %s)", id, c),
+                     vi->name);
+                I->note = NULL;
+                v->data = fixed.data;
+                v->id = c;
+            }
         sb_printf(&head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
         I->in_names[nparams++] = vi->name;
     }
@@ -2936,9 +3062,9 @@ static void import_all(imp *I, const char *path, onnx_import *out)
     }
 }
 
-int onnx_import_model(const char *path, const void *bytes, size_t len,
-                      const cfx_input_shape *shapes, int nshapes, const char *data_dir,
-                      const char *data_dir_text, onnx_import *out, char **err)
+static int import_once(const char *path, const void *bytes, size_t len, const cfx_input_shape *shapes,
+                       int nshapes, int use_values, const char *data_dir, const char *data_dir_text,
+                       onnx_import *out, char **err)
 {
     imp *I = calloc(1, sizeof *I);
     memset(out, 0, sizeof *out);
@@ -2950,6 +3076,7 @@ int onnx_import_model(const char *path, const void *bytes, size_t len,
     I->model = path ? path : "model.onnx";
     I->shapes = shapes;
     I->nshapes = shapes ? nshapes : 0;
+    I->use_values = use_values;
     I->data_dir = data_dir;
     I->data_dir_text = data_dir_text;
     I->bytes = bytes;
@@ -2976,6 +3103,24 @@ int onnx_import_model(const char *path, const void *bytes, size_t len,
     sb_free(&I->body);
     free(I);
     return failed ? -1 : 0;
+}
+
+/* Inputs whose values the caller gave are fixed only where the model needs them (a first try
+ * without them failed): a plain import keeps every input a run-time value. */
+int onnx_import_model(const char *path, const void *bytes, size_t len,
+                      const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                      const char *data_dir_text, onnx_import *out, char **err)
+{
+    int rc = import_once(path, bytes, len, shapes, nshapes, 0, data_dir, data_dir_text, out, err);
+    int values = 0;
+    for (int k = 0; shapes && k < nshapes; k++)
+        values |= shapes[k].value != NULL;
+    if (rc != 0 && values && *err && strstr(*err, "must be known when the model is imported")) {
+        char *first = *err;
+        rc = import_once(path, bytes, len, shapes, nshapes, 1, data_dir, data_dir_text, out, err);
+        free(first);
+    }
+    return rc;
 }
 
 void onnx_import_free(onnx_import *im)
