@@ -336,6 +336,7 @@ class _Fixes:
         self.calls = {}     # id of a call node -> (callee unit, key)
         self.returns = None # [types of each result], from the probe
         self.ret_cast = {}  # (id of a return, item) -> dtype
+        self.truthy = set() # ids of statements whose conditions take Python's truth: bool(x)
 
 
 class _Emitter:
@@ -350,10 +351,28 @@ class _Emitter:
         self.queries = []
         self.ret_index = {}      # id(return node) -> k
         self.lambdas = set()
+        self.pre = []            # lines the current statement needs before it (hoisted lists)
+        self.cur = None          # the statement being emitted
 
     # -- output
     def line(self, text, node):
+        pre, self.pre = self.pre, []
+        for p in pre:
+            self.out.append(("  " * self.depth + p, node))
         self.out.append(("  " * self.depth + text, node))
+
+    def hoist(self, text):
+        """A name for a value that cfx takes only as a statement's value (a list literal)."""
+        t = self.fresh("l")
+        self.pre.append("%s = %s" % (t, text))
+        return t
+
+    def cond(self, e):
+        """A condition; bool(...) around it where cfx said it is not a bool (Python's truth)."""
+        t = self.expr(e)
+        if id(self.cur) in self.tr.fixes.truthy and not _syntactic_bool(e):
+            return "bool(%s)" % t
+        return t
 
     def fresh(self, what="t"):
         self.tmp += 1
@@ -377,6 +396,7 @@ class _Emitter:
 
     # -- statements
     def stmt(self, s):
+        self.cur = s
         if type(s) in _REFUSED_STMTS:
             construct, instead = _REFUSED_STMTS[type(s)]
             self.refuse(s, construct, instead)
@@ -438,18 +458,19 @@ class _Emitter:
         esc = msg.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n").replace("\t", "\\t")
         if not esc.isascii():
             esc = esc.encode("ascii", "backslashreplace").decode().replace("\\", "\\\\")
-        self.line("assert(%s, \"%s\")" % (self.expr(s.test), esc), s)
+        self.line("assert(%s, \"%s\")" % (self.cond(s.test), esc), s)
 
     def s_Raise(self, s):
         self.refuse(s, "raise", "stop the run with assert cond, \"message\"")
 
     def s_If(self, s):
-        self.line("if %s {" % self.expr(s.test), s)
+        self.line("if %s {" % self.cond(s.test), s)
         self.block(s.body)
         orelse = s.orelse
         while len(orelse) == 1 and isinstance(orelse[0], ast.If):
             e = orelse[0]
-            self.line("} elif %s {" % self.expr(e.test), e)
+            self.cur = s
+            self.line("} elif %s {" % self.cond(e.test), s)
             self.block(e.body)
             orelse = e.orelse
         if orelse:
@@ -460,7 +481,7 @@ class _Emitter:
     def s_While(self, s):
         if s.orelse:
             self.refuse(s, "while ... else", "set a flag before break and test it after the loop")
-        self.line("while %s {" % self.expr(s.test), s)
+        self.line("while %s {" % self.cond(s.test), s)
         self.block(s.body)
         self.line("}", s)
 
@@ -625,6 +646,8 @@ class _Emitter:
         self.refuse(target, "this assignment target", "assign a name or x[i]")
 
     def value_for(self, value):
+        if isinstance(value, ast.List):
+            return self.list_text(value)
         return self.tuple_or_expr(value)
 
     def target_text(self, t, s):
@@ -723,12 +746,12 @@ class _Emitter:
         if op is ast.UAdd:
             return self.expr(e.operand)
         if op in (ast.Not, ast.Invert):
-            return "(not %s)" % self.expr(e.operand)
+            return "(not %s)" % self.cond(e.operand)
         self.refuse(e, "this unary operator", "write it another way")
 
     def e_BoolOp(self, e):
         sym = " and " if isinstance(e.op, ast.And) else " or "
-        return "(%s)" % sym.join(self.expr(v) for v in e.values)
+        return "(%s)" % sym.join(self.cond(v) for v in e.values)
 
     def e_Compare(self, e):
         parts = []
@@ -755,24 +778,37 @@ class _Emitter:
         return "(%s %s %s)" % (self.expr(left), _CMP[t], self.expr(right))
 
     def e_IfExp(self, e):
-        return "(%s if %s else %s)" % (self.expr(e.body), self.expr(e.test), self.expr(e.orelse))
+        return "(%s if %s else %s)" % (self.expr(e.body), self.cond(e.test), self.expr(e.orelse))
 
     def e_Tuple(self, e):
         items = [self.expr(i) for i in e.elts]
         return "(%s,)" % items[0] if len(items) == 1 else "(%s)" % ", ".join(items)
 
     def e_List(self, e):
+        return self.hoist(self.list_text(e))
+
+    def list_text(self, e):
         return "[%s]" % ", ".join(self.expr(i) for i in e.elts)
 
     def e_ListComp(self, e):
-        parts = [self.expr(e.elt)]
+        saved = dict(self.tr.rename)
+        saved_locals = set(self.tr.locals)
         for g in e.generators:
-            if g.is_async:
-                self.refuse(e, "async comprehension", "a plain one")
-            parts.append("for %s in %s" % (self.target_names(g.target), self.iterable(g.iter)))
-            for c in g.ifs:
-                parts.append("if %s" % self.expr(c))
-        return "[%s]" % " ".join(parts)
+            for n in _names_in(g.target):
+                self.tr.locals.add(n)
+                if n in _RESERVED or n.startswith("_jit_"):
+                    self.tr.rename[n] = n + "_"
+        try:
+            parts = []
+            for g in e.generators:
+                if g.is_async:
+                    self.refuse(e, "async comprehension", "a plain one")
+                parts.append("for %s in %s" % (self.target_names(g.target), self.iterable(g.iter)))
+                for c in g.ifs:
+                    parts.append("if %s" % self.cond(c))
+            return "[%s %s]" % (self.expr(e.elt), " ".join(parts))
+        finally:
+            self.tr.rename, self.tr.locals = saved, saved_locals
 
     def e_Lambda(self, e):
         self.refuse(e, "a lambda that is not assigned to a name", "f = lambda v: ..., then call f(x)")
@@ -801,6 +837,9 @@ class _Emitter:
             consts = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan, "tau": math.tau}
             if attr in consts and mod in ("numpy", "math", "torch"):
                 return _literal(consts[attr])
+            c = _const_value(getattr(sys.modules.get(mod), attr, None))
+            if c is not None:
+                return c # a module's number, read now
             self.refuse(e, "%s used as a value" % full, "call it, or pass the value as an argument")
         base = self.expr(e.value)
         if attr == "shape":
@@ -840,6 +879,14 @@ class _Emitter:
 
     def e_Call(self, e):
         return self.tr.call(self, e)
+
+
+def _syntactic_bool(e):
+    if isinstance(e, (ast.Compare, ast.BoolOp)):
+        return True
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return True
+    return isinstance(e, ast.Constant) and isinstance(e.value, bool)
 
 
 def _names_in(t):
@@ -888,6 +935,7 @@ def _slots(graph):
 _VAR_TYPE = re.compile(r"'([^']+)' has type ([a-z0-9]+\[[^\]]*\]) and cannot be assigned ([a-z0-9]+\[[^\]]*\])")
 _JOIN = re.compile(r"cannot join '([^']+)': ([a-z0-9]+\[[^\]]*\]) \(.*?\) vs ([a-z0-9]+\[[^\]]*\]) \(")
 _PART = re.compile(r"(?:a row of|this part of|an item of list) '([^']+)' is ([a-z0-9]+\[[^\]]*\]) and cannot be assigned ([a-z0-9]+\[[^\]]*\])")
+_NOT_BOOL = re.compile(r"condition must be a one-element bool, got (?:f32|f64|i32|i64)|operands? of '(?:not|and|or)' must be bool")
 _LIST_TAKE = re.compile(r"list '([^']+)' holds ([a-z0-9]+\[[^\]]*\]) items and cannot take ([a-z0-9]+\[[^\]]*\])")
 
 
@@ -1140,8 +1188,8 @@ class _Translation:
             if isinstance(a, (ast.List, ast.Tuple)):
                 return "(%s)" % " + ".join(X(i) for i in a.elts)
             if isinstance(a, ast.ListComp):
-                return "sum(stack(%s))" % X(a)
-            return "sum(%s)" % X(a)
+                return "sum(stack(%s), axis=0)" % X(a)
+            return "sum(%s, axis=0)" % X(a) # Python's sum adds the rows
         if name in ("any", "all") and n == 1:
             return "%s(%s)" % (name, X(args[0]))
         if name == "pow" and n == 2:
@@ -1255,14 +1303,14 @@ class _Translation:
         if fname in ("transpose", "t") and (n == 1 or (lib == "torch" and n == 3)):
             return "transpose(%s)" % X(args[0])
         if fname == "reshape" and n >= 2:
-            return "reshape(%s, %s)" % (X(args[0]), self.shape_arg(em, args[1:]))
+            return "reshape(%s, %s)" % (X(args[0]), self.shape_arg(em, args[1:], True))
         if fname in ("copy", "clone") and n == 1:
             return "copy(%s)" % X(args[0])
         if fname in ("asarray", "array", "tensor", "as_tensor") and n == 1:
             a = args[0]
             dt = self.dtype_arg(em, kw.pop("dtype", None))
             if isinstance(a, (ast.List, ast.Tuple)):
-                v = "stack([%s])" % ", ".join(X(i) for i in a.elts)
+                v = "stack(%s)" % em.hoist("[%s]" % ", ".join(X(i) for i in a.elts))
             elif isinstance(a, ast.ListComp):
                 v = "stack(%s)" % X(a)
             else:
@@ -1271,7 +1319,7 @@ class _Translation:
         if fname == "stack" and n == 1 and axis is None:
             a = args[0]
             if isinstance(a, (ast.List, ast.Tuple)):
-                return "stack([%s])" % ", ".join(X(i) for i in a.elts)
+                return "stack(%s)" % em.hoist("[%s]" % ", ".join(X(i) for i in a.elts))
             return "stack(%s)" % X(a)
         if fname == "count_nonzero" and n == 1:
             return "sum(cast((%s != 0), i32))" % X(args[0])
@@ -1290,7 +1338,10 @@ class _Translation:
                         dt = "i64"
                     elif isinstance(v, ast.Constant) and isinstance(v.value, float):
                         dt = "f64" if lib == "numpy" else "f32"
-                return "full(%s, %s%s)" % (shape, X(args[1]), ", dtype=%s" % dt if dt else "")
+                fill = X(args[1])
+                if dt and not _is_weak(args[1]):
+                    fill = "cast(%s, %s)" % (fill, dt)
+                return "full(%s, %s%s)" % (shape, fill, ", dtype=%s" % dt if dt else "")
             if lib == "torch":
                 shape = self.shape_arg(em, args)
                 dt = dt or "f32"
@@ -1341,8 +1392,11 @@ class _Translation:
             parts.append("keepdims=%s" % em.expr(keep))
         return "%s(%s)" % (op, ", ".join(parts))
 
-    def shape_arg(self, em, args):
+    def shape_arg(self, em, args, bracket=False):
         """A shape from np.zeros((2, 3)), np.zeros(3), torch.zeros(2, 3), x.reshape(-1, 1)."""
+        if bracket and (len(args) > 1 or isinstance(args[0], (ast.Tuple, ast.List))):
+            items = args if len(args) > 1 else args[0].elts
+            return "[%s]" % ", ".join(em.expr(i) for i in items)
         if len(args) == 1:
             a = args[0]
             if isinstance(a, (ast.Tuple, ast.List)):
@@ -1408,7 +1462,7 @@ class _Translation:
         if name in _TORCH_CASTS and n == 0:
             return "cast(%s, %s)" % (x, _TORCH_CASTS[name])
         if name in ("reshape", "view") and n >= 1:
-            return "reshape(%s, %s)" % (x, self.shape_arg(em, args))
+            return "reshape(%s, %s)" % (x, self.shape_arg(em, args, True))
         if name in ("flatten", "ravel") and n == 0:
             return "reshape(%s, [-1])" % x
         if name in ("copy", "clone", "detach") and n == 0:
@@ -1542,7 +1596,7 @@ def _specialize(unit, key, stack=()):
             tr.fixes.returns = []
         g, text, em = compile_text("final")
     except _Refuse as r:
-        raise JitError(unit.message(r.node, "%s is not supported by cfx.jit: %s"
+        raise JitError(unit.message(r.node, "cfx.jit does not take %s: %s"
                                     % (r.construct, r.instead)), r.construct) from None
     result = (tr.gname, text, deps, list(tr.fixes.returns), g)
     unit.cache[key] = result
@@ -1646,6 +1700,10 @@ def _compile_fixing(tr, text, nodes, mode):
                     tr.fixes.site[id(site)] = t1[0]
                     fixed = True
                     continue
+            if _NOT_BOOL.search(msg) and node is not None and id(node) not in tr.fixes.truthy:
+                tr.fixes.truthy.add(id(node))
+                fixed = True
+                continue
             if first is None:
                 first = (node, None, None, d)
         if fixed:
