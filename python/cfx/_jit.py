@@ -92,6 +92,9 @@ def _parse_type(text):
     return m.group(1), shape
 
 
+_KNOWN_DTYPES = {} # a framework's dtype object -> cfx's dtype, filled as arguments come
+
+
 def _arg_kind(v):
     """The signature entry of one argument: ("f32", (2, 3)) for an array, ("f32", ()) for a
     scalar, None for None. TypeError for anything cfx cannot take."""
@@ -105,6 +108,14 @@ def _arg_kind(v):
     if v is None:
         return None
     dtype = getattr(v, "dtype", None)
+    if dtype is not None:
+        try:
+            dt = _KNOWN_DTYPES.get(dtype)
+        except TypeError:
+            dt = None
+        if dt is not None:
+            shape = v.shape
+            return (dt, shape if type(shape) is tuple else tuple(int(d) for d in shape))
     shape = getattr(v, "shape", None)
     if dtype is not None and shape is not None:
         name = getattr(dtype, "name", None) or str(dtype).rsplit(".", 1)[-1]
@@ -115,6 +126,10 @@ def _arg_kind(v):
         if dt is None:
             raise TypeError("cfx.jit: an argument of dtype %s: cfx has f32, f64, i32, i64 and bool"
                             % (dtype,))
+        try:
+            _KNOWN_DTYPES[dtype] = dt
+        except TypeError:
+            pass
         return (dt, tuple(int(d) for d in shape))
     if isinstance(v, (list, tuple)):
         raise TypeError("cfx.jit: a Python %s argument: pass an array (np.asarray(...))"
@@ -1743,6 +1758,16 @@ class JitFunction:
                                "*args")
         self._unit_cache = None
         self._specs = {}
+        # the defaults of the last parameters, when they are all positional: a call that
+        # leaves them out binds without inspect
+        tail = []
+        for p in reversed(list(self._sig.parameters.values())):
+            if p.default is p.empty or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            tail.insert(0, p.default)
+        positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                         for p in self._sig.parameters.values())
+        self._tail = tuple(tail) if positional else None
 
     @property
     def _unit(self):
@@ -1751,8 +1776,12 @@ class JitFunction:
         return self._unit_cache
 
     def _values(self, args, kw):
-        if not kw and len(args) == self._nparams:
-            return args
+        if not kw:
+            n = len(args)
+            if n == self._nparams:
+                return args
+            if self._tail is not None and self._nparams - len(self._tail) <= n < self._nparams:
+                return args + self._tail[n - self._nparams:]
         b = self._sig.bind(*args, **kw)
         b.apply_defaults()
         return tuple(b.arguments.values())
