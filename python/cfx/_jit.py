@@ -368,6 +368,7 @@ class _Emitter:
         self.lambdas = set()
         self.pre = []            # lines the current statement needs before it (hoisted lists)
         self.cur = None          # the statement being emitted
+        self.in_cond = 0         # inside a condition: and/or operands take Python's truth
 
     # -- output
     def line(self, text, node):
@@ -384,7 +385,11 @@ class _Emitter:
 
     def cond(self, e):
         """A condition; bool(...) around it where cfx said it is not a bool (Python's truth)."""
-        t = self.expr(e)
+        self.in_cond += 1
+        try:
+            t = self.expr(e)
+        finally:
+            self.in_cond -= 1
         if id(self.cur) in self.tr.fixes.truthy and not _syntactic_bool(e):
             return "bool(%s)" % t
         return t
@@ -646,14 +651,12 @@ class _Emitter:
                         v = "cast(%s, %s)" % (v, dt)
                 texts.append(v)
             key = id(s)
-            if key in self.tr.fixes.site:
-                texts = ["cast(%s, %s)" % (v, self.tr.fixes.site[key]) for v in texts]
+            texts = [self.tr.fit(key, v) for v in texts]
             self.line("%s = %s" % (", ".join(self.target_text(e, s) for e in target.elts), ", ".join(texts)), s)
             return
         if isinstance(target, ast.Subscript):
             v = raw if raw is not None else self.expr(value)
-            if id(s) in self.tr.fixes.site:
-                v = "cast(%s, %s)" % (v, self.tr.fixes.site[id(s)])
+            v = self.tr.fit(id(s), v)
             self.line("%s = %s" % (self.target_text(target, s), v), s)
             return
         if isinstance(target, ast.Attribute):
@@ -693,8 +696,7 @@ class _Emitter:
                 # x[i] op= v as x[i] = cast(x[i] op v, dtype): the index computed twice, which
                 # is what it is for anything without a call in it
                 e = "(%s %s %s)" % (t, sym, value)
-                if id(s) in self.tr.fixes.site:
-                    e = "cast(%s, %s)" % (e, self.tr.fixes.site[id(s)])
+                e = self.tr.fit(id(s), e)
                 self.line("%s = %s" % (t, e), s)
             else:
                 self.line("%s %s= %s" % (t, sym, value), s)
@@ -766,7 +768,9 @@ class _Emitter:
 
     def e_BoolOp(self, e):
         sym = " and " if isinstance(e.op, ast.And) else " or "
-        return "(%s)" % sym.join(self.cond(v) for v in e.values)
+        # in a value, Python's `a or b` gives a or b, not a bool: only a condition takes truth
+        part = self.cond if self.in_cond else self.expr
+        return "(%s)" % sym.join(part(v) for v in e.values)
 
     def e_Compare(self, e):
         parts = []
@@ -793,6 +797,13 @@ class _Emitter:
         return "(%s %s %s)" % (self.expr(left), _CMP[t], self.expr(right))
 
     def e_IfExp(self, e):
+        saved, self.in_cond = self.in_cond, 0
+        try:
+            return self.ifexp(e)
+        finally:
+            self.in_cond = saved
+
+    def ifexp(self, e):
         return "(%s if %s else %s)" % (self.expr(e.body), self.cond(e.test), self.expr(e.orelse))
 
     def e_Tuple(self, e):
@@ -951,6 +962,7 @@ _VAR_TYPE = re.compile(r"'([^']+)' has type ([a-z0-9]+\[[^\]]*\]) and cannot be 
 _JOIN = re.compile(r"cannot join '([^']+)': ([a-z0-9]+\[[^\]]*\]) \(.*?\) vs ([a-z0-9]+\[[^\]]*\]) \(")
 _PART = re.compile(r"(?:a row of|this part of|an item of list) '([^']+)' is ([a-z0-9]+\[[^\]]*\]) and cannot be assigned ([a-z0-9]+\[[^\]]*\])")
 _NOT_BOOL = re.compile(r"condition must be a one-element bool, got (?:f32|f64|i32|i64)|operands? of '(?:not|and|or)' must be bool")
+_UNBOUNDED = re.compile(r"cannot tell how many items list '([^']+)' may hold")
 _LIST_TAKE = re.compile(r"list '([^']+)' holds ([a-z0-9]+\[[^\]]*\]) items and cannot take ([a-z0-9]+\[[^\]]*\])")
 
 
@@ -1024,6 +1036,18 @@ class _Translation:
 
     def local(self, name):
         return self.rename.get(name, name)
+
+    def fit(self, key, v):
+        """v cast (and broadcast) to the part it is written to, where cfx said it must be."""
+        f = self.fixes.site.get(key)
+        if f is None:
+            return v
+        dt, shape = f
+        v = "cast(%s, %s)" % (v, dt)
+        if shape:
+            dims = ", ".join(str(d) for d in shape)
+            v = "(%s + zeros((%s%s), dtype=%s))" % (v, dims, "," if len(shape) == 1 else "", dt)
+        return v
 
     def emit(self, mode, stop_at=None):
         em = _Emitter(self, mode, stop_at)
@@ -1458,8 +1482,7 @@ class _Translation:
         n = len(args)
         if name == "append" and n == 1:
             v = X(args[0])
-            if id(e) in self.fixes.site:
-                v = "cast(%s, %s)" % (v, self.fixes.site[id(e)])
+            v = self.fit(id(e), v)
             return "%s.append(%s)" % (X(obj), v)
         if name == "pop" and n == 0:
             return "%s.pop()" % X(obj)
@@ -1708,13 +1731,23 @@ def _compile_fixing(tr, text, nodes, mode):
             m = _PART.search(msg) or _LIST_TAKE.search(msg)
             if m and node is not None:
                 t1, t2 = _parse_type(m.group(2)), _parse_type(m.group(3))
-                if t1 and t2 and t1[0] != t2[0] and tr.fixes.site.get(id(node)) != t1[0]:
-                    site = node
-                    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-                        site = node.value
-                    tr.fixes.site[id(site)] = t1[0]
-                    fixed = True
-                    continue
+                site = node
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                    site = node.value
+                if t1 and t2:
+                    # numpy casts the value to the array's dtype and broadcasts it to the part
+                    want = (t1[0], t1[1] if t1[1] != t2[1] and t1[1] else None)
+                    if tr.fixes.site.get(id(site)) != want:
+                        tr.fixes.site[id(site)] = want
+                        fixed = True
+                        continue
+            m = _UNBOUNDED.search(msg)
+            if m and first is None:
+                first = (node, "a list whose length has no bound ('%s' grows in a loop whose trip "
+                         "count is known only at run time)" % m.group(1),
+                         "append in a for loop over range(N) with N known from shapes or module "
+                         "constants, or preallocate an array (np.zeros(N)) and write its rows")
+                continue
             if _NOT_BOOL.search(msg) and node is not None and id(node) not in tr.fixes.truthy:
                 tr.fixes.truthy.add(id(node))
                 fixed = True

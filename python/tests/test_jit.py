@@ -254,7 +254,7 @@ def unbounded(n):
     (recursive, (3,), "recursive(x - 1)", "recursion"),
     (shape_changes, (np.ones(2, np.float32),), "return y", "type changes"),
     (bad_shapes, (np.ones(2, np.float32), np.ones(3, np.float32)), "z = x + y", "different shapes"),
-    (unbounded, (3,), "xs.append(i)", "how many items"),
+    (unbounded, (3,), "xs.append(i)", "no bound"),
 ])
 def test_refusals_name_the_users_line(fn, args, where, words):
     with pytest.raises(cfx.JitError) as e:
@@ -337,3 +337,63 @@ def test_docs_cg():
     assert np.allclose(x, np.linalg.solve(A, b), atol=1e-6)
     want_x, want_k = cg(A, b)
     assert abs(int(k) - want_k) <= 1 and 0 < int(k) <= 50
+
+
+# ---- PyTorch's spellings (translated by name: torch itself is not needed to translate) -------------
+
+import types  # noqa: E402
+
+torch = types.ModuleType("torch")   # stands for the module in this file's globals
+torch.float32 = "float32"
+
+
+def torch_style(x, w):
+    h = torch.zeros(3, dtype=torch.float32)
+    for i in range(x.shape[0]):
+        h = torch.tanh(torch.matmul(x[i], w) + h)
+    best = torch.argmax(h)
+    return h.sum(dim=0), best, torch.clamp(h, min=0.0), h.float()
+
+
+def test_torch_spellings():
+    rng = np.random.RandomState(3)
+    x = rng.standard_normal((4, 2)).astype(np.float32)
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    s, best, clamped, same = cfx.jit(torch_style, backend="cpu")(x, w)
+    h = np.zeros(3, np.float32)
+    for i in range(4):
+        h = np.tanh(x[i] @ w + h)
+    assert np.allclose(s, h.sum(), atol=1e-5) and int(best) == int(np.argmax(h))
+    assert np.allclose(clamped, np.maximum(h, 0), atol=1e-6) and np.allclose(same, h, atol=1e-6)
+
+
+def test_print_reaches_stdout(capsys):
+    @cfx.jit(backend="cpu")
+    def shout(x):
+        print("x is", x)
+        return x
+
+    shout(3)
+    assert "x is: 3" in capsys.readouterr().out
+
+
+def broadcast_writes(x):
+    y = np.zeros((3, 4), dtype=np.float32)
+    for i in range(3):
+        y[i] = i                 # a scalar into a row: numpy casts and broadcasts
+        y[i, 0:2] = x[i]
+    y[:, 3] = 7
+    return y
+
+
+def value_or(a, b):
+    return a or b                # Python gives a or b, not a bool
+
+
+def test_broadcast_writes_and_value_or():
+    x = np.arange(3, dtype=np.int32)
+    got = cfx.jit(broadcast_writes, backend="cpu")(x)
+    assert got.dtype == np.float32 and np.array_equal(got, broadcast_writes(x))
+    # truth is taken in conditions only: `a or b` as a value is refused, never a bool
+    with pytest.raises(cfx.JitError, match="must be bool"):
+        cfx.jit(value_or, backend="cpu")(2, 3)
