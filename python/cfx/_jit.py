@@ -64,7 +64,8 @@ class JitError(CompileError):
 # ---- types ---------------------------------------------------------------------------------
 
 _DT_NAMES = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool",
-             "bool_": "bool", "float": "f32", "double": "f64", "int": "i32", "long": "i64"}
+             "bool_": "bool", "float": "f32", "double": "f64", "int": "i32", "long": "i64",
+             "f32": "f32", "f64": "f64", "i32": "i32", "i64": "i64"}
 _ORDER = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4}
 
 
@@ -263,9 +264,8 @@ class _Unit:
         self.pyfunc = pyfunc
         self.free = list(free) # enclosing locals a nested def reads, passed as parameters
         self.params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-        self.cache = {}        # key -> _Spec
+        self.cache = {}        # key -> (graph name, text, callees' texts, result types, graph)
         self.nested = {}       # name -> _Unit of nested defs
-        self.counter = 0
 
     def position(self, node):
         line = getattr(node, "lineno", self.node.lineno)
@@ -274,12 +274,11 @@ class _Unit:
 
     def message(self, node, text):
         line, col = self.position(node)
-        src = self.lines[line - 1 - self.line0 + self._first] if 0 <= line - 1 - self.line0 + self._first < len(self.lines) else ""
+        k = line - 1 - self.line0
+        src = self.lines[k] if 0 <= k < len(self.lines) else ""
         src = src.rstrip("\n")
         return "%s:%d:%d: error: %s\n  %s\n  %s^\n" % (self.filename, line, col + 1, text, src,
                                                        " " * col)
-
-    _first = 0
 
 
 def _unit_of(fn):
@@ -308,7 +307,6 @@ def _unit_of(fn):
                 pass
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     u = _Unit(node, fn.__name__, filename, lines, start - 1, indent, env, fn)
-    u._first = 0
     return u
 
 
@@ -357,7 +355,6 @@ class _Fixes:
 class _Emitter:
     def __init__(self, tr, mode, stop_at=None):
         self.tr = tr
-        self.u = tr.unit
         self.mode = mode         # "probe", "final", "prefix"
         self.stop_at = stop_at   # the call node a prefix probe ends at
         self.out = []            # (text, node)
@@ -1133,7 +1130,6 @@ class _Translation:
                 env.pop(n, None)
             u = _Unit(node, "%s_%s" % (self.unit.name, name), self.unit.filename, self.unit.lines,
                       self.unit.line0, self.unit.col0, env, None, free)
-            u.parent_defs = self.nested_defs()
             self.unit.nested[name] = u
         return u
 
@@ -1268,9 +1264,10 @@ class _Translation:
         if lib in ("numpy",) and fname in _CASTS and n == 1 and not kw:
             return "cast(%s, %s)" % (X(args[0]), _CASTS[fname])
         if lib == "math":
-            if fname in ("floor", "ceil", "trunc") and n == 1:
-                return "int(%s(%s))" % ({"trunc": "float"}.get(fname, fname), X(args[0])) if fname != "trunc" \
-                    else "int(%s)" % X(args[0])
+            if fname in ("floor", "ceil") and n == 1:
+                return "int(%s(%s))" % (fname, X(args[0])) # Python's ints
+            if fname == "trunc" and n == 1:
+                return "int(%s)" % X(args[0])
             if fname in ("sqrt", "exp", "log", "tanh", "sin", "cos", "tan", "fabs", "erf") and n == 1:
                 return "%s(%s)" % (_UNARY[fname], X(args[0]))
             if fname == "pow" and n == 2:

@@ -397,3 +397,9 @@ def test_broadcast_writes_and_value_or():
     # truth is taken in conditions only: `a or b` as a value is refused, never a bool
     with pytest.raises(cfx.JitError, match="must be bool"):
         cfx.jit(value_or, backend="cpu")(2, 3)
+
+
+def test_cfx_tensor_arguments():
+    t = cfx.tensor([1.0, 2.0, 3.0], "f32")
+    got = cfx.jit(axpy.__wrapped__, backend="cpu")(2.0, t, t)   # results of the input's kind
+    assert isinstance(got, cfx.Tensor) and got.tolist() == [3.0, 6.0, 9.0]
