@@ -366,6 +366,7 @@ class _Emitter:
         self.pre = []            # lines the current statement needs before it (hoisted lists)
         self.cur = None          # the statement being emitted
         self.in_cond = 0         # inside a condition: and/or operands take Python's truth
+        self.loops = []          # per enclosing loop, the flag of its else (None: no else)
 
     # -- output
     def line(self, text, node):
@@ -426,6 +427,8 @@ class _Emitter:
         self.line("pass", s)
 
     def s_Break(self, s):
+        if self.loops and self.loops[-1]:
+            self.line("%s = true" % self.loops[-1], s) # the loop's else is skipped
         self.line("break", s)
 
     def s_Continue(self, s):
@@ -496,24 +499,40 @@ class _Emitter:
         self.line("}", s)
 
     def s_While(self, s):
-        if s.orelse:
-            self.refuse(s, "while ... else", "set a flag before break and test it after the loop")
+        flag = self.loop_else_flag(s)
         self.line("while %s {" % self.cond(s.test), s)
-        self.block(s.body)
+        self.loop_body(s, flag)
+
+    def loop_else_flag(self, s):
+        """for/while ... else: a flag that each break of this loop sets, tested after it."""
+        if not s.orelse:
+            return None
+        flag = self.fresh("broke")
+        self.line("%s = false" % flag, s)
+        return flag
+
+    def loop_body(self, s, flag):
+        self.loops.append(flag)
+        try:
+            self.block(s.body)
+        finally:
+            self.loops.pop()
         self.line("}", s)
+        if flag:
+            self.line("if not %s {" % flag, s.orelse[0])
+            self.block(s.orelse)
+            self.line("}", s)
 
     def s_For(self, s):
-        if s.orelse:
-            self.refuse(s, "for ... else", "set a flag before break and test it after the loop")
         target = self.target_names(s.target)
         it = self.iterable(s.iter)
         for t in _names_in(s.target):
             if self.local(t) in self.tr.fixes.widen:
                 self.refuse(s.target, "a loop variable '%s' that changes dtype" % t,
                             "give the value another name inside the loop")
+        flag = self.loop_else_flag(s)
         self.line("for %s in %s {" % (target, it), s)
-        self.block(s.body)
-        self.line("}", s)
+        self.loop_body(s, flag)
 
     def target_names(self, t):
         if isinstance(t, ast.Name):

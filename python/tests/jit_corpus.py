@@ -1548,6 +1548,32 @@ def for_else(x):
     return x
 
 
+@case(np.array([3, 5, 7, 9], dtype=np.int32), src="while ... else (Python's prime search idiom)")
+def while_else(xs):
+    found = -1
+    i = 0
+    while i < len(xs):
+        if xs[i] % 2 == 0:
+            found = i
+            break
+        i += 1
+    else:
+        found = 100
+    return found
+
+
+@case(f32(4, 3, seed=81), src="for ... else inside a for (only the inner break skips the else)")
+def nested_for_else(m):
+    hits = 0
+    for row in m:
+        for v in row:
+            if v > 0.9:
+                break
+        else:
+            hits += 1
+    return hits
+
+
 @case(f32(3, seed=80), src="a keyword argument and a default")
 def kw_default(x, scale=2.0, shift=1):
     return x * scale + shift
