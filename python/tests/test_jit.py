@@ -403,3 +403,34 @@ def test_cfx_tensor_arguments():
     t = cfx.tensor([1.0, 2.0, 3.0], "f32")
     got = cfx.jit(axpy.__wrapped__, backend="cpu")(2.0, t, t)   # results of the input's kind
     assert isinstance(got, cfx.Tensor) and got.tolist() == [3.0, 6.0, 9.0]
+
+
+@cfx.jit
+def norm2(v):
+    return np.sqrt(np.sum(v * v))
+
+
+@cfx.jit
+def scale_to(v, n):
+    return v / norm2(v) * n
+
+
+def halve_until_unit(a, b):
+    k = 0
+    while norm2(a) > 1.0 and k < 10:      # a call in a loop's condition
+        for i in range(2):
+            if norm2(b) > 0:              # and inside blocks: probes cut there
+                a = a * 0.5
+        k += 1
+    return scale_to(a, 2.0), scale_to(b, 3.0), k
+
+
+def test_jit_calls_at_two_shapes_share_their_graphs():
+    a = np.array([3.0, 4.0], np.float32)
+    b = np.array([1.0, 2.0, 2.0], np.float32)
+    j = cfx.jit(halve_until_unit, backend="cpu")
+    ra, rb, k = j(a, b)
+    # by hand: |a| = 5, halved twice per iteration: 1.25 after one, 0.3125 after two
+    assert int(k) == 2 and np.allclose(ra, [1.2, 1.6]) and np.allclose(rb, [1.0, 2.0, 2.0])
+    src = j.source(a, b)
+    assert src.count("graph norm2") == 2 and src.count("graph scale_to") == 2
