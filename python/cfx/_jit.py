@@ -295,8 +295,12 @@ def _unit_of(fn):
         if b.strip():
             indent = len(a) - len(b)
             break
-    tree = ast.parse(dedented)
-    node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    try:
+        tree = ast.parse(dedented)
+        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fn.__name__)
+    except (SyntaxError, StopIteration):
+        raise JitError("cfx.jit: %s is not a def of its own (a lambda, or built at run time): "
+                       "write it with def" % getattr(fn, "__name__", fn), "no def") from None
     env = dict(builtins.__dict__)
     env.update(fn.__globals__)
     if fn.__closure__:

@@ -434,3 +434,8 @@ def test_jit_calls_at_two_shapes_share_their_graphs():
     assert int(k) == 2 and np.allclose(ra, [1.2, 1.6]) and np.allclose(rb, [1.0, 2.0, 2.0])
     src = j.source(a, b)
     assert src.count("graph norm2") == 2 and src.count("graph scale_to") == 2
+
+
+def test_a_lambda_is_refused():
+    with pytest.raises(cfx.JitError, match="write it with def"):
+        cfx.jit(lambda x: x + 1)(np.ones(2, np.float32))
