@@ -21,6 +21,7 @@
 #include "context.h"
 #include "exec.h"
 #include "nvtx.h"
+#include "onnx.h"
 #include "program.h"
 #include "source_op.h"
 #include "strbuf.h"
@@ -110,8 +111,11 @@ static char *copy_string(const char *s)
 
 /* ---- compiling ------------------------------------------------------------------------- */
 
-cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
-                               size_t len, char **diagnostics)
+/* The text compiled, with its .npy constants relative to folder dir (NULL: the current
+ * directory) and the constants of the table. */
+static cfx_module *compile_text(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                const char *dir, const cfx_constant *constants, int nconstants,
+                                char **diagnostics)
 {
     char *diags = NULL;
     cfx_module *m = NULL;
@@ -150,7 +154,7 @@ cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const cha
         }
     }
     prof_push("compile");
-    int failed = compile_source(ctx, file, text, len, &m->cm, &diags) != 0;
+    int failed = compile_source_with(ctx, file, text, len, dir, constants, nconstants, &m->cm, &diags) != 0;
     prof_pop();
     if (failed) {
         if (!diags)
@@ -166,6 +170,18 @@ fail:
     else
         free(diags);
     return NULL;
+}
+
+cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
+                               size_t len, char **diagnostics)
+{
+    return compile_text(ctx, filename, text, len, NULL, NULL, 0, diagnostics);
+}
+
+cfx_module *cfx_compile_string_constants(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                         const cfx_constant *constants, int nconstants, char **diagnostics)
+{
+    return compile_text(ctx, filename, text, len, NULL, constants, constants ? nconstants : 0, diagnostics);
 }
 
 cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics)
@@ -211,7 +227,20 @@ cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnost
         }
     }
     text[len] = '\0';
-    m = cfx_compile_string(ctx, path, text, len, &diags);
+    {
+        /* a constant's .npy path is relative to the folder of the file */
+        const char *slash = strrchr(path, '/');
+        size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+        char *dir = malloc(n + 1);
+        if (!dir) {
+            diags = format_message("%s: out of memory\n", path);
+            goto done;
+        }
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        m = compile_text(ctx, path, text, len, dir, NULL, 0, &diags);
+        free(dir);
+    }
 done:
     if (f)
         fclose(f);
@@ -1198,4 +1227,92 @@ const char *cfx_exec_hang_report(const cfx_exec *e)
         return "";
     const char *r = e->ops->hang(e->self);
     return r ? r : "";
+}
+
+/* ---- importing ONNX models (onnx.c writes the text; it compiles as any other) ------------- */
+
+int cfx_onnx_available(void)
+{
+#ifdef CFX_HAVE_ONNX
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *bytes, size_t len,
+                            const cfx_input_shape *shapes, int nshapes, char **diagnostics)
+{
+    onnx_import im;
+    char *err = NULL;
+    if (diagnostics)
+        *diagnostics = NULL;
+    if (onnx_import_model(path, bytes, len, shapes, nshapes, NULL, NULL, &im, &err) != 0) {
+        if (diagnostics)
+            *diagnostics = err;
+        else
+            free(err);
+        return NULL;
+    }
+    cfx_constant *table = calloc((size_t)im.nconstants + 1, sizeof *table);
+    cfx_module *m = NULL;
+    if (!table) {
+        err = format_message("%s: out of memory\n", im.file);
+    } else {
+        for (int k = 0; k < im.nconstants; k++)
+            table[k] = (cfx_constant){im.constants[k].name, im.constants[k].type, im.constants[k].data};
+        m = cfx_compile_string_constants(ctx, im.file, im.text, strlen(im.text), table, im.nconstants, &err);
+    }
+    free(table);
+    /* the graph's inputs and results go by their ONNX names (not always identifiers) */
+    if (m && m->cm.ngraphs == 1) {
+        compiled_graph *g = &m->cm.graphs[0];
+        for (int k = 0; k < g->ndeclared && k < im.ninputs; k++) {
+            free(g->params[k].name);
+            g->params[k].name = copy_string(im.input_names[k]);
+        }
+        for (int k = 0; k < g->nresults && k < im.nresults; k++) {
+            free(g->results[k].name);
+            g->results[k].name = copy_string(im.result_names[k]);
+        }
+        for (int k = 0; k < g->ndeclared; k++)
+            if (!g->params[k].name)
+                goto oom;
+        for (int k = 0; k < g->nresults; k++)
+            if (!g->results[k].name)
+                goto oom;
+    }
+    onnx_import_free(&im);
+    if (diagnostics)
+        *diagnostics = err;
+    else
+        free(err);
+    return m;
+oom:
+    onnx_import_free(&im);
+    cfx_module_free(m);
+    if (diagnostics)
+        *diagnostics = format_message("%s: out of memory\n", path ? path : "model.onnx");
+    return NULL;
+}
+
+char *cfx_import_onnx_source(const char *path, const void *bytes, size_t len,
+                             const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                             const char *data_dir_text, char **diagnostics)
+{
+    onnx_import im;
+    char *err = NULL;
+    if (diagnostics)
+        *diagnostics = NULL;
+    if (onnx_import_model(path, bytes, len, shapes, nshapes, data_dir, data_dir_text, &im, &err) != 0) {
+        if (diagnostics)
+            *diagnostics = err;
+        else
+            free(err);
+        return NULL;
+    }
+    char *text = im.text;
+    im.text = NULL;
+    onnx_import_free(&im);
+    return text;
 }

@@ -133,11 +133,30 @@ typedef struct ast_graph {
     int enclosing;  /* a graph defined inside another: 1 + the other's index; 0 for a file's graph */
 } ast_graph;
 
+/* A constant of the module: `const NAME: TYPE = VALUE` at the top level of a file (parse.c).
+ * Every graph of the file reads NAME as a value of TYPE that is never assigned (check.c); a
+ * graph that reads it holds it in one const slot (lower.c). Its value is a literal, which the
+ * parser writes into data, a .npy file (path, read by compile.c), or, with neither in the text,
+ * an entry of the compile call's table (cfx_compile_string_constants, compile.c). */
+typedef struct ast_const {
+    const char *name;
+    cfx_type type;
+    int line, col;     /* of its name */
+    const char *path;  /* `= "PATH.npy"`: the path as written, or NULL */
+    int vline, vcol;   /* of its value (the path, the literal) */
+    void *data;        /* cfx_type_count(&type) elements of its dtype, row-major (bool: bytes 0 or
+                          1), in the arena; NULL while it has no value */
+    int bad;           /* its declaration had an error (reported): its reads are quiet */
+} ast_const;
+
 typedef struct ast_arena ast_arena;
 
 typedef struct ast_module {
     ast_graph *graphs;
     int ngraphs;
+    ast_const *consts; /* in source order */
+    int nconsts;
+    int *const_order;  /* indices of consts sorted by name, for check_const_find (check.c) */
     ast_arena *arena;
     const char **broken; /* the graphs whose header did not parse (reported): a call of one is no
                             error of its own */

@@ -125,6 +125,21 @@ typedef struct cfx_module cfx_module;
 cfx_module *cfx_compile_file(cfx_context *ctx, const char *path, char **diagnostics);
 cfx_module *cfx_compile_string(cfx_context *ctx, const char *filename, const char *text,
                                size_t len, char **diagnostics);
+/* A value for a constant of the module that the text declares without one, `const NAME: TYPE`
+ * (docs/language.md, "Module constants"): `data` holds cfx_type_count(&type) elements of the
+ * dtype, row-major (bool: one byte 0 or 1). */
+typedef struct cfx_constant {
+    const char *name;
+    cfx_type type;
+    const void *data;
+} cfx_constant;
+/* As cfx_compile_string, with values for the file's `const NAME: TYPE` declarations that have
+ * none in the text: each entry's type must equal the declaration's exactly, and every entry must
+ * name a declared constant without a value. `data` is copied, so it may be freed after the call.
+ * Errors are diagnostics as the others: at the declaration, or at 1:1 for an entry that names
+ * nothing declared. */
+cfx_module *cfx_compile_string_constants(cfx_context *ctx, const char *filename, const char *text, size_t len,
+                                         const cfx_constant *constants, int nconstants, char **diagnostics);
 void cfx_module_free(cfx_module *m);
 void cfx_free(void *p);
 
@@ -346,6 +361,39 @@ int64_t cfx_exec_iterations(const cfx_exec *e); /* loop iterations of the last r
  * which blocks waited and which had not arrived. "" for other runs and backends (the cpu
  * executor's position is cfx_exec_position's). Valid until the next run. */
 const char *cfx_exec_hang_report(const cfx_exec *e);
+
+/* ---- importing ONNX models (docs/onnx.md) ----
+ * A model with If, Loop and Scan and the op set of docs/onnx.md becomes a module with one graph,
+ * named after the model's graph, whose inputs and results are the ONNX graph's inputs (its
+ * initializers excluded) and outputs, under their ONNX names (cfx_input_name gives them, and
+ * cfx_bind takes them). */
+typedef struct cfx_input_shape {
+    const char *name;  /* an input of the model's graph */
+    cfx_type type;     /* its dtype and shape, which fix the model's symbolic dimensions */
+    const void *value; /* NULL, or its elements: where the model takes a shape or a length from
+                        * the input's value (Range's bounds, Expand's shape), the import fixes
+                        * the input to this value, and a run given another stops with assert */
+} cfx_input_shape;
+/* 1 when this build reads ONNX models (it was built with protobuf-c), else 0. */
+int cfx_onnx_available(void);
+/* Imports the serialized ModelProto bytes[0, len), or, where bytes is NULL, the file at path.
+ * `path` names the model in messages and is where external data is read from (files beside it;
+ * a location that leaves the model's folder is refused); with bytes and a NULL path the model is
+ * "model.onnx" and may not use external data. `shapes` (nshapes entries, or NULL) fix symbolic
+ * dimensions; without them every input's declared shape must be static. On error NULL and one
+ * line in *diagnostics (cfx_free): `MODEL: node 'NAME' (OP, domain 'D', opset N): ...` or
+ * `MODEL: error: ...`; without protobuf-c at build time, a line saying how to get it. A run that
+ * stops names the line of the imported text (`MODEL.cfx:LINE:COL`), which
+ * cfx_import_onnx_source gives. */
+cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *bytes, size_t len,
+                            const cfx_input_shape *shapes, int nshapes, char **diagnostics);
+/* The .cfx text of that module (what `cfx import` writes), each statement with its ONNX node's
+ * name in a comment. Constants of more than 16 elements are written as .npy files into data_dir
+ * and named in the text as data_dir_text/NAME.npy (data_dir NULL: declared without a value, as
+ * cfx_compile_string_constants binds them). Free with cfx_free; NULL and *diagnostics on error. */
+char *cfx_import_onnx_source(const char *path, const void *bytes, size_t len,
+                             const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                             const char *data_dir_text, char **diagnostics);
 
 #ifdef __cplusplus
 }

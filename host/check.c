@@ -255,6 +255,9 @@ static int shape_tuple(checker *C, env *e, ast_node *n);
 static int check_method(checker *C, env *e, ast_node *n, int nwant);
 /* After a graph's statements: the capacity of every list whose capacity was not declared. */
 static void size_lists(checker *C, const ast_graph *g);
+/* The constants of the module as variables of the graph being checked (check_consts). */
+static void add_const_vars(checker *C);
+static void define_consts(checker *C, env *e);
 
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
@@ -1929,6 +1932,7 @@ static void check_graph_pass(checker *C, int gi)
         check_var_add(C, g->results[i].name);
         check_written_type(C, &g->results[i].type, g->results[i].line, g->results[i].col);
     }
+    add_const_vars(C);
     collect_vars(C, g->body);
     if (C->oom) {
         free(untyped);
@@ -1975,6 +1979,7 @@ static void check_graph_pass(checker *C, int gi)
         C->is_result[v] = 1;
         C->declared[v] = g->results[i].type;
     }
+    define_consts(C, &e);
     check_block(C, &e, g->body);
     if (e.live)
         check_results(C, &e, 0, 0, 0);
@@ -2029,10 +2034,165 @@ static void too_large(checker *C, int g, int64_t before, int64_t cap, const char
     diag_error(C->d, at ? at->line : gr->line, at ? at->col : gr->col, fmt, gr->name, (int)cap);
 }
 
+/* ---- constants of the module ------------------------------------------------------------ */
+
+static const ast_module *sort_module; /* for cmp_const: qsort takes no context */
+
+static int cmp_const(const void *x, const void *y)
+{
+    const ast_const *c = sort_module->consts;
+    return strcmp(c[*(const int *)x].name, c[*(const int *)y].name);
+}
+
+int check_const_find(const ast_module *m, const char *name)
+{
+    int lo = 0, hi = m->const_order ? m->nconsts : 0;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(m->consts[m->const_order[mid]].name, name);
+        if (c == 0)
+            return m->const_order[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Sorts the constants by name, and reports a graph, a parameter or a result that has the
+ * name of one (a constant is read by that name in every graph). -1 when out of memory. */
+static int check_consts(ast_module *m, diag *d)
+{
+    if (!m->nconsts)
+        return 0;
+    m->const_order = ast_alloc(m->arena, (size_t)m->nconsts * sizeof *m->const_order);
+    if (!m->const_order)
+        return -1;
+    for (int i = 0; i < m->nconsts; i++)
+        m->const_order[i] = i;
+    sort_module = m;
+    qsort(m->const_order, (size_t)m->nconsts, sizeof *m->const_order, cmp_const);
+    for (int g = 0; g < m->ngraphs; g++) {
+        const ast_graph *gr = &m->graphs[g];
+        const char *dot = strrchr(gr->name, '.');
+        int k = check_const_find(m, dot ? dot + 1 : gr->name);
+        if (k >= 0)
+            diag_error(d, gr->line, gr->col, "graph '%s' has the name of the constant at line %d, column %d",
+                       dot ? dot + 1 : gr->name, m->consts[k].line, m->consts[k].col);
+        for (int pass = 0; pass < 2; pass++) {
+            const ast_param *ps = pass ? gr->results : gr->params;
+            int n = pass ? gr->nresults : gr->nparams;
+            for (int i = 0; i < n; i++) {
+                const char *name = ps[i].tuple_of ? ps[i].tuple_of : ps[i].name;
+                if (ps[i].tuple_of && ps[i].tuple_index > 0)
+                    continue;
+                if ((k = check_const_find(m, name)) >= 0)
+                    diag_error(d, ps[i].line, ps[i].col, "%s '%s' of graph '%s' has the name of the constant at "
+                               "line %d, column %d", pass ? "result" : "parameter", name, gr->name,
+                               m->consts[k].line, m->consts[k].col);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Reports `W = ...`, `W[i] = ...`, `W += ...` and `for W in ...` of a constant W, in the
+ * statements of tree n: an assignment becomes a statement in error (AST_ERROR, holding its other
+ * names), a loop variable the name in error, so that the checker goes on quietly. */
+static void refuse_const_writes(const ast_module *m, ast_node *n, diag *d)
+{
+    if (!n)
+        return;
+    switch (n->kind) {
+    case AST_ASSIGN: {
+        int refused = 0, k = 0;
+        for (int i = 0; i < n->nlist; i++) {
+            ast_node *t = n->list[i], *x = t;
+            while (x->kind == AST_INDEX && x->a)
+                x = x->a;
+            if (x->kind == AST_NAME && check_const_find(m, x->name) >= 0) {
+                diag_error(d, t->line, t->col, "'%s' is a constant of the module and cannot be assigned", x->name);
+                refused = 1;
+            } else if (t->kind == AST_NAME) {
+                n->list[k++] = t;
+            }
+        }
+        if (refused) {
+            n->kind = AST_ERROR;
+            n->nlist = k;
+        }
+        return;
+    }
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        for (int i = 0; i < (n->nlist ? n->nlist : 1); i++) {
+            ast_node *v = n->nlist ? n->list[i] : NULL;
+            const char *name = v ? v->name : n->name;
+            if (name && check_const_find(m, name) >= 0) {
+                diag_error(d, v ? v->line : n->line, v ? v->col : n->col,
+                           "'%s' is a constant of the module and cannot be assigned", name);
+                if (v)
+                    v->name = AST_ERROR_NAME;
+                if (i == 0)
+                    n->name = AST_ERROR_NAME;
+            }
+        }
+        refuse_const_writes(m, n->d, d);
+        return;
+    case AST_IF:
+    case AST_SWITCH:
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++)
+            refuse_const_writes(m, n->list[i], d);
+        return;
+    case AST_ARM:
+    case AST_CASE:
+    case AST_WHILE:
+        refuse_const_writes(m, n->b, d);
+        return;
+    default:
+        return;
+    }
+}
+
+/* The constants as variables of the graph being checked, after its parameters and results:
+ * defined from the start, with their values when they are scalars. */
+static void add_const_vars(checker *C)
+{
+    for (int i = 0; i < C->m->nconsts; i++)
+        if (check_var_find(C, C->m->consts[i].name) < 0)
+            check_var_add(C, C->m->consts[i].name);
+}
+
+static void define_consts(checker *C, env *e)
+{
+    for (int i = 0; i < C->m->nconsts; i++) {
+        const ast_const *c = &C->m->consts[i];
+        int v = check_var_find(C, c->name);
+        if (v < 0 || C->is_result[v] || e->v[v].st != V_UNDEF)
+            continue; /* a parameter or a result of that name (reported) */
+        vstate *s = env_set(C, e, v);
+        s->st = c->bad || !c->data ? V_ERROR : V_DEF;
+        s->ty = check_type_id(C, &c->type);
+        s->line = c->line;
+        if (s->st != V_DEF || c->type.rank != 0)
+            continue;
+        const void *x = c->data;
+        s->known = 1;
+        switch (c->type.dtype) {
+        case CFX_F32: s->rval = *(const float *)x; break;
+        case CFX_F64: s->rval = *(const double *)x; break;
+        case CFX_I32: s->ival = *(const int32_t *)x; break;
+        case CFX_I64: s->ival = *(const int64_t *)x; break;
+        default: s->ival = *(const uint8_t *)x != 0; break;
+        }
+    }
+}
+
 int check_module(ast_module *m, const cfx_context *ctx, diag *d)
 {
     int before = d->errors;
-    if (desugar_module(m, ctx, d) < 0) {
+    if (check_consts(m, d) < 0 || desugar_module(m, ctx, d) < 0) {
         diag_error(d, 1, 1, "out of memory");
         return d->errors - before;
     }
@@ -2067,10 +2227,13 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
         }
     }
     for (int gi = 0; gi < m->ngraphs && !C.oom; gi++) {
-        if (desugar_graph(m, gi, ctx, d) < 0)
+        if (desugar_graph(m, gi, ctx, d) < 0) {
             C.oom = 1;
-        else
+        } else {
+            if (m->nconsts)
+                refuse_const_writes(m, m->graphs[gi].body, d);
             check_graph(&C, gi);
+        }
     }
     if (C.oom)
         diag_error(d, 1, 1, "out of memory");

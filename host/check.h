@@ -95,6 +95,9 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
  * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
 int check_module(ast_module *m, const cfx_context *ctx, diag *d);
 
+/* The constant of the module called `name` (an index of m->consts), or -1; m was checked. */
+int check_const_find(const ast_module *m, const char *name);
+
 /* The type of result i of a checked call (a graph's or a kernel's; for an op, its one result). */
 const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i);
 

@@ -12,6 +12,7 @@
 #include "value.h"
 #include "diag.h"
 #include "lower.h"
+#include "npy.h"
 #include "parse.h"
 #include "source_op.h"
 
@@ -130,8 +131,148 @@ static int attach_sources(const cfx_context *ctx, cfx_prog *p, char *err, size_t
     return 0;
 }
 
+/* Message `why` of the .npy reader with its words for an input made a constant's. */
+static void npy_words(char *why, size_t len)
+{
+    static const char from[] = "the input's type", to[] = "the constant's type";
+    char *at = strstr(why, from);
+    if (!at || strlen(why) - strlen(from) + strlen(to) >= len)
+        return;
+    memmove(at + strlen(to), at + strlen(from), strlen(at + strlen(from)) + 1);
+    memcpy(at, to, strlen(to));
+}
+
+/* Constant c's value from its .npy file, whose path is relative to folder dir (NULL: the
+ * current directory) unless it is absolute. */
+static void read_npy(ast_module *m, ast_const *c, const char *dir, diag *d)
+{
+    size_t bytes = (size_t)cfx_type_count(&c->type) * (size_t)cfx_dtype_size(c->type.dtype);
+    char *path = malloc(strlen(c->path) + (dir ? strlen(dir) : 0) + 2);
+    void *data = ast_alloc(m->arena, bytes);
+    if (!path || !data) {
+        free(path);
+        diag_error(d, c->vline, c->vcol, "out of memory");
+        return;
+    }
+    if (dir && *dir && c->path[0] != '/')
+        sprintf(path, "%s/%s", dir, c->path);
+    else
+        strcpy(path, c->path);
+    char why[512];
+    if (npy_read_file(path, &c->type, data, why, sizeof why) != 0) {
+        npy_words(why, sizeof why);
+        diag_error(d, c->vline, c->vcol, "constant '%s': %s", c->name, why);
+        c->bad = 1;
+    } else {
+        c->data = data;
+    }
+    free(path);
+}
+
+/* The values of m's constants: read from their .npy files, or taken from the compile call's
+ * table for those the text gives none; every error is reported. */
+static void bind_constants(ast_module *m, const char *dir, const cfx_constant *table, int ntable, diag *d)
+{
+    char b1[128], b2[128];
+    for (int i = 0; i < m->nconsts; i++)
+        if (m->consts[i].path && !m->consts[i].bad)
+            read_npy(m, &m->consts[i], dir, d);
+    uint8_t *given = calloc((size_t)m->nconsts + 1, 1);
+    if (!given) {
+        diag_error(d, 1, 1, "out of memory");
+        return;
+    }
+    for (int k = 0; k < ntable; k++) {
+        const cfx_constant *e = &table[k];
+        if (!e->name) {
+            diag_error(d, 1, 1, "entry %d of the compile call's table of constants has no name", k);
+            continue;
+        }
+        ast_const *c = NULL;
+        for (int i = 0; i < m->nconsts && !c; i++)
+            if (strcmp(m->consts[i].name, e->name) == 0)
+                c = &m->consts[i];
+        if (!c) {
+            diag_error(d, 1, 1, "the compile call's table gives constant '%s', which the file does not declare "
+                       "(const %s: TYPE)", e->name, e->name);
+            continue;
+        }
+        if (given[c - m->consts]++) {
+            diag_error(d, c->line, c->col, "the compile call's table gives constant '%s' twice", c->name);
+            continue;
+        }
+        if (c->bad)
+            continue;
+        if (c->path || c->data) {
+            diag_error(d, c->line, c->col, "constant '%s' has a value in the text, and the compile call's table "
+                       "gives it another", c->name);
+            continue;
+        }
+        if (!check_same_type(&c->type, &e->type)) {
+            const char *t2 = e->type.rank < 0 || e->type.rank > CFX_TYPE_MAX_RANK || (unsigned)e->type.dtype > CFX_BOOL
+                                 ? "no type"
+                                 : check_type_str(&e->type, b2, sizeof b2);
+            diag_error(d, c->line, c->col, "constant '%s' is %s, but the compile call's table gives it as %s",
+                       c->name, check_type_str(&c->type, b1, sizeof b1), t2);
+            continue;
+        }
+        if (!e->data) {
+            diag_error(d, c->line, c->col, "the compile call's table gives constant '%s' no data", c->name);
+            continue;
+        }
+        size_t n = (size_t)cfx_type_count(&c->type), size = (size_t)cfx_dtype_size(c->type.dtype);
+        c->data = ast_alloc(m->arena, n * size);
+        if (!c->data) {
+            diag_error(d, c->line, c->col, "out of memory");
+            continue;
+        }
+        if (c->type.dtype == CFX_BOOL)
+            for (size_t j = 0; j < n; j++)
+                ((uint8_t *)c->data)[j] = ((const uint8_t *)e->data)[j] != 0;
+        else
+            memcpy(c->data, e->data, n * size);
+    }
+    for (int i = 0; i < m->nconsts; i++) {
+        ast_const *c = &m->consts[i];
+        if (!c->data && !c->path && !c->bad && !given[i]) {
+            diag_error(d, c->line, c->col, "constant '%s' has no value: write one (const %s: TYPE = VALUE), or give "
+                       "it in the compile call's table (cfx_compile_string_constants)", c->name, c->name);
+            c->bad = 1;
+        }
+    }
+    free(given);
+}
+
+static char *folder_of(const char *file)
+{
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    if (!slash)
+        return dup_string("");
+    size_t n = slash == file ? 1 : (size_t)(slash - file);
+    char *dir = malloc(n + 1);
+    if (dir) {
+        memcpy(dir, file, n);
+        dir[n] = '\0';
+    }
+    return dir;
+}
+
 int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
                    compiled_module *out, char **diagnostics)
+{
+    char *dir = folder_of(file);
+    if (!dir) {
+        memset(out, 0, sizeof *out);
+        *diagnostics = dup_string("out of memory\n");
+        return -1;
+    }
+    int rc = compile_source_with(ctx, file, src, len, dir, NULL, 0, out, diagnostics);
+    free(dir);
+    return rc;
+}
+
+int compile_source_with(const cfx_context *ctx, const char *file, const char *src, size_t len, const char *dir,
+                        const cfx_constant *constants, int nconstants, compiled_module *out, char **diagnostics)
 {
     diag d;
     diag_init(&d, file, src, len);
@@ -144,6 +285,7 @@ int compile_source(const cfx_context *ctx, const char *file, const char *src, si
         diag_error(&d, 1, 1, "out of memory");
         goto fail;
     }
+    bind_constants(m, dir, constants, nconstants < 0 ? 0 : nconstants, &d);
     if (d.errors) {
         /* every independent error is reported: check what parsed (its broken statements stand
          * for what they may have assigned, quietly), then stop before lowering */

@@ -40,6 +40,12 @@ typedef struct compiled_module {
  * NULL. */
 int compile_source(const cfx_context *ctx, const char *file, const char *src, size_t len,
                    compiled_module *out, char **diagnostics);
+/* compile_source, the file's `const NAME: TYPE = "PATH.npy"` read from PATH relative to folder
+ * dir (NULL or "": the current directory; compile_source: the folder of `file`), and its
+ * constants without a value in the text taken from the table (cfx.h,
+ * cfx_compile_string_constants; may be NULL with nconstants 0). */
+int compile_source_with(const cfx_context *ctx, const char *file, const char *src, size_t len, const char *dir,
+                        const cfx_constant *constants, int nconstants, compiled_module *out, char **diagnostics);
 
 void compiled_module_free(compiled_module *m);
 

@@ -152,13 +152,19 @@ static void lex_number(lexer *lx, lex_token *t)
     }
 
     int64_t v = 0;
-    int overflow = 0;
+    int overflow = 0, min = 0; /* min: the digits so far are 2^63, which only lexer.negated takes */
     while (is_digit(peek(lx, 0))) {
         int digit = peek(lx, 0) - '0';
-        if (v > (INT64_MAX - digit) / 10)
+        if (min) {
             overflow = 1;
-        else
+            min = 0;
+        } else if (v > (INT64_MAX - digit) / 10) {
+            min = !overflow && lx->negated && v == INT64_MAX / 10 && digit == 8;
+            if (!min)
+                overflow = 1;
+        } else {
             v = v * 10 + digit;
+        }
         advance(lx);
     }
     int real = 0;
@@ -187,7 +193,10 @@ static void lex_number(lexer *lx, lex_token *t)
         return;
     }
     if (!real) {
-        set_integer(lx, t, v, overflow);
+        if (min)
+            t->ival = INT64_MIN;
+        else
+            set_integer(lx, t, v, overflow);
         return;
     }
 

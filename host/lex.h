@@ -94,7 +94,8 @@ typedef struct lex_token {
     size_t start;  /* byte offset of the token's text in the source */
     size_t len;    /* bytes of text (0 for EOF; 1 for NEWLINE) */
     int line, col; /* 1-based; col counts bytes */
-    int64_t ival;  /* TK_INT: the value (>= 0); TK_STRING: 1 when the closing quote is there */
+    int64_t ival;  /* TK_INT: the value (>= 0; INT64_MIN for 9223372036854775808 lexed with
+                      lexer.negated); TK_STRING: 1 when the closing quote is there */
     double rval;   /* TK_REAL: the value (finite) */
     int bad;       /* the lexer already reported an error for this token; its value is 0 */
 } lex_token;
@@ -105,6 +106,8 @@ typedef struct lexer {
     size_t pos;
     int line, col;
     int paren;     /* depth of open ( and [: newlines inside them are not tokens */
+    int negated;   /* the parser read a '-' in a constant's value: the decimal integer 2^63 that may
+                      follow is -2^63's magnitude, lexed as INT64_MIN rather than refused */
     diag *d;       /* errors go here ... */
     char *err;     /* ... or, when d is NULL, the first one goes here (message only) */
     size_t errlen;

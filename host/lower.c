@@ -104,6 +104,8 @@ typedef struct lowerer {
     loopl *loop;
     int depth;
     int top;           /* the graph being lowered, which calls are inlined into */
+    int32_t *consts;   /* per constant of the module: its const slot, made at its first read (one
+                          for every read, in the graph and in the calls inlined into it); -1 before */
 } lowerer;
 
 /* ---- records, slots, jumps, variables, blocks ---------------------------------- */
@@ -446,7 +448,28 @@ static int32_t lower_bind_var(lowerer *L, const char *name, const cfx_type *t, i
     return slot;
 }
 
-/* The slot of variable `name` with type t in the current graph instance, made on first use. */
+/* The const slot of constant k of the module, made at its first read in the program. */
+static int32_t module_const(lowerer *L, int k)
+{
+    if (L->failed)
+        return 0;
+    if (L->consts[k] >= 0)
+        return L->consts[k];
+    const ast_const *c = &L->m->consts[k];
+    int32_t dims[CFX_MAX_RANK] = {0};
+    for (int i = 0; i < c->type.rank && i < CFX_MAX_RANK; i++)
+        dims[i] = (int32_t)c->type.dims[i];
+    int32_t s = note_slot(L, prog_const(L->b, c->type.dtype, c->type.rank, dims, c->data));
+    if (s < 0)
+        return 0;
+    L->info[s].count = cfx_type_count(&c->type);
+    L->info[s].dtype = c->type.dtype;
+    L->info[s].ty = c->type;
+    return L->consts[k] = s;
+}
+
+/* The slot of variable `name` with type t in the current graph instance, made on first use; a
+ * name no graph instance has is a constant of the module, if one has it. */
 static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
 {
     scope *sc = L->sc;
@@ -458,6 +481,9 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
                 return v->slot;
         }
     }
+    int k = L->m->nconsts ? check_const_find(L->m, name) : -1;
+    if (k >= 0)
+        return module_const(L, k);
     char full[160];
     if (L->depth > 0)
         snprintf(full, sizeof full, "%s.%s", L->m->graphs[sc->graph].name, name);
@@ -1191,10 +1217,14 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
     sc.graph = graph;
     L.sc = &sc;
     cfx_prog *p = NULL;
-    if (!L.b) {
+    L.consts = malloc(((size_t)m->nconsts + 1) * sizeof *L.consts);
+    if (!L.b || !L.consts) {
         diag_error(d, g->line, g->col, "out of memory");
+        prog_abandon(L.b);
         goto done;
     }
+    for (int i = 0; i < m->nconsts; i++)
+        L.consts[i] = -1;
     for (int i = 0; i < g->nparams && !L.failed; i++) {
         int32_t s = lower_bind_var(&L, g->params[i].name, &g->params[i].type,
                              new_slot(&L, &g->params[i].type, SLOT_INPUT, g->params[i].name));
@@ -1236,6 +1266,7 @@ cfx_prog *lower_graph(const ast_module *m, int graph, const char *file, diag *d)
 done:
     lower_scope_free(&sc);
     free(L.info);
+    free(L.consts);
     return p;
 }
 

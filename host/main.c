@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -33,6 +34,9 @@ static const char usage_text[] =
     "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP,PH]]\n"
     "                                  print the compiled records of every graph (or of one),\n"
     "                                  or with --cost what each loop iteration costs on the GPU\n"
+    "       cfx import MODEL.onnx [-o FILE.cfx]\n"
+    "                                  write the .cfx program an ONNX model imports as; run,\n"
+    "                                  check and dump take MODEL.onnx for FILE too\n"
     "       cfx backends               whether the CUDA executors were built, whether they\n"
     "                                  load here, and what each backend finds on this machine\n"
     "       cfx --help | -h            this text\n"
@@ -97,6 +101,15 @@ static const char run_usage_text[] =
     "Options also take the form --option=VALUE. Reals print in the shortest form that reads\n"
     "back to the same value (0.1, 1e-06), bools as true/false, tensors as [1, 2.5, 3].\n";
 
+static const char import_usage_text[] =
+    "usage: cfx import MODEL.onnx [-o FILE.cfx] [--in NAME=FILE.npy]...\n"
+    "\n"
+    "Imports an ONNX model (If, Loop, Scan and the ops docs/onnx.md lists) and writes the .cfx\n"
+    "program that `cfx run MODEL.onnx` runs, each statement with its ONNX node's name in a\n"
+    "comment. With -o, the text goes to FILE.cfx and constants of more than 16 elements to .npy\n"
+    "files in the folder FILE_data beside it, so that `cfx run FILE.cfx` runs it; without, the\n"
+    "text goes to standard output and such constants are declared without their values. A\n"
+    "--in NAME=FILE.npy gives input NAME the shape of FILE.npy (for symbolic dimensions).\n";
 static const char check_usage_text[] =
     "usage: cfx check FILE\n"
     "\n"
@@ -161,6 +174,7 @@ typedef struct options {
     const char *blocks;
     const char *floors;
     const char *deadline;
+    const char *output;
     int cost;
     int profile;
     int help;
@@ -273,6 +287,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->deadline = value;
         } else if (strcmp(name, "--persistent-mode") == 0) {
             o->persistent_mode = value;
+        } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+            o->output = value;
         }
     }
     return 0;
@@ -339,10 +355,70 @@ static int positioned(const char *diags, const char *file)
            diags[n + 1] <= '9';
 }
 
-static cfx_module *compile_or_report(const char *file)
+/* 1 when FILE names an ONNX model (by its suffix), which is imported instead of compiled. */
+static int is_onnx(const char *file)
+{
+    size_t n = strlen(file);
+    return n > 5 && strcmp(file + n - 5, ".onnx") == 0;
+}
+
+/* The shapes of the .npy files among the --in values, which fix an ONNX model's symbolic
+ * dimensions. NULL when there are none; a file that cannot be read is left to the run to report. */
+static cfx_input_shape *npy_shapes(const options *o, int *n)
+{
+    cfx_input_shape *s = calloc((size_t)o->nins + 1, sizeof *s);
+    *n = 0;
+    for (int k = 0; s && k < o->nins; k++) {
+        const char *v = o->ins[k].value;
+        size_t len = strlen(v);
+        if (len < 4 || strcmp(v + len - 4, ".npy") != 0)
+            continue;
+        FILE *f = fopen(v, "rb");
+        if (!f)
+            continue;
+        unsigned char head[4096];
+        size_t got = fread(head, 1, sizeof head, f);
+        fclose(f);
+        char err[256];
+        if (npy_peek(head, got, &s[*n].type, err, sizeof err) != 0)
+            continue;
+        /* a small one may also give its value, where the model takes a shape from it */
+        int64_t count = cfx_type_count(&s[*n].type);
+        void *value = count <= 64 ? malloc((size_t)count * 8 + 1) : NULL;
+        if (value && npy_read_file(v, &s[*n].type, value, err, sizeof err) == 0)
+            s[*n].value = value;
+        else
+            free(value);
+        s[(*n)++].name = o->ins[k].name;
+    }
+    return s;
+}
+
+static void free_shapes(cfx_input_shape *s, int n)
+{
+    for (int k = 0; s && k < n; k++)
+        free((void *)s[k].value);
+    free(s);
+}
+
+static cfx_module *compile_or_report(const char *file, const options *o)
 {
     char *diags = NULL;
-    cfx_module *m = cfx_compile_file(NULL, file, &diags);
+    cfx_module *m;
+    if (is_onnx(file)) {
+        int n = 0;
+        cfx_input_shape *shapes = o ? npy_shapes(o, &n) : NULL;
+        m = cfx_import_onnx(NULL, file, NULL, 0, shapes, n, &diags);
+        free_shapes(shapes, n);
+        if (!m && diags && strncmp(diags, file, strlen(file)) == 0 && diags[strlen(file)] == ':' &&
+            !positioned(diags, file)) {
+            fprintf(stderr, "cfx: %s", diags); /* the importer's own one line */
+            cfx_free(diags);
+            return NULL;
+        }
+    } else {
+        m = cfx_compile_file(NULL, file, &diags);
+    }
     if (!m) {
         if (!diags)
             fputs("cfx: compilation failed\n", stderr);
@@ -395,7 +471,7 @@ static int cmd_check(int argc, char **argv)
     } else if (rc == 0 && !o.file) {
         rc = bad_usage("check", "%s", "check needs a FILE");
     } else if (rc == 0) {
-        cfx_module *m = compile_or_report(o.file);
+        cfx_module *m = compile_or_report(o.file, &o);
         rc = m ? 0 : 1;
         cfx_module_free(m);
     }
@@ -459,7 +535,7 @@ static int cmd_dump(int argc, char **argv)
             goto done;
         fl = &floors;
     }
-    m = compile_or_report(o.file);
+    m = compile_or_report(o.file, &o);
     if (!m) {
         rc = 1;
         goto done;
@@ -667,7 +743,7 @@ static int cmd_run(int argc, char **argv)
         }
     }
 
-    m = compile_or_report(o.file);
+    m = compile_or_report(o.file, &o);
     if (!m)
         goto done;
     int g = find_graph(m, o.file, o.graph);
@@ -929,6 +1005,73 @@ static int cmd_backends(int argc, char **argv)
     return 0;
 }
 
+static int cmd_import(int argc, char **argv)
+{
+    static const char *const allowed[] = {"-o", "--output", "--in", NULL};
+    options o = {0};
+    char *diags = NULL, *text = NULL, *dir = NULL, *dir_text = NULL;
+    int rc = parse_options("import", argc, argv, allowed, &o);
+    if (rc != 0)
+        goto done;
+    rc = 1;
+    if (o.help) {
+        fputs(import_usage_text, stdout);
+        rc = 0;
+        goto done;
+    }
+    if (!o.file) {
+        rc = bad_usage("import", "%s", "import needs a MODEL.onnx");
+        goto done;
+    }
+    if (o.output) {
+        /* FILE.cfx's constants go to FILE_data/ beside it, named relative to FILE's folder */
+        const char *base = strrchr(o.output, '/');
+        base = base ? base + 1 : o.output;
+        size_t stem = strlen(base);
+        if (stem > 4 && strcmp(base + stem - 4, ".cfx") == 0)
+            stem -= 4;
+        size_t n = strlen(o.output) + 8;
+        dir = malloc(n);
+        dir_text = malloc(stem + 8);
+        if (!dir || !dir_text) {
+            fprintf(stderr, "cfx: out of memory\n");
+            goto done;
+        }
+        snprintf(dir, n, "%.*s%.*s_data", (int)(base - o.output), o.output, (int)stem, base);
+        snprintf(dir_text, stem + 8, "%.*s_data", (int)stem, base);
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "cfx: cannot make the folder %s: %s\n", dir, strerror(errno));
+            goto done;
+        }
+    }
+    int nshapes = 0;
+    cfx_input_shape *shapes = npy_shapes(&o, &nshapes);
+    text = cfx_import_onnx_source(o.file, NULL, 0, shapes, nshapes, dir, dir_text, &diags);
+    free_shapes(shapes, nshapes);
+    if (!text) {
+        fprintf(stderr, "cfx: %s", diags ? diags : "the import failed\n");
+        goto done;
+    }
+    if (o.output) {
+        FILE *f = fopen(o.output, "w");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "cfx: cannot write %s: %s\n", o.output, strerror(errno));
+            goto done;
+        }
+        rmdir(dir); /* gone again when no constant needed it */
+    } else {
+        fputs(text, stdout);
+    }
+    rc = 0;
+done:
+    cfx_free(diags);
+    cfx_free(text);
+    free(dir);
+    free(dir_text);
+    free_options(&o);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -949,9 +1092,11 @@ int main(int argc, char **argv)
         rc = cmd_dump(argc - 2, argv + 2);
     } else if (strcmp(cmd, "backends") == 0) {
         rc = cmd_backends(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "import") == 0) {
+        rc = cmd_import(argc - 2, argv + 2);
     } else {
         char cut[SHOWN_BYTES];
-        fprintf(stderr, "cfx: unknown command '%s' (run, check, dump, backends; see cfx --help)\n",
+        fprintf(stderr, "cfx: unknown command '%s' (run, check, dump, import, backends; see cfx --help)\n",
                 shown(cmd, cut));
         rc = 1;
     }

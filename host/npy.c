@@ -225,12 +225,11 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t len)
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, char *err,
-               size_t errlen)
+/* The header of the .npy image bytes[0, len): its type into *t (rank and dims from the shape)
+ * and where its data starts. 0, or -1 with the reason in err. */
+static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t *data_at, char *err,
+                         size_t errlen)
 {
-    const unsigned char *b = bytes;
-    char ty[64];
-    cfx_type_str(want, ty, sizeof ty);
     if (!host_is_little_endian()) {
         snprintf(err, errlen, "reading .npy files needs a little-endian host");
         return -1;
@@ -297,6 +296,38 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
         snprintf(err, errlen, "fortran_order is True; only C order is supported");
         return -1;
     }
+    memset(t, 0, sizeof *t);
+    t->dtype = (cfx_dtype)dt;
+    t->rank = info.rank;
+    for (int i = 0; i < info.rank; i++)
+        t->dims[i] = info.dims[i];
+    *data_at = prefix + hlen;
+    return 0;
+}
+
+int npy_peek(const void *bytes, size_t len, cfx_type *t, char *err, size_t errlen)
+{
+    size_t at;
+    return decode_header(bytes, len, t, &at, err, errlen);
+}
+
+int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, char *err,
+               size_t errlen)
+{
+    const unsigned char *b = bytes;
+    char ty[64];
+    cfx_type_str(want, ty, sizeof ty);
+    cfx_type got;
+    size_t at;
+    if (decode_header(b, len, &got, &at, err, errlen) != 0)
+        return -1;
+    int dt = (int)got.dtype;
+    npy_info info;
+    memset(&info, 0, sizeof info);
+    info.rank = got.rank;
+    for (int i = 0; i < got.rank; i++)
+        info.dims[i] = got.dims[i];
+    size_t prefix = at, hlen = 0;
     if (dt != (int)want->dtype) {
         snprintf(err, errlen, "dtype '%s' (%s) does not match the input's type %s", info.descr,
                  cfx_dtype_name((cfx_dtype)dt), ty);

@@ -20,6 +20,10 @@
 int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, char *err,
                size_t errlen);
 
+/* The type (dtype and shape) of the .npy image bytes[0, len), from its header alone. Returns 0,
+ * or -1 with the reason in err. */
+int npy_peek(const void *bytes, size_t len, cfx_type *t, char *err, size_t errlen);
+
 /* npy_decode of the file at path; messages are `PATH: REASON`. */
 int npy_read_file(const char *path, const cfx_type *want, void *out, char *err, size_t errlen);
 

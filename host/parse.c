@@ -1272,6 +1272,324 @@ static ast_node *parse_nested_graph(parser *p)
     return n;
 }
 
+/* ---- constants of the module ---------------------------------------------------------- *
+ * `const NAME: TYPE = VALUE`, `const NAME: TYPE = "PATH.npy"` or `const NAME: TYPE`. A literal
+ * value is read token by token straight into the constant's data, never into nodes: an
+ * importer's weights may hold millions of numbers. */
+
+static void shape_text(const cfx_type *t, char *buf, size_t n);
+
+/* One element of a constant's literal: a number, maybe negated, true, false, inf or nan. */
+typedef struct const_elem {
+    int real;   /* rv holds it (a real literal, inf, nan) */
+    int boolean;
+    int64_t iv; /* an integer's value, a bool's 0 or 1 */
+    double rv;
+    int line, col;
+} const_elem;
+
+static void const_type_text(const cfx_type *t, char *buf, size_t n)
+{
+    if (t->rank == 0) {
+        shape_text(t, buf, n);
+        char *b = strchr(buf, '[');
+        if (b)
+            *b = '\0';
+        return;
+    }
+    shape_text(t, buf, n);
+}
+
+/* The current token as an element of constant c into *e; 0, or -1 after a syntax error. */
+static int const_element(parser *p, const ast_const *c, const char *where, const_elem *e)
+{
+    memset(e, 0, sizeof *e);
+    e->line = p->tok.line;
+    e->col = p->tok.col;
+    int neg = 0;
+    if (p->tok.kind == TK_MINUS) {
+        neg = 1;
+        p->lx.negated = 1; /* -9223372036854775808 is an i64 */
+        parse_next(p);
+        p->lx.negated = 0;
+    }
+    lex_token t = p->tok;
+    if (t.kind == TK_INT && !t.bad) {
+        if (t.ival == INT64_MIN && !neg) {
+            parse_syntax_error(p, t.line, t.col, "integer literal is too large");
+            return -1;
+        }
+        e->iv = neg && t.ival != INT64_MIN ? -t.ival : t.ival;
+        e->rv = neg ? -(double)t.ival : (double)t.ival;
+        if (t.ival == INT64_MIN)
+            e->rv = -0x1p63;
+    } else if (t.kind == TK_REAL && !t.bad) {
+        e->real = 1;
+        e->rv = neg ? -t.rval : t.rval;
+    } else if (t.kind == TK_NAME && (lex_is(&p->lx, &t, "inf") || lex_is(&p->lx, &t, "nan"))) {
+        e->real = 1;
+        e->rv = lex_is(&p->lx, &t, "inf") ? (double)INFINITY : (double)NAN;
+        if (neg)
+            e->rv = -e->rv;
+    } else if (!neg && (t.kind == TK_TRUE || t.kind == TK_FALSE)) {
+        e->boolean = 1;
+        e->iv = t.kind == TK_TRUE;
+    } else {
+        if (t.bad) { /* the lexer reported the literal */
+            p->panic = 1;
+            return -1;
+        }
+        char msg[300], ty[160];
+        const_type_text(&c->type, ty, sizeof ty);
+        snprintf(msg, sizeof msg, "a value of '%s' (%s)%s", c->name, ty, where);
+        parse_expected(p, msg);
+        return -1;
+    }
+    parse_next(p);
+    return 0;
+}
+
+/* Element e of constant c, stored at index i of its data; 0, or -1 (reported) when the dtype
+ * cannot hold it. */
+static int const_store(parser *p, ast_const *c, int64_t i, const const_elem *e)
+{
+    char ty[160];
+    const_type_text(&c->type, ty, sizeof ty);
+    switch (c->type.dtype) {
+    case CFX_BOOL:
+        if (e->real || (!e->boolean && e->iv != 0 && e->iv != 1)) {
+            parse_syntax_error(p, e->line, e->col, "'%s' is %s: its values are true or false", c->name, ty);
+            return -1;
+        }
+        ((uint8_t *)c->data)[i] = (uint8_t)(e->iv != 0);
+        return 0;
+    case CFX_F32:
+    case CFX_F64:
+        if (e->boolean) {
+            parse_syntax_error(p, e->line, e->col, "'%s' is %s: its values are numbers, not true or false", c->name,
+                               ty);
+            return -1;
+        }
+        if (c->type.dtype == CFX_F64) {
+            ((double *)c->data)[i] = e->rv;
+            return 0;
+        }
+        if (isfinite(e->rv) && fabs(e->rv) >= 0x1.fffffefp127) {
+            parse_syntax_error(p, e->line, e->col, "%g does not fit in f32 (largest 3.4028235e+38)", e->rv);
+            return -1;
+        }
+        ((float *)c->data)[i] = (float)e->rv;
+        return 0;
+    default:
+        if (e->real || e->boolean) {
+            parse_syntax_error(p, e->line, e->col, "'%s' is %s: its values are integers", c->name, ty);
+            return -1;
+        }
+        if (c->type.dtype == CFX_I32) {
+            if (e->iv > INT32_MAX || e->iv < INT32_MIN) {
+                parse_syntax_error(p, e->line, e->col, "integer literal %lld does not fit in i32", (long long)e->iv);
+                return -1;
+            }
+            ((int32_t *)c->data)[i] = (int32_t)e->iv;
+            return 0;
+        }
+        ((int64_t *)c->data)[i] = e->iv;
+        return 0;
+    }
+}
+
+/* The rows of dimension `dim` of constant c, from the current '[', into its data from element
+ * *at on; 0, or -1 after an error (reported). */
+static int const_rows(parser *p, ast_const *c, int dim, int64_t *at)
+{
+    char ty[160];
+    if (dim >= CFX_TYPE_MAX_RANK || dim >= c->type.rank)
+        return -1;
+    const_type_text(&c->type, ty, sizeof ty);
+    lex_token open = p->tok;
+    parse_next(p); /* '[' */
+    int64_t n = 0, want = c->type.dims[dim];
+    while (p->tok.kind != TK_RBRACKET) {
+        if (n == want) {
+            parse_syntax_error(p, open.line, open.col, "'%s' is %s: dimension %d holds %lld items, this list has more",
+                               c->name, ty, dim, (long long)want);
+            return -1;
+        }
+        if (dim + 1 < c->type.rank && dim + 1 < CFX_TYPE_MAX_RANK) {
+            if (p->tok.kind != TK_LBRACKET) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "'[' and the %lld items of dimension %d of '%s' (%s)",
+                         (long long)c->type.dims[dim + 1], dim + 1, c->name, ty);
+                parse_expected(p, msg);
+                return -1;
+            }
+            if (const_rows(p, c, dim + 1, at) < 0)
+                return -1;
+        } else {
+            const_elem e;
+            if (p->tok.kind == TK_LBRACKET) {
+                parse_syntax_error(p, p->tok.line, p->tok.col, "'%s' is %s: it has %d dimension%s, this list nests "
+                                   "deeper", c->name, ty, c->type.rank, c->type.rank == 1 ? "" : "s");
+                return -1;
+            }
+            if (const_element(p, c, "", &e) < 0 || const_store(p, c, (*at)++, &e) < 0)
+                return -1;
+        }
+        n++;
+        if (p->tok.kind == TK_COMMA) {
+            parse_next(p);
+            continue;
+        }
+        if (p->tok.kind != TK_RBRACKET) {
+            parse_expected(p, "',' or ']' in the constant's value");
+            return -1;
+        }
+    }
+    if (n < want) {
+        parse_syntax_error(p, open.line, open.col, "'%s' is %s: dimension %d holds %lld items, this list has %lld",
+                           c->name, ty, dim, (long long)want, (long long)n);
+        return -1;
+    }
+    parse_next(p); /* ']' */
+    return 0;
+}
+
+/* The value of constant c after its '=': a literal into c->data, or a path into c->path. */
+static void const_value(parser *p, ast_const *c)
+{
+    c->vline = p->tok.line;
+    c->vcol = p->tok.col;
+    if (p->tok.kind == TK_STRING) {
+        c->path = lex_string_value(&p->lx, &p->tok, p->arena);
+        if (!c->path) {
+            p->oom = p->lx.oom = 1;
+            return;
+        }
+        size_t n = strlen(c->path);
+        if (n < 4 || strcmp(c->path + n - 4, ".npy") != 0) {
+            parse_report(p, c->vline, c->vcol, "the value of '%s' is a .npy file: \"%s\" does not end in .npy",
+                         c->name, c->path);
+            c->bad = 1;
+        }
+        parse_next(p);
+        return;
+    }
+    int64_t count = cfx_type_count(&c->type);
+    size_t bytes = (size_t)count * (size_t)cfx_dtype_size(c->type.dtype);
+    c->data = ast_alloc(p->arena, bytes);
+    if (!c->data) {
+        p->oom = p->lx.oom = 1;
+        return;
+    }
+    int64_t at = 0;
+    int failed;
+    if (p->tok.kind == TK_LBRACKET) {
+        if (c->type.rank == 0) {
+            char ty[160];
+            const_type_text(&c->type, ty, sizeof ty);
+            parse_syntax_error(p, p->tok.line, p->tok.col, "'%s' is %s, a scalar: its value is one number, not a "
+                               "list", c->name, ty);
+            failed = 1;
+        } else {
+            failed = const_rows(p, c, 0, &at) < 0;
+        }
+    } else {
+        /* one value fills every element */
+        const_elem e;
+        failed = const_element(p, c, ", or a list of them", &e) < 0 || const_store(p, c, 0, &e) < 0;
+        size_t size = (size_t)cfx_dtype_size(c->type.dtype);
+        for (int64_t i = 1; !failed && i < count; i++)
+            memcpy((char *)c->data + (size_t)i * size, c->data, size);
+    }
+    if (failed) {
+        c->data = NULL;
+        c->bad = 1;
+    }
+}
+
+/* Appends constant c to m->consts, unless its name was declared already (reported). */
+static void add_const(parser *p, ast_module *m, int *cap, nameset *names, const ast_const *c)
+{
+    int first;
+    if (nameset_add(p, names, c->name, c->line, &first)) {
+        parse_report(p, c->line, c->col, "constant '%s' is declared twice (the first is at line %d)", c->name, first);
+        return;
+    }
+    if (p->oom)
+        return;
+    if (m->nconsts == *cap) {
+        if (*cap > INT_MAX / 4) {
+            p->oom = p->lx.oom = 1;
+            return;
+        }
+        int ncap = *cap ? *cap * 2 : 8;
+        ast_const *grown = ast_alloc(p->arena, (size_t)ncap * sizeof *grown);
+        if (!grown) {
+            p->oom = p->lx.oom = 1;
+            return;
+        }
+        if (m->nconsts)
+            memcpy(grown, m->consts, (size_t)m->nconsts * sizeof *grown);
+        m->consts = grown;
+        *cap = ncap;
+    }
+    m->consts[m->nconsts++] = *c;
+}
+
+/* `const NAME: TYPE [= VALUE]` at the top level, the current token being `const`; appended to
+ * m->consts. A syntax error goes on at the next line outside brackets. */
+static void parse_const(parser *p, ast_module *m, int *cap, nameset *names)
+{
+    parse_next(p); /* `const` */
+    ast_const c;
+    memset(&c, 0, sizeof c);
+    if (p->tok.kind != TK_NAME) {
+        parse_expected(p, "a constant's name after 'const'");
+        goto skip;
+    }
+    c.name = parse_token_text(p, &p->tok);
+    c.line = p->tok.line;
+    c.col = p->tok.col;
+    parse_next(p);
+    if (!parse_expect(p, TK_COLON, "':' and a type after the constant's name"))
+        goto skip;
+    if (!parse_type(p, &c.type)) {
+        if (p->panic)
+            goto skip;
+        c.bad = 1; /* reported: a type that cannot be used */
+    }
+    if (p->tok.kind == TK_ASSIGN) {
+        parse_next(p);
+        if (c.bad) {
+            /* skip the value: it cannot be stored */
+            while (!(p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI || p->tok.kind == TK_EOF) ||
+                   p->lx.paren > 0)
+                parse_next(p);
+        } else {
+            const_value(p, &c);
+            if (p->panic)
+                goto skip;
+        }
+    }
+    if (p->tok.kind != TK_NEWLINE && p->tok.kind != TK_SEMI && p->tok.kind != TK_EOF) {
+        parse_expected(p, c.path || c.data ? "the end of the line after the constant's value"
+                                           : "'=' and a value, or the end of the line, after the constant's type");
+        goto skip;
+    }
+    add_const(p, m, cap, names, &c);
+    return;
+skip:
+    /* a broken declaration keeps its name, so that its reads are no errors of their own */
+    if (c.name) {
+        c.bad = 1;
+        c.data = NULL;
+        c.path = NULL;
+        add_const(p, m, cap, names, &c);
+    }
+    while (p->tok.kind != TK_EOF && p->tok.kind != TK_GRAPH && !(p->lx.paren == 0 && p->tok.kind == TK_NEWLINE))
+        parse_next(p);
+}
+
 ast_module *parse_module(const char *src, size_t len, diag *d)
 {
     ast_arena *arena = ast_arena_new();
@@ -1291,8 +1609,8 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
     p.nesting = -1;
     parse_next(&p);
 
-    nameset names = {0};
-    int cap = 0, seen_graph = 0;
+    nameset names = {0}, constnames = {0};
+    int cap = 0, capconsts = 0, seen_graph = 0;
     for (;;) {
         while (p.tok.kind == TK_NEWLINE || p.tok.kind == TK_SEMI)
             parse_next(&p);
@@ -1300,6 +1618,10 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
             break;
         p.panic = 0;
         p.unclosed = 0;
+        if (p.tok.kind == TK_NAME && lex_is(&p.lx, &p.tok, "const")) {
+            parse_const(&p, m, &capconsts, &constnames);
+            continue;
+        }
         if (p.tok.kind != TK_GRAPH) {
             /* something other than a graph: say what to write, then go on at the next graph or
              * at the next line that starts in column 1 (Python's next top-level item) */

@@ -15,6 +15,7 @@ from ._core import (CompileError, Context, Diagnostic, Error, Graph, Kernel, Mod
                     register_source, stream_handle)
 from ._dlpack import Tensor
 from ._bench import Timing, bench
+from ._jit import JitError, JitFunction, jit
 from ._onnx import from_torch, load_onnx, onnx_available
 
 __version__ = "1.0.0"
@@ -55,4 +56,5 @@ from ._lib import DTYPES as _DTYPES # noqa: E402
 __all__ = ["compile", "register_kernel", "register_source", "backends", "bench", "tensor", "CompileError",
            "RunStopped", "Error", "Context", "Module", "Graph", "Kernel", "Param", "Results",
            "Tensor", "Timing", "Diagnostic", "default_context", "stream_handle",
-           "library_path", "load_onnx", "from_torch", "onnx_available"]
+           "library_path", "jit", "JitError", "JitFunction", "load_onnx", "from_torch",
+           "onnx_available"]
