@@ -258,9 +258,15 @@ def test_from_torch_without_torch_says_so(monkeypatch):
 def test_from_torch_cond():
     torch = _torch()
 
+    def double(x):
+        return x * 2.0
+
+    def less_one(x):
+        return x - 1.0
+
     class Branch(torch.nn.Module):
         def forward(self, x):
-            return torch.cond(x.sum() > 0, lambda x: x * 2.0, lambda x: x - 1.0, (x,))
+            return torch.cond(x.sum() > 0, double, less_one, (x,))
 
     for x in (torch.tensor([1.0, 2.0, -0.5]), torch.tensor([-1.0, -2.0, 0.5])):
         _check_against_eager(torch, Branch(), (x,))
@@ -358,9 +364,14 @@ def test_from_torch_cond_inside_while():
             def cond(i, x):
                 return (x != 1) & (i < 100)
 
+            def half(x):
+                return x // 2
+
+            def triple_plus_one(x):
+                return 3 * x + 1
+
             def body(i, x):
-                y = torch.cond(x % 2 == 0, lambda x: x // 2, lambda x: 3 * x + 1, (x,))
-                return i + 1, y
+                return i + 1, torch.cond(x % 2 == 0, half, triple_plus_one, (x,))
             return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))
 
     for x in (6, 27, 1):
