@@ -52,8 +52,8 @@ void onnx_import_free(onnx_import *im)
 #include "onnx.pb-c.h"
 
 /* Limits of what the importer takes (docs/onnx.md). */
-#define ONNX_OPSET_MIN 8
-#define ONNX_OPSET_MAX 27
+#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MAX 28
 #define ONNX_INLINE_MAX 16         /* constants of at most this many elements are written out */
 #define ONNX_FOLD_MAX 65536        /* a node is folded at import when its result is no larger */
 #define ONNX_MAX_DEPTH 64          /* subgraphs and functions nested */
@@ -452,6 +452,8 @@ static const char *ref(imp *I, ival *v)
         return v->id;
     if (!v->data)
         fail(I, "internal error: value '%s' has neither a variable nor data", v->name);
+    if (count(&v->ty) == 0)
+        fail(I, "'%s' has no elements, and cfx has no tensors of 0 elements at run time", v->name);
     const char *id = new_id(I, "c_", v->name);
     int64_t n = count(&v->ty);
     sb_printf(&I->consts, "const %s: %s", id, tystr(I, &v->ty));
@@ -506,13 +508,18 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
     }
 }
 
-static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *dims)
+/* A shape cfx can hold: rank at most 4, at most 2^30 elements, every dimension at least 1, or,
+ * for a value known at import (an empty axes list, a part of a split), 0: such a value may be
+ * read at import but never at run time (ref refuses it). */
+static void check_shape(imp *I, const char *what, int64_t rank, const int64_t *dims, int empty_ok)
 {
     if (rank > CFX_TYPE_MAX_RANK)
         fail(I, "'%s' has rank %lld; cfx takes tensors of at most %d dimensions", what,
              (long long)rank, CFX_TYPE_MAX_RANK);
     int64_t n = 1;
     for (int64_t d = 0; d < rank; d++) {
+        if (dims[d] == 0 && empty_ok)
+            return;
         if (dims[d] < 1)
             fail(I, "'%s' has a dimension of %lld; cfx takes tensors whose every dimension is at least 1",
                  what, (long long)dims[d]);
@@ -520,6 +527,11 @@ static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *di
             fail(I, "'%s' has more than 2^30 elements", what);
         n *= dims[d];
     }
+}
+
+static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *dims)
+{
+    check_shape(I, what, rank, dims, 0);
 }
 
 /* The type of a model's graph input or output; a symbolic dimension takes its size from the
@@ -614,7 +626,7 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty)
     const char *name = t->name && *t->name ? t->name : "(a constant)";
     memset(ty, 0, sizeof *ty);
     ty->dtype = dtype_of(I, t->has_data_type ? t->data_type : 0, name);
-    check_dims(I, name, (int64_t)t->n_dims, t->dims);
+    check_shape(I, name, (int64_t)t->n_dims, t->dims, 1);
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
@@ -805,7 +817,7 @@ static const char *out_var(imp *I, const Onnx__NodeProto *n, size_t k, const cfx
 static void out_known(imp *I, const Onnx__NodeProto *n, size_t k, const cfx_type *t, void *data)
 {
     const char *name = out_name(I, n, k);
-    check_dims(I, name, t->rank, t->dims);
+    check_shape(I, name, t->rank, t->dims, 1);
     bind(I, name, t, NULL, data);
 }
 
@@ -1297,7 +1309,10 @@ static void op_squeeze(imp *I, const Onnx__NodeProto *n, int unsqueeze)
 static void op_flatten(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
-    int axis = norm_axis(I, attr_int(I, n, "axis", 1), x->ty.rank + 1, "axis");
+    int64_t a = attr_int(I, n, "axis", 1);
+    if (a < -x->ty.rank || a > x->ty.rank)
+        fail(I, "axis %lld is out of range for rank %d", (long long)a, x->ty.rank);
+    int axis = (int)(a < 0 ? a + x->ty.rank : a);
     cfx_type t = x->ty;
     t.rank = 2;
     t.dims[0] = t.dims[1] = 1;
@@ -1511,9 +1526,9 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
             if (d != axis && x->ty.dims[d] != t.dims[d])
                 fail(I, "input %zu is %s, input 0 %s", k, tystr(I, &x->ty), tystr(I, &first->ty));
         t.dims[axis] += x->ty.dims[axis];
-        all_known &= x->data != NULL;
+        all_known &= x->data != NULL || count(&x->ty) == 0;
     }
-    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, all_known);
     if (all_known && count(&t) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &t);
         int64_t outer = 1, inner = 1;
@@ -1536,6 +1551,8 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
     int64_t off = 0;
     for (size_t k = 0; k < n->n_input; k++) {
         ival *x = in(I, n, k);
+        if (count(&x->ty) == 0)
+            continue;
         const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + x->ty.dims[axis]));
         line(I, "%s%s = %s", v, subscript(I, t.rank, axis, range), ref(I, x));
         off += x->ty.dims[axis];
@@ -1573,8 +1590,12 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
     for (int64_t k = 0; k < ns; k++) {
         cfx_type t = x->ty;
         t.dims[axis] = sizes[k];
-        if (sizes[k] < 1 || off + sizes[k] > x->ty.dims[axis])
+        if (sizes[k] < 0 || off + sizes[k] > x->ty.dims[axis])
             fail(I, "the parts do not fit dimension %d of %s", axis, tystr(I, &x->ty));
+        if (sizes[k] == 0) { /* an empty part: known, and never read at run time */
+            out_known(I, n, (size_t)k, &t, new_data(I, &t));
+            continue;
+        }
         if (x->data && count(&t) <= ONNX_FOLD_MAX) {
             int64_t outer = 1, inner = 1;
             for (int d = 0; d < axis; d++) outer *= t.dims[d];
@@ -1747,8 +1768,8 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         int64_t o1, o2, ax = 0;
         if (!one_int(sv) || !one_int(ev) || !sym_of(I, sv, &s1, &o1) || !sym_of(I, ev, &s2, &o2) ||
             strcmp(s1, s2) != 0)
-            fail(I, "the slice's length depends on the data: cfx takes starts of run time only where the "
-                 "end is the start plus a constant");
+            fail(I, "the starts and ends ('%s', '%s') must be known when the model is imported, or the end "
+                 "be the start plus a constant: the slice's length may not depend on the data", sv->name, ev->name);
         if (has_input(n, 3))
             ints_of(I, known(I, n, 3, "the axes"), &ax, 1, "the axes");
         if (has_input(n, 4)) {
@@ -1802,11 +1823,15 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
         }
         int64_t len = s > 0 ? (e - b + s - 1) / s : (b - e + (-s) - 1) / (-s);
-        if (len < 1)
-            fail(I, "the slice of axis %d is empty (cfx has no tensors of 0 elements)", ax);
+        if (len < 0)
+            len = 0;
         lo[ax] = b;
         step[ax] = s;
         t.dims[ax] = len;
+    }
+    if (count(&t) == 0) {
+        out_known(I, n, 0, &t, new_data(I, &t));
+        return;
     }
     if (x->data && count(&t) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &t);
@@ -2079,6 +2104,11 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
     }
     if (!arg && strcmp(fn, "mean") == 0 && !is_real(x->ty.dtype))
         fail(I, "ReduceMean of integers is not supported");
+    if (x->ty.dtype == CFX_BOOL) { /* the largest of bools is any, the smallest all */
+        if (arg || !strcmp(fn, "sum") || !strcmp(fn, "mean"))
+            fail(I, "the operand is %s", tystr(I, &x->ty));
+        fn = !strcmp(fn, "max") ? "any" : "all";
+    }
     cfx_type t = x->ty;
     if (arg)
         t.dtype = CFX_I64;
@@ -2134,22 +2164,33 @@ static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
         line(I, "%s = %s / sum(%s, axis=%d, keepdims=True)", v, e, e, axis);
 }
 
+/* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
+ * computes it: Deviation * InvStdDev * Scale + B, with the mean and variance of those axes. */
 static void op_layernorm(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *scale = in(I, n, 1), *bias = in_opt(I, n, 2);
     int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
     int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    if (axis != r - 1)
-        fail(I, "only axis = -1 (the last) is supported");
-    if (n->n_output > 1 && ((n->output[1] && *n->output[1]) || (n->n_output > 2 && n->output[2] && *n->output[2])))
-        fail(I, "the Mean and InvStdDev outputs are not supported");
     double eps = attr_float(I, n, "epsilon", 1e-5);
     const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm);
-    line(I, "%s = mean(%s, axis=%d, keepdims=True)", mu, a, axis);
-    line(I, "%s = %s - %s", d, a, mu);
-    const char *e = fmt(I, "%s / sqrt(mean(%s * %s, axis=%d, keepdims=True) + %s) * %s", d, d, d, axis,
-                        real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)), ref(I, scale));
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *inv = new_id(I, "inv_", nm);
+    cfx_type st = x->ty; /* the statistics' shape: the normalized axes kept as 1 */
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= axis; k--) {
+        st.dims[k] = 1;
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    const char *mv = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &st) : mu;
+    line(I, "%s = %s", mv, m1);
+    line(I, "%s = %s - %s", d, a, mv);
+    const char *iv = n->n_output > 2 && n->output[2] && *n->output[2] ? out_var(I, n, 2, &st) : inv;
+    line(I, "%s = 1.0 / sqrt(%s + %s)", iv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    const char *e = fmt(I, "%s * %s * %s", d, iv, ref(I, scale));
     if (bias)
         e = fmt(I, "%s + %s", e, ref(I, bias));
     const char *v = out_var(I, n, 0, &x->ty);
