@@ -69,6 +69,9 @@ typedef struct ival {
      * counter, say): a Slice from it to it plus a constant has a length known at import */
     const char *sym;
     int64_t off;
+    const char *narrow; /* an int64 that is the cast of this i32 variable (ArgMax's) */
+    const char *elem;   /* a one-element value reshaped from this scalar variable */
+    const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
 } ival;
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
@@ -112,10 +115,14 @@ typedef struct imp {
     struct direct { const char *name, *id; int depth, from; } *direct;
     int ndirect, capdirect;
     int node_index;       /* of the current node in its graph */
+    const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
+                           * when nothing reads it (prune) */
     const void *bytes;    /* the model's bytes, and the file's buffer when read here */
     size_t len;
     uint8_t *file;
 } imp;
+
+static int lookup_id(struct imp *I, const char *id);
 
 /* ---- errors and memory ---------------------------------------------------------------- */
 
@@ -282,6 +289,9 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
     v->data = data;
     v->sym = NULL;
     v->off = 0;
+    v->narrow = NULL;
+    v->elem = NULL;
+    v->dot_a = v->dot_b = NULL;
     v->prev = *slot;
     *slot = I->nvals++;
     return v;
@@ -372,14 +382,35 @@ static void line(imp *I, const char *f, ...)
 #endif
     ;
 
+/* A line that defines a fresh variable and nothing else starts with PURE_MARK, the variable and
+ * PURE_END, for prune. */
+#define PURE_MARK '\x01'
+#define PURE_END '\x02'
+
 static void line(imp *I, const char *f, ...)
 {
     for (int k = 0; k < I->indent; k++)
         sb_puts(&I->body, "  ");
+    size_t at = I->body.len;
     va_list ap;
     va_start(ap, f);
     sb_vprintf(&I->body, f, ap);
     va_end(ap);
+    if (I->pure_id && !I->body.oom) {
+        size_t n = strlen(I->pure_id);
+        const char *l = I->body.data + at;
+        if (!strncmp(l, I->pure_id, n) && !strncmp(l + n, " = ", 3)) {
+            char *mark = fmt(I, "%c%s%c", PURE_MARK, I->pure_id, PURE_END);
+            strbuf moved = {0};
+            sb_append(&moved, l, I->body.len - at);
+            I->body.len = at;
+            I->body.data[at] = '\0';
+            sb_puts(&I->body, mark);
+            sb_append(&I->body, sb_str(&moved), moved.len);
+            sb_free(&moved);
+        }
+    }
+    I->pure_id = NULL;
     if (I->note)
         sb_printf(&I->body, "  # %s", I->note);
     sb_puts(&I->body, "\n");
@@ -798,10 +829,34 @@ static const char *var_for(imp *I, const char *name)
         if (d->id && d->depth == I->depth && I->node_index >= d->from && !strcmp(d->name, name)) {
             const char *id = d->id;
             d->id = NULL;
+            /* the variable takes a new value: run-time terms that read it are stale from here */
+            size_t len = strlen(id);
+            for (int j = 0; j < I->nvals; j++) {
+                const char *sym = I->vals[j].sym;
+                if (sym && !strncmp(sym, id, len) && (sym[len] == '\0' || sym[len] == '['))
+                    I->vals[j].sym = NULL;
+                if (I->vals[j].elem && !strcmp(I->vals[j].elem, id))
+                    I->vals[j].elem = NULL;
+            }
             return id;
         }
     }
     return new_id(I, "v_", name);
+}
+
+/* The variable waiting for value `name` at depth where it is no live value (a graph result not
+ * written yet), taken; NULL where there is none. */
+static const char *fresh_direct(imp *I, const char *name, int depth)
+{
+    for (int k = 0; k < I->ndirect; k++) {
+        struct direct *d = &I->direct[k];
+        if (d->id && d->depth == depth && d->from < 0 && !strcmp(d->name, name) && !lookup_id(I, d->id)) {
+            const char *id = d->id;
+            d->id = NULL;
+            return id;
+        }
+    }
+    return NULL;
 }
 
 /* Binds output k of n to a variable of type t and returns the variable's name. */
@@ -809,8 +864,11 @@ static const char *out_var(imp *I, const Onnx__NodeProto *n, size_t k, const cfx
 {
     const char *name = out_name(I, n, k);
     check_dims(I, name, t->rank, t->dims);
+    int before = I->ndirect ? 1 : 0;
     const char *id = var_for(I, name);
+    (void)before;
     bind(I, name, t, id, NULL);
+    I->pure_id = !strncmp(id, "v_", 2) ? id : NULL;
     return id;
 }
 
@@ -1078,6 +1136,11 @@ static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival 
     const char *e = bin_text(I, op, a->ty.dtype, x, y);
     const char *v = out_var(I, n, 0, &out);
     line(I, "%s = %s", v, e);
+    if (op == B_MUL && a->ty.rank == 1 && same_type(&a->ty, &b->ty) && is_real(a->ty.dtype)) {
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->dot_a = x;
+        o->dot_b = y;
+    }
     /* sym + k: an integer of run time plus or minus a known one */
     const char *sym;
     int64_t off;
@@ -1151,6 +1214,10 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
 static void node(imp *I, const Onnx__NodeProto *n);
 static int last_read(const Onnx__GraphProto *g, const char *name);
+static int reads(const Onnx__GraphProto *g, const char *name);
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
+static const char *var_for(imp *I, const char *name);
+static void assign_all(imp *I, const char **targets, const char **values, size_t n);
 static void add_direct(imp *I, const char *name, const char *id, int depth, int from);
 static void drop_direct(imp *I, int depth);
 
@@ -1174,6 +1241,11 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
     t.dtype = to;
     if (x->ty.dtype == to) {
         bind(I, out_name(I, n, 0), &t, x->id, x->data);
+        return;
+    }
+    if (x->narrow && to == CFX_I32) { /* int64 of an int32, back to int32 */
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x->narrow);
         return;
     }
     if (x->data && count(&t) <= ONNX_FOLD_MAX) {
@@ -1219,6 +1291,10 @@ static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_t
         line(I, "%s = %s", v, e);
     }
     keep_sym(I, n, x);
+    if (count(t) == 1) { /* the one element is still that scalar */
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->elem = x->elem ? x->elem : x->ty.rank == 0 ? x->id : NULL;
+    }
 }
 
 static void op_reshape(imp *I, const Onnx__NodeProto *n)
@@ -1724,6 +1800,73 @@ static const char *index_list(imp *I, const char **ix, int rank)
     return take(I, sb_take(&sb));
 }
 
+/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
+ * result goes to the variable that holds the data and the data is read no more (a loop's
+ * carried `tokens[t] = tok`). */
+static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    const Onnx__AttributeProto *red = attr(I, n, "reduction");
+    if (red && red->has_s && !(red->s.len == 4 && !memcmp(red->s.data, "none", 4)))
+        fail(I, "a reduction other than 'none' is not supported");
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank < 1)
+        fail(I, "the indices are a scalar");
+    int k = (int)ix->ty.dims[ix->ty.rank - 1];
+    if (k < 1 || k > x->ty.rank)
+        fail(I, "index tuples of %d entries into %s", k, tystr(I, &x->ty));
+    int64_t m = count(&ix->ty) / k;
+    cfx_type want = x->ty; /* updates: the indices' leading shape, then the data's from k on */
+    want.rank = ix->ty.rank - 1 + x->ty.rank - k;
+    for (int d = 0; d < ix->ty.rank - 1; d++)
+        want.dims[d] = ix->ty.dims[d];
+    for (int d = k; d < x->ty.rank; d++)
+        want.dims[ix->ty.rank - 1 + d - k] = x->ty.dims[d];
+    if (!same_type(&want, &up->ty))
+        fail(I, "the updates are %s; data %s and indices %s need %s", tystr(I, &up->ty), tystr(I, &x->ty),
+             tystr(I, &ix->ty), tystr(I, &want));
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    cfx_type row = up->ty; /* one update */
+    row.rank = x->ty.rank - k;
+    for (int d = 0; d < row.rank; d++)
+        row.dims[d] = x->ty.dims[k + d];
+    const char *flat_i = ix->ty.rank == 2 ? idx : fmt(I, "reshape(%s, [%lld, %d])", idx, (long long)m, k);
+    cfx_type upf = row;
+    upf.rank = row.rank + 1;
+    upf.dims[0] = m;
+    for (int d = 0; d < row.rank; d++)
+        upf.dims[d + 1] = row.dims[d];
+    const char *flat_u = same_type(&upf, &up->ty) ? upd : fmt(I, "reshape(%s, %s)", upd, dims_list(I, &upf));
+    const char *j = m == 1 ? "0" : new_id(I, "j_", out_name(I, n, 0));
+    if (m > 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)m);
+        I->indent++;
+    }
+    strbuf sb = {0};
+    const char *sym;
+    int64_t off;
+    if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
+        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
+    else
+        for (int d = 0; d < k; d++)
+            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
+    if (sb.oom)
+        fail(I, "out of memory");
+    if (m == 1 && row.rank == 0 && up->elem)
+        line(I, "%s[%s] = %s", v, sb_str(&sb), up->elem);
+    else
+        line(I, "%s[%s] = %s[%s]", v, sb_str(&sb), flat_u, j);
+    sb_free(&sb);
+    if (m > 1) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
 static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -2122,7 +2265,9 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
     const char *e = ref(I, x);
     if (!strcmp(n->op_type, "ReduceSumSquare"))
         e = fmt(I, "(%s * %s)", e, e);
-    if (nmark == r && !arg) {
+    if (nmark == r && !arg && !strcmp(fn, "sum") && x->dot_a && !keep && !strcmp(n->op_type, "ReduceSum")) {
+        e = fmt(I, "dot(%s, %s)", x->dot_a, x->dot_b); /* the product is then read no more: pruned */
+    } else if (nmark == r && !arg) {
         e = fmt(I, "%s(%s)", fn, e);
         cfx_type s = t;
         s.rank = 0;
@@ -2131,8 +2276,14 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
         for (int d = r - 1; d >= 0; d--)
             if (mark[d])
                 e = fmt(I, "%s(%s, axis=%d%s)", fn, e, d, keep ? ", keepdims=True" : "");
-        if (arg)
-            e = fmt(I, "cast(%s, i64)", e);
+        if (arg) { /* cfx's argmax is i32: kept as such, for a Cast back to int32 */
+            const char *small = new_id(I, "a_", out_name(I, n, 0));
+            line(I, "%s = %s", small, e);
+            const char *v = out_var(I, n, 0, &t);
+            line(I, "%s = cast(%s, i64)", v, small);
+            lookup(I, out_name(I, n, 0))->narrow = small;
+            return;
+        }
     }
     if (r == 0 && !arg) {
         bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
@@ -2282,6 +2433,14 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         fail(I, "the condition is %s, not one bool", tystr(I, &c->ty));
     const Onnx__GraphProto *gs[2] = {attr_graph(I, n, "then_branch"), attr_graph(I, n, "else_branch")};
     const Onnx__NodeProto *self = n;
+    /* the outputs' variables: an enclosing Loop's own where it may take them (var_for) */
+    const char **ids = alloc(I, (n->n_output + 1) * sizeof *ids);
+    int *outer = alloc(I, (n->n_output + 1) * sizeof *outer);
+    if (!c->data)
+        for (size_t k = 0; k < n->n_output; k++) {
+            ids[k] = var_for(I, out_name(I, n, k));
+            outer[k] = lookup_id(I, ids[k]);
+        }
     int64_t opset = graph_opset_guard(I);
     for (int b = 0; b < 2; b++)
         if (gs[b]->n_output != n->n_output)
@@ -2302,20 +2461,19 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         I->depth--;
         return;
     }
-    const char **ids = alloc(I, (n->n_output + 1) * sizeof *ids);
     cfx_type *types = alloc(I, (n->n_output + 1) * sizeof *types);
+    const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
     const char *note = I->note;
-    for (size_t k = 0; k < n->n_output; k++)
-        ids[k] = new_id(I, "v_", out_name(I, n, k));
     line(I, "if %s {", ref(I, c));
     for (int b = 0; b < 2; b++) {
         if (b)
             line(I, "} else {");
         I->indent++;
         int base = scope_open(I);
+        /* a variable that holds a live value (a loop's) is written once the branch reads it no more */
         for (size_t k = 0; k < n->n_output; k++)
             if (gs[b]->output[k] && gs[b]->output[k]->name)
-                add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, -1);
+                add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, outer[k] ? last_use_of_id(I, gs[b], ids[k]) : -1);
         ival **outs = subgraph_outputs(I, gs[b]);
         drop_direct(I, I->depth);
         I->node = self;
@@ -2328,10 +2486,9 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
                 fail(I, "output %zu ('%s') is %s in the then branch and %s in the else branch: the "
                      "branches cannot join", k, out_name(I, n, k), tystr(I, &types[k]), tystr(I, &outs[k]->ty));
             }
-            const char *r = ref(I, outs[k]);
-            if (strcmp(r, ids[k]) != 0)
-                line(I, "%s = %s", ids[k], r);
+            refs[k] = ref(I, outs[k]);
         }
+        assign_all(I, ids, refs, n->n_output);
         scope_close(I, base);
         I->indent--;
     }
@@ -2403,16 +2560,24 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         fail(I, "the trip count is %s, not one integer", tystr(I, &M->ty));
     if (C && (C->ty.dtype != CFX_BOOL || count(&C->ty) != 1))
         fail(I, "the condition is %s, not one bool", tystr(I, &C->ty));
-    const char *nm = out_name(I, n, 0);
+    const char *nm = self->name && *self->name ? self->name : out_name(I, n, 0);
     const char *it = new_id(I, "it_", nm), *cv = new_id(I, "cond_", nm);
-    line(I, "%s = cast(0, i64)", it);
+    /* the counter, where the loop needs it: a trip count, scan outputs, a body that reads it */
+    int counted = M || body->n_output > ncarried + 1 ||
+                  (body->input[0] && body->input[0]->name && reads(body, body->input[0]->name));
+    if (counted)
+        line(I, "%s = cast(0, i64)", it);
     line(I, "%s = %s", cv, C ? ref(I, C) : "True");
     const char **lc = alloc(I, (ncarried + 1) * sizeof *lc);
     cfx_type *lt = alloc(I, (ncarried + 1) * sizeof *lt);
     for (size_t k = 0; k < ncarried; k++) {
         ival *v = in(I, n, k + 2);
         lt[k] = v->ty;
-        lc[k] = new_id(I, "lc_", out_name(I, n, k));
+        /* a loop whose value the graph gives back keeps it in the result itself, as a program
+         * written by hand does (the plan then treats it as one) */
+        lc[k] = fresh_direct(I, out_name(I, n, k), I->depth - 1);
+        if (!lc[k])
+            lc[k] = new_id(I, "lc_", out_name(I, n, k));
         line(I, "%s = %s", lc[k], ref(I, v));
     }
     /* scan outputs: their row count is the trip count where nothing can end the loop early, else
@@ -2488,7 +2653,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     tgts[ncarried] = cv;
     vals[ncarried] = ref(I, outs[0]);
     assign_all(I, tgts, vals, ncarried + 1);
-    line(I, "%s = %s + 1", it, it);
+    if (counted)
+        line(I, "%s = %s + 1", it, it);
     scope_close(I, base);
     I->indent--;
     strbuf inner = I->body;
@@ -2809,6 +2975,8 @@ static void node(imp *I, const Onnx__NodeProto *n)
         op_slice(I, n);
     } else if (!strcmp(op, "Gather")) {
         op_gather(I, n);
+    } else if (!strcmp(op, "ScatterND")) {
+        op_scatter_nd(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
     } else if (!strcmp(op, "Transpose")) {
@@ -2890,6 +3058,59 @@ static int reads(const Onnx__GraphProto *g, const char *name)
     return 0;
 }
 
+/* 1 when some value in scope is held by variable id (a live value a write would destroy) */
+static int lookup_id(imp *I, const char *id)
+{
+    for (int k = I->nvals - 1; k >= 0; k--)
+        if (I->vals[k].id && !strcmp(I->vals[k].id, id))
+            return 1;
+    return 0;
+}
+
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id);
+
+static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            return 1;
+    return 0;
+}
+
+/* 1 when n, or a subgraph of it, reads a value in scope that variable id holds */
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id)
+{
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *v = n->input[k] && *n->input[k] ? lookup(I, n->input[k]) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            return 1;
+    }
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (at && at->g && graph_reads_id(I, at->g, id))
+            return 1;
+        for (size_t j = 0; at && j < at->n_graphs; j++)
+            if (at->graphs[j] && graph_reads_id(I, at->graphs[j], id))
+                return 1;
+    }
+    return 0;
+}
+
+/* The last node of g that reads a value variable id holds (-1: none). */
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    int last = -1;
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            last = (int)k;
+    for (size_t k = 0; k < g->n_output; k++) {
+        ival *v = g->output[k] && g->output[k]->name ? lookup(I, g->output[k]->name) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            last = (int)g->n_node; /* given back as it is: never written in the branch */
+    }
+    return last;
+}
+
 /* The index of the last node of g that reads `name` (-1: none), for values whose old contents a
  * direct write must not destroy too early; a function's nodes count as their node's. */
 static int last_read(const Onnx__GraphProto *g, const char *name)
@@ -2902,6 +3123,128 @@ static int last_read(const Onnx__GraphProto *g, const char *name)
 }
 
 /* ---- the model ------------------------------------------------------------------------------- */
+
+/* Drops the lines that define a variable nothing reads (a Shape's chain once folded, an int64
+ * cast whose int32 was taken instead), as long as there are such: every identifier is counted
+ * once over the body (comments and strings left out), and a marked line whose variable counts
+ * once, its own definition, goes, taking its reads off the counts. Linear in the text. */
+static int ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Calls back each identifier of line [p, end) outside comments and strings. */
+static void idents(imp *I, const char *p, const char *end, smap *counts, int delta, const char **lines_of,
+                   int *work, int *nwork)
+{
+    int str = 0;
+    while (p < end) {
+        char c = *p;
+        if (str) {
+            if (c == '\\' && p + 1 < end)
+                p++;
+            else if (c == '"')
+                str = 0;
+            p++;
+        } else if (c == '"') {
+            str = 1;
+            p++;
+        } else if (c == '#') {
+            break;
+        } else if (ident_start(c) && (p == end || 1)) {
+            const char *q = p;
+            while (q < end && ident_char(*q))
+                q++;
+            char *name = fmt(I, "%.*s", (int)(q - p), p);
+            int *slot = smap_slot(I, counts, name, delta > 0);
+            if (slot) {
+                if (*slot < 0)
+                    *slot = 0;
+                *slot += delta;
+                if (delta < 0 && *slot == 1 && lines_of) {
+                    int *li = smap_slot(I, (smap *)lines_of, name, 0);
+                    if (li && *li >= 0)
+                        work[(*nwork)++] = *li;
+                }
+            }
+            p = q;
+        } else {
+            p++;
+        }
+    }
+}
+
+static void prune(imp *I)
+{
+    char *t = I->body.data;
+    if (!t)
+        return;
+    size_t len = I->body.len;
+    int nlines = 0;
+    for (size_t i = 0; i < len; i++)
+        nlines += t[i] == '\n';
+    size_t *start = alloc(I, ((size_t)nlines + 1) * sizeof *start);
+    const char **def = alloc(I, ((size_t)nlines + 1) * sizeof *def);
+    char *dead = alloc(I, (size_t)nlines + 1);
+    int *work = alloc(I, ((size_t)nlines + 1) * sizeof *work);
+    int nwork = 0;
+    smap counts = {0}, lines = {0};
+    for (int l = 0, i = 0; l < nlines; l++) {
+        start[l] = (size_t)i;
+        while (t[i] != '\n')
+            i++;
+        i++;
+    }
+    start[nlines] = len;
+    for (int l = 0; l < nlines; l++) {
+        const char *p = t + start[l], *end = t + start[l + 1];
+        while (p < end && *p == ' ')
+            p++;
+        if (p < end && *p == PURE_MARK) {
+            const char *q = strchr(p, PURE_END);
+            def[l] = fmt(I, "%.*s", (int)(q - p - 1), p + 1);
+            *smap_slot(I, &lines, def[l], 1) = l;
+            p = q + 1;
+        }
+        idents(I, p, end, &counts, 1, NULL, NULL, NULL);
+    }
+    for (int l = 0; l < nlines; l++)
+        if (def[l] && *smap_slot(I, &counts, def[l], 0) == 1)
+            work[nwork++] = l;
+    while (nwork > 0) {
+        int l = work[--nwork];
+        if (dead[l])
+            continue;
+        dead[l] = 1;
+        const char *p = strchr(t + start[l], PURE_END) + 1;
+        idents(I, p, t + start[l + 1], &counts, -1, (const char **)&lines, work, &nwork);
+    }
+    strbuf out = {0};
+    for (int l = 0; l < nlines; l++) {
+        if (dead[l])
+            continue;
+        const char *p = t + start[l], *end = t + start[l + 1];
+        const char *m = memchr(p, PURE_MARK, (size_t)(end - p));
+        if (m) {
+            sb_append(&out, p, (size_t)(m - p));
+            p = strchr(m, PURE_END) + 1;
+        }
+        sb_append(&out, p, (size_t)(end - p));
+    }
+    smap_free(&counts);
+    smap_free(&lines);
+    if (out.oom) {
+        sb_free(&out);
+        fail(I, "out of memory");
+    }
+    sb_free(&I->body);
+    I->body = out;
+}
 
 static void import_model(imp *I, onnx_import *out)
 {
@@ -3009,6 +3352,7 @@ static void import_model(imp *I, onnx_import *out)
     }
     I->nres = (int)g->n_output;
     sb_puts(&head, ") {\n");
+    prune(I);
     strbuf text = {0};
     sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", I->model,
               (long long)mp->ir_version, (long long)I->opset, mp->producer_name && *mp->producer_name ? ", made by " : "",
