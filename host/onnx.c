@@ -93,7 +93,7 @@ typedef struct imp {
     int nvals, capvals;
     smap names;           /* ONNX name -> newest ival */
     smap ids;             /* cfx identifiers taken */
-    strbuf consts, body;
+    strbuf consts, body, head;
     int indent;
     const char *note;     /* the current node's comment, ending each line written for it */
     const Onnx__NodeProto *node; /* for messages */
@@ -2015,8 +2015,17 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         fail(I, "out of memory");
     const char *cur = fmt(I, "%s%s", src, sb_str(&sb));
     sb_free(&sb);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, cur);
+    int last = -1; /* the last axis with a step: its gather writes the result */
+    for (int d = 0; d < r; d++)
+        if (step[d] != 1)
+            last = d;
+    if (last < 0) {
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, cur);
+        return;
+    }
+    const char *prev = new_id(I, "s_", out_name(I, n, 0));
+    line(I, "%s = %s", prev, cur);
     for (int d = 0; d < r; d++) {
         if (step[d] == 1)
             continue;
@@ -2028,12 +2037,11 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         for (int64_t k = 0; k < len; k++)
             id[k] = lo[d] + k * step[d];
         ival iv = {.name = fmt(I, "%s_steps%d", out_name(I, n, 0), d), .ty = it, .data = id};
-        const char *prev = new_id(I, "s_", out_name(I, n, 0));
-        line(I, "%s = %s", prev, v);
-        gather_loop(I, v, &next, prev, r, d, ref(I, &iv), len);
+        const char *to = d == last ? out_var(I, n, 0, &t) : new_id(I, "s_", out_name(I, n, 0));
+        gather_loop(I, to, &next, prev, r, d, ref(I, &iv), len);
+        prev = to;
         mid = next;
     }
-    (void)mid;
 }
 
 static void op_transpose(imp *I, const Onnx__NodeProto *n)
@@ -3272,13 +3280,12 @@ static void import_model(imp *I, onnx_import *out)
         void *data = tensor_data(I, t, &ty);
         bind(I, t->name, &ty, NULL, data);
     }
-    strbuf head = {0};
     const char *gname = new_id(I, "", g->name && *g->name ? g->name : "model");
     if (gname[0] >= '0' && gname[0] <= '9')
         gname = new_id(I, "g_", gname);
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
-    sb_printf(&head, "graph %s(", gname);
+    sb_printf(&I->head, "graph %s(", gname);
     int nparams = 0;
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
@@ -3308,7 +3315,7 @@ static void import_model(imp *I, onnx_import *out)
                 v->data = fixed.data;
                 v->id = c;
             }
-        sb_printf(&head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
+        sb_printf(&I->head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
         I->in_names[nparams++] = vi->name;
     }
     I->nin = nparams;
@@ -3330,7 +3337,7 @@ static void import_model(imp *I, onnx_import *out)
     drop_direct(I, I->depth);
     I->node = NULL;
     I->note = NULL;
-    sb_puts(&head, ") -> (");
+    sb_puts(&I->head, ") -> (");
     if (g->n_output == 0)
         fail(I, "the graph has no outputs");
     for (size_t k = 0; k < g->n_output; k++) {
@@ -3344,14 +3351,14 @@ static void import_model(imp *I, onnx_import *out)
         if (value_info_type(I, vo, 0, &decl) && !same_type(&decl, &v->ty))
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
-        sb_printf(&head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
+        sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
         I->note = fmt(I, "output '%s'", vo->name);
         if (strcmp(id, r) != 0)
             line(I, "%s = %s", id, r);
         I->res_names[k] = vo->name;
     }
     I->nres = (int)g->n_output;
-    sb_puts(&head, ") {\n");
+    sb_puts(&I->head, ") {\n");
     prune(I);
     strbuf text = {0};
     sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", I->model,
@@ -3360,10 +3367,9 @@ static void import_model(imp *I, onnx_import *out)
     sb_append(&text, sb_str(&I->consts), I->consts.len);
     if (I->consts.len)
         sb_puts(&text, "\n");
-    sb_append(&text, sb_str(&head), head.len);
+    sb_append(&text, sb_str(&I->head), I->head.len);
     sb_append(&text, sb_str(&I->body), I->body.len);
     sb_puts(&text, "}\n");
-    sb_free(&head);
     if (text.oom) {
         sb_free(&text);
         fail(I, "out of memory");
@@ -3486,6 +3492,7 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     smap_free(&I->ids);
     sb_free(&I->consts);
     sb_free(&I->body);
+    sb_free(&I->head);
     free(I);
     return failed ? -1 : 0;
 }
