@@ -573,7 +573,12 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     for (int k = 0; input && k < I->nshapes; k++)
         if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
             *out = I->shapes[k].type;
-            check_dims(I, name, out->rank, out->dims);
+            /* an input of no elements is a value known at import or nothing */
+            int fixed = I->use_values && I->shapes[k].value;
+            if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
+                fail(I, "input '%s' has no elements, which cfx cannot hold at run time: its value must be "
+                     "known when the model is imported (give it)", name);
+            check_shape(I, name, out->rank, out->dims, fixed);
             return 1;
         }
     const Onnx__TypeProto *tp = vi->type;
@@ -2271,8 +2276,19 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             t.dims[t.rank++] = 1;
     }
     const char *e = ref(I, x);
-    if (!strcmp(n->op_type, "ReduceSumSquare"))
+    const char *op = n->op_type, *post = NULL;
+    if (!strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2"))
         e = fmt(I, "(%s * %s)", e, e);
+    else if (!strcmp(op, "ReduceL1"))
+        e = fmt(I, "abs(%s)", e);
+    else if (!strcmp(op, "ReduceLogSumExp"))
+        e = fmt(I, "exp(%s)", e);
+    if (!strcmp(op, "ReduceL2"))
+        post = "sqrt";
+    else if (!strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp"))
+        post = "log";
+    if (post && !is_real(x->ty.dtype))
+        fail(I, "%s of integers is not supported", op);
     if (nmark == r && !arg && !strcmp(fn, "sum") && x->dot_a && !keep && !strcmp(n->op_type, "ReduceSum")) {
         e = fmt(I, "dot(%s, %s)", x->dot_a, x->dot_b); /* the product is then read no more: pruned */
     } else if (nmark == r && !arg) {
@@ -2293,7 +2309,9 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             return;
         }
     }
-    if (r == 0 && !arg) {
+    if (post)
+        e = fmt(I, "%s(%s)", post, e);
+    if (r == 0 && !arg && !post && strcmp(op, "ReduceSumSquare") && strcmp(op, "ReduceL1")) {
         bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
         return;
     }
@@ -2403,6 +2421,259 @@ static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
     }
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = %s", v, e);
+}
+
+/* Activations written as one expression of cfx's ops, as ONNX's reference defines them: $x is
+ * the operand, $a $b $g the attributes (their defaults here), {v} a constant of the operand's
+ * dtype. */
+static const struct activation {
+    const char *op, *expr;
+    const char *attrs[3];
+    double defaults[3];
+} activations[] = {
+    {"Softplus", "log(exp($x) + {1})", {0}, {0}},
+    {"Softsign", "$x / ({1} + abs($x))", {0}, {0}},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", {"alpha"}, {1.0}},
+    {"Selu", "$g * where($x <= {0}, $a * exp($x) - $a, $x)", {"alpha", NULL, "gamma"},
+     {1.67326319217681884765625, 0, 1.05070102214813232421875}},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", {"alpha"}, {0.01}},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", {"alpha", "beta"}, {0.2, 0.5}},
+    {"HardSwish", "$x * max({0}, min({1}, $a * $x + $b))", {0}, {1.0 / 6.0, 0.5}},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", {"alpha"}, {1.0}},
+    {"Celu", "max({0}, $x) + min({0}, $a * (exp($x / $a) - {1}))", {"alpha"}, {1.0}},
+    {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
+    {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
+    {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
+};
+
+static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
+{
+    const struct activation *f = NULL;
+    for (size_t k = 0; k < sizeof activations / sizeof *activations; k++)
+        if (!strcmp(activations[k].op, op))
+            f = &activations[k];
+    int gelu = !strcmp(op, "Gelu");
+    if (!f && !gelu)
+        return 0;
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *expr = f ? f->expr : "{0.5} * $x * ({1} + erf($x * {0.70710678118654752440}))";
+    if (gelu) {
+        const Onnx__AttributeProto *ap = attr(I, n, "approximate");
+        if (ap && ap->has_s && ap->s.len == 4 && !memcmp(ap->s.data, "tanh", 4))
+            expr = "{0.5} * $x * ({1} + tanh({0.79788456080286535588} * ($x + {0.044715} * $x * $x * $x)))";
+        else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
+            fail(I, "approximate must be 'none' or 'tanh'");
+    }
+    strbuf sb = {0};
+    for (const char *p = expr; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            sb_puts(&sb, xs);
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
+            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
+            double v = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_%c", nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_k", nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *e = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+    return 1;
+}
+
+/* PRelu: x where x >= 0, else slope * x (slope broadcast to x) */
+static void op_prelu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *slope = in(I, n, 1);
+    if (!is_real(x->ty.dtype) || slope->ty.dtype != x->ty.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
+    cfx_type t;
+    broadcast(I, &x->ty, &slope->ty, &t);
+    if (!same_type(&t, &(cfx_type){x->ty.dtype, x->ty.rank, {0}}) && t.rank != x->ty.rank)
+        fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s < %s, %s * %s, %s)", v, xs, real_const(I, 0, x->ty.dtype, fmt(I, "%s_0", out_name(I, n, 0))),
+         ref(I, slope), xs, xs);
+}
+
+/* IsInf with its detect_negative and detect_positive */
+static void op_isinf(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int neg = (int)attr_int(I, n, "detect_negative", 1), pos = (int)attr_int(I, n, "detect_positive", 1);
+    cfx_type t = x->ty;
+    t.dtype = CFX_BOOL;
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    if (neg && pos)
+        line(I, "%s = abs(%s) == inf", v, xs);
+    else if (pos)
+        line(I, "%s = %s == inf", v, xs);
+    else if (neg)
+        line(I, "%s = %s == -inf", v, xs);
+    else
+        line(I, "%s = %s != %s and %s == %s", v, xs, xs, xs, xs); /* all false, with x's shape */
+}
+
+/* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
+ * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
+ * says. */
+static void op_topk(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k;
+    if (I->opset < 10)
+        k = attr_int(I, n, "k", -1);
+    else
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int r = x->ty.rank;
+    if (r < 1 || r > 2)
+        fail(I, "TopK of rank %d is not supported (ranks 1 and 2 are)", r);
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    int largest = (int)attr_int(I, n, "largest", 1);
+    if (!attr_int(I, n, "sorted", 1))
+        fail(I, "sorted = 0 is not supported");
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (k < 1 || k > x->ty.dims[axis])
+        fail(I, "k = %lld for an axis of %lld", (long long)k, (long long)x->ty.dims[axis]);
+    cfx_type vt = x->ty, it;
+    vt.dims[axis] = k;
+    it = vt;
+    it.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    /* the value that takes a chosen element out: below (above) every other */
+    cfx_type one = mktype(x->ty.dtype, 0, NULL);
+    void *lim = new_data(I, &one);
+    if (is_real(x->ty.dtype))
+        setd(one.dtype, lim, 0, largest ? -INFINITY : INFINITY);
+    else
+        seti(one.dtype, lim, 0, x->ty.dtype == CFX_I32 ? (largest ? INT32_MIN : INT32_MAX) : (largest ? INT64_MIN : INT64_MAX));
+    ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
+    const char *out_of = ref(I, &limv);
+    const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
+    const char *vals = out_var(I, n, 0, &vt);
+    line(I, "%s = %s", vals, zeros_of(I, &vt));
+    const char *idx = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
+    if (!(n->n_output > 1 && n->output[1] && *n->output[1]))
+        line(I, "%s = %s", idx, zeros_of(I, &it));
+    else
+        line(I, "%s = %s", idx, zeros_of(I, &it));
+    line(I, "%s = copy(%s)", m, xs);
+    const char *pick = largest ? "argmax" : "argmin";
+    if (r == 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)k);
+        I->indent++;
+        line(I, "%s = %s(%s)", w, pick, m);
+        line(I, "%s[%s] = %s[%s]", vals, j, xs, w);
+        line(I, "%s[%s] = cast(%s, i64)", idx, j, w);
+        line(I, "%s[%s] = %s", m, w, out_of);
+        I->indent--;
+        line(I, "}");
+        return;
+    }
+    const char *row = new_id(I, "row_", nm);
+    int other = 1 - axis;
+    line(I, "for %s in range(%lld) {", row, (long long)x->ty.dims[other]);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)k);
+    I->indent++;
+    const char *sel_m = axis == 1 ? fmt(I, "%s[%s]", m, row) : fmt(I, "%s[:, %s]", m, row);
+    line(I, "%s = %s(%s)", w, pick, sel_m);
+    const char *at_x = axis == 1 ? fmt(I, "[%s, %s]", row, w) : fmt(I, "[%s, %s]", w, row);
+    const char *at_o = axis == 1 ? fmt(I, "[%s, %s]", row, j) : fmt(I, "[%s, %s]", j, row);
+    line(I, "%s%s = %s%s", vals, at_o, xs, at_x);
+    line(I, "%s%s = cast(%s, i64)", idx, at_o, w);
+    line(I, "%s%s = %s", m, at_x, out_of);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* CumSum along a known axis (exclusive, reverse): a loop over that axis */
+static void op_cumsum(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t ax;
+    ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
+    int r = x->ty.rank;
+    if (r < 1 || x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, ax, r, "axis");
+    int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
+    int64_t len = x->ty.dims[axis];
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type rowt = x->ty; /* one slice along the axis */
+    rowt.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (d != axis)
+            rowt.dims[rowt.rank++] = x->ty.dims[d];
+    const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, zeros_of(I, &x->ty));
+    line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    line(I, "for %s in range(%lld) {", t, (long long)len);
+    I->indent++;
+    line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
+    const char *at = subscript(I, r, axis, p);
+    if (excl) {
+        line(I, "%s%s = %s", v, at, acc);
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+    } else {
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+        line(I, "%s%s = %s", v, at, acc);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+/* Trilu and EyeLike: masks known at import */
+static void op_trilu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k = 0;
+    if (has_input(n, 1))
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
+    cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
+    uint8_t *mask = new_data(I, &mt);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    ival mv = {.name = fmt(I, "%s_mask", out_name(I, n, 0)), .ty = mt, .data = mask};
+    cfx_type zt = x->ty;
+    const char *xs = ref(I, x), *ms = ref(I, &mv);
+    const char *v = out_var(I, n, 0, &x->ty);
+    const char *zero = x->ty.dtype == CFX_BOOL ? fmt(I, "zeros(%s)", tystr(I, &zt)) : zeros_of(I, &zt);
+    if (r == 2)
+        line(I, "%s = where(%s, %s, %s)", v, ms, xs, zero);
+    else { /* spread the mask over the leading dimensions */
+        cfx_type bt = x->ty;
+        bt.dtype = CFX_BOOL;
+        line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
+    }
 }
 
 /* ---- control flow --------------------------------------------------------------------------- */
@@ -2952,7 +3223,17 @@ static void node(imp *I, const Onnx__NodeProto *n)
         if (is_real(a->ty.dtype) && !fm)
             fail(I, "Mod of reals needs fmod = 1, as ONNX says");
         binary(I, n, fm ? B_FMOD : B_MOD, a, in(I, n, 1));
-    } else if (unary(I, n, op)) {
+    } else if (unary(I, n, op) || activation(I, n, op)) {
+    } else if (!strcmp(op, "PRelu")) {
+        op_prelu(I, n);
+    } else if (!strcmp(op, "IsInf")) {
+        op_isinf(I, n);
+    } else if (!strcmp(op, "TopK")) {
+        op_topk(I, n);
+    } else if (!strcmp(op, "CumSum")) {
+        op_cumsum(I, n);
+    } else if (!strcmp(op, "Trilu")) {
+        op_trilu(I, n);
     } else if (!strcmp(op, "Cast")) {
         op_cast(I, n, dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'"));
     } else if (!strcmp(op, "CastLike")) {
@@ -2993,7 +3274,8 @@ static void node(imp *I, const Onnx__NodeProto *n)
         op_matmul(I, n);
     } else if (!strcmp(op, "Gemm")) {
         op_gemm(I, n);
-    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare")) {
+    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2") ||
+               !strcmp(op, "ReduceL1") || !strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp")) {
         op_reduce(I, n, "sum", 0);
     } else if (!strcmp(op, "ReduceMax")) {
         op_reduce(I, n, "max", 0);
@@ -3305,6 +3587,9 @@ static void import_model(imp *I, onnx_import *out)
                 size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
                 ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
                 memcpy(fixed.data, I->shapes[j].value, bytes);
+                if (count(&t) == 0)
+                    fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
+                         "the model this value as a constant)", vi->name);
                 const char *c = ref(I, &fixed);
                 I->note = fmt(I, "input '%s'", vi->name);
                 line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
