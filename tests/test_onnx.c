@@ -472,6 +472,41 @@ static void test_refusals(void)
     expect_refusal("external data outside the folder", ext, NULL, 0, "/tmp/cfx_test/m.onnx", "outside the model's folder",
                    NULL);
     expect_refusal("external data in a model given as bytes", ext, NULL, 0, NULL, "cannot use", NULL);
+
+    /* external data beside the model: w = [0.5, 1.5, 2.5] from w.bin, z = x + w */
+    char dir[512], path[600], model_path[600];
+    snprintf(dir, sizeof dir, "%s/test_onnx", CFX_TEST_WORK_DIR);
+    snprintf(path, sizeof path, "mkdir -p '%s'", dir);
+    CHECK(system(path) == 0, "cannot make %s", dir);
+    snprintf(path, sizeof path, "%s/w.bin", dir);
+    static const float w_data[3] = {0.5f, 1.5f, 2.5f};
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(w_data, sizeof w_data, 1, f) == 1, "cannot write %s", path);
+    if (f)
+        fclose(f);
+    loc->value = "w.bin";
+    snprintf(model_path, sizeof model_path, "%s/m.onnx", dir);
+    bytes = pack(ext, &len);
+    f = fopen(model_path, "wb");
+    CHECK(f && fwrite(bytes, len, 1, f) == 1, "cannot write %s", model_path);
+    if (f)
+        fclose(f);
+    free(bytes);
+    m = cfx_import_onnx(NULL, model_path, NULL, 0, NULL, 0, &diag);
+    CHECK(m, "external data beside the model: %s", diag ? diag : "");
+    cfx_free(diag);
+    if (m) {
+        char *err = NULL;
+        cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+        float x[3] = {1, 2, 3}, z[3] = {0};
+        cfx_bind(e, "x", x, sizeof x);
+        cfx_bind(e, "z", z, sizeof z);
+        CHECK(cfx_run(e) == CFX_OK, "run: %s", cfx_exec_message(e));
+        CHECK(z[0] == 1.5f && z[1] == 3.5f && z[2] == 5.5f, "x + w = [1.5, 3.5, 5.5], got [%g, %g, %g]", z[0], z[1],
+              z[2]);
+        cfx_exec_free(e);
+        cfx_module_free(m);
+    }
 }
 
 int main(void)
