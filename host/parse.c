@@ -1637,7 +1637,7 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                 why = unsupported_word(w);
                 if (!why)
                     why = "statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a constant "
-                          "is a literal, or a parameter with a default)";
+                          "of the file is written const NAME: TYPE = VALUE)";
             }
             if (why)
                 parse_syntax_error(&p, p.tok.line, p.tok.col, "%s", why);
