@@ -146,6 +146,9 @@ typedef struct ast_const {
     int vline, vcol;   /* of its value (the path, the literal) */
     void *data;        /* cfx_type_count(&type) elements of its dtype, row-major (bool: bytes 0 or
                           1), in the arena; NULL while it has no value */
+    int fill;          /* the literal was one value for every element: the parser keeps that one
+                          in data, compile.c makes the rest (so that parsing allocates no more
+                          than the text holds) */
     int bad;           /* its declaration had an error (reported): its reads are quiet */
 } ast_const;
 

@@ -2099,7 +2099,20 @@ static int check_consts(ast_module *m, diag *d)
 /* Reports `W = ...`, `W[i] = ...`, `W += ...` and `for W in ...` of a constant W, in the
  * statements of tree n: an assignment becomes a statement in error (AST_ERROR, holding its other
  * names), a loop variable the name in error, so that the checker goes on quietly. */
-static void refuse_const_writes(const ast_module *m, ast_node *n, diag *d)
+static int is_const_write(const ast_module *m, const ast_graph *g, const char *name)
+{
+    if (check_const_find(m, name) < 0)
+        return 0;
+    for (int i = 0; i < g->nparams; i++)
+        if (strcmp(g->params[i].tuple_of ? g->params[i].tuple_of : g->params[i].name, name) == 0)
+            return 0; /* the parameter's name was reported (check_consts): it is the parameter */
+    for (int i = 0; i < g->nresults; i++)
+        if (strcmp(g->results[i].name, name) == 0)
+            return 0;
+    return 1;
+}
+
+static void refuse_const_writes(ast_module *m, const ast_graph *g, ast_node *n, diag *d)
 {
     if (!n)
         return;
@@ -2110,7 +2123,7 @@ static void refuse_const_writes(const ast_module *m, ast_node *n, diag *d)
             ast_node *t = n->list[i], *x = t;
             while (x->kind == AST_INDEX && x->a)
                 x = x->a;
-            if (x->kind == AST_NAME && check_const_find(m, x->name) >= 0) {
+            if (x->kind == AST_NAME && is_const_write(m, g, x->name)) {
                 diag_error(d, t->line, t->col, "'%s' is a constant of the module and cannot be assigned", x->name);
                 refused = 1;
             } else if (t->kind == AST_NAME) {
@@ -2128,27 +2141,33 @@ static void refuse_const_writes(const ast_module *m, ast_node *n, diag *d)
         for (int i = 0; i < (n->nlist ? n->nlist : 1); i++) {
             ast_node *v = n->nlist ? n->list[i] : NULL;
             const char *name = v ? v->name : n->name;
-            if (name && check_const_find(m, name) >= 0) {
-                diag_error(d, v ? v->line : n->line, v ? v->col : n->col,
-                           "'%s' is a constant of the module and cannot be assigned", name);
+            if (name && is_const_write(m, g, name)) {
+                int line = v ? v->line : n->line, col = v ? v->col : n->col;
+                diag_error(d, line, col, "'%s' is a constant of the module and cannot be assigned", name);
+                /* a loop variable of its own, which the body's reads of the constant do not see */
+                char other[64];
+                snprintf(other, sizeof other, "(loop variable at %d:%d)", line, col);
+                const char *renamed = ast_strdup(m->arena, other, strlen(other));
+                if (!renamed)
+                    renamed = AST_ERROR_NAME;
                 if (v)
-                    v->name = AST_ERROR_NAME;
+                    v->name = renamed;
                 if (i == 0)
-                    n->name = AST_ERROR_NAME;
+                    n->name = renamed;
             }
         }
-        refuse_const_writes(m, n->d, d);
+        refuse_const_writes(m, g, n->d, d);
         return;
     case AST_IF:
     case AST_SWITCH:
     case AST_BLOCK:
         for (int i = 0; i < n->nlist; i++)
-            refuse_const_writes(m, n->list[i], d);
+            refuse_const_writes(m, g, n->list[i], d);
         return;
     case AST_ARM:
     case AST_CASE:
     case AST_WHILE:
-        refuse_const_writes(m, n->b, d);
+        refuse_const_writes(m, g, n->b, d);
         return;
     default:
         return;
@@ -2231,7 +2250,7 @@ int check_module(ast_module *m, const cfx_context *ctx, diag *d)
             C.oom = 1;
         } else {
             if (m->nconsts)
-                refuse_const_writes(m, m->graphs[gi].body, d);
+                refuse_const_writes(m, &m->graphs[gi], m->graphs[gi].body, d);
             check_graph(&C, gi);
         }
     }

@@ -174,9 +174,25 @@ static void read_npy(ast_module *m, ast_const *c, const char *dir, diag *d)
 static void bind_constants(ast_module *m, const char *dir, const cfx_constant *table, int ntable, diag *d)
 {
     char b1[128], b2[128];
-    for (int i = 0; i < m->nconsts; i++)
-        if (m->consts[i].path && !m->consts[i].bad)
-            read_npy(m, &m->consts[i], dir, d);
+    for (int i = 0; i < m->nconsts; i++) {
+        ast_const *c = &m->consts[i];
+        if (c->path && !c->bad)
+            read_npy(m, c, dir, d);
+        if (c->fill && c->data && !c->bad) {
+            /* one value for every element */
+            size_t n = (size_t)cfx_type_count(&c->type), size = (size_t)cfx_dtype_size(c->type.dtype);
+            char *all = ast_alloc(m->arena, n * size);
+            if (!all) {
+                diag_error(d, c->vline, c->vcol, "out of memory");
+                c->bad = 1;
+                continue;
+            }
+            for (size_t k = 0; k < n; k++)
+                memcpy(all + k * size, c->data, size);
+            c->data = all;
+            c->fill = 0;
+        }
+    }
     uint8_t *given = calloc((size_t)m->nconsts + 1, 1);
     if (!given) {
         diag_error(d, 1, 1, "out of memory");

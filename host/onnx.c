@@ -52,8 +52,8 @@ void onnx_import_free(onnx_import *im)
 #include "onnx.pb-c.h"
 
 /* Limits of what the importer takes (docs/onnx.md). */
-#define ONNX_OPSET_MIN 8
-#define ONNX_OPSET_MAX 27
+#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MAX 28
 #define ONNX_INLINE_MAX 16         /* constants of at most this many elements are written out */
 #define ONNX_FOLD_MAX 65536        /* a node is folded at import when its result is no larger */
 #define ONNX_MAX_DEPTH 64          /* subgraphs and functions nested */
@@ -69,6 +69,9 @@ typedef struct ival {
      * counter, say): a Slice from it to it plus a constant has a length known at import */
     const char *sym;
     int64_t off;
+    const char *narrow; /* an int64 that is the cast of this i32 variable (ArgMax's) */
+    const char *elem;   /* a one-element value reshaped from this scalar variable */
+    const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
 } ival;
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
@@ -90,7 +93,7 @@ typedef struct imp {
     int nvals, capvals;
     smap names;           /* ONNX name -> newest ival */
     smap ids;             /* cfx identifiers taken */
-    strbuf consts, body;
+    strbuf consts, body, head;
     int indent;
     const char *note;     /* the current node's comment, ending each line written for it */
     const Onnx__NodeProto *node; /* for messages */
@@ -112,10 +115,14 @@ typedef struct imp {
     struct direct { const char *name, *id; int depth, from; } *direct;
     int ndirect, capdirect;
     int node_index;       /* of the current node in its graph */
+    const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
+                           * when nothing reads it (prune) */
     const void *bytes;    /* the model's bytes, and the file's buffer when read here */
     size_t len;
     uint8_t *file;
 } imp;
+
+static int lookup_id(struct imp *I, const char *id);
 
 /* ---- errors and memory ---------------------------------------------------------------- */
 
@@ -282,6 +289,9 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
     v->data = data;
     v->sym = NULL;
     v->off = 0;
+    v->narrow = NULL;
+    v->elem = NULL;
+    v->dot_a = v->dot_b = NULL;
     v->prev = *slot;
     *slot = I->nvals++;
     return v;
@@ -372,14 +382,35 @@ static void line(imp *I, const char *f, ...)
 #endif
     ;
 
+/* A line that defines a fresh variable and nothing else starts with PURE_MARK, the variable and
+ * PURE_END, for prune. */
+#define PURE_MARK '\x01'
+#define PURE_END '\x02'
+
 static void line(imp *I, const char *f, ...)
 {
     for (int k = 0; k < I->indent; k++)
         sb_puts(&I->body, "  ");
+    size_t at = I->body.len;
     va_list ap;
     va_start(ap, f);
     sb_vprintf(&I->body, f, ap);
     va_end(ap);
+    if (I->pure_id && !I->body.oom) {
+        size_t n = strlen(I->pure_id);
+        const char *l = I->body.data + at;
+        if (!strncmp(l, I->pure_id, n) && !strncmp(l + n, " = ", 3)) {
+            char *mark = fmt(I, "%c%s%c", PURE_MARK, I->pure_id, PURE_END);
+            strbuf moved = {0};
+            sb_append(&moved, l, I->body.len - at);
+            I->body.len = at;
+            I->body.data[at] = '\0';
+            sb_puts(&I->body, mark);
+            sb_append(&I->body, sb_str(&moved), moved.len);
+            sb_free(&moved);
+        }
+    }
+    I->pure_id = NULL;
     if (I->note)
         sb_printf(&I->body, "  # %s", I->note);
     sb_puts(&I->body, "\n");
@@ -452,6 +483,8 @@ static const char *ref(imp *I, ival *v)
         return v->id;
     if (!v->data)
         fail(I, "internal error: value '%s' has neither a variable nor data", v->name);
+    if (count(&v->ty) == 0)
+        fail(I, "'%s' has no elements, and cfx has no tensors of 0 elements at run time", v->name);
     const char *id = new_id(I, "c_", v->name);
     int64_t n = count(&v->ty);
     sb_printf(&I->consts, "const %s: %s", id, tystr(I, &v->ty));
@@ -506,13 +539,18 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
     }
 }
 
-static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *dims)
+/* A shape cfx can hold: rank at most 4, at most 2^30 elements, every dimension at least 1, or,
+ * for a value known at import (an empty axes list, a part of a split), 0: such a value may be
+ * read at import but never at run time (ref refuses it). */
+static void check_shape(imp *I, const char *what, int64_t rank, const int64_t *dims, int empty_ok)
 {
     if (rank > CFX_TYPE_MAX_RANK)
         fail(I, "'%s' has rank %lld; cfx takes tensors of at most %d dimensions", what,
              (long long)rank, CFX_TYPE_MAX_RANK);
     int64_t n = 1;
     for (int64_t d = 0; d < rank; d++) {
+        if (dims[d] == 0 && empty_ok)
+            return;
         if (dims[d] < 1)
             fail(I, "'%s' has a dimension of %lld; cfx takes tensors whose every dimension is at least 1",
                  what, (long long)dims[d]);
@@ -520,6 +558,11 @@ static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *di
             fail(I, "'%s' has more than 2^30 elements", what);
         n *= dims[d];
     }
+}
+
+static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *dims)
+{
+    check_shape(I, what, rank, dims, 0);
 }
 
 /* The type of a model's graph input or output; a symbolic dimension takes its size from the
@@ -530,7 +573,12 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     for (int k = 0; input && k < I->nshapes; k++)
         if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
             *out = I->shapes[k].type;
-            check_dims(I, name, out->rank, out->dims);
+            /* an input of no elements is a value known at import or nothing */
+            int fixed = I->use_values && I->shapes[k].value;
+            if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
+                fail(I, "input '%s' has no elements, which cfx cannot hold at run time: its value must be "
+                     "known when the model is imported (give it)", name);
+            check_shape(I, name, out->rank, out->dims, fixed);
             return 1;
         }
     const Onnx__TypeProto *tp = vi->type;
@@ -614,7 +662,7 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty)
     const char *name = t->name && *t->name ? t->name : "(a constant)";
     memset(ty, 0, sizeof *ty);
     ty->dtype = dtype_of(I, t->has_data_type ? t->data_type : 0, name);
-    check_dims(I, name, (int64_t)t->n_dims, t->dims);
+    check_shape(I, name, (int64_t)t->n_dims, t->dims, 1);
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
@@ -786,10 +834,34 @@ static const char *var_for(imp *I, const char *name)
         if (d->id && d->depth == I->depth && I->node_index >= d->from && !strcmp(d->name, name)) {
             const char *id = d->id;
             d->id = NULL;
+            /* the variable takes a new value: run-time terms that read it are stale from here */
+            size_t len = strlen(id);
+            for (int j = 0; j < I->nvals; j++) {
+                const char *sym = I->vals[j].sym;
+                if (sym && !strncmp(sym, id, len) && (sym[len] == '\0' || sym[len] == '['))
+                    I->vals[j].sym = NULL;
+                if (I->vals[j].elem && !strcmp(I->vals[j].elem, id))
+                    I->vals[j].elem = NULL;
+            }
             return id;
         }
     }
     return new_id(I, "v_", name);
+}
+
+/* The variable waiting for value `name` at depth where it is no live value (a graph result not
+ * written yet), taken; NULL where there is none. */
+static const char *fresh_direct(imp *I, const char *name, int depth)
+{
+    for (int k = 0; k < I->ndirect; k++) {
+        struct direct *d = &I->direct[k];
+        if (d->id && d->depth == depth && d->from < 0 && !strcmp(d->name, name) && !lookup_id(I, d->id)) {
+            const char *id = d->id;
+            d->id = NULL;
+            return id;
+        }
+    }
+    return NULL;
 }
 
 /* Binds output k of n to a variable of type t and returns the variable's name. */
@@ -797,15 +869,18 @@ static const char *out_var(imp *I, const Onnx__NodeProto *n, size_t k, const cfx
 {
     const char *name = out_name(I, n, k);
     check_dims(I, name, t->rank, t->dims);
+    int before = I->ndirect ? 1 : 0;
     const char *id = var_for(I, name);
+    (void)before;
     bind(I, name, t, id, NULL);
+    I->pure_id = !strncmp(id, "v_", 2) ? id : NULL;
     return id;
 }
 
 static void out_known(imp *I, const Onnx__NodeProto *n, size_t k, const cfx_type *t, void *data)
 {
     const char *name = out_name(I, n, k);
-    check_dims(I, name, t->rank, t->dims);
+    check_shape(I, name, t->rank, t->dims, 1);
     bind(I, name, t, NULL, data);
 }
 
@@ -1066,6 +1141,11 @@ static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival 
     const char *e = bin_text(I, op, a->ty.dtype, x, y);
     const char *v = out_var(I, n, 0, &out);
     line(I, "%s = %s", v, e);
+    if (op == B_MUL && a->ty.rank == 1 && same_type(&a->ty, &b->ty) && is_real(a->ty.dtype)) {
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->dot_a = x;
+        o->dot_b = y;
+    }
     /* sym + k: an integer of run time plus or minus a known one */
     const char *sym;
     int64_t off;
@@ -1139,6 +1219,10 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
 static void node(imp *I, const Onnx__NodeProto *n);
 static int last_read(const Onnx__GraphProto *g, const char *name);
+static int reads(const Onnx__GraphProto *g, const char *name);
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
+static const char *var_for(imp *I, const char *name);
+static void assign_all(imp *I, const char **targets, const char **values, size_t n);
 static void add_direct(imp *I, const char *name, const char *id, int depth, int from);
 static void drop_direct(imp *I, int depth);
 
@@ -1162,6 +1246,11 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
     t.dtype = to;
     if (x->ty.dtype == to) {
         bind(I, out_name(I, n, 0), &t, x->id, x->data);
+        return;
+    }
+    if (x->narrow && to == CFX_I32) { /* int64 of an int32, back to int32 */
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x->narrow);
         return;
     }
     if (x->data && count(&t) <= ONNX_FOLD_MAX) {
@@ -1207,6 +1296,10 @@ static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_t
         line(I, "%s = %s", v, e);
     }
     keep_sym(I, n, x);
+    if (count(t) == 1) { /* the one element is still that scalar */
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->elem = x->elem ? x->elem : x->ty.rank == 0 ? x->id : NULL;
+    }
 }
 
 static void op_reshape(imp *I, const Onnx__NodeProto *n)
@@ -1297,7 +1390,10 @@ static void op_squeeze(imp *I, const Onnx__NodeProto *n, int unsqueeze)
 static void op_flatten(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
-    int axis = norm_axis(I, attr_int(I, n, "axis", 1), x->ty.rank + 1, "axis");
+    int64_t a = attr_int(I, n, "axis", 1);
+    if (a < -x->ty.rank || a > x->ty.rank)
+        fail(I, "axis %lld is out of range for rank %d", (long long)a, x->ty.rank);
+    int axis = (int)(a < 0 ? a + x->ty.rank : a);
     cfx_type t = x->ty;
     t.rank = 2;
     t.dims[0] = t.dims[1] = 1;
@@ -1511,9 +1607,9 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
             if (d != axis && x->ty.dims[d] != t.dims[d])
                 fail(I, "input %zu is %s, input 0 %s", k, tystr(I, &x->ty), tystr(I, &first->ty));
         t.dims[axis] += x->ty.dims[axis];
-        all_known &= x->data != NULL;
+        all_known &= x->data != NULL || count(&x->ty) == 0;
     }
-    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, all_known);
     if (all_known && count(&t) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &t);
         int64_t outer = 1, inner = 1;
@@ -1536,6 +1632,8 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
     int64_t off = 0;
     for (size_t k = 0; k < n->n_input; k++) {
         ival *x = in(I, n, k);
+        if (count(&x->ty) == 0)
+            continue;
         const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + x->ty.dims[axis]));
         line(I, "%s%s = %s", v, subscript(I, t.rank, axis, range), ref(I, x));
         off += x->ty.dims[axis];
@@ -1573,8 +1671,12 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
     for (int64_t k = 0; k < ns; k++) {
         cfx_type t = x->ty;
         t.dims[axis] = sizes[k];
-        if (sizes[k] < 1 || off + sizes[k] > x->ty.dims[axis])
+        if (sizes[k] < 0 || off + sizes[k] > x->ty.dims[axis])
             fail(I, "the parts do not fit dimension %d of %s", axis, tystr(I, &x->ty));
+        if (sizes[k] == 0) { /* an empty part: known, and never read at run time */
+            out_known(I, n, (size_t)k, &t, new_data(I, &t));
+            continue;
+        }
         if (x->data && count(&t) <= ONNX_FOLD_MAX) {
             int64_t outer = 1, inner = 1;
             for (int d = 0; d < axis; d++) outer *= t.dims[d];
@@ -1703,6 +1805,73 @@ static const char *index_list(imp *I, const char **ix, int rank)
     return take(I, sb_take(&sb));
 }
 
+/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
+ * result goes to the variable that holds the data and the data is read no more (a loop's
+ * carried `tokens[t] = tok`). */
+static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    const Onnx__AttributeProto *red = attr(I, n, "reduction");
+    if (red && red->has_s && !(red->s.len == 4 && !memcmp(red->s.data, "none", 4)))
+        fail(I, "a reduction other than 'none' is not supported");
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank < 1)
+        fail(I, "the indices are a scalar");
+    int k = (int)ix->ty.dims[ix->ty.rank - 1];
+    if (k < 1 || k > x->ty.rank)
+        fail(I, "index tuples of %d entries into %s", k, tystr(I, &x->ty));
+    int64_t m = count(&ix->ty) / k;
+    cfx_type want = x->ty; /* updates: the indices' leading shape, then the data's from k on */
+    want.rank = ix->ty.rank - 1 + x->ty.rank - k;
+    for (int d = 0; d < ix->ty.rank - 1; d++)
+        want.dims[d] = ix->ty.dims[d];
+    for (int d = k; d < x->ty.rank; d++)
+        want.dims[ix->ty.rank - 1 + d - k] = x->ty.dims[d];
+    if (!same_type(&want, &up->ty))
+        fail(I, "the updates are %s; data %s and indices %s need %s", tystr(I, &up->ty), tystr(I, &x->ty),
+             tystr(I, &ix->ty), tystr(I, &want));
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    cfx_type row = up->ty; /* one update */
+    row.rank = x->ty.rank - k;
+    for (int d = 0; d < row.rank; d++)
+        row.dims[d] = x->ty.dims[k + d];
+    const char *flat_i = ix->ty.rank == 2 ? idx : fmt(I, "reshape(%s, [%lld, %d])", idx, (long long)m, k);
+    cfx_type upf = row;
+    upf.rank = row.rank + 1;
+    upf.dims[0] = m;
+    for (int d = 0; d < row.rank; d++)
+        upf.dims[d + 1] = row.dims[d];
+    const char *flat_u = same_type(&upf, &up->ty) ? upd : fmt(I, "reshape(%s, %s)", upd, dims_list(I, &upf));
+    const char *j = m == 1 ? "0" : new_id(I, "j_", out_name(I, n, 0));
+    if (m > 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)m);
+        I->indent++;
+    }
+    strbuf sb = {0};
+    const char *sym;
+    int64_t off;
+    if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
+        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
+    else
+        for (int d = 0; d < k; d++)
+            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
+    if (sb.oom)
+        fail(I, "out of memory");
+    if (m == 1 && row.rank == 0 && up->elem)
+        line(I, "%s[%s] = %s", v, sb_str(&sb), up->elem);
+    else
+        line(I, "%s[%s] = %s[%s]", v, sb_str(&sb), flat_u, j);
+    sb_free(&sb);
+    if (m > 1) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
 static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -1747,8 +1916,8 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         int64_t o1, o2, ax = 0;
         if (!one_int(sv) || !one_int(ev) || !sym_of(I, sv, &s1, &o1) || !sym_of(I, ev, &s2, &o2) ||
             strcmp(s1, s2) != 0)
-            fail(I, "the slice's length depends on the data: cfx takes starts of run time only where the "
-                 "end is the start plus a constant");
+            fail(I, "the starts and ends ('%s', '%s') must be known when the model is imported, or the end "
+                 "be the start plus a constant: the slice's length may not depend on the data", sv->name, ev->name);
         if (has_input(n, 3))
             ints_of(I, known(I, n, 3, "the axes"), &ax, 1, "the axes");
         if (has_input(n, 4)) {
@@ -1802,11 +1971,15 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
         }
         int64_t len = s > 0 ? (e - b + s - 1) / s : (b - e + (-s) - 1) / (-s);
-        if (len < 1)
-            fail(I, "the slice of axis %d is empty (cfx has no tensors of 0 elements)", ax);
+        if (len < 0)
+            len = 0;
         lo[ax] = b;
         step[ax] = s;
         t.dims[ax] = len;
+    }
+    if (count(&t) == 0) {
+        out_known(I, n, 0, &t, new_data(I, &t));
+        return;
     }
     if (x->data && count(&t) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &t);
@@ -1847,8 +2020,17 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         fail(I, "out of memory");
     const char *cur = fmt(I, "%s%s", src, sb_str(&sb));
     sb_free(&sb);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, cur);
+    int last = -1; /* the last axis with a step: its gather writes the result */
+    for (int d = 0; d < r; d++)
+        if (step[d] != 1)
+            last = d;
+    if (last < 0) {
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, cur);
+        return;
+    }
+    const char *prev = new_id(I, "s_", out_name(I, n, 0));
+    line(I, "%s = %s", prev, cur);
     for (int d = 0; d < r; d++) {
         if (step[d] == 1)
             continue;
@@ -1860,12 +2042,11 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
         for (int64_t k = 0; k < len; k++)
             id[k] = lo[d] + k * step[d];
         ival iv = {.name = fmt(I, "%s_steps%d", out_name(I, n, 0), d), .ty = it, .data = id};
-        const char *prev = new_id(I, "s_", out_name(I, n, 0));
-        line(I, "%s = %s", prev, v);
-        gather_loop(I, v, &next, prev, r, d, ref(I, &iv), len);
+        const char *to = d == last ? out_var(I, n, 0, &t) : new_id(I, "s_", out_name(I, n, 0));
+        gather_loop(I, to, &next, prev, r, d, ref(I, &iv), len);
+        prev = to;
         mid = next;
     }
-    (void)mid;
 }
 
 static void op_transpose(imp *I, const Onnx__NodeProto *n)
@@ -2079,6 +2260,11 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
     }
     if (!arg && strcmp(fn, "mean") == 0 && !is_real(x->ty.dtype))
         fail(I, "ReduceMean of integers is not supported");
+    if (x->ty.dtype == CFX_BOOL) { /* the largest of bools is any, the smallest all */
+        if (arg || !strcmp(fn, "sum") || !strcmp(fn, "mean"))
+            fail(I, "the operand is %s", tystr(I, &x->ty));
+        fn = !strcmp(fn, "max") ? "any" : "all";
+    }
     cfx_type t = x->ty;
     if (arg)
         t.dtype = CFX_I64;
@@ -2090,9 +2276,22 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             t.dims[t.rank++] = 1;
     }
     const char *e = ref(I, x);
-    if (!strcmp(n->op_type, "ReduceSumSquare"))
+    const char *op = n->op_type, *post = NULL;
+    if (!strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2"))
         e = fmt(I, "(%s * %s)", e, e);
-    if (nmark == r && !arg) {
+    else if (!strcmp(op, "ReduceL1"))
+        e = fmt(I, "abs(%s)", e);
+    else if (!strcmp(op, "ReduceLogSumExp"))
+        e = fmt(I, "exp(%s)", e);
+    if (!strcmp(op, "ReduceL2"))
+        post = "sqrt";
+    else if (!strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp"))
+        post = "log";
+    if (post && !is_real(x->ty.dtype))
+        fail(I, "%s of integers is not supported", op);
+    if (nmark == r && !arg && !strcmp(fn, "sum") && x->dot_a && !keep && !strcmp(n->op_type, "ReduceSum")) {
+        e = fmt(I, "dot(%s, %s)", x->dot_a, x->dot_b); /* the product is then read no more: pruned */
+    } else if (nmark == r && !arg) {
         e = fmt(I, "%s(%s)", fn, e);
         cfx_type s = t;
         s.rank = 0;
@@ -2101,10 +2300,18 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
         for (int d = r - 1; d >= 0; d--)
             if (mark[d])
                 e = fmt(I, "%s(%s, axis=%d%s)", fn, e, d, keep ? ", keepdims=True" : "");
-        if (arg)
-            e = fmt(I, "cast(%s, i64)", e);
+        if (arg) { /* cfx's argmax is i32: kept as such, for a Cast back to int32 */
+            const char *small = new_id(I, "a_", out_name(I, n, 0));
+            line(I, "%s = %s", small, e);
+            const char *v = out_var(I, n, 0, &t);
+            line(I, "%s = cast(%s, i64)", v, small);
+            lookup(I, out_name(I, n, 0))->narrow = small;
+            return;
+        }
     }
-    if (r == 0 && !arg) {
+    if (post)
+        e = fmt(I, "%s(%s)", post, e);
+    if (r == 0 && !arg && !post && strcmp(op, "ReduceSumSquare") && strcmp(op, "ReduceL1")) {
         bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
         return;
     }
@@ -2134,22 +2341,33 @@ static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
         line(I, "%s = %s / sum(%s, axis=%d, keepdims=True)", v, e, e, axis);
 }
 
+/* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
+ * computes it: Deviation * InvStdDev * Scale + B, with the mean and variance of those axes. */
 static void op_layernorm(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *scale = in(I, n, 1), *bias = in_opt(I, n, 2);
     int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
     int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    if (axis != r - 1)
-        fail(I, "only axis = -1 (the last) is supported");
-    if (n->n_output > 1 && ((n->output[1] && *n->output[1]) || (n->n_output > 2 && n->output[2] && *n->output[2])))
-        fail(I, "the Mean and InvStdDev outputs are not supported");
     double eps = attr_float(I, n, "epsilon", 1e-5);
     const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm);
-    line(I, "%s = mean(%s, axis=%d, keepdims=True)", mu, a, axis);
-    line(I, "%s = %s - %s", d, a, mu);
-    const char *e = fmt(I, "%s / sqrt(mean(%s * %s, axis=%d, keepdims=True) + %s) * %s", d, d, d, axis,
-                        real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)), ref(I, scale));
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *inv = new_id(I, "inv_", nm);
+    cfx_type st = x->ty; /* the statistics' shape: the normalized axes kept as 1 */
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= axis; k--) {
+        st.dims[k] = 1;
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    const char *mv = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &st) : mu;
+    line(I, "%s = %s", mv, m1);
+    line(I, "%s = %s - %s", d, a, mv);
+    const char *iv = n->n_output > 2 && n->output[2] && *n->output[2] ? out_var(I, n, 2, &st) : inv;
+    line(I, "%s = 1.0 / sqrt(%s + %s)", iv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    const char *e = fmt(I, "%s * %s * %s", d, iv, ref(I, scale));
     if (bias)
         e = fmt(I, "%s + %s", e, ref(I, bias));
     const char *v = out_var(I, n, 0, &x->ty);
@@ -2205,6 +2423,259 @@ static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
     line(I, "%s = %s", v, e);
 }
 
+/* Activations written as one expression of cfx's ops, as ONNX's reference defines them: $x is
+ * the operand, $a $b $g the attributes (their defaults here), {v} a constant of the operand's
+ * dtype. */
+static const struct activation {
+    const char *op, *expr;
+    const char *attrs[3];
+    double defaults[3];
+} activations[] = {
+    {"Softplus", "log(exp($x) + {1})", {0}, {0}},
+    {"Softsign", "$x / ({1} + abs($x))", {0}, {0}},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", {"alpha"}, {1.0}},
+    {"Selu", "$g * where($x <= {0}, $a * exp($x) - $a, $x)", {"alpha", NULL, "gamma"},
+     {1.67326319217681884765625, 0, 1.05070102214813232421875}},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", {"alpha"}, {0.01}},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", {"alpha", "beta"}, {0.2, 0.5}},
+    {"HardSwish", "$x * max({0}, min({1}, $a * $x + $b))", {0}, {1.0 / 6.0, 0.5}},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", {"alpha"}, {1.0}},
+    {"Celu", "max({0}, $x) + min({0}, $a * (exp($x / $a) - {1}))", {"alpha"}, {1.0}},
+    {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
+    {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
+    {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
+};
+
+static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
+{
+    const struct activation *f = NULL;
+    for (size_t k = 0; k < sizeof activations / sizeof *activations; k++)
+        if (!strcmp(activations[k].op, op))
+            f = &activations[k];
+    int gelu = !strcmp(op, "Gelu");
+    if (!f && !gelu)
+        return 0;
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *expr = f ? f->expr : "{0.5} * $x * ({1} + erf($x * {0.70710678118654752440}))";
+    if (gelu) {
+        const Onnx__AttributeProto *ap = attr(I, n, "approximate");
+        if (ap && ap->has_s && ap->s.len == 4 && !memcmp(ap->s.data, "tanh", 4))
+            expr = "{0.5} * $x * ({1} + tanh({0.79788456080286535588} * ($x + {0.044715} * $x * $x * $x)))";
+        else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
+            fail(I, "approximate must be 'none' or 'tanh'");
+    }
+    strbuf sb = {0};
+    for (const char *p = expr; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            sb_puts(&sb, xs);
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
+            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
+            double v = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_%c", nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_k", nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *e = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+    return 1;
+}
+
+/* PRelu: x where x >= 0, else slope * x (slope broadcast to x) */
+static void op_prelu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *slope = in(I, n, 1);
+    if (!is_real(x->ty.dtype) || slope->ty.dtype != x->ty.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
+    cfx_type t;
+    broadcast(I, &x->ty, &slope->ty, &t);
+    if (!same_type(&t, &(cfx_type){x->ty.dtype, x->ty.rank, {0}}) && t.rank != x->ty.rank)
+        fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s < %s, %s * %s, %s)", v, xs, real_const(I, 0, x->ty.dtype, fmt(I, "%s_0", out_name(I, n, 0))),
+         ref(I, slope), xs, xs);
+}
+
+/* IsInf with its detect_negative and detect_positive */
+static void op_isinf(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int neg = (int)attr_int(I, n, "detect_negative", 1), pos = (int)attr_int(I, n, "detect_positive", 1);
+    cfx_type t = x->ty;
+    t.dtype = CFX_BOOL;
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    if (neg && pos)
+        line(I, "%s = abs(%s) == inf", v, xs);
+    else if (pos)
+        line(I, "%s = %s == inf", v, xs);
+    else if (neg)
+        line(I, "%s = %s == -inf", v, xs);
+    else
+        line(I, "%s = %s != %s and %s == %s", v, xs, xs, xs, xs); /* all false, with x's shape */
+}
+
+/* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
+ * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
+ * says. */
+static void op_topk(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k;
+    if (I->opset < 10)
+        k = attr_int(I, n, "k", -1);
+    else
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int r = x->ty.rank;
+    if (r < 1 || r > 2)
+        fail(I, "TopK of rank %d is not supported (ranks 1 and 2 are)", r);
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    int largest = (int)attr_int(I, n, "largest", 1);
+    if (!attr_int(I, n, "sorted", 1))
+        fail(I, "sorted = 0 is not supported");
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (k < 1 || k > x->ty.dims[axis])
+        fail(I, "k = %lld for an axis of %lld", (long long)k, (long long)x->ty.dims[axis]);
+    cfx_type vt = x->ty, it;
+    vt.dims[axis] = k;
+    it = vt;
+    it.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    /* the value that takes a chosen element out: below (above) every other */
+    cfx_type one = mktype(x->ty.dtype, 0, NULL);
+    void *lim = new_data(I, &one);
+    if (is_real(x->ty.dtype))
+        setd(one.dtype, lim, 0, largest ? -INFINITY : INFINITY);
+    else
+        seti(one.dtype, lim, 0, x->ty.dtype == CFX_I32 ? (largest ? INT32_MIN : INT32_MAX) : (largest ? INT64_MIN : INT64_MAX));
+    ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
+    const char *out_of = ref(I, &limv);
+    const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
+    const char *vals = out_var(I, n, 0, &vt);
+    line(I, "%s = %s", vals, zeros_of(I, &vt));
+    const char *idx = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
+    if (!(n->n_output > 1 && n->output[1] && *n->output[1]))
+        line(I, "%s = %s", idx, zeros_of(I, &it));
+    else
+        line(I, "%s = %s", idx, zeros_of(I, &it));
+    line(I, "%s = copy(%s)", m, xs);
+    const char *pick = largest ? "argmax" : "argmin";
+    if (r == 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)k);
+        I->indent++;
+        line(I, "%s = %s(%s)", w, pick, m);
+        line(I, "%s[%s] = %s[%s]", vals, j, xs, w);
+        line(I, "%s[%s] = cast(%s, i64)", idx, j, w);
+        line(I, "%s[%s] = %s", m, w, out_of);
+        I->indent--;
+        line(I, "}");
+        return;
+    }
+    const char *row = new_id(I, "row_", nm);
+    int other = 1 - axis;
+    line(I, "for %s in range(%lld) {", row, (long long)x->ty.dims[other]);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)k);
+    I->indent++;
+    const char *sel_m = axis == 1 ? fmt(I, "%s[%s]", m, row) : fmt(I, "%s[:, %s]", m, row);
+    line(I, "%s = %s(%s)", w, pick, sel_m);
+    const char *at_x = axis == 1 ? fmt(I, "[%s, %s]", row, w) : fmt(I, "[%s, %s]", w, row);
+    const char *at_o = axis == 1 ? fmt(I, "[%s, %s]", row, j) : fmt(I, "[%s, %s]", j, row);
+    line(I, "%s%s = %s%s", vals, at_o, xs, at_x);
+    line(I, "%s%s = cast(%s, i64)", idx, at_o, w);
+    line(I, "%s%s = %s", m, at_x, out_of);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* CumSum along a known axis (exclusive, reverse): a loop over that axis */
+static void op_cumsum(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t ax;
+    ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
+    int r = x->ty.rank;
+    if (r < 1 || x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, ax, r, "axis");
+    int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
+    int64_t len = x->ty.dims[axis];
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type rowt = x->ty; /* one slice along the axis */
+    rowt.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (d != axis)
+            rowt.dims[rowt.rank++] = x->ty.dims[d];
+    const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, zeros_of(I, &x->ty));
+    line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    line(I, "for %s in range(%lld) {", t, (long long)len);
+    I->indent++;
+    line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
+    const char *at = subscript(I, r, axis, p);
+    if (excl) {
+        line(I, "%s%s = %s", v, at, acc);
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+    } else {
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+        line(I, "%s%s = %s", v, at, acc);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+/* Trilu and EyeLike: masks known at import */
+static void op_trilu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k = 0;
+    if (has_input(n, 1))
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
+    cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
+    uint8_t *mask = new_data(I, &mt);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    ival mv = {.name = fmt(I, "%s_mask", out_name(I, n, 0)), .ty = mt, .data = mask};
+    cfx_type zt = x->ty;
+    const char *xs = ref(I, x), *ms = ref(I, &mv);
+    const char *v = out_var(I, n, 0, &x->ty);
+    const char *zero = x->ty.dtype == CFX_BOOL ? fmt(I, "zeros(%s)", tystr(I, &zt)) : zeros_of(I, &zt);
+    if (r == 2)
+        line(I, "%s = where(%s, %s, %s)", v, ms, xs, zero);
+    else { /* spread the mask over the leading dimensions */
+        cfx_type bt = x->ty;
+        bt.dtype = CFX_BOOL;
+        line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
+    }
+}
+
 /* ---- control flow --------------------------------------------------------------------------- */
 
 static int64_t graph_opset_guard(imp *I)
@@ -2241,6 +2712,14 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         fail(I, "the condition is %s, not one bool", tystr(I, &c->ty));
     const Onnx__GraphProto *gs[2] = {attr_graph(I, n, "then_branch"), attr_graph(I, n, "else_branch")};
     const Onnx__NodeProto *self = n;
+    /* the outputs' variables: an enclosing Loop's own where it may take them (var_for) */
+    const char **ids = alloc(I, (n->n_output + 1) * sizeof *ids);
+    int *outer = alloc(I, (n->n_output + 1) * sizeof *outer);
+    if (!c->data)
+        for (size_t k = 0; k < n->n_output; k++) {
+            ids[k] = var_for(I, out_name(I, n, k));
+            outer[k] = lookup_id(I, ids[k]);
+        }
     int64_t opset = graph_opset_guard(I);
     for (int b = 0; b < 2; b++)
         if (gs[b]->n_output != n->n_output)
@@ -2261,20 +2740,19 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         I->depth--;
         return;
     }
-    const char **ids = alloc(I, (n->n_output + 1) * sizeof *ids);
     cfx_type *types = alloc(I, (n->n_output + 1) * sizeof *types);
+    const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
     const char *note = I->note;
-    for (size_t k = 0; k < n->n_output; k++)
-        ids[k] = new_id(I, "v_", out_name(I, n, k));
     line(I, "if %s {", ref(I, c));
     for (int b = 0; b < 2; b++) {
         if (b)
             line(I, "} else {");
         I->indent++;
         int base = scope_open(I);
+        /* a variable that holds a live value (a loop's) is written once the branch reads it no more */
         for (size_t k = 0; k < n->n_output; k++)
             if (gs[b]->output[k] && gs[b]->output[k]->name)
-                add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, -1);
+                add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, outer[k] ? last_use_of_id(I, gs[b], ids[k]) : -1);
         ival **outs = subgraph_outputs(I, gs[b]);
         drop_direct(I, I->depth);
         I->node = self;
@@ -2287,10 +2765,9 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
                 fail(I, "output %zu ('%s') is %s in the then branch and %s in the else branch: the "
                      "branches cannot join", k, out_name(I, n, k), tystr(I, &types[k]), tystr(I, &outs[k]->ty));
             }
-            const char *r = ref(I, outs[k]);
-            if (strcmp(r, ids[k]) != 0)
-                line(I, "%s = %s", ids[k], r);
+            refs[k] = ref(I, outs[k]);
         }
+        assign_all(I, ids, refs, n->n_output);
         scope_close(I, base);
         I->indent--;
     }
@@ -2362,16 +2839,24 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         fail(I, "the trip count is %s, not one integer", tystr(I, &M->ty));
     if (C && (C->ty.dtype != CFX_BOOL || count(&C->ty) != 1))
         fail(I, "the condition is %s, not one bool", tystr(I, &C->ty));
-    const char *nm = out_name(I, n, 0);
+    const char *nm = self->name && *self->name ? self->name : out_name(I, n, 0);
     const char *it = new_id(I, "it_", nm), *cv = new_id(I, "cond_", nm);
-    line(I, "%s = cast(0, i64)", it);
+    /* the counter, where the loop needs it: a trip count, scan outputs, a body that reads it */
+    int counted = M || body->n_output > ncarried + 1 ||
+                  (body->input[0] && body->input[0]->name && reads(body, body->input[0]->name));
+    if (counted)
+        line(I, "%s = cast(0, i64)", it);
     line(I, "%s = %s", cv, C ? ref(I, C) : "True");
     const char **lc = alloc(I, (ncarried + 1) * sizeof *lc);
     cfx_type *lt = alloc(I, (ncarried + 1) * sizeof *lt);
     for (size_t k = 0; k < ncarried; k++) {
         ival *v = in(I, n, k + 2);
         lt[k] = v->ty;
-        lc[k] = new_id(I, "lc_", out_name(I, n, k));
+        /* a loop whose value the graph gives back keeps it in the result itself, as a program
+         * written by hand does (the plan then treats it as one) */
+        lc[k] = fresh_direct(I, out_name(I, n, k), I->depth - 1);
+        if (!lc[k])
+            lc[k] = new_id(I, "lc_", out_name(I, n, k));
         line(I, "%s = %s", lc[k], ref(I, v));
     }
     /* scan outputs: their row count is the trip count where nothing can end the loop early, else
@@ -2447,7 +2932,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     tgts[ncarried] = cv;
     vals[ncarried] = ref(I, outs[0]);
     assign_all(I, tgts, vals, ncarried + 1);
-    line(I, "%s = %s + 1", it, it);
+    if (counted)
+        line(I, "%s = %s + 1", it, it);
     scope_close(I, base);
     I->indent--;
     strbuf inner = I->body;
@@ -2737,7 +3223,17 @@ static void node(imp *I, const Onnx__NodeProto *n)
         if (is_real(a->ty.dtype) && !fm)
             fail(I, "Mod of reals needs fmod = 1, as ONNX says");
         binary(I, n, fm ? B_FMOD : B_MOD, a, in(I, n, 1));
-    } else if (unary(I, n, op)) {
+    } else if (unary(I, n, op) || activation(I, n, op)) {
+    } else if (!strcmp(op, "PRelu")) {
+        op_prelu(I, n);
+    } else if (!strcmp(op, "IsInf")) {
+        op_isinf(I, n);
+    } else if (!strcmp(op, "TopK")) {
+        op_topk(I, n);
+    } else if (!strcmp(op, "CumSum")) {
+        op_cumsum(I, n);
+    } else if (!strcmp(op, "Trilu")) {
+        op_trilu(I, n);
     } else if (!strcmp(op, "Cast")) {
         op_cast(I, n, dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'"));
     } else if (!strcmp(op, "CastLike")) {
@@ -2768,6 +3264,8 @@ static void node(imp *I, const Onnx__NodeProto *n)
         op_slice(I, n);
     } else if (!strcmp(op, "Gather")) {
         op_gather(I, n);
+    } else if (!strcmp(op, "ScatterND")) {
+        op_scatter_nd(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
     } else if (!strcmp(op, "Transpose")) {
@@ -2776,7 +3274,8 @@ static void node(imp *I, const Onnx__NodeProto *n)
         op_matmul(I, n);
     } else if (!strcmp(op, "Gemm")) {
         op_gemm(I, n);
-    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare")) {
+    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2") ||
+               !strcmp(op, "ReduceL1") || !strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp")) {
         op_reduce(I, n, "sum", 0);
     } else if (!strcmp(op, "ReduceMax")) {
         op_reduce(I, n, "max", 0);
@@ -2849,6 +3348,59 @@ static int reads(const Onnx__GraphProto *g, const char *name)
     return 0;
 }
 
+/* 1 when some value in scope is held by variable id (a live value a write would destroy) */
+static int lookup_id(imp *I, const char *id)
+{
+    for (int k = I->nvals - 1; k >= 0; k--)
+        if (I->vals[k].id && !strcmp(I->vals[k].id, id))
+            return 1;
+    return 0;
+}
+
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id);
+
+static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            return 1;
+    return 0;
+}
+
+/* 1 when n, or a subgraph of it, reads a value in scope that variable id holds */
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id)
+{
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *v = n->input[k] && *n->input[k] ? lookup(I, n->input[k]) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            return 1;
+    }
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (at && at->g && graph_reads_id(I, at->g, id))
+            return 1;
+        for (size_t j = 0; at && j < at->n_graphs; j++)
+            if (at->graphs[j] && graph_reads_id(I, at->graphs[j], id))
+                return 1;
+    }
+    return 0;
+}
+
+/* The last node of g that reads a value variable id holds (-1: none). */
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    int last = -1;
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            last = (int)k;
+    for (size_t k = 0; k < g->n_output; k++) {
+        ival *v = g->output[k] && g->output[k]->name ? lookup(I, g->output[k]->name) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            last = (int)g->n_node; /* given back as it is: never written in the branch */
+    }
+    return last;
+}
+
 /* The index of the last node of g that reads `name` (-1: none), for values whose old contents a
  * direct write must not destroy too early; a function's nodes count as their node's. */
 static int last_read(const Onnx__GraphProto *g, const char *name)
@@ -2861,6 +3413,128 @@ static int last_read(const Onnx__GraphProto *g, const char *name)
 }
 
 /* ---- the model ------------------------------------------------------------------------------- */
+
+/* Drops the lines that define a variable nothing reads (a Shape's chain once folded, an int64
+ * cast whose int32 was taken instead), as long as there are such: every identifier is counted
+ * once over the body (comments and strings left out), and a marked line whose variable counts
+ * once, its own definition, goes, taking its reads off the counts. Linear in the text. */
+static int ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Calls back each identifier of line [p, end) outside comments and strings. */
+static void idents(imp *I, const char *p, const char *end, smap *counts, int delta, const char **lines_of,
+                   int *work, int *nwork)
+{
+    int str = 0;
+    while (p < end) {
+        char c = *p;
+        if (str) {
+            if (c == '\\' && p + 1 < end)
+                p++;
+            else if (c == '"')
+                str = 0;
+            p++;
+        } else if (c == '"') {
+            str = 1;
+            p++;
+        } else if (c == '#') {
+            break;
+        } else if (ident_start(c) && (p == end || 1)) {
+            const char *q = p;
+            while (q < end && ident_char(*q))
+                q++;
+            char *name = fmt(I, "%.*s", (int)(q - p), p);
+            int *slot = smap_slot(I, counts, name, delta > 0);
+            if (slot) {
+                if (*slot < 0)
+                    *slot = 0;
+                *slot += delta;
+                if (delta < 0 && *slot == 1 && lines_of) {
+                    int *li = smap_slot(I, (smap *)lines_of, name, 0);
+                    if (li && *li >= 0)
+                        work[(*nwork)++] = *li;
+                }
+            }
+            p = q;
+        } else {
+            p++;
+        }
+    }
+}
+
+static void prune(imp *I)
+{
+    char *t = I->body.data;
+    if (!t)
+        return;
+    size_t len = I->body.len;
+    int nlines = 0;
+    for (size_t i = 0; i < len; i++)
+        nlines += t[i] == '\n';
+    size_t *start = alloc(I, ((size_t)nlines + 1) * sizeof *start);
+    const char **def = alloc(I, ((size_t)nlines + 1) * sizeof *def);
+    char *dead = alloc(I, (size_t)nlines + 1);
+    int *work = alloc(I, ((size_t)nlines + 1) * sizeof *work);
+    int nwork = 0;
+    smap counts = {0}, lines = {0};
+    for (int l = 0, i = 0; l < nlines; l++) {
+        start[l] = (size_t)i;
+        while (t[i] != '\n')
+            i++;
+        i++;
+    }
+    start[nlines] = len;
+    for (int l = 0; l < nlines; l++) {
+        const char *p = t + start[l], *end = t + start[l + 1];
+        while (p < end && *p == ' ')
+            p++;
+        if (p < end && *p == PURE_MARK) {
+            const char *q = strchr(p, PURE_END);
+            def[l] = fmt(I, "%.*s", (int)(q - p - 1), p + 1);
+            *smap_slot(I, &lines, def[l], 1) = l;
+            p = q + 1;
+        }
+        idents(I, p, end, &counts, 1, NULL, NULL, NULL);
+    }
+    for (int l = 0; l < nlines; l++)
+        if (def[l] && *smap_slot(I, &counts, def[l], 0) == 1)
+            work[nwork++] = l;
+    while (nwork > 0) {
+        int l = work[--nwork];
+        if (dead[l])
+            continue;
+        dead[l] = 1;
+        const char *p = strchr(t + start[l], PURE_END) + 1;
+        idents(I, p, t + start[l + 1], &counts, -1, (const char **)&lines, work, &nwork);
+    }
+    strbuf out = {0};
+    for (int l = 0; l < nlines; l++) {
+        if (dead[l])
+            continue;
+        const char *p = t + start[l], *end = t + start[l + 1];
+        const char *m = memchr(p, PURE_MARK, (size_t)(end - p));
+        if (m) {
+            sb_append(&out, p, (size_t)(m - p));
+            p = strchr(m, PURE_END) + 1;
+        }
+        sb_append(&out, p, (size_t)(end - p));
+    }
+    smap_free(&counts);
+    smap_free(&lines);
+    if (out.oom) {
+        sb_free(&out);
+        fail(I, "out of memory");
+    }
+    sb_free(&I->body);
+    I->body = out;
+}
 
 static void import_model(imp *I, onnx_import *out)
 {
@@ -2888,13 +3562,12 @@ static void import_model(imp *I, onnx_import *out)
         void *data = tensor_data(I, t, &ty);
         bind(I, t->name, &ty, NULL, data);
     }
-    strbuf head = {0};
     const char *gname = new_id(I, "", g->name && *g->name ? g->name : "model");
     if (gname[0] >= '0' && gname[0] <= '9')
         gname = new_id(I, "g_", gname);
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
-    sb_printf(&head, "graph %s(", gname);
+    sb_printf(&I->head, "graph %s(", gname);
     int nparams = 0;
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
@@ -2914,6 +3587,9 @@ static void import_model(imp *I, onnx_import *out)
                 size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
                 ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
                 memcpy(fixed.data, I->shapes[j].value, bytes);
+                if (count(&t) == 0)
+                    fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
+                         "the model this value as a constant)", vi->name);
                 const char *c = ref(I, &fixed);
                 I->note = fmt(I, "input '%s'", vi->name);
                 line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
@@ -2924,7 +3600,7 @@ static void import_model(imp *I, onnx_import *out)
                 v->data = fixed.data;
                 v->id = c;
             }
-        sb_printf(&head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
+        sb_printf(&I->head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
         I->in_names[nparams++] = vi->name;
     }
     I->nin = nparams;
@@ -2946,7 +3622,7 @@ static void import_model(imp *I, onnx_import *out)
     drop_direct(I, I->depth);
     I->node = NULL;
     I->note = NULL;
-    sb_puts(&head, ") -> (");
+    sb_puts(&I->head, ") -> (");
     if (g->n_output == 0)
         fail(I, "the graph has no outputs");
     for (size_t k = 0; k < g->n_output; k++) {
@@ -2960,14 +3636,15 @@ static void import_model(imp *I, onnx_import *out)
         if (value_info_type(I, vo, 0, &decl) && !same_type(&decl, &v->ty))
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
-        sb_printf(&head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
+        sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
         I->note = fmt(I, "output '%s'", vo->name);
         if (strcmp(id, r) != 0)
             line(I, "%s = %s", id, r);
         I->res_names[k] = vo->name;
     }
     I->nres = (int)g->n_output;
-    sb_puts(&head, ") {\n");
+    sb_puts(&I->head, ") {\n");
+    prune(I);
     strbuf text = {0};
     sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", I->model,
               (long long)mp->ir_version, (long long)I->opset, mp->producer_name && *mp->producer_name ? ", made by " : "",
@@ -2975,10 +3652,9 @@ static void import_model(imp *I, onnx_import *out)
     sb_append(&text, sb_str(&I->consts), I->consts.len);
     if (I->consts.len)
         sb_puts(&text, "\n");
-    sb_append(&text, sb_str(&head), head.len);
+    sb_append(&text, sb_str(&I->head), I->head.len);
     sb_append(&text, sb_str(&I->body), I->body.len);
     sb_puts(&text, "}\n");
-    sb_free(&head);
     if (text.oom) {
         sb_free(&text);
         fail(I, "out of memory");
@@ -3101,6 +3777,7 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     smap_free(&I->ids);
     sb_free(&I->consts);
     sb_free(&I->body);
+    sb_free(&I->head);
     free(I);
     return failed ? -1 : 0;
 }

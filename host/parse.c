@@ -1374,8 +1374,8 @@ static int const_store(parser *p, ast_const *c, int64_t i, const const_elem *e)
             ((double *)c->data)[i] = e->rv;
             return 0;
         }
-        if (isfinite(e->rv) && fabs(e->rv) >= 0x1.fffffefp127) {
-            parse_syntax_error(p, e->line, e->col, "%g does not fit in f32 (largest 3.4028235e+38)", e->rv);
+        if (isfinite(e->rv) && fabs(e->rv) >= 0x1.ffffffp127) { /* rounds to infinity as an f32 */
+            parse_syntax_error(p, e->line, e->col, "%.9g does not fit in f32 (largest 3.4028235e+38)", e->rv);
             return -1;
         }
         ((float *)c->data)[i] = (float)e->rv;
@@ -1474,8 +1474,8 @@ static void const_value(parser *p, ast_const *c)
         parse_next(p);
         return;
     }
-    int64_t count = cfx_type_count(&c->type);
-    size_t bytes = (size_t)count * (size_t)cfx_dtype_size(c->type.dtype);
+    int one = p->tok.kind != TK_LBRACKET; /* one value for every element */
+    size_t bytes = (size_t)(one ? 1 : cfx_type_count(&c->type)) * (size_t)cfx_dtype_size(c->type.dtype);
     c->data = ast_alloc(p->arena, bytes);
     if (!c->data) {
         p->oom = p->lx.oom = 1;
@@ -1494,12 +1494,10 @@ static void const_value(parser *p, ast_const *c)
             failed = const_rows(p, c, 0, &at) < 0;
         }
     } else {
-        /* one value fills every element */
+        /* one value fills every element (compile.c makes them) */
         const_elem e;
         failed = const_element(p, c, ", or a list of them", &e) < 0 || const_store(p, c, 0, &e) < 0;
-        size_t size = (size_t)cfx_dtype_size(c->type.dtype);
-        for (int64_t i = 1; !failed && i < count; i++)
-            memcpy((char *)c->data + (size_t)i * size, c->data, size);
+        c->fill = c->type.rank > 0;
     }
     if (failed) {
         c->data = NULL;
@@ -1637,7 +1635,7 @@ ast_module *parse_module(const char *src, size_t len, diag *d)
                 why = unsupported_word(w);
                 if (!why)
                     why = "statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a constant "
-                          "is a literal, or a parameter with a default)";
+                          "of the file is written const NAME: TYPE = VALUE)";
             }
             if (why)
                 parse_syntax_error(&p, p.tok.line, p.tok.col, "%s", why);

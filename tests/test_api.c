@@ -712,6 +712,85 @@ static void check_defaults(void)
     cfx_module_free(m);
 }
 
+/* cfx_compile_string_constants: a tensor constant and a bool constant bound by the table (the
+ * caller's data freed right after the call), beside one with its value in the text; a table entry
+ * of another type, one that names nothing declared, one for a constant the text gives a value,
+ * and a declaration the table leaves without one: each a diagnostic at its place. By hand, with
+ * W = [[1, 2, 3], [4, 5, 6]], x = [1, 10], M = [true, false, true], K = 5:
+ * y = x @ W = [41, 52, 63]; n = K + sum of M = 7; z = W[1] where M else 0 = [4, 0, 6]. */
+static void check_constants(void)
+{
+    const char *src = "const W: f32[2, 3]\n"
+                      "const M: bool[3]\n"
+                      "const K: i64 = 5\n"
+                      "graph c(x: f32[2]) -> (y: f32[3], n: i64, z: f32[3]) {\n"
+                      "  y = x @ W\n"
+                      "  n = K + sum(where(M, 1, 0))\n"
+                      "  z = where(M, W[1], 0.0)\n"
+                      "}\n";
+    float *w = malloc(6 * sizeof *w);
+    uint8_t *mask = malloc(3);
+    if (!CHECK(w && mask))
+        return;
+    for (int i = 0; i < 6; i++)
+        w[i] = (float)(i + 1);
+    mask[0] = 1, mask[1] = 0, mask[2] = 1;
+    cfx_constant table[2] = {{"W", {CFX_F32, 2, {2, 3, 0, 0}}, w}, {"M", {CFX_BOOL, 1, {3, 0, 0, 0}}, mask}};
+    char *diags = NULL;
+    cfx_module *m = cfx_compile_string_constants(NULL, "k.cfx", src, strlen(src), table, 2, &diags);
+    free(w);
+    free(mask);
+    if (!CHECK(m != NULL)) {
+        fprintf(stderr, "%s", diags ? diags : "");
+        cfx_free(diags);
+        return;
+    }
+    CHECK(diags == NULL);
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    float x[2] = {1, 10}, y[3] = {0, 0, 0}, z[3] = {9, 9, 9};
+    int64_t n = 0;
+    cfx_bind(e, "x", x, sizeof x);
+    cfx_bind(e, "y", y, sizeof y);
+    cfx_bind(e, "n", &n, sizeof n);
+    cfx_bind(e, "z", z, sizeof z);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK(y[0] == 41 && y[1] == 52 && y[2] == 63);
+    CHECK_INT(n, 7);
+    CHECK(z[0] == 4 && z[1] == 0 && z[2] == 6);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+
+    float data[6] = {0};
+    uint8_t bits[3] = {0};
+    /* W as f32[3, 2], and an entry Q the text does not declare */
+    cfx_constant wrong[3] = {{"W", {CFX_F32, 2, {3, 2, 0, 0}}, data},
+                             {"M", {CFX_BOOL, 1, {3, 0, 0, 0}}, bits},
+                             {"Q", {CFX_F32, 0, {0, 0, 0, 0}}, data}};
+    diags = NULL;
+    CHECK(cfx_compile_string_constants(NULL, "k.cfx", src, strlen(src), wrong, 3, &diags) == NULL);
+    CHECK(diags && strstr(diags, "k.cfx:1:7: error: constant 'W' is f32[2, 3], but the compile call's table "
+                                 "gives it as f32[3, 2]\n"));
+    CHECK(diags && strstr(diags, "k.cfx:1:1: error: the compile call's table gives constant 'Q', which the file "
+                                 "does not declare (const Q: TYPE)\n"));
+    CHECK(diags && !strstr(diags, "'M'"));
+    cfx_free(diags);
+    /* no table: W and M have no value; K has one in the text, so the table may not give it */
+    diags = NULL;
+    CHECK(cfx_compile_string(NULL, "k.cfx", src, strlen(src), &diags) == NULL);
+    CHECK(diags && strstr(diags, "k.cfx:1:7: error: constant 'W' has no value: write one (const W: TYPE = VALUE), "
+                                 "or give it in the compile call's table (cfx_compile_string_constants)\n"));
+    CHECK(diags && strstr(diags, "k.cfx:2:7: error: constant 'M' has no value"));
+    cfx_free(diags);
+    cfx_constant k[3] = {table[0], table[1], {"K", {CFX_I64, 0, {0, 0, 0, 0}}, &n}};
+    k[0].data = data;
+    k[1].data = bits;
+    diags = NULL;
+    CHECK(cfx_compile_string_constants(NULL, "k.cfx", src, strlen(src), k, 3, &diags) == NULL);
+    CHECK(diags && strstr(diags, "k.cfx:3:7: error: constant 'K' has a value in the text, and the compile call's "
+                                 "table gives it another\n"));
+    cfx_free(diags);
+}
+
 static double wall_us(void)
 {
     struct timespec t;
@@ -836,6 +915,7 @@ int main(void)
     check_one_run_at_a_time();
     check_cancel_before_run_and_errors();
     check_defaults();
+    check_constants();
     check_profile();
     return test_finish("test_api");
 }

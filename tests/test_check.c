@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "compile.h"
@@ -51,7 +52,13 @@ static void diag_file(const char *name)
     CHECK(nwant > 0);
     compiled_module m;
     char *diags = NULL;
+    /* from the source tree, as `cfx check tests/diag/NAME.cfx` runs: a constant's .npy path is
+     * relative to the file's folder, which rel names from there */
+    char cwd[1024];
+    int back = getcwd(cwd, sizeof cwd) != NULL && chdir(CFX_SOURCE_DIR) == 0;
     int rc = compile_source(NULL, rel, src, (size_t)len, &m, &diags);
+    if (back && chdir(cwd) != 0)
+        CHECK(0);
     if (!CHECK_INT(rc, -1)) {
         fprintf(stderr, "  %s compiled without errors\n", rel);
         compiled_module_free(&m);

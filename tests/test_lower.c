@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgen.h"
 #include "compile.h"
 #include "exec.h"
 #include "strbuf.h"
@@ -827,6 +828,73 @@ static void golden(const char *dir, const char *base)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* ---- module constants ----------------------------------------------------------------------
+ * A weight of 65,536 elements bound by the compile call's table and read four times (once inside
+ * an inlined call) is one const slot of the program, 256 KiB of its const image, and the code
+ * generator reads it from the arena instead of writing its numbers into the kernel's text. With
+ * W[i][j] = i - j (by hand): y = W[2] + W[5][7] + sum(W[0]) + g(W[1]) where g(v) = v * W[3, 0]:
+ * y[j] = (2 - j) + (-2) + (0 + -1 + ... + -255 = -32640) + (1 - j) * 3 = -32637 - 4j. */
+static void module_constants(void)
+{
+    const char *src = "const W: f32[256, 256]\n"
+                      "graph f(x: f32[256]) -> (y: f32[256]) {\n"
+                      "  y = x + W[2] + W[5][7] + sum(W[0]) + g(W[1])\n"
+                      "}\n"
+                      "graph g(v: f32[256]) -> (o: f32[256]) {\n"
+                      "  o = v * W[3, 0]\n"
+                      "}\n";
+    float *w = malloc(sizeof(float) * 256 * 256);
+    if (!w)
+        abort();
+    for (int i = 0; i < 256; i++)
+        for (int j = 0; j < 256; j++)
+            w[i * 256 + j] = (float)(i - j);
+    cfx_constant table = {"W", {CFX_F32, 2, {256, 256, 0, 0}}, w};
+    compiled_module m;
+    char *diags = NULL;
+    int rc = compile_source_with(NULL, "w.cfx", src, strlen(src), NULL, &table, 1, &m, &diags);
+    free(w); /* copied by the compile */
+    if (!CHECK_INT(rc, 0)) {
+        fprintf(stderr, "%s", diags ? diags : "");
+        free(diags);
+        return;
+    }
+    const cfx_prog *p = m.graphs[0].prog;
+    int big = 0;
+    for (int32_t i = 0; i < p->nslots; i++)
+        big += p->slots[i].kind == SLOT_CONST && p->slots[i].count == 65536;
+    CHECK_INT(big, 1);
+    CHECK(p->const_bytes >= 65536 * 4 && p->const_bytes < 65536 * 4 + 4096);
+    float x[256], y[256];
+    void *ip[1] = {x}, *op[1] = {y};
+    for (int j = 0; j < 256; j++)
+        x[j] = 0.0f;
+    exec_run r;
+    memset(&r, 0, sizeof r);
+    r.prog = p;
+    r.inputs = ip;
+    r.results = op;
+    r.max_iters = 1000;
+    exec_outcome o;
+    memset(&o, 0, sizeof o);
+    cpu_run(&r, &o);
+    CHECK_INT(o.status, CFX_OK);
+    for (int j = 0; j < 256; j += 85)
+        CHECK_REAL(y[j], -32637.0 - 4.0 * j, 0);
+    /* the kernels' text: the numbers would take more than 300 KB */
+    for (int target = CGEN_TARGET_C; target <= CGEN_TARGET_CUDA; target++) {
+        cgen_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.target = target;
+        strbuf text = {0};
+        char err[256];
+        CHECK_INT(cgen_emit(p, &opt, &text, NULL, err, sizeof err), 0);
+        CHECK(text.len > 0 && text.len < 200000);
+        sb_free(&text);
+    }
+    compiled_module_free(&m);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
@@ -834,6 +902,7 @@ int main(void)
     budget_runs();
     kernels();
     random_programs(300);
+    module_constants();
 
     const char *dir = CFX_SOURCE_DIR "/tests/dump";
     DIR *dp = opendir(dir);

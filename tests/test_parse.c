@@ -2,6 +2,7 @@
  * strings), its exact messages and recovery, and its behaviour on hostile input: every prefix
  * of a valid file, random bytes and random tokens, 10,000 nested levels, huge literals and
  * shapes. Type texts and kernel signatures too. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -567,7 +568,7 @@ static void test_messages(void)
     check_errors("# nothing\n\n", "t.cfx:1:1: error: no graph in file\n# nothing\n^\n", __LINE__);
     /* one mistake, one error: a file whose only graph is refused is not also said to have none */
     check_errors("x = 1\n", "t.cfx:1:1: error: statements go inside a graph: graph NAME(x: TYPE) -> (y: TYPE) { ... } (a "
-                            "constant is a literal, or a parameter with a default)\nx = 1\n^\n", __LINE__);
+                            "constant of the file is written const NAME: TYPE = VALUE)\nx = 1\n^\n", __LINE__);
     check_errors("def g(x):\n  return x\n",
                  "t.cfx:1:1: error: 'def' is Python: write graph NAME(x: TYPE) -> (y: TYPE) { ... }\n"
                  "def g(x):\n^\n",
@@ -1356,6 +1357,48 @@ static void test_signature(void)
     CHECK_STR(err, "shape f32[0] has a dimension of 0");
 }
 
+/* Constants of the module: their literals read into their data (values by hand), wherever the
+ * file declares them, across lines inside brackets, with a trailing comma; i64's extremes. */
+static void test_constants(void)
+{
+    const char *src = "const A: f32[2, 2] = [[1, 2.5],\n"
+                      "   [-3, inf],\n"
+                      "]\n"
+                      "graph g() -> (y: i32) { y = 1 }\n"
+                      "const B: i64[2] = [-9223372036854775808, 9223372036854775807]\n"
+                      "const C: bool[3] = [true, 0, 1]; const D: f64[2] = -nan\n"
+                      "const E: i32[2, 1]\n"
+                      "const F: f32 = \"w.npy\"\n";
+    parsed r = parse_text(src, strlen(src));
+    CHECK_STR(r.errors, "");
+    if (!CHECK(r.m && r.m->nconsts == 6 && r.m->ngraphs == 1)) {
+        done(&r);
+        return;
+    }
+    const ast_const *c = r.m->consts;
+    CHECK_STR(c[0].name, "A");
+    CHECK(c[0].line == 1 && c[0].col == 7);
+    const float *a = c[0].data;
+    CHECK(a && a[0] == 1.0f && a[1] == 2.5f && a[2] == -3.0f && isinf(a[3]) && a[3] > 0);
+    const int64_t *b = c[1].data;
+    CHECK(b && b[0] == INT64_MIN && b[1] == INT64_MAX);
+    const uint8_t *bits = c[2].data;
+    CHECK(bits && bits[0] == 1 && bits[1] == 0 && bits[2] == 1);
+    const double *d = c[3].data;
+    CHECK(d && isnan(d[0]) && c[3].fill); /* one value for both, which compile.c repeats */
+    CHECK(c[4].data == NULL && c[4].path == NULL && !c[4].bad);
+    CHECK(c[4].type.rank == 2 && c[4].type.dims[0] == 2 && c[4].type.dims[1] == 1);
+    CHECK(c[5].data == NULL && c[5].path && strcmp(c[5].path, "w.npy") == 0 && c[5].vcol == 16);
+    done(&r);
+    /* -2^63 only after a minus, and only in a constant */
+    check_errors("const B: i64 = 9223372036854775808\ngraph g() -> (y: i32) { y = 1 }\n",
+                 "t.cfx:1:16: error: integer literal is too large\nconst B: i64 = 9223372036854775808\n"
+                 "               ^\n", __LINE__);
+    check_errors("graph g() -> (y: i64) { y = -9223372036854775808 }\n",
+                 "t.cfx:1:30: error: integer literal is too large\ngraph g() -> (y: i64) { y = -9223372036854775808 }\n"
+                 "                             ^\n", __LINE__);
+}
+
 int main(void)
 {
     test_precedence();
@@ -1375,5 +1418,6 @@ int main(void)
     test_huge_literals();
     test_type_text();
     test_signature();
+    test_constants();
     return test_finish("test_parse");
 }

@@ -5,7 +5,10 @@
  * compiles is run on the cpu executor, every graph of it, with small inputs and a budget of
  * FUZZ_MAX_ITERS loop iterations, so a runaway loop ends with status `limit`; a program whose
  * arena is larger than FUZZ_MAX_ARENA is compiled but not run (the size limits are proven by
- * the compiler, not by allocating gigabytes). ASan and UBSan report what goes wrong inside.
+ * the compiler, not by allocating gigabytes). The constants of a file (`const W: f64[...] = 0`)
+ * are the one thing the compiler does allocate, their declared size each: a file whose
+ * constants declare more than FUZZ_MAX_ARENA bytes together is parsed but not compiled. ASan and
+ * UBSan report what goes wrong inside.
  *
  * Built two ways (tests/CMakeLists.txt): with clang and -DCFX_FUZZ=ON as a libFuzzer binary
  * (`.ci/run` runs it for a bounded time over a corpus seeded from graphs/), and always as
@@ -15,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ast.h"
 #include "compile.h"
+#include "diag.h"
 #include "exec.h"
+#include "parse.h"
 #include "program.h"
 
 #define FUZZ_MAX_ARENA ((int64_t)1 << 22)
@@ -101,10 +107,26 @@ done:
     free(res);
 }
 
+/* The bytes the constants of the text declare, together (0 when it does not parse). */
+static int64_t constant_bytes(const uint8_t *data, size_t size)
+{
+    diag d;
+    diag_init(&d, "fuzz.cfx", (const char *)data, size);
+    ast_module *am = parse_module((const char *)data, size, &d);
+    int64_t total = 0;
+    for (int i = 0; am && i < am->nconsts; i++)
+        total += cfx_type_count(&am->consts[i].type) * cfx_dtype_size(am->consts[i].type.dtype);
+    ast_module_free(am);
+    diag_free(&d);
+    return total;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     compiled_module m;
     char *diags = NULL;
+    if (constant_bytes(data, size) > FUZZ_MAX_ARENA)
+        return 0;
     if (compile_source(NULL, "fuzz.cfx", (const char *)data, size, &m, &diags) != 0) {
         check_messages(diags);
         free(diags);

@@ -1,0 +1,201 @@
+"""cfx on ONNX models against ONNX Runtime and eager PyTorch, per loop iteration, in one run.
+
+    python3 profiling/onnx_bench.py BUILD_DIR [--small] [--repeats N] [--backend B]
+
+Greedy decoding and CG as ONNX Loops (profiling/onnx_models.py, the graphs of profiling/bench),
+run by `cfx run MODEL.onnx` (the cpu executor here; with a GPU, --backend cuda-persistent), by
+ONNX Runtime (its CPU provider, and CUDAExecutionProvider where onnxruntime-gpu has it), and by
+the same loop in eager PyTorch where torch is installed. Each is timed at two iteration counts
+and the time per iteration is the difference over the extra iterations, so start-up, import and
+session creation fall out; every result is checked against the others before it is timed. The
+table gives the median over the repeats and the ratio to ONNX Runtime's CPU provider, measured
+in the same run. Missing peers are reported, not failed.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnx_models  # noqa: E402
+
+
+def greedy_inputs(vocab, hidden, rng):
+    return {
+        "W": rng.standard_normal((vocab, hidden)).astype(np.float32),
+        "M": (rng.standard_normal((hidden, hidden)) * (0.9 / np.sqrt(hidden))).astype(np.float32),
+        "E": rng.standard_normal((vocab, hidden)).astype(np.float32),
+        "h0": np.zeros(hidden, np.float32),
+        "start": np.array(1, np.int32),
+        "eos": np.array(-1, np.int32),  # no argmax is -1: the loop runs max_len steps
+    }
+
+
+def cg_inputs(n, rng):
+    q = rng.standard_normal((n, n)).astype(np.float32) / np.sqrt(n)
+    a = (q @ q.T + 4 * np.eye(n, dtype=np.float32)).astype(np.float32)  # SPD, well conditioned
+    return {"A": a, "b": rng.standard_normal(n).astype(np.float32), "tol": np.array(0, np.float32)}
+
+
+def run_cfx(build, model, feeds, outs, backend, workdir):
+    args = [os.path.join(build, "cfx"), "run", model, "--backend", backend]
+    for k, v in feeds.items():
+        path = os.path.join(workdir, k + ".npy")
+        np.save(path, v)
+        args += ["--in", "%s=%s" % (k, path)]
+    files = []
+    for k in outs:
+        path = os.path.join(workdir, "out_" + k + ".npy")
+        files.append(path)
+        args += ["--out", "%s=%s" % (k, path)]
+    t = time.perf_counter()
+    p = subprocess.run(args, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if p.returncode != 0:
+        raise RuntimeError("cfx: " + p.stderr.strip())
+    return dt, [np.load(f) for f in files]
+
+
+def ort_session(model, provider):
+    import onnxruntime as ort
+    return ort.InferenceSession(model, providers=[provider])
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def torch_greedy(feeds, steps):
+    import torch
+    W, M, E = (torch.from_numpy(feeds[k]) for k in ("W", "M", "E"))
+    h = torch.from_numpy(feeds["h0"]).clone()
+    tok, toks = int(feeds["start"]), []
+    for _ in range(steps):
+        h = torch.tanh(M @ h + E[tok])
+        tok = int(torch.argmax(W @ h))
+        if tok == int(feeds["eos"]):
+            break
+        toks.append(tok)
+    return toks
+
+
+def torch_cg(feeds, steps):
+    import torch
+    A, b = torch.from_numpy(feeds["A"]), torch.from_numpy(feeds["b"])
+    x = torch.zeros_like(b)
+    r, p = b.clone(), b.clone()
+    rr = torch.dot(r, r)
+    for _ in range(steps):
+        Ap = A @ p
+        alpha = rr / torch.dot(p, Ap)
+        x = x + alpha * p
+        r = r - alpha * Ap
+        rr_next = torch.dot(r, r)
+        p = r + (rr_next / rr) * p
+        rr = rr_next
+    return x.numpy()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("--small", action="store_true", help="small sizes (a quick check)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--backend", default="cpu", help="cfx's backend (default cpu)")
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    V, H, L, N = (512, 32, 16, 64) if args.small else (32768, 256, 128, 1024)
+    lo, hi = (L // 4, L) if args.small else (16, 128)
+    work = tempfile.mkdtemp(prefix="cfx_onnx_bench_")
+    models = {
+        "greedy_decode": (onnx_models.greedy_decode(V, H, L), greedy_inputs(V, H, rng), "max_len",
+                          ["tokens", "length"]),
+        "cg": (onnx_models.cg(N), cg_inputs(N, rng), "max_iters", ["x", "iters", "rr"]),
+    }
+    try:
+        import onnxruntime as ort
+        providers = [p for p in ("CPUExecutionProvider", "CUDAExecutionProvider")
+                     if p in ort.get_available_providers()]
+    except ImportError:
+        providers = []
+        print("onnxruntime: not installed")
+    try:
+        import torch  # noqa: F401
+        have_torch = True
+    except ImportError:
+        have_torch = False
+        print("torch: not installed (the eager PyTorch column is left out)")
+    import onnx
+    rows = []
+    for name, (model, feeds, count_input, outs) in models.items():
+        path = os.path.join(work, name + ".onnx")
+        onnx.save(model, path)
+        results = {}
+
+        def at(n):
+            f = dict(feeds)
+            f[count_input] = np.array(n, np.int32)
+            return f
+
+        # cfx, at two iteration counts
+        times = {lo: [], hi: []}
+        for _ in range(args.repeats):
+            for n in (lo, hi):
+                dt, out = run_cfx(args.build, path, at(n), outs, args.backend, work)
+                times[n].append(dt)
+                if n == hi:
+                    results["cfx " + args.backend] = out
+        per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
+        rows.append((name, "cfx " + args.backend, per))
+        for prov in providers:
+            s = ort_session(path, prov)
+            times = {lo: [], hi: []}
+            for _ in range(args.repeats):
+                for n in (lo, hi):
+                    dt, out = timed(lambda: s.run(None, at(n)))
+                    times[n].append(dt)
+                    if n == hi:
+                        results["onnxruntime " + prov] = out
+            per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
+            rows.append((name, "onnxruntime " + prov.replace("ExecutionProvider", ""), per))
+        if have_torch:
+            fn = torch_greedy if name == "greedy_decode" else torch_cg
+            times = {lo: [], hi: []}
+            for _ in range(args.repeats):
+                for n in (lo, hi):
+                    dt, _ = timed(lambda: fn(at(n), n))
+                    times[n].append(dt)
+            per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
+            rows.append((name, "pytorch eager (cpu)", per))
+        # every runner agrees before its time is reported
+        ref = results.get("onnxruntime CPUExecutionProvider")
+        for who, out in results.items():
+            if ref is None:
+                break
+            for a, b in zip(out, ref):
+                if a.dtype.kind == "f":
+                    ok = np.allclose(a, b, rtol=1e-3, atol=1e-4)
+                else:
+                    ok = np.array_equal(a, b)
+                if not ok:
+                    sys.exit("%s: %s disagrees with onnxruntime" % (name, who))
+    base = {name: per for name, who, per in rows if who == "onnxruntime CPU"}
+    print("\n%-14s %-28s %14s %10s" % ("graph", "runner", "us/iteration", "vs ORT cpu"))
+    for name, who, per in rows:
+        ratio = base.get(name)
+        print("%-14s %-28s %14.2f %10s" % (name, who, per * 1e6,
+                                           "%.2fx" % (ratio / per) if ratio and per > 0 else "-"))
+    print("\n(ratio: ONNX Runtime CPU's time over this runner's; above 1 is faster. Sizes: vocabulary "
+          "%d, state %d, %d vs %d steps; CG %d, %d vs %d iterations; median of %d)" %
+          (V, H, lo, hi, N, lo, hi, args.repeats))
+
+
+if __name__ == "__main__":
+    main()
