@@ -8,7 +8,7 @@ The onnx package (1.23) ships the node tests as Python (onnx.backend.test.case.n
 longer their data, so the tests are regenerated here: each case's model.onnx and its inputs
 and expected outputs as .npy files, into a temporary folder (--keep DIR: into DIR, kept).
 Runs every test whose ops (inside If/Loop/Scan bodies and model-local functions too) are all
-in the supported list (SUPPORTED below, or --ops) and whose tensors are all f32, f64, i32, i64
+in the supported list (docs/onnx.md's table of ops; --ops OP,OP,... instead) and whose tensors are all f32, f64, i32, i64
 or bool; compares each output as onnx's backend test runner does (dtype and shape equal,
 values within the case's rtol/atol, 1e-3/1e-7 by default; integers and bools exactly).
 
@@ -35,7 +35,7 @@ import warnings
 
 RUN_TIMEOUT_S = 60
 
-# The op set of docs/onnx.md (the importer's first release and the decoders' ops).
+# The supported ops where docs/onnx.md has no table of them (the issue's list); --ops overrides.
 SUPPORTED = set("""
 If Loop Scan Add Sub Mul Div Reciprocal Exp Sqrt Relu Ceil Floor Sin Cos Tanh Equal Less Greater
 LessOrEqual GreaterOrEqual And Or Xor Not Where Cast CastLike ReduceSum ReduceMax ReduceMin
@@ -43,6 +43,24 @@ ReduceMean ArgMax ArgMin MatMul Transpose Identity Shape Size Constant ConstantO
 Squeeze Unsqueeze Flatten Expand Concat Split Slice Gather GatherElements Range Softmax Gemm
 Sigmoid Pow Min Max Neg Abs Log Clip Mod Sum Mean Erf
 """.split())
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "onnx.md")
+
+
+def ops_of_docs(path):
+    """The ops of docs/onnx.md's table (the section `## The ops`, rows whose first cell is
+    op names in backquotes), or None where there is no such file or table."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"^## The ops\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    ops = set()
+    for row in re.findall(r"^\|\s*`([A-Za-z ]+)`\s*\|", m.group(1) if m else "", re.M):
+        ops.update(row.split())
+    return ops or None
+
 
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 
@@ -289,7 +307,12 @@ def main():
     if not os.access(cfx, os.X_OK):
         print("no cfx binary at %s" % cfx, file=sys.stderr)
         return 2
-    supported = set(args.ops.split(",")) if args.ops else SUPPORTED
+    if args.ops:
+        supported, source = set(args.ops.split(",")), "--ops"
+    else:
+        supported, source = ops_of_docs(DOCS), "docs/onnx.md"
+        if supported is None:
+            supported, source = SUPPORTED, "this script's list"
     work = args.keep or tempfile.mkdtemp(prefix="cfx_onnx_node_")
     os.makedirs(work, exist_ok=True)
     try:
@@ -301,7 +324,8 @@ def main():
             cases = node_cases.collect_testcases(None)
         if args.filter:
             cases = [c for c in cases if re.search(args.filter, c.name)]
-        print("onnx %s: %d node tests" % (onnx.__version__, len(cases)))
+        print("onnx %s: %d node tests; %d supported ops (from %s)"
+              % (onnx.__version__, len(cases), len(supported), source))
 
         status = {}          # name -> (status, detail)
         control_flow = []    # tensor-only tests with If/Loop/Scan at any depth
