@@ -176,7 +176,7 @@ def _model_bytes(model):
                     "got %s" % type(model).__name__)
 
 
-def load_onnx(model, shapes=None, *, context=None):
+def load_onnx(model, shapes=None, context=None):
     """Imports an ONNX model as a Module, as cfx.compile gives one: one graph, named after
     the model's graph, whose inputs and results are the ONNX graph's inputs (initializers
     excluded) and outputs under their ONNX names (call it with g(**{"input.1": x}) where a
