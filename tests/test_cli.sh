@@ -123,7 +123,7 @@ expect_rc 1 "cfx without arguments"
 expect_in "usage:" err "cfx without arguments"
 run_cfx frobnicate
 expect_rc 1 "unknown command"
-expect_err "cfx: unknown command 'frobnicate' (run, check, dump, backends; see cfx --help)" "unknown command"
+expect_err "cfx: unknown command 'frobnicate' (run, check, dump, import, backends; see cfx --help)" "unknown command"
 
 run_cfx run --help
 expect_rc 0 "cfx run --help"
