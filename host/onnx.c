@@ -9,6 +9,10 @@
  * values stay visible by name, and their statements are written inside the cfx block that
  * runs them. Errors leave through one longjmp to onnx_import_model, with every allocation on
  * the importer's list, as Lua's errors unwind to its protected call. */
+/* realpath, for external data (POSIX's XSI part) */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
 #include "onnx.h"
 
 #include <errno.h>
