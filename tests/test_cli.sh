@@ -48,6 +48,15 @@ expect_in() {
     *) fail "$3: [$1] not in std$2: [$hay]" ;;
     esac
 }
+# expect_not_in TEXT WHERE(out|err) DESCRIPTION
+expect_not_in() {
+    checks=$((checks + 1))
+    local hay
+    if [ "$2" = out ]; then hay=$out; else hay=$err; fi
+    case "$hay" in
+    *"$1"*) fail "$3: [$1] in std$2: [$hay]" ;;
+    esac
+}
 
 # ---- graphs --------------------------------------------------------------------------------
 cat >"$T/iw.cfx" <<'G'
@@ -444,12 +453,26 @@ expect_rc 1 "--profile takes no value"
 run_cfx run "$T/spin.cfx" --in x=0 --deadline 0.2 --backend cpu
 expect_rc 3 "--deadline"
 expect_in "$T/spin.cfx:" err "--deadline's status line"
-expect_in "run stopped: cancelled" err "--deadline cancels"
-expect_in "cfx: the deadline of 0.2 s passed: the run was cancelled" err "--deadline says so"
+expect_in "run stopped: cancelled: the deadline of 0.2 s passed" err "--deadline says it was the deadline"
+expect_not_in "cancelled by the caller" err "--deadline is not the caller's cancel"
 expect_in "cfx: the run stood at $T/spin.cfx:" err "--deadline says where the run stood"
 run_cfx run "$T/spin.cfx" --in x=0 --deadline 0
 expect_rc 1 "--deadline 0"
-expect_in "--deadline wants seconds" err "--deadline 0"
+expect_in "--deadline wants seconds, a number above 0 and at most 1e6, got '0'" err "--deadline 0 is outside the range"
+# no loop, but two products of 1024^3 multiply-adds (seconds on the cpu executor): the
+# deadline stops the run inside the first one, at its line
+printf 'graph big(x: f32) -> (y: f32) {\n  a = full([1024, 1024], x)\n  b = a @ a\n  c = b @ b\n  y = sum(c)\n}\n' >"$T/big.cfx"
+run_cfx run "$T/big.cfx" --in x=0.001 --deadline 0.2 --backend cpu
+expect_rc 3 "--deadline in a graph with no loop"
+expect_in "$T/big.cfx:3:3: run stopped: cancelled: the deadline of 0.2 s passed" err "--deadline inside a product"
+expect_out "" "a run stopped by its deadline prints no results"
+# a profile that cannot be written (stderr a full disk) is a failure, not exit 0
+if [ -e /dev/full ]; then
+    checks=$((checks + 1))
+    timeout 60 "$CFX" run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile --backend cpu >/dev/null 2>/dev/full
+    prc=$?
+    [ "$prc" = 1 ] || fail "--profile to a full stderr: exit $prc, expected 1"
+fi
 
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
