@@ -285,7 +285,7 @@ static void value_hint(const ast_node *value, const cfx_type *target, char *buf,
  * loop variable or a multi-result call. Returns -1 after a type error. */
 static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const ast_node *value)
 {
-    char b1[TYBUF], b2[TYBUF], hint[160];
+    char b1[TYBUF], b2[TYBUF], hint[320];
     const check_note *val = value ? value->note : NULL;
     vstate *s = env_set(C, e, v);
     int32_t id = check_type_id(C, t);
@@ -304,6 +304,10 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     }
     if (fixed && !check_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
+        if (fixed->dtype == CFX_F32 && t->dtype == CFX_F64 && !C->is_result[v] && s->line > 0)
+            /* most often a state started with a real literal (0.0 is an f32) that meets an f64 */
+            snprintf(hint, sizeof hint, ": it is f32 from line %d (0.0 is an f32): start it as an f64 there, "
+                     "%s = cast(0.0, f64), or write cast(..., f32) to convert", s->line, C->names[v]);
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
                    tystr(fixed, b1), tystr(t, b2), hint);
         if (s->st != V_DEF)
@@ -3598,9 +3602,13 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         if (check_name(C, e, n) < 0)
             return -1;
         if (n->ty.rank < 0) {
-            diag_error(C->d, n->line, n->col,
-                       "'%s' is a list: use its items (%s[i], for x in %s), len(%s) or stack(%s)", n->name,
-                       n->name, n->name, n->name, n->name);
+            if (n->name[0] == '[') /* a list comprehension, where a tensor is wanted */
+                diag_error(C->d, n->line, n->col, "a list comprehension is a list: make a tensor of it with "
+                           "stack([...]), as in sum(stack([v * 2.0 for v in x]))");
+            else
+                diag_error(C->d, n->line, n->col,
+                           "'%s' is a list: use its items (%s[i], for x in %s), len(%s) or stack(%s)", n->name,
+                           n->name, n->name, n->name, n->name);
             return -1;
         }
         return 0;
@@ -3620,7 +3628,22 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col,
                        "x.shape is a tuple of dimensions: index it (x.shape[0]), unpack it (n, m = x.shape), "
                        "compare it (x.shape == y.shape) or make a tensor of it (zeros(x.shape))");
-        else if (strcmp(n->name, "ndim") != 0)
+        else if (n->a->kind == AST_NAME && (strcmp(n->a->name, "math") == 0 || strcmp(n->a->name, "np") == 0 ||
+                                            strcmp(n->a->name, "numpy") == 0 || strcmp(n->a->name, "torch") == 0)) {
+            /* a module's constant: the literal to write */
+            static const char *const known[][2] = {{"pi", "3.141592653589793"}, {"e", "2.718281828459045"},
+                                                   {"tau", "6.283185307179586"}, {"inf", "inf"}, {"nan", "nan"}};
+            const char *lit = NULL;
+            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+                if (strcmp(n->name, known[i][0]) == 0)
+                    lit = known[i][1];
+            if (lit)
+                diag_error(C->d, n->line, n->col, "there is no module '%s': write %s.%s as the literal %s",
+                           n->a->name, n->a->name, n->name, lit);
+            else
+                diag_error(C->d, n->line, n->col, "there is no module '%s': the ops are built in (sqrt(x), "
+                           "not %s.sqrt(x))", n->a->name, n->a->name);
+        } else if (strcmp(n->name, "ndim") != 0)
             diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
         return -1;
     case AST_STRING:
@@ -4296,7 +4319,13 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         return 0;
     case OPC_CAST: {
         cfx_type t;
-        int rx = check_expr(C, e, arg[0], -1);
+        /* a literal takes the dtype it is cast to: cast(3000000000, i64) is an i64 */
+        const ast_node *lit = arg[0];
+        while (lit->kind == AST_UNARY && lit->op == OP_NEG)
+            lit = lit->a;
+        int want = (lit->kind == AST_INT || lit->kind == AST_REAL) && arg[1]->kind == AST_TYPE &&
+                   is_num(arg[1]->ty.dtype) ? (int)arg[1]->ty.dtype : -1;
+        int rx = check_expr(C, e, arg[0], want);
         if (type_arg(C, e, n, arg[1], 1, &t) < 0 || rx < 0)
             return -1;
         n->ty = arg[0]->ty;
@@ -4520,7 +4549,21 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             diag_error(C->d, n->line, n->col, "'%s' takes one value, as in %s(x)", n->name, n->name);
             return -1;
         }
-        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        const ast_node *lit = n->list[0];
+        while (lit->kind == AST_UNARY && lit->op == OP_NEG)
+            lit = lit->a;
+        if (lit->kind == AST_STRING && n->name[0] == 'f') { /* float("inf"), float("nan") */
+            diag_error(C->d, n->line, n->col, "float(\"...\") of a string is not taken: write the literal "
+                       "itself, inf, -inf or nan (cast(inf, f64) for an f64)");
+            return -1;
+        }
+        if (lit->kind == AST_INT && n->name[0] == 'i' && lit->ival > INT32_MAX) {
+            diag_error(C->d, n->line, n->col, "int(%" PRId64 ") is an i32, which cannot hold it: write "
+                       "cast(%" PRId64 ", i64) for an i64", lit->ival, lit->ival);
+            return -1;
+        }
+        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 ||
+            check_expr(C, e, n->list[0], n->name[0] == 'f' && lit->kind == AST_INT ? CFX_F32 : -1) < 0)
             return -1;
         k->callee = CHECK_CALL_OP;
         k->op = OP_CAST;
@@ -4541,6 +4584,21 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             if (!plain && n->nlist >= 1)
                 return check_make(C, e, n, nwant, op);
         }
+    }
+    /* max([a, b, c]): Python's builtin over a list of values */
+    if (reduction_of(n->name) >= 0 && n->nlist == 1 && n->list[0]->kind == AST_LIST && !ctx_find(C->ctx, n->name)) {
+        const char *two = strcmp(n->name, "max") == 0   ? "max(max(a, b), c)"
+                          : strcmp(n->name, "min") == 0 ? "min(min(a, b), c)"
+                          : strcmp(n->name, "sum") == 0 ? "a + b + c"
+                          : strcmp(n->name, "any") == 0 ? "a or b or c"
+                          : strcmp(n->name, "all") == 0 ? "a and b and c" : NULL;
+        if (two)
+            diag_error(C->d, n->line, n->col, "%s of a list [a, b, c] is not taken: write %s (or %s of a tensor)",
+                       n->name, two, n->name);
+        else
+            diag_error(C->d, n->line, n->col, "%s of a list [...] is not taken: %s takes a tensor", n->name,
+                       n->name);
+        return -1;
     }
     /* a reduction along an axis: sum(m, axis=0), argmax(m, 1), max(m, axis=-1, keepdims=true) */
     int rop = reduction_of(n->name), kwargs = 0;
@@ -4565,7 +4623,10 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         }
     }
     if (found) {
-        if (found > 1)
+        if ((strcmp(n->name, "max") == 0 || strcmp(n->name, "min") == 0) && n->nlist > 2)
+            diag_error(C->d, n->line, n->col, "'%s' takes a tensor (and axis=) or two values, got %d: for "
+                       "three values write %s(%s(a, b), c)", n->name, n->nlist, n->name, n->name);
+        else if (found > 1)
             diag_error(C->d, n->line, n->col, "'%s' takes %d or %d arguments, got %d", n->name,
                        arities[0] < arities[1] ? arities[0] : arities[1],
                        arities[0] < arities[1] ? arities[1] : arities[0], n->nlist);

@@ -474,6 +474,15 @@ if [ -e /dev/full ]; then
     [ "$prc" = 1 ] || fail "--profile to a full stderr: exit $prc, expected 1"
 fi
 
+# ---- what a new user's files hold (issue 36) -----------------------------------------------------
+# a UTF-8 byte-order mark, a backslash continuation and a literal cast to i64 that i32 cannot hold:
+# 3000000000 + 5 = 3000000005, and (2 + 3) * 4 = 20, by hand
+printf '\xef\xbb\xbfgraph g(x: i64) -> (y: i64, z: i32) {\n  y = cast(3000000000, i64) + x\n  z = (2 + 3) \\\n      * 4\n}\n' >"$T/newuser.cfx"
+run_cfx run "$T/newuser.cfx" --in x=5
+expect_rc 0 "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
+expect_out "y = 3000000005
+z = 20" "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
+
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
 expect_rc 0 "--trace"
