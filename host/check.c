@@ -2401,12 +2401,67 @@ static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_no
     return 0;
 }
 
+/* A copy of node n made by the checker (n's fields; no note). NULL, with oom set, when out of memory. */
+static ast_node *copy_node(checker *C, const ast_node *n)
+{
+    ast_node *c = ast_alloc(C->m->arena, sizeof *c);
+    if (!c) {
+        C->oom = 1;
+        return NULL;
+    }
+    *c = *n;
+    c->note = NULL;
+    return c;
+}
+
+/* A variable read by name that is None, or may be, here. */
+static int may_be_none(checker *C, env *e, const ast_node *x)
+{
+    if (x->kind != AST_NAME || (x->flags & AST_F_PAREN))
+        return 0;
+    int v = check_var_find(C, x->name);
+    return v >= 0 && (e->v[v].st == V_DEF || e->v[v].st == V_LOOP) && e->v[v].none != 0;
+}
+
 /* An elementwise op of two operands (infix or called by name), typed into n. */
 static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const char *name, ast_node *a,
                               ast_node *b, int want)
 {
     cfx_type shape;
     int cls = op_class[op];
+    /* Python's `y == v` and `y != v` with y None: False and True, not an error. Rewritten as
+     * `y is not None and y == v` and `y is None or y != v`, which then read y only where it
+     * holds a value */
+    if (n->kind == AST_BINARY && (op == OP_EQ || op == OP_NE) && a->kind != AST_NONE && b->kind != AST_NONE &&
+        (may_be_none(C, e, a) || may_be_none(C, e, b))) {
+        ast_node *y = may_be_none(C, e, a) ? a : b;
+        ast_node *is = copy_node(C, n), *none = copy_node(C, n), *cmp = copy_node(C, n), *yy = copy_node(C, y);
+        if (!is || !none || !cmp || !yy)
+            return -1;
+        none->kind = AST_NONE;
+        none->a = none->b = NULL;
+        is->kind = AST_IS;
+        is->a = yy;
+        is->b = none;
+        is->flags = op == OP_EQ ? AST_F_NOT : 0;
+        n->op = op == OP_EQ ? OP_AND : OP_OR;
+        n->a = is;
+        n->b = cmp;
+        return check_elementwise2(C, e, n, n->op, op == OP_EQ ? "and" : "or", is, cmp, want);
+    }
+    /* `y is not None and E` with y known to be None: E never runs, so it is not checked (nor
+     * reported), as a branch dropped by a folded condition is not */
+    if (n->kind == AST_BINARY && (op == OP_AND || op == OP_OR) &&
+        (a->kind == AST_IS || (a->kind == AST_UNARY && a->op == OP_NOT && a->a->kind == AST_IS))) {
+        if (check_expr(C, e, a, -1) < 0)
+            return -1;
+        const check_note *ka = a->note;
+        if (ka->known && a->ty.dtype == CFX_BOOL && (ka->ival != 0) == (op == OP_OR)) {
+            n->ty = scalar_type(CFX_BOOL);
+            set_known(C, n, CFX_BOOL, op == OP_OR, 0);
+            return 0;
+        }
+    }
     /* the right side of `and` (`or`) runs only when the left is true (false), so what the left
      * says of None holds there, as in `x is not None and x[0] > 1` */
     int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);

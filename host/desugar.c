@@ -713,12 +713,16 @@ static void rw_stmt(desugar *D, ast_node *s)
     case AST_ASSIGN:
         rw_assign(D, s);
         return;
-    case AST_RETURN:
-        if (s->a && s->a->kind != AST_TUPLE && tuple_len(D, s->a, NULL) > 0)
+    case AST_RETURN: {
+        /* `return f(x)` of a graph with several results stays a call: the checker assigns its
+         * results to the graph's (a call's items cannot be taken apart) */
+        int call = 0;
+        if (s->a && s->a->kind != AST_TUPLE && tuple_len(D, s->a, &call) > 0 && !call)
             s->a = tuple_display(D, s->a, AST_TUPLE);
         else
             rw_expr(D, &s->a);
         return;
+    }
     case AST_FOR_EACH: {
         for (int i = 0; i < (s->nlist ? s->nlist : 1); i++) {
             const char *name = s->nlist ? s->list[i]->name : s->name;

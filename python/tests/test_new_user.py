@@ -101,3 +101,41 @@ def test_compile_of_empty_text():
         cfx.compile("")
     with pytest.raises(cfx.CompileError, match="no graph"):
         cfx.compile(b"")
+
+
+SEMANTICS = """
+graph pair(x: f32) -> (a: f32, b: f32) {
+  a = x + 1.0
+  b = x * 2.0
+}
+
+graph outer(x: f32) -> (p: f32, q: f32) {
+  return pair(x)
+}
+
+graph compare(x: f32, y: f32 = None) -> (ne: bool, eq: bool, guarded: bool) {
+  ne = y != 3.0
+  eq = y == 3.0
+  guarded = y is not None and y > x
+}
+
+graph known(x: f32) -> (r: bool, ne: bool, eq: bool) {
+  y = None
+  r = y is not None and not y
+  ne = y != 3
+  eq = y == 3
+}
+"""
+
+
+def test_python_semantics_of_none_and_several_results():
+    m = cfx.compile(SEMANTICS)
+    # return pair(x) gives pair's two results: 3 + 1 = 4, 3 * 2 = 6
+    assert m.graph("outer")(x=3.0, results="python") == {"p": 4.0, "q": 6.0}
+    g = m.graph("compare")
+    # Python: None != 3.0 is True, None == 3.0 False; the `and` never reads y
+    assert g(x=1.0, results="python") == {"ne": True, "eq": False, "guarded": False}
+    assert g(x=1.0, y=3.0, results="python") == {"ne": False, "eq": True, "guarded": True}
+    assert g(x=5.0, y=2.0, results="python") == {"ne": True, "eq": False, "guarded": False}
+    # y known to be None: the right side of `and` never runs, so `not y` is no error
+    assert m.graph("known")(x=1.0, results="python") == {"r": False, "ne": True, "eq": False}
