@@ -561,6 +561,9 @@ stop:
     if (traced)
         trace_event(trace, &records[PC], t0, since_us(&trace->start));
     if (profiled) {
+        /* a TICK that stopped the run began no iteration: the profile counts iterations */
+        if (records[PC].kind == REC_TICK && prof->count[PC] > 0)
+            prof->count[PC]--;
         PROFILE_STAMP(-1);
         prof->run_ns = stamp - run_start;
     }

@@ -447,6 +447,13 @@ expect_in "by record kind:" err "--profile by kind"
 checks=$((checks + 1))
 loop_row=$(printf '%s\n' "$err" | sed -n '/^loops/,$p' | awk '$1 == 4 {print $2}')
 [ "$loop_row" = 3 ] || fail "--profile: the loop on line 4 has [$loop_row] iterations, expected 3: $err"
+# a run stopped by its budget of 2: the profile counts the 2 iterations that ran, not the TICK
+# that stopped it
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile --backend cpu --max-iters 2
+expect_rc 3 "--profile of a stopped run"
+checks=$((checks + 1))
+loop_row=$(printf '%s\n' "$err" | sed -n '/^loops/,$p' | awk '$1 == 4 {print $2}')
+[ "$loop_row" = 2 ] || fail "--profile of a stopped run: the loop on line 4 has [$loop_row] iterations, expected 2: $err"
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile=yes
 expect_rc 1 "--profile takes no value"
 # spin.cfx with x=0 never ends: the deadline cancels it and says where it stood
