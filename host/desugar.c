@@ -512,6 +512,46 @@ static int tuple_args(desugar *D, ast_node *n)
     return 1;
 }
 
+/* numpy's and PyTorch's methods of a tensor, as the ops they are: x.sum() is sum(x), x.max(0)
+ * is max(x, axis=0), x.astype(f64) is cast(x, f64), x.copy() is x (a value is never shared).
+ * Returns 1 when *slot was rewritten (and its parts too). */
+static int numpy_method(desugar *D, ast_node **slot)
+{
+    static const char *const reductions[] = {"sum", "mean", "max", "min", "argmax", "argmin", "all", "any"};
+    ast_node *n = *slot;
+    if (strcmp(n->name, "copy") == 0 && n->nlist == 1) {
+        *slot = n->list[0];
+        rw_expr(D, slot);
+        return 1;
+    }
+    if (strcmp(n->name, "astype") == 0 && n->nlist == 2 && n->list[1]->kind == AST_TYPE) {
+        n->flags &= ~AST_F_METHOD;
+        n->name = "cast";
+        rw_expr(D, &n->list[0]);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++) {
+        if (strcmp(n->name, reductions[i]) != 0 || n->nlist > 3)
+            continue;
+        n->flags &= ~AST_F_METHOD;
+        /* a positional argument after the tensor is numpy's axis */
+        for (int k = 1; k < n->nlist && k < 2; k++) {
+            if (n->list[k]->kind == AST_KWARG)
+                continue;
+            ast_node *kw = node_new(D, AST_KWARG, n->list[k]->line, n->list[k]->col);
+            if (!kw)
+                return 1;
+            kw->name = "axis";
+            kw->a = n->list[k];
+            n->list[k] = kw;
+        }
+        for (int k = 0; k < n->nlist; k++)
+            rw_expr(D, n->list[k]->kind == AST_KWARG ? &n->list[k]->a : &n->list[k]);
+        return 1;
+    }
+    return 0;
+}
+
 static void rw_expr(desugar *D, ast_node **slot)
 {
     ast_node *n = *slot;
@@ -579,7 +619,22 @@ static void rw_expr(desugar *D, ast_node **slot)
         }
         return;
     }
+    case AST_ATTR:
+        /* numpy's and PyTorch's x.T: transpose(x) */
+        if (strcmp(n->name, "T") == 0 && n->a) {
+            ast_node *c = node_new(D, AST_CALL, n->line, n->col);
+            if (!c || set_list(D, c, &n->a, 1) < 0)
+                return;
+            c->name = "transpose";
+            *slot = c;
+            rw_expr(D, &c->list[0]);
+            return;
+        }
+        rw_children(D, n);
+        return;
     case AST_CALL:
+        if ((n->flags & AST_F_METHOD) && numpy_method(D, slot))
+            return;
         if (!(n->flags & AST_F_METHOD) && strcmp(n->name, "len") == 0 && n->nlist == 1) {
             int call = 0, k = tuple_len(D, n->list[0], &call);
             if (k > 0) {

@@ -490,6 +490,26 @@ expect_rc 0 "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
 expect_out "y = 3000000005
 z = 20" "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
 
+# numpy's methods and x.T, as the ops they are; by hand for x = [[1, 5, 3], [4, 2, 6]]
+cat >"$T/methods.cfx" <<'G'
+graph g(x: f32[2, 3]) -> (s: f32, m: f32[3], t: f32[3, 2], c: f64[2, 3], k: f32[2, 3], a: i32[2]) {
+  s = x.sum()
+  m = x.max(0)
+  t = x.T
+  c = x.astype(f64)
+  k = x.copy()
+  a = x.argmax(axis=1)
+}
+G
+run_cfx run "$T/methods.cfx" --in "x=[[1,5,3],[4,2,6]]"
+expect_rc 0 "numpy's methods"
+expect_out "s = 21
+m = [4, 5, 6]
+t = [[1, 4], [5, 2], [3, 6]]
+c = [[1, 5, 3], [4, 2, 6]]
+k = [[1, 5, 3], [4, 2, 6]]
+a = [1, 2]" "numpy's methods: x.sum(), x.max(0), x.T, x.astype(f64), x.copy(), x.argmax(axis=1)"
+
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
 expect_rc 0 "--trace"
