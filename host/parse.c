@@ -2130,12 +2130,12 @@ static ast_node *parse_binary(parser *p, int min)
         int op = 0;
         if (p->tok.kind == TK_IN && min <= PREC_COMPARE) {
             parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x in xs) are not supported: write "
-                               "any(xs == x), or a loop");
+                               "x == a or x == b for a few values, any(xs == x) for a tensor xs, or a loop");
             break;
         }
         if (p->tok.kind == TK_NOT && min <= PREC_COMPARE) {
             parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x not in xs) are not supported: "
-                               "write not any(xs == x), or a loop");
+                               "write x != a and x != b for a few values, not any(xs == x) for a tensor xs, or a loop");
             break;
         }
         int prec = binary_op(p->tok.kind, &op);
