@@ -4708,6 +4708,20 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     for (int i = 0; i < C->m->nbroken; i++)
         if (strcmp(C->m->broken[i], n->name) == 0)
             return -1; /* a graph whose header did not parse: reported there */
+    /* numpy's and Python's names for what cfx writes otherwise */
+    static const char *const other[][2] = {
+        {"isnan", "x != x"}, {"isinf", "abs(x) == inf"}, {"clip", "min(max(x, lo), hi)"},
+        {"minimum", "min(a, b)"}, {"maximum", "max(a, b)"}, {"zeros_like", "zeros(x.shape)"},
+        {"ones_like", "ones(x.shape)"}, {"reversed", "for i in range(n - 1, -1, -1)"}, {"ord", "the code as a number"},
+        {"chr", "the code as a number"}, {"square", "x * x"}, {"power", "a ** b"}};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        if (strcmp(n->name, other[i][0]) == 0 && !(n->flags & AST_F_METHOD)) {
+            diag_error(C->d, n->line, n->col, "unknown op '%s': write %s", n->name, other[i][1]);
+            for (int j = 0; j < n->nlist; j++)
+                if (n->list[j]->kind != AST_TYPE)
+                    check_expr(C, e, n->list[j], -1);
+            return -1;
+        }
     diag_error(C->d, n->line, n->col, "unknown op '%s'", n->name);
     for (int i = 0; i < n->nlist; i++)
         if (n->list[i]->kind != AST_TYPE)
