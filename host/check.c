@@ -1913,6 +1913,10 @@ static void check_graph_pass(checker *C, int gi)
             untyped[i] = 1; /* its call reported why it has no type */
             continue;
         }
+        if (!g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
+            untyped[i] = 1; /* its type did not parse (a shape too large): reported there */
+            continue;
+        }
         if (g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
             if (!C->sizing) {
                 const char *dot = strrchr(g->name, '.');
@@ -3949,6 +3953,10 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
             }
         } else if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
             bad = 1;
+            continue;
+        }
+        if (p >= 0 && g && !g->params[p].capture && g->params[p].type.rank == AST_UNTYPED) {
+            bad = 1; /* the parameter's type did not parse: reported there */
             continue;
         }
         if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {

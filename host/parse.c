@@ -1076,8 +1076,8 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 ntuple = 0;
             }
             memset(&type, 0, sizeof type);
-        } else {
-            parse_type(p, &type);
+        } else if (!parse_type(p, &type) && !p->panic) {
+            type.rank = AST_UNTYPED; /* reported (a shape too large): its uses are not */
         }
         if (p->panic)
             return 0;
