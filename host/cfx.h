@@ -327,7 +327,7 @@ int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
 /* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread, and from a signal
  * handler. A run stops at its next loop iteration; the cpu executor also stops before a
- * record over 65,536 elements or more and between the bands of rows of a long matrix product,
+ * record of 65,536 elements or more and between the bands of rows of a long matrix product,
  * so that a graph with no loop stops too. A cancel made while no run is in flight is kept for
  * the next run, which then stops at the first of those points (one that reaches none ends as
  * usual); every run clears the cancel when it ends, so each cancel stops at most one run. */

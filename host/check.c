@@ -4278,6 +4278,32 @@ static int check_make(checker *C, env *e, ast_node *n, int nwant, int op)
 }
 
 /* A call to the built-in op `op` with n->nlist arguments (the arity already matches). */
+/* sum(b) of bools counts the true ones, as numpy's and PyTorch's do: b, checked, as int(b), an
+ * i32 of its shape. NULL when out of memory. */
+static ast_node *count_of(checker *C, ast_node *b)
+{
+    ast_node *c = copy_node(C, b);
+    ast_node **list = ast_alloc(C->m->arena, sizeof *list);
+    if (!c || !list) {
+        C->oom = 1;
+        return NULL;
+    }
+    list[0] = b;
+    c->kind = AST_CALL;
+    c->name = "int";
+    c->flags = 0;
+    c->a = c->b = NULL;
+    c->list = list;
+    c->nlist = 1;
+    check_note *k = check_note_of(C, c);
+    k->callee = CHECK_CALL_OP;
+    k->op = OP_CAST;
+    k->known = 0;
+    c->ty = b->ty;
+    c->ty.dtype = CFX_I32;
+    return c;
+}
+
 static int check_op_call(checker *C, env *e, ast_node *n, int op)
 {
     char b1[TYBUF], b2[TYBUF];
@@ -4310,6 +4336,8 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_REDUCE_ARG:
     case OPC_REDUCE_BOOL: {
         if (check_expr(C, e, arg[0], cls == OPC_REDUCE_REAL ? CFX_F32 : -1) < 0)
+            return -1;
+        if (op == OP_SUM && arg[0]->ty.dtype == CFX_BOOL && (arg[0] = count_of(C, arg[0])) == NULL)
             return -1;
         int dt = arg[0]->ty.dtype;
         int ok = cls == OPC_REDUCE_REAL ? is_real(dt) : cls == OPC_REDUCE_BOOL ? dt == CFX_BOOL : is_num(dt);

@@ -510,6 +510,12 @@ c = [[1, 5, 3], [4, 2, 6]]
 k = [[1, 5, 3], [4, 2, 6]]
 a = [1, 2]" "numpy's methods: x.sum(), x.max(0), x.T, x.astype(f64), x.copy(), x.argmax(axis=1)"
 
+# sum of bools counts the true ones: x > 2 holds for 3, 5 and 2.5
+printf 'graph g(x: f32[5]) -> (n: i32) {\n  n = sum(x > 2.0)\n}\n' >"$T/count.cfx"
+run_cfx run "$T/count.cfx" --in "x=[1,3,5,-1,2.5]"
+expect_rc 0 "sum of bools"
+expect_out "n = 3" "sum of bools counts the true ones"
+
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
 expect_rc 0 "--trace"
