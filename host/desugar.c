@@ -760,6 +760,50 @@ static void rw_assign(desugar *D, ast_node *s)
         rw_expr(D, &s->a);
 }
 
+/* `for i, v in enumerate(xs, START)` with START an integer literal: enumerate(xs), and the body
+ * starts with `i = i + START` (a loop variable assigned in the body keeps the value for the rest
+ * of its iteration). Python's start= is taken as well. */
+static void enumerate_start(desugar *D, ast_node *s)
+{
+    ast_node *it = s->a;
+    if (!it || it->kind != AST_CALL || (it->flags & AST_F_METHOD) || strcmp(it->name, "enumerate") != 0 ||
+        it->nlist != 2 || s->nlist != 2 || s->list[0]->kind != AST_NAME || !s->d || s->d->kind != AST_BLOCK)
+        return;
+    for (int g = 0; g < D->m->ngraphs; g++)
+        if (strcmp(D->m->graphs[g].name, "enumerate") == 0)
+            return; /* the file's own graph */
+    ast_node *start = it->list[1];
+    if (start->kind == AST_KWARG && strcmp(start->name, "start") == 0)
+        start = start->a;
+    const ast_node *lit = start;
+    if (lit->kind == AST_UNARY && lit->op == OP_NEG)
+        lit = lit->a;
+    if (lit->kind != AST_INT)
+        return; /* the checker says what enumerate takes */
+    ast_node *as = node_new(D, AST_ASSIGN, start->line, start->col);
+    ast_node *target = node_new(D, AST_NAME, start->line, start->col);
+    ast_node *read = node_new(D, AST_NAME, start->line, start->col);
+    ast_node *add = node_new(D, AST_BINARY, start->line, start->col);
+    ast_node **body = ast_alloc(D->m->arena, sizeof *body * ((size_t)s->d->nlist + 1));
+    if (!as || !target || !read || !add || !body) {
+        D->oom = 1;
+        return;
+    }
+    target->name = read->name = s->list[0]->name;
+    add->op = OP_ADD;
+    add->a = read;
+    add->b = start;
+    as->a = add;
+    if (set_list(D, as, &target, 1) < 0)
+        return;
+    body[0] = as;
+    for (int i = 0; i < s->d->nlist; i++)
+        body[i + 1] = s->d->list[i];
+    s->d->list = body;
+    s->d->nlist++;
+    it->nlist = 1;
+}
+
 static void rw_stmt(desugar *D, ast_node *s)
 {
     if (!s || D->oom)
@@ -786,6 +830,7 @@ static void rw_stmt(desugar *D, ast_node *s)
                 diag_error(D->d, s->line, s->col, "'%s' holds a %s and cannot be a loop variable", name,
                            v->alias ? "shape" : "tuple");
         }
+        enumerate_start(D, s);
         if (tuple_len(D, s->a, NULL) > 0)
             s->a = tuple_display(D, s->a, AST_LIST); /* for v in t: its items, as a list literal */
         else

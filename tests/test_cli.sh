@@ -516,6 +516,29 @@ run_cfx run "$T/count.cfx" --in "x=[1,3,5,-1,2.5]"
 expect_rc 0 "sum of bools"
 expect_out "n = 3" "sum of bools counts the true ones"
 
+# enumerate(x, 1) and start=: by hand for x = [1, 2, 3], s = 1*1 + 2*2 + 3*3 = 14 and
+# t = (1 + 2 + 3) + (10 + 12) = 28 (the continue skips 11)
+cat >"$T/enumerate.cfx" <<'G'
+graph g(x: f32[3]) -> (s: f32, t: i32) {
+  s = 0.0
+  t = 0
+  for i, v in enumerate(x, 1) {
+    s = s + cast(i, f32) * v
+    t = t + i
+  }
+  for k, w in enumerate(x, start=10) {
+    if k == 11 {
+      continue
+    }
+    t = t + k
+  }
+}
+G
+run_cfx run "$T/enumerate.cfx" --in "x=[1,2,3]"
+expect_rc 0 "enumerate with a start"
+expect_out "s = 14
+t = 28" "enumerate(x, 1) and enumerate(x, start=10)"
+
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
 expect_rc 0 "--trace"
