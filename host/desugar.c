@@ -512,6 +512,48 @@ static int tuple_args(desugar *D, ast_node *n)
     return 1;
 }
 
+/* numpy's functions that are cfx ops under other names, unless the file or the application
+ * defines one of that name: minimum(a, b) is min(a, b), maximum(a, b) max(a, b), clip(x, lo, hi)
+ * min(max(x, lo), hi), isnan(v) of a variable v != v. Returns 1 when *slot was rewritten. */
+static int numpy_function(desugar *D, ast_node **slot)
+{
+    ast_node *n = *slot;
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind == AST_KWARG || n->list[i]->kind == AST_TYPE)
+            return 0;
+    int two = (strcmp(n->name, "minimum") == 0 || strcmp(n->name, "maximum") == 0) && n->nlist == 2;
+    int clip = strcmp(n->name, "clip") == 0 && n->nlist == 3;
+    int isnan = strcmp(n->name, "isnan") == 0 && n->nlist == 1 && n->list[0]->kind == AST_NAME;
+    if ((!two && !clip && !isnan) || ctx_find(D->ctx, n->name))
+        return 0;
+    for (int g = 0; g < D->m->ngraphs; g++)
+        if (strcmp(D->m->graphs[g].name, n->name) == 0)
+            return 0;
+    if (two) {
+        n->name = n->name[1] == 'i' ? "min" : "max";
+    } else if (clip) { /* min(max(x, lo), hi) */
+        ast_node *inner = node_new(D, AST_CALL, n->line, n->col);
+        ast_node *items[2] = {inner, n->list[2]};
+        if (!inner || set_list(D, inner, n->list, 2) < 0 || set_list(D, n, items, 2) < 0)
+            return 1;
+        inner->name = "max";
+        n->name = "min";
+    } else { /* v != v: only NaN differs from itself */
+        ast_node *ne = node_new(D, AST_BINARY, n->line, n->col), *b = node_new(D, AST_NAME, n->list[0]->line,
+                                                                             n->list[0]->col);
+        if (!ne || !b)
+            return 1;
+        b->name = n->list[0]->name;
+        ne->op = OP_NE;
+        ne->a = n->list[0];
+        ne->b = b;
+        *slot = ne;
+        return 1;
+    }
+    rw_expr(D, slot);
+    return 1;
+}
+
 /* numpy's and PyTorch's methods of a tensor, as the ops they are: x.sum() is sum(x), x.max(0)
  * is max(x, axis=0), x.astype(f64) is cast(x, f64), x.copy() is x (a value is never shared).
  * Returns 1 when *slot was rewritten (and its parts too). */
@@ -634,6 +676,8 @@ static void rw_expr(desugar *D, ast_node **slot)
         return;
     case AST_CALL:
         if ((n->flags & AST_F_METHOD) && numpy_method(D, slot))
+            return;
+        if (!(n->flags & AST_F_METHOD) && numpy_function(D, slot))
             return;
         if (!(n->flags & AST_F_METHOD) && strcmp(n->name, "len") == 0 && n->nlist == 1) {
             int call = 0, k = tuple_len(D, n->list[0], &call);

@@ -539,6 +539,16 @@ expect_rc 0 "enumerate with a start"
 expect_out "s = 14
 t = 28" "enumerate(x, 1) and enumerate(x, start=10)"
 
+# numpy's minimum, maximum, clip and isnan, as cfx's ops; by hand for x = [nan, 2, -1] (NaN
+# propagates through minimum, maximum and clip, as numpy's do)
+printf 'graph g(x: f32[3]) -> (a: bool[3], b: f32[3], c: f32[3], d: f32[3]) {\n  a = isnan(x)\n  b = clip(x, 0.0, 1.0)\n  c = maximum(x, 0.0)\n  d = minimum(x, 0.0)\n}\n' >"$T/numpy_names.cfx"
+run_cfx run "$T/numpy_names.cfx" --in "x=[nan,2,-1]"
+expect_rc 0 "numpy's function names"
+expect_out "a = [true, false, false]
+b = [nan, 1, 0]
+c = [nan, 2, 0]
+d = [nan, 0, -1]" "isnan, clip, maximum, minimum"
+
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"
 expect_rc 0 "--trace"
