@@ -13,12 +13,13 @@
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
  *   results are copied out only at HALT, so a stopped run writes no results;
- * - TICK: first the cancel flag (-> cancelled; the cpu executor also reads it before a record
- *   of CANCEL_CHECK_ELEMENTS or more and between the bands of a long product), then the budget: with max_iters = N, the
- *   (N+1)-th TICK stops the run with limit (detail[0] = N); out->iterations counts the TICKs
- *   that passed, so it is N after a limit stop. The lowering puts a loop's TICK at the start
- *   of its body, after the test, so TICKs are iterations (bodies entered): a loop of exactly
- *   N iterations ends ok under a budget of N, and the stop comes before the (N+1)-th body;
+ * - TICK: first the cancel flag (-> cancelled; this executor also reads it before a record of
+ *   CANCEL_CHECK_ELEMENTS or more and between the bands of a long product), then the budget:
+ *   with max_iters = N, the (N+1)-th TICK stops the run with limit (detail[0] = N);
+ *   out->iterations counts the TICKs that passed, so it is N after a limit stop. The lowering
+ *   puts a loop's TICK at the start of its body, after the test, so TICKs are iterations (bodies
+ *   entered): a loop of exactly N iterations ends ok under a budget of N, and the stop comes
+ *   before the (N+1)-th body;
  * - the stopping record is out->record (-1 after HALT); CHECK_INDEX stops with detail =
  *   {index, rows}; a CALL whose kernel fails (or has no CPU function) stops with CFX_ERROR.
  */

@@ -526,6 +526,7 @@ static void on_alarm(int sig)
     ssize_t rc = hint_loops ? write(2, hint, sizeof hint - 1) : write(2, no_loops, sizeof no_loops - 1);
     (void)rc;
 }
+_Static_assert(RUN_HINT_SECONDS == 5, "the hint's text says 5 s");
 
 /* Whether graph g has a loop (a TICK record in its listing): the hint offers --max-iters only
  * then, since a budget of iterations cannot stop a graph without one. */
@@ -536,7 +537,6 @@ static int has_loops(const cfx_module *m, int g)
     cfx_free(listing);
     return loops;
 }
-_Static_assert(RUN_HINT_SECONDS == 5, "the hint's text says 5 s");
 
 /* Runs e with Ctrl-C cancelling it and either a deadline (seconds > 0), after which it is
  * cancelled too, or, when the run has no budget, the hint after RUN_HINT_SECONDS. Both use
@@ -861,7 +861,7 @@ static int cmd_run(int argc, char **argv)
         char *text = cfx_profile_text(e);
         int bad = text && (fputs(text, stderr) == EOF || fflush(stderr) != 0);
         cfx_free(text);
-        if (bad) /* a full disk, a closed stderr: the profile asked for is lost, and says so */
+        if (bad) /* a full disk, a closed stderr: the profile asked for is lost, so exit 1 */
             goto done;
     }
     if (st != CFX_OK) {
