@@ -604,6 +604,13 @@ _CALL_OPTIONS = {"backend": "auto", "max_iters": 0, "stream": None, "results": "
                  "out": None, "on_print": None, "persistent_mode": None, "trace": None}
 
 
+def _given(value, default):
+    """Whether an option was given a value other than its default (an array is never one)."""
+    if default is None or not isinstance(value, (str, int)):
+        return value is not default
+    return value != default
+
+
 class Graph:
     """One graph of a module: .name, .inputs and .results (lists of Param with name, dtype,
     shape), .defaults ({input name: its default} for the inputs declared with one; None for
@@ -743,7 +750,7 @@ class Graph:
             # an input named like an option: name=... is the option, so say so rather than
             # take the value silently as the option and then miss the input
             if p.name in _CALL_OPTIONS and p.name not in values and (
-                    p.name not in self.defaults or given[p.name] is not _CALL_OPTIONS[p.name]):
+                    p.name not in self.defaults or _given(given[p.name], _CALL_OPTIONS[p.name])):
                 raise TypeError("%s: '%s' is both an input of the graph and an option of the call, "
                                 "and %s=... gives the option: pass the input positionally or with "
                                 "%s.run({'%s': ...}, ...)" % (self.name, p.name, p.name, self.name,
