@@ -24,7 +24,7 @@ _bound = None
 
 
 class InputType(ctypes.Structure):
-    """cfx_input_type: an input's name and the type that fixes its symbolic dimensions."""
+    """cfx_input_shape: an input's name and the type that fixes its symbolic dimensions."""
     _fields_ = [("name", ctypes.c_char_p), ("type", _lib.Type)]
 
 
