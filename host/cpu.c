@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_linalg.h"
 #include "exec.h"
 #include "kernels.h"
 #include "program.h"
@@ -260,7 +261,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
  * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
  * the scalar cases registers and code layout. */
-static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena)
+static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, int acc_mode)
 {
     const cfx_slot *slots = prog->slots;
 #define SLOT(i) (arena + slots[i].offset)
@@ -276,22 +277,16 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
     case REC_BINARY:
         k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), 0, COUNT(r->a));
         break;
-    case REC_REDUCE: {
-        k_acc acc = k_reduce_init(r->op, r->dtype);
-        k_reduce_range(r->op, r->dtype, &acc, B, 0, COUNT(r->b));
-        k_reduce_finish(r->op, r->dtype, &acc, COUNT(r->b), A);
+    case REC_REDUCE: /* host/cpu_linalg.c, in the run's accumulation mode */
+        cpu_reduce(r->op, r->dtype, acc_mode, A, B, COUNT(r->b));
         break;
-    }
-    case REC_DOT: {
-        k_acc acc = k_reduce_init(OP_SUM, r->dtype);
-        k_dot_range(r->dtype, &acc, B, C, 0, COUNT(r->b));
-        k_dot_finish(r->dtype, &acc, A);
+    case REC_DOT:
+        cpu_dot(r->dtype, acc_mode, A, B, C, COUNT(r->b));
         break;
-    }
     case REC_MATMUL: {
         const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        k_matmul(r->dtype, A, B, C, m, k, n, 0, m * n);
+        cpu_matmul(r->dtype, acc_mode, A, B, C, m, k, n);
         break;
     }
     case REC_TRANSPOSE: {
@@ -375,9 +370,10 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
  * `profiled` constants, so the plain loop carries no tracing or profiling code at all. A
  * profiled loop reads the clock once per record and charges the time since the last stamp to
  * the record before, so the records' times add up to the run's. Fills *out. */
-static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                  cfx_tensor *tensors, trace_state *trace, const int traced,
-                                  exec_profile *prof, const int profiled, exec_outcome *out)
+static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *arena,
+                                  const decoded *dec, cfx_tensor *tensors, trace_state *trace,
+                                  const int traced, exec_profile *prof, const int profiled,
+                                  exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
     const cfx_record *records = prog->records;
@@ -517,7 +513,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
                 break;
             }
             default: /* every record that computes, scalar or not */
-                run_data(prog, r, arena);
+                run_data(prog, r, arena, acc_mode);
                 x++;
                 break;
             }
@@ -541,23 +537,24 @@ stop:
 #undef STOP
 }
 
-static NOINLINE void execute_plain(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                   cfx_tensor *tensors, exec_outcome *out)
+static NOINLINE void execute_plain(const exec_run *run, int acc_mode, uint8_t *arena,
+                                   const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, NULL, 0, NULL, 0, out);
+    execute(run, acc_mode, arena, dec, tensors, NULL, 0, NULL, 0, out);
 }
 
-static NOINLINE void execute_profiled(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                      cfx_tensor *tensors, exec_outcome *out)
+static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, uint8_t *arena,
+                                      const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, NULL, 0, run->profile, 1, out);
+    execute(run, acc_mode, arena, dec, tensors, NULL, 0, run->profile, 1, out);
 }
 
-static NOINLINE void execute_traced(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                    cfx_tensor *tensors, trace_state *trace, exec_outcome *out)
+static NOINLINE void execute_traced(const exec_run *run, int acc_mode, uint8_t *arena,
+                                    const decoded *dec, cfx_tensor *tensors, trace_state *trace,
+                                    exec_outcome *out)
 {
     /* a traced run is slow already: profiling it too costs one more test per record */
-    execute(run, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
+    execute(run, acc_mode, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
 }
 
 /* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
@@ -577,6 +574,12 @@ static size_t run_bytes(const cfx_prog *prog, size_t *arena_bytes)
 
 int cpu_run(const exec_run *run, exec_outcome *out)
 {
+    return cpu_run_mode(run, CFX_ACCUMULATE_F64, out);
+}
+
+int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out)
+{
+    int acc_mode = accumulate == CFX_ACCUMULATE_FAST ? CPU_ACC_FAST : CPU_ACC_F64;
     const cfx_prog *prog = run->prog;
     memset(out, 0, sizeof *out);
     out->status = CFX_ERROR;
@@ -608,16 +611,16 @@ int cpu_run(const exec_run *run, exec_outcome *out)
         trace_state t = {run->trace, prog, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         exec_trace_open(t.f, "cpu", prog, "host", 0);
-        execute_traced(run, arena, dec, tensors, &t, out);
+        execute_traced(run, acc_mode, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else if (run->profile) {
-        execute_profiled(run, arena, dec, tensors, out);
+        execute_profiled(run, acc_mode, arena, dec, tensors, out);
     } else {
-        execute_plain(run, arena, dec, tensors, out);
+        execute_plain(run, acc_mode, arena, dec, tensors, out);
     }
 
     if (out->status == CFX_OK && run->results) {
@@ -635,7 +638,20 @@ int cpu_run(const exec_run *run, exec_outcome *out)
 typedef struct cpu_exec {
     const cfx_prog *prog;
     exec_outcome outcome;
+    int accumulate; /* CFX_ACCUMULATE_FAST or CFX_ACCUMULATE_F64 */
 } cpu_exec;
+
+/* The accumulation mode of a new executor: $CFX_ACCUMULATE (fast or f64) where set, else
+ * fast; -1 for another value. */
+static int accumulate_from_env(void)
+{
+    const char *v = getenv("CFX_ACCUMULATE");
+    if (!v || !*v || strcmp(v, "fast") == 0)
+        return CFX_ACCUMULATE_FAST;
+    if (strcmp(v, "f64") == 0)
+        return CFX_ACCUMULATE_F64;
+    return -1;
+}
 
 static int cpu_available(char *why, size_t len)
 {
@@ -652,6 +668,12 @@ static void *cpu_create(const cfx_prog *prog, char *err, size_t len)
         return NULL;
     }
     e->prog = prog;
+    e->accumulate = accumulate_from_env();
+    if (e->accumulate < 0) {
+        snprintf(err, len, "CFX_ACCUMULATE is '%s': it takes fast or f64", getenv("CFX_ACCUMULATE"));
+        free(e);
+        return NULL;
+    }
     e->outcome.status = CFX_OK;
     e->outcome.record = -1;
     return e;
@@ -669,7 +691,7 @@ static int cpu_ops_run(void *self, const exec_run *run, int async, char *err, si
             snprintf(err, len, "input %d is not bound", (int)i); /* api.c binds every one */
             return -1;
         }
-    if (cpu_run(run, &e->outcome) != 0) {
+    if (cpu_run_mode(run, e->accumulate, &e->outcome) != 0) {
         size_t arena_bytes, total = run_bytes(run->prog, &arena_bytes);
         snprintf(err, len, "out of memory: a run of graph '%s' needs %zu bytes (%zu MiB) at once, "
                  "%zu of them for its values", run->prog->name ? run->prog->name : "?", total,
@@ -690,5 +712,17 @@ static void cpu_destroy(void *self)
     free(self);
 }
 
+/* cfx_set_option: api.c has checked the option's range. */
+static int cpu_option(void *self, int option, int64_t value, char *why, size_t len)
+{
+    if (option != CFX_OPTION_ACCUMULATE) {
+        snprintf(why, len, "the cpu backend takes only option %d (accumulate), not %d",
+                 (int)CFX_OPTION_ACCUMULATE, option);
+        return -1;
+    }
+    ((cpu_exec *)self)->accumulate = (int)value;
+    return 0;
+}
+
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL, NULL, NULL, NULL};
+                               cpu_destroy, NULL, NULL, cpu_option, NULL};
