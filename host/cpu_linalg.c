@@ -12,7 +12,10 @@
  * - CPU_ACC_FAST, the default: what numpy and PyTorch do. f32 and f64 products (matmul,
  *   matrix-vector, vector-matrix, dot) go to the CBLAS found at configure (CFX_HAVE_CBLAS:
  *   OpenBLAS, threaded as it is), accumulating f32 in f32 in the BLAS's order; without a
- *   BLAS, to cfx's own blocked kernels below, which accumulate f32 in f32 too. Sums, means
+ *   BLAS, to cfx's own blocked kernels below, which accumulate f32 in f32 too. The BLAS is
+ *   opened (dlopen, by its soname, then by the path configure found) at the first product of
+ *   the fast mode, not linked: a program that makes none never loads it, and where it cannot
+ *   be opened the own kernels run. Sums, means
  *   and norms of f32 still accumulate in double (in 16 partial sums, which vectorise): as
  *   fast as f32 partial sums, and closer to the exact result than numpy's.
  *
@@ -29,6 +32,8 @@
 
 #ifdef CFX_HAVE_CBLAS
 #include <cblas.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #endif
 
 /* Columns of one block of accumulators (a row of them per row of A in the block). */
@@ -38,12 +43,64 @@
 /* Rows of B (the reduction dimension) per pass, so that a block of B stays in L2. */
 #define KB 256
 
+#ifdef CFX_HAVE_CBLAS
+/* The CBLAS's functions, typed by its own header. */
+static struct {
+    __typeof__(cblas_sgemm) *sgemm;
+    __typeof__(cblas_dgemm) *dgemm;
+    __typeof__(cblas_sgemv) *sgemv;
+    __typeof__(cblas_dgemv) *dgemv;
+    __typeof__(cblas_sdot) *sdot;
+    __typeof__(cblas_ddot) *ddot;
+} blas;
+static int blas_loaded, blas_off;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_load(void)
+{
+    static const char *const names[] = {CFX_CBLAS_SONAME, CFX_CBLAS_PATH};
+    for (int i = 0; i < 2 && !blas_loaded; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            continue;
+        *(void **)&blas.sgemm = dlsym(h, "cblas_sgemm");
+        *(void **)&blas.dgemm = dlsym(h, "cblas_dgemm");
+        *(void **)&blas.sgemv = dlsym(h, "cblas_sgemv");
+        *(void **)&blas.dgemv = dlsym(h, "cblas_dgemv");
+        *(void **)&blas.sdot = dlsym(h, "cblas_sdot");
+        *(void **)&blas.ddot = dlsym(h, "cblas_ddot");
+        if (blas.sgemm && blas.dgemm && blas.sgemv && blas.dgemv && blas.sdot && blas.ddot)
+            blas_loaded = 1;
+        else
+            dlclose(h);
+    }
+}
+
+/* 1 when the products of the fast mode go to the BLAS (opening it the first time). */
+static int use_blas(void)
+{
+    if (blas_off)
+        return 0;
+    pthread_once(&blas_once, blas_load);
+    return blas_loaded;
+}
+#endif
+
 int cpu_have_blas(void)
 {
 #ifdef CFX_HAVE_CBLAS
-    return 1;
+    return use_blas();
 #else
     return 0;
+#endif
+}
+
+void cpu_blas_off(int off)
+{
+#ifdef CFX_HAVE_CBLAS
+    blas_off = off;
+#else
+    (void)off;
 #endif
 }
 
@@ -137,7 +194,6 @@ INT_PRODUCT(int_product_i64, int64_t, uint64_t)
 FAST_DOT(fast_dot_f32, float)
 FAST_DOT(fast_dot_f64, double)
 
-#ifndef CFX_HAVE_CBLAS
 #define FAST_PRODUCT(NAME, T)                                                                     \
     static void NAME(T *dst, const T *a, const T *b, int64_t m, int64_t k, int64_t n)             \
     {                                                                                             \
@@ -164,7 +220,6 @@ FAST_DOT(fast_dot_f64, double)
     }
 FAST_PRODUCT(fast_product_f32, float)
 FAST_PRODUCT(fast_product_f64, double)
-#endif
 
 /* ---- entry points ------------------------------------------------------------------------- */
 void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, int64_t m, int64_t k,
@@ -192,25 +247,30 @@ void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, in
         return;
     }
 #ifdef CFX_HAVE_CBLAS
-    /* row-major: [m,k] @ [k] is gemv; [1,k] @ [k,n] is gemv on B transposed (x^T B) */
-    if (f32) {
-        if (n == 1)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0f, a, (int)k, b, 1, 0.0f, dst, 1);
-        else if (m == 1)
-            cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, b, (int)n, a, 1, 0.0f, dst, 1);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
-                        (int)k, b, (int)n, 0.0f, dst, (int)n);
-    } else {
-        if (n == 1)
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0, a, (int)k, b, 1, 0.0, dst, 1);
-        else if (m == 1)
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0, b, (int)n, a, 1, 0.0, dst, 1);
-        else
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a,
-                        (int)k, b, (int)n, 0.0, dst, (int)n);
+    /* row-major: [m,k] @ [k] is gemv; [1,k] @ [k,n] is gemv on B transposed (x^T B); the
+     * BLAS takes int dimensions (the validator bounds a slot's elements far below) */
+    if (m <= INT32_MAX / 2 && k <= INT32_MAX / 2 && n <= INT32_MAX / 2 && use_blas()) {
+        int im = (int)m, ik = (int)k, in = (int)n;
+        if (f32) {
+            if (n == 1)
+                blas.sgemv(CblasRowMajor, CblasNoTrans, im, ik, 1.0f, a, ik, b, 1, 0.0f, dst, 1);
+            else if (m == 1)
+                blas.sgemv(CblasRowMajor, CblasTrans, ik, in, 1.0f, b, in, a, 1, 0.0f, dst, 1);
+            else
+                blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0f, a, ik, b, in,
+                           0.0f, dst, in);
+        } else {
+            if (n == 1)
+                blas.dgemv(CblasRowMajor, CblasNoTrans, im, ik, 1.0, a, ik, b, 1, 0.0, dst, 1);
+            else if (m == 1)
+                blas.dgemv(CblasRowMajor, CblasTrans, ik, in, 1.0, b, in, a, 1, 0.0, dst, 1);
+            else
+                blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0, a, ik, b, in,
+                           0.0, dst, in);
+        }
+        return;
     }
-#else
+#endif
     if (n == 1) {
         for (int64_t i = 0; i < m; i++)
             if (f32)
@@ -220,18 +280,17 @@ void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, in
     } else {
         f32 ? fast_product_f32(dst, a, b, m, k, n) : fast_product_f64(dst, a, b, m, k, n);
     }
-#endif
 }
 
 void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)
 {
     if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {
 #ifdef CFX_HAVE_CBLAS
-        if (n > 0 && n <= INT32_MAX) {
+        if (n > 0 && n <= INT32_MAX && use_blas()) {
             if (dtype == K_F32)
-                *(float *)dst = cblas_sdot((int)n, a, 1, b, 1);
+                *(float *)dst = blas.sdot((int)n, a, 1, b, 1);
             else
-                *(double *)dst = cblas_ddot((int)n, a, 1, b, 1);
+                *(double *)dst = blas.ddot((int)n, a, 1, b, 1);
             return;
         }
 #endif

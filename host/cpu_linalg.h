@@ -9,8 +9,11 @@
  * CPU_ACC_FAST: f32 in f32 in a CBLAS's order (or cfx's own blocked kernels). */
 enum { CPU_ACC_F64 = 0, CPU_ACC_FAST = 1 };
 
-/* 1 when this build calls a CBLAS for f32/f64 products in the fast mode. */
+/* 1 when the fast mode's f32/f64 products go to a CBLAS: this build found one at configure
+ * and it opens here (the first call opens it). */
 int cpu_have_blas(void);
+/* 1: the fast mode runs cfx's own kernels even where a CBLAS opens (for the tests); 0: back. */
+void cpu_blas_off(int off);
 /* dst[m,n] = a[m,k] @ b[k,n] (n = 1 for a vector b), row-major, dst apart from a and b. */
 void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, int64_t m, int64_t k,
                 int64_t n);

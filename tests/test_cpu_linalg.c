@@ -4,7 +4,7 @@
  * - the f64 mode (the reference) gives exactly the bits of the kernels/ bodies, which compute
  *   one output element at a time (k_matmul, k_dot_range, k_reduce_range), on shapes around
  *   the blocks' edges, for every dtype;
- * - the fast mode (a CBLAS, or cfx's own kernels) is within the error bound of a sum of k
+ * - the fast mode (a CBLAS, and cfx's own kernels) is within the error bound of a sum of k
  *   products rounded in the result's dtype: |c - exact| <= (k + 2) u sum_t |a_it b_tj|, with
  *   u = 2^-24 for f32 and 2^-53 for f64, the exact value and the bound in long double;
  *   integer products and the extremes (max, argmax, with NaN) are exact in both modes;
@@ -264,8 +264,15 @@ static void test_option(void)
 
 int main(void)
 {
-    printf("test_cpu_linalg: products through %s\n", cpu_have_blas() ? "a CBLAS" : "cfx's own kernels");
+    /* the fast mode's products through the CBLAS where this build has one, then cfx's own */
+    printf("test_cpu_linalg: products through %s\n", cpu_have_blas() ? "a CBLAS, then cfx's own kernels"
+                                                                    : "cfx's own kernels");
     test_products();
+    if (cpu_have_blas()) {
+        cpu_blas_off(1);
+        test_products();
+        cpu_blas_off(0);
+    }
     test_reductions();
     test_option();
     return test_finish("test_cpu_linalg");
