@@ -3,7 +3,10 @@
  * A plain `switch` dispatch loop over a validated program: it trusts the program completely
  * (prog_validate has checked every slot, target, table range, operand type and row index) and
  * does no per-record checks of its own. Op arithmetic comes from kernels/, the same functions
- * the GPU executors call; records flagged REC_F_SCALAR take a typed fast path through the
+ * the GPU executors call, but for products, dots and whole-tensor reductions, which run in
+ * host/cpu_linalg.c in the executor's accumulation mode (CFX_OPTION_ACCUMULATE: the fast one,
+ * through a CBLAS, by default; cpu_run, which the tests call, the reference's, bit-identical to
+ * kernels/); records flagged REC_F_SCALAR take a typed fast path through the
  * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
  * record. Each run first decodes the records into operand addresses and one dispatch code
  * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
