@@ -817,6 +817,18 @@ int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value)
             return -1;
         }
         break;
+    case CFX_OPTION_ACCUMULATE:
+        if (e->backend != CFX_BACKEND_CPU) {
+            set_error(e, "the accumulate option is the cpu backend's, not %s's",
+                      cfx_backend_name(e->backend));
+            return -1;
+        }
+        if (value != CFX_ACCUMULATE_FAST && value != CFX_ACCUMULATE_F64) {
+            set_error(e, "the accumulate option takes %d (fast) or %d (f64), got %" PRId64,
+                      (int)CFX_ACCUMULATE_FAST, (int)CFX_ACCUMULATE_F64, value);
+            return -1;
+        }
+        break;
     case CFX_OPTION_LAUNCH_PRODUCT_MIN:
         if (value < -1) {
             set_error(e, "the launched-product threshold takes -1 (the default), 0 or a count of "

@@ -94,7 +94,7 @@ typedef struct exec_ops {
      * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
      * in `why`; -1 when it cannot be set now. */
     int (*mode)(void *self, int want, char *why, size_t len);
-    /* cuda-persistent only (NULL elsewhere): cfx_set_option, already checked for range;
+    /* cuda-persistent and cpu (NULL elsewhere): cfx_set_option, already checked for range;
      * 0, or -1 with why. */
     int (*option)(void *self, int option, int64_t value, char *why, size_t len);
     /* may be NULL: the last run's hang report (exec_format_hang, taken when it was cancelled),
@@ -154,8 +154,11 @@ int dev_module_built(void);
  * the reason in why. */
 const dev_module *dev_module_get(char *why, size_t len);
 
-/* The CPU executor as a plain call: runs prog over host buffers to the end. */
+/* The CPU executor as a plain call: runs prog over host buffers to the end, accumulating as
+ * the reference does (CFX_ACCUMULATE_F64), so its results are bit-identical to the kernels/
+ * bodies; cpu_run_mode takes the mode (a cfx_accumulate). */
 int cpu_run(const exec_run *run, exec_outcome *out);
+int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out);
 
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);
