@@ -691,4 +691,4 @@ static void cpu_destroy(void *self)
 }
 
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL, NULL, NULL, NULL};
+                               cpu_destroy, NULL, NULL, NULL, NULL, NULL, NULL};
