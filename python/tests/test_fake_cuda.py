@@ -298,11 +298,12 @@ class CaptureLib:
 
 
 COUNTER = """
-def count(x: f32[4], n: i32) -> f32[4]:
-    y = x
-    for i in range(n):
-        y = y + 1.0
-    return y
+graph count(x: f32[4], n: i32) -> (y: f32[4]) {
+  y = x
+  for i in range(0, n) {
+    y = y + 1.0
+  }
+}
 """
 
 
