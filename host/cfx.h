@@ -354,11 +354,12 @@ cfx_status cfx_wait(cfx_exec *e);
  * cfx_bind_device (read and written at each replay, not at the capture) and a warm executor. A
  * run that could not be captured whole is refused with CFX_ERROR (-1) before it records anything,
  * cfx_exec_error() saying what and what to choose instead, never a broken capture: cuda-host (it
- * brings every decision back to the host), the cpu backend, cfx_run (it waits), prints, traces,
+ * brings every decision back to the host), cfx_run (it waits), prints, traces,
  * profiles, a cuda-persistent graph whose records end the kernel's launch (binary kernels, launched
  * products), and whatever would build or allocate first (call cfx_prepare before capturing). After
  * such a capture cfx_wait, once the application has synchronized a replay of its graph, returns
- * that replay's status (each cfx_wait reads the last replay's) until the next run. */
+ * that replay's status (each cfx_wait reads the last replay's) until the next run. The cpu backend
+ * knows nothing of streams: it runs on the host at the call and records nothing. */
 int cfx_prepare(cfx_exec *e);
 /* One run's work as a CUDA graph of its own: cuda-persistent's (the kernel's node), which the
  * application adds to its graph as a child graph node (cudaGraphAddChildGraphNode clones it), and
