@@ -12,7 +12,10 @@
  *             cudaStreamBeginCapture, cudaGraphInstantiate), cudaGraphLaunch then
  *             cudaStreamSynchronize, each run;
  *   replay-bb the same graph launched N times back to back, one synchronization at the end:
- *             what an application's step loop that never waits on cfx costs.
+ *             what an application's step loop that never waits on cfx costs;
+ *   exec-graph cfx_exec_graph's graph, launched then synchronized each run: cuda-persistent's
+ *             as a child graph node of a graph of the application's, cuda-graph's (conditional
+ *             nodes, which a child graph node may not hold) instantiated as it is.
  * Prints a markdown table of medians over 5 rounds of N runs (default 200): microseconds per
  * run and per loop iteration (the iterations a run takes, from cfx_exec_iterations of a checked
  * run), and the ratio call / replay. Each mode's results are checked against the first
@@ -194,11 +197,46 @@ static int run_backend(bench *b, cfx_backend backend, int runs)
         t_bb[r] = (now_us() - t0) / runs;
     }
     ok &= cfx_wait(e) == CFX_OK && results_same(b, "replay-bb");
+    /* cfx_exec_graph's graph: cuda-persistent's as a child node of a graph of the application's,
+     * cuda-graph's (conditional nodes, which a child node may not hold) instantiated as it is */
+    double t_own[ROUNDS];
+    int have_own = 0;
+    {
+        void *own = NULL;
+        cudaGraph_t app = NULL;
+        cudaGraphExec_t xo = NULL;
+        cudaGraphNode_t node;
+        if (cfx_exec_graph(e, &own) == 0) {
+            if (backend == CFX_BACKEND_CUDA_PERSISTENT) {
+                cudaGraphCreate(&app, 0);
+                cudaGraphAddChildGraphNode(&node, app, NULL, 0, (cudaGraph_t)own);
+            }
+            if (cudaGraphInstantiate(&xo, app ? app : (cudaGraph_t)own, 0) == cudaSuccess) {
+                for (int r = 0; r < ROUNDS; r++) {
+                    double t0 = now_us();
+                    for (int k = 0; k < runs; k++) {
+                        cudaGraphLaunch(xo, s);
+                        cudaStreamSynchronize(s);
+                    }
+                    t_own[r] = (now_us() - t0) / runs;
+                }
+                have_own = 1;
+                ok &= cfx_wait(e) == CFX_OK && results_same(b, "exec-graph");
+                cudaGraphExecDestroy(xo);
+            }
+            if (app) cudaGraphDestroy(app);
+            cudaGraphDestroy((cudaGraph_t)own);
+        } else {
+            printf("<!-- %s, %s: cfx_exec_graph: %s -->\n", b->name, cfx_backend_name(backend), cfx_exec_error(e));
+        }
+    }
     {
         double c = median(t_call, ROUNDS), rp = median(t_replay, ROUNDS), bb = median(t_bb, ROUNDS);
         double it = iters > 0 ? (double)iters : 1.0;
-        printf("| %s | %s | %lld | %.1f | %.1f | %.1f | %.3f | %.3f | %.3f | %.2f |%s\n", b->name,
-               cfx_backend_name(backend), (long long)iters, c, rp, bb, c / it, rp / it, bb / it, c / rp,
+        char own_col[32] = "-";
+        if (have_own) snprintf(own_col, sizeof own_col, "%.1f", median(t_own, ROUNDS));
+        printf("| %s | %s | %lld | %.1f | %.1f | %.1f | %s | %.3f | %.3f | %.3f | %.2f |%s\n", b->name,
+               cfx_backend_name(backend), (long long)iters, c, rp, bb, own_col, c / it, rp / it, bb / it, c / rp,
                ok ? "" : " (results differ)");
     }
 done:
@@ -223,9 +261,9 @@ int main(int argc, char **argv)
         printf("bench_capture: %s\n", why);
         return 77;
     }
-    printf("| graph | backend | iterations | call us/run | replay us/run | replay-bb us/run | call us/it | "
-           "replay us/it | replay-bb us/it | call / replay |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| graph | backend | iterations | call us/run | replay us/run | replay-bb us/run | exec-graph us/run | "
+           "call us/it | replay us/it | replay-bb us/it | call / replay |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int f = 0; f < 3; f++) {
         char path[1024], *diag = NULL;
         bench b;
