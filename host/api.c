@@ -1105,17 +1105,19 @@ static int start_run(cfx_exec *e, int mode, void **graph)
 
     char err[512] = "";
     if (mode == START_PREPARE || mode == START_GRAPH) {
-        int rc = 0;
-        if (mode == START_PREPARE && e->ops->prepare)
-            rc = e->ops->prepare(e->self, &e->run, err, sizeof err);
-        else if (mode == START_GRAPH && !e->ops->graph)
+        int rc = -1;
+        if (mode == START_PREPARE) {
+            rc = e->ops->prepare ? e->ops->prepare(e->self, &e->run, err, sizeof err) : 0;
+        } else if (!e->ops->graph) {
             snprintf(err, sizeof err, "cfx_exec_graph: the %s backend makes no CUDA graph of its runs (cuda-graph "
-                     "and cuda-persistent do)", cfx_backend_name(e->backend)), rc = -1;
-        else if (mode == START_GRAPH && !device)
+                     "and cuda-persistent do)", cfx_backend_name(e->backend));
+        } else if (!device) {
             snprintf(err, sizeof err, "cfx_exec_graph: a graph reads its inputs and writes its results in device "
-                     "memory: bind them with cfx_bind_device"), rc = -1;
-        else if (mode == START_GRAPH && (rc = e->ops->graph(e->self, &e->run, graph, err, sizeof err)) == 0)
-            e->captured = 1;
+                     "memory: bind them with cfx_bind_device");
+        } else {
+            rc = e->ops->graph(e->self, &e->run, graph, err, sizeof err);
+            e->captured = rc == 0; /* cfx_wait reads a replay's outcome, as after a capture */
+        }
         if (rc != 0) {
             fail_run(e, err[0] ? err : "the backend failed to prepare the run");
             return -1;
