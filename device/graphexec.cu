@@ -1083,7 +1083,8 @@ static int finish(graphexec *x, char *err, size_t errlen);
 
 /* A run recorded into the capture on `stream` (the application's): the start of the run, the
  * executor's graph built again into the capture's graph (build_nodes: a child graph node may not
- * hold conditional nodes, and a graph launch cannot be recorded into a capture), the guarded
+ * hold conditional nodes, and nothing promises that a graph launch into a capturing stream is
+ * recorded), the guarded
  * result copies and the outcome's publication. The build allocates nothing and instantiates
  * nothing: it adds nodes, and captures the blocks' work on x->capture, as at creation. */
 static int graph_capture(graphexec *x, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
