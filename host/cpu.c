@@ -765,4 +765,4 @@ static int cpu_option(void *self, int option, int64_t value, char *why, size_t l
 }
 
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL, NULL, cpu_option, NULL};
+                               cpu_destroy, NULL, NULL, cpu_option, NULL, NULL, NULL};
