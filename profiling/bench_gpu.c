@@ -795,6 +795,8 @@ typedef struct row {
     int repeats;
     double med_us, min_us, max_us, p25_us, p75_us; /* per iteration */
     double run_ms, wall_ms;                        /* medians per run */
+    int grid_blocks;      /* the grid cuda-persistent launched ("one kernel of N blocks"), or 0 */
+    double pred, pred_run; /* the cost sheet's prediction for that grid (report's pred, pred_run) */
 } row;
 
 /* Whether `name` is in the comma list (NULL means everything). */
@@ -1033,6 +1035,8 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
              * settled (application kernels are captured at the first run). */
             if (b == CFX_BACKEND_CUDA_PERSISTENT) {
                 const char *detail = cfx_exec_backend_detail(e);
+                const char *of = strstr(detail, "one kernel of ");
+                r->grid_blocks = of ? atoi(of + 14) : 0;
                 if (ex->mode == CFX_PERSISTENT_COMPILED)
                     snprintf(r->note, sizeof r->note, "compiled kernel built in %.0f ms", build_ms);
                 else
@@ -1158,9 +1162,9 @@ typedef struct report {
     run_meta meta;
     json_floor jfloors[MAX_JSON_FLOORS];
     int njfloors;
-    /* the cost sheet's predicted us per iteration, [graph][0: compiled, 1: interpreter], with
-     * its default (H100) floors and with this run's floors; < 0 where it has none */
-    double pred[NCASES][2], pred_run[NCASES][2];
+    /* --predict: the cost sheet's predicted us per iteration, [graph][0: compiled, 1:
+     * interpreter]; < 0 where it has none */
+    double pred[NCASES][2];
     double bandwidth_gbs; /* 0 when not measured */
     row rows[NCASES][NEXECUTORS];
     int run_case[NCASES];
@@ -1508,8 +1512,10 @@ static int write_json(const report *rp, case_data *data, const char *path, int p
                 json_number(f, "fraction_of_floor", r->ran && r->med_us > 0 ? fl / r->med_us : -1);
             } else
                 fprintf(f, ", \"floor\": null, \"floor_us_per_iter\": null");
-            json_number(f, "predicted_us_per_iter", pm >= 0 ? rp->pred[ci][pm] : -1);
-            json_number(f, "predicted_us_per_iter_run_floors", pm >= 0 ? rp->pred_run[ci][pm] : -1);
+            if (r->grid_blocks > 0)
+                fprintf(f, ", \"grid_blocks\": %d", r->grid_blocks);
+            json_number(f, "predicted_us_per_iter", pm >= 0 ? r->pred : -1);
+            json_number(f, "predicted_us_per_iter_run_floors", pm >= 0 ? r->pred_run : -1);
             fprintf(f, "}");
         }
     }
@@ -1721,13 +1727,21 @@ static int check_list(const char *what, const char *list, const char *const *kno
     return 0;
 }
 
-/* The cost sheet's predictions for graph ci: with its default floors (an H100's) and, where
+/* The cost sheet's prediction for row (ci, x): with its default floors (an H100's) and, where
  * this run measured them, with the run's grid barrier, block barrier and bandwidth (the
- * records, micro-ops and phases stay the sheet's: no floor measures them apart). */
-static void row_predictions(report *rp, int ci, const cfx_module *m, int g)
+ * records, micro-ops and phases stay the sheet's: no floor measures them apart), for the grid
+ * the row's executor launched where it said (else the report's). -1 where there is none. */
+static void row_prediction(report *rp, int ci, const cfx_module *m, int g, int x)
 {
-    predict(m, g, rp->meta.blocks, NULL, rp->pred[ci]);
-    rp->pred_run[ci][0] = rp->pred_run[ci][1] = -1;
+    row *r = &rp->rows[ci][x];
+    int pm = row_pred_mode(&executors[x]);
+    int blocks = r->grid_blocks > 0 ? r->grid_blocks : rp->meta.blocks;
+    double p[2];
+    r->pred = r->pred_run = -1;
+    if (pm < 0 || !r->ran)
+        return;
+    predict(m, g, blocks, NULL, p);
+    r->pred = p[pm];
     if (rp->njfloors > 0) {
         cfx_floors run = cost_default_floors;
         for (int i = 0; i < rp->njfloors; i++) {
@@ -1741,7 +1755,8 @@ static void row_predictions(report *rp, int ci, const cfx_module *m, int g)
             else if (strcmp(j->name, "bandwidth_gbs") == 0)
                 run.bandwidth_gbs = j->median;
         }
-        predict(m, g, rp->meta.blocks, &run, rp->pred_run[ci]);
+        predict(m, g, blocks, &run, p);
+        r->pred_run = p[pm];
     }
 }
 
@@ -1843,7 +1858,19 @@ int main(int argc, char **argv)
     if (o.fake_device)
         fake_device(&rp);
     if (o.predict) {
+        /* the grid the executors launch here: 2 blocks per multiprocessor where the occupancy
+         * allows (P_MAX_BLOCKS_PER_SM; bench_gpu's rows say the grid each launched), else an
+         * H100's or an H200's 264 */
         rp.meta.blocks = o.blocks > 0 ? o.blocks : 264;
+#ifdef CFX_HAVE_CUDA
+        char err[512];
+        if (floors_device_info(&rp.dev, err, sizeof err) == 0) {
+            snprintf(rp.meta.gpu, sizeof rp.meta.gpu, "%s", rp.dev.name);
+            rp.meta.sms = rp.dev.sms;
+            if (o.blocks < 1)
+                rp.meta.blocks = 2 * rp.dev.sms;
+        }
+#endif
         return predict_all(&o, &rp, data);
     }
     if (!o.cpu_only) {
@@ -1899,7 +1926,6 @@ int main(int argc, char **argv)
             continue;
         }
         g = cfx_graph_find(mods[ci], NULL);
-        row_predictions(&rp, ci, mods[ci], g);
         if (c->make(&data[ci], o.quick) != 0) {
             fprintf(stderr, "bench_gpu: out of memory making the inputs of %s\n", c->key);
             return 1;
@@ -1918,6 +1944,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: %s on %s\n", c->key, executors[x].name);
             run_row(&o, c, mods[ci], g, &data[ci], &executors[x], r, &rp.exported_from[ci]);
             failed |= r->failed;
+            row_prediction(&rp, ci, mods[ci], g, x);
         }
         if (o.fake_device) /* a cuda-persistent row made up for the records' test */
             for (int x = 0; x < NEXECUTORS; x++)
@@ -1930,6 +1957,7 @@ int main(int argc, char **argv)
                     r->med_us = r->min_us = r->max_us = r->p25_us = r->p75_us = 1.5;
                     snprintf(r->state, sizeof r->state, "ok");
                     snprintf(r->note, sizeof r->note, "made up by --fake-device, a test's \"row\"");
+                    row_prediction(&rp, ci, mods[ci], g, x);
                 }
         /* The big inputs go as soon as their graph is done; the data kept for the report
          * is their types (bytes_per_iter reads only those). */

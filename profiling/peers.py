@@ -651,6 +651,8 @@ def main():
                     msg = (str(e).strip().splitlines() or [type(e).__name__])[0]
                     row["state"] = "does not run: %s: %s" % (type(e).__name__, msg[:160])
                 print("peers: %s / %s: %s" % (key, variant, row["state"]), file=sys.stderr)
+                if args.json:  # after every row, so that a run stopped halfway leaves its rows
+                    write_records(args.json, args.device, rows, cuda_runtime)
             T = None
 
     print("\n## Peers: time per loop iteration\n")
