@@ -22,10 +22,20 @@ fail() { echo "test_round_json: FAIL: $*"; exit 1; }
     --json "$tmp/pred.json" > "$tmp/pred.log" 2>&1 || { cat "$tmp/pred.log"; fail "bench_gpu --predict"; }
 python3 "$src/profiling/peers.py" --device cpu --quick --data "$tmp/data" --graphs counter \
     --json "$tmp/peers.json" > "$tmp/peers.log" 2>&1 || { cat "$tmp/peers.log"; fail "peers.py"; }
+# onnx_bench.py --json where onnx and onnxruntime are installed and cfx imports ONNX
+build="$(cd "$(dirname "$bench")/.." && pwd)"
+onnx=0
+if python3 -c 'import onnx, onnxruntime' 2>/dev/null && [ -x "$build/cfx" ]; then
+    onnx=1
+    python3 "$src/profiling/onnx_bench.py" "$build" --small --repeats 1 --json "$tmp/onnx.json" \
+        > "$tmp/onnx.log" 2>&1 || { cat "$tmp/onnx.log"; fail "onnx_bench.py"; }
+else
+    echo "test_round_json: onnx_bench.py not checked (onnx, onnxruntime or $build/cfx missing)"
+fi
 python3 "$src/profiling/compare_rounds.py" "$tmp/pred.json" "$tmp/fake.json" --json "$tmp/cmp.json" \
     > "$tmp/cmp.log" 2>&1 || { cat "$tmp/cmp.log"; fail "compare_rounds.py"; }
 
-python3 - "$tmp" <<'EOF' || exit 1
+python3 - "$tmp" "$onnx" <<'EOF' || exit 1
 import json, sys
 tmp = sys.argv[1]
 errors = []
@@ -92,6 +102,15 @@ check(set(got) == {("counter", "cuda-persistent", "compiled"), ("cg_1024", "cuda
       "compared rows %r" % sorted(got))
 for k, r in got.items():
     check(r["b"] == 1.5 and abs(r["ratio"] - 1.5 / r["a"]) < 1e-9, "ratio of %r" % (r,))
+if sys.argv[2] == "1":
+    onnx = load("onnx.json")
+    keys = {(r["graph"], r["backend"], r["mode"]) for r in onnx}
+    # --small: CG of 64 unknowns, greedy decoding at a small size; ONNX Runtime's CPU provider
+    # always, its CUDA provider a row with or without a figure
+    for g in ("cg_64", "greedy_decode_small"):
+        check((g, "onnxruntime", "CPUExecutionProvider") in keys, "onnx: no CPU row for %s in %r" % (g, sorted(keys)))
+        check((g, "onnxruntime", "CUDAExecutionProvider") in keys, "onnx: no CUDA row for %s" % g)
+        check((g, "cpu", "onnx import") in keys, "onnx: no cfx row for %s" % g)
 if errors:
     print("test_round_json: FAIL:\n  " + "\n  ".join(errors))
     sys.exit(1)
