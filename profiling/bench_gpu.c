@@ -780,6 +780,8 @@ typedef struct options {
     int predict;     /* --predict: the cost sheet's predictions alone, no runs */
     int fake_device; /* --fake-device: made-up device and floors, for testing the records */
     int blocks;      /* --blocks: the grid the predictions price (0: the device's, else 264) */
+    int have_floors; /* --floors GB,BB,BW,REC,MOP,PH: the predictions' floors (cfx dump --cost's) */
+    cfx_floors floors;
     const char *csv, *json, *export_dir, *bench_dir;
     const char *graphs, *executors; /* comma lists, NULL for all */
 } options;
@@ -1151,6 +1153,7 @@ typedef struct run_meta {
     int sms;
     int blocks; /* the grid of the cost sheet's predictions: what the executors launch */
     int fake;   /* --fake-device: figures made up for a test */
+    char floors[128]; /* --predict: the floors priced, GB,BB,BW,REC,MOP,PH as cfx dump --cost takes them */
 } run_meta;
 
 typedef struct report {
@@ -1472,6 +1475,8 @@ static int write_json(const report *rp, case_data *data, const char *path, int p
                 fprintf(f, ", \"graph\": \"%s\", \"backend\": \"cuda-persistent\", \"mode\": \"%s\", "
                            "\"executor\": \"%s\", \"state\": \"%s\"", cases[ci].key, k ? "interp" : "compiled",
                         k ? "cuda-persistent-interp" : "cuda-persistent", rp->pred[ci][k] >= 0 ? "ok" : "no prediction");
+                fprintf(f, ", \"floors\": ");
+                json_string(f, mt->floors);
                 json_number(f, "us_per_iter", rp->pred[ci][k]);
                 json_number(f, "predicted_us_per_iter", rp->pred[ci][k]);
                 fprintf(f, "}");
@@ -1646,6 +1651,7 @@ static void usage(void)
             "--json writes every row and floor as a record (profiling/README.md, \"Rounds as records\");\n"
             "--predict prints and writes the cost sheet's predictions alone (no GPU needed) for a grid\n"
             "of --blocks blocks (default: what the executors launch on this device, else 264);\n"
+            "--floors GB,BB,BW,REC,MOP,PH gives --predict the floors cfx dump --cost takes;\n"
             "--fake-device (for tests) runs the cpu executor with a made-up device and floors\n"
             "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
             "        call_op call_op_kernel call_op_cfx\n"
@@ -1670,7 +1676,20 @@ static int parse_args(int argc, char **argv, options *o)
             o->predict = 1;
         else if (strcmp(a, "--fake-device") == 0)
             o->fake_device = o->cpu_only = 1;
-        else if (strcmp(a, "--blocks") == 0 && i + 1 < argc) {
+        else if (strcmp(a, "--floors") == 0 && i + 1 < argc) {
+            double *v[6] = {&o->floors.grid_barrier_us, &o->floors.block_barrier_us, &o->floors.bandwidth_gbs,
+                            &o->floors.record_us, &o->floors.microop_us, &o->floors.phase_us};
+            const char *t = argv[++i];
+            int used = 0, ok = sscanf(t, "%lf,%lf,%lf,%lf,%lf,%lf%n", v[0], v[1], v[2], v[3], v[4], v[5], &used) == 6 &&
+                                t[used] == '\0';
+            for (int k = 0; ok && k < 6; k++)
+                ok = *v[k] > 0 && *v[k] < 1e12;
+            if (!ok) {
+                fprintf(stderr, "bench_gpu: --floors wants six positive numbers, GB,BB,BW,REC,MOP,PH, got '%s'\n", t);
+                return -1;
+            }
+            o->have_floors = 1;
+        } else if (strcmp(a, "--blocks") == 0 && i + 1 < argc) {
             o->blocks = atoi(argv[++i]);
             if (o->blocks < 1 || o->blocks > 1000000) {
                 fprintf(stderr, "bench_gpu: --blocks wants a count of blocks from 1 to 1000000\n");
@@ -1764,9 +1783,12 @@ static void row_prediction(report *rp, int ci, const cfx_module *m, int g, int x
 static int predict_all(const options *o, report *rp, case_data *data)
 {
     int failed = 0;
+    const cfx_floors *fl = o->have_floors ? &o->floors : &cost_default_floors;
+    snprintf(rp->meta.floors, sizeof rp->meta.floors, "%s%g,%g,%g,%g,%g,%g", o->have_floors ? "" : "default ",
+             fl->grid_barrier_us, fl->block_barrier_us, fl->bandwidth_gbs, fl->record_us, fl->microop_us, fl->phase_us);
     printf("# The cost sheet's predictions, us per loop iteration (commit %s, a grid of %d blocks, "
-           "the sheet's default floors)\n\n| graph | interpreter | compiled |\n|---|---:|---:|\n",
-           rp->meta.commit, rp->meta.blocks);
+           "floors %s)\n\n| graph | interpreter | compiled |\n|---|---:|---:|\n",
+           rp->meta.commit, rp->meta.blocks, rp->meta.floors);
     for (int ci = 0; ci < NCASES; ci++) {
         char path[1024], *diag = NULL;
         cfx_module *m;
@@ -1781,7 +1803,7 @@ static int predict_all(const options *o, report *rp, case_data *data)
             continue;
         }
         rp->run_case[ci] = 1;
-        predict(m, cfx_graph_find(m, NULL), rp->meta.blocks, NULL, rp->pred[ci]);
+        predict(m, cfx_graph_find(m, NULL), rp->meta.blocks, o->have_floors ? &o->floors : NULL, rp->pred[ci]);
         printf("| %s |", cases[ci].key);
         for (int k = 1; k >= 0; k--) {
             if (rp->pred[ci][k] >= 0)

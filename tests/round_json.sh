@@ -89,6 +89,7 @@ check({(r["graph"], r["mode"]) for r in pred} == {(g, m) for g in ("counter", "i
 for r in pred:
     check(r["us_per_iter"] == r["predicted_us_per_iter"] and r["us_per_iter"] > 0, "prediction %r" % r)
     check(r["gpu"] == "none", "a prediction names no GPU")
+    check(r.get("floors", "").startswith("default 1.21,"), "the sheet's default floors named: %r" % r.get("floors"))
 
 peers = load("peers.json")
 check(len(peers) >= 1 and all(r["source"] == "peers" for r in peers), "peers' records %r" % peers)
