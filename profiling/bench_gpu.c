@@ -1487,8 +1487,8 @@ static int write_json(const report *rp, case_data *data, const char *path, int p
             const row *r = &rp->rows[ci][x];
             double fl = floor_us(rp, ci, &data[ci]);
             int pm = row_pred_mode(&executors[x]);
-            if (!r->ran && strcmp(r->state, "not run") == 0)
-                continue;
+            if (!r->ran && (!r->state[0] || strcmp(r->state, "not run") == 0))
+                continue; /* not selected, or not reached yet (the file is rewritten after each graph) */
             fprintf(f, "%s", sep);
             sep = ",\n  ";
             json_head(f, mt, "row", "bench_gpu");
@@ -1981,6 +1981,9 @@ int main(int argc, char **argv)
                     snprintf(r->note, sizeof r->note, "made up by --fake-device, a test's \"row\"");
                     row_prediction(&rp, ci, mods[ci], g, x);
                 }
+        /* the records so far, after each graph: a run stopped at a time limit keeps them */
+        if (o.json)
+            write_json(&rp, data, o.json, 0);
         /* The big inputs go as soon as their graph is done; the data kept for the report
          * is their types (bytes_per_iter reads only those). */
         for (int i = 0; i < data[ci].nin; i++) {

@@ -4,8 +4,8 @@
 # beside the logs. Sized for about 8 minutes on an H200 with 16 cores (the device lends 15
 # minutes a session, start and transfers included):
 #
-#   bash profiling/tensor_check.sh OUT [--budget SEC] [--no-peers] [--no-tests] [--short]
-#                                      [--build-dir DIR] [--no-build]
+#   [CFX_COMMIT=HASH] bash profiling/tensor_check.sh OUT [--budget SEC] [--no-peers] [--no-tests]
+#                                      [--short] [--build-dir DIR] [--no-build]
 #
 # Steps, most important first; each logs to OUT/log.txt, each has a time limit that is also
 # cut to what is left of --budget (default 470 s), and one that fails or is cut does not stop
@@ -72,8 +72,15 @@ summary="$out/summary.md"
 failed=0
 steps=()
 t0=$(date +%s)
-commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit+"
+# The records name this commit. The device's copy of the tree may carry an older .git than the
+# working tree it has (a helper's worktree travels inside the session's checkout): give
+# CFX_COMMIT=$(git rev-parse --short HEAD) in the device command to name the tree measured.
+if [ -n "${CFX_COMMIT:-}" ]; then
+    commit="$CFX_COMMIT"
+else
+    commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit+"
+fi
 export CFX_COMMIT="$commit"
 jobs="$(nproc 2>/dev/null || echo 8)"
 
