@@ -14,7 +14,7 @@ compare_rounds.py reads it. Every record carries:
   backend       cfx's backend ("cpu", "cuda-host", "cuda-graph", "cuda-persistent") or the
                 peer ("torch", "jax", "onnxruntime"); for a floor, its name
   mode          the path taken: "compiled", "interp", "compiled-no-l2", ... for cuda-persistent,
-                the peer's variant ("while_loop", "fori_loop", "cond+while_loop (cuda graph)",
+                the peer's variant ("while_loop", "fori_loop", "while_loop (cuda graph)",
                 "CUDAExecutionProvider", ...), "-" where there is one; for a floor, its unit
   state         "ok", or why there is no figure
   us_per_iter   the median microseconds per loop iteration (a floor: "value" instead), or null
