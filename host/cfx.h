@@ -341,15 +341,20 @@ cfx_status cfx_run(cfx_exec *e);
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
 /* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread, and from a signal
- * handler. A cancel made while no run is in flight is kept for the next run, which then stops
- * at its first loop iteration (one without loops ends as usual); every run clears the cancel
- * when it ends, so each cancel stops at most one run. */
+ * handler. A run stops at its next loop iteration; the cpu executor also stops before a
+ * record of 65,536 elements or more and between the bands of rows of a long matrix product,
+ * so that a graph with no loop stops too. A cancel made while no run is in flight is kept for
+ * the next run, which then stops at the first of those points (one that reaches none ends as
+ * usual); every run clears the cancel when it ends, so each cancel stops at most one run. */
 void cfx_cancel(cfx_exec *e);
 
 /* After a run: its status, the one-line message for a stopped run
  * (`FILE:LINE:COL: run stopped: index: 'x' has 4 rows, index was 4`, "" for ok), the
  * source position of the statement that stopped it, and the error of the last call on the
- * executor ("" when that call succeeded). */
+ * executor ("" when that call succeeded). The error belongs to the executor, with one
+ * exception: a call refused because a run is in flight (see cfx_exec above) leaves the
+ * executor's error to the run's own thread, and the refusal is seen by the refused thread
+ * alone, until that thread's next call on the executor; other threads see the executor's. */
 cfx_status cfx_exec_status(const cfx_exec *e);
 const char *cfx_exec_message(const cfx_exec *e);
 void cfx_exec_position(const cfx_exec *e, int *line, int *col);

@@ -288,7 +288,7 @@ static void value_hint(const ast_node *value, const cfx_type *target, char *buf,
  * loop variable or a multi-result call. Returns -1 after a type error. */
 static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t, const ast_node *value)
 {
-    char b1[TYBUF], b2[TYBUF], hint[160];
+    char b1[TYBUF], b2[TYBUF], hint[320];
     const check_note *val = value ? value->note : NULL;
     vstate *s = env_set(C, e, v);
     int32_t id = check_type_id(C, t);
@@ -307,6 +307,10 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
     }
     if (fixed && !check_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
+        if (fixed->dtype == CFX_F32 && t->dtype == CFX_F64 && !C->is_result[v] && s->line > 0)
+            /* most often a state started with a real literal (0.0 is an f32) that meets an f64 */
+            snprintf(hint, sizeof hint, ": it is f32 from line %d (0.0 is an f32): start it as an f64 there, "
+                     "%s = cast(0.0, f64), or write cast(..., f32) to convert", s->line, C->names[v]);
         diag_error(C->d, at->line, at->col, "'%s' has type %s and cannot be assigned %s%s", C->names[v],
                    tystr(fixed, b1), tystr(t, b2), hint);
         if (s->st != V_DEF)
@@ -1912,6 +1916,10 @@ static void check_graph_pass(checker *C, int gi)
             untyped[i] = 1; /* its call reported why it has no type */
             continue;
         }
+        if (!g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
+            untyped[i] = 1; /* its type did not parse (a shape too large): reported there */
+            continue;
+        }
         if (g->params[i].capture && g->params[i].type.rank == AST_UNTYPED) {
             if (!C->sizing) {
                 const char *dot = strrchr(g->name, '.');
@@ -2579,12 +2587,67 @@ static int check_pair(checker *C, env *e, ast_node *at, const char *name, ast_no
     return 0;
 }
 
+/* A copy of node n made by the checker (n's fields; no note). NULL, with oom set, when out of memory. */
+static ast_node *copy_node(checker *C, const ast_node *n)
+{
+    ast_node *c = ast_alloc(C->m->arena, sizeof *c);
+    if (!c) {
+        C->oom = 1;
+        return NULL;
+    }
+    *c = *n;
+    c->note = NULL;
+    return c;
+}
+
+/* A variable read by name that is None, or may be, here. */
+static int may_be_none(checker *C, env *e, const ast_node *x)
+{
+    if (x->kind != AST_NAME || (x->flags & AST_F_PAREN))
+        return 0;
+    int v = check_var_find(C, x->name);
+    return v >= 0 && (e->v[v].st == V_DEF || e->v[v].st == V_LOOP) && e->v[v].none != 0;
+}
+
 /* An elementwise op of two operands (infix or called by name), typed into n. */
 static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const char *name, ast_node *a,
                               ast_node *b, int want)
 {
     cfx_type shape;
     int cls = op_class[op];
+    /* Python's `y == v` and `y != v` with y None: False and True, not an error. Rewritten as
+     * `y is not None and y == v` and `y is None or y != v`, which then read y only where it
+     * holds a value */
+    if (n->kind == AST_BINARY && (op == OP_EQ || op == OP_NE) && a->kind != AST_NONE && b->kind != AST_NONE &&
+        (may_be_none(C, e, a) || may_be_none(C, e, b))) {
+        ast_node *y = may_be_none(C, e, a) ? a : b;
+        ast_node *is = copy_node(C, n), *none = copy_node(C, n), *cmp = copy_node(C, n), *yy = copy_node(C, y);
+        if (!is || !none || !cmp || !yy)
+            return -1;
+        none->kind = AST_NONE;
+        none->a = none->b = NULL;
+        is->kind = AST_IS;
+        is->a = yy;
+        is->b = none;
+        is->flags = op == OP_EQ ? AST_F_NOT : 0;
+        n->op = op == OP_EQ ? OP_AND : OP_OR;
+        n->a = is;
+        n->b = cmp;
+        return check_elementwise2(C, e, n, n->op, op == OP_EQ ? "and" : "or", is, cmp, want);
+    }
+    /* `y is not None and E` with y known to be None: E never runs, so it is not checked (nor
+     * reported), as a branch dropped by a folded condition is not */
+    if (n->kind == AST_BINARY && (op == OP_AND || op == OP_OR) &&
+        (a->kind == AST_IS || (a->kind == AST_UNARY && a->op == OP_NOT && a->a->kind == AST_IS))) {
+        if (check_expr(C, e, a, -1) < 0)
+            return -1;
+        const check_note *ka = a->note;
+        if (ka->known && a->ty.dtype == CFX_BOOL && (ka->ival != 0) == (op == OP_OR)) {
+            n->ty = scalar_type(CFX_BOOL);
+            set_known(C, n, CFX_BOOL, op == OP_OR, 0);
+            return 0;
+        }
+    }
     /* the right side of `and` (`or`) runs only when the left is true (false), so what the left
      * says of None holds there, as in `x is not None and x[0] > 1` */
     int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);
@@ -3780,9 +3843,13 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         if (check_name(C, e, n) < 0)
             return -1;
         if (n->ty.rank < 0) {
-            diag_error(C->d, n->line, n->col,
-                       "'%s' is a list: use its items (%s[i], for x in %s), len(%s) or stack(%s)", n->name,
-                       n->name, n->name, n->name, n->name);
+            if (n->name[0] == '[') /* a list comprehension, where a tensor is wanted */
+                diag_error(C->d, n->line, n->col, "a list comprehension is a list: make a tensor of it with "
+                           "stack([...]), as in sum(stack([v * 2.0 for v in x]))");
+            else
+                diag_error(C->d, n->line, n->col,
+                           "'%s' is a list: use its items (%s[i], for x in %s), len(%s) or stack(%s)", n->name,
+                           n->name, n->name, n->name, n->name);
             return -1;
         }
         return 0;
@@ -3802,7 +3869,22 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
             diag_error(C->d, n->line, n->col,
                        "x.shape is a tuple of dimensions: index it (x.shape[0]), unpack it (n, m = x.shape), "
                        "compare it (x.shape == y.shape) or make a tensor of it (zeros(x.shape))");
-        else if (strcmp(n->name, "ndim") != 0)
+        else if (n->a->kind == AST_NAME && (strcmp(n->a->name, "math") == 0 || strcmp(n->a->name, "np") == 0 ||
+                                            strcmp(n->a->name, "numpy") == 0 || strcmp(n->a->name, "torch") == 0)) {
+            /* a module's constant: the literal to write */
+            static const char *const known[][2] = {{"pi", "3.141592653589793"}, {"e", "2.718281828459045"},
+                                                   {"tau", "6.283185307179586"}, {"inf", "inf"}, {"nan", "nan"}};
+            const char *lit = NULL;
+            for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+                if (strcmp(n->name, known[i][0]) == 0)
+                    lit = known[i][1];
+            if (lit)
+                diag_error(C->d, n->line, n->col, "there is no module '%s': write %s.%s as the literal %s",
+                           n->a->name, n->a->name, n->name, lit);
+            else
+                diag_error(C->d, n->line, n->col, "there is no module '%s': the ops are built in (sqrt(x), "
+                           "not %s.sqrt(x))", n->a->name, n->a->name);
+        } else if (strcmp(n->name, "ndim") != 0)
             diag_error(C->d, n->line, n->col, "unknown attribute '%s' (tensors have shape and ndim)", n->name);
         return -1;
     case AST_STRING:
@@ -4053,6 +4135,10 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
             }
         } else if (check_expr(C, e, v, p >= 0 ? (int)param_type(g, k, p)->dtype : -1) < 0) {
             bad = 1;
+            continue;
+        }
+        if (p >= 0 && g && !g->params[p].capture && g->params[p].type.rank == AST_UNTYPED) {
+            bad = 1; /* the parameter's type did not parse: reported there */
             continue;
         }
         if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
@@ -4374,6 +4460,32 @@ static int check_make(checker *C, env *e, ast_node *n, int nwant, int op)
 }
 
 /* A call to the built-in op `op` with n->nlist arguments (the arity already matches). */
+/* sum(b) of bools counts the true ones, as numpy's and PyTorch's do: b, checked, as int(b), an
+ * i32 of its shape. NULL when out of memory. */
+static ast_node *count_of(checker *C, ast_node *b)
+{
+    ast_node *c = copy_node(C, b);
+    ast_node **list = ast_alloc(C->m->arena, sizeof *list);
+    if (!c || !list) {
+        C->oom = 1;
+        return NULL;
+    }
+    list[0] = b;
+    c->kind = AST_CALL;
+    c->name = "int";
+    c->flags = 0;
+    c->a = c->b = NULL;
+    c->list = list;
+    c->nlist = 1;
+    check_note *k = check_note_of(C, c);
+    k->callee = CHECK_CALL_OP;
+    k->op = OP_CAST;
+    k->known = 0;
+    c->ty = b->ty;
+    c->ty.dtype = CFX_I32;
+    return c;
+}
+
 static int check_op_call(checker *C, env *e, ast_node *n, int op)
 {
     char b1[TYBUF], b2[TYBUF];
@@ -4406,6 +4518,8 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_REDUCE_ARG:
     case OPC_REDUCE_BOOL: {
         if (check_expr(C, e, arg[0], cls == OPC_REDUCE_REAL ? CFX_F32 : -1) < 0)
+            return -1;
+        if (op == OP_SUM && arg[0]->ty.dtype == CFX_BOOL && (arg[0] = count_of(C, arg[0])) == NULL)
             return -1;
         int dt = arg[0]->ty.dtype;
         int ok = cls == OPC_REDUCE_REAL ? is_real(dt) : cls == OPC_REDUCE_BOOL ? dt == CFX_BOOL : is_num(dt);
@@ -4478,7 +4592,13 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         return 0;
     case OPC_CAST: {
         cfx_type t;
-        int rx = check_expr(C, e, arg[0], -1);
+        /* a literal takes the dtype it is cast to: cast(3000000000, i64) is an i64 */
+        const ast_node *lit = arg[0];
+        while (lit->kind == AST_UNARY && lit->op == OP_NEG)
+            lit = lit->a;
+        int want = (lit->kind == AST_INT || lit->kind == AST_REAL) && arg[1]->kind == AST_TYPE &&
+                   is_num(arg[1]->ty.dtype) ? (int)arg[1]->ty.dtype : -1;
+        int rx = check_expr(C, e, arg[0], want);
         if (type_arg(C, e, n, arg[1], 1, &t) < 0 || rx < 0)
             return -1;
         n->ty = arg[0]->ty;
@@ -4702,7 +4822,21 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             diag_error(C->d, n->line, n->col, "'%s' takes one value, as in %s(x)", n->name, n->name);
             return -1;
         }
-        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        const ast_node *lit = n->list[0];
+        while (lit->kind == AST_UNARY && lit->op == OP_NEG)
+            lit = lit->a;
+        if (lit->kind == AST_STRING && n->name[0] == 'f') { /* float("inf"), float("nan") */
+            diag_error(C->d, n->line, n->col, "float(\"...\") of a string is not taken: write the literal "
+                       "itself, inf, -inf or nan (cast(inf, f64) for an f64)");
+            return -1;
+        }
+        if (lit->kind == AST_INT && n->name[0] == 'i' && lit->ival > INT32_MAX) {
+            diag_error(C->d, n->line, n->col, "int(%" PRId64 ") is an i32, which cannot hold it: write "
+                       "cast(%" PRId64 ", i64) for an i64", lit->ival, lit->ival);
+            return -1;
+        }
+        if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 ||
+            check_expr(C, e, n->list[0], n->name[0] == 'f' && lit->kind == AST_INT ? CFX_F32 : -1) < 0)
             return -1;
         k->callee = CHECK_CALL_OP;
         k->op = OP_CAST;
@@ -4723,6 +4857,21 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
             if (!plain && n->nlist >= 1)
                 return check_make(C, e, n, nwant, op);
         }
+    }
+    /* max([a, b, c]): Python's builtin over a list of values */
+    if (reduction_of(n->name) >= 0 && n->nlist == 1 && n->list[0]->kind == AST_LIST && !ctx_find(C->ctx, n->name)) {
+        const char *two = strcmp(n->name, "max") == 0   ? "max(max(a, b), c)"
+                          : strcmp(n->name, "min") == 0 ? "min(min(a, b), c)"
+                          : strcmp(n->name, "sum") == 0 ? "a + b + c"
+                          : strcmp(n->name, "any") == 0 ? "a or b or c"
+                          : strcmp(n->name, "all") == 0 ? "a and b and c" : NULL;
+        if (two)
+            diag_error(C->d, n->line, n->col, "%s of a list [a, b, c] is not taken: write %s (or %s of a tensor)",
+                       n->name, two, n->name);
+        else
+            diag_error(C->d, n->line, n->col, "%s of a list [...] is not taken: %s takes a tensor", n->name,
+                       n->name);
+        return -1;
     }
     /* a reduction along an axis: sum(m, axis=0), argmax(m, 1), max(m, axis=-1, keepdims=true) */
     int rop = reduction_of(n->name), kwargs = 0;
@@ -4747,7 +4896,10 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
         }
     }
     if (found) {
-        if (found > 1)
+        if ((strcmp(n->name, "max") == 0 || strcmp(n->name, "min") == 0) && n->nlist > 2)
+            diag_error(C->d, n->line, n->col, "'%s' takes a tensor (and axis=) or two values, got %d: for "
+                       "three values write %s(%s(a, b), c)", n->name, n->nlist, n->name, n->name);
+        else if (found > 1)
             diag_error(C->d, n->line, n->col, "'%s' takes %d or %d arguments, got %d", n->name,
                        arities[0] < arities[1] ? arities[0] : arities[1],
                        arities[0] < arities[1] ? arities[1] : arities[0], n->nlist);
@@ -4774,6 +4926,20 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     for (int i = 0; i < C->m->nbroken; i++)
         if (strcmp(C->m->broken[i], n->name) == 0)
             return -1; /* a graph whose header did not parse: reported there */
+    /* numpy's and Python's names for what cfx writes otherwise */
+    static const char *const other[][2] = {
+        {"isnan", "x != x"}, {"isinf", "abs(x) == inf"}, {"clip", "min(max(x, lo), hi)"},
+        {"minimum", "min(a, b)"}, {"maximum", "max(a, b)"}, {"zeros_like", "zeros(x.shape)"},
+        {"ones_like", "ones(x.shape)"}, {"reversed", "for i in range(n - 1, -1, -1)"}, {"ord", "the code as a number"},
+        {"chr", "the code as a number"}, {"square", "x * x"}, {"power", "a ** b"}};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        if (strcmp(n->name, other[i][0]) == 0 && !(n->flags & AST_F_METHOD)) {
+            diag_error(C->d, n->line, n->col, "unknown op '%s': write %s", n->name, other[i][1]);
+            for (int j = 0; j < n->nlist; j++)
+                if (n->list[j]->kind != AST_TYPE)
+                    check_expr(C, e, n->list[j], -1);
+            return -1;
+        }
     diag_error(C->d, n->line, n->col, "unknown op '%s'", n->name);
     for (int i = 0; i < n->nlist; i++)
         if (n->list[i]->kind != AST_TYPE)

@@ -13,11 +13,13 @@
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
  *   results are copied out only at HALT, so a stopped run writes no results;
- * - TICK: first the cancel flag (-> cancelled), then the budget: with max_iters = N, the
- *   (N+1)-th TICK stops the run with limit (detail[0] = N); out->iterations counts the TICKs
- *   that passed, so it is N after a limit stop. The lowering puts a loop's TICK at the start
- *   of its body, after the test, so TICKs are iterations (bodies entered): a loop of exactly
- *   N iterations ends ok under a budget of N, and the stop comes before the (N+1)-th body;
+ * - TICK: first the cancel flag (-> cancelled; this executor also reads it before a record of
+ *   CANCEL_CHECK_ELEMENTS or more and between the bands of a long product), then the budget:
+ *   with max_iters = N, the (N+1)-th TICK stops the run with limit (detail[0] = N);
+ *   out->iterations counts the TICKs that passed, so it is N after a limit stop. The lowering
+ *   puts a loop's TICK at the start of its body, after the test, so TICKs are iterations (bodies
+ *   entered): a loop of exactly N iterations ends ok under a budget of N, and the stop comes
+ *   before the (N+1)-th body;
  * - the stopping record is out->record (-1 after HALT); CHECK_INDEX stops with detail =
  *   {index, rows}; a CALL whose kernel fails (or has no CPU function) stops with CFX_ERROR.
  */
@@ -257,12 +259,41 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 #define ALWAYS_INLINE inline
 #endif
 
+/* Records over at least this many elements read the cancel flag before they start (below it a
+ * record takes microseconds, and a loop's TICK reads the flag as the other executors do). */
+#define CANCEL_CHECK_ELEMENTS 65536
+
+/* A matrix product in bands of rows of about 2^24 multiply-adds, with the cancel flag read
+ * between bands, so that a deadline or Ctrl-C stops a long product within milliseconds.
+ * Returns 1 when cancelled (the product left partly written; a stopped run writes no results). */
+static int matmul_cancellable(int dtype, void *dst, const void *a, const void *b, int64_t m,
+                              int64_t k, int64_t n, atomic_int *cancel)
+{
+    int64_t per_row = (k > 0 ? k : 1) * n, band = per_row > 0 ? ((int64_t)1 << 24) / per_row : m;
+    if (band < 1)
+        band = 1;
+    for (int64_t i = 0; i < m; i += band) {
+        if (i > 0 && atomic_load_explicit(cancel, memory_order_relaxed))
+            return 1;
+        int64_t end = i + band < m ? i + band : m;
+        k_matmul(dtype, dst, a, b, m, k, n, i * n, end * n);
+    }
+    return 0;
+}
+
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
  * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
- * the scalar cases registers and code layout. */
-static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena)
+ * the scalar cases registers and code layout. Returns 1, having done nothing, for a record
+ * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
+ * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
+ * op saw the flag on its way. */
+static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel)
 {
     const cfx_slot *slots = prog->slots;
+    if ((slots[r->a].count >= CANCEL_CHECK_ELEMENTS ||
+         (rec_fields[r->kind][1] == 's' && slots[r->b].count >= CANCEL_CHECK_ELEMENTS)) &&
+        atomic_load_explicit(cancel, memory_order_relaxed))
+        return 1;
 #define SLOT(i) (arena + slots[i].offset)
 #define A SLOT(r->a)
 #define B SLOT(r->b)
@@ -291,8 +322,7 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
     case REC_MATMUL: {
         const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        k_matmul(r->dtype, A, B, C, m, k, n, 0, m * n);
-        break;
+        return matmul_cancellable(r->dtype, A, B, C, m, k, n, cancel);
     }
     case REC_TRANSPOSE: {
         const cfx_slot *sb = &slots[r->b];
@@ -362,6 +392,7 @@ static NOINLINE void run_data(const cfx_prog *prog, const cfx_record *r, uint8_t
     default:
         break;
     }
+    return 0;
 #undef SLOT
 #undef A
 #undef B
@@ -517,7 +548,8 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
                 break;
             }
             default: /* every record that computes, scalar or not */
-                run_data(prog, r, arena);
+                if (run_data(prog, r, arena, cancel))
+                    STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;
                 break;
             }
@@ -530,6 +562,9 @@ stop:
     if (traced)
         trace_event(trace, &records[PC], t0, since_us(&trace->start));
     if (profiled) {
+        /* a TICK that stopped the run began no iteration: the profile counts iterations */
+        if (records[PC].kind == REC_TICK && prof->count[PC] > 0)
+            prof->count[PC]--;
         PROFILE_STAMP(-1);
         prof->run_ns = stamp - run_start;
     }

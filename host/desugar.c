@@ -512,6 +512,88 @@ static int tuple_args(desugar *D, ast_node *n)
     return 1;
 }
 
+/* numpy's functions that are cfx ops under other names, unless the file or the application
+ * defines one of that name: minimum(a, b) is min(a, b), maximum(a, b) max(a, b), clip(x, lo, hi)
+ * min(max(x, lo), hi), isnan(v) of a variable v != v. Returns 1 when *slot was rewritten. */
+static int numpy_function(desugar *D, ast_node **slot)
+{
+    ast_node *n = *slot;
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind == AST_KWARG || n->list[i]->kind == AST_TYPE)
+            return 0;
+    int two = (strcmp(n->name, "minimum") == 0 || strcmp(n->name, "maximum") == 0) && n->nlist == 2;
+    int clip = strcmp(n->name, "clip") == 0 && n->nlist == 3;
+    int isnan = strcmp(n->name, "isnan") == 0 && n->nlist == 1 && n->list[0]->kind == AST_NAME;
+    if ((!two && !clip && !isnan) || ctx_find(D->ctx, n->name))
+        return 0;
+    for (int g = 0; g < D->m->ngraphs; g++)
+        if (strcmp(D->m->graphs[g].name, n->name) == 0)
+            return 0;
+    if (two) {
+        n->name = n->name[1] == 'i' ? "min" : "max";
+    } else if (clip) { /* min(max(x, lo), hi) */
+        ast_node *inner = node_new(D, AST_CALL, n->line, n->col);
+        ast_node *items[2] = {inner, n->list[2]};
+        if (!inner || set_list(D, inner, n->list, 2) < 0 || set_list(D, n, items, 2) < 0)
+            return 1;
+        inner->name = "max";
+        n->name = "min";
+    } else { /* v != v: only NaN differs from itself */
+        ast_node *ne = node_new(D, AST_BINARY, n->line, n->col), *b = node_new(D, AST_NAME, n->list[0]->line,
+                                                                             n->list[0]->col);
+        if (!ne || !b)
+            return 1;
+        b->name = n->list[0]->name;
+        ne->op = OP_NE;
+        ne->a = n->list[0];
+        ne->b = b;
+        *slot = ne;
+        return 1;
+    }
+    rw_expr(D, slot);
+    return 1;
+}
+
+/* numpy's and PyTorch's methods of a tensor, as the ops they are: x.sum() is sum(x), x.max(0)
+ * is max(x, axis=0), x.astype(f64) is cast(x, f64), x.copy() is x (a value is never shared).
+ * Returns 1 when *slot was rewritten (and its parts too). */
+static int numpy_method(desugar *D, ast_node **slot)
+{
+    static const char *const reductions[] = {"sum", "mean", "max", "min", "argmax", "argmin", "all", "any"};
+    ast_node *n = *slot;
+    if (strcmp(n->name, "copy") == 0 && n->nlist == 1) {
+        *slot = n->list[0];
+        rw_expr(D, slot);
+        return 1;
+    }
+    if (strcmp(n->name, "astype") == 0 && n->nlist == 2 && n->list[1]->kind == AST_TYPE) {
+        n->flags &= ~AST_F_METHOD;
+        n->name = "cast";
+        rw_expr(D, &n->list[0]);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++) {
+        if (strcmp(n->name, reductions[i]) != 0 || n->nlist > 3)
+            continue;
+        n->flags &= ~AST_F_METHOD;
+        /* a positional argument after the tensor is numpy's axis */
+        for (int k = 1; k < n->nlist && k < 2; k++) {
+            if (n->list[k]->kind == AST_KWARG)
+                continue;
+            ast_node *kw = node_new(D, AST_KWARG, n->list[k]->line, n->list[k]->col);
+            if (!kw)
+                return 1;
+            kw->name = "axis";
+            kw->a = n->list[k];
+            n->list[k] = kw;
+        }
+        for (int k = 0; k < n->nlist; k++)
+            rw_expr(D, n->list[k]->kind == AST_KWARG ? &n->list[k]->a : &n->list[k]);
+        return 1;
+    }
+    return 0;
+}
+
 static void rw_expr(desugar *D, ast_node **slot)
 {
     ast_node *n = *slot;
@@ -579,7 +661,24 @@ static void rw_expr(desugar *D, ast_node **slot)
         }
         return;
     }
+    case AST_ATTR:
+        /* numpy's and PyTorch's x.T: transpose(x) */
+        if (strcmp(n->name, "T") == 0 && n->a) {
+            ast_node *c = node_new(D, AST_CALL, n->line, n->col);
+            if (!c || set_list(D, c, &n->a, 1) < 0)
+                return;
+            c->name = "transpose";
+            *slot = c;
+            rw_expr(D, &c->list[0]);
+            return;
+        }
+        rw_children(D, n);
+        return;
     case AST_CALL:
+        if ((n->flags & AST_F_METHOD) && numpy_method(D, slot))
+            return;
+        if (!(n->flags & AST_F_METHOD) && numpy_function(D, slot))
+            return;
         if (!(n->flags & AST_F_METHOD) && strcmp(n->name, "len") == 0 && n->nlist == 1) {
             int call = 0, k = tuple_len(D, n->list[0], &call);
             if (k > 0) {
@@ -705,6 +804,50 @@ static void rw_assign(desugar *D, ast_node *s)
         rw_expr(D, &s->a);
 }
 
+/* `for i, v in enumerate(xs, START)` with START an integer literal: enumerate(xs), and the body
+ * starts with `i = i + START` (a loop variable assigned in the body keeps the value for the rest
+ * of its iteration). Python's start= is taken as well. */
+static void enumerate_start(desugar *D, ast_node *s)
+{
+    ast_node *it = s->a;
+    if (!it || it->kind != AST_CALL || (it->flags & AST_F_METHOD) || strcmp(it->name, "enumerate") != 0 ||
+        it->nlist != 2 || s->nlist != 2 || s->list[0]->kind != AST_NAME || !s->d || s->d->kind != AST_BLOCK)
+        return;
+    for (int g = 0; g < D->m->ngraphs; g++)
+        if (strcmp(D->m->graphs[g].name, "enumerate") == 0)
+            return; /* the file's own graph */
+    ast_node *start = it->list[1];
+    if (start->kind == AST_KWARG && strcmp(start->name, "start") == 0)
+        start = start->a;
+    const ast_node *lit = start;
+    if (lit->kind == AST_UNARY && lit->op == OP_NEG)
+        lit = lit->a;
+    if (lit->kind != AST_INT)
+        return; /* the checker says what enumerate takes */
+    ast_node *as = node_new(D, AST_ASSIGN, start->line, start->col);
+    ast_node *target = node_new(D, AST_NAME, start->line, start->col);
+    ast_node *read = node_new(D, AST_NAME, start->line, start->col);
+    ast_node *add = node_new(D, AST_BINARY, start->line, start->col);
+    ast_node **body = ast_alloc(D->m->arena, sizeof *body * ((size_t)s->d->nlist + 1));
+    if (!as || !target || !read || !add || !body) {
+        D->oom = 1;
+        return;
+    }
+    target->name = read->name = s->list[0]->name;
+    add->op = OP_ADD;
+    add->a = read;
+    add->b = start;
+    as->a = add;
+    if (set_list(D, as, &target, 1) < 0)
+        return;
+    body[0] = as;
+    for (int i = 0; i < s->d->nlist; i++)
+        body[i + 1] = s->d->list[i];
+    s->d->list = body;
+    s->d->nlist++;
+    it->nlist = 1;
+}
+
 static void rw_stmt(desugar *D, ast_node *s)
 {
     if (!s || D->oom)
@@ -713,12 +856,16 @@ static void rw_stmt(desugar *D, ast_node *s)
     case AST_ASSIGN:
         rw_assign(D, s);
         return;
-    case AST_RETURN:
-        if (s->a && s->a->kind != AST_TUPLE && tuple_len(D, s->a, NULL) > 0)
+    case AST_RETURN: {
+        /* `return f(x)` of a graph with several results stays a call: the checker assigns its
+         * results to the graph's (a call's items cannot be taken apart) */
+        int call = 0;
+        if (s->a && s->a->kind != AST_TUPLE && tuple_len(D, s->a, &call) > 0 && !call)
             s->a = tuple_display(D, s->a, AST_TUPLE);
         else
             rw_expr(D, &s->a);
         return;
+    }
     case AST_FOR_EACH: {
         for (int i = 0; i < (s->nlist ? s->nlist : 1); i++) {
             const char *name = s->nlist ? s->list[i]->name : s->name;
@@ -727,6 +874,7 @@ static void rw_stmt(desugar *D, ast_node *s)
                 diag_error(D->d, s->line, s->col, "'%s' holds a %s and cannot be a loop variable", name,
                            v->alias ? "shape" : "tuple");
         }
+        enumerate_start(D, s);
         if (tuple_len(D, s->a, NULL) > 0)
             s->a = tuple_display(D, s->a, AST_LIST); /* for v in t: its items, as a list literal */
         else

@@ -21,6 +21,8 @@ const char *lex_kind_name(int kind)
     return kind_names[kind];
 }
 
+static void advance(lexer *lx);
+
 void lex_init(lexer *lx, const char *src, size_t len, diag *d)
 {
     memset(lx, 0, sizeof *lx);
@@ -29,6 +31,11 @@ void lex_init(lexer *lx, const char *src, size_t len, diag *d)
     lx->line = 1;
     lx->col = 1;
     lx->d = d;
+    /* a UTF-8 byte-order mark (an editor's) is not part of the text, as Python has it; columns
+     * still count its bytes */
+    if (lx->len >= 3 && memcmp(lx->src, "\xEF\xBB\xBF", 3) == 0)
+        for (int k = 0; k < 3; k++)
+            advance(lx);
 }
 
 void lex_init_text(lexer *lx, const char *src, size_t len, char *err, size_t errlen)
@@ -380,6 +387,12 @@ static void skip_space(lexer *lx)
         int brk = (int)diag_break(lx->src, lx->len, lx->pos);
         if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || brk == 2 || (brk == 1 && lx->paren > 0)) {
             advance(lx);
+        } else if (c == '\\' && (peek(lx, 1) == '\n' || peek(lx, 1) == '\r')) {
+            /* a backslash at the end of a line joins the next one to it, as in Python */
+            advance(lx);
+            if (peek(lx, 0) == '\r' && peek(lx, 1) == '\n')
+                advance(lx);
+            advance(lx);
         } else if (c == '#') {
             while (!at_end(lx, 0) && peek(lx, 0) != '\n' && peek(lx, 0) != '\r')
                 advance(lx);
@@ -387,6 +400,15 @@ static void skip_space(lexer *lx)
             return;
         }
     }
+}
+
+/* Where the quote that closes the one at lx->pos stands on its line, or 0 when none does. */
+static size_t closing_quote(const lexer *lx)
+{
+    for (size_t i = lx->pos + 1; i < lx->len && lx->src[i] != '\n' && lx->src[i] != '\r'; i++)
+        if (lx->src[i] == '\'')
+            return i;
+    return 0;
 }
 
 lex_token lex_next(lexer *lx)
@@ -414,6 +436,30 @@ lex_token lex_next(lexer *lx)
             lex_number(lx, &t);
         } else if (c == '"') {
             lex_string(lx, &t);
+        } else if ((c == '<' || c == '>') && peek(lx, 1) == c) {
+            lex_error(lx, t.line, t.col, "there are no shift operators: for n %c%c k write n %s 2 ** k", c, c,
+                      c == '<' ? "*" : "//");
+            lx->lost = 1;
+            advance(lx);
+            advance(lx);
+            continue;
+        } else if (c == '\'' && closing_quote(lx) > lx->pos) {
+            /* a string in single quotes: one message, and the quote skipped whole */
+            size_t from = lx->pos + 1, to = closing_quote(lx);
+            size_t back = t.start;
+            while (back > 0 && (lx->src[back - 1] == ' ' || lx->src[back - 1] == '\t'))
+                back--;
+            int ord = back >= 4 && lx->src[back - 1] == '(' && memcmp(lx->src + back - 4, "ord", 3) == 0;
+            if (ord && to == from + 1)
+                lex_error(lx, t.line, t.col, "there is no ord(): characters are not values; write the code as a "
+                          "number (ord('%c') is %d)", lx->src[from], (unsigned char)lx->src[from]);
+            else
+                lex_error(lx, t.line, t.col, "a string is written in double quotes (\"...\"), and only as the "
+                          "message of assert or the label of print");
+            lx->lost = 1;
+            while (lx->pos <= to)
+                advance(lx);
+            continue;
         } else {
             int kind = lex_operator(lx);
             if (kind < 0) {
@@ -421,9 +467,15 @@ lex_token lex_next(lexer *lx)
                 char shown[8];
                 show_byte(c, shown, sizeof shown);
                 /* the spellings other languages use for what .cfx writes as a word */
-                const char *hint = c == '&' ? " (write 'and')" : c == '|' ? " (write 'or')"
-                                 : c == '!' ? " (write 'not', or '!=')" : "";
+                const char *hint = c == '&'   ? ": there are no bitwise operators (for n & 1 write n % 2; for a "
+                                                "logical and, 'and')"
+                                   : c == '|' ? ": there are no bitwise operators (for a logical or, write 'or')"
+                                   : c == '^' ? ": there are no bitwise operators (for a power, write '**'; "
+                                                "for the xor of two bools, '!=')"
+                                   : c == '~' ? ": there are no bitwise operators (for a logical not, write 'not')"
+                                   : c == '!' ? " (write 'not', or '!=')" : "";
                 lex_error(lx, t.line, t.col, "unexpected character '%s'%s", shown, hint);
+                lx->lost = c == '&' || c == '|' || c == '^' || c == '~';
                 advance(lx);
                 while (!at_end(lx, 0)) {
                     int b = peek(lx, 0);

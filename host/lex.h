@@ -113,6 +113,8 @@ typedef struct lexer {
     size_t errlen;
     int errors;    /* errors reported through this lexer (its parser's included) */
     int oom;       /* out of memory: every later token is EOF */
+    int lost;      /* set when a bad character stood for an operator or a string (`&`, `'...'`): the
+                    * statement cannot parse without it, so its parser reports nothing more there */
 } lexer;
 
 /* Reports to a diagnostic (`FILE:LINE:COL: error: ...`). */

@@ -590,15 +590,29 @@ static void on_deadline(int sig)
         cfx_cancel(running);
 }
 
+static volatile sig_atomic_t hint_loops; /* the graph has loops: --max-iters can act */
+
 static void on_alarm(int sig)
 {
     static const char hint[] = "cfx: the run has gone on for 5 s; Ctrl-C cancels it, and "
                                "--max-iters N bounds its loop iterations\n";
+    static const char no_loops[] = "cfx: the run has gone on for 5 s; Ctrl-C cancels it, and "
+                                   "--deadline SECONDS bounds its time\n";
     (void)sig;
-    ssize_t rc = write(2, hint, sizeof hint - 1);
+    ssize_t rc = hint_loops ? write(2, hint, sizeof hint - 1) : write(2, no_loops, sizeof no_loops - 1);
     (void)rc;
 }
 _Static_assert(RUN_HINT_SECONDS == 5, "the hint's text says 5 s");
+
+/* Whether graph g has a loop (a TICK record in its listing): the hint offers --max-iters only
+ * then, since a budget of iterations cannot stop a graph without one. */
+static int has_loops(const cfx_module *m, int g)
+{
+    char *listing = cfx_dump(m, g);
+    int loops = !listing || strstr(listing, "  TICK") != NULL;
+    cfx_free(listing);
+    return loops;
+}
 
 /* Runs e with Ctrl-C cancelling it and either a deadline (seconds > 0), after which it is
  * cancelled too, or, when the run has no budget, the hint after RUN_HINT_SECONDS. Both use
@@ -639,15 +653,13 @@ static cfx_status run_interruptible(cfx_exec *e, int hint, double deadline)
     return st;
 }
 
-/* Where a cancelled run stood (Ctrl-C, or --deadline when `deadline` is its text): the
+/* Where a cancelled run stood (Ctrl-C or --deadline): the
  * statement it was at and the loop iterations it had run, and on cuda-persistent each block's
  * position and the grid barriers blocks waited at. */
-static void report_cancel(cfx_exec *e, const char *file, const char *deadline)
+static void report_cancel(cfx_exec *e, const char *file)
 {
     int line, col;
     cfx_exec_position(e, &line, &col);
-    if (deadline)
-        fprintf(stderr, "cfx: the deadline of %s s passed: the run was cancelled\n", deadline);
     if (line > 0)
         fprintf(stderr, "cfx: the run stood at %s:%d:%d after %lld loop iterations\n", file, line, col,
                 (long long)cfx_exec_iterations(e));
@@ -714,7 +726,7 @@ static int cmd_run(int argc, char **argv)
         char *end;
         deadline = strtod(o.deadline, &end);
         if (end == o.deadline || *end || !(deadline > 0 && deadline <= 1e6)) {
-            rc = bad_usage("run", "--deadline wants seconds, a number from 0 to 1e6, got '%s'",
+            rc = bad_usage("run", "--deadline wants seconds, a number above 0 and at most 1e6, got '%s'",
                            o.deadline);
             goto done;
         }
@@ -904,7 +916,16 @@ static int cmd_run(int argc, char **argv)
         goto done;
     }
 
+    hint_loops = has_loops(m, g);
     cfx_status st = run_interruptible(e, max_iters == 0, deadline);
+    if (st == CFX_OK && deadline_passed) {
+        /* the deadline passed and the run ended before it could be stopped (between two
+         * checks of the cancel flag): the deadline holds, and the results are not printed */
+        fprintf(stderr, "%s: run stopped: cancelled: the deadline of %s s passed before the run "
+                        "ended\n", o.file, o.deadline);
+        rc = EXIT_STOPPED;
+        goto done;
+    }
     fflush(stdout); /* the graph's prints come before the status line and the results */
     if (say_path)
         fprintf(stderr, "cfx: backend cuda-persistent (%s)\n", cfx_exec_backend_detail(e));
@@ -914,14 +935,20 @@ static int cmd_run(int argc, char **argv)
     }
     if (o.profile) {
         char *text = cfx_profile_text(e);
-        if (text)
-            fputs(text, stderr);
+        int bad = text && (fputs(text, stderr) == EOF || fflush(stderr) != 0);
         cfx_free(text);
+        if (bad) /* a full disk, a closed stderr: the profile asked for is lost, so exit 1 */
+            goto done;
     }
     if (st != CFX_OK) {
-        fprintf(stderr, "%s\n", cfx_exec_message(e));
+        const char *msg = cfx_exec_message(e), *by = strstr(msg, "cancelled by the caller");
+        if (st == CFX_STOP_CANCELLED && deadline_passed && by) /* the caller is --deadline */
+            fprintf(stderr, "%.*sthe deadline of %s s passed%s\n", (int)(by - msg), msg, o.deadline,
+                    by + strlen("cancelled by the caller"));
+        else
+            fprintf(stderr, "%s\n", msg);
         if (st == CFX_STOP_CANCELLED)
-            report_cancel(e, o.file, deadline_passed ? o.deadline : NULL);
+            report_cancel(e, o.file);
         rc = EXIT_STOPPED;
         goto done;
     }

@@ -324,6 +324,7 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
     int dt = (int)got.dtype;
     npy_info info;
     memset(&info, 0, sizeof info);
+    snprintf(info.descr, sizeof info.descr, "%s", descr_of(got.dtype));
     info.rank = got.rank;
     for (int i = 0; i < got.rank; i++)
         info.dims[i] = got.dims[i];

@@ -9,6 +9,10 @@
  * values stay visible by name, and their statements are written inside the cfx block that
  * runs them. Errors leave through one longjmp to onnx_import_model, with every allocation on
  * the importer's list, as Lua's errors unwind to its protected call. */
+/* realpath, for external data (POSIX's XSI part) */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
 #include "onnx.h"
 
 #include <errno.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "strbuf.h"
@@ -645,6 +650,15 @@ static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void 
         fail(I, "tensor '%s': external data '%s' has offset %lld and length %lld, expected %zu bytes",
              name, loc, (long long)offset, (long long)length, want);
     const char *path = fmt(I, "%s/%s", I->dir, loc);
+    /* and no link inside it may lead out of it */
+    char *real_dir = realpath(I->dir, NULL), *real_path = realpath(path, NULL);
+    int inside = real_dir && real_path && !strncmp(real_path, real_dir, strlen(real_dir)) &&
+                 (real_path[strlen(real_dir)] == '/' || !strcmp(real_dir, "/"));
+    free(real_dir);
+    free(real_path);
+    if (!inside)
+        fail(I, "tensor '%s': external data '%s' %s", name, loc,
+             access(path, F_OK) == 0 ? "lies outside the model's folder (through a link)" : "cannot be read: no such file");
     FILE *f = fopen(path, "rb");
     if (!f)
         fail(I, "tensor '%s': cannot read external data '%s': %s", name, path, strerror(errno));
@@ -3670,6 +3684,69 @@ static char *dup_plain(const char *s)
     return c;
 }
 
+/* 1 when the serialized message p[0, len) of type d nests no deeper than `room` messages:
+ * protobuf-c unpacks nested messages by recursion, so a model nested a million deep would
+ * overflow the stack before the importer saw it. Walks the wire format with the schema's own
+ * descriptors; a malformed encoding is left to unpack to refuse. */
+#define ONNX_MAX_NESTING 400
+
+static uint64_t wire_varint(const uint8_t **p, const uint8_t *end, int *ok)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) {
+            *ok = 0;
+            return 0;
+        }
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *ok = 0;
+    return 0;
+}
+
+static int nesting_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *d, int room)
+{
+    if (room <= 0)
+        return 0;
+    const uint8_t *end = p + len;
+    int ok = 1;
+    while (p < end && ok) {
+        uint64_t tag = wire_varint(&p, end, &ok);
+        unsigned wt = (unsigned)(tag & 7);
+        uint64_t n;
+        switch (wt) {
+        case 0:
+            wire_varint(&p, end, &ok);
+            break;
+        case 1:
+        case 5:
+            n = wt == 1 ? 8 : 4;
+            if ((uint64_t)(end - p) < n)
+                return 1;
+            p += n;
+            break;
+        case 2: {
+            n = wire_varint(&p, end, &ok);
+            if (!ok || n > (uint64_t)(end - p))
+                return 1;
+            const ProtobufCFieldDescriptor *f =
+                tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3)) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor &&
+                !nesting_ok(p, (size_t)n, f->descriptor, room - 1))
+                return 0;
+            p += n;
+            break;
+        }
+        default:
+            return 1; /* groups and worse: unpack refuses them */
+        }
+    }
+    return 1;
+}
+
 /* Reads the model, imports it and hands the result over; leaves by fail() on any error. */
 static void import_all(imp *I, const char *path, onnx_import *out)
 {
@@ -3708,6 +3785,8 @@ static void import_all(imp *I, const char *path, onnx_import *out)
         I->bytes = I->file;
         I->len = n;
     }
+    if (!nesting_ok(I->bytes, I->len, &onnx__model_proto__descriptor, ONNX_MAX_NESTING))
+        fail(I, "the model nests its messages (subgraphs, types) more than %d deep", ONNX_MAX_NESTING);
     I->mp = onnx__model_proto__unpack(NULL, I->len, I->bytes);
     if (!I->mp)
         fail(I, "not an ONNX model: the protobuf does not parse (a truncated or corrupt file?)");

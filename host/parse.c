@@ -103,6 +103,10 @@ static void parse_next(parser *p)
     p->tok = lex_next(&p->lx);
     if (p->lx.oom)
         p->oom = 1;
+    if (p->lx.lost) { /* `n & 1`: what the parser would then miss is the same mistake */
+        p->lx.lost = 0;
+        p->panic = 1;
+    }
 }
 
 static void vreport(parser *p, int line, int col, const char *fmt, va_list ap)
@@ -373,12 +377,21 @@ static ast_node *parse_if(parser *p)
     return n;
 }
 
+/* Python's `for ... else` and `while ... else`, which cfx does not take. */
+static void loop_else(parser *p)
+{
+    if (!p->panic && p->tok.kind == TK_ELSE)
+        parse_syntax_error(p, p->tok.line, p->tok.col, "a loop has no 'else': set a flag before its 'break' "
+                           "and test the flag after the loop");
+}
+
 static ast_node *parse_while(parser *p)
 {
     ast_node *n = parse_node(p, AST_WHILE, p->tok.line, p->tok.col);
     parse_next(p);
     n->a = parse_expr(p);
     n->b = parse_block(p, "after the condition");
+    loop_else(p);
     return n;
 }
 
@@ -472,6 +485,7 @@ static ast_node *parse_for(parser *p)
     if (!n || p->panic)
         return NULL;
     n->d = parse_block(p, n->kind == AST_FOR_RANGE ? "after 'range(...)'" : "after the loop's tensor");
+    loop_else(p);
     return n;
 }
 
@@ -631,6 +645,21 @@ static ast_node *read_of_target(parser *p, const ast_node *t)
     return r;
 }
 
+/* The message for an assignment to x, which is no target: d[i][j] is written d[i, j]. */
+static const char *bad_target(const ast_node *x, char *buf, size_t n)
+{
+    const ast_node *b = x;
+    int depth = 0;
+    for (; b->kind == AST_INDEX; b = b->a)
+        depth++;
+    if (depth >= 2 && b->kind == AST_NAME && !(x->flags & AST_F_PAREN)) {
+        snprintf(buf, n, "cannot assign to %s[...][...]: write one subscript list, as in %s[i, j] = v", b->name,
+                 b->name);
+        return buf;
+    }
+    return "cannot assign to this expression (a target is a name or name[i])";
+}
+
 /* `TARGET op= EXPR`: one target, a name or a row or element of a named tensor. The value is
  * BINARY(op, TARGET, EXPR), at the operator's position, so that the checker and the
  * messages treat `x += e` exactly as `x = x + e`. */
@@ -640,8 +669,8 @@ static ast_node *parse_augmented(parser *p, lex_token start, ast_node *target, i
     parse_next(p);
     int ok = target->kind == AST_NAME || (target->kind == AST_INDEX && target->a->kind == AST_NAME);
     if (!ok || (target->flags & AST_F_PAREN)) {
-        parse_syntax_error(p, target->line, target->col,
-                           "cannot assign to this expression (a target is a name or name[i])");
+        char buf[256];
+        parse_syntax_error(p, target->line, target->col, "%s", bad_target(target, buf, sizeof buf));
         return NULL;
     }
     ast_node *n = parse_node(p, AST_ASSIGN, start.line, start.col);
@@ -865,7 +894,8 @@ static ast_node *parse_simple(parser *p)
         ast_node *x = targets.items[i];
         int ok = x->kind == AST_NAME || (x->kind == AST_INDEX && x->a->kind == AST_NAME);
         if (!ok || (x->flags & AST_F_PAREN)) {
-            parse_report(p, x->line, x->col, "cannot assign to this expression (a target is a name or name[i])");
+            char buf[256];
+            parse_report(p, x->line, x->col, "%s", bad_target(x, buf, sizeof buf));
             return NULL;
         }
     }
@@ -1046,8 +1076,8 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 ntuple = 0;
             }
             memset(&type, 0, sizeof type);
-        } else {
-            parse_type(p, &type);
+        } else if (!parse_type(p, &type) && !p->panic) {
+            type.rank = AST_UNTYPED; /* reported (a shape too large): its uses are not */
         }
         if (p->panic)
             return 0;
@@ -2058,7 +2088,11 @@ static void parse_args(parser *p, ast_node *call)
             parse_next(p);
             continue;
         }
-        if (p->tok.kind != TK_RPAREN)
+        if (p->tok.kind == TK_FOR && args.n == 1)
+            parse_syntax_error(p, p->tok.line, p->tok.col, "a generator expression is not taken: put the "
+                               "comprehension in brackets and make a tensor of it, %s(stack([... for ...])), or "
+                               "write the elementwise expression, as in sum(x * 2.0)", call->name);
+        else if (p->tok.kind != TK_RPAREN)
             parse_expected(p, "',' or ')' after the argument");
         break;
     }
@@ -2416,12 +2450,12 @@ static ast_node *parse_binary(parser *p, int min)
         int op = 0;
         if (p->tok.kind == TK_IN && min <= PREC_COMPARE) {
             parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x in xs) are not supported: write "
-                               "any(xs == x), or a loop");
+                               "x == a or x == b for a few values, any(xs == x) for a tensor xs, or a loop");
             break;
         }
         if (p->tok.kind == TK_NOT && min <= PREC_COMPARE) {
             parse_syntax_error(p, p->tok.line, p->tok.col, "membership tests (x not in xs) are not supported: "
-                               "write not any(xs == x), or a loop");
+                               "write x != a and x != b for a few values, not any(xs == x) for a tensor xs, or a loop");
             break;
         }
         int prec = binary_op(p->tok.kind, &op);

@@ -48,6 +48,15 @@ expect_in() {
     *) fail "$3: [$1] not in std$2: [$hay]" ;;
     esac
 }
+# expect_not_in TEXT WHERE(out|err) DESCRIPTION
+expect_not_in() {
+    checks=$((checks + 1))
+    local hay
+    if [ "$2" = out ]; then hay=$out; else hay=$err; fi
+    case "$hay" in
+    *"$1"*) fail "$3: [$1] in std$2: [$hay]" ;;
+    esac
+}
 
 # ---- graphs --------------------------------------------------------------------------------
 cat >"$T/iw.cfx" <<'G'
@@ -123,7 +132,7 @@ expect_rc 1 "cfx without arguments"
 expect_in "usage:" err "cfx without arguments"
 run_cfx frobnicate
 expect_rc 1 "unknown command"
-expect_err "cfx: unknown command 'frobnicate' (run, check, dump, backends; see cfx --help)" "unknown command"
+expect_err "cfx: unknown command 'frobnicate' (run, check, dump, import, backends; see cfx --help)" "unknown command"
 
 run_cfx run --help
 expect_rc 0 "cfx run --help"
@@ -438,18 +447,107 @@ expect_in "by record kind:" err "--profile by kind"
 checks=$((checks + 1))
 loop_row=$(printf '%s\n' "$err" | sed -n '/^loops/,$p' | awk '$1 == 4 {print $2}')
 [ "$loop_row" = 3 ] || fail "--profile: the loop on line 4 has [$loop_row] iterations, expected 3: $err"
+# a run stopped by its budget of 2: the profile counts the 2 iterations that ran, not the TICK
+# that stopped it
+run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile --backend cpu --max-iters 2
+expect_rc 3 "--profile of a stopped run"
+checks=$((checks + 1))
+loop_row=$(printf '%s\n' "$err" | sed -n '/^loops/,$p' | awk '$1 == 4 {print $2}')
+[ "$loop_row" = 2 ] || fail "--profile of a stopped run: the loop on line 4 has [$loop_row] iterations, expected 2: $err"
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile=yes
 expect_rc 1 "--profile takes no value"
 # spin.cfx with x=0 never ends: the deadline cancels it and says where it stood
 run_cfx run "$T/spin.cfx" --in x=0 --deadline 0.2 --backend cpu
 expect_rc 3 "--deadline"
 expect_in "$T/spin.cfx:" err "--deadline's status line"
-expect_in "run stopped: cancelled" err "--deadline cancels"
-expect_in "cfx: the deadline of 0.2 s passed: the run was cancelled" err "--deadline says so"
+expect_in "run stopped: cancelled: the deadline of 0.2 s passed" err "--deadline says it was the deadline"
+expect_not_in "cancelled by the caller" err "--deadline is not the caller's cancel"
 expect_in "cfx: the run stood at $T/spin.cfx:" err "--deadline says where the run stood"
 run_cfx run "$T/spin.cfx" --in x=0 --deadline 0
 expect_rc 1 "--deadline 0"
-expect_in "--deadline wants seconds" err "--deadline 0"
+expect_in "--deadline wants seconds, a number above 0 and at most 1e6, got '0'" err "--deadline 0 is outside the range"
+# no loop, but two products of 1024^3 multiply-adds (seconds on the cpu executor): the
+# deadline stops the run inside the first one, at its line
+printf 'graph big(x: f32) -> (y: f32) {\n  a = full([1024, 1024], x)\n  b = a @ a\n  c = b @ b\n  y = sum(c)\n}\n' >"$T/big.cfx"
+run_cfx run "$T/big.cfx" --in x=0.001 --deadline 0.2 --backend cpu
+expect_rc 3 "--deadline in a graph with no loop"
+expect_in "$T/big.cfx:3:3: run stopped: cancelled: the deadline of 0.2 s passed" err "--deadline inside a product"
+expect_out "" "a run stopped by its deadline prints no results"
+# a profile that cannot be written (stderr a full disk) is a failure, not exit 0
+if [ -e /dev/full ]; then
+    checks=$((checks + 1))
+    timeout 60 "$CFX" run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --profile --backend cpu >/dev/null 2>/dev/full
+    prc=$?
+    [ "$prc" = 1 ] || fail "--profile to a full stderr: exit $prc, expected 1"
+fi
+
+# ---- what a new user's files hold (issue 36) -----------------------------------------------------
+# a UTF-8 byte-order mark, a backslash continuation and a literal cast to i64 that i32 cannot hold:
+# 3000000000 + 5 = 3000000005, and (2 + 3) * 4 = 20, by hand
+printf '\xef\xbb\xbfgraph g(x: i64) -> (y: i64, z: i32) {\n  y = cast(3000000000, i64) + x\n  z = (2 + 3) \\\n      * 4\n}\n' >"$T/newuser.cfx"
+run_cfx run "$T/newuser.cfx" --in x=5
+expect_rc 0 "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
+expect_out "y = 3000000005
+z = 20" "a byte-order mark, a backslash continuation, cast(3000000000, i64)"
+
+# numpy's methods and x.T, as the ops they are; by hand for x = [[1, 5, 3], [4, 2, 6]]
+cat >"$T/methods.cfx" <<'G'
+graph g(x: f32[2, 3]) -> (s: f32, m: f32[3], t: f32[3, 2], c: f64[2, 3], k: f32[2, 3], a: i32[2]) {
+  s = x.sum()
+  m = x.max(0)
+  t = x.T
+  c = x.astype(f64)
+  k = x.copy()
+  a = x.argmax(axis=1)
+}
+G
+run_cfx run "$T/methods.cfx" --in "x=[[1,5,3],[4,2,6]]"
+expect_rc 0 "numpy's methods"
+expect_out "s = 21
+m = [4, 5, 6]
+t = [[1, 4], [5, 2], [3, 6]]
+c = [[1, 5, 3], [4, 2, 6]]
+k = [[1, 5, 3], [4, 2, 6]]
+a = [1, 2]" "numpy's methods: x.sum(), x.max(0), x.T, x.astype(f64), x.copy(), x.argmax(axis=1)"
+
+# sum of bools counts the true ones: x > 2 holds for 3, 5 and 2.5
+printf 'graph g(x: f32[5]) -> (n: i32) {\n  n = sum(x > 2.0)\n}\n' >"$T/count.cfx"
+run_cfx run "$T/count.cfx" --in "x=[1,3,5,-1,2.5]"
+expect_rc 0 "sum of bools"
+expect_out "n = 3" "sum of bools counts the true ones"
+
+# enumerate(x, 1) and start=: by hand for x = [1, 2, 3], s = 1*1 + 2*2 + 3*3 = 14 and
+# t = (1 + 2 + 3) + (10 + 12) = 28 (the continue skips 11)
+cat >"$T/enumerate.cfx" <<'G'
+graph g(x: f32[3]) -> (s: f32, t: i32) {
+  s = 0.0
+  t = 0
+  for i, v in enumerate(x, 1) {
+    s = s + cast(i, f32) * v
+    t = t + i
+  }
+  for k, w in enumerate(x, start=10) {
+    if k == 11 {
+      continue
+    }
+    t = t + k
+  }
+}
+G
+run_cfx run "$T/enumerate.cfx" --in "x=[1,2,3]"
+expect_rc 0 "enumerate with a start"
+expect_out "s = 14
+t = 28" "enumerate(x, 1) and enumerate(x, start=10)"
+
+# numpy's minimum, maximum, clip and isnan, as cfx's ops; by hand for x = [nan, 2, -1] (NaN
+# propagates through minimum, maximum and clip, as numpy's do)
+printf 'graph g(x: f32[3]) -> (a: bool[3], b: f32[3], c: f32[3], d: f32[3]) {\n  a = isnan(x)\n  b = clip(x, 0.0, 1.0)\n  c = maximum(x, 0.0)\n  d = minimum(x, 0.0)\n}\n' >"$T/numpy_names.cfx"
+run_cfx run "$T/numpy_names.cfx" --in "x=[nan,2,-1]"
+expect_rc 0 "numpy's function names"
+expect_out "a = [true, false, false]
+b = [nan, 1, 0]
+c = [nan, 2, 0]
+d = [nan, 0, -1]" "isnan, clip, maximum, minimum"
 
 # ---- trace -------------------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0 --in y=1 --in i=0 --trace "$T/t.json"

@@ -2,7 +2,9 @@
 never stops (collatz of 0, which the README's `--in start=random` can draw), with no
 --max-iters, says once on stderr after 5 s how to stop or bound it, and Ctrl-C (SIGINT)
 cancels it cleanly: status line `run stopped: cancelled` at the loop, no results, exit 3.
-A run under a budget says nothing and stops with `limit`.
+A run under a budget says nothing and stops with `limit`. A graph with no loop but a long
+op (matrix products) gets a hint that does not offer --max-iters, which cannot act on it, and
+Ctrl-C stops it inside the product.
 
 Usage: python3 test_runaway.py CFX_BINARY SOURCE_DIR"""
 import os
@@ -10,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HINT = ("cfx: the run has gone on for 5 s; Ctrl-C cancels it, and --max-iters N bounds its "
@@ -84,6 +87,34 @@ def main():
     check(p.stderr.decode() ==
           "graphs/collatz.cfx:51:3: run stopped: limit: iteration budget of 1000 spent\n",
           "stderr under a budget: %r" % p.stderr.decode())
+
+    # no loop, long products (4 of 2048^3 multiply-adds, tens of seconds on the cpu executor):
+    # the hint offers Ctrl-C and --deadline, not --max-iters; Ctrl-C stops it in a product
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "products.cfx")
+        with open(path, "w") as f:
+            f.write("graph products(x: f32) -> (y: f32) {\n  a = full([2048, 2048], x)\n"
+                    "  b = a @ a\n  c = b @ a\n  d = c @ a\n  e = d @ a\n  y = sum(e)\n}\n")
+        p = start(cfx, ["run", path, "--in", "x=0.001", "--backend", "cpu"])
+        time.sleep(6.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            check(False, "Ctrl-C did not stop a long product")
+        check(time.monotonic() - t0 < 5, "Ctrl-C took %.1f s to stop a long product"
+              % (time.monotonic() - t0))
+        check(p.returncode == 3, "exit %s after Ctrl-C in a product, want 3" % p.returncode)
+        text = err.decode()
+        check(text.startswith("cfx: the run has gone on for 5 s; Ctrl-C cancels it, and "
+                              "--deadline SECONDS bounds its time\n" + path + ":"),
+              "hint of a graph with no loop: %r" % text)
+        check(": run stopped: cancelled: cancelled by the caller\n" in text,
+              "status line after Ctrl-C in a product: %r" % text)
+        check(out == b"", "a cancelled run printed results: %r" % out)
 
     print("test_runaway: %d passed, %d failed" % (checks - failures, failures))
     return 1 if failures else 0

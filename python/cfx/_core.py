@@ -57,7 +57,9 @@ class CompileError(Error):
 
 class RunStopped(Error):
     """A run stopped before its end. .status is the status name (assert, index, divide,
-    value, limit, cancelled); .message the one-line message `FILE:LINE:COL: run stopped:
+    value, limit, cancelled, or kernel: a Python kernel of register_kernel raised, or returned
+    a result of the wrong count, shape or dtype; the message says what, and the exception is
+    the RunStopped's __cause__); .message the one-line message `FILE:LINE:COL: run stopped:
     STATUS: ...`; .file, .line, .col the position of the statement that stopped it (line 0
     where there is none); .iterations the loop iterations it ran; .hang_report, for a
     cancelled run of cuda-persistent's interpreter, where each block stood and which blocks
@@ -310,12 +312,12 @@ def compile(source, *, filename=None, context=None):
     """Compiles a .cfx file or source text into a Module.
 
     source: a path (str or os.PathLike) or the text itself (str or bytes; a str with a
-    newline or a `{` is text). filename names text in messages (default "<string>").
+    newline or a `{`, or "", is text). filename names text in messages (default "<string>").
     Raises CompileError with every diagnostic, FileNotFoundError for a missing file."""
     ctx = context if context is not None else default_context()
     diags = ctypes.c_void_p()
     is_path = isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and "{" not in source)
+        isinstance(source, str) and source != "" and "\n" not in source and "{" not in source)
     if is_path:
         path = os.fspath(source)
         if not os.path.exists(path):
@@ -578,10 +580,43 @@ class _Exec:
         self.mode = None
 
 
+def _default_value(dtype, text):
+    """The Python value of a default as cfx_input_default writes it ("2.5", "true", "None")."""
+    if text == "None":
+        return None
+    if dtype == "bool":
+        return text == "true"
+    if dtype in ("i32", "i64"):
+        return int(text)
+    return float(text)
+
+
+def _filled(dtype, shape, value):
+    """A host View of shape with every element `value` (an input's default)."""
+    n = _dlpack.count(shape)
+    v = _dlpack.check_scalar(value, dtype)
+    buf = (_dlpack.CTYPE[dtype] * max(n, 1))(*([v] * n))
+    return _dlpack.View(dtype, shape, ctypes.addressof(buf), HOST, None, buf)
+
+
+# the keyword options of calling a graph, with their defaults
+_CALL_OPTIONS = {"backend": "auto", "max_iters": 0, "stream": None, "results": "auto",
+                 "out": None, "on_print": None, "persistent_mode": None, "trace": None}
+
+
+def _given(value, default):
+    """Whether an option was given a value other than its default (an array is never one)."""
+    if default is None or not isinstance(value, (str, int)):
+        return value is not default
+    return value != default
+
+
 class Graph:
     """One graph of a module: .name, .inputs and .results (lists of Param with name, dtype,
-    shape). Call it to run: g(x=..., steps=5) or g(x, 5), returning Results, a mapping from
-    result names to arrays."""
+    shape), .defaults ({input name: its default} for the inputs declared with one; None for
+    `= None`). Call it to run: g(x=..., steps=5) or g(x, 5), returning Results, a mapping from
+    result names to arrays. An input with a default may be left out; one that defaults to None
+    may be left out or given as None."""
 
     def __init__(self, module, index):
         self.module = module
@@ -591,6 +626,12 @@ class Graph:
         self.inputs = [Param(_lib.text(lib.cfx_input_name(m, index, i)),
                              *_lib.type_of(lib.cfx_input_type(m, index, i)))
                        for i in range(lib.cfx_input_count(m, index))]
+        # the defaults of inputs that have one: a Python value, None for `= None`
+        self.defaults = {}
+        for i, p in enumerate(self.inputs):
+            text = lib.cfx_input_default(m, index, i)
+            if text is not None:
+                self.defaults[p.name] = _default_value(p.dtype, _lib.text(text))
         self.results = [Param(_lib.text(lib.cfx_result_name(m, index, i)),
                               *_lib.type_of(lib.cfx_result_type(m, index, i)))
                         for i in range(lib.cfx_result_count(m, index))]
@@ -598,6 +639,8 @@ class Graph:
         self._execs = {}
         self._lock = threading.RLock() # a print callback that calls the graph gets an error, not a deadlock
         self._running = None
+        self._cancel_lock = threading.Lock() # _running and _cancel_pending, for cancel()
+        self._cancel_pending = False
         self._on_print = None
         self._print_fn = _lib.PRINT_FN(self._print)
         self.last_backend = None
@@ -661,10 +704,13 @@ class Graph:
         self._execs.clear()
 
     def cancel(self):
-        """Asks the run in flight (from another thread) to stop with status cancelled."""
-        e = self._running
-        if e:
-            lib.cfx_cancel(e)
+        """Asks the run in flight (from another thread) to stop with status cancelled; with
+        no run in flight, the graph's next run (as cfx_cancel keeps a cancel for the next run)."""
+        with self._cancel_lock:
+            if self._running:
+                lib.cfx_cancel(self._running)
+            else:
+                self._cancel_pending = True
 
     # -- running
     def __call__(self, *args, backend="auto", max_iters=0, stream=None, results="auto",
@@ -697,6 +743,18 @@ class Graph:
             if name in values:
                 raise TypeError("%s: input '%s' given twice" % (self.name, name))
             values[name] = v
+        given = {"backend": backend, "max_iters": max_iters, "stream": stream,
+                 "results": results, "out": out, "on_print": on_print,
+                 "persistent_mode": persistent_mode, "trace": trace}
+        for p in self.inputs:
+            # an input named like an option: name=... is the option, so say so rather than
+            # take the value silently as the option and then miss the input
+            if p.name in _CALL_OPTIONS and p.name not in values and (
+                    p.name not in self.defaults or _given(given[p.name], _CALL_OPTIONS[p.name])):
+                raise TypeError("%s: '%s' is both an input of the graph and an option of the call, "
+                                "and %s=... gives the option: pass the input positionally or with "
+                                "%s.run({'%s': ...}, ...)" % (self.name, p.name, p.name, self.name,
+                                                              p.name))
         return self.run(values, backend=backend, max_iters=max_iters, stream=stream,
                         results=results, out=out, on_print=on_print,
                         persistent_mode=persistent_mode, trace=trace)
@@ -719,7 +777,16 @@ class Graph:
         if unknown:
             raise TypeError("%s has no input '%s' (its inputs: %s)"
                             % (self.name, unknown[0], ", ".join(map(str, self.inputs))))
-        missing = [p for p in self.inputs if p.name not in values]
+        for p in self.inputs:
+            # None for an input that defaults to None is the input left out
+            if p.name in values and values[p.name] is None:
+                if p.name in self.defaults and self.defaults[p.name] is None:
+                    del values[p.name]
+                else:
+                    raise TypeError("%s: input '%s' is %s; got None (only an input declared "
+                                    "`= None` may be None)" % (self.name, p.name,
+                                                               shape_str(p.dtype, p.shape)))
+        missing = [p for p in self.inputs if p.name not in values and p.name not in self.defaults]
         if missing:
             raise TypeError("%s: missing input%s %s" % (self.name, "s" if len(missing) > 1 else "",
                                                          ", ".join("'%s'" % str(p) for p in missing)))
@@ -792,8 +859,8 @@ class Graph:
                              % (self.name, devices[device_id], device_id))
         # the kinds of array among the inputs, those on the run's device first
         frameworks = [_framework(values[p.name]) for p in self.inputs
-                      if on_device and places[("input", p.name)][0] == DEVICE]
-        frameworks += [_framework(values[p.name]) for p in self.inputs]
+                      if on_device and p.name in values and places[("input", p.name)][0] == DEVICE]
+        frameworks += [_framework(values[p.name]) for p in self.inputs if p.name in values]
         frameworks = [f for f in frameworks if f]
         if results == "auto":
             results = frameworks[0] if frameworks else ("numpy" if _have_numpy() else "tensor")
@@ -821,6 +888,15 @@ class Graph:
         try:
             staged = []
             for p in self.inputs:
+                if p.name not in values:
+                    # left out: a run over host buffers takes the default itself (and tells
+                    # a parameter defaulting to None apart); a device run gets it staged
+                    if not on_device or self.defaults[p.name] is None:
+                        continue
+                    view = _filled(p.dtype, p.shape, self.defaults[p.name])
+                    views.append(view)
+                    staged.append((p, view))
+                    continue
                 where = places[("input", p.name)][0]
                 view = self._import("input", p, values[p.name], handle if where != HOST else None)
                 views.append(view)
@@ -860,11 +936,16 @@ class Graph:
                     self._bind(e, bind, p, outs[p.name][1])
                 self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
                 _take_kernel_failure()
-                self._running = e
+                with self._cancel_lock:
+                    self._running = e
+                    if self._cancel_pending:
+                        self._cancel_pending = False
+                        lib.cfx_cancel(e)
                 try:
                     status = _sigint.call(e, lambda: lib.cfx_run(e))
                 finally:
-                    self._running = None
+                    with self._cancel_lock:
+                        self._running = None
                 self.last_backend = x.backend
                 if status != _lib.OK:
                     self._raise_stopped(e, status)
@@ -909,15 +990,24 @@ class Graph:
 
     def _raise_stopped(self, e, status):
         failure = _take_kernel_failure()
+        line, col = ctypes.c_int(0), ctypes.c_int(0)
         if status == _lib.ERROR or status < 0 or status >= len(_lib.STATUSES):
             text = _lib.text(lib.cfx_exec_message(e)) or _lib.text(lib.cfx_exec_error(e))
             # text is `FILE:LINE:COL: run stopped: error: ...` or an executor's own message
             if failure is not None:
                 if isinstance(failure, (KeyboardInterrupt, SystemExit)):
                     raise failure
-                raise Error(text) from failure
+                if " run stopped: error: kernel '" not in text:
+                    raise Error(text) from failure # a print callback's
+                # a Python kernel that raised: what it raised, rather than what the C
+                # callback returned for it
+                text = re.sub(r" \(it returned -?\d+\)$", "", text)
+                text = text.replace(" run stopped: error: ", " run stopped: kernel: ", 1)
+                lib.cfx_exec_position(e, ctypes.byref(line), ctypes.byref(col))
+                raise RunStopped("kernel", "%s: %s: %s" % (text, type(failure).__name__, failure),
+                                 self.module.filename, line.value, col.value,
+                                 lib.cfx_exec_iterations(e)) from failure
             raise Error(text)
-        line, col = ctypes.c_int(0), ctypes.c_int(0)
         lib.cfx_exec_position(e, ctypes.byref(line), ctypes.byref(col))
         message = _lib.text(lib.cfx_exec_message(e))
         raise RunStopped(_lib.STATUSES[status], message, self.module.filename, line.value,

@@ -18,6 +18,7 @@ import ctypes
 import itertools
 import numbers
 import sys
+import struct
 import threading
 import weakref
 
@@ -508,7 +509,14 @@ def check_scalar(v, dtype):
             raise ValueError("%d does not fit in %s" % (v, dtype))
         return v
     if isinstance(v, numbers.Real):
-        return float(v)
+        v = float(v)
+        if dtype == "f32":
+            # as the command line: a finite number that rounds to inf is refused, inf is not
+            try:
+                struct.pack("<f", v)
+            except OverflowError:
+                raise ValueError("%r is out of range for f32" % v) from None
+        return v
     raise TypeError("wants %s; got %s" % (dtype, type(v).__name__))
 
 

@@ -63,6 +63,7 @@ _PROTOTYPES = {
     "cfx_input_count": (c_int, [c_void_p, c_int]),
     "cfx_input_name": (c_char_p, [c_void_p, c_int, c_int]),
     "cfx_input_type": (Type, [c_void_p, c_int, c_int]),
+    "cfx_input_default": (c_char_p, [c_void_p, c_int, c_int]),
     "cfx_result_count": (c_int, [c_void_p, c_int]),
     "cfx_result_name": (c_char_p, [c_void_p, c_int, c_int]),
     "cfx_result_type": (Type, [c_void_p, c_int, c_int]),

@@ -59,7 +59,7 @@ def test_python_kernel_sees_numpy_read_only(np):
     assert seen == [(np.ndarray, False)] * 2
 
 
-def test_kernel_errors_reach_the_caller():
+def test_kernel_errors_reach_the_caller(np):
     ctx = cfx.Context()
 
     def broken(x, s):
@@ -71,18 +71,27 @@ def test_kernel_errors_reach_the_caller():
     def wrong_dtype(x, s):
         return [1, 2, 3, 4] # ints for f32 are fine: a Python number has no dtype
 
+    def f64_array(x, s):
+        return np.float64([1, 2, 3, 4])
+
     ctx.register_kernel("broken", "(f32[4], f32) -> (f32[4])", cpu=broken)
     ctx.register_kernel("short", "(f32[4], f32) -> (f32[4])", cpu=short)
     ctx.register_kernel("ints", "(f32[4], f32) -> (f32[4])", cpu=wrong_dtype)
+    ctx.register_kernel("wide", "(f32[4], f32) -> (f32[4])", cpu=f64_array)
     for name, cause, text in (("broken", ZeroDivisionError, "inside the kernel"),
                               ("short", ValueError, "kernel 'short' result 0 wants f32[4]; got "
-                                                    "a nested list of shape [3]")):
+                                                    "a nested list of shape [3]"),
+                              ("wide", TypeError, "kernel 'wide' result 0 wants f32[4]; got f64")):
         g = ctx.compile(USES_SCALE.replace("scale", name)).entry
-        with pytest.raises(cfx.Error) as info:
+        with pytest.raises(cfx.RunStopped) as info:
             g(x=[1.0, 2.0, 3.0, 4.0], s=1.0)
+        # the kernel's own exception, chained, and named in the message with the statement
         assert isinstance(info.value.__cause__, cause)
         assert str(info.value.__cause__) == text
-        assert not isinstance(info.value, cfx.RunStopped)
+        assert info.value.status == "kernel"
+        assert info.value.message == ("<string>:2:3: run stopped: kernel: kernel '%s' failed: %s: %s"
+                                      % (name, cause.__name__, text))
+        assert (info.value.line, info.value.col) == (2, 3)
     g = ctx.compile(USES_SCALE.replace("scale", "ints")).entry
     assert g(x=[0.0] * 4, s=1.0, results="python")["y"] == [1, 2, 3, 4]
 
