@@ -343,8 +343,10 @@ def torch_peers(torch, dev):
 def torch_warmup_mode(torch):
     """PyTorch's own warm-up for control flow before a capture (a dispatch mode that runs every
     branch of torch.cond and a while_loop's body), where the installed version has it; else a
-    context that does nothing."""
+    context that does nothing (and with CFX_PEERS_TORCH_WARMUP_MODE=0)."""
     import contextlib
+    if os.environ.get("CFX_PEERS_TORCH_WARMUP_MODE", "1") == "0":  # our own warm-ups alone
+        return contextlib.nullcontext()
     for modname in ("torch._higher_order_ops.cudagraph_conditional_nodes", "torch.cuda.graphs"):
         try:
             mod = __import__(modname, fromlist=["ControlFlowOpWarmupDispatchMode"])
