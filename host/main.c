@@ -130,10 +130,10 @@ static const char dump_usage_text[] =
     "two modes of cuda-persistent (the interpreter and the compiled kernel), computed on this\n"
     "machine from the plan they follow: records walked, grid and block barriers, bytes read and\n"
     "written in device memory, launches, and a time predicted from the floors. --blocks is the\n"
-    "grid's size (default 264, an H100's: 132 multiprocessors x 2); --floors the figures the\n"
-    "prediction uses, in this order: grid barrier us, block barrier us, device memory GB/s,\n"
-    "interpreted record us, micro-op us, memory phase us (the compiled kernel's trips to memory\n"
-    "one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
+    "grid's size (default 264, what the executors launch on an H100 or an H200: 132\n"
+    "multiprocessors x 2); --floors the figures the prediction uses, in this order: grid barrier\n"
+    "us, block barrier us, device memory GB/s, interpreted record us, micro-op us, memory phase us\n"
+    "(the compiled kernel's trips to memory one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
