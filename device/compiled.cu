@@ -625,6 +625,8 @@ typedef struct comp_exec {
     exec_run run;
     cudaStream_t stream;
     int in_flight, in_interp;
+    int captured_run;       /* the last run was recorded by the application's capture */
+    ck_sync *sync_pinned;   /* sync_init's page-locked copy, which a captured run copies from */
     int rerun;              /* the last run overflowed the print buffer: the interpreter ran it */
     int paused;             /* the run paused at least once */
     int forced;             /* a CALL failed at a pause: the outcome is CFX_ERROR at forced_record */
@@ -668,6 +670,7 @@ static void release_kernel(comp_exec *x)
     if (x->alt) cudaFree(x->alt);
     if (x->print_buf) cudaFree(x->print_buf);
     if (x->print_host) cudaFreeHost(x->print_host);
+    if (x->sync_pinned) cudaFreeHost(x->sync_pinned);
     if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->trace) cudaFree(x->trace);
     if (x->trace_count) cudaFree(x->trace_count);
@@ -689,6 +692,7 @@ static void release_kernel(comp_exec *x)
     x->publish = NULL;
     x->alt = NULL;
     x->print_buf = x->print_host = NULL;
+    x->sync_pinned = NULL;
     x->site_exec_dev = NULL;
     x->own = NULL;
     x->capture = NULL;
@@ -940,6 +944,7 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     x->print_cap = 2 * max_print > COMP_PRINT_BYTES ? (uint32_t)(2 * max_print) : COMP_PRINT_BYTES;
     CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
     CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
+    CUDA_TRY(cudaHostAlloc((void **)&x->sync_pinned, sizeof(ck_sync), cudaHostAllocDefault));
     x->site_exec = (cudaGraphExec_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraphExec_t));
     x->site_graph = (cudaGraph_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraph_t));
     if (!x->site_exec || !x->site_graph) {
@@ -1437,6 +1442,86 @@ fail:
     return -1;
 }
 
+/* 1 when a run with these arguments would build the kernel first (the first run, or one that
+ * changes whether it is traced): what comp_prepare does. */
+static int comp_needs_build(const comp_exec *x, const exec_run *run)
+{
+    int stamps = run->trace != NULL || run->profile != NULL;
+    return x->want == MODE_COMPILED && (!x->tried || (x->ready && stamps != x->trace_build));
+}
+
+/* A compiled run recorded into the application's capture on `stream`: the blocks' shared state
+ * from its page-locked copy, the run's start, one launch of the kernel (a plain cooperative launch:
+ * the device graph would relaunch itself from the device; without the L2 window, whose refusal
+ * would end the capture), the guarded result copies and the outcome's publication. */
+static int comp_capture(comp_exec *x, const exec_run *run, int async, cudaStream_t stream, char *err, size_t errlen)
+{
+    const int n = x->info.launches;
+    if (dev_capture_check(run, async, "cuda-persistent (compiled)", err, errlen) != 0) return -1;
+    if (n > 0) {
+        snprintf(err, errlen, "cuda-persistent (compiled): %d record%s of this graph end the kernel's launch (CALLs "
+                 "of kernels given as functions, products launched for cuBLAS), which %s: choose cuda-graph, or "
+                 "register kernels by their source and set CFX_OPTION_LAUNCH_PRODUCT_MIN 0 (products inside the "
+                 "kernel)", n, n == 1 ? "" : "s",
+                 x->device_launch ? "the kernel serves by tail-launching their graphs and then its own graph from "
+                                    "the device; as a node of the application's graph it has no graph of its own to "
+                                    "relaunch"
+                                  : "pause and relaunch serves from the host between launches");
+        return -1;
+    }
+    x->run = *run;
+    x->stream = stream;
+    x->hang[0] = '\0';
+    memset(&x->sync_init, 0, sizeof x->sync_init);
+    x->sync_init.max_iters = run->max_iters;
+    *x->sync_pinned = x->sync_init;
+    CUDA_TRY(cudaMemcpyAsync(x->sync, x->sync_pinned, sizeof(ck_sync), cudaMemcpyHostToDevice, stream));
+    if (dev_run_begin(&x->d, run, stream, err, errlen) != 0) return -1;
+    {
+        ck_args a = kernel_args(x, 0);
+        void *params[] = {&a};
+        if (dev_launch((const void *)x->kernel, params, x->nblocks, x->threads, 0, x->cooperative && x->nblocks > 1,
+                       NULL, stream, err, errlen) != 0)
+            return -1;
+    }
+    if (dev_copy_results(&x->d, run, stream, err, errlen) != 0) return -1;
+    dev_publish_pending(&x->d);
+    if (dev_publish(&x->d, stream, err, errlen) != 0) return -1;
+    x->captured_run = 1;
+    return EXEC_CAPTURED;
+fail:
+    return -1;
+}
+
+/* cfx_prepare: the kernel built for this run (or the interpreter made and prepared where it cannot
+ * be), and the CALL sites' graphs for its kernels. */
+static int comp_prepare(void *self, const exec_run *run, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)self;
+    int stamps = run->trace != NULL || run->profile != NULL;
+    if (x->in_flight) {
+        snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
+        return -1;
+    }
+    if (x->want == MODE_COMPILED && x->tried && x->ready && stamps != x->trace_build) {
+        release_kernel(x);
+        x->tried = 0;
+    }
+    if (x->want == MODE_COMPILED && !x->tried) {
+        x->trace_build = stamps;
+        build(x);
+    }
+    if (x->want != MODE_COMPILED || !x->ready) {
+        if (!x->interp && !(x->interp = persist_create_opts(x->prog, &x->opts, err, errlen)))
+            return -1;
+        return dev_persistent_ops.prepare(x->interp, run, err, errlen);
+    }
+    if (x->device_launch && x->info.launches > 0 && dev_kernels_changed(x->captured, x->prog->nkernels, run) &&
+        capture_calls(x, run, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 static int comp_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
 {
     comp_exec *x = (comp_exec *)self;
@@ -1444,6 +1529,36 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
         return -1;
     }
+    {
+        cudaStream_t s = run->stream ? (cudaStream_t)run->stream : x->own;
+        /* only the application's stream can be in its capture, never the executor's own */
+        int capturing = run->stream ? dev_capturing(s, err, errlen) : 0;
+        if (capturing < 0) return -1;
+        if (capturing) {
+            memset(&x->out, 0, sizeof x->out);
+            x->out.record = -1;
+            if (comp_needs_build(x, run)) {
+                snprintf(err, errlen, "cuda-persistent: under stream capture the run would build its kernel first "
+                         "(NVRTC, the first run or one traced differently): call cfx_prepare (or run once) before "
+                         "capturing");
+                return -1;
+            }
+            if (x->want != MODE_COMPILED || !x->ready) {
+                if (!x->interp) {
+                    snprintf(err, errlen, "cuda-persistent (interpreter): under stream capture the run would make "
+                             "the interpreter first: call cfx_prepare (or run once) before capturing");
+                    return -1;
+                }
+                int rc = dev_persistent_ops.run(x->interp, run, async, err, errlen);
+                x->in_interp = rc == EXEC_CAPTURED;
+                x->captured_run = rc == EXEC_CAPTURED;
+                return rc;
+            }
+            x->in_interp = 0;
+            return comp_capture(x, run, async, s, err, errlen);
+        }
+    }
+    x->captured_run = 0;
     memset(&x->out, 0, sizeof x->out);
     x->out.record = -1;
     x->in_interp = 0;
@@ -1526,7 +1641,11 @@ static int comp_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 {
     comp_exec *x = (comp_exec *)self;
     int rc = 0;
-    if (x->in_flight && x->in_interp) {
+    if (x->captured_run && x->in_interp) {
+        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen); /* the application's last replay */
+    } else if (x->captured_run) {
+        rc = dev_read_published(&x->d, &x->out, err, errlen);
+    } else if (x->in_flight && x->in_interp) {
         rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen);
         x->in_flight = 0;
     } else if (x->in_flight) {
@@ -1534,6 +1653,13 @@ static int comp_wait(void *self, exec_outcome *out, char *err, size_t errlen)
     }
     *out = x->out;
     return rc;
+}
+
+/* cfx_exec_graph: a run recorded by a capture of this call's own. */
+static int comp_graph(void *self, const exec_run *run, void **graph, char *err, size_t errlen)
+{
+    if (comp_prepare(self, run, err, errlen) != 0) return -1;
+    return dev_graph_of_run(comp_run, self, run, graph, err, errlen);
 }
 
 /* cfx_set_persistent_mode: the mode for the next runs; returns the one that will run. */
@@ -1659,5 +1785,5 @@ static const char *comp_hang(void *self)
 
 const exec_ops dev_compiled_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, comp_available, comp_create, comp_run, comp_wait, comp_destroy,
-    comp_detail,                 comp_mode,  comp_option, comp_hang,
+    comp_detail,                 comp_mode,  comp_option, comp_hang, comp_prepare, comp_graph,
 };

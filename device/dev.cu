@@ -61,6 +61,8 @@ void dev_prog_free(dev_prog *d)
         cudaFree(d->state);
     if (d->control)
         cudaFreeHost(d->control);
+    if (d->pub)
+        cudaFreeHost(d->pub);
     /* the window's lines go back to normal, so that they hold no set-aside for an arena that
      * is gone (this resets the context's other persisting lines too: docs/persistent.md) */
     if (d->l2.num_bytes > 0)
@@ -105,6 +107,10 @@ int dev_prog_upload(dev_prog *d, const cfx_prog *p, char *err, size_t errlen)
     CUDA_TRY(cudaHostAlloc((void **)&d->control, sizeof(dev_control), cudaHostAllocMapped));
     memset((void *)d->control, 0, sizeof(dev_control));
     CUDA_TRY(cudaHostGetDevicePointer((void **)&d->control_dev, d->control, 0));
+    CUDA_TRY(cudaHostAlloc((void **)&d->pub, sizeof(dev_state), cudaHostAllocMapped));
+    memset((void *)d->pub, 0, sizeof(dev_state));
+    CUDA_TRY(cudaHostGetDevicePointer((void **)&d->pub_dev, d->pub, 0));
+    dev_publish_pending(d);
     /* The copies above come from pageable memory and the memsets are asynchronous: they may
      * still be in flight on the legacy default stream when this returns, and a run on a
      * non-blocking stream (the executors' own, or an application's) is not ordered after
@@ -260,6 +266,136 @@ int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
     out->iterations = (int64_t)s.iterations;
     return 0;
 fail:
+    return -1;
+}
+
+/* ---- a run inside the application's stream capture ---------------------------------------- */
+
+/* dev_state.status of a published outcome that no replay has written yet */
+#define DEV_PUB_PENDING (-7)
+
+int dev_capturing(cudaStream_t s, char *err, size_t errlen)
+{
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    CUDA_TRY(cudaStreamIsCapturing(s, &st));
+    if (st == cudaStreamCaptureStatusInvalidated) {
+        snprintf(err, errlen, "the run's stream is in a capture that was invalidated by an earlier call: end "
+                 "that capture (cudaStreamEndCapture) and begin again");
+        return -1;
+    }
+    return st == cudaStreamCaptureStatusActive;
+fail:
+    return -1;
+}
+
+int dev_capture_check(const exec_run *run, int async, const char *backend, char *err, size_t errlen)
+{
+    const cfx_prog *p = run->prog;
+    if (!async) {
+        snprintf(err, errlen, "%s: cfx_run under stream capture: it waits for the run, which a capture cannot; "
+                 "call cfx_run_async and cfx_wait after a replay", backend);
+        return -1;
+    }
+    for (int32_t i = 0; i < p->ninputs; i++)
+        if (slot_bytes(&p->slots[p->inputs[i]]) > 0 && !run->device_buffers) {
+            snprintf(err, errlen, "%s: a run under stream capture reads its inputs at each replay from device "
+                     "memory: bind every input and result with cfx_bind_device (this run has host buffers)", backend);
+            return -1;
+        }
+    if (!run->device_buffers && p->nresults > 0) {
+        snprintf(err, errlen, "%s: a run under stream capture writes its results at each replay into device "
+                 "memory: bind them with cfx_bind_device (this run has host buffers)", backend);
+        return -1;
+    }
+    if (run->trace || run->profile) {
+        snprintf(err, errlen, "%s: a traced or profiled run cannot be captured (the host reads the device's "
+                 "stamps after the run): turn tracing and profiling off before capturing", backend);
+        return -1;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_PRINT) {
+            snprintf(err, errlen, "%s: graph '%s' prints (line %d), and the host writes out a run's prints after it "
+                     "ends, which a captured run's replays do not give it: a graph without print can be captured",
+                     backend, p->name ? p->name : "", (int)p->records[i].line);
+            return -1;
+        }
+    return 0;
+}
+
+__global__ void dev_publish_kernel(const dev_state *state, dev_state *pub)
+{
+    pub->record = state->record;
+    pub->detail[0] = state->detail[0];
+    pub->detail[1] = state->detail[1];
+    pub->iterations = state->iterations;
+    __threadfence_system();
+    *(volatile int32_t *)&pub->status = state->status;
+    __threadfence_system();
+}
+
+int dev_publish(dev_prog *d, cudaStream_t s, char *err, size_t errlen)
+{
+    dev_publish_kernel<<<1, 1, 0, s>>>(d->state, d->pub_dev);
+    CUDA_LAUNCHED();
+    return 0;
+fail:
+    return -1;
+}
+
+void dev_publish_pending(dev_prog *d)
+{
+    if (d->pub)
+        *(volatile int32_t *)&d->pub->status = DEV_PUB_PENDING;
+}
+
+int dev_read_published(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
+{
+    int32_t status = __atomic_load_n(&d->pub->status, __ATOMIC_ACQUIRE);
+    if (status == DEV_PUB_PENDING) {
+        snprintf(err, errlen, "the captured run has not been replayed yet: launch the application's graph and "
+                 "synchronize it before cfx_wait");
+        return -1;
+    }
+    out->status = (cfx_status)status;
+    out->record = status == CFX_OK ? -1 : d->pub->record;
+    out->detail[0] = d->pub->detail[0];
+    out->detail[1] = d->pub->detail[1];
+    out->iterations = (int64_t)d->pub->iterations;
+    return 0;
+}
+
+int dev_graph_of_run(dev_run_fn run_fn, void *self, const exec_run *run, void **graph, char *err, size_t errlen)
+{
+    cudaStream_t s = NULL;
+    cudaGraph_t g = NULL;
+    exec_run r = *run;
+    int rc;
+    *graph = NULL;
+    CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    r.stream = (void *)s;
+    rc = run_fn(self, &r, 1, err, errlen);
+    {
+        cudaError_t e = cudaStreamEndCapture(s, &g);
+        if (rc >= 0 && e != cudaSuccess) {
+            dev_error(err, errlen, "cudaStreamEndCapture", __FILE__, __LINE__, cudaGetErrorString(e));
+            rc = -1;
+        }
+    }
+    if (rc != EXEC_CAPTURED) {
+        if (rc == 0)
+            snprintf(err, errlen, "the run was not recorded by the capture");
+        if (g)
+            cudaGraphDestroy(g);
+        (void)cudaGetLastError();
+        goto fail;
+    }
+    cudaStreamDestroy(s);
+    *graph = (void *)g;
+    return 0;
+fail:
+    if (s)
+        cudaStreamDestroy(s);
     return -1;
 }
 

@@ -69,6 +69,8 @@ typedef struct dev_prog {
     int device;               /* the CUDA device it lives on */
     int sms;                  /* multiprocessors of that device */
     cudaAccessPolicyWindow l2; /* the L2 window of its launches (dev_l2_window); num_bytes 0: none */
+    dev_state *pub;           /* host-mapped: the outcome a captured run's replays publish (dev_publish) */
+    dev_state *pub_dev;
 } dev_prog;
 
 int dev_prog_upload(dev_prog *d, const cfx_prog *p, char *err, size_t errlen);
@@ -86,6 +88,31 @@ int dev_copy_results(dev_prog *d, const exec_run *run, cudaStream_t stream, char
                      size_t errlen);
 /* Reads the state back (stream must be synchronized) into an exec_outcome. */
 int dev_read_outcome(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
+
+/* ---- a run inside the application's stream capture ------------------------------------------
+ * (docs/persistent.md, "Inside the application's graph"). A warm run enqueues only capturable work;
+ * these are what the executors share to record it, or to refuse it before recording anything. */
+
+/* 1 when `s` is being captured (cudaStreamIsCapturing), 0 when not; -1 with why when it cannot be
+ * told. */
+int dev_capturing(cudaStream_t s, char *err, size_t errlen);
+/* What every backend refuses under capture, before it records anything: cfx_run (it waits for the
+ * run), host buffers (bind device ones: they are read and written at each replay), prints (the host
+ * reads them after the run), traces and profiles (the host reads them). `backend` names the backend
+ * in the message. 0, or -1 with why. */
+int dev_capture_check(const exec_run *run, int async, const char *backend, char *err, size_t errlen);
+/* The last work of a captured run: the run state copied into d->pub (host-mapped), so that cfx_wait
+ * after a replay reads that replay's outcome without a copy or a synchronization of its own.
+ * dev_publish_pending marks the outcome as not yet published (at the capture). */
+int dev_publish(dev_prog *d, cudaStream_t s, char *err, size_t errlen);
+void dev_publish_pending(dev_prog *d);
+/* The outcome the last replay published; -1 with why when no replay has published one since the
+ * capture. */
+int dev_read_published(dev_prog *d, exec_outcome *out, char *err, size_t errlen);
+/* cfx_exec_graph for an executor whose run() records a captured run: run() on a stream of this
+ * call's own, under capture, into a new graph handed to the caller (*graph). 0, or -1 with why. */
+typedef int (*dev_run_fn)(void *self, const exec_run *run, int async, char *err, size_t errlen);
+int dev_graph_of_run(dev_run_fn run_fn, void *self, const exec_run *run, void **graph, char *err, size_t errlen);
 
 /* CALL record r: describes its operand slots as cfx_tensors over d's arena and lets kernel k
  * (NULL when the run names none) enqueue its work on `stream`. Returns 0 and sets *failed

@@ -303,6 +303,7 @@ typedef struct graphexec {
     exec_run run;
     cudaStream_t stream;
     int in_flight;
+    int captured;           /* the last run was recorded by the application's capture (graph_capture) */
     double t_start;
     exec_outcome out;
 } graphexec;
@@ -784,7 +785,13 @@ fail:
     return -1;
 }
 
-static int build_graph(graphexec *x, char *err, size_t errlen)
+/* The executor's graph, its nodes added to `root` after deps[0 .. ndeps): the init kernel, the
+ * WHILE over the dispatch kernel and the SWITCH of the blocks, each block's case captured on
+ * x->capture. *last gets the WHILE node, the last of them. root is x->graph (build_graph) or the
+ * graph of the application's capture in progress (graph_capture), which CUDA lets hold
+ * conditional nodes where a child graph node may not. */
+static int build_nodes(graphexec *x, cudaGraph_t root, const cudaGraphNode_t *deps, size_t ndeps,
+                       cudaGraphNode_t *last, char *err, size_t errlen)
 {
     const cfx_prog *p = x->prog;
     cudaGraphNode_t init_node, while_node, dispatch_node, switch_node;
@@ -795,7 +802,6 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
     void *dispatch_args[4];
 
     x->call_failed = 0;
-    CUDA_TRY(cudaGraphCreate(&x->graph, 0));
     {
         cudaGraphNodeParams np = {};
         memset((void *)&np, 0, sizeof np); /* every unused byte zero, as the API asks */
@@ -804,7 +810,7 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         np.kernel.gridDim = dim3(1, 1, 1);
         np.kernel.blockDim = dim3(1, 1, 1);
         np.kernel.kernelParams = init_args;
-        CUDA_TRY(add_node(&init_node, x->graph, NULL, 0, &np));
+        CUDA_TRY(add_node(&init_node, root, deps, ndeps, &np));
     }
     if (x->prof_build) { /* the profile's first stamp, where the run starts */
         int32_t n = p->nrecords, none = -1;
@@ -817,12 +823,12 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         np.kernel.blockDim = dim3(1, 1, 1);
         np.kernel.kernelParams = args;
         cudaGraphNode_t first = init_node;
-        CUDA_TRY(add_node(&init_node, x->graph, &first, 1, &np));
+        CUDA_TRY(add_node(&init_node, root, &first, 1, &np));
     }
     /* 1 with cudaGraphCondAssignDefault: the runtime sets it at the start of every launch
      * (cudaGraphConditionalHandleCreate's defaultLaunchValue), so every run enters the WHILE
      * once and its dispatch decides from there; a run never sees the 0 the last one left. */
-    CUDA_TRY(cudaGraphConditionalHandleCreate(&loop_h, x->graph, 1, cudaGraphCondAssignDefault));
+    CUDA_TRY(cudaGraphConditionalHandleCreate(&loop_h, root, 1, cudaGraphCondAssignDefault));
     {
         cudaGraphNodeParams np = {};
         memset((void *)&np, 0, sizeof np);
@@ -830,7 +836,7 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         np.conditional.handle = loop_h;
         np.conditional.type = cudaGraphCondTypeWhile;
         np.conditional.size = 1;
-        CUDA_TRY(add_node(&while_node, x->graph, &init_node, 1, &np));
+        CUDA_TRY(add_node(&while_node, root, &init_node, 1, &np));
         body = np.conditional.phGraph_out[0];
     }
     /* the SWITCH lives in the WHILE body, so its handle belongs to that graph */
@@ -872,6 +878,30 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
         /* the bodies of the conditional nodes that block's case now holds */
         if (drain_work(x, err, errlen) != 0) goto fail;
     }
+    *last = while_node;
+    return 0;
+fail:
+    if (x->capturing) {
+        /* A capture into a body failed or was invalidated (an application kernel's cuda_fn
+         * may do that). Destroying the parent graph after an invalidated capture into one
+         * of its conditional bodies can crash inside the driver, so the parent is let go
+         * instead: its host-side memory leaks, once per failed build, and the error is
+         * returned as it is. */
+        cudaGraph_t dummy = NULL;
+        (void)cudaStreamEndCapture(x->capture, &dummy);
+        (void)cudaGetLastError();
+        x->capturing = 0;
+        if (root == x->graph) x->graph = NULL;
+    }
+    x->nwork = 0;
+    return -1;
+}
+
+static int build_graph(graphexec *x, char *err, size_t errlen)
+{
+    cudaGraphNode_t last;
+    CUDA_TRY(cudaGraphCreate(&x->graph, 0));
+    if (build_nodes(x, x->graph, NULL, 0, &last, err, errlen) != 0) return -1;
     {
         /* WithParams rather than cudaGraphInstantiate: on failure it says why (a conditional
          * handle left without a node, a node type a conditional body refuses, such as the
@@ -897,19 +927,6 @@ static int build_graph(graphexec *x, char *err, size_t errlen)
     }
     return 0;
 fail:
-    if (x->capturing) {
-        /* A capture into a body failed or was invalidated (an application kernel's cuda_fn
-         * may do that). Destroying the parent graph after an invalidated capture into one
-         * of its conditional bodies can crash inside the driver, so the parent is let go
-         * instead: its host-side memory leaks, once per failed build, and the error is
-         * returned as it is. */
-        cudaGraph_t dummy = NULL;
-        (void)cudaStreamEndCapture(x->capture, &dummy);
-        (void)cudaGetLastError();
-        x->capturing = 0;
-        x->graph = NULL;
-    }
-    x->nwork = 0;
     return -1;
 }
 
@@ -1064,7 +1081,44 @@ fail:
 
 static int finish(graphexec *x, char *err, size_t errlen);
 
-static int graph_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+/* A run recorded into the capture on `stream` (the application's): the start of the run, the
+ * executor's graph built again into the capture's graph (build_nodes: a child graph node may not
+ * hold conditional nodes, and nothing promises that a graph launch into a capturing stream is
+ * recorded), the guarded
+ * result copies and the outcome's publication. The build allocates nothing and instantiates
+ * nothing: it adds nodes, and captures the blocks' work on x->capture, as at creation. */
+static int graph_capture(graphexec *x, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
+{
+    cudaGraph_t cap = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    size_t ndeps = 0;
+    cudaGraphNode_t node;
+    if (dev_run_begin(&x->d, run, stream, err, errlen) != 0) return -1;
+    CUDA_TRY(capture_info(stream, &cap, &deps, &ndeps));
+    if (build_nodes(x, cap, deps, ndeps, &node, err, errlen) != 0) return -1;
+    CUDA_TRY(capture_continue_after(stream, &node));
+    if (dev_copy_results(&x->d, run, stream, err, errlen) != 0) return -1;
+    dev_publish_pending(&x->d);
+    if (dev_publish(&x->d, stream, err, errlen) != 0) return -1;
+    x->run = *run;
+    x->stream = stream;
+    x->captured = 1;
+    return EXEC_CAPTURED;
+fail:
+    return -1;
+}
+
+/* 1 when a run with these arguments must build (or allocate) first: what graph_prepare does. */
+static int graph_needs_prep(const graphexec *x, const exec_run *run)
+{
+    const cfx_prog *p = x->prog;
+    return !x->exec || (run->profile != NULL) != x->prof_build ||
+           (p->nkernels > 0 && (x->call_failed || dev_kernels_changed(x->kernels, x->nkernels, run)));
+}
+
+/* cfx_prepare, and the start of every run: the graph for this run's profiling and application
+ * kernels, built and instantiated. */
+static int graph_prepare(void *self, const exec_run *run, char *err, size_t errlen)
 {
     graphexec *x = (graphexec *)self;
     const cfx_prog *p = x->prog;
@@ -1110,8 +1164,34 @@ static int graph_run(void *self, const exec_run *run, int async, char *err, size
             return -1;
         }
     }
+    return 0;
+}
+
+static int graph_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+{
+    graphexec *x = (graphexec *)self;
+    cudaStream_t stream = run->stream ? (cudaStream_t)run->stream : x->own;
+    int capturing = run->stream ? dev_capturing(stream, err, errlen) : 0; /* never the executor's own */
+    if (capturing < 0) return -1;
+    if (capturing) {
+        /* inside the application's capture: only the run's own work, or nothing at all */
+        if (x->in_flight) {
+            snprintf(err, errlen, "a run of this executor is still in flight");
+            return -1;
+        }
+        if (dev_capture_check(run, async, "cuda-graph", err, errlen) != 0) return -1;
+        if (graph_needs_prep(x, run)) {
+            snprintf(err, errlen, "cuda-graph: under stream capture the run would build its graph first (the first "
+                     "run, or application kernels that changed): call cfx_prepare (or run once) before capturing");
+            return -1;
+        }
+        return graph_capture(x, run, stream, err, errlen);
+    }
+    if (graph_prepare(self, run, err, errlen) != 0) return -1;
+    const cfx_prog *p = x->prog;
     x->run = *run;
     x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
+    x->captured = 0;
     memset(&x->out, 0, sizeof x->out);
     x->out.record = -1;
     x->t_start = now_us();
@@ -1212,9 +1292,22 @@ done:
 static int graph_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 {
     graphexec *x = (graphexec *)self;
-    if (x->in_flight && finish(x, err, errlen) != 0) return -1;
+    if (x->captured) {
+        /* a captured run: what the application's last replay of it published */
+        if (dev_read_published(&x->d, &x->out, err, errlen) != 0) return -1;
+    } else if (x->in_flight && finish(x, err, errlen) != 0) {
+        return -1;
+    }
     *out = x->out;
     return 0;
+}
+
+/* cfx_exec_graph: a run recorded by a capture of this call's own. */
+static int graph_graph(void *self, const exec_run *run, void **graph, char *err, size_t errlen)
+{
+    graphexec *x = (graphexec *)self;
+    if (graph_prepare(self, run, err, errlen) != 0) return -1;
+    return dev_graph_of_run(graph_run, x, run, graph, err, errlen);
 }
 
 /* Which products the bodies hold: cuBLAS's, or cfx's kernel after build_checked's fallback. */
@@ -1227,6 +1320,11 @@ static const char *graph_detail(void *self)
 
 const exec_ops dev_graph_ops = {
     CFX_BACKEND_CUDA_GRAPH, graph_available, graph_create, graph_run, graph_wait, graph_destroy, graph_detail,
+    NULL,
+    NULL,
+    NULL,
+    graph_prepare,
+    graph_graph,
 };
 
 #else /* CUDART_VERSION < 12080 */

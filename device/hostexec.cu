@@ -390,6 +390,14 @@ static int host_run(void *self, const exec_run *run, int async, char *err, size_
 {
     hostexec *h = (hostexec *)self;
     cudaStream_t stream = run->stream ? (cudaStream_t)run->stream : h->own;
+    int capturing = run->stream ? dev_capturing(stream, err, errlen) : 0; /* never the executor's own stream */
+    if (capturing < 0) return -1;
+    if (capturing) {
+        snprintf(err, errlen, "cuda-host cannot run under stream capture: it copies each decision's predicate back "
+                 "to the host and waits for it, which a captured graph cannot do; choose cuda-graph or "
+                 "cuda-persistent to run inside the application's graph");
+        return -1;
+    }
     memset(&h->out, 0, sizeof h->out);
     h->out.status = CFX_OK;
     h->out.record = -1;

@@ -123,6 +123,7 @@ typedef struct persist {
     exec_run run;
     cudaStream_t stream;
     int in_flight;
+    int captured_run;           /* the last run was recorded by the application's capture */
     int run_device;             /* this run goes through main_exec */
     int paused;                 /* the run ended a launch early at least once */
     int forced;                 /* a CALL failed: the outcome is CFX_ERROR at forced_record */
@@ -840,28 +841,46 @@ fail:
     return -1;
 }
 
-static int persist_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+/* 1 when a run with these arguments must capture its application kernels' graphs or allocate
+ * its trace buffers first: what persist_prepare does. */
+static int persist_needs_prep(const persist *x, const exec_run *run)
+{
+    return (x->device_launch && x->plan.nlaunch_calls > 0 && dev_kernels_changed(x->captured, x->d.prog->nkernels, run)) ||
+           ((run->trace || run->profile) && !x->trace);
+}
+
+/* Why a run of this executor cannot be recorded into the application's capture (err), or 0. */
+static int persist_capture_refusal(const sched_plan *plan, int device_launch, const char *mode, char *err, size_t errlen)
+{
+    int n = plan->nlaunch_calls + plan->nlaunch_products;
+    if (n == 0) return 0;
+    if (device_launch)
+        snprintf(err, errlen, "cuda-persistent (%s): %d record%s of this graph end the kernel's launch (CALLs of "
+                 "kernels given as functions, products launched for cuBLAS), which the kernel serves by tail-launching "
+                 "their graphs and then its own graph from the device; as a node of the application's graph it has "
+                 "no graph of its own to relaunch: choose cuda-graph, or register kernels by their source and set "
+                 "CFX_OPTION_LAUNCH_PRODUCT_MIN 0 (products inside the kernel)", mode, n, n == 1 ? "" : "s");
+    else
+        snprintf(err, errlen, "cuda-persistent (%s): %d record%s of this graph end the kernel's launch and are "
+                 "served by pause and relaunch, which needs the host between launches: choose cuda-graph, or "
+                 "register kernels by their source and set CFX_OPTION_LAUNCH_PRODUCT_MIN 0 (products inside the "
+                 "kernel)", mode, n, n == 1 ? "" : "s");
+    return -1;
+}
+
+/* cfx_prepare, and the start of every run: the CALL sites' graphs for this run's kernels, the
+ * trace buffers and the traced graph of a traced or profiled run. */
+static int persist_prepare(void *self, const exec_run *run, char *err, size_t errlen)
 {
     persist *x = (persist *)self;
+    int traced = run->trace || run->profile;
     if (x->in_flight) {
         snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
         return -1;
     }
-    x->run = *run;
-    x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
-    x->paused = 0;
-    x->forced = 0;
-    memset(&x->out, 0, sizeof x->out);
-    x->out.record = -1;
-    prof_push("run");
     if (x->device_launch && x->plan.nlaunch_calls > 0 && dev_kernels_changed(x->captured, x->d.prog->nkernels, run) &&
         capture_calls(x, run, err, errlen) != 0)
-        goto fail;
-    /* a profiled run is a traced one whose events need not be written: its profile comes from
-     * the same stamps */
-    int traced;
-    unsigned long long t_phase;
-    traced = run->trace || run->profile;
+        return -1;
     if (traced && !x->trace) {
         size_t prof_words = 2 + 2 * (size_t)x->d.prog->nrecords;
         CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(persist_event) * (size_t)x->nblocks * P_TRACE_PER_BLOCK));
@@ -876,6 +895,79 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
         x->trace_graph_failed = persist_launch_graph(&ta, x->nblocks, x->smem, x->coop_node, &x->d.l2, x->own,
                                                      &x->trace_graph, &x->trace_exec, why, sizeof why) != 0;
     }
+    return 0;
+fail:
+    return -1;
+}
+
+/* A run recorded into the application's capture on `stream`: the run's start, one launch of the
+ * kernel (persist_kernel<0>: with no record that ends the launch it never pauses), the guarded
+ * result copies and the outcome's publication. A plain cooperative launch rather than the device
+ * graph, which would relaunch itself from the device; without the L2 window, whose refusal would
+ * end the capture. */
+static int persist_capture(persist *x, const exec_run *run, int async, cudaStream_t stream, char *err, size_t errlen)
+{
+    if (dev_capture_check(run, async, "cuda-persistent (interpreter)", err, errlen) != 0) return -1;
+    if (persist_capture_refusal(&x->plan, x->device_launch, "interpreter", err, errlen) != 0) return -1;
+    if (persist_needs_prep(x, run)) {
+        snprintf(err, errlen, "cuda-persistent (interpreter): under stream capture the run would capture its "
+                 "kernels' graphs first: call cfx_prepare (or run once) before capturing");
+        return -1;
+    }
+    x->run = *run;
+    x->stream = stream;
+    x->paused = 0;
+    x->forced = 0;
+    x->run_device = 0;
+    x->hang[0] = '\0';
+    CUDA_TRY(cudaMemsetAsync(x->sync, 0, sizeof(persist_sync), stream));
+    if (dev_run_begin(&x->d, run, stream, err, errlen) != 0) return -1;
+    persist_start<<<1, 1, 0, stream>>>(x->d.state, x->sync, 0, -1, run->max_iters);
+    CUDA_LAUNCHED();
+    {
+        persist_args a = kernel_args(x, 0);
+        void *params[] = {&a};
+        if (dev_launch((const void *)persist_kernel<0>, params, x->nblocks, P_THREADS, x->smem, x->cooperative, NULL,
+                       stream, err, errlen) != 0)
+            return -1;
+    }
+    if (dev_copy_results(&x->d, run, stream, err, errlen) != 0) return -1;
+    dev_publish_pending(&x->d);
+    if (dev_publish(&x->d, stream, err, errlen) != 0) return -1;
+    x->captured_run = 1;
+    return EXEC_CAPTURED;
+fail:
+    return -1;
+}
+
+static int persist_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
+{
+    persist *x = (persist *)self;
+    if (x->in_flight) {
+        snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
+        return -1;
+    }
+    {
+        cudaStream_t s = run->stream ? (cudaStream_t)run->stream : x->own;
+        int capturing = run->stream ? dev_capturing(s, err, errlen) : 0; /* never the executor's own stream */
+        if (capturing < 0) return -1;
+        if (capturing) return persist_capture(x, run, async, s, err, errlen);
+    }
+    x->captured_run = 0;
+    x->run = *run;
+    x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
+    x->paused = 0;
+    x->forced = 0;
+    memset(&x->out, 0, sizeof x->out);
+    x->out.record = -1;
+    prof_push("run");
+    if (persist_prepare(x, run, err, errlen) != 0)
+        goto fail;
+    /* a profiled run is a traced one whose events need not be written: its profile comes from
+     * the same stamps */
+    int traced;
+    unsigned long long t_phase;
+    traced = run->trace || run->profile;
     x->run_device = x->device_launch && (!traced || x->trace_exec);
     if (traced) {
         CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
@@ -930,10 +1022,19 @@ static int persist_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 {
     persist *x = (persist *)self;
     int rc = 0;
-    if (x->in_flight)
+    if (x->captured_run)
+        rc = dev_read_published(&x->d, &x->out, err, errlen); /* the application's last replay */
+    else if (x->in_flight)
         rc = finish(x, err, errlen);
     *out = x->out;
     return rc;
+}
+
+/* cfx_exec_graph: a run recorded by a capture of this call's own. */
+static int persist_graph(void *self, const exec_run *run, void **graph, char *err, size_t errlen)
+{
+    if (persist_prepare(self, run, err, errlen) != 0) return -1;
+    return dev_graph_of_run(persist_run, self, run, graph, err, errlen);
 }
 
 static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
@@ -944,5 +1045,5 @@ static void *persist_create(const cfx_prog *prog, char *err, size_t errlen)
 
 const exec_ops dev_persistent_ops = {
     CFX_BACKEND_CUDA_PERSISTENT, persist_available, persist_create, persist_run, persist_wait,
-    persist_destroy, persist_detail, NULL, NULL, persist_hang,
+    persist_destroy, persist_detail, NULL, NULL, persist_hang, persist_prepare, persist_graph,
 };

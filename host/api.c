@@ -81,6 +81,7 @@ struct cfx_exec {
     exec_atomic_int running; /* RUN_* */
     exec_run run;
     exec_outcome out;
+    int captured;           /* the last cfx_run_async was recorded by a stream capture */
     char message[1024];
     char error[1024];
 };
@@ -817,6 +818,18 @@ int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value)
             return -1;
         }
         break;
+    case CFX_OPTION_ACCUMULATE:
+        if (e->backend != CFX_BACKEND_CPU) {
+            set_error(e, "the accumulate option is the cpu backend's, not %s's",
+                      cfx_backend_name(e->backend));
+            return -1;
+        }
+        if (value != CFX_ACCUMULATE_FAST && value != CFX_ACCUMULATE_F64) {
+            set_error(e, "the accumulate option takes %d (fast) or %d (f64), got %" PRId64,
+                      (int)CFX_ACCUMULATE_FAST, (int)CFX_ACCUMULATE_F64, value);
+            return -1;
+        }
+        break;
     case CFX_OPTION_LAUNCH_PRODUCT_MIN:
         if (value < -1) {
             set_error(e, "the launched-product threshold takes -1 (the default), 0 or a count of "
@@ -982,8 +995,15 @@ static int fill_default(const compiled_value *v, void **out)
     return 0;
 }
 
-static int start_run(cfx_exec *e, int async)
+/* What start_run starts: a run (waited for or not), cfx_prepare's preparation, or
+ * cfx_exec_graph's graph of a run. */
+enum { START_SYNC, START_ASYNC, START_PREPARE, START_GRAPH };
+
+static int start_run(cfx_exec *e, int mode, void **graph)
 {
+    const int async = mode == START_ASYNC;
+    if (mode <= START_ASYNC)
+        e->captured = 0;
     const cfx_prog *p = e->prog;
     e->message[0] = '\0';
     memset(&e->out, 0, sizeof e->out);
@@ -1064,7 +1084,7 @@ static int start_run(cfx_exec *e, int async)
         }
     }
 
-    if (restart_trace(e) != 0) {
+    if (mode <= START_ASYNC && restart_trace(e) != 0) {
         char msg[512];
         snprintf(msg, sizeof msg, "cannot write the trace to %s: %s", e->trace_path, strerror(errno));
         fail_run(e, msg);
@@ -1083,7 +1103,7 @@ static int start_run(cfx_exec *e, int async)
     run.kernels = e->kernels;
     run.print = on_print;
     run.print_user = e;
-    run.trace = e->trace;
+    run.trace = mode <= START_ASYNC ? e->trace : NULL;
     e->profiled = 0;
     if (e->profiling) {
         size_t n = (size_t)p->nrecords + 1;
@@ -1096,11 +1116,33 @@ static int start_run(cfx_exec *e, int async)
     /* e->cancel is left as it is: a cancel made before the run stops it (cfx.h) */
 
     char err[512] = "";
-    if (e->ops->run(e->self, &e->run, async, err, sizeof err) != 0) {
+    if (mode == START_PREPARE || mode == START_GRAPH) {
+        int rc = -1;
+        if (mode == START_PREPARE) {
+            rc = e->ops->prepare ? e->ops->prepare(e->self, &e->run, err, sizeof err) : 0;
+        } else if (!e->ops->graph) {
+            snprintf(err, sizeof err, "cfx_exec_graph: the %s backend makes no CUDA graph of its runs (cuda-graph "
+                     "and cuda-persistent do)", cfx_backend_name(e->backend));
+        } else if (!device) {
+            snprintf(err, sizeof err, "cfx_exec_graph: a graph reads its inputs and writes its results in device "
+                     "memory: bind them with cfx_bind_device");
+        } else {
+            rc = e->ops->graph(e->self, &e->run, graph, err, sizeof err);
+            e->captured = rc == 0; /* cfx_wait reads a replay's outcome, as after a capture */
+        }
+        if (rc != 0) {
+            fail_run(e, err[0] ? err : "the backend failed to prepare the run");
+            return -1;
+        }
+        return 0;
+    }
+    int rc = e->ops->run(e->self, &e->run, async, err, sizeof err);
+    if (rc < 0) {
         atomic_store(&e->cancel, 0); /* the run was started: the cancel was its */
         fail_run(e, err[0] ? err : "the backend failed to start the run");
         return -1;
     }
+    e->captured = rc == EXEC_CAPTURED;
     return 0;
 }
 
@@ -1162,7 +1204,7 @@ cfx_status cfx_run(cfx_exec *e)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run") != 0)
         return CFX_ERROR;
-    cfx_status st = start_run(e, 0) == 0 ? finish_run(e) : CFX_ERROR;
+    cfx_status st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
     release(e, RUN_IDLE);
     return st;
 }
@@ -1171,8 +1213,32 @@ int cfx_run_async(cfx_exec *e)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run_async") != 0)
         return -1;
-    int rc = start_run(e, 1);
+    int rc = start_run(e, START_ASYNC, NULL);
     release(e, rc == 0 ? RUN_ASYNC : RUN_IDLE);
+    return rc;
+}
+
+int cfx_prepare(cfx_exec *e)
+{
+    if (!e || claim(e, RUN_IDLE, "cfx_prepare") != 0)
+        return -1;
+    int rc = start_run(e, START_PREPARE, NULL);
+    release(e, RUN_IDLE);
+    return rc;
+}
+
+int cfx_exec_graph(cfx_exec *e, void **graph)
+{
+    if (graph)
+        *graph = NULL;
+    if (!e || claim(e, RUN_IDLE, "cfx_exec_graph") != 0)
+        return -1;
+    int rc = -1;
+    if (!graph)
+        fail_run(e, "cfx_exec_graph: graph is NULL");
+    else
+        rc = start_run(e, START_GRAPH, graph);
+    release(e, RUN_IDLE);
     return rc;
 }
 
@@ -1180,8 +1246,16 @@ cfx_status cfx_wait(cfx_exec *e)
 {
     if (!e)
         return CFX_ERROR;
-    if (atomic_load(&e->running) == RUN_IDLE)
+    if (atomic_load(&e->running) == RUN_IDLE && !e->captured)
         return e->out.status; /* nothing in flight: the last run's status */
+    if (atomic_load(&e->running) == RUN_IDLE) {
+        /* a captured run: the outcome of the application's last replay of it, read again */
+        if (claim(e, RUN_IDLE, "cfx_wait") != 0)
+            return CFX_ERROR;
+        cfx_status st = finish_run(e);
+        release(e, RUN_IDLE);
+        return st;
+    }
     if (claim(e, RUN_ASYNC, "cfx_wait") != 0)
         return CFX_ERROR; /* another thread's cfx_run, or its cfx_wait */
     cfx_status st = finish_run(e);

@@ -308,7 +308,7 @@ typedef enum cfx_persistent_mode {
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
 
 /* Options of cuda-persistent (docs/persistent.md), for benchmarks and tests that compare its
- * paths; the defaults are what a user wants. Each takes effect at the next run, whenever it is
+ * paths, and of cpu (ACCUMULATE); the defaults are what a user wants. Each takes effect at the next run, whenever it is
  * set: the interpreter is made again with it, and so is the compiled kernel for the options
  * that concern it (DEVICE_LAUNCH, LAUNCH_PRODUCT_MIN). */
 typedef enum cfx_option {
@@ -327,8 +327,20 @@ typedef enum cfx_option {
      * while the kernel runs (an access policy window on its launch; both modes). The context's
      * set-aside is raised to what that needs when it is smaller, up to the device's limit, and
      * never lowered. 0: no window, the set-aside untouched. */
-    CFX_OPTION_L2_WINDOW = 4
+    CFX_OPTION_L2_WINDOW = 4,
+    /* The cpu backend's (the only option it takes): how sums, dots and products of reals
+     * accumulate, a cfx_accumulate. CFX_ACCUMULATE_FAST (the default; $CFX_ACCUMULATE=fast):
+     * f32 and f64 products (matmul, matrix-vector, dot) through the CBLAS found at configure,
+     * f32 accumulating in f32 in the BLAS's order, as numpy and PyTorch do.
+     * CFX_ACCUMULATE_F64 ($CFX_ACCUMULATE=f64): the reference, every sum, dot and product of
+     * f32 accumulated in double and rounded once (docs/language.md, "Arithmetic rules"), as
+     * the tests compare executors with. $CFX_ACCUMULATE sets the mode of new executors. */
+    CFX_OPTION_ACCUMULATE = 5
 } cfx_option;
+typedef enum cfx_accumulate {
+    CFX_ACCUMULATE_FAST = 0,
+    CFX_ACCUMULATE_F64 = 1
+} cfx_accumulate;
 /* Returns 0, or -1 for another backend, an unknown option or value, or a run in flight
  * (cfx_exec_error() says which). */
 int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value);
@@ -340,6 +352,37 @@ cfx_status cfx_run(cfx_exec *e);
  * synchronized the stream and called cfx_wait(). */
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
+
+/* ---- inside the application's CUDA graph (docs/persistent.md, "Inside the application's graph")
+ * cfx_prepare does now everything a run with the current bindings needs that is not work on the
+ * run's stream: allocations, uploads, the compiled kernel's NVRTC build, probes, graph builds and
+ * instantiations, the capture of application kernels. A run after it (or after one ordinary run
+ * with the same bindings and settings) enqueues only capturable work: resetting the run state,
+ * copying the inputs in, the kernel launches or the executor's graph, the guarded copies of the
+ * results out. Returns 0, or -1 with why in cfx_exec_error(); nothing to do for the cpu backend.
+ *
+ * A cfx_run_async on a stream (cfx_set_stream) that is being captured (cudaStreamBeginCapture)
+ * records the run into the capture and runs nothing; it needs every input and result bound with
+ * cfx_bind_device (read and written at each replay, not at the capture) and a warm executor. A
+ * run that could not be captured whole is refused with CFX_ERROR (-1) before it records anything,
+ * cfx_exec_error() saying what and what to choose instead, never a broken capture: cuda-host (it
+ * brings every decision back to the host), cfx_run (it waits), prints, traces,
+ * profiles, a cuda-persistent graph whose records end the kernel's launch (binary kernels, launched
+ * products), and whatever would build or allocate first (call cfx_prepare before capturing). After
+ * such a capture cfx_wait, once the application has synchronized a replay of its graph, returns
+ * that replay's status (each cfx_wait reads the last replay's) until the next run. The cpu backend
+ * knows nothing of streams: it runs on the host at the call and records nothing. */
+int cfx_prepare(cfx_exec *e);
+/* One run's work as a CUDA graph of its own: cuda-persistent's (the kernel's node), which the
+ * application adds to its graph as a child graph node (cudaGraphAddChildGraphNode clones it), and
+ * cuda-graph's, which holds conditional nodes, which CUDA does not allow in a child graph node:
+ * instantiate and launch it, or capture cfx_run_async into the application's graph instead, which
+ * builds the conditional nodes into that graph. *graph gets a cudaGraph_t that the
+ * caller destroys with cudaGraphDestroy; the executor must outlive every instantiation of it.
+ * The same conditions as a captured run: device bindings, and no part that needs the host. After
+ * it, cfx_wait reports the status of the last replay, as after a captured run. Returns 0, or -1 with
+ * why in cfx_exec_error() (*graph NULL). */
+int cfx_exec_graph(cfx_exec *e, void **graph);
 /* Ask a running run to stop with CFX_STOP_CANCELLED. Safe from any thread, and from a signal
  * handler. A run stops at its next loop iteration; the cpu executor also stops before a
  * record of 65,536 elements or more and between the bands of rows of a long matrix product,

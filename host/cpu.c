@@ -3,7 +3,10 @@
  * A plain `switch` dispatch loop over a validated program: it trusts the program completely
  * (prog_validate has checked every slot, target, table range, operand type and row index) and
  * does no per-record checks of its own. Op arithmetic comes from kernels/, the same functions
- * the GPU executors call; records flagged REC_F_SCALAR take a typed fast path through the
+ * the GPU executors call, but for products, dots and whole-tensor reductions, which run in
+ * host/cpu_linalg.c in the executor's accumulation mode (CFX_OPTION_ACCUMULATE: the fast one,
+ * through a CBLAS, by default; cpu_run, which the tests call, the reference's, bit-identical to
+ * kernels/); records flagged REC_F_SCALAR take a typed fast path through the
  * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
  * record. Each run first decodes the records into operand addresses and one dispatch code
  * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_linalg.h"
 #include "exec.h"
 #include "kernels.h"
 #include "program.h"
@@ -266,9 +270,10 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 /* A matrix product in bands of rows of about 2^24 multiply-adds, with the cancel flag read
  * between bands, so that a deadline or Ctrl-C stops a long product within milliseconds.
  * Returns 1 when cancelled (the product left partly written; a stopped run writes no results). */
-static int matmul_cancellable(int dtype, void *dst, const void *a, const void *b, int64_t m,
+static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a, const void *b, int64_t m,
                               int64_t k, int64_t n, atomic_int *cancel)
 {
+    size_t es = (size_t)dtype_size(dtype);
     int64_t per_row = (k > 0 ? k : 1) * n, band = per_row > 0 ? ((int64_t)1 << 24) / per_row : m;
     if (band < 1)
         band = 1;
@@ -276,7 +281,8 @@ static int matmul_cancellable(int dtype, void *dst, const void *a, const void *b
         if (i > 0 && atomic_load_explicit(cancel, memory_order_relaxed))
             return 1;
         int64_t end = i + band < m ? i + band : m;
-        k_matmul(dtype, dst, a, b, m, k, n, i * n, end * n);
+        cpu_matmul(dtype, acc_mode, (char *)dst + (size_t)(i * n) * es, (const char *)a + (size_t)(i * k) * es,
+                   b, end - i, k, n);
     }
     return 0;
 }
@@ -287,7 +293,7 @@ static int matmul_cancellable(int dtype, void *dst, const void *a, const void *b
  * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
  * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
  * op saw the flag on its way. */
-static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel)
+static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel, int acc_mode)
 {
     const cfx_slot *slots = prog->slots;
     if ((slots[r->a].count >= CANCEL_CHECK_ELEMENTS ||
@@ -307,22 +313,16 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
     case REC_BINARY:
         k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), 0, COUNT(r->a));
         break;
-    case REC_REDUCE: {
-        k_acc acc = k_reduce_init(r->op, r->dtype);
-        k_reduce_range(r->op, r->dtype, &acc, B, 0, COUNT(r->b));
-        k_reduce_finish(r->op, r->dtype, &acc, COUNT(r->b), A);
+    case REC_REDUCE: /* host/cpu_linalg.c, in the run's accumulation mode */
+        cpu_reduce(r->op, r->dtype, acc_mode, A, B, COUNT(r->b));
         break;
-    }
-    case REC_DOT: {
-        k_acc acc = k_reduce_init(OP_SUM, r->dtype);
-        k_dot_range(r->dtype, &acc, B, C, 0, COUNT(r->b));
-        k_dot_finish(r->dtype, &acc, A);
+    case REC_DOT:
+        cpu_dot(r->dtype, acc_mode, A, B, C, COUNT(r->b));
         break;
-    }
     case REC_MATMUL: {
         const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        return matmul_cancellable(r->dtype, A, B, C, m, k, n, cancel);
+        return matmul_cancellable(r->dtype, acc_mode, A, B, C, m, k, n, cancel);
     }
     case REC_TRANSPOSE: {
         const cfx_slot *sb = &slots[r->b];
@@ -406,9 +406,10 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
  * `profiled` constants, so the plain loop carries no tracing or profiling code at all. A
  * profiled loop reads the clock once per record and charges the time since the last stamp to
  * the record before, so the records' times add up to the run's. Fills *out. */
-static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                  cfx_tensor *tensors, trace_state *trace, const int traced,
-                                  exec_profile *prof, const int profiled, exec_outcome *out)
+static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *arena,
+                                  const decoded *dec, cfx_tensor *tensors, trace_state *trace,
+                                  const int traced, exec_profile *prof, const int profiled,
+                                  exec_outcome *out)
 {
     const cfx_prog *prog = run->prog;
     const cfx_record *records = prog->records;
@@ -548,7 +549,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, uint8_t *arena, const dec
                 break;
             }
             default: /* every record that computes, scalar or not */
-                if (run_data(prog, r, arena, cancel))
+                if (run_data(prog, r, arena, cancel, acc_mode))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;
                 break;
@@ -576,23 +577,24 @@ stop:
 #undef STOP
 }
 
-static NOINLINE void execute_plain(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                   cfx_tensor *tensors, exec_outcome *out)
+static NOINLINE void execute_plain(const exec_run *run, int acc_mode, uint8_t *arena,
+                                   const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, NULL, 0, NULL, 0, out);
+    execute(run, acc_mode, arena, dec, tensors, NULL, 0, NULL, 0, out);
 }
 
-static NOINLINE void execute_profiled(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                      cfx_tensor *tensors, exec_outcome *out)
+static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, uint8_t *arena,
+                                      const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, arena, dec, tensors, NULL, 0, run->profile, 1, out);
+    execute(run, acc_mode, arena, dec, tensors, NULL, 0, run->profile, 1, out);
 }
 
-static NOINLINE void execute_traced(const exec_run *run, uint8_t *arena, const decoded *dec,
-                                    cfx_tensor *tensors, trace_state *trace, exec_outcome *out)
+static NOINLINE void execute_traced(const exec_run *run, int acc_mode, uint8_t *arena,
+                                    const decoded *dec, cfx_tensor *tensors, trace_state *trace,
+                                    exec_outcome *out)
 {
     /* a traced run is slow already: profiling it too costs one more test per record */
-    execute(run, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
+    execute(run, acc_mode, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
 }
 
 /* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
@@ -612,6 +614,12 @@ static size_t run_bytes(const cfx_prog *prog, size_t *arena_bytes)
 
 int cpu_run(const exec_run *run, exec_outcome *out)
 {
+    return cpu_run_mode(run, CFX_ACCUMULATE_F64, out);
+}
+
+int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out)
+{
+    int acc_mode = accumulate == CFX_ACCUMULATE_FAST ? CPU_ACC_FAST : CPU_ACC_F64;
     const cfx_prog *prog = run->prog;
     memset(out, 0, sizeof *out);
     out->status = CFX_ERROR;
@@ -643,16 +651,16 @@ int cpu_run(const exec_run *run, exec_outcome *out)
         trace_state t = {run->trace, prog, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         exec_trace_open(t.f, "cpu", prog, "host", 0);
-        execute_traced(run, arena, dec, tensors, &t, out);
+        execute_traced(run, acc_mode, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else if (run->profile) {
-        execute_profiled(run, arena, dec, tensors, out);
+        execute_profiled(run, acc_mode, arena, dec, tensors, out);
     } else {
-        execute_plain(run, arena, dec, tensors, out);
+        execute_plain(run, acc_mode, arena, dec, tensors, out);
     }
 
     if (out->status == CFX_OK && run->results) {
@@ -670,7 +678,20 @@ int cpu_run(const exec_run *run, exec_outcome *out)
 typedef struct cpu_exec {
     const cfx_prog *prog;
     exec_outcome outcome;
+    int accumulate; /* CFX_ACCUMULATE_FAST or CFX_ACCUMULATE_F64 */
 } cpu_exec;
+
+/* The accumulation mode of a new executor: $CFX_ACCUMULATE (fast or f64) where set, else
+ * fast; -1 for another value. */
+static int accumulate_from_env(void)
+{
+    const char *v = getenv("CFX_ACCUMULATE");
+    if (!v || !*v || strcmp(v, "fast") == 0)
+        return CFX_ACCUMULATE_FAST;
+    if (strcmp(v, "f64") == 0)
+        return CFX_ACCUMULATE_F64;
+    return -1;
+}
 
 static int cpu_available(char *why, size_t len)
 {
@@ -687,6 +708,12 @@ static void *cpu_create(const cfx_prog *prog, char *err, size_t len)
         return NULL;
     }
     e->prog = prog;
+    e->accumulate = accumulate_from_env();
+    if (e->accumulate < 0) {
+        snprintf(err, len, "CFX_ACCUMULATE is '%s': it takes fast or f64", getenv("CFX_ACCUMULATE"));
+        free(e);
+        return NULL;
+    }
     e->outcome.status = CFX_OK;
     e->outcome.record = -1;
     return e;
@@ -704,7 +731,7 @@ static int cpu_ops_run(void *self, const exec_run *run, int async, char *err, si
             snprintf(err, len, "input %d is not bound", (int)i); /* api.c binds every one */
             return -1;
         }
-    if (cpu_run(run, &e->outcome) != 0) {
+    if (cpu_run_mode(run, e->accumulate, &e->outcome) != 0) {
         size_t arena_bytes, total = run_bytes(run->prog, &arena_bytes);
         snprintf(err, len, "out of memory: a run of graph '%s' needs %zu bytes (%zu MiB) at once, "
                  "%zu of them for its values", run->prog->name ? run->prog->name : "?", total,
@@ -725,5 +752,17 @@ static void cpu_destroy(void *self)
     free(self);
 }
 
+/* cfx_set_option: api.c has checked the option's range. */
+static int cpu_option(void *self, int option, int64_t value, char *why, size_t len)
+{
+    if (option != CFX_OPTION_ACCUMULATE) {
+        snprintf(why, len, "the cpu backend takes only option %d (accumulate), not %d",
+                 (int)CFX_OPTION_ACCUMULATE, option);
+        return -1;
+    }
+    ((cpu_exec *)self)->accumulate = (int)value;
+    return 0;
+}
+
 const exec_ops cpu_exec_ops = {CFX_BACKEND_CPU, cpu_available, cpu_create, cpu_ops_run, cpu_wait,
-                               cpu_destroy, NULL, NULL, NULL, NULL};
+                               cpu_destroy, NULL, NULL, cpu_option, NULL, NULL, NULL};

@@ -94,13 +94,25 @@ typedef struct exec_ops {
      * cfx_persistent_mode), builds what it needs, and returns the mode they will use, with why
      * in `why`; -1 when it cannot be set now. */
     int (*mode)(void *self, int want, char *why, size_t len);
-    /* cuda-persistent only (NULL elsewhere): cfx_set_option, already checked for range;
+    /* cuda-persistent and cpu (NULL elsewhere): cfx_set_option, already checked for range;
      * 0, or -1 with why. */
     int (*option)(void *self, int option, int64_t value, char *why, size_t len);
     /* may be NULL: the last run's hang report (exec_format_hang, taken when it was cancelled),
      * "" when there is none; the text lives in the executor */
     const char *(*hang)(void *self);
+    /* may be NULL (nothing to prepare): cfx_prepare, every allocation, upload, build, probe and
+     * graph instantiation a run with these arguments needs, so that the run itself enqueues
+     * only work a stream capture can record. 0, or -1 with why. */
+    int (*prepare)(void *self, const exec_run *run, char *err, size_t len);
+    /* may be NULL (the backend has none): cfx_exec_graph, one run's work (run->device_buffers)
+     * as a new cudaGraph_t in *graph, which the caller owns. 0, or -1 with why. */
+    int (*graph)(void *self, const exec_run *run, void **graph, char *err, size_t len);
 } exec_ops;
+
+/* run() returns this instead of 0 when its stream was being captured: the run's work was
+ * recorded into the capture and nothing ran; wait() then reads the outcome that the last replay
+ * of the application's graph published (docs/persistent.md, "Inside the application's graph"). */
+#define EXEC_CAPTURED 1
 
 extern const exec_ops cpu_exec_ops;
 
@@ -110,7 +122,7 @@ extern const exec_ops cpu_exec_ops;
  * itself has no link dependency on CUDA. Without CUDA, device/none.c answers for the loader. */
 
 /* Bumped whenever dev_module or exec_ops changes, so a module from another build is refused. */
-#define DEV_MODULE_ABI 5
+#define DEV_MODULE_ABI 6
 /* The module's one exported symbol: a function taking nothing and returning its table. */
 #define DEV_MODULE_ENTRY "cfx_cuda_module"
 
@@ -154,8 +166,11 @@ int dev_module_built(void);
  * the reason in why. */
 const dev_module *dev_module_get(char *why, size_t len);
 
-/* The CPU executor as a plain call: runs prog over host buffers to the end. */
+/* The CPU executor as a plain call: runs prog over host buffers to the end, accumulating as
+ * the reference does (CFX_ACCUMULATE_F64), so its results are bit-identical to the kernels/
+ * bodies; cpu_run_mode takes the mode (a cfx_accumulate). */
 int cpu_run(const exec_run *run, exec_outcome *out);
+int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out);
 
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);

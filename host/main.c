@@ -79,6 +79,11 @@ static const char run_usage_text[] =
     "  --persistent-mode M   compiled (default) or interp: how cuda-persistent runs the graph,\n"
     "                        as a kernel generated from it and compiled with NVRTC, or by\n"
     "                        interpreting its records\n"
+    "  --accumulate M        fast (default) or f64: how the cpu backend accumulates sums,\n"
+    "                        dots and products of reals: fast as numpy does (f32 products\n"
+    "                        through the CBLAS, f32 accumulating in f32), f64 as the\n"
+    "                        reference (f32 accumulating in double, rounded once); also\n"
+    "                        $CFX_ACCUMULATE (docs/language.md, \"Arithmetic rules\")\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -125,10 +130,10 @@ static const char dump_usage_text[] =
     "two modes of cuda-persistent (the interpreter and the compiled kernel), computed on this\n"
     "machine from the plan they follow: records walked, grid and block barriers, bytes read and\n"
     "written in device memory, launches, and a time predicted from the floors. --blocks is the\n"
-    "grid's size (default 264, an H100's: 132 multiprocessors x 2); --floors the figures the\n"
-    "prediction uses, in this order: grid barrier us, block barrier us, device memory GB/s,\n"
-    "interpreted record us, micro-op us, memory phase us (the compiled kernel's trips to memory\n"
-    "one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
+    "grid's size (default 264, what the executors launch on an H100 or an H200: 132\n"
+    "multiprocessors x 2); --floors the figures the prediction uses, in this order: grid barrier\n"
+    "us, block barrier us, device memory GB/s, interpreted record us, micro-op us, memory phase us\n"
+    "(the compiled kernel's trips to memory one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
@@ -171,6 +176,7 @@ typedef struct options {
     const char *max_iters;
     const char *trace;
     const char *persistent_mode;
+    const char *accumulate;
     const char *blocks;
     const char *floors;
     const char *deadline;
@@ -289,6 +295,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->persistent_mode = value;
         } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
             o->output = value;
+        } else if (strcmp(name, "--accumulate") == 0) {
+            o->accumulate = value;
         }
     }
     return 0;
@@ -687,7 +695,7 @@ static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph",     "--in",        "--out",     "--seed",
                                           "--backend",   "--persistent-mode", "--max-iters",
-                                          "--trace",     "--profile",   "--deadline", NULL};
+                                          "--trace",     "--profile",   "--deadline", "--accumulate", NULL};
     options o = {0};
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
@@ -750,6 +758,23 @@ static int cmd_run(int argc, char **argv)
         if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CUDA_PERSISTENT) {
             rc = bad_usage("run",
                            "--persistent-mode applies to the cuda-persistent backend, not %s",
+                           cfx_backend_name(backend));
+            goto done;
+        }
+    }
+
+    int accumulate = -1;
+    if (o.accumulate) {
+        if (strcmp(o.accumulate, "fast") == 0) {
+            accumulate = CFX_ACCUMULATE_FAST;
+        } else if (strcmp(o.accumulate, "f64") == 0) {
+            accumulate = CFX_ACCUMULATE_F64;
+        } else {
+            rc = bad_usage("run", "--accumulate wants fast or f64, got '%s'", o.accumulate);
+            goto done;
+        }
+        if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CPU) {
+            rc = bad_usage("run", "--accumulate applies to the cpu backend, not %s",
                            cfx_backend_name(backend));
             goto done;
         }
@@ -876,6 +901,11 @@ static int cmd_run(int argc, char **argv)
     if (!e) {
         fprintf(stderr, "cfx: %s\n", why ? why : "cannot create the executor");
         cfx_free(why);
+        goto done;
+    }
+    if (accumulate >= 0 && cfx_exec_backend(e) == CFX_BACKEND_CPU &&
+        cfx_set_option(e, CFX_OPTION_ACCUMULATE, accumulate) != 0) {
+        fprintf(stderr, "cfx: --accumulate: %s\n", cfx_exec_error(e));
         goto done;
     }
     /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */

@@ -4,6 +4,7 @@
  *
  *   bench_gpu [--quick] [--csv FILE] [--json FILE] [--export DIR] [--bench-dir DIR]
  *             [--graphs a,b,...] [--executors cpu,cuda-host,...] [--cpu-only]
+ *             [--predict] [--blocks N] [--fake-device]
  *
  * Per graph and executor: iterations per run (cfx_exec_iterations), time per iteration
  * (CUDA events around each run, divided by its iterations; the median over repeats after
@@ -17,6 +18,16 @@
  * the cpu executor alone (no floors), to check the programs and the driver on any machine.
  * `--export DIR` writes every graph's inputs (DIR/KEY.NAME.npy) and the results of its last
  * checked GPU run (DIR/KEY.out.NAME.npy) plus DIR/manifest.json, which peers.py reads.
+ *
+ * `--json FILE` writes the round as records (profiling/rounds.py says the format; compare_rounds.py
+ * reads two rounds): one per floor and one per row, each with the commit, the GPU, the driver
+ * and the runtime, the graph, the backend and its mode, the median us per iteration, the floor
+ * it is read against and the cost sheet's prediction for it (cfx_dump_cost, for the grid the
+ * executors launch: sms x min(occupancy, 2), 264 on an H100 or an H200). `--predict` needs no
+ * GPU: it prints the cost sheet's predictions of every graph in both modes and writes them as
+ * records with "source": "cost sheet" (a grid of --blocks blocks, default 264).
+ * `--fake-device` (for tests) runs the cpu executor with a made-up device, made-up floors and a
+ * made-up cuda-persistent row, so that the records can be checked on any machine.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,6 +40,7 @@
 
 #include "bench.h"
 #include "cfx.h"
+#include "cost.h"
 #include "npy.h"
 
 #ifdef CFX_HAVE_CUDA
@@ -725,6 +737,7 @@ enum { NCASES = sizeof cases / sizeof cases[0] };
 typedef struct executor {
     cfx_backend backend;
     const char *name;
+    const char *jmode; /* the JSON record's mode: the path taken, "-" where a backend has one */
     int option;    /* a cfx_option set to `value` before the first run, or 0 */
     int64_t value;
     int mode;      /* a cfx_persistent_mode, or -1 */
@@ -733,28 +746,28 @@ typedef struct executor {
 } executor;
 
 static const executor executors[] = {
-    {CFX_BACKEND_CPU, "cpu", 0, 0, -1, 0},
-    {CFX_BACKEND_CUDA_HOST, "cuda-host", 0, 0, -1, 0},
-    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", 0, 0, -1, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", 0, 0, CFX_PERSISTENT_COMPILED, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-compiled-pause", CFX_OPTION_DEVICE_LAUNCH, 0,
+    {CFX_BACKEND_CPU, "cpu", "-", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_HOST, "cuda-host", "-", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_GRAPH, "cuda-graph", "-", 0, 0, -1, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent", "compiled", 0, 0, CFX_PERSISTENT_COMPILED, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-compiled-pause", "compiled-pause", CFX_OPTION_DEVICE_LAUNCH, 0,
      CFX_PERSISTENT_COMPILED, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", 0, 0, CFX_PERSISTENT_INTERP, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp", "interp", 0, 0, CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-pause", "interp-pause", CFX_OPTION_DEVICE_LAUNCH, 0, CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-inline", "interp-inline", CFX_OPTION_LAUNCH_PRODUCT_MIN, 0,
      CFX_PERSISTENT_INTERP, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-records", "interp-records", CFX_OPTION_MICROOPS, 0, CFX_PERSISTENT_INTERP, 0},
     /* what the L2 window gives: both modes without it (the same as the plain rows on graphs
      * whose loops read no tensor of 1 MiB whole) */
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_COMPILED, 0},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_INTERP, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-no-l2", "compiled-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_COMPILED, 0},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-no-l2", "interp-no-l2", CFX_OPTION_L2_WINDOW, 0, CFX_PERSISTENT_INTERP, 0},
     /* what seeing inside costs: the interpreter traced and profiled, beside -interp (both on the
      * same path, micro-ops included), and the compiled kernel's build with the stamps, traced
      * and profiled, beside cuda-persistent */
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-traced", 0, 0, CFX_PERSISTENT_INTERP, 1},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-profiled", 0, 0, CFX_PERSISTENT_INTERP, 2},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-traced", 0, 0, CFX_PERSISTENT_COMPILED, 1},
-    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-profiled", 0, 0, CFX_PERSISTENT_COMPILED, 2},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-traced", "interp-traced", 0, 0, CFX_PERSISTENT_INTERP, 1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-interp-profiled", "interp-profiled", 0, 0, CFX_PERSISTENT_INTERP, 2},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-traced", "compiled-traced", 0, 0, CFX_PERSISTENT_COMPILED, 1},
+    {CFX_BACKEND_CUDA_PERSISTENT, "cuda-persistent-profiled", "compiled-profiled", 0, 0, CFX_PERSISTENT_COMPILED, 2},
 };
 enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 
@@ -764,6 +777,11 @@ enum { NEXECUTORS = sizeof executors / sizeof executors[0] };
 typedef struct options {
     int quick;
     int cpu_only;
+    int predict;     /* --predict: the cost sheet's predictions alone, no runs */
+    int fake_device; /* --fake-device: made-up device and floors, for testing the records */
+    int blocks;      /* --blocks: the grid the predictions price (0: the device's, else 264) */
+    int have_floors; /* --floors GB,BB,BW,REC,MOP,PH: the predictions' floors (cfx dump --cost's) */
+    cfx_floors floors;
     const char *csv, *json, *export_dir, *bench_dir;
     const char *graphs, *executors; /* comma lists, NULL for all */
 } options;
@@ -779,6 +797,8 @@ typedef struct row {
     int repeats;
     double med_us, min_us, max_us, p25_us, p75_us; /* per iteration */
     double run_ms, wall_ms;                        /* medians per run */
+    int grid_blocks;      /* the grid cuda-persistent launched ("one kernel of N blocks"), or 0 */
+    double pred, pred_run; /* the cost sheet's prediction for that grid (report's pred, pred_run) */
 } row;
 
 /* Whether `name` is in the comma list (NULL means everything). */
@@ -1017,6 +1037,8 @@ static void run_row(const options *o, const bench_case *c, cfx_module *m, int g,
              * settled (application kernels are captured at the first run). */
             if (b == CFX_BACKEND_CUDA_PERSISTENT) {
                 const char *detail = cfx_exec_backend_detail(e);
+                const char *of = strstr(detail, "one kernel of ");
+                r->grid_blocks = of ? atoi(of + 14) : 0;
                 if (ex->mode == CFX_PERSISTENT_COMPILED)
                     snprintf(r->note, sizeof r->note, "compiled kernel built in %.0f ms", build_ms);
                 else
@@ -1110,12 +1132,42 @@ done:
 /* ================================================================================== */
 /* ---- reporting -------------------------------------------------------------------- */
 
+/* A floor as the JSON records give it, filled from the measured floors (or, under
+ * --fake-device, from fixed figures, so that a test can check the writer without a GPU). */
+typedef struct json_floor {
+    const char *name;
+    const char *unit;
+    double median, min, max;
+    int repeats;
+} json_floor;
+
+enum { MAX_JSON_FLOORS = 16 };
+
+/* What every record says about the run: the commit, the GPU, the driver and the runtime
+ * ("none" on a machine without one), and the grid the cost sheet prices. */
+typedef struct run_meta {
+    char commit[64];
+    char gpu[256];
+    char driver[32];
+    char runtime[32];
+    int sms;
+    int blocks; /* the grid of the cost sheet's predictions: what the executors launch */
+    int fake;   /* --fake-device: figures made up for a test */
+    char floors[128]; /* --predict: the floors priced, GB,BB,BW,REC,MOP,PH as cfx dump --cost takes them */
+} run_meta;
+
 typedef struct report {
     int have_device;
 #ifdef CFX_HAVE_CUDA
     floors_device dev;
     floors fl;
 #endif
+    run_meta meta;
+    json_floor jfloors[MAX_JSON_FLOORS];
+    int njfloors;
+    /* --predict: the cost sheet's predicted us per iteration, [graph][0: compiled, 1:
+     * interpreter]; < 0 where it has none */
+    double pred[NCASES][2];
     double bandwidth_gbs; /* 0 when not measured */
     row rows[NCASES][NEXECUTORS];
     int run_case[NCASES];
@@ -1320,63 +1372,226 @@ static int write_csv(const report *rp, case_data *data, const char *path)
     return 0;
 }
 
-static int write_json(const report *rp, case_data *data, const char *path)
+/* The cost sheet's prediction for one iteration of the graph's loop (its slowest loop where
+ * it has several: the benchmarks have one each) in each mode: out[0] compiled, out[1]
+ * interpreter, < 0 where the sheet gives none. The sheet is text for people (cfx dump
+ * --cost); its rows "  interpreter ..." and "  compiled ..." end in the predicted us. */
+static void predict(const cfx_module *m, int g, int blocks, const cfx_floors *fl, double out[2])
+{
+    char *text = cfx_dump_cost(m, g, blocks, fl);
+    out[0] = out[1] = -1;
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        int mode = strncmp(line, "  compiled ", 11) == 0 ? 0 : strncmp(line, "  interpreter ", 14) == 0 ? 1 : -1;
+        if (mode >= 0) {
+            const char *q = line + len;
+            while (q > line && q[-1] == ' ')
+                q--;
+            while (q > line && q[-1] != ' ')
+                q--;
+            char *e = NULL;
+            double v = strtod(q, &e);
+            if (e != q && v > out[mode])
+                out[mode] = v;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    cfx_free(text);
+}
+
+/* The prediction a row is read against: the cost sheet prices cuda-persistent's two modes
+ * (the L2 window at device memory, so the -no-l2 rows too); other rows have none. */
+static int row_pred_mode(const executor *x)
+{
+    if (x->backend != CFX_BACKEND_CUDA_PERSISTENT)
+        return -1;
+    if (strcmp(x->jmode, "compiled") == 0 || strcmp(x->jmode, "compiled-no-l2") == 0)
+        return 0;
+    if (strcmp(x->jmode, "interp") == 0 || strcmp(x->jmode, "interp-no-l2") == 0)
+        return 1;
+    return -1;
+}
+
+static void json_number(FILE *f, const char *key, double v)
+{
+    fprintf(f, ", \"%s\": ", key);
+    if (v >= 0 && isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fprintf(f, "null");
+}
+
+/* The fields every record begins with. */
+static void json_head(FILE *f, const run_meta *mt, const char *kind, const char *source)
+{
+    fprintf(f, "{\"kind\": \"%s\", \"source\": \"%s\", \"commit\": ", kind, source);
+    json_string(f, mt->commit);
+    fprintf(f, ", \"gpu\": ");
+    json_string(f, mt->gpu);
+    fprintf(f, ", \"driver\": ");
+    json_string(f, mt->driver);
+    fprintf(f, ", \"cuda_runtime\": ");
+    json_string(f, mt->runtime);
+    fprintf(f, ", \"sms\": %d, \"blocks\": %d", mt->sms, mt->blocks);
+    if (mt->fake)
+        fprintf(f, ", \"fake\": true");
+}
+
+/* The round's records (profiling/README.md, "Rounds as records"): one per floor, then one
+ * per row (graph x executor), each with the commit, the GPU, the driver and the runtime, the
+ * graph, the backend and its mode, the median us per iteration, the floor it is read against
+ * and the cost sheet's prediction. With `predict_only`, one record per graph and mode of
+ * cuda-persistent with the prediction as its figure ("source": "cost sheet"). */
+static int write_json(const report *rp, case_data *data, const char *path, int predict_only)
 {
     FILE *f = fopen(path, "w");
-    int first = 1;
+    const run_meta *mt = &rp->meta;
+    const char *sep = "\n  ";
     if (!f) {
         fprintf(stderr, "bench_gpu: cannot write %s\n", path);
         return -1;
     }
-    fprintf(f, "{\n  \"device\": ");
-#ifdef CFX_HAVE_CUDA
-    if (rp->have_device) {
-        const floors *fl = &rp->fl;
-        json_string(f, rp->dev.name);
-        fprintf(f, ",\n  \"sms\": %d, \"compute_capability\": \"%d.%d\", \"memory_gib\": %.1f,\n"
-                   "  \"driver_version\": %d, \"runtime_version\": %d,\n",
-                rp->dev.sms, rp->dev.cc_major, rp->dev.cc_minor, rp->dev.memory_gib,
-                rp->dev.driver_version, rp->dev.runtime_version);
-        fprintf(f, "  \"floors\": {\n");
-        named_floor list[NFLOORS];
-        floor_list(fl, list);
-        for (int i = 0; i < NFLOORS; i++)
-            fprintf(f, "    \"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"repeats\": %d},\n",
-                    list[i].name, list[i].s->median, list[i].s->min, list[i].s->max,
-                    list[i].s->repeats);
-        fprintf(f, "    \"grid_blocks\": %d, \"block_threads\": %d, \"copy_bytes\": %.0f, \"tail_blocks\": %d,\n"
-                   "    \"tail_note\": ", fl->grid_blocks, fl->block_threads, fl->copy_bytes, fl->tail_blocks);
-        json_string(f, fl->tail_note);
-        fprintf(f, "\n  },\n");
-    } else
-#endif
-        fprintf(f, "null,\n");
-    fprintf(f, "  \"rows\": [");
+    fprintf(f, "{\"format\": \"cfx-round/1\", \"records\": [");
+    for (int i = 0; i < rp->njfloors && !predict_only; i++, sep = ",\n  ") {
+        const json_floor *j = &rp->jfloors[i];
+        fprintf(f, "%s", sep);
+        json_head(f, mt, "floor", "bench_gpu");
+        fprintf(f, ", \"graph\": \"floor\", \"backend\": \"%s\", \"mode\": \"%s\", \"unit\": \"%s\", "
+                   "\"state\": \"%s\", \"repeats\": %d", j->name, j->unit, j->unit, j->repeats ? "ok" : "not measured",
+                j->repeats);
+        json_number(f, "value", j->repeats ? j->median : -1);
+        json_number(f, "min", j->repeats ? j->min : -1);
+        json_number(f, "max", j->repeats ? j->max : -1);
+        fprintf(f, "}");
+    }
     for (int ci = 0; ci < NCASES; ci++) {
         if (!rp->run_case[ci])
             continue;
+        if (predict_only) {
+            for (int k = 0; k < 2; k++, sep = ",\n  ") {
+                fprintf(f, "%s", sep);
+                json_head(f, mt, "row", "cost sheet");
+                fprintf(f, ", \"graph\": \"%s\", \"backend\": \"cuda-persistent\", \"mode\": \"%s\", "
+                           "\"executor\": \"%s\", \"state\": \"%s\"", cases[ci].key, k ? "interp" : "compiled",
+                        k ? "cuda-persistent-interp" : "cuda-persistent", rp->pred[ci][k] >= 0 ? "ok" : "no prediction");
+                fprintf(f, ", \"floors\": ");
+                json_string(f, mt->floors);
+                json_number(f, "us_per_iter", rp->pred[ci][k]);
+                json_number(f, "predicted_us_per_iter", rp->pred[ci][k]);
+                fprintf(f, "}");
+            }
+            continue;
+        }
         for (int x = 0; x < NEXECUTORS; x++) {
             const row *r = &rp->rows[ci][x];
             double fl = floor_us(rp, ci, &data[ci]);
-            fprintf(f, "%s\n    {\"graph\": \"%s\", \"executor\": \"%s\", \"state\": ",
-                    first ? "" : ",", cases[ci].key, executors[x].name);
-            first = 0;
+            int pm = row_pred_mode(&executors[x]);
+            if (!r->ran && (!r->state[0] || strcmp(r->state, "not run") == 0))
+                continue; /* not selected, or not reached yet (the file is rewritten after each graph) */
+            fprintf(f, "%s", sep);
+            sep = ",\n  ";
+            json_head(f, mt, "row", "bench_gpu");
+            fprintf(f, ", \"graph\": \"%s\", \"backend\": \"%s\", \"mode\": \"%s\", \"executor\": \"%s\", \"state\": ",
+                    cases[ci].key, cfx_backend_name(executors[x].backend), executors[x].jmode, executors[x].name);
             json_string(f, r->state);
-            if (r->ran)
-                fprintf(f, ", \"iterations\": %lld, \"ticks\": %lld, \"reduced\": %s, \"repeats\": %d, "
-                           "\"median_us_per_iter\": %.6g, \"min_us\": %.6g, \"max_us\": %.6g, "
-                           "\"p25_us\": %.6g, \"p75_us\": %.6g, \"median_run_ms\": %.6g, "
-                           "\"median_wall_ms\": %.6g, \"speedup_vs_cuda_host\": %.6g, "
-                           "\"floor_us_per_iter\": %.6g, \"fraction_of_floor\": %.6g",
-                        (long long)r->iters, (long long)r->ticks, r->reduced ? "true" : "false", r->repeats, r->med_us,
-                        r->min_us, r->max_us, r->p25_us, r->p75_us, r->run_ms, r->wall_ms,
-                        speedup(rp, ci, r), fl, fl > 0 ? fl / r->med_us : 0.0);
+            if (r->note[0]) {
+                fprintf(f, ", \"note\": ");
+                json_string(f, r->note);
+            }
+            json_number(f, "us_per_iter", r->ran ? r->med_us : -1);
+            if (r->ran) {
+                fprintf(f, ", \"iterations\": %lld, \"ticks\": %lld, \"reduced\": %s, \"repeats\": %d",
+                        (long long)r->iters, (long long)r->ticks, r->reduced ? "true" : "false", r->repeats);
+                json_number(f, "min_us", r->min_us);
+                json_number(f, "max_us", r->max_us);
+                json_number(f, "p25_us", r->p25_us);
+                json_number(f, "p75_us", r->p75_us);
+                json_number(f, "median_run_ms", r->run_ms);
+                json_number(f, "median_wall_ms", r->wall_ms);
+                json_number(f, "speedup_vs_cuda_host", speedup(rp, ci, r) > 0 ? speedup(rp, ci, r) : -1);
+            }
+            if (fl > 0) {
+                fprintf(f, ", \"floor\": \"bandwidth\"");
+                json_number(f, "floor_us_per_iter", fl);
+                json_number(f, "fraction_of_floor", r->ran && r->med_us > 0 ? fl / r->med_us : -1);
+            } else
+                fprintf(f, ", \"floor\": null, \"floor_us_per_iter\": null");
+            if (r->grid_blocks > 0)
+                fprintf(f, ", \"grid_blocks\": %d", r->grid_blocks);
+            json_number(f, "predicted_us_per_iter", pm >= 0 ? r->pred : -1);
+            json_number(f, "predicted_us_per_iter_run_floors", pm >= 0 ? r->pred_run : -1);
             fprintf(f, "}");
         }
     }
-    fprintf(f, "\n  ]\n}\n");
-    fclose(f);
+    fprintf(f, "\n]}\n");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "bench_gpu: cannot write %s\n", path);
+        return -1;
+    }
     return 0;
+}
+
+/* The commit the benchmark was built from: $CFX_COMMIT, else git's short hash of the source
+ * tree (with "+" when it has uncommitted changes), else "unknown". */
+static void find_commit(char *out, size_t len)
+{
+    const char *env = getenv("CFX_COMMIT");
+    FILE *p;
+    snprintf(out, len, "unknown");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    p = popen("git -C '" CFX_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null", "r");
+    if (!p)
+        return;
+    if (fgets(out, (int)len, p)) {
+        out[strcspn(out, "\r\n")] = 0;
+        if (!out[0])
+            snprintf(out, len, "unknown");
+    }
+    if (pclose(p) != 0)
+        snprintf(out, len, "unknown");
+    else if (strcmp(out, "unknown") != 0) {
+        p = popen("git -C '" CFX_SOURCE_DIR "' diff --quiet HEAD 2>/dev/null; echo $?", "r");
+        char rc[8] = "";
+        if (p) {
+            if (fgets(rc, sizeof rc, p) && rc[0] == '1' && strlen(out) + 2 < len)
+                strcat(out, "+");
+            pclose(p);
+        }
+    }
+}
+
+static void add_jfloor(report *rp, const char *name, const char *unit, double med, double min, double max, int repeats)
+{
+    if (rp->njfloors >= MAX_JSON_FLOORS)
+        return;
+    json_floor *j = &rp->jfloors[rp->njfloors++];
+    j->name = name;
+    j->unit = unit;
+    j->median = med;
+    j->min = min;
+    j->max = max;
+    j->repeats = repeats;
+}
+
+/* --fake-device: a made-up device and floors (H100-like figures, marked "fake") so that a
+ * test can check the records of a run with floors on a machine without a GPU. */
+static void fake_device(report *rp)
+{
+    run_meta *mt = &rp->meta;
+    snprintf(mt->gpu, sizeof mt->gpu, "fake \"GPU\" for a test");
+    snprintf(mt->driver, sizeof mt->driver, "13.0");
+    snprintf(mt->runtime, sizeof mt->runtime, "13.0");
+    mt->sms = 132;
+    mt->fake = 1;
+    add_jfloor(rp, "grid_barrier_us", "us", 1.21, 1.19, 1.30, 5);
+    add_jfloor(rp, "block_barrier_us", "us", 0.014, 0.013, 0.015, 5);
+    add_jfloor(rp, "bandwidth_gbs", "GB/s", 2959.0, 2900.0, 3000.0, 5);
+    add_jfloor(rp, "tail_self_us", "us", 0, 0, 0, 0); /* one not measured */
+    rp->bandwidth_gbs = 2959.0;
 }
 
 /* DIR/manifest.json: for each graph its file, the inputs and results written beside it,
@@ -1432,7 +1647,12 @@ static void usage(void)
     fprintf(stderr,
             "usage: bench_gpu [--quick] [--csv FILE] [--json FILE] [--export DIR]\n"
             "                 [--bench-dir DIR] [--graphs a,b,...] [--executors cpu,cuda-host,...]\n"
-            "                 [--cpu-only]\n"
+            "                 [--cpu-only] [--predict] [--blocks N] [--fake-device]\n"
+            "--json writes every row and floor as a record (profiling/README.md, \"Rounds as records\");\n"
+            "--predict prints and writes the cost sheet's predictions alone (no GPU needed) for a grid\n"
+            "of --blocks blocks (default: what the executors launch on this device, else 264);\n"
+            "--floors GB,BB,BW,REC,MOP,PH gives --predict the floors cfx dump --cost takes;\n"
+            "--fake-device (for tests) runs the cpu executor with a made-up device and floors\n"
             "graphs: counter if_in_while collatz power_iteration cg_1024 cg_8192 greedy_decode call_matmul\n"
             "        call_op call_op_kernel call_op_cfx\n"
             "executors: cpu cuda-host cuda-graph cuda-persistent cuda-persistent-compiled-pause\n"
@@ -1452,6 +1672,30 @@ static int parse_args(int argc, char **argv, options *o)
             o->quick = 1;
         else if (strcmp(a, "--cpu-only") == 0)
             o->cpu_only = 1;
+        else if (strcmp(a, "--predict") == 0)
+            o->predict = 1;
+        else if (strcmp(a, "--fake-device") == 0)
+            o->fake_device = o->cpu_only = 1;
+        else if (strcmp(a, "--floors") == 0 && i + 1 < argc) {
+            double *v[6] = {&o->floors.grid_barrier_us, &o->floors.block_barrier_us, &o->floors.bandwidth_gbs,
+                            &o->floors.record_us, &o->floors.microop_us, &o->floors.phase_us};
+            const char *t = argv[++i];
+            int used = 0, ok = sscanf(t, "%lf,%lf,%lf,%lf,%lf,%lf%n", v[0], v[1], v[2], v[3], v[4], v[5], &used) == 6 &&
+                                t[used] == '\0';
+            for (int k = 0; ok && k < 6; k++)
+                ok = *v[k] > 0 && *v[k] < 1e12;
+            if (!ok) {
+                fprintf(stderr, "bench_gpu: --floors wants six positive numbers, GB,BB,BW,REC,MOP,PH, got '%s'\n", t);
+                return -1;
+            }
+            o->have_floors = 1;
+        } else if (strcmp(a, "--blocks") == 0 && i + 1 < argc) {
+            o->blocks = atoi(argv[++i]);
+            if (o->blocks < 1 || o->blocks > 1000000) {
+                fprintf(stderr, "bench_gpu: --blocks wants a count of blocks from 1 to 1000000\n");
+                return -1;
+            }
+        }
         else if (strcmp(a, "--csv") == 0)
             value = &o->csv;
         else if (strcmp(a, "--json") == 0)
@@ -1502,6 +1746,108 @@ static int check_list(const char *what, const char *list, const char *const *kno
     return 0;
 }
 
+/* The cost sheet's prediction for row (ci, x): with its default floors (an H100's) and, where
+ * this run measured them, with the run's grid barrier, block barrier and bandwidth (the
+ * records, micro-ops and phases stay the sheet's: no floor measures them apart), for the grid
+ * the row's executor launched where it said (else the report's). -1 where there is none. */
+static void row_prediction(report *rp, int ci, const cfx_module *m, int g, int x)
+{
+    row *r = &rp->rows[ci][x];
+    int pm = row_pred_mode(&executors[x]);
+    int blocks = r->grid_blocks > 0 ? r->grid_blocks : rp->meta.blocks;
+    double p[2];
+    r->pred = r->pred_run = -1;
+    if (pm < 0 || !r->ran)
+        return;
+    predict(m, g, blocks, NULL, p);
+    r->pred = p[pm];
+    if (rp->njfloors > 0) {
+        cfx_floors run = cost_default_floors;
+        for (int i = 0; i < rp->njfloors; i++) {
+            const json_floor *j = &rp->jfloors[i];
+            if (!j->repeats || j->median <= 0)
+                continue;
+            if (strcmp(j->name, "grid_barrier_us") == 0)
+                run.grid_barrier_us = j->median;
+            else if (strcmp(j->name, "block_barrier_us") == 0)
+                run.block_barrier_us = j->median;
+            else if (strcmp(j->name, "bandwidth_gbs") == 0)
+                run.bandwidth_gbs = j->median;
+        }
+        predict(m, g, blocks, &run, p);
+        r->pred_run = p[pm];
+    }
+}
+
+/* --predict: every selected graph's predictions, printed and (--json) written as records. */
+static int predict_all(const options *o, report *rp, case_data *data)
+{
+    int failed = 0;
+    const cfx_floors *fl = o->have_floors ? &o->floors : &cost_default_floors;
+    snprintf(rp->meta.floors, sizeof rp->meta.floors, "%s%g,%g,%g,%g,%g,%g", o->have_floors ? "" : "default ",
+             fl->grid_barrier_us, fl->block_barrier_us, fl->bandwidth_gbs, fl->record_us, fl->microop_us, fl->phase_us);
+    printf("# The cost sheet's predictions, us per loop iteration (commit %s, a grid of %d blocks, "
+           "floors %s)\n\n| graph | interpreter | compiled |\n|---|---:|---:|\n",
+           rp->meta.commit, rp->meta.blocks, rp->meta.floors);
+    for (int ci = 0; ci < NCASES; ci++) {
+        char path[1024], *diag = NULL;
+        cfx_module *m;
+        if (!selected(o->graphs, cases[ci].key))
+            continue;
+        snprintf(path, sizeof path, "%s/%s.cfx", o->bench_dir, cases[ci].key);
+        m = cfx_compile_file(bench_context(), path, &diag);
+        if (!m) {
+            fprintf(stderr, "bench_gpu: %s does not compile:\n%s", path, diag ? diag : "");
+            cfx_free(diag);
+            failed = 1;
+            continue;
+        }
+        rp->run_case[ci] = 1;
+        predict(m, cfx_graph_find(m, NULL), rp->meta.blocks, o->have_floors ? &o->floors : NULL, rp->pred[ci]);
+        printf("| %s |", cases[ci].key);
+        for (int k = 1; k >= 0; k--) {
+            if (rp->pred[ci][k] >= 0)
+                printf(" %.3f |", rp->pred[ci][k]);
+            else
+                printf(" none |");
+        }
+        printf("\n");
+        cfx_module_free(m);
+    }
+    if (o->json && write_json(rp, data, o->json, 1) != 0)
+        failed = 1;
+    return failed;
+}
+
+#ifdef CFX_HAVE_CUDA
+/* The run's device and floors as the records give them. */
+static void device_meta(report *rp, int blocks)
+{
+    static char variant_names[FL_BARRIER_VARIANTS][96];
+    const floors *fl = &rp->fl;
+    named_floor list[NFLOORS];
+    run_meta *mt = &rp->meta;
+    snprintf(mt->gpu, sizeof mt->gpu, "%s", rp->dev.name);
+    snprintf(mt->driver, sizeof mt->driver, "%d.%d", rp->dev.driver_version / 1000, rp->dev.driver_version % 1000 / 10);
+    snprintf(mt->runtime, sizeof mt->runtime, "%d.%d", rp->dev.runtime_version / 1000,
+             rp->dev.runtime_version % 1000 / 10);
+    mt->sms = rp->dev.sms;
+    /* the executors launch sms x min(occupancy, 2) blocks (P_MAX_BLOCKS_PER_SM), as the grid
+     * barrier's floor does: the predictions price that grid unless told another */
+    mt->blocks = blocks > 0 ? blocks : fl->grid_blocks > 0 ? fl->grid_blocks : 2 * rp->dev.sms;
+    floor_list(fl, list);
+    for (int i = 0; i < NFLOORS; i++)
+        add_jfloor(rp, list[i].name, strstr(list[i].name, "_gbs") ? "GB/s" : "us", list[i].s->median,
+                   list[i].s->min, list[i].s->max, list[i].s->repeats);
+    for (int i = 0; i < FL_BARRIER_VARIANTS; i++) {
+        const floor_stat *v = &fl->barrier_variant_us[i];
+        snprintf(variant_names[i], sizeof variant_names[i], "grid_barrier %s, %d blocks", floors_barrier_variant_names[i],
+                 fl->barrier_variant_blocks[i]);
+        add_jfloor(rp, variant_names[i], "us", v->median, v->min, v->max, v->repeats);
+    }
+}
+#endif
+
 int main(int argc, char **argv)
 {
     options o;
@@ -1527,6 +1873,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_gpu: cannot create %s: %s\n", o.export_dir, strerror(errno));
         return 2;
     }
+    find_commit(rp.meta.commit, sizeof rp.meta.commit);
+    snprintf(rp.meta.gpu, sizeof rp.meta.gpu, "none");
+    snprintf(rp.meta.driver, sizeof rp.meta.driver, "none");
+    snprintf(rp.meta.runtime, sizeof rp.meta.runtime, "none");
+    if (o.fake_device)
+        fake_device(&rp);
+    if (o.predict) {
+        /* the grid the executors launch here: 2 blocks per multiprocessor where the occupancy
+         * allows (P_MAX_BLOCKS_PER_SM; bench_gpu's rows say the grid each launched), else an
+         * H100's or an H200's 264 */
+        rp.meta.blocks = o.blocks > 0 ? o.blocks : 264;
+#ifdef CFX_HAVE_CUDA
+        char err[512];
+        if (floors_device_info(&rp.dev, err, sizeof err) == 0) {
+            snprintf(rp.meta.gpu, sizeof rp.meta.gpu, "%s", rp.dev.name);
+            rp.meta.sms = rp.dev.sms;
+            if (o.blocks < 1)
+                rp.meta.blocks = 2 * rp.dev.sms;
+        }
+#endif
+        return predict_all(&o, &rp, data);
+    }
     if (!o.cpu_only) {
 #ifdef CFX_HAVE_CUDA
         char err[512];
@@ -1547,6 +1915,7 @@ int main(int argc, char **argv)
         }
         rp.bandwidth_gbs = rp.fl.bandwidth_gbs.median;
         print_floors(&rp);
+        device_meta(&rp, o.blocks);
 #else
         printf("bench_gpu: no CUDA device is present (cfx was built without CUDA)\n");
         return 0;
@@ -1554,6 +1923,8 @@ int main(int argc, char **argv)
     } else {
         printf("# cfx benchmark, cpu executor only (no GPU figures)%s\n", o.quick ? " (quick)" : "");
     }
+    if (!rp.meta.blocks)
+        rp.meta.blocks = o.blocks > 0 ? o.blocks : 264;
     fflush(stdout);
 
     for (int ci = 0; ci < NCASES; ci++) {
@@ -1595,7 +1966,24 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: %s on %s\n", c->key, executors[x].name);
             run_row(&o, c, mods[ci], g, &data[ci], &executors[x], r, &rp.exported_from[ci]);
             failed |= r->failed;
+            row_prediction(&rp, ci, mods[ci], g, x);
         }
+        if (o.fake_device) /* a cuda-persistent row made up for the records' test */
+            for (int x = 0; x < NEXECUTORS; x++)
+                if (strcmp(executors[x].name, "cuda-persistent") == 0) {
+                    row *r = &rp.rows[ci][x];
+                    memset(r, 0, sizeof *r);
+                    r->ran = 1;
+                    r->iters = r->ticks = data[ci].expect_iters;
+                    r->repeats = 1;
+                    r->med_us = r->min_us = r->max_us = r->p25_us = r->p75_us = 1.5;
+                    snprintf(r->state, sizeof r->state, "ok");
+                    snprintf(r->note, sizeof r->note, "made up by --fake-device, a test's \"row\"");
+                    row_prediction(&rp, ci, mods[ci], g, x);
+                }
+        /* the records so far, after each graph: a run stopped at a time limit keeps them */
+        if (o.json)
+            write_json(&rp, data, o.json, 0);
         /* The big inputs go as soon as their graph is done; the data kept for the report
          * is their types (bytes_per_iter reads only those). */
         for (int i = 0; i < data[ci].nin; i++) {
@@ -1609,7 +1997,7 @@ int main(int argc, char **argv)
     print_table(&rp, data);
     if (o.csv && write_csv(&rp, data, o.csv) != 0)
         failed = 1;
-    if (o.json && write_json(&rp, data, o.json) != 0)
+    if (o.json && write_json(&rp, data, o.json, 0) != 0)
         failed = 1;
     if (o.export_dir && write_manifest(&o, &rp, data, mods) != 0)
         failed = 1;

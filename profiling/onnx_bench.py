@@ -109,6 +109,7 @@ def main():
     ap.add_argument("--small", action="store_true", help="small sizes (a quick check)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--backend", default="cpu", help="cfx's backend (default cpu)")
+    ap.add_argument("--json", help="write the rows here as a round's records (profiling/rounds.py)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     V, H, L, N = (512, 32, 16, 64) if args.small else (32768, 256, 128, 1024)
@@ -126,6 +127,11 @@ def main():
     except ImportError:
         providers = []
         print("onnxruntime: not installed")
+    missing = []  # (provider, why): rows of their own in the records
+    if "CUDAExecutionProvider" not in providers:
+        missing.append(("CUDAExecutionProvider", "not available: this onnxruntime has %s (the CUDA EP "
+                        "comes with the onnxruntime-gpu package)" % (", ".join(providers) or "no provider")))
+        print("onnxruntime: CUDAExecutionProvider %s" % missing[-1][1])
     try:
         import torch  # noqa: F401
         have_torch = True
@@ -134,6 +140,7 @@ def main():
         print("torch: not installed (the eager PyTorch column is left out)")
     import onnx
     rows = []
+    failures = []  # (graph, runner, why)
     for name, (model, feeds, count_input, outs) in models.items():
         path = os.path.join(work, name + ".onnx")
         onnx.save(model, path)
@@ -144,16 +151,21 @@ def main():
             f[count_input] = np.array(n, np.int32)
             return f
 
-        # cfx, at two iteration counts
+        # cfx, at two iteration counts (a failure is reported and the others still run)
         times = {lo: [], hi: []}
-        for _ in range(args.repeats):
-            for n in (lo, hi):
-                dt, out = run_cfx(args.build, path, at(n), outs, args.backend, work)
-                times[n].append(dt)
-                if n == hi:
-                    results["cfx " + args.backend] = out
-        per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
-        rows.append((name, "cfx " + args.backend, per))
+        try:
+            for _ in range(args.repeats):
+                for n in (lo, hi):
+                    dt, out = run_cfx(args.build, path, at(n), outs, args.backend, work)
+                    times[n].append(dt)
+                    if n == hi:
+                        results["cfx " + args.backend] = out
+            per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
+            rows.append((name, "cfx " + args.backend, per))
+        except RuntimeError as e:
+            msg = (str(e).strip().splitlines() or ["failed"])[0][:200]
+            print("%s: cfx %s does not run: %s" % (name, args.backend, msg))
+            failures.append((name, "cfx " + args.backend, msg))
         for prov in providers:
             s = ort_session(path, prov)
             times = {lo: [], hi: []}
@@ -184,18 +196,54 @@ def main():
                     ok = np.allclose(a, b, rtol=1e-3, atol=1e-4)
                 else:
                     ok = np.array_equal(a, b)
-                if not ok:
-                    sys.exit("%s: %s disagrees with onnxruntime" % (name, who))
+                if not ok:  # its time is not reported; the run's status becomes 1
+                    print("%s: FAIL: %s disagrees with onnxruntime" % (name, who))
+                    rows[:] = [r for r in rows if not (r[0] == name and r[1] == who.replace("ExecutionProvider", ""))]
+                    failures.append((name, who, "FAIL: disagrees with onnxruntime"))
+                    break
     base = {name: per for name, who, per in rows if who == "onnxruntime CPU"}
     print("\n%-14s %-28s %14s %10s" % ("graph", "runner", "us/iteration", "vs ORT cpu"))
     for name, who, per in rows:
         ratio = base.get(name)
         print("%-14s %-28s %14.2f %10s" % (name, who, per * 1e6,
                                            "%.2fx" % (ratio / per) if ratio and per > 0 else "-"))
+    if args.json:
+        write_records(args.json, rows, missing + failures, N, args.small)
     print("\n(ratio: ONNX Runtime CPU's time over this runner's; above 1 is faster. Sizes: vocabulary "
           "%d, state %d, %d vs %d steps; CG %d, %d vs %d iterations; median of %d)" %
           (V, H, lo, hi, N, lo, hi, args.repeats))
+    return 1 if any(f[2].startswith("FAIL") for f in failures) else 0
+
+
+def write_records(path, rows, missing, n, small):
+    """The rows as a round's records (profiling/rounds.py): graph the benchmark's name (cg at
+    n = 1024 is cg_1024; greedy_decode at the full size is the benchmark's), backend "onnxruntime"
+    with its provider as the mode, cfx with mode "onnx import"."""
+    import rounds
+    m = rounds.meta()
+    records = []
+    graph = {"greedy_decode": "greedy_decode_small" if small else "greedy_decode", "cg": "cg_%d" % n}
+    for name, who, per in rows:
+        if who.startswith("cfx "):
+            b, mode = who[4:], "onnx import"
+        elif who.startswith("onnxruntime "):
+            b, mode = "onnxruntime", who.split(" ", 1)[1] + "ExecutionProvider"
+        else:
+            b, mode = "torch", "eager (cpu)"
+        records.append(rounds.record(m, "row", "onnx_bench", graph[name], b, mode, "ok", per * 1e6,
+                                     floor=None, floor_us_per_iter=None, predicted_us_per_iter=None))
+    for item in missing:
+        if len(item) == 2:  # a provider missing: a row for each graph
+            for name in graph.values():
+                records.append(rounds.record(m, "row", "onnx_bench", name, "onnxruntime", item[0], item[1], None))
+        else:  # a runner failed on one graph
+            name, who, why = item
+            b, mode = (who[4:], "onnx import") if who.startswith("cfx ") else \
+                ("onnxruntime", who.split(" ", 1)[1]) if who.startswith("onnxruntime ") else ("torch", "eager (cpu)")
+            records.append(rounds.record(m, "row", "onnx_bench", graph[name], b, mode,
+                                         why if why.startswith("FAIL") else "error: " + why, None))
+    rounds.write(path, records)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

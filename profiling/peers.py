@@ -245,11 +245,21 @@ def torch_peers(torch, dev):
     except Exception:  # an older torch: the eager peers only
         return peers
 
+    # Each loop's warm-up runs every piece a capture would record, eagerly: the condition, the
+    # body, and each branch of a torch.cond with both predicate values. A conditional node's
+    # body is captured whether or not the warm-up's data took it, so a branch the warm-up never
+    # ran would do its library setup (cuBLAS's handle and workspace, a kernel's first load)
+    # inside the capture, which fails it ("operation failed due to a previous error during
+    # capture").
     def counter_hop(T):
         n = T["n"]
         (count,) = while_loop(lambda c: c < n, lambda c: (c + 1,),
                               (torch.zeros((), dtype=i32, device=dev),))
         return {"count": count}
+
+    def counter_warm(T):
+        c = torch.zeros((), dtype=i32, device=dev)
+        return (c < T["n"], c + 1)
 
     def if_in_while_hop(T):
         x, y, n = T["x"], T["y"], T["n"]
@@ -261,11 +271,25 @@ def torch_peers(torch, dev):
         _, out = while_loop(lambda i, out: i < n, body, (T["i"].clone(), x.clone()))
         return {"out": out}
 
+    def if_in_while_warm(T):
+        x, y, i = T["x"], T["y"], T["i"].clone()
+        out = x.clone()
+        done = [i < T["n"], x + i < y, out + x, out + y, i + 1, out + 1]
+        for pred in (True, False):  # the cond itself, each way
+            done.append(torch.cond(torch.tensor(pred, device=dev), lambda o: o + x,
+                                   lambda o: o + y, (out,)))
+        return done
+
     def collatz_hop(T):
         v = T["x"].clone()
         steps = torch.zeros(v.shape, dtype=i32, device=dev)
         _, steps = while_loop(lambda v, s: (v > 1).any(), collatz_step, (v, steps))
         return {"steps": steps}
+
+    def collatz_warm(T):
+        v = T["x"].clone()
+        steps = torch.zeros(v.shape, dtype=i32, device=dev)
+        return ((v > 1).any(),) + collatz_step(v, steps)
 
     def power_hop(T):
         A, v0, tol, max_iters = T["A"], T["v0"], T["tol"], T["max_iters"]
@@ -281,6 +305,13 @@ def torch_peers(torch, dev):
              torch.ones((), dtype=v.dtype, device=dev)))
         return {"v": v, "eig": eig, "iters": it}
 
+    def power_warm(T):
+        A, v0, tol, max_iters = T["A"], T["v0"], T["tol"], T["max_iters"]
+        v = v0 / norm(v0)
+        it = torch.zeros((), dtype=i32, device=dev)
+        eig, delta = torch.zeros((), dtype=v.dtype, device=dev), torch.ones((), dtype=v.dtype, device=dev)
+        return ((it < max_iters) & (delta > tol), it + 1) + power_step(A, v, eig)
+
     def cg_hop(T):
         A, b, tol, max_iters = T["A"], T["b"], T["tol"], T["max_iters"]
 
@@ -293,20 +324,45 @@ def torch_peers(torch, dev):
              torch.dot(b, b)))
         return {"x": x, "iters": it, "rr": rr}
 
-    for graph, fn in [("counter", counter_hop), ("if_in_while", if_in_while_hop),
-                      ("collatz", collatz_hop), ("power_iteration", power_hop),
-                      ("cg_1024", cg_hop), ("cg_8192", cg_hop)]:
+    def cg_warm(T):
+        A, b, tol, max_iters = T["A"], T["b"], T["tol"], T["max_iters"]
+        it, rr = torch.zeros((), dtype=i32, device=dev), torch.dot(b, b)
+        return ((it < max_iters) & (rr > tol), it + 1) + cg_step(A, torch.zeros_like(b), b.clone(), b.clone(), rr)
+
+    for graph, fn, warm in [("counter", counter_hop, counter_warm),
+                            ("if_in_while", if_in_while_hop, if_in_while_warm),
+                            ("collatz", collatz_hop, collatz_warm), ("power_iteration", power_hop, power_warm),
+                            ("cg_1024", cg_hop, cg_warm), ("cg_8192", cg_hop, cg_warm)]:
         peers[("torch while_loop", graph)] = fn
         peers[("torch while_loop (compile)", graph)] = compiled(torch, fn)
         if str(dev).startswith("cuda"):
-            peers[("torch while_loop (cuda graph)", graph)] = captured(torch, fn)
+            peers[("torch while_loop (cuda graph)", graph)] = captured(torch, fn, warm)
     return peers
 
 
-def captured(torch, fn):
+def torch_warmup_mode(torch):
+    """PyTorch's own warm-up for control flow before a capture (a dispatch mode that runs every
+    branch of torch.cond and a while_loop's body), where the installed version has it; else a
+    context that does nothing (and with CFX_PEERS_TORCH_WARMUP_MODE=0)."""
+    import contextlib
+    if os.environ.get("CFX_PEERS_TORCH_WARMUP_MODE", "1") == "0":  # our own warm-ups alone
+        return contextlib.nullcontext()
+    for modname in ("torch._higher_order_ops.cudagraph_conditional_nodes", "torch.cuda.graphs"):
+        try:
+            mod = __import__(modname, fromlist=["ControlFlowOpWarmupDispatchMode"])
+            return mod.ControlFlowOpWarmupDispatchMode()
+        except Exception:
+            continue
+    return contextlib.nullcontext()
+
+
+def captured(torch, fn, warm=None):
     """fn captured into one CUDA graph on first use, on copies of its inputs (a CUDA graph reads
     and writes fixed addresses); each call copies the inputs in, replays, and returns the
-    graph's own outputs."""
+    graph's own outputs. Before the capture, on the stream the capture will use: warm(static)
+    (every branch and body run eagerly: see torch_peers), then fn itself, under PyTorch's own
+    control-flow warm-up mode where it has one. The capture is on that same stream, so that
+    cuBLAS's workspace for the stream exists before it."""
     holder = {}
 
     def run(T):
@@ -315,10 +371,18 @@ def captured(torch, fn):
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                fn(static)  # warm-up outside the capture, as torch.cuda.graph wants
+                if warm is not None:
+                    warm(static)
+                try:
+                    with torch_warmup_mode(torch):
+                        fn(static)
+                except Exception:
+                    fn(static)  # the mode refused: the plain warm-up, as torch.cuda.graph wants
+                fn(static)
+            side.synchronize()
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
+            with torch.cuda.graph(graph, stream=side):
                 out = fn(static)
             holder.update(graph=graph, static=static, out=out)
         for k, v in T.items():
@@ -475,7 +539,7 @@ def main():
     ap.add_argument("--data", required=True, help="the directory bench_gpu --export wrote")
     ap.add_argument("--cfx", help="the cfx binary, for graphs whose GPU results are missing")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json", help="write the raw numbers here")
+    ap.add_argument("--json", help="write the rows here as a round's records (profiling/rounds.py)")
     ap.add_argument("--cfx-json", help="bench_gpu's --json output, to compare with")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--graphs", help="comma list of graphs (default: all in the manifest)")
@@ -494,6 +558,7 @@ def main():
         return 0
 
     rows, failed = [], False
+    cuda_runtime = None
     frameworks = []  # (name, peers dict, to_device, sync) or (name, None, reason)
 
     try:
@@ -504,6 +569,7 @@ def main():
             dev = torch.device(args.device)
             torch.backends.cuda.matmul.allow_tf32 = False  # f32 as cfx computes it
             sync = (lambda out: torch.cuda.synchronize()) if args.device == "cuda" else (lambda out: None)
+            cuda_runtime = getattr(torch.version, "cuda", None)
             frameworks.append(("torch " + torch.__version__, torch_peers(torch, dev),
                                lambda a, dev=dev: torch.from_numpy(a.copy()).to(dev), sync))
     except ImportError:
@@ -539,9 +605,11 @@ def main():
     cfx_times = {}
     if args.cfx_json and os.path.exists(args.cfx_json):
         with open(args.cfx_json) as f:
-            for r in json.load(f).get("rows", []):
-                if r.get("executor") == "cuda-persistent" and "median_us_per_iter" in r:
-                    cfx_times[r["graph"]] = r["median_us_per_iter"]
+            doc = json.load(f)
+        for r in doc.get("records", doc.get("rows", [])):
+            us = r.get("us_per_iter", r.get("median_us_per_iter"))
+            if r.get("executor") == "cuda-persistent" and isinstance(us, (int, float)):
+                cfx_times[r["graph"]] = us
 
     wanted = args.graphs.split(",") if args.graphs else GRAPHS
     for fw in frameworks:
@@ -585,6 +653,8 @@ def main():
                     msg = (str(e).strip().splitlines() or [type(e).__name__])[0]
                     row["state"] = "does not run: %s: %s" % (type(e).__name__, msg[:160])
                 print("peers: %s / %s: %s" % (key, variant, row["state"]), file=sys.stderr)
+                if args.json:  # after every row, so that a run stopped halfway leaves its rows
+                    write_records(args.json, args.device, rows, cuda_runtime)
             T = None
 
     print("\n## Peers: time per loop iteration\n")
@@ -601,9 +671,30 @@ def main():
         else:
             print("| %s | %s | | | | | %s |" % (r["graph"], r["peer"], r["state"]))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": args.device, "rows": rows}, f, indent=1)
+        write_records(args.json, args.device, rows, cuda_runtime)
     return 1 if failed else 0
+
+
+def write_records(path, device, rows, cuda_runtime):
+    """The rows as a round's records (profiling/rounds.py): backend the framework ("torch",
+    "jax"), mode the peer's variant ("while_loop (cuda graph)", "fori_loop", ...)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import rounds
+    m = rounds.meta()
+    if device != "cuda":
+        m.update(gpu="none (--device %s)" % device)
+    if cuda_runtime:
+        m["cuda_runtime"] = cuda_runtime
+    records = []
+    for r in rows:
+        framework, _, variant = r["peer"].partition(" ")
+        extra = {k: r[k] for k in ("framework", "iterations", "min_us", "max_us", "repeats",
+                                   "cfx_persistent_us") if k in r}
+        records.append(rounds.record(m, "row", "peers", r["graph"], framework, variant or "-",
+                                     r["state"], r.get("median_us_per_iter"), floor=None,
+                                     floor_us_per_iter=None, predicted_us_per_iter=None,
+                                     **extra))
+    rounds.write(path, records)
 
 
 if __name__ == "__main__":

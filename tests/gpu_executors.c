@@ -95,6 +95,9 @@ static int run_on(cfx_module *m, int graph, cfx_backend backend, int mode, void 
         cfx_free(err);
         return -1;
     }
+    /* the cpu side accumulates as the reference, as the GPU executors do */
+    if (backend == CFX_BACKEND_CPU)
+        cfx_set_option(e, CFX_OPTION_ACCUMULATE, CFX_ACCUMULATE_F64);
     /* no fallback: the code generator knows every record kind (test_gen checks it) */
     if (mode >= 0 && cfx_set_persistent_mode(e, (cfx_persistent_mode)mode) != mode) {
         snprintf(o->error, sizeof o->error, "the %s mode does not run: %s",

@@ -127,6 +127,8 @@ static int side_start(side *s, cfx_module *m, int g, cfx_backend b, const char *
     }
     if (b == CFX_BACKEND_CUDA_PERSISTENT)
         set_mode(s->e);
+    if (b == CFX_BACKEND_CPU) /* the reference's accumulation, as the GPU executors' */
+        cfx_set_option(s->e, CFX_OPTION_ACCUMULATE, CFX_ACCUMULATE_F64);
     for (int i = 0; i < cfx_input_count(m, g) && i < 16; i++) {
         cfx_type t = cfx_input_type(m, g, i);
         size_t bytes = (size_t)cfx_type_count(&t) * (size_t)cfx_dtype_size(t.dtype);

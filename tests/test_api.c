@@ -392,9 +392,9 @@ static void check_cancel_and_budget(void)
     CHECK_INT(cfx_set_max_iters(e, -5), -1);
     CHECK(strstr(cfx_exec_error(e), "iteration budget must be 0 (no limit) or positive, got -5") != NULL);
     CHECK_INT(cfx_set_max_iters(NULL, 5), -1);
-    /* the interpreter's options belong to cuda-persistent; the cpu backend has none */
+    /* the interpreter's options belong to cuda-persistent; the cpu backend takes accumulate alone */
     CHECK_INT(cfx_set_option(e, CFX_OPTION_MICROOPS, 0), -1);
-    CHECK(strstr(cfx_exec_error(e), "the cpu backend has no options") != NULL);
+    CHECK(strstr(cfx_exec_error(e), "the cpu backend takes only option 5 (accumulate), not 2") != NULL);
     CHECK_INT(cfx_set_option(NULL, CFX_OPTION_MICROOPS, 0), -1);
 
     /* the budget */
@@ -903,6 +903,38 @@ static void check_profile(void)
     cfx_module_free(m);
 }
 
+/* cfx_prepare and cfx_exec_graph on the cpu backend: nothing to prepare (a run after it is an
+ * ordinary run), and no CUDA graph, which cfx_exec_graph says, naming the backends that make one. */
+static void check_prepare_and_graph(void)
+{
+    const char *src = "graph g(n: i32) -> (s: i32) {\n  s = 0\n  for i in range(0, n) {\n    s = s + i\n  }\n}\n";
+    char *err = NULL;
+    cfx_module *m = cfx_compile_string(NULL, "prep.cfx", src, strlen(src), &err);
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    int32_t n = 5, s = -1;
+    void *graph = (void *)&n;
+    CHECK(e != NULL);
+    CHECK_INT(cfx_prepare(e), -1); /* n is not bound */
+    CHECK_STR(cfx_exec_error(e), "missing input: n: i32");
+    cfx_bind(e, "n", &n, sizeof n);
+    cfx_bind(e, "s", &s, sizeof s);
+    CHECK_INT(cfx_prepare(e), 0);
+    CHECK_STR(cfx_exec_error(e), "");
+    CHECK_INT(s, -1); /* prepared, not run */
+    CHECK_INT(cfx_exec_graph(e, &graph), -1);
+    CHECK(graph == NULL);
+    CHECK(strstr(cfx_exec_error(e), "the cpu backend makes no CUDA graph") != NULL);
+    CHECK_INT(cfx_exec_graph(e, NULL), -1);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    CHECK_INT(s, 0 + 1 + 2 + 3 + 4);
+    CHECK_INT(cfx_wait(e), CFX_OK);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    cfx_free(err);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -917,5 +949,6 @@ int main(void)
     check_defaults();
     check_constants();
     check_profile();
+    check_prepare_and_graph();
     return test_finish("test_api");
 }

@@ -881,6 +881,12 @@ class Graph:
                 handle = rt.own_stream(device_id)
             if backend == "auto":
                 backend = "cuda-persistent"
+        # inside the caller's CUDA graph capture (torch.cuda.graph): only the run's own work may
+        # be enqueued, so everything that allocates, copies from the host or builds must have
+        # happened at an earlier call outside the capture
+        capturing = on_device and rt.capturing(handle)
+        if capturing:
+            self._check_capturable(values, places, backend, device_id, results, out, trace)
 
         # inputs and out= arrays: every one checked before anything is bound, copied or run
         views = []
@@ -936,6 +942,8 @@ class Graph:
                     self._bind(e, bind, p, outs[p.name][1])
                 self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
                 _take_kernel_failure()
+                if capturing:
+                    return self._run_captured(e, x, outs, out, results)
                 with self._cancel_lock:
                     self._running = e
                     if self._cancel_pending:
@@ -964,6 +972,55 @@ class Graph:
                 lib.cfx_unbind(x.ptr, None)
             for v in views:
                 v.release()
+
+    def _check_capturable(self, values, places, backend, device_id, results, out, trace):
+        """Why this call cannot be recorded into the stream capture in progress (an Error), or
+        nothing: it needs the executor a call outside the capture made (with the kernels it
+        built), device tensors for every input (read at each replay) and results that the
+        capture can hold (torch's and CuPy's allocate from their graph-aware pools; out= arrays
+        otherwise)."""
+        if (backend, device_id) not in self._execs:
+            raise Error("%s: called inside a CUDA graph capture before any call outside it: call it once "
+                        "first with the same arrays' shapes (a warm-up), so that the executor is made and "
+                        "its kernels built before the capture" % self.name)
+        for p in self.inputs:
+            if places[("input", p.name)][0] != DEVICE:
+                raise Error("%s: input '%s' is on the host, and inside a CUDA graph capture every input "
+                            "must be a device array (its values are read at each replay)" % (self.name, p.name))
+        missing = [p.name for p in self.results if p.name not in out]
+        if missing and results not in ("torch", "cupy"):
+            raise Error("%s: inside a CUDA graph capture the results must be arrays the capture can keep: "
+                        "pass out= arrays for %s, or torch or CuPy inputs" % (self.name, ", ".join(
+                            "'%s'" % n for n in missing)))
+        if trace:
+            raise Error("%s: a traced run cannot be captured into a CUDA graph" % self.name)
+
+    def _run_captured(self, e, x, outs, out, results):
+        """The run recorded into the capture: cfx_run_async only (cfx_run would wait). The
+        results are the arrays the replays write; a replay's status is cfx_wait's, which
+        Graph.captured_status reads after the application has synchronized its replay."""
+        if lib.cfx_run_async(e) != 0:
+            raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
+        self.last_backend = x.backend
+        res = Results()
+        for p in self.results:
+            obj = outs[p.name][0]
+            res[p.name] = obj if p.name in out else _convert(results, obj)
+        res.iterations = None # known at each replay, not at the capture
+        res.backend = x.backend
+        return res
+
+    def captured_status(self, backend="auto"):
+        """After a call captured into a CUDA graph and a replay of that graph that the caller has
+        synchronized: None when the replay ran to the end, else raises RunStopped (or Error) as
+        a call does."""
+        for (b, _), x in self._execs.items():
+            if b == backend or backend == "auto":
+                status = lib.cfx_wait(x.ptr)
+                if status != _lib.OK:
+                    self._raise_stopped(x.ptr, status)
+                return None
+        raise Error("%s: no executor of backend %s has run" % (self.name, backend))
 
     def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace):
         e = x.ptr

@@ -78,6 +78,7 @@ class Runtime:
             "cudaEventSynchronize": (c_int, [c_void_p]),
             "cudaEventElapsedTime": (c_int, [POINTER(c_float), c_void_p, c_void_p]),
             "cudaEventDestroy": (c_int, [c_void_p]),
+            "cudaStreamIsCapturing": (c_int, [c_void_p, POINTER(c_int)]),
         }
         for name, (restype, argtypes) in proto.items():
             fn = getattr(lib, name)
@@ -158,6 +159,18 @@ class Runtime:
                            "cudaStreamCreateWithFlags")
             s = self.streams[device_id] = p.value
         return s
+
+    def capturing(self, stream):
+        """True while `stream` is being captured into a CUDA graph (torch.cuda.graph, say).
+        The legacy and per-thread default streams (0, 1, 2) cannot be, and are not asked: asking
+        them while another stream is captured would end that capture."""
+        if stream is None or int(stream) in (0, 1, 2):
+            return False
+        status = c_int(0)
+        self.check(self.lib.cudaStreamIsCapturing(c_void_p(stream), byref(status)), "cudaStreamIsCapturing")
+        if status.value == 2:
+            raise CudaError("the stream's capture was invalidated by an earlier call: end it and capture again")
+        return status.value == 1
 
     def event(self):
         e = c_void_p()

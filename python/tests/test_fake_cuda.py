@@ -94,6 +94,12 @@ class FakeRuntime:
     def own_stream(self, device_id):
         return self.streams.setdefault(device_id, 0x5000 + device_id)
 
+    capturing_streams = ()
+
+    def capturing(self, stream):
+        self._log("cudaStreamIsCapturing", stream)
+        return stream in self.capturing_streams
+
 
 class FakeDriver:
     """cuModuleLoadData and cuLaunchKernel: a launch is logged with its parameters' values,
@@ -256,3 +262,78 @@ def test_cuda_kernel_launch_failure_is_kept(fake, monkeypatch):
     assert isinstance(e, _cuda.CudaError) and "capturing" in str(e)
     with pytest.raises(cfx.Error, match="NVRTC could not compile kernel 'bad'"):
         ctx.register_kernel("bad", "(f32) -> (f32)", cuda="extern \"C\" __global__ void bad(")
+
+
+class CaptureLib:
+    """libcfx with the calls a device run makes of an executor answered here and logged, so that
+    a call under capture can be followed without a CUDA executor: the rest is the real library."""
+
+    def __init__(self, real, log):
+        self._real = real
+        self._log = log
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def _ok(self, name):
+        def call(*args):
+            self._log.append((name,))
+            return 0
+        return call
+
+    @property
+    def cfx_bind_device(self): return self._ok("cfx_bind_device")
+    @property
+    def cfx_unbind(self): return self._ok("cfx_unbind")
+    @property
+    def cfx_set_stream(self): return self._ok("cfx_set_stream")
+    @property
+    def cfx_set_max_iters(self): return self._ok("cfx_set_max_iters")
+    @property
+    def cfx_set_print(self): return self._ok("cfx_set_print")
+    @property
+    def cfx_run_async(self): return self._ok("cfx_run_async")
+    @property
+    def cfx_run(self): return self._ok("cfx_run")
+
+
+COUNTER = """
+graph count(x: f32[4], n: i32) -> (y: f32[4]) {
+  y = x
+  for i in range(0, n) {
+    y = y + 1.0
+  }
+}
+"""
+
+
+def test_a_call_inside_a_capture(fake, monkeypatch):
+    """A call while the caller's stream is being captured (torch.cuda.graph): refused before a
+    warm-up (nothing allocated, copied or made), refused with a host input, and after a warm-up
+    only the bindings and cfx_run_async, with no allocation, copy or synchronization of the
+    package's own, and the out= arrays as its results."""
+    g = cfx.compile(COUNTER).entry
+    stream = 0xCA97
+    fake.capturing_streams = (stream,)
+    x = cfx.tensor([1.0, 2.0, 3.0, 4.0], "f32", "cuda:0")
+    n = cfx.tensor(3, "i32", "cuda:0")
+    y = cfx.Tensor.empty("f32", (4,), "cuda:0")
+    del fake.calls[:]
+    with pytest.raises(cfx.Error, match="before any call outside it"):
+        g(x, n, backend="cuda-graph", stream=stream, out={g.results[0].name: y})
+    assert [c[0] for c in fake.calls if c[0] not in ("cudaGetDevice", "cudaStreamIsCapturing")] == []
+    # warm: the executor made outside the capture (here: stood in for)
+    log = []
+    monkeypatch.setattr(_core, "lib", CaptureLib(_lib.lib, log))
+    g._execs[("cuda-graph", 0)] = _core._Exec(0x1234, "cuda-graph", 0)
+    with pytest.raises(cfx.Error, match="input 'n' is on the host"):
+        g(x, 3, backend="cuda-graph", stream=stream, out={g.results[0].name: y})
+    with pytest.raises(cfx.Error, match="pass out= arrays"):
+        g(x, n, backend="cuda-graph", stream=stream)
+    del fake.calls[:]
+    del log[:]
+    res = g(x, n, backend="cuda-graph", stream=stream, out={g.results[0].name: y})
+    assert res[g.results[0].name] is y and res.iterations is None
+    assert ("cfx_run_async",) in log and ("cfx_run",) not in log
+    assert [c[0] for c in fake.calls if c[0] not in ("cudaGetDevice", "cudaStreamIsCapturing")] == []
+    del g._execs[("cuda-graph", 0)]
