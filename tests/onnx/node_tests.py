@@ -57,9 +57,9 @@ def ops_of_docs(path):
         return None
     m = re.search(r"^## The ops\n(.*?)(?=^## |\Z)", text, re.M | re.S)
     ops = set()
-    for row in re.findall(r"^\|\s*`([A-Za-z ]+)`\s*\|", m.group(1) if m else "", re.M):
+    for row in re.findall(r"^\|\s*`([A-Za-z0-9 ]+)`\s*\|", m.group(1) if m else "", re.M):
         ops.update(row.split())
-    return ops or None
+    return ops if ops and CONTROL_FLOW <= ops else None # a table read wrongly is not used
 
 
 CONTROL_FLOW = {"If", "Loop", "Scan"}
