@@ -76,8 +76,16 @@ static void probe(void)
     if (e != 0) {
         /* the failed query leaves a sticky error behind; the application should not see ours */
         (void)last_error();
-        snprintf(probe_why, sizeof probe_why, "no CUDA device is present (%s: %s)", name(e),
-                 text(e));
+        /* the runtime calls a missing driver "insufficient": say that there is none */
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (!driver)
+            snprintf(probe_why, sizeof probe_why,
+                     "no CUDA driver is installed (libcuda.so.1 cannot be loaded), so no CUDA device can be used");
+        else
+            snprintf(probe_why, sizeof probe_why, "no CUDA device is present (%s: %s)", name(e),
+                     text(e));
+        if (driver)
+            dlclose(driver);
         n = 0;
     } else if (n == 0) {
         snprintf(probe_why, sizeof probe_why,

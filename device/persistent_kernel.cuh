@@ -497,7 +497,7 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
         const int get = r.kind == REC_GET_BOX;
         const cfx_slot *t = &sl[get ? r.b : r.a];
         const int32_t *ent = a.table + r.c;
-        int64_t st[4] = {0, 0, 0, 0};
+        int64_t st[CFX_MAX_RANK] = {0};
         for (int d = 0; d < t->rank; d++)
             if (ent[2 * d] >= 0)
                 st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_ptr(a, priv, ent[2 * d]));

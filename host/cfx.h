@@ -28,7 +28,7 @@ extern "C" {
 /* ---- types ---- */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
 
-#define CFX_TYPE_MAX_RANK 4
+#define CFX_TYPE_MAX_RANK 5
 typedef struct cfx_type {
     cfx_dtype dtype;
     int rank;                        /* 0 for a scalar */
@@ -38,8 +38,8 @@ typedef struct cfx_type {
 const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ...; "unknown" for another value */
 int cfx_dtype_size(cfx_dtype dt);          /* bytes per element; bool is 1 byte (0 or 1) */
 int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) */
-/* Bytes that always hold cfx_type_str's text: `bool[` and four 20-digit dimensions. */
-#define CFX_TYPE_STR_MAX 96
+/* Bytes that always hold cfx_type_str's text: `bool[` and five 20-digit dimensions. */
+#define CFX_TYPE_STR_MAX 128
 /* Writes `f32[2, 3]` (or `i32` for a scalar, `(no type)` for rank -1) into buf; returns buf.
  * A text longer than len - 1 is cut and ends in "...", so it never passes for a type. */
 char *cfx_type_str(const cfx_type *t, char *buf, size_t len);

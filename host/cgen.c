@@ -2344,13 +2344,19 @@ static void record(gen *g, int32_t i)
     }
     case REC_BROADCAST: {
         const cfx_slot *sa = &sl[r->a], *sb = &sl[r->b];
+        strbuf sh = {0}; /* {dims}, {sdims} */
+        for (int k = 0; k < 2 * CFX_MAX_RANK; k++)
+            sb_printf(&sh, "%s%d", k % CFX_MAX_RANK ? ", " : k ? "}, {" : "{",
+                      (int)(k < CFX_MAX_RANK ? sa->dims[k] : sb->dims[k - CFX_MAX_RANK]));
+        sb_puts(&sh, "}");
+        if (sh.oom)
+            fail(g, "out of memory");
         snprintf(buf, sizeof buf,
-                 "{ const k_bshape sh_ = {{%d, %d, %d, %d}, {%d, %d, %d, %d}, %d, %d}; "
+                 "{ const k_bshape sh_ = {%s, %d, %d}; "
                  "k_broadcast(%d, %s, %s, &sh_, %%s, %%s); }",
-                 (int)sa->dims[0], (int)sa->dims[1], (int)sa->dims[2], (int)sa->dims[3],
-                 (int)sb->dims[0], (int)sb->dims[1], (int)sb->dims[2], (int)sb->dims[3],
-                 (int)sa->rank, (int)sb->rank, dtype_size(sa->dtype), P(g, &t, r->a),
+                 sb_str(&sh), (int)sa->rank, (int)sb->rank, dtype_size(sa->dtype), P(g, &t, r->a),
                  P(g, &t, r->b));
+        sb_free(&sh);
         ranged(g, i, r->a, sa->count, buf);
         break;
     }
@@ -2362,13 +2368,15 @@ static void record(gen *g, int32_t i)
         int get = r->kind == REC_GET_BOX;
         const cfx_slot *tn = &sl[get ? r->b : r->a];
         const int32_t *ent = p->table + r->c;
-        const int64_t no_starts[4] = {0, 0, 0, 0};
+        const int64_t no_starts[CFX_MAX_RANK] = {0};
         k_box shape = rec_box(ent, tn, no_starts);
         strbuf box = {0};
-        sb_printf(&box, "{%d, {%d, %d, %d, %d}, {%d, %d, %d, %d}, {", (int)shape.rank,
-                  (int)shape.dims[0], (int)shape.dims[1], (int)shape.dims[2], (int)shape.dims[3],
-                  (int)shape.len[0], (int)shape.len[1], (int)shape.len[2], (int)shape.len[3]);
-        for (int d = 0; d < 4; d++) {
+        sb_printf(&box, "{%d, {", (int)shape.rank);
+        for (int k = 0; k < 2 * CFX_MAX_RANK; k++)
+            sb_printf(&box, "%s%d", k % CFX_MAX_RANK ? ", " : k ? "}, {" : "",
+                      (int)(k < CFX_MAX_RANK ? shape.dims[k] : shape.len[k - CFX_MAX_RANK]));
+        sb_puts(&box, "}, {");
+        for (int d = 0; d < CFX_MAX_RANK; d++) {
             const char *sep = d ? ", " : "";
             if (d >= tn->rank)
                 sb_printf(&box, "%s0", sep);

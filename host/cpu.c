@@ -362,7 +362,7 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
         int get = r->kind == REC_GET_BOX;
         const cfx_slot *t = &slots[get ? r->b : r->a];
         const int32_t *ent = prog->table + r->c;
-        int64_t st[4] = {0, 0, 0, 0};
+        int64_t st[CFX_MAX_RANK] = {0};
         for (int d = 0; d < t->rank; d++)
             if (ent[2 * d] >= 0)
                 st[d] = k_load_int(slots[ent[2 * d]].dtype, SLOT(ent[2 * d]));

@@ -1526,7 +1526,7 @@ static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int
             else if (acc == CFX_I32) ((int32_t *)data)[i] = 1;
             else ((int64_t *)data)[i] = 1;
         }
-        int32_t dims[CFX_MAX_RANK] = {(int32_t)ones.dims[0], (int32_t)ones.dims[1], 0, 0};
+        int32_t dims[CFX_MAX_RANK] = {(int32_t)ones.dims[0], (int32_t)ones.dims[1]};
         int32_t o = L->failed ? 0 : note_slot(L, prog_const(L->b, (cfx_dtype)acc, ones.rank, dims, data));
         free(data);
         if (L->failed)
@@ -2142,7 +2142,7 @@ static int is_start(const int32_t *starts, int rank, int32_t s)
 
 static int32_t lower_get_box(lowerer *L, ast_node *n, int32_t want)
 {
-    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1};
+    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1, -1};
     int32_t x = lower_expr(L, n->a, -1), tab = lower_box(L, n, starts);
     /* never write the tensor or a start while reading them (`i = x[i, j]`) */
     int32_t d = want >= 0 && want != x && !is_start(starts, n->a->ty.rank, want) ? want : lower_temp(L, &n->ty);
@@ -2154,7 +2154,7 @@ static int32_t lower_get_box(lowerer *L, ast_node *n, int32_t want)
  * written back, its subscripts evaluated and checked once. */
 static void lower_set_box(lowerer *L, ast_node *t, int32_t val, const ast_node *aug)
 {
-    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1};
+    int32_t starts[CFX_MAX_RANK] = {-1, -1, -1, -1, -1};
     int32_t x = lower_var(L, t->a->name, &t->a->ty), tab = lower_box(L, t, starts);
     if (aug) {
         int32_t part = lower_temp(L, &t->ty);

@@ -330,8 +330,8 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
         info.dims[i] = got.dims[i];
     size_t prefix = at, hlen = 0;
     if (dt != (int)want->dtype) {
-        snprintf(err, errlen, "dtype '%s' (%s) does not match the input's type %s", info.descr,
-                 cfx_dtype_name((cfx_dtype)dt), ty);
+        snprintf(err, errlen, "dtype '%s' (%s) does not match the input's type %s",
+                 descr_of((cfx_dtype)dt), cfx_dtype_name((cfx_dtype)dt), ty);
         return -1;
     }
     int same = info.rank == want->rank;

@@ -544,9 +544,9 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
     }
 }
 
-/* A shape cfx can hold: rank at most 4, at most 2^30 elements, every dimension at least 1, or,
- * for a value known at import (an empty axes list, a part of a split), 0: such a value may be
- * read at import but never at run time (ref refuses it). */
+/* A shape cfx can hold: rank at most CFX_TYPE_MAX_RANK, at most 2^30 elements, every dimension
+ * at least 1, or, for a value known at import (an empty axes list, a part of a split), 0: such a
+ * value may be read at import but never at run time (ref refuses it). */
 static void check_shape(imp *I, const char *what, int64_t rank, const int64_t *dims, int empty_ok)
 {
     if (rank > CFX_TYPE_MAX_RANK)

@@ -22,8 +22,11 @@
 extern "C" {
 #endif
 
-#define CFX_MAX_RANK 4
+#define CFX_MAX_RANK 5
 #define CFX_ARENA_ALIGN 16
+#if CFX_MAX_RANK != K_MAX_RANK || CFX_MAX_RANK != CFX_TYPE_MAX_RANK
+#error "the program, the kernels and the public type must agree on the rank"
+#endif
 /* Largest tensor and arena a program may describe: keeps every byte offset, element
  * count and index product inside int64 and every element index inside int32 for the
  * kernels. A larger shape is a compile error, not an overflow. */
@@ -200,7 +203,7 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
 CFX_HD k_bshape rec_bshape(const cfx_slot *dst, const cfx_slot *src)
 {
     k_bshape sh;
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < CFX_MAX_RANK; d++) {
         sh.dims[d] = dst->dims[d];
         sh.sdims[d] = src->dims[d];
     }
@@ -215,7 +218,7 @@ CFX_HD k_box rec_box(const int32_t *entries, const cfx_slot *t, const int64_t *s
 {
     k_box b;
     b.rank = t->rank;
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < CFX_MAX_RANK; d++) {
         b.dims[d] = d < t->rank ? t->dims[d] : 1;
         b.len[d] = d < t->rank ? entries[2 * d + 1] : 1;
         b.start[d] = d < t->rank ? k_box_start(starts[d], b.len[d], b.dims[d]) : 0;

@@ -424,10 +424,13 @@ CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const vo
             d[e] = d[e] != 0;
 }
 
+/* The most dimensions a tensor has (CFX_MAX_RANK and CFX_TYPE_MAX_RANK above the kernels). */
+#define K_MAX_RANK 5
+
 /* Numpy broadcasting of a source of shape sdims (rank srank) to dims (rank drank >= srank):
  * the source's dims are aligned at the right and each is 1 (repeated) or the destination's. */
 typedef struct k_bshape {
-    int32_t dims[4], sdims[4];
+    int32_t dims[K_MAX_RANK], sdims[K_MAX_RANK];
     int32_t drank, srank;
 } k_bshape;
 
@@ -465,8 +468,8 @@ CFX_HD void k_broadcast(int size, void *dst, const void *src, const k_bshape *sh
  * order over the lengths, is element k_box_src(e) of the tensor. */
 typedef struct k_box {
     int32_t rank;
-    int32_t dims[4], len[4];
-    int64_t start[4];
+    int32_t dims[K_MAX_RANK], len[K_MAX_RANK];
+    int64_t start[K_MAX_RANK];
 } k_box;
 
 /* A start as the executor read it, made safe: an index counts from the end when negative; both

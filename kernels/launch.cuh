@@ -122,15 +122,15 @@ static __global__ void launch_broadcast_kernel(int size, void *dst, const void *
 /* GET_BOX / SET_BOX: the table's entries by value, the starts read on the device from their
  * slots (rec_box clamps them, so a graph body whose check failed still stays inside). */
 typedef struct launch_box {
-    int32_t entries[8];
-    const void *start[4];
-    int32_t dtype[4];
+    int32_t entries[2 * K_MAX_RANK];
+    const void *start[K_MAX_RANK];
+    int32_t dtype[K_MAX_RANK];
     cfx_slot tensor;
 } launch_box;
 
 static __global__ void launch_box_kernel(int set, void *dst, const void *src, launch_box lb, int64_t n)
 {
-    int64_t st[4] = {0, 0, 0, 0};
+    int64_t st[K_MAX_RANK] = {0};
     for (int d = 0; d < lb.tensor.rank; d++)
         if (lb.start[d]) st[d] = k_load_int(lb.dtype[d], lb.start[d]);
     k_box bx = rec_box(lb.entries, &lb.tensor, st);

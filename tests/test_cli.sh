@@ -657,6 +657,16 @@ case "$out" in
 *"CUDA executors: not built (cfx was built without CUDA)"*) [ "$cuda_build" = 0 ] || fail "backends and --version disagree: [$out]" ;;
 *) fail "backends should say whether the CUDA executors were built: [$out]" ;;
 esac
+# A machine with no CUDA driver at all (the CUDA runtime calls that an insufficient driver) is told
+# so plainly, where the runtime loads
+if [ "$cuda_build" = 1 ] && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    run_cfx run $IW --backend cuda-persistent
+    case "$err" in
+    *"the CUDA executors cannot be loaded"*) ;; # no runtime either: that is the reason given
+    *) expect_in "no CUDA driver is installed (libcuda.so.1 cannot be loaded)" err \
+           "a machine without a CUDA driver says there is none" ;;
+    esac
+fi
 # The dynamic loader's own account of what it maps (LD_DEBUG=files names every object):
 # check, dump, --help, --version and a cpu run map nothing of CUDA.
 maps_cuda() { grep -qE 'file=[^ ]*(libcudart|libcublas|libnvrtc|libcfx_cuda)' "$T/err"; }

@@ -714,11 +714,11 @@ static void test_names(void)
     CHECK_STR(cfx_type_str(&v4, exact, sizeof exact), "f32[4]");
     CHECK_STR(cfx_type_str(&v4, tiny, sizeof tiny), "...");
     /* the largest type fits CFX_TYPE_STR_MAX */
-    cfx_type big = {CFX_BOOL, 4, {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}};
+    cfx_type big = {CFX_BOOL, 5, {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN}};
     char most[CFX_TYPE_STR_MAX];
     CHECK_STR(cfx_type_str(&big, most, sizeof most),
               "bool[-9223372036854775808, -9223372036854775808, -9223372036854775808, "
-              "-9223372036854775808]");
+              "-9223372036854775808, -9223372036854775808]");
     /* no type: rank -1, as cfx_input_type gives for an index out of range */
     cfx_type none = {CFX_F32, -1, {0, 0, 0, 0}};
     CHECK_STR(cfx_type_str(&none, buf, sizeof buf), "(no type)");

@@ -129,8 +129,8 @@ printf 'graph f(x: f32[100000, 100000, 100000]) -> (y: f32) {\n  y = sum(x)\n}\n
 must_refuse "a huge shape" check "$T/bigshape.cfx"
 printf 'graph f() -> (y: f32[65536, 65536]) {\n  y = zeros(f32[65536, 65536])\n}\n' >"$T/bigzeros.cfx"
 must_refuse "a huge zeros" check "$T/bigzeros.cfx"
-printf 'graph f(x: f32[1, 1, 1, 1, 1]) -> (y: f32) {\n  y = sum(x)\n}\n' >"$T/rank5.cfx"
-must_refuse "rank 5" check "$T/rank5.cfx"
+printf 'graph f(x: f32[1, 1, 1, 1, 1, 1]) -> (y: f32) {\n  y = sum(x)\n}\n' >"$T/rank6.cfx"
+must_refuse "rank 6" check "$T/rank6.cfx"
 
 # ---- hostile text: what reaches the terminal stays small and printable ---------------------------
 # two errors on a 10 MB line: each echoes a window of the line, not the line

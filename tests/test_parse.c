@@ -586,8 +586,8 @@ static void test_messages(void)
                  "graph g(x: i32, x: f32) -> (x: i32, y: i32, y: i32) { y = 1 }\n"
                  "                                            ^\n",
                  __LINE__);
-    check_errors("graph g(x: f32[1,2,3,4,5]) -> (y: i32) { y = 1 }\n",
-                 "t.cfx:1:12: error: rank 5 is more than 4\ngraph g(x: f32[1,2,3,4,5]) -> (y: i32) { y = 1 }\n"
+    check_errors("graph g(x: f32[1,2,3,4,5,6]) -> (y: i32) { y = 1 }\n",
+                 "t.cfx:1:12: error: rank 6 is more than 5\ngraph g(x: f32[1,2,3,4,5,6]) -> (y: i32) { y = 1 }\n"
                  "           ^\n",
                  __LINE__);
     check_errors("graph g(x: f32[100000, 100000]) -> (y: i32) { y = 1 }\n",
@@ -1297,6 +1297,9 @@ static void test_type_text(void)
     CHECK_INT(parse_type_text("f64[1,2,3,4]", &t, err, sizeof err), 0);
     CHECK_INT(t.rank, 4);
     CHECK_INT(t.dims[3], 4);
+    CHECK_INT(parse_type_text("i64[2,3,1,4,5]", &t, err, sizeof err), 0);
+    CHECK_INT(t.rank, 5);
+    CHECK_INT(t.dims[4], 5);
 
     CHECK_INT(parse_type_text("f32[3", &t, err, sizeof err), -1);
     CHECK_STR(err, "expected ',' or ']' in the shape, found end of file");
@@ -1304,8 +1307,8 @@ static void test_type_text(void)
     CHECK_STR(err, "expected a type (f32, f64, i32, i64 or bool), found 'f16'");
     CHECK_INT(parse_type_text("f32[2] x", &t, err, sizeof err), -1);
     CHECK_STR(err, "expected the end of the type, found 'x'");
-    CHECK_INT(parse_type_text("f32[1,1,1,1,1]", &t, err, sizeof err), -1);
-    CHECK_STR(err, "rank 5 is more than 4");
+    CHECK_INT(parse_type_text("f32[1,1,1,1,1,1]", &t, err, sizeof err), -1);
+    CHECK_STR(err, "rank 6 is more than 5");
     CHECK_INT(parse_type_text("i32[65536, 65536]", &t, err, sizeof err), -1);
     CHECK_STR(err, "shape i32[65536, 65536] is too large");
     CHECK_INT(parse_type_text("i32[-1]", &t, err, sizeof err), -1);

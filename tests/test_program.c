@@ -390,7 +390,7 @@ static void test_validator(void)
     expect_rejected(base, c_op_dtype, "all over f32", NULL);
     expect_rejected(base, c_unused_field, "unused field of HALT", NULL);
     expect_rejected(base, c_unused_d, "unused field d of BINARY", NULL);
-    expect_rejected(base, c_index_dimension, "CHECK_INDEX of a dimension past the rank", "dimension 4");
+    expect_rejected(base, c_index_dimension, "CHECK_INDEX of a dimension past the rank", "dimension 5");
     expect_rejected(base, c_slot_negative, "negative slot", NULL);
     expect_rejected(base, c_target_high, "jump past the end", NULL);
     expect_rejected(base, c_target_negative, "negative jump target", NULL);

@@ -26,7 +26,7 @@ OK, ERROR = 0, 7
 BACKENDS = ("auto", "cpu", "cuda-host", "cuda-graph", "cuda-persistent")
 BACKEND_CODE = {name: i for i, name in enumerate(BACKENDS)}
 
-MAX_RANK = 4
+MAX_RANK = 5
 
 
 class Type(Structure):

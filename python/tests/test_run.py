@@ -86,6 +86,24 @@ def test_list_and_slice(xp):
     assert info.value.message == "<string>:13:3: run stopped: index: list 'parts' has 4 items, index was 4"
 
 
+# Rank 5, the most dimensions a tensor has: the types read back through cfx_type's five dims,
+# and a value in and out. x[a, b, 0, d, e] = 4a + 2d + e (b = 0 only), so y = x[..., 1] has
+# y[a, 0, 0, d] = 4a + 2d + 1 and s = sum(x) = 0+1+...+7 = 28.
+RANK5 = """graph rank5(x: f32[2, 1, 1, 2, 2]) -> (y: f32[2, 1, 1, 2], s: f32) {
+  y = x[:, :, :, :, 1]
+  s = sum(x)
+}
+"""
+
+
+def test_rank5(xp):
+    g = cfx.compile(RANK5).entry
+    assert g.inputs[0].shape == (2, 1, 1, 2, 2) and g.results[0].shape == (2, 1, 1, 2)
+    out = g(x=xp.array([[[[[0, 1], [2, 3]]]], [[[[4, 5], [6, 7]]]]], "f32"))
+    assert xp.tolist(out["y"]) == [[[[1, 3]]], [[[5, 7]]]]
+    assert xp.tolist(out["s"]) == 28
+
+
 def test_python_scalars_every_dtype():
     g = cfx.compile(SCALARS).entry
     out = g(a=-3, b=1 << 40, x=0.5, y=0.25, flag=True, results="python")
