@@ -99,6 +99,8 @@ typedef struct imp {
     smap names;           /* ONNX name -> newest ival */
     smap ids;             /* cfx identifiers taken */
     strbuf consts, body, head;
+    strbuf *held;         /* bodies written apart (a loop's, while its prologue is written) */
+    int nheld, capheld;
     int indent;
     const char *note;     /* the current node's comment, ending each line written for it */
     const Onnx__NodeProto *node; /* for messages */
@@ -153,8 +155,19 @@ static void fail(imp *I, const char *fmt, ...)
     } else {
         sb_printf(&sb, "%s: error: %s\n", I->model, what);
     }
-    I->msg = sb.oom ? NULL : sb_take(&sb);
+    /* names come from the model: bytes that do not print are shown as \xNN, so the message
+     * stays one line a terminal shows as it is */
+    strbuf shown = {0};
+    for (size_t i = 0; !sb.oom && i < sb.len; i++) {
+        unsigned char c = (unsigned char)sb.data[i];
+        if ((c >= 0x20 && c < 0x7f) || (c == '\n' && i + 1 == sb.len))
+            sb_append(&shown, (const char *)&c, 1);
+        else
+            sb_printf(&shown, "\\x%02X", c);
+    }
     sb_free(&sb);
+    I->msg = shown.oom ? NULL : sb_take(&shown);
+    sb_free(&shown);
     longjmp(I->jb, 1);
 }
 
@@ -419,6 +432,40 @@ static void line(imp *I, const char *f, ...)
     if (I->note)
         sb_printf(&I->body, "  # %s", I->note);
     sb_puts(&I->body, "\n");
+    if (I->body.oom)
+        fail(I, "out of memory");
+}
+
+/* A loop's body is written apart and put after its prologue: the buffer being written is held
+ * in I meanwhile, so that an error on the way frees it with everything else. */
+static void body_apart(imp *I)
+{
+    if (I->nheld == I->capheld) {
+        int cap = I->capheld ? 2 * I->capheld : 8;
+        strbuf *grown = realloc(I->held, (size_t)cap * sizeof *grown);
+        if (!grown)
+            fail(I, "out of memory");
+        I->held = grown;
+        I->capheld = cap;
+    }
+    I->held[I->nheld++] = I->body;
+    memset(&I->body, 0, sizeof I->body);
+}
+
+/* Back to the enclosing buffer, the body just written held until body_join appends it. */
+static void body_back(imp *I)
+{
+    strbuf inner = I->body;
+    I->body = I->held[I->nheld - 1];
+    I->held[I->nheld - 1] = inner;
+}
+
+static void body_join(imp *I)
+{
+    strbuf *inner = &I->held[I->nheld - 1];
+    sb_append(&I->body, inner->data ? inner->data : "", inner->len);
+    sb_free(inner);
+    I->nheld--;
     if (I->body.oom)
         fail(I, "out of memory");
 }
@@ -2885,8 +2932,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     cfx_type *so_t = alloc(I, (nscan + 1) * sizeof *so_t);
     const char *note = I->note;
     /* the body is written apart: the scan buffers, whose types it gives, go before the loop */
-    strbuf outer = I->body;
-    memset(&I->body, 0, sizeof I->body);
+    body_apart(I);
     I->indent++;
     int base = scope_open(I);
     cfx_type i64 = mktype(CFX_I64, 0, NULL), b1 = mktype(CFX_BOOL, 0, NULL);
@@ -2950,13 +2996,11 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s + 1", it, it);
     scope_close(I, base);
     I->indent--;
-    strbuf inner = I->body;
-    I->body = outer;
+    body_back(I);
     for (size_t j = 0; j < nscan; j++)
         line(I, "%s = %s", so[j], zeros_of(I, &so_t[j]));
     line(I, "while %s%s%s {", M ? fmt(I, "%s < %s", it, ref(I, M)) : "", M ? " and " : "", cv);
-    sb_append(&I->body, inner.data ? inner.data : "", inner.len);
-    sb_free(&inner);
+    body_join(I);
     line(I, "}");
     for (size_t j = 0; j < nscan; j++)
         if (!(exact && cond_stays && rows == so_t[j].dims[0]))
@@ -3038,8 +3082,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
         st[k] = new_id(I, "st_", out_name(I, n, k));
     }
     const char *note = I->note;
-    strbuf outer = I->body;
-    memset(&I->body, 0, sizeof I->body);
+    body_apart(I);
     I->indent += v8 ? 2 : 1;
     int base = scope_open(I);
     for (int64_t i = 0; i < nin; i++) {
@@ -3110,8 +3153,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
     assign_all(I, st, vals, nstate);
     scope_close(I, base);
     I->indent -= v8 ? 2 : 1;
-    strbuf inner = I->body;
-    I->body = outer;
+    body_back(I);
     for (size_t k = 0; k < nstate; k++) {
         fin[k] = st[k];
         if (v8) {
@@ -3129,8 +3171,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
     for (size_t k = 0; k < nstate; k++)
         line(I, "%s = %s%s", st[k], ref(I, in(I, n, first + k)), v8 ? fmt(I, "[%s]", b) : "");
     line(I, "for %s in range(%lld) {", t, (long long)L);
-    sb_append(&I->body, inner.data ? inner.data : "", inner.len);
-    sb_free(&inner);
+    body_join(I);
     line(I, "}");
     if (v8) {
         for (size_t k = 0; k < nstate; k++)
@@ -3576,9 +3617,17 @@ static void import_model(imp *I, onnx_import *out)
         void *data = tensor_data(I, t, &ty);
         bind(I, t->name, &ty, NULL, data);
     }
+    /* the graph's name as an identifier; a word of the language, or none, is prefixed */
+    static const char *const words[] = {"graph", "if", "elif", "else", "while", "for", "in", "range",
+                                        "switch", "case", "default", "break", "continue", "return",
+                                        "true", "false", "True", "False", "and", "or", "not", "is",
+                                        "None", "pass", "const", "print", "assert", "lambda", "def"};
     const char *gname = new_id(I, "", g->name && *g->name ? g->name : "model");
-    if (gname[0] >= '0' && gname[0] <= '9')
-        gname = new_id(I, "g_", gname);
+    int word = !*gname || (gname[0] >= '0' && gname[0] <= '9');
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        word |= !strcmp(gname, words[k]);
+    if (word)
+        gname = new_id(I, "g_", g->name && *g->name ? g->name : "model");
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
     sb_printf(&I->head, "graph %s(", gname);
@@ -3857,6 +3906,9 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     sb_free(&I->consts);
     sb_free(&I->body);
     sb_free(&I->head);
+    for (int k = 0; k < I->nheld; k++)
+        sb_free(&I->held[k]);
+    free(I->held);
     free(I);
     return failed ? -1 : 0;
 }
