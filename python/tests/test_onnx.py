@@ -143,8 +143,6 @@ def test_graph_names_that_are_not_identifiers():
         _run_named(name)
 
 
-@pytest.mark.xfail(strict=True, reason="the importer writes a graph named like a keyword as is "
-                   "(model.onnx.cfx: expected a graph name after 'graph', found 'while')")
 @pytest.mark.parametrize("name", ["while", "graph", "if", "in"])
 def test_graph_named_like_a_keyword(name):
     _run_named(name)
