@@ -1873,8 +1873,20 @@ static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
     const Onnx__AttributeProto *red = attr(I, n, "reduction");
-    if (red && red->has_s && !(red->s.len == 4 && !memcmp(red->s.data, "none", 4)))
-        fail(I, "a reduction other than 'none' is not supported");
+    const char *with = NULL; /* the reduction: the new value combined with the old */
+    if (red && red->has_s) {
+        static const struct { const char *name, *op; } reds[] = {{"none", NULL}, {"add", "+"}, {"mul", "*"},
+                                                                   {"max", "max"}, {"min", "min"}};
+        int found = 0;
+        for (size_t k = 0; k < sizeof reds / sizeof *reds; k++)
+            if (red->s.len == strlen(reds[k].name) && !memcmp(red->s.data, reds[k].name, red->s.len)) {
+                with = reds[k].op;
+                found = 1;
+            }
+        if (!found)
+            fail(I, "reduction '%.*s' is not supported (none, add, mul, max, min are)", (int)red->s.len,
+                 (const char *)red->s.data);
+    }
     if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
         fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
     if (ix->ty.rank < 1)
@@ -1922,10 +1934,14 @@ static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
             sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
     if (sb.oom)
         fail(I, "out of memory");
-    if (m == 1 && row.rank == 0 && up->elem)
-        line(I, "%s[%s] = %s", v, sb_str(&sb), up->elem);
+    const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
+    const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*')
+        line(I, "%s = %s %s %s", at, at, with, val);
     else
-        line(I, "%s[%s] = %s[%s]", v, sb_str(&sb), flat_u, j);
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
     sb_free(&sb);
     if (m > 1) {
         I->indent--;
@@ -3275,8 +3291,6 @@ static void node(imp *I, const Onnx__NodeProto *n)
     if (!strcmp(op, "Mod")) {
         ival *a = in(I, n, 0);
         int fm = (int)attr_int(I, n, "fmod", 0);
-        if (is_real(a->ty.dtype) && !fm)
-            fail(I, "Mod of reals needs fmod = 1, as ONNX says");
         binary(I, n, fm ? B_FMOD : B_MOD, a, in(I, n, 1));
     } else if (unary(I, n, op) || activation(I, n, op)) {
     } else if (!strcmp(op, "PRelu")) {
