@@ -1,6 +1,7 @@
 /* bench_plan.c: how compile, the GPU plans and the code generator grow with the program.
  *
  *   build/profiling/bench_plan [--quick] [--repeats N] [--max-s S] [--out FILE.md]
+ *   build/profiling/bench_plan --emit SHAPE N     (prints that program, for cfx dump --cost)
  *
  * Writes programs of about 1,000, 4,000, 16,000 and 64,000 statements (250 to 4,000 with --quick)
  * in three shapes and times, on the process's CPU clock (the machine may be shared), each of:
@@ -239,8 +240,20 @@ int main(int argc, char **argv)
             max_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
             out = argv[++i];
+        else if (strcmp(argv[i], "--emit") == 0 && i + 2 < argc) {
+            for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+                if (strcmp(shapes[sh].name, argv[i + 1]) == 0) {
+                    text t = {0};
+                    shapes[sh].fn(&t, atol(argv[i + 2]));
+                    fwrite(t.s, 1, t.n, stdout);
+                    free(t.s);
+                    return 0;
+                }
+            fprintf(stderr, "bench_plan: no shape %s (branches, loops, tensors)\n", argv[i + 1]);
+            return 2;
+        }
         else {
-            fprintf(stderr, "usage: bench_plan [--quick] [--repeats N] [--max-s S] [--out FILE.md]\n");
+            fprintf(stderr, "usage: bench_plan [--quick] [--repeats N] [--max-s S] [--out FILE.md] | --emit SHAPE N\n");
             return 2;
         }
     }
