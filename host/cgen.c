@@ -1972,9 +1972,16 @@ static int32_t product_epilogue(const gen *g, int32_t i)
 /* The product record whose epilogue folds reduction j (product_epilogue), or -1. */
 static int32_t folded_into(const gen *g, int32_t j)
 {
+    int32_t lo = j, first = g->start[g->blk[j]];
     if (!g->cuda || !g->have_plan)
         return -1;
-    for (int32_t k = g->start[g->blk[j]]; k < j; k++)
+    /* only a record with nothing but local arithmetic between it and j can fold j: the
+     * epilogue of one further back ends at that record which is not */
+    while (lo > first && local_arithmetic(g, lo - 1))
+        lo--;
+    if (lo > first)
+        lo--;
+    for (int32_t k = lo; k < j; k++)
         if (product_epilogue(g, k) == j)
             return k;
     return -1;
