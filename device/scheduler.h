@@ -125,9 +125,6 @@ typedef struct sched_opts {
 #define SCHED_BATCH_MAX 4
 /* MATMUL is split into square output tiles of this side. */
 #define SCHED_TILE 16
-/* Above this many bytes of per-record flow state the analysis falls back to the simple
- * rule "barrier before every record that touches a shared slot" (still correct). */
-#define SCHED_FLOW_MAX_BYTES ((size_t)64 << 20)
 
 /* Bytes of one private copy: every one-element slot gets 8, whatever its dtype. */
 #define SCHED_PRIV_UNIT 8
@@ -173,7 +170,6 @@ typedef struct sched_plan {
                             * also computed once on entry; else -1 */
     uint8_t *ahead_conflict; /* nrecords: 1 where computing it after ahead_at meets a pending access */
     int32_t naheads;
-    int conservative;      /* 1 if the flow state was too big and the simple rule was used */
 } sched_plan;
 
 /* ---- shares ----------------------------------------------------------------------------- */
@@ -667,36 +663,74 @@ static inline int sched_loop_around(const int32_t *lastback, int32_t r, int32_t 
     return 0;
 }
 
+/* around[r]: the head of the innermost loop around record r, as sched_loop_around finds it, or
+ * -1; for every record at once. `stack` is scratch of nrecords. */
+static inline void sched_loops_around(const int32_t *lastback, int32_t nr, int32_t *around, int32_t *stack)
+{
+    /* the heads k <= r whose loops may still hold a later record: k rising, lastback falling
+     * (a head whose loop ends before a later head's does is never the latest again) */
+    int32_t top = 0;
+    for (int32_t r = 0; r < nr; r++) {
+        if (lastback[r] >= 0) {
+            while (top > 0 && lastback[stack[top - 1]] <= lastback[r])
+                top--;
+            stack[top++] = r;
+        }
+        while (top > 0 && lastback[stack[top - 1]] < r)
+            top--;
+        around[r] = top > 0 ? stack[top - 1] : -1;
+    }
+}
+
 /* Marks the one-block regions: for each loop head h, with j the last record that jumps
  * back to h, the loop [h, j] with exit j + 1 qualifies when all its slots are small, it
  * ends no launch (no CALL but an inline one), every edge leaving it goes to j + 1 and no edge from outside enters it
  * except at h. Outermost loops win; qualifying loops nest or are disjoint (an edge of one
  * would leave or enter the other elsewhere). `succ`, `in_region` and `lastback` are
- * scratch of ntable + 2, nrecords and nrecords entries. */
-static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
-                                      int32_t *succ, int32_t *in_region, int32_t *lastback)
+ * scratch of ntable + 2, nrecords and nrecords entries. Each loop costs its own records: the
+ * edges that enter a record are summed up once as the lowest and highest record they come
+ * from. */
+static inline int sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_plan *plan,
+                                     int32_t *succ, int32_t *in_region, int32_t *lastback)
 {
     int32_t nr = p->nrecords;
-    for (int32_t i = 0; i < nr; i++)
+    int32_t *minpred = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *maxpred = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    if (!minpred || !maxpred) {
+        free(minpred);
+        free(maxpred);
+        return -1;
+    }
+    for (int32_t i = 0; i < nr; i++) {
         in_region[i] = -1;
+        minpred[i] = INT32_MAX;
+        maxpred[i] = -1;
+    }
     sched_back_edges(p, succ, lastback);
+    for (int32_t r = 0; r < nr; r++) {
+        int32_t ns = sched_successors(p, r, succ);
+        for (int32_t k = 0; k < ns; k++) {
+            int32_t s = succ[k];
+            if (s < 0 || s >= nr)
+                continue;
+            minpred[s] = r < minpred[s] ? r : minpred[s];
+            maxpred[s] = r > maxpred[s] ? r : maxpred[s];
+        }
+    }
     for (int32_t h = 0; h < nr; h++) {
         int32_t j = lastback[h];
         if (j < 0 || j + 1 >= nr)
             continue;
         int ok = 1;
-        for (int32_t r = 0; ok && r < nr; r++) {
-            int inside = r >= h && r <= j;
-            if (inside && !sched_record_small(p, &p->records[r], opts))
+        for (int32_t r = h; ok && r <= j; r++) {
+            if (!sched_record_small(p, &p->records[r], opts))
                 ok = 0;
             int32_t ns = sched_successors(p, r, succ);
-            for (int32_t k = 0; ok && k < ns; k++) {
-                int32_t s = succ[k];
-                if (inside && (s < h || s > j + 1))
+            for (int32_t k = 0; ok && k < ns; k++)
+                if (succ[k] < h || succ[k] > j + 1)
                     ok = 0; /* leaves elsewhere than the exit */
-                if (!inside && s > h && s <= j)
-                    ok = 0; /* enters in the middle */
-            }
+            if (ok && r > h && (minpred[r] < h || maxpred[r] > j))
+                ok = 0; /* entered in the middle */
         }
         if (!ok)
             continue; /* an inner loop may still qualify */
@@ -710,6 +744,9 @@ static inline void sched_find_regions(const cfx_prog *p, const sched_opts *opts,
         plan->nregions++;
         h = j; /* go on after the region: the loops inside it are part of it */
     }
+    free(minpred);
+    free(maxpred);
+    return 0;
 }
 
 /* May record r write a replica (its output computed whole by every block, cheaply)? */
@@ -845,35 +882,68 @@ static inline int sched_touches(const cfx_prog *p, const cfx_record *r, int32_t 
  * jump target, nothing that ends the launch, outside regions, up to the next TICK) whose
  * inputs no record in (i, j) writes and whose result none touches. `target` (nrecords) marks
  * the jump targets. */
-static inline void sched_find_batches(const cfx_prog *p, sched_plan *plan, const uint8_t *target)
+static inline int sched_find_batches(const cfx_prog *p, sched_plan *plan, const uint8_t *target)
 {
-    int32_t nr = p->nrecords;
-    for (int32_t i = 0; i < nr; i++) {
-        plan->batch_next[i] = -1;
-        plan->batch_head[i] = -1;
+    int32_t nr = p->nrecords, ns = p->nslots;
+    const unsigned skip = SCHED_F_ONE_BLOCK | SCHED_F_LAUNCH;
+    /* since[j]: the last record before reduction j that writes its inputs or touches its
+     * result (j joins the batch of i only if that is i or before); next[j]: the first record
+     * from j on that is a combine or ends the straight run (brk), nr if none */
+    int32_t *since = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *lastw = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    int32_t *lastt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    uint8_t *brk = (uint8_t *)malloc((size_t)nr + 1);
+    if (!since || !next || !lastw || !lastt || !brk) {
+        free(since);
+        free(next);
+        free(lastw);
+        free(lastt);
+        free(brk);
+        return -1;
     }
+    for (int32_t s = 0; s < ns; s++)
+        lastw[s] = lastt[s] = -1;
+    for (int32_t j = 0; j < nr; j++) {
+        const cfx_record *r = &p->records[j];
+        const char *f = sched_fields(r->kind);
+        int32_t ops[4] = {r->a, r->b, r->c, r->d};
+        plan->batch_next[j] = -1;
+        plan->batch_head[j] = -1;
+        since[j] = -1;
+        if (r->kind == REC_REDUCE || r->kind == REC_DOT) {
+            since[j] = lastw[r->b] > lastt[r->a] ? lastw[r->b] : lastt[r->a];
+            if (r->kind == REC_DOT && lastw[r->c] > since[j])
+                since[j] = lastw[r->c];
+        }
+        brk[j] = target[j] || (plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||
+                 r->kind == REC_HALT || r->kind == REC_JUMP || r->kind == REC_JUMP_FALSE ||
+                 r->kind == REC_JUMP_TRUE || r->kind == REC_SWITCH || r->kind == REC_TICK || r->kind == REC_CALL;
+        /* what j writes (sched_writes) and touches (sched_touches) */
+        if (r->kind == REC_CALL) {
+            for (int32_t k = r->d; k < r->c; k++)
+                lastw[p->table[r->b + k]] = j;
+            for (int32_t k = 0; k < r->c; k++)
+                lastt[p->table[r->b + k]] = j;
+        } else if (sched_writes(p, r, r->a)) {
+            lastw[r->a] = j;
+        }
+        for (int k = 0; k < 4 && f[k]; k++)
+            if (f[k] == 's')
+                lastt[ops[k]] = j;
+    }
+    next[nr] = nr;
+    for (int32_t j = nr - 1; j >= 0; j--)
+        next[j] = brk[j] || (plan->flags[j] & SCHED_F_COMBINE) ? j : next[j + 1];
     for (int32_t i = 0; i < nr; i++) {
-        const unsigned skip = SCHED_F_ONE_BLOCK | SCHED_F_LAUNCH;
         int32_t last = i, size = 1;
         if (!(plan->flags[i] & SCHED_F_COMBINE) || (plan->flags[i] & skip) || plan->batch_head[i] >= 0)
             continue;
-        for (int32_t j = i + 1; j < nr && size < SCHED_BATCH_MAX; j++) {
-            const cfx_record *r = &p->records[j];
-            int ok = 1;
-            if (target[j] || (plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||
-                r->kind == REC_HALT || r->kind == REC_JUMP || r->kind == REC_JUMP_FALSE ||
-                r->kind == REC_JUMP_TRUE || r->kind == REC_SWITCH || r->kind == REC_TICK || r->kind == REC_CALL)
+        for (int32_t j = next[i + 1]; j < nr && size < SCHED_BATCH_MAX; j = next[j + 1]) {
+            if (brk[j])
                 break;
-            if (!(plan->flags[j] & SCHED_F_COMBINE))
-                continue;
-            for (int32_t k = i + 1; k < j && ok; k++) {
-                const cfx_record *q = &p->records[k];
-                if (sched_writes(p, q, r->b) || (r->kind == REC_DOT && sched_writes(p, q, r->c)) ||
-                    sched_touches(p, q, r->a))
-                    ok = 0;
-            }
-            if (!ok)
-                continue;
+            if (since[j] > i)
+                continue; /* a record in (i, j) writes its inputs or touches its result */
             plan->batch_next[last] = j;
             plan->batch_head[j] = i;
             plan->nbatched++;
@@ -881,6 +951,327 @@ static inline void sched_find_batches(const cfx_prog *p, sched_plan *plan, const
             size++;
         }
     }
+    free(since);
+    free(next);
+    free(lastw);
+    free(lastt);
+    free(brk);
+    return 0;
+}
+
+/* The entry state of a record (sched_flow): the pending bits of the shared slots that some
+ * record reachable from it still accesses, and whether bits of any other slot are pending too
+ * (of those only whether anything is pending matters: at a region's entry). */
+typedef struct sched_pending {
+    int32_t n, cap;
+    int32_t *d;   /* dense index of the slot (sched_plan_build_flow's dist) */
+    uint8_t *v;   /* its pending bits, never 0 */
+    uint8_t dead; /* bits of a slot that nothing reachable accesses are pending */
+} sched_pending;
+
+/* The working state of the sweep at one record: dense bits, the slots set since the last
+ * clear, and whether a slot that is left out (dead) is pending. */
+typedef struct sched_cur {
+    uint8_t *bits;
+    int32_t *dirty;
+    int32_t ndirty;
+    uint8_t dead;
+} sched_cur;
+
+static inline void sched_cur_or(sched_cur *c, int32_t d, unsigned m)
+{
+    if (!m)
+        return;
+    if (!c->bits[d])
+        c->dirty[c->ndirty++] = d; /* room: the loaded state and the record's accesses (sched_flow) */
+    c->bits[d] |= (uint8_t)m;
+}
+
+static inline void sched_cur_clear(sched_cur *c)
+{
+    for (int32_t k = 0; k < c->ndirty; k++)
+        c->bits[c->dirty[k]] = 0;
+    c->ndirty = 0;
+    c->dead = 0;
+}
+
+/* The forward data flow of sched_plan_build_flow over a plan whose flags, regions, batches and
+ * products computed ahead are marked: sets SCHED_F_BARRIER_BEFORE where an access meets what
+ * is pending, promotes reductions to SCHED_F_COMBINE where that spares one, and
+ * SCHED_F_ENTRY_BARRIER where a region is entered with anything pending. The same sweeps, in
+ * the same order, with the same results as a dense state of records times slots, in time and
+ * memory of the accesses and of what is pending and still accessed later: each record keeps
+ * its entry state as a list (sched_pending) that leaves out the slots no record reachable from
+ * it accesses (they decide nothing but whether anything is pending), and one dense array holds
+ * the state of the record being walked. `succ` is scratch of ntable + 2. Returns 0, or -1 when
+ * memory runs out. */
+static inline int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, int32_t ndist,
+                             const int32_t *in_region, const uint8_t *pre, int32_t *succ)
+{
+    int32_t nr = p->nrecords, ns = p->nslots;
+    int rc = -1, changed;
+    sched_cur cur = {NULL, NULL, 0, 0};
+    int32_t dirty_cap = ndist + 1;
+    int32_t *fill = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *minreach = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *maxacc = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ndist + 1));
+    int32_t *pos = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ndist + 1));
+    int32_t *tick_at = (int32_t *)calloc((size_t)nr + 2, sizeof(int32_t)); /* CSR: slots taking their */
+    int32_t *tick_slot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1)); /* other buffer at a TICK */
+    int32_t *ahead_at = (int32_t *)calloc((size_t)nr + 2, sizeof(int32_t));   /* CSR: products computed */
+    int32_t *ahead_rec = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1)); /* after a record */
+    sched_pending *st = (sched_pending *)calloc((size_t)nr + 1, sizeof(sched_pending));
+    cur.bits = (uint8_t *)calloc((size_t)ndist + 1, 1);
+    cur.dirty = (int32_t *)malloc(sizeof(int32_t) * (size_t)dirty_cap);
+    if (!fill || !minreach || !maxacc || !pos || !tick_at || !tick_slot || !ahead_at ||
+        !ahead_rec || !st || !cur.bits || !cur.dirty)
+        goto done;
+
+    /* the lowest record reachable from each (the loops' intervals [target, last jump back],
+     * overlapping ones merged: from inside one, its start; else the record itself) */
+    sched_back_edges(p, succ, minreach); /* here: the last record that jumps back to i */
+    {
+        int32_t start = -1, end = -1;
+        for (int32_t i = 0; i < nr; i++) {
+            int32_t last = minreach[i];
+            if (last >= i) {
+                if (end >= i) {
+                    end = last > end ? last : end;
+                } else {
+                    start = i;
+                    end = last;
+                }
+            }
+            minreach[i] = end >= i ? start : i;
+        }
+    }
+    /* the last record that accesses each shared slot (a product computed ahead, at the record
+     * after which it is computed; a batch's reductions at their own records, after the head) */
+    for (int32_t d = 0; d < ndist; d++) {
+        maxacc[d] = -1;
+        pos[d] = -1;
+    }
+    for (int32_t i = 0; i < nr; i++) {
+        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        int na = sched_record_accesses(p, &p->records[i], 0, acc);
+        int32_t at = plan->ahead_at[i] > i ? plan->ahead_at[i] : i;
+        for (int k = 0; k < na; k++) {
+            int32_t d = dist[acc[k].slot];
+            if (d >= 0 && maxacc[d] < at)
+                maxacc[d] = at;
+        }
+    }
+    /* the slots that take their other buffer at each TICK, in slot order; the products
+     * computed after each record, in record order */
+    for (int32_t s = 0; s < ns; s++)
+        if (plan->alt_tick[s] >= 0 && dist[s] >= 0)
+            tick_at[plan->alt_tick[s] + 1]++;
+    for (int32_t i = 0; i < nr; i++) {
+        tick_at[i + 1] += tick_at[i];
+        if (plan->ahead_at[i] >= 0)
+            ahead_at[plan->ahead_at[i] + 1]++;
+    }
+    for (int32_t i = 0; i < nr; i++)
+        ahead_at[i + 1] += ahead_at[i];
+    {
+        for (int32_t i = 0; i < nr; i++)
+            fill[i] = 0;
+        for (int32_t s = 0; s < ns; s++)
+            if (plan->alt_tick[s] >= 0 && dist[s] >= 0) {
+                int32_t t = plan->alt_tick[s];
+                tick_slot[tick_at[t] + fill[t]++] = s;
+            }
+        for (int32_t i = 0; i < nr; i++)
+            fill[i] = 0;
+        for (int32_t q = 0; q < nr; q++)
+            if (plan->ahead_at[q] >= 0) {
+                int32_t a = plan->ahead_at[q];
+                ahead_rec[ahead_at[a] + fill[a]++] = q;
+            }
+    }
+
+    changed = 1;
+    while (changed) {
+        changed = 0;
+        sched_cur_clear(&cur);
+        for (int32_t i = 0; i < nr; i++) {
+            const cfx_record *r = &p->records[i];
+            int32_t nsucc;
+            if (in_region[i] >= 0) {
+                /* Inside a region nothing is pending across blocks; what leaves the region
+                 * passes the exit's barrier. Entry from outside: below. */
+                continue;
+            }
+            {
+                sched_pending *in = &st[i];
+                sched_cur_clear(&cur);
+                if (plan->flags[i] & SCHED_F_REGION_EXIT) {
+                    /* every block passes the exit's barrier here, whatever came before */
+                    in->n = 0;
+                    in->dead = 0;
+                }
+                for (int32_t k = 0; k < in->n; k++)
+                    sched_cur_or(&cur, in->d[k], in->v[k]);
+                cur.dead = in->dead;
+            }
+            {
+                /* room for this record's accesses and its products' (the state is reloaded
+                 * at every record, so the list holds at most the loaded state and those) */
+                int64_t need = (int64_t)cur.ndirty + (int64_t)(ahead_at[i + 1] - ahead_at[i] + 1) * SCHED_MAX_ACCESSES + 4;
+                if (need > dirty_cap) {
+                    int32_t *grown = (int32_t *)realloc(cur.dirty, sizeof(int32_t) * (size_t)need);
+                    if (!grown)
+                        goto done;
+                    cur.dirty = grown;
+                    dirty_cap = (int32_t)need;
+                }
+            }
+            if (r->kind == REC_TICK && plan->nalternates > 0) {
+                /* an iteration begins: the tensors that alternate take their other buffer,
+                 * which nothing touched since a grid barrier of the last iteration */
+                for (int32_t k = tick_at[i]; k < tick_at[i + 1]; k++) {
+                    int32_t d = dist[tick_slot[k]];
+                    cur.bits[d] = 0;
+                }
+            }
+            if (plan->batch_head[i] >= 0 || plan->ahead_at[i] >= 0) {
+                /* done in its batch, at the head's combine, or an iteration ahead, after
+                 * ahead_at: nothing here */
+            } else if (plan->flags[i] & SCHED_F_LAUNCH) {
+                /* the launch ends here: everything before it is complete, and the next
+                 * launch starts with a barrier */
+                sched_cur_clear(&cur);
+            } else {
+                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+                int na = sched_record_accesses(p, r, plan->flags[i], acc);
+                int need = sched_any_conflict(acc, na, dist, cur.bits);
+                /* a batch's later reductions read their inputs here, before the barrier */
+                for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
+                    sched_access bacc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                    int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
+                    need = sched_any_conflict(bacc, nb, dist, cur.bits);
+                }
+                if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(plan->flags[i] & SCHED_F_COMBINE)) {
+                    /* A small reduction computed whole by every block would need a barrier
+                     * before it here (its input is still being written) and would leave a
+                     * whole read pending after it; split and combined, its one barrier is
+                     * inside and nothing stays pending. The flag is only ever set, so the
+                     * sweeps still end. */
+                    plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+                    na = sched_record_accesses(p, r, plan->flags[i], acc);
+                    need = sched_any_conflict(acc, na, dist, cur.bits);
+                }
+                if (need) {
+                    plan->flags[i] |= SCHED_F_BARRIER_BEFORE;
+                    sched_cur_clear(&cur);
+                }
+                if (plan->flags[i] & SCHED_F_COMBINE) {
+                    /* the partials' barrier inside the record completes everything before
+                     * it, the record's own reads included */
+                    sched_cur_clear(&cur);
+                } else {
+                    for (int k = 0; k < na; k++) {
+                        int32_t d = dist[acc[k].slot];
+                        if (d >= 0)
+                            sched_cur_or(&cur, d, acc[k].mode);
+                    }
+                }
+            }
+            for (int32_t e = ahead_at[i]; (pre[i] & 2) && e < ahead_at[i + 1]; e++) {
+                /* product q, computed here for the next iteration: its output's other buffer,
+                 * which no block reads now (the output alternates), is not checked */
+                int32_t q = ahead_rec[e];
+                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                int na = sched_record_accesses(p, &p->records[q], plan->flags[q], acc);
+                for (int k = 0; k < na; k++) {
+                    int32_t d = dist[acc[k].slot];
+                    if (d < 0)
+                        continue;
+                    if (acc[k].slot != p->records[q].a && sched_conflicts(acc[k].mode, cur.bits[d]))
+                        plan->ahead_conflict[q] = 1;
+                    sched_cur_or(&cur, d, acc[k].mode);
+                }
+            }
+            nsucc = sched_successors(p, i, succ);
+            for (int32_t k = 0; k < nsucc; k++) {
+                int32_t s = succ[k], ch = 0;
+                if ((pre[i] & 1) && s == i + 1)
+                    continue; /* into a loop whose entry computes a product ahead (barriers) */
+                if (s < 0 || s >= nr)
+                    continue;
+                sched_pending *in = &st[s];
+                for (int32_t m = 0; m < in->n; m++)
+                    pos[in->d[m]] = m;
+                for (int32_t m = 0; m < cur.ndirty; m++) {
+                    int32_t d = cur.dirty[m], at;
+                    uint8_t v = cur.bits[d];
+                    if (!v)
+                        continue;
+                    if (maxacc[d] < minreach[s]) {
+                        ch |= !in->dead;
+                        in->dead = 1;
+                        continue;
+                    }
+                    at = pos[d];
+                    if (at >= 0) {
+                        if ((uint8_t)(in->v[at] | v) != in->v[at]) {
+                            in->v[at] |= v;
+                            ch = 1;
+                        }
+                        continue;
+                    }
+                    if (in->n == in->cap) {
+                        int32_t cap = in->cap * 2 + 4;
+                        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
+                        if (!nd)
+                            goto done;
+                        in->d = nd;
+                        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
+                        if (!nv)
+                            goto done;
+                        in->v = nv;
+                        in->cap = cap;
+                    }
+                    in->d[in->n] = d;
+                    in->v[in->n] = v;
+                    pos[d] = in->n++;
+                    ch = 1;
+                }
+                if (cur.dead && !in->dead) {
+                    in->dead = 1;
+                    ch = 1;
+                }
+                for (int32_t m = 0; m < in->n; m++)
+                    pos[in->d[m]] = -1;
+                if (ch && s <= i)
+                    changed = 1;
+            }
+        }
+    }
+    /* A region is entered with whatever is pending from outside: block 0 is about to touch
+     * slots the others may still be using. Its entry's state holds the union over outside
+     * predecessors only, since region records propagate nothing. */
+    for (int32_t i = 0; i < nr; i++)
+        if ((plan->flags[i] & SCHED_F_REGION_ENTRY) && (st[i].n > 0 || st[i].dead))
+            plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
+    rc = 0;
+done:
+    for (int32_t i = 0; st && i < nr; i++) {
+        free(st[i].d);
+        free(st[i].v);
+    }
+    free(st);
+    free(fill);
+    free(minreach);
+    free(maxacc);
+    free(pos);
+    free(tick_at);
+    free(tick_slot);
+    free(ahead_at);
+    free(ahead_rec);
+    free(cur.bits);
+    free(cur.dirty);
+    return rc;
 }
 
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch), with the
@@ -892,12 +1283,10 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
-    uint8_t *state = NULL, *cur = NULL;
     uint8_t *pre = NULL; /* per record: 1 the record before a loop whose entry computes a product
                           * ahead, 2 a record after which a product is computed ahead */
     int32_t ndist = 0;
     int64_t priv = 0;
-    size_t cells = 0;
     int rc = -1;
 
     memset(plan, 0, sizeof *plan);
@@ -993,7 +1382,8 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
         }
     }
 
-    sched_find_regions(p, opts, plan, succ, in_region, lastback);
+    if (sched_find_regions(p, opts, plan, succ, in_region, lastback) != 0)
+        goto nomem;
     {
         /* jump targets, for the batches (lastback is free again: reused as marks) */
         uint8_t *target = (uint8_t *)lastback;
@@ -1005,152 +1395,18 @@ static inline int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opt
                 if (succ[k] != r + 1 && succ[k] < nr)
                     target[succ[k]] = 1;
         }
-        sched_find_batches(p, plan, target);
+        if (sched_find_batches(p, plan, target) != 0)
+            goto nomem;
     }
 
-    /* The flow: state[i * ndist + d] holds the pending bits of shared slot d on entry to
-     * record i, the union over the predecessors. Sweeps in record order until nothing
-     * changes; the bits only grow, so it ends. */
-    cells = (size_t)nr * (size_t)(ndist > 0 ? ndist : 1);
-    if (cells > SCHED_FLOW_MAX_BYTES) {
-        plan->conservative = 1;
-        for (int32_t i = 0; i < nr; i++) /* computed in place: the rule below knows nothing else */
-            plan->ahead_at[i] = plan->ahead_head[i] = -1;
-        plan->naheads = 0;
-        for (int32_t i = 0; i < nr; i++) {
-            sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
-            /* a record that ends the launch needs no barrier: the next launch starts with one */
-            int na = (plan->flags[i] & SCHED_F_LAUNCH) ? 0
-                                                         : sched_record_accesses(p, &p->records[i], plan->flags[i], acc);
-            for (int k = 0; k < na; k++)
-                if (dist[acc[k].slot] >= 0 && !(plan->flags[i] & SCHED_F_ONE_BLOCK))
-                    plan->flags[i] |= (plan->flags[i] & SCHED_F_REGION_ENTRY) ? SCHED_F_ENTRY_BARRIER
-                                                                               : SCHED_F_BARRIER_BEFORE;
-        }
-        /* a region's entry: anything may be pending from before */
-        for (int32_t i = 0; i < nr; i++)
-            if (plan->flags[i] & SCHED_F_REGION_ENTRY)
-                plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
-    } else if (ndist > 0) {
-        state = (uint8_t *)calloc(cells, 1);
-        cur = (uint8_t *)malloc((size_t)ndist);
-        if (!state || !cur)
-            goto nomem;
-        int changed = 1;
-        while (changed) {
-            changed = 0;
-            for (int32_t i = 0; i < nr; i++) {
-                const cfx_record *r = &p->records[i];
-                uint8_t *in = state + (size_t)i * ndist;
-                int32_t nsucc;
-                if (in_region[i] >= 0) {
-                    /* Inside a region nothing is pending across blocks; what leaves the
-                     * region passes the exit's barrier. Entry from outside: below. */
-                    continue;
-                }
-                if (plan->flags[i] & SCHED_F_REGION_EXIT) {
-                    /* every block passes the exit's barrier here, whatever came before */
-                    memset(in, 0, (size_t)ndist);
-                }
-                memcpy(cur, in, (size_t)ndist);
-                if (r->kind == REC_TICK && plan->nalternates > 0) {
-                    /* an iteration begins: the tensors that alternate take their other buffer,
-                     * which nothing touched since a grid barrier of the last iteration */
-                    for (int32_t s = 0; s < ns; s++)
-                        if (plan->alt_tick[s] == i && dist[s] >= 0)
-                            cur[dist[s]] = 0;
-                }
-                if (plan->batch_head[i] >= 0 || plan->ahead_at[i] >= 0) {
-                    /* done in its batch, at the head's combine, or an iteration ahead, after
-                     * ahead_at: nothing here */
-                } else if (plan->flags[i] & SCHED_F_LAUNCH) {
-                    /* the launch ends here: everything before it is complete, and the next
-                     * launch starts with a barrier */
-                    memset(cur, 0, (size_t)ndist);
-                } else {
-                    sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
-                    int na = sched_record_accesses(p, r, plan->flags[i], acc);
-                    int need = sched_any_conflict(acc, na, dist, cur);
-                    /* a batch's later reductions read their inputs here, before the barrier */
-                    for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                        sched_access bacc[SCHED_MAX_ACCESSES] = {{0, 0}};
-                        int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
-                        need = sched_any_conflict(bacc, nb, dist, cur);
-                    }
-                    if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) &&
-                        !(plan->flags[i] & SCHED_F_COMBINE)) {
-                        /* A small reduction computed whole by every block would need a
-                         * barrier before it here (its input is still being written) and
-                         * would leave a whole read pending after it; split and combined,
-                         * its one barrier is inside and nothing stays pending. The flag
-                         * is only ever set, so the sweeps still end. */
-                        plan->flags[i] |= SCHED_F_SPLIT | SCHED_F_COMBINE;
-                        na = sched_record_accesses(p, r, plan->flags[i], acc);
-                        need = sched_any_conflict(acc, na, dist, cur);
-                    }
-                    if (need) {
-                        plan->flags[i] |= SCHED_F_BARRIER_BEFORE;
-                        memset(cur, 0, (size_t)ndist);
-                    }
-                    if (plan->flags[i] & SCHED_F_COMBINE) {
-                        /* the partials' barrier inside the record completes everything
-                         * before it, the record's own reads included */
-                        memset(cur, 0, (size_t)ndist);
-                    } else {
-                        for (int k = 0; k < na; k++) {
-                            int32_t d = dist[acc[k].slot];
-                            if (d >= 0)
-                                cur[d] |= acc[k].mode;
-                        }
-                    }
-                }
-                for (int32_t q = 0; (pre[i] & 2) && q < nr; q++) {
-                    if (plan->ahead_at[q] != i)
-                        continue;
-                    /* product q, computed here for the next iteration: its output's other
-                     * buffer, which no block reads now (the output alternates), is not checked */
-                    sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
-                    int na = sched_record_accesses(p, &p->records[q], plan->flags[q], acc);
-                    for (int k = 0; k < na; k++) {
-                        int32_t d = dist[acc[k].slot];
-                        if (d < 0)
-                            continue;
-                        if (acc[k].slot != p->records[q].a && sched_conflicts(acc[k].mode, cur[d]))
-                            plan->ahead_conflict[q] = 1;
-                        cur[d] |= acc[k].mode;
-                    }
-                }
-                nsucc = sched_successors(p, i, succ);
-                for (int32_t k = 0; k < nsucc; k++) {
-                    int32_t s = succ[k];
-                    uint8_t *sin = state + (size_t)s * ndist;
-                    if ((pre[i] & 1) && s == i + 1)
-                        continue; /* into a loop whose entry computes a product ahead (barriers) */
-                    for (int32_t d = 0; d < ndist; d++) {
-                        uint8_t v = (uint8_t)(sin[d] | cur[d]);
-                        if (v != sin[d]) {
-                            sin[d] = v;
-                            if (s <= i)
-                                changed = 1;
-                        }
-                    }
-                }
-            }
-        }
-        /* A region is entered with whatever is pending from outside: block 0 is about to
-         * touch slots the others may still be using. Its entry's state holds the union
-         * over outside predecessors only, since region records propagate nothing. */
-        for (int32_t i = 0; i < nr; i++) {
-            if (!(plan->flags[i] & SCHED_F_REGION_ENTRY))
-                continue;
-            const uint8_t *in = state + (size_t)i * ndist;
-            for (int32_t d = 0; d < ndist; d++)
-                if (in[d]) {
-                    plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
-                    break;
-                }
-        }
-    }
+    /* The flow: the pending bits of each shared slot on entry to each record, the union over
+     * the predecessors, swept in record order until nothing changes (the bits only grow, so it
+     * ends). One dense array `cur` holds the bits as the sweep walks; a record that only the
+     * record before it falls into takes them from there, and every other record keeps its
+     * entry state as a list (sched_flow), so the analysis costs what the program's accesses
+     * and pending sets do, not records times slots. */
+    if (ndist > 0 && sched_flow(p, plan, dist, ndist, in_region, pre, succ) != 0)
+        goto nomem;
     for (int32_t i = 0; i < nr; i++)
         if (plan->flags[i] & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER))
             plan->nbarriers++;
@@ -1160,8 +1416,6 @@ done:
     free(in_region);
     free(dist);
     free(lastback);
-    free(state);
-    free(cur);
     free(pre);
     return rc;
 nomem:
@@ -1229,9 +1483,11 @@ static inline int32_t sched_ahead_writer(const cfx_prog *p, const cfx_record *w,
     return at;
 }
 
-/* Whether product w in the loop at h (its output read last at record `last`) has the shape. */
+/* Whether product w in the loop at h (its output read last at record `last`) has the shape.
+ * minpred and maxpred: per record, the lowest and highest record with an edge into it. */
 static inline int sched_ahead_shape(const cfx_prog *p, const int32_t *lastback, const uint8_t *target,
-                                    int32_t *succ, int32_t w, int32_t h, int32_t last)
+                                    const int32_t *minpred, const int32_t *maxpred, int32_t *succ, int32_t w,
+                                    int32_t h, int32_t last)
 {
     int32_t j = lastback[h], at;
     if (p->records[w].kind != REC_MATMUL || h < 1 || sched_control(p, h - 1, succ))
@@ -1242,15 +1498,8 @@ static inline int sched_ahead_shape(const cfx_prog *p, const int32_t *lastback, 
     for (int32_t k = w + 1; k <= at; k++) /* one straight run from w to the writer */
         if (target[k] || sched_control(p, k - 1, succ))
             return 0;
-    for (int32_t r = 0; r < p->nrecords; r++) { /* entered only from h - 1 */
-        if (r >= h && r <= j)
-            continue;
-        int32_t n = sched_successors(p, r, succ);
-        for (int32_t k = 0; k < n; k++)
-            if (succ[k] == h && r != h - 1)
-                return 0;
-    }
-    return 1;
+    /* entered only from h - 1: no edge into h from before h - 1 or after the loop */
+    return minpred[h] >= h - 1 && maxpred[h] <= j;
 }
 
 /* Marks alt[s] (nslots) with the TICK of the loop for each shared tensor s (not private by
@@ -1267,17 +1516,39 @@ static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_
     int32_t *first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));  /* first reader */
     int32_t *last = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));   /* last reader */
     uint8_t *target = (uint8_t *)calloc((size_t)nr + 1, 1);
-    if (!succ || !lastback || !writer || !first || !last || !target) {
+    int32_t *around = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));  /* sched_loops_around */
+    int32_t *runtick = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1)); /* below */
+    int32_t *minpred = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *maxpred = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    if (!succ || !lastback || !writer || !first || !last || !target || !around || !runtick || !minpred || !maxpred) {
         n = -1;
         goto done;
     }
     sched_back_edges(p, succ, lastback);
+    sched_loops_around(lastback, nr, around, runtick);
+    for (int32_t r = 0; r < nr; r++) {
+        minpred[r] = INT32_MAX;
+        maxpred[r] = -1;
+    }
     for (int32_t r = 0; r < nr; r++) {
         int32_t k = sched_successors(p, r, succ);
-        for (int32_t q = 0; q < k; q++)
-            if (succ[q] != r + 1 && succ[q] < nr)
-                target[succ[q]] = 1;
+        for (int32_t q = 0; q < k; q++) {
+            int32_t x = succ[q];
+            if (x < 0 || x >= nr)
+                continue;
+            if (x != r + 1)
+                target[x] = 1;
+            minpred[x] = r < minpred[x] ? r : minpred[x];
+            maxpred[x] = r > maxpred[x] ? r : maxpred[x];
+        }
     }
+    /* runtick[k]: going back from record k along its straight run (no jump into k or a record
+     * it passes, no control record before one), the TICK met first, or -1 */
+    for (int32_t k = 0; k < nr; k++)
+        runtick[k] = k == 0 || target[k]                  ? -1
+                     : p->records[k - 1].kind == REC_TICK ? k - 1
+                     : sched_control(p, k - 1, succ)      ? -1
+                                                          : runtick[k - 1];
     for (int32_t s = 0; s < ns; s++) {
         writer[s] = -1;
         first[s] = INT32_MAX;
@@ -1304,23 +1575,16 @@ static inline int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_
         int32_t w = writer[s], h, t = -1;
         if (w < 0 || rep[s] || sched_slot_private(sl) || (sl->kind != SLOT_VAR && sl->kind != SLOT_TEMP))
             continue;
-        if (first[s] <= w || !sched_loop_around(lastback, w, &h) || last[s] > lastback[h])
+        h = around[w];
+        if (first[s] <= w || h < 0 || last[s] > lastback[h])
             continue; /* read before it is written (or by W itself), or outside the loop */
-        for (int32_t k = w; k > h; k--) { /* back from W along the straight run to the TICK */
-            if (target[k])
-                break;
-            if (p->records[k - 1].kind == REC_TICK) {
-                t = k - 1;
-                break;
-            }
-            if (sched_control(p, k - 1, succ))
-                break;
-        }
+        if (w > h && runtick[w] >= h) /* back from W along the straight run to the TICK */
+            t = runtick[w];
         if (t < 0)
             continue;
         alt[s] = t;
         n++;
-        if (sched_ahead_shape(p, lastback, target, succ, w, h, last[s]))
+        if (sched_ahead_shape(p, lastback, target, minpred, maxpred, succ, w, h, last[s]))
             alt[ns + w] = sched_ahead_writer(p, &p->records[w], h, lastback[h]);
     }
 done:
@@ -1330,6 +1594,10 @@ done:
     free(first);
     free(last);
     free(target);
+    free(around);
+    free(runtick);
+    free(minpred);
+    free(maxpred);
     return n;
 }
 
@@ -1339,17 +1607,34 @@ done:
  * computed ahead. Returns how many it dropped; -1 when memory runs out. */
 static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan *plan, int32_t *alt)
 {
-    int32_t dropped = 0;
+    int32_t dropped = 0, nr = p->nrecords;
     int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
-    int32_t *lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nrecords + 1));
-    if (!succ || !lastback) {
-        free(succ);
-        free(lastback);
-        return -1;
+    int32_t *lastback = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *around = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    int32_t *next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1)); /* below */
+    int32_t *bad = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));  /* below */
+    if (!succ || !lastback || !around || !next || !bad) {
+        dropped = -1;
+        goto done;
     }
     sched_back_edges(p, succ, lastback);
-    for (int32_t w = 0; w < p->nrecords; w++) {
-        int32_t at = plan->ahead_at[w], barrier = 0, h = plan->ahead_head[w];
+    sched_loops_around(lastback, nr, around, next);
+    /* next[k]: the first record from k on that passes a grid barrier (a barrier before it, a
+     * combine) or is a control record, nr if none; bad[k]: how many records before k end a
+     * launch, hold a region or are a region's exit */
+    next[nr] = nr;
+    for (int32_t k = nr - 1; k >= 0; k--) {
+        unsigned f = plan->flags[k];
+        int barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
+        next[k] = barrier || sched_control(p, k, succ) ? k : next[k + 1];
+    }
+    bad[0] = 0;
+    for (int32_t k = 0; k < nr; k++)
+        bad[k + 1] = bad[k] + ((plan->flags[k] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK | SCHED_F_REGION_EXIT)) != 0);
+#define SCHED_PASSES_BARRIER(k) \
+    ((plan->flags[k] & SCHED_F_BARRIER_BEFORE) || ((plan->flags[k] & SCHED_F_COMBINE) && plan->batch_head[k] < 0))
+    for (int32_t w = 0; w < nr; w++) {
+        int32_t at = plan->ahead_at[w], h = plan->ahead_head[w], k;
         if (at < 0)
             continue;
         /* the entry's copy runs after record h - 1, by every block, in the same launch as the
@@ -1359,43 +1644,36 @@ static inline int32_t sched_alternates_hold(const cfx_prog *p, const sched_plan 
             dropped++;
             continue;
         }
-        for (int32_t k = at + 1; !barrier && k < p->nrecords; k++) {
-            unsigned f = plan->flags[k];
-            barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
-            if (sched_control(p, k, succ))
-                break;
-        }
-        if (plan->ahead_conflict[w] || !barrier) {
+        /* a grid barrier on the straight run after at */
+        k = next[at + 1];
+        if (plan->ahead_conflict[w] || k >= nr || !SCHED_PASSES_BARRIER(k)) {
             alt[p->nslots + w] = -1;
             dropped++;
         }
     }
-    if (dropped > 0) { /* the tensors are judged on the plan without those products */
-        free(succ);
-        free(lastback);
-        return dropped;
-    }
+    if (dropped > 0) /* the tensors are judged on the plan without those products */
+        goto done;
     for (int32_t s = 0; s < p->nslots; s++) {
-        int32_t t = alt[s], h;
+        int32_t t = alt[s], h, k;
         if (t < 0)
             continue;
-        int ok = sched_loop_around(lastback, t, &h), barrier = 0;
-        for (int32_t k = h; ok && k <= lastback[h]; k++)
-            if (plan->flags[k] & (SCHED_F_LAUNCH | SCHED_F_ONE_BLOCK | SCHED_F_REGION_EXIT))
-                ok = 0;
-        for (int32_t k = t + 1; ok && !barrier && k <= lastback[h]; k++) {
-            unsigned f = plan->flags[k];
-            barrier = (f & SCHED_F_BARRIER_BEFORE) || ((f & SCHED_F_COMBINE) && plan->batch_head[k] < 0);
-            if (sched_control(p, k, succ))
-                break;
-        }
-        if (!ok || !barrier) {
+        h = around[t];
+        /* the loop ends no launch and holds no region; a grid barrier on the straight run
+         * after its TICK */
+        int ok = h >= 0 && bad[lastback[h] + 1] == bad[h];
+        k = ok ? next[t + 1] : nr;
+        if (!ok || k > lastback[h] || !SCHED_PASSES_BARRIER(k)) {
             alt[s] = -1;
             dropped++;
         }
     }
+#undef SCHED_PASSES_BARRIER
+done:
     free(succ);
     free(lastback);
+    free(around);
+    free(next);
+    free(bad);
     return dropped;
 }
 
@@ -1486,13 +1764,17 @@ static inline double sched_plan_cost(const cfx_prog *p, const sched_plan *plan)
         free(depth);
         return 0;
     }
+    /* each jump back from r to t adds one to the depth of [t, r]: counted at the ends */
     for (int32_t r = 0; r < p->nrecords; r++) {
         int32_t n = sched_successors(p, r, succ);
         for (int32_t k = 0; k < n; k++)
-            if (succ[k] <= r)
-                for (int32_t i = succ[k]; i <= r; i++)
-                    depth[i]++;
+            if (succ[k] <= r) {
+                depth[succ[k]]++;
+                depth[r + 1]--;
+            }
     }
+    for (int32_t i = 1; i < p->nrecords; i++)
+        depth[i] += depth[i - 1];
     for (int32_t i = 0; i < p->nrecords; i++) {
         unsigned f = plan->flags[i];
         if (plan->batch_head[i] >= 0)

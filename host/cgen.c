@@ -180,6 +180,9 @@ typedef struct gen {
                         * next iteration's buffer), -1 */
     int32_t *pub;    /* per slot: its place in a publish buffer (CUDA), -1 */
     int32_t nlocal;
+    int32_t *tfirst, *tlast; /* per slot: the first and last record that touches it (touches),
+                              * INT32_MAX and -1 where none does */
+    uint8_t *alt_at;  /* CUDA, per record: some tensor alternates its buffers at this TICK */
 
     /* blocks: block b holds records [start[b], start[b + 1]) */
     int32_t nb;
@@ -916,10 +919,7 @@ static void address(gen *g, strbuf *sb, int32_t s)
 /* CUDA: whether some tensor alternates its buffers at TICK record i. */
 static int alternates_at(const gen *g, int32_t i)
 {
-    for (int32_t s = 0; g->alt_off && s < g->p->nslots; s++)
-        if (g->alt_off[s] >= 0 && g->plan.alt_tick[s] == i)
-            return 1;
-    return 0;
+    return g->alt_at && g->alt_at[i];
 }
 
 /* Whether record i is computed an iteration ahead, elsewhere (ahead_products). */
@@ -1539,10 +1539,8 @@ static int fused_private(const gen *g, int32_t lo, int32_t hi, int32_t w)
     (void)lo;
     if (p->slots[s].kind != SLOT_TEMP)
         return 0;
-    for (int32_t i = 0; i < p->nrecords; i++)
-        if (i != w && (i < w || i >= hi) && touches(p, i, s))
-            return 0;
-    return 1;
+    /* no record before w touches it (w may), none at hi or after */
+    return g->tfirst[s] >= w && g->tlast[s] < hi;
 }
 
 /* ---- tensors held in registers ---- */
@@ -1670,10 +1668,22 @@ static int resident_loop_k(const gen *g, int32_t lo, int32_t hi, int32_t red)
     const cfx_prog *p = g->p;
     if (!g->res_k || g->dispatching || fused_space(g, lo) != FUSE_SPLIT || (g->plan.flags[lo] & SCHED_F_ONE_BLOCK))
         return 0;
-    for (int32_t i = lo; i < (red >= 0 ? red + 1 : hi); i++)
-        for (int32_t s = 0; s < p->nslots; s++)
-            if (g->res_k[s] && touches(p, i, s) && in_loop(g, lo, g->res_loop[s]))
-                return g->res_k[s];
+    for (int32_t i = lo; i < (red >= 0 ? red + 1 : hi); i++) {
+        /* the lowest slot record i touches that is resident in a loop around lo */
+        const cfx_record *r = &p->records[i];
+        const char *f = rec_fields[r->kind];
+        int32_t ops[4] = {r->a, r->b, r->c, r->d}, best = -1;
+        for (int k = 0; k < 4; k++)
+            if (f[k] == 's' && g->res_k[ops[k]] && (best < 0 || ops[k] < best) && in_loop(g, lo, g->res_loop[ops[k]]))
+                best = ops[k];
+        for (int32_t k = 0; r->kind == REC_CALL && k < r->c; k++) {
+            int32_t s = p->table[r->b + k];
+            if (g->res_k[s] && (best < 0 || s < best) && in_loop(g, lo, g->res_loop[s]))
+                best = s;
+        }
+        if (best >= 0)
+            return g->res_k[best];
+    }
     return 0;
 }
 
@@ -1962,9 +1972,16 @@ static int32_t product_epilogue(const gen *g, int32_t i)
 /* The product record whose epilogue folds reduction j (product_epilogue), or -1. */
 static int32_t folded_into(const gen *g, int32_t j)
 {
+    int32_t lo = j, first = g->start[g->blk[j]];
     if (!g->cuda || !g->have_plan)
         return -1;
-    for (int32_t k = g->start[g->blk[j]]; k < j; k++)
+    /* only a record with nothing but local arithmetic between it and j can fold j: the
+     * epilogue of one further back ends at that record which is not */
+    while (lo > first && local_arithmetic(g, lo - 1))
+        lo--;
+    if (lo > first)
+        lo--;
+    for (int32_t k = lo; k < j; k++)
         if (product_epilogue(g, k) == j)
             return k;
     return -1;
@@ -3028,8 +3045,45 @@ static void function(gen *g, const char *entry, int use_dispatch)
 
 /* ==== the entry point ========================================================================= */
 
+/* Per slot the first and last record that touches it, and per record whether a tensor
+ * alternates its buffers there (CUDA): asked for each fused loop and each TICK. */
+static int touch_ranges(gen *g)
+{
+    const cfx_prog *p = g->p;
+    g->tfirst = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+    g->tlast = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
+    g->alt_at = calloc((size_t)p->nrecords + 1, 1);
+    if (!g->tfirst || !g->tlast || !g->alt_at) {
+        fail(g, "out of memory");
+        return -1;
+    }
+    for (int32_t s = 0; s < p->nslots; s++) {
+        g->tfirst[s] = INT32_MAX;
+        g->tlast[s] = -1;
+        if (g->alt_off && g->alt_off[s] >= 0 && g->plan.alt_tick[s] >= 0)
+            g->alt_at[g->plan.alt_tick[s]] = 1;
+    }
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        const cfx_record *r = &p->records[i];
+        const char *f = rec_fields[r->kind];
+        int32_t ops[4] = {r->a, r->b, r->c, r->d};
+        for (int k = 0; k < 5; k++) {
+            for (int32_t e = 0; e < (k < 4 ? (f[k] == 's') : r->kind == REC_CALL ? r->c : 0); e++) {
+                int32_t s = k < 4 ? ops[k] : p->table[r->b + e];
+                if (g->tfirst[s] > i)
+                    g->tfirst[s] = i;
+                g->tlast[s] = i;
+            }
+        }
+    }
+    return 0;
+}
+
 static void gen_free(gen *g)
 {
+    free(g->tfirst);
+    free(g->tlast);
+    free(g->alt_at);
     free(g->res_k);
     free(g->res_loop);
     free(g->local);
@@ -3126,7 +3180,7 @@ int cgen_emit(const cfx_prog *p, const cgen_options *opt, strbuf *out, cgen_info
         g.pub[s] = g.local[s] ? g.nlocal++ : -1;
     }
     info->publish_bytes = 16 + 8 * (int64_t)g.nlocal;
-    if (build_plan(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 ||
+    if (build_plan(&g) != 0 || touch_ranges(&g) != 0 || build_blocks(&g) != 0 || number_blocks(&g) != 0 ||
         find_dominators(&g) != 0)
         goto done;
     if (g.have_plan && g.plan.nreplicas > 0) {
