@@ -1336,6 +1336,15 @@ cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *byte
         for (int k = 0; k < im.nconstants; k++)
             table[k] = (cfx_constant){im.constants[k].name, im.constants[k].type, im.constants[k].data};
         m = cfx_compile_string_constants(ctx, im.file, im.text, strlen(im.text), table, im.nconstants, &err);
+        if (!m && err) {
+            /* the importer writes only what compiles: what does not is its bug, said in one line */
+            char *nl = strchr(err, '\n');
+            char *one = format_message("%s: error: the imported program does not compile (a bug of cfx's "
+                                       "importer; cfx import shows the program): %.*s\n",
+                                       path ? path : "model.onnx", nl ? (int)(nl - err) : (int)strlen(err), err);
+            free(err);
+            err = one;
+        }
     }
     free(table);
     /* the graph's inputs and results go by their ONNX names (not always identifiers) */

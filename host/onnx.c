@@ -122,6 +122,8 @@ typedef struct imp {
     struct direct { const char *name, *id; int depth, from; } *direct;
     int ndirect, capdirect;
     int node_index;       /* of the current node in its graph */
+    int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
+    int nbases, capbases;
     const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
                            * when nothing reads it (prune) */
     const void *bytes;    /* the model's bytes, and the file's buffer when read here */
@@ -202,6 +204,13 @@ static char *sdup(imp *I, const char *s)
     return c;
 }
 
+/* memcpy that takes no pointer when there is nothing to copy (a model's empty lists are NULL) */
+static void copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
 static char *fmt(imp *I, const char *f, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -220,6 +229,29 @@ static char *fmt(imp *I, const char *f, ...)
         fail(I, "out of memory");
     }
     return take(I, sb_take(&sb));
+}
+
+/* A name from the model as it may stand in the text's comments and strings: bytes that do not
+ * print, quotes and backslashes as \xNN, at most 80 bytes of it (a newline in a node's name must
+ * not end a comment, nor a quote a string). */
+static const char *clean(imp *I, const char *s)
+{
+    strbuf sb = {0};
+    size_t n = 0;
+    for (; s && *s && n < 80; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            sb_append(&sb, (const char *)&c, 1);
+        else
+            sb_printf(&sb, "\\x%02X", c);
+    }
+    if (s && *s)
+        sb_puts(&sb, "...");
+    if (sb.oom) {
+        sb_free(&sb);
+        fail(I, "out of memory");
+    }
+    return sb.data ? take(I, sb_take(&sb)) : "";
 }
 
 /* ---- the string map ------------------------------------------------------------------- */
@@ -315,13 +347,27 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
     return v;
 }
 
+/* A scope: the values a graph (or a function's body) binds, from its inputs on; a node may not
+ * compute a value its own scope already holds (ONNX's graphs assign each name once). */
 static int scope_open(imp *I)
 {
+    if (I->nbases == I->capbases) {
+        int cap = I->capbases ? 2 * I->capbases : 16;
+        int *grown = realloc(I->bases, (size_t)cap * sizeof *grown);
+        if (!grown)
+            fail(I, "out of memory");
+        I->bases = grown;
+        I->capbases = cap;
+    }
+    I->bases[I->nbases++] = I->base;
+    I->base = I->nvals;
     return I->nvals;
 }
 
 static void scope_close(imp *I, int base)
 {
+    if (I->nbases > 0)
+        I->base = I->bases[--I->nbases];
     while (I->nvals > base) {
         ival *v = &I->vals[--I->nvals];
         *smap_slot(I, &I->names, v->name, 0) = v->prev;
@@ -560,7 +606,7 @@ static const char *ref(imp *I, ival *v)
         }
         I->table[I->ntable++] = (onnx_constant){(char *)id, v->ty, v->data};
     }
-    sb_printf(&I->consts, "  # '%s'\n", v->name);
+    sb_printf(&I->consts, "  # '%s'\n", clean(I, v->name));
     if (I->consts.oom)
         fail(I, "out of memory");
     v->id = id;
@@ -738,24 +784,25 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty)
         if (t->raw_data.len != bytes)
             fail(I, "tensor '%s' holds %zu bytes of data, its shape %s needs %zu", name, t->raw_data.len,
                  tystr(I, ty), bytes);
-        memcpy(data, t->raw_data.data, bytes); /* little-endian, as this machine */
+        if (bytes)
+            memcpy(data, t->raw_data.data, bytes); /* little-endian, as this machine */
         return data;
     }
     size_t have = 0;
     switch (ty->dtype) {
     case CFX_F32:
         have = t->n_float_data;
-        if (have == (size_t)n)
+        if (have == (size_t)n && bytes)
             memcpy(data, t->float_data, bytes);
         break;
     case CFX_F64:
         have = t->n_double_data;
-        if (have == (size_t)n)
+        if (have == (size_t)n && bytes)
             memcpy(data, t->double_data, bytes);
         break;
     case CFX_I64:
         have = t->n_int64_data;
-        if (have == (size_t)n)
+        if (have == (size_t)n && bytes)
             memcpy(data, t->int64_data, bytes);
         break;
     case CFX_I32:
@@ -1243,6 +1290,8 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
         fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
     if (strcmp(op, "Not") == 0 && x->ty.dtype != CFX_BOOL)
         fail(I, "the operand is %s; Not takes bool", tystr(I, &x->ty));
+    if (strcmp(op, "Not") != 0 && strcmp(op, "Identity") != 0 && x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s; %s takes numbers", tystr(I, &x->ty), op);
     if (strcmp(op, "Identity") == 0) {
         bind(I, out_name(I, n, 0), &x->ty, x->id, x->data); /* an alias: values never change */
         keep_sym(I, n, x);
@@ -1415,7 +1464,7 @@ static void op_squeeze(imp *I, const Onnx__NodeProto *n, int unsqueeze)
         if (nattr > 8)
             fail(I, "too many axes");
         na = (int64_t)nattr;
-        memcpy(axes, a, nattr * sizeof *a);
+        copy(axes, a, nattr * sizeof *a);
     }
     cfx_type t = x->ty;
     if (unsqueeze) {
@@ -1510,13 +1559,13 @@ static void op_constant(imp *I, const Onnx__NodeProto *n)
         t = mktype(CFX_F32, 1, &len);
         check_dims(I, out_name(I, n, 0), 1, &len);
         data = new_data(I, &t);
-        memcpy(data, a->floats, a->n_floats * sizeof(float));
+        copy(data, a->floats, a->n_floats * sizeof(float));
     } else if (strcmp(a->name, "value_ints") == 0 && a->n_ints) {
         int64_t len = (int64_t)a->n_ints;
         t = mktype(CFX_I64, 1, &len);
         check_dims(I, out_name(I, n, 0), 1, &len);
         data = new_data(I, &t);
-        memcpy(data, a->ints, a->n_ints * sizeof(int64_t));
+        copy(data, a->ints, a->n_ints * sizeof(int64_t));
     } else {
         fail(I, "a Constant's '%s' is not supported (tensors, floats and ints are)", a->name);
     }
@@ -1682,7 +1731,7 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
             for (size_t k = 0; k < n->n_input; k++) {
                 ival *x = in(I, n, k);
                 int64_t chunk = x->ty.dims[axis] * inner;
-                memcpy((char *)data + (size_t)o * es, (char *)x->data + (size_t)(b * chunk) * es, (size_t)chunk * es);
+                copy((char *)data + (size_t)o * es, (char *)x->data + (size_t)(b * chunk) * es, (size_t)chunk * es);
                 o += chunk;
             }
         out_known(I, n, 0, &t, data);
@@ -1715,7 +1764,7 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
         if (nattr > 64)
             fail(I, "too many parts");
         ns = (int64_t)nattr;
-        memcpy(sizes, a, nattr * sizeof *a);
+        copy(sizes, a, nattr * sizeof *a);
     } else {
         int64_t parts = attr_int(I, n, "num_outputs", (int64_t)n->n_output);
         if (parts < 1 || parts > 64)
@@ -1745,7 +1794,7 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
             size_t es = (size_t)cfx_dtype_size(t.dtype);
             char *data = new_data(I, &t);
             for (int64_t b = 0; b < outer; b++)
-                memcpy(data + (size_t)(b * sizes[k] * inner) * es,
+                copy(data + (size_t)(b * sizes[k] * inner) * es,
                        (char *)x->data + (size_t)((b * x->ty.dims[axis] + off) * inner) * es,
                        (size_t)(sizes[k] * inner) * es);
             out_known(I, n, (size_t)k, &t, data);
@@ -1805,7 +1854,7 @@ static void op_gather(imp *I, const Onnx__NodeProto *n)
                     fail(I, "index %lld is out of range for dimension %d of size %lld", (long long)i, axis, (long long)dim);
                 if (i < 0)
                     i += dim;
-                memcpy((char *)data + (size_t)((b * m + j) * inner) * es,
+                copy((char *)data + (size_t)((b * m + j) * inner) * es,
                        (char *)x->data + (size_t)((b * dim + i) * inner) * es, (size_t)inner * es);
             }
         out_known(I, n, 0, &t, data);
@@ -3021,8 +3070,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     for (size_t j = 0; j < nscan; j++)
         if (!(exact && cond_stays && rows == so_t[j].dims[0]))
             line(I, "assert(%s == %lld, \"Loop '%s': scan output '%s' is declared with %lld rows; the loop ran "
-                 "another number of iterations\")", it, (long long)so_t[j].dims[0], self->name ? self->name : "",
-                 out_name(I, n, ncarried + j), (long long)so_t[j].dims[0]);
+                 "another number of iterations\")", it, (long long)so_t[j].dims[0], clean(I, self->name),
+                 clean(I, out_name(I, n, ncarried + j)), (long long)so_t[j].dims[0]);
     for (size_t k = 0; k < ncarried; k++)
         bind(I, out_name(I, n, k), &lt[k], lc[k], NULL);
     for (size_t j = 0; j < nscan; j++)
@@ -3274,7 +3323,12 @@ static void node(imp *I, const Onnx__NodeProto *n)
     const char *op = n->op_type;
     const char *dom = n->domain ? n->domain : "";
     const char *name = n->name && *n->name ? n->name : (n->n_output && n->output[0] ? n->output[0] : "");
-    I->note = fmt(I, "%s '%s'", op, name);
+    I->note = fmt(I, "%s '%s'", clean(I, op), clean(I, name));
+    for (size_t k = 0; k < n->n_output; k++) {
+        int *at = n->output[k] && *n->output[k] ? smap_slot(I, &I->names, n->output[k], 0) : NULL;
+        if (at && *at >= I->base)
+            fail(I, "value '%s' is computed twice in one graph (by this node and before it)", n->output[k]);
+    }
     const Onnx__FunctionProto *f = find_function(I, n);
     if (f) {
         op_function(I, n, f);
@@ -3668,11 +3722,10 @@ static void import_model(imp *I, onnx_import *out)
                     fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
                          "the model this value as a constant)", vi->name);
                 const char *c = ref(I, &fixed);
-                I->note = fmt(I, "input '%s'", vi->name);
+                I->note = fmt(I, "input '%s'", clean(I, vi->name));
                 line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
                      "import it again for this one\")", count(&t) == 1 ? fmt(I, "%s == %s", id, c)
-                     : t.dtype == CFX_BOOL ? fmt(I, "all(%s == %s)", id, c) : fmt(I, "all(%s == %s)", id, c),
-                     vi->name);
+                     : fmt(I, "all(%s == %s)", id, c), clean(I, vi->name));
                 I->note = NULL;
                 v->data = fixed.data;
                 v->id = c;
@@ -3714,7 +3767,7 @@ static void import_model(imp *I, onnx_import *out)
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
         sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
-        I->note = fmt(I, "output '%s'", vo->name);
+        I->note = fmt(I, "output '%s'", clean(I, vo->name));
         if (strcmp(id, r) != 0)
             line(I, "%s = %s", id, r);
         I->res_names[k] = vo->name;
@@ -3723,9 +3776,9 @@ static void import_model(imp *I, onnx_import *out)
     sb_puts(&I->head, ") {\n");
     prune(I);
     strbuf text = {0};
-    sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", I->model,
+    sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", clean(I, I->model),
               (long long)mp->ir_version, (long long)I->opset, mp->producer_name && *mp->producer_name ? ", made by " : "",
-              mp->producer_name ? mp->producer_name : "");
+              clean(I, mp->producer_name));
     sb_append(&text, sb_str(&I->consts), I->consts.len);
     if (I->consts.len)
         sb_puts(&text, "\n");
@@ -3915,6 +3968,7 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     free(I->vals);
     free(I->table);
     free(I->direct);
+    free(I->bases);
     smap_free(&I->names);
     smap_free(&I->ids);
     sb_free(&I->consts);
