@@ -95,31 +95,44 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
                 v.n += o.n;
             }
             if (level == 0) {
-                if (lane == 0)
+                if (lane == 0) {
+                    K_RACE_W(&red[warp], sizeof *red);
                     red[warp] = v;
+                }
                 __syncthreads();
                 if (warp != 0)
                     break;
                 const k_acc none = {0, 0, 0, 0};
+                if (lane < nwarps)
+                    K_RACE_R(&red[lane], sizeof *red);
                 v = lane < nwarps ? red[lane] : none;
             } else if (lane == 0) {
+                K_RACE_W(&red[32], sizeof *red);
                 red[32] = v;
             }
         }
         __syncthreads();
+        K_RACE_R(&red[32], sizeof *red);
         return red[32];
     }
     k_acc v = k_warp_merge(mine, op, dtype);
-    if (lane == 0)
+    if (lane == 0) {
+        K_RACE_W(&red[warp], sizeof *red);
         red[warp] = v;
+    }
     __syncthreads();
     if (warp == 0) {
         const k_acc none = {0, 0, 0, 0}; /* n = 0: what every merge passes over */
+        if (lane < nwarps)
+            K_RACE_R(&red[lane], sizeof *red);
         v = k_warp_merge(lane < nwarps ? red[lane] : none, op, dtype);
-        if (lane == 0)
+        if (lane == 0) {
+            K_RACE_W(&red[32], sizeof *red);
             red[32] = v;
+        }
     }
     __syncthreads();
+    K_RACE_R(&red[32], sizeof *red);
     return red[32];
 }
 
@@ -153,7 +166,9 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
             acc[r] = 0.0;
             /* rows past hi repeat the last row: loaded, never stored */
             ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k4 * 16);
+            K_RACE_R(ar[r], k4 * 16);
         }
+        K_RACE_R(xv, k4 * 16);
         int64_t q = lane;
         for (; q + 32 * (U - 1) < k4; q += 32 * U) {
             float4 u[R][U], v[U];
@@ -183,9 +198,12 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
         for (int r = 0; r < R; r++) {
             double sum = k_warp_sum_real(acc[r]);
             if (lane == 0 && row0 + r < hi) {
+                K_RACE_W(&dst[row0 + r], sizeof(float));
                 dst[row0 + r] = (float)sum;
-                if (stash)
+                if (stash) {
+                    K_RACE_W(&stash[row0 + r - lo], sizeof(float));
                     stash[row0 + r - lo] = (float)sum;
+                }
             }
         }
     }
@@ -236,6 +254,8 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
     for (int64_t row = lo + warp; row < hi; row += nwarps) {
         double accr = 0.0;
         uint64_t acci = 0;
+        K_RACE_R(a + row * k * esz, k * esz);
+        K_RACE_R(x, k * esz);
         if (real) {
             for (int64_t e = lane; e < k; e += 32)
                 accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
@@ -279,6 +299,12 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
             int64_t ka = k0 + tx, kb = k0 + ty;
             int64_t ia = row < m && ka < k ? row * k + ka : -1;
             int64_t ib = kb < k && col < n ? kb * n + col : -1;
+            if (ia >= 0)
+                K_RACE_R(a + ia * k_elem_size(dtype), k_elem_size(dtype));
+            if (ib >= 0)
+                K_RACE_R(b + ib * k_elem_size(dtype), k_elem_size(dtype));
+            K_RACE_W(&ta[ty][tx], sizeof(k_tile_cell));
+            K_RACE_W(&tb[ty][tx], sizeof(k_tile_cell));
             if (real) {
                 ta[ty][tx].r = ia >= 0 ? k_get_real(dtype, a, ia) : 0.0;
                 tb[ty][tx].r = ib >= 0 ? k_get_real(dtype, b, ib) : 0.0;
@@ -288,6 +314,10 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
             }
             __syncthreads();
             int64_t kn = k - k0 < K_TILE ? k - k0 : K_TILE;
+            for (int q = 0; q < kn; q++) {
+                K_RACE_R(&ta[ty][q], sizeof(k_tile_cell));
+                K_RACE_R(&tb[q][tx], sizeof(k_tile_cell));
+            }
             if (real) {
                 for (int q = 0; q < kn; q++)
                     accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));

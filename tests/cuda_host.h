@@ -154,6 +154,11 @@ typedef struct ck_host_block {
     /* the barriers: threads arrived, of them with a true predicate, the count they gave */
     unsigned arrived[CK_HOST_NBARRIERS], trues[CK_HOST_NBARRIERS], count[CK_HOST_NBARRIERS];
     unsigned at_warp; /* threads at a warp operation */
+    /* the race detector's (tests/race_host.h): grid barriers arrived at, barriers of the whole
+     * block passed, the block's thread-local storage (its __shared__ variables) and its dynamic
+     * shared memory */
+    uint32_t gepoch, bepoch;
+    uintptr_t tls_lo, tls_hi, smem_lo, smem_hi;
 #ifdef CK_HOST_ASAN
     void *fake_stack;
     const void *sched_bottom;
@@ -426,6 +431,8 @@ static void ck_host_release_barriers(ck_host_block *b)
             continue;
         if (arrived > need)
             ck_host_fail(b, "more threads at a named barrier than its count", 0);
+        if (arrived >= b->live)
+            b->bepoch++; /* every live thread waited: a new block epoch (race_host.h) */
         const uint64_t out = (uint64_t)arrived << 32 | b->trues[id];
         for (unsigned i = 0; i < b->n; i++) {
             ck_host_fiber *f = &b->fibers[i];
@@ -577,6 +584,14 @@ static uint64_t ck_host_next(uint64_t *s)
     return *s = x;
 }
 
+/* Dynamic shared memory (`extern __shared__` on a GPU): the block's buffer, which the
+ * launcher sets in each block's host thread before its threads start (block_start), with its
+ * size where the launcher says it (the race detector's reads of unwritten shared memory). */
+static thread_local unsigned char *ck_host_smem;
+static thread_local size_t ck_host_smem_bytes;
+
+#include "race_host.h"
+
 /* The block's threads, round after round: each runnable thread runs until it waits or ends,
  * in the grid's order, then whatever all its threads have reached completes. */
 static void ck_host_run_block(ck_host_block *b)
@@ -654,8 +669,13 @@ static void *ck_host_block_main(void *p)
     }
 #endif
     ck_host_this_block = &b;
+    ck_race_block_start(&b);
     if (g->block_start)
         g->block_start(g->arg);
+    if (ck_host_smem && ck_host_smem_bytes) {
+        b.smem_lo = (uintptr_t)ck_host_smem;
+        b.smem_hi = b.smem_lo + ck_host_smem_bytes;
+    }
     ck_host_run_block(&b);
     ck_host_this_block = NULL;
     for (unsigned i = 0; i < b.n; i++) {
@@ -681,6 +701,7 @@ static int ck_host_grid_start(ck_host_grid *g)
         return -1;
     gridDim.x = g->blocks;
     gridDim.y = gridDim.z = 1;
+    ck_race_launch();
     blockDim.x = g->threads;
     blockDim.y = blockDim.z = 1;
     for (unsigned i = 0; i < g->blocks; i++) {
@@ -814,9 +835,6 @@ static inline double atomicAdd(double *p, double v) { return ck_host_atomic_add_
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 
-/* Dynamic shared memory (`extern __shared__` on a GPU): the block's buffer, which the
- * launcher sets in each block's host thread before its threads start (block_start). */
-static thread_local unsigned char *ck_host_smem;
 
 /* The global timer. A block spinning at a barrier reads it on every turn, so it also gives the
  * core away: the machine running the tests may have fewer cores than the grid has blocks. */
