@@ -103,16 +103,14 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
                 if (warp != 0)
                     break;
                 const k_acc none = {0, 0, 0, 0};
-                if (lane < nwarps)
-                    K_RACE_R(&red[lane], sizeof *red);
-                v = lane < nwarps ? red[lane] : none;
+                v = lane < nwarps ? (K_RACE_RS(&red[lane], sizeof *red), red[lane]) : none;
             } else if (lane == 0) {
                 K_RACE_W(&red[32], sizeof *red);
                 red[32] = v;
             }
         }
         __syncthreads();
-        K_RACE_R(&red[32], sizeof *red);
+        K_RACE_RS(&red[32], sizeof *red);
         return red[32];
     }
     k_acc v = k_warp_merge(mine, op, dtype);
@@ -123,16 +121,14 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
     __syncthreads();
     if (warp == 0) {
         const k_acc none = {0, 0, 0, 0}; /* n = 0: what every merge passes over */
-        if (lane < nwarps)
-            K_RACE_R(&red[lane], sizeof *red);
-        v = k_warp_merge(lane < nwarps ? red[lane] : none, op, dtype);
+        v = k_warp_merge(lane < nwarps ? (K_RACE_RS(&red[lane], sizeof *red), red[lane]) : none, op, dtype);
         if (lane == 0) {
             K_RACE_W(&red[32], sizeof *red);
             red[32] = v;
         }
     }
     __syncthreads();
-    K_RACE_R(&red[32], sizeof *red);
+    K_RACE_RS(&red[32], sizeof *red);
     return red[32];
 }
 
@@ -166,9 +162,9 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
             acc[r] = 0.0;
             /* rows past hi repeat the last row: loaded, never stored */
             ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k4 * 16);
-            K_RACE_R(ar[r], k4 * 16);
+            K_RACE_R_STRIDED(ar[r] + lane, (k4 - lane + 31) / 32, 32 * 16, 16); /* this lane's chunks */
         }
-        K_RACE_R(xv, k4 * 16);
+        K_RACE_R_STRIDED(xv + lane, (k4 - lane + 31) / 32, 32 * 16, 16);
         int64_t q = lane;
         for (; q + 32 * (U - 1) < k4; q += 32 * U) {
             float4 u[R][U], v[U];
@@ -254,8 +250,8 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
     for (int64_t row = lo + warp; row < hi; row += nwarps) {
         double accr = 0.0;
         uint64_t acci = 0;
-        K_RACE_R(a + row * k * esz, k * esz);
-        K_RACE_R(x, k * esz);
+        K_RACE_R_STRIDED(a + (row * k + lane) * esz, (k - lane + 31) / 32, 32 * esz, esz);
+        K_RACE_R_STRIDED(x + lane * esz, (k - lane + 31) / 32, 32 * esz, esz);
         if (real) {
             for (int64_t e = lane; e < k; e += 32)
                 accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
@@ -314,10 +310,8 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
             }
             __syncthreads();
             int64_t kn = k - k0 < K_TILE ? k - k0 : K_TILE;
-            for (int q = 0; q < kn; q++) {
-                K_RACE_R(&ta[ty][q], sizeof(k_tile_cell));
-                K_RACE_R(&tb[q][tx], sizeof(k_tile_cell));
-            }
+            K_RACE_RS(&ta[ty][0], kn * sizeof(k_tile_cell));
+            K_RACE_RS_STRIDED(&tb[0][tx], kn, sizeof tb[0], sizeof(k_tile_cell));
             if (real) {
                 for (int q = 0; q < kn; q++)
                     accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));

@@ -18,9 +18,10 @@ CFX_HD void k_matmul(int dtype, void *dst, const void *a, const void *b, int64_t
 {
     (void)m;
     int real = k_is_real(dtype);
-    if (hi > lo) { /* the rows of a that [lo, hi) needs, and all of b */
-        K_RACE_RANGE_R(a, (lo / n) * k, ((hi - 1) / n + 1) * k, 1, k_elem_size(dtype));
-        K_RACE_RANGE_R(b, 0, k * n, 1, k_elem_size(dtype));
+    for (int64_t e = lo; e < hi; e++) { /* row i of a, column j of b */
+        K_RACE_RANGE_R(a, (e / n) * k, (e / n + 1) * k, 1, k_elem_size(dtype));
+        K_RACE_R_STRIDED((const uint8_t *)b + (e % n) * k_elem_size(dtype), k, n * k_elem_size(dtype),
+                         k_elem_size(dtype));
     }
     for (int64_t e = lo; e < hi; e++) {
         int64_t i = e / n, j = e % n;

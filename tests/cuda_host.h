@@ -129,6 +129,9 @@ typedef struct ck_host_fiber {
     uint64_t val;
     int arg, width;
     uint64_t out;
+    /* the race detector's (race_host.h): the generated line running a range function */
+    const char *site_file;
+    int site_line;
 #ifdef CK_HOST_ASAN
     void *fake_stack;
 #endif

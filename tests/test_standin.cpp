@@ -553,10 +553,17 @@ static void race_kernel(void *arg)
         k_reduce_range(OP_SUM, K_I64, &acc, ones, threadIdx.x, threadIdx.x + 1);
         acc = kind == RACE_SHARED ? planted_block_reduce(red, acc, OP_SUM, K_I64) : k_block_reduce(red, acc, OP_SUM, K_I64);
     } else {
-        /* a slot of shared memory no thread wrote */
-        __shared__ int32_t never[64];
-        k_acc acc = k_reduce_init(OP_SUM, K_I32);
-        k_reduce_range(OP_SUM, K_I32, &acc, never, threadIdx.x, threadIdx.x + 1);
+        /* a block reduction's second level reading one slot past the warps' partials, a slot
+         * no thread wrote */
+        __shared__ k_acc slots[33];
+        const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+        if (lane == 0) {
+            K_RACE_W(&slots[warp], sizeof *slots);
+            slots[warp] = k_reduce_init(OP_SUM, K_I64);
+        }
+        __syncthreads();
+        if (warp == 0 && lane <= nwarps)
+            K_RACE_RS(&slots[lane], sizeof *slots);
     }
 }
 
