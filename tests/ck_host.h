@@ -204,6 +204,7 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         ck_host_grid_join(&g);
         return -1;
     }
+    const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST);
     ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, args->state};
     pthread_t watchdog;
     int watching = pthread_create(&watchdog, NULL, ck_host_watchdog, &w) == 0;
@@ -214,6 +215,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     pthread_mutex_unlock(&w.lock);
     if (watching)
         pthread_join(watchdog, NULL);
+    if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) != faults)
+        args->state->status = 9; /* a race the detector found (CFX_STANDIN_RACE=quiet): no executor's status */
     for (int i = 0; i < ck_host_ntails; i++)
         tails[i] = ck_host_tails[i];
     *ntails = ck_host_ntails;

@@ -160,7 +160,7 @@ typedef struct ck_host_block {
     /* the race detector's (tests/race_host.h): grid barriers arrived at, barriers of the whole
      * block passed, the block's thread-local storage (its __shared__ variables) and its dynamic
      * shared memory */
-    uint32_t gepoch, bepoch;
+    uint32_t gepoch, bepoch, yielded;
     uintptr_t tls_lo, tls_hi, smem_lo, smem_hi;
 #ifdef CK_HOST_ASAN
     void *fake_stack;

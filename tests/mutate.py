@@ -17,6 +17,7 @@ and more for the whole list on two loaded cores). Usage:
            the working tree's files as they are (committed or not), with git ls-files
 --only     run these mutations (their ids, below) and no others
 --list     print the mutations and exit
+--skip-clean  do not first check that the unmutated copy passes (when it was just checked)
 --stress   run the stress forms (CFX_STRESS=1: test_gen --stress, test_sched --stress,
            test_gen --mutants --stress) for the survivors of the default tests
 The detector (tests/race_host.h) is on, as in the suite; CFX_STANDIN_RACE=0 in the
@@ -204,6 +205,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--stress", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy afterwards")
+    ap.add_argument("--skip-clean", action="store_true", help="do not run the tests on the unmutated copy first")
     args = ap.parse_args()
     muts = MUTATIONS
     if args.only:
@@ -224,7 +226,7 @@ def main():
     rc, out = build(src, bdir)
     if rc != 0:
         sys.exit("mutate.py: the unmutated copy does not build:\n" + out[-3000:])
-    failed = run_tests(src, bdir, TESTS, env)
+    failed = None if args.skip_clean else run_tests(src, bdir, TESTS, env)
     if failed:
         sys.exit("mutate.py: the unmutated copy fails %s (status %d):\n%s" % failed)
     caught, survivors, broken = [], [], []

@@ -25,10 +25,14 @@
  * function's side alone when the other is a write it missed. A fault prints both sides and aborts, as the stand-in's other rules do.
  *
  * On by default; CFX_STANDIN_RACE=0 in the environment turns it off (for timing),
- * CFX_STANDIN_RACE=report says each pair of places once and goes on (a survey); and a test
+ * CFX_STANDIN_RACE=report says each pair of places once and goes on (a survey),
+ * CFX_STANDIN_RACE=quiet says nothing and goes on, and tests/ck_host.h's launcher ends the run
+ * with status 9 (test_gen --mutants, where a mutant that races must count as caught and the
+ * next mutant run); and a test
  * that plants a race to see a wrong answer turns it off around that run (ck_race_enable).
- * Beside the detector, random yields: with CFX_STANDIN_YIELD unset or 1, one hook in 64 gives
- * the core away (a seeded choice), so blocks interleave inside phases, not only at barriers.
+ * Beside the detector, random yields: with CFX_STANDIN_YIELD unset or 1, a block gives the core
+ * away at one hook between two of its barriers, a seeded choice (one hook in 16 until it has),
+ * so blocks interleave inside phases, not only at barriers.
  *
  * Cost: a global lock and a page table; a range of more than CK_RACE_SAMPLE words is recorded
  * one word in 8 past its first CK_RACE_SAMPLE (big read-only matrices), a sample that keeps
@@ -84,7 +88,8 @@ static unsigned ck_race_nsites, ck_race_capsites;
 static uint32_t ck_race_gen; /* the launch: advanced by ck_race_launch */
 static int ck_race_on = -1;  /* -1: not read from the environment yet */
 static int ck_race_yield = -1;
-static unsigned long long ck_race_hooks; /* for the tests: how many accesses were checked */
+static unsigned long long ck_race_hooks;  /* for the tests: how many accesses were checked */
+static unsigned long long ck_race_faults; /* races found (report and quiet go on after one) */
 
 /* The place a range function was called from (tests/ck_host.h's wrappers set it around the
  * call; NULL: the hook's own). */
@@ -101,7 +106,10 @@ static int ck_race_enabled(void)
 {
     if (ck_race_on < 0) {
         const char *e = getenv("CFX_STANDIN_RACE");
-        ck_race_on = e && strcmp(e, "0") == 0 ? 0 : e && strcmp(e, "report") == 0 ? 2 : 1;
+        ck_race_on = e && strcmp(e, "0") == 0        ? 0
+                     : e && strcmp(e, "report") == 0 ? 2
+                     : e && strcmp(e, "quiet") == 0  ? 3
+                                                     : 1;
         const char *y = getenv("CFX_STANDIN_YIELD");
         ck_race_yield = !(y && strcmp(y, "0") == 0);
     }
@@ -195,6 +203,9 @@ static void ck_race_fault(const char *kind, const ck_host_block *b, uintptr_t a,
                           uint32_t site, const ck_race_word *w, int other_is_write, unsigned oblock, unsigned othread,
                           uint32_t og, uint32_t ob, uint32_t osite)
 {
+    ck_race_faults++;
+    if (ck_race_on == 3)
+        return; /* quiet: the launcher turns the count into the run's status */
     if (ck_race_on == 2) { /* report each pair of places once, and go on */
         static uint64_t seen[4096];
         static unsigned nseen;
@@ -311,8 +322,10 @@ static __attribute__((noinline)) void ck_race_access_n(const void *p, int64_t n,
         return; /* the thread's own locals */
     if (mode == 0 && b->gepoch == 0 && b->bepoch == 0 && strcmp(func, "ck_block_copy") == 0)
         return; /* a replica loaded at the launch's start: see CK_RACE_START_LOADS above */
-    if (ck_race_yield && (ck_host_next(&b->rng) & 63u) == 0)
+    if (ck_race_yield && b->yielded != b->bepoch + 1 && (ck_host_next(&b->rng) & 15u) == 0) {
+        b->yielded = b->bepoch + 1; /* at most one yield between two barriers of the block */
         sched_yield();
+    }
     pthread_mutex_lock(&ck_race_lock);
     ck_race_hooks++;
     uint32_t site = f->site_file ? ck_race_intern(f->site_file, f->site_line, func) : ck_race_intern(file, line, func);
