@@ -213,7 +213,8 @@ def main():
         unknown = want - {m[0] for m in muts}
         if unknown:
             sys.exit("mutate.py: no mutation %s" % ", ".join(sorted(unknown)))
-        muts = [m for m in muts if m[0] in want]
+        order = args.only.split(",")
+        muts = sorted([m for m in muts if m[0] in want], key=lambda m: order.index(m[0]))
     if args.list:
         for m in muts:
             print("%-22s %-28s %s" % (m[0], m[1], m[4]))
