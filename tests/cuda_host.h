@@ -26,6 +26,11 @@
  * or the host write), the device's weaker memory model within a block (a fiber sees its
  * siblings' writes at once), and the timing of instructions. One-dimensional blocks only.
  *
+ * A race detector (tests/race_host.h) watches what the kernels read and write through their
+ * hooks: a word one block wrote and another touched between the same two grid barriers, or one
+ * thread of a block wrote and another touched between the same two block barriers, aborts the
+ * run naming both sides. On by default; CFX_STANDIN_RACE=0 turns it off.
+ *
  * Under AddressSanitizer the switches are announced to it (__sanitizer_start_switch_fiber),
  * under ThreadSanitizer each fiber is one of its fibers (__tsan_switch_to_fiber). On x86-64
  * the switch is a few instructions; elsewhere it is ucontext's swapcontext, slower (a system

@@ -17,6 +17,14 @@
  *   persistent_kernel.cuh's warp-per-row matrix-vector product (32, 64 and 256 threads,
  *   2 blocks) on small integer-valued matrices of every dtype, rows aligned for vector loads
  *   and not, against a naive triple loop.
+ * - The race detector (tests/race_host.h), in child processes, in each order: a planted race
+ *   between blocks in global memory (block 0 fills an array that block 1 sums, no grid barrier
+ *   between) and one between a block's threads in shared memory (the reduction tree without
+ *   its barrier) each abort with a message that names both sides (block, thread, epochs,
+ *   function and place); a reduction's second level reading one slot past the warps' partials
+ *   aborts as a read of unwritten shared memory; the same code with its barriers runs clean.
+ *   Everything above runs with the detector on too (unless CFX_STANDIN_RACE=0), so none of it
+ *   races.
  */
 #include <signal.h>
 #include <sys/wait.h>
