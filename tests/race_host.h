@@ -34,7 +34,7 @@
  * away at one hook between two of its barriers, a seeded choice (one hook in 16 until it has),
  * so blocks interleave inside phases, not only at barriers.
  *
- * Cost: a global lock and a page table; a range of more than CK_RACE_SAMPLE words is recorded
+ * Cost: a page table read without a lock, a spin lock per stripe of pages; a range of more than CK_RACE_SAMPLE words is recorded
  * one word in 8 past its first CK_RACE_SAMPLE (big read-only matrices), a sample that keeps
  * every boundary of a block's share. */
 #ifndef CFX_RACE_HOST_H
@@ -133,57 +133,120 @@ static void ck_race_launch(void)
     pthread_mutex_unlock(&ck_race_lock);
 }
 
+/* A place's number (ck_race_sites): a hash table of CK_RACE_SITES slots, under the lock. */
+#define CK_RACE_SITES (1u << 15)
+static uint32_t *ck_race_site_slots; /* site number + 1; 0: free */
+
 static uint32_t ck_race_intern(const char *file, int line, const char *func)
 {
-    for (unsigned i = ck_race_nsites; i-- > 0;)
-        if (ck_race_sites[i].line == line && ck_race_sites[i].file == file && ck_race_sites[i].func == func)
-            return i;
-    if (ck_race_nsites == ck_race_capsites) {
-        unsigned cap = ck_race_capsites ? 2 * ck_race_capsites : 256;
-        ck_race_site_t *n = (ck_race_site_t *)realloc(ck_race_sites, cap * sizeof *n);
-        if (!n)
-            return 0;
-        ck_race_sites = n;
-        ck_race_capsites = cap;
+    pthread_mutex_lock(&ck_race_lock);
+    uint32_t id = 0;
+    if (!ck_race_site_slots)
+        ck_race_site_slots = (uint32_t *)calloc(CK_RACE_SITES, sizeof *ck_race_site_slots);
+    if (ck_race_site_slots) {
+        uint64_t k = ((uint64_t)(uintptr_t)file * 31 + (uint64_t)line) * 0x9e3779b97f4a7c15ull ^ (uintptr_t)func;
+        unsigned h = (unsigned)((k * 0xbf58476d1ce4e5b9ull) >> 40) & (CK_RACE_SITES - 1);
+        for (;; h = (h + 1) & (CK_RACE_SITES - 1)) {
+            uint32_t v = ck_race_site_slots[h];
+            if (v == 0) {
+                if (ck_race_nsites >= CK_RACE_SITES / 2)
+                    break; /* full: number 0 */
+                if (ck_race_nsites == ck_race_capsites) {
+                    unsigned cap = ck_race_capsites ? 2 * ck_race_capsites : 256;
+                    ck_race_site_t *n = (ck_race_site_t *)realloc(ck_race_sites, cap * sizeof *n);
+                    if (!n)
+                        break;
+                    ck_race_sites = n;
+                    ck_race_capsites = cap;
+                }
+                ck_race_sites[ck_race_nsites].file = file;
+                ck_race_sites[ck_race_nsites].func = func;
+                ck_race_sites[ck_race_nsites].line = line;
+                id = ck_race_nsites++;
+                ck_race_site_slots[h] = id + 1;
+                break;
+            }
+            const ck_race_site_t *q = &ck_race_sites[v - 1];
+            if (q->line == line && q->file == file && q->func == func) {
+                id = v - 1;
+                break;
+            }
+        }
     }
-    ck_race_sites[ck_race_nsites].file = file;
-    ck_race_sites[ck_race_nsites].func = func;
-    ck_race_sites[ck_race_nsites].line = line;
-    return ck_race_nsites++;
+    pthread_mutex_unlock(&ck_race_lock);
+    return id;
 }
 
+/* The shadow of the word at addr: the table is read without the lock (a slot's key is
+ * published after its page), and grown under it. */
 static ck_race_word *ck_race_shadow(uintptr_t addr)
 {
-    static uintptr_t last_key;
-    static ck_race_word *last;
-    uintptr_t key = (addr >> 12) + 1;
+    static thread_local uintptr_t last_key;
+    static thread_local ck_race_word *last;
+    const uintptr_t key = (addr >> 12) + 1;
     if (key == last_key)
         return &last[(addr & 4095u) >> 2];
-    if (!ck_race_pages) {
-        ck_race_pages = (ck_race_page *)calloc(CK_RACE_TABLE, sizeof *ck_race_pages);
+    ck_race_page *pages = __atomic_load_n(&ck_race_pages, __ATOMIC_ACQUIRE);
+    if (!pages) {
+        pthread_mutex_lock(&ck_race_lock);
         if (!ck_race_pages)
+            __atomic_store_n(&ck_race_pages, (ck_race_page *)calloc(CK_RACE_TABLE, sizeof *ck_race_pages),
+                             __ATOMIC_RELEASE);
+        pages = ck_race_pages;
+        pthread_mutex_unlock(&ck_race_lock);
+        if (!pages)
             return NULL;
     }
-    unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 48) & (CK_RACE_TABLE - 1);
-    for (;;) {
-        ck_race_page *p = &ck_race_pages[h];
-        if (p->base == key) {
-            last_key = key;
-            last = p->w;
-            return &p->w[(addr & 4095u) >> 2];
+    const unsigned h0 = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 48) & (CK_RACE_TABLE - 1);
+    for (int locked = 0; locked < 2; locked++) {
+        if (locked)
+            pthread_mutex_lock(&ck_race_lock);
+        for (unsigned h = h0;; h = (h + 1) & (CK_RACE_TABLE - 1)) {
+            ck_race_page *p = &pages[h];
+            const uintptr_t base = __atomic_load_n(&p->base, __ATOMIC_ACQUIRE);
+            if (base == key) {
+                if (locked)
+                    pthread_mutex_unlock(&ck_race_lock);
+                last_key = key;
+                last = p->w;
+                return &p->w[(addr & 4095u) >> 2];
+            }
+            if (base != 0)
+                continue;
+            if (!locked)
+                break; /* not there: again under the lock, which may add it */
+            ck_race_word *w = NULL;
+            if (ck_race_npages < CK_RACE_TABLE / 2)
+                w = (ck_race_word *)calloc(CK_RACE_PAGE_WORDS, sizeof *w);
+            if (w) {
+                p->w = w;
+                __atomic_store_n(&p->base, key, __ATOMIC_RELEASE);
+                ck_race_npages++;
+                last_key = key;
+                last = w;
+            }
+            pthread_mutex_unlock(&ck_race_lock);
+            return w ? &w[(addr & 4095u) >> 2] : NULL; /* full: the rest goes unchecked */
         }
-        if (p->base == 0) {
-            if (ck_race_npages >= CK_RACE_TABLE / 2)
-                return NULL; /* full: the rest goes unchecked */
-            p->w = (ck_race_word *)calloc(CK_RACE_PAGE_WORDS, sizeof *p->w);
-            if (!p->w)
-                return NULL;
-            p->base = key;
-            ck_race_npages++;
-            return &p->w[(addr & 4095u) >> 2];
-        }
-        h = (h + 1) & (CK_RACE_TABLE - 1);
     }
+    return NULL;
+}
+
+/* The words' records: a lock per stripe of pages (a spin that gives the core away). */
+#define CK_RACE_STRIPES 64u
+static int ck_race_stripe[CK_RACE_STRIPES];
+static inline unsigned ck_race_stripe_of(uintptr_t addr)
+{
+    return (unsigned)((addr >> 12) * 0x9e3779b97f4a7c15ull >> 58) & (CK_RACE_STRIPES - 1);
+}
+static inline void ck_race_stripe_lock(unsigned s)
+{
+    while (__atomic_exchange_n(&ck_race_stripe[s], 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+static inline void ck_race_stripe_unlock(unsigned s)
+{
+    __atomic_store_n(&ck_race_stripe[s], 0, __ATOMIC_RELEASE);
 }
 
 static const char *ck_race_space(const ck_host_block *b, uintptr_t a)
@@ -203,16 +266,19 @@ static void ck_race_fault(const char *kind, const ck_host_block *b, uintptr_t a,
                           uint32_t site, const ck_race_word *w, int other_is_write, unsigned oblock, unsigned othread,
                           uint32_t og, uint32_t ob, uint32_t osite)
 {
-    ck_race_faults++;
+    __atomic_fetch_add(&ck_race_faults, 1, __ATOMIC_SEQ_CST);
     if (ck_race_on == 3)
         return; /* quiet: the launcher turns the count into the run's status */
+    pthread_mutex_lock(&ck_race_lock);
     if (ck_race_on == 2) { /* report each pair of places once, and go on */
         static uint64_t seen[4096];
         static unsigned nseen;
         const uint64_t key = (uint64_t)site << 32 | (w ? osite : 0xffffffffu);
         for (unsigned i = 0; i < nseen; i++)
-            if (seen[i] == key)
+            if (seen[i] == key) {
+                pthread_mutex_unlock(&ck_race_lock);
                 return;
+            }
         if (nseen < 4096)
             seen[nseen++] = key;
     }
@@ -225,6 +291,7 @@ static void ck_race_fault(const char *kind, const ck_host_block *b, uintptr_t a,
                     "block; CFX_STANDIN_RACE=0 turns the detector off)\n");
     if (ck_race_on != 2)
         abort();
+    pthread_mutex_unlock(&ck_race_lock);
 }
 
 /* Records the access of `bytes` (a mask of the word's 4) of one word by the running thread of
@@ -326,9 +393,21 @@ static __attribute__((noinline)) void ck_race_access_n(const void *p, int64_t n,
         b->yielded = b->bepoch + 1; /* at most one yield between two barriers of the block */
         sched_yield();
     }
-    pthread_mutex_lock(&ck_race_lock);
-    ck_race_hooks++;
-    uint32_t site = f->site_file ? ck_race_intern(f->site_file, f->site_line, func) : ck_race_intern(file, line, func);
+    __atomic_fetch_add(&ck_race_hooks, 1, __ATOMIC_RELAXED);
+    /* the place's number: the fiber's last one when it is the same place */
+    static thread_local const char *site_file, *site_func;
+    static thread_local int site_line = -1;
+    static thread_local uint32_t site_id;
+    const char *sf = f->site_file ? f->site_file : file;
+    const int sl = f->site_file ? f->site_line : line;
+    if (sf != site_file || sl != site_line || func != site_func) {
+        site_id = ck_race_intern(sf, sl, func);
+        site_file = sf;
+        site_line = sl;
+        site_func = func;
+    }
+    const uint32_t site = site_id;
+    unsigned stripe = CK_RACE_STRIPES;
     for (int64_t c = 0; c < count; c++) {
         const uintptr_t at = a + (uintptr_t)(c * stride);
         const uintptr_t end = at + (uintptr_t)n, lo = at & ~(uintptr_t)3, hi = (end + 3) & ~(uintptr_t)3;
@@ -342,10 +421,18 @@ static __attribute__((noinline)) void ck_race_access_n(const void *p, int64_t n,
                 bytes &= 15u << (at - wa);
             if (wa + 4 > end)
                 bytes &= 15u >> (wa + 4 - end);
+            const unsigned st = ck_race_stripe_of(wa);
+            if (st != stripe) {
+                if (stripe < CK_RACE_STRIPES)
+                    ck_race_stripe_unlock(stripe);
+                ck_race_stripe_lock(st);
+                stripe = st;
+            }
             ck_race_word_access(b, wa, bytes, write, strict, site);
         }
     }
-    pthread_mutex_unlock(&ck_race_lock);
+    if (stripe < CK_RACE_STRIPES)
+        ck_race_stripe_unlock(stripe);
 }
 
 /* Where the module's thread-local storage (the block's `__shared__` variables) lies in the
