@@ -192,7 +192,7 @@ def run_tests(src, bdir, tests, env):
         cmd = [c.format(src=src, build=bdir) for c in cmd]
         if not cmd[0].startswith("bash"):
             cmd[0] = os.path.join(bdir, cmd[0]) if not os.path.isabs(cmd[0]) else cmd[0]
-        rc, out = sh(cmd, cwd=os.path.join(bdir, "tests"), timeout=900, env=env)
+        rc, out = sh(cmd, cwd=os.path.join(bdir, "tests"), timeout=300, env=env)  # the tests' ctest TIMEOUT
         if rc not in (0, 77):
             return name, rc, out[-1500:]
     return None
