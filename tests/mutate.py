@@ -18,6 +18,8 @@ and more for the whole list on two loaded cores). Usage:
 --only     run these mutations (their ids, below) and no others
 --list     print the mutations and exit
 --skip-clean  do not first check that the unmutated copy passes (when it was just checked)
+--timeout  seconds a test may run (default 900); a mutation whose test runs past it is
+           reported as timed out (a hang, or a machine too loaded), counted neither way
 --stress   run the stress forms (CFX_STRESS=1: test_gen --stress, test_sched --stress,
            test_gen --mutants --stress) for the survivors of the default tests
 The detector (tests/race_host.h) is on, as in the suite; CFX_STANDIN_RACE=0 in the
@@ -150,6 +152,7 @@ STRESS = [
     ("test_gen_mutants_stress", ["tests/test_gen", "--mutants", "--stress"]),
 ]
 TARGETS = ["cfx", "test_standin", "test_sched", "test_gen"]
+TIMEOUT = 900  # seconds a test may run (--timeout); one that runs past it is reported apart
 
 
 def sh(cmd, cwd=None, timeout=None, env=None):
@@ -192,7 +195,7 @@ def run_tests(src, bdir, tests, env):
         cmd = [c.format(src=src, build=bdir) for c in cmd]
         if not cmd[0].startswith("bash"):
             cmd[0] = os.path.join(bdir, cmd[0]) if not os.path.isabs(cmd[0]) else cmd[0]
-        rc, out = sh(cmd, cwd=os.path.join(bdir, "tests"), timeout=300, env=env)  # the tests' ctest TIMEOUT
+        rc, out = sh(cmd, cwd=os.path.join(bdir, "tests"), timeout=TIMEOUT, env=env)
         if rc not in (0, 77):
             return name, rc, out[-1500:]
     return None
@@ -205,8 +208,11 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--stress", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy afterwards")
+    ap.add_argument("--timeout", type=int, default=TIMEOUT)
     ap.add_argument("--skip-clean", action="store_true", help="do not run the tests on the unmutated copy first")
     args = ap.parse_args()
+    global TIMEOUT
+    TIMEOUT = args.timeout
     muts = MUTATIONS
     if args.only:
         want = set(args.only.split(","))
@@ -230,7 +236,7 @@ def main():
     failed = None if args.skip_clean else run_tests(src, bdir, TESTS, env)
     if failed:
         sys.exit("mutate.py: the unmutated copy fails %s (status %d):\n%s" % failed)
-    caught, survivors, broken = [], [], []
+    caught, survivors, broken, timed_out = [], [], [], []
     for mid, rel, old, new, what in muts:
         path = os.path.join(src, rel)
         with open(path) as f:
@@ -256,7 +262,11 @@ def main():
             with open(path, "w") as f:
                 f.write(text)
         dt = time.time() - t0
-        if verdict[0] == "caught":
+        if verdict[0] == "caught" and verdict[2] == 124:
+            timed_out.append(mid)  # a hang, or a machine too loaded: not counted either way
+            print("%-22s TIMED OUT in %s (%.0f s): a hang, or a loaded machine; run it again alone" %
+                  (mid, verdict[1], dt), flush=True)
+        elif verdict[0] == "caught":
             caught.append(mid)
             tail = [l for l in verdict[3].splitlines() if "race detector" in l or "FAIL" in l or "expected" in l]
             print("%-22s caught by %s (status %d, %.0f s)%s" % (mid, verdict[1], verdict[2], dt,
@@ -268,6 +278,8 @@ def main():
     n = len(caught) + len(survivors)
     print("mutate.py: %d of %d mutations caught (%.0f%%)%s" % (len(caught), n, 100.0 * len(caught) / max(n, 1),
           ", survivors: " + ", ".join(survivors) if survivors else ""))
+    if timed_out:
+        print("mutate.py: %d timed out (not counted): %s" % (len(timed_out), ", ".join(timed_out)))
     if broken:
         print("mutate.py: %d did not apply: %s" % (len(broken), ", ".join(broken)))
     if not args.keep:
