@@ -202,6 +202,7 @@ def run_tests(src, bdir, tests, env):
 
 
 def main():
+    global TIMEOUT
     ap = argparse.ArgumentParser()
     ap.add_argument("--scratch", default="/tmp/cfx-mutate")
     ap.add_argument("--only", default="")
@@ -211,7 +212,6 @@ def main():
     ap.add_argument("--timeout", type=int, default=TIMEOUT)
     ap.add_argument("--skip-clean", action="store_true", help="do not run the tests on the unmutated copy first")
     args = ap.parse_args()
-    global TIMEOUT
     TIMEOUT = args.timeout
     muts = MUTATIONS
     if args.only:
