@@ -403,8 +403,10 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
                                               unsigned long long *last, int32_t record)
 {
     k_acc *part = a.partials + (uint64_t)(*combines & 1u) * CK_BATCH_MAX * gridDim.x;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
+        K_RACE_W(&part[blockIdx.x], sizeof *part);
         part[blockIdx.x] = *acc;
+    }
     if (ck_grid_barrier(a, last, record))
         return 1;
     k_acc m = k_reduce_init(op, dtype);
@@ -424,8 +426,10 @@ static __device__ __noinline__ int ck_combine_batch(const ck_args &a, k_acc *acc
 {
     k_acc *part = a.partials + (uint64_t)(*combines & 1u) * CK_BATCH_MAX * gridDim.x;
     if (threadIdx.x == 0)
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++) {
+            K_RACE_W(&part[(uint64_t)k * gridDim.x + blockIdx.x], sizeof *part);
             part[(uint64_t)k * gridDim.x + blockIdx.x] = acc[k];
+        }
     if (ck_grid_barrier(a, last, record))
         return 1;
     for (int k = 0; k < n; k++) {
@@ -452,11 +456,17 @@ static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, con
 static __device__ void ck_block_copy(uint8_t *dst, const uint8_t *src, int64_t n)
 {
     if (n % 4 == 0) {
-        for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x)
+        for (int64_t i = threadIdx.x; i < n / 4; i += blockDim.x) {
+            K_RACE_R(src + 4 * i, 4);
+            K_RACE_W(dst + 4 * i, 4);
             ((uint32_t *)dst)[i] = ((const volatile uint32_t *)src)[i];
+        }
     } else {
-        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+            K_RACE_R(src + i, 1);
+            K_RACE_W(dst + i, 1);
             dst[i] = ((const volatile uint8_t *)src)[i];
+        }
     }
 }
 

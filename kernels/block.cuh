@@ -95,31 +95,40 @@ static __device__ k_acc k_block_reduce(k_acc *red, k_acc mine, int op, int dtype
                 v.n += o.n;
             }
             if (level == 0) {
-                if (lane == 0)
+                if (lane == 0) {
+                    K_RACE_W(&red[warp], sizeof *red);
                     red[warp] = v;
+                }
                 __syncthreads();
                 if (warp != 0)
                     break;
                 const k_acc none = {0, 0, 0, 0};
-                v = lane < nwarps ? red[lane] : none;
+                v = lane < nwarps ? (K_RACE_RS(&red[lane], sizeof *red), red[lane]) : none;
             } else if (lane == 0) {
+                K_RACE_W(&red[32], sizeof *red);
                 red[32] = v;
             }
         }
         __syncthreads();
+        K_RACE_RS(&red[32], sizeof *red);
         return red[32];
     }
     k_acc v = k_warp_merge(mine, op, dtype);
-    if (lane == 0)
+    if (lane == 0) {
+        K_RACE_W(&red[warp], sizeof *red);
         red[warp] = v;
+    }
     __syncthreads();
     if (warp == 0) {
         const k_acc none = {0, 0, 0, 0}; /* n = 0: what every merge passes over */
-        v = k_warp_merge(lane < nwarps ? red[lane] : none, op, dtype);
-        if (lane == 0)
+        v = k_warp_merge(lane < nwarps ? (K_RACE_RS(&red[lane], sizeof *red), red[lane]) : none, op, dtype);
+        if (lane == 0) {
+            K_RACE_W(&red[32], sizeof *red);
             red[32] = v;
+        }
     }
     __syncthreads();
+    K_RACE_RS(&red[32], sizeof *red);
     return red[32];
 }
 
@@ -153,7 +162,9 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
             acc[r] = 0.0;
             /* rows past hi repeat the last row: loaded, never stored */
             ar[r] = (const float4 *)(a + (size_t)(row0 + r < hi ? row0 + r : hi - 1) * (size_t)k4 * 16);
+            K_RACE_R_STRIDED(ar[r] + lane, (k4 - lane + 31) / 32, 32 * 16, 16); /* this lane's chunks */
         }
+        K_RACE_R_STRIDED(xv + lane, (k4 - lane + 31) / 32, 32 * 16, 16);
         int64_t q = lane;
         for (; q + 32 * (U - 1) < k4; q += 32 * U) {
             float4 u[R][U], v[U];
@@ -183,9 +194,12 @@ static __device__ void k_matvec_f32(float *dst, const uint8_t *a, const float4 *
         for (int r = 0; r < R; r++) {
             double sum = k_warp_sum_real(acc[r]);
             if (lane == 0 && row0 + r < hi) {
+                K_RACE_W(&dst[row0 + r], sizeof(float));
                 dst[row0 + r] = (float)sum;
-                if (stash)
+                if (stash) {
+                    K_RACE_W(&stash[row0 + r - lo], sizeof(float));
                     stash[row0 + r - lo] = (float)sum;
+                }
             }
         }
     }
@@ -236,6 +250,8 @@ static __device__ void k_matvec_rows(int dtype, uint8_t *dst, const uint8_t *a, 
     for (int64_t row = lo + warp; row < hi; row += nwarps) {
         double accr = 0.0;
         uint64_t acci = 0;
+        K_RACE_R_STRIDED(a + (row * k + lane) * esz, (k - lane + 31) / 32, 32 * esz, esz);
+        K_RACE_R_STRIDED(x + lane * esz, (k - lane + 31) / 32, 32 * esz, esz);
         if (real) {
             for (int64_t e = lane; e < k; e += 32)
                 accr = __dadd_rn(accr, __dmul_rn(k_get_real(dtype, a, row * k + e), k_get_real(dtype, x, e)));
@@ -279,6 +295,12 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
             int64_t ka = k0 + tx, kb = k0 + ty;
             int64_t ia = row < m && ka < k ? row * k + ka : -1;
             int64_t ib = kb < k && col < n ? kb * n + col : -1;
+            if (ia >= 0)
+                K_RACE_R(a + ia * k_elem_size(dtype), k_elem_size(dtype));
+            if (ib >= 0)
+                K_RACE_R(b + ib * k_elem_size(dtype), k_elem_size(dtype));
+            K_RACE_W(&ta[ty][tx], sizeof(k_tile_cell));
+            K_RACE_W(&tb[ty][tx], sizeof(k_tile_cell));
             if (real) {
                 ta[ty][tx].r = ia >= 0 ? k_get_real(dtype, a, ia) : 0.0;
                 tb[ty][tx].r = ib >= 0 ? k_get_real(dtype, b, ib) : 0.0;
@@ -288,6 +310,8 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
             }
             __syncthreads();
             int64_t kn = k - k0 < K_TILE ? k - k0 : K_TILE;
+            K_RACE_RS(&ta[ty][0], kn * sizeof(k_tile_cell));
+            K_RACE_RS_STRIDED(&tb[0][tx], kn, sizeof tb[0], sizeof(k_tile_cell));
             if (real) {
                 for (int q = 0; q < kn; q++)
                     accr = __dadd_rn(accr, __dmul_rn(ta[ty][q].r, tb[q][tx].r));

@@ -235,12 +235,16 @@ CFX_HD void k_unary1_b(int op, void *dst, uint8_t a) { switch (op) { K_BOOL_UNAR
  * A one-element operand is broadcast by giving it stride 0. */
 #define K_CASE_BIN(OPC, STEM, ISBOOL, SFX, T)                                                     \
     case OPC:                                                                                     \
+        K_RACE_RANGE_R(a_, lo, hi, sa, sizeof(T));                                               \
+        K_RACE_RANGE_R(b_, lo, hi, sb, sizeof(T));                                               \
         if (ISBOOL) {                                                                             \
             uint8_t *d_ = (uint8_t *)dst;                                                         \
+            K_RACE_RANGE_W(d_, lo, hi, 1);                                                        \
             for (int64_t e = lo; e < hi; e++)                                                     \
                 d_[e] = (uint8_t)k_##STEM##_##SFX(a_[e * sa], b_[e * sb]);                        \
         } else {                                                                                  \
             T *d_ = (T *)dst;                                                                     \
+            K_RACE_RANGE_W(d_, lo, hi, sizeof(T));                                                \
             for (int64_t e = lo; e < hi; e++)                                                     \
                 d_[e] = (T)k_##STEM##_##SFX(a_[e * sa], b_[e * sb]);                              \
         }                                                                                         \
@@ -248,6 +252,8 @@ CFX_HD void k_unary1_b(int op, void *dst, uint8_t a) { switch (op) { K_BOOL_UNAR
 #define K_CASE_UN(OPC, STEM, ISBOOL, SFX, T)                                                      \
     case OPC: {                                                                                   \
         T *d_ = (T *)dst;                                                                         \
+        K_RACE_RANGE_R(s_, lo, hi, 1, sizeof(T));                                                 \
+        K_RACE_RANGE_W(d_, lo, hi, sizeof(T));                                                    \
         for (int64_t e = lo; e < hi; e++)                                                         \
             d_[e] = (T)k_##STEM##_##SFX(s_[e]);                                                   \
         return;                                                                                   \
@@ -313,6 +319,11 @@ CFX_HD int64_t k_real_to_i64(double v)
     return (int64_t)v;
 }
 
+CFX_HD int k_elem_size(int dtype)
+{
+    return dtype == K_F64 || dtype == K_I64 ? 8 : dtype == K_BOOL ? 1 : 4;
+}
+
 /* Reads element e of any dtype as a double (reals, exactly for f32 and f64) or an int64
  * (integers and bools). */
 CFX_HD double k_get_real(int dtype, const void *p, int64_t e)
@@ -341,6 +352,8 @@ CFX_HD int64_t k_get_int(int dtype, const void *p, int64_t e)
 CFX_HD void k_cast(int dst_dtype, void *dst, int src_dtype, const void *src, int64_t lo, int64_t hi)
 {
     int src_real = src_dtype == K_F32 || src_dtype == K_F64;
+    K_RACE_RANGE_R(src, lo, hi, 1, k_elem_size(src_dtype));
+    K_RACE_RANGE_W(dst, lo, hi, k_elem_size(dst_dtype));
     for (int64_t e = lo; e < hi; e++) {
         switch (dst_dtype) {
         case K_F32:
@@ -369,21 +382,20 @@ CFX_HD void k_cast(int dst_dtype, void *dst, int src_dtype, const void *src, int
 }
 
 /* ==== making and moving tensors ============================================================= */
-CFX_HD int k_elem_size(int dtype)
-{
-    return dtype == K_F64 || dtype == K_I64 ? 8 : dtype == K_BOOL ? 1 : 4;
-}
-
 CFX_HD void k_copy_bytes(void *dst, const void *src, int64_t lo, int64_t hi)
 {
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
+    K_RACE_RANGE_R(s, lo, hi, 1, 1);
+    K_RACE_RANGE_W(d, lo, hi, 1);
     for (int64_t i = lo; i < hi; i++)
         d[i] = s[i];
 }
 
 CFX_HD void k_fill(int dtype, void *dst, const void *value, int64_t lo, int64_t hi)
 {
+    K_RACE_RANGE_R(value, 0, hi > lo ? 1 : 0, 0, k_elem_size(dtype));
+    K_RACE_RANGE_W(dst, lo, hi, k_elem_size(dtype));
     switch (dtype) {
     case K_F32: { float v = *(const float *)value; for (int64_t e = lo; e < hi; e++) ((float *)dst)[e] = v; break; }
     case K_F64: { double v = *(const double *)value; for (int64_t e = lo; e < hi; e++) ((double *)dst)[e] = v; break; }
@@ -396,6 +408,7 @@ CFX_HD void k_fill(int dtype, void *dst, const void *value, int64_t lo, int64_t 
 /* dst[e] = e; for bool, e != 0 (the cast rule). */
 CFX_HD void k_iota(int dtype, void *dst, int64_t lo, int64_t hi)
 {
+    K_RACE_RANGE_W(dst, lo, hi, k_elem_size(dtype));
     for (int64_t e = lo; e < hi; e++) {
         switch (dtype) {
         case K_F32: ((float *)dst)[e] = (float)e; break;
@@ -414,6 +427,10 @@ CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const vo
     int size = k_elem_size(dtype);
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *pa = (const uint8_t *)a, *pb = (const uint8_t *)b;
+    K_RACE_RANGE_R(c, lo, hi, sc, 1);
+    K_RACE_RANGE_W(d, lo, hi, size);
+    for (int64_t e = lo; e < hi; e++) /* the operand each element takes */
+        K_RACE_R(c[e * sc] ? pa + e * sa * size : pb + e * sb * size, size);
     for (int64_t e = lo; e < hi; e++) {
         const uint8_t *from = c[e * sc] ? pa + e * sa * size : pb + e * sb * size;
         for (int i = 0; i < size; i++)
@@ -456,8 +473,10 @@ CFX_HD void k_broadcast(int size, void *dst, const void *src, const k_bshape *sh
     /* bytes, not words: reading a float through another type's pointer would break aliasing */
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
+    K_RACE_RANGE_W(d, lo, hi, size);
     for (int64_t e = lo; e < hi; e++) {
         int64_t from = k_broadcast_src(sh, e);
+        K_RACE_R(s + from * size, size);
         for (int b = 0; b < size; b++)
             d[e * size + b] = s[from * size + b];
     }
@@ -504,6 +523,8 @@ CFX_HD void k_box_copy(int set, int size, void *dst, const void *src, const k_bo
     const uint8_t *s = (const uint8_t *)src;
     for (int64_t e = lo; e < hi; e++) {
         int64_t x = k_box_src(b, e), de = set ? x : e, se = set ? e : x;
+        K_RACE_R(s + se * size, size);
+        K_RACE_W(d + de * size, size);
         for (int k = 0; k < size; k++)
             d[de * size + k] = s[se * size + k];
     }

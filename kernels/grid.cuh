@@ -29,6 +29,9 @@ static __device__ __forceinline__ unsigned long long k_grid_add_release(unsigned
     asm volatile("atom.add.release.gpu.u64 %0, [%1], 1;" : "=l"(old) : "l"(word) : "memory");
     return old;
 #else /* the host stand-in (tests/cuda_host.h), and nvcc's host pass, which never runs it */
+#ifdef CK_HOST_GRID_ARRIVE
+    CK_HOST_GRID_ARRIVE(); /* the block's next grid epoch (tests/race_host.h) */
+#endif
     return __atomic_fetch_add(word, 1ull, __ATOMIC_SEQ_CST);
 #endif
 }

@@ -18,6 +18,11 @@ CFX_HD void k_matmul(int dtype, void *dst, const void *a, const void *b, int64_t
 {
     (void)m;
     int real = k_is_real(dtype);
+    for (int64_t e = lo; e < hi; e++) { /* row i of a, column j of b */
+        K_RACE_RANGE_R(a, (e / n) * k, (e / n + 1) * k, 1, k_elem_size(dtype));
+        K_RACE_R_STRIDED((const uint8_t *)b + (e % n) * k_elem_size(dtype), k, n * k_elem_size(dtype),
+                         k_elem_size(dtype));
+    }
     for (int64_t e = lo; e < hi; e++) {
         int64_t i = e / n, j = e % n;
         double r = 0.0;
@@ -40,9 +45,11 @@ CFX_HD void k_transpose(int dtype, void *dst, const void *src, int64_t m, int64_
     int size = k_elem_size(dtype);
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
+    K_RACE_RANGE_W(d, lo, hi, size);
     for (int64_t e = lo; e < hi; e++) {
         int64_t i = e / m, j = e % m;
         const uint8_t *from = s + (j * n + i) * size;
+        K_RACE_R(from, size);
         for (int q = 0; q < size; q++)
             d[e * size + q] = from[q];
     }

@@ -71,6 +71,7 @@ CFX_HD void k_reduce_range(int op, int dtype, k_acc *acc, const void *src, int64
     if (lo >= hi)
         return;
     int real = k_is_real(dtype);
+    K_RACE_RANGE_R(src, lo, hi, 1, k_elem_size(dtype));
     switch (op) {
     case OP_SUM:
     case OP_MEAN:
@@ -126,6 +127,7 @@ CFX_HD void k_reduce_one(int op, int dtype, k_acc *acc, const void *value, int64
 {
     if (op == OP_RMAX || op == OP_RMIN || op == OP_ARGMAX || op == OP_ARGMIN) {
         int real = k_is_real(dtype);
+        K_RACE_R(value, k_elem_size(dtype));
         double cr = real ? k_get_real(dtype, value, 0) : 0.0;
         int64_t ci = real ? 0 : k_get_int(dtype, value, 0);
         k_extreme_offer(real, op == OP_RMAX || op == OP_ARGMAX, cr, ci, e, acc);
@@ -137,6 +139,7 @@ CFX_HD void k_reduce_one(int op, int dtype, k_acc *acc, const void *value, int64
 
 CFX_HD void k_reduce_merge(int op, int dtype, k_acc *into, const k_acc *from)
 {
+    K_RACE_R(from, sizeof *from);
     if (from->n == 0)
         return;
     if (into->n == 0) {
@@ -172,6 +175,7 @@ CFX_HD void k_reduce_merge(int op, int dtype, k_acc *into, const k_acc *from)
 /* Writes a real or integer result of dtype. */
 CFX_HD void k_store_result(int dtype, void *dst, double r, int64_t i)
 {
+    K_RACE_W(dst, k_elem_size(dtype));
     switch (dtype) {
     case K_F32: *(float *)dst = (float)r; break;
     case K_F64: *(double *)dst = r; break;
@@ -209,6 +213,8 @@ CFX_HD void k_reduce_finish(int op, int dtype, const k_acc *acc, int64_t count, 
 
 CFX_HD void k_dot_range(int dtype, k_acc *acc, const void *a, const void *b, int64_t lo, int64_t hi)
 {
+    K_RACE_RANGE_R(a, lo, hi, 1, k_elem_size(dtype));
+    K_RACE_RANGE_R(b, lo, hi, 1, k_elem_size(dtype));
     if (k_is_real(dtype)) {
         double s = acc->r;
         for (int64_t e = lo; e < hi; e++)

@@ -15,16 +15,37 @@
 
 #include "cuda_host.h"
 
-/* Skew: 1 holds block 0 back for a while at the start and after every grid barrier, 2 the
- * other blocks. A kernel missing a barrier where one block reads what another writes then
- * reads the old values, every time, instead of now and then. The block's thread 0 sleeps,
- * which holds the whole block: its threads take turns on one host thread. */
+/* Skew: 1 holds block 0 back for a while at the start and after every grid barrier (it
+ * arrives last at the next), 2 the other blocks, released in an order that changes from launch
+ * to launch: forward (block 1 first), reverse (the last block first) or shuffled anew at each
+ * barrier (seeded by the launch). A kernel missing a barrier where one block reads what another
+ * writes then reads the old values, every time, instead of now and then. The block's thread 0
+ * sleeps, which holds the whole block: its threads take turns on one host thread. */
 static int ck_host_skew;
+static unsigned ck_host_release;     /* skew 2: 0 forward, 1 reverse, 2 shuffled */
+static unsigned ck_host_release_seed;
+static thread_local unsigned ck_host_passes; /* the block's holds so far in this launch */
 static inline void ck_host_hold(void)
 {
-    if (threadIdx.x == 0 &&
-        ((ck_host_skew == 1 && blockIdx.x == 0) || (ck_host_skew == 2 && blockIdx.x != 0))) {
-        struct timespec ts = {0, 300000};
+    if (threadIdx.x != 0)
+        return;
+    long ns = 0;
+    const unsigned n = gridDim.x, b = blockIdx.x;
+    if (ck_host_skew == 1 && b == 0) {
+        ns = 300000;
+    } else if (ck_host_skew == 2 && b != 0) {
+        unsigned rank = b; /* 1 .. n-1: the order blocks 1 .. n-1 go in */
+        if (ck_host_release == 1) {
+            rank = n - b;
+        } else if (ck_host_release == 2) {
+            uint64_t h = ((uint64_t)ck_host_release_seed << 32 | ck_host_passes) * 0x9e3779b97f4a7c15ull;
+            rank = 1 + (unsigned)(((h >> 29) + b) % (n > 1 ? n - 1 : 1)); /* a rotation: each rank once */
+        }
+        ns = 150000l * rank;
+    }
+    ck_host_passes++;
+    if (ns > 0) {
+        struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
     }
 }
@@ -73,6 +94,40 @@ static inline struct CUgraphExec_st *cudaGetCurrentGraphExec(void) { return CK_H
 
 #include "compiled_kernel.cuh"
 
+/* The race detector's places (tests/race_host.h): the range functions and helpers that the
+ * generated code calls say the generated line they were called from (this file's __LINE__ is
+ * the generated file's), for the hooks inside them. */
+template <typename T> static inline T ck_host_unsite(T v)
+{
+    ck_race_site(NULL, 0);
+    return v;
+}
+#define CK_HOST_SITED_VOID(f, ...) (ck_race_site(__FILE__, __LINE__), f(__VA_ARGS__), ck_race_site(NULL, 0))
+#define CK_HOST_SITED(f, ...) (ck_race_site(__FILE__, __LINE__), ck_host_unsite(f(__VA_ARGS__)))
+#define k_unary(...) CK_HOST_SITED_VOID(k_unary, __VA_ARGS__)
+#define k_binary(...) CK_HOST_SITED_VOID(k_binary, __VA_ARGS__)
+#define k_cast(...) CK_HOST_SITED_VOID(k_cast, __VA_ARGS__)
+#define k_copy_bytes(...) CK_HOST_SITED_VOID(k_copy_bytes, __VA_ARGS__)
+#define k_fill(...) CK_HOST_SITED_VOID(k_fill, __VA_ARGS__)
+#define k_iota(...) CK_HOST_SITED_VOID(k_iota, __VA_ARGS__)
+#define k_where(...) CK_HOST_SITED_VOID(k_where, __VA_ARGS__)
+#define k_broadcast(...) CK_HOST_SITED_VOID(k_broadcast, __VA_ARGS__)
+#define k_box_copy(...) CK_HOST_SITED_VOID(k_box_copy, __VA_ARGS__)
+#define k_matmul(...) CK_HOST_SITED_VOID(k_matmul, __VA_ARGS__)
+#define k_transpose(...) CK_HOST_SITED_VOID(k_transpose, __VA_ARGS__)
+#define k_reduce_range(...) CK_HOST_SITED_VOID(k_reduce_range, __VA_ARGS__)
+#define k_reduce_one(...) CK_HOST_SITED_VOID(k_reduce_one, __VA_ARGS__)
+#define k_reduce_merge(...) CK_HOST_SITED_VOID(k_reduce_merge, __VA_ARGS__)
+#define k_reduce_finish(...) CK_HOST_SITED_VOID(k_reduce_finish, __VA_ARGS__)
+#define k_dot_range(...) CK_HOST_SITED_VOID(k_dot_range, __VA_ARGS__)
+#define k_dot_finish(...) CK_HOST_SITED_VOID(k_dot_finish, __VA_ARGS__)
+#define ck_block_copy(...) CK_HOST_SITED_VOID(ck_block_copy, __VA_ARGS__)
+#define ck_matvec_rows(...) CK_HOST_SITED_VOID(ck_matvec_rows, __VA_ARGS__)
+#define ck_matmul_tiles(...) CK_HOST_SITED_VOID(ck_matmul_tiles, __VA_ARGS__)
+#define k_block_reduce(...) CK_HOST_SITED(k_block_reduce, __VA_ARGS__)
+#define ck_combine(...) CK_HOST_SITED(ck_combine, __VA_ARGS__)
+#define ck_combine_batch(...) CK_HOST_SITED(ck_combine_batch, __VA_ARGS__)
+
 typedef void (*ck_host_kernel)(const ck_args a);
 
 typedef struct ck_host_run {
@@ -83,13 +138,16 @@ typedef struct ck_host_run {
 static void ck_host_thread_main(void *arg)
 {
     const ck_host_run *r = (const ck_host_run *)arg;
+    if (threadIdx.x == 0)
+        ck_host_passes = 0;
     ck_host_hold();
     r->kernel(*r->args);
 }
 
 /* A kernel whose blocks disagree about the grid barriers (a mutant's) leaves a block waiting
  * for ever once the others have ended; on the host a watchdog then stops the run (status 7, no
- * cfx_status, which the comparison reports) after CK_HOST_WATCHDOG_S seconds. */
+ * cfx_status, which the comparison reports) after CK_HOST_WATCHDOG_S seconds (4 times that with
+ * the race detector on and stopping at a race, tests/race_host.h). */
 #define CK_HOST_WATCHDOG_S 5
 typedef struct ck_host_watch {
     pthread_mutex_t lock;
@@ -103,7 +161,8 @@ static void *ck_host_watchdog(void *arg)
     ck_host_watch *w = (ck_host_watch *)arg;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += CK_HOST_WATCHDOG_S;
+    /* the race detector makes a run slower, and a loaded machine more so: 4 times the time */
+    until.tv_sec += ck_race_enabled() == 1 ? 4 * CK_HOST_WATCHDOG_S : CK_HOST_WATCHDOG_S;
     pthread_mutex_lock(&w->lock);
     while (!w->done && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
         ;
@@ -131,7 +190,14 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     g.kernel = ck_host_thread_main;
     g.arg = &r;
     ck_host_skew = skew;
+    ck_host_release = seed % 3;
+    ck_host_release_seed = seed;
     ck_host_ntails = 0;
+    /* the split reductions' partials are scratch, written before they are read in a launch:
+     * poisoned (NaN reals, all-ones integers and counts), a read of one no block wrote in this
+     * launch gives a wrong answer even with the detector off */
+    if (args->partials)
+        memset(args->partials, 0xff, sizeof(k_acc) * 2 * CK_BATCH_MAX * blocks);
     *ntails = 0;
     if (ck_host_grid_start(&g) != 0) {
         /* the blocks started wait for the missing ones: stop the run, as a failing block
@@ -140,6 +206,7 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         ck_host_grid_join(&g);
         return -1;
     }
+    const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST);
     ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, args->state};
     pthread_t watchdog;
     int watching = pthread_create(&watchdog, NULL, ck_host_watchdog, &w) == 0;
@@ -150,6 +217,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     pthread_mutex_unlock(&w.lock);
     if (watching)
         pthread_join(watchdog, NULL);
+    if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) != faults)
+        args->state->status = 9; /* a race the detector found (CFX_STANDIN_RACE=quiet): no executor's status */
     for (int i = 0; i < ck_host_ntails; i++)
         tails[i] = ck_host_tails[i];
     *ntails = ck_host_ntails;

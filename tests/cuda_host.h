@@ -26,6 +26,11 @@
  * or the host write), the device's weaker memory model within a block (a fiber sees its
  * siblings' writes at once), and the timing of instructions. One-dimensional blocks only.
  *
+ * A race detector (tests/race_host.h) watches what the kernels read and write through their
+ * hooks: a word one block wrote and another touched between the same two grid barriers, or one
+ * thread of a block wrote and another touched between the same two block barriers, aborts the
+ * run naming both sides. On by default; CFX_STANDIN_RACE=0 turns it off.
+ *
  * Under AddressSanitizer the switches are announced to it (__sanitizer_start_switch_fiber),
  * under ThreadSanitizer each fiber is one of its fibers (__tsan_switch_to_fiber). On x86-64
  * the switch is a few instructions; elsewhere it is ucontext's swapcontext, slower (a system
@@ -129,6 +134,9 @@ typedef struct ck_host_fiber {
     uint64_t val;
     int arg, width;
     uint64_t out;
+    /* the race detector's (race_host.h): the generated line running a range function */
+    const char *site_file;
+    int site_line;
 #ifdef CK_HOST_ASAN
     void *fake_stack;
 #endif
@@ -154,6 +162,11 @@ typedef struct ck_host_block {
     /* the barriers: threads arrived, of them with a true predicate, the count they gave */
     unsigned arrived[CK_HOST_NBARRIERS], trues[CK_HOST_NBARRIERS], count[CK_HOST_NBARRIERS];
     unsigned at_warp; /* threads at a warp operation */
+    /* the race detector's (tests/race_host.h): grid barriers arrived at, barriers of the whole
+     * block passed, the block's thread-local storage (its __shared__ variables) and its dynamic
+     * shared memory */
+    uint32_t gepoch, bepoch, yielded;
+    uintptr_t tls_lo, tls_hi, smem_lo, smem_hi;
 #ifdef CK_HOST_ASAN
     void *fake_stack;
     const void *sched_bottom;
@@ -426,6 +439,8 @@ static void ck_host_release_barriers(ck_host_block *b)
             continue;
         if (arrived > need)
             ck_host_fail(b, "more threads at a named barrier than its count", 0);
+        if (arrived >= b->live)
+            b->bepoch++; /* every live thread waited: a new block epoch (race_host.h) */
         const uint64_t out = (uint64_t)arrived << 32 | b->trues[id];
         for (unsigned i = 0; i < b->n; i++) {
             ck_host_fiber *f = &b->fibers[i];
@@ -577,6 +592,14 @@ static uint64_t ck_host_next(uint64_t *s)
     return *s = x;
 }
 
+/* Dynamic shared memory (`extern __shared__` on a GPU): the block's buffer, which the
+ * launcher sets in each block's host thread before its threads start (block_start), with its
+ * size where the launcher says it (the race detector's reads of unwritten shared memory). */
+static thread_local unsigned char *ck_host_smem;
+static thread_local size_t ck_host_smem_bytes;
+
+#include "race_host.h"
+
 /* The block's threads, round after round: each runnable thread runs until it waits or ends,
  * in the grid's order, then whatever all its threads have reached completes. */
 static void ck_host_run_block(ck_host_block *b)
@@ -654,8 +677,13 @@ static void *ck_host_block_main(void *p)
     }
 #endif
     ck_host_this_block = &b;
+    ck_race_block_start(&b);
     if (g->block_start)
         g->block_start(g->arg);
+    if (ck_host_smem && ck_host_smem_bytes) {
+        b.smem_lo = (uintptr_t)ck_host_smem;
+        b.smem_hi = b.smem_lo + ck_host_smem_bytes;
+    }
     ck_host_run_block(&b);
     ck_host_this_block = NULL;
     for (unsigned i = 0; i < b.n; i++) {
@@ -681,6 +709,7 @@ static int ck_host_grid_start(ck_host_grid *g)
         return -1;
     gridDim.x = g->blocks;
     gridDim.y = gridDim.z = 1;
+    ck_race_launch();
     blockDim.x = g->threads;
     blockDim.y = blockDim.z = 1;
     for (unsigned i = 0; i < g->blocks; i++) {
@@ -814,9 +843,6 @@ static inline double atomicAdd(double *p, double v) { return ck_host_atomic_add_
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 
-/* Dynamic shared memory (`extern __shared__` on a GPU): the block's buffer, which the
- * launcher sets in each block's host thread before its threads start (block_start). */
-static thread_local unsigned char *ck_host_smem;
 
 /* The global timer. A block spinning at a barrier reads it on every turn, so it also gives the
  * core away: the machine running the tests may have fewer cores than the grid has blocks. */

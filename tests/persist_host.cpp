@@ -343,3 +343,8 @@ done:
     free(sites);
     return rc;
 }
+
+extern "C" unsigned long long persist_host_race_checks(void)
+{
+    return ck_race_hooks;
+}

@@ -75,6 +75,10 @@ typedef struct persist_host_result {
  * set up (out of memory, more than 16 blocks, a block size it cannot run). */
 int persist_host_run(const cfx_prog *p, const sched_plan *plan, const persist_host_opts *o, persist_host_result *r);
 
+/* The stand-in's race detector (tests/race_host.h): how many accesses it checked so far (0 when
+ * CFX_STANDIN_RACE=0 turned it off). */
+unsigned long long persist_host_race_checks(void);
+
 #ifdef __cplusplus
 }
 #endif

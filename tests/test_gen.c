@@ -2209,6 +2209,10 @@ static void check_refusal(void)
 int main(int argc, char **argv)
 {
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
+    /* a mutant the stand-in's race detector sees ends its run with a status of its own
+     * (tests/race_host.h), which the comparison counts as caught, rather than stopping the test */
+    if (mutants)
+        setenv("CFX_STANDIN_RACE", "quiet", 0);
     int stress = stress_run = test_stress(argc, argv);
     standin_sweep = getenv("CFX_STANDIN_SWEEP") && strcmp(getenv("CFX_STANDIN_SWEEP"), "1") == 0;
     if (!CFX_CC[0]) {

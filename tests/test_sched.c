@@ -2589,6 +2589,14 @@ int main(int argc, char **argv)
            "threads: %d runs "
            "compared with the cpu executor, %d launch-ending records served between launches\n",
            PERSIST_HOST_THREADS, kernel_runs, kernel_sites);
+    {
+        /* the race detector (tests/race_host.h) ran in them, unless the environment turned it off */
+        const char *race = getenv("CFX_STANDIN_RACE");
+        printf("test_sched: the stand-in's race detector checked %llu accesses of the kernel's\n",
+               persist_host_race_checks());
+        if (!(race && strcmp(race, "0") == 0))
+            CHECK(persist_host_race_checks() > 1000);
+    }
     if (stress_run) /* 300 generated programs of each kind gave 2748 runs, 2436 records */
         CHECK(kernel_runs >= 4 * 400 && kernel_sites >= 1000);
     else

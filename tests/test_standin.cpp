@@ -17,6 +17,14 @@
  *   persistent_kernel.cuh's warp-per-row matrix-vector product (32, 64 and 256 threads,
  *   2 blocks) on small integer-valued matrices of every dtype, rows aligned for vector loads
  *   and not, against a naive triple loop.
+ * - The race detector (tests/race_host.h), in child processes, in each order: a planted race
+ *   between blocks in global memory (block 0 fills an array that block 1 sums, no grid barrier
+ *   between) and one between a block's threads in shared memory (the reduction tree without
+ *   its barrier) each abort with a message that names both sides (block, thread, epochs,
+ *   function and place); a reduction's second level reading one slot past the warps' partials
+ *   aborts as a read of unwritten shared memory; the same code with its barriers runs clean.
+ *   Everything above runs with the detector on too (unless CFX_STANDIN_RACE=0), so none of it
+ *   races.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -24,6 +32,7 @@
 #include "cuda_runtime.h"
 #include "persistent_kernel.cuh"
 #include "probe.cuh"
+#include "grid.cuh"
 
 extern "C" {
 #include "testutil.h"
@@ -46,6 +55,7 @@ static void run_grid(unsigned blocks, unsigned threads, int order, unsigned seed
 }
 
 static const char *const order_name[] = {"forward", "reverse", "shuffled"};
+static int race_default; /* the detector as the environment sets it (tests/race_host.h) */
 
 /* ==== the stand-in's own operations ========================================================= */
 
@@ -212,12 +222,17 @@ static void test_probe(void)
  * thread goes on to the next level before the threads it reads from have merged theirs. */
 static k_acc planted_block_reduce(k_acc *red, k_acc mine, int op, int dtype)
 {
+    K_RACE_W(&red[threadIdx.x], sizeof *red);
     red[threadIdx.x] = mine;
     __syncthreads();
     for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
+        if (threadIdx.x < s) {
+            K_RACE_R(&red[threadIdx.x], sizeof *red);
+            K_RACE_W(&red[threadIdx.x], sizeof *red);
             k_reduce_merge(op, dtype, &red[threadIdx.x], &red[threadIdx.x + s]);
+        }
     }
+    K_RACE_R(&red[0], sizeof *red);
     k_acc r = red[0];
     __syncthreads();
     return r;
@@ -380,6 +395,7 @@ static void test_block_reduce(void)
             for (int planted = 0; planted < 2; planted++)
                 for (int c = 0; c < 3; c++) {
                     const k_acc *want = c == 0 ? &sum_seq : c == 1 ? &max_hashed : &sum_quarters;
+                    ck_race_enable(!planted && race_default); /* the planted race must come out wrong */
                     const reduce_job *j =
                         run_reduce(c == 1 ? (int)OP_RMAX : (int)OP_SUM, c == 0 ? K_I64 : c == 1 ? K_I32 : K_F64,
                                    c == 0 ? (const void *)seq : c == 1 ? (const void *)hashed : (const void *)quarters,
@@ -394,6 +410,7 @@ static void test_block_reduce(void)
                         planted_caught[order] += !ok;
                     }
                 }
+    ck_race_enable(race_default);
     /* The planted race: in forward order thread 0 runs through every level (and reads the
      * root) before the others have merged theirs; in reverse the high threads read the root
      * before thread 0 has merged anything; shuffled, both happen. */
@@ -503,8 +520,137 @@ static void test_products(void)
     }
 }
 
+
+/* ==== the race detector (tests/race_host.h) ================================================= */
+
+enum { RACE_N = 96 };
+static int32_t race_global[RACE_N];
+static unsigned long long race_word; /* a grid barrier's word (kernels/grid.cuh) */
+enum { RACE_CROSS, RACE_CROSS_BARRIER, RACE_SHARED, RACE_UNWRITTEN, RACE_SHARED_BARRIER };
+
+static void race_kernel(void *arg)
+{
+    const int kind = *(const int *)arg;
+    if (kind == RACE_CROSS || kind == RACE_CROSS_BARRIER) {
+        /* block 0 writes the array, block 1 sums it: a grid barrier between, or none */
+        const int32_t seven = 7;
+        if (blockIdx.x == 0)
+            for (int64_t e = threadIdx.x; e < RACE_N; e += blockDim.x)
+                k_fill(K_I32, race_global, &seven, e, e + 1);
+        if (kind == RACE_CROSS_BARRIER) {
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const unsigned long long target = k_grid_arrive(&race_word, gridDim.x);
+                while (!k_grid_passed(&race_word, target))
+                    CK_HOST_SPIN();
+            }
+            __syncthreads();
+        }
+        if (blockIdx.x == 1) {
+            k_acc acc = k_reduce_init(OP_SUM, K_I32);
+            for (int64_t e = threadIdx.x; e < RACE_N; e += blockDim.x)
+                k_reduce_range(OP_SUM, K_I32, &acc, race_global, e, e + 1);
+        }
+    } else if (kind == RACE_SHARED || kind == RACE_SHARED_BARRIER) {
+        /* the planted tree (no barrier between its levels), or the real one */
+        static const int64_t ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+        __shared__ k_acc red[256];
+        k_acc acc = k_reduce_init(OP_SUM, K_I64);
+        k_reduce_range(OP_SUM, K_I64, &acc, ones, threadIdx.x, threadIdx.x + 1);
+        acc = kind == RACE_SHARED ? planted_block_reduce(red, acc, OP_SUM, K_I64) : k_block_reduce(red, acc, OP_SUM, K_I64);
+    } else {
+        /* a block reduction's second level reading one slot past the warps' partials, a slot
+         * no thread wrote */
+        __shared__ k_acc slots[33];
+        const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+        if (lane == 0) {
+            K_RACE_W(&slots[warp], sizeof *slots);
+            slots[warp] = k_reduce_init(OP_SUM, K_I64);
+        }
+        __syncthreads();
+        if (warp == 0 && lane <= nwarps)
+            K_RACE_RS(&slots[lane], sizeof *slots);
+    }
+}
+
+/* Runs race_kernel's `kind` in a child with the detector on; returns 1 when it aborted, with
+ * what it said in msg, 0 when it ended normally, -1 otherwise. */
+static int race_child(int kind, unsigned blocks, int order, char *msg, size_t cap)
+{
+    int fd[2];
+    msg[0] = 0;
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 2);
+        ck_race_enable(1);
+        race_word = 0;
+        run_grid(blocks, 64, order, 5, race_kernel, &kind);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < cap && (r = read(fd[0], msg + n, cap - 1 - n)) > 0)
+        n += (size_t)r;
+    msg[n] = 0;
+    close(fd[0]);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+        return 1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int says(const char *msg, const char *what)
+{
+    if (strstr(msg, what))
+        return 1;
+    fprintf(stderr, "  the detector's message lacks \"%s\":\n%s", what, msg);
+    return 0;
+}
+
+/* The test of the detector: a planted race between blocks in global memory and one between a
+ * block's threads in shared memory each stop the run with a message that names both sides;
+ * the same code with its barriers passes. */
+static void test_race_detector(void)
+{
+    static char msg[8192];
+    for (int order = 0; order < 3; order++) {
+        /* across blocks: block 0's write and block 1's read, whichever came first */
+        if (!CHECK_INT(race_child(RACE_CROSS, 2, order, msg, sizeof msg), 1))
+            fprintf(stderr, "  a cross-block race, %s order, went unseen:\n%s", order_name[order], msg);
+        else if (CHECK(says(msg, "race detector:") && says(msg, "global memory") && says(msg, "in the same grid epoch") &&
+                       says(msg, "block 0, thread") && says(msg, "block 1, thread") && says(msg, "the other side") &&
+                       says(msg, "grid epoch 0")) &&
+                 order == 0)
+            printf("test_standin: the planted cross-block race:\n%s", msg);
+        CHECK_INT(race_child(RACE_CROSS_BARRIER, 2, order, msg, sizeof msg), 0);
+        /* within a block, in shared memory: one thread merges a slot another thread wrote at the
+         * same level, no barrier between */
+        if (!CHECK_INT(race_child(RACE_SHARED, 1, order, msg, sizeof msg), 1))
+            fprintf(stderr, "  a shared-memory race, %s order, went unseen:\n%s", order_name[order], msg);
+        else if (CHECK(says(msg, "race detector:") && says(msg, "on shared memory") &&
+                       says(msg, "no barrier between") && says(msg, "planted_block_reduce") &&
+                       says(msg, "the other side")) &&
+                 order == 0)
+            printf("test_standin: the planted shared-memory race:\n%s", msg);
+        CHECK_INT(race_child(RACE_SHARED_BARRIER, 1, order, msg, sizeof msg), 0);
+        if (CHECK_INT(race_child(RACE_UNWRITTEN, 1, order, msg, sizeof msg), 1))
+            CHECK(says(msg, "read of shared memory that nothing wrote"));
+    }
+}
+
 int main(void)
 {
+    race_default = ck_race_enabled();
     test_primitives();
     test_deadlock_aborts();
     test_probe();
@@ -512,5 +658,6 @@ int main(void)
     test_block_vote();
     test_block_extremes();
     test_products();
+    test_race_detector();
     return test_finish("test_standin");
 }
