@@ -94,7 +94,8 @@ typedef struct imp {
     Onnx__ModelProto *mp;
     void **allocs;
     size_t nallocs, capallocs;
-    ival *vals;
+    ival **vals;          /* every value bound, each in memory of its own: callers keep pointers
+                           * to them while more are bound */
     int nvals, capvals;
     smap names;           /* ONNX name -> newest ival */
     smap ids;             /* cfx identifiers taken */
@@ -189,6 +190,19 @@ static void *take(imp *I, void *p)
     }
     I->allocs[I->nallocs++] = p;
     return p;
+}
+
+/* Room for one more element in the growing array *arr of *cap elements, n of them in use. */
+static void grow(imp *I, void *arr, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return;
+    int more = *cap ? 2 * *cap : 16;
+    void *grown = realloc(*(void **)arr, (size_t)more * size);
+    if (!grown)
+        fail(I, "out of memory");
+    *(void **)arr = grown;
+    *cap = more;
 }
 
 static void *alloc(imp *I, size_t n)
@@ -318,21 +332,15 @@ static void smap_free(smap *m)
 static ival *lookup(imp *I, const char *name)
 {
     int *v = smap_slot(I, &I->names, name, 0);
-    return v && *v >= 0 ? &I->vals[*v] : NULL;
+    return v && *v >= 0 ? I->vals[*v] : NULL;
 }
 
 static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, void *data)
 {
-    if (I->nvals == I->capvals) {
-        int cap = I->capvals ? 2 * I->capvals : 256;
-        ival *grown = realloc(I->vals, (size_t)cap * sizeof *grown);
-        if (!grown)
-            fail(I, "out of memory");
-        I->vals = grown;
-        I->capvals = cap;
-    }
+    grow(I, &I->vals, I->nvals, &I->capvals, sizeof *I->vals);
     int *slot = smap_slot(I, &I->names, name, 1);
-    ival *v = &I->vals[I->nvals];
+    ival *v = alloc(I, sizeof *v);
+    I->vals[I->nvals] = v;
     v->name = name;
     v->id = id;
     v->ty = *ty;
@@ -351,14 +359,7 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
  * compute a value its own scope already holds (ONNX's graphs assign each name once). */
 static int scope_open(imp *I)
 {
-    if (I->nbases == I->capbases) {
-        int cap = I->capbases ? 2 * I->capbases : 16;
-        int *grown = realloc(I->bases, (size_t)cap * sizeof *grown);
-        if (!grown)
-            fail(I, "out of memory");
-        I->bases = grown;
-        I->capbases = cap;
-    }
+    grow(I, &I->bases, I->nbases, &I->capbases, sizeof *I->bases);
     I->bases[I->nbases++] = I->base;
     I->base = I->nvals;
     return I->nvals;
@@ -369,7 +370,7 @@ static void scope_close(imp *I, int base)
     if (I->nbases > 0)
         I->base = I->bases[--I->nbases];
     while (I->nvals > base) {
-        ival *v = &I->vals[--I->nvals];
+        ival *v = I->vals[--I->nvals];
         *smap_slot(I, &I->names, v->name, 0) = v->prev;
     }
 }
@@ -486,14 +487,7 @@ static void line(imp *I, const char *f, ...)
  * in I meanwhile, so that an error on the way frees it with everything else. */
 static void body_apart(imp *I)
 {
-    if (I->nheld == I->capheld) {
-        int cap = I->capheld ? 2 * I->capheld : 8;
-        strbuf *grown = realloc(I->held, (size_t)cap * sizeof *grown);
-        if (!grown)
-            fail(I, "out of memory");
-        I->held = grown;
-        I->capheld = cap;
-    }
+    grow(I, &I->held, I->nheld, &I->capheld, sizeof *I->held);
     I->held[I->nheld++] = I->body;
     memset(&I->body, 0, sizeof I->body);
 }
@@ -596,14 +590,7 @@ static const char *ref(imp *I, ival *v)
             fail(I, "cannot write constant '%s': %s", v->name, err);
         sb_printf(&I->consts, " = \"%s/%s.npy\"", I->data_dir_text ? I->data_dir_text : I->data_dir, id);
     } else {
-        if (I->ntable == I->captable) {
-            int cap = I->captable ? 2 * I->captable : 16;
-            onnx_constant *grown = realloc(I->table, (size_t)cap * sizeof *grown);
-            if (!grown)
-                fail(I, "out of memory");
-            I->table = grown;
-            I->captable = cap;
-        }
+        grow(I, &I->table, I->ntable, &I->captable, sizeof *I->table);
         I->table[I->ntable++] = (onnx_constant){(char *)id, v->ty, v->data};
     }
     sb_printf(&I->consts, "  # '%s'\n", clean(I, v->name));
@@ -916,14 +903,7 @@ static void add_direct(imp *I, const char *name, const char *id, int depth, int 
     for (int k = 0; k < I->ndirect; k++)
         if (I->direct[k].depth == depth && !strcmp(I->direct[k].name, name))
             return; /* one value given back twice: the first variable takes it */
-    if (I->ndirect == I->capdirect) {
-        int cap = I->capdirect ? 2 * I->capdirect : 16;
-        struct direct *grown = realloc(I->direct, (size_t)cap * sizeof *grown);
-        if (!grown)
-            fail(I, "out of memory");
-        I->direct = grown;
-        I->capdirect = cap;
-    }
+    grow(I, &I->direct, I->ndirect, &I->capdirect, sizeof *I->direct);
     I->direct[I->ndirect++] = (struct direct){name, id, depth, from};
 }
 
@@ -945,11 +925,11 @@ static const char *var_for(imp *I, const char *name)
             /* the variable takes a new value: run-time terms that read it are stale from here */
             size_t len = strlen(id);
             for (int j = 0; j < I->nvals; j++) {
-                const char *sym = I->vals[j].sym;
+                const char *sym = I->vals[j]->sym;
                 if (sym && !strncmp(sym, id, len) && (sym[len] == '\0' || sym[len] == '['))
-                    I->vals[j].sym = NULL;
-                if (I->vals[j].elem && !strcmp(I->vals[j].elem, id))
-                    I->vals[j].elem = NULL;
+                    I->vals[j]->sym = NULL;
+                if (I->vals[j]->elem && !strcmp(I->vals[j]->elem, id))
+                    I->vals[j]->elem = NULL;
             }
             return id;
         }
@@ -3475,7 +3455,7 @@ static int reads(const Onnx__GraphProto *g, const char *name)
 static int lookup_id(imp *I, const char *id)
 {
     for (int k = I->nvals - 1; k >= 0; k--)
-        if (I->vals[k].id && !strcmp(I->vals[k].id, id))
+        if (I->vals[k]->id && !strcmp(I->vals[k]->id, id))
             return 1;
     return 0;
 }

@@ -207,7 +207,7 @@ static Onnx__GraphProto *graph(const char *name, int nn, Onnx__NodeProto **nodes
     return g;
 }
 
-/* The packed model of graph g at opset 17; *len its size (free the result). */
+/* The packed model of graph g at opset 18; *len its size (free the result). */
 static uint8_t *pack(Onnx__GraphProto *g, size_t *len)
 {
     Onnx__ModelProto m;
@@ -218,7 +218,7 @@ static uint8_t *pack(Onnx__GraphProto *g, size_t *len)
     onnx__operator_set_id_proto__init(&os);
     os.domain = "";
     os.has_version = 1;
-    os.version = 17;
+    os.version = 18; /* Split's num_outputs */
     Onnx__OperatorSetIdProto *ops[] = {&os};
     m.n_opset_import = 1;
     m.opset_import = ops;
@@ -428,7 +428,7 @@ static void test_refusals(void)
     in[0] = vinfo("x", F, 1, d3);
     out[0] = vinfo("z", F, 1, d3);
     expect_refusal("an unknown op", graph("g", 1, nodes, 1, in, 1, out), NULL, 0, NULL,
-                   "node 'n1' (Frobnicate, domain '', opset 17)", "not supported");
+                   "node 'n1' (Frobnicate, domain '', opset 18)", "not supported");
 
     /* a symbolic dimension without a shape, then with one */
     static const int64_t dn[] = {-1};
@@ -509,12 +509,55 @@ static void test_refusals(void)
     }
 }
 
+/* A Split into 64 parts and a Concat of them back: the importer binds 64 values while it holds
+ * the split's input (its table of values grows under it: an ASan build catches a stale pointer);
+ * y = x. */
+static void test_many_values(void)
+{
+    static const int64_t d64[] = {64};
+    char **parts = tcalloc(65, sizeof *parts);
+    for (int k = 0; k < 64; k++) {
+        parts[k] = tcalloc(16, 1);
+        snprintf(parts[k], 16, "part%d", k);
+    }
+    Onnx__NodeProto **nodes = tcalloc(3, sizeof *nodes);
+    nodes[0] = node("Split", "split", 1, strs(1, "x"), 64, parts);
+    attr_int(nodes[0], "num_outputs", 64);
+    nodes[1] = node("Concat", "concat", 64, parts, 1, strs(1, "y"));
+    attr_int(nodes[1], "axis", 0);
+    Onnx__ValueInfoProto **in = tcalloc(2, sizeof *in), **out = tcalloc(2, sizeof *out);
+    in[0] = vinfo("x", F, 1, d64);
+    out[0] = vinfo("y", F, 1, d64);
+    Onnx__GraphProto *g = graph("many", 2, nodes, 1, in, 1, out);
+    size_t len;
+    uint8_t *bytes = pack(g, &len);
+    char *diag = NULL;
+    cfx_module *m = cfx_import_onnx(NULL, NULL, bytes, len, NULL, 0, &diag);
+    free(bytes);
+    CHECK(m, "64 parts: %s", diag ? diag : "");
+    cfx_free(diag);
+    if (!m)
+        return;
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    float x[64], y[64];
+    for (int k = 0; k < 64; k++)
+        x[k] = (float)k * 0.5f - 3.0f;
+    cfx_bind(e, "x", x, sizeof x);
+    cfx_bind(e, "y", y, sizeof y);
+    CHECK(cfx_run(e) == CFX_OK, "run: %s", cfx_exec_message(e));
+    CHECK(!memcmp(x, y, sizeof x), "splitting and concatenating x gives x back");
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     CHECK(cfx_onnx_available(), "cfx_onnx_available() is 0 in a build with the importer");
     test_if();
     test_loop();
     test_refusals();
+    test_many_values();
     free_arena();
     if (failures) {
         fprintf(stderr, "test_onnx: %d failure(s)\n", failures);
