@@ -1484,9 +1484,7 @@ static int comp_capture(comp_exec *x, const exec_run *run, int async, cudaStream
                        NULL, stream, err, errlen) != 0)
             return -1;
     }
-    if (dev_copy_results(&x->d, run, stream, err, errlen) != 0) return -1;
-    dev_publish_pending(&x->d);
-    if (dev_publish(&x->d, stream, err, errlen) != 0) return -1;
+    if (dev_capture_end(&x->d, run, stream, err, errlen) != 0) return -1;
     x->captured_run = 1;
     return EXEC_CAPTURED;
 fail:

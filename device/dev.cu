@@ -348,6 +348,14 @@ void dev_publish_pending(dev_prog *d)
         *(volatile int32_t *)&d->pub->status = DEV_PUB_PENDING;
 }
 
+int dev_capture_end(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err, size_t errlen)
+{
+    if (dev_copy_results(d, run, stream, err, errlen) != 0)
+        return -1;
+    dev_publish_pending(d);
+    return dev_publish(d, stream, err, errlen);
+}
+
 int dev_read_published(dev_prog *d, exec_outcome *out, char *err, size_t errlen)
 {
     int32_t status = __atomic_load_n(&d->pub->status, __ATOMIC_ACQUIRE);

@@ -106,6 +106,8 @@ int dev_capture_check(const exec_run *run, int async, const char *backend, char 
  * dev_publish_pending marks the outcome as not yet published (at the capture). */
 int dev_publish(dev_prog *d, cudaStream_t s, char *err, size_t errlen);
 void dev_publish_pending(dev_prog *d);
+/* The end of every captured run: its results' copies, then its outcome published. */
+int dev_capture_end(dev_prog *d, const exec_run *run, cudaStream_t stream, char *err, size_t errlen);
 /* The outcome the last replay published; -1 with why when no replay has published one since the
  * capture. */
 int dev_read_published(dev_prog *d, exec_outcome *out, char *err, size_t errlen);

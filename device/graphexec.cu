@@ -1097,9 +1097,7 @@ static int graph_capture(graphexec *x, const exec_run *run, cudaStream_t stream,
     CUDA_TRY(capture_info(stream, &cap, &deps, &ndeps));
     if (build_nodes(x, cap, deps, ndeps, &node, err, errlen) != 0) return -1;
     CUDA_TRY(capture_continue_after(stream, &node));
-    if (dev_copy_results(&x->d, run, stream, err, errlen) != 0) return -1;
-    dev_publish_pending(&x->d);
-    if (dev_publish(&x->d, stream, err, errlen) != 0) return -1;
+    if (dev_capture_end(&x->d, run, stream, err, errlen) != 0) return -1;
     x->run = *run;
     x->stream = stream;
     x->captured = 1;
