@@ -1329,6 +1329,23 @@ static int64_t ints_of(imp *I, ival *v, int64_t *out, int64_t cap, const char *w
     return c;
 }
 
+/* A list of integers a node takes from input k (known at import) where it has one, else from
+ * attribute `name` (older opsets); 0 entries where it has neither. */
+static int64_t ints_arg(imp *I, const Onnx__NodeProto *n, size_t k, const char *name, int64_t *out,
+                        int64_t cap, const char *what)
+{
+    if (has_input(n, k))
+        return ints_of(I, known(I, n, k, what), out, cap, what);
+    size_t len;
+    const int64_t *a = attr_ints(I, n, name, &len);
+    if (!a)
+        return 0;
+    if ((int64_t)len > cap)
+        fail(I, "%s has %zu entries, at most %lld are taken", what, len, (long long)cap);
+    copy(out, a, len * sizeof *a);
+    return (int64_t)len;
+}
+
 static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
 {
     ival *x = in(I, n, 0);
@@ -1435,17 +1452,7 @@ static void op_squeeze(imp *I, const Onnx__NodeProto *n, int unsqueeze)
 {
     ival *x = in(I, n, 0);
     int64_t axes[8];
-    int64_t na = 0;
-    size_t nattr;
-    const int64_t *a = attr_ints(I, n, "axes", &nattr);
-    if (has_input(n, 1)) {
-        na = ints_of(I, known(I, n, 1, "the axes"), axes, 8, "the axes");
-    } else if (a) {
-        if (nattr > 8)
-            fail(I, "too many axes");
-        na = (int64_t)nattr;
-        copy(axes, a, nattr * sizeof *a);
-    }
+    int64_t na = ints_arg(I, n, 1, "axes", axes, 8, "the axes");
     cfx_type t = x->ty;
     if (unsqueeze) {
         int r = x->ty.rank + (int)na;
@@ -1735,17 +1742,8 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
     ival *x = in(I, n, 0);
     int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
     int64_t sizes[64];
-    int64_t ns = 0;
-    size_t nattr;
-    const int64_t *a = attr_ints(I, n, "split", &nattr);
-    if (has_input(n, 1)) {
-        ns = ints_of(I, known(I, n, 1, "the split"), sizes, 64, "the split");
-    } else if (a) {
-        if (nattr > 64)
-            fail(I, "too many parts");
-        ns = (int64_t)nattr;
-        copy(sizes, a, nattr * sizeof *a);
-    } else {
+    int64_t ns = ints_arg(I, n, 1, "split", sizes, 64, "the split");
+    if (ns == 0) {
         int64_t parts = attr_int(I, n, "num_outputs", (int64_t)n->n_output);
         if (parts < 1 || parts > 64)
             fail(I, "cannot split into %lld parts", (long long)parts);
@@ -2342,16 +2340,7 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
         int64_t axes[8];
         int64_t na = 0;
         int from_input = (strcmp(fn, "sum") == 0 && !strcmp(n->op_type, "ReduceSum") && I->opset >= 13) || I->opset >= 18;
-        if (from_input && has_input(n, 1)) {
-            na = ints_of(I, known(I, n, 1, "the axes"), axes, 8, "the axes");
-        } else if (!from_input) {
-            size_t k;
-            const int64_t *a = attr_ints(I, n, "axes", &k);
-            if (a && k <= 8) {
-                na = (int64_t)k;
-                memcpy(axes, a, k * sizeof *a);
-            }
-        }
+        na = ints_arg(I, n, from_input ? 1 : n->n_input, from_input ? "" : "axes", axes, 8, "the axes");
         if (na == 0 && attr_int(I, n, "noop_with_empty_axes", 0)) {
             bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
             return;
