@@ -88,14 +88,15 @@ def main():
           "graphs/collatz.cfx:51:3: run stopped: limit: iteration budget of 1000 spent\n",
           "stderr under a budget: %r" % p.stderr.decode())
 
-    # no loop, long products (4 of 2048^3 multiply-adds, tens of seconds on the cpu executor):
-    # the hint offers Ctrl-C and --deadline, not --max-iters; Ctrl-C stops it in a product
+    # no loop, long products (4 of 2048^3 multiply-adds, tens of seconds on the cpu executor's
+    # f64 reference kernels; a CBLAS can be done before the hint): the hint offers Ctrl-C and
+    # --deadline, not --max-iters; Ctrl-C stops it in a product
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "products.cfx")
         with open(path, "w") as f:
             f.write("graph products(x: f32) -> (y: f32) {\n  a = full([2048, 2048], x)\n"
                     "  b = a @ a\n  c = b @ a\n  d = c @ a\n  e = d @ a\n  y = sum(e)\n}\n")
-        p = start(cfx, ["run", path, "--in", "x=0.001", "--backend", "cpu"])
+        p = start(cfx, ["run", path, "--in", "x=0.001", "--backend", "cpu", "--accumulate", "f64"])
         time.sleep(6.5)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
