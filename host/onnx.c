@@ -957,9 +957,7 @@ static const char *out_var(imp *I, const Onnx__NodeProto *n, size_t k, const cfx
 {
     const char *name = out_name(I, n, k);
     check_dims(I, name, t->rank, t->dims);
-    int before = I->ndirect ? 1 : 0;
     const char *id = var_for(I, name);
-    (void)before;
     bind(I, name, t, id, NULL);
     I->pure_id = !strncmp(id, "v_", 2) ? id : NULL;
     return id;
