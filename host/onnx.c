@@ -2780,7 +2780,7 @@ static int64_t graph_opset_guard(imp *I)
 
 /* Emits a subgraph's nodes and returns its outputs' values (in the subgraph's scope, which the
  * caller closes after reading them). */
-static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g)
+static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *owner)
 {
     ival **outs = alloc(I, (g->n_output + 1) * sizeof *outs);
     for (size_t k = 0; k < g->n_initializer; k++) {
@@ -2789,6 +2789,7 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g)
         bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data);
     }
     emit_graph_nodes(I, g);
+    I->node = owner; /* what follows is about the If, Loop or Scan that owns the subgraph */
     for (size_t k = 0; k < g->n_output; k++) {
         const char *name = g->output[k] && g->output[k]->name ? g->output[k]->name : "";
         outs[k] = lookup(I, name);
@@ -2821,7 +2822,7 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
     if (c->data) { /* known: only the branch taken is imported */
         const Onnx__GraphProto *g = gs[geti(c, 0) ? 0 : 1];
         int base = scope_open(I);
-        ival **outs = subgraph_outputs(I, g);
+        ival **outs = subgraph_outputs(I, g, n);
         ival *copies = alloc(I, (n->n_output + 1) * sizeof *copies);
         for (size_t k = 0; k < n->n_output; k++)
             copies[k] = *outs[k];
@@ -2846,7 +2847,7 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         for (size_t k = 0; k < n->n_output; k++)
             if (gs[b]->output[k] && gs[b]->output[k]->name)
                 add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, outer[k] ? last_use_of_id(I, gs[b], ids[k]) : -1);
-        ival **outs = subgraph_outputs(I, gs[b]);
+        ival **outs = subgraph_outputs(I, gs[b], n);
         drop_direct(I, I->depth);
         I->node = self;
         I->opset = opset;
@@ -2980,7 +2981,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         if (o && o->name && i && i->name)
             add_direct(I, o->name, k ? lc[k - 1] : cv, I->depth, last_read(body, i->name));
     }
-    ival **outs = subgraph_outputs(I, body);
+    ival **outs = subgraph_outputs(I, body, n);
     drop_direct(I, I->depth);
     I->node = self;
     I->opset = opset;
@@ -3142,7 +3143,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
     }
     for (size_t k = 0; k < nstate; k++)
         bind(I, body->input[k] && body->input[k]->name ? body->input[k]->name : "", &stt[k], st[k], NULL);
-    ival **outs = subgraph_outputs(I, body);
+    ival **outs = subgraph_outputs(I, body, n);
     I->node = self;
     I->opset = opset;
     I->note = note;
