@@ -126,7 +126,7 @@ void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, 
         line = r->line;
         col = r->col;
     }
-    char detail[256];
+    char detail[256] = "a status of no name"; /* a status out of the enum (a run cut short) */
     switch (out->status) {
     case CFX_STOP_ASSERT:
         /* ASSERT's message is its field b */

@@ -518,7 +518,7 @@ static int32_t run_record(walker *w)
         int get = r->kind == REC_GET_BOX;
         const cfx_slot *t = &sl[get ? r->b : r->a];
         const int32_t *ent = p->table + r->c;
-        int64_t st[4] = {0, 0, 0, 0};
+        int64_t st[CFX_MAX_RANK] = {0};
         for (int d = 0; d < t->rank; d++)
             if (ent[2 * d] >= 0)
                 st[d] = k_load_int(sl[ent[2 * d]].dtype, slot_addr(rp, block, ent[2 * d]));

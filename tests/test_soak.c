@@ -20,6 +20,19 @@
 
 #define MIB (1024.0 * 1024.0)
 
+/* Under AddressSanitizer freed memory waits in a quarantine, so resident memory grows by design:
+ * there the sanitizer's own leak check stands in for the 1 MiB bound. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_BOUND_CHECKED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_BOUND_CHECKED 0
+#endif
+#endif
+#ifndef RSS_BOUND_CHECKED
+#define RSS_BOUND_CHECKED 1
+#endif
+
 /* s = sum over i < n of (x[i % 4] * 2 + 1): for x = [1, 2, 3, 4] and n = 8, 2 * (2 * 10) + 8 = 48 */
 static const char SRC[] = "graph soak(x: f32[4], n: i32) -> (s: f32, y: f32[4]) {\n"
                           "  s = 0.0\n"
@@ -112,7 +125,7 @@ static void soak_runs(int runs)
     CHECK_INT(bad, 0);
     printf("test_soak: %d runs: resident %.2f MiB after warm-up, %.2f MiB at the end (peak %.2f)\n", runs,
            before / MIB, after / MIB, peak / MIB);
-    CHECK(peak - before <= MIB);
+    CHECK(!RSS_BOUND_CHECKED || peak - before <= MIB);
     CHECK_INT(count_entries("/proc/self/fd"), fds);
     CHECK_INT(count_entries("/proc/self/task"), threads);
     cfx_exec_free(e);
@@ -143,7 +156,7 @@ static void soak_compiles(int cycles)
     CHECK_INT(bad, 0);
     printf("test_soak: %d compile cycles: resident %.2f MiB after warm-up, peak %.2f MiB\n", cycles,
            before / MIB, peak / MIB);
-    CHECK(peak - before <= MIB);
+    CHECK(!RSS_BOUND_CHECKED || peak - before <= MIB);
     CHECK_INT(count_entries("/proc/self/fd"), fds);
     CHECK_INT(count_entries("/proc/self/task"), threads);
 }
