@@ -2597,7 +2597,8 @@ static void op_prelu(imp *I, const Onnx__NodeProto *n)
         fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
     cfx_type t;
     broadcast(I, &x->ty, &slope->ty, &t);
-    if (!same_type(&t, &(cfx_type){x->ty.dtype, x->ty.rank, {0}}) && t.rank != x->ty.rank)
+    t.dtype = x->ty.dtype;
+    if (!same_type(&t, &x->ty)) /* the slope spreads over x, never x over the slope */
         fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
     const char *xs = ref(I, x);
     const char *v = out_var(I, n, 0, &x->ty);
@@ -2666,10 +2667,7 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     const char *vals = out_var(I, n, 0, &vt);
     line(I, "%s = %s", vals, zeros_of(I, &vt));
     const char *idx = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
-    if (!(n->n_output > 1 && n->output[1] && *n->output[1]))
-        line(I, "%s = %s", idx, zeros_of(I, &it));
-    else
-        line(I, "%s = %s", idx, zeros_of(I, &it));
+    line(I, "%s = %s", idx, zeros_of(I, &it));
     line(I, "%s = copy(%s)", m, xs);
     const char *pick = largest ? "argmax" : "argmin";
     if (r == 1) {
