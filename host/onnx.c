@@ -565,6 +565,10 @@ static int is_real(cfx_dtype dt)
 
 static void *new_data(imp *I, const cfx_type *t)
 {
+    /* folds stop at ONNX_FOLD_MAX; masks and index lists made at import stop here */
+    if (count(t) > ((int64_t)1 << 24))
+        fail(I, "a constant made at import would have %lld elements; at most 2^24 are made",
+             (long long)count(t));
     return alloc(I, (size_t)count(t) * (size_t)cfx_dtype_size(t->dtype));
 }
 
@@ -1572,15 +1576,15 @@ static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
     if (r > CFX_TYPE_MAX_RANK)
         fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
     check_dims(I, out_name(I, n, 0), r, shape);
-    void *data = new_data(I, &t);
-    ival tmp = {.ty = vt, .data = value};
-    for (int64_t i = 0; value && i < count(&t); i++) {
-        if (is_real(vt.dtype))
-            setd(t.dtype, data, i, getd(&tmp, 0));
-        else
-            seti(t.dtype, data, i, geti(&tmp, 0));
-    }
-    if (count(&t) <= ONNX_FOLD_MAX) {
+    if (count(&t) <= ONNX_FOLD_MAX) { /* folded; a larger one is filled at run time */
+        void *data = new_data(I, &t);
+        ival tmp = {.ty = vt, .data = value};
+        for (int64_t i = 0; value && i < count(&t); i++) {
+            if (is_real(vt.dtype))
+                setd(t.dtype, data, i, getd(&tmp, 0));
+            else
+                seti(t.dtype, data, i, geti(&tmp, 0));
+        }
         out_known(I, n, 0, &t, data);
         return;
     }
