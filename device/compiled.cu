@@ -216,7 +216,7 @@ static int pick_arch(int cc, image *im, char *err, size_t errlen)
 /* Compiles `source` for im->arch into im. */
 static int nvrtc_compile(const char *source, image *im, char *err, size_t errlen)
 {
-    enum { MAX_HEADERS = 16 };
+    enum { MAX_HEADERS = 32 };
     const char *names[MAX_HEADERS], *texts[MAX_HEADERS];
     int nh = 0;
     char archopt[48];
@@ -226,7 +226,12 @@ static int nvrtc_compile(const char *source, image *im, char *err, size_t errlen
     size_t size = 0;
     char *log = NULL;
     int rc = -1;
-    for (int i = 0; i < comp_header_count && nh < MAX_HEADERS - 2; i++) {
+    if (comp_header_count > MAX_HEADERS - 2) { /* CMakeLists.txt embeds more than room here */
+        snprintf(err, errlen, "internal error: %d embedded headers, room for %d", comp_header_count,
+                 MAX_HEADERS - 2);
+        return -1;
+    }
+    for (int i = 0; i < comp_header_count; i++) {
         names[nh] = comp_header_names[i];
         texts[nh++] = comp_header_texts[i];
     }
