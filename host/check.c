@@ -305,7 +305,7 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
             id = check_type_id(C, fixed);
         fixed = NULL;
     }
-    if (fixed && !check_same_type(fixed, t)) {
+    if (fixed && !ast_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
         if (fixed->dtype == CFX_F32 && t->dtype == CFX_F64 && !C->is_result[v] && s->line > 0)
             /* most often a state started with a real literal (0.0 is an f32) that meets an f64 */
@@ -371,7 +371,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         check_note_of(C, t)->known = 0;
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty)) {
+        if (!ast_same_type(&val->ty, &t->ty)) {
             value_hint(val, &t->ty, hint, sizeof hint);
             diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s%s",
                        x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
@@ -387,7 +387,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         }
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty)) {
+        if (!ast_same_type(&val->ty, &t->ty)) {
             value_hint(val, &t->ty, hint, sizeof hint);
             diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s%s", l->name,
                        tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
@@ -414,7 +414,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     check_note_of(C, t)->known = 0;
     if (!val_checked && check_expr(C, e, val, row.dtype) < 0)
         return;
-    if (!check_same_type(&val->ty, &row)) {
+    if (!ast_same_type(&val->ty, &row)) {
         value_hint(val, &row, hint, sizeof hint);
         diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s%s", what,
                    tystr(&row, b1), tystr(&val->ty, b2), hint);
@@ -563,52 +563,6 @@ static void check_assign(checker *C, env *e, ast_node *n)
     diag_error(C->d, t->line, t->col, "only a name or a row x[i] can be assigned");
 }
 
-/* Calls fn(name, arg) for every variable a statement assigns (targets and loop variables)
- * until fn returns nonzero, and returns that value (0 when none did): the one walk behind
- * collect_assigned and check_assigns. */
-static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *arg), void *arg)
-{
-    if (!n)
-        return 0;
-    switch (n->kind) {
-    case AST_ASSIGN:
-    case AST_ERROR:
-        for (int i = 0; i < n->nlist; i++) {
-            const ast_node *t = n->list[i];
-            if (t->kind == AST_INDEX)
-                t = t->a;
-            if (t && t->kind == AST_NAME) {
-                int r = fn(t->name, arg);
-                if (r)
-                    return r;
-            }
-        }
-        return 0;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH: {
-        int r = fn(n->name, arg);
-        for (int i = 1; !r && i < n->nlist; i++)
-            r = fn(n->list[i]->name, arg);
-        return r ? r : each_assigned(n->d, fn, arg);
-    }
-    case AST_IF:
-    case AST_SWITCH:
-    case AST_BLOCK:
-        for (int i = 0; i < n->nlist; i++) {
-            int r = each_assigned(n->list[i], fn, arg);
-            if (r)
-                return r;
-        }
-        return 0;
-    case AST_ARM:
-    case AST_CASE:
-    case AST_WHILE:
-        return each_assigned(n->b, fn, arg);
-    default:
-        return 0;
-    }
-}
-
 /* A list of variables, each once. */
 typedef struct varlist {
     int *v;
@@ -650,19 +604,9 @@ static void collect_assigned(checker *C, const ast_node *n, varlist *l)
 {
     memset(l, 0, sizeof *l);
     mark_ctx a = {C, l, check_new_stamp(C)};
-    each_assigned(n, mark_assigned, &a);
+    ast_each_assigned(n, mark_assigned, &a);
     if (C->oom)
         l->n = 0;
-}
-
-static int is_name(const char *name, void *arg)
-{
-    return strcmp(name, (const char *)arg) == 0;
-}
-
-int check_assigns(const ast_node *n, const char *name)
-{
-    return each_assigned(n, is_name, (void *)name);
 }
 
 /* ---- branches: the paths out of an if or a switch, and their join ---- */
@@ -1276,7 +1220,7 @@ static void check_for_range(checker *C, env *e, ast_node *n)
         diag_error(C->d, n->c->line, n->c->col, "the step of 'range' must not be 0");
         bad = 1;
     }
-    check_note_of(C, n)->assigns_loop_var = check_assigns(n->d, n->name);
+    check_note_of(C, n)->assigns_loop_var = ast_assigns(n->d, n->name);
     varlist set;
     collect_assigned(C, n, &set);
     if (!C->oom) {
@@ -1315,7 +1259,7 @@ static int check_literal_rows(checker *C, env *e, ast_node *x)
             diag_error(C->d, it->line, it->col, "an item of a list has at most %d dimensions, got %s",
                        CFX_MAX_RANK - 1, tystr(&it->ty, b1));
             ok = 0;
-        } else if (ok && i > 0 && !check_same_type(&x->list[0]->ty, &it->ty)) {
+        } else if (ok && i > 0 && !ast_same_type(&x->list[0]->ty, &it->ty)) {
             diag_error(C->d, it->line, it->col, "this list holds %s items and cannot take %s",
                        tystr(&x->list[0]->ty, b1), tystr(&it->ty, b2));
             ok = 0;
@@ -2052,21 +1996,6 @@ static int cmp_const(const void *x, const void *y)
     return strcmp(c[*(const int *)x].name, c[*(const int *)y].name);
 }
 
-int check_const_find(const ast_module *m, const char *name)
-{
-    int lo = 0, hi = m->const_order ? m->nconsts : 0;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2, c = strcmp(m->consts[m->const_order[mid]].name, name);
-        if (c == 0)
-            return m->const_order[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
 /* Sorts the constants by name, and reports a graph, a parameter or a result that has the
  * name of one (a constant is read by that name in every graph). -1 when out of memory. */
 static int check_consts(ast_module *m, diag *d)
@@ -2083,7 +2012,7 @@ static int check_consts(ast_module *m, diag *d)
     for (int g = 0; g < m->ngraphs; g++) {
         const ast_graph *gr = &m->graphs[g];
         const char *dot = strrchr(gr->name, '.');
-        int k = check_const_find(m, dot ? dot + 1 : gr->name);
+        int k = ast_const_find(m, dot ? dot + 1 : gr->name);
         if (k >= 0)
             diag_error(d, gr->line, gr->col, "graph '%s' has the name of the constant at line %d, column %d",
                        dot ? dot + 1 : gr->name, m->consts[k].line, m->consts[k].col);
@@ -2094,7 +2023,7 @@ static int check_consts(ast_module *m, diag *d)
                 const char *name = ps[i].tuple_of ? ps[i].tuple_of : ps[i].name;
                 if (ps[i].tuple_of && ps[i].tuple_index > 0)
                     continue;
-                if ((k = check_const_find(m, name)) >= 0)
+                if ((k = ast_const_find(m, name)) >= 0)
                     diag_error(d, ps[i].line, ps[i].col, "%s '%s' of graph '%s' has the name of the constant at "
                                "line %d, column %d", pass ? "result" : "parameter", name, gr->name,
                                m->consts[k].line, m->consts[k].col);
@@ -2109,7 +2038,7 @@ static int check_consts(ast_module *m, diag *d)
  * names), a loop variable the name in error, so that the checker goes on quietly. */
 static int is_const_write(const ast_module *m, const ast_graph *g, const char *name)
 {
-    if (check_const_find(m, name) < 0)
+    if (ast_const_find(m, name) < 0)
         return 0;
     for (int i = 0; i < g->nparams; i++)
         if (strcmp(g->params[i].tuple_of ? g->params[i].tuple_of : g->params[i].name, name) == 0)
@@ -2303,18 +2232,6 @@ char *check_type_str(const cfx_type *t, char *buf, size_t len)
     return buf;
 }
 
-int check_same_type(const cfx_type *a, const cfx_type *b)
-{
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return 0;
-    if (a->rank < 0) /* lists: one type per list variable */
-        return a->dims[0] == b->dims[0];
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -2372,7 +2289,7 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
 {
     cfx_type sa = *a, sb = *b;
     sb.dtype = sa.dtype;
-    if (check_same_type(&sa, &sb)) {
+    if (ast_same_type(&sa, &sb)) {
         *out = sa;
         return 0;
     }
@@ -2938,7 +2855,7 @@ static int list_takes(checker *C, check_list *l, const ast_node *at, const cfx_t
         l->typed = 1;
         return 0;
     }
-    if (!check_same_type(&l->item, t)) {
+    if (!ast_same_type(&l->item, t)) {
         diag_error(C->d, at->line, at->col, "list '%s' holds %s items and cannot take %s", l->name,
                    tystr(&l->item, b1), tystr(t, b2));
         return -1;
@@ -3266,7 +3183,7 @@ static int changed_elsewhere(const ast_node *n, const char *name, const ast_node
                 return 1;
         return changed_elsewhere(n->d, name, skip1, skip2);
     default:
-        return check_mutates_list(n, name);
+        return ast_mutates_list(n, name);
     }
 }
 
@@ -3307,31 +3224,6 @@ static void size_lists(checker *C, const ast_graph *g)
                            "list '%s' may hold %" PRId64 " items of %s: more than %" PRId64 " elements in all",
                            l->name, l->cap, tystr(&l->item, (char[TYBUF]){0}), (int64_t)CFX_MAX_ELEMENTS);
         }
-}
-
-int check_mutates_list(const ast_node *n, const char *name)
-{
-    if (!n)
-        return 0;
-    if (n->kind == AST_ASSIGN)
-        for (int i = 0; i < n->nlist; i++) {
-            const ast_node *t = n->list[i]->kind == AST_INDEX ? n->list[i]->a : n->list[i];
-            if (t->kind == AST_NAME && strcmp(t->name, name) == 0)
-                return 1;
-        }
-    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && each_assigned(n, is_name, (void *)name))
-        return 1;
-    if (n->kind == AST_CALL && (n->flags & AST_F_METHOD) && n->nlist > 0 && n->list[0]->kind == AST_NAME &&
-        strcmp(n->list[0]->name, name) == 0)
-        return 1;
-    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
-    for (int i = 0; i < 4; i++)
-        if (check_mutates_list(kids[i], name))
-            return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (check_mutates_list(n->list[i], name))
-            return 1;
-    return 0;
 }
 
 /* reshape(x, y.shape), reshape(x, (2, 3)): a shape as a value, with no -1. */
@@ -3449,7 +3341,7 @@ static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
         return -1;
     cfx_type sb = n->b->ty, sc = n->c->ty;
     sb.dtype = sc.dtype = shape.dtype;
-    if (!check_same_type(&sb, &sc)) {
+    if (!ast_same_type(&sb, &sc)) {
         diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
                    tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
         return -1;
@@ -4141,7 +4033,7 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
             bad = 1; /* the parameter's type did not parse: reported there */
             continue;
         }
-        if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
+        if (p >= 0 && !ast_same_type(&v->ty, param_type(g, k, p))) {
             if (a->kind == AST_KWARG)
                 diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, shown(n->name),
                            tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
@@ -5061,7 +4953,7 @@ static int32_t check_type_id(checker *C, const cfx_type *t)
             int32_t id = C->type_hash[h] - 1;
             if (id < 0)
                 break;
-            if (check_same_type(&C->types[id], t))
+            if (ast_same_type(&C->types[id], t))
                 return id;
         }
     }

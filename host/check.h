@@ -95,19 +95,11 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
  * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
 int check_module(ast_module *m, const cfx_context *ctx, diag *d);
 
-/* The constant of the module called `name` (an index of m->consts), or -1; m was checked. */
-int check_const_find(const ast_module *m, const char *name);
-
 /* The type of result i of a checked call (a graph's or a kernel's; for an op, its one result). */
 const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i);
 
-/* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
- * loop variable. */
-int check_assigns(const ast_node *n, const char *name);
 /* The type of a list's items taken together: [capacity, item...] (its variable, stack(xs)). */
 cfx_type check_list_data_type(const check_list *l);
-/* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
-int check_mutates_list(const ast_node *n, const char *name);
 
 /* Which variable an index of tensor expression x selects in, for messages: x itself when it
  * is a name (returns 0), or the name under rows taken one by one (x[i][j] indexes dimension 1
@@ -116,8 +108,5 @@ int check_index_base(const ast_node *x, const char **name);
 
 /* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
 char *check_type_str(const cfx_type *t, char *buf, size_t len);
-
-/* 1 if the two types have the same dtype and shape. */
-int check_same_type(const cfx_type *a, const cfx_type *b);
 
 #endif

@@ -224,7 +224,7 @@ static void bind_constants(ast_module *m, const char *dir, const cfx_constant *t
                        "gives it another", c->name);
             continue;
         }
-        if (!check_same_type(&c->type, &e->type)) {
+        if (!ast_same_type(&c->type, &e->type)) {
             const char *t2 = e->type.rank < 0 || e->type.rank > CFX_TYPE_MAX_RANK || (unsigned)e->type.dtype > CFX_BOOL
                                  ? "no type"
                                  : check_type_str(&e->type, b2, sizeof b2);
