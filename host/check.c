@@ -28,7 +28,6 @@
 #include "ast.h"
 #include "cfx.h"
 #include "check.h"
-#include "desugar.h"
 #include "context.h"
 #include "diag.h"
 #include "lower.h"
@@ -255,7 +254,7 @@ static int shape_tuple(checker *C, env *e, ast_node *n);
 static int check_method(checker *C, env *e, ast_node *n, int nwant);
 /* After a graph's statements: the capacity of every list whose capacity was not declared. */
 static void size_lists(checker *C, const ast_graph *g);
-/* The constants of the module as variables of the graph being checked (check_consts). */
+/* The constants of the module as variables of the graph being checked (check_constants). */
 static void add_const_vars(checker *C);
 static void define_consts(checker *C, env *e);
 
@@ -1996,9 +1995,8 @@ static int cmp_const(const void *x, const void *y)
     return strcmp(c[*(const int *)x].name, c[*(const int *)y].name);
 }
 
-/* Sorts the constants by name, and reports a graph, a parameter or a result that has the
- * name of one (a constant is read by that name in every graph). -1 when out of memory. */
-static int check_consts(ast_module *m, diag *d)
+/* A constant is read by its name in every graph (check.h). */
+int check_constants(ast_module *m, diag *d)
 {
     if (!m->nconsts)
         return 0;
@@ -2042,7 +2040,7 @@ static int is_const_write(const ast_module *m, const ast_graph *g, const char *n
         return 0;
     for (int i = 0; i < g->nparams; i++)
         if (strcmp(g->params[i].tuple_of ? g->params[i].tuple_of : g->params[i].name, name) == 0)
-            return 0; /* the parameter's name was reported (check_consts): it is the parameter */
+            return 0; /* the parameter's name was reported (check_constants): it is the parameter */
     for (int i = 0; i < g->nresults; i++)
         if (strcmp(g->results[i].name, name) == 0)
             return 0;
@@ -2145,70 +2143,73 @@ static void define_consts(checker *C, env *e)
     }
 }
 
-int check_module(ast_module *m, const cfx_context *ctx, diag *d)
+checker *check_begin(ast_module *m, const cfx_context *ctx, diag *d)
 {
-    int before = d->errors;
-    if (check_consts(m, d) < 0 || desugar_module(m, ctx, d) < 0) {
+    checker *C = calloc(1, sizeof *C);
+    if (!C) {
         diag_error(d, 1, 1, "out of memory");
-        return d->errors - before;
+        return NULL;
     }
-    checker C;
-    memset(&C, 0, sizeof C);
-    C.m = m;
-    C.ctx = ctx;
-    C.d = d;
-    C.gsorted = malloc(((size_t)m->ngraphs + 1) * sizeof *C.gsorted);
-    if (C.gsorted) {
+    C->m = m;
+    C->ctx = ctx;
+    C->d = d;
+    C->gsorted = malloc(((size_t)m->ngraphs + 1) * sizeof *C->gsorted);
+    if (C->gsorted) {
         for (int g = 0; g < m->ngraphs; g++)
-            C.gsorted[g] = (struct named){m->graphs[g].name, g};
-        qsort(C.gsorted, (size_t)m->ngraphs, sizeof *C.gsorted, cmp_named);
+            C->gsorted[g] = (struct named){m->graphs[g].name, g};
+        qsort(C->gsorted, (size_t)m->ngraphs, sizeof *C->gsorted, cmp_named);
     }
-    if (!C.gsorted || check_call_sccs(&C) < 0) {
+    if (!C->gsorted || check_call_sccs(C) < 0) {
         diag_error(d, 1, 1, "out of memory");
-        free(C.gsorted);
-        free(C.scc);
-        free(C.size);
-        return d->errors - before;
+        free(C->gsorted);
+        free(C->scc);
+        free(C->size);
+        free(C);
+        return NULL;
     }
     /* inlining must not multiply a file into something huge: each graph, and all together */
     int64_t all = 0;
     for (int g = 0; g < m->ngraphs; g++) {
-        all += C.size[g];
-        if (C.size[g] > LOWER_MAX_RECORDS) {
-            too_large(&C, g, 0, LOWER_MAX_RECORDS, "graph '%s' is too large: more than %d nodes once its calls are inlined");
+        all += C->size[g];
+        if (C->size[g] > LOWER_MAX_RECORDS) {
+            too_large(C, g, 0, LOWER_MAX_RECORDS, "graph '%s' is too large: more than %d nodes once its calls are inlined");
         } else if (all > CHECK_MAX_MODULE_NODES) {
-            too_large(&C, g, all - C.size[g], CHECK_MAX_MODULE_NODES,
+            too_large(C, g, all - C->size[g], CHECK_MAX_MODULE_NODES,
                       "the file is too large (at graph '%s'): more than %d nodes once graph calls are inlined");
             break;
         }
     }
-    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++) {
-        if (desugar_graph(m, gi, ctx, d) < 0) {
-            C.oom = 1;
-        } else {
-            if (m->nconsts)
-                refuse_const_writes(m, &m->graphs[gi], m->graphs[gi].body, d);
-            check_graph(&C, gi);
-        }
-    }
-    if (C.oom)
-        diag_error(d, 1, 1, "out of memory");
-    free(C.gsorted);
-    free(C.scc);
-    free(C.size);
-    free(C.names);
-    free(C.name_hash);
-    free(C.types);
-    free(C.type_hash);
-    free(C.conflicts);
-    free(C.declared);
-    free(C.is_result);
-    free(C.lists);
-    free(C.stamp);
-    free(C.slot);
-    free(C.track);
-    free(C.trail);
-    return d->errors - before;
+    return C;
+}
+
+int check_one_graph(checker *C, int gi)
+{
+    if (C->m->nconsts)
+        refuse_const_writes(C->m, &C->m->graphs[gi], C->m->graphs[gi].body, C->d);
+    check_graph(C, gi);
+    return C->oom ? -1 : 0;
+}
+
+void check_end(checker *C, int oom)
+{
+    if (oom || C->oom)
+        diag_error(C->d, 1, 1, "out of memory");
+    free(C->gsorted);
+    free(C->scc);
+    free(C->size);
+    free(C->names);
+    free(C->name_hash);
+    free(C->types);
+    free(C->type_hash);
+    free(C->conflicts);
+    free(C->declared);
+    free(C->is_result);
+    free(C->lists);
+    free(C->stamp);
+    free(C->slot);
+    free(C->track);
+    free(C->trail);
+    free(C);
 }
 
 /* ---- types ------------------------------------------------------------------------------ */

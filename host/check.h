@@ -91,9 +91,28 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
                           argument (an AST_KWARG's value when given by name), -1 for its default */
 } check_note;
 
-/* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.
- * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
-int check_module(ast_module *m, const cfx_context *ctx, diag *d);
+/* Checking is a stage of the pipeline, which compile.c runs (compile_check) with desugaring
+ * (desugar.h) in this order:
+ *   check_constants, desugar_module, check_begin,
+ *   then for each graph in order desugar_graph and check_one_graph, and last check_end.
+ * A graph is desugared just before it is checked, not every graph first, so that a file's
+ * messages come graph by graph, each graph's desugaring's before its checking's; the sizes
+ * check_begin bounds are those of the trees desugar_module leaves (before desugar_graph). */
+typedef struct checker checker;
+
+/* Sorts the module's constants by name (ast_const_find), and reports a graph, a parameter or
+ * a result that has the name of one. -1 when out of memory. */
+int check_constants(ast_module *m, diag *d);
+/* Begins checking m, whose lambdas and nested graphs desugar_module has expanded: finds the
+ * call graph and reports a graph too large once its calls are inlined. ctx (may be NULL) gives
+ * the registered kernels. NULL when out of memory (reported). */
+checker *check_begin(ast_module *m, const cfx_context *ctx, diag *d);
+/* Checks graph gi, desugared (desugar_graph), annotating its tree. -1 when out of memory: check
+ * no further graph. */
+int check_one_graph(checker *C, int gi);
+/* Ends checking and frees C; reports "out of memory" when oom (the caller ran out) or the
+ * checker did. */
+void check_end(checker *C, int oom);
 
 /* The type of result i of a checked call (a graph's or a kernel's; for an op, its one result). */
 const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i);
