@@ -13,9 +13,30 @@
  * After an error an expression is "in error": whatever uses it reports nothing more, so
  * one mistake gives one message, and independent mistakes each give theirs.
  *
- * Sections, in order: the checker's state and the environment's types, statements, graphs,
- * expressions and calls, and last the environment itself (variables, interned types, the
- * per-path state) with the call graph and its inlining sizes.
+ * Checking is a stage that compile.c runs graph by graph, each graph just after its desugaring
+ * (check.h): check_constants, check_begin, check_one_graph per graph, check_end.
+ *
+ * Sections, in order (each under a `---- NAME` heading):
+ *   the checker's state      variables' states, environments, the checker
+ *   type helpers
+ *   declarations             what is used before the section that defines it
+ *   statements               conditions, assignments, the variables a statement assigns
+ *   branches                 the paths out of an if or a switch, and their join
+ *   loops                    while, for over a range, for over tensors and lists
+ *   if and switch
+ *   results, return          and the statement and block dispatch
+ *   graphs                   variables, captures, the two passes over a graph, sizes once inlined
+ *   the module               its constants, and checking's begin, graphs and end
+ *   types                    as messages write them
+ *   small helpers            literals, wrapping and rounding, written types, broadcasting
+ *   expressions              literals and folding, elementwise ops, matmul, indexing, names
+ *   lists                    records, items, assignment, methods
+ *   list capacities
+ *   shapes                   a shape given as a value, reshape, boxes x[i, j], x.shape
+ *   conditional expressions  `is` and narrowing, value hints, the expression dispatch
+ *   calls                    graphs and their arguments, type arguments, makers, ops, reductions
+ *   the environment          notes, variables, interned types, the per-path state
+ *   the call graph           its strongly connected components and inlined sizes
  */
 #include <inttypes.h>
 #include <math.h>
@@ -34,7 +55,7 @@
 #include "parse.h"
 #include "program.h"
 
-/* ---- the environment ---------------------------------------------------------------------- */
+/* ---- the checker's state: variables' states, environments, the checker ----------------------- */
 enum var_state {
     V_UNDEF,    /* not assigned on any path */
     V_PARTIAL,  /* assigned on some paths only */
@@ -174,7 +195,8 @@ static inline cfx_type row_type(const cfx_type *x)
     return t;
 }
 
-/* ---- the environment and the call graph -------------------------------------- */
+/* ---- declarations: what is used before the section that defines it --------------------------- */
+/* defined in: the environment; the call graph */
 /* The note of n, made on first use; a dummy (with C->oom set) when out of memory. */
 static check_note *check_note_of(checker *C, ast_node *n);
 /* The index of variable `name` in the graph being checked, or -1. */
@@ -200,7 +222,7 @@ static int check_new_stamp(checker *C);
  * syntax nodes once its calls are inlined); -1 when out of memory. */
 static int check_call_sccs(checker *C);
 
-/* ---- expressions and calls ------------------------------------------------ */
+/* defined in: expressions; conditional expressions, `is` and narrowing; calls; small helpers */
 /* Types expression n (its ty and note) in environment e. `want` is the dtype the context
  * asks a literal to take, or -1. 0, or -1 when n is in error. */
 static int check_expr(checker *C, env *e, ast_node *n, int want);
@@ -224,7 +246,7 @@ static int check_graph_find(const checker *C, const char *name);
  * the program can hold: 0, or -1 with the error reported at line:col. */
 static int check_written_type(checker *C, const cfx_type *t, int line, int col);
 
-/* ---- lists ------------------------------------------------------------------------ */
+/* defined in: lists; shapes; conditional expressions; expressions; calls; list capacities; the module */
 /* The list that variable node n (an AST_NAME) holds here, typing n; NULL, quietly, when n is
  * not a name or its variable does not hold a list. */
 static check_list *list_var(checker *C, env *e, ast_node *n);
@@ -261,7 +283,7 @@ static void define_consts(checker *C, env *e);
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
 
-/* ---- statements ------------------------------------------------------------------------------- */
+/* ---- statements: conditions, assignments, the variables a statement assigns ------------------ */
 static void check_block(checker *C, env *e, ast_node *blk);
 
 static int is_literal_expr(const ast_node *n);
@@ -608,7 +630,7 @@ static void collect_assigned(checker *C, const ast_node *n, varlist *l)
         l->n = 0;
 }
 
-/* ---- branches: the paths out of an if or a switch, and their join ---- */
+/* ---- branches: the paths out of an if or a switch, and their join ---------------------------- */
 
 /* A path's change: a variable and its state where the path ends. */
 typedef struct change {
@@ -936,7 +958,7 @@ done:
     free(st);
 }
 
-/* ---- loops ---- */
+/* ---- loops: while, for over a range, for over tensors and lists ------------------------------ */
 
 /* The environment after a loop: what held before it, with every variable the body assigns
  * unknown, or, when the loop defined it first, marked as belonging to the loop: a read after the
@@ -1385,6 +1407,7 @@ done:
     free(set.v);
 }
 
+/* ---- if and switch --------------------------------------------------------------------------- */
 static void check_if(checker *C, env *e, ast_node *n)
 {
     arm_set arms;
@@ -1509,6 +1532,7 @@ done:
     arms_close(C, &arms, e);
 }
 
+/* ---- results, return, and the statement and block dispatch ----------------------------------- */
 /* Every result must be assigned, with its type, where the graph ends or returns. */
 static void check_results(checker *C, env *e, int line, int col, int at_return)
 {
@@ -1706,7 +1730,7 @@ static void check_block(checker *C, env *e, ast_node *blk)
         check_stmt(C, e, blk->list[i]);
 }
 
-/* ---- graphs ------------------------------------------------------------------------------------ */
+/* ---- graphs: variables, captures, the two passes over a graph, sizes once inlined ------------ */
 static void collect_vars(checker *C, const ast_node *n)
 {
     if (!n)
@@ -1985,7 +2009,7 @@ static void too_large(checker *C, int g, int64_t before, int64_t cap, const char
     diag_error(C->d, at ? at->line : gr->line, at ? at->col : gr->col, fmt, gr->name, (int)cap);
 }
 
-/* ---- constants of the module ------------------------------------------------------------ */
+/* ---- the module: its constants, and checking's begin, graphs and end (check.h) --------------- */
 
 static const ast_module *sort_module; /* for cmp_const: qsort takes no context */
 
@@ -2212,7 +2236,7 @@ void check_end(checker *C, int oom)
     free(C);
 }
 
-/* ---- types ------------------------------------------------------------------------------ */
+/* ---- types as messages write them ------------------------------------------------------------ */
 static const char *dtype_name(int dt)
 {
     static const char *const names[] = {"f32", "f64", "i32", "i64", "bool"};
@@ -2234,7 +2258,7 @@ char *check_type_str(const cfx_type *t, char *buf, size_t len)
 }
 
 
-/* ---- small helpers ------------------------------------------------------------------------- */
+/* ---- small helpers: literals, wrapping and rounding, written types, broadcasting ------------- */
 
 static int is_literal(const ast_node *n)
 {
@@ -2314,7 +2338,7 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
     return 0;
 }
 
-/* ---- expressions ----------------------------------------------------------------------------- */
+/* ---- expressions: literals and folding, elementwise ops, matmul, indexing, names ------------- */
 
 /* Sets n's type to a scalar with a known value. */
 static void set_known(checker *C, ast_node *n, int dt, int64_t iv, double rv)
@@ -2769,7 +2793,7 @@ static int check_name_as(checker *C, env *e, ast_node *n, int optional)
 
 static int check_name(checker *C, env *e, ast_node *n) { return check_name_as(C, e, n, 0); }
 
-/* ---- lists -------------------------------------------------------------------------------------
+/* ---- lists: records, items, assignment, methods ------------------------------------------------
  * A list variable has a check_list record per graph (found by name) and the checker type
  * {rank -1, dims[0] = the record's id}, so that it joins like any variable and never passes
  * for a tensor: a list name is accepted only where a list may stand (xs[i], len(xs), stack(xs),
@@ -3227,6 +3251,165 @@ static void size_lists(checker *C, const ast_graph *g)
         }
 }
 
+/* ---- shapes: a shape given as a value, reshape, boxes x[i, j], x.shape ----------------------- */
+/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
+static int shape_syntax(const ast_node *n, int lists)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR:
+        return strcmp(n->name, "shape") == 0;
+    case AST_INDEX:
+        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
+               strcmp(n->a->name, "shape") == 0;
+    case AST_TUPLE:
+        return 1;
+    case AST_LIST:
+        return lists;
+    case AST_BINARY:
+        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
+    default:
+        return 0;
+    }
+}
+
+/* A dimension of a shape given as a value: an integer known at compile time. */
+static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
+{
+    if (check_expr(C, e, d, CFX_I32) < 0)
+        return -1;
+    const check_note *k = d->note;
+    if (!k->known || !is_int(d->ty.dtype)) {
+        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
+                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
+                   "a value known only at run time");
+        return -1;
+    }
+    *out = k->ival;
+    return 0;
+}
+
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
+{
+    if (!shape_syntax(n, lists))
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR: {
+        if (check_expr(C, e, n->a, -1) < 0)
+            return -1;
+        const cfx_type *t = &n->a->ty;
+        if (t->rank < 0) {
+            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
+            return -1;
+        }
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        *rank = t->rank;
+        return 1;
+    }
+    case AST_INDEX: {
+        int64_t all[CFX_MAX_RANK];
+        int r = 0;
+        if (shape_value(C, e, n->a, 0, all, &r) < 0)
+            return -1;
+        const ast_node *sl = n->list[0];
+        int64_t lo = 0, hi = r;
+        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
+            return -1;
+        lo = lo < 0 ? lo + r : lo;
+        hi = hi < 0 ? hi + r : hi;
+        lo = lo < 0 ? 0 : lo > r ? r : lo;
+        hi = hi < lo ? lo : hi > r ? r : hi;
+        for (int64_t i = lo; i < hi; i++)
+            dims[i - lo] = all[i];
+        *rank = (int)(hi - lo);
+        return 1;
+    }
+    case AST_TUPLE:
+    case AST_LIST:
+        if (n->nlist > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < n->nlist; i++)
+            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
+                return -1;
+        *rank = n->nlist;
+        return 1;
+    default: { /* a + b */
+        int64_t b[CFX_MAX_RANK];
+        int ra = 0, rb = 0;
+        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
+            return -1;
+        if (ra + rb > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < rb; i++)
+            dims[ra + i] = b[i];
+        *rank = ra + rb;
+        return 1;
+    }
+    }
+}
+
+/* The type of a shape given as a value, with dtype dt; reported when it is none. */
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
+{
+    int64_t dims[CFX_MAX_RANK];
+    int rank = 0;
+    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->dtype = (cfx_dtype)dt;
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1) {
+            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
+                       (long long)dims[i]);
+            return -1;
+        }
+        out->dims[i] = dims[i];
+    }
+    return check_written_type(C, out, a->line, a->col);
+}
+
+/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
+ * each is an integer known at compile time, or a shape, spliced in. */
+static int resolve_dims(checker *C, env *e, ast_node *a)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = a->ty.dtype;
+    for (int i = 0; i < a->nlist; i++) {
+        ast_node *d = a->list[i];
+        int64_t dims[CFX_MAX_RANK];
+        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
+        if (sv < 0)
+            return -1;
+        if (sv == 0) {
+            if (known_dim(C, e, d, &dims[0]) < 0)
+                return -1;
+            r = 1;
+        }
+        for (int j = 0; j < r; j++) {
+            if (t.rank == CFX_MAX_RANK) {
+                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+                return -1;
+            }
+            if (dims[j] < 1) {
+                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
+                           (long long)dims[j]);
+                return -1;
+            }
+            t.dims[t.rank++] = dims[j];
+        }
+    }
+    a->ty = t;
+    return 0;
+}
+
 /* reshape(x, y.shape), reshape(x, (2, 3)): a shape as a value, with no -1. */
 static int check_reshape_to(checker *C, env *e, ast_node *n, int nwant)
 {
@@ -3307,48 +3490,6 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
         return -1;
     }
     n->ty = t;
-    return 0;
-}
-
-/* `a if c else b`: c is a one-element bool and only the chosen value is evaluated; both values
- * have one type (a literal takes the other's dtype). A known c folds to its value, and the
- * other is then not checked, like the dead arm of an if. */
-static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
-{
-    char b1[TYBUF], b2[TYBUF];
-    if (check_expr(C, e, n->a, -1) < 0) {
-        check_expr(C, e, n->b, want);
-        check_expr(C, e, n->c, want);
-        return -1;
-    }
-    if (n->a->ty.dtype != CFX_BOOL || type_count(&n->a->ty) != 1) {
-        diag_error(C->d, n->a->line, n->a->col,
-                   "the condition of 'a if c else b' must be a one-element bool, got %s "
-                   "(where(c, a, b) chooses element by element)",
-                   tystr(&n->a->ty, b1));
-        return -1;
-    }
-    const check_note *kc = n->a->note;
-    if (kc->known) {
-        ast_node *v = kc->ival ? n->b : n->c;
-        if (check_expr(C, e, v, want) < 0)
-            return -1;
-        n->ty = v->ty;
-        *check_note_of(C, n) = *(const check_note *)v->note;
-        return 0;
-    }
-    cfx_type shape;
-    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
-        return -1;
-    cfx_type sb = n->b->ty, sc = n->c->ty;
-    sb.dtype = sc.dtype = shape.dtype;
-    if (!ast_same_type(&sb, &sc)) {
-        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
-                   tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
-        return -1;
-    }
-    n->ty = shape; /* the values' shape, and the dtype they promote to */
-    check_note_of(C, n)->known = 0;
     return 0;
 }
 
@@ -3589,6 +3730,7 @@ static int shape_tuple(checker *C, env *e, ast_node *n)
     return 0;
 }
 
+/* ---- conditional expressions, `is` and narrowing, value hints, the expression dispatch ------- */
 /* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
 static const char *infix_name(const ast_node *n)
 {
@@ -3605,6 +3747,48 @@ static const char *infix_name(const ast_node *n)
         }
     }
     return op_infix[n->op];
+}
+
+/* `a if c else b`: c is a one-element bool and only the chosen value is evaluated; both values
+ * have one type (a literal takes the other's dtype). A known c folds to its value, and the
+ * other is then not checked, like the dead arm of an if. */
+static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
+{
+    char b1[TYBUF], b2[TYBUF];
+    if (check_expr(C, e, n->a, -1) < 0) {
+        check_expr(C, e, n->b, want);
+        check_expr(C, e, n->c, want);
+        return -1;
+    }
+    if (n->a->ty.dtype != CFX_BOOL || type_count(&n->a->ty) != 1) {
+        diag_error(C->d, n->a->line, n->a->col,
+                   "the condition of 'a if c else b' must be a one-element bool, got %s "
+                   "(where(c, a, b) chooses element by element)",
+                   tystr(&n->a->ty, b1));
+        return -1;
+    }
+    const check_note *kc = n->a->note;
+    if (kc->known) {
+        ast_node *v = kc->ival ? n->b : n->c;
+        if (check_expr(C, e, v, want) < 0)
+            return -1;
+        n->ty = v->ty;
+        *check_note_of(C, n) = *(const check_note *)v->note;
+        return 0;
+    }
+    cfx_type shape;
+    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
+        return -1;
+    cfx_type sb = n->b->ty, sc = n->c->ty;
+    sb.dtype = sc.dtype = shape.dtype;
+    if (!ast_same_type(&sb, &sc)) {
+        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
+                   tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
+        return -1;
+    }
+    n->ty = shape; /* the values' shape, and the dtype they promote to */
+    check_note_of(C, n)->known = 0;
+    return 0;
 }
 
 /* `x is None` and `x is not None` (and `None is x`): x is a variable, and the test a bool, known
@@ -3883,7 +4067,7 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
     }
 }
 
-/* ---- calls ------------------------------------------------------------------------------------ */
+/* ---- calls: graphs and their arguments, type arguments, makers, ops, reductions -------------- */
 /* The graph called `name` (the first one, if the parser let a duplicate through), or -1. */
 static int check_graph_find(const checker *C, const char *name)
 {
@@ -4085,164 +4269,6 @@ static int want_count(checker *C, ast_node *n, int nresults, int nwant)
         diag_error(C->d, n->line, n->col, "'%s' returns %d result%s, but %d names are assigned", n->name,
                    nresults, nresults == 1 ? "" : "s", nwant);
     return -1;
-}
-
-/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
-static int shape_syntax(const ast_node *n, int lists)
-{
-    if (!n)
-        return 0;
-    switch (n->kind) {
-    case AST_ATTR:
-        return strcmp(n->name, "shape") == 0;
-    case AST_INDEX:
-        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
-               strcmp(n->a->name, "shape") == 0;
-    case AST_TUPLE:
-        return 1;
-    case AST_LIST:
-        return lists;
-    case AST_BINARY:
-        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
-    default:
-        return 0;
-    }
-}
-
-/* A dimension of a shape given as a value: an integer known at compile time. */
-static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
-{
-    if (check_expr(C, e, d, CFX_I32) < 0)
-        return -1;
-    const check_note *k = d->note;
-    if (!k->known || !is_int(d->ty.dtype)) {
-        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
-                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
-                   "a value known only at run time");
-        return -1;
-    }
-    *out = k->ival;
-    return 0;
-}
-
-static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
-{
-    if (!shape_syntax(n, lists))
-        return 0;
-    switch (n->kind) {
-    case AST_ATTR: {
-        if (check_expr(C, e, n->a, -1) < 0)
-            return -1;
-        const cfx_type *t = &n->a->ty;
-        if (t->rank < 0) {
-            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
-            return -1;
-        }
-        for (int i = 0; i < t->rank; i++)
-            dims[i] = t->dims[i];
-        *rank = t->rank;
-        return 1;
-    }
-    case AST_INDEX: {
-        int64_t all[CFX_MAX_RANK];
-        int r = 0;
-        if (shape_value(C, e, n->a, 0, all, &r) < 0)
-            return -1;
-        const ast_node *sl = n->list[0];
-        int64_t lo = 0, hi = r;
-        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
-            return -1;
-        lo = lo < 0 ? lo + r : lo;
-        hi = hi < 0 ? hi + r : hi;
-        lo = lo < 0 ? 0 : lo > r ? r : lo;
-        hi = hi < lo ? lo : hi > r ? r : hi;
-        for (int64_t i = lo; i < hi; i++)
-            dims[i - lo] = all[i];
-        *rank = (int)(hi - lo);
-        return 1;
-    }
-    case AST_TUPLE:
-    case AST_LIST:
-        if (n->nlist > CFX_MAX_RANK) {
-            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-            return -1;
-        }
-        for (int i = 0; i < n->nlist; i++)
-            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
-                return -1;
-        *rank = n->nlist;
-        return 1;
-    default: { /* a + b */
-        int64_t b[CFX_MAX_RANK];
-        int ra = 0, rb = 0;
-        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
-            return -1;
-        if (ra + rb > CFX_MAX_RANK) {
-            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-            return -1;
-        }
-        for (int i = 0; i < rb; i++)
-            dims[ra + i] = b[i];
-        *rank = ra + rb;
-        return 1;
-    }
-    }
-}
-
-/* The type of a shape given as a value, with dtype dt; reported when it is none. */
-static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
-{
-    int64_t dims[CFX_MAX_RANK];
-    int rank = 0;
-    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
-        return -1;
-    memset(out, 0, sizeof *out);
-    out->dtype = (cfx_dtype)dt;
-    out->rank = rank;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 1) {
-            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
-                       (long long)dims[i]);
-            return -1;
-        }
-        out->dims[i] = dims[i];
-    }
-    return check_written_type(C, out, a->line, a->col);
-}
-
-/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
- * each is an integer known at compile time, or a shape, spliced in. */
-static int resolve_dims(checker *C, env *e, ast_node *a)
-{
-    cfx_type t;
-    memset(&t, 0, sizeof t);
-    t.dtype = a->ty.dtype;
-    for (int i = 0; i < a->nlist; i++) {
-        ast_node *d = a->list[i];
-        int64_t dims[CFX_MAX_RANK];
-        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
-        if (sv < 0)
-            return -1;
-        if (sv == 0) {
-            if (known_dim(C, e, d, &dims[0]) < 0)
-                return -1;
-            r = 1;
-        }
-        for (int j = 0; j < r; j++) {
-            if (t.rank == CFX_MAX_RANK) {
-                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-                return -1;
-            }
-            if (dims[j] < 1) {
-                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
-                           (long long)dims[j]);
-                return -1;
-            }
-            t.dims[t.rank++] = dims[j];
-        }
-    }
-    a->ty = t;
-    return 0;
 }
 
 /* A type argument: zeros(f32[3]), cast(x, f64). */
@@ -4850,7 +4876,7 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
     return &call->ty;
 }
 
-/* ---- the environment -------------------------------------------------------------------- */
+/* ---- the environment: notes, variables, interned types, the per-path state ------------------- */
 static check_note *check_note_of(checker *C, ast_node *n)
 {
     if (!n->note) {
@@ -5056,7 +5082,7 @@ static void env_restore(checker *C, env *e, int mark, int live)
 
 static int check_new_stamp(checker *C) { return ++C->stampgen; }
 
-/* ---- the call graph ------------------------------------------------------------------- */
+/* ---- the call graph: its strongly connected components and inlined sizes --------------------- */
 /* Appends to *edges the graphs that tree n calls (each once: stamp[h] == from marks h seen). */
 typedef struct edgelist {
     int *v;
