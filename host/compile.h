@@ -7,10 +7,11 @@
 
 #include <stddef.h>
 
-#include "ast.h"
 #include "cfx.h"
-#include "diag.h"
 #include "program.h"
+
+struct ast_module; /* ast.h */
+struct diag;       /* diag.h */
 
 typedef struct compiled_value {
     char *name;
@@ -55,6 +56,6 @@ void compiled_module_free(compiled_module *m);
 /* The front of the pipeline after parsing: desugars and checks every graph of m, one graph
  * after the other (the order is check.h's). ctx (may be NULL) gives the registered kernels.
  * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
-int compile_check(ast_module *m, const cfx_context *ctx, diag *d);
+int compile_check(struct ast_module *m, const cfx_context *ctx, struct diag *d);
 
 #endif
