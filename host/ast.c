@@ -112,3 +112,110 @@ void ast_module_free(ast_module *m)
     if (m)
         ast_arena_free(m->arena);
 }
+
+/* ---- queries of the tree ------------------------------------------------------------------ */
+
+int ast_each_assigned(const ast_node *n, int (*fn)(const char *name, void *arg), void *arg)
+{
+    if (!n)
+        return 0;
+    switch (n->kind) {
+    case AST_ASSIGN:
+    case AST_ERROR:
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i];
+            if (t->kind == AST_INDEX)
+                t = t->a;
+            if (t && t->kind == AST_NAME) {
+                int r = fn(t->name, arg);
+                if (r)
+                    return r;
+            }
+        }
+        return 0;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH: {
+        int r = fn(n->name, arg);
+        for (int i = 1; !r && i < n->nlist; i++)
+            r = fn(n->list[i]->name, arg);
+        return r ? r : ast_each_assigned(n->d, fn, arg);
+    }
+    case AST_IF:
+    case AST_SWITCH:
+    case AST_BLOCK:
+        for (int i = 0; i < n->nlist; i++) {
+            int r = ast_each_assigned(n->list[i], fn, arg);
+            if (r)
+                return r;
+        }
+        return 0;
+    case AST_ARM:
+    case AST_CASE:
+    case AST_WHILE:
+        return ast_each_assigned(n->b, fn, arg);
+    default:
+        return 0;
+    }
+}
+
+static int is_name(const char *name, void *arg)
+{
+    return strcmp(name, (const char *)arg) == 0;
+}
+
+int ast_assigns(const ast_node *n, const char *name)
+{
+    return ast_each_assigned(n, is_name, (void *)name);
+}
+
+int ast_mutates_list(const ast_node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    if (n->kind == AST_ASSIGN)
+        for (int i = 0; i < n->nlist; i++) {
+            const ast_node *t = n->list[i]->kind == AST_INDEX ? n->list[i]->a : n->list[i];
+            if (t->kind == AST_NAME && strcmp(t->name, name) == 0)
+                return 1;
+        }
+    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && ast_each_assigned(n, is_name, (void *)name))
+        return 1;
+    if (n->kind == AST_CALL && (n->flags & AST_F_METHOD) && n->nlist > 0 && n->list[0]->kind == AST_NAME &&
+        strcmp(n->list[0]->name, name) == 0)
+        return 1;
+    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
+    for (int i = 0; i < 4; i++)
+        if (ast_mutates_list(kids[i], name))
+            return 1;
+    for (int i = 0; i < n->nlist; i++)
+        if (ast_mutates_list(n->list[i], name))
+            return 1;
+    return 0;
+}
+
+int ast_const_find(const ast_module *m, const char *name)
+{
+    int lo = 0, hi = m->const_order ? m->nconsts : 0;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(m->consts[m->const_order[mid]].name, name);
+        if (c == 0)
+            return m->const_order[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int ast_same_type(const cfx_type *a, const cfx_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return 0;
+    if (a->rank < 0) /* lists: one type per list variable */
+        return a->dims[0] == b->dims[0];
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}

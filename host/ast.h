@@ -159,7 +159,7 @@ typedef struct ast_module {
     int ngraphs;
     ast_const *consts; /* in source order */
     int nconsts;
-    int *const_order;  /* indices of consts sorted by name, for check_const_find (check.c) */
+    int *const_order;  /* indices of consts sorted by name, for ast_const_find (check.c sorts them) */
     ast_arena *arena;
     const char **broken; /* the graphs whose header did not parse (reported): a call of one is no
                             error of its own */
@@ -172,5 +172,23 @@ void *ast_alloc(ast_arena *a, size_t bytes);
 char *ast_strdup(ast_arena *a, const char *s, size_t n);
 void ast_arena_free(ast_arena *a);
 void ast_module_free(ast_module *m);
+
+/* ---- queries of the tree ------------------------------------------------------------------
+ * Questions about a parsed (and desugared) tree that need nothing of the checker: the checker
+ * and the lowering both ask them. */
+
+/* Calls fn(name, arg) for every variable statement n assigns (targets and loop variables)
+ * until fn returns nonzero, and returns that value (0 when none did). */
+int ast_each_assigned(const ast_node *n, int (*fn)(const char *name, void *arg), void *arg);
+/* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
+ * loop variable. */
+int ast_assigns(const ast_node *n, const char *name);
+/* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
+int ast_mutates_list(const ast_node *n, const char *name);
+/* The constant of the module called `name` (an index of m->consts), or -1; m->const_order was
+ * made by the checker (check_constants), or is NULL (no constant is found). */
+int ast_const_find(const ast_module *m, const char *name);
+/* 1 if the two types have the same dtype and shape (list types: the same list). */
+int ast_same_type(const cfx_type *a, const cfx_type *b);
 
 #endif

@@ -13,9 +13,30 @@
  * After an error an expression is "in error": whatever uses it reports nothing more, so
  * one mistake gives one message, and independent mistakes each give theirs.
  *
- * Sections, in order: the checker's state and the environment's types, statements, graphs,
- * expressions and calls, and last the environment itself (variables, interned types, the
- * per-path state) with the call graph and its inlining sizes.
+ * Checking is a stage that compile.c runs graph by graph, each graph just after its desugaring
+ * (check.h): check_constants, check_begin, check_one_graph per graph, check_end.
+ *
+ * Sections, in order (each under a `---- NAME` heading):
+ *   the checker's state      variables' states, environments, the checker
+ *   type helpers
+ *   declarations             what is used before the section that defines it
+ *   statements               conditions, assignments, the variables a statement assigns
+ *   branches                 the paths out of an if or a switch, and their join
+ *   loops                    while, for over a range, for over tensors and lists
+ *   if and switch
+ *   results, return          and the statement and block dispatch
+ *   graphs                   variables, captures, the two passes over a graph, sizes once inlined
+ *   the module               its constants, and checking's begin, graphs and end
+ *   types                    as messages write them
+ *   small helpers            literals, wrapping and rounding, written types, broadcasting
+ *   expressions              literals and folding, elementwise ops, matmul, indexing, names
+ *   lists                    records, items, assignment, methods
+ *   list capacities
+ *   shapes                   a shape given as a value, reshape, boxes x[i, j], x.shape
+ *   conditional expressions  `is` and narrowing, value hints, the expression dispatch
+ *   calls                    graphs and their arguments, type arguments, makers, ops, reductions
+ *   the environment          notes, variables, interned types, the per-path state
+ *   the call graph           its strongly connected components and inlined sizes
  */
 #include <inttypes.h>
 #include <math.h>
@@ -28,14 +49,13 @@
 #include "ast.h"
 #include "cfx.h"
 #include "check.h"
-#include "desugar.h"
 #include "context.h"
 #include "diag.h"
 #include "lower.h"
 #include "parse.h"
 #include "program.h"
 
-/* ---- the environment ---------------------------------------------------------------------- */
+/* ---- the checker's state: variables' states, environments, the checker ----------------------- */
 enum var_state {
     V_UNDEF,    /* not assigned on any path */
     V_PARTIAL,  /* assigned on some paths only */
@@ -175,7 +195,8 @@ static inline cfx_type row_type(const cfx_type *x)
     return t;
 }
 
-/* ---- the environment and the call graph -------------------------------------- */
+/* ---- declarations: what is used before the section that defines it --------------------------- */
+/* defined in: the environment; the call graph */
 /* The note of n, made on first use; a dummy (with C->oom set) when out of memory. */
 static check_note *check_note_of(checker *C, ast_node *n);
 /* The index of variable `name` in the graph being checked, or -1. */
@@ -201,7 +222,7 @@ static int check_new_stamp(checker *C);
  * syntax nodes once its calls are inlined); -1 when out of memory. */
 static int check_call_sccs(checker *C);
 
-/* ---- expressions and calls ------------------------------------------------ */
+/* defined in: expressions; conditional expressions, `is` and narrowing; calls; small helpers */
 /* Types expression n (its ty and note) in environment e. `want` is the dtype the context
  * asks a literal to take, or -1. 0, or -1 when n is in error. */
 static int check_expr(checker *C, env *e, ast_node *n, int want);
@@ -225,7 +246,7 @@ static int check_graph_find(const checker *C, const char *name);
  * the program can hold: 0, or -1 with the error reported at line:col. */
 static int check_written_type(checker *C, const cfx_type *t, int line, int col);
 
-/* ---- lists ------------------------------------------------------------------------ */
+/* defined in: lists; shapes; conditional expressions; expressions; calls; list capacities; the module */
 /* The list that variable node n (an AST_NAME) holds here, typing n; NULL, quietly, when n is
  * not a name or its variable does not hold a list. */
 static check_list *list_var(checker *C, env *e, ast_node *n);
@@ -255,14 +276,14 @@ static int shape_tuple(checker *C, env *e, ast_node *n);
 static int check_method(checker *C, env *e, ast_node *n, int nwant);
 /* After a graph's statements: the capacity of every list whose capacity was not declared. */
 static void size_lists(checker *C, const ast_graph *g);
-/* The constants of the module as variables of the graph being checked (check_consts). */
+/* The constants of the module as variables of the graph being checked (check_constants). */
 static void add_const_vars(checker *C);
 static void define_consts(checker *C, env *e);
 
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
 
-/* ---- statements ------------------------------------------------------------------------------- */
+/* ---- statements: conditions, assignments, the variables a statement assigns ------------------ */
 static void check_block(checker *C, env *e, ast_node *blk);
 
 static int is_literal_expr(const ast_node *n);
@@ -305,7 +326,7 @@ static int assign_var(checker *C, env *e, ast_node *at, int v, const cfx_type *t
             id = check_type_id(C, fixed);
         fixed = NULL;
     }
-    if (fixed && !check_same_type(fixed, t)) {
+    if (fixed && !ast_same_type(fixed, t)) {
         value_hint(value, fixed, hint, sizeof hint);
         if (fixed->dtype == CFX_F32 && t->dtype == CFX_F64 && !C->is_result[v] && s->line > 0)
             /* most often a state started with a real literal (0.0 is an f32) that meets an f64 */
@@ -371,7 +392,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         check_note_of(C, t)->known = 0;
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty)) {
+        if (!ast_same_type(&val->ty, &t->ty)) {
             value_hint(val, &t->ty, hint, sizeof hint);
             diag_error(C->d, val->line, val->col, "this part of '%s' is %s and cannot be assigned %s%s",
                        x->kind == AST_NAME ? x->name : "the tensor", tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
@@ -387,7 +408,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
         }
         if (!val_checked && check_expr(C, e, val, t->ty.dtype) < 0)
             return;
-        if (!check_same_type(&val->ty, &t->ty)) {
+        if (!ast_same_type(&val->ty, &t->ty)) {
             value_hint(val, &t->ty, hint, sizeof hint);
             diag_error(C->d, val->line, val->col, "an item of list '%s' is %s and cannot be assigned %s%s", l->name,
                        tystr(&t->ty, b1), tystr(&val->ty, b2), hint);
@@ -414,7 +435,7 @@ static void check_row_target(checker *C, env *e, ast_node *t, ast_node *val, int
     check_note_of(C, t)->known = 0;
     if (!val_checked && check_expr(C, e, val, row.dtype) < 0)
         return;
-    if (!check_same_type(&val->ty, &row)) {
+    if (!ast_same_type(&val->ty, &row)) {
         value_hint(val, &row, hint, sizeof hint);
         diag_error(C->d, val->line, val->col, "a row of %s is %s and cannot be assigned %s%s", what,
                    tystr(&row, b1), tystr(&val->ty, b2), hint);
@@ -563,52 +584,6 @@ static void check_assign(checker *C, env *e, ast_node *n)
     diag_error(C->d, t->line, t->col, "only a name or a row x[i] can be assigned");
 }
 
-/* Calls fn(name, arg) for every variable a statement assigns (targets and loop variables)
- * until fn returns nonzero, and returns that value (0 when none did): the one walk behind
- * collect_assigned and check_assigns. */
-static int each_assigned(const ast_node *n, int (*fn)(const char *name, void *arg), void *arg)
-{
-    if (!n)
-        return 0;
-    switch (n->kind) {
-    case AST_ASSIGN:
-    case AST_ERROR:
-        for (int i = 0; i < n->nlist; i++) {
-            const ast_node *t = n->list[i];
-            if (t->kind == AST_INDEX)
-                t = t->a;
-            if (t && t->kind == AST_NAME) {
-                int r = fn(t->name, arg);
-                if (r)
-                    return r;
-            }
-        }
-        return 0;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH: {
-        int r = fn(n->name, arg);
-        for (int i = 1; !r && i < n->nlist; i++)
-            r = fn(n->list[i]->name, arg);
-        return r ? r : each_assigned(n->d, fn, arg);
-    }
-    case AST_IF:
-    case AST_SWITCH:
-    case AST_BLOCK:
-        for (int i = 0; i < n->nlist; i++) {
-            int r = each_assigned(n->list[i], fn, arg);
-            if (r)
-                return r;
-        }
-        return 0;
-    case AST_ARM:
-    case AST_CASE:
-    case AST_WHILE:
-        return each_assigned(n->b, fn, arg);
-    default:
-        return 0;
-    }
-}
-
 /* A list of variables, each once. */
 typedef struct varlist {
     int *v;
@@ -650,22 +625,12 @@ static void collect_assigned(checker *C, const ast_node *n, varlist *l)
 {
     memset(l, 0, sizeof *l);
     mark_ctx a = {C, l, check_new_stamp(C)};
-    each_assigned(n, mark_assigned, &a);
+    ast_each_assigned(n, mark_assigned, &a);
     if (C->oom)
         l->n = 0;
 }
 
-static int is_name(const char *name, void *arg)
-{
-    return strcmp(name, (const char *)arg) == 0;
-}
-
-int check_assigns(const ast_node *n, const char *name)
-{
-    return each_assigned(n, is_name, (void *)name);
-}
-
-/* ---- branches: the paths out of an if or a switch, and their join ---- */
+/* ---- branches: the paths out of an if or a switch, and their join ---------------------------- */
 
 /* A path's change: a variable and its state where the path ends. */
 typedef struct change {
@@ -993,7 +958,7 @@ done:
     free(st);
 }
 
-/* ---- loops ---- */
+/* ---- loops: while, for over a range, for over tensors and lists ------------------------------ */
 
 /* The environment after a loop: what held before it, with every variable the body assigns
  * unknown, or, when the loop defined it first, marked as belonging to the loop: a read after the
@@ -1276,7 +1241,7 @@ static void check_for_range(checker *C, env *e, ast_node *n)
         diag_error(C->d, n->c->line, n->c->col, "the step of 'range' must not be 0");
         bad = 1;
     }
-    check_note_of(C, n)->assigns_loop_var = check_assigns(n->d, n->name);
+    check_note_of(C, n)->assigns_loop_var = ast_assigns(n->d, n->name);
     varlist set;
     collect_assigned(C, n, &set);
     if (!C->oom) {
@@ -1315,7 +1280,7 @@ static int check_literal_rows(checker *C, env *e, ast_node *x)
             diag_error(C->d, it->line, it->col, "an item of a list has at most %d dimensions, got %s",
                        CFX_MAX_RANK - 1, tystr(&it->ty, b1));
             ok = 0;
-        } else if (ok && i > 0 && !check_same_type(&x->list[0]->ty, &it->ty)) {
+        } else if (ok && i > 0 && !ast_same_type(&x->list[0]->ty, &it->ty)) {
             diag_error(C->d, it->line, it->col, "this list holds %s items and cannot take %s",
                        tystr(&x->list[0]->ty, b1), tystr(&it->ty, b2));
             ok = 0;
@@ -1442,6 +1407,7 @@ done:
     free(set.v);
 }
 
+/* ---- if and switch --------------------------------------------------------------------------- */
 static void check_if(checker *C, env *e, ast_node *n)
 {
     arm_set arms;
@@ -1566,6 +1532,7 @@ done:
     arms_close(C, &arms, e);
 }
 
+/* ---- results, return, and the statement and block dispatch ----------------------------------- */
 /* Every result must be assigned, with its type, where the graph ends or returns. */
 static void check_results(checker *C, env *e, int line, int col, int at_return)
 {
@@ -1763,7 +1730,7 @@ static void check_block(checker *C, env *e, ast_node *blk)
         check_stmt(C, e, blk->list[i]);
 }
 
-/* ---- graphs ------------------------------------------------------------------------------------ */
+/* ---- graphs: variables, captures, the two passes over a graph, sizes once inlined ------------ */
 static void collect_vars(checker *C, const ast_node *n)
 {
     if (!n)
@@ -2042,7 +2009,7 @@ static void too_large(checker *C, int g, int64_t before, int64_t cap, const char
     diag_error(C->d, at ? at->line : gr->line, at ? at->col : gr->col, fmt, gr->name, (int)cap);
 }
 
-/* ---- constants of the module ------------------------------------------------------------ */
+/* ---- the module: its constants, and checking's begin, graphs and end (check.h) --------------- */
 
 static const ast_module *sort_module; /* for cmp_const: qsort takes no context */
 
@@ -2052,24 +2019,8 @@ static int cmp_const(const void *x, const void *y)
     return strcmp(c[*(const int *)x].name, c[*(const int *)y].name);
 }
 
-int check_const_find(const ast_module *m, const char *name)
-{
-    int lo = 0, hi = m->const_order ? m->nconsts : 0;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2, c = strcmp(m->consts[m->const_order[mid]].name, name);
-        if (c == 0)
-            return m->const_order[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-/* Sorts the constants by name, and reports a graph, a parameter or a result that has the
- * name of one (a constant is read by that name in every graph). -1 when out of memory. */
-static int check_consts(ast_module *m, diag *d)
+/* A constant is read by its name in every graph (check.h). */
+int check_constants(ast_module *m, diag *d)
 {
     if (!m->nconsts)
         return 0;
@@ -2083,7 +2034,7 @@ static int check_consts(ast_module *m, diag *d)
     for (int g = 0; g < m->ngraphs; g++) {
         const ast_graph *gr = &m->graphs[g];
         const char *dot = strrchr(gr->name, '.');
-        int k = check_const_find(m, dot ? dot + 1 : gr->name);
+        int k = ast_const_find(m, dot ? dot + 1 : gr->name);
         if (k >= 0)
             diag_error(d, gr->line, gr->col, "graph '%s' has the name of the constant at line %d, column %d",
                        dot ? dot + 1 : gr->name, m->consts[k].line, m->consts[k].col);
@@ -2094,7 +2045,7 @@ static int check_consts(ast_module *m, diag *d)
                 const char *name = ps[i].tuple_of ? ps[i].tuple_of : ps[i].name;
                 if (ps[i].tuple_of && ps[i].tuple_index > 0)
                     continue;
-                if ((k = check_const_find(m, name)) >= 0)
+                if ((k = ast_const_find(m, name)) >= 0)
                     diag_error(d, ps[i].line, ps[i].col, "%s '%s' of graph '%s' has the name of the constant at "
                                "line %d, column %d", pass ? "result" : "parameter", name, gr->name,
                                m->consts[k].line, m->consts[k].col);
@@ -2109,11 +2060,11 @@ static int check_consts(ast_module *m, diag *d)
  * names), a loop variable the name in error, so that the checker goes on quietly. */
 static int is_const_write(const ast_module *m, const ast_graph *g, const char *name)
 {
-    if (check_const_find(m, name) < 0)
+    if (ast_const_find(m, name) < 0)
         return 0;
     for (int i = 0; i < g->nparams; i++)
         if (strcmp(g->params[i].tuple_of ? g->params[i].tuple_of : g->params[i].name, name) == 0)
-            return 0; /* the parameter's name was reported (check_consts): it is the parameter */
+            return 0; /* the parameter's name was reported (check_constants): it is the parameter */
     for (int i = 0; i < g->nresults; i++)
         if (strcmp(g->results[i].name, name) == 0)
             return 0;
@@ -2216,73 +2167,76 @@ static void define_consts(checker *C, env *e)
     }
 }
 
-int check_module(ast_module *m, const cfx_context *ctx, diag *d)
+checker *check_begin(ast_module *m, const cfx_context *ctx, diag *d)
 {
-    int before = d->errors;
-    if (check_consts(m, d) < 0 || desugar_module(m, ctx, d) < 0) {
+    checker *C = calloc(1, sizeof *C);
+    if (!C) {
         diag_error(d, 1, 1, "out of memory");
-        return d->errors - before;
+        return NULL;
     }
-    checker C;
-    memset(&C, 0, sizeof C);
-    C.m = m;
-    C.ctx = ctx;
-    C.d = d;
-    C.gsorted = malloc(((size_t)m->ngraphs + 1) * sizeof *C.gsorted);
-    if (C.gsorted) {
+    C->m = m;
+    C->ctx = ctx;
+    C->d = d;
+    C->gsorted = malloc(((size_t)m->ngraphs + 1) * sizeof *C->gsorted);
+    if (C->gsorted) {
         for (int g = 0; g < m->ngraphs; g++)
-            C.gsorted[g] = (struct named){m->graphs[g].name, g};
-        qsort(C.gsorted, (size_t)m->ngraphs, sizeof *C.gsorted, cmp_named);
+            C->gsorted[g] = (struct named){m->graphs[g].name, g};
+        qsort(C->gsorted, (size_t)m->ngraphs, sizeof *C->gsorted, cmp_named);
     }
-    if (!C.gsorted || check_call_sccs(&C) < 0) {
+    if (!C->gsorted || check_call_sccs(C) < 0) {
         diag_error(d, 1, 1, "out of memory");
-        free(C.gsorted);
-        free(C.scc);
-        free(C.size);
-        return d->errors - before;
+        free(C->gsorted);
+        free(C->scc);
+        free(C->size);
+        free(C);
+        return NULL;
     }
     /* inlining must not multiply a file into something huge: each graph, and all together */
     int64_t all = 0;
     for (int g = 0; g < m->ngraphs; g++) {
-        all += C.size[g];
-        if (C.size[g] > LOWER_MAX_RECORDS) {
-            too_large(&C, g, 0, LOWER_MAX_RECORDS, "graph '%s' is too large: more than %d nodes once its calls are inlined");
+        all += C->size[g];
+        if (C->size[g] > LOWER_MAX_RECORDS) {
+            too_large(C, g, 0, LOWER_MAX_RECORDS, "graph '%s' is too large: more than %d nodes once its calls are inlined");
         } else if (all > CHECK_MAX_MODULE_NODES) {
-            too_large(&C, g, all - C.size[g], CHECK_MAX_MODULE_NODES,
+            too_large(C, g, all - C->size[g], CHECK_MAX_MODULE_NODES,
                       "the file is too large (at graph '%s'): more than %d nodes once graph calls are inlined");
             break;
         }
     }
-    for (int gi = 0; gi < m->ngraphs && !C.oom; gi++) {
-        if (desugar_graph(m, gi, ctx, d) < 0) {
-            C.oom = 1;
-        } else {
-            if (m->nconsts)
-                refuse_const_writes(m, &m->graphs[gi], m->graphs[gi].body, d);
-            check_graph(&C, gi);
-        }
-    }
-    if (C.oom)
-        diag_error(d, 1, 1, "out of memory");
-    free(C.gsorted);
-    free(C.scc);
-    free(C.size);
-    free(C.names);
-    free(C.name_hash);
-    free(C.types);
-    free(C.type_hash);
-    free(C.conflicts);
-    free(C.declared);
-    free(C.is_result);
-    free(C.lists);
-    free(C.stamp);
-    free(C.slot);
-    free(C.track);
-    free(C.trail);
-    return d->errors - before;
+    return C;
 }
 
-/* ---- types ------------------------------------------------------------------------------ */
+int check_one_graph(checker *C, int gi)
+{
+    if (C->m->nconsts)
+        refuse_const_writes(C->m, &C->m->graphs[gi], C->m->graphs[gi].body, C->d);
+    check_graph(C, gi);
+    return C->oom ? -1 : 0;
+}
+
+void check_end(checker *C, int oom)
+{
+    if (oom || C->oom)
+        diag_error(C->d, 1, 1, "out of memory");
+    free(C->gsorted);
+    free(C->scc);
+    free(C->size);
+    free(C->names);
+    free(C->name_hash);
+    free(C->types);
+    free(C->type_hash);
+    free(C->conflicts);
+    free(C->declared);
+    free(C->is_result);
+    free(C->lists);
+    free(C->stamp);
+    free(C->slot);
+    free(C->track);
+    free(C->trail);
+    free(C);
+}
+
+/* ---- types as messages write them ------------------------------------------------------------ */
 static const char *dtype_name(int dt)
 {
     static const char *const names[] = {"f32", "f64", "i32", "i64", "bool"};
@@ -2303,20 +2257,8 @@ char *check_type_str(const cfx_type *t, char *buf, size_t len)
     return buf;
 }
 
-int check_same_type(const cfx_type *a, const cfx_type *b)
-{
-    if (a->dtype != b->dtype || a->rank != b->rank)
-        return 0;
-    if (a->rank < 0) /* lists: one type per list variable */
-        return a->dims[0] == b->dims[0];
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
 
-
-/* ---- small helpers ------------------------------------------------------------------------- */
+/* ---- small helpers: literals, wrapping and rounding, written types, broadcasting ------------- */
 
 static int is_literal(const ast_node *n)
 {
@@ -2372,7 +2314,7 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
 {
     cfx_type sa = *a, sb = *b;
     sb.dtype = sa.dtype;
-    if (check_same_type(&sa, &sb)) {
+    if (ast_same_type(&sa, &sb)) {
         *out = sa;
         return 0;
     }
@@ -2396,7 +2338,7 @@ static int broadcast(const cfx_type *a, const cfx_type *b, cfx_type *out)
     return 0;
 }
 
-/* ---- expressions ----------------------------------------------------------------------------- */
+/* ---- expressions: literals and folding, elementwise ops, matmul, indexing, names ------------- */
 
 /* Sets n's type to a scalar with a known value. */
 static void set_known(checker *C, ast_node *n, int dt, int64_t iv, double rv)
@@ -2851,7 +2793,7 @@ static int check_name_as(checker *C, env *e, ast_node *n, int optional)
 
 static int check_name(checker *C, env *e, ast_node *n) { return check_name_as(C, e, n, 0); }
 
-/* ---- lists -------------------------------------------------------------------------------------
+/* ---- lists: records, items, assignment, methods ------------------------------------------------
  * A list variable has a check_list record per graph (found by name) and the checker type
  * {rank -1, dims[0] = the record's id}, so that it joins like any variable and never passes
  * for a tensor: a list name is accepted only where a list may stand (xs[i], len(xs), stack(xs),
@@ -2938,7 +2880,7 @@ static int list_takes(checker *C, check_list *l, const ast_node *at, const cfx_t
         l->typed = 1;
         return 0;
     }
-    if (!check_same_type(&l->item, t)) {
+    if (!ast_same_type(&l->item, t)) {
         diag_error(C->d, at->line, at->col, "list '%s' holds %s items and cannot take %s", l->name,
                    tystr(&l->item, b1), tystr(t, b2));
         return -1;
@@ -3266,7 +3208,7 @@ static int changed_elsewhere(const ast_node *n, const char *name, const ast_node
                 return 1;
         return changed_elsewhere(n->d, name, skip1, skip2);
     default:
-        return check_mutates_list(n, name);
+        return ast_mutates_list(n, name);
     }
 }
 
@@ -3309,28 +3251,162 @@ static void size_lists(checker *C, const ast_graph *g)
         }
 }
 
-int check_mutates_list(const ast_node *n, const char *name)
+/* ---- shapes: a shape given as a value, reshape, boxes x[i, j], x.shape ----------------------- */
+/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
+static int shape_syntax(const ast_node *n, int lists)
 {
     if (!n)
         return 0;
-    if (n->kind == AST_ASSIGN)
-        for (int i = 0; i < n->nlist; i++) {
-            const ast_node *t = n->list[i]->kind == AST_INDEX ? n->list[i]->a : n->list[i];
-            if (t->kind == AST_NAME && strcmp(t->name, name) == 0)
-                return 1;
+    switch (n->kind) {
+    case AST_ATTR:
+        return strcmp(n->name, "shape") == 0;
+    case AST_INDEX:
+        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
+               strcmp(n->a->name, "shape") == 0;
+    case AST_TUPLE:
+        return 1;
+    case AST_LIST:
+        return lists;
+    case AST_BINARY:
+        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
+    default:
+        return 0;
+    }
+}
+
+/* A dimension of a shape given as a value: an integer known at compile time. */
+static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
+{
+    if (check_expr(C, e, d, CFX_I32) < 0)
+        return -1;
+    const check_note *k = d->note;
+    if (!k->known || !is_int(d->ty.dtype)) {
+        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
+                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
+                   "a value known only at run time");
+        return -1;
+    }
+    *out = k->ival;
+    return 0;
+}
+
+static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
+{
+    if (!shape_syntax(n, lists))
+        return 0;
+    switch (n->kind) {
+    case AST_ATTR: {
+        if (check_expr(C, e, n->a, -1) < 0)
+            return -1;
+        const cfx_type *t = &n->a->ty;
+        if (t->rank < 0) {
+            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
+            return -1;
         }
-    if ((n->kind == AST_FOR_RANGE || n->kind == AST_FOR_EACH) && each_assigned(n, is_name, (void *)name))
+        for (int i = 0; i < t->rank; i++)
+            dims[i] = t->dims[i];
+        *rank = t->rank;
         return 1;
-    if (n->kind == AST_CALL && (n->flags & AST_F_METHOD) && n->nlist > 0 && n->list[0]->kind == AST_NAME &&
-        strcmp(n->list[0]->name, name) == 0)
+    }
+    case AST_INDEX: {
+        int64_t all[CFX_MAX_RANK];
+        int r = 0;
+        if (shape_value(C, e, n->a, 0, all, &r) < 0)
+            return -1;
+        const ast_node *sl = n->list[0];
+        int64_t lo = 0, hi = r;
+        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
+            return -1;
+        lo = lo < 0 ? lo + r : lo;
+        hi = hi < 0 ? hi + r : hi;
+        lo = lo < 0 ? 0 : lo > r ? r : lo;
+        hi = hi < lo ? lo : hi > r ? r : hi;
+        for (int64_t i = lo; i < hi; i++)
+            dims[i - lo] = all[i];
+        *rank = (int)(hi - lo);
         return 1;
-    const ast_node *kids[4] = {n->a, n->b, n->c, n->d};
-    for (int i = 0; i < 4; i++)
-        if (check_mutates_list(kids[i], name))
-            return 1;
-    for (int i = 0; i < n->nlist; i++)
-        if (check_mutates_list(n->list[i], name))
-            return 1;
+    }
+    case AST_TUPLE:
+    case AST_LIST:
+        if (n->nlist > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < n->nlist; i++)
+            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
+                return -1;
+        *rank = n->nlist;
+        return 1;
+    default: { /* a + b */
+        int64_t b[CFX_MAX_RANK];
+        int ra = 0, rb = 0;
+        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
+            return -1;
+        if (ra + rb > CFX_MAX_RANK) {
+            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+            return -1;
+        }
+        for (int i = 0; i < rb; i++)
+            dims[ra + i] = b[i];
+        *rank = ra + rb;
+        return 1;
+    }
+    }
+}
+
+/* The type of a shape given as a value, with dtype dt; reported when it is none. */
+static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
+{
+    int64_t dims[CFX_MAX_RANK];
+    int rank = 0;
+    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->dtype = (cfx_dtype)dt;
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1) {
+            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
+                       (long long)dims[i]);
+            return -1;
+        }
+        out->dims[i] = dims[i];
+    }
+    return check_written_type(C, out, a->line, a->col);
+}
+
+/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
+ * each is an integer known at compile time, or a shape, spliced in. */
+static int resolve_dims(checker *C, env *e, ast_node *a)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = a->ty.dtype;
+    for (int i = 0; i < a->nlist; i++) {
+        ast_node *d = a->list[i];
+        int64_t dims[CFX_MAX_RANK];
+        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
+        if (sv < 0)
+            return -1;
+        if (sv == 0) {
+            if (known_dim(C, e, d, &dims[0]) < 0)
+                return -1;
+            r = 1;
+        }
+        for (int j = 0; j < r; j++) {
+            if (t.rank == CFX_MAX_RANK) {
+                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
+                return -1;
+            }
+            if (dims[j] < 1) {
+                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
+                           (long long)dims[j]);
+                return -1;
+            }
+            t.dims[t.rank++] = dims[j];
+        }
+    }
+    a->ty = t;
     return 0;
 }
 
@@ -3414,48 +3490,6 @@ static int check_reshape(checker *C, env *e, ast_node *n, int nwant)
         return -1;
     }
     n->ty = t;
-    return 0;
-}
-
-/* `a if c else b`: c is a one-element bool and only the chosen value is evaluated; both values
- * have one type (a literal takes the other's dtype). A known c folds to its value, and the
- * other is then not checked, like the dead arm of an if. */
-static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
-{
-    char b1[TYBUF], b2[TYBUF];
-    if (check_expr(C, e, n->a, -1) < 0) {
-        check_expr(C, e, n->b, want);
-        check_expr(C, e, n->c, want);
-        return -1;
-    }
-    if (n->a->ty.dtype != CFX_BOOL || type_count(&n->a->ty) != 1) {
-        diag_error(C->d, n->a->line, n->a->col,
-                   "the condition of 'a if c else b' must be a one-element bool, got %s "
-                   "(where(c, a, b) chooses element by element)",
-                   tystr(&n->a->ty, b1));
-        return -1;
-    }
-    const check_note *kc = n->a->note;
-    if (kc->known) {
-        ast_node *v = kc->ival ? n->b : n->c;
-        if (check_expr(C, e, v, want) < 0)
-            return -1;
-        n->ty = v->ty;
-        *check_note_of(C, n) = *(const check_note *)v->note;
-        return 0;
-    }
-    cfx_type shape;
-    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
-        return -1;
-    cfx_type sb = n->b->ty, sc = n->c->ty;
-    sb.dtype = sc.dtype = shape.dtype;
-    if (!check_same_type(&sb, &sc)) {
-        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
-                   tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
-        return -1;
-    }
-    n->ty = shape; /* the values' shape, and the dtype they promote to */
-    check_note_of(C, n)->known = 0;
     return 0;
 }
 
@@ -3696,6 +3730,7 @@ static int shape_tuple(checker *C, env *e, ast_node *n)
     return 0;
 }
 
+/* ---- conditional expressions, `is` and narrowing, value hints, the expression dispatch ------- */
 /* How messages spell a binary node's operator: `+`, or `+=` for an augmented assignment. */
 static const char *infix_name(const ast_node *n)
 {
@@ -3712,6 +3747,48 @@ static const char *infix_name(const ast_node *n)
         }
     }
     return op_infix[n->op];
+}
+
+/* `a if c else b`: c is a one-element bool and only the chosen value is evaluated; both values
+ * have one type (a literal takes the other's dtype). A known c folds to its value, and the
+ * other is then not checked, like the dead arm of an if. */
+static int check_cond_expr(checker *C, env *e, ast_node *n, int want)
+{
+    char b1[TYBUF], b2[TYBUF];
+    if (check_expr(C, e, n->a, -1) < 0) {
+        check_expr(C, e, n->b, want);
+        check_expr(C, e, n->c, want);
+        return -1;
+    }
+    if (n->a->ty.dtype != CFX_BOOL || type_count(&n->a->ty) != 1) {
+        diag_error(C->d, n->a->line, n->a->col,
+                   "the condition of 'a if c else b' must be a one-element bool, got %s "
+                   "(where(c, a, b) chooses element by element)",
+                   tystr(&n->a->ty, b1));
+        return -1;
+    }
+    const check_note *kc = n->a->note;
+    if (kc->known) {
+        ast_node *v = kc->ival ? n->b : n->c;
+        if (check_expr(C, e, v, want) < 0)
+            return -1;
+        n->ty = v->ty;
+        *check_note_of(C, n) = *(const check_note *)v->note;
+        return 0;
+    }
+    cfx_type shape;
+    if (check_pair(C, e, n, "if-else", n->b, n->c, &shape, want, n->a, 1, 0) < 0)
+        return -1;
+    cfx_type sb = n->b->ty, sc = n->c->ty;
+    sb.dtype = sc.dtype = shape.dtype;
+    if (!ast_same_type(&sb, &sc)) {
+        diag_error(C->d, n->line, n->col, "the values of 'a if c else b' have different shapes: %s and %s",
+                   tystr(&n->b->ty, b1), tystr(&n->c->ty, b2));
+        return -1;
+    }
+    n->ty = shape; /* the values' shape, and the dtype they promote to */
+    check_note_of(C, n)->known = 0;
+    return 0;
 }
 
 /* `x is None` and `x is not None` (and `None is x`): x is a variable, and the test a bool, known
@@ -3990,7 +4067,7 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
     }
 }
 
-/* ---- calls ------------------------------------------------------------------------------------ */
+/* ---- calls: graphs and their arguments, type arguments, makers, ops, reductions -------------- */
 /* The graph called `name` (the first one, if the parser let a duplicate through), or -1. */
 static int check_graph_find(const checker *C, const char *name)
 {
@@ -4141,7 +4218,7 @@ static int check_args_against(checker *C, env *e, ast_node *n, const ast_graph *
             bad = 1; /* the parameter's type did not parse: reported there */
             continue;
         }
-        if (p >= 0 && !check_same_type(&v->ty, param_type(g, k, p))) {
+        if (p >= 0 && !ast_same_type(&v->ty, param_type(g, k, p))) {
             if (a->kind == AST_KWARG)
                 diag_error(C->d, v->line, v->col, "argument '%s' of '%s' must be %s, got %s", a->name, shown(n->name),
                            tystr(param_type(g, k, p), b1), tystr(&v->ty, b2));
@@ -4192,164 +4269,6 @@ static int want_count(checker *C, ast_node *n, int nresults, int nwant)
         diag_error(C->d, n->line, n->col, "'%s' returns %d result%s, but %d names are assigned", n->name,
                    nresults, nresults == 1 ? "" : "s", nwant);
     return -1;
-}
-
-/* The syntax of a shape given as a value; lists `[2, 3]` count when `lists`. */
-static int shape_syntax(const ast_node *n, int lists)
-{
-    if (!n)
-        return 0;
-    switch (n->kind) {
-    case AST_ATTR:
-        return strcmp(n->name, "shape") == 0;
-    case AST_INDEX:
-        return !n->b && n->nlist == 1 && n->list[0]->kind == AST_SLICE && n->a && n->a->kind == AST_ATTR &&
-               strcmp(n->a->name, "shape") == 0;
-    case AST_TUPLE:
-        return 1;
-    case AST_LIST:
-        return lists;
-    case AST_BINARY:
-        return n->op == OP_ADD && shape_syntax(n->a, 0) && shape_syntax(n->b, 0);
-    default:
-        return 0;
-    }
-}
-
-/* A dimension of a shape given as a value: an integer known at compile time. */
-static int known_dim(checker *C, env *e, ast_node *d, int64_t *out)
-{
-    if (check_expr(C, e, d, CFX_I32) < 0)
-        return -1;
-    const check_note *k = d->note;
-    if (!k->known || !is_int(d->ty.dtype)) {
-        diag_error(C->d, d->line, d->col, "a dimension is an integer known at compile time (a literal, len(x), "
-                   "x.shape[i], or arithmetic on them), got %s", k->known ? tystr(&d->ty, (char[TYBUF]){0}) :
-                   "a value known only at run time");
-        return -1;
-    }
-    *out = k->ival;
-    return 0;
-}
-
-static int shape_value(checker *C, env *e, ast_node *n, int lists, int64_t *dims, int *rank)
-{
-    if (!shape_syntax(n, lists))
-        return 0;
-    switch (n->kind) {
-    case AST_ATTR: {
-        if (check_expr(C, e, n->a, -1) < 0)
-            return -1;
-        const cfx_type *t = &n->a->ty;
-        if (t->rank < 0) {
-            diag_error(C->d, n->line, n->col, "a list has no shape: len(xs) is its length");
-            return -1;
-        }
-        for (int i = 0; i < t->rank; i++)
-            dims[i] = t->dims[i];
-        *rank = t->rank;
-        return 1;
-    }
-    case AST_INDEX: {
-        int64_t all[CFX_MAX_RANK];
-        int r = 0;
-        if (shape_value(C, e, n->a, 0, all, &r) < 0)
-            return -1;
-        const ast_node *sl = n->list[0];
-        int64_t lo = 0, hi = r;
-        if ((sl->a && known_dim(C, e, sl->a, &lo) < 0) || (sl->b && known_dim(C, e, sl->b, &hi) < 0))
-            return -1;
-        lo = lo < 0 ? lo + r : lo;
-        hi = hi < 0 ? hi + r : hi;
-        lo = lo < 0 ? 0 : lo > r ? r : lo;
-        hi = hi < lo ? lo : hi > r ? r : hi;
-        for (int64_t i = lo; i < hi; i++)
-            dims[i - lo] = all[i];
-        *rank = (int)(hi - lo);
-        return 1;
-    }
-    case AST_TUPLE:
-    case AST_LIST:
-        if (n->nlist > CFX_MAX_RANK) {
-            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-            return -1;
-        }
-        for (int i = 0; i < n->nlist; i++)
-            if (known_dim(C, e, n->list[i], &dims[i]) < 0)
-                return -1;
-        *rank = n->nlist;
-        return 1;
-    default: { /* a + b */
-        int64_t b[CFX_MAX_RANK];
-        int ra = 0, rb = 0;
-        if (shape_value(C, e, n->a, 0, dims, &ra) < 0 || shape_value(C, e, n->b, 0, b, &rb) < 0)
-            return -1;
-        if (ra + rb > CFX_MAX_RANK) {
-            diag_error(C->d, n->line, n->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-            return -1;
-        }
-        for (int i = 0; i < rb; i++)
-            dims[ra + i] = b[i];
-        *rank = ra + rb;
-        return 1;
-    }
-    }
-}
-
-/* The type of a shape given as a value, with dtype dt; reported when it is none. */
-static int shape_type(checker *C, env *e, ast_node *a, int dt, cfx_type *out)
-{
-    int64_t dims[CFX_MAX_RANK];
-    int rank = 0;
-    if (shape_value(C, e, a, 1, dims, &rank) <= 0)
-        return -1;
-    memset(out, 0, sizeof *out);
-    out->dtype = (cfx_dtype)dt;
-    out->rank = rank;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 1) {
-            diag_error(C->d, a->line, a->col, "a dimension of a shape is a positive integer, got %lld",
-                       (long long)dims[i]);
-            return -1;
-        }
-        out->dims[i] = dims[i];
-    }
-    return check_written_type(C, out, a->line, a->col);
-}
-
-/* A type written with dimensions that are expressions, f32[x.shape[0], n] or f32[x.shape]:
- * each is an integer known at compile time, or a shape, spliced in. */
-static int resolve_dims(checker *C, env *e, ast_node *a)
-{
-    cfx_type t;
-    memset(&t, 0, sizeof t);
-    t.dtype = a->ty.dtype;
-    for (int i = 0; i < a->nlist; i++) {
-        ast_node *d = a->list[i];
-        int64_t dims[CFX_MAX_RANK];
-        int r = 0, sv = shape_value(C, e, d, 0, dims, &r);
-        if (sv < 0)
-            return -1;
-        if (sv == 0) {
-            if (known_dim(C, e, d, &dims[0]) < 0)
-                return -1;
-            r = 1;
-        }
-        for (int j = 0; j < r; j++) {
-            if (t.rank == CFX_MAX_RANK) {
-                diag_error(C->d, a->line, a->col, "a shape has at most %d dimensions", CFX_MAX_RANK);
-                return -1;
-            }
-            if (dims[j] < 1) {
-                diag_error(C->d, d->line, d->col, "a dimension of a shape is a positive integer, got %lld",
-                           (long long)dims[j]);
-                return -1;
-            }
-            t.dims[t.rank++] = dims[j];
-        }
-    }
-    a->ty = t;
-    return 0;
 }
 
 /* A type argument: zeros(f32[3]), cast(x, f64). */
@@ -4957,7 +4876,7 @@ const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int
     return &call->ty;
 }
 
-/* ---- the environment -------------------------------------------------------------------- */
+/* ---- the environment: notes, variables, interned types, the per-path state ------------------- */
 static check_note *check_note_of(checker *C, ast_node *n)
 {
     if (!n->note) {
@@ -5061,7 +4980,7 @@ static int32_t check_type_id(checker *C, const cfx_type *t)
             int32_t id = C->type_hash[h] - 1;
             if (id < 0)
                 break;
-            if (check_same_type(&C->types[id], t))
+            if (ast_same_type(&C->types[id], t))
                 return id;
         }
     }
@@ -5163,7 +5082,7 @@ static void env_restore(checker *C, env *e, int mark, int live)
 
 static int check_new_stamp(checker *C) { return ++C->stampgen; }
 
-/* ---- the call graph ------------------------------------------------------------------- */
+/* ---- the call graph: its strongly connected components and inlined sizes --------------------- */
 /* Appends to *edges the graphs that tree n calls (each once: stamp[h] == from marks h seen). */
 typedef struct edgelist {
     int *v;

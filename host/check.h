@@ -91,23 +91,34 @@ typedef struct check_note { /* the ints first: no padding, as there is one note 
                           argument (an AST_KWARG's value when given by name), -1 for its default */
 } check_note;
 
-/* Checks every graph of the module. ctx (may be NULL) gives the registered kernels.
- * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
-int check_module(ast_module *m, const cfx_context *ctx, diag *d);
+/* Checking is a stage of the pipeline, which compile.c runs (compile_check) with desugaring
+ * (desugar.h) in this order:
+ *   check_constants, desugar_module, check_begin,
+ *   then for each graph in order desugar_graph and check_one_graph, and last check_end.
+ * A graph is desugared just before it is checked, not every graph first, so that a file's
+ * messages come graph by graph, each graph's desugaring's before its checking's; the sizes
+ * check_begin bounds are those of the trees desugar_module leaves (before desugar_graph). */
+typedef struct checker checker;
 
-/* The constant of the module called `name` (an index of m->consts), or -1; m was checked. */
-int check_const_find(const ast_module *m, const char *name);
+/* Sorts the module's constants by name (ast_const_find), and reports a graph, a parameter or
+ * a result that has the name of one. -1 when out of memory. */
+int check_constants(ast_module *m, diag *d);
+/* Begins checking m, whose lambdas and nested graphs desugar_module has expanded: finds the
+ * call graph and reports a graph too large once its calls are inlined. ctx (may be NULL) gives
+ * the registered kernels. NULL when out of memory (reported). */
+checker *check_begin(ast_module *m, const cfx_context *ctx, diag *d);
+/* Checks graph gi, desugared (desugar_graph), annotating its tree. -1 when out of memory: check
+ * no further graph. */
+int check_one_graph(checker *C, int gi);
+/* Ends checking and frees C; reports "out of memory" when oom (the caller ran out) or the
+ * checker did. */
+void check_end(checker *C, int oom);
 
 /* The type of result i of a checked call (a graph's or a kernel's; for an op, its one result). */
 const cfx_type *check_result_type(const ast_module *m, const ast_node *call, int i);
 
-/* 1 if statement n (a block, a loop, ...) assigns `name` anywhere inside, as a target or a
- * loop variable. */
-int check_assigns(const ast_node *n, const char *name);
 /* The type of a list's items taken together: [capacity, item...] (its variable, stack(xs)). */
 cfx_type check_list_data_type(const check_list *l);
-/* 1 if tree n may change list `name`: assigns it or one of its items, or calls a method on it. */
-int check_mutates_list(const ast_node *n, const char *name);
 
 /* Which variable an index of tensor expression x selects in, for messages: x itself when it
  * is a name (returns 0), or the name under rows taken one by one (x[i][j] indexes dimension 1
@@ -116,8 +127,5 @@ int check_index_base(const ast_node *x, const char **name);
 
 /* Writes a type as messages show it: `i32[]` for a scalar, `f32[3]`, `f32[2, 3]`. */
 char *check_type_str(const cfx_type *t, char *buf, size_t len);
-
-/* 1 if the two types have the same dtype and shape. */
-int check_same_type(const cfx_type *a, const cfx_type *b);
 
 #endif

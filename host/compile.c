@@ -8,6 +8,7 @@
 #include "ast.h"
 #include "check.h"
 #include "context.h"
+#include "desugar.h"
 #include "strbuf.h"
 #include "value.h"
 #include "diag.h"
@@ -224,7 +225,7 @@ static void bind_constants(ast_module *m, const char *dir, const cfx_constant *t
                        "gives it another", c->name);
             continue;
         }
-        if (!check_same_type(&c->type, &e->type)) {
+        if (!ast_same_type(&c->type, &e->type)) {
             const char *t2 = e->type.rank < 0 || e->type.rank > CFX_TYPE_MAX_RANK || (unsigned)e->type.dtype > CFX_BOOL
                                  ? "no type"
                                  : check_type_str(&e->type, b2, sizeof b2);
@@ -257,6 +258,23 @@ static void bind_constants(ast_module *m, const char *dir, const cfx_constant *t
         }
     }
     free(given);
+}
+
+int compile_check(ast_module *m, const cfx_context *ctx, diag *d)
+{
+    int before = d->errors;
+    if (check_constants(m, d) < 0 || desugar_module(m, ctx, d) < 0) {
+        diag_error(d, 1, 1, "out of memory");
+        return d->errors - before;
+    }
+    checker *C = check_begin(m, ctx, d);
+    if (!C)
+        return d->errors - before;
+    int oom = 0;
+    for (int gi = 0; gi < m->ngraphs && !oom; gi++)
+        oom = desugar_graph(m, gi, ctx, d) < 0 || check_one_graph(C, gi) < 0;
+    check_end(C, oom);
+    return d->errors - before;
 }
 
 static char *folder_of(const char *file)
@@ -306,14 +324,14 @@ int compile_source_with(const cfx_context *ctx, const char *file, const char *sr
         /* every independent error is reported: check what parsed (its broken statements stand
          * for what they may have assigned, quietly), then stop before lowering */
         if (m->ngraphs > 0)
-            check_module(m, ctx, &d);
+            compile_check(m, ctx, &d);
         goto fail;
     }
     if (m->ngraphs == 0) {
         diag_error(&d, 1, 1, "the file holds no graph");
         goto fail;
     }
-    if (check_module(m, ctx, &d) > 0)
+    if (compile_check(m, ctx, &d) > 0)
         goto fail;
     out->graphs = calloc((size_t)m->ngraphs, sizeof *out->graphs);
     if (!out->graphs) {

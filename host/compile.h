@@ -1,6 +1,7 @@
 /* compile.h: source text -> one checked, lowered and validated program per graph.
  *
- * The glue between the stages (parse, check, lower, validate) for the API (api.c). */
+ * The glue between the stages for the API (api.c): parse, then desugar and check graph by
+ * graph (compile_check), then lower and validate. */
 #ifndef CFX_COMPILE_H
 #define CFX_COMPILE_H
 
@@ -8,6 +9,9 @@
 
 #include "cfx.h"
 #include "program.h"
+
+struct ast_module; /* ast.h */
+struct diag;       /* diag.h */
 
 typedef struct compiled_value {
     char *name;
@@ -48,5 +52,10 @@ int compile_source_with(const cfx_context *ctx, const char *file, const char *sr
                         const cfx_constant *constants, int nconstants, compiled_module *out, char **diagnostics);
 
 void compiled_module_free(compiled_module *m);
+
+/* The front of the pipeline after parsing: desugars and checks every graph of m, one graph
+ * after the other (the order is check.h's). ctx (may be NULL) gives the registered kernels.
+ * Returns the number of errors reported to d (0: the tree is annotated and may be lowered). */
+int compile_check(struct ast_module *m, const cfx_context *ctx, struct diag *d);
 
 #endif

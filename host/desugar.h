@@ -1,6 +1,7 @@
 /* desugar.h: rewrites Python's shorthand before checking (desugar.c): list comprehensions
  * into the loops that fill a list, variables that hold a shape into that shape, variables
- * that hold a tuple into one variable per item. */
+ * that hold a tuple into one variable per item. A stage of the pipeline that compile.c runs
+ * (compile_check), each graph just before it is checked (check.h gives the order). */
 #ifndef CFX_DESUGAR_H
 #define CFX_DESUGAR_H
 

@@ -477,11 +477,11 @@ static int32_t lower_var(lowerer *L, const char *name, const cfx_type *t)
         uint32_t mask = (uint32_t)sc->hashcap - 1;
         for (uint32_t h = name_hash(name) & mask; sc->hash[h]; h = (h + 1) & mask) {
             const var_slot *v = &sc->vars[sc->hash[h] - 1];
-            if (strcmp(v->name, name) == 0 && check_same_type(&v->ty, t))
+            if (strcmp(v->name, name) == 0 && ast_same_type(&v->ty, t))
                 return v->slot;
         }
     }
-    int k = L->m->nconsts ? check_const_find(L->m, name) : -1;
+    int k = L->m->nconsts ? ast_const_find(L->m, name) : -1;
     if (k >= 0)
         return module_const(L, k);
     char full[160];
@@ -891,13 +891,13 @@ static void lower_for_zip(lowerer *L, ast_node *n, int kind)
         if (l) {
             src[k] = list_data(L, l);
             len[k] = lower_copy_to(L, lower_temp(L, &i32), list_len(L, l));
-            if (check_mutates_list(n->d, l->name)) {
+            if (ast_mutates_list(n->d, l->name)) {
                 cfx_type t = check_list_data_type(l);
                 src[k] = lower_copy_to(L, lower_temp(L, &t), src[k]);
             }
         } else {
             src[k] = lower_expr(L, it, -1);
-            if (it->kind == AST_NAME && check_assigns(n->d, it->name))
+            if (it->kind == AST_NAME && ast_assigns(n->d, it->name))
                 src[k] = lower_copy_to(L, lower_temp(L, &it->ty), src[k]);
             len[k] = -1;
             if (known < 0 || it->ty.dims[0] < known)
@@ -971,7 +971,7 @@ static void lower_for_each(lowerer *L, ast_node *n)
     at(L, n);
     int32_t x = lower_expr(L, n->a, -1);
     /* the rows are those of x before the loop, whatever the body assigns */
-    if (n->a->kind == AST_NAME && check_assigns(n->d, n->a->name))
+    if (n->a->kind == AST_NAME && ast_assigns(n->d, n->a->name))
         x = lower_copy_to(L, lower_temp(L, &n->a->ty), x);
     int32_t rows = (int32_t)n->a->ty.dims[0];
     cfx_type row = n->a->ty;
@@ -1306,7 +1306,7 @@ static int32_t spread(lowerer *L, int32_t s, int32_t d)
         return s;
     cfx_type to = L->info[d].ty;
     to.dtype = (cfx_dtype)L->info[s].dtype;
-    if (check_same_type(&to, &L->info[s].ty))
+    if (ast_same_type(&to, &L->info[s].ty))
         return s;
     int32_t t = lower_temp(L, &to);
     lower_emit(L, REC_BROADCAST, 0, t, s, 0, 0);
@@ -1958,7 +1958,7 @@ static void lower_inline_call(lowerer *L, ast_node *call, int32_t *outs, int nou
     L->loop = NULL; /* break and continue never leave a graph */
     L->depth++;
     for (int i = 0; i < g->nparams && !L->failed; i++) {
-        if (check_assigns(g->body, g->params[i].name))
+        if (ast_assigns(g->body, g->params[i].name))
             lower_copy_to(L, lower_var(L, g->params[i].name, &g->params[i].type), args[i]);
         else
             lower_bind_var(L, g->params[i].name, &g->params[i].type, args[i]);

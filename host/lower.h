@@ -1,8 +1,8 @@
 /* lower.h: a checked graph -> one flat program of records (program.h).
  *
- * The tree must have passed check_module() without errors: the lowering trusts the types
- * and the folding decisions the checker left in the tree (check.h). Calls to other graphs
- * are inlined; structured control flow becomes jumps. */
+ * The tree must have passed compile_check() (compile.h) without errors: the lowering trusts
+ * the types and the folding decisions the checker left in the tree (check.h). Calls to other
+ * graphs are inlined; structured control flow becomes jumps. */
 #ifndef CFX_LOWER_H
 #define CFX_LOWER_H
 

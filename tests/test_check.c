@@ -116,7 +116,7 @@ static ast_module *checked(const char *src, int *errors, char **text)
     diag_init(&d, "t.cfx", src, strlen(src));
     ast_module *m = parse_module(src, strlen(src), &d);
     CHECK_INT(d.errors, 0);
-    *errors = m ? check_module(m, NULL, &d) : -1;
+    *errors = m ? compile_check(m, NULL, &d) : -1;
     *text = diag_take(&d);
     diag_free(&d);
     return m;
@@ -286,7 +286,7 @@ static void switch_duplicates(void)
         sw->list[2999]->ival = 0;        /* the first case's value, at the end */
         sw->list[1500]->ival = 1499 * 65536; /* its neighbour's */
         sw->list[7]->ival = -5;          /* a new value: no error */
-        CHECK_INT(check_module(m, NULL, &d), 2);
+        CHECK_INT(compile_check(m, NULL, &d), 2);
         char *text = diag_take(&d);
         CHECK_STR(text ? text : "",
                   "t.cfx:1504:5: error: duplicate case 98238464\n    case 98304000 { y = 1500 }\n    ^\n"
