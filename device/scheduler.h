@@ -8,10 +8,6 @@
 #define CFX_SCHEDULER_H
 
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <stdio.h>
-#include <math.h>
 
 #include "hd.h"
 #include "plan.h"

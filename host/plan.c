@@ -497,7 +497,7 @@ int sched_writes(const cfx_prog *p, const cfx_record *r, int32_t s)
     }
 }
 
-/* The batches of the split reductions (see the top comment): for each combine i that is not
+/* The batches of the split reductions (see plan.h's top comment): for each combine i that is not
  * itself in a batch, the later combines j of the same straight run (no control record, no
  * jump target, nothing that ends the launch, outside regions, up to the next TICK) whose
  * inputs no record in (i, j) writes and whose result none touches. `target` (nrecords) marks
