@@ -844,7 +844,7 @@ static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
         fall_back(x, msg);
         return 0;
     }
-    sched_opts so = {x->product_min, 0, 1, 1}; /* the generator's plan's */
+    sched_opts so = plan_options_compiled(x->product_min); /* the generator's plan's */
     for (int32_t i = 0; i < p->nrecords; i++) {
         /* the products the kernel ends its launch at (its CALLs are captured at the first run) */
         if (p->records[i].kind != REC_MATMUL || !sched_record_launches(p, &p->records[i], &so))
@@ -885,7 +885,7 @@ static int capture_calls(comp_exec *x, const exec_run *run, char *err, size_t er
         memcpy(k, run->kernels, sizeof *k * (size_t)p->nkernels);
     free(x->captured);
     x->captured = NULL;
-    sched_opts so = {x->product_min, 0, 1, 1}; /* the generator's plan's */
+    sched_opts so = plan_options_compiled(x->product_min); /* the generator's plan's */
     for (int32_t i = 0; i < p->nrecords; i++) {
         if (p->records[i].kind != REC_CALL || !sched_record_launches(p, &p->records[i], &so))
             continue;

@@ -7,7 +7,7 @@
  * The helpers mirror the interpreter's (device/persistent_kernel.cuh) so that both modes take
  * the same decisions: the same grid barrier (kernels/grid.cuh's counting barrier, watching the
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
- * flag while it waits) and the same split of items over blocks (scheduler.h's sched_share)
+ * flag while it waits) and the same split of items over blocks (plan.h's sched_share)
  * are written again here, because NVRTC compiles only what it is handed, without the CUDA
  * runtime's headers that the interpreter's device code includes. The fixed-order block
  * reduction and the tiled matrix product are shared (kernels/block.cuh).
@@ -182,7 +182,7 @@ typedef struct ck_args {
                                       * the program's order of them), added at each launch's end */
     ck_progress *progress;     /* per block, host-mapped; NULL: none */
     uint8_t *alt;              /* the second buffers of the tensors that alternate by loop
-                                * iteration (cgen_info.alt_bytes; scheduler.h's alt_tick) */
+                                * iteration (cgen_info.alt_bytes; plan.h's alt_tick) */
 } ck_args;
 
 /* Device code; also compiled by a host C++ compiler where tests/ck_host.h stands in for CUDA
@@ -378,7 +378,7 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
     return s_stop;
 }
 
-/* sched_share (device/scheduler.h): block `block` of `nblocks` takes items [lo, hi). */
+/* sched_share (host/plan.h): block `block` of `nblocks` takes items [lo, hi). */
 static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, int64_t nblocks,
                                                 int64_t *lo, int64_t *hi)
 {
@@ -417,7 +417,7 @@ static __device__ __noinline__ int ck_combine(const ck_args &a, k_acc *acc, int 
     return 0;
 }
 
-/* A batch of n split reductions (scheduler.h) over one barrier: each one's partial to its
+/* A batch of n split reductions (plan.h) over one barrier: each one's partial to its
  * array, one grid barrier, then each merged as ck_combine merges. Returns 1 if the run stopped. */
 static __device__ __noinline__ int ck_combine_batch(const ck_args &a, k_acc *acc, const int *op,
                                                     const int *dtype, int n, k_acc *red,

@@ -155,7 +155,7 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
 int dev_device_graph(const void *func, void **args, int blocks, int threads, size_t smem, int cooperative,
                      const cudaAccessPolicyWindow *l2, cudaStream_t s, cudaGraph_t *graph, cudaGraphExec_t *exec,
                      char *err, size_t errlen);
-/* The L2 window (scheduler.h's sched_l2_keep picks the tensor): d->l2 becomes an access policy
+/* The L2 window (plan.c's sched_l2_keep picks the tensor): d->l2 becomes an access policy
  * window that keeps slot s's bytes of the arena in L2's set-aside for persisting lines while
  * the kernel runs; s < 0 or `on` 0 clears it. The context's set-aside is raised to what the
  * window needs when it is smaller, never lowered (an application's own setting stays). Where the

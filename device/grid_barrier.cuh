@@ -6,7 +6,7 @@
  * Why our own barrier and not cooperative groups' grid.sync(): grid.sync() needs a
  * cooperative launch, which forbids dynamic parallelism, and the executor keeps device-side
  * launches open to itself; this barrier works in any launch whose grid is resident. It is
- * kernels/grid.cuh's counting barrier (scheduler.h explains when it is passed); a block
+ * kernels/grid.cuh's counting barrier (host/plan.h explains when it is passed); a block
  * spinning in it also watches the run's status, so a block that stopped the run never leaves
  * the others waiting, and block 0 polls the host's cancel flag there (rate-limited by the
  * global timer), so a cancel lands within a fraction of a millisecond even in a loop that

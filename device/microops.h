@@ -2,7 +2,7 @@
  * the translator (plain C, host, once per upload) and the dispatch loop (CFX_HD: the same
  * code on the device and in the CPU tests).
  *
- * A one-block region (scheduler.h: a loop that block 0 runs alone) is interpreted record by
+ * A one-block region (plan.h: a loop that block 0 runs alone) is interpreted record by
  * record otherwise: every record reloads its kind, operands, slots and private offsets,
  * branches over kind x op x dtype, and ends with a block barrier. Its micro-ops are decided
  * once, at upload:

@@ -473,9 +473,8 @@ void *persist_create_opts(const cfx_prog *prog, const persist_opts *o, char *err
     x->blas = blas_new(why, sizeof why);
     if (!x->blas)
         (void)cudaGetLastError();
-    memset(&opts, 0, sizeof opts);
-    opts.launch_product_min = !x->blas ? 0 : o->launch_product_min >= 0 ? o->launch_product_min
-                                                                      : SCHED_LAUNCH_PRODUCT_MIN;
+    opts = plan_options_interp(!x->blas ? 0 : o->launch_product_min >= 0 ? o->launch_product_min
+                                                                         : SCHED_LAUNCH_PRODUCT_MIN);
     x->product_min = opts.launch_product_min;
     if (sched_plan_build_opts(prog, &opts, &x->plan, err, errlen) != 0)
         goto fail;

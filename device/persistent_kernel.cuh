@@ -673,7 +673,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
 
         if (f & SCHED_F_LAUNCH) {
             /* The record's work runs between this launch and the next (never inside a
-             * region: scheduler.h), and every block ends here. Block 0 writes its private
+             * region: plan.h), and every block ends here. Block 0 writes its private
              * copies back first; the kernel's end orders them before that work. */
             if (block == 0)
                 store_private(a, priv);
@@ -789,7 +789,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             break;
         case REC_REDUCE:
         case REC_DOT: {
-            /* A split reduction folds the block's share of itself and of its batch (scheduler.h)
+            /* A split reduction folds the block's share of itself and of its batch (plan.h)
              * into partials, passes one grid barrier, and merges each; a reduction of an earlier
              * batch was done there. */
             if (a.batch_head[pc] >= 0 && c.region < 0)

@@ -47,7 +47,7 @@
 #include <string.h>
 
 #include "kernels.h"
-#include "scheduler.h"
+#include "plan.h"
 #include "source_op.h"
 #include "strbuf.h"
 
@@ -697,9 +697,7 @@ static int build_plan(gen *g)
     if (!g->cuda)
         return 0;
     /* a CALL of a kernel given by its source is written inline, not launched */
-    g->sopts.launch_product_min = g->opt->launch_product_min;
-    g->sopts.inline_calls = 1;
-    g->sopts.alternate = 1; /* scheduler.h: a barrier the kernel can spare with two buffers */
+    g->sopts = plan_options_compiled(g->opt->launch_product_min);
     if (sched_plan_build_opts(g->p, &g->sopts, &g->plan, why, sizeof why) != 0) {
         fail(g, "%s", why);
         return -1;

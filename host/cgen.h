@@ -77,7 +77,7 @@ typedef struct cgen_info {
     int32_t inline_calls;  /* CALLs of kernels given by their source, written inline */
     int32_t alternates;    /* tensors whose two buffers alternate by loop iteration ... */
     int64_t alt_bytes;     /* ... the second buffers' bytes together (ck_args.alt) */
-    int32_t aheads;        /* products computed an iteration ahead (device/scheduler.h) */
+    int32_t aheads;        /* products computed an iteration ahead (host/plan.h) */
 } cgen_info;
 
 /* Appends the source of a complete translation unit for p to out. p must have passed

@@ -1,6 +1,6 @@
 /* cost.c: the cost sheet of a program (`cfx dump --cost`, cfx_dump_cost): what one iteration of
  * each loop costs the two modes of cuda-persistent, read off the plan both follow
- * (device/scheduler.h) and the kernel the code generator writes (host/cgen.c), so that speed
+ * (host/plan.c) and the kernel the code generator writes (host/cgen.c), so that speed
  * work can be judged without a GPU.
  *
  * Per loop (a back edge's target h and the last record that jumps back to it, j: records h to
@@ -10,7 +10,7 @@
  *   grid barriers   the interpreter's from its plan: before a record, at a region's entry, a
  *                   split reduction's combine (one per batch), a region's exit; the compiled
  *                   kernel's counted in the code written, from its own plan, which may spare
- *                   some (a tensor whose two buffers alternate by iteration, scheduler.h)
+ *                   some (a tensor whose two buffers alternate by iteration, plan.h)
  *   block barriers  the interpreter's (one after every record, 2 in a block reduction, 2 in
  *                   a grid barrier) and the compiled kernel's (counted in the code written)
  *   bytes           read and written in device memory by the whole grid, each mode by its
@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "cgen.h"
-#include "scheduler.h"
+#include "plan.h"
 
 /* The defaults of cfx_floors: NVIDIA H100 80GB HBM3, bench_gpu --quick at commit e7ba51c
  * (profiling/results/2026-11-26-h100.md): the counting grid barrier of 264 blocks, one
@@ -159,7 +159,7 @@ int cost_sheet(const cfx_prog *p, int blocks, const cfx_floors *fl, strbuf *out,
                size_t errlen)
 {
     sched_plan plan, cplan;
-    const sched_opts compiled_opts = {0, 0, 1, 1}; /* cgen's plan with this sheet's options */
+    const sched_opts compiled_opts = plan_options_compiled(0); /* cgen's plan with this sheet's options */
     cgen_info info;
     cgen_options opt;
     strbuf code = {0};

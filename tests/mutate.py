@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """mutate.py: the test of the stand-in's tests. Plants small bugs, one at a time, in a scratch
-copy of the tree, in the code that decides GPU correctness (the plan in device/scheduler.h, the
+copy of the tree, in the code that decides GPU correctness (the plan in host/plan.c, the
 generator's barriers in host/cgen.c, kernels/block.cuh, kernels/grid.cuh,
 device/compiled_kernel.cuh), builds what the tests need and runs test_standin, test_cost,
 test_sched, test_gen and test_gen --mutants after each, stopping at the first that fails. A
@@ -127,16 +127,16 @@ MUTATIONS = [
      "    if ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK))\n        grid_barrier(g, i);",
      "    if ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK) && i % 2)\n        grid_barrier(g, i);",
      "the plan's grid barriers before even records, left out"),
-    # device/scheduler.h: plan rules loosened
-    ("sched_batch_write", "device/scheduler.h",
+    # host/plan.c: plan rules loosened
+    ("sched_batch_write", "host/plan.c",
      "                if (sched_writes(p, q, r->b) || (r->kind == REC_DOT && sched_writes(p, q, r->c)) ||",
      "                if ((r->kind == REC_DOT && sched_writes(p, q, r->c)) ||",
      "a reduction joins an earlier batch though a record between writes its operand"),
-    ("sched_batch_target", "device/scheduler.h",
+    ("sched_batch_target", "host/plan.c",
      "            if (target[j] || (plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||",
      "            if ((plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||",
      "a reduction joins an earlier batch across a branch target"),
-    ("sched_batch_touch", "device/scheduler.h",
+    ("sched_batch_touch", "host/plan.c",
      "                    sched_touches(p, q, r->a))\n                    ok = 0;",
      "                    0)\n                    ok = 0;",
      "a reduction joins an earlier batch though a record between touches its result"),

@@ -1,4 +1,5 @@
-/* test_sched.c: the persistent executor's scheduling logic (device/scheduler.h) on CPU threads.
+/* test_sched.c: the persistent executor's scheduling logic (host/plan.c, device/scheduler.h) on
+ * CPU threads.
  *
  * A replica of the device dispatch loop runs programs with one pthread per "block": each
  * takes its share of every split record through sched_share, keeps private copies of
@@ -1606,9 +1607,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         exec_kernel kernels[16];
         if (p->ninputs > 32 || p->nresults > 32 || p->nkernels > 16)
             continue;
-        sched_opts so;
-        memset(&so, 0, sizeof so);
-        so.launch_product_min = co ? co->launch_product_min : 0;
+        sched_opts so = plan_options_interp(co ? co->launch_product_min : 0);
         resolve_kernels(p, kernels);
         CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
         have_mops = mop_translate(p, &plan, &mops, err, sizeof err) == 0;
@@ -1740,7 +1739,7 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
 }
 
 /* Tensors that alternate between two buffers by iteration (sched_opts.alternate, the compiled
- * kernel's plan), by hand from the rule in scheduler.h, on loops over 1024 and 8192 elements
+ * kernel's plan), by hand from the rule in host/plan.c, on loops over 1024 and 8192 elements
  * (not one-block loops):
  * - CG's step: ap is written by the product, read by dot(p, ap) (a combine) and by r's update;
  *   with ap alternating, alpha * ap is a replica computed after the combine and the loop has
@@ -1799,7 +1798,7 @@ static const cfx_prog *plans_of(const char *file, const char *src, compiled_modu
                                 sched_plan *pc)
 {
     char *diag = NULL, err[200];
-    sched_opts interp = {0, 0, 0, 0}, comp = {0, 0, 1, 1};
+    sched_opts interp = plan_options_interp(0), comp = plan_options_compiled(0);
     if (!CHECK_INT(compile_source(NULL, file, src, strlen(src), m, &diag), 0)) {
         fprintf(stderr, "%s: %s\n", file, diag ? diag : "");
         free(diag);
@@ -1857,7 +1856,7 @@ static void test_alternate(void)
 }
 
 /* Products computed an iteration ahead (the compiled kernel's plan): by hand from each loop's
- * shape and barriers (scheduler.h's rule). */
+ * shape and barriers (plan.c's rule). */
 static void test_ahead(void)
 {
     static const struct {
@@ -2224,7 +2223,7 @@ static void test_launch_sites(void)
         compiled_module m;
         char *diag = NULL;
         sched_plan plan;
-        sched_opts so = {10000, 0, 0, 0};
+        sched_opts so = plan_options_interp(10000);
         char err[200];
         if (CHECK_INT(compile_source(NULL, "prods.cfx", products_src, strlen(products_src), &m, &diag), 0)) {
             const cfx_prog *p = m.graphs[0].prog;
@@ -2273,11 +2272,10 @@ static void test_trace_paths(void)
     }
     const cfx_prog *p = m.graphs[0].prog;
     sched_plan plan;
-    sched_opts so;
+    sched_opts so = plan_options_interp(0);
     exec_kernel kernels[16];
     void *in[32] = {0};
     char err[200];
-    memset(&so, 0, sizeof so);
     resolve_kernels(p, kernels);
     CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
     for (int32_t i = 0; i < p->ninputs; i++) {
@@ -2470,10 +2468,9 @@ static void test_hang_report(void)
     }
     const cfx_prog *p = m.graphs[0].prog;
     sched_plan plan;
-    sched_opts so;
+    sched_opts so = plan_options_interp(0);
     void *in[32] = {0};
     char err[200];
-    memset(&so, 0, sizeof so);
     CHECK_INT(sched_plan_build_opts(p, &so, &plan, err, sizeof err), 0);
     for (int32_t i = 0; i < p->ninputs; i++) {
         const cfx_slot *sl = &p->slots[p->inputs[i]];
