@@ -655,6 +655,7 @@ static void release_kernel(comp_exec *x)
     x->lib = NULL;
     x->ready = 0;
 }
+
 static void comp_destroy(void *self)
 {
     comp_exec *x = (comp_exec *)self;
@@ -1000,6 +1001,7 @@ static int32_t comp_pause_pc(const dev_session *s, const dev_state *st)
 {
     return ((const comp_exec *)s)->sync_host.resume == st->record + 1 ? st->record : -1;
 }
+
 /* Hands the printed values to the callback, in program order. */
 static int drain_prints(comp_exec *x, uint32_t used, char *err, size_t errlen)
 {
@@ -1316,6 +1318,7 @@ static int comp_wait(void *self, exec_outcome *out, char *err, size_t errlen)
     }
     return dev_session_wait(&x->s, out, err, errlen);
 }
+
 /* cfx_exec_graph: a run recorded by a capture of this call's own. */
 static int comp_graph(void *self, const exec_run *run, void **graph, char *err, size_t errlen)
 {

@@ -452,6 +452,7 @@ static void persist_describe(dev_session *s)
 {
     describe((persist *)s);
 }
+
 /* Takes the ring's new entries, in order, to the print callback and gives their room back
  * (dev_wait_stream_poll's poll: called while the run goes on and once after, after the
  * session has taken the hang report of a cancelled run). */
@@ -644,10 +645,12 @@ static int persist_run(void *self, const exec_run *run, int async, char *err, si
 fail:
     return dev_session_fail(s);
 }
+
 static int persist_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 {
     return dev_session_wait(&((persist *)self)->s, out, err, errlen);
 }
+
 /* cfx_exec_graph: a run recorded by a capture of this call's own. */
 static int persist_graph(void *self, const exec_run *run, void **graph, char *err, size_t errlen)
 {
