@@ -8,7 +8,8 @@
  * compiled_kernel.cuh).
  *
  * Records that end the kernel's launch (a CALL of a binary application kernel, a product for
- * cuBLAS) are served as the interpreter serves them (persistent.cu): where the device runs
+ * cuBLAS) are served as the interpreter serves them, by the session both modes share
+ * (session.cu; this file supplies the kernel's launch, graph, state and timeline): where the device runs
  * device graph launch, the kernel is built to tail-launch (CK_DEVICE_LAUNCH 1) and is the node
  * of a device-launchable graph, and each such record's work is captured into a graph of its
  * own (a product's at the build, a CALL's at the first run), which the kernel tail-launches
@@ -52,6 +53,7 @@
 #include "exec.h"
 #include "nvtx.h"
 #include "scheduler.h"
+#include "session.h"
 extern "C" { /* strbuf.h is a C header without C++ guards */
 #include "strbuf.h"
 }
@@ -572,7 +574,7 @@ static void cache_store(const char *dir, const char *source, const image *im)
 enum { MODE_COMPILED = 0, MODE_INTERP = 1 }; /* cfx_persistent_mode's values */
 
 typedef struct comp_exec {
-    const cfx_prog *prog;
+    dev_session s;          /* first: the session's callbacks cast it back (session.h) */
     int want;               /* the mode asked for */
     int tried, ready;       /* the kernel was built (ready) or could not be (why) */
     char why[640];
@@ -581,31 +583,18 @@ typedef struct comp_exec {
     const char *cache;      /* "hit", "miss", "off" */
     char arch[16];
     /* the compiled kernel and its memory */
-    dev_prog d;
-    int uploaded;
     cudaLibrary_t lib;
     cudaKernel_t kernel;
-    int nblocks, threads, cooperative;
+    int threads;
     ck_sync *sync;
+    ck_sync sync_host;      /* sync as the last launch left it */
     k_acc *partials;
     uint8_t *publish;
     uint8_t *alt;           /* ck_args.alt: the second buffers of the tensors that alternate */
     uint8_t *print_buf, *print_host;
     uint32_t print_cap;
-    cudaStream_t own;
-    /* records that end the launch (info.launches of them) */
-    blas_ctx *blas;         /* the products' cuBLAS; NULL: every product inline */
-    int64_t product_min;    /* the plan's launch_product_min */
+    /* records that end the launch (info.launches of them; the session serves them) */
     int built_for_tail;     /* the kernel was built with CK_DEVICE_LAUNCH 1 */
-    int device_launch;      /* 1: runs go through main_exec and tail-launch; 0: pause and relaunch */
-    char why_pause[400];    /* why they pause */
-    cudaStream_t capture;   /* sites' graphs are captured here */
-    cudaGraph_t *site_graph; /* per record: the graph of its work, or NULL */
-    cudaGraphExec_t *site_exec;
-    cudaGraphExec_t *site_exec_dev; /* device copy, the kernel's a.site_exec */
-    cudaGraph_t main_graph;
-    cudaGraphExec_t main_exec;
-    exec_kernel *captured;  /* the kernels the CALL sites were captured with, NULL: none yet */
     ck_args main_args;      /* main_exec's argument, fixed at its creation */
     /* the timeline: a traced run needs the kernel built with CK_TRACE, and an untraced one the
      * kernel without, so the executor builds again (from the disk cache after the first time)
@@ -618,57 +607,34 @@ typedef struct comp_exec {
     int32_t nticks;         /* the program's TICK records */
     unsigned long long *clock; /* 8 bytes for dev_clock_offset */
     double clock_ghz;       /* the device's clock, for a launch's stamps whose END was not kept */
-    dev_host_track host;    /* a traced run's host phases, for the trace's host track */
-    exec_progress *progress; /* per block, host-mapped (ck_args.progress): where each block stands */
-    exec_progress *progress_dev;
-    char hang[4096];        /* the last run's hang report, taken when it was cancelled */
     ck_sync sync_init;      /* what sync holds as a run starts (copied from here) */
     /* the interpreter, made when first needed, with the options cfx_set_option gave */
     void *interp;
     persist_opts opts;
-    /* the run in flight */
-    exec_run run;
-    cudaStream_t stream;
-    int in_flight, in_interp;
-    int captured_run;       /* the last run was recorded by the application's capture */
+    /* the run in flight (the session's, or the interpreter's) */
+    int in_interp;
     ck_sync *sync_pinned;   /* sync_init's page-locked copy, which a captured run copies from */
     int rerun;              /* the last run overflowed the print buffer: the interpreter ran it */
-    int paused;             /* the run paused at least once */
-    int forced;             /* a CALL failed at a pause: the outcome is CFX_ERROR at forced_record */
-    int32_t forced_record;
     char detail[1400];      /* cfx_exec_backend_detail's line */
-    struct timespec t_launch;
-    exec_outcome out;
 } comp_exec;
 
-/* The site graphs and the kernel's graph; runs pause afterwards. */
-static void drop_graphs(comp_exec *x)
-{
-    for (int32_t i = 0; x->site_exec && i < x->prog->nrecords; i++) {
-        if (x->site_exec[i]) cudaGraphExecDestroy(x->site_exec[i]);
-        if (x->site_graph[i]) cudaGraphDestroy(x->site_graph[i]);
-        x->site_exec[i] = NULL;
-        x->site_graph[i] = NULL;
-    }
-    if (x->main_exec) cudaGraphExecDestroy(x->main_exec);
-    if (x->main_graph) cudaGraphDestroy(x->main_graph);
-    x->main_exec = NULL;
-    x->main_graph = NULL;
-    x->device_launch = 0;
-}
+/* What the session asks of the compiled kernel (session.h); defined with the run, below. */
+static int comp_ends_launch(const dev_session *s, int32_t i);
+static int comp_device_graph(dev_session *s, int coop, char *why, size_t len);
+static int comp_reset_sync(dev_session *s, char *err, size_t errlen);
+static int comp_launch(dev_session *s, int32_t pc, char *err, size_t errlen);
+static int32_t comp_pause_pc(const dev_session *s, const dev_state *st);
+static int comp_ended(dev_session *s, const dev_state *st, int *handled, char *err, size_t errlen);
+static int comp_timeline(dev_session *s, char *err, size_t errlen);
+
+static const dev_session_mode compiled_session = {
+    "cuda-persistent (compiled)", "compiled kernel", comp_ends_launch, comp_device_graph, comp_reset_sync, comp_launch,
+    comp_pause_pc, NULL, comp_ended, comp_timeline, NULL, NULL,
+};
 
 static void release_kernel(comp_exec *x)
 {
-    drop_graphs(x);
-    free(x->site_exec);
-    free(x->site_graph);
-    free(x->captured);
-    x->site_exec = NULL;
-    x->site_graph = NULL;
-    x->captured = NULL;
-    if (x->uploaded)
-        dev_prog_free(&x->d);
-    x->uploaded = 0;
+    dev_session_free(&x->s);
     if (x->sync) cudaFree(x->sync);
     if (x->partials) cudaFree(x->partials);
     if (x->publish) cudaFree(x->publish);
@@ -676,33 +642,22 @@ static void release_kernel(comp_exec *x)
     if (x->print_buf) cudaFree(x->print_buf);
     if (x->print_host) cudaFreeHost(x->print_host);
     if (x->sync_pinned) cudaFreeHost(x->sync_pinned);
-    if (x->site_exec_dev) cudaFree(x->site_exec_dev);
     if (x->trace) cudaFree(x->trace);
     if (x->trace_count) cudaFree(x->trace_count);
     if (x->tick_counts) cudaFree(x->tick_counts);
     if (x->clock) cudaFree(x->clock);
-    if (x->progress) cudaFreeHost(x->progress);
-    x->progress = NULL;
-    x->progress_dev = NULL;
     x->trace = NULL;
     x->trace_count = NULL;
     x->tick_counts = NULL;
     x->clock = NULL;
-    if (x->own) cudaStreamDestroy(x->own);
-    if (x->capture) cudaStreamDestroy(x->capture);
     if (x->lib) cudaLibraryUnload(x->lib);
-    blas_free(x->blas);
     x->sync = NULL;
     x->partials = NULL;
     x->publish = NULL;
     x->alt = NULL;
     x->print_buf = x->print_host = NULL;
     x->sync_pinned = NULL;
-    x->site_exec_dev = NULL;
-    x->own = NULL;
-    x->capture = NULL;
     x->lib = NULL;
-    x->blas = NULL;
     x->ready = 0;
 }
 
@@ -711,8 +666,8 @@ static void comp_destroy(void *self)
     comp_exec *x = (comp_exec *)self;
     if (!x)
         return;
-    if (x->in_flight && !x->in_interp && x->stream)
-        cudaStreamSynchronize(x->stream);
+    if (x->s.in_flight && !x->in_interp && x->s.stream)
+        cudaStreamSynchronize(x->s.stream);
     if (x->interp)
         dev_persistent_ops.destroy(x->interp);
     release_kernel(x);
@@ -732,7 +687,8 @@ static void *comp_create(const cfx_prog *prog, char *err, size_t errlen)
         return NULL;
     }
     static const persist_opts defaults = PERSIST_OPTS_DEFAULT;
-    x->prog = prog;
+    x->s.mode = &compiled_session;
+    x->s.prog = prog;
     x->opts = defaults;
     x->want = MODE_COMPILED;
     x->cache = "off";
@@ -744,183 +700,39 @@ static ck_args kernel_args(const comp_exec *x, int device_launch)
 {
     ck_args a;
     memset(&a, 0, sizeof a);
-    a.arena = x->d.arena;
-    a.state = (ck_state *)x->d.state;
-    a.control = (const ck_control *)x->d.control_dev;
+    a.arena = x->s.d.arena;
+    a.state = (ck_state *)x->s.d.state;
+    a.control = (const ck_control *)x->s.d.control_dev;
     a.sync = x->sync;
     a.partials = x->partials;
     a.publish = x->publish;
     a.alt = x->alt;
     a.print_buf = x->print_buf;
     a.print_cap = x->print_cap;
-    a.site_exec = (struct CUgraphExec_st *const *)x->site_exec_dev;
+    a.site_exec = (struct CUgraphExec_st *const *)x->s.site_exec_dev;
     a.device_launch = device_launch;
     a.trace = x->trace;
     a.trace_cap = COMP_TRACE_PER_BLOCK;
     a.trace_count = x->trace_count;
     a.tick_counts = x->tick_counts;
-    a.progress = (ck_progress *)x->progress_dev;
+    a.progress = (ck_progress *)x->s.progress_dev;
     return a;
-}
-
-/* ---- records that end the launch --------------------------------------------------------- */
-
-typedef struct site_job {
-    comp_exec *x;
-    int32_t i;
-    const exec_kernel *k; /* a CALL's kernel; NULL for a product */
-} site_job;
-
-/* A product's cuBLAS call, or a CALL's cuda_fn, on stream s (dev_enqueue). */
-static int enqueue_site(void *user, cudaStream_t s, char *err, size_t errlen)
-{
-    const site_job *j = (const site_job *)user;
-    const cfx_prog *p = j->x->prog;
-    const cfx_record *r = &p->records[j->i];
-    if (r->kind == REC_CALL) {
-        int failed = 0;
-        if (dev_call_kernel(&j->x->d, j->k, r, s, &failed, err, errlen) != 0)
-            return 1;
-        if (failed) {
-            snprintf(err, errlen, "kernel '%s' %s", j->k && j->k->name ? j->k->name : "?",
-                     j->k && j->k->cuda_fn ? "reported a failure" : "has no CUDA function");
-            return 1;
-        }
-        return 0;
-    }
-    const cfx_slot *sb = &p->slots[r->b], *sc = &p->slots[r->c];
-    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
-    return blas_matmul(j->x->blas, s, sb->dtype, j->x->d.arena + p->slots[r->a].offset, j->x->d.arena + sb->offset,
-                       j->x->d.arena + sc->offset, sb->dims[0], sb->dims[1], n, err, errlen) == 0 ? 0 : 1;
-}
-
-/* Leaves device graph launch for the pause path, for `why`. */
-static void fall_back(comp_exec *x, const char *why)
-{
-    drop_graphs(x);
-    snprintf(x->why_pause, sizeof x->why_pause, "%s", why);
-}
-
-static int upload_sites(comp_exec *x, char *err, size_t errlen)
-{
-    CUDA_TRY(cudaMemcpyAsync(x->site_exec_dev, x->site_exec, sizeof(cudaGraphExec_t) * (size_t)x->prog->nrecords,
-                             cudaMemcpyHostToDevice, x->own));
-    CUDA_TRY(cudaStreamSynchronize(x->own));
-    return 0;
-fail:
-    return -1;
-}
-
-/* Captures record i's work into site_graph[i] and site_exec[i]: 0; 1 falls back (the reason
- * is kept); -1 for a CUDA failure. */
-static int capture(comp_exec *x, int32_t i, const exec_kernel *k, char *err, size_t errlen)
-{
-    site_job job = {x, i, k};
-    char why[320];
-    int rc = dev_capture_site(x->capture, x->own, enqueue_site, &job, &x->site_graph[i], &x->site_exec[i], why,
-                              sizeof why);
-    if (rc < 0)
-        snprintf(err, errlen, "%s", why);
-    if (rc > 0) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "the %s at record %d: %s", k ? "CALL" : "product", (int)i, why);
-        fall_back(x, msg);
-    }
-    return rc;
-}
-
-/* Device graph launch for a kernel built to tail-launch: the products' graphs and the graph of
- * the kernel itself. Falls back to pausing (with the reason) where anything does not work;
- * -1 only for a CUDA failure that leaves the executor unusable. */
-static int setup_device_launch(comp_exec *x, char *err, size_t errlen)
-{
-    const cfx_prog *p = x->prog;
-    char why[320];
-    int coop = 0;
-    /* asked before the build, answered from memory now: whether the node may be cooperative */
-    if (!persist_probe_device_launch(&coop, why, sizeof why)) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "device graph launch is not available here: %s", why);
-        fall_back(x, msg);
-        return 0;
-    }
-    sched_opts so = plan_options_compiled(x->product_min); /* the generator's plan's */
-    for (int32_t i = 0; i < p->nrecords; i++) {
-        /* the products the kernel ends its launch at (its CALLs are captured at the first run) */
-        if (p->records[i].kind != REC_MATMUL || !sched_record_launches(p, &p->records[i], &so))
-            continue;
-        int rc = capture(x, i, NULL, err, errlen);
-        if (rc != 0)
-            return rc < 0 ? -1 : 0;
-    }
-    if (upload_sites(x, err, errlen) != 0)
-        return -1;
-    x->main_args = kernel_args(x, 1);
-    {
-        void *args[1] = {&x->main_args};
-        if (dev_device_graph((const void *)x->kernel, args, x->nblocks, x->threads, 0, coop && x->cooperative && x->nblocks > 1,
-                             &x->d.l2, x->own, &x->main_graph, &x->main_exec, why, sizeof why) != 0) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "the kernel's graph: %s", why);
-            fall_back(x, msg);
-            return 0;
-        }
-    }
-    x->device_launch = 1;
-    return 0;
-}
-
-/* The CALL sites' graphs, at the first run (or when the kernels changed): each launched CALL's
- * cuda_fn is called once, on the capture stream. One that cannot be captured sends the
- * executor to the pause path, which calls cuda_fn at every CALL. */
-static int capture_calls(comp_exec *x, const exec_run *run, char *err, size_t errlen)
-{
-    const cfx_prog *p = x->prog;
-    exec_kernel *k = (exec_kernel *)calloc((size_t)p->nkernels + 1, sizeof *k);
-    if (!k) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (run->kernels)
-        memcpy(k, run->kernels, sizeof *k * (size_t)p->nkernels);
-    free(x->captured);
-    x->captured = NULL;
-    sched_opts so = plan_options_compiled(x->product_min); /* the generator's plan's */
-    for (int32_t i = 0; i < p->nrecords; i++) {
-        if (p->records[i].kind != REC_CALL || !sched_record_launches(p, &p->records[i], &so))
-            continue;
-        if (x->site_exec[i]) {
-            cudaGraphExecDestroy(x->site_exec[i]);
-            cudaGraphDestroy(x->site_graph[i]);
-            x->site_exec[i] = NULL;
-            x->site_graph[i] = NULL;
-        }
-        int rc = capture(x, i, &k[p->records[i].a], err, errlen);
-        if (rc != 0) {
-            free(k);
-            return rc < 0 ? -1 : 0;
-        }
-    }
-    x->captured = k;
-    return upload_sites(x, err, errlen);
 }
 
 /* The grid and the memory of the kernel, once it is loaded. */
 static int prepare_launch(comp_exec *x, char *err, size_t errlen)
 {
-    const cfx_prog *p = x->prog;
+    const cfx_prog *p = x->s.prog;
     size_t max_print = 0;
     int per_sm = 0;
-    if (dev_prog_upload(&x->d, p, err, errlen) != 0)
+    if (dev_session_upload(&x->s, p, err, errlen) != 0)
         return -1;
-    x->uploaded = 1;
-    dev_l2_window(&x->d, sched_l2_keep(p), x->opts.l2_window);
-    CUDA_TRY(cudaStreamCreateWithFlags(&x->own, cudaStreamNonBlocking));
-    CUDA_TRY(cudaStreamCreateWithFlags(&x->capture, cudaStreamNonBlocking));
+    dev_l2_window(&x->s.d, sched_l2_keep(p), x->opts.l2_window);
+    x->s.nlaunches = x->info.launches;
     /* A program of scalars only runs the same in every thread: one warp does it. Tensors want
      * a block; split work and barriers the grid the device keeps resident at once. */
     x->threads = x->info.needs_block || x->info.needs_grid ? CK_THREADS : 32;
-    x->nblocks = 1;
+    x->s.nblocks = 1;
     if (x->info.needs_grid) {
         CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)x->kernel,
                                                                CK_THREADS, 0));
@@ -929,11 +741,14 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
                      "the compiled kernel does not fit on a multiprocessor of this device");
             return -1;
         }
-        x->nblocks = x->d.sms * (per_sm < 2 ? per_sm : 2);
+        x->s.nblocks = x->s.d.sms * (per_sm < 2 ? per_sm : 2);
     }
-    CUDA_TRY(cudaDeviceGetAttribute(&x->cooperative, cudaDevAttrCooperativeLaunch, x->d.device));
+    CUDA_TRY(cudaDeviceGetAttribute(&x->s.cooperative, cudaDevAttrCooperativeLaunch, x->s.d.device));
     CUDA_TRY(cudaMalloc((void **)&x->sync, sizeof(ck_sync)));
-    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * CK_BATCH_MAX * sizeof(k_acc) * (size_t)x->nblocks));
+    x->s.sync = x->sync;
+    x->s.sync_host = &x->sync_host;
+    x->s.sync_bytes = sizeof x->sync_host;
+    CUDA_TRY(cudaMalloc((void **)&x->partials, 2 * CK_BATCH_MAX * sizeof(k_acc) * (size_t)x->s.nblocks));
     CUDA_TRY(cudaMalloc((void **)&x->publish, 2 * (size_t)x->info.publish_bytes));
     if (x->info.alt_bytes > 0)
         CUDA_TRY(cudaMalloc((void **)&x->alt, (size_t)x->info.alt_bytes));
@@ -950,36 +765,28 @@ static int prepare_launch(comp_exec *x, char *err, size_t errlen)
     CUDA_TRY(cudaMalloc((void **)&x->print_buf, x->print_cap));
     CUDA_TRY(cudaHostAlloc((void **)&x->print_host, x->print_cap, cudaHostAllocDefault));
     CUDA_TRY(cudaHostAlloc((void **)&x->sync_pinned, sizeof(ck_sync), cudaHostAllocDefault));
-    x->site_exec = (cudaGraphExec_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraphExec_t));
-    x->site_graph = (cudaGraph_t *)calloc((size_t)p->nrecords + 1, sizeof(cudaGraph_t));
-    if (!x->site_exec || !x->site_graph) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     if (x->trace_build) {
-        CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(ck_event) * COMP_TRACE_PER_BLOCK * (size_t)x->nblocks));
-        CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->trace, sizeof(ck_event) * COMP_TRACE_PER_BLOCK * (size_t)x->s.nblocks));
+        CUDA_TRY(cudaMalloc((void **)&x->trace_count, sizeof(uint32_t) * (size_t)x->s.nblocks));
         x->nticks = 0;
         for (int32_t i = 0; i < p->nrecords; i++)
             x->nticks += p->records[i].kind == REC_TICK;
         if (x->nticks > 0)
             CUDA_TRY(cudaMalloc((void **)&x->tick_counts,
-                                sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->nblocks));
+                                sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->s.nblocks));
         CUDA_TRY(cudaMalloc((void **)&x->clock, sizeof(unsigned long long)));
         int khz = 0;
-        if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, x->d.device) != cudaSuccess)
+        if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, x->s.d.device) != cudaSuccess)
             (void)cudaGetLastError();
         x->clock_ghz = khz > 0 ? khz / 1e6 : 1.0;
     }
-    CUDA_TRY(cudaHostAlloc((void **)&x->progress, sizeof(exec_progress) * (size_t)x->nblocks, cudaHostAllocMapped));
-    CUDA_TRY(cudaHostGetDevicePointer((void **)&x->progress_dev, x->progress, 0));
-    CUDA_TRY(cudaMalloc((void **)&x->site_exec_dev, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
-    CUDA_TRY(cudaMemset(x->site_exec_dev, 0, sizeof(cudaGraphExec_t) * ((size_t)p->nrecords + 1)));
+    if (dev_session_alloc(&x->s, err, errlen) != 0)
+        return -1;
     /* the upload's copies are ordered on the legacy default stream, which a run on a
      * non-blocking stream does not wait for */
     CUDA_TRY(cudaStreamSynchronize(0));
     if (x->info.launches > 0 && x->built_for_tail)
-        return setup_device_launch(x, err, errlen);
+        return dev_session_device_launch(&x->s, err, errlen);
     return 0;
 fail:
     return -1;
@@ -995,7 +802,7 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
     int rc = -1;
     for (;;) {
         /* the grid is at least a block per multiprocessor (or the kernel does not fit at all) */
-        if (generate(x->prog, 0, tail, x->product_min, x->trace_build, x->min_blocks, &src, &x->info, err,
+        if (generate(x->s.prog, 0, tail, x->s.product_min, x->trace_build, x->min_blocks, &src, &x->info, err,
                      errlen) != 0) {
             char msg[640];
             snprintf(msg, sizeof msg, "the code generator cannot take this program: %s", err);
@@ -1009,7 +816,7 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
         char why[320] = "";
         if (persist_probe_device_launch(&coop, why, sizeof why))
             break;
-        snprintf(x->why_pause, sizeof x->why_pause, "device graph launch is not available here: %s", why);
+        snprintf(x->s.why_pause, sizeof x->s.why_pause, "device graph launch is not available here: %s", why);
         tail = 0;
         sb_free(&src);
     }
@@ -1077,15 +884,15 @@ static void build(comp_exec *x)
     }
     snprintf(x->arch, sizeof x->arch, "%s", im.arch);
     /* the big products go to cuBLAS, as the interpreter's do; without it they stay inline */
-    x->blas = blas_new(blas_why, sizeof blas_why);
-    if (!x->blas)
+    x->s.blas = blas_new(blas_why, sizeof blas_why);
+    if (!x->s.blas)
         (void)cudaGetLastError();
-    x->product_min = !x->blas ? 0 : x->opts.launch_product_min >= 0 ? x->opts.launch_product_min
+    x->s.product_min = !x->s.blas ? 0 : x->opts.launch_product_min >= 0 ? x->opts.launch_product_min
                                                                      : SCHED_LAUNCH_PRODUCT_MIN;
     /* tail launches where wanted (and, build_kernel asks, where the device runs them) */
     tail = x->opts.device_launch;
     if (!tail)
-        snprintf(x->why_pause, sizeof x->why_pause, "pause and relaunch asked for (CFX_OPTION_DEVICE_LAUNCH 0)");
+        snprintf(x->s.why_pause, sizeof x->s.why_pause, "pause and relaunch asked for (CFX_OPTION_DEVICE_LAUNCH 0)");
     if (build_kernel(x, tail, &im, err, sizeof err) != 0) {
         if (!x->built_for_tail || !strstr(err, "could not be loaded")) {
             snprintf(x->why, sizeof x->why, "%s", err);
@@ -1100,7 +907,7 @@ static void build(comp_exec *x)
             snprintf(x->why, sizeof x->why, "%s", err);
             goto done;
         }
-        snprintf(x->why_pause, sizeof x->why_pause, "the kernel that tail-launches does not load here (%s)", first);
+        snprintf(x->s.why_pause, sizeof x->s.why_pause, "the kernel that tail-launches does not load here (%s)", first);
     }
     if (prepare_launch(x, err, sizeof err) != 0) {
         snprintf(x->why, sizeof x->why, "the compiled kernel could not be prepared: %s", err);
@@ -1120,31 +927,84 @@ done:
 static int run_interp(comp_exec *x, const exec_run *run, int async, char *err, size_t errlen)
 {
     if (!x->interp) {
-        x->interp = persist_create_opts(x->prog, &x->opts, err, errlen);
+        x->interp = persist_create_opts(x->s.prog, &x->opts, err, errlen);
         if (!x->interp)
             return -1;
     }
     x->in_interp = 1;
     int rc = dev_persistent_ops.run(x->interp, run, async, err, errlen);
-    x->in_flight = rc == 0;
+    x->s.in_flight = rc == 0;
     if (rc == 0 && !async) {
-        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen);
-        x->in_flight = 0;
+        rc = dev_persistent_ops.wait(x->interp, &x->s.out, err, errlen);
+        x->s.in_flight = 0;
     }
     return rc;
 }
 
 /* ---- a compiled run ------------------------------------------------------------------------ */
 
-/* One launch of the kernel from the host: the run's first, or the next after a pause. */
-static int launch(comp_exec *x, char *err, size_t errlen)
+/* One launch of the kernel (session.h's launch): the run's first, through the kernel's graph
+ * with device launch, or from the host, the first or the next after a pause (which resumes after
+ * the record, sync.resume); cooperatively where the device can: every block is resident before
+ * any waits at the grid barrier (the interpreter launches the same way). Inside the
+ * application's capture without the L2 window. */
+static int comp_launch(dev_session *s, int32_t pc, char *err, size_t errlen)
 {
-    ck_args a = kernel_args(x, 0);
-    void *params[] = {&a};
-    /* cooperatively where the device can: every block is resident before any waits at the
-     * grid barrier (the interpreter launches the same way) */
-    return dev_launch((const void *)x->kernel, params, x->nblocks, x->threads, 0, x->cooperative && x->nblocks > 1,
-                      &x->d.l2, x->stream, err, errlen);
+    comp_exec *x = (comp_exec *)s;
+    if (pc < 0 && s->run_device) {
+        CUDA_TRY(cudaGraphLaunch(s->main_exec, s->stream));
+        return 0;
+    }
+    if (pc >= 0)
+        CUDA_TRY(cudaMemsetAsync(&s->d.state->status, 0, sizeof s->d.state->status, s->stream));
+    {
+        ck_args a = kernel_args(x, 0);
+        void *params[] = {&a};
+        return dev_launch((const void *)x->kernel, params, s->nblocks, x->threads, 0, s->cooperative && s->nblocks > 1,
+                          s->in_capture ? NULL : &s->d.l2, s->stream, err, errlen);
+    }
+fail:
+    return -1;
+}
+
+/* The kernel's graph for device launch: the kernel built to tail-launch as its node. */
+static int comp_device_graph(dev_session *s, int coop, char *why, size_t len)
+{
+    comp_exec *x = (comp_exec *)s;
+    x->main_args = kernel_args(x, 1);
+    void *args[1] = {&x->main_args};
+    return dev_device_graph((const void *)x->kernel, args, s->nblocks, x->threads, 0,
+                            coop && s->cooperative && s->nblocks > 1, &s->d.l2, s->own, &s->main_graph, &s->main_exec,
+                            why, len);
+}
+
+static int comp_ends_launch(const dev_session *s, int32_t i)
+{
+    sched_opts so = plan_options_compiled(s->product_min); /* the generator's plan's */
+    return sched_record_launches(s->prog, &s->prog->records[i], &so);
+}
+
+/* The blocks' shared state as a run starts, with its budget (the kernel's argument is fixed in
+ * main_exec, so the budget is not in it); inside the application's capture from its
+ * page-locked copy, which every replay copies again. */
+static int comp_reset_sync(dev_session *s, char *err, size_t errlen)
+{
+    comp_exec *x = (comp_exec *)s;
+    memset(&x->sync_init, 0, sizeof x->sync_init);
+    x->sync_init.max_iters = s->run.max_iters;
+    if (s->in_capture)
+        *x->sync_pinned = x->sync_init;
+    CUDA_TRY(cudaMemcpyAsync(x->sync, s->in_capture ? x->sync_pinned : &x->sync_init, sizeof(ck_sync),
+                             cudaMemcpyHostToDevice, s->stream));
+    return 0;
+fail:
+    return -1;
+}
+
+/* A pause is at the record the state names, and the next launch resumes after it. */
+static int32_t comp_pause_pc(const dev_session *s, const dev_state *st)
+{
+    return ((const comp_exec *)s)->sync_host.resume == st->record + 1 ? st->record : -1;
 }
 
 /* Hands the printed values to the callback, in program order. */
@@ -1157,17 +1017,17 @@ static int drain_prints(comp_exec *x, uint32_t used, char *err, size_t errlen)
                  used, x->print_cap);
         return -1;
     }
-    CUDA_TRY(cudaMemcpyAsync(x->print_host, x->print_buf, used, cudaMemcpyDeviceToHost, x->stream));
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
+    CUDA_TRY(cudaMemcpyAsync(x->print_host, x->print_buf, used, cudaMemcpyDeviceToHost, x->s.stream));
+    CUDA_TRY(cudaStreamSynchronize(x->s.stream));
     for (uint32_t off = 0; off + sizeof(ck_print_entry) <= used;) {
         ck_print_entry h;
         memcpy(&h, x->print_host + off, sizeof h);
-        if (h.record < 0 || h.record >= x->prog->nrecords || h.bytes < 0) {
+        if (h.record < 0 || h.record >= x->s.prog->nrecords || h.bytes < 0) {
             snprintf(err, errlen, "a corrupt print entry at byte %u of the device's buffer", off);
             return -1;
         }
-        if (x->run.print)
-            x->run.print(x->run.print_user, x->prog, h.record, x->print_host + off + sizeof h);
+        if (x->s.run.print)
+            x->s.run.print(x->s.run.print_user, x->s.prog, h.record, x->print_host + off + sizeof h);
         off += (uint32_t)sizeof h + ((uint32_t)h.bytes + 7u) / 8u * 8u;
     }
     return 0;
@@ -1210,7 +1070,7 @@ static int32_t span_of(const cfx_prog *p, const ck_event *from, const ck_event *
 static int read_timeline(comp_exec *x, uint32_t **counts, uint32_t **kept, ck_event **ev, unsigned long long **ticks,
                          char *err, size_t errlen)
 {
-    size_t nb = (size_t)x->nblocks;
+    size_t nb = (size_t)x->s.nblocks;
     *counts = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     *kept = (uint32_t *)malloc(sizeof(uint32_t) * nb);
     *ev = (ck_event *)malloc(sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK);
@@ -1219,13 +1079,13 @@ static int read_timeline(comp_exec *x, uint32_t **counts, uint32_t **kept, ck_ev
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    CUDA_TRY(cudaMemcpyAsync(*counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->stream));
+    CUDA_TRY(cudaMemcpyAsync(*counts, x->trace_count, sizeof(uint32_t) * nb, cudaMemcpyDeviceToHost, x->s.stream));
     CUDA_TRY(cudaMemcpyAsync(*ev, x->trace, sizeof(ck_event) * nb * COMP_TRACE_PER_BLOCK, cudaMemcpyDeviceToHost,
-                             x->stream));
+                             x->s.stream));
     if (x->nticks > 0)
         CUDA_TRY(cudaMemcpyAsync(*ticks, x->tick_counts, sizeof(unsigned long long) * (size_t)x->nticks,
-                                 cudaMemcpyDeviceToHost, x->stream));
-    CUDA_TRY(cudaStreamSynchronize(x->stream));
+                                 cudaMemcpyDeviceToHost, x->s.stream));
+    CUDA_TRY(cudaStreamSynchronize(x->s.stream));
     for (size_t b = 0; b < nb; b++)
         (*kept)[b] = ck_timeline_ns(*ev + b * COMP_TRACE_PER_BLOCK,
                                     (*counts)[b] < COMP_TRACE_PER_BLOCK ? (*counts)[b] : COMP_TRACE_PER_BLOCK,
@@ -1242,18 +1102,18 @@ fail:
  * buffer keeps, the times cover the kept ones (run_ns their span). */
 static void fill_profile(comp_exec *x, const uint32_t *kept, const ck_event *ev, const unsigned long long *ticks)
 {
-    exec_profile *pr = x->run.profile;
+    exec_profile *pr = x->s.run.profile;
     uint32_t n = kept[0];
     for (uint32_t k = 0; k + 1 < n; k++) {
         const char *name;
-        int32_t r = span_of(x->prog, &ev[k], &ev[k + 1], &name);
-        if (r < 0 || r >= x->prog->nrecords)
+        int32_t r = span_of(x->s.prog, &ev[k], &ev[k + 1], &name);
+        if (r < 0 || r >= x->s.prog->nrecords)
             continue;
         pr->ns[r] += (int64_t)(ev[k + 1].t - ev[k].t);
         pr->count[r] += ev[k + 1].kind == CK_EV_DONE;
     }
-    for (int32_t i = 0, k = 0; i < x->prog->nrecords; i++)
-        if (x->prog->records[i].kind == REC_TICK)
+    for (int32_t i = 0, k = 0; i < x->s.prog->nrecords; i++)
+        if (x->s.prog->records[i].kind == REC_TICK)
             pr->count[i] = (int64_t)ticks[k++];
     pr->run_ns = n >= 2 ? (int64_t)(ev[n - 1].t - ev[0].t) : 0;
 }
@@ -1265,186 +1125,90 @@ static void fill_profile(comp_exec *x, const uint32_t *kept, const ck_event *ev,
 static int write_trace(comp_exec *x, double run_ms, const uint32_t *counts, const uint32_t *kept, const ck_event *ev,
                        char *err, size_t errlen)
 {
-    FILE *f = x->run.trace;
-    size_t nb = (size_t)x->nblocks;
+    FILE *f = x->s.run.trace;
+    size_t nb = (size_t)x->s.nblocks;
     long long spans = 0, dropped = 0;
     if (ev) { /* a track per block, and the host's after them */
         unsigned long long base = ~0ull;
-        if (dev_clock_offset(&x->host, x->stream, x->clock, err, errlen) != 0)
-            return -1;
         for (size_t b = 0; b < nb; b++)
             if (kept[b] > 0 && ev[b * COMP_TRACE_PER_BLOCK].t < base)
                 base = ev[b * COMP_TRACE_PER_BLOCK].t;
-        base = dev_host_track_base(&x->host, base);
-        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "block", x->nblocks);
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"host\"}}",
-                x->nblocks);
-        dev_host_track_write(f, x->prog, &x->host, base, x->nblocks);
+        if (dev_session_trace_open(&x->s, "cuda-persistent (compiled)", base, x->clock, &base, err, errlen) != 0)
+            return -1;
         for (size_t b = 0; b < nb; b++) {
             uint32_t n = kept[b];
             const ck_event *e = ev + b * COMP_TRACE_PER_BLOCK;
             dropped += counts[b] > COMP_TRACE_PER_BLOCK ? counts[b] - COMP_TRACE_PER_BLOCK : 0;
             for (uint32_t k = 0; k + 1 < n; k++) {
                 const char *name;
-                int32_t r = span_of(x->prog, &e[k], &e[k + 1], &name);
+                int32_t r = span_of(x->s.prog, &e[k], &e[k + 1], &name);
                 if (r == -1 && e[k].kind == CK_EV_END)
                     continue;
-                exec_trace_event(f, x->prog, r, name ? name : r < 0 ? "?" : NULL,
+                exec_trace_event(f, x->s.prog, r, name ? name : r < 0 ? "?" : NULL,
                                  (double)(e[k].t - base) / 1e3, (double)(e[k + 1].t - e[k].t) / 1e3, (int)b);
                 spans++;
             }
         }
     } else {
-        exec_trace_open(f, "cuda-persistent (compiled)", x->prog, "device", 0);
-        exec_trace_event(f, x->prog, -1, "compiled kernel", 0.0, run_ms * 1e3, 0);
+        exec_trace_open(f, "cuda-persistent (compiled)", x->s.prog, "device", 0);
+        exec_trace_event(f, x->s.prog, -1, "compiled kernel", 0.0, run_ms * 1e3, 0);
     }
     fputs("\n],", f);
     fprintf(f, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cuda-persistent\","
                "\"mode\":\"compiled\",\"graph\":\"%s\",\"compile_ms\":%.3f,\"cache\":\"%s\",",
-            x->prog->name ? x->prog->name : "", x->build_ms, x->cache);
+            x->s.prog->name ? x->s.prog->name : "", x->build_ms, x->cache);
     fprintf(f, "\"arch\":\"%s\",\"blocks\":%d,\"threads\":%d,\"structured\":%d,\"regions\":%d,"
                "\"barriers\":%d,\"launch_sites\":%d,\"inline_calls\":%d,\"paused\":%d,"
                "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d,\"sampled_every\":%d,"
                "\"host_clock_offset_ns\":%lld}}\n",
-            x->arch, x->nblocks, x->threads, x->info.structured, (int)x->info.regions,
-            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->paused, spans, dropped,
-            COMP_TRACE_PER_BLOCK, CK_SAMPLE, ev ? x->host.offset : 0ll);
+            x->arch, x->s.nblocks, x->threads, x->info.structured, (int)x->info.regions,
+            (int)x->info.barriers, (int)x->info.launches, (int)x->info.inline_calls, x->s.paused, spans, dropped,
+            COMP_TRACE_PER_BLOCK, CK_SAMPLE, ev ? x->s.host.offset : 0ll);
     fflush(f);
     return 0;
 }
 
-/* Pause path: the work of record pc, on the run's stream. 0, or -1 for a CUDA failure; a CALL
- * that fails sets x->forced (the run stops with CFX_ERROR). */
-static int serve_pause(comp_exec *x, int32_t pc, char *err, size_t errlen)
+/* A traced or profiled run's timeline (session.h's timeline). */
+static int comp_timeline(dev_session *s, char *err, size_t errlen)
 {
-    const cfx_record *r = &x->prog->records[pc];
-    if (r->kind == REC_CALL) {
-        int failed = 0;
-        const exec_kernel *k = x->run.kernels ? &x->run.kernels[r->a] : NULL;
-        if (dev_call_kernel(&x->d, k, r, x->stream, &failed, err, errlen) != 0)
-            return -1;
-        if (failed) {
-            x->forced = 1;
-            x->forced_record = pc;
-        }
-        return 0;
-    }
-    site_job job = {x, pc, NULL};
-    return enqueue_site(&job, x->stream, err, errlen) == 0 ? 0 : -1;
+    comp_exec *x = (comp_exec *)s;
+    double run_ms = ms_since(&s->t_launch);
+    uint32_t *counts = NULL, *kept = NULL;
+    ck_event *ev = NULL;
+    unsigned long long *ticks = NULL;
+    prof_push("write trace");
+    int failed = x->trace && read_timeline(x, &counts, &kept, &ev, &ticks, err, errlen) != 0;
+    if (!failed && s->run.profile && ev)
+        fill_profile(x, kept, ev, ticks);
+    if (!failed && s->run.trace)
+        failed = write_trace(x, run_ms, counts, kept, ev, err, errlen) != 0;
+    free(counts);
+    free(kept);
+    free(ev);
+    free(ticks);
+    prof_pop();
+    return failed ? -1 : 0;
 }
 
-/* While a run goes on (dev_wait_stream_poll's poll): at a cancel, the hang report, from the
- * blocks' progress words while they still stand where the run left them. */
-static int hang_poll(void *user, char *err, size_t errlen)
+/* The last launch ended (session.h's ended): a run whose printed values did not fit is run
+ * again by the interpreter; else the printed values, in program order. */
+static int comp_ended(dev_session *s, const dev_state *st, int *handled, char *err, size_t errlen)
 {
-    comp_exec *x = (comp_exec *)user;
-    (void)err;
-    (void)errlen;
-    if (!x->hang[0] && x->progress && x->run.cancel && __atomic_load_n(x->run.cancel, __ATOMIC_RELAXED))
-        exec_format_hang(x->prog, x->progress, x->nblocks, x->hang, sizeof x->hang);
-    return 0;
-}
-
-static int finish(comp_exec *x, char *err, size_t errlen)
-{
-    const cfx_prog *p = x->prog;
-    dev_state st;
-    ck_sync sy;
-    for (;;) {
-        unsigned long long t = dev_host_ns();
-        if (dev_wait_stream_poll(&x->d, x->stream, x->run.cancel, hang_poll, x, err, errlen) != 0)
-            goto fail;
-        dev_host_span(&x->host, "wait for the launch", t);
-        CUDA_TRY(cudaMemcpyAsync(&st, x->d.state, sizeof st, cudaMemcpyDeviceToHost, x->stream));
-        CUDA_TRY(cudaMemcpyAsync(&sy, x->sync, sizeof sy, cudaMemcpyDeviceToHost, x->stream));
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-        if (st.status != CK_STATUS_PAUSE)
-            break;
-        /* the launch ended at a record for the host: its work, then the next launch, which
-         * resumes after it (sy.resume) */
-        int32_t pc = st.record;
-        if (x->device_launch || pc < 0 || pc >= p->nrecords || sy.resume != pc + 1 ||
-            (p->records[pc].kind != REC_CALL && p->records[pc].kind != REC_MATMUL)) {
-            snprintf(err, errlen, "the compiled kernel paused at record %d, which does not end a launch", (int)pc);
-            goto fail;
-        }
-        x->paused = 1;
-        t = dev_host_ns();
-        if (serve_pause(x, pc, err, errlen) != 0)
-            goto fail;
-        dev_host_span(&x->host, "pause: the record's work", t);
-        if (x->forced)
-            break;
-        t = dev_host_ns();
-        CUDA_TRY(cudaMemsetAsync(&x->d.state->status, 0, sizeof x->d.state->status, x->stream));
-        if (launch(x, err, errlen) != 0)
-            goto fail;
-        dev_host_span(&x->host, "launch", t);
-    }
-    x->in_flight = 0;
-    if (st.status == CK_STATUS_RERUN) {
+    comp_exec *x = (comp_exec *)s;
+    if (st->status == CK_STATUS_RERUN) {
         x->rerun = 1;
         /* the printed values did not fit: nothing of this launch was delivered, so the
          * interpreter runs the program again and drains its buffer as it goes */
-        return run_interp(x, &x->run, 0, err, errlen);
+        *handled = 1;
+        return run_interp(x, &s->run, 0, err, errlen);
     }
-    if (st.status == CFX_ERROR && st.detail[0] == -1 && st.detail[1] == -1) {
+    if (st->status == CFX_ERROR && st->detail[0] == -1 && st->detail[1] == -1) {
         /* the kernel found no record to resume after (compiled_kernel.cuh's resume entry) */
         snprintf(err, errlen, "the compiled kernel was launched to resume after record %d, which does not end a launch",
-                 (int)st.record);
-        goto fail;
+                 (int)st->record);
+        return -1;
     }
-    if (x->device_launch && st.status == CFX_ERROR && st.record >= 0 && st.record < p->nrecords &&
-        (p->records[st.record].kind == REC_CALL || p->records[st.record].kind == REC_MATMUL) &&
-        (st.detail[0] != 0 || st.detail[1] != 0)) {
-        /* the kernel could not tail-launch: a failure of the backend, not of the run */
-        snprintf(err, errlen, "device graph launch failed at record %d: cudaGraphLaunch returned %s / %s",
-                 (int)st.record, cudaGetErrorName((cudaError_t)st.detail[0]),
-                 cudaGetErrorName((cudaError_t)st.detail[1]));
-        goto fail;
-    }
-    if (drain_prints(x, sy.print_used, err, errlen) != 0)
-        goto fail;
-    {
-        unsigned long long t = dev_host_ns();
-        /* device buffers: the copy enqueued after the first launch saw a pause, so it is redone */
-        if (!x->forced && st.status == CFX_OK && (!x->run.device_buffers || x->paused) &&
-            dev_copy_results(&x->d, &x->run, x->stream, err, errlen) != 0)
-            goto fail;
-        CUDA_TRY(cudaStreamSynchronize(x->stream));
-        dev_host_span(&x->host, "copy results", t);
-    }
-    if (dev_read_outcome(&x->d, &x->out, err, errlen) != 0)
-        goto fail;
-    if (x->forced) {
-        x->out.status = CFX_ERROR;
-        x->out.record = x->forced_record;
-        x->out.detail[0] = x->out.detail[1] = 0;
-    }
-    if (x->run.trace || x->run.profile) {
-        double run_ms = ms_since(&x->t_launch);
-        uint32_t *counts = NULL, *kept = NULL;
-        ck_event *ev = NULL;
-        unsigned long long *ticks = NULL;
-        prof_push("write trace");
-        int failed = x->trace && read_timeline(x, &counts, &kept, &ev, &ticks, err, errlen) != 0;
-        if (!failed && x->run.profile && ev)
-            fill_profile(x, kept, ev, ticks);
-        if (!failed && x->run.trace)
-            failed = write_trace(x, run_ms, counts, kept, ev, err, errlen) != 0;
-        free(counts);
-        free(kept);
-        free(ev);
-        free(ticks);
-        prof_pop();
-        if (failed)
-            goto fail;
-    }
-    return 0;
-fail:
-    x->in_flight = 0;
-    x->out.status = CFX_ERROR;
-    return -1;
+    return drain_prints(x, x->sync_host.print_used, err, errlen);
 }
 
 /* 1 when a run with these arguments would build the kernel first (the first run, or one that
@@ -1455,57 +1219,14 @@ static int comp_needs_build(const comp_exec *x, const exec_run *run)
     return x->want == MODE_COMPILED && (!x->tried || (x->ready && stamps != x->trace_build));
 }
 
-/* A compiled run recorded into the application's capture on `stream`: the blocks' shared state
- * from its page-locked copy, the run's start, one launch of the kernel (a plain cooperative launch:
- * the device graph would relaunch itself from the device; without the L2 window, whose refusal
- * would end the capture), the guarded result copies and the outcome's publication. */
-static int comp_capture(comp_exec *x, const exec_run *run, int async, cudaStream_t stream, char *err, size_t errlen)
-{
-    const int n = x->info.launches;
-    if (dev_capture_check(run, async, "cuda-persistent (compiled)", err, errlen) != 0) return -1;
-    if (n > 0) {
-        snprintf(err, errlen, "cuda-persistent (compiled): %d record%s of this graph end the kernel's launch (CALLs "
-                 "of kernels given as functions, products launched for cuBLAS), which %s: choose cuda-graph, or "
-                 "register kernels by their source and set CFX_OPTION_LAUNCH_PRODUCT_MIN 0 (products inside the "
-                 "kernel)", n, n == 1 ? "" : "s",
-                 x->device_launch ? "the kernel serves by tail-launching their graphs and then its own graph from "
-                                    "the device; as a node of the application's graph it has no graph of its own to "
-                                    "relaunch"
-                                  : "pause and relaunch serves from the host between launches");
-        return -1;
-    }
-    x->run = *run;
-    x->stream = stream;
-    x->hang[0] = '\0';
-    memset(&x->sync_init, 0, sizeof x->sync_init);
-    x->sync_init.max_iters = run->max_iters;
-    *x->sync_pinned = x->sync_init;
-    CUDA_TRY(cudaMemcpyAsync(x->sync, x->sync_pinned, sizeof(ck_sync), cudaMemcpyHostToDevice, stream));
-    if (dev_run_begin(&x->d, run, stream, err, errlen) != 0) return -1;
-    {
-        ck_args a = kernel_args(x, 0);
-        void *params[] = {&a};
-        if (dev_launch((const void *)x->kernel, params, x->nblocks, x->threads, 0, x->cooperative && x->nblocks > 1,
-                       NULL, stream, err, errlen) != 0)
-            return -1;
-    }
-    if (dev_capture_end(&x->d, run, stream, err, errlen) != 0) return -1;
-    x->captured_run = 1;
-    return EXEC_CAPTURED;
-fail:
-    return -1;
-}
-
 /* cfx_prepare: the kernel built for this run (or the interpreter made and prepared where it cannot
  * be), and the CALL sites' graphs for its kernels. */
 static int comp_prepare(void *self, const exec_run *run, char *err, size_t errlen)
 {
     comp_exec *x = (comp_exec *)self;
     int stamps = run->trace != NULL || run->profile != NULL;
-    if (x->in_flight) {
-        snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
+    if (dev_session_busy(&x->s, err, errlen) != 0)
         return -1;
-    }
     if (x->want == MODE_COMPILED && x->tried && x->ready && stamps != x->trace_build) {
         release_kernel(x);
         x->tried = 0;
@@ -1515,31 +1236,23 @@ static int comp_prepare(void *self, const exec_run *run, char *err, size_t errle
         build(x);
     }
     if (x->want != MODE_COMPILED || !x->ready) {
-        if (!x->interp && !(x->interp = persist_create_opts(x->prog, &x->opts, err, errlen)))
+        if (!x->interp && !(x->interp = persist_create_opts(x->s.prog, &x->opts, err, errlen)))
             return -1;
         return dev_persistent_ops.prepare(x->interp, run, err, errlen);
     }
-    if (x->device_launch && x->info.launches > 0 && dev_kernels_changed(x->captured, x->prog->nkernels, run) &&
-        capture_calls(x, run, err, errlen) != 0)
-        return -1;
-    return 0;
+    return dev_session_capture_calls(&x->s, run, err, errlen);
 }
 
 static int comp_run(void *self, const exec_run *run, int async, char *err, size_t errlen)
 {
     comp_exec *x = (comp_exec *)self;
-    if (x->in_flight) {
-        snprintf(err, errlen, "a run of this executor is still in flight: wait for it first");
-        return -1;
-    }
     {
-        cudaStream_t s = run->stream ? (cudaStream_t)run->stream : x->own;
-        /* only the application's stream can be in its capture, never the executor's own */
-        int capturing = run->stream ? dev_capturing(s, err, errlen) : 0;
+        cudaStream_t s;
+        int capturing = dev_session_stream(&x->s, run, &s, err, errlen);
         if (capturing < 0) return -1;
         if (capturing) {
-            memset(&x->out, 0, sizeof x->out);
-            x->out.record = -1;
+            memset(&x->s.out, 0, sizeof x->s.out);
+            x->s.out.record = -1;
             if (comp_needs_build(x, run)) {
                 snprintf(err, errlen, "cuda-persistent: under stream capture the run would build its kernel first "
                          "(NVRTC, the first run or one traced differently): call cfx_prepare (or run once) before "
@@ -1554,20 +1267,18 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
                 }
                 int rc = dev_persistent_ops.run(x->interp, run, async, err, errlen);
                 x->in_interp = rc == EXEC_CAPTURED;
-                x->captured_run = rc == EXEC_CAPTURED;
+                x->s.captured_run = rc == EXEC_CAPTURED;
                 return rc;
             }
             x->in_interp = 0;
-            return comp_capture(x, run, async, s, err, errlen);
+            return dev_session_capture(&x->s, run, async, s, err, errlen);
         }
     }
-    x->captured_run = 0;
-    memset(&x->out, 0, sizeof x->out);
-    x->out.record = -1;
+    x->s.captured_run = 0;
+    memset(&x->s.out, 0, sizeof x->s.out);
+    x->s.out.record = -1;
     x->in_interp = 0;
     x->rerun = 0;
-    x->paused = 0;
-    x->forced = 0;
     /* a traced or profiled run needs the kernel built with the stamps (CK_TRACE), an untraced one
      * the kernel without them */
     int stamps = run->trace != NULL || run->profile != NULL;
@@ -1575,87 +1286,42 @@ static int comp_run(void *self, const exec_run *run, int async, char *err, size_
         release_kernel(x);
         x->tried = 0;
     }
-    dev_host_track_start(&x->host, run->trace != NULL);
+    dev_host_track_start(&x->s.host, run->trace != NULL);
     if (x->want == MODE_COMPILED && !x->tried) {
         unsigned long long t = dev_host_ns();
         x->trace_build = stamps;
         build(x);
-        dev_host_span(&x->host, strcmp(x->cache, "hit") == 0 ? "build the kernel (from the cache)" : "build the kernel",
+        dev_host_span(&x->s.host, strcmp(x->cache, "hit") == 0 ? "build the kernel (from the cache)" : "build the kernel",
                       t);
     }
     if (x->want != MODE_COMPILED || !x->ready)
         return run_interp(x, run, async, err, errlen);
-    x->run = *run;
-    x->stream = run->stream ? (cudaStream_t)run->stream : x->own;
-    prof_push("run");
-    if (x->device_launch && x->info.launches > 0 && dev_kernels_changed(x->captured, x->prog->nkernels, run) &&
-        capture_calls(x, run, err, errlen) != 0)
-        goto fail;
-    /* the blocks' shared state as a run starts, with its budget (the kernel's argument is fixed
-     * in main_exec, so the budget is not in it) */
-    /* where each block stands: nowhere yet, as the hang report reads it */
-    x->hang[0] = '\0';
-    for (int b = 0; b < x->nblocks; b++) {
-        x->progress[b].record = -1;
-        x->progress[b].barrier = -1;
-        x->progress[b].iterations = 0;
-    }
-    memset(&x->sync_init, 0, sizeof x->sync_init);
-    x->sync_init.max_iters = run->max_iters;
-    CUDA_TRY(cudaMemcpyAsync(x->sync, &x->sync_init, sizeof(ck_sync), cudaMemcpyHostToDevice, x->stream));
+    dev_session_begin(&x->s, run);
+    if (dev_session_capture_calls(&x->s, run, err, errlen) != 0)
+        return dev_session_fail(&x->s);
+    x->s.run_device = x->s.device_launch; /* after the capture, which may have fallen back */
     if (x->trace)
-        CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->nblocks, x->stream));
+        CUDA_TRY(cudaMemsetAsync(x->trace_count, 0, sizeof(uint32_t) * (size_t)x->s.nblocks, x->s.stream));
     if (x->tick_counts)
         CUDA_TRY(cudaMemsetAsync(x->tick_counts, 0,
-                                 sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->nblocks, x->stream));
-    {
-        unsigned long long t = dev_host_ns();
-        if (dev_run_begin(&x->d, run, x->stream, err, errlen) != 0)
-            goto fail;
-        dev_host_span(&x->host, "copy inputs (enqueued)", t);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &x->t_launch);
-    {
-        unsigned long long t = dev_host_ns();
-        if (x->device_launch) {
-            CUDA_TRY(cudaGraphLaunch(x->main_exec, x->stream));
-        } else if (launch(x, err, errlen) != 0) {
-            goto fail;
-        }
-        dev_host_span(&x->host, x->device_launch ? "launch (device graph)" : "launch", t);
-    }
-    x->in_flight = 1;
-    /* device buffers: the result copy follows the launch (all of its tail launches) and gates
-     * itself on the status */
-    if (run->device_buffers && dev_copy_results(&x->d, run, x->stream, err, errlen) != 0)
-        goto fail;
-    prof_pop();
-    return async ? 0 : finish(x, err, errlen);
+                                 sizeof(unsigned long long) * (size_t)x->nticks * (size_t)x->s.nblocks, x->s.stream));
+    return dev_session_launch(&x->s, async, err, errlen);
 fail:
-    prof_pop();
-    if (x->in_flight)
-        cudaStreamSynchronize(x->stream);
-    x->in_flight = 0;
-    x->out.status = CFX_ERROR;
-    return -1;
+    return dev_session_fail(&x->s);
 }
 
 static int comp_wait(void *self, exec_outcome *out, char *err, size_t errlen)
 {
     comp_exec *x = (comp_exec *)self;
-    int rc = 0;
-    if (x->captured_run && x->in_interp) {
-        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen); /* the application's last replay */
-    } else if (x->captured_run) {
-        rc = dev_read_published(&x->d, &x->out, err, errlen);
-    } else if (x->in_flight && x->in_interp) {
-        rc = dev_persistent_ops.wait(x->interp, &x->out, err, errlen);
-        x->in_flight = 0;
-    } else if (x->in_flight) {
-        rc = finish(x, err, errlen);
+    if (x->in_interp && (x->s.captured_run || x->s.in_flight)) {
+        /* the interpreter's run, or the application's last replay of its capture */
+        int rc = dev_persistent_ops.wait(x->interp, &x->s.out, err, errlen);
+        if (!x->s.captured_run)
+            x->s.in_flight = 0;
+        *out = x->s.out;
+        return rc;
     }
-    *out = x->out;
-    return rc;
+    return dev_session_wait(&x->s, out, err, errlen);
 }
 
 /* cfx_exec_graph: a run recorded by a capture of this call's own. */
@@ -1669,7 +1335,7 @@ static int comp_graph(void *self, const exec_run *run, void **graph, char *err, 
 static int comp_mode(void *self, int want, char *why, size_t len)
 {
     comp_exec *x = (comp_exec *)self;
-    if (x->in_flight) {
+    if (x->s.in_flight) {
         snprintf(why, len, "a run is in flight: wait for it first");
         return -1;
     }
@@ -1682,7 +1348,7 @@ static int comp_mode(void *self, int want, char *why, size_t len)
         build(x);
     if (x->ready) {
         snprintf(why, len, "the compiled kernel (built in %.1f ms, cache %s, %s, %d x %d threads)",
-                 x->build_ms, x->cache, x->arch, x->nblocks, x->threads);
+                 x->build_ms, x->cache, x->arch, x->s.nblocks, x->threads);
         return MODE_COMPILED;
     }
     snprintf(why, len, "%s", x->why);
@@ -1696,7 +1362,7 @@ static int comp_option(void *self, int option, int64_t value, char *why, size_t 
 {
     comp_exec *x = (comp_exec *)self;
     persist_opts o = x->opts;
-    if (x->in_flight) {
+    if (x->s.in_flight) {
         snprintf(why, len, "a run is in flight: wait for it first");
         return -1;
     }
@@ -1723,7 +1389,7 @@ static int comp_option(void *self, int option, int64_t value, char *why, size_t 
             x->tried) {
             release_kernel(x);
             x->tried = 0;
-            x->why_pause[0] = '\0';
+            x->s.why_pause[0] = '\0';
         }
     }
     x->opts = o;
@@ -1740,7 +1406,7 @@ static const char *comp_detail(void *self)
     char sites[640] = "";
     if (!inner)
         inner = "";
-    if (x->info.launches > 0 && x->device_launch)
+    if (x->info.launches > 0 && x->s.device_launch)
         snprintf(sites, sizeof sites,
                  "; %d record%s end%s the launch (a CALL of a binary kernel, a product for cuBLAS): device graph "
                  "launch: the kernel, the node of a device graph, tail-launches the record's pre-captured graph and "
@@ -1751,12 +1417,12 @@ static const char *comp_detail(void *self)
                  "; %d record%s end%s the launch (a CALL of a binary kernel, a product for cuBLAS): pause and "
                  "relaunch (%s): the host runs the record's work and launches again",
                  (int)x->info.launches, x->info.launches == 1 ? "" : "s", x->info.launches == 1 ? "s" : "",
-                 x->why_pause[0] ? x->why_pause : "the kernel's graph is made at the first run");
+                 x->s.why_pause[0] ? x->s.why_pause : "the kernel's graph is made at the first run");
     if (x->info.inline_calls > 0)
         snprintf(sites + strlen(sites), sizeof sites - strlen(sites), "; %d call%s of kernels registered by their source "
                  "written inline", (int)x->info.inline_calls, x->info.inline_calls == 1 ? "" : "s");
-    if (x->uploaded)
-        dev_l2_describe(&x->d, sites + strlen(sites), sizeof sites - strlen(sites));
+    if (x->s.uploaded)
+        dev_l2_describe(&x->s.d, sites + strlen(sites), sizeof sites - strlen(sites));
     if (x->want != MODE_COMPILED)
         snprintf(x->detail, sizeof x->detail, "interpreter, as asked%s%s", sep, inner);
     else if (x->rerun)
@@ -1771,7 +1437,7 @@ static const char *comp_detail(void *self)
                  "compiled kernel: one kernel of %d blocks x %d threads generated from the graph (%s, "
                  "%d one-block regions, %d grid barriers), built in %.0f ms (cache %s, %s); prints go "
                  "to a device buffer%s",
-                 x->nblocks, x->threads, x->info.structured ? "structured" : "pc-dispatch loop",
+                 x->s.nblocks, x->threads, x->info.structured ? "structured" : "pc-dispatch loop",
                  (int)x->info.regions, (int)x->info.barriers, x->build_ms, x->cache, x->arch, sites);
     return x->detail;
 }
@@ -1783,7 +1449,7 @@ static const char *comp_hang(void *self)
     comp_exec *x = (comp_exec *)self;
     if (x->in_interp)
         return x->interp && dev_persistent_ops.hang ? dev_persistent_ops.hang(x->interp) : "";
-    return x->hang;
+    return x->s.hang;
 }
 
 const exec_ops dev_compiled_ops = {

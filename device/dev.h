@@ -139,8 +139,8 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
                          int (*poll)(void *user, char *err, size_t errlen), void *user, char *err,
                          size_t errlen);
 
-/* Device graph launch, as both modes of cuda-persistent use it (persistent.cu and
- * persistent_launch.cu for the interpreter, compiled.cu for the compiled kernel).
+/* Device graph launch, as both modes of cuda-persistent use it (session.cu for both, with
+ * persistent_launch.cu for the interpreter's graph and compiled.cu for the compiled kernel's).
  *
  * dev_device_graph: a graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative
  * or not (func may be a cudaKernel_t), instantiated for device launch and uploaded on s. 0, or

@@ -145,7 +145,7 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
             waiting += b != o->hold_block && a->progress[b].barrier >= 0;
         if (o->report_ms > 0 && !h->r->hang[0] && ms >= o->report_ms &&
             (waiting == o->nblocks - 1 || ms >= o->report_ms + 20000)) {
-            /* persistent.cu at a cancel: the report from the progress words, while the blocks
+            /* session.cu at a cancel: the report from the progress words, while the blocks
              * still stand where they are; then the cancel, and the held block let go */
             exec_format_hang(h->prog, a->progress, o->nblocks, h->r->hang, sizeof h->r->hang);
             ((dev_control *)a->control)->cancel = 1;
@@ -285,7 +285,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         !a.control || !a.sync || !a.ring || !a.ring_data || !sites)
         goto done;
 
-    /* persistent.cu's persist_run and finish */
+    /* persistent.cu's persist_run and session.cu's dev_session_finish */
     h.prog = p;
     h.ring = a.ring;
     h.ring_data = a.ring_data;
