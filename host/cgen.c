@@ -3271,3 +3271,16 @@ done:
     gen_free(&g);
     return rc;
 }
+
+int cgen_default_kernel(const cfx_prog *p, int target, strbuf *out, char *err, size_t errlen)
+{
+    cgen_options o;
+    memset(&o, 0, sizeof o);
+    o.target = target;
+    if (target == CGEN_TARGET_CUDA) { /* device/compiled.cu's generate */
+        o.launch_product_min = SCHED_LAUNCH_PRODUCT_MIN;
+        o.blocks = CGEN_DEFAULT_BLOCKS;
+        o.threads = 256; /* CK_THREADS */
+    }
+    return cgen_emit(p, &o, out, NULL, err, errlen);
+}
