@@ -251,7 +251,9 @@ static void fail(gen *g, const char *fmt, ...)
  * - line_reads: may read it (a tensor, the arena, a replica, a publish buffer, the kernel's
  *   arguments), or is a label or a loop's head, where a jump may arrive from below, after
  *   reads; line_reads_if for a line that reads where its operands are in memory (reads_value,
- *   reads_address);
+ *   reads_address). A few lines that read nothing are line_reads all the same (the declaration
+ *   of an array: acc_, red_, ops_, a resident's registers; the kernel's prologue), which keeps
+ *   the barriers the kernels have always had after them;
  * - block_loop: the head of a loop of the block's threads over a tensor's elements, which
  *   writes elements other threads of the block may have just read as scalars: after reads it
  *   gets a block barrier first (block_barrier, BARRIER_WAR);
