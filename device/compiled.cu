@@ -30,6 +30,8 @@
  * Environment: CFX_NVRTC names the NVRTC library to load ("none": as if there were none);
  * CFX_KERNEL_CACHE is the cache directory, or "off" (default $XDG_CACHE_HOME/cfx/kernels, else
  * ~/.cache/cfx/kernels). A cache that cannot be read or written only costs a compile.
+ * CFX_KERNEL_DUMP=DIR keeps each generated kernel in DIR and CFX_KERNEL_OVERRIDE=DIR compiles
+ * DIR's file of the same name instead, named by the cache key (host/kernel_files.h).
  */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -51,6 +53,7 @@
 #include "context.h"
 #include "dev.h"
 #include "exec.h"
+#include "kernel_files.h"
 #include "nvtx.h"
 #include "scheduler.h"
 #include "session.h"
@@ -821,6 +824,21 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
         sb_free(&src);
     }
     x->built_for_tail = tail && x->info.launches > 0;
+    {
+        /* CFX_KERNEL_DUMP keeps the generated source, CFX_KERNEL_OVERRIDE replaces it, both by
+         * its cache key (host/kernel_files.h) */
+        uint64_t key, check;
+        char name[96];
+        cache_keys(sb_str(&src), im, &key, &check);
+        snprintf(name, sizeof name, "%016llx-%s.cu", (unsigned long long)key, im->arch);
+        kernel_file_dump(name, sb_str(&src));
+        char *over = kernel_file_override(name);
+        if (over) {
+            sb_free(&src);
+            sb_puts(&src, over);
+            free(over);
+        }
+    }
     if (cache_dir(dir, sizeof dir)) {
         x->cache = cache_load(dir, sb_str(&src), im) == 0 ? "hit" : "miss";
     } else {

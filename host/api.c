@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "cgen.h"
 #include "compile.h"
 #include "cost.h"
 #include "context.h"
@@ -390,6 +391,26 @@ char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors
         return NULL;
     strbuf sb = {0};
     if (cost_sheet(p, blocks, floors, &sb, err, sizeof err) != 0) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+char *cfx_dump_kernel(const cfx_module *m, int graph, const char *target, char *why, size_t len)
+{
+    const cfx_prog *p = graph_prog(m, graph);
+    int t = !target ? -1 : strcmp(target, "cuda") == 0 ? CGEN_TARGET_CUDA : strcmp(target, "c") == 0 ? CGEN_TARGET_C : -1;
+    char err[512];
+    if (!p || t < 0) {
+        if (why && len)
+            snprintf(why, len, "%s", !p ? "no such graph" : "the kernel's target is cuda or c");
+        return NULL;
+    }
+    strbuf sb = {0};
+    if (cgen_default_kernel(p, t, &sb, err, sizeof err) != 0 || sb.oom) {
+        if (why && len)
+            snprintf(why, len, "%s", sb.oom ? "out of memory" : err);
         sb_free(&sb);
         return NULL;
     }

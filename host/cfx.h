@@ -182,6 +182,11 @@ typedef struct cfx_floors {
  * executor follows and the kernel the code generator writes; no GPU is needed. A string to
  * free with cfx_free, or NULL (out of memory, or no such graph). */
 char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors *floors);
+/* The generated kernel of a graph (`cfx dump --kernel`): target "cuda", the CUDA C that the
+ * compiled mode of cuda-persistent gives NVRTC, or "c", the C function the code generator writes
+ * for the host. A string to free with cfx_free, or NULL with the reason in why (no such graph or
+ * target, a program the generator does not take, out of memory). No GPU is needed. */
+char *cfx_dump_kernel(const cfx_module *m, int graph, const char *target, char *why, size_t len);
 
 /* ---- executing ---- */
 typedef enum cfx_backend {

@@ -241,132 +241,169 @@ static void fail(gen *g, const char *fmt, ...)
 
 /* ---- writing --------------------------------------------------------------------------------- */
 
-/* The trips to device memory, one after another, that a written line ends (0 for most): a loop
- * over tensors ends at the block barrier after it, a matrix-vector product at its own, and a
- * combine makes two (its partials out, then in). */
-static int ends_phases(const char *text)
-{
-    const char *t = text;
-    while (*t == ' ')
-        t++;
-    return (strcmp(t, "__syncthreads();") == 0) + (strstr(text, "ck_matvec_rows(") != NULL) +
-           2 * (strstr(text, "ck_combine(") != NULL || strstr(text, "ck_combine_batch(") != NULL);
-}
+/* The generator says what each line it writes is; nothing is read back from the written text.
+ * CUDA keeps two things as it writes: whether the block's threads may have read memory they
+ * share since the block's last barrier (`unfenced`, which decides a loop's barrier), and the
+ * cost sheet's counts of the record being written (cgen_options: block and grid barriers,
+ * trips to memory). The kinds of line:
+ * - line: reads nothing the block's threads share: structure (braces, comments, a share's
+ *   bounds), declarations, arithmetic on the thread's own registers and literals;
+ * - line_reads: may read it (a tensor, the arena, a replica, a publish buffer, the kernel's
+ *   arguments), or is a label or a loop's head, where a jump may arrive from below, after
+ *   reads; line_reads_if for a line that reads where its operands are in memory (reads_value,
+ *   reads_address). A few lines that read nothing are line_reads all the same (the declaration
+ *   of an array: acc_, red_, ops_, a resident's registers; the kernel's prologue), which keeps
+ *   the barriers the kernels have always had after them;
+ * - block_loop: the head of a loop of the block's threads over a tensor's elements, which
+ *   writes elements other threads of the block may have just read as scalars: after reads it
+ *   gets a block barrier first (block_barrier, BARRIER_WAR);
+ * - block_barrier: a __syncthreads, for one of the reasons below;
+ * - helper: a call of a helper from helpers[], whose barriers and trips to memory are known. */
 
-/* The block and grid barriers a written line passes (cgen_info's counts): the helpers' known
- * costs (a grid barrier: 2 block barriers; a block reduction, alone or in a combine:
- * K_BLOCK_REDUCE_BARRIERS, 1 where it is any or all, which vote). */
-static void count_barriers(gen *g, const char *text)
-{
-    static const struct {
-        const char *call;
-        int block, grid, reduces;
-    } costs[] = {
-        {"__syncthreads()", 1, 0, 0},  {"__syncthreads_or(", 1, 0, 0}, {"k_block_reduce(", 0, 0, 1},
-        {"ck_grid_barrier(", 2, 1, 0}, {"ck_combine(", 2, 1, 1},        {"ck_matvec_rows(", 1, 0, 0},
-        {"ck_poll(", 1, 0, 0},
-    };
-    const char *batch = strstr(text, "ck_combine_batch(");
-    int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers, *ph = g->opt->phases;
-    int vote = strstr(text, "OP_ANY") != NULL || strstr(text, "OP_ALL") != NULL;
-    int reduce = vote ? K_BLOCK_REDUCE_BARRIERS_OF(OP_ANY) : K_BLOCK_REDUCE_BARRIERS;
-    if (!bb || !gb || g->cur < 0)
-        return;
-    if (ph)
-        ph[g->cur] += ends_phases(text);
-    for (size_t k = 0; k < sizeof costs / sizeof costs[0]; k++)
-        for (const char *at = strstr(text, costs[k].call); at; at = strstr(at + 1, costs[k].call)) {
-            bb[g->cur] += costs[k].block + costs[k].reduces * reduce;
-            gb[g->cur] += costs[k].grid;
-        }
-    if (batch) {
-        int n = 0;
-        if (sscanf(batch, "ck_combine_batch(a, acc_, ops_, dts_, %d,", &n) == 1) {
-            bb[g->cur] += 2 + K_BLOCK_REDUCE_BARRIERS * n;
-            gb[g->cur] += 1;
-        }
-    }
-}
+enum barrier_why {
+    BARRIER_PHASE, /* a loop over tensors ends: its writes before the reads below (a trip to
+                    * memory, stamped CK_EV_DONE on the timeline) */
+    BARRIER_WAR    /* the reads of the block's threads above, then the writes below */
+};
 
-/* Whether a written line passes a block barrier (every thread of the block waits there). */
-static int fences(const char *text)
-{
-    static const char *const calls[] = {"__syncthreads", "ck_grid_barrier(", "k_block_reduce(", "ck_combine",
-                                        "ck_poll(", "ck_matvec_rows("};
-    for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++)
-        if (strstr(text, calls[k]))
-            return 1;
-    return 0;
-}
+/* The helpers of compiled_kernel.cuh and kernels/ that wait for the block (all of them pass a
+ * block barrier), with what one call costs: block barriers (a grid barrier: 2), grid barriers,
+ * block reductions (each K_BLOCK_REDUCE_BARRIERS_OF its op, K_BLOCK_REDUCE_BARRIERS for each
+ * reduction of a batch), and the trips to memory it ends (a matrix-vector product its own, a
+ * combine two: its partials out, then in). `name` is what the line calls. */
+enum helper_id { H_SYNC_OR, H_BLOCK_REDUCE, H_GRID_BARRIER, H_COMBINE, H_COMBINE_BATCH, H_MATVEC_ROWS, H_POLL };
+static const struct helper_cost {
+    const char *name;
+    int block, grid, reduces, phases;
+} helpers[] = {
+    [H_SYNC_OR] = {"__syncthreads_or(", 1, 0, 0, 0},
+    [H_BLOCK_REDUCE] = {"k_block_reduce(", 0, 0, 1, 0},
+    [H_GRID_BARRIER] = {"ck_grid_barrier(", 2, 1, 0, 0},
+    [H_COMBINE] = {"ck_combine(", 2, 1, 1, 2},
+    [H_COMBINE_BATCH] = {"ck_combine_batch(", 2, 1, 1, 2},
+    [H_MATVEC_ROWS] = {"ck_matvec_rows(", 1, 0, 0, 1},
+    [H_POLL] = {"ck_poll(", 1, 0, 0, 0},
+};
 
-/* Whether a written line reads no memory that the block's threads share: structure (braces,
- * comments, a share's bounds) or arithmetic on the thread's own scalars. A label or a loop's
- * head is not: a jump may arrive there from below, after reads. */
-static int inert(const char *text)
-{
-    while (*text == ' ')
-        text++;
-    if (strncmp(text, "/*", 2) == 0)
-        return 1;
-    if (strncmp(text, "for (;;)", 8) == 0 || strncmp(text, "while", 5) == 0 || strncmp(text, "do", 2) == 0 ||
-        strchr(text, ':') || strchr(text, '[') || strstr(text, "arena") || strstr(text, "rep_") ||
-        strstr(text, "a.") || strstr(text, "pub_") || strstr(text, "->"))
-        return 0;
-    return 1;
-}
-
-/* One line as it is, indented, with what it costs and whether it fences the block. CUDA: a
- * line that ends a phase is followed by the timeline's stamp of it (CK_EV_DONE), so a traced
- * run and its profile see the time of each trip to memory. */
+/* One line as it is, indented. */
 static void put(gen *g, const char *text)
 {
     for (int i = 0; i < g->indent; i++)
         sb_puts(g->out, "    ");
     sb_puts(g->out, text);
     sb_puts(g->out, "\n");
-    count_barriers(g, text);
-    if (fences(text))
-        g->unfenced = 0;
-    else if (!inert(text))
-        g->unfenced = 1;
-    if (g->cuda && g->cur >= 0 && ends_phases(text)) {
+}
+
+/* The cost sheet's counts of the record being written (cgen_options). CUDA: a line that ends
+ * a trip to memory is followed by the timeline's stamp of it (CK_EV_DONE), so a traced run and
+ * its profile see the time of each. */
+static void count(gen *g, int block, int grid, int phases)
+{
+    int32_t *bb = g->opt->block_barriers, *gb = g->opt->grid_barriers, *ph = g->opt->phases;
+    if (bb && gb && g->cur >= 0) {
+        bb[g->cur] += block;
+        gb[g->cur] += grid;
+        if (ph)
+            ph[g->cur] += phases;
+    }
+    if (g->cuda && g->cur >= 0 && phases > 0) { /* one stamp, after the line */
         for (int i = 0; i < g->indent; i++)
             sb_puts(g->out, "    ");
         sb_printf(g->out, "CK_STAMP(a, CK_EV_DONE, %d);\n", (int)g->cur);
     }
 }
 
-/* Writes one line. CUDA: a loop over a tensor's elements by the block's threads writes elements
- * that other threads of the block may have just read as scalars (every thread reads x[i]
- * into its copy of a scalar, then thread i % blockDim writes x[i]: a write after another
- * warp's read, which compute-sanitizer's racecheck reports in a block's replica or in a
- * one-block region, where no grid barrier comes between). Such a loop gets a block barrier
- * before it unless only structure was written since the last one; a loop after a label (a
- * loop's next iteration, a branch's join) gets one too. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void line(gen *g, const char *fmt, ...)
+/* Writes one line of the kind `reads` (1: line_reads) in pass 2. */
+static void emit(gen *g, int reads, const char *fmt, va_list ap)
 {
     if (g->pass != 2)
         return;
     strbuf t = {0};
+    sb_vprintf(&t, fmt, ap);
+    if (t.oom)
+        fail(g, "out of memory");
+    else
+        put(g, sb_str(&t));
+    if (reads)
+        g->unfenced = 1;
+    sb_free(&t);
+}
+
+#if defined(__GNUC__)
+#define CGEN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CGEN_PRINTF(f, a)
+#endif
+
+CGEN_PRINTF(2, 3) static void line(gen *g, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(&t, fmt, ap);
+    emit(g, 0, fmt, ap);
     va_end(ap);
-    if (t.oom) {
-        fail(g, "out of memory");
-    } else {
-        const char *text = sb_str(&t);
-        if (g->cuda && g->unfenced &&
-            (strncmp(text, "for (int64_t e_ = threadIdx.x", 29) == 0 ||
-             strncmp(text, "for (int64_t e_ = lo_ + threadIdx.x", 35) == 0 ||
-             strncmp(text, "for (int k_ = 0; k_ < ", 22) == 0))
-            put(g, "__syncthreads(); /* the reads of the block's threads above, then the writes below */");
-        put(g, text);
-    }
-    sb_free(&t);
+}
+
+CGEN_PRINTF(2, 3) static void line_reads(gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(g, 1, fmt, ap);
+    va_end(ap);
+}
+
+CGEN_PRINTF(3, 4) static void line_reads_if(gen *g, int reads, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(g, reads, fmt, ap);
+    va_end(ap);
+}
+
+/* A block barrier for `why`. */
+static void block_barrier(gen *g, enum barrier_why why)
+{
+    if (g->pass != 2)
+        return;
+    put(g, why == BARRIER_WAR ? "__syncthreads(); /* the reads of the block's threads above, then the writes below */"
+                              : "__syncthreads();");
+    g->unfenced = 0;
+    count(g, 1, 0, why == BARRIER_PHASE);
+}
+
+/* CUDA: the head of a loop of the block's threads over a tensor's elements; a block barrier
+ * before it where the block's threads may have read since the last one (a write after another
+ * warp's read, which compute-sanitizer's racecheck reports in a block's replica or in a
+ * one-block region, where no grid barrier comes between; a loop after a label, a loop's next
+ * iteration or a branch's join, gets one too). */
+CGEN_PRINTF(2, 3) static void block_loop(gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    if (g->cuda && g->unfenced)
+        block_barrier(g, BARRIER_WAR);
+    va_start(ap, fmt);
+    emit(g, 0, fmt, ap);
+    va_end(ap);
+}
+
+/* A call of helper h, written by fmt, in which `n` block reductions of op `op` pass (the kernels'
+ * OP_ enum; n 0 where there are none). */
+CGEN_PRINTF(5, 6) static void helper(gen *g, enum helper_id h, int op, int n, const char *fmt, ...)
+{
+    const struct helper_cost *c = &helpers[h];
+    va_list ap;
+    if (g->pass != 2)
+        return;
+    va_start(ap, fmt);
+    emit(g, 0, fmt, ap);
+    va_end(ap);
+    g->unfenced = 0;
+    count(g, c->block + c->reduces * n * K_BLOCK_REDUCE_BARRIERS_OF(op), c->grid, c->phases);
+}
+
+/* The kernels' op of a reduction record (a dot product sums). */
+static int reduction_opcode(const cfx_record *q)
+{
+    return q->kind == REC_DOT ? OP_SUM : q->op;
 }
 
 /* ==== control-flow graph ===================================================================== */
@@ -841,13 +878,14 @@ static int place_blocks(gen *g)
 
 /* ==== values ================================================================================== */
 
-/* The value of a one-element slot as a C expression of its type. */
-static void value(gen *g, strbuf *sb, int32_t s)
+/* The value of a one-element slot as a C expression of its type: 1 where it reads memory (the
+ * arena), 0 where it is a register or a literal. */
+static int value(gen *g, strbuf *sb, int32_t s)
 {
     const cfx_slot *sl = &g->p->slots[s];
     if (g->local[s]) {
         sb_printf(sb, "s%d", (int)s);
-        return;
+        return 0;
     }
     if (sl->kind == SLOT_CONST && sl->count == 1) {
         const uint8_t *v = g->p->consts + sl->offset;
@@ -859,7 +897,7 @@ static void value(gen *g, strbuf *sb, int32_t s)
                 sb_puts(sb, "(-2147483647 - 1)");
             else
                 sb_printf(sb, "%d", (int)x);
-            return;
+            return 0;
         }
         case CFX_I64: {
             int64_t x;
@@ -868,17 +906,17 @@ static void value(gen *g, strbuf *sb, int32_t s)
                 sb_puts(sb, "(-9223372036854775807LL - 1)");
             else
                 sb_printf(sb, "%lldLL", (long long)x);
-            return;
+            return 0;
         }
         case CFX_BOOL:
             sb_printf(sb, "(uint8_t)%u", (unsigned)v[0]);
-            return;
+            return 0;
         case CFX_F32: {
             float x;
             memcpy(&x, v, sizeof x);
             if (isfinite(x)) {
                 sb_printf(sb, "%af", (double)x); /* exact: a hexadecimal literal */
-                return;
+                return 0;
             }
             break;
         }
@@ -887,7 +925,7 @@ static void value(gen *g, strbuf *sb, int32_t s)
             memcpy(&x, v, sizeof x);
             if (isfinite(x)) {
                 sb_printf(sb, "%a", x);
-                return;
+                return 0;
             }
             break;
         }
@@ -895,6 +933,7 @@ static void value(gen *g, strbuf *sb, int32_t s)
     }
     /* NaN and infinities, and anything else, are read from the arena */
     sb_printf(sb, "(*(const %s *)(arena + %lld))", ctype(sl->dtype), (long long)sl->offset);
+    return 1;
 }
 
 /* The address of a slot's first element. */
@@ -931,6 +970,23 @@ typedef struct texts {
     strbuf t[6];
     int next;
 } texts;
+
+/* Whether V(s) reads memory: a line that uses it is line_reads. */
+static int reads_value(gen *g, int32_t s)
+{
+    strbuf sb = {0};
+    int reads = value(g, &sb, s);
+    if (sb.oom)
+        fail(g, "out of memory");
+    sb_free(&sb);
+    return reads;
+}
+
+/* Whether P(s) addresses memory (the arena, a replica, a second buffer), not a register. */
+static int reads_address(const gen *g, int32_t s)
+{
+    return !g->local[s];
+}
 
 static const char *V(gen *g, texts *t, int32_t s)
 {
@@ -989,14 +1045,14 @@ static void split_open(gen *g, int32_t r, const char *n)
     line(g, "int64_t lo_, hi_;");
     line(g, "ck_share(%s, %s, %s, &lo_, &hi_);", n, one ? "0" : "blockIdx.x",
          one ? "1" : "gridDim.x");
-    line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+    block_loop(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
 }
 
 static void split_close(gen *g)
 {
     g->indent--;
     line(g, "}");
-    line(g, "__syncthreads();");
+    block_barrier(g, BARRIER_PHASE);
 }
 
 static int scalar_record(const gen *g, const cfx_record *r)
@@ -1043,21 +1099,24 @@ static void inline_call(gen *g, int32_t i, const cfx_record *r)
     strbuf ops = {0};
     sop_mangle(name, src, fn, sizeof fn);
     call_operands(g, r, &ops);
+    int reads = 0; /* some operand is in memory, not in a register */
+    for (int32_t k = 0; k < r->c; k++)
+        reads |= reads_address(g, p->table[r->b + k]);
     snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)n);
     line(g, "/* record %d: %s, registered by its source, inline */", (int)i, name);
     if (dom == 0) {
         if (form == KERNEL_ELEMENTS)
-            line(g, "%s(0, %s, %s);", fn, nbuf, sb_str(&ops));
+            line_reads_if(g, reads, "%s(0, %s, %s);", fn, nbuf, sb_str(&ops));
         else
-            line(g, "%s(%s);", fn, sb_str(&ops));
+            line_reads_if(g, reads, "%s(%s);", fn, sb_str(&ops));
     } else if (form == KERNEL_ELEMENTS) {
         split_open(g, i, nbuf);
-        line(g, "    %s(e_, e_ + 1, %s);", fn, sb_str(&ops));
+        line_reads_if(g, reads, "    %s(e_, e_ + 1, %s);", fn, sb_str(&ops));
         split_close(g);
     } else {
         line(g, "if (blockIdx.x == 0 && threadIdx.x == 0)");
-        line(g, "    %s(%s);", fn, sb_str(&ops));
-        line(g, "__syncthreads();");
+        line_reads_if(g, reads, "    %s(%s);", fn, sb_str(&ops));
+        block_barrier(g, BARRIER_PHASE);
     }
     if (g->pass == 2)
         g->info->inline_calls++;
@@ -1086,19 +1145,19 @@ static void end_launch(gen *g, int32_t i)
     g->indent++;
     for (int32_t s = 0; s < p->nslots; s++)
         if (g->local[s])
-            line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype), (long long)p->slots[s].offset, (int)s);
+            line_reads(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype), (long long)p->slots[s].offset, (int)s);
     g->indent--;
     line(g, "}");
     for (int32_t s = 0; g->rep && s < p->nslots; s++)
         if (g->rep[s])
-            line(g, "ck_block_copy(arena + %lld, rep_ + %d, %lld);", (long long)p->slots[s].offset, (int)g->rep_off[s],
+            line_reads(g, "ck_block_copy(arena + %lld, rep_ + %d, %lld);", (long long)p->slots[s].offset, (int)g->rep_off[s],
                  (long long)slot_bytes(&p->slots[s]));
     g->indent--;
     line(g, "}");
     line(g, "ck_end_launch(a, %d);", (int)i);
     line(g, "goto out_;");
     g->indent--;
-    line(g, "resume%d_:;", (int)i);
+    line_reads(g, "resume%d_:;", (int)i);
     g->indent++;
 }
 
@@ -1115,25 +1174,25 @@ static void resume_entry(gen *g)
     line(g, "/* a launch after one that ended at a record resumes after it */");
     line(g, "{");
     g->indent++;
-    line(g, "const int32_t resume_ = *(const volatile int32_t *)&a.sync->resume;");
+    line_reads(g, "const int32_t resume_ = *(const volatile int32_t *)&a.sync->resume;");
     line(g, "if (resume_ != 0) {");
     g->indent++;
-    line(g, "iters_ = *(const volatile unsigned long long *)&a.state->iterations;");
-    line(g, "print_used_ = *(const volatile uint32_t *)&a.sync->print_used;");
+    line_reads(g, "iters_ = *(const volatile unsigned long long *)&a.state->iterations;");
+    line_reads(g, "print_used_ = *(const volatile uint32_t *)&a.sync->print_used;");
     for (int32_t s = 0; s < p->nslots; s++)
         if (g->local[s])
-            line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(p->slots[s].dtype), (long long)p->slots[s].offset);
+            line_reads(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(p->slots[s].dtype), (long long)p->slots[s].offset);
     g->indent--;
     line(g, "}");
-    line(g, "if (ck_grid_barrier(a, &poll_, resume_ > 0 ? resume_ - 1 : 0))");
+    helper(g, H_GRID_BARRIER, 0, 0, "if (ck_grid_barrier(a, &poll_, resume_ > 0 ? resume_ - 1 : 0))");
     line(g, "    goto out_;");
     line(g, "switch (resume_) {");
-    line(g, "case 0: break;");
+    line_reads(g, "case 0: break;");
     for (int32_t i = 0; i < p->nrecords; i++)
         if ((g->plan.flags[i] & SCHED_F_LAUNCH) && g->rpo[g->blk[i]] >= 0)
-            line(g, "case %d: goto resume%d_;", (int)i + 1, (int)i);
+            line_reads(g, "case %d: goto resume%d_;", (int)i + 1, (int)i);
     /* no such record: the host's state is not this kernel's; stop rather than start again */
-    line(g, "default: if (threadIdx.x == 0) ck_raise(a, CK_ERROR, resume_ - 1, -1, -1); goto out_;");
+    line_reads(g, "default: if (threadIdx.x == 0) ck_raise(a, CK_ERROR, resume_ - 1, -1, -1); goto out_;");
     line(g, "}");
     g->indent--;
     line(g, "}");
@@ -1148,18 +1207,18 @@ static void ranged(gen *g, int32_t r, int32_t out, int64_t n, const char *fmt_lo
     snprintf(nbuf, sizeof nbuf, "%lldLL", (long long)n);
     if (g->cuda && g->rep && g->rep[out]) {
         /* a replica: every block all of it, over its threads */
-        line(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
+        block_loop(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
         snprintf(buf, sizeof buf, fmt_lo_hi, "e_", "e_ + 1");
-        line(g, "    %s;", buf);
-        line(g, "__syncthreads();");
+        line_reads(g, "    %s;", buf);
+        block_barrier(g, BARRIER_PHASE);
     } else if (g->cuda && !g->local[out]) {
         split_open(g, r, nbuf);
         snprintf(buf, sizeof buf, fmt_lo_hi, "e_", "e_ + 1");
-        line(g, "    %s;", buf);
+        line_reads(g, "    %s;", buf);
         split_close(g);
     } else {
         snprintf(buf, sizeof buf, fmt_lo_hi, "0", nbuf);
-        line(g, "%s;", buf);
+        line_reads(g, "%s;", buf);
     }
 }
 
@@ -1185,13 +1244,15 @@ static void combine_and_finish(gen *g, const int32_t *batch, int n, texts *t)
         sb_printf(&dts, "%s%s", k ? ", " : "", kdtype(p->slots[q->b].dtype));
     }
     if (n == 1) {
-        line(g, "if (ck_combine(a, &acc_[0], %s, %s, red_, &combines_, &poll_, %d)) goto out_;", sb_str(&ops),
+        helper(g, H_COMBINE, reduction_opcode(&p->records[batch[0]]), 1,
+               "if (ck_combine(a, &acc_[0], %s, %s, red_, &combines_, &poll_, %d)) goto out_;", sb_str(&ops),
              sb_str(&dts), (int)batch[0]);
     } else {
         line(g, "{");
         g->indent++;
-        line(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", n, sb_str(&ops), n, sb_str(&dts));
-        line(g, "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", n,
+        line_reads(g, "const int ops_[%d] = {%s}, dts_[%d] = {%s};", n, sb_str(&ops), n, sb_str(&dts));
+        helper(g, H_COMBINE_BATCH, OP_SUM, n, /* each reduction of a batch at the full tree's cost */
+               "if (ck_combine_batch(a, acc_, ops_, dts_, %d, red_, &combines_, &poll_, %d)) goto out_;", n,
              (int)batch[0]);
         g->indent--;
         line(g, "}");
@@ -1200,9 +1261,9 @@ static void combine_and_finish(gen *g, const int32_t *batch, int n, texts *t)
         const cfx_record *q = &p->records[batch[k]];
         int dt = p->slots[q->b].dtype;
         if (q->kind == REC_DOT)
-            line(g, "k_dot_finish(%s, &acc_[%d], %s);", kdtype(dt), k, P(g, t, q->a));
+            line_reads(g, "k_dot_finish(%s, &acc_[%d], %s);", kdtype(dt), k, P(g, t, q->a));
         else
-            line(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(q->op), kdtype(dt), k,
+            line_reads(g, "k_reduce_finish(%s, %s, &acc_[%d], %lldLL, %s);", op_ident(q->op), kdtype(dt), k,
                  (long long)p->slots[q->b].count, P(g, t, q->a));
     }
     if (ops.oom || dts.oom)
@@ -1223,7 +1284,7 @@ static void reduction_batch(gen *g, int32_t i)
         batch[n++] = q;
     line(g, "{");
     g->indent++;
-    line(g, "k_acc acc_[%d];", (int)n);
+    line_reads(g, "k_acc acc_[%d];", (int)n);
     for (int k = 0; k < n; k++) {
         const cfx_record *r = &p->records[batch[k]];
         int dt = p->slots[r->b].dtype;
@@ -1235,12 +1296,12 @@ static void reduction_batch(gen *g, int32_t i)
         line(g, "k_acc m_ = k_reduce_init(%s, %s);", op, kdtype(dt));
         line(g, "int64_t lo_, hi_;");
         line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)cnt);
-        line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+        block_loop(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
         if (r->kind == REC_DOT)
-            line(g, "    k_dot_range(%s, &m_, %s, %s, e_, e_ + 1);", kdtype(dt), P(g, &t, r->b), P(g, &t, r->c));
+            line_reads(g, "    k_dot_range(%s, &m_, %s, %s, e_, e_ + 1);", kdtype(dt), P(g, &t, r->b), P(g, &t, r->c));
         else
-            line(g, "    k_reduce_range(%s, %s, &m_, %s, e_, e_ + 1);", op, kdtype(dt), P(g, &t, r->b));
-        line(g, "acc_[%d] = k_block_reduce(red_, m_, %s, %s);", k, op, kdtype(dt));
+            line_reads(g, "    k_reduce_range(%s, %s, &m_, %s, e_, e_ + 1);", op, kdtype(dt), P(g, &t, r->b));
+        helper(g, H_BLOCK_REDUCE, reduction_opcode(r), 1, "acc_[%d] = k_block_reduce(red_, m_, %s, %s);", k, op, kdtype(dt));
         g->indent--;
         line(g, "}");
     }
@@ -1282,9 +1343,10 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
     line(g, "k_acc acc_ = k_reduce_init(%s, %s);", op, kdtype(dt));
     if (!g->cuda) {
         if (dot)
-            line(g, "k_dot_range(%s, &acc_, %s, %s, 0, %lldLL);", kdtype(dt), B, C, (long long)n);
+            line_reads_if(g, reads_address(g, r->b) || reads_address(g, r->c),
+                          "k_dot_range(%s, &acc_, %s, %s, 0, %lldLL);", kdtype(dt), B, C, (long long)n);
         else
-            line(g, "k_reduce_range(%s, %s, &acc_, %s, 0, %lldLL);", op, kdtype(dt), B,
+            line_reads_if(g, reads_address(g, r->b), "k_reduce_range(%s, %s, &acc_, %s, 0, %lldLL);", op, kdtype(dt), B,
                  (long long)n);
     } else {
         int combine = g->have_plan && (g->plan.flags[i] & SCHED_F_COMBINE) &&
@@ -1292,21 +1354,24 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
         line(g, "int64_t lo_ = 0, hi_ = %lldLL;", (long long)n);
         if (combine)
             line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)n);
-        line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
+        block_loop(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x)");
         if (dot)
-            line(g, "    k_dot_range(%s, &acc_, %s, %s, e_, e_ + 1);", kdtype(dt), B, C);
+            line_reads(g, "    k_dot_range(%s, &acc_, %s, %s, e_, e_ + 1);", kdtype(dt), B, C);
         else
-            line(g, "    k_reduce_range(%s, %s, &acc_, %s, e_, e_ + 1);", op, kdtype(dt), B);
-        line(g, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op, kdtype(dt));
+            line_reads(g, "    k_reduce_range(%s, %s, &acc_, %s, e_, e_ + 1);", op, kdtype(dt), B);
+        helper(g, H_BLOCK_REDUCE, reduction_opcode(r), 1, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op,
+               kdtype(dt));
         if (combine) {
-            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;",
-                 op, kdtype(dt), (int)i);
+            helper(g, H_COMBINE, reduction_opcode(r), 1,
+                   "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;", op, kdtype(dt),
+                   (int)i);
         }
     }
     if (dot)
-        line(g, "k_dot_finish(%s, &acc_, %s);", kdtype(dt), A);
+        line_reads_if(g, reads_address(g, r->a), "k_dot_finish(%s, &acc_, %s);", kdtype(dt), A);
     else
-        line(g, "k_reduce_finish(%s, %s, &acc_, %lldLL, %s);", op, kdtype(dt), (long long)n, A);
+        line_reads_if(g, reads_address(g, r->a), "k_reduce_finish(%s, %s, &acc_, %lldLL, %s);", op, kdtype(dt),
+                      (long long)n, A);
     g->indent--;
     line(g, "}");
 }
@@ -1314,7 +1379,7 @@ static void reduction(gen *g, int32_t i, const cfx_record *r, texts *t)
 /* CUDA: the grid barrier (every block), or the end of the block when the run stopped. */
 static void grid_barrier(gen *g, int32_t r)
 {
-    line(g, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r); /* it stamps WAIT and PASS */
+    helper(g, H_GRID_BARRIER, 0, 0, "if (ck_grid_barrier(a, &poll_, %d)) goto out_;", (int)r); /* it stamps WAIT and PASS */
     if (g->pass == 2)
         g->info->barriers++;
 }
@@ -1324,18 +1389,18 @@ static void publish_scalars(gen *g)
     const cfx_prog *p = g->p;
     line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
     g->indent++;
-    line(g, "uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+    line_reads(g, "uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
          (long long)g->info->publish_bytes);
-    line(g, "*(uint64_t *)pub_ = iters_;");
-    line(g, "*(uint32_t *)(pub_ + 8) = print_used_;");
+    line_reads(g, "*(uint64_t *)pub_ = iters_;");
+    line_reads(g, "*(uint32_t *)(pub_ + 8) = print_used_;");
     for (int32_t s = 0; s < p->nslots; s++)
         if (g->local[s])
-            line(g, "*(%s *)(pub_ + %d) = s%d;", ctype(p->slots[s].dtype), 16 + 8 * g->pub[s],
+            line_reads(g, "*(%s *)(pub_ + %d) = s%d;", ctype(p->slots[s].dtype), 16 + 8 * g->pub[s],
                  (int)s);
     g->indent--;
     line(g, "}");
     if (g->rep_bytes > 0)
-        line(g, "if (blockIdx.x == 0) ck_block_copy(a.publish + (size_t)(exits_ & 1u) * %lldu + %lld, rep_, %lld);",
+        line_reads(g, "if (blockIdx.x == 0) ck_block_copy(a.publish + (size_t)(exits_ & 1u) * %lldu + %lld, rep_, %lld);",
              (long long)g->info->publish_bytes, (long long)(g->info->publish_bytes - g->rep_bytes),
              (long long)g->rep_bytes);
 }
@@ -1345,21 +1410,21 @@ static void reload_scalars(gen *g)
     const cfx_prog *p = g->p;
     line(g, "if (blockIdx.x != 0) {");
     g->indent++;
-    line(g, "const uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
+    line_reads(g, "const uint8_t *pub_ = a.publish + (size_t)(exits_ & 1u) * %lldu;",
          (long long)g->info->publish_bytes);
-    line(g, "iters_ = *(const volatile uint64_t *)pub_;");
-    line(g, "print_used_ = *(const volatile uint32_t *)(pub_ + 8);");
+    line_reads(g, "iters_ = *(const volatile uint64_t *)pub_;");
+    line_reads(g, "print_used_ = *(const volatile uint32_t *)(pub_ + 8);");
     for (int32_t s = 0; s < p->nslots; s++)
         if (g->local[s])
-            line(g, "s%d = *(const volatile %s *)(pub_ + %d);", (int)s, ctype(p->slots[s].dtype),
+            line_reads(g, "s%d = *(const volatile %s *)(pub_ + %d);", (int)s, ctype(p->slots[s].dtype),
                  16 + 8 * g->pub[s]);
     if (g->rep_bytes > 0)
-        line(g, "ck_block_copy(rep_, pub_ + %lld, %lld);", (long long)(g->info->publish_bytes - g->rep_bytes),
+        line_reads(g, "ck_block_copy(rep_, pub_ + %lld, %lld);", (long long)(g->info->publish_bytes - g->rep_bytes),
              (long long)g->rep_bytes);
     g->indent--;
     line(g, "}");
     if (g->rep_bytes > 0)
-        line(g, "__syncthreads();");
+        block_barrier(g, BARRIER_PHASE);
     line(g, "exits_++;");
 }
 
@@ -1700,10 +1765,10 @@ static void resident_loads(gen *g, int32_t h)
         g->indent++;
         line(g, "int64_t lo_, hi_;");
         line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[s].count);
-        line(g, "for (int j_ = 0; j_ < %d; j_++) { /* each its own elements: no block barrier */", (int)g->res_k[s]);
+        line_reads(g, "for (int j_ = 0; j_ < %d; j_++) { /* each its own elements: no block barrier */", (int)g->res_k[s]);
         line(g, "    const int64_t e_ = lo_ + threadIdx.x + (int64_t)j_ * blockDim.x;");
         line(g, "    if (e_ < hi_)");
-        line(g, "        r%d_[j_] = ((const %s *)%s)[e_];", (int)s, ctype(p->slots[s].dtype), sb_str(&at));
+        line_reads(g, "        r%d_[j_] = ((const %s *)%s)[e_];", (int)s, ctype(p->slots[s].dtype), sb_str(&at));
         line(g, "}");
         g->indent--;
         line(g, "}");
@@ -1726,7 +1791,7 @@ static void fused_value(gen *g, strbuf *sb, int32_t *reg, int32_t s, int32_t lo,
 {
     const cfx_slot *o = &g->p->slots[s];
     if (reg[s] < 0 && reg[s] != -2 && rk && resident_at(g, s, lo)) {
-        line(g, "const %s u%d_ = r%d_[k_];", ctype(o->dtype), (int)s, (int)s);
+        line_reads(g, "const %s u%d_ = r%d_[k_];", ctype(o->dtype), (int)s, (int)s);
         reg[s] = -2;
         sb_printf(sb, "u%d_", (int)s);
     } else if (reg[s] >= 0) {
@@ -1738,7 +1803,7 @@ static void fused_value(gen *g, strbuf *sb, int32_t *reg, int32_t s, int32_t lo,
     } else {
         strbuf at = {0};
         address(g, &at, s);
-        line(g, "const %s u%d_ = ((const %s *)%s)[e_];", ctype(o->dtype), (int)s, ctype(o->dtype), sb_str(&at));
+        line_reads(g, "const %s u%d_ = ((const %s *)%s)[e_];", ctype(o->dtype), (int)s, ctype(o->dtype), sb_str(&at));
         if (at.oom)
             fail(g, "out of memory");
         sb_free(&at);
@@ -1782,13 +1847,13 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
         g->indent++;
         line(g, "int64_t lo_, hi_;");
         line(g, "ck_share(%s, blockIdx.x, gridDim.x, &lo_, &hi_);", nbuf);
-        line(g, "for (int k_ = 0; k_ < %d; k_++)", rk);
+        block_loop(g, "for (int k_ = 0; k_ < %d; k_++)", rk);
     } else if (fused_space(g, lo) == FUSE_SPLIT) {
         split_open(g, lo, nbuf);
     } else { /* a replica's: every element in every block, as split_close closes it */
         line(g, "{");
         g->indent++;
-        line(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
+        block_loop(g, "for (int64_t e_ = threadIdx.x; e_ < %s; e_ += blockDim.x)", nbuf);
     }
     line(g, "{");
     g->indent++;
@@ -1828,7 +1893,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
                  ctype(sl[r->b].dtype), sb_str(&x[0]), kdtype(out->dtype), (int)i, kdtype(sl[r->b].dtype));
             break;
         case REC_WHERE:
-            line(g, "const %s v%d_ = %s%s ? %s : %s%s;", T, (int)i, r->dtype == CFX_BOOL ? "(uint8_t)((" : "",
+            line_reads(g, "const %s v%d_ = %s%s ? %s : %s%s;", T, (int)i, r->dtype == CFX_BOOL ? "(uint8_t)((" : "",
                  sb_str(&x[0]), sb_str(&x[1]), sb_str(&x[2]), r->dtype == CFX_BOOL ? ") != 0)" : "");
             break;
         default:
@@ -1837,9 +1902,9 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
         if (!fused_private(g, lo, rr ? red + 1 : hi, i)) {
             strbuf at = {0};
             address(g, &at, r->a);
-            line(g, "((%s *)%s)[e_] = v%d_;", T, sb_str(&at), (int)i);
+            line_reads(g, "((%s *)%s)[e_] = v%d_;", T, sb_str(&at), (int)i);
             if (rk && resident_at(g, r->a, lo))
-                line(g, "r%d_[k_] = v%d_;", (int)r->a, (int)i);
+                line_reads(g, "r%d_[k_] = v%d_;", (int)r->a, (int)i);
             if (at.oom)
                 fail(g, "out of memory");
             sb_free(&at);
@@ -1866,10 +1931,12 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
     if (rr) {
         char target[64];
         snprintf(target, sizeof target, "(uint8_t *)&s%d", (int)rr->a);
-        line(g, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op, kdtype(rdt));
+        helper(g, H_BLOCK_REDUCE, reduction_opcode(rr), 1, "acc_ = k_block_reduce(red_, acc_, %s, %s);", op,
+               kdtype(rdt));
         if (!one && fused_space(g, lo) == FUSE_SPLIT)
-            line(g, "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;", op, kdtype(rdt),
-                 (int)red);
+            helper(g, H_COMBINE, reduction_opcode(rr), 1,
+                   "if (ck_combine(a, &acc_, %s, %s, red_, &combines_, &poll_, %d)) goto out_;", op, kdtype(rdt),
+                   (int)red);
         if (rr->kind == REC_DOT)
             line(g, "k_dot_finish(%s, &acc_, %s);", kdtype(rdt), target);
         else
@@ -2005,28 +2072,29 @@ static void product_with_reduction(gen *g, int32_t i, int32_t j)
     g->indent++;
     line(g, "int64_t lo_, hi_;");
     line(g, "ck_share(%lldLL, blockIdx.x, gridDim.x, &lo_, &hi_);", (long long)p->slots[r->a].count);
-    line(g, "k_acc acc_[%d];", (int)n);
+    line_reads(g, "k_acc acc_[%d];", (int)n);
     for (int k = 0; k < n; k++)
-        line(g, "acc_[%d] = k_reduce_init(%s, %s);", k, reduction_op(&p->records[batch[k]]), dt);
-    line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, ep_);", dt, P(g, &t, r->a), P(g, &t, r->b),
+        line_reads(g, "acc_[%d] = k_reduce_init(%s, %s);", k, reduction_op(&p->records[batch[k]]), dt);
+    helper(g, H_MATVEC_ROWS, 0, 0, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, ep_);", dt, P(g, &t, r->a), P(g, &t, r->b),
          P(g, &t, r->c), (long long)p->slots[r->b].dims[1]);
     g->cur = j;
-    line(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x) {");
+    block_loop(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x) {");
     g->indent++;
-    line(g, "const %s y_ = ((const %s *)ep_)[e_ - lo_];", T, T);
+    line_reads(g, "const %s y_ = ((const %s *)ep_)[e_ - lo_];", T, T);
     for (int k = 0; k < n; k++) {
         const cfx_record *q = &p->records[batch[k]];
         int32_t o = fold_other(g, q, r->a);
         if (o >= 0)
-            line(g, "{ const %s o_ = ((const %s *)%s)[e_]; k_dot_range(%s, &acc_[%d], &y_, &o_, 0, 1); }", T, T,
+            line_reads(g, "{ const %s o_ = ((const %s *)%s)[e_]; k_dot_range(%s, &acc_[%d], &y_, &o_, 0, 1); }", T, T,
                  P(g, &t, o), dt, k);
         else
-            line(g, "k_reduce_one(%s, %s, &acc_[%d], &y_, e_);", op_ident(q->op), dt, k);
+            line_reads(g, "k_reduce_one(%s, %s, &acc_[%d], &y_, e_);", op_ident(q->op), dt, k);
     }
     g->indent--;
     line(g, "}");
     for (int k = 0; k < n; k++)
-        line(g, "acc_[%d] = k_block_reduce(red_, acc_[%d], %s, %s);", k, k, reduction_op(&p->records[batch[k]]), dt);
+        helper(g, H_BLOCK_REDUCE, reduction_opcode(&p->records[batch[k]]), 1, "acc_[%d] = k_block_reduce(red_, acc_[%d], %s, %s);",
+               k, k, reduction_op(&p->records[batch[k]]), dt);
     combine_and_finish(g, batch, (int)n, &t);
     g->indent--;
     line(g, "}");
@@ -2083,13 +2151,13 @@ static void record(gen *g, int32_t i)
             line(g, "CK_TICK(%d);", (int)tick_ordinal(p, i));
             if (alternates_at(g, i))
                 line(g, "par%d_ ^= 1u; /* the other buffer of the tensors that alternate */", (int)i);
-            line(g, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
+            helper(g, H_POLL, 0, 0, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
             line(g, "if (budget_ > 0 && iters_ >= (uint64_t)budget_)");
             g->indent++;
             stop(g, CFX_STOP_LIMIT, i, "budget_", "0");
             g->indent--;
         } else {
-            line(g, "if (a->cancel && atomic_load_explicit(a->cancel, memory_order_relaxed))");
+            line_reads(g, "if (a->cancel && atomic_load_explicit(a->cancel, memory_order_relaxed))");
             g->indent++;
             stop(g, CFX_STOP_CANCELLED, i, "0", "0");
             g->indent--;
@@ -2101,7 +2169,7 @@ static void record(gen *g, int32_t i)
         line(g, "iters_++;");
         break;
     case REC_ASSERT:
-        line(g, "if (!%s)", V(g, &t, r->a));
+        line_reads_if(g, reads_value(g, r->a), "if (!%s)", V(g, &t, r->a));
         g->indent++;
         stop(g, CFX_STOP_ASSERT, i, "0", "0");
         g->indent--;
@@ -2109,7 +2177,7 @@ static void record(gen *g, int32_t i)
     case REC_CHECK_INDEX:
         line(g, "{");
         g->indent++;
-        line(g, "int64_t v_ = (int64_t)%s;", V(g, &t, r->a));
+        line_reads_if(g, reads_value(g, r->a), "int64_t v_ = (int64_t)%s;", V(g, &t, r->a));
         line(g, "if (v_ < -%dLL || v_ >= %dLL)", (int)r->b, (int)r->b);
         g->indent++;
         snprintf(buf, sizeof buf, "%dLL", (int)r->b);
@@ -2120,7 +2188,8 @@ static void record(gen *g, int32_t i)
     case REC_CHECK_BOUND:
         line(g, "{");
         g->indent++;
-        line(g, "int64_t a_ = (int64_t)%s, b_ = (int64_t)%s;", V(g, &t, r->a), V(g, &t, r->b));
+        line_reads_if(g, reads_value(g, r->a) || reads_value(g, r->b), "int64_t a_ = (int64_t)%s, b_ = (int64_t)%s;",
+                      V(g, &t, r->a), V(g, &t, r->b));
         line(g, "if (!k_bound_ok(%d, a_, b_))", (int)r->d);
         g->indent++;
         stop(g, CFX_STOP_INDEX, i, "a_", "b_");
@@ -2128,14 +2197,14 @@ static void record(gen *g, int32_t i)
         line(g, "}");
         break;
     case REC_CHECK_STEP:
-        line(g, "if (%s == 0)", V(g, &t, r->a));
+        line_reads_if(g, reads_value(g, r->a), "if (%s == 0)", V(g, &t, r->a));
         g->indent++;
         stop(g, CFX_STOP_VALUE, i, "0", "0");
         g->indent--;
         break;
     case REC_CHECK_DIVIDE:
         if (sl[r->a].count == 1) {
-            line(g, "if (%s == 0)", V(g, &t, r->a));
+            line_reads_if(g, reads_value(g, r->a), "if (%s == 0)", V(g, &t, r->a));
             g->indent++;
             stop(g, CFX_STOP_DIVIDE, i, "0", "0");
             g->indent--;
@@ -2144,11 +2213,11 @@ static void record(gen *g, int32_t i)
             line(g, "{");
             g->indent++;
             line(g, "int z_ = 0;");
-            line(g, "for (int64_t e_ = threadIdx.x; e_ < %lldLL; e_ += blockDim.x)",
+            block_loop(g, "for (int64_t e_ = threadIdx.x; e_ < %lldLL; e_ += blockDim.x)",
                  (long long)sl[r->a].count);
-            line(g, "    z_ |= k_get_int(%s, %s, e_) == 0;", kdtype(sl[r->a].dtype),
+            line_reads_if(g, reads_address(g, r->a), "    z_ |= k_get_int(%s, %s, e_) == 0;", kdtype(sl[r->a].dtype),
                  P(g, &t, r->a));
-            line(g, "if (__syncthreads_or(z_))");
+            helper(g, H_SYNC_OR, 0, 0, "if (__syncthreads_or(z_))");
             g->indent++;
             stop(g, CFX_STOP_DIVIDE, i, "0", "0");
             g->indent -= 2;
@@ -2156,7 +2225,8 @@ static void record(gen *g, int32_t i)
         } else {
             line(g, "for (int64_t e_ = 0; e_ < %lldLL; e_++)", (long long)sl[r->a].count);
             g->indent++;
-            line(g, "if (k_get_int(%s, %s, e_) == 0)", kdtype(sl[r->a].dtype), P(g, &t, r->a));
+            line_reads_if(g, reads_address(g, r->a), "if (k_get_int(%s, %s, e_) == 0)", kdtype(sl[r->a].dtype),
+                          P(g, &t, r->a));
             g->indent++;
             stop(g, CFX_STOP_DIVIDE, i, "0", "0");
             g->indent -= 2;
@@ -2167,11 +2237,11 @@ static void record(gen *g, int32_t i)
             int64_t bytes = slot_bytes(&sl[r->a]);
             /* a full buffer cannot be drained mid-kernel: the host runs the program again
              * with the interpreter, which pauses to drain it */
-            line(g, "if (ck_print(a, &print_used_, %d, %s, %lldLL)) goto out_;", (int)i,
+            line_reads_if(g, reads_address(g, r->a), "if (ck_print(a, &print_used_, %d, %s, %lldLL)) goto out_;", (int)i,
                  P(g, &t, r->a), (long long)bytes);
         } else {
-            line(g, "if (a->print)");
-            line(g, "    a->print(a->print_user, %d, %s);", (int)i, P(g, &t, r->a));
+            line_reads(g, "if (a->print)");
+            line_reads(g, "    a->print(a->print_user, %d, %s);", (int)i, P(g, &t, r->a));
         }
         break;
     case REC_CALL: {
@@ -2187,24 +2257,24 @@ static void record(gen *g, int32_t i)
         for (int32_t k = 0; k < r->c; k++) {
             int32_t s = p->table[r->b + k];
             if (g->local[s])
-                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(sl[s].dtype), (long long)sl[s].offset,
+                line_reads(g, "*(%s *)(arena + %lld) = s%d;", ctype(sl[s].dtype), (long long)sl[s].offset,
                      (int)s);
         }
-        line(g, "if (!a->call || a->call(a->call_user, %d, arena) != 0)", (int)i);
+        line_reads(g, "if (!a->call || a->call(a->call_user, %d, arena) != 0)", (int)i);
         g->indent++;
         stop(g, CFX_ERROR, i, "0", "0");
         g->indent--;
         for (int32_t k = r->d; k < r->c; k++) {
             int32_t s = p->table[r->b + k];
             if (g->local[s])
-                line(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(sl[s].dtype),
+                line_reads(g, "s%d = *(const %s *)(arena + %lld);", (int)s, ctype(sl[s].dtype),
                      (long long)sl[s].offset);
         }
         break;
     }
     case REC_UNARY:
         if (one && g->local[r->a]) {
-            line(g, "s%d = k_%s_%s(%s);", (int)r->a, unary_stem(r->op, r->dtype), suffix(r->dtype),
+            line_reads_if(g, reads_value(g, r->b), "s%d = k_%s_%s(%s);", (int)r->a, unary_stem(r->op, r->dtype), suffix(r->dtype),
                  V(g, &t, r->b));
         } else {
             snprintf(buf, sizeof buf, "k_unary(%s, %s, %s, %s, %%s, %%s)", op_ident(r->op),
@@ -2214,7 +2284,8 @@ static void record(gen *g, int32_t i)
         break;
     case REC_BINARY:
         if (one && g->local[r->a]) {
-            line(g, "s%d = k_%s_%s(%s, %s);", (int)r->a, binary_stem(r->op, r->dtype),
+            line_reads_if(g, reads_value(g, r->b) || reads_value(g, r->c), "s%d = k_%s_%s(%s, %s);", (int)r->a,
+                          binary_stem(r->op, r->dtype),
                  suffix(r->dtype), V(g, &t, r->b), V(g, &t, r->c));
         } else {
             snprintf(buf, sizeof buf, "k_binary(%s, %s, %s, %s, %lldLL, %s, %lldLL, %%s, %%s)",
@@ -2241,7 +2312,7 @@ static void record(gen *g, int32_t i)
             line(g, "int64_t lo_, hi_;");
             line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)m, oneb ? "0" : "blockIdx.x",
                  oneb ? "1" : "gridDim.x");
-            line(g, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_);", kdtype(r->dtype), P(g, &t, r->a),
+            helper(g, H_MATVEC_ROWS, 0, 0, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_);", kdtype(r->dtype), P(g, &t, r->a),
                  P(g, &t, r->b), P(g, &t, r->c), (long long)k);
             g->indent--;
             line(g, "}");
@@ -2255,14 +2326,15 @@ static void record(gen *g, int32_t i)
             line(g, "int64_t lo_, hi_;");
             line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)tiles,
                  oneb ? "0" : "blockIdx.x", oneb ? "1" : "gridDim.x");
-            line(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
+            line_reads(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
                  kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
                  (long long)k, (long long)n);
             g->indent--;
             line(g, "}");
-            line(g, "__syncthreads();");
+            block_barrier(g, BARRIER_PHASE);
         } else {
-            line(g, "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);",
+            line_reads_if(g, reads_address(g, r->a) || reads_address(g, r->b) || reads_address(g, r->c),
+                          "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);",
                  kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
                  (long long)k, (long long)n, (long long)(m * n));
         }
@@ -2276,7 +2348,8 @@ static void record(gen *g, int32_t i)
         break;
     case REC_FILL:
         if (g->local[r->a]) {
-            line(g, "k_fill(%s, %s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
+            line_reads_if(g, reads_address(g, r->a) || reads_address(g, r->b), "k_fill(%s, %s, %s, 0, 1);",
+                          kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b));
         } else {
             snprintf(buf, sizeof buf, "k_fill(%s, %s, %s, %%s, %%s)", kdtype(r->dtype),
                      P(g, &t, r->a), P(g, &t, r->b));
@@ -2285,7 +2358,7 @@ static void record(gen *g, int32_t i)
         break;
     case REC_IOTA:
         if (g->local[r->a]) {
-            line(g, "k_iota(%s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a));
+            line_reads_if(g, reads_address(g, r->a), "k_iota(%s, %s, 0, 1);", kdtype(r->dtype), P(g, &t, r->a));
         } else {
             snprintf(buf, sizeof buf, "k_iota(%s, %s, %%s, %%s)", kdtype(r->dtype), P(g, &t, r->a));
             ranged(g, i, r->a, sl[r->a].count, buf);
@@ -2295,7 +2368,7 @@ static void record(gen *g, int32_t i)
         if (r->a == r->b)
             break;
         if (g->local[r->a]) {
-            line(g, "s%d = %s;", (int)r->a, V(g, &t, r->b));
+            line_reads_if(g, reads_value(g, r->b), "s%d = %s;", (int)r->a, V(g, &t, r->b));
         } else {
             int size = dtype_size(sl[r->a].dtype);
             snprintf(buf, sizeof buf, "k_copy_bytes(%s, %s, (%%s) * %d, (%%s) * %d)",
@@ -2305,7 +2378,8 @@ static void record(gen *g, int32_t i)
         break;
     case REC_CAST:
         if (g->local[r->a]) {
-            line(g, "k_cast(%s, %s, %s, %s, 0, 1);", kdtype(sl[r->a].dtype), P(g, &t, r->a),
+            line_reads_if(g, reads_address(g, r->a) || reads_address(g, r->b), "k_cast(%s, %s, %s, %s, 0, 1);",
+                          kdtype(sl[r->a].dtype), P(g, &t, r->a),
                  kdtype(r->dtype), P(g, &t, r->b));
         } else {
             snprintf(buf, sizeof buf, "k_cast(%s, %s, %s, %s, %%s, %%s)", kdtype(sl[r->a].dtype),
@@ -2315,7 +2389,7 @@ static void record(gen *g, int32_t i)
         break;
     case REC_WHERE:
         if (g->local[r->a]) {
-            line(g, "s%d = %s ? %s : %s;", (int)r->a, V(g, &t, r->b), V(g, &t, r->c),
+            line_reads(g, "s%d = %s ? %s : %s;", (int)r->a, V(g, &t, r->b), V(g, &t, r->c),
                  V(g, &t, r->d));
             if (r->dtype == CFX_BOOL) /* k_where keeps bools 0/1 */
                 line(g, "s%d = s%d != 0;", (int)r->a, (int)r->a);
@@ -2332,7 +2406,7 @@ static void record(gen *g, int32_t i)
         int64_t bytes = slot_bytes(&sl[r->a]);
         const char *idx = V(g, &t, r->c);
         if (g->local[r->a]) {
-            line(g, "s%d = ((const %s *)%s)[k_row_index((int64_t)%s, %dLL)];", (int)r->a,
+            line_reads(g, "s%d = ((const %s *)%s)[k_row_index((int64_t)%s, %dLL)];", (int)r->a,
                  ctype(sl[r->a].dtype), P(g, &t, r->b), idx, (int)sl[r->b].dims[0]);
         } else {
             int size = dtype_size(sl[r->a].dtype);
@@ -2419,7 +2493,7 @@ static void record(gen *g, int32_t i)
         snprintf(idx, sizeof idx, "k_item_index((int64_t)%s, (int64_t)%s, %dLL)", V(g, &t, r->c),
                  V(g, &t, r->d), (int)sl[r->b].dims[0]);
         if (g->local[r->a]) {
-            line(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b),
+            line_reads(g, "s%d = ((const %s *)%s)[%s];", (int)r->a, ctype(sl[r->a].dtype), P(g, &t, r->b),
                  idx);
         } else {
             int size = dtype_size(sl[r->a].dtype);
@@ -2616,7 +2690,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int32_t n = r->c;
             if (g->pass == 2)
                 g->info->switches++;
-            line(g, "switch (%s) {", V(g, &t, r->a));
+            line_reads_if(g, reads_value(g, r->a), "switch (%s) {", V(g, &t, r->a));
             g->stack[g->nctx++] = (ctx){CTX_SWITCH, -1, ft};
             for (int32_t k = 0; k <= n; k++) {
                 int32_t tb = to_block(g, p->table[r->b + k]), seen = 0;
@@ -2628,9 +2702,9 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
                 int dflt = to_block(g, p->table[r->b + n]) == tb;
                 for (int32_t j = k; j < n; j++)
                     if (to_block(g, p->table[r->b + j]) == tb && !dflt)
-                        line(g, "case %d:", (int)j);
+                        line_reads(g, "case %d:", (int)j);
                 if (dflt)
-                    line(g, "default:");
+                    line_reads(g, "default:");
                 g->indent++;
                 line(g, "{");
                 g->indent++;
@@ -2679,7 +2753,7 @@ static void node_within(gen *g, int32_t x, const int32_t *ys, int32_t n, int32_t
     block_code(g, x, n > 0 ? ys[0] : ft, at_region_header);
     for (int32_t k = 0; k < n && !g->failed; k++) {
         if (g->pass == 1 || g->label_used[ys[k]])
-            line(g, "b%d:;", (int)g->start[ys[k]]);
+            line_reads(g, "b%d:;", (int)g->start[ys[k]]);
         do_tree(g, ys[k], k + 1 < n ? ys[k + 1] : ft);
     }
 }
@@ -2749,10 +2823,10 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
         if (g->pass == 2)
             g->info->loops++;
         resident_loads(g, x);
-        line(g, "for (;;) {");
+        line_reads(g, "for (;;) {");
         g->indent++;
         if (g->pass == 1 || g->top_used[x])
-            line(g, "t%d:;", (int)g->start[x]);
+            line_reads(g, "t%d:;", (int)g->start[x]);
         g->stack[g->nctx++] = (ctx){CTX_LOOP, x, next};
         node_within(g, x, in, nin, x, region);
         g->nctx--;
@@ -2763,7 +2837,7 @@ static void do_tree(gen *g, int32_t x, int32_t ft)
     }
     for (int32_t k = 0; k < nafter && !g->failed; k++) {
         if (g->pass == 1 || g->label_used[after[k]])
-            line(g, "b%d:;", (int)g->start[after[k]]);
+            line_reads(g, "b%d:;", (int)g->start[after[k]]);
         do_tree(g, after[k], k + 1 < nafter ? after[k + 1] : ft);
     }
     free(in);
@@ -2788,13 +2862,13 @@ static void dispatch(gen *g)
     if (g->cuda)
         line(g, "int32_t region_ = -1; /* the region block 0 is running */");
     resume_entry(g);
-    line(g, "for (;;) {");
+    line_reads(g, "for (;;) {");
     g->indent++;
     line(g, "switch (pc_) {");
     for (int32_t i = 0; i < g->nreach && !g->failed; i++) {
         int32_t x = g->order[i], lo = g->start[x], hi = g->start[x + 1];
         g->cur = lo;
-        line(g, "case %d: {", (int)lo);
+        line_reads(g, "case %d: {", (int)lo);
         g->indent++;
         if (region_header(g, x)) {
             unsigned f = g->plan.flags[lo];
@@ -2837,7 +2911,8 @@ static void dispatch(gen *g)
                 break;
             case REC_JUMP_FALSE:
             case REC_JUMP_TRUE:
-                line(g, "if (%s%s) {", rec->kind == REC_JUMP_FALSE ? "!" : "", V(g, &t, rec->a));
+                line_reads_if(g, reads_value(g, rec->a), "if (%s%s) {", rec->kind == REC_JUMP_FALSE ? "!" : "",
+                              V(g, &t, rec->a));
                 g->indent++;
                 dispatch_branch(g, to_block(g, rec->b));
                 g->indent--;
@@ -2847,8 +2922,8 @@ static void dispatch(gen *g)
             case REC_SWITCH: {
                 line(g, "{");
                 g->indent++;
-                line(g, "int32_t v_ = %s;", V(g, &t, rec->a));
-                line(g, "pc_ = v_ >= 0 && v_ < %d ? ck_table%d_[v_] : %d;", (int)rec->c, (int)r,
+                line_reads_if(g, reads_value(g, rec->a), "int32_t v_ = %s;", V(g, &t, rec->a));
+                line_reads(g, "pc_ = v_ >= 0 && v_ < %d ? ck_table%d_[v_] : %d;", (int)rec->c, (int)r,
                      (int)g->start[to_block(g, p->table[rec->b + rec->c])]);
                 g->indent--;
                 line(g, "}");
@@ -2891,7 +2966,7 @@ static void dispatch_tables(gen *g)
         strbuf sb = {0};
         for (int32_t k = 0; k < r->c; k++)
             sb_printf(&sb, "%s%d", k ? ", " : "", (int)g->start[to_block(g, p->table[r->b + k])]);
-        line(g, "%sconst int32_t ck_table%d_[%d] = {%s};", g->cuda ? "" : "static ", (int)i,
+        line_reads(g, "%sconst int32_t ck_table%d_[%d] = {%s};", g->cuda ? "" : "static ", (int)i,
              (int)(r->c > 0 ? r->c : 1), r->c > 0 ? sb_str(&sb) : "0");
         if (sb.oom)
             fail(g, "out of memory");
@@ -2918,30 +2993,30 @@ static void function(gen *g, const char *entry, int use_dispatch)
              entry);
         line(g, "{");
         g->indent++;
-        line(g, "uint8_t *const arena = a.arena;");
+        line_reads(g, "uint8_t *const arena = a.arena;");
         for (int32_t i = 0; i < p->nrecords; i++)
             if (p->records[i].kind == REC_REDUCE || p->records[i].kind == REC_DOT) {
-                line(g, "__shared__ k_acc red_[CK_THREADS];");
+                line_reads(g, "__shared__ k_acc red_[CK_THREADS];");
                 break;
             }
         if (g->rep_bytes > 0) {
             /* the replicas, loaded from the arena (ck_load_replicas waits for the block) */
-            line(g, "__shared__ __align__(16) uint8_t rep_[%lld];", (long long)g->rep_bytes);
+            line_reads(g, "__shared__ __align__(16) uint8_t rep_[%lld];", (long long)g->rep_bytes);
             for (int32_t s = 0; s < p->nslots; s++)
                 if (g->rep[s])
-                    line(g, "ck_block_copy(rep_ + %d, arena + %lld, %lld);", (int)g->rep_off[s],
+                    line_reads(g, "ck_block_copy(rep_ + %d, arena + %lld, %lld);", (int)g->rep_off[s],
                          (long long)p->slots[s].offset, (long long)slot_bytes(&p->slots[s]));
-            line(g, "__syncthreads();");
+            block_barrier(g, BARRIER_PHASE);
         }
         line(g, "uint64_t iters_ = 0;");
         line(g, "uint32_t print_used_ = 0, combines_ = 0, exits_ = 0;");
         line(g, "unsigned long long poll_ = 0;");
-        line(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
-        line(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
+        line_reads(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
+        line_reads(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
         if (tick_ordinal(p, p->nrecords) > 0)
             line(g, "CK_TICKS(%d);", (int)tick_ordinal(p, p->nrecords));
         if (g->info->alternates > 0)
-            line(g, "uint8_t *const alt_ = a.alt; /* the second buffers of the tensors that alternate */");
+            line_reads(g, "uint8_t *const alt_ = a.alt; /* the second buffers of the tensors that alternate */");
         for (int32_t i = 0; i < p->nrecords; i++)
             if (p->records[i].kind == REC_TICK && alternates_at(g, i))
                 line(g, "uint32_t par%d_ = 0; (void)par%d_;", (int)i, (int)i);
@@ -2950,10 +3025,10 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "void %s(cgen_host_args *a)", entry);
         line(g, "{");
         g->indent++;
-        line(g, "uint8_t *const arena = a->arena;");
-        line(g, "const int64_t limit_ = a->max_iters > 0 ? a->max_iters : INT64_MAX;");
+        line_reads(g, "uint8_t *const arena = a->arena;");
+        line_reads(g, "const int64_t limit_ = a->max_iters > 0 ? a->max_iters : INT64_MAX;");
         line(g, "int64_t iters_ = 0;");
-        line(g, "(void)arena; (void)limit_;");
+        line_reads(g, "(void)arena; (void)limit_;");
     }
     /* the scalars: inputs from the arena, everything else zero, as the arena starts */
     for (int32_t s = 0; s < p->nslots; s++) {
@@ -2961,7 +3036,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
         if (!g->local[s])
             continue;
         if (sl->kind == SLOT_INPUT)
-            line(g, "%s s%d = *(const %s *)(arena + %lld);", ctype(sl->dtype), (int)s,
+            line_reads(g, "%s s%d = *(const %s *)(arena + %lld);", ctype(sl->dtype), (int)s,
                  ctype(sl->dtype), (long long)sl->offset);
         else
             line(g, "%s s%d = 0;", ctype(sl->dtype), (int)s);
@@ -2969,7 +3044,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     int any = 0;
     for (int32_t s = 0; g->cuda && g->res_k && !use_dispatch && s < p->nslots; s++)
         if (g->res_k[s]) {
-            line(g, "%s r%d_[%d]; /* its elements of the share, in registers (resident_loads) */",
+            line_reads(g, "%s r%d_[%d]; /* its elements of the share, in registers (resident_loads) */",
                  ctype(p->slots[s].dtype), (int)s, (int)g->res_k[s]);
             any = 1;
         }
@@ -2978,7 +3053,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
         if (product_epilogue(g, i) >= 0 && product_share_bytes(g, i) > stash)
             stash = product_share_bytes(g, i);
     if (stash > 0) { /* a product's rows for the reduction after it (product_with_reduction) */
-        line(g, "__shared__ __align__(16) uint8_t ep_[%lld];", (long long)stash);
+        line_reads(g, "__shared__ __align__(16) uint8_t ep_[%lld];", (long long)stash);
         any = 1;
     }
     if (any) { /* the registers and the stash hold a thread's, a block's elements only in a grid this big */
@@ -2998,7 +3073,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     }
     /* HALT: the scalar results go to their slots */
     if (g->halt_used || g->pass == 1) {
-        line(g, "halt_:");
+        line_reads(g, "halt_:");
         if (g->cuda) {
             line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
             g->indent++;
@@ -3006,7 +3081,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
         for (int32_t k = 0; k < p->nresults; k++) {
             int32_t s = p->results[k];
             if (g->local[s])
-                line(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype),
+                line_reads(g, "*(%s *)(arena + %lld) = s%d;", ctype(p->slots[s].dtype),
                      (long long)p->slots[s].offset, (int)s);
         }
         if (g->cuda) {
@@ -3015,27 +3090,27 @@ static void function(gen *g, const char *entry, int use_dispatch)
             for (int32_t k = 0; k < p->nresults; k++) {
                 int32_t s = p->results[k];
                 if (g->rep && g->rep[s])
-                    line(g, "if (blockIdx.x == 0) ck_block_copy(arena + %lld, rep_ + %d, %lld);",
+                    line_reads(g, "if (blockIdx.x == 0) ck_block_copy(arena + %lld, rep_ + %d, %lld);",
                          (long long)p->slots[s].offset, (int)g->rep_off[s], (long long)slot_bytes(&p->slots[s]));
             }
         } else {
-            line(g, "a->status = 0;");
-            line(g, "a->record = -1;");
-            line(g, "a->detail[0] = a->detail[1] = 0;");
-            line(g, "a->iterations = iters_;");
+            line_reads(g, "a->status = 0;");
+            line_reads(g, "a->record = -1;");
+            line_reads(g, "a->detail[0] = a->detail[1] = 0;");
+            line_reads(g, "a->iterations = iters_;");
             line(g, "return;");
         }
     }
     if (g->cuda) {
         line(g, "goto out_;");
-        line(g, "out_:");
+        line_reads(g, "out_:");
         line(g, "CK_STAMP(a, CK_EV_END, -1);");
         if (tick_ordinal(p, p->nrecords) > 0)
             line(g, "CK_TICKS_OUT(a, %d);", (int)tick_ordinal(p, p->nrecords));
         line(g, "ck_finish(a, iters_, print_used_);");
     } else if (g->stop_used || g->pass == 1) {
-        line(g, "stop_:");
-        line(g, "a->iterations = iters_;");
+        line_reads(g, "stop_:");
+        line_reads(g, "a->iterations = iters_;");
     }
     g->indent--;
     line(g, "}");
@@ -3268,4 +3343,17 @@ done:
     sb_free(&scratch);
     gen_free(&g);
     return rc;
+}
+
+int cgen_default_kernel(const cfx_prog *p, int target, strbuf *out, char *err, size_t errlen)
+{
+    cgen_options o;
+    memset(&o, 0, sizeof o);
+    o.target = target;
+    if (target == CGEN_TARGET_CUDA) { /* device/compiled.cu's generate */
+        o.launch_product_min = SCHED_LAUNCH_PRODUCT_MIN;
+        o.blocks = CGEN_DEFAULT_BLOCKS;
+        o.threads = 256; /* CK_THREADS */
+    }
+    return cgen_emit(p, &o, out, NULL, err, errlen);
 }

@@ -121,6 +121,15 @@ typedef struct cgen_host_args {
 
 typedef void (*cgen_host_fn)(cgen_host_args *a);
 
+/* The kernel of cuda-persistent's default (compiled) mode as the generator writes it for a GPU
+ * of CGEN_DEFAULT_BLOCKS multiprocessors (an H100's or an H200's), products of at least
+ * SCHED_LAUNCH_PRODUCT_MIN multiply-adds ending the launch (`cfx dump --kernel cuda`); or the
+ * same program as the host function the C target writes (`--kernel c`). The executor builds
+ * from this text, with a `#define CK_DEVICE_LAUNCH 1` (tail launches) or `#define CK_TRACE 1`
+ * (a traced run) first where it wants them, and its grid's own block count. 0, or -1 with why. */
+#define CGEN_DEFAULT_BLOCKS 132
+int cgen_default_kernel(const cfx_prog *p, int target, struct strbuf *out, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

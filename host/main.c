@@ -32,8 +32,10 @@ static const char usage_text[] =
     "usage: cfx run FILE [options]     compile FILE and run a graph\n"
     "       cfx check FILE             compile FILE; print nothing when it is fine\n"
     "       cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP,PH]]\n"
+    "                    [--kernel [cuda|c]]\n"
     "                                  print the compiled records of every graph (or of one),\n"
-    "                                  or with --cost what each loop iteration costs on the GPU\n"
+    "                                  or with --cost what each loop iteration costs on the GPU,\n"
+    "                                  or with --kernel the generated kernel (see cfx dump --help)\n"
     "       cfx import MODEL.onnx [-o FILE.cfx]\n"
     "                                  write the .cfx program an ONNX model imports as; run,\n"
     "                                  check and dump take MODEL.onnx for FILE too\n"
@@ -123,6 +125,7 @@ static const char check_usage_text[] =
 
 static const char dump_usage_text[] =
     "usage: cfx dump FILE [--graph NAME] [--cost [--blocks N] [--floors GB,BB,BW,REC,MOP,PH]]\n"
+    "                     [--kernel [cuda|c]]\n"
     "\n"
     "Compiles FILE and prints the records of every graph, or only of graph NAME.\n"
     "\n"
@@ -133,7 +136,14 @@ static const char dump_usage_text[] =
     "grid's size (default 264, what the executors launch on an H100 or an H200: 132\n"
     "multiprocessors x 2); --floors the figures the prediction uses, in this order: grid barrier\n"
     "us, block barrier us, device memory GB/s, interpreted record us, micro-op us, memory phase us\n"
-    "(the compiled kernel's trips to memory one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n";
+    "(the compiled kernel's trips to memory one after another); default 1.21,0.014,2959,1.15,0.08,1.35, measured on an H100.\n"
+    "\n"
+    "--kernel prints instead each graph's generated kernel: cuda (the default), the CUDA C that the\n"
+    "compiled mode of cuda-persistent gives NVRTC, as built for a GPU of 132 multiprocessors (the\n"
+    "executor adds `#define CK_DEVICE_LAUNCH 1` or `#define CK_TRACE 1` first where it wants\n"
+    "them); c, the C function the code generator writes for the host. No GPU is needed. To keep\n"
+    "or replace the kernel a run compiles, see CFX_KERNEL_DUMP and CFX_KERNEL_OVERRIDE in\n"
+    "docs/persistent.md.\n";
 
 /* ---- command-line parsing --------------------------------------------------------------- */
 
@@ -182,6 +192,7 @@ typedef struct options {
     const char *deadline;
     const char *output;
     int cost;
+    const char *kernel; /* dump --kernel: "cuda" or "c" */
     int profile;
     int help;
 } options;
@@ -243,6 +254,18 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             known |= strcmp(allowed[k], name) == 0;
         if (!known)
             return bad_usage(command, "unknown option '%s'", name);
+        if (strcmp(name, "--kernel") == 0) { /* an optional value: cuda (default) or c */
+            const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+            if (eq)
+                o->kernel = eq + 1;
+            else if (next && (strcmp(next, "cuda") == 0 || strcmp(next, "c") == 0))
+                o->kernel = argv[++i];
+            else
+                o->kernel = "cuda";
+            if (strcmp(o->kernel, "cuda") != 0 && strcmp(o->kernel, "c") != 0)
+                return bad_usage(command, "--kernel is cuda or c, got '%s'", o->kernel);
+            continue;
+        }
         if (strcmp(name, "--cost") == 0 || strcmp(name, "--profile") == 0) { /* no value */
             if (eq)
                 return bad_usage(command, "%s takes no value", name);
@@ -509,7 +532,7 @@ static int parse_floors(const char *text, cfx_floors *f)
 
 static int cmd_dump(int argc, char **argv)
 {
-    static const char *const allowed[] = {"--graph", "--cost", "--blocks", "--floors", NULL};
+    static const char *const allowed[] = {"--graph", "--cost", "--blocks", "--floors", "--kernel", NULL};
     cfx_floors floors, *fl = NULL;
     long blocks = 0;
     options o = {0};
@@ -523,6 +546,10 @@ static int cmd_dump(int argc, char **argv)
     }
     if (!o.file) {
         rc = bad_usage("dump", "%s", "dump needs a FILE");
+        goto done;
+    }
+    if (o.kernel && o.cost) {
+        rc = bad_usage("dump", "%s", "--kernel and --cost print different things: give one");
         goto done;
     }
     if ((o.blocks || o.floors) && !o.cost) {
@@ -557,9 +584,12 @@ static int cmd_dump(int argc, char **argv)
         }
     }
     for (int g = first; g <= last; g++) {
-        char *text = o.cost ? cfx_dump_cost(m, g, (int)blocks, fl) : cfx_dump(m, g);
+        char why[600] = "out of memory";
+        char *text = o.kernel ? cfx_dump_kernel(m, g, o.kernel, why, sizeof why)
+                     : o.cost ? cfx_dump_cost(m, g, (int)blocks, fl)
+                              : cfx_dump(m, g);
         if (!text) {
-            fprintf(stderr, "cfx: out of memory\n");
+            fprintf(stderr, "cfx: %s: %s\n", o.file, why);
             rc = 1;
             goto done;
         }

@@ -250,6 +250,22 @@ case "$out" in *printer*) fail "dump --graph ints shows another graph" ;; esac
 run_cfx dump "$T/two.cfx" --graph nothere
 expect_rc 1 "dump of an unknown graph"
 expect_err "cfx: $T/two.cfx has no graph 'nothere'; its graphs are: double printer ints" "unknown graph message"
+# --kernel: the generated kernel of the compiled mode (CUDA C, the default) or the host's C
+run_cfx dump "$T/two.cfx" --graph double --kernel
+expect_rc 0 "dump --kernel"
+expect_in "__global__ void __launch_bounds__(CK_THREADS, 2) cfx_compiled(const ck_args a)" out "dump --kernel prints the CUDA kernel's entry"
+run_cfx dump "$T/two.cfx" --graph double --kernel cuda
+expect_in "cfx_compiled(const ck_args a)" out "dump --kernel cuda"
+run_cfx dump "$T/two.cfx" --graph double --kernel=c
+expect_rc 0 "dump --kernel=c"
+expect_in "void cgen_run(cgen_host_args *a)" out "dump --kernel c prints the host function"
+run_cfx dump "$T/two.cfx" --kernel=ptx
+expect_rc 1 "dump --kernel=ptx"
+expect_err "cfx: --kernel is cuda or c, got 'ptx' (see cfx dump --help)" "dump --kernel of an unknown target"
+run_cfx dump "$T/two.cfx" --kernel --cost
+expect_rc 1 "dump --kernel --cost"
+run_cfx dump --help
+expect_in "--kernel prints instead each graph's generated kernel" out "dump --help tells of --kernel"
 
 # ---- bad command lines -------------------------------------------------------------------------
 run_cfx run "$T/iw.cfx" --in x=0

@@ -5,6 +5,8 @@
  * not compile, with the compiler's log; a missing function or one of another signature; a
  * name that is taken; a form the results do not fit; no C compiler). The generated code's
  * side (the C twin and the CUDA kernel on host threads) is test_gen's; the GPU's, gpu_compiled's.
+ * An op's name is the user's and decides nothing in the generated kernel: one named like a
+ * barrier (halve__syncthreads) gets the same block barriers as halve (cfx_dump_kernel).
  *
  * Skips (77) when the build found no C compiler: registering a source needs one. */
 #include <math.h>
@@ -273,6 +275,84 @@ static void test_refusals(void)
     }
 }
 
+/* The block barriers written into a kernel: its lines that are a __syncthreads statement. */
+static int barrier_lines(const char *text)
+{
+    int n = 0;
+    for (const char *l = text; l && *l;) {
+        while (*l == ' ')
+            l++;
+        n += strncmp(l, "__syncthreads();", 16) == 0 || strncmp(l, "if (__syncthreads_or(", 21) == 0;
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    return n;
+}
+
+/* The CUDA kernel of a one-block loop (block 0 alone runs it, with block barriers only: its
+ * element store makes it one) that reads an element of y into a scalar, calls the op `name` on
+ * it (every thread, on its registers) and then scales y by the result: the block's threads read
+ * y[0] before some thread writes it, so a block barrier comes between them, whatever the op is
+ * called. */
+static char *kernel_calling(const char *name, int *barriers)
+{
+    char src[512], graph[512], *err = NULL, *diag = NULL, why[256] = "";
+    cfx_context *ctx = cfx_context_new();
+    *barriers = -1;
+    if (!CHECK(ctx != NULL))
+        return NULL;
+    snprintf(src, sizeof src,
+             "CFX_HD void %s(int64_t lo, int64_t hi, const float *x, float *y)\n"
+             "{\n"
+             "    for (int64_t e = lo; e < hi; e++)\n"
+             "        y[e] = x[e] * 0.5f;\n"
+             "}\n", name);
+    snprintf(graph, sizeof graph,
+             "graph g(x: f32[8], n: i32) -> (y: f32[8]) {\n"
+             "  y = x\n"
+             "  for i in range(0, n) {\n"
+             "    h = %s(y[0])\n"
+             "    y = y * h\n"
+             "    y[1] = h\n"
+             "  }\n"
+             "}\n", name);
+    if (!CHECK_INT(cfx_register_source(ctx, name, "(f32) -> (f32)", CFX_OP_ELEMENTS, src, &err), 0)) {
+        fprintf(stderr, "%s\n", err ? err : "(no message)");
+        cfx_free(err);
+        cfx_context_free(ctx);
+        return NULL;
+    }
+    cfx_module *m = cfx_compile_string(ctx, "barrier_name.cfx", graph, strlen(graph), &diag);
+    cfx_context_free(ctx);
+    if (!CHECK(m != NULL)) {
+        fprintf(stderr, "%s", diag ? diag : "");
+        cfx_free(diag);
+        return NULL;
+    }
+    char *kernel = cfx_dump_kernel(m, 0, "cuda", why, sizeof why);
+    if (!CHECK(kernel != NULL))
+        fprintf(stderr, "cfx_dump_kernel: %s\n", why);
+    else
+        *barriers = barrier_lines(kernel);
+    CHECK(kernel && strstr(kernel, "/* a one-block region: records ")); /* the loop runs on one block */
+    cfx_module_free(m);
+    return kernel;
+}
+
+static void test_barrier_name(void)
+{
+    int plain = -1, named = -1;
+    char *a = kernel_calling("halve", &plain);
+    char *b = kernel_calling("halve__syncthreads", &named);
+    /* the write of y after the read of y[0], in the loop: a barrier between them */
+    CHECK(a && strstr(a, "__syncthreads(); /* the reads of the block's threads above, then the writes below */"));
+    CHECK(b && strstr(b, "__syncthreads(); /* the reads of the block's threads above, then the writes below */"));
+    if (!CHECK(plain > 0 && named == plain))
+        fprintf(stderr, "block barriers: %d with halve, %d with halve__syncthreads\n", plain, named);
+    cfx_free(a);
+    cfx_free(b);
+}
+
 int main(void)
 {
     if (!CFX_CC[0]) {
@@ -281,5 +361,6 @@ int main(void)
     }
     test_runs();
     test_refusals();
+    test_barrier_name();
     return test_finish("test_source_op");
 }
