@@ -1543,16 +1543,17 @@ static void op_constant(imp *I, const Onnx__NodeProto *n)
         t = mktype(CFX_I64, 0, NULL);
         data = new_data(I, &t);
         *(int64_t *)data = a->i;
-    } else if (strcmp(a->name, "value_floats") == 0 && a->n_floats) {
-        int64_t len = (int64_t)a->n_floats;
+    } else if (strcmp(a->name, "value_floats") == 0) {
+        int64_t len = (int64_t)a->n_floats; /* 0: known at import only (ref refuses it) */
         t = mktype(CFX_F32, 1, &len);
-        check_dims(I, out_name(I, n, 0), 1, &len);
+        check_shape(I, out_name(I, n, 0), 1, &len, 1);
         data = new_data(I, &t);
         copy(data, a->floats, a->n_floats * sizeof(float));
-    } else if (strcmp(a->name, "value_ints") == 0 && a->n_ints) {
+    } else if (strcmp(a->name, "value_ints") == 0) {
+        /* 0 entries: an empty shape, as PyTorch exports for Expand to a scalar */
         int64_t len = (int64_t)a->n_ints;
         t = mktype(CFX_I64, 1, &len);
-        check_dims(I, out_name(I, n, 0), 1, &len);
+        check_shape(I, out_name(I, n, 0), 1, &len, 1);
         data = new_data(I, &t);
         copy(data, a->ints, a->n_ints * sizeof(int64_t));
     } else {

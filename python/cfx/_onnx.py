@@ -244,7 +244,10 @@ def from_torch(module, example_args, *, shapes=None, context=None, **export_kwar
     export_kwargs.setdefault("dynamo", True)
     if export_kwargs.get("external_data"):
         raise ValueError("cfx.from_torch keeps the model in memory: external_data is not taken")
-    program = torch.onnx.export(module, example_args, **export_kwargs)
+    try:
+        program = torch.onnx.export(module, example_args, **export_kwargs)
+    except Exception as e:
+        program = _export_uninlined(torch, module, example_args, export_kwargs, e)
     if program is None:
         raise Error("torch.onnx.export returned no ONNXProgram (use a torch with "
                     "dynamo=True export: 2.5 or later)")
@@ -252,3 +255,37 @@ def from_torch(module, example_args, *, shapes=None, context=None, **export_kwar
     if proto is None:
         raise Error("torch.onnx.export's ONNXProgram has no model_proto (torch 2.5 or later)")
     return load_onnx(proto.SerializeToString(), shapes, context=context)
+
+
+# Keyword arguments of torch.onnx.export that _export_uninlined passes on unchanged.
+_UNINLINED_KWARGS = ("input_names", "output_names", "dynamic_shapes", "verbose")
+
+
+def _export_uninlined(torch, module, example_args, export_kwargs, error):
+    """The ONNXProgram of torch's exporter without its inlining passes, where torch.onnx.export
+    failed in them; else raises `error` again.
+
+    PyTorch 2.15 (with onnxscript 0.7) cannot export a torch.cond inside a torch.while_loop:
+    the call of the loop body's function gets the ONNX opset's version (20) for the domain
+    pkg.torch.__subgraph__ while the body imports that domain at version 1, and the inliner
+    that torch.onnx.export always runs (its version conversion, then its optimizer) refuses
+    the mismatch ("Opset mismatch when inlining function"). The graph before those passes is
+    sound, and cfx imports model-local functions itself, so it is taken from torch's exporter
+    with no conversion and no optimization (torch.onnx._internal: a private entry point,
+    tried only for this failure)."""
+    e, seen = error, set()
+    while e is not None and id(e) not in seen:
+        if "Opset mismatch when inlining function" in str(e):
+            break
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    else:
+        raise error
+    if not export_kwargs.get("dynamo", True) or set(export_kwargs) - {"dynamo", *_UNINLINED_KWARGS}:
+        raise error
+    try:
+        from torch.onnx._internal.exporter import _core
+    except ImportError:
+        raise error from None
+    kwargs = {k: export_kwargs[k] for k in _UNINLINED_KWARGS if k in export_kwargs}
+    return _core.export(module, example_args, optimize=False, opset_version=None, **kwargs)

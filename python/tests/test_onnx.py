@@ -114,6 +114,23 @@ def test_if_with_outer_reads():
     np.testing.assert_array_equal(g(x=x, c=np.array(False), backend="cpu")["y"], -x)
 
 
+def test_constant_value_ints_empty_and_not():
+    """Constant value_ints=[] (an empty shape: PyTorch's dynamo export gives one to Expand a
+    0-d tensor) is a value known at import; value_ints=[2, 3] a shape vector."""
+    none = helper.make_node("Constant", [], ["none"])
+    none.attribute.append(helper.make_attribute("value_ints", [], attr_type=onnx.AttributeProto.INTS))
+    nodes = [none,
+             helper.make_node("Constant", [], ["two_three"], value_ints=[2, 3]),
+             helper.make_node("Expand", ["x", "none"], ["s"], name="to_scalar"),
+             helper.make_node("Expand", ["x", "two_three"], ["m"], name="to_matrix")]
+    g = cfx.load_onnx(make(helper.make_graph(nodes, "expand", [vi("x", F32, [])],
+                                             [vi("s", F32, []), vi("m", F32, [2, 3])]))).entry
+    x = np.array(1.25, np.float32)
+    out = g(x=x, backend="cpu", results="numpy")
+    assert out["s"].shape == () and float(out["s"]) == 1.25
+    np.testing.assert_array_equal(out["m"], np.broadcast_to(x, (2, 3)))
+
+
 def test_names_with_dots_colons_and_slashes():
     g = cfx.load_onnx(add_model(dim=4)).entry
     assert [p.name for p in g.inputs] == ["input.1", "b:0"]
@@ -290,7 +307,7 @@ def test_from_torch_greedy_decoding_with_early_stop():
     torch = _torch()
     while_loop = _while_loop(torch)
     V, D, M = 6, 4, 8
-    gen = torch.Generator().manual_seed(7)
+    gen = torch.Generator().manual_seed(9)   # a greedy chain 0 -> 1 -> 4 -> 5 -> 0: no fixed point early
 
     class Decode(torch.nn.Module):
         def __init__(self):
@@ -305,17 +322,21 @@ def test_from_torch_greedy_decoding_with_early_stop():
                 return (i < M) & ~done
 
             def body(i, tok, tokens, done):
-                logits = self.emb[tok] @ self.w
+                # index_select on a [1] index, not emb[tok]: a 0-d tensor index inside
+                # while_loop gives torch.export an unbacked size it refuses (torch 2.15)
+                row = torch.index_select(self.emb, 0, tok.reshape(1))
+                logits = (row @ self.w).reshape(V)
                 nxt = torch.argmax(logits)
                 tokens = torch.where(positions == i, nxt, tokens)
                 return i + 1, nxt, tokens, nxt == end_token
             i0 = torch.zeros((), dtype=torch.int64)
             return while_loop(cond, body, (i0, start, torch.full((M,), -1), torch.zeros((), dtype=torch.bool)))
 
-    dec = Decode()
+    dec = Decode().eval()
     table = torch.argmax(dec.emb @ dec.w, dim=1)
     start = torch.tensor(0)
     end = table[table[start]]   # reached at the second step: an early stop
+    assert int(dec(start, end)[0]) == 2   # eager stops early, so the test covers the stop
     _check_against_eager(torch, dec, (start, end))
     _check_against_eager(torch, dec, (start, torch.tensor(V)))   # never produced: all M steps
 
@@ -342,11 +363,13 @@ def test_from_torch_cg_with_tolerance():
                 rs2 = (r * r).sum()
                 return k + 1, x, r, r + (rs2 / rs) * p, rs2
             k0 = torch.zeros((), dtype=torch.int64)
-            return while_loop(cond, body, (k0, torch.zeros_like(b), b, b, (b * b).sum()))
+            # clones: while_loop refuses carried values that alias an input or each other
+            return while_loop(cond, body, (k0, torch.zeros_like(b), b.clone(), b.clone(), (b * b).sum()))
 
     args = (A, b, torch.tensor(1e-5))
     out = list(cfx.from_torch(CG(), args).entry(*[a.numpy() for a in args], backend="cpu").values())
     want = CG()(*args)
+    assert int(want[0]) < 20   # eager stops on the tolerance, not on the bound of 20 steps
     # the count may differ by one where float rounding moves the residual across tol
     assert abs(int(out[0]) - int(want[0])) <= 1
     np.testing.assert_allclose(out[1], torch.linalg.solve(A.double(), b.double()).numpy(),
