@@ -1209,6 +1209,42 @@ cfx_status cfx_run(cfx_exec *e)
     return st;
 }
 
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device)
+{
+    if (!e || claim(e, RUN_IDLE, "cfx_run_bound") != 0)
+        return CFX_ERROR;
+    const cfx_prog *p = e->prog;
+    const unsigned char kind = device ? BOUND_DEVICE : BOUND_HOST;
+    cfx_status st = CFX_ERROR;
+    if (device && e->backend == CFX_BACKEND_CPU) {
+        set_error(e, "cannot bind device memory: this executor runs on cpu");
+    } else {
+        /* declared inputs first; the inputs past them (whether a None default was given) are
+         * the library's, filled by start_run */
+        for (int32_t i = 0; i < p->ninputs; i++) {
+            void *data = inputs && i < e->graph->ndeclared ? inputs[i] : NULL;
+            e->inputs[i] = data;
+            e->in_bound[i] = data ? kind : BOUND_NONE;
+        }
+        for (int32_t i = 0; i < p->nresults; i++) {
+            void *data = results ? results[i] : NULL;
+            e->user_results[i] = data;
+            e->res_bound[i] = data ? kind : BOUND_NONE;
+        }
+        st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
+    }
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        e->inputs[i] = NULL;
+        e->in_bound[i] = BOUND_NONE;
+    }
+    for (int32_t i = 0; i < p->nresults; i++) {
+        e->user_results[i] = NULL;
+        e->res_bound[i] = BOUND_NONE;
+    }
+    release(e, RUN_IDLE);
+    return st;
+}
+
 int cfx_run_async(cfx_exec *e)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run_async") != 0)

@@ -352,6 +352,16 @@ cfx_status cfx_run(cfx_exec *e);
  * synchronized the stream and called cfx_wait(). */
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
+/* One run over buffers given by position rather than bound by name, in one call: as cfx_bind
+ * (device 0: host memory) or cfx_bind_device (device 1) of each non-NULL inputs[i] and
+ * results[i], then cfx_run, then cfx_unbind(e, NULL), so that bindings made before are not
+ * used and the executor keeps no pointer once it returns. inputs has cfx_input_count entries in
+ * declaration order, results cfx_result_count; a NULL entry is left unbound (an input with a
+ * default takes it on a run over host buffers; a result goes to the executor's own buffer), and
+ * so is every entry of an array passed as NULL. Each buffer holds its declared type's bytes,
+ * which are not checked (the caller knows the types). Returns the run's status as cfx_run does,
+ * CFX_ERROR with why in cfx_exec_error() for what cfx_bind or cfx_run would refuse. */
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device);
 
 /* ---- inside the application's CUDA graph (docs/persistent.md, "Inside the application's graph")
  * cfx_prepare does now everything a run with the current bindings needs that is not work on the
