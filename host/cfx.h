@@ -26,6 +26,7 @@ extern "C" {
 #define CFX_LANGUAGE_VERSION 2
 
 /* ---- types ---- */
+/* ORDER DTYPE: cfx_dtype_name, cfx_dtype_size, cfx_dtype_count (host/exec.c) */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
 
 #define CFX_TYPE_MAX_RANK 5
@@ -36,6 +37,7 @@ typedef struct cfx_type {
 } cfx_type;
 
 const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ...; "unknown" for another value */
+int cfx_dtype_count(void);                 /* dtypes: 0 .. count - 1, so bindings can list them */
 int cfx_dtype_size(cfx_dtype dt);          /* bytes per element; bool is 1 byte (0 or 1) */
 int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) */
 /* Bytes that always hold cfx_type_str's text: `bool[` and five 20-digit dimensions. */
@@ -45,6 +47,7 @@ int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) 
 char *cfx_type_str(const cfx_type *t, char *buf, size_t len);
 
 /* ---- run status ---- */
+/* ORDER STATUS: cfx_status_name, cfx_status_count (host/exec.c) */
 typedef enum cfx_status {
     CFX_OK = 0,
     CFX_STOP_ASSERT,    /* an assert was false */
@@ -57,6 +60,7 @@ typedef enum cfx_status {
 } cfx_status;
 
 const char *cfx_status_name(cfx_status s); /* "ok", "assert", "index", ...; "unknown" */
+int cfx_status_count(void);                /* statuses: 0 .. count - 1 (CFX_ERROR the last) */
 
 /* ---- context: registered application kernels ---- */
 typedef struct cfx_context cfx_context;
@@ -184,6 +188,7 @@ typedef struct cfx_floors {
 char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors *floors);
 
 /* ---- executing ---- */
+/* ORDER BACKEND: the backend table, exec_backends (host/exec.c), a row per backend */
 typedef enum cfx_backend {
     CFX_BACKEND_AUTO,            /* cuda-persistent where a GPU exists, else cpu */
     CFX_BACKEND_CPU,
@@ -193,6 +198,7 @@ typedef enum cfx_backend {
 } cfx_backend;
 
 const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ...; "unknown" */
+int cfx_backend_count(void);                        /* backends: 0 (AUTO) .. count - 1 */
 int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknown */
 /* 1 if the backend can run here; otherwise 0 and a reason ("cfx was built without CUDA",
  * "no CUDA device is present (...)", "the CUDA executors cannot be loaded: ...") in why.

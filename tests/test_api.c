@@ -935,6 +935,48 @@ static void check_prepare_and_graph(void)
     cfx_free(err);
 }
 
+/* The counts that let bindings build their names from the library (python/cfx/_lib.py): every
+ * value below the count has a name, the count itself has none; names as cfx.h lists them. */
+static void check_counts(void)
+{
+    static const char *const backends[] = {"auto", "cpu", "cuda-host", "cuda-graph", "cuda-persistent"};
+    static const char *const statuses[] = {"ok", "assert", "index", "divide", "value", "limit", "cancelled", "error"};
+    static const char *const dtypes[] = {"f32", "f64", "i32", "i64", "bool"};
+    CHECK_INT(cfx_backend_count(), 5);
+    CHECK_INT(cfx_status_count(), 8);
+    CHECK_INT(cfx_dtype_count(), 5);
+    for (int i = 0; i < 5; i++) {
+        cfx_backend b = CFX_BACKEND_AUTO;
+        CHECK_STR(cfx_backend_name((cfx_backend)i), backends[i]);
+        CHECK_INT(cfx_backend_parse(backends[i], &b), 0);
+        CHECK_INT((int)b, i);
+        CHECK_STR(cfx_dtype_name((cfx_dtype)i), dtypes[i]);
+    }
+    for (int i = 0; i < 8; i++)
+        CHECK_STR(cfx_status_name((cfx_status)i), statuses[i]);
+    CHECK_STR(cfx_backend_name((cfx_backend)cfx_backend_count()), "unknown");
+    CHECK_STR(cfx_backend_name((cfx_backend)-1), "unknown");
+    CHECK_STR(cfx_status_name((cfx_status)cfx_status_count()), "unknown");
+    CHECK_STR(cfx_dtype_name((cfx_dtype)cfx_dtype_count()), "unknown");
+    cfx_backend b = CFX_BACKEND_CPU;
+    CHECK_INT(cfx_backend_parse("gpu", &b), -1);
+    CHECK_INT(cfx_backend_parse(NULL, &b), -1);
+    CHECK_INT((int)b, CFX_BACKEND_CPU);
+    CHECK_INT(cfx_backend_available(CFX_BACKEND_AUTO, NULL, 0), 1);
+    CHECK_INT(cfx_backend_available(CFX_BACKEND_CPU, NULL, 0), 1);
+    char why[256] = "x";
+    CHECK_INT(cfx_backend_available((cfx_backend)cfx_backend_count(), why, sizeof why), 0);
+    CHECK_STR(why, "unknown backend 5");
+    char *err = NULL;
+    cfx_module *m = compile(NULL, "c.cfx", "graph c(x: i32) -> (y: i32) {\n  y = x\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    CHECK(cfx_exec_new(m, 0, (cfx_backend)cfx_backend_count(), &err) == NULL);
+    CHECK_STR(err ? err : "", "unknown backend 5");
+    cfx_free(err);
+    cfx_module_free(m);
+}
+
 /* cfx_run_bound: buffers by position in one call; NULL entries unbound (a default taken, a
  * result left in the executor's own buffer); nothing stays bound after it, and bindings made by
  * name before are not used. Expected values by hand. */
@@ -1008,5 +1050,6 @@ int main(void)
     check_profile();
     check_prepare_and_graph();
     check_run_bound();
+    check_counts();
     return test_finish("test_api");
 }
