@@ -2,9 +2,10 @@
 
 A Module owns a compiled cfx_module; each Graph of it keeps one executor per backend (and
 CUDA device), created on first use. A call of a graph names its inputs, checks each one's
-dtype and shape against the graph's declaration before anything runs, binds every input and
-result in place (host memory with cfx_bind, device memory with cfx_bind_device), runs, and
-unbinds, so the executor never keeps a pointer into an array the caller may free.
+dtype and shape against the graph's declaration before anything runs, then hands libcfx the
+address of every input and result in one call (cfx_run_bound: bound in place, run, unbound), so
+the executor never keeps a pointer into an array the caller may free. The executor's settings
+(stream, budget, print hook) are set when they change, not at every call.
 
 Where arrays live decides the run:
 - every input on the host (numpy, torch CPU, Python numbers): host buffers, on the backend
@@ -569,15 +570,20 @@ def _have_numpy():
 
 class _Exec:
     """One executor of a graph: its pointer, backend, device and the device buffers that
-    stand in for host inputs of device runs."""
+    stand in for host inputs of device runs; the settings last given to it (set again only
+    when a call changes them), and the arrays of addresses cfx_run_bound takes."""
 
-    def __init__(self, ptr, backend, device_id):
+    def __init__(self, ptr, backend, device_id, ninputs, nresults):
         self.ptr = ptr
         self.backend = backend
         self.device_id = device_id
         self.staging = {}
         self.trace = None
         self.mode = None
+        self.max_iters = 0   # the executor's defaults, as cfx_exec_new leaves them
+        self.stream = None
+        self.ins = (ctypes.c_void_p * max(ninputs, 1))()
+        self.outs = (ctypes.c_void_p * max(nresults, 1))()
 
 
 def _default_value(dtype, text):
@@ -636,6 +642,7 @@ class Graph:
                               *_lib.type_of(lib.cfx_result_type(m, index, i)))
                         for i in range(lib.cfx_result_count(m, index))]
         self._names = {p.name: p.name.encode() for p in self.inputs + self.results}
+        self._input_index = {p.name: i for i, p in enumerate(self.inputs)}
         self._execs = {}
         self._lock = threading.RLock() # a print callback that calls the graph gets an error, not a deadlock
         self._running = None
@@ -683,8 +690,9 @@ class Graph:
         if not ptr:
             raise Error("%s: %s" % (self.name, _lib.take_string(err.value)))
         self.module._execs.append(ptr)
+        lib.cfx_set_print(ptr, self._print_fn, None) # once: _print reads self._on_print
         resolved = _lib.BACKENDS[lib.cfx_exec_backend(ptr)]
-        x = self._execs[key] = _Exec(ptr, resolved, device_id)
+        x = self._execs[key] = _Exec(ptr, resolved, device_id, len(self.inputs), len(self.results))
         return x
 
     def backend_detail(self, backend="auto"):
@@ -891,6 +899,7 @@ class Graph:
         # inputs and out= arrays: every one checked before anything is bound, copied or run
         views = []
         x = None
+        bound = False # bound by name (a captured run)
         try:
             staged = []
             for p in self.inputs:
@@ -925,8 +934,9 @@ class Graph:
                 for p in self.results:
                     if p.name not in outs:
                         outs[p.name] = _empty(results, p.dtype, p.shape, device_id)
-                lib.cfx_unbind(e, None)
-                bind = lib.cfx_bind_device if on_device else lib.cfx_bind
+                ins = x.ins
+                for i in range(len(self.inputs)):
+                    ins[i] = None # left out: unbound
                 for p, view in staged:
                     address = view.address
                     if on_device and view.where == HOST:
@@ -937,12 +947,21 @@ class Graph:
                             buf = x.staging[p.name] = Tensor.empty(p.dtype, p.shape, device_id)
                         rt.copy_async(buf.data_ptr, address, p.nbytes, _cuda_h2d(), handle)
                         address = buf.data_ptr
-                    self._bind(e, bind, p, address)
-                for p in self.results:
-                    self._bind(e, bind, p, outs[p.name][1])
+                    ins[self._input_index[p.name]] = address
+                for i, p in enumerate(self.results):
+                    x.outs[i] = outs[p.name][1]
                 self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
                 _take_kernel_failure()
                 if capturing:
+                    # cfx_run_async records the run into the capture: bound by name, as it
+                    # reads the bindings
+                    bound = True
+                    lib.cfx_unbind(e, None)
+                    for i, p in enumerate(self.inputs):
+                        if ins[i] is not None:
+                            self._bind(e, lib.cfx_bind_device, p, ins[i])
+                    for i, p in enumerate(self.results):
+                        self._bind(e, lib.cfx_bind_device, p, x.outs[i])
                     return self._run_captured(e, x, outs, out, results)
                 with self._cancel_lock:
                     self._running = e
@@ -950,7 +969,7 @@ class Graph:
                         self._cancel_pending = False
                         lib.cfx_cancel(e)
                 try:
-                    status = _sigint.call(e, lambda: lib.cfx_run(e))
+                    status = _sigint.call(e, lambda: lib.cfx_run_bound(e, x.ins, x.outs, on_device))
                 finally:
                     with self._cancel_lock:
                         self._running = None
@@ -968,7 +987,7 @@ class Graph:
                 res.backend = x.backend
                 return res
         finally:
-            if x is not None:
+            if bound:
                 lib.cfx_unbind(x.ptr, None)
             for v in views:
                 v.release()
@@ -1024,9 +1043,13 @@ class Graph:
 
     def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace):
         e = x.ptr
-        lib.cfx_set_max_iters(e, int(max_iters))
-        lib.cfx_set_stream(e, handle)
-        lib.cfx_set_print(e, self._print_fn, None)
+        max_iters = int(max_iters)
+        if max_iters != x.max_iters:
+            lib.cfx_set_max_iters(e, max_iters)
+            x.max_iters = max_iters
+        if handle != x.stream:
+            lib.cfx_set_stream(e, handle)
+            x.stream = handle
         self._on_print = on_print
         if trace != x.trace:
             if lib.cfx_set_trace(e, os.fsencode(trace) if trace else None) != 0:
