@@ -747,9 +747,9 @@ class Graph:
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
         if (not inputs and len(args) == len(self.inputs) and max_iters == 0 and stream is None
-                and out is None and on_print is None and persistent_mode is None and trace is None
-                and (results == "auto" or results == "numpy")):
-            res = self._quick(args, backend)
+                and on_print is None and persistent_mode is None and trace is None
+                and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
+            res = self._quick(args, backend, out)
             if res is not None:
                 return res
         if len(args) > len(self.inputs):
@@ -778,18 +778,19 @@ class Graph:
                         results=results, out=out, on_print=on_print,
                         persistent_mode=persistent_mode, trace=trace)
 
-    def _quick(self, args, backend):
+    def _quick(self, args, backend, out):
         """The common call, every input a numpy array on the host of its declared dtype and shape,
-        given positionally, with no option but the backend, once an earlier call made the
-        executor: what _run does for it, with only the checks that can fail here between the
-        call and cfx_run_bound. None: not such a call (nothing done); _run takes it."""
+        given positionally, with no option but the backend and out= (numpy arrays too, writable),
+        once an earlier call made the executor: what _run does for it, with only the checks that
+        can fail here between the call and cfx_run_bound. None: not such a call (nothing done);
+        _run takes it."""
         plan = self._quick_plan
         if plan is None:
             plan = self._quick_plan = _quick_plan(self)
         x = self._execs.get((backend, None))
         if not plan or x is None or x.max_iters != 0 or x.stream is not None or self._running:
             return None
-        ndarray, empty, offset, specs, rspecs = plan
+        ndarray, empty, offset, specs, rspecs, res_names = plan
         for a, (dtype, shape) in zip(args, specs):
             if type(a) is not ndarray or a.dtype is not dtype or a.shape != shape or not a.flags.c_contiguous:
                 return None
@@ -800,9 +801,22 @@ class Graph:
             for i, a in enumerate(args):
                 ins[i] = _address_at(id(a) + offset).value
             res = Results()
-            for i, (name, dtype, shape) in enumerate(rspecs):
-                r = res[name] = empty(shape, dtype)
-                outs[i] = _address_at(id(r) + offset).value
+            if out:
+                if any(n not in res_names for n in out):
+                    return None # an unknown name: _run says so
+                for i, (name, dtype, shape) in enumerate(rspecs):
+                    r = out.get(name)
+                    if r is None:
+                        r = empty(shape, dtype)
+                    elif (type(r) is not ndarray or r.dtype is not dtype or r.shape != shape
+                          or not r.flags.c_contiguous or not r.flags.writeable):
+                        return None
+                    res[name] = r
+                    outs[i] = _address_at(id(r) + offset).value
+            else:
+                for i, (name, dtype, shape) in enumerate(rspecs):
+                    r = res[name] = empty(shape, dtype)
+                    outs[i] = _address_at(id(r) + offset).value
             self._on_print = None
             self.last_stream = self.last_device = None
             _take_kernel_failure()
@@ -1194,7 +1208,7 @@ def _quick_plan(g):
         return False
     specs = tuple((numpy.dtype(_NUMPY_DTYPE[p.dtype]), p.shape) for p in g.inputs)
     rspecs = tuple((p.name, numpy.dtype(_NUMPY_DTYPE[p.dtype]), p.shape) for p in g.results)
-    return numpy.ndarray, numpy.empty, _NUMPY_OFFSET, specs, rspecs
+    return numpy.ndarray, numpy.empty, _NUMPY_OFFSET, specs, rspecs, frozenset(p.name for p in g.results)
 
 
 _NUMPY_OFFSET = False # not yet asked

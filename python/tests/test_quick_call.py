@@ -94,3 +94,25 @@ def test_a_stopped_quick_call(np):
         g(t, np.array(3, dtype=np.int32), backend="cpu")
     assert stop.value.status == "index" and (stop.value.file, stop.value.line) == ("pick.cfx", 2)
     assert "'t' has 3 rows, index was 3" in str(stop.value)
+
+
+def test_quick_call_into_out_arrays(g, np, monkeypatch):
+    x = np.array([1, 2, 3, 4], dtype=np.float32)
+    limit = np.array(5, dtype=np.float32)
+    y = np.zeros(4, dtype=np.float32)
+    g(x, limit, backend="cpu", out={"y": y})
+    assert y.tolist() == [2, 4, 6, 8]
+    _no_general_path(monkeypatch)
+    y[:] = 0
+    res = g(x + np.float32(1), limit, backend="cpu", out={"y": y})
+    assert res["y"] is y and y.tolist() == [4, 6, 8, 10] # (x + 1) * 2
+    assert float(res["s"]) == 5.0 and int(res["n"]) == 2 # 2 + 3 >= 5
+    monkeypatch.undo()
+    # what the quick call does not take: the general path's errors
+    with pytest.raises(TypeError, match="has no result 'z'"):
+        g(x, limit, backend="cpu", out={"z": y})
+    with pytest.raises(TypeError, match="result 'y' is f32\\[4\\]; got i32"):
+        g(x, limit, backend="cpu", out={"y": np.zeros(4, dtype=np.int32)})
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        g(x, limit, backend="cpu", out={"y": y})
