@@ -205,8 +205,8 @@ int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknow
  * AUTO is always available. Asking about a CUDA backend may load the CUDA libraries. */
 int cfx_backend_available(cfx_backend b, char *why, size_t len);
 
-/* An executor runs one run at a time. A cfx_run or cfx_run_async while a run is in flight
- * (started on any thread and not yet ended by its cfx_run or cfx_wait) is refused with
+/* An executor runs one run at a time. A cfx_run, cfx_run_bound or cfx_run_async while a run
+ * is in flight (started on any thread and not yet ended by its cfx_run or cfx_wait) is refused with
  * CFX_ERROR (-1), and so are cfx_bind, cfx_bind_device, cfx_set_trace and
  * cfx_set_persistent_mode, and a cfx_wait while another thread's cfx_run or cfx_wait is under
  * way; cfx_exec_error() then says so on the refused thread. Other calls on one executor from

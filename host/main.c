@@ -742,8 +742,10 @@ static int cmd_run(int argc, char **argv)
     rc = 1;
     cfx_backend backend = CFX_BACKEND_AUTO;
     if (o.backend && cfx_backend_parse(o.backend, &backend) != 0) {
-        fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
-                        "cuda-persistent)\n", shown(o.backend, cut));
+        fprintf(stderr, "cfx: unknown backend '%s' (", shown(o.backend, cut));
+        for (int i = 0; i < EXEC_NBACKENDS; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", exec_backends[i].name);
+        fputs(")\n", stderr);
         goto done;
     }
     cfx_persistent_mode mode = CFX_PERSISTENT_COMPILED;
