@@ -788,15 +788,17 @@ class Graph:
         if plan is None:
             plan = self._quick_plan = _quick_plan(self)
         x = self._execs.get((backend, None))
-        if not plan or x is None or x.max_iters != 0 or x.stream is not None or self._running:
+        if not plan or x is None or self._running:
             return None
         ndarray, empty, offset, specs, rspecs, res_names = plan
         for a, (dtype, shape) in zip(args, specs):
             if type(a) is not ndarray or a.dtype is not dtype or a.shape != shape or not a.flags.c_contiguous:
                 return None
         with self._lock:
-            if self._running:
-                return None # a print callback calling the graph: _run says why not
+            # a budget or a stream that another call left (set under this lock): _run sets them
+            # back; a print callback calling the graph: _run says why not
+            if self._running or x.max_iters != 0 or x.stream is not None:
+                return None
             e, ins, outs = x.ptr, x.ins, x.outs
             for i, a in enumerate(args):
                 ins[i] = _address_at(id(a) + offset).value
