@@ -419,22 +419,17 @@ char *cfx_dump_kernel(const cfx_module *m, int graph, const char *target, char *
 
 /* ---- backends --------------------------------------------------------------------------- */
 
-/* The executor of backend b, or NULL with the reason in why. A CUDA backend's executors are
- * loaded here on first use (device/loader.c), and only here, so a process that never asks
- * for one loads nothing of CUDA. */
+/* The executor of backend b (its row of exec_backends), or NULL with the reason in why. A CUDA
+ * backend's executors are loaded here on first use (device/loader.c), and only here, so a
+ * process that never asks for one loads nothing of CUDA. */
 static const exec_ops *backend_ops(cfx_backend b, char *why, size_t len)
 {
-    switch (b) {
-    case CFX_BACKEND_CPU:
-        return &cpu_exec_ops;
-    case CFX_BACKEND_CUDA_HOST:
-    case CFX_BACKEND_CUDA_GRAPH:
-    case CFX_BACKEND_CUDA_PERSISTENT:
-        return dev_ops(b, why, len);
-    default:
+    const exec_backend *row = exec_backend_row(b);
+    if (!row || !row->ops) {
         snprintf(why, len, "unknown backend %d", (int)b);
         return NULL;
     }
+    return row->ops(b, why, len);
 }
 
 int cfx_backend_available(cfx_backend b, char *why, size_t len)
@@ -445,7 +440,7 @@ int cfx_backend_available(cfx_backend b, char *why, size_t len)
         len = sizeof local;
     }
     why[0] = '\0';
-    if (b == CFX_BACKEND_AUTO || b == CFX_BACKEND_CPU)
+    if (b == CFX_BACKEND_AUTO)
         return 1;
     const exec_ops *ops = backend_ops(b, why, len);
     return ops && ops->available(why, len) ? 1 : 0;
@@ -530,12 +525,12 @@ static int resolve_kernels(cfx_exec *e, cfx_backend backend, char *err, size_t e
                      name);
             return -1;
         }
-        if (backend == CFX_BACKEND_CPU && !k->cpu_fn) {
+        if (!exec_backends[backend].device && !k->cpu_fn) {
             snprintf(err, errlen, "kernel '%s' has no CPU function; run graph '%s' on a CUDA backend",
                      name, p->name);
             return -1;
         }
-        if (backend != CFX_BACKEND_CPU && !k->cuda_fn) {
+        if (exec_backends[backend].device && !k->cuda_fn) {
             snprintf(err, errlen, "kernel '%s' has no CUDA function; run graph '%s' on the cpu backend",
                      name, p->name);
             return -1;
@@ -616,13 +611,13 @@ cfx_exec *cfx_exec_new(cfx_module *m, int graph, cfx_backend backend, char **err
                           cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, NULL, 0)
                       ? CFX_BACKEND_CUDA_PERSISTENT
                       : CFX_BACKEND_CPU;
-    if ((int)backend < CFX_BACKEND_CPU || backend > CFX_BACKEND_CUDA_PERSISTENT) {
+    if (!exec_backend_row(backend) || !exec_backends[backend].ops) {
         snprintf(msg, sizeof msg, "unknown backend %d", (int)backend);
         goto fail;
     }
     char why[400] = "";
     const exec_ops *ops = backend_ops(backend, why, sizeof why);
-    if (!ops || (backend != CFX_BACKEND_CPU && !ops->available(why, sizeof why))) {
+    if (!ops || !ops->available(why, sizeof why)) {
         snprintf(msg, sizeof msg, "backend %s is not available: %s", cfx_backend_name(backend), why);
         goto fail;
     }
@@ -687,8 +682,9 @@ static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kin
         set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
         return -1;
     }
-    if (kind == BOUND_DEVICE && e->backend == CFX_BACKEND_CPU) {
-        set_error(e, "cannot bind device memory to '%s': this executor runs on cpu", name);
+    if (kind == BOUND_DEVICE && !exec_backends[e->backend].device) {
+        set_error(e, "cannot bind device memory to '%s': this executor runs on %s", name,
+                  cfx_backend_name(e->backend));
         return -1;
     }
     int is_input = 1, index = -1;
@@ -1226,6 +1222,42 @@ cfx_status cfx_run(cfx_exec *e)
     if (!e || claim(e, RUN_IDLE, "cfx_run") != 0)
         return CFX_ERROR;
     cfx_status st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
+    release(e, RUN_IDLE);
+    return st;
+}
+
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device)
+{
+    if (!e || claim(e, RUN_IDLE, "cfx_run_bound") != 0)
+        return CFX_ERROR;
+    const cfx_prog *p = e->prog;
+    const unsigned char kind = device ? BOUND_DEVICE : BOUND_HOST;
+    cfx_status st = CFX_ERROR;
+    if (device && !exec_backends[e->backend].device) {
+        set_error(e, "cannot bind device memory: this executor runs on %s", cfx_backend_name(e->backend));
+    } else {
+        /* declared inputs first; the inputs past them (whether a None default was given) are
+         * the library's, filled by start_run */
+        for (int32_t i = 0; i < p->ninputs; i++) {
+            void *data = inputs && i < e->graph->ndeclared ? inputs[i] : NULL;
+            e->inputs[i] = data;
+            e->in_bound[i] = data ? kind : BOUND_NONE;
+        }
+        for (int32_t i = 0; i < p->nresults; i++) {
+            void *data = results ? results[i] : NULL;
+            e->user_results[i] = data;
+            e->res_bound[i] = data ? kind : BOUND_NONE;
+        }
+        st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
+    }
+    for (int32_t i = 0; i < p->ninputs; i++) {
+        e->inputs[i] = NULL;
+        e->in_bound[i] = BOUND_NONE;
+    }
+    for (int32_t i = 0; i < p->nresults; i++) {
+        e->user_results[i] = NULL;
+        e->res_bound[i] = BOUND_NONE;
+    }
     release(e, RUN_IDLE);
     return st;
 }

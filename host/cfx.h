@@ -26,6 +26,7 @@ extern "C" {
 #define CFX_LANGUAGE_VERSION 2
 
 /* ---- types ---- */
+/* ORDER DTYPE: cfx_dtype_name, cfx_dtype_size, cfx_dtype_count (host/exec.c) */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
 
 #define CFX_TYPE_MAX_RANK 5
@@ -36,6 +37,7 @@ typedef struct cfx_type {
 } cfx_type;
 
 const char *cfx_dtype_name(cfx_dtype dt);  /* "f32", ...; "unknown" for another value */
+int cfx_dtype_count(void);                 /* dtypes: 0 .. count - 1, so bindings can list them */
 int cfx_dtype_size(cfx_dtype dt);          /* bytes per element; bool is 1 byte (0 or 1) */
 int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) */
 /* Bytes that always hold cfx_type_str's text: `bool[` and five 20-digit dimensions. */
@@ -45,6 +47,7 @@ int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) 
 char *cfx_type_str(const cfx_type *t, char *buf, size_t len);
 
 /* ---- run status ---- */
+/* ORDER STATUS: cfx_status_name, cfx_status_count (host/exec.c) */
 typedef enum cfx_status {
     CFX_OK = 0,
     CFX_STOP_ASSERT,    /* an assert was false */
@@ -57,6 +60,7 @@ typedef enum cfx_status {
 } cfx_status;
 
 const char *cfx_status_name(cfx_status s); /* "ok", "assert", "index", ...; "unknown" */
+int cfx_status_count(void);                /* statuses: 0 .. count - 1 (CFX_ERROR the last) */
 
 /* ---- context: registered application kernels ---- */
 typedef struct cfx_context cfx_context;
@@ -189,6 +193,7 @@ char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors
 char *cfx_dump_kernel(const cfx_module *m, int graph, const char *target, char *why, size_t len);
 
 /* ---- executing ---- */
+/* ORDER BACKEND: the backend table, exec_backends (host/exec.c), a row per backend */
 typedef enum cfx_backend {
     CFX_BACKEND_AUTO,            /* cuda-persistent where a GPU exists, else cpu */
     CFX_BACKEND_CPU,
@@ -198,14 +203,15 @@ typedef enum cfx_backend {
 } cfx_backend;
 
 const char *cfx_backend_name(cfx_backend b);        /* "cpu", "cuda-host", ...; "unknown" */
+int cfx_backend_count(void);                        /* backends: 0 (AUTO) .. count - 1 */
 int cfx_backend_parse(const char *name, cfx_backend *out); /* 0, or -1 if unknown */
 /* 1 if the backend can run here; otherwise 0 and a reason ("cfx was built without CUDA",
  * "no CUDA device is present (...)", "the CUDA executors cannot be loaded: ...") in why.
  * AUTO is always available. Asking about a CUDA backend may load the CUDA libraries. */
 int cfx_backend_available(cfx_backend b, char *why, size_t len);
 
-/* An executor runs one run at a time. A cfx_run or cfx_run_async while a run is in flight
- * (started on any thread and not yet ended by its cfx_run or cfx_wait) is refused with
+/* An executor runs one run at a time. A cfx_run, cfx_run_bound or cfx_run_async while a run
+ * is in flight (started on any thread and not yet ended by its cfx_run or cfx_wait) is refused with
  * CFX_ERROR (-1), and so are cfx_bind, cfx_bind_device, cfx_set_trace and
  * cfx_set_persistent_mode, and a cfx_wait while another thread's cfx_run or cfx_wait is under
  * way; cfx_exec_error() then says so on the refused thread. Other calls on one executor from
@@ -357,6 +363,16 @@ cfx_status cfx_run(cfx_exec *e);
  * synchronized the stream and called cfx_wait(). */
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
+/* One run over buffers given by position rather than bound by name, in one call: as cfx_bind
+ * (device 0: host memory) or cfx_bind_device (device 1) of each non-NULL inputs[i] and
+ * results[i], then cfx_run, then cfx_unbind(e, NULL), so that bindings made before are not
+ * used and the executor keeps no pointer once it returns. inputs has cfx_input_count entries in
+ * declaration order, results cfx_result_count; a NULL entry is left unbound (an input with a
+ * default takes it on a run over host buffers; a result goes to the executor's own buffer), and
+ * so is every entry of an array passed as NULL. Each buffer holds its declared type's bytes,
+ * which are not checked (the caller knows the types). Returns the run's status as cfx_run does,
+ * CFX_ERROR with why in cfx_exec_error() for what cfx_bind or cfx_run would refuse. */
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device);
 
 /* ---- inside the application's CUDA graph (docs/persistent.md, "Inside the application's graph")
  * cfx_prepare does now everything a run with the current bindings needs that is not work on the

@@ -22,6 +22,8 @@ const char *cfx_status_name(cfx_status s)
     return "unknown";
 }
 
+int cfx_status_count(void) { return (int)CFX_ERROR + 1; } /* ORDER STATUS: the enum's last */
+
 const char *cfx_dtype_name(cfx_dtype dt)
 {
     switch (dt) {
@@ -33,6 +35,8 @@ const char *cfx_dtype_name(cfx_dtype dt)
     }
     return "unknown";
 }
+
+int cfx_dtype_count(void) { return (int)CFX_BOOL + 1; } /* ORDER DTYPE: the enum's last */
 
 int cfx_dtype_size(cfx_dtype dt)
 {
@@ -87,20 +91,44 @@ char *cfx_type_str(const cfx_type *t, char *buf, size_t len)
     return buf;
 }
 
-static const char *const backend_names[] = {"auto", "cpu", "cuda-host", "cuda-graph",
-                                             "cuda-persistent"};
+/* ==== the backend table ======================================================================= */
+
+static const exec_ops *cpu_ops(cfx_backend b, char *why, size_t len)
+{
+    (void)b;
+    if (why && len)
+        why[0] = '\0';
+    return &cpu_exec_ops;
+}
+
+/* ORDER BACKEND: cfx.h's cfx_backend */
+const exec_backend exec_backends[EXEC_NBACKENDS] = {
+    [CFX_BACKEND_AUTO] = {"auto", 0, NULL},
+    [CFX_BACKEND_CPU] = {"cpu", 0, cpu_ops},
+    [CFX_BACKEND_CUDA_HOST] = {"cuda-host", 1, dev_ops},
+    [CFX_BACKEND_CUDA_GRAPH] = {"cuda-graph", 1, dev_ops},
+    [CFX_BACKEND_CUDA_PERSISTENT] = {"cuda-persistent", 1, dev_ops},
+};
+_Static_assert(CFX_BACKEND_CUDA_PERSISTENT + 1 == EXEC_NBACKENDS,
+               "a row of exec_backends for every cfx_backend (ORDER BACKEND)");
+
+const exec_backend *exec_backend_row(cfx_backend b)
+{
+    return (int)b >= 0 && (int)b < EXEC_NBACKENDS ? &exec_backends[b] : NULL;
+}
+
+int cfx_backend_count(void) { return EXEC_NBACKENDS; }
 
 const char *cfx_backend_name(cfx_backend b)
 {
-    if ((int)b < 0 || (size_t)b >= sizeof backend_names / sizeof backend_names[0])
-        return "unknown"; /* as cfx_status_name says of a status it does not know */
-    return backend_names[b];
+    const exec_backend *row = exec_backend_row(b);
+    return row ? row->name : "unknown"; /* as cfx_status_name says of a status it does not know */
 }
 
 int cfx_backend_parse(const char *name, cfx_backend *out)
 {
-    for (size_t i = 0; name && i < sizeof backend_names / sizeof backend_names[0]; i++) {
-        if (strcmp(name, backend_names[i]) == 0) {
+    for (int i = 0; name && i < EXEC_NBACKENDS; i++) {
+        if (strcmp(name, exec_backends[i].name) == 0) {
             *out = (cfx_backend)i;
             return 0;
         }

@@ -116,6 +116,25 @@ typedef struct exec_ops {
 
 extern const exec_ops cpu_exec_ops;
 
+/* ---- the backend table ----------------------------------------------------------------------
+ * One row per cfx_backend, indexed by it (exec.c). ORDER BACKEND: cfx.h's enum and the rows
+ * change together, and a static_assert there checks the count. A new backend is its enum
+ * constant, its row, and its executor's own file (a CUDA one also its dev_module entry). */
+typedef struct exec_backend {
+    const char *name; /* cfx_backend_name, `cfx run --backend NAME`, Python's backend= */
+    /* 1: a CUDA backend: its runs may take device buffers (cfx_bind_device) and call the CUDA
+     * functions of application kernels; 0: host buffers and the CPU functions */
+    int device;
+    /* its executor, or NULL with why (AUTO: NULL, it picks another row; a CUDA backend: dev_ops,
+     * which loads the CUDA module) */
+    const exec_ops *(*ops)(cfx_backend b, char *why, size_t len);
+} exec_backend;
+
+#define EXEC_NBACKENDS 5
+extern const exec_backend exec_backends[EXEC_NBACKENDS];
+/* The row of b, or NULL for a value out of the enum. */
+const exec_backend *exec_backend_row(cfx_backend b);
+
 /* ---- the CUDA executors ------------------------------------------------------------------
  * They live in a module of their own, libcfx_cuda.so (the .cu files of device/ and
  * kernels/), which device/loader.c opens the first time a CUDA backend is asked for; libcfx

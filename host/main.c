@@ -772,8 +772,10 @@ static int cmd_run(int argc, char **argv)
     rc = 1;
     cfx_backend backend = CFX_BACKEND_AUTO;
     if (o.backend && cfx_backend_parse(o.backend, &backend) != 0) {
-        fprintf(stderr, "cfx: unknown backend '%s' (auto, cpu, cuda-host, cuda-graph, "
-                        "cuda-persistent)\n", shown(o.backend, cut));
+        fprintf(stderr, "cfx: unknown backend '%s' (", shown(o.backend, cut));
+        for (int i = 0; i < EXEC_NBACKENDS; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", exec_backends[i].name);
+        fputs(")\n", stderr);
         goto done;
     }
     cfx_persistent_mode mode = CFX_PERSISTENT_COMPILED;
@@ -1079,14 +1081,15 @@ static int cmd_backends(int argc, char **argv)
     printf("cfx %d.%d (language version %d)\n", CFX_VERSION_MAJOR, CFX_VERSION_MINOR, CFX_LANGUAGE_VERSION);
     int loaded = dev_module_describe(line, sizeof line);
     printf("CUDA executors: %s\n", line);
-    printf("  %-16s available\n", cfx_backend_name(CFX_BACKEND_CPU));
-    static const cfx_backend cuda[] = {CFX_BACKEND_CUDA_HOST, CFX_BACKEND_CUDA_GRAPH,
-                                       CFX_BACKEND_CUDA_PERSISTENT};
-    for (size_t i = 0; i < sizeof cuda / sizeof cuda[0]; i++) {
-        int ok = loaded > 0 && cfx_backend_available(cuda[i], line, sizeof line);
-        if (loaded <= 0)
+    /* every backend of the table but AUTO, which picks one of them */
+    for (int i = 0; i < EXEC_NBACKENDS; i++) {
+        const exec_backend *b = &exec_backends[i];
+        if (!b->ops)
+            continue;
+        int ok = (!b->device || loaded > 0) && cfx_backend_available((cfx_backend)i, line, sizeof line);
+        if (b->device && loaded <= 0)
             snprintf(line, sizeof line, "%s", loaded == 0 ? "not built" : "cannot be loaded (above)");
-        printf("  %-16s %s\n", cfx_backend_name(cuda[i]), ok ? "available" : line);
+        printf("  %-16s %s\n", b->name, ok ? "available" : line);
     }
     free_options(&o);
     return 0;

@@ -935,6 +935,105 @@ static void check_prepare_and_graph(void)
     cfx_free(err);
 }
 
+/* The counts that let bindings build their names from the library (python/cfx/_lib.py): every
+ * value below the count has a name, the count itself has none; names as cfx.h lists them. */
+static void check_counts(void)
+{
+    static const char *const backends[] = {"auto", "cpu", "cuda-host", "cuda-graph", "cuda-persistent"};
+    static const char *const statuses[] = {"ok", "assert", "index", "divide", "value", "limit", "cancelled", "error"};
+    static const char *const dtypes[] = {"f32", "f64", "i32", "i64", "bool"};
+    CHECK_INT(cfx_backend_count(), 5);
+    CHECK_INT(cfx_status_count(), 8);
+    CHECK_INT(cfx_dtype_count(), 5);
+    for (int i = 0; i < 5; i++) {
+        cfx_backend b = CFX_BACKEND_AUTO;
+        CHECK_STR(cfx_backend_name((cfx_backend)i), backends[i]);
+        CHECK_INT(cfx_backend_parse(backends[i], &b), 0);
+        CHECK_INT((int)b, i);
+        CHECK_STR(cfx_dtype_name((cfx_dtype)i), dtypes[i]);
+    }
+    for (int i = 0; i < 8; i++)
+        CHECK_STR(cfx_status_name((cfx_status)i), statuses[i]);
+    CHECK_STR(cfx_backend_name((cfx_backend)cfx_backend_count()), "unknown");
+    CHECK_STR(cfx_backend_name((cfx_backend)-1), "unknown");
+    CHECK_STR(cfx_status_name((cfx_status)cfx_status_count()), "unknown");
+    CHECK_STR(cfx_dtype_name((cfx_dtype)cfx_dtype_count()), "unknown");
+    cfx_backend b = CFX_BACKEND_CPU;
+    CHECK_INT(cfx_backend_parse("gpu", &b), -1);
+    CHECK_INT(cfx_backend_parse(NULL, &b), -1);
+    CHECK_INT((int)b, CFX_BACKEND_CPU);
+    CHECK_INT(cfx_backend_available(CFX_BACKEND_AUTO, NULL, 0), 1);
+    CHECK_INT(cfx_backend_available(CFX_BACKEND_CPU, NULL, 0), 1);
+    char why[256] = "x";
+    CHECK_INT(cfx_backend_available((cfx_backend)cfx_backend_count(), why, sizeof why), 0);
+    CHECK_STR(why, "unknown backend 5");
+    char *err = NULL;
+    cfx_module *m = compile(NULL, "c.cfx", "graph c(x: i32) -> (y: i32) {\n  y = x\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    CHECK(cfx_exec_new(m, 0, (cfx_backend)cfx_backend_count(), &err) == NULL);
+    CHECK_STR(err ? err : "", "unknown backend 5");
+    cfx_free(err);
+    cfx_module_free(m);
+}
+
+/* cfx_run_bound: buffers by position in one call; NULL entries unbound (a default taken, a
+ * result left in the executor's own buffer); nothing stays bound after it, and bindings made by
+ * name before are not used. Expected values by hand. */
+static void check_run_bound(void)
+{
+    cfx_module *m = compile(NULL, "rb.cfx",
+                            "graph d(x: i32, k: i32 = 7, v: f64[2] = -0.5) -> (y: i32, w: f64[2]) {\n"
+                            "  y = x * k\n  w = v * 2.0\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t x = 3, k = 2, y = 0, y_old = -1, x_old = 100;
+    double v[2] = {1.5, -4}, w[2] = {0, 0};
+    void *in[3] = {&x, &k, v}, *out[2] = {&y, w};
+    CHECK_INT(cfx_run_bound(e, in, out, 0), CFX_OK);
+    CHECK_INT(y, 6);                        /* 3 * 2 */
+    CHECK(w[0] == 3.0 && w[1] == -8.0);     /* v * 2 */
+    CHECK_STR(cfx_exec_error(e), "");
+    /* k and v left out: their defaults; w to the executor's buffer (w untouched) */
+    void *in2[3] = {&x, NULL, NULL}, *out2[2] = {&y, NULL};
+    w[0] = 9;
+    CHECK_INT(cfx_run_bound(e, in2, out2, 0), CFX_OK);
+    CHECK_INT(y, 21); /* 3 * 7 */
+    CHECK(w[0] == 9.0);
+    /* bindings by name are replaced by the call and forgotten after it */
+    cfx_bind(e, "x", &x_old, sizeof x_old);
+    cfx_bind(e, "y", &y_old, sizeof y_old);
+    CHECK_INT(cfx_run_bound(e, in, out, 0), CFX_OK);
+    CHECK_INT(y, 6);
+    CHECK_INT(y_old, -1);
+    CHECK_INT(cfx_run(e), CFX_ERROR); /* nothing bound after cfx_run_bound */
+    CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
+    /* an input missing, a NULL array, device memory on cpu */
+    CHECK_INT(cfx_run_bound(e, NULL, out, 0), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
+    CHECK_INT(cfx_run_bound(e, in, out, 1), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "cannot bind device memory: this executor runs on cpu");
+    CHECK_INT(cfx_run_bound(NULL, in, out, 0), CFX_ERROR);
+    /* a stopped run: status and message as cfx_run's */
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    m = compile(NULL, "rs.cfx", "graph s(i: i32) -> (y: f32) {\n  t = [1.0, 2.0]\n  y = t[i]\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t i = 2;
+    float fy = 0;
+    void *in3[1] = {&i}, *out3[1] = {&fy};
+    CHECK_INT(cfx_run_bound(e, in3, out3, 0), CFX_STOP_INDEX);
+    CHECK(strstr(cfx_exec_message(e), "rs.cfx:3:") != NULL);
+    i = 1;
+    CHECK_INT(cfx_run_bound(e, in3, out3, 0), CFX_OK);
+    CHECK(fy == 2.0f);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -950,5 +1049,7 @@ int main(void)
     check_constants();
     check_profile();
     check_prepare_and_graph();
+    check_run_bound();
+    check_counts();
     return test_finish("test_api");
 }

@@ -2,9 +2,10 @@
 
 A Module owns a compiled cfx_module; each Graph of it keeps one executor per backend (and
 CUDA device), created on first use. A call of a graph names its inputs, checks each one's
-dtype and shape against the graph's declaration before anything runs, binds every input and
-result in place (host memory with cfx_bind, device memory with cfx_bind_device), runs, and
-unbinds, so the executor never keeps a pointer into an array the caller may free.
+dtype and shape against the graph's declaration before anything runs, then hands libcfx the
+address of every input and result in one call (cfx_run_bound: bound in place, run, unbound), so
+the executor never keeps a pointer into an array the caller may free. The executor's settings
+(stream, budget, print hook) are set when they change, not at every call.
 
 Where arrays live decides the run:
 - every input on the host (numpy, torch CPU, Python numbers): host buffers, on the backend
@@ -414,6 +415,8 @@ class _SigintWatch:
         self.forward = -1
 
     def _start(self):
+        if self.write_fd >= 0:
+            return # started (the lock only for the first time)
         with self.lock:
             if self.write_fd >= 0:
                 return
@@ -441,19 +444,20 @@ class _SigintWatch:
                 except OSError:
                     pass
 
-    def call(self, e, fn):
-        if threading.current_thread() is not threading.main_thread():
-            return fn()
+    def call(self, e, fn, *args):
+        """fn(*args), with a SIGINT meanwhile cancelling e."""
+        if threading.get_ident() != _MAIN_THREAD:
+            return fn(*args)
         self._start()
         self.current = e
         try:
             try:
                 before = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
             except (ValueError, OSError):
-                return fn()
+                return fn(*args)
             self.forward = before
             try:
-                return fn()
+                return fn(*args)
             finally:
                 signal.set_wakeup_fd(before)
         finally:
@@ -461,6 +465,7 @@ class _SigintWatch:
 
 
 _sigint = _SigintWatch()
+_MAIN_THREAD = threading.main_thread().ident
 
 # ---- frameworks: what an array is, the caller's stream, and results of the caller's type ------
 
@@ -569,15 +574,20 @@ def _have_numpy():
 
 class _Exec:
     """One executor of a graph: its pointer, backend, device and the device buffers that
-    stand in for host inputs of device runs."""
+    stand in for host inputs of device runs; the settings last given to it (set again only
+    when a call changes them), and the arrays of addresses cfx_run_bound takes."""
 
-    def __init__(self, ptr, backend, device_id):
+    def __init__(self, ptr, backend, device_id, ninputs, nresults):
         self.ptr = ptr
         self.backend = backend
         self.device_id = device_id
         self.staging = {}
         self.trace = None
         self.mode = None
+        self.max_iters = 0   # the executor's defaults, as cfx_exec_new leaves them
+        self.stream = None
+        self.ins = (ctypes.c_void_p * max(ninputs, 1))()
+        self.outs = (ctypes.c_void_p * max(nresults, 1))()
 
 
 def _default_value(dtype, text):
@@ -636,6 +646,8 @@ class Graph:
                               *_lib.type_of(lib.cfx_result_type(m, index, i)))
                         for i in range(lib.cfx_result_count(m, index))]
         self._names = {p.name: p.name.encode() for p in self.inputs + self.results}
+        self._input_index = {p.name: i for i, p in enumerate(self.inputs)}
+        self._quick_plan = None # _quick's, made at its first call
         self._execs = {}
         self._lock = threading.RLock() # a print callback that calls the graph gets an error, not a deadlock
         self._running = None
@@ -683,8 +695,9 @@ class Graph:
         if not ptr:
             raise Error("%s: %s" % (self.name, _lib.take_string(err.value)))
         self.module._execs.append(ptr)
+        lib.cfx_set_print(ptr, self._print_fn, None) # once: _print reads self._on_print
         resolved = _lib.BACKENDS[lib.cfx_exec_backend(ptr)]
-        x = self._execs[key] = _Exec(ptr, resolved, device_id)
+        x = self._execs[key] = _Exec(ptr, resolved, device_id, len(self.inputs), len(self.results))
         return x
 
     def backend_detail(self, backend="auto"):
@@ -733,6 +746,12 @@ class Graph:
         Raises TypeError (a missing or unknown input, a wrong dtype), ValueError (a wrong
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
+        if (not inputs and len(args) == len(self.inputs) and max_iters == 0 and stream is None
+                and on_print is None and persistent_mode is None and trace is None
+                and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
+            res = self._quick(args, backend, out)
+            if res is not None:
+                return res
         if len(args) > len(self.inputs):
             raise TypeError("%s takes %d inputs; %d were given positionally"
                             % (self.name, len(self.inputs), len(args)))
@@ -758,6 +777,70 @@ class Graph:
         return self.run(values, backend=backend, max_iters=max_iters, stream=stream,
                         results=results, out=out, on_print=on_print,
                         persistent_mode=persistent_mode, trace=trace)
+
+    def _quick(self, args, backend, out):
+        """The common call, every input a numpy array on the host of its declared dtype and shape,
+        given positionally, with no option but the backend and out= (numpy arrays too, writable),
+        once an earlier call made the executor: what _run does for it, with only the checks that
+        can fail here between the call and cfx_run_bound. None: not such a call (nothing done);
+        _run takes it."""
+        plan = self._quick_plan
+        if plan is None:
+            plan = self._quick_plan = _quick_plan(self)
+        x = self._execs.get((backend, None))
+        if not plan or x is None or self._running:
+            return None
+        ndarray, empty, offset, specs, rspecs, res_names = plan
+        for a, (dtype, shape) in zip(args, specs):
+            if type(a) is not ndarray or a.dtype is not dtype or a.shape != shape or not a.flags.c_contiguous:
+                return None
+        with self._lock:
+            # a budget or a stream that another call left (set under this lock): _run sets them
+            # back; a print callback calling the graph: _run says why not
+            if self._running or x.max_iters != 0 or x.stream is not None:
+                return None
+            e, ins, outs = x.ptr, x.ins, x.outs
+            for i, a in enumerate(args):
+                ins[i] = _address_at(id(a) + offset).value
+            res = Results()
+            if out:
+                if any(n not in res_names for n in out):
+                    return None # an unknown name: _run says so
+                for i, (name, dtype, shape) in enumerate(rspecs):
+                    r = out.get(name)
+                    if r is None:
+                        r = empty(shape, dtype)
+                    elif (type(r) is not ndarray or r.dtype is not dtype or r.shape != shape
+                          or not r.flags.c_contiguous or not r.flags.writeable):
+                        return None
+                    res[name] = r
+                    outs[i] = _address_at(id(r) + offset).value
+            else:
+                for i, (name, dtype, shape) in enumerate(rspecs):
+                    r = res[name] = empty(shape, dtype)
+                    outs[i] = _address_at(id(r) + offset).value
+            self._on_print = None
+            self.last_stream = self.last_device = None
+            _take_kernel_failure()
+            with self._cancel_lock:
+                self._running = e
+                if self._cancel_pending:
+                    self._cancel_pending = False
+                    lib.cfx_cancel(e)
+            try:
+                status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, 0)
+            finally:
+                with self._cancel_lock:
+                    self._running = None
+            self.last_backend = x.backend
+            if status != _lib.OK:
+                self._raise_stopped(e, status)
+            failure = _take_kernel_failure() # a print to stdout that raised
+            if failure is not None:
+                raise failure
+            res.iterations = lib.cfx_exec_iterations(e)
+            res.backend = x.backend
+            return res
 
     def run(self, inputs, *, backend="auto", max_iters=0, stream=None, results="auto",
             out=None, on_print=None, persistent_mode=None, trace=None):
@@ -891,6 +974,7 @@ class Graph:
         # inputs and out= arrays: every one checked before anything is bound, copied or run
         views = []
         x = None
+        bound = False # bound by name (a captured run)
         try:
             staged = []
             for p in self.inputs:
@@ -925,8 +1009,9 @@ class Graph:
                 for p in self.results:
                     if p.name not in outs:
                         outs[p.name] = _empty(results, p.dtype, p.shape, device_id)
-                lib.cfx_unbind(e, None)
-                bind = lib.cfx_bind_device if on_device else lib.cfx_bind
+                ins = x.ins
+                for i in range(len(self.inputs)):
+                    ins[i] = None # left out: unbound
                 for p, view in staged:
                     address = view.address
                     if on_device and view.where == HOST:
@@ -937,12 +1022,21 @@ class Graph:
                             buf = x.staging[p.name] = Tensor.empty(p.dtype, p.shape, device_id)
                         rt.copy_async(buf.data_ptr, address, p.nbytes, _cuda_h2d(), handle)
                         address = buf.data_ptr
-                    self._bind(e, bind, p, address)
-                for p in self.results:
-                    self._bind(e, bind, p, outs[p.name][1])
+                    ins[self._input_index[p.name]] = address
+                for i, p in enumerate(self.results):
+                    x.outs[i] = outs[p.name][1]
                 self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
                 _take_kernel_failure()
                 if capturing:
+                    # cfx_run_async records the run into the capture: bound by name, as it
+                    # reads the bindings
+                    bound = True
+                    lib.cfx_unbind(e, None)
+                    for i, p in enumerate(self.inputs):
+                        if ins[i] is not None:
+                            self._bind(e, lib.cfx_bind_device, p, ins[i])
+                    for i, p in enumerate(self.results):
+                        self._bind(e, lib.cfx_bind_device, p, x.outs[i])
                     return self._run_captured(e, x, outs, out, results)
                 with self._cancel_lock:
                     self._running = e
@@ -950,7 +1044,7 @@ class Graph:
                         self._cancel_pending = False
                         lib.cfx_cancel(e)
                 try:
-                    status = _sigint.call(e, lambda: lib.cfx_run(e))
+                    status = _sigint.call(e, lib.cfx_run_bound, e, x.ins, x.outs, on_device)
                 finally:
                     with self._cancel_lock:
                         self._running = None
@@ -968,7 +1062,7 @@ class Graph:
                 res.backend = x.backend
                 return res
         finally:
-            if x is not None:
+            if bound:
                 lib.cfx_unbind(x.ptr, None)
             for v in views:
                 v.release()
@@ -1024,9 +1118,13 @@ class Graph:
 
     def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace):
         e = x.ptr
-        lib.cfx_set_max_iters(e, int(max_iters))
-        lib.cfx_set_stream(e, handle)
-        lib.cfx_set_print(e, self._print_fn, None)
+        max_iters = int(max_iters)
+        if max_iters != x.max_iters:
+            lib.cfx_set_max_iters(e, max_iters)
+            x.max_iters = max_iters
+        if handle != x.stream:
+            lib.cfx_set_stream(e, handle)
+            x.stream = handle
         self._on_print = on_print
         if trace != x.trace:
             if lib.cfx_set_trace(e, os.fsencode(trace) if trace else None) != 0:
@@ -1078,6 +1176,44 @@ class Graph:
         arguments as calling the graph."""
         from ._bench import bench_graph
         return bench_graph(self, args, kwargs, warmup, repeat)
+
+
+_address_at = ctypes.c_void_p.from_address
+
+
+def _numpy_data_offset(numpy):
+    """Where a numpy array object holds the address of its first element: numpy's C API reads it
+    (PyArray_DATA) from the field right after CPython's object header, which is what this reads
+    too, for the quick call; checked against the array interface on a probe, and None (no quick
+    call) where it does not hold."""
+    if sys.implementation.name != "cpython":
+        return None
+    offset = object.__basicsize__
+    probe = numpy.arange(3.0)[1:]
+    try:
+        ok = _address_at(id(probe) + offset).value == probe.__array_interface__["data"][0]
+    except (ValueError, OSError, AttributeError):
+        ok = False
+    return offset if ok else None
+
+
+def _quick_plan(g):
+    """What Graph._quick needs of numpy and of the graph's declarations, or False (numpy not
+    imported by the caller, or its arrays' layout not the one read)."""
+    numpy = sys.modules.get("numpy")
+    global _NUMPY_OFFSET
+    if numpy is None:
+        return None # asked again at the next call: the caller may import numpy later
+    if _NUMPY_OFFSET is False:
+        _NUMPY_OFFSET = _numpy_data_offset(numpy)
+    if _NUMPY_OFFSET is None:
+        return False
+    specs = tuple((numpy.dtype(_NUMPY_DTYPE[p.dtype]), p.shape) for p in g.inputs)
+    rspecs = tuple((p.name, numpy.dtype(_NUMPY_DTYPE[p.dtype]), p.shape) for p in g.results)
+    return numpy.ndarray, numpy.empty, _NUMPY_OFFSET, specs, rspecs, frozenset(p.name for p in g.results)
+
+
+_NUMPY_OFFSET = False # not yet asked
 
 
 def _cuda_h2d():

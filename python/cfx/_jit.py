@@ -1863,8 +1863,9 @@ class JitFunction:
         spec = self._specs.get(tuple(map(_arg_kind, values)))
         if spec is None:
             spec = self._spec(values)[0]
-        res = spec.graph.run({n: _host(values[i]) for n, i in spec.inputs},
-                             backend=self._backend, max_iters=self._max_iters)
+        # positionally, in the graph's order: numpy arrays then take the graph's quick call
+        res = spec.graph(*[_host(values[i]) for _, i in spec.inputs],
+                         backend=self._backend, max_iters=self._max_iters)
         if spec.nresults == 1:
             return res["r0"]
         if spec.nresults == 0:

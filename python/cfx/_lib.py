@@ -13,20 +13,7 @@ import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int64, c_size_t,
                     c_void_p)
 
-# cfx_dtype, in the enum's order, with their element sizes.
-DTYPES = ("f32", "f64", "i32", "i64", "bool")
-DTYPE_SIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
-DTYPE_CODE = {name: i for i, name in enumerate(DTYPES)}
-
-# cfx_status, in the enum's order.
-STATUSES = ("ok", "assert", "index", "divide", "value", "limit", "cancelled", "error")
-OK, ERROR = 0, 7
-
-# cfx_backend, in the enum's order.
-BACKENDS = ("auto", "cpu", "cuda-host", "cuda-graph", "cuda-persistent")
-BACKEND_CODE = {name: i for i, name in enumerate(BACKENDS)}
-
-MAX_RANK = 5
+MAX_RANK = 5 # CFX_TYPE_MAX_RANK: the layout of cfx_type (a struct's size is not asked at run time)
 
 
 class Type(Structure):
@@ -47,7 +34,10 @@ PRINT_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 _PROTOTYPES = {
     # name: (restype, argtypes)
     "cfx_dtype_name": (c_char_p, [c_int]),
+    "cfx_dtype_count": (c_int, []),
+    "cfx_dtype_size": (c_int, [c_int]),
     "cfx_status_name": (c_char_p, [c_int]),
+    "cfx_status_count": (c_int, []),
     "cfx_context_new": (c_void_p, []),
     "cfx_context_free": (None, [c_void_p]),
     "cfx_register_kernel": (c_int, [c_void_p, c_char_p, c_char_p, CPU_KERNEL, CUDA_KERNEL,
@@ -69,6 +59,7 @@ _PROTOTYPES = {
     "cfx_result_type": (Type, [c_void_p, c_int, c_int]),
     "cfx_dump": (c_void_p, [c_void_p, c_int]),
     "cfx_backend_name": (c_char_p, [c_int]),
+    "cfx_backend_count": (c_int, []),
     "cfx_backend_available": (c_int, [c_int, c_char_p, c_size_t]),
     "cfx_exec_new": (c_void_p, [c_void_p, c_int, c_int, POINTER(c_void_p)]),
     "cfx_exec_free": (None, [c_void_p]),
@@ -83,6 +74,7 @@ _PROTOTYPES = {
     "cfx_set_trace": (c_int, [c_void_p, c_char_p]),
     "cfx_set_persistent_mode": (c_int, [c_void_p, c_int]),
     "cfx_run": (c_int, [c_void_p]),
+    "cfx_run_bound": (c_int, [c_void_p, c_void_p, c_void_p, c_int]),
     "cfx_run_async": (c_int, [c_void_p]),
     "cfx_wait": (c_int, [c_void_p]),
     "cfx_prepare": (c_int, [c_void_p]),
@@ -136,6 +128,21 @@ def _load():
 
 
 lib, path = _load()
+
+
+def _names(count, name):
+    return tuple(name(i).decode() for i in range(count()))
+
+
+# The enums of cfx.h as the library names them, in the enum's order (the index is the value):
+# cfx_dtype with each one's element size, cfx_status, cfx_backend.
+DTYPES = _names(lib.cfx_dtype_count, lib.cfx_dtype_name)
+DTYPE_SIZE = {name: lib.cfx_dtype_size(i) for i, name in enumerate(DTYPES)}
+DTYPE_CODE = {name: i for i, name in enumerate(DTYPES)}
+STATUSES = _names(lib.cfx_status_count, lib.cfx_status_name)
+OK, ERROR = STATUSES.index("ok"), STATUSES.index("error")
+BACKENDS = _names(lib.cfx_backend_count, lib.cfx_backend_name)
+BACKEND_CODE = {name: i for i, name in enumerate(BACKENDS)}
 
 
 def take_string(ptr):

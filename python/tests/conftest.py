@@ -112,5 +112,37 @@ def np():
     return pytest.importorskip("numpy")
 
 
+class _RunBoundSpy:
+    """libcfx with each cfx_run_bound noted (its input and result addresses and device flag)
+    before the real one runs; every other function is the real library's."""
+
+    def __init__(self, real, calls):
+        self._real = real
+        self._calls = calls
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def cfx_run_bound(self, e, ins, outs, device):
+        self._calls.append((list(ins), list(outs), device))
+        return self._real.cfx_run_bound(e, ins, outs, device)
+
+
+@pytest.fixture
+def run_bound(monkeypatch):
+    """A function of a graph giving {input or result name: (device flag, address)} of what its
+    last run was handed through cfx_run_bound (None: left unbound)."""
+    from cfx import _core
+    calls = []
+    monkeypatch.setattr(_core, "lib", _RunBoundSpy(_core.lib, calls))
+
+    def last(g):
+        ins, outs, device = calls[-1]
+        found = {p.name: (device, a) for p, a in zip(g.inputs, ins)}
+        found.update({p.name: (device, a) for p, a in zip(g.results, outs)})
+        return found
+    return last
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device and cfx's CUDA executors")

@@ -295,6 +295,8 @@ class CaptureLib:
     def cfx_run_async(self): return self._ok("cfx_run_async")
     @property
     def cfx_run(self): return self._ok("cfx_run")
+    @property
+    def cfx_run_bound(self): return self._ok("cfx_run_bound")
 
 
 COUNTER = """
@@ -325,7 +327,7 @@ def test_a_call_inside_a_capture(fake, monkeypatch):
     # warm: the executor made outside the capture (here: stood in for)
     log = []
     monkeypatch.setattr(_core, "lib", CaptureLib(_lib.lib, log))
-    g._execs[("cuda-graph", 0)] = _core._Exec(0x1234, "cuda-graph", 0)
+    g._execs[("cuda-graph", 0)] = _core._Exec(0x1234, "cuda-graph", 0, len(g.inputs), len(g.results))
     with pytest.raises(cfx.Error, match="input 'n' is on the host"):
         g(x, 3, backend="cuda-graph", stream=stream, out={g.results[0].name: y})
     with pytest.raises(cfx.Error, match="pass out= arrays"):
@@ -334,6 +336,6 @@ def test_a_call_inside_a_capture(fake, monkeypatch):
     del log[:]
     res = g(x, n, backend="cuda-graph", stream=stream, out={g.results[0].name: y})
     assert res[g.results[0].name] is y and res.iterations is None
-    assert ("cfx_run_async",) in log and ("cfx_run",) not in log
+    assert ("cfx_run_async",) in log and ("cfx_run",) not in log and ("cfx_run_bound",) not in log
     assert [c[0] for c in fake.calls if c[0] not in ("cudaGetDevice", "cudaStreamIsCapturing")] == []
     del g._execs[("cuda-graph", 0)]

@@ -56,15 +56,7 @@ def _stream():
 
 
 @pytest.mark.parametrize("backend", ["cuda-persistent", "cuda-host", "cuda-graph"])
-def test_device_tensors_every_backend(decode, backend, monkeypatch):
-    bound = {}
-    real_bind = _core.Graph._bind
-
-    def spy(self, e, bind, p, address):
-        bound[p.name] = (bind, address)
-        return real_bind(self, e, bind, p, address)
-
-    monkeypatch.setattr(_core.Graph, "_bind", spy)
+def test_device_tensors_every_backend(decode, backend, run_bound):
     wts = _weights()
     for start, (tokens, length) in WANT.items():
         out = decode(start=start, end_token=0, backend=backend, **wts)
@@ -72,7 +64,8 @@ def test_device_tensors_every_backend(decode, backend, monkeypatch):
         assert isinstance(out["tokens"], cfx.Tensor) and out["tokens"].device == "cuda:0"
         assert out["tokens"].tolist() == tokens and out["length"].tolist() == length
         # device arrays are bound where they lie; the Python numbers went to device buffers
-        assert bound["emb"] == (_core.lib.cfx_bind_device, wts["emb"].data_ptr)
+        bound = run_bound(decode)
+        assert bound["emb"] == (1, wts["emb"].data_ptr)
         assert bound["tokens"][1] == out["tokens"].data_ptr
         assert bound["start"][1] != 0
 

@@ -150,23 +150,18 @@ def test_out_is_written_in_place(np):
         g(x=x, k=0, out={"nope": sums})
 
 
-def test_inputs_are_bound_in_place(np, monkeypatch):
+def test_inputs_are_bound_in_place(np, run_bound):
     """The address cfx reads an input from is the array's own, for a slice of a larger one
     too; Python numbers are packed."""
     g = cfx.compile(WINDOWS).entry
-    bound = {}
-    real_bind = _core.Graph._bind
-
-    def spy(self, e, bind, p, address):
-        bound[p.name] = address
-        return real_bind(self, e, bind, p, address)
-
-    monkeypatch.setattr(_core.Graph, "_bind", spy)
     base = np.arange(10, dtype=np.float32)
     x = base[2:8]
-    out = g(x=x, k=0)
-    assert bound["x"] == base.ctypes.data + 2 * 4
-    assert bound["sums"] == out["sums"].ctypes.data # results too: numpy arrays cfx wrote into
+    for call in (lambda: g(x=x, k=0), lambda: g(x, np.int32(0))): # by name; positional numpy
+        out = call()
+        bound = run_bound(g)
+        assert bound["x"] == (0, base.ctypes.data + 2 * 4)
+        assert bound["sums"] == (0, out["sums"].ctypes.data) # results too: numpy arrays cfx wrote into
+        assert out["sums"].tolist() == [9, 12, 15, 18] # windows of x = [2 .. 7]: 2+3+4 .. 5+6+7
     # the contract lets cfx write results only: writing through the input's alias before the
     # next run is seen by that run
     base[2:8] = 10
