@@ -112,3 +112,34 @@ void ast_module_free(ast_module *m)
     if (m)
         ast_arena_free(m->arena);
 }
+
+int ast_child_blocks(const ast_node *s)
+{
+    switch (s->kind) {
+    case AST_IF:
+    case AST_SWITCH:
+        return s->nlist;
+    case AST_WHILE:
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+ast_node *ast_child_block(const ast_node *s, int k)
+{
+    switch (s->kind) {
+    case AST_IF:
+    case AST_SWITCH:
+        return s->list[k]->b; /* the arm's, the case's */
+    case AST_WHILE:
+        return s->b;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        return s->d;
+    default:
+        return NULL;
+    }
+}
