@@ -410,6 +410,7 @@ static const exec_ops *backend_ops(cfx_backend b, char *why, size_t len)
     case CFX_BACKEND_CUDA_GRAPH:
     case CFX_BACKEND_CUDA_PERSISTENT:
         return dev_ops(b, why, len);
+    case CFX_BACKEND_AUTO: /* resolved by the caller */
     default:
         snprintf(why, len, "unknown backend %d", (int)b);
         return NULL;
