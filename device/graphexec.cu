@@ -317,14 +317,12 @@ static double now_us(void)
 
 static int is_guard(int kind)
 {
-    return kind == REC_TICK || kind == REC_ASSERT || kind == REC_CHECK_INDEX ||
-           kind == REC_CHECK_DIVIDE || kind == REC_CHECK_STEP || kind == REC_CHECK_BOUND;
+    return rec_family(kind) == REC_FAM_CHECK;
 }
 
 static int is_control(int kind)
 {
-    return kind == REC_HALT || kind == REC_JUMP || kind == REC_JUMP_FALSE || kind == REC_JUMP_TRUE ||
-           kind == REC_SWITCH;
+    return rec_family(kind) == REC_FAM_CONTROL;
 }
 
 /* Marks block starts (record 0, jump targets, records after a control record, CALL records)

@@ -262,7 +262,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         int done = 0;
         double ts = run->trace ? now_us() : 0.0;
         prof_push(h->names[pc]);
-        switch (r->kind) {
+        switch ((enum rec_kind)r->kind) {
         case REC_HALT:
             done = 1;
             break;
@@ -352,7 +352,24 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
             }
             break;
         }
-        default:
+        case REC_UNARY:
+        case REC_BINARY:
+        case REC_REDUCE:
+        case REC_DOT:
+        case REC_MATMUL:
+        case REC_TRANSPOSE:
+        case REC_FILL:
+        case REC_IOTA:
+        case REC_COPY:
+        case REC_CAST:
+        case REC_WHERE:
+        case REC_GET_ROW:
+        case REC_SET_ROW:
+        case REC_GET_BOX:
+        case REC_SET_BOX:
+        case REC_BROADCAST:
+        case REC_GET_ITEM:
+        case REC_SET_ITEM:
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;
         }

@@ -596,7 +596,7 @@ static inline int mop_straight(mop_build *b, int32_t q, int dry, mop *m)
             if (f[k] == 's' && !(r->kind == REC_PRINT && k == 0) && (*fo[k] = mop_file(b, ops[k], 1)) < 0)
                 return -1;
     }
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_BINARY:
     case REC_UNARY:
         code = mop_typed_code(r->kind, r->dtype, r->op, 0);
@@ -658,7 +658,24 @@ static inline int mop_straight(mop_build *b, int32_t q, int dry, mop *m)
         code = MOP_CHECK_STEP;
         d = S[r->a].dtype;
         break;
-    default: /* control records (elsewhere), and whatever is wider than one element */
+    /* control records (elsewhere), and whatever is wider than one element */
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
+    case REC_TICK:
+    case REC_REDUCE:
+    case REC_DOT:
+    case REC_MATMUL:
+    case REC_TRANSPOSE:
+    case REC_IOTA:
+    case REC_CALL:
+    case REC_GET_BOX:
+    case REC_SET_BOX:
+    case REC_BROADCAST:
+    case REC_GET_ITEM:
+    case REC_SET_ITEM:
         return -1;
     }
     if (code < 0)
@@ -688,6 +705,7 @@ static inline int mop_covered(mop_build *b, int32_t q)
 {
     const cfx_record *r = &b->p->records[q];
     mop m;
+    REC_COUNT_IS(31);
     switch (r->kind) {
     case REC_JUMP:
     case REC_TICK:
@@ -800,6 +818,7 @@ static inline int32_t mop_record(mop_build *b, int32_t r, int32_t h, int32_t e)
     const cfx_record *x = &R[r];
     mop m;
     b->entry[r] = b->ncode;
+    REC_COUNT_IS(31);
     switch (x->kind) {
     case REC_BINARY:
         /* a compare, the JUMP_FALSE that tests it and the TICK that opens a loop's body */

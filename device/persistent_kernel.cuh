@@ -426,7 +426,7 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
     const int64_t T = blockDim.x;
     uint8_t *A = slot_ptr(a, priv, r.a);
     int64_t e = lo + threadIdx.x;
-    switch (r.kind) {
+    switch ((enum rec_kind)r.kind) {
     case REC_UNARY: {
         const uint8_t *B = slot_ptr(a, priv, r.b);
         for (; e < hi; e += T)
@@ -532,7 +532,22 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_copy_bytes(A + item * sl[r.c].count * size, C, e * size, (e + 1) * size);
         break;
     }
-    default:
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
+    case REC_TICK:
+    case REC_ASSERT:
+    case REC_PRINT:
+    case REC_CHECK_INDEX:
+    case REC_CHECK_DIVIDE:
+    case REC_CHECK_STEP:
+    case REC_REDUCE:
+    case REC_DOT:
+    case REC_MATMUL:
+    case REC_CALL:
+    case REC_CHECK_BOUND:
         break;
     }
 }
@@ -702,7 +717,7 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             goto out;
         }
 
-        switch (r.kind) {
+        switch ((enum rec_kind)r.kind) {
         case REC_HALT:
             if (block == 0)
                 store_private(a, priv);
@@ -845,7 +860,22 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             }
             break;
         }
-        default: {
+        case REC_UNARY:
+        case REC_BINARY:
+        case REC_TRANSPOSE:
+        case REC_FILL:
+        case REC_IOTA:
+        case REC_COPY:
+        case REC_CAST:
+        case REC_WHERE:
+        case REC_GET_ROW:
+        case REC_SET_ROW:
+        case REC_CALL:
+        case REC_GET_BOX:
+        case REC_SET_BOX:
+        case REC_BROADCAST:
+        case REC_GET_ITEM:
+        case REC_SET_ITEM: {
             /* the elementwise family, split or redundant */
             int64_t dom = sched_domain(&r, a.slots), lo = 0, hi = dom;
             if (f & SCHED_F_SPLIT)

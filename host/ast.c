@@ -219,3 +219,36 @@ int ast_same_type(const cfx_type *a, const cfx_type *b)
             return 0;
     return 1;
 }
+
+/* ---- the blocks a statement holds -------------------------------------------------------- */
+
+int ast_child_blocks(const ast_node *s)
+{
+    switch (s->kind) {
+    case AST_IF:
+    case AST_SWITCH:
+        return s->nlist;
+    case AST_WHILE:
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+ast_node *ast_child_block(const ast_node *s, int k)
+{
+    switch (s->kind) {
+    case AST_IF:
+    case AST_SWITCH:
+        return s->list[k]->b; /* the arm's, the case's */
+    case AST_WHILE:
+        return s->b;
+    case AST_FOR_RANGE:
+    case AST_FOR_EACH:
+        return s->d;
+    default:
+        return NULL;
+    }
+}

@@ -166,6 +166,15 @@ typedef struct ast_module {
     int nbroken;
 } ast_module;
 
+/* The blocks directly inside statement s: each arm's block of an AST_IF, each case's of an
+ * AST_SWITCH, the body of AST_WHILE, AST_FOR_RANGE and AST_FOR_EACH (none for any other
+ * statement, nor for an AST_BLOCK itself). ast_child_blocks gives their number and
+ * ast_child_block(s, k) block k of them (which may be NULL in a tree with errors), for the
+ * walk over a statement's blocks:
+ *   for (int k = 0, n = ast_child_blocks(s); k < n; k++) ... ast_child_block(s, k) */
+int ast_child_blocks(const ast_node *s);
+ast_node *ast_child_block(const ast_node *s, int k);
+
 /* Arena allocation: zeroed memory that lives until ast_module_free. NULL on out of memory. */
 ast_arena *ast_arena_new(void);
 void *ast_alloc(ast_arena *a, size_t bytes);

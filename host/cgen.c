@@ -697,17 +697,11 @@ static int find_loops(gen *g)
 
 static int record_touches_tensor(const gen *g, const cfx_record *r)
 {
-    const char *f = rec_fields[r->kind];
-    int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    for (int i = 0; i < 4; i++)
-        if (f[i] == 's' && !g->local[ops[i]] && g->p->slots[ops[i]].kind != SLOT_CONST)
+    for (int32_t k = 0, n = rec_slot_operands(g->p, r); k < n; k++) {
+        int32_t s = rec_slot_operand(g->p, r, k);
+        if (!g->local[s] && g->p->slots[s].kind != SLOT_CONST)
             return 1;
-    if (r->kind == REC_CALL) /* its operands are in the table */
-        for (int32_t k = 0; k < r->c; k++) {
-            int32_t s = g->p->table[r->b + k];
-            if (!g->local[s] && g->p->slots[s].kind != SLOT_CONST)
-                return 1;
-        }
+    }
     return 0;
 }
 
@@ -1057,15 +1051,9 @@ static void split_close(gen *g)
 
 static int scalar_record(const gen *g, const cfx_record *r)
 {
-    const char *f = rec_fields[r->kind];
-    int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    for (int i = 0; i < 4; i++)
-        if (f[i] == 's' && g->p->slots[ops[i]].count != 1)
+    for (int32_t k = 0, n = rec_slot_operands(g->p, r); k < n; k++)
+        if (g->p->slots[rec_slot_operand(g->p, r, k)].count != 1)
             return 0;
-    if (r->kind == REC_CALL)
-        for (int32_t k = 0; k < r->c; k++)
-            if (g->p->slots[g->p->table[r->b + k]].count != 1)
-                return 0;
     return 1;
 }
 
@@ -1478,40 +1466,24 @@ static void region_exit_actions(gen *g, int32_t i)
 static int touches(const cfx_prog *p, int32_t i, int32_t s)
 {
     const cfx_record *r = &p->records[i];
-    const char *f = rec_fields[r->kind];
-    int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    for (int k = 0; k < 4; k++)
-        if (f[k] == 's' && ops[k] == s)
+    for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++)
+        if (rec_slot_operand(p, r, k) == s)
             return 1;
-    if (r->kind == REC_CALL)
-        for (int32_t k = 0; k < r->c; k++)
-            if (p->table[r->b + k] == s)
-                return 1;
     return 0;
 }
 
 /* The slot operands a fused record reads (after its output, field a). */
 static int fused_inputs(const cfx_record *r, int32_t in[3])
 {
-    switch (r->kind) {
-    case REC_UNARY:
-    case REC_FILL:
-    case REC_COPY:
-    case REC_CAST:
-        in[0] = r->b;
-        return 1;
-    case REC_BINARY:
-        in[0] = r->b;
-        in[1] = r->c;
-        return 2;
-    case REC_WHERE:
-        in[0] = r->b;
-        in[1] = r->c;
-        in[2] = r->d;
-        return 3;
-    default:
+    const char *f = rec_roles(r->kind);
+    const int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    int n = 0;
+    if (rec_family(r->kind) != REC_FAM_ELEMENTWISE)
         return 0;
-    }
+    for (int k = 1; k < 4; k++)
+        if (f[k] == 's')
+            in[n++] = ops[k];
+    return n;
 }
 
 /* The loop a record's elements run in: FUSE_SPLIT, the block's share of them (a split record),
@@ -1734,13 +1706,9 @@ static int resident_loop_k(const gen *g, int32_t lo, int32_t hi, int32_t red)
     for (int32_t i = lo; i < (red >= 0 ? red + 1 : hi); i++) {
         /* the lowest slot record i touches that is resident in a loop around lo */
         const cfx_record *r = &p->records[i];
-        const char *f = rec_fields[r->kind];
-        int32_t ops[4] = {r->a, r->b, r->c, r->d}, best = -1;
-        for (int k = 0; k < 4; k++)
-            if (f[k] == 's' && g->res_k[ops[k]] && (best < 0 || ops[k] < best) && in_loop(g, lo, g->res_loop[ops[k]]))
-                best = ops[k];
-        for (int32_t k = 0; r->kind == REC_CALL && k < r->c; k++) {
-            int32_t s = p->table[r->b + k];
+        int32_t best = -1;
+        for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++) {
+            int32_t s = rec_slot_operand(p, r, k);
             if (g->res_k[s] && (best < 0 || s < best) && in_loop(g, lo, g->res_loop[s]))
                 best = s;
         }
@@ -1874,6 +1842,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
                 x[k].data[0] = '\0';
             fused_value(g, &x[k], reg, in[k], lo, rk);
         }
+        REC_COUNT_IS(31);
         switch (r->kind) {
         case REC_UNARY:
             line(g, "const %s v%d_ = k_%s_%s(%s);", T, (int)i, unary_stem(r->op, r->dtype), suffix(r->dtype),
@@ -2136,7 +2105,7 @@ static void record(gen *g, int32_t i)
     int one = scalar_record(g, r);
     char buf[1024];
 
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_TICK:
         if (cuda) {
             int32_t h = g->loop_of[g->blk[i]];
@@ -2514,7 +2483,11 @@ static void record(gen *g, int32_t i)
         ranged(g, i, r->a, sl[r->c].count, buf);
         break;
     }
-    default:
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
         fail(g, "internal error: record %d (%s) reached the record writer", (int)i,
              rec_names[r->kind]);
         break;
@@ -2665,6 +2638,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
         const cfx_record *r = &p->records[i];
         g->cur = i;
         arrive(g, i, at_region_header && i == lo);
+        REC_COUNT_IS(31);
         switch (r->kind) {
         case REC_HALT:
             line(g, "goto halt_;");
@@ -2901,6 +2875,7 @@ static void dispatch(gen *g)
             const cfx_record *rec = &p->records[r];
             g->cur = r;
             arrive(g, r, region_header(g, x) && r == lo);
+            REC_COUNT_IS(31);
             switch (rec->kind) {
             case REC_HALT:
                 line(g, "goto halt_;");
@@ -3138,15 +3113,11 @@ static int touch_ranges(gen *g)
     }
     for (int32_t i = 0; i < p->nrecords; i++) {
         const cfx_record *r = &p->records[i];
-        const char *f = rec_fields[r->kind];
-        int32_t ops[4] = {r->a, r->b, r->c, r->d};
-        for (int k = 0; k < 5; k++) {
-            for (int32_t e = 0; e < (k < 4 ? (f[k] == 's') : r->kind == REC_CALL ? r->c : 0); e++) {
-                int32_t s = k < 4 ? ops[k] : p->table[r->b + e];
-                if (g->tfirst[s] > i)
-                    g->tfirst[s] = i;
-                g->tlast[s] = i;
-            }
+        for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++) {
+            int32_t s = rec_slot_operand(p, r, k);
+            if (g->tfirst[s] > i)
+                g->tfirst[s] = i;
+            g->tlast[s] = i;
         }
     }
     return 0;

@@ -2162,7 +2162,7 @@ static void define_consts(checker *C, env *e)
         case CFX_F64: s->rval = *(const double *)x; break;
         case CFX_I32: s->ival = *(const int32_t *)x; break;
         case CFX_I64: s->ival = *(const int64_t *)x; break;
-        default: s->ival = *(const uint8_t *)x != 0; break;
+        case CFX_BOOL: default: s->ival = *(const uint8_t *)x != 0; break;
         }
     }
 }

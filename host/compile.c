@@ -51,7 +51,7 @@ static int copy_default(compiled_value *v, const ast_param *p)
     case CFX_F64: u.d = k->rval; break;
     case CFX_I32: u.i = (int32_t)k->ival; break;
     case CFX_I64: u.l = k->ival; break;
-    default: u.b = k->ival != 0; break;
+    case CFX_BOOL: default: u.b = k->ival != 0; break;
     }
     memcpy(v->value, &u, sizeof v->value);
     strbuf text = {0};

@@ -60,7 +60,7 @@ static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, i
     *rd = *wr = 0;
     if (plan->batch_head[i] >= 0)
         return; /* counted at its batch's head: the same reads */
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_HALT: case REC_JUMP: case REC_JUMP_FALSE: case REC_JUMP_TRUE: case REC_SWITCH:
     case REC_TICK: case REC_ASSERT: case REC_CHECK_INDEX: case REC_CHECK_STEP: case REC_CHECK_BOUND:
     case REC_CALL:
@@ -94,7 +94,20 @@ static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, i
             *wr = b;
         return;
     }
-    default:
+    case REC_UNARY:
+    case REC_BINARY:
+    case REC_REDUCE:
+    case REC_DOT:
+    case REC_TRANSPOSE:
+    case REC_FILL:
+    case REC_IOTA:
+    case REC_COPY:
+    case REC_CAST:
+    case REC_WHERE:
+    case REC_SET_ROW:
+    case REC_SET_BOX:
+    case REC_BROADCAST:
+    case REC_SET_ITEM:
         break;
     }
     /* the elementwise family and the reductions: inputs are the slot fields after a */

@@ -144,6 +144,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         d->b = f[1] == 's' ? arena + prog->slots[r->b].offset : NULL;
         d->c = f[2] == 's' ? arena + prog->slots[r->c].offset : NULL;
         d->code = F_GENERAL;
+        REC_COUNT_IS(31);
         switch (r->kind) {
         case REC_JUMP:
             d->code = F_JUMP;
@@ -306,7 +307,7 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
 #define C SLOT(r->c)
 #define D SLOT(r->d)
 #define COUNT(i) (slots[i].count)
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_UNARY:
         k_unary(r->op, r->dtype, A, B, 0, COUNT(r->a));
         break;
@@ -389,7 +390,19 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
         memcpy(A + i * bytes, C, (size_t)bytes);
         break;
     }
-    default:
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
+    case REC_TICK:
+    case REC_ASSERT:
+    case REC_PRINT:
+    case REC_CHECK_INDEX:
+    case REC_CHECK_DIVIDE:
+    case REC_CHECK_STEP:
+    case REC_CALL:
+    case REC_CHECK_BOUND:
         break;
     }
     return 0;
@@ -483,7 +496,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *ar
         default: {
             /* F_GENERAL: the record itself says what to do */
             const cfx_record *r = &records[PC];
-            switch (r->kind) {
+            switch ((enum rec_kind)r->kind) {
             case REC_HALT:
                 if (traced)
                     trace_event(trace, r, t0, since_us(&trace->start));
@@ -548,7 +561,30 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *ar
                 x++;
                 break;
             }
-            default: /* every record that computes, scalar or not */
+            /* every record that computes, scalar or not (JUMP, JUMP_FALSE, JUMP_TRUE and TICK
+             * never get here: decoded above) */
+            case REC_JUMP:
+            case REC_JUMP_FALSE:
+            case REC_JUMP_TRUE:
+            case REC_TICK:
+            case REC_UNARY:
+            case REC_BINARY:
+            case REC_REDUCE:
+            case REC_DOT:
+            case REC_MATMUL:
+            case REC_TRANSPOSE:
+            case REC_FILL:
+            case REC_IOTA:
+            case REC_COPY:
+            case REC_CAST:
+            case REC_WHERE:
+            case REC_GET_ROW:
+            case REC_SET_ROW:
+            case REC_GET_BOX:
+            case REC_SET_BOX:
+            case REC_BROADCAST:
+            case REC_GET_ITEM:
+            case REC_SET_ITEM:
                 if (run_data(prog, r, arena, cancel, acc_mode))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;

@@ -992,25 +992,12 @@ static void find_stmt(walk *w, ast_node *s)
         }
         return;
     }
-    case AST_IF:
-        for (int i = 0; i < s->nlist; i++)
-            find_block(w, s->list[i]->b);
-        return;
-    case AST_WHILE:
-        find_block(w, s->b);
-        return;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH:
-        find_block(w, s->d);
-        return;
-    case AST_SWITCH:
-        for (int i = 0; i < s->nlist; i++)
-            find_block(w, s->list[i]->b);
-        return;
     case AST_BLOCK:
         find_block(w, s);
         return;
     default:
+        for (int k = 0, n = ast_child_blocks(s); k < n; k++)
+            find_block(w, ast_child_block(s, k));
         return;
     }
 }
@@ -1259,28 +1246,10 @@ static void comp_stmt(desugar *D, ast_node *s, stmts *out)
     }
     free(pre.items);
     /* the statement's own blocks */
-    switch (s->kind) {
-    case AST_IF:
-        for (int i = 0; i < s->nlist; i++)
-            comp_block(D, s->list[i]->b);
-        break;
-    case AST_WHILE:
-        comp_block(D, s->b);
-        break;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH:
-        comp_block(D, s->d);
-        break;
-    case AST_SWITCH:
-        for (int i = 0; i < s->nlist; i++)
-            comp_block(D, s->list[i]->b);
-        break;
-    case AST_BLOCK:
+    if (s->kind == AST_BLOCK)
         comp_block(D, s);
-        break;
-    default:
-        break;
-    }
+    for (int k = 0, n = ast_child_blocks(s); k < n; k++)
+        comp_block(D, ast_child_block(s, k));
     stmts_push(D, out, s);
 }
 
@@ -1446,22 +1415,8 @@ static void drop_stmts(nested *N, int gi, ast_node *n, stmt_fn take)
         n->nlist = k;
         return;
     }
-    switch (n->kind) {
-    case AST_IF:
-    case AST_SWITCH:
-        for (int i = 0; i < n->nlist; i++)
-            drop_stmts(N, gi, n->list[i]->b, take);
-        return;
-    case AST_WHILE:
-        drop_stmts(N, gi, n->b, take);
-        return;
-    case AST_FOR_RANGE:
-    case AST_FOR_EACH:
-        drop_stmts(N, gi, n->d, take);
-        return;
-    default:
-        return;
-    }
+    for (int k = 0, nb = ast_child_blocks(n); k < nb; k++)
+        drop_stmts(N, gi, ast_child_block(n, k), take);
 }
 
 /* `f = lambda ...`: recorded, and the statement goes. */

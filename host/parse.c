@@ -1410,6 +1410,8 @@ static int const_store(parser *p, ast_const *c, int64_t i, const const_elem *e)
         }
         ((float *)c->data)[i] = (float)e->rv;
         return 0;
+    case CFX_I32:
+    case CFX_I64:
     default:
         if (e->real || e->boolean) {
             parse_syntax_error(p, e->line, e->col, "'%s' is %s: its values are integers", c->name, ty);

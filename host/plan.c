@@ -101,87 +101,32 @@ static int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigne
     memset(acc, 0, SCHED_MAX_ACCESSES * sizeof *acc); /* the callers' room: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
-    switch (r->kind) {
-    case REC_JUMP_FALSE:
-    case REC_JUMP_TRUE:
-    case REC_SWITCH:
-    case REC_ASSERT:
-    case REC_PRINT:
-    case REC_CHECK_INDEX:
-    case REC_CHECK_DIVIDE:
-    case REC_CHECK_STEP:
-        ACC(r->a, SA_R_WHOLE);
-        break;
-    case REC_CHECK_BOUND:
-        ACC(r->a, SA_R_WHOLE);
-        ACC(r->b, SA_R_WHOLE);
-        break;
-    case REC_GET_ITEM:
-        ACC(r->a, SA_W_ALIGNED);
-        ACC(r->b, SA_R_WHOLE);
-        ACC(r->c, SA_R_WHOLE);
-        ACC(r->d, SA_R_WHOLE);
-        break;
-    case REC_SET_ITEM:
-        /* an item of a, split over the item's elements: not a's element shares */
-        ACC(r->a, SA_W_WHOLE);
-        ACC(r->b, SA_R_WHOLE);
-        RD(r->c);
-        ACC(r->d, SA_R_WHOLE);
-        break;
-    case REC_UNARY:
-    case REC_COPY:
-    case REC_CAST:
-    case REC_FILL:
-    case REC_REDUCE:
-        ACC(r->a, SA_W_ALIGNED);
-        RD(r->b);
-        break;
-    case REC_TRANSPOSE:
-    case REC_BROADCAST:
-    case REC_GET_BOX: /* its start slots are one-element: private or const, never shared */
-        ACC(r->a, SA_W_ALIGNED);
-        ACC(r->b, SA_R_WHOLE);
-        break;
-    case REC_SET_BOX:
-        /* a box of a, split over the box's elements: not a's element shares */
-        ACC(r->a, SA_W_WHOLE);
-        RD(r->b);
-        break;
-    case REC_IOTA:
-        ACC(r->a, SA_W_ALIGNED);
-        break;
-    case REC_BINARY:
-    case REC_DOT:
-        ACC(r->a, SA_W_ALIGNED);
-        RD(r->b);
-        RD(r->c);
-        break;
-    case REC_WHERE:
-        ACC(r->a, SA_W_ALIGNED);
-        RD(r->b);
-        RD(r->c);
-        RD(r->d);
-        break;
-    case REC_MATMUL:
-        /* a matrix-vector product is split by rows, which are the output's element shares;
-         * any other by output tiles, which are not */
-        ACC(r->a, split && sched_matvec(r, p->slots) ? SA_W_ALIGNED : SA_W_WHOLE);
-        ACC(r->b, SA_R_WHOLE);
-        ACC(r->c, SA_R_WHOLE);
-        break;
-    case REC_GET_ROW:
-        ACC(r->a, SA_W_ALIGNED);
-        ACC(r->b, SA_R_WHOLE);
-        ACC(r->c, SA_R_WHOLE);
-        break;
-    case REC_SET_ROW:
-        /* a row of a, split over the row's elements: not a's element shares */
-        ACC(r->a, SA_W_WHOLE);
-        ACC(r->b, SA_R_WHOLE);
-        RD(r->c);
-        break;
-    case REC_CALL:
+    /* ACCESS in program.h's record list, operand by operand */
+    const char *mode = rec_access(r->kind);
+    const int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int k = 0; k < 4; k++)
+        switch (mode[k]) {
+        case 'w':
+            ACC(ops[k], SA_W_ALIGNED);
+            break;
+        case 'W':
+            ACC(ops[k], SA_W_WHOLE);
+            break;
+        case 'm':
+            /* a matrix-vector product is split by rows, which are the output's element shares;
+             * any other by output tiles, which are not */
+            ACC(ops[k], split && sched_matvec(r, p->slots) ? SA_W_ALIGNED : SA_W_WHOLE);
+            break;
+        case 'r':
+            RD(ops[k]);
+            break;
+        case 'R':
+            ACC(ops[k], SA_R_WHOLE);
+            break;
+        default: /* '-' */
+            break;
+        }
+    if (r->kind == REC_CALL)
         /* Only an inline CALL gets here (one that ends the launch is a kernel boundary): the
          * source may read any element of its arguments; it writes its own share of its
          * results' elements (KERNEL_ELEMENTS, split) or all of them from one block
@@ -191,10 +136,6 @@ static int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigne
                 k < r->d ? SA_R_WHOLE
                          : (flags & SCHED_F_SPLIT) && prog_kernel_form(p, r->a) == KERNEL_ELEMENTS ? SA_W_ALIGNED
                                                                                                   : SA_W_WHOLE);
-        break;
-    default: /* HALT JUMP TICK: no slot operands */
-        break;
-    }
 #undef RD
 #undef ACC
     return n;
@@ -209,13 +150,7 @@ static int32_t sched_successors(const cfx_prog *p, int32_t pc, int32_t *out)
 /* The roles of a record's operands (program.h's FIELDS), from the one list. */
 static const char *sched_fields(int kind)
 {
-    switch (kind) {
-#define X(name, fields, comment) case REC_##name: return fields;
-        CFX_RECORDS(X)
-#undef X
-    default:
-        return "----";
-    }
+    return rec_roles(kind);
 }
 
 /* Does record r end the launch (SCHED_F_LAUNCH) under opts? Every CALL does but an inline one
@@ -236,17 +171,11 @@ int sched_record_launches(const cfx_prog *p, const cfx_record *r, const sched_op
  * ends the launch never counts as small. */
 static int sched_record_small(const cfx_prog *p, const cfx_record *r, const sched_opts *opts)
 {
-    const char *f = sched_fields(r->kind);
-    int32_t ops[4] = {r->a, r->b, r->c, r->d};
     if (r->kind == REC_HALT || sched_record_launches(p, r, opts))
         return 0;
-    for (int i = 0; i < 4 && f[i]; i++)
-        if (f[i] == 's' && p->slots[ops[i]].count > SCHED_SMALL_COUNT)
+    for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++)
+        if (p->slots[rec_slot_operand(p, r, k)].count > SCHED_SMALL_COUNT)
             return 0;
-    if (r->kind == REC_CALL)
-        for (int32_t k = 0; k < r->c; k++)
-            if (p->slots[p->table[r->b + k]].count > SCHED_SMALL_COUNT)
-                return 0;
     return 1;
 }
 
@@ -387,26 +316,7 @@ static int sched_find_regions(const cfx_prog *p, const sched_opts *opts, sched_p
 /* May record r write a replica (its output computed whole by every block, cheaply)? */
 static int sched_replica_writer(int kind)
 {
-    switch (kind) {
-    case REC_UNARY:
-    case REC_BINARY:
-    case REC_FILL:
-    case REC_IOTA:
-    case REC_COPY:
-    case REC_CAST:
-    case REC_WHERE:
-    case REC_TRANSPOSE:
-    case REC_GET_ROW:
-    case REC_SET_ROW:
-    case REC_GET_BOX:
-    case REC_SET_BOX:
-    case REC_BROADCAST:
-    case REC_GET_ITEM:
-    case REC_SET_ITEM:
-        return 1;
-    default:
-        return 0;
-    }
+    return rec_family(kind) == REC_FAM_ELEMENTWISE || rec_family(kind) == REC_FAM_MOVE;
 }
 
 /* Marks in `rep` (nslots, zeroed) the tensors that become replicas: non-const slots of 2 to
@@ -457,10 +367,7 @@ static int32_t sched_pick_replicas(const cfx_prog *p, const sched_opts *opts, ui
                 continue;
             if (sched_record_launches(p, r, opts))
                 rep[ops[k]] = 0;
-            else if (k == 0 && !sched_replica_writer(r->kind) && r->kind != REC_JUMP_FALSE &&
-                     r->kind != REC_JUMP_TRUE && r->kind != REC_SWITCH && r->kind != REC_ASSERT &&
-                     r->kind != REC_PRINT && r->kind != REC_CHECK_INDEX && r->kind != REC_CHECK_DIVIDE &&
-                     r->kind != REC_CHECK_STEP && r->kind != REC_CHECK_BOUND)
+            else if (k == 0 && !sched_replica_writer(r->kind) && rec_writes_a(r->kind))
                 rep[ops[k]] = 0; /* field a is the output of every other kind that has one */
         }
     }
@@ -487,14 +394,7 @@ int sched_writes(const cfx_prog *p, const cfx_record *r, int32_t s)
                 return 1;
         return 0;
     }
-    switch (r->kind) {
-    case REC_HALT: case REC_JUMP: case REC_JUMP_FALSE: case REC_JUMP_TRUE: case REC_SWITCH:
-    case REC_TICK: case REC_ASSERT: case REC_PRINT: case REC_CHECK_INDEX: case REC_CHECK_DIVIDE:
-    case REC_CHECK_STEP: case REC_CHECK_BOUND:
-        return 0;
-    default:
-        return r->a == s; /* every other kind writes field a */
-    }
+    return rec_writes_a(r->kind) && r->a == s;
 }
 
 /* The batches of the split reductions (see plan.h's top comment): for each combine i that is not
@@ -526,8 +426,6 @@ static int sched_find_batches(const cfx_prog *p, sched_plan *plan, const uint8_t
         lastw[s] = lastt[s] = -1;
     for (int32_t j = 0; j < nr; j++) {
         const cfx_record *r = &p->records[j];
-        const char *f = sched_fields(r->kind);
-        int32_t ops[4] = {r->a, r->b, r->c, r->d};
         plan->batch_next[j] = -1;
         plan->batch_head[j] = -1;
         since[j] = -1;
@@ -537,20 +435,16 @@ static int sched_find_batches(const cfx_prog *p, sched_plan *plan, const uint8_t
                 since[j] = lastw[r->c];
         }
         brk[j] = target[j] || (plan->flags[j] & (skip | SCHED_F_REGION_ENTRY | SCHED_F_REGION_EXIT)) ||
-                 r->kind == REC_HALT || r->kind == REC_JUMP || r->kind == REC_JUMP_FALSE ||
-                 r->kind == REC_JUMP_TRUE || r->kind == REC_SWITCH || r->kind == REC_TICK || r->kind == REC_CALL;
+                 rec_family(r->kind) == REC_FAM_CONTROL || r->kind == REC_TICK || r->kind == REC_CALL;
         /* what j writes (sched_writes) and touches (sched_touches) */
         if (r->kind == REC_CALL) {
             for (int32_t k = r->d; k < r->c; k++)
                 lastw[p->table[r->b + k]] = j;
-            for (int32_t k = 0; k < r->c; k++)
-                lastt[p->table[r->b + k]] = j;
         } else if (sched_writes(p, r, r->a)) {
             lastw[r->a] = j;
         }
-        for (int k = 0; k < 4 && f[k]; k++)
-            if (f[k] == 's')
-                lastt[ops[k]] = j;
+        for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++)
+            lastt[rec_slot_operand(p, r, k)] = j;
     }
     next[nr] = nr;
     for (int32_t j = nr - 1; j >= 0; j--)
@@ -1473,6 +1367,7 @@ static int sched_reads_all(const cfx_record *r, int32_t s)
 {
     const char *f = rec_fields[r->kind];
     int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    REC_COUNT_IS(31);
     switch (r->kind) {
     case REC_MATMUL: case REC_BINARY: case REC_DOT: case REC_WHERE: case REC_UNARY: case REC_COPY:
     case REC_CAST: case REC_REDUCE: case REC_TRANSPOSE: case REC_BROADCAST:

@@ -205,37 +205,23 @@ CFX_HD int sched_slot_private(const cfx_slot *s)
  * SET_ROW the row's elements, otherwise the output's elements. */
 CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
 {
-    switch (r->kind) {
-    case REC_UNARY:
-    case REC_BINARY:
-    case REC_FILL:
-    case REC_IOTA:
-    case REC_COPY:
-    case REC_CAST:
-    case REC_WHERE:
-    case REC_TRANSPOSE:
-    case REC_GET_ROW:
-    case REC_GET_ITEM:
-    case REC_BROADCAST:
-    case REC_GET_BOX:
+    switch (rec_domain(r->kind)) { /* DOMAIN in program.h's record list */
+    case 'a':
         return slots[r->a].count;
-    case REC_SET_BOX:
+    case 'b':
         return slots[r->b].count;
-    case REC_SET_ITEM:
+    case 'c':
         return slots[r->c].count;
-    case REC_SET_ROW:
+    case 'r':
         return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
-    case REC_REDUCE:
-    case REC_DOT:
-        return slots[r->b].count;
-    case REC_MATMUL: {
+    case 't': {
         int64_t m = slots[r->b].dims[0];
         int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
         if (n == 1)
             return m; /* matrix-vector: rows */
         return ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
     }
-    default:
+    default: /* '-' */
         return 0;
     }
 }

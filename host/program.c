@@ -11,13 +11,13 @@
 #include <string.h>
 
 const char *const rec_names[REC_COUNT] = {
-#define X(name, fields, comment) #name,
+#define X(name, fields, family, domain, access, comment) #name,
     CFX_RECORDS(X)
 #undef X
 };
 
 const char *const rec_fields[REC_COUNT] = {
-#define X(name, fields, comment) fields,
+#define X(name, fields, family, domain, access, comment) fields,
     CFX_RECORDS(X)
 #undef X
 };

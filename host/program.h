@@ -34,51 +34,150 @@ extern "C" {
 #define CFX_MAX_ARENA ((int64_t)1 << 34)
 
 /* ---- record kinds ------------------------------------------------------------------
- * X(NAME, FIELDS, COMMENT). FIELDS gives the role of operands a, b, c, d in order:
+ * One row per kind: every property of a kind is a column here, and everything else (the
+ * enum, the names in `cfx dump`, the validator's field table, the queries below that the
+ * executors, the plan and the cost sheet ask) is generated from this one list. A new kind is
+ * a new row, its emission in lower.c, and the cases the build then asks for: each switch over
+ * every kind is on `(enum rec_kind)` without a `default:` (-Wswitch-enum names a missing kind),
+ * and each switch that keeps a `default:` asserts the count (grep REC_COUNT_IS). Code
+ * generation is opted into in host/cgen.h (CGEN_KINDS).
+ *
+ * FIELDS: the role of operands a, b, c, d in order (rec_roles):
  *   s  slot index            t  jump target (record index)
  *   m  string offset (-1: none)   k  offset into the int table
  *   n  an integer immediate  -  unused (must be 0)
- * The enum, the names in `cfx dump` and the property table used by the validator are
- * all generated from this one list. `op` and `dtype` are extra fields of the record. */
+ * FAMILY: enum rec_family (rec_family): CONTROL moves pc; CHECK may stop the run (TICK: the
+ *   loop budget and a cancel); PRINT; CALL an application kernel (its slots are in the
+ *   table); the rest write slot a (rec_writes_a): ELEMENTWISE, REDUCE (one element from all
+ *   of b), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
+ * DOMAIN: what a split record's work items are (rec_domain, the plan's sched_domain):
+ *   a b c  the elements of that slot operand    r  the elements of one row of slot a
+ *   t      MATMUL's output tiles (rows for a matrix-vector product)    -  not split
+ * ACCESS: how each of a, b, c, d is touched when the blocks share the work (rec_access):
+ *   R  read whole by every block       r  read by the block's own share of the domain where
+ *                                         its count is the domain's, whole otherwise
+ *   w  written by the block's own share    W  written whole or in a part at any place
+ *   m  MATMUL's output: own share for a split matrix-vector product, whole otherwise
+ *   -  no slot touched, or only a one-element one (GET_BOX's starts are in the table)
+ * COMMENT: what the record does.
+ *
+ *  NAME          FIELDS FAMILY      DOMAIN ACCESS COMMENT */
 #define CFX_RECORDS(X) \
-    X(HALT,         "----", "end of the graph: copy results out, status ok") \
-    X(JUMP,         "t---", "pc = a") \
-    X(JUMP_FALSE,   "st--", "if not slot a (one-element bool) then pc = b") \
-    X(JUMP_TRUE,    "st--", "if slot a (one-element bool) then pc = b") \
-    X(SWITCH,       "skn-", "pc = table[b + v] for v = slot a (i32) in [0, c), else table[b + c] (default)") \
-    X(TICK,         "----", "one loop iteration: stop with limit when the budget is spent, with cancelled on a cancel") \
-    X(ASSERT,       "sm--", "stop with status assert and message b unless slot a (one-element bool)") \
-    X(PRINT,        "sm--", "print slot a, with label b (-1: none), in program order") \
-    X(CHECK_INDEX,  "snmn", "stop with status index unless -b <= slot a < b; c names the indexed tensor, d its dimension indexed (0: rows)") \
-    X(CHECK_DIVIDE, "s---", "stop with status divide if any element of slot a (an integer divisor) is 0") \
-    X(CHECK_STEP,   "smnn", "stop with status value if slot a (an integer) is 0: a range step (b = -1), or the flag of variable b, assigned only inside the loop at line d (c = 0), or whose value is read where it may be None (c = 1)") \
-    X(UNARY,        "ss--", "slot a = op(slot b), elementwise") \
-    X(BINARY,       "sss-", "slot a = op(slot b, slot c), elementwise; a one-element b or c is broadcast") \
-    X(REDUCE,       "ss--", "slot a (one element) = op over all of slot b") \
-    X(DOT,          "sss-", "slot a (one element) = sum of slot b * slot c (1-D, same length)") \
-    X(MATMUL,       "sss-", "slot a = slot b @ slot c: [m,k]@[k,n] or [m,k]@[k]") \
-    X(TRANSPOSE,    "ss--", "slot a = transpose of slot b (2-D)") \
-    X(FILL,         "ss--", "every element of slot a = slot b (one element, same dtype)") \
-    X(IOTA,         "s---", "slot a = 0, 1, 2, ... over its elements in row-major order") \
-    X(COPY,         "ss--", "slot a = slot b (same dtype and element count)") \
-    X(CAST,         "ss--", "slot a = slot b converted to slot a's dtype") \
-    X(WHERE,        "ssss", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
-    X(GET_ROW,      "sss-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
-    X(SET_ROW,      "sss-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
-    X(CALL,         "nknn", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results") \
-    X(GET_BOX,      "ssk-", "slot a = the box of slot b given by table[c .. c + 2 * rank(b)): per dimension a start slot (-1: 0) and a length (-1: one element at an index, negative counts from the end; n: n elements from the start); the starts were checked, rec_box clamps them into b") \
-    X(SET_BOX,      "ssk-", "the box of slot a given by table[c ..] (as GET_BOX's, over a's dimensions) = slot b") \
-    X(BROADCAST,    "ss--", "slot a = slot b repeated to a's shape by numpy's rules (b's dims, aligned at the right, are 1 or a's)") \
-    X(CHECK_BOUND,  "ssmn", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
-    X(GET_ITEM,     "ssss", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
-    X(SET_ITEM,     "ssss", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)")
+    X(HALT,        "----", CONTROL,     '-', "----", "end of the graph: copy results out, status ok") \
+    X(JUMP,        "t---", CONTROL,     '-', "----", "pc = a") \
+    X(JUMP_FALSE,  "st--", CONTROL,     '-', "R---", "if not slot a (one-element bool) then pc = b") \
+    X(JUMP_TRUE,   "st--", CONTROL,     '-', "R---", "if slot a (one-element bool) then pc = b") \
+    X(SWITCH,      "skn-", CONTROL,     '-', "R---", "pc = table[b + v] for v = slot a (i32) in [0, c), else table[b + c] (default)") \
+    X(TICK,        "----", CHECK,       '-', "----", "one loop iteration: stop with limit when the budget is spent, with cancelled on a cancel") \
+    X(ASSERT,      "sm--", CHECK,       '-', "R---", "stop with status assert and message b unless slot a (one-element bool)") \
+    X(PRINT,       "sm--", PRINT,       '-', "R---", "print slot a, with label b (-1: none), in program order") \
+    X(CHECK_INDEX, "snmn", CHECK,       '-', "R---", "stop with status index unless -b <= slot a < b; c names the indexed tensor, d its dimension indexed (0: rows)") \
+    X(CHECK_DIVIDE,"s---", CHECK,       '-', "R---", "stop with status divide if any element of slot a (an integer divisor) is 0") \
+    X(CHECK_STEP,  "smnn", CHECK,       '-', "R---", "stop with status value if slot a (an integer) is 0: a range step (b = -1), or the flag of variable b, assigned only inside the loop at line d (c = 0), or whose value is read where it may be None (c = 1)") \
+    X(UNARY,       "ss--", ELEMENTWISE, 'a', "wr--", "slot a = op(slot b), elementwise") \
+    X(BINARY,      "sss-", ELEMENTWISE, 'a', "wrr-", "slot a = op(slot b, slot c), elementwise; a one-element b or c is broadcast") \
+    X(REDUCE,      "ss--", REDUCE,      'b', "wr--", "slot a (one element) = op over all of slot b") \
+    X(DOT,         "sss-", REDUCE,      'b', "wrr-", "slot a (one element) = sum of slot b * slot c (1-D, same length)") \
+    X(MATMUL,      "sss-", PRODUCT,     't', "mRR-", "slot a = slot b @ slot c: [m,k]@[k,n] or [m,k]@[k]") \
+    X(TRANSPOSE,   "ss--", MOVE,        'a', "wR--", "slot a = transpose of slot b (2-D)") \
+    X(FILL,        "ss--", ELEMENTWISE, 'a', "wr--", "every element of slot a = slot b (one element, same dtype)") \
+    X(IOTA,        "s---", ELEMENTWISE, 'a', "w---", "slot a = 0, 1, 2, ... over its elements in row-major order") \
+    X(COPY,        "ss--", ELEMENTWISE, 'a', "wr--", "slot a = slot b (same dtype and element count)") \
+    X(CAST,        "ss--", ELEMENTWISE, 'a', "wr--", "slot a = slot b converted to slot a's dtype") \
+    X(WHERE,       "ssss", ELEMENTWISE, 'a', "wrrr", "slot a = slot b ? slot c : slot d, elementwise; one-element operands broadcast") \
+    X(GET_ROW,     "sss-", MOVE,        'a', "wRR-", "slot a = row slot c of slot b (index already checked; negative counts from the end)") \
+    X(SET_ROW,     "sss-", MOVE,        'r', "WRr-", "row slot b of slot a = slot c (index already checked; negative counts from the end)") \
+    X(CALL,        "nknn", CALL,        '-', "----", "application kernel a on slots table[b .. b+c): the first d are arguments, the rest results") \
+    X(GET_BOX,     "ssk-", MOVE,        'a', "wR--", "slot a = the box of slot b given by table[c .. c + 2 * rank(b)): per dimension a start slot (-1: 0) and a length (-1: one element at an index, negative counts from the end; n: n elements from the start); the starts were checked, rec_box clamps them into b") \
+    X(SET_BOX,     "ssk-", MOVE,        'b', "Wr--", "the box of slot a given by table[c ..] (as GET_BOX's, over a's dimensions) = slot b") \
+    X(BROADCAST,   "ss--", MOVE,        'a', "wR--", "slot a = slot b repeated to a's shape by numpy's rules (b's dims, aligned at the right, are 1 or a's)") \
+    X(CHECK_BOUND, "ssmn", CHECK,       '-', "RR--", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
+    X(GET_ITEM,    "ssss", MOVE,        'a', "wRRR", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
+    X(SET_ITEM,    "ssss", MOVE,        'c', "WRrR", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)")
 
 enum rec_kind {
-#define X(name, fields, comment) REC_##name,
+#define X(name, fields, family, domain, access, comment) REC_##name,
     CFX_RECORDS(X)
 #undef X
-    REC_COUNT
 };
+/* The number of kinds: not a member of enum rec_kind, so that a switch over every kind need
+ * not name it. */
+enum {
+    REC_COUNT = 0
+#define X(name, fields, family, domain, access, comment) + 1
+    CFX_RECORDS(X)
+#undef X
+};
+
+/* A switch over record kinds that keeps a `default:` (the kinds it does not name share one
+ * answer) asserts the count it was written for: a new kind stops the build there until the
+ * default is seen to fit it, and the count is raised. Every other per-kind switch is on
+ * `(enum rec_kind)` without a default, so that -Wswitch-enum names a missing kind. */
+#ifdef __cplusplus
+#define REC_COUNT_IS(n) static_assert(REC_COUNT == (n), "a new record kind: does this switch's default fit it?")
+#else
+#define REC_COUNT_IS(n) _Static_assert(REC_COUNT == (n), "a new record kind: does this switch's default fit it?")
+#endif
+
+/* The families of record kinds (FAMILY above); those from ELEMENTWISE on write slot a. */
+enum rec_family {
+    REC_FAM_CONTROL,
+    REC_FAM_CHECK,
+    REC_FAM_PRINT,
+    REC_FAM_CALL,
+    REC_FAM_ELEMENTWISE,
+    REC_FAM_REDUCE,
+    REC_FAM_PRODUCT,
+    REC_FAM_MOVE,
+};
+
+/* The columns of CFX_RECORDS for a kind, on the host and on the device ("----", -1 and '-'
+ * for a kind out of the list, which prog_validate refuses). */
+CFX_HD const char *rec_roles(int kind)
+{
+    switch (kind) {
+#define X(name, fields, family, domain, access, comment) case REC_##name: return fields;
+        CFX_RECORDS(X)
+#undef X
+    }
+    return "----";
+}
+
+CFX_HD int rec_family(int kind)
+{
+    switch (kind) {
+#define X(name, fields, family, domain, access, comment) case REC_##name: return REC_FAM_##family;
+        CFX_RECORDS(X)
+#undef X
+    }
+    return -1;
+}
+
+CFX_HD char rec_domain(int kind)
+{
+    switch (kind) {
+#define X(name, fields, family, domain, access, comment) case REC_##name: return domain;
+        CFX_RECORDS(X)
+#undef X
+    }
+    return '-';
+}
+
+CFX_HD const char *rec_access(int kind)
+{
+    switch (kind) {
+#define X(name, fields, family, domain, access, comment) case REC_##name: return access;
+        CFX_RECORDS(X)
+#undef X
+    }
+    return "----";
+}
+
+/* Does a record of this kind compute slot a (FAMILY ELEMENTWISE, REDUCE, PRODUCT, MOVE)? */
+CFX_HD int rec_writes_a(int kind)
+{
+    return rec_family(kind) >= REC_FAM_ELEMENTWISE;
+}
 
 /* One record, 28 bytes, the same bytes on host and device. */
 typedef struct cfx_record {
@@ -177,6 +276,7 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
 {
     const cfx_record *r = &p->records[pc];
     int32_t n = 0;
+    REC_COUNT_IS(31);
     switch (r->kind) {
     case REC_HALT:
         break;
@@ -197,6 +297,30 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
         break;
     }
     return n;
+}
+
+/* The slot operands of record r, in order: its slot fields (FIELDS 's', a to d), then a
+ * CALL's operands table[b .. b + c). rec_slot_operands gives their number and
+ * rec_slot_operand(p, r, k) operand k of them, for the walk over every slot a record names:
+ *   for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++) ... rec_slot_operand(p, r, k) */
+CFX_HD int32_t rec_slot_operands(const cfx_prog *p, const cfx_record *r)
+{
+    const char *f = rec_roles(r->kind);
+    int32_t n = r->kind == REC_CALL ? r->c : 0;
+    for (int i = 0; i < 4; i++)
+        n += f[i] == 's';
+    (void)p;
+    return n;
+}
+
+CFX_HD int32_t rec_slot_operand(const cfx_prog *p, const cfx_record *r, int32_t k)
+{
+    const char *f = rec_roles(r->kind);
+    const int32_t ops[4] = {r->a, r->b, r->c, r->d};
+    for (int i = 0; i < 4; i++)
+        if (f[i] == 's' && k-- == 0)
+            return ops[i];
+    return p->table[r->b + k]; /* a CALL's */
 }
 
 /* The shapes of a BROADCAST record, for k_broadcast. */

@@ -169,15 +169,7 @@ static int check_params(vctx *v, const int32_t *list, int32_t n, int kind, const
 /* The slot a record writes (-1: none; CALL's results are checked apart). */
 static int32_t written_slot(const cfx_record *r)
 {
-    switch (r->kind) {
-    case REC_UNARY: case REC_BINARY: case REC_REDUCE: case REC_DOT: case REC_MATMUL:
-    case REC_TRANSPOSE: case REC_FILL: case REC_IOTA: case REC_COPY: case REC_CAST:
-    case REC_WHERE: case REC_GET_ROW: case REC_SET_ROW: case REC_GET_ITEM: case REC_SET_ITEM:
-    case REC_BROADCAST: case REC_GET_BOX: case REC_SET_BOX:
-        return r->a;
-    default:
-        return -1;
-    }
+    return rec_writes_a(r->kind) ? r->a : -1;
 }
 
 /* Is `row` shaped like one row of `t` (t's dims without the first)? */
@@ -245,7 +237,7 @@ static int check_operands(vctx *v, int32_t i)
     if (f[2] == 's') c = &S[r->c];
     if (f[3] == 's') d = &S[r->d];
 
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_JUMP_FALSE:
     case REC_JUMP_TRUE:
     case REC_ASSERT:
@@ -414,7 +406,11 @@ static int check_operands(vctx *v, int32_t i)
         }
         break;
     }
-    default:
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_TICK:
+    case REC_PRINT:
+    case REC_IOTA:
         break;
     }
     return 0;

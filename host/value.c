@@ -400,6 +400,7 @@ static void format_element(strbuf *out, cfx_dtype dt, const unsigned char *p)
         snprintf(buf, sizeof buf, "%lld", (long long)v);
         break;
     }
+    case CFX_BOOL:
     default:
         snprintf(buf, sizeof buf, "%s", *p ? "true" : "false");
         break;

@@ -284,7 +284,7 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     const cfx_slot *sa = &slots[r->a];
     /* operands b, c, d are slots only for some kinds; the pointers are formed only then */
 #define SLOT_PTR(i) ((void *)(env->arena + slots[(i)].offset))
-    switch (r->kind) {
+    switch ((enum rec_kind)r->kind) {
     case REC_UNARY:
         launch_unary_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
             r->op, slots[r->b].dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), sa->count);
@@ -389,7 +389,19 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
             slots[r->d].dtype, item_bytes, SLOT_PTR(r->c));
         break;
     }
-    default:
+    case REC_HALT:
+    case REC_JUMP:
+    case REC_JUMP_FALSE:
+    case REC_JUMP_TRUE:
+    case REC_SWITCH:
+    case REC_TICK:
+    case REC_ASSERT:
+    case REC_PRINT:
+    case REC_CHECK_INDEX:
+    case REC_CHECK_DIVIDE:
+    case REC_CHECK_STEP:
+    case REC_CALL:
+    case REC_CHECK_BOUND:
         snprintf(err, errlen, "launch_record: record kind %s is not an op", rec_names[r->kind]);
         return -1;
     }

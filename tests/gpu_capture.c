@@ -70,7 +70,7 @@ static int same(cfx_dtype dt, const void *got, const void *want, int64_t n, doub
         case CFX_F64: g = ((const double *)got)[i], w = ((const double *)want)[i]; break;
         case CFX_I32: if (((const int32_t *)got)[i] != ((const int32_t *)want)[i]) return 0; continue;
         case CFX_I64: if (((const int64_t *)got)[i] != ((const int64_t *)want)[i]) return 0; continue;
-        default: if (((const uint8_t *)got)[i] != ((const uint8_t *)want)[i]) return 0; continue;
+        case CFX_BOOL: default: if (((const uint8_t *)got)[i] != ((const uint8_t *)want)[i]) return 0; continue;
         }
         if (isnan(w) ? !isnan(g) : fabs(g - w) > tol * (fabs(w) > 1 ? fabs(w) : 1)) return 0;
     }

@@ -208,6 +208,7 @@ static int same_outcome(cfx_module *m, int graph, const outcome *want, const out
             case CFX_F64: gv = ((const double *)g)[k]; wv = ((const double *)w)[k]; same = close_enough(gv, wv, tol); break;
             case CFX_I32: gv = ((const int32_t *)g)[k]; wv = ((const int32_t *)w)[k]; same = ((const int32_t *)g)[k] == ((const int32_t *)w)[k]; break;
             case CFX_I64: gv = (double)((const int64_t *)g)[k]; wv = (double)((const int64_t *)w)[k]; same = ((const int64_t *)g)[k] == ((const int64_t *)w)[k]; break;
+            case CFX_BOOL:
             default: gv = ((const uint8_t *)g)[k]; wv = ((const uint8_t *)w)[k]; same = gv == wv; break;
             }
             if (!same) {

@@ -192,6 +192,7 @@ static void compare_results(const char *label, cfx_module *m, int g, const side 
             }
             case CFX_I32: same = ((int32_t *)a->out[i])[e] == ((int32_t *)b->out[i])[e]; break;
             case CFX_I64: same = ((int64_t *)a->out[i])[e] == ((int64_t *)b->out[i])[e]; break;
+            case CFX_BOOL:
             default: same = ((uint8_t *)a->out[i])[e] == ((uint8_t *)b->out[i])[e]; break;
             }
             if (!same) {

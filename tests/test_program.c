@@ -18,6 +18,58 @@ static cfx_record rec(int kind, int op, int dtype, int flags, int a, int b, int 
     return r;
 }
 
+/* ---- the columns of the record list ---- */
+
+/* The columns agree with the fields they name, and a few kinds have the properties the
+ * executors' switches gave them before the columns existed (written out here by hand). */
+static void test_record_columns(void)
+{
+    for (int k = 0; k < REC_COUNT; k++) {
+        const char *f = rec_roles(k), *m = rec_access(k);
+        char dom = rec_domain(k);
+        CHECK(strlen(f) == 4 && strlen(m) == 4 && strcmp(f, rec_fields[k]) == 0);
+        for (int i = 0; i < 4; i++)
+            CHECK(m[i] == '-' || (f[i] == 's' && strchr("RrwWm", m[i]) != NULL));
+        CHECK(strchr("abcrt-", dom) != NULL);
+        if (dom == 'a' || dom == 'b' || dom == 'c')
+            CHECK(f[dom - 'a'] == 's');
+        /* a kind that writes slot a says how it writes it; no other writes a slot field */
+        CHECK(rec_writes_a(k) == (strchr("wWm", m[0]) != NULL));
+        for (int i = 1; i < 4; i++)
+            CHECK(strchr("wWm", m[i]) == NULL);
+        /* every split kind computes slot a; a control kind has a jump target or a table */
+        CHECK(dom == '-' || rec_writes_a(k));
+        CHECK((rec_family(k) == REC_FAM_CONTROL) == (k == REC_HALT || strchr(f, 't') != NULL || k == REC_SWITCH));
+    }
+    CHECK(rec_family(REC_COUNT) == -1 && strcmp(rec_roles(REC_COUNT), "----") == 0);
+    CHECK(rec_family(REC_TICK) == REC_FAM_CHECK && rec_family(REC_PRINT) == REC_FAM_PRINT);
+    CHECK(rec_family(REC_DOT) == REC_FAM_REDUCE && rec_family(REC_MATMUL) == REC_FAM_PRODUCT);
+    CHECK(rec_family(REC_GET_ITEM) == REC_FAM_MOVE && rec_family(REC_WHERE) == REC_FAM_ELEMENTWISE);
+    CHECK(!rec_writes_a(REC_CALL) && !rec_writes_a(REC_CHECK_BOUND) && rec_writes_a(REC_SET_ROW));
+    CHECK(rec_domain(REC_SET_BOX) == 'b' && rec_domain(REC_SET_ITEM) == 'c' && rec_domain(REC_SET_ROW) == 'r');
+    CHECK(rec_domain(REC_REDUCE) == 'b' && rec_domain(REC_MATMUL) == 't' && rec_domain(REC_CALL) == '-');
+    CHECK(strcmp(rec_access(REC_SET_ITEM), "WRrR") == 0 && strcmp(rec_access(REC_GET_ROW), "wRR-") == 0);
+    CHECK(strcmp(rec_access(REC_MATMUL), "mRR-") == 0 && strcmp(rec_access(REC_CHECK_BOUND), "RR--") == 0);
+
+    /* the slot operands: slot fields in order, then a CALL's table */
+    int32_t table[4] = {0, 7, 8, 9};
+    cfx_prog p;
+    memset(&p, 0, sizeof p);
+    p.table = table;
+    p.ntable = 4;
+    cfx_record call = rec(REC_CALL, 0, 0, 0, 0, 1, 3, 1, 1);
+    cfx_record where = rec(REC_WHERE, 0, CFX_F32, 0, 4, 5, 6, 2, 1);
+    cfx_record box = rec(REC_GET_BOX, 0, CFX_F32, 0, 3, 1, 2, 0, 1);
+    cfx_record bound = rec(REC_CHECK_INDEX, 0, CFX_I32, 0, 5, 4, -1, 0, 1);
+    cfx_record jump = rec(REC_JUMP, 0, 0, 0, 2, 0, 0, 0, 1);
+    CHECK(rec_slot_operands(&p, &call) == 3);
+    CHECK(rec_slot_operand(&p, &call, 0) == 7 && rec_slot_operand(&p, &call, 2) == 9);
+    CHECK(rec_slot_operands(&p, &where) == 4 && rec_slot_operand(&p, &where, 3) == 2);
+    CHECK(rec_slot_operands(&p, &box) == 2 && rec_slot_operand(&p, &box, 1) == 1);
+    CHECK(rec_slot_operands(&p, &bound) == 1 && rec_slot_operand(&p, &bound, 0) == 5);
+    CHECK(rec_slot_operands(&p, &jump) == 0);
+}
+
 /* ---- the builder ---- */
 static void test_builder(void)
 {
@@ -586,5 +638,6 @@ int main(void)
     test_index_paths();
     test_dump();
     test_dump_call();
+    test_record_columns();
     return test_finish("test_program");
 }
