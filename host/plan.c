@@ -626,7 +626,7 @@ static void sched_cur_clear(sched_cur *c)
  * the state of the record being walked. `succ` is scratch of ntable + 2. Returns 0, or -1 when
  * memory runs out. */
 static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, int32_t ndist,
-                      const int32_t *in_region, const uint8_t *pre, int32_t *succ)
+                      const int32_t *in_region, const uint8_t *pre, int32_t *succ, uint8_t *tick_live)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int rc = -1, changed;
@@ -874,6 +874,24 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
     for (int32_t i = 0; i < nr; i++)
         if ((plan->flags[i] & SCHED_F_REGION_ENTRY) && (st[i].n > 0 || st[i].dead))
             plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
+    /* tick_live[s]: whether a tensor that alternates has bits pending at its TICK, where the
+     * sweep clears them. A TICK's entry state only grows from sweep to sweep (one inside a
+     * region is never walked, a region's exit starts empty each time), so where the last one
+     * holds none of the tensor's bits, no sweep cleared any: without it alternating, every
+     * sweep goes the same way (sched_plan_build_rep). */
+    for (int32_t i = 0; tick_live && i < nr; i++) {
+        if (tick_at[i] == tick_at[i + 1] || in_region[i] >= 0)
+            continue;
+        for (int32_t m = 0; m < st[i].n; m++)
+            pos[st[i].d[m]] = m;
+        for (int32_t k = tick_at[i]; k < tick_at[i + 1]; k++) {
+            int32_t at = pos[dist[tick_slot[k]]];
+            if (at >= 0 && st[i].v[at])
+                tick_live[tick_slot[k]] = 1;
+        }
+        for (int32_t m = 0; m < st[i].n; m++)
+            pos[st[i].d[m]] = -1;
+    }
     rc = 0;
 done:
     for (int32_t i = 0; st && i < nr; i++) {
@@ -899,7 +917,8 @@ done:
  * computed ahead that it asks for (sched_alternate_candidates' layout). Returns 0, or -1 with a
  * reason in err when memory runs out. */
 static int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
-                                 const int32_t *alt, sched_plan *plan, char *err, size_t errlen)
+                                 const int32_t *alt, sched_plan *plan, uint8_t *tick_live, char *err,
+                                 size_t errlen)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
@@ -1025,7 +1044,9 @@ static int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, cons
      * record before it falls into takes them from there, and every other record keeps its
      * entry state as a list (sched_flow), so the analysis costs what the program's accesses
      * and pending sets do, not records times slots. */
-    if (ndist > 0 && sched_flow(p, plan, dist, ndist, in_region, pre, succ) != 0)
+    if (tick_live)
+        memset(tick_live, 0, (size_t)ns);
+    if (ndist > 0 && sched_flow(p, plan, dist, ndist, in_region, pre, succ, tick_live) != 0)
         goto nomem;
     for (int32_t i = 0; i < nr; i++)
         if (plan->flags[i] & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER))
@@ -1300,12 +1321,13 @@ done:
 static double sched_plan_cost(const cfx_prog *p, const sched_plan *plan);
 
 /* The plan for `alt` (NULL: none alternate), built again without the candidates it does not let
- * alternate until it lets every one left. Returns 0, or -1 with a reason in err. */
+ * alternate until it lets every one left; tick_live (nslots, or NULL) as sched_flow leaves it for
+ * that plan. Returns 0, or -1 with a reason in err. */
 static int sched_plan_build_alt(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep, int32_t *alt,
-                                sched_plan *plan, char *err, size_t errlen)
+                                sched_plan *plan, uint8_t *tick_live, char *err, size_t errlen)
 {
     for (;;) {
-        if (sched_plan_build_flow(p, opts, rep, alt, plan, err, errlen) != 0)
+        if (sched_plan_build_flow(p, opts, rep, alt, plan, tick_live, err, errlen) != 0)
             return -1;
         int32_t dropped = alt ? sched_alternates_hold(p, plan, alt) : 0;
         if (dropped == 0)
@@ -1321,52 +1343,89 @@ static int sched_plan_build_alt(const cfx_prog *p, const sched_opts *opts, const
 /* The plan for the replicas `rep`, with the tensors that alternate where opts asks for them:
  * those of the candidates the plan lets alternate, each dropped again where the plan without it
  * costs no more (sched_plan_cost), so a second buffer stays only where it spares a barrier.
- * Returns 0, or -1 with a reason in err. */
+ * Returns 0, or -1 with a reason in err.
+ *
+ * A tensor with no bits pending at its TICK in the plan (tick_live) and no product computed
+ * ahead into it is dropped without a new analysis: the sweeps without it clear nothing that
+ * they cleared with it, so they set the same flags, the same candidates hold and the plan
+ * costs the same (taken, as a trial that costs no more is). Only the tensors whose second
+ * buffer may spare a barrier cost an analysis of the whole program each. */
 static int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
                                 sched_plan *plan, char *err, size_t errlen)
 {
-    int32_t *alt = NULL, n = 0;
+    int32_t *alt = NULL, n = 0, ns = p->nslots;
+    uint8_t *live = NULL, *trial_live = NULL, *ahead_out = NULL;
     sched_plan trial;
     if (opts && opts->alternate) {
         alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + (size_t)p->nrecords + 1));
-        n = alt ? sched_alternate_candidates(p, rep, alt) : -1;
+        live = (uint8_t *)malloc((size_t)ns + 1);
+        trial_live = (uint8_t *)malloc((size_t)ns + 1);
+        ahead_out = (uint8_t *)malloc((size_t)ns + 1);
+        n = alt && live && trial_live && ahead_out ? sched_alternate_candidates(p, rep, alt) : -1;
         if (n < 0) {
             free(alt);
+            free(live);
+            free(trial_live);
+            free(ahead_out);
             snprintf(err, errlen, "out of memory in the scheduler's analysis");
             return -1;
         }
     }
-    if (sched_plan_build_alt(p, opts, rep, n > 0 ? alt : NULL, plan, err, errlen) != 0) {
+    if (sched_plan_build_alt(p, opts, rep, n > 0 ? alt : NULL, plan, n > 0 ? live : NULL, err, errlen) != 0) {
         free(alt);
+        free(live);
+        free(trial_live);
+        free(ahead_out);
         return -1;
     }
-    /* one analysis per candidate, bounded as the replicas' are: each tensor that alternates, and
-     * each product computed ahead, goes where the plan costs no more without it */
-    if (plan->nalternates > 0 && (int64_t)n * p->nrecords <= 1000000) {
+    /* one analysis per candidate that may matter: each tensor that alternates, and each product
+     * computed ahead, goes where the plan costs no more without it */
+    if (plan->nalternates > 0) {
         double best = sched_plan_cost(p, plan);
+        /* ahead_out[s]: a product computed ahead writes s (dropping s drops it too) */
+        memset(ahead_out, 0, (size_t)ns);
+        for (int32_t w = 0; w < p->nrecords; w++)
+            if (plan->ahead_at[w] >= 0)
+                ahead_out[p->records[w].a] = 1;
         for (int32_t s = 0; s < p->nslots + p->nrecords; s++) {
             if (s < p->nslots ? plan->alt_tick[s] < 0 : plan->ahead_at[s - p->nslots] < 0)
                 continue;
+            if (s < ns && !live[s] && !ahead_out[s]) {
+                plan->alt_tick[s] = -1;
+                plan->nalternates--;
+                continue;
+            }
             for (int32_t k = 0; k < p->nslots; k++)
                 alt[k] = plan->alt_tick[k];
             for (int32_t k = 0; k < p->nrecords; k++)
                 alt[p->nslots + k] = plan->ahead_at[k];
             alt[s] = -1;
-            if (sched_plan_build_alt(p, opts, rep, alt, &trial, err, errlen) != 0) {
+            if (sched_plan_build_alt(p, opts, rep, alt, &trial, trial_live, err, errlen) != 0) {
                 sched_plan_free(plan);
                 free(alt);
+                free(live);
+                free(trial_live);
+                free(ahead_out);
                 return -1;
             }
             if (sched_plan_cost(p, &trial) <= best) {
                 best = sched_plan_cost(p, &trial);
                 sched_plan_free(plan);
                 *plan = trial;
+                memcpy(live, trial_live, (size_t)ns);
+                memset(ahead_out, 0, (size_t)ns);
+                for (int32_t w = 0; w < p->nrecords; w++)
+                    if (plan->ahead_at[w] >= 0)
+                        ahead_out[p->records[w].a] = 1;
             } else {
                 sched_plan_free(&trial);
             }
         }
     }
     free(alt);
+    free(live);
+    free(trial_live);
+    free(ahead_out);
     return 0;
 }
 
