@@ -98,7 +98,6 @@ static int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigne
     int n = 0;
     int64_t dom = sched_domain(r, p->slots);
     int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
-    memset(acc, 0, SCHED_MAX_ACCESSES * sizeof *acc); /* the callers' room: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     switch (r->kind) {
@@ -672,7 +671,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
         pos[d] = -1;
     }
     for (int32_t i = 0; i < nr; i++) {
-        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        sched_access acc[SCHED_MAX_ACCESSES];
         int na = sched_record_accesses(p, &p->records[i], 0, acc);
         int32_t at = plan->ahead_at[i] > i ? plan->ahead_at[i] : i;
         for (int k = 0; k < na; k++) {
@@ -762,12 +761,12 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                  * launch starts with a barrier */
                 sched_cur_clear(&cur);
             } else {
-                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+                sched_access acc[SCHED_MAX_ACCESSES];
                 int na = sched_record_accesses(p, r, plan->flags[i], acc);
                 int need = sched_any_conflict(acc, na, dist, cur.bits);
                 /* a batch's later reductions read their inputs here, before the barrier */
                 for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                    sched_access bacc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                    sched_access bacc[SCHED_MAX_ACCESSES];
                     int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
                     need = sched_any_conflict(bacc, nb, dist, cur.bits);
                 }
@@ -801,7 +800,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                 /* product q, computed here for the next iteration: its output's other buffer,
                  * which no block reads now (the output alternates), is not checked */
                 int32_t q = ahead_rec[e];
-                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                sched_access acc[SCHED_MAX_ACCESSES];
                 int na = sched_record_accesses(p, &p->records[q], plan->flags[q], acc);
                 for (int k = 0; k < na; k++) {
                     int32_t d = dist[acc[k].slot];
@@ -1199,7 +1198,7 @@ static int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_t *rep,
     for (int32_t r = 0; r < nr; r++)
         alt[ns + r] = -1;
     for (int32_t r = 0; r < nr; r++) {
-        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        sched_access acc[SCHED_MAX_ACCESSES];
         int na = sched_record_accesses(p, &p->records[r], 0, acc);
         for (int q = 0; q < na; q++) {
             int32_t s = acc[q].slot;
@@ -1490,8 +1489,9 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
     }
     int32_t n = sched_pick_replicas(p, opts, rep);
     rc = sched_plan_build_rep(p, opts, rep, plan, err, errlen);
-    /* one analysis per candidate: bounded, so that a huge program keeps its candidates */
-    if (rc == 0 && n > 0 && (int64_t)n * p->nrecords <= 1000000) {
+    /* one analysis per candidate: at most SCHED_REPLICAS_BYTES / 16 of them, whatever the
+     * program's size */
+    if (rc == 0 && n > 0) {
         double best = sched_plan_cost(p, plan);
         for (int32_t s = 0; s < p->nslots && rc == 0; s++) {
             if (!rep[s])
