@@ -1493,7 +1493,7 @@ typedef struct sched_lf {
     uint8_t *cut;        /* nr + 1: 1 where no edge from before the record lands after it */
     int32_t *first;      /* ns: the first record that accesses the slot, -1 */
     int32_t *last;       /* ns: the last one */
-    uint8_t *flags0;     /* nr: the plan's flags before its flow */
+    uint8_t *flags0;     /* 2 x (nr + 1): the plan's flags before its flow, then a trial's */
     uint8_t *flags;      /* nr: the walk's flags */
     int32_t *bprefix;    /* nr + 1: the plan's barriers before each record */
     sched_pending *st;   /* nr + 1: the walk's entry states, by slot */
