@@ -98,7 +98,6 @@ static int sched_record_accesses(const cfx_prog *p, const cfx_record *r, unsigne
     int n = 0;
     int64_t dom = sched_domain(r, p->slots);
     int split = dom > 0 && (flags & (SCHED_F_SPLIT | SCHED_F_COMBINE)) != 0;
-    memset(acc, 0, SCHED_MAX_ACCESSES * sizeof *acc); /* the callers' room: spares the compiler a guess about n */
 #define ACC(s, m) do { acc[n].slot = (s); acc[n].mode = (uint8_t)(m); n++; } while (0)
 #define RD(s) ACC((s), split ? sched_read_mode(p, (s), dom) : SA_R_WHOLE)
     /* ACCESS in program.h's record list, operand by operand */
@@ -520,7 +519,7 @@ static void sched_cur_clear(sched_cur *c)
  * the state of the record being walked. `succ` is scratch of ntable + 2. Returns 0, or -1 when
  * memory runs out. */
 static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, int32_t ndist,
-                      const int32_t *in_region, const uint8_t *pre, int32_t *succ)
+                      const int32_t *in_region, const uint8_t *pre, int32_t *succ, uint8_t *tick_live)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int rc = -1, changed;
@@ -566,7 +565,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
         pos[d] = -1;
     }
     for (int32_t i = 0; i < nr; i++) {
-        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        sched_access acc[SCHED_MAX_ACCESSES];
         int na = sched_record_accesses(p, &p->records[i], 0, acc);
         int32_t at = plan->ahead_at[i] > i ? plan->ahead_at[i] : i;
         for (int k = 0; k < na; k++) {
@@ -656,12 +655,12 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                  * launch starts with a barrier */
                 sched_cur_clear(&cur);
             } else {
-                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}}; /* zeroed: GCC cannot see that only na are read */
+                sched_access acc[SCHED_MAX_ACCESSES];
                 int na = sched_record_accesses(p, r, plan->flags[i], acc);
                 int need = sched_any_conflict(acc, na, dist, cur.bits);
                 /* a batch's later reductions read their inputs here, before the barrier */
                 for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                    sched_access bacc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                    sched_access bacc[SCHED_MAX_ACCESSES];
                     int nb = sched_record_accesses(p, &p->records[j], plan->flags[j], bacc);
                     need = sched_any_conflict(bacc, nb, dist, cur.bits);
                 }
@@ -695,7 +694,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                 /* product q, computed here for the next iteration: its output's other buffer,
                  * which no block reads now (the output alternates), is not checked */
                 int32_t q = ahead_rec[e];
-                sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+                sched_access acc[SCHED_MAX_ACCESSES];
                 int na = sched_record_accesses(p, &p->records[q], plan->flags[q], acc);
                 for (int k = 0; k < na; k++) {
                     int32_t d = dist[acc[k].slot];
@@ -768,6 +767,24 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
     for (int32_t i = 0; i < nr; i++)
         if ((plan->flags[i] & SCHED_F_REGION_ENTRY) && (st[i].n > 0 || st[i].dead))
             plan->flags[i] |= SCHED_F_ENTRY_BARRIER;
+    /* tick_live[s]: whether a tensor that alternates has bits pending at its TICK, where the
+     * sweep clears them. A TICK's entry state only grows from sweep to sweep (one inside a
+     * region is never walked, a region's exit starts empty each time), so where the last one
+     * holds none of the tensor's bits, no sweep cleared any: without it alternating, every
+     * sweep goes the same way (sched_plan_build_rep). */
+    for (int32_t i = 0; tick_live && i < nr; i++) {
+        if (tick_at[i] == tick_at[i + 1] || in_region[i] >= 0)
+            continue;
+        for (int32_t m = 0; m < st[i].n; m++)
+            pos[st[i].d[m]] = m;
+        for (int32_t k = tick_at[i]; k < tick_at[i + 1]; k++) {
+            int32_t at = pos[dist[tick_slot[k]]];
+            if (at >= 0 && st[i].v[at])
+                tick_live[tick_slot[k]] = 1;
+        }
+        for (int32_t m = 0; m < st[i].n; m++)
+            pos[st[i].d[m]] = -1;
+    }
     rc = 0;
 done:
     for (int32_t i = 0; st && i < nr; i++) {
@@ -793,7 +810,8 @@ done:
  * computed ahead that it asks for (sched_alternate_candidates' layout). Returns 0, or -1 with a
  * reason in err when memory runs out. */
 static int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
-                                 const int32_t *alt, sched_plan *plan, char *err, size_t errlen)
+                                 const int32_t *alt, sched_plan *plan, uint8_t *tick_live, uint8_t *flags0,
+                                 char *err, size_t errlen)
 {
     int32_t nr = p->nrecords, ns = p->nslots;
     int32_t *succ = NULL, *in_region = NULL, *dist = NULL, *lastback = NULL;
@@ -919,7 +937,11 @@ static int sched_plan_build_flow(const cfx_prog *p, const sched_opts *opts, cons
      * record before it falls into takes them from there, and every other record keeps its
      * entry state as a list (sched_flow), so the analysis costs what the program's accesses
      * and pending sets do, not records times slots. */
-    if (ndist > 0 && sched_flow(p, plan, dist, ndist, in_region, pre, succ) != 0)
+    if (tick_live)
+        memset(tick_live, 0, (size_t)ns);
+    if (flags0) /* the flags before the flow (sched_plan_build_opts' trials of a program without loops) */
+        memcpy(flags0, plan->flags, (size_t)nr);
+    if (ndist > 0 && sched_flow(p, plan, dist, ndist, in_region, pre, succ, tick_live) != 0)
         goto nomem;
     for (int32_t i = 0; i < nr; i++)
         if (plan->flags[i] & (SCHED_F_BARRIER_BEFORE | SCHED_F_ENTRY_BARRIER))
@@ -1072,7 +1094,7 @@ static int32_t sched_alternate_candidates(const cfx_prog *p, const uint8_t *rep,
     for (int32_t r = 0; r < nr; r++)
         alt[ns + r] = -1;
     for (int32_t r = 0; r < nr; r++) {
-        sched_access acc[SCHED_MAX_ACCESSES] = {{0, 0}};
+        sched_access acc[SCHED_MAX_ACCESSES];
         int na = sched_record_accesses(p, &p->records[r], 0, acc);
         for (int q = 0; q < na; q++) {
             int32_t s = acc[q].slot;
@@ -1194,12 +1216,13 @@ done:
 static double sched_plan_cost(const cfx_prog *p, const sched_plan *plan);
 
 /* The plan for `alt` (NULL: none alternate), built again without the candidates it does not let
- * alternate until it lets every one left. Returns 0, or -1 with a reason in err. */
+ * alternate until it lets every one left; tick_live (nslots, or NULL) as sched_flow leaves it for
+ * that plan. Returns 0, or -1 with a reason in err. */
 static int sched_plan_build_alt(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep, int32_t *alt,
-                                sched_plan *plan, char *err, size_t errlen)
+                                sched_plan *plan, uint8_t *tick_live, char *err, size_t errlen)
 {
     for (;;) {
-        if (sched_plan_build_flow(p, opts, rep, alt, plan, err, errlen) != 0)
+        if (sched_plan_build_flow(p, opts, rep, alt, plan, tick_live, NULL, err, errlen) != 0)
             return -1;
         int32_t dropped = alt ? sched_alternates_hold(p, plan, alt) : 0;
         if (dropped == 0)
@@ -1215,52 +1238,89 @@ static int sched_plan_build_alt(const cfx_prog *p, const sched_opts *opts, const
 /* The plan for the replicas `rep`, with the tensors that alternate where opts asks for them:
  * those of the candidates the plan lets alternate, each dropped again where the plan without it
  * costs no more (sched_plan_cost), so a second buffer stays only where it spares a barrier.
- * Returns 0, or -1 with a reason in err. */
+ * Returns 0, or -1 with a reason in err.
+ *
+ * A tensor with no bits pending at its TICK in the plan (tick_live) and no product computed
+ * ahead into it is dropped without a new analysis: the sweeps without it clear nothing that
+ * they cleared with it, so they set the same flags, the same candidates hold and the plan
+ * costs the same (taken, as a trial that costs no more is). Only the tensors whose second
+ * buffer may spare a barrier cost an analysis of the whole program each. */
 static int sched_plan_build_rep(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep,
                                 sched_plan *plan, char *err, size_t errlen)
 {
-    int32_t *alt = NULL, n = 0;
+    int32_t *alt = NULL, n = 0, ns = p->nslots;
+    uint8_t *live = NULL, *trial_live = NULL, *ahead_out = NULL;
     sched_plan trial;
     if (opts && opts->alternate) {
         alt = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->nslots + (size_t)p->nrecords + 1));
-        n = alt ? sched_alternate_candidates(p, rep, alt) : -1;
+        live = (uint8_t *)malloc((size_t)ns + 1);
+        trial_live = (uint8_t *)malloc((size_t)ns + 1);
+        ahead_out = (uint8_t *)malloc((size_t)ns + 1);
+        n = alt && live && trial_live && ahead_out ? sched_alternate_candidates(p, rep, alt) : -1;
         if (n < 0) {
             free(alt);
+            free(live);
+            free(trial_live);
+            free(ahead_out);
             snprintf(err, errlen, "out of memory in the scheduler's analysis");
             return -1;
         }
     }
-    if (sched_plan_build_alt(p, opts, rep, n > 0 ? alt : NULL, plan, err, errlen) != 0) {
+    if (sched_plan_build_alt(p, opts, rep, n > 0 ? alt : NULL, plan, n > 0 ? live : NULL, err, errlen) != 0) {
         free(alt);
+        free(live);
+        free(trial_live);
+        free(ahead_out);
         return -1;
     }
-    /* one analysis per candidate, bounded as the replicas' are: each tensor that alternates, and
-     * each product computed ahead, goes where the plan costs no more without it */
-    if (plan->nalternates > 0 && (int64_t)n * p->nrecords <= 1000000) {
+    /* one analysis per candidate that may matter: each tensor that alternates, and each product
+     * computed ahead, goes where the plan costs no more without it */
+    if (plan->nalternates > 0) {
         double best = sched_plan_cost(p, plan);
+        /* ahead_out[s]: a product computed ahead writes s (dropping s drops it too) */
+        memset(ahead_out, 0, (size_t)ns);
+        for (int32_t w = 0; w < p->nrecords; w++)
+            if (plan->ahead_at[w] >= 0)
+                ahead_out[p->records[w].a] = 1;
         for (int32_t s = 0; s < p->nslots + p->nrecords; s++) {
             if (s < p->nslots ? plan->alt_tick[s] < 0 : plan->ahead_at[s - p->nslots] < 0)
                 continue;
+            if (s < ns && !live[s] && !ahead_out[s]) {
+                plan->alt_tick[s] = -1;
+                plan->nalternates--;
+                continue;
+            }
             for (int32_t k = 0; k < p->nslots; k++)
                 alt[k] = plan->alt_tick[k];
             for (int32_t k = 0; k < p->nrecords; k++)
                 alt[p->nslots + k] = plan->ahead_at[k];
             alt[s] = -1;
-            if (sched_plan_build_alt(p, opts, rep, alt, &trial, err, errlen) != 0) {
+            if (sched_plan_build_alt(p, opts, rep, alt, &trial, trial_live, err, errlen) != 0) {
                 sched_plan_free(plan);
                 free(alt);
+                free(live);
+                free(trial_live);
+                free(ahead_out);
                 return -1;
             }
             if (sched_plan_cost(p, &trial) <= best) {
                 best = sched_plan_cost(p, &trial);
                 sched_plan_free(plan);
                 *plan = trial;
+                memcpy(live, trial_live, (size_t)ns);
+                memset(ahead_out, 0, (size_t)ns);
+                for (int32_t w = 0; w < p->nrecords; w++)
+                    if (plan->ahead_at[w] >= 0)
+                        ahead_out[p->records[w].a] = 1;
             } else {
                 sched_plan_free(&trial);
             }
         }
     }
     free(alt);
+    free(live);
+    free(trial_live);
+    free(ahead_out);
     return 0;
 }
 
@@ -1308,6 +1368,288 @@ static double sched_plan_cost(const cfx_prog *p, const sched_plan *plan)
     return cost;
 }
 
+/* ---- the replicas' trials in a program without loops ----
+ *
+ * Each trial of sched_plan_build_opts builds the plan of the whole program again, without one
+ * replica. In a program without loops the flow is one sweep, and the trial's differs from the
+ * plan's only from the first record that touches the slot on: where no edge from before a record
+ * lands after it (a cut), the entry state of the record is all that the records before it pass
+ * on. So the trial walks from the cut before the slot's first access, from the plan's own entry
+ * state there, as sched_flow does, and stops at the first cut after its last access where its
+ * entry state is the plan's again: from there on the two are the same. The barriers it counts
+ * on the way, against the plan's on the same records, give the trial's cost (every barrier
+ * counts one outside loops). A trial that costs no more is then built whole, as before, and
+ * taken; so the walk decides only which trials lose. It is checked first against the plan
+ * itself: walked from the start without any trial it must set the plan's flags exactly, or
+ * every trial is built whole. A slot that a reduction of more than SCHED_REDUNDANT_REDUCE_MAX
+ * elements reads (whose combine, and so the batches, hang on the replica) is built whole too. */
+typedef struct sched_lf {
+    uint8_t *cut;        /* nr + 1: 1 where no edge from before the record lands after it */
+    int32_t *first;      /* ns: the first record that accesses the slot, -1 */
+    int32_t *last;       /* ns: the last one */
+    uint8_t *flags0;     /* 2 x (nr + 1): the plan's flags before its flow, then a trial's */
+    uint8_t *flags;      /* nr: the walk's flags */
+    int32_t *bprefix;    /* nr + 1: the plan's barriers before each record */
+    sched_pending *st;   /* nr + 1: the walk's entry states, by slot */
+    sched_pending *cutst; /* nr + 1: the plan's entry state at each cut, by slot */
+    uint8_t *shared;     /* ns: the plan's shared slots (sched_plan_build_flow's dist >= 0) */
+    sched_cur cur;       /* by slot */
+    int32_t *pos;        /* ns: -1 */
+} sched_lf;
+
+static void sched_lf_free(sched_lf *lf, int32_t nr)
+{
+    for (int32_t i = 0; i <= nr; i++) {
+        if (lf->st) {
+            free(lf->st[i].d);
+            free(lf->st[i].v);
+        }
+        if (lf->cutst) {
+            free(lf->cutst[i].d);
+            free(lf->cutst[i].v);
+        }
+    }
+    free(lf->cut);
+    free(lf->first);
+    free(lf->last);
+    free(lf->flags0);
+    free(lf->flags);
+    free(lf->bprefix);
+    free(lf->st);
+    free(lf->cutst);
+    free(lf->shared);
+    free(lf->cur.bits);
+    free(lf->cur.dirty);
+    free(lf->pos);
+}
+
+static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
+{
+    if (in->n == in->cap) {
+        int32_t cap = in->cap * 2 + 4;
+        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
+        if (!nd)
+            return -1;
+        in->d = nd;
+        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
+        if (!nv)
+            return -1;
+        in->v = nv;
+        in->cap = cap;
+    }
+    in->d[in->n] = d;
+    in->v[in->n++] = v;
+    return 0;
+}
+
+/* The flags before the flow of record j in the trial without replica s (sched_plan_build_flow's
+ * rule for a record whose output is no longer private: split). */
+static uint8_t sched_lf_flags0(const cfx_prog *p, const sched_lf *lf, int32_t j, int32_t s)
+{
+    const cfx_record *r = &p->records[j];
+    uint8_t f = lf->flags0[j];
+    if (s >= 0 && r->a == s && !(f & SCHED_F_LAUNCH) && r->kind != REC_CALL && r->kind != REC_REDUCE &&
+        r->kind != REC_DOT && sched_domain(r, p->slots) > 0)
+        f |= SCHED_F_SPLIT;
+    return f;
+}
+
+/* Walks from cut a (entry state lf->cutst[a]) as sched_flow's one sweep does, with slot s shared
+ * too (-1: none); with s >= 0 ends at the first cut after s's last access whose entry state is
+ * the plan's, else walks to the end and saves every cut's entry state. *count: the barriers of
+ * the walked records. Returns where it ended (nr: the end), -1 when memory runs out. */
+static int32_t sched_lf_walk(const cfx_prog *p, const sched_plan *plan, sched_lf *lf, int32_t a, int32_t s,
+                             int32_t *succ, int64_t *count)
+{
+    int32_t nr = p->nrecords, end = nr, maxx = a;
+    sched_cur *cur = &lf->cur;
+    *count = 0;
+    for (int32_t k = 0; k < lf->cutst[a].n; k++) /* the walk's entry state at a */
+        if (sched_pending_put(&lf->st[a], lf->cutst[a].d[k], lf->cutst[a].v[k]) != 0)
+            return -1;
+    lf->st[a].dead = lf->cutst[a].dead;
+    for (int32_t i = a; i < nr; i++) {
+        const cfx_record *r = &p->records[i];
+        sched_pending *in = &lf->st[i];
+        if (i > a && lf->cut[i]) {
+            if (s < 0) { /* save the plan's entry state here */
+                lf->cutst[i].n = 0;
+                for (int32_t k = 0; k < in->n; k++)
+                    if (sched_pending_put(&lf->cutst[i], in->d[k], in->v[k]) != 0)
+                        return -1;
+                lf->cutst[i].dead = in->dead;
+            } else if (i > lf->last[s] && in->n == lf->cutst[i].n && in->dead == lf->cutst[i].dead) {
+                int same = 1;
+                for (int32_t k = 0; k < in->n; k++)
+                    lf->pos[in->d[k]] = k;
+                for (int32_t k = 0; k < in->n && same; k++) {
+                    int32_t at = lf->pos[lf->cutst[i].d[k]];
+                    same = at >= 0 && in->v[at] == lf->cutst[i].v[k];
+                }
+                for (int32_t k = 0; k < in->n; k++)
+                    lf->pos[in->d[k]] = -1;
+                if (same) {
+                    end = i;
+                    break;
+                }
+            }
+        }
+        sched_cur_clear(cur);
+        for (int32_t k = 0; k < in->n; k++)
+            sched_cur_or(cur, in->d[k], in->v[k]);
+        cur->dead = in->dead;
+        uint8_t f = sched_lf_flags0(p, lf, i, s);
+        if (plan->batch_head[i] >= 0) {
+            /* done in its batch */
+        } else if (f & SCHED_F_LAUNCH) {
+            sched_cur_clear(cur);
+        } else {
+            sched_access acc[SCHED_MAX_ACCESSES];
+            int na = sched_record_accesses(p, r, f, acc), need = 0;
+#define SCHED_LF_SHARED(x) (lf->shared[x] || (x) == s)
+            for (int k = 0; k < na && !need; k++)
+                need = SCHED_LF_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
+            for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
+                sched_access bacc[SCHED_MAX_ACCESSES];
+                int nb = sched_record_accesses(p, &p->records[j], sched_lf_flags0(p, lf, j, s), bacc);
+                for (int k = 0; k < nb && !need; k++)
+                    need = SCHED_LF_SHARED(bacc[k].slot) && sched_conflicts(bacc[k].mode, cur->bits[bacc[k].slot]);
+            }
+            if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(f & SCHED_F_COMBINE)) {
+                f |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+                na = sched_record_accesses(p, r, f, acc);
+                need = 0;
+                for (int k = 0; k < na && !need; k++)
+                    need = SCHED_LF_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
+            }
+            if (need) {
+                f |= SCHED_F_BARRIER_BEFORE;
+                sched_cur_clear(cur);
+            }
+            if (f & SCHED_F_COMBINE)
+                sched_cur_clear(cur);
+            else
+                for (int k = 0; k < na; k++)
+                    if (SCHED_LF_SHARED(acc[k].slot))
+                        sched_cur_or(cur, acc[k].slot, acc[k].mode);
+#undef SCHED_LF_SHARED
+        }
+        lf->flags[i] = f;
+        if (plan->batch_head[i] < 0)
+            *count += ((f & SCHED_F_BARRIER_BEFORE) != 0) + ((f & SCHED_F_COMBINE) != 0);
+        int32_t nsucc = sched_successors(p, i, succ);
+        for (int32_t k = 0; k < nsucc; k++) {
+            int32_t x = succ[k];
+            if (x <= i || x >= nr)
+                continue;
+            maxx = x > maxx ? x : maxx;
+            sched_pending *to = &lf->st[x];
+            for (int32_t m = 0; m < to->n; m++)
+                lf->pos[to->d[m]] = m;
+            for (int32_t m = 0; m < cur->ndirty; m++) {
+                int32_t d = cur->dirty[m];
+                uint8_t v = cur->bits[d];
+                if (!v)
+                    continue;
+                if (lf->last[d] < x) {
+                    to->dead = 1;
+                    continue;
+                }
+                if (lf->pos[d] >= 0) {
+                    to->v[lf->pos[d]] |= v;
+                    continue;
+                }
+                if (sched_pending_put(to, d, v) != 0)
+                    return -1;
+                lf->pos[d] = to->n - 1;
+            }
+            if (cur->dead)
+                to->dead = 1;
+            for (int32_t m = 0; m < to->n; m++)
+                lf->pos[to->d[m]] = -1;
+        }
+    }
+    sched_cur_clear(cur);
+    for (int32_t i = a; i <= maxx; i++) { /* empty the walk's states for the next walk */
+        lf->st[i].n = 0;
+        lf->st[i].dead = 0;
+    }
+    return end;
+}
+
+/* Sets lf up for the plan built with flags0 already in lf->flags0: its shared slots, its barriers,
+ * and the entry states of its cuts, walked and checked against the plan. Returns 1 when the walk
+ * gives the plan's flags, 0 when it does not (no trial is walked then), -1 when memory runs out. */
+static int sched_lf_base(const cfx_prog *p, const sched_plan *plan, sched_lf *lf, int32_t *succ)
+{
+    int32_t nr = p->nrecords;
+    int64_t count;
+    for (int32_t x = 0; x < p->nslots; x++)
+        lf->shared[x] = plan->priv_offset[x] < 0 && p->slots[x].kind != SLOT_CONST;
+    lf->bprefix[0] = 0;
+    for (int32_t i = 0; i < nr; i++) {
+        unsigned f = plan->flags[i];
+        lf->bprefix[i + 1] = lf->bprefix[i] + (plan->batch_head[i] >= 0 ? 0
+                                               : ((f & SCHED_F_BARRIER_BEFORE) != 0) + ((f & SCHED_F_COMBINE) != 0));
+    }
+    if (sched_lf_walk(p, plan, lf, 0, -1, succ, &count) < 0)
+        return -1;
+    if (count != lf->bprefix[nr])
+        return 0;
+    for (int32_t i = 0; i < nr; i++)
+        if (lf->flags[i] != plan->flags[i])
+            return 0;
+    return 1;
+}
+
+/* Sets lf up for a program without loops (see above); 1 when it has none, 0 when it has loops
+ * or regions, -1 when memory runs out. */
+static int sched_lf_init(const cfx_prog *p, sched_lf *lf, int32_t *succ)
+{
+    int32_t nr = p->nrecords, ns = p->nslots, reach = 0;
+    memset(lf, 0, sizeof *lf);
+    for (int32_t i = 0; i < nr; i++) {
+        int32_t n = sched_successors(p, i, succ);
+        for (int32_t k = 0; k < n; k++)
+            if (succ[k] <= i)
+                return 0;
+    }
+    lf->cut = (uint8_t *)calloc((size_t)nr + 1, 1);
+    lf->first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lf->last = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lf->flags0 = (uint8_t *)calloc(2 * ((size_t)nr + 1), 1); /* the plan's, then a trial's */
+    lf->flags = (uint8_t *)calloc((size_t)nr + 1, 1);
+    lf->bprefix = (int32_t *)calloc((size_t)nr + 1, sizeof(int32_t));
+    lf->st = (sched_pending *)calloc((size_t)nr + 1, sizeof(sched_pending));
+    lf->cutst = (sched_pending *)calloc((size_t)nr + 1, sizeof(sched_pending));
+    lf->shared = (uint8_t *)calloc((size_t)ns + 1, 1);
+    lf->cur.bits = (uint8_t *)calloc((size_t)ns + 1, 1);
+    lf->cur.dirty = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lf->pos = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    if (!lf->cut || !lf->first || !lf->last || !lf->flags0 || !lf->flags || !lf->bprefix || !lf->st ||
+        !lf->cutst || !lf->shared || !lf->cur.bits || !lf->cur.dirty || !lf->pos)
+        return -1;
+    for (int32_t x = 0; x < ns; x++) {
+        lf->first[x] = lf->last[x] = -1;
+        lf->pos[x] = -1;
+    }
+    for (int32_t i = 0; i < nr; i++) {
+        sched_access acc[SCHED_MAX_ACCESSES];
+        int na = sched_record_accesses(p, &p->records[i], 0, acc);
+        int32_t n = sched_successors(p, i, succ);
+        lf->cut[i] = reach <= i;
+        for (int k = 0; k < na; k++) {
+            int32_t x = acc[k].slot;
+            if (lf->first[x] < 0)
+                lf->first[x] = i;
+            lf->last[x] = i;
+        }
+        for (int32_t k = 0; k < n; k++)
+            reach = succ[k] > reach ? succ[k] : reach;
+    }
+    return 1;
+}
+
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch), its
  * replicas chosen so that they cost no barrier: the candidates of sched_pick_replicas, then
  * each dropped again where the plan without it costs no more (sched_plan_cost), so a replica
@@ -1324,15 +1666,52 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
         return -1;
     }
     int32_t n = sched_pick_replicas(p, opts, rep);
-    rc = sched_plan_build_rep(p, opts, rep, plan, err, errlen);
-    /* one analysis per candidate: bounded, so that a huge program keeps its candidates */
-    if (rc == 0 && n > 0 && (int64_t)n * p->nrecords <= 1000000) {
+    /* a program without loops walks its trials (sched_lf_walk) where it can */
+    sched_lf lf;
+    int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
+    uint8_t *bigred = (uint8_t *)calloc((size_t)p->nslots + 1, 1);
+    int walk = !succ || !bigred ? -1 : n > 0 ? sched_lf_init(p, &lf, succ) : (memset(&lf, 0, sizeof lf), 0);
+    if (walk < 0) {
+        rc = -1;
+        snprintf(err, errlen, "out of memory in the scheduler's analysis");
+        goto done;
+    }
+    rc = walk ? sched_plan_build_flow(p, opts, rep, NULL, plan, NULL, lf.flags0, err, errlen)
+              : sched_plan_build_rep(p, opts, rep, plan, err, errlen);
+    if (rc == 0 && walk)
+        walk = sched_lf_base(p, plan, &lf, succ);
+    for (int32_t i = 0; walk > 0 && i < p->nrecords; i++) {
+        /* the reductions whose combine hangs on a replica: their trials are built whole */
+        const cfx_record *r = &p->records[i];
+        if ((r->kind == REC_REDUCE || r->kind == REC_DOT) && sched_domain(r, p->slots) > SCHED_REDUNDANT_REDUCE_MAX) {
+            bigred[r->b] = 1;
+            if (r->kind == REC_DOT)
+                bigred[r->c] = 1;
+        }
+    }
+    /* one analysis per candidate: at most SCHED_REPLICAS_BYTES / 16 of them, whatever the
+     * program's size */
+    if (rc == 0 && n > 0 && walk >= 0) {
         double best = sched_plan_cost(p, plan);
         for (int32_t s = 0; s < p->nslots && rc == 0; s++) {
             if (!rep[s])
                 continue;
+            if (walk > 0 && lf.first[s] >= 0 && !bigred[s]) {
+                int32_t a = lf.first[s];
+                int64_t count;
+                while (!lf.cut[a])
+                    a--;
+                int32_t end = sched_lf_walk(p, plan, &lf, a, s, succ, &count);
+                if (end < 0) {
+                    walk = -1;
+                    break;
+                }
+                if (best + (double)(count - (lf.bprefix[end] - lf.bprefix[a])) > best)
+                    continue; /* the trial costs more: the replica stays */
+            }
             rep[s] = 0;
-            rc = sched_plan_build_rep(p, opts, rep, &trial, err, errlen);
+            rc = walk ? sched_plan_build_flow(p, opts, rep, NULL, &trial, NULL, lf.flags0 + p->nrecords + 1, err, errlen)
+                      : sched_plan_build_rep(p, opts, rep, &trial, err, errlen);
             if (rc != 0)
                 break;
             double c = sched_plan_cost(p, &trial);
@@ -1340,14 +1719,27 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                 best = c;
                 sched_plan_free(plan);
                 *plan = trial;
+                if (walk) {
+                    memcpy(lf.flags0, lf.flags0 + p->nrecords + 1, (size_t)p->nrecords);
+                    walk = sched_lf_base(p, plan, &lf, succ);
+                }
             } else {
                 rep[s] = 1;
                 sched_plan_free(&trial);
             }
         }
-        if (rc != 0)
-            sched_plan_free(plan);
     }
+    if (walk < 0 && rc == 0) {
+        rc = -1;
+        snprintf(err, errlen, "out of memory in the scheduler's analysis");
+    }
+    if (rc != 0 && n > 0)
+        sched_plan_free(plan);
+done:
+    if (n > 0)
+        sched_lf_free(&lf, p->nrecords);
+    free(succ);
+    free(bigred);
     free(rep);
     return rc;
 }
