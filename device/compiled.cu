@@ -1,5 +1,5 @@
 /* compiled.cu: the cuda-persistent executor with its two modes. The compiled mode (the
- * default) generates the program as CUDA C (host/cgen.c), compiles it with NVRTC, keeps the
+ * default) generates the program as CUDA C (host/gen/cgen.c), compiles it with NVRTC, keeps the
  * machine code in an on-disk cache keyed by the source, the NVRTC version and the device, and
  * launches it as one persistent kernel (device/compiled_kernel.cuh). The interpreter mode is
  * dev_persistent_ops, created when it is first needed: when asked for, when NVRTC cannot be
@@ -31,7 +31,7 @@
  * CFX_KERNEL_CACHE is the cache directory, or "off" (default $XDG_CACHE_HOME/cfx/kernels, else
  * ~/.cache/cfx/kernels). A cache that cannot be read or written only costs a compile.
  * CFX_KERNEL_DUMP=DIR keeps each generated kernel in DIR and CFX_KERNEL_OVERRIDE=DIR compiles
- * DIR's file of the same name instead, named by the cache key (host/kernel_files.h).
+ * DIR's file of the same name instead, named by the cache key (host/gen/kernel_files.h).
  */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -47,18 +47,18 @@
 #include <unistd.h>
 
 #include "blas.h"
-#include "cgen.h"
-#include "compiled.h"
+#include "host/gen/cgen.h"
+#include "host/runtime/module.h"
 #include "compiled_kernel.cuh"
-#include "context.h"
+#include "host/front/context.h"
 #include "dev.h"
-#include "exec.h"
-#include "kernel_files.h"
-#include "nvtx.h"
+#include "host/runtime/exec.h"
+#include "host/gen/kernel_files.h"
+#include "host/runtime/nvtx.h"
 #include "scheduler.h"
 #include "session.h"
 extern "C" { /* strbuf.h is a C header without C++ guards */
-#include "strbuf.h"
+#include "host/util/strbuf.h"
 }
 
 static_assert(sizeof(ck_state) == sizeof(dev_state) &&
@@ -352,7 +352,7 @@ done:
 
 /* ==== ops registered by their source ======================================================== */
 
-/* The kernel around an op (host/source_op.c writes it): cfx_op_entry(ptrs, n), the operands'
+/* The kernel around an op (host/front/source_op.c writes it): cfx_op_entry(ptrs, n), the operands'
  * device pointers by value. */
 #define OP_MAX_OPERANDS 32
 static_assert(OP_MAX_OPERANDS == 2 * CTX_MAX_ARGS, "room for every argument and result of an op");
@@ -826,7 +826,7 @@ static int build_kernel(comp_exec *x, int tail, image *im, char *err, size_t err
     x->built_for_tail = tail && x->info.launches > 0;
     {
         /* CFX_KERNEL_DUMP keeps the generated source, CFX_KERNEL_OVERRIDE replaces it, both by
-         * its cache key (host/kernel_files.h) */
+         * its cache key (host/gen/kernel_files.h) */
         uint64_t key, check;
         char name[96];
         cache_keys(sb_str(&src), im, &key, &check);

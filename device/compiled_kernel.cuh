@@ -1,10 +1,10 @@
-/* compiled_kernel.cuh: what a compiled persistent kernel calls. host/cgen.c writes the kernel
+/* compiled_kernel.cuh: what a compiled persistent kernel calls. host/gen/cgen.c writes the kernel
  * (one `extern "C" __global__` function per program, scalars in registers, the program's
  * control flow as C statements); device/compiled.cu compiles it with NVRTC, handing NVRTC this
  * header and kernels/ as text, and launches it with the ck_args below. compiled.cu includes it
  * too, for the argument and state layouts, so nvcc checks that it compiles on every build.
  *
- * The helpers mirror the interpreter's (device/persistent_kernel.cuh) so that both modes take
+ * The helpers mirror the interpreter's (device/interp_kernel.cuh) so that both modes take
  * the same decisions: the same grid barrier (kernels/grid.cuh's counting barrier, watching the
  * run's status so a stopped run never leaves a block waiting; block 0 polls the host's cancel
  * flag while it waits) and the same split of items over blocks (plan.h's sched_share)
@@ -19,7 +19,7 @@
  * graph (built with CK_DEVICE_LAUNCH 1: the kernel is the node of a device-launchable graph) or
  * raises CK_STATUS_PAUSE at the record, for the host to run the work and launch again. The
  * generated kernel starts every launch by reloading its scalars where it resumes, one grid
- * barrier, and a jump to the code after that record (host/cgen.c's resume_entry). A kernel
+ * barrier, and a jump to the code after that record (host/gen/cgen.c's resume_entry). A kernel
  * given by its source is no launch: the generator writes it inline.
  *
  * A print buffer that fills up stops the launch with CK_STATUS_RERUN: the host then runs the
@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "kernels.h"
+#include "kernels/kernels.h"
 
 #define CK_THREADS 256              /* threads per block, whole warps (the block reduction) */
 #define CK_BATCH_MAX 4              /* split reductions combined over one barrier: SCHED_BATCH_MAX */
@@ -152,7 +152,7 @@ static inline uint32_t ck_timeline_ns(ck_event *ev, uint32_t n, double ghz)
 }
 #endif
 
-/* Where a block stands, in host-mapped memory, as exec_progress (host/exec.h) lays it out: the
+/* Where a block stands, in host-mapped memory, as exec_progress (host/runtime/exec.h) lays it out: the
  * last TICK or barrier record it reached, the barrier it has waited at long (-1: none), its
  * iterations at that TICK. The host reads them for a hang report. */
 typedef struct ck_progress {
@@ -189,8 +189,8 @@ typedef struct ck_args {
  * (blocks as host threads, their CUDA threads as fibers), which is how the tests run these
  * kernels without a GPU. */
 #if defined(__CUDACC__) || defined(CK_HOST_EMULATION)
-#include "block.cuh"
-#include "grid.cuh"
+#include "kernels/block.cuh"
+#include "kernels/grid.cuh"
 
 static_assert(CK_TILE == K_TILE, "products are split into the tiles k_matmul_tiles computes");
 
@@ -378,7 +378,7 @@ static __device__ __noinline__ int ck_grid_barrier(const ck_args &a, unsigned lo
     return s_stop;
 }
 
-/* sched_share (host/plan.h): block `block` of `nblocks` takes items [lo, hi). */
+/* sched_share (host/gen/plan.h): block `block` of `nblocks` takes items [lo, hi). */
 static __device__ __forceinline__ void ck_share(int64_t count, int64_t block, int64_t nblocks,
                                                 int64_t *lo, int64_t *hi)
 {
@@ -506,7 +506,7 @@ static __device__ __noinline__ int ck_print(const ck_args &a, uint32_t *used, in
 }
 
 /* The device runtime's graph launch, which NVRTC has no header for: the function the driver
- * resolves when the module loads (as for device/persistent_launch.cu's kernel) and the special
+ * resolves when the module loads (as for device/interp_launch.cu's kernel) and the special
  * register that names the graph the kernel runs in (cuda_device_runtime_api.h's). */
 #if CK_DEVICE_LAUNCH && defined(__CUDACC_RTC__)
 extern "C" __device__ int cudaGraphLaunch(struct CUgraphExec_st *graph, struct CUstream_st *stream);

@@ -1,8 +1,8 @@
 /* compiled_probe.c: compiled.h's checks as libcfx offers them. NVRTC is reached only from the
  * CUDA module (device/compiled.cu), so these load the module, without asking for a device,
  * and call its table. In a build without CUDA, none.c answers instead. */
-#include "compiled.h"
-#include "exec.h"
+#include "host/runtime/module.h"
+#include "host/runtime/exec.h"
 
 int comp_nvrtc_available(char *why, size_t len)
 {

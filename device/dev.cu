@@ -3,7 +3,7 @@
  * host-mapped control block), the start of a run, the copy of its results and a CALL.
  */
 #include "dev.h"
-#include "nvtx.h"
+#include "host/runtime/nvtx.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "exec.h"
-#include "program.h"
+#include "host/runtime/exec.h"
+#include "host/program/program.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -140,7 +140,7 @@ int dev_wait_stream_poll(dev_prog *d, cudaStream_t stream, exec_atomic_int *canc
                          size_t errlen);
 
 /* Device graph launch, as both modes of cuda-persistent use it (session.cu for both, with
- * persistent_launch.cu for the interpreter's graph and compiled.cu for the compiled kernel's).
+ * interp_launch.cu for the interpreter's graph and compiled.cu for the compiled kernel's).
  *
  * dev_device_graph: a graph of one kernel node, func<<<blocks, threads, smem>>>(args), cooperative
  * or not (func may be a cudaKernel_t), instantiated for device launch and uploaded on s. 0, or
@@ -204,12 +204,12 @@ unsigned long long dev_host_track_base(const dev_host_track *h, unsigned long lo
  * clock). */
 void dev_host_track_write(FILE *f, const cfx_prog *p, const dev_host_track *h, unsigned long long base, int tid);
 
-/* persistent_launch.cu: whether this device runs graphs that a kernel launches from the device
+/* interp_launch.cu: whether this device runs graphs that a kernel launches from the device
  * (a probe run once per process: a cooperative kernel node, else a plain one). Returns 1 and
  * sets *cooperative, or 0 with the reason in why. The compiled kernel asks it too. */
 int persist_probe_device_launch(int *cooperative, char *why, size_t len);
 
-/* The cuda-persistent interpreter (persistent.cu) with the options cfx_set_option sets, which
+/* The cuda-persistent interpreter (interp.cu) with the options cfx_set_option sets, which
  * are fixed when it is created: dev_persistent_ops.create is this with the defaults. */
 typedef struct persist_opts {
     int device_launch;          /* 0: pause and relaunch */

@@ -57,10 +57,10 @@
 
 #include "blas.h"
 #include "dev.h"
-#include "exec.h"
+#include "host/runtime/exec.h"
 #include "launch.cuh"
-#include "nvtx.h"
-#include "program.h"
+#include "host/runtime/nvtx.h"
+#include "host/program/program.h"
 
 #if CUDART_VERSION >= 12080
 

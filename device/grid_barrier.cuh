@@ -1,12 +1,12 @@
 /* grid_barrier.cuh: the grid barrier of the cuda-persistent executor, with the status and
  * cancel polls it does while it waits. One copy of this code serves the executor's kernel
- * (persistent_kernel.cuh) and the grid-barrier floor of the benchmarks (profiling/floors.cu),
+ * (interp_kernel.cuh) and the grid-barrier floor of the benchmarks (profiling/floors.cu),
  * so the floor times the barrier the executor really passes, in a grid of the same shape.
  *
  * Why our own barrier and not cooperative groups' grid.sync(): grid.sync() needs a
  * cooperative launch, which forbids dynamic parallelism, and the executor keeps device-side
  * launches open to itself; this barrier works in any launch whose grid is resident. It is
- * kernels/grid.cuh's counting barrier (host/plan.h explains when it is passed); a block
+ * kernels/grid.cuh's counting barrier (host/gen/plan.h explains when it is passed); a block
  * spinning in it also watches the run's status, so a block that stopped the run never leaves
  * the others waiting, and block 0 polls the host's cancel flag there (rate-limited by the
  * global timer), so a cancel lands within a fraction of a millisecond even in a loop that
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "dev.h"
-#include "grid.cuh"
+#include "kernels/grid.cuh"
 #include "scheduler.h"
 
 /* The grid: P_THREADS threads per block, as many blocks as stay resident at once but no more

@@ -17,10 +17,10 @@
 
 #include "blas.h"
 #include "dev.h"
-#include "exec.h"
+#include "host/runtime/exec.h"
 #include "launch.cuh"
-#include "nvtx.h"
-#include "program.h"
+#include "host/runtime/nvtx.h"
+#include "host/program/program.h"
 
 #define HOST_NAME_LEN 64
 #define TRACE_MAX_EVENTS 1000000 /* as on the cpu executor: a long loop cannot fill the disk */

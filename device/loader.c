@@ -29,7 +29,7 @@
  * down at exit.
  */
 #define _GNU_SOURCE /* dladdr1, RTLD_DL_LINKMAP */
-#include "exec.h"
+#include "host/runtime/exec.h"
 
 #include <dlfcn.h>
 #include <link.h>

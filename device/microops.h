@@ -24,7 +24,7 @@
  * the micro-ops do not cover.
  *
  * The dispatch loop (mop_run) runs on one thread: the device's thread 0 of block 0, while
- * the other warps wait at a named barrier (persistent_kernel.cuh). It returns to its caller
+ * the other warps wait at a named barrier (interp_kernel.cuh). It returns to its caller
  * for everything that involves the world outside the file and the arena: an EXIT, a stop, a
  * PRINT (the caller puts it in the print ring), and every MOP_CLOCK_TICKS-th TICK, where
  * the caller looks at its clock and, as often as the interpreter does, polls the host's
@@ -41,9 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hd.h"
-#include "kernels.h"
-#include "program.h"
+#include "kernels/hd.h"
+#include "kernels/kernels.h"
+#include "host/program/program.h"
 #include "scheduler.h"
 
 /* The scalar file and the micro-ops live in the kernel's dynamic shared memory, where the

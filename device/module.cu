@@ -3,9 +3,9 @@
  * (exec.h says what the fields mean); nothing else of the module is visible outside it. */
 #include <cuda_runtime.h>
 
-#include "cfx.h"
-#include "compiled.h"
-#include "exec.h"
+#include "host/cfx.h"
+#include "host/runtime/module.h"
+#include "host/runtime/exec.h"
 
 extern "C" __attribute__((visibility("default"))) const dev_module *cfx_cuda_module(void)
 {

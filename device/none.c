@@ -1,8 +1,8 @@
 /* none.c: the loader of the CUDA executors (device/loader.c) in a build without CUDA, and the
  * NVRTC checks of compiled.h (device/compiled_probe.c): there is nothing to load, and each
  * answer says so. */
-#include "compiled.h"
-#include "exec.h"
+#include "host/runtime/module.h"
+#include "host/runtime/exec.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* probe.cuh: the two kernels of the probe that says whether this device and driver run graphs
- * launched from the device (persistent_launch.cu's persist_probe_device_launch). In a header
+ * launched from the device (interp_launch.cu's persist_probe_device_launch). In a header
  * of their own so that tests/test_standin.cpp runs them on the host's stand-in for CUDA, which
  * records tail launches as the device makes them.
  *

@@ -1,17 +1,17 @@
-/* scheduler.h: the walk of the persistent executor's plan (host/plan.h), as plain C that runs
+/* scheduler.h: the walk of the persistent executor's plan (host/gen/plan.h), as plain C that runs
  * on the device, and in tests on CPU threads standing in for blocks: what a block does on
  * arriving at a record (sched_arrive), where control goes next, and the run's status as the
  * blocks see it. The plan itself, its flags and the shares of a split record (sched_share,
- * sched_domain) are host/plan.h's; its analysis is host/plan.c, run once per upload.
+ * sched_domain) are host/gen/plan.h's; its analysis is host/gen/plan.c, run once per upload.
  */
 #ifndef CFX_SCHEDULER_H
 #define CFX_SCHEDULER_H
 
 #include <stdint.h>
 
-#include "hd.h"
-#include "plan.h"
-#include "program.h"
+#include "kernels/hd.h"
+#include "host/gen/plan.h"
+#include "host/program/program.h"
 
 /* ---- walking: what a block does on arriving at a record ---------------------------------- */
 

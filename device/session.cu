@@ -17,8 +17,8 @@
 
 #include "blas.h"
 #include "dev.h"
-#include "exec.h"
-#include "nvtx.h"
+#include "host/runtime/exec.h"
+#include "host/runtime/nvtx.h"
 #include "scheduler.h" /* SCHED_STATUS_PAUSE, which both kernels raise */
 #include "session.h"
 

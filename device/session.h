@@ -1,5 +1,5 @@
 /* session.h: the run machinery both modes of the cuda-persistent executor share (session.cu):
- * the interpreter (persistent.cu) and the compiled kernel (compiled.cu) each embed a
+ * the interpreter (interp.cu) and the compiled kernel (compiled.cu) each embed a
  * dev_session as their first member and hand it a dev_session_mode, a small table of what only
  * the mode knows: how its kernel is launched, what it ends a launch at, its graph for device
  * launch, its shared state as a run starts, and its timeline.
@@ -21,8 +21,8 @@
 
 #include "blas.h"
 #include "dev.h"
-#include "exec.h"
-#include "program.h"
+#include "host/runtime/exec.h"
+#include "host/program/program.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -26,7 +26,7 @@ extern "C" {
 #define CFX_LANGUAGE_VERSION 2
 
 /* ---- types ---- */
-/* ORDER DTYPE: cfx_dtype_name, cfx_dtype_size, cfx_dtype_count (host/exec.c) */
+/* ORDER DTYPE: cfx_dtype_name, cfx_dtype_size, cfx_dtype_count (host/runtime/exec.c) */
 typedef enum cfx_dtype { CFX_F32, CFX_F64, CFX_I32, CFX_I64, CFX_BOOL } cfx_dtype;
 
 #define CFX_TYPE_MAX_RANK 5
@@ -47,7 +47,7 @@ int64_t cfx_type_count(const cfx_type *t); /* elements; 0 for no type (rank -1) 
 char *cfx_type_str(const cfx_type *t, char *buf, size_t len);
 
 /* ---- run status ---- */
-/* ORDER STATUS: cfx_status_name, cfx_status_count (host/exec.c) */
+/* ORDER STATUS: cfx_status_name, cfx_status_count (host/runtime/exec.c) */
 typedef enum cfx_status {
     CFX_OK = 0,
     CFX_STOP_ASSERT,    /* an assert was false */
@@ -193,7 +193,7 @@ char *cfx_dump_cost(const cfx_module *m, int graph, int blocks, const cfx_floors
 char *cfx_dump_kernel(const cfx_module *m, int graph, const char *target, char *why, size_t len);
 
 /* ---- executing ---- */
-/* ORDER BACKEND: the backend table, exec_backends (host/exec.c), a row per backend */
+/* ORDER BACKEND: the backend table, exec_backends (host/runtime/exec.c), a row per backend */
 typedef enum cfx_backend {
     CFX_BACKEND_AUTO,            /* cuda-persistent where a GPU exists, else cpu */
     CFX_BACKEND_CPU,

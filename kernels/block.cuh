@@ -1,5 +1,5 @@
 /* block.cuh: the block-wide routines that both persistent kernels (the interpreter's,
- * device/persistent_kernel.cuh, and the compiled one, device/compiled_kernel.cuh) run on the
+ * device/interp_kernel.cuh, and the compiled one, device/compiled_kernel.cuh) run on the
  * device: the fixed-order block reduction, the matrix-vector product and the tiled matrix
  * product. Device code only;
  * NVRTC gets it as text with the compiled kernel's headers, so it includes nothing but

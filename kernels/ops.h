@@ -8,7 +8,7 @@
  *   INFIX     the infix spelling (`+`), or NULL
  *
  * The enum (OP_*) is generated here; the spelling, infix, arity and class tables are generated
- * from this list in host/ops.c.
+ * from this list in host/program/ops.c.
  * The bodies live in kernels/elementwise.h, kernels/reduce.h and kernels/linalg.h, written
  * once as host+device functions and switched on by every executor.
  *
@@ -115,7 +115,7 @@ enum op_kind {
 extern "C" {
 #endif
 
-/* Tables generated from CFX_OPS, defined once in host/ops.c. */
+/* Tables generated from CFX_OPS, defined once in host/program/ops.c. */
 extern const char *const op_spellings[OP_COUNT]; /* "" for ops reached only by syntax */
 extern const char *const op_infix[OP_COUNT];     /* NULL where there is none */
 extern const int op_arity[OP_COUNT];

@@ -1,7 +1,7 @@
 /* bench_gen.c: the generated code against the executors and Lua 5.4, per loop iteration.
  *
  * For each loop below, in one run: the cpu executor (through the public API, as an application
- * runs it), the C that host/cgen.c generates for the graph (compiled with the system C compiler
+ * runs it), the C that host/gen/cgen.c generates for the graph (compiled with the system C compiler
  * at -O2, loaded, run on an arena laid out as the cpu executor lays it out, with a cancel flag
  * that it reads at every iteration, as the cpu executor does), the same loop in
  * Lua 5.4 (profiling/loops.lua, when a Lua is given), and on a machine with a GPU the
@@ -29,10 +29,10 @@
 
 #include "bench.h"
 #include "cfx.h"
-#include "cgen.h"
-#include "compile.h"
-#include "compiled.h"
-#include "strbuf.h"
+#include "host/gen/cgen.h"
+#include "host/front/compile.h"
+#include "host/runtime/module.h"
+#include "host/util/strbuf.h"
 
 typedef struct loop {
     const char *name;
@@ -202,9 +202,9 @@ static int time_generated(const cfx_prog *p, int32_t n, int repeats, int64_t wan
     fputs(sb_str(&src), f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "'%s' -std=c11 -O2 -fPIC -shared -ffp-contract=off -I'%s/host' -I'%s/kernels' -o '%s' "
-             "'%s' -lm",
-             CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath);
+             "'%s' -std=c11 -O2 -fPIC -shared -ffp-contract=off -I'%s/host/gen' -I'%s/kernels' "
+             "-I'%s' -o '%s' '%s' -lm",
+             CFX_CC, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, sopath, cpath);
     double t0 = bench_wall_s();
     if (system(cmd) != 0) {
         snprintf(r->note, sizeof r->note, "the system C compiler failed on the generated code");

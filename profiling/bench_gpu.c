@@ -40,8 +40,8 @@
 
 #include "bench.h"
 #include "cfx.h"
-#include "cost.h"
-#include "npy.h"
+#include "host/program/cost.h"
+#include "host/runtime/npy.h"
 
 #ifdef CFX_HAVE_CUDA
 #include <cuda_runtime.h>

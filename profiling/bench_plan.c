@@ -8,7 +8,7 @@
  *
  * - compile: cfx_compile_string (parse, check, lower, validate);
  * - cost: cfx_dump_cost, the cost sheet, which builds the plans of both modes of cuda-persistent
- *   (the interpreter's and the compiled kernel's, host/plan.c) and runs the code generator
+ *   (the interpreter's and the compiled kernel's, host/gen/plan.c) and runs the code generator
  *   for the CUDA kernel;
  * - gen C, gen CUDA: cgen_emit for each target (the CUDA one builds the compiled kernel's plan).
  *
@@ -31,9 +31,9 @@
 
 #include "bench.h"
 #include "cfx.h"
-#include "cgen.h"
-#include "compile.h"
-#include "strbuf.h"
+#include "host/gen/cgen.h"
+#include "host/front/compile.h"
+#include "host/util/strbuf.h"
 
 typedef struct text {
     char *s;

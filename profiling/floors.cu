@@ -17,8 +17,8 @@
 
 #include "bench.h"
 #include "floors.h"
-#include "grid.cuh"
-#include "grid_barrier.cuh"
+#include "kernels/grid.cuh"
+#include "device/grid_barrier.cuh"
 
 
 enum { BARRIER_THREADS = P_THREADS };

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "floors.h"
-#include "grid_barrier.cuh"
+#include "device/grid_barrier.cuh"
 
 
 static __global__ void fl_empty(void) {}

@@ -1,5 +1,5 @@
 /* ck_host.h: the generated persistent kernels on the host, for tests/test_gen.c. Included
- * first in a C++ file of kernels that host/cgen.c wrote for the CUDA target; the file is
+ * first in a C++ file of kernels that host/gen/cgen.c wrote for the CUDA target; the file is
  * compiled with the system C++ compiler into a shared object. CUDA itself is cuda_host.h's
  * (blocks as host threads, each running its CUDA threads as fibers); this adds the skew that
  * holds blocks back at barriers, the device runtime's graph launch as tests/persist_host.cpp
@@ -92,7 +92,7 @@ static inline int cudaGraphLaunch(struct CUgraphExec_st *g, struct CUstream_st *
 }
 static inline struct CUgraphExec_st *cudaGetCurrentGraphExec(void) { return CK_HOST_SELF; }
 
-#include "compiled_kernel.cuh"
+#include "device/compiled_kernel.cuh"
 
 /* The race detector's places (tests/race_host.h): the range functions and helpers that the
  * generated code calls say the generated line they were called from (this file's __LINE__ is

@@ -1,5 +1,5 @@
 /* fake_capture_blas.c: cuBLAS for test_capture_standin (beside fake_capture_rt.c), built as
- * libcublas.so.N into build/tests/capture_cuda/: the calls of kernels/blas.cu, over no device.
+ * libcublas.so.N into build/tests/capture_cuda/: the calls of device/blas.cu, over no device.
  * A product is one kernel named after its routine, enqueued on the handle's stream through the
  * fake runtime, so that a capture records it and a run outside one does nothing. */
 #include <cublas_v2.h>

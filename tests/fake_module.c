@@ -1,7 +1,7 @@
 /* fake_module.c: a CUDA module "from another build of cfx" for test_cuda_module.sh: it has
  * the entry point, but its table names a module interface this cfx does not speak, so the
  * loader must refuse it before touching any of it. */
-#include "exec.h"
+#include "host/runtime/exec.h"
 
 const dev_module *cfx_cuda_module(void);
 

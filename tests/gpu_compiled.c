@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "cfx.h"
-#include "compile.h"
-#include "compiled.h"
-#include "program.h"
+#include "host/front/compile.h"
+#include "host/runtime/module.h"
+#include "host/program/program.h"
 #include "gen_programs.h"
 #include "testutil.h"
 

@@ -1,10 +1,10 @@
-/* persist_host.cpp: the interpreter's kernel, device/persistent_kernel.cuh as the GPU runs
+/* persist_host.cpp: the interpreter's kernel, device/interp_kernel.cuh as the GPU runs
  * it, on host threads with fibers for its CUDA threads (persist_host.h says what for).
  * Compiled with the system C++ compiler with tests/host_cuda first on the include path, so
  * the kernel's headers get the host's stand-in for the CUDA runtime (cuda_runtime.h there,
  * CUDA itself from cuda_host.h).
  *
- * The launcher mirrors device/persistent.cu: the same buffers, sized by the same rules (the
+ * The launcher mirrors device/interp.cu: the same buffers, sized by the same rules (the
  * private copies in each block's shared memory, or in global memory past P_SHARED_PRIV_MAX;
  * the micro-ops after them), the same start of each launch (persist_start), the same reading
  * of the outcome, and the same two ways past a record that ends the launch. */
@@ -28,7 +28,7 @@ static void hold_at(int block, int pc)
 }
 #define P_BEFORE_BARRIER(block, pc) hold_at((int)(block), (int)(pc))
 
-#include "persistent_kernel.cuh"
+#include "device/interp_kernel.cuh"
 #include "persist_host.h"
 
 /* ==== the launch ========================================================================= */
@@ -78,7 +78,7 @@ typedef struct host_run {
     int corrupt;
 } host_run;
 
-/* The host's drain (persistent.cu's drain_ring): the ring's new entries, in order, into the
+/* The host's drain (interp.cu's drain_ring): the ring's new entries, in order, into the
  * result's prints, unpadded, and their room back to block 0. */
 static void drain(host_run *h)
 {
@@ -159,7 +159,7 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
     return rc;
 }
 
-/* persistent.cu's persist_start: the state running, a fresh barrier, where to start. */
+/* interp.cu's persist_start: the state running, a fresh barrier, where to start. */
 static void start_launch(dev_state *state, persist_sync *sync, int32_t pc, int64_t max_iters)
 {
     state->status = CFX_OK;
@@ -204,7 +204,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
     if (o->init)
         o->init(p, r->arena);
 
-    /* persistent.cu's persist_create */
+    /* interp.cu's persist_create */
     smem_bytes = plan->priv_bytes <= P_SHARED_PRIV_MAX ? (size_t)plan->priv_bytes : 0;
     if (mops)
         smem_bytes = (size_t)mops->code_offset + sizeof(mop) * (size_t)mops->ncode;
@@ -269,7 +269,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         __atomic_store_n(&hold_barrier, planted ? (int)o->hold_barrier : -1, __ATOMIC_RELEASE);
         __atomic_store_n(&hold_block, planted ? o->hold_block : -1, __ATOMIC_RELEASE);
     }
-    if (o->trace) { /* persistent.cu's persist_run: the buffers, the counts zeroed once per run */
+    if (o->trace) { /* interp.cu's persist_run: the buffers, the counts zeroed once per run */
         r->trace = (persist_host_event *)zalloc16(sizeof(persist_event) * (size_t)nb * P_TRACE_PER_BLOCK);
         a.trace = (persist_event *)r->trace;
         a.trace_count = r->trace_count;
@@ -285,7 +285,7 @@ extern "C" int persist_host_run(const cfx_prog *p, const sched_plan *plan, const
         !a.control || !a.sync || !a.ring || !a.ring_data || !sites)
         goto done;
 
-    /* persistent.cu's persist_run and session.cu's dev_session_finish */
+    /* interp.cu's persist_run and session.cu's dev_session_finish */
     h.prog = p;
     h.ring = a.ring;
     h.ring_data = a.ring_data;

@@ -1,6 +1,6 @@
-/* persist_host.h: the cuda-persistent interpreter's own kernel (device/persistent_kernel.cuh,
+/* persist_host.h: the cuda-persistent interpreter's own kernel (device/interp_kernel.cuh,
  * persist_kernel<0> and <1>) run on host threads, one per block, each running the block's CUDA
- * threads as fibers (tests/cuda_host.h), by a launcher that does what device/persistent.cu does
+ * threads as fibers (tests/cuda_host.h), by a launcher that does what device/interp.cu does
  * around it: the pause path's relaunches, or the device graph launch's tail launches, with
  * each launch-ending record's work between launches, and a host thread draining the print
  * ring while the blocks run. test_sched compares it with the cpu executor beside its replica:
@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exec.h"
-#include "microops.h"
-#include "program.h"
-#include "scheduler.h"
+#include "host/runtime/exec.h"
+#include "device/microops.h"
+#include "host/program/program.h"
+#include "device/scheduler.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,7 +48,7 @@ typedef struct persist_host_opts {
                                  * goes to result.hang, and the run is cancelled (the held block let go) */
 } persist_host_opts;
 
-/* persist_event's layout (device/persistent_kernel.cuh; persist_host.cpp checks it): a record a
+/* persist_event's layout (device/interp_kernel.cuh; persist_host.cpp checks it): a record a
  * block ran, from t0 to t1 in the global timer's nanoseconds (the stand-in's: CLOCK_MONOTONIC). */
 typedef struct persist_host_event {
     int32_t record;

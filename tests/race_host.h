@@ -20,7 +20,7 @@
  * `__shared__` puts it, and ck_host_smem) read through K_RACE_RS (the hooks that read slots
  * whose every write is hooked too: the block reduction's, the tiles') before anything wrote it
  * in the launch is a fault too. The generated kernels' own element loads and stores and their
- * scalars' are not hooked (host/cgen.c writes them as plain C): a race between two of those
+ * scalars' are not hooked (host/gen/cgen.c writes them as plain C): a race between two of those
  * goes unseen; one between such an access and a range function's is seen from the range
  * function's side alone when the other is a write it missed. A fault prints both sides and aborts, as the stand-in's other rules do.
  *
@@ -46,7 +46,7 @@
  * are in the same grid epoch when the launch passes no grid barrier, so a block that starts
  * after block 0 has finished (nothing on a GPU forbids it) loads the values of the launch's end.
  * Found by this detector in 40-odd generated kernels of test_gen (where the replica loaded is
- * overwritten before it is read, so no result changes); left to host/cgen.c to order (a grid
+ * overwritten before it is read, so no result changes); left to host/gen/cgen.c to order (a grid
  * barrier before the stores where the launch passed none), and not recorded meanwhile, so the
  * detector can run in the suite. */
 

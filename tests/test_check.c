@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "compile.h"
-#include "parse.h"
+#include "host/front/check.h"
+#include "host/front/compile.h"
+#include "host/front/parse.h"
 #include "testutil.h"
 
 /* ---- diagnostics files ------------------------------------------------------------------- */

@@ -2,7 +2,7 @@
 # test_cost.sh: `cfx dump --cost`, the cost sheet. The grid barriers per loop iteration of the
 # benchmark graphs are pinned: both modes of cuda-persistent pass the plan's barriers, and a
 # change that adds one shows here, on any machine. The counts, derived by hand from the graphs
-# and the scheduler's rules (host/plan.c):
+# and the scheduler's rules (host/gen/plan.c):
 #   counter, if_in_while   0: scalar loops, one block alone (a one-block region)
 #   collatz                1: any(v > 1) is a split reduction over 8192 elements (one combine);
 #                          the elementwise update reads and writes each block's own share

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec.h"
-#include "kernels.h"
-#include "ops.h"
-#include "program.h"
+#include "host/runtime/exec.h"
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+#include "host/program/program.h"
 #include "testutil.h"
 
 static cfx_record rec(int kind, int op, int dtype, int flags, int a, int b, int c, int d, int line)

@@ -1,4 +1,4 @@
-/* test_cpu_linalg.c: the cpu executor's products, dots and reductions (host/cpu_linalg.c) in
+/* test_cpu_linalg.c: the cpu executor's products, dots and reductions (host/runtime/cpu_linalg.c) in
  * both accumulation modes, and the option that picks the mode (C API, $CFX_ACCUMULATE).
  *
  * - the f64 mode (the reference) gives exactly the bits of the kernels/ bodies, which compute
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "cfx.h"
-#include "cpu_linalg.h"
-#include "kernels.h"
+#include "host/runtime/cpu_linalg.h"
+#include "kernels/kernels.h"
 #include "testutil.h"
 
 static uint64_t rng_state = 88172645463325252ull;

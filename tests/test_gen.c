@@ -1,6 +1,6 @@
 /* test_gen.c: the code generator's host twin. Every graph of graphs/, every graph shown in
  * docs/language.md, the generated programs of tests/gen_programs.h and a few hand-built
- * programs are generated as C (host/cgen.h), compiled with the system C compiler into a shared
+ * programs are generated as C (host/gen/cgen.h), compiled with the system C compiler into a shared
  * object, loaded, and run against the cpu executor on the same inputs: the same status, stop
  * record, details, iteration count and printed values, integer and bool results identical and
  * reals within 1e-5 relative (the cross-executor harness's tolerance). Each program is
@@ -68,17 +68,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgen.h"
-#include "compile.h"
-#include "compiled_kernel.cuh"
-#include "context.h"
-#include "exec.h"
+#include "host/gen/cgen.h"
+#include "host/front/compile.h"
+#include "device/compiled_kernel.cuh"
+#include "host/front/context.h"
+#include "host/runtime/exec.h"
 #include "gen_programs.h"
-#include "ops.h"
-#include "program.h"
-#include "strbuf.h"
+#include "kernels/ops.h"
+#include "host/program/program.h"
+#include "host/util/strbuf.h"
 #include "testutil.h"
-#include "value.h"
+#include "host/runtime/value.h"
 
 /* Generated programs: a few by default, so the README's test command stays within its time on
  * two loaded cores; the deep sweep (--stress, label stress) takes 200, and runs the CUDA target
@@ -817,8 +817,9 @@ static void *compile_object(const char *path, const char *ext, const char *compi
     fclose(f);
     snprintf(
         cmd, sizeof cmd,
-        "'%s' %s -I'%s/tests' -I'%s/host' -I'%s/kernels' -I'%s/device' -o '%s' '%s' -lm 2> '%s'",
-        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so, file,
+        "'%s' %s -I'%s/tests' -I'%s/host/gen' -I'%s/kernels' -I'%s/device' -I'%s' -o '%s' '%s' -lm 2> '%s'",
+        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so,
+        file,
         errs);
     if (system(cmd) != 0) {
         char *msg = test_read_file(errs, NULL);
@@ -863,7 +864,7 @@ static int refused(unit *u)
         sb_free(&sb);
         fprintf(stderr,
                 "%s: not generated: record kind %s is not known to the code generator (teach "
-                "host/cgen.c to write it)\n",
+                "host/gen/cgen.c to write it)\n",
                 u->label, kind);
         CHECK(0);
     }

@@ -1,4 +1,4 @@
-/* test_kernel_files.c: CFX_KERNEL_DUMP and CFX_KERNEL_OVERRIDE (host/kernel_files.h), the files
+/* test_kernel_files.c: CFX_KERNEL_DUMP and CFX_KERNEL_OVERRIDE (host/gen/kernel_files.h), the files
  * by which the compiled mode keeps and replaces its generated kernel. Without a GPU the build
  * that calls them (device/compiled.cu) cannot run, so this tests the two calls it makes: a dump
  * goes into the directory (made when missing) under the name given, byte for byte; an override
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_files.h"
+#include "host/gen/kernel_files.h"
 #include "testutil.h"
 
 int main(void)

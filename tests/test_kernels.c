@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "program.h"
+#include "kernels/kernels.h"
+#include "host/program/program.h"
 #include "testutil.h"
 
 /* ---- one-element helpers: run the range body on [0, 1) and the scalar dispatcher, and

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "lex.h"
+#include "host/front/diag.h"
+#include "host/front/lex.h"
 #include "testutil.h"
 
 /* The tokens of src, one word each: an operator or keyword by its spelling, `NL`, `EOF`,

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgen.h"
-#include "compile.h"
-#include "exec.h"
-#include "strbuf.h"
+#include "host/gen/cgen.h"
+#include "host/front/compile.h"
+#include "host/runtime/exec.h"
+#include "host/util/strbuf.h"
 #include "testutil.h"
 
 #define MAXV 4

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
+#include "host/front/compile.h"
 #include "gen_programs.h"
-#include "microops.h"
-#include "program.h"
-#include "scheduler.h"
+#include "device/microops.h"
+#include "host/program/program.h"
+#include "device/scheduler.h"
 #include "testutil.h"
 
 /* ==== compiling, planning, translating ===================================================== */

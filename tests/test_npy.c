@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
+#include "host/runtime/npy.h"
 #include "testutil.h"
 
 static cfx_type ty(cfx_dtype dt, int rank, int64_t d0, int64_t d1)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "parse.h"
-#include "strbuf.h"
+#include "host/front/diag.h"
+#include "host/front/parse.h"
+#include "host/util/strbuf.h"
 #include "testutil.h"
 
 /* ---- printing a tree --------------------------------------------------------------- */

@@ -1,14 +1,14 @@
 /* test_program.c: the program builder, the validator's rejections (one corrupted copy of a
  * valid program per kind of bad field), and the dump of a tiny hand-built program compared
- * exactly with the format documented in host/dump.c. */
+ * exactly with the format documented in host/program/dump.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "ops.h"
-#include "program.h"
-#include "strbuf.h"
+#include "kernels/ops.h"
+#include "host/program/program.h"
+#include "host/util/strbuf.h"
 #include "testutil.h"
 
 static cfx_record rec(int kind, int op, int dtype, int flags, int a, int b, int c, int d, int line)

@@ -1,4 +1,4 @@
-/* test_sched.c: the persistent executor's scheduling logic (host/plan.c, device/scheduler.h) on
+/* test_sched.c: the persistent executor's scheduling logic (host/gen/plan.c, device/scheduler.h) on
  * CPU threads.
  *
  * A replica of the device dispatch loop runs programs with one pthread per "block": each
@@ -24,7 +24,7 @@
  * branches; a cancel stops every block; and, outside TSan, that the run goes wrong when the
  * cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing barrier shows up as
  * a race report.
- * Beside the replica, the same comparisons run the kernel itself, device/persistent_kernel.cuh,
+ * Beside the replica, the same comparisons run the kernel itself, device/interp_kernel.cuh,
  * on host threads (persist_host.cpp): 2 to 5 blocks of 256 threads each (fibers, the CUDA
  * threads of tests/cuda_host.h: the block reduction's tree, the tiled products, the warp-per-row
  * products and the micro-ops' named barrier run as on the device), both paths, with and without
@@ -47,13 +47,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "compile.h"
-#include "exec.h"
+#include "host/front/compile.h"
+#include "host/runtime/exec.h"
 #include "gen_programs.h"
-#include "kernels.h"
-#include "microops.h"
-#include "program.h"
-#include "scheduler.h"
+#include "kernels/kernels.h"
+#include "device/microops.h"
+#include "host/program/program.h"
+#include "device/scheduler.h"
 #include "testutil.h"
 #ifdef CFX_PERSIST_HOST
 #include "persist_host.h"
@@ -278,7 +278,7 @@ static void poll_cancel(walker *w, int32_t pc, int late)
 }
 
 /* Returns 1 when the run was stopped or paused by a block that will not arrive: leave. The
- * same steps as grid_barrier in device/persistent_kernel.cuh: read the generation, arrive;
+ * same steps as grid_barrier in device/interp_kernel.cuh: read the generation, arrive;
  * the last to arrive resets the count and bumps the generation; the others spin on the
  * generation and on the run's status, block 0 polling the cancel flag every 64 spins. (The
  * device's fences are the seq_cst order of these atomics.) */
@@ -619,7 +619,7 @@ static int32_t run_record(walker *w)
 }
 
 /* Block 0 in a one-block region, at a record where micro-ops start: mop_run, the device's
- * own dispatch loop, from there, its outcomes served as persistent_kernel.cuh's
+ * own dispatch loop, from there, its outcomes served as interp_kernel.cuh's
  * run_microops serves them (a clock ask is a TICK's poll, a print goes to the ring, a stop
  * is raised). Its file is block 0's private copies with the image after them, as in the
  * device's shared memory. Returns the record the interpreter goes on at, or NEXT_*. */
@@ -1739,7 +1739,7 @@ static int compare_compiled(const char *file, const char *src, size_t len, const
 }
 
 /* Tensors that alternate between two buffers by iteration (sched_opts.alternate, the compiled
- * kernel's plan), by hand from the rule in host/plan.c, on loops over 1024 and 8192 elements
+ * kernel's plan), by hand from the rule in host/gen/plan.c, on loops over 1024 and 8192 elements
  * (not one-block loops):
  * - CG's step: ap is written by the product, read by dot(p, ap) (a combine) and by r's update;
  *   with ap alternating, alpha * ap is a replica computed after the combine and the loop has
@@ -2582,7 +2582,7 @@ int main(int argc, char **argv)
     test_generated_calls();
     test_generated_microops();
 #ifdef RUN_KERNEL
-    printf("test_sched: the interpreter's own kernel (device/persistent_kernel.cuh) on host threads, blocks of %d "
+    printf("test_sched: the interpreter's own kernel (device/interp_kernel.cuh) on host threads, blocks of %d "
            "threads: %d runs "
            "compared with the cpu executor, %d launch-ending records served between launches\n",
            PERSIST_HOST_THREADS, kernel_runs, kernel_sites);

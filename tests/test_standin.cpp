@@ -5,7 +5,7 @@
  *   atomics on shared memory, a named barrier and a warp-sum tree, against values written by
  *   hand; and, in a child process, that a block whose threads wait at different barriers
  *   aborts with a message instead of hanging.
- * - The device graph launch probe (device/probe.cuh) as persistent_launch.cu launches it, a
+ * - The device graph launch probe (device/probe.cuh) as interp_launch.cu launches it, a
  *   parent of 2 blocks of 32 threads that tail-launches a child of 1 block of 32 threads and
  *   itself, must leave 102 (1 + 100 + 1): a child where every thread adds leaves 3202, the
  *   bug that made the probe fail on every GPU.
@@ -14,7 +14,7 @@
  *   over the same sequences; and a copy of it with the loop's __syncthreads removed (a planted
  *   race), which must come out wrong in every order: the test of this test.
  * - k_matmul_tiles (kernels/block.cuh, 256 threads, the tiles split over 2 blocks) and
- *   persistent_kernel.cuh's warp-per-row matrix-vector product (32, 64 and 256 threads,
+ *   interp_kernel.cuh's warp-per-row matrix-vector product (32, 64 and 256 threads,
  *   2 blocks) on small integer-valued matrices of every dtype, rows aligned for vector loads
  *   and not, against a naive triple loop.
  * - The race detector (tests/race_host.h), in child processes, in each order: a planted race
@@ -30,9 +30,9 @@
 #include <sys/wait.h>
 
 #include "cuda_runtime.h"
-#include "persistent_kernel.cuh"
-#include "probe.cuh"
-#include "grid.cuh"
+#include "device/interp_kernel.cuh"
+#include "device/probe.cuh"
+#include "kernels/grid.cuh"
 
 extern "C" {
 #include "testutil.h"
@@ -182,7 +182,7 @@ static int probe_count;
 static void child_thread(void *) { probe_child(&probe_count); }
 static void parent_thread(void *) { probe_parent(CHILD_GRAPH, &probe_count); }
 
-/* persistent_launch.cu's probe_once: the parent from the host, then what it tail-launched, in
+/* interp_launch.cu's probe_once: the parent from the host, then what it tail-launched, in
  * order, each once the launch before it has ended (at most 8 launches). Returns the count. */
 static int run_probe(int order, int *launches)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "value.h"
+#include "host/runtime/value.h"
 
 static const char *real(double v, int is_f32)
 {

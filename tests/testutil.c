@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 
 #include "cfx.h"
-#include "npy.h"
-#include "program.h"
-#include "value.h"
+#include "host/runtime/npy.h"
+#include "host/program/program.h"
+#include "host/runtime/value.h"
 
 int test_failures;
 int test_checks;

@@ -193,7 +193,7 @@ def load_onnx(model, shapes=None, context=None):
     fns = _functions()
     if fns is None:
         raise Error("this libcfx (%s) has no ONNX importer: rebuild cfx from a version with "
-                    "host/onnx.c" % _lib.path)
+                    "host/front/onnx.c" % _lib.path)
     path, data, name = _model_bytes(model)
     ctx = context if context is not None else default_context()
     entries, keep = None, []

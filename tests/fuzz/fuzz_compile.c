@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
-#include "compile.h"
-#include "diag.h"
-#include "exec.h"
-#include "parse.h"
-#include "program.h"
+#include "host/front/ast.h"
+#include "host/front/compile.h"
+#include "host/front/diag.h"
+#include "host/runtime/exec.h"
+#include "host/front/parse.h"
+#include "host/program/program.h"
 
 #define FUZZ_MAX_ARENA ((int64_t)1 << 22)
 #define FUZZ_MAX_ITERS 256

@@ -1,5 +1,5 @@
 /* cuda_runtime.h, for the host: what the interpreter's kernel and the headers it includes
- * (device/persistent_kernel.cuh, dev.h, grid_barrier.cuh) and the device graph launch probe
+ * (device/interp_kernel.cuh, dev.h, grid_barrier.cuh) and the device graph launch probe
  * (device/probe.cuh) use of the CUDA runtime, so that tests/persist_host.cpp and
  * tests/test_standin.cpp compile them with the system C++ compiler. This folder is on those
  * files' include path, ahead of any CUDA toolkit; nothing else sees it.

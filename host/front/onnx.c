@@ -1,0 +1,3995 @@
+/* onnx.c: ONNX models imported as .cfx text (onnx.h; the op table is in docs/onnx.md).
+ *
+ * One pass over the model's nodes in order (ONNX lists them topologically). Each value the
+ * graph computes is an `ival`: its ONNX name, its type (every shape is fixed here), and either
+ * the cfx variable that holds it at run time or its data, when it is known at import (an
+ * initializer, a Constant, or a node whose inputs are all known and which folds: shape
+ * arithmetic above all). A known value that run-time code reads becomes a module constant.
+ * Subgraphs (If's branches, Loop's and Scan's bodies) open a scope in which the enclosing
+ * values stay visible by name, and their statements are written inside the cfx block that
+ * runs them. Errors leave through one longjmp to onnx_import_model, with every allocation on
+ * the importer's list, as Lua's errors unwind to its protected call. */
+/* realpath, for external data (POSIX's XSI part) */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include "onnx.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/runtime/npy.h"
+#include "host/util/strbuf.h"
+#include "host/runtime/value.h"
+
+#ifndef CFX_HAVE_ONNX
+
+int onnx_import_model(const char *path, const void *bytes, size_t len,
+                      const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                      const char *data_dir_text, onnx_import *out, char **err)
+{
+    memset(out, 0, sizeof *out);
+    const char *msg = "cannot import ONNX models: cfx was built without protobuf-c; install it "
+                      "(apt-get install protobuf-c-compiler libprotobuf-c-dev libonnx-dev) and "
+                      "configure the build again\n";
+    size_t n = strlen(path ? path : "model.onnx") + strlen(msg) + 4;
+    *err = malloc(n);
+    if (*err)
+        snprintf(*err, n, "%s: %s", path ? path : "model.onnx", msg);
+    return -1;
+}
+
+void onnx_import_free(onnx_import *im)
+{
+    (void)im;
+}
+
+#else
+
+#include "onnx.pb-c.h"
+
+/* Limits of what the importer takes (docs/onnx.md). */
+#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MAX 28
+#define ONNX_INLINE_MAX 16         /* constants of at most this many elements are written out */
+#define ONNX_FOLD_MAX 65536        /* a node is folded at import when its result is no larger */
+#define ONNX_MAX_DEPTH 64          /* subgraphs and functions nested */
+#define ONNX_MAX_MODEL ((size_t)1 << 31)
+
+typedef struct ival {
+    const char *name; /* the ONNX name */
+    const char *id;   /* the cfx variable or constant holding it; NULL until needed */
+    cfx_type ty;
+    void *data;       /* known at import: cfx_type_count(ty) elements of ty.dtype */
+    int prev;         /* the value this one shadows (same name, outer scope), or -1 */
+    /* a one-element integer known as sym + off, sym a scalar expression of run time (a loop's
+     * counter, say): a Slice from it to it plus a constant has a length known at import */
+    const char *sym;
+    int64_t off;
+    const char *narrow; /* an int64 that is the cast of this i32 variable (ArgMax's) */
+    const char *elem;   /* a one-element value reshaped from this scalar variable */
+    const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
+} ival;
+
+/* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
+typedef struct smap {
+    const char **keys;
+    int *vals;
+    size_t cap, n;
+} smap;
+
+typedef struct imp {
+    jmp_buf jb;
+    char *msg;
+    const char *model;    /* its name in messages */
+    char *dir;            /* the model's folder, for external data; NULL: none allowed */
+    Onnx__ModelProto *mp;
+    void **allocs;
+    size_t nallocs, capallocs;
+    ival **vals;          /* every value bound, each in memory of its own: callers keep pointers
+                           * to them while more are bound */
+    int nvals, capvals;
+    smap names;           /* ONNX name -> newest ival */
+    smap ids;             /* cfx identifiers taken */
+    strbuf consts, body, head;
+    strbuf *held;         /* bodies written apart (a loop's, while its prologue is written) */
+    int nheld, capheld;
+    int indent;
+    const char *note;     /* the current node's comment, ending each line written for it */
+    const Onnx__NodeProto *node; /* for messages */
+    int64_t opset;        /* of the default domain where the current node is */
+    const Onnx__NodeProto *caller; /* the node whose function is being inlined, for ref_attr_name */
+    int depth;
+    int counter;
+    const char *data_dir, *data_dir_text;
+    onnx_constant *table;
+    int ntable, captable;
+    const cfx_input_shape *shapes;
+    int nshapes;
+    int use_values;       /* fix the inputs whose values the caller gave (a second try) */
+    const char **in_names, **res_names; /* the main graph's, for the result */
+    int nin, nres;
+    /* values a subgraph gives back that its nodes may compute straight into the variable the
+     * enclosing If or Loop keeps them in (a loop-carried value once its old value is read no
+     * more), instead of into a variable of their own and a copy */
+    struct direct { const char *name, *id; int depth, from; } *direct;
+    int ndirect, capdirect;
+    int node_index;       /* of the current node in its graph */
+    int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
+    int nbases, capbases;
+    const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
+                           * when nothing reads it (prune) */
+    const void *bytes;    /* the model's bytes, and the file's buffer when read here */
+    size_t len;
+    uint8_t *file;
+} imp;
+
+static int lookup_id(struct imp *I, const char *id);
+
+/* ---- errors and memory ---------------------------------------------------------------- */
+
+static void fail(imp *I, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+static void fail(imp *I, const char *fmt, ...)
+{
+    strbuf sb = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (I->node) {
+        const Onnx__NodeProto *n = I->node;
+        sb_printf(&sb, "%s: node '%.80s' (%.40s, domain '%.40s', opset %lld): %s\n", I->model,
+                  n->name && *n->name ? n->name : (n->n_output ? n->output[0] : "?"),
+                  n->op_type ? n->op_type : "?", n->domain ? n->domain : "", (long long)I->opset, what);
+    } else {
+        sb_printf(&sb, "%s: error: %s\n", I->model, what);
+    }
+    /* names come from the model: bytes that do not print are shown as \xNN, so the message
+     * stays one line a terminal shows as it is */
+    strbuf shown = {0};
+    for (size_t i = 0; !sb.oom && i < sb.len; i++) {
+        unsigned char c = (unsigned char)sb.data[i];
+        if ((c >= 0x20 && c < 0x7f) || (c == '\n' && i + 1 == sb.len))
+            sb_append(&shown, (const char *)&c, 1);
+        else
+            sb_printf(&shown, "\\x%02X", c);
+    }
+    sb_free(&sb);
+    I->msg = shown.oom ? NULL : sb_take(&shown);
+    sb_free(&shown);
+    longjmp(I->jb, 1);
+}
+
+static void *take(imp *I, void *p)
+{
+    if (!p)
+        fail(I, "out of memory");
+    if (I->nallocs == I->capallocs) {
+        size_t cap = I->capallocs ? 2 * I->capallocs : 256;
+        void **grown = realloc(I->allocs, cap * sizeof *grown);
+        if (!grown) {
+            free(p);
+            fail(I, "out of memory");
+        }
+        I->allocs = grown;
+        I->capallocs = cap;
+    }
+    I->allocs[I->nallocs++] = p;
+    return p;
+}
+
+/* Room for one more element in the growing array *arr of *cap elements, n of them in use. */
+static void grow(imp *I, void *arr, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return;
+    int more = *cap ? 2 * *cap : 16;
+    void *grown = realloc(*(void **)arr, (size_t)more * size);
+    if (!grown)
+        fail(I, "out of memory");
+    *(void **)arr = grown;
+    *cap = more;
+}
+
+static void *alloc(imp *I, size_t n)
+{
+    return take(I, calloc(1, n ? n : 1));
+}
+
+static char *sdup(imp *I, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = alloc(I, n);
+    memcpy(c, s, n);
+    return c;
+}
+
+/* memcpy that takes no pointer when there is nothing to copy (a model's empty lists are NULL) */
+static void copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
+static char *fmt(imp *I, const char *f, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static char *fmt(imp *I, const char *f, ...)
+{
+    strbuf sb = {0};
+    va_list ap;
+    va_start(ap, f);
+    sb_vprintf(&sb, f, ap);
+    va_end(ap);
+    if (sb.oom) {
+        sb_free(&sb);
+        fail(I, "out of memory");
+    }
+    return take(I, sb_take(&sb));
+}
+
+/* A name from the model as it may stand in the text's comments and strings: bytes that do not
+ * print, quotes and backslashes as \xNN, at most 80 bytes of it (a newline in a node's name must
+ * not end a comment, nor a quote a string). */
+static const char *clean(imp *I, const char *s)
+{
+    strbuf sb = {0};
+    size_t n = 0;
+    for (; s && *s && n < 80; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            sb_append(&sb, (const char *)&c, 1);
+        else
+            sb_printf(&sb, "\\x%02X", c);
+    }
+    if (s && *s)
+        sb_puts(&sb, "...");
+    if (sb.oom) {
+        sb_free(&sb);
+        fail(I, "out of memory");
+    }
+    return sb.data ? take(I, sb_take(&sb)) : "";
+}
+
+/* ---- the string map ------------------------------------------------------------------- */
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int *smap_slot(imp *I, smap *m, const char *key, int insert)
+{
+    if (insert && 2 * (m->n + 1) > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 256;
+        const char **keys = calloc(cap, sizeof *keys);
+        int *vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            fail(I, "out of memory");
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = hash(m->keys[i]) & (cap - 1);
+            while (keys[j])
+                j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t j = hash(key) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (strcmp(m->keys[j], key) == 0)
+            return &m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!insert)
+        return NULL;
+    m->keys[j] = key;
+    m->vals[j] = -1;
+    m->n++;
+    return &m->vals[j];
+}
+
+static void smap_free(smap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- values and scopes ---------------------------------------------------------------- */
+
+static ival *lookup(imp *I, const char *name)
+{
+    int *v = smap_slot(I, &I->names, name, 0);
+    return v && *v >= 0 ? I->vals[*v] : NULL;
+}
+
+static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, void *data)
+{
+    grow(I, &I->vals, I->nvals, &I->capvals, sizeof *I->vals);
+    int *slot = smap_slot(I, &I->names, name, 1);
+    ival *v = alloc(I, sizeof *v);
+    I->vals[I->nvals] = v;
+    v->name = name;
+    v->id = id;
+    v->ty = *ty;
+    v->data = data;
+    v->sym = NULL;
+    v->off = 0;
+    v->narrow = NULL;
+    v->elem = NULL;
+    v->dot_a = v->dot_b = NULL;
+    v->prev = *slot;
+    *slot = I->nvals++;
+    return v;
+}
+
+/* A scope: the values a graph (or a function's body) binds, from its inputs on; a node may not
+ * compute a value its own scope already holds (ONNX's graphs assign each name once). */
+static int scope_open(imp *I)
+{
+    grow(I, &I->bases, I->nbases, &I->capbases, sizeof *I->bases);
+    I->bases[I->nbases++] = I->base;
+    I->base = I->nvals;
+    return I->nvals;
+}
+
+static void scope_close(imp *I, int base)
+{
+    if (I->nbases > 0)
+        I->base = I->bases[--I->nbases];
+    while (I->nvals > base) {
+        ival *v = I->vals[--I->nvals];
+        *smap_slot(I, &I->names, v->name, 0) = v->prev;
+    }
+}
+
+static int64_t count(const cfx_type *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++)
+        n *= t->dims[d];
+    return n;
+}
+
+static const char *tystr(imp *I, const cfx_type *t)
+{
+    char buf[CFX_TYPE_STR_MAX];
+    return sdup(I, cfx_type_str(t, buf, sizeof buf));
+}
+
+static cfx_type mktype(cfx_dtype dt, int rank, const int64_t *dims)
+{
+    cfx_type t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.rank = rank;
+    for (int d = 0; d < rank; d++)
+        t.dims[d] = dims[d];
+    return t;
+}
+
+static int same_type(const cfx_type *a, const cfx_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank)
+        return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d])
+            return 0;
+    return 1;
+}
+
+/* A fresh cfx identifier made from an ONNX name: letters, digits and '_', prefixed so that it
+ * meets no keyword or built-in op, and numbered where that is taken. */
+static const char *new_id(imp *I, const char *prefix, const char *name)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, prefix);
+    size_t start = sb.len;
+    for (const char *p = name; *p && sb.len - start < 48; p++) {
+        char c = *p;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (ok)
+            sb_append(&sb, p, 1);
+        else if (sb.len > start && sb.data[sb.len - 1] != '_')
+            sb_puts(&sb, "_");
+    }
+    while (sb.len > start && sb.data[sb.len - 1] == '_')
+        sb.len--, sb.data[sb.len] = '\0';
+    if (sb.oom) {
+        sb_free(&sb);
+        fail(I, "out of memory");
+    }
+    char *base = take(I, sb_take(&sb));
+    const char *id = base;
+    for (int k = 2; smap_slot(I, &I->ids, id, 0); k++)
+        id = fmt(I, "%s_%d", base, k);
+    *smap_slot(I, &I->ids, id, 1) = 1;
+    return id;
+}
+
+/* ---- writing statements ----------------------------------------------------------------- */
+
+static void line(imp *I, const char *f, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* A line that defines a fresh variable and nothing else starts with PURE_MARK, the variable and
+ * PURE_END, for prune. */
+#define PURE_MARK '\x01'
+#define PURE_END '\x02'
+
+static void line(imp *I, const char *f, ...)
+{
+    for (int k = 0; k < I->indent; k++)
+        sb_puts(&I->body, "  ");
+    size_t at = I->body.len;
+    va_list ap;
+    va_start(ap, f);
+    sb_vprintf(&I->body, f, ap);
+    va_end(ap);
+    if (I->pure_id && !I->body.oom) {
+        size_t n = strlen(I->pure_id);
+        const char *l = I->body.data + at;
+        if (!strncmp(l, I->pure_id, n) && !strncmp(l + n, " = ", 3)) {
+            char *mark = fmt(I, "%c%s%c", PURE_MARK, I->pure_id, PURE_END);
+            strbuf moved = {0};
+            sb_append(&moved, l, I->body.len - at);
+            I->body.len = at;
+            I->body.data[at] = '\0';
+            sb_puts(&I->body, mark);
+            sb_append(&I->body, sb_str(&moved), moved.len);
+            sb_free(&moved);
+        }
+    }
+    I->pure_id = NULL;
+    if (I->note)
+        sb_printf(&I->body, "  # %s", I->note);
+    sb_puts(&I->body, "\n");
+    if (I->body.oom)
+        fail(I, "out of memory");
+}
+
+/* A loop's body is written apart and put after its prologue: the buffer being written is held
+ * in I meanwhile, so that an error on the way frees it with everything else. */
+static void body_apart(imp *I)
+{
+    grow(I, &I->held, I->nheld, &I->capheld, sizeof *I->held);
+    I->held[I->nheld++] = I->body;
+    memset(&I->body, 0, sizeof I->body);
+}
+
+/* Back to the enclosing buffer, the body just written held until body_join appends it. */
+static void body_back(imp *I)
+{
+    strbuf inner = I->body;
+    I->body = I->held[I->nheld - 1];
+    I->held[I->nheld - 1] = inner;
+}
+
+static void body_join(imp *I)
+{
+    strbuf *inner = &I->held[I->nheld - 1];
+    sb_append(&I->body, inner->data ? inner->data : "", inner->len);
+    sb_free(inner);
+    I->nheld--;
+    if (I->body.oom)
+        fail(I, "out of memory");
+}
+
+/* ---- known data ----------------------------------------------------------------------- */
+
+static double getd(const ival *v, int64_t i)
+{
+    switch (v->ty.dtype) {
+    case CFX_F32: return ((const float *)v->data)[i];
+    case CFX_F64: return ((const double *)v->data)[i];
+    case CFX_I32: return ((const int32_t *)v->data)[i];
+    case CFX_I64: return (double)((const int64_t *)v->data)[i];
+    case CFX_BOOL: return ((const uint8_t *)v->data)[i];
+    }
+    return 0;
+}
+
+static int64_t geti(const ival *v, int64_t i)
+{
+    switch (v->ty.dtype) {
+    case CFX_F32: return (int64_t)((const float *)v->data)[i];
+    case CFX_F64: return (int64_t)((const double *)v->data)[i];
+    case CFX_I32: return ((const int32_t *)v->data)[i];
+    case CFX_I64: return ((const int64_t *)v->data)[i];
+    case CFX_BOOL: return ((const uint8_t *)v->data)[i];
+    }
+    return 0;
+}
+
+static void setd(cfx_dtype dt, void *data, int64_t i, double x)
+{
+    switch (dt) {
+    case CFX_F32: ((float *)data)[i] = (float)x; break;
+    case CFX_F64: ((double *)data)[i] = x; break;
+    case CFX_I32: ((int32_t *)data)[i] = (int32_t)x; break;
+    case CFX_I64: ((int64_t *)data)[i] = (int64_t)x; break;
+    case CFX_BOOL: ((uint8_t *)data)[i] = x != 0; break;
+    }
+}
+
+static void seti(cfx_dtype dt, void *data, int64_t i, int64_t x)
+{
+    switch (dt) {
+    case CFX_F32: ((float *)data)[i] = (float)x; break;
+    case CFX_F64: ((double *)data)[i] = (double)x; break;
+    case CFX_I32: ((int32_t *)data)[i] = (int32_t)(uint32_t)x; break;
+    case CFX_I64: ((int64_t *)data)[i] = x; break;
+    case CFX_BOOL: ((uint8_t *)data)[i] = x != 0; break;
+    }
+}
+
+static int is_real(cfx_dtype dt)
+{
+    return dt == CFX_F32 || dt == CFX_F64;
+}
+
+static void *new_data(imp *I, const cfx_type *t)
+{
+    /* folds stop at ONNX_FOLD_MAX; masks and index lists made at import stop here */
+    if (count(t) > ((int64_t)1 << 24))
+        fail(I, "a constant made at import would have %lld elements; at most 2^24 are made",
+             (long long)count(t));
+    return alloc(I, (size_t)count(t) * (size_t)cfx_dtype_size(t->dtype));
+}
+
+/* The name of a known value as run-time code reads it: a module constant, made once. */
+static const char *ref(imp *I, ival *v)
+{
+    if (v->id)
+        return v->id;
+    if (!v->data)
+        fail(I, "internal error: value '%s' has neither a variable nor data", v->name);
+    if (count(&v->ty) == 0)
+        fail(I, "'%s' has no elements, and cfx has no tensors of 0 elements at run time", v->name);
+    const char *id = new_id(I, "c_", v->name);
+    int64_t n = count(&v->ty);
+    sb_printf(&I->consts, "const %s: %s", id, tystr(I, &v->ty));
+    if (n <= ONNX_INLINE_MAX) {
+        sb_puts(&I->consts, " = ");
+        value_format(&I->consts, &v->ty, v->data);
+    } else if (I->data_dir) {
+        char err[512];
+        const char *path = fmt(I, "%s/%s.npy", I->data_dir, id);
+        if (npy_write_file(path, &v->ty, v->data, err, sizeof err) != 0)
+            fail(I, "cannot write constant '%s': %s", v->name, err);
+        sb_printf(&I->consts, " = \"%s/%s.npy\"", I->data_dir_text ? I->data_dir_text : I->data_dir, id);
+    } else {
+        grow(I, &I->table, I->ntable, &I->captable, sizeof *I->table);
+        I->table[I->ntable++] = (onnx_constant){(char *)id, v->ty, v->data};
+    }
+    sb_printf(&I->consts, "  # '%s'\n", clean(I, v->name));
+    if (I->consts.oom)
+        fail(I, "out of memory");
+    v->id = id;
+    return id;
+}
+
+/* ---- types from the model --------------------------------------------------------------- */
+
+static const char *onnx_dtype_name(int32_t t)
+{
+    static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
+                                        "int32", "int64", "string", "bool", "float16", "double",
+                                        "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
+}
+
+static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
+{
+    switch (t) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return CFX_F32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return CFX_F64;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return CFX_I32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CFX_I64;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
+    default:
+        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64 and bool", what,
+             onnx_dtype_name(t), (int)t);
+    }
+}
+
+/* A shape cfx can hold: rank at most CFX_TYPE_MAX_RANK, at most 2^30 elements, every dimension
+ * at least 1, or, for a value known at import (an empty axes list, a part of a split), 0: such a
+ * value may be read at import but never at run time (ref refuses it). */
+static void check_shape(imp *I, const char *what, int64_t rank, const int64_t *dims, int empty_ok)
+{
+    if (rank > CFX_TYPE_MAX_RANK)
+        fail(I, "'%s' has rank %lld; cfx takes tensors of at most %d dimensions", what,
+             (long long)rank, CFX_TYPE_MAX_RANK);
+    int64_t n = 1;
+    for (int64_t d = 0; d < rank; d++) {
+        if (dims[d] == 0 && empty_ok)
+            return;
+        if (dims[d] < 1)
+            fail(I, "'%s' has a dimension of %lld; cfx takes tensors whose every dimension is at least 1",
+                 what, (long long)dims[d]);
+        if (dims[d] > ((int64_t)1 << 30) || n * dims[d] > ((int64_t)1 << 30))
+            fail(I, "'%s' has more than 2^30 elements", what);
+        n *= dims[d];
+    }
+}
+
+static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *dims)
+{
+    check_shape(I, what, rank, dims, 0);
+}
+
+/* The type of a model's graph input or output; a symbolic dimension takes its size from the
+ * caller's shapes, else it is an error (for an input) or left at 0 (for an output: unknown). */
+static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cfx_type *out)
+{
+    const char *name = vi->name ? vi->name : "";
+    for (int k = 0; input && k < I->nshapes; k++)
+        if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
+            *out = I->shapes[k].type;
+            /* an input of no elements is a value known at import or nothing */
+            int fixed = I->use_values && I->shapes[k].value;
+            if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
+                fail(I, "input '%s' has no elements, which cfx cannot hold at run time: its value must be "
+                     "known when the model is imported (give it)", name);
+            check_shape(I, name, out->rank, out->dims, fixed);
+            return 1;
+        }
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
+        if (!input)
+            return 0;
+        fail(I, "input '%s' is not a tensor (sequences, maps and optionals are not supported)", name);
+    }
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    memset(out, 0, sizeof *out);
+    out->dtype = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name);
+    if (!tt->shape) {
+        if (!input)
+            return 0;
+        fail(I, "input '%s' has no shape; give it (cfx run: a .npy input; the C API: shapes)", name);
+    }
+    if (tt->shape->n_dim > CFX_TYPE_MAX_RANK)
+        fail(I, "'%s' has rank %zu; cfx takes tensors of at most %d dimensions", name,
+             tt->shape->n_dim, CFX_TYPE_MAX_RANK);
+    out->rank = (int)tt->shape->n_dim;
+    for (size_t d = 0; d < tt->shape->n_dim; d++) {
+        const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+        if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            out->dims[d] = dim->dim_value;
+        } else {
+            if (!input)
+                return 0;
+            fail(I, "input '%s' has a symbolic dimension %zu ('%s'): give its shape (cfx run: a .npy "
+                 "input; the C API and Python: shapes)", name, d,
+                 dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param
+                     ? dim->dim_param : "?");
+        }
+    }
+    check_dims(I, name, out->rank, out->dims);
+    return 1;
+}
+
+/* ---- tensors in the model ---------------------------------------------------------------- */
+
+static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void *out)
+{
+    const char *loc = NULL;
+    int64_t offset = 0, length = -1;
+    for (size_t k = 0; k < t->n_external_data; k++) {
+        const Onnx__StringStringEntryProto *e = t->external_data[k];
+        if (!e || !e->key || !e->value)
+            continue;
+        if (strcmp(e->key, "location") == 0)
+            loc = e->value;
+        else if (strcmp(e->key, "offset") == 0)
+            offset = strtoll(e->value, NULL, 10);
+        else if (strcmp(e->key, "length") == 0)
+            length = strtoll(e->value, NULL, 10);
+    }
+    const char *name = t->name ? t->name : "";
+    if (!loc)
+        fail(I, "tensor '%s' has external data without a location", name);
+    if (!I->dir)
+        fail(I, "tensor '%s' has external data ('%s'), which a model given in memory cannot use", name, loc);
+    /* the file must lie in the model's folder or below it: no absolute path, no '..' */
+    if (loc[0] == '/' || loc[0] == '\\' || strstr(loc, "..") || strchr(loc, ':'))
+        fail(I, "tensor '%s': external data '%s' lies outside the model's folder", name, loc);
+    if (offset < 0 || (length >= 0 && (size_t)length != want))
+        fail(I, "tensor '%s': external data '%s' has offset %lld and length %lld, expected %zu bytes",
+             name, loc, (long long)offset, (long long)length, want);
+    const char *path = fmt(I, "%s/%s", I->dir, loc);
+    /* and no link inside it may lead out of it */
+    char *real_dir = realpath(I->dir, NULL), *real_path = realpath(path, NULL);
+    int inside = real_dir && real_path && !strncmp(real_path, real_dir, strlen(real_dir)) &&
+                 (real_path[strlen(real_dir)] == '/' || !strcmp(real_dir, "/"));
+    free(real_dir);
+    free(real_path);
+    if (!inside)
+        fail(I, "tensor '%s': external data '%s' %s", name, loc,
+             access(path, F_OK) == 0 ? "lies outside the model's folder (through a link)" : "cannot be read: no such file");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail(I, "tensor '%s': cannot read external data '%s': %s", name, path, strerror(errno));
+    int ok = fseek(f, (long)offset, SEEK_SET) == 0 && fread(out, 1, want, f) == want;
+    fclose(f);
+    if (!ok)
+        fail(I, "tensor '%s': external data '%s' holds fewer than %zu bytes at offset %lld", name, path,
+             want, (long long)offset);
+}
+
+/* A TensorProto's type and data, checked: every dimension at least 1, the data exactly the
+ * elements its dimensions say. */
+static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty)
+{
+    const char *name = t->name && *t->name ? t->name : "(a constant)";
+    memset(ty, 0, sizeof *ty);
+    ty->dtype = dtype_of(I, t->has_data_type ? t->data_type : 0, name);
+    check_shape(I, name, (int64_t)t->n_dims, t->dims, 1);
+    ty->rank = (int)t->n_dims;
+    for (size_t d = 0; d < t->n_dims; d++)
+        ty->dims[d] = t->dims[d];
+    int64_t n = count(ty);
+    size_t esize = (size_t)cfx_dtype_size(ty->dtype), bytes = (size_t)n * esize;
+    uint8_t *data = alloc(I, bytes);
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        read_external(I, t, bytes, data);
+        return data;
+    }
+    if (t->has_raw_data) {
+        if (t->raw_data.len != bytes)
+            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s needs %zu", name, t->raw_data.len,
+                 tystr(I, ty), bytes);
+        if (bytes)
+            memcpy(data, t->raw_data.data, bytes); /* little-endian, as this machine */
+        return data;
+    }
+    size_t have = 0;
+    switch (ty->dtype) {
+    case CFX_F32:
+        have = t->n_float_data;
+        if (have == (size_t)n && bytes)
+            memcpy(data, t->float_data, bytes);
+        break;
+    case CFX_F64:
+        have = t->n_double_data;
+        if (have == (size_t)n && bytes)
+            memcpy(data, t->double_data, bytes);
+        break;
+    case CFX_I64:
+        have = t->n_int64_data;
+        if (have == (size_t)n && bytes)
+            memcpy(data, t->int64_data, bytes);
+        break;
+    case CFX_I32:
+    case CFX_BOOL:
+        have = t->n_int32_data;
+        for (size_t i = 0; have == (size_t)n && i < have; i++)
+            seti(ty->dtype, data, (int64_t)i, t->int32_data[i]);
+        break;
+    }
+    if (have != (size_t)n)
+        fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name, have, tystr(I, ty),
+             (long long)n);
+    return data;
+}
+
+/* ---- attributes -------------------------------------------------------------------------- */
+
+static const Onnx__AttributeProto *attr(imp *I, const Onnx__NodeProto *n, const char *name)
+{
+    for (size_t k = 0; k < n->n_attribute; k++) {
+        const Onnx__AttributeProto *a = n->attribute[k];
+        if (!a || !a->name || strcmp(a->name, name) != 0)
+            continue;
+        if (a->ref_attr_name && *a->ref_attr_name) {
+            if (!I->caller)
+                fail(I, "attribute '%s' refers to '%s' outside a function", name, a->ref_attr_name);
+            return attr(I, I->caller, a->ref_attr_name);
+        }
+        return a;
+    }
+    return NULL;
+}
+
+static int64_t attr_int(imp *I, const Onnx__NodeProto *n, const char *name, int64_t def)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return def;
+    if (!a->has_i)
+        fail(I, "attribute '%s' is not an integer", name);
+    return a->i;
+}
+
+static double attr_float(imp *I, const Onnx__NodeProto *n, const char *name, double def)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return def;
+    if (!a->has_f)
+        fail(I, "attribute '%s' is not a float", name);
+    return a->f;
+}
+
+/* An ints attribute; NULL (and *len 0) when absent. */
+static const int64_t *attr_ints(imp *I, const Onnx__NodeProto *n, const char *name, size_t *len)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    *len = a ? a->n_ints : 0;
+    return a ? a->ints : NULL;
+}
+
+static const Onnx__GraphProto *attr_graph(imp *I, const Onnx__NodeProto *n, const char *name)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a || !a->g)
+        fail(I, "the subgraph attribute '%s' is missing", name);
+    return a->g;
+}
+
+/* ---- inputs and outputs of a node -------------------------------------------------------- */
+
+static int has_input(const Onnx__NodeProto *n, size_t k)
+{
+    return k < n->n_input && n->input[k] && n->input[k][0];
+}
+
+static ival *in(imp *I, const Onnx__NodeProto *n, size_t k)
+{
+    if (!has_input(n, k))
+        fail(I, "input %zu is missing", k);
+    ival *v = lookup(I, n->input[k]);
+    if (!v)
+        fail(I, "input '%s' is not defined before this node", n->input[k]);
+    return v;
+}
+
+static ival *in_opt(imp *I, const Onnx__NodeProto *n, size_t k)
+{
+    return has_input(n, k) ? in(I, n, k) : NULL;
+}
+
+static ival *known(imp *I, const Onnx__NodeProto *n, size_t k, const char *what)
+{
+    ival *v = in(I, n, k);
+    if (!v->data)
+        fail(I, "%s ('%s') must be known when the model is imported: cfx needs static shapes", what,
+             v->name);
+    return v;
+}
+
+static const char *out_name(imp *I, const Onnx__NodeProto *n, size_t k)
+{
+    if (k >= n->n_output || !n->output[k])
+        fail(I, "output %zu is missing", k);
+    return n->output[k];
+}
+
+/* Binds output k of n to a fresh variable of type t and returns the variable's name. */
+static void add_direct(imp *I, const char *name, const char *id, int depth, int from)
+{
+    for (int k = 0; k < I->ndirect; k++)
+        if (I->direct[k].depth == depth && !strcmp(I->direct[k].name, name))
+            return; /* one value given back twice: the first variable takes it */
+    grow(I, &I->direct, I->ndirect, &I->capdirect, sizeof *I->direct);
+    I->direct[I->ndirect++] = (struct direct){name, id, depth, from};
+}
+
+static void drop_direct(imp *I, int depth)
+{
+    while (I->ndirect > 0 && I->direct[I->ndirect - 1].depth >= depth)
+        I->ndirect--;
+}
+
+/* The variable for value `name` computed at the current node: the enclosing If's or Loop's own
+ * where it may take it directly, else a fresh one. */
+static const char *var_for(imp *I, const char *name)
+{
+    for (int k = 0; k < I->ndirect; k++) {
+        struct direct *d = &I->direct[k];
+        if (d->id && d->depth == I->depth && I->node_index >= d->from && !strcmp(d->name, name)) {
+            const char *id = d->id;
+            d->id = NULL;
+            /* the variable takes a new value: run-time terms that read it are stale from here */
+            size_t len = strlen(id);
+            for (int j = 0; j < I->nvals; j++) {
+                const char *sym = I->vals[j]->sym;
+                if (sym && !strncmp(sym, id, len) && (sym[len] == '\0' || sym[len] == '['))
+                    I->vals[j]->sym = NULL;
+                if (I->vals[j]->elem && !strcmp(I->vals[j]->elem, id))
+                    I->vals[j]->elem = NULL;
+            }
+            return id;
+        }
+    }
+    return new_id(I, "v_", name);
+}
+
+/* The variable waiting for value `name` at depth where it is no live value (a graph result not
+ * written yet), taken; NULL where there is none. */
+static const char *fresh_direct(imp *I, const char *name, int depth)
+{
+    for (int k = 0; k < I->ndirect; k++) {
+        struct direct *d = &I->direct[k];
+        if (d->id && d->depth == depth && d->from < 0 && !strcmp(d->name, name) && !lookup_id(I, d->id)) {
+            const char *id = d->id;
+            d->id = NULL;
+            return id;
+        }
+    }
+    return NULL;
+}
+
+/* Binds output k of n to a variable of type t and returns the variable's name. */
+static const char *out_var(imp *I, const Onnx__NodeProto *n, size_t k, const cfx_type *t)
+{
+    const char *name = out_name(I, n, k);
+    check_dims(I, name, t->rank, t->dims);
+    const char *id = var_for(I, name);
+    bind(I, name, t, id, NULL);
+    I->pure_id = !strncmp(id, "v_", 2) ? id : NULL;
+    return id;
+}
+
+static void out_known(imp *I, const Onnx__NodeProto *n, size_t k, const cfx_type *t, void *data)
+{
+    const char *name = out_name(I, n, k);
+    check_shape(I, name, t->rank, t->dims, 1);
+    bind(I, name, t, NULL, data);
+}
+
+/* ---- shapes ------------------------------------------------------------------------------- */
+
+static int norm_axis(imp *I, int64_t axis, int rank, const char *what)
+{
+    if (axis < -rank || axis >= rank)
+        fail(I, "%s %lld is out of range for rank %d", what, (long long)axis, rank);
+    return (int)(axis < 0 ? axis + rank : axis);
+}
+
+/* numpy's broadcast of a and b into out; an error when they do not broadcast */
+static void broadcast(imp *I, const cfx_type *a, const cfx_type *b, cfx_type *out)
+{
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    out->rank = r;
+    for (int d = 0; d < r; d++) {
+        int da = d - (r - a->rank), db = d - (r - b->rank);
+        int64_t x = da >= 0 ? a->dims[da] : 1, y = db >= 0 ? b->dims[db] : 1;
+        if (x != y && x != 1 && y != 1)
+            fail(I, "shapes %s and %s do not broadcast", tystr(I, a), tystr(I, b));
+        out->dims[d] = x == 1 ? y : x;
+    }
+}
+
+/* flat index into v of the element of out's flat index i, by broadcasting */
+static int64_t bindex(const cfx_type *out, const cfx_type *v, int64_t i)
+{
+    int64_t idx[CFX_TYPE_MAX_RANK], k = 0, stride = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        idx[d] = i % out->dims[d];
+        i /= out->dims[d];
+    }
+    for (int d = v->rank - 1; d >= 0; d--) {
+        int od = d + out->rank - v->rank;
+        k += (v->dims[d] == 1 ? 0 : idx[od]) * stride;
+        stride *= v->dims[d];
+    }
+    return k;
+}
+
+/* ", " separated dims "[2, 3]" for reshape */
+static const char *dims_list(imp *I, const cfx_type *t)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < t->rank; d++)
+        sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* An expression of x reshaped to t (x has t's element count). */
+static const char *reshaped(imp *I, const char *x, const cfx_type *from, const cfx_type *t)
+{
+    if (same_type(from, t) || (from->rank == t->rank && !memcmp(from->dims, t->dims, sizeof t->dims[0] * (size_t)t->rank)))
+        return x;
+    if (t->rank == 0) {
+        if (from->rank == 1)
+            return fmt(I, "%s[0]", x);
+        return fmt(I, "reshape(%s, [1])[0]", x);
+    }
+    return fmt(I, "reshape(%s, %s)", x, dims_list(I, t));
+}
+
+/* A subscript selecting index `idx` along axis of a rank-r tensor: "[:, :, i]" */
+static const char *subscript(imp *I, int rank, int axis, const char *idx)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d <= axis && d < rank; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", d == axis ? idx : ":");
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+static const char *zeros_of(imp *I, const cfx_type *t)
+{
+    if (t->rank == 0)
+        return fmt(I, "cast(0, %s)", cfx_dtype_name(t->dtype));
+    return fmt(I, "zeros(%s)", tystr(I, t));
+}
+
+/* ---- integers known up to a run-time term ------------------------------------------------- */
+
+static int one_int_type(const cfx_type *t)
+{
+    return (t->dtype == CFX_I32 || t->dtype == CFX_I64) && count(t) == 1;
+}
+
+static int one_int(const ival *v)
+{
+    return one_int_type(&v->ty);
+}
+
+/* v as sym + off: 1 for a one-element integer of run time, 0 otherwise */
+static int sym_of(imp *I, ival *v, const char **sym, int64_t *off)
+{
+    if (!one_int(v) || v->data)
+        return 0;
+    if (v->sym) {
+        *sym = v->sym;
+        *off = v->off;
+        return 1;
+    }
+    const char *x = ref(I, v);
+    *sym = v->ty.rank == 0 ? x : v->ty.rank == 1 ? fmt(I, "%s[0]", x) : fmt(I, "reshape(%s, [1])[0]", x);
+    *off = 0;
+    return 1;
+}
+
+/* The output just bound for n's output 0 is the same integer as v (a reshape, a cast, an
+ * identity): it keeps v's run-time term. */
+static void keep_sym(imp *I, const Onnx__NodeProto *n, ival *v)
+{
+    ival *o = lookup(I, out_name(I, n, 0));
+    const char *sym;
+    int64_t off;
+    if (o && one_int(o) && !o->data && sym_of(I, v, &sym, &off)) {
+        o->sym = sym;
+        o->off = off;
+    }
+}
+
+/* ---- folding at import -------------------------------------------------------------------- */
+
+/* Elementwise binary ops, on known data and as cfx text. */
+enum bin { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MIN, B_MAX, B_MOD, B_FMOD, B_EQ, B_LT, B_GT, B_LE, B_GE,
+           B_AND, B_OR, B_XOR };
+
+static int bin_is_cmp(enum bin b)
+{
+    return b >= B_EQ && b <= B_GE;
+}
+
+static int bin_is_logic(enum bin b)
+{
+    return b >= B_AND;
+}
+
+static double fold_real(enum bin op, double a, double b)
+{
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    case B_POW: return pow(a, b);
+    case B_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case B_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case B_MOD: { double r = fmod(a, b); return r != 0 && ((r < 0) != (b < 0)) ? r + b : r; }
+    case B_FMOD: return fmod(a, b);
+    case B_EQ: return a == b;
+    case B_LT: return a < b;
+    case B_GT: return a > b;
+    case B_LE: return a <= b;
+    case B_GE: return a >= b;
+    case B_AND: return a != 0 && b != 0;
+    case B_OR: return a != 0 || b != 0;
+    case B_XOR: return (a != 0) != (b != 0);
+    }
+    return 0;
+}
+
+/* integer ops with ONNX's meaning: Div truncates, Mod takes the divisor's sign; 0 for a divisor
+ * of 0 is never reached (the caller leaves that to run time) */
+static int64_t fold_int(enum bin op, int64_t a, int64_t b, int *ok)
+{
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (op) {
+    case B_ADD: return (int64_t)(ua + ub);
+    case B_SUB: return (int64_t)(ua - ub);
+    case B_MUL: return (int64_t)(ua * ub);
+    case B_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; } return a / b;
+    case B_MOD: { if (b == 0 || b == -1) { *ok = b != 0; return 0; } int64_t r = a % b; return r != 0 && ((r < 0) != (b < 0)) ? r + b : r; }
+    case B_FMOD: if (b == 0 || b == -1) { *ok = b != 0; return 0; } return a % b;
+    case B_MIN: return a < b ? a : b;
+    case B_MAX: return a > b ? a : b;
+    case B_POW: { int64_t r = 1; if (b < 0) { *ok = 0; return 0; } for (int64_t k = 0; k < b && k < 64; k++) r = (int64_t)((uint64_t)r * (uint64_t)a); return r; }
+    case B_EQ: return a == b;
+    case B_LT: return a < b;
+    case B_GT: return a > b;
+    case B_LE: return a <= b;
+    case B_GE: return a >= b;
+    case B_AND: return a && b;
+    case B_OR: return a || b;
+    case B_XOR: return !a != !b;
+    }
+    return 0;
+}
+
+static const char *bin_text(imp *I, enum bin op, cfx_dtype dt, const char *a, const char *b)
+{
+    int integer = !is_real(dt) && dt != CFX_BOOL;
+    switch (op) {
+    case B_ADD: return fmt(I, "%s + %s", a, b);
+    case B_SUB: return fmt(I, "%s - %s", a, b);
+    case B_MUL: return fmt(I, "%s * %s", a, b);
+    case B_DIV: return integer ? fmt(I, "truncdiv(%s, %s)", a, b) : fmt(I, "%s / %s", a, b);
+    case B_POW: return fmt(I, "pow(%s, %s)", a, b);
+    case B_MIN: return fmt(I, "min(%s, %s)", a, b);
+    case B_MAX: return fmt(I, "max(%s, %s)", a, b);
+    case B_MOD: return fmt(I, "%s %% %s", a, b);
+    case B_FMOD: return fmt(I, "fmod(%s, %s)", a, b);
+    case B_EQ: return fmt(I, "%s == %s", a, b);
+    case B_LT: return fmt(I, "%s < %s", a, b);
+    case B_GT: return fmt(I, "%s > %s", a, b);
+    case B_LE: return fmt(I, "%s <= %s", a, b);
+    case B_GE: return fmt(I, "%s >= %s", a, b);
+    case B_AND: return fmt(I, "%s and %s", a, b);
+    case B_OR: return fmt(I, "%s or %s", a, b);
+    case B_XOR: return fmt(I, "%s != %s", a, b);
+    }
+    return "";
+}
+
+/* A binary node: folded when both operands are known and small, else one statement. */
+static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival *b)
+{
+    cfx_type out;
+    memset(&out, 0, sizeof out);
+    if (bin_is_logic(op) && (a->ty.dtype != CFX_BOOL || b->ty.dtype != CFX_BOOL))
+        fail(I, "the operands must be bool, not %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    if (op != B_POW && a->ty.dtype != b->ty.dtype)
+        fail(I, "the operands' types differ: %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    if (bin_is_cmp(op) && op != B_EQ && a->ty.dtype == CFX_BOOL)
+        fail(I, "comparing bools by order is not supported");
+    broadcast(I, &a->ty, &b->ty, &out);
+    out.dtype = bin_is_cmp(op) || bin_is_logic(op) ? CFX_BOOL : a->ty.dtype;
+    check_dims(I, out_name(I, n, 0), out.rank, out.dims);
+    if (a->data && b->data && count(&out) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &out);
+        int ok = 1;
+        for (int64_t i = 0; i < count(&out) && ok; i++) {
+            int64_t ia = bindex(&out, &a->ty, i), ib = bindex(&out, &b->ty, i);
+            if (is_real(a->ty.dtype))
+                setd(out.dtype, data, i, fold_real(op, getd(a, ia), getd(b, ib)));
+            else if (op == B_POW && is_real(b->ty.dtype))
+                setd(out.dtype, data, i, fold_real(op, getd(a, ia), getd(b, ib)));
+            else
+                seti(out.dtype, data, i, fold_int(op, geti(a, ia), geti(b, ib), &ok));
+        }
+        if (ok) {
+            out_known(I, n, 0, &out, data);
+            return;
+        }
+    }
+    const char *x = ref(I, a), *y = ref(I, b);
+    if (op == B_POW && b->ty.dtype != a->ty.dtype)
+        y = fmt(I, "cast(%s, %s)", y, cfx_dtype_name(a->ty.dtype));
+    if ((op == B_MOD) && is_real(a->ty.dtype) && attr_int(I, n, "fmod", 0) == 0)
+        op = B_MOD;
+    const char *e = bin_text(I, op, a->ty.dtype, x, y);
+    const char *v = out_var(I, n, 0, &out);
+    line(I, "%s = %s", v, e);
+    if (op == B_MUL && a->ty.rank == 1 && same_type(&a->ty, &b->ty) && is_real(a->ty.dtype)) {
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->dot_a = x;
+        o->dot_b = y;
+    }
+    /* sym + k: an integer of run time plus or minus a known one */
+    const char *sym;
+    int64_t off;
+    ival *o = lookup(I, out_name(I, n, 0));
+    if ((op == B_ADD || op == B_SUB) && one_int_type(&out)) {
+        if (b->data && one_int(b) && sym_of(I, a, &sym, &off)) {
+            o->sym = sym;
+            o->off = op == B_ADD ? off + geti(b, 0) : off - geti(b, 0);
+        } else if (op == B_ADD && a->data && one_int(a) && sym_of(I, b, &sym, &off)) {
+            o->sym = sym;
+            o->off = off + geti(a, 0);
+        }
+    }
+}
+
+/* Unary elementwise ops: cfx's name for each (NULL: written out below). */
+static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
+{
+    static const struct { const char *onnx, *cfx; int real_only; } ops[] = {
+        {"Neg", "neg", 0}, {"Abs", "abs", 0}, {"Exp", "exp", 1}, {"Log", "log", 1},
+        {"Sqrt", "sqrt", 1}, {"Tanh", "tanh", 1}, {"Sigmoid", "sigmoid", 1}, {"Relu", "relu", 0},
+        {"Sin", "sin", 1}, {"Cos", "cos", 1}, {"Tan", "tan", 1}, {"Ceil", "ceil", 1},
+        {"Floor", "floor", 1}, {"Erf", "erf", 1}, {"Sign", "sign", 0}, {"Round", "round", 1},
+        {"Not", "not", 0}, {"Reciprocal", NULL, 1}, {"Identity", NULL, 0}, {"IsNaN", NULL, 1},
+    };
+    int k = -1;
+    for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
+        if (strcmp(ops[i].onnx, op) == 0)
+            k = i;
+    if (k < 0)
+        return 0;
+    ival *x = in(I, n, 0);
+    if (ops[k].real_only && !is_real(x->ty.dtype))
+        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
+    if (strcmp(op, "Not") == 0 && x->ty.dtype != CFX_BOOL)
+        fail(I, "the operand is %s; Not takes bool", tystr(I, &x->ty));
+    if (strcmp(op, "Not") != 0 && strcmp(op, "Identity") != 0 && x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s; %s takes numbers", tystr(I, &x->ty), op);
+    if (strcmp(op, "Identity") == 0) {
+        bind(I, out_name(I, n, 0), &x->ty, x->id, x->data); /* an alias: values never change */
+        keep_sym(I, n, x);
+        return 1;
+    }
+    cfx_type t = x->ty;
+    if (strcmp(op, "IsNaN") == 0)
+        t.dtype = CFX_BOOL;
+    if (x->data && count(&t) <= ONNX_FOLD_MAX && (strcmp(op, "Neg") == 0 || strcmp(op, "Not") == 0 ||
+                                                  strcmp(op, "Abs") == 0)) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            if (strcmp(op, "Not") == 0)
+                seti(t.dtype, data, i, !geti(x, i));
+            else if (is_real(t.dtype))
+                setd(t.dtype, data, i, op[0] == 'N' ? -getd(x, i) : fabs(getd(x, i)));
+            else
+                seti(t.dtype, data, i, op[0] == 'N' ? (int64_t)(0 - (uint64_t)geti(x, i)) :
+                                       geti(x, i) < 0 ? (int64_t)(0 - (uint64_t)geti(x, i)) : geti(x, i));
+        }
+        out_known(I, n, 0, &t, data);
+        return 1;
+    }
+    const char *a = ref(I, x);
+    const char *e = ops[k].cfx ? fmt(I, "%s(%s)", ops[k].cfx, a)
+                  : strcmp(op, "Reciprocal") == 0 ? fmt(I, "1.0 / %s", a)
+                  : fmt(I, "%s != %s", a, a);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+    return 1;
+}
+
+/* ---- the op set ---------------------------------------------------------------------------- */
+
+static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
+static void node(imp *I, const Onnx__NodeProto *n);
+static int last_read(const Onnx__GraphProto *g, const char *name);
+static int reads(const Onnx__GraphProto *g, const char *name);
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
+static const char *var_for(imp *I, const char *name);
+static void assign_all(imp *I, const char **targets, const char **values, size_t n);
+static void add_direct(imp *I, const char *name, const char *id, int depth, int from);
+static void drop_direct(imp *I, int depth);
+
+/* Reads known integer data (a shape, axes, starts) into out; returns the count. */
+static int64_t ints_of(imp *I, ival *v, int64_t *out, int64_t cap, const char *what)
+{
+    int64_t c = count(&v->ty);
+    if (v->ty.rank > 1 || c > cap)
+        fail(I, "%s ('%s') must be a vector of at most %lld integers", what, v->name, (long long)cap);
+    if (is_real(v->ty.dtype))
+        fail(I, "%s ('%s') must be integers", what, v->name);
+    for (int64_t i = 0; i < c; i++)
+        out[i] = geti(v, i);
+    return c;
+}
+
+/* A list of integers a node takes from input k (known at import) where it has one, else from
+ * attribute `name` (older opsets); 0 entries where it has neither. */
+static int64_t ints_arg(imp *I, const Onnx__NodeProto *n, size_t k, const char *name, int64_t *out,
+                        int64_t cap, const char *what)
+{
+    if (has_input(n, k))
+        return ints_of(I, known(I, n, k, what), out, cap, what);
+    size_t len;
+    const int64_t *a = attr_ints(I, n, name, &len);
+    if (!a)
+        return 0;
+    if ((int64_t)len > cap)
+        fail(I, "%s has %zu entries, at most %lld are taken", what, len, (long long)cap);
+    copy(out, a, len * sizeof *a);
+    return (int64_t)len;
+}
+
+static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
+{
+    ival *x = in(I, n, 0);
+    cfx_type t = x->ty;
+    t.dtype = to;
+    if (x->ty.dtype == to) {
+        bind(I, out_name(I, n, 0), &t, x->id, x->data);
+        return;
+    }
+    if (x->narrow && to == CFX_I32) { /* int64 of an int32, back to int32 */
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x->narrow);
+        return;
+    }
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            if (is_real(to))
+                setd(to, data, i, getd(x, i));
+            else if (is_real(x->ty.dtype)) {
+                double d = getd(x, i);
+                /* as cfx's cast: toward zero, saturating, NaN to 0 (ONNX leaves those undefined) */
+                double lo = to == CFX_I32 ? -2147483648.0 : -9223372036854775808.0;
+                double hi = to == CFX_I32 ? 2147483647.0 : 9223372036854775807.0;
+                if (to == CFX_BOOL)
+                    seti(to, data, i, d != 0);
+                else
+                    seti(to, data, i, isnan(d) ? 0 : d <= lo ? (int64_t)lo : d >= hi ? (to == CFX_I32 ? INT32_MAX : INT64_MAX) : (int64_t)d);
+            } else
+                seti(to, data, i, geti(x, i));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = cast(%s, %s)", v, ref(I, x), cfx_dtype_name(to));
+    if (!is_real(x->ty.dtype) && x->ty.dtype != CFX_BOOL && one_int_type(&t))
+        keep_sym(I, n, x);
+}
+
+static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_type *t)
+{
+    if (count(t) != count(&x->ty))
+        fail(I, "cannot reshape %s (%lld elements) to %s", tystr(I, &x->ty), (long long)count(&x->ty),
+             tystr(I, t));
+    if (x->data) {
+        out_known(I, n, 0, t, x->data);
+        return;
+    }
+    const char *e = reshaped(I, ref(I, x), &x->ty, t);
+    if (e == x->id) {
+        bind(I, out_name(I, n, 0), t, x->id, NULL);
+    } else {
+        const char *v = out_var(I, n, 0, t);
+        line(I, "%s = %s", v, e);
+    }
+    keep_sym(I, n, x);
+    if (count(t) == 1) { /* the one element is still that scalar */
+        ival *o = lookup(I, out_name(I, n, 0));
+        o->elem = x->elem ? x->elem : x->ty.rank == 0 ? x->id : NULL;
+    }
+}
+
+static void op_reshape(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t shape[8];
+    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
+    int allowzero = (int)attr_int(I, n, "allowzero", 0);
+    cfx_type t = x->ty;
+    t.rank = (int)r;
+    if (r > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    int infer = -1;
+    int64_t known_count = 1;
+    for (int d = 0; d < r; d++) {
+        int64_t s = shape[d];
+        if (s == 0 && !allowzero) {
+            if (d >= x->ty.rank)
+                fail(I, "shape entry %d is 0 (copy) but the input has rank %d", d, x->ty.rank);
+            s = x->ty.dims[d];
+        }
+        if (s == -1) {
+            if (infer >= 0)
+                fail(I, "the shape has two -1 entries");
+            infer = d;
+            s = 1;
+        } else if (s < 1) {
+            fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
+        }
+        t.dims[d] = s;
+        known_count *= s;
+    }
+    if (infer >= 0) {
+        if (count(&x->ty) % known_count != 0)
+            fail(I, "cannot reshape %s to a shape with -1", tystr(I, &x->ty));
+        t.dims[infer] = count(&x->ty) / known_count;
+    }
+    op_reshape_to(I, n, x, &t);
+}
+
+/* Squeeze, Unsqueeze, Flatten: reshapes whose shape follows from axes */
+static void op_squeeze(imp *I, const Onnx__NodeProto *n, int unsqueeze)
+{
+    ival *x = in(I, n, 0);
+    int64_t axes[8];
+    int64_t na = ints_arg(I, n, 1, "axes", axes, 8, "the axes");
+    cfx_type t = x->ty;
+    if (unsqueeze) {
+        int r = x->ty.rank + (int)na;
+        if (r > CFX_TYPE_MAX_RANK)
+            fail(I, "the result has rank %d; cfx takes at most %d", r, CFX_TYPE_MAX_RANK);
+        int mark[8] = {0};
+        for (int64_t k = 0; k < na; k++) {
+            int ax = norm_axis(I, axes[k], r, "axis");
+            if (mark[ax])
+                fail(I, "axis %d is given twice", ax);
+            mark[ax] = 1;
+        }
+        t.rank = r;
+        for (int d = 0, s = 0; d < r; d++)
+            t.dims[d] = mark[d] ? 1 : x->ty.dims[s++];
+    } else {
+        int mark[8] = {0};
+        for (int64_t k = 0; k < na; k++) {
+            int ax = norm_axis(I, axes[k], x->ty.rank, "axis");
+            if (x->ty.dims[ax] != 1)
+                fail(I, "axis %d has size %lld, not 1", ax, (long long)x->ty.dims[ax]);
+            mark[ax] = 1;
+        }
+        t.rank = 0;
+        for (int d = 0; d < x->ty.rank; d++)
+            if (na ? !mark[d] : x->ty.dims[d] != 1)
+                t.dims[t.rank++] = x->ty.dims[d];
+    }
+    op_reshape_to(I, n, x, &t);
+}
+
+static void op_flatten(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t a = attr_int(I, n, "axis", 1);
+    if (a < -x->ty.rank || a > x->ty.rank)
+        fail(I, "axis %lld is out of range for rank %d", (long long)a, x->ty.rank);
+    int axis = (int)(a < 0 ? a + x->ty.rank : a);
+    cfx_type t = x->ty;
+    t.rank = 2;
+    t.dims[0] = t.dims[1] = 1;
+    for (int d = 0; d < x->ty.rank; d++)
+        t.dims[d < axis ? 0 : 1] *= x->ty.dims[d];
+    op_reshape_to(I, n, x, &t);
+}
+
+static void op_shape(imp *I, const Onnx__NodeProto *n, int size)
+{
+    ival *x = in(I, n, 0);
+    int64_t dims[CFX_TYPE_MAX_RANK];
+    int r = 0;
+    if (size) {
+        dims[r++] = count(&x->ty);
+    } else {
+        int64_t start = attr_int(I, n, "start", 0), end = attr_int(I, n, "end", x->ty.rank);
+        if (start < 0) start += x->ty.rank;
+        if (end < 0) end += x->ty.rank;
+        if (start < 0) start = 0;
+        if (end > x->ty.rank) end = x->ty.rank;
+        for (int64_t d = start; d < end; d++)
+            dims[r++] = x->ty.dims[d];
+        if (r == 0)
+            fail(I, "the shape slice is empty (cfx has no tensors of 0 elements)");
+    }
+    int64_t len = r;
+    cfx_type t = size ? mktype(CFX_I64, 0, NULL) : mktype(CFX_I64, 1, &len);
+    int64_t *data = new_data(I, &t);
+    memcpy(data, dims, (size_t)r * sizeof *data);
+    out_known(I, n, 0, &t, data);
+}
+
+static void op_constant(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__AttributeProto *a = n->n_attribute ? n->attribute[0] : NULL;
+    if (!a || !a->name)
+        fail(I, "a Constant needs a value attribute");
+    cfx_type t;
+    void *data;
+    if (strcmp(a->name, "value") == 0 && a->t) {
+        data = tensor_data(I, a->t, &t);
+    } else if (strcmp(a->name, "value_float") == 0) {
+        t = mktype(CFX_F32, 0, NULL);
+        data = new_data(I, &t);
+        *(float *)data = a->f;
+    } else if (strcmp(a->name, "value_int") == 0) {
+        t = mktype(CFX_I64, 0, NULL);
+        data = new_data(I, &t);
+        *(int64_t *)data = a->i;
+    } else if (strcmp(a->name, "value_floats") == 0) {
+        int64_t len = (int64_t)a->n_floats; /* 0: known at import only (ref refuses it) */
+        t = mktype(CFX_F32, 1, &len);
+        check_shape(I, out_name(I, n, 0), 1, &len, 1);
+        data = new_data(I, &t);
+        copy(data, a->floats, a->n_floats * sizeof(float));
+    } else if (strcmp(a->name, "value_ints") == 0) {
+        /* 0 entries: an empty shape, as PyTorch exports for Expand to a scalar */
+        int64_t len = (int64_t)a->n_ints;
+        t = mktype(CFX_I64, 1, &len);
+        check_shape(I, out_name(I, n, 0), 1, &len, 1);
+        data = new_data(I, &t);
+        copy(data, a->ints, a->n_ints * sizeof(int64_t));
+    } else {
+        fail(I, "a Constant's '%s' is not supported (tensors, floats and ints are)", a->name);
+    }
+    out_known(I, n, 0, &t, data);
+}
+
+static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
+{
+    int64_t shape[8];
+    int64_t r = ints_of(I, known(I, n, 0, "the shape"), shape, 8, "the shape");
+    cfx_type vt = mktype(CFX_F32, 0, NULL);
+    void *value = NULL;
+    const Onnx__AttributeProto *a = attr(I, n, "value");
+    if (a && a->t)
+        value = tensor_data(I, a->t, &vt);
+    if (count(&vt) != 1)
+        fail(I, "the value must have one element");
+    cfx_type t = mktype(vt.dtype, (int)r, shape);
+    if (r > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    check_dims(I, out_name(I, n, 0), r, shape);
+    if (count(&t) <= ONNX_FOLD_MAX) { /* folded; a larger one is filled at run time */
+        void *data = new_data(I, &t);
+        ival tmp = {.ty = vt, .data = value};
+        for (int64_t i = 0; value && i < count(&t); i++) {
+            if (is_real(vt.dtype))
+                setd(t.dtype, data, i, getd(&tmp, 0));
+            else
+                seti(t.dtype, data, i, geti(&tmp, 0));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    ival one = {.name = out_name(I, n, 0), .ty = vt, .data = value ? value : new_data(I, &vt)};
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = full(%s, %s)", v, tystr(I, &t), ref(I, &one));
+}
+
+static void op_range(imp *I, const Onnx__NodeProto *n)
+{
+    ival *s = known(I, n, 0, "Range's start"), *l = known(I, n, 1, "Range's limit"),
+         *d = known(I, n, 2, "Range's delta");
+    cfx_dtype dt = s->ty.dtype;
+    double start = getd(s, 0), limit = getd(l, 0), delta = getd(d, 0);
+    if (delta == 0)
+        fail(I, "Range's delta is 0");
+    double len = ceil((limit - start) / delta);
+    if (!(len >= 1))
+        fail(I, "Range gives no elements (cfx has no tensors of 0 elements)");
+    if (len > (double)((int64_t)1 << 24))
+        fail(I, "Range gives %.0f elements; at most 2^24 are folded", len);
+    int64_t nlen = (int64_t)len;
+    cfx_type t = mktype(dt, 1, &nlen);
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < nlen; i++) {
+        if (is_real(dt))
+            setd(dt, data, i, start + (double)i * delta);
+        else
+            seti(dt, data, i, geti(s, 0) + i * geti(d, 0));
+    }
+    out_known(I, n, 0, &t, data);
+}
+
+static void op_where(imp *I, const Onnx__NodeProto *n)
+{
+    ival *c = in(I, n, 0), *a = in(I, n, 1), *b = in(I, n, 2);
+    if (c->ty.dtype != CFX_BOOL)
+        fail(I, "the condition is %s, not bool", tystr(I, &c->ty));
+    if (a->ty.dtype != b->ty.dtype)
+        fail(I, "the operands' types differ: %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    cfx_type ab, t;
+    broadcast(I, &a->ty, &b->ty, &ab);
+    broadcast(I, &c->ty, &ab, &t);
+    t.dtype = a->ty.dtype;
+    if (c->data && a->data && b->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            ival *p = geti(c, bindex(&t, &c->ty, i)) ? a : b;
+            if (is_real(t.dtype))
+                setd(t.dtype, data, i, getd(p, bindex(&t, &p->ty, i)));
+            else
+                seti(t.dtype, data, i, geti(p, bindex(&t, &p->ty, i)));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    /* cfx's where broadcasts one-element operands only: spread the others by a product */
+    const char *x[3];
+    ival *v3[3] = {c, a, b};
+    for (int k = 0; k < 3; k++) {
+        x[k] = ref(I, v3[k]);
+        if (count(&v3[k]->ty) != 1 && !(v3[k]->ty.rank == t.rank && count(&v3[k]->ty) == count(&t))) {
+            cfx_type s = t;
+            s.dtype = v3[k]->ty.dtype;
+            x[k] = s.dtype == CFX_BOOL ? fmt(I, "(%s == ones(%s))", x[k], tystr(I, &s))
+                                       : fmt(I, "(%s * ones(%s))", x[k], tystr(I, &s));
+        }
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = where(%s, %s, %s)", v, x[0], x[1], x[2]);
+}
+
+static void op_expand(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t shape[8];
+    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
+    cfx_type s = mktype(x->ty.dtype, (int)r, shape), t;
+    if (r > CFX_TYPE_MAX_RANK)
+        fail(I, "the shape has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    broadcast(I, &x->ty, &s, &t);
+    t.dtype = x->ty.dtype;
+    if (same_type(&t, &x->ty)) {
+        bind(I, out_name(I, n, 0), &t, x->id, x->data);
+        return;
+    }
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            if (is_real(t.dtype))
+                setd(t.dtype, data, i, getd(x, bindex(&t, &x->ty, i)));
+            else
+                seti(t.dtype, data, i, geti(x, bindex(&t, &x->ty, i)));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *a = ref(I, x), *v = out_var(I, n, 0, &t);
+    if (t.dtype == CFX_BOOL)
+        line(I, "%s = %s == ones(%s)", v, a, tystr(I, &t));
+    else
+        line(I, "%s = %s * ones(%s)", v, a, tystr(I, &t));
+}
+
+static void op_concat(imp *I, const Onnx__NodeProto *n)
+{
+    if (n->n_input == 0)
+        fail(I, "Concat needs inputs");
+    ival *first = in(I, n, 0);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), first->ty.rank, "axis");
+    cfx_type t = first->ty;
+    t.dims[axis] = 0;
+    int all_known = 1;
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *x = in(I, n, k);
+        if (x->ty.dtype != t.dtype || x->ty.rank != t.rank)
+            fail(I, "input %zu is %s, input 0 %s", k, tystr(I, &x->ty), tystr(I, &first->ty));
+        for (int d = 0; d < t.rank; d++)
+            if (d != axis && x->ty.dims[d] != t.dims[d])
+                fail(I, "input %zu is %s, input 0 %s", k, tystr(I, &x->ty), tystr(I, &first->ty));
+        t.dims[axis] += x->ty.dims[axis];
+        all_known &= x->data != NULL || count(&x->ty) == 0;
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, all_known);
+    if (all_known && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; d++) outer *= t.dims[d];
+        for (int d = axis + 1; d < t.rank; d++) inner *= t.dims[d];
+        int64_t o = 0;
+        size_t es = (size_t)cfx_dtype_size(t.dtype);
+        for (int64_t b = 0; b < outer; b++)
+            for (size_t k = 0; k < n->n_input; k++) {
+                ival *x = in(I, n, k);
+                int64_t chunk = x->ty.dims[axis] * inner;
+                copy((char *)data + (size_t)o * es, (char *)x->data + (size_t)(b * chunk) * es, (size_t)chunk * es);
+                o += chunk;
+            }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    int64_t off = 0;
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *x = in(I, n, k);
+        if (count(&x->ty) == 0)
+            continue;
+        const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + x->ty.dims[axis]));
+        line(I, "%s%s = %s", v, subscript(I, t.rank, axis, range), ref(I, x));
+        off += x->ty.dims[axis];
+    }
+}
+
+static void op_split(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+    int64_t sizes[64];
+    int64_t ns = ints_arg(I, n, 1, "split", sizes, 64, "the split");
+    if (ns == 0) {
+        int64_t parts = attr_int(I, n, "num_outputs", (int64_t)n->n_output);
+        if (parts < 1 || parts > 64)
+            fail(I, "cannot split into %lld parts", (long long)parts);
+        int64_t each = (x->ty.dims[axis] + parts - 1) / parts;
+        for (int64_t k = 0; k < parts; k++) {
+            int64_t left = x->ty.dims[axis] - k * each;
+            sizes[ns++] = left < each ? left : each;
+        }
+    }
+    if ((size_t)ns != n->n_output)
+        fail(I, "%lld parts for %zu outputs", (long long)ns, n->n_output);
+    int64_t off = 0;
+    for (int64_t k = 0; k < ns; k++) {
+        cfx_type t = x->ty;
+        t.dims[axis] = sizes[k];
+        if (sizes[k] < 0 || off + sizes[k] > x->ty.dims[axis])
+            fail(I, "the parts do not fit dimension %d of %s", axis, tystr(I, &x->ty));
+        if (sizes[k] == 0) { /* an empty part: known, and never read at run time */
+            out_known(I, n, (size_t)k, &t, new_data(I, &t));
+            continue;
+        }
+        if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+            int64_t outer = 1, inner = 1;
+            for (int d = 0; d < axis; d++) outer *= t.dims[d];
+            for (int d = axis + 1; d < t.rank; d++) inner *= t.dims[d];
+            size_t es = (size_t)cfx_dtype_size(t.dtype);
+            char *data = new_data(I, &t);
+            for (int64_t b = 0; b < outer; b++)
+                copy(data + (size_t)(b * sizes[k] * inner) * es,
+                       (char *)x->data + (size_t)((b * x->ty.dims[axis] + off) * inner) * es,
+                       (size_t)(sizes[k] * inner) * es);
+            out_known(I, n, (size_t)k, &t, data);
+            off += sizes[k];
+            continue;
+        }
+        const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + sizes[k]));
+        const char *v = out_var(I, n, (size_t)k, &t);
+        line(I, "%s = %s%s", v, ref(I, x), subscript(I, x->ty.rank, axis, range));
+        off += sizes[k];
+    }
+}
+
+/* Gather along axis by index vector expression `idx` of n entries (i64/i32 run-time or known),
+ * into out (data's shape with axis replaced by n): a loop of row copies. */
+static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *data, int rank, int axis,
+                        const char *idx, int64_t n)
+{
+    const char *k = new_id(I, "k_", "gather");
+    line(I, "%s = %s", out, zeros_of(I, t));
+    line(I, "for %s in range(%lld) {", k, (long long)n);
+    I->indent++;
+    line(I, "%s%s = %s%s", out, subscript(I, rank, axis, k), data,
+         subscript(I, rank, axis, fmt(I, "%s[%s]", idx, k)));
+    I->indent--;
+    line(I, "}");
+}
+
+static void op_gather(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+    if (is_real(ix->ty.dtype) || ix->ty.dtype == CFX_BOOL)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    cfx_type t = x->ty;
+    t.rank = x->ty.rank + ix->ty.rank - 1;
+    if (t.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    for (int d = 0, o = 0; d < x->ty.rank; d++) {
+        if (d == axis)
+            for (int q = 0; q < ix->ty.rank; q++)
+                t.dims[o++] = ix->ty.dims[q];
+        else
+            t.dims[o++] = x->ty.dims[d];
+    }
+    int64_t m = count(&ix->ty);
+    if (x->data && ix->data && count(&t) <= ONNX_FOLD_MAX) {
+        int64_t outer = 1, inner = 1, dim = x->ty.dims[axis];
+        for (int d = 0; d < axis; d++) outer *= x->ty.dims[d];
+        for (int d = axis + 1; d < x->ty.rank; d++) inner *= x->ty.dims[d];
+        void *data = new_data(I, &t);
+        size_t es = (size_t)cfx_dtype_size(t.dtype);
+        for (int64_t b = 0; b < outer; b++)
+            for (int64_t j = 0; j < m; j++) {
+                int64_t i = geti(ix, j);
+                if (i < -dim || i >= dim)
+                    fail(I, "index %lld is out of range for dimension %d of size %lld", (long long)i, axis, (long long)dim);
+                if (i < 0)
+                    i += dim;
+                copy((char *)data + (size_t)((b * m + j) * inner) * es,
+                       (char *)x->data + (size_t)((b * dim + i) * inner) * es, (size_t)inner * es);
+            }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *src = ref(I, x);
+    if (ix->ty.rank == 0) {
+        const char *i = ix->data ? fmt(I, "%lld", (long long)geti(ix, 0)) : ref(I, ix);
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s%s", v, src, subscript(I, x->ty.rank, axis, i));
+        return;
+    }
+    const char *idx = ref(I, ix);
+    if (ix->ty.rank > 1)
+        idx = fmt(I, "reshape(%s, [%lld])", idx, (long long)m);
+    cfx_type flat = x->ty;
+    flat.dims[axis] = m;
+    if (ix->ty.rank == 1) {
+        const char *v = out_var(I, n, 0, &t);
+        gather_loop(I, v, &t, src, x->ty.rank, axis, idx, m);
+        return;
+    }
+    const char *tmp = new_id(I, "g_", out_name(I, n, 0));
+    if (ix->ty.rank > 1) {
+        const char *iv = new_id(I, "i_", out_name(I, n, 0));
+        line(I, "%s = %s", iv, idx);
+        idx = iv;
+    }
+    gather_loop(I, tmp, &flat, src, x->ty.rank, axis, idx, m);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, tmp, &flat, &t));
+}
+
+/* Loops over every index of t (as i0, i1, ...), writing `body` with those names inside. */
+static void element_loops(imp *I, const cfx_type *t, const char **ix, int open)
+{
+    if (open) {
+        for (int d = 0; d < t->rank; d++) {
+            ix[d] = new_id(I, "i_", fmt(I, "%d", d));
+            line(I, "for %s in range(%lld) {", ix[d], (long long)t->dims[d]);
+            I->indent++;
+        }
+    } else {
+        for (int d = 0; d < t->rank; d++) {
+            I->indent--;
+            line(I, "}");
+        }
+    }
+}
+
+static const char *index_list(imp *I, const char **ix, int rank)
+{
+    strbuf sb = {0};
+    for (int d = 0; d < rank; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", ix[d]);
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
+ * result goes to the variable that holds the data and the data is read no more (a loop's
+ * carried `tokens[t] = tok`). */
+static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    const Onnx__AttributeProto *red = attr(I, n, "reduction");
+    const char *with = NULL; /* the reduction: the new value combined with the old */
+    if (red && red->has_s) {
+        static const struct { const char *name, *op; } reds[] = {{"none", NULL}, {"add", "+"}, {"mul", "*"},
+                                                                   {"max", "max"}, {"min", "min"}};
+        int found = 0;
+        for (size_t k = 0; k < sizeof reds / sizeof *reds; k++)
+            if (red->s.len == strlen(reds[k].name) && !memcmp(red->s.data, reds[k].name, red->s.len)) {
+                with = reds[k].op;
+                found = 1;
+            }
+        if (!found)
+            fail(I, "reduction '%.*s' is not supported (none, add, mul, max, min are)", (int)red->s.len,
+                 (const char *)red->s.data);
+    }
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank < 1)
+        fail(I, "the indices are a scalar");
+    int k = (int)ix->ty.dims[ix->ty.rank - 1];
+    if (k < 1 || k > x->ty.rank)
+        fail(I, "index tuples of %d entries into %s", k, tystr(I, &x->ty));
+    int64_t m = count(&ix->ty) / k;
+    cfx_type want = x->ty; /* updates: the indices' leading shape, then the data's from k on */
+    want.rank = ix->ty.rank - 1 + x->ty.rank - k;
+    for (int d = 0; d < ix->ty.rank - 1; d++)
+        want.dims[d] = ix->ty.dims[d];
+    for (int d = k; d < x->ty.rank; d++)
+        want.dims[ix->ty.rank - 1 + d - k] = x->ty.dims[d];
+    if (!same_type(&want, &up->ty))
+        fail(I, "the updates are %s; data %s and indices %s need %s", tystr(I, &up->ty), tystr(I, &x->ty),
+             tystr(I, &ix->ty), tystr(I, &want));
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    cfx_type row = up->ty; /* one update */
+    row.rank = x->ty.rank - k;
+    for (int d = 0; d < row.rank; d++)
+        row.dims[d] = x->ty.dims[k + d];
+    const char *flat_i = ix->ty.rank == 2 ? idx : fmt(I, "reshape(%s, [%lld, %d])", idx, (long long)m, k);
+    cfx_type upf = row;
+    upf.rank = row.rank + 1;
+    upf.dims[0] = m;
+    for (int d = 0; d < row.rank; d++)
+        upf.dims[d + 1] = row.dims[d];
+    const char *flat_u = same_type(&upf, &up->ty) ? upd : fmt(I, "reshape(%s, %s)", upd, dims_list(I, &upf));
+    const char *j = m == 1 ? "0" : new_id(I, "j_", out_name(I, n, 0));
+    if (m > 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)m);
+        I->indent++;
+    }
+    strbuf sb = {0};
+    const char *sym;
+    int64_t off;
+    if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
+        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
+    else
+        for (int d = 0; d < k; d++)
+            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
+    const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*')
+        line(I, "%s = %s %s %s", at, at, with, val);
+    else
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    sb_free(&sb);
+    if (m > 1) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
+static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+    if (ix->ty.rank != x->ty.rank)
+        fail(I, "the indices' rank %d differs from the data's %d", ix->ty.rank, x->ty.rank);
+    cfx_type t = ix->ty;
+    t.dtype = x->ty.dtype;
+    const char *v = out_var(I, n, 0, &t), *src = ref(I, x), *idx = ref(I, ix);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &t, ixs, 1);
+    const char *all = index_list(I, ixs, t.rank);
+    for (int d = 0; d < t.rank; d++)
+        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
+    line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, t.rank));
+    element_loops(I, &t, ixs, 0);
+}
+
+static void op_slice(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t starts[8], ends[8], axes[8], steps[8];
+    int64_t ns, ne, na = 0, nst = 0;
+    if (I->opset < 10) {
+        size_t k;
+        const int64_t *a = attr_ints(I, n, "starts", &k);
+        ns = (int64_t)k;
+        if (!a || k > 8) fail(I, "starts are missing");
+        memcpy(starts, a, k * sizeof *a);
+        a = attr_ints(I, n, "ends", &k);
+        ne = (int64_t)k;
+        if (!a || k > 8) fail(I, "ends are missing");
+        memcpy(ends, a, k * sizeof *a);
+        a = attr_ints(I, n, "axes", &k);
+        if (a && k <= 8) { na = (int64_t)k; memcpy(axes, a, k * sizeof *a); }
+    } else if (!in(I, n, 1)->data || !in(I, n, 2)->data) {
+        /* starts of run time: one axis, its end its start plus a constant (x[i:i + k]) */
+        ival *sv = in(I, n, 1), *ev = in(I, n, 2);
+        const char *s1, *s2;
+        int64_t o1, o2, ax = 0;
+        if (!one_int(sv) || !one_int(ev) || !sym_of(I, sv, &s1, &o1) || !sym_of(I, ev, &s2, &o2) ||
+            strcmp(s1, s2) != 0)
+            fail(I, "the starts and ends ('%s', '%s') must be known when the model is imported, or the end "
+                 "be the start plus a constant: the slice's length may not depend on the data", sv->name, ev->name);
+        if (has_input(n, 3))
+            ints_of(I, known(I, n, 3, "the axes"), &ax, 1, "the axes");
+        if (has_input(n, 4)) {
+            int64_t st;
+            ints_of(I, known(I, n, 4, "the steps"), &st, 1, "the steps");
+            if (st != 1)
+                fail(I, "a slice of run-time start takes a step of 1");
+        }
+        int axis = norm_axis(I, ax, r, "axis");
+        int64_t len = o2 - o1;
+        if (len < 1 || len > x->ty.dims[axis])
+            fail(I, "the slice has %lld elements along axis %d of size %lld", (long long)len, axis,
+                 (long long)x->ty.dims[axis]);
+        cfx_type t = x->ty;
+        t.dims[axis] = len;
+        const char *nm = out_name(I, n, 0);
+        const char *st = new_id(I, "start_", nm);
+        line(I, "%s = %s + %lld", st, s1, (long long)o1);
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s%s", v, ref(I, x),
+             subscript(I, r, axis, fmt(I, "%s:%s + %lld", st, st, (long long)len)));
+        return;
+    } else {
+        ns = ints_of(I, known(I, n, 1, "the starts"), starts, 8, "the starts");
+        ne = ints_of(I, known(I, n, 2, "the ends"), ends, 8, "the ends");
+        if (has_input(n, 3))
+            na = ints_of(I, known(I, n, 3, "the axes"), axes, 8, "the axes");
+        if (has_input(n, 4))
+            nst = ints_of(I, known(I, n, 4, "the steps"), steps, 8, "the steps");
+    }
+    if (ns != ne || (na && na != ns) || (nst && nst != ns))
+        fail(I, "starts, ends, axes and steps differ in length");
+    int64_t lo[CFX_TYPE_MAX_RANK], step[CFX_TYPE_MAX_RANK];
+    cfx_type t = x->ty;
+    for (int d = 0; d < r; d++) {
+        lo[d] = 0;
+        step[d] = 1;
+    }
+    for (int64_t k = 0; k < ns; k++) {
+        int ax = norm_axis(I, na ? axes[k] : k, r, "axis");
+        int64_t dim = x->ty.dims[ax], s = nst ? steps[k] : 1, b = starts[k], e = ends[k];
+        if (s == 0)
+            fail(I, "a step of 0");
+        if (b < 0) b += dim;
+        if (e < 0) e += dim;
+        if (s > 0) {
+            b = b < 0 ? 0 : b > dim ? dim : b;
+            e = e < 0 ? 0 : e > dim ? dim : e;
+        } else {
+            b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
+            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+        }
+        int64_t len = s > 0 ? (e - b + s - 1) / s : (b - e + (-s) - 1) / (-s);
+        if (len < 0)
+            len = 0;
+        lo[ax] = b;
+        step[ax] = s;
+        t.dims[ax] = len;
+    }
+    if (count(&t) == 0) {
+        out_known(I, n, 0, &t, new_data(I, &t));
+        return;
+    }
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            int64_t rem = i, src = 0, stride = 1;
+            int64_t idx[CFX_TYPE_MAX_RANK];
+            for (int d = r - 1; d >= 0; d--) {
+                idx[d] = rem % t.dims[d];
+                rem /= t.dims[d];
+            }
+            for (int d = r - 1; d >= 0; d--) {
+                src += (lo[d] + idx[d] * step[d]) * stride;
+                stride *= x->ty.dims[d];
+            }
+            if (is_real(t.dtype))
+                setd(t.dtype, data, i, getd(x, src));
+            else
+                seti(t.dtype, data, i, geti(x, src));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *src = ref(I, x);
+    /* axes with step 1 as a subscript; others as gathers of an index vector, one axis at a time */
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    cfx_type mid = x->ty;
+    for (int d = 0; d < r; d++) {
+        if (step[d] == 1) {
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)(lo[d] + t.dims[d]));
+            mid.dims[d] = t.dims[d];
+        } else {
+            sb_printf(&sb, "%s:", d ? ", " : "");
+        }
+    }
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *cur = fmt(I, "%s%s", src, sb_str(&sb));
+    sb_free(&sb);
+    int last = -1; /* the last axis with a step: its gather writes the result */
+    for (int d = 0; d < r; d++)
+        if (step[d] != 1)
+            last = d;
+    if (last < 0) {
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, cur);
+        return;
+    }
+    const char *prev = new_id(I, "s_", out_name(I, n, 0));
+    line(I, "%s = %s", prev, cur);
+    for (int d = 0; d < r; d++) {
+        if (step[d] == 1)
+            continue;
+        cfx_type next = mid;
+        next.dims[d] = t.dims[d];
+        int64_t len = t.dims[d];
+        cfx_type it = mktype(CFX_I64, 1, &len);
+        int64_t *id = new_data(I, &it);
+        for (int64_t k = 0; k < len; k++)
+            id[k] = lo[d] + k * step[d];
+        ival iv = {.name = fmt(I, "%s_steps%d", out_name(I, n, 0), d), .ty = it, .data = id};
+        const char *to = d == last ? out_var(I, n, 0, &t) : new_id(I, "s_", out_name(I, n, 0));
+        gather_loop(I, to, &next, prev, r, d, ref(I, &iv), len);
+        prev = to;
+        mid = next;
+    }
+}
+
+static void op_transpose(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t perm[CFX_TYPE_MAX_RANK];
+    size_t np;
+    const int64_t *p = attr_ints(I, n, "perm", &np);
+    if (p && (int)np != r)
+        fail(I, "perm has %zu entries for rank %d", np, r);
+    int seen[CFX_TYPE_MAX_RANK] = {0}, ident = 1;
+    for (int d = 0; d < r; d++) {
+        perm[d] = p ? p[d] : r - 1 - d;
+        if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]++)
+            fail(I, "perm is not a permutation of 0..%d", r - 1);
+        ident &= perm[d] == d;
+    }
+    cfx_type t = x->ty;
+    for (int d = 0; d < r; d++)
+        t.dims[d] = x->ty.dims[perm[d]];
+    if (ident || r < 2) {
+        bind(I, out_name(I, n, 0), &t, x->id, x->data);
+        return;
+    }
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            int64_t idx[CFX_TYPE_MAX_RANK], rem = i, src = 0;
+            for (int d = r - 1; d >= 0; d--) {
+                idx[d] = rem % t.dims[d];
+                rem /= t.dims[d];
+            }
+            int64_t sidx[CFX_TYPE_MAX_RANK];
+            for (int d = 0; d < r; d++)
+                sidx[perm[d]] = idx[d];
+            for (int d = 0; d < r; d++)
+                src = src * x->ty.dims[d] + sidx[d];
+            if (is_real(t.dtype))
+                setd(t.dtype, data, i, getd(x, src));
+            else
+                seti(t.dtype, data, i, geti(x, src));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *src = ref(I, x), *v = out_var(I, n, 0, &t);
+    if (r == 2) {
+        line(I, "%s = transpose(%s)", v, src);
+        return;
+    }
+    /* leading axes kept and the last two swapped: a 2-D transpose per leading index */
+    int lead = 1;
+    for (int d = 0; d < r - 2; d++)
+        lead &= perm[d] == d;
+    const char *ixs[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    if (lead && perm[r - 2] == r - 1 && perm[r - 1] == r - 2) {
+        cfx_type outer = t;
+        outer.rank = r - 2;
+        element_loops(I, &outer, ixs, 1);
+        const char *all = index_list(I, ixs, r - 2);
+        line(I, "%s[%s] = transpose(%s[%s])", v, all, src, all);
+        element_loops(I, &outer, ixs, 0);
+        return;
+    }
+    /* any other permutation: element by element (slow; say so in docs/onnx.md) */
+    element_loops(I, &t, ixs, 1);
+    const char *sel[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        sel[perm[d]] = ixs[d];
+    line(I, "%s[%s] = %s[%s]", v, index_list(I, ixs, r), src, index_list(I, sel, r));
+    element_loops(I, &t, ixs, 0);
+}
+
+static void op_matmul(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (a->ty.dtype != b->ty.dtype || a->ty.dtype == CFX_BOOL)
+        fail(I, "the operands are %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    int ra = a->ty.rank, rb = b->ty.rank;
+    if (ra == 0 || rb == 0)
+        fail(I, "MatMul takes no scalars");
+    int64_t k1 = a->ty.dims[ra - 1], k2 = rb == 1 ? b->ty.dims[0] : b->ty.dims[rb - 2];
+    if (k1 != k2)
+        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
+    const char *x = ref(I, a), *y = ref(I, b);
+    if (ra <= 2 && rb <= 2) {
+        cfx_type t = mktype(a->ty.dtype, 0, NULL);
+        if (ra == 2) t.dims[t.rank++] = a->ty.dims[0];
+        if (rb == 2) t.dims[t.rank++] = b->ty.dims[1];
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s @ %s", v, x, y);
+        return;
+    }
+    /* batched: the batch dims broadcast; an A of [..., m, k] times a matrix is one product */
+    cfx_type ba = a->ty, bb = b->ty, batch;
+    ba.rank = ra > 2 ? ra - 2 : 0;
+    bb.rank = rb > 2 ? rb - 2 : 0;
+    broadcast(I, &ba, &bb, &batch);
+    cfx_type t = batch;
+    t.dtype = a->ty.dtype;
+    if (ra >= 2) t.dims[t.rank++] = a->ty.dims[ra - 2];
+    if (rb >= 2) t.dims[t.rank++] = b->ty.dims[rb - 1];
+    if (t.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    const char *v = out_var(I, n, 0, &t);
+    if (rb <= 2 && ra > 2) {
+        int64_t rows = count(&a->ty) / k1;
+        cfx_type flat = mktype(a->ty.dtype, 2, (int64_t[]){rows, k1});
+        cfx_type prod = mktype(a->ty.dtype, rb == 2 ? 2 : 1, (int64_t[]){rows, b->ty.dims[rb - 1]});
+        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s @ %s)", reshaped(I, x, &a->ty, &flat), y), &prod, &t));
+        return;
+    }
+    const char *ixs[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &batch, ixs, 1);
+    const char *sa[CFX_TYPE_MAX_RANK], *sb[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < ba.rank; d++) {
+        int od = d + batch.rank - ba.rank;
+        sa[d] = ba.dims[d] == 1 ? "0" : ixs[od];
+    }
+    for (int d = 0; d < bb.rank; d++) {
+        int od = d + batch.rank - bb.rank;
+        sb[d] = bb.dims[d] == 1 ? "0" : ixs[od];
+    }
+    const char *ea = ba.rank ? fmt(I, "%s[%s]", x, index_list(I, sa, ba.rank)) : x;
+    const char *eb = bb.rank ? fmt(I, "%s[%s]", y, index_list(I, sb, bb.rank)) : y;
+    line(I, "%s[%s] = %s @ %s", v, index_list(I, ixs, batch.rank), ea, eb);
+    element_loops(I, &batch, ixs, 0);
+}
+
+static const char *real_const(imp *I, double x, cfx_dtype dt, const char *why)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    void *data = new_data(I, &t);
+    setd(dt, data, 0, x);
+    ival v = {.name = why, .ty = t, .data = data};
+    return ref(I, &v);
+}
+
+static void op_gemm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1), *c = in_opt(I, n, 2);
+    if (a->ty.rank != 2 || b->ty.rank != 2 || a->ty.dtype != b->ty.dtype || !is_real(a->ty.dtype))
+        fail(I, "Gemm takes two real matrices, not %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    double alpha = attr_float(I, n, "alpha", 1.0), beta = attr_float(I, n, "beta", 1.0);
+    int ta = (int)attr_int(I, n, "transA", 0), tb = (int)attr_int(I, n, "transB", 0);
+    int64_t m = a->ty.dims[ta ? 1 : 0], k = a->ty.dims[ta ? 0 : 1];
+    int64_t k2 = b->ty.dims[tb ? 1 : 0], nn = b->ty.dims[tb ? 0 : 1];
+    if (k != k2)
+        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
+    cfx_type t = mktype(a->ty.dtype, 2, (int64_t[]){m, nn});
+    const char *x = ta ? fmt(I, "transpose(%s)", ref(I, a)) : ref(I, a);
+    const char *y = tb ? fmt(I, "transpose(%s)", ref(I, b)) : ref(I, b);
+    const char *e = fmt(I, "%s @ %s", x, y);
+    const char *nm = out_name(I, n, 0);
+    if (alpha != 1.0)
+        e = fmt(I, "%s * (%s)", real_const(I, alpha, t.dtype, fmt(I, "%s_alpha", nm)), e);
+    if (c && beta != 0.0) {
+        cfx_type chk;
+        broadcast(I, &c->ty, &t, &chk);
+        const char *cc = ref(I, c);
+        if (beta != 1.0)
+            cc = fmt(I, "%s * %s", real_const(I, beta, t.dtype, fmt(I, "%s_beta", nm)), cc);
+        e = fmt(I, "%s + %s", e, cc);
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+}
+
+/* ReduceSum/Max/Min/Mean/SumSquare and ArgMax/ArgMin */
+static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int keep = (int)attr_int(I, n, "keepdims", 1);
+    int mark[CFX_TYPE_MAX_RANK] = {0}, nmark = 0;
+    if (arg) {
+        if (attr_int(I, n, "select_last_index", 0))
+            fail(I, "select_last_index = 1 is not supported");
+        if (r == 0)
+            fail(I, "the operand is a scalar");
+        mark[norm_axis(I, attr_int(I, n, "axis", 0), r, "axis")] = 1;
+        nmark = 1;
+    } else {
+        int64_t axes[8];
+        int64_t na = 0;
+        int from_input = (strcmp(fn, "sum") == 0 && !strcmp(n->op_type, "ReduceSum") && I->opset >= 13) || I->opset >= 18;
+        na = ints_arg(I, n, from_input ? 1 : n->n_input, from_input ? "" : "axes", axes, 8, "the axes");
+        if (na == 0 && attr_int(I, n, "noop_with_empty_axes", 0)) {
+            bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+            return;
+        }
+        for (int64_t k = 0; k < na; k++)
+            mark[norm_axis(I, axes[k], r, "axis")] = 1;
+        if (na == 0)
+            for (int d = 0; d < r; d++)
+                mark[d] = 1;
+        for (int d = 0; d < r; d++)
+            nmark += mark[d];
+    }
+    if (!arg && strcmp(fn, "mean") == 0 && !is_real(x->ty.dtype))
+        fail(I, "ReduceMean of integers is not supported");
+    if (x->ty.dtype == CFX_BOOL) { /* the largest of bools is any, the smallest all */
+        if (arg || !strcmp(fn, "sum") || !strcmp(fn, "mean"))
+            fail(I, "the operand is %s", tystr(I, &x->ty));
+        fn = !strcmp(fn, "max") ? "any" : "all";
+    }
+    cfx_type t = x->ty;
+    if (arg)
+        t.dtype = CFX_I64;
+    t.rank = 0;
+    for (int d = 0; d < r; d++) {
+        if (!mark[d])
+            t.dims[t.rank++] = x->ty.dims[d];
+        else if (keep)
+            t.dims[t.rank++] = 1;
+    }
+    const char *e = ref(I, x);
+    const char *op = n->op_type, *post = NULL;
+    if (!strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2"))
+        e = fmt(I, "(%s * %s)", e, e);
+    else if (!strcmp(op, "ReduceL1"))
+        e = fmt(I, "abs(%s)", e);
+    else if (!strcmp(op, "ReduceLogSumExp"))
+        e = fmt(I, "exp(%s)", e);
+    if (!strcmp(op, "ReduceL2"))
+        post = "sqrt";
+    else if (!strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp"))
+        post = "log";
+    if (post && !is_real(x->ty.dtype))
+        fail(I, "%s of integers is not supported", op);
+    if (nmark == r && !arg && !strcmp(fn, "sum") && x->dot_a && !keep && !strcmp(n->op_type, "ReduceSum")) {
+        e = fmt(I, "dot(%s, %s)", x->dot_a, x->dot_b); /* the product is then read no more: pruned */
+    } else if (nmark == r && !arg) {
+        e = fmt(I, "%s(%s)", fn, e);
+        cfx_type s = t;
+        s.rank = 0;
+        e = reshaped(I, e, &s, &t);
+    } else {
+        for (int d = r - 1; d >= 0; d--)
+            if (mark[d])
+                e = fmt(I, "%s(%s, axis=%d%s)", fn, e, d, keep ? ", keepdims=True" : "");
+        if (arg) { /* cfx's argmax is i32: kept as such, for a Cast back to int32 */
+            const char *small = new_id(I, "a_", out_name(I, n, 0));
+            line(I, "%s = %s", small, e);
+            const char *v = out_var(I, n, 0, &t);
+            line(I, "%s = cast(%s, i64)", v, small);
+            lookup(I, out_name(I, n, 0))->narrow = small;
+            return;
+        }
+    }
+    if (post)
+        e = fmt(I, "%s(%s)", post, e);
+    if (r == 0 && !arg && !post && strcmp(op, "ReduceSumSquare") && strcmp(op, "ReduceL1")) {
+        bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+        return;
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+}
+
+static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", I->opset >= 13 ? -1 : 1), r, "axis");
+    if (I->opset < 13 && axis != r - 1)
+        fail(I, "before opset 13 only axis = rank - 1 is supported");
+    const char *a = ref(I, x);
+    const char *nm = out_name(I, n, 0);
+    const char *m = new_id(I, "m_", nm), *e = new_id(I, "e_", nm);
+    cfx_type t = x->ty;
+    line(I, "%s = max(%s, axis=%d, keepdims=True)", m, a, axis);
+    line(I, "%s = exp(%s - %s)", e, a, m);
+    const char *v = out_var(I, n, 0, &t);
+    if (logsoft)
+        line(I, "%s = %s - %s - log(sum(%s, axis=%d, keepdims=True))", v, a, m, e, axis);
+    else
+        line(I, "%s = %s / sum(%s, axis=%d, keepdims=True)", v, e, e, axis);
+}
+
+/* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
+ * computes it: Deviation * InvStdDev * Scale + B, with the mean and variance of those axes. */
+static void op_layernorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *scale = in(I, n, 1), *bias = in_opt(I, n, 2);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *inv = new_id(I, "inv_", nm);
+    cfx_type st = x->ty; /* the statistics' shape: the normalized axes kept as 1 */
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= axis; k--) {
+        st.dims[k] = 1;
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    const char *mv = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &st) : mu;
+    line(I, "%s = %s", mv, m1);
+    line(I, "%s = %s - %s", d, a, mv);
+    const char *iv = n->n_output > 2 && n->output[2] && *n->output[2] ? out_var(I, n, 2, &st) : inv;
+    line(I, "%s = 1.0 / sqrt(%s + %s)", iv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    const char *e = fmt(I, "%s * %s * %s", d, iv, ref(I, scale));
+    if (bias)
+        e = fmt(I, "%s + %s", e, ref(I, bias));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+}
+
+static void op_clip(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    const char *e = ref(I, x), *nm = out_name(I, n, 0);
+    if (I->opset < 11) {
+        const Onnx__AttributeProto *lo = attr(I, n, "min"), *hi = attr(I, n, "max");
+        if (lo)
+            e = fmt(I, "max(%s, %s)", e, real_const(I, lo->f, x->ty.dtype, fmt(I, "%s_min", nm)));
+        if (hi)
+            e = fmt(I, "min(%s, %s)", e, real_const(I, hi->f, x->ty.dtype, fmt(I, "%s_max", nm)));
+    } else {
+        ival *lo = in_opt(I, n, 1), *hi = in_opt(I, n, 2);
+        if (lo)
+            e = fmt(I, "max(%s, %s)", e, ref(I, lo));
+        if (hi)
+            e = fmt(I, "min(%s, %s)", e, ref(I, hi));
+    }
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+}
+
+/* Sum, Mean, Min, Max of any number of operands, folded pairwise */
+static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
+{
+    if (n->n_input == 0)
+        fail(I, "no operands");
+    ival *acc = in(I, n, 0);
+    cfx_type t = acc->ty;
+    const char *e = ref(I, acc);
+    for (size_t k = 1; k < n->n_input; k++) {
+        ival *b = in(I, n, k);
+        if (b->ty.dtype != t.dtype)
+            fail(I, "the operands' types differ: %s and %s", tystr(I, &t), tystr(I, &b->ty));
+        cfx_type o;
+        broadcast(I, &t, &b->ty, &o);
+        o.dtype = t.dtype;
+        t = o;
+        e = bin_text(I, op, t.dtype, fmt(I, "(%s)", e), ref(I, b));
+    }
+    if (mean)
+        e = fmt(I, "(%s) / %s", e, real_const(I, (double)n->n_input, t.dtype, fmt(I, "%s_count", out_name(I, n, 0))));
+    if (n->n_input == 1) {
+        bind(I, out_name(I, n, 0), &t, acc->id, acc->data);
+        return;
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+}
+
+/* Activations written as one expression of cfx's ops, as ONNX's reference defines them: $x is
+ * the operand, $a $b $g the attributes (their defaults here), {v} a constant of the operand's
+ * dtype. */
+static const struct activation {
+    const char *op, *expr;
+    const char *attrs[3];
+    double defaults[3];
+} activations[] = {
+    {"Softplus", "log(exp($x) + {1})", {0}, {0}},
+    {"Softsign", "$x / ({1} + abs($x))", {0}, {0}},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", {"alpha"}, {1.0}},
+    {"Selu", "$g * where($x <= {0}, $a * exp($x) - $a, $x)", {"alpha", NULL, "gamma"},
+     {1.67326319217681884765625, 0, 1.05070102214813232421875}},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", {"alpha"}, {0.01}},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", {"alpha", "beta"}, {0.2, 0.5}},
+    {"HardSwish", "$x * max({0}, min({1}, $a * $x + $b))", {0}, {1.0 / 6.0, 0.5}},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", {"alpha"}, {1.0}},
+    {"Celu", "max({0}, $x) + min({0}, $a * (exp($x / $a) - {1}))", {"alpha"}, {1.0}},
+    {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
+    {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
+    {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
+};
+
+static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
+{
+    const struct activation *f = NULL;
+    for (size_t k = 0; k < sizeof activations / sizeof *activations; k++)
+        if (!strcmp(activations[k].op, op))
+            f = &activations[k];
+    int gelu = !strcmp(op, "Gelu");
+    if (!f && !gelu)
+        return 0;
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *expr = f ? f->expr : "{0.5} * $x * ({1} + erf($x * {0.70710678118654752440}))";
+    if (gelu) {
+        const Onnx__AttributeProto *ap = attr(I, n, "approximate");
+        if (ap && ap->has_s && ap->s.len == 4 && !memcmp(ap->s.data, "tanh", 4))
+            expr = "{0.5} * $x * ({1} + tanh({0.79788456080286535588} * ($x + {0.044715} * $x * $x * $x)))";
+        else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
+            fail(I, "approximate must be 'none' or 'tanh'");
+    }
+    strbuf sb = {0};
+    for (const char *p = expr; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            sb_puts(&sb, xs);
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
+            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
+            double v = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_%c", nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_k", nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *e = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+    return 1;
+}
+
+/* PRelu: x where x >= 0, else slope * x (slope broadcast to x) */
+static void op_prelu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *slope = in(I, n, 1);
+    if (!is_real(x->ty.dtype) || slope->ty.dtype != x->ty.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
+    cfx_type t;
+    broadcast(I, &x->ty, &slope->ty, &t);
+    t.dtype = x->ty.dtype;
+    if (!same_type(&t, &x->ty)) /* the slope spreads over x, never x over the slope */
+        fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s < %s, %s * %s, %s)", v, xs, real_const(I, 0, x->ty.dtype, fmt(I, "%s_0", out_name(I, n, 0))),
+         ref(I, slope), xs, xs);
+}
+
+/* IsInf with its detect_negative and detect_positive */
+static void op_isinf(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int neg = (int)attr_int(I, n, "detect_negative", 1), pos = (int)attr_int(I, n, "detect_positive", 1);
+    cfx_type t = x->ty;
+    t.dtype = CFX_BOOL;
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    if (neg && pos)
+        line(I, "%s = abs(%s) == inf", v, xs);
+    else if (pos)
+        line(I, "%s = %s == inf", v, xs);
+    else if (neg)
+        line(I, "%s = %s == -inf", v, xs);
+    else
+        line(I, "%s = %s != %s and %s == %s", v, xs, xs, xs, xs); /* all false, with x's shape */
+}
+
+/* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
+ * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
+ * says. */
+static void op_topk(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k;
+    if (I->opset < 10)
+        k = attr_int(I, n, "k", -1);
+    else
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int r = x->ty.rank;
+    if (r < 1 || r > 2)
+        fail(I, "TopK of rank %d is not supported (ranks 1 and 2 are)", r);
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    int largest = (int)attr_int(I, n, "largest", 1);
+    if (!attr_int(I, n, "sorted", 1))
+        fail(I, "sorted = 0 is not supported");
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (k < 1 || k > x->ty.dims[axis])
+        fail(I, "k = %lld for an axis of %lld", (long long)k, (long long)x->ty.dims[axis]);
+    cfx_type vt = x->ty, it;
+    vt.dims[axis] = k;
+    it = vt;
+    it.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    /* the value that takes a chosen element out: below (above) every other */
+    cfx_type one = mktype(x->ty.dtype, 0, NULL);
+    void *lim = new_data(I, &one);
+    if (is_real(x->ty.dtype))
+        setd(one.dtype, lim, 0, largest ? -INFINITY : INFINITY);
+    else
+        seti(one.dtype, lim, 0, x->ty.dtype == CFX_I32 ? (largest ? INT32_MIN : INT32_MAX) : (largest ? INT64_MIN : INT64_MAX));
+    ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
+    const char *out_of = ref(I, &limv);
+    const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
+    const char *vals = out_var(I, n, 0, &vt);
+    line(I, "%s = %s", vals, zeros_of(I, &vt));
+    const char *idx = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
+    line(I, "%s = %s", idx, zeros_of(I, &it));
+    line(I, "%s = copy(%s)", m, xs);
+    const char *pick = largest ? "argmax" : "argmin";
+    if (r == 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)k);
+        I->indent++;
+        line(I, "%s = %s(%s)", w, pick, m);
+        line(I, "%s[%s] = %s[%s]", vals, j, xs, w);
+        line(I, "%s[%s] = cast(%s, i64)", idx, j, w);
+        line(I, "%s[%s] = %s", m, w, out_of);
+        I->indent--;
+        line(I, "}");
+        return;
+    }
+    const char *row = new_id(I, "row_", nm);
+    int other = 1 - axis;
+    line(I, "for %s in range(%lld) {", row, (long long)x->ty.dims[other]);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)k);
+    I->indent++;
+    const char *sel_m = axis == 1 ? fmt(I, "%s[%s]", m, row) : fmt(I, "%s[:, %s]", m, row);
+    line(I, "%s = %s(%s)", w, pick, sel_m);
+    const char *at_x = axis == 1 ? fmt(I, "[%s, %s]", row, w) : fmt(I, "[%s, %s]", w, row);
+    const char *at_o = axis == 1 ? fmt(I, "[%s, %s]", row, j) : fmt(I, "[%s, %s]", j, row);
+    line(I, "%s%s = %s%s", vals, at_o, xs, at_x);
+    line(I, "%s%s = cast(%s, i64)", idx, at_o, w);
+    line(I, "%s%s = %s", m, at_x, out_of);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* CumSum along a known axis (exclusive, reverse): a loop over that axis */
+static void op_cumsum(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t ax;
+    ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
+    int r = x->ty.rank;
+    if (r < 1 || x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, ax, r, "axis");
+    int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
+    int64_t len = x->ty.dims[axis];
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type rowt = x->ty; /* one slice along the axis */
+    rowt.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (d != axis)
+            rowt.dims[rowt.rank++] = x->ty.dims[d];
+    const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, zeros_of(I, &x->ty));
+    line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    line(I, "for %s in range(%lld) {", t, (long long)len);
+    I->indent++;
+    line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
+    const char *at = subscript(I, r, axis, p);
+    if (excl) {
+        line(I, "%s%s = %s", v, at, acc);
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+    } else {
+        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+        line(I, "%s%s = %s", v, at, acc);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+/* Trilu and EyeLike: masks known at import */
+static void op_trilu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k = 0;
+    if (has_input(n, 1))
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
+    cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
+    uint8_t *mask = new_data(I, &mt);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    ival mv = {.name = fmt(I, "%s_mask", out_name(I, n, 0)), .ty = mt, .data = mask};
+    cfx_type zt = x->ty;
+    const char *xs = ref(I, x), *ms = ref(I, &mv);
+    const char *v = out_var(I, n, 0, &x->ty);
+    const char *zero = x->ty.dtype == CFX_BOOL ? fmt(I, "zeros(%s)", tystr(I, &zt)) : zeros_of(I, &zt);
+    if (r == 2)
+        line(I, "%s = where(%s, %s, %s)", v, ms, xs, zero);
+    else { /* spread the mask over the leading dimensions */
+        cfx_type bt = x->ty;
+        bt.dtype = CFX_BOOL;
+        line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
+    }
+}
+
+/* ---- control flow --------------------------------------------------------------------------- */
+
+static int64_t graph_opset_guard(imp *I)
+{
+    if (++I->depth > ONNX_MAX_DEPTH)
+        fail(I, "subgraphs nest deeper than %d", ONNX_MAX_DEPTH);
+    return I->opset;
+}
+
+/* Emits a subgraph's nodes and returns its outputs' values (in the subgraph's scope, which the
+ * caller closes after reading them). */
+static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *owner)
+{
+    ival **outs = alloc(I, (g->n_output + 1) * sizeof *outs);
+    for (size_t k = 0; k < g->n_initializer; k++) {
+        cfx_type t;
+        void *data = tensor_data(I, g->initializer[k], &t);
+        bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data);
+    }
+    emit_graph_nodes(I, g);
+    I->node = owner; /* what follows is about the If, Loop or Scan that owns the subgraph */
+    for (size_t k = 0; k < g->n_output; k++) {
+        const char *name = g->output[k] && g->output[k]->name ? g->output[k]->name : "";
+        outs[k] = lookup(I, name);
+        if (!outs[k])
+            fail(I, "the subgraph's output '%s' is computed by no node", name);
+    }
+    return outs;
+}
+
+static void op_if(imp *I, const Onnx__NodeProto *n)
+{
+    ival *c = in(I, n, 0);
+    if (c->ty.dtype != CFX_BOOL || count(&c->ty) != 1)
+        fail(I, "the condition is %s, not one bool", tystr(I, &c->ty));
+    const Onnx__GraphProto *gs[2] = {attr_graph(I, n, "then_branch"), attr_graph(I, n, "else_branch")};
+    const Onnx__NodeProto *self = n;
+    /* the outputs' variables: an enclosing Loop's own where it may take them (var_for) */
+    const char **ids = alloc(I, (n->n_output + 1) * sizeof *ids);
+    int *outer = alloc(I, (n->n_output + 1) * sizeof *outer);
+    if (!c->data)
+        for (size_t k = 0; k < n->n_output; k++) {
+            ids[k] = var_for(I, out_name(I, n, k));
+            outer[k] = lookup_id(I, ids[k]);
+        }
+    int64_t opset = graph_opset_guard(I);
+    for (int b = 0; b < 2; b++)
+        if (gs[b]->n_output != n->n_output)
+            fail(I, "the %s branch has %zu outputs, the node %zu", b ? "else" : "then", gs[b]->n_output,
+                 n->n_output);
+    if (c->data) { /* known: only the branch taken is imported */
+        const Onnx__GraphProto *g = gs[geti(c, 0) ? 0 : 1];
+        int base = scope_open(I);
+        ival **outs = subgraph_outputs(I, g, n);
+        ival *copies = alloc(I, (n->n_output + 1) * sizeof *copies);
+        for (size_t k = 0; k < n->n_output; k++)
+            copies[k] = *outs[k];
+        scope_close(I, base);
+        I->node = self;
+        I->opset = opset;
+        for (size_t k = 0; k < n->n_output; k++)
+            bind(I, out_name(I, n, k), &copies[k].ty, copies[k].id, copies[k].data);
+        I->depth--;
+        return;
+    }
+    cfx_type *types = alloc(I, (n->n_output + 1) * sizeof *types);
+    const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
+    const char *note = I->note;
+    line(I, "if %s {", ref(I, c));
+    for (int b = 0; b < 2; b++) {
+        if (b)
+            line(I, "} else {");
+        I->indent++;
+        int base = scope_open(I);
+        /* a variable that holds a live value (a loop's) is written once the branch reads it no more */
+        for (size_t k = 0; k < n->n_output; k++)
+            if (gs[b]->output[k] && gs[b]->output[k]->name)
+                add_direct(I, gs[b]->output[k]->name, ids[k], I->depth, outer[k] ? last_use_of_id(I, gs[b], ids[k]) : -1);
+        ival **outs = subgraph_outputs(I, gs[b], n);
+        drop_direct(I, I->depth);
+        I->node = self;
+        I->opset = opset;
+        I->note = note;
+        for (size_t k = 0; k < n->n_output; k++) {
+            if (b == 0) {
+                types[k] = outs[k]->ty;
+            } else if (!same_type(&types[k], &outs[k]->ty)) {
+                fail(I, "output %zu ('%s') is %s in the then branch and %s in the else branch: the "
+                     "branches cannot join", k, out_name(I, n, k), tystr(I, &types[k]), tystr(I, &outs[k]->ty));
+            }
+            refs[k] = ref(I, outs[k]);
+        }
+        assign_all(I, ids, refs, n->n_output);
+        scope_close(I, base);
+        I->indent--;
+    }
+    line(I, "}");
+    for (size_t k = 0; k < n->n_output; k++)
+        bind(I, out_name(I, n, k), &types[k], ids[k], NULL);
+    I->depth--;
+}
+
+/* The declared shape of a value named `name` in the model's graphs (outputs and value_info), for
+ * lengths that depend on data. */
+static int declared_type(imp *I, const Onnx__GraphProto *g, const char *name, cfx_type *t)
+{
+    for (size_t k = 0; k < g->n_output; k++)
+        if (g->output[k] && g->output[k]->name && !strcmp(g->output[k]->name, name))
+            return value_info_type(I, g->output[k], 0, t);
+    for (size_t k = 0; k < g->n_value_info; k++)
+        if (g->value_info[k] && g->value_info[k]->name && !strcmp(g->value_info[k]->name, name))
+            return value_info_type(I, g->value_info[k], 0, t);
+    for (size_t k = 0; k < g->n_node; k++) {
+        const Onnx__NodeProto *nd = g->node[k];
+        for (size_t a = 0; nd && a < nd->n_attribute; a++) {
+            const Onnx__AttributeProto *at = nd->attribute[a];
+            if (at && at->g && declared_type(I, at->g, name, t))
+                return 1;
+            for (size_t j = 0; at && j < at->n_graphs; j++)
+                if (at->graphs[j] && declared_type(I, at->graphs[j], name, t))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+/* Assigns targets[k] = values[k] for every k at once (a body's outputs may be its inputs). */
+static void assign_all(imp *I, const char **targets, const char **values, size_t n)
+{
+    int clash = 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < n; j++)
+            clash |= j != k && strcmp(targets[k], values[k]) != 0 && !strcmp(values[k], targets[j]);
+    const char **tmp = alloc(I, (n + 1) * sizeof *tmp);
+    for (size_t k = 0; k < n; k++) {
+        tmp[k] = values[k];
+        if (clash && strcmp(targets[k], values[k]) != 0) {
+            tmp[k] = new_id(I, "t_", targets[k]);
+            line(I, "%s = %s", tmp[k], values[k]);
+        }
+    }
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(targets[k], tmp[k]) != 0)
+            line(I, "%s = %s", targets[k], tmp[k]);
+}
+
+static void op_loop(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    ival *M = in_opt(I, n, 0), *C = in_opt(I, n, 1);
+    size_t ncarried = n->n_input > 2 ? n->n_input - 2 : 0;
+    if (body->n_input != ncarried + 2)
+        fail(I, "the body takes %zu inputs for %zu loop-carried values", body->n_input, ncarried);
+    if (body->n_output < ncarried + 1)
+        fail(I, "the body gives %zu outputs for %zu loop-carried values", body->n_output, ncarried);
+    size_t nscan = body->n_output - ncarried - 1;
+    if (n->n_output != ncarried + nscan)
+        fail(I, "the node has %zu outputs, the body %zu", n->n_output, ncarried + nscan);
+    if (M && (is_real(M->ty.dtype) || M->ty.dtype == CFX_BOOL || count(&M->ty) != 1))
+        fail(I, "the trip count is %s, not one integer", tystr(I, &M->ty));
+    if (C && (C->ty.dtype != CFX_BOOL || count(&C->ty) != 1))
+        fail(I, "the condition is %s, not one bool", tystr(I, &C->ty));
+    const char *nm = self->name && *self->name ? self->name : out_name(I, n, 0);
+    const char *it = new_id(I, "it_", nm), *cv = new_id(I, "cond_", nm);
+    /* the counter, where the loop needs it: a trip count, scan outputs, a body that reads it */
+    int counted = M || body->n_output > ncarried + 1 ||
+                  (body->input[0] && body->input[0]->name && reads(body, body->input[0]->name));
+    if (counted)
+        line(I, "%s = cast(0, i64)", it);
+    line(I, "%s = %s", cv, C ? ref(I, C) : "True");
+    const char **lc = alloc(I, (ncarried + 1) * sizeof *lc);
+    cfx_type *lt = alloc(I, (ncarried + 1) * sizeof *lt);
+    for (size_t k = 0; k < ncarried; k++) {
+        ival *v = in(I, n, k + 2);
+        lt[k] = v->ty;
+        /* a loop whose value the graph gives back keeps it in the result itself, as a program
+         * written by hand does (the plan then treats it as one) */
+        lc[k] = fresh_direct(I, out_name(I, n, k), I->depth - 1);
+        if (!lc[k])
+            lc[k] = new_id(I, "lc_", out_name(I, n, k));
+        line(I, "%s = %s", lc[k], ref(I, v));
+    }
+    /* scan outputs: their row count is the trip count where nothing can end the loop early, else
+     * the model's declared shape, checked after the loop */
+    int64_t rows = -1;
+    int exact = 0;
+    if (M && M->data && (!C || (C->data && geti(C, 0)))) {
+        rows = geti(M, 0);
+        exact = 1; /* the body's condition may still end it early: checked below */
+    }
+    const char **so = alloc(I, (nscan + 1) * sizeof *so);
+    cfx_type *so_t = alloc(I, (nscan + 1) * sizeof *so_t);
+    const char *note = I->note;
+    /* the body is written apart: the scan buffers, whose types it gives, go before the loop */
+    body_apart(I);
+    I->indent++;
+    int base = scope_open(I);
+    cfx_type i64 = mktype(CFX_I64, 0, NULL), b1 = mktype(CFX_BOOL, 0, NULL);
+    if (!body->input[0] || !body->input[1])
+        fail(I, "the body's inputs are missing");
+    bind(I, body->input[0]->name ? body->input[0]->name : "", &i64, it, NULL);
+    bind(I, body->input[1]->name ? body->input[1]->name : "", &b1, cv, NULL);
+    for (size_t k = 0; k < ncarried; k++)
+        bind(I, body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "", &lt[k], lc[k], NULL);
+    /* a new value computed straight into its loop variable once the old one is read no more */
+    for (size_t k = 0; k <= ncarried; k++) {
+        const Onnx__ValueInfoProto *o = body->output[k], *i = body->input[k + 1];
+        if (o && o->name && i && i->name)
+            add_direct(I, o->name, k ? lc[k - 1] : cv, I->depth, last_read(body, i->name));
+    }
+    ival **outs = subgraph_outputs(I, body, n);
+    drop_direct(I, I->depth);
+    I->node = self;
+    I->opset = opset;
+    I->note = note;
+    if (outs[0]->ty.dtype != CFX_BOOL || count(&outs[0]->ty) != 1)
+        fail(I, "the body's condition output is %s, not one bool", tystr(I, &outs[0]->ty));
+    int cond_stays = outs[0]->data ? geti(outs[0], 0) != 0 : outs[0]->id == cv;
+    for (size_t k = 0; k < ncarried; k++)
+        if (!same_type(&outs[k + 1]->ty, &lt[k]))
+            fail(I, "loop-carried value '%s' enters as %s and leaves the body as %s: a loop-carried value "
+                 "may not change type or shape", out_name(I, n, k), tystr(I, &lt[k]), tystr(I, &outs[k + 1]->ty));
+    for (size_t j = 0; j < nscan; j++) {
+        ival *y = outs[ncarried + 1 + j];
+        const char *oname = out_name(I, n, ncarried + j);
+        cfx_type decl, t = y->ty;
+        int64_t r = -1;
+        if (rows > 0 && cond_stays)
+            r = rows;
+        else if (declared_type(I, I->mp->graph, oname, &decl) && decl.rank == y->ty.rank + 1 && decl.dims[0] > 0)
+            r = decl.dims[0];
+        else
+            fail(I, "scan output '%s' has a length that depends on the data (the loop can end early, or "
+                 "its trip count is not known at import) and the model declares no static shape for it", oname);
+        t.rank = y->ty.rank + 1;
+        if (t.rank > CFX_TYPE_MAX_RANK)
+            fail(I, "scan output '%s' has rank %d; cfx takes at most %d", oname, t.rank, CFX_TYPE_MAX_RANK);
+        for (int d = y->ty.rank; d > 0; d--)
+            t.dims[d] = y->ty.dims[d - 1];
+        t.dims[0] = r;
+        check_dims(I, oname, t.rank, t.dims);
+        so_t[j] = t;
+        so[j] = new_id(I, "scan_", oname);
+        line(I, "%s[%s] = %s", so[j], it, ref(I, y));
+    }
+    const char **vals = alloc(I, (ncarried + 2) * sizeof *vals);
+    const char **tgts = alloc(I, (ncarried + 2) * sizeof *tgts);
+    for (size_t k = 0; k < ncarried; k++) {
+        tgts[k] = lc[k];
+        vals[k] = ref(I, outs[k + 1]);
+    }
+    tgts[ncarried] = cv;
+    vals[ncarried] = ref(I, outs[0]);
+    assign_all(I, tgts, vals, ncarried + 1);
+    if (counted)
+        line(I, "%s = %s + 1", it, it);
+    scope_close(I, base);
+    I->indent--;
+    body_back(I);
+    for (size_t j = 0; j < nscan; j++)
+        line(I, "%s = %s", so[j], zeros_of(I, &so_t[j]));
+    line(I, "while %s%s%s {", M ? fmt(I, "%s < %s", it, ref(I, M)) : "", M ? " and " : "", cv);
+    body_join(I);
+    line(I, "}");
+    for (size_t j = 0; j < nscan; j++)
+        if (!(exact && cond_stays && rows == so_t[j].dims[0]))
+            line(I, "assert(%s == %lld, \"Loop '%s': scan output '%s' is declared with %lld rows; the loop ran "
+                 "another number of iterations\")", it, (long long)so_t[j].dims[0], clean(I, self->name),
+                 clean(I, out_name(I, n, ncarried + j)), (long long)so_t[j].dims[0]);
+    for (size_t k = 0; k < ncarried; k++)
+        bind(I, out_name(I, n, k), &lt[k], lc[k], NULL);
+    for (size_t j = 0; j < nscan; j++)
+        bind(I, out_name(I, n, ncarried + j), &so_t[j], so[j], NULL);
+    I->depth--;
+}
+
+/* Scan (opset 9 on): states carried, scan inputs read one slice per iteration along their axes,
+ * scan outputs stacked along theirs; Scan-8's leading batch dimension is one loop more. */
+static void op_scan(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    int v8 = opset < 9;
+    size_t first = v8 ? 1 : 0; /* Scan-8's optional sequence_lens comes first */
+    if (v8 && has_input(n, 0))
+        fail(I, "sequence_lens is not supported");
+    int64_t nin = attr_int(I, n, "num_scan_inputs", -1);
+    size_t ninputs = n->n_input - first;
+    if (nin < 1 || (size_t)nin > ninputs)
+        fail(I, "num_scan_inputs is %lld for %zu inputs", (long long)nin, ninputs);
+    size_t nstate = ninputs - (size_t)nin, nscan_out;
+    if (body->n_input != ninputs || body->n_output < nstate)
+        fail(I, "the body's inputs and outputs do not match the node's");
+    nscan_out = body->n_output - nstate;
+    if (n->n_output != body->n_output)
+        fail(I, "the node has %zu outputs, the body %zu", n->n_output, body->n_output);
+    size_t k8;
+    const int64_t *in_axes = attr_ints(I, n, "scan_input_axes", &k8);
+    if (in_axes && k8 != (size_t)nin) fail(I, "scan_input_axes has %zu entries", k8);
+    size_t kd;
+    const int64_t *in_dirs = attr_ints(I, n, v8 ? "directions" : "scan_input_directions", &kd);
+    if (in_dirs && kd != (size_t)nin) fail(I, "the input directions have %zu entries", kd);
+    size_t ko;
+    const int64_t *out_axes = attr_ints(I, n, "scan_output_axes", &ko);
+    if (out_axes && ko != nscan_out) fail(I, "scan_output_axes has %zu entries", ko);
+    size_t kod;
+    const int64_t *out_dirs = attr_ints(I, n, "scan_output_directions", &kod);
+    if (out_dirs && kod != nscan_out) fail(I, "scan_output_directions has %zu entries", kod);
+    const char *nm = out_name(I, n, 0);
+    int64_t batch = 1;
+    int off = v8 ? 1 : 0; /* the batch dimension shifts every axis by one */
+    /* the sequence length, from the scan inputs */
+    int64_t L = -1;
+    int *axis = alloc(I, ((size_t)nin + 1) * sizeof *axis);
+    for (int64_t i = 0; i < nin; i++) {
+        ival *x = in(I, n, first + nstate + (size_t)i);
+        int r = x->ty.rank - off;
+        if (r < 1)
+            fail(I, "scan input '%s' is %s", x->name, tystr(I, &x->ty));
+        axis[i] = norm_axis(I, in_axes ? in_axes[i] : 0, r, "scan input axis") + off;
+        if (v8) {
+            if (i == 0) batch = x->ty.dims[0];
+            else if (x->ty.dims[0] != batch) fail(I, "the scan inputs' batch sizes differ");
+        }
+        int64_t len = x->ty.dims[axis[i]];
+        if (L >= 0 && len != L)
+            fail(I, "the scan inputs' lengths differ: %lld and %lld", (long long)L, (long long)len);
+        L = len;
+    }
+    const char *b = v8 ? new_id(I, "b_", nm) : NULL, *t = new_id(I, "t_", nm);
+    const char **st = alloc(I, (nstate + 1) * sizeof *st), **fin = alloc(I, (nstate + 1) * sizeof *fin);
+    cfx_type *stt = alloc(I, (nstate + 1) * sizeof *stt);
+    for (size_t k = 0; k < nstate; k++) {
+        ival *s0 = in(I, n, first + k);
+        stt[k] = s0->ty;
+        if (v8) {
+            stt[k].rank--;
+            for (int d = 0; d < stt[k].rank; d++)
+                stt[k].dims[d] = s0->ty.dims[d + 1];
+        }
+        st[k] = new_id(I, "st_", out_name(I, n, k));
+    }
+    const char *note = I->note;
+    body_apart(I);
+    I->indent += v8 ? 2 : 1;
+    int base = scope_open(I);
+    for (int64_t i = 0; i < nin; i++) {
+        ival *x = in(I, n, first + nstate + (size_t)i);
+        int rev = in_dirs && in_dirs[i];
+        const char *pos = rev ? fmt(I, "%lld - %s", (long long)(L - 1), t) : t;
+        cfx_type et = x->ty;
+        et.rank = 0;
+        for (int d = off; d < x->ty.rank; d++)
+            if (d != axis[i])
+                et.dims[et.rank++] = x->ty.dims[d];
+        strbuf sb = {0};
+        sb_puts(&sb, "[");
+        for (int d = 0; d <= axis[i]; d++)
+            sb_printf(&sb, "%s%s", d ? ", " : "", d == axis[i] ? pos : (v8 && d == 0) ? b : ":");
+        sb_puts(&sb, "]");
+        if (sb.oom) fail(I, "out of memory");
+        const char *e = fmt(I, "%s%s", ref(I, x), sb_str(&sb));
+        sb_free(&sb);
+        const char *bn = body->input[nstate + (size_t)i] && body->input[nstate + (size_t)i]->name ?
+                         body->input[nstate + (size_t)i]->name : "";
+        const char *v = new_id(I, "x_", bn);
+        line(I, "%s = %s", v, e);
+        bind(I, bn, &et, v, NULL);
+    }
+    for (size_t k = 0; k < nstate; k++)
+        bind(I, body->input[k] && body->input[k]->name ? body->input[k]->name : "", &stt[k], st[k], NULL);
+    ival **outs = subgraph_outputs(I, body, n);
+    I->node = self;
+    I->opset = opset;
+    I->note = note;
+    for (size_t k = 0; k < nstate; k++)
+        if (!same_type(&outs[k]->ty, &stt[k]))
+            fail(I, "state '%s' enters as %s and leaves the body as %s: a state may not change type or shape",
+                 out_name(I, n, k), tystr(I, &stt[k]), tystr(I, &outs[k]->ty));
+    const char **so = alloc(I, (nscan_out + 1) * sizeof *so);
+    cfx_type *sot = alloc(I, (nscan_out + 1) * sizeof *sot);
+    for (size_t j = 0; j < nscan_out; j++) {
+        ival *y = outs[nstate + j];
+        const char *oname = out_name(I, n, nstate + j);
+        int r = y->ty.rank + 1;
+        int ax = norm_axis(I, out_axes ? out_axes[j] : 0, r, "scan output axis");
+        cfx_type ty = y->ty;
+        ty.rank = r + off;
+        if (ty.rank > CFX_TYPE_MAX_RANK)
+            fail(I, "scan output '%s' has rank %d; cfx takes at most %d", oname, ty.rank, CFX_TYPE_MAX_RANK);
+        for (int d = 0, s = 0; d < r; d++)
+            ty.dims[d + off] = d == ax ? L : y->ty.dims[s++];
+        if (v8)
+            ty.dims[0] = batch;
+        check_dims(I, oname, ty.rank, ty.dims);
+        sot[j] = ty;
+        so[j] = new_id(I, "scan_", oname);
+        int rev = out_dirs && out_dirs[j];
+        const char *pos = rev ? fmt(I, "%lld - %s", (long long)(L - 1), t) : t;
+        strbuf sb = {0};
+        sb_puts(&sb, "[");
+        for (int d = 0; d <= ax + off; d++)
+            sb_printf(&sb, "%s%s", d ? ", " : "", d == ax + off ? pos : (v8 && d == 0) ? b : ":");
+        sb_puts(&sb, "]");
+        if (sb.oom) fail(I, "out of memory");
+        line(I, "%s%s = %s", so[j], sb_str(&sb), ref(I, y));
+        sb_free(&sb);
+    }
+    const char **vals = alloc(I, (nstate + 1) * sizeof *vals);
+    for (size_t k = 0; k < nstate; k++)
+        vals[k] = ref(I, outs[k]);
+    assign_all(I, st, vals, nstate);
+    scope_close(I, base);
+    I->indent -= v8 ? 2 : 1;
+    body_back(I);
+    for (size_t k = 0; k < nstate; k++) {
+        fin[k] = st[k];
+        if (v8) {
+            cfx_type all = in(I, n, first + k)->ty;
+            fin[k] = new_id(I, "fin_", out_name(I, n, k));
+            line(I, "%s = %s", fin[k], zeros_of(I, &all));
+        }
+    }
+    for (size_t j = 0; j < nscan_out; j++)
+        line(I, "%s = %s", so[j], zeros_of(I, &sot[j]));
+    if (v8) {
+        line(I, "for %s in range(%lld) {", b, (long long)batch);
+        I->indent++;
+    }
+    for (size_t k = 0; k < nstate; k++)
+        line(I, "%s = %s%s", st[k], ref(I, in(I, n, first + k)), v8 ? fmt(I, "[%s]", b) : "");
+    line(I, "for %s in range(%lld) {", t, (long long)L);
+    body_join(I);
+    line(I, "}");
+    if (v8) {
+        for (size_t k = 0; k < nstate; k++)
+            line(I, "%s[%s] = %s", fin[k], b, st[k]);
+        I->indent--;
+        line(I, "}");
+    }
+    for (size_t k = 0; k < nstate; k++)
+        bind(I, out_name(I, n, k), v8 ? &in(I, n, first + k)->ty : &stt[k], fin[k], NULL);
+    for (size_t j = 0; j < nscan_out; j++)
+        bind(I, out_name(I, n, nstate + j), &sot[j], so[j], NULL);
+    I->depth--;
+}
+
+/* A node of a model-local function: its body inlined, the function's inputs bound to the node's
+ * values and its attribute references to the node's attributes. */
+static const Onnx__FunctionProto *find_function(imp *I, const Onnx__NodeProto *n)
+{
+    for (size_t k = 0; k < I->mp->n_functions; k++) {
+        const Onnx__FunctionProto *f = I->mp->functions[k];
+        if (f && f->name && n->op_type && !strcmp(f->name, n->op_type) &&
+            !strcmp(f->domain ? f->domain : "", n->domain ? n->domain : ""))
+            return f;
+    }
+    return NULL;
+}
+
+static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionProto *f)
+{
+    const Onnx__NodeProto *self = n, *caller = I->caller;
+    int64_t opset = graph_opset_guard(I);
+    ival *args = alloc(I, (f->n_input + 1) * sizeof *args);
+    for (size_t k = 0; k < f->n_input; k++) {
+        ival *v = in_opt(I, n, k);
+        if (v)
+            args[k] = *v;
+        else
+            args[k].ty.rank = -1;
+    }
+    int base = scope_open(I);
+    for (size_t k = 0; k < f->n_input; k++)
+        if (args[k].ty.rank >= 0)
+            bind(I, f->input[k], &args[k].ty, args[k].id, args[k].data);
+    int64_t fopset = opset;
+    for (size_t k = 0; k < f->n_opset_import; k++)
+        if (f->opset_import[k] && (!f->opset_import[k]->domain || !*f->opset_import[k]->domain ||
+                                   !strcmp(f->opset_import[k]->domain, "ai.onnx")))
+            fopset = f->opset_import[k]->version;
+    I->caller = n;
+    for (size_t k = 0; k < f->n_node; k++) {
+        I->opset = fopset;
+        node(I, f->node[k]);
+    }
+    I->caller = caller;
+    I->node = self;
+    I->opset = opset;
+    ival *outs = alloc(I, (f->n_output + 1) * sizeof *outs);
+    for (size_t k = 0; k < f->n_output && k < n->n_output; k++) {
+        ival *v = lookup(I, f->output[k]);
+        if (!v)
+            fail(I, "function '%s' computes no output '%s'", f->name, f->output[k]);
+        outs[k] = *v;
+    }
+    scope_close(I, base);
+    for (size_t k = 0; k < f->n_output && k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            bind(I, n->output[k], &outs[k].ty, outs[k].id, outs[k].data);
+    I->depth--;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+static const struct { const char *name; enum bin op; } binops[] = {
+    {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
+    {"Equal", B_EQ}, {"Less", B_LT}, {"Greater", B_GT}, {"LessOrEqual", B_LE},
+    {"GreaterOrEqual", B_GE}, {"And", B_AND}, {"Or", B_OR}, {"Xor", B_XOR},
+};
+
+static void node(imp *I, const Onnx__NodeProto *n)
+{
+    I->node = n;
+    if (!n || !n->op_type)
+        fail(I, "a node has no op type");
+    const char *op = n->op_type;
+    const char *dom = n->domain ? n->domain : "";
+    const char *name = n->name && *n->name ? n->name : (n->n_output && n->output[0] ? n->output[0] : "");
+    I->note = fmt(I, "%s '%s'", clean(I, op), clean(I, name));
+    for (size_t k = 0; k < n->n_output; k++) {
+        int *at = n->output[k] && *n->output[k] ? smap_slot(I, &I->names, n->output[k], 0) : NULL;
+        if (at && *at >= I->base)
+            fail(I, "value '%s' is computed twice in one graph (by this node and before it)", n->output[k]);
+    }
+    const Onnx__FunctionProto *f = find_function(I, n);
+    if (f) {
+        op_function(I, n, f);
+        return;
+    }
+    if (*dom && strcmp(dom, "ai.onnx") != 0)
+        fail(I, "the domain '%s' is not supported (cfx takes the default ONNX domain and the model's own "
+             "functions; docs/onnx.md lists the ops)", dom);
+    for (size_t k = 0; k < sizeof binops / sizeof *binops; k++)
+        if (!strcmp(op, binops[k].name)) {
+            binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
+            return;
+        }
+    if (!strcmp(op, "Mod")) {
+        ival *a = in(I, n, 0);
+        int fm = (int)attr_int(I, n, "fmod", 0);
+        binary(I, n, fm ? B_FMOD : B_MOD, a, in(I, n, 1));
+    } else if (unary(I, n, op) || activation(I, n, op)) {
+    } else if (!strcmp(op, "PRelu")) {
+        op_prelu(I, n);
+    } else if (!strcmp(op, "IsInf")) {
+        op_isinf(I, n);
+    } else if (!strcmp(op, "TopK")) {
+        op_topk(I, n);
+    } else if (!strcmp(op, "CumSum")) {
+        op_cumsum(I, n);
+    } else if (!strcmp(op, "Trilu")) {
+        op_trilu(I, n);
+    } else if (!strcmp(op, "Cast")) {
+        op_cast(I, n, dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'"));
+    } else if (!strcmp(op, "CastLike")) {
+        op_cast(I, n, in(I, n, 1)->ty.dtype);
+    } else if (!strcmp(op, "Reshape")) {
+        op_reshape(I, n);
+    } else if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) {
+        op_squeeze(I, n, op[0] == 'U');
+    } else if (!strcmp(op, "Flatten")) {
+        op_flatten(I, n);
+    } else if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
+        op_shape(I, n, op[1] == 'i');
+    } else if (!strcmp(op, "Constant")) {
+        op_constant(I, n);
+    } else if (!strcmp(op, "ConstantOfShape")) {
+        op_constant_of_shape(I, n);
+    } else if (!strcmp(op, "Range")) {
+        op_range(I, n);
+    } else if (!strcmp(op, "Where")) {
+        op_where(I, n);
+    } else if (!strcmp(op, "Expand")) {
+        op_expand(I, n);
+    } else if (!strcmp(op, "Concat")) {
+        op_concat(I, n);
+    } else if (!strcmp(op, "Split")) {
+        op_split(I, n);
+    } else if (!strcmp(op, "Slice")) {
+        op_slice(I, n);
+    } else if (!strcmp(op, "Gather")) {
+        op_gather(I, n);
+    } else if (!strcmp(op, "ScatterND")) {
+        op_scatter_nd(I, n);
+    } else if (!strcmp(op, "GatherElements")) {
+        op_gather_elements(I, n);
+    } else if (!strcmp(op, "Transpose")) {
+        op_transpose(I, n);
+    } else if (!strcmp(op, "MatMul")) {
+        op_matmul(I, n);
+    } else if (!strcmp(op, "Gemm")) {
+        op_gemm(I, n);
+    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2") ||
+               !strcmp(op, "ReduceL1") || !strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp")) {
+        op_reduce(I, n, "sum", 0);
+    } else if (!strcmp(op, "ReduceMax")) {
+        op_reduce(I, n, "max", 0);
+    } else if (!strcmp(op, "ReduceMin")) {
+        op_reduce(I, n, "min", 0);
+    } else if (!strcmp(op, "ReduceMean")) {
+        op_reduce(I, n, "mean", 0);
+    } else if (!strcmp(op, "ArgMax")) {
+        op_reduce(I, n, "argmax", 1);
+    } else if (!strcmp(op, "ArgMin")) {
+        op_reduce(I, n, "argmin", 1);
+    } else if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) {
+        op_softmax(I, n, op[0] == 'L');
+    } else if (!strcmp(op, "LayerNormalization")) {
+        op_layernorm(I, n);
+    } else if (!strcmp(op, "Clip")) {
+        op_clip(I, n);
+    } else if (!strcmp(op, "Sum") || !strcmp(op, "Mean")) {
+        op_variadic(I, n, B_ADD, op[0] == 'M');
+    } else if (!strcmp(op, "Min") || !strcmp(op, "Max")) {
+        op_variadic(I, n, op[1] == 'i' ? B_MIN : B_MAX, 0);
+    } else if (!strcmp(op, "If")) {
+        op_if(I, n);
+    } else if (!strcmp(op, "Loop")) {
+        op_loop(I, n);
+    } else if (!strcmp(op, "Scan")) {
+        op_scan(I, n);
+    } else {
+        fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
+    }
+}
+
+static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g)
+{
+    int saved = I->node_index;
+    for (size_t k = 0; k < g->n_node; k++) {
+        I->node_index = (int)k;
+        node(I, g->node[k]);
+    }
+    I->node_index = saved;
+}
+
+/* 1 when a node of g, or of a subgraph below it, reads `name` */
+static int reads(const Onnx__GraphProto *g, const char *name);
+
+static int node_reads(const Onnx__NodeProto *n, const char *name)
+{
+    for (size_t k = 0; k < n->n_input; k++)
+        if (n->input[k] && !strcmp(n->input[k], name))
+            return 1;
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (at && at->g && reads(at->g, name))
+            return 1;
+        for (size_t j = 0; at && j < at->n_graphs; j++)
+            if (at->graphs[j] && reads(at->graphs[j], name))
+                return 1;
+    }
+    return 0;
+}
+
+static int reads(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads(g->node[k], name))
+            return 1;
+    for (size_t k = 0; k < g->n_output; k++)
+        if (g->output[k] && g->output[k]->name && !strcmp(g->output[k]->name, name))
+            return 1;
+    return 0;
+}
+
+/* 1 when some value in scope is held by variable id (a live value a write would destroy) */
+static int lookup_id(imp *I, const char *id)
+{
+    for (int k = I->nvals - 1; k >= 0; k--)
+        if (I->vals[k]->id && !strcmp(I->vals[k]->id, id))
+            return 1;
+    return 0;
+}
+
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id);
+
+static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            return 1;
+    return 0;
+}
+
+/* 1 when n, or a subgraph of it, reads a value in scope that variable id holds */
+static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id)
+{
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *v = n->input[k] && *n->input[k] ? lookup(I, n->input[k]) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            return 1;
+    }
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (at && at->g && graph_reads_id(I, at->g, id))
+            return 1;
+        for (size_t j = 0; at && j < at->n_graphs; j++)
+            if (at->graphs[j] && graph_reads_id(I, at->graphs[j], id))
+                return 1;
+    }
+    return 0;
+}
+
+/* The last node of g that reads a value variable id holds (-1: none). */
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    int last = -1;
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            last = (int)k;
+    for (size_t k = 0; k < g->n_output; k++) {
+        ival *v = g->output[k] && g->output[k]->name ? lookup(I, g->output[k]->name) : NULL;
+        if (v && v->id && !strcmp(v->id, id))
+            last = (int)g->n_node; /* given back as it is: never written in the branch */
+    }
+    return last;
+}
+
+/* The index of the last node of g that reads `name` (-1: none), for values whose old contents a
+ * direct write must not destroy too early; a function's nodes count as their node's. */
+static int last_read(const Onnx__GraphProto *g, const char *name)
+{
+    int last = -1;
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads(g->node[k], name))
+            last = (int)k;
+    return last;
+}
+
+/* ---- the model ------------------------------------------------------------------------------- */
+
+/* Drops the lines that define a variable nothing reads (a Shape's chain once folded, an int64
+ * cast whose int32 was taken instead), as long as there are such: every identifier is counted
+ * once over the body (comments and strings left out), and a marked line whose variable counts
+ * once, its own definition, goes, taking its reads off the counts. Linear in the text. */
+static int ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Calls back each identifier of line [p, end) outside comments and strings. */
+static void idents(imp *I, const char *p, const char *end, smap *counts, int delta, const char **lines_of,
+                   int *work, int *nwork)
+{
+    int str = 0;
+    while (p < end) {
+        char c = *p;
+        if (str) {
+            if (c == '\\' && p + 1 < end)
+                p++;
+            else if (c == '"')
+                str = 0;
+            p++;
+        } else if (c == '"') {
+            str = 1;
+            p++;
+        } else if (c == '#') {
+            break;
+        } else if (ident_start(c) && (p == end || 1)) {
+            const char *q = p;
+            while (q < end && ident_char(*q))
+                q++;
+            char *name = fmt(I, "%.*s", (int)(q - p), p);
+            int *slot = smap_slot(I, counts, name, delta > 0);
+            if (slot) {
+                if (*slot < 0)
+                    *slot = 0;
+                *slot += delta;
+                if (delta < 0 && *slot == 1 && lines_of) {
+                    int *li = smap_slot(I, (smap *)lines_of, name, 0);
+                    if (li && *li >= 0)
+                        work[(*nwork)++] = *li;
+                }
+            }
+            p = q;
+        } else {
+            p++;
+        }
+    }
+}
+
+static void prune(imp *I)
+{
+    char *t = I->body.data;
+    if (!t)
+        return;
+    size_t len = I->body.len;
+    int nlines = 0;
+    for (size_t i = 0; i < len; i++)
+        nlines += t[i] == '\n';
+    size_t *start = alloc(I, ((size_t)nlines + 1) * sizeof *start);
+    const char **def = alloc(I, ((size_t)nlines + 1) * sizeof *def);
+    char *dead = alloc(I, (size_t)nlines + 1);
+    int *work = alloc(I, ((size_t)nlines + 1) * sizeof *work);
+    int nwork = 0;
+    smap counts = {0}, lines = {0};
+    for (int l = 0, i = 0; l < nlines; l++) {
+        start[l] = (size_t)i;
+        while (t[i] != '\n')
+            i++;
+        i++;
+    }
+    start[nlines] = len;
+    for (int l = 0; l < nlines; l++) {
+        const char *p = t + start[l], *end = t + start[l + 1];
+        while (p < end && *p == ' ')
+            p++;
+        if (p < end && *p == PURE_MARK) {
+            const char *q = strchr(p, PURE_END);
+            def[l] = fmt(I, "%.*s", (int)(q - p - 1), p + 1);
+            *smap_slot(I, &lines, def[l], 1) = l;
+            p = q + 1;
+        }
+        idents(I, p, end, &counts, 1, NULL, NULL, NULL);
+    }
+    for (int l = 0; l < nlines; l++)
+        if (def[l] && *smap_slot(I, &counts, def[l], 0) == 1)
+            work[nwork++] = l;
+    while (nwork > 0) {
+        int l = work[--nwork];
+        if (dead[l])
+            continue;
+        dead[l] = 1;
+        const char *p = strchr(t + start[l], PURE_END) + 1;
+        idents(I, p, t + start[l + 1], &counts, -1, (const char **)&lines, work, &nwork);
+    }
+    strbuf out = {0};
+    for (int l = 0; l < nlines; l++) {
+        if (dead[l])
+            continue;
+        const char *p = t + start[l], *end = t + start[l + 1];
+        const char *m = memchr(p, PURE_MARK, (size_t)(end - p));
+        if (m) {
+            sb_append(&out, p, (size_t)(m - p));
+            p = strchr(m, PURE_END) + 1;
+        }
+        sb_append(&out, p, (size_t)(end - p));
+    }
+    smap_free(&counts);
+    smap_free(&lines);
+    if (out.oom) {
+        sb_free(&out);
+        fail(I, "out of memory");
+    }
+    sb_free(&I->body);
+    I->body = out;
+}
+
+static void import_model(imp *I, onnx_import *out)
+{
+    Onnx__ModelProto *mp = I->mp;
+    const Onnx__GraphProto *g = mp->graph;
+    if (!g)
+        fail(I, "the model holds no graph");
+    I->opset = -1;
+    for (size_t k = 0; k < mp->n_opset_import; k++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[k];
+        if (o && (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")))
+            I->opset = o->has_version ? o->version : 1;
+    }
+    if (I->opset < 0)
+        I->opset = 1; /* IR 3 models without opset_import run opset 1 */
+    if (I->opset < ONNX_OPSET_MIN || I->opset > ONNX_OPSET_MAX)
+        fail(I, "the model uses opset %lld of the default domain; cfx imports opsets %d to %d", (long long)I->opset,
+             ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+    /* initializers, then the inputs that are not initializers */
+    for (size_t k = 0; k < g->n_initializer; k++) {
+        const Onnx__TensorProto *t = g->initializer[k];
+        if (!t || !t->name)
+            fail(I, "initializer %zu has no name", k);
+        cfx_type ty;
+        void *data = tensor_data(I, t, &ty);
+        bind(I, t->name, &ty, NULL, data);
+    }
+    /* the graph's name as an identifier; a word of the language, or none, is prefixed */
+    static const char *const words[] = {"graph", "if", "elif", "else", "while", "for", "in", "range",
+                                        "switch", "case", "default", "break", "continue", "return",
+                                        "true", "false", "True", "False", "and", "or", "not", "is",
+                                        "None", "pass", "const", "print", "assert", "lambda", "def"};
+    const char *gname = new_id(I, "", g->name && *g->name ? g->name : "model");
+    int word = !*gname || (gname[0] >= '0' && gname[0] <= '9');
+    for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+        word |= !strcmp(gname, words[k]);
+    if (word)
+        gname = new_id(I, "g_", g->name && *g->name ? g->name : "model");
+    I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
+    I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
+    sb_printf(&I->head, "graph %s(", gname);
+    int nparams = 0;
+    for (size_t k = 0; k < g->n_input; k++) {
+        const Onnx__ValueInfoProto *vi = g->input[k];
+        if (!vi || !vi->name)
+            fail(I, "input %zu has no name", k);
+        ival *init = lookup(I, vi->name);
+        if (init && init->data)
+            continue; /* an initializer listed as an input (IR < 4): a constant here */
+        cfx_type t;
+        value_info_type(I, vi, 1, &t);
+        const char *id = new_id(I, "in_", vi->name);
+        ival *v = bind(I, vi->name, &t, id, NULL);
+        for (int j = 0; I->use_values && j < I->nshapes; j++)
+            if (I->shapes[j].value && I->shapes[j].name && !strcmp(I->shapes[j].name, vi->name) &&
+                same_type(&I->shapes[j].type, &t)) {
+                /* fixed at import: the value is a constant, and the run checks it was given */
+                size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
+                ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
+                memcpy(fixed.data, I->shapes[j].value, bytes);
+                if (count(&t) == 0)
+                    fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
+                         "the model this value as a constant)", vi->name);
+                const char *c = ref(I, &fixed);
+                I->note = fmt(I, "input '%s'", clean(I, vi->name));
+                line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
+                     "import it again for this one\")", count(&t) == 1 ? fmt(I, "%s == %s", id, c)
+                     : fmt(I, "all(%s == %s)", id, c), clean(I, vi->name));
+                I->note = NULL;
+                v->data = fixed.data;
+                v->id = c;
+            }
+        sb_printf(&I->head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
+        I->in_names[nparams++] = vi->name;
+    }
+    I->nin = nparams;
+    for (size_t k = 0; k < g->n_output; k++)
+        for (size_t j = 0; j < k; j++)
+            if (g->output[k] && g->output[j] && g->output[k]->name && g->output[j]->name &&
+                !strcmp(g->output[k]->name, g->output[j]->name))
+                fail(I, "output '%s' is listed twice", g->output[k]->name);
+    I->indent = 1;
+    /* the outputs' variables, which the nodes that compute them write directly */
+    const char **out_ids = alloc(I, (g->n_output + 1) * sizeof *out_ids);
+    for (size_t k = 0; k < g->n_output; k++) {
+        if (!g->output[k] || !g->output[k]->name)
+            fail(I, "output %zu has no name", k);
+        out_ids[k] = new_id(I, "out_", g->output[k]->name);
+        add_direct(I, g->output[k]->name, out_ids[k], I->depth, -1);
+    }
+    emit_graph_nodes(I, g);
+    drop_direct(I, I->depth);
+    I->node = NULL;
+    I->note = NULL;
+    sb_puts(&I->head, ") -> (");
+    if (g->n_output == 0)
+        fail(I, "the graph has no outputs");
+    for (size_t k = 0; k < g->n_output; k++) {
+        const Onnx__ValueInfoProto *vo = g->output[k];
+        if (!vo || !vo->name)
+            fail(I, "output %zu has no name", k);
+        ival *v = lookup(I, vo->name);
+        if (!v)
+            fail(I, "output '%s' is computed by no node", vo->name);
+        cfx_type decl;
+        if (value_info_type(I, vo, 0, &decl) && !same_type(&decl, &v->ty))
+            fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
+        const char *id = out_ids[k], *r = ref(I, v);
+        sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
+        I->note = fmt(I, "output '%s'", clean(I, vo->name));
+        if (strcmp(id, r) != 0)
+            line(I, "%s = %s", id, r);
+        I->res_names[k] = vo->name;
+    }
+    I->nres = (int)g->n_output;
+    sb_puts(&I->head, ") {\n");
+    prune(I);
+    strbuf text = {0};
+    sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", clean(I, I->model),
+              (long long)mp->ir_version, (long long)I->opset, mp->producer_name && *mp->producer_name ? ", made by " : "",
+              clean(I, mp->producer_name));
+    sb_append(&text, sb_str(&I->consts), I->consts.len);
+    if (I->consts.len)
+        sb_puts(&text, "\n");
+    sb_append(&text, sb_str(&I->head), I->head.len);
+    sb_append(&text, sb_str(&I->body), I->body.len);
+    sb_puts(&text, "}\n");
+    if (text.oom) {
+        sb_free(&text);
+        fail(I, "out of memory");
+    }
+    out->text = sb_take(&text);
+}
+
+static char *dup_plain(const char *s)
+{
+    char *c = malloc(strlen(s) + 1);
+    if (c)
+        strcpy(c, s);
+    return c;
+}
+
+/* 1 when the serialized message p[0, len) of type d nests no deeper than `room` messages:
+ * protobuf-c unpacks nested messages by recursion, so a model nested a million deep would
+ * overflow the stack before the importer saw it. Walks the wire format with the schema's own
+ * descriptors; a malformed encoding is left to unpack to refuse. */
+#define ONNX_MAX_NESTING 400
+
+static uint64_t wire_varint(const uint8_t **p, const uint8_t *end, int *ok)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) {
+            *ok = 0;
+            return 0;
+        }
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *ok = 0;
+    return 0;
+}
+
+static int nesting_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *d, int room)
+{
+    if (room <= 0)
+        return 0;
+    const uint8_t *end = p + len;
+    int ok = 1;
+    while (p < end && ok) {
+        uint64_t tag = wire_varint(&p, end, &ok);
+        unsigned wt = (unsigned)(tag & 7);
+        uint64_t n;
+        switch (wt) {
+        case 0:
+            wire_varint(&p, end, &ok);
+            break;
+        case 1:
+        case 5:
+            n = wt == 1 ? 8 : 4;
+            if ((uint64_t)(end - p) < n)
+                return 1;
+            p += n;
+            break;
+        case 2: {
+            n = wire_varint(&p, end, &ok);
+            if (!ok || n > (uint64_t)(end - p))
+                return 1;
+            const ProtobufCFieldDescriptor *f =
+                tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3)) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor &&
+                !nesting_ok(p, (size_t)n, f->descriptor, room - 1))
+                return 0;
+            p += n;
+            break;
+        }
+        default:
+            return 1; /* groups and worse: unpack refuses them */
+        }
+    }
+    return 1;
+}
+
+/* Reads the model, imports it and hands the result over; leaves by fail() on any error. */
+static void import_all(imp *I, const char *path, onnx_import *out)
+{
+    if (path) {
+        const char *slash = strrchr(path, '/');
+        I->dir = slash == path ? sdup(I, "/") : slash ? fmt(I, "%.*s", (int)(slash - path), path) : sdup(I, ".");
+    }
+    if (!I->bytes) {
+        if (!path)
+            fail(I, "neither a path nor bytes were given");
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            fail(I, "cannot read: %s", strerror(errno));
+        size_t cap = 1 << 16, n = 0;
+        I->file = malloc(cap);
+        while (I->file) {
+            size_t got = fread(I->file + n, 1, cap - n, f);
+            n += got;
+            if (got == 0)
+                break;
+            if (n == cap) {
+                if (cap >= ONNX_MAX_MODEL) {
+                    fclose(f);
+                    fail(I, "the model is larger than 2 GiB (keep weights as external data)");
+                }
+                uint8_t *grown = realloc(I->file, cap * 2);
+                if (!grown)
+                    break;
+                I->file = grown;
+                cap *= 2;
+            }
+        }
+        fclose(f);
+        if (!I->file)
+            fail(I, "out of memory");
+        I->bytes = I->file;
+        I->len = n;
+    }
+    if (!nesting_ok(I->bytes, I->len, &onnx__model_proto__descriptor, ONNX_MAX_NESTING))
+        fail(I, "the model nests its messages (subgraphs, types) more than %d deep", ONNX_MAX_NESTING);
+    I->mp = onnx__model_proto__unpack(NULL, I->len, I->bytes);
+    if (!I->mp)
+        fail(I, "not an ONNX model: the protobuf does not parse (a truncated or corrupt file?)");
+    import_model(I, out);
+    /* hand over what the result keeps: copies, since everything else goes with I */
+    out->file = dup_plain(fmt(I, "%s.cfx", I->model));
+    out->constants = calloc((size_t)I->ntable + 1, sizeof *out->constants);
+    out->input_names = calloc((size_t)I->nin + 1, sizeof *out->input_names);
+    out->result_names = calloc((size_t)I->nres + 1, sizeof *out->result_names);
+    if (!out->file || !out->constants || !out->input_names || !out->result_names)
+        fail(I, "out of memory");
+    for (; out->ninputs < I->nin; out->ninputs++)
+        if (!(out->input_names[out->ninputs] = dup_plain(I->in_names[out->ninputs])))
+            fail(I, "out of memory");
+    for (; out->nresults < I->nres; out->nresults++)
+        if (!(out->result_names[out->nresults] = dup_plain(I->res_names[out->nresults])))
+            fail(I, "out of memory");
+    for (int k = 0; k < I->ntable; k++) {
+        onnx_constant *c = &out->constants[k];
+        size_t bytes = (size_t)count(&I->table[k].type) * (size_t)cfx_dtype_size(I->table[k].type.dtype);
+        c->type = I->table[k].type;
+        c->name = dup_plain(I->table[k].name);
+        c->data = malloc(bytes ? bytes : 1);
+        out->nconstants = k + 1;
+        if (!c->name || !c->data)
+            fail(I, "out of memory");
+        memcpy(c->data, I->table[k].data, bytes);
+    }
+}
+
+static int import_once(const char *path, const void *bytes, size_t len, const cfx_input_shape *shapes,
+                       int nshapes, int use_values, const char *data_dir, const char *data_dir_text,
+                       onnx_import *out, char **err)
+{
+    imp *I = calloc(1, sizeof *I);
+    memset(out, 0, sizeof *out);
+    *err = NULL;
+    if (!I) {
+        *err = dup_plain("out of memory\n");
+        return -1;
+    }
+    I->model = path ? path : "model.onnx";
+    I->shapes = shapes;
+    I->nshapes = shapes ? nshapes : 0;
+    I->use_values = use_values;
+    I->data_dir = data_dir;
+    I->data_dir_text = data_dir_text;
+    I->bytes = bytes;
+    I->len = len;
+    int failed = setjmp(I->jb);
+    if (!failed)
+        import_all(I, path, out);
+    if (failed) {
+        *err = I->msg ? I->msg : dup_plain("out of memory\n");
+        onnx_import_free(out);
+    }
+    if (I->mp)
+        onnx__model_proto__free_unpacked(I->mp, NULL);
+    free(I->file);
+    for (size_t k = 0; k < I->nallocs; k++)
+        free(I->allocs[k]);
+    free(I->allocs);
+    free(I->vals);
+    free(I->table);
+    free(I->direct);
+    free(I->bases);
+    smap_free(&I->names);
+    smap_free(&I->ids);
+    sb_free(&I->consts);
+    sb_free(&I->body);
+    sb_free(&I->head);
+    for (int k = 0; k < I->nheld; k++)
+        sb_free(&I->held[k]);
+    free(I->held);
+    free(I);
+    return failed ? -1 : 0;
+}
+
+/* Inputs whose values the caller gave are fixed only where the model needs them (a first try
+ * without them failed): a plain import keeps every input a run-time value. */
+int onnx_import_model(const char *path, const void *bytes, size_t len,
+                      const cfx_input_shape *shapes, int nshapes, const char *data_dir,
+                      const char *data_dir_text, onnx_import *out, char **err)
+{
+    int rc = import_once(path, bytes, len, shapes, nshapes, 0, data_dir, data_dir_text, out, err);
+    int values = 0;
+    for (int k = 0; shapes && k < nshapes; k++)
+        values |= shapes[k].value != NULL;
+    if (rc != 0 && values && *err && strstr(*err, "must be known when the model is imported")) {
+        char *first = *err;
+        rc = import_once(path, bytes, len, shapes, nshapes, 1, data_dir, data_dir_text, out, err);
+        free(first);
+    }
+    return rc;
+}
+
+void onnx_import_free(onnx_import *im)
+{
+    if (!im)
+        return;
+    free(im->text);
+    free(im->file);
+    for (int k = 0; k < im->nconstants; k++) {
+        free(im->constants[k].name);
+        free(im->constants[k].data);
+    }
+    free(im->constants);
+    if (im->input_names)
+        for (int k = 0; k < im->ninputs; k++)
+            free(im->input_names[k]);
+    free(im->input_names);
+    if (im->result_names)
+        for (int k = 0; k < im->nresults; k++)
+            free(im->result_names[k]);
+    free(im->result_names);
+    memset(im, 0, sizeof *im);
+}
+
+#endif

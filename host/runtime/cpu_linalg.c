@@ -1,0 +1,386 @@
+/* cpu_linalg.c: the cpu executor's matrix products, dots and sums over whole tensors.
+ *
+ * kernels/ holds the reference bodies every executor shares (k_matmul, k_dot_range,
+ * k_reduce_range), written one output element at a time. On the CPU these run here instead,
+ * in one of two accumulation modes (cfx.h, CFX_OPTION_ACCUMULATE):
+ *
+ * - CPU_ACC_F64, the reference: results bit-identical to the kernels/ bodies. An f32 product
+ *   accumulates each output element in double, in the order t = 0, 1, ..., k-1, and rounds
+ *   once. The loops are reordered (i, t, j over a row of double accumulators, rows in blocks)
+ *   so that they stream and vectorise across j, but every element still sees the same
+ *   additions in the same order, so nothing a test can see changes.
+ * - CPU_ACC_FAST, the default: what numpy and PyTorch do. f32 and f64 products (matmul,
+ *   matrix-vector, vector-matrix, dot) go to the CBLAS found at configure (CFX_HAVE_CBLAS:
+ *   OpenBLAS, threaded as it is), accumulating f32 in f32 in the BLAS's order; without a
+ *   BLAS, to cfx's own blocked kernels below, which accumulate f32 in f32 too. The BLAS is
+ *   opened (dlopen, by its soname, then by the path configure found) at the first product of
+ *   the fast mode, not linked: a program that makes none never loads it, and where it cannot
+ *   be opened the own kernels run. Sums, means
+ *   and norms of f32 still accumulate in double (in 16 partial sums, which vectorise): as
+ *   fast as f32 partial sums, and closer to the exact result than numpy's.
+ *
+ * Integer products wrap (two's complement), so any order gives the same bits: both modes run
+ * the blocked loop, accumulating i32 in uint32 and i64 in uint64.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_linalg.h"
+#include "kernels/kernels.h"
+
+#ifdef CFX_HAVE_CBLAS
+#include <cblas.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#endif
+
+/* Columns of one block of accumulators (a row of them per row of A in the block). */
+#define JB 256
+/* Rows of A that share one pass over a block of B. */
+#define IB 4
+/* Rows of B (the reduction dimension) per pass, so that a block of B stays in L2. */
+#define KB 256
+
+#ifdef CFX_HAVE_CBLAS
+/* The CBLAS's functions, typed by its own header. */
+static struct {
+    __typeof__(cblas_sgemm) *sgemm;
+    __typeof__(cblas_dgemm) *dgemm;
+    __typeof__(cblas_sgemv) *sgemv;
+    __typeof__(cblas_dgemv) *dgemv;
+    __typeof__(cblas_sdot) *sdot;
+    __typeof__(cblas_ddot) *ddot;
+} blas;
+static int blas_loaded, blas_off;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_load(void)
+{
+    static const char *const names[] = {CFX_CBLAS_SONAME, CFX_CBLAS_PATH};
+    for (int i = 0; i < 2 && !blas_loaded; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            continue;
+        *(void **)&blas.sgemm = dlsym(h, "cblas_sgemm");
+        *(void **)&blas.dgemm = dlsym(h, "cblas_dgemm");
+        *(void **)&blas.sgemv = dlsym(h, "cblas_sgemv");
+        *(void **)&blas.dgemv = dlsym(h, "cblas_dgemv");
+        *(void **)&blas.sdot = dlsym(h, "cblas_sdot");
+        *(void **)&blas.ddot = dlsym(h, "cblas_ddot");
+        if (blas.sgemm && blas.dgemm && blas.sgemv && blas.dgemv && blas.sdot && blas.ddot)
+            blas_loaded = 1;
+        else
+            dlclose(h);
+    }
+}
+
+/* 1 when the products of the fast mode go to the BLAS (opening it the first time). */
+static int use_blas(void)
+{
+    if (blas_off)
+        return 0;
+    pthread_once(&blas_once, blas_load);
+    return blas_loaded;
+}
+#endif
+
+int cpu_have_blas(void)
+{
+#ifdef CFX_HAVE_CBLAS
+    return use_blas();
+#else
+    return 0;
+#endif
+}
+
+void cpu_blas_off(int off)
+{
+#ifdef CFX_HAVE_CBLAS
+    blas_off = off;
+#else
+    (void)off;
+#endif
+}
+
+/* ---- the reference products (bit-identical to k_matmul) ---------------------------------- */
+#define REF_PRODUCT(NAME, T)                                                                      \
+    static void NAME(T *dst, const T *a, const T *b, int64_t m, int64_t k, int64_t n)             \
+    {                                                                                             \
+        double acc[IB][JB];                                                                       \
+        for (int64_t i0 = 0; i0 < m; i0 += IB) {                                                  \
+            int64_t ni = m - i0 < IB ? m - i0 : IB;                                               \
+            for (int64_t j0 = 0; j0 < n; j0 += JB) {                                              \
+                int64_t nj = n - j0 < JB ? n - j0 : JB;                                           \
+                for (int64_t i = 0; i < ni; i++)                                                  \
+                    for (int64_t j = 0; j < nj; j++)                                              \
+                        acc[i][j] = 0.0;                                                          \
+                for (int64_t t = 0; t < k; t++) {                                                 \
+                    const T *bt = b + t * n + j0;                                                 \
+                    for (int64_t i = 0; i < ni; i++) {                                            \
+                        double av = (double)a[(i0 + i) * k + t];                                  \
+                        double *ac = acc[i];                                                      \
+                        for (int64_t j = 0; j < nj; j++)                                          \
+                            ac[j] += av * (double)bt[j];                                          \
+                    }                                                                             \
+                }                                                                                 \
+                for (int64_t i = 0; i < ni; i++)                                                  \
+                    for (int64_t j = 0; j < nj; j++)                                              \
+                        dst[(i0 + i) * n + j0 + j] = (T)acc[i][j];                                \
+            }                                                                                     \
+        }                                                                                         \
+    }
+REF_PRODUCT(ref_product_f32, float)
+REF_PRODUCT(ref_product_f64, double)
+
+/* [m,k] @ [k]: one sequential double sum per row, as k_matmul's. */
+#define REF_MATVEC(NAME, T)                                                                       \
+    static void NAME(T *dst, const T *a, const T *x, int64_t m, int64_t k)                        \
+    {                                                                                             \
+        for (int64_t i = 0; i < m; i++) {                                                         \
+            const T *row = a + i * k;                                                             \
+            double s = 0.0;                                                                       \
+            for (int64_t t = 0; t < k; t++)                                                       \
+                s += (double)row[t] * (double)x[t];                                               \
+            dst[i] = (T)s;                                                                        \
+        }                                                                                         \
+    }
+REF_MATVEC(ref_matvec_f32, float)
+REF_MATVEC(ref_matvec_f64, double)
+
+/* ---- integer products (exact in any order: they wrap) ------------------------------------- */
+#define INT_PRODUCT(NAME, T, U)                                                                   \
+    static void NAME(T *dst, const T *a, const T *b, int64_t m, int64_t k, int64_t n)             \
+    {                                                                                             \
+        U *d = (U *)dst;                                                                          \
+        memset(d, 0, (size_t)(m * n) * sizeof(U));                                                \
+        for (int64_t t0 = 0; t0 < k; t0 += KB) {                                                  \
+            int64_t t1 = k - t0 < KB ? k : t0 + KB;                                               \
+            for (int64_t i = 0; i < m; i++) {                                                     \
+                U *di = d + i * n;                                                                \
+                for (int64_t t = t0; t < t1; t++) {                                               \
+                    U av = (U)a[i * k + t];                                                       \
+                    const T *bt = b + t * n;                                                      \
+                    for (int64_t j = 0; j < n; j++)                                               \
+                        di[j] += av * (U)bt[j];                                                   \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+INT_PRODUCT(int_product_i32, int32_t, uint32_t)
+INT_PRODUCT(int_product_i64, int64_t, uint64_t)
+
+/* ---- cfx's own fast products (no BLAS): accumulate in T, blocked, vectorisable ------------ */
+/* A dot of n elements in 16 partial sums (a loop GCC and Clang vectorise at -O2/-O3 without
+ * reassociating anything themselves), then the partials in a fixed tree. */
+#define FAST_DOT(NAME, T)                                                                         \
+    static T NAME(const T *a, const T *b, int64_t n)                                              \
+    {                                                                                             \
+        T p[16];                                                                                  \
+        for (int l = 0; l < 16; l++)                                                              \
+            p[l] = 0;                                                                             \
+        int64_t e = 0;                                                                            \
+        for (; e + 16 <= n; e += 16)                                                              \
+            for (int l = 0; l < 16; l++)                                                          \
+                p[l] += a[e + l] * b[e + l];                                                      \
+        for (; e < n; e++)                                                                        \
+            p[e & 15] += a[e] * b[e];                                                             \
+        for (int w = 8; w > 0; w /= 2)                                                            \
+            for (int l = 0; l < w; l++)                                                           \
+                p[l] += p[l + w];                                                                 \
+        return p[0];                                                                              \
+    }
+FAST_DOT(fast_dot_f32, float)
+FAST_DOT(fast_dot_f64, double)
+
+#define FAST_PRODUCT(NAME, T)                                                                     \
+    static void NAME(T *dst, const T *a, const T *b, int64_t m, int64_t k, int64_t n)             \
+    {                                                                                             \
+        memset(dst, 0, (size_t)(m * n) * sizeof(T));                                              \
+        for (int64_t t0 = 0; t0 < k; t0 += KB) {                                                  \
+            int64_t t1 = k - t0 < KB ? k : t0 + KB;                                               \
+            for (int64_t j0 = 0; j0 < n; j0 += JB) {                                              \
+                int64_t nj = n - j0 < JB ? n - j0 : JB;                                           \
+                for (int64_t i0 = 0; i0 < m; i0 += IB) {                                          \
+                    int64_t ni = m - i0 < IB ? m - i0 : IB;                                       \
+                    for (int64_t i = 0; i < ni; i++) {                                            \
+                        T *di = dst + (i0 + i) * n + j0;                                          \
+                        const T *ai = a + (i0 + i) * k;                                           \
+                        for (int64_t t = t0; t < t1; t++) {                                       \
+                            T av = ai[t];                                                         \
+                            const T *bt = b + t * n + j0;                                         \
+                            for (int64_t j = 0; j < nj; j++)                                      \
+                                di[j] += av * bt[j];                                              \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+FAST_PRODUCT(fast_product_f32, float)
+FAST_PRODUCT(fast_product_f64, double)
+
+/* ---- entry points ------------------------------------------------------------------------- */
+void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, int64_t m, int64_t k,
+                int64_t n)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    switch (dtype) {
+    case K_I32: int_product_i32(dst, a, b, m, k, n); return;
+    case K_I64: int_product_i64(dst, a, b, m, k, n); return;
+    case K_F32:
+    case K_F64: break;
+    default: k_matmul(dtype, dst, a, b, m, k, n, 0, m * n); return;
+    }
+    int f32 = dtype == K_F32;
+    if (k <= 0) {
+        memset(dst, 0, (size_t)(m * n) * (f32 ? 4 : 8));
+        return;
+    }
+    if (mode == CPU_ACC_F64) {
+        if (n == 1)
+            f32 ? ref_matvec_f32(dst, a, b, m, k) : ref_matvec_f64(dst, a, b, m, k);
+        else
+            f32 ? ref_product_f32(dst, a, b, m, k, n) : ref_product_f64(dst, a, b, m, k, n);
+        return;
+    }
+#ifdef CFX_HAVE_CBLAS
+    /* row-major: [m,k] @ [k] is gemv; [1,k] @ [k,n] is gemv on B transposed (x^T B); the
+     * BLAS takes int dimensions (the validator bounds a slot's elements far below) */
+    if (m <= INT32_MAX / 2 && k <= INT32_MAX / 2 && n <= INT32_MAX / 2 && use_blas()) {
+        int im = (int)m, ik = (int)k, in = (int)n;
+        if (f32) {
+            if (n == 1)
+                blas.sgemv(CblasRowMajor, CblasNoTrans, im, ik, 1.0f, a, ik, b, 1, 0.0f, dst, 1);
+            else if (m == 1)
+                blas.sgemv(CblasRowMajor, CblasTrans, ik, in, 1.0f, b, in, a, 1, 0.0f, dst, 1);
+            else
+                blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0f, a, ik, b, in,
+                           0.0f, dst, in);
+        } else {
+            if (n == 1)
+                blas.dgemv(CblasRowMajor, CblasNoTrans, im, ik, 1.0, a, ik, b, 1, 0.0, dst, 1);
+            else if (m == 1)
+                blas.dgemv(CblasRowMajor, CblasTrans, ik, in, 1.0, b, in, a, 1, 0.0, dst, 1);
+            else
+                blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0, a, ik, b, in,
+                           0.0, dst, in);
+        }
+        return;
+    }
+#endif
+    if (n == 1) {
+        for (int64_t i = 0; i < m; i++)
+            if (f32)
+                ((float *)dst)[i] = fast_dot_f32((const float *)a + i * k, b, k);
+            else
+                ((double *)dst)[i] = fast_dot_f64((const double *)a + i * k, b, k);
+    } else {
+        f32 ? fast_product_f32(dst, a, b, m, k, n) : fast_product_f64(dst, a, b, m, k, n);
+    }
+}
+
+void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)
+{
+    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {
+#ifdef CFX_HAVE_CBLAS
+        if (n > 0 && n <= INT32_MAX && use_blas()) {
+            if (dtype == K_F32)
+                *(float *)dst = blas.sdot((int)n, a, 1, b, 1);
+            else
+                *(double *)dst = blas.ddot((int)n, a, 1, b, 1);
+            return;
+        }
+#endif
+        if (dtype == K_F32)
+            *(float *)dst = fast_dot_f32(a, b, n);
+        else
+            *(double *)dst = fast_dot_f64(a, b, n);
+        return;
+    }
+    k_acc acc = k_reduce_init(OP_SUM, dtype);
+    k_dot_range(dtype, &acc, a, b, 0, n);
+    k_dot_finish(dtype, &acc, dst);
+}
+
+/* Sum of n reals (x*x for squares) in double, in 16 partial sums. */
+#define FAST_SUM(NAME, T)                                                                         \
+    static double NAME(const T *x, int64_t n, int squares)                                        \
+    {                                                                                             \
+        double p[16];                                                                             \
+        for (int l = 0; l < 16; l++)                                                              \
+            p[l] = 0.0;                                                                           \
+        int64_t e = 0;                                                                            \
+        if (squares)                                                                              \
+            for (; e + 16 <= n; e += 16)                                                          \
+                for (int l = 0; l < 16; l++)                                                      \
+                    p[l] += (double)x[e + l] * (double)x[e + l];                                  \
+        else                                                                                      \
+            for (; e + 16 <= n; e += 16)                                                          \
+                for (int l = 0; l < 16; l++)                                                      \
+                    p[l] += (double)x[e + l];                                                     \
+        for (; e < n; e++)                                                                        \
+            p[e & 15] += squares ? (double)x[e] * (double)x[e] : (double)x[e];                    \
+        for (int w = 8; w > 0; w /= 2)                                                            \
+            for (int l = 0; l < w; l++)                                                           \
+                p[l] += p[l + w];                                                                 \
+        return p[0];                                                                              \
+    }
+FAST_SUM(fast_sum_f32, float)
+FAST_SUM(fast_sum_f64, double)
+
+/* First position of the extreme of n reals, the first NaN if any (k_extreme_better's rule). */
+#define EXTREME(NAME, T)                                                                          \
+    static int64_t NAME(const T *x, int64_t n, int want_max)                                      \
+    {                                                                                             \
+        int64_t at = 0;                                                                           \
+        T best = x[0];                                                                            \
+        if (best != best)                                                                         \
+            return 0;                                                                             \
+        for (int64_t e = 1; e < n; e++) {                                                         \
+            T v = x[e];                                                                           \
+            if (v != v)                                                                           \
+                return e;                                                                         \
+            if (want_max ? v > best : v < best) {                                                 \
+                best = v;                                                                         \
+                at = e;                                                                           \
+            }                                                                                     \
+        }                                                                                         \
+        return at;                                                                                \
+    }
+EXTREME(extreme_f32, float)
+EXTREME(extreme_f64, double)
+
+void cpu_reduce(int op, int dtype, int mode, void *dst, const void *src, int64_t n)
+{
+    int real = dtype == K_F32 || dtype == K_F64;
+    if (real && n > 0 && (op == OP_RMAX || op == OP_RMIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
+        /* the same position and value as the reference, in any mode */
+        int want_max = op == OP_RMAX || op == OP_ARGMAX;
+        int64_t at = dtype == K_F32 ? extreme_f32(src, n, want_max) : extreme_f64(src, n, want_max);
+        if (op == OP_ARGMAX || op == OP_ARGMIN)
+            *(int32_t *)dst = (int32_t)at;
+        else if (dtype == K_F32)
+            *(float *)dst = ((const float *)src)[at];
+        else
+            *(double *)dst = ((const double *)src)[at];
+        return;
+    }
+    if (mode == CPU_ACC_FAST && real && (op == OP_SUM || op == OP_MEAN || op == OP_NORM)) {
+        double s = dtype == K_F32 ? fast_sum_f32(src, n, op == OP_NORM) : fast_sum_f64(src, n, op == OP_NORM);
+        if (op == OP_MEAN)
+            s = n > 0 ? s / (double)n : 0.0;
+        else if (op == OP_NORM)
+            s = sqrt(s);
+        if (dtype == K_F32)
+            *(float *)dst = (float)s;
+        else
+            *(double *)dst = s;
+        return;
+    }
+    k_acc acc = k_reduce_init(op, dtype);
+    k_reduce_range(op, dtype, &acc, src, 0, n);
+    k_reduce_finish(op, dtype, &acc, n, dst);
+}
