@@ -17,6 +17,7 @@
 
 #include "hd.h"
 #include "ops.h"
+#include "cfxlimits.h"
 
 /* dtype codes as plain ints, so this header does not need cfx.h (same values as cfx_dtype) */
 #define K_F32 0
@@ -441,8 +442,6 @@ CFX_HD void k_where(int dtype, void *dst, const uint8_t *c, int64_t nc, const vo
             d[e] = d[e] != 0;
 }
 
-/* The most dimensions a tensor has (CFX_MAX_RANK and CFX_TYPE_MAX_RANK above the kernels). */
-#define K_MAX_RANK 5
 
 /* Numpy broadcasting of a source of shape sdims (rank srank) to dims (rank drank >= srank):
  * the source's dims are aligned at the right and each is 1 (repeated) or the destination's. */

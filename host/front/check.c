@@ -54,6 +54,7 @@
 #include "lower.h"
 #include "parse.h"
 #include "host/program/program.h"
+#include "kernels/cfxlimits.h"
 
 /* ---- the checker's state: variables' states, environments, the checker ----------------------- */
 enum var_state {
@@ -280,8 +281,6 @@ static void size_lists(checker *C, const ast_graph *g);
 static void add_const_vars(checker *C);
 static void define_consts(checker *C, env *e);
 
-/* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
-#define CHECK_MAX_MODULE_NODES (1 << 24)
 
 /* ---- statements: conditions, assignments, the variables a statement assigns ------------------ */
 static void check_block(checker *C, env *e, ast_node *blk);
@@ -1348,7 +1347,6 @@ static int iter_kind(const checker *C, const ast_node *x)
     return CHECK_ITER_PLAIN;
 }
 
-#define FOR_MAX_VARS 8
 
 static void check_for_each(checker *C, env *e, ast_node *n)
 {

@@ -8,9 +8,8 @@
 #define CFX_CONTEXT_H
 
 #include "host/cfx.h"
+#include "kernels/cfxlimits.h"
 
-/* Most arguments, and most results, a registered kernel may declare. */
-#define CTX_MAX_ARGS 16
 
 typedef struct ctx_kernel {
     char *name;

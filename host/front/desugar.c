@@ -21,13 +21,13 @@
  * over quietly (AST_ERROR_NAME).
  */
 #include "desugar.h"
+#include "kernels/cfxlimits.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TUPLE 64 /* items of one tuple */
 
 typedef struct tvar {
     const char *name;

@@ -14,9 +14,8 @@
 #include <stddef.h>
 
 #include "host/util/strbuf.h"
+#include "kernels/cfxlimits.h"
 
-#define DIAG_MAX_ERRORS 50 /* after this many, one last line says how many were left out */
-#define DIAG_MAX_MESSAGE 256 /* characters of one message; a longer one is cut and ends in "..." */
 #define DIAG_ECHO_WINDOW 160 /* bytes of a long source line echoed around the caret */
 
 /* Bytes of the line break at src[pos]: 2 for CR LF, 1 for LF or a lone CR, 0 for none. */

@@ -1458,9 +1458,6 @@ static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, i
     return lower_copy_to(L, want, d);
 }
 
-/* Most results of a reduction along an axis that is unrolled (one GET_BOX, REDUCE and SET_BOX
- * per result): a larger one is an error rather than a program of that many records. */
-#define LOWER_MAX_AXIS_RESULTS 4096
 
 /* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
  * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one

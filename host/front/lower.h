@@ -9,12 +9,8 @@
 #include "ast.h"
 #include "diag.h"
 #include "host/program/program.h"
+#include "kernels/cfxlimits.h"
 
-/* Most records one graph may lower to, inlined calls included: a program past this is
- * reported as too large rather than built. */
-#define LOWER_MAX_RECORDS (1 << 20)
-/* Deepest nesting of inlined graph calls. */
-#define LOWER_MAX_INLINE 64
 
 /* Lowers graph `graph` of the module. Returns the program, or NULL after reporting why
  * (a limit exceeded, out of memory) to d. `file` names the source in the program. */

@@ -55,14 +55,8 @@ void onnx_import_free(onnx_import *im)
 #else
 
 #include "onnx.pb-c.h"
+#include "kernels/cfxlimits.h"
 
-/* Limits of what the importer takes (docs/onnx.md). */
-#define ONNX_OPSET_MIN 7
-#define ONNX_OPSET_MAX 28
-#define ONNX_INLINE_MAX 16         /* constants of at most this many elements are written out */
-#define ONNX_FOLD_MAX 65536        /* a node is folded at import when its result is no larger */
-#define ONNX_MAX_DEPTH 64          /* subgraphs and functions nested */
-#define ONNX_MAX_MODEL ((size_t)1 << 31)
 
 typedef struct ival {
     const char *name; /* the ONNX name */
@@ -3775,7 +3769,6 @@ static char *dup_plain(const char *s)
  * protobuf-c unpacks nested messages by recursion, so a model nested a million deep would
  * overflow the stack before the importer saw it. Walks the wire format with the schema's own
  * descriptors; a malformed encoding is left to unpack to refuse. */
-#define ONNX_MAX_NESTING 400
 
 static uint64_t wire_varint(const uint8_t **p, const uint8_t *end, int *ok)
 {

@@ -26,6 +26,7 @@
 #include "ast.h"
 #include "lex.h"
 #include "parse.h"
+#include "kernels/cfxlimits.h"
 
 typedef struct parser {
     lexer lx;
@@ -1849,8 +1850,6 @@ int parse_signature(const char *sig, cfx_type *params, int maxp, int *np, cfx_ty
     return 0;
 }
 
-#define MAX_ELEMENTS ((int64_t)1 << 30) /* a tensor's element count, so buffers stay far from overflow */
-#define MAX_DIM ((int64_t)INT32_MAX)
 
 /* ---- types ------------------------------------------------------------------------- */
 
@@ -1956,9 +1955,9 @@ static int parse_type_rest(parser *p, const lex_token *startp, cfx_dtype dt, cfx
         t.dims[i] = dims[i];
         if (dims[i] == 0)
             zero = 1;
-        else if (dims[i] > MAX_DIM)
+        else if (dims[i] > CFX_MAX_DIM)
             huge = 1;
-        else if (!huge && (count *= dims[i]) > MAX_ELEMENTS)
+        else if (!huge && (count *= dims[i]) > CFX_MAX_ELEMENTS)
             huge = 1; /* count <= 2^30 before and dims[i] < 2^31: no overflow */
     }
     if (zero || huge) {

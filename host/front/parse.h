@@ -12,13 +12,8 @@
 #include "ast.h"
 #include "host/cfx.h"
 #include "diag.h"
+#include "kernels/cfxlimits.h"
 
-#define PARSE_MAX_DEPTH 256
-/* Syntax nodes (a name, a literal, an operator, a call, a statement: `y = y + 1` is 5) of one
- * graph as written, and of a whole file. Past either the parse stops at the statement that
- * crossed it, so compile memory stays within the caps (about 170 bytes a node). */
-#define PARSE_MAX_GRAPH_NODES (1 << 20)
-#define PARSE_MAX_FILE_NODES (1 << 21)
 
 /* NULL only when out of memory. The module lives in its own arena: free it with
  * ast_module_free. */

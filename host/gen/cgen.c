@@ -50,10 +50,8 @@
 #include "plan.h"
 #include "host/front/source_op.h"
 #include "host/util/strbuf.h"
+#include "kernels/cfxlimits.h"
 
-/* Nesting of inlined blocks beyond which the generator writes the dispatch loop instead:
- * keeps the recursion of the emitter (and the C compiler's) shallow on any input. */
-#define CGEN_MAX_DEPTH 1000
 /* Poll the cancel flag (CUDA) at every this many TICKs in a loop of scalar records only. */
 #define CGEN_SCALAR_POLL_MASK 63
 

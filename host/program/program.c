@@ -5,6 +5,7 @@
  * again by prog_validate (validate.c), and `cfx dump` is in dump.c.
  */
 #include "program.h"
+#include "kernels/cfxlimits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,8 @@ const char *const rec_fields[REC_COUNT] = {
 #undef X
 };
 
-/* Limits of the builder: far above any real graph, well inside int32. */
-#define MAX_RECORDS (1 << 24)
-#define MAX_SLOTS (1 << 24)
-#define MAX_TABLE (1 << 24)
-#define MAX_STRINGS (1 << 26)
+/* the builder's limits (MAX_RECORDS ...) are in kernels/cfxlimits.h, with every other */
+_Static_assert(CFX_TYPE_MAX_RANK == CFX_MAX_RANK, "cfx.h's rank limit is cfxlimits.h's");
 
 /* ==== the builder ============================================================================ */
 /* An open-addressing set of int32 items (slot indices or string offsets), so that interning

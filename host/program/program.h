@@ -16,22 +16,18 @@
 
 #include "host/cfx.h"
 #include "kernels/hd.h"
+#include "kernels/cfxlimits.h"
 #include "kernels/kernels.h" /* k_bshape */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CFX_MAX_RANK 5
 #define CFX_ARENA_ALIGN 16
 #if CFX_MAX_RANK != K_MAX_RANK || CFX_MAX_RANK != CFX_TYPE_MAX_RANK
 #error "the program, the kernels and the public type must agree on the rank"
 #endif
-/* Largest tensor and arena a program may describe: keeps every byte offset, element
- * count and index product inside int64 and every element index inside int32 for the
- * kernels. A larger shape is a compile error, not an overflow. */
-#define CFX_MAX_ELEMENTS ((int64_t)1 << 30)
-#define CFX_MAX_ARENA ((int64_t)1 << 34)
+/* the limits of a tensor and an arena: kernels/cfxlimits.h */
 
 /* ---- record kinds ------------------------------------------------------------------
  * One row per kind: every property of a kind is a column here, and everything else (the

@@ -27,10 +27,8 @@
 #include "host/front/source_op.h"
 #include "host/util/strbuf.h"
 #include "value.h"
+#include "kernels/cfxlimits.h"
 
-/* Source files larger than this are refused: no sensible graph is that long, and it keeps
- * every position and length in an int. */
-#define API_MAX_SOURCE ((long)64 << 20)
 
 struct cfx_module {
     compiled_module cm;

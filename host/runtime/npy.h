@@ -11,9 +11,8 @@
 #include <stddef.h>
 
 #include "host/cfx.h"
+#include "kernels/cfxlimits.h"
 
-/* Longest header accepted when reading; numpy writes fewer than 200 bytes for cfx's types. */
-#define NPY_MAX_HEADER 65536
 
 /* Checks the .npy image bytes[0, len) against `want` and copies its data into out
  * (cfx_type_count(want) elements). Returns 0, or -1 with the reason in err. */
