@@ -1111,6 +1111,29 @@ static void inline_call(gen *g, int32_t i, const cfx_record *r)
     sb_free(&ops);
 }
 
+/* CUDA, at HALT: before block 0 stores the results, a grid barrier where a result is also
+ * loaded by every block at the launch's start (a replica, or an input kept in a register), so
+ * that no block can start after block 0 has stored and load the values of the run's end
+ * instead of its start: nothing on a GPU keeps a block from starting that late where the
+ * launch passes no other grid barrier (the stand-in's race detector, tests/race_host.h, found
+ * it). A program with records that end the launch needs none: resume_entry's grid barrier
+ * already follows every block's loads. */
+static void grid_barrier(gen *g, int32_t r);
+
+static void results_after_loads(gen *g)
+{
+    const cfx_prog *p = g->p;
+    if (g->nlaunch > 0)
+        return;
+    for (int32_t k = 0; k < p->nresults; k++) {
+        int32_t s = p->results[k];
+        if ((g->rep && g->rep[s]) || (g->local[s] && p->slots[s].kind == SLOT_INPUT)) {
+            grid_barrier(g, p->nrecords - 1);
+            return;
+        }
+    }
+}
+
 /* CUDA: record i ends the launch (a CALL of a binary kernel, a product for cuBLAS): block 0
  * stores what the next launch reloads (its scalars and replicas: CALL operands among them),
  * thread 0 hands the record over (ck_end_launch), every block ends, and the launch that
@@ -3048,6 +3071,7 @@ static void function(gen *g, const char *entry, int use_dispatch)
     if (g->halt_used || g->pass == 1) {
         line_reads(g, "halt_:");
         if (g->cuda) {
+            results_after_loads(g);
             line(g, "if (blockIdx.x == 0 && threadIdx.x == 0) {");
             g->indent++;
         }
