@@ -38,22 +38,7 @@ static int copy_default(compiled_value *v, const ast_param *p)
     cfx_type one;
     memset(&one, 0, sizeof one);
     one.dtype = p->type.dtype;
-    union {
-        float f;
-        double d;
-        int32_t i;
-        int64_t l;
-        uint8_t b;
-    } u;
-    memset(&u, 0, sizeof u);
-    switch (one.dtype) {
-    case CFX_F32: u.f = (float)k->rval; break;
-    case CFX_F64: u.d = k->rval; break;
-    case CFX_I32: u.i = (int32_t)k->ival; break;
-    case CFX_I64: u.l = k->ival; break;
-    case CFX_BOOL: default: u.b = k->ival != 0; break;
-    }
-    memcpy(v->value, &u, sizeof v->value);
+    value_scalar(one.dtype, k->ival, k->rval, v->value);
     strbuf text = {0};
     value_format(&text, &one, v->value);
     v->def = text.oom ? NULL : dup_string(sb_str(&text));

@@ -42,6 +42,7 @@
 #include "diag.h"
 #include "lower.h"
 #include "host/program/program.h"
+#include "host/runtime/value.h"
 
 typedef struct patchlist {
     int32_t *at; /* records whose jump target is still open */
@@ -217,21 +218,8 @@ static int32_t lower_const_scalar(lowerer *L, int dt, int64_t iv, double rv)
 {
     if (L->failed)
         return 0;
-    union {
-        float f;
-        double d;
-        int32_t i;
-        int64_t l;
-        uint8_t b;
-    } u;
-    memset(&u, 0, sizeof u);
-    switch (dt) {
-    case CFX_F32: u.f = (float)rv; break;
-    case CFX_F64: u.d = rv; break;
-    case CFX_I32: u.i = (int32_t)iv; break;
-    case CFX_I64: u.l = iv; break;
-    default: u.b = iv != 0; break;
-    }
+    uint64_t u;
+    value_scalar((cfx_dtype)dt, iv, rv, &u);
     int32_t s = note_slot(L, prog_const(L->b, (cfx_dtype)dt, 0, NULL, &u));
     if (s < 0)
         return 0;

@@ -433,3 +433,23 @@ void value_format(strbuf *out, const cfx_type *t, const void *data)
         return;
     format_level(out, t, data, 0, &index);
 }
+
+void value_scalar(cfx_dtype dt, int64_t iv, double rv, void *out)
+{
+    union {
+        float f;
+        double d;
+        int32_t i;
+        int64_t l;
+        uint8_t b;
+    } u;
+    memset(&u, 0, sizeof u);
+    switch (dt) {
+    case CFX_F32: u.f = (float)rv; break;
+    case CFX_F64: u.d = rv; break;
+    case CFX_I32: u.i = (int32_t)iv; break;
+    case CFX_I64: u.l = iv; break;
+    case CFX_BOOL: u.b = iv != 0; break;
+    }
+    memcpy(out, &u, sizeof u);
+}

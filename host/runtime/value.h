@@ -37,4 +37,8 @@ void value_format_real(double v, int is_f32, char *buf, size_t len);
  * `[[1, 2], [3, 4]]`. */
 void value_format(strbuf *out, const cfx_type *t, const void *data);
 
+/* Writes one element of dtype dt to out (room for 8 bytes, the rest zeroed): iv for the
+ * integers and bool (nonzero is true), rv for the reals. */
+void value_scalar(cfx_dtype dt, int64_t iv, double rv, void *out);
+
 #endif
