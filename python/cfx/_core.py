@@ -726,6 +726,26 @@ class Graph:
                 self._cancel_pending = True
 
     # -- running
+    def _run_bound(self, e, x, ins, outs, device):
+        """One run through cfx_run_bound (inputs and results bound by their addresses), as the
+        run in flight for cancel(); raises on a stop, or what a print or kernel callback raised."""
+        with self._cancel_lock:
+            self._running = e
+            if self._cancel_pending:
+                self._cancel_pending = False
+                lib.cfx_cancel(e)
+        try:
+            status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, device)
+        finally:
+            with self._cancel_lock:
+                self._running = None
+        self.last_backend = x.backend
+        if status != _lib.OK:
+            self._raise_stopped(e, status)
+        failure = _take_kernel_failure() # a print to stdout or an on_print that raised
+        if failure is not None:
+            raise failure
+
     def __call__(self, *args, backend="auto", max_iters=0, stream=None, results="auto",
                  out=None, on_print=None, persistent_mode=None, trace=None, **inputs):
         """Runs the graph on its inputs (positional in declaration order, or by name) and
@@ -822,22 +842,7 @@ class Graph:
             self._on_print = None
             self.last_stream = self.last_device = None
             _take_kernel_failure()
-            with self._cancel_lock:
-                self._running = e
-                if self._cancel_pending:
-                    self._cancel_pending = False
-                    lib.cfx_cancel(e)
-            try:
-                status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, 0)
-            finally:
-                with self._cancel_lock:
-                    self._running = None
-            self.last_backend = x.backend
-            if status != _lib.OK:
-                self._raise_stopped(e, status)
-            failure = _take_kernel_failure() # a print to stdout that raised
-            if failure is not None:
-                raise failure
+            self._run_bound(e, x, ins, outs, 0)
             res.iterations = lib.cfx_exec_iterations(e)
             res.backend = x.backend
             return res
@@ -1038,22 +1043,7 @@ class Graph:
                     for i, p in enumerate(self.results):
                         self._bind(e, lib.cfx_bind_device, p, x.outs[i])
                     return self._run_captured(e, x, outs, out, results)
-                with self._cancel_lock:
-                    self._running = e
-                    if self._cancel_pending:
-                        self._cancel_pending = False
-                        lib.cfx_cancel(e)
-                try:
-                    status = _sigint.call(e, lib.cfx_run_bound, e, x.ins, x.outs, on_device)
-                finally:
-                    with self._cancel_lock:
-                        self._running = None
-                self.last_backend = x.backend
-                if status != _lib.OK:
-                    self._raise_stopped(e, status)
-                failure = _take_kernel_failure() # an on_print that raised
-                if failure is not None:
-                    raise failure
+                self._run_bound(e, x, x.ins, x.outs, on_device)
                 res = Results()
                 for p in self.results:
                     obj = outs[p.name][0]
