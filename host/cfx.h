@@ -371,8 +371,11 @@ cfx_status cfx_wait(cfx_exec *e);
  * default takes it on a run over host buffers; a result goes to the executor's own buffer), and
  * so is every entry of an array passed as NULL. Each buffer holds its declared type's bytes,
  * which are not checked (the caller knows the types). Returns the run's status as cfx_run does,
- * CFX_ERROR with why in cfx_exec_error() for what cfx_bind or cfx_run would refuse. */
-cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device);
+ * CFX_ERROR with why in cfx_exec_error() for what cfx_bind or cfx_run would refuse. Where
+ * iterations is not NULL it receives cfx_exec_iterations() of the run (a caller that wants it
+ * needs no second call). */
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device,
+                         int64_t *iterations);
 
 /* ---- inside the application's CUDA graph (docs/persistent.md, "Inside the application's graph")
  * cfx_prepare does now everything a run with the current bindings needs that is not work on the

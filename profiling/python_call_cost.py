@@ -63,7 +63,7 @@ def main():
         ptr = g._exec("cpu", None).ptr
         ins = (ctypes.c_void_p * 1)(x.ctypes.data)
         outs = (ctypes.c_void_p * 1)(y.ctypes.data)
-        rows.append(("cfx_run_bound (C only)", lambda: run_bound(ptr, ins, outs, 0)))
+        rows.append(("cfx_run_bound (C only)", lambda: run_bound(ptr, ins, outs, 0, None)))
     times = {name: [] for name, _ in rows}
     for _ in range(repeat):
         for name, fn in rows:

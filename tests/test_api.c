@@ -991,30 +991,30 @@ static void check_run_bound(void)
     int32_t x = 3, k = 2, y = 0, y_old = -1, x_old = 100;
     double v[2] = {1.5, -4}, w[2] = {0, 0};
     void *in[3] = {&x, &k, v}, *out[2] = {&y, w};
-    CHECK_INT(cfx_run_bound(e, in, out, 0), CFX_OK);
+    CHECK_INT(cfx_run_bound(e, in, out, 0, NULL), CFX_OK);
     CHECK_INT(y, 6);                        /* 3 * 2 */
     CHECK(w[0] == 3.0 && w[1] == -8.0);     /* v * 2 */
     CHECK_STR(cfx_exec_error(e), "");
     /* k and v left out: their defaults; w to the executor's buffer (w untouched) */
     void *in2[3] = {&x, NULL, NULL}, *out2[2] = {&y, NULL};
     w[0] = 9;
-    CHECK_INT(cfx_run_bound(e, in2, out2, 0), CFX_OK);
+    CHECK_INT(cfx_run_bound(e, in2, out2, 0, NULL), CFX_OK);
     CHECK_INT(y, 21); /* 3 * 7 */
     CHECK(w[0] == 9.0);
     /* bindings by name are replaced by the call and forgotten after it */
     cfx_bind(e, "x", &x_old, sizeof x_old);
     cfx_bind(e, "y", &y_old, sizeof y_old);
-    CHECK_INT(cfx_run_bound(e, in, out, 0), CFX_OK);
+    CHECK_INT(cfx_run_bound(e, in, out, 0, NULL), CFX_OK);
     CHECK_INT(y, 6);
     CHECK_INT(y_old, -1);
     CHECK_INT(cfx_run(e), CFX_ERROR); /* nothing bound after cfx_run_bound */
     CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
     /* an input missing, a NULL array, device memory on cpu */
-    CHECK_INT(cfx_run_bound(e, NULL, out, 0), CFX_ERROR);
+    CHECK_INT(cfx_run_bound(e, NULL, out, 0, NULL), CFX_ERROR);
     CHECK_STR(cfx_exec_error(e), "missing input: x: i32");
-    CHECK_INT(cfx_run_bound(e, in, out, 1), CFX_ERROR);
+    CHECK_INT(cfx_run_bound(e, in, out, 1, NULL), CFX_ERROR);
     CHECK_STR(cfx_exec_error(e), "cannot bind device memory: this executor runs on cpu");
-    CHECK_INT(cfx_run_bound(NULL, in, out, 0), CFX_ERROR);
+    CHECK_INT(cfx_run_bound(NULL, in, out, 0, NULL), CFX_ERROR);
     /* a stopped run: status and message as cfx_run's */
     cfx_exec_free(e);
     cfx_module_free(m);
@@ -1025,11 +1025,27 @@ static void check_run_bound(void)
     int32_t i = 2;
     float fy = 0;
     void *in3[1] = {&i}, *out3[1] = {&fy};
-    CHECK_INT(cfx_run_bound(e, in3, out3, 0), CFX_STOP_INDEX);
+    CHECK_INT(cfx_run_bound(e, in3, out3, 0, NULL), CFX_STOP_INDEX);
     CHECK(strstr(cfx_exec_message(e), "rs.cfx:3:") != NULL);
     i = 1;
-    CHECK_INT(cfx_run_bound(e, in3, out3, 0), CFX_OK);
+    CHECK_INT(cfx_run_bound(e, in3, out3, 0, NULL), CFX_OK);
     CHECK(fy == 2.0f);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+    /* the run's iterations through the last argument: a loop of n trips, by hand */
+    m = compile(NULL, "ri.cfx",
+                "graph c(n: i32) -> (s: i32) {\n  s = 0\n  i = 0\n  while i < n {\n    s = s + i\n"
+                "    i = i + 1\n  }\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t n = 5, sum = -1;
+    int64_t iters = -1;
+    void *in4[1] = {&n}, *out4[1] = {&sum};
+    CHECK_INT(cfx_run_bound(e, in4, out4, 0, &iters), CFX_OK);
+    CHECK_INT(sum, 10); /* 0 + 1 + 2 + 3 + 4 */
+    CHECK(iters == 5);
+    CHECK(iters == cfx_exec_iterations(e));
     cfx_exec_free(e);
     cfx_module_free(m);
 }

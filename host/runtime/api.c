@@ -1224,7 +1224,8 @@ cfx_status cfx_run(cfx_exec *e)
     return st;
 }
 
-cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device)
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device,
+                         int64_t *iterations)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run_bound") != 0)
         return CFX_ERROR;
@@ -1256,6 +1257,8 @@ cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results,
         e->user_results[i] = NULL;
         e->res_bound[i] = BOUND_NONE;
     }
+    if (iterations)
+        *iterations = e->out.iterations;
     release(e, RUN_IDLE);
     return st;
 }

@@ -588,6 +588,8 @@ class _Exec:
         self.stream = None
         self.ins = (ctypes.c_void_p * max(ninputs, 1))()
         self.outs = (ctypes.c_void_p * max(nresults, 1))()
+        self.iterations = ctypes.c_int64(0) # the last run's, which cfx_run_bound writes
+        self.iterations_ref = ctypes.byref(self.iterations)
 
 
 def _default_value(dtype, text):
@@ -735,7 +737,7 @@ class Graph:
                 self._cancel_pending = False
                 lib.cfx_cancel(e)
         try:
-            status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, device)
+            status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, device, x.iterations_ref)
         finally:
             with self._cancel_lock:
                 self._running = None
@@ -843,7 +845,7 @@ class Graph:
             self.last_stream = self.last_device = None
             _take_kernel_failure()
             self._run_bound(e, x, ins, outs, 0)
-            res.iterations = lib.cfx_exec_iterations(e)
+            res.iterations = x.iterations.value
             res.backend = x.backend
             return res
 
@@ -1048,7 +1050,7 @@ class Graph:
                 for p in self.results:
                     obj = outs[p.name][0]
                     res[p.name] = obj if p.name in out else _convert(results, obj)
-                res.iterations = lib.cfx_exec_iterations(e)
+                res.iterations = x.iterations.value
                 res.backend = x.backend
                 return res
         finally:

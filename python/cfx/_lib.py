@@ -74,7 +74,7 @@ _PROTOTYPES = {
     "cfx_set_trace": (c_int, [c_void_p, c_char_p]),
     "cfx_set_persistent_mode": (c_int, [c_void_p, c_int]),
     "cfx_run": (c_int, [c_void_p]),
-    "cfx_run_bound": (c_int, [c_void_p, c_void_p, c_void_p, c_int]),
+    "cfx_run_bound": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_void_p]),
     "cfx_run_async": (c_int, [c_void_p]),
     "cfx_wait": (c_int, [c_void_p]),
     "cfx_prepare": (c_int, [c_void_p]),

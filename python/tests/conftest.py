@@ -123,9 +123,9 @@ class _RunBoundSpy:
     def __getattr__(self, name):
         return getattr(self._real, name)
 
-    def cfx_run_bound(self, e, ins, outs, device):
+    def cfx_run_bound(self, e, ins, outs, device, iterations):
         self._calls.append((list(ins), list(outs), device))
-        return self._real.cfx_run_bound(e, ins, outs, device)
+        return self._real.cfx_run_bound(e, ins, outs, device, iterations)
 
 
 @pytest.fixture
