@@ -4,10 +4,10 @@
  * The grid is as large as the device keeps resident at once (the occupancy API times the
  * multiprocessors), so every block is running and a grid barrier of our own can wait for
  * all of them. Every block walks every record with a `switch`, like the CPU executor; how
- * the work and the barriers are placed is device/scheduler.h's business (read its top comment
- * first): split records give each block a share of the elements and each thread a strided
- * part of that share, one-element records run redundantly in every block on private copies
- * (dynamic shared memory), small loops run on block 0 alone.
+ * the work and the barriers are placed is the plan's business (host/gen/plan.h: read its top
+ * comment first; device/scheduler.h walks it): split records give each block a share of the
+ * elements and each thread a strided part of that share, one-element records run redundantly
+ * in every block on private copies (dynamic shared memory), small loops run on block 0 alone.
  *
  * What the kernel does not do itself ends the launch at its record (SCHED_F_LAUNCH): a CALL
  * of an application kernel, and a real product of SCHED_LAUNCH_PRODUCT_MIN multiply-adds or

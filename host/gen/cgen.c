@@ -30,13 +30,13 @@
  * where their records are, with the record index as the stop position, so a stopped run
  * reports what cpu_run reports: status, record, detail and the iterations counted so far.
  *
- * The CUDA kernel follows the persistent interpreter's plan (device/scheduler.h): every block
- * runs the program, one-element records redundantly in every thread; a split record gives each
- * block its share; a grid barrier goes where the plan puts one; a split reduction combines
- * partials over one barrier; a one-block region runs on block 0 alone while the other blocks
- * wait at its exit, where block 0 publishes its scalars and the others reload them. A region
- * whose records touch no tensor at all runs in every block instead (it has nothing to share),
- * which makes a scalar loop a loop over registers with no barrier of any kind. The device
+ * The CUDA kernel follows the persistent interpreter's plan (host/gen/plan.h: read its top comment
+ * first): every block runs the program, one-element records redundantly in every thread; a split
+ * record gives each block its share; a grid barrier goes where the plan puts one; a split
+ * reduction combines partials over one barrier; a one-block region runs on block 0 alone while the
+ * other blocks wait at its exit, where block 0 publishes its scalars and the others reload them. A
+ * region whose records touch no tensor at all runs in every block instead (it has nothing to
+ * share), which makes a scalar loop a loop over registers with no barrier of any kind. The device
  * helpers the kernel calls (ck_*) are in device/compiled_kernel.cuh.
  */
 #include "cgen.h"
@@ -1281,7 +1281,7 @@ static void combine_and_finish(gen *g, const int32_t *batch, int n, texts *t)
     sb_free(&dts);
 }
 
-/* CUDA: a split reduction with a batch (scheduler.h): each one's fold over the block's share,
+/* CUDA: a split reduction with a batch (host/gen/plan.c): each one's fold over the block's share,
  * one combine over one barrier, each one's result. */
 static void reduction_batch(gen *g, int32_t i)
 {
@@ -2614,7 +2614,7 @@ static void do_if(gen *g, int32_t x, const char *cond, int32_t t, int32_t f, int
 }
 
 /* The records of block x and its closing branch. */
-/* CUDA: the products the plan computes an iteration ahead (scheduler.h) that are due after the
+/* CUDA: the products the plan computes an iteration ahead (host/gen/plan.c) that are due after the
  * records [lo, hi] just written: after the record that writes their operands, for the next
  * iteration; after the record before their loop's head, once on entry, between two grid
  * barriers (its time and barriers are that record's, so the product's own count stays one an
