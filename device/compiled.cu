@@ -35,16 +35,13 @@
  */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "blas.h"
 #include "host/gen/cgen.h"
@@ -500,15 +497,7 @@ static int cache_dir(char *dir, size_t len)
         snprintf(dir, len, "%s/.cache/cfx/kernels", home);
     else
         return 0;
-    /* mkdir -p */
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(dir, 0700);
-        *p = '/';
-    }
-    return mkdir(dir, 0700) == 0 || errno == EEXIST;
+    return kernel_file_mkdirs(dir);
 }
 
 static void cache_keys(const char *source, const image *im, uint64_t *key, uint64_t *check)
@@ -551,10 +540,9 @@ static int cache_load(const char *dir, const char *source, image *im)
     return 0;
 }
 
-/* Written under a temporary name and renamed, so a reader never sees half a file. */
 static void cache_store(const char *dir, const char *source, const image *im)
 {
-    char path[1024], tmp[1100];
+    char path[1024];
     cache_head h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, CACHE_MAGIC, 8);
@@ -562,14 +550,7 @@ static void cache_store(const char *dir, const char *source, const image *im)
     h.source_bytes = strlen(source);
     h.image_bytes = im->bytes;
     cache_path(path, sizeof path, dir, h.key, im);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return;
-    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(im->data, 1, im->bytes, f) == im->bytes;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0)
-        unlink(tmp);
+    (void)kernel_file_write(path, &h, sizeof h, im->data, im->bytes); /* a cache that cannot be written is none */
 }
 
 /* ==== the executor ========================================================================= */

@@ -3,7 +3,8 @@
  * that calls them (device/compiled.cu) cannot run, so this tests the two calls it makes: a dump
  * goes into the directory (made when missing) under the name given, byte for byte; an override
  * is the text of the file of that name and nothing for any other name; neither does anything
- * when its variable is unset or empty, nor for a name that would leave the directory. */
+ * when its variable is unset or empty, nor for a name that would leave the directory. The
+ * kernel cache's own file calls (its directory, its header and image written in one) too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,19 @@ int main(void)
     CHECK(kernel_file_override("fedcba9876543210-sm_90.cu") == NULL);
     unsetenv("CFX_KERNEL_OVERRIDE");
     CHECK(kernel_file_override(name) == NULL);
+
+    /* the kernel cache's write: its header, then the image, in one file, no temporary left;
+     * its directory made three levels down */
+    snprintf(value, sizeof value, "%s/cache/a/b", dir);
+    CHECK_INT(kernel_file_mkdirs(value), 1);
+    CHECK_INT(kernel_file_mkdirs(value), 1); /* there already */
+    snprintf(path, sizeof path, "%s/k.cubin", value);
+    CHECK_INT(kernel_file_write(path, "HEAD", 4, "image", 5), 0);
+    back = test_read_file(path, &len);
+    CHECK(back && len == 9 && memcmp(back, "HEADimage", 9) == 0);
+    free(back);
+    snprintf(path, sizeof path, "%s/nowhere/k.cubin", value); /* a directory that is not there */
+    CHECK_INT(kernel_file_write(path, "HEAD", 4, "image", 5), -1);
 
     test_workdir_remove(dir);
     return test_finish("test_kernel_files");

@@ -18,35 +18,46 @@ static int file_in(const char *var, const char *name, char *path, size_t len)
     return n > 0 && (size_t)n < len;
 }
 
-int kernel_file_dump(const char *name, const char *source)
+int kernel_file_mkdirs(char *dir)
 {
-    char path[1100], tmp[1200];
-    if (!file_in("CFX_KERNEL_DUMP", name, path, sizeof path))
-        return 0;
-    /* mkdir -p of the directory */
-    for (char *p = path + 1; *p; p++) {
+    for (char *p = dir + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            *p = '/';
-            return -1;
-        }
+        mkdir(dir, 0700); /* an ancestor that exists, or cannot be made: the last mkdir says */
         *p = '/';
     }
-    /* under a temporary name and renamed, so that a reader never sees half a file */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    return mkdir(dir, 0700) == 0 || errno == EEXIST;
+}
+
+int kernel_file_write(const char *path, const void *head, size_t head_bytes, const void *body,
+                      size_t body_bytes)
+{
+    char tmp[1200];
+    int n = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return -1;
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return -1;
-    size_t n = strlen(source);
-    int ok = fwrite(source, 1, n, f) == n;
+    int ok = fwrite(head, 1, head_bytes, f) == head_bytes && fwrite(body, 1, body_bytes, f) == body_bytes;
     ok &= fclose(f) == 0;
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
     }
-    return 1;
+    return 0;
+}
+
+int kernel_file_dump(const char *name, const char *source)
+{
+    char dir[1100], path[1100];
+    if (!file_in("CFX_KERNEL_DUMP", name, path, sizeof path))
+        return 0;
+    snprintf(dir, sizeof dir, "%s", getenv("CFX_KERNEL_DUMP"));
+    if (!kernel_file_mkdirs(dir))
+        return -1;
+    return kernel_file_write(path, "", 0, source, strlen(source)) == 0 ? 1 : -1;
 }
 
 char *kernel_file_override(const char *name)

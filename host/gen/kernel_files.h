@@ -9,9 +9,19 @@
 #ifndef CFX_KERNEL_FILES_H
 #define CFX_KERNEL_FILES_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The file operations the kernel cache (device/compiled.cu) shares with the two below. */
+/* mkdir -p of dir (changed and restored in place): 1 when it is a directory afterwards. */
+int kernel_file_mkdirs(char *dir);
+/* head (head_bytes) then body (body_bytes) into path, under a temporary name renamed into place
+ * so that a reader never sees half a file: 0, or -1 (nothing left behind). */
+int kernel_file_write(const char *path, const void *head, size_t head_bytes, const void *body,
+                      size_t body_bytes);
 
 /* Writes `source` into $CFX_KERNEL_DUMP/name (the directory made when missing). 1: written; 0:
  * no CFX_KERNEL_DUMP; -1: it could not be written. */
