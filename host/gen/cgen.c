@@ -268,19 +268,18 @@ enum barrier_why {
  * block barrier), with what one call costs: block barriers (a grid barrier: 2), grid barriers,
  * block reductions (each K_BLOCK_REDUCE_BARRIERS_OF its op, K_BLOCK_REDUCE_BARRIERS for each
  * reduction of a batch), and the trips to memory it ends (a matrix-vector product its own, a
- * combine two: its partials out, then in). `name` is what the line calls. */
+ * combine two: its partials out, then in); beside each, what the line calls. */
 enum helper_id { H_SYNC_OR, H_BLOCK_REDUCE, H_GRID_BARRIER, H_COMBINE, H_COMBINE_BATCH, H_MATVEC_ROWS, H_POLL };
 static const struct helper_cost {
-    const char *name;
     int block, grid, reduces, phases;
 } helpers[] = {
-    [H_SYNC_OR] = {"__syncthreads_or(", 1, 0, 0, 0},
-    [H_BLOCK_REDUCE] = {"k_block_reduce(", 0, 0, 1, 0},
-    [H_GRID_BARRIER] = {"ck_grid_barrier(", 2, 1, 0, 0},
-    [H_COMBINE] = {"ck_combine(", 2, 1, 1, 2},
-    [H_COMBINE_BATCH] = {"ck_combine_batch(", 2, 1, 1, 2},
-    [H_MATVEC_ROWS] = {"ck_matvec_rows(", 1, 0, 0, 1},
-    [H_POLL] = {"ck_poll(", 1, 0, 0, 0},
+    [H_SYNC_OR] = {1, 0, 0, 0}, /* __syncthreads_or(...) */
+    [H_BLOCK_REDUCE] = {0, 0, 1, 0}, /* k_block_reduce(...) */
+    [H_GRID_BARRIER] = {2, 1, 0, 0}, /* ck_grid_barrier(...) */
+    [H_COMBINE] = {2, 1, 1, 2}, /* ck_combine(...) */
+    [H_COMBINE_BATCH] = {2, 1, 1, 2}, /* ck_combine_batch(...) */
+    [H_MATVEC_ROWS] = {1, 0, 0, 1}, /* ck_matvec_rows(...) */
+    [H_POLL] = {1, 0, 0, 0}, /* ck_poll(...) */
 };
 
 /* One line as it is, indented. */
