@@ -5,7 +5,9 @@
  * user meets are stated in docs/language.md and docs/onnx.md.
  *
  * The lowest layer (kernels/) holds it, so every layer reads the same numbers; the public
- * header's CFX_TYPE_MAX_RANK must equal CFX_MAX_RANK (host/program/program.h checks). */
+ * header's CFX_TYPE_MAX_RANK must equal CFX_MAX_RANK (host/program/program.c checks). The op
+ * bodies include it, and with them an application's op given by its source and the generated
+ * kernels: every name here has a prefix of its stage, never a bare MAX_. */
 #ifndef CFX_LIMITS_H
 #define CFX_LIMITS_H
 
@@ -31,8 +33,8 @@
 #define PARSE_MAX_FILE_NODES (1 << 21)
 /* All graphs of a file together, once calls are inlined: bounds the work of lowering. */
 #define CHECK_MAX_MODULE_NODES (1 << 24)
-#define MAX_TUPLE 64 /* items of one tuple */
-#define FOR_MAX_VARS 8 /* names a for loop binds */
+#define DESUGAR_MAX_TUPLE 64 /* items of one tuple */
+#define CHECK_MAX_FOR_VARS 8 /* names a for loop binds */
 #define CTX_MAX_ARGS 16 /* arguments, and results, of a registered kernel */
 #define DIAG_MAX_ERRORS 50 /* after this many, one last line says how many were left out */
 #define DIAG_MAX_MESSAGE 256 /* characters of one message; a longer one is cut and ends in "..." */
@@ -46,10 +48,10 @@
  * per result): a larger one is an error rather than a program of that many records. */
 #define LOWER_MAX_AXIS_RESULTS 4096
 /* The program builder's: far above any real graph, well inside int32. */
-#define MAX_RECORDS (1 << 24)
-#define MAX_SLOTS (1 << 24)
-#define MAX_TABLE (1 << 24)
-#define MAX_STRINGS (1 << 26)
+#define PROG_MAX_RECORDS (1 << 24)
+#define PROG_MAX_SLOTS (1 << 24)
+#define PROG_MAX_TABLE (1 << 24)
+#define PROG_MAX_STRINGS (1 << 26)
 /* Nesting of inlined blocks beyond which the generator writes the dispatch loop instead:
  * keeps the recursion of the emitter (and the C compiler's) shallow on any input. */
 #define CGEN_MAX_DEPTH 1000

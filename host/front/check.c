@@ -1355,13 +1355,13 @@ static void check_for_each(checker *C, env *e, ast_node *n)
     ast_node **its = kind == CHECK_ITER_PLAIN ? &n->a : n->a->list;
     int nits = kind == CHECK_ITER_PLAIN ? 1 : n->a->nlist;
     int nvals = kind == CHECK_ITER_ENUMERATE ? 2 : nits;
-    cfx_type types[FOR_MAX_VARS];
+    cfx_type types[CHECK_MAX_FOR_VARS];
     memset(types, 0, sizeof types);
     if (kind == CHECK_ITER_ENUMERATE && nits != 1) {
         diag_error(C->d, n->a->line, n->a->col, "'enumerate' takes one tensor or list, got %d arguments", nits);
         ok = 0;
-    } else if (kind == CHECK_ITER_ZIP && (nits < 1 || nits > FOR_MAX_VARS)) {
-        diag_error(C->d, n->a->line, n->a->col, "'zip' takes 1 to %d tensors or lists, got %d", FOR_MAX_VARS, nits);
+    } else if (kind == CHECK_ITER_ZIP && (nits < 1 || nits > CHECK_MAX_FOR_VARS)) {
+        diag_error(C->d, n->a->line, n->a->col, "'zip' takes 1 to %d tensors or lists, got %d", CHECK_MAX_FOR_VARS, nits);
         ok = 0;
     }
     for (int i = 0; ok && i < nits; i++)
@@ -1386,9 +1386,9 @@ static void check_for_each(checker *C, env *e, ast_node *n)
     collect_assigned(C, n, &set);
     if (C->oom)
         goto done;
-    int vars[FOR_MAX_VARS];
-    const cfx_type *tys[FOR_MAX_VARS];
-    for (int i = 0; i < nvars && i < FOR_MAX_VARS; i++) {
+    int vars[CHECK_MAX_FOR_VARS];
+    const cfx_type *tys[CHECK_MAX_FOR_VARS];
+    for (int i = 0; i < nvars && i < CHECK_MAX_FOR_VARS; i++) {
         vars[i] = check_var_find(C, n->nlist ? n->list[i]->name : n->name);
         tys[i] = ok ? &types[i] : NULL;
     }
@@ -1398,7 +1398,7 @@ static void check_for_each(checker *C, env *e, ast_node *n)
         C->oom = 1;
         goto done;
     }
-    loop_body(C, e, n->d, &set, vars, tys, nvars < FOR_MAX_VARS ? nvars : FOR_MAX_VARS, n, &exits, &breaks, joined);
+    loop_body(C, e, n->d, &set, vars, tys, nvars < CHECK_MAX_FOR_VARS ? nvars : CHECK_MAX_FOR_VARS, n, &exits, &breaks, joined);
     after_loop(C, e, &set, joined, n->line, n);
     free(joined);
 done:

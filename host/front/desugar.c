@@ -118,8 +118,8 @@ static ast_node *copy_tree(desugar *D, const ast_node *n, int line, int col)
     c->list = NULL;
     c->nlist = 0;
     if (n->nlist) {
-        ast_node *items[MAX_TUPLE];
-        ast_node **big = n->nlist > MAX_TUPLE ? malloc((size_t)n->nlist * sizeof *big) : items;
+        ast_node *items[DESUGAR_MAX_TUPLE];
+        ast_node **big = n->nlist > DESUGAR_MAX_TUPLE ? malloc((size_t)n->nlist * sizeof *big) : items;
         if (!big) {
             D->oom = 1;
             return c;
@@ -240,7 +240,7 @@ static int tuple_len(desugar *D, const ast_node *n, int *call)
         return 0;
     switch (n->kind) {
     case AST_TUPLE: /* a longer one is no tuple value (the assignment of one says so) */
-        return n->nlist <= MAX_TUPLE ? n->nlist : 0;
+        return n->nlist <= DESUGAR_MAX_TUPLE ? n->nlist : 0;
     case AST_NAME: {
         const tvar *v = var_find(D, n->name);
         return v && !v->alias ? v->arity : 0;
@@ -266,7 +266,7 @@ static int tuple_len(desugar *D, const ast_node *n, int *call)
         if (n->op != OP_ADD)
             return 0;
         int a = tuple_len(D, n->a, NULL), b = tuple_len(D, n->b, NULL);
-        return a > 0 && b > 0 && a + b <= MAX_TUPLE ? a + b : 0;
+        return a > 0 && b > 0 && a + b <= DESUGAR_MAX_TUPLE ? a + b : 0;
     }
     case AST_COND: {
         int a = tuple_len(D, n->b, NULL), b = tuple_len(D, n->c, NULL);
@@ -338,7 +338,7 @@ static int tuple_items(desugar *D, ast_node *n, ast_node **out)
             out[i] = name_node(D, str_fmt(D, "%s[%d]", n->name, i), n->line, n->col);
         return k;
     case AST_INDEX: {
-        ast_node *all[MAX_TUPLE];
+        ast_node *all[DESUGAR_MAX_TUPLE];
         int nb = tuple_items(D, n->a, all), lo = 0, hi = 0;
         slice_bounds(D, n->list[0], nb, &lo, &hi);
         for (int i = lo; i < hi; i++)
@@ -350,7 +350,7 @@ static int tuple_items(desugar *D, ast_node *n, ast_node **out)
         return a + tuple_items(D, n->b, out + a);
     }
     case AST_COND: {
-        ast_node *bs[MAX_TUPLE], *cs[MAX_TUPLE];
+        ast_node *bs[DESUGAR_MAX_TUPLE], *cs[DESUGAR_MAX_TUPLE];
         tuple_items(D, n->b, bs);
         tuple_items(D, n->c, cs);
         rw_expr(D, &n->a);
@@ -373,7 +373,7 @@ static int tuple_items(desugar *D, ast_node *n, ast_node **out)
 /* A tuple `(a, b)` of tuple-valued n's items. */
 static ast_node *tuple_display(desugar *D, ast_node *n, int kind)
 {
-    ast_node *items[MAX_TUPLE];
+    ast_node *items[DESUGAR_MAX_TUPLE];
     int k = tuple_items(D, n, items);
     ast_node *t = node_new(D, kind, n->line, n->col);
     if (!t)
@@ -386,7 +386,7 @@ static ast_node *tuple_display(desugar *D, ast_node *n, int kind)
 /* t == u, t != u of two tuples: item by item, joined by `and` (`or` for !=). */
 static ast_node *tuple_compare(desugar *D, ast_node *n)
 {
-    ast_node *a[MAX_TUPLE], *b[MAX_TUPLE];
+    ast_node *a[DESUGAR_MAX_TUPLE], *b[DESUGAR_MAX_TUPLE];
     int ka = tuple_items(D, n->a, a), kb = tuple_items(D, n->b, b);
     if (ka != kb) {
         ast_node *r = node_new(D, AST_BOOL, n->line, n->col);
@@ -492,7 +492,7 @@ static int tuple_args(desugar *D, ast_node *n)
                 args[nargs++] = error_node(D, val);
             continue;
         }
-        ast_node *items[MAX_TUPLE];
+        ast_node *items[DESUGAR_MAX_TUPLE];
         tuple_items(D, val, items);
         for (int j = 0; j < k; j++) {
             if (kw) {
@@ -633,7 +633,7 @@ static void rw_expr(desugar *D, ast_node **slot)
                 *slot = error_node(D, n);
                 return;
             }
-            ast_node *items[MAX_TUPLE];
+            ast_node *items[DESUGAR_MAX_TUPLE];
             tuple_items(D, n->a, items);
             *slot = items[i < 0 ? i + k : i];
             return;
@@ -650,7 +650,7 @@ static void rw_expr(desugar *D, ast_node **slot)
         rw_children(D, n);
         /* x[t]: the tensor indexed by the tuple's items, x[t[0], t[1]] */
         if (n->b && tuple_len(D, n->b, NULL) > 0) {
-            ast_node *items[MAX_TUPLE];
+            ast_node *items[DESUGAR_MAX_TUPLE];
             int nk = tuple_items(D, n->b, items);
             n->b = NULL;
             set_list(D, n, items, nk);
@@ -749,10 +749,10 @@ static void rw_assign(desugar *D, ast_node *s)
     if (s->nlist == 1 && s->list[0]->kind == AST_NAME) {
         ast_node *t = s->list[0];
         const tvar *v = var_find(D, t->name);
-        if (s->a && s->a->kind == AST_TUPLE && s->a->nlist > MAX_TUPLE) {
+        if (s->a && s->a->kind == AST_TUPLE && s->a->nlist > DESUGAR_MAX_TUPLE) {
             diag_error(D->d, s->a->line, s->a->col,
                        "a tuple holds at most %d items, this one %d (a list [a, b, ...] holds any number)",
-                       MAX_TUPLE, s->a->nlist);
+                       DESUGAR_MAX_TUPLE, s->a->nlist);
             s->a = error_node(D, s->a);
             return;
         }
@@ -777,7 +777,7 @@ static void rw_assign(desugar *D, ast_node *s)
                 s->a = error_node(D, s->a);
                 return;
             }
-            ast_node *targets[MAX_TUPLE];
+            ast_node *targets[DESUGAR_MAX_TUPLE];
             for (int i = 0; i < k; i++)
                 targets[i] = name_node(D, str_fmt(D, "%s[%d]", t->name, i), t->line, t->col);
             set_list(D, s, targets, k);

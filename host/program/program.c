@@ -23,7 +23,7 @@ const char *const rec_fields[REC_COUNT] = {
 #undef X
 };
 
-/* the builder's limits (MAX_RECORDS ...) are in kernels/cfxlimits.h, with every other */
+/* the builder's limits (PROG_MAX_RECORDS ...) are in kernels/cfxlimits.h, with every other */
 _Static_assert(CFX_TYPE_MAX_RANK == CFX_MAX_RANK, "cfx.h's rank limit is cfxlimits.h's");
 
 /* ==== the builder ============================================================================ */
@@ -189,7 +189,7 @@ int32_t prog_emit(prog_builder *b, cfx_record r)
 {
     if (b->failed ||
         grow32(b, (void **)&b->records, &b->cap_records, (int64_t)b->nrecords + 1, sizeof r,
-               MAX_RECORDS, "records"))
+               PROG_MAX_RECORDS, "records"))
         return -1;
     b->records[b->nrecords] = r;
     return b->nrecords++;
@@ -236,7 +236,7 @@ static int set_shape(prog_builder *b, cfx_slot *s, cfx_dtype dt, int rank, const
 
 static int32_t add_slot(prog_builder *b, const cfx_slot *s)
 {
-    if (grow32(b, (void **)&b->slots, &b->cap_slots, (int64_t)b->nslots + 1, sizeof *s, MAX_SLOTS,
+    if (grow32(b, (void **)&b->slots, &b->cap_slots, (int64_t)b->nslots + 1, sizeof *s, PROG_MAX_SLOTS,
                "slots"))
         return -1;
     b->slots[b->nslots] = *s;
@@ -347,7 +347,7 @@ int32_t prog_string(prog_builder *b, const char *s)
     if (b->string_set.items[cell] != 0)
         return b->string_set.items[cell] - 1;
     if (grow32(b, (void **)&b->strings, &b->cap_strings, (int64_t)b->nstrings + (int64_t)n, 1,
-               MAX_STRINGS, "string bytes"))
+               PROG_MAX_STRINGS, "string bytes"))
         return -1;
     memcpy(b->strings + b->nstrings, s, n);
     int32_t at = b->nstrings;
@@ -361,7 +361,7 @@ int32_t prog_string(prog_builder *b, const char *s)
 int32_t prog_table(prog_builder *b, const int32_t *v, int32_t n)
 {
     if (b->failed || n < 0 ||
-        grow32(b, (void **)&b->table, &b->cap_table, (int64_t)b->ntable + n, sizeof *v, MAX_TABLE,
+        grow32(b, (void **)&b->table, &b->cap_table, (int64_t)b->ntable + n, sizeof *v, PROG_MAX_TABLE,
                "table entries"))
         return -1;
     for (int32_t i = 0; i < n; i++)
@@ -387,7 +387,7 @@ int32_t prog_kernel(prog_builder *b, const char *name)
         if (b->kernels[i] == str)
             return i;
     if (grow32(b, (void **)&b->kernels, &b->cap_kernels, (int64_t)b->nkernels + 1, sizeof(int32_t),
-               MAX_SLOTS, "kernels"))
+               PROG_MAX_SLOTS, "kernels"))
         return -1;
     b->kernels[b->nkernels] = str;
     return b->nkernels++;
@@ -396,7 +396,7 @@ int32_t prog_kernel(prog_builder *b, const char *name)
 static void add_index(prog_builder *b, int32_t **arr, int32_t *n, int32_t *cap, int32_t slot)
 {
     if (b->failed ||
-        grow32(b, (void **)arr, cap, (int64_t)*n + 1, sizeof(int32_t), MAX_SLOTS, "parameters"))
+        grow32(b, (void **)arr, cap, (int64_t)*n + 1, sizeof(int32_t), PROG_MAX_SLOTS, "parameters"))
         return;
     (*arr)[(*n)++] = slot;
 }
