@@ -1,10 +1,13 @@
 /* bench.h: the clocks and the order statistics every benchmark in profiling/ reads its
- * figures with, so that "median" means one thing in every table. Header-only; C and CUDA C.
+ * figures with, so that "median" means one thing in every table, and the CPU's name for their
+ * headers. Header-only; C and CUDA C.
  */
 #ifndef CFX_BENCH_H
 #define CFX_BENCH_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Seconds on the monotonic wall clock. */
@@ -46,6 +49,24 @@ static inline double bench_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return bench_quantile(v, n, 0.5);
+}
+
+/* The CPU's model name (/proc/cpuinfo), or "?", for a table's header. */
+static inline void bench_cpu_name(char *buf, size_t n)
+{
+    snprintf(buf, n, "?");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        char *c = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && c) {
+            snprintf(buf, n, "%s", c + 2);
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
 }
 
 #endif

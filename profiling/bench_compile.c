@@ -144,23 +144,6 @@ static long measure(const char *path, shape_fn fn, long n, int repeats, double *
     return stmts;
 }
 
-static void cpu_name(char *buf, size_t n)
-{
-    snprintf(buf, n, "?");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-        char *c = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && c) {
-            snprintf(buf, n, "%s", c + 2);
-            buf[strcspn(buf, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 int main(int argc, char **argv)
 {
     int repeats = 3, quick = 0;
@@ -192,7 +175,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char cpu[200], date[32];
-    cpu_name(cpu, sizeof cpu);
+    bench_cpu_name(cpu, sizeof cpu);
     time_t t = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
     double base_wall;

@@ -199,23 +199,6 @@ static double run_stage(int st, const text *t, char *why, size_t whylen)
     return dt;
 }
 
-static void cpu_name(char *buf, size_t n)
-{
-    snprintf(buf, n, "?");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-        char *c = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && c) {
-            snprintf(buf, n, "%s", c + 2);
-            buf[strcspn(buf, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 static void emit(FILE *md, const char *s)
 {
     fputs(s, stdout);
@@ -265,7 +248,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char cpu[200], date[32], line[512];
-    cpu_name(cpu, sizeof cpu);
+    bench_cpu_name(cpu, sizeof cpu);
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     snprintf(line, sizeof line,

@@ -203,19 +203,8 @@ int main(int argc, char **argv)
 
     struct utsname u;
     uname(&u);
-    char model[128] = "?";
-    FILE *ci = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (ci && fgets(line, sizeof line, ci)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            snprintf(model, sizeof model, "%s", colon + 2);
-            model[strcspn(model, "\n")] = '\0';
-            break;
-        }
-    }
-    if (ci)
-        fclose(ci);
+    char model[128];
+    bench_cpu_name(model, sizeof model);
     printf("## Startup: whole processes, medians of %d runs (after %d warm-up rounds)\n\n", repeats,
            WARMUP);
     printf("host: %s %s, %s, %ld cores online\n\n", u.sysname, u.machine, model,
