@@ -364,17 +364,24 @@ cfx_status cfx_run(cfx_exec *e);
 int cfx_run_async(cfx_exec *e);
 cfx_status cfx_wait(cfx_exec *e);
 /* One run over buffers given by position rather than bound by name, in one call: as cfx_bind
- * (device 0: host memory) or cfx_bind_device (device 1) of each non-NULL inputs[i] and
+ * (host memory) or cfx_bind_device (flags with CFX_BOUND_DEVICE) of each non-NULL inputs[i] and
  * results[i], then cfx_run, then cfx_unbind(e, NULL), so that bindings made before are not
  * used and the executor keeps no pointer once it returns. inputs has cfx_input_count entries in
  * declaration order, results cfx_result_count; a NULL entry is left unbound (an input with a
  * default takes it on a run over host buffers; a result goes to the executor's own buffer), and
  * so is every entry of an array passed as NULL. Each buffer holds its declared type's bytes,
- * which are not checked (the caller knows the types). Returns the run's status as cfx_run does,
+ * which are not checked (the caller knows the types). With CFX_BOUND_INDIRECT each non-NULL
+ * entry is instead the address of a pointer to the buffer, read at the run's start: the field of
+ * an array object that holds its data pointer, which a binding layer then need not read itself
+ * (a NULL pointer there leaves the entry unbound). Returns the run's status as cfx_run does,
  * CFX_ERROR with why in cfx_exec_error() for what cfx_bind or cfx_run would refuse. Where
  * iterations is not NULL it receives cfx_exec_iterations() of the run (a caller that wants it
  * needs no second call). */
-cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device,
+enum {
+    CFX_BOUND_DEVICE = 1,   /* the buffers are device memory (0: host memory) */
+    CFX_BOUND_INDIRECT = 2  /* the entries are addresses of the buffers' pointers */
+};
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int flags,
                          int64_t *iterations);
 
 /* ---- inside the application's CUDA graph (docs/persistent.md, "Inside the application's graph")
@@ -414,6 +421,14 @@ int cfx_exec_graph(cfx_exec *e, void **graph);
  * the next run, which then stops at the first of those points (one that reaches none ends as
  * usual); every run clears the cancel when it ends, so each cancel stops at most one run. */
 void cfx_cancel(cfx_exec *e);
+/* 1: a SIGINT (Ctrl-C) during one of e's synchronous runs (cfx_run, cfx_run_bound) made on the
+ * process's main thread cancels that run, as cfx_cancel, and then goes on to the handler that
+ * was installed before the run (an application's, Python's); where that was SIG_IGN nothing is
+ * cancelled, and where it was SIG_DFL the run is cancelled instead of the process ended. The
+ * library's handler is installed at the run's start and the one before put back at its end (two
+ * sigaction calls a run); a run inside another's print or kernel callback installs none. 0 (the
+ * default): signals are left alone. Returns 0, or -1 for a NULL executor. */
+int cfx_cancel_on_sigint(cfx_exec *e, int on);
 
 /* After a run: its status, the one-line message for a stopped run
  * (`FILE:LINE:COL: run stopped: index: 'x' has 4 rows, index was 4`, "" for ok), the

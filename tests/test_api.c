@@ -6,6 +6,7 @@
  * trace that cannot be written. The profile: per-line counts and loop iterations against counts
  * known by hand, its times against the run's wall time measured here. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1015,6 +1016,19 @@ static void check_run_bound(void)
     CHECK_INT(cfx_run_bound(e, in, out, 1, NULL), CFX_ERROR);
     CHECK_STR(cfx_exec_error(e), "cannot bind device memory: this executor runs on cpu");
     CHECK_INT(cfx_run_bound(NULL, in, out, 0, NULL), CFX_ERROR);
+    CHECK_INT(cfx_run_bound(e, in, out, 4, NULL), CFX_ERROR);
+    CHECK_STR(cfx_exec_error(e), "cfx_run_bound: unknown flags 0x4");
+    /* CFX_BOUND_INDIRECT: each entry the address of a pointer to the buffer (an array object's
+     * data field), read at the run; a NULL pointer there leaves the entry unbound (k's default) */
+    struct { int64_t header; void *data; } ax = {1, &x}, ak = {2, NULL}, av = {3, v}, ay = {4, &y},
+                                             aw = {5, w};
+    void *ind_in[3] = {&ax.data, &ak.data, &av.data}, *ind_out[2] = {&ay.data, &aw.data};
+    x = 4;
+    v[0] = 0.25;
+    CHECK_INT(cfx_run_bound(e, ind_in, ind_out, CFX_BOUND_INDIRECT, NULL), CFX_OK);
+    CHECK_INT(y, 28);                       /* 4 * 7 */
+    CHECK(w[0] == 0.5 && w[1] == -8.0);     /* v * 2 */
+    x = 3;
     /* a stopped run: status and message as cfx_run's */
     cfx_exec_free(e);
     cfx_module_free(m);
@@ -1050,6 +1064,79 @@ static void check_run_bound(void)
     cfx_module_free(m);
 }
 
+/* cfx_cancel_on_sigint: a SIGINT during a run on the main thread cancels it and still reaches
+ * the handler that was installed before; without it, or with SIGINT ignored, the run goes on;
+ * the handler before is back after every run. */
+static volatile sig_atomic_t sigints_seen;
+static void count_sigint(int sig)
+{
+    (void)sig;
+    sigints_seen++;
+}
+
+static void *sigint_later(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    kill(getpid(), SIGINT);
+    return NULL;
+}
+
+/* Runs e (an endless loop with a budget of `budget` iterations) with a SIGINT sent after 50 ms
+ * from another thread (the signal may be delivered to either thread). */
+static cfx_status run_with_sigint(cfx_exec *e)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, sigint_later, NULL) != 0)
+        return CFX_ERROR;
+    cfx_status st = cfx_run(e);
+    pthread_join(t, NULL);
+    return st;
+}
+
+static void check_cancel_on_sigint(void)
+{
+    cfx_module *m = compile(NULL, "int.cfx",
+                            "graph spin(x: i32) -> (y: i32) {\n  y = x\n  while y >= 0 {\n"
+                            "    y = y + 1\n    if y > 1000000 {\n      y = 0\n    }\n  }\n}\n");
+    if (!CHECK(m != NULL))
+        return;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, NULL);
+    int32_t x = 0, y = 0;
+    CHECK_INT(cfx_bind(e, "x", &x, 4), 0);
+    CHECK_INT(cfx_bind(e, "y", &y, 4), 0);
+    struct sigaction count, before, now;
+    memset(&count, 0, sizeof count);
+    count.sa_handler = count_sigint;
+    sigemptyset(&count.sa_mask);
+    sigaction(SIGINT, &count, &before);
+    /* on: cancelled, and the application's handler saw the signal too */
+    CHECK_INT(cfx_cancel_on_sigint(e, 1), 0);
+    CHECK_INT(cfx_set_max_iters(e, INT64_C(1) << 40), 0); /* hours: only the cancel ends it */
+    sigints_seen = 0;
+    CHECK_INT(run_with_sigint(e), CFX_STOP_CANCELLED);
+    CHECK_INT(sigints_seen, 1);
+    sigaction(SIGINT, NULL, &now);
+    CHECK(now.sa_handler == count_sigint); /* put back */
+    /* off: the run is not cancelled (a budget ends it), the handler still counts */
+    CHECK_INT(cfx_cancel_on_sigint(e, 0), 0);
+    CHECK_INT(cfx_set_max_iters(e, 20000000), 0);
+    sigints_seen = 0;
+    CHECK_INT(run_with_sigint(e), CFX_STOP_LIMIT);
+    CHECK_INT(sigints_seen, 1);
+    /* SIGINT ignored: it stays ignored and cancels nothing */
+    CHECK_INT(cfx_cancel_on_sigint(e, 1), 0);
+    signal(SIGINT, SIG_IGN);
+    CHECK_INT(run_with_sigint(e), CFX_STOP_LIMIT);
+    sigaction(SIGINT, NULL, &now);
+    CHECK(now.sa_handler == SIG_IGN);
+    CHECK_INT(cfx_cancel_on_sigint(NULL, 1), -1);
+    sigaction(SIGINT, &before, NULL);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     check_diagnostics();
@@ -1066,6 +1153,7 @@ int main(void)
     check_profile();
     check_prepare_and_graph();
     check_run_bound();
+    check_cancel_on_sigint();
     check_counts();
     return test_finish("test_api");
 }

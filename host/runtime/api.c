@@ -8,12 +8,16 @@
  * ok writes results), the print formatting and the messages; the backend only walks the
  * program.
  */
+#define _DEFAULT_SOURCE /* syscall(SYS_gettid): the main thread's test for cfx_cancel_on_sigint */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "host/cfx.h"
 #include "host/gen/cgen.h"
@@ -77,6 +81,7 @@ struct cfx_exec {
     int profiled;           /* the last run that ended filled prof */
     exec_profile prof;      /* prog->nrecords counts and times */
     exec_atomic_int cancel; /* kept from cfx_cancel until a run ends */
+    int sigint;             /* cfx_cancel_on_sigint */
     exec_atomic_int running; /* RUN_* */
     exec_run run;
     exec_outcome out;
@@ -1215,39 +1220,129 @@ static cfx_status finish_run(cfx_exec *e)
     return out.status;
 }
 
+/* ---- Ctrl-C: cfx_cancel_on_sigint ----
+ * During a synchronous run on the main thread of an executor that asked for it, SIGINT's
+ * handler is the library's: it cancels the run (an atomic store, safe in a handler) and calls
+ * the handler that was there before, whose work (Python's flag and wakeup fd, an application's
+ * counter) is then done as if the library were not there. One run at a time holds the hook (a
+ * nested run, from a callback, installs none), so the handler put back is always the one found. */
+
+static cfx_exec *_Atomic sigint_exec;     /* the run the hook cancels; NULL: no hook */
+static struct sigaction sigint_before;    /* written before the hook is installed */
+
+static void on_sigint(int sig, siginfo_t *info, void *ctx)
+{
+    cfx_exec *e = atomic_load(&sigint_exec);
+    if (e)
+        atomic_store(&e->cancel, 1);
+    if (sigint_before.sa_flags & SA_SIGINFO) {
+        if (sigint_before.sa_sigaction)
+            sigint_before.sa_sigaction(sig, info, ctx);
+    } else if (sigint_before.sa_handler != SIG_DFL && sigint_before.sa_handler != SIG_IGN) {
+        sigint_before.sa_handler(sig);
+    }
+}
+
+/* Whether the calling thread is the process's main thread, where a terminal's Ctrl-C is
+ * handled (Linux: its thread id is the process id). */
+static int on_main_thread(void)
+{
+#ifdef __linux__
+    static _Thread_local signed char main_thread = -1;
+    if (main_thread < 0)
+        main_thread = (signed char)(syscall(SYS_gettid) == getpid());
+    return main_thread;
+#else
+    return 1;
+#endif
+}
+
+/* Installs the hook for e's run; 1 when installed (sigint_unhook puts the old handler back). */
+static int sigint_hook(cfx_exec *e)
+{
+    cfx_exec *none = NULL;
+    if (!e->sigint || !on_main_thread() || !atomic_compare_exchange_strong(&sigint_exec, &none, e))
+        return 0;
+    struct sigaction on;
+    memset(&on, 0, sizeof on);
+    on.sa_sigaction = on_sigint;
+    on.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&on.sa_mask);
+    if (sigaction(SIGINT, &on, &sigint_before) != 0) {
+        atomic_store(&sigint_exec, NULL);
+        return 0;
+    }
+    if (!(sigint_before.sa_flags & SA_SIGINFO) && sigint_before.sa_handler == SIG_IGN) {
+        sigaction(SIGINT, &sigint_before, NULL); /* Ctrl-C was ignored: so it stays */
+        atomic_store(&sigint_exec, NULL);
+        return 0;
+    }
+    return 1;
+}
+
+static void sigint_unhook(int hooked)
+{
+    if (hooked) {
+        sigaction(SIGINT, &sigint_before, NULL);
+        atomic_store(&sigint_exec, NULL);
+    }
+}
+
+int cfx_cancel_on_sigint(cfx_exec *e, int on)
+{
+    if (!e)
+        return -1;
+    e->sigint = on != 0;
+    return 0;
+}
+
 cfx_status cfx_run(cfx_exec *e)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run") != 0)
         return CFX_ERROR;
+    int hooked = sigint_hook(e);
     cfx_status st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
+    sigint_unhook(hooked);
     release(e, RUN_IDLE);
     return st;
 }
 
-cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int device,
+/* The buffer of a cfx_run_bound entry: the entry, or with CFX_BOUND_INDIRECT what it points at. */
+static void *bound_buffer(void *const *entries, int32_t i, int flags)
+{
+    void *entry = entries[i];
+    return entry && (flags & CFX_BOUND_INDIRECT) ? *(void *const *)entry : entry;
+}
+
+cfx_status cfx_run_bound(cfx_exec *e, void *const *inputs, void *const *results, int flags,
                          int64_t *iterations)
 {
     if (!e || claim(e, RUN_IDLE, "cfx_run_bound") != 0)
         return CFX_ERROR;
     const cfx_prog *p = e->prog;
+    const int device = flags & CFX_BOUND_DEVICE;
     const unsigned char kind = device ? BOUND_DEVICE : BOUND_HOST;
     cfx_status st = CFX_ERROR;
-    if (device && !exec_backends[e->backend].device) {
+    if (flags & ~(CFX_BOUND_DEVICE | CFX_BOUND_INDIRECT)) {
+        set_error(e, "cfx_run_bound: unknown flags 0x%x", (unsigned)flags);
+    } else if (device && !exec_backends[e->backend].device) {
         set_error(e, "cannot bind device memory: this executor runs on %s", cfx_backend_name(e->backend));
     } else {
         /* declared inputs first; the inputs past them (whether a None default was given) are
          * the library's, filled by start_run */
         for (int32_t i = 0; i < p->ninputs; i++) {
-            void *data = inputs && i < e->graph->ndeclared ? inputs[i] : NULL;
+            void *data = inputs && i < e->graph->ndeclared ? bound_buffer(inputs, i, flags) : NULL;
             e->inputs[i] = data;
             e->in_bound[i] = data ? kind : BOUND_NONE;
         }
         for (int32_t i = 0; i < p->nresults; i++) {
-            void *data = results ? results[i] : NULL;
+            void *data = results ? bound_buffer(results, i, flags) : NULL;
             e->user_results[i] = data;
             e->res_bound[i] = data ? kind : BOUND_NONE;
         }
+        int hooked = sigint_hook(e);
         st = start_run(e, START_SYNC, NULL) == 0 ? finish_run(e) : CFX_ERROR;
+        sigint_unhook(hooked);
     }
     for (int32_t i = 0; i < p->ninputs; i++) {
         e->inputs[i] = NULL;
