@@ -20,7 +20,6 @@ import ctypes
 import importlib.util
 import os
 import re
-import signal
 import sys
 import threading
 import weakref
@@ -79,18 +78,23 @@ class RunStopped(Error):
 
 # ---- application kernels --------------------------------------------------------------------
 
-_kernel_failure = threading.local() # the exception a Python kernel raised during a run
+class _KernelFailure(threading.local):
+    exc = None # the exception a Python kernel raised during this thread's run
+
+
+_kernel_failure = _KernelFailure()
 
 
 def _fail_in_kernel(e):
-    if getattr(_kernel_failure, "exc", None) is None:
+    if _kernel_failure.exc is None:
         _kernel_failure.exc = e
     return 1
 
 
 def _take_kernel_failure():
-    e = getattr(_kernel_failure, "exc", None)
-    _kernel_failure.exc = None
+    e = _kernel_failure.exc
+    if e is not None:
+        _kernel_failure.exc = None
     return e
 
 
@@ -397,76 +401,6 @@ class Results(collections.OrderedDict):
     backend = ""
 
 
-# ---- Ctrl-C: a SIGINT during a run cancels it ------------------------------------------------
-
-class _SigintWatch:
-    """While the main thread is inside a run, SIGINT cancels the run.
-
-    Python runs signal handlers only between bytecodes, so a KeyboardInterrupt would wait for
-    the run to end. During a run, Python's wakeup fd is pointed at a pipe that a watcher
-    thread reads: a SIGINT byte there calls cfx_cancel, the run ends with status cancelled,
-    and Python's own handler then raises KeyboardInterrupt as usual. Bytes are passed on to
-    the wakeup fd that was set before (asyncio's, say)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.read_fd = self.write_fd = -1
-        self.current = None
-        self.forward = -1
-
-    def _start(self):
-        if self.write_fd >= 0:
-            return # started (the lock only for the first time)
-        with self.lock:
-            if self.write_fd >= 0:
-                return
-            r, w = os.pipe()
-            os.set_blocking(w, False)
-            self.read_fd = r
-            threading.Thread(target=self._watch, name="cfx-sigint", daemon=True).start()
-            self.write_fd = w
-
-    def _watch(self):
-        while True:
-            try:
-                data = os.read(self.read_fd, 64)
-            except OSError:
-                return
-            if not data:
-                return
-            if signal.SIGINT in data:
-                e = self.current
-                if e:
-                    lib.cfx_cancel(e)
-            if self.forward >= 0:
-                try:
-                    os.write(self.forward, data)
-                except OSError:
-                    pass
-
-    def call(self, e, fn, *args):
-        """fn(*args), with a SIGINT meanwhile cancelling e."""
-        if threading.get_ident() != _MAIN_THREAD:
-            return fn(*args)
-        self._start()
-        self.current = e
-        try:
-            try:
-                before = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
-            except (ValueError, OSError):
-                return fn(*args)
-            self.forward = before
-            try:
-                return fn(*args)
-            finally:
-                signal.set_wakeup_fd(before)
-        finally:
-            self.current = None
-
-
-_sigint = _SigintWatch()
-_MAIN_THREAD = threading.main_thread().ident
-
 # ---- frameworks: what an array is, the caller's stream, and results of the caller's type ------
 
 _FRAMEWORKS = ("numpy", "torch", "cupy", "jax", "tensor")
@@ -698,6 +632,10 @@ class Graph:
             raise Error("%s: %s" % (self.name, _lib.take_string(err.value)))
         self.module._execs.append(ptr)
         lib.cfx_set_print(ptr, self._print_fn, None) # once: _print reads self._on_print
+        # Ctrl-C during a run on the main thread cancels it, and Python's handler then raises
+        # KeyboardInterrupt as usual (Python runs handlers only between bytecodes, so it would
+        # otherwise wait for the run to end); libcfx installs its handler for the run's length
+        lib.cfx_cancel_on_sigint(ptr, 1)
         resolved = _lib.BACKENDS[lib.cfx_exec_backend(ptr)]
         x = self._execs[key] = _Exec(ptr, resolved, device_id, len(self.inputs), len(self.results))
         return x
@@ -728,7 +666,7 @@ class Graph:
                 self._cancel_pending = True
 
     # -- running
-    def _run_bound(self, e, x, ins, outs, device):
+    def _run_bound(self, e, x, ins, outs, flags):
         """One run through cfx_run_bound (inputs and results bound by their addresses), as the
         run in flight for cancel(); raises on a stop, or what a print or kernel callback raised."""
         with self._cancel_lock:
@@ -737,10 +675,12 @@ class Graph:
                 self._cancel_pending = False
                 lib.cfx_cancel(e)
         try:
-            status = _sigint.call(e, lib.cfx_run_bound, e, ins, outs, device, x.iterations_ref)
+            status = lib.cfx_run_bound(e, ins, outs, flags, x.iterations_ref)
         finally:
-            with self._cancel_lock:
-                self._running = None
+            # no lock: a cancel() that read _running before this still cancels e, as it would
+            # have under the lock (the run in C has ended either way: the cancel is kept for
+            # e's next run, cfx.h); one that reads None sets the pending cancel
+            self._running = None
         self.last_backend = x.backend
         if status != _lib.OK:
             self._raise_stopped(e, status)
@@ -822,8 +762,10 @@ class Graph:
             if self._running or x.max_iters != 0 or x.stream is not None:
                 return None
             e, ins, outs = x.ptr, x.ins, x.outs
+            # each array's data pointer field, which cfx_run_bound reads (CFX_BOUND_INDIRECT):
+            # args and res hold the arrays until it returns
             for i, a in enumerate(args):
-                ins[i] = _address_at(id(a) + offset).value
+                ins[i] = id(a) + offset
             res = Results()
             if out:
                 if any(n not in res_names for n in out):
@@ -836,15 +778,14 @@ class Graph:
                           or not r.flags.c_contiguous or not r.flags.writeable):
                         return None
                     res[name] = r
-                    outs[i] = _address_at(id(r) + offset).value
+                    outs[i] = id(r) + offset
             else:
                 for i, (name, dtype, shape) in enumerate(rspecs):
                     r = res[name] = empty(shape, dtype)
-                    outs[i] = _address_at(id(r) + offset).value
+                    outs[i] = id(r) + offset
             self._on_print = None
             self.last_stream = self.last_device = None
-            _take_kernel_failure()
-            self._run_bound(e, x, ins, outs, 0)
+            self._run_bound(e, x, ins, outs, _lib.BOUND_INDIRECT) # (it takes a kernel's failure)
             res.iterations = x.iterations.value
             res.backend = x.backend
             return res
@@ -1045,7 +986,7 @@ class Graph:
                     for i, p in enumerate(self.results):
                         self._bind(e, lib.cfx_bind_device, p, x.outs[i])
                     return self._run_captured(e, x, outs, out, results)
-                self._run_bound(e, x, x.ins, x.outs, on_device)
+                self._run_bound(e, x, x.ins, x.outs, _lib.BOUND_DEVICE if on_device else 0)
                 res = Results()
                 for p in self.results:
                     obj = outs[p.name][0]

@@ -79,6 +79,7 @@ _PROTOTYPES = {
     "cfx_wait": (c_int, [c_void_p]),
     "cfx_prepare": (c_int, [c_void_p]),
     "cfx_cancel": (None, [c_void_p]),
+    "cfx_cancel_on_sigint": (c_int, [c_void_p, c_int]),
     "cfx_exec_status": (c_int, [c_void_p]),
     "cfx_exec_message": (c_char_p, [c_void_p]),
     "cfx_exec_position": (None, [c_void_p, POINTER(c_int), POINTER(c_int)]),
@@ -143,6 +144,7 @@ STATUSES = _names(lib.cfx_status_count, lib.cfx_status_name)
 OK, ERROR = STATUSES.index("ok"), STATUSES.index("error")
 BACKENDS = _names(lib.cfx_backend_count, lib.cfx_backend_name)
 BACKEND_CODE = {name: i for i, name in enumerate(BACKENDS)}
+BOUND_DEVICE, BOUND_INDIRECT = 1, 2 # cfx_run_bound's flags (CFX_BOUND_*, bits fixed in cfx.h)
 
 
 def take_string(ptr):

@@ -123,9 +123,17 @@ class _RunBoundSpy:
     def __getattr__(self, name):
         return getattr(self._real, name)
 
-    def cfx_run_bound(self, e, ins, outs, device, iterations):
-        self._calls.append((list(ins), list(outs), device))
-        return self._real.cfx_run_bound(e, ins, outs, device, iterations)
+    def cfx_run_bound(self, e, ins, outs, flags, iterations):
+        import ctypes
+        from cfx import _lib
+
+        def buffer(a): # with BOUND_INDIRECT an entry is the address of the buffer's pointer
+            if a is None or not flags & _lib.BOUND_INDIRECT:
+                return a
+            return ctypes.c_void_p.from_address(a).value
+        self._calls.append(([buffer(a) for a in ins], [buffer(a) for a in outs],
+                            flags & _lib.BOUND_DEVICE))
+        return self._real.cfx_run_bound(e, ins, outs, flags, iterations)
 
 
 @pytest.fixture
