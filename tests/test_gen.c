@@ -56,6 +56,9 @@
  * built a few programs at a time, until they catch it.
  * Compiled files go to work/test_gen... in the build tree, removed when the test passes.
  *
+ * `test_gen --files F.cfx ...` runs those programs alone the same way (tests/onnx/node_tests.py
+ * --standin gives it the ONNX control-flow models, imported with `cfx import`).
+ *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
 #include <math.h>
@@ -2207,8 +2210,43 @@ static void check_refusal(void)
     prog_free(p);
 }
 
+/* test_gen --files F.cfx ...: those programs alone (ONNX models imported with `cfx import`,
+ * tests/onnx/node_tests.py --standin), both targets against the cpu executor on random inputs
+ * and their `# run:` lines, without the suite's own checks of what its programs cover. */
+static int run_files(int argc, char **argv)
+{
+    char name[64];
+    snprintf(name, sizeof name, "test_gen_files");
+    if (test_workdir(name, workdir, sizeof workdir) != 0)
+        return 1;
+    for (int i = 0; i < argc; i++)
+        add_graph_file(argv[i]);
+    printf("programs: %d from %d files\n", nunits, argc);
+    int mutated = 0, structured = 0;
+    int bad = build_and_run(nunits, NULL, &mutated, &structured);
+    printf("%d programs structured, %d as the dispatch loop, %d not generated; %d runs differ\n",
+           structured, nunits - structured - unknown_kinds, unknown_kinds, bad);
+    if (CFX_CXX[0])
+        printf("CUDA target on %d host blocks: %d runs\n", EMULATED_BLOCKS, cuda_runs);
+    else
+        printf("no C++ compiler: the CUDA target was not run on host threads\n");
+    CHECK_INT(bad, 0);
+    CHECK_INT(unknown_kinds, 0);
+    CHECK_INT(unfenced_writes, 0);
+    if (test_failures == 0)
+        test_workdir_remove(workdir);
+    return test_finish("test_gen --files");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--files") == 0) {
+        if (!CFX_CC[0]) {
+            printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
+            return 77;
+        }
+        return run_files(argc - 2, argv + 2);
+    }
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
     /* a mutant the stand-in's race detector sees ends its run with a status of its own
      * (tests/race_host.h), which the comparison counts as caught, rather than stopping the test */

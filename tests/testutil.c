@@ -186,7 +186,10 @@ int test_run_inputs(char *const *tokens, int ntok, int n, const char *const *nam
             value_random(t, &rng, inputs[i]);
         } else if (strlen(value) > 4 && strcmp(value + strlen(value) - 4, ".npy") == 0) {
             char full[1024], why[256] = "";
-            snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
+            if (value[0] == '/') /* an absolute path as it is, else from the source tree */
+                snprintf(full, sizeof full, "%s", value);
+            else
+                snprintf(full, sizeof full, "%s/%s", CFX_SOURCE_DIR, value);
             if (npy_read_file(full, t, inputs[i], why, sizeof why) != 0) {
                 snprintf(err, errlen, "%s", why);
                 return -1;

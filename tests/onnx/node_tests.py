@@ -267,6 +267,70 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol):
     return "pass", ""
 
 
+def graph_params(text):
+    """The parameter names of the first graph of a .cfx text, in order."""
+    m = re.search(r"^graph\s+\w+\s*\(", text, re.M)
+    if not m:
+        return []
+    depth, cur, names = 0, "", []
+    for ch in text[m.end():]:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            names.append(cur.split(":")[0].strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        names.append(cur.split(":")[0].strip())
+    return names
+
+
+def run_standin(test_gen, cfx, work, names, in_names):
+    """The models of the control-flow tests `names`, imported to .cfx (on the shapes of their
+    first data set, as `cfx run` specialises them) with each data set's inputs as a `# run:`
+    line, through test_gen --files: the compiled kernel's generated C and its CUDA C on host
+    threads against the cpu executor. True when it passes (or skips)."""
+    d = os.path.join(work, "standin")
+    os.makedirs(d, exist_ok=True)
+    files = []
+    for name in names:
+        path = os.path.join(d, name + ".cfx")
+        cmd = [cfx, "import", os.path.join(work, name, "model.onnx"), "-o", path]
+        for j, n in enumerate(in_names[name]):
+            first = os.path.join(work, name, "data_0", "input_%d.npy" % j)
+            if os.path.exists(first):
+                cmd += ["--in", "%s=%s" % (n, first)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        if p.returncode != 0:
+            print("stand-in: %s: cfx import failed: %s" % (name, first_line(p.stderr or p.stdout)))
+            return False
+        with open(path) as f:
+            text = f.read()
+        params = graph_params(text)
+        lines = []
+        for sd in sorted(os.listdir(os.path.join(work, name))):
+            inputs = [os.path.join(work, name, sd, "input_%d.npy" % j) for j in range(len(params))]
+            if sd.startswith("data_") and all(os.path.exists(x) for x in inputs):
+                lines.append("# run: " + " ".join("%s=%s" % (n, x) for n, x in zip(params, inputs)))
+        with open(path, "a") as f:
+            f.write("\n".join(lines) + "\n")
+        files.append(path)
+    print("\nthe %d control-flow tests that pass, through %s --files (generated C and CUDA C on "
+          "host threads against the cpu executor):" % (len(files), test_gen))
+    sys.stdout.flush()
+    p = subprocess.run([os.path.abspath(test_gen), "--files"] + files, cwd=d, capture_output=True, text=True,
+                       timeout=1800)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    for line in out[-12:]:
+        print("  " + line)
+    return p.returncode in (0, 77)
+
+
 def onnx_support(cfx, work):
     """None where this cfx imports ONNX, else why not."""
     from onnx import TensorProto, helper
@@ -296,6 +360,10 @@ def main():
     ap.add_argument("--keep", default=None, help="write the tests into DIR and keep them")
     ap.add_argument("--ops", default=None, help="the supported ops, comma-separated")
     ap.add_argument("-v", "--verbose", action="store_true", help="print skipped tests too")
+    ap.add_argument("--standin", default=None, metavar="TEST_GEN",
+                    help="also run the control-flow tests that pass, imported with `cfx import`, "
+                         "through TEST_GEN --files (the build's tests/test_gen): the compiled kernel's "
+                         "generated C, and its CUDA C on host threads, against the cpu executor")
     args = ap.parse_args()
     try:
         import numpy  # noqa: F401
@@ -385,6 +453,11 @@ def main():
 
         count = collections.Counter(st for st, _ in status.values())
         failed = [n for n, (st, _) in sorted(status.items()) if st == "fail"]
+        if args.standin:
+            passing = [n for n in control_flow if status[n][0] == "pass"]
+            in_names = {c.name: w[0] for c, w in jobs}
+            if not run_standin(args.standin, cfx, work, passing, in_names):
+                failed.append("(the stand-in run of the control-flow tests)")
         print("\n%d passed, %d failed, %d refused by cfx (unsupported), %d skipped (ops or dtypes "
               "outside the list); control flow: %d of %d passed"
               % (count["pass"], count["fail"], count["refused"], count["skipped"],
