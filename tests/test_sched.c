@@ -24,6 +24,7 @@
  * branches; a cancel stops every block; and, outside TSan, that the run goes wrong when the
  * cross-block read's barrier is removed. Under -DCFX_TSAN=ON a missing barrier shows up as
  * a race report.
+ * `test_sched --files F.cfx ...` compares the graphs of those files alone, both ways.
  * Beside the replica, the same comparisons run the kernel itself, device/interp_kernel.cuh,
  * on host threads (persist_host.cpp): 2 to 5 blocks of 256 threads each (fibers, the CUDA
  * threads of tests/cuda_host.h: the block reduction's tree, the tiled products, the warp-per-row
@@ -2558,8 +2559,35 @@ static void test_generated_calls(void)
     free(g);
 }
 
+/* test_sched --files F.cfx ...: each file's graphs alone, on the replica and (with a C++
+ * compiler) the interpreter's own kernel on host threads, against the cpu executor on inputs
+ * drawn at random, as compare_compiled_with does for the example graphs (tests/onnx/node_tests.py
+ * --standin gives it ONNX's control-flow models imported with `cfx import`). */
+static int run_files(int argc, char **argv)
+{
+    compare_stats st;
+    memset(&st, 0, sizeof st);
+    int files = 0;
+    for (int i = 0; i < argc; i++) {
+        long len = 0;
+        char *text = test_read_file(argv[i], &len);
+        if (!CHECK(text != NULL))
+            continue;
+        files += CHECK(compare_compiled_with(argv[i], text, (size_t)len, "", 400, NULL, &st) > 0);
+        free(text);
+    }
+    printf("test_sched --files: %d of %d files compiled, %d graphs compared with the cpu executor "
+           "(%d runs stopped)\n", files, argc, st.graphs, st.stopped);
+#ifdef RUN_KERNEL
+    printf("test_sched --files: the interpreter's own kernel on host threads: %d runs\n", kernel_runs);
+#endif
+    return test_finish("test_sched --files");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--files") == 0)
+        return run_files(argc - 2, argv + 2);
     stress_run = test_stress(argc, argv);
 #ifdef RUN_KERNEL
     standin_sweep = getenv("CFX_STANDIN_SWEEP") && strcmp(getenv("CFX_STANDIN_SWEEP"), "1") == 0;

@@ -290,11 +290,12 @@ def graph_params(text):
     return names
 
 
-def run_standin(test_gen, cfx, work, names, in_names):
+def run_standin(tests_dir, cfx, work, names, in_names):
     """The models of the control-flow tests `names`, imported to .cfx (on the shapes of their
     first data set, as `cfx run` specialises them) with each data set's inputs as a `# run:`
-    line, through test_gen --files: the compiled kernel's generated C and its CUDA C on host
-    threads against the cpu executor. True when it passes (or skips)."""
+    line, through test_gen --files (the compiled kernel's generated C and its CUDA C on host
+    threads) and test_sched --files (the interpreter's kernel on host threads), against the cpu
+    executor. True when both pass (or skip)."""
     d = os.path.join(work, "standin")
     os.makedirs(d, exist_ok=True)
     files = []
@@ -320,15 +321,19 @@ def run_standin(test_gen, cfx, work, names, in_names):
         with open(path, "a") as f:
             f.write("\n".join(lines) + "\n")
         files.append(path)
-    print("\nthe %d control-flow tests that pass, through %s --files (generated C and CUDA C on "
-          "host threads against the cpu executor):" % (len(files), test_gen))
-    sys.stdout.flush()
-    p = subprocess.run([os.path.abspath(test_gen), "--files"] + files, cwd=d, capture_output=True, text=True,
-                       timeout=1800)
-    out = (p.stdout + p.stderr).strip().splitlines()
-    for line in out[-12:]:
-        print("  " + line)
-    return p.returncode in (0, 77)
+    ok = True
+    for test, what in (("test_gen", "generated C and CUDA C on host threads"),
+                       ("test_sched", "the interpreter's kernel on host threads")):
+        exe = os.path.abspath(os.path.join(tests_dir, test))
+        print("\nthe %d control-flow tests that pass, through %s --files (%s, against the cpu "
+              "executor):" % (len(files), test, what))
+        sys.stdout.flush()
+        p = subprocess.run([exe, "--files"] + files, cwd=d, capture_output=True, text=True,
+                           timeout=1800)
+        for line in (p.stdout + p.stderr).strip().splitlines()[-12:]:
+            print("  " + line)
+        ok = ok and p.returncode in (0, 77)
+    return ok
 
 
 def onnx_support(cfx, work):
@@ -360,10 +365,11 @@ def main():
     ap.add_argument("--keep", default=None, help="write the tests into DIR and keep them")
     ap.add_argument("--ops", default=None, help="the supported ops, comma-separated")
     ap.add_argument("-v", "--verbose", action="store_true", help="print skipped tests too")
-    ap.add_argument("--standin", default=None, metavar="TEST_GEN",
+    ap.add_argument("--standin", default=None, metavar="TESTS_DIR",
                     help="also run the control-flow tests that pass, imported with `cfx import`, "
-                         "through TEST_GEN --files (the build's tests/test_gen): the compiled kernel's "
-                         "generated C, and its CUDA C on host threads, against the cpu executor")
+                         "through TESTS_DIR/test_gen --files (the compiled kernel's generated C, and "
+                         "its CUDA C on host threads) and TESTS_DIR/test_sched --files (the "
+                         "interpreter's kernel on host threads), against the cpu executor")
     args = ap.parse_args()
     try:
         import numpy  # noqa: F401
