@@ -768,15 +768,18 @@ class Graph:
                 ins[i] = id(a) + offset
             res = Results()
             if out:
-                if any(n not in res_names for n in out):
+                if not res_names.issuperset(out):
                     return None # an unknown name: _run says so
                 for i, (name, dtype, shape) in enumerate(rspecs):
                     r = out.get(name)
                     if r is None:
                         r = empty(shape, dtype)
-                    elif (type(r) is not ndarray or r.dtype is not dtype or r.shape != shape
-                          or not r.flags.c_contiguous or not r.flags.writeable):
-                        return None
+                    else:
+                        if type(r) is not ndarray or r.dtype is not dtype or r.shape != shape:
+                            return None
+                        flags = r.flags
+                        if not flags.c_contiguous or not flags.writeable:
+                            return None
                     res[name] = r
                     outs[i] = id(r) + offset
             else:
