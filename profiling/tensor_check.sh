@@ -21,7 +21,8 @@
 #   peers        peers.py --quick: JAX while/fori, torch eager, torch while_loop eager, under
 #                torch.compile and captured into CUDA graph conditional nodes: peers.json
 #                (written after every row: a step cut short keeps what it measured)
-#   tests        gpu_compiled, gpu_executors --quick, gpu_persistent --quick
+#   tests        gpu_compiled, gpu_executors --quick, gpu_persistent --quick, and ONNX's
+#                control-flow node tests on cpu, cuda-host, cuda-graph, cuda-persistent
 #   onnx         onnx_bench.py --backend cuda-persistent: the ONNX exports of greedy decoding
 #                and CG (onnx_models.py) through cfx import and through ONNX Runtime (its CUDA
 #                EP where onnxruntime-gpu is installed; the row says when it is not): onnx.json
@@ -144,6 +145,9 @@ if [ "$built" = 1 ]; then
         step "gpu_compiled" 60 "$build/tests/gpu_compiled"
         step "gpu_executors --quick" 120 "$build/tests/gpu_executors" --quick
         step "gpu_persistent --quick" 120 "$build/tests/gpu_persistent" --quick
+        # issue 30: ONNX's control-flow node tests on every executor
+        step "onnx node tests" 90 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" --control-flow \
+            --backends cpu,cuda-host,cuda-graph,cuda-persistent
     fi
     if [ "$peers" = 1 ]; then
         step onnx 100 python3 "$here/onnx_bench.py" "$build" --backend cuda-persistent --repeats 3 --json "$out/onnx.json"

@@ -2,7 +2,8 @@
 """node_tests.py: ONNX's own backend node tests through `cfx run MODEL.onnx --backend cpu`.
 
     python3 tests/onnx/node_tests.py CFX_BINARY_OR_BUILD_DIR [--jobs N] [--filter REGEX]
-                                     [--keep DIR] [--ops OP,OP,...] [-v]
+                                     [--keep DIR] [--ops OP,OP,...] [--control-flow]
+                                     [--backends B,B,...] [--standin BUILD/tests] [-v]
 
 The onnx package (1.23) ships the node tests as Python (onnx.backend.test.case.node) and no
 longer their data, so the tests are regenerated here: each case's model.onnx and its inputs
@@ -225,20 +226,20 @@ def first_line(text):
     return lines[0][:300] if lines else ""
 
 
-def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol):
+def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"):
     """("pass" | "fail" | "refused", detail)."""
     import numpy as np
     model = os.path.join(case_dir, "model.onnx")
-    for sd, nin, nout in sets:
+    for k, (sd, nin, nout) in enumerate(sets):
         if nin != len(in_names) or nout != len(out_names):
             # a test that leaves trailing optional inputs out: bind what it gives
             pass
-        cmd = [cfx, "run", model, "--backend", "cpu"]
+        cmd = [cfx, "run", model, "--backend", backend]
         for j in range(nin):
             cmd += ["--in", "%s=%s" % (in_names[j], os.path.join(sd, "input_%d.npy" % j))]
         got = []
         for j in range(nout):
-            path = os.path.join(sd, "got_%d.npy" % j)
+            path = os.path.join(sd, "got_%d_%s.npy" % (j, backend))
             if os.path.exists(path):
                 os.remove(path)
             got.append(path)
@@ -365,6 +366,12 @@ def main():
     ap.add_argument("--keep", default=None, help="write the tests into DIR and keep them")
     ap.add_argument("--ops", default=None, help="the supported ops, comma-separated")
     ap.add_argument("-v", "--verbose", action="store_true", help="print skipped tests too")
+    ap.add_argument("--control-flow", action="store_true",
+                    help="only the tensor-only tests with If, Loop or Scan at any depth")
+    ap.add_argument("--backends", default="cpu",
+                    help="run each test on these backends, comma-separated (default cpu; a GPU "
+                         "machine: cpu,cuda-host,cuda-graph,cuda-persistent); a test passes when it "
+                         "passes on every one")
     ap.add_argument("--standin", default=None, metavar="TESTS_DIR",
                     help="also run the control-flow tests that pass, imported with `cfx import`, "
                          "through TESTS_DIR/test_gen --files (the compiled kernel's generated C, and "
@@ -398,8 +405,8 @@ def main():
             cases = node_cases.collect_testcases(None)
         if args.filter:
             cases = [c for c in cases if re.search(args.filter, c.name)]
-        print("onnx %s: %d node tests; %d supported ops (from %s)"
-              % (onnx.__version__, len(cases), len(supported), source))
+        print("onnx %s: %d node tests; %d supported ops (from %s); backends: %s"
+              % (onnx.__version__, len(cases), len(supported), source, args.backends))
 
         status = {}          # name -> (status, detail)
         control_flow = []    # tensor-only tests with If/Loop/Scan at any depth
@@ -408,6 +415,8 @@ def main():
             s = Survey(c.model)
             if s.control_flow() and not s.non_tensor:
                 control_flow.append(c.name)
+            elif args.control_flow:
+                continue
             why = s.outside(supported)
             if why is None:
                 with warnings.catch_warnings():
@@ -422,13 +431,19 @@ def main():
                 continue
             jobs.append((c, written))
 
+        backends = args.backends.split(",")
+        rank = {"pass": 0, "refused": 1, "fail": 2}
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(args.jobs, 2))) as pool:
-            futures = {pool.submit(run_case, cfx, os.path.join(work, c.name), *w, c.rtol, c.atol): c
-                       for c, w in jobs}
+            futures = {pool.submit(run_case, cfx, os.path.join(work, c.name), *w, c.rtol, c.atol, b): (c, b)
+                       for c, w in jobs for b in backends}
             for fut in concurrent.futures.as_completed(futures):
-                c = futures[fut]
+                c, b = futures[fut]
                 st, detail = fut.result()
-                status[c.name] = (st, detail)
+                if len(backends) > 1 and detail:
+                    detail = "%s: %s" % (b, detail)
+                # the worst of the backends: a failure over a refusal over a pass
+                if c.name not in status or rank[st] > rank[status[c.name][0]]:
+                    status[c.name] = (st, detail)
         for c, _ in jobs:
             st, detail = status[c.name]
             print("%-60s %s%s" % (c.name, st.upper(), ": " + detail if detail else ""))
@@ -439,7 +454,7 @@ def main():
             st, detail = status[name]
             print("  %-58s %s%s" % (name, st, ": " + detail if detail else ""))
         expected_cf = set(CONTROL_FLOW_28) | {c for c in control_flow if c.startswith("test_linear_attention_")}
-        if not args.filter and set(control_flow) != expected_cf:
+        if not args.filter and not args.control_flow and set(control_flow) != expected_cf:
             print("  (the issue names 28; here: %d; not found: %s; besides: %s)" % (
                 len(control_flow), " ".join(sorted(expected_cf - set(control_flow))) or "-",
                 " ".join(sorted(set(control_flow) - expected_cf)) or "-"))
