@@ -288,6 +288,28 @@ static void test_option(void)
     cfx_module_free(m);
 }
 
+/* The bands a cancellable product is cut into, by hand: 2^24 multiply-adds for cfx's own
+ * kernels (16 rows of a 1024^3 product), and for the BLAS 2^30 with at least 256 rows (the
+ * whole 1024^3 product in one call; 4096^3: 256 rows, not 64). */
+static void test_bands(void)
+{
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 1024, 1024, 1024), 16);
+    CHECK_INT(cpu_matmul_band(K_I32, CPU_ACC_FAST, 1024, 1024, 1024), 16);
+    CHECK_INT(cpu_matmul_band(K_F64, CPU_ACC_F64, 8192, 8192, 1), 2048); /* a matrix-vector product */
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 3, 0, 5), 3);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 0, 4, 4), 1);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 10, 1 << 20, 1 << 10), 1); /* at least a row */
+    int blas = cpu_have_blas();
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 1024, 1024, 1024), blas ? 1024 : 16);
+    CHECK_INT(cpu_matmul_band(K_F64, CPU_ACC_FAST, 4096, 4096, 4096), blas ? 256 : 1);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 100, 4096, 4096), blas ? 100 : 1);
+    if (blas) {
+        cpu_blas_off(1);
+        CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 1024, 1024, 1024), 16);
+        cpu_blas_off(0);
+    }
+}
+
 /* NULL-safe: the choice, "-" for none */
 static const char *choice(int features, const char *core, const char *openblas_env, const char *cfx_env,
                           const char **why)
@@ -391,6 +413,7 @@ static void test_coretype_here(void)
 int main(void)
 {
     test_coretype_choice();
+    test_bands();
     /* the fast mode's products through the CBLAS where this build has one, then cfx's own */
     printf("test_cpu_linalg: products through %s\n", cpu_have_blas() ? "a CBLAS, then cfx's own kernels"
                                                                     : "cfx's own kernels");

@@ -494,6 +494,21 @@ void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, in
     }
 }
 
+int64_t cpu_matmul_band(int dtype, int mode, int64_t m, int64_t k, int64_t n)
+{
+    int64_t per_row = (k > 0 ? k : 1) * (n > 0 ? n : 1), budget = (int64_t)1 << 24, least = 1;
+#ifdef CFX_HAVE_CBLAS
+    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64) && use_blas()) {
+        budget = (int64_t)1 << 30;
+        least = 256;
+    }
+#endif
+    int64_t band = budget / per_row;
+    if (band < least)
+        band = least;
+    return band < m ? band : m > 0 ? m : 1;
+}
+
 void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)
 {
     if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {

@@ -39,6 +39,12 @@ const char *cpu_blas_coretype_choice(int features, const char *corename, const c
 /* dst[m,n] = a[m,k] @ b[k,n] (n = 1 for a vector b), row-major, dst apart from a and b. */
 void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, int64_t m, int64_t k,
                 int64_t n);
+/* Rows of A per cpu_matmul call when a product is cut into bands (to read a cancel flag
+ * between them): about 2^24 multiply-adds for cfx's own kernels (a few milliseconds); for the
+ * BLAS, 2^30 and at least 256 rows, since every call packs all of B again and splits its rows
+ * among the BLAS's threads (a 1024^3 product in bands of 16 rows ran 2 to 4x slower than in
+ * one call). At least 1, at most m. */
+int64_t cpu_matmul_band(int dtype, int mode, int64_t m, int64_t k, int64_t n);
 /* *dst = a . b over n elements. */
 void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n);
 /* the REDUCE record: *dst = op over the n elements of src */
