@@ -270,8 +270,9 @@ def openblas_kernels():
             except AttributeError:
                 continue
             core.restype = config.restype = ctypes.c_char_p
-            found.append("%s: %s kernels, %d threads" % (" ".join(config().decode().split()[:2]),
-                                                         core().decode(), threads()))
+            found.append("%s (%s): %s kernels, %d threads" % (" ".join(config().decode().split()[:2]),
+                                                              os.path.basename(path), core().decode(),
+                                                              threads()))
             break
     return "; ".join(found) or "no OpenBLAS loaded"
 
