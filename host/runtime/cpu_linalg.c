@@ -243,13 +243,19 @@ static void blas_load(void)
         setenv("OPENBLAS_CORETYPE", wanted, 1);
         h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
         unsetenv("OPENBLAS_CORETYPE");
-        if (!h || !blas_bind(h)) {
-            if (h)
-                dlclose(h);
-            snprintf(blas_info, sizeof blas_info, "none: %s did not open again with OPENBLAS_CORETYPE=%s; "
-                     "products run cfx's own kernels (CFX_BLAS_CORETYPE=off keeps OpenBLAS's choice)", name,
-                     wanted);
-            return;
+        if (h && !blas_bind(h)) {
+            dlclose(h);
+            h = NULL;
+        }
+        if (!h) { /* as it opened the first time, then */
+            h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+            if (!h || !blas_bind(h)) {
+                if (h)
+                    dlclose(h);
+                snprintf(blas_info, sizeof blas_info, "none: %s did not open again; products run cfx's "
+                         "own kernels (CFX_BLAS_CORETYPE=off leaves OpenBLAS's kernels as they are)", name);
+                return;
+            }
         }
         have = openblas_core(h);
         if (have && same_name(have, wanted))
