@@ -177,7 +177,10 @@ def main():
         del R
         A[np.diag_indices(size)] += np.float32(4.0)
         bvec = rng.standard_normal(size, dtype=np.float32)
-        n = 16 if size == 1024 else 8
+        # 16 iterations at 8192 too: a cfx run of it costs about 300 ms once (its 256 MB input
+        # copied into a fresh arena), and at 8 iterations that cost's noise between T(N) and
+        # T(1) swung the time per iteration by 1.5x from one run to the next
+        n = 16
         name = "CG %d (per iter)" % size
 
         def np_cg(A=xp.array(A) if (is_np or is_torch) else None, bvec=xp.array(bvec), size=size, n=n):
