@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""bench_cpu_tensor.py: the cpu executor against numpy on tensor loops, in one run (issue 35).
+"""bench_cpu_tensor.py: the cpu executor against numpy and PyTorch on tensor loops, in one run (issue 35).
 
 Each workload is a cfx graph whose loop runs N times; the graph is timed (the package's
 Graph.benchmark: medians of wall times after warm-ups) at N and at 1 iterations, and the
 time per iteration is (T(N) - T(1)) / (N - 1), which takes out what a run costs once
 (binding, the arena, copying the inputs in). numpy runs the same loop written in numpy, N
-iterations timed as a whole, median over repeats. The scalar loop is the counter graph
-against the same loop in plain Python (numpy has none to offer). The numpy side and the cfx
-side run in two processes one after the other (this script again, --part), so that neither's
-BLAS threads, still spinning after a call, take the cores from the other's.
+iterations timed as a whole, median over repeats, and so does PyTorch on the CPU (the same
+loop in torch, on the same data). The scalar loop is the counter graph against the same loop
+in plain Python (numpy and torch have none to offer). The numpy, torch and cfx sides run in
+three processes one after the other (this script again, --part), so that none's BLAS threads,
+still spinning after a call, take the cores from another's; each in its library's default
+threading. The torch side runs under --torch-python (default: this Python); without torch
+there its column says "not installed".
 
 Usage (from the repository root, with a build of libcfx):
   CFX_LIBRARY=build/libcfx.so PYTHONPATH=python python3 profiling/bench_cpu_tensor.py
-      [--quick] [--no-8192] [--accumulate fast|f64] [--markdown FILE]
-The accumulation mode is the cpu executor's (CFX_ACCUMULATE; default fast). PyTorch is timed
-too where it is installed.
+      [--quick] [--no-8192] [--accumulate fast|f64] [--torch-python PYTHON] [--markdown FILE]
+The accumulation mode is the cpu executor's (CFX_ACCUMULATE; default fast). Each side's BLAS
+and its kernels are noted (OpenBLAS's corename, read from the library the process loaded: the
+cfx side's after its products, so that cfx's own choice of kernels is what is read).
 """
 import argparse
 import json
@@ -74,31 +78,39 @@ def main():
     ap.add_argument("--cfx-coretype", metavar="NAME",
                     help="OPENBLAS_CORETYPE for the cfx side alone (an OpenBLAS older than the "
                          "processor runs its generic kernels: SkylakeX, Haswell, ...)")
-    ap.add_argument("--part", choices=["numpy", "cfx"], help=argparse.SUPPRESS)
+    ap.add_argument("--torch-python", metavar="PYTHON", default=sys.executable,
+                    help="the Python with torch (and numpy) for the torch side")
+    ap.add_argument("--part", choices=["numpy", "torch", "cfx"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not args.part:
         parts = {}
-        for part in ("numpy", "cfx"):
-            cmd = [sys.executable, os.path.abspath(__file__), "--part", part]
+        for part in ("numpy", "torch", "cfx"):
+            python = args.torch_python if part == "torch" else sys.executable
+            cmd = [python, os.path.abspath(__file__), "--part", part]
             cmd += ["--quick"] if args.quick else []
             cmd += ["--no-8192"] if args.no_8192 else []
             cmd += ["--accumulate", args.accumulate] if args.accumulate else []
             env = dict(os.environ)
             if part == "cfx" and args.cfx_coretype:
                 env["OPENBLAS_CORETYPE"] = args.cfx_coretype
-            out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-            parts[part] = json.loads(out.strip().splitlines()[-1])
+            done = subprocess.run(cmd, check=part != "torch", stdout=subprocess.PIPE, text=True, env=env)
+            if done.returncode != 0: # the torch side only
+                parts[part] = {"_missing": "failed (%s exited %d)" % (python, done.returncode)}
+                continue
+            parts[part] = json.loads(done.stdout.strip().splitlines()[-1])
         report(args, parts)
         return
-    json_out = {}
-    if args.part == "cfx":  # which kernels the cfx side's OpenBLAS runs (where it is one)
-        import ctypes
+    json_out = {"_load": [os.getloadavg()[0]]}
+    if args.part == "torch":
         try:
-            ob = ctypes.CDLL("libopenblas.so.0")
-            ob.openblas_get_corename.restype = ctypes.c_char_p
-            json_out["_corename"] = ob.openblas_get_corename().decode()
-        except (OSError, AttributeError):
-            pass
+            import torch
+        except ImportError:
+            print(json.dumps({"_missing": "not installed"}))
+            return
+        torch.set_grad_enabled(False)
+        json_out["_info"] = "torch %s, %d threads, mkl %s, mkldnn %s" % (
+            torch.__version__, torch.get_num_threads(), torch.backends.mkl.is_available(),
+            torch.backends.mkldnn.is_available())
     if args.accumulate:
         os.environ["CFX_ACCUMULATE"] = args.accumulate
     if args.part == "cfx":
@@ -107,6 +119,12 @@ def main():
     rep = 3 if args.quick else 5
     rng = np.random.default_rng(0)
     is_np = args.part == "numpy"
+    is_torch = args.part == "torch"
+    if is_torch:
+        # the same loops on the same data (from numpy's generator), in torch
+        xp = Torch()
+    else:
+        xp = Numpy()
 
     def row(name, t, goal, info=None):
         json_out[name] = [t, goal, info]
@@ -117,8 +135,9 @@ def main():
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
     n = 6
-    if is_np:
-        row("matmul 1024^3 (f32)", median_time(lambda: [a @ b for _ in range(n)], rep) / n * 1e3, 1.2)
+    if is_np or is_torch:
+        ta, tb = xp.array(a), xp.array(b)
+        row("matmul 1024^3 (f32)", median_time(lambda: [ta @ tb for _ in range(n)], rep) / n * 1e3, 1.2)
     else:
         g = cfx.compile(SRC_MATMUL.replace("SIZE", str(size))).graph("matmul_loop")
         t, res = cfx_per_iter(g, dict(a=a, b=b), "n", n, rep)
@@ -133,16 +152,16 @@ def main():
     v0 = rng.standard_normal(size, dtype=np.float32)
     n = 20
 
-    def np_power():
-        v = v0 / np.linalg.norm(v0)
-        eig = np.float32(0)
+    def np_power(A=xp.array(A) if (is_np or is_torch) else None, v0=xp.array(v0)):
+        v = v0 / xp.norm(v0)
+        eig = xp.scalar(0)
         for _ in range(n):
             w = A @ v
-            nxt = np.dot(v, w)
+            nxt = xp.dot(v, w)
             abs(nxt - eig)
             eig = nxt
-            v = w / np.linalg.norm(w)
-    if is_np:
+            v = w / xp.norm(w)
+    if is_np or is_torch:
         row("power iteration 4096 (per iter)", median_time(np_power, rep) / n * 1e3, 1.5)
     else:
         g = cfx.compile(os.path.join(ROOT, "profiling/bench/power_iteration.cfx")).graph("power_iteration")
@@ -158,24 +177,27 @@ def main():
         del R
         A[np.diag_indices(size)] += np.float32(4.0)
         bvec = rng.standard_normal(size, dtype=np.float32)
-        n = 16 if size == 1024 else 8
+        # 16 iterations at 8192 too: a cfx run of it costs about 300 ms once (its 256 MB input
+        # copied into a fresh arena), and at 8 iterations that cost's noise between T(N) and
+        # T(1) swung the time per iteration by 1.5x from one run to the next
+        n = 16
         name = "CG %d (per iter)" % size
 
-        def np_cg():
-            x = np.zeros(size, np.float32)
-            r = bvec.copy()
-            p = bvec.copy()
-            rr = np.dot(r, r)
+        def np_cg(A=xp.array(A) if (is_np or is_torch) else None, bvec=xp.array(bvec), size=size, n=n):
+            x = xp.zeros(size)
+            r = xp.copy(bvec)
+            p = xp.copy(bvec)
+            rr = xp.dot(r, r)
             for _ in range(n):
                 Ap = A @ p
-                alpha = rr / np.dot(p, Ap)
+                alpha = rr / xp.dot(p, Ap)
                 x = x + alpha * p
                 r = r - alpha * Ap
-                rr_next = np.dot(r, r)
+                rr_next = xp.dot(r, r)
                 beta = rr_next / rr
                 p = r + beta * p
                 rr = rr_next
-        if is_np:
+        if is_np or is_torch:
             row(name, median_time(np_cg, rep) / n * 1e3, 1.5)
         else:
             g = cfx.compile(os.path.join(ROOT, "profiling/bench/cg_%d.cfx" % size)).graph("cg_%d" % size)
@@ -194,22 +216,22 @@ def main():
     h0 = rng.standard_normal(256, dtype=np.float32)
     n = 64
 
-    def np_decode():
+    def np_decode(W=xp.array(W), M=xp.array(M), E=xp.array(E), h0=xp.array(h0)):
         h = h0
         tok = 1
         toks = []
         for _ in range(n):
-            h = np.tanh(M @ h + E[tok])
-            tok = int(np.argmax(W @ h))
+            h = xp.tanh(M @ h + E[tok])
+            tok = int(xp.argmax(W @ h))
             toks.append(tok)
         return toks
-    if is_np:
+    if is_np or is_torch:
         row("greedy decoding (per token)", median_time(np_decode, rep) / n * 1e3, 1.5)
     else:
         g = cfx.compile(os.path.join(ROOT, "profiling/bench/greedy_decode.cfx")).graph("greedy_decode")
         t, res = cfx_per_iter(g, dict(W=W, M=M, E=E, h0=h0, start=np.int32(1), eos=np.int32(-1)),
                               "max_len", n, rep)
-        toks = np_decode()
+        toks = np_decode(W, M, E, h0)
         same = sum(int(x == y) for x, y in zip(toks, res["tokens"][:n]))
         row("greedy decoding (per token)", t, 1.5, "%d of %d tokens as numpy's" % (same, n))
 
@@ -220,36 +242,95 @@ def main():
             while c < n:
                 c = c + 1
         row("scalar loop (per iter; vs Python)", median_time(py_count, rep) / 1_000_000 * 1e3, None)
-    else:
+    elif not is_torch:
         g = cfx.compile(os.path.join(ROOT, "profiling/bench/counter.cfx")).graph("counter")
         t, _ = cfx_per_iter(g, {}, "n", 10_000_000, rep)
         row("scalar loop (per iter; vs Python)", t, None)
+    if not is_torch:
+        json_out["_info"] = openblas_kernels()
+    json_out["_load"].append(os.getloadavg()[0])
     print(json.dumps(json_out))
+
+
+def openblas_kernels():
+    """Which OpenBLAS this process loaded and the kernels it runs (corename), read from the
+    library itself, as threadpoolctl does: numpy's bundled one (scipy_openblas, 64-bit ints)
+    or the system's that cfx opened (already loaded: RTLD_NOLOAD opens nothing new)."""
+    import ctypes
+    found = []
+    paths = sorted({line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower()
+                    and line.split()[-1].startswith("/")})
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("", "")):
+            try:
+                core = getattr(lib, "%sopenblas_get_corename%s" % (prefix, suffix))
+                config = getattr(lib, "%sopenblas_get_config%s" % (prefix, suffix))
+                threads = getattr(lib, "%sopenblas_get_num_threads%s" % (prefix, suffix))
+            except AttributeError:
+                continue
+            core.restype = config.restype = ctypes.c_char_p
+            found.append("%s (%s): %s kernels, %d threads" % (" ".join(config().decode().split()[:2]),
+                                                              os.path.basename(path), core().decode(),
+                                                              threads()))
+            break
+    return "; ".join(found) or "no OpenBLAS loaded"
+
+
+class Numpy:
+    array = staticmethod(lambda a: a)
+    norm = staticmethod(np.linalg.norm)
+    dot = staticmethod(np.dot)
+    scalar = staticmethod(np.float32)
+    zeros = staticmethod(lambda n: np.zeros(n, np.float32))
+    copy = staticmethod(np.copy)
+    tanh = staticmethod(np.tanh)
+    argmax = staticmethod(np.argmax)
+
+
+class Torch:
+    def __init__(self):
+        import torch
+        self.array = lambda a: torch.from_numpy(np.ascontiguousarray(a))
+        self.norm = torch.linalg.vector_norm
+        self.dot = torch.dot
+        self.scalar = lambda v: torch.tensor(v, dtype=torch.float32)
+        self.zeros = lambda n: torch.zeros(n, dtype=torch.float32)
+        self.copy = torch.clone
+        self.tanh = torch.tanh
+        self.argmax = torch.argmax
 
 
 def report(args, parts):
     mode = os.environ.get("CFX_ACCUMULATE", "fast") or "fast"
-    lines = ["| workload | numpy ms | cfx cpu ms | cfx / numpy | goal | note |",
-             "|---|---:|---:|---:|---:|---|"]
-    for name, (t_np, goal, _) in parts["numpy"].items():
+    tp = parts["torch"]
+    lines = ["| workload | numpy ms | torch ms | cfx cpu ms | cfx / numpy | cfx / torch | goal (vs numpy) | note |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, value in parts["numpy"].items():
         if name.startswith("_"):
             continue
+        t_np, goal, _ = value
         t_cfx, _, info = parts["cfx"][name]
-        lines.append("| %s | %.4g | %.4g | %.2f | %s | %s |"
-                     % (name, t_np, t_cfx, t_cfx / t_np, "<= %.1fx" % goal if goal else "-", info or ""))
-    try:
-        import torch  # noqa: F401
-        torch_note = "torch installed but not timed"
-    except ImportError:
-        torch_note = "torch not installed"
+        t_torch = tp[name][0] if name in tp else None
+        torch_cell = ("%.4g" % t_torch if t_torch else
+                      tp.get("_missing", "-") if goal else "-")
+        lines.append("| %s | %.4g | %s | %.4g | %.2f | %s | %s | %s |"
+                     % (name, t_np, torch_cell, t_cfx, t_cfx / t_np,
+                        "%.2f" % (t_cfx / t_torch) if t_torch else "-",
+                        "<= %.1fx" % goal if goal else "-", info or ""))
     import numpy
-    note = ("cfx accumulate %s; numpy %s; OPENBLAS_CORETYPE=%s (cfx side: %s); OPENBLAS_NUM_THREADS=%s; "
-            "%d cores; %s"
-            % (mode, numpy.__version__, os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
-               args.cfx_coretype or "the same", os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"),
-               os.cpu_count(), torch_note))
-    if "_corename" in parts["cfx"]:
-        note += "; the cfx side's OpenBLAS runs its %s kernels" % parts["cfx"]["_corename"]
+    note = ("cfx accumulate %s; numpy %s (%s); %s; cfx: %s; OPENBLAS_CORETYPE=%s (cfx side: %s); "
+            "OPENBLAS_NUM_THREADS=%s; %d cores; load average (1 min) at the start and end of each side: "
+            "numpy %s, torch %s, cfx %s"
+            % (mode, numpy.__version__, parts["numpy"].get("_info", "?"),
+               tp.get("_info", "torch " + tp.get("_missing", "?")), parts["cfx"].get("_info", "?"),
+               os.environ.get("OPENBLAS_CORETYPE", "(unset)"), args.cfx_coretype or "the same",
+               os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"), os.cpu_count(),
+               *("/".join("%.2f" % v for v in parts[p].get("_load", [])) or "-"
+                 for p in ("numpy", "torch", "cfx"))))
     print("\n".join(lines))
     print(note)
     if args.markdown:

@@ -118,9 +118,11 @@ expect_in "usage: cfx run FILE" out "cfx -h"
 run_cfx --version
 expect_rc 0 "cfx --version"
 expect_in "cfx 1.0 (language version 2)" out "cfx --version"
+expect_in "cpu BLAS: " out "cfx --version says whether a BLAS was found"
 run_cfx backends
 expect_rc 0 "cfx backends"
 expect_in "cfx 1.0" out "cfx backends"
+expect_in "cpu BLAS: " out "cfx backends says which BLAS the cpu executor's products use"
 expect_in "  cpu              available" out "cfx backends lists the cpu backend"
 for b in cuda-host cuda-graph cuda-persistent; do
     expect_in "  $b " out "cfx backends lists $b"

@@ -9,6 +9,9 @@
  *   u = 2^-24 for f32 and 2^-53 for f64, the exact value and the bound in long double;
  *   integer products and the extremes (max, argmax, with NaN) are exact in both modes;
  * - small products worked by hand, in both modes;
+ * - the choice of OpenBLAS's kernel set (cpu_blas_coretype_choice) on made-up processors,
+ *   OpenBLAS core names and environments, worked by hand from its rule (cpu_linalg.h); and
+ *   through `cfx backends` with $CFX_BLAS_CORETYPE, where this machine's OpenBLAS can show it;
  * - cfx_set_option(CFX_OPTION_ACCUMULATE) and $CFX_ACCUMULATE on a cpu executor: each mode gives
  *   that mode's result of a dot whose f32 accumulation loses what the double one keeps; other
  *   values are refused.
@@ -285,8 +288,132 @@ static void test_option(void)
     cfx_module_free(m);
 }
 
+/* The bands a cancellable product is cut into, by hand: 2^24 multiply-adds for cfx's own
+ * kernels (16 rows of a 1024^3 product), and for the BLAS 2^30 with at least 256 rows (the
+ * whole 1024^3 product in one call; 4096^3: 256 rows, not 64). */
+static void test_bands(void)
+{
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 1024, 1024, 1024), 16);
+    CHECK_INT(cpu_matmul_band(K_I32, CPU_ACC_FAST, 1024, 1024, 1024), 16);
+    CHECK_INT(cpu_matmul_band(K_F64, CPU_ACC_F64, 8192, 8192, 1), 2048); /* a matrix-vector product */
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 3, 0, 5), 3);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 0, 4, 4), 1);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_F64, 10, 1 << 20, 1 << 10), 1); /* at least a row */
+    int blas = cpu_have_blas();
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 1024, 1024, 1024), blas ? 1024 : 16);
+    CHECK_INT(cpu_matmul_band(K_F64, CPU_ACC_FAST, 4096, 4096, 4096), blas ? 256 : 1);
+    CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 100, 4096, 4096), blas ? 100 : 1);
+    if (blas) {
+        cpu_blas_off(1);
+        CHECK_INT(cpu_matmul_band(K_F32, CPU_ACC_FAST, 1024, 1024, 1024), 16);
+        cpu_blas_off(0);
+    }
+}
+
+/* NULL-safe: the choice, "-" for none */
+static const char *choice(int features, const char *core, const char *openblas_env, const char *cfx_env,
+                          const char **why)
+{
+    const char *c = cpu_blas_coretype_choice(features, core, openblas_env, cfx_env, why);
+    return c ? c : "-";
+}
+
+static void test_coretype_choice(void)
+{
+    const int avx512 = CPU_HAS_AVX2_FMA | CPU_HAS_AVX512, avx2 = CPU_HAS_AVX2_FMA, sse = 0;
+    const char *why = NULL;
+    /* an OpenBLAS that does not know the processor falls back to Prescott (or another kernel
+     * set without AVX2): the best the processor runs instead */
+    CHECK_STR(choice(avx512, "Prescott", NULL, NULL, &why), "SkylakeX");
+    CHECK(why && strstr(why, "chosen by cfx") != NULL);
+    CHECK_STR(choice(avx2, "Prescott", NULL, NULL, NULL), "Haswell");
+    CHECK_STR(choice(avx512, "Core2", NULL, NULL, NULL), "SkylakeX");
+    CHECK_STR(choice(avx512, "Nehalem", NULL, NULL, NULL), "SkylakeX");
+    CHECK_STR(choice(avx2, "Sandybridge", NULL, NULL, NULL), "Haswell");
+    CHECK_STR(choice(avx2, "Barcelona", NULL, NULL, NULL), "Haswell");
+    CHECK_STR(choice(avx512, "PRESCOTT", NULL, NULL, NULL), "SkylakeX"); /* a static build's spelling */
+    CHECK_STR(choice(avx512, "Prescott", NULL, "", NULL), "SkylakeX"); /* empty: unset */
+    /* kept: a processor without AVX2 (Prescott's kernels are its own), OpenBLAS's AVX2 or
+     * AVX-512 choices, names cfx does not know, and a BLAS that is not OpenBLAS */
+    CHECK_STR(choice(sse, "Prescott", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(CPU_HAS_AVX512, "Prescott", NULL, NULL, NULL), "-"); /* no FMA: not Haswell's */
+    CHECK_STR(choice(avx512, "Haswell", NULL, NULL, &why), "-");
+    CHECK_STR(why, "OpenBLAS's own choice");
+    CHECK_STR(choice(avx512, "Zen", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(avx512, "SkylakeX", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(avx512, "Cooperlake", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(avx2, "Excavator", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(avx512, "neoversen1", NULL, NULL, NULL), "-");
+    CHECK_STR(choice(avx512, NULL, NULL, NULL, &why), "-");
+    CHECK_STR(why, "not OpenBLAS");
+    /* the user's OPENBLAS_CORETYPE is never overridden, not even by CFX_BLAS_CORETYPE */
+    CHECK_STR(choice(avx512, "Prescott", "Prescott", NULL, &why), "-");
+    CHECK_STR(why, "OPENBLAS_CORETYPE is set");
+    CHECK_STR(choice(avx512, "Prescott", "Haswell", "SkylakeX", NULL), "-");
+    CHECK_STR(choice(avx512, "Prescott", "", NULL, NULL), "-"); /* set, if empty */
+    /* CFX_BLAS_CORETYPE=off keeps OpenBLAS's choice */
+    CHECK_STR(choice(avx512, "Prescott", NULL, "off", &why), "-");
+    CHECK_STR(why, "CFX_BLAS_CORETYPE=off");
+    CHECK_STR(choice(avx2, "Prescott", NULL, "OFF", NULL), "-");
+    /* CFX_BLAS_CORETYPE=NAME: a kernel set the processor can run, even an older one */
+    CHECK_STR(choice(avx512, "Prescott", NULL, "Haswell", &why), "Haswell");
+    CHECK_STR(why, "chosen by CFX_BLAS_CORETYPE");
+    CHECK_STR(choice(avx512, "Prescott", NULL, "Cooperlake", NULL), "Cooperlake");
+    CHECK_STR(choice(avx512, "SkylakeX", NULL, "Nehalem", NULL), "Nehalem");
+    CHECK_STR(choice(avx512, "Haswell", NULL, "haswell", NULL), "-"); /* already so */
+    CHECK_STR(choice(avx2, "Prescott", NULL, "SkylakeX", &why), "-"); /* would fault */
+    CHECK(why && strstr(why, "cannot run") != NULL);
+    CHECK_STR(choice(sse, "Prescott", NULL, "Haswell", NULL), "-");
+    CHECK_STR(choice(avx512, "Prescott", NULL, "Skylake", &why), "-"); /* not a name OpenBLAS takes */
+    CHECK(why && strstr(why, "not a kernel set cfx knows") != NULL);
+}
+
+/* `cfx backends` in a process of its own, with CFX_BLAS_CORETYPE=value: its BLAS line. */
+static int backends_blas_line(const char *value, char *line, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "env -u OPENBLAS_CORETYPE CFX_BLAS_CORETYPE=%s '%s' backends 2>&1", value, CFX_BINARY);
+    FILE *p = popen(cmd, "r");
+    int found = 0;
+    if (!p)
+        return 0;
+    while (fgets(line, (int)len, p))
+        if (strncmp(line, "cpu BLAS: ", 10) == 0) {
+            found = 1;
+            break;
+        }
+    while (fgetc(p) != EOF)
+        ;
+    pclose(p);
+    return found;
+}
+
+/* This machine: what the first product loaded says, and where the BLAS is an OpenBLAS on a
+ * processor with AVX2 and FMA, that CFX_BLAS_CORETYPE=Haswell gives Haswell's kernels and
+ * =off OpenBLAS's own (in `cfx backends`, a process each, since the choice is made once). */
+static void test_coretype_here(void)
+{
+    char line[400];
+    cpu_blas_describe(line, sizeof line);
+    printf("test_cpu_linalg: BLAS: %s\n", line);
+    CHECK(line[0] != 0);
+    if (!cpu_have_blas() || strncmp(line, "OpenBLAS", 8) != 0 || !(cpu_blas_features() & CPU_HAS_AVX2_FMA) ||
+        getenv("OPENBLAS_CORETYPE")) {
+        printf("test_cpu_linalg: not an OpenBLAS on an AVX2 processor here: CFX_BLAS_CORETYPE not tried\n");
+        return;
+    }
+    if (CHECK(backends_blas_line("Haswell", line, sizeof line)))
+        if (!CHECK(strstr(line, "kernels Haswell (") != NULL))
+            fprintf(stderr, "  with CFX_BLAS_CORETYPE=Haswell: %s", line);
+    if (CHECK(backends_blas_line("off", line, sizeof line)))
+        if (!CHECK(strstr(line, "(CFX_BLAS_CORETYPE=off)") != NULL))
+            fprintf(stderr, "  with CFX_BLAS_CORETYPE=off: %s", line);
+}
+
 int main(void)
 {
+    test_coretype_choice();
+    test_bands();
     /* the fast mode's products through the CBLAS where this build has one, then cfx's own */
     printf("test_cpu_linalg: products through %s\n", cpu_have_blas() ? "a CBLAS, then cfx's own kernels"
                                                                     : "cfx's own kernels");
@@ -298,5 +425,6 @@ int main(void)
     }
     test_reductions();
     test_option();
+    test_coretype_here();
     return test_finish("test_cpu_linalg");
 }

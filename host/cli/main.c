@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "host/cfx.h"
+#include "host/runtime/cpu_linalg.h"
 #include "host/runtime/exec.h"
 #include "host/runtime/npy.h"
 #include "host/util/strbuf.h"
@@ -40,7 +41,8 @@ static const char usage_text[] =
     "                                  write the .cfx program an ONNX model imports as; run,\n"
     "                                  check and dump take MODEL.onnx for FILE too\n"
     "       cfx backends               whether the CUDA executors were built, whether they\n"
-    "                                  load here, and what each backend finds on this machine\n"
+    "                                  load here, what each backend finds on this machine,\n"
+    "                                  and the cpu executor's BLAS and its kernels\n"
     "       cfx --help | -h            this text\n"
     "       cfx --version              the version (loads nothing)\n"
     "\n"
@@ -1058,6 +1060,12 @@ static void print_version(void)
     printf("CUDA executors: %s\n", dev_module_built() ? "built (`cfx backends` says whether they "
                                                          "load and find a device here)"
                                                        : "not built (cfx was built without CUDA)");
+    const char *blas = cpu_blas_built();
+    if (blas)
+        printf("cpu BLAS: %s, found at configure (opened at the first product; `cfx backends` says "
+               "which kernels it runs)\n", blas);
+    else
+        printf("cpu BLAS: none (built without one: products run cfx's own blocked kernels)\n");
 }
 
 /* `cfx backends`: whether the CUDA executors were built and load here and, when they do, what
@@ -1091,6 +1099,8 @@ static int cmd_backends(int argc, char **argv)
             snprintf(line, sizeof line, "%s", loaded == 0 ? "not built" : "cannot be loaded (above)");
         printf("  %-16s %s\n", b->name, ok ? "available" : line);
     }
+    cpu_blas_describe(line, sizeof line);
+    printf("cpu BLAS: %s\n", line);
     free_options(&o);
     return 0;
 }

@@ -268,16 +268,14 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
  * record takes microseconds, and a loop's TICK reads the flag as the other executors do). */
 #define CANCEL_CHECK_ELEMENTS 65536
 
-/* A matrix product in bands of rows of about 2^24 multiply-adds, with the cancel flag read
- * between bands, so that a deadline or Ctrl-C stops a long product within milliseconds.
+/* A matrix product in bands of rows (cpu_matmul_band: tens of milliseconds each at most), with
+ * the cancel flag read between bands, so that a deadline or Ctrl-C stops a long product soon.
  * Returns 1 when cancelled (the product left partly written; a stopped run writes no results). */
 static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a, const void *b, int64_t m,
                               int64_t k, int64_t n, atomic_int *cancel)
 {
     size_t es = (size_t)dtype_size(dtype);
-    int64_t per_row = (k > 0 ? k : 1) * n, band = per_row > 0 ? ((int64_t)1 << 24) / per_row : m;
-    if (band < 1)
-        band = 1;
+    int64_t band = cpu_matmul_band(dtype, acc_mode, m, k, n);
     for (int64_t i = 0; i < m; i += band) {
         if (i > 0 && atomic_load_explicit(cancel, memory_order_relaxed))
             return 1;

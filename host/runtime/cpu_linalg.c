@@ -24,6 +24,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,101 @@
 /* Rows of B (the reduction dimension) per pass, so that a block of B stays in L2. */
 #define KB 256
 
+/* ---- OpenBLAS's kernel set ---------------------------------------------------------------- */
+/* OpenBLAS's kernel sets (its openblas_get_corename() names, the names OPENBLAS_CORETYPE takes)
+ * by the instructions they use: 0, none beyond AVX (or a fallback such as "Prescott" for a
+ * processor this OpenBLAS does not know); 2, AVX2 and FMA; 3, AVX-512. Excavator is left
+ * out: a processor with AVX2 that OpenBLAS calls Excavator is one (its own kernels). */
+static const struct {
+    const char *name;
+    int level;
+} coretypes[] = {
+    {"Unknown", 0},   {"Katmai", 0},       {"Coppermine", 0}, {"Northwood", 0},   {"Prescott", 0},
+    {"Banias", 0},    {"Atom", 0},         {"Core2", 0},      {"Penryn", 0},      {"Dunnington", 0},
+    {"Nehalem", 0},   {"Athlon", 0},       {"Opteron", 0},    {"Opteron_SSE3", 0}, {"Barcelona", 0},
+    {"Nano", 0},      {"Sandybridge", 0},  {"Bobcat", 0},     {"Bulldozer", 0},   {"Piledriver", 0},
+    {"Steamroller", 0}, {"Haswell", 2},    {"Zen", 2},        {"SkylakeX", 3},    {"Cooperlake", 3},
+    {"SapphireRapids", 3},
+};
+
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a | 0x20) != (*b | 0x20)) /* ASCII letters, digits and '_' */
+            return 0;
+    return *a == *b;
+}
+
+/* The level of a kernel set's name, -1 for a name not in the list. */
+static int coretype_level(const char *name)
+{
+    for (size_t i = 0; i < sizeof coretypes / sizeof coretypes[0]; i++)
+        if (same_name(name, coretypes[i].name))
+            return coretypes[i].level;
+    return -1;
+}
+
+int cpu_blas_features(void)
+{
+    int f = 0;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    /* libgcc's (and compiler-rt's) answers count AVX and AVX-512 only where the OS saves their
+     * registers (XGETBV's XCR0), as OpenBLAS's own detection does */
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        f |= CPU_HAS_AVX2_FMA;
+    if ((f & CPU_HAS_AVX2_FMA) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        f |= CPU_HAS_AVX512;
+#endif
+    return f;
+}
+
+const char *cpu_blas_coretype_choice(int features, const char *corename, const char *openblas_coretype,
+                                     const char *cfx_coretype, const char **why)
+{
+    static const char *ignore;
+    if (!why)
+        why = &ignore;
+    int has = !(features & CPU_HAS_AVX2_FMA) ? 0 : features & CPU_HAS_AVX512 ? 3 : 2;
+    if (!corename) {
+        *why = "not OpenBLAS";
+        return NULL;
+    }
+    if (openblas_coretype) { /* even empty: OpenBLAS reads it as it is */
+        *why = "OPENBLAS_CORETYPE is set";
+        return NULL;
+    }
+    if (cfx_coretype && same_name(cfx_coretype, "off")) {
+        *why = "CFX_BLAS_CORETYPE=off";
+        return NULL;
+    }
+    if (cfx_coretype && *cfx_coretype) {
+        int level = coretype_level(cfx_coretype);
+        if (level < 0) {
+            *why = "CFX_BLAS_CORETYPE is not a kernel set cfx knows (Haswell, SkylakeX, Zen, ...): not used";
+            return NULL;
+        }
+        if (level > has) {
+            *why = "CFX_BLAS_CORETYPE names kernels this processor cannot run: not used";
+            return NULL;
+        }
+        if (same_name(cfx_coretype, corename)) {
+            *why = "CFX_BLAS_CORETYPE, OpenBLAS's own choice too";
+            return NULL;
+        }
+        *why = "chosen by CFX_BLAS_CORETYPE";
+        return cfx_coretype;
+    }
+    if (coretype_level(corename) != 0 || has < 2) {
+        *why = "OpenBLAS's own choice";
+        return NULL;
+    }
+    *why = "chosen by cfx: this OpenBLAS does not know the processor";
+    return has == 3 ? "SkylakeX" : "Haswell";
+}
+
 #ifdef CFX_HAVE_CBLAS
 /* The CBLAS's functions, typed by its own header. */
 static struct {
@@ -55,25 +151,128 @@ static struct {
 } blas;
 static int blas_loaded, blas_off;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+/* what cpu_blas_describe says, filled once by blas_load */
+static char blas_info[320];
 
+/* The six functions of h into blas; 1 when every one is there. */
+static int blas_bind(void *h)
+{
+    *(void **)&blas.sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&blas.dgemm = dlsym(h, "cblas_dgemm");
+    *(void **)&blas.sgemv = dlsym(h, "cblas_sgemv");
+    *(void **)&blas.dgemv = dlsym(h, "cblas_dgemv");
+    *(void **)&blas.sdot = dlsym(h, "cblas_sdot");
+    *(void **)&blas.ddot = dlsym(h, "cblas_ddot");
+    return blas.sgemm && blas.dgemm && blas.sgemv && blas.dgemv && blas.sdot && blas.ddot;
+}
+
+static const char *openblas_core(void *h)
+{
+    const char *(*corename)(void);
+    *(void **)&corename = dlsym(h, "openblas_get_corename");
+    return corename ? corename() : NULL;
+}
+
+/* "OpenBLAS 0.3.21", "BLIS 0.9.0" or "a CBLAS", into buf. */
+static void blas_version(void *h, char *buf, size_t len)
+{
+    const char *(*text)(void);
+    *(void **)&text = dlsym(h, "openblas_get_config"); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    if (text && text()) {
+        const char *c = text(), *sp = strchr(c, ' ');
+        sp = sp ? strchr(sp + 1, ' ') : NULL;
+        snprintf(buf, len, "%.*s", sp ? (int)(sp - c) : 40, c);
+        return;
+    }
+    *(void **)&text = dlsym(h, "bli_info_get_version_str");
+    snprintf(buf, len, text ? "BLIS %.40s" : "a CBLAS", text ? text() : "");
+}
+
+/* Opens the CBLAS; where it is an OpenBLAS that took kernels older than the processor's (one
+ * that does not know the processor falls back to Prescott's SSE3 kernels, 3 to 5x slower than
+ * its AVX-512 ones), opens it again with OPENBLAS_CORETYPE set to the kernels
+ * cpu_blas_coretype_choice picks. OpenBLAS reads the variable once, as it is loaded, so the
+ * variable is set just for the second dlopen and unset again. It cannot work where something
+ * else in the process loaded the library first (dlclose then leaves it in place): then it is
+ * not tried. */
 static void blas_load(void)
 {
     static const char *const names[] = {CFX_CBLAS_SONAME, CFX_CBLAS_PATH};
-    for (int i = 0; i < 2 && !blas_loaded; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-            continue;
-        *(void **)&blas.sgemm = dlsym(h, "cblas_sgemm");
-        *(void **)&blas.dgemm = dlsym(h, "cblas_dgemm");
-        *(void **)&blas.sgemv = dlsym(h, "cblas_sgemv");
-        *(void **)&blas.dgemv = dlsym(h, "cblas_dgemv");
-        *(void **)&blas.sdot = dlsym(h, "cblas_sdot");
-        *(void **)&blas.ddot = dlsym(h, "cblas_ddot");
-        if (blas.sgemm && blas.dgemm && blas.sgemv && blas.dgemv && blas.sdot && blas.ddot)
-            blas_loaded = 1;
-        else
+    const char *name = NULL, *err = NULL;
+    void *h = NULL;
+    int earlier = 0;
+    for (int i = 0; i < 2 && !h; i++) {
+        void *had = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+        if (had) {
+            earlier = 1;
+            dlclose(had);
+        }
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            err = dlerror();
+        } else if (!blas_bind(h)) {
             dlclose(h);
+            h = NULL;
+            err = "it lacks a CBLAS function";
+        }
+        if (h)
+            name = names[i];
     }
+    if (!h) {
+        snprintf(blas_info, sizeof blas_info, "none: %s cannot be opened (%.200s); products run cfx's own kernels",
+                 CFX_CBLAS_SONAME, err ? err : "?");
+        return;
+    }
+    char version[64], core[40] = "";
+    blas_version(h, version, sizeof version);
+    const char *why = "", *have = openblas_core(h);
+    if (have)
+        snprintf(core, sizeof core, "%s", have);
+    const char *want = cpu_blas_coretype_choice(cpu_blas_features(), have, getenv("OPENBLAS_CORETYPE"),
+                                                getenv("CFX_BLAS_CORETYPE"), &why);
+    char note[160] = "";
+    if (want && earlier) {
+        snprintf(note, sizeof note, "kept: %s was loaded before cfx's first product, so cfx could not "
+                 "choose %s", name, want);
+        want = NULL;
+    }
+    if (want) {
+        char wanted[40];
+        snprintf(wanted, sizeof wanted, "%s", want); /* want may be getenv's, changed below */
+        dlclose(h);
+        setenv("OPENBLAS_CORETYPE", wanted, 1);
+        h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        unsetenv("OPENBLAS_CORETYPE");
+        if (h && !blas_bind(h)) {
+            dlclose(h);
+            h = NULL;
+        }
+        if (!h) { /* as it opened the first time, then */
+            h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+            if (!h || !blas_bind(h)) {
+                if (h)
+                    dlclose(h);
+                snprintf(blas_info, sizeof blas_info, "none: %s did not open again; products run cfx's "
+                         "own kernels (CFX_BLAS_CORETYPE=off leaves OpenBLAS's kernels as they are)", name);
+                return;
+            }
+        }
+        have = openblas_core(h);
+        if (have && same_name(have, wanted))
+            snprintf(note, sizeof note, "%s; OpenBLAS's own choice: %s, which CFX_BLAS_CORETYPE=off keeps", why,
+                     core);
+        else
+            snprintf(note, sizeof note, "OpenBLAS's own: cfx asked for %s (%s), and this OpenBLAS did not "
+                     "take it", wanted, why);
+        snprintf(core, sizeof core, "%s", have ? have : "?");
+    } else if (!note[0]) {
+        snprintf(note, sizeof note, "%s", why);
+    }
+    if (core[0])
+        snprintf(blas_info, sizeof blas_info, "%s (%s), kernels %s (%s)", version, name, core, note);
+    else
+        snprintf(blas_info, sizeof blas_info, "%s (%s)", version, name);
+    blas_loaded = 1;
 }
 
 /* 1 when the products of the fast mode go to the BLAS (opening it the first time). */
@@ -85,6 +284,25 @@ static int use_blas(void)
     return blas_loaded;
 }
 #endif
+
+const char *cpu_blas_built(void)
+{
+#ifdef CFX_HAVE_CBLAS
+    return CFX_CBLAS_SONAME;
+#else
+    return NULL;
+#endif
+}
+
+void cpu_blas_describe(char *buf, size_t len)
+{
+#ifdef CFX_HAVE_CBLAS
+    pthread_once(&blas_once, blas_load);
+    snprintf(buf, len, "%s", blas_info);
+#else
+    snprintf(buf, len, "none: cfx was built without a CBLAS; products run cfx's own blocked kernels");
+#endif
+}
 
 int cpu_have_blas(void)
 {
@@ -280,6 +498,21 @@ void cpu_matmul(int dtype, int mode, void *dst, const void *a, const void *b, in
     } else {
         f32 ? fast_product_f32(dst, a, b, m, k, n) : fast_product_f64(dst, a, b, m, k, n);
     }
+}
+
+int64_t cpu_matmul_band(int dtype, int mode, int64_t m, int64_t k, int64_t n)
+{
+    int64_t per_row = (k > 0 ? k : 1) * (n > 0 ? n : 1), budget = (int64_t)1 << 24, least = 1;
+#ifdef CFX_HAVE_CBLAS
+    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64) && use_blas()) {
+        budget = (int64_t)1 << 30;
+        least = 256;
+    }
+#endif
+    int64_t band = budget / per_row;
+    if (band < least)
+        band = least;
+    return band < m ? band : m > 0 ? m : 1;
 }
 
 void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)

@@ -313,12 +313,33 @@ def register_source(name, signature, source, form="elements"):
 
 # ---- compiling ------------------------------------------------------------------------------
 
-def compile(source, *, filename=None, context=None):
+# accumulate=: the cpu executor's CFX_OPTION_ACCUMULATE (cfx.h)
+_OPTION_ACCUMULATE = 5
+_ACCUMULATE = {"fast": 0, "f64": 1}
+
+
+def _accumulate_code(value, what):
+    """The cfx_accumulate of an accumulate= value (None: the default); ValueError otherwise."""
+    if value is None:
+        return None
+    code = _ACCUMULATE.get(value) if isinstance(value, str) else None
+    if code is None:
+        raise ValueError("%s: accumulate is 'fast' or 'f64', not %r" % (what, value))
+    return code
+
+
+def compile(source, *, filename=None, context=None, accumulate=None):
     """Compiles a .cfx file or source text into a Module.
 
     source: a path (str or os.PathLike) or the text itself (str or bytes; a str with a
     newline or a `{`, or "", is text). filename names text in messages (default "<string>").
+    accumulate: how the cpu executor's sums, dots and products of reals accumulate, for every
+    call of the module's graphs that does not say otherwise: "fast" (f32 in f32 through the
+    BLAS, as numpy and PyTorch do) or "f64" (the reference: f32 accumulated in double and
+    rounded once); None: $CFX_ACCUMULATE, else "fast" (docs/language.md, "Arithmetic rules").
+    The CUDA executors keep their own rule.
     Raises CompileError with every diagnostic, FileNotFoundError for a missing file."""
+    _accumulate_code(accumulate, "cfx.compile")
     ctx = context if context is not None else default_context()
     diags = ctypes.c_void_p()
     is_path = isinstance(source, os.PathLike) or (
@@ -336,7 +357,7 @@ def compile(source, *, filename=None, context=None):
     if not ptr:
         raise CompileError(_lib.take_string(diags.value) or "%s: compilation failed\n" % name)
     _lib.take_string(diags.value)
-    return Module(ptr, name, ctx)
+    return Module(ptr, name, ctx, accumulate)
 
 
 def _free_module(ptr, execs):
@@ -350,10 +371,11 @@ class Module:
     """A compiled .cfx file: its graphs by name (.graphs, in the file's order), the entry
     graph (.entry, the first) and graph(name)."""
 
-    def __init__(self, ptr, filename, context):
+    def __init__(self, ptr, filename, context, accumulate=None):
         self._ptr = ptr
         self.filename = filename
         self.context = context # its Python kernels must live as long as the module
+        self.accumulate = accumulate # the cpu executors' mode, None: $CFX_ACCUMULATE or fast
         self._execs = []       # every executor of every graph, freed before the module
         self._finalizer = weakref.finalize(self, _free_module, ptr, self._execs)
         self.graphs = collections.OrderedDict()
@@ -520,6 +542,8 @@ class _Exec:
         self.mode = None
         self.max_iters = 0   # the executor's defaults, as cfx_exec_new leaves them
         self.stream = None
+        self.accumulate = None # a cpu executor's mode (a cfx_accumulate code), and its default:
+        self.accumulate_default = None # what a call without accumulate= runs with
         self.ins = (ctypes.c_void_p * max(ninputs, 1))()
         self.outs = (ctypes.c_void_p * max(nresults, 1))()
         self.iterations = ctypes.c_int64(0) # the last run's, which cfx_run_bound writes
@@ -547,7 +571,8 @@ def _filled(dtype, shape, value):
 
 # the keyword options of calling a graph, with their defaults
 _CALL_OPTIONS = {"backend": "auto", "max_iters": 0, "stream": None, "results": "auto",
-                 "out": None, "on_print": None, "persistent_mode": None, "trace": None}
+                 "out": None, "on_print": None, "persistent_mode": None, "trace": None,
+                 "accumulate": None}
 
 
 def _given(value, default):
@@ -637,7 +662,17 @@ class Graph:
         # otherwise wait for the run to end); libcfx installs its handler for the run's length
         lib.cfx_cancel_on_sigint(ptr, 1)
         resolved = _lib.BACKENDS[lib.cfx_exec_backend(ptr)]
-        x = self._execs[key] = _Exec(ptr, resolved, device_id, len(self.inputs), len(self.results))
+        x = _Exec(ptr, resolved, device_id, len(self.inputs), len(self.results))
+        if resolved == "cpu":
+            # the mode cfx_exec_new took ($CFX_ACCUMULATE, checked there), or the module's
+            env = os.environ.get("CFX_ACCUMULATE") or "fast"
+            x.accumulate = x.accumulate_default = _ACCUMULATE.get(env, 0)
+            code = _accumulate_code(self.module.accumulate, self.name)
+            if code is not None and code != x.accumulate:
+                if lib.cfx_set_option(ptr, _OPTION_ACCUMULATE, code) != 0:
+                    raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(ptr))))
+                x.accumulate = x.accumulate_default = code
+        self._execs[key] = x
         return x
 
     def backend_detail(self, backend="auto"):
@@ -689,7 +724,8 @@ class Graph:
             raise failure
 
     def __call__(self, *args, backend="auto", max_iters=0, stream=None, results="auto",
-                 out=None, on_print=None, persistent_mode=None, trace=None, **inputs):
+                 out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None,
+                 **inputs):
         """Runs the graph on its inputs (positional in declaration order, or by name) and
         returns Results. Options (keyword-only; for an input whose name is one of them, use
         run()):
@@ -705,12 +741,14 @@ class Graph:
           on_print: a function called with each line the graph prints (default: stdout).
           persistent_mode: "compiled" or "interp" for cuda-persistent.
           trace: a path to write a Chrome trace of the run to.
+          accumulate: "fast" or "f64", the cpu executor's accumulation for this call (see
+            cfx.compile); None: the module's. The CUDA executors keep their own rule.
         Raises TypeError (a missing or unknown input, a wrong dtype), ValueError (a wrong
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
         if (not inputs and len(args) == len(self.inputs) and max_iters == 0 and stream is None
                 and on_print is None and persistent_mode is None and trace is None
-                and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
+                and accumulate is None and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
             res = self._quick(args, backend, out)
             if res is not None:
                 return res
@@ -726,7 +764,7 @@ class Graph:
             values[name] = v
         given = {"backend": backend, "max_iters": max_iters, "stream": stream,
                  "results": results, "out": out, "on_print": on_print,
-                 "persistent_mode": persistent_mode, "trace": trace}
+                 "persistent_mode": persistent_mode, "trace": trace, "accumulate": accumulate}
         for p in self.inputs:
             # an input named like an option: name=... is the option, so say so rather than
             # take the value silently as the option and then miss the input
@@ -738,7 +776,7 @@ class Graph:
                                                               p.name))
         return self.run(values, backend=backend, max_iters=max_iters, stream=stream,
                         results=results, out=out, on_print=on_print,
-                        persistent_mode=persistent_mode, trace=trace)
+                        persistent_mode=persistent_mode, trace=trace, accumulate=accumulate)
 
     def _quick(self, args, backend, out):
         """The common call, every input a numpy array on the host of its declared dtype and shape,
@@ -757,9 +795,10 @@ class Graph:
             if type(a) is not ndarray or a.dtype is not dtype or a.shape != shape or not a.flags.c_contiguous:
                 return None
         with self._lock:
-            # a budget or a stream that another call left (set under this lock): _run sets them
-            # back; a print callback calling the graph: _run says why not
-            if self._running or x.max_iters != 0 or x.stream is not None:
+            # a budget, a stream or an accumulation that another call left (set under this
+            # lock): _run sets them back; a print callback calling the graph: _run says why not
+            if (self._running or x.max_iters != 0 or x.stream is not None
+                    or x.accumulate != x.accumulate_default):
                 return None
             e, ins, outs = x.ptr, x.ins, x.outs
             # each array's data pointer field, which cfx_run_bound reads (CFX_BOUND_INDIRECT):
@@ -794,14 +833,14 @@ class Graph:
             return res
 
     def run(self, inputs, *, backend="auto", max_iters=0, stream=None, results="auto",
-            out=None, on_print=None, persistent_mode=None, trace=None):
+            out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
         with self._lock:
             if self._running:
                 raise Error("%s is running: a print or kernel callback cannot run it again "
                             "(compile the source again for a second graph)" % self.name)
             return self._run(dict(inputs), backend, max_iters, stream, results, out or {},
-                             on_print, persistent_mode, trace)
+                             on_print, persistent_mode, trace, accumulate)
 
     def _classify(self, values, out):
         """(where, device id) of each input and out= array, without importing anything;
@@ -868,13 +907,14 @@ class Graph:
         return view
 
     def _run(self, values, backend, max_iters, stream, results, out, on_print, persistent_mode,
-             trace):
+             trace, accumulate=None):
         if backend not in _lib.BACKEND_CODE:
             raise ValueError("unknown backend %r (one of %s)" % (backend, ", ".join(_lib.BACKENDS)))
         if results not in RESULT_KINDS:
             raise ValueError("unknown results %r (one of %s)" % (results, ", ".join(RESULT_KINDS)))
         if int(max_iters) < 0:
             raise ValueError("max_iters must be 0 (no limit) or positive, got %d" % max_iters)
+        accumulate = _accumulate_code(accumulate, self.name)
         places = self._classify(values, out)
 
         # a device run? on which device, and which stream
@@ -976,7 +1016,7 @@ class Graph:
                     ins[self._input_index[p.name]] = address
                 for i, p in enumerate(self.results):
                     x.outs[i] = outs[p.name][1]
-                self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
+                self._configure(x, max_iters, handle, on_print, persistent_mode, trace, accumulate)
                 _take_kernel_failure()
                 if capturing:
                     # cfx_run_async records the run into the capture: bound by name, as it
@@ -1052,8 +1092,14 @@ class Graph:
                 return None
         raise Error("%s: no executor of backend %s has run" % (self.name, backend))
 
-    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace):
+    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace, accumulate=None):
         e = x.ptr
+        if x.accumulate is not None: # a cpu executor: this call's mode, else the module's
+            code = x.accumulate_default if accumulate is None else accumulate
+            if code != x.accumulate:
+                if lib.cfx_set_option(e, _OPTION_ACCUMULATE, code) != 0:
+                    raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
+                x.accumulate = code
         max_iters = int(max_iters)
         if max_iters != x.max_iters:
             lib.cfx_set_max_iters(e, max_iters)

@@ -9,7 +9,7 @@ onnx_available() is then False and load_onnx raises cfx.Error saying how to get 
 import ctypes
 import os
 
-from . import _lib
+from . import _core, _lib
 from ._core import CompileError, Error, Module, default_context
 from ._lib import lib
 
@@ -176,7 +176,7 @@ def _model_bytes(model):
                     "got %s" % type(model).__name__)
 
 
-def load_onnx(model, shapes=None, context=None):
+def load_onnx(model, shapes=None, context=None, *, accumulate=None):
     """Imports an ONNX model as a Module, as cfx.compile gives one: one graph, named after
     the model's graph, whose inputs and results are the ONNX graph's inputs (initializers
     excluded) and outputs under their ONNX names (call it with g(**{"input.1": x}) where a
@@ -189,7 +189,9 @@ def load_onnx(model, shapes=None, context=None):
       dtype and shape). None: the model's declared shapes must be static.
     Raises CompileError (one line naming the node: name, op type, domain, opset) for a model
     cfx cannot import, FileNotFoundError for a missing file, Error where this libcfx was
-    built without ONNX support."""
+    built without ONNX support.
+    accumulate: the cpu executor's accumulation, "fast" or "f64", as for cfx.compile."""
+    _core._accumulate_code(accumulate, "cfx.load_onnx")
     fns = _functions()
     if fns is None:
         raise Error("this libcfx (%s) has no ONNX importer: rebuild cfx from a version with "
@@ -222,10 +224,10 @@ def load_onnx(model, shapes=None, context=None):
             raise Error(text.rstrip("\n"))
         raise CompileError(text)
     _lib.take_string(diags.value)
-    return Module(ptr, name, ctx)
+    return Module(ptr, name, ctx, accumulate)
 
 
-def from_torch(module, example_args, *, shapes=None, context=None, **export_kwargs):
+def from_torch(module, example_args, *, shapes=None, context=None, accumulate=None, **export_kwargs):
     """Exports a PyTorch module with torch.onnx.export(module, example_args, dynamo=True)
     in memory (no file, no external data) and imports it with load_onnx. example_args: a
     tuple of the forward's arguments (a single tensor is taken as a 1-tuple); export_kwargs
@@ -254,7 +256,7 @@ def from_torch(module, example_args, *, shapes=None, context=None, **export_kwar
     proto = getattr(program, "model_proto", None)
     if proto is None:
         raise Error("torch.onnx.export's ONNXProgram has no model_proto (torch 2.5 or later)")
-    return load_onnx(proto.SerializeToString(), shapes, context=context)
+    return load_onnx(proto.SerializeToString(), shapes, context=context, accumulate=accumulate)
 
 
 # Keyword arguments of torch.onnx.export that _export_uninlined passes on unchanged.
