@@ -584,6 +584,7 @@ class _Exec:
         self.staging = {}
         self.trace = None
         self.mode = None
+        self.threads = None  # the cpu backend's thread count, None: as cfx_exec_new leaves it
         self.max_iters = 0   # the executor's defaults, as cfx_exec_new leaves them
         self.stream = None
         self.ins = (ctypes.c_void_p * max(ninputs, 1))()
@@ -611,9 +612,13 @@ def _filled(dtype, shape, value):
     return _dlpack.View(dtype, shape, ctypes.addressof(buf), HOST, None, buf)
 
 
+# cfx.h's CFX_OPTION_THREADS
+_OPTION_THREADS = 6
+
 # the keyword options of calling a graph, with their defaults
 _CALL_OPTIONS = {"backend": "auto", "max_iters": 0, "stream": None, "results": "auto",
-                 "out": None, "on_print": None, "persistent_mode": None, "trace": None}
+                 "out": None, "on_print": None, "persistent_mode": None, "trace": None,
+                 "threads": None}
 
 
 def _given(value, default):
@@ -749,7 +754,7 @@ class Graph:
             raise failure
 
     def __call__(self, *args, backend="auto", max_iters=0, stream=None, results="auto",
-                 out=None, on_print=None, persistent_mode=None, trace=None, **inputs):
+                 out=None, on_print=None, persistent_mode=None, trace=None, threads=None, **inputs):
         """Runs the graph on its inputs (positional in declaration order, or by name) and
         returns Results. Options (keyword-only; for an input whose name is one of them, use
         run()):
@@ -765,11 +770,14 @@ class Graph:
           on_print: a function called with each line the graph prints (default: stdout).
           persistent_mode: "compiled" or "interp" for cuda-persistent.
           trace: a path to write a Chrome trace of the run to.
+          threads: how many threads the cpu backend runs on (1 to 256; 1: the calling thread
+            alone); kept for the graph's later calls. Default: $CFX_NUM_THREADS where set,
+            else the cores available.
         Raises TypeError (a missing or unknown input, a wrong dtype), ValueError (a wrong
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
         if (not inputs and len(args) == len(self.inputs) and max_iters == 0 and stream is None
-                and on_print is None and persistent_mode is None and trace is None
+                and on_print is None and persistent_mode is None and trace is None and threads is None
                 and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
             res = self._quick(args, backend, out)
             if res is not None:
@@ -786,7 +794,7 @@ class Graph:
             values[name] = v
         given = {"backend": backend, "max_iters": max_iters, "stream": stream,
                  "results": results, "out": out, "on_print": on_print,
-                 "persistent_mode": persistent_mode, "trace": trace}
+                 "persistent_mode": persistent_mode, "trace": trace, "threads": threads}
         for p in self.inputs:
             # an input named like an option: name=... is the option, so say so rather than
             # take the value silently as the option and then miss the input
@@ -798,7 +806,7 @@ class Graph:
                                                               p.name))
         return self.run(values, backend=backend, max_iters=max_iters, stream=stream,
                         results=results, out=out, on_print=on_print,
-                        persistent_mode=persistent_mode, trace=trace)
+                        persistent_mode=persistent_mode, trace=trace, threads=threads)
 
     def _quick(self, args, backend, out):
         """The common call, every input a numpy array on the host of its declared dtype and shape,
@@ -850,14 +858,14 @@ class Graph:
             return res
 
     def run(self, inputs, *, backend="auto", max_iters=0, stream=None, results="auto",
-            out=None, on_print=None, persistent_mode=None, trace=None):
+            out=None, on_print=None, persistent_mode=None, trace=None, threads=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
         with self._lock:
             if self._running:
                 raise Error("%s is running: a print or kernel callback cannot run it again "
                             "(compile the source again for a second graph)" % self.name)
             return self._run(dict(inputs), backend, max_iters, stream, results, out or {},
-                             on_print, persistent_mode, trace)
+                             on_print, persistent_mode, trace, threads)
 
     def _classify(self, values, out):
         """(where, device id) of each input and out= array, without importing anything;
@@ -924,7 +932,7 @@ class Graph:
         return view
 
     def _run(self, values, backend, max_iters, stream, results, out, on_print, persistent_mode,
-             trace):
+             trace, threads=None):
         if backend not in _lib.BACKEND_CODE:
             raise ValueError("unknown backend %r (one of %s)" % (backend, ", ".join(_lib.BACKENDS)))
         if results not in RESULT_KINDS:
@@ -1032,7 +1040,7 @@ class Graph:
                     ins[self._input_index[p.name]] = address
                 for i, p in enumerate(self.results):
                     x.outs[i] = outs[p.name][1]
-                self._configure(x, max_iters, handle, on_print, persistent_mode, trace)
+                self._configure(x, max_iters, handle, on_print, persistent_mode, trace, threads)
                 _take_kernel_failure()
                 if capturing:
                     # cfx_run_async records the run into the capture: bound by name, as it
@@ -1108,8 +1116,16 @@ class Graph:
                 return None
         raise Error("%s: no executor of backend %s has run" % (self.name, backend))
 
-    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace):
+    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace, threads=None):
         e = x.ptr
+        if threads is not None and threads != x.threads:
+            if type(threads) is not int or not 1 <= threads <= 256:
+                raise ValueError("threads is a count from 1 to 256, not %r" % (threads,))
+            if x.backend != "cpu":
+                raise ValueError("threads applies to the cpu backend, not %s" % x.backend)
+            if lib.cfx_set_option(e, _OPTION_THREADS, threads) != 0:
+                raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
+            x.threads = threads
         max_iters = int(max_iters)
         if max_iters != x.max_iters:
             lib.cfx_set_max_iters(e, max_iters)

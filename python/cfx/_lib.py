@@ -73,6 +73,7 @@ _PROTOTYPES = {
     "cfx_set_print": (None, [c_void_p, PRINT_FN, c_void_p]),
     "cfx_set_trace": (c_int, [c_void_p, c_char_p]),
     "cfx_set_persistent_mode": (c_int, [c_void_p, c_int]),
+    "cfx_set_option": (c_int, [c_void_p, c_int, c_int64]),
     "cfx_run": (c_int, [c_void_p]),
     "cfx_run_bound": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_void_p]),
     "cfx_run_async": (c_int, [c_void_p]),
