@@ -289,12 +289,62 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
     return 0;
 }
 
-/* Elementwise records over at least this many elements are split over the executor's threads
- * (host/runtime/pool.c), in parts of at least this many elements each; smaller ones, and every
- * record of a one-thread executor, run on the calling thread. Measured on a 2-core machine
- * (profiling/results/2026-11-29-cpu-threads.md): below about this size the workers' wake-up costs
- * more than the second core saves. */
-#define SPLIT_ELEMENTS 32768
+/* Elementwise records are split over the executor's threads (host/runtime/pool.c) from a size
+ * that depends on what an element costs, so that each part is tens of microseconds of work or
+ * more, well above what waking a worker costs: SPLIT_CHEAP elements for the ops that vectorise
+ * (about 0.1 to 0.3 ns an element on one core: + - * /, comparisons, min, max, copies, fills),
+ * SPLIT_MEDIUM for those about 1 ns an element (sqrt, floor, round, casts to integers, where,
+ * transposes, integer division), SPLIT_HEAVY for the math library's functions and the index
+ * arithmetic of broadcasts and boxes (5 to 25 ns: exp, log, tanh, erf, pow, floordiv). Each part
+ * is at least half the size. Smaller records, and every record of a one-thread executor, run
+ * on the calling thread. The per-element costs are measured in
+ * profiling/results/2026-11-29-cpu-threads.md. */
+#define SPLIT_CHEAP 262144
+#define SPLIT_MEDIUM 65536
+#define SPLIT_HEAVY 8192
+
+static int64_t split_min(const cfx_record *r)
+{
+    int real = r->dtype == CFX_F32 || r->dtype == CFX_F64;
+    switch (r->kind) {
+    case REC_UNARY:
+        switch (r->op) {
+        case OP_NEG:
+        case OP_ABS:
+        case OP_RELU:
+        case OP_NOT:
+            return SPLIT_CHEAP;
+        case OP_SQRT:
+        case OP_FLOOR:
+        case OP_CEIL:
+        case OP_ROUND:
+        case OP_SIGN:
+            return SPLIT_MEDIUM;
+        default:
+            return real ? SPLIT_HEAVY : SPLIT_CHEAP;
+        }
+    case REC_BINARY:
+        switch (r->op) {
+        case OP_MOD:
+        case OP_FLOORDIV:
+        case OP_TRUNCDIV:
+        case OP_FMOD:
+        case OP_POW:
+            return real || r->op == OP_POW ? SPLIT_HEAVY : SPLIT_MEDIUM;
+        default:
+            return SPLIT_CHEAP;
+        }
+    case REC_FILL:
+    case REC_COPY:
+        return SPLIT_CHEAP;
+    case REC_BROADCAST:
+    case REC_GET_BOX:
+    case REC_SET_BOX:
+        return SPLIT_HEAVY;
+    default: /* CAST, WHERE, IOTA, TRANSPOSE */
+        return SPLIT_MEDIUM;
+    }
+}
 
 /* The elementwise records, over elements [lo, hi) of their result (of their source for
  * SET_BOX): each element is computed alone, so any split of the range gives the same bits. */
@@ -392,7 +442,7 @@ static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
  * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
  * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
  * op saw the flag on its way. `threads`: the executor's thread count, which the elementwise
- * records of SPLIT_ELEMENTS or more and the fast mode's sums and dots are split over. */
+ * records over large tensors (split_min) and the fast mode's sums and dots are split over. */
 static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel,
                              int acc_mode, int threads)
 {
@@ -420,9 +470,10 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
     case REC_SET_BOX:
     case REC_BROADCAST: {
         int64_t n = data_elements(prog, r);
-        if (threads > 1 && n >= SPLIT_ELEMENTS) {
+        int64_t min = threads > 1 ? split_min(r) : 0;
+        if (threads > 1 && n >= min) {
             data_job j = {prog, r, arena};
-            pool_for(n, SPLIT_ELEMENTS / 2, threads, data_part, &j);
+            pool_for(n, min / 2, threads, data_part, &j);
         } else {
             data_range(prog, r, arena, 0, n);
         }

@@ -371,9 +371,10 @@ EXTREME(extreme_f64, double)
  * whatever the thread count. The reference mode (CPU_ACC_F64) stays on the calling thread, in
  * the kernels/ order. */
 #define SUM_CHUNK 16384
-/* Chunks per thread at least (SUM_CHUNK * SUM_GRAIN elements), measured on a 2-core machine
- * (profiling/results/2026-11-29-cpu-threads.md): below it the second thread does not pay. */
-#define SUM_GRAIN 4
+/* Chunks per part at least (SUM_CHUNK * SUM_GRAIN = 131072 elements, about 15 to 40 us of
+ * summing on one core; profiling/results/2026-11-29-cpu-threads.md): a sum splits from twice
+ * that, as the cheap elementwise ops do (cpu.c, SPLIT_CHEAP). */
+#define SUM_GRAIN 8
 /* Partials kept on the stack; more chunks than this take an allocation. */
 #define SUM_STACK 256
 
