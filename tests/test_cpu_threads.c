@@ -44,6 +44,12 @@ static const char SRC[] =
     "  n2 = norm(x)\n"
     "  d = dot(x, y)\n"
     "}\n"
+    "graph ext(x: f32[300007]) -> (hi: f32, at_hi: i32, lo: f32, at_lo: i32) {\n"
+    "  hi = max(x)\n"
+    "  at_hi = argmax(x)\n"
+    "  lo = min(x)\n"
+    "  at_lo = argmin(x)\n"
+    "}\n"
     "graph small(x: f32[8]) -> (y: f32[8]) {\n"
     "  y = x * 2.0 + 1.0\n"
     "}\n";
@@ -217,6 +223,50 @@ static void test_same_bits(cfx_module *m)
     cpu_blas_off(0);
 }
 
+/* ---- max, min, argmax, argmin split: the first extreme, the first NaN -------------------- */
+static float XE[NR];
+
+static void run_ext(cfx_module *m, int threads, float *hi, int32_t *at_hi, float *lo, int32_t *at_lo)
+{
+    cfx_exec *e = make(m, "ext", threads, CFX_ACCUMULATE_FAST);
+    CHECK(e != NULL);
+    if (!e)
+        return;
+    CHECK(cfx_bind(e, "x", XE, sizeof XE) == 0 && cfx_bind(e, "hi", hi, 4) == 0 &&
+          cfx_bind(e, "at_hi", at_hi, 4) == 0 && cfx_bind(e, "lo", lo, 4) == 0 &&
+          cfx_bind(e, "at_lo", at_lo, 4) == 0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    cfx_exec_free(e);
+}
+
+static void test_extremes(cfx_module *m)
+{
+    /* ties across the parts' boundary (2 parts of about 150000 with 3 threads, more with 8):
+     * the first of each extreme is the answer */
+    memcpy(XE, X, sizeof XE);
+    XE[100000] = XE[200000] = XE[290000] = 5.0f;
+    XE[160000] = XE[170000] = -5.0f;
+    for (int threads = 1; threads <= 8; threads += 7) {
+        float hi = 0, lo = 0;
+        int32_t at_hi = -1, at_lo = -1;
+        run_ext(m, threads, &hi, &at_hi, &lo, &at_lo);
+        CHECK(hi == 5.0f && lo == -5.0f);
+        CHECK_INT(at_hi, 100000);
+        CHECK_INT(at_lo, 160000);
+    }
+    /* NaNs: the first one, wherever the larger values are */
+    XE[260000] = XE[120000 + 150000] = NAN;
+    XE[299999] = NAN;
+    for (int threads = 1; threads <= 8; threads += 7) {
+        float hi = 0, lo = 0;
+        int32_t at_hi = -1, at_lo = -1;
+        run_ext(m, threads, &hi, &at_hi, &lo, &at_lo);
+        CHECK(isnan(hi) && isnan(lo));
+        CHECK_INT(at_hi, 260000);
+        CHECK_INT(at_lo, 260000);
+    }
+}
+
 /* ---- no workers for small programs; the option's values ---------------------------------- */
 static void test_small_and_options(cfx_module *m)
 {
@@ -331,6 +381,7 @@ int main(void)
     test_pool();
     test_small_and_options(m);
     test_same_bits(m);
+    test_extremes(m);
     test_concurrent(m);
     cfx_module_free(m);
     cfx_free(diag);
