@@ -11,7 +11,10 @@
  * record. Each run first decodes the records into operand addresses and one dispatch code
  * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
  * TICK after that when there is one (a loop's test and the start of its body); a traced or
- * profiled run does not fuse, so its trace and profile show every record.
+ * profiled run does not fuse, so its trace and profile show every record. An executor runs on
+ * CFX_OPTION_THREADS threads (default the cores available): an elementwise record over a large
+ * tensor is split into element ranges over them (split_min, host/runtime/pool.c), and so are the
+ * fast mode's sums; every split gives the same bits as one thread.
  *
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
@@ -291,11 +294,11 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
 
 /* Elementwise records are split over the executor's threads (host/runtime/pool.c) from a size
  * that depends on what an element costs, so that each part is tens of microseconds of work or
- * more, well above what waking a worker costs: SPLIT_CHEAP elements for the ops that vectorise
- * (about 0.1 to 0.3 ns an element on one core: + - * /, comparisons, min, max, copies, fills),
- * SPLIT_MEDIUM for those about 1 ns an element (sqrt, floor, round, casts to integers, where,
+ * more, above what waking a worker costs: SPLIT_CHEAP elements for the ops that vectorise
+ * (about 0.4 to 1.4 ns an element on one core, streaming: + - * /, comparisons, min, max,
+ * copies, fills), SPLIT_MEDIUM for those about 1 to 9 ns (sqrt, floor, round, casts, where,
  * transposes, integer division), SPLIT_HEAVY for the math library's functions and the index
- * arithmetic of broadcasts and boxes (5 to 25 ns: exp, log, tanh, erf, pow, floordiv). Each part
+ * arithmetic of broadcasts and boxes (3 to 20 ns: exp, log, tanh, erf, pow, floordiv). Each part
  * is at least half the size. Smaller records, and every record of a one-thread executor, run
  * on the calling thread. The per-element costs are measured in
  * profiling/results/2026-11-29-cpu-threads.md. */
@@ -306,6 +309,11 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
 static int64_t split_min(const cfx_record *r)
 {
     int real = r->dtype == CFX_F32 || r->dtype == CFX_F64;
+    /* a record whose elements move (a transpose, a broadcast, a box) over its own slot reads
+     * other elements' places: kept whole, in its order */
+    if (r->a == r->b && (r->kind == REC_TRANSPOSE || r->kind == REC_BROADCAST || r->kind == REC_GET_BOX ||
+                         r->kind == REC_SET_BOX))
+        return INT64_MAX;
     switch (r->kind) {
     case REC_UNARY:
         switch (r->op) {
@@ -341,7 +349,7 @@ static int64_t split_min(const cfx_record *r)
     case REC_GET_BOX:
     case REC_SET_BOX:
         return SPLIT_HEAVY;
-    default: /* CAST, WHERE, IOTA, TRANSPOSE */
+    default: /* CAST, WHERE, IOTA, TRANSPOSE: about 1 to 9 ns */
         return SPLIT_MEDIUM;
     }
 }

@@ -17,7 +17,9 @@
  *   the fast mode, not linked: a program that makes none never loads it, and where it cannot
  *   be opened the own kernels run. Sums, means
  *   and norms of f32 still accumulate in double (in 16 partial sums, which vectorise): as
- *   fast as f32 partial sums, and closer to the exact result than numpy's.
+ *   fast as f32 partial sums, and closer to the exact result than numpy's. Over large tensors
+ *   they, cfx's own dots and the extremes run on the executor's threads, in fixed chunks
+ *   combined in order, so the thread count never changes a result ("sums and dots in chunks").
  *
  * Integer products wrap (two's complement), so any order gives the same bits: both modes run
  * the blocked loop, accumulating i32 in uint32 and i64 in uint64.
