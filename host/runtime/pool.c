@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -97,10 +98,18 @@ int pool_for(int64_t n, int64_t grain, int threads, pool_fn fn, void *ctx)
         threads = POOL_MAX_THREADS;
     int helpers = (parts < threads ? parts : threads) - 1;
     pthread_mutex_lock(&mu);
-    while (nworkers < helpers && !quitting) {
-        if (pthread_create(&workers[nworkers], NULL, worker_main, (void *)(uintptr_t)generation) != 0)
-            break; /* fewer helpers: the parts are the same */
-        nworkers++;
+    if (nworkers < helpers && !quitting) {
+        /* the workers start with every signal blocked: the application's handlers (Ctrl-C)
+         * run on its own threads */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        while (nworkers < helpers && !quitting) {
+            if (pthread_create(&workers[nworkers], NULL, worker_main, (void *)(uintptr_t)generation) != 0)
+                break; /* fewer helpers: the parts are the same */
+            nworkers++;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     job_fn = fn;
     job_ctx = ctx;
