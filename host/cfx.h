@@ -348,11 +348,13 @@ typedef enum cfx_option {
      * the tests compare executors with. $CFX_ACCUMULATE sets the mode of new executors. */
     CFX_OPTION_ACCUMULATE = 5,
     /* The cpu backend's: how many threads (the calling one among them) its elementwise records
-     * over large tensors, the fast mode's sums and dots, and the CBLAS's products run on, from
-     * 1 (the calling thread alone) to 256; 0 (the default) is the cores the process may run on
-     * (its affinity mask), or $CFX_NUM_THREADS where set when the executor was made. Records
-     * over small tensors run on the calling thread whatever the count. The CBLAS's count is
-     * the process's: the executor whose product runs last sets it. */
+     * over large tensors and the fast mode's reductions run on, from 1 (the calling thread
+     * alone) to 256; 0 (the default) is the cores the process may run on (its affinity mask),
+     * or $CFX_NUM_THREADS where set when the executor was made. Records over small tensors run
+     * on the calling thread whatever the count, and no count changes a result. A count set here
+     * (but 0) or by $CFX_NUM_THREADS is also given to the CBLAS before the executor's products;
+     * by default the CBLAS keeps its own (OPENBLAS_NUM_THREADS, else its cores). The CBLAS's
+     * count is the process's: the executor whose product runs last sets it. */
     CFX_OPTION_THREADS = 6
 } cfx_option;
 typedef enum cfx_accumulate {

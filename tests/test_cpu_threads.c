@@ -10,6 +10,7 @@
  *   a message naming them;
  * - several executors running at once from several threads (the pool taken by one of them,
  *   the others on their own threads), each result checked; .ci/run runs this under TSan. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -306,6 +307,51 @@ static void test_small_and_options(cfx_module *m)
     unsetenv("CFX_NUM_THREADS");
 }
 
+/* ---- the BLAS's count follows a count that is set, and only then ---------------------------- */
+static const char SRC_MM[] = "graph mm(a: f32[64, 64], b: f32[64, 64]) -> (c: f32[64, 64]) {\n"
+                             "  c = a @ b\n"
+                             "}\n";
+
+static void test_blas_threads(void)
+{
+    if (!cpu_have_blas()) {
+        printf("test_cpu_threads: no CBLAS in this build: its thread count not checked\n");
+        return;
+    }
+    /* the OpenBLAS cfx opened (RTLD_NOLOAD: the same one, already in the process: a product
+     * opens it, and so did cpu_have_blas) */
+    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+    int (*get)(void) = NULL;
+    if (h)
+        *(void **)&get = dlsym(h, "openblas_get_num_threads");
+    if (!get) {
+        printf("test_cpu_threads: the CBLAS is not OpenBLAS: its thread count not checked\n");
+        if (h)
+            dlclose(h);
+        return;
+    }
+    char *diag = NULL;
+    cfx_module *m = cfx_compile_string(NULL, "mm.cfx", SRC_MM, strlen(SRC_MM), &diag);
+    static float a[64 * 64], b[64 * 64], c[64 * 64];
+    CHECK(m != NULL);
+    for (int k = 0; m && k < 3; k++) {
+        int threads = k == 0 ? 3 : k == 1 ? 0 : 2; /* 0: not set */
+        int before = get();
+        cfx_exec *e = make(m, "mm", threads, CFX_ACCUMULATE_FAST);
+        CHECK(e != NULL);
+        if (!e)
+            break;
+        CHECK(cfx_bind(e, "a", a, sizeof a) == 0 && cfx_bind(e, "b", b, sizeof b) == 0 &&
+              cfx_bind(e, "c", c, sizeof c) == 0);
+        CHECK_INT(cfx_run(e), CFX_OK);
+        CHECK_INT(get(), threads > 0 ? threads : before);
+        cfx_exec_free(e);
+    }
+    cfx_module_free(m);
+    cfx_free(diag);
+    dlclose(h);
+}
+
 /* ---- several executors at once ----------------------------------------------------------- */
 typedef struct runner {
     cfx_module *m;
@@ -382,6 +428,7 @@ int main(void)
     test_small_and_options(m);
     test_same_bits(m);
     test_extremes(m);
+    test_blas_threads();
     test_concurrent(m);
     cfx_module_free(m);
     cfx_free(diag);

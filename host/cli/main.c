@@ -90,6 +90,7 @@ static const char run_usage_text[] =
     "                        everything on the calling thread): its elementwise records over\n"
     "                        large tensors, its sums and dots, and the CBLAS's products;\n"
     "                        default $CFX_NUM_THREADS where set, else the cores available\n"
+    "                        (and the CBLAS's own count)\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"

@@ -450,9 +450,11 @@ static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
  * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
  * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
  * op saw the flag on its way. `threads`: the executor's thread count, which the elementwise
- * records over large tensors (split_min) and the fast mode's sums and dots are split over. */
-static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel,
-                             int acc_mode, int threads)
+ * records over large tensors (split_min) and the fast mode's sums and dots are split over;
+ * `blas_threads`: the count the CBLAS is given before the fast mode's products and dots, 0 to
+ * leave it the BLAS's own. */
+static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena,
+                             atomic_int *cancel, int acc_mode, int threads, int blas_threads)
 {
     const cfx_slot *slots = prog->slots;
     if ((slots[r->a].count >= CANCEL_CHECK_ELEMENTS ||
@@ -491,13 +493,15 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
         cpu_reduce_threads(r->op, r->dtype, acc_mode, threads, A, B, COUNT(r->b));
         break;
     case REC_DOT:
+        if (acc_mode == CPU_ACC_FAST && blas_threads > 0 && (r->dtype == K_F32 || r->dtype == K_F64))
+            cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
         cpu_dot_threads(r->dtype, acc_mode, threads, A, B, C, COUNT(r->b));
         break;
     case REC_MATMUL: {
         const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        if (acc_mode == CPU_ACC_FAST)
-            cpu_blas_threads(threads);
+        if (acc_mode == CPU_ACC_FAST && blas_threads > 0 && (r->dtype == K_F32 || r->dtype == K_F64))
+            cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
         return matmul_cancellable(r->dtype, acc_mode, A, B, C, m, k, n, cancel);
     }
     case REC_GET_ROW: { /* the index was checked (validator: on every path) */
@@ -555,7 +559,8 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
  * `profiled` constants, so the plain loop carries no tracing or profiling code at all. A
  * profiled loop reads the clock once per record and charges the time since the last stamp to
  * the record before, so the records' times add up to the run's. Fills *out. */
-static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads, uint8_t *arena,
+static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                  uint8_t *arena,
                                   const decoded *dec, cfx_tensor *tensors, trace_state *trace,
                                   const int traced, exec_profile *prof, const int profiled,
                                   exec_outcome *out)
@@ -721,7 +726,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
             case REC_BROADCAST:
             case REC_GET_ITEM:
             case REC_SET_ITEM:
-                if (run_data(prog, r, arena, cancel, acc_mode, threads))
+                if (run_data(prog, r, arena, cancel, acc_mode, threads, blas_threads))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;
                 break;
@@ -749,24 +754,27 @@ stop:
 #undef STOP
 }
 
-static NOINLINE void execute_plain(const exec_run *run, int acc_mode, int threads, uint8_t *arena,
+static NOINLINE void execute_plain(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                   uint8_t *arena,
                                    const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, acc_mode, threads, arena, dec, tensors, NULL, 0, NULL, 0, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, NULL, 0, NULL, 0, out);
 }
 
-static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, int threads, uint8_t *arena,
+static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                      uint8_t *arena,
                                       const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, acc_mode, threads, arena, dec, tensors, NULL, 0, run->profile, 1, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, NULL, 0, run->profile, 1, out);
 }
 
-static NOINLINE void execute_traced(const exec_run *run, int acc_mode, int threads, uint8_t *arena,
+static NOINLINE void execute_traced(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                    uint8_t *arena,
                                     const decoded *dec, cfx_tensor *tensors, trace_state *trace,
                                     exec_outcome *out)
 {
     /* a traced run is slow already: profiling it too costs one more test per record */
-    execute(run, acc_mode, threads, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
 }
 
 /* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
@@ -786,15 +794,15 @@ static size_t run_bytes(const cfx_prog *prog, size_t *arena_bytes)
 
 int cpu_run(const exec_run *run, exec_outcome *out)
 {
-    return cpu_run_threads(run, CFX_ACCUMULATE_F64, 1, out);
+    return cpu_run_threads(run, CFX_ACCUMULATE_F64, 1, 0, out);
 }
 
 int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out)
 {
-    return cpu_run_threads(run, accumulate, 1, out);
+    return cpu_run_threads(run, accumulate, 1, 0, out);
 }
 
-int cpu_run_threads(const exec_run *run, int accumulate, int threads, exec_outcome *out)
+int cpu_run_threads(const exec_run *run, int accumulate, int threads, int blas_threads, exec_outcome *out)
 {
     int acc_mode = accumulate == CFX_ACCUMULATE_FAST ? CPU_ACC_FAST : CPU_ACC_F64;
     const cfx_prog *prog = run->prog;
@@ -828,16 +836,16 @@ int cpu_run_threads(const exec_run *run, int accumulate, int threads, exec_outco
         trace_state t = {run->trace, prog, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         exec_trace_open(t.f, "cpu", prog, "host", 0);
-        execute_traced(run, acc_mode, threads, arena, dec, tensors, &t, out);
+        execute_traced(run, acc_mode, threads, blas_threads, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else if (run->profile) {
-        execute_profiled(run, acc_mode, threads, arena, dec, tensors, out);
+        execute_profiled(run, acc_mode, threads, blas_threads, arena, dec, tensors, out);
     } else {
-        execute_plain(run, acc_mode, threads, arena, dec, tensors, out);
+        execute_plain(run, acc_mode, threads, blas_threads, arena, dec, tensors, out);
     }
 
     if (out->status == CFX_OK && run->results) {
@@ -857,6 +865,8 @@ typedef struct cpu_exec {
     exec_outcome outcome;
     int accumulate; /* CFX_ACCUMULATE_FAST or CFX_ACCUMULATE_F64 */
     int threads;    /* 1 to POOL_MAX_THREADS */
+    int blas;       /* the count given to the CBLAS: threads where set ($CFX_NUM_THREADS, the
+                       option), 0 (the BLAS's own, OPENBLAS_NUM_THREADS) by default */
 } cpu_exec;
 
 /* The accumulation mode of a new executor: $CFX_ACCUMULATE (fast or f64) where set, else
@@ -907,6 +917,7 @@ static void *cpu_create(const cfx_prog *prog, char *err, size_t len)
         return NULL;
     }
     e->threads = threads_from_env();
+    e->blas = getenv("CFX_NUM_THREADS") && *getenv("CFX_NUM_THREADS") ? e->threads : 0;
     if (e->threads < 0) {
         snprintf(err, len, "CFX_NUM_THREADS is '%s': it takes a whole number from 1 to %d",
                  getenv("CFX_NUM_THREADS"), POOL_MAX_THREADS);
@@ -931,7 +942,7 @@ static int cpu_ops_run(void *self, const exec_run *run, int async, char *err, si
             snprintf(err, len, "input %d is not bound", (int)i); /* api.c binds every one */
             return -1;
         }
-    if (cpu_run_threads(run, e->accumulate, e->threads, &e->outcome) != 0) {
+    if (cpu_run_threads(run, e->accumulate, e->threads, e->blas, &e->outcome) != 0) {
         size_t arena_bytes, total = run_bytes(run->prog, &arena_bytes);
         snprintf(err, len, "out of memory: a run of graph '%s' needs %zu bytes (%zu MiB) at once, "
                  "%zu of them for its values", run->prog->name ? run->prog->name : "?", total,
@@ -958,6 +969,7 @@ static int cpu_option(void *self, int option, int64_t value, char *why, size_t l
 {
     if (option == CFX_OPTION_THREADS) {
         ((cpu_exec *)self)->threads = value == 0 ? pool_cores() : (int)value;
+        ((cpu_exec *)self)->blas = (int)value;
         return 0;
     }
     if (option != CFX_OPTION_ACCUMULATE) {

@@ -451,7 +451,6 @@ void cpu_dot_threads(int dtype, int mode, int threads, void *dst, const void *a,
     if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {
 #ifdef CFX_HAVE_CBLAS
         if (n > 0 && n <= INT32_MAX && use_blas()) {
-            cpu_blas_threads(threads);
             if (dtype == K_F32)
                 *(float *)dst = blas.sdot((int)n, a, 1, b, 1);
             else
