@@ -89,9 +89,9 @@ static void blas_load(void)
         if (blas.sgemm && blas.dgemm && blas.sgemv && blas.dgemv && blas.sdot && blas.ddot) {
             blas_loaded = 1;
             blas_threads_lookup(h);
-        }
-        else
+        } else {
             dlclose(h);
+        }
     }
 }
 
