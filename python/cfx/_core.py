@@ -939,6 +939,12 @@ class Graph:
             raise ValueError("unknown results %r (one of %s)" % (results, ", ".join(RESULT_KINDS)))
         if int(max_iters) < 0:
             raise ValueError("max_iters must be 0 (no limit) or positive, got %d" % max_iters)
+        if threads is not None:
+            # the cpu backend's; ignored where auto picks a GPU, as cfx run's --threads
+            if type(threads) is not int or not 1 <= threads <= 256:
+                raise ValueError("threads is a count from 1 to 256, not %r" % (threads,))
+            if backend not in ("auto", "cpu"):
+                raise ValueError("threads applies to the cpu backend, not %s" % backend)
         places = self._classify(values, out)
 
         # a device run? on which device, and which stream
@@ -1118,11 +1124,7 @@ class Graph:
 
     def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace, threads=None):
         e = x.ptr
-        if threads is not None and threads != x.threads:
-            if type(threads) is not int or not 1 <= threads <= 256:
-                raise ValueError("threads is a count from 1 to 256, not %r" % (threads,))
-            if x.backend != "cpu":
-                raise ValueError("threads applies to the cpu backend, not %s" % x.backend)
+        if threads is not None and threads != x.threads and x.backend == "cpu":
             if lib.cfx_set_option(e, _OPTION_THREADS, threads) != 0:
                 raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
             x.threads = threads
