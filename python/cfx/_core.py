@@ -771,8 +771,8 @@ class Graph:
           persistent_mode: "compiled" or "interp" for cuda-persistent.
           trace: a path to write a Chrome trace of the run to.
           threads: how many threads the cpu backend runs on (1 to 256; 1: the calling thread
-            alone); kept for the graph's later calls. Default: $CFX_NUM_THREADS where set,
-            else the cores available.
+            alone); kept for the graph's later calls, ignored where auto picks a GPU.
+            Default: $CFX_NUM_THREADS where set, else the cores available.
         Raises TypeError (a missing or unknown input, a wrong dtype), ValueError (a wrong
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
