@@ -319,7 +319,7 @@ typedef enum cfx_persistent_mode {
 int cfx_set_persistent_mode(cfx_exec *e, cfx_persistent_mode mode);
 
 /* Options of cuda-persistent (docs/persistent.md), for benchmarks and tests that compare its
- * paths, and of cpu (ACCUMULATE); the defaults are what a user wants. Each takes effect at the next run, whenever it is
+ * paths, and of cpu (ACCUMULATE, THREADS); the defaults are what a user wants. Each takes effect at the next run, whenever it is
  * set: the interpreter is made again with it, and so is the compiled kernel for the options
  * that concern it (DEVICE_LAUNCH, LAUNCH_PRODUCT_MIN). */
 typedef enum cfx_option {
@@ -339,14 +339,23 @@ typedef enum cfx_option {
      * set-aside is raised to what that needs when it is smaller, up to the device's limit, and
      * never lowered. 0: no window, the set-aside untouched. */
     CFX_OPTION_L2_WINDOW = 4,
-    /* The cpu backend's (the only option it takes): how sums, dots and products of reals
+    /* The cpu backend's: how sums, dots and products of reals
      * accumulate, a cfx_accumulate. CFX_ACCUMULATE_FAST (the default; $CFX_ACCUMULATE=fast):
      * f32 and f64 products (matmul, matrix-vector, dot) through the CBLAS found at configure,
      * f32 accumulating in f32 in the BLAS's order, as numpy and PyTorch do.
      * CFX_ACCUMULATE_F64 ($CFX_ACCUMULATE=f64): the reference, every sum, dot and product of
      * f32 accumulated in double and rounded once (docs/language.md, "Arithmetic rules"), as
      * the tests compare executors with. $CFX_ACCUMULATE sets the mode of new executors. */
-    CFX_OPTION_ACCUMULATE = 5
+    CFX_OPTION_ACCUMULATE = 5,
+    /* The cpu backend's: how many threads (the calling one among them) its elementwise records
+     * over large tensors and the fast mode's reductions run on, from 1 (the calling thread
+     * alone) to 256; 0 (the default) is the cores the process may run on (its affinity mask),
+     * or $CFX_NUM_THREADS where set when the executor was made. Records over small tensors run
+     * on the calling thread whatever the count, and no count changes a result. A count set here
+     * (but 0) or by $CFX_NUM_THREADS is also given to the CBLAS before the executor's products;
+     * by default the CBLAS keeps its own (OPENBLAS_NUM_THREADS, else its cores). The CBLAS's
+     * count is the process's: the executor whose product runs last sets it. */
+    CFX_OPTION_THREADS = 6
 } cfx_option;
 typedef enum cfx_accumulate {
     CFX_ACCUMULATE_FAST = 0,

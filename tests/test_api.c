@@ -393,9 +393,9 @@ static void check_cancel_and_budget(void)
     CHECK_INT(cfx_set_max_iters(e, -5), -1);
     CHECK(strstr(cfx_exec_error(e), "iteration budget must be 0 (no limit) or positive, got -5") != NULL);
     CHECK_INT(cfx_set_max_iters(NULL, 5), -1);
-    /* the interpreter's options belong to cuda-persistent; the cpu backend takes accumulate alone */
+    /* the interpreter's options belong to cuda-persistent; the cpu backend takes accumulate and threads */
     CHECK_INT(cfx_set_option(e, CFX_OPTION_MICROOPS, 0), -1);
-    CHECK(strstr(cfx_exec_error(e), "the cpu backend takes only option 5 (accumulate), not 2") != NULL);
+    CHECK(strstr(cfx_exec_error(e), "the cpu backend takes only option 5 (accumulate) and option 6 (threads), not 2") != NULL);
     CHECK_INT(cfx_set_option(NULL, CFX_OPTION_MICROOPS, 0), -1);
 
     /* the budget */

@@ -88,6 +88,11 @@ static const char run_usage_text[] =
     "                        through the CBLAS, f32 accumulating in f32), f64 as the\n"
     "                        reference (f32 accumulating in double, rounded once); also\n"
     "                        $CFX_ACCUMULATE (docs/language.md, \"Arithmetic rules\")\n"
+    "  --threads N           how many threads the cpu backend runs on (1 to 256; 1 runs\n"
+    "                        everything on the calling thread): its elementwise records over\n"
+    "                        large tensors, its sums and dots, and the CBLAS's products;\n"
+    "                        default $CFX_NUM_THREADS where set, else the cores available\n"
+    "                        (and the CBLAS's own count)\n"
     "  --max-iters N         stop the run with status limit after N loop iterations in all\n"
     "                        (default 0: no limit; Ctrl-C cancels a run)\n"
     "  --trace FILE.json     write a Chrome trace of the run (open it in Perfetto)\n"
@@ -189,6 +194,7 @@ typedef struct options {
     const char *trace;
     const char *persistent_mode;
     const char *accumulate;
+    const char *threads;
     const char *blocks;
     const char *floors;
     const char *deadline;
@@ -322,6 +328,8 @@ static int parse_options(const char *command, int argc, char **argv, const char 
             o->output = value;
         } else if (strcmp(name, "--accumulate") == 0) {
             o->accumulate = value;
+        } else if (strcmp(name, "--threads") == 0) {
+            o->threads = value;
         }
     }
     return 0;
@@ -727,7 +735,8 @@ static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph",     "--in",        "--out",     "--seed",
                                           "--backend",   "--persistent-mode", "--max-iters",
-                                          "--trace",     "--profile",   "--deadline", "--accumulate", NULL};
+                                          "--trace",     "--profile",   "--deadline", "--accumulate",
+                                          "--threads",   NULL};
     options o = {0};
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
@@ -809,6 +818,19 @@ static int cmd_run(int argc, char **argv)
         }
         if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CPU) {
             rc = bad_usage("run", "--accumulate applies to the cpu backend, not %s",
+                           cfx_backend_name(backend));
+            goto done;
+        }
+    }
+
+    int64_t threads = 0;
+    if (o.threads) {
+        if (parse_count(o.threads, &threads) != 0 || threads < 1 || threads > 256) {
+            rc = bad_usage("run", "--threads wants a count from 1 to 256, got '%s'", o.threads);
+            goto done;
+        }
+        if (backend != CFX_BACKEND_AUTO && backend != CFX_BACKEND_CPU) {
+            rc = bad_usage("run", "--threads applies to the cpu backend, not %s",
                            cfx_backend_name(backend));
             goto done;
         }
@@ -940,6 +962,11 @@ static int cmd_run(int argc, char **argv)
     if (accumulate >= 0 && cfx_exec_backend(e) == CFX_BACKEND_CPU &&
         cfx_set_option(e, CFX_OPTION_ACCUMULATE, accumulate) != 0) {
         fprintf(stderr, "cfx: --accumulate: %s\n", cfx_exec_error(e));
+        goto done;
+    }
+    if (threads > 0 && cfx_exec_backend(e) == CFX_BACKEND_CPU &&
+        cfx_set_option(e, CFX_OPTION_THREADS, threads) != 0) {
+        fprintf(stderr, "cfx: --threads: %s\n", cfx_exec_error(e));
         goto done;
     }
     /* cuda-persistent: the mode, whose kernel is built now (or found in the cache) */

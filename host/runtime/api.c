@@ -850,6 +850,18 @@ int cfx_set_option(cfx_exec *e, cfx_option option, int64_t value)
             return -1;
         }
         break;
+    case CFX_OPTION_THREADS:
+        if (e->backend != CFX_BACKEND_CPU) {
+            set_error(e, "the threads option is the cpu backend's, not %s's",
+                      cfx_backend_name(e->backend));
+            return -1;
+        }
+        if (value < 0 || value > 256) {
+            set_error(e, "the threads option takes 0 (the cores available) or a count from 1 to "
+                         "256, got %" PRId64, value);
+            return -1;
+        }
+        break;
     case CFX_OPTION_LAUNCH_PRODUCT_MIN:
         if (value < -1) {
             set_error(e, "the launched-product threshold takes -1 (the default), 0 or a count of "

@@ -11,7 +11,10 @@
  * record. Each run first decodes the records into operand addresses and one dispatch code
  * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
  * TICK after that when there is one (a loop's test and the start of its body); a traced or
- * profiled run does not fuse, so its trace and profile show every record.
+ * profiled run does not fuse, so its trace and profile show every record. An executor runs on
+ * CFX_OPTION_THREADS threads (default the cores available): an elementwise record over a large
+ * tensor is split into element ranges over them (split_min, host/runtime/pool.c), and so are the
+ * fast mode's sums; every split gives the same bits as one thread.
  *
  * Run semantics the other executors match:
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
@@ -35,6 +38,7 @@
 
 #include "cpu_linalg.h"
 #include "exec.h"
+#include "pool.h"
 #include "kernels/kernels.h"
 #include "host/program/program.h"
 
@@ -286,13 +290,169 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
     return 0;
 }
 
+/* Elementwise records are split over the executor's threads (host/runtime/pool.c) from a size
+ * that depends on what an element costs, so that each part is tens of microseconds of work or
+ * more, above what waking a worker costs: SPLIT_CHEAP elements for the ops that vectorise
+ * (about 0.4 to 1.4 ns an element on one core, streaming: + - * /, comparisons, min, max,
+ * copies, fills), SPLIT_MEDIUM for those about 1 to 9 ns (sqrt, floor, round, casts, where,
+ * transposes, integer division), SPLIT_HEAVY for the math library's functions and the index
+ * arithmetic of broadcasts and boxes (3 to 20 ns: exp, log, tanh, erf, pow, floordiv). Each part
+ * is at least half the size. Smaller records, and every record of a one-thread executor, run
+ * on the calling thread. The per-element costs are measured in
+ * profiling/results/2026-11-29-cpu-threads.md. */
+#define SPLIT_CHEAP 262144
+#define SPLIT_MEDIUM 65536
+#define SPLIT_HEAVY 8192
+
+static int64_t split_min(const cfx_record *r)
+{
+    int real = r->dtype == CFX_F32 || r->dtype == CFX_F64;
+    /* a record whose elements move (a transpose, a broadcast, a box) over its own slot reads
+     * other elements' places: kept whole, in its order */
+    if (r->a == r->b && (r->kind == REC_TRANSPOSE || r->kind == REC_BROADCAST || r->kind == REC_GET_BOX ||
+                         r->kind == REC_SET_BOX))
+        return INT64_MAX;
+    switch (r->kind) {
+    case REC_UNARY:
+        switch (r->op) {
+        case OP_NEG:
+        case OP_ABS:
+        case OP_RELU:
+        case OP_NOT:
+            return SPLIT_CHEAP;
+        case OP_SQRT:
+        case OP_FLOOR:
+        case OP_CEIL:
+        case OP_ROUND:
+        case OP_SIGN:
+            return SPLIT_MEDIUM;
+        default:
+            return real ? SPLIT_HEAVY : SPLIT_CHEAP;
+        }
+    case REC_BINARY:
+        switch (r->op) {
+        case OP_MOD:
+        case OP_FLOORDIV:
+        case OP_TRUNCDIV:
+        case OP_FMOD:
+        case OP_POW:
+            return real || r->op == OP_POW ? SPLIT_HEAVY : SPLIT_MEDIUM;
+        default:
+            return SPLIT_CHEAP;
+        }
+    case REC_FILL:
+    case REC_COPY:
+        return SPLIT_CHEAP;
+    case REC_BROADCAST:
+    case REC_GET_BOX:
+    case REC_SET_BOX:
+        return SPLIT_HEAVY;
+    default: /* CAST, WHERE, IOTA, TRANSPOSE: about 1 to 9 ns */
+        return SPLIT_MEDIUM;
+    }
+}
+
+/* The elementwise records, over elements [lo, hi) of their result (of their source for
+ * SET_BOX): each element is computed alone, so any split of the range gives the same bits. */
+static void data_range(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, int64_t lo, int64_t hi)
+{
+    const cfx_slot *slots = prog->slots;
+#define SLOT(i) (arena + slots[i].offset)
+#define A SLOT(r->a)
+#define B SLOT(r->b)
+#define C SLOT(r->c)
+#define D SLOT(r->d)
+#define COUNT(i) (slots[i].count)
+    switch (r->kind) { /* the kinds run_data sends here */
+    case REC_UNARY:
+        k_unary(r->op, r->dtype, A, B, lo, hi);
+        break;
+    case REC_BINARY:
+        k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), lo, hi);
+        break;
+    case REC_TRANSPOSE: {
+        const cfx_slot *sb = &slots[r->b];
+        k_transpose(r->dtype, A, B, sb->dims[0], sb->dims[1], lo, hi);
+        break;
+    }
+    case REC_FILL:
+        k_fill(r->dtype, A, B, lo, hi);
+        break;
+    case REC_IOTA:
+        k_iota(r->dtype, A, lo, hi);
+        break;
+    case REC_COPY: {
+        size_t es = (size_t)dtype_size(slots[r->a].dtype);
+        if (r->a != r->b)
+            memcpy(A + (size_t)lo * es, B + (size_t)lo * es, (size_t)(hi - lo) * es);
+        break;
+    }
+    case REC_CAST:
+        k_cast(slots[r->a].dtype, A, r->dtype, B, lo, hi);
+        break;
+    case REC_WHERE:
+        k_where(r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), D, COUNT(r->d), lo, hi);
+        break;
+    case REC_GET_BOX:
+    case REC_SET_BOX: {
+        int get = r->kind == REC_GET_BOX;
+        const cfx_slot *t = &slots[get ? r->b : r->a];
+        const int32_t *ent = prog->table + r->c;
+        int64_t st[CFX_MAX_RANK] = {0};
+        for (int d = 0; d < t->rank; d++)
+            if (ent[2 * d] >= 0)
+                st[d] = k_load_int(slots[ent[2 * d]].dtype, SLOT(ent[2 * d]));
+        k_box bx = rec_box(ent, t, st);
+        k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, lo, hi);
+        break;
+    }
+    case REC_BROADCAST: {
+        k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
+        k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, lo, hi);
+        break;
+    }
+    default:
+        break;
+    }
+#undef SLOT
+#undef A
+#undef B
+#undef C
+#undef D
+#undef COUNT
+}
+
+/* The elements data_range runs over: the result's (the source's for SET_BOX, whose result is
+ * the whole tensor the box lies in). */
+static int64_t data_elements(const cfx_prog *prog, const cfx_record *r)
+{
+    return prog->slots[r->kind == REC_SET_BOX ? r->b : r->a].count;
+}
+
+typedef struct data_job {
+    const cfx_prog *prog;
+    const cfx_record *r;
+    uint8_t *arena;
+} data_job;
+
+static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
+{
+    const data_job *j = ctx;
+    (void)part;
+    data_range(j->prog, j->r, j->arena, lo, hi);
+}
+
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
  * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
  * the scalar cases registers and code layout. Returns 1, having done nothing, for a record
  * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
  * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
- * op saw the flag on its way. */
-static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena, atomic_int *cancel, int acc_mode)
+ * op saw the flag on its way. `threads`: the executor's thread count, which the elementwise
+ * records over large tensors (split_min) and the fast mode's sums and dots are split over;
+ * `blas_threads`: the count the CBLAS is given before the fast mode's products and dots, 0 to
+ * leave it the BLAS's own. */
+static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t *arena,
+                             atomic_int *cancel, int acc_mode, int threads, int blas_threads)
 {
     const cfx_slot *slots = prog->slots;
     if ((slots[r->a].count >= CANCEL_CHECK_ELEMENTS ||
@@ -307,43 +467,41 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
 #define COUNT(i) (slots[i].count)
     switch ((enum rec_kind)r->kind) {
     case REC_UNARY:
-        k_unary(r->op, r->dtype, A, B, 0, COUNT(r->a));
-        break;
     case REC_BINARY:
-        k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), 0, COUNT(r->a));
+    case REC_TRANSPOSE:
+    case REC_FILL:
+    case REC_IOTA:
+    case REC_COPY:
+    case REC_CAST:
+    case REC_WHERE:
+    case REC_GET_BOX:
+    case REC_SET_BOX:
+    case REC_BROADCAST: {
+        int64_t n = data_elements(prog, r);
+        int64_t min = threads > 1 ? split_min(r) : 0;
+        if (threads > 1 && n >= min) {
+            data_job j = {prog, r, arena};
+            pool_for(n, min / 2, threads, data_part, &j);
+        } else {
+            data_range(prog, r, arena, 0, n);
+        }
         break;
+    }
     case REC_REDUCE: /* host/runtime/cpu_linalg.c, in the run's accumulation mode */
-        cpu_reduce(r->op, r->dtype, acc_mode, A, B, COUNT(r->b));
+        cpu_reduce_threads(r->op, r->dtype, acc_mode, threads, A, B, COUNT(r->b));
         break;
     case REC_DOT:
-        cpu_dot(r->dtype, acc_mode, A, B, C, COUNT(r->b));
+        if (acc_mode == CPU_ACC_FAST && blas_threads > 0 && (r->dtype == K_F32 || r->dtype == K_F64))
+            cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
+        cpu_dot_threads(r->dtype, acc_mode, threads, A, B, C, COUNT(r->b));
         break;
     case REC_MATMUL: {
         const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
         int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
+        if (acc_mode == CPU_ACC_FAST && blas_threads > 0 && (r->dtype == K_F32 || r->dtype == K_F64))
+            cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
         return matmul_cancellable(r->dtype, acc_mode, A, B, C, m, k, n, cancel);
     }
-    case REC_TRANSPOSE: {
-        const cfx_slot *sb = &slots[r->b];
-        k_transpose(r->dtype, A, B, sb->dims[0], sb->dims[1], 0, sb->count);
-        break;
-    }
-    case REC_FILL:
-        k_fill(r->dtype, A, B, 0, COUNT(r->a));
-        break;
-    case REC_IOTA:
-        k_iota(r->dtype, A, 0, COUNT(r->a));
-        break;
-    case REC_COPY:
-        if (r->a != r->b)
-            memcpy(A, B, (size_t)slot_bytes(&slots[r->a]));
-        break;
-    case REC_CAST:
-        k_cast(slots[r->a].dtype, A, r->dtype, B, 0, COUNT(r->a));
-        break;
-    case REC_WHERE:
-        k_where(r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), D, COUNT(r->d), 0, COUNT(r->a));
-        break;
     case REC_GET_ROW: { /* the index was checked (validator: on every path) */
         int64_t i = k_row_index(k_load_int(slots[r->c].dtype, C), slots[r->b].dims[0]);
         int64_t bytes = slot_bytes(&slots[r->a]);
@@ -354,24 +512,6 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
         int64_t i = k_row_index(k_load_int(slots[r->b].dtype, B), slots[r->a].dims[0]);
         int64_t bytes = slot_bytes(&slots[r->c]);
         memcpy(A + i * bytes, C, (size_t)bytes);
-        break;
-    }
-    case REC_GET_BOX:
-    case REC_SET_BOX: {
-        int get = r->kind == REC_GET_BOX;
-        const cfx_slot *t = &slots[get ? r->b : r->a];
-        const int32_t *ent = prog->table + r->c;
-        int64_t st[CFX_MAX_RANK] = {0};
-        for (int d = 0; d < t->rank; d++)
-            if (ent[2 * d] >= 0)
-                st[d] = k_load_int(slots[ent[2 * d]].dtype, SLOT(ent[2 * d]));
-        k_box bx = rec_box(ent, t, st);
-        k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, 0, COUNT(get ? r->a : r->b));
-        break;
-    }
-    case REC_BROADCAST: {
-        k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
-        k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, 0, COUNT(r->a));
         break;
     }
     case REC_GET_ITEM: {
@@ -417,7 +557,8 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
  * `profiled` constants, so the plain loop carries no tracing or profiling code at all. A
  * profiled loop reads the clock once per record and charges the time since the last stamp to
  * the record before, so the records' times add up to the run's. Fills *out. */
-static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *arena,
+static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                  uint8_t *arena,
                                   const decoded *dec, cfx_tensor *tensors, trace_state *trace,
                                   const int traced, exec_profile *prof, const int profiled,
                                   exec_outcome *out)
@@ -583,7 +724,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, uint8_t *ar
             case REC_BROADCAST:
             case REC_GET_ITEM:
             case REC_SET_ITEM:
-                if (run_data(prog, r, arena, cancel, acc_mode))
+                if (run_data(prog, r, arena, cancel, acc_mode, threads, blas_threads))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;
                 break;
@@ -611,24 +752,27 @@ stop:
 #undef STOP
 }
 
-static NOINLINE void execute_plain(const exec_run *run, int acc_mode, uint8_t *arena,
+static NOINLINE void execute_plain(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                   uint8_t *arena,
                                    const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, acc_mode, arena, dec, tensors, NULL, 0, NULL, 0, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, NULL, 0, NULL, 0, out);
 }
 
-static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, uint8_t *arena,
+static NOINLINE void execute_profiled(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                      uint8_t *arena,
                                       const decoded *dec, cfx_tensor *tensors, exec_outcome *out)
 {
-    execute(run, acc_mode, arena, dec, tensors, NULL, 0, run->profile, 1, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, NULL, 0, run->profile, 1, out);
 }
 
-static NOINLINE void execute_traced(const exec_run *run, int acc_mode, uint8_t *arena,
+static NOINLINE void execute_traced(const exec_run *run, int acc_mode, int threads, int blas_threads,
+                                    uint8_t *arena,
                                     const decoded *dec, cfx_tensor *tensors, trace_state *trace,
                                     exec_outcome *out)
 {
     /* a traced run is slow already: profiling it too costs one more test per record */
-    execute(run, acc_mode, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
+    execute(run, acc_mode, threads, blas_threads, arena, dec, tensors, trace, 1, run->profile, run->profile != NULL, out);
 }
 
 /* The bytes of a run's one allocation: the arena, the decoded records, room for the widest
@@ -648,10 +792,15 @@ static size_t run_bytes(const cfx_prog *prog, size_t *arena_bytes)
 
 int cpu_run(const exec_run *run, exec_outcome *out)
 {
-    return cpu_run_mode(run, CFX_ACCUMULATE_F64, out);
+    return cpu_run_threads(run, CFX_ACCUMULATE_F64, 1, 0, out);
 }
 
 int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out)
+{
+    return cpu_run_threads(run, accumulate, 1, 0, out);
+}
+
+int cpu_run_threads(const exec_run *run, int accumulate, int threads, int blas_threads, exec_outcome *out)
 {
     int acc_mode = accumulate == CFX_ACCUMULATE_FAST ? CPU_ACC_FAST : CPU_ACC_F64;
     const cfx_prog *prog = run->prog;
@@ -685,16 +834,16 @@ int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out)
         trace_state t = {run->trace, prog, 0, 0, {0, 0}};
         clock_gettime(CLOCK_MONOTONIC, &t.start);
         exec_trace_open(t.f, "cpu", prog, "host", 0);
-        execute_traced(run, acc_mode, arena, dec, tensors, &t, out);
+        execute_traced(run, acc_mode, threads, blas_threads, arena, dec, tensors, &t, out);
         fprintf(t.f,
                 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"executor\":\"cpu\",\"graph\":\"%s\","
                 "\"events\":%lld,\"events_dropped\":%lld,\"event_cap\":%d}}\n",
                 prog->name, (long long)t.events, (long long)t.dropped, TRACE_MAX_EVENTS);
         fflush(t.f);
     } else if (run->profile) {
-        execute_profiled(run, acc_mode, arena, dec, tensors, out);
+        execute_profiled(run, acc_mode, threads, blas_threads, arena, dec, tensors, out);
     } else {
-        execute_plain(run, acc_mode, arena, dec, tensors, out);
+        execute_plain(run, acc_mode, threads, blas_threads, arena, dec, tensors, out);
     }
 
     if (out->status == CFX_OK && run->results) {
@@ -713,6 +862,9 @@ typedef struct cpu_exec {
     const cfx_prog *prog;
     exec_outcome outcome;
     int accumulate; /* CFX_ACCUMULATE_FAST or CFX_ACCUMULATE_F64 */
+    int threads;    /* 1 to POOL_MAX_THREADS */
+    int blas;       /* the count given to the CBLAS: threads where set ($CFX_NUM_THREADS, the
+                       option), 0 (the BLAS's own, OPENBLAS_NUM_THREADS) by default */
 } cpu_exec;
 
 /* The accumulation mode of a new executor: $CFX_ACCUMULATE (fast or f64) where set, else
@@ -725,6 +877,20 @@ static int accumulate_from_env(void)
     if (strcmp(v, "f64") == 0)
         return CFX_ACCUMULATE_F64;
     return -1;
+}
+
+/* The thread count of a new executor: $CFX_NUM_THREADS (a whole number from 1 to
+ * POOL_MAX_THREADS) where set, else the cores this process may run on; -1 for another value. */
+static int threads_from_env(void)
+{
+    const char *v = getenv("CFX_NUM_THREADS");
+    if (!v || !*v)
+        return pool_cores();
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end != '\0' || end == v || n < 1 || n > POOL_MAX_THREADS)
+        return -1;
+    return (int)n;
 }
 
 static int cpu_available(char *why, size_t len)
@@ -748,6 +914,15 @@ static void *cpu_create(const cfx_prog *prog, char *err, size_t len)
         free(e);
         return NULL;
     }
+    e->threads = threads_from_env();
+    e->blas = getenv("CFX_NUM_THREADS") && *getenv("CFX_NUM_THREADS") ? e->threads : 0;
+    if (e->threads < 0) {
+        snprintf(err, len, "CFX_NUM_THREADS is '%s': it takes a whole number from 1 to %d",
+                 getenv("CFX_NUM_THREADS"), POOL_MAX_THREADS);
+        free(e);
+        return NULL;
+    }
+    pool_retain();
     e->outcome.status = CFX_OK;
     e->outcome.record = -1;
     return e;
@@ -765,7 +940,7 @@ static int cpu_ops_run(void *self, const exec_run *run, int async, char *err, si
             snprintf(err, len, "input %d is not bound", (int)i); /* api.c binds every one */
             return -1;
         }
-    if (cpu_run_mode(run, e->accumulate, &e->outcome) != 0) {
+    if (cpu_run_threads(run, e->accumulate, e->threads, e->blas, &e->outcome) != 0) {
         size_t arena_bytes, total = run_bytes(run->prog, &arena_bytes);
         snprintf(err, len, "out of memory: a run of graph '%s' needs %zu bytes (%zu MiB) at once, "
                  "%zu of them for its values", run->prog->name ? run->prog->name : "?", total,
@@ -784,14 +959,20 @@ static int cpu_wait(void *self, exec_outcome *out, char *err, size_t len)
 static void cpu_destroy(void *self)
 {
     free(self);
+    pool_release();
 }
 
 /* cfx_set_option: api.c has checked the option's range. */
 static int cpu_option(void *self, int option, int64_t value, char *why, size_t len)
 {
+    if (option == CFX_OPTION_THREADS) {
+        ((cpu_exec *)self)->threads = value == 0 ? pool_cores() : (int)value;
+        ((cpu_exec *)self)->blas = (int)value;
+        return 0;
+    }
     if (option != CFX_OPTION_ACCUMULATE) {
-        snprintf(why, len, "the cpu backend takes only option %d (accumulate), not %d",
-                 (int)CFX_OPTION_ACCUMULATE, option);
+        snprintf(why, len, "the cpu backend takes only option %d (accumulate) and option %d (threads), not %d",
+                 (int)CFX_OPTION_ACCUMULATE, (int)CFX_OPTION_THREADS, option);
         return -1;
     }
     ((cpu_exec *)self)->accumulate = (int)value;

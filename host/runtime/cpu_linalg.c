@@ -17,7 +17,9 @@
  *   the fast mode, not linked: a program that makes none never loads it, and where it cannot
  *   be opened the own kernels run. Sums, means
  *   and norms of f32 still accumulate in double (in 16 partial sums, which vectorise): as
- *   fast as f32 partial sums, and closer to the exact result than numpy's.
+ *   fast as f32 partial sums, and closer to the exact result than numpy's. Over large tensors
+ *   they, cfx's own dots and the extremes run on the executor's threads, in fixed chunks
+ *   combined in order, so the thread count never changes a result ("sums and dots in chunks").
  *
  * Integer products wrap (two's complement), so any order gives the same bits: both modes run
  * the blocked loop, accumulating i32 in uint32 and i64 in uint64.
@@ -30,6 +32,7 @@
 
 #include "cpu_linalg.h"
 #include "kernels/kernels.h"
+#include "pool.h"
 
 #ifdef CFX_HAVE_CBLAS
 #include <cblas.h>
@@ -154,6 +157,20 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 /* what cpu_blas_describe says, filled once by blas_load */
 static char blas_info[320];
 
+/* The BLAS's own thread count, set through its setter (OpenBLAS's or BLIS's, where the library
+ * has one) to the executor's count before a product: blas_threads_set is the count last set,
+ * under blas_threads_mu (the setter is the process's, and not safe to call from two threads). */
+static void (*openblas_set_threads)(int);
+static void (*blis_set_threads)(int64_t); /* BLIS's dim_t: a 64-bit integer in its builds */
+static int blas_threads_set;
+static pthread_mutex_t blas_threads_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void blas_threads_lookup(void *h)
+{
+    *(void **)&openblas_set_threads = dlsym(h, "openblas_set_num_threads");
+    *(void **)&blis_set_threads = openblas_set_threads ? NULL : dlsym(h, "bli_thread_set_num_threads");
+}
+
 /* The six functions of h into blas; 1 when every one is there. */
 static int blas_bind(void *h)
 {
@@ -272,6 +289,7 @@ static void blas_load(void)
         snprintf(blas_info, sizeof blas_info, "%s (%s), kernels %s (%s)", version, name, core, note);
     else
         snprintf(blas_info, sizeof blas_info, "%s (%s)", version, name);
+    blas_threads_lookup(h); /* from the handle kept: a first one closed above is gone */
     blas_loaded = 1;
 }
 
@@ -310,6 +328,25 @@ int cpu_have_blas(void)
     return use_blas();
 #else
     return 0;
+#endif
+}
+
+void cpu_blas_threads(int threads)
+{
+#ifdef CFX_HAVE_CBLAS
+    if (threads < 1 || !use_blas() || !(openblas_set_threads || blis_set_threads))
+        return;
+    pthread_mutex_lock(&blas_threads_mu);
+    if (threads != blas_threads_set) {
+        if (openblas_set_threads)
+            openblas_set_threads(threads);
+        else
+            blis_set_threads(threads);
+        blas_threads_set = threads;
+    }
+    pthread_mutex_unlock(&blas_threads_mu);
+#else
+    (void)threads;
 #endif
 }
 
@@ -515,29 +552,6 @@ int64_t cpu_matmul_band(int dtype, int mode, int64_t m, int64_t k, int64_t n)
     return band < m ? band : m > 0 ? m : 1;
 }
 
-void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)
-{
-    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {
-#ifdef CFX_HAVE_CBLAS
-        if (n > 0 && n <= INT32_MAX && use_blas()) {
-            if (dtype == K_F32)
-                *(float *)dst = blas.sdot((int)n, a, 1, b, 1);
-            else
-                *(double *)dst = blas.ddot((int)n, a, 1, b, 1);
-            return;
-        }
-#endif
-        if (dtype == K_F32)
-            *(float *)dst = fast_dot_f32(a, b, n);
-        else
-            *(double *)dst = fast_dot_f64(a, b, n);
-        return;
-    }
-    k_acc acc = k_reduce_init(OP_SUM, dtype);
-    k_dot_range(dtype, &acc, a, b, 0, n);
-    k_dot_finish(dtype, &acc, dst);
-}
-
 /* Sum of n reals (x*x for squares) in double, in 16 partial sums. */
 #define FAST_SUM(NAME, T)                                                                         \
     static double NAME(const T *x, int64_t n, int squares)                                        \
@@ -586,13 +600,170 @@ FAST_SUM(fast_sum_f64, double)
 EXTREME(extreme_f32, float)
 EXTREME(extreme_f64, double)
 
+/* ---- sums and dots in chunks, over threads ------------------------------------------------
+ * The fast mode's sums, means, norms and (without a BLAS) dots of more than SUM_CHUNK elements
+ * are the sum, in chunk order, of the partial sums of SUM_CHUNK-long chunks: the chunks are
+ * split over the executor's threads (host/runtime/pool.c), each thread a run of whole chunks,
+ * and the partials are added on the calling thread in order, so the result is the same bits
+ * whatever the thread count. The reference mode (CPU_ACC_F64) stays on the calling thread, in
+ * the kernels/ order. */
+#define SUM_CHUNK 16384
+/* Chunks per part at least (SUM_CHUNK * SUM_GRAIN = 131072 elements, about 15 to 40 us of
+ * summing on one core; profiling/results/2026-11-29-cpu-threads.md): a sum splits from twice
+ * that, as the cheap elementwise ops do (cpu.c, SPLIT_CHEAP). */
+#define SUM_GRAIN 8
+/* Partials kept on the stack; more chunks than this take an allocation. */
+#define SUM_STACK 256
+
+enum { SUM_F32, SUM_F64, SQUARES_F32, SQUARES_F64, DOT_F32, DOT_F64 };
+
+typedef struct sum_job {
+    int what; /* SUM_F32 ... */
+    const void *a, *b;
+    int64_t n;
+    double *partial; /* chunk c's, where they are kept */
+} sum_job;
+
+/* Chunk c's partial sum: a double, but DOT_F32's an f32 (exact as a double). */
+static double chunk_sum(const sum_job *j, int64_t c)
+{
+    int64_t e = c * SUM_CHUNK, len = j->n - e < SUM_CHUNK ? j->n - e : SUM_CHUNK;
+    const float *af = (const float *)j->a + e, *bf = (const float *)j->b + e;
+    const double *ad = (const double *)j->a + e, *bd = (const double *)j->b + e;
+    switch (j->what) {
+    case SUM_F32: return fast_sum_f32(af, len, 0);
+    case SUM_F64: return fast_sum_f64(ad, len, 0);
+    case SQUARES_F32: return fast_sum_f32(af, len, 1);
+    case SQUARES_F64: return fast_sum_f64(ad, len, 1);
+    case DOT_F32: return (double)fast_dot_f32(af, bf, len);
+    default: return fast_dot_f64(ad, bd, len);
+    }
+}
+
+static void sum_part(void *ctx, int part, int64_t lo, int64_t hi)
+{
+    sum_job *j = ctx;
+    (void)part;
+    for (int64_t c = lo; c < hi; c++)
+        j->partial[c] = chunk_sum(j, c);
+}
+
+/* The chunked sum (dot, sum of squares) of j->n > 0 elements, the partials added in chunk
+ * order: in double, but DOT_F32's in f32 (returned as a double, exactly). */
+static double chunked_sum(sum_job *j, int threads)
+{
+    int64_t chunks = (j->n + SUM_CHUNK - 1) / SUM_CHUNK;
+    double stack[SUM_STACK], *heap = NULL;
+    int split = pool_parts(chunks, SUM_GRAIN, threads) > 1;
+    if (split && chunks > SUM_STACK)
+        heap = malloc((size_t)chunks * sizeof(double));
+    if (split && (heap || chunks <= SUM_STACK)) {
+        j->partial = heap ? heap : stack;
+        pool_for(chunks, SUM_GRAIN, threads, sum_part, j);
+    } else {
+        j->partial = NULL; /* one thread: each partial added as it is made, in the same order */
+    }
+    double s = 0.0;
+    float sf = 0.0f;
+    for (int64_t c = 0; c < chunks; c++) {
+        double p = j->partial ? j->partial[c] : chunk_sum(j, c);
+        if (j->what == DOT_F32)
+            sf = c == 0 ? (float)p : sf + (float)p;
+        else
+            s = c == 0 ? p : s + p;
+    }
+    free(heap);
+    return j->what == DOT_F32 ? (double)sf : s;
+}
+
+void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n)
+{
+    cpu_dot_threads(dtype, mode, 1, dst, a, b, n);
+}
+
+void cpu_dot_threads(int dtype, int mode, int threads, void *dst, const void *a, const void *b, int64_t n)
+{
+    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64)) {
+#ifdef CFX_HAVE_CBLAS
+        if (n > 0 && n <= INT32_MAX && use_blas()) {
+            if (dtype == K_F32)
+                *(float *)dst = blas.sdot((int)n, a, 1, b, 1);
+            else
+                *(double *)dst = blas.ddot((int)n, a, 1, b, 1);
+            return;
+        }
+#endif
+        sum_job j = {dtype == K_F32 ? DOT_F32 : DOT_F64, a, b, n, NULL};
+        double s = n > 0 ? chunked_sum(&j, threads) : 0.0;
+        if (dtype == K_F32)
+            *(float *)dst = (float)s;
+        else
+            *(double *)dst = s;
+        return;
+    }
+    k_acc acc = k_reduce_init(OP_SUM, dtype);
+    k_dot_range(dtype, &acc, a, b, 0, n);
+    k_dot_finish(dtype, &acc, dst);
+}
+
+/* max, min, argmax and argmin of more than EXTREME_SPLIT elements split into contiguous parts,
+ * each finding its own first extreme (or first NaN), combined in part order with the same rule:
+ * the first part's NaN, else the first strict improvement, so the position is the one
+ * extreme_f32 finds over the whole (one comparison an element, about 0.5 ns on one core). */
+#define EXTREME_SPLIT 262144
+
+typedef struct extreme_job {
+    int f32, want_max;
+    const void *x;
+    int64_t at[POOL_MAX_THREADS * POOL_PARTS_PER_THREAD]; /* each part's position */
+} extreme_job;
+
+static void extreme_part(void *ctx, int part, int64_t lo, int64_t hi)
+{
+    extreme_job *j = ctx;
+    j->at[part] = lo + (j->f32 ? extreme_f32((const float *)j->x + lo, hi - lo, j->want_max)
+                               : extreme_f64((const double *)j->x + lo, hi - lo, j->want_max));
+}
+
+static int64_t extreme_threads(int f32, const void *x, int64_t n, int want_max, int threads)
+{
+    if (threads <= 1 || n < EXTREME_SPLIT)
+        return f32 ? extreme_f32(x, n, want_max) : extreme_f64(x, n, want_max);
+    extreme_job *j = malloc(sizeof *j);
+    if (!j)
+        return f32 ? extreme_f32(x, n, want_max) : extreme_f64(x, n, want_max);
+    j->f32 = f32;
+    j->want_max = want_max;
+    j->x = x;
+    int parts = pool_for(n, EXTREME_SPLIT / 2, threads, extreme_part, j);
+    int64_t at = j->at[0];
+    for (int p = 0; p < parts; p++) {
+        int64_t q = j->at[p];
+        double v = f32 ? ((const float *)x)[q] : ((const double *)x)[q];
+        double best = f32 ? ((const float *)x)[at] : ((const double *)x)[at];
+        if (v != v) { /* this part's first NaN, and none before it */
+            at = q;
+            break;
+        }
+        if (want_max ? v > best : v < best)
+            at = q;
+    }
+    free(j);
+    return at;
+}
+
 void cpu_reduce(int op, int dtype, int mode, void *dst, const void *src, int64_t n)
+{
+    cpu_reduce_threads(op, dtype, mode, 1, dst, src, n);
+}
+
+void cpu_reduce_threads(int op, int dtype, int mode, int threads, void *dst, const void *src, int64_t n)
 {
     int real = dtype == K_F32 || dtype == K_F64;
     if (real && n > 0 && (op == OP_RMAX || op == OP_RMIN || op == OP_ARGMAX || op == OP_ARGMIN)) {
         /* the same position and value as the reference, in any mode */
         int want_max = op == OP_RMAX || op == OP_ARGMAX;
-        int64_t at = dtype == K_F32 ? extreme_f32(src, n, want_max) : extreme_f64(src, n, want_max);
+        int64_t at = extreme_threads(dtype == K_F32, src, n, want_max, mode == CPU_ACC_FAST ? threads : 1);
         if (op == OP_ARGMAX || op == OP_ARGMIN)
             *(int32_t *)dst = (int32_t)at;
         else if (dtype == K_F32)
@@ -602,7 +773,9 @@ void cpu_reduce(int op, int dtype, int mode, void *dst, const void *src, int64_t
         return;
     }
     if (mode == CPU_ACC_FAST && real && (op == OP_SUM || op == OP_MEAN || op == OP_NORM)) {
-        double s = dtype == K_F32 ? fast_sum_f32(src, n, op == OP_NORM) : fast_sum_f64(src, n, op == OP_NORM);
+        int f32 = dtype == K_F32, sq = op == OP_NORM;
+        sum_job j = {f32 ? (sq ? SQUARES_F32 : SUM_F32) : (sq ? SQUARES_F64 : SUM_F64), src, NULL, n, NULL};
+        double s = n > 0 ? chunked_sum(&j, threads) : 0.0;
         if (op == OP_MEAN)
             s = n > 0 ? s / (double)n : 0.0;
         else if (op == OP_NORM)

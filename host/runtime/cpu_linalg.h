@@ -49,5 +49,16 @@ int64_t cpu_matmul_band(int dtype, int mode, int64_t m, int64_t k, int64_t n);
 void cpu_dot(int dtype, int mode, void *dst, const void *a, const void *b, int64_t n);
 /* the REDUCE record: *dst = op over the n elements of src */
 void cpu_reduce(int op, int dtype, int mode, void *dst, const void *src, int64_t n);
+/* The same on up to `threads` threads (host/runtime/pool.c): the fast mode's sums, means, norms
+ * and (without a BLAS) dots of real tensors in fixed chunks whose partials add in chunk order,
+ * and its extremes in ranges compared in order, the same bits whatever the count; the BLAS's
+ * dot on the BLAS's threads (cpu_blas_threads). cpu_dot and cpu_reduce are these with one. */
+void cpu_dot_threads(int dtype, int mode, int threads, void *dst, const void *a, const void *b, int64_t n);
+void cpu_reduce_threads(int op, int dtype, int mode, int threads, void *dst, const void *src, int64_t n);
+/* Sets the CBLAS's thread count (the process's; through openblas_set_num_threads or
+ * bli_thread_set_num_threads where the library has one, opening the BLAS), when it differs
+ * from the count last set; cpu.c calls it before the fast mode's products and dots of an
+ * executor whose count was set. */
+void cpu_blas_threads(int threads);
 
 #endif

@@ -187,9 +187,13 @@ const dev_module *dev_module_get(char *why, size_t len);
 
 /* The CPU executor as a plain call: runs prog over host buffers to the end, accumulating as
  * the reference does (CFX_ACCUMULATE_F64), so its results are bit-identical to the kernels/
- * bodies; cpu_run_mode takes the mode (a cfx_accumulate). */
+ * bodies; cpu_run_mode takes the mode (a cfx_accumulate). Both run on the calling thread alone;
+ * cpu_run_threads splits large elementwise records and the fast mode's sums over `threads`
+ * (host/runtime/pool.c; 1: the calling thread alone) and gives the CBLAS `blas_threads`
+ * before its products (0: the BLAS's own count). */
 int cpu_run(const exec_run *run, exec_outcome *out);
 int cpu_run_mode(const exec_run *run, int accumulate, exec_outcome *out);
+int cpu_run_threads(const exec_run *run, int accumulate, int threads, int blas_threads, exec_outcome *out);
 
 /* `FILE:LINE:COL: run stopped: STATUS: DETAIL` for a stopped run (not for ok). */
 void exec_format_stop(const cfx_prog *prog, const exec_outcome *out, char *buf, size_t len);

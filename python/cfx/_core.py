@@ -315,6 +315,7 @@ def register_source(name, signature, source, form="elements"):
 
 # accumulate=: the cpu executor's CFX_OPTION_ACCUMULATE (cfx.h)
 _OPTION_ACCUMULATE = 5
+_OPTION_THREADS = 6 # threads=: CFX_OPTION_THREADS
 _ACCUMULATE = {"fast": 0, "f64": 1}
 
 
@@ -540,6 +541,7 @@ class _Exec:
         self.staging = {}
         self.trace = None
         self.mode = None
+        self.threads = None  # the cpu backend's thread count, None: as cfx_exec_new leaves it
         self.max_iters = 0   # the executor's defaults, as cfx_exec_new leaves them
         self.stream = None
         self.accumulate = None # a cpu executor's mode (a cfx_accumulate code), and its default:
@@ -572,7 +574,7 @@ def _filled(dtype, shape, value):
 # the keyword options of calling a graph, with their defaults
 _CALL_OPTIONS = {"backend": "auto", "max_iters": 0, "stream": None, "results": "auto",
                  "out": None, "on_print": None, "persistent_mode": None, "trace": None,
-                 "accumulate": None}
+                 "accumulate": None, "threads": None}
 
 
 def _given(value, default):
@@ -725,7 +727,7 @@ class Graph:
 
     def __call__(self, *args, backend="auto", max_iters=0, stream=None, results="auto",
                  out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None,
-                 **inputs):
+                 threads=None, **inputs):
         """Runs the graph on its inputs (positional in declaration order, or by name) and
         returns Results. Options (keyword-only; for an input whose name is one of them, use
         run()):
@@ -743,12 +745,16 @@ class Graph:
           trace: a path to write a Chrome trace of the run to.
           accumulate: "fast" or "f64", the cpu executor's accumulation for this call (see
             cfx.compile); None: the module's. The CUDA executors keep their own rule.
+          threads: how many threads the cpu backend runs on (1 to 256; 1: the calling thread
+            alone); kept for the graph's later calls, ignored where auto picks a GPU.
+            Default: $CFX_NUM_THREADS where set, else the cores available.
         Raises TypeError (a missing or unknown input, a wrong dtype), ValueError (a wrong
         shape) naming the input before anything runs; RunStopped for a run that stopped;
         Error for a backend that cannot run it."""
         if (not inputs and len(args) == len(self.inputs) and max_iters == 0 and stream is None
                 and on_print is None and persistent_mode is None and trace is None
-                and accumulate is None and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
+                and accumulate is None and threads is None
+                and (results == "auto" or results == "numpy") and (out is None or type(out) is dict)):
             res = self._quick(args, backend, out)
             if res is not None:
                 return res
@@ -764,7 +770,8 @@ class Graph:
             values[name] = v
         given = {"backend": backend, "max_iters": max_iters, "stream": stream,
                  "results": results, "out": out, "on_print": on_print,
-                 "persistent_mode": persistent_mode, "trace": trace, "accumulate": accumulate}
+                 "persistent_mode": persistent_mode, "trace": trace, "accumulate": accumulate,
+                 "threads": threads}
         for p in self.inputs:
             # an input named like an option: name=... is the option, so say so rather than
             # take the value silently as the option and then miss the input
@@ -776,7 +783,8 @@ class Graph:
                                                               p.name))
         return self.run(values, backend=backend, max_iters=max_iters, stream=stream,
                         results=results, out=out, on_print=on_print,
-                        persistent_mode=persistent_mode, trace=trace, accumulate=accumulate)
+                        persistent_mode=persistent_mode, trace=trace, accumulate=accumulate,
+                        threads=threads)
 
     def _quick(self, args, backend, out):
         """The common call, every input a numpy array on the host of its declared dtype and shape,
@@ -833,14 +841,15 @@ class Graph:
             return res
 
     def run(self, inputs, *, backend="auto", max_iters=0, stream=None, results="auto",
-            out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None):
+            out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None,
+            threads=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
         with self._lock:
             if self._running:
                 raise Error("%s is running: a print or kernel callback cannot run it again "
                             "(compile the source again for a second graph)" % self.name)
             return self._run(dict(inputs), backend, max_iters, stream, results, out or {},
-                             on_print, persistent_mode, trace, accumulate)
+                             on_print, persistent_mode, trace, accumulate, threads)
 
     def _classify(self, values, out):
         """(where, device id) of each input and out= array, without importing anything;
@@ -907,7 +916,7 @@ class Graph:
         return view
 
     def _run(self, values, backend, max_iters, stream, results, out, on_print, persistent_mode,
-             trace, accumulate=None):
+             trace, accumulate=None, threads=None):
         if backend not in _lib.BACKEND_CODE:
             raise ValueError("unknown backend %r (one of %s)" % (backend, ", ".join(_lib.BACKENDS)))
         if results not in RESULT_KINDS:
@@ -915,6 +924,12 @@ class Graph:
         if int(max_iters) < 0:
             raise ValueError("max_iters must be 0 (no limit) or positive, got %d" % max_iters)
         accumulate = _accumulate_code(accumulate, self.name)
+        if threads is not None:
+            # the cpu backend's; ignored where auto picks a GPU, as cfx run's --threads
+            if type(threads) is not int or not 1 <= threads <= 256:
+                raise ValueError("threads is a count from 1 to 256, not %r" % (threads,))
+            if backend not in ("auto", "cpu"):
+                raise ValueError("threads applies to the cpu backend, not %s" % backend)
         places = self._classify(values, out)
 
         # a device run? on which device, and which stream
@@ -1016,7 +1031,8 @@ class Graph:
                     ins[self._input_index[p.name]] = address
                 for i, p in enumerate(self.results):
                     x.outs[i] = outs[p.name][1]
-                self._configure(x, max_iters, handle, on_print, persistent_mode, trace, accumulate)
+                self._configure(x, max_iters, handle, on_print, persistent_mode, trace, accumulate,
+                                threads)
                 _take_kernel_failure()
                 if capturing:
                     # cfx_run_async records the run into the capture: bound by name, as it
@@ -1092,7 +1108,8 @@ class Graph:
                 return None
         raise Error("%s: no executor of backend %s has run" % (self.name, backend))
 
-    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace, accumulate=None):
+    def _configure(self, x, max_iters, handle, on_print, persistent_mode, trace, accumulate=None,
+                   threads=None):
         e = x.ptr
         if x.accumulate is not None: # a cpu executor: this call's mode, else the module's
             code = x.accumulate_default if accumulate is None else accumulate
@@ -1100,6 +1117,10 @@ class Graph:
                 if lib.cfx_set_option(e, _OPTION_ACCUMULATE, code) != 0:
                     raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
                 x.accumulate = code
+        if threads is not None and threads != x.threads and x.backend == "cpu":
+            if lib.cfx_set_option(e, _OPTION_THREADS, threads) != 0:
+                raise Error("%s: %s" % (self.name, _lib.text(lib.cfx_exec_error(e))))
+            x.threads = threads
         max_iters = int(max_iters)
         if max_iters != x.max_iters:
             lib.cfx_set_max_iters(e, max_iters)
