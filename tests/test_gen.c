@@ -943,6 +943,7 @@ static void check_fences(const char *label, const char *text)
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           unsigned int blocks, unsigned int threads, int order, unsigned int seed,
                           int skew, struct CUgraphExec_st **tails, int *ntails);
+static void (*host_set_name)(const char *name); /* what the stand-in's hang report names */
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers, records that end the launch, kernels called inline (by their source) */
 static int regions, redundant, barriers, launches, inline_calls, alternating, ahead;
@@ -1039,6 +1040,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     if (!handles[0] || (CFX_CXX[0] && ncuda > 0 && !handles[1]))
         return -1;
     *(void **)&host_launch = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_launch");
+    *(void **)&host_set_name = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_set_name");
     for (int k = lo; k < hi; k++) {
         char entry[64];
         if (units[k].refused)
@@ -1315,6 +1317,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
         struct CUgraphExec_st *tails[4];
         int ntails = 0;
         int32_t site = -1;
+        if (host_set_name)
+            host_set_name(u->label);
         if (!CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew, tails, &ntails), 0))
             break;
         if (!device_launch && st.status == CK_STATUS_PAUSE) {
