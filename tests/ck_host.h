@@ -169,8 +169,9 @@ static void ck_host_thread_main(void *arg)
 
 /* A hang on a GPU, caught on the host by a watchdog beside the blocks, in two forms:
  * - a block waits at a grid barrier that can never complete: another block has ended (a
- *   kernel whose blocks disagree about the grid barriers, a mutant's), no stop was raised, and
- *   the waiting block has passed no barrier for CK_HOST_STUCK_MS;
+ *   kernel whose blocks disagree about the grid barriers, a mutant's), no stop was raised, the
+ *   barrier's count is not a whole number of barriers, and the waiting block has passed no
+ *   barrier for CK_HOST_STUCK_MS;
  * - the launch runs past CK_HOST_WATCHDOG_S seconds (4 times that with the race detector on
  *   and stopping at a race, tests/race_host.h): far longer than any launch of the tests, so a
  *   loop that never ends, or a barrier that never completes.
@@ -195,6 +196,7 @@ typedef struct ck_host_watch {
     unsigned blocks;
     ck_state *state;
     void (*kernel)(const ck_args a);
+    const unsigned long long *arrivals; /* the grid barrier's word */
 } ck_host_watch;
 
 static void ck_host_hang(ck_host_watch *w, const char *what)
@@ -260,6 +262,9 @@ static void *ck_host_watchdog(void *arg)
         for (unsigned b = 0; b < w->blocks; b++)
             ended |= __atomic_load_n(&ck_host_at[b].ended, __ATOMIC_ACQUIRE);
         const int raised = __atomic_load_n(&w->state->status, __ATOMIC_ACQUIRE) != 0;
+        /* every block's arrival at the last barrier counted: whatever block still looks as if
+         * it waits has not run since it completed (a loaded machine) */
+        const int complete = w->arrivals && __atomic_load_n(w->arrivals, __ATOMIC_ACQUIRE) % w->blocks == 0;
         int stuck = -1;
         for (unsigned b = 0; b < w->blocks; b++) {
             const unsigned p = __atomic_load_n(&ck_host_at[b].passed, __ATOMIC_ACQUIRE);
@@ -267,7 +272,7 @@ static void *ck_host_watchdog(void *arg)
             if (!waiting || p != passed[b]) {
                 passed[b] = p;
                 since[b] = ms;
-            } else if (ended && !raised && ms - since[b] >= CK_HOST_STUCK_MS) {
+            } else if (ended && !raised && !complete && ms - since[b] >= CK_HOST_STUCK_MS) {
                 stuck = (int)b;
             }
         }
@@ -329,7 +334,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         return -1;
     }
     const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST);
-    ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, blocks, args->state, kernel};
+    ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, blocks, args->state, kernel,
+                       args->sync ? &args->sync->bar_arrived : NULL};
     pthread_t watchdog;
     int watching = pthread_create(&watchdog, NULL, ck_host_watchdog, &w) == 0;
     ck_host_grid_join(&g);
