@@ -185,6 +185,11 @@ static void ck_host_thread_main(void *arg)
 #define CK_HOST_WATCHDOG_S 5
 #define CK_HOST_STUCK_MS 2000
 static const char *ck_host_name; /* the program, as the test names it (ck_host_set_name) */
+static long ck_host_limit_ms;    /* > 0: the launch's limit instead (test_gen's test of the watchdog) */
+extern "C" void ck_host_set_limit_ms(long ms)
+{
+    ck_host_limit_ms = ms;
+}
 extern "C" void ck_host_set_name(const char *name)
 {
     ck_host_name = name;
@@ -237,7 +242,8 @@ static void *ck_host_watchdog(void *arg)
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     /* the race detector makes a run slower, and a loaded machine more so: 4 times the time */
-    const long long limit_ms = 1000ll * (ck_race_enabled() == 1 ? 4 * CK_HOST_WATCHDOG_S : CK_HOST_WATCHDOG_S);
+    const long long limit_ms = ck_host_limit_ms > 0 ? ck_host_limit_ms
+                               : 1000ll * (ck_race_enabled() == 1 ? 4 * CK_HOST_WATCHDOG_S : CK_HOST_WATCHDOG_S);
     unsigned passed[CK_HOST_MAX_BLOCKS];
     long long since[CK_HOST_MAX_BLOCKS];
     for (unsigned b = 0; b < w->blocks; b++) {
@@ -282,8 +288,8 @@ static void *ck_host_watchdog(void *arg)
                 snprintf(what, sizeof what,
                          "block %d waits at a grid barrier that can never complete (a block has ended)", stuck);
             else
-                snprintf(what, sizeof what, "the launch ran past %lld s, far longer than any launch of the tests",
-                         limit_ms / 1000);
+                snprintf(what, sizeof what, "the launch ran past %.1f s, far longer than any launch of the tests",
+                         limit_ms / 1000.0);
             pthread_mutex_unlock(&w->lock);
             ck_host_hang(w, what);
             pthread_mutex_lock(&w->lock);
