@@ -143,7 +143,7 @@ static void drain(host_run *h)
 /* A hang on a GPU, caught here: a block that has waited CK_HOST_STUCK_MS at a grid barrier, still
  * spinning there, once another block has ended with no stop raised (the barrier can never
  * complete: blocks that disagree about the barriers, or a barrier whose count went wrong), or a
- * launch that runs past HOST_LAUNCH_LIMIT_S seconds, far longer than any of the tests. One line
+ * launch that runs past HOST_LAUNCH_LIMIT_S seconds (opts.limit_ms), far longer than any of the tests. One line
  * names the program's kernel launch and where each block waits; then, with the race detector
  * stopping at a race (the tests' default), the run aborts, as the stand-in's other rules do, so
  * the test fails at once rather than at ctest's TIMEOUT; otherwise the run is stopped with
@@ -162,7 +162,8 @@ static int host_hang(const persist_args *a, const persist_host_opts *o, ck_host_
             if (since > 0 && spun >= since && now - spun < 500 && now - since >= HOST_STUCK_MS)
                 stuck = b;
         }
-    if (stuck < 0 && now - t0_ms < 1000ll * HOST_LAUNCH_LIMIT_S)
+    const long long limit_ms = o->limit_ms > 0 ? o->limit_ms : 1000ll * HOST_LAUNCH_LIMIT_S;
+    if (stuck < 0 && now - t0_ms < limit_ms)
         return 0;
     char line[1024];
     size_t n = 0;
@@ -173,9 +174,9 @@ static int host_hang(const persist_args *a, const persist_host_opts *o, ck_host_
                               stuck, ended, o->nblocks);
     else
         n += (size_t)snprintf(line, sizeof line,
-                              "persist_host.cpp: a hang (on a GPU): the launch ran past %d s, far longer than any "
+                              "persist_host.cpp: a hang (on a GPU): the launch ran past %.1f s, far longer than any "
                               "launch of the tests:",
-                              HOST_LAUNCH_LIMIT_S);
+                              limit_ms / 1000.0);
     for (int b = 0; b < o->nblocks && n < sizeof line - 80; b++) {
         const long long since = __atomic_load_n(&host_waits[b].since_ms, __ATOMIC_ACQUIRE);
         const long long spun = __atomic_load_n(&host_waits[b].spun_ms, __ATOMIC_ACQUIRE);
