@@ -276,7 +276,8 @@ def main():
                   (mid, verdict[1], dt), flush=True)
         elif verdict[0] == "caught":
             caught.append(mid)
-            tail = [l for l in verdict[3].splitlines() if "race detector" in l or "a hang" in l or "FAIL" in l or "expected" in l]
+            lines = verdict[3].splitlines()  # the stand-in's own report first, then a failed check
+            tail = [l for k in (": race detector:", "a hang (on a GPU)", "FAIL", "expected") for l in lines if k in l]
             print("%-22s caught by %s (status %d, %.0f s)%s" % (mid, verdict[1], verdict[2], dt,
                   (": " + tail[0].strip()[:160]) if tail else ""), flush=True)
         else:
