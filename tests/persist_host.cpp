@@ -140,11 +140,12 @@ static void drain(host_run *h)
     __atomic_store_n((unsigned long long *)&h->ring->tail, h->tail, __ATOMIC_RELEASE);
 }
 
-/* A hang on a GPU, caught here: a block that has waited CK_HOST_STUCK_MS at a grid barrier, still
- * spinning there, once another block has ended with no stop raised (the barrier can never
- * complete: blocks that disagree about the barriers, or a barrier whose count went wrong), or a
- * launch that runs past HOST_LAUNCH_LIMIT_S seconds (opts.limit_ms), far longer than any of the tests. One line
- * names the program's kernel launch and where each block waits; then, with the race detector
+/* A hang on a GPU, caught here: a block that has waited HOST_STUCK_MS at a grid barrier, still
+ * spinning there, once another block has ended with no stop raised and the barrier's count is not
+ * a whole number of barriers (the barrier can never complete: blocks that disagree about the
+ * barriers, or a barrier whose count went wrong), or a launch that runs past HOST_LAUNCH_LIMIT_S
+ * seconds (opts.limit_ms), far longer than any of the tests. One line names the program's
+ * kernel launch and where each block waits; then, with the race detector
  * stopping at a race (the tests' default), the run aborts, as the stand-in's other rules do, so
  * the test fails at once rather than at ctest's TIMEOUT; otherwise the run is stopped with
  * CFX_ERROR, which the comparison reports. A planted deadlock (opts.hold_block) is its test's. */
@@ -155,7 +156,8 @@ static int host_hang(const persist_args *a, const persist_host_opts *o, ck_host_
     const long long now = host_ms();
     const int ended = __atomic_load_n(&g->ended, __ATOMIC_ACQUIRE);
     int stuck = -1;
-    if (ended > 0 && persist_load_status(a->state) == CFX_OK)
+    const unsigned long long count = __atomic_load_n(&a->sync->bar.arrived, __ATOMIC_ACQUIRE);
+    if (ended > 0 && persist_load_status(a->state) == CFX_OK && count % (unsigned)o->nblocks != 0)
         for (int b = 0; b < o->nblocks; b++) {
             const long long since = __atomic_load_n(&host_waits[b].since_ms, __ATOMIC_ACQUIRE);
             const long long spun = __atomic_load_n(&host_waits[b].spun_ms, __ATOMIC_ACQUIRE);
