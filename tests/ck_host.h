@@ -49,13 +49,34 @@ static inline void ck_host_hold(void)
         nanosleep(&ts, NULL);
     }
 }
-#define CK_AFTER_BARRIER() ck_host_hold()
+/* Where each block stands, for the watchdog's report (below): the record of the grid barrier
+ * its thread 0 last reached, whether it waits there, how many it has passed, whether the
+ * block's thread 0 has ended. Written by the block's thread 0 alone. */
+typedef struct ck_host_where {
+    int32_t record;
+    int waiting, ended;
+    unsigned passed;
+} ck_host_where;
+static ck_host_where ck_host_at[CK_HOST_MAX_BLOCKS];
+static inline void ck_host_after_barrier(void)
+{
+    if (threadIdx.x == 0) {
+        __atomic_store_n(&ck_host_at[blockIdx.x].waiting, 0, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&ck_host_at[blockIdx.x].passed, 1, __ATOMIC_RELEASE);
+    }
+    ck_host_hold();
+}
+#define CK_AFTER_BARRIER() ck_host_after_barrier()
 
 /* A planted deadlock (test_gen's hang report): thread 0 of block ck_host_held waits before the
  * grid barrier of record ck_host_held_at until ck_host_let_go() (-1: nobody held). */
 static int ck_host_held = -1, ck_host_held_at = -1, ck_host_released;
 static inline void ck_host_before_barrier(int32_t record)
 {
+    if (threadIdx.x == 0) {
+        __atomic_store_n(&ck_host_at[blockIdx.x].record, record, __ATOMIC_RELEASE);
+        __atomic_store_n(&ck_host_at[blockIdx.x].waiting, 1, __ATOMIC_RELEASE);
+    }
     if (threadIdx.x == 0 && (int)blockIdx.x == __atomic_load_n(&ck_host_held, __ATOMIC_ACQUIRE) &&
         record == ck_host_held_at)
         while (!__atomic_load_n(&ck_host_released, __ATOMIC_ACQUIRE))
@@ -142,32 +163,139 @@ static void ck_host_thread_main(void *arg)
         ck_host_passes = 0;
     ck_host_hold();
     r->kernel(*r->args);
+    if (threadIdx.x == 0)
+        __atomic_store_n(&ck_host_at[blockIdx.x].ended, 1, __ATOMIC_RELEASE);
 }
 
-/* A kernel whose blocks disagree about the grid barriers (a mutant's) leaves a block waiting
- * for ever once the others have ended; on the host a watchdog then stops the run (status 7, no
- * cfx_status, which the comparison reports) after CK_HOST_WATCHDOG_S seconds (4 times that with
- * the race detector on and stopping at a race, tests/race_host.h). */
+/* A hang on a GPU, caught on the host by a watchdog beside the blocks, in two forms:
+ * - a block waits at a grid barrier that can never complete: another block has ended (a
+ *   kernel whose blocks disagree about the grid barriers, a mutant's), no stop was raised, the
+ *   barrier's count is not a whole number of barriers, and the waiting block has passed no
+ *   barrier for CK_HOST_STUCK_MS;
+ * - the launch runs past CK_HOST_WATCHDOG_S seconds (4 times that with the race detector on
+ *   and stopping at a race, tests/race_host.h): far longer than any launch of the tests, so a
+ *   loop that never ends, or a barrier that never completes.
+ * Either way it prints one line that names the kernel (and the program, ck_host_name), the
+ * form, and where each block stands: the grid barrier (its record) it waits at or last passed,
+ * or ended. Then, with the detector stopping at a race (the tests' default) it aborts, as the
+ * stand-in's other rules do, so the test fails at once rather than at ctest's TIMEOUT; otherwise
+ * (CFX_STANDIN_RACE=quiet, test_gen --mutants, where the next mutant must run) it stops the run:
+ * the status is set to cancelled, which every block sees at its next poll or barrier, and once
+ * they have ended, to 7 (no cfx_status), which the comparison reports. */
 #define CK_HOST_WATCHDOG_S 5
+#define CK_HOST_STUCK_MS 2000
+static const char *ck_host_name; /* the program, as the test names it (ck_host_set_name) */
+static long ck_host_limit_ms;    /* > 0: the launch's limit instead (test_gen's test of the watchdog) */
+extern "C" void ck_host_set_limit_ms(long ms)
+{
+    ck_host_limit_ms = ms;
+}
+extern "C" void ck_host_set_name(const char *name)
+{
+    ck_host_name = name;
+}
 typedef struct ck_host_watch {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int done;
+    int done, fired;
+    unsigned blocks;
     ck_state *state;
+    void (*kernel)(const ck_args a);
+    const unsigned long long *arrivals; /* the grid barrier's word */
 } ck_host_watch;
+
+static void ck_host_hang(ck_host_watch *w, const char *what)
+{
+    char line[1024];
+    size_t n = 0;
+    Dl_info info;
+    const char *sym = dladdr((void *)w->kernel, &info) && info.dli_sname ? info.dli_sname : "?";
+    n += (size_t)snprintf(line + n, sizeof line - n, "ck_host.h: a hang (on a GPU): kernel %s%s%s%s: %s:", sym,
+                          ck_host_name ? " (" : "", ck_host_name ? ck_host_name : "", ck_host_name ? ")" : "", what);
+    for (unsigned b = 0; b < w->blocks && n < sizeof line - 64; b++) {
+        const ck_host_where *s = &ck_host_at[b];
+        const int32_t rec = __atomic_load_n(&s->record, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&s->ended, __ATOMIC_ACQUIRE))
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %u ended;", b);
+        else if (__atomic_load_n(&s->waiting, __ATOMIC_ACQUIRE))
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %u waits at the grid barrier of record %d;", b,
+                                  (int)rec);
+        else if (rec >= 0)
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %u runs past the grid barrier of record %d;", b,
+                                  (int)rec);
+        else
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %u runs, before any grid barrier;", b);
+    }
+    if (n > 0 && line[n - 1] == ';')
+        line[n - 1] = '\0';
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    if (ck_race_enabled() == 1 && __atomic_load_n(&ck_host_held, __ATOMIC_ACQUIRE) < 0)
+        abort(); /* a planted hold (test_gen's hang report) is let go by its test */
+    w->fired = 1;
+    __atomic_exchange_n(&w->state->status, CK_STOP_CANCELLED, __ATOMIC_SEQ_CST);
+}
 
 static void *ck_host_watchdog(void *arg)
 {
     ck_host_watch *w = (ck_host_watch *)arg;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     /* the race detector makes a run slower, and a loaded machine more so: 4 times the time */
-    until.tv_sec += ck_race_enabled() == 1 ? 4 * CK_HOST_WATCHDOG_S : CK_HOST_WATCHDOG_S;
+    const long long limit_ms = ck_host_limit_ms > 0 ? ck_host_limit_ms
+                               : 1000ll * (ck_race_enabled() == 1 ? 4 * CK_HOST_WATCHDOG_S : CK_HOST_WATCHDOG_S);
+    unsigned passed[CK_HOST_MAX_BLOCKS];
+    long long since[CK_HOST_MAX_BLOCKS];
+    for (unsigned b = 0; b < w->blocks; b++) {
+        passed[b] = 0;
+        since[b] = 0;
+    }
     pthread_mutex_lock(&w->lock);
-    while (!w->done && pthread_cond_timedwait(&w->cond, &w->lock, &until) == 0)
-        ;
-    if (!w->done)
-        atomicCAS(&w->state->status, 0, 7);
+    while (!w->done) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000l; /* a look every 50 ms */
+        if (until.tv_nsec >= 1000000000l) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000l;
+        }
+        pthread_cond_timedwait(&w->cond, &w->lock, &until);
+        if (w->done)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const long long ms = (now.tv_sec - start.tv_sec) * 1000ll + (now.tv_nsec - start.tv_nsec) / 1000000;
+        int ended = 0;
+        for (unsigned b = 0; b < w->blocks; b++)
+            ended |= __atomic_load_n(&ck_host_at[b].ended, __ATOMIC_ACQUIRE);
+        const int raised = __atomic_load_n(&w->state->status, __ATOMIC_ACQUIRE) != 0;
+        /* every block's arrival at the last barrier counted: whatever block still looks as if
+         * it waits has not run since it completed (a loaded machine) */
+        const int complete = w->arrivals && __atomic_load_n(w->arrivals, __ATOMIC_ACQUIRE) % w->blocks == 0;
+        int stuck = -1;
+        for (unsigned b = 0; b < w->blocks; b++) {
+            const unsigned p = __atomic_load_n(&ck_host_at[b].passed, __ATOMIC_ACQUIRE);
+            const int waiting = __atomic_load_n(&ck_host_at[b].waiting, __ATOMIC_ACQUIRE);
+            if (!waiting || p != passed[b]) {
+                passed[b] = p;
+                since[b] = ms;
+            } else if (ended && !raised && !complete && ms - since[b] >= CK_HOST_STUCK_MS) {
+                stuck = (int)b;
+            }
+        }
+        if (stuck >= 0 || ms >= limit_ms) {
+            char what[160];
+            if (stuck >= 0)
+                snprintf(what, sizeof what,
+                         "block %d waits at a grid barrier that can never complete (a block has ended)", stuck);
+            else
+                snprintf(what, sizeof what, "the launch ran past %.1f s, far longer than any launch of the tests",
+                         limit_ms / 1000.0);
+            pthread_mutex_unlock(&w->lock);
+            ck_host_hang(w, what);
+            pthread_mutex_lock(&w->lock);
+            break;
+        }
+    }
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
@@ -199,6 +327,11 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     if (args->partials)
         memset(args->partials, 0xff, sizeof(k_acc) * 2 * CK_BATCH_MAX * blocks);
     *ntails = 0;
+    for (unsigned b = 0; b < CK_HOST_MAX_BLOCKS; b++) {
+        ck_host_at[b].record = -1;
+        ck_host_at[b].waiting = ck_host_at[b].ended = 0;
+        ck_host_at[b].passed = 0;
+    }
     if (ck_host_grid_start(&g) != 0) {
         /* the blocks started wait for the missing ones: stop the run, as a failing block
          * would */
@@ -207,7 +340,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         return -1;
     }
     const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST);
-    ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, args->state};
+    ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, blocks, args->state, kernel,
+                       args->sync ? &args->sync->bar_arrived : NULL};
     pthread_t watchdog;
     int watching = pthread_create(&watchdog, NULL, ck_host_watchdog, &w) == 0;
     ck_host_grid_join(&g);
@@ -217,6 +351,8 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     pthread_mutex_unlock(&w.lock);
     if (watching)
         pthread_join(watchdog, NULL);
+    if (w.fired)
+        args->state->status = 7; /* a hang the watchdog stopped: no executor's status */
     if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) != faults)
         args->state->status = 9; /* a race the detector found (CFX_STANDIN_RACE=quiet): no executor's status */
     for (int i = 0; i < ck_host_ntails; i++)

@@ -19,7 +19,12 @@ and more for the whole list on two loaded cores). Usage:
 --list     print the mutations and exit
 --skip-clean  do not first check that the unmutated copy passes (when it was just checked)
 --timeout  seconds a test may run (default 900); a mutation whose test runs past it is
-           reported as timed out (a hang, or a machine too loaded), counted neither way
+           reported as timed out (a machine too loaded), counted neither way. A mutant that
+           hangs fails its test in seconds instead: the stand-in stops a launch where a block
+           waits at a grid barrier that can never complete (another block has ended) or that
+           runs far longer than any of the tests' (tests/ck_host.h's watchdog for test_gen,
+           tests/persist_host.cpp's launch for test_sched), with one line saying where each
+           block stands, as a GPU would hang (and the README's ctest would time out)
 --stress   run the stress forms (CFX_STRESS=1: test_gen --stress, test_sched --stress,
            test_gen --mutants --stress) for the survivors of the default tests
 The detector (tests/race_host.h) is on, as in the suite; CFX_STANDIN_RACE=0 in the
@@ -271,7 +276,8 @@ def main():
                   (mid, verdict[1], dt), flush=True)
         elif verdict[0] == "caught":
             caught.append(mid)
-            tail = [l for l in verdict[3].splitlines() if "race detector" in l or "FAIL" in l or "expected" in l]
+            lines = verdict[3].splitlines()  # the stand-in's own report first, then a failed check
+            tail = [l for k in (": race detector:", "a hang (on a GPU)", "FAIL", "expected") for l in lines if k in l]
             print("%-22s caught by %s (status %d, %.0f s)%s" % (mid, verdict[1], verdict[2], dt,
                   (": " + tail[0].strip()[:160]) if tail else ""), flush=True)
         else:

@@ -26,7 +26,35 @@ static void hold_at(int block, int pc)
            __atomic_load_n(&hold_barrier, __ATOMIC_ACQUIRE) == pc)
         sched_yield();
 }
-#define P_BEFORE_BARRIER(block, pc) hold_at((int)(block), (int)(pc))
+/* Where each block waits, for the hang catcher in launch (below): the pc of the grid barrier
+ * its thread 0 last reached, when it got there, and when it last spun there waiting (the
+ * barrier's spin gives the core away through CK_HOST_SPIN on every turn). */
+typedef struct host_wait {
+    int32_t pc;
+    long long since_ms, spun_ms;
+} host_wait;
+static host_wait host_waits[CK_HOST_MAX_BLOCKS];
+static long long host_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+static void host_arrive(int block, int pc)
+{
+    __atomic_store_n(&host_waits[block].pc, pc, __ATOMIC_RELEASE);
+    __atomic_store_n(&host_waits[block].since_ms, host_ms(), __ATOMIC_RELEASE);
+    hold_at(block, pc);
+}
+static void host_spin(void)
+{
+    if (ck_host_this_block)
+        __atomic_store_n(&host_waits[blockIdx.x].spun_ms, host_ms(), __ATOMIC_RELEASE);
+    sched_yield();
+}
+#undef CK_HOST_SPIN
+#define CK_HOST_SPIN() host_spin()
+#define P_BEFORE_BARRIER(block, pc) host_arrive((int)(block), (int)(pc))
 
 #include "device/interp_kernel.cuh"
 #include "persist_host.h"
@@ -112,6 +140,67 @@ static void drain(host_run *h)
     __atomic_store_n((unsigned long long *)&h->ring->tail, h->tail, __ATOMIC_RELEASE);
 }
 
+/* A hang on a GPU, caught here: a block that has waited HOST_STUCK_MS at a grid barrier, still
+ * spinning there, once another block has ended with no stop raised and the barrier's count is not
+ * a whole number of barriers (the barrier can never complete: blocks that disagree about the
+ * barriers, or a barrier whose count went wrong), or a launch that runs past HOST_LAUNCH_LIMIT_S
+ * seconds (opts.limit_ms), far longer than any of the tests. One line names the program's
+ * kernel launch and where each block waits; then, with the race detector
+ * stopping at a race (the tests' default), the run aborts, as the stand-in's other rules do, so
+ * the test fails at once rather than at ctest's TIMEOUT; otherwise the run is stopped with
+ * CFX_ERROR, which the comparison reports. A planted deadlock (opts.hold_block) is its test's. */
+#define HOST_STUCK_MS 2000
+#define HOST_LAUNCH_LIMIT_S 60
+static int host_hang(const persist_args *a, const persist_host_opts *o, ck_host_grid *g, long long t0_ms)
+{
+    const long long now = host_ms();
+    const int ended = __atomic_load_n(&g->ended, __ATOMIC_ACQUIRE);
+    int stuck = -1;
+    const unsigned long long count = __atomic_load_n(&a->sync->bar.arrived, __ATOMIC_ACQUIRE);
+    if (ended > 0 && persist_load_status(a->state) == CFX_OK && count % (unsigned)o->nblocks != 0)
+        for (int b = 0; b < o->nblocks; b++) {
+            const long long since = __atomic_load_n(&host_waits[b].since_ms, __ATOMIC_ACQUIRE);
+            const long long spun = __atomic_load_n(&host_waits[b].spun_ms, __ATOMIC_ACQUIRE);
+            if (since > 0 && spun >= since && now - spun < 500 && now - since >= HOST_STUCK_MS)
+                stuck = b;
+        }
+    const long long limit_ms = o->limit_ms > 0 ? o->limit_ms : 1000ll * HOST_LAUNCH_LIMIT_S;
+    if (stuck < 0 && now - t0_ms < limit_ms)
+        return 0;
+    char line[1024];
+    size_t n = 0;
+    if (stuck >= 0)
+        n += (size_t)snprintf(line, sizeof line,
+                              "persist_host.cpp: a hang (on a GPU): block %d waits at a grid barrier that can never "
+                              "complete (%d of %d blocks have ended):",
+                              stuck, ended, o->nblocks);
+    else
+        n += (size_t)snprintf(line, sizeof line,
+                              "persist_host.cpp: a hang (on a GPU): the launch ran past %.1f s, far longer than any "
+                              "launch of the tests:",
+                              limit_ms / 1000.0);
+    for (int b = 0; b < o->nblocks && n < sizeof line - 80; b++) {
+        const long long since = __atomic_load_n(&host_waits[b].since_ms, __ATOMIC_ACQUIRE);
+        const long long spun = __atomic_load_n(&host_waits[b].spun_ms, __ATOMIC_ACQUIRE);
+        const int pc = __atomic_load_n(&host_waits[b].pc, __ATOMIC_ACQUIRE);
+        if (since > 0 && spun >= since && now - spun < 500)
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %d waits at the barrier before record %d;", b, pc);
+        else if (since > 0)
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %d passed the barrier before record %d;", b, pc);
+        else
+            n += (size_t)snprintf(line + n, sizeof line - n, " block %d has passed no barrier;", b);
+    }
+    if (n > 0 && line[n - 1] == ';')
+        line[n - 1] = '\0';
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    if (ck_race_enabled() == 1)
+        abort();
+    atomicCAS((int *)&a->state->status, (int)CFX_OK, (int)CFX_ERROR);
+    ((dev_control *)a->control)->cancel = 1; /* a loop that never ends stops at its next poll */
+    return 1;
+}
+
 /* One launch of nblocks blocks of `threads` threads; the host drains the ring until every
  * block has ended. */
 static int launch(const persist_args *a, const persist_host_opts *o, int threads, uint8_t **smem, host_run *h)
@@ -130,6 +219,9 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
     g.arg = &l;
     ck_host_ntails = 0;
     ck_host_current_graph = SELF_GRAPH;
+    memset(host_waits, 0, sizeof host_waits);
+    const long long t0_ms = host_ms();
+    int hung = 0;
     int rc = ck_host_grid_start(&g);
     if (rc != 0) /* the blocks started wait at the first barrier for the missing ones: stop the run */
         atomicCAS((int *)&a->state->status, (int)CFX_OK, (int)CFX_ERROR);
@@ -151,6 +243,8 @@ static int launch(const persist_args *a, const persist_host_opts *o, int threads
             ((dev_control *)a->control)->cancel = 1;
             __atomic_store_n(&hold_block, -1, __ATOMIC_RELEASE);
         }
+        if (!hung && !(o->report_ms > 0 && o->hold_block >= 0))
+            hung = host_hang(a, o, &g, t0_ms);
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }

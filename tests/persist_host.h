@@ -46,6 +46,7 @@ typedef struct persist_host_opts {
     int32_t hold_barrier;
     int report_ms;              /* > 0: after this long, the hang report from the blocks' progress words
                                  * goes to result.hang, and the run is cancelled (the held block let go) */
+    int limit_ms;               /* > 0: a launch longer than this is a hang (persist_host.cpp); 0: 60 s */
 } persist_host_opts;
 
 /* persist_event's layout (device/interp_kernel.cuh; persist_host.cpp checks it): a record a

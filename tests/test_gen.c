@@ -24,7 +24,9 @@
  * forward, in reverse or shuffled between their barriers, one order per run in turn.
  * CFX_STANDIN_SWEEP=1 runs every kernel in all three orders and at the device's sizes (about
  * four times as long). What only a GPU shows (the device's memory model, NVRTC's machine code)
- * is left to gpu_compiled and gpu_executors.
+ * is left to gpu_compiled and gpu_executors. A kernel that would hang a GPU (a block at a grid
+ * barrier that can never complete, a loop that never ends) fails in seconds with one line from
+ * ck_host.h's watchdog, which a child process here checks on a loop run 10^9 times.
  *
  * The generated programs' CUDA target runs on host threads under --stress only, for one in four:
  * compiling their kernels as C++ costs more than the rest of the test together.
@@ -70,6 +72,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "host/gen/cgen.h"
 #include "host/front/compile.h"
@@ -946,6 +950,7 @@ static void check_fences(const char *label, const char *text)
 static int (*host_launch)(void (*kernel)(const ck_args a), const ck_args *args,
                           unsigned int blocks, unsigned int threads, int order, unsigned int seed,
                           int skew, struct CUgraphExec_st **tails, int *ntails);
+static void (*host_set_name)(const char *name); /* what the stand-in's hang report names */
 /* what the CUDA target's kernels held: one-block regions (of which every block runs), grid
  * barriers, records that end the launch, kernels called inline (by their source) */
 static int regions, redundant, barriers, launches, inline_calls, alternating, ahead;
@@ -1042,6 +1047,7 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     if (!handles[0] || (CFX_CXX[0] && ncuda > 0 && !handles[1]))
         return -1;
     *(void **)&host_launch = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_launch");
+    *(void **)&host_set_name = dlsym(handles[1] ? handles[1] : handles[0], "ck_host_set_name");
     for (int k = lo; k < hi; k++) {
         char entry[64];
         if (units[k].refused)
@@ -1318,6 +1324,8 @@ static void run_cuda(const unit *u, void (*kernel)(const ck_args a), const input
         struct CUgraphExec_st *tails[4];
         int ntails = 0;
         int32_t site = -1;
+        if (host_set_name)
+            host_set_name(u->label);
         if (!CHECK_INT(host_launch(kernel, &a, blocks, threads, order, (unsigned)cuda_runs++, skew, tails, &ntails), 0))
             break;
         if (!device_launch && st.status == CK_STATUS_PAUSE) {
@@ -2020,6 +2028,50 @@ static void *hang_launch_main(void *arg)
     return NULL;
 }
 
+/* The stand-in's own hang catcher (tests/ck_host.h's watchdog), in a child process: the same
+ * loop 10^9 times, nobody held, with the watchdog's limit at 1 s, must end in about that with one
+ * line that says a hang and where the blocks stand, and abort (or, where the race detector does
+ * not stop at a race, end the run with status 7), rather than run until ctest's TIMEOUT. */
+static void check_watchdog(host_kernel *hk, input_set *set, void (*plant)(int, int))
+{
+    void (*set_limit)(long);
+    *(void **)&set_limit = dlsym(hk->object, "ck_host_set_limit_ms");
+    if (!CHECK(set_limit != NULL))
+        return;
+    char errs[512];
+    snprintf(errs, sizeof errs, "%s/watchdog.err", workdir);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(errs, "w", stderr))
+            _exit(2);
+        int32_t n = 1000000000;
+        set->data[1] = &n;
+        plant(-1, -1);
+        set_limit(1000);
+        host_kernel_args(hk, new_arena(hk->prog, set));
+        int rc = host_kernel_launch(hk, 4, 64, 6);
+        _exit(rc == 0 && hk->st.status == 7 ? 7 : 1);
+    }
+    int wst = 0;
+    if (!CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid))
+        return;
+    char text[2048] = "";
+    FILE *f = fopen(errs, "r");
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    const int aborted = WIFSIGNALED(wst) && WTERMSIG(wst) == SIGABRT;
+    const int stopped = WIFEXITED(wst) && WEXITSTATUS(wst) == 7;
+    if (!CHECK((aborted || stopped) && strstr(text, "a hang (on a GPU): kernel cuda_hang") &&
+               strstr(text, "the launch ran past 1.0 s") && strstr(text, " block 3 ")))
+        fprintf(stderr, "watchdog: the child %s, and said:\n%s", aborted ? "aborted" : stopped ? "stopped" : "ended otherwise",
+                text);
+}
+
 static void check_hang(void)
 {
     static const char src[] = "graph hang(x: f32[200000], n: i32) -> (s: f32) {\n" /* 1 */
@@ -2088,6 +2140,7 @@ static void check_hang(void)
     let_go();
     pthread_join(th, NULL);
     CHECK_INT(hk.st.status, CFX_STOP_CANCELLED);
+    check_watchdog(&hk, &set, plant);
     free(arena);
     free(x);
     free(hk.publish);

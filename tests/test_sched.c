@@ -47,6 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "host/front/compile.h"
 #include "host/runtime/exec.h"
@@ -2447,6 +2450,49 @@ static void test_trace_microops(void)
     compiled_module_free(&m);
 }
 
+/* The stand-in's own hang catcher (persist_host.cpp), in a child process: the same loop, nobody
+ * held, with a launch's limit at 1 s, must end in about that with one line that says a hang and
+ * where each block stands, and abort (or, where the race detector does not stop at a race, end
+ * the run with CFX_ERROR), rather than run until ctest's TIMEOUT. */
+static void check_hang_catcher(const cfx_prog *p, const sched_plan *plan)
+{
+    char errs[] = "/tmp/test_sched_hang_XXXXXX";
+    int fd = mkstemp(errs);
+    if (!CHECK(fd >= 0))
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (dup2(fd, 2) < 0)
+            _exit(2);
+        persist_host_opts ho;
+        persist_host_result hr;
+        memset(&ho, 0, sizeof ho);
+        ho.nblocks = 4;
+        ho.threads = 64;
+        ho.init = init_inputs;
+        ho.hold_block = -1;
+        ho.limit_ms = 1000;
+        int rc = persist_host_run(p, plan, &ho, &hr);
+        _exit(rc == 0 && hr.out.status == CFX_ERROR ? 7 : 1);
+    }
+    int wst = 0;
+    char text[2048] = "";
+    if (CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid)) {
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = 0;
+        const int aborted = WIFSIGNALED(wst) && WTERMSIG(wst) == SIGABRT;
+        const int stopped = WIFEXITED(wst) && WEXITSTATUS(wst) == 7;
+        if (!CHECK((aborted || stopped) && strstr(text, "persist_host.cpp: a hang (on a GPU): the launch ran past 1.0 s") &&
+                   strstr(text, " block 3 ")))
+            fprintf(stderr, "hang catcher: the child %s, and said:\n%s",
+                    aborted ? "aborted" : stopped ? "stopped" : "ended otherwise", text);
+    }
+    close(fd);
+    unlink(errs);
+}
+
 /* The hang report (exec_format_hang over the blocks' progress words): a planted deadlock, block
  * 2 of 4 held before the grid barrier of the split sum on line 6, is reported, while the blocks
  * stand where they are, as that barrier with 3 of 4 blocks waiting and block 2 not arrived; the
@@ -2506,6 +2552,7 @@ static void test_hang_report(void)
         free(hr.prints);
         free(hr.trace);
         free(hr.prof);
+        check_hang_catcher(p, &plan);
     }
     for (int i = 0; i < 32; i++)
         free(in[i]);
