@@ -24,7 +24,7 @@
 #include "testutil.h"
 
 #define N 100003 /* above the split size, and no multiple of anything */
-#define NR 300007 /* the sums': above their split size (more than 8 chunks of 16384) */
+#define NR 1100009 /* the sums' and the cheap ops': above their split size (more than 64 chunks of 16384) */
 #define R 301
 #define C 333
 
@@ -38,14 +38,14 @@ static const char SRC[] =
     "  s = m * r + 1.0\n"
     "  e = cast(x, f64) ** 1.5\n"
     "}\n"
-    "graph red(x: f32[300007], y: f32[300007]) -> (s: f32, mu: f32, n2: f32, d: f32, z: f32[300007]) {\n"
+    "graph red(x: f32[1100009], y: f32[1100009]) -> (s: f32, mu: f32, n2: f32, d: f32, z: f32[1100009]) {\n"
     "  z = x * y - x\n"
     "  s = sum(x)\n"
     "  mu = mean(x)\n"
     "  n2 = norm(x)\n"
     "  d = dot(x, y)\n"
     "}\n"
-    "graph ext(x: f32[300007]) -> (hi: f32, at_hi: i32, lo: f32, at_lo: i32) {\n"
+    "graph ext(x: f32[1100009]) -> (hi: f32, at_hi: i32, lo: f32, at_lo: i32) {\n"
     "  hi = max(x)\n"
     "  at_hi = argmax(x)\n"
     "  lo = min(x)\n"

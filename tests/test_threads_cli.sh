@@ -26,22 +26,22 @@ expect() { # expect RC STDOUT_OR_- DESCRIPTION: the exit status, stdout when not
     [ "$(printf '%s' "$err" | wc -l)" -le 1 ] || fail "$3: stderr has more than one line: [$err]"
 }
 
-# x is 1.5 everywhere (300000 elements: the adds and the sum split); each step adds 1.5 * 2 to every
+# x is 1.5 everywhere (1100000 elements: the adds and the sum split); each step adds 1.5 * 2 to every
 # element: 3 steps give 9 + 1.5;
-# sum over 300000 elements of 10.5 is 3150000 exactly (every partial sum an exact f32/f64)
+# sum over 1100000 elements of 10.5 is 11550000 exactly (every partial sum an exact f32/f64)
 cat >"$T/big.cfx" <<'EOF'
 graph big(steps: i32) -> (s: f32, first: f32, last: f32) {
-  x = zeros(f32[300000]) + 1.5
+  x = zeros(f32[1100000]) + 1.5
   y = x
   for i in range(steps) {
     y = y + x * 2.0
   }
   s = sum(y)
   first = y[0]
-  last = y[299999]
+  last = y[1099999]
 }
 EOF
-want=$'s = 3150000\nfirst = 10.5\nlast = 10.5'
+want=$'s = 11550000\nfirst = 10.5\nlast = 10.5'
 for n in 1 2 3; do
     run_cfx run "$T/big.cfx" --backend cpu --in steps=3 --threads $n
     expect 0 "$want" "--threads $n"

@@ -299,8 +299,9 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
  * arithmetic of broadcasts and boxes (3 to 20 ns: exp, log, tanh, erf, pow, floordiv). Each part
  * is at least half the size. Smaller records, and every record of a one-thread executor, run
  * on the calling thread. The per-element costs are measured in
- * profiling/results/2026-11-29-cpu-threads.md. */
-#define SPLIT_CHEAP 262144
+ * profiling/results/2026-11-29-cpu-threads.md; on an idle machine two threads lost at 262144
+ * elements of the cheap ops (0.88-0.97x) and won from 1048576 (1.43-1.54x), so they split from there. */
+#define SPLIT_CHEAP 1048576
 #define SPLIT_MEDIUM 65536
 #define SPLIT_HEAVY 8192
 

@@ -608,10 +608,11 @@ EXTREME(extreme_f64, double)
  * whatever the thread count. The reference mode (CPU_ACC_F64) stays on the calling thread, in
  * the kernels/ order. */
 #define SUM_CHUNK 16384
-/* Chunks per part at least (SUM_CHUNK * SUM_GRAIN = 131072 elements, about 15 to 40 us of
- * summing on one core; profiling/results/2026-11-29-cpu-threads.md): a sum splits from twice
- * that, as the cheap elementwise ops do (cpu.c, SPLIT_CHEAP). */
-#define SUM_GRAIN 8
+/* Chunks per part at least (SUM_CHUNK * SUM_GRAIN = 524288 elements, about 100 to 250 us of
+ * summing on one core): a sum splits from twice that, as the cheap elementwise ops do (cpu.c,
+ * SPLIT_CHEAP); on an idle machine two threads summed 262144 elements at 0.53x the speed of one
+ * and 1048576 at 1.14x (profiling/results/2026-11-29-cpu-threads.md). */
+#define SUM_GRAIN 32
 /* Partials kept on the stack; more chunks than this take an allocation. */
 #define SUM_STACK 256
 

@@ -7,7 +7,7 @@ import pytest
 import cfx
 
 SRC = """
-graph g(x: f32[300007], y: f32[300007]) -> (z: f32[300007], s: f32) {
+graph g(x: f32[1100009], y: f32[1100009]) -> (z: f32[1100009], s: f32) {
   z = x * y + 2.0 * x
   s = sum(z)
 }
@@ -16,8 +16,8 @@ graph g(x: f32[300007], y: f32[300007]) -> (z: f32[300007], s: f32) {
 
 def test_threads_same_bits():
     rng = np.random.default_rng(7)
-    x = rng.random(300007, dtype=np.float32)
-    y = rng.random(300007, dtype=np.float32)
+    x = rng.random(1100009, dtype=np.float32)
+    y = rng.random(1100009, dtype=np.float32)
     g = cfx.compile(SRC).graph("g")
     one = g(x, y, backend="cpu", threads=1)
     two = g(x, y, backend="cpu", threads=2)
@@ -34,13 +34,13 @@ def test_threads_same_bits():
 @pytest.mark.parametrize("bad", [0, -1, 257, 1.5, True, "2"])
 def test_threads_bad(bad):
     g = cfx.compile(SRC).graph("g")
-    x = np.ones(300007, dtype=np.float32)
+    x = np.ones(1100009, dtype=np.float32)
     with pytest.raises(ValueError, match="threads"):
         g(x, x, backend="cpu", threads=bad)
 
 
 def test_threads_cpu_only():
     g = cfx.compile(SRC).graph("g")
-    x = np.ones(300007, dtype=np.float32)
+    x = np.ones(1100009, dtype=np.float32)
     with pytest.raises(ValueError, match="cpu backend"):
         g(x, x, backend="cuda-host", threads=2)
