@@ -629,15 +629,15 @@ typedef struct sum_job {
 static double chunk_sum(const sum_job *j, int64_t c)
 {
     int64_t e = c * SUM_CHUNK, len = j->n - e < SUM_CHUNK ? j->n - e : SUM_CHUNK;
-    const float *af = (const float *)j->a + e, *bf = (const float *)j->b + e;
-    const double *ad = (const double *)j->a + e, *bd = (const double *)j->b + e;
-    switch (j->what) {
+    const float *af = (const float *)j->a + e;
+    const double *ad = (const double *)j->a + e;
+    switch (j->what) { /* b is NULL but for the dots */
     case SUM_F32: return fast_sum_f32(af, len, 0);
     case SUM_F64: return fast_sum_f64(ad, len, 0);
     case SQUARES_F32: return fast_sum_f32(af, len, 1);
     case SQUARES_F64: return fast_sum_f64(ad, len, 1);
-    case DOT_F32: return (double)fast_dot_f32(af, bf, len);
-    default: return fast_dot_f64(ad, bd, len);
+    case DOT_F32: return (double)fast_dot_f32(af, (const float *)j->b + e, len);
+    default: return fast_dot_f64(ad, (const double *)j->b + e, len);
     }
 }
 
