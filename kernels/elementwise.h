@@ -153,7 +153,25 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
     CFX_HD T k_round_##SFX(T a) { return rint##FN(a); }                                           \
     CFX_HD T k_erf_##SFX(T a) { return erf##FN(a); }                                              \
     /* -1, 0 or 1; NaN stays NaN, and -0 gives 0 */                                                \
-    CFX_HD T k_sign_##SFX(T a) { return isnan(a) ? a : (T)((a > (T)0) - (a < (T)0)); }
+    CFX_HD T k_sign_##SFX(T a) { return isnan(a) ? a : (T)((a > (T)0) - (a < (T)0)); }            \
+    /* a rounded to BITS significant bits, the smallest normal exponent EMIN (below it the        \
+     * quantum stays 2^(EMIN - BITS + 1)), ties to even, and past MAX +-inf: the value the        \
+     * narrow format holds. a / q and r * q are exact (q a power of two, the results normal). */  \
+    CFX_HD T k_narrow_##SFX(T a, int bits, int emin, T max)                                       \
+    {                                                                                             \
+        if (isnan(a) || isinf(a))                                                                 \
+            return a;                                                                             \
+        int e;                                                                                    \
+        (void)frexp##FN(a, &e);                                                                   \
+        e = e - 1 < emin ? emin : e - 1;                                                          \
+        T q = ldexp##FN((T)1, e - (bits - 1));                                                    \
+        T r = rint##FN(a / q) * q;                                                                \
+        return fabs##FN(r) > max ? copysign##FN((T)INFINITY, a) : r;                              \
+    }                                                                                             \
+    /* IEEE binary16 (ONNX's float16): 11 bits, normal from 2^-14, at most 65504 */               \
+    CFX_HD T k_round_f16_##SFX(T a) { return k_narrow_##SFX(a, 11, -14, (T)65504); }             \
+    /* bfloat16: 8 bits, f32's exponents, at most (2 - 2^-7) 2^127 */                             \
+    CFX_HD T k_round_bf16_##SFX(T a) { return k_narrow_##SFX(a, 8, -126, (T)3.3895313892515355e38); }
 
 K_REAL_SCALAR_OPS(float, f32, f)
 K_REAL_SCALAR_OPS(double, f64, )
@@ -193,7 +211,8 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_EXP, exp, 0) X(OP_LOG, log, 0) \
     X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0) X(OP_SIN, sin, 0) \
     X(OP_COS, cos, 0) X(OP_TAN, tan, 0) X(OP_FLOOR, floor, 0) X(OP_CEIL, ceil, 0) \
-    X(OP_ROUND, round, 0) X(OP_ERF, erf, 0) X(OP_SIGN, sign, 0)
+    X(OP_ROUND, round, 0) X(OP_ERF, erf, 0) X(OP_SIGN, sign, 0) \
+    X(OP_ROUND_F16, round_f16, 0) X(OP_ROUND_BF16, round_bf16, 0)
 #define K_BOOL_UNARY_OPS(X) X(OP_NOT, not, 1)
 
 /* ==== one-element dispatchers (the CPU fast path) ===========================================

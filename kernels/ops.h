@@ -19,7 +19,8 @@
 #define CFX_OPS_H
 
 enum op_class {
-    OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid sin cos tan floor ceil round erf */
+    OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid sin cos tan floor ceil round erf
+                        * round_f16 round_bf16 */
     OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu sign */
     OPC_UNARY_BOOL,    /* bool -> bool: not */
     OPC_BINARY_NUM,    /* numeric x numeric (same dtype) -> same dtype */
@@ -58,6 +59,8 @@ enum op_class {
     X(ROUND,   "round",   1, OPC_UNARY_REAL,  NULL) \
     X(ERF,     "erf",     1, OPC_UNARY_REAL,  NULL) \
     X(SIGN,    "sign",    1, OPC_UNARY_NUM,   NULL) \
+    X(ROUND_F16, "round_f16", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_BF16, "round_bf16", 1, OPC_UNARY_REAL, NULL) \
     X(NOT,     "not",     1, OPC_UNARY_BOOL,  "not") \
     /* elementwise, two operands */ \
     X(ADD,     "add",     2, OPC_BINARY_NUM,  "+") \

@@ -379,6 +379,35 @@ static void test_unary(void)
     CHECK_INT(un_i32(OP_SIGN, -2147483647 - 1), -1);
     CHECK_INT(un_i64(OP_SIGN, 0), 0);
     CHECK_INT(un_i64(OP_SIGN, 5), 1);
+
+    /* round_f16, round_bf16: IEEE binary16 holds 11 significant bits (1 + 2^-10 is the next
+     * value after 1), normals from 2^-14, subnormals in steps of 2^-24, 65504 the largest;
+     * bfloat16 8 bits (1 + 2^-7 next after 1) and f32's exponents. Halfway cases go to the
+     * even neighbour; from 65520 (halfway to 2^16) on, inf. Values written out by hand. */
+    CHECK_REAL(un_f32(OP_ROUND_F16, 1.0f + 0x1p-11f), 1.0, 0);            /* tie, to even 1 */
+    CHECK_REAL(un_f32(OP_ROUND_F16, 1.0f + 3 * 0x1p-11f), 1.0 + 0x1p-9, 0); /* tie, up to even */
+    CHECK_REAL(un_f32(OP_ROUND_F16, 1.0f + 0x1p-11f + 0x1p-20f), 1.0 + 0x1p-10, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F16, -0.3f), -0.300048828125, 0);         /* 1229 * 2^-12 */
+    CHECK_REAL(un_f32(OP_ROUND_F16, 65519.0f), 65504.0, 0);
+    CHECK(isinf(un_f32(OP_ROUND_F16, 65520.0f)) && un_f32(OP_ROUND_F16, 65520.0f) > 0);
+    CHECK(isinf(un_f64(OP_ROUND_F16, -1e6)) && un_f64(OP_ROUND_F16, -1e6) < 0);
+    CHECK_REAL(un_f32(OP_ROUND_F16, 3 * 0x1p-26f), 0x1p-24, 0);          /* subnormal: 0.75 step */
+    CHECK_REAL(un_f32(OP_ROUND_F16, 0x1p-25f), 0.0, 0);                 /* tie, to even 0 */
+    CHECK_REAL(un_f64(OP_ROUND_F16, 5 * 0x1p-25), 0x1p-23, 0);           /* 2.5 steps, to even 2 */
+    CHECK_REAL(un_f64(OP_ROUND_F16, 0x1p-14 + 0x1p-25), 0x1p-14, 0);     /* the smallest normal */
+    CHECK_REAL(un_f64(OP_ROUND_F16, 1.0 + 0x1p-11 + 0x1p-40), 1.0 + 0x1p-10, 0); /* no double rounding */
+    CHECK(isnan(un_f32(OP_ROUND_F16, nf)));
+    CHECK(signbit(un_f32(OP_ROUND_F16, -0x1p-30f)));
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 1.0f + 0x1p-8f), 1.0, 0);            /* tie, to even 1 */
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 1.0f + 3 * 0x1p-8f), 1.0 + 0x1p-6, 0);
+    CHECK_REAL(un_f32(OP_ROUND_BF16, -0.3f), -0.30078125, 0);            /* 77 * 2^-8 */
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 65520.0f), 65536.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 5 * 0x1p-133f), 5 * 0x1p-133, 0);    /* a subnormal it holds */
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 0x1p-140f), 0.0, 0);               /* under half its step */
+    CHECK_REAL(un_f64(OP_ROUND_BF16, 3 * 0x1p-135), 0x1p-133, 0);         /* its step there */
+    CHECK(isinf(un_f32(OP_ROUND_BF16, 3.397e38f)));                      /* past (2 - 2^-8) 2^127 */
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 3.39e38f), 0x1.fep127, 0);          /* the largest, below that */
+    CHECK_REAL(un_f32(OP_ROUND_BF16, 3.38e38f), 0x1.fcp127, 0);          /* below the midpoint */
 }
 
 /* numpy broadcasting: [3] to [2, 3] repeats the row, [2, 1] to [2, 3] the column, [1, 3] to

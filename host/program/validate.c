@@ -188,7 +188,7 @@ static int unary_ok(int op, int dt)
     switch (op) {
     case OP_NEG: case OP_ABS: case OP_RELU: case OP_SIGN: return is_num(dt);
     case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: case OP_SIN: case OP_COS:
-    case OP_TAN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_ERF:
+    case OP_TAN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_ERF: case OP_ROUND_F16: case OP_ROUND_BF16:
         return is_real(dt);
     case OP_NOT: return dt == CFX_BOOL;
     default: return 0;
