@@ -176,6 +176,21 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
 K_REAL_SCALAR_OPS(float, f32, f)
 K_REAL_SCALAR_OPS(double, f64, )
 
+/* The value of IEEE binary16 bits (a float16 .npy element, an ONNX float16), exactly. */
+CFX_HD float k_f16_value(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m + 1024), e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* The value of bfloat16 bits: the top half of an f32's. */
+CFX_HD float k_bf16_value(uint16_t h)
+{
+    union { uint32_t u; float f; } v = {(uint32_t)h << 16};
+    return v.f;
+}
+
 /* ==== comparisons (every numeric dtype; NaN compares false except for ne) ==================== */
 #define K_COMPARE_OPS(T, SFX)                                                                     \
     CFX_HD uint8_t k_lt_##SFX(T a, T b) { return a < b; }                                         \

@@ -1,6 +1,7 @@
 /* test_npy.c: .npy reading and writing: the exact bytes numpy's format prescribes, round
  * trips for every dtype, and every malformed file refused with a message. Fixtures are
  * built by hand here (numpy is not installed on the build machine). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,18 @@ static void check_round_trips(void)
     size_t n = image(img, 2, "{\"descr\":\"<i4\",\"shape\":( 2 , ),\"fortran_order\":False}", v, 8);
     CHECK_STR(decode(img, n, ty(CFX_I32, 1, 2, 0), got), "");
     CHECK(got[0] == 7 && got[1] == 8);
+
+    /* float16 read as f32: the bits of 1.5 (0x3e00), -2^-24 (0x8001, the smallest subnormal),
+     * 65504 (0x7bff), inf (0x7c00), written out by hand; not for an f64 input */
+    uint16_t h[4] = {0x3e00, 0x8001, 0x7bff, 0x7c00};
+    float hf[4];
+    n = image(img, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", h, 8);
+    CHECK_STR(decode(img, n, ty(CFX_F32, 1, 4, 0), hf), "");
+    CHECK(hf[0] == 1.5f && hf[1] == -0x1p-24f && hf[2] == 65504.0f && isinf(hf[3]) && hf[3] > 0);
+    double hd[4];
+    CHECK_STR(decode(img, n, ty(CFX_F64, 1, 4, 0), hd),
+              "dtype '<f2' (float16, read as f32) does not match the input's type f64[4]");
+    CHECK_STR(decode(img, n - 2, ty(CFX_F32, 1, 4, 0), hf), "truncated data: 8 bytes expected, 6 found");
 }
 
 static void check_malformed(void)
@@ -178,9 +191,9 @@ static void check_malformed(void)
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }",
          "fortran_order is True; only C order is supported"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }",
-         "dtype '>f4' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1)"},
+         "dtype '>f4' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)"},
         {"{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }",
-         "dtype '|u1' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1)"},
+         "dtype '|u1' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
          "dtype '<f8' (f64) does not match the input's type f32[3]"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 1073741824), }",

@@ -4,6 +4,7 @@
  * external data outside the model's folder). Expected values are worked out by hand in the
  * comments. Exits 77 where the build has no importer. */
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,9 +552,82 @@ static void test_many_values(void)
     cfx_module_free(m);
 }
 
+/* float16 and bfloat16 held in f32: z = x + w (float16), x given as f32 and rounded on entry,
+ * w a float16 initializer as int32_data bits; b = Cast(Cast(d, FLOAT16), FLOAT) of a double d
+ * (rounded once, from the double); v = Cast(x, BFLOAT16) of x (bfloat16's 8 bits). Values by hand. */
+static void test_half(void)
+{
+    Onnx__TensorProto *w = tcalloc(1, sizeof *w);
+    onnx__tensor_proto__init(w);
+    w->name = "w";
+    w->has_data_type = 1;
+    w->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+    w->n_dims = 1;
+    w->dims = (int64_t *)d3;
+    w->n_int32_data = 3;
+    w->int32_data = tcalloc(3, sizeof *w->int32_data);
+    w->int32_data[0] = 0x3c00; /* 1 */
+    w->int32_data[1] = 0x3555; /* 1365 * 2^-12 = 0.333251953125 */
+    w->int32_data[2] = 0x7bff; /* 65504, the largest */
+    Onnx__NodeProto *c1 = node("Cast", "to_f16", 1, strs(1, "d"), 1, strs(1, "dh"));
+    attr_int(c1, "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16);
+    Onnx__NodeProto *c2 = node("Cast", "to_f32", 1, strs(1, "dh"), 1, strs(1, "b"));
+    attr_int(c2, "to", F);
+    Onnx__NodeProto *c3 = node("Cast", "to_bf16", 1, strs(1, "x"), 1, strs(1, "v"));
+    attr_int(c3, "to", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+    Onnx__NodeProto **nodes = tcalloc(5, sizeof *nodes);
+    nodes[0] = node("Add", "add", 2, strs(2, "x", "w"), 1, strs(1, "z"));
+    nodes[1] = c1;
+    nodes[2] = c2;
+    nodes[3] = c3;
+    Onnx__ValueInfoProto **in = tcalloc(3, sizeof *in), **out = tcalloc(4, sizeof *out);
+    in[0] = vinfo("x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, 1, d3);
+    in[1] = vinfo("d", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 0, NULL);
+    out[0] = vinfo("z", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, 1, d3);
+    out[1] = vinfo("b", F, 0, NULL);
+    out[2] = vinfo("v", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, 1, d3);
+    Onnx__GraphProto *g = graph("half", 4, nodes, 2, in, 3, out);
+    g->n_initializer = 1;
+    g->initializer = tcalloc(1, sizeof *g->initializer);
+    g->initializer[0] = w;
+    size_t len;
+    uint8_t *bytes = pack(g, &len);
+    char *diag = NULL;
+    cfx_module *m = cfx_import_onnx(NULL, NULL, bytes, len, NULL, 0, &diag);
+    CHECK(m, "the float16 model does not import: %s", diag ? diag : "");
+    cfx_free(diag);
+    free(bytes);
+    if (!m)
+        return;
+    CHECK(cfx_input_type(m, 0, 0).dtype == CFX_F32 && cfx_result_type(m, 0, 0).dtype == CFX_F32,
+          "float16 is held in f32");
+    char *err = NULL;
+    cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+    /* x: 0.1 is 0.0999755859375 in float16 (1638 * 2^-14); 2^-11 and 16 are exact */
+    float x[3] = {0.1f, 0x1p-11f, 16.0f}, z[3], b, v[3];
+    double d = 1.0 + 0x1p-11 + 0x1p-40; /* just above a float16 midpoint: up, 1 + 2^-10 */
+    cfx_bind(e, "x", x, sizeof x);
+    cfx_bind(e, "d", &d, sizeof d);
+    cfx_bind(e, "z", z, sizeof z);
+    cfx_bind(e, "b", &b, sizeof b);
+    cfx_bind(e, "v", v, sizeof v);
+    CHECK(cfx_run(e) == CFX_OK, "run: %s", cfx_exec_message(e));
+    /* 1.0999755859375 in steps of 2^-10: 1126.375 steps, 1126; 1367 * 2^-12 exactly; 65504 + 16
+     * = 65520, halfway to 2^16: inf */
+    CHECK(z[0] == 1.099609375f && z[1] == 0.333740234375f && isinf(z[2]) && z[2] > 0,
+          "z = [1.099609375, 0.333740234375, inf], got [%.12g, %.12g, %g]", z[0], z[1], z[2]);
+    CHECK(b == 1.0f + 0x1p-10f, "the double rounds once: 1 + 2^-10, got %.12g (through f32 it is 1)", b);
+    /* bfloat16 of x's float16 values: 0.0999755859375 is 0.10009765625 (205 * 2^-11) */
+    CHECK(v[0] == 0.10009765625f && v[1] == 0x1p-11f && v[2] == 16.0f, "v = [0.10009765625, 2^-11, 16], got "
+          "[%.12g, %.12g, %.12g]", v[0], v[1], v[2]);
+    cfx_exec_free(e);
+    cfx_module_free(m);
+}
+
 int main(void)
 {
     CHECK(cfx_onnx_available(), "cfx_onnx_available() is 0 in a build with the importer");
+    test_half();
     test_if();
     test_loop();
     test_refusals();

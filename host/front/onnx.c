@@ -56,6 +56,7 @@ void onnx_import_free(onnx_import *im)
 
 #include "onnx.pb-c.h"
 #include "kernels/cfxlimits.h"
+#include "kernels/elementwise.h"
 
 
 typedef struct ival {
@@ -71,7 +72,13 @@ typedef struct ival {
     const char *narrow; /* an int64 that is the cast of this i32 variable (ArgMax's) */
     const char *elem;   /* a one-element value reshaped from this scalar variable */
     const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
+    int half;           /* an f32 that is ONNX's float16 (HALF_F16) or bfloat16 (HALF_BF16): its
+                         * values are that type's, each node that computes one rounds it */
 } ival;
+
+enum { HALF_NONE, HALF_F16, HALF_BF16 };
+static const char *const half_types[] = {"", "float16", "bfloat16"};
+static const char *const half_round[] = {"", "round_f16", "round_bf16"};
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
 typedef struct smap {
@@ -99,6 +106,9 @@ typedef struct imp {
     int indent;
     const char *note;     /* the current node's comment, ending each line written for it */
     const Onnx__NodeProto *node; /* for messages */
+    int node_half;        /* the half type the current node says its results have (Cast's 'to', a
+                           * Constant's tensor), or -1: that of its first real input */
+    int node_rounded;     /* the current node rounded its results to their half type itself */
     int64_t opset;        /* of the default domain where the current node is */
     const Onnx__NodeProto *caller; /* the node whose function is being inlined, for ref_attr_name */
     int depth;
@@ -344,6 +354,7 @@ static ival *bind(imp *I, const char *name, const cfx_type *ty, const char *id, 
     v->narrow = NULL;
     v->elem = NULL;
     v->dot_a = v->dot_b = NULL;
+    v->half = HALF_NONE;
     v->prev = *slot;
     *slot = I->nvals++;
     return v;
@@ -598,6 +609,110 @@ static const char *ref(imp *I, ival *v)
     return id;
 }
 
+/* ---- float16 and bfloat16 ---------------------------------------------------------------- */
+
+/* cfx has no half types: a float16 or bfloat16 value is held in f32, and every node whose result
+ * has such a type rounds it (round_f16, round_bf16: f32 arithmetic rounded after each op gives
+ * the half type's results), except the nodes that only move or pick values they were given,
+ * which are rounded already. docs/onnx.md says so. */
+static int has_input(const Onnx__NodeProto *n, size_t k);
+
+static double half_value_of(int half, double x)
+{
+    return half == HALF_F16 ? k_round_f16_f64(x) : half == HALF_BF16 ? k_round_bf16_f64(x) : x;
+}
+
+/* A known f32 value rounded to its half type (a copy, where that changes it). */
+static void round_known(imp *I, ival *v)
+{
+    const float *d = v->data;
+    int64_t n = count(&v->ty), i = 0;
+    while (i < n && (isnan(d[i]) || (float)half_value_of(v->half, d[i]) == d[i]))
+        i++;
+    if (i == n)
+        return;
+    float *c = new_data(I, &v->ty);
+    for (i = 0; i < n; i++)
+        c[i] = (float)half_value_of(v->half, d[i]);
+    v->data = c;
+    v->id = NULL; /* a module constant made of the old value is not this one */
+}
+
+static int plain_id(const char *s)
+{
+    if (!s || !*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* A value of run time rounded to its half type: in its own variable, or into a new one where
+ * that variable holds another value too (an input, what an op passed through). */
+static void round_value(imp *I, ival *v, int fresh)
+{
+    const char *from = ref(I, v);
+    const char *id = fresh || !plain_id(from) ? new_id(I, "h_", v->name) : from;
+    line(I, "%s = %s(%s)", id, half_round[v->half], from);
+    v->id = id;
+    v->elem = NULL; /* facts about the value before it was rounded */
+    v->dot_a = v->dot_b = NULL;
+}
+
+/* expr, rounded to the half type where there is one: a step inside an op ONNX computes in it */
+static const char *half_rounded(imp *I, int half, const char *expr)
+{
+    return half ? fmt(I, "%s(%s)", half_round[half], expr) : expr;
+}
+
+/* Ops whose results hold only values they were given, moved, picked or negated: never rounded. */
+static int keeps_values(const char *op)
+{
+    static const char *const ops[] = {
+        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat",
+        "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
+        "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
+        "Trilu", "Constant", "ConstantOfShape"};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+        if (!strcmp(op, ops[k]))
+            return 1;
+    return 0;
+}
+
+/* After a node (not If, Loop, Scan or a function, whose inner nodes did this): its real results
+ * take the half type it says, or that of its first real input, and are rounded to it. */
+static void round_results(imp *I, const Onnx__NodeProto *n)
+{
+    int half = I->node_half;
+    for (size_t k = 0; half < 0 && k < n->n_input; k++) {
+        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
+        if (x && is_real(x->ty.dtype))
+            half = x->half;
+    }
+    if (half <= 0)
+        return;
+    int keeps = keeps_values(n->op_type) || I->node_rounded;
+    for (size_t k = 0; k < n->n_output; k++) {
+        ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
+        if (!v || v->ty.dtype != CFX_F32)
+            continue;
+        v->half = half;
+        if (keeps)
+            continue;
+        if (v->data) {
+            round_known(I, v);
+            continue;
+        }
+        int alias = 0;
+        for (size_t j = 0; j < n->n_input; j++) {
+            ival *x = has_input(n, j) ? lookup(I, n->input[j]) : NULL;
+            alias |= x && x->id && v->id && !strcmp(x->id, v->id);
+        }
+        round_value(I, v, alias);
+    }
+}
+
 /* ---- types from the model --------------------------------------------------------------- */
 
 static const char *onnx_dtype_name(int32_t t)
@@ -608,8 +723,15 @@ static const char *onnx_dtype_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
-static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
+/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32 (*half says which) where
+ * the caller takes them (half not NULL). */
+static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
+    if (half)
+        *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
+              : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16 : HALF_NONE;
+    if (half && *half)
+        return CFX_F32;
     switch (t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return CFX_F32;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return CFX_F64;
@@ -617,7 +739,7 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CFX_I64;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
     default:
-        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64 and bool", what,
+        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16 and bfloat16", what,
              onnx_dtype_name(t), (int)t);
     }
 }
@@ -650,12 +772,18 @@ static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *di
 
 /* The type of a model's graph input or output; a symbolic dimension takes its size from the
  * caller's shapes, else it is an error (for an input) or left at 0 (for an output: unknown). */
-static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cfx_type *out)
+static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cfx_type *out, int *half)
 {
+    *half = HALF_NONE;
     const char *name = vi->name ? vi->name : "";
     for (int k = 0; input && k < I->nshapes; k++)
         if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
             *out = I->shapes[k].type;
+            /* a float16 or bfloat16 input is given as f32 */
+            const Onnx__TypeProto *dt = vi->type;
+            if (dt && dt->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && dt->tensor_type &&
+                dt->tensor_type->has_elem_type && out->dtype == CFX_F32)
+                (void)dtype_of(I, dt->tensor_type->elem_type, name, half);
             /* an input of no elements is a value known at import or nothing */
             int fixed = I->use_values && I->shapes[k].value;
             if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
@@ -672,7 +800,7 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     }
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     memset(out, 0, sizeof *out);
-    out->dtype = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name);
+    out->dtype = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name, half);
     if (!tt->shape) {
         if (!input)
             return 0;
@@ -749,15 +877,46 @@ static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void 
 
 /* A TensorProto's type and data, checked: every dimension at least 1, the data exactly the
  * elements its dimensions say. */
-static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty)
+/* A float16 or bfloat16 tensor's n elements, as f32 (exactly). */
+static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
+{
+    int64_t n = count(ty);
+    size_t bytes = (size_t)n * 2;
+    uint16_t *bits = alloc(I, bytes + 2);
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        read_external(I, t, bytes, bits);
+    } else if (t->has_raw_data) {
+        if (t->raw_data.len != bytes)
+            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
+                 tystr(I, ty), half_types[half], bytes);
+        if (bytes)
+            memcpy(bits, t->raw_data.data, bytes); /* little-endian, as this machine */
+    } else if (t->n_int32_data == (size_t)n) { /* the 16 bits of each in an int32 */
+        for (int64_t i = 0; i < n; i++)
+            bits[i] = (uint16_t)t->int32_data[i];
+    } else {
+        fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name, t->n_int32_data,
+             tystr(I, ty), (long long)n);
+    }
+    float *data = alloc(I, (size_t)n * sizeof(float) + 1);
+    for (int64_t i = 0; i < n; i++)
+        data[i] = half == HALF_F16 ? k_f16_value(bits[i]) : k_bf16_value(bits[i]);
+    return data;
+}
+
+/* A tensor's data, in cfx's dtype; *half says where it was float16 or bfloat16 (held in f32). */
+static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *half)
 {
     const char *name = t->name && *t->name ? t->name : "(a constant)";
     memset(ty, 0, sizeof *ty);
-    ty->dtype = dtype_of(I, t->has_data_type ? t->data_type : 0, name);
+    ty->dtype = dtype_of(I, t->has_data_type ? t->data_type : 0, name, half);
+    int h = *half;
     check_shape(I, name, (int64_t)t->n_dims, t->dims, 1);
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
+    if (h)
+        return half_data(I, t, name, ty, h);
     int64_t n = count(ty);
     size_t esize = (size_t)cfx_dtype_size(ty->dtype), bytes = (size_t)n * esize;
     uint8_t *data = alloc(I, bytes);
@@ -1291,6 +1450,22 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
         out_known(I, n, 0, &t, data);
         return 1;
     }
+    /* whole numbers of known values: a length computed from the data (Range's, expanded) */
+    int whole = !strcmp(op, "Ceil") || !strcmp(op, "Floor") || !strcmp(op, "Round") || !strcmp(op, "Relu");
+    if (x->data && count(&t) <= ONNX_FOLD_MAX && whole) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            if (!is_real(t.dtype)) { /* Relu */
+                seti(t.dtype, data, i, geti(x, i) > 0 ? geti(x, i) : 0);
+                continue;
+            }
+            double d = getd(x, i); /* of f32 or f64: each result is of the same type, exactly */
+            setd(t.dtype, data, i, op[0] == 'C' ? ceil(d) : op[0] == 'F' ? floor(d) : op[1] == 'o' ? rint(d)
+                                   : isnan(d) || d > 0 ? d : 0.0);
+        }
+        out_known(I, n, 0, &t, data);
+        return 1;
+    }
     const char *a = ref(I, x);
     const char *e = ops[k].cfx ? fmt(I, "%s(%s)", ops[k].cfx, a)
                   : strcmp(op, "Reciprocal") == 0 ? fmt(I, "1.0 / %s", a)
@@ -1380,6 +1555,35 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
     line(I, "%s = cast(%s, %s)", v, ref(I, x), cfx_dtype_name(to));
     if (!is_real(x->ty.dtype) && x->ty.dtype != CFX_BOOL && one_int_type(&t))
         keep_sym(I, n, x);
+}
+
+/* A Cast to float16 or bfloat16 rounds once from the value itself: from f64 (or an integer, by
+ * way of f64, exact up to 2^53) with the rounding in f64, since rounding to f32 first could round
+ * twice; from f32 after the cast (round_results). */
+static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int half)
+{
+    ival *x = in(I, n, 0);
+    I->node_half = is_real(to) ? half : HALF_NONE;
+    if (!half || x->ty.dtype == CFX_F32) {
+        I->node_rounded = half && x->half == half; /* of that type already */
+        op_cast(I, n, to);
+        return;
+    }
+    I->node_rounded = 1;
+    cfx_type t = x->ty;
+    t.dtype = CFX_F32;
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        float *d = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++)
+            d[i] = (float)half_value_of(half, x->ty.dtype == CFX_BOOL ? (double)(geti(x, i) != 0) : getd(x, i));
+        out_known(I, n, 0, &t, d);
+        return;
+    }
+    const char *from = ref(I, x);
+    if (x->ty.dtype != CFX_F64)
+        from = fmt(I, "cast(%s, f64)", from);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = cast(%s(%s), f32)", v, half_round[half], from);
 }
 
 static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_type *t)
@@ -1528,7 +1732,9 @@ static void op_constant(imp *I, const Onnx__NodeProto *n)
     cfx_type t;
     void *data;
     if (strcmp(a->name, "value") == 0 && a->t) {
-        data = tensor_data(I, a->t, &t);
+        int half;
+        data = tensor_data(I, a->t, &t, &half);
+        I->node_half = half;
     } else if (strcmp(a->name, "value_float") == 0) {
         t = mktype(CFX_F32, 0, NULL);
         data = new_data(I, &t);
@@ -1563,8 +1769,11 @@ static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
     cfx_type vt = mktype(CFX_F32, 0, NULL);
     void *value = NULL;
     const Onnx__AttributeProto *a = attr(I, n, "value");
-    if (a && a->t)
-        value = tensor_data(I, a->t, &vt);
+    if (a && a->t) {
+        int half;
+        value = tensor_data(I, a->t, &vt, &half);
+        I->node_half = half;
+    }
     if (count(&vt) != 1)
         fail(I, "the value must have one element");
     cfx_type t = mktype(vt.dtype, (int)r, shape);
@@ -2424,13 +2633,16 @@ static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
     const char *nm = out_name(I, n, 0);
     const char *m = new_id(I, "m_", nm), *e = new_id(I, "e_", nm);
     cfx_type t = x->ty;
+    /* of a half type, each step rounds as ONNX's definition of the op computes it in that type */
     line(I, "%s = max(%s, axis=%d, keepdims=True)", m, a, axis);
-    line(I, "%s = exp(%s - %s)", e, a, m);
+    const char *d = half_rounded(I, x->half, fmt(I, "%s - %s", a, m));
+    line(I, "%s = %s", e, half_rounded(I, x->half, fmt(I, "exp(%s)", d)));
+    const char *s = half_rounded(I, x->half, fmt(I, "sum(%s, axis=%d, keepdims=True)", e, axis));
     const char *v = out_var(I, n, 0, &t);
     if (logsoft)
-        line(I, "%s = %s - %s - log(sum(%s, axis=%d, keepdims=True))", v, a, m, e, axis);
+        line(I, "%s = %s - %s", v, d, half_rounded(I, x->half, fmt(I, "log(%s)", s)));
     else
-        line(I, "%s = %s / sum(%s, axis=%d, keepdims=True)", v, e, e, axis);
+        line(I, "%s = %s / %s", v, e, s);
 }
 
 /* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
@@ -2782,8 +2994,9 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__No
     ival **outs = alloc(I, (g->n_output + 1) * sizeof *outs);
     for (size_t k = 0; k < g->n_initializer; k++) {
         cfx_type t;
-        void *data = tensor_data(I, g->initializer[k], &t);
-        bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data);
+        int half;
+        void *data = tensor_data(I, g->initializer[k], &t, &half);
+        bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data)->half = half;
     }
     emit_graph_nodes(I, g);
     I->node = owner; /* what follows is about the If, Loop or Scan that owns the subgraph */
@@ -2827,11 +3040,12 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         I->node = self;
         I->opset = opset;
         for (size_t k = 0; k < n->n_output; k++)
-            bind(I, out_name(I, n, k), &copies[k].ty, copies[k].id, copies[k].data);
+            bind(I, out_name(I, n, k), &copies[k].ty, copies[k].id, copies[k].data)->half = copies[k].half;
         I->depth--;
         return;
     }
     cfx_type *types = alloc(I, (n->n_output + 1) * sizeof *types);
+    int *halves = alloc(I, (n->n_output + 1) * sizeof *halves);
     const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
     const char *note = I->note;
     line(I, "if %s {", ref(I, c));
@@ -2852,6 +3066,7 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         for (size_t k = 0; k < n->n_output; k++) {
             if (b == 0) {
                 types[k] = outs[k]->ty;
+                halves[k] = outs[k]->half;
             } else if (!same_type(&types[k], &outs[k]->ty)) {
                 fail(I, "output %zu ('%s') is %s in the then branch and %s in the else branch: the "
                      "branches cannot join", k, out_name(I, n, k), tystr(I, &types[k]), tystr(I, &outs[k]->ty));
@@ -2864,7 +3079,7 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
     }
     line(I, "}");
     for (size_t k = 0; k < n->n_output; k++)
-        bind(I, out_name(I, n, k), &types[k], ids[k], NULL);
+        bind(I, out_name(I, n, k), &types[k], ids[k], NULL)->half = halves[k];
     I->depth--;
 }
 
@@ -2872,12 +3087,13 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
  * lengths that depend on data. */
 static int declared_type(imp *I, const Onnx__GraphProto *g, const char *name, cfx_type *t)
 {
+    int half;
     for (size_t k = 0; k < g->n_output; k++)
         if (g->output[k] && g->output[k]->name && !strcmp(g->output[k]->name, name))
-            return value_info_type(I, g->output[k], 0, t);
+            return value_info_type(I, g->output[k], 0, t, &half);
     for (size_t k = 0; k < g->n_value_info; k++)
         if (g->value_info[k] && g->value_info[k]->name && !strcmp(g->value_info[k]->name, name))
-            return value_info_type(I, g->value_info[k], 0, t);
+            return value_info_type(I, g->value_info[k], 0, t, &half);
     for (size_t k = 0; k < g->n_node; k++) {
         const Onnx__NodeProto *nd = g->node[k];
         for (size_t a = 0; nd && a < nd->n_attribute; a++) {
@@ -2940,9 +3156,11 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s", cv, C ? ref(I, C) : "True");
     const char **lc = alloc(I, (ncarried + 1) * sizeof *lc);
     cfx_type *lt = alloc(I, (ncarried + 1) * sizeof *lt);
+    int *lh = alloc(I, (ncarried + 1) * sizeof *lh);
     for (size_t k = 0; k < ncarried; k++) {
         ival *v = in(I, n, k + 2);
         lt[k] = v->ty;
+        lh[k] = v->half;
         /* a loop whose value the graph gives back keeps it in the result itself, as a program
          * written by hand does (the plan then treats it as one) */
         lc[k] = fresh_direct(I, out_name(I, n, k), I->depth - 1);
@@ -2960,6 +3178,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     }
     const char **so = alloc(I, (nscan + 1) * sizeof *so);
     cfx_type *so_t = alloc(I, (nscan + 1) * sizeof *so_t);
+    int *so_h = alloc(I, (nscan + 1) * sizeof *so_h);
     const char *note = I->note;
     /* the body is written apart: the scan buffers, whose types it gives, go before the loop */
     body_apart(I);
@@ -2971,7 +3190,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     bind(I, body->input[0]->name ? body->input[0]->name : "", &i64, it, NULL);
     bind(I, body->input[1]->name ? body->input[1]->name : "", &b1, cv, NULL);
     for (size_t k = 0; k < ncarried; k++)
-        bind(I, body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "", &lt[k], lc[k], NULL);
+        bind(I, body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "", &lt[k], lc[k], NULL)->half = lh[k];
     /* a new value computed straight into its loop variable once the old one is read no more */
     for (size_t k = 0; k <= ncarried; k++) {
         const Onnx__ValueInfoProto *o = body->output[k], *i = body->input[k + 1];
@@ -3001,7 +3220,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
             r = decl.dims[0];
         else
             fail(I, "scan output '%s' has a length that depends on the data (the loop can end early, or "
-                 "its trip count is not known at import) and the model declares no static shape for it", oname);
+                 "its trip count is not known at import) and the model declares no static shape for it: the "
+                 "length must be known when the model is imported (give the inputs it comes from)", oname);
         t.rank = y->ty.rank + 1;
         if (t.rank > CFX_TYPE_MAX_RANK)
             fail(I, "scan output '%s' has rank %d; cfx takes at most %d", oname, t.rank, CFX_TYPE_MAX_RANK);
@@ -3010,6 +3230,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         t.dims[0] = r;
         check_dims(I, oname, t.rank, t.dims);
         so_t[j] = t;
+        so_h[j] = y->half;
         so[j] = new_id(I, "scan_", oname);
         line(I, "%s[%s] = %s", so[j], it, ref(I, y));
     }
@@ -3038,9 +3259,9 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
                  "another number of iterations\")", it, (long long)so_t[j].dims[0], clean(I, self->name),
                  clean(I, out_name(I, n, ncarried + j)), (long long)so_t[j].dims[0]);
     for (size_t k = 0; k < ncarried; k++)
-        bind(I, out_name(I, n, k), &lt[k], lc[k], NULL);
+        bind(I, out_name(I, n, k), &lt[k], lc[k], NULL)->half = lh[k];
     for (size_t j = 0; j < nscan; j++)
-        bind(I, out_name(I, n, ncarried + j), &so_t[j], so[j], NULL);
+        bind(I, out_name(I, n, ncarried + j), &so_t[j], so[j], NULL)->half = so_h[j];
     I->depth--;
 }
 
@@ -3136,10 +3357,11 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
                          body->input[nstate + (size_t)i]->name : "";
         const char *v = new_id(I, "x_", bn);
         line(I, "%s = %s", v, e);
-        bind(I, bn, &et, v, NULL);
+        bind(I, bn, &et, v, NULL)->half = x->half;
     }
     for (size_t k = 0; k < nstate; k++)
-        bind(I, body->input[k] && body->input[k]->name ? body->input[k]->name : "", &stt[k], st[k], NULL);
+        bind(I, body->input[k] && body->input[k]->name ? body->input[k]->name : "", &stt[k], st[k], NULL)->half =
+            in(I, n, first + k)->half;
     ival **outs = subgraph_outputs(I, body, n);
     I->node = self;
     I->opset = opset;
@@ -3150,6 +3372,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
                  out_name(I, n, k), tystr(I, &stt[k]), tystr(I, &outs[k]->ty));
     const char **so = alloc(I, (nscan_out + 1) * sizeof *so);
     cfx_type *sot = alloc(I, (nscan_out + 1) * sizeof *sot);
+    int *soh = alloc(I, (nscan_out + 1) * sizeof *soh);
     for (size_t j = 0; j < nscan_out; j++) {
         ival *y = outs[nstate + j];
         const char *oname = out_name(I, n, nstate + j);
@@ -3165,6 +3388,7 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
             ty.dims[0] = batch;
         check_dims(I, oname, ty.rank, ty.dims);
         sot[j] = ty;
+        soh[j] = y->half;
         so[j] = new_id(I, "scan_", oname);
         int rev = out_dirs && out_dirs[j];
         const char *pos = rev ? fmt(I, "%lld - %s", (long long)(L - 1), t) : t;
@@ -3210,9 +3434,10 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
         line(I, "}");
     }
     for (size_t k = 0; k < nstate; k++)
-        bind(I, out_name(I, n, k), v8 ? &in(I, n, first + k)->ty : &stt[k], fin[k], NULL);
+        bind(I, out_name(I, n, k), v8 ? &in(I, n, first + k)->ty : &stt[k], fin[k], NULL)->half =
+            in(I, n, first + k)->half;
     for (size_t j = 0; j < nscan_out; j++)
-        bind(I, out_name(I, n, nstate + j), &sot[j], so[j], NULL);
+        bind(I, out_name(I, n, nstate + j), &sot[j], so[j], NULL)->half = soh[j];
     I->depth--;
 }
 
@@ -3244,7 +3469,7 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
     int base = scope_open(I);
     for (size_t k = 0; k < f->n_input; k++)
         if (args[k].ty.rank >= 0)
-            bind(I, f->input[k], &args[k].ty, args[k].id, args[k].data);
+            bind(I, f->input[k], &args[k].ty, args[k].id, args[k].data)->half = args[k].half;
     int64_t fopset = opset;
     for (size_t k = 0; k < f->n_opset_import; k++)
         if (f->opset_import[k] && (!f->opset_import[k]->domain || !*f->opset_import[k]->domain ||
@@ -3268,7 +3493,7 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
     scope_close(I, base);
     for (size_t k = 0; k < f->n_output && k < n->n_output; k++)
         if (n->output[k] && *n->output[k])
-            bind(I, n->output[k], &outs[k].ty, outs[k].id, outs[k].data);
+            bind(I, n->output[k], &outs[k].ty, outs[k].id, outs[k].data)->half = outs[k].half;
     I->depth--;
 }
 
@@ -3280,7 +3505,21 @@ static const struct { const char *name; enum bin op; } binops[] = {
     {"GreaterOrEqual", B_GE}, {"And", B_AND}, {"Or", B_OR}, {"Xor", B_XOR},
 };
 
+static void node_op(imp *I, const Onnx__NodeProto *n);
+
 static void node(imp *I, const Onnx__NodeProto *n)
+{
+    I->node_half = -1;
+    I->node_rounded = 0;
+    node_op(I, n);
+    const char *op = n->op_type;
+    if (!find_function(I, n) && strcmp(op, "If") && strcmp(op, "Loop") && strcmp(op, "Scan")) {
+        I->node = n;
+        round_results(I, n);
+    }
+}
+
+static void node_op(imp *I, const Onnx__NodeProto *n)
 {
     I->node = n;
     if (!n || !n->op_type)
@@ -3323,9 +3562,12 @@ static void node(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "Trilu")) {
         op_trilu(I, n);
     } else if (!strcmp(op, "Cast")) {
-        op_cast(I, n, dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'"));
+        int half;
+        cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'", &half);
+        op_cast_half(I, n, to, half);
     } else if (!strcmp(op, "CastLike")) {
-        op_cast(I, n, in(I, n, 1)->ty.dtype);
+        ival *like = in(I, n, 1);
+        op_cast_half(I, n, like->ty.dtype, like->half);
     } else if (!strcmp(op, "Reshape")) {
         op_reshape(I, n);
     } else if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) {
@@ -3647,8 +3889,9 @@ static void import_model(imp *I, onnx_import *out)
         if (!t || !t->name)
             fail(I, "initializer %zu has no name", k);
         cfx_type ty;
-        void *data = tensor_data(I, t, &ty);
-        bind(I, t->name, &ty, NULL, data);
+        int half;
+        void *data = tensor_data(I, t, &ty, &half);
+        bind(I, t->name, &ty, NULL, data)->half = half;
     }
     /* the graph's name as an identifier; a word of the language, or none, is prefixed */
     static const char *const words[] = {"graph", "if", "elif", "else", "while", "for", "in", "range",
@@ -3664,6 +3907,7 @@ static void import_model(imp *I, onnx_import *out)
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
     sb_printf(&I->head, "graph %s(", gname);
+    I->indent = 1;
     int nparams = 0;
     for (size_t k = 0; k < g->n_input; k++) {
         const Onnx__ValueInfoProto *vi = g->input[k];
@@ -3673,7 +3917,8 @@ static void import_model(imp *I, onnx_import *out)
         if (init && init->data)
             continue; /* an initializer listed as an input (IR < 4): a constant here */
         cfx_type t;
-        value_info_type(I, vi, 1, &t);
+        int half;
+        value_info_type(I, vi, 1, &t, &half);
         const char *id = new_id(I, "in_", vi->name);
         ival *v = bind(I, vi->name, &t, id, NULL);
         for (int j = 0; I->use_values && j < I->nshapes; j++)
@@ -3695,6 +3940,15 @@ static void import_model(imp *I, onnx_import *out)
                 v->data = fixed.data;
                 v->id = c;
             }
+        if (half) { /* given as f32: rounded once, so that the model sees values of its type */
+            I->note = fmt(I, "input '%s' is %s", clean(I, vi->name), half_types[half]);
+            v->half = half;
+            if (v->data)
+                round_known(I, v);
+            else
+                round_value(I, v, 1);
+            I->note = NULL;
+        }
         sb_printf(&I->head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
         I->in_names[nparams++] = vi->name;
     }
@@ -3704,7 +3958,6 @@ static void import_model(imp *I, onnx_import *out)
             if (g->output[k] && g->output[j] && g->output[k]->name && g->output[j]->name &&
                 !strcmp(g->output[k]->name, g->output[j]->name))
                 fail(I, "output '%s' is listed twice", g->output[k]->name);
-    I->indent = 1;
     /* the outputs' variables, which the nodes that compute them write directly */
     const char **out_ids = alloc(I, (g->n_output + 1) * sizeof *out_ids);
     for (size_t k = 0; k < g->n_output; k++) {
@@ -3728,7 +3981,8 @@ static void import_model(imp *I, onnx_import *out)
         if (!v)
             fail(I, "output '%s' is computed by no node", vo->name);
         cfx_type decl;
-        if (value_info_type(I, vo, 0, &decl) && !same_type(&decl, &v->ty))
+        int half;
+        if (value_info_type(I, vo, 0, &decl, &half) && !same_type(&decl, &v->ty))
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
         sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));

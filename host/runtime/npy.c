@@ -8,6 +8,8 @@
  */
 #include "npy.h"
 
+#include "kernels/elementwise.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,11 +18,15 @@
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
+/* float16 files are read as f32 (exactly): cfx holds float16 values in f32 (round_f16); it
+ * writes only its own dtypes, the first entry of each */
 static const struct {
     const char *descr;
     cfx_dtype dtype;
+    int size;
 } descrs[] = {
-    {"<f4", CFX_F32}, {"<f8", CFX_F64}, {"<i4", CFX_I32}, {"<i8", CFX_I64}, {"|b1", CFX_BOOL},
+    {"<f4", CFX_F32, 4}, {"<f8", CFX_F64, 8}, {"<i4", CFX_I32, 4}, {"<i8", CFX_I64, 8}, {"|b1", CFX_BOOL, 1},
+    {"<f2", CFX_F32, 2},
 };
 
 /* The data is copied as is, so the host must store numbers little-endian as the files do. */
@@ -227,8 +233,8 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t len)
 
 /* The header of the .npy image bytes[0, len): its type into *t (rank and dims from the shape)
  * and where its data starts. 0, or -1 with the reason in err. */
-static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t *data_at, char *err,
-                         size_t errlen)
+static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t *data_at, int *esize,
+                         char *err, size_t errlen)
 {
     if (!host_is_little_endian()) {
         snprintf(err, errlen, "reading .npy files needs a little-endian host");
@@ -285,10 +291,12 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
         return -1;
     int dt = -1;
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
-        if (strcmp(info.descr, descrs[i].descr) == 0)
+        if (strcmp(info.descr, descrs[i].descr) == 0) {
             dt = (int)descrs[i].dtype;
+            *esize = descrs[i].size;
+        }
     if (dt < 0) {
-        snprintf(err, errlen, "dtype '%s' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1)",
+        snprintf(err, errlen, "dtype '%s' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)",
                  info.descr);
         return -1;
     }
@@ -308,7 +316,8 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
 int npy_peek(const void *bytes, size_t len, cfx_type *t, char *err, size_t errlen)
 {
     size_t at;
-    return decode_header(bytes, len, t, &at, err, errlen);
+    int esize;
+    return decode_header(bytes, len, t, &at, &esize, err, errlen);
 }
 
 int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, char *err,
@@ -319,7 +328,8 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
     cfx_type_str(want, ty, sizeof ty);
     cfx_type got;
     size_t at;
-    if (decode_header(b, len, &got, &at, err, errlen) != 0)
+    int esize;
+    if (decode_header(b, len, &got, &at, &esize, err, errlen) != 0)
         return -1;
     int dt = (int)got.dtype;
     npy_info info;
@@ -331,7 +341,7 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
     size_t prefix = at, hlen = 0;
     if (dt != (int)want->dtype) {
         snprintf(err, errlen, "dtype '%s' (%s) does not match the input's type %s",
-                 descr_of((cfx_dtype)dt), cfx_dtype_name((cfx_dtype)dt), ty);
+                 esize == 2 ? "<f2" : descr_of((cfx_dtype)dt), esize == 2 ? "float16, read as f32" : cfx_dtype_name((cfx_dtype)dt), ty);
         return -1;
     }
     int same = info.rank == want->rank;
@@ -344,7 +354,7 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
         return -1;
     }
     /* the shape equals the input's type, whose size the compiler bounded */
-    size_t need = (size_t)cfx_type_count(want) * (size_t)cfx_dtype_size(want->dtype);
+    size_t need = (size_t)cfx_type_count(want) * (size_t)esize;
     size_t have = len - prefix - hlen;
     if (have < need) {
         snprintf(err, errlen, "truncated data: %zu bytes expected, %zu found", need, have);
@@ -361,7 +371,11 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
                 snprintf(err, errlen, "bool element %zu is the byte %d, not 0 or 1", i, data[i]);
                 return -1;
             }
-    memcpy(out, data, need);
+    if (esize == 2) /* float16, to f32 */
+        for (size_t i = 0; i < need / 2; i++)
+            ((float *)out)[i] = k_f16_value((uint16_t)(data[2 * i] | data[2 * i + 1] << 8));
+    else
+        memcpy(out, data, need);
     return 0;
 }
 

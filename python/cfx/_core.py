@@ -378,6 +378,7 @@ class Module:
         self.context = context # its Python kernels must live as long as the module
         self.accumulate = accumulate # the cpu executors' mode, None: $CFX_ACCUMULATE or fast
         self._execs = []       # every executor of every graph, freed before the module
+        self._half_inputs = () # an ONNX model's float16 and bfloat16 inputs (held in f32)
         self._finalizer = weakref.finalize(self, _free_module, ptr, self._execs)
         self.graphs = collections.OrderedDict()
         for i in range(lib.cfx_graph_count(ptr)):
@@ -894,6 +895,9 @@ class Graph:
     def _import(self, kind, p, v, stream):
         """A View of value v for the input or result p, checked against its declaration."""
         what = "%s: %s '%s'" % (self.name, kind, p.name)
+        if kind == "input" and p.name in self.module._half_inputs and hasattr(v, "astype") and \
+                getattr(getattr(v, "dtype", None), "name", None) in ("float16", "bfloat16"):
+            v = v.astype("float32") # their values, which f32 holds exactly (docs/onnx.md)
         try:
             if _dlpack.is_value(v):
                 if kind == "result":

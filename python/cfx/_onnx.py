@@ -53,8 +53,10 @@ def onnx_available():
 
 # ---- the input types a model declares, read from its bytes (no onnx package needed) ---------
 
-# TensorProto.DataType -> cfx dtype (those cfx has)
-_ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 11: "f64"}
+# TensorProto.DataType -> cfx dtype (those cfx takes; float16 and bfloat16 are held in f32, and
+# such an input takes float16 or bfloat16 arrays too)
+_ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64", 16: "bf16"}
+_HALF = ("f16", "bf16")
 
 
 def _varint(buf, i):
@@ -130,13 +132,17 @@ def _type_of(name, spec, declared):
     if hasattr(spec, "shape") and hasattr(spec, "dtype"):
         dtype, shape = str(spec.dtype), tuple(spec.shape)
         dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
+                 "float16": "f32", "bfloat16": "f32",
                  "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
-                 "torch.int64": "i64", "torch.bool": "bool"}.get(dtype, dtype)
+                 "torch.int64": "i64", "torch.bool": "bool", "torch.float16": "f32",
+                 "torch.bfloat16": "f32"}.get(dtype, dtype)
     elif (isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], str)):
         dtype, shape = spec[0], tuple(spec[1])
     elif isinstance(spec, (tuple, list)):
         shape = tuple(spec)
         dtype = declared.get(name)
+        if dtype in _HALF:
+            dtype = "f32"
         if dtype is None:
             raise TypeError("shapes['%s']: the model declares no input '%s' of a cfx dtype; "
                             "give (dtype, shape) or an example array" % (name, name))
@@ -200,12 +206,12 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
     ctx = context if context is not None else default_context()
     entries, keep = None, []
     n = 0
+    if data is None:
+        with open(path, "rb") as f:
+            declared = _declared_dtypes(f.read())
+    else:
+        declared = _declared_dtypes(data)
     if shapes:
-        if data is None:
-            with open(path, "rb") as f:
-                declared = _declared_dtypes(f.read())
-        else:
-            declared = _declared_dtypes(data)
         n = len(shapes)
         entries = (InputType * n)()
         for k, (input_name, spec) in enumerate(shapes.items()):
@@ -224,7 +230,9 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
             raise Error(text.rstrip("\n"))
         raise CompileError(text)
     _lib.take_string(diags.value)
-    return Module(ptr, name, ctx, accumulate)
+    module = Module(ptr, name, ctx, accumulate)
+    module._half_inputs = frozenset(k for k, v in declared.items() if v in _HALF)
+    return module
 
 
 def from_torch(module, example_args, *, shapes=None, context=None, accumulate=None, **export_kwargs):

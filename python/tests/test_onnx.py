@@ -114,6 +114,35 @@ def test_if_with_outer_reads():
     np.testing.assert_array_equal(g(x=x, c=np.array(False), backend="cpu")["y"], -x)
 
 
+def test_float16_and_bfloat16():
+    """A float16 model: inputs given as float16 (or bfloat16, or float32 holding their values)
+    arrays, its results float32 arrays holding float16 values; each op rounds as float16 does
+    (numpy's float16 arithmetic, step by step, gives the expected values)."""
+    F16, BF16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
+    nodes = [helper.make_node("Mul", ["x", "w"], ["xw"]),
+             helper.make_node("Add", ["xw", "x"], ["y"]),
+             helper.make_node("Cast", ["y"], ["yb"], to=BF16),
+             helper.make_node("Cast", ["yb"], ["z"], to=F32)]
+    w = np.array([0.1, 3.0, -0.7], np.float16)
+    g = cfx.load_onnx(make(helper.make_graph(
+        nodes, "half", [vi("x", F16, [3])], [vi("y", F16, [3]), vi("z", F32, [3])],
+        [numpy_helper.from_array(w, "w")]))).entry
+    assert [(p.name, p.dtype) for p in g.inputs] == [("x", "f32")]
+    x = np.array([1.7, 2050.0, 0.3], np.float16)
+    want = x * w + x # float16 ops
+    # by hand: 2050 * 3 = 6150 ties between 6148 and 6152 (float16's step 4 there): 6152;
+    # 6152 + 2050 = 8202 rounds to 8200 (step 8); bfloat16 (8 bits, step 64) holds 8192
+    assert want[1] == 8200
+    bits = want.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bf16 = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    assert bf16[1] == 8192
+    for given in (x, x.astype(np.float32)):
+        out = g(x=given, backend="cpu")
+        assert out["y"].dtype == np.float32
+        np.testing.assert_array_equal(out["y"], want.astype(np.float32))
+        np.testing.assert_array_equal(out["z"], bf16)
+
+
 def test_constant_value_ints_empty_and_not():
     """Constant value_ints=[] (an empty shape: PyTorch's dynamo export gives one to Expand a
     0-d tensor) is a value known at import; value_ints=[2, 3] a shape vector."""

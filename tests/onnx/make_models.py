@@ -22,6 +22,7 @@ IR_VERSION = 8
 
 F32, F64, I32, I64, BOOL = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT32,
                             TensorProto.INT64, TensorProto.BOOL)
+F16, BF16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
 
 
 def vi(name, elem, shape):
@@ -431,8 +432,46 @@ def onnx_semantics():
                        expected)]
 
 
+def bf16_of(v):
+    """float32 values rounded to bfloat16's (halves to even), as float32: by the bits."""
+    u = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def half_loop():
+    """float16 all through a Loop: acc = acc + x * w, each op rounding to float16 (x an input,
+    w and the start an initializer), then acc through bfloat16 (Cast to BFLOAT16 and back to
+    FLOAT). cfx holds them in f32 and rounds after each op; numpy computes in float16."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Mul", ["x", "w"], ["xw"]),
+         helper.make_node("Add", ["acc", "xw"], ["acc_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("acc", F16, [4])],
+        [vi("cond_out", BOOL, []), vi("acc_out", F16, [4])])
+    w = np.array([0.1, 0.2, 0.3, 0.7], np.float16)
+    acc0 = np.array([0, 1000, 2048, -3], np.float16)
+    nodes = [helper.make_node("Loop", ["n", "", "acc0"], ["acc"], name="accumulate", body=body),
+             helper.make_node("Cast", ["acc"], ["acc_b"], to=BF16),
+             helper.make_node("Cast", ["acc_b"], ["acc_bf"], to=F32)]
+    g = helper.make_graph(nodes, "half_loop", [vi("x", F16, [4]), vi("n", I64, [])],
+                          [vi("acc", F16, [4]), vi("acc_bf", F32, [4])],
+                          [init("w", w), init("acc0", acc0)])
+    x = np.array([1.0, 0.333, 1.0, 0.01], np.float16)
+    cases = []
+    for n in (7, 300):
+        acc = acc0.copy()
+        for _ in range(n):
+            acc = acc + x * w # each op float16, rounded (numpy)
+        cases.append(({"x": x, "n": np.array(n, np.int64)},
+                      {"acc": acc, "acc_bf": bf16_of(acc.astype(np.float32))}))
+    # the sums stall where float16's spacing passes twice the step: 2048 + 0.3 is 2048
+    assert cases[1][1]["acc"][2] == 2048
+    return model(g), cases
+
+
 MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
-          if_in_loop, greedy_decode, cg, onnx_semantics]
+          if_in_loop, greedy_decode, cg, onnx_semantics, half_loop]
 
 
 def check_with_onnxruntime(name, m, cases):

@@ -75,9 +75,11 @@ test_affine_grid_2d_expanded test_affine_grid_2d_align_corners_expanded
 test_affine_grid_3d_expanded test_affine_grid_3d_align_corners_expanded
 """.split()
 
-# TensorProto.DataType of the dtypes cfx has: FLOAT, INT32, INT64, BOOL, DOUBLE
-CFX_ELEM_TYPES = {1, 6, 7, 9, 11}
+# TensorProto.DataType of the dtypes cfx takes: FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE,
+# BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md)
+CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16}
 CFX_NUMPY = {"float32", "float64", "int32", "int64", "bool"}
+HALF_NUMPY = {"float16", "bfloat16"} # given to cfx as float32, its results checked as such
 
 
 def skip(why):
@@ -194,17 +196,48 @@ def write_case(case, d):
         sd = os.path.join(d, "data_%d" % k)
         os.makedirs(sd, exist_ok=True)
         arrays = [to_array(x) for x in inputs] + [to_array(x) for x in outputs]
-        if any(a.dtype.name not in CFX_NUMPY for a in arrays):
+        if any(a.dtype.name not in CFX_NUMPY | HALF_NUMPY for a in arrays):
             return None
         for j, a in enumerate(inputs):
-            np.save(os.path.join(sd, "input_%d.npy" % j), np.array(to_array(a), order="C"))
+            a = to_array(a)
+            if a.dtype.name in HALF_NUMPY:
+                a = a.astype(np.float32)
+            np.save(os.path.join(sd, "input_%d.npy" % j), np.array(a, order="C"))
         for j, a in enumerate(outputs):
-            np.save(os.path.join(sd, "output_%d.npy" % j), np.array(to_array(a), order="C"))
+            a = to_array(a)
+            if a.dtype.name == "bfloat16": # numpy has no .npy type for it: float32, and a mark
+                a = a.astype(np.float32)
+                open(os.path.join(sd, "output_%d.bfloat16" % j), "w").close()
+            np.save(os.path.join(sd, "output_%d.npy" % j), np.array(a, order="C"))
         sets.append((sd, len(inputs), len(outputs)))
     return in_names, out_names, sets
 
 
-def compare(np, name, got, want, rtol, atol):
+def half_problem(np, name, got, half):
+    """A float16 or bfloat16 result comes as float32 holding values of that type (docs/onnx.md):
+    a value the type does not hold was not rounded."""
+    if got.dtype != np.float32:
+        return "%s is %s, expected float32 holding %s values" % (name, got.dtype, half)
+    if half == "float16":
+        with np.errstate(over="ignore"):
+            held = got.astype(np.float16).astype(np.float32) == got
+    else:
+        held = (got.view(np.uint32) & 0xFFFF) == 0
+    held |= np.isnan(got)
+    if not np.all(held):
+        k = tuple(int(i) for i in np.argwhere(~held)[0]) if got.ndim else ()
+        return "%s%s = %r is not a %s value" % (name, list(k) if k else "", got[k].item(), half)
+    return None
+
+
+def compare(np, name, got, want, rtol, atol, half=None):
+    if half:
+        problem = half_problem(np, name, got, half)
+        if problem:
+            return problem
+        want = want.astype(np.float32)
+        if half == "bfloat16": # as onnx's own backend runner: two bfloat16 steps
+            rtol = max(rtol, 2.0 ** -6)
     if got.dtype != want.dtype:
         return "%s is %s, expected %s" % (name, got.dtype, want.dtype)
     if got.shape != want.shape:
@@ -260,7 +293,9 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"
                 problems.append("%s: no file written" % out_names[j])
                 continue
             want = np.load(os.path.join(sd, "output_%d.npy" % j))
-            pr = compare(np, out_names[j], np.load(got[j]), want, rtol, atol)
+            half = ("float16" if want.dtype == np.float16 else
+                    "bfloat16" if os.path.exists(os.path.join(sd, "output_%d.bfloat16" % j)) else None)
+            pr = compare(np, out_names[j], np.load(got[j]), want, rtol, atol, half)
             if pr:
                 problems.append(pr)
         if problems:
