@@ -109,6 +109,7 @@ typedef struct imp {
     int node_half;        /* the half type the current node says its results have (Cast's 'to', a
                            * Constant's tensor), or -1: that of its first real input */
     int node_rounded;     /* the current node rounded its results to their half type itself */
+    int nlines;           /* lines written so far */
     int64_t opset;        /* of the default domain where the current node is */
     const Onnx__NodeProto *caller; /* the node whose function is being inlined, for ref_attr_name */
     int depth;
@@ -481,6 +482,7 @@ static void line(imp *I, const char *f, ...)
         }
     }
     I->pure_id = NULL;
+    I->nlines++;
     if (I->note)
         sb_printf(&I->body, "  # %s", I->note);
     sb_puts(&I->body, "\n");
@@ -682,7 +684,7 @@ static int keeps_values(const char *op)
 
 /* After a node (not If, Loop, Scan or a function, whose inner nodes did this): its real results
  * take the half type it says, or that of its first real input, and are rounded to it. */
-static void round_results(imp *I, const Onnx__NodeProto *n)
+static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
 {
     int half = I->node_half;
     for (size_t k = 0; half < 0 && k < n->n_input; k++) {
@@ -704,8 +706,10 @@ static void round_results(imp *I, const Onnx__NodeProto *n)
             round_known(I, v);
             continue;
         }
+        /* a result that is an input's variable, passed through (a Cast to f32 of an f32),
+         * gets a variable of its own; one the node wrote (a loop's value) is rounded there */
         int alias = 0;
-        for (size_t j = 0; j < n->n_input; j++) {
+        for (size_t j = 0; j < n->n_input && !wrote; j++) {
             ival *x = has_input(n, j) ? lookup(I, n->input[j]) : NULL;
             alias |= x && x->id && v->id && !strcmp(x->id, v->id);
         }
@@ -3511,11 +3515,12 @@ static void node(imp *I, const Onnx__NodeProto *n)
 {
     I->node_half = -1;
     I->node_rounded = 0;
+    int lines = I->nlines;
     node_op(I, n);
     const char *op = n->op_type;
     if (!find_function(I, n) && strcmp(op, "If") && strcmp(op, "Loop") && strcmp(op, "Scan")) {
         I->node = n;
-        round_results(I, n);
+        round_results(I, n, I->nlines > lines);
     }
 }
 
