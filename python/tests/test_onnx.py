@@ -426,3 +426,28 @@ def test_from_torch_cond_inside_while():
 
     for x in (6, 27, 1):
         _check_against_eager(torch, Collatz(), (torch.tensor(x),))
+
+
+def test_from_torch_float16_while():
+    """A float16 torch.while_loop: cfx holds the values in f32 and rounds after each op, so it
+    gives eager PyTorch's float16 results exactly (as float32)."""
+    torch = _torch()
+    while_loop = _while_loop(torch)
+
+    class Halving(torch.nn.Module):
+        def forward(self, x, n):
+            def cond(i, acc):
+                return i < n
+
+            def body(i, acc):
+                return i + 1, acc * 0.5 + x
+            _, acc = while_loop(cond, body, (torch.zeros((), dtype=torch.int64), torch.zeros_like(x)))
+            return acc
+
+    x = torch.tensor([1.1, 2.3, 1000.7, -0.01], dtype=torch.float16)
+    n = torch.tensor(6)
+    g = cfx.from_torch(Halving(), (x, n)).entry
+    got = list(g(x.numpy(), n.numpy(), backend="cpu").values())[0]
+    want = Halving()(x, n).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want.astype(np.float32))
