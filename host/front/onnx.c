@@ -1780,9 +1780,9 @@ static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
     }
     if (count(&vt) != 1)
         fail(I, "the value must have one element");
-    cfx_type t = mktype(vt.dtype, (int)r, shape);
     if (r > CFX_TYPE_MAX_RANK)
         fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    cfx_type t = mktype(vt.dtype, (int)r, shape);
     check_dims(I, out_name(I, n, 0), r, shape);
     if (count(&t) <= ONNX_FOLD_MAX) { /* folded; a larger one is filled at run time */
         void *data = new_data(I, &t);
@@ -1870,9 +1870,9 @@ static void op_expand(imp *I, const Onnx__NodeProto *n)
     ival *x = in(I, n, 0);
     int64_t shape[8];
     int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
-    cfx_type s = mktype(x->ty.dtype, (int)r, shape), t;
     if (r > CFX_TYPE_MAX_RANK)
         fail(I, "the shape has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    cfx_type s = mktype(x->ty.dtype, (int)r, shape), t;
     broadcast(I, &x->ty, &s, &t);
     t.dtype = x->ty.dtype;
     if (same_type(&t, &x->ty)) {
