@@ -1639,6 +1639,8 @@ static void op_reshape(imp *I, const Onnx__NodeProto *n)
             s = 1;
         } else if (s < 1) {
             fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
+        } else if (s > ((int64_t)1 << 30) || known_count * s > ((int64_t)1 << 30)) { /* no overflow */
+            fail(I, "cannot reshape %s to a shape of more than 2^30 elements", tystr(I, &x->ty));
         }
         t.dims[d] = s;
         known_count *= s;
