@@ -166,7 +166,7 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
         e = e - 1 < emin ? emin : e - 1;                                                          \
         T q = ldexp##FN((T)1, e - (bits - 1));                                                    \
         T r = rint##FN(a / q) * q;                                                                \
-        return fabs##FN(r) > max ? copysign##FN((T)INFINITY, a) : r;                              \
+        return fabs##FN(r) > max ? copysign##FN(ldexp##FN((T)1, 4096), a) : r; /* +-inf */        \
     }                                                                                             \
     /* IEEE binary16 (ONNX's float16): 11 bits, normal from 2^-14, at most 65504 */               \
     CFX_HD T k_round_f16_##SFX(T a) { return k_narrow_##SFX(a, 11, -14, (T)65504); }             \
@@ -176,12 +176,18 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
 K_REAL_SCALAR_OPS(float, f32, f)
 K_REAL_SCALAR_OPS(double, f64, )
 
-/* The value of IEEE binary16 bits (a float16 .npy element, an ONNX float16), exactly. */
+/* The value of IEEE binary16 bits (a float16 .npy element, an ONNX float16), exactly: the sign,
+ * the exponent rebased from 15 to 127 (31, inf and NaN, to 255) and the 10 bits moved up by 13;
+ * a subnormal m * 2^-24. (No INFINITY or NAN: NVRTC compiles this file without math.h.) */
 CFX_HD float k_f16_value(uint16_t h)
 {
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m + 1024), e - 25);
-    return h & 0x8000 ? -v : v;
+    uint32_t e = (h >> 10) & 31, m = h & 1023;
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return h & 0x8000 ? -v : v;
+    }
+    union { uint32_t u; float f; } v = {((uint32_t)(h & 0x8000) << 16) | ((e == 31 ? 255 : e + 112) << 23) | m << 13};
+    return v.f;
 }
 
 /* The value of bfloat16 bits: the top half of an f32's. */
