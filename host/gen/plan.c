@@ -1706,6 +1706,14 @@ typedef struct sched_lw {
     int32_t *cand;       /* ns + nr: sched_alternate_candidates without replicas; NULL where
                           * the plan has no tensors that alternate */
     uint8_t *ahead_into; /* ns: a product that may be computed ahead writes the slot */
+    /* the last trial walked (sched_lw_trial), for sched_lw_take: its stretch [ta, te), whether
+     * a tensor that may alternate is live in it, and its own snapshots of the cuts inside,
+     * saved after the first tsnaps0 snapshots and tpool0 entries */
+    int32_t *tmp_head;   /* nr + 1 */
+    int32_t *tmp_tail;   /* nr + 1 */
+    int twalked, tlive;
+    int32_t ta, te, tsnaps0;
+    int64_t tpool0;
 } sched_lw;
 
 static void sched_lw_free(sched_lw *lw, int32_t nr)
@@ -1734,6 +1742,8 @@ static void sched_lw_free(sched_lw *lw, int32_t nr)
     free(lw->pool_v);
     free(lw->cand);
     free(lw->ahead_into);
+    free(lw->tmp_head);
+    free(lw->tmp_tail);
     memset(lw, 0, sizeof *lw);
 }
 
@@ -1768,9 +1778,11 @@ static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw
     lw->pos = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
     lw->snap_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     lw->snap_tail = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->tmp_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->tmp_tail = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
     if (!lw->cut || !lw->cover || !lw->minreach || !lw->first || !lw->last || !lw->flags0 || !lw->flags ||
         !lw->weight || !lw->st || !lw->shared || !lw->cur.bits || !lw->cur.dirty || !lw->pos || !lw->snap_head ||
-        !lw->snap_tail)
+        !lw->snap_tail || !lw->tmp_head || !lw->tmp_tail)
         return -1;
     if (opts && opts->alternate) {
         uint8_t *none = (uint8_t *)calloc((size_t)ns + 1, 1);
@@ -1883,8 +1895,9 @@ static int sched_lw_same(sched_lw *lw, const sched_pending *in, int32_t q)
     return same;
 }
 
-/* Saves `in` as cut i's entry state from sweep k on. -1 when memory runs out. */
-static int sched_lw_save(sched_lw *lw, int32_t i, int32_t k, const sched_pending *in)
+/* Saves `in` as cut i's entry state from sweep k on, in the lists head/tail (the plan's
+ * snap_head/snap_tail, or a trial's tmp_head/tmp_tail). -1 when memory runs out. */
+static int sched_lw_save(sched_lw *lw, int32_t *head, int32_t *tail, int32_t i, int32_t k, const sched_pending *in)
 {
     if (lw->nsnaps == lw->capsnaps) {
         int32_t cap = lw->capsnaps * 2 + 16;
@@ -1915,11 +1928,11 @@ static int sched_lw_save(sched_lw *lw, int32_t i, int32_t k, const sched_pending
     memcpy(lw->pool_d + lw->npool, in->d, sizeof(int32_t) * (size_t)in->n);
     memcpy(lw->pool_v + lw->npool, in->v, (size_t)in->n);
     lw->npool += in->n;
-    if (lw->snap_tail[i] >= 0)
-        lw->snaps[lw->snap_tail[i]].next = lw->nsnaps;
+    if (tail[i] >= 0)
+        lw->snaps[tail[i]].next = lw->nsnaps;
     else
-        lw->snap_head[i] = lw->nsnaps;
-    lw->snap_tail[i] = lw->nsnaps++;
+        head[i] = lw->nsnaps;
+    tail[i] = lw->nsnaps++;
     return 0;
 }
 
@@ -1935,7 +1948,8 @@ static void sched_lw_clean(sched_lw *lw, int32_t a, int32_t e, int32_t nr)
 
 /* Sweeps [a, e) as sched_flow does, with slot s shared too (-1: none): `base`, the plan's own walk
  * from the start to the end, saving every cut's entry states; else a trial, from the plan's
- * entry states at cut a, that must leave the plan's at cut e. Leaves the walk's flags in
+ * entry states at cut a, that must leave the plan's at cut e, saving the entry states of the
+ * cuts in between in tmp_head/tmp_tail (emptied for them before). Leaves the walk's flags in
  * lw->flags and its final entry states in lw->st (sched_lw_clean empties them). Returns 1 when
  * walked, 0 when e's states are not the plan's or an edge leaves [a, e], -1 when memory runs
  * out. */
@@ -1948,6 +1962,7 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
     int32_t last_in = base || lw->snap_tail[a] < 0 ? 0 : lw->snaps[lw->snap_tail[a]].sweep;
     int32_t at_e = base || e >= nr ? -1 : lw->snap_head[e];
     int check_e = !base && e < nr && !(lw->flags0[e] & SCHED_F_REGION_EXIT);
+    int32_t *head = base ? lw->snap_head : lw->tmp_head, *tail = base ? lw->snap_tail : lw->tmp_tail;
     int32_t k;
     if (check_e && at_e < 0)
         return 0;
@@ -1976,8 +1991,8 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
                 in->n = 0;
                 in->dead = 0;
             }
-            if (base && lw->cut[i] && (lw->snap_tail[i] < 0 || !sched_lw_same(lw, in, lw->snap_tail[i])) &&
-                sched_lw_save(lw, i, k, in) != 0)
+            if (lw->cut[i] && (base || i > a) && (tail[i] < 0 || !sched_lw_same(lw, in, tail[i])) &&
+                sched_lw_save(lw, head, tail, i, k, in) != 0)
                 return -1;
             sched_cur_clear(cur);
             for (int32_t m = 0; m < in->n; m++)
@@ -2190,6 +2205,9 @@ static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *l
 {
     int32_t nr = p->nrecords, a, e;
     int rc;
+    lw->twalked = 0;
+    lw->tsnaps0 = lw->nsnaps;
+    lw->tpool0 = lw->npool;
     if (lw->first[s] < 0)
         return 0;
     if (lw->cand && lw->ahead_into[s])
@@ -2201,6 +2219,10 @@ static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *l
     for (e = lw->last[s] + 1; e < nr && !lw->cut[e]; e++)
         ;
     for (int tries = 0;; tries++) {
+        for (int32_t i = a; i <= e && i <= nr; i++)
+            lw->tmp_head[i] = lw->tmp_tail[i] = -1;
+        lw->nsnaps = lw->tsnaps0;
+        lw->npool = lw->tpool0;
         rc = sched_lw_walk(p, plan, lw, a, e, s, 0, succ);
         if (rc != 0)
             break;
@@ -2215,17 +2237,58 @@ static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *l
     }
     if (rc < 0)
         return -1;
+    lw->twalked = 1;
+    lw->ta = a;
+    lw->te = e;
+    lw->tlive = lw->cand && sched_lw_live(p, lw, rep, s, a, e);
     double diff = 0, wmax = 0;
     for (int32_t i = a; i < e; i++) {
         diff += sched_lw_cost(plan, lw, i, lw->flags[i]) - sched_lw_cost(plan, lw, i, plan->flags[i]);
         wmax = lw->weight[i] > wmax ? lw->weight[i] : wmax;
     }
     /* every sum exact (integers below 2^52), so the whole build's cost is best + diff */
-    rc = diff > 0 && best < 4503599627370496.0 && wmax * 4.0 * (double)nr < 4503599627370496.0;
-    if (rc && lw->cand && sched_lw_live(p, lw, rep, s, a, e))
-        rc = 0;
+    rc = diff > 0 && best < 4503599627370496.0 && wmax * 4.0 * (double)nr < 4503599627370496.0 && !lw->tlive;
     sched_lw_clean(lw, a, e, nr);
+    if (rc) { /* not taken: its snapshots go */
+        lw->twalked = 0;
+        lw->nsnaps = lw->tsnaps0;
+        lw->npool = lw->tpool0;
+    }
     return rc;
+}
+
+/* After the trial without replica s was taken: where it was walked (lw->twalked), and the whole
+ * build `next` set the flags the walk did in [ta, te) and the plan's `prev` elsewhere, lw becomes
+ * `next`'s (its flags before the flow, shared slots and snapshots change only there) and 1 is
+ * returned; else 0 (sched_lw_base must start again), and the trial's snapshots go. */
+static int sched_lw_take(const cfx_prog *p, const sched_plan *prev, const sched_plan *next, sched_lw *lw,
+                         int32_t s)
+{
+    int32_t nr = p->nrecords;
+    int ok = lw->twalked && !lw->tlive && next->nalternates == 0 && next->naheads == 0;
+    for (int32_t i = 0; ok && i < nr; i++)
+        ok = next->flags[i] == (i >= lw->ta && i < lw->te ? lw->flags[i] : prev->flags[i]) &&
+             next->batch_head[i] == prev->batch_head[i] && next->batch_next[i] == prev->batch_next[i];
+    for (int32_t x = 0; ok && x < p->nslots; x++)
+        ok = (next->priv_offset[x] < 0 && p->slots[x].kind != SLOT_CONST) == (lw->shared[x] || x == s);
+    if (!ok) {
+        if (lw->twalked) {
+            lw->nsnaps = lw->tsnaps0;
+            lw->npool = lw->tpool0;
+        }
+        lw->twalked = 0;
+        return 0;
+    }
+    for (int32_t i = lw->ta; i < lw->te; i++) {
+        lw->flags0[i] = sched_lw_flags0(p, lw, i, s);
+        if (i > lw->ta && lw->cut[i]) {
+            lw->snap_head[i] = lw->tmp_head[i];
+            lw->snap_tail[i] = lw->tmp_tail[i];
+        }
+    }
+    lw->shared[s] = 1;
+    lw->twalked = 0;
+    return 1;
 }
 
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch), its
@@ -2315,6 +2378,7 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                 break;
             double c = sched_plan_cost(p, &trial);
             if (c <= best) {
+                int took = lwalk > 0 && sched_lw_take(p, plan, &trial, &lw, s);
                 best = c;
                 sched_plan_free(plan);
                 *plan = trial;
@@ -2322,7 +2386,7 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                     memcpy(lf.flags0, lf.flags0 + p->nrecords + 1, (size_t)p->nrecords);
                     walk = sched_lf_base(p, plan, &lf, succ);
                 }
-                if (lwalk > 0) {
+                if (lwalk > 0 && !took) {
                     lwalk = sched_lw_base(p, opts, rep, plan, &lw, succ, err, errlen);
                     if (lwalk < 0) {
                         rc = -1;
@@ -2333,6 +2397,11 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
             } else {
                 rep[s] = 1;
                 sched_plan_free(&trial);
+                if (lwalk > 0 && lw.twalked) { /* the trial's snapshots go */
+                    lw.nsnaps = lw.tsnaps0;
+                    lw.npool = lw.tpool0;
+                    lw.twalked = 0;
+                }
             }
         }
     }
