@@ -1665,7 +1665,7 @@ static int sched_lf_init(const cfx_prog *p, sched_lf *lf, int32_t *succ)
  * every sweep (after its last the plan's changes no more): then the records from e on sweep as
  * the plan's did, and the trial's barriers in [a, e), against the plan's there, weighed as
  * sched_plan_cost weighs them, give its cost. Where e's states differ the walk is tried again
- * to a later cut (a few times, then to the end). As for a program without loops, the walk only
+ * to a cut twice as far (a few times, then to the end). As for a program without loops, the walk only
  * decides which trials lose: one that costs no more is built whole and taken.
  *
  * The compiled kernel's trials (opts->alternate) build the plan with tensors that alternate too
@@ -2229,10 +2229,13 @@ static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *l
         sched_lw_clean(lw, a, e, nr);
         if (e >= nr)
             return 0;
-        if (tries >= 3)
+        /* on to a cut twice as far (every walk together at most about twice the last), then
+         * to the end, where nothing is compared */
+        int64_t far = (int64_t)a + 2 * ((int64_t)e - a) + 1;
+        if (tries >= 3 || far >= nr)
             e = nr;
         else
-            for (e++; e < nr && !lw->cut[e]; e++)
+            for (e = (int32_t)far; e < nr && !lw->cut[e]; e++)
                 ;
     }
     if (rc < 0)
