@@ -1925,9 +1925,11 @@ static int sched_lw_save(sched_lw *lw, int32_t *head, int32_t *tail, int32_t i, 
     sn->off = lw->npool;
     sn->n = in->n;
     sn->dead = in->dead;
-    memcpy(lw->pool_d + lw->npool, in->d, sizeof(int32_t) * (size_t)in->n);
-    memcpy(lw->pool_v + lw->npool, in->v, (size_t)in->n);
-    lw->npool += in->n;
+    if (in->n > 0) { /* (an empty state may have no arrays yet) */
+        memcpy(lw->pool_d + lw->npool, in->d, sizeof(int32_t) * (size_t)in->n);
+        memcpy(lw->pool_v + lw->npool, in->v, (size_t)in->n);
+        lw->npool += in->n;
+    }
     if (tail[i] >= 0)
         lw->snaps[tail[i]].next = lw->nsnaps;
     else
