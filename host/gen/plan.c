@@ -1706,6 +1706,8 @@ typedef struct sched_lw {
     int32_t *cand;       /* ns + nr: sched_alternate_candidates without replicas; NULL where
                           * the plan has no tensors that alternate */
     uint8_t *ahead_into; /* ns: a product that may be computed ahead writes the slot */
+    int32_t *cand_off;   /* nr + 1: the tensors that may alternate at each TICK, ... */
+    int32_t *cand_slot;  /* ... cand_slot[cand_off[i] .. cand_off[i + 1]) */
     /* the last trial walked (sched_lw_trial), for sched_lw_take: its stretch [ta, te), whether
      * a tensor that may alternate is live in it, and its own snapshots of the cuts inside,
      * saved after the first tsnaps0 snapshots and tpool0 entries */
@@ -1742,6 +1744,8 @@ static void sched_lw_free(sched_lw *lw, int32_t nr)
     free(lw->pool_v);
     free(lw->cand);
     free(lw->ahead_into);
+    free(lw->cand_off);
+    free(lw->cand_slot);
     free(lw->tmp_head);
     free(lw->tmp_tail);
     memset(lw, 0, sizeof *lw);
@@ -1795,6 +1799,21 @@ static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw
         for (int32_t w = 0; w < nr; w++)
             if (lw->cand[ns + w] >= 0)
                 lw->ahead_into[p->records[w].a] = 1;
+        lw->cand_off = (int32_t *)calloc((size_t)nr + 2, sizeof(int32_t));
+        lw->cand_slot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)n + 1));
+        if (!lw->cand_off || !lw->cand_slot)
+            return -1;
+        for (int32_t t = 0; t < ns; t++)
+            if (lw->cand[t] >= 0)
+                lw->cand_off[lw->cand[t] + 1]++;
+        for (int32_t i = 0; i < nr; i++)
+            lw->cand_off[i + 1] += lw->cand_off[i];
+        for (int32_t t = 0; t < ns; t++) /* cand_off[i] counts up to cand_off[i + 1] here ... */
+            if (lw->cand[t] >= 0)
+                lw->cand_slot[lw->cand_off[lw->cand[t]]++] = t;
+        for (int32_t i = nr; i > 0; i--) /* ... and back */
+            lw->cand_off[i] = lw->cand_off[i - 1];
+        lw->cand_off[0] = 0;
     }
     for (int32_t x = 0; x < ns; x++) {
         lw->first[x] = lw->last[x] = -1;
@@ -2105,25 +2124,25 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
 /* Does a tensor that may alternate (lw->cand, not in rep, s counting as not) whose TICK is in
  * [a, e) have bits pending at its TICK in the walk's states? 1 if one has, or if s itself may
  * alternate at a TICK outside [a, e). */
-static int sched_lw_live(const cfx_prog *p, const sched_lw *lw, const uint8_t *rep, int32_t s, int32_t a,
-                         int32_t e)
+static int sched_lw_live(sched_lw *lw, const uint8_t *rep, int32_t s, int32_t a, int32_t e)
 {
-    for (int32_t t = 0; t < p->nslots; t++) {
-        int32_t tick = lw->cand[t];
-        if (tick < 0 || (rep[t] && t != s))
-            continue;
-        if (tick < a || tick >= e) {
-            if (t == s)
-                return 1;
-            continue;
-        }
-        if (lw->flags0[tick] & SCHED_F_ONE_BLOCK)
+    int live = 0;
+    if (s >= 0 && lw->cand[s] >= 0 && (lw->cand[s] < a || lw->cand[s] >= e))
+        return 1;
+    for (int32_t tick = a; tick < e && !live; tick++) {
+        const sched_pending *in = &lw->st[tick];
+        if (lw->cand_off[tick] == lw->cand_off[tick + 1] || (lw->flags0[tick] & SCHED_F_ONE_BLOCK))
             continue; /* sched_flow looks at no TICK inside a region */
-        for (int32_t m = 0; m < lw->st[tick].n; m++)
-            if (lw->st[tick].d[m] == t && lw->st[tick].v[m])
-                return 1;
+        for (int32_t m = 0; m < in->n; m++)
+            lw->pos[in->d[m]] = m;
+        for (int32_t k = lw->cand_off[tick]; k < lw->cand_off[tick + 1] && !live; k++) {
+            int32_t t = lw->cand_slot[k];
+            live = (!rep[t] || t == s) && lw->pos[t] >= 0 && in->v[lw->pos[t]];
+        }
+        for (int32_t m = 0; m < in->n; m++)
+            lw->pos[in->d[m]] = -1;
     }
-    return 0;
+    return live;
 }
 
 /* What record i's barriers under flags f cost (sched_plan_cost's count). */
@@ -2193,7 +2212,7 @@ static int sched_lw_base(const cfx_prog *p, const sched_opts *opts, const uint8_
         for (int32_t w = 0; w < nr && rc > 0; w++)
             if (lw->cand[ns + w] >= 0 && !rep[p->records[w].a])
                 rc = 0;
-        if (rc > 0 && sched_lw_live(p, lw, rep, -1, 0, nr))
+        if (rc > 0 && sched_lw_live(lw, rep, -1, 0, nr))
             rc = 0;
     }
     sched_lw_clean(lw, 0, nr, nr);
@@ -2245,7 +2264,7 @@ static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *l
     lw->twalked = 1;
     lw->ta = a;
     lw->te = e;
-    lw->tlive = lw->cand && sched_lw_live(p, lw, rep, s, a, e);
+    lw->tlive = lw->cand && sched_lw_live(lw, rep, s, a, e);
     double diff = 0, wmax = 0;
     for (int32_t i = a; i < e; i++) {
         diff += sched_lw_cost(plan, lw, i, lw->flags[i]) - sched_lw_cost(plan, lw, i, plan->flags[i]);
