@@ -1650,6 +1650,671 @@ static int sched_lf_init(const cfx_prog *p, sched_lf *lf, int32_t *succ)
     return 1;
 }
 
+/* ---- the replicas' trials in a program with loops ----
+ *
+ * With loops the flow is several sweeps (sched_flow), and what a record's entry state holds
+ * depends on the sweeps before: a bit once passed on stays, even where a later sweep sets a
+ * barrier. So a trial is walked over a stretch [a, e) between two cuts (no edge crosses the
+ * gap before a or before e but the fall-through into them, none lands on them from behind,
+ * none is inside a one-block region), sweep by sweep as sched_flow sweeps it: in sweep k the
+ * walk starts from the entry state the plan's own sweep k had at a (the records before a are
+ * the same in the trial, so they pass on the same), sweeps [a, e) as sched_flow does, and ends
+ * when nothing jumped back changed and a's state changes no more. The walk of the plan itself,
+ * from the start, saves each cut's entry state whenever a sweep changes it, and must set the
+ * plan's flags exactly, or no trial is walked. The trial's state at e must be the plan's in
+ * every sweep (after its last the plan's changes no more): then the records from e on sweep as
+ * the plan's did, and the trial's barriers in [a, e), against the plan's there, weighed as
+ * sched_plan_cost weighs them, give its cost. Where e's states differ the walk is tried again
+ * to a cut twice as far (a few times, then to the end). As for a program without loops, the walk only
+ * decides which trials lose: one that costs no more is built whole and taken.
+ *
+ * The compiled kernel's trials (opts->alternate) build the plan with tensors that alternate too
+ * (sched_plan_build_rep). Those are walked only where alternation cannot matter: the plan keeps
+ * no tensor that alternates and no product computed ahead, no product may be computed ahead in
+ * the trial (sched_alternate_candidates), and no tensor that may alternate has bits pending at
+ * its TICK, in the plan (outside [a, e)) or in the walk (inside). A TICK then clears nothing, in
+ * any sweep, so every plan sched_plan_build_rep builds for the trial sets the flags of the plan
+ * without alternates, and every candidate is dropped without a trial. */
+typedef struct sched_lw_snap {
+    int32_t sweep; /* the sweep from which the cut's entry state is this one */
+    int32_t next;  /* the cut's next snapshot, -1 */
+    int64_t off;   /* its entries in pool_d and pool_v */
+    int32_t n;
+    uint8_t dead;
+} sched_lw_snap;
+
+typedef struct sched_lw {
+    uint8_t *cut;        /* nr + 1 */
+    int32_t *cover;      /* nr + 2: scratch for the cuts */
+    int32_t *minreach;   /* nr + 1: the lowest record reachable from each (sched_flow's) */
+    int32_t *first;      /* ns: the first record that accesses the slot, -1 */
+    int32_t *last;       /* ns: the last one */
+    uint8_t *flags0;     /* nr + 1: the plan's flags before its flow */
+    uint8_t *flags;      /* nr + 1: the walk's flags */
+    double *weight;      /* nr + 1: what a barrier at the record costs (sched_plan_cost) */
+    sched_pending *st;   /* nr + 1: the walk's entry states, by slot */
+    uint8_t *shared;     /* ns: the plan's shared slots */
+    sched_cur cur;       /* by slot */
+    int32_t *pos;        /* ns: -1 */
+    int32_t *snap_head;  /* nr + 1: each cut's first snapshot, -1 */
+    int32_t *snap_tail;  /* nr + 1: its last */
+    sched_lw_snap *snaps;
+    int32_t nsnaps, capsnaps;
+    int32_t *pool_d;
+    uint8_t *pool_v;
+    int64_t npool, cappool;
+    int32_t *cand;       /* ns + nr: sched_alternate_candidates without replicas; NULL where
+                          * the plan has no tensors that alternate */
+    uint8_t *ahead_into; /* ns: a product that may be computed ahead writes the slot */
+    int32_t *cand_off;   /* nr + 1: the tensors that may alternate at each TICK, ... */
+    int32_t *cand_slot;  /* ... cand_slot[cand_off[i] .. cand_off[i + 1]) */
+    /* the last trial walked (sched_lw_trial), for sched_lw_take: its stretch [ta, te), whether
+     * a tensor that may alternate is live in it, and its own snapshots of the cuts inside,
+     * saved after the first tsnaps0 snapshots and tpool0 entries */
+    int32_t *tmp_head;   /* nr + 1 */
+    int32_t *tmp_tail;   /* nr + 1 */
+    int twalked, tlive;
+    int32_t ta, te, tsnaps0;
+    int64_t tpool0;
+} sched_lw;
+
+static void sched_lw_free(sched_lw *lw, int32_t nr)
+{
+    for (int32_t i = 0; lw->st && i <= nr; i++) {
+        free(lw->st[i].d);
+        free(lw->st[i].v);
+    }
+    free(lw->cut);
+    free(lw->cover);
+    free(lw->minreach);
+    free(lw->first);
+    free(lw->last);
+    free(lw->flags0);
+    free(lw->flags);
+    free(lw->weight);
+    free(lw->st);
+    free(lw->shared);
+    free(lw->cur.bits);
+    free(lw->cur.dirty);
+    free(lw->pos);
+    free(lw->snap_head);
+    free(lw->snap_tail);
+    free(lw->snaps);
+    free(lw->pool_d);
+    free(lw->pool_v);
+    free(lw->cand);
+    free(lw->ahead_into);
+    free(lw->cand_off);
+    free(lw->cand_slot);
+    free(lw->tmp_head);
+    free(lw->tmp_tail);
+    memset(lw, 0, sizeof *lw);
+}
+
+/* The flags before the flow of record j in the trial without replica s (sched_lf_flags0's rule). */
+static uint8_t sched_lw_flags0(const cfx_prog *p, const sched_lw *lw, int32_t j, int32_t s)
+{
+    const cfx_record *r = &p->records[j];
+    uint8_t f = lw->flags0[j];
+    if (s >= 0 && r->a == s && !(f & SCHED_F_LAUNCH) && r->kind != REC_CALL && r->kind != REC_REDUCE &&
+        r->kind != REC_DOT && sched_domain(r, p->slots) > 0)
+        f |= SCHED_F_SPLIT;
+    return f;
+}
+
+/* Sets lw up for a program with loops; 1, or -1 when memory runs out. */
+static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw, int32_t *succ)
+{
+    int32_t nr = p->nrecords, ns = p->nslots;
+    memset(lw, 0, sizeof *lw);
+    lw->cut = (uint8_t *)calloc((size_t)nr + 1, 1);
+    lw->cover = (int32_t *)calloc((size_t)nr + 2, sizeof(int32_t));
+    lw->minreach = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lw->last = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lw->flags0 = (uint8_t *)calloc((size_t)nr + 1, 1);
+    lw->flags = (uint8_t *)calloc((size_t)nr + 1, 1);
+    lw->weight = (double *)calloc((size_t)nr + 1, sizeof(double));
+    lw->st = (sched_pending *)calloc((size_t)nr + 1, sizeof(sched_pending));
+    lw->shared = (uint8_t *)calloc((size_t)ns + 1, 1);
+    lw->cur.bits = (uint8_t *)calloc((size_t)ns + 1, 1);
+    lw->cur.dirty = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lw->pos = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + 1));
+    lw->snap_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->snap_tail = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->tmp_head = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    lw->tmp_tail = (int32_t *)malloc(sizeof(int32_t) * ((size_t)nr + 1));
+    if (!lw->cut || !lw->cover || !lw->minreach || !lw->first || !lw->last || !lw->flags0 || !lw->flags ||
+        !lw->weight || !lw->st || !lw->shared || !lw->cur.bits || !lw->cur.dirty || !lw->pos || !lw->snap_head ||
+        !lw->snap_tail || !lw->tmp_head || !lw->tmp_tail)
+        return -1;
+    if (opts && opts->alternate) {
+        uint8_t *none = (uint8_t *)calloc((size_t)ns + 1, 1);
+        lw->cand = (int32_t *)malloc(sizeof(int32_t) * ((size_t)ns + (size_t)nr + 1));
+        lw->ahead_into = (uint8_t *)calloc((size_t)ns + 1, 1);
+        int32_t n = none && lw->cand && lw->ahead_into ? sched_alternate_candidates(p, none, lw->cand) : -1;
+        free(none);
+        if (n < 0)
+            return -1;
+        for (int32_t w = 0; w < nr; w++)
+            if (lw->cand[ns + w] >= 0)
+                lw->ahead_into[p->records[w].a] = 1;
+        lw->cand_off = (int32_t *)calloc((size_t)nr + 2, sizeof(int32_t));
+        lw->cand_slot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)n + 1));
+        if (!lw->cand_off || !lw->cand_slot)
+            return -1;
+        for (int32_t t = 0; t < ns; t++)
+            if (lw->cand[t] >= 0)
+                lw->cand_off[lw->cand[t] + 1]++;
+        for (int32_t i = 0; i < nr; i++)
+            lw->cand_off[i + 1] += lw->cand_off[i];
+        for (int32_t t = 0; t < ns; t++) /* cand_off[i] counts up to cand_off[i + 1] here ... */
+            if (lw->cand[t] >= 0)
+                lw->cand_slot[lw->cand_off[lw->cand[t]]++] = t;
+        for (int32_t i = nr; i > 0; i--) /* ... and back */
+            lw->cand_off[i] = lw->cand_off[i - 1];
+        lw->cand_off[0] = 0;
+    }
+    for (int32_t x = 0; x < ns; x++) {
+        lw->first[x] = lw->last[x] = -1;
+        lw->pos[x] = -1;
+    }
+    for (int32_t i = 0; i < nr; i++) {
+        sched_access acc[SCHED_MAX_ACCESSES];
+        int na = sched_record_accesses(p, &p->records[i], 0, acc);
+        for (int k = 0; k < na; k++) {
+            int32_t x = acc[k].slot;
+            if (lw->first[x] < 0)
+                lw->first[x] = i;
+            lw->last[x] = i;
+        }
+    }
+    /* the lowest record reachable from each, as sched_flow finds it */
+    sched_back_edges(p, succ, lw->minreach);
+    {
+        int32_t start = -1, end = -1;
+        for (int32_t i = 0; i < nr; i++) {
+            int32_t last = lw->minreach[i];
+            if (last >= i) {
+                if (end >= i) {
+                    end = last > end ? last : end;
+                } else {
+                    start = i;
+                    end = last;
+                }
+            }
+            lw->minreach[i] = end >= i ? start : i;
+        }
+    }
+    /* the weights: 64^d for the d loops around the record (sched_plan_cost) */
+    {
+        int32_t *depth = lw->cover;
+        for (int32_t r = 0; r < nr; r++) {
+            int32_t n = sched_successors(p, r, succ);
+            for (int32_t k = 0; k < n; k++)
+                if (succ[k] <= r) {
+                    depth[succ[k]]++;
+                    depth[r + 1]--;
+                }
+        }
+        for (int32_t i = 1; i < nr; i++)
+            depth[i] += depth[i - 1];
+        for (int32_t i = 0; i < nr; i++)
+            lw->weight[i] = pow(64.0, depth[i] < 8 ? depth[i] : 8);
+    }
+    return 1;
+}
+
+/* Merges entries (d[k], v[k]) and `dead` into pending state `to` (lw->pos all -1 on entry and
+ * exit); sets *ch when anything grew. -1 when memory runs out. */
+static int sched_lw_merge(sched_lw *lw, sched_pending *to, const int32_t *d, const uint8_t *v, int32_t n,
+                          uint8_t dead, int *ch)
+{
+    int rc = 0;
+    for (int32_t m = 0; m < to->n; m++)
+        lw->pos[to->d[m]] = m;
+    for (int32_t k = 0; k < n && rc == 0; k++) {
+        int32_t at = lw->pos[d[k]];
+        if (at >= 0) {
+            if ((uint8_t)(to->v[at] | v[k]) != to->v[at]) {
+                to->v[at] |= v[k];
+                *ch = 1;
+            }
+        } else if (sched_pending_put(to, d[k], v[k]) != 0) {
+            rc = -1;
+        } else {
+            lw->pos[d[k]] = to->n - 1;
+            *ch = 1;
+        }
+    }
+    if (dead && !to->dead) {
+        to->dead = 1;
+        *ch = 1;
+    }
+    for (int32_t m = 0; m < to->n; m++)
+        lw->pos[to->d[m]] = -1;
+    return rc;
+}
+
+/* Is pending state `in` the state of snapshot q? */
+static int sched_lw_same(sched_lw *lw, const sched_pending *in, int32_t q)
+{
+    const sched_lw_snap *sn = &lw->snaps[q];
+    int same = in->n == sn->n && in->dead == sn->dead;
+    if (!same)
+        return 0;
+    for (int32_t k = 0; k < in->n; k++)
+        lw->pos[in->d[k]] = k;
+    for (int32_t k = 0; k < sn->n && same; k++) {
+        int32_t at = lw->pos[lw->pool_d[sn->off + k]];
+        same = at >= 0 && in->v[at] == lw->pool_v[sn->off + k];
+    }
+    for (int32_t k = 0; k < in->n; k++)
+        lw->pos[in->d[k]] = -1;
+    return same;
+}
+
+/* Saves `in` as cut i's entry state from sweep k on, in the lists head/tail (the plan's
+ * snap_head/snap_tail, or a trial's tmp_head/tmp_tail). -1 when memory runs out. */
+static int sched_lw_save(sched_lw *lw, int32_t *head, int32_t *tail, int32_t i, int32_t k, const sched_pending *in)
+{
+    if (lw->nsnaps == lw->capsnaps) {
+        int32_t cap = lw->capsnaps * 2 + 16;
+        sched_lw_snap *g = (sched_lw_snap *)realloc(lw->snaps, sizeof(sched_lw_snap) * (size_t)cap);
+        if (!g)
+            return -1;
+        lw->snaps = g;
+        lw->capsnaps = cap;
+    }
+    if (lw->npool + in->n > lw->cappool) {
+        int64_t cap = (lw->cappool + in->n) * 2 + 64;
+        int32_t *gd = (int32_t *)realloc(lw->pool_d, sizeof(int32_t) * (size_t)cap);
+        if (!gd)
+            return -1;
+        lw->pool_d = gd;
+        uint8_t *gv = (uint8_t *)realloc(lw->pool_v, (size_t)cap);
+        if (!gv)
+            return -1;
+        lw->pool_v = gv;
+        lw->cappool = cap;
+    }
+    sched_lw_snap *sn = &lw->snaps[lw->nsnaps];
+    sn->sweep = k;
+    sn->next = -1;
+    sn->off = lw->npool;
+    sn->n = in->n;
+    sn->dead = in->dead;
+    if (in->n > 0) { /* (an empty state may have no arrays yet) */
+        memcpy(lw->pool_d + lw->npool, in->d, sizeof(int32_t) * (size_t)in->n);
+        memcpy(lw->pool_v + lw->npool, in->v, (size_t)in->n);
+        lw->npool += in->n;
+    }
+    if (tail[i] >= 0)
+        lw->snaps[tail[i]].next = lw->nsnaps;
+    else
+        head[i] = lw->nsnaps;
+    tail[i] = lw->nsnaps++;
+    return 0;
+}
+
+/* Empties the walk's states of [a, e]. */
+static void sched_lw_clean(sched_lw *lw, int32_t a, int32_t e, int32_t nr)
+{
+    for (int32_t i = a; i <= e && i <= nr; i++) {
+        lw->st[i].n = 0;
+        lw->st[i].dead = 0;
+    }
+    sched_cur_clear(&lw->cur);
+}
+
+/* Sweeps [a, e) as sched_flow does, with slot s shared too (-1: none): `base`, the plan's own walk
+ * from the start to the end, saving every cut's entry states; else a trial, from the plan's
+ * entry states at cut a, that must leave the plan's at cut e, saving the entry states of the
+ * cuts in between in tmp_head/tmp_tail (emptied for them before). Leaves the walk's flags in
+ * lw->flags and its final entry states in lw->st (sched_lw_clean empties them). Returns 1 when
+ * walked, 0 when e's states are not the plan's or an edge leaves [a, e], -1 when memory runs
+ * out. */
+static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw, int32_t a, int32_t e,
+                         int32_t s, int base, int32_t *succ)
+{
+    int32_t nr = p->nrecords;
+    sched_cur *cur = &lw->cur;
+    int32_t in_at = base ? -1 : lw->snap_head[a];
+    int32_t last_in = base || lw->snap_tail[a] < 0 ? 0 : lw->snaps[lw->snap_tail[a]].sweep;
+    int32_t at_e = base || e >= nr ? -1 : lw->snap_head[e];
+    int check_e = !base && e < nr && !(lw->flags0[e] & SCHED_F_REGION_EXIT);
+    int32_t *head = base ? lw->snap_head : lw->tmp_head, *tail = base ? lw->snap_tail : lw->tmp_tail;
+    int32_t k;
+    if (check_e && at_e < 0)
+        return 0;
+    for (int32_t i = a; i < e; i++)
+        lw->flags[i] = sched_lw_flags0(p, lw, i, s);
+    for (k = 1;; k++) {
+        int changed = 0;
+        if (!base) {
+            /* the plan's entry state at a in sweep k */
+            while (in_at >= 0 && lw->snaps[in_at].next >= 0 && lw->snaps[lw->snaps[in_at].next].sweep <= k)
+                in_at = lw->snaps[in_at].next;
+            if (in_at >= 0) {
+                const sched_lw_snap *sn = &lw->snaps[in_at];
+                int ch = 0;
+                if (sched_lw_merge(lw, &lw->st[a], lw->pool_d + sn->off, lw->pool_v + sn->off, sn->n, sn->dead,
+                                   &ch) != 0)
+                    return -1;
+            }
+        }
+        for (int32_t i = a; i < e; i++) {
+            const cfx_record *r = &p->records[i];
+            sched_pending *in = &lw->st[i];
+            if (lw->flags0[i] & SCHED_F_ONE_BLOCK)
+                continue; /* inside a region: nothing pending across blocks */
+            if (lw->flags0[i] & SCHED_F_REGION_EXIT) {
+                in->n = 0;
+                in->dead = 0;
+            }
+            if (lw->cut[i] && (base || i > a) && (tail[i] < 0 || !sched_lw_same(lw, in, tail[i])) &&
+                sched_lw_save(lw, head, tail, i, k, in) != 0)
+                return -1;
+            sched_cur_clear(cur);
+            for (int32_t m = 0; m < in->n; m++)
+                sched_cur_or(cur, in->d[m], in->v[m]);
+            cur->dead = in->dead;
+            uint8_t f = lw->flags[i];
+            if (plan->batch_head[i] >= 0) {
+                /* done in its batch */
+            } else if (f & SCHED_F_LAUNCH) {
+                sched_cur_clear(cur);
+            } else {
+                sched_access acc[SCHED_MAX_ACCESSES];
+                int na = sched_record_accesses(p, r, f, acc), need = 0;
+#define SCHED_LW_SHARED(x) (lw->shared[x] || (x) == s)
+                for (int q = 0; q < na && !need; q++)
+                    need = SCHED_LW_SHARED(acc[q].slot) && sched_conflicts(acc[q].mode, cur->bits[acc[q].slot]);
+                for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
+                    sched_access bacc[SCHED_MAX_ACCESSES];
+                    int nb = sched_record_accesses(p, &p->records[j], sched_lw_flags0(p, lw, j, s), bacc);
+                    for (int q = 0; q < nb && !need; q++)
+                        need = SCHED_LW_SHARED(bacc[q].slot) && sched_conflicts(bacc[q].mode, cur->bits[bacc[q].slot]);
+                }
+                if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(f & SCHED_F_COMBINE)) {
+                    f |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+                    na = sched_record_accesses(p, r, f, acc);
+                    need = 0;
+                    for (int q = 0; q < na && !need; q++)
+                        need = SCHED_LW_SHARED(acc[q].slot) && sched_conflicts(acc[q].mode, cur->bits[acc[q].slot]);
+                }
+                if (need) {
+                    f |= SCHED_F_BARRIER_BEFORE;
+                    sched_cur_clear(cur);
+                }
+                if (f & SCHED_F_COMBINE)
+                    sched_cur_clear(cur);
+                else
+                    for (int q = 0; q < na; q++)
+                        if (SCHED_LW_SHARED(acc[q].slot))
+                            sched_cur_or(cur, acc[q].slot, acc[q].mode);
+#undef SCHED_LW_SHARED
+            }
+            lw->flags[i] = f;
+            int32_t nsucc = sched_successors(p, i, succ);
+            for (int32_t q = 0; q < nsucc; q++) {
+                int32_t x = succ[q];
+                int ch = 0;
+                if (x < 0 || x >= nr)
+                    continue;
+                if (x < a || x > e)
+                    return 0; /* not a stretch between cuts (cannot happen) */
+                sched_pending *to = &lw->st[x];
+                for (int32_t m = 0; m < to->n; m++)
+                    lw->pos[to->d[m]] = m;
+                for (int32_t m = 0; m < cur->ndirty; m++) {
+                    int32_t d = cur->dirty[m], at;
+                    uint8_t v = cur->bits[d];
+                    if (!v)
+                        continue;
+                    if (lw->last[d] < lw->minreach[x]) {
+                        ch |= !to->dead;
+                        to->dead = 1;
+                        continue;
+                    }
+                    at = lw->pos[d];
+                    if (at >= 0) {
+                        if ((uint8_t)(to->v[at] | v) != to->v[at]) {
+                            to->v[at] |= v;
+                            ch = 1;
+                        }
+                        continue;
+                    }
+                    if (sched_pending_put(to, d, v) != 0) {
+                        for (int32_t m2 = 0; m2 < to->n; m2++)
+                            lw->pos[to->d[m2]] = -1;
+                        return -1;
+                    }
+                    lw->pos[d] = to->n - 1;
+                    ch = 1;
+                }
+                if (cur->dead && !to->dead) {
+                    to->dead = 1;
+                    ch = 1;
+                }
+                for (int32_t m = 0; m < to->n; m++)
+                    lw->pos[to->d[m]] = -1;
+                if (ch && x <= i)
+                    changed = 1;
+            }
+        }
+        if (check_e) {
+            /* the plan's entry state at e in sweep k */
+            while (lw->snaps[at_e].next >= 0 && lw->snaps[lw->snaps[at_e].next].sweep <= k)
+                at_e = lw->snaps[at_e].next;
+            if (lw->snaps[at_e].sweep > k || !sched_lw_same(lw, &lw->st[e], at_e))
+                return 0;
+        }
+        if (!changed && k >= last_in)
+            break;
+    }
+    if (check_e && lw->snaps[lw->snap_tail[e]].sweep > k)
+        return 0; /* the plan's state at e changed later */
+    for (int32_t h = a; h < e; h++) /* entered with anything pending: sched_flow's rule */
+        if ((lw->flags0[h] & SCHED_F_REGION_ENTRY) && (lw->st[h].n > 0 || lw->st[h].dead))
+            lw->flags[h] |= SCHED_F_ENTRY_BARRIER;
+    return 1;
+}
+
+/* Does a tensor that may alternate (lw->cand, not in rep, s counting as not) whose TICK is in
+ * [a, e) have bits pending at its TICK in the walk's states? 1 if one has, or if s itself may
+ * alternate at a TICK outside [a, e). */
+static int sched_lw_live(sched_lw *lw, const uint8_t *rep, int32_t s, int32_t a, int32_t e)
+{
+    int live = 0;
+    if (s >= 0 && lw->cand[s] >= 0 && (lw->cand[s] < a || lw->cand[s] >= e))
+        return 1;
+    for (int32_t tick = a; tick < e && !live; tick++) {
+        const sched_pending *in = &lw->st[tick];
+        if (lw->cand_off[tick] == lw->cand_off[tick + 1] || (lw->flags0[tick] & SCHED_F_ONE_BLOCK))
+            continue; /* sched_flow looks at no TICK inside a region */
+        for (int32_t m = 0; m < in->n; m++)
+            lw->pos[in->d[m]] = m;
+        for (int32_t k = lw->cand_off[tick]; k < lw->cand_off[tick + 1] && !live; k++) {
+            int32_t t = lw->cand_slot[k];
+            live = (!rep[t] || t == s) && lw->pos[t] >= 0 && in->v[lw->pos[t]];
+        }
+        for (int32_t m = 0; m < in->n; m++)
+            lw->pos[in->d[m]] = -1;
+    }
+    return live;
+}
+
+/* What record i's barriers under flags f cost (sched_plan_cost's count). */
+static double sched_lw_cost(const sched_plan *plan, const sched_lw *lw, int32_t i, unsigned f)
+{
+    if (plan->batch_head[i] >= 0)
+        return 0;
+    int barriers = ((f & SCHED_F_BARRIER_BEFORE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_ENTRY_BARRIER) != 0) +
+                   ((f & SCHED_F_COMBINE) && !(f & SCHED_F_ONE_BLOCK)) + ((f & SCHED_F_REGION_EXIT) != 0);
+    return barriers * lw->weight[i];
+}
+
+/* Sets lw up for `plan`, built for opts with the replicas `rep`: its flags before the flow (one
+ * more build), its shared slots, its cuts, and its entry states at the cuts, walked and checked
+ * against the plan. Returns 1 when trials may be walked, 0 when not, -1 when memory runs out. */
+static int sched_lw_base(const cfx_prog *p, const sched_opts *opts, const uint8_t *rep, const sched_plan *plan,
+                         sched_lw *lw, int32_t *succ, char *err, size_t errlen)
+{
+    int32_t nr = p->nrecords, ns = p->nslots;
+    sched_plan tmp;
+    int same = 1, rc;
+    if (plan->naheads > 0 || plan->nalternates > 0)
+        return 0;
+    if (sched_plan_build_flow(p, opts, rep, NULL, &tmp, NULL, lw->flags0, err, errlen) != 0)
+        return -1;
+    for (int32_t i = 0; i < nr && same; i++)
+        same = tmp.flags[i] == plan->flags[i] && tmp.batch_head[i] == plan->batch_head[i] &&
+               tmp.batch_next[i] == plan->batch_next[i];
+    for (int32_t x = 0; x < ns && same; x++)
+        same = tmp.priv_offset[x] == plan->priv_offset[x];
+    sched_plan_free(&tmp);
+    if (!same)
+        return 0;
+    for (int32_t x = 0; x < ns; x++)
+        lw->shared[x] = plan->priv_offset[x] < 0 && p->slots[x].kind != SLOT_CONST;
+    /* the cuts: no edge crosses the gap before i but i - 1's into i, none lands on i from i or
+     * after, i is outside the regions */
+    memset(lw->cover, 0, sizeof(int32_t) * ((size_t)nr + 2));
+    for (int32_t u = 0; u < nr; u++) {
+        int32_t n = sched_successors(p, u, succ);
+        for (int32_t k = 0; k < n; k++) {
+            int32_t v = succ[k];
+            if (v < 0 || v >= nr || v == u + 1)
+                continue;
+            if (v > u) { /* gaps u + 1 .. v */
+                lw->cover[u + 1]++;
+                lw->cover[v + 1]--;
+            } else { /* gaps v .. u (v itself: landed on from behind) */
+                lw->cover[v]++;
+                lw->cover[u + 1]--;
+            }
+        }
+    }
+    for (int32_t i = 0, c = 0; i <= nr; i++) {
+        c += lw->cover[i];
+        lw->cut[i] = i == nr || (c == 0 && !(lw->flags0[i] & SCHED_F_ONE_BLOCK));
+        lw->snap_head[i] = lw->snap_tail[i] = -1;
+    }
+    lw->nsnaps = 0;
+    lw->npool = 0;
+    rc = sched_lw_walk(p, plan, lw, 0, nr, -1, 1, succ);
+    for (int32_t i = 0; rc > 0 && i < nr; i++)
+        if (lw->flags[i] != plan->flags[i])
+            rc = 0;
+    if (rc > 0 && lw->cand) {
+        /* no product computed ahead, and no tensor that may alternate live, in the plan */
+        for (int32_t w = 0; w < nr && rc > 0; w++)
+            if (lw->cand[ns + w] >= 0 && !rep[p->records[w].a])
+                rc = 0;
+        if (rc > 0 && sched_lw_live(lw, rep, -1, 0, nr))
+            rc = 0;
+    }
+    sched_lw_clean(lw, 0, nr, nr);
+    return rc;
+}
+
+/* The trial without replica s, walked (see above): 1 when it costs more than the plan (the
+ * replica stays), 0 when the walk cannot tell (build it whole), -1 when memory runs out. */
+static int sched_lw_trial(const cfx_prog *p, const sched_plan *plan, sched_lw *lw, const uint8_t *rep, int32_t s,
+                          double best, int32_t *succ)
+{
+    int32_t nr = p->nrecords, a, e;
+    int rc;
+    lw->twalked = 0;
+    lw->tsnaps0 = lw->nsnaps;
+    lw->tpool0 = lw->npool;
+    if (lw->first[s] < 0)
+        return 0;
+    if (lw->cand && lw->ahead_into[s])
+        return 0; /* a product may be computed ahead into s */
+    for (a = lw->first[s]; a > 0 && !lw->cut[a]; a--)
+        ;
+    if (!lw->cut[a])
+        return 0;
+    for (e = lw->last[s] + 1; e < nr && !lw->cut[e]; e++)
+        ;
+    for (int tries = 0;; tries++) {
+        for (int32_t i = a; i <= e && i <= nr; i++)
+            lw->tmp_head[i] = lw->tmp_tail[i] = -1;
+        lw->nsnaps = lw->tsnaps0;
+        lw->npool = lw->tpool0;
+        rc = sched_lw_walk(p, plan, lw, a, e, s, 0, succ);
+        if (rc != 0)
+            break;
+        sched_lw_clean(lw, a, e, nr);
+        if (e >= nr)
+            return 0;
+        /* on to a cut twice as far (every walk together at most about twice the last), then
+         * to the end, where nothing is compared */
+        int64_t far = (int64_t)a + 2 * ((int64_t)e - a) + 1;
+        if (tries >= 3 || far >= nr)
+            e = nr;
+        else
+            for (e = (int32_t)far; e < nr && !lw->cut[e]; e++)
+                ;
+    }
+    if (rc < 0)
+        return -1;
+    lw->twalked = 1;
+    lw->ta = a;
+    lw->te = e;
+    lw->tlive = lw->cand && sched_lw_live(lw, rep, s, a, e);
+    double diff = 0, wmax = 0;
+    for (int32_t i = a; i < e; i++) {
+        diff += sched_lw_cost(plan, lw, i, lw->flags[i]) - sched_lw_cost(plan, lw, i, plan->flags[i]);
+        wmax = lw->weight[i] > wmax ? lw->weight[i] : wmax;
+    }
+    /* every sum exact (integers below 2^52), so the whole build's cost is best + diff */
+    rc = diff > 0 && best < 4503599627370496.0 && wmax * 4.0 * (double)nr < 4503599627370496.0 && !lw->tlive;
+    sched_lw_clean(lw, a, e, nr);
+    if (rc) { /* not taken: its snapshots go */
+        lw->twalked = 0;
+        lw->nsnaps = lw->tsnaps0;
+        lw->npool = lw->tpool0;
+    }
+    return rc;
+}
+
+/* After the trial without replica s was taken: where it was walked (lw->twalked), and the whole
+ * build `next` set the flags the walk did in [ta, te) and the plan's `prev` elsewhere, lw becomes
+ * `next`'s (its flags before the flow, shared slots and snapshots change only there) and 1 is
+ * returned; else 0 (sched_lw_base must start again), and the trial's snapshots go. */
+static int sched_lw_take(const cfx_prog *p, const sched_plan *prev, const sched_plan *next, sched_lw *lw,
+                         int32_t s)
+{
+    int32_t nr = p->nrecords;
+    int ok = lw->twalked && !lw->tlive && next->nalternates == 0 && next->naheads == 0;
+    for (int32_t i = 0; ok && i < nr; i++)
+        ok = next->flags[i] == (i >= lw->ta && i < lw->te ? lw->flags[i] : prev->flags[i]) &&
+             next->batch_head[i] == prev->batch_head[i] && next->batch_next[i] == prev->batch_next[i];
+    for (int32_t x = 0; ok && x < p->nslots; x++)
+        ok = (next->priv_offset[x] < 0 && p->slots[x].kind != SLOT_CONST) == (lw->shared[x] || x == s);
+    if (!ok) {
+        if (lw->twalked) {
+            lw->nsnaps = lw->tsnaps0;
+            lw->npool = lw->tpool0;
+        }
+        lw->twalked = 0;
+        return 0;
+    }
+    for (int32_t i = lw->ta; i < lw->te; i++) {
+        lw->flags0[i] = sched_lw_flags0(p, lw, i, s);
+        if (i > lw->ta && lw->cut[i]) {
+            lw->snap_head[i] = lw->tmp_head[i];
+            lw->snap_tail[i] = lw->tmp_tail[i];
+        }
+    }
+    lw->shared[s] = 1;
+    lw->twalked = 0;
+    return 1;
+}
+
 /* Builds the plan of a validated program for opts (NULL: no product ends the launch), its
  * replicas chosen so that they cost no barrier: the candidates of sched_pick_replicas, then
  * each dropped again where the plan without it costs no more (sched_plan_cost), so a replica
@@ -1671,7 +2336,13 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
     int32_t *succ = (int32_t *)malloc(sizeof(int32_t) * ((size_t)p->ntable + 2));
     uint8_t *bigred = (uint8_t *)calloc((size_t)p->nslots + 1, 1);
     int walk = !succ || !bigred ? -1 : n > 0 ? sched_lf_init(p, &lf, succ) : (memset(&lf, 0, sizeof lf), 0);
-    if (walk < 0) {
+    /* ... and one with loops walks them (sched_lw_walk) where it can */
+    sched_lw lw;
+    int lwalk = 0;
+    memset(&lw, 0, sizeof lw);
+    if (walk == 0 && n > 0)
+        lwalk = sched_lw_init(p, opts, &lw, succ);
+    if (walk < 0 || lwalk < 0) {
         rc = -1;
         snprintf(err, errlen, "out of memory in the scheduler's analysis");
         goto done;
@@ -1680,7 +2351,13 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
               : sched_plan_build_rep(p, opts, rep, plan, err, errlen);
     if (rc == 0 && walk)
         walk = sched_lf_base(p, plan, &lf, succ);
-    for (int32_t i = 0; walk > 0 && i < p->nrecords; i++) {
+    if (rc == 0 && lwalk)
+        lwalk = sched_lw_base(p, opts, rep, plan, &lw, succ, err, errlen);
+    if (lwalk < 0) {
+        rc = -1;
+        snprintf(err, errlen, "out of memory in the scheduler's analysis");
+    }
+    for (int32_t i = 0; (walk > 0 || lwalk > 0) && i < p->nrecords; i++) {
         /* the reductions whose combine hangs on a replica: their trials are built whole */
         const cfx_record *r = &p->records[i];
         if ((r->kind == REC_REDUCE || r->kind == REC_DOT) && sched_domain(r, p->slots) > SCHED_REDUNDANT_REDUCE_MAX) {
@@ -1709,6 +2386,15 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                 if (best + (double)(count - (lf.bprefix[end] - lf.bprefix[a])) > best)
                     continue; /* the trial costs more: the replica stays */
             }
+            if (lwalk > 0 && !bigred[s]) {
+                int more = sched_lw_trial(p, plan, &lw, rep, s, best, succ);
+                if (more < 0) {
+                    walk = -1;
+                    break;
+                }
+                if (more)
+                    continue; /* the trial costs more: the replica stays */
+            }
             rep[s] = 0;
             rc = walk ? sched_plan_build_flow(p, opts, rep, NULL, &trial, NULL, lf.flags0 + p->nrecords + 1, err, errlen)
                       : sched_plan_build_rep(p, opts, rep, &trial, err, errlen);
@@ -1716,6 +2402,7 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                 break;
             double c = sched_plan_cost(p, &trial);
             if (c <= best) {
+                int took = lwalk > 0 && sched_lw_take(p, plan, &trial, &lw, s);
                 best = c;
                 sched_plan_free(plan);
                 *plan = trial;
@@ -1723,9 +2410,22 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
                     memcpy(lf.flags0, lf.flags0 + p->nrecords + 1, (size_t)p->nrecords);
                     walk = sched_lf_base(p, plan, &lf, succ);
                 }
+                if (lwalk > 0 && !took) {
+                    lwalk = sched_lw_base(p, opts, rep, plan, &lw, succ, err, errlen);
+                    if (lwalk < 0) {
+                        rc = -1;
+                        snprintf(err, errlen, "out of memory in the scheduler's analysis");
+                        break;
+                    }
+                }
             } else {
                 rep[s] = 1;
                 sched_plan_free(&trial);
+                if (lwalk > 0 && lw.twalked) { /* the trial's snapshots go */
+                    lw.nsnaps = lw.tsnaps0;
+                    lw.npool = lw.tpool0;
+                    lw.twalked = 0;
+                }
             }
         }
     }
@@ -1738,6 +2438,7 @@ int sched_plan_build_opts(const cfx_prog *p, const sched_opts *opts, sched_plan 
 done:
     if (n > 0)
         sched_lf_free(&lf, p->nrecords);
+    sched_lw_free(&lw, p->nrecords);
     free(succ);
     free(bigred);
     free(rep);
