@@ -14,6 +14,8 @@ from f32 import fmt  # noqa: E402
 def nested(a):
     a = np.asarray(a)
     if a.ndim == 0:
+        if a.dtype.kind == "b":
+            return "true" if a else "false"
         return str(int(a)) if a.dtype.kind == "i" else fmt(a)
     return "[" + ", ".join(nested(r) for r in a) + "]"
 
@@ -35,6 +37,7 @@ def program(a, b, n, x, w, v, y, y2, z, y3):
     mm = np.matmul  # exact on these small integers in float32
     k12 = np.arange(12, dtype=np.int32)
     r5 = np.arange(120, dtype=np.float32).reshape(2, 3, 1, 4, 5)
+    zz = np.arange(24, dtype=np.float32).reshape(2, 1, 3, 4) - np.float32(11)
     return [
         ("c1", np.concatenate((a, b), axis=1)),
         ("c0", np.concatenate([a, n.astype(np.float32), a], 0)),
@@ -56,6 +59,9 @@ def program(a, b, n, x, w, v, y, y2, z, y3):
         ("u", np.transpose(a, (1, 0))),
         ("e", np.transpose(x, (0, 1, 2))),
         ("f", np.transpose(r5, (4, 1, 3, 0, 2))),
+        ("bz", mm(zz, np.arange(16, dtype=np.float32).reshape(1, 2, 4, 2))),
+        ("g", np.transpose(zz, (3, 1, 0, 2))),
+        ("cb", np.concatenate((a > 0, n > 0), axis=0)),
     ]
 
 
