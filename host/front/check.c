@@ -4819,7 +4819,7 @@ static int check_permute(checker *C, env *e, ast_node *n, int nwant)
             bad = 1;
         }
     }
-    if (list && (list->kind == AST_TUPLE || list->kind == AST_LIST) && list->nlist <= CFX_MAX_RANK + 1) {
+    if (list && !bad && (list->kind == AST_TUPLE || list->kind == AST_LIST) && list->nlist <= CFX_MAX_RANK + 1) {
         for (int i = 0; i < list->nlist; i++)
             ax[nax++] = list->list[i];
     } else if (list) {
