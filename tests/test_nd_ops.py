@@ -43,6 +43,12 @@ def cases():
         for perm in itertools.permutations(range(len(shape))):
             yield "transpose(x, %s)" % (tuple(perm),), {"x": x}, np.transpose(x, perm)
         yield "transpose(x)", {"x": x}, np.transpose(x)
+        yield "x.transpose()", {"x": x}, x.transpose()
+        yield "x.T", {"x": x}, x.T
+    x = f(2, 3, 4)
+    yield "x.transpose(1, 0, 2)", {"x": x}, x.transpose(1, 0, 2)
+    yield "x.permute(2, 0, 1)", {"x": x}, np.transpose(x, (2, 0, 1))
+    yield "permute(x, dims=[-1, 0, 1])", {"x": x}, np.transpose(x, (2, 0, 1))
     for sa, sb in [((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 2)),
                    ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (1, 2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
                    ((2, 2, 2, 3, 4), (4, 2)), ((4,), (3, 2, 4, 2)), ((3, 1, 1, 4), (2, 4, 3)),

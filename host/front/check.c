@@ -4888,6 +4888,9 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     if ((strcmp(n->name, "permute") == 0 || (strcmp(n->name, "transpose") == 0 && n->nlist >= 2)) &&
         ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0 && !ctx_find(C->ctx, n->name)))
         return check_permute(C, e, n, nwant);
+    if (strcmp(n->name, "transpose") == 0 && (n->flags & AST_F_METHOD) && n->nlist == 1 && g < 0 &&
+        !list_var(C, e, n->list[0]))
+        n->flags &= ~AST_F_METHOD; /* numpy's x.transpose(): transpose(x) */
     if ((strcmp(n->name, "concat") == 0 || strcmp(n->name, "concatenate") == 0) && !(n->flags & AST_F_METHOD) &&
         g < 0 && !ctx_find(C->ctx, n->name))
         return check_concat(C, e, n, nwant);
