@@ -2642,19 +2642,30 @@ static int check_matmul(checker *C, env *e, ast_node *n, const char *name, ast_n
         return -1;
     }
     /* as numpy's matmul: [m, k] @ [k, n] and [m, k] @ [k]; a vector on the left is a row,
-     * [k] @ [k, n] is [n], and [k] @ [k] is their dot product, a scalar */
-    int inner = x->rank == 2 ? 1 : 0;
-    if (x->rank < 1 || x->rank > 2 || y->rank < 1 || y->rank > 2 || x->dims[inner] != y->dims[0]) {
+     * [k] @ [k, n] is [n], and [k] @ [k] is their dot product, a scalar. Beyond two dimensions
+     * the leading ones are a batch, broadcast as numpy's: [..., m, k] @ [..., k, n] */
+    int kx = x->rank - 1, ky = y->rank >= 2 ? y->rank - 2 : 0;
+    if (x->rank < 1 || y->rank < 1 || x->dims[kx] != y->dims[ky]) {
         diag_error(C->d, n->line, n->col, "shapes of '%s' do not match: %s @ %s", name, tystr(x, b1),
                    tystr(y, b2));
         return -1;
     }
     cfx_type t = scalar_type((cfx_dtype)promote(x->dtype, y->dtype));
-    t.rank = (x->rank - 1) + (y->rank - 1);
-    if (x->rank == 2)
-        t.dims[0] = x->dims[0];
-    if (y->rank == 2)
-        t.dims[t.rank - 1] = y->dims[1];
+    int bx = x->rank > 2 ? x->rank - 2 : 0, by = y->rank > 2 ? y->rank - 2 : 0, nb = bx > by ? bx : by;
+    for (int i = 0; i < nb; i++) { /* the batch, aligned at the right */
+        int ix = i - (nb - bx), iy = i - (nb - by);
+        int64_t dx = ix >= 0 ? x->dims[ix] : 1, dy = iy >= 0 ? y->dims[iy] : 1;
+        if (dx != dy && dx != 1 && dy != 1) {
+            diag_error(C->d, n->line, n->col, "the batch dimensions of '%s' do not broadcast: %s @ %s", name,
+                       tystr(x, b1), tystr(y, b2));
+            return -1;
+        }
+        t.dims[t.rank++] = dx == 1 ? dy : dx;
+    }
+    if (x->rank >= 2)
+        t.dims[t.rank++] = x->dims[x->rank - 2];
+    if (y->rank >= 2)
+        t.dims[t.rank++] = y->dims[y->rank - 1];
     if (type_count(&t) > CFX_MAX_ELEMENTS) {
         diag_error(C->d, n->line, n->col, "the result of '%s' has more than %" PRId64 " elements", name,
                    (int64_t)CFX_MAX_ELEMENTS);
@@ -4468,11 +4479,22 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         if (check_expr(C, e, arg[0], -1) < 0)
             return -1;
         const cfx_type *x = &arg[0]->ty;
-        if (x->rank != 2) {
-            diag_error(C->d, arg[0]->line, arg[0]->col, "'transpose' needs a 2-D tensor, got %s", tystr(x, b1));
+        if (x->rank < 2) {
+            diag_error(C->d, arg[0]->line, arg[0]->col, "'transpose' needs a tensor of 2 or more dimensions, got %s",
+                       tystr(x, b1));
             return -1;
         }
         n->ty = *x;
+        if (x->rank > 2) { /* numpy's: the axes reversed */
+            check_note *k = check_note_of(C, n);
+            k->callee = CHECK_CALL_PERMUTE;
+            k->ival = 0;
+            for (int d = 0; d < x->rank; d++) {
+                n->ty.dims[d] = x->dims[x->rank - 1 - d];
+                k->ival |= (int64_t)(x->rank - 1 - d) << (4 * d);
+            }
+            return 0;
+        }
         n->ty.dims[0] = x->dims[1];
         n->ty.dims[1] = x->dims[0];
         return 0;
@@ -4682,6 +4704,176 @@ static int check_axis_reduce(checker *C, env *e, ast_node *n, int op, int nwant)
     return 0;
 }
 
+/* concat((a, b, ...), axis=K), numpy's concatenate: tensors of one rank, equal in every
+ * dimension but the axis (0 unless given; negative counts from the end), whose dtypes promote
+ * as a binary op's; the result holds them one after the other along the axis. */
+static int check_concat(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF], b2[TYBUF];
+    check_note *k = check_note_of(C, n);
+    ast_node *parts = NULL, *ax = NULL;
+    int npos = 0, bad = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind == AST_KWARG && strcmp(a->name, "axis") == 0 && !ax) {
+            ax = a->a;
+        } else if (a->kind == AST_KWARG) {
+            diag_error(C->d, a->line, a->col, "'%s' takes the tensors and an axis, not '%s='", n->name, a->name);
+            return -1;
+        } else if (npos++ == 0) {
+            parts = a;
+        } else if (npos == 2 && !ax) {
+            ax = a;
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad || !parts || (parts->kind != AST_TUPLE && parts->kind != AST_LIST) || parts->nlist < 1) {
+        diag_error(C->d, n->line, n->col, "'%s' takes the tensors as a tuple or a list written out, and an axis, "
+                   "as in %s((a, b), axis=0)", n->name, n->name);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < parts->nlist; i++)
+        if (check_expr(C, e, parts->list[i], -1) < 0)
+            rc = -1;
+    if (rc < 0)
+        return -1;
+    cfx_type t = parts->list[0]->ty;
+    for (int i = 0; i < parts->nlist; i++) {
+        const ast_node *p = parts->list[i];
+        if (p->ty.rank < 1) {
+            diag_error(C->d, p->line, p->col, "the parts of '%s' are tensors of 1 or more dimensions, got %s",
+                       n->name, tystr(&p->ty, b1));
+            return -1;
+        }
+        if (p->ty.rank != t.rank || (p->ty.dtype == CFX_BOOL) != (t.dtype == CFX_BOOL)) {
+            diag_error(C->d, p->line, p->col, "the parts of '%s' must have one rank and be all bool or all numeric, "
+                       "got %s and %s", n->name, tystr(&parts->list[0]->ty, b1), tystr(&p->ty, b2));
+            return -1;
+        }
+        t.dtype = (cfx_dtype)promote(t.dtype, p->ty.dtype);
+    }
+    int64_t axis = 0;
+    if (ax) {
+        if (check_expr(C, e, ax, CFX_I32) < 0)
+            return -1;
+        const check_note *ka = ax->note;
+        if (!ka->known || !is_int(ax->ty.dtype) || ka->ival < -t.rank || ka->ival >= t.rank) {
+            diag_error(C->d, ax->line, ax->col, "the axis of '%s' must be an integer known at compile time, from "
+                       "%d to %d for %s", n->name, -t.rank, t.rank - 1, tystr(&t, b1));
+            return -1;
+        }
+        axis = ka->ival < 0 ? ka->ival + t.rank : ka->ival;
+    }
+    t.dims[axis] = 0;
+    for (int i = 0; i < parts->nlist; i++) {
+        const ast_node *p = parts->list[i];
+        for (int d = 0; d < t.rank; d++) {
+            if (d != axis && p->ty.dims[d] != parts->list[0]->ty.dims[d]) {
+                diag_error(C->d, p->line, p->col, "the parts of '%s' differ in dimension %d, which is not the axis "
+                           "(%d): %s and %s", n->name, d, (int)axis, tystr(&parts->list[0]->ty, b1),
+                           tystr(&p->ty, b2));
+                return -1;
+            }
+        }
+        t.dims[axis] += p->ty.dims[axis];
+    }
+    if (t.dims[axis] > CFX_MAX_DIM || type_count(&t) > CFX_MAX_ELEMENTS) {
+        diag_error(C->d, n->line, n->col, "the result of '%s' has more than %" PRId64 " elements", n->name,
+                   (int64_t)CFX_MAX_ELEMENTS);
+        return -1;
+    }
+    k->callee = CHECK_CALL_CONCAT;
+    k->axis = (int)axis;
+    n->ty = t;
+    return 0;
+}
+
+/* transpose(x, axes), permute(x, axes), x.permute(2, 0, 1): numpy's transpose with its axes, a
+ * tuple or a list of integers known at compile time (negative counts from the end), one for
+ * each dimension of x; output dimension d is x's axis axes[d]. */
+static int check_permute(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF];
+    check_note *k = check_note_of(C, n);
+    ast_node *x = NULL, *list = NULL, *ax[CFX_MAX_RANK + 1];
+    int nax = 0, bad = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind == AST_KWARG && (strcmp(a->name, "axes") == 0 || strcmp(a->name, "dims") == 0)) {
+            bad |= list || nax;
+            list = a->a;
+        } else if (a->kind == AST_KWARG) {
+            diag_error(C->d, a->line, a->col, "'%s' takes a tensor and its axes, not '%s='", n->name, a->name);
+            return -1;
+        } else if (!x) {
+            x = a;
+        } else if ((a->kind == AST_TUPLE || a->kind == AST_LIST) && !list && !nax) {
+            list = a;
+        } else if (!list && nax < CFX_MAX_RANK + 1) {
+            ax[nax++] = a;
+        } else {
+            bad = 1;
+        }
+    }
+    if (list && !bad && (list->kind == AST_TUPLE || list->kind == AST_LIST) && list->nlist <= CFX_MAX_RANK + 1) {
+        for (int i = 0; i < list->nlist; i++)
+            ax[nax++] = list->list[i];
+    } else if (list) {
+        bad = 1;
+    }
+    if (bad || !x || x->kind == AST_TYPE || nax == 0) {
+        diag_error(C->d, n->line, n->col, "'%s' takes a tensor and its axes, as in %s(x, (1, 0, 2))", n->name,
+                   n->name);
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, x, -1) < 0)
+        return -1;
+    const cfx_type *t = &x->ty;
+    if (t->rank < 1) {
+        diag_error(C->d, x->line, x->col, "'%s' needs a tensor, got %s", n->name, tystr(t, b1));
+        return -1;
+    }
+    int seen = 0, ok = nax == t->rank;
+    int64_t perm = 0;
+    char got[64];
+    size_t len = 0;
+    got[0] = '\0';
+    for (int i = 0; i < nax; i++) {
+        if (check_expr(C, e, ax[i], CFX_I32) < 0)
+            return -1;
+        const check_note *ka = ax[i]->note;
+        if (!ka->known || !is_int(ax[i]->ty.dtype)) {
+            diag_error(C->d, ax[i]->line, ax[i]->col, "the axes of '%s' are integers known at compile time",
+                       n->name);
+            return -1;
+        }
+        int64_t v = ka->ival < 0 ? ka->ival + t->rank : ka->ival;
+        if (len < sizeof got)
+            len += (size_t)snprintf(got + len, sizeof got - len, "%s%" PRId64, i ? ", " : "", ka->ival);
+        if (v < 0 || v >= t->rank || (seen >> v & 1)) {
+            ok = 0;
+            continue;
+        }
+        seen |= 1 << v;
+        perm |= v << (4 * i);
+    }
+    if (!ok) {
+        diag_error(C->d, n->line, n->col, "the axes of '%s' must be a permutation of 0 to %d for %s, got (%s)",
+                   n->name, t->rank - 1, tystr(t, b1), got);
+        return -1;
+    }
+    k->callee = CHECK_CALL_PERMUTE;
+    k->ival = perm;
+    n->ty = *t;
+    for (int d = 0; d < t->rank; d++)
+        n->ty.dims[d] = t->dims[perm >> (4 * d) & 15];
+    return 0;
+}
+
 static int check_call(checker *C, env *e, ast_node *n, int nwant)
 {
     check_note *k = check_note_of(C, n);
@@ -4693,6 +4885,15 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     int g = check_graph_find(C, n->name);
     if (strcmp(n->name, "reshape") == 0 && ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0))
         return check_reshape(C, e, n, nwant);
+    if ((strcmp(n->name, "permute") == 0 || (strcmp(n->name, "transpose") == 0 && n->nlist >= 2)) &&
+        ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0 && !ctx_find(C->ctx, n->name)))
+        return check_permute(C, e, n, nwant);
+    if (strcmp(n->name, "transpose") == 0 && (n->flags & AST_F_METHOD) && n->nlist == 1 && g < 0 &&
+        !list_var(C, e, n->list[0]))
+        n->flags &= ~AST_F_METHOD; /* numpy's x.transpose(): transpose(x) */
+    if ((strcmp(n->name, "concat") == 0 || strcmp(n->name, "concatenate") == 0) && !(n->flags & AST_F_METHOD) &&
+        g < 0 && !ctx_find(C->ctx, n->name))
+        return check_concat(C, e, n, nwant);
     if (n->flags & AST_F_METHOD)
         return check_method(C, e, n, nwant);
     if (g < 0 && strcmp(n->name, "stack") == 0 && n->nlist == 1) {

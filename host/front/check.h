@@ -42,6 +42,10 @@
 #define CHECK_CALL_METHOD -5 /* a list method: name "append" or "pop"; check_note.list */
 #define CHECK_CALL_STACK -6  /* stack(xs): check_note.list */
 #define CHECK_CALL_RESHAPE -7 /* reshape(x, [d0, ...]) or x.reshape([d0, ...]): the call's type */
+#define CHECK_CALL_CONCAT -8  /* concat((a, b, ...), axis=K): list[0]'s items joined on check_note.axis */
+#define CHECK_CALL_PERMUTE -9 /* transpose(x, axes), permute(x, axes), transpose(x) of rank > 2: the
+                                 argument x is list[0], output dimension d is its axis
+                                 (check_note.ival >> 4 * d) & 15 */
 /* >= 0: a graph of the module, by index; the call is inlined */
 
 /* What a for-each loop walks (check_note.iter). */

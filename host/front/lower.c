@@ -1416,13 +1416,101 @@ static void check_index(lowerer *L, int32_t s, int64_t rows, const ast_node *ten
     lower_emit(L, REC_CHECK_INDEX, 0, s, (int32_t)rows, name, base ? dim : 0);
 }
 
+/* A box over a tensor of `rank` dimensions `dims` for GET_BOX or SET_BOX: where at[d] >= 0 the one
+ * element at that index, elsewhere the whole dimension. Returns the table offset. */
+static int32_t whole_box(lowerer *L, int rank, const int64_t *dims, const int64_t *at)
+{
+    int32_t ent[2 * CFX_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        ent[2 * d] = at[d] > 0 ? lower_const_scalar(L, CFX_I32, at[d], 0) : -1;
+        ent[2 * d + 1] = at[d] >= 0 ? -1 : (int32_t)dims[d];
+    }
+    int32_t tab = L->failed ? 0 : prog_table(L->b, ent, 2 * rank);
+    if (tab < 0)
+        lower_fail(L, "the graph has too many subscripts");
+    return tab;
+}
+
+/* A matrix product over leading batch dimensions (an operand of more than two), as numpy's:
+ * with a right side of one or two dimensions, the left one seen as [B * m, k] (a COPY), one
+ * MATMUL, and a COPY to the result's shape; otherwise one MATMUL per batch element, unrolled,
+ * each operand's matrix taken with a GET_BOX (an operand of two dimensions is used whole, a
+ * vector on the left as the row [1, k]) and the product written with a SET_BOX. */
+static int32_t lower_batch_matmul(lowerer *L, ast_node *n, const cfx_type *X, const cfx_type *Y, int32_t x,
+                                  int32_t y, int32_t want)
+{
+    const cfx_type *R = &n->ty;
+    cfx_type mx = *R, my = *R, mp = *R;
+    if (Y->rank <= 2) {
+        mx.rank = 2;
+        mx.dims[0] = 1;
+        for (int d = 0; d < X->rank - 1; d++)
+            mx.dims[0] *= X->dims[d];
+        mx.dims[1] = X->dims[X->rank - 1];
+        mp.rank = Y->rank;
+        mp.dims[0] = mx.dims[0];
+        if (Y->rank == 2)
+            mp.dims[1] = Y->dims[1];
+        int32_t xv = lower_temp(L, &mx), pv = lower_temp(L, &mp), d = dest(L, n, want);
+        lower_emit(L, REC_COPY, 0, xv, x, 0, 0);
+        lower_emit(L, REC_MATMUL, 0, pv, xv, y, 0);
+        lower_emit(L, REC_COPY, 0, d, pv, 0, 0);
+        return d;
+    }
+    int nb = R->rank - (X->rank >= 2) - 1, bx = X->rank > 2 ? X->rank - 2 : 0, by = Y->rank - 2;
+    int64_t batch = 1;
+    for (int i = 0; i < nb; i++)
+        batch *= R->dims[i];
+    if (batch > LOWER_MAX_AXIS_RESULTS) {
+        char why[200];
+        snprintf(why, sizeof why, "'@' over %lld batch elements, more than %d: it is unrolled one matrix product "
+                 "at a time", (long long)batch, LOWER_MAX_AXIS_RESULTS);
+        lower_fail(L, why);
+        return 0;
+    }
+    int64_t m = X->rank >= 2 ? X->dims[X->rank - 2] : 1, k = Y->dims[Y->rank - 2], nn = Y->dims[Y->rank - 1];
+    mx.rank = my.rank = mp.rank = 2;
+    mx.dims[0] = mp.dims[0] = m;
+    mx.dims[1] = my.dims[0] = k;
+    my.dims[1] = mp.dims[1] = nn;
+    int32_t xm = x;
+    if (X->rank != 2) {
+        xm = lower_temp(L, &mx);
+        if (X->rank == 1)
+            lower_emit(L, REC_COPY, 0, xm, x, 0, 0);
+    }
+    int32_t ym = lower_temp(L, &my), pm = lower_temp(L, &mp), d = no_alias(L, n, want, x, y);
+    for (int64_t b = 0; b < batch && !L->failed; b++) {
+        int64_t idx[CFX_MAX_RANK], ax[CFX_MAX_RANK], ay[CFX_MAX_RANK], ar[CFX_MAX_RANK];
+        int64_t q = b;
+        for (int i = nb - 1; i >= 0; i--) {
+            idx[i] = q % R->dims[i];
+            q /= R->dims[i];
+        }
+        for (int i = 0; i < R->rank; i++)
+            ar[i] = i < nb ? idx[i] : -1;
+        for (int i = 0; i < X->rank; i++)
+            ax[i] = i < bx ? (X->dims[i] == 1 ? 0 : idx[i + nb - bx]) : -1;
+        for (int i = 0; i < Y->rank; i++)
+            ay[i] = i < by ? (Y->dims[i] == 1 ? 0 : idx[i + nb - by]) : -1;
+        if (X->rank > 2)
+            lower_emit(L, REC_GET_BOX, 0, xm, x, whole_box(L, X->rank, X->dims, ax), 0);
+        lower_emit(L, REC_GET_BOX, 0, ym, y, whole_box(L, Y->rank, Y->dims, ay), 0);
+        lower_emit(L, REC_MATMUL, 0, pm, xm, ym, 0);
+        lower_emit(L, REC_SET_BOX, 0, d, pm, whole_box(L, R->rank, R->dims, ar), 0);
+    }
+    return lower_copy_to(L, want, d);
+}
+
 /* a @ b, their dtypes promoted: [m, k] @ [k, n] and [m, k] @ [k] are one MATMUL; a vector on
  * the left is a row, [k] @ [k, n] the MATMUL of [1, k] @ [k, n] (the same bytes under another
- * shape, a COPY each way); [k] @ [k] is a DOT. */
+ * shape, a COPY each way); [k] @ [k] is a DOT; more dimensions are a batch (lower_batch_matmul). */
 static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, int32_t want)
 {
     int dt = n->ty.dtype; /* the operands' dtypes promote */
     int32_t x = convert(L, lower_expr(L, a, -1), dt), y = convert(L, lower_expr(L, b, -1), dt);
+    if (a->ty.rank > 2 || b->ty.rank > 2)
+        return lower_batch_matmul(L, n, &a->ty, &b->ty, x, y, want);
     if (a->ty.rank == 1 && b->ty.rank == 1) {
         int32_t d = no_alias(L, n, want, x, y);
         lower_emit(L, REC_DOT, 0, d, x, y, 0);
@@ -1446,6 +1534,144 @@ static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, i
     return lower_copy_to(L, want, d);
 }
 
+/* concat((a, b, ...), axis=K): each part, converted to the result's dtype, written into its
+ * place along the axis with one SET_BOX (one part: a COPY). */
+static int32_t lower_concat(lowerer *L, ast_node *n, int32_t want)
+{
+    const ast_node *parts = n->list[0];
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind != AST_KWARG) {
+            parts = n->list[i];
+            break;
+        }
+    int axis = lower_note(n)->axis, np = parts->nlist, dt = n->ty.dtype;
+    const cfx_type *R = &n->ty;
+    int32_t *s = calloc((size_t)np, sizeof *s);
+    if (!s) {
+        lower_fail(L, "out of memory");
+        return 0;
+    }
+    int clash = 0;
+    for (int i = 0; i < np; i++) {
+        s[i] = convert(L, lower_expr(L, parts->list[i], -1), dt);
+        clash |= s[i] == want;
+    }
+    int32_t d = want >= 0 && !clash ? want : lower_temp(L, R);
+    if (np == 1) {
+        lower_emit(L, REC_COPY, 0, d, s[0], 0, 0);
+    } else {
+        int64_t at = 0;
+        for (int i = 0; i < np && !L->failed; i++) {
+            int32_t ent[2 * CFX_MAX_RANK];
+            for (int dd = 0; dd < R->rank; dd++) {
+                ent[2 * dd] = dd == axis && at > 0 ? lower_const_scalar(L, CFX_I32, at, 0) : -1;
+                ent[2 * dd + 1] = (int32_t)(dd == axis ? parts->list[i]->ty.dims[dd] : R->dims[dd]);
+            }
+            at += parts->list[i]->ty.dims[axis];
+            int32_t tab = L->failed ? 0 : prog_table(L->b, ent, 2 * R->rank);
+            if (tab < 0)
+                lower_fail(L, "the graph has too many subscripts");
+            lower_emit(L, REC_SET_BOX, 0, d, s[i], tab, 0);
+        }
+    }
+    free(s);
+    return lower_copy_to(L, want, d);
+}
+
+/* transpose(x, axes) and permute(x, axes): output dimension d is axis p[d] of x. The elements
+ * move in blocks: a set S of x's axes taken whole, the others at one index each, so that a block
+ * is one GET_BOX of x and one SET_BOX of the result. S qualifies when the order its axes have in
+ * the result is a rotation of their order in x: none (a plain copy of the block), or by s (a 2-D
+ * TRANSPOSE of the block seen as [product of S's first s axes, product of the rest]). Of the sets
+ * that qualify the one with the fewest records is taken. The identity is a COPY, a 2-D swap the
+ * one TRANSPOSE of transpose(x). */
+static int32_t lower_permute(lowerer *L, ast_node *n, int32_t want)
+{
+    const cfx_type *X = &n->list[0]->ty, *R = &n->ty;
+    int rank = X->rank, p[CFX_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        p[d] = (int)(lower_note(n)->ival >> (4 * d) & 15);
+    int32_t x = lower_expr(L, n->list[0], -1);
+    int best = -1, best_rot = 0;
+    int64_t best_recs = 0, total = 1;
+    for (int d = 0; d < rank; d++)
+        total *= X->dims[d];
+    for (int set = 0; set < 1 << rank; set++) {
+        int in[CFX_MAX_RANK], out[CFX_MAX_RANK], ns = 0, no = 0, rot = -1;
+        int64_t size = 1;
+        for (int a = 0; a < rank; a++)
+            if (set >> a & 1) {
+                in[ns++] = a;
+                size *= X->dims[a];
+            }
+        for (int d = 0; d < rank; d++)
+            if (set >> p[d] & 1)
+                out[no++] = p[d];
+        for (int r = 0; r < (ns ? ns : 1) && rot < 0; r++) {
+            int same = 1;
+            for (int i = 0; i < ns; i++)
+                same &= out[i] == in[(i + r) % ns];
+            if (same)
+                rot = r;
+        }
+        if (rot < 0)
+            continue;
+        int64_t recs = total / size * (rot ? 3 : 2);
+        if (set == (1 << rank) - 1)
+            recs = rot && rank > 2 ? 3 : 1; /* the whole tensor: a COPY, or one TRANSPOSE */
+        if (best < 0 || recs < best_recs) {
+            best = set;
+            best_rot = rot;
+            best_recs = recs;
+        }
+    }
+    int32_t d = no_alias(L, n, want, x, x);
+    if (best == (1 << rank) - 1 && (best_rot == 0 || rank == 2)) {
+        lower_emit(L, best_rot ? REC_TRANSPOSE : REC_COPY, 0, d, x, 0, 0);
+        return lower_copy_to(L, want, d);
+    }
+    int64_t blocks = 1, lead = 1, size = 1;
+    int seen = 0;
+    for (int a = 0; a < rank; a++) {
+        if (!(best >> a & 1)) {
+            blocks *= X->dims[a];
+            continue;
+        }
+        size *= X->dims[a];
+        if (seen++ < best_rot)
+            lead *= X->dims[a];
+    }
+    if (blocks > LOWER_MAX_AXIS_RESULTS) {
+        char why[200];
+        snprintf(why, sizeof why, "'%s' moves %lld blocks of %lld elements, more than %d: it is unrolled one block "
+                 "at a time", n->name, (long long)blocks, (long long)size, LOWER_MAX_AXIS_RESULTS);
+        lower_fail(L, why);
+        return 0;
+    }
+    cfx_type tb = *R, tt = *R;
+    tb.rank = tt.rank = best_rot ? 2 : 1;
+    tb.dims[0] = best_rot ? lead : size;
+    tb.dims[1] = tt.dims[0] = size / lead;
+    tt.dims[1] = lead;
+    int32_t blk = lower_temp(L, &tb), tr = best_rot ? lower_temp(L, &tt) : blk;
+    for (int64_t b = 0; b < blocks && !L->failed; b++) {
+        int64_t ix[CFX_MAX_RANK], io[CFX_MAX_RANK], q = b;
+        for (int a = rank - 1; a >= 0; a--) {
+            ix[a] = -1;
+            if (!(best >> a & 1)) {
+                ix[a] = q % X->dims[a];
+                q /= X->dims[a];
+            }
+        }
+        for (int dd = 0; dd < rank; dd++)
+            io[dd] = ix[p[dd]];
+        lower_emit(L, REC_GET_BOX, 0, blk, x, whole_box(L, rank, X->dims, ix), 0);
+        if (best_rot)
+            lower_emit(L, REC_TRANSPOSE, 0, tr, blk, 0, 0);
+        lower_emit(L, REC_SET_BOX, 0, d, tr, whole_box(L, rank, R->dims, io), 0);
+    }
+    return lower_copy_to(L, want, d);
+}
 
 /* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
  * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one
@@ -1719,6 +1945,10 @@ static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
         lower_emit(L, REC_COPY, 0, d, x, 0, 0);
         return d;
     }
+    if (k->callee == CHECK_CALL_CONCAT)
+        return lower_concat(L, n, want);
+    if (k->callee == CHECK_CALL_PERMUTE)
+        return lower_permute(L, n, want);
     if (k->callee == CHECK_CALL_STACK) {
         /* stack(xs): the list must be full; then its items are the tensor */
         const check_list *l = k->list;
