@@ -10,7 +10,8 @@
  * - cost: cfx_dump_cost, the cost sheet, which builds the plans of both modes of cuda-persistent
  *   (the interpreter's and the compiled kernel's, host/gen/plan.c) and runs the code generator
  *   for the CUDA kernel;
- * - gen C, gen CUDA: cgen_emit for each target (the CUDA one builds the compiled kernel's plan).
+ * - gen C, gen CUDA: cgen_emit for each target (the CUDA one builds the compiled kernel's plan and,
+ *   with the grid named as the compiled executor names it, chooses the tensors loops keep in registers).
  *
  * Prints one Markdown table (and writes it to FILE.md with --out) with the median over the repeats
  * and, per row, the growth over the row of the same shape four times smaller: 4 for a linear
@@ -185,6 +186,10 @@ static double run_stage(int st, const text *t, char *why, size_t whylen)
     cgen_options o;
     memset(&o, 0, sizeof o);
     o.target = st == ST_GEN_C ? CGEN_TARGET_C : CGEN_TARGET_CUDA;
+    if (st != ST_GEN_C) { /* a grid named, as the compiled executor and `cfx dump --kernel` name one */
+        o.blocks = CGEN_DEFAULT_BLOCKS;
+        o.threads = 256;
+    }
     strbuf src = {0};
     char err[256];
     t0 = bench_cpu_s();

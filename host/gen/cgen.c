@@ -221,6 +221,8 @@ typedef struct gen {
     int32_t *res_k;
     int32_t *res_loop;
     int dispatching; /* the pc-dispatch form is being written: nothing is resident */
+
+    int32_t *ticks_before; /* per record (and the end), the TICKs before it: each TICK's ordinal */
 } gen;
 
 #if defined(__GNUC__)
@@ -1655,64 +1657,104 @@ static int reads_on_entry(const gen *g, int32_t i, int32_t s)
 }
 
 /* Can slot s live in registers through the loop headed by h? Every record anywhere that writes
- * it is an aligned writer; the loop reads it where a fused loop would load it; no record in the
- * loop ends the launch and no launch resumes inside it (a resumed launch would skip the loads);
- * the loop is not a one-block region's and has no matrix product (whose routine wants every
- * register it can get: with CG's x, r and p held across it, the kernel for 8192 rows needed
- * 128 registers instead of 106, and the H100 ran it 30% slower: docs/persistent.md). */
-static int resident_in(const gen *g, int32_t s, int32_t h)
+ * it is an aligned writer (`aligned`, asked once per slot); the loop reads it where a fused loop
+ * would load it; no record in the loop ends the launch and no launch resumes inside it (a
+ * resumed launch would skip the loads); the loop is not a one-block region's and has no matrix
+ * product (whose routine wants every register it can get: with CG's x, r and p held across
+ * it, the kernel for 8192 rows needed 128 registers instead of 106, and the H100 ran it 30%
+ * slower: docs/persistent.md). `unfit[h]` marks the loops with such a product or launch.
+ * Only records from s's first touch to its last can write or read it. */
+static int resident_in(const gen *g, int32_t s, int32_t h, const uint8_t *unfit, int aligned)
 {
-    const cfx_prog *p = g->p;
-    int reads = 0;
-    if (g->plan.flags[g->start[h]] & SCHED_F_ONE_BLOCK)
+    if ((g->plan.flags[g->start[h]] & SCHED_F_ONE_BLOCK) || unfit[h] || !aligned)
         return 0;
-    for (int32_t i = 0; i < p->nrecords; i++) {
-        unsigned f = g->plan.flags[i];
-        if (p->records[i].kind == REC_MATMUL && in_loop(g, i, h))
-            return 0;
-        if ((f & SCHED_F_LAUNCH) && (in_loop(g, i, h) || (i + 1 < p->nrecords && in_loop(g, i + 1, h))))
-            return 0;
-        if (sched_writes(p, &p->records[i], s) && !aligned_writer(g, i, s))
-            return 0;
+    for (int32_t i = g->tfirst[s]; i <= g->tlast[s]; i++)
         if (in_loop(g, i, h) && reads_on_entry(g, i, s))
-            reads = 1;
-    }
-    return reads;
+            return 1;
+    return 0;
+}
+
+/* Marks every loop record i is in (a region's loop aside: its entry is a one-block record, which
+ * resident_in refuses first), and lists those newly marked in list[*n] where list is given. */
+static void mark_loops(const gen *g, int32_t i, uint8_t *mark, int32_t *list, int32_t *n)
+{
+    if (i < g->p->nrecords && g->rpo[g->blk[i]] >= 0)
+        for (int32_t x = g->loop_of[g->blk[i]]; x >= 0; x = g->loop_parent[x])
+            if (!mark[x]) {
+                mark[x] = 1;
+                if (list)
+                    list[(*n)++] = x;
+            }
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* The tensors loops keep in registers: for each slot that can (split, 2 to 8 bytes an
  * element, its thread's elements within CGEN_RESIDENT_MAX_K), the outermost loop it can live
- * in, while the registers last. */
+ * in, while the registers last. The loops asked are those around a record that touches the
+ * slot (in any other, resident_in finds no read), in block order as before. */
 static int pick_resident(gen *g)
 {
     const cfx_prog *p = g->p;
     int regs = 0;
     g->res_k = calloc((size_t)p->nslots + 1, sizeof(int32_t));
     g->res_loop = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
-    if (!g->res_k || !g->res_loop) {
+    uint8_t *unfit = calloc((size_t)g->nb + 1, 1), *around = calloc((size_t)g->nb + 1, 1);
+    int32_t *cand = malloc(sizeof(int32_t) * ((size_t)g->nb + 1));
+    if (!g->res_k || !g->res_loop || !unfit || !around || !cand) {
+        free(unfit);
+        free(around);
+        free(cand);
         fail(g, "out of memory");
         return -1;
     }
     for (int32_t s = 0; s < p->nslots; s++)
         g->res_loop[s] = -1;
-    if (!g->cuda || !g->have_plan)
-        return 0;
-    for (int32_t s = 0; s < p->nslots; s++) {
+    for (int32_t i = 0; g->cuda && g->have_plan && i < p->nrecords; i++) {
+        if (p->records[i].kind == REC_MATMUL)
+            mark_loops(g, i, unfit, NULL, NULL);
+        if (g->plan.flags[i] & SCHED_F_LAUNCH) {
+            mark_loops(g, i, unfit, NULL, NULL);
+            mark_loops(g, i + 1, unfit, NULL, NULL);
+        }
+    }
+    for (int32_t s = 0; g->cuda && g->have_plan && s < p->nslots; s++) {
         const cfx_slot *sl = &p->slots[s];
         int k = resident_k(g, s), size = dtype_size(sl->dtype);
         if (k == 0 || sl->kind == SLOT_CONST || g->local[s] || (g->rep && g->rep[s]) || sl->count < 2 ||
             (g->alt_off && g->alt_off[s] >= 0) || regs + k * (size + 3) / 4 > CGEN_RESIDENT_REGS)
             continue;
+        int aligned = 1;
+        int32_t ncand = 0;
+        for (int32_t i = g->tfirst[s]; i <= g->tlast[s]; i++) {
+            if (sched_writes(p, &p->records[i], s) && !aligned_writer(g, i, s))
+                aligned = 0;
+            if (touches(p, i, s))
+                mark_loops(g, i, around, cand, &ncand);
+        }
+        qsort(cand, (size_t)ncand, sizeof *cand, cmp_i32); /* block order, as every loop was asked */
+        for (int32_t c = 0; c < ncand; c++)
+            around[cand[c]] = 0;
         int32_t best = -1;
-        for (int32_t h = 0; h < g->nb; h++)
-            if (g->header[h] && g->rpo[h] >= 0 && (best < 0 || in_body(g, best, h)) && resident_in(g, s, h))
+        for (int32_t c = 0; c < ncand; c++) {
+            int32_t h = cand[c];
+            if (g->header[h] && g->rpo[h] >= 0 && (best < 0 || in_body(g, best, h)) &&
+                resident_in(g, s, h, unfit, aligned))
                 best = h;
+        }
         if (best < 0)
             continue;
         g->res_k[s] = k;
         g->res_loop[s] = best;
         regs += k * (size + 3) / 4;
     }
+    free(unfit);
+    free(around);
+    free(cand);
     return 0;
 }
 
@@ -2105,12 +2147,9 @@ static void arrive(gen *g, int32_t i, int at_region_header)
 
 /* How many TICK records come before record i: a TICK's place in the kernel's count of each
  * loop's iterations (CK_TICK), and, at i = nrecords, how many there are. */
-static int32_t tick_ordinal(const cfx_prog *p, int32_t i)
+static int32_t tick_ordinal(const gen *g, int32_t i)
 {
-    int32_t n = 0;
-    for (int32_t k = 0; k < i; k++)
-        n += p->records[k].kind == REC_TICK;
-    return n;
+    return g->ticks_before[i];
 }
 
 /* One record that is not a jump or HALT. */
@@ -2137,7 +2176,7 @@ static void record(gen *g, int32_t i)
                 line(g, "CK_STAMP(a, CK_EV_ITER, %d);", (int)i);
             else
                 line(g, "if ((iters_ & (CK_SAMPLE - 1)) == 0) CK_STAMP(a, CK_EV_SAMPLE, %d);", (int)i);
-            line(g, "CK_TICK(%d);", (int)tick_ordinal(p, i));
+            line(g, "CK_TICK(%d);", (int)tick_ordinal(g, i));
             if (alternates_at(g, i))
                 line(g, "par%d_ ^= 1u; /* the other buffer of the tensors that alternate */", (int)i);
             helper(g, H_POLL, 0, 0, "if ((iters_ & %du) == 0 && ck_poll(a, &poll_, %d, iters_)) goto out_;", mask, (int)i);
@@ -3008,8 +3047,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "unsigned long long poll_ = 0;");
         line_reads(g, "const int64_t budget_ = *(const volatile int64_t *)&a.sync->max_iters;");
         line_reads(g, "CK_STAMP(a, CK_EV_START, *(const volatile int32_t *)&a.sync->resume - 1);");
-        if (tick_ordinal(p, p->nrecords) > 0)
-            line(g, "CK_TICKS(%d);", (int)tick_ordinal(p, p->nrecords));
+        if (tick_ordinal(g, p->nrecords) > 0)
+            line(g, "CK_TICKS(%d);", (int)tick_ordinal(g, p->nrecords));
         if (g->info->alternates > 0)
             line_reads(g, "uint8_t *const alt_ = a.alt; /* the second buffers of the tensors that alternate */");
         for (int32_t i = 0; i < p->nrecords; i++)
@@ -3101,8 +3140,8 @@ static void function(gen *g, const char *entry, int use_dispatch)
         line(g, "goto out_;");
         line_reads(g, "out_:");
         line(g, "CK_STAMP(a, CK_EV_END, -1);");
-        if (tick_ordinal(p, p->nrecords) > 0)
-            line(g, "CK_TICKS_OUT(a, %d);", (int)tick_ordinal(p, p->nrecords));
+        if (tick_ordinal(g, p->nrecords) > 0)
+            line(g, "CK_TICKS_OUT(a, %d);", (int)tick_ordinal(g, p->nrecords));
         line(g, "ck_finish(a, iters_, print_used_);");
     } else if (g->stop_used || g->pass == 1) {
         line_reads(g, "stop_:");
@@ -3114,15 +3153,16 @@ static void function(gen *g, const char *entry, int use_dispatch)
 
 /* ==== the entry point ========================================================================= */
 
-/* Per slot the first and last record that touches it, and per record whether a tensor
- * alternates its buffers there (CUDA): asked for each fused loop and each TICK. */
+/* Per slot the first and last record that touches it, per record whether a tensor alternates
+ * its buffers there (CUDA) and the TICKs before it: asked for each fused loop and each TICK. */
 static int touch_ranges(gen *g)
 {
     const cfx_prog *p = g->p;
     g->tfirst = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
     g->tlast = malloc(sizeof(int32_t) * ((size_t)p->nslots + 1));
     g->alt_at = calloc((size_t)p->nrecords + 1, 1);
-    if (!g->tfirst || !g->tlast || !g->alt_at) {
+    g->ticks_before = malloc(sizeof(int32_t) * ((size_t)p->nrecords + 1));
+    if (!g->tfirst || !g->tlast || !g->alt_at || !g->ticks_before) {
         fail(g, "out of memory");
         return -1;
     }
@@ -3132,6 +3172,9 @@ static int touch_ranges(gen *g)
         if (g->alt_off && g->alt_off[s] >= 0 && g->plan.alt_tick[s] >= 0)
             g->alt_at[g->plan.alt_tick[s]] = 1;
     }
+    g->ticks_before[0] = 0;
+    for (int32_t i = 0; i < p->nrecords; i++)
+        g->ticks_before[i + 1] = g->ticks_before[i] + (p->records[i].kind == REC_TICK);
     for (int32_t i = 0; i < p->nrecords; i++) {
         const cfx_record *r = &p->records[i];
         for (int32_t k = 0, n = rec_slot_operands(p, r); k < n; k++) {
@@ -3149,6 +3192,7 @@ static void gen_free(gen *g)
     free(g->tfirst);
     free(g->tlast);
     free(g->alt_at);
+    free(g->ticks_before);
     free(g->res_k);
     free(g->res_loop);
     free(g->local);
