@@ -64,6 +64,11 @@
 #define ONNX_OPSET_MAX 28
 #define ONNX_INLINE_MAX 16 /* constants of at most this many elements are written out */
 #define ONNX_FOLD_MAX 65536 /* a node is folded at import when its result is no larger */
+#define ONNX_UNROLL_SMALL 64  /* a batched MatMul, or a Transpose swapping the last two axes, over
+                               * at most this many batch elements is the language's unrolled
+                               * `@`/permute; over more, a loop */
+#define ONNX_UNROLL_MAX 4096  /* any other Transpose is permute up to the language's limit of
+                               * blocks it unrolls, element by element past it */
 #define ONNX_MAX_DEPTH 64 /* subgraphs and functions nested */
 #define ONNX_MAX_MODEL ((size_t)1 << 31)
 /* protobuf-c unpacks nested messages by recursion: a model nested deeper is refused first */

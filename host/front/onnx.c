@@ -1936,17 +1936,19 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
         out_known(I, n, 0, &t, data);
         return;
     }
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    int64_t off = 0;
+    /* the language's concat: each part written into its place (parts of no elements left out) */
+    strbuf parts = {0};
+    int nparts = 0;
     for (size_t k = 0; k < n->n_input; k++) {
         ival *x = in(I, n, k);
-        if (count(&x->ty) == 0)
-            continue;
-        const char *range = fmt(I, "%lld:%lld", (long long)off, (long long)(off + x->ty.dims[axis]));
-        line(I, "%s%s = %s", v, subscript(I, t.rank, axis, range), ref(I, x));
-        off += x->ty.dims[axis];
+        if (count(&x->ty) > 0)
+            sb_printf(&parts, "%s%s", nparts++ ? ", " : "", ref(I, x));
     }
+    if (parts.oom)
+        fail(I, "out of memory");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = concat((%s%s), axis=%d)", v, sb_str(&parts), nparts == 1 ? "," : "", axis);
+    sb_free(&parts);
 }
 
 static void op_split(imp *I, const Onnx__NodeProto *n)
@@ -2416,11 +2418,30 @@ static void op_transpose(imp *I, const Onnx__NodeProto *n)
     }
     /* leading axes kept and the last two swapped: a 2-D transpose per leading index */
     int lead = 1;
-    for (int d = 0; d < r - 2; d++)
+    int64_t nlead = 1, maxd = 1;
+    for (int d = 0; d < r - 2; d++) {
         lead &= perm[d] == d;
+        nlead *= t.dims[d];
+    }
+    for (int d = 0; d < r; d++)
+        maxd = t.dims[d] > maxd ? t.dims[d] : maxd;
+    int swap = lead && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+    /* the language's permute moves blocks, unrolled (at most ONNX_UNROLL_MAX of them): one axis
+     * taken whole is a block, so there are at most count / (the largest dimension); a swap of
+     * the last two over many leading indices stays a loop of 2-D transposes */
+    if (swap ? nlead <= ONNX_UNROLL_SMALL : count(&t) / maxd <= ONNX_UNROLL_MAX) {
+        strbuf axes = {0};
+        for (int d = 0; d < r; d++)
+            sb_printf(&axes, "%s%lld", d ? ", " : "", (long long)perm[d]);
+        if (axes.oom)
+            fail(I, "out of memory");
+        line(I, "%s = permute(%s, (%s))", v, src, sb_str(&axes));
+        sb_free(&axes);
+        return;
+    }
     const char *ixs[CFX_TYPE_MAX_RANK] = {0};
     line(I, "%s = %s", v, zeros_of(I, &t));
-    if (lead && perm[r - 2] == r - 1 && perm[r - 1] == r - 2) {
+    if (swap) {
         cfx_type outer = t;
         outer.rank = r - 2;
         element_loops(I, &outer, ixs, 1);
@@ -2475,6 +2496,10 @@ static void op_matmul(imp *I, const Onnx__NodeProto *n)
         cfx_type flat = mktype(a->ty.dtype, 2, (int64_t[]){rows, k1});
         cfx_type prod = mktype(a->ty.dtype, rb == 2 ? 2 : 1, (int64_t[]){rows, b->ty.dims[rb - 1]});
         line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s @ %s)", reshaped(I, x, &a->ty, &flat), y), &prod, &t));
+        return;
+    }
+    if (count(&batch) <= ONNX_UNROLL_SMALL) { /* the language's batched @: a product each, unrolled */
+        line(I, "%s = %s @ %s", v, x, y);
         return;
     }
     const char *ixs[CFX_TYPE_MAX_RANK] = {0};
