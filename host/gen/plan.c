@@ -1442,15 +1442,60 @@ static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
     return 0;
 }
 
-/* The flags before the flow of record j in the trial without replica s (sched_plan_build_flow's
- * rule for a record whose output is no longer private: split). */
-static uint8_t sched_lf_flags0(const cfx_prog *p, const sched_lf *lf, int32_t j, int32_t s)
+/* The flags before the flow of record j (flags0[j]) in the trial without replica s
+ * (sched_plan_build_flow's rule for a record whose output is no longer private: split). */
+static uint8_t sched_trial_flags0(const cfx_prog *p, const uint8_t *flags0, int32_t j, int32_t s)
 {
     const cfx_record *r = &p->records[j];
-    uint8_t f = lf->flags0[j];
+    uint8_t f = flags0[j];
     if (s >= 0 && r->a == s && !(f & SCHED_F_LAUNCH) && r->kind != REC_CALL && r->kind != REC_REDUCE &&
         r->kind != REC_DOT && sched_domain(r, p->slots) > 0)
         f |= SCHED_F_SPLIT;
+    return f;
+}
+
+/* One record of a walk, as sched_flow's sweep steps it: record i with flags f before the flow,
+ * the shared slots `shared` and s, the state before it in cur and after it left there. Returns
+ * its flags (a barrier before it, a reduction split and combined, where the state needs them). */
+static uint8_t sched_walk_record(const cfx_prog *p, const sched_plan *plan, const uint8_t *flags0,
+                                 const uint8_t *shared, int32_t i, uint8_t f, int32_t s, sched_cur *cur)
+{
+    const cfx_record *r = &p->records[i];
+    if (plan->batch_head[i] >= 0)
+        return f; /* done in its batch */
+    if (f & SCHED_F_LAUNCH) {
+        sched_cur_clear(cur);
+        return f;
+    }
+    sched_access acc[SCHED_MAX_ACCESSES];
+    int na = sched_record_accesses(p, r, f, acc), need = 0;
+#define SCHED_WALK_SHARED(x) (shared[x] || (x) == s)
+    for (int k = 0; k < na && !need; k++)
+        need = SCHED_WALK_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
+    for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
+        sched_access bacc[SCHED_MAX_ACCESSES];
+        int nb = sched_record_accesses(p, &p->records[j], sched_trial_flags0(p, flags0, j, s), bacc);
+        for (int k = 0; k < nb && !need; k++)
+            need = SCHED_WALK_SHARED(bacc[k].slot) && sched_conflicts(bacc[k].mode, cur->bits[bacc[k].slot]);
+    }
+    if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(f & SCHED_F_COMBINE)) {
+        f |= SCHED_F_SPLIT | SCHED_F_COMBINE;
+        na = sched_record_accesses(p, r, f, acc);
+        need = 0;
+        for (int k = 0; k < na && !need; k++)
+            need = SCHED_WALK_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
+    }
+    if (need) {
+        f |= SCHED_F_BARRIER_BEFORE;
+        sched_cur_clear(cur);
+    }
+    if (f & SCHED_F_COMBINE)
+        sched_cur_clear(cur);
+    else
+        for (int k = 0; k < na; k++)
+            if (SCHED_WALK_SHARED(acc[k].slot))
+                sched_cur_or(cur, acc[k].slot, acc[k].mode);
+#undef SCHED_WALK_SHARED
     return f;
 }
 
@@ -1469,7 +1514,6 @@ static int32_t sched_lf_walk(const cfx_prog *p, const sched_plan *plan, sched_lf
             return -1;
     lf->st[a].dead = lf->cutst[a].dead;
     for (int32_t i = a; i < nr; i++) {
-        const cfx_record *r = &p->records[i];
         sched_pending *in = &lf->st[i];
         if (i > a && lf->cut[i]) {
             if (s < 0) { /* save the plan's entry state here */
@@ -1498,42 +1542,7 @@ static int32_t sched_lf_walk(const cfx_prog *p, const sched_plan *plan, sched_lf
         for (int32_t k = 0; k < in->n; k++)
             sched_cur_or(cur, in->d[k], in->v[k]);
         cur->dead = in->dead;
-        uint8_t f = sched_lf_flags0(p, lf, i, s);
-        if (plan->batch_head[i] >= 0) {
-            /* done in its batch */
-        } else if (f & SCHED_F_LAUNCH) {
-            sched_cur_clear(cur);
-        } else {
-            sched_access acc[SCHED_MAX_ACCESSES];
-            int na = sched_record_accesses(p, r, f, acc), need = 0;
-#define SCHED_LF_SHARED(x) (lf->shared[x] || (x) == s)
-            for (int k = 0; k < na && !need; k++)
-                need = SCHED_LF_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
-            for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                sched_access bacc[SCHED_MAX_ACCESSES];
-                int nb = sched_record_accesses(p, &p->records[j], sched_lf_flags0(p, lf, j, s), bacc);
-                for (int k = 0; k < nb && !need; k++)
-                    need = SCHED_LF_SHARED(bacc[k].slot) && sched_conflicts(bacc[k].mode, cur->bits[bacc[k].slot]);
-            }
-            if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(f & SCHED_F_COMBINE)) {
-                f |= SCHED_F_SPLIT | SCHED_F_COMBINE;
-                na = sched_record_accesses(p, r, f, acc);
-                need = 0;
-                for (int k = 0; k < na && !need; k++)
-                    need = SCHED_LF_SHARED(acc[k].slot) && sched_conflicts(acc[k].mode, cur->bits[acc[k].slot]);
-            }
-            if (need) {
-                f |= SCHED_F_BARRIER_BEFORE;
-                sched_cur_clear(cur);
-            }
-            if (f & SCHED_F_COMBINE)
-                sched_cur_clear(cur);
-            else
-                for (int k = 0; k < na; k++)
-                    if (SCHED_LF_SHARED(acc[k].slot))
-                        sched_cur_or(cur, acc[k].slot, acc[k].mode);
-#undef SCHED_LF_SHARED
-        }
+        uint8_t f = sched_walk_record(p, plan, lf->flags0, lf->shared, i, sched_trial_flags0(p, lf->flags0, i, s), s, cur);
         lf->flags[i] = f;
         if (plan->batch_head[i] < 0)
             *count += ((f & SCHED_F_BARRIER_BEFORE) != 0) + ((f & SCHED_F_COMBINE) != 0);
@@ -1751,16 +1760,6 @@ static void sched_lw_free(sched_lw *lw, int32_t nr)
     memset(lw, 0, sizeof *lw);
 }
 
-/* The flags before the flow of record j in the trial without replica s (sched_lf_flags0's rule). */
-static uint8_t sched_lw_flags0(const cfx_prog *p, const sched_lw *lw, int32_t j, int32_t s)
-{
-    const cfx_record *r = &p->records[j];
-    uint8_t f = lw->flags0[j];
-    if (s >= 0 && r->a == s && !(f & SCHED_F_LAUNCH) && r->kind != REC_CALL && r->kind != REC_REDUCE &&
-        r->kind != REC_DOT && sched_domain(r, p->slots) > 0)
-        f |= SCHED_F_SPLIT;
-    return f;
-}
 
 /* Sets lw up for a program with loops; 1, or -1 when memory runs out. */
 static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw, int32_t *succ)
@@ -1988,7 +1987,7 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
     if (check_e && at_e < 0)
         return 0;
     for (int32_t i = a; i < e; i++)
-        lw->flags[i] = sched_lw_flags0(p, lw, i, s);
+        lw->flags[i] = sched_trial_flags0(p, lw->flags0, i, s);
     for (k = 1;; k++) {
         int changed = 0;
         if (!base) {
@@ -2004,7 +2003,6 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
             }
         }
         for (int32_t i = a; i < e; i++) {
-            const cfx_record *r = &p->records[i];
             sched_pending *in = &lw->st[i];
             if (lw->flags0[i] & SCHED_F_ONE_BLOCK)
                 continue; /* inside a region: nothing pending across blocks */
@@ -2019,42 +2017,7 @@ static int sched_lw_walk(const cfx_prog *p, const sched_plan *plan, sched_lw *lw
             for (int32_t m = 0; m < in->n; m++)
                 sched_cur_or(cur, in->d[m], in->v[m]);
             cur->dead = in->dead;
-            uint8_t f = lw->flags[i];
-            if (plan->batch_head[i] >= 0) {
-                /* done in its batch */
-            } else if (f & SCHED_F_LAUNCH) {
-                sched_cur_clear(cur);
-            } else {
-                sched_access acc[SCHED_MAX_ACCESSES];
-                int na = sched_record_accesses(p, r, f, acc), need = 0;
-#define SCHED_LW_SHARED(x) (lw->shared[x] || (x) == s)
-                for (int q = 0; q < na && !need; q++)
-                    need = SCHED_LW_SHARED(acc[q].slot) && sched_conflicts(acc[q].mode, cur->bits[acc[q].slot]);
-                for (int32_t j = plan->batch_next[i]; j >= 0 && !need; j = plan->batch_next[j]) {
-                    sched_access bacc[SCHED_MAX_ACCESSES];
-                    int nb = sched_record_accesses(p, &p->records[j], sched_lw_flags0(p, lw, j, s), bacc);
-                    for (int q = 0; q < nb && !need; q++)
-                        need = SCHED_LW_SHARED(bacc[q].slot) && sched_conflicts(bacc[q].mode, cur->bits[bacc[q].slot]);
-                }
-                if (need && (r->kind == REC_REDUCE || r->kind == REC_DOT) && !(f & SCHED_F_COMBINE)) {
-                    f |= SCHED_F_SPLIT | SCHED_F_COMBINE;
-                    na = sched_record_accesses(p, r, f, acc);
-                    need = 0;
-                    for (int q = 0; q < na && !need; q++)
-                        need = SCHED_LW_SHARED(acc[q].slot) && sched_conflicts(acc[q].mode, cur->bits[acc[q].slot]);
-                }
-                if (need) {
-                    f |= SCHED_F_BARRIER_BEFORE;
-                    sched_cur_clear(cur);
-                }
-                if (f & SCHED_F_COMBINE)
-                    sched_cur_clear(cur);
-                else
-                    for (int q = 0; q < na; q++)
-                        if (SCHED_LW_SHARED(acc[q].slot))
-                            sched_cur_or(cur, acc[q].slot, acc[q].mode);
-#undef SCHED_LW_SHARED
-            }
+            uint8_t f = sched_walk_record(p, plan, lw->flags0, lw->shared, i, lw->flags[i], s, cur);
             lw->flags[i] = f;
             int32_t nsucc = sched_successors(p, i, succ);
             for (int32_t q = 0; q < nsucc; q++) {
@@ -2304,7 +2267,7 @@ static int sched_lw_take(const cfx_prog *p, const sched_plan *prev, const sched_
         return 0;
     }
     for (int32_t i = lw->ta; i < lw->te; i++) {
-        lw->flags0[i] = sched_lw_flags0(p, lw, i, s);
+        lw->flags0[i] = sched_trial_flags0(p, lw->flags0, i, s);
         if (i > lw->ta && lw->cut[i]) {
             lw->snap_head[i] = lw->tmp_head[i];
             lw->snap_tail[i] = lw->tmp_tail[i];
