@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_nd_ops.py: transpose with axes, matmul over batch dimensions and concat against numpy,
+"""test_nd_ops.py: transpose with axes, swapaxes, matmul over batch dimensions and concat against numpy,
 one small graph each: every permutation of tensors of rank 3, 4 and 5 (dimensions of 1
 included, so that the lowering's choice of blocks meets every case), numpy's broadcast batches
 of matmul with vectors on either side, and concat along every kind of axis.
@@ -49,6 +49,12 @@ def cases():
     yield "x.transpose(1, 0, 2)", {"x": x}, x.transpose(1, 0, 2)
     yield "x.permute(2, 0, 1)", {"x": x}, np.transpose(x, (2, 0, 1))
     yield "permute(x, dims=[-1, 0, 1])", {"x": x}, np.transpose(x, (2, 0, 1))
+    for shape in [(2, 3, 4), (2, 1, 3, 2), (3, 2, 1, 2, 2)]:
+        x = f(*shape)
+        for a, b in itertools.product(range(-len(shape), len(shape)), repeat=2):
+            yield "swapaxes(x, %d, %d)" % (a, b), {"x": x}, np.swapaxes(x, a, b)
+    x = f(2, 3, 4)
+    yield "x.swapaxes(2, 0)", {"x": x}, x.swapaxes(2, 0)
     for sa, sb in [((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 2)),
                    ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (1, 2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
                    ((2, 2, 2, 3, 4), (4, 2)), ((4,), (3, 2, 4, 2)), ((3, 1, 1, 4), (2, 4, 3)),

@@ -4874,6 +4874,48 @@ static int check_permute(checker *C, env *e, ast_node *n, int nwant)
     return 0;
 }
 
+/* swapaxes(x, a, b), numpy's swapaxes and PyTorch's transpose(x, a, b): axes a and b of x
+ * exchanged (integers known at compile time, negative from the end): a permutation. */
+static int check_swapaxes(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF];
+    if (n->nlist != 3 || n->list[0]->kind == AST_TYPE || n->list[1]->kind == AST_KWARG ||
+        n->list[2]->kind == AST_KWARG) {
+        diag_error(C->d, n->line, n->col, "'swapaxes' takes a tensor and two axes, as in swapaxes(x, 0, 2)");
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0 || check_expr(C, e, n->list[0], -1) < 0)
+        return -1;
+    const cfx_type *t = &n->list[0]->ty;
+    int64_t ax[2];
+    for (int i = 0; i < 2; i++) {
+        ast_node *a = n->list[1 + i];
+        if (check_expr(C, e, a, CFX_I32) < 0)
+            return -1;
+        const check_note *ka = a->note;
+        if (!ka->known || !is_int(a->ty.dtype)) {
+            diag_error(C->d, a->line, a->col, "the axes of 'swapaxes' are integers known at compile time");
+            return -1;
+        }
+        ax[i] = ka->ival < 0 ? ka->ival + t->rank : ka->ival;
+        if (ax[i] < 0 || ax[i] >= t->rank) {
+            diag_error(C->d, a->line, a->col, "axis %" PRId64 " of 'swapaxes' is out of range for %s", ka->ival,
+                       tystr(t, b1));
+            return -1;
+        }
+    }
+    int64_t perm = 0;
+    for (int d = 0; d < t->rank; d++)
+        perm |= (int64_t)(d == ax[0] ? ax[1] : d == ax[1] ? ax[0] : d) << (4 * d);
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_PERMUTE;
+    k->ival = perm;
+    n->ty = *t;
+    for (int d = 0; d < t->rank; d++)
+        n->ty.dims[d] = t->dims[perm >> (4 * d) & 15];
+    return 0;
+}
+
 static int check_call(checker *C, env *e, ast_node *n, int nwant)
 {
     check_note *k = check_note_of(C, n);
@@ -4888,6 +4930,9 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     if ((strcmp(n->name, "permute") == 0 || (strcmp(n->name, "transpose") == 0 && n->nlist >= 2)) &&
         ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0 && !ctx_find(C->ctx, n->name)))
         return check_permute(C, e, n, nwant);
+    if (strcmp(n->name, "swapaxes") == 0 &&
+        ((n->flags & AST_F_METHOD) ? !list_var(C, e, n->list[0]) : g < 0 && !ctx_find(C->ctx, n->name)))
+        return check_swapaxes(C, e, n, nwant);
     if (strcmp(n->name, "transpose") == 0 && (n->flags & AST_F_METHOD) && n->nlist == 1 && g < 0 &&
         !list_var(C, e, n->list[0]))
         n->flags &= ~AST_F_METHOD; /* numpy's x.transpose(): transpose(x) */

@@ -146,7 +146,8 @@ _KEYWORDS = set("graph if elif else while for in range switch case default break
 _OPS = set("neg abs relu exp log sqrt tanh sigmoid sin cos tan erf floor ceil round sign add sub "
            "mul div floordiv mod truncdiv fmod min max pow lt le gt ge eq ne sum mean argmax "
            "argmin all any dot norm matmul transpose zeros ones full iota copy cast float int "
-           "where len reshape stack enumerate zip print assert".split())
+           "where len reshape stack enumerate zip print assert permute swapaxes concat concatenate "
+           "round_f16 round_bf16".split())
 _RESERVED = _KEYWORDS | _OPS
 
 _UNARY = {"sqrt": "sqrt", "exp": "exp", "log": "log", "tanh": "tanh", "sin": "sin",
@@ -1359,8 +1360,18 @@ class _Translation:
             return "(%s %s %s)" % (X(args[0]), fname[8:], X(args[1]))
         if fname == "logical_not" and n == 1:
             return "(not %s)" % X(args[0])
-        if fname in ("transpose", "t") and (n == 1 or (lib == "torch" and n == 3)):
+        if (fname == "transpose" and lib == "torch" and n == 3) or (fname == "swapaxes" and n == 3):
+            return "swapaxes(%s, %s, %s)" % tuple(X(a) for a in args) # torch's transpose swaps two
+        if (fname == "permute" and lib == "torch" and n == 2) or (fname == "transpose" and lib == "numpy" and n == 2):
+            return "permute(%s, %s)" % (X(args[0]), self.axes_arg(em, args[1]))
+        if fname in ("transpose", "t") and n == 1:
             return "transpose(%s)" % X(args[0])
+        if fname in ("concatenate", "concat", "cat") and n in (1, 2) and isinstance(args[0], (ast.List, ast.Tuple)) \
+                and args[0].elts and not kw:
+            parts = [X(a) for a in args[0].elts]
+            at = args[1] if n == 2 else axis
+            return "concat((%s%s), axis=%s)" % (", ".join(parts), "," if len(parts) == 1 else "",
+                                               X(at) if at is not None else "0")
         if fname == "reshape" and n >= 2:
             return "reshape(%s, %s)" % (X(args[0]), self.shape_arg(em, args[1:], True))
         if fname in ("copy", "clone") and n == 1:
@@ -1436,10 +1447,16 @@ class _Translation:
             return "%s.shape" % X(args[0])
         if fname == "size" and n == 1:
             return "len(reshape(%s, [-1]))" % X(args[0])
-        if fname in ("cumsum", "sort", "argsort", "unique", "concatenate", "cat", "hstack", "vstack",
+        if fname in ("cumsum", "sort", "argsort", "unique", "concatenate", "concat", "cat", "hstack", "vstack",
                      "nonzero", "flip"):
             em.refuse(e, "%s.%s" % (lib, fname), "a loop over the elements, or a list and stack(...)")
         em.refuse(e, "%s.%s" % (lib, fname), "see docs/jit.md for the mapped names")
+
+    def axes_arg(self, em, a):
+        """A permutation's axes as the language takes them: a tuple or list written out."""
+        if isinstance(a, (ast.Tuple, ast.List)):
+            return "(%s%s)" % (", ".join(em.expr(i) for i in a.elts), "," if len(a.elts) == 1 else "")
+        return em.expr(a)
 
     def reduce(self, em, e, op, x, axis, keep, kw):
         if kw:
@@ -1529,8 +1546,13 @@ class _Translation:
             return x
         if name in ("dot", "matmul", "mm", "mv") and n == 1:
             return "matmul(%s, %s)" % (x, X(args[0]))
-        if name in ("transpose", "t") and (n == 0 or n == 2):
+        if name in ("transpose", "swapaxes") and n == 2: # PyTorch's x.transpose(a, b); numpy's of 2-D alike
+            return "swapaxes(%s, %s, %s)" % (x, X(args[0]), X(args[1]))
+        if name in ("transpose", "t") and n == 0:
             return "transpose(%s)" % x
+        if name in ("transpose", "permute") and n >= 1: # numpy's x.transpose(1, 0, 2), PyTorch's permute
+            return "permute(%s, %s)" % (x, self.axes_arg(em, args[0]) if n == 1 else
+                                        "(%s)" % ", ".join(X(a) for a in args))
         if name in _UNARY and n == 0:
             return "%s(%s)" % (_UNARY[name], x)
         if name in ("clip", "clamp"):

@@ -367,6 +367,38 @@ def test_torch_spellings():
     assert np.allclose(clamped, np.maximum(h, 0), atol=1e-6) and np.allclose(same, h, atol=1e-6)
 
 
+def torch_axes(x, y):
+    return torch.transpose(x, 1, 2), x.transpose(0, 2), x.permute(2, 0, 1), torch.cat([x, y], dim=1)
+
+
+def test_torch_axes_and_cat():
+    """PyTorch's transpose swaps two dimensions (not numpy's reversal), permute reorders them,
+    cat joins: on a 3-D tensor, against numpy's swapaxes, transpose with axes and concatenate."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    y = np.ones((2, 1, 4), np.float32)
+    got = cfx.jit(torch_axes, backend="cpu")(x, y)
+    want = (np.swapaxes(x, 1, 2), np.swapaxes(x, 0, 2), np.transpose(x, (2, 0, 1)),
+            np.concatenate([x, y], axis=1))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def numpy_axes(x, y):
+    permute = 2.0 # a name the language uses for an op
+    return (np.transpose(x, (1, 0, 2)), np.swapaxes(x, 0, -1), x.transpose(2, 0, 1), x.transpose((0, 2, 1)),
+            x.swapaxes(1, 2), np.concatenate((x, y), axis=1), np.concatenate([x, x]), x.transpose() * permute)
+
+
+def test_numpy_axes_and_concatenate():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    y = np.ones((2, 1, 4), np.float32)
+    got = cfx.jit(numpy_axes, backend="cpu")(x, y)
+    want = numpy_axes(x, y) # numpy's own answer
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_print_reaches_stdout(capsys):
     @cfx.jit(backend="cpu")
     def shout(x):
