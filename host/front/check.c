@@ -4792,13 +4792,23 @@ static int check_concat(checker *C, env *e, ast_node *n, int nwant)
     return 0;
 }
 
+/* n is x (of type t) permuted: output dimension d is x's axis perm >> 4d & 15 (lower_permute). */
+static void permuted(checker *C, ast_node *n, const cfx_type *t, int64_t perm)
+{
+    check_note *k = check_note_of(C, n);
+    k->callee = CHECK_CALL_PERMUTE;
+    k->ival = perm;
+    n->ty = *t;
+    for (int d = 0; d < t->rank; d++)
+        n->ty.dims[d] = t->dims[perm >> (4 * d) & 15];
+}
+
 /* transpose(x, axes), permute(x, axes), x.permute(2, 0, 1): numpy's transpose with its axes, a
  * tuple or a list of integers known at compile time (negative counts from the end), one for
  * each dimension of x; output dimension d is x's axis axes[d]. */
 static int check_permute(checker *C, env *e, ast_node *n, int nwant)
 {
     char b1[TYBUF];
-    check_note *k = check_note_of(C, n);
     ast_node *x = NULL, *list = NULL, *ax[CFX_MAX_RANK + 1];
     int nax = 0, bad = 0;
     for (int i = 0; i < n->nlist; i++) {
@@ -4866,11 +4876,7 @@ static int check_permute(checker *C, env *e, ast_node *n, int nwant)
                    n->name, t->rank - 1, tystr(t, b1), got);
         return -1;
     }
-    k->callee = CHECK_CALL_PERMUTE;
-    k->ival = perm;
-    n->ty = *t;
-    for (int d = 0; d < t->rank; d++)
-        n->ty.dims[d] = t->dims[perm >> (4 * d) & 15];
+    permuted(C, n, t, perm);
     return 0;
 }
 
@@ -4907,12 +4913,7 @@ static int check_swapaxes(checker *C, env *e, ast_node *n, int nwant)
     int64_t perm = 0;
     for (int d = 0; d < t->rank; d++)
         perm |= (int64_t)(d == ax[0] ? ax[1] : d == ax[1] ? ax[0] : d) << (4 * d);
-    check_note *k = check_note_of(C, n);
-    k->callee = CHECK_CALL_PERMUTE;
-    k->ival = perm;
-    n->ty = *t;
-    for (int d = 0; d < t->rank; d++)
-        n->ty.dims[d] = t->dims[perm >> (4 * d) & 15];
+    permuted(C, n, t, perm);
     return 0;
 }
 
