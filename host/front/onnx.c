@@ -640,14 +640,22 @@ static void round_known(imp *I, ival *v)
     v->id = NULL; /* a module constant made of the old value is not this one */
 }
 
+static int ident_start(char c);
+static int ident_char(char c);
+
 static int plain_id(const char *s)
 {
-    if (!s || !*s || (*s >= '0' && *s <= '9'))
+    if (!s || !ident_start(*s))
         return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
+    while (*s && ident_char(*s))
+        s++;
+    return *s == '\0';
+}
+
+/* expr, rounded to the half type where there is one: a step inside an op ONNX computes in it */
+static const char *half_rounded(imp *I, int half, const char *expr)
+{
+    return half ? fmt(I, "%s(%s)", half_round[half], expr) : expr;
 }
 
 /* A value of run time rounded to its half type: in its own variable, or into a new one where
@@ -656,16 +664,10 @@ static void round_value(imp *I, ival *v, int fresh)
 {
     const char *from = ref(I, v);
     const char *id = fresh || !plain_id(from) ? new_id(I, "h_", v->name) : from;
-    line(I, "%s = %s(%s)", id, half_round[v->half], from);
+    line(I, "%s = %s", id, half_rounded(I, v->half, from));
     v->id = id;
     v->elem = NULL; /* facts about the value before it was rounded */
     v->dot_a = v->dot_b = NULL;
-}
-
-/* expr, rounded to the half type where there is one: a step inside an op ONNX computes in it */
-static const char *half_rounded(imp *I, int half, const char *expr)
-{
-    return half ? fmt(I, "%s(%s)", half_round[half], expr) : expr;
 }
 
 /* Ops whose results hold only values they were given, moved, picked or negated: never rounded. */
@@ -727,14 +729,12 @@ static const char *onnx_dtype_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
-/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32 (*half says which) where
- * the caller takes them (half not NULL). */
+/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32; *half says which. */
 static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
-    if (half)
-        *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
-              : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16 : HALF_NONE;
-    if (half && *half)
+    *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16 : HALF_NONE;
+    if (*half)
         return CFX_F32;
     switch (t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return CFX_F32;
@@ -1587,7 +1587,7 @@ static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int hal
     if (x->ty.dtype != CFX_F64)
         from = fmt(I, "cast(%s, f64)", from);
     const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = cast(%s(%s), f32)", v, half_round[half], from);
+    line(I, "%s = cast(%s, f32)", v, half_rounded(I, half, from));
 }
 
 static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_type *t)
