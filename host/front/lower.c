@@ -1673,10 +1673,56 @@ static int32_t lower_permute(lowerer *L, ast_node *n, int32_t want)
     return lower_copy_to(L, want, d);
 }
 
+/* The records a halving tree takes for an axis of `len`: three a level (two halves, their max). */
+static int64_t halving_records(int64_t len)
+{
+    int64_t recs = 1; /* the COPY to the result */
+    for (; len > 1; len = (len + 1) / 2)
+        recs += 3;
+    return recs;
+}
+
+/* max or min along axis a of x (type X) into d, as a halving tree: at each level the first and
+ * the last ceil(len / 2) positions along the axis (they overlap by one for an odd length: the
+ * largest of a set does not mind seeing an element twice), a GET_BOX of each and their
+ * elementwise max (min), until one position is left, which d takes. log2(len) levels of three
+ * records each, whatever the other axes hold, where one result at a time costs three records per
+ * result. The same values as the REDUCE of each slice (NaN if the slice holds one), but for which
+ * of two equal zeros or two NaNs comes out. */
+static int32_t lower_halving(lowerer *L, int op, int32_t x, const cfx_type *X, int a, int32_t d)
+{
+    cfx_type t = *X;
+    int32_t cur = x;
+    for (int64_t len = X->dims[a]; len > 1 && !L->failed;) {
+        int64_t half = (len + 1) / 2;
+        int32_t ent[2 * CFX_MAX_RANK];
+        t.dims[a] = half;
+        int32_t lo = lower_temp(L, &t), hi = lower_temp(L, &t), m = lower_temp(L, &t);
+        for (int k = 0; k < 2; k++) {
+            for (int dd = 0; dd < X->rank; dd++) {
+                ent[2 * dd] = dd == a && k ? lower_const_scalar(L, CFX_I32, len - half, 0) : -1;
+                ent[2 * dd + 1] = (int32_t)t.dims[dd];
+            }
+            int32_t tab = L->failed ? 0 : prog_table(L->b, ent, 2 * X->rank);
+            if (tab < 0) {
+                lower_fail(L, "the graph has too many subscripts");
+                return d;
+            }
+            lower_emit(L, REC_GET_BOX, 0, k ? hi : lo, cur, tab, 0);
+        }
+        lower_emit(L, REC_BINARY, op == OP_RMAX ? OP_MAX : OP_MIN, m, lo, hi, 0);
+        cur = m;
+        len = half;
+    }
+    lower_emit(L, REC_COPY, 0, d, cur, 0, 0);
+    return d;
+}
+
 /* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
  * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one
  * MATMUL with a row or column of ones over the tensor seen as a matrix (all and any count the
- * trues in i32: all of them, or any); anything else is unrolled, one result at a time. */
+ * trues in i32: all of them, or any); max and min a halving tree where that takes fewer records;
+ * anything else is unrolled, one result at a time. */
 static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int32_t want)
 {
     ast_node *arg = n->list[0];
@@ -1766,6 +1812,8 @@ static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int
         }
         return d;
     }
+    if ((op == OP_RMAX || op == OP_RMIN) && halving_records(len) < 3 * rest)
+        return lower_halving(L, op, x, X, a, d);
     if (rest > LOWER_MAX_AXIS_RESULTS) {
         char why[200];
         snprintf(why, sizeof why, "'%s' along axis %d gives %lld results, more than %d: it is unrolled one result at "
