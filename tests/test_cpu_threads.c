@@ -4,6 +4,9 @@
  *   made by a program whose records stay small, the workers joined when the last executor goes;
  * - elementwise records over large tensors (several ops, a broadcast, a transpose, a cast, a
  *   where): the same bits with 1 thread as with 3;
+ * - broadcasts of a row and of a column and boxes got and set, over tensors whose rows (1021,
+ *   1020) the parts cut anywhere: the cpu executor copies them a run at a time; the same bits
+ *   with 1 and 3 threads, and each element where C's indexing puts it;
  * - the fast mode's sum, mean, norm and dot of a large f32 tensor: the same bits with 1 and 3
  *   threads, and within the f32 accumulation bound of a double sum computed here;
  * - the option: out-of-range values of CFX_OPTION_THREADS and of $CFX_NUM_THREADS refused with
@@ -50,6 +53,15 @@ static const char SRC[] =
     "  at_hi = argmax(x)\n"
     "  lo = min(x)\n"
     "  at_lo = argmin(x)\n"
+    "}\n"
+    "graph moves(x: f32[1100009]) -> (s: f32[1031, 1021], t: f32[1031, 1021], u: f32[1031, 1020], "
+    "w: f32[1031, 1021]) {\n"
+    "  m = reshape(x[0:1052651], [1031, 1021])\n"
+    "  s = m * m[7]\n"
+    "  t = m - m[:, 5:6]\n"
+    "  u = m[:, 1:1021]\n"
+    "  w = m\n"
+    "  w[:, 0:1020] = u\n"
     "}\n"
     "graph small(x: f32[8]) -> (y: f32[8]) {\n"
     "  y = x * 2.0 + 1.0\n"
@@ -240,6 +252,47 @@ static void run_ext(cfx_module *m, int threads, float *hi, int32_t *at_hi, float
     cfx_exec_free(e);
 }
 
+#define MR 1031
+#define MC 1021
+typedef struct moves_out {
+    float s[MR * MC], t[MR * MC], u[MR * (MC - 1)], w[MR * MC];
+} moves_out;
+
+static int run_moves(cfx_exec *e, moves_out *o)
+{
+    if (cfx_bind(e, "x", X, sizeof X) || cfx_bind(e, "s", o->s, sizeof o->s) || cfx_bind(e, "t", o->t, sizeof o->t) ||
+        cfx_bind(e, "u", o->u, sizeof o->u) || cfx_bind(e, "w", o->w, sizeof o->w))
+        return -1;
+    return cfx_run(e) == CFX_OK ? 0 : -1;
+}
+
+static void test_moves(cfx_module *m)
+{
+    moves_out *o1 = calloc(1, sizeof *o1), *o3 = calloc(1, sizeof *o3);
+    cfx_exec *e1 = make(m, "moves", 1, CFX_ACCUMULATE_FAST), *e3 = make(m, "moves", 3, CFX_ACCUMULATE_FAST);
+    CHECK(o1 && o3 && e1 && e3);
+    if (o1 && o3 && e1 && e3) {
+        memset(o3, 0xab, sizeof *o3);
+        CHECK_INT(run_moves(e1, o1), 0);
+        CHECK_INT(run_moves(e3, o3), 0);
+        CHECK(memcmp(o1, o3, sizeof *o1) == 0);
+        int bad = 0;
+        for (int i = 0; i < MR; i++)
+            for (int j = 0; j < MC; j++) {
+                float x = X[i * MC + j];
+                bad += o3->s[i * MC + j] != x * X[7 * MC + j];
+                bad += o3->t[i * MC + j] != x - X[i * MC + 5];
+                bad += j < MC - 1 && o3->u[i * (MC - 1) + j] != X[i * MC + j + 1];
+                bad += o3->w[i * MC + j] != (j < MC - 1 ? X[i * MC + j + 1] : x);
+            }
+        CHECK_INT(bad, 0);
+    }
+    cfx_exec_free(e1);
+    cfx_exec_free(e3);
+    free(o1);
+    free(o3);
+}
+
 static void test_extremes(cfx_module *m)
 {
     /* ties across the parts' boundary (2 parts of about 150000 with 3 threads, more with 8):
@@ -427,6 +480,7 @@ int main(void)
     test_pool();
     test_small_and_options(m);
     test_same_bits(m);
+    test_moves(m);
     test_extremes(m);
     test_blas_threads();
     test_concurrent(m);

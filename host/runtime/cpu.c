@@ -296,7 +296,8 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
  * (about 0.4 to 1.4 ns an element on one core, streaming: + - * /, comparisons, min, max,
  * copies, fills), SPLIT_MEDIUM for those about 1 to 9 ns (sqrt, floor, round, casts, where,
  * transposes, integer division), SPLIT_HEAVY for the math library's functions and the index
- * arithmetic of broadcasts and boxes (3 to 20 ns: exp, log, tanh, erf, pow, floordiv). Each part
+ * arithmetic of a box whose last dimension is an index (3 to 20 ns: exp, log, tanh, erf, pow,
+ * floordiv); broadcasts and other boxes copy runs (broadcast_runs, box_runs): cheap. Each part
  * is at least half the size. Smaller records, and every record of a one-thread executor, run
  * on the calling thread. The per-element costs are measured in
  * profiling/results/2026-11-29-cpu-threads.md; on an idle machine two threads lost at 262144
@@ -305,7 +306,7 @@ static int matmul_cancellable(int dtype, int acc_mode, void *dst, const void *a,
 #define SPLIT_MEDIUM 65536
 #define SPLIT_HEAVY 8192
 
-static int64_t split_min(const cfx_record *r)
+static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
 {
     int real = r->dtype == CFX_F32 || r->dtype == CFX_F64;
     /* a record whose elements move (a transpose, a broadcast, a box) over its own slot reads
@@ -345,11 +346,66 @@ static int64_t split_min(const cfx_record *r)
     case REC_COPY:
         return SPLIT_CHEAP;
     case REC_BROADCAST:
+        return SPLIT_CHEAP;
     case REC_GET_BOX:
-    case REC_SET_BOX:
-        return SPLIT_HEAVY;
+    case REC_SET_BOX: { /* runs, unless the box's last dimension is an index */
+        int rank = prog->slots[r->kind == REC_GET_BOX ? r->b : r->a].rank;
+        return rank > 0 && prog->table[r->c + 2 * rank - 1] >= 1 ? SPLIT_CHEAP : SPLIT_HEAVY;
+    }
     default: /* CAST, WHERE, IOTA, TRANSPOSE: about 1 to 9 ns */
         return SPLIT_MEDIUM;
+    }
+}
+
+/* BROADCAST and the boxes a run at a time: the elements of a range that lie in one row of the
+ * result's last dimension (of the box's) come from one stretch of the source, or, broadcast along
+ * that dimension, from one element of it; its place is found once a run (kernels/'s index
+ * functions, the GPU's per element) and the run is a memcpy or a fill. The same bytes as
+ * k_broadcast and k_box_copy element by element, at a copy's speed: the index arithmetic per
+ * element cost a decoder's layer norms and heads 10 to 25 us a record. */
+static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshape *sh, int64_t lo, int64_t hi)
+{
+    if (sh->drank == 0) {
+        k_broadcast(size, d, s, sh, lo, hi);
+        return;
+    }
+    int64_t row = sh->dims[sh->drank - 1];
+    int along = sh->srank > 0 && sh->sdims[sh->srank - 1] != 1; /* the source moves with the row */
+    for (int64_t e = lo; e < hi;) {
+        int64_t n = row - e % row;
+        n = n < hi - e ? n : hi - e;
+        const uint8_t *from = s + k_broadcast_src(sh, e) * size;
+        if (along) {
+            memcpy(d + e * size, from, (size_t)(n * size));
+        } else if (size == 4) {
+            uint32_t v;
+            memcpy(&v, from, 4);
+            for (int64_t i = 0; i < n; i++)
+                memcpy(d + (e + i) * 4, &v, 4);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(d + (e + i) * size, from, (size_t)size);
+        }
+        e += n;
+    }
+}
+
+static void box_runs(int set, int size, uint8_t *d, const uint8_t *s, const k_box *b, int64_t lo, int64_t hi)
+{
+    int64_t row = b->rank > 0 ? b->len[b->rank - 1] : -1;
+    if (row < 1) { /* an index last: no two box elements are neighbours in the tensor */
+        k_box_copy(set, size, d, s, b, lo, hi);
+        return;
+    }
+    for (int64_t e = lo; e < hi;) {
+        int64_t n = row - e % row;
+        n = n < hi - e ? n : hi - e;
+        int64_t x = k_box_src(b, e);
+        if (set)
+            memcpy(d + x * size, s + e * size, (size_t)(n * size));
+        else
+            memcpy(d + e * size, s + x * size, (size_t)(n * size));
+        e += n;
     }
 }
 
@@ -404,12 +460,12 @@ static void data_range(const cfx_prog *prog, const cfx_record *r, uint8_t *arena
             if (ent[2 * d] >= 0)
                 st[d] = k_load_int(slots[ent[2 * d]].dtype, SLOT(ent[2 * d]));
         k_box bx = rec_box(ent, t, st);
-        k_box_copy(!get, dtype_size(t->dtype), A, B, &bx, lo, hi);
+        box_runs(!get, dtype_size(t->dtype), A, B, &bx, lo, hi);
         break;
     }
     case REC_BROADCAST: {
         k_bshape sh = rec_bshape(&slots[r->a], &slots[r->b]);
-        k_broadcast(dtype_size(slots[r->a].dtype), A, B, &sh, lo, hi);
+        broadcast_runs(dtype_size(slots[r->a].dtype), A, B, &sh, lo, hi);
         break;
     }
     default:
@@ -479,7 +535,7 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
     case REC_SET_BOX:
     case REC_BROADCAST: {
         int64_t n = data_elements(prog, r);
-        int64_t min = threads > 1 ? split_min(r) : 0;
+        int64_t min = threads > 1 ? split_min(prog, r) : 0;
         if (threads > 1 && n >= min) {
             data_job j = {prog, r, arena};
             pool_for(n, min / 2, threads, data_part, &j);
