@@ -3,6 +3,8 @@
     python3 profiling/onnx_bench.py BUILD_DIR [--small] [--repeats N] [--backend B]
 
 Greedy decoding and CG as ONNX Loops (profiling/onnx_models.py, the graphs of profiling/bench),
+and greedy decoding with a small transformer decoder (two layers of attention and MLP over a
+buffer of 64 tokens, recomputed at every step as an exporter writes it),
 run by `cfx run MODEL.onnx` (the cpu executor here; with a GPU, --backend cuda-persistent), by
 ONNX Runtime (its CPU provider, and CUDAExecutionProvider where onnxruntime-gpu has it), and by
 the same loop in eager PyTorch where torch is installed. Each is timed at two iteration counts
@@ -103,6 +105,30 @@ def torch_cg(feeds, steps):
     return x.numpy()
 
 
+def torch_decoder(feeds, steps, wts, layers, heads):
+    """onnx_models.decoder's loop in eager PyTorch, with the same weights."""
+    import torch
+    w = {k: torch.from_numpy(v) for k, v in wts.items()}
+    length, dim = w["P"].shape
+    dh = dim // heads
+    mask = torch.where(torch.tril(torch.ones(length, length, dtype=torch.bool)), 0.0, -1e9)
+    toks = torch.zeros(length, dtype=torch.int64)
+    toks[0] = int(feeds["prompt"])
+    ln = torch.nn.functional.layer_norm
+    for pos in range(1, steps + 1):
+        x = w["E"][toks] + w["P"]
+        for l in range(layers):
+            a = ln(x, (dim,), w["g1_%d" % l], w["b1_%d" % l])
+            q, k, v = (t.reshape(length, heads, dh).transpose(0, 1) for t in (a @ w["Wqkv_%d" % l]).split(dim, 1))
+            p = torch.softmax(q @ k.transpose(1, 2) * (1 / dh ** 0.5) + mask, -1)
+            x = x + (p @ v).transpose(0, 1).reshape(length, dim) @ w["Wo_%d" % l]
+            f = torch.relu(ln(x, (dim,), w["g2_%d" % l], w["b2_%d" % l]) @ w["W1_%d" % l] + w["c1_%d" % l])
+            x = x + f @ w["W2_%d" % l]
+        y = ln(x, (dim,), w["gf"], w["bf"])
+        toks[pos] = torch.argmax(y[pos - 1] @ w["Wout"])
+    return toks.numpy()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build")
@@ -113,12 +139,17 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     V, H, L, N = (512, 32, 16, 64) if args.small else (32768, 256, 128, 1024)
-    lo, hi = (L // 4, L) if args.small else (16, 128)
+    glo, ghi = (L // 4, L) if args.small else (16, 128)  # steps of greedy decoding and CG
     work = tempfile.mkdtemp(prefix="cfx_onnx_bench_")
+    # the decoder: vocabulary, width, heads, layers, tokens (length - 1 steps at most)
+    dec = (64, 32, 2, 1, 16) if args.small else (1024, 128, 4, 2, 64)
+    dec_w = onnx_models.decoder_weights(dec[0], dec[1], dec[3], dec[4])
     models = {
         "greedy_decode": (onnx_models.greedy_decode(V, H, L), greedy_inputs(V, H, rng), "max_len",
-                          ["tokens", "length"]),
-        "cg": (onnx_models.cg(N), cg_inputs(N, rng), "max_iters", ["x", "iters", "rr"]),
+                          ["tokens", "length"], (glo, ghi), torch_greedy),
+        "cg": (onnx_models.cg(N), cg_inputs(N, rng), "max_iters", ["x", "iters", "rr"], (glo, ghi), torch_cg),
+        "decoder": (onnx_models.decoder(*dec), {"prompt": np.array(3, np.int64)}, "steps", ["tokens"],
+                    (dec[4] // 4, dec[4] - 1), lambda f, n: torch_decoder(f, n, dec_w, dec[3], dec[2])),
     }
     try:
         import onnxruntime as ort
@@ -141,7 +172,7 @@ def main():
     import onnx
     rows = []
     failures = []  # (graph, runner, why)
-    for name, (model, feeds, count_input, outs) in models.items():
+    for name, (model, feeds, count_input, outs, (lo, hi), torch_fn) in models.items():
         path = os.path.join(work, name + ".onnx")
         onnx.save(model, path)
         results = {}
@@ -178,12 +209,13 @@ def main():
             per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
             rows.append((name, "onnxruntime " + prov.replace("ExecutionProvider", ""), per))
         if have_torch:
-            fn = torch_greedy if name == "greedy_decode" else torch_cg
             times = {lo: [], hi: []}
             for _ in range(args.repeats):
                 for n in (lo, hi):
-                    dt, _ = timed(lambda: fn(at(n), n))
+                    dt, out = timed(lambda: torch_fn(at(n), n))
                     times[n].append(dt)
+                    if n == hi and name == "decoder":
+                        results["pytorch eager (cpu)"] = [out]
             per = (statistics.median(times[hi]) - statistics.median(times[lo])) / (hi - lo)
             rows.append((name, "pytorch eager (cpu)", per))
         # every runner agrees before its time is reported
@@ -210,8 +242,9 @@ def main():
     if args.json:
         write_records(args.json, rows, missing + failures, N, args.small)
     print("\n(ratio: ONNX Runtime CPU's time over this runner's; above 1 is faster. Sizes: vocabulary "
-          "%d, state %d, %d vs %d steps; CG %d, %d vs %d iterations; median of %d)" %
-          (V, H, lo, hi, N, lo, hi, args.repeats))
+          "%d, state %d, %d vs %d steps; CG %d, %d vs %d iterations; decoder: vocabulary %d, width %d, %d "
+          "heads, %d layers, %d tokens, %d vs %d steps; median of %d)" %
+          (V, H, glo, ghi, N, glo, ghi, dec[0], dec[1], dec[2], dec[3], dec[4], dec[4] // 4, dec[4] - 1, args.repeats))
     return 1 if any(f[2].startswith("FAIL") for f in failures) else 0
 
 
@@ -222,7 +255,8 @@ def write_records(path, rows, missing, n, small):
     import rounds
     m = rounds.meta()
     records = []
-    graph = {"greedy_decode": "greedy_decode_small" if small else "greedy_decode", "cg": "cg_%d" % n}
+    graph = {"greedy_decode": "greedy_decode_small" if small else "greedy_decode", "cg": "cg_%d" % n,
+             "decoder": "onnx_decoder_small" if small else "onnx_decoder"}
     for name, who, per in rows:
         if who.startswith("cfx "):
             b, mode = who[4:], "onnx import"

@@ -9,7 +9,8 @@ and compares with the numpy expectation: integers and bools exactly, reals withi
 relative tolerance of 1e-5 (1e-4 for CG). Then `cfx import` of each model: the program it
 writes runs as .cfx to the same results (its parameters bound in order). Then
 the refusals a bad model must get through the command line: a truncated file, an unknown op
-(one line naming the node and its op type, exit 1), a missing input. Prints one line per case and
+(one line naming the node and its op type, exit 1), a missing input. Last, the transformer
+decoder of profiling/onnx_models.py against its numpy loop. Prints one line per case and
 `N passed, M failed`; exits 1 when anything failed, 77 (skipped, with the reason) where the
 onnx package is missing or this cfx was built without ONNX support (protobuf-c).
 The ctest test onnx_models (tests/CMakeLists.txt).
@@ -225,6 +226,27 @@ def error_cases(cfx, models, work):
     return results
 
 
+def decoder_case(np, cfx, work):
+    """profiling/onnx_models.py's transformer decoder (one layer, 16 tokens) against its numpy
+    loop: the tokens greedy decoding writes, for 15 steps and for 5 (zeros after)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "profiling"))
+    import onnx
+    import onnx_models
+    path = os.path.join(work, "decoder.onnx")
+    onnx.save(onnx_models.decoder(64, 32, 2, 1, 16), path)
+    wts = onnx_models.decoder_weights(64, 32, 1, 16)
+    for steps in (15, 5):
+        out = os.path.join(work, "decoder_tokens.npy")
+        rc, _, err = run([cfx, "run", path, "--backend", "cpu", "--in", "prompt=3", "--in", "steps=%d" % steps,
+                          "--out", "tokens=%s" % out])
+        if rc != 0:
+            return "steps=%d: exit %d: %s" % (steps, rc, first_line(err))
+        problem = compare(np, "tokens", np.load(out), onnx_models.decoder_numpy(wts, 1, 2, 3, steps, 16), 0)
+        if problem:
+            return "steps=%d: %s" % (steps, problem)
+    return None
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -265,6 +287,9 @@ def main():
         for name, problem in error_cases(cfx, models, work):
             print("%-24s %s" % (name, "FAIL: " + problem if problem else "ok"))
             passed, failed = passed + (problem is None), failed + (problem is not None)
+        problem = decoder_case(np, cfx, work)
+        print("%-24s %s" % ("decoder", "FAIL: " + problem if problem else "ok"))
+        passed, failed = passed + (problem is None), failed + (problem is not None)
         print("%d passed, %d failed" % (passed, failed))
         return 1 if failed else 0
     finally:
