@@ -47,6 +47,10 @@
 /* Most results of a reduction along an axis that is unrolled (one GET_BOX, REDUCE and SET_BOX
  * per result): a larger one is an error rather than a program of that many records. */
 #define LOWER_MAX_AXIS_RESULTS 4096
+/* Largest constant (bytes) that a broadcast of a constant is folded into at compile time,
+ * instead of a BROADCAST record that repeats it every time it runs (a bias or a layer norm's
+ * scale added to every row of a loop's activations). */
+#define LOWER_FOLD_BROADCAST_BYTES (1 << 20)
 /* The program builder's: far above any real graph, well inside int32. */
 #define PROG_MAX_RECORDS (1 << 24)
 #define PROG_MAX_SLOTS (1 << 24)

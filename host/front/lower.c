@@ -1286,8 +1286,44 @@ static int one_element(const cfx_type *t)
     return 1;
 }
 
+/* Constant s broadcast to type `to` at compile time: a constant of that shape, or -1 where s's
+ * value is not known yet or the result would pass LOWER_FOLD_BROADCAST_BYTES. */
+static int32_t fold_broadcast(lowerer *L, int32_t s, const cfx_type *to)
+{
+    const void *v = prog_const_value(L->b, s);
+    int64_t count = 1, size = dtype_size(to->dtype);
+    for (int d = 0; d < to->rank; d++)
+        count *= to->dims[d];
+    if (!v || count * size > LOWER_FOLD_BROADCAST_BYTES)
+        return -1;
+    k_bshape sh;
+    int32_t dims[CFX_MAX_RANK] = {0};
+    memset(&sh, 0, sizeof sh);
+    sh.drank = to->rank;
+    sh.srank = L->info[s].ty.rank;
+    for (int d = 0; d < CFX_MAX_RANK; d++) {
+        sh.dims[d] = dims[d] = d < to->rank ? (int32_t)to->dims[d] : 0;
+        sh.sdims[d] = d < sh.srank ? (int32_t)L->info[s].ty.dims[d] : 0;
+    }
+    void *data = malloc((size_t)(count * size));
+    if (!data) {
+        lower_fail(L, "out of memory");
+        return -1;
+    }
+    k_broadcast((int)size, data, v, &sh, 0, count);
+    int32_t c = note_slot(L, prog_const(L->b, to->dtype, to->rank, dims, data));
+    free(data);
+    if (c < 0)
+        return -1;
+    L->info[c].count = count;
+    L->info[c].dtype = to->dtype;
+    L->info[c].ty = *to;
+    return c;
+}
+
 /* Slot s as an operand of an elementwise record whose result is slot d: itself when it has one
- * element or d's shape, else a temporary that BROADCAST fills with s repeated to d's shape. */
+ * element or d's shape, a constant of d's shape where s is a constant (fold_broadcast), else a
+ * temporary that BROADCAST fills with s repeated to d's shape. */
 static int32_t spread(lowerer *L, int32_t s, int32_t d)
 {
     if (L->failed || L->info[s].count == 1)
@@ -1296,6 +1332,9 @@ static int32_t spread(lowerer *L, int32_t s, int32_t d)
     to.dtype = (cfx_dtype)L->info[s].dtype;
     if (ast_same_type(&to, &L->info[s].ty))
         return s;
+    int32_t c = fold_broadcast(L, s, &to);
+    if (c >= 0 || L->failed)
+        return c >= 0 ? c : s;
     int32_t t = lower_temp(L, &to);
     lower_emit(L, REC_BROADCAST, 0, t, s, 0, 0);
     return t;

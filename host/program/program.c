@@ -293,6 +293,19 @@ static int const_eq(const void *ctx, int32_t item, const void *key)
            memcmp(b->consts + o->offset, k->data, (size_t)slot_bytes(o)) == 0;
 }
 
+const void *prog_const_value(const prog_builder *b, int32_t slot)
+{
+    if (b->failed || slot < 0 || slot >= b->nslots || b->slots[slot].kind != SLOT_CONST || b->const_set.cap == 0)
+        return NULL;
+    const cfx_slot *s = &b->slots[slot];
+    const void *data = b->consts + s->offset;
+    uint64_t h = hash_bytes(hash_bytes(HASH_SEED, &s->dtype, 2), s->dims, sizeof s->dims);
+    h = hash_bytes(h, data, (size_t)slot_bytes(s));
+    const_key key = {s, data};
+    int64_t cell = hash_find(&b->const_set, h, &key, const_eq, b);
+    return b->const_set.items[cell] == slot + 1 ? data : NULL;
+}
+
 static int string_eq(const void *ctx, int32_t item, const void *key)
 {
     const prog_builder *b = ctx;

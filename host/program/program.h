@@ -360,6 +360,9 @@ int32_t prog_slot(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims,
                   enum slot_kind kind, const char *name);         /* name may be NULL */
 int32_t prog_const(prog_builder *b, cfx_dtype dt, int rank, const int32_t *dims,
                    const void *data);                             /* data: count elements of dt */
+/* The bytes of a constant prog_const made (its value final), NULL for any other slot (a constant
+ * prog_slot made is filled by its maker later); valid until the next constant is added. */
+const void *prog_const_value(const prog_builder *b, int32_t slot);
 int32_t prog_string(prog_builder *b, const char *s);              /* interned */
 int32_t prog_table(prog_builder *b, const int32_t *v, int32_t n); /* returns the offset */
 int32_t *prog_table_at(prog_builder *b, int32_t offset);          /* for patching switch tables */
