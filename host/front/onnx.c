@@ -3534,19 +3534,17 @@ static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x,
     int uses = 0;
     for (const char *p = e; (p = strstr(p, "$x")); p += 2)
         uses++;
-    if (!plain_id(x)) {
-        if (uses > 1) {
-            const char *v = new_id(I, "a_", R->nm);
-            line(I, "%s = %s", v, x);
-            x = v;
-        } else {
-            x = fmt(I, "(%s)", x);
-        }
+    if (!plain_id(x) && uses > 1) {
+        const char *v = new_id(I, "a_", R->nm);
+        line(I, "%s = %s", v, x);
+        x = v;
     }
     strbuf sb = {0};
     for (const char *p = e; *p; p++) {
         if (*p == '$' && p[1] == 'x') {
-            sb_puts(&sb, x);
+            /* an expression is put in parentheses but where it is a call's one argument */
+            int alone = p > e && p[-1] == '(' && p[2] == ')';
+            sb_puts(&sb, plain_id(x) || alone ? x : fmt(I, "(%s)", x));
             p++;
         } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b')) {
             double v = p[1] == 'a' ? fn->a : fn->b;
@@ -3629,7 +3627,10 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
     if (pp && (pp->ty.rank != 2 || pp->ty.dims[0] != dirs || pp->ty.dims[1] != 3 * H))
         fail(I, "P is %s; it must be [%d, %lld]", tystr(I, &pp->ty), dirs, (long long)(3 * H));
     if (has_input(n, 4)) {
-        ival *sl = known(I, n, 4, "sequence_lens");
+        ival *sl = in(I, n, 4);
+        if (!sl->data) /* the words that make the import try again with the inputs' values given */
+            fail(I, "sequence_lens ('%s') must be known when the model is imported (give its value): "
+                 "lengths of run time are not supported", sl->name);
         if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn)
             fail(I, "sequence_lens is %s; it must have one length for each of the %lld batch entries",
                  tystr(I, &sl->ty), (long long)Bn);
@@ -3713,7 +3714,7 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
         line(I, "%s = %s", h[d], h0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, h0), d) : zeros_of(I, &bh));
         c[d] = NULL;
         if (kind == 'L') {
-            c[d] = new_id(I, "c_", R.nm);
+            c[d] = new_id(I, "cell_", R.nm);
             line(I, "%s = %s", c[d], c0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, c0), d) : zeros_of(I, &bh));
         }
     }
