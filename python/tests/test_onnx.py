@@ -451,3 +451,33 @@ def test_from_torch_float16_while():
     want = Halving()(x, n).numpy()
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_from_torch_lstm_gru():
+    """nn.LSTM (two layers, batch_first, with its final states) and nn.GRU (bidirectional, an
+    initial state given) exported by PyTorch as ONNX's LSTM and GRU nodes: each a for loop of
+    cfx over the sequence, against eager PyTorch."""
+    torch = _torch()
+    torch.manual_seed(0)
+
+    class Lstm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(5, 4, num_layers=2, batch_first=True)
+
+        def forward(self, x):
+            y, (h, c) = self.rnn(x)
+            return y, h, c
+
+    class Gru(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.GRU(3, 6, bidirectional=True)
+
+        def forward(self, x, h0):
+            return self.rnn(x, h0)
+
+    with torch.no_grad():
+        _check_against_eager(torch, Lstm().eval(), (torch.randn(2, 7, 5),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, Gru().eval(), (torch.randn(6, 3, 3), torch.randn(2, 3, 6)),
+                             rtol=1e-4, atol=1e-5)
