@@ -3566,6 +3566,12 @@ static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x,
     return out;
 }
 
+/* a state's new value where the step's mask m is true, else its old one (no mask: the new) */
+static const char *rnn_masked(imp *I, const char *m, const char *e, const char *old)
+{
+    return m ? fmt(I, "where(%s, %s, %s)", m, e, old) : e;
+}
+
 /* kind 'R' (RNN), 'G' (GRU) or 'L' (LSTM) */
 static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
 {
@@ -3626,18 +3632,18 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
         fail(I, "initial_c is %s; it must be %s", tystr(I, &c0->ty), tystr(I, &st));
     if (pp && (pp->ty.rank != 2 || pp->ty.dims[0] != dirs || pp->ty.dims[1] != 3 * H))
         fail(I, "P is %s; it must be [%d, %lld]", tystr(I, &pp->ty), dirs, (long long)(3 * H));
-    if (has_input(n, 4)) {
-        ival *sl = in(I, n, 4);
-        if (!sl->data) /* the words that make the import try again with the inputs' values given */
-            fail(I, "sequence_lens ('%s') must be known when the model is imported (give its value): "
-                 "lengths of run time are not supported", sl->name);
-        if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn)
-            fail(I, "sequence_lens is %s; it must have one length for each of the %lld batch entries",
-                 tystr(I, &sl->ty), (long long)Bn);
-        for (int64_t k = 0; k < Bn; k++)
-            if (geti(sl, k) != S)
-                fail(I, "sequence_lens[%lld] is %lld, not the sequence length %lld: lengths that differ "
-                     "within a batch are not supported", (long long)k, (long long)geti(sl, k), (long long)S);
+    /* sequence_lens: where it is not the full length of every sequence (or not known), a mask of
+     * the steps each sequence has: past its length a state keeps its value and Y is 0 */
+    ival *sl = in_opt(I, n, 4);
+    if (sl) {
+        if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn || (sl->ty.dtype != CFX_I32 && sl->ty.dtype != CFX_I64))
+            fail(I, "sequence_lens is %s; it must be %lld integers, a length for each sequence", tystr(I, &sl->ty),
+                 (long long)Bn);
+        int full = sl->data != NULL;
+        for (int64_t k = 0; full && k < Bn; k++)
+            full = geti(sl, k) == S;
+        if (full)
+            sl = NULL;
     }
 
     rnn_op R = {.dt = dt, .nm = out_name(I, n, 0)};
@@ -3678,6 +3684,17 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
     const char *xs = ref(I, x), *ws = ref(I, w), *rs = ref(I, r), *bs = b ? ref(I, b) : NULL;
     const char *ps = pp ? ref(I, pp) : NULL;
     const char *one = real_const(I, 1.0, dt, fmt(I, "%s_one", R.nm));
+    const char *mk = NULL, *none = NULL;
+    if (sl) {
+        const char *ls = ref(I, sl), *it = cfx_dtype_name(sl->ty.dtype);
+        line(I, "assert(min(%s) >= 0 and max(%s) <= %lld, \"%s '%s': a length of sequence_lens is outside 0 to "
+             "%lld\")", ls, ls, (long long)S, op, clean(I, R.nm), (long long)S);
+        mk = new_id(I, "mask_", R.nm);
+        line(I, "%s = reshape(%s, [1, %lld, 1]) > iota(%s[%lld, %lld, %lld]) // %lld", mk, ls, (long long)Bn, it,
+             (long long)S, (long long)Bn, (long long)H, (long long)(Bn * H));
+        none = new_id(I, "zero_", R.nm);
+        line(I, "%s = zeros(%s[%lld, %lld])", none, cfx_dtype_name(dt), (long long)Bn, (long long)H);
+    }
     const char *xw[2], *rt[2], *rt2[2], *rb[2], *peep[2][3], *h[2], *c[2];
     const char *t = new_id(I, "t_", R.nm);
     long long GH = (long long)(G * H), HH = (long long)H;
@@ -3735,8 +3752,13 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
         const char *pos = rev ? fmt(I, "%lld - %s", (long long)(S - 1), t) : t;
         const char *xrow = fmt(I, layout ? "%s[:, %s]" : "%s[%s]", xw[d], pos);
         rnn_fn *f = R.fn[d];
+        const char *m = NULL;
+        if (mk) {
+            m = new_id(I, "m_", R.nm);
+            line(I, "%s = %s[%s]", m, mk, pos);
+        }
         if (kind == 'R') {
-            line(I, "%s = %s", h[d], rnn_apply(I, &R, &f[0], fmt(I, "%s + %s @ %s", xrow, h[d], rt[d]), 1));
+            line(I, "%s = %s", h[d], rnn_masked(I, m, rnn_apply(I, &R, &f[0], fmt(I, "%s + %s @ %s", xrow, h[d], rt[d]), 1), h[d]));
         } else if (kind == 'G') {
             const char *xr = new_id(I, "x_", R.nm), *zr = new_id(I, "zr_", R.nm), *hh = new_id(I, "hh_", R.nm);
             line(I, "%s = %s", xr, xrow);
@@ -3753,7 +3775,7 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
                 line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + %s * %s[:, %lld:%lld]", xr,
                                                                    2 * HH, 3 * HH, rg, hr, 2 * HH, 3 * HH), 1));
             }
-            line(I, "%s = (%s - %s) * %s + %s * %s", h[d], one, z, hh, z, h[d]);
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "(%s - %s) * %s + %s * %s", one, z, hh, z, h[d]), h[d]));
         } else {
             const char *g = new_id(I, "g_", R.nm);
             line(I, "%s = %s + %s @ %s", g, xrow, h[d], rt[d]);
@@ -3778,16 +3800,17 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
                     fg = fv;
                 }
             }
-            line(I, "%s = %s * %s + %s * %s", c[d], fg, c[d], ig,
-                 rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld]", g, 3 * HH, 4 * HH), 1));
+            line(I, "%s = %s", c[d], rnn_masked(I, m, fmt(I, "%s * %s + %s * %s", fg, c[d], ig,
+                 rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld]", g, 3 * HH, 4 * HH), 1)), c[d]));
             if (!og) {
                 const char *po = ps ? fmt(I, " + %s * %s", peep[d][1], c[d]) : "";
                 og = rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, HH, 2 * HH, po), 1);
             }
-            line(I, "%s = %s * %s", h[d], og, rnn_apply(I, &R, &f[2], c[d], 0));
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "%s * %s", og, rnn_apply(I, &R, &f[2], c[d], 0)), h[d]));
         }
         if (y)
-            line(I, layout ? "%s[:, %s, %d] = %s" : "%s[%s, %d] = %s", y, pos, d, h[d]);
+            line(I, layout ? "%s[:, %s, %d] = %s" : "%s[%s, %d] = %s", y, pos, d,
+                 m ? fmt(I, "where(%s, %s, %s)", m, h[d], none) : h[d]);
     }
     I->indent--;
     line(I, "}");
@@ -3799,7 +3822,12 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
         const char *nm = (size_t)k < n->n_output && n->output[k] ? n->output[k] : "";
         if (!*nm)
             continue;
-        const char **src = k == 1 ? h : c;
+        const char *src[2];
+        for (int d = 0; d < dirs; d++) { /* a sequence of length 0 has states of 0 (onnxruntime's) */
+            src[d] = k == 1 ? h[d] : c[d];
+            if (mk)
+                src[d] = fmt(I, "where(%s[0], %s, %s)", mk, src[d], none);
+        }
         const char *v = new_id(I, "v_", nm);
         if (dirs == 1) {
             line(I, "%s = reshape(%s, %s)", v, src[0], dims_list(I, &st));
