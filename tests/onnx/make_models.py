@@ -476,50 +476,57 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def np_lstm(x, w, r, b, h0, c0, p, reverse=False):
+def np_lstm(x, w, r, b, h0, c0, p, lens, reverse=False):
     """ONNX's LSTM of one direction in float64: x [seq, batch, in], w [4h, in] and r [4h, h] in
-    gate order i, o, f, c, b [8h] (input then recurrence biases), p [3h] peepholes i, o, f.
-    Returns Y [seq, batch, h], the last h and c."""
+    gate order i, o, f, c, b [8h] (input then recurrence biases), p [3h] peepholes i, o, f,
+    lens [batch] each sequence's length (1 or more; reverse reads a sequence from its last
+    step). Returns Y [seq, batch, h] (0 past a sequence's length), the last h and c."""
     x, w, r, b, p = (np.asarray(v, np.float64) for v in (x, w, r, b, p))
     h, c = np.asarray(h0, np.float64), np.asarray(c0, np.float64)
     n = r.shape[1]
     ys = [None] * len(x)
     for t in (range(len(x) - 1, -1, -1) if reverse else range(len(x))):
+        live = (t < np.asarray(lens))[:, None]
         g = x[t] @ w.T + h @ r.T + b[:4 * n] + b[4 * n:]
         i = _sigmoid(g[:, :n] + p[:n] * c)
         f = _sigmoid(g[:, 2 * n:3 * n] + p[2 * n:] * c)
-        c = f * c + i * np.tanh(g[:, 3 * n:])
-        o = _sigmoid(g[:, n:2 * n] + p[n:2 * n] * c)
-        h = o * np.tanh(c)
-        ys[t] = h
+        c_new = f * c + i * np.tanh(g[:, 3 * n:])
+        o = _sigmoid(g[:, n:2 * n] + p[n:2 * n] * c_new)
+        h = np.where(live, o * np.tanh(c_new), h)
+        c = np.where(live, c_new, c)
+        ys[t] = np.where(live, h, 0)
     return np.stack(ys), h, c
 
 
 def lstm_bidirectional():
-    """A bidirectional LSTM with initial states (inputs), biases and peepholes (initializers),
-    all three results: the two directions step in one cfx loop."""
+    """A bidirectional LSTM with initial states and sequence_lens (inputs), biases and
+    peepholes (initializers), all three results: the two directions step in one cfx loop. The
+    sequences have their full length, then lengths that differ (the states stop at each)."""
     rng = np.random.default_rng(7)
     seq, batch, nin, n = 5, 3, 4, 3
     w = (0.6 * rng.standard_normal((2, 4 * n, nin))).astype(np.float32)
     r = (0.6 * rng.standard_normal((2, 4 * n, n))).astype(np.float32)
     b = (0.3 * rng.standard_normal((2, 8 * n))).astype(np.float32)
     p = (0.3 * rng.standard_normal((2, 3 * n))).astype(np.float32)
-    node = helper.make_node("LSTM", ["x", "w", "r", "b", "", "h0", "c0", "p"], ["y", "y_h", "y_c"],
+    node = helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"], ["y", "y_h", "y_c"],
                             name="lstm", hidden_size=n, direction="bidirectional")
     g = helper.make_graph([node], "lstm_bidirectional",
-                          [vi("x", F32, [seq, batch, nin]), vi("h0", F32, [2, batch, n]),
-                           vi("c0", F32, [2, batch, n])],
+                          [vi("x", F32, [seq, batch, nin]), vi("lens", I32, [batch]),
+                           vi("h0", F32, [2, batch, n]), vi("c0", F32, [2, batch, n])],
                           [vi("y", F32, [seq, 2, batch, n]), vi("y_h", F32, [2, batch, n]),
                            vi("y_c", F32, [2, batch, n])],
                           [init("w", w), init("r", r), init("b", b), init("p", p)])
     x = rng.standard_normal((seq, batch, nin)).astype(np.float32)
     h0 = rng.standard_normal((2, batch, n)).astype(np.float32)
     c0 = rng.standard_normal((2, batch, n)).astype(np.float32)
-    yf, hf, cf = np_lstm(x, w[0], r[0], b[0], h0[0], c0[0], p[0])
-    yb, hb, cb = np_lstm(x, w[1], r[1], b[1], h0[1], c0[1], p[1], reverse=True)
-    out = {"y": np.stack([yf, yb], axis=1), "y_h": np.stack([hf, hb]), "y_c": np.stack([cf, cb])}
-    return model(g), [({"x": x, "h0": h0, "c0": c0},
-                       {k: v.astype(np.float32) for k, v in out.items()})]
+    cases = []
+    for lens in (np.full(batch, seq, np.int32), np.array([2, seq, 1], np.int32)):
+        yf, hf, cf = np_lstm(x, w[0], r[0], b[0], h0[0], c0[0], p[0], lens)
+        yb, hb, cb = np_lstm(x, w[1], r[1], b[1], h0[1], c0[1], p[1], lens, reverse=True)
+        out = {"y": np.stack([yf, yb], axis=1), "y_h": np.stack([hf, hb]), "y_c": np.stack([cf, cb])}
+        cases.append(({"x": x, "lens": lens, "h0": h0, "c0": c0},
+                      {k: v.astype(np.float32) for k, v in out.items()}))
+    return model(g), cases
 
 
 def gru_linear_before_reset():
