@@ -3597,8 +3597,8 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
     if (da) {
         if (!da->has_s)
             fail(I, "attribute 'direction' is not a string");
-        const char *s = (const char *)da->s.data;
-        size_t len = da->s.len;
+        const char *s = da->s.data ? (const char *)da->s.data : "";
+        size_t len = da->s.data ? da->s.len : 0;
         if (len == 7 && !memcmp(s, "reverse", 7))
             rev0 = 1;
         else if (len == 13 && !memcmp(s, "bidirectional", 13))
@@ -3661,19 +3661,21 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
     const Onnx__AttributeProto *aa = attr(I, n, "activations");
     const Onnx__AttributeProto *al = attr(I, n, "activation_alpha"), *be = attr(I, n, "activation_beta");
     if (aa && aa->n_strings != (size_t)(nact * dirs))
-        fail(I, "activations has %zu names; %s %s takes %d", aa->n_strings, dirs == 2 ? "a bidirectional" : "a",
-             op, nact * dirs);
+        fail(I, "activations has %zu names; this %s takes %d (%s for each direction)", aa->n_strings, op,
+             nact * dirs, kind == 'L' ? "f, g, h" : kind == 'G' ? "f, g" : "f");
     size_t ka = 0, kb = 0;
     for (int d = 0; d < dirs; d++)
         for (int j = 0; j < nact; j++) {
             const char *s = aa ? (const char *)aa->strings[d * nact + j].data : def[j];
             size_t len = aa ? aa->strings[d * nact + j].len : strlen(def[j]);
+            if (!s)
+                s = "", len = 0;
             const struct rnn_act *f = NULL;
             for (size_t k = 0; k < sizeof rnn_acts / sizeof *rnn_acts; k++)
                 if (rnn_same_name(s, len, rnn_acts[k].name))
                     f = &rnn_acts[k];
             if (!f)
-                fail(I, "activation '%.*s' is not supported", (int)len, s);
+                fail(I, "activation '%.*s' is not supported (docs/onnx.md lists those taken)", (int)len, s);
             rnn_fn *fn = &R.fn[d][j];
             fn->act = f;
             fn->a = f->alpha && al && ka < al->n_floats ? al->floats[ka++] : f->da;
