@@ -3477,7 +3477,8 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
  * biases that do not depend on the state) is one product over all steps before the loop, and
  * only the state's h @ R^T is left inside. Y's rows are written per step, Y_h and Y_c after the
  * loop. The equations are ONNX's (onnx/reference/ops/op_rnn.py, op_gru.py, op_lstm.py), with
- * the activations, clip, GRU's linear_before_reset and LSTM's input_forget of the spec. */
+ * the activations, clip, GRU's linear_before_reset and LSTM's input_forget of the spec, and
+ * sequence_lens as onnxruntime takes it (a mask of each sequence's steps). */
 
 /* The activations the spec lists: $x the operand, $a $b alpha and beta, {v} a constant. */
 static const struct rnn_act {
