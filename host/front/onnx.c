@@ -3472,6 +3472,380 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
     I->depth--;
 }
 
+/* ---- recurrent ops: RNN, GRU, LSTM ------------------------------------------------------------
+ * One `for t in range(seq_length)` loop whose body steps every direction: X @ W^T (and the
+ * biases that do not depend on the state) is one product over all steps before the loop, and
+ * only the state's h @ R^T is left inside. Y's rows are written per step, Y_h and Y_c after the
+ * loop. The equations are ONNX's (onnx/reference/ops/op_rnn.py, op_gru.py, op_lstm.py), with
+ * the activations, clip, GRU's linear_before_reset and LSTM's input_forget of the spec, and
+ * sequence_lens as onnxruntime takes it (a mask of each sequence's steps). */
+
+/* The activations the spec lists: $x the operand, $a $b alpha and beta, {v} a constant. */
+static const struct rnn_act {
+    const char *name, *expr;
+    int alpha, beta; /* taking them, in the order of activation_alpha, activation_beta */
+    double da, db;   /* their defaults */
+} rnn_acts[] = {
+    {"Relu", "relu($x)", 0, 0, 0, 0},
+    {"Tanh", "tanh($x)", 0, 0, 0, 0},
+    {"Sigmoid", "sigmoid($x)", 0, 0, 0, 0},
+    {"Affine", "$a * $x + $b", 1, 1, 1.0, 0.0},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", 1, 0, 0.01, 0},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", 1, 0, 1.0, 0},
+    {"ScaledTanh", "$a * tanh($b * $x)", 1, 1, 1.0, 1.0},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", 1, 1, 0.2, 0.5},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", 1, 0, 1.0, 0},
+    {"Softsign", "$x / ({1} + abs($x))", 0, 0, 0, 0},
+    {"Softplus", "log(exp($x) + {1})", 0, 0, 0, 0},
+};
+
+typedef struct rnn_fn {
+    const struct rnn_act *act;
+    double a, b;
+} rnn_fn;
+
+typedef struct rnn_op {
+    cfx_dtype dt;
+    const char *nm;     /* for the names of constants */
+    const char *lo, *hi; /* clip's bounds, or NULL */
+    rnn_fn fn[2][3];    /* per direction: f, g, h */
+} rnn_op;
+
+static int rnn_same_name(const char *a, size_t len, const char *b)
+{
+    if (strlen(b) != len)
+        return 0;
+    for (size_t k = 0; k < len; k++) {
+        char x = a[k], y = b[k];
+        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        if (x != y)
+            return 0;
+    }
+    return 1;
+}
+
+/* fn applied to x (clipped first where the node says so), written as one expression; an
+ * operand that the activation reads twice is computed into a variable of its own first */
+static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x, int clip)
+{
+    if (clip && R->lo)
+        x = fmt(I, "min(max(%s, %s), %s)", x, R->lo, R->hi);
+    const char *e = fn->act->expr;
+    int uses = 0;
+    for (const char *p = e; (p = strstr(p, "$x")); p += 2)
+        uses++;
+    if (!plain_id(x) && uses > 1) {
+        const char *v = new_id(I, "a_", R->nm);
+        line(I, "%s = %s", v, x);
+        x = v;
+    }
+    strbuf sb = {0};
+    for (const char *p = e; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            /* an expression is put in parentheses but where it is a call's one argument */
+            int alone = p > e && p[-1] == '(' && p[2] == ')';
+            sb_puts(&sb, plain_id(x) || alone ? x : fmt(I, "(%s)", x));
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b')) {
+            double v = p[1] == 'a' ? fn->a : fn->b;
+            sb_puts(&sb, real_const(I, v, R->dt, fmt(I, "%s_%c", R->nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, R->dt, fmt(I, "%s_k", R->nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *out = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return out;
+}
+
+/* a state's new value where the step's mask m is true, else its old one (no mask: the new) */
+static const char *rnn_masked(imp *I, const char *m, const char *e, const char *old)
+{
+    return m ? fmt(I, "where(%s, %s, %s)", m, e, old) : e;
+}
+
+/* kind 'R' (RNN), 'G' (GRU) or 'L' (LSTM) */
+static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
+{
+    const char *op = kind == 'R' ? "RNN" : kind == 'G' ? "GRU" : "LSTM";
+    int G = kind == 'L' ? 4 : kind == 'G' ? 3 : 1, nact = kind == 'L' ? 3 : kind == 'G' ? 2 : 1;
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *r = in(I, n, 2), *b = in_opt(I, n, 3);
+    ival *h0 = in_opt(I, n, 5), *c0 = kind == 'L' ? in_opt(I, n, 6) : NULL;
+    ival *pp = kind == 'L' ? in_opt(I, n, 7) : NULL;
+    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
+        fail(I, "X is %s; %s takes a float or double tensor of 3 dimensions", tystr(I, &x->ty), op);
+    cfx_dtype dt = x->ty.dtype;
+    for (size_t k = 1; k < n->n_input && k < 8; k++) {
+        ival *v = in_opt(I, n, k);
+        if (v && k != 4 && v->ty.dtype != dt)
+            fail(I, "input %zu ('%s') is %s and X is %s", k, v->name, tystr(I, &v->ty), tystr(I, &x->ty));
+        if (v && v->half)
+            fail(I, "%s of float16 or bfloat16 is not supported", op);
+    }
+    if (x->half)
+        fail(I, "%s of float16 or bfloat16 is not supported", op);
+    const Onnx__AttributeProto *da = attr(I, n, "direction");
+    int dirs = 1, rev0 = 0;
+    if (da) {
+        if (!da->has_s)
+            fail(I, "attribute 'direction' is not a string");
+        const char *s = da->s.data ? (const char *)da->s.data : "";
+        size_t len = da->s.data ? da->s.len : 0;
+        if (len == 7 && !memcmp(s, "reverse", 7))
+            rev0 = 1;
+        else if (len == 13 && !memcmp(s, "bidirectional", 13))
+            dirs = 2;
+        else if (!(len == 7 && !memcmp(s, "forward", 7)))
+            fail(I, "direction '%.*s' is not forward, reverse or bidirectional", (int)len, s);
+    }
+    int layout = (int)attr_int(I, n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        fail(I, "layout is %d; it must be 0 or 1", layout);
+    int lbr = kind == 'G' ? (int)attr_int(I, n, "linear_before_reset", 0) : 0;
+    int coupled = kind == 'L' ? (int)attr_int(I, n, "input_forget", 0) : 0;
+    int64_t S = x->ty.dims[layout ? 1 : 0], Bn = x->ty.dims[layout ? 0 : 1], In = x->ty.dims[2];
+    if (w->ty.rank != 3 || r->ty.rank != 3)
+        fail(I, "W is %s and R is %s; both must have 3 dimensions", tystr(I, &w->ty), tystr(I, &r->ty));
+    int64_t H = r->ty.dims[2], hs = attr_int(I, n, "hidden_size", H);
+    if (hs != H)
+        fail(I, "hidden_size is %lld and R is %s", (long long)hs, tystr(I, &r->ty));
+    if (w->ty.dims[0] != dirs || w->ty.dims[1] != G * H || w->ty.dims[2] != In)
+        fail(I, "W is %s; X %s and R %s want [%d, %lld, %lld]", tystr(I, &w->ty), tystr(I, &x->ty),
+             tystr(I, &r->ty), dirs, (long long)(G * H), (long long)In);
+    if (r->ty.dims[0] != dirs || r->ty.dims[1] != G * H)
+        fail(I, "R is %s; it must be [%d, %lld, %lld]", tystr(I, &r->ty), dirs, (long long)(G * H), (long long)H);
+    if (b && (b->ty.rank != 2 || b->ty.dims[0] != dirs || b->ty.dims[1] != 2 * G * H))
+        fail(I, "B is %s; it must be [%d, %lld]", tystr(I, &b->ty), dirs, (long long)(2 * G * H));
+    int64_t sd[3] = {layout ? Bn : dirs, layout ? dirs : Bn, H};
+    cfx_type st = mktype(dt, 3, sd);
+    if (h0 && !same_type(&h0->ty, &st))
+        fail(I, "initial_h is %s; it must be %s", tystr(I, &h0->ty), tystr(I, &st));
+    if (c0 && !same_type(&c0->ty, &st))
+        fail(I, "initial_c is %s; it must be %s", tystr(I, &c0->ty), tystr(I, &st));
+    if (pp && (pp->ty.rank != 2 || pp->ty.dims[0] != dirs || pp->ty.dims[1] != 3 * H))
+        fail(I, "P is %s; it must be [%d, %lld]", tystr(I, &pp->ty), dirs, (long long)(3 * H));
+    /* sequence_lens: where it is not the full length of every sequence (or not known), a mask of
+     * the steps each sequence has: past its length a state keeps its value and Y is 0 */
+    ival *sl = in_opt(I, n, 4);
+    if (sl) {
+        if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn || (sl->ty.dtype != CFX_I32 && sl->ty.dtype != CFX_I64))
+            fail(I, "sequence_lens is %s; it must be %lld integers, a length for each sequence", tystr(I, &sl->ty),
+                 (long long)Bn);
+        int full = sl->data != NULL;
+        for (int64_t k = 0; full && k < Bn; k++)
+            full = geti(sl, k) == S;
+        if (full)
+            sl = NULL;
+    }
+
+    rnn_op R = {.dt = dt, .nm = out_name(I, n, 0)};
+    if (!*R.nm)
+        R.nm = n->name && *n->name ? n->name : op;
+    const Onnx__AttributeProto *cl = attr(I, n, "clip");
+    if (cl) {
+        if (!cl->has_f || !(cl->f > 0))
+            fail(I, "clip must be a positive float");
+        R.lo = real_const(I, -cl->f, dt, fmt(I, "%s_clip_lo", R.nm));
+        R.hi = real_const(I, cl->f, dt, fmt(I, "%s_clip_hi", R.nm));
+    }
+    static const char *const defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+    const char *const *def = defaults[nact - 1];
+    const Onnx__AttributeProto *aa = attr(I, n, "activations");
+    const Onnx__AttributeProto *al = attr(I, n, "activation_alpha"), *be = attr(I, n, "activation_beta");
+    if (aa && aa->n_strings != (size_t)(nact * dirs))
+        fail(I, "activations has %zu names; this %s takes %d (%s for each direction)", aa->n_strings, op,
+             nact * dirs, kind == 'L' ? "f, g, h" : kind == 'G' ? "f, g" : "f");
+    size_t ka = 0, kb = 0;
+    for (int d = 0; d < dirs; d++)
+        for (int j = 0; j < nact; j++) {
+            const char *s = aa ? (const char *)aa->strings[d * nact + j].data : def[j];
+            size_t len = aa ? aa->strings[d * nact + j].len : strlen(def[j]);
+            if (!s)
+                s = "", len = 0;
+            const struct rnn_act *f = NULL;
+            for (size_t k = 0; k < sizeof rnn_acts / sizeof *rnn_acts; k++)
+                if (rnn_same_name(s, len, rnn_acts[k].name))
+                    f = &rnn_acts[k];
+            if (!f)
+                fail(I, "activation '%.*s' is not supported (docs/onnx.md lists those taken)", (int)len, s);
+            rnn_fn *fn = &R.fn[d][j];
+            fn->act = f;
+            fn->a = f->alpha && al && ka < al->n_floats ? al->floats[ka++] : f->da;
+            fn->b = f->beta && be && kb < be->n_floats ? be->floats[kb++] : f->db;
+        }
+
+    /* before the loop: the inputs' products, the weights transposed, the states */
+    const char *xs = ref(I, x), *ws = ref(I, w), *rs = ref(I, r), *bs = b ? ref(I, b) : NULL;
+    const char *ps = pp ? ref(I, pp) : NULL;
+    const char *one = real_const(I, 1.0, dt, fmt(I, "%s_one", R.nm));
+    const char *mk = NULL, *none = NULL;
+    if (sl) {
+        const char *ls = ref(I, sl), *it = cfx_dtype_name(sl->ty.dtype);
+        line(I, "assert(min(%s) >= 0 and max(%s) <= %lld, \"%s '%s': a length of sequence_lens is outside 0 to "
+             "%lld\")", ls, ls, (long long)S, op, clean(I, R.nm), (long long)S);
+        mk = new_id(I, "mask_", R.nm);
+        line(I, "%s = reshape(%s, [1, %lld, 1]) > iota(%s[%lld, %lld, %lld]) // %lld", mk, ls, (long long)Bn, it,
+             (long long)S, (long long)Bn, (long long)H, (long long)(Bn * H));
+        none = new_id(I, "zero_", R.nm);
+        line(I, "%s = zeros(%s[%lld, %lld])", none, cfx_dtype_name(dt), (long long)Bn, (long long)H);
+    }
+    const char *xw[2], *rt[2], *rt2[2], *rb[2], *peep[2][3], *h[2], *c[2];
+    const char *t = new_id(I, "t_", R.nm);
+    long long GH = (long long)(G * H), HH = (long long)H;
+    for (int d = 0; d < dirs; d++) {
+        const char *e = fmt(I, "%s @ transpose(%s[%d])", xs, ws, d);
+        if (bs && kind == 'G' && lbr)
+            e = fmt(I, "%s + %s[%d, 0:%lld]", e, bs, d, GH);
+        else if (bs)
+            e = fmt(I, "%s + (%s[%d, 0:%lld] + %s[%d, %lld:%lld])", e, bs, d, GH, bs, d, GH, 2 * GH);
+        xw[d] = new_id(I, "xw_", R.nm);
+        line(I, "%s = %s", xw[d], e);
+        rt[d] = new_id(I, "rt_", R.nm);
+        rt2[d] = rb[d] = NULL;
+        if (kind == 'G' && !lbr) { /* the candidate's product reads r * h: apart */
+            line(I, "%s = transpose(%s[%d, 0:%lld])", rt[d], rs, d, 2 * HH);
+            rt2[d] = new_id(I, "rt_", R.nm);
+            line(I, "%s = transpose(%s[%d, %lld:%lld])", rt2[d], rs, d, 2 * HH, 3 * HH);
+        } else {
+            line(I, "%s = transpose(%s[%d])", rt[d], rs, d);
+        }
+        if (kind == 'G' && lbr && bs) {
+            rb[d] = new_id(I, "rb_", R.nm);
+            line(I, "%s = %s[%d, %lld:%lld]", rb[d], bs, d, GH, 2 * GH);
+        }
+        for (int k = 0; k < 3; k++) {
+            peep[d][k] = NULL;
+            if (ps) {
+                peep[d][k] = new_id(I, "p_", R.nm);
+                line(I, "%s = %s[%d, %lld:%lld]", peep[d][k], ps, d, k * HH, (k + 1) * HH);
+            }
+        }
+        cfx_type bh = mktype(dt, 2, (int64_t[]){Bn, H});
+        h[d] = new_id(I, "h_", R.nm);
+        line(I, "%s = %s", h[d], h0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, h0), d) : zeros_of(I, &bh));
+        c[d] = NULL;
+        if (kind == 'L') {
+            c[d] = new_id(I, "cell_", R.nm);
+            line(I, "%s = %s", c[d], c0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, c0), d) : zeros_of(I, &bh));
+        }
+    }
+    const char *yn = n->n_output > 0 && n->output[0] ? n->output[0] : "";
+    const char *y = NULL;
+    cfx_type yt = layout ? mktype(dt, 4, (int64_t[]){Bn, S, dirs, H}) : mktype(dt, 4, (int64_t[]){S, dirs, Bn, H});
+    if (*yn) {
+        check_dims(I, yn, yt.rank, yt.dims);
+        y = new_id(I, "v_", yn);
+        line(I, "%s = %s", y, zeros_of(I, &yt));
+    }
+
+    /* the loop: a step of each direction */
+    line(I, "for %s in range(%lld) {", t, (long long)S);
+    I->indent++;
+    for (int d = 0; d < dirs; d++) {
+        int rev = rev0 || d == 1;
+        const char *pos = rev ? fmt(I, "%lld - %s", (long long)(S - 1), t) : t;
+        const char *xrow = fmt(I, layout ? "%s[:, %s]" : "%s[%s]", xw[d], pos);
+        rnn_fn *f = R.fn[d];
+        const char *m = NULL;
+        if (mk) {
+            m = new_id(I, "m_", R.nm);
+            line(I, "%s = %s[%s]", m, mk, pos);
+        }
+        if (kind == 'R') {
+            line(I, "%s = %s", h[d], rnn_masked(I, m, rnn_apply(I, &R, &f[0], fmt(I, "%s + %s @ %s", xrow, h[d], rt[d]), 1), h[d]));
+        } else if (kind == 'G') {
+            const char *xr = new_id(I, "x_", R.nm), *zr = new_id(I, "zr_", R.nm), *hh = new_id(I, "hh_", R.nm);
+            line(I, "%s = %s", xr, xrow);
+            const char *z = fmt(I, "%s[:, 0:%lld]", zr, HH), *rg = fmt(I, "%s[:, %lld:%lld]", zr, HH, 2 * HH);
+            if (!lbr) {
+                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s @ %s", xr, 2 * HH, h[d], rt[d]), 1));
+                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + (%s * %s) @ %s", xr, 2 * HH,
+                                                                   3 * HH, rg, h[d], rt2[d]), 1));
+            } else {
+                const char *hr = new_id(I, "hr_", R.nm);
+                line(I, "%s = %s @ %s%s%s", hr, h[d], rt[d], rb[d] ? " + " : "", rb[d] ? rb[d] : "");
+                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s[:, 0:%lld]", xr, 2 * HH, hr,
+                                                                   2 * HH), 1));
+                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + %s * %s[:, %lld:%lld]", xr,
+                                                                   2 * HH, 3 * HH, rg, hr, 2 * HH, 3 * HH), 1));
+            }
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "(%s - %s) * %s + %s * %s", one, z, hh, z, h[d]), h[d]));
+        } else {
+            const char *g = new_id(I, "g_", R.nm);
+            line(I, "%s = %s + %s @ %s", g, xrow, h[d], rt[d]);
+            const char *ig, *og = NULL, *fg;
+            if (!ps && !coupled) { /* i, o and f side by side, through f at once */
+                const char *iof = new_id(I, "iof_", R.nm);
+                line(I, "%s = %s", iof, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]", g, 3 * HH), 1));
+                ig = fmt(I, "%s[:, 0:%lld]", iof, HH);
+                og = fmt(I, "%s[:, %lld:%lld]", iof, HH, 2 * HH);
+                fg = fmt(I, "%s[:, %lld:%lld]", iof, 2 * HH, 3 * HH);
+            } else {
+                const char *iv = new_id(I, "i_", R.nm);
+                const char *pi = ps ? fmt(I, " + %s * %s", peep[d][0], c[d]) : "";
+                line(I, "%s = %s", iv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]%s", g, HH, pi), 1));
+                ig = iv;
+                if (coupled) {
+                    fg = fmt(I, "(%s - %s)", one, iv);
+                } else {
+                    const char *fv = new_id(I, "f_", R.nm);
+                    const char *pf = ps ? fmt(I, " + %s * %s", peep[d][2], c[d]) : "";
+                    line(I, "%s = %s", fv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, 2 * HH, 3 * HH, pf), 1));
+                    fg = fv;
+                }
+            }
+            line(I, "%s = %s", c[d], rnn_masked(I, m, fmt(I, "%s * %s + %s * %s", fg, c[d], ig,
+                 rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld]", g, 3 * HH, 4 * HH), 1)), c[d]));
+            if (!og) {
+                const char *po = ps ? fmt(I, " + %s * %s", peep[d][1], c[d]) : "";
+                og = rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, HH, 2 * HH, po), 1);
+            }
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "%s * %s", og, rnn_apply(I, &R, &f[2], c[d], 0)), h[d]));
+        }
+        if (y)
+            line(I, layout ? "%s[:, %s, %d] = %s" : "%s[%s, %d] = %s", y, pos, d,
+                 m ? fmt(I, "where(%s, %s, %s)", m, h[d], none) : h[d]);
+    }
+    I->indent--;
+    line(I, "}");
+
+    /* after it: the results */
+    if (y)
+        bind(I, yn, &yt, y, NULL);
+    for (int k = 1; k <= (kind == 'L' ? 2 : 1); k++) {
+        const char *nm = (size_t)k < n->n_output && n->output[k] ? n->output[k] : "";
+        if (!*nm)
+            continue;
+        const char *src[2];
+        for (int d = 0; d < dirs; d++) { /* a sequence of length 0 has states of 0 (onnxruntime's) */
+            src[d] = k == 1 ? h[d] : c[d];
+            if (mk)
+                src[d] = fmt(I, "where(%s[0], %s, %s)", mk, src[d], none);
+        }
+        const char *v = new_id(I, "v_", nm);
+        if (dirs == 1) {
+            line(I, "%s = reshape(%s, %s)", v, src[0], dims_list(I, &st));
+        } else {
+            line(I, "%s = %s", v, zeros_of(I, &st));
+            for (int d = 0; d < dirs; d++)
+                line(I, layout ? "%s[:, %d] = %s" : "%s[%d] = %s", v, d, src[d]);
+        }
+        bind(I, nm, &st, v, NULL);
+    }
+    for (size_t k = (kind == 'L' ? 3 : 2); k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "%s has no output %zu", op, k);
+}
+
 /* A node of a model-local function: its body inlined, the function's inputs bound to the node's
  * values and its attribute references to the node's attributes. */
 static const Onnx__FunctionProto *find_function(imp *I, const Onnx__NodeProto *n)
@@ -3665,6 +4039,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_loop(I, n);
     } else if (!strcmp(op, "Scan")) {
         op_scan(I, n);
+    } else if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
+        op_rnn(I, n, op[0] == 'R' ? 'R' : op[0] == 'G' ? 'G' : 'L');
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }

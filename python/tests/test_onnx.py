@@ -451,3 +451,50 @@ def test_from_torch_float16_while():
     want = Halving()(x, n).numpy()
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_from_torch_lstm_gru():
+    """nn.LSTM (two layers, batch_first, with its final states) and nn.GRU (bidirectional, an
+    initial state given) exported by PyTorch as ONNX's LSTM and GRU nodes: each a for loop of
+    cfx over the sequence, against eager PyTorch."""
+    torch = _torch()
+    torch.manual_seed(0)
+
+    class Lstm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(5, 4, num_layers=2, batch_first=True)
+
+        def forward(self, x):
+            y, (h, c) = self.rnn(x)
+            return y, h, c
+
+    class Gru(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.GRU(3, 6, bidirectional=True)
+
+        def forward(self, x, h0):
+            return self.rnn(x, h0)
+
+    with torch.no_grad():
+        _check_against_eager(torch, Lstm().eval(), (torch.randn(2, 7, 5),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, Gru().eval(), (torch.randn(6, 3, 3), torch.randn(2, 3, 6)),
+                             rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs,words", [
+    ({"activations": ["Sigmoid", "Gelu", "Tanh"]}, "activation 'Gelu' is not supported"),
+    ({"activations": ["Sigmoid"]}, "activations has 1 names; this LSTM takes 3"),
+    ({"direction": "sideways"}, "direction 'sideways'"),
+    ({"hidden_size": 3}, "hidden_size is 3"),
+])
+def test_lstm_refusals_name_the_node(attrs, words):
+    node = helper.make_node("LSTM", ["x", "w", "r"], ["y"], name="the_lstm", **attrs)
+    g = helper.make_graph([node], "g", [vi("x", F32, [2, 1, 3]), vi("w", F32, [1, 8, 3]),
+                                        vi("r", F32, [1, 8, 2])], [vi("y", F32, [2, 1, 1, 2])])
+    with pytest.raises(cfx.CompileError) as info:
+        cfx.load_onnx(make(g, opset=14))
+    text = str(info.value)
+    assert "the_lstm" in text and words in text, text
+    assert len(text.strip().splitlines()) == 1

@@ -470,8 +470,103 @@ def half_loop():
     return model(g), cases
 
 
+# ---- recurrent ops: LSTM and GRU, each a cfx for loop over the sequence -----------------------
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def np_lstm(x, w, r, b, h0, c0, p, lens, reverse=False):
+    """ONNX's LSTM of one direction in float64: x [seq, batch, in], w [4h, in] and r [4h, h] in
+    gate order i, o, f, c, b [8h] (input then recurrence biases), p [3h] peepholes i, o, f,
+    lens [batch] each sequence's length (1 or more; reverse reads a sequence from its last
+    step). Returns Y [seq, batch, h] (0 past a sequence's length), the last h and c."""
+    x, w, r, b, p = (np.asarray(v, np.float64) for v in (x, w, r, b, p))
+    h, c = np.asarray(h0, np.float64), np.asarray(c0, np.float64)
+    n = r.shape[1]
+    ys = [None] * len(x)
+    for t in (range(len(x) - 1, -1, -1) if reverse else range(len(x))):
+        live = (t < np.asarray(lens))[:, None]
+        g = x[t] @ w.T + h @ r.T + b[:4 * n] + b[4 * n:]
+        i = _sigmoid(g[:, :n] + p[:n] * c)
+        f = _sigmoid(g[:, 2 * n:3 * n] + p[2 * n:] * c)
+        c_new = f * c + i * np.tanh(g[:, 3 * n:])
+        o = _sigmoid(g[:, n:2 * n] + p[n:2 * n] * c_new)
+        h = np.where(live, o * np.tanh(c_new), h)
+        c = np.where(live, c_new, c)
+        ys[t] = np.where(live, h, 0)
+    return np.stack(ys), h, c
+
+
+def lstm_bidirectional():
+    """A bidirectional LSTM with initial states and sequence_lens (inputs), biases and
+    peepholes (initializers), all three results: the two directions step in one cfx loop. The
+    sequences have their full length, then lengths that differ (the states stop at each)."""
+    rng = np.random.default_rng(7)
+    seq, batch, nin, n = 5, 3, 4, 3
+    w = (0.6 * rng.standard_normal((2, 4 * n, nin))).astype(np.float32)
+    r = (0.6 * rng.standard_normal((2, 4 * n, n))).astype(np.float32)
+    b = (0.3 * rng.standard_normal((2, 8 * n))).astype(np.float32)
+    p = (0.3 * rng.standard_normal((2, 3 * n))).astype(np.float32)
+    node = helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"], ["y", "y_h", "y_c"],
+                            name="lstm", hidden_size=n, direction="bidirectional")
+    g = helper.make_graph([node], "lstm_bidirectional",
+                          [vi("x", F32, [seq, batch, nin]), vi("lens", I32, [batch]),
+                           vi("h0", F32, [2, batch, n]), vi("c0", F32, [2, batch, n])],
+                          [vi("y", F32, [seq, 2, batch, n]), vi("y_h", F32, [2, batch, n]),
+                           vi("y_c", F32, [2, batch, n])],
+                          [init("w", w), init("r", r), init("b", b), init("p", p)])
+    x = rng.standard_normal((seq, batch, nin)).astype(np.float32)
+    h0 = rng.standard_normal((2, batch, n)).astype(np.float32)
+    c0 = rng.standard_normal((2, batch, n)).astype(np.float32)
+    cases = []
+    for lens in (np.full(batch, seq, np.int32), np.array([2, seq, 1], np.int32)):
+        yf, hf, cf = np_lstm(x, w[0], r[0], b[0], h0[0], c0[0], p[0], lens)
+        yb, hb, cb = np_lstm(x, w[1], r[1], b[1], h0[1], c0[1], p[1], lens, reverse=True)
+        out = {"y": np.stack([yf, yb], axis=1), "y_h": np.stack([hf, hb]), "y_c": np.stack([cf, cb])}
+        cases.append(({"x": x, "lens": lens, "h0": h0, "c0": c0},
+                      {k: v.astype(np.float32) for k, v in out.items()}))
+    return model(g), cases
+
+
+def gru_linear_before_reset():
+    """A reverse GRU as PyTorch's (linear_before_reset = 1), with clip and the activations
+    given: HardSigmoid (alpha, beta) for the gates, Softsign for the candidate."""
+    rng = np.random.default_rng(8)
+    seq, batch, nin, n, clip = 6, 2, 3, 4, 1.5
+    w = (0.8 * rng.standard_normal((1, 3 * n, nin))).astype(np.float32)
+    r = (0.8 * rng.standard_normal((1, 3 * n, n))).astype(np.float32)
+    b = (0.5 * rng.standard_normal((1, 6 * n))).astype(np.float32)
+    node = helper.make_node("GRU", ["x", "w", "r", "b"], ["y", "y_h"], name="gru", hidden_size=n,
+                            direction="reverse", linear_before_reset=1, clip=clip,
+                            activations=["HardSigmoid", "Softsign"], activation_alpha=[0.3],
+                            activation_beta=[0.45])
+    g = helper.make_graph([node], "gru_linear_before_reset", [vi("x", F32, [seq, batch, nin])],
+                          [vi("y", F32, [seq, 1, batch, n]), vi("y_h", F32, [1, batch, n])],
+                          [init("w", w), init("r", r), init("b", b)])
+    x = (2 * rng.standard_normal((seq, batch, nin))).astype(np.float32)
+    # numpy, float64: z, r gates and the candidate h~, with r applied after R's product
+    W, R, B = (np.asarray(v[0], np.float64) for v in (w, r, b))
+    f = lambda v: np.clip(0.3 * v + 0.45, 0, 1)
+    c = lambda v: np.clip(v, -clip, clip)
+    h = np.zeros((batch, n))
+    ys = [None] * seq
+    for t in range(seq - 1, -1, -1):
+        xw = x[t] @ W.T + B[:3 * n]
+        hr = h @ R.T + B[3 * n:]
+        z = f(c(xw[:, :n] + hr[:, :n]))
+        rg = f(c(xw[:, n:2 * n] + hr[:, n:2 * n]))
+        cand = c(xw[:, 2 * n:] + rg * hr[:, 2 * n:])
+        cand = cand / (1 + np.abs(cand))
+        h = (1 - z) * cand + z * h
+        ys[t] = h
+    return model(g), [({"x": x}, {"y": np.stack(ys)[:, None].astype(np.float32),
+                                  "y_h": h[None].astype(np.float32)})]
+
+
 MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
-          if_in_loop, greedy_decode, cg, onnx_semantics, half_loop]
+          if_in_loop, greedy_decode, cg, onnx_semantics, half_loop,
+          lstm_bidirectional, gru_linear_before_reset]
 
 
 def check_with_onnxruntime(name, m, cases):
