@@ -228,6 +228,31 @@ def test_refusal_names_the_node():
     assert len(text.strip().splitlines()) == 1
 
 
+def test_opset23_refusals_name_the_node():
+    """What the opset-23 transformer ops do not take is refused in one line naming the node
+    and saying what."""
+    def one(op, inputs, kwargs, why, extra=(), opset=23):
+        node = helper.make_node(op, [n for n, _ in inputs], ["y"], name="the_%s" % op, **kwargs)
+        g = helper.make_graph([node], "g", [vi(n, t, s) for n, (t, s) in inputs], [vi("y", F32, None)],
+                              list(extra))
+        with pytest.raises(cfx.CompileError) as info:
+            cfx.load_onnx(make(g, opset))
+        text = str(info.value)
+        assert "the_%s" % op in text and op in text and why in text, text
+        assert len(text.strip().splitlines()) == 1
+    qkv = [("q", (F32, [1, 3, 8])), ("k", (F32, [1, 3, 8])), ("v", (F32, [1, 3, 8]))]
+    one("Attention", qkv, {}, "q_num_heads")
+    one("Attention", qkv, {"q_num_heads": 3, "kv_num_heads": 2}, "not multiples")
+    one("Attention", [(n, (F32, [1, 2, 3, 4])) for n in "qkv"], {"softmax_precision": TensorProto.INT32},
+        "softmax_precision")
+    one("RotaryEmbedding", [("x", (F32, [1, 2, 3, 4])), ("c", (F32, [1, 3, 1])), ("s", (F32, [1, 3, 1]))],
+        {"rotary_embedding_dim": 3}, "rotary_embedding_dim")
+    one("RMSNormalization", [("x", (F32, [2, 4])), ("w", (F32, [4]))], {"stash_type": 0}, "stash_type")
+    one("Dropout", [("x", (F32, [4])), ("r", (F32, [])), ("t", (BOOL, []))], {}, "training_mode",
+        extra=[numpy_helper.from_array(np.array(0.5, np.float32), "r"),
+               numpy_helper.from_array(np.array(True), "t")])
+
+
 def test_truncated_and_garbage_bytes():
     data = while_model().SerializeToString()
     for bad in (data[:len(data) // 2], b"\xff\xff\xff\xff not a model", b""):
