@@ -2724,13 +2724,16 @@ static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_t
 }
 
 /* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
- * values ins, with at most one attribute; its result, bound as part() binds. Messages still
- * name n. */
+ * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
+ * first output). Messages still name n. */
 static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
                   ival **ins, size_t nin, Onnx__AttributeProto *a)
 {
     Onnx__NodeProto s = *n;
-    char **names = alloc(I, nin * sizeof *names), *out = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    char **names = alloc(I, nin * sizeof *names);
+    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : n->output[0];
+    if (!tag)
+        tag = "out";
     for (size_t k = 0; k < nin; k++) {
         names[k] = fmt(I, "%s#%s_in%zu", out_name(I, n, 0), tag, k);
         bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data)->half = ins[k]->half;
@@ -3081,13 +3084,14 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
         guard = 1;
     }
     const char *offb = nonpad ? fmt(I, "(reshape(%s, [%lld, 1, 1, 1]) - %lld)", ref(I, nonpad), (long long)B, (long long)S) : NULL;
+    ival *tb = NULL; /* the bias, where it is a table made at import */
     if ((causal || window) && !nonpad) { /* the offset is the past's length: a table made at import */
-        ival *tb = bias_table(I, n, "causal", dt, S, T, P, causal, left, right, 0);
+        tb = bias_table(I, n, "causal", dt, S, T, P, causal, left, right, 0);
         bias = bias ? fmt(I, "%s + %s", bias, ref(I, tb)) : ref(I, tb);
         guard |= window;
     } else if (causal || window) { /* offset nonpad_kv_seqlen[b] - S: i - j + offset compared at run time */
-        ival *tb = bias_table(I, n, "diff", dt, S, T, 0, 0, -1, -1, 1);
-        const char *d = fmt(I, "(%s + %s)", ref(I, tb), offb);
+        ival *dtab = bias_table(I, n, "diff", dt, S, T, 0, 0, -1, -1, 1);
+        const char *d = fmt(I, "(%s + %s)", ref(I, dtab), offb);
         const char *ok[3] = {causal ? fmt(I, "%s >= 0", d) : NULL,
                              left >= 0 ? fmt(I, "%s <= %lld", d, (long long)left) : NULL,
                              right >= 0 ? fmt(I, "%s >= %lld", d, (long long)-right) : NULL};
@@ -3119,7 +3123,7 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     broadcast(I, &bt, &qk->ty, &chk);
     if (!same_type(&chk, &qk->ty))
         fail(I, "the mask %s does not broadcast to the scores %s", tystr(I, &bt), tystr(I, &qk->ty));
-    ival *bv = bias ? part(I, n, "bias", &bt, half, bias) : NULL;
+    ival *bv = !bias ? NULL : tb && !strcmp(bias, tb->id) ? tb : part(I, n, "bias", &bt, half, bias);
     ival *x = bv ? part(I, n, "biased", &qk->ty, half, H_(fmt(I, "%s + %s", qk->id, bv->id))) : qk;
     /* the softmax, in softmax_precision: the inputs' type, or f32 (f64) where that is wider */
     int smh = half;
@@ -3157,11 +3161,8 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s", p->id, H_(p->id));
 #undef SH_
 #undef H_
-    ival *y = product_part(I, n, "y", p, vs, half);
-    if (r == 4) {
-        const char *out = out_var(I, n, 0, &y->ty);
-        line(I, "%s = %s", out, y->id);
-    } else {
+    ival *y = product_part(I, n, r == 4 ? NULL : "y", p, vs, half); /* 4-D: Y itself */
+    if (r == 3) {
         ival *yt = permuted_part(I, n, "y_heads", y, (const int64_t[]){0, 2, 1, 3});
         cfx_type t = mktype(dt, 3, (int64_t[]){B, S, Hq * Dv});
         const char *out = out_var(I, n, 0, &t);
