@@ -2890,7 +2890,8 @@ static void op_rotary(imp *I, const Onnx__NodeProto *n)
              tystr(I, &x->ty), tystr(I, &ct));
     /* the input as [B, H, S, D] (4-D) or [B, S, H, D] (3-D); the caches broadcast over H */
     cfx_type x4 = r == 4 ? x->ty : mktype(x->ty.dtype, 4, (int64_t[]){B, S, H, D});
-    cfx_type c4 = r == 4 ? mktype(x->ty.dtype, 4, (int64_t[]){B, 1, S, R2}) : mktype(x->ty.dtype, 4, (int64_t[]){B, S, 1, R2});
+    cfx_type c4 = r == 4 ? mktype(x->ty.dtype, 4, (int64_t[]){B, 1, S, R2})
+                         : mktype(x->ty.dtype, 4, (int64_t[]){B, S, 1, R2});
     const char *xs = reshaped(I, ref(I, x), &x->ty, &x4);
     const char *cs = reshaped(I, ref(I, c), &c->ty, &c4), *ss = reshaped(I, ref(I, s), &s->ty, &c4);
     const char *nm = out_name(I, n, 0);
@@ -2924,7 +2925,8 @@ static void op_rotary(imp *I, const Onnx__NodeProto *n)
     if (inter) {
         cfx_type ht = qt;
         ht.rank = 4;
-        rot = reshaped(I, fmt(I, "concat((%s, %s), axis=4)", reshaped(I, re, &ht, &qt), reshaped(I, im, &ht, &qt)), &pt, &rt);
+        rot = fmt(I, "concat((%s, %s), axis=4)", reshaped(I, re, &ht, &qt), reshaped(I, im, &ht, &qt));
+        rot = reshaped(I, rot, &pt, &rt);
     } else {
         rot = fmt(I, "concat((%s, %s), axis=3)", re, im);
     }
@@ -2980,7 +2982,8 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     const char *nm = out_name(I, n, 0);
     if (!is_real(dt) || (r != 3 && r != 4))
         fail(I, "Q is %s; Attention takes real tensors of rank 3 or 4", tystr(I, &q->ty));
-    if (k->ty.dtype != dt || v->ty.dtype != dt || k->ty.rank != r || v->ty.rank != r || k->half != half || v->half != half)
+    if (k->ty.dtype != dt || v->ty.dtype != dt || k->ty.rank != r || v->ty.rank != r || k->half != half ||
+        v->half != half)
         fail(I, "Q, K and V are %s, %s and %s: they need one type and one rank", tystr(I, &q->ty), tystr(I, &k->ty),
              tystr(I, &v->ty));
     if (!pk != !pv)
@@ -3031,7 +3034,8 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     double scale = sqrt(sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)D));
     scale = half ? half_value_of(half, scale) : dt == CFX_F32 ? (double)(float)scale : scale;
     const char *c = real_const(I, scale, dt, fmt(I, "%s_scale", nm));
-    const char *z = real_const(I, 0.0, dt, fmt(I, "%s_zero", nm)), *ninf = real_const(I, -INFINITY, dt, fmt(I, "%s_ninf", nm));
+    const char *z = real_const(I, 0.0, dt, fmt(I, "%s_zero", nm));
+    const char *ninf = real_const(I, -INFINITY, dt, fmt(I, "%s_ninf", nm));
 #define H_(e) half_rounded(I, half, (e))
     ival *qs = part(I, n, "qs", &q4->ty, half, H_(fmt(I, "%s * %s", ref(I, q4), c)));
     ival *ks = part(I, n, "ks", &K->ty, half, H_(fmt(I, "%s * %s", ref(I, K), c)));
@@ -3041,8 +3045,10 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
         cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
         cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
         cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
-        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5), tystr(I, &kr)), &kr, &kq));
-        vs = part(I, n, "v_rep", &vq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, V), &V->ty, &v5), tystr(I, &vr)), &vr, &vq));
+        const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5), tystr(I, &kr));
+        const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, V), &V->ty, &v5), tystr(I, &vr));
+        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
+        vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
     }
     ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
     ival *qk = product_part(I, n, "qk", qs, kt, half);
@@ -3050,14 +3056,16 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     if (cap > 0) {
         cap = half ? half_value_of(half, cap) : dt == CFX_F32 ? (double)(float)cap : cap;
         const char *cc = real_const(I, cap, dt, fmt(I, "%s_softcap", nm));
-        qk = part(I, n, "capped", &qk->ty, half, H_(fmt(I, "%s * %s", H_(fmt(I, "tanh(%s)", H_(fmt(I, "%s / %s", qk->id, cc)))), cc)));
+        const char *th = H_(fmt(I, "tanh(%s)", H_(fmt(I, "%s / %s", qk->id, cc))));
+        qk = part(I, n, "capped", &qk->ty, half, H_(fmt(I, "%s * %s", th, cc)));
     }
     /* the bias: sums of 0 and -inf (and the values of a real mask), broadcast to [B, Hq, S, T] */
     int causal = (int)attr_int(I, n, "is_causal", 0);
     int64_t left = I->opset >= 25 ? attr_int(I, n, "left_window_size", -1) : -1;
     int64_t right = I->opset >= 25 ? attr_int(I, n, "right_window_size", -1) : -1;
     if (left < -1 || right < -1)
-        fail(I, "left_window_size %lld and right_window_size %lld must be -1 or at least 0", (long long)left, (long long)right);
+        fail(I, "left_window_size %lld and right_window_size %lld must be -1 or at least 0", (long long)left,
+             (long long)right);
     int window = left >= 0 || right >= 0, guard = 0;
     const char *bias = NULL;
     cfx_type bt = mktype(dt, 2, (int64_t[]){S, T});
@@ -3083,7 +3091,8 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
         broadcast(I, &b2, &mt, &bt);
         guard = 1;
     }
-    const char *offb = nonpad ? fmt(I, "(reshape(%s, [%lld, 1, 1, 1]) - %lld)", ref(I, nonpad), (long long)B, (long long)S) : NULL;
+    const char *lens = nonpad ? fmt(I, "reshape(%s, [%lld, 1, 1, 1])", ref(I, nonpad), (long long)B) : NULL;
+    const char *offb = nonpad ? fmt(I, "(%s - %lld)", lens, (long long)S) : NULL;
     ival *tb = NULL; /* the bias, where it is a table made at import */
     if ((causal || window) && !nonpad) { /* the offset is the past's length: a table made at import */
         tb = bias_table(I, n, "causal", dt, S, T, P, causal, left, right, 0);
@@ -3112,7 +3121,7 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
             js[j] = j;
         ival *jv = alloc(I, sizeof *jv);
         *jv = (ival){.name = fmt(I, "%s#keys", nm), .ty = jt, .data = js};
-        const char *w = fmt(I, "where(%s < reshape(%s, [%lld, 1, 1, 1]), %s, %s)", ref(I, jv), ref(I, nonpad), (long long)B, z, ninf);
+        const char *w = fmt(I, "where(%s < %s, %s, %s)", ref(I, jv), lens, z, ninf);
         bias = bias ? fmt(I, "%s + %s", bias, w) : w;
         cfx_type wt = mktype(dt, 4, (int64_t[]){B, 1, 1, T});
         cfx_type b2 = bt;
