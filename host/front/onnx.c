@@ -2709,6 +2709,488 @@ static void op_layernorm(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s", v, e);
 }
 
+/* ---- opset 23's transformer ops, composed of the ops above -------------------------------- */
+
+/* A value of a composed op (Attention, RotaryEmbedding): expr in a variable of its own, bound
+ * under a name made from the node's first output and tag. */
+static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr)
+{
+    const char *name = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    const char *id = new_id(I, "t_", name);
+    line(I, "%s = %s", id, expr);
+    ival *v = bind(I, name, t, id, NULL);
+    v->half = half;
+    return v;
+}
+
+/* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
+ * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
+ * first output). Messages still name n. */
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+{
+    Onnx__NodeProto s = *n;
+    char **names = alloc(I, nin * sizeof *names);
+    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : n->output[0];
+    if (!tag)
+        tag = "out";
+    for (size_t k = 0; k < nin; k++) {
+        names[k] = fmt(I, "%s#%s_in%zu", out_name(I, n, 0), tag, k);
+        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data)->half = ins[k]->half;
+    }
+    s.input = names;
+    s.n_input = nin;
+    s.output = &out;
+    s.n_output = 1;
+    s.attribute = a ? &a : NULL;
+    s.n_attribute = a ? 1 : 0;
+    fn(I, &s);
+    ival *v = lookup(I, out);
+    v->half = ins[0]->half;
+    return v;
+}
+
+/* x with its axes permuted, by the importer's Transpose */
+static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm)
+{
+    Onnx__AttributeProto a = {0};
+    a.name = "perm";
+    a.ints = (int64_t *)perm;
+    a.n_ints = (size_t)x->ty.rank;
+    return step(I, n, tag, op_transpose, &x, 1, &a);
+}
+
+/* a @ b by the importer's MatMul (batched as it writes them), rounded to the half type */
+static ival *product_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *a, ival *b, int half)
+{
+    ival *ab[2] = {a, b};
+    ival *v = step(I, n, tag, op_matmul, ab, 2, NULL);
+    if (half)
+        line(I, "%s = %s", v->id, half_rounded(I, half, v->id));
+    v->half = half;
+    return v;
+}
+
+static const char *sub_dims(imp *I, const char *x, int rank, int axis, int64_t lo, int64_t hi)
+{
+    strbuf sb = {0};
+    sb_printf(&sb, "%s[", x);
+    for (int d = 0; d <= axis && d < rank; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", d == axis ? fmt(I, "%lld:%lld", (long long)lo, (long long)hi) : ":");
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* RMSNormalization (opset 23): X / sqrt(mean(X^2 over the axes from `axis` on) + epsilon) * Scale,
+ * computed in the input's type (f32 for the half types, rounded once: stash_type 1). */
+static void op_rmsnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *scale = in(I, n, 1);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (attr_int(I, n, "stash_type", 1) != 1)
+        fail(I, "stash_type %lld is not supported (only 1, float)", (long long)attr_int(I, n, "stash_type", 1));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    if (chk.rank != r || memcmp(chk.dims, x->ty.dims, sizeof chk.dims[0] * (size_t)r))
+        fail(I, "the scale %s does not broadcast to the input %s", tystr(I, &scale->ty), tystr(I, &x->ty));
+    const char *a = ref(I, x), *nm = out_name(I, n, 0), *inv = new_id(I, "inv_", nm);
+    const char *m2 = fmt(I, "(%s * %s)", a, a);
+    for (int k = r - 1; k >= axis; k--)
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    line(I, "%s = 1.0 / sqrt(%s + %s)", inv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s * %s", v, a, inv, ref(I, scale));
+}
+
+/* Dropout at inference: the input itself, and a mask of all true. Training (a training_mode
+ * known true, with a ratio not known 0) is refused. */
+static void op_dropout(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (has_input(n, 2)) {
+        ival *tm = known(I, n, 2, "training_mode");
+        if (count(&tm->ty) != 1)
+            fail(I, "training_mode is %s, not one bool", tystr(I, &tm->ty));
+        int zero = 0;
+        if (has_input(n, 1)) {
+            ival *ratio = in(I, n, 1);
+            zero = ratio->data && count(&ratio->ty) == 1 && is_real(ratio->ty.dtype) && getd(ratio, 0) == 0.0;
+        }
+        if (geti(tm, 0) && !zero)
+            fail(I, "training_mode = true (random dropout) is not supported; cfx imports Dropout at inference");
+    }
+    bind(I, out_name(I, n, 0), &x->ty, x->id, x->data)->half = x->half;
+    I->node_rounded = 1;
+    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
+        cfx_type t = x->ty;
+        t.dtype = I->opset >= 10 ? CFX_BOOL : x->ty.dtype;
+        if (count(&t) <= ONNX_FOLD_MAX) {
+            void *data = new_data(I, &t);
+            for (int64_t i = 0; i < count(&t); i++)
+                seti(t.dtype, data, i, 1);
+            if (t.dtype != CFX_BOOL)
+                for (int64_t i = 0; i < count(&t); i++)
+                    setd(t.dtype, data, i, 1.0);
+            out_known(I, n, 1, &t, data);
+        } else {
+            const char *v = out_var(I, n, 1, &t);
+            line(I, "%s = ones(%s)", v, tystr(I, &t));
+        }
+    }
+}
+
+/* RotaryEmbedding (opset 23), as ONNX's reference computes it: the first rotary_embedding_dim
+ * values of each head turned by the cos and sin caches (rows picked by position_ids), as halves
+ * or as interleaved pairs; the rest passed through. A 4-D input [B, heads, S, D] is turned in
+ * place (the caches seen as [B, 1, S, R/2]); a 3-D one [B, S, heads * D] as [B, S, heads, D]. */
+static void op_rotary(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *cc = in(I, n, 1), *sc = in(I, n, 2), *pos = in_opt(I, n, 3);
+    int r = x->ty.rank, half = x->half;
+    if (!is_real(x->ty.dtype) || (r != 3 && r != 4))
+        fail(I, "the input is %s; RotaryEmbedding takes a real tensor of rank 3 or 4", tystr(I, &x->ty));
+    if (cc->ty.dtype != x->ty.dtype || sc->ty.dtype != x->ty.dtype)
+        fail(I, "the caches are %s and %s, for an input %s", tystr(I, &cc->ty), tystr(I, &sc->ty), tystr(I, &x->ty));
+    int64_t heads = attr_int(I, n, "num_heads", 0), B = x->ty.dims[0], S, H, D;
+    int inter = (int)attr_int(I, n, "interleaved", 0);
+    if (r == 4) {
+        H = x->ty.dims[1], S = x->ty.dims[2], D = x->ty.dims[3];
+        if (heads && heads != H)
+            fail(I, "num_heads is %lld for an input of %lld heads", (long long)heads, (long long)H);
+    } else {
+        if (heads <= 0 || x->ty.dims[2] % heads)
+            fail(I, "a 3-D input %s needs num_heads dividing its last dimension (num_heads is %lld)",
+                 tystr(I, &x->ty), (long long)heads);
+        S = x->ty.dims[1], H = heads, D = x->ty.dims[2] / heads;
+    }
+    int64_t R = attr_int(I, n, "rotary_embedding_dim", 0);
+    if (R == 0)
+        R = D;
+    if (R < 0 || R > D || R % 2)
+        fail(I, "rotary_embedding_dim %lld is not an even number up to the head size %lld", (long long)R, (long long)D);
+    int64_t R2 = R / 2;
+    ival *c = cc, *s = sc;
+    if (pos) {
+        if (pos->ty.rank != 2 || pos->ty.dims[0] != B || pos->ty.dims[1] != S || cc->ty.rank != 2)
+            fail(I, "position_ids %s and cos_cache %s do not fit an input %s", tystr(I, &pos->ty),
+                 tystr(I, &cc->ty), tystr(I, &x->ty));
+        ival *cp[2] = {cc, pos}, *sp[2] = {sc, pos};
+        c = step(I, n, "cos", op_gather, cp, 2, NULL);
+        s = step(I, n, "sin", op_gather, sp, 2, NULL);
+    }
+    cfx_type ct = mktype(x->ty.dtype, 3, (int64_t[]){B, S, R2});
+    if (!same_type(&c->ty, &ct) || !same_type(&s->ty, &ct))
+        fail(I, "the caches give %s and %s; the input %s needs %s", tystr(I, &c->ty), tystr(I, &s->ty),
+             tystr(I, &x->ty), tystr(I, &ct));
+    /* the input as [B, H, S, D] (4-D) or [B, S, H, D] (3-D); the caches broadcast over H */
+    cfx_type x4 = r == 4 ? x->ty : mktype(x->ty.dtype, 4, (int64_t[]){B, S, H, D});
+    cfx_type c4 = r == 4 ? mktype(x->ty.dtype, 4, (int64_t[]){B, 1, S, R2})
+                         : mktype(x->ty.dtype, 4, (int64_t[]){B, S, 1, R2});
+    const char *xs = reshaped(I, ref(I, x), &x->ty, &x4);
+    const char *cs = reshaped(I, ref(I, c), &c->ty, &c4), *ss = reshaped(I, ref(I, s), &s->ty, &c4);
+    const char *nm = out_name(I, n, 0);
+    const char *x1, *x2;
+    ival *x0 = part(I, n, "x", &x4, half, xs), *xr = x0;
+    if (R < D) {
+        cfx_type rt = x4;
+        rt.dims[3] = R;
+        xr = part(I, n, "rot", &rt, half, sub_dims(I, x0->id, 4, 3, 0, R));
+    }
+    cfx_type pt = mktype(x->ty.dtype, 5, (int64_t[]){x4.dims[0], x4.dims[1], x4.dims[2], R2, 2});
+    if (inter) {
+        const char *p = new_id(I, "t_", fmt(I, "%s#pairs", nm));
+        line(I, "%s = %s", p, reshaped(I, xr->id, &xr->ty, &pt));
+        x1 = fmt(I, "%s[:, :, :, :, 0]", p);
+        x2 = fmt(I, "%s[:, :, :, :, 1]", p);
+    } else {
+        x1 = sub_dims(I, xr->id, 4, 3, 0, R2);
+        x2 = sub_dims(I, xr->id, 4, 3, R2, R);
+    }
+#define H_(e) half_rounded(I, half, (e))
+    const char *re = new_id(I, "t_", fmt(I, "%s#real", nm)), *im = new_id(I, "t_", fmt(I, "%s#imag", nm));
+    line(I, "%s = %s", re, H_(fmt(I, "%s - %s", H_(fmt(I, "%s * %s", cs, x1)), H_(fmt(I, "%s * %s", ss, x2)))));
+    line(I, "%s = %s", im, H_(fmt(I, "%s + %s", H_(fmt(I, "%s * %s", ss, x1)), H_(fmt(I, "%s * %s", cs, x2)))));
+#undef H_
+    const char *rot;
+    cfx_type qt = pt;
+    qt.dims[4] = 1;
+    cfx_type rt = x4;
+    rt.dims[3] = R;
+    if (inter) {
+        cfx_type ht = qt;
+        ht.rank = 4;
+        rot = fmt(I, "concat((%s, %s), axis=4)", reshaped(I, re, &ht, &qt), reshaped(I, im, &ht, &qt));
+        rot = reshaped(I, rot, &pt, &rt);
+    } else {
+        rot = fmt(I, "concat((%s, %s), axis=3)", re, im);
+    }
+    if (R < D)
+        rot = fmt(I, "concat((%s, %s), axis=3)", rot, sub_dims(I, x0->id, 4, 3, R, D));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, reshaped(I, rot, &x4, &x->ty));
+    I->node_rounded = 1;
+}
+
+/* A 3-D input [B, S, heads * d] of Attention as [B, heads, S, d]. */
+static ival *heads_of(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, int64_t heads)
+{
+    cfx_type t = mktype(x->ty.dtype, 4, (int64_t[]){x->ty.dims[0], x->ty.dims[1], heads, x->ty.dims[2] / heads});
+    ival *s = part(I, n, fmt(I, "%s_split", tag), &t, x->half, reshaped(I, ref(I, x), &x->ty, &t));
+    return permuted_part(I, n, tag, s, (const int64_t[]){0, 2, 1, 3});
+}
+
+/* An [S, T] table made at import: 0 where a query i may attend key j, -inf elsewhere (causal:
+ * j <= i + offset; a window: offset + i - left <= j <= offset + i + right, a bound < 0 open),
+ * or, with diff, the i64 value i - j (offsets known only at run time). */
+static ival *bias_table(imp *I, const Onnx__NodeProto *n, const char *tag, cfx_dtype dt, int64_t S, int64_t T,
+                        int64_t offset, int causal, int64_t left, int64_t right, int diff)
+{
+    cfx_type t = mktype(diff ? CFX_I64 : dt, 2, (int64_t[]){S, T});
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < S; i++)
+        for (int64_t j = 0; j < T; j++) {
+            int64_t d = i + offset - j;
+            int ok = (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right);
+            if (diff)
+                seti(t.dtype, data, i * T + j, i - j);
+            else
+                setd(t.dtype, data, i * T + j, ok ? 0.0 : -INFINITY);
+        }
+    ival *v = alloc(I, sizeof *v);
+    *v = (ival){.name = fmt(I, "%s#%s", out_name(I, n, 0), tag), .ty = t, .data = data};
+    return v;
+}
+
+/* Attention (opsets 23 to 25) as ONNX's reference computes it (onnx/reference/ops/op_attention.py):
+ * Q and K each scaled by sqrt(scale), the product, softcap, the bias (attn_mask padded to the
+ * keys, causal from the bottom right, the window, the keys past nonpad_kv_seqlen), a softmax
+ * that gives 0 to a row whose bias is all -inf, and the product with V; K and V heads repeated
+ * for grouped queries; a cache of past keys and values joined in front. Each step of a half
+ * type is rounded as the reference computes it in the type. */
+static void op_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2), *mask = in_opt(I, n, 3);
+    ival *pk = in_opt(I, n, 4), *pv = in_opt(I, n, 5), *nonpad = I->opset >= 24 ? in_opt(I, n, 6) : NULL;
+    int r = q->ty.rank, half = q->half;
+    cfx_dtype dt = q->ty.dtype;
+    const char *nm = out_name(I, n, 0);
+    if (!is_real(dt) || (r != 3 && r != 4))
+        fail(I, "Q is %s; Attention takes real tensors of rank 3 or 4", tystr(I, &q->ty));
+    if (k->ty.dtype != dt || v->ty.dtype != dt || k->ty.rank != r || v->ty.rank != r || k->half != half ||
+        v->half != half)
+        fail(I, "Q, K and V are %s, %s and %s: they need one type and one rank", tystr(I, &q->ty), tystr(I, &k->ty),
+             tystr(I, &v->ty));
+    if (!pk != !pv)
+        fail(I, "past_key and past_value come together");
+    if (nonpad && pk)
+        fail(I, "nonpad_kv_seqlen cannot be combined with past_key and past_value");
+    int64_t qh = attr_int(I, n, "q_num_heads", 0), kh = attr_int(I, n, "kv_num_heads", 0);
+    int64_t B = q->ty.dims[0];
+    if (k->ty.dims[0] != B || v->ty.dims[0] != B || k->ty.dims[1] != v->ty.dims[1])
+        fail(I, "Q, K and V are %s, %s and %s: their batches or K's and V's lengths differ", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    ival *q4 = q, *k4 = k, *v4 = v;
+    if (r == 3) {
+        if (qh <= 0 || kh <= 0)
+            fail(I, "3-D inputs need q_num_heads and kv_num_heads");
+        if (q->ty.dims[2] % qh || k->ty.dims[2] % kh || v->ty.dims[2] % kh)
+            fail(I, "the hidden sizes of %s, %s and %s are not multiples of q_num_heads %lld and kv_num_heads %lld",
+                 tystr(I, &q->ty), tystr(I, &k->ty), tystr(I, &v->ty), (long long)qh, (long long)kh);
+        q4 = heads_of(I, n, "q", q, qh);
+        k4 = heads_of(I, n, "k", k, kh);
+        v4 = heads_of(I, n, "v", v, kh);
+    } else if ((qh && qh != q->ty.dims[1]) || (kh && kh != k->ty.dims[1])) {
+        fail(I, "q_num_heads %lld and kv_num_heads %lld disagree with the 4-D inputs %s and %s", (long long)qh,
+             (long long)kh, tystr(I, &q->ty), tystr(I, &k->ty));
+    }
+    int64_t Hq = q4->ty.dims[1], S = q4->ty.dims[2], D = q4->ty.dims[3];
+    int64_t Hkv = k4->ty.dims[1], L = k4->ty.dims[2], Dv = v4->ty.dims[3];
+    if (k4->ty.dims[3] != D || v4->ty.dims[1] != Hkv)
+        fail(I, "Q, K and V are %s, %s and %s: Q's and K's head sizes or K's and V's heads differ",
+             tystr(I, &q->ty), tystr(I, &k->ty), tystr(I, &v->ty));
+    if (Hq != Hkv && Hq % Hkv)
+        fail(I, "%lld query heads are not a multiple of %lld key and value heads", (long long)Hq, (long long)Hkv);
+    int64_t P = pk ? pk->ty.dims[2] : 0, T = P + L;
+    ival *K = k4, *V = v4;
+    if (pk) {
+        cfx_type kt = mktype(dt, 4, (int64_t[]){B, Hkv, P, D}), vt = mktype(dt, 4, (int64_t[]){B, Hkv, P, Dv});
+        if (!same_type(&pk->ty, &kt) || !same_type(&pv->ty, &vt))
+            fail(I, "past_key %s and past_value %s do not fit keys %s and values %s", tystr(I, &pk->ty),
+                 tystr(I, &pv->ty), tystr(I, &k4->ty), tystr(I, &v4->ty));
+        kt.dims[2] = vt.dims[2] = T;
+        K = part(I, n, "present_key", &kt, half, fmt(I, "concat((%s, %s), axis=2)", ref(I, pk), ref(I, k4)));
+        V = part(I, n, "present_value", &vt, half, fmt(I, "concat((%s, %s), axis=2)", ref(I, pv), ref(I, v4)));
+    }
+    if (nonpad && (nonpad->ty.dtype != CFX_I64 || nonpad->ty.rank != 1 || nonpad->ty.dims[0] != B))
+        fail(I, "nonpad_kv_seqlen is %s, not i64[%lld]", tystr(I, &nonpad->ty), (long long)B);
+    /* Q * sqrt(scale) and K * sqrt(scale), the scale in the inputs' type */
+    const Onnx__AttributeProto *sa = attr(I, n, "scale");
+    double scale = sqrt(sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)D));
+    scale = half ? half_value_of(half, scale) : dt == CFX_F32 ? (double)(float)scale : scale;
+    const char *c = real_const(I, scale, dt, fmt(I, "%s_scale", nm));
+    const char *z = real_const(I, 0.0, dt, fmt(I, "%s_zero", nm));
+    const char *ninf = real_const(I, -INFINITY, dt, fmt(I, "%s_ninf", nm));
+#define H_(e) half_rounded(I, half, (e))
+    ival *qs = part(I, n, "qs", &q4->ty, half, H_(fmt(I, "%s * %s", ref(I, q4), c)));
+    ival *ks = part(I, n, "ks", &K->ty, half, H_(fmt(I, "%s * %s", ref(I, K), c)));
+    ival *vs = V;
+    if (Hq != Hkv) { /* each key and value head repeated for its group of query heads, in turn */
+        int64_t g = Hq / Hkv;
+        cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
+        cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
+        cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
+        const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5), tystr(I, &kr));
+        const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, V), &V->ty, &v5), tystr(I, &vr));
+        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
+        vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
+    }
+    ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
+    ival *qk = product_part(I, n, "qk", qs, kt, half);
+    double cap = attr_float(I, n, "softcap", 0.0);
+    if (cap > 0) {
+        cap = half ? half_value_of(half, cap) : dt == CFX_F32 ? (double)(float)cap : cap;
+        const char *cc = real_const(I, cap, dt, fmt(I, "%s_softcap", nm));
+        const char *th = H_(fmt(I, "tanh(%s)", H_(fmt(I, "%s / %s", qk->id, cc))));
+        qk = part(I, n, "capped", &qk->ty, half, H_(fmt(I, "%s * %s", th, cc)));
+    }
+    /* the bias: sums of 0 and -inf (and the values of a real mask), broadcast to [B, Hq, S, T] */
+    int causal = (int)attr_int(I, n, "is_causal", 0);
+    int64_t left = I->opset >= 25 ? attr_int(I, n, "left_window_size", -1) : -1;
+    int64_t right = I->opset >= 25 ? attr_int(I, n, "right_window_size", -1) : -1;
+    if (left < -1 || right < -1)
+        fail(I, "left_window_size %lld and right_window_size %lld must be -1 or at least 0", (long long)left,
+             (long long)right);
+    int window = left >= 0 || right >= 0, guard = 0;
+    const char *bias = NULL;
+    cfx_type bt = mktype(dt, 2, (int64_t[]){S, T});
+    if (mask) {
+        int mr = mask->ty.rank;
+        int64_t ml = mr ? mask->ty.dims[mr - 1] : 0;
+        if (mr < 1 || mr > 4 || ml > T || (mask->ty.dtype != CFX_BOOL && (mask->ty.dtype != dt || mask->half != half)))
+            fail(I, "attn_mask is %s; it must be bool or Q's type, of rank 1 to 4, with at most %lld keys",
+                 tystr(I, &mask->ty), (long long)T);
+        const char *m = ref(I, mask);
+        if (mask->ty.dtype == CFX_BOOL)
+            m = fmt(I, "where(%s, %s, %s)", m, z, ninf);
+        cfx_type mt = mask->ty;
+        mt.dtype = dt;
+        if (ml < T) { /* the keys the mask does not reach are masked */
+            cfx_type pt = mt;
+            pt.dims[mr - 1] = T - ml;
+            mt.dims[mr - 1] = T;
+            m = fmt(I, "concat((%s, full(%s, -inf)), axis=%d)", m, tystr(I, &pt), mr - 1);
+        }
+        bias = m;
+        cfx_type b2 = bt;
+        broadcast(I, &b2, &mt, &bt);
+        guard = 1;
+    }
+    const char *lens = nonpad ? fmt(I, "reshape(%s, [%lld, 1, 1, 1])", ref(I, nonpad), (long long)B) : NULL;
+    const char *offb = nonpad ? fmt(I, "(%s - %lld)", lens, (long long)S) : NULL;
+    ival *tb = NULL; /* the bias, where it is a table made at import */
+    if ((causal || window) && !nonpad) { /* the offset is the past's length: a table made at import */
+        tb = bias_table(I, n, "causal", dt, S, T, P, causal, left, right, 0);
+        bias = bias ? fmt(I, "%s + %s", bias, ref(I, tb)) : ref(I, tb);
+        guard |= window;
+    } else if (causal || window) { /* offset nonpad_kv_seqlen[b] - S: i - j + offset compared at run time */
+        ival *dtab = bias_table(I, n, "diff", dt, S, T, 0, 0, -1, -1, 1);
+        const char *d = fmt(I, "(%s + %s)", ref(I, dtab), offb);
+        const char *ok[3] = {causal ? fmt(I, "%s >= 0", d) : NULL,
+                             left >= 0 ? fmt(I, "%s <= %lld", d, (long long)left) : NULL,
+                             right >= 0 ? fmt(I, "%s >= %lld", d, (long long)-right) : NULL};
+        for (int t = 0; t < 3; t++) /* a term each: -inf where any says no */
+            if (ok[t]) {
+                const char *w = fmt(I, "where(%s, %s, %s)", ok[t], z, ninf);
+                bias = bias ? fmt(I, "%s + %s", bias, w) : w;
+            }
+        cfx_type wt = mktype(dt, 4, (int64_t[]){B, 1, S, T});
+        cfx_type b2 = bt;
+        broadcast(I, &b2, &wt, &bt);
+        guard = 1;
+    }
+    if (nonpad) { /* the keys from nonpad_kv_seqlen[b] on are padding */
+        cfx_type jt = mktype(CFX_I64, 1, (int64_t[]){T});
+        int64_t *js = new_data(I, &jt);
+        for (int64_t j = 0; j < T; j++)
+            js[j] = j;
+        ival *jv = alloc(I, sizeof *jv);
+        *jv = (ival){.name = fmt(I, "%s#keys", nm), .ty = jt, .data = js};
+        const char *w = fmt(I, "where(%s < %s, %s, %s)", ref(I, jv), lens, z, ninf);
+        bias = bias ? fmt(I, "%s + %s", bias, w) : w;
+        cfx_type wt = mktype(dt, 4, (int64_t[]){B, 1, 1, T});
+        cfx_type b2 = bt;
+        broadcast(I, &b2, &wt, &bt);
+        guard = 1;
+    }
+    cfx_type chk = qk->ty;
+    broadcast(I, &bt, &qk->ty, &chk);
+    if (!same_type(&chk, &qk->ty))
+        fail(I, "the mask %s does not broadcast to the scores %s", tystr(I, &bt), tystr(I, &qk->ty));
+    ival *bv = !bias ? NULL : tb && !strcmp(bias, tb->id) ? tb : part(I, n, "bias", &bt, half, bias);
+    ival *x = bv ? part(I, n, "biased", &qk->ty, half, H_(fmt(I, "%s + %s", qk->id, bv->id))) : qk;
+    /* the softmax, in softmax_precision: the inputs' type, or f32 (f64) where that is wider */
+    int smh = half;
+    const Onnx__AttributeProto *pa = attr(I, n, "softmax_precision");
+    if (pa) {
+        int32_t p = (int32_t)attr_int(I, n, "softmax_precision", 1);
+        if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16)
+            smh = HALF_F16;
+        else if (p == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+            smh = HALF_BF16;
+        else if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || p == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+            smh = HALF_NONE;
+        else
+            fail(I, "softmax_precision %s is not supported (float, double, float16, bfloat16)", onnx_dtype_name(p));
+        if (smh && dt != CFX_F32)
+            fail(I, "softmax_precision %s for %s inputs is not supported", onnx_dtype_name(p), tystr(I, &q->ty));
+    }
+#define SH_(e) half_rounded(I, smh, (e))
+    const char *xs = smh && smh != half ? part(I, n, "sm_in", &x->ty, smh, SH_(x->id))->id : x->id;
+    cfx_type rt = qk->ty;
+    rt.dims[3] = 1;
+    ival *mx = part(I, n, "max", &rt, smh, fmt(I, "max(%s, axis=3, keepdims=True)", xs));
+    line(I, "%s = where(%s == %s, %s, %s)", mx->id, mx->id, ninf, z, mx->id);
+    ival *e = part(I, n, "exp", &qk->ty, smh, SH_(fmt(I, "exp(%s)", SH_(fmt(I, "%s - %s", xs, mx->id)))));
+    ival *s = part(I, n, "sum", &rt, smh, SH_(fmt(I, "sum(%s, axis=3, keepdims=True)", e->id)));
+    line(I, "%s = where(%s == %s, %s, %s)", s->id, s->id, z, real_const(I, 1.0, dt, fmt(I, "%s_one", nm)), s->id);
+    ival *p = part(I, n, "p", &qk->ty, smh, SH_(fmt(I, "%s / %s", e->id, s->id)));
+    if (guard) { /* a row whose bias is all -inf attends nothing: 0, not NaN */
+        cfx_type bq = qk->ty;
+        bq.dtype = CFX_BOOL;
+        line(I, "%s = where((max(%s, axis=-1, keepdims=True) == %s) == ones(%s), %s, %s)", p->id, bv->id, ninf,
+             tystr(I, &bq), z, p->id);
+    }
+    if (smh != half)
+        line(I, "%s = %s", p->id, H_(p->id));
+#undef SH_
+#undef H_
+    ival *y = product_part(I, n, r == 4 ? NULL : "y", p, vs, half); /* 4-D: Y itself */
+    if (r == 3) {
+        ival *yt = permuted_part(I, n, "y_heads", y, (const int64_t[]){0, 2, 1, 3});
+        cfx_type t = mktype(dt, 3, (int64_t[]){B, S, Hq * Dv});
+        const char *out = out_var(I, n, 0, &t);
+        line(I, "%s = %s", out, reshaped(I, yt->id, &yt->ty, &t));
+    }
+    if (n->n_output > 1 && n->output[1] && *n->output[1])
+        bind(I, n->output[1], &K->ty, K->id, K->data)->half = half;
+    if (n->n_output > 2 && n->output[2] && *n->output[2])
+        bind(I, n->output[2], &V->ty, V->id, V->data)->half = half;
+    if (n->n_output > 3 && n->output[3] && *n->output[3]) {
+        int64_t mode = attr_int(I, n, "qk_matmul_output_mode", 0);
+        if (mode < 0 || mode > 3)
+            fail(I, "qk_matmul_output_mode %lld is not 0 to 3", (long long)mode);
+        ival *o = mode == 3 ? p : mode == 2 ? x : qk;
+        bind(I, n->output[3], &o->ty, o->id, NULL)->half = half;
+    }
+    I->node_rounded = 1;
+}
+
 static void op_clip(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -4027,6 +4509,14 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_softmax(I, n, op[0] == 'L');
     } else if (!strcmp(op, "LayerNormalization")) {
         op_layernorm(I, n);
+    } else if (!strcmp(op, "RMSNormalization")) {
+        op_rmsnorm(I, n);
+    } else if (!strcmp(op, "RotaryEmbedding")) {
+        op_rotary(I, n);
+    } else if (!strcmp(op, "Attention")) {
+        op_attention(I, n);
+    } else if (!strcmp(op, "Dropout")) {
+        op_dropout(I, n);
     } else if (!strcmp(op, "Clip")) {
         op_clip(I, n);
     } else if (!strcmp(op, "Sum") || !strcmp(op, "Mean")) {

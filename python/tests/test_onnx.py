@@ -228,6 +228,31 @@ def test_refusal_names_the_node():
     assert len(text.strip().splitlines()) == 1
 
 
+def test_opset23_refusals_name_the_node():
+    """What the opset-23 transformer ops do not take is refused in one line naming the node
+    and saying what."""
+    def one(op, inputs, kwargs, why, extra=(), opset=23):
+        node = helper.make_node(op, [n for n, _ in inputs], ["y"], name="the_%s" % op, **kwargs)
+        g = helper.make_graph([node], "g", [vi(n, t, s) for n, (t, s) in inputs], [vi("y", F32, None)],
+                              list(extra))
+        with pytest.raises(cfx.CompileError) as info:
+            cfx.load_onnx(make(g, opset))
+        text = str(info.value)
+        assert "the_%s" % op in text and op in text and why in text, text
+        assert len(text.strip().splitlines()) == 1
+    qkv = [("q", (F32, [1, 3, 8])), ("k", (F32, [1, 3, 8])), ("v", (F32, [1, 3, 8]))]
+    one("Attention", qkv, {}, "q_num_heads")
+    one("Attention", qkv, {"q_num_heads": 3, "kv_num_heads": 2}, "not multiples")
+    one("Attention", [(n, (F32, [1, 2, 3, 4])) for n in "qkv"], {"softmax_precision": TensorProto.INT32},
+        "softmax_precision")
+    one("RotaryEmbedding", [("x", (F32, [1, 2, 3, 4])), ("c", (F32, [1, 3, 1])), ("s", (F32, [1, 3, 1]))],
+        {"rotary_embedding_dim": 3}, "rotary_embedding_dim")
+    one("RMSNormalization", [("x", (F32, [2, 4])), ("w", (F32, [4]))], {"stash_type": 0}, "stash_type")
+    one("Dropout", [("x", (F32, [4])), ("r", (F32, [])), ("t", (BOOL, []))], {}, "training_mode",
+        extra=[numpy_helper.from_array(np.array(0.5, np.float32), "r"),
+               numpy_helper.from_array(np.array(True), "t")])
+
+
 def test_truncated_and_garbage_bytes():
     data = while_model().SerializeToString()
     for bad in (data[:len(data) // 2], b"\xff\xff\xff\xff not a model", b""):
@@ -267,8 +292,8 @@ def _while_loop(torch):
     return fn
 
 
-def _check_against_eager(torch, module, args, rtol=1e-5, atol=1e-6):
-    mod = cfx.from_torch(module, args)
+def _check_against_eager(torch, module, args, rtol=1e-5, atol=1e-6, **export_kwargs):
+    mod = cfx.from_torch(module, args, **export_kwargs)
     g = mod.entry
     assert len(g.inputs) == len(args), g
     out = g(*[a.numpy() for a in args], backend="cpu", results="numpy")
@@ -498,3 +523,75 @@ def test_lstm_refusals_name_the_node(attrs, words):
     text = str(info.value)
     assert "the_lstm" in text and words in text, text
     assert len(text.strip().splitlines()) == 1
+
+
+def test_from_torch_decoder_opset23():
+    """A tiny transformer decoder (embedding, RMSNorm, causal scaled_dot_product_attention,
+    LayerNorm, a linear head) decoding greedily inside a torch.while_loop, exported at opset
+    23, where the attention is one ONNX Attention node (and the RMSNorm RMSNormalization)."""
+    torch = _torch()
+    while_loop = _while_loop(torch)
+    F = torch.nn.functional
+    V, D, H, M = 7, 8, 2, 6
+    torch.manual_seed(5)
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(V, D)
+            self.pos = torch.nn.Parameter(torch.randn(M, D), requires_grad=False)
+            self.norm1 = torch.nn.RMSNorm(D)
+            self.qkv = torch.nn.Linear(D, 3 * D)
+            self.proj = torch.nn.Linear(D, D)
+            self.norm2 = torch.nn.LayerNorm(D)
+            self.head = torch.nn.Linear(D, V)
+
+        def logits(self, tokens):
+            x = self.emb(tokens) + self.pos                       # [M, D]
+            q, k, v = self.qkv(self.norm1(x)).split(D, dim=-1)
+            q, k, v = (t.reshape(M, H, D // H).transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)   # [1, H, M, D / H]
+            x = x + self.proj(a.squeeze(0).transpose(0, 1).reshape(M, D))
+            return self.head(self.norm2(x))                      # [M, V]
+
+        def forward(self, start, end_token):
+            positions = torch.arange(M)
+
+            def cond(i, tokens, done, score):
+                return (i < M - 1) & ~done
+
+            def body(i, tokens, done, score):
+                # the causal mask keeps position i from seeing the unfilled ones after it;
+                # the score (the sum of the logits chosen) shows any leak of them
+                row = torch.index_select(self.logits(tokens), 0, i.reshape(1))
+                nxt = torch.argmax(row.reshape(V))
+                tokens = torch.where(positions == i + 1, nxt, tokens)
+                return i + 1, tokens, nxt == end_token, score + row.max()
+            tokens = torch.where(positions == 0, start, torch.zeros(M, dtype=torch.int64))
+            i0 = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (i0, tokens, torch.zeros((), dtype=torch.bool), torch.zeros(())))
+
+    dec = Decoder().eval()
+    start = torch.tensor(3)
+    program = torch.onnx.export(dec, (start, torch.tensor(V)), dynamo=True, opset_version=23)
+    ops = set()
+
+    def collect(g):
+        for nd in g.node:
+            ops.add(nd.op_type)
+            for a in nd.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    collect(a.g)
+    collect(program.model_proto.graph)
+    for f in program.model_proto.functions:
+        collect(f)
+    assert "Attention" in ops and "Loop" in ops, sorted(ops)
+    with torch.no_grad():
+        full = dec(start, torch.tensor(V))
+        assert int(full[0]) == M - 1   # never produced: every step
+        end = full[1][2]               # the second token produced: an early stop
+        early = dec(start, end)
+        assert int(early[0]) < M - 1, (full, early)
+        for end_token in (torch.tensor(V), end):
+            _check_against_eager(torch, dec, (start, end_token), rtol=1e-4, atol=1e-5, opset_version=23)
+

@@ -564,9 +564,70 @@ def gru_linear_before_reset():
                                   "y_h": h[None].astype(np.float32)})]
 
 
+D_ATT, T_ATT = 4, 5
+
+
+def attention_loop():
+    """Attention (opset 23) inside a Loop, a decoder's cached step: each iteration writes the
+    state's key and value into row i of fixed caches (Where over positions), attends with two
+    query heads over the one cached head (grouped-query) under a bool attn_mask of run time
+    (the keys up to i), and mixes the heads' sum into the state. numpy computes it in f64."""
+    D, T = D_ATT, T_ATT
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["h", "wk"], ["k_new"]),
+         helper.make_node("Add", ["h", "bv"], ["hv"]),
+         helper.make_node("Tanh", ["hv"], ["v_new"]),
+         helper.make_node("Equal", ["pos4", "i"], ["here"]),
+         helper.make_node("Where", ["here", "k_new", "kc"], ["kc2"]),
+         helper.make_node("Where", ["here", "v_new", "vc"], ["vc2"]),
+         helper.make_node("LessOrEqual", ["pos2", "i"], ["mask"]),
+         helper.make_node("Mul", ["h", "wq"], ["q2"]),
+         helper.make_node("Concat", ["h", "q2"], ["q"], axis=1),
+         helper.make_node("Attention", ["q", "kc2", "vc2", "mask"], ["y"], name="attend"),
+         helper.make_node("ReduceSum", ["y", "ax1"], ["ys"], keepdims=1),
+         helper.make_node("Add", ["ys", "h"], ["hs"]),
+         helper.make_node("Mul", ["hs", "half"], ["h2"]),
+         helper.make_node("Identity", ["c"], ["c2"])],
+        "step", [vi("i", I64, []), vi("c", BOOL, []), vi("h", F32, [1, 1, 1, D]),
+                 vi("kc", F32, [1, 1, T, D]), vi("vc", F32, [1, 1, T, D])],
+        [vi("c2", BOOL, []), vi("h2", F32, [1, 1, 1, D]), vi("kc2", F32, [1, 1, T, D]),
+         vi("vc2", F32, [1, 1, T, D])])
+    rng = np.random.default_rng(23)
+    wk, wq, bv = (rng.standard_normal(D).astype(np.float32) for _ in range(3))
+    zeros = np.zeros((1, 1, T, D), np.float32)
+    nodes = [const("m", np.int64(T)),
+             helper.make_node("Loop", ["m", "", "h0", "kc0", "vc0"], ["h", "kc", "vc"],
+                              name="decode", body=body)]
+    g = helper.make_graph(nodes, "attention_loop", [vi("h0", F32, [1, 1, 1, D])],
+                          [vi("h", F32, [1, 1, 1, D]), vi("kc", F32, [1, 1, T, D])],
+                          [init("wk", wk), init("wq", wq), init("bv", bv), init("kc0", zeros),
+                           init("vc0", zeros), init("half", np.float32(0.5)),
+                           init("ax1", np.array([1], np.int64)),
+                           init("pos4", np.arange(T, dtype=np.int64).reshape(1, 1, T, 1)),
+                           init("pos2", np.arange(T, dtype=np.int64).reshape(1, T))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)],
+                          producer_name="cfx tests/onnx/make_models.py")
+    m.ir_version = 10
+    cases = []
+    for seed in (1, 2):
+        h0 = np.random.default_rng(seed).standard_normal((1, 1, 1, D)).astype(np.float32)
+        h, kc, vc = h0.reshape(D).astype(np.float64), np.zeros((T, D)), np.zeros((T, D))
+        for t in range(T):
+            kc[t], vc[t] = h * wk, np.tanh(h + bv)
+            ys = np.zeros(D)
+            for q in (h, h * wq):   # both query heads read the one cached head
+                s = kc[:t + 1] @ q / np.sqrt(D)
+                p = np.exp(s - s.max())
+                ys += (p / p.sum()) @ vc[:t + 1]
+            h = (ys + h) * 0.5
+        cases.append(({"h0": h0}, {"h": h.reshape(1, 1, 1, D).astype(np.float32),
+                                   "kc": kc.reshape(1, 1, T, D).astype(np.float32)}))
+    return m, cases
+
+
 MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
           if_in_loop, greedy_decode, cg, onnx_semantics, half_loop,
-          lstm_bidirectional, gru_linear_before_reset]
+          lstm_bidirectional, gru_linear_before_reset, attention_loop]
 
 
 def check_with_onnxruntime(name, m, cases):
