@@ -2702,6 +2702,246 @@ static void arg_last(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int ke
     line(I, "%s = max(%s, axis=%d%s) - 1", v, at, axis, keep ? ", keepdims=True" : "");
 }
 
+/* Einsum of one or two operands, no label repeated within an operand (no diagonals): the labels
+ * of one operand only that the result lacks summed out, then the two sides permuted to [batch,
+ * kept, contracted] and [batch, contracted, kept], flattened to three dimensions and multiplied
+ * with the language's batched @ (a matrix product where there is no batch), and the product
+ * reshaped and permuted to the result's labels. */
+static void op_einsum(imp *I, const Onnx__NodeProto *n)
+{
+    const char *eq = attr_str(I, n, "equation", NULL);
+    if (!eq)
+        fail(I, "the equation is missing");
+    size_t nops = n->n_input;
+    if (nops < 1 || nops > 2)
+        fail(I, "Einsum of %zu operands is not supported (one or two are)", nops);
+    /* the equation without spaces, each operand's labels with "..." spelled out in digits */
+    char lab[3][CFX_TYPE_MAX_RANK + 1];
+    int nl[3] = {0, 0, 0}, explicit_out = 0, ell_rank = 0, part = 0;
+    char spec[3][64];
+    int ns[3] = {0, 0, 0};
+    for (const char *p = eq; *p; p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',') {
+            if (++part > 1)
+                fail(I, "Einsum '%s': more than two operands", clean(I, eq));
+            continue;
+        }
+        if (*p == '-' && p[1] == '>') {
+            if (explicit_out)
+                fail(I, "Einsum '%s' has '->' twice", clean(I, eq));
+            explicit_out = 1;
+            part = 2;
+            p++;
+            continue;
+        }
+        if (ns[part] >= 60)
+            fail(I, "Einsum '%s' is too long", clean(I, eq));
+        spec[part][ns[part]++] = *p;
+    }
+    int nin_spec = 1;
+    for (const char *p = eq; *p && !(*p == '-' && p[1] == '>'); p++)
+        nin_spec += *p == ',';
+    if ((size_t)nin_spec != nops)
+        fail(I, "Einsum '%s' names %d operands, the node has %zu", clean(I, eq), nin_spec, nops);
+    ival *ops[2] = {in(I, n, 0), nops > 1 ? in(I, n, 1) : NULL};
+    for (size_t k = 0; k < nops; k++) {
+        int rank = ops[k]->ty.rank, letters = 0, has_ell = 0;
+        for (int j = 0; j < ns[k]; j++) {
+            char c = spec[k][j];
+            if (c == '.') {
+                if (j + 2 >= ns[k] || spec[k][j + 1] != '.' || spec[k][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                j += 2;
+            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+                letters++;
+            } else {
+                fail(I, "Einsum '%s': '%c' is not a label", clean(I, eq), c);
+            }
+        }
+        int er = rank - letters;
+        if (er < 0 || (!has_ell && er != 0))
+            fail(I, "Einsum '%s': operand %zu is %s", clean(I, eq), k, tystr(I, &ops[k]->ty));
+        if (er > ell_rank)
+            ell_rank = er;
+        for (int j = 0; j < ns[k]; j++) {
+            if (spec[k][j] == '.') {
+                for (int e = 0; e < er; e++) /* right-aligned, as numpy broadcasts them */
+                    lab[k][nl[k]++] = (char)('0' + (CFX_TYPE_MAX_RANK - er + e));
+                j += 2;
+            } else {
+                lab[k][nl[k]++] = spec[k][j];
+            }
+        }
+        for (int a = 0; a < nl[k]; a++)
+            for (int b = a + 1; b < nl[k]; b++)
+                if (lab[k][a] == lab[k][b])
+                    fail(I, "Einsum '%s': label '%c' twice in operand %zu (a diagonal) is not supported",
+                         clean(I, eq), lab[k][a], k);
+    }
+    /* the size of each label, one for all operands */
+    int64_t size[128];
+    for (int c = 0; c < 128; c++)
+        size[c] = -1;
+    for (size_t k = 0; k < nops; k++)
+        for (int a = 0; a < nl[k]; a++) {
+            int c = lab[k][a];
+            if (size[c] >= 0 && size[c] != ops[k]->ty.dims[a])
+                fail(I, "Einsum '%s': label '%c' is %lld in one operand and %lld in another (broadcasting is "
+                     "not supported)", clean(I, eq), c, (long long)size[c], (long long)ops[k]->ty.dims[a]);
+            size[c] = ops[k]->ty.dims[a];
+        }
+    /* the result's labels */
+    if (explicit_out) {
+        int has_ell = 0;
+        for (int j = 0; j < ns[2]; j++) {
+            char c = spec[2][j];
+            if (c == '.') {
+                if (j + 2 >= ns[2] || spec[2][j + 1] != '.' || spec[2][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                for (int e = 0; e < ell_rank; e++)
+                    lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+                j += 2;
+            } else {
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) || size[(int)c] < 0)
+                    fail(I, "Einsum '%s': the result's label '%c' is in no operand", clean(I, eq), c);
+                if (nl[2] >= CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+                lab[2][nl[2]++] = c;
+            }
+        }
+        if (!has_ell && ell_rank > 0)
+            fail(I, "Einsum '%s': the '...' dimensions are summed (not supported)", clean(I, eq));
+    } else { /* numpy's implicit result: '...' first, then the labels seen once, in order */
+        for (int e = 0; e < ell_rank; e++)
+            lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+        for (int c = 'A'; c <= 'z'; c++) {
+            int seen = 0;
+            for (size_t k = 0; k < nops; k++)
+                seen += memchr(lab[k], c, (size_t)nl[k]) != NULL;
+            if (seen == 1 && nl[2] < CFX_TYPE_MAX_RANK && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                lab[2][nl[2]++] = (char)c;
+        }
+    }
+    for (int a = 0; a < nl[2]; a++)
+        for (int b = a + 1; b < nl[2]; b++)
+            if (lab[2][a] == lab[2][b])
+                fail(I, "Einsum '%s': label '%c' twice in the result", clean(I, eq), lab[2][a]);
+    cfx_type t = mktype(ops[0]->ty.dtype, 0, NULL);
+    t.rank = nl[2];
+    for (int a = 0; a < nl[2]; a++)
+        t.dims[a] = size[(int)lab[2][a]];
+    if (nops == 2 && ops[1]->ty.dtype != t.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &ops[0]->ty), tystr(I, &ops[1]->ty));
+    if (t.dtype == CFX_BOOL)
+        fail(I, "Einsum of %s is not supported", tystr(I, &ops[0]->ty));
+    const char *nm = out_name(I, n, 0);
+    /* each operand: the labels in neither the other operand nor the result summed out */
+    const char *e[2];
+    char kl[2][CFX_TYPE_MAX_RANK + 1];
+    int nk[2];
+    for (size_t k = 0; k < nops; k++) {
+        e[k] = ref(I, ops[k]);
+        nk[k] = 0;
+        for (int a = nl[k] - 1; a >= 0; a--) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (!other && !memchr(lab[2], c, (size_t)nl[2]))
+                e[k] = fmt(I, "sum(%s, axis=%d)", e[k], a);
+        }
+        for (int a = 0; a < nl[k]; a++) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (other || memchr(lab[2], c, (size_t)nl[2]))
+                kl[k][nk[k]++] = c;
+        }
+    }
+    /* the permutation of labels `from` (n of them) that gives `to` */
+    #define EINSUM_PERM(from, nf, to, nt, perm) \
+        for (int q = 0; q < (nt); q++) \
+            (perm)[q] = (int)((const char *)memchr((from), (to)[q], (size_t)(nf)) - (from));
+    int perm[CFX_TYPE_MAX_RANK], moved;
+    if (nops == 1) {
+        EINSUM_PERM(kl[0], nk[0], lab[2], nl[2], perm);
+        moved = 0;
+        for (int q = 0; q < nl[2]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nl[2] > 1 ? fmt(I, "permute(%s, %s)", e[0], perm_text(I, perm, nl[2])) : e[0];
+        if (nl[0] == 0 || (nk[0] == nl[0] && !moved)) { /* the operand itself */
+            bind(I, nm, &t, ops[0]->id, ops[0]->data);
+            return;
+        }
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x);
+        return;
+    }
+    /* two operands: batch (both and the result), contracted (both, not the result), kept */
+    char bl[CFX_TYPE_MAX_RANK], cl[CFX_TYPE_MAX_RANK], ml[CFX_TYPE_MAX_RANK], nlb[CFX_TYPE_MAX_RANK];
+    int nb = 0, nc = 0, nm_ = 0, nn = 0;
+    int64_t B = 1, K = 1, M = 1, N = 1;
+    for (int a = 0; a < nk[0]; a++) {
+        char c = kl[0][a];
+        int both = memchr(kl[1], c, (size_t)nk[1]) != NULL, out = memchr(lab[2], c, (size_t)nl[2]) != NULL;
+        if (both && out) bl[nb++] = c, B *= size[(int)c];
+        else if (both) cl[nc++] = c, K *= size[(int)c];
+        else ml[nm_++] = c, M *= size[(int)c];
+    }
+    for (int a = 0; a < nk[1]; a++)
+        if (!memchr(kl[0], kl[1][a], (size_t)nk[0]))
+            nlb[nn++] = kl[1][a], N *= size[(int)kl[1][a]];
+    char want[2][CFX_TYPE_MAX_RANK + 1];
+    int nw = 0;
+    for (int q = 0; q < nb; q++) want[0][nw++] = bl[q];
+    for (int q = 0; q < nm_; q++) want[0][nw++] = ml[q];
+    for (int q = 0; q < nc; q++) want[0][nw++] = cl[q];
+    nw = 0;
+    for (int q = 0; q < nb; q++) want[1][nw++] = bl[q];
+    for (int q = 0; q < nc; q++) want[1][nw++] = cl[q];
+    for (int q = 0; q < nn; q++) want[1][nw++] = nlb[q];
+    const char *side[2];
+    for (int k = 0; k < 2; k++) {
+        EINSUM_PERM(kl[k], nk[k], want[k], nk[k], perm);
+        moved = 0;
+        for (int q = 0; q < nk[k]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nk[k] > 1 ? fmt(I, "permute(%s, %s)", e[k], perm_text(I, perm, nk[k])) : e[k];
+        int64_t d3[3] = {B, k ? K : M, k ? N : K};
+        cfx_type pt = mktype(t.dtype, 0, NULL), to = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1);
+        pt.rank = nk[k];
+        for (int q = 0; q < nk[k]; q++)
+            pt.dims[q] = size[(int)want[k][q]];
+        const char *id = new_id(I, k ? "eb_" : "ea_", nm);
+        line(I, "%s = %s", id, nk[k] == 0 ? fmt(I, "reshape(%s, %s)", x, dims_list(I, &to)) : reshaped(I, x, &pt, &to));
+        side[k] = id;
+    }
+    /* the product: [batch, kept of A, kept of B], then the result's order */
+    char got[CFX_TYPE_MAX_RANK + 1];
+    int ng = 0;
+    for (int q = 0; q < nb; q++) got[ng++] = bl[q];
+    for (int q = 0; q < nm_; q++) got[ng++] = ml[q];
+    for (int q = 0; q < nn; q++) got[ng++] = nlb[q];
+    int64_t d3[3] = {B, M, N};
+    cfx_type made = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1), gt = mktype(t.dtype, 0, NULL);
+    gt.rank = ng;
+    for (int q = 0; q < ng; q++)
+        gt.dims[q] = size[(int)got[q]];
+    const char *pr = new_id(I, "ep_", nm);
+    line(I, "%s = %s @ %s", pr, side[0], side[1]);
+    const char *x = reshaped(I, pr, &made, &gt);
+    EINSUM_PERM(got, ng, lab[2], nl[2], perm);
+    #undef EINSUM_PERM
+    moved = 0;
+    for (int q = 0; q < nl[2]; q++)
+        moved |= perm[q] != q;
+    if (moved && ng > 1)
+        x = fmt(I, "permute(%s, %s)", x, perm_text(I, perm, ng));
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x);
+}
+
 static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -4201,6 +4441,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_batchnorm(I, n);
     } else if (!strcmp(op, "ReduceProd")) {
         op_reduce(I, n, "prod", 0);
+    } else if (!strcmp(op, "Einsum")) {
+        op_einsum(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
     } else if (!strcmp(op, "Transpose")) {
