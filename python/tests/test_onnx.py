@@ -451,3 +451,62 @@ def test_from_torch_float16_while():
     want = Halving()(x, n).numpy()
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_from_torch_everyday_ops():
+    """Everyday tensor code whose exports hold ScatterElements (setitem, scatter, scatter_add),
+    Tile (repeat), Pad (F.pad: constant, reflect, replicate, circular), TopK on 3-D (topk, sort,
+    argsort), ReduceProd and BatchNormalization (BatchNorm1d in eval), each against eager PyTorch."""
+    torch = _torch()
+    F = torch.nn.functional
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 4, generator=gen)
+
+    class SetItem(torch.nn.Module):
+        def forward(self, x):
+            y = x.clone()
+            y[:, 1] = 0.5
+            return y * 2
+
+    class Scatter(torch.nn.Module):
+        def forward(self, x, idx, dup, src):
+            return torch.scatter(x, 2, idx, src), torch.scatter_add(x, 2, dup[:, :, :3], src[:, :, :3])
+
+    class Repeat(torch.nn.Module):
+        def forward(self, x):
+            return x.repeat(1, 2, 1), x.repeat(2, 1, 20)
+
+    class Pads(torch.nn.Module):
+        def forward(self, x):
+            return (F.pad(x, (1, 2)), F.pad(x, (2, 1, 1, 0), value=-1.5), F.pad(x, (3, 2), mode="reflect"),
+                    F.pad(x, (1, 2), mode="replicate"), F.pad(x, (2, 3), mode="circular"))
+
+    class TopK(torch.nn.Module):
+        def forward(self, x):
+            v, i = torch.topk(x, 3, dim=2)
+            s, si = torch.sort(x, dim=1, descending=True)
+            return v, i, s, si, torch.argsort(x, dim=0)
+
+    class Prod(torch.nn.Module):
+        def forward(self, x):
+            return torch.prod(x, dim=-1), torch.prod(x, dim=1, keepdim=True)
+
+    bn = torch.nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(3, generator=gen))
+        bn.running_var.copy_(torch.rand(3, generator=gen) + 0.5)
+        bn.weight.copy_(torch.randn(3, generator=gen))
+        bn.bias.copy_(torch.randn(3, generator=gen))
+    bn.eval()
+
+    idx = torch.randint(0, 4, (2, 3, 4), generator=gen)
+    src = torch.randn(2, 3, 4, generator=gen)
+    idx_perm = torch.stack([torch.randperm(4, generator=gen) for _ in range(6)]).reshape(2, 3, 4)
+    _check_against_eager(torch, SetItem(), (x,))
+    _check_against_eager(torch, Scatter(), (x, idx_perm, idx, src))
+    _check_against_eager(torch, Repeat(), (x,))
+    _check_against_eager(torch, Pads(), (x,))
+    _check_against_eager(torch, TopK(), (x,))      # distinct values: the order of ties is not in question
+    _check_against_eager(torch, Prod(), (x,))
+    _check_against_eager(torch, bn, (x,))
+    _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
