@@ -2279,7 +2279,16 @@ static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
     if (strcmp(v, src) != 0)
         line(I, "%s = %s", v, src);
     const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
-    element_loops(I, &ix->ty, ixs, 1);
+    int loops = 0; /* a loop over each dimension of the indices but those of size 1 */
+    for (int d = 0; d < r; d++) {
+        ixs[d] = "0";
+        if (ix->ty.dims[d] > 1) {
+            ixs[d] = new_id(I, "i_", fmt(I, "%d", d));
+            line(I, "for %s in range(%lld) {", ixs[d], (long long)ix->ty.dims[d]);
+            I->indent++;
+            loops++;
+        }
+    }
     const char *all = index_list(I, ixs, r);
     for (int d = 0; d < r; d++)
         sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
@@ -2291,7 +2300,10 @@ static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s", at, half_rounded(I, x->half, fmt(I, "%s %s %s", at, with, val)));
     else
         line(I, "%s = %s(%s, %s)", at, with, at, val);
-    element_loops(I, &ix->ty, ixs, 0);
+    while (loops-- > 0) {
+        I->indent--;
+        line(I, "}");
+    }
 }
 
 /* Element i of `to` (a tensor of to's type) from known x, by a map of each axis's output index to

@@ -510,3 +510,25 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, Prod(), (x,))
     _check_against_eager(torch, bn, (x,))
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
+
+
+def test_scatter_elements_index_out_of_range_stops():
+    """ScatterElements with indices of run time: a negative index counts from the end, one out of
+    range stops the run with `index` (never a write outside the data); known indices out of range
+    are refused at import, naming the node."""
+    nodes = [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)]
+    g = helper.make_graph(nodes, "scatter", [vi("x", F32, [2, 3]), vi("i", I64, [2, 1]), vi("u", F32, [2, 1])],
+                          [vi("y", F32, [2, 3])])
+    f = cfx.load_onnx(make(g, opset=18)).entry
+    x = np.zeros((2, 3), np.float32)
+    u = np.array([[1.0], [2.0]], np.float32)
+    y = f(x=x, i=np.array([[-1], [0]], np.int64), u=u, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(y, [[0, 0, 1], [2, 0, 0]])
+    for bad in (3, -4):
+        with pytest.raises(cfx.RunStopped) as info:
+            f(x=x, i=np.array([[0], [bad]], np.int64), u=u, backend="cpu")
+        assert info.value.status == "index"
+    known = helper.make_graph(nodes, "scatter", [vi("x", F32, [2, 3]), vi("u", F32, [2, 1])], [vi("y", F32, [2, 3])],
+                              [numpy_helper.from_array(np.array([[0], [3]], np.int64), "i")])
+    with pytest.raises(cfx.CompileError, match="put.*index 3 is out of range"):
+        cfx.load_onnx(make(known, opset=18))
