@@ -2582,16 +2582,15 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
     }
 }
 
-/* BatchNormalization at inference: (x - mean) / sqrt(var + epsilon) * scale + B along axis 1, as
- * ONNX's reference computes it (each step rounded for the half types). */
+/* BatchNormalization at inference: scale * (x - mean) / sqrt(var + epsilon) + B along axis 1, in
+ * the order ONNX's reference computes it; a half type's result is rounded once (computed in f32,
+ * as PyTorch's kernels and the LayerNormalization here do). */
 static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
     int r = x->ty.rank;
     if (attr_int(I, n, "training_mode", 0))
         fail(I, "training_mode = 1 is not supported (inference only)");
-    if (I->opset < 7 && !attr_int(I, n, "is_test", 0))
-        fail(I, "is_test = 0 is not supported (inference only)");
     for (size_t k = 1; k < n->n_output; k++)
         if (n->output[k] && *n->output[k])
             fail(I, "output %zu (the running or saved statistics of training) is not supported", k);
@@ -2605,7 +2604,6 @@ static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
         pt.dims[d] = spatial ? 1 : x->ty.dims[d + 1];
     pt.dims[0] = c;
     const char *p[4];
-    int half = x->half;
     for (int k = 0; k < 4; k++) {
         ival *v = in(I, n, (size_t)k + 1);
         cfx_type want = spatial ? mktype(x->ty.dtype, 1, &c) : pt;
@@ -2619,18 +2617,13 @@ static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
     const char *nm = out_name(I, n, 0);
     const char *e = real_const(I, (float)eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
     const char *sd = new_id(I, "sd_", nm);
-    line(I, "%s = %s", sd, half_rounded(I, half, fmt(I, "sqrt(%s)", half_rounded(I, half, fmt(I, "%s + %s", p[3], e)))));
-    const char *xn = half_rounded(I, half, fmt(I, "(%s - %s)", ref(I, x), p[2]));
-    xn = half_rounded(I, half, fmt(I, "%s / %s", xn, sd));
-    const char *y = half_rounded(I, half, fmt(I, "%s * (%s)", p[0], xn));
-    y = fmt(I, "%s + %s", y, p[1]);
+    line(I, "%s = sqrt(%s + %s)", sd, p[3], e);
     const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, half_rounded(I, half, y));
-    I->node_rounded = 1;
+    line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
 }
 
 /* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
- * multiplied in order, each product rounded for the half types. */
+ * multiplied in order; a half type's product is rounded once, as ReduceSum's sum is. */
 static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *mark, const cfx_type *t)
 {
     int r = x->ty.rank, perm[CFX_TYPE_MAX_RANK], np = 0, moved = 0;
@@ -2669,24 +2662,22 @@ static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *ma
         e = f;
     }
     const char *acc = new_id(I, "prod_", nm);
-    int half = x->half;
     if (rows <= 8) {
         const char *p = fmt(I, "%s[0]", e);
         for (int64_t k = 1; k < rows; k++)
-            p = half_rounded(I, half, fmt(I, "%s * %s[%lld]", p, e, (long long)k));
+            p = fmt(I, "%s * %s[%lld]", p, e, (long long)k);
         line(I, "%s = %s", acc, p);
     } else {
         const char *k = new_id(I, "k_", "prod");
         line(I, "%s = %s[0]", acc, e);
         line(I, "for %s in range(1, %lld) {", k, (long long)rows);
         I->indent++;
-        line(I, "%s = %s", acc, half_rounded(I, half, fmt(I, "%s * %s[%s]", acc, e, k)));
+        line(I, "%s = %s * %s[%s]", acc, acc, e, k);
         I->indent--;
         line(I, "}");
     }
     const char *v = out_var(I, n, 0, t);
     line(I, "%s = %s", v, reshaped(I, acc, &rest, t));
-    I->node_rounded = 1;
 }
 
 /* ArgMax/ArgMin with select_last_index = 1: the largest position (1 on) along the axis among the
