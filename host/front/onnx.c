@@ -2351,7 +2351,7 @@ static void op_tile(imp *I, const Onnx__NodeProto *n)
         fail(I, "%lld repeats for %s", (long long)nr, tystr(I, &x->ty));
     cfx_type t = x->ty;
     for (int d = 0; d < r; d++) {
-        if (reps[d] < 0)
+        if (reps[d] < 0 || reps[d] > ((int64_t)1 << 30))
             fail(I, "repeat %lld along axis %d", (long long)reps[d], d);
         t.dims[d] = x->ty.dims[d] * reps[d];
     }
@@ -2463,6 +2463,9 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
         fail(I, "%lld pads for %lld axes", (long long)np, (long long)na);
     if (cv && (count(&cv->ty) != 1 || cv->ty.dtype != x->ty.dtype))
         fail(I, "the constant value is %s, not one %s", tystr(I, &cv->ty), cfx_dtype_name(x->ty.dtype));
+    for (int64_t k = 0; k < np; k++)
+        if (pads[k] < -((int64_t)1 << 30) || pads[k] > ((int64_t)1 << 30))
+            fail(I, "a pad of %lld", (long long)pads[k]);
     int64_t before[CFX_TYPE_MAX_RANK] = {0}, after[CFX_TYPE_MAX_RANK] = {0};
     int64_t lo[CFX_TYPE_MAX_RANK], m[CFX_TYPE_MAX_RANK];
     int seen[CFX_TYPE_MAX_RANK] = {0};
@@ -2558,7 +2561,10 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
         const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "p_", nm);
         line(I, "%s = %s", to, zeros_of(I, &ct));
         line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%lld:%lld", (long long)a, (long long)(a + len))), src);
-        int64_t np2 = a + b, *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
+        int64_t np2 = a + b;
+        if (np2 > ((int64_t)1 << 24))
+            fail(I, "%lld pad entries along axis %d; at most 2^24 are taken", (long long)np2, d);
+        int64_t *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
         for (int64_t k = 0; k < np2; k++) {
             pos[k] = k < a ? k : a + len + (k - a);
             from[k] = pad_source(mode, pos[k], a, len, 0);
@@ -2805,6 +2811,8 @@ static void op_einsum(imp *I, const Onnx__NodeProto *n)
                 if (j + 2 >= ns[2] || spec[2][j + 1] != '.' || spec[2][j + 2] != '.' || has_ell)
                     fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
                 has_ell = 1;
+                if (nl[2] + ell_rank > CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
                 for (int e = 0; e < ell_rank; e++)
                     lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
                 j += 2;
@@ -2825,8 +2833,11 @@ static void op_einsum(imp *I, const Onnx__NodeProto *n)
             int seen = 0;
             for (size_t k = 0; k < nops; k++)
                 seen += memchr(lab[k], c, (size_t)nl[k]) != NULL;
-            if (seen == 1 && nl[2] < CFX_TYPE_MAX_RANK && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-                lab[2][nl[2]++] = (char)c;
+            if (seen != 1 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                continue;
+            if (nl[2] >= CFX_TYPE_MAX_RANK)
+                fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+            lab[2][nl[2]++] = (char)c;
         }
     }
     for (int a = 0; a < nl[2]; a++)
