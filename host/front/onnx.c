@@ -3678,7 +3678,7 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     const char *nm = out_name(I, n, 0), *xs = ref(I, x);
     int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], nd = 0;
     ival flat;
-    cfx_type ot = vt, pt = vt; /* rank 3 on: the results as made (the axis last), and as given */
+    cfx_type ot = vt, pt = vt; /* rank 3 on: the results' type as given, and with the axis last */
     if (r > 2) {
         for (int d = 0; d < r; d++)
             if (d != axis)
