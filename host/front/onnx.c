@@ -2449,7 +2449,7 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
     if (I->opset < 11) {
         np = ints_arg(I, n, n->n_input + 1, attr(I, n, "pads") ? "pads" : "paddings", pads, 2 * CFX_TYPE_MAX_RANK,
                       "the pads");
-        value = attr_float(I, n, "value", 0);
+        value = half_value_of(x->half, attr_float(I, n, "value", 0)); /* a value of the data's type */
     } else {
         np = ints_of(I, known(I, n, 1, "the pads"), pads, 2 * CFX_TYPE_MAX_RANK, "the pads");
         cv = in_opt(I, n, 2);
