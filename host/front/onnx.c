@@ -2772,7 +2772,8 @@ static void op_einsum(imp *I, const Onnx__NodeProto *n)
         }
         int er = rank - letters;
         if (er < 0 || (!has_ell && er != 0))
-            fail(I, "Einsum '%s': operand %zu is %s", clean(I, eq), k, tystr(I, &ops[k]->ty));
+            fail(I, "Einsum '%s': operand %zu is %s, of another rank than its labels", clean(I, eq), k,
+                 tystr(I, &ops[k]->ty));
         if (er > ell_rank)
             ell_rank = er;
         for (int j = 0; j < ns[k]; j++) {
