@@ -677,7 +677,7 @@ static int keeps_values(const char *op)
         "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat",
         "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
         "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
-        "Trilu", "Constant", "ConstantOfShape"};
+        "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -2190,6 +2190,773 @@ static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
     }
 }
 
+/* ---- ops that move values: ScatterElements, Tile, Pad; BatchNormalization; helpers for
+ * ReduceProd, ArgMax's select_last_index and TopK of rank 3 to 5. Each is a composition of the
+ * language's ops and statements. */
+
+static const char *real_const(imp *I, double x, cfx_dtype dt, const char *why);
+
+/* A string attribute (a copy), or def where it is absent. */
+static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return def;
+    if (!a->has_s)
+        fail(I, "attribute '%s' is not a string", name);
+    char *s = alloc(I, a->s.len + 1);
+    copy(s, a->s.data, a->s.len);
+    s[a->s.len] = '\0';
+    return s;
+}
+
+/* "(2, 0, 1)": a permutation for permute */
+static const char *perm_text(imp *I, const int *perm, int rank)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "(");
+    for (int d = 0; d < rank; d++)
+        sb_printf(&sb, "%s%d", d ? ", " : "", perm[d]);
+    sb_puts(&sb, rank == 1 ? ",)" : ")");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* A known i64 vector as a module constant, for a loop to read. */
+static const char *index_table(imp *I, const char *name, const int64_t *vals, int64_t len)
+{
+    cfx_type t = mktype(CFX_I64, 1, &len);
+    int64_t *d = new_data(I, &t);
+    copy(d, vals, (size_t)len * sizeof *d);
+    ival v = {.name = name, .ty = t, .data = d};
+    return ref(I, &v);
+}
+
+/* ScatterElements (and opset 9's Scatter): data with the updates written element by element at
+ * the indices along axis, combined by the reduction; in place where the result goes to the
+ * variable that holds the data (op_scatter_nd's rule). Each write is the language's element
+ * assignment, so a run-time index out of range stops the run with `index`, and a negative one
+ * counts from the end, as ONNX says. */
+static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    int r = x->ty.rank;
+    if (r < 1)
+        fail(I, "the data is a scalar");
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
+    const char *red = attr_str(I, n, "reduction", "none"), *with = NULL;
+    if (!strcmp(red, "add")) with = "+";
+    else if (!strcmp(red, "mul")) with = "*";
+    else if (!strcmp(red, "max")) with = "max";
+    else if (!strcmp(red, "min")) with = "min";
+    else if (strcmp(red, "none") != 0)
+        fail(I, "reduction '%s' is not supported (none, add, mul, max, min are)", clean(I, red));
+    if (with && x->ty.dtype == CFX_BOOL)
+        fail(I, "reduction '%s' of %s is not supported", red, tystr(I, &x->ty));
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank != r)
+        fail(I, "the indices are %s for data %s: they must have its rank", tystr(I, &ix->ty), tystr(I, &x->ty));
+    for (int d = 0; d < r; d++)
+        if (d != axis && ix->ty.dims[d] > x->ty.dims[d])
+            fail(I, "the indices are %s, larger than the data %s in dimension %d", tystr(I, &ix->ty),
+                 tystr(I, &x->ty), d);
+    cfx_type ut = ix->ty;
+    ut.dtype = x->ty.dtype;
+    if (!same_type(&ut, &up->ty))
+        fail(I, "the updates are %s; indices %s need %s", tystr(I, &up->ty), tystr(I, &ix->ty), tystr(I, &ut));
+    if (count(&ix->ty) == 0)
+        fail(I, "the indices have no elements");
+    int64_t dim = x->ty.dims[axis];
+    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
+        int64_t v = geti(ix, i);
+        if (v < -dim || v >= dim)
+            fail(I, "index %lld is out of range for axis %d of size %lld", (long long)v, axis, (long long)dim);
+    }
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    int loops = 0; /* a loop over each dimension of the indices but those of size 1 */
+    for (int d = 0; d < r; d++) {
+        ixs[d] = "0";
+        if (ix->ty.dims[d] > 1) {
+            ixs[d] = new_id(I, "i_", fmt(I, "%d", d));
+            line(I, "for %s in range(%lld) {", ixs[d], (long long)ix->ty.dims[d]);
+            I->indent++;
+            loops++;
+        }
+    }
+    const char *all = index_list(I, ixs, r);
+    for (int d = 0; d < r; d++)
+        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
+    const char *at = fmt(I, "%s[%s]", v, index_list(I, sel, r));
+    const char *val = fmt(I, "%s[%s]", upd, all);
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*') /* a sum or product of halves rounds at each step */
+        line(I, "%s = %s", at, half_rounded(I, x->half, fmt(I, "%s %s %s", at, with, val)));
+    else
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    while (loops-- > 0) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
+/* Element i of `to` (a tensor of to's type) from known x, by a map of each axis's output index to
+ * the input's (-1: `fill`, a known one-element value, or 0 where there is none). */
+static void *fold_map(imp *I, ival *x, const cfx_type *to, int64_t *const *map, ival *fill)
+{
+    void *data = new_data(I, to);
+    for (int64_t i = 0; i < count(to); i++) {
+        int64_t rem = i, src = 0, stride = 1, inside = 1;
+        int64_t idx[CFX_TYPE_MAX_RANK];
+        for (int d = to->rank - 1; d >= 0; d--) {
+            idx[d] = rem % to->dims[d];
+            rem /= to->dims[d];
+        }
+        for (int d = to->rank - 1; d >= 0; d--) {
+            int64_t j = map[d][idx[d]];
+            inside &= j >= 0;
+            src += j * stride;
+            stride *= x->ty.dims[d];
+        }
+        ival *from = inside ? x : fill;
+        int64_t at = inside ? src : 0;
+        if (!from)
+            seti(to->dtype, data, i, 0);
+        else if (is_real(to->dtype))
+            setd(to->dtype, data, i, getd(from, at));
+        else
+            seti(to->dtype, data, i, geti(from, at));
+    }
+    return data;
+}
+
+/* Tile with repeats known at import: the language's concat of copies along each repeated axis
+ * (a loop of slice writes past 16 copies). */
+static void op_tile(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (I->opset < 6)
+        fail(I, "Tile of opset %lld (tiles and axis as inputs) is not supported; opset 6 on is",
+             (long long)I->opset);
+    int64_t reps[CFX_TYPE_MAX_RANK];
+    int64_t nr = ints_of(I, known(I, n, 1, "the repeats"), reps, CFX_TYPE_MAX_RANK, "the repeats");
+    if (nr != r)
+        fail(I, "%lld repeats for %s", (long long)nr, tystr(I, &x->ty));
+    cfx_type t = x->ty;
+    for (int d = 0; d < r; d++) {
+        if (reps[d] < 0 || reps[d] > ((int64_t)1 << 30))
+            fail(I, "repeat %lld along axis %d", (long long)reps[d], d);
+        t.dims[d] = x->ty.dims[d] * reps[d];
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, x->data != NULL);
+    if (count(&t) == 0 || (x->data && count(&t) <= ONNX_FOLD_MAX)) {
+        int64_t *map[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            map[d] = alloc(I, (size_t)(t.dims[d] + 1) * sizeof *map[d]);
+            for (int64_t p = 0; p < t.dims[d]; p++)
+                map[d][p] = p % x->ty.dims[d];
+        }
+        out_known(I, n, 0, &t, count(&t) ? fold_map(I, x, &t, map, NULL) : new_data(I, &t));
+        return;
+    }
+    int last = -1;
+    for (int d = 0; d < r; d++)
+        if (reps[d] > 1)
+            last = d;
+    if (last < 0) {
+        bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+        return;
+    }
+    const char *cur = ref(I, x);
+    cfx_type ct = x->ty;
+    for (int d = 0; d <= last; d++) {
+        if (reps[d] == 1)
+            continue;
+        int64_t len = ct.dims[d];
+        ct.dims[d] *= reps[d];
+        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "t_", out_name(I, n, 0));
+        if (reps[d] <= 16) {
+            strbuf sb = {0};
+            for (int64_t k = 0; k < reps[d]; k++)
+                sb_printf(&sb, "%s%s", k ? ", " : "", cur);
+            if (sb.oom)
+                fail(I, "out of memory");
+            line(I, "%s = concat((%s), axis=%d)", to, sb_str(&sb), d);
+            sb_free(&sb);
+        } else {
+            const char *k = new_id(I, "k_", "tile");
+            line(I, "%s = %s", to, zeros_of(I, &ct));
+            line(I, "for %s in range(%lld) {", k, (long long)reps[d]);
+            I->indent++;
+            line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%s * %lld:%s * %lld + %lld", k, (long long)len, k,
+                                                             (long long)len, (long long)len)), cur);
+            I->indent--;
+            line(I, "}");
+        }
+        cur = to;
+    }
+}
+
+/* The input index that output index p of a padded axis reads: a crop of size m starting `lo`
+ * into the input, `a` pad entries before it; -1 where the constant goes. numpy's pad. */
+static int64_t pad_source(int mode, int64_t p, int64_t a, int64_t m, int64_t lo)
+{
+    int64_t j = p - a;
+    if (j >= 0 && j < m)
+        return lo + j;
+    if (mode == 0)
+        return -1;
+    if (mode == 1) /* edge */
+        j = j < 0 ? 0 : m - 1;
+    else if (mode == 2) /* wrap */
+        j = ((j % m) + m) % m;
+    else if (m == 1) /* reflect */
+        j = 0;
+    else {
+        int64_t period = 2 * (m - 1);
+        j = ((j % period) + period) % period;
+        j = j < m ? j : period - j;
+    }
+    return lo + j;
+}
+
+/* Pad with pads known at import (a negative one crops): constant, reflect, edge, wrap. The
+ * constant fills the result and the (cropped) data is written into its middle; the other modes
+ * pad one axis at a time, the middle written whole and each pad row copied from its row. */
+static void op_pad(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    const char *ms = attr_str(I, n, "mode", "constant");
+    static const char *const modes[] = {"constant", "edge", "wrap", "reflect"};
+    int mode = -1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(ms, modes[k]))
+            mode = k;
+    if (mode < 0)
+        fail(I, "mode '%s' is not supported (constant, reflect, edge, wrap are)", clean(I, ms));
+    int64_t pads[2 * CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
+    int64_t np, na = 0;
+    ival *cv = NULL;
+    double value = 0;
+    if (I->opset < 11) {
+        np = ints_arg(I, n, n->n_input + 1, attr(I, n, "pads") ? "pads" : "paddings", pads, 2 * CFX_TYPE_MAX_RANK,
+                      "the pads");
+        value = half_value_of(x->half, attr_float(I, n, "value", 0)); /* a value of the data's type */
+    } else {
+        np = ints_of(I, known(I, n, 1, "the pads"), pads, 2 * CFX_TYPE_MAX_RANK, "the pads");
+        cv = in_opt(I, n, 2);
+        if (has_input(n, 3))
+            na = ints_of(I, known(I, n, 3, "the axes"), axes, CFX_TYPE_MAX_RANK, "the axes");
+    }
+    if (!has_input(n, 3))
+        for (int d = 0; d < r; d++)
+            axes[na++] = d;
+    if (np != 2 * na)
+        fail(I, "%lld pads for %lld axes", (long long)np, (long long)na);
+    if (cv && (count(&cv->ty) != 1 || cv->ty.dtype != x->ty.dtype))
+        fail(I, "the constant value is %s, not one %s", tystr(I, &cv->ty), cfx_dtype_name(x->ty.dtype));
+    for (int64_t k = 0; k < np; k++)
+        if (pads[k] < -((int64_t)1 << 30) || pads[k] > ((int64_t)1 << 30))
+            fail(I, "a pad of %lld", (long long)pads[k]);
+    int64_t before[CFX_TYPE_MAX_RANK] = {0}, after[CFX_TYPE_MAX_RANK] = {0};
+    int64_t lo[CFX_TYPE_MAX_RANK], m[CFX_TYPE_MAX_RANK];
+    int seen[CFX_TYPE_MAX_RANK] = {0};
+    for (int64_t k = 0; k < na; k++) {
+        int d = norm_axis(I, axes[k], r, "axis");
+        if (seen[d]++)
+            fail(I, "axis %d is padded twice", d);
+        before[d] = pads[k];
+        after[d] = pads[na + k];
+    }
+    cfx_type t = x->ty, crop = x->ty;
+    int crops = 0, pads_any = 0;
+    for (int d = 0; d < r; d++) {
+        lo[d] = before[d] < 0 ? -before[d] : 0;
+        m[d] = x->ty.dims[d] - lo[d] - (after[d] < 0 ? -after[d] : 0);
+        if (m[d] < 1)
+            fail(I, "the pads crop axis %d of %s to nothing", d, tystr(I, &x->ty));
+        crops |= m[d] != x->ty.dims[d];
+        before[d] = before[d] > 0 ? before[d] : 0;
+        after[d] = after[d] > 0 ? after[d] : 0;
+        pads_any |= before[d] + after[d] > 0;
+        crop.dims[d] = m[d];
+        t.dims[d] = m[d] + before[d] + after[d];
+    }
+    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    if (x->data && (!cv || cv->data) && count(&t) <= ONNX_FOLD_MAX) {
+        int64_t *map[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            map[d] = alloc(I, (size_t)t.dims[d] * sizeof *map[d]);
+            for (int64_t p = 0; p < t.dims[d]; p++)
+                map[d][p] = pad_source(mode, p, before[d], m[d], lo[d]);
+        }
+        cfx_type one = mktype(x->ty.dtype, 0, NULL);
+        ival fill = {.name = "value", .ty = one, .data = new_data(I, &one)};
+        if (cv)
+            fill = *cv;
+        else
+            setd(one.dtype, fill.data, 0, value);
+        out_known(I, n, 0, &t, fold_map(I, x, &t, map, &fill));
+        return;
+    }
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    if (crops) {
+        strbuf sb = {0};
+        sb_puts(&sb, "[");
+        for (int d = 0; d < r; d++)
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)(lo[d] + m[d]));
+        sb_puts(&sb, "]");
+        if (sb.oom)
+            fail(I, "out of memory");
+        src = fmt(I, "%s%s", src, sb_str(&sb));
+        sb_free(&sb);
+    }
+    if (!pads_any) {
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, crops ? src : fmt(I, "copy(%s)", src));
+        return;
+    }
+    if (mode == 0) {
+        const char *fill;
+        if (cv)
+            fill = cv->ty.rank == 0 ? ref(I, cv) : reshaped(I, ref(I, cv), &cv->ty, &(cfx_type){.dtype = cv->ty.dtype});
+        else
+            fill = value == 0 ? NULL : real_const(I, value, x->ty.dtype, fmt(I, "%s_value", nm));
+        strbuf sb = {0};
+        sb_puts(&sb, "[");
+        for (int d = 0; d < r; d++)
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)before[d], (long long)(before[d] + m[d]));
+        sb_puts(&sb, "]");
+        if (sb.oom)
+            fail(I, "out of memory");
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, fill ? fmt(I, "full(%s, %s)", tystr(I, &t), fill) : zeros_of(I, &t));
+        line(I, "%s%s = %s", v, sb_str(&sb), src);
+        sb_free(&sb);
+        return;
+    }
+    if (crops) {
+        const char *c = new_id(I, "c_", nm);
+        line(I, "%s = %s", c, src);
+        src = c;
+    }
+    int last = -1;
+    for (int d = 0; d < r; d++)
+        if (before[d] + after[d] > 0)
+            last = d;
+    cfx_type ct = crop;
+    for (int d = 0; d <= last; d++) {
+        int64_t a = before[d], b = after[d], len = m[d];
+        if (a + b == 0)
+            continue;
+        ct.dims[d] = t.dims[d];
+        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "p_", nm);
+        line(I, "%s = %s", to, zeros_of(I, &ct));
+        line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%lld:%lld", (long long)a, (long long)(a + len))), src);
+        int64_t np2 = a + b;
+        if (np2 > ((int64_t)1 << 24))
+            fail(I, "%lld pad entries along axis %d; at most 2^24 are taken", (long long)np2, d);
+        int64_t *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
+        for (int64_t k = 0; k < np2; k++) {
+            pos[k] = k < a ? k : a + len + (k - a);
+            from[k] = pad_source(mode, pos[k], a, len, 0);
+        }
+        if (np2 <= 8) {
+            for (int64_t k = 0; k < np2; k++)
+                line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%lld", (long long)pos[k])), src,
+                     subscript(I, r, d, fmt(I, "%lld", (long long)from[k])));
+        } else {
+            const char *pt = index_table(I, fmt(I, "%s_pad%d", nm, d), pos, np2);
+            const char *ft = index_table(I, fmt(I, "%s_from%d", nm, d), from, np2);
+            const char *k = new_id(I, "k_", "pad");
+            line(I, "for %s in range(%lld) {", k, (long long)np2);
+            I->indent++;
+            line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%s[%s]", pt, k)), src,
+                 subscript(I, r, d, fmt(I, "%s[%s]", ft, k)));
+            I->indent--;
+            line(I, "}");
+        }
+        src = to;
+    }
+}
+
+/* BatchNormalization at inference: scale * (x - mean) / sqrt(var + epsilon) + B along axis 1, in
+ * the order ONNX's reference computes it; a half type's result is rounded once (computed in f32,
+ * as PyTorch's kernels and the LayerNormalization here do). */
+static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (attr_int(I, n, "training_mode", 0))
+        fail(I, "training_mode = 1 is not supported (inference only)");
+    for (size_t k = 1; k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "output %zu (the running or saved statistics of training) is not supported", k);
+    if (!is_real(x->ty.dtype) || r < 2)
+        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
+    int spatial = (int)(I->opset < 9 ? attr_int(I, n, "spatial", 1) : 1);
+    int64_t c = x->ty.dims[1];
+    cfx_type pt = x->ty; /* what each parameter is seen as: [C, 1, ...], or [C, D1, ...] */
+    pt.rank = r - 1;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = spatial ? 1 : x->ty.dims[d + 1];
+    pt.dims[0] = c;
+    const char *p[4];
+    for (int k = 0; k < 4; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        cfx_type want = spatial ? mktype(x->ty.dtype, 1, &c) : pt;
+        if (v->ty.dtype != x->ty.dtype || count(&v->ty) != count(&want) ||
+            (v->ty.rank != 1 && !same_type(&v->ty, &want)))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &want));
+        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *nm = out_name(I, n, 0);
+    const char *e = real_const(I, (float)eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
+    const char *sd = new_id(I, "sd_", nm);
+    line(I, "%s = sqrt(%s + %s)", sd, p[3], e);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
+}
+
+/* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
+ * multiplied in order; a half type's product is rounded once, as ReduceSum's sum is. */
+static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *mark, const cfx_type *t)
+{
+    int r = x->ty.rank, perm[CFX_TYPE_MAX_RANK], np = 0, moved = 0;
+    int64_t rows = 1;
+    cfx_type rest = x->ty;
+    rest.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (mark[d]) {
+            perm[np] = d;
+            moved |= np != d;
+            np++;
+            rows *= x->ty.dims[d];
+        }
+    for (int d = 0; d < r; d++)
+        if (!mark[d]) {
+            perm[np] = d;
+            moved |= np != d;
+            np++;
+            rest.dims[rest.rank++] = x->ty.dims[d];
+        }
+    const char *nm = out_name(I, n, 0), *e = ref(I, x);
+    if (r > 1 && moved)
+        e = fmt(I, "permute(%s, %s)", e, perm_text(I, perm, r));
+    cfx_type flat = rest;
+    flat.rank = rest.rank + 1;
+    flat.dims[0] = rows;
+    for (int d = 0; d < rest.rank; d++)
+        flat.dims[d + 1] = rest.dims[d];
+    cfx_type pt = x->ty;
+    for (int d = 0; d < r; d++)
+        pt.dims[d] = x->ty.dims[perm[d]];
+    e = reshaped(I, e, &pt, &flat);
+    if (!plain_id(e)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, e);
+        e = f;
+    }
+    const char *acc = new_id(I, "prod_", nm);
+    if (rows <= 8) {
+        const char *p = fmt(I, "%s[0]", e);
+        for (int64_t k = 1; k < rows; k++)
+            p = fmt(I, "%s * %s[%lld]", p, e, (long long)k);
+        line(I, "%s = %s", acc, p);
+    } else {
+        const char *k = new_id(I, "k_", "prod");
+        line(I, "%s = %s[0]", acc, e);
+        line(I, "for %s in range(1, %lld) {", k, (long long)rows);
+        I->indent++;
+        line(I, "%s = %s * %s[%s]", acc, acc, e, k);
+        I->indent--;
+        line(I, "}");
+    }
+    const char *v = out_var(I, n, 0, t);
+    line(I, "%s = %s", v, reshaped(I, acc, &rest, t));
+}
+
+/* ArgMax/ArgMin with select_last_index = 1: the largest position (1 on) along the axis among the
+ * elements equal to the extreme (NaN where the extreme is NaN), less one. */
+static void arg_last(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int keep, const char *fn,
+                     const cfx_type *t)
+{
+    int r = x->ty.rank;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type pt = x->ty;
+    pt.dtype = CFX_I64;
+    for (int d = 0; d < r; d++)
+        pt.dims[d] = d == axis ? x->ty.dims[d] : 1;
+    int64_t *pos = new_data(I, &pt);
+    for (int64_t k = 0; k < x->ty.dims[axis]; k++)
+        pos[k] = k + 1;
+    ival pv = {.name = fmt(I, "%s_positions", nm), .ty = pt, .data = pos};
+    const char *ex = new_id(I, "e_", nm), *at = new_id(I, "at_", nm);
+    line(I, "%s = %s(%s, axis=%d, keepdims=True)", ex, !strcmp(fn, "argmax") ? "max" : "min", xs, axis);
+    const char *hit = fmt(I, "(%s == %s)", xs, ex);
+    if (is_real(x->ty.dtype))
+        hit = fmt(I, "(%s or (%s != %s))", hit, xs, xs);
+    line(I, "%s = cast(%s, i64) * %s", at, hit, ref(I, &pv));
+    const char *v = out_var(I, n, 0, t);
+    line(I, "%s = max(%s, axis=%d%s) - 1", v, at, axis, keep ? ", keepdims=True" : "");
+}
+
+/* Einsum of one or two operands, no label repeated within an operand (no diagonals): the labels
+ * of one operand only that the result lacks summed out, then the two sides permuted to [batch,
+ * kept, contracted] and [batch, contracted, kept], flattened to three dimensions and multiplied
+ * with the language's batched @ (a matrix product where there is no batch), and the product
+ * reshaped and permuted to the result's labels. */
+static void op_einsum(imp *I, const Onnx__NodeProto *n)
+{
+    const char *eq = attr_str(I, n, "equation", NULL);
+    if (!eq)
+        fail(I, "the equation is missing");
+    size_t nops = n->n_input;
+    if (nops < 1 || nops > 2)
+        fail(I, "Einsum of %zu operands is not supported (one or two are)", nops);
+    /* the equation without spaces, each operand's labels with "..." spelled out in digits */
+    char lab[3][CFX_TYPE_MAX_RANK + 1];
+    int nl[3] = {0, 0, 0}, explicit_out = 0, ell_rank = 0, part = 0;
+    char spec[3][64];
+    int ns[3] = {0, 0, 0};
+    for (const char *p = eq; *p; p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',') {
+            if (++part > 1)
+                fail(I, "Einsum '%s': more than two operands", clean(I, eq));
+            continue;
+        }
+        if (*p == '-' && p[1] == '>') {
+            if (explicit_out)
+                fail(I, "Einsum '%s' has '->' twice", clean(I, eq));
+            explicit_out = 1;
+            part = 2;
+            p++;
+            continue;
+        }
+        if (ns[part] >= 60)
+            fail(I, "Einsum '%s' is too long", clean(I, eq));
+        spec[part][ns[part]++] = *p;
+    }
+    int nin_spec = 1;
+    for (const char *p = eq; *p && !(*p == '-' && p[1] == '>'); p++)
+        nin_spec += *p == ',';
+    if ((size_t)nin_spec != nops)
+        fail(I, "Einsum '%s' names %d operands, the node has %zu", clean(I, eq), nin_spec, nops);
+    ival *ops[2] = {in(I, n, 0), nops > 1 ? in(I, n, 1) : NULL};
+    for (size_t k = 0; k < nops; k++) {
+        int rank = ops[k]->ty.rank, letters = 0, has_ell = 0;
+        for (int j = 0; j < ns[k]; j++) {
+            char c = spec[k][j];
+            if (c == '.') {
+                if (j + 2 >= ns[k] || spec[k][j + 1] != '.' || spec[k][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                j += 2;
+            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+                letters++;
+            } else {
+                fail(I, "Einsum '%s': '%c' is not a label", clean(I, eq), c);
+            }
+        }
+        int er = rank - letters;
+        if (er < 0 || (!has_ell && er != 0))
+            fail(I, "Einsum '%s': operand %zu is %s, of another rank than its labels", clean(I, eq), k,
+                 tystr(I, &ops[k]->ty));
+        if (er > ell_rank)
+            ell_rank = er;
+        for (int j = 0; j < ns[k]; j++) {
+            if (spec[k][j] == '.') {
+                for (int e = 0; e < er; e++) /* right-aligned, as numpy broadcasts them */
+                    lab[k][nl[k]++] = (char)('0' + (CFX_TYPE_MAX_RANK - er + e));
+                j += 2;
+            } else {
+                lab[k][nl[k]++] = spec[k][j];
+            }
+        }
+        for (int a = 0; a < nl[k]; a++)
+            for (int b = a + 1; b < nl[k]; b++)
+                if (lab[k][a] == lab[k][b])
+                    fail(I, "Einsum '%s': label '%c' twice in operand %zu (a diagonal) is not supported",
+                         clean(I, eq), lab[k][a], k);
+    }
+    /* the size of each label, one for all operands */
+    int64_t size[128];
+    for (int c = 0; c < 128; c++)
+        size[c] = -1;
+    for (size_t k = 0; k < nops; k++)
+        for (int a = 0; a < nl[k]; a++) {
+            int c = lab[k][a];
+            if (size[c] >= 0 && size[c] != ops[k]->ty.dims[a])
+                fail(I, "Einsum '%s': label '%c' is %lld in one operand and %lld in another (broadcasting is "
+                     "not supported)", clean(I, eq), c, (long long)size[c], (long long)ops[k]->ty.dims[a]);
+            size[c] = ops[k]->ty.dims[a];
+        }
+    /* the result's labels */
+    if (explicit_out) {
+        int has_ell = 0;
+        for (int j = 0; j < ns[2]; j++) {
+            char c = spec[2][j];
+            if (c == '.') {
+                if (j + 2 >= ns[2] || spec[2][j + 1] != '.' || spec[2][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                if (nl[2] + ell_rank > CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+                for (int e = 0; e < ell_rank; e++)
+                    lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+                j += 2;
+            } else {
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) || size[(int)c] < 0)
+                    fail(I, "Einsum '%s': the result's label '%c' is in no operand", clean(I, eq), c);
+                if (nl[2] >= CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+                lab[2][nl[2]++] = c;
+            }
+        }
+        if (!has_ell && ell_rank > 0)
+            fail(I, "Einsum '%s': the '...' dimensions are summed (not supported)", clean(I, eq));
+    } else { /* numpy's implicit result: '...' first, then the labels seen once, in order */
+        for (int e = 0; e < ell_rank; e++)
+            lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+        for (int c = 'A'; c <= 'z'; c++) {
+            int seen = 0;
+            for (size_t k = 0; k < nops; k++)
+                seen += memchr(lab[k], c, (size_t)nl[k]) != NULL;
+            if (seen != 1 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                continue;
+            if (nl[2] >= CFX_TYPE_MAX_RANK)
+                fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+            lab[2][nl[2]++] = (char)c;
+        }
+    }
+    for (int a = 0; a < nl[2]; a++)
+        for (int b = a + 1; b < nl[2]; b++)
+            if (lab[2][a] == lab[2][b])
+                fail(I, "Einsum '%s': label '%c' twice in the result", clean(I, eq), lab[2][a]);
+    cfx_type t = mktype(ops[0]->ty.dtype, 0, NULL);
+    t.rank = nl[2];
+    for (int a = 0; a < nl[2]; a++)
+        t.dims[a] = size[(int)lab[2][a]];
+    if (nops == 2 && ops[1]->ty.dtype != t.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &ops[0]->ty), tystr(I, &ops[1]->ty));
+    if (t.dtype == CFX_BOOL)
+        fail(I, "Einsum of %s is not supported", tystr(I, &ops[0]->ty));
+    const char *nm = out_name(I, n, 0);
+    /* each operand: the labels in neither the other operand nor the result summed out */
+    const char *e[2];
+    char kl[2][CFX_TYPE_MAX_RANK + 1];
+    int nk[2];
+    for (size_t k = 0; k < nops; k++) {
+        e[k] = ref(I, ops[k]);
+        nk[k] = 0;
+        for (int a = nl[k] - 1; a >= 0; a--) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (!other && !memchr(lab[2], c, (size_t)nl[2]))
+                e[k] = fmt(I, "sum(%s, axis=%d)", e[k], a);
+        }
+        for (int a = 0; a < nl[k]; a++) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (other || memchr(lab[2], c, (size_t)nl[2]))
+                kl[k][nk[k]++] = c;
+        }
+    }
+    /* the permutation of labels `from` (n of them) that gives `to` */
+    #define EINSUM_PERM(from, nf, to, nt, perm) \
+        for (int q = 0; q < (nt); q++) \
+            (perm)[q] = (int)((const char *)memchr((from), (to)[q], (size_t)(nf)) - (from));
+    int perm[CFX_TYPE_MAX_RANK], moved;
+    if (nops == 1) {
+        EINSUM_PERM(kl[0], nk[0], lab[2], nl[2], perm);
+        moved = 0;
+        for (int q = 0; q < nl[2]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nl[2] > 1 ? fmt(I, "permute(%s, %s)", e[0], perm_text(I, perm, nl[2])) : e[0];
+        if (nl[0] == 0 || (nk[0] == nl[0] && !moved)) { /* the operand itself */
+            bind(I, nm, &t, ops[0]->id, ops[0]->data);
+            return;
+        }
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x);
+        return;
+    }
+    /* two operands: batch (both and the result), contracted (both, not the result), kept */
+    char bl[CFX_TYPE_MAX_RANK], cl[CFX_TYPE_MAX_RANK], ml[CFX_TYPE_MAX_RANK], nlb[CFX_TYPE_MAX_RANK];
+    int nb = 0, nc = 0, nm_ = 0, nn = 0;
+    int64_t B = 1, K = 1, M = 1, N = 1;
+    for (int a = 0; a < nk[0]; a++) {
+        char c = kl[0][a];
+        int both = memchr(kl[1], c, (size_t)nk[1]) != NULL, out = memchr(lab[2], c, (size_t)nl[2]) != NULL;
+        if (both && out) bl[nb++] = c, B *= size[(int)c];
+        else if (both) cl[nc++] = c, K *= size[(int)c];
+        else ml[nm_++] = c, M *= size[(int)c];
+    }
+    for (int a = 0; a < nk[1]; a++)
+        if (!memchr(kl[0], kl[1][a], (size_t)nk[0]))
+            nlb[nn++] = kl[1][a], N *= size[(int)kl[1][a]];
+    char want[2][CFX_TYPE_MAX_RANK + 1];
+    int nw = 0;
+    for (int q = 0; q < nb; q++) want[0][nw++] = bl[q];
+    for (int q = 0; q < nm_; q++) want[0][nw++] = ml[q];
+    for (int q = 0; q < nc; q++) want[0][nw++] = cl[q];
+    nw = 0;
+    for (int q = 0; q < nb; q++) want[1][nw++] = bl[q];
+    for (int q = 0; q < nc; q++) want[1][nw++] = cl[q];
+    for (int q = 0; q < nn; q++) want[1][nw++] = nlb[q];
+    const char *side[2];
+    for (int k = 0; k < 2; k++) {
+        EINSUM_PERM(kl[k], nk[k], want[k], nk[k], perm);
+        moved = 0;
+        for (int q = 0; q < nk[k]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nk[k] > 1 ? fmt(I, "permute(%s, %s)", e[k], perm_text(I, perm, nk[k])) : e[k];
+        int64_t d3[3] = {B, k ? K : M, k ? N : K};
+        cfx_type pt = mktype(t.dtype, 0, NULL), to = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1);
+        pt.rank = nk[k];
+        for (int q = 0; q < nk[k]; q++)
+            pt.dims[q] = size[(int)want[k][q]];
+        const char *id = new_id(I, k ? "eb_" : "ea_", nm);
+        line(I, "%s = %s", id, nk[k] == 0 ? fmt(I, "reshape(%s, %s)", x, dims_list(I, &to)) : reshaped(I, x, &pt, &to));
+        side[k] = id;
+    }
+    /* the product: [batch, kept of A, kept of B], then the result's order */
+    char got[CFX_TYPE_MAX_RANK + 1];
+    int ng = 0;
+    for (int q = 0; q < nb; q++) got[ng++] = bl[q];
+    for (int q = 0; q < nm_; q++) got[ng++] = ml[q];
+    for (int q = 0; q < nn; q++) got[ng++] = nlb[q];
+    int64_t d3[3] = {B, M, N};
+    cfx_type made = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1), gt = mktype(t.dtype, 0, NULL);
+    gt.rank = ng;
+    for (int q = 0; q < ng; q++)
+        gt.dims[q] = size[(int)got[q]];
+    const char *pr = new_id(I, "ep_", nm);
+    line(I, "%s = %s @ %s", pr, side[0], side[1]);
+    const char *x = reshaped(I, pr, &made, &gt);
+    EINSUM_PERM(got, ng, lab[2], nl[2], perm);
+    #undef EINSUM_PERM
+    moved = 0;
+    for (int q = 0; q < nl[2]; q++)
+        moved |= perm[q] != q;
+    if (moved && ng > 1)
+        x = fmt(I, "permute(%s, %s)", x, perm_text(I, perm, ng));
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x);
+}
+
 static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -2565,10 +3332,9 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
     ival *x = in(I, n, 0);
     int r = x->ty.rank;
     int keep = (int)attr_int(I, n, "keepdims", 1);
-    int mark[CFX_TYPE_MAX_RANK] = {0}, nmark = 0;
+    int mark[CFX_TYPE_MAX_RANK] = {0}, nmark = 0, last = 0;
     if (arg) {
-        if (attr_int(I, n, "select_last_index", 0))
-            fail(I, "select_last_index = 1 is not supported");
+        last = attr_int(I, n, "select_last_index", 0) != 0;
         if (r == 0)
             fail(I, "the operand is a scalar");
         mark[norm_axis(I, attr_int(I, n, "axis", 0), r, "axis")] = 1;
@@ -2593,7 +3359,7 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
     if (!arg && strcmp(fn, "mean") == 0 && !is_real(x->ty.dtype))
         fail(I, "ReduceMean of integers is not supported");
     if (x->ty.dtype == CFX_BOOL) { /* the largest of bools is any, the smallest all */
-        if (arg || !strcmp(fn, "sum") || !strcmp(fn, "mean"))
+        if (arg || !strcmp(fn, "sum") || !strcmp(fn, "mean") || !strcmp(fn, "prod"))
             fail(I, "the operand is %s", tystr(I, &x->ty));
         fn = !strcmp(fn, "max") ? "any" : "all";
     }
@@ -2606,6 +3372,16 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             t.dims[t.rank++] = x->ty.dims[d];
         else if (keep)
             t.dims[t.rank++] = 1;
+    }
+    if (!strcmp(fn, "prod") && r > 0) {
+        reduce_prod(I, n, x, mark, &t);
+        return;
+    }
+    if (last) {
+        for (int d = 0; d < r; d++)
+            if (mark[d])
+                arg_last(I, n, x, d, keep, fn, &t);
+        return;
     }
     const char *e = ref(I, x);
     const char *op = n->op_type, *post = NULL;
@@ -3217,6 +3993,10 @@ static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
 {
     if (n->n_input == 0)
         fail(I, "no operands");
+    if (n->n_input == 2 && !mean) { /* folds where both are known (Max of two shapes) */
+        binary(I, n, op, in(I, n, 0), in(I, n, 1));
+        return;
+    }
     ival *acc = in(I, n, 0);
     cfx_type t = acc->ty;
     const char *e = ref(I, acc);
@@ -3353,7 +4133,8 @@ static void op_isinf(imp *I, const Onnx__NodeProto *n)
 
 /* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
  * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
- * says. */
+ * says. Ranks 3 to 5: the axis moved last and the others flattened into the rows of a matrix,
+ * whose results are moved back. */
 static void op_topk(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -3363,8 +4144,8 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     else
         ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
     int r = x->ty.rank;
-    if (r < 1 || r > 2)
-        fail(I, "TopK of rank %d is not supported (ranks 1 and 2 are)", r);
+    if (r < 1 || r > 5)
+        fail(I, "TopK of rank %d is not supported (ranks 1 to 5 are)", r);
     int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
     int largest = (int)attr_int(I, n, "largest", 1);
     if (!attr_int(I, n, "sorted", 1))
@@ -3378,6 +4159,32 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     it = vt;
     it.dtype = CFX_I64;
     const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], nd = 0;
+    ival flat;
+    cfx_type ot = vt, pt = vt; /* rank 3 on: the results' type as given, and with the axis last */
+    if (r > 2) {
+        for (int d = 0; d < r; d++)
+            if (d != axis)
+                perm[nd++] = d;
+        perm[nd++] = axis;
+        int64_t rows = count(&x->ty) / x->ty.dims[axis];
+        for (int d = 0; d < r; d++) {
+            inv[perm[d]] = d;
+            pt.dims[d] = vt.dims[perm[d]];
+        }
+        cfx_type xp = x->ty, x2 = mktype(x->ty.dtype, 2, (int64_t[]){rows, x->ty.dims[axis]});
+        for (int d = 0; d < r; d++)
+            xp.dims[d] = x->ty.dims[perm[d]];
+        const char *e = axis == r - 1 ? xs : fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
+        xs = new_id(I, "x_", nm);
+        line(I, "%s = %s", xs, reshaped(I, e, &xp, &x2));
+        flat = (ival){.name = x->name, .id = xs, .ty = x2};
+        x = &flat;
+        axis = 1;
+        vt = mktype(x->ty.dtype, 2, (int64_t[]){rows, k});
+        it = vt;
+        it.dtype = CFX_I64;
+    }
     /* the value that takes a chosen element out: below (above) every other */
     cfx_type one = mktype(x->ty.dtype, 0, NULL);
     void *lim = new_data(I, &one);
@@ -3388,9 +4195,10 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
     const char *out_of = ref(I, &limv);
     const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
-    const char *vals = out_var(I, n, 0, &vt);
+    int want_idx = n->n_output > 1 && n->output[1] && *n->output[1];
+    const char *vals = r > 2 ? new_id(I, "tv_", nm) : out_var(I, n, 0, &vt);
     line(I, "%s = %s", vals, zeros_of(I, &vt));
-    const char *idx = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
+    const char *idx = want_idx && r <= 2 ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
     line(I, "%s = %s", idx, zeros_of(I, &it));
     line(I, "%s = copy(%s)", m, xs);
     const char *pick = largest ? "argmax" : "argmin";
@@ -3422,6 +4230,16 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
     I->indent--;
     line(I, "}");
+    for (int o = 0; r > 2 && o < 1 + want_idx; o++) {
+        cfx_type made = o ? it : vt, back = pt, to = ot;
+        if (o)
+            back.dtype = to.dtype = CFX_I64;
+        const char *e = reshaped(I, o ? idx : vals, &made, &back);
+        if (perm[r - 1] != r - 1)
+            e = fmt(I, "permute(%s, %s)", e, perm_text(I, inv, r));
+        const char *v = out_var(I, n, (size_t)o, &to);
+        line(I, "%s = %s", v, e);
+    }
 }
 
 /* CumSum along a known axis (exclusive, reverse): a loop over that axis */
@@ -4484,6 +5302,18 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_gather(I, n);
     } else if (!strcmp(op, "ScatterND")) {
         op_scatter_nd(I, n);
+    } else if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) {
+        op_scatter_elements(I, n);
+    } else if (!strcmp(op, "Tile")) {
+        op_tile(I, n);
+    } else if (!strcmp(op, "Pad")) {
+        op_pad(I, n);
+    } else if (!strcmp(op, "BatchNormalization")) {
+        op_batchnorm(I, n);
+    } else if (!strcmp(op, "ReduceProd")) {
+        op_reduce(I, n, "prod", 0);
+    } else if (!strcmp(op, "Einsum")) {
+        op_einsum(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
     } else if (!strcmp(op, "Transpose")) {

@@ -595,3 +595,83 @@ def test_from_torch_decoder_opset23():
         for end_token in (torch.tensor(V), end):
             _check_against_eager(torch, dec, (start, end_token), rtol=1e-4, atol=1e-5, opset_version=23)
 
+
+def test_from_torch_everyday_ops():
+    """Everyday tensor code whose exports hold ScatterElements (setitem, scatter, scatter_add),
+    Tile (repeat), Pad (F.pad: constant, reflect, replicate, circular), TopK on 3-D (topk, sort,
+    argsort), ReduceProd and BatchNormalization (BatchNorm1d in eval), each against eager PyTorch."""
+    torch = _torch()
+    F = torch.nn.functional
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 4, generator=gen)
+
+    class SetItem(torch.nn.Module):
+        def forward(self, x):
+            y = x.clone()
+            y[:, 1] = 0.5
+            return y * 2
+
+    class Scatter(torch.nn.Module):
+        def forward(self, x, idx, dup, src):
+            return torch.scatter(x, 2, idx, src), torch.scatter_add(x, 2, dup[:, :, :3], src[:, :, :3])
+
+    class Repeat(torch.nn.Module):
+        def forward(self, x):
+            return x.repeat(1, 2, 1), x.repeat(2, 1, 20)
+
+    class Pads(torch.nn.Module):
+        def forward(self, x):
+            return (F.pad(x, (1, 2)), F.pad(x, (2, 1, 1, 0), value=-1.5), F.pad(x, (3, 2), mode="reflect"),
+                    F.pad(x, (1, 2), mode="replicate"), F.pad(x, (2, 3), mode="circular"))
+
+    class TopK(torch.nn.Module):
+        def forward(self, x):
+            v, i = torch.topk(x, 3, dim=2)
+            s, si = torch.sort(x, dim=1, descending=True)
+            return v, i, s, si, torch.argsort(x, dim=0)
+
+    class Prod(torch.nn.Module):
+        def forward(self, x):
+            return torch.prod(x, dim=-1), torch.prod(x, dim=1, keepdim=True)
+
+    bn = torch.nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(3, generator=gen))
+        bn.running_var.copy_(torch.rand(3, generator=gen) + 0.5)
+        bn.weight.copy_(torch.randn(3, generator=gen))
+        bn.bias.copy_(torch.randn(3, generator=gen))
+    bn.eval()
+
+    idx = torch.randint(0, 4, (2, 3, 4), generator=gen)
+    src = torch.randn(2, 3, 4, generator=gen)
+    idx_perm = torch.stack([torch.randperm(4, generator=gen) for _ in range(6)]).reshape(2, 3, 4)
+    _check_against_eager(torch, SetItem(), (x,))
+    _check_against_eager(torch, Scatter(), (x, idx_perm, idx, src))
+    _check_against_eager(torch, Repeat(), (x,))
+    _check_against_eager(torch, Pads(), (x,))
+    _check_against_eager(torch, TopK(), (x,))      # distinct values: the order of ties is not in question
+    _check_against_eager(torch, Prod(), (x,))
+    _check_against_eager(torch, bn, (x,))
+    _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
+
+
+def test_scatter_elements_index_out_of_range_stops():
+    """ScatterElements with indices of run time: a negative index counts from the end, one out of
+    range stops the run with `index` (never a write outside the data); known indices out of range
+    are refused at import, naming the node."""
+    nodes = [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)]
+    g = helper.make_graph(nodes, "scatter", [vi("x", F32, [2, 3]), vi("i", I64, [2, 1]), vi("u", F32, [2, 1])],
+                          [vi("y", F32, [2, 3])])
+    f = cfx.load_onnx(make(g, opset=18)).entry
+    x = np.zeros((2, 3), np.float32)
+    u = np.array([[1.0], [2.0]], np.float32)
+    y = f(x=x, i=np.array([[-1], [0]], np.int64), u=u, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(y, [[0, 0, 1], [2, 0, 0]])
+    for bad in (3, -4):
+        with pytest.raises(cfx.RunStopped) as info:
+            f(x=x, i=np.array([[0], [bad]], np.int64), u=u, backend="cpu")
+        assert info.value.status == "index"
+    known = helper.make_graph(nodes, "scatter", [vi("x", F32, [2, 3]), vi("u", F32, [2, 1])], [vi("y", F32, [2, 3])],
+                              [numpy_helper.from_array(np.array([[0], [3]], np.int64), "i")])
+    with pytest.raises(cfx.CompileError, match="put.*index 3 is out of range"):
+        cfx.load_onnx(make(known, opset=18))

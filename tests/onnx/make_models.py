@@ -625,9 +625,125 @@ def attention_loop():
     return m, cases
 
 
+# ---- ops that move values (ScatterElements, Tile, Pad, TopK of rank 3, ReduceProd, ArgMax's
+# select_last_index, BatchNormalization, Einsum), with the data of run time -------------------
+
+def np_pad(x, before, after, mode, value=0):
+    """numpy's pad of x, a negative entry cropping first (ONNX's Pad)."""
+    sl = tuple(slice(max(0, -b), x.shape[d] - max(0, -a)) for d, (b, a) in enumerate(zip(before, after)))
+    width = [(max(0, b), max(0, a)) for b, a in zip(before, after)]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(x[sl], width, mode, **kw)
+
+
+def moves():
+    """Each op on a run-time x with its shape arguments known (initializers): Pad in its four
+    modes (pads wider than the data, a crop, a constant of run time), Tile (a few copies and a
+    loop of them), TopK along the middle axis of a 3-D tensor, ReduceProd, ArgMax and ArgMin
+    with select_last_index (ties), BatchNormalization, Einsum, and ScatterElements with indices
+    of run time (negative ones, repeated ones under `add`)."""
+    nodes = [helper.make_node("Pad", ["x", "pads_r", "", "axes_r"], ["p_reflect"], mode="reflect"),
+             helper.make_node("Pad", ["x", "pads_e"], ["p_edge"], mode="edge"),
+             helper.make_node("Pad", ["x", "pads_w"], ["p_wrap"], mode="wrap"),
+             helper.make_node("Pad", ["x", "pads_c", "value"], ["p_const"]),
+             helper.make_node("Tile", ["x", "reps"], ["tiled"]),
+             helper.make_node("TopK", ["x", "k"], ["top_v", "top_i"], axis=1),
+             helper.make_node("ReduceProd", ["x", "prod_axes"], ["prod"], keepdims=0),
+             helper.make_node("ArgMax", ["ties"], ["amax_last"], axis=1, select_last_index=1),
+             helper.make_node("ArgMin", ["ties"], ["amin_last"], axis=0, keepdims=0, select_last_index=1),
+             helper.make_node("BatchNormalization", ["x", "bn_s", "bn_b", "bn_m", "bn_v"], ["bn"], epsilon=1e-3),
+             helper.make_node("Einsum", ["x", "w"], ["ein"], equation="bij,bkj->bik"),
+             helper.make_node("ScatterElements", ["x", "idx", "upd"], ["scat"], axis=2),
+             helper.make_node("Slice", ["upd", "s0", "s2", "s1"], ["upd2"]),
+             helper.make_node("ScatterElements", ["x", "dup", "upd2"], ["scat_add"], axis=1, reduction="add")]
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    ties = np.array([[1, 3, 3, 0], [2, 2, 2, 2], [0, 5, 1, 5]], np.float32)
+    w = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    bn = {k: rng.standard_normal(3).astype(np.float32) for k in ("bn_s", "bn_b", "bn_m")}
+    bn["bn_v"] = (rng.random(3) + 0.5).astype(np.float32)
+    idx = np.array([[[3, -4, 1], [-1, 0, 2], [2, 1, 0]], [[0, 1, -2], [3, 2, 1], [-3, -2, -1]]], np.int64)
+    dup = np.array([[[0, 2, 2], [2, 2, -3]], [[1, 1, 1], [0, -1, 0]]], np.int64)
+    upd = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    inits = {"pads_r": np.array([2, 2, 1, 1], np.int64), "axes_r": np.array([-1, 1], np.int64),
+             "pads_e": np.array([1, 0, 0, 0, 2, 1], np.int64), "pads_w": np.array([0, -1, 6, 0, 2, 5], np.int64),
+             "pads_c": np.array([0, 1, -1, 1, 0, 2], np.int64), "reps": np.array([2, 1, 17], np.int64),
+             "k": np.array([2], np.int64), "prod_axes": np.array([0, 2], np.int64),
+             "s0": np.array([0], np.int64), "s2": np.array([2], np.int64), "s1": np.array([1], np.int64)}
+    inits.update(bn)
+    outs = {"p_reflect": np_pad(x, [0, 2, 2], [0, 1, 1], "reflect"),
+            "p_edge": np_pad(x, [1, 0, 0], [0, 2, 1], "edge"),
+            "p_wrap": np_pad(x, [0, -1, 6], [0, 2, 5], "wrap"),
+            "p_const": np_pad(x, [0, 1, -1], [1, 0, 2], "constant", np.float32(-2.5)),
+            "tiled": np.tile(x, (2, 1, 17))}
+    order = np.argsort(-x, axis=1, kind="stable")[:, :2]
+    outs["top_v"] = np.take_along_axis(x, order, 1)
+    outs["top_i"] = order.astype(np.int64)
+    outs["prod"] = np.prod(x, axis=(0, 2))
+    outs["amax_last"] = (3 - np.argmax(ties[:, ::-1], axis=1, keepdims=True)).astype(np.int64)
+    outs["amin_last"] = (2 - np.argmin(ties[::-1], axis=0)).astype(np.int64)
+    r = lambda v: v.reshape(3, 1)
+    outs["bn"] = r(bn["bn_s"]) * ((x - r(bn["bn_m"])) / np.sqrt(r(bn["bn_v"]) + np.float32(1e-3))) + r(bn["bn_b"])
+    outs["ein"] = np.einsum("bij,bkj->bik", x, w)
+    scat = x.copy()
+    scat_add = x.copy()
+    for a in range(2):
+        for b in range(3):
+            for c in range(3):
+                scat[a, b, idx[a, b, c]] = upd[a, b, c]
+                if b < 2:
+                    scat_add[a, dup[a, b, c], c] += upd[a, b, c]
+    outs["scat"], outs["scat_add"] = scat, scat_add
+    assert list(outs["amax_last"].ravel()) == [2, 3, 3] and list(outs["amin_last"]) == [2, 1, 2, 0]
+    ins = {"x": x, "value": np.array(-2.5, np.float32), "ties": ties, "w": w, "idx": idx, "dup": dup, "upd": upd}
+    ins_vi = [vi(k, F32 if v.dtype == np.float32 else I64, v.shape) for k, v in ins.items()]
+    outs = {k: np.asarray(v) for k, v in outs.items()}
+    out_vi = [vi(k, F32 if v.dtype == np.float32 else I64, v.shape) for k, v in outs.items()]
+    g = helper.make_graph(nodes, "moves", ins_vi, out_vi, [init(k, v) for k, v in inits.items()])
+    m = model(g)
+    m.opset_import[0].version = 19 # Pad's wrap mode
+    return m, [(ins, outs)]
+
+
+def scatter_decode():
+    """A decode loop that writes each step's token into column i of a [2, 6] tensor carried by
+    the Loop (`tokens[:, i] = tok` as PyTorch exports it: ScatterElements with indices of run
+    time), written in place; the token is the argmax of a row of a table picked by the last
+    token. A start token past the table's rows is caught by Gather's index check."""
+    V, M = 5, 6
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Gather", ["table", "tok"], ["rows"], axis=0),
+         helper.make_node("ArgMax", ["rows"], ["nxt"], axis=1),
+         helper.make_node("Reshape", ["i", "one_one"], ["i11"]),
+         helper.make_node("Expand", ["i11", "b1"], ["col"]),
+         helper.make_node("ScatterElements", ["tokens", "col", "nxt"], ["tokens_out"], axis=1),
+         helper.make_node("Reshape", ["nxt", "flat"], ["tok_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("tok", I64, [2]), vi("tokens", I64, [2, M])],
+        [vi("cond_out", BOOL, []), vi("tok_out", I64, [2]), vi("tokens_out", I64, [2, M])],
+        [init("one_one", np.array([1, 1], np.int64)), init("b1", np.array([2, 1], np.int64)),
+         init("flat", np.array([2], np.int64))])
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((V, V)).astype(np.float32)
+    nodes = [helper.make_node("Loop", ["m", "", "start", "tokens0"], ["last", "tokens"], name="decode", body=body)]
+    g = helper.make_graph(nodes, "scatter_decode", [vi("start", I64, [2]), vi("m", I64, [])],
+                          [vi("last", I64, [2]), vi("tokens", I64, [2, M])],
+                          [init("table", table), init("tokens0", np.full((2, M), -1, np.int64))])
+    cases = []
+    for start, m in (([0, 3], M), ([4, 1], 2)):
+        tok = np.array(start, np.int64)
+        tokens = np.full((2, M), -1, np.int64)
+        for i in range(m):
+            tok = np.argmax(table[tok], axis=1).astype(np.int64)
+            tokens[:, i] = tok
+        cases.append(({"start": np.array(start, np.int64), "m": np.array(m, np.int64)},
+                      {"last": tok, "tokens": tokens}))
+    return model(g), cases
+
+
 MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
           if_in_loop, greedy_decode, cg, onnx_semantics, half_loop,
-          lstm_bidirectional, gru_linear_before_reset, attention_loop]
+          lstm_bidirectional, gru_linear_before_reset, attention_loop, moves, scatter_decode]
 
 
 def check_with_onnxruntime(name, m, cases):
