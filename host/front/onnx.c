@@ -5557,17 +5557,19 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
         int64_t span = (k[d] - 1) * dl[d] + 1, full = s[d] * (x->ty.dims[2 + d] - 1) + op[d] + span;
         if (op[d] >= s[d] && op[d] >= dl[d])
             fail(I, "output_padding %lld is not below the stride or the dilation", (long long)op[d]);
-        if (shape || same) { /* the pads that give the output shape asked for (ONNX's rule) */
-            os[d] = shape ? shape[(int)len - ns + d] : x->ty.dims[2 + d] * s[d];
-            int64_t total = full - os[d];
-            if (total < 0)
-                fail(I, "output_shape %lld is larger than the full result (%lld)", (long long)os[d], (long long)full);
-            int upper = shape ? strcmp(ap, "SAME_LOWER") != 0 : same == 1;
-            pads[d] = upper ? total / 2 : total - total / 2;
-            pads[ns + d] = total - pads[d];
-        } else if (!strcmp(ap, "VALID")) {
+        if (!strcmp(ap, "VALID"))
             pads[d] = pads[ns + d] = 0;
+        if (same) { /* the pads that give the output shape asked for, split as ONNX's reference does */
+            os[d] = shape ? shape[(int)len - ns + d] : x->ty.dims[2 + d] * s[d];
+            int64_t total = full - os[d], half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            pads[d] = same == 1 ? half : total - half;
+            pads[ns + d] = total - pads[d];
+        } else if (shape) { /* the pads before as given, the result as long as asked */
+            os[d] = shape[(int)len - ns + d];
+            pads[ns + d] = full - pads[d] - os[d];
         }
+        if (full - pads[d] - pads[ns + d] < 1)
+            fail(I, "the pads leave no result along spatial axis %d", d);
     }
     /* the input spread out: [N, C, (D - 1) * s + 1, ...] */
     const char *nm = out_name(I, n, 0);
