@@ -5641,11 +5641,11 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
     conv_core(I, n, xs, wk, &w, M, G, b);
 }
 
-/* MaxPool and AveragePool: the patches [N, C, O, K] (padded with -inf for the max, 0 for the
- * average) and their max or sum along the last axis; the average divides by the count of the
+/* MaxPool, AveragePool and LpPool: the patches [N, C, O, K] (padded with -inf for the max, 0 for
+ * the others) and their max or sum (of |x|^p) along the last axis; the average divides by the count of the
  * window's positions inside the input (count_include_pad: inside the padded input), computed at
  * import for each result. */
-static void op_pool(imp *I, const Onnx__NodeProto *n, int max)
+static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
 {
     ival *x = in(I, n, 0);
     if (!is_real(x->ty.dtype))
@@ -5660,7 +5660,7 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max)
         if (ks[d] < 1 || ks[d] > ((int64_t)1 << 30))
             fail(I, "kernel_shape holds %lld", (long long)ks[d]);
     window w;
-    window_of(I, n, &x->ty, ks, (int)attr_int(I, n, "ceil_mode", 0), &w);
+    window_of(I, n, &x->ty, ks, lp ? 0 : (int)attr_int(I, n, "ceil_mode", 0), &w);
     int ns = w.ns;
     int64_t N = x->ty.dims[0], C = x->ty.dims[1], kt = window_count(w.k, ns), ot = window_count(w.o, ns);
     cfx_dtype dt = x->ty.dtype;
@@ -5672,7 +5672,7 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max)
     cfx_type yt = window_type(dt, 3);
     int64_t yd[3] = {N, C, ot};
     copy(yt.dims, yd, sizeof yd);
-    if (kt == 1) {
+    if (kt == 1 && !lp) {
         window_result(I, n, reshaped(I, p, &pc, &yt), &yt, &w, N, C, NULL);
         return;
     }
@@ -5681,6 +5681,18 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max)
     ival *pv = part(I, n, "patches", &pt, 0, p);
     if (max) {
         window_result(I, n, fmt(I, "max(%s, axis=-1)", pv->id), &yt, &w, N, C, NULL);
+        return;
+    }
+    if (lp) { /* sum(|x|^p)^(1/p), as ONNX's reference: the pads add nothing */
+        int64_t pw = attr_int(I, n, "p", 2);
+        if (pw < 1 || pw > 64)
+            fail(I, "p = %lld is not supported (1 to 64 are)", (long long)pw);
+        const char *e = pw == 1 ? fmt(I, "sum(abs(%s), axis=-1)", pv->id)
+                        : pw == 2 ? fmt(I, "sqrt(sum(%s * %s, axis=-1))", pv->id, pv->id)
+                                  : fmt(I, "pow(sum(pow(abs(%s), %s), axis=-1), %s)", pv->id,
+                                        real_const(I, (double)pw, dt, fmt(I, "%s_p", nm)),
+                                        real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm)));
+        window_result(I, n, e, &yt, &w, N, C, NULL);
         return;
     }
     int incl = (int)attr_int(I, n, "count_include_pad", 0);
@@ -5898,8 +5910,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_conv(I, n);
     } else if (!strcmp(op, "ConvTranspose")) {
         op_conv_transpose(I, n);
-    } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
-        op_pool(I, n, op[0] == 'M');
+    } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) {
+        op_pool(I, n, op[0] == 'M', op[0] == 'L');
     } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {
         op_global_pool(I, n, op[6] == 'M');
     } else {
