@@ -655,6 +655,36 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
 
 
+def test_from_torch_conv_pool():
+    """nn.Conv1d (padding, stride 2, dilation), nn.Conv2d (groups, and depthwise), MaxPool2d,
+    AvgPool2d and AdaptiveAvgPool2d(1) exported by PyTorch as ONNX's Conv, MaxPool, AveragePool and
+    GlobalAveragePool: slices of the padded input multiplied by the weights in cfx's language,
+    against eager PyTorch."""
+    torch = _torch()
+    torch.manual_seed(3)
+    nn = torch.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv1d(3, 8, 3, padding=2, stride=2, dilation=2)
+            self.c2 = nn.Conv2d(2, 6, 3, padding=1, groups=2)
+            self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6, bias=False)
+            self.mp = nn.MaxPool2d(2)
+            self.ap = nn.AvgPool2d(3, stride=2, padding=1)
+            self.gp = nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x):
+            y = torch.relu(self.c1(x))                  # [2, 8, 8]
+            z = self.dw(self.c2(y.reshape(2, 2, 4, 8)))  # [2, 6, 4, 8]
+            return y, self.ap(self.mp(z)), self.gp(z).flatten(1)
+
+    with torch.no_grad():
+        _check_against_eager(torch, nn.Sequential(nn.Conv1d(3, 4, 5, padding=1, stride=2, dilation=2)).eval(),
+                             (torch.randn(1, 3, 17),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, Net().eval(), (torch.randn(2, 3, 16),), rtol=1e-4, atol=1e-5)
+
+
 def test_scatter_elements_index_out_of_range_stops():
     """ScatterElements with indices of run time: a negative index counts from the end, one out of
     range stops the run with `index` (never a write outside the data); known indices out of range
