@@ -5211,7 +5211,8 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
 typedef struct {
     int ns;
     int64_t d[3], k[3], s[3], dl[3], pb[3], pe[3], o[3];
-    int flip; /* ConvTranspose: the kernel's offsets taken in reverse */
+    int flip;        /* ConvTranspose: the kernel's offsets taken in reverse */
+    const char **ph; /* window_prepare: the padded input's phases */
 } window;
 
 static void window_dims(imp *I, const Onnx__NodeProto *n, const char *name, int ns, int64_t *out, int64_t min)
@@ -5308,13 +5309,11 @@ static const char *reshaped_val(imp *I, ival *v, const cfx_type *t, const char *
     return ref(I, &c);
 }
 
-/* The patches of x under w: for each kernel offset (row-major over the spatial axes), the
- * [N, C, O...] slice of the padded input that the offset meets, reshaped to part's dims and
- * joined along `axis` of them. The input is padded with `fill` (and cropped or padded past the
+/* The input of w made ready for its slices: padded with `fill` (and cropped or padded past the
  * pads to a multiple of each stride), then split along each strided axis into its stride's
- * phases (reshape [A, L / s, s, B], index r), so that each offset is a plain slice of a phase. */
-static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, const window *w, double fill,
-                                  const cfx_type *part, int axis)
+ * phases (reshape [A, L / s, s, B], index r), so that each kernel offset meets a plain slice of
+ * a phase (window_slice). */
+static void window_prepare(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill)
 {
     int ns = w->ns, r = x->ty.rank;
     const char *nm = out_name(I, n, 0);
@@ -5394,31 +5393,50 @@ static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, con
         have *= s;
         ct = nt;
     }
-    int64_t kt = window_count(w->k, ns);
+    w->ph = ph;
+}
+
+/* The [N, C, O...] slice of the prepared input that kernel offset kk (row-major over the spatial
+ * axes) meets. */
+static const char *window_slice(imp *I, const window *w, int64_t kk)
+{
+    int ns = w->ns;
+    int64_t rest = kk, idx = 0, q[3], kd[3];
+    for (int d = ns - 1; d >= 0; d--) {
+        kd[d] = rest % w->k[d];
+        rest /= w->k[d];
+        if (w->flip)
+            kd[d] = w->k[d] - 1 - kd[d];
+    }
+    for (int d = 0; d < ns; d++) {
+        int64_t off = kd[d] * w->dl[d];
+        q[d] = off / w->s[d];
+        idx = idx * w->s[d] + off % w->s[d];
+    }
+    strbuf sb = {0};
+    sb_printf(&sb, "%s[:, :", w->ph[idx]);
+    for (int d = 0; d < ns; d++)
+        sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The patches of x under w: each kernel offset's slice (window_slice) reshaped to part's dims,
+ * joined along `axis` of them. */
+static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill,
+                                  const cfx_type *part, int axis)
+{
+    window_prepare(I, n, x, w, fill);
+    int64_t kt = window_count(w->k, w->ns);
     if (kt > 4096)
         fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
     strbuf sb = {0};
     if (kt > 1)
         sb_puts(&sb, "concat((");
-    for (int64_t kk = 0; kk < kt; kk++) {
-        int64_t rest = kk, idx = 0, q[3];
-        int64_t kd[3];
-        for (int d = ns - 1; d >= 0; d--) {
-            kd[d] = rest % w->k[d];
-            rest /= w->k[d];
-            if (w->flip)
-                kd[d] = w->k[d] - 1 - kd[d];
-        }
-        for (int d = 0; d < ns; d++) {
-            int64_t off = kd[d] * w->dl[d];
-            q[d] = off / w->s[d];
-            idx = idx * w->s[d] + off % w->s[d];
-        }
-        sb_printf(&sb, "%sreshape(%s[:, :", kk ? ", " : "", ph[idx]);
-        for (int d = 0; d < ns; d++)
-            sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
-        sb_printf(&sb, "], %s)", dims_list(I, part));
-    }
+    for (int64_t kk = 0; kk < kt; kk++)
+        sb_printf(&sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
     if (kt > 1)
         sb_printf(&sb, "), axis=%d)", axis);
     if (sb.oom)
@@ -5455,8 +5473,7 @@ static void window_result(imp *I, const Onnx__NodeProto *n, const char *y, const
  * the weights' [M, C / group * K] rows) and multiplied by them, a product per group and batch
  * element (the importer's MatMul); a depthwise Conv (one input channel per group) multiplies the
  * patches by the weights elementwise and sums the offsets. */
-static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, const window *w, int64_t M, int64_t G,
-                      ival *b)
+static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, window *w, int64_t M, int64_t G, ival *b)
 {
     int ns = w->ns;
     int64_t N = x->ty.dims[0], C = x->ty.dims[1], Cg = C / G, kt = window_count(w->k, ns), ot = window_count(w->o, ns);
@@ -5494,7 +5511,29 @@ static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, const
     cfx_type cat = window_type(dt, 4);
     int64_t cd[4] = {N, C, kt, ot};
     copy(cat.dims, cd, sizeof cd);
-    ival *p = part(I, n, "patches", &pt, 0, reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt));
+    const char *pe;
+    if (ns <= 2) { /* [N, C, K, O...] written an offset at a time: two records each */
+        window_prepare(I, n, x, w, 0);
+        cfx_type full = window_type(dt, 3 + ns);
+        full.dims[0] = N;
+        full.dims[1] = C;
+        full.dims[2] = kt;
+        for (int d = 0; d < ns; d++)
+            full.dims[3 + d] = w->o[d];
+        if (kt == 1) {
+            full.dims[2] = 1;
+            pe = reshaped(I, window_slice(I, w, 0), &(cfx_type){.dtype = dt, .rank = 2 + ns}, &pt);
+        } else {
+            const char *pv = new_id(I, "pt_", out_name(I, n, 0));
+            line(I, "%s = %s", pv, zeros_of(I, &full));
+            for (int64_t kk = 0; kk < kt; kk++)
+                line(I, "%s[:, :, %lld] = %s", pv, (long long)kk, window_slice(I, w, kk));
+            pe = reshaped(I, pv, &full, &pt);
+        }
+    } else {
+        pe = reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt);
+    }
+    ival *p = part(I, n, "patches", &pt, 0, pe);
     ival *wm;
     if (wv->data)
         wm = bind(I, fmt(I, "%s#weights", out_name(I, n, 0)), &wt, NULL, wv->data);
@@ -5662,41 +5701,51 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
     window w;
     window_of(I, n, &x->ty, ks, lp ? 0 : (int)attr_int(I, n, "ceil_mode", 0), &w);
     int ns = w.ns;
-    int64_t N = x->ty.dims[0], C = x->ty.dims[1], kt = window_count(w.k, ns), ot = window_count(w.o, ns);
+    int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
     cfx_dtype dt = x->ty.dtype;
     const char *nm = out_name(I, n, 0);
-    cfx_type pc = window_type(dt, 4);
-    int64_t pd[4] = {N, C, ot, 1};
-    copy(pc.dims, pd, sizeof pd);
-    const char *p = window_patches(I, n, x, &w, max ? -INFINITY : 0, &pc, 3);
-    cfx_type yt = window_type(dt, 3);
-    int64_t yd[3] = {N, C, ot};
-    copy(yt.dims, yd, sizeof yd);
-    if (kt == 1 && !lp) {
-        window_result(I, n, reshaped(I, p, &pc, &yt), &yt, &w, N, C, NULL);
-        return;
-    }
-    cfx_type pt = pc;
-    pt.dims[3] = kt;
-    ival *pv = part(I, n, "patches", &pt, 0, p);
-    if (max) {
-        window_result(I, n, fmt(I, "max(%s, axis=-1)", pv->id), &yt, &w, N, C, NULL);
-        return;
-    }
+    window_prepare(I, n, x, &w, max ? -INFINITY : 0);
+    if (kt > 4096)
+        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
+    cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
+    for (int d = 0; d < ns; d++)
+        yt.dims[2 + d] = ot_ty.dims[d] = w.o[d];
+    int64_t pw = 1;
+    const char *rp = NULL;
     if (lp) { /* sum(|x|^p)^(1/p), as ONNX's reference: the pads add nothing */
-        int64_t pw = attr_int(I, n, "p", 2);
+        pw = attr_int(I, n, "p", 2);
         if (pw < 1 || pw > 64)
             fail(I, "p = %lld is not supported (1 to 64 are)", (long long)pw);
-        const char *e = pw == 1 ? fmt(I, "sum(abs(%s), axis=-1)", pv->id)
-                        : pw == 2 ? fmt(I, "sqrt(sum(%s * %s, axis=-1))", pv->id, pv->id)
-                                  : fmt(I, "pow(sum(pow(abs(%s), %s), axis=-1), %s)", pv->id,
-                                        real_const(I, (double)pw, dt, fmt(I, "%s_p", nm)),
-                                        real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm)));
-        window_result(I, n, e, &yt, &w, N, C, NULL);
+        if (pw > 2)
+            rp = real_const(I, (double)pw, dt, fmt(I, "%s_p", nm));
+    }
+    /* each offset's slice folded into acc: two records an offset (the slice, max or +) */
+    const char *acc = new_id(I, "acc_", nm), *v = NULL;
+    for (int64_t kk = 0; kk < kt; kk++) {
+        const char *t = window_slice(I, &w, kk);
+        if (pw == 2) {
+            const char *tv = new_id(I, "s_", nm);
+            line(I, "%s = %s", tv, t);
+            t = tv;
+        }
+        const char *e = !lp || pw == 1 ? (lp ? fmt(I, "abs(%s)", t) : t)
+                        : pw == 2 ? fmt(I, "%s * %s", t, t) : fmt(I, "pow(abs(%s), %s)", t, rp);
+        const char *to = kk == kt - 1 && max ? (v = out_var(I, n, 0, &yt)) : acc;
+        if (kk == 0)
+            line(I, "%s = %s", to, e);
+        else
+            line(I, max ? "%s = max(%s, %s)" : "%s = %s + %s", to, acc, e);
+    }
+    if (max)
+        return;
+    if (lp) {
+        v = out_var(I, n, 0, &yt);
+        line(I, "%s = %s", v, pw == 1 ? acc : pw == 2 ? fmt(I, "sqrt(%s)", acc)
+                          : fmt(I, "pow(%s, %s)", acc, real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm))));
         return;
     }
     int incl = (int)attr_int(I, n, "count_include_pad", 0);
-    cfx_type ct = mktype(dt, 1, &ot);
+    cfx_type ct = ot_ty;
     void *cnt = new_data(I, &ct);
     int same = 1;
     double first = 0;
@@ -5725,7 +5774,8 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
         ival c = {.name = fmt(I, "%s_counts", nm), .ty = ct, .data = cnt};
         div = ref(I, &c);
     }
-    window_result(I, n, fmt(I, "sum(%s, axis=-1) / %s", pv->id, div), &yt, &w, N, C, NULL);
+    v = out_var(I, n, 0, &yt);
+    line(I, "%s = %s / %s", v, acc, div);
 }
 
 /* GlobalAveragePool and GlobalMaxPool: the mean or max of each [N, C] row of the spatial axes */
