@@ -5689,8 +5689,7 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
     ival *x = in(I, n, 0);
     if (!is_real(x->ty.dtype))
         fail(I, "the input is %s (real types are taken)", tystr(I, &x->ty));
-    if (max && n->n_output > 1 && n->output[1] && *n->output[1])
-        fail(I, "the Indices output is not supported");
+    int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
     size_t len;
     const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
     if (!ks || (int)len != x->ty.rank - 2)
@@ -5720,9 +5719,49 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
             rp = real_const(I, (double)pw, dt, fmt(I, "%s_p", nm));
     }
     /* each offset's slice folded into acc: two records an offset (the slice, max or +) */
-    const char *acc = new_id(I, "acc_", nm), *v = NULL;
+    const char *acc = new_id(I, "acc_", nm), *v = NULL, *ix = NULL;
+    int64_t so = want_idx ? attr_int(I, n, "storage_order", 0) : 0;
+    if (want_idx)
+        ix = new_id(I, "ix_", nm);
     for (int64_t kk = 0; kk < kt; kk++) {
         const char *t = window_slice(I, &w, kk);
+        if (want_idx) { /* MaxPool's Indices: where each window's first largest element lies in x */
+            cfx_type it = ot_ty;
+            it.dtype = CFX_I64;
+            int64_t *tab = new_data(I, &it), kd[3], rest = kk;
+            for (int d = ns - 1; d >= 0; d--) {
+                kd[d] = rest % w.k[d];
+                rest /= w.k[d];
+            }
+            for (int64_t i = 0; i < ot; i++) {
+                int64_t r2 = i, flat = 0, pos[3];
+                for (int d = ns - 1; d >= 0; d--) {
+                    pos[d] = (r2 % w.o[d]) * w.s[d] + kd[d] * w.dl[d] - w.pb[d];
+                    r2 /= w.o[d];
+                }
+                if (so == 0)
+                    for (int d = 0; d < ns; d++)
+                        flat = flat * w.d[d] + pos[d];
+                else
+                    for (int d = ns - 1; d >= 0; d--)
+                        flat = flat * w.d[d] + pos[d];
+                tab[i] = flat;
+            }
+            ival tv = {.name = fmt(I, "%s_index%lld", nm, (long long)kk), .ty = it, .data = tab};
+            const char *tk = ref(I, &tv);
+            cfx_type ixt = yt;
+            ixt.dtype = CFX_I64;
+            if (kk == 0) {
+                line(I, "%s = %s + %s", ix, zeros_of(I, &ixt), tk);
+            } else {
+                const char *sv = new_id(I, "s_", nm), *cv = new_id(I, "gt_", nm);
+                line(I, "%s = %s", sv, t);
+                line(I, "%s = %s > %s", cv, sv, acc);
+                line(I, "%s = %s + cast(%s, i64) * (%s - %s)", ix, ix, cv, tk, ix);
+                line(I, "%s = where(%s, %s, %s)", kk == kt - 1 ? (v = out_var(I, n, 0, &yt)) : acc, cv, sv, acc);
+                continue;
+            }
+        }
         if (pw == 2) {
             const char *tv = new_id(I, "s_", nm);
             line(I, "%s = %s", tv, t);
@@ -5735,6 +5774,17 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
             line(I, "%s = %s", to, e);
         else
             line(I, max ? "%s = max(%s, %s)" : "%s = %s + %s", to, acc, e);
+    }
+    if (want_idx) {
+        cfx_type bt = yt, ixt = yt;
+        bt.dtype = ixt.dtype = CFX_I64;
+        for (int d = 0; d < ns; d++)
+            bt.dims[2 + d] = 1;
+        int64_t *base = new_data(I, &bt), sp = window_count(w.d, ns);
+        for (int64_t i = 0; i < bt.dims[0] * bt.dims[1]; i++)
+            base[i] = i * sp;
+        ival bv = {.name = fmt(I, "%s_base", nm), .ty = bt, .data = base};
+        line(I, "%s = %s + %s", out_var(I, n, 1, &ixt), ix, ref(I, &bv));
     }
     if (max)
         return;
