@@ -657,9 +657,9 @@ def test_from_torch_everyday_ops():
 
 def test_from_torch_conv_pool():
     """nn.Conv1d (padding, stride 2, dilation), nn.Conv2d (groups, and depthwise), MaxPool2d,
-    AvgPool2d and AdaptiveAvgPool2d(1) exported by PyTorch as ONNX's Conv, MaxPool, AveragePool and
-    GlobalAveragePool: slices of the padded input multiplied by the weights in cfx's language,
-    against eager PyTorch."""
+    AvgPool2d, AdaptiveAvgPool2d(1) and nn.ConvTranspose1d/2d exported by PyTorch as ONNX's Conv,
+    MaxPool, AveragePool, GlobalAveragePool (or ReduceMean) and ConvTranspose: slices of the padded
+    input multiplied by the weights in cfx's language, against eager PyTorch."""
     torch = _torch()
     torch.manual_seed(3)
     nn = torch.nn
@@ -683,6 +683,11 @@ def test_from_torch_conv_pool():
         _check_against_eager(torch, nn.Sequential(nn.Conv1d(3, 4, 5, padding=1, stride=2, dilation=2)).eval(),
                              (torch.randn(1, 3, 17),), rtol=1e-4, atol=1e-5)
         _check_against_eager(torch, Net().eval(), (torch.randn(2, 3, 16),), rtol=1e-4, atol=1e-5)
+        # ConvTranspose with weights known at import (their channel axes swapped there)
+        _check_against_eager(torch, nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1).eval(),
+                             (torch.randn(2, 4, 5),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, nn.ConvTranspose2d(4, 6, (2, 3), stride=2, groups=2, dilation=(1, 2)).eval(),
+                             (torch.randn(1, 4, 3, 4),), rtol=1e-4, atol=1e-5)
 
 
 def test_scatter_elements_index_out_of_range_stops():
