@@ -683,6 +683,8 @@ def test_from_torch_conv_pool():
         _check_against_eager(torch, nn.Sequential(nn.Conv1d(3, 4, 5, padding=1, stride=2, dilation=2)).eval(),
                              (torch.randn(1, 3, 17),), rtol=1e-4, atol=1e-5)
         _check_against_eager(torch, Net().eval(), (torch.randn(2, 3, 16),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, nn.Conv2d(4, 6, 3, stride=(2, 1), padding=(1, 2), groups=2).eval(),
+                             (torch.randn(2, 4, 7, 5),), rtol=1e-4, atol=1e-5)  # 2 channels a group, 2 images
         # ConvTranspose with weights known at import (their channel axes swapped there)
         _check_against_eager(torch, nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1).eval(),
                              (torch.randn(2, 4, 5),), rtol=1e-4, atol=1e-5)
