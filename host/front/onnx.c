@@ -5202,8 +5202,6 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
     I->depth--;
 }
 
-/* ---- dispatch ------------------------------------------------------------------------------ */
-
 /* ---- Conv, ConvTranspose and the pools, composed of slices, concat and @ ------------------ */
 
 /* The sliding window of a Conv or a pool over the spatial axes (1 to 3) of an [N, C, ...] input:
@@ -5254,7 +5252,7 @@ static void window_of(imp *I, const Onnx__NodeProto *n, const cfx_type *x, const
     if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
         fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
     if (same && ceil_mode)
-        fail(I, "ceil_mode with auto_pad '%s' is not supported", ap);
+        fail(I, "ceil_mode with auto_pad '%s' is not supported", clean(I, ap));
     for (int d = 0; d < ns; d++) {
         int64_t span = (w->k[d] - 1) * w->dl[d] + 1;
         if (same) {
@@ -5468,11 +5466,12 @@ static void window_result(imp *I, const Onnx__NodeProto *n, const char *y, const
 }
 
 /* Conv over the weights w [M, C / group, K...] (and ConvTranspose, which is the Conv of the input
- * spread out by the strides and the kernel flipped): the patches of the input, one for each kernel
- * offset, joined into [N, group, C / group * K, O] (the channels and the offsets in the order of
- * the weights' [M, C / group * K] rows) and multiplied by them, a product per group and batch
- * element (the importer's MatMul); a depthwise Conv (one input channel per group) multiplies the
- * patches by the weights elementwise and sums the offsets. */
+ * spread out by the strides and the kernel flipped): the input's slice for each kernel offset,
+ * joined into patches [N, C, K, O] seen as [N, group, C / group * K, O] (the channels and the
+ * offsets in the order of the weights' [M, C / group * K] rows) and multiplied by the weights, a
+ * product per group and batch element (the importer's MatMul); a depthwise Conv (one input
+ * channel per group) multiplies patches [N, C, 1, O, K] by the weights elementwise and sums the
+ * offsets. */
 static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, window *w, int64_t M, int64_t G, ival *b)
 {
     int ns = w->ns;
@@ -5508,21 +5507,17 @@ static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, windo
     pt.dims[pt.rank++] = ot;
     wt.dims[wt.rank++] = M / G;
     wt.dims[wt.rank++] = Cg * kt;
-    cfx_type cat = window_type(dt, 4);
-    int64_t cd[4] = {N, C, kt, ot};
-    copy(cat.dims, cd, sizeof cd);
     const char *pe;
     if (ns <= 2) { /* [N, C, K, O...] written an offset at a time: two records each */
         window_prepare(I, n, x, w, 0);
-        cfx_type full = window_type(dt, 3 + ns);
-        full.dims[0] = N;
-        full.dims[1] = C;
+        cfx_type full = window_type(dt, 3 + ns), one = window_type(dt, 2 + ns);
+        full.dims[0] = one.dims[0] = N;
+        full.dims[1] = one.dims[1] = C;
         full.dims[2] = kt;
         for (int d = 0; d < ns; d++)
-            full.dims[3 + d] = w->o[d];
+            full.dims[3 + d] = one.dims[2 + d] = w->o[d];
         if (kt == 1) {
-            full.dims[2] = 1;
-            pe = reshaped(I, window_slice(I, w, 0), &(cfx_type){.dtype = dt, .rank = 2 + ns}, &pt);
+            pe = reshaped(I, window_slice(I, w, 0), &one, &pt);
         } else {
             const char *pv = new_id(I, "pt_", out_name(I, n, 0));
             line(I, "%s = %s", pv, zeros_of(I, &full));
@@ -5530,7 +5525,10 @@ static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, windo
                 line(I, "%s[:, :, %lld] = %s", pv, (long long)kk, window_slice(I, w, kk));
             pe = reshaped(I, pv, &full, &pt);
         }
-    } else {
+    } else { /* 3-D: [N, C, K, D, H, W] would be rank 6; the slices flattened and joined */
+        cfx_type cat = window_type(dt, 4);
+        int64_t cd[4] = {N, C, kt, ot};
+        copy(cat.dims, cd, sizeof cd);
         pe = reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt);
     }
     ival *p = part(I, n, "patches", &pt, 0, pe);
@@ -5680,10 +5678,10 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
     conv_core(I, n, xs, wk, &w, M, G, b);
 }
 
-/* MaxPool, AveragePool and LpPool: the patches [N, C, O, K] (padded with -inf for the max, 0 for
- * the others) and their max or sum (of |x|^p) along the last axis; the average divides by the count of the
- * window's positions inside the input (count_include_pad: inside the padded input), computed at
- * import for each result. */
+/* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
+ * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
+ * by the count of the window's positions inside the input (count_include_pad: inside the padded
+ * input), computed at import for each result. MaxPool's Indices follow the running maximum. */
 static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
 {
     ival *x = in(I, n, 0);
@@ -5848,6 +5846,8 @@ static void op_global_pool(imp *I, const Onnx__NodeProto *n, int max)
     line(I, "%s = %s", v,
          reshaped(I, fmt(I, "%s(%s, axis=-1)", max ? "max" : "mean", reshaped(I, ref(I, x), &x->ty, &ft)), &yt, &t));
 }
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
     {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
