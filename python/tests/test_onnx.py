@@ -655,6 +655,25 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
 
 
+@pytest.mark.parametrize("op,shapes,attrs,words", [
+    ("Conv", ([1, 4, 5], [3, 3, 3]), {"group": 2}, "group 2 does not fit"),
+    ("Conv", ([1, 2, 5], [3, 2, 3]), {"auto_pad": "SAME_MIDDLE"}, "auto_pad 'SAME_MIDDLE' is not supported"),
+    ("Conv", ([1, 2, 2], [3, 2, 3]), {}, "wider than the padded input"),
+    ("MaxPool", ([1, 2, 6],), {"kernel_shape": [2], "auto_pad": "SAME_UPPER", "ceil_mode": 1},
+     "ceil_mode with auto_pad 'SAME_UPPER'"),
+    ("AveragePool", ([1, 2, 6, 6],), {"kernel_shape": [2]}, "kernel_shape must give one size"),
+])
+def test_conv_pool_refusals_name_the_node(op, shapes, attrs, words):
+    ins = [vi(n, F32, s) for n, s in zip(("x", "w"), shapes)]
+    node = helper.make_node(op, [i.name for i in ins], ["y"], name="the_window", **attrs)
+    g = helper.make_graph([node], "g", ins, [vi("y", F32, None)])
+    with pytest.raises(cfx.CompileError) as info:
+        cfx.load_onnx(make(g, opset=17))
+    text = str(info.value)
+    assert "the_window" in text and words in text, text
+    assert len(text.strip().splitlines()) == 1
+
+
 def test_from_torch_conv_pool():
     """nn.Conv1d (padding, stride 2, dilation), nn.Conv2d (groups, and depthwise), MaxPool2d,
     AvgPool2d, AdaptiveAvgPool2d(1) and nn.ConvTranspose1d/2d exported by PyTorch as ONNX's Conv,
