@@ -5202,6 +5202,651 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
     I->depth--;
 }
 
+/* ---- Conv, ConvTranspose and the pools, composed of slices, concat and @ ------------------ */
+
+/* The sliding window of a Conv or a pool over the spatial axes (1 to 3) of an [N, C, ...] input:
+ * kernel k, strides s, dilations dl, pads before pb and after pe, and the result's length o. */
+typedef struct {
+    int ns;
+    int64_t d[3], k[3], s[3], dl[3], pb[3], pe[3], o[3];
+    int flip;        /* ConvTranspose: the kernel's offsets taken in reverse */
+    const char **ph; /* window_prepare: the padded input's phases */
+} window;
+
+static void window_dims(imp *I, const Onnx__NodeProto *n, const char *name, int ns, int64_t *out, int64_t min)
+{
+    size_t len;
+    const int64_t *a = attr_ints(I, n, name, &len);
+    if (!a)
+        return;
+    if ((int)len != ns)
+        fail(I, "'%s' has %zu values for %d spatial axes", name, len, ns);
+    for (int d = 0; d < ns; d++) {
+        if (a[d] < min || a[d] > ((int64_t)1 << 30))
+            fail(I, "'%s' holds %lld", name, (long long)a[d]);
+        out[d] = a[d];
+    }
+}
+
+/* The window of n over x's spatial axes with the given kernel: strides, dilations, pads and
+ * auto_pad as ONNX's reference computes them (op_pool_common.py), ceil_mode for the pools. */
+static void window_of(imp *I, const Onnx__NodeProto *n, const cfx_type *x, const int64_t *kernel, int ceil_mode,
+                      window *w)
+{
+    int ns = x->rank - 2;
+    if (x->rank < 3 || ns > 3)
+        fail(I, "the input is %s: 1 to 3 spatial axes after N and C are supported", tystr(I, x));
+    memset(w, 0, sizeof *w);
+    w->ns = ns;
+    for (int d = 0; d < ns; d++) {
+        w->d[d] = x->dims[2 + d];
+        w->k[d] = kernel[d];
+        w->s[d] = w->dl[d] = 1;
+    }
+    window_dims(I, n, "strides", ns, w->s, 1);
+    window_dims(I, n, "dilations", ns, w->dl, 1);
+    int64_t pads[6] = {0};
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
+    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
+    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
+    if (same && ceil_mode)
+        fail(I, "ceil_mode with auto_pad '%s' is not supported", clean(I, ap));
+    for (int d = 0; d < ns; d++) {
+        int64_t span = (w->k[d] - 1) * w->dl[d] + 1;
+        if (same) {
+            w->o[d] = (w->d[d] + w->s[d] - 1) / w->s[d];
+            int64_t total = (w->o[d] - 1) * w->s[d] + span - w->d[d];
+            total = total > 0 ? total : 0;
+            w->pb[d] = same == 1 ? total / 2 : total - total / 2;
+            w->pe[d] = total - w->pb[d];
+            continue;
+        }
+        if (!strcmp(ap, "NOTSET")) {
+            w->pb[d] = pads[d];
+            w->pe[d] = pads[ns + d];
+        }
+        int64_t ext = w->d[d] + w->pb[d] + w->pe[d] - span;
+        if (ext < 0)
+            fail(I, "the window (%lld wide along spatial axis %d) is wider than the padded input (%lld)",
+                 (long long)span, d, (long long)(w->d[d] + w->pb[d] + w->pe[d]));
+        w->o[d] = ext / w->s[d] + 1;
+        if (ceil_mode && ext % w->s[d]) {
+            w->o[d]++;
+            if ((w->o[d] - 1) * w->s[d] >= w->d[d] + w->pb[d]) /* the last window starts in the pads */
+                w->o[d]--;
+        }
+    }
+}
+
+/* a type of that rank, its dims to be set */
+static cfx_type window_type(cfx_dtype dt, int rank)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    t.rank = rank;
+    return t;
+}
+
+static int64_t window_count(const int64_t *v, int ns)
+{
+    int64_t c = 1;
+    for (int d = 0; d < ns; d++)
+        c *= v[d];
+    return c;
+}
+
+/* A known value v seen under type t (same element count): a module constant of that shape; else
+ * v's variable reshaped. */
+static const char *reshaped_val(imp *I, ival *v, const cfx_type *t, const char *tag)
+{
+    if (!v->data)
+        return reshaped(I, ref(I, v), &v->ty, t);
+    ival c = {.name = fmt(I, "%s#%s", v->name, tag), .ty = *t, .data = v->data};
+    c.ty.dtype = v->ty.dtype;
+    return ref(I, &c);
+}
+
+/* The input of w made ready for its slices: padded with `fill` (and cropped or padded past the
+ * pads to a multiple of each stride), then split along each strided axis into its stride's
+ * phases (reshape [A, L / s, s, B], index r), so that each kernel offset meets a plain slice of
+ * a phase (window_slice). */
+static void window_prepare(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill)
+{
+    int ns = w->ns, r = x->ty.rank;
+    const char *nm = out_name(I, n, 0);
+    int64_t lp[3];
+    cfx_type pt = x->ty;
+    int moved = 0;
+    for (int d = 0; d < ns; d++) {
+        lp[d] = w->s[d] * ((w->k[d] - 1) * w->dl[d] / w->s[d] + w->o[d]);
+        pt.dims[2 + d] = lp[d];
+        moved |= w->pb[d] != 0 || lp[d] != w->d[d];
+    }
+    check_dims(I, nm, pt.rank, pt.dims);
+    const char *src = ref(I, x);
+    if (moved) { /* the input written into its place in the padded one */
+        const char *xp = new_id(I, "xp_", nm);
+        strbuf to = {0}, from = {0};
+        sb_puts(&to, "[:, :");
+        sb_puts(&from, "[:, :");
+        for (int d = 0; d < ns; d++) {
+            int64_t s0 = w->pb[d] < 0 ? -w->pb[d] : 0, t0 = w->pb[d] > 0 ? w->pb[d] : 0;
+            int64_t len = w->d[d] - s0 < lp[d] - t0 ? w->d[d] - s0 : lp[d] - t0;
+            if (len < 1)
+                fail(I, "the window never meets the input along spatial axis %d", d);
+            sb_printf(&to, ", %lld:%lld", (long long)t0, (long long)(t0 + len));
+            sb_printf(&from, ", %lld:%lld", (long long)s0, (long long)(s0 + len));
+        }
+        sb_puts(&to, "]");
+        sb_puts(&from, "]");
+        if (to.oom || from.oom)
+            fail(I, "out of memory");
+        line(I, "%s = %s", xp,
+             fill == 0 ? zeros_of(I, &pt)
+                       : fmt(I, "full(%s, %s)", tystr(I, &pt), real_const(I, fill, x->ty.dtype, fmt(I, "%s_fill", nm))));
+        line(I, "%s%s = %s%s", xp, sb_str(&to), src, sb_str(&from));
+        sb_free(&to);
+        sb_free(&from);
+        src = xp;
+    }
+    /* the phases: ph[i] for the residues (r_0, ..., r_ns-1) in mixed radix over the strides */
+    int64_t nph = window_count(w->s, ns);
+    if (nph > 4096)
+        fail(I, "strides of %lld phases; at most 4096 are taken", (long long)nph);
+    const char **ph = alloc(I, (size_t)nph * sizeof *ph);
+    memset(ph, 0, (size_t)nph * sizeof *ph);
+    ph[0] = src;
+    int64_t have = 1; /* phases made so far: the radix of the axes done */
+    cfx_type ct = pt;
+    for (int d = 0; d < ns; d++) {
+        int64_t s = w->s[d];
+        if (s == 1)
+            continue;
+        int used[4096] = {0};
+        for (int64_t k = 0; k < w->k[d] && k < 4096; k++)
+            used[(k * w->dl[d]) % s] = 1;
+        int64_t A = 1, B = 1;
+        for (int e = 0; e < 2 + d; e++)
+            A *= ct.dims[e];
+        for (int e = 3 + d; e < r; e++)
+            B *= ct.dims[e];
+        cfx_type nt = ct;
+        nt.dims[2 + d] = ct.dims[2 + d] / s;
+        const char **nx = alloc(I, (size_t)nph * sizeof *nx);
+        memset(nx, 0, (size_t)nph * sizeof *nx);
+        for (int64_t i = 0; i < have; i++) {
+            if (!ph[i])
+                continue;
+            for (int64_t q = 0; q < s; q++) {
+                if (!used[q])
+                    continue;
+                const char *id = new_id(I, "ph_", nm);
+                line(I, "%s = reshape(reshape(%s, [%lld, %lld, %lld, %lld])[:, :, %lld], %s)", id, ph[i], (long long)A,
+                     (long long)nt.dims[2 + d], (long long)s, (long long)B, (long long)q, dims_list(I, &nt));
+                nx[i * s + q] = id;
+            }
+        }
+        ph = nx;
+        have *= s;
+        ct = nt;
+    }
+    w->ph = ph;
+}
+
+/* The [N, C, O...] slice of the prepared input that kernel offset kk (row-major over the spatial
+ * axes) meets. */
+static const char *window_slice(imp *I, const window *w, int64_t kk)
+{
+    int ns = w->ns;
+    int64_t rest = kk, idx = 0, q[3], kd[3];
+    for (int d = ns - 1; d >= 0; d--) {
+        kd[d] = rest % w->k[d];
+        rest /= w->k[d];
+        if (w->flip)
+            kd[d] = w->k[d] - 1 - kd[d];
+    }
+    for (int d = 0; d < ns; d++) {
+        int64_t off = kd[d] * w->dl[d];
+        q[d] = off / w->s[d];
+        idx = idx * w->s[d] + off % w->s[d];
+    }
+    strbuf sb = {0};
+    sb_printf(&sb, "%s[:, :", w->ph[idx]);
+    for (int d = 0; d < ns; d++)
+        sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The patches of x under w: each kernel offset's slice (window_slice) reshaped to part's dims,
+ * joined along `axis` of them. */
+static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill,
+                                  const cfx_type *part, int axis)
+{
+    window_prepare(I, n, x, w, fill);
+    int64_t kt = window_count(w->k, w->ns);
+    if (kt > 4096)
+        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
+    strbuf sb = {0};
+    if (kt > 1)
+        sb_puts(&sb, "concat((");
+    for (int64_t kk = 0; kk < kt; kk++)
+        sb_printf(&sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
+    if (kt > 1)
+        sb_printf(&sb, "), axis=%d)", axis);
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The result [N, M, O...] of y (of [N * M * O] elements), plus the bias along axis 1 */
+static void window_result(imp *I, const Onnx__NodeProto *n, const char *y, const cfx_type *yt, const window *w,
+                          int64_t N, int64_t M, ival *b)
+{
+    cfx_type t = window_type(yt->dtype, 2 + w->ns);
+    t.dims[0] = N;
+    t.dims[1] = M;
+    for (int d = 0; d < w->ns; d++)
+        t.dims[2 + d] = w->o[d];
+    const char *e = reshaped(I, y, yt, &t);
+    if (b) {
+        if (b->ty.rank != 1 || b->ty.dims[0] != M || b->ty.dtype != yt->dtype)
+            fail(I, "the bias is %s, not %s[%lld]", tystr(I, &b->ty), cfx_dtype_name(yt->dtype), (long long)M);
+        cfx_type bt = window_type(yt->dtype, 1 + w->ns);
+        bt.dims[0] = M;
+        for (int d = 0; d < w->ns; d++)
+            bt.dims[1 + d] = 1;
+        e = fmt(I, "%s + %s", e, reshaped_val(I, b, &bt, "bias"));
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+}
+
+/* Conv over the weights w [M, C / group, K...] (and ConvTranspose, which is the Conv of the input
+ * spread out by the strides and the kernel flipped): the input's slice for each kernel offset,
+ * joined into patches [N, C, K, O] seen as [N, group, C / group * K, O] (the channels and the
+ * offsets in the order of the weights' [M, C / group * K] rows) and multiplied by the weights, a
+ * product per group and batch element (the importer's MatMul); a depthwise Conv (one input
+ * channel per group) multiplies patches [N, C, 1, O, K] by the weights elementwise and sums the
+ * offsets. */
+static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, window *w, int64_t M, int64_t G, ival *b)
+{
+    int ns = w->ns;
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], Cg = C / G, kt = window_count(w->k, ns), ot = window_count(w->o, ns);
+    cfx_dtype dt = x->ty.dtype;
+    if (Cg == 1) {
+        int64_t mult = M / G;
+        cfx_type pc = window_type(dt, 5), pt = window_type(dt, 5), wt = window_type(dt, 4);
+        int64_t pd[5] = {N, C, 1, ot, 1}, pp[5] = {N, C, 1, ot, kt}, wd[4] = {G, mult, 1, kt};
+        copy(pc.dims, pd, sizeof pd);
+        copy(pt.dims, pp, sizeof pp);
+        copy(wt.dims, wd, sizeof wd);
+        ival *p = part(I, n, "patches", &pt, 0, window_patches(I, n, x, w, 0, &pc, 4));
+        const char *we = reshaped_val(I, wv, &wt, "depthwise");
+        cfx_type yt = window_type(dt, 4);
+        int64_t yd[4] = {N, G, mult, ot};
+        copy(yt.dims, yd, sizeof yd);
+        window_result(I, n, fmt(I, "sum(%s * %s, axis=-1)", p->id, we), &yt, w, N, M, b);
+        return;
+    }
+    cfx_type pc = window_type(dt, 4);
+    int64_t pd[4] = {N, C, 1, ot};
+    copy(pc.dims, pd, sizeof pd);
+    /* the patches [N, G, Cg * K, O] (N and G left out where 1), the weights [G, M / G, Cg * K] */
+    cfx_type pt = mktype(dt, 0, NULL), wt = mktype(dt, 0, NULL);
+    if (N > 1)
+        pt.dims[pt.rank++] = N;
+    if (G > 1) {
+        pt.dims[pt.rank++] = G;
+        wt.dims[wt.rank++] = G;
+    }
+    pt.dims[pt.rank++] = Cg * kt;
+    pt.dims[pt.rank++] = ot;
+    wt.dims[wt.rank++] = M / G;
+    wt.dims[wt.rank++] = Cg * kt;
+    const char *pe;
+    if (ns <= 2) { /* [N, C, K, O...] written an offset at a time: two records each */
+        window_prepare(I, n, x, w, 0);
+        cfx_type full = window_type(dt, 3 + ns), one = window_type(dt, 2 + ns);
+        full.dims[0] = one.dims[0] = N;
+        full.dims[1] = one.dims[1] = C;
+        full.dims[2] = kt;
+        for (int d = 0; d < ns; d++)
+            full.dims[3 + d] = one.dims[2 + d] = w->o[d];
+        if (kt == 1) {
+            pe = reshaped(I, window_slice(I, w, 0), &one, &pt);
+        } else {
+            const char *pv = new_id(I, "pt_", out_name(I, n, 0));
+            line(I, "%s = %s", pv, zeros_of(I, &full));
+            for (int64_t kk = 0; kk < kt; kk++)
+                line(I, "%s[:, :, %lld] = %s", pv, (long long)kk, window_slice(I, w, kk));
+            pe = reshaped(I, pv, &full, &pt);
+        }
+    } else { /* 3-D: [N, C, K, D, H, W] would be rank 6; the slices flattened and joined */
+        cfx_type cat = window_type(dt, 4);
+        int64_t cd[4] = {N, C, kt, ot};
+        copy(cat.dims, cd, sizeof cd);
+        pe = reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt);
+    }
+    ival *p = part(I, n, "patches", &pt, 0, pe);
+    ival *wm;
+    if (wv->data)
+        wm = bind(I, fmt(I, "%s#weights", out_name(I, n, 0)), &wt, NULL, wv->data);
+    else
+        wm = part(I, n, "weights", &wt, 0, reshaped(I, ref(I, wv), &wv->ty, &wt));
+    ival *y = product_part(I, n, "product", wm, p, 0);
+    window_result(I, n, y->id, &y->ty, w, N, M, b);
+}
+
+static void op_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank)
+        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
+    int64_t G = attr_int(I, n, "group", 1), C = x->ty.rank > 1 ? x->ty.dims[1] : 0, M = wv->ty.dims[0];
+    if (G < 1 || C % G || M % G || wv->ty.dims[1] * G != C)
+        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
+             tystr(I, &wv->ty));
+    window w;
+    window_of(I, n, &x->ty, wv->ty.dims + 2, 0, &w);
+    size_t len;
+    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
+    for (size_t d = 0; ks && d < len; d++)
+        if ((int)len != w.ns || ks[d] != w.k[d])
+            fail(I, "kernel_shape does not match the weights %s", tystr(I, &wv->ty));
+    conv_core(I, n, x, wv, &w, M, G, b);
+}
+
+/* ConvTranspose: the input spread out by the strides (s - 1 zeros between its elements, each
+ * spatial axis in turn), then the Conv of stride 1 with the kernel flipped and its two channel
+ * axes swapped, padded by dilation * (K - 1) less the pads (output_padding at the end). */
+static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank || x->ty.rank < 3 ||
+        x->ty.rank > 5)
+        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
+    int ns = x->ty.rank - 2;
+    int64_t G = attr_int(I, n, "group", 1), C = x->ty.dims[1];
+    if (G < 1 || C % G || wv->ty.dims[0] != C)
+        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
+             tystr(I, &wv->ty));
+    int64_t Mg = wv->ty.dims[1], M = Mg * G, Cg = C / G;
+    int64_t s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, op[3] = {0, 0, 0}, pads[6] = {0}, k[3], os[3];
+    for (int d = 0; d < ns; d++)
+        k[d] = wv->ty.dims[2 + d];
+    window_dims(I, n, "strides", ns, s, 1);
+    window_dims(I, n, "dilations", ns, dl, 1);
+    window_dims(I, n, "output_padding", ns, op, 0);
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
+    size_t len;
+    const int64_t *shape = attr_ints(I, n, "output_shape", &len);
+    if (shape && (int)len != ns && (int)len != ns + 2)
+        fail(I, "output_shape has %zu values for %d spatial axes", len, ns);
+    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
+    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
+    for (int d = 0; d < ns; d++) {
+        int64_t span = (k[d] - 1) * dl[d] + 1, full = s[d] * (x->ty.dims[2 + d] - 1) + op[d] + span;
+        if (op[d] >= s[d] && op[d] >= dl[d])
+            fail(I, "output_padding %lld is not below the stride or the dilation", (long long)op[d]);
+        if (!strcmp(ap, "VALID"))
+            pads[d] = pads[ns + d] = 0;
+        if (same) { /* the pads that give the output shape asked for, split as ONNX's reference does */
+            os[d] = shape ? shape[(int)len - ns + d] : x->ty.dims[2 + d] * s[d];
+            int64_t total = full - os[d], half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            pads[d] = same == 1 ? half : total - half;
+            pads[ns + d] = total - pads[d];
+        } else if (shape) { /* the pads before as given, the result as long as asked */
+            os[d] = shape[(int)len - ns + d];
+            pads[ns + d] = full - pads[d] - os[d];
+        }
+        if (full - pads[d] - pads[ns + d] < 1)
+            fail(I, "the pads leave no result along spatial axis %d", d);
+    }
+    /* the input spread out: [N, C, (D - 1) * s + 1, ...] */
+    const char *nm = out_name(I, n, 0);
+    ival *xs = x;
+    cfx_type ct = x->ty;
+    for (int d = 0; d < ns; d++) {
+        if (s[d] == 1)
+            continue;
+        int64_t A = 1, B = 1, D = ct.dims[2 + d];
+        for (int e = 0; e < 2 + d; e++)
+            A *= ct.dims[e];
+        for (int e = 3 + d; e < ct.rank; e++)
+            B *= ct.dims[e];
+        cfx_type nt = ct;
+        nt.dims[2 + d] = (D - 1) * s[d] + 1;
+        check_dims(I, nm, nt.rank, nt.dims);
+        const char *id = new_id(I, "sp_", nm);
+        cfx_type zt = window_type(ct.dtype, 4);
+        int64_t zd[4] = {A, D, s[d], B};
+        copy(zt.dims, zd, sizeof zd);
+        line(I, "%s = %s", id, zeros_of(I, &zt));
+        line(I, "%s[:, :, 0] = reshape(%s, [%lld, %lld, %lld])", id, ref(I, xs), (long long)A, (long long)D,
+             (long long)B);
+        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])[:, 0:%lld]", id, (long long)A, (long long)(D * s[d]),
+                            (long long)B, (long long)nt.dims[2 + d]);
+        xs = part(I, n, fmt(I, "spread%d", d), &nt, 0, reshaped(I, e, &(cfx_type){.dtype = ct.dtype, .rank = 3,
+                                                                             .dims = {A, nt.dims[2 + d], B}}, &nt));
+        ct = nt;
+    }
+    window w;
+    memset(&w, 0, sizeof w);
+    w.ns = ns;
+    w.flip = 1;
+    for (int d = 0; d < ns; d++) {
+        w.d[d] = ct.dims[2 + d];
+        w.k[d] = k[d];
+        w.s[d] = 1;
+        w.dl[d] = dl[d];
+        w.pb[d] = (k[d] - 1) * dl[d] - pads[d];
+        w.pe[d] = (k[d] - 1) * dl[d] - pads[ns + d] + op[d];
+        int64_t ext = w.d[d] + w.pb[d] + w.pe[d] - ((k[d] - 1) * dl[d] + 1);
+        if (ext < 0)
+            fail(I, "the pads leave no result along spatial axis %d", d);
+        w.o[d] = ext + 1;
+    }
+    /* the weights [C, M / G, K...] as a Conv's [M, C / G, K...]: [G, Cg, Mg, K] -> [G, Mg, Cg, K] */
+    int64_t kt = window_count(k, ns);
+    cfx_type w4 = window_type(x->ty.dtype, 4), wc = wv->ty;
+    int64_t w4d[4] = {G, Cg, Mg, kt};
+    copy(w4.dims, w4d, sizeof w4d);
+    wc.dims[0] = M;
+    wc.dims[1] = Cg;
+    if (wv->data) {
+        void *data = new_data(I, &wc);
+        size_t es = cfx_dtype_size(x->ty.dtype);
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t c = 0; c < Cg; c++)
+                for (int64_t m = 0; m < Mg; m++)
+                    copy((char *)data + (size_t)(((g * Mg + m) * Cg + c) * kt) * es,
+                         (char *)wv->data + (size_t)(((g * Cg + c) * Mg + m) * kt) * es, (size_t)kt * es);
+        conv_core(I, n, xs, bind(I, fmt(I, "%s#weights", nm), &wc, NULL, data), &w, M, G, b);
+        return;
+    }
+    const char *we = fmt(I, "permute(%s, (0, 2, 1, 3))", reshaped(I, ref(I, wv), &wv->ty, &w4));
+    cfx_type wp = w4;
+    wp.dims[1] = Mg;
+    wp.dims[2] = Cg;
+    ival *wk = part(I, n, "weights", &wc, 0, reshaped(I, we, &wp, &wc));
+    conv_core(I, n, xs, wk, &w, M, G, b);
+}
+
+/* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
+ * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
+ * by the count of the window's positions inside the input (count_include_pad: inside the padded
+ * input), computed at import for each result. MaxPool's Indices follow the running maximum. */
+static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the input is %s (real types are taken)", tystr(I, &x->ty));
+    int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
+    size_t len;
+    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
+    if (!ks || (int)len != x->ty.rank - 2)
+        fail(I, "kernel_shape must give one size for each spatial axis of %s", tystr(I, &x->ty));
+    for (size_t d = 0; d < len; d++)
+        if (ks[d] < 1 || ks[d] > ((int64_t)1 << 30))
+            fail(I, "kernel_shape holds %lld", (long long)ks[d]);
+    window w;
+    window_of(I, n, &x->ty, ks, lp ? 0 : (int)attr_int(I, n, "ceil_mode", 0), &w);
+    int ns = w.ns;
+    int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
+    cfx_dtype dt = x->ty.dtype;
+    const char *nm = out_name(I, n, 0);
+    window_prepare(I, n, x, &w, max ? -INFINITY : 0);
+    if (kt > 4096)
+        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
+    cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
+    for (int d = 0; d < ns; d++)
+        yt.dims[2 + d] = ot_ty.dims[d] = w.o[d];
+    int64_t pw = 1;
+    const char *rp = NULL;
+    if (lp) { /* sum(|x|^p)^(1/p), as ONNX's reference: the pads add nothing */
+        pw = attr_int(I, n, "p", 2);
+        if (pw < 1 || pw > 64)
+            fail(I, "p = %lld is not supported (1 to 64 are)", (long long)pw);
+        if (pw > 2)
+            rp = real_const(I, (double)pw, dt, fmt(I, "%s_p", nm));
+    }
+    /* each offset's slice folded into acc: two records an offset (the slice, max or +) */
+    const char *acc = new_id(I, "acc_", nm), *v = NULL, *ix = NULL;
+    int64_t so = want_idx ? attr_int(I, n, "storage_order", 0) : 0;
+    if (want_idx)
+        ix = new_id(I, "ix_", nm);
+    for (int64_t kk = 0; kk < kt; kk++) {
+        const char *t = window_slice(I, &w, kk);
+        if (want_idx) { /* MaxPool's Indices: where each window's first largest element lies in x */
+            cfx_type it = ot_ty;
+            it.dtype = CFX_I64;
+            int64_t *tab = new_data(I, &it), kd[3], rest = kk;
+            for (int d = ns - 1; d >= 0; d--) {
+                kd[d] = rest % w.k[d];
+                rest /= w.k[d];
+            }
+            for (int64_t i = 0; i < ot; i++) {
+                int64_t r2 = i, flat = 0, pos[3];
+                for (int d = ns - 1; d >= 0; d--) {
+                    pos[d] = (r2 % w.o[d]) * w.s[d] + kd[d] * w.dl[d] - w.pb[d];
+                    r2 /= w.o[d];
+                }
+                if (so == 0)
+                    for (int d = 0; d < ns; d++)
+                        flat = flat * w.d[d] + pos[d];
+                else
+                    for (int d = ns - 1; d >= 0; d--)
+                        flat = flat * w.d[d] + pos[d];
+                tab[i] = flat;
+            }
+            ival tv = {.name = fmt(I, "%s_index%lld", nm, (long long)kk), .ty = it, .data = tab};
+            const char *tk = ref(I, &tv);
+            cfx_type ixt = yt;
+            ixt.dtype = CFX_I64;
+            if (kk == 0) {
+                line(I, "%s = %s + %s", ix, zeros_of(I, &ixt), tk);
+            } else {
+                const char *sv = new_id(I, "s_", nm), *cv = new_id(I, "gt_", nm);
+                line(I, "%s = %s", sv, t);
+                line(I, "%s = %s > %s", cv, sv, acc);
+                line(I, "%s = %s + cast(%s, i64) * (%s - %s)", ix, ix, cv, tk, ix);
+                line(I, "%s = where(%s, %s, %s)", kk == kt - 1 ? (v = out_var(I, n, 0, &yt)) : acc, cv, sv, acc);
+                continue;
+            }
+        }
+        if (pw == 2) {
+            const char *tv = new_id(I, "s_", nm);
+            line(I, "%s = %s", tv, t);
+            t = tv;
+        }
+        const char *e = !lp || pw == 1 ? (lp ? fmt(I, "abs(%s)", t) : t)
+                        : pw == 2 ? fmt(I, "%s * %s", t, t) : fmt(I, "pow(abs(%s), %s)", t, rp);
+        const char *to = kk == kt - 1 && max ? (v = out_var(I, n, 0, &yt)) : acc;
+        if (kk == 0)
+            line(I, "%s = %s", to, e);
+        else
+            line(I, max ? "%s = max(%s, %s)" : "%s = %s + %s", to, acc, e);
+    }
+    if (want_idx) {
+        cfx_type bt = yt, ixt = yt;
+        bt.dtype = ixt.dtype = CFX_I64;
+        for (int d = 0; d < ns; d++)
+            bt.dims[2 + d] = 1;
+        int64_t *base = new_data(I, &bt), sp = window_count(w.d, ns);
+        for (int64_t i = 0; i < bt.dims[0] * bt.dims[1]; i++)
+            base[i] = i * sp;
+        ival bv = {.name = fmt(I, "%s_base", nm), .ty = bt, .data = base};
+        line(I, "%s = %s + %s", out_var(I, n, 1, &ixt), ix, ref(I, &bv));
+    }
+    if (max)
+        return;
+    if (lp) {
+        v = out_var(I, n, 0, &yt);
+        line(I, "%s = %s", v, pw == 1 ? acc : pw == 2 ? fmt(I, "sqrt(%s)", acc)
+                          : fmt(I, "pow(%s, %s)", acc, real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm))));
+        return;
+    }
+    int incl = (int)attr_int(I, n, "count_include_pad", 0);
+    cfx_type ct = ot_ty;
+    void *cnt = new_data(I, &ct);
+    int same = 1;
+    double first = 0;
+    for (int64_t i = 0; i < ot; i++) {
+        int64_t rest = i;
+        double c = 1;
+        for (int d = ns - 1; d >= 0; d--) {
+            int64_t o = rest % w.o[d], m = 0;
+            rest /= w.o[d];
+            int64_t lo = incl ? 0 : w.pb[d], hi = incl ? w.d[d] + w.pb[d] + w.pe[d] : w.pb[d] + w.d[d];
+            for (int64_t k = 0; k < w.k[d]; k++) {
+                int64_t at = o * w.s[d] + k * w.dl[d];
+                m += at >= lo && at < hi;
+            }
+            c *= (double)m;
+        }
+        if (i == 0)
+            first = c;
+        same &= c == first;
+        setd(dt, cnt, i, c);
+    }
+    const char *div;
+    if (same) {
+        div = real_const(I, first, dt, fmt(I, "%s_count", nm));
+    } else {
+        ival c = {.name = fmt(I, "%s_counts", nm), .ty = ct, .data = cnt};
+        div = ref(I, &c);
+    }
+    v = out_var(I, n, 0, &yt);
+    line(I, "%s = %s / %s", v, acc, div);
+}
+
+/* GlobalAveragePool and GlobalMaxPool: the mean or max of each [N, C] row of the spatial axes */
+static void op_global_pool(imp *I, const Onnx__NodeProto *n, int max)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype) || x->ty.rank < 3)
+        fail(I, "the input is %s (real, N and C and spatial axes)", tystr(I, &x->ty));
+    cfx_type ft = window_type(x->ty.dtype, 3), t = x->ty;
+    ft.dims[0] = x->ty.dims[0];
+    ft.dims[1] = x->ty.dims[1];
+    ft.dims[2] = 1;
+    for (int d = 2; d < x->ty.rank; d++) {
+        ft.dims[2] *= x->ty.dims[d];
+        t.dims[d] = 1;
+    }
+    cfx_type yt = ft;
+    yt.rank = 2;
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v,
+         reshaped(I, fmt(I, "%s(%s, axis=-1)", max ? "max" : "mean", reshaped(I, ref(I, x), &x->ty, &ft)), &yt, &t));
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -5361,6 +6006,14 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_scan(I, n);
     } else if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
         op_rnn(I, n, op[0] == 'R' ? 'R' : op[0] == 'G' ? 'G' : 'L');
+    } else if (!strcmp(op, "Conv")) {
+        op_conv(I, n);
+    } else if (!strcmp(op, "ConvTranspose")) {
+        op_conv_transpose(I, n);
+    } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) {
+        op_pool(I, n, op[0] == 'M', op[0] == 'L');
+    } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {
+        op_global_pool(I, n, op[6] == 'M');
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }

@@ -655,6 +655,62 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
 
 
+@pytest.mark.parametrize("op,shapes,attrs,words", [
+    ("Conv", ([1, 4, 5], [3, 3, 3]), {"group": 2}, "group 2 does not fit"),
+    ("Conv", ([1, 2, 5], [3, 2, 3]), {"auto_pad": "SAME_MIDDLE"}, "auto_pad 'SAME_MIDDLE' is not supported"),
+    ("Conv", ([1, 2, 2], [3, 2, 3]), {}, "wider than the padded input"),
+    ("MaxPool", ([1, 2, 6],), {"kernel_shape": [2], "auto_pad": "SAME_UPPER", "ceil_mode": 1},
+     "ceil_mode with auto_pad 'SAME_UPPER'"),
+    ("AveragePool", ([1, 2, 6, 6],), {"kernel_shape": [2]}, "kernel_shape must give one size"),
+])
+def test_conv_pool_refusals_name_the_node(op, shapes, attrs, words):
+    ins = [vi(n, F32, s) for n, s in zip(("x", "w"), shapes)]
+    node = helper.make_node(op, [i.name for i in ins], ["y"], name="the_window", **attrs)
+    g = helper.make_graph([node], "g", ins, [vi("y", F32, None)])
+    with pytest.raises(cfx.CompileError) as info:
+        cfx.load_onnx(make(g, opset=17))
+    text = str(info.value)
+    assert "the_window" in text and words in text, text
+    assert len(text.strip().splitlines()) == 1
+
+
+def test_from_torch_conv_pool():
+    """nn.Conv1d (padding, stride 2, dilation), nn.Conv2d (groups, and depthwise), MaxPool2d,
+    AvgPool2d, AdaptiveAvgPool2d(1) and nn.ConvTranspose1d/2d exported by PyTorch as ONNX's Conv,
+    MaxPool, AveragePool, GlobalAveragePool (or ReduceMean) and ConvTranspose: slices of the padded
+    input multiplied by the weights in cfx's language, against eager PyTorch."""
+    torch = _torch()
+    torch.manual_seed(3)
+    nn = torch.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv1d(3, 8, 3, padding=2, stride=2, dilation=2)
+            self.c2 = nn.Conv2d(2, 6, 3, padding=1, groups=2)
+            self.dw = nn.Conv2d(6, 6, 3, padding=1, groups=6, bias=False)
+            self.mp = nn.MaxPool2d(2)
+            self.ap = nn.AvgPool2d(3, stride=2, padding=1)
+            self.gp = nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x):
+            y = torch.relu(self.c1(x))                  # [2, 8, 8]
+            z = self.dw(self.c2(y.reshape(2, 2, 4, 8)))  # [2, 6, 4, 8]
+            return y, self.ap(self.mp(z)), self.gp(z).flatten(1)
+
+    with torch.no_grad():
+        _check_against_eager(torch, nn.Sequential(nn.Conv1d(3, 4, 5, padding=1, stride=2, dilation=2)).eval(),
+                             (torch.randn(1, 3, 17),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, Net().eval(), (torch.randn(2, 3, 16),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, nn.Conv2d(4, 6, 3, stride=(2, 1), padding=(1, 2), groups=2).eval(),
+                             (torch.randn(2, 4, 7, 5),), rtol=1e-4, atol=1e-5)  # 2 channels a group, 2 images
+        # ConvTranspose with weights known at import (their channel axes swapped there)
+        _check_against_eager(torch, nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1).eval(),
+                             (torch.randn(2, 4, 5),), rtol=1e-4, atol=1e-5)
+        _check_against_eager(torch, nn.ConvTranspose2d(4, 6, (2, 3), stride=2, groups=2, dilation=(1, 2)).eval(),
+                             (torch.randn(1, 4, 3, 4),), rtol=1e-4, atol=1e-5)
+
+
 def test_scatter_elements_index_out_of_range_stops():
     """ScatterElements with indices of run time: a negative index counts from the end, one out of
     range stops the run with `index` (never a write outside the data); known indices out of range

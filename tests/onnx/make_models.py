@@ -745,6 +745,62 @@ MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, sca
           if_in_loop, greedy_decode, cg, onnx_semantics, half_loop,
           lstm_bidirectional, gru_linear_before_reset, attention_loop, moves, scatter_decode]
 
+# ---- conv_loop: a WaveNet-style generator, a Loop whose body runs Conv1d over a carried state ----
+
+def np_conv1d(x, w, b, before, after, stride=1, dilation=1):
+    """ONNX's Conv of [N, C, L] by [M, C, K] with zero pads, written out as sums."""
+    n, c, length = x.shape
+    m, _, k = w.shape
+    xp = np.concatenate([np.zeros((n, c, before), x.dtype), x, np.zeros((n, c, after), x.dtype)], axis=2)
+    out = (length + before + after - (k - 1) * dilation - 1) // stride + 1
+    y = np.zeros((n, m, out), np.float64)
+    for o in range(out):
+        for j in range(k):
+            y[:, :, o] += xp[:, :, o * stride + j * dilation] @ w[:, :, j].T.astype(np.float64)
+    return (y + b[None, :, None]).astype(x.dtype)
+
+
+def conv_loop():
+    """h carried through m steps: t = tanh(Conv(h; 4 channels, kernel 3, causal pads [2, 0])),
+    h = h + Conv(t; 3 channels, kernel 2, dilation 2, causal pads [2, 0]); each step's MaxPool
+    (kernel 2, stride 2) of h and a strided Conv (kernel 3, stride 2, pads 1) are scan outputs."""
+    C, L = 3, 8
+    rng = np.random.default_rng(11)
+    w1 = (rng.standard_normal((4, C, 3)) * 0.5).astype(np.float32)
+    b1 = rng.standard_normal(4).astype(np.float32)
+    w2 = (rng.standard_normal((C, 4, 2)) * 0.5).astype(np.float32)
+    b2 = rng.standard_normal(C).astype(np.float32)
+    w3 = (rng.standard_normal((2, C, 3)) * 0.5).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Conv", ["h", "w1", "b1"], ["c1"], kernel_shape=[3], pads=[2, 0]),
+         helper.make_node("Tanh", ["c1"], ["t"]),
+         helper.make_node("Conv", ["t", "w2", "b2"], ["c2"], dilations=[2], pads=[2, 0]),
+         helper.make_node("Add", ["h", "c2"], ["h_out"]),
+         helper.make_node("MaxPool", ["h_out"], ["pooled"], kernel_shape=[2], strides=[2]),
+         helper.make_node("Conv", ["h_out", "w3"], ["strided"], strides=[2], pads=[1, 1])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("h", F32, [1, C, L])],
+        [vi("cond_out", BOOL, []), vi("h_out", F32, [1, C, L]), vi("pooled", F32, [1, C, L // 2]),
+         vi("strided", F32, [1, 2, L // 2])],
+        [init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2), init("w3", w3)])
+    nodes = [helper.make_node("Loop", ["m", "", "h0"], ["h", "pools", "strides"], name="generate", body=body)]
+    g = helper.make_graph(nodes, "conv_loop", [vi("h0", F32, [1, C, L]), vi("m", I64, [])],
+                          [vi("h", F32, [1, C, L]), vi("pools", F32, [4, 1, C, L // 2]),
+                           vi("strides", F32, [4, 1, 2, L // 2])])
+    h = rng.standard_normal((1, C, L)).astype(np.float32)
+    h0 = h.copy()
+    pools, strided = [], []
+    for _ in range(4):
+        t = np.tanh(np_conv1d(h, w1, b1, 2, 0))
+        h = h + np_conv1d(t, w2, b2, 2, 0, dilation=2)
+        pools.append(np.maximum(h[:, :, 0::2], h[:, :, 1::2]))
+        strided.append(np_conv1d(h, w3, np.zeros(2, np.float32), 1, 1, stride=2))
+    return model(g), [({"h0": h0, "m": np.array(4, np.int64)},
+                       {"h": h, "pools": np.stack(pools), "strides": np.stack(strided)})]
+
+
+MODELS += [conv_loop]
+
 
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
