@@ -108,6 +108,10 @@ class Survey:
         self.ops = set()
         self.elem_types = set()
         self.non_tensor = False
+        # a sequence given as a graph input: cfx's lists cannot be parameters (docs/language.md);
+        # an optional tensor input is a parameter that defaults to None, a sequence result is
+        # given as its items stacked (docs/onnx.md)
+        self.seq_input = any(_holds_sequence(v.type) for v in model.graph.input)
         local = {(f.domain, f.name) for f in model.functions}
         bodies = [g for g in graphs_of(model.graph)]
         nodes = [n for g in bodies for n in g.node]
@@ -151,8 +155,9 @@ class Survey:
 
     def outside(self, supported):
         """Why the test is skipped (ops or dtypes outside the list), or None."""
-        if self.non_tensor:
-            return "sequence or optional values"
+        if self.seq_input:
+            return ("a sequence as a graph input (a cfx list cannot be a graph parameter: "
+                    "docs/language.md, Lists)")
         ops = sorted("%s%s" % (dom + "." if dom not in ("", "ai.onnx") else "", op)
                      for dom, op in self.ops if dom not in ("", "ai.onnx") or op not in supported)
         if ops:
@@ -161,6 +166,15 @@ class Survey:
         if bad:
             return "dtypes " + " ".join(sorted(_dtype_name(t) for t in bad))
         return None
+
+
+def _holds_sequence(t):
+    kind = t.WhichOneof("value")
+    if kind == "sequence_type":
+        return True
+    if kind == "optional_type":
+        return _holds_sequence(t.optional_type.elem_type)
+    return False
 
 
 def _dtype_name(t):
@@ -181,6 +195,18 @@ def to_array(x):
     return np.asarray(x)
 
 
+def stacked(items):
+    """A sequence's items stacked along a new first axis, as cfx gives a sequence result; the
+    first item alone where their shapes differ (cfx refuses such a sequence); None where empty."""
+    import numpy as np
+    arrays = [to_array(x) for x in items]
+    if not arrays:
+        return None
+    if any(a.shape != arrays[0].shape for a in arrays):
+        return arrays[0]
+    return np.stack(arrays)
+
+
 def write_case(case, d):
     """model.onnx and one folder per data set (input_J.npy, output_J.npy); the input and
     output names; None where some value is not a plain array of a cfx dtype."""
@@ -195,10 +221,17 @@ def write_case(case, d):
     for k, (inputs, outputs) in enumerate(case.data_sets):
         sd = os.path.join(d, "data_%d" % k)
         os.makedirs(sd, exist_ok=True)
-        arrays = [to_array(x) for x in inputs] + [to_array(x) for x in outputs]
+        # a sequence result is compared with its items stacked (cfx gives it so: docs/onnx.md);
+        # an optional input that is None is left out (the parameter defaults to None)
+        outputs = [stacked(x) if isinstance(x, list) else x for x in outputs]
+        if any(x is None for x in outputs):
+            return None
+        arrays = [to_array(x) for x in inputs if x is not None] + [to_array(x) for x in outputs]
         if any(a.dtype.name not in CFX_NUMPY | HALF_NUMPY for a in arrays):
             return None
         for j, a in enumerate(inputs):
+            if a is None:
+                continue
             a = to_array(a)
             if a.dtype.name in HALF_NUMPY:
                 a = a.astype(np.float32)
@@ -269,7 +302,9 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"
             pass
         cmd = [cfx, "run", model, "--backend", backend]
         for j in range(nin):
-            cmd += ["--in", "%s=%s" % (in_names[j], os.path.join(sd, "input_%d.npy" % j))]
+            path = os.path.join(sd, "input_%d.npy" % j)
+            if os.path.exists(path): # else None, for an optional input
+                cmd += ["--in", "%s=%s" % (in_names[j], path)]
         got = []
         for j in range(nout):
             path = os.path.join(sd, "got_%d_%s.npy" % (j, backend))
