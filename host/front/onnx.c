@@ -76,6 +76,7 @@ typedef struct ival {
                          * values are that type's, each node that computes one rounds it */
     int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
     int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
+    const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
 enum { HALF_NONE, HALF_F16, HALF_BF16 };
@@ -4370,12 +4371,14 @@ static ival *seq_bind(imp *I, const char *name, const cfx_type *item, const char
     return v;
 }
 
-static void seq_keep(ival *to, const ival *from)
+static ival *seq_keep(ival *to, const ival *from)
 {
     to->seq = from->seq;
     to->cap = from->cap;
     to->slen = from->slen;
     to->opt = from->opt;
+    to->has = from->has;
+    return to;
 }
 
 static ival *seq_in(imp *I, const Onnx__NodeProto *n, size_t k)
@@ -4467,7 +4470,7 @@ static const char *seq_pos(imp *I, const ival *s, ival *p, int end)
 
 /* Where a tensor is made from a list (ConcatFromSequence, a graph's result): the items as the rows
  * of a tensor of s->slen rows, which must be known at import. */
-static const char *seq_rows(imp *I, const ival *s, cfx_type *t)
+static const char *seq_rows(imp *I, const ival *s, cfx_type *t, const char *dst)
 {
     if (!slen_known(s))
         fail(I, "the length of sequence '%s' is not known when the model is imported: cfx makes a tensor "
@@ -4482,9 +4485,14 @@ static const char *seq_rows(imp *I, const ival *s, cfx_type *t)
     for (int d = s->ty.rank; d > 0; d--)
         t->dims[d] = s->ty.dims[d - 1];
     t->dims[0] = s->slen;
-    if (s->cap == s->slen)
+    if (s->cap == s->slen && !dst)
         return fmt(I, "stack(%s)", s->id);
-    const char *r = new_id(I, "rows_", s->name), *j = new_id(I, "j_", "item"), *v = new_id(I, "v_", "item");
+    const char *r = dst ? dst : new_id(I, "rows_", s->name);
+    if (s->cap == s->slen) {
+        line(I, "%s = stack(%s)", r, s->id);
+        return r;
+    }
+    const char *j = new_id(I, "j_", "item"), *v = new_id(I, "v_", "item");
     line(I, "%s = %s", r, zeros_of(I, t));
     line(I, "for %s, %s in enumerate(%s) {", j, v, s->id);
     line(I, "  %s[%s] = %s", r, j, v);
@@ -4493,20 +4501,17 @@ static const char *seq_rows(imp *I, const ival *s, cfx_type *t)
 }
 
 /* A graph's sequence result: its items stacked along a new first axis (docs/onnx.md). */
-static ival *seq_result(imp *I, ival *v)
+static ival *seq_result(imp *I, ival *v, const char *dst)
 {
     if (!v->seq)
         return v;
+    if (v->has)
+        line(I, "assert(%s, \"output '%s' is None: a cfx result is never None\")", v->has, clean(I, v->name));
     cfx_type t;
-    const char *r = seq_rows(I, v, &t);
     ival *o = alloc(I, sizeof *o);
     o->name = v->name;
+    o->id = seq_rows(I, v, &t, dst);
     o->ty = t;
-    o->id = r;
-    if (strncmp(r, "rows_", 5) != 0) {
-        o->id = new_id(I, "rows_", v->name);
-        line(I, "%s = %s", o->id, r);
-    }
     return o;
 }
 
@@ -4559,6 +4564,12 @@ static int seq_declared(const Onnx__ValueInfoProto *vi)
     if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->optional_type)
         t = t->optional_type->elem_type;
     return t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+}
+
+static int opt_seq_declared(const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *t = vi ? vi->type : NULL;
+    return t && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && seq_declared(vi);
 }
 
 /* An If branch's sequence output into the If's variable: a copy where the branch computed it
@@ -4614,6 +4625,76 @@ static void seq_type_of(imp *I, const Onnx__TypeProto *tp, cfx_type *t, int *iss
     }
 }
 
+/* SequenceMap: the body run for each item of the first sequence (`for j, v in enumerate(s)`),
+ * given the items at j of the other sequences and the tensors as they are; each output a list
+ * the loop appends the body's result to, made before the loop once the body gives its type. */
+static void seq_map(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    ival *s = seq_in(I, n, 0);
+    if (body->n_input != n->n_input || body->n_output != n->n_output)
+        fail(I, "the body takes %zu inputs and gives %zu outputs; the node has %zu and %zu", body->n_input,
+             body->n_output, n->n_input, n->n_output);
+    if (s->seq == SEQ_UNTYPED || !s->id)
+        fail(I, "sequence '%s' has no item type known here", s->name);
+    ival **ins = alloc(I, (n->n_input + 1) * sizeof *ins);
+    for (size_t k = 0; k < n->n_input; k++) {
+        ins[k] = in(I, n, k);
+        if (ins[k]->seq && (ins[k]->seq == SEQ_UNTYPED || !ins[k]->id))
+            fail(I, "sequence '%s' has no item type known here", ins[k]->name);
+        if (k && ins[k]->seq && slen_known(s) && slen_known(ins[k]) && ins[k]->slen != s->slen)
+            fail(I, "the sequences '%s' and '%s' have %lld and %lld items", s->name, ins[k]->name,
+                 (long long)s->slen, (long long)ins[k]->slen);
+    }
+    const char *note = I->note, *j = new_id(I, "j_", "item");
+    const char **item = alloc(I, (n->n_input + 1) * sizeof *item);
+    for (size_t k = 1; k < n->n_input; k++)
+        if (ins[k]->seq && !(slen_known(s) && slen_known(ins[k])))
+            line(I, "assert(len(%s) == len(%s), \"SequenceMap '%s': the sequences have different lengths\")",
+                 ins[k]->id, s->id, clean(I, self->name && *self->name ? self->name : out_name(I, n, 0)));
+    const char **outs_id = alloc(I, (n->n_output + 1) * sizeof *outs_id);
+    for (size_t k = 0; k < n->n_output; k++)
+        outs_id[k] = seq_var(I, n, k);
+    body_apart(I);
+    I->indent++;
+    int base = scope_open(I);
+    for (size_t k = 0; k < n->n_input; k++) {
+        const char *bn = body->input[k] && body->input[k]->name ? body->input[k]->name : "";
+        if (!ins[k]->seq) {
+            seq_keep(bind(I, bn, &ins[k]->ty, ins[k]->id, ins[k]->data), ins[k])->half = ins[k]->half;
+            continue;
+        }
+        item[k] = new_id(I, "v_", bn);
+        if (k)
+            line(I, "%s = %s[%s]", item[k], ins[k]->id, j);
+        bind(I, bn, &ins[k]->ty, item[k], NULL);
+    }
+    ival **outs = subgraph_outputs(I, body, n);
+    I->node = self;
+    I->opset = opset;
+    I->note = note;
+    cfx_type *ot = alloc(I, (n->n_output + 1) * sizeof *ot);
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (outs[k]->seq)
+            fail(I, "the body's output %zu ('%s') is a sequence: cfx's lists hold tensors", k, outs[k]->name);
+        ot[k] = outs[k]->ty;
+        line(I, "%s.append(%s)", outs_id[k], ref(I, outs[k]));
+    }
+    scope_close(I, base);
+    I->indent--;
+    body_back(I);
+    for (size_t k = 0; k < n->n_output; k++)
+        line(I, "%s = list(%s, %lld)", outs_id[k], tystr(I, &ot[k]), (long long)(s->cap > 0 ? s->cap : 1));
+    line(I, "for %s, %s in enumerate(%s) {", j, item[0], s->id);
+    body_join(I);
+    line(I, "}");
+    for (size_t k = 0; k < n->n_output; k++)
+        seq_bind(I, out_name(I, n, k), &ot[k], outs_id[k], SEQ_LIST, s->cap, s->slen);
+    I->depth--;
+}
+
 /* The sequence and optional ops, and Identity of either; 0 for any other node. */
 static int seq_op(imp *I, const Onnx__NodeProto *n)
 {
@@ -4661,13 +4742,15 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         seq_item(I, s, &x->ty, fmt(I, "the tensor inserted ('%s')", x->name));
         const char *pos = p ? seq_pos(I, s, p, 1) : NULL;
         const char *id = seq_var(I, n, 0);
+        /* the same variable (a Loop's list, whose room counts every insert) keeps its room */
+        int64_t cap = s->id && !strcmp(s->id, id) ? s->cap : s->cap + 1;
         if (!pos && s->id && !strcmp(s->id, id))
             line(I, "%s.append(%s)", id, ref(I, x));
         else if (!pos && !s->id)
             line(I, "%s = list(%s, 1)", id, tystr(I, &x->ty)), line(I, "%s.append(%s)", id, ref(I, x));
         else
-            seq_copy(I, id, s, &x->ty, s->cap + 1, pos ? pos : fmt(I, "len(%s)", s->id), ref(I, x), NULL);
-        seq_bind(I, out_name(I, n, 0), &x->ty, id, SEQ_LIST, s->cap + 1, s->slen >= 0 ? s->slen + 1 : -1);
+            seq_copy(I, id, s, &x->ty, cap, pos ? pos : fmt(I, "len(%s)", s->id), ref(I, x), NULL);
+        seq_bind(I, out_name(I, n, 0), &x->ty, id, SEQ_LIST, cap, s->slen >= 0 ? s->slen + 1 : -1);
     } else if (!strcmp(op, "SequenceErase")) {
         ival *s = seq_in(I, n, 0), *p = in_opt(I, n, 1);
         if (slen_known(s) && s->slen == 0)
@@ -4689,7 +4772,11 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             fail(I, "sequence '%s' is empty", s->name);
         if (s->seq == SEQ_UNTYPED)
             fail(I, "sequence '%s' has no item type known here", s->name);
-        const char *pos = seq_pos(I, s, p, 0);
+        if (is_real(p->ty.dtype) || p->ty.dtype == CFX_BOOL || count(&p->ty) != 1)
+            fail(I, "the position is %s, not one integer", tystr(I, &p->ty));
+        /* a list's index counts from the end where negative and is checked (status index) */
+        const char *pos = p->data ? fmt(I, "%lld", (long long)geti(p, 0))
+                                  : fmt(I, "cast(%s, i32)", reshaped(I, ref(I, p), &p->ty, &(cfx_type){.dtype = p->ty.dtype}));
         const char *id = out_var(I, n, 0, &s->ty);
         line(I, "%s = %s[%s]", id, s->id, pos);
     } else if (!strcmp(op, "SequenceLength")) {
@@ -4707,7 +4794,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         ival *s = seq_in(I, n, 0);
         int newax = (int)attr_int(I, n, "new_axis", 0);
         cfx_type st;
-        const char *rows = seq_rows(I, s, &st);
+        const char *rows = seq_rows(I, s, &st, NULL);
         int r = s->ty.rank, ax = (int)attr_int(I, n, "axis", 0);
         if (!newax && r == 0)
             fail(I, "the items are scalars: concatenating them needs new_axis = 1");
@@ -4778,6 +4865,8 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         for (int64_t j = 0, at = 0; j < nparts; at += sizes[j], j++)
             line(I, "%s.append(%s)", id, reshaped(I, sub_dims(I, xr, x->ty.rank, ax, at, at + sizes[j]), &t, &it));
         seq_bind(I, out_name(I, n, 0), &it, id, SEQ_LIST, nparts, nparts);
+    } else if (!strcmp(op, "SequenceMap")) {
+        seq_map(I, n);
     } else if (!strcmp(op, "Optional")) {
         if (has_input(n, 0)) {
             ival *x = in(I, n, 0);
@@ -4792,18 +4881,22 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             cfx_type t;
             int isseq;
             seq_type_of(I, a->tp, &t, &isseq);
-            if (isseq)
-                fail(I, "an empty optional sequence: a cfx list cannot be None");
             if (t.rank < 0)
                 fail(I, "the 'type' attribute has no static shape");
-            bind(I, out_name(I, n, 0), &t, "None", NULL)->opt = OPT_NONE;
+            if (isseq) { /* an empty list of that type, known to be None */
+                const char *id = seq_var(I, n, 0);
+                line(I, "%s = list(%s, 1)", id, tystr(I, &t));
+                seq_bind(I, out_name(I, n, 0), &t, id, SEQ_LIST, 1, 0)->opt = OPT_NONE;
+            } else {
+                bind(I, out_name(I, n, 0), &t, "None", NULL)->opt = OPT_NONE;
+            }
         }
     } else if (!strcmp(op, "OptionalHasElement")) {
         ival *x = in_opt(I, n, 0);
         cfx_type t = mktype(CFX_BOOL, 0, NULL);
-        if (x && x->opt == OPT_MAY && !x->seq) {
+        if (x && x->opt == OPT_MAY && (!x->seq || x->has)) {
             const char *id = out_var(I, n, 0, &t);
-            line(I, "%s = %s is not None", id, x->id);
+            line(I, "%s = %s", id, x->seq ? x->has : fmt(I, "%s is not None", x->id));
         } else {
             void *d = new_data(I, &t);
             seti(CFX_BOOL, d, 0, x && x->opt != OPT_NONE);
@@ -4813,9 +4906,12 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         ival *x = in(I, n, 0);
         if (x->opt == OPT_NONE)
             fail(I, "optional '%s' is None here", x->name);
+        if (x->seq && x->has)
+            line(I, "assert(%s, \"optional '%s' is None\")", x->has, clean(I, x->name));
         ival *o = bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
         seq_keep(o, x);
         o->opt = 0; /* a tensor: reading a variable that holds None stops the run */
+        o->has = NULL;
     } else {
         return 0;
     }
@@ -4865,6 +4961,11 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
     int *halves = alloc(I, (n->n_output + 1) * sizeof *halves);
     const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
     ival *joined = alloc(I, (n->n_output + 1) * sizeof *joined); /* sequences' and optionals' */
+    const char **has = alloc(I, (n->n_output + 1) * sizeof *has); /* optional sequences' flags */
+    for (size_t k = 0; k < n->n_output; k++)
+        if ((k < gs[0]->n_output && opt_seq_declared(gs[0]->output[k])) ||
+            (k < gs[1]->n_output && opt_seq_declared(gs[1]->output[k])))
+            has[k] = new_id(I, "has_", out_name(I, n, k));
     const char *note = I->note;
     line(I, "if %s {", ref(I, c));
     for (int b = 0; b < 2; b++) {
@@ -4893,10 +4994,16 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
                 fail(I, "output %zu ('%s') is a sequence in one branch and a tensor in the other", k, out_name(I, n, k));
             joined[k].seq = outs[k]->seq;
             joined[k].cap = b && joined[k].cap > outs[k]->cap ? joined[k].cap : outs[k]->cap;
-            joined[k].slen = b && joined[k].slen != outs[k]->slen ? -1 : outs[k]->slen;
+            int none = outs[k]->seq && outs[k]->opt == OPT_NONE; /* its length is no result's */
+            if (!b)
+                joined[k].slen = none ? -2 : outs[k]->slen;
+            else if (!none)
+                joined[k].slen = joined[k].slen == -2 || joined[k].slen == outs[k]->slen ? outs[k]->slen : -1;
             joined[k].opt = b && joined[k].opt ? OPT_MAY : outs[k]->opt ? OPT_MAY : 0;
             if (outs[k]->seq)
                 seq_branch_out(I, ids[k], outs[k]);
+            if (has[k] && outs[k]->seq)
+                line(I, "%s = %s", has[k], none ? "False" : outs[k]->has ? outs[k]->has : "True");
             refs[k] = outs[k]->seq ? ids[k] : ref(I, outs[k]);
         }
         assign_all(I, ids, refs, n->n_output);
@@ -4907,6 +5014,9 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
     for (size_t k = 0; k < n->n_output; k++) {
         ival *o = bind(I, out_name(I, n, k), &types[k], ids[k], NULL);
         o->half = halves[k];
+        joined[k].slen = joined[k].slen < -1 ? -1 : joined[k].slen;
+        joined[k].has = joined[k].seq ? has[k] : NULL;
+        joined[k].opt = joined[k].seq && !has[k] ? 0 : joined[k].opt;
         seq_keep(o, &joined[k]);
     }
     I->depth--;
@@ -5083,8 +5193,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     const char **tgts = alloc(I, (ncarried + 2) * sizeof *tgts);
     for (size_t k = 0; k < ncarried; k++) {
         tgts[k] = lc[k];
-        if (ls[k] && outs[k + 1]->seq == SEQ_LIST)
-            seq_branch_out(I, lc[k], outs[k + 1]);
+        if (ls[k] && outs[k + 1]->seq == SEQ_LIST && strcmp(outs[k + 1]->id, lc[k]) != 0)
+            seq_copy(I, lc[k], outs[k + 1], &outs[k + 1]->ty, lcap[k], NULL, NULL, NULL);
         vals[k] = ls[k] ? lc[k] : ref(I, outs[k + 1]);
     }
     tgts[ncarried] = cv;
@@ -6244,7 +6354,7 @@ static void import_model(imp *I, onnx_import *out)
             fail(I, "output '%s' is None: a cfx result is never None", vo->name);
         if (v->seq) { /* a sequence result: its items stacked along a new first axis */
             I->note = fmt(I, "output '%s', a sequence", clean(I, vo->name));
-            v = seq_result(I, v);
+            v = seq_result(I, v, out_ids[k]);
         }
         cfx_type decl;
         int half;
