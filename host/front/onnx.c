@@ -4473,8 +4473,9 @@ static const char *seq_pos(imp *I, const ival *s, ival *p, int end)
 static const char *seq_rows(imp *I, const ival *s, cfx_type *t, const char *dst)
 {
     if (!slen_known(s))
-        fail(I, "the length of sequence '%s' is not known when the model is imported: cfx makes a tensor "
-             "of a list only where its length is known (a Loop's fixed trip count, a SequenceConstruct)", s->name);
+        fail(I, "the length of sequence '%s' must be known when the model is imported: cfx makes a tensor of "
+             "a list only where its length is known (a Loop that no condition ends, of a known trip count; a "
+             "SequenceConstruct)", s->name);
     if (s->slen == 0 || s->seq == SEQ_UNTYPED)
         fail(I, "sequence '%s' is empty: cfx has no tensors of 0 elements", s->name);
     if (s->ty.rank + 1 > CFX_TYPE_MAX_RANK)
@@ -4536,8 +4537,9 @@ static int64_t seq_loop_cap(imp *I, const ival *init, const Onnx__GraphProto *bo
     if (!grows)
         return init->cap > 0 ? init->cap : 1;
     if (!M || !M->data)
-        fail(I, "loop-carried sequence '%s' grows in a Loop whose trip count is not known at import: cfx's "
-             "lists have a capacity fixed when the program is compiled", oname);
+        fail(I, "loop-carried sequence '%s' grows in the Loop, whose trip count must be known when the model "
+             "is imported: cfx's lists have a capacity fixed when the program is compiled (give the trip "
+             "count's input)", oname);
     return (init->cap > 0 ? init->cap : 0) + geti(M, 0) * grows;
 }
 
