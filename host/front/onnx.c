@@ -4404,6 +4404,13 @@ static const char *seq_var(imp *I, const Onnx__NodeProto *n, size_t k)
     return id;
 }
 
+/* A float16 or bfloat16 tensor (held in f32 and rounded by each node) is no list's item. */
+static void seq_no_half(imp *I, const ival *x)
+{
+    if (x->half)
+        fail(I, "'%s' is %s: a sequence of float16 or bfloat16 items is not supported", x->name, half_types[x->half]);
+}
+
 /* Items of one type: the message names the node and the two shapes. */
 static void seq_item(imp *I, const ival *s, const cfx_type *t, const char *what)
 {
@@ -4681,6 +4688,7 @@ static void seq_map(imp *I, const Onnx__NodeProto *n)
     for (size_t k = 0; k < n->n_output; k++) {
         if (outs[k]->seq)
             fail(I, "the body's output %zu ('%s') is a sequence: cfx's lists hold tensors", k, outs[k]->name);
+        seq_no_half(I, outs[k]);
         ot[k] = outs[k]->ty;
         line(I, "%s.append(%s)", outs_id[k], ref(I, outs[k]));
     }
@@ -4733,6 +4741,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             ival *x = in(I, n, j);
             if (x->seq)
                 fail(I, "input %zu ('%s') is a sequence: a sequence holds tensors", j, x->name);
+            seq_no_half(I, x);
             seq_item(I, &tmp, &x->ty, fmt(I, "input %zu ('%s')", j, x->name));
             line(I, "%s.append(%s)", id, ref(I, x));
         }
@@ -4741,6 +4750,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         ival *s = seq_in(I, n, 0), *x = in(I, n, 1), *p = in_opt(I, n, 2);
         if (x->seq)
             fail(I, "the tensor to insert ('%s') is a sequence", x->name);
+        seq_no_half(I, x);
         seq_item(I, s, &x->ty, fmt(I, "the tensor inserted ('%s')", x->name));
         const char *pos = p ? seq_pos(I, s, p, 1) : NULL;
         const char *id = seq_var(I, n, 0);
@@ -4822,6 +4832,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         ival *x = in(I, n, 0), *sp = in_opt(I, n, 1);
         if (x->ty.rank == 0)
             fail(I, "the input is a scalar");
+        seq_no_half(I, x);
         int ax = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
         int keep = (int)attr_int(I, n, "keepdims", 1);
         int64_t len = x->ty.dims[ax], nparts = 0;
@@ -4896,7 +4907,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "OptionalHasElement")) {
         ival *x = in_opt(I, n, 0);
         cfx_type t = mktype(CFX_BOOL, 0, NULL);
-        if (x && x->opt == OPT_MAY && (!x->seq || x->has)) {
+        if (x && x->opt == OPT_MAY && (x->seq ? x->has != NULL : x->id && !x->data)) {
             const char *id = out_var(I, n, 0, &t);
             line(I, "%s = %s", id, x->seq ? x->has : fmt(I, "%s is not None", x->id));
         } else {
