@@ -4945,7 +4945,7 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         for (size_t k = 0; k < n->n_output; k++) {
             ids[k] = (k < gs[0]->n_output && seq_declared(gs[0]->output[k])) ||
                      (k < gs[1]->n_output && seq_declared(gs[1]->output[k]))
-                         ? new_id(I, "s_", out_name(I, n, k)) : var_for(I, out_name(I, n, k));
+                         ? seq_var(I, n, k) : var_for(I, out_name(I, n, k));
             outer[k] = lookup_id(I, ids[k]);
         }
     int64_t opset = graph_opset_guard(I);
