@@ -74,6 +74,9 @@ typedef struct ival {
     const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
     int half;           /* an f32 that is ONNX's float16 (HALF_F16) or bfloat16 (HALF_BF16): its
                          * values are that type's, each node that computes one rounds it */
+    int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
+    int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
+    const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
 enum { HALF_NONE, HALF_F16, HALF_BF16 };
@@ -800,7 +803,9 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
         if (!input)
             return 0;
-        fail(I, "input '%s' is not a tensor (sequences, maps and optionals are not supported)", name);
+        fail(I, "input '%s' is not a tensor: %s", name, tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE
+             ? "maps are not supported" : "a sequence cannot be a graph input, as a cfx list cannot be a "
+             "parameter (docs/language.md, Lists; an optional of a tensor can)");
     }
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     memset(out, 0, sizeof *out);
@@ -4340,6 +4345,592 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__No
     return outs;
 }
 
+/* ---- sequences and optionals -------------------------------------------------------------- */
+
+/* An ONNX sequence is a cfx list (docs/language.md, "Lists"): its items have one type, ty, and
+ * the list a capacity fixed at compile time. A value that takes another from an old one (Insert,
+ * Erase) appends or pops in place where the old one is read no more (the enclosing Loop's
+ * variable, given by var_for), else copies it into a list of its own. An optional of a tensor is
+ * a variable that may hold None; an optional of a sequence is the sequence. */
+enum { SEQ_LIST = 1, SEQ_UNTYPED = 2 };     /* ival.seq: a list; an empty one of no item type yet */
+enum { OPT_MAY = 1, OPT_NONE = 2 };         /* ival.opt: may be None; is None */
+#define SEQ_BASE ((int64_t)1 << 40)         /* slen of a loop's carried list: the length it entered with */
+
+static int slen_known(const ival *s)
+{
+    return s->slen >= 0 && s->slen < SEQ_BASE / 2;
+}
+
+static ival *seq_bind(imp *I, const char *name, const cfx_type *item, const char *id, int seq, int64_t cap,
+                      int64_t slen)
+{
+    ival *v = bind(I, name, item, id, NULL);
+    v->seq = seq;
+    v->cap = cap;
+    v->slen = slen;
+    return v;
+}
+
+static ival *seq_keep(ival *to, const ival *from)
+{
+    to->seq = from->seq;
+    to->cap = from->cap;
+    to->slen = from->slen;
+    to->opt = from->opt;
+    to->has = from->has;
+    return to;
+}
+
+static ival *seq_in(imp *I, const Onnx__NodeProto *n, size_t k)
+{
+    ival *s = in(I, n, k);
+    if (!s->seq)
+        fail(I, "input %zu ('%s') is a tensor, not a sequence", k, s->name);
+    return s;
+}
+
+/* The list variable for output k: the enclosing Loop's or If's own where it may take it, never
+ * the graph's result (a sequence result is its items stacked, written at the end). */
+static const char *seq_var(imp *I, const Onnx__NodeProto *n, size_t k)
+{
+    const char *name = out_name(I, n, k);
+    const char *id = var_for(I, name);
+    if (!strncmp(id, "out_", 4)) {
+        for (int j = 0; j < I->ndirect; j++)
+            if (!I->direct[j].id && I->direct[j].from < 0 && !strcmp(I->direct[j].name, name))
+                I->direct[j].id = id;
+        id = new_id(I, "s_", name);
+    }
+    return id;
+}
+
+/* A float16 or bfloat16 tensor (held in f32 and rounded by each node) is no list's item. */
+static void seq_no_half(imp *I, const ival *x)
+{
+    if (x->half)
+        fail(I, "'%s' is %s: a sequence of float16 or bfloat16 items is not supported", x->name, half_types[x->half]);
+}
+
+/* Items of one type: the message names the node and the two shapes. */
+static void seq_item(imp *I, const ival *s, const cfx_type *t, const char *what)
+{
+    if (s->seq == SEQ_UNTYPED ? s->ty.dtype != t->dtype : !same_type(&s->ty, t))
+        fail(I, "sequence '%s' holds %s items and %s is %s: cfx's lists hold items of one type and shape",
+             s->name, s->seq == SEQ_UNTYPED ? cfx_dtype_name(s->ty.dtype) : tystr(I, &s->ty), what, tystr(I, t));
+}
+
+/* dst = a new list of room cap with src's items (src may be dst: copied apart first); with
+ * `item` inserted before position `pos` (an i32 expression, 0 to len), or with position `erase`
+ * left out. */
+static void seq_copy(imp *I, const char *dst, const ival *src, const cfx_type *t, int64_t cap, const char *pos,
+                     const char *item, const char *erase)
+{
+    const char *from = src->id;
+    if (from && !strcmp(from, dst)) {
+        from = new_id(I, "t_", src->name);
+        line(I, "%s = list(%s, %lld)", from, tystr(I, t), (long long)(src->cap > 0 ? src->cap : 1));
+        const char *v = new_id(I, "v_", "item");
+        line(I, "for %s in %s {", v, dst);
+        line(I, "  %s.append(%s)", from, v);
+        line(I, "}");
+    }
+    line(I, "%s = list(%s, %lld)", dst, tystr(I, t), (long long)(cap > 0 ? cap : 1));
+    if (from) {
+        const char *j = new_id(I, "j_", "item"), *v = new_id(I, "v_", "item");
+        line(I, "for %s, %s in enumerate(%s) {", j, v, from);
+        if (item)
+            line(I, "  if %s == %s {", j, pos), line(I, "    %s.append(%s)", dst, item), line(I, "  }");
+        if (erase)
+            line(I, "  if %s != %s {", j, erase), line(I, "    %s.append(%s)", dst, v), line(I, "  }");
+        else
+            line(I, "  %s.append(%s)", dst, v);
+        line(I, "}");
+    }
+    if (item)
+        line(I, "if %s == %s {", pos, from ? fmt(I, "len(%s)", from) : "0"), line(I, "  %s.append(%s)", dst, item),
+            line(I, "}");
+}
+
+/* A position input as an i32 expression, negative counted from len, checked in 0 to len - 1
+ * (0 to len where `end` may be taken: Insert's). NULL where it is the end, known. */
+static const char *seq_pos(imp *I, const ival *s, ival *p, int end)
+{
+    if (is_real(p->ty.dtype) || p->ty.dtype == CFX_BOOL || count(&p->ty) != 1)
+        fail(I, "the position is %s, not one integer", tystr(I, &p->ty));
+    const char *len = s->id ? fmt(I, "len(%s)", s->id) : "0";
+    if (p->data && slen_known(s)) {
+        int64_t k = geti(p, 0), n = s->slen;
+        if (k < 0)
+            k += n;
+        if (k < 0 || k > n - !end)
+            fail(I, "position %lld is outside the sequence '%s' of %lld items", (long long)geti(p, 0), s->name,
+                 (long long)n);
+        return end && k == n ? NULL : fmt(I, "%lld", (long long)k);
+    }
+    const char *v = new_id(I, "pos_", s->name);
+    line(I, "%s = cast(%s, i32)", v, reshaped(I, ref(I, p), &p->ty, &(cfx_type){.dtype = p->ty.dtype}));
+    line(I, "%s = %s + %s if %s < 0 else %s", v, v, len, v, v);
+    line(I, "assert(0 <= %s and %s %s %s, \"%s: the position is outside the sequence\")", v, v, end ? "<=" : "<", len,
+         clean(I, I->note ? I->note : ""));
+    return v;
+}
+
+/* Where a tensor is made from a list (ConcatFromSequence, a graph's result): the items as the rows
+ * of a tensor of s->slen rows, which must be known at import. */
+static const char *seq_rows(imp *I, const ival *s, cfx_type *t, const char *dst)
+{
+    if (!slen_known(s))
+        fail(I, "the length of sequence '%s' must be known when the model is imported: cfx makes a tensor of "
+             "a list only where its length is known (a Loop that no condition ends, of a known trip count; a "
+             "SequenceConstruct)", s->name);
+    if (s->slen == 0 || s->seq == SEQ_UNTYPED)
+        fail(I, "sequence '%s' is empty: cfx has no tensors of 0 elements", s->name);
+    if (s->ty.rank + 1 > CFX_TYPE_MAX_RANK)
+        fail(I, "the items of sequence '%s' have rank %d: stacked they would have rank %d, above cfx's %d", s->name,
+             s->ty.rank, s->ty.rank + 1, CFX_TYPE_MAX_RANK);
+    *t = s->ty;
+    t->rank = s->ty.rank + 1;
+    for (int d = s->ty.rank; d > 0; d--)
+        t->dims[d] = s->ty.dims[d - 1];
+    t->dims[0] = s->slen;
+    if (s->cap == s->slen && !dst)
+        return fmt(I, "stack(%s)", s->id);
+    const char *r = dst ? dst : new_id(I, "rows_", s->name);
+    if (s->cap == s->slen) {
+        line(I, "%s = stack(%s)", r, s->id);
+        return r;
+    }
+    const char *j = new_id(I, "j_", "item"), *v = new_id(I, "v_", "item");
+    line(I, "%s = %s", r, zeros_of(I, t));
+    line(I, "for %s, %s in enumerate(%s) {", j, v, s->id);
+    line(I, "  %s[%s] = %s", r, j, v);
+    line(I, "}");
+    return r;
+}
+
+/* A graph's sequence result: its items stacked along a new first axis (docs/onnx.md). */
+static ival *seq_result(imp *I, ival *v, const char *dst)
+{
+    if (!v->seq)
+        return v;
+    if (v->has)
+        line(I, "assert(%s, \"output '%s' is None: a cfx result is never None\")", v->has, clean(I, v->name));
+    cfx_type t;
+    ival *o = alloc(I, sizeof *o);
+    o->name = v->name;
+    o->id = seq_rows(I, v, &t, dst);
+    o->ty = t;
+    return o;
+}
+
+/* The list of a Loop's carried sequence, made before the loop: room for what it enters with and
+ * what the body's SequenceInserts (at any depth) add in `rows` iterations. */
+static int seq_inserts(const Onnx__GraphProto *g)
+{
+    int n = 0;
+    for (size_t k = 0; k < g->n_node; k++) {
+        const Onnx__NodeProto *nd = g->node[k];
+        n += nd && nd->op_type && !strcmp(nd->op_type, "SequenceInsert");
+        for (size_t a = 0; nd && a < nd->n_attribute; a++)
+            if (nd->attribute[a] && nd->attribute[a]->g)
+                n += seq_inserts(nd->attribute[a]->g);
+    }
+    return n;
+}
+
+static int64_t seq_loop_cap(imp *I, const ival *init, const Onnx__GraphProto *body, const ival *M, const char *oname)
+{
+    int grows = seq_inserts(body);
+    if (!grows)
+        return init->cap > 0 ? init->cap : 1;
+    if (!M || !M->data)
+        fail(I, "loop-carried sequence '%s' grows in the Loop, whose trip count must be known when the model "
+             "is imported: cfx's lists have a capacity fixed when the program is compiled (give the trip "
+             "count's input)", oname);
+    return (init->cap > 0 ? init->cap : 0) + geti(M, 0) * grows;
+}
+
+static void seq_loop_init(imp *I, const char *lc, const ival *init, const ival *out, int64_t cap)
+{
+    const ival *typed = init->seq == SEQ_LIST ? init : out;
+    if (typed->seq != SEQ_LIST)
+        fail(I, "loop-carried sequence '%s' is empty and the body gives it no items: its item type is not known",
+             init->name);
+    line(I, "%s = list(%s, %lld)", lc, tystr(I, &typed->ty), (long long)cap);
+    if (init->id) {
+        const char *v = new_id(I, "v_", "item");
+        line(I, "for %s in %s {", v, init->id);
+        line(I, "  %s.append(%s)", lc, v);
+        line(I, "}");
+    }
+}
+
+/* An If's output that the branches declare a sequence: a list variable of its own (never the
+ * graph's result, which is the list stacked). */
+static int seq_declared(const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *t = vi ? vi->type : NULL;
+    if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->optional_type)
+        t = t->optional_type->elem_type;
+    return t && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+}
+
+static int opt_seq_declared(const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *t = vi ? vi->type : NULL;
+    return t && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && seq_declared(vi);
+}
+
+/* An If branch's sequence output into the If's variable: a copy where the branch computed it
+ * elsewhere. */
+static void seq_branch_out(imp *I, const char *id, ival *o)
+{
+    if (o->seq == SEQ_UNTYPED && !o->id)
+        fail(I, "a branch gives the empty sequence '%s', whose item type is not known", o->name);
+    if (!o->id || strcmp(o->id, id) != 0)
+        seq_copy(I, id, o, &o->ty, o->cap, NULL, NULL, NULL);
+}
+
+/* An optional graph input of a tensor: a parameter that defaults to None. */
+static int opt_input_type(const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *t = vi->type;
+    return t && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->optional_type &&
+           t->optional_type->elem_type &&
+           t->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+}
+
+static void seq_type_of(imp *I, const Onnx__TypeProto *tp, cfx_type *t, int *isseq)
+{
+    *isseq = 0;
+    while (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ||
+                  tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)) {
+        *isseq |= tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        tp = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+                 ? (tp->sequence_type ? tp->sequence_type->elem_type : NULL)
+                 : (tp->optional_type ? tp->optional_type->elem_type : NULL);
+    }
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        fail(I, "the 'type' attribute is not a tensor, a sequence or an optional of one");
+    int half;
+    memset(t, 0, sizeof *t);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    t->dtype = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, "the 'type' attribute", &half);
+    if (!tt->shape)
+        t->rank = -1;
+    else {
+        t->rank = (int)tt->shape->n_dim;
+        if (t->rank > CFX_TYPE_MAX_RANK)
+            fail(I, "the 'type' attribute has rank %d", t->rank);
+        for (int d = 0; d < t->rank; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            if (!dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                t->rank = -1;
+            else
+                t->dims[d] = dim->dim_value;
+            if (t->rank < 0)
+                break;
+        }
+    }
+}
+
+/* SequenceMap: the body run for each item of the first sequence (`for j, v in enumerate(s)`),
+ * given the items at j of the other sequences and the tensors as they are; each output a list
+ * the loop appends the body's result to, made before the loop once the body gives its type. */
+static void seq_map(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    ival *s = seq_in(I, n, 0);
+    if (body->n_input != n->n_input || body->n_output != n->n_output)
+        fail(I, "the body takes %zu inputs and gives %zu outputs; the node has %zu and %zu", body->n_input,
+             body->n_output, n->n_input, n->n_output);
+    if (s->seq == SEQ_UNTYPED || !s->id)
+        fail(I, "sequence '%s' has no item type known here", s->name);
+    ival **ins = alloc(I, (n->n_input + 1) * sizeof *ins);
+    for (size_t k = 0; k < n->n_input; k++) {
+        ins[k] = in(I, n, k);
+        if (ins[k]->seq && (ins[k]->seq == SEQ_UNTYPED || !ins[k]->id))
+            fail(I, "sequence '%s' has no item type known here", ins[k]->name);
+        if (k && ins[k]->seq && slen_known(s) && slen_known(ins[k]) && ins[k]->slen != s->slen)
+            fail(I, "the sequences '%s' and '%s' have %lld and %lld items", s->name, ins[k]->name,
+                 (long long)s->slen, (long long)ins[k]->slen);
+    }
+    const char *note = I->note, *j = new_id(I, "j_", "item");
+    const char **item = alloc(I, (n->n_input + 1) * sizeof *item);
+    for (size_t k = 1; k < n->n_input; k++)
+        if (ins[k]->seq && !(slen_known(s) && slen_known(ins[k])))
+            line(I, "assert(len(%s) == len(%s), \"SequenceMap '%s': the sequences have different lengths\")",
+                 ins[k]->id, s->id, clean(I, self->name && *self->name ? self->name : out_name(I, n, 0)));
+    const char **outs_id = alloc(I, (n->n_output + 1) * sizeof *outs_id);
+    for (size_t k = 0; k < n->n_output; k++)
+        outs_id[k] = seq_var(I, n, k);
+    body_apart(I);
+    I->indent++;
+    int base = scope_open(I);
+    for (size_t k = 0; k < n->n_input; k++) {
+        const char *bn = body->input[k] && body->input[k]->name ? body->input[k]->name : "";
+        if (!ins[k]->seq) {
+            seq_keep(bind(I, bn, &ins[k]->ty, ins[k]->id, ins[k]->data), ins[k])->half = ins[k]->half;
+            continue;
+        }
+        item[k] = new_id(I, "v_", bn);
+        if (k)
+            line(I, "%s = %s[%s]", item[k], ins[k]->id, j);
+        bind(I, bn, &ins[k]->ty, item[k], NULL);
+    }
+    ival **outs = subgraph_outputs(I, body, n);
+    I->node = self;
+    I->opset = opset;
+    I->note = note;
+    cfx_type *ot = alloc(I, (n->n_output + 1) * sizeof *ot);
+    for (size_t k = 0; k < n->n_output; k++) {
+        if (outs[k]->seq)
+            fail(I, "the body's output %zu ('%s') is a sequence: cfx's lists hold tensors", k, outs[k]->name);
+        seq_no_half(I, outs[k]);
+        ot[k] = outs[k]->ty;
+        line(I, "%s.append(%s)", outs_id[k], ref(I, outs[k]));
+    }
+    scope_close(I, base);
+    I->indent--;
+    body_back(I);
+    for (size_t k = 0; k < n->n_output; k++)
+        line(I, "%s = list(%s, %lld)", outs_id[k], tystr(I, &ot[k]), (long long)(s->cap > 0 ? s->cap : 1));
+    line(I, "for %s, %s in enumerate(%s) {", j, item[0], s->id);
+    body_join(I);
+    line(I, "}");
+    for (size_t k = 0; k < n->n_output; k++)
+        seq_bind(I, out_name(I, n, k), &ot[k], outs_id[k], SEQ_LIST, s->cap, s->slen);
+    I->depth--;
+}
+
+/* The sequence and optional ops, and Identity of either; 0 for any other node. */
+static int seq_op(imp *I, const Onnx__NodeProto *n)
+{
+    const char *op = n->op_type;
+    if (!strcmp(op, "Identity") && has_input(n, 0) && lookup(I, n->input[0]) &&
+        (lookup(I, n->input[0])->seq || lookup(I, n->input[0])->opt)) {
+        ival *s = in(I, n, 0);
+        if (!s->seq) {
+            seq_keep(bind(I, out_name(I, n, 0), &s->ty, s->id, s->data), s);
+            return 1;
+        }
+        if (s->seq == SEQ_UNTYPED && !s->id) {
+            seq_keep(bind(I, out_name(I, n, 0), &s->ty, NULL, NULL), s);
+            return 1;
+        }
+        if (s->seq == SEQ_UNTYPED)
+            fail(I, "sequence '%s' has no item type known here", s->name);
+        const char *id = seq_var(I, n, 0);
+        if (!s->id || strcmp(s->id, id) != 0)
+            seq_copy(I, id, s, &s->ty, s->cap, NULL, NULL, NULL);
+        seq_bind(I, out_name(I, n, 0), &s->ty, id, SEQ_LIST, s->cap, s->slen);
+    } else if (!strcmp(op, "SequenceEmpty")) {
+        int half;
+        cfx_type t = {.dtype = dtype_of(I, (int32_t)attr_int(I, n, "dtype", 1), "the 'dtype' attribute", &half)};
+        seq_bind(I, out_name(I, n, 0), &t, NULL, SEQ_UNTYPED, 0, 0);
+    } else if (!strcmp(op, "SequenceConstruct")) {
+        if (n->n_input == 0)
+            fail(I, "SequenceConstruct takes at least one tensor");
+        ival *first = in(I, n, 0);
+        const char *id = seq_var(I, n, 0);
+        line(I, "%s = list(%s, %zu)", id, tystr(I, &first->ty), n->n_input);
+        ival tmp = {.name = out_name(I, n, 0), .ty = first->ty, .seq = SEQ_LIST};
+        for (size_t j = 0; j < n->n_input; j++) {
+            ival *x = in(I, n, j);
+            if (x->seq)
+                fail(I, "input %zu ('%s') is a sequence: a sequence holds tensors", j, x->name);
+            seq_no_half(I, x);
+            seq_item(I, &tmp, &x->ty, fmt(I, "input %zu ('%s')", j, x->name));
+            line(I, "%s.append(%s)", id, ref(I, x));
+        }
+        seq_bind(I, out_name(I, n, 0), &first->ty, id, SEQ_LIST, (int64_t)n->n_input, (int64_t)n->n_input);
+    } else if (!strcmp(op, "SequenceInsert")) {
+        ival *s = seq_in(I, n, 0), *x = in(I, n, 1), *p = in_opt(I, n, 2);
+        if (x->seq)
+            fail(I, "the tensor to insert ('%s') is a sequence", x->name);
+        seq_no_half(I, x);
+        seq_item(I, s, &x->ty, fmt(I, "the tensor inserted ('%s')", x->name));
+        const char *pos = p ? seq_pos(I, s, p, 1) : NULL;
+        const char *id = seq_var(I, n, 0);
+        /* the same variable (a Loop's list, whose room counts every insert) keeps its room */
+        int64_t cap = s->id && !strcmp(s->id, id) ? s->cap : s->cap + 1;
+        if (!pos && s->id && !strcmp(s->id, id))
+            line(I, "%s.append(%s)", id, ref(I, x));
+        else if (!pos && !s->id)
+            line(I, "%s = list(%s, 1)", id, tystr(I, &x->ty)), line(I, "%s.append(%s)", id, ref(I, x));
+        else
+            seq_copy(I, id, s, &x->ty, cap, pos ? pos : fmt(I, "len(%s)", s->id), ref(I, x), NULL);
+        seq_bind(I, out_name(I, n, 0), &x->ty, id, SEQ_LIST, cap, s->slen >= 0 ? s->slen + 1 : -1);
+    } else if (!strcmp(op, "SequenceErase")) {
+        ival *s = seq_in(I, n, 0), *p = in_opt(I, n, 1);
+        if (slen_known(s) && s->slen == 0)
+            fail(I, "sequence '%s' is empty: nothing to erase", s->name);
+        if (s->seq == SEQ_UNTYPED)
+            fail(I, "sequence '%s' has no item type known here", s->name);
+        const char *pos = p ? seq_pos(I, s, p, 0) : NULL;
+        if (pos && slen_known(s) && atoll(pos) == s->slen - 1 && pos[0] >= '0' && pos[0] <= '9')
+            pos = NULL;
+        const char *id = seq_var(I, n, 0);
+        if (!pos && !strcmp(s->id, id))
+            line(I, "%s.pop()", id);
+        else
+            seq_copy(I, id, s, &s->ty, s->cap, NULL, NULL, pos ? pos : fmt(I, "len(%s) - 1", s->id));
+        seq_bind(I, out_name(I, n, 0), &s->ty, id, SEQ_LIST, s->cap, s->slen >= 0 ? s->slen - 1 : -1);
+    } else if (!strcmp(op, "SequenceAt")) {
+        ival *s = seq_in(I, n, 0), *p = in(I, n, 1);
+        if (s->seq == SEQ_UNTYPED && !s->id)
+            fail(I, "sequence '%s' is empty", s->name);
+        if (s->seq == SEQ_UNTYPED)
+            fail(I, "sequence '%s' has no item type known here", s->name);
+        if (is_real(p->ty.dtype) || p->ty.dtype == CFX_BOOL || count(&p->ty) != 1)
+            fail(I, "the position is %s, not one integer", tystr(I, &p->ty));
+        /* a list's index counts from the end where negative and is checked (status index) */
+        const char *pos = p->data ? fmt(I, "%lld", (long long)geti(p, 0))
+                                  : fmt(I, "cast(%s, i32)", reshaped(I, ref(I, p), &p->ty, &(cfx_type){.dtype = p->ty.dtype}));
+        const char *id = out_var(I, n, 0, &s->ty);
+        line(I, "%s = %s[%s]", id, s->id, pos);
+    } else if (!strcmp(op, "SequenceLength")) {
+        ival *s = seq_in(I, n, 0);
+        cfx_type t = mktype(CFX_I64, 0, NULL);
+        if (slen_known(s)) {
+            void *d = new_data(I, &t);
+            seti(CFX_I64, d, 0, s->slen);
+            out_known(I, n, 0, &t, d);
+        } else {
+            const char *id = out_var(I, n, 0, &t);
+            line(I, "%s = cast(len(%s), i64)", id, s->id);
+        }
+    } else if (!strcmp(op, "ConcatFromSequence")) {
+        ival *s = seq_in(I, n, 0);
+        int newax = (int)attr_int(I, n, "new_axis", 0);
+        cfx_type st;
+        const char *rows = seq_rows(I, s, &st, NULL);
+        int r = s->ty.rank, ax = (int)attr_int(I, n, "axis", 0);
+        if (!newax && r == 0)
+            fail(I, "the items are scalars: concatenating them needs new_axis = 1");
+        ax = norm_axis(I, ax, newax ? r + 1 : r, "axis");
+        /* the stacked axis moved to `ax`, then (no new axis) merged with the item's axis ax */
+        int perm[CFX_TYPE_MAX_RANK];
+        cfx_type pt = st;
+        for (int d = 0, j = 1; d <= r; d++) {
+            perm[d] = d == ax ? 0 : j++;
+            pt.dims[d] = st.dims[perm[d]];
+        }
+        const char *e = ax == 0 ? rows : fmt(I, "transpose(%s, %s)", rows, perm_text(I, perm, r + 1));
+        cfx_type t = pt;
+        if (!newax) {
+            t.rank = r;
+            for (int d = 0; d < r; d++)
+                t.dims[d] = d < ax ? pt.dims[d] : d == ax ? pt.dims[ax] * pt.dims[ax + 1] : pt.dims[d + 1];
+            e = reshaped(I, e, &pt, &t);
+        }
+        const char *id = out_var(I, n, 0, &t);
+        line(I, "%s = %s", id, e);
+    } else if (!strcmp(op, "SplitToSequence")) {
+        ival *x = in(I, n, 0), *sp = in_opt(I, n, 1);
+        if (x->ty.rank == 0)
+            fail(I, "the input is a scalar");
+        seq_no_half(I, x);
+        int ax = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+        int keep = (int)attr_int(I, n, "keepdims", 1);
+        int64_t len = x->ty.dims[ax], nparts = 0;
+        int64_t *sizes = alloc(I, (size_t)(len + 1) * sizeof *sizes);
+        if (!sp) {
+            for (int64_t j = 0; j < len; j++)
+                sizes[nparts++] = 1;
+        } else {
+            if (!sp->data)
+                fail(I, "the split ('%s') must be known when the model is imported", sp->name);
+            keep = 1;
+            if (count(&sp->ty) == 1 && sp->ty.rank == 0) {
+                int64_t c = geti(sp, 0);
+                if (c <= 0)
+                    fail(I, "the split %lld is not positive", (long long)c);
+                for (int64_t at = 0; at < len; at += c)
+                    sizes[nparts++] = at + c <= len ? c : len - at;
+            } else {
+                int64_t sum = 0;
+                for (int64_t j = 0; j < count(&sp->ty) && j < len; j++)
+                    sum += sizes[nparts++] = geti(sp, j);
+                if (sum != len || count(&sp->ty) > len)
+                    fail(I, "the split sizes add up to %lld, the axis has %lld", (long long)sum, (long long)len);
+            }
+        }
+        cfx_type t = x->ty;
+        t.dims[ax] = sizes[0];
+        for (int64_t j = 1; j < nparts; j++)
+            if (sizes[j] != sizes[0]) {
+                cfx_type u = x->ty;
+                u.dims[ax] = sizes[j];
+                fail(I, "the pieces are %s and %s: cfx's lists hold items of one shape", tystr(I, &t), tystr(I, &u));
+            }
+        cfx_type it = t;
+        if (!keep) {
+            it.rank--;
+            for (int d = ax; d < it.rank; d++)
+                it.dims[d] = t.dims[d + 1];
+        }
+        const char *id = seq_var(I, n, 0);
+        line(I, "%s = list(%s, %lld)", id, tystr(I, &it), (long long)nparts);
+        const char *xr = ref(I, x);
+        for (int64_t j = 0, at = 0; j < nparts; at += sizes[j], j++)
+            line(I, "%s.append(%s)", id, reshaped(I, sub_dims(I, xr, x->ty.rank, ax, at, at + sizes[j]), &t, &it));
+        seq_bind(I, out_name(I, n, 0), &it, id, SEQ_LIST, nparts, nparts);
+    } else if (!strcmp(op, "SequenceMap")) {
+        seq_map(I, n);
+    } else if (!strcmp(op, "Optional")) {
+        if (has_input(n, 0)) {
+            ival *x = in(I, n, 0);
+            ival *o = bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+            seq_keep(o, x);
+            if (!x->seq)
+                o->opt = x->opt ? x->opt : OPT_MAY;
+        } else {
+            const Onnx__AttributeProto *a = attr(I, n, "type");
+            if (!a || !a->tp)
+                fail(I, "an empty Optional needs its 'type'");
+            cfx_type t;
+            int isseq;
+            seq_type_of(I, a->tp, &t, &isseq);
+            if (t.rank < 0)
+                fail(I, "the 'type' attribute has no static shape");
+            if (isseq) { /* an empty list of that type, known to be None */
+                const char *id = seq_var(I, n, 0);
+                line(I, "%s = list(%s, 1)", id, tystr(I, &t));
+                seq_bind(I, out_name(I, n, 0), &t, id, SEQ_LIST, 1, 0)->opt = OPT_NONE;
+            } else {
+                bind(I, out_name(I, n, 0), &t, "None", NULL)->opt = OPT_NONE;
+            }
+        }
+    } else if (!strcmp(op, "OptionalHasElement")) {
+        ival *x = in_opt(I, n, 0);
+        cfx_type t = mktype(CFX_BOOL, 0, NULL);
+        if (x && x->opt == OPT_MAY && (x->seq ? x->has != NULL : x->id && !x->data)) {
+            const char *id = out_var(I, n, 0, &t);
+            line(I, "%s = %s", id, x->seq ? x->has : fmt(I, "%s is not None", x->id));
+        } else {
+            void *d = new_data(I, &t);
+            seti(CFX_BOOL, d, 0, x && x->opt != OPT_NONE);
+            out_known(I, n, 0, &t, d);
+        }
+    } else if (!strcmp(op, "OptionalGetElement")) {
+        ival *x = in(I, n, 0);
+        if (x->opt == OPT_NONE)
+            fail(I, "optional '%s' is None here", x->name);
+        if (x->seq && x->has)
+            line(I, "assert(%s, \"optional '%s' is None\")", x->has, clean(I, x->name));
+        ival *o = bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+        seq_keep(o, x);
+        o->opt = 0; /* a tensor: reading a variable that holds None stops the run */
+        o->has = NULL;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static void op_if(imp *I, const Onnx__NodeProto *n)
 {
     ival *c = in(I, n, 0);
@@ -4352,7 +4943,9 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
     int *outer = alloc(I, (n->n_output + 1) * sizeof *outer);
     if (!c->data)
         for (size_t k = 0; k < n->n_output; k++) {
-            ids[k] = var_for(I, out_name(I, n, k));
+            ids[k] = (k < gs[0]->n_output && seq_declared(gs[0]->output[k])) ||
+                     (k < gs[1]->n_output && seq_declared(gs[1]->output[k]))
+                         ? seq_var(I, n, k) : var_for(I, out_name(I, n, k));
             outer[k] = lookup_id(I, ids[k]);
         }
     int64_t opset = graph_opset_guard(I);
@@ -4371,13 +4964,21 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         I->node = self;
         I->opset = opset;
         for (size_t k = 0; k < n->n_output; k++)
-            bind(I, out_name(I, n, k), &copies[k].ty, copies[k].id, copies[k].data)->half = copies[k].half;
+            seq_keep(bind(I, out_name(I, n, k), &copies[k].ty, copies[k].id, copies[k].data), &copies[k]);
+        for (size_t k = 0; k < n->n_output; k++)
+            lookup(I, out_name(I, n, k))->half = copies[k].half;
         I->depth--;
         return;
     }
     cfx_type *types = alloc(I, (n->n_output + 1) * sizeof *types);
     int *halves = alloc(I, (n->n_output + 1) * sizeof *halves);
     const char **refs = alloc(I, (n->n_output + 1) * sizeof *refs);
+    ival *joined = alloc(I, (n->n_output + 1) * sizeof *joined); /* sequences' and optionals' */
+    const char **has = alloc(I, (n->n_output + 1) * sizeof *has); /* optional sequences' flags */
+    for (size_t k = 0; k < n->n_output; k++)
+        if ((k < gs[0]->n_output && opt_seq_declared(gs[0]->output[k])) ||
+            (k < gs[1]->n_output && opt_seq_declared(gs[1]->output[k])))
+            has[k] = new_id(I, "has_", out_name(I, n, k));
     const char *note = I->note;
     line(I, "if %s {", ref(I, c));
     for (int b = 0; b < 2; b++) {
@@ -4402,15 +5003,35 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
                 fail(I, "output %zu ('%s') is %s in the then branch and %s in the else branch: the "
                      "branches cannot join", k, out_name(I, n, k), tystr(I, &types[k]), tystr(I, &outs[k]->ty));
             }
-            refs[k] = ref(I, outs[k]);
+            if (b && !joined[k].seq != !outs[k]->seq)
+                fail(I, "output %zu ('%s') is a sequence in one branch and a tensor in the other", k, out_name(I, n, k));
+            joined[k].seq = outs[k]->seq;
+            joined[k].cap = b && joined[k].cap > outs[k]->cap ? joined[k].cap : outs[k]->cap;
+            int none = outs[k]->seq && outs[k]->opt == OPT_NONE; /* its length is no result's */
+            if (!b)
+                joined[k].slen = none ? -2 : outs[k]->slen;
+            else if (!none)
+                joined[k].slen = joined[k].slen == -2 || joined[k].slen == outs[k]->slen ? outs[k]->slen : -1;
+            joined[k].opt = b && joined[k].opt ? OPT_MAY : outs[k]->opt ? OPT_MAY : 0;
+            if (outs[k]->seq)
+                seq_branch_out(I, ids[k], outs[k]);
+            if (has[k] && outs[k]->seq)
+                line(I, "%s = %s", has[k], none ? "False" : outs[k]->has ? outs[k]->has : "True");
+            refs[k] = outs[k]->seq ? ids[k] : ref(I, outs[k]);
         }
         assign_all(I, ids, refs, n->n_output);
         scope_close(I, base);
         I->indent--;
     }
     line(I, "}");
-    for (size_t k = 0; k < n->n_output; k++)
-        bind(I, out_name(I, n, k), &types[k], ids[k], NULL)->half = halves[k];
+    for (size_t k = 0; k < n->n_output; k++) {
+        ival *o = bind(I, out_name(I, n, k), &types[k], ids[k], NULL);
+        o->half = halves[k];
+        joined[k].slen = joined[k].slen < -1 ? -1 : joined[k].slen;
+        joined[k].has = joined[k].seq ? has[k] : NULL;
+        joined[k].opt = joined[k].seq && !has[k] ? 0 : joined[k].opt;
+        seq_keep(o, &joined[k]);
+    }
     I->depth--;
 }
 
@@ -4488,10 +5109,18 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     const char **lc = alloc(I, (ncarried + 1) * sizeof *lc);
     cfx_type *lt = alloc(I, (ncarried + 1) * sizeof *lt);
     int *lh = alloc(I, (ncarried + 1) * sizeof *lh);
+    ival **ls = alloc(I, (ncarried + 1) * sizeof *ls); /* the carried sequences' initial values */
+    int64_t *lcap = alloc(I, (ncarried + 1) * sizeof *lcap);
     for (size_t k = 0; k < ncarried; k++) {
         ival *v = in(I, n, k + 2);
         lt[k] = v->ty;
         lh[k] = v->half;
+        if (v->seq) { /* a list of its own, made once the body gives its item type */
+            ls[k] = v;
+            lcap[k] = seq_loop_cap(I, v, body, M, out_name(I, n, k));
+            lc[k] = new_id(I, "s_", out_name(I, n, k));
+            continue;
+        }
         /* a loop whose value the graph gives back keeps it in the result itself, as a program
          * written by hand does (the plan then treats it as one) */
         lc[k] = fresh_direct(I, out_name(I, n, k), I->depth - 1);
@@ -4521,6 +5150,10 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     bind(I, body->input[0]->name ? body->input[0]->name : "", &i64, it, NULL);
     bind(I, body->input[1]->name ? body->input[1]->name : "", &b1, cv, NULL);
     for (size_t k = 0; k < ncarried; k++)
+        if (ls[k])
+            seq_bind(I, body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "", &lt[k],
+                     lc[k], ls[k]->seq, lcap[k], SEQ_BASE);
+        else
         bind(I, body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "", &lt[k], lc[k], NULL)->half = lh[k];
     /* a new value computed straight into its loop variable once the old one is read no more */
     for (size_t k = 0; k <= ncarried; k++) {
@@ -4537,7 +5170,11 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
         fail(I, "the body's condition output is %s, not one bool", tystr(I, &outs[0]->ty));
     int cond_stays = outs[0]->data ? geti(outs[0], 0) != 0 : outs[0]->id == cv;
     for (size_t k = 0; k < ncarried; k++)
-        if (!same_type(&outs[k + 1]->ty, &lt[k]))
+        if (ls[k] && !outs[k + 1]->seq)
+            fail(I, "loop-carried value '%s' enters as a sequence and leaves the body as a tensor", out_name(I, n, k));
+        else if (ls[k] && ls[k]->seq == SEQ_UNTYPED && outs[k + 1]->seq == SEQ_LIST)
+            seq_item(I, ls[k], &outs[k + 1]->ty, fmt(I, "the item the body gives it"));
+        else if (!same_type(&outs[k + 1]->ty, &lt[k]))
             fail(I, "loop-carried value '%s' enters as %s and leaves the body as %s: a loop-carried value "
                  "may not change type or shape", out_name(I, n, k), tystr(I, &lt[k]), tystr(I, &outs[k + 1]->ty));
     for (size_t j = 0; j < nscan; j++) {
@@ -4569,7 +5206,9 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     const char **tgts = alloc(I, (ncarried + 2) * sizeof *tgts);
     for (size_t k = 0; k < ncarried; k++) {
         tgts[k] = lc[k];
-        vals[k] = ref(I, outs[k + 1]);
+        if (ls[k] && outs[k + 1]->seq == SEQ_LIST && strcmp(outs[k + 1]->id, lc[k]) != 0)
+            seq_copy(I, lc[k], outs[k + 1], &outs[k + 1]->ty, lcap[k], NULL, NULL, NULL);
+        vals[k] = ls[k] ? lc[k] : ref(I, outs[k + 1]);
     }
     tgts[ncarried] = cv;
     vals[ncarried] = ref(I, outs[0]);
@@ -4581,6 +5220,9 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     body_back(I);
     for (size_t j = 0; j < nscan; j++)
         line(I, "%s = %s", so[j], zeros_of(I, &so_t[j]));
+    for (size_t k = 0; k < ncarried; k++)
+        if (ls[k])
+            seq_loop_init(I, lc[k], ls[k], outs[k + 1], lcap[k]);
     line(I, "while %s%s%s {", M ? fmt(I, "%s < %s", it, ref(I, M)) : "", M ? " and " : "", cv);
     body_join(I);
     line(I, "}");
@@ -4590,6 +5232,13 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
                  "another number of iterations\")", it, (long long)so_t[j].dims[0], clean(I, self->name),
                  clean(I, out_name(I, n, ncarried + j)), (long long)so_t[j].dims[0]);
     for (size_t k = 0; k < ncarried; k++)
+        if (ls[k]) {
+            ival *o = outs[k + 1];
+            int64_t grow = o->slen >= SEQ_BASE / 2 ? o->slen - SEQ_BASE : -1;
+            int64_t len = grow >= 0 && slen_known(ls[k]) && exact && cond_stays && rows >= 0
+                              ? ls[k]->slen + rows * grow : -1;
+            seq_bind(I, out_name(I, n, k), o->seq == SEQ_LIST ? &o->ty : &ls[k]->ty, lc[k], o->seq, lcap[k], len);
+        } else
         bind(I, out_name(I, n, k), &lt[k], lc[k], NULL)->half = lh[k];
     for (size_t j = 0; j < nscan; j++)
         bind(I, out_name(I, n, ncarried + j), &so_t[j], so[j], NULL)->half = so_h[j];
@@ -5892,6 +6541,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     if (*dom && strcmp(dom, "ai.onnx") != 0)
         fail(I, "the domain '%s' is not supported (cfx takes the default ONNX domain and the model's own "
              "functions; docs/onnx.md lists the ops)", dom);
+    if (seq_op(I, n))
+        return;
     for (size_t k = 0; k < sizeof binops / sizeof *binops; k++)
         if (!strcmp(op, binops[k].name)) {
             binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
@@ -6298,10 +6949,14 @@ static void import_model(imp *I, onnx_import *out)
         if (init && init->data)
             continue; /* an initializer listed as an input (IR < 4): a constant here */
         cfx_type t;
-        int half;
-        value_info_type(I, vi, 1, &t, &half);
+        int half, optional = opt_input_type(vi);
+        Onnx__ValueInfoProto elem = *vi;
+        if (optional) /* a parameter that defaults to None */
+            elem.type = vi->type->optional_type->elem_type;
+        value_info_type(I, &elem, 1, &t, &half);
         const char *id = new_id(I, "in_", vi->name);
         ival *v = bind(I, vi->name, &t, id, NULL);
+        v->opt = optional ? OPT_MAY : 0;
         for (int j = 0; I->use_values && j < I->nshapes; j++)
             if (I->shapes[j].value && I->shapes[j].name && !strcmp(I->shapes[j].name, vi->name) &&
                 same_type(&I->shapes[j].type, &t)) {
@@ -6330,7 +6985,7 @@ static void import_model(imp *I, onnx_import *out)
                 round_value(I, v, 1);
             I->note = NULL;
         }
-        sb_printf(&I->head, "%s%s: %s", nparams ? ", " : "", id, tystr(I, &t));
+        sb_printf(&I->head, "%s%s: %s%s", nparams ? ", " : "", id, tystr(I, &t), optional ? " = None" : "");
         I->in_names[nparams++] = vi->name;
     }
     I->nin = nparams;
@@ -6361,6 +7016,12 @@ static void import_model(imp *I, onnx_import *out)
         ival *v = lookup(I, vo->name);
         if (!v)
             fail(I, "output '%s' is computed by no node", vo->name);
+        if (v->opt == OPT_NONE)
+            fail(I, "output '%s' is None: a cfx result is never None", vo->name);
+        if (v->seq) { /* a sequence result: its items stacked along a new first axis */
+            I->note = fmt(I, "output '%s', a sequence", clean(I, vo->name));
+            v = seq_result(I, v, out_ids[k]);
+        }
         cfx_type decl;
         int half;
         if (value_info_type(I, vo, 0, &decl, &half) && !same_type(&decl, &v->ty))

@@ -731,3 +731,51 @@ def test_scatter_elements_index_out_of_range_stops():
                               [numpy_helper.from_array(np.array([[0], [3]], np.int64), "i")])
     with pytest.raises(cfx.CompileError, match="put.*index 3 is out of range"):
         cfx.load_onnx(make(known, opset=18))
+
+
+def test_from_torch_list_appended_in_a_loop():
+    """A Python list of tensors appended in a loop over a tensor's rows, stacked at the end:
+    PyTorch's TorchScript exporter (torch.jit.script, dynamo=False) writes it as a Loop carrying
+    a sequence (SequenceEmpty, SequenceInsert) and ConcatFromSequence, which cfx imports as a
+    list grown in place; compared with eager PyTorch. (The dynamo exporter unrolls such a loop
+    and writes no sequence.)"""
+    torch = _torch()
+    import io
+    import warnings
+
+    class Rows(torch.nn.Module):
+        def forward(self, x, h):
+            outs = []
+            for i in range(x.size(0)):
+                h = torch.tanh(x[i] * 2.0 + h)
+                outs.append(h)
+            return torch.stack(outs, 1), h
+
+    x = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    h = torch.tensor([0.5, -0.25, 0.0])
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.onnx.export(torch.jit.script(Rows()), (x, h), buf, dynamo=False, input_names=["x", "h"],
+                              output_names=["rows", "last"], opset_version=17)
+        except Exception as e:  # a torch without the TorchScript exporter
+            pytest.skip("torch.onnx.export(dynamo=False) failed: %s" % e)
+    m = onnx.load_from_string(buf.getvalue())
+    ops = set()
+
+    def walk(g):
+        for nd in g.node:
+            ops.add(nd.op_type)
+            for a in nd.attribute:
+                if a.HasField("g"):
+                    walk(a.g)
+    walk(m.graph)
+    if "SequenceInsert" not in ops:
+        pytest.skip("this exporter wrote no sequence: %s" % sorted(ops))
+    g = cfx.load_onnx(buf.getvalue()).entry
+    out = g(x=x.numpy(), h=h.numpy(), backend="cpu", results="numpy")
+    rows, last = Rows()(x, h)
+    np.testing.assert_allclose(out["rows"], rows.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["last"], last.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert out["rows"].shape == (3, 4)

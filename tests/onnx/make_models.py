@@ -741,9 +741,87 @@ def scatter_decode():
     return model(g), cases
 
 
+def seq_build():
+    """A Loop that grows a sequence with SequenceInsert each iteration (from SequenceEmpty, a
+    list carried by the Loop and appended in place), reads its last item and its length in the
+    body, and is made one tensor after the loop by ConcatFromSequence three ways (stacked on a
+    new first axis, on a new last axis, and joined along the items' axis)."""
+    M = 4
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=F32),
+         helper.make_node("Mul", ["x", "fi"], ["xi"]),
+         helper.make_node("Add", ["xi", "w"], ["item"]),
+         helper.make_node("SequenceInsert", ["seq", "item"], ["seq_out"]),
+         helper.make_node("SequenceAt", ["seq_out", "last"], ["back"]),
+         helper.make_node("SequenceLength", ["seq_out"], ["n"]),
+         helper.make_node("Cast", ["n"], ["fn"], to=F32),
+         helper.make_node("Mul", ["back", "fn"], ["scaled"]),
+         helper.make_node("Add", ["acc", "scaled"], ["acc_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []),
+                 helper.make_tensor_sequence_value_info("seq", F32, [3]), vi("acc", F32, [3])],
+        [vi("cond_out", BOOL, []), helper.make_tensor_sequence_value_info("seq_out", F32, [3]),
+         vi("acc_out", F32, [3])],
+        [init("last", np.array(-1, np.int64))])
+    nodes = [helper.make_node("SequenceEmpty", [], ["seq0"], dtype=F32),
+             helper.make_node("Loop", ["m", "", "seq0", "acc0"], ["seq", "acc"], name="grow", body=body),
+             helper.make_node("ConcatFromSequence", ["seq"], ["rows"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["seq"], ["cols"], axis=1, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["seq"], ["flat"], axis=0)]
+    g = helper.make_graph(nodes, "seq_build", [vi("x", F32, [3]), vi("w", F32, [3])],
+                          [vi("rows", F32, [M, 3]), vi("cols", F32, [3, M]), vi("flat", F32, [3 * M]),
+                           vi("acc", F32, [3])],
+                          [init("m", np.array(M, np.int64)), init("acc0", np.zeros(3, np.float32))])
+    cases = []
+    for x, w in (([1.0, -2.0, 0.5], [0.25, 1.0, -3.0]), ([0.0, 3.0, -1.5], [2.0, 2.0, 2.0])):
+        x, w = np.array(x, np.float32), np.array(w, np.float32)
+        seq, acc = [], np.zeros(3, np.float32)
+        for i in range(M):
+            seq.append(x * np.float32(i) + w)
+            acc = acc + seq[-1] * np.float32(len(seq))
+        cases.append(({"x": x, "w": w}, {"rows": np.stack(seq), "cols": np.stack(seq, axis=1),
+                                         "flat": np.concatenate(seq), "acc": acc}))
+    return model(g), cases
+
+
+def seq_map():
+    """SplitToSequence of a matrix into its rows, SequenceMap over them with a tensor given to
+    every item (two results per row), then SequenceInsert at a position, SequenceErase of the
+    first item and SequenceAt from the end (copies of the list), and ConcatFromSequence."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["row", "b"], ["rb"]),
+         helper.make_node("Add", ["rb", "one"], ["mapped"]),
+         helper.make_node("ReduceSum", ["row"], ["total"], keepdims=0)],
+        "map_body", [vi("row", F32, [3]), vi("b", F32, [3])], [vi("mapped", F32, [3]), vi("total", F32, [])],
+        [init("one", np.float32(1.0))])
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+             helper.make_node("SequenceMap", ["rows", "b"], ["mapped", "totals"], body=body),
+             helper.make_node("SequenceInsert", ["mapped", "c", "at1"], ["inserted"]),
+             helper.make_node("SequenceErase", ["inserted", "at0"], ["erased"]),
+             helper.make_node("SequenceAt", ["erased", "back2"], ["picked"]),
+             helper.make_node("ConcatFromSequence", ["mapped"], ["out_mapped"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["totals"], ["out_totals"], axis=0, new_axis=1),
+             helper.make_node("ConcatFromSequence", ["erased"], ["out_edited"], axis=0, new_axis=1)]
+    g = helper.make_graph(nodes, "seq_map", [vi("x", F32, [4, 3]), vi("b", F32, [3]), vi("c", F32, [3])],
+                          [vi("out_mapped", F32, [4, 3]), vi("out_totals", F32, [4]),
+                           vi("out_edited", F32, [4, 3]), vi("picked", F32, [3])],
+                          [init("at1", np.array(1, np.int64)), init("at0", np.array(0, np.int64)),
+                           init("back2", np.array(-2, np.int64))])
+    x = (np.arange(12, dtype=np.float32).reshape(4, 3) - 5) * np.float32(0.5)
+    b = np.array([2.0, -1.0, 0.5], np.float32)
+    c = np.array([9.0, 8.0, 7.0], np.float32)
+    mapped = [row * b + np.float32(1.0) for row in x]
+    totals = [np.float32(row.sum()) for row in x]
+    edited = (mapped[:1] + [c] + mapped[1:])[1:]
+    return model(g), [({"x": x, "b": b, "c": c},
+                       {"out_mapped": np.stack(mapped), "out_totals": np.stack(totals).astype(np.float32),
+                        "out_edited": np.stack(edited), "picked": edited[-2]})]
+
+
 MODELS = [if_outer, if_nested, loop_count, loop_while, loop_both, loop_scan, scan_directions,
           if_in_loop, greedy_decode, cg, onnx_semantics, half_loop,
-          lstm_bidirectional, gru_linear_before_reset, attention_loop, moves, scatter_decode]
+          lstm_bidirectional, gru_linear_before_reset, attention_loop, moves, scatter_decode,
+          seq_build, seq_map]
 
 # ---- conv_loop: a WaveNet-style generator, a Loop whose body runs Conv1d over a carried state ----
 
