@@ -106,7 +106,7 @@ typedef struct mop {
  * lists, per dtype (its suffix, C type and cfx_dtype). */
 #define MOP_BINARY_TYPES(G) \
     G(K_NUM_BINARY_OPS, i32, int32_t, CFX_I32) G(K_NUM_BINARY_OPS, i64, int64_t, CFX_I64) \
-    G(K_NUM_BINARY_OPS, f32, float, CFX_F32) G(K_NUM_BINARY_OPS, f64, double, CFX_F64) \
+    G(K_REAL_BINARY_OPS, f32, float, CFX_F32) G(K_REAL_BINARY_OPS, f64, double, CFX_F64) \
     G(K_BOOL_BINARY_OPS, b, uint8_t, CFX_BOOL)
 #define MOP_UNARY_TYPES(G) \
     G(K_INT_UNARY_OPS, i32, int32_t, CFX_I32) G(K_INT_UNARY_OPS, i64, int64_t, CFX_I64) \
@@ -251,7 +251,7 @@ CFX_HD int mop_run(const mop *code, uint8_t *file, uint8_t *arena, mop_state *st
     } while (0)
 #define MOP_BIN_CASE(OPC, STEM, ISBOOL, SFX, T)                                                   \
     case MOP_##STEM##_##SFX:                                                                      \
-        if ((OPC == OP_POW || OPC == OP_MOD || OPC == OP_FLOORDIV || OPC == OP_FMOD) && ((T)0.5 != 0))                                    \
+        if ((OPC == OP_POW || OPC == OP_MOD || OPC == OP_FLOORDIV || OPC == OP_FMOD || OPC == OP_ATAN2) && ((T)0.5 != 0))     \
             mop_cold_binary(OPC, sizeof(T) == 4 ? K_F32 : K_F64, file + m.a, file + m.b, file + m.c); \
         else if (ISBOOL)                                                                          \
             MOP_V(uint8_t, m.a) = (uint8_t)k_##STEM##_##SFX(MOP_V(T, m.b), MOP_V(T, m.c));        \

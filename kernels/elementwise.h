@@ -152,6 +152,15 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
     /* halves to even, as Python's round and numpy's: rint in the default rounding mode */         \
     CFX_HD T k_round_##SFX(T a) { return rint##FN(a); }                                           \
     CFX_HD T k_erf_##SFX(T a) { return erf##FN(a); }                                              \
+    /* the inverse functions, C's: asin, acos past +-1 and acosh below 1 are NaN, atanh(+-1) +-inf */ \
+    CFX_HD T k_atan_##SFX(T a) { return atan##FN(a); }                                            \
+    CFX_HD T k_asin_##SFX(T a) { return asin##FN(a); }                                            \
+    CFX_HD T k_acos_##SFX(T a) { return acos##FN(a); }                                            \
+    CFX_HD T k_asinh_##SFX(T a) { return asinh##FN(a); }                                          \
+    CFX_HD T k_acosh_##SFX(T a) { return acosh##FN(a); }                                          \
+    CFX_HD T k_atanh_##SFX(T a) { return atanh##FN(a); }                                          \
+    /* the angle of the point (b, a) = (x, y), in [-pi, pi], with C99's quadrants and signed zeros */ \
+    CFX_HD T k_atan2_##SFX(T a, T b) { return atan2##FN(a, b); }                                  \
     /* -1, 0 or 1; NaN stays NaN, and -0 gives 0 */                                                \
     CFX_HD T k_sign_##SFX(T a) { return isnan(a) ? a : (T)((a > (T)0) - (a < (T)0)); }            \
     /* a rounded to BITS significant bits, the smallest normal exponent EMIN (below it the        \
@@ -226,6 +235,8 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_FLOORDIV, floordiv, 0) X(OP_TRUNCDIV, truncdiv, 0) X(OP_FMOD, fmod, 0) \
     X(OP_MIN, min, 0) X(OP_MAX, max, 0) X(OP_POW, pow, 0) \
     X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
+/* the reals' binary ops: the numeric ones and those of reals only */
+#define K_REAL_BINARY_OPS(X) K_NUM_BINARY_OPS(X) X(OP_ATAN2, atan2, 0)
 #define K_BOOL_BINARY_OPS(X) X(OP_AND, and, 1) X(OP_OR, or, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
 #define K_INT_UNARY_OPS(X) X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_SIGN, sign, 0)
 #define K_REAL_UNARY_OPS(X) \
@@ -233,6 +244,8 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0) X(OP_SIN, sin, 0) \
     X(OP_COS, cos, 0) X(OP_TAN, tan, 0) X(OP_FLOOR, floor, 0) X(OP_CEIL, ceil, 0) \
     X(OP_ROUND, round, 0) X(OP_ERF, erf, 0) X(OP_SIGN, sign, 0) \
+    X(OP_ATAN, atan, 0) X(OP_ASIN, asin, 0) X(OP_ACOS, acos, 0) X(OP_ASINH, asinh, 0) \
+    X(OP_ACOSH, acosh, 0) X(OP_ATANH, atanh, 0) \
     X(OP_ROUND_F16, round_f16, 0) X(OP_ROUND_BF16, round_bf16, 0)
 #define K_BOOL_UNARY_OPS(X) X(OP_NOT, not, 1)
 
@@ -263,8 +276,8 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
 
 CFX_HD void k_binary1_i32(int op, void *dst, int32_t a, int32_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I32) } }
 CFX_HD void k_binary1_i64(int op, void *dst, int64_t a, int64_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I64) } }
-CFX_HD void k_binary1_f32(int op, void *dst, float a, float b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_F32) } }
-CFX_HD void k_binary1_f64(int op, void *dst, double a, double b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_F64) } }
+CFX_HD void k_binary1_f32(int op, void *dst, float a, float b) { switch (op) { K_REAL_BINARY_OPS(K_BIN1_F32) } }
+CFX_HD void k_binary1_f64(int op, void *dst, double a, double b) { switch (op) { K_REAL_BINARY_OPS(K_BIN1_F64) } }
 CFX_HD void k_binary1_b(int op, void *dst, uint8_t a, uint8_t b) { switch (op) { K_BOOL_BINARY_OPS(K_BIN1_B) } }
 CFX_HD void k_unary1_i32(int op, void *dst, int32_t a) { switch (op) { K_INT_UNARY_OPS(K_UN1_I32) } }
 CFX_HD void k_unary1_i64(int op, void *dst, int64_t a) { switch (op) { K_INT_UNARY_OPS(K_UN1_I64) } }
@@ -329,8 +342,8 @@ CFX_HD void k_binary(int op, int dtype, void *dst, const void *a, int64_t na, co
     switch (dtype) {
     case K_I32: { const int32_t *a_ = (const int32_t *)a, *b_ = (const int32_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I32) } break; }
     case K_I64: { const int64_t *a_ = (const int64_t *)a, *b_ = (const int64_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I64) } break; }
-    case K_F32: { const float *a_ = (const float *)a, *b_ = (const float *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_F32) } break; }
-    case K_F64: { const double *a_ = (const double *)a, *b_ = (const double *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_F64) } break; }
+    case K_F32: { const float *a_ = (const float *)a, *b_ = (const float *)b; switch (op) { K_REAL_BINARY_OPS(K_BIN_F32) } break; }
+    case K_F64: { const double *a_ = (const double *)a, *b_ = (const double *)b; switch (op) { K_REAL_BINARY_OPS(K_BIN_F64) } break; }
     case K_BOOL: { const uint8_t *a_ = (const uint8_t *)a, *b_ = (const uint8_t *)b; switch (op) { K_BOOL_BINARY_OPS(K_BIN_B) } break; }
     }
 }

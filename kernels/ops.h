@@ -20,10 +20,11 @@
 
 enum op_class {
     OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid sin cos tan floor ceil round erf
-                        * round_f16 round_bf16 */
+                        * atan asin acos asinh acosh atanh round_f16 round_bf16 */
     OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu sign */
     OPC_UNARY_BOOL,    /* bool -> bool: not */
     OPC_BINARY_NUM,    /* numeric x numeric (same dtype) -> same dtype */
+    OPC_BINARY_REAL,   /* real x real (same dtype) -> same dtype: atan2 */
     OPC_BINARY_BOOL,   /* bool x bool -> bool: and or (elementwise form) */
     OPC_COMPARE,       /* same dtype -> bool; lt le gt ge numeric only, eq ne any dtype */
     OPC_REDUCE_NUM,    /* numeric tensor -> scalar of the same dtype: sum max min */
@@ -58,6 +59,12 @@ enum op_class {
     X(CEIL,    "ceil",    1, OPC_UNARY_REAL,  NULL) \
     X(ROUND,   "round",   1, OPC_UNARY_REAL,  NULL) \
     X(ERF,     "erf",     1, OPC_UNARY_REAL,  NULL) \
+    X(ATAN,    "atan",    1, OPC_UNARY_REAL,  NULL) \
+    X(ASIN,    "asin",    1, OPC_UNARY_REAL,  NULL) \
+    X(ACOS,    "acos",    1, OPC_UNARY_REAL,  NULL) \
+    X(ASINH,   "asinh",   1, OPC_UNARY_REAL,  NULL) \
+    X(ACOSH,   "acosh",   1, OPC_UNARY_REAL,  NULL) \
+    X(ATANH,   "atanh",   1, OPC_UNARY_REAL,  NULL) \
     X(SIGN,    "sign",    1, OPC_UNARY_NUM,   NULL) \
     X(ROUND_F16, "round_f16", 1, OPC_UNARY_REAL, NULL) \
     X(ROUND_BF16, "round_bf16", 1, OPC_UNARY_REAL, NULL) \
@@ -74,6 +81,7 @@ enum op_class {
     X(MIN,     "min",     2, OPC_BINARY_NUM,  NULL) \
     X(MAX,     "max",     2, OPC_BINARY_NUM,  NULL) \
     X(POW,     "pow",     2, OPC_BINARY_NUM,  "**") \
+    X(ATAN2,   "atan2",   2, OPC_BINARY_REAL, NULL) \
     X(AND,     "",        2, OPC_BINARY_BOOL, "and") \
     X(OR,      "",        2, OPC_BINARY_BOOL, "or") \
     /* comparisons, to bool */ \

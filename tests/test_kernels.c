@@ -364,6 +364,75 @@ static void test_unary(void)
     CHECK_REAL(un_f64(OP_ERF, 0.5), 0.5204998778130465, 1e-15);
     CHECK_REAL(un_f32(OP_SIN, -2.5f), -0.5984721441039564, 1e-6);
     CHECK_REAL(un_f32(OP_ERF, 1.5f), 0.9661051464753108, 1e-6);
+
+    /* the inverse functions against values written by hand (pi = 3.141592653589793):
+     * atan(1) = pi/4, asin(1) = pi/2, asin(-1/2) = -pi/6, acos(1/2) = pi/3, acos(-1) = pi,
+     * asinh(1) = ln(1 + sqrt 2), acosh(2) = ln(2 + sqrt 3), atanh(1/2) = ln(3) / 2; past their
+     * domains NaN, and atanh(+-1) = +-inf, as C's */
+    CHECK_REAL(un_f64(OP_ATAN, 1.0), 0.7853981633974483, 1e-15);
+    CHECK_REAL(un_f64(OP_ATAN, 1e300), 1.5707963267948966, 1e-15);
+    CHECK_REAL(un_f64(OP_ASIN, 1.0), 1.5707963267948966, 1e-15);
+    CHECK_REAL(un_f64(OP_ASIN, -0.5), -0.5235987755982988, 1e-15);
+    CHECK_REAL(un_f64(OP_ACOS, 0.5), 1.0471975511965976, 1e-15);
+    CHECK_REAL(un_f64(OP_ACOS, -1.0), 3.141592653589793, 1e-15);
+    CHECK_REAL(un_f64(OP_ACOS, 1.0), 0.0, 0);
+    CHECK(isnan(un_f64(OP_ACOS, 1.5)));
+    CHECK(isnan(un_f64(OP_ASIN, -1.0000001)));
+    CHECK_REAL(un_f64(OP_ASINH, 1.0), 0.8813735870195429, 1e-15);
+    CHECK_REAL(un_f64(OP_ASINH, -1.0), -0.8813735870195429, 1e-15);
+    CHECK_REAL(un_f64(OP_ACOSH, 2.0), 1.3169578969248166, 1e-15);
+    CHECK_REAL(un_f64(OP_ACOSH, 1.0), 0.0, 0);
+    CHECK(isnan(un_f64(OP_ACOSH, 0.5)));
+    CHECK_REAL(un_f64(OP_ATANH, 0.5), 0.5493061443340549, 1e-15);
+    CHECK(isinf(un_f64(OP_ATANH, 1.0)) && un_f64(OP_ATANH, 1.0) > 0);
+    CHECK(isinf(un_f64(OP_ATANH, -1.0)) && un_f64(OP_ATANH, -1.0) < 0);
+    CHECK(isnan(un_f64(OP_ATANH, 2.0)));
+    CHECK(signbit(un_f64(OP_ATAN, -0.0)) && signbit(un_f64(OP_ASIN, -0.0)) && signbit(un_f64(OP_ATANH, -0.0)));
+    CHECK_REAL(un_f32(OP_ATAN, 1.0f), 0.7853981633974483, 1e-6);
+    CHECK_REAL(un_f32(OP_ASIN, 1.0f), 1.5707963267948966, 1e-6);
+    CHECK_REAL(un_f32(OP_ASIN, -0.5f), -0.5235987755982988, 1e-6);
+    CHECK_REAL(un_f32(OP_ACOS, 0.5f), 1.0471975511965976, 1e-6);
+    CHECK_REAL(un_f32(OP_ACOS, -1.0f), 3.141592653589793, 1e-6);
+    CHECK(isnan(un_f32(OP_ACOS, 1.5f)));
+    CHECK(isnan(un_f32(OP_ASIN, -2.0f)));
+    CHECK_REAL(un_f32(OP_ASINH, 1.0f), 0.8813735870195429, 1e-6);
+    CHECK_REAL(un_f32(OP_ACOSH, 2.0f), 1.3169578969248166, 1e-6);
+    CHECK(isnan(un_f32(OP_ACOSH, 0.0f)));
+    CHECK_REAL(un_f32(OP_ATANH, 0.5f), 0.5493061443340549, 1e-6);
+    CHECK(isinf(un_f32(OP_ATANH, 1.0f)) && un_f32(OP_ATANH, 1.0f) > 0);
+    CHECK(isinf(un_f32(OP_ATANH, -1.0f)) && un_f32(OP_ATANH, -1.0f) < 0);
+    CHECK(isnan(un_f32(OP_ATANH, nf)));
+
+    /* atan2(y, x), C99's Annex F: the quadrant from both signs, pi/2 on the y axis, and the
+     * signed zeros: atan2(+-0, -1) = +-pi, atan2(+-0, +0) = +-0, atan2(+-0, -0) = +-pi */
+    {
+        const double pi = 3.141592653589793;
+        CHECK_REAL(bin_f64(OP_ATAN2, 1.0, 1.0), pi / 4, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, 1.0, -1.0), 3 * pi / 4, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, -1.0, -1.0), -3 * pi / 4, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, -1.0, 1.0), -pi / 4, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, 2.0, 0.0), pi / 2, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, -2.0, 0.0), -pi / 2, 1e-15);
+        CHECK_REAL(bin_f64(OP_ATAN2, 0.0, -1.0), pi, 0);
+        CHECK_REAL(bin_f64(OP_ATAN2, -0.0, -1.0), -pi, 0);
+        CHECK_REAL(bin_f64(OP_ATAN2, 0.0, -0.0), pi, 0);
+        CHECK_REAL(bin_f64(OP_ATAN2, -0.0, -0.0), -pi, 0);
+        CHECK(bin_f64(OP_ATAN2, 0.0, 0.0) == 0 && !signbit(bin_f64(OP_ATAN2, 0.0, 0.0)));
+        CHECK(bin_f64(OP_ATAN2, -0.0, 0.0) == 0 && signbit(bin_f64(OP_ATAN2, -0.0, 0.0)));
+        CHECK(bin_f64(OP_ATAN2, -0.0, 3.0) == 0 && signbit(bin_f64(OP_ATAN2, -0.0, 3.0)));
+        CHECK_REAL(bin_f64(OP_ATAN2, 1.0, -INFINITY), pi, 0);
+        CHECK_REAL(bin_f64(OP_ATAN2, INFINITY, INFINITY), pi / 4, 1e-15);
+        CHECK(isnan(bin_f64(OP_ATAN2, nd, 1.0)));
+        CHECK_REAL(bin_f32(OP_ATAN2, 1.0f, 1.0f), pi / 4, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, 1.0f, -1.0f), 3 * pi / 4, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, -1.0f, -1.0f), -3 * pi / 4, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, -1.0f, 1.0f), -pi / 4, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, 0.0f, -1.0f), pi, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, -0.0f, -1.0f), -pi, 1e-6);
+        CHECK_REAL(bin_f32(OP_ATAN2, -0.0f, -0.0f), -pi, 1e-6);
+        CHECK(signbit(bin_f32(OP_ATAN2, -0.0f, 0.0f)) && !signbit(bin_f32(OP_ATAN2, 0.0f, 0.0f)));
+        CHECK(isnan(bin_f32(OP_ATAN2, 1.0f, nf)));
+    }
     CHECK_REAL(un_f32(OP_FLOOR, -2.5f), -3.0, 0);
     CHECK_REAL(un_f32(OP_CEIL, -2.5f), -2.0, 0);
     CHECK_REAL(un_f64(OP_FLOOR, 2.5), 2.0, 0);

@@ -2397,7 +2397,7 @@ static int fold_binary(int op, int dt, const check_note *x, const check_note *y,
 {
     if (is_real(dt)) {
         double a = x->rval, b = y->rval;
-        if (op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD) {
+        if (op == OP_FLOORDIV || op == OP_MOD || op == OP_TRUNCDIV || op == OP_FMOD || op == OP_ATAN2) {
             if (dt == CFX_F32) {
                 float r = 0;
                 k_binary1_f32(op, &r, (float)a, (float)b);
@@ -2591,11 +2591,17 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
     /* the right side of `and` (`or`) runs only when the left is true (false), so what the left
      * says of None holds there, as in `x is not None and x[0] > 1` */
     int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);
-    if (check_pair(C, e, n, name, a, b, &shape, cls == OPC_BINARY_NUM ? want : -1, sc ? a : NULL, -1,
-                   op == OP_AND) < 0)
+    /* a real op's literals are f32 (f64 where wanted), as sin(1) takes 1 as f32 */
+    int wpair = cls == OPC_BINARY_NUM ? want : cls == OPC_BINARY_REAL ? (want == CFX_F64 ? CFX_F64 : CFX_F32) : -1;
+    if (check_pair(C, e, n, name, a, b, &shape, wpair, sc ? a : NULL, -1, op == OP_AND) < 0)
         return -1;
     int dt = shape.dtype;
     char b1[TYBUF];
+    if (cls == OPC_BINARY_REAL && !is_real(dt)) {
+        const cfx_type *bad = !is_real(a->ty.dtype) ? &a->ty : &b->ty;
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be f32 or f64, got %s", name, tystr(bad, b1));
+        return -1;
+    }
     if ((cls == OPC_BINARY_NUM || (cls == OPC_COMPARE && op != OP_EQ && op != OP_NE)) && !is_num(dt)) {
         diag_error(C->d, n->line, n->col, "operands of '%s' must be numeric, got %s", name,
                    tystr(&a->ty, b1));
@@ -4438,6 +4444,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
         return 0;
     }
     case OPC_BINARY_NUM:
+    case OPC_BINARY_REAL:
     case OPC_COMPARE:
     case OPC_BINARY_BOOL:
         return check_elementwise2(C, e, n, op, name, arg[0], arg[1], -1);

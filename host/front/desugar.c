@@ -514,7 +514,8 @@ static int tuple_args(desugar *D, ast_node *n)
 
 /* numpy's functions that are cfx ops under other names, unless the file or the application
  * defines one of that name: minimum(a, b) is min(a, b), maximum(a, b) max(a, b), clip(x, lo, hi)
- * min(max(x, lo), hi), isnan(v) of a variable v != v. Returns 1 when *slot was rewritten. */
+ * min(max(x, lo), hi), isnan(v) of a variable v != v, arctan(x) atan(x) (and arcsin arccos
+ * arcsinh arccosh arctanh), arctan2(y, x) atan2(y, x). Returns 1 when *slot was rewritten. */
 static int numpy_function(desugar *D, ast_node **slot)
 {
     ast_node *n = *slot;
@@ -524,12 +525,21 @@ static int numpy_function(desugar *D, ast_node **slot)
     int two = (strcmp(n->name, "minimum") == 0 || strcmp(n->name, "maximum") == 0) && n->nlist == 2;
     int clip = strcmp(n->name, "clip") == 0 && n->nlist == 3;
     int isnan = strcmp(n->name, "isnan") == 0 && n->nlist == 1 && n->list[0]->kind == AST_NAME;
-    if ((!two && !clip && !isnan) || ctx_find(D->ctx, n->name))
+    static const char *const arc[][2] = {{"arctan", "atan"}, {"arcsin", "asin"}, {"arccos", "acos"},
+                                         {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"},
+                                         {"arctan2", "atan2"}};
+    const char *inverse = NULL;
+    for (size_t i = 0; i < sizeof arc / sizeof arc[0]; i++)
+        if (strcmp(n->name, arc[i][0]) == 0 && n->nlist == (i == 6 ? 2 : 1))
+            inverse = arc[i][1];
+    if ((!two && !clip && !isnan && !inverse) || ctx_find(D->ctx, n->name))
         return 0;
     for (int g = 0; g < D->m->ngraphs; g++)
         if (strcmp(D->m->graphs[g].name, n->name) == 0)
             return 0;
-    if (two) {
+    if (inverse) {
+        n->name = inverse;
+    } else if (two) {
         n->name = n->name[1] == 'i' ? "min" : "max";
     } else if (clip) { /* min(max(x, lo), hi) */
         ast_node *inner = node_new(D, AST_CALL, n->line, n->col);

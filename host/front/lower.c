@@ -1918,6 +1918,7 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
         return d;
     }
     case OPC_BINARY_NUM:
+    case OPC_BINARY_REAL:
     case OPC_COMPARE:
     case OPC_BINARY_BOOL:
         return elementwise2(L, n, op, arg[0], arg[1], want);

@@ -1422,6 +1422,8 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
         {"Sin", "sin", 1}, {"Cos", "cos", 1}, {"Tan", "tan", 1}, {"Ceil", "ceil", 1},
         {"Floor", "floor", 1}, {"Erf", "erf", 1}, {"Sign", "sign", 0}, {"Round", "round", 1},
         {"Not", "not", 0}, {"Reciprocal", NULL, 1}, {"Identity", NULL, 0}, {"IsNaN", NULL, 1},
+        {"Atan", "atan", 1}, {"Asin", "asin", 1}, {"Acos", "acos", 1}, {"Asinh", "asinh", 1},
+        {"Acosh", "acosh", 1}, {"Atanh", "atanh", 1},
     };
     int k = -1;
     for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)

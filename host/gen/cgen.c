@@ -109,6 +109,9 @@ static const char *binary_stem(int op, int dt)
     if (dt == CFX_BOOL) {
         switch (op) { K_BOOL_BINARY_OPS(CGEN_STEM) default: return NULL; }
     }
+    if (dt == CFX_F32 || dt == CFX_F64) {
+        switch (op) { K_REAL_BINARY_OPS(CGEN_STEM) default: return NULL; }
+    }
     switch (op) { K_NUM_BINARY_OPS(CGEN_STEM) default: return NULL; }
 }
 

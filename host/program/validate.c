@@ -189,6 +189,7 @@ static int unary_ok(int op, int dt)
     case OP_NEG: case OP_ABS: case OP_RELU: case OP_SIGN: return is_num(dt);
     case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: case OP_SIN: case OP_COS:
     case OP_TAN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_ERF: case OP_ROUND_F16: case OP_ROUND_BF16:
+    case OP_ATAN: case OP_ASIN: case OP_ACOS: case OP_ASINH: case OP_ACOSH: case OP_ATANH:
         return is_real(dt);
     case OP_NOT: return dt == CFX_BOOL;
     default: return 0;
@@ -202,6 +203,8 @@ static int binary_result(int op, int dt)
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: case OP_MIN: case OP_MAX:
     case OP_POW: case OP_FLOORDIV: case OP_TRUNCDIV: case OP_FMOD:
         return is_num(dt) ? dt : -1;
+    case OP_ATAN2:
+        return is_real(dt) ? dt : -1;
     case OP_AND: case OP_OR:
         return dt == CFX_BOOL ? CFX_BOOL : -1;
     case OP_LT: case OP_LE: case OP_GT: case OP_GE:

@@ -338,6 +338,7 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
         case OP_TRUNCDIV:
         case OP_FMOD:
         case OP_POW:
+        case OP_ATAN2:
             return real || r->op == OP_POW ? SPLIT_HEAVY : SPLIT_MEDIUM;
         default:
             return SPLIT_CHEAP;
@@ -665,8 +666,8 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
         vmdispatch(x->code) {
         K_NUM_BINARY_OPS(FAST_BIN_I32)
         K_NUM_BINARY_OPS(FAST_BIN_I64)
-        K_NUM_BINARY_OPS(FAST_BIN_F32)
-        K_NUM_BINARY_OPS(FAST_BIN_F64)
+        K_REAL_BINARY_OPS(FAST_BIN_F32)
+        K_REAL_BINARY_OPS(FAST_BIN_F64)
         K_BOOL_BINARY_OPS(FAST_BIN_B)
         K_INT_UNARY_OPS(FAST_UN_I32)
         K_INT_UNARY_OPS(FAST_UN_I64)

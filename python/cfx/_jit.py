@@ -147,14 +147,16 @@ _OPS = set("neg abs relu exp log sqrt tanh sigmoid sin cos tan erf floor ceil ro
            "mul div floordiv mod truncdiv fmod min max pow lt le gt ge eq ne sum mean argmax "
            "argmin all any dot norm matmul transpose zeros ones full iota copy cast float int "
            "where len reshape stack enumerate zip print assert permute swapaxes concat concatenate "
-           "round_f16 round_bf16".split())
+           "round_f16 round_bf16 atan asin acos asinh acosh atanh atan2".split())
 _RESERVED = _KEYWORDS | _OPS
 
 _UNARY = {"sqrt": "sqrt", "exp": "exp", "log": "log", "tanh": "tanh", "sin": "sin",
           "cos": "cos", "tan": "tan", "abs": "abs", "absolute": "abs", "fabs": "abs",
           "floor": "floor", "ceil": "ceil", "sign": "sign", "erf": "erf", "relu": "relu",
           "sigmoid": "sigmoid", "round": "round", "around": "round", "rint": "round",
-          "negative": "neg"}
+          "negative": "neg", "arctan": "atan", "atan": "atan", "arcsin": "asin", "asin": "asin",
+          "arccos": "acos", "acos": "acos", "arcsinh": "asinh", "asinh": "asinh", "arccosh": "acosh",
+          "acosh": "acosh", "arctanh": "atanh", "atanh": "atanh"}
 _REDUCE = {"sum": "sum", "mean": "mean", "max": "max", "amax": "max", "min": "min",
            "amin": "min", "argmax": "argmax", "argmin": "argmin", "any": "any", "all": "all"}
 _CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool_": "bool",
@@ -1292,8 +1294,11 @@ class _Translation:
                 return "int(%s(%s))" % (fname, X(args[0])) # Python's ints
             if fname == "trunc" and n == 1:
                 return "int(%s)" % X(args[0])
-            if fname in ("sqrt", "exp", "log", "tanh", "sin", "cos", "tan", "fabs", "erf") and n == 1:
+            if fname in ("sqrt", "exp", "log", "tanh", "sin", "cos", "tan", "fabs", "erf", "atan", "asin",
+                         "acos", "asinh", "acosh", "atanh") and n == 1:
                 return "%s(%s)" % (_UNARY[fname], X(args[0]))
+            if fname == "atan2" and n == 2:
+                return "atan2(%s, %s)" % (X(args[0]), X(args[1]))
             if fname == "pow" and n == 2:
                 return "pow(%s, %s)" % (X(args[0]), X(args[1]))
             if fname == "isnan" and n == 1:
@@ -1322,6 +1327,8 @@ class _Translation:
             return self.reduce(em, e, _REDUCE[fname], X(args[0]), axis, keep, kw)
         if fname in ("maximum", "minimum", "fmax", "fmin") and n == 2:
             return "%s(%s, %s)" % ("max" if "max" in fname else "min", X(args[0]), X(args[1]))
+        if fname in ("arctan2", "atan2") and n == 2:
+            return "atan2(%s, %s)" % (X(args[0]), X(args[1]))
         if fname in ("power", "pow", "float_power") and n == 2:
             return "pow(%s, %s)" % (X(args[0]), X(args[1]))
         if fname in ("fmod",) and n == 2:
@@ -1573,6 +1580,8 @@ class _Translation:
             return "%s(%s, %s)" % (name[:3], x, X(args[0]))
         if name == "pow" and n == 1:
             return "pow(%s, %s)" % (x, X(args[0]))
+        if name in ("atan2", "arctan2") and n == 1:
+            return "atan2(%s, %s)" % (x, X(args[0]))
         if name in ("tolist", "insert", "extend", "index", "count", "remove", "sort", "reverse"):
             em.refuse(e, "the method .%s()" % name, "append, pop, indexing, a loop, or stack(...)")
         em.refuse(e, "the method .%s()" % name, "see docs/jit.md for the mapped names")

@@ -399,6 +399,32 @@ def test_numpy_axes_and_concatenate():
         np.testing.assert_array_equal(g, w)
 
 
+def inverse_trig(y, x, u):
+    angle = np.arctan2(y, x)
+    for i in range(len(u)):
+        if u[i] > 0:
+            angle[i] = angle[i] + np.arcsin(u[i]) * 0.5 + np.arctanh(u[i] * 0.5)
+        else:
+            angle[i] = angle[i] - np.arccos(u[i]) + np.arcsinh(u[i]) + np.arctan(u[i])
+    return angle, math.atan2(1.0, -1.0), np.arccosh(1.0 + u * u), np.arctan2(y, x)
+
+
+def test_numpy_inverse_trigonometry():
+    """np.arctan2's four quadrants and the axes (signed zeros included), np.arcsin and the others,
+    against numpy running the same function."""
+    y = np.array([1, 1, -1, -1, 0, 0, -0.0, 2, 0.0, -3], np.float32)
+    x = np.array([1, -1, -1, 1, 1, -1, -1, 0, -0.0, 0.25], np.float32)
+    u = np.linspace(-0.9, 0.9, 10).astype(np.float32)
+    got = cfx.jit(inverse_trig, backend="cpu")(y, x, u)
+    want = inverse_trig(y.copy(), x, u)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(got[1]), 3 * math.pi / 4, rtol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-6)
+    # atan2(0, -1) = pi, atan2(-0, -1) = -pi, atan2(0, -0) = pi (C99), as numpy's
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-6)
+    assert got[3][5] > 3.14 and got[3][6] < -3.14 and got[3][8] > 3.14
+
+
 def test_print_reaches_stdout(capsys):
     @cfx.jit(backend="cpu")
     def shout(x):
