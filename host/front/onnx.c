@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host/runtime/npy.h"
@@ -838,7 +839,7 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
 
 /* ---- tensors in the model ---------------------------------------------------------------- */
 
-static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void *out)
+static void *read_external(imp *I, const Onnx__TensorProto *t, size_t want, size_t room)
 {
     const char *loc = NULL;
     int64_t offset = 0, length = -1;
@@ -874,6 +875,14 @@ static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void 
     if (!inside)
         fail(I, "tensor '%s': external data '%s' %s", name, loc,
              access(path, F_OK) == 0 ? "lies outside the model's folder (through a link)" : "cannot be read: no such file");
+    /* the file's size first: a shape that asks for more than the file holds makes no buffer */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        fail(I, "tensor '%s': cannot read external data '%s': %s", name, path, strerror(errno));
+    if ((uint64_t)st.st_size < (uint64_t)offset || (uint64_t)st.st_size - (uint64_t)offset < want)
+        fail(I, "tensor '%s': external data '%s' holds fewer than %zu bytes at offset %lld", name, path,
+             want, (long long)offset);
+    void *out = alloc(I, room);
     FILE *f = fopen(path, "rb");
     if (!f)
         fail(I, "tensor '%s': cannot read external data '%s': %s", name, path, strerror(errno));
@@ -882,6 +891,7 @@ static void read_external(imp *I, const Onnx__TensorProto *t, size_t want, void 
     if (!ok)
         fail(I, "tensor '%s': external data '%s' holds fewer than %zu bytes at offset %lld", name, path,
              want, (long long)offset);
+    return out;
 }
 
 /* A TensorProto's type and data, checked: every dimension at least 1, the data exactly the
@@ -891,16 +901,18 @@ static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, con
 {
     int64_t n = count(ty);
     size_t bytes = (size_t)n * 2;
-    uint16_t *bits = alloc(I, bytes + 2);
+    uint16_t *bits;
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        read_external(I, t, bytes, bits);
+        bits = read_external(I, t, bytes, bytes + 2);
     } else if (t->has_raw_data) {
         if (t->raw_data.len != bytes)
             fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
                  tystr(I, ty), half_types[half], bytes);
+        bits = alloc(I, bytes + 2);
         if (bytes)
             memcpy(bits, t->raw_data.data, bytes); /* little-endian, as this machine */
     } else if (t->n_int32_data == (size_t)n) { /* the 16 bits of each in an int32 */
+        bits = alloc(I, bytes + 2);
         for (int64_t i = 0; i < n; i++)
             bits[i] = (uint16_t)t->int32_data[i];
     } else {
@@ -928,46 +940,34 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *
         return half_data(I, t, name, ty, h);
     int64_t n = count(ty);
     size_t esize = (size_t)cfx_dtype_size(ty->dtype), bytes = (size_t)n * esize;
-    uint8_t *data = alloc(I, bytes);
-    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        read_external(I, t, bytes, data);
-        return data;
-    }
+    /* the data the model holds is checked against the shape before a buffer is made: a shape of
+     * a billion elements over four bytes of data is refused, not allocated */
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return read_external(I, t, bytes, bytes);
     if (t->has_raw_data) {
         if (t->raw_data.len != bytes)
             fail(I, "tensor '%s' holds %zu bytes of data, its shape %s needs %zu", name, t->raw_data.len,
                  tystr(I, ty), bytes);
+        uint8_t *data = alloc(I, bytes);
         if (bytes)
             memcpy(data, t->raw_data.data, bytes); /* little-endian, as this machine */
         return data;
     }
-    size_t have = 0;
-    switch (ty->dtype) {
-    case CFX_F32:
-        have = t->n_float_data;
-        if (have == (size_t)n && bytes)
-            memcpy(data, t->float_data, bytes);
-        break;
-    case CFX_F64:
-        have = t->n_double_data;
-        if (have == (size_t)n && bytes)
-            memcpy(data, t->double_data, bytes);
-        break;
-    case CFX_I64:
-        have = t->n_int64_data;
-        if (have == (size_t)n && bytes)
-            memcpy(data, t->int64_data, bytes);
-        break;
-    case CFX_I32:
-    case CFX_BOOL:
-        have = t->n_int32_data;
-        for (size_t i = 0; have == (size_t)n && i < have; i++)
-            seti(ty->dtype, data, (int64_t)i, t->int32_data[i]);
-        break;
-    }
+    size_t have = ty->dtype == CFX_F32 ? t->n_float_data : ty->dtype == CFX_F64 ? t->n_double_data
+                : ty->dtype == CFX_I64 ? t->n_int64_data : t->n_int32_data;
     if (have != (size_t)n)
         fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name, have, tystr(I, ty),
              (long long)n);
+    uint8_t *data = alloc(I, bytes);
+    if (ty->dtype == CFX_F32 && bytes)
+        memcpy(data, t->float_data, bytes);
+    else if (ty->dtype == CFX_F64 && bytes)
+        memcpy(data, t->double_data, bytes);
+    else if (ty->dtype == CFX_I64 && bytes)
+        memcpy(data, t->int64_data, bytes);
+    else
+        for (size_t i = 0; i < have; i++)
+            seti(ty->dtype, data, (int64_t)i, t->int32_data[i]);
     return data;
 }
 
