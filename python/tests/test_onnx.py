@@ -652,6 +652,43 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
 
 
+def test_from_torch_interpolate():
+    """F.interpolate exported by PyTorch as ONNX's Resize: nearest (scale 2), bilinear
+    (align_corners False and True), bicubic and a bilinear resize to a size, on a [1, 2, 5, 7]
+    input, against eager PyTorch (the weights along each axis computed at import)."""
+    torch = _torch()
+    F = torch.nn.functional
+    x = torch.randn(1, 2, 5, 7, generator=torch.Generator().manual_seed(11))
+
+    class Interp(torch.nn.Module):
+        def __init__(self, **kw):
+            super().__init__()
+            self.kw = kw
+
+        def forward(self, x):
+            return F.interpolate(x, **self.kw)
+
+    for kw in (dict(scale_factor=2, mode="nearest"),
+               dict(scale_factor=2, mode="bilinear", align_corners=False),
+               dict(scale_factor=2, mode="bilinear", align_corners=True),
+               dict(scale_factor=(1.5, 0.5), mode="bicubic", align_corners=False),
+               dict(size=(3, 11), mode="bilinear", align_corners=False)):
+        _check_against_eager(torch, Interp(**kw), (x,), rtol=1e-4, atol=1e-5)
+
+
+def test_resize_refusals_name_the_node():
+    """Resize with scales of run time, or a mode cfx does not know, is refused, naming the node and
+    the input."""
+    x = vi("x", F32, [1, 1, 2, 2])
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="the_resize", mode="linear")
+    g = helper.make_graph([node], "g", [x, vi("s", F32, [4])], [vi("y", F32, None)])
+    refused(make(g, opset=18), "the_resize", "the scales ('s') must be known")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="the_resize", mode="area")
+    g = helper.make_graph([node], "g", [x], [vi("y", F32, None)], initializer=[scales])
+    refused(make(g, opset=18), "the_resize", "mode 'area' is not supported")
+
+
 @pytest.mark.parametrize("op,shapes,attrs,words", [
     ("Conv", ([1, 4, 5], [3, 3, 3]), {"group": 2}, "group 2 does not fit"),
     ("Conv", ([1, 2, 5], [3, 2, 3]), {"auto_pad": "SAME_MIDDLE"}, "auto_pad 'SAME_MIDDLE' is not supported"),
