@@ -6671,13 +6671,26 @@ static ival *resize_axis(imp *I, const Onnx__NodeProto *n, ival *x, int axis, in
     ival *v;
     if (last) {
         v = product_part(I, n, tag, x, wv, 0);
-    } else {
-        cfx_type xt = outer > 1 ? mktype(x->ty.dtype, 3, (int64_t[]){outer, in, inner})
-                                : mktype(x->ty.dtype, 2, (int64_t[]){in, inner});
-        ival *x3 = same_type(&xt, &x->ty) ? x : part(I, n, fmt(I, "%s_in", tag), &xt, 0,
+    } else if (outer == 1) {
+        cfx_type xt = mktype(x->ty.dtype, 2, (int64_t[]){in, inner});
+        ival *x2 = same_type(&xt, &x->ty) ? x : part(I, n, fmt(I, "%s_in", tag), &xt, 0,
                                                       reshaped(I, ref(I, x), &x->ty, &xt));
-        ival *p = product_part(I, n, tag, wv, x3, 0);
+        ival *p = product_part(I, n, tag, wv, x2, 0);
         v = same_type(&p->ty, &t) ? p : part(I, n, fmt(I, "%s_out", tag), &t, 0, reshaped(I, ref(I, p), &p->ty, &t));
+    } else {
+        /* x as [outer, in * inner], transposed and seen as [in, inner * outer]: W @ that is
+         * [out, inner * outer], whose transpose seen as [outer, out * inner] is the result. Two
+         * 2-D transposes and one product, where a batched product would be `outer` of them. */
+        cfx_type a = mktype(x->ty.dtype, 2, (int64_t[]){outer, in * inner});
+        cfx_type at = mktype(x->ty.dtype, 2, (int64_t[]){in * inner, outer});
+        cfx_type b = mktype(x->ty.dtype, 2, (int64_t[]){in, inner * outer});
+        cfx_type p = mktype(x->ty.dtype, 2, (int64_t[]){out, inner * outer});
+        cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){out * inner, outer});
+        cfx_type q = mktype(x->ty.dtype, 2, (int64_t[]){outer, out * inner});
+        ival *xt = part(I, n, fmt(I, "%s_t", tag), &at, 0, fmt(I, "transpose(%s)", reshaped(I, ref(I, x), &x->ty, &a)));
+        ival *pv = part(I, n, fmt(I, "%s_p", tag), &p, 0, fmt(I, "%s @ %s", ref(I, wv), reshaped(I, xt->id, &at, &b)));
+        v = part(I, n, fmt(I, "%s_out", tag), &t, 0,
+                 reshaped(I, fmt(I, "transpose(%s)", reshaped(I, pv->id, &p, &pt)), &q, &t));
     }
     if (anyext && h->extrap != 0) {
         void *bd = new_data(I, &t);

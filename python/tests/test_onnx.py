@@ -676,6 +676,32 @@ def test_from_torch_interpolate():
         _check_against_eager(torch, Interp(**kw), (x,), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape,scales,sizes,dtype,attrs", [
+    ([3, 4, 5], [2, 0.5, 1.5], None, np.float32, {"mode": "linear"}),   # axis 0, a middle axis, the last
+    ([2, 3, 4, 5], None, [3, 5, 4, 7], np.float32, {"mode": "cubic", "coordinate_transformation_mode": "align_corners"}),
+    ([2, 3, 4, 5], [1, 2, 3, 0.5], None, np.int64, {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}),
+    ([2, 3, 4, 5], [2, 2, 1, 1], None, np.float64, {"mode": "linear", "antialias": 1}),
+    ([6, 7], None, [2, 3], np.float32, {"mode": "cubic", "antialias": 1, "exclude_outside": 1}),
+])
+def test_resize_against_onnx_reference(shape, scales, sizes, dtype, attrs):
+    """Resize (opset 18) against onnx's reference evaluator: reals through a product with known
+    weights along each axis (the first and middle axes by two transposes), integers gathered."""
+    from onnx.reference import ReferenceEvaluator
+    et = {np.float32: F32, np.float64: TensorProto.DOUBLE, np.int64: I64}[dtype]
+    if scales is not None:
+        ins, init = ["x", "", "s"], numpy_helper.from_array(np.array(scales, np.float32), "s")
+    else:
+        ins, init = ["x", "", "", "z"], numpy_helper.from_array(np.array(sizes, np.int64), "z")
+    node = helper.make_node("Resize", ins, ["y"], name="rs", **attrs)
+    g = helper.make_graph([node], "g", [vi("x", et, shape)], [vi("y", et, None)], initializer=[init])
+    m = make(g, opset=18)
+    x = (np.random.default_rng(1).standard_normal(shape) * 5).astype(dtype)
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = cfx.load_onnx(m).entry(x=x, backend="cpu", results="numpy")["y"]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_resize_refusals_name_the_node():
     """Resize with scales of run time, or a mode cfx does not know, is refused, naming the node and
     the input."""
