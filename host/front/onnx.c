@@ -6551,7 +6551,7 @@ static int resize_coeffs(const resize_how *h, double ratio, double scale, double
     }
     double s = scale < 1 ? scale : 1, sum = 0;
     int64_t start = (int64_t)floor((h->mode == 1 ? -1 : -2) / s) + 1;
-    int nc = (int)(h->mode == 1 ? 2 - 2 * start : 2 - 2 * start);
+    int nc = (int)(2 - 2 * start); /* the taps' count: the same for every ratio of one scale */
     for (int k = 0; k < nc; k++) {
         double x = fabs((double)(start + k) - ratio) * s, x2 = x * x, x3 = x2 * x;
         if (h->mode == 1)
@@ -6632,7 +6632,7 @@ static ival *resize_axis(imp *I, const Onnx__NodeProto *n, ival *x, int axis, in
         outer *= x->ty.dims[d];
     for (int d = axis + 1; d < x->ty.rank; d++)
         inner *= x->ty.dims[d];
-    if (in * out > ((int64_t)1 << 26))
+    if (in * out > ((int64_t)1 << 24))
         fail(I, "the weights along axis %d would be %lld by %lld", axis, (long long)out, (long long)in);
     double *w = alloc(I, (size_t)(in * out) * sizeof *w);
     char *ext = alloc(I, (size_t)out);
