@@ -6498,6 +6498,330 @@ static void op_global_pool(imp *I, const Onnx__NodeProto *n, int max)
          reshaped(I, fmt(I, "%s(%s, axis=-1)", max ? "max" : "mean", reshaped(I, ref(I, x), &x->ty, &ft)), &yt, &t));
 }
 
+/* ---- Resize and Upsample ------------------------------------------------------------------- */
+
+/* How a Resize reads its input, from the node's attributes (ONNX's reference, op_resize.py). */
+typedef struct resize_how {
+    int mode;      /* 0 nearest, 1 linear, 2 cubic */
+    int nearest;   /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
+    int ctm;       /* an index into resize_ctms */
+    int antialias, exclude;
+    double a, extrap;
+} resize_how;
+
+static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
+static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                          "tf_crop_and_resize", "half_pixel_symmetric"};
+
+static int resize_pick(imp *I, const char *what, const char *s, const char *const *names, int nn)
+{
+    for (int k = 0; k < nn; k++)
+        if (!strcmp(s, names[k]))
+            return k;
+    fail(I, "%s '%s' is not supported", what, s);
+    return -1;
+}
+
+/* The weights of the taps around a source position `ratio` in (0, 1] past the tap before it
+ * (the reference's _nearest_coeffs, _linear_coeffs, _cubic_coeffs and their antialias forms);
+ * their count. c holds at least resize_taps() entries. */
+static int resize_coeffs(const resize_how *h, double ratio, double scale, double *c)
+{
+    double A = h->a;
+    if (h->mode == 0) {
+        int hi = ratio == 1.0 || h->nearest == 3 ||
+                 (h->nearest == 0 && ratio > 0.5) || (h->nearest == 1 && ratio >= 0.5);
+        c[0] = !hi;
+        c[1] = hi;
+        return 2;
+    }
+    if (!h->antialias && h->mode == 1) {
+        c[0] = 1 - ratio;
+        c[1] = ratio;
+        return 2;
+    }
+    if (!h->antialias) {
+        double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+        c[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+        c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+        c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+        c[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
+        return 4;
+    }
+    double s = scale < 1 ? scale : 1, sum = 0;
+    int64_t start = (int64_t)floor((h->mode == 1 ? -1 : -2) / s) + 1;
+    int nc = (int)(2 - 2 * start); /* the taps' count: the same for every ratio of one scale */
+    for (int k = 0; k < nc; k++) {
+        double x = fabs((double)(start + k) - ratio) * s, x2 = x * x, x3 = x2 * x;
+        if (h->mode == 1)
+            c[k] = x < 1 ? 1 - x : 0;
+        else
+            c[k] = x <= 1 ? (A + 2) * x3 - (A + 3) * x2 + 1 : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A : 0;
+        sum += c[k];
+    }
+    for (int k = 0; k < nc; k++)
+        c[k] /= sum;
+    return nc;
+}
+
+static int64_t resize_taps(const resize_how *h, double scale)
+{
+    double s = scale < 1 ? scale : 1;
+    return h->antialias ? 2 * (int64_t)ceil(2 / s) + 4 : 4;
+}
+
+/* The weights w[i * out + y] of input index i in output index y along one axis, and ext[y] set
+ * where tf_crop_and_resize's source falls outside (the extrapolation value goes there). */
+static void resize_weights(imp *I, const resize_how *h, int64_t in, int64_t out, double scale, const double *roi,
+                           double *w, char *ext)
+{
+    double ow = scale * (double)in, *c = alloc(I, (size_t)resize_taps(h, scale) * sizeof *c);
+    for (int64_t y = 0; y < out; y++) {
+        double x, yy = (double)y;
+        switch (h->ctm) {
+        case 0: x = (yy + 0.5) / scale - 0.5; break;
+        case 1: x = ow == 1 ? -0.5 : (yy + 0.5) / scale - 0.5; break;
+        case 2: x = ow == 1 ? 0 : yy * (double)(in - 1) / (ow - 1); break;
+        case 3: x = yy / scale; break;
+        case 4:
+            x = ow == 1 ? (roi[1] - roi[0]) * (double)(in - 1) / 2 : yy * (roi[1] - roi[0]) * (double)(in - 1) / (ow - 1);
+            x += roi[0] * (double)(in - 1);
+            ext[y] = x < 0 || x > (double)(in - 1);
+            break;
+        default: x = (double)in / 2 * (1 - (double)out / ow) + (yy + 0.5) / scale - 0.5; break;
+        }
+        if (!isfinite(x) || fabs(x) > 1e15)
+            fail(I, "output index %lld reads from %g", (long long)y, x);
+        if (ext[y])
+            continue;
+        double fl = floor(x);
+        int nc = resize_coeffs(h, x == fl ? 1 : x - fl, scale, c);
+        int64_t pad = (nc + 1) / 2, off;
+        double xp = x + (double)pad, pp = floor(xp), frac = xp - pp;
+        if (nc % 2 == 0)
+            off = frac == 0 ? -(nc / 2) : -(nc / 2) + 1;
+        else
+            off = frac <= 0.5 ? -((nc - 1) / 2) : -((nc - 1) / 2) + 1;
+        int64_t start = (int64_t)pp + off - pad;
+        if (h->exclude) {
+            double sum = 0;
+            for (int k = 0; k < nc; k++) {
+                if (start + k < 0 || start + k >= in)
+                    c[k] = 0;
+                sum += c[k];
+            }
+            for (int k = 0; k < nc && sum != 0; k++)
+                c[k] /= sum;
+        }
+        for (int k = 0; k < nc; k++) {
+            int64_t i = start + k < 0 ? 0 : start + k >= in ? in - 1 : start + k;
+            w[i * out + y] += c[k];
+        }
+    }
+}
+
+/* x resized along one axis: for a real x the product of x (seen as [outer, in, inner]) with the
+ * known [out, in] weights (one MATMUL record; x @ W along the last axis), plus the extrapolation
+ * value where tf_crop_and_resize puts it; nearest on integers gathers rows at known indices. */
+static ival *resize_axis(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int64_t out, double scale,
+                         const double *roi, const resize_how *h)
+{
+    int64_t in = x->ty.dims[axis], outer = 1, inner = 1;
+    for (int d = 0; d < axis; d++)
+        outer *= x->ty.dims[d];
+    for (int d = axis + 1; d < x->ty.rank; d++)
+        inner *= x->ty.dims[d];
+    if (in * out > ((int64_t)1 << 24))
+        fail(I, "the weights along axis %d would be %lld by %lld", axis, (long long)out, (long long)in);
+    double *w = alloc(I, (size_t)(in * out) * sizeof *w);
+    char *ext = alloc(I, (size_t)out);
+    int anyext = 0;
+    resize_weights(I, h, in, out, scale, roi, w, ext);
+    for (int64_t y = 0; y < out; y++)
+        anyext |= ext[y];
+    cfx_type t = x->ty;
+    t.dims[axis] = out;
+    const char *tag = fmt(I, "axis%d", axis);
+    if (!is_real(x->ty.dtype)) {
+        if (h->mode != 0 || anyext)
+            fail(I, "%s on %s is not supported (only nearest without extrapolation takes integers)",
+                 anyext ? "extrapolation" : resize_modes[h->mode], tystr(I, &x->ty));
+        cfx_type it = mktype(CFX_I64, 1, &out);
+        int64_t *ix = new_data(I, &it);
+        for (int64_t y = 0; y < out; y++)
+            for (int64_t i = 0; i < in; i++)
+                if (w[i * out + y] != 0)
+                    ix[y] = i;
+        ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
+        Onnx__AttributeProto a = {0};
+        a.name = "axis";
+        a.has_i = 1;
+        a.i = axis;
+        ival *ins[2] = {x, iv};
+        return step(I, n, tag, op_gather, ins, 2, &a);
+    }
+    int last = axis == x->ty.rank - 1;
+    cfx_type wt = last ? mktype(x->ty.dtype, 2, (int64_t[]){in, out}) : mktype(x->ty.dtype, 2, (int64_t[]){out, in});
+    void *wd = new_data(I, &wt);
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t y = 0; y < out; y++)
+            setd(wt.dtype, wd, last ? i * out + y : y * in + i, w[i * out + y]);
+    ival *wv = bind(I, fmt(I, "%s#%s_w", out_name(I, n, 0), tag), &wt, NULL, wd);
+    ival *v;
+    if (last) {
+        v = product_part(I, n, tag, x, wv, 0);
+    } else if (outer == 1) {
+        cfx_type xt = mktype(x->ty.dtype, 2, (int64_t[]){in, inner});
+        ival *x2 = same_type(&xt, &x->ty) ? x : part(I, n, fmt(I, "%s_in", tag), &xt, 0,
+                                                      reshaped(I, ref(I, x), &x->ty, &xt));
+        ival *p = product_part(I, n, tag, wv, x2, 0);
+        v = same_type(&p->ty, &t) ? p : part(I, n, fmt(I, "%s_out", tag), &t, 0, reshaped(I, ref(I, p), &p->ty, &t));
+    } else {
+        /* x as [outer, in * inner], transposed and seen as [in, inner * outer]: W @ that is
+         * [out, inner * outer], whose transpose seen as [outer, out * inner] is the result. Two
+         * 2-D transposes and one product, where a batched product would be `outer` of them. */
+        cfx_type a = mktype(x->ty.dtype, 2, (int64_t[]){outer, in * inner});
+        cfx_type at = mktype(x->ty.dtype, 2, (int64_t[]){in * inner, outer});
+        cfx_type b = mktype(x->ty.dtype, 2, (int64_t[]){in, inner * outer});
+        cfx_type p = mktype(x->ty.dtype, 2, (int64_t[]){out, inner * outer});
+        cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){out * inner, outer});
+        cfx_type q = mktype(x->ty.dtype, 2, (int64_t[]){outer, out * inner});
+        ival *xt = part(I, n, fmt(I, "%s_t", tag), &at, 0, fmt(I, "transpose(%s)", reshaped(I, ref(I, x), &x->ty, &a)));
+        ival *pv = part(I, n, fmt(I, "%s_p", tag), &p, 0, fmt(I, "%s @ %s", ref(I, wv), reshaped(I, xt->id, &at, &b)));
+        v = part(I, n, fmt(I, "%s_out", tag), &t, 0,
+                 reshaped(I, fmt(I, "transpose(%s)", reshaped(I, pv->id, &p, &pt)), &q, &t));
+    }
+    if (anyext && h->extrap != 0) {
+        void *bd = new_data(I, &t);
+        for (int64_t k = 0; k < count(&t); k++)
+            setd(t.dtype, bd, k, ext[(k / inner) % out] ? h->extrap : 0);
+        ival *bv = bind(I, fmt(I, "%s#%s_ext", out_name(I, n, 0), tag), &t, NULL, bd);
+        v = part(I, n, fmt(I, "%s_x", tag), &t, 0, fmt(I, "%s + %s", ref(I, v), ref(I, bv)));
+    }
+    return v;
+}
+
+/* Resize (opsets 10 to 19) and Upsample (7 to 9) with scales or sizes known at import: separable,
+ * one axis after another as the reference does, each a product with known weights (resize_axis). */
+static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    resize_how h = {0};
+    h.mode = resize_pick(I, "mode", attr_str(I, n, "mode", "nearest"), resize_modes, 3);
+    int old = upsample || I->opset < 11;
+    if (old && h.mode == 2)
+        fail(I, "mode 'cubic' before opset 11");
+    h.ctm = old ? 3 : resize_pick(I, "coordinate_transformation_mode",
+                                  attr_str(I, n, "coordinate_transformation_mode", "half_pixel"), resize_ctms, 6);
+    h.nearest = old ? 2 : resize_pick(I, "nearest_mode", attr_str(I, n, "nearest_mode", "round_prefer_floor"),
+                                      resize_nearests, 4);
+    h.a = old ? -0.75 : attr_float(I, n, "cubic_coeff_a", -0.75);
+    h.exclude = old ? 0 : attr_int(I, n, "exclude_outside", 0) != 0;
+    h.extrap = old ? 0 : attr_float(I, n, "extrapolation_value", 0);
+    h.antialias = old ? 0 : attr_int(I, n, "antialias", 0) != 0;
+    if (h.antialias && h.mode == 0)
+        fail(I, "antialias with mode 'nearest'");
+    int pol = old ? 0 : resize_pick(I, "keep_aspect_ratio_policy", attr_str(I, n, "keep_aspect_ratio_policy", "stretch"),
+                                    (const char *const[]){"stretch", "not_larger", "not_smaller"}, 3);
+    int64_t axes[CFX_TYPE_MAX_RANK];
+    size_t na = 0;
+    const int64_t *aa = old ? NULL : attr_ints(I, n, "axes", &na);
+    int seen[CFX_TYPE_MAX_RANK] = {0};
+    if (!aa)
+        na = (size_t)r;
+    if ((int)na > r)
+        fail(I, "%zu axes for rank %d", na, r);
+    for (size_t k = 0; k < na; k++) {
+        axes[k] = aa ? norm_axis(I, aa[k], r, "axes") : (int64_t)k;
+        if (seen[axes[k]]++)
+            fail(I, "axis %lld is given twice", (long long)axes[k]);
+    }
+    /* scales or sizes: one of them, known at import */
+    double scale[CFX_TYPE_MAX_RANK], roi[2 * CFX_TYPE_MAX_RANK];
+    int64_t size[CFX_TYPE_MAX_RANK];
+    size_t ks = upsample && I->opset < 9 ? 99 : upsample || I->opset < 11 ? 1 : 2, kz = 3;
+    ival *sv = ks < 99 && has_input(n, ks) ? in(I, n, ks) : NULL;
+    ival *zv = !old && has_input(n, kz) ? in(I, n, kz) : NULL;
+    if (sv && count(&sv->ty) == 0)
+        sv = NULL;
+    if (zv && count(&zv->ty) == 0)
+        zv = NULL;
+    if (ks == 99) {
+        size_t ns;
+        const float *f = NULL;
+        const Onnx__AttributeProto *at = attr(I, n, "scales");
+        if (at)
+            f = at->floats, ns = at->n_floats;
+        if (!f || ns != na)
+            fail(I, "attribute 'scales' must have %zu entries", na);
+        for (size_t k = 0; k < na; k++)
+            scale[k] = f[k];
+    } else if (sv && zv) {
+        fail(I, "both scales ('%s') and sizes ('%s') are given", sv->name, zv->name);
+    } else if (sv) {
+        sv = known(I, n, ks, "the scales");
+        if (!is_real(sv->ty.dtype) || sv->ty.rank != 1 || (size_t)count(&sv->ty) != na)
+            fail(I, "the scales ('%s') must be %zu reals, not %s", sv->name, na, tystr(I, &sv->ty));
+        for (size_t k = 0; k < na; k++)
+            scale[k] = getd(sv, k);
+    } else if (zv) {
+        zv = known(I, n, kz, "the sizes");
+        if ((size_t)ints_of(I, zv, size, CFX_TYPE_MAX_RANK, "the sizes") != na)
+            fail(I, "the sizes ('%s') must have %zu entries", zv->name, na);
+    } else {
+        fail(I, "neither scales nor sizes are given");
+    }
+    if (h.ctm == 4) {
+        ival *rv = known(I, n, 1, "the roi");
+        if (!is_real(rv->ty.dtype) || (size_t)count(&rv->ty) != 2 * na)
+            fail(I, "the roi ('%s') must be %zu reals", rv->name, 2 * na);
+        for (size_t k = 0; k < 2 * na; k++)
+            roi[k] = getd(rv, k);
+    }
+    for (size_t k = 0; k < na; k++) {
+        int64_t d = x->ty.dims[axes[k]];
+        if (d == 0)
+            fail(I, "axis %lld of %s is empty", (long long)axes[k], tystr(I, &x->ty));
+        if (zv) {
+            if (size[k] < 0)
+                fail(I, "size %lld along axis %lld", (long long)size[k], (long long)axes[k]);
+            scale[k] = (double)size[k] / (double)d;
+        } else {
+            if (!(scale[k] > 0) || scale[k] * (double)d > (double)((int64_t)1 << 30))
+                fail(I, "scale %g along axis %lld", scale[k], (long long)axes[k]);
+            size[k] = (int64_t)(scale[k] * (double)d);
+            if (old && h.mode == 0 && scale[k] < 1)
+                fail(I, "nearest downsampling before opset 11 (scale %g)", scale[k]);
+        }
+    }
+    if (zv && pol) {
+        double s = scale[0];
+        for (size_t k = 1; k < na; k++)
+            s = pol == 1 ? (scale[k] < s ? scale[k] : s) : (scale[k] > s ? scale[k] : s);
+        for (size_t k = 0; k < na; k++) {
+            scale[k] = s;
+            size[k] = (int64_t)(s * (double)x->ty.dims[axes[k]] + 0.5);
+        }
+    }
+    cfx_type t = x->ty;
+    for (size_t k = 0; k < na; k++)
+        t.dims[axes[k]] = size[k];
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    if (count(&t) == 0)
+        fail(I, "the result %s has no elements", tystr(I, &t));
+    ival *v = x;
+    for (size_t k = 0; k < na; k++) {
+        int64_t d = axes[k];
+        const double *kr = h.ctm == 4 ? (double[]){roi[k], roi[na + k]} : NULL;
+        if (fabs(scale[k] - 1) <= 1e-9 && size[k] == x->ty.dims[d] && (!kr || (fabs(kr[0]) <= 1e-9 && fabs(kr[1] - 1) <= 1e-9)))
+            continue;
+        v = resize_axis(I, n, v, (int)d, size[k], scale[k], kr, &h);
+    }
+    bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -6667,6 +6991,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_pool(I, n, op[0] == 'M', op[0] == 'L');
     } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {
         op_global_pool(I, n, op[6] == 'M');
+    } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
+        op_resize(I, n, op[0] == 'U');
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }

@@ -652,6 +652,69 @@ def test_from_torch_everyday_ops():
     _check_against_eager(torch, bn, (x[:, :, 0].contiguous(),))
 
 
+def test_from_torch_interpolate():
+    """F.interpolate exported by PyTorch as ONNX's Resize: nearest (scale 2), bilinear
+    (align_corners False and True), bicubic and a bilinear resize to a size, on a [1, 2, 5, 7]
+    input, against eager PyTorch (the weights along each axis computed at import)."""
+    torch = _torch()
+    F = torch.nn.functional
+    x = torch.randn(1, 2, 5, 7, generator=torch.Generator().manual_seed(11))
+
+    class Interp(torch.nn.Module):
+        def __init__(self, **kw):
+            super().__init__()
+            self.kw = kw
+
+        def forward(self, x):
+            return F.interpolate(x, **self.kw)
+
+    for kw in (dict(scale_factor=2, mode="nearest"),
+               dict(scale_factor=2, mode="bilinear", align_corners=False),
+               dict(scale_factor=2, mode="bilinear", align_corners=True),
+               dict(scale_factor=(1.5, 0.5), mode="bicubic", align_corners=False),
+               dict(size=(3, 11), mode="bilinear", align_corners=False)):
+        _check_against_eager(torch, Interp(**kw), (x,), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,scales,sizes,dtype,attrs", [
+    ([3, 4, 5], [2, 0.5, 1.5], None, np.float32, {"mode": "linear"}),   # axis 0, a middle axis, the last
+    ([2, 3, 4, 5], None, [3, 5, 4, 7], np.float32, {"mode": "cubic", "coordinate_transformation_mode": "align_corners"}),
+    ([2, 3, 4, 5], [1, 2, 3, 0.5], None, np.int64, {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}),
+    ([2, 3, 4, 5], [2, 2, 1, 1], None, np.float64, {"mode": "linear", "antialias": 1}),
+    ([6, 7], None, [2, 3], np.float32, {"mode": "cubic", "antialias": 1, "exclude_outside": 1}),
+])
+def test_resize_against_onnx_reference(shape, scales, sizes, dtype, attrs):
+    """Resize (opset 18) against onnx's reference evaluator: reals through a product with known
+    weights along each axis (the first and middle axes by two transposes), integers gathered."""
+    from onnx.reference import ReferenceEvaluator
+    et = {np.float32: F32, np.float64: TensorProto.DOUBLE, np.int64: I64}[dtype]
+    if scales is not None:
+        ins, init = ["x", "", "s"], numpy_helper.from_array(np.array(scales, np.float32), "s")
+    else:
+        ins, init = ["x", "", "", "z"], numpy_helper.from_array(np.array(sizes, np.int64), "z")
+    node = helper.make_node("Resize", ins, ["y"], name="rs", **attrs)
+    g = helper.make_graph([node], "g", [vi("x", et, shape)], [vi("y", et, None)], initializer=[init])
+    m = make(g, opset=18)
+    x = (np.random.default_rng(1).standard_normal(shape) * 5).astype(dtype)
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = cfx.load_onnx(m).entry(x=x, backend="cpu", results="numpy")["y"]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_resize_refusals_name_the_node():
+    """Resize with scales of run time, or a mode cfx does not know, is refused, naming the node and
+    the input."""
+    x = vi("x", F32, [1, 1, 2, 2])
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="the_resize", mode="linear")
+    g = helper.make_graph([node], "g", [x, vi("s", F32, [4])], [vi("y", F32, None)])
+    refused(make(g, opset=18), "the_resize", "the scales ('s') must be known")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="the_resize", mode="area")
+    g = helper.make_graph([node], "g", [x], [vi("y", F32, None)], initializer=[scales])
+    refused(make(g, opset=18), "the_resize", "mode 'area' is not supported")
+
+
 @pytest.mark.parametrize("op,shapes,attrs,words", [
     ("Conv", ([1, 4, 5], [3, 3, 3]), {"group": 2}, "group 2 does not fit"),
     ("Conv", ([1, 2, 5], [3, 2, 3]), {"auto_pad": "SAME_MIDDLE"}, "auto_pad 'SAME_MIDDLE' is not supported"),
