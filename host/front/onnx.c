@@ -4051,6 +4051,38 @@ static const struct activation {
     {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
 };
 
+/* An activation's expression with its operand and constants written in: `$x` is x (put in
+ * parentheses where `paren` says and x is no plain name, but where it is a call's one argument),
+ * `$a` `$b` `$g` the values abg[0..2], `{K}` the constant K; constants of dtype dt, named from nm. */
+static const char *fill_expr(imp *I, const char *expr, const char *x, int paren, const double *abg, int dt,
+                             const char *nm)
+{
+    strbuf sb = {0};
+    for (const char *p = expr; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            int alone = p > expr && p[-1] == '(' && p[2] == ')';
+            sb_puts(&sb, !paren || plain_id(x) || alone ? x : fmt(I, "(%s)", x));
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
+            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
+            sb_puts(&sb, real_const(I, abg[k], dt, fmt(I, "%s_%c", nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, dt, fmt(I, "%s_k", nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *out = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return out;
+}
+
 static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
 {
     const struct activation *f = NULL;
@@ -4072,29 +4104,11 @@ static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
         else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
             fail(I, "approximate must be 'none' or 'tanh'");
     }
-    strbuf sb = {0};
-    for (const char *p = expr; *p; p++) {
-        if (*p == '$' && p[1] == 'x') {
-            sb_puts(&sb, xs);
-            p++;
-        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
-            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
-            double v = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
-            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_%c", nm, p[1])));
-            p++;
-        } else if (*p == '{') {
-            char *end;
-            double v = strtod(p + 1, &end);
-            sb_puts(&sb, real_const(I, v, x->ty.dtype, fmt(I, "%s_k", nm)));
-            p = end;
-        } else {
-            sb_append(&sb, p, 1);
-        }
-    }
-    if (sb.oom)
-        fail(I, "out of memory");
-    const char *e = fmt(I, "%s", sb_str(&sb));
-    sb_free(&sb);
+    double abg[3] = {0, 0, 0};
+    for (int k = 0; f && k < 3; k++)
+        if (strstr(expr, k == 0 ? "$a" : k == 1 ? "$b" : "$g"))
+            abg[k] = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
+    const char *e = fill_expr(I, expr, xs, 0, abg, x->ty.dtype, nm);
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s", v, e);
     return 1;
@@ -5491,31 +5505,8 @@ static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x,
         line(I, "%s = %s", v, x);
         x = v;
     }
-    strbuf sb = {0};
-    for (const char *p = e; *p; p++) {
-        if (*p == '$' && p[1] == 'x') {
-            /* an expression is put in parentheses but where it is a call's one argument */
-            int alone = p > e && p[-1] == '(' && p[2] == ')';
-            sb_puts(&sb, plain_id(x) || alone ? x : fmt(I, "(%s)", x));
-            p++;
-        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b')) {
-            double v = p[1] == 'a' ? fn->a : fn->b;
-            sb_puts(&sb, real_const(I, v, R->dt, fmt(I, "%s_%c", R->nm, p[1])));
-            p++;
-        } else if (*p == '{') {
-            char *end;
-            double v = strtod(p + 1, &end);
-            sb_puts(&sb, real_const(I, v, R->dt, fmt(I, "%s_k", R->nm)));
-            p = end;
-        } else {
-            sb_append(&sb, p, 1);
-        }
-    }
-    if (sb.oom)
-        fail(I, "out of memory");
-    const char *out = fmt(I, "%s", sb_str(&sb));
-    sb_free(&sb);
-    return out;
+    double abg[3] = {fn->a, fn->b, 0};
+    return fill_expr(I, e, x, 1, abg, R->dt, R->nm);
 }
 
 /* a state's new value where the step's mask m is true, else its old one (no mask: the new) */
