@@ -1290,11 +1290,13 @@ static int one_element(const cfx_type *t)
  * value is not known yet or the result would pass LOWER_FOLD_BROADCAST_BYTES. */
 static int32_t fold_broadcast(lowerer *L, int32_t s, const cfx_type *to)
 {
-    const void *v = prog_const_value(L->b, s);
     int64_t count = 1, size = dtype_size(to->dtype);
     for (int d = 0; d < to->rank; d++)
         count *= to->dims[d];
-    if (!v || count * size > LOWER_FOLD_BROADCAST_BYTES)
+    if (count * size > LOWER_FOLD_BROADCAST_BYTES)
+        return -1; /* before the constant's bytes are looked up (hashed) */
+    const void *v = prog_const_value(L->b, s);
+    if (!v)
         return -1;
     k_bshape sh;
     int32_t dims[CFX_MAX_RANK] = {0};
