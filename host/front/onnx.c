@@ -681,7 +681,8 @@ static int keeps_values(const char *op)
         "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat",
         "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
         "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
-        "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad"};
+        "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad",
+        "OneHot"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -4263,10 +4264,12 @@ static void op_topk(imp *I, const Onnx__NodeProto *n)
     }
 }
 
-/* CumSum along a known axis (exclusive, reverse): a loop over that axis */
+/* CumSum and CumProd along a known axis (exclusive, reverse): a loop over that axis, the
+ * running sum (product) of the slices before it carried in `acc` */
 static void op_cumsum(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
+    int prod = !strcmp(n->op_type, "CumProd");
     int64_t ax;
     ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
     int r = x->ty.rank;
@@ -4284,16 +4287,20 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
     const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s", v, zeros_of(I, &x->ty));
-    line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    if (prod)
+        line(I, "%s = %s", acc, rowt.rank ? fmt(I, "ones(%s)", tystr(I, &rowt)) : fmt(I, "cast(1, %s)", cfx_dtype_name(rowt.dtype)));
+    else
+        line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    const char *with = prod ? "*" : "+";
     line(I, "for %s in range(%lld) {", t, (long long)len);
     I->indent++;
     line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
     const char *at = subscript(I, r, axis, p);
     if (excl) {
         line(I, "%s%s = %s", v, at, acc);
-        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
     } else {
-        line(I, "%s = %s + %s%s", acc, acc, xs, at);
+        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
         line(I, "%s%s = %s", v, at, acc);
     }
     I->indent--;
@@ -4327,6 +4334,277 @@ static void op_trilu(imp *I, const Onnx__NodeProto *n)
         cfx_type bt = x->ty;
         bt.dtype = CFX_BOOL;
         line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
+    }
+}
+
+/* EyeLike: the identity (its diagonal moved by k) of the input's shape, known at import */
+static void op_eyelike(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.rank != 2)
+        fail(I, "the input is %s, not a matrix", tystr(I, &x->ty));
+    cfx_dtype dt = x->ty.dtype;
+    int half = x->half;
+    if (attr(I, n, "dtype"))
+        dt = dtype_of(I, (int32_t)attr_int(I, n, "dtype", 0), "EyeLike's 'dtype'", &half);
+    int64_t k = attr_int(I, n, "k", 0), rows = x->ty.dims[0], cols = x->ty.dims[1];
+    cfx_type t = mktype(dt, 2, x->ty.dims);
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < rows; i++)
+        if (i + k >= 0 && i + k < cols)
+            seti(dt, data, i * cols + i + k, 1);
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
+/* OneHot: `depth` known at import, indices of run time (reals cast to int64, a negative one
+ * counted from the end, one outside -depth to depth - 1 matching no position); each element
+ * the values' `on` where its position along `axis` is the index, else `off`: a comparison of
+ * the indices with a known iota, and one `where`. */
+static void op_onehot(imp *I, const Onnx__NodeProto *n)
+{
+    ival *ix = in(I, n, 0), *dv = known(I, n, 1, "the depth"), *vals = in(I, n, 2);
+    if (count(&dv->ty) != 1 || dv->ty.dtype == CFX_BOOL)
+        fail(I, "the depth is %s, not one number", tystr(I, &dv->ty));
+    double dd = getd(dv, 0);
+    if (!(dd >= 1 && dd < (double)((int64_t)1 << 30)))
+        fail(I, "the depth is %g; it must be from 1 to 2^30", dd);
+    int64_t depth = is_real(dv->ty.dtype) ? (int64_t)dd : geti(dv, 0);
+    if (vals->ty.rank != 1 || vals->ty.dims[0] != 2)
+        fail(I, "the values are %s; OneHot takes [off, on], two elements", tystr(I, &vals->ty));
+    if (ix->ty.dtype == CFX_BOOL)
+        fail(I, "the indices are %s, not numbers", tystr(I, &ix->ty));
+    int r = ix->ty.rank;
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r + 1, "axis");
+    cfx_type t = vals->ty, kt = ix->ty, pos; /* the result; the indices with a 1 at axis; iota's */
+    t.rank = kt.rank = r + 1;
+    for (int d = 0, s = 0; d <= r; d++) {
+        t.dims[d] = d == axis ? depth : ix->ty.dims[s];
+        kt.dims[d] = d == axis ? 1 : ix->ty.dims[s];
+        s += d != axis;
+    }
+    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    pos = mktype(CFX_I64, 0, NULL);
+    pos.rank = r + 1;
+    for (int d = 0; d <= r; d++)
+        pos.dims[d] = d == axis ? depth : 1;
+    const char *nm = out_name(I, n, 0), *is = ref(I, ix), *vs = ref(I, vals);
+    if (is_real(ix->ty.dtype)) {
+        const char *c = new_id(I, "ix_", nm);
+        line(I, "%s = cast(%s, i64)", c, is);
+        is = c;
+    }
+    const char *k = new_id(I, "k_", nm);
+    line(I, "%s = where(%s < 0, %s + %lld, %s)", k, is, is, (long long)depth, is);
+    const char *mask = fmt(I, "%s == iota(%s)", reshaped(I, k, &ix->ty, &kt), tystr(I, &pos));
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = where(%s, %s[1], %s[0])", v, mask, vs, vs);
+    I->node_half = vals->half;
+}
+
+/* Hardmax: 1 at the first largest element along the axis (the first NaN, where there is one, as
+ * numpy's argmax), 0 elsewhere. The position is the smallest of an iota where the element is the
+ * maximum: two halving trees (docs/language.md, Reductions), no loop. Before opset 13 the input
+ * is seen as a matrix whose rows end at `axis`, as ONNX coerced it. */
+static void op_hardmax(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", I->opset >= 13 ? -1 : 1), r, "axis");
+    const char *xs = ref(I, x), *nm = out_name(I, n, 0);
+    cfx_type wt = x->ty; /* the type worked on */
+    if (I->opset < 13) {
+        int64_t a = 1, b = 1;
+        for (int d = 0; d < r; d++)
+            *(d < axis ? &a : &b) *= x->ty.dims[d];
+        wt = mktype(x->ty.dtype, 2, (int64_t[]){a, b});
+        axis = 1;
+        if (!same_type(&wt, &x->ty)) {
+            const char *m2 = new_id(I, "x_", nm);
+            line(I, "%s = %s", m2, reshaped(I, xs, &x->ty, &wt));
+            xs = m2;
+        }
+    }
+    int64_t D = wt.dims[axis];
+    cfx_type pos = mktype(CFX_I32, 0, NULL);
+    pos.rank = wt.rank;
+    for (int d = 0; d < wt.rank; d++)
+        pos.dims[d] = d == axis ? D : 1;
+    const char *io = fmt(I, "iota(%s)", tystr(I, &pos));
+    const char *mx = new_id(I, "mx_", nm), *first = new_id(I, "k_", nm);
+    line(I, "%s = max(%s, axis=%d, keepdims=True)", mx, xs, axis);
+    line(I, "%s = min(where(%s == %s or %s != %s, %s, %lld), axis=%d, keepdims=True)", first, xs, mx, xs, xs, io,
+         (long long)D, axis);
+    const char *y = fmt(I, "cast(%s == %s, %s)", io, first, cfx_dtype_name(wt.dtype));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, reshaped(I, y, &wt, &x->ty));
+}
+
+/* LpNormalization: x divided by its L1 or L2 norm along the axis; 0 where the norm is 0, as
+ * ONNX's reference gives */
+static void op_lpnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    int64_t p = attr_int(I, n, "p", 2);
+    if (p != 1 && p != 2)
+        fail(I, "p = %lld is not supported (1 and 2 are)", (long long)p);
+    const char *xs = ref(I, x), *nrm = new_id(I, "nrm_", out_name(I, n, 0));
+    if (p == 1)
+        line(I, "%s = sum(abs(%s), axis=%d, keepdims=True)", nrm, xs, axis);
+    else
+        line(I, "%s = sqrt(sum(%s * %s, axis=%d, keepdims=True))", nrm, xs, xs, axis);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s == 0.0, 0.0, %s / %s)", v, nrm, xs, nrm);
+}
+
+/* NegativeLogLikelihoodLoss's input [N, C, d1, ..., dk] (or SoftmaxCrossEntropyLoss's), its
+ * classes moved last: [N, d1, ..., dk, C], so that the sums over them are products with ones */
+static const char *classes_last(imp *I, const char *x, const cfx_type *xt, cfx_type *pt)
+{
+    int r = xt->rank, perm[CFX_TYPE_MAX_RANK];
+    *pt = *xt;
+    if (r == 2)
+        return x;
+    perm[0] = 0;
+    for (int d = 1; d < r - 1; d++)
+        perm[d] = d + 1;
+    perm[r - 1] = 1;
+    for (int d = 0; d < r; d++)
+        pt->dims[d] = xt->dims[perm[d]];
+    return fmt(I, "permute(%s, %s)", x, perm_text(I, perm, r));
+}
+
+/* The loss of the losses' ops, from lp, the log-probabilities with the classes last (an
+ * expression read once), as ONNX's reference computes it: each target's -lp, times the weight of
+ * its class; 0 for a target equal to ignore_index; reduced by none, sum, or mean (the sum divided
+ * by the sum of the weights picked where there are weights or an ignore_index, else by the count).
+ * The pick is a comparison of the targets with a table of the classes (a target of no class
+ * picks nothing). A target outside 0 to C - 1 that is not ignore_index stops the run with
+ * `index`: its smallest and largest start a one-element slice of that table, which the run
+ * checks. */
+static void loss_of(imp *I, const Onnx__NodeProto *n, const char *lp, const cfx_type *xt, ival *t, ival *w)
+{
+    int r = xt->rank;
+    int64_t C = xt->dims[1];
+    const char *dts = cfx_dtype_name(xt->dtype);
+    if (t->ty.dtype != CFX_I32 && t->ty.dtype != CFX_I64)
+        fail(I, "the target is %s, not integers", tystr(I, &t->ty));
+    int ok = t->ty.rank == r - 1 && t->ty.dims[0] == xt->dims[0];
+    for (int d = 1; ok && d < r - 1; d++)
+        ok = t->ty.dims[d] == xt->dims[d + 1];
+    if (!ok)
+        fail(I, "the target is %s for an input %s: it must have the input's shape without dimension 1 (the "
+             "classes)", tystr(I, &t->ty), tystr(I, xt));
+    if (w && (w->ty.rank != 1 || w->ty.dims[0] != C || w->ty.dtype != xt->dtype))
+        fail(I, "the weight is %s; it must be %s[%lld], one per class", tystr(I, &w->ty), dts, (long long)C);
+    const char *red = attr_str(I, n, "reduction", "mean");
+    int mode = !strcmp(red, "none") ? 0 : !strcmp(red, "sum") ? 1 : !strcmp(red, "mean") ? 2 : -1;
+    if (mode < 0)
+        fail(I, "reduction '%s' is not supported (none, sum, mean are)", clean(I, red));
+    int has_ii = attr(I, n, "ignore_index") != NULL;
+    int64_t ii = attr_int(I, n, "ignore_index", 0);
+    if (has_ii && (t->ty.dtype == CFX_I32 ? ii < INT32_MIN || ii > INT32_MAX : ii == INT64_MIN))
+        has_ii = 0; /* no target equals it: nothing is ignored, and the mean is the same */
+    int64_t *cls = alloc(I, (size_t)C * sizeof *cls);
+    for (int64_t c = 0; c < C; c++)
+        cls[c] = c;
+    const char *nm = out_name(I, n, 0), *ts = ref(I, t);
+    const char *table = index_table(I, fmt(I, "%s_classes", nm), cls, C);
+    const char *keep = NULL, *tc = ts, *tk = ts; /* kept targets; for the check; for the pick */
+    if (has_ii) {
+        keep = new_id(I, "keep_", nm);
+        tc = new_id(I, "tc_", nm);
+        tk = new_id(I, "tk_", nm);
+        line(I, "%s = %s != %lld", keep, ts, (long long)ii);
+        line(I, "%s = where(%s, %s, 0)", tc, keep, ts);
+        line(I, "%s = where(%s, %s, -1)", tk, keep, ts);
+    }
+    const char *lo = new_id(I, "lo_", nm), *hi = new_id(I, "hi_", nm), *ck = new_id(I, "ck_", nm);
+    line(I, "%s = min(%s)", lo, tc);
+    line(I, "%s = max(%s)", hi, tc);
+    line(I, "%s = %s[%s:%s + 1]", ck, table, lo, lo);
+    line(I, "%s = %s[%s:%s + 1]", ck, table, hi, hi);
+    cfx_type kt = t->ty; /* the targets with a last dimension of 1, against the classes */
+    kt.rank = r;
+    kt.dims[r - 1] = 1;
+    const char *m = new_id(I, "m_", nm), *wt = NULL;
+    line(I, "%s = %s == %s", m, reshaped(I, tk, &t->ty, &kt), table);
+    if (w) {
+        wt = new_id(I, "w_", nm);
+        line(I, "%s = sum(where(%s, %s, 0.0), axis=-1)", wt, m, ref(I, w));
+    } else if (has_ii) {
+        wt = new_id(I, "w_", nm);
+        line(I, "%s = cast(%s, %s)", wt, keep, dts);
+    }
+    const char *loss = fmt(I, "-sum(where(%s, %s, 0.0), axis=-1)", m, lp);
+    if (wt)
+        loss = fmt(I, "%s * %s", loss, wt);
+    cfx_type lt = t->ty, st = mktype(xt->dtype, 0, NULL);
+    lt.dtype = xt->dtype;
+    if (mode == 0) {
+        const char *v = out_var(I, n, 0, &lt);
+        line(I, "%s = %s", v, loss);
+    } else if (mode == 2 && wt) {
+        const char *l = new_id(I, "l_", nm);
+        line(I, "%s = %s", l, loss);
+        const char *v = out_var(I, n, 0, &st);
+        line(I, "%s = sum(%s) / sum(%s)", v, l, wt);
+    } else {
+        const char *v = out_var(I, n, 0, &st);
+        line(I, "%s = %s(%s)", v, mode == 2 ? "mean" : "sum", loss);
+    }
+}
+
+/* NegativeLogLikelihoodLoss: input [N, C] or [N, C, d1, ..., dk] (rank at most 5), target of
+ * run time [N] or [N, d1, ..., dk], optional weight [C] */
+static void op_nll_loss(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *t = in(I, n, 1), *w = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || x->ty.rank < 2)
+        fail(I, "the input is %s; it must be reals [N, C] or [N, C, d1, ...]", tystr(I, &x->ty));
+    cfx_type pt;
+    loss_of(I, n, classes_last(I, ref(I, x), &x->ty, &pt), &x->ty, t, w);
+}
+
+/* SoftmaxCrossEntropyLoss: the log-softmax over the classes (LogSoftmax's steps, the classes
+ * moved last), then NegativeLogLikelihoodLoss's loss; its optional log_prob output moved back */
+static void op_sce_loss(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *t = in(I, n, 1), *w = in_opt(I, n, 2);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 2)
+        fail(I, "the input is %s; it must be reals [N, C] or [N, C, d1, ...]", tystr(I, &x->ty));
+    const char *nm = out_name(I, n, 0);
+    cfx_type pt;
+    const char *xp = classes_last(I, ref(I, x), &x->ty, &pt);
+    if (r > 2) {
+        const char *p = new_id(I, "xp_", nm);
+        line(I, "%s = %s", p, xp);
+        xp = p;
+    }
+    int want_lp = n->n_output > 1 && n->output[1] && *n->output[1];
+    const char *mx = new_id(I, "mx_", nm), *d = new_id(I, "d_", nm);
+    const char *lp = want_lp && r == 2 ? out_var(I, n, 1, &x->ty) : new_id(I, "lp_", nm);
+    line(I, "%s = max(%s, axis=-1, keepdims=True)", mx, xp);
+    line(I, "%s = %s", d, half_rounded(I, x->half, fmt(I, "%s - %s", xp, mx)));
+    const char *s = half_rounded(I, x->half, fmt(I, "sum(%s, axis=-1, keepdims=True)",
+                                                 half_rounded(I, x->half, fmt(I, "exp(%s)", d))));
+    line(I, "%s = %s - %s", lp, d, half_rounded(I, x->half, fmt(I, "log(%s)", s)));
+    loss_of(I, n, lp, &x->ty, t, w);
+    if (want_lp && r > 2) {
+        int inv[CFX_TYPE_MAX_RANK];
+        inv[0] = 0;
+        inv[1] = r - 1;
+        for (int k = 2; k < r; k++)
+            inv[k] = k - 1;
+        const char *v = out_var(I, n, 1, &x->ty);
+        line(I, "%s = permute(%s, %s)", v, lp, perm_text(I, inv, r));
     }
 }
 
@@ -6880,6 +7158,20 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_cumsum(I, n);
     } else if (!strcmp(op, "Trilu")) {
         op_trilu(I, n);
+    } else if (!strcmp(op, "CumProd")) {
+        op_cumsum(I, n);
+    } else if (!strcmp(op, "EyeLike")) {
+        op_eyelike(I, n);
+    } else if (!strcmp(op, "OneHot")) {
+        op_onehot(I, n);
+    } else if (!strcmp(op, "Hardmax")) {
+        op_hardmax(I, n);
+    } else if (!strcmp(op, "LpNormalization")) {
+        op_lpnorm(I, n);
+    } else if (!strcmp(op, "NegativeLogLikelihoodLoss")) {
+        op_nll_loss(I, n);
+    } else if (!strcmp(op, "SoftmaxCrossEntropyLoss")) {
+        op_sce_loss(I, n);
     } else if (!strcmp(op, "Cast")) {
         int half;
         cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'", &half);
