@@ -789,6 +789,25 @@ def test_scatter_elements_index_out_of_range_stops():
         cfx.load_onnx(make(known, opset=18))
 
 
+def test_loss_target_out_of_range_stops():
+    """NegativeLogLikelihoodLoss with targets of run time: a target equal to ignore_index
+    (negative here) counts for nothing, any other outside 0 to C - 1 stops the run with
+    `index` (never a read outside the input); the means by hand."""
+    nodes = [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["loss"], name="nll", ignore_index=-100)]
+    g = helper.make_graph(nodes, "nll", [vi("x", F32, [2, 3]), vi("t", I64, [2]), vi("w", F32, [3])],
+                          [vi("loss", F32, [])])
+    f = cfx.load_onnx(make(g, opset=13)).entry
+    x = np.array([[-1.0, -2.0, -0.5], [-0.25, -3.0, -1.5]], np.float32)
+    w = np.array([1.0, 0.5, 2.0], np.float32)
+    loss = lambda t: f(x=x, t=np.array(t, np.int64), w=w, backend="cpu", results="numpy")["loss"]
+    np.testing.assert_allclose(loss([2, -100]), 0.5 * 2.0 / 2.0, rtol=1e-6)
+    np.testing.assert_allclose(loss([1, 0]), (2.0 * 0.5 + 0.25 * 1.0) / (0.5 + 1.0), rtol=1e-6)
+    for bad in (3, -1, 7):
+        with pytest.raises(cfx.RunStopped) as info:
+            loss([0, bad])
+        assert info.value.status == "index"
+
+
 def test_from_torch_list_appended_in_a_loop():
     """A Python list of tensors appended in a loop over a tensor's rows, stacked at the end:
     PyTorch's TorchScript exporter (torch.jit.script, dynamo=False) writes it as a Loop carrying

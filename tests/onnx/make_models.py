@@ -880,6 +880,75 @@ def conv_loop():
 MODELS += [conv_loop]
 
 
+def np_log_softmax(x, axis):
+    m = x.max(axis=axis, keepdims=True)
+    d = x - m
+    return d - np.log(np.exp(d).sum(axis=axis, keepdims=True))
+
+
+def np_nll(lp, t, w=None, ii=None, reduction="mean"):
+    """ONNX's NegativeLogLikelihoodLoss of lp [N, C, ...] at targets t [N, ...], written out:
+    -lp at each target's class times its weight, 0 where the target is ii; the mean divides by
+    the weights picked where there are weights or an ii."""
+    keep = t != ii if ii is not None else np.ones(t.shape, bool)
+    loss = np.zeros(t.shape, lp.dtype)
+    picked = np.zeros(t.shape, lp.dtype)
+    for pos in np.ndindex(*t.shape):
+        if keep[pos]:
+            c = int(t[pos])
+            picked[pos] = (w[c] if w is not None else 1.0)
+            loss[pos] = -lp[(pos[0], c) + pos[1:]] * picked[pos]
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return lp.dtype.type(loss.sum())
+    if w is not None or ii is not None:
+        return lp.dtype.type(loss.sum() / picked.sum())
+    return lp.dtype.type(loss.mean())
+
+
+def losses_onehot():
+    """SoftmaxCrossEntropyLoss with class weights and a negative ignore_index over [N, C, d]
+    (its log_prob too), NegativeLogLikelihoodLoss with int32 targets and an ignore_index inside
+    0 to C - 1, summed, and OneHot of indices of run time (a negative one counted from the end,
+    one out of range giving a row of `off`) along axis 1 with values of run time; targets,
+    indices and values are inputs. A target out of range stops the run (python/tests)."""
+    N, C, D, depth = 3, 4, 2, 5
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["sce", "log_prob"], ignore_index=-1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["log_prob", "t32"], ["nll"], reduction="sum",
+                              ignore_index=2),
+             helper.make_node("OneHot", ["idx", "depth", "vals"], ["hot"], axis=1)]
+    g = helper.make_graph(nodes, "losses_onehot",
+                          [vi("x", F32, [N, C, D]), vi("t", I64, [N, D]), vi("w", F32, [C]), vi("t32", I32, [N, D]),
+                           vi("idx", I64, [2, 3]), vi("vals", F32, [2])],
+                          [vi("sce", F32, []), vi("log_prob", F32, [N, C, D]), vi("nll", F32, []),
+                           vi("hot", F32, [2, depth, 3])],
+                          [init("depth", np.array(depth, np.int64))])
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((N, C, D)).astype(np.float32)
+    w = np.array([0.5, 2.0, 1.0, 0.25], np.float32)
+    cases = []
+    for t, t32 in (([[0, 3], [-1, 1], [2, -1]], [[1, 2], [3, 0], [2, 2]]),
+                   ([[-1, -1], [3, 3], [1, 0]], [[0, 0], [1, 2], [3, 1]])):
+        t, t32 = np.array(t, np.int64), np.array(t32, np.int32)
+        idx = np.array([[0, -1, 7], [4, -5, 2]], np.int64)
+        vals = np.array([-0.5, 3.0], np.float32)
+        lp = np_log_softmax(x, 1)
+        hot = np.full((2, depth, 3), vals[0], np.float32)
+        for a in range(2):
+            for b in range(3):
+                k = idx[a, b] + depth if idx[a, b] < 0 else idx[a, b]
+                if 0 <= k < depth:
+                    hot[a, k, b] = vals[1]
+        cases.append(({"x": x, "t": t, "w": w, "t32": t32, "idx": idx, "vals": vals},
+                      {"sce": np_nll(lp, t, w, -1), "log_prob": lp, "nll": np_nll(lp, t32, None, 2, "sum"),
+                       "hot": hot}))
+    return model(g), cases
+
+
+MODELS += [losses_onehot]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
