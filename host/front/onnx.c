@@ -4519,17 +4519,26 @@ static void loss_of(imp *I, const Onnx__NodeProto *n, const char *lp, const cfx_
     const char *keep = NULL, *tc = ts, *tk = ts; /* kept targets; for the check; for the pick */
     if (has_ii) {
         keep = new_id(I, "keep_", nm);
-        tc = new_id(I, "tc_", nm);
         tk = new_id(I, "tk_", nm);
         line(I, "%s = %s != %lld", keep, ts, (long long)ii);
-        line(I, "%s = where(%s, %s, 0)", tc, keep, ts);
+        if (!t->data) {
+            tc = new_id(I, "tc_", nm);
+            line(I, "%s = where(%s, %s, 0)", tc, keep, ts);
+        }
         line(I, "%s = where(%s, %s, -1)", tk, keep, ts);
     }
-    const char *lo = new_id(I, "lo_", nm), *hi = new_id(I, "hi_", nm), *ck = new_id(I, "ck_", nm);
-    line(I, "%s = min(%s)", lo, tc);
-    line(I, "%s = max(%s)", hi, tc);
-    line(I, "%s = %s[%s:%s + 1]", ck, table, lo, lo);
-    line(I, "%s = %s[%s:%s + 1]", ck, table, hi, hi);
+    for (int64_t i = 0; t->data && i < count(&t->ty); i++) { /* known targets are checked here */
+        int64_t v = geti(t, i);
+        if ((!has_ii || v != ii) && (v < 0 || v >= C))
+            fail(I, "target %lld is out of range for %lld classes", (long long)v, (long long)C);
+    }
+    if (!t->data) {
+        const char *lo = new_id(I, "lo_", nm), *hi = new_id(I, "hi_", nm), *ck = new_id(I, "ck_", nm);
+        line(I, "%s = min(%s)", lo, tc);
+        line(I, "%s = max(%s)", hi, tc);
+        line(I, "%s = %s[%s:%s + 1]", ck, table, lo, lo);
+        line(I, "%s = %s[%s:%s + 1]", ck, table, hi, hi);
+    }
     cfx_type kt = t->ty; /* the targets with a last dimension of 1, against the classes */
     kt.rank = r;
     kt.dims[r - 1] = 1;

@@ -792,7 +792,8 @@ def test_scatter_elements_index_out_of_range_stops():
 def test_loss_target_out_of_range_stops():
     """NegativeLogLikelihoodLoss with targets of run time: a target equal to ignore_index
     (negative here) counts for nothing, any other outside 0 to C - 1 stops the run with
-    `index` (never a read outside the input); the means by hand."""
+    `index` (never a read outside the input); the means by hand. Known targets out of range
+    are refused at import, naming the node."""
     nodes = [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["loss"], name="nll", ignore_index=-100)]
     g = helper.make_graph(nodes, "nll", [vi("x", F32, [2, 3]), vi("t", I64, [2]), vi("w", F32, [3])],
                           [vi("loss", F32, [])])
@@ -806,6 +807,9 @@ def test_loss_target_out_of_range_stops():
         with pytest.raises(cfx.RunStopped) as info:
             loss([0, bad])
         assert info.value.status == "index"
+    known = helper.make_graph(nodes, "nll", [vi("x", F32, [2, 3]), vi("w", F32, [3])], [vi("loss", F32, [])],
+                              [numpy_helper.from_array(np.array([0, 3], np.int64), "t")])
+    refused(make(known, opset=13), "nll", "target 3 is out of range for 3 classes")
 
 
 def test_from_torch_list_appended_in_a_loop():
