@@ -4287,10 +4287,12 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
     const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s", v, zeros_of(I, &x->ty));
-    if (prod)
-        line(I, "%s = %s", acc, rowt.rank ? fmt(I, "ones(%s)", tystr(I, &rowt)) : fmt(I, "cast(1, %s)", cfx_dtype_name(rowt.dtype)));
-    else
+    if (!prod)
         line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    else if (rowt.rank)
+        line(I, "%s = ones(%s)", acc, tystr(I, &rowt));
+    else
+        line(I, "%s = cast(1, %s)", acc, cfx_dtype_name(rowt.dtype));
     const char *with = prod ? "*" : "+";
     line(I, "for %s in range(%lld) {", t, (long long)len);
     I->indent++;
