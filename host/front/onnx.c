@@ -681,7 +681,8 @@ static int keeps_values(const char *op)
         "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat",
         "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
         "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
-        "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad"};
+        "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad",
+        "GatherND", "DepthToSpace", "SpaceToDepth", "ReverseSequence", "CenterCropPad"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -2981,6 +2982,141 @@ static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
         sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
     line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, t.rank));
     element_loops(I, &t, ixs, 0);
+}
+
+/* ---- ops that move values by indices of run time: GatherND, DepthToSpace and SpaceToDepth,
+ * ReverseSequence, CenterCropPad; GridSample, LRN, SwiGLU. Each a composition of the language's
+ * ops and statements (loops of row reads and writes, slices, reshapes), as op_gather's. */
+
+/* GatherND: a loop over the index tuples (the indices but their last axis), each copying the
+ * data's slice at the tuple (after batch_dims leading axes, shared with the indices) into the
+ * result's row. The language's subscripts check each index: a negative one counts from the end,
+ * one out of range stops the run with `index` (refused at import where the indices are known). */
+static void op_gather_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, q = ix->ty.rank;
+    int64_t b = attr_int(I, n, "batch_dims", 0);
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (r < 1 || q < 1)
+        fail(I, "data %s and indices %s: each needs rank 1 or more", tystr(I, &x->ty), tystr(I, &ix->ty));
+    if (b < 0 || b >= r || b >= q)
+        fail(I, "batch_dims %lld for data %s and indices %s", (long long)b, tystr(I, &x->ty), tystr(I, &ix->ty));
+    for (int d = 0; d < b; d++)
+        if (ix->ty.dims[d] != x->ty.dims[d])
+            fail(I, "batch dimension %d is %lld in the data %s and %lld in the indices %s", d,
+                 (long long)x->ty.dims[d], tystr(I, &x->ty), (long long)ix->ty.dims[d], tystr(I, &ix->ty));
+    int64_t k = ix->ty.dims[q - 1];
+    if (k < 1 || b + k > r)
+        fail(I, "index tuples of %lld entries into %s after %lld batch dimensions", (long long)k,
+             tystr(I, &x->ty), (long long)b);
+    cfx_type t = x->ty;
+    t.rank = q - 1 + r - (int)b - (int)k;
+    if (t.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    for (int d = 0; d < q - 1; d++)
+        t.dims[d] = ix->ty.dims[d];
+    for (int d = (int)(b + k); d < r; d++)
+        t.dims[q - 1 + d - b - k] = x->ty.dims[d];
+    if (count(&t) == 0)
+        fail(I, "the result %s has no elements", tystr(I, &t));
+    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
+        int64_t v = geti(ix, i), dim = x->ty.dims[b + i % k];
+        if (v < -dim || v >= dim)
+            fail(I, "index %lld is out of range for dimension %lld of size %lld", (long long)v,
+                 (long long)(b + i % k), (long long)dim);
+    }
+    const char *src = ref(I, x), *idx = ref(I, ix);
+    const char *v = out_var(I, n, 0, &t);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    cfx_type lead = ix->ty; /* the index tuples */
+    lead.rank = q - 1;
+    if (q > 1)
+        line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &lead, ixs, 1);
+    const char *all = index_list(I, ixs, q - 1);
+    for (int d = 0; d < b; d++)
+        sel[d] = ixs[d];
+    for (int e = 0; e < k; e++)
+        sel[b + e] = fmt(I, "%s[%s%s%d]", idx, all, q > 1 ? ", " : "", e);
+    if (q > 1)
+        line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, (int)(b + k)));
+    else
+        line(I, "%s = %s[%s]", v, src, index_list(I, sel, (int)(b + k)));
+    element_loops(I, &lead, ixs, 0);
+}
+
+/* DepthToSpace (inverse 0) and SpaceToDepth (inverse 1) of [N, C, H, W], both modes. ONNX's
+ * definition goes through rank 6, which cfx has not: here the spatial side is seen as
+ * [N * C', H, b, W, b] (rank 5), and the channel side as [N, b * b, C', H, W] (DCR: the block
+ * offset outermost) or [N * C', b * b, H, W] (CRD: innermost); each block offset (i, j) is one
+ * slice of either side copied into the other. */
+static void op_depth_space(imp *I, const Onnx__NodeProto *n, int inverse)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.rank != 4)
+        fail(I, "the input is %s; rank 4 ([N, C, H, W]) is taken", tystr(I, &x->ty));
+    int64_t b = attr_int(I, n, "blocksize", 0);
+    const char *mode = attr_str(I, n, "mode", "DCR");
+    int crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR") != 0)
+        fail(I, "mode '%s' is not supported (DCR and CRD are)", clean(I, mode));
+    if (b < 1 || b > 4096)
+        fail(I, "blocksize %lld", (long long)b);
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    /* the channels C2 and spatial H2 x W2 of the side with the channels split */
+    int64_t C2 = inverse ? C : C / (b * b), H2 = inverse ? H / b : H, W2 = inverse ? W / b : W;
+    if (!inverse && C % (b * b))
+        fail(I, "%lld channels do not split into blocks of %lld x %lld", (long long)C, (long long)b, (long long)b);
+    if (inverse && (H % b || W % b))
+        fail(I, "the input %s does not split into blocks of %lld x %lld", tystr(I, &x->ty), (long long)b, (long long)b);
+    int64_t sp[5] = {N * C2, H2, b, W2, b};
+    int64_t ch[5] = {N, b * b, C2, H2, W2};
+    if (crd) {
+        ch[0] = N * C2;
+        ch[1] = b * b;
+        ch[2] = H2;
+        ch[3] = W2;
+    }
+    cfx_type spt = mktype(x->ty.dtype, 5, sp), cht = mktype(x->ty.dtype, crd ? 4 : 5, ch);
+    cfx_type part = mktype(x->ty.dtype, 3, (int64_t[]){N * C2, H2, W2});
+    cfx_type t = x->ty;
+    if (inverse) {
+        t.dims[1] = C * b * b;
+        t.dims[2] = H2;
+        t.dims[3] = W2;
+    } else {
+        t.dims[1] = C2;
+        t.dims[2] = H * b;
+        t.dims[3] = W * b;
+    }
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *from = new_id(I, "s_", nm), *to = new_id(I, "t_", nm);
+    const char *i = new_id(I, "i_", "block"), *j = new_id(I, "j_", "block");
+    const char *spart = fmt(I, "%s[:, :, %s, :, %s]", inverse ? from : to, i, j);
+    const char *cpart = fmt(I, "%s[:, %s * %lld + %s]", inverse ? to : from, i, (long long)b, j);
+    cfx_type chp = cht; /* one block offset of the channel side */
+    chp.rank = cht.rank - 1;
+    chp.dims[0] = cht.dims[0];
+    for (int d = 1; d < chp.rank; d++)
+        chp.dims[d] = cht.dims[d + 1];
+    line(I, "%s = %s", from, reshaped(I, src, &x->ty, inverse ? &spt : &cht));
+    line(I, "%s = %s", to, zeros_of(I, inverse ? &cht : &spt));
+    line(I, "for %s in range(%lld) {", i, (long long)b);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)b);
+    I->indent++;
+    if (inverse)
+        line(I, "%s = %s", cpart, reshaped(I, spart, &part, &chp));
+    else
+        line(I, "%s = %s", spart, reshaped(I, cpart, &chp, &part));
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, to, inverse ? &cht : &spt, &t));
 }
 
 static void op_slice(imp *I, const Onnx__NodeProto *n)
@@ -6929,6 +7065,10 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_einsum(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
+    } else if (!strcmp(op, "GatherND")) {
+        op_gather_nd(I, n);
+    } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+        op_depth_space(I, n, op[0] == 'S');
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {
