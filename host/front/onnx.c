@@ -3119,6 +3119,217 @@ static void op_depth_space(imp *I, const Onnx__NodeProto *n, int inverse)
     line(I, "%s = %s", v, reshaped(I, to, inverse ? &cht : &spt, &t));
 }
 
+
+/* A real literal for the text: "2.0", "-0.75" (it takes the dtype of the other operand). */
+static const char *real_lit(imp *I, double v)
+{
+    const char *s = fmt(I, "%.17g", v);
+    return strpbrk(s, ".en") ? s : fmt(I, "%s.0", s);
+}
+
+/* Lines reflecting the positions in variable f (real) into [lo, hi] as ONNX's GridSample does
+ * (reflected by the near border until inside); the variable that holds the result. */
+static const char *gs_reflect(imp *I, const char *f, double lo, double hi, const cfx_type *t, const char *nm)
+{
+    const char *out = new_id(I, "r_", nm);
+    if (hi <= lo) { /* one position: every one reflects to it */
+        line(I, "%s = %s", out, zeros_of(I, t));
+        return out;
+    }
+    const char *L = real_lit(I, lo), *H = real_lit(I, hi), *R = real_lit(I, hi - lo);
+    const char *db = new_id(I, "d_", nm), *nb = new_id(I, "n_", nm), *da = new_id(I, "d_", nm),
+               *na = new_id(I, "n_", nm);
+    line(I, "%s = %s - %s", db, L, f);
+    line(I, "%s = floor(%s / %s)", nb, db, R);
+    line(I, "%s = %s - %s * %s", db, db, nb, R);
+    line(I, "%s = %s - %s", da, f, H);
+    line(I, "%s = floor(%s / %s)", na, da, R);
+    line(I, "%s = %s - %s * %s", da, da, na, R);
+    line(I, "%s = where(%s < %s, where(%s %% 2.0 == 0.0, %s + %s, %s - %s), where(%s > %s, where(%s %% 2.0 "
+            "== 0.0, %s - %s, %s + %s), %s))",
+         out, f, L, nb, L, db, H, db, f, H, na, H, da, L, da, f);
+    return out;
+}
+
+/* GridSample of [N, C, D1 .. Dk] (k 1 to 3) at the positions of a grid [N, O1 .. Ok, k] of run
+ * time, as ONNX's reference computes it (onnx/reference/ops/op_grid_sample.py): each axis's
+ * position denormalized (align_corners), rounded for nearest, moved inside by padding_mode
+ * (border: clamped; reflection: reflected), then its taps (1 nearest, 2 linear, 4 cubic with
+ * Keys' a = -0.75), each tap an index clamped into the axis and a weight (0 outside the axis for
+ * padding zeros, as the reference's pixel of 0). Every combination of the axes' taps is one loop
+ * of row reads over the output positions (the channels at once), weighted and summed. */
+static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *gr = in(I, n, 1);
+    int r = x->ty.rank, k = r - 2;
+    if (k < 1 || k > 3)
+        fail(I, "the input is %s; ranks 3 to 5 are taken", tystr(I, &x->ty));
+    if (!is_real(x->ty.dtype) || !is_real(gr->ty.dtype))
+        fail(I, "the input is %s and the grid %s; both must be float or double", tystr(I, &x->ty), tystr(I, &gr->ty));
+    if (gr->ty.rank != r || gr->ty.dims[0] != x->ty.dims[0] || gr->ty.dims[r - 1] != k)
+        fail(I, "the grid is %s for the input %s; it must be [N, out..., %d]", tystr(I, &gr->ty), tystr(I, &x->ty), k);
+    const char *mode = attr_str(I, n, "mode", I->opset < 20 ? "bilinear" : "linear");
+    const char *pad = attr_str(I, n, "padding_mode", "zeros");
+    int align = attr_int(I, n, "align_corners", 0) != 0;
+    int how = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1
+              : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 2 : -1;
+    if (how < 0)
+        fail(I, "mode '%s' is not supported (nearest, linear, cubic are)", clean(I, mode));
+    if (how == 2 && k != 2)
+        fail(I, "mode cubic of a %d-D input: ONNX defines it for 4-D inputs", r);
+    int pm = !strcmp(pad, "zeros") ? 0 : !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : -1;
+    if (pm < 0)
+        fail(I, "padding_mode '%s' is not supported (zeros, border, reflection are)", clean(I, pad));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], P = 1, S = 1;
+    for (int d = 0; d < k; d++) {
+        P *= gr->ty.dims[1 + d];
+        S *= x->ty.dims[2 + d];
+    }
+    cfx_type t = x->ty; /* [N, C, O...] */
+    for (int d = 0; d < k; d++)
+        t.dims[2 + d] = gr->ty.dims[1 + d];
+    if (count(&t) == 0 || count(&x->ty) == 0)
+        fail(I, "no elements: the input %s, the grid %s", tystr(I, &x->ty), tystr(I, &gr->ty));
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *gs = ref(I, gr);
+    cfx_type pt = mktype(gr->ty.dtype, 2, (int64_t[]){N, P}); /* positions, weights */
+    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, P}); /* a tap's values */
+    cfx_type flat = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
+    const char *xf = new_id(I, "x_", nm);
+    line(I, "%s = %s", xf, reshaped(I, src, &x->ty, &flat));
+    const char *idx[3][4], *wt[3][4]; /* each axis's taps: index variable, weight (NULL: 1) */
+    int taps = how == 0 ? 1 : how == 1 ? 2 : 4;
+    for (int a = 0; a < k; a++) {
+        int64_t len = x->ty.dims[2 + a];
+        double lo = align ? 0.0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
+        const char *L1 = real_lit(I, (double)(len - 1));
+        const char *f = new_id(I, "f_", nm);
+        cfx_type ct = gr->ty; /* the grid's component: [N, O...] */
+        ct.rank = r - 1;
+        const char *c = reshaped(I, fmt(I, "%s%s", gs, subscript(I, r, r - 1, fmt(I, "%d", k - 1 - a))), &ct, &pt);
+        if (align)
+            line(I, "%s = (%s + 1.0) / 2.0 * %s", f, c, L1);
+        else
+            line(I, "%s = ((%s + 1.0) * %s - 1.0) / 2.0", f, c, real_lit(I, (double)len));
+        if (how == 0)
+            line(I, "%s = round(%s)", f, f);
+        if (pm == 1) {
+            const char *fc = fmt(I, "min(max(%s, 0.0), %s)", f, L1);
+            line(I, "%s = where(%s < %s, %s, where(%s > %s, %s, %s))", f, f, real_lit(I, lo), fc, f,
+                 real_lit(I, hi), fc, f);
+        } else if (pm == 2) {
+            f = gs_reflect(I, f, lo, hi, &pt, nm);
+        }
+        const char *pos[4];
+        const char *w[4] = {NULL, NULL, NULL, NULL};
+        if (how == 0) {
+            pos[0] = f;
+        } else {
+            const char *f0 = new_id(I, "f0_", nm), *d = new_id(I, "t_", nm);
+            line(I, "%s = floor(%s)", f0, f);
+            line(I, "%s = %s - %s", d, f, f0);
+            if (how == 1) {
+                pos[0] = f0;
+                pos[1] = fmt(I, "(%s + 1.0)", f0);
+                w[0] = fmt(I, "(1.0 - %s)", d);
+                w[1] = d;
+            } else {
+                /* Keys' cubic, a = -0.75, at distances 1 + t, t, 1 - t, 2 - t */
+                static const char *const cub[4] = {
+                    "((-0.75 * (%s + 1.0) + 3.75) * (%s + 1.0) - 6.0) * (%s + 1.0) + 3.0",
+                    "(1.25 * %s - 2.25) * %s * %s + 1.0",
+                    "(1.25 * (1.0 - %s) - 2.25) * (1.0 - %s) * (1.0 - %s) + 1.0",
+                    "((-0.75 * (2.0 - %s) + 3.75) * (2.0 - %s) - 6.0) * (2.0 - %s) + 3.0"};
+                for (int q = 0; q < 4; q++) {
+                    pos[q] = q == 1 ? f0 : fmt(I, "(%s %s %d.0)", f0, q == 0 ? "-" : "+", q == 0 ? 1 : q - 1);
+                    w[q] = new_id(I, "w_", nm);
+                    line(I, "%s = %s", w[q], fmt(I, cub[q], d, d, d));
+                }
+            }
+        }
+        for (int q = 0; q < taps; q++) {
+            const char *p = pos[q];
+            if (pm == 2 && how != 0) {
+                const char *pv = new_id(I, "p_", nm);
+                line(I, "%s = %s", pv, p);
+                p = gs_reflect(I, pv, lo, hi, &pt, nm);
+            }
+            idx[a][q] = new_id(I, "k_", nm);
+            line(I, "%s = cast(min(max(%s, 0.0), %s), i64)", idx[a][q], p, L1);
+            if (pm == 0) {
+                const char *m = fmt(I, "where(%s < 0.0, 0.0, where(%s > %s, 0.0, 1.0))", p, p, L1);
+                w[q] = w[q] ? fmt(I, "%s * %s", w[q], m) : m;
+            }
+            if (w[q]) {
+                wt[a][q] = new_id(I, "w_", nm);
+                line(I, "%s = %s", wt[a][q], w[q]);
+            } else {
+                wt[a][q] = NULL;
+            }
+        }
+    }
+    int T = 1;
+    for (int a = 0; a < k; a++)
+        T *= taps;
+    const char *ks[64], *ws[64], *gs_[64];
+    for (int c = 0; c < T; c++) { /* the combination c: axis a's tap is digit a of c in base taps */
+        strbuf fi = {0}, fw = {0};
+        int64_t stride = S;
+        for (int a = 0, rest = c; a < k; a++) {
+            int q = rest;
+            for (int b = a + 1; b < k; b++)
+                q /= taps;
+            q %= taps;
+            stride /= x->ty.dims[2 + a];
+            if (stride > 1)
+                sb_printf(&fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
+            else
+                sb_printf(&fi, "%s%s", a ? " + " : "", idx[a][q]);
+            if (wt[a][q])
+                sb_printf(&fw, "%s%s", fw.len ? " * " : "", wt[a][q]);
+        }
+        if (fi.oom || fw.oom)
+            fail(I, "out of memory");
+        ks[c] = k == 1 ? idx[0][c] : new_id(I, "k_", nm);
+        if (k > 1)
+            line(I, "%s = %s", ks[c], sb_str(&fi));
+        ws[c] = NULL;
+        if (fw.len) {
+            ws[c] = new_id(I, "w_", nm);
+            const char *wv = sb_str(&fw);
+            if (gr->ty.dtype != x->ty.dtype)
+                wv = fmt(I, "cast(%s, %s)", wv, cfx_dtype_name(x->ty.dtype));
+            line(I, "%s = reshape(%s, [%lld, 1, %lld])", ws[c], wv, (long long)N, (long long)P);
+        }
+        sb_free(&fi);
+        sb_free(&fw);
+        gs_[c] = new_id(I, "g_", nm);
+        line(I, "%s = %s", gs_[c], zeros_of(I, &gt));
+    }
+    const char *b = new_id(I, "b_", nm), *o = new_id(I, "o_", nm);
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", o, (long long)P);
+    I->indent++;
+    for (int c = 0; c < T; c++)
+        line(I, "%s[%s, :, %s] = %s[%s, :, %s[%s, %s]]", gs_[c], b, o, xf, b, ks[c], b, o);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    strbuf sum = {0};
+    for (int c = 0; c < T; c++) {
+        sb_printf(&sum, "%s%s", c ? " + " : "", gs_[c]);
+        if (ws[c])
+            sb_printf(&sum, " * %s", ws[c]);
+    }
+    if (sum.oom)
+        fail(I, "out of memory");
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, sb_str(&sum));
+    sb_free(&sum);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
+}
 static void op_slice(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -7069,6 +7280,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_gather_nd(I, n);
     } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
         op_depth_space(I, n, op[0] == 'S');
+    } else if (!strcmp(op, "GridSample")) {
+        op_grid_sample(I, n);
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {
