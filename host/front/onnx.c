@@ -3330,6 +3330,172 @@ static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
 }
+
+/* ReverseSequence: each batch entry's first sequence_lens[b] steps reversed, the rest kept; a
+ * loop over the batch and the steps reading the row at the computed step. */
+static void op_reverse_sequence(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ln = in(I, n, 1);
+    int r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the input is %s; rank 2 or more is taken", tystr(I, &x->ty));
+    int ta = norm_axis(I, attr_int(I, n, "time_axis", 0), r, "time_axis");
+    int ba = norm_axis(I, attr_int(I, n, "batch_axis", 1), r, "batch_axis");
+    if (ta > 1 || ba > 1 || ta == ba)
+        fail(I, "time_axis %d and batch_axis %d: they must be 0 and 1", ta, ba);
+    if (ln->ty.dtype != CFX_I64 && ln->ty.dtype != CFX_I32)
+        fail(I, "sequence_lens is %s, not integers", tystr(I, &ln->ty));
+    int64_t B = x->ty.dims[ba], T = x->ty.dims[ta];
+    if (ln->ty.rank != 1 || ln->ty.dims[0] != B)
+        fail(I, "sequence_lens is %s for %lld batch entries", tystr(I, &ln->ty), (long long)B);
+    for (int64_t i = 0; ln->data && i < B; i++)
+        if (geti(ln, i) < 0 || geti(ln, i) > T)
+            fail(I, "sequence length %lld is outside 0 to %lld", (long long)geti(ln, i), (long long)T);
+    const char *src = ref(I, x), *lens = ref(I, ln), *nm = out_name(I, n, 0);
+    const char *b = new_id(I, "b_", nm), *t = new_id(I, "t_", nm), *l = new_id(I, "l_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, src);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", l, lens, b);
+    line(I, "for %s in range(%lld) {", t, (long long)T);
+    I->indent++;
+    const char *s = fmt(I, "(%s - 1 - %s) if %s < %s else %s", l, t, t, l, t);
+    if (ta == 0)
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, t, b, src, s, b);
+    else
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, b, t, src, b, s);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
+ * box spans it, len[d]). */
+static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++) {
+        if (lo[d] == 0 && hi[d] == len[d])
+            sb_printf(&sb, "%s:", d ? ", " : "");
+        else
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
+    }
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* CenterCropPad with the shape known at import: the centred box of the input (cropped) written
+ * into the centred box of zeros (padded), each axis's odd excess on the end, as ONNX's reference. */
+static void op_center_crop_pad(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t sh[CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
+    int64_t ns = ints_of(I, known(I, n, 1, "the shape"), sh, CFX_TYPE_MAX_RANK, "the shape");
+    size_t na = 0;
+    const int64_t *ax = attr_ints(I, n, "axes", &na);
+    if (!ax) {
+        na = (size_t)r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    } else {
+        if (na > (size_t)r)
+            fail(I, "%zu axes for %s", na, tystr(I, &x->ty));
+        for (size_t k = 0; k < na; k++)
+            axes[k] = norm_axis(I, ax[k], r, "axis");
+    }
+    if (ns != (int64_t)na)
+        fail(I, "%lld sizes for %zu axes", (long long)ns, na);
+    cfx_type t = x->ty;
+    int64_t clo[CFX_TYPE_MAX_RANK], chi[CFX_TYPE_MAX_RANK], plo[CFX_TYPE_MAX_RANK], phi[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        clo[d] = plo[d] = 0;
+        chi[d] = phi[d] = x->ty.dims[d];
+    }
+    for (size_t k = 0; k < na; k++) {
+        int a = (int)axes[k];
+        int64_t dim = x->ty.dims[a], s = sh[k];
+        if (s < 1 || s > ((int64_t)1 << 30))
+            fail(I, "size %lld for axis %d", (long long)s, a);
+        t.dims[a] = s;
+        if (s < dim) {
+            clo[a] = (dim - s) / 2;
+            chi[a] = clo[a] + s;
+            phi[a] = s;
+        } else if (s > dim) {
+            plo[a] = (s - dim) / 2;
+            phi[a] = plo[a] + dim;
+        }
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    const char *src = ref(I, x);
+    int pads = 0, crops = 0;
+    for (int d = 0; d < r; d++) {
+        pads |= t.dims[d] > x->ty.dims[d];
+        crops |= t.dims[d] < x->ty.dims[d];
+    }
+    const char *part = crops ? fmt(I, "%s%s", src, box_text(I, r, clo, chi, x->ty.dims)) : src;
+    const char *v = out_var(I, n, 0, &t);
+    if (!pads) {
+        line(I, "%s = %s", v, part);
+        return;
+    }
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, plo, phi, t.dims), part);
+}
+
+/* LRN: x / (bias + alpha / size * s) ** beta, s the sum of squares over the channel window
+ * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares written into zeros with
+ * room for the window on either side, and `size` slices of it added. */
+static void op_lrn(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 3 || !is_real(x->ty.dtype))
+        fail(I, "the input is %s; float or double of rank 3 or more ([N, C, ...]) is taken", tystr(I, &x->ty));
+    int64_t size = attr_int(I, n, "size", 0);
+    if (size < 1 || size > 4096)
+        fail(I, "size %lld", (long long)size);
+    double alpha = attr_float(I, n, "alpha", 0.0001), beta = attr_float(I, n, "beta", 0.75);
+    double bias = attr_float(I, n, "bias", 1.0);
+    int64_t C = x->ty.dims[1], lo = (size - 1) / 2;
+    cfx_type pt = x->ty;
+    pt.dims[1] = C + size - 1;
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *p = new_id(I, "q_", nm), *s = new_id(I, "s_", nm);
+    line(I, "%s = %s", p, zeros_of(I, &pt));
+    line(I, "%s[:, %lld:%lld] = %s * %s", p, (long long)lo, (long long)(lo + C), src, src);
+    strbuf sb = {0};
+    for (int64_t k = 0; k < size; k++)
+        sb_printf(&sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
+    if (sb.oom)
+        fail(I, "out of memory");
+    line(I, "%s = %s", s, sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s / pow(%s + %s * %s, %s)", v, src, real_lit(I, bias), real_lit(I, alpha / (double)size), s,
+         real_lit(I, beta));
+}
+
+/* SwiGLU: Swish_alpha(A) * B, A and B of one shape. */
+static void op_swiglu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!is_real(a->ty.dtype) || !same_type(&a->ty, &b->ty))
+        fail(I, "A is %s and B %s: they must be one float or double type and shape", tystr(I, &a->ty),
+             tystr(I, &b->ty));
+    double alpha = attr_float(I, n, "alpha", 1.0);
+    const char *xa = ref(I, a), *xb = ref(I, b);
+    const char *sg = alpha == 1.0 ? fmt(I, "sigmoid(%s)", xa) : fmt(I, "sigmoid(%s * %s)", real_lit(I, alpha), xa);
+    const char *sw = half_rounded(I, a->half, fmt(I, "%s * %s", xa, half_rounded(I, a->half, sg)));
+    const char *v = out_var(I, n, 0, &a->ty);
+    line(I, "%s = %s * %s", v, sw, xb);
+}
 static void op_slice(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -4395,6 +4561,7 @@ static const struct activation {
     {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
     {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
     {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Swish", "$x * sigmoid($a * $x)", {"alpha"}, {1.0}},
     {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
 };
 
@@ -7282,6 +7449,14 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_depth_space(I, n, op[0] == 'S');
     } else if (!strcmp(op, "GridSample")) {
         op_grid_sample(I, n);
+    } else if (!strcmp(op, "ReverseSequence")) {
+        op_reverse_sequence(I, n);
+    } else if (!strcmp(op, "CenterCropPad")) {
+        op_center_crop_pad(I, n);
+    } else if (!strcmp(op, "LRN")) {
+        op_lrn(I, n);
+    } else if (!strcmp(op, "SwiGLU")) {
+        op_swiglu(I, n);
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {
