@@ -682,7 +682,7 @@ static int keeps_values(const char *op)
         "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
         "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
         "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad",
-        "GatherND", "DepthToSpace", "SpaceToDepth", "ReverseSequence", "CenterCropPad"};
+        "GatherND", "DepthToSpace", "SpaceToDepth", "ReverseSequence", "CenterCropPad", "MaxUnpool"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -7014,6 +7014,161 @@ typedef struct resize_how {
     double a, extrap;
 } resize_how;
 
+
+/* ---- MaxUnpool and Col2Im: values moved or added to positions known at import (Col2Im) or of
+ * run time (MaxUnpool's indices), a loop of element or row writes. */
+
+/* 'pads' of 2 * ns values (the begins, then the ends), 0 where absent. */
+static void pads_of(imp *I, const Onnx__NodeProto *n, int ns, int64_t *pads)
+{
+    size_t len;
+    const int64_t *a = attr_ints(I, n, "pads", &len);
+    for (int d = 0; d < 2 * ns; d++)
+        pads[d] = 0;
+    if (!a)
+        return;
+    if ((int)len != 2 * ns)
+        fail(I, "'pads' has %zu values for %d spatial axes", len, ns);
+    for (int d = 0; d < 2 * ns; d++) {
+        if (a[d] < 0 || a[d] > ((int64_t)1 << 30))
+            fail(I, "'pads' holds %lld", (long long)a[d]);
+        pads[d] = a[d];
+    }
+}
+
+/* MaxUnpool: zeros of the shape MaxPool's input had, X written element by element at the flat
+ * indices I (MaxPool's Indices: into the whole tensor, batch and channels included; one out of
+ * range stops the run with `index`), then placed at the start of output_shape where given. */
+static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, ns = r - 2;
+    if (ns < 1)
+        fail(I, "the input is %s; [N, C, spatial...] is taken", tystr(I, &x->ty));
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank != r || memcmp(ix->ty.dims, x->ty.dims, sizeof x->ty.dims[0] * (size_t)r))
+        fail(I, "the indices are %s for the input %s: they must have its shape", tystr(I, &ix->ty), tystr(I, &x->ty));
+    int64_t kernel[3] = {0, 0, 0}, strides[3] = {1, 1, 1}, pads[6];
+    size_t nk;
+    if (!attr_ints(I, n, "kernel_shape", &nk) || (int)nk != ns)
+        fail(I, "kernel_shape must give %d values", ns);
+    window_dims(I, n, "kernel_shape", ns, kernel, 1);
+    window_dims(I, n, "strides", ns, strides, 1);
+    pads_of(I, n, ns, pads);
+    cfx_type u = x->ty; /* the inferred shape */
+    for (int d = 0; d < ns; d++)
+        u.dims[2 + d] = (x->ty.dims[2 + d] - 1) * strides[d] - pads[d] - pads[ns + d] + kernel[d];
+    check_shape(I, out_name(I, n, 0), u.rank, u.dims, 0);
+    cfx_type t = u;
+    if (has_input(n, 2)) {
+        int64_t os[CFX_TYPE_MAX_RANK];
+        if (ints_of(I, known(I, n, 2, "output_shape"), os, CFX_TYPE_MAX_RANK, "output_shape") != r)
+            fail(I, "output_shape must give %d values", r);
+        for (int d = 0; d < r; d++) {
+            if (os[d] < u.dims[d] || (d < 2 && os[d] != u.dims[d]))
+                fail(I, "output_shape dimension %d is %lld; the unpooled one is %lld", d, (long long)os[d],
+                     (long long)u.dims[d]);
+            t.dims[d] = os[d];
+        }
+        check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    }
+    int64_t m = count(&x->ty), total = count(&u);
+    for (int64_t i = 0; ix->data && i < m; i++)
+        if (geti(ix, i) < -total || geti(ix, i) >= total)
+            fail(I, "index %lld is out of range for %lld elements", (long long)geti(ix, i), (long long)total);
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *idx = ref(I, ix);
+    cfx_type flat = mktype(x->ty.dtype, 1, &total), xf = mktype(x->ty.dtype, 1, &m), iff = mktype(ix->ty.dtype, 1, &m);
+    const char *y = new_id(I, "u_", nm), *xs = new_id(I, "x_", nm), *is = new_id(I, "i_", nm),
+               *j = new_id(I, "j_", nm);
+    line(I, "%s = %s", xs, reshaped(I, src, &x->ty, &xf));
+    line(I, "%s = %s", is, reshaped(I, idx, &ix->ty, &iff));
+    line(I, "%s = %s", y, zeros_of(I, &flat));
+    line(I, "for %s in range(%lld) {", j, (long long)m);
+    I->indent++;
+    line(I, "%s[%s[%s]] = %s[%s]", y, is, j, xs, j);
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    if (same_type(&t, &u)) {
+        line(I, "%s = %s", v, reshaped(I, y, &flat, &u));
+        return;
+    }
+    int64_t lo[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, lo, u.dims, t.dims), reshaped(I, y, &flat, &u));
+}
+
+/* Col2Im: each column's value added into the image at the position its block and kernel offset
+ * give (known at import: two index tables), a loop of [N, C] row additions over the pairs that
+ * land inside the image, in the reference's order (kernel offset, then block). */
+static void op_col2im(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t img[3], blk[3], dil[3] = {1, 1, 1}, str[3] = {1, 1, 1}, pads[6];
+    int64_t ns = ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
+    if (ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape") != ns || ns < 1)
+        fail(I, "image_shape and block_shape must give one value for each of 1 to 3 spatial axes");
+    if (x->ty.rank != 3)
+        fail(I, "the input is %s; [N, C * prod(block_shape), L] is taken", tystr(I, &x->ty));
+    window_dims(I, n, "dilations", (int)ns, dil, 1);
+    window_dims(I, n, "strides", (int)ns, str, 1);
+    pads_of(I, n, (int)ns, pads);
+    int64_t K = 1, L = 1, S = 1, nb[3];
+    for (int d = 0; d < ns; d++) {
+        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
+            fail(I, "image_shape %lld and block_shape %lld along axis %d", (long long)img[d], (long long)blk[d], d);
+        nb[d] = (img[d] + pads[d] + pads[ns + d] - dil[d] * (blk[d] - 1) - 1) / str[d] + 1;
+        if (nb[d] < 1)
+            fail(I, "no blocks along spatial axis %d", d);
+        K *= blk[d];
+        L *= nb[d];
+        S *= img[d];
+    }
+    int64_t N = x->ty.dims[0];
+    if (x->ty.dims[1] % K || x->ty.dims[2] != L)
+        fail(I, "the input is %s; blocks of %lld values and %lld of them are needed", tystr(I, &x->ty),
+             (long long)K, (long long)L);
+    int64_t C = x->ty.dims[1] / K;
+    int64_t *src = alloc(I, (size_t)(K * L) * sizeof *src), *dst = alloc(I, (size_t)(K * L) * sizeof *dst), v = 0;
+    for (int64_t kk = 0; kk < K; kk++)
+        for (int64_t l = 0; l < L; l++) {
+            int64_t ko = kk, lo = l, at = 0, inside = 1, off[3], col[3];
+            for (int d = (int)ns - 1; d >= 0; d--) {
+                off[d] = ko % blk[d];
+                ko /= blk[d];
+                col[d] = lo % nb[d];
+                lo /= nb[d];
+            }
+            for (int d = 0; d < ns; d++) {
+                int64_t p = col[d] * str[d] - pads[d] + off[d] * dil[d];
+                inside &= p >= 0 && p < img[d];
+                at = at * img[d] + p;
+            }
+            if (inside) {
+                src[v] = kk * L + l;
+                dst[v++] = at;
+            }
+        }
+    cfx_type t = mktype(x->ty.dtype, 2 + (int)ns, (int64_t[]){N, C, img[0], img[1], img[2]});
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    cfx_type xt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, K * L}), yt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *xr = new_id(I, "x_", nm), *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", xr, reshaped(I, xs, &x->ty, &xt));
+    line(I, "%s = %s", y, zeros_of(I, &yt));
+    if (v > 0) {
+        const char *ts = index_table(I, fmt(I, "%s_cols", nm), src, v), *td = index_table(I, fmt(I, "%s_at", nm), dst, v);
+        const char *j = new_id(I, "j_", nm);
+        line(I, "for %s in range(%lld) {", j, (long long)v);
+        I->indent++;
+        line(I, "%s[:, :, %s[%s]] += %s[:, :, %s[%s]]", y, td, j, xr, ts, j);
+        I->indent--;
+        line(I, "}");
+    }
+    const char *o = out_var(I, n, 0, &t);
+    line(I, "%s = %s", o, reshaped(I, y, &yt, &t));
+}
 static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
 static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -7457,6 +7612,10 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_lrn(I, n);
     } else if (!strcmp(op, "SwiGLU")) {
         op_swiglu(I, n);
+    } else if (!strcmp(op, "MaxUnpool")) {
+        op_max_unpool(I, n);
+    } else if (!strcmp(op, "Col2Im")) {
+        op_col2im(I, n);
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {
