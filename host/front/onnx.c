@@ -3156,8 +3156,9 @@ static const char *gs_reflect(imp *I, const char *f, double lo, double hi, const
  * position denormalized (align_corners), rounded for nearest, moved inside by padding_mode
  * (border: clamped; reflection: reflected), then its taps (1 nearest, 2 linear, 4 cubic with
  * Keys' a = -0.75), each tap an index clamped into the axis and a weight (0 outside the axis for
- * padding zeros, as the reference's pixel of 0). Every combination of the axes' taps is one loop
- * of row reads over the output positions (the channels at once), weighted and summed. */
+ * padding zeros, as the reference's pixel of 0). One loop over the output positions reads, for
+ * each combination of the axes' taps, the channels' row at its index; the rows are then weighted
+ * and summed. */
 static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *gr = in(I, n, 1);
