@@ -7106,7 +7106,7 @@ static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
 static void op_col2im(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
-    int64_t img[3], blk[3], dil[3] = {1, 1, 1}, str[3] = {1, 1, 1}, pads[6];
+    int64_t img[3] = {1, 1, 1}, blk[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, str[3] = {1, 1, 1}, pads[6];
     int64_t ns = ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
     if (ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape") != ns || ns < 1)
         fail(I, "image_shape and block_shape must give one value for each of 1 to 3 spatial axes");
