@@ -682,7 +682,8 @@ static int keeps_values(const char *op)
         "Split", "Slice", "Gather", "GatherElements", "ScatterND", "Where", "Neg", "Abs", "Relu",
         "Max", "Min", "ReduceMax", "ReduceMin", "TopK", "Ceil", "Floor", "Round", "Sign", "Clip",
         "Trilu", "Constant", "ConstantOfShape", "ScatterElements", "Scatter", "Tile", "Pad",
-        "OneHot"};
+        "OneHot", "GatherND", "DepthToSpace", "SpaceToDepth", "ReverseSequence", "CenterCropPad",
+        "MaxUnpool"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -2984,6 +2985,519 @@ static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
     element_loops(I, &t, ixs, 0);
 }
 
+/* ---- ops that move values by indices of run time: GatherND, DepthToSpace and SpaceToDepth,
+ * ReverseSequence, CenterCropPad; GridSample, LRN, SwiGLU. Each a composition of the language's
+ * ops and statements (loops of row reads and writes, slices, reshapes), as op_gather's. */
+
+/* GatherND: a loop over the index tuples (the indices but their last axis), each copying the
+ * data's slice at the tuple (after batch_dims leading axes, shared with the indices) into the
+ * result's row. The language's subscripts check each index: a negative one counts from the end,
+ * one out of range stops the run with `index` (refused at import where the indices are known). */
+static void op_gather_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, q = ix->ty.rank;
+    int64_t b = attr_int(I, n, "batch_dims", 0);
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (r < 1 || q < 1)
+        fail(I, "data %s and indices %s: each needs rank 1 or more", tystr(I, &x->ty), tystr(I, &ix->ty));
+    if (b < 0 || b >= r || b >= q)
+        fail(I, "batch_dims %lld for data %s and indices %s", (long long)b, tystr(I, &x->ty), tystr(I, &ix->ty));
+    for (int d = 0; d < b; d++)
+        if (ix->ty.dims[d] != x->ty.dims[d])
+            fail(I, "batch dimension %d is %lld in the data %s and %lld in the indices %s", d,
+                 (long long)x->ty.dims[d], tystr(I, &x->ty), (long long)ix->ty.dims[d], tystr(I, &ix->ty));
+    int64_t k = ix->ty.dims[q - 1];
+    if (k < 1 || b + k > r)
+        fail(I, "index tuples of %lld entries into %s after %lld batch dimensions", (long long)k,
+             tystr(I, &x->ty), (long long)b);
+    cfx_type t = x->ty;
+    t.rank = q - 1 + r - (int)b - (int)k;
+    if (t.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    for (int d = 0; d < q - 1; d++)
+        t.dims[d] = ix->ty.dims[d];
+    for (int d = (int)(b + k); d < r; d++)
+        t.dims[q - 1 + d - b - k] = x->ty.dims[d];
+    if (count(&t) == 0)
+        fail(I, "the result %s has no elements", tystr(I, &t));
+    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
+        int64_t v = geti(ix, i), dim = x->ty.dims[b + i % k];
+        if (v < -dim || v >= dim)
+            fail(I, "index %lld is out of range for dimension %lld of size %lld", (long long)v,
+                 (long long)(b + i % k), (long long)dim);
+    }
+    const char *src = ref(I, x), *idx = ref(I, ix);
+    const char *v = out_var(I, n, 0, &t);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    cfx_type lead = ix->ty; /* the index tuples */
+    lead.rank = q - 1;
+    if (q > 1)
+        line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &lead, ixs, 1);
+    const char *all = index_list(I, ixs, q - 1);
+    for (int d = 0; d < b; d++)
+        sel[d] = ixs[d];
+    for (int e = 0; e < k; e++)
+        sel[b + e] = fmt(I, "%s[%s%s%d]", idx, all, q > 1 ? ", " : "", e);
+    if (q > 1)
+        line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, (int)(b + k)));
+    else
+        line(I, "%s = %s[%s]", v, src, index_list(I, sel, (int)(b + k)));
+    element_loops(I, &lead, ixs, 0);
+}
+
+/* DepthToSpace (inverse 0) and SpaceToDepth (inverse 1) of [N, C, H, W], both modes. ONNX's
+ * definition goes through rank 6, which cfx has not: here the spatial side is seen as
+ * [N * C', H, b, W, b] (rank 5), and the channel side as [N, b * b, C', H, W] (DCR: the block
+ * offset outermost) or [N * C', b * b, H, W] (CRD: innermost); each block offset (i, j) is one
+ * slice of either side copied into the other. */
+static void op_depth_space(imp *I, const Onnx__NodeProto *n, int inverse)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.rank != 4)
+        fail(I, "the input is %s; rank 4 ([N, C, H, W]) is taken", tystr(I, &x->ty));
+    int64_t b = attr_int(I, n, "blocksize", 0);
+    const char *mode = attr_str(I, n, "mode", "DCR");
+    int crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR") != 0)
+        fail(I, "mode '%s' is not supported (DCR and CRD are)", clean(I, mode));
+    if (b < 1 || b > 4096)
+        fail(I, "blocksize %lld", (long long)b);
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    /* the channels C2 and spatial H2 x W2 of the side with the channels split */
+    int64_t C2 = inverse ? C : C / (b * b), H2 = inverse ? H / b : H, W2 = inverse ? W / b : W;
+    if (!inverse && C % (b * b))
+        fail(I, "%lld channels do not split into blocks of %lld x %lld", (long long)C, (long long)b, (long long)b);
+    if (inverse && (H % b || W % b))
+        fail(I, "the input %s does not split into blocks of %lld x %lld", tystr(I, &x->ty), (long long)b, (long long)b);
+    int64_t sp[5] = {N * C2, H2, b, W2, b};
+    int64_t ch[5] = {N, b * b, C2, H2, W2};
+    if (crd) {
+        ch[0] = N * C2;
+        ch[1] = b * b;
+        ch[2] = H2;
+        ch[3] = W2;
+    }
+    cfx_type spt = mktype(x->ty.dtype, 5, sp), cht = mktype(x->ty.dtype, crd ? 4 : 5, ch);
+    cfx_type part = mktype(x->ty.dtype, 3, (int64_t[]){N * C2, H2, W2});
+    cfx_type t = x->ty;
+    if (inverse) {
+        t.dims[1] = C * b * b;
+        t.dims[2] = H2;
+        t.dims[3] = W2;
+    } else {
+        t.dims[1] = C2;
+        t.dims[2] = H * b;
+        t.dims[3] = W * b;
+    }
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *from = new_id(I, "s_", nm), *to = new_id(I, "t_", nm);
+    const char *i = new_id(I, "i_", "block"), *j = new_id(I, "j_", "block");
+    const char *spart = fmt(I, "%s[:, :, %s, :, %s]", inverse ? from : to, i, j);
+    const char *cpart = fmt(I, "%s[:, %s * %lld + %s]", inverse ? to : from, i, (long long)b, j);
+    cfx_type chp = cht; /* one block offset of the channel side */
+    chp.rank = cht.rank - 1;
+    chp.dims[0] = cht.dims[0];
+    for (int d = 1; d < chp.rank; d++)
+        chp.dims[d] = cht.dims[d + 1];
+    line(I, "%s = %s", from, reshaped(I, src, &x->ty, inverse ? &spt : &cht));
+    line(I, "%s = %s", to, zeros_of(I, inverse ? &cht : &spt));
+    line(I, "for %s in range(%lld) {", i, (long long)b);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)b);
+    I->indent++;
+    if (inverse)
+        line(I, "%s = %s", cpart, reshaped(I, spart, &part, &chp));
+    else
+        line(I, "%s = %s", spart, reshaped(I, cpart, &chp, &part));
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, to, inverse ? &cht : &spt, &t));
+}
+
+
+/* A real literal for the text: "2.0", "-0.75" (it takes the dtype of the other operand). */
+static const char *real_lit(imp *I, double v)
+{
+    const char *s = fmt(I, "%.17g", v);
+    return strpbrk(s, ".en") ? s : fmt(I, "%s.0", s);
+}
+
+/* Lines reflecting the positions in variable f (real) into [lo, hi] as ONNX's GridSample does
+ * (reflected by the near border until inside); the variable that holds the result. */
+static const char *gs_reflect(imp *I, const char *f, double lo, double hi, const cfx_type *t, const char *nm)
+{
+    const char *out = new_id(I, "r_", nm);
+    if (hi <= lo) { /* one position: every one reflects to it */
+        line(I, "%s = %s", out, zeros_of(I, t));
+        return out;
+    }
+    const char *L = real_lit(I, lo), *H = real_lit(I, hi), *R = real_lit(I, hi - lo);
+    const char *db = new_id(I, "d_", nm), *nb = new_id(I, "n_", nm), *da = new_id(I, "d_", nm),
+               *na = new_id(I, "n_", nm);
+    line(I, "%s = %s - %s", db, L, f);
+    line(I, "%s = floor(%s / %s)", nb, db, R);
+    line(I, "%s = %s - %s * %s", db, db, nb, R);
+    line(I, "%s = %s - %s", da, f, H);
+    line(I, "%s = floor(%s / %s)", na, da, R);
+    line(I, "%s = %s - %s * %s", da, da, na, R);
+    line(I, "%s = where(%s < %s, where(%s %% 2.0 == 0.0, %s + %s, %s - %s), where(%s > %s, where(%s %% 2.0 "
+            "== 0.0, %s - %s, %s + %s), %s))",
+         out, f, L, nb, L, db, H, db, f, H, na, H, da, L, da, f);
+    return out;
+}
+
+/* GridSample of [N, C, D1 .. Dk] (k 1 to 3) at the positions of a grid [N, O1 .. Ok, k] of run
+ * time, as ONNX's reference computes it (onnx/reference/ops/op_grid_sample.py): each axis's
+ * position denormalized (align_corners), rounded for nearest, moved inside by padding_mode
+ * (border: clamped; reflection: reflected), then its taps (1 nearest, 2 linear, 4 cubic with
+ * Keys' a = -0.75), each tap an index clamped into the axis and a weight (0 outside the axis for
+ * padding zeros, as the reference's pixel of 0). One loop over the output positions reads, for
+ * each combination of the axes' taps, the channels' row at its index; the rows are then weighted
+ * and summed. */
+static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *gr = in(I, n, 1);
+    int r = x->ty.rank, k = r - 2;
+    if (k < 1 || k > 3)
+        fail(I, "the input is %s; ranks 3 to 5 are taken", tystr(I, &x->ty));
+    if (!is_real(x->ty.dtype) || !is_real(gr->ty.dtype))
+        fail(I, "the input is %s and the grid %s; both must be float or double", tystr(I, &x->ty), tystr(I, &gr->ty));
+    if (gr->ty.rank != r || gr->ty.dims[0] != x->ty.dims[0] || gr->ty.dims[r - 1] != k)
+        fail(I, "the grid is %s for the input %s; it must be [N, out..., %d]", tystr(I, &gr->ty), tystr(I, &x->ty), k);
+    const char *mode = attr_str(I, n, "mode", I->opset < 20 ? "bilinear" : "linear");
+    const char *pad = attr_str(I, n, "padding_mode", "zeros");
+    int align = attr_int(I, n, "align_corners", 0) != 0;
+    int how = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1
+              : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 2 : -1;
+    if (how < 0)
+        fail(I, "mode '%s' is not supported (nearest, linear, cubic are)", clean(I, mode));
+    if (how == 2 && k != 2)
+        fail(I, "mode cubic of a %d-D input: ONNX defines it for 4-D inputs", r);
+    int pm = !strcmp(pad, "zeros") ? 0 : !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : -1;
+    if (pm < 0)
+        fail(I, "padding_mode '%s' is not supported (zeros, border, reflection are)", clean(I, pad));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], P = 1, S = 1;
+    for (int d = 0; d < k; d++) {
+        P *= gr->ty.dims[1 + d];
+        S *= x->ty.dims[2 + d];
+    }
+    cfx_type t = x->ty; /* [N, C, O...] */
+    for (int d = 0; d < k; d++)
+        t.dims[2 + d] = gr->ty.dims[1 + d];
+    if (count(&t) == 0 || count(&x->ty) == 0)
+        fail(I, "no elements: the input %s, the grid %s", tystr(I, &x->ty), tystr(I, &gr->ty));
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *gs = ref(I, gr);
+    cfx_type pt = mktype(gr->ty.dtype, 2, (int64_t[]){N, P}); /* positions, weights */
+    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, P}); /* a tap's values */
+    cfx_type flat = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
+    const char *xf = new_id(I, "x_", nm);
+    line(I, "%s = %s", xf, reshaped(I, src, &x->ty, &flat));
+    const char *idx[3][4], *wt[3][4]; /* each axis's taps: index variable, weight (NULL: 1) */
+    int taps = how == 0 ? 1 : how == 1 ? 2 : 4;
+    for (int a = 0; a < k; a++) {
+        int64_t len = x->ty.dims[2 + a];
+        double lo = align ? 0.0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
+        const char *L1 = real_lit(I, (double)(len - 1));
+        const char *f = new_id(I, "f_", nm);
+        cfx_type ct = gr->ty; /* the grid's component: [N, O...] */
+        ct.rank = r - 1;
+        const char *c = reshaped(I, fmt(I, "%s%s", gs, subscript(I, r, r - 1, fmt(I, "%d", k - 1 - a))), &ct, &pt);
+        if (align)
+            line(I, "%s = (%s + 1.0) / 2.0 * %s", f, c, L1);
+        else
+            line(I, "%s = ((%s + 1.0) * %s - 1.0) / 2.0", f, c, real_lit(I, (double)len));
+        if (how == 0)
+            line(I, "%s = round(%s)", f, f);
+        if (pm == 1) {
+            const char *fc = fmt(I, "min(max(%s, 0.0), %s)", f, L1);
+            line(I, "%s = where(%s < %s, %s, where(%s > %s, %s, %s))", f, f, real_lit(I, lo), fc, f,
+                 real_lit(I, hi), fc, f);
+        } else if (pm == 2) {
+            f = gs_reflect(I, f, lo, hi, &pt, nm);
+        }
+        const char *pos[4];
+        const char *w[4] = {NULL, NULL, NULL, NULL};
+        if (how == 0) {
+            pos[0] = f;
+        } else {
+            const char *f0 = new_id(I, "f0_", nm), *d = new_id(I, "t_", nm);
+            line(I, "%s = floor(%s)", f0, f);
+            line(I, "%s = %s - %s", d, f, f0);
+            if (how == 1) {
+                pos[0] = f0;
+                pos[1] = fmt(I, "(%s + 1.0)", f0);
+                w[0] = fmt(I, "(1.0 - %s)", d);
+                w[1] = d;
+            } else {
+                /* Keys' cubic, a = -0.75, at distances 1 + t, t, 1 - t, 2 - t */
+                static const char *const cub[4] = {
+                    "((-0.75 * (%s + 1.0) + 3.75) * (%s + 1.0) - 6.0) * (%s + 1.0) + 3.0",
+                    "(1.25 * %s - 2.25) * %s * %s + 1.0",
+                    "(1.25 * (1.0 - %s) - 2.25) * (1.0 - %s) * (1.0 - %s) + 1.0",
+                    "((-0.75 * (2.0 - %s) + 3.75) * (2.0 - %s) - 6.0) * (2.0 - %s) + 3.0"};
+                for (int q = 0; q < 4; q++) {
+                    pos[q] = q == 1 ? f0 : fmt(I, "(%s %s %d.0)", f0, q == 0 ? "-" : "+", q == 0 ? 1 : q - 1);
+                    w[q] = new_id(I, "w_", nm);
+                    line(I, "%s = %s", w[q], fmt(I, cub[q], d, d, d));
+                }
+            }
+        }
+        for (int q = 0; q < taps; q++) {
+            const char *p = pos[q];
+            if (pm == 2 && how != 0) {
+                const char *pv = new_id(I, "p_", nm);
+                line(I, "%s = %s", pv, p);
+                p = gs_reflect(I, pv, lo, hi, &pt, nm);
+            }
+            idx[a][q] = new_id(I, "k_", nm);
+            line(I, "%s = cast(min(max(%s, 0.0), %s), i64)", idx[a][q], p, L1);
+            if (pm == 0) {
+                const char *m = fmt(I, "where(%s < 0.0, 0.0, where(%s > %s, 0.0, 1.0))", p, p, L1);
+                w[q] = w[q] ? fmt(I, "%s * %s", w[q], m) : m;
+            }
+            if (w[q]) {
+                wt[a][q] = new_id(I, "w_", nm);
+                line(I, "%s = %s", wt[a][q], w[q]);
+            } else {
+                wt[a][q] = NULL;
+            }
+        }
+    }
+    int T = 1;
+    for (int a = 0; a < k; a++)
+        T *= taps;
+    const char *ks[64], *ws[64], *gs_[64];
+    for (int c = 0; c < T; c++) { /* the combination c: axis a's tap is digit a of c in base taps */
+        strbuf fi = {0}, fw = {0};
+        int64_t stride = S;
+        for (int a = 0, rest = c; a < k; a++) {
+            int q = rest;
+            for (int b = a + 1; b < k; b++)
+                q /= taps;
+            q %= taps;
+            stride /= x->ty.dims[2 + a];
+            if (stride > 1)
+                sb_printf(&fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
+            else
+                sb_printf(&fi, "%s%s", a ? " + " : "", idx[a][q]);
+            if (wt[a][q])
+                sb_printf(&fw, "%s%s", fw.len ? " * " : "", wt[a][q]);
+        }
+        if (fi.oom || fw.oom)
+            fail(I, "out of memory");
+        ks[c] = k == 1 ? idx[0][c] : new_id(I, "k_", nm);
+        if (k > 1)
+            line(I, "%s = %s", ks[c], sb_str(&fi));
+        ws[c] = NULL;
+        if (fw.len) {
+            ws[c] = new_id(I, "w_", nm);
+            const char *wv = sb_str(&fw);
+            if (gr->ty.dtype != x->ty.dtype)
+                wv = fmt(I, "cast(%s, %s)", wv, cfx_dtype_name(x->ty.dtype));
+            line(I, "%s = reshape(%s, [%lld, 1, %lld])", ws[c], wv, (long long)N, (long long)P);
+        }
+        sb_free(&fi);
+        sb_free(&fw);
+        gs_[c] = new_id(I, "g_", nm);
+        line(I, "%s = %s", gs_[c], zeros_of(I, &gt));
+    }
+    const char *b = new_id(I, "b_", nm), *o = new_id(I, "o_", nm);
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", o, (long long)P);
+    I->indent++;
+    for (int c = 0; c < T; c++)
+        line(I, "%s[%s, :, %s] = %s[%s, :, %s[%s, %s]]", gs_[c], b, o, xf, b, ks[c], b, o);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    strbuf sum = {0};
+    for (int c = 0; c < T; c++) {
+        sb_printf(&sum, "%s%s", c ? " + " : "", gs_[c]);
+        if (ws[c])
+            sb_printf(&sum, " * %s", ws[c]);
+    }
+    if (sum.oom)
+        fail(I, "out of memory");
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, sb_str(&sum));
+    sb_free(&sum);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
+}
+
+/* ReverseSequence: each batch entry's first sequence_lens[b] steps reversed, the rest kept; a
+ * loop over the batch and the steps reading the row at the computed step. */
+static void op_reverse_sequence(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ln = in(I, n, 1);
+    int r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the input is %s; rank 2 or more is taken", tystr(I, &x->ty));
+    int ta = norm_axis(I, attr_int(I, n, "time_axis", 0), r, "time_axis");
+    int ba = norm_axis(I, attr_int(I, n, "batch_axis", 1), r, "batch_axis");
+    if (ta > 1 || ba > 1 || ta == ba)
+        fail(I, "time_axis %d and batch_axis %d: they must be 0 and 1", ta, ba);
+    if (ln->ty.dtype != CFX_I64 && ln->ty.dtype != CFX_I32)
+        fail(I, "sequence_lens is %s, not integers", tystr(I, &ln->ty));
+    int64_t B = x->ty.dims[ba], T = x->ty.dims[ta];
+    if (ln->ty.rank != 1 || ln->ty.dims[0] != B)
+        fail(I, "sequence_lens is %s for %lld batch entries", tystr(I, &ln->ty), (long long)B);
+    for (int64_t i = 0; ln->data && i < B; i++)
+        if (geti(ln, i) < 0 || geti(ln, i) > T)
+            fail(I, "sequence length %lld is outside 0 to %lld", (long long)geti(ln, i), (long long)T);
+    const char *src = ref(I, x), *lens = ref(I, ln), *nm = out_name(I, n, 0);
+    const char *b = new_id(I, "b_", nm), *t = new_id(I, "t_", nm), *l = new_id(I, "l_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, src);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", l, lens, b);
+    line(I, "for %s in range(%lld) {", t, (long long)T);
+    I->indent++;
+    const char *s = fmt(I, "(%s - 1 - %s) if %s < %s else %s", l, t, t, l, t);
+    if (ta == 0)
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, t, b, src, s, b);
+    else
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, b, t, src, b, s);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
+ * box spans it, len[d]). */
+static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++) {
+        if (lo[d] == 0 && hi[d] == len[d])
+            sb_printf(&sb, "%s:", d ? ", " : "");
+        else
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
+    }
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* CenterCropPad with the shape known at import: the centred box of the input (cropped) written
+ * into the centred box of zeros (padded), each axis's odd excess on the end, as ONNX's reference. */
+static void op_center_crop_pad(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t sh[CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
+    int64_t ns = ints_of(I, known(I, n, 1, "the shape"), sh, CFX_TYPE_MAX_RANK, "the shape");
+    size_t na = 0;
+    const int64_t *ax = attr_ints(I, n, "axes", &na);
+    if (!ax) {
+        na = (size_t)r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    } else {
+        if (na > (size_t)r)
+            fail(I, "%zu axes for %s", na, tystr(I, &x->ty));
+        for (size_t k = 0; k < na; k++)
+            axes[k] = norm_axis(I, ax[k], r, "axis");
+    }
+    if (ns != (int64_t)na)
+        fail(I, "%lld sizes for %zu axes", (long long)ns, na);
+    cfx_type t = x->ty;
+    int64_t clo[CFX_TYPE_MAX_RANK], chi[CFX_TYPE_MAX_RANK], plo[CFX_TYPE_MAX_RANK], phi[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        clo[d] = plo[d] = 0;
+        chi[d] = phi[d] = x->ty.dims[d];
+    }
+    for (size_t k = 0; k < na; k++) {
+        int a = (int)axes[k];
+        int64_t dim = x->ty.dims[a], s = sh[k];
+        if (s < 1 || s > ((int64_t)1 << 30))
+            fail(I, "size %lld for axis %d", (long long)s, a);
+        t.dims[a] = s;
+        if (s < dim) {
+            clo[a] = (dim - s) / 2;
+            chi[a] = clo[a] + s;
+            phi[a] = s;
+        } else if (s > dim) {
+            plo[a] = (s - dim) / 2;
+            phi[a] = plo[a] + dim;
+        }
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    const char *src = ref(I, x);
+    int pads = 0, crops = 0;
+    for (int d = 0; d < r; d++) {
+        pads |= t.dims[d] > x->ty.dims[d];
+        crops |= t.dims[d] < x->ty.dims[d];
+    }
+    const char *part = crops ? fmt(I, "%s%s", src, box_text(I, r, clo, chi, x->ty.dims)) : src;
+    const char *v = out_var(I, n, 0, &t);
+    if (!pads) {
+        line(I, "%s = %s", v, part);
+        return;
+    }
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, plo, phi, t.dims), part);
+}
+
+/* LRN: x / (bias + alpha / size * s) ** beta, s the sum of squares over the channel window
+ * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares written into zeros with
+ * room for the window on either side, and `size` slices of it added. */
+static void op_lrn(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 3 || !is_real(x->ty.dtype))
+        fail(I, "the input is %s; float or double of rank 3 or more ([N, C, ...]) is taken", tystr(I, &x->ty));
+    int64_t size = attr_int(I, n, "size", 0);
+    if (size < 1 || size > 4096)
+        fail(I, "size %lld", (long long)size);
+    double alpha = attr_float(I, n, "alpha", 0.0001), beta = attr_float(I, n, "beta", 0.75);
+    double bias = attr_float(I, n, "bias", 1.0);
+    int64_t C = x->ty.dims[1], lo = (size - 1) / 2;
+    cfx_type pt = x->ty;
+    pt.dims[1] = C + size - 1;
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *p = new_id(I, "q_", nm), *s = new_id(I, "s_", nm);
+    line(I, "%s = %s", p, zeros_of(I, &pt));
+    line(I, "%s[:, %lld:%lld] = %s * %s", p, (long long)lo, (long long)(lo + C), src, src);
+    strbuf sb = {0};
+    for (int64_t k = 0; k < size; k++)
+        sb_printf(&sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
+    if (sb.oom)
+        fail(I, "out of memory");
+    line(I, "%s = %s", s, sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s / pow(%s + %s * %s, %s)", v, src, real_lit(I, bias), real_lit(I, alpha / (double)size), s,
+         real_lit(I, beta));
+}
+
+/* SwiGLU: Swish_alpha(A) * B, A and B of one shape. */
+static void op_swiglu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!is_real(a->ty.dtype) || !same_type(&a->ty, &b->ty))
+        fail(I, "A is %s and B %s: they must be one float or double type and shape", tystr(I, &a->ty),
+             tystr(I, &b->ty));
+    double alpha = attr_float(I, n, "alpha", 1.0);
+    const char *xa = ref(I, a), *xb = ref(I, b);
+    const char *sg = alpha == 1.0 ? fmt(I, "sigmoid(%s)", xa) : fmt(I, "sigmoid(%s * %s)", real_lit(I, alpha), xa);
+    const char *sw = half_rounded(I, a->half, fmt(I, "%s * %s", xa, half_rounded(I, a->half, sg)));
+    const char *v = out_var(I, n, 0, &a->ty);
+    line(I, "%s = %s * %s", v, sw, xb);
+}
 static void op_slice(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -4049,6 +4563,7 @@ static const struct activation {
     {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
     {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
     {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Swish", "$x * sigmoid($a * $x)", {"alpha"}, {1.0}},
     {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
 };
 
@@ -6789,6 +7304,161 @@ typedef struct resize_how {
     double a, extrap;
 } resize_how;
 
+
+/* ---- MaxUnpool and Col2Im: values moved or added to positions known at import (Col2Im) or of
+ * run time (MaxUnpool's indices), a loop of element or row writes. */
+
+/* 'pads' of 2 * ns values (the begins, then the ends), 0 where absent. */
+static void pads_of(imp *I, const Onnx__NodeProto *n, int ns, int64_t *pads)
+{
+    size_t len;
+    const int64_t *a = attr_ints(I, n, "pads", &len);
+    for (int d = 0; d < 2 * ns; d++)
+        pads[d] = 0;
+    if (!a)
+        return;
+    if ((int)len != 2 * ns)
+        fail(I, "'pads' has %zu values for %d spatial axes", len, ns);
+    for (int d = 0; d < 2 * ns; d++) {
+        if (a[d] < 0 || a[d] > ((int64_t)1 << 30))
+            fail(I, "'pads' holds %lld", (long long)a[d]);
+        pads[d] = a[d];
+    }
+}
+
+/* MaxUnpool: zeros of the shape MaxPool's input had, X written element by element at the flat
+ * indices I (MaxPool's Indices: into the whole tensor, batch and channels included; one out of
+ * range stops the run with `index`), then placed at the start of output_shape where given. */
+static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, ns = r - 2;
+    if (ns < 1)
+        fail(I, "the input is %s; [N, C, spatial...] is taken", tystr(I, &x->ty));
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank != r || memcmp(ix->ty.dims, x->ty.dims, sizeof x->ty.dims[0] * (size_t)r))
+        fail(I, "the indices are %s for the input %s: they must have its shape", tystr(I, &ix->ty), tystr(I, &x->ty));
+    int64_t kernel[3] = {0, 0, 0}, strides[3] = {1, 1, 1}, pads[6];
+    size_t nk;
+    if (!attr_ints(I, n, "kernel_shape", &nk) || (int)nk != ns)
+        fail(I, "kernel_shape must give %d values", ns);
+    window_dims(I, n, "kernel_shape", ns, kernel, 1);
+    window_dims(I, n, "strides", ns, strides, 1);
+    pads_of(I, n, ns, pads);
+    cfx_type u = x->ty; /* the inferred shape */
+    for (int d = 0; d < ns; d++)
+        u.dims[2 + d] = (x->ty.dims[2 + d] - 1) * strides[d] - pads[d] - pads[ns + d] + kernel[d];
+    check_shape(I, out_name(I, n, 0), u.rank, u.dims, 0);
+    cfx_type t = u;
+    if (has_input(n, 2)) {
+        int64_t os[CFX_TYPE_MAX_RANK];
+        if (ints_of(I, known(I, n, 2, "output_shape"), os, CFX_TYPE_MAX_RANK, "output_shape") != r)
+            fail(I, "output_shape must give %d values", r);
+        for (int d = 0; d < r; d++) {
+            if (os[d] < u.dims[d] || (d < 2 && os[d] != u.dims[d]))
+                fail(I, "output_shape dimension %d is %lld; the unpooled one is %lld", d, (long long)os[d],
+                     (long long)u.dims[d]);
+            t.dims[d] = os[d];
+        }
+        check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    }
+    int64_t m = count(&x->ty), total = count(&u);
+    for (int64_t i = 0; ix->data && i < m; i++)
+        if (geti(ix, i) < -total || geti(ix, i) >= total)
+            fail(I, "index %lld is out of range for %lld elements", (long long)geti(ix, i), (long long)total);
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *idx = ref(I, ix);
+    cfx_type flat = mktype(x->ty.dtype, 1, &total), xf = mktype(x->ty.dtype, 1, &m), iff = mktype(ix->ty.dtype, 1, &m);
+    const char *y = new_id(I, "u_", nm), *xs = new_id(I, "x_", nm), *is = new_id(I, "i_", nm),
+               *j = new_id(I, "j_", nm);
+    line(I, "%s = %s", xs, reshaped(I, src, &x->ty, &xf));
+    line(I, "%s = %s", is, reshaped(I, idx, &ix->ty, &iff));
+    line(I, "%s = %s", y, zeros_of(I, &flat));
+    line(I, "for %s in range(%lld) {", j, (long long)m);
+    I->indent++;
+    line(I, "%s[%s[%s]] = %s[%s]", y, is, j, xs, j);
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    if (same_type(&t, &u)) {
+        line(I, "%s = %s", v, reshaped(I, y, &flat, &u));
+        return;
+    }
+    int64_t lo[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, lo, u.dims, t.dims), reshaped(I, y, &flat, &u));
+}
+
+/* Col2Im: each column's value added into the image at the position its block and kernel offset
+ * give (known at import: two index tables), a loop of [N, C] row additions over the pairs that
+ * land inside the image, in the reference's order (kernel offset, then block). */
+static void op_col2im(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t img[3] = {1, 1, 1}, blk[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, str[3] = {1, 1, 1}, pads[6];
+    int64_t ns = ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
+    if (ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape") != ns || ns < 1)
+        fail(I, "image_shape and block_shape must give one value for each of 1 to 3 spatial axes");
+    if (x->ty.rank != 3)
+        fail(I, "the input is %s; [N, C * prod(block_shape), L] is taken", tystr(I, &x->ty));
+    window_dims(I, n, "dilations", (int)ns, dil, 1);
+    window_dims(I, n, "strides", (int)ns, str, 1);
+    pads_of(I, n, (int)ns, pads);
+    int64_t K = 1, L = 1, S = 1, nb[3];
+    for (int d = 0; d < ns; d++) {
+        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
+            fail(I, "image_shape %lld and block_shape %lld along axis %d", (long long)img[d], (long long)blk[d], d);
+        nb[d] = (img[d] + pads[d] + pads[ns + d] - dil[d] * (blk[d] - 1) - 1) / str[d] + 1;
+        if (nb[d] < 1)
+            fail(I, "no blocks along spatial axis %d", d);
+        K *= blk[d];
+        L *= nb[d];
+        S *= img[d];
+    }
+    int64_t N = x->ty.dims[0];
+    if (x->ty.dims[1] % K || x->ty.dims[2] != L)
+        fail(I, "the input is %s; blocks of %lld values and %lld of them are needed", tystr(I, &x->ty),
+             (long long)K, (long long)L);
+    int64_t C = x->ty.dims[1] / K;
+    int64_t *src = alloc(I, (size_t)(K * L) * sizeof *src), *dst = alloc(I, (size_t)(K * L) * sizeof *dst), v = 0;
+    for (int64_t kk = 0; kk < K; kk++)
+        for (int64_t l = 0; l < L; l++) {
+            int64_t ko = kk, lo = l, at = 0, inside = 1, off[3], col[3];
+            for (int d = (int)ns - 1; d >= 0; d--) {
+                off[d] = ko % blk[d];
+                ko /= blk[d];
+                col[d] = lo % nb[d];
+                lo /= nb[d];
+            }
+            for (int d = 0; d < ns; d++) {
+                int64_t p = col[d] * str[d] - pads[d] + off[d] * dil[d];
+                inside &= p >= 0 && p < img[d];
+                at = at * img[d] + p;
+            }
+            if (inside) {
+                src[v] = kk * L + l;
+                dst[v++] = at;
+            }
+        }
+    cfx_type t = mktype(x->ty.dtype, 2 + (int)ns, (int64_t[]){N, C, img[0], img[1], img[2]});
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    cfx_type xt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, K * L}), yt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *xr = new_id(I, "x_", nm), *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", xr, reshaped(I, xs, &x->ty, &xt));
+    line(I, "%s = %s", y, zeros_of(I, &yt));
+    if (v > 0) {
+        const char *ts = index_table(I, fmt(I, "%s_cols", nm), src, v), *td = index_table(I, fmt(I, "%s_at", nm), dst, v);
+        const char *j = new_id(I, "j_", nm);
+        line(I, "for %s in range(%lld) {", j, (long long)v);
+        I->indent++;
+        line(I, "%s[:, :, %s[%s]] += %s[:, :, %s[%s]]", y, td, j, xr, ts, j);
+        I->indent--;
+        line(I, "}");
+    }
+    const char *o = out_var(I, n, 0, &t);
+    line(I, "%s = %s", o, reshaped(I, y, &yt, &t));
+}
 static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
 static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -7232,6 +7902,24 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_einsum(I, n);
     } else if (!strcmp(op, "GatherElements")) {
         op_gather_elements(I, n);
+    } else if (!strcmp(op, "GatherND")) {
+        op_gather_nd(I, n);
+    } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+        op_depth_space(I, n, op[0] == 'S');
+    } else if (!strcmp(op, "GridSample")) {
+        op_grid_sample(I, n);
+    } else if (!strcmp(op, "ReverseSequence")) {
+        op_reverse_sequence(I, n);
+    } else if (!strcmp(op, "CenterCropPad")) {
+        op_center_crop_pad(I, n);
+    } else if (!strcmp(op, "LRN")) {
+        op_lrn(I, n);
+    } else if (!strcmp(op, "SwiGLU")) {
+        op_swiglu(I, n);
+    } else if (!strcmp(op, "MaxUnpool")) {
+        op_max_unpool(I, n);
+    } else if (!strcmp(op, "Col2Im")) {
+        op_col2im(I, n);
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {

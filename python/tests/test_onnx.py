@@ -812,6 +812,27 @@ def test_loss_target_out_of_range_stops():
     refused(make(known, opset=13), "nll", "target 3 is out of range for 3 classes")
 
 
+def test_gather_nd_index_out_of_range_stops():
+    """GatherND with indices of run time (batch_dims 1): a negative index counts from the end,
+    one out of range stops the run with `index` (never a read outside the data); known indices
+    out of range are refused at import, naming the node."""
+    nodes = [helper.make_node("GatherND", ["x", "i"], ["y"], name="pick", batch_dims=1)]
+    g = helper.make_graph(nodes, "gather_nd", [vi("x", F32, [2, 3, 2]), vi("i", I64, [2, 1, 1])],
+                          [vi("y", F32, [2, 1, 2])])
+    f = cfx.load_onnx(make(g, opset=13)).entry
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    y = f(x=x, i=np.array([[[-1]], [[0]]], np.int64), backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(y, [[[4, 5]], [[6, 7]]])
+    for bad in (3, -4):
+        with pytest.raises(cfx.RunStopped) as info:
+            f(x=x, i=np.array([[[0]], [[bad]]], np.int64), backend="cpu")
+        assert info.value.status == "index"
+    known = helper.make_graph(nodes, "gather_nd", [vi("x", F32, [2, 3, 2])], [vi("y", F32, [2, 1, 2])],
+                              [numpy_helper.from_array(np.array([[[0]], [[3]]], np.int64), "i")])
+    with pytest.raises(cfx.CompileError, match="pick.*index 3 is out of range"):
+        cfx.load_onnx(make(known, opset=13))
+
+
 def test_from_torch_list_appended_in_a_loop():
     """A Python list of tensors appended in a loop over a tensor's rows, stacked at the end:
     PyTorch's TorchScript exporter (torch.jit.script, dynamo=False) writes it as a Loop carrying

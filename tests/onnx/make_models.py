@@ -949,6 +949,73 @@ def losses_onehot():
 MODELS += [losses_onehot]
 
 
+# ---- index_moves: GatherND, GridSample, DepthToSpace, SpaceToDepth on data of run time ----
+
+def np_gather_nd(x, idx, batch_dims):
+    """ONNX's GatherND written out: each index tuple's slice, after the shared batch axes."""
+    lead = idx.shape[:-1]
+    out = np.zeros(lead + x.shape[batch_dims + idx.shape[-1]:], x.dtype)
+    for at in np.ndindex(*lead):
+        out[at] = x[at[:batch_dims] + tuple(int(i) for i in idx[at])]
+    return out
+
+
+def np_grid_sample_bilinear(x, grid, align):
+    """GridSample of [N, C, H, W], mode linear, padding zeros, from the operator's definition."""
+    n, c, h, w = x.shape
+    _, oh, ow, _ = grid.shape
+    y = np.zeros((n, c, oh, ow), x.dtype)
+
+    def pos(g, size):
+        return (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                fx, fy = pos(float(grid[b, i, j, 0]), w), pos(float(grid[b, i, j, 1]), h)
+                x0, y0 = int(np.floor(fx)), int(np.floor(fy))
+                for yy, wy in ((y0, 1 - (fy - y0)), (y0 + 1, fy - y0)):
+                    for xx, wx in ((x0, 1 - (fx - x0)), (x0 + 1, fx - x0)):
+                        if 0 <= yy < h and 0 <= xx < w:
+                            y[b, :, i, j] += wy * wx * x[b, :, yy, xx]
+    return y
+
+
+def index_moves():
+    """GatherND with indices of run time (batch_dims 0 and 1, negative ones), GridSample
+    bilinear (align_corners 0 and 1, positions outside the input), DepthToSpace (CRD) and
+    SpaceToDepth (DCR), as PyTorch's exports write advanced indexing, grid_sample and
+    pixel_shuffle."""
+    nodes = [helper.make_node("GatherND", ["x", "idx0"], ["nd0"]),
+             helper.make_node("GatherND", ["x", "idx1"], ["nd1"], batch_dims=1),
+             helper.make_node("GridSample", ["img", "grid"], ["gs0"], mode="linear", align_corners=0),
+             helper.make_node("GridSample", ["img", "grid"], ["gs1"], mode="linear", align_corners=1),
+             helper.make_node("DepthToSpace", ["img"], ["d2s"], blocksize=2, mode="CRD"),
+             helper.make_node("SpaceToDepth", ["img"], ["s2d"], blocksize=2)]
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    idx0 = np.array([[[1, -1], [0, 2]], [[-2, 0], [1, -3]]], np.int64)  # [2, 2, 2]: rows of x[i, j]
+    idx1 = np.array([[[2, 3], [-1, 0], [0, 1]], [[1, 1], [2, -4], [0, 0]]], np.int64)  # [2, 3, 2]
+    img = rng.standard_normal((2, 4, 4, 6)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (2, 3, 5, 2)).astype(np.float32)
+    outs = {"nd0": np_gather_nd(x, idx0, 0), "nd1": np_gather_nd(x, idx1, 1),
+            "gs0": np_grid_sample_bilinear(img, grid, False), "gs1": np_grid_sample_bilinear(img, grid, True)}
+    b, c, h, w = img.shape
+    t = img.reshape(b, c // 4, 2, 2, h, w).transpose(0, 1, 4, 2, 5, 3)
+    outs["d2s"] = t.reshape(b, c // 4, h * 2, w * 2)
+    t = img.reshape(b, c, h // 2, 2, w // 2, 2).transpose(0, 3, 5, 1, 2, 4)
+    outs["s2d"] = t.reshape(b, c * 4, h // 2, w // 2)
+    ins = {"x": x, "idx0": idx0, "idx1": idx1, "img": img, "grid": grid}
+    ins_vi = [vi(k, F32 if v.dtype == np.float32 else I64, v.shape) for k, v in ins.items()]
+    out_vi = [vi(k, F32, v.shape) for k, v in outs.items()]
+    m = model(helper.make_graph(nodes, "index_moves", ins_vi, out_vi))
+    m.opset_import[0].version = 20  # GridSample's linear
+    return m, [(ins, outs)]
+
+
+MODELS += [index_moves]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
