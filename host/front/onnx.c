@@ -6592,6 +6592,198 @@ static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
             fail(I, "%s has no output %zu", op, k);
 }
 
+/* ---- opset 27's LinearAttention and CausalConvWithState ----------------------------------------
+ * LinearAttention is a recurrence over the time steps and becomes one `for t in range(T)` loop, as
+ * the RNN ops do. Before the loop each input is laid out time first, [T, N, ...] with N = batch *
+ * kv_num_heads (the decay through exp there, once); the state is held transposed, S^T as
+ * [N, 1, d_v, d_k], so that a step is a few elementwise products and sums along the last axis:
+ * the decay, the delta rule's read of the state (sum(S^T * k)), the write (an outer product) and
+ * the output row of each query head (its group of heads broadcast against the one state of their
+ * kv head). The output is scaled after the loop; the present state is the last S, transposed back.
+ * The equations are onnx/reference/ops/op_linear_attention.py's; a half type's results are
+ * rounded once, after the loop, as the reference computes in float32 and casts at the end. */
+static void op_linear_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2), *ps = in_opt(I, n, 3);
+    ival *dc = in_opt(I, n, 4), *be = in_opt(I, n, 5);
+    cfx_dtype dt = q->ty.dtype;
+    int half = q->half;
+    if (!is_real(dt) || q->ty.rank != 3)
+        fail(I, "query is %s; LinearAttention takes a real tensor of 3 dimensions", tystr(I, &q->ty));
+    int64_t B = q->ty.dims[0], T = q->ty.dims[1];
+    ival *ins[6] = {q, k, v, ps, dc, be};
+    for (int j = 1; j < 6; j++) {
+        ival *x = ins[j];
+        if (x && (x->ty.dtype != dt || x->half != half))
+            fail(I, "input %d ('%s') and query differ in type: LinearAttention takes one", j, x->name);
+        if (x && j != 3 && (x->ty.rank != 3 || x->ty.dims[0] != B || x->ty.dims[1] != T))
+            fail(I, "input %d ('%s') is %s; query %s wants [%lld, %lld, ...]", j, x->name, tystr(I, &x->ty),
+                 tystr(I, &q->ty), (long long)B, (long long)T);
+    }
+    const char *rule = attr_str(I, n, "update_rule", "gated_delta");
+    int gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+    int delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+    if (!gated && !delta && strcmp(rule, "linear"))
+        fail(I, "update_rule '%s' is not linear, gated, delta or gated_delta", rule);
+    if (gated != (dc != NULL) || delta != (be != NULL))
+        fail(I, "update_rule '%s' %s decay and %s beta", rule, gated ? "takes" : "takes no", delta ? "takes" : "takes no");
+    int64_t qh = attr_int(I, n, "q_num_heads", 0), kh = attr_int(I, n, "kv_num_heads", 0);
+    if (qh <= 0 || kh <= 0 || qh % kh)
+        fail(I, "q_num_heads %lld must be a positive multiple of kv_num_heads %lld", (long long)qh, (long long)kh);
+    int64_t dk = q->ty.dims[2] / qh, dv = v->ty.dims[2] / kh, g = qh / kh, N = B * kh;
+    if (q->ty.dims[2] % qh || v->ty.dims[2] % kh || k->ty.dims[2] != kh * dk)
+        fail(I, "query %s, key %s and value %s do not split into %lld query and %lld kv heads of one key size",
+             tystr(I, &q->ty), tystr(I, &k->ty), tystr(I, &v->ty), (long long)qh, (long long)kh);
+    int64_t de = 1;
+    if (dc) {
+        de = dc->ty.dims[2] == kh * dk ? dk : 1;
+        if (dc->ty.dims[2] != kh && dc->ty.dims[2] != kh * dk)
+            fail(I, "decay is %s; its last dimension must be kv_num_heads (%lld) or kv_num_heads * d_k (%lld)",
+                 tystr(I, &dc->ty), (long long)kh, (long long)(kh * dk));
+    }
+    if (be && be->ty.dims[2] != kh && be->ty.dims[2] != 1)
+        fail(I, "beta is %s; its last dimension must be kv_num_heads (%lld) or 1", tystr(I, &be->ty), (long long)kh);
+    cfx_type st = mktype(dt, 4, (int64_t[]){B, kh, dk, dv});
+    if (ps && !same_type(&ps->ty, &st))
+        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
+    double scale = attr_float(I, n, "scale", 0.0);
+    if (scale == 0.0)
+        scale = 1.0 / sqrt((double)dk);
+    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
+    const char *sc = real_const(I, dt == CFX_F32 ? (double)(float)scale : scale, dt, fmt(I, "%s_scale", nm));
+    const char *ty = cfx_dtype_name(dt);
+    long long LT = (long long)T, LN = (long long)N, Lg = (long long)g, Ldk = (long long)dk, Ldv = (long long)dv;
+
+    /* before the loop: each input time first, [T, N, ...], a step's slice of it one index */
+#define LA_TFIRST(x) (B == 1 || T == 1 ? (x) : fmt(I, "permute(%s, (1, 0, 2))", (x)))
+    const char *t = new_id(I, "t_", nm);
+    const char *qs = new_id(I, "q_", nm), *ks = new_id(I, "k_", nm), *vs = new_id(I, "val_", nm);
+    const char *es = NULL, *bs = NULL, *s = new_id(I, "s_", nm), *o = new_id(I, "o_", nm);
+    line(I, "%s = reshape(%s, [%lld, %lld, %lld, 1, %lld])", qs, LA_TFIRST(ref(I, q)), LT, LN, Lg, Ldk);
+    line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", ks, LA_TFIRST(ref(I, k)), LT, LN, Ldk);
+    line(I, "%s = reshape(%s, [%lld, %lld, 1, %lld, 1])", vs, LA_TFIRST(ref(I, v)), LT, LN, Ldv);
+    if (dc) {
+        es = new_id(I, "e_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", es, LA_TFIRST(fmt(I, "exp(%s)", ref(I, dc))), LT, LN,
+             (long long)de);
+    }
+    if (be) {
+        const char *b = LA_TFIRST(ref(I, be));
+        if (be->ty.dims[2] != kh) /* one beta for every kv head */
+            b = fmt(I, "%s * ones(%s[%lld, %lld, %lld])", b, ty, (long long)(B == 1 || T == 1 ? B : T),
+                    (long long)(B == 1 || T == 1 ? T : B), (long long)kh);
+        bs = new_id(I, "beta_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, 1])", bs, b, LT, LN);
+    }
+#undef LA_TFIRST
+    if (ps)
+        line(I, "%s = reshape(permute(%s, (0, 1, 3, 2)), [%lld, 1, %lld, %lld])", s, ref(I, ps), LN, Ldv, Ldk);
+    else
+        line(I, "%s = zeros(%s[%lld, 1, %lld, %lld])", s, ty, LN, Ldv, Ldk);
+    line(I, "%s = zeros(%s[%lld, %lld, %lld, %lld])", o, ty, LT, LN, Lg, Ldv);
+
+    /* the loop: S^T decayed, written (the delta rule: with what it held for k taken out), read */
+    line(I, "for %s in range(%lld) {", t, LT);
+    I->indent++;
+    if (es)
+        line(I, "%s = %s * %s[%s]", s, s, es, t);
+    if (bs) { /* k read twice: its row once */
+        const char *u = new_id(I, "u_", nm), *kt = new_id(I, "kt_", nm);
+        line(I, "%s = %s[%s]", kt, ks, t);
+        line(I, "%s = %s[%s] * (%s[%s] - sum(%s * %s, axis=-1, keepdims=True))", u, bs, t, vs, t, s, kt);
+        line(I, "%s = %s + %s * %s", s, s, u, kt);
+    } else {
+        line(I, "%s = %s + %s[%s] * %s[%s]", s, s, vs, t, ks, t);
+    }
+    line(I, "%s[%s] = sum(%s * %s[%s], axis=-1)", o, t, s, qs, t);
+    I->indent--;
+    line(I, "}");
+
+    /* after it: the output [B, T, q_num_heads * d_v] scaled, and the state [B, kv_num_heads, d_k, d_v] */
+    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
+        cfx_type ot = mktype(dt, 3, (int64_t[]){B, T, qh * dv});
+        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])", o, LT, (long long)B, (long long)(qh * dv));
+        if (B == 1 || T == 1)
+            e = fmt(I, "reshape(%s, %s)", o, dims_list(I, &ot));
+        else
+            e = fmt(I, "permute(%s, (1, 0, 2))", e);
+        const char *y = out_var(I, n, 0, &ot);
+        line(I, "%s = %s", y, half_rounded(I, half, fmt(I, "%s * %s", e, sc)));
+    }
+    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
+        const char *y = out_var(I, n, 1, &st);
+        line(I, "%s = %s", y, half_rounded(I, half, fmt(I, "permute(reshape(%s, [%lld, %lld, %lld, %lld]), (0, 1, 3, 2))",
+                                                          s, (long long)B, (long long)kh, Ldv, Ldk)));
+    }
+    I->node_rounded = 1; /* both results rounded to a half type above */
+    for (size_t j = 2; j < n->n_output; j++)
+        if (n->output[j] && *n->output[j])
+            fail(I, "LinearAttention has no output %zu", j);
+}
+
+/* CausalConvWithState: the depthwise conv over the state (past_state, or zeros) and the input
+ * concatenated, a product of each kernel offset's slice and its weights summed (a half type's sum
+ * rounded before the bias and the activation, as the reference's conv gives it); silu/swish
+ * x * sigmoid(x) after; the present state the last k - 1 positions of the concatenation. */
+static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *b = in_opt(I, n, 2), *ps = in_opt(I, n, 3);
+    cfx_dtype dt = x->ty.dtype;
+    int half = x->half;
+    if (!is_real(dt) || x->ty.rank != 3)
+        fail(I, "input is %s; CausalConvWithState takes a real tensor of 3 dimensions", tystr(I, &x->ty));
+    int64_t B = x->ty.dims[0], C = x->ty.dims[1], L = x->ty.dims[2];
+    if (w->ty.dtype != dt || w->half != half || w->ty.rank != 3 || w->ty.dims[0] != C || w->ty.dims[1] != 1 ||
+        w->ty.dims[2] < 1)
+        fail(I, "weight is %s; input %s wants [%lld, 1, k] of its type", tystr(I, &w->ty), tystr(I, &x->ty),
+             (long long)C);
+    int64_t K = w->ty.dims[2];
+    cfx_type bt = mktype(dt, 1, &C), st = mktype(dt, 3, (int64_t[]){B, C, K - 1});
+    if (b && (!same_type(&b->ty, &bt) || b->half != half))
+        fail(I, "bias is %s; it must be %s", tystr(I, &b->ty), tystr(I, &bt));
+    if (ps && (!same_type(&ps->ty, &st) || ps->half != half))
+        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
+    const char *act = attr_str(I, n, "activation", "none");
+    int silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+    if (!silu && strcmp(act, "none"))
+        fail(I, "activation '%s' is not none, silu or swish", act);
+    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
+    const char *xs = ref(I, x), *p = xs;
+    if (K > 1) {
+        p = new_id(I, "pad_", nm);
+        line(I, "%s = concat((%s, %s), axis=2)", p, ps ? ref(I, ps) : zeros_of(I, &st), xs);
+    }
+    cfx_type ot = mktype(dt, 3, (int64_t[]){B, C, L});
+    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
+        const char *wr = new_id(I, "w_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld])", wr, ref(I, w), (long long)C, (long long)K);
+        strbuf sb = {0};
+        for (int64_t j = 0; j < K; j++)
+            sb_printf(&sb, "%s%s[:, %lld:%lld] * %s[:, :, %lld:%lld]", j ? " + " : "", wr, (long long)j,
+                      (long long)(j + 1), p, (long long)j, (long long)(j + L));
+        if (sb.oom)
+            fail(I, "out of memory");
+        const char *e = take(I, sb_take(&sb));
+        if (b)
+            e = fmt(I, "%s + reshape(%s, [%lld, 1])", half_rounded(I, half, e), ref(I, b), (long long)C);
+        if (silu) {
+            const char *c = new_id(I, "conv_", nm);
+            line(I, "%s = %s", c, half_rounded(I, half, e));
+            e = fmt(I, "%s * sigmoid(%s)", c, c);
+        }
+        line(I, "%s = %s", out_var(I, n, 0, &ot), half_rounded(I, half, e));
+    }
+    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
+        if (K == 1)
+            fail(I, "present_state has no elements (a kernel of 1), and cfx has no tensors of 0 elements");
+        line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
+    }
+    I->node_rounded = 1; /* the output rounded above; the state holds values of the inputs */
+    for (size_t j = 2; j < n->n_output; j++)
+        if (n->output[j] && *n->output[j])
+            fail(I, "CausalConvWithState has no output %zu", j);
+}
+
 /* A node of a model-local function: its body inlined, the function's inputs bound to the node's
  * values and its attribute references to the node's attributes. */
 static const Onnx__FunctionProto *find_function(imp *I, const Onnx__NodeProto *n)
@@ -7965,6 +8157,10 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_scan(I, n);
     } else if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
         op_rnn(I, n, op[0] == 'R' ? 'R' : op[0] == 'G' ? 'G' : 'L');
+    } else if (!strcmp(op, "LinearAttention")) {
+        op_linear_attention(I, n);
+    } else if (!strcmp(op, "CausalConvWithState")) {
+        op_causal_conv_with_state(I, n);
     } else if (!strcmp(op, "Conv")) {
         op_conv(I, n);
     } else if (!strcmp(op, "ConvTranspose")) {
