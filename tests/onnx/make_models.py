@@ -1016,6 +1016,70 @@ def index_moves():
 MODELS += [index_moves]
 
 
+# ---- linear_attention: opset 27's LinearAttention, a recurrence over time steps -----------------
+
+def np_linear_attention(q, k, v, state, qh, kh, scale, decay=None, beta=None):
+    """ONNX's LinearAttention (docs of the op) written out in float64, a token and a head at a
+    time: q [B, T, qh * dk], k [B, T, kh * dk], v [B, T, kh * dv], state [B, kh, dk, dv]; decay
+    per key dimension [B, T, kh * dk] or per head [B, T, kh], beta [B, T, kh] or [B, T, 1]. Query
+    head h reads the state of kv head h // (qh // kh). Gives the output and the last state."""
+    bn, tn = q.shape[:2]
+    dk, dv = q.shape[2] // qh, v.shape[2] // kh
+    st = state.astype(np.float64).copy()
+    y = np.zeros((bn, tn, qh * dv))
+    for b in range(bn):
+        for t in range(tn):
+            for h in range(kh):
+                kt = k[b, t, h * dk:(h + 1) * dk].astype(np.float64)
+                vt = v[b, t, h * dv:(h + 1) * dv].astype(np.float64)
+                s = st[b, h]
+                if decay is not None:
+                    gd = decay[b, t, h * dk:(h + 1) * dk] if decay.shape[2] == kh * dk else decay[b, t, h]
+                    s = s * np.exp(np.asarray(gd, np.float64)).reshape(-1, 1)
+                if beta is not None:
+                    bt = beta[b, t, h if beta.shape[2] == kh else 0]
+                    vt = bt * (vt - s.T @ kt)
+                st[b, h] = s + np.outer(kt, vt)
+            for hq in range(qh):
+                qt = q[b, t, hq * dk:(hq + 1) * dk].astype(np.float64)
+                y[b, t, hq * dv:(hq + 1) * dv] = scale * (qt @ st[b, hq // (qh // kh)])
+    return y.astype(np.float32), st.astype(np.float32)
+
+
+def linear_attention():
+    """Two LinearAttention nodes, a prefill and the decode steps after it: the first gated_delta
+    (decay per key dimension, beta per head) from a past_state input, four query heads on two kv
+    heads, d_k 3 and d_v 4 (a state that is not square), scale 0.5; the second gated (decay per
+    head) from the first's present_state, two query heads on one kv head, the default scale."""
+    B, T1, T2, dk, dv = 2, 3, 2, 3, 4
+    rng = np.random.default_rng(27)
+    nodes = [helper.make_node("LinearAttention", ["q", "k", "v", "past", "g", "beta"], ["y1", "s1"],
+                              name="prefill", q_num_heads=4, kv_num_heads=2, scale=0.5),
+             helper.make_node("Reshape", ["s1", "shape1"], ["s1r"]),
+             helper.make_node("LinearAttention", ["q2", "k2", "v2", "s1r", "g2"], ["y2", "s2"],
+                              name="decode", q_num_heads=2, kv_num_heads=1, update_rule="gated")]
+    ins = {"q": (B, T1, 4 * dk), "k": (B, T1, 2 * dk), "v": (B, T1, 2 * dv), "past": (B, 2, dk, dv),
+           "g": (B, T1, 2 * dk), "beta": (B, T1, 2),
+           "q2": (2 * B, T2, 2 * dk), "k2": (2 * B, T2, dk), "v2": (2 * B, T2, dv), "g2": (2 * B, T2, 1)}
+    g = helper.make_graph(nodes, "linear_attention", [vi(n, F32, list(d)) for n, d in ins.items()],
+                          [vi("y1", F32, [B, T1, 4 * dv]), vi("y2", F32, [2 * B, T2, 2 * dv]),
+                           vi("s2", F32, [2 * B, 1, dk, dv])],
+                          [init("shape1", np.array([2 * B, 1, dk, dv], np.int64))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 27)],
+                          producer_name="cfx tests/onnx/make_models.py")
+    x = {n: (rng.standard_normal(d) * 0.5).astype(np.float32) for n, d in ins.items()}
+    x["g"] = -np.abs(x["g"])                  # log-space decays, below 0
+    x["g2"] = -np.abs(x["g2"])
+    x["beta"] = 1 / (1 + np.exp(-x["beta"]))  # update rates in (0, 1)
+    y1, s1 = np_linear_attention(x["q"], x["k"], x["v"], x["past"], 4, 2, 0.5, x["g"], x["beta"])
+    y2, s2 = np_linear_attention(x["q2"], x["k2"], x["v2"], s1.reshape(2 * B, 1, dk, dv), 2, 1,
+                                 1 / np.sqrt(dk), x["g2"])
+    return m, [(x, {"y1": y1, "y2": y2, "s2": s2})]
+
+
+MODELS += [linear_attention]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
