@@ -6626,7 +6626,8 @@ static void op_linear_attention(imp *I, const Onnx__NodeProto *n)
     if (!gated && !delta && strcmp(rule, "linear"))
         fail(I, "update_rule '%s' is not linear, gated, delta or gated_delta", rule);
     if (gated != (dc != NULL) || delta != (be != NULL))
-        fail(I, "update_rule '%s' %s decay and %s beta", rule, gated ? "takes" : "takes no", delta ? "takes" : "takes no");
+        fail(I, "update_rule '%s' %s decay and %s beta", rule, gated ? "takes" : "takes no",
+             delta ? "takes" : "takes no");
     int64_t qh = attr_int(I, n, "q_num_heads", 0), kh = attr_int(I, n, "kv_num_heads", 0);
     if (qh <= 0 || kh <= 0 || qh % kh)
         fail(I, "q_num_heads %lld must be a positive multiple of kv_num_heads %lld", (long long)qh, (long long)kh);
@@ -6712,8 +6713,9 @@ static void op_linear_attention(imp *I, const Onnx__NodeProto *n)
     }
     if (n->n_output > 1 && n->output[1] && *n->output[1]) {
         const char *y = out_var(I, n, 1, &st);
-        line(I, "%s = %s", y, half_rounded(I, half, fmt(I, "permute(reshape(%s, [%lld, %lld, %lld, %lld]), (0, 1, 3, 2))",
-                                                          s, (long long)B, (long long)kh, Ldv, Ldk)));
+        const char *e = fmt(I, "permute(reshape(%s, [%lld, %lld, %lld, %lld]), (0, 1, 3, 2))", s, (long long)B,
+                            (long long)kh, Ldv, Ldk);
+        line(I, "%s = %s", y, half_rounded(I, half, e));
     }
     I->node_rounded = 1; /* both results rounded to a half type above */
     for (size_t j = 2; j < n->n_output; j++)
