@@ -105,7 +105,7 @@ typedef struct mop {
 /* Every typed list, applied to G(LIST, SFX, T, DTYPE): the arithmetic from the kernels' op
  * lists, per dtype (its suffix, C type and cfx_dtype). */
 #define MOP_BINARY_TYPES(G) \
-    G(K_NUM_BINARY_OPS, i32, int32_t, CFX_I32) G(K_NUM_BINARY_OPS, i64, int64_t, CFX_I64) \
+    G(K_INT_BINARY_OPS, i32, int32_t, CFX_I32) G(K_INT_BINARY_OPS, i64, int64_t, CFX_I64) \
     G(K_REAL_BINARY_OPS, f32, float, CFX_F32) G(K_REAL_BINARY_OPS, f64, double, CFX_F64) \
     G(K_BOOL_BINARY_OPS, b, uint8_t, CFX_BOOL)
 #define MOP_UNARY_TYPES(G) \

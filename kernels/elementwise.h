@@ -91,6 +91,24 @@
         return (T)r;                                                                              \
     }                                                                                             \
     CFX_HD T k_neg_##SFX(T a) { return (T)(0u - (U)a); }                                          \
+    /* the bitwise ops of two's complement, numpy's and Python's (~a is -a - 1) */                \
+    CFX_HD T k_bitand_##SFX(T a, T b) { return (T)((U)a & (U)b); }                                \
+    CFX_HD T k_bitor_##SFX(T a, T b) { return (T)((U)a | (U)b); }                                 \
+    CFX_HD T k_bitxor_##SFX(T a, T b) { return (T)((U)a ^ (U)b); }                                \
+    CFX_HD T k_invert_##SFX(T a) { return (T)~(U)a; }                                             \
+    /* shifts as numpy's: a << b is a * 2^b wrapped, a >> b rounds toward minus infinity (the    \
+     * sign kept); a count below 0 or of the width or more shifts every bit out (0, or -1 for a  \
+     * negative a shifted right) */                                                               \
+    CFX_HD T k_lshift_##SFX(T a, T b)                                                             \
+    {                                                                                             \
+        return (U)b >= sizeof(T) * 8u ? (T)0 : (T)((U)a << (U)b);                                \
+    }                                                                                             \
+    CFX_HD T k_rshift_##SFX(T a, T b)                                                             \
+    {                                                                                             \
+        if ((U)b >= sizeof(T) * 8u)                                                               \
+            return a < 0 ? (T)-1 : (T)0;                                                          \
+        return a < 0 ? (T)~(~(U)a >> (U)b) : (T)((U)a >> (U)b);                                   \
+    }                                                                                             \
     CFX_HD T k_abs_##SFX(T a) { return a < 0 ? (T)(0u - (U)a) : a; }                              \
     CFX_HD T k_relu_##SFX(T a) { return a < 0 ? (T)0 : a; }                                      \
     CFX_HD T k_sign_##SFX(T a) { return (T)((a > 0) - (a < 0)); }
@@ -235,10 +253,15 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_FLOORDIV, floordiv, 0) X(OP_TRUNCDIV, truncdiv, 0) X(OP_FMOD, fmod, 0) \
     X(OP_MIN, min, 0) X(OP_MAX, max, 0) X(OP_POW, pow, 0) \
     X(OP_LT, lt, 1) X(OP_LE, le, 1) X(OP_GT, gt, 1) X(OP_GE, ge, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
+/* the integers' binary ops: the numeric ones and the bitwise ones */
+#define K_INT_BINARY_OPS(X) K_NUM_BINARY_OPS(X) \
+    X(OP_BITAND, bitand, 0) X(OP_BITOR, bitor, 0) X(OP_BITXOR, bitxor, 0) X(OP_LSHIFT, lshift, 0) \
+    X(OP_RSHIFT, rshift, 0)
 /* the reals' binary ops: the numeric ones and those of reals only */
 #define K_REAL_BINARY_OPS(X) K_NUM_BINARY_OPS(X) X(OP_ATAN2, atan2, 0)
 #define K_BOOL_BINARY_OPS(X) X(OP_AND, and, 1) X(OP_OR, or, 1) X(OP_EQ, eq, 1) X(OP_NE, ne, 1)
-#define K_INT_UNARY_OPS(X) X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_SIGN, sign, 0)
+#define K_INT_UNARY_OPS(X) \
+    X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_SIGN, sign, 0) X(OP_INVERT, invert, 0)
 #define K_REAL_UNARY_OPS(X) \
     X(OP_NEG, neg, 0) X(OP_ABS, abs, 0) X(OP_RELU, relu, 0) X(OP_EXP, exp, 0) X(OP_LOG, log, 0) \
     X(OP_SQRT, sqrt, 0) X(OP_TANH, tanh, 0) X(OP_SIGMOID, sigmoid, 0) X(OP_SIN, sin, 0) \
@@ -274,8 +297,8 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
 #define K_UN1_F64(o, s, r) K_CASE1_UN(o, s, r, f64, double)
 #define K_UN1_B(o, s, r) K_CASE1_UN(o, s, r, b, uint8_t)
 
-CFX_HD void k_binary1_i32(int op, void *dst, int32_t a, int32_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I32) } }
-CFX_HD void k_binary1_i64(int op, void *dst, int64_t a, int64_t b) { switch (op) { K_NUM_BINARY_OPS(K_BIN1_I64) } }
+CFX_HD void k_binary1_i32(int op, void *dst, int32_t a, int32_t b) { switch (op) { K_INT_BINARY_OPS(K_BIN1_I32) } }
+CFX_HD void k_binary1_i64(int op, void *dst, int64_t a, int64_t b) { switch (op) { K_INT_BINARY_OPS(K_BIN1_I64) } }
 CFX_HD void k_binary1_f32(int op, void *dst, float a, float b) { switch (op) { K_REAL_BINARY_OPS(K_BIN1_F32) } }
 CFX_HD void k_binary1_f64(int op, void *dst, double a, double b) { switch (op) { K_REAL_BINARY_OPS(K_BIN1_F64) } }
 CFX_HD void k_binary1_b(int op, void *dst, uint8_t a, uint8_t b) { switch (op) { K_BOOL_BINARY_OPS(K_BIN1_B) } }
@@ -340,8 +363,8 @@ CFX_HD void k_binary(int op, int dtype, void *dst, const void *a, int64_t na, co
 {
     int64_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
     switch (dtype) {
-    case K_I32: { const int32_t *a_ = (const int32_t *)a, *b_ = (const int32_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I32) } break; }
-    case K_I64: { const int64_t *a_ = (const int64_t *)a, *b_ = (const int64_t *)b; switch (op) { K_NUM_BINARY_OPS(K_BIN_I64) } break; }
+    case K_I32: { const int32_t *a_ = (const int32_t *)a, *b_ = (const int32_t *)b; switch (op) { K_INT_BINARY_OPS(K_BIN_I32) } break; }
+    case K_I64: { const int64_t *a_ = (const int64_t *)a, *b_ = (const int64_t *)b; switch (op) { K_INT_BINARY_OPS(K_BIN_I64) } break; }
     case K_F32: { const float *a_ = (const float *)a, *b_ = (const float *)b; switch (op) { K_REAL_BINARY_OPS(K_BIN_F32) } break; }
     case K_F64: { const double *a_ = (const double *)a, *b_ = (const double *)b; switch (op) { K_REAL_BINARY_OPS(K_BIN_F64) } break; }
     case K_BOOL: { const uint8_t *a_ = (const uint8_t *)a, *b_ = (const uint8_t *)b; switch (op) { K_BOOL_BINARY_OPS(K_BIN_B) } break; }

@@ -23,9 +23,12 @@ enum op_class {
                         * atan asin acos asinh acosh atanh round_f16 round_bf16 */
     OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu sign */
     OPC_UNARY_BOOL,    /* bool -> bool: not */
+    OPC_UNARY_INT,     /* i32/i64 -> same: invert (~) */
     OPC_BINARY_NUM,    /* numeric x numeric (same dtype) -> same dtype */
     OPC_BINARY_REAL,   /* real x real (same dtype) -> same dtype: atan2 */
     OPC_BINARY_BOOL,   /* bool x bool -> bool: and or (elementwise form) */
+    OPC_BINARY_INT,    /* integer x integer (same dtype) -> same dtype: & | ^ << >> (the checker
+                        * writes & | ^ of two bools as and, or, !=) */
     OPC_COMPARE,       /* same dtype -> bool; lt le gt ge numeric only, eq ne any dtype */
     OPC_REDUCE_NUM,    /* numeric tensor -> scalar of the same dtype: sum max min */
     OPC_REDUCE_REAL,   /* real tensor -> scalar of the same dtype: mean norm */
@@ -69,6 +72,7 @@ enum op_class {
     X(ROUND_F16, "round_f16", 1, OPC_UNARY_REAL, NULL) \
     X(ROUND_BF16, "round_bf16", 1, OPC_UNARY_REAL, NULL) \
     X(NOT,     "not",     1, OPC_UNARY_BOOL,  "not") \
+    X(INVERT,  "invert",  1, OPC_UNARY_INT,   "~") \
     /* elementwise, two operands */ \
     X(ADD,     "add",     2, OPC_BINARY_NUM,  "+") \
     X(SUB,     "sub",     2, OPC_BINARY_NUM,  "-") \
@@ -84,6 +88,11 @@ enum op_class {
     X(ATAN2,   "atan2",   2, OPC_BINARY_REAL, NULL) \
     X(AND,     "",        2, OPC_BINARY_BOOL, "and") \
     X(OR,      "",        2, OPC_BINARY_BOOL, "or") \
+    X(BITAND,  "bitwise_and", 2, OPC_BINARY_INT, "&") \
+    X(BITOR,   "bitwise_or",  2, OPC_BINARY_INT, "|") \
+    X(BITXOR,  "bitwise_xor", 2, OPC_BINARY_INT, "^") \
+    X(LSHIFT,  "left_shift",  2, OPC_BINARY_INT, "<<") \
+    X(RSHIFT,  "right_shift", 2, OPC_BINARY_INT, ">>") \
     /* comparisons, to bool */ \
     X(LT,      "lt",      2, OPC_COMPARE,     "<") \
     X(LE,      "le",      2, OPC_COMPARE,     "<=") \

@@ -226,6 +226,45 @@ static void test_integer_binary(void)
     CHECK_INT(cmp_i64(OP_LE, 2, 3), 1);
 }
 
+/* & | ^ ~ << >> by hand, two's complement; shifts as numpy's (a count outside 0 to width - 1
+ * shifts every bit out; >> of a negative rounds toward minus infinity: -7 >> 1 is -4) */
+static void test_bitwise(void)
+{
+    CHECK_INT(bin_i32(OP_BITAND, 12, 10), 8);
+    CHECK_INT(bin_i32(OP_BITOR, 12, 10), 14);
+    CHECK_INT(bin_i32(OP_BITXOR, 12, 10), 6);
+    CHECK_INT(bin_i32(OP_BITAND, -1, 0x7f), 0x7f);
+    CHECK_INT(bin_i32(OP_BITXOR, -8, 3), -5);
+    CHECK_INT(bin_i32(OP_BITOR, INT32_MIN, 1), INT32_MIN + 1);
+    CHECK_INT(un_i32(OP_INVERT, 0), -1);
+    CHECK_INT(un_i32(OP_INVERT, 5), -6);
+    CHECK_INT(un_i32(OP_INVERT, INT32_MIN), INT32_MAX);
+    CHECK_INT(un_i64(OP_INVERT, -((int64_t)1 << 40)), ((int64_t)1 << 40) - 1);
+    CHECK_INT(bin_i32(OP_LSHIFT, 3, 4), 48);
+    CHECK_INT(bin_i32(OP_LSHIFT, 1, 31), INT32_MIN);
+    CHECK_INT(bin_i32(OP_LSHIFT, 3, 31), INT32_MIN); /* the high bit dropped */
+    CHECK_INT(bin_i32(OP_LSHIFT, -3, 2), -12);
+    CHECK_INT(bin_i32(OP_LSHIFT, 5, 32), 0);
+    CHECK_INT(bin_i32(OP_LSHIFT, 5, -1), 0);
+    CHECK_INT(bin_i32(OP_RSHIFT, 48, 4), 3);
+    CHECK_INT(bin_i32(OP_RSHIFT, -7, 1), -4);
+    CHECK_INT(bin_i32(OP_RSHIFT, -1, 31), -1);
+    CHECK_INT(bin_i32(OP_RSHIFT, INT32_MIN, 31), -1);
+    CHECK_INT(bin_i32(OP_RSHIFT, INT32_MAX, 30), 1);
+    CHECK_INT(bin_i32(OP_RSHIFT, 9, 40), 0);
+    CHECK_INT(bin_i32(OP_RSHIFT, -9, 40), -1);
+    CHECK_INT(bin_i32(OP_RSHIFT, -9, -3), -1);
+    CHECK_INT(bin_i64(OP_LSHIFT, 1, 62), (int64_t)1 << 62);
+    CHECK_INT(bin_i64(OP_LSHIFT, 1, 63), INT64_MIN);
+    CHECK_INT(bin_i64(OP_LSHIFT, 1, 64), 0);
+    CHECK_INT(bin_i64(OP_LSHIFT, 1, 32), (int64_t)1 << 32); /* no i32 width here */
+    CHECK_INT(bin_i64(OP_RSHIFT, INT64_MIN, 63), -1);
+    CHECK_INT(bin_i64(OP_RSHIFT, -((int64_t)1 << 40) - 1, 40), -2);
+    CHECK_INT(bin_i64(OP_BITXOR, INT64_MIN, -1), INT64_MAX);
+    CHECK_INT(bin_i64(OP_BITAND, ((int64_t)0x5555 << 40) | 0xff, ((int64_t)0xffff << 40) | 0x0f),
+              ((int64_t)0x5555 << 40) | 0x0f);
+}
+
 static void test_real_binary(void)
 {
     float nf = nanf("");
@@ -986,6 +1025,7 @@ static void test_linalg(void)
 int main(void)
 {
     test_integer_binary();
+    test_bitwise();
     test_real_binary();
     test_bool_ops();
     test_unary();

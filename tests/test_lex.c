@@ -114,6 +114,11 @@ static void test_operators(void)
     CHECK_STR(tokens("a//b a/ /b a//=b a**=b a**b a*=b a/=b a%=b", NULL),
               "name:a // name:b name:a / / name:b name:a //= name:b name:a **= name:b name:a ** name:b "
               "name:a *= name:b name:a /= name:b name:a %= name:b EOF");
+    /* the bitwise operators, Python's: the shifts before the comparisons they start like */
+    CHECK_STR(tokens("a&b a|b a^b ~a a<<b a>>b a<<=b a>>=b a&=b a|=b a^=b a< <b a<=b a>=b", NULL),
+              "name:a & name:b name:a | name:b name:a ^ name:b ~ name:a name:a << name:b name:a >> name:b "
+              "name:a <<= name:b name:a >>= name:b name:a &= name:b name:a |= name:b name:a ^= name:b "
+              "name:a < < name:b name:a <= name:b name:a >= name:b EOF");
 }
 
 static void test_keywords_and_names(void)
@@ -255,10 +260,8 @@ static void test_errors(void)
 {
     check_errors("x = $y", "t.cfx:1:5: error: unexpected character '$'\nx = $y\n    ^\n", __LINE__);
     check_errors("a && b || c",
-                 "t.cfx:1:3: error: unexpected character '&': there are no bitwise operators (for n & 1 write "
-                 "n % 2; for a logical and, 'and')\na && b || c\n  ^\n"
-                 "t.cfx:1:8: error: unexpected character '|': there are no bitwise operators (for a logical or, "
-                 "write 'or')\na && b || c\n       ^\n",
+                 "t.cfx:1:3: error: there is no '&&' operator: for a logical and, write 'and'\na && b || c\n  ^\n"
+                 "t.cfx:1:8: error: there is no '||' operator: for a logical or, write 'or'\na && b || c\n       ^\n",
                  __LINE__);
     /* a run of bad bytes is one error */
     check_errors("a $$$ b", "t.cfx:1:3: error: unexpected character '$'\na $$$ b\n  ^\n", __LINE__);

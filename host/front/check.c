@@ -2431,7 +2431,12 @@ static int fold_binary(int op, int dt, const check_note *x, const check_note *y,
     case OP_MOD:
     case OP_TRUNCDIV:
     case OP_FMOD:
-        if (b == 0)
+    case OP_BITAND:
+    case OP_BITOR:
+    case OP_BITXOR:
+    case OP_LSHIFT:
+    case OP_RSHIFT:
+        if (b == 0 && op_class[op] != OPC_BINARY_INT)
             return 0; /* left to the run, which stops with status divide */
         if (dt == CFX_I32) {
             int32_t r = 0;
@@ -2461,10 +2466,11 @@ static int is_literal_expr(const ast_node *n)
         return 0;
     if (n->kind == AST_INT || n->kind == AST_REAL)
         return 1;
-    if (n->kind == AST_UNARY && n->op == OP_NEG)
+    if (n->kind == AST_UNARY && (n->op == OP_NEG || n->op == OP_INVERT))
         return is_literal_expr(n->a);
     if (n->kind == AST_BINARY && (n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL ||
-                                  n->op == OP_DIV || n->op == OP_MOD || n->op == OP_FLOORDIV))
+                                  n->op == OP_DIV || n->op == OP_MOD || n->op == OP_FLOORDIV ||
+                                  op_class[n->op] == OPC_BINARY_INT))
         return is_literal_expr(n->a) && is_literal_expr(n->b);
     return 0;
 }
@@ -2592,11 +2598,27 @@ static int check_elementwise2(checker *C, env *e, ast_node *n, int op, const cha
      * says of None holds there, as in `x is not None and x[0] > 1` */
     int sc = n->kind == AST_BINARY && (op == OP_AND || op == OP_OR);
     /* a real op's literals are f32 (f64 where wanted), as sin(1) takes 1 as f32 */
-    int wpair = cls == OPC_BINARY_NUM ? want : cls == OPC_BINARY_REAL ? (want == CFX_F64 ? CFX_F64 : CFX_F32) : -1;
+    int wpair = cls == OPC_BINARY_NUM || cls == OPC_BINARY_INT ? want
+              : cls == OPC_BINARY_REAL ? (want == CFX_F64 ? CFX_F64 : CFX_F32) : -1;
     if (check_pair(C, e, n, name, a, b, &shape, wpair, sc ? a : NULL, -1, op == OP_AND) < 0)
         return -1;
     int dt = shape.dtype;
     char b1[TYBUF];
+    /* & | ^ of two bools are the logical and, or and xor (numpy's, and Python's for bools) */
+    if (cls == OPC_BINARY_INT && dt == CFX_BOOL && op != OP_LSHIFT && op != OP_RSHIFT) {
+        op = op == OP_BITAND ? OP_AND : op == OP_BITOR ? OP_OR : OP_NE;
+        cls = op_class[op];
+        if (n->kind == AST_BINARY)
+            n->op = (uint8_t)op;
+        else
+            check_note_of(C, n)->op = op;
+    }
+    if (cls == OPC_BINARY_INT && !is_int(dt)) {
+        const cfx_type *bad = !is_int(a->ty.dtype) ? &a->ty : &b->ty;
+        diag_error(C->d, n->line, n->col, "operands of '%s' must be integers%s, got %s", name,
+                   op == OP_LSHIFT || op == OP_RSHIFT ? "" : " (or two bools)", tystr(bad, b1));
+        return -1;
+    }
     if (cls == OPC_BINARY_REAL && !is_real(dt)) {
         const cfx_type *bad = !is_real(a->ty.dtype) ? &a->ty : &b->ty;
         diag_error(C->d, n->line, n->col, "operands of '%s' must be f32 or f64, got %s", name, tystr(bad, b1));
@@ -3758,6 +3780,11 @@ static const char *infix_name(const ast_node *n)
         case OP_MOD: return "%=";
         case OP_FLOORDIV: return "//=";
         case OP_POW: return "**=";
+        case OP_BITAND: return "&=";
+        case OP_BITOR: return "|=";
+        case OP_BITXOR: return "^=";
+        case OP_LSHIFT: return "<<=";
+        case OP_RSHIFT: return ">>=";
         default: break;
         }
     }
@@ -3996,9 +4023,12 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         if (check_expr(C, e, n->a, want) < 0)
             return -1;
         int dt = n->a->ty.dtype;
-        if (n->op == OP_NOT ? dt != CFX_BOOL : !is_num(dt)) {
+        if (n->op == OP_INVERT && dt == CFX_BOOL)
+            n->op = OP_NOT; /* numpy's and PyTorch's ~ of bools (Python's ~True, -2, is deprecated) */
+        if (n->op == OP_NOT ? dt != CFX_BOOL : n->op == OP_INVERT ? !is_int(dt) : !is_num(dt)) {
             diag_error(C->d, n->line, n->col, "operand of '%s' must be %s, got %s", op_infix[n->op],
-                       n->op == OP_NOT ? "bool" : "numeric", tystr(&n->a->ty, b1));
+                       n->op == OP_NOT ? "bool" : n->op == OP_INVERT ? "an integer or a bool" : "numeric",
+                       tystr(&n->a->ty, b1));
             return -1;
         }
         n->ty = n->a->ty;
@@ -4006,6 +4036,8 @@ static int check_expr(checker *C, env *e, ast_node *n, int want)
         if (ka->known) {
             if (n->op == OP_NOT)
                 set_known(C, n, dt, !ka->ival, 0);
+            else if (n->op == OP_INVERT)
+                set_known(C, n, dt, ~ka->ival, 0);
             else
                 set_known(C, n, dt, wrap(dt, (int64_t)(0 - (uint64_t)ka->ival)), -ka->rval);
         }
@@ -4429,14 +4461,19 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     switch (cls) {
     case OPC_UNARY_REAL:
     case OPC_UNARY_NUM:
-    case OPC_UNARY_BOOL: {
+    case OPC_UNARY_BOOL:
+    case OPC_UNARY_INT: {
         if (check_expr(C, e, arg[0], cls == OPC_UNARY_REAL ? CFX_F32 : -1) < 0)
             return -1;
         int dt = arg[0]->ty.dtype;
-        int ok = cls == OPC_UNARY_REAL ? is_real(dt) : cls == OPC_UNARY_NUM ? is_num(dt) : dt == CFX_BOOL;
+        if (op == OP_INVERT && dt == CFX_BOOL) /* numpy's invert of bools is their not */
+            check_note_of(C, n)->op = op = OP_NOT, cls = OPC_UNARY_BOOL;
+        int ok = cls == OPC_UNARY_REAL ? is_real(dt) : cls == OPC_UNARY_NUM ? is_num(dt)
+               : cls == OPC_UNARY_INT ? is_int(dt) : dt == CFX_BOOL;
         if (!ok) {
             diag_error(C->d, arg[0]->line, arg[0]->col, "'%s' needs %s, got %s", name,
-                       cls == OPC_UNARY_REAL ? "f32 or f64" : cls == OPC_UNARY_NUM ? "a numeric operand" : "bool",
+                       cls == OPC_UNARY_REAL ? "f32 or f64" : cls == OPC_UNARY_NUM ? "a numeric operand"
+                       : cls == OPC_UNARY_INT ? "an integer or a bool" : "bool",
                        tystr(&arg[0]->ty, b1));
             return -1;
         }
@@ -4447,6 +4484,7 @@ static int check_op_call(checker *C, env *e, ast_node *n, int op)
     case OPC_BINARY_REAL:
     case OPC_COMPARE:
     case OPC_BINARY_BOOL:
+    case OPC_BINARY_INT:
         return check_elementwise2(C, e, n, op, name, arg[0], arg[1], -1);
     case OPC_REDUCE_NUM:
     case OPC_REDUCE_REAL:

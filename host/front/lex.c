@@ -348,8 +348,22 @@ static int lex_operator(lexer *lx)
         break;
     case '%': if (c1 == '=') { kind = TK_PERCENT_ASSIGN; two = 1; } else kind = TK_PERCENT; break;
     case '@': kind = TK_AT; break;
-    case '<': if (c1 == '=') { kind = TK_LE; two = 1; } else kind = TK_LT; break;
-    case '>': if (c1 == '=') { kind = TK_GE; two = 1; } else kind = TK_GT; break;
+    case '<':
+        if (c1 == '=') { kind = TK_LE; two = 1; }
+        else if (c1 == '<' && peek(lx, 2) == '=') { kind = TK_LSHIFT_ASSIGN; two = 2; }
+        else if (c1 == '<') { kind = TK_LSHIFT; two = 1; }
+        else kind = TK_LT;
+        break;
+    case '>':
+        if (c1 == '=') { kind = TK_GE; two = 1; }
+        else if (c1 == '>' && peek(lx, 2) == '=') { kind = TK_RSHIFT_ASSIGN; two = 2; }
+        else if (c1 == '>') { kind = TK_RSHIFT; two = 1; }
+        else kind = TK_GT;
+        break;
+    case '&': if (c1 == '=') { kind = TK_AMP_ASSIGN; two = 1; } else if (c1 != '&') kind = TK_AMP; break;
+    case '|': if (c1 == '=') { kind = TK_PIPE_ASSIGN; two = 1; } else if (c1 != '|') kind = TK_PIPE; break;
+    case '^': if (c1 == '=') { kind = TK_CARET_ASSIGN; two = 1; } else kind = TK_CARET; break;
+    case '~': kind = TK_TILDE; break;
     case '=': if (c1 == '=') { kind = TK_EQ; two = 1; } else kind = TK_ASSIGN; break;
     case '!': if (c1 == '=') { kind = TK_NE; two = 1; } break;
     case ',': kind = TK_COMMA; break;
@@ -375,7 +389,7 @@ static int lex_operator(lexer *lx)
  * ends at one. */
 static int starts_token(int c)
 {
-    return (c != 0 && strchr(" \t\r\f\v\n#\".+-*/%@<>=!,:;()[]{}", c) != NULL) || is_alnum(c);
+    return (c != 0 && strchr(" \t\r\f\v\n#\".+-*/%@<>=!,:;()[]{}&|^~", c) != NULL) || is_alnum(c);
 }
 
 /* Skips spaces, comments and the newlines that are not tokens (inside ( ) or [ ]). */
@@ -436,13 +450,6 @@ lex_token lex_next(lexer *lx)
             lex_number(lx, &t);
         } else if (c == '"') {
             lex_string(lx, &t);
-        } else if ((c == '<' || c == '>') && peek(lx, 1) == c) {
-            lex_error(lx, t.line, t.col, "there are no shift operators: for n %c%c k write n %s 2 ** k", c, c,
-                      c == '<' ? "*" : "//");
-            lx->lost = 1;
-            advance(lx);
-            advance(lx);
-            continue;
         } else if (c == '\'' && closing_quote(lx) > lx->pos) {
             /* a string in single quotes: one message, and the quote skipped whole */
             size_t from = lx->pos + 1, to = closing_quote(lx);
@@ -467,16 +474,16 @@ lex_token lex_next(lexer *lx)
                 char shown[8];
                 show_byte(c, shown, sizeof shown);
                 /* the spellings other languages use for what .cfx writes as a word */
-                const char *hint = c == '&'   ? ": there are no bitwise operators (for n & 1 write n % 2; for a "
-                                                "logical and, 'and')"
-                                   : c == '|' ? ": there are no bitwise operators (for a logical or, write 'or')"
-                                   : c == '^' ? ": there are no bitwise operators (for a power, write '**'; "
-                                                "for the xor of two bools, '!=')"
-                                   : c == '~' ? ": there are no bitwise operators (for a logical not, write 'not')"
-                                   : c == '!' ? " (write 'not', or '!=')" : "";
-                lex_error(lx, t.line, t.col, "unexpected character '%s'%s", shown, hint);
-                lx->lost = c == '&' || c == '|' || c == '^' || c == '~';
+                const char *hint = c == '!' ? " (write 'not', or '!=')" : "";
+                lx->lost = c == '&' || c == '|'; /* '&&', '||': the only way here for these */
+                if (lx->lost)
+                    lex_error(lx, t.line, t.col, "there is no '%c%c' operator: for a logical %s, write '%s'", c, c,
+                              c == '&' ? "and" : "or", c == '&' ? "and" : "or");
+                else
+                    lex_error(lx, t.line, t.col, "unexpected character '%s'%s", shown, hint);
                 advance(lx);
+                if (lx->lost)
+                    advance(lx);
                 while (!at_end(lx, 0)) {
                     int b = peek(lx, 0);
                     if (starts_token(b))

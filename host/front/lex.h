@@ -56,6 +56,12 @@
     X(SLASHSLASH, "//")                   \
     X(PERCENT, "%")                       \
     X(AT, "@")                            \
+    X(AMP, "&")                           \
+    X(PIPE, "|")                          \
+    X(CARET, "^")                         \
+    X(TILDE, "~")                         \
+    X(LSHIFT, "<<")                       \
+    X(RSHIFT, ">>")                       \
     X(LT, "<")                            \
     X(LE, "<=")                           \
     X(GT, ">")                            \
@@ -70,6 +76,11 @@
     X(PERCENT_ASSIGN, "%=")               \
     X(SLASHSLASH_ASSIGN, "//=")           \
     X(STARSTAR_ASSIGN, "**=")             \
+    X(AMP_ASSIGN, "&=")                   \
+    X(PIPE_ASSIGN, "|=")                  \
+    X(CARET_ASSIGN, "^=")                 \
+    X(LSHIFT_ASSIGN, "<<=")               \
+    X(RSHIFT_ASSIGN, ">>=")               \
     X(COMMA, ",")                         \
     X(DOT, ".")                           \
     X(COLON, ":")                         \

@@ -1914,7 +1914,8 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     switch (op_class[op]) {
     case OPC_UNARY_REAL:
     case OPC_UNARY_NUM:
-    case OPC_UNARY_BOOL: {
+    case OPC_UNARY_BOOL:
+    case OPC_UNARY_INT: {
         int32_t x = lower_expr(L, arg[0], -1), d = dest(L, n, want);
         lower_emit(L, REC_UNARY, op, d, x, 0, 0);
         return d;
@@ -1923,6 +1924,7 @@ static int32_t lower_op_call(lowerer *L, ast_node *n, int32_t want)
     case OPC_BINARY_REAL:
     case OPC_COMPARE:
     case OPC_BINARY_BOOL:
+    case OPC_BINARY_INT:
         return elementwise2(L, n, op, arg[0], arg[1], want);
     case OPC_REDUCE_NUM:
     case OPC_REDUCE_REAL:

@@ -397,7 +397,9 @@ static ast_node *parse_while(parser *p)
 }
 
 /* `for NAME in range(A, B[, S]) BLOCK`, `for NAME in range(B) BLOCK` or `for NAME in EXPR BLOCK`. */
-enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_ADD, PREC_MUL };
+/* Python's: `|` below `^` below `&` below the shifts, all between the comparisons and `+` */
+enum { PREC_OR = 1, PREC_AND, PREC_NOT, PREC_COMPARE, PREC_BITOR, PREC_BITXOR, PREC_BITAND, PREC_SHIFT, PREC_ADD,
+       PREC_MUL };
 static ast_node *parse_binary(parser *p, int min);
 
 /* `for VARS in ITER`, the current token `for`: an AST_FOR_RANGE or AST_FOR_EACH without its
@@ -631,6 +633,11 @@ static int aug_op(int kind)
     case TK_PERCENT_ASSIGN: return OP_MOD;
     case TK_SLASHSLASH_ASSIGN: return OP_FLOORDIV;
     case TK_STARSTAR_ASSIGN: return OP_POW;
+    case TK_AMP_ASSIGN: return OP_BITAND;
+    case TK_PIPE_ASSIGN: return OP_BITOR;
+    case TK_CARET_ASSIGN: return OP_BITXOR;
+    case TK_LSHIFT_ASSIGN: return OP_LSHIFT;
+    case TK_RSHIFT_ASSIGN: return OP_RSHIFT;
     default: return -1;
     }
 }
@@ -1999,6 +2006,11 @@ static int binary_op(int kind, int *op)
     case TK_EQ: *op = OP_EQ; return PREC_COMPARE;
     case TK_NE: *op = OP_NE; return PREC_COMPARE;
     case TK_IS: *op = -1; return PREC_COMPARE; /* `is` and `is not`: an AST_IS */
+    case TK_PIPE: *op = OP_BITOR; return PREC_BITOR;
+    case TK_CARET: *op = OP_BITXOR; return PREC_BITXOR;
+    case TK_AMP: *op = OP_BITAND; return PREC_BITAND;
+    case TK_LSHIFT: *op = OP_LSHIFT; return PREC_SHIFT;
+    case TK_RSHIFT: *op = OP_RSHIFT; return PREC_SHIFT;
     case TK_PLUS: *op = OP_ADD; return PREC_ADD;
     case TK_MINUS: *op = OP_SUB; return PREC_ADD;
     case TK_STAR: *op = OP_MUL; return PREC_MUL;
@@ -2411,14 +2423,14 @@ static ast_node *parse_power(parser *p)
 
 static ast_node *parse_unary(parser *p)
 {
-    if (p->tok.kind != TK_MINUS)
+    if (p->tok.kind != TK_MINUS && p->tok.kind != TK_TILDE)
         return parse_power(p);
     lex_token t = p->tok;
     parse_next(p);
     if (!parse_enter(p))
         return parse_error_node(p);
     ast_node *n = parse_node(p, AST_UNARY, t.line, t.col);
-    n->op = OP_NEG;
+    n->op = t.kind == TK_TILDE ? OP_INVERT : OP_NEG;
     n->a = parse_unary(p);
     parse_leave(p);
     return n;

@@ -112,7 +112,7 @@ static const char *binary_stem(int op, int dt)
     if (dt == CFX_F32 || dt == CFX_F64) {
         switch (op) { K_REAL_BINARY_OPS(CGEN_STEM) default: return NULL; }
     }
-    switch (op) { K_NUM_BINARY_OPS(CGEN_STEM) default: return NULL; }
+    switch (op) { K_INT_BINARY_OPS(CGEN_STEM) default: return NULL; }
 }
 
 static const char *unary_stem(int op, int dt)

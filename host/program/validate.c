@@ -192,6 +192,7 @@ static int unary_ok(int op, int dt)
     case OP_ATAN: case OP_ASIN: case OP_ACOS: case OP_ASINH: case OP_ACOSH: case OP_ATANH:
         return is_real(dt);
     case OP_NOT: return dt == CFX_BOOL;
+    case OP_INVERT: return is_int(dt);
     default: return 0;
     }
 }
@@ -205,6 +206,8 @@ static int binary_result(int op, int dt)
         return is_num(dt) ? dt : -1;
     case OP_ATAN2:
         return is_real(dt) ? dt : -1;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR: case OP_LSHIFT: case OP_RSHIFT:
+        return is_int(dt) ? dt : -1;
     case OP_AND: case OP_OR:
         return dt == CFX_BOOL ? CFX_BOOL : -1;
     case OP_LT: case OP_LE: case OP_GT: case OP_GE:

@@ -664,8 +664,8 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
             prof->count[at]++;
         }
         vmdispatch(x->code) {
-        K_NUM_BINARY_OPS(FAST_BIN_I32)
-        K_NUM_BINARY_OPS(FAST_BIN_I64)
+        K_INT_BINARY_OPS(FAST_BIN_I32)
+        K_INT_BINARY_OPS(FAST_BIN_I64)
         K_REAL_BINARY_OPS(FAST_BIN_F32)
         K_REAL_BINARY_OPS(FAST_BIN_F64)
         K_BOOL_BINARY_OPS(FAST_BIN_B)

@@ -147,7 +147,8 @@ _OPS = set("neg abs relu exp log sqrt tanh sigmoid sin cos tan erf floor ceil ro
            "mul div floordiv mod truncdiv fmod min max pow lt le gt ge eq ne sum mean argmax "
            "argmin all any dot norm matmul transpose zeros ones full iota copy cast float int "
            "where len reshape stack enumerate zip print assert permute swapaxes concat concatenate "
-           "round_f16 round_bf16 atan asin acos asinh acosh atanh atan2".split())
+           "round_f16 round_bf16 atan asin acos asinh acosh atanh atan2 invert bitwise_and bitwise_or "
+           "bitwise_xor left_shift right_shift".split())
 _RESERVED = _KEYWORDS | _OPS
 
 _UNARY = {"sqrt": "sqrt", "exp": "exp", "log": "log", "tanh": "tanh", "sin": "sin",
@@ -164,8 +165,11 @@ _CASTS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "b
           "float_": "f64", "int_": "i64"}
 _TORCH_CASTS = {"float": "f32", "double": "f64", "int": "i32", "long": "i64", "bool": "bool"}
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
-_BOOLISH = {ast.BitAnd: "and", ast.BitOr: "or"}
+           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+           ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+# numpy's and PyTorch's names of the bitwise operators
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
+            "right_shift": ">>", "bitwise_left_shift": "<<", "bitwise_right_shift": ">>"}
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 # refusals of whole statements: construct, what to write instead
@@ -701,7 +705,7 @@ class _Emitter:
     def s_AugAssign(self, s):
         op = type(s.op)
         if op not in _BINARY:
-            self.refuse(s, "the operator %s=" % _opname(s.op), "write x = x op y with +, -, *, /, //, %, ** or @")
+            self.refuse(s, "the operator %s=" % _opname(s.op), "write x = x op y")
         sym = _BINARY[op]
         value = self.expr(s.value)
         if isinstance(s.target, ast.Name):
@@ -770,11 +774,7 @@ class _Emitter:
         op = type(e.op)
         if op in _BINARY:
             return "(%s %s %s)" % (self.expr(e.left), _BINARY[op], self.expr(e.right))
-        if op in _BOOLISH:
-            return "(%s %s %s)" % (self.expr(e.left), _BOOLISH[op], self.expr(e.right))
-        if op is ast.BitXor:
-            return "(%s != %s)" % (self.expr(e.left), self.expr(e.right))
-        self.refuse(e, "the operator %s" % _opname(e.op), "cfx has no bitwise integer ops: use // and % by powers of two")
+        self.refuse(e, "the operator %s" % _opname(e.op), "write it another way")
 
     def e_UnaryOp(self, e):
         op = type(e.op)
@@ -785,8 +785,10 @@ class _Emitter:
             return "(-%s)" % self.expr(e.operand)
         if op is ast.UAdd:
             return self.expr(e.operand)
-        if op in (ast.Not, ast.Invert):
+        if op is ast.Not:
             return "(not %s)" % self.cond(e.operand)
+        if op is ast.Invert:  # of bools their not, as numpy's and PyTorch's
+            return "(~%s)" % self.expr(e.operand)
         self.refuse(e, "this unary operator", "write it another way")
 
     def e_BoolOp(self, e):
@@ -1329,6 +1331,10 @@ class _Translation:
             return "%s(%s, %s)" % ("max" if "max" in fname else "min", X(args[0]), X(args[1]))
         if fname in ("arctan2", "atan2") and n == 2:
             return "atan2(%s, %s)" % (X(args[0]), X(args[1]))
+        if fname in _BITWISE and n == 2:
+            return "(%s %s %s)" % (X(args[0]), _BITWISE[fname], X(args[1]))
+        if fname in ("invert", "bitwise_not", "bitwise_invert") and n == 1:
+            return "(~%s)" % X(args[0])
         if fname in ("power", "pow", "float_power") and n == 2:
             return "pow(%s, %s)" % (X(args[0]), X(args[1]))
         if fname in ("fmod",) and n == 2:
@@ -1582,6 +1588,10 @@ class _Translation:
             return "pow(%s, %s)" % (x, X(args[0]))
         if name in ("atan2", "arctan2") and n == 1:
             return "atan2(%s, %s)" % (x, X(args[0]))
+        if name in _BITWISE and n == 1:
+            return "(%s %s %s)" % (x, _BITWISE[name], X(args[0]))
+        if name in ("bitwise_not",) and n == 0:
+            return "(~%s)" % x
         if name in ("tolist", "insert", "extend", "index", "count", "remove", "sort", "reverse"):
             em.refuse(e, "the method .%s()" % name, "append, pop, indexing, a loop, or stack(...)")
         em.refuse(e, "the method .%s()" % name, "see docs/jit.md for the mapped names")

@@ -425,6 +425,31 @@ def test_numpy_inverse_trigonometry():
     assert got[3][5] > 3.14 and got[3][6] < -3.14 and got[3][8] > 3.14
 
 
+def xorshift_fill(seed, mask):
+    """Marsaglia's xorshift32 on an int64 state kept to 32 bits, as Python writes it, and
+    numpy's bitwise names and bool masks."""
+    out = np.zeros(len(mask), dtype=np.int64)
+    s = seed
+    for i in range(len(mask)):
+        s ^= (s << 13) & 0xFFFFFFFF
+        s ^= s >> 17
+        s ^= (s << 5) & 0xFFFFFFFF
+        out[i] = s
+    low = np.bitwise_and(out, 255) | np.left_shift(out & 1, 8)
+    keep = ~mask & (out > 2**31) | (mask ^ (out % 3 == 0))
+    return out, low, keep, ~seed
+
+
+def test_bitwise_operators_and_numpy_names():
+    """& | ^ ~ << >> and their augmented forms of integers, numpy's bitwise_and and left_shift,
+    ~ & | ^ of bool masks, against Python and numpy running the same function."""
+    mask = np.array([True, False, True, False, True, True, False, False])
+    got = cfx.jit(xorshift_fill, backend="cpu")(2463534242, mask)
+    want = xorshift_fill(2463534242, mask)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_print_reaches_stdout(capsys):
     @cfx.jit(backend="cpu")
     def shout(x):
