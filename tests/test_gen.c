@@ -2268,8 +2268,10 @@ static void check_refusal(void)
  * and their `# run:` lines, without the suite's own checks of what its programs cover. */
 static int run_files(int argc, char **argv)
 {
+    /* one folder per process: two --files runs at once (node_tests.py beside a user's) must not
+     * empty each other's */
     char name[64];
-    snprintf(name, sizeof name, "test_gen_files");
+    snprintf(name, sizeof name, "test_gen_files_%ld", (long)getpid());
     if (test_workdir(name, workdir, sizeof workdir) != 0)
         return 1;
     for (int i = 0; i < argc; i++)
