@@ -2635,6 +2635,45 @@ static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
 }
 
+/* InstanceNormalization: scale * (x - mean) / sqrt(var + epsilon) + B, the mean and variance of
+ * each [n, c] taken over the spatial axes (2 on), scale and B along axis 1 as BatchNormalization's.
+ * PyTorch writes it for nn.InstanceNorm*d and, on [N, groups, -1], for nn.GroupNorm. */
+static void op_instancenorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 3)
+        fail(I, "the input is %s; InstanceNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
+    int64_t c = x->ty.dims[1];
+    cfx_type pt = x->ty; /* each parameter seen as [C, 1, ...] */
+    pt.rank = r - 1;
+    pt.dims[0] = c;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = 1;
+    cfx_type want = mktype(x->ty.dtype, 1, &c);
+    const char *p[2];
+    for (int k = 0; k < 2; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        if (!same_type(&v->ty, &want))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &want));
+        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *sd = new_id(I, "sd_", nm);
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= 2; k--) {
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    line(I, "%s = %s", mu, m1);
+    line(I, "%s = %s - %s", d, a, mu);
+    line(I, "%s = sqrt(%s + %s)", sd, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s / %s + %s", v, p[0], d, sd, p[1]);
+}
+
 /* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
  * multiplied in order; a half type's product is rounded once, as ReduceSum's sum is. */
 static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *mark, const cfx_type *t)
@@ -6923,6 +6962,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_pad(I, n);
     } else if (!strcmp(op, "BatchNormalization")) {
         op_batchnorm(I, n);
+    } else if (!strcmp(op, "InstanceNormalization")) {
+        op_instancenorm(I, n);
     } else if (!strcmp(op, "ReduceProd")) {
         op_reduce(I, n, "prod", 0);
     } else if (!strcmp(op, "Einsum")) {
@@ -6984,6 +7025,10 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_global_pool(I, n, op[6] == 'M');
     } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
         op_resize(I, n, op[0] == 'U');
+    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
+        /* torch.nonzero, x[mask], masked_select, torch.unique */
+        fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
+             "every shape at import", op);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
