@@ -132,6 +132,13 @@ typedef struct imp {
     struct direct { const char *name, *id; int depth, from; } *direct;
     int ndirect, capdirect;
     int node_index;       /* of the current node in its graph */
+    const Onnx__GraphProto *graph; /* whose nodes emit_graph_nodes imports, */
+    const Onnx__FunctionProto *func; /* or the function op_function inlines (the other NULL) */
+    const Onnx__NodeProto **done; /* nodes of it imported with an earlier one, to pass over */
+    int ndone, capdone;
+    struct wide { const Onnx__NodeProto *reader; int rank; int64_t dims[8]; } *wide; /* a Reshape
+                           * whose input is held merged: the dims it has (reshape_through_transpose) */
+    int nwide, capwide;
     int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
     int nbases, capbases;
     const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
@@ -1490,6 +1497,9 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
 
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
 static void node(imp *I, const Onnx__NodeProto *n);
+static int node_reads(const Onnx__NodeProto *n, const char *name);
+static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr);
+static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm);
 static int last_read(const Onnx__GraphProto *g, const char *name);
 static int reads(const Onnx__GraphProto *g, const char *name);
 static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
@@ -1620,24 +1630,19 @@ static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_t
     }
 }
 
-static void op_reshape(imp *I, const Onnx__NodeProto *n)
+/* The dims a Reshape of `in` (rank ir, dims id) to `shape` (r entries, up to 8) gives: 0 copies
+ * the input's entry (unless allowzero), -1 is inferred. */
+static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const int64_t *shape, int r,
+                         int allowzero, int64_t *dims)
 {
-    ival *x = in(I, n, 0);
-    int64_t shape[8];
-    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
-    int allowzero = (int)attr_int(I, n, "allowzero", 0);
-    cfx_type t = x->ty;
-    t.rank = (int)r;
-    if (r > CFX_TYPE_MAX_RANK)
-        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
     int infer = -1;
     int64_t known_count = 1;
     for (int d = 0; d < r; d++) {
         int64_t s = shape[d];
         if (s == 0 && !allowzero) {
-            if (d >= x->ty.rank)
-                fail(I, "shape entry %d is 0 (copy) but the input has rank %d", d, x->ty.rank);
-            s = x->ty.dims[d];
+            if (d >= ir)
+                fail(I, "shape entry %d is 0 (copy) but the input has rank %d", d, ir);
+            s = id[d];
         }
         if (s == -1) {
             if (infer >= 0)
@@ -1647,16 +1652,153 @@ static void op_reshape(imp *I, const Onnx__NodeProto *n)
         } else if (s < 1) {
             fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
         } else if (s > ((int64_t)1 << 30) || known_count * s > ((int64_t)1 << 30)) { /* no overflow */
-            fail(I, "cannot reshape %s to a shape of more than 2^30 elements", tystr(I, &x->ty));
+            fail(I, "cannot reshape %lld elements to a shape of more than 2^30 elements", (long long)n_in);
         }
-        t.dims[d] = s;
+        dims[d] = s;
         known_count *= s;
     }
     if (infer >= 0) {
-        if (count(&x->ty) % known_count != 0)
-            fail(I, "cannot reshape %s to a shape with -1", tystr(I, &x->ty));
-        t.dims[infer] = count(&x->ty) / known_count;
+        if (n_in % known_count != 0)
+            fail(I, "cannot reshape %lld elements to a shape with -1", (long long)n_in);
+        dims[infer] = n_in / known_count;
     }
+}
+
+/* The one node of the current graph or function that reads `name`, where nothing else does (no
+ * subgraph, no output of it); else NULL. */
+static const Onnx__NodeProto *sole_reader(imp *I, const char *name)
+{
+    const Onnx__GraphProto *g = I->graph;
+    const Onnx__FunctionProto *f = I->func;
+    Onnx__NodeProto *const *nodes = g ? g->node : f ? f->node : NULL;
+    size_t nn = g ? g->n_node : f ? f->n_node : 0;
+    const Onnx__NodeProto *found = NULL;
+    if (!nodes || !name || !*name)
+        return NULL;
+    for (size_t k = 0; g && k < g->n_output; k++)
+        if (g->output[k] && g->output[k]->name && !strcmp(g->output[k]->name, name))
+            return NULL;
+    for (size_t k = 0; f && k < f->n_output; k++)
+        if (f->output[k] && !strcmp(f->output[k], name))
+            return NULL;
+    for (size_t k = 0; k < nn; k++)
+        if (nodes[k] && node_reads(nodes[k], name)) {
+            if (found)
+                return NULL;
+            found = nodes[k];
+        }
+    return found;
+}
+
+/* 1 when n was imported with an earlier node of its graph or function (I->done) */
+static int done_already(imp *I, const Onnx__NodeProto *n)
+{
+    for (int j = 0; j < I->ndone; j++)
+        if (I->done[j] == n)
+            return 1;
+    return 0;
+}
+
+/* A Reshape to a rank above cfx's whose result only a Transpose reads, whose result only a
+ * Reshape reads (PyTorch writes F.pixel_unshuffle so, ONNX's SpaceToDepth and DepthToSpace
+ * functions too): the Transpose's result is computed here as one transpose of the axes that stay
+ * together through it merged (axes of 1 dropped), where that leaves at most CFX_TYPE_MAX_RANK
+ * axes, and bound at that rank; the Transpose is then done (I->done), and the second Reshape
+ * takes its input's dims as the Transpose's (I->wide). Returns 0, writing nothing, where the
+ * nodes are not so. */
+static int reshape_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, const int64_t *dims, int r)
+{
+    const Onnx__NodeProto *tr = sole_reader(I, n->output[0]);
+    if (!tr || !tr->op_type || strcmp(tr->op_type, "Transpose") || (tr->domain && *tr->domain) ||
+        tr->n_input < 1 || strcmp(tr->input[0], n->output[0]) || tr->n_output != 1 || !tr->output[0] ||
+        !*tr->output[0])
+        return 0;
+    const Onnx__NodeProto *rs = sole_reader(I, tr->output[0]);
+    if (!rs || !rs->op_type || strcmp(rs->op_type, "Reshape") || (rs->domain && *rs->domain) ||
+        rs->n_input < 1 || strcmp(rs->input[0], tr->output[0]))
+        return 0;
+    int64_t perm[8];
+    size_t np;
+    const int64_t *p = attr_ints(I, tr, "perm", &np);
+    if (p && (int)np != r)
+        return 0;
+    int seen[8] = {0};
+    for (int d = 0; d < r; d++) {
+        perm[d] = p ? p[d] : r - 1 - d;
+        if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]++)
+            return 0;
+    }
+    /* the axes of more than 1, numbered in the input's order; then the runs of them that are
+     * consecutive there and in the permuted order, each to be one axis */
+    int compact[8], nc = 0, q[8], nq = 0;
+    int64_t cdims[8];
+    for (int d = 0; d < r; d++) {
+        compact[d] = dims[d] > 1 ? nc : -1;
+        if (dims[d] > 1)
+            cdims[nc++] = dims[d];
+    }
+    for (int d = 0; d < r; d++)
+        if (compact[perm[d]] >= 0)
+            q[nq++] = compact[perm[d]];
+    int run[8], nruns = 0; /* run[j]: the run of q[j], numbered in the permuted order */
+    int64_t rsize[8], rfirst[8];
+    for (int j = 0; j < nq; j++) {
+        if (j > 0 && q[j] == q[j - 1] + 1) {
+            run[j] = run[j - 1];
+            rsize[run[j]] *= cdims[q[j]];
+        } else {
+            if (nruns == CFX_TYPE_MAX_RANK)
+                return 0;
+            run[j] = nruns++;
+            rfirst[run[j]] = q[j];
+            rsize[run[j]] = cdims[q[j]];
+        }
+    }
+    /* the merged input: the runs in the input's order; rperm: the permuted order of them */
+    int64_t mdims[CFX_TYPE_MAX_RANK], rperm[CFX_TYPE_MAX_RANK];
+    for (int a = 0; a < nruns; a++) {
+        int at = 0;
+        for (int b = 0; b < nruns; b++)
+            at += rfirst[b] < rfirst[a];
+        mdims[at] = rsize[a];
+        rperm[a] = at;
+    }
+    cfx_type mt = mktype(x->ty.dtype, nruns, mdims);
+    ival *merged = part(I, n, "merged", &mt, x->half, reshaped(I, ref(I, x), &x->ty, &mt));
+    ival *moved = nruns > 1 ? permuted_part(I, n, "moved", merged, rperm) : merged;
+    bind(I, tr->output[0], &moved->ty, moved->id, moved->data)->half = x->half;
+    grow(I, &I->done, I->ndone, &I->capdone, sizeof *I->done);
+    I->done[I->ndone++] = tr;
+    grow(I, &I->wide, I->nwide, &I->capwide, sizeof *I->wide);
+    struct wide *w = &I->wide[I->nwide++];
+    w->reader = rs;
+    w->rank = r;
+    for (int d = 0; d < r; d++)
+        w->dims[d] = dims[perm[d]];
+    return 1;
+}
+
+static void op_reshape(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t shape[8], dims[8];
+    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
+    int allowzero = (int)attr_int(I, n, "allowzero", 0);
+    const int64_t *xdims = x->ty.dims;
+    int xrank = x->ty.rank;
+    for (int k = I->nwide - 1; k >= 0; k--) /* the input a transpose of rank 6 or more, merged */
+        if (I->wide[k].reader == n) {
+            xdims = I->wide[k].dims;
+            xrank = I->wide[k].rank;
+            break;
+        }
+    reshape_dims(I, xdims, xrank, count(&x->ty), shape, (int)r, allowzero, dims);
+    if (r > CFX_TYPE_MAX_RANK) {
+        if (reshape_through_transpose(I, n, x, dims, (int)r))
+            return;
+        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    }
+    cfx_type t = mktype(x->ty.dtype, (int)r, dims);
     op_reshape_to(I, n, x, &t);
 }
 
@@ -5862,10 +6004,17 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
                                    !strcmp(f->opset_import[k]->domain, "ai.onnx")))
             fopset = f->opset_import[k]->version;
     I->caller = n;
+    const Onnx__GraphProto *graph = I->graph;
+    const Onnx__FunctionProto *func = I->func;
+    I->graph = NULL;
+    I->func = f;
     for (size_t k = 0; k < f->n_node; k++) {
         I->opset = fopset;
-        node(I, f->node[k]);
+        if (!done_already(I, f->node[k]))
+            node(I, f->node[k]);
     }
+    I->graph = graph;
+    I->func = func;
     I->caller = caller;
     I->node = self;
     I->opset = opset;
@@ -7037,11 +7186,18 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g)
 {
     int saved = I->node_index;
+    const Onnx__GraphProto *saved_graph = I->graph;
+    const Onnx__FunctionProto *saved_func = I->func;
+    I->graph = g;
+    I->func = NULL;
     for (size_t k = 0; k < g->n_node; k++) {
         I->node_index = (int)k;
-        node(I, g->node[k]);
+        if (!done_already(I, g->node[k]))
+            node(I, g->node[k]);
     }
     I->node_index = saved;
+    I->graph = saved_graph;
+    I->func = saved_func;
 }
 
 /* 1 when a node of g, or of a subgraph below it, reads `name` */

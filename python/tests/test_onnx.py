@@ -837,6 +837,42 @@ def test_from_torch_list_appended_in_a_loop():
     assert out["rows"].shape == (3, 4)
 
 
+def rank6_model(perm, readers=1, shape=(2, 3, 2, 2, 2, 2)):
+    """x [2, 3, 4, 4] reshaped to rank 6, transposed by perm, reshaped to [2, -1, 2, 2] (with
+    readers > 1, the rank-6 value is also a graph output's source)."""
+    nodes = [helper.make_node("Reshape", ["x", "mid"], ["six"], name="to6"),
+             helper.make_node("Transpose", ["six"], ["moved"], perm=perm, name="move"),
+             helper.make_node("Reshape", ["moved", "back"], ["y"], name="back4")]
+    outs = [vi("y", F32, [2, 12, 2, 2])]
+    if readers > 1:
+        nodes.append(helper.make_node("ReduceSum", ["six"], ["total"], keepdims=0))
+        outs.append(vi("total", F32, []))
+    g = helper.make_graph(nodes, "rank6", [vi("x", F32, [2, 3, 4, 4])], outs,
+                          [numpy_helper.from_array(np.array(shape, np.int64), "mid"),
+                           numpy_helper.from_array(np.array([2, -1, 2, 2], np.int64), "back")])
+    return make(g)
+
+
+@pytest.mark.parametrize("perm,shape", [([0, 1, 3, 5, 2, 4], (2, 3, 2, 2, 2, 2)), ([0, 1, 2, 3, 4, 5], (2, 3, 2, 2, 2, 2)),
+                                        ([2, 3, 0, 1, 4, 5], (2, 3, 2, 2, 2, 2)), ([5, 4, 0, 1, 2, 3], (2, 3, 2, 2, 2, 2)),
+                                        ([0, 1, 3, 5, 2, 4], (2, 3, 1, 4, 2, 2)), ([1, 0, 3, 2, 5, 4], (1, 6, 1, 4, 4, 1))])
+def test_rank6_reshape_transpose_reshape(perm, shape):
+    """A Reshape to rank 6 read only by a Transpose read only by a Reshape to rank 4 (as PyTorch
+    writes F.pixel_unshuffle) is one transpose of the axes that move together (axes of 1 left
+    out), where that has at most 5 axes; numpy's reshape and transpose give the expected values."""
+    x = np.arange(96, dtype=np.float32).reshape(2, 3, 4, 4) * 0.5 - 7
+    want = x.reshape(shape).transpose(perm).reshape(2, -1, 2, 2)
+    got = cfx.load_onnx(rank6_model(perm, shape=shape)).entry(x=x, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_rank6_refusals_name_the_node():
+    """Where the rank-6 value has another reader, or the permutation leaves six axes apart, the
+    Reshape to rank 6 is refused as before, naming it."""
+    refused(rank6_model([0, 1, 3, 5, 2, 4], readers=2), "to6", "rank 6")
+    refused(rank6_model([1, 0, 3, 2, 5, 4]), "to6", "rank 6")
+
+
 # ---- from_torch, a second user's models: attention layers and loops of inference -----------
 
 def test_from_torch_multihead_attention():
@@ -1112,8 +1148,9 @@ def test_from_torch_everyday_ops_2():
     F.one_hot, torch.gather on 3-D indices, index_put_ with accumulate, index_copy,
     masked_fill, F.normalize, nn.GroupNorm and nn.InstanceNorm2d (ONNX InstanceNormalization),
     nn.Embedding with padding_idx, torch.flip, torch.roll, triu/tril with a diagonal, clamp
-    with tensor bounds, logsumexp, var/std/var_mean, baddbmm, F.glu, meshgrid, and top-p and
-    repetition-penalty logit filters (sort, cumsum, scatter, gather)."""
+    with tensor bounds, logsumexp, var/std/var_mean, baddbmm, F.glu, meshgrid, top-p and
+    repetition-penalty logit filters (sort, cumsum, scatter, gather), and F.pixel_unshuffle
+    (a Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes)."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(13)
@@ -1144,9 +1181,9 @@ def test_from_torch_everyday_ops_2():
                     torch.clamp(x, torch.full((4,), -0.5), torch.full((3, 1), 0.5)), torch.logsumexp(x, 1),
                     torch.var(x, 1), torch.std(x, -1, unbiased=False), *torch.var_mean(x, 2),
                     torch.baddbmm(x, x[:, :, :2], x[:, :2, :], beta=0.5, alpha=2.0), F.glu(x, -1),
-                    torch.stack([a, b]), top_p, penalized)
+                    torch.stack([a, b]), top_p, penalized, F.pixel_unshuffle(img, 2))
 
-    args = (torch.randn(2, 3, 4), torch.randint(0, 4, (2, 3, 4)), torch.randn(2, 4, 3, 3),
+    args = (torch.randn(2, 3, 4), torch.randint(0, 4, (2, 3, 4)), torch.randn(2, 4, 4, 6),
             torch.tensor([[0, 1, 5], [2, 0, 3]]), torch.randn(2, 10), torch.tensor([[1, 4, 4], [0, 9, 2]]))
     _check_against_eager(torch, Ops().eval(), args, rtol=1e-4, atol=1e-5)
 

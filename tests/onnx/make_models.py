@@ -936,6 +936,59 @@ def group_norm_loop():
 MODELS += [group_norm_loop]
 
 
+# ---- rank6_moves: PyTorch's pixel_unshuffle, a Reshape to rank 6, a Transpose, a Reshape back ----
+
+def np_unshuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4).reshape(n, c * r * r, h // r, w // r)
+
+
+def np_shuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
+
+
+def rank6_moves():
+    """F.pixel_unshuffle (factor 2) as PyTorch writes it, through a rank-6 intermediate cfx holds
+    no value of (Reshape, Transpose, Reshape: one transpose of the merged axes), of the input;
+    and in a Loop's body, pixel_shuffle (the inverse, the same three ops) of the carried state
+    scaled, then unshuffled again: h = unshuffle(shuffle(h) * 0.5 + 1)."""
+    rng = np.random.default_rng(31)
+    N, C, H, W = 2, 3, 4, 6
+
+    def chain(tag, src, dst, mid, perm, out):
+        return [helper.make_node("Reshape", [src, tag + "_mid"], [tag + "_6d"]),
+                helper.make_node("Transpose", [tag + "_6d"], [tag + "_t"], perm=perm),
+                helper.make_node("Reshape", [tag + "_t", tag + "_out"], [dst])], \
+            [init(tag + "_mid", np.array(mid, np.int64)), init(tag + "_out", np.array(out, np.int64))]
+    un_nodes, un_inits = chain("un", "x", "y", [N, C, H // 2, 2, W // 2, 2], [0, 1, 3, 5, 2, 4],
+                               [N, C * 4, H // 2, W // 2])
+    sh_nodes, sh_inits = chain("sh", "h", "s", [N, C, 2, 2, H // 2, W // 2], [0, 1, 4, 2, 5, 3],
+                               [N, C, H, W])
+    bu_nodes, bu_inits = chain("bu", "s2", "h_out", [N, C, H // 2, 2, W // 2, 2], [0, 1, 3, 5, 2, 4],
+                               [N, C * 4, H // 2, W // 2])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"])] + sh_nodes +
+        [helper.make_node("Mul", ["s", "half"], ["s1"]), helper.make_node("Add", ["s1", "one"], ["s2"])] + bu_nodes,
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("h", F32, [N, C * 4, H // 2, W // 2])],
+        [vi("cond_out", BOOL, []), vi("h_out", F32, [N, C * 4, H // 2, W // 2])],
+        sh_inits + bu_inits + [init("half", np.array(0.5, np.float32)), init("one", np.array(1, np.float32))])
+    nodes = un_nodes + [helper.make_node("Loop", ["m", "", "y"], ["h"], name="shuffles", body=body)]
+    g = helper.make_graph(nodes, "rank6_moves", [vi("x", F32, [N, C, H, W]), vi("m", I64, [])],
+                          [vi("y", F32, [N, C * 4, H // 2, W // 2]), vi("h", F32, [N, C * 4, H // 2, W // 2])],
+                          un_inits)
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    y = np_unshuffle(x, 2)
+    assert np.array_equal(np_shuffle(y, 2), x)   # the two numpy moves are inverses
+    h = y
+    for _ in range(2):
+        h = np_unshuffle(np_shuffle(h, 2) * np.float32(0.5) + np.float32(1), 2)
+    return model(g), [({"x": x, "m": np.array(2, np.int64)}, {"y": y, "h": h})]
+
+
+MODELS += [rank6_moves]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
