@@ -935,6 +935,46 @@ def test_from_torch_transformer_layers(norm_first):
                          rtol=1e-4, atol=1e-5)
 
 
+def test_from_torch_transformer_decoder_greedy():
+    """nn.TransformerDecoder (two layers: causal self-attention, cross-attention to an encoder's
+    memory) decoding greedily in a torch.while_loop, the tokens recomputed at every step, stopped
+    at token 0; against eager PyTorch."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+    V, D, M = 9, 8, 6
+
+    class Decode(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(31)
+            self.emb, self.pos = nn.Embedding(V, D), nn.Parameter(torch.randn(M, D) * 0.3)
+            self.dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, 2, 16, dropout=0.0, batch_first=True), 2)
+            self.head = nn.Linear(D, V)
+
+        def forward(self, mem, bos):
+            mask = nn.Transformer.generate_square_subsequent_mask(M)
+            pos = torch.arange(M)
+
+            def cond(i, toks, done):
+                return (i < M) & ~done
+
+            def body(i, toks, done):
+                h = self.dec(self.emb(toks)[None] + self.pos, mem, tgt_mask=mask, tgt_is_causal=True)[0]
+                nt = torch.argmax(torch.index_select(self.head(h), 0, (i - 1).reshape(1))[0])
+                return i + 1, torch.where(pos == i, nt, toks), nt == 0
+            toks = torch.where(pos == 0, bos, torch.zeros(M, dtype=torch.int64))
+            return while_loop(cond, body, (torch.tensor(1), toks, torch.tensor(False)))
+
+    m = Decode().eval()
+    mem = torch.randn(1, 5, D, generator=torch.Generator().manual_seed(2))
+    assert int(m(mem, torch.tensor(7))[0]) == 2 and int(m(mem, torch.tensor(3))[0]) == M   # a stop, and none
+    g = _check_against_eager(torch, m, (mem, torch.tensor(3)), rtol=1e-4, atol=1e-5)
+    out = g(mem.numpy(), np.array(7), backend="cpu", results="numpy")
+    for gv, wv in zip(out.values(), m(mem, torch.tensor(7))):
+        np.testing.assert_array_equal(gv, wv.numpy())
+
+
 def test_from_torch_beam_search():
     """Beam search (beam 3) in a torch.while_loop over an nn.GRUCell decoder: log_softmax
     scores added to each beam's, topk over the flattened beam * vocab scores, the beams'
