@@ -1500,6 +1500,8 @@ static void node(imp *I, const Onnx__NodeProto *n);
 static int node_reads(const Onnx__NodeProto *n, const char *name);
 static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr);
 static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm);
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a);
 static int last_read(const Onnx__GraphProto *g, const char *name);
 static int reads(const Onnx__GraphProto *g, const char *name);
 static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
@@ -2164,6 +2166,39 @@ static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *
     line(I, "}");
 }
 
+static void op_gather(imp *I, const Onnx__NodeProto *n);
+
+/* A Gather whose result has a rank above cfx's, read only by a Transpose read only by a Reshape
+ * (PyTorch writes F.unfold so: a known [kernel, positions] index per spatial axis): the Gather of
+ * the index flattened, then reshape_through_transpose on the result's dims. Returns 0 where the
+ * nodes are not so (what it wrote then is dropped by the refusal that follows). */
+static int gather_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, ival *ix, int axis)
+{
+    int r = x->ty.rank + ix->ty.rank - 1;
+    if (ix->ty.rank < 2 || r > 8)
+        return 0;
+    int64_t dims[8], m = count(&ix->ty);
+    for (int d = 0, o = 0; d < x->ty.rank; d++) {
+        if (d == axis)
+            for (int q = 0; q < ix->ty.rank; q++)
+                dims[o++] = ix->ty.dims[q];
+        else
+            dims[o++] = x->ty.dims[d];
+    }
+    cfx_type ft = mktype(ix->ty.dtype, 1, &m);
+    const char *fname = fmt(I, "%s#flat_index", out_name(I, n, 0));
+    ival *flat = ix->data ? bind(I, fname, &ft, NULL, ix->data)
+                          : bind(I, fname, &ft, reshaped(I, ref(I, ix), &ix->ty, &ft), NULL);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a.has_i = 1;
+    a.i = axis;
+    ival *ins[2] = {x, flat};
+    ival *g = step(I, n, "flat", op_gather, ins, 2, &a);
+    return reshape_through_transpose(I, n, g, dims, r);
+}
+
 static void op_gather(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -2172,8 +2207,11 @@ static void op_gather(imp *I, const Onnx__NodeProto *n)
         fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
     cfx_type t = x->ty;
     t.rank = x->ty.rank + ix->ty.rank - 1;
-    if (t.rank > CFX_TYPE_MAX_RANK)
+    if (t.rank > CFX_TYPE_MAX_RANK) {
+        if (gather_through_transpose(I, n, x, ix, axis))
+            return;
         fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    }
     for (int d = 0, o = 0; d < x->ty.rank; d++) {
         if (d == axis)
             for (int q = 0; q < ix->ty.rank; q++)

@@ -873,6 +873,32 @@ def test_rank6_refusals_name_the_node():
     refused(rank6_model([1, 0, 3, 2, 5, 4]), "to6", "rank 6")
 
 
+@pytest.mark.parametrize("index_known", [True, False])
+def test_rank6_gather_transpose_reshape(index_known):
+    """F.unfold as PyTorch writes it: a Gather of a [kernel, positions] index along each spatial
+    axis, the second giving rank 6, a Transpose and a Reshape to [N, C * kh * kw, L]; the Gather
+    of the index flattened and one transpose of merged axes. The index known at import or given
+    at run time; numpy's take, transpose and reshape give the expected values."""
+    x = (np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) - 50) / 8
+    ih = np.array([[0, 1, 2], [1, 2, 3]], np.int64)        # kernel 2, 3 positions along H
+    iw = np.array([[0, 2], [1, 3], [2, 4]], np.int64)      # kernel 3, 2 positions along W
+    nodes = [helper.make_node("Gather", ["x", "ih"], ["g1"], axis=2),
+             helper.make_node("Gather", ["g1", "iw"], ["g2"], axis=4, name="wide"),
+             helper.make_node("Transpose", ["g2"], ["t"], perm=[0, 1, 2, 4, 3, 5]),
+             helper.make_node("Reshape", ["t", "shape"], ["y"])]
+    inputs = [vi("x", F32, [2, 3, 4, 5])]
+    inits = [numpy_helper.from_array(ih, "ih"), numpy_helper.from_array(np.array([2, 18, -1], np.int64), "shape")]
+    if index_known:
+        inits.append(numpy_helper.from_array(iw, "iw"))
+    else:
+        inputs.append(vi("iw", I64, [3, 2]))
+    g = helper.make_graph(nodes, "unfold", inputs, [vi("y", F32, [2, 18, 6])], inits)
+    want = np.take(np.take(x, ih, axis=2), iw, axis=4).transpose(0, 1, 2, 4, 3, 5).reshape(2, 18, -1)
+    feeds = {"x": x} if index_known else {"x": x, "iw": iw}
+    got = cfx.load_onnx(make(g)).entry(**feeds, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(got, want)
+
+
 # ---- from_torch, a second user's models: attention layers and loops of inference -----------
 
 def test_from_torch_multihead_attention():
@@ -1189,8 +1215,9 @@ def test_from_torch_everyday_ops_2():
     masked_fill, F.normalize, nn.GroupNorm and nn.InstanceNorm2d (ONNX InstanceNormalization),
     nn.Embedding with padding_idx, torch.flip, torch.roll, triu/tril with a diagonal, clamp
     with tensor bounds, logsumexp, var/std/var_mean, baddbmm, F.glu, meshgrid, top-p and
-    repetition-penalty logit filters (sort, cumsum, scatter, gather), and F.pixel_unshuffle
-    (a Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes)."""
+    repetition-penalty logit filters (sort, cumsum, scatter, gather), F.pixel_unshuffle (a
+    Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes) and F.unfold
+    (a Gather to rank 6, a Transpose, a Reshape)."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(13)
@@ -1221,7 +1248,8 @@ def test_from_torch_everyday_ops_2():
                     torch.clamp(x, torch.full((4,), -0.5), torch.full((3, 1), 0.5)), torch.logsumexp(x, 1),
                     torch.var(x, 1), torch.std(x, -1, unbiased=False), *torch.var_mean(x, 2),
                     torch.baddbmm(x, x[:, :, :2], x[:, :2, :], beta=0.5, alpha=2.0), F.glu(x, -1),
-                    torch.stack([a, b]), top_p, penalized, F.pixel_unshuffle(img, 2))
+                    torch.stack([a, b]), top_p, penalized, F.pixel_unshuffle(img, 2),
+                    F.unfold(img, (2, 3), stride=(1, 2), padding=1))
 
     args = (torch.randn(2, 3, 4), torch.randint(0, 4, (2, 3, 4)), torch.randn(2, 4, 4, 6),
             torch.tensor([[0, 1, 5], [2, 0, 3]]), torch.randn(2, 10), torch.tensor([[1, 4, 4], [0, 9, 2]]))
