@@ -1275,3 +1275,109 @@ def test_from_torch_data_dependent_shape_refused():
         text = str(info.value)
         assert "NonZero" in text and "depends on the data" in text, text
         assert len(text.strip().splitlines()) == 1
+
+
+def test_from_torch_rnnt_nested_while_loops():
+    """Greedy RNN-T decoding: a torch.while_loop over encoder frames holding a second
+    while_loop that emits up to 3 symbols per frame until the joint network gives blank (an
+    nn.GRUCell prediction network advanced only on an emitted symbol, torch.where on the
+    emission); against eager PyTorch on frames where some emit nothing and some hit the cap."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+    BLANK, MAXOUT = 0, 12
+
+    class RNNT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(42)
+            self.pred, self.emb, self.joint = nn.GRUCell(5, 6), nn.Embedding(5, 5), nn.Linear(12, 5)
+            with torch.no_grad():
+                self.joint.bias[BLANK] += 1.0
+
+        def forward(self, enc):
+            T = enc.shape[0]
+            zero, false = torch.zeros((), dtype=torch.int64), torch.zeros((), dtype=torch.bool)
+
+            def frames(t, g, out, n):
+                return t < T
+
+            def frame(t, g, out, n):
+                f = torch.index_select(enc, 0, t.reshape(1))
+
+                def more(k, g, out, n, stop):
+                    return (k < 3) & ~stop
+
+                def symbol(k, g, out, n, stop):
+                    sym = torch.argmax(self.joint(torch.cat([f, g], -1))[0])
+                    emit = sym != BLANK
+                    g = torch.where(emit, self.pred(self.emb(sym.reshape(1)), g), g)
+                    out = torch.where((torch.arange(MAXOUT) == n) & emit, sym, out)
+                    return k + 1, g, out, n + emit.to(torch.int64), ~emit
+                _, g, out, n, _ = while_loop(more, symbol, (zero.clone(), g.clone(), out.clone(), n.clone(), false.clone()))
+                return t + 1, g, out, n
+            return while_loop(frames, frame, (zero.clone(), torch.zeros(1, 6), torch.full((MAXOUT,), -1), zero.clone()))
+
+    m = RNNT().eval()
+    enc = torch.randn(4, 6, generator=torch.Generator().manual_seed(0)) * 2
+    assert int(m(enc)[3]) == 9   # 3 + 3 + 3 + 0 symbols: capped frames and a blank one
+    _check_against_eager(torch, m, (enc,), rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_state_space_loops():
+    """A selective scan (Mamba-style: h = exp(dt * A) * h + dt * x * B, y = h @ C, with B, C, dt
+    projected from the input) and a Kalman filter (predict, gain, update), each a
+    torch.while_loop over time reading its step's row by index_select; against eager PyTorch."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    while_loop = _while_loop(torch)
+
+    class Scan(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(41)
+            self.A, self.proj = nn.Parameter(-torch.rand(4, 3)), nn.Linear(4, 7)
+
+        def forward(self, x):
+            L = x.shape[0]
+            p = self.proj(x)
+            # clones: slices of one tensor read inside while_loop are aliases torch refuses
+            B, C, dt = p[:, :3].clone(), p[:, 3:6].clone(), F.softplus(p[:, 6])
+
+            def cond(t, h, ys):
+                return t < L
+
+            def body(t, h, ys):
+                i = t.reshape(1)
+                d = torch.index_select(dt, 0, i).reshape(())
+                xt, bt = torch.index_select(x, 0, i)[0], torch.index_select(B, 0, i)[0]
+                h = torch.exp(d * self.A) * h + (d * xt)[:, None] * bt[None, :]
+                y = h @ torch.index_select(C, 0, i)[0]
+                return t + 1, h, torch.where(torch.arange(L)[:, None] == t, y[None], ys)
+            return while_loop(cond, body, (torch.tensor(0), torch.zeros(4, 3), torch.zeros(L, 4)))[2]
+
+    class Kalman(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("A", torch.tensor([[1.0, 0.1], [0.0, 1.0]]))
+            self.register_buffer("H", torch.tensor([[1.0, 0.0]]))
+            self.register_buffer("Q", torch.eye(2) * 0.01)
+            self.register_buffer("R", torch.tensor([[0.5]]))
+
+        def forward(self, zs):
+            T = zs.shape[0]
+
+            def cond(t, x, P, out):
+                return t < T
+
+            def body(t, x, P, out):
+                x, P = self.A @ x, self.A @ P @ self.A.T + self.Q
+                K = P @ self.H.T / (self.H @ P @ self.H.T + self.R)
+                z = torch.index_select(zs, 0, t.reshape(1)).reshape(1, 1)
+                x, P = x + K @ (z - self.H @ x), (torch.eye(2) - K @ self.H) @ P
+                return t + 1, x, P, torch.where(torch.arange(T)[:, None] == t, x[:, 0][None], out)
+            return while_loop(cond, body, (torch.tensor(0), torch.zeros(2, 1), torch.eye(2), torch.zeros(T, 2)))[3]
+
+    gen = torch.Generator().manual_seed(7)
+    _check_against_eager(torch, Scan().eval(), (torch.randn(7, 4, generator=gen),), rtol=1e-4, atol=1e-5)
+    _check_against_eager(torch, Kalman().eval(), (torch.randn(6, generator=gen),), rtol=1e-4, atol=1e-5)
