@@ -3728,8 +3728,8 @@ static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_t
 /* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
  * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
  * first output). Messages still name n. */
-static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
-                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+static ival *step_with(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                       ival **ins, size_t nin, Onnx__AttributeProto **attrs, size_t nattr)
 {
     Onnx__NodeProto s = *n;
     char **names = alloc(I, nin * sizeof *names);
@@ -3744,12 +3744,19 @@ static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(
     s.n_input = nin;
     s.output = &out;
     s.n_output = 1;
-    s.attribute = a ? &a : NULL;
-    s.n_attribute = a ? 1 : 0;
+    s.attribute = attrs;
+    s.n_attribute = nattr;
     fn(I, &s);
     ival *v = lookup(I, out);
     v->half = ins[0]->half;
     return v;
+}
+
+/* step_with one attribute, or none */
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+{
+    return step_with(I, n, tag, fn, ins, nin, a ? &a : NULL, a ? 1 : 0);
 }
 
 /* x with its axes permuted, by the importer's Transpose */
@@ -6546,6 +6553,72 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
     conv_core(I, n, xs, wk, &w, M, G, b);
 }
 
+/* Col2Im (opset 18; PyTorch's F.fold): the columns [N, C * prod(block_shape), L] summed back into
+ * an image [N, C, image_shape...], as the ConvTranspose above of the columns seen as [N, C * K,
+ * L1, ...] (L1 ... the blocks along each axis), in C groups, its weights one-hot (row j of a
+ * group to place j of the block), with the node's strides, dilations and pads, and an
+ * output_padding for the image's end that no block reaches. image_shape and block_shape known at
+ * import; 1 to 3 spatial axes. */
+static void op_col2im(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t img[3], blk[3], s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pads[6] = {0}, op[3], xd[5], wd[5];
+    int ns = (int)ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
+    int nb = (int)ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape");
+    if (ns < 1 || nb != ns)
+        fail(I, "image_shape has %d values and block_shape %d; cfx takes 1 to 3 spatial axes, as many of each", ns, nb);
+    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
+        fail(I, "the input is %s; Col2Im takes reals [N, C * block elements, blocks]", tystr(I, &x->ty));
+    window_dims(I, n, "strides", ns, s, 1);
+    window_dims(I, n, "dilations", ns, dl, 1);
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    int64_t K = 1, L = 1, CK = x->ty.dims[1];
+    xd[0] = x->ty.dims[0];
+    xd[1] = wd[0] = CK;
+    wd[1] = 1;
+    for (int d = 0; d < ns; d++) {
+        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
+            fail(I, "image_shape %lld and block_shape %lld on axis %d", (long long)img[d], (long long)blk[d], d);
+        int64_t room = img[d] + pads[d] + pads[ns + d] - (blk[d] - 1) * dl[d] - 1;
+        if (room < 0)
+            fail(I, "a block of %lld (dilation %lld) does not fit the image's %lld with its pads on axis %d",
+                 (long long)blk[d], (long long)dl[d], (long long)img[d], d);
+        xd[2 + d] = room / s[d] + 1;
+        op[d] = room % s[d]; /* the image's end no block reaches */
+        wd[2 + d] = blk[d];
+        K *= blk[d];
+        L *= xd[2 + d];
+    }
+    if (CK % K || x->ty.dims[2] != L)
+        fail(I, "the input is %s; image_shape, block_shape, strides, dilations and pads need [N, C * %lld, %lld]",
+             tystr(I, &x->ty), (long long)K, (long long)L);
+    cfx_type xt = mktype(x->ty.dtype, 2 + ns, xd), wt = mktype(x->ty.dtype, 2 + ns, wd);
+    ival *cols = x->data ? bind(I, fmt(I, "%s#cols", out_name(I, n, 0)), &xt, NULL, x->data)
+                         : part(I, n, "cols", &xt, x->half, reshaped(I, ref(I, x), &x->ty, &xt));
+    void *w = new_data(I, &wt);
+    for (int64_t r = 0; r < CK; r++)
+        setd(wt.dtype, w, r * K + r % K, 1.0);
+    ival *ins[2] = {cols, bind(I, fmt(I, "%s#onehot", out_name(I, n, 0)), &wt, NULL, w)};
+    Onnx__AttributeProto a[5], *as[5];
+    memset(a, 0, sizeof a);
+    const char *names[5] = {"group", "strides", "dilations", "pads", "output_padding"};
+    int64_t *vals[5] = {NULL, s, dl, pads, op};
+    for (int k = 0; k < 5; k++) {
+        a[k].name = (char *)names[k];
+        if (k == 0) {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+            a[k].has_i = 1;
+            a[k].i = CK / K;
+        } else {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            a[k].ints = vals[k];
+            a[k].n_ints = (size_t)(k == 3 ? 2 * ns : ns);
+        }
+        as[k] = &a[k];
+    }
+    step_with(I, n, NULL, op_conv_transpose, ins, 2, as, 5);
+}
+
 /* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
  * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
  * by the count of the window's positions inside the input (count_include_pad: inside the padded
@@ -7206,6 +7279,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_conv(I, n);
     } else if (!strcmp(op, "ConvTranspose")) {
         op_conv_transpose(I, n);
+    } else if (!strcmp(op, "Col2Im")) {
+        op_col2im(I, n);
     } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) {
         op_pool(I, n, op[0] == 'M', op[0] == 'L');
     } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {

@@ -899,6 +899,39 @@ def test_rank6_gather_transpose_reshape(index_known):
     np.testing.assert_array_equal(got, want)
 
 
+def np_col2im(cols, image, block, strides, dilations, pads):
+    """ONNX's Col2Im written out: each column's block added back at its place in the padded image."""
+    n, ck, _ = cols.shape
+    ns, k = len(image), int(np.prod(block))
+    padded = [image[d] + pads[d] + pads[ns + d] for d in range(ns)]
+    counts = [(padded[d] - (block[d] - 1) * dilations[d] - 1) // strides[d] + 1 for d in range(ns)]
+    out = np.zeros((n, ck // k, *padded), np.float64)
+    for col, start in enumerate(np.ndindex(*counts)):
+        for j, off in enumerate(np.ndindex(*block)):
+            at = tuple(start[d] * strides[d] + off[d] * dilations[d] for d in range(ns))
+            out[(slice(None), slice(None)) + at] += cols[:, j::k, col]
+    return out[(slice(None), slice(None)) + tuple(slice(pads[d], pads[d] + image[d]) for d in range(ns))]
+
+
+@pytest.mark.parametrize("image,block,strides,dilations,pads", [
+    ([5, 6], [2, 3], [1, 2], [1, 1], [1, 0, 0, 1]),
+    ([6, 6], [2, 2], [2, 2], [2, 1], [1, 1, 1, 1]),
+    ([9], [3], [2], [2], [1, 2])])
+def test_col2im_against_numpy(image, block, strides, dilations, pads):
+    """Col2Im (PyTorch's F.fold) as a ConvTranspose with one-hot weights, against numpy's sums."""
+    ns, k = len(image), int(np.prod(block))
+    padded = [image[d] + pads[d] + pads[ns + d] for d in range(ns)]
+    L = int(np.prod([(padded[d] - (block[d] - 1) * dilations[d] - 1) // strides[d] + 1 for d in range(ns)]))
+    cols = np.random.default_rng(3).standard_normal((2, 3 * k, L)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Col2Im", ["cols", "image", "block"], ["y"], strides=strides, dilations=dilations, pads=pads)],
+        "fold", [vi("cols", F32, list(cols.shape))], [vi("y", F32, [2, 3] + image)],
+        [numpy_helper.from_array(np.array(image, np.int64), "image"),
+         numpy_helper.from_array(np.array(block, np.int64), "block")])
+    got = cfx.load_onnx(make(g, opset=18)).entry(cols=cols, backend="cpu", results="numpy")["y"]
+    np.testing.assert_allclose(got, np_col2im(cols, image, block, strides, dilations, pads), rtol=1e-5, atol=1e-5)
+
+
 # ---- from_torch, a second user's models: attention layers and loops of inference -----------
 
 def test_from_torch_multihead_attention():
@@ -1216,8 +1249,8 @@ def test_from_torch_everyday_ops_2():
     nn.Embedding with padding_idx, torch.flip, torch.roll, triu/tril with a diagonal, clamp
     with tensor bounds, logsumexp, var/std/var_mean, baddbmm, F.glu, meshgrid, top-p and
     repetition-penalty logit filters (sort, cumsum, scatter, gather), F.pixel_unshuffle (a
-    Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes) and F.unfold
-    (a Gather to rank 6, a Transpose, a Reshape)."""
+    Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes), F.unfold
+    (a Gather to rank 6, a Transpose, a Reshape) and F.fold (Col2Im)."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(13)
@@ -1249,7 +1282,8 @@ def test_from_torch_everyday_ops_2():
                     torch.var(x, 1), torch.std(x, -1, unbiased=False), *torch.var_mean(x, 2),
                     torch.baddbmm(x, x[:, :, :2], x[:, :2, :], beta=0.5, alpha=2.0), F.glu(x, -1),
                     torch.stack([a, b]), top_p, penalized, F.pixel_unshuffle(img, 2),
-                    F.unfold(img, (2, 3), stride=(1, 2), padding=1))
+                    F.unfold(img, (2, 3), stride=(1, 2), padding=1),
+                    F.fold(F.unfold(img, 2, stride=2, dilation=1), (4, 6), 2, stride=2) - img)
 
     args = (torch.randn(2, 3, 4), torch.randint(0, 4, (2, 3, 4)), torch.randn(2, 4, 4, 6),
             torch.tensor([[0, 1, 5], [2, 0, 3]]), torch.randn(2, 10), torch.tensor([[1, 4, 4], [0, 9, 2]]))
