@@ -4501,6 +4501,40 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
     int axis = norm_axis(I, ax, r, "axis");
     int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
     int64_t len = x->ty.dims[axis];
+    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: summed here (torch's repeat_interleave) */
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; d++)
+            outer *= x->ty.dims[d];
+        for (int d = axis + 1; d < r; d++)
+            inner *= x->ty.dims[d];
+        void *data = new_data(I, &x->ty);
+        int dt = x->ty.dtype, real = is_real(x->ty.dtype);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t i = 0; i < inner; i++) {
+                double accd = 0; /* f64's sum; f32's is summed in f32, as ONNX's reference does */
+                float accf = 0;
+                int64_t acci = 0;
+                for (int64_t t = 0; t < len; t++) {
+                    int64_t at = (o * len + (rev ? len - 1 - t : t)) * inner + i;
+                    for (int pass = 0; pass < 2; pass++) {
+                        if (pass == (excl != 0)) { /* exclusive: stored before the element is added */
+                            if (dt == CFX_F64)
+                                accd += getd(x, at);
+                            else if (real)
+                                accf = (float)(accf + (float)getd(x, at));
+                            else
+                                acci = (int64_t)((uint64_t)acci + (uint64_t)geti(x, at));
+                        } else if (real) {
+                            setd(x->ty.dtype, data, at, dt == CFX_F64 ? accd : accf);
+                        } else {
+                            seti(x->ty.dtype, data, at, acci);
+                        }
+                    }
+                }
+            }
+        out_known(I, n, 0, &x->ty, data);
+        return;
+    }
     const char *nm = out_name(I, n, 0), *xs = ref(I, x);
     cfx_type rowt = x->ty; /* one slice along the axis */
     rowt.rank = 0;

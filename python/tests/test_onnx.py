@@ -932,6 +932,29 @@ def test_col2im_against_numpy(image, block, strides, dilations, pads):
     np.testing.assert_allclose(got, np_col2im(cols, image, block, strides, dilations, pads), rtol=1e-5, atol=1e-5)
 
 
+def test_cumsum_of_known_values_is_known():
+    """A CumSum of values known at import is summed at import, so that what follows from it may
+    fix a shape (PyTorch's repeat_interleave by a tensor of repeats: a Range to the repeats'
+    total); int64 and float32, exclusive and reverse, against numpy."""
+    reps = np.array([2, 1, 3], np.int64)
+    w = np.array([[0.5, -1.25, 2.0], [3.0, 0.25, -0.75]], np.float32)
+    nodes = [helper.make_node("CumSum", ["reps", "zero"], ["ends"]),
+             helper.make_node("Gather", ["ends", "last"], ["total"], axis=0),
+             helper.make_node("Range", ["start", "total", "step"], ["positions"], name="range"),
+             helper.make_node("CumSum", ["w", "one"], ["wx"], exclusive=1, reverse=1),
+             helper.make_node("Add", ["wx", "x"], ["y"])]
+    inits = [numpy_helper.from_array(v, k) for k, v in (
+        ("reps", reps), ("w", w), ("zero", np.array(0, np.int64)), ("one", np.array(1, np.int64)),
+        ("last", np.array(-1, np.int64)), ("start", np.array(0, np.int64)), ("step", np.array(1, np.int64)))]
+    g = helper.make_graph(nodes, "cumsum_known", [vi("x", F32, [2, 3])],
+                          [vi("positions", I64, [6]), vi("y", F32, [2, 3])], inits)
+    x = np.ones((2, 3), np.float32)
+    out = cfx.load_onnx(make(g)).entry(x=x, backend="cpu", results="numpy")
+    np.testing.assert_array_equal(out["positions"], np.arange(reps.sum()))
+    wx = np.cumsum(w[:, ::-1], axis=1)[:, ::-1] - w          # exclusive, reverse
+    np.testing.assert_allclose(out["y"], wx + x, rtol=1e-6)
+
+
 # ---- from_torch, a second user's models: attention layers and loops of inference -----------
 
 def test_from_torch_multihead_attention():
