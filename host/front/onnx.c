@@ -132,6 +132,13 @@ typedef struct imp {
     struct direct { const char *name, *id; int depth, from; } *direct;
     int ndirect, capdirect;
     int node_index;       /* of the current node in its graph */
+    const Onnx__GraphProto *graph; /* whose nodes emit_graph_nodes imports, */
+    const Onnx__FunctionProto *func; /* or the function op_function inlines (the other NULL) */
+    const Onnx__NodeProto **done; /* nodes of it imported with an earlier one, to pass over */
+    int ndone, capdone;
+    struct wide { const Onnx__NodeProto *reader; int rank; int64_t dims[8]; } *wide; /* a Reshape
+                           * whose input is held merged: the dims it has (reshape_through_transpose) */
+    int nwide, capwide;
     int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
     int nbases, capbases;
     const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
@@ -1492,6 +1499,11 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
 
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
 static void node(imp *I, const Onnx__NodeProto *n);
+static int node_reads(const Onnx__NodeProto *n, const char *name);
+static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr);
+static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm);
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a);
 static int last_read(const Onnx__GraphProto *g, const char *name);
 static int reads(const Onnx__GraphProto *g, const char *name);
 static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
@@ -1622,24 +1634,19 @@ static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_t
     }
 }
 
-static void op_reshape(imp *I, const Onnx__NodeProto *n)
+/* The dims a Reshape of `in` (rank ir, dims id) to `shape` (r entries, up to 8) gives: 0 copies
+ * the input's entry (unless allowzero), -1 is inferred. */
+static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const int64_t *shape, int r,
+                         int allowzero, int64_t *dims)
 {
-    ival *x = in(I, n, 0);
-    int64_t shape[8];
-    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
-    int allowzero = (int)attr_int(I, n, "allowzero", 0);
-    cfx_type t = x->ty;
-    t.rank = (int)r;
-    if (r > CFX_TYPE_MAX_RANK)
-        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
     int infer = -1;
     int64_t known_count = 1;
     for (int d = 0; d < r; d++) {
         int64_t s = shape[d];
         if (s == 0 && !allowzero) {
-            if (d >= x->ty.rank)
-                fail(I, "shape entry %d is 0 (copy) but the input has rank %d", d, x->ty.rank);
-            s = x->ty.dims[d];
+            if (d >= ir)
+                fail(I, "shape entry %d is 0 (copy) but the input has rank %d", d, ir);
+            s = id[d];
         }
         if (s == -1) {
             if (infer >= 0)
@@ -1649,16 +1656,153 @@ static void op_reshape(imp *I, const Onnx__NodeProto *n)
         } else if (s < 1) {
             fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
         } else if (s > ((int64_t)1 << 30) || known_count * s > ((int64_t)1 << 30)) { /* no overflow */
-            fail(I, "cannot reshape %s to a shape of more than 2^30 elements", tystr(I, &x->ty));
+            fail(I, "cannot reshape %lld elements to a shape of more than 2^30 elements", (long long)n_in);
         }
-        t.dims[d] = s;
+        dims[d] = s;
         known_count *= s;
     }
     if (infer >= 0) {
-        if (count(&x->ty) % known_count != 0)
-            fail(I, "cannot reshape %s to a shape with -1", tystr(I, &x->ty));
-        t.dims[infer] = count(&x->ty) / known_count;
+        if (n_in % known_count != 0)
+            fail(I, "cannot reshape %lld elements to a shape with -1", (long long)n_in);
+        dims[infer] = n_in / known_count;
     }
+}
+
+/* The one node of the current graph or function that reads `name`, where nothing else does (no
+ * subgraph, no output of it); else NULL. */
+static const Onnx__NodeProto *sole_reader(imp *I, const char *name)
+{
+    const Onnx__GraphProto *g = I->graph;
+    const Onnx__FunctionProto *f = I->func;
+    Onnx__NodeProto *const *nodes = g ? g->node : f ? f->node : NULL;
+    size_t nn = g ? g->n_node : f ? f->n_node : 0;
+    const Onnx__NodeProto *found = NULL;
+    if (!nodes || !name || !*name)
+        return NULL;
+    for (size_t k = 0; g && k < g->n_output; k++)
+        if (g->output[k] && g->output[k]->name && !strcmp(g->output[k]->name, name))
+            return NULL;
+    for (size_t k = 0; f && k < f->n_output; k++)
+        if (f->output[k] && !strcmp(f->output[k], name))
+            return NULL;
+    for (size_t k = 0; k < nn; k++)
+        if (nodes[k] && node_reads(nodes[k], name)) {
+            if (found)
+                return NULL;
+            found = nodes[k];
+        }
+    return found;
+}
+
+/* 1 when n was imported with an earlier node of its graph or function (I->done) */
+static int done_already(imp *I, const Onnx__NodeProto *n)
+{
+    for (int j = 0; j < I->ndone; j++)
+        if (I->done[j] == n)
+            return 1;
+    return 0;
+}
+
+/* A Reshape to a rank above cfx's whose result only a Transpose reads, whose result only a
+ * Reshape reads (PyTorch writes F.pixel_unshuffle so, ONNX's SpaceToDepth and DepthToSpace
+ * functions too): the Transpose's result is computed here as one transpose of the axes that stay
+ * together through it merged (axes of 1 dropped), where that leaves at most CFX_TYPE_MAX_RANK
+ * axes, and bound at that rank; the Transpose is then done (I->done), and the second Reshape
+ * takes its input's dims as the Transpose's (I->wide). Returns 0, writing nothing, where the
+ * nodes are not so. */
+static int reshape_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, const int64_t *dims, int r)
+{
+    const Onnx__NodeProto *tr = sole_reader(I, n->output[0]);
+    if (!tr || !tr->op_type || strcmp(tr->op_type, "Transpose") || (tr->domain && *tr->domain) ||
+        tr->n_input < 1 || strcmp(tr->input[0], n->output[0]) || tr->n_output != 1 || !tr->output[0] ||
+        !*tr->output[0])
+        return 0;
+    const Onnx__NodeProto *rs = sole_reader(I, tr->output[0]);
+    if (!rs || !rs->op_type || strcmp(rs->op_type, "Reshape") || (rs->domain && *rs->domain) ||
+        rs->n_input < 1 || strcmp(rs->input[0], tr->output[0]))
+        return 0;
+    int64_t perm[8];
+    size_t np;
+    const int64_t *p = attr_ints(I, tr, "perm", &np);
+    if (p && (int)np != r)
+        return 0;
+    int seen[8] = {0};
+    for (int d = 0; d < r; d++) {
+        perm[d] = p ? p[d] : r - 1 - d;
+        if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]++)
+            return 0;
+    }
+    /* the axes of more than 1, numbered in the input's order; then the runs of them that are
+     * consecutive there and in the permuted order, each to be one axis */
+    int compact[8], nc = 0, q[8], nq = 0;
+    int64_t cdims[8];
+    for (int d = 0; d < r; d++) {
+        compact[d] = dims[d] > 1 ? nc : -1;
+        if (dims[d] > 1)
+            cdims[nc++] = dims[d];
+    }
+    for (int d = 0; d < r; d++)
+        if (compact[perm[d]] >= 0)
+            q[nq++] = compact[perm[d]];
+    int run[8], nruns = 0; /* run[j]: the run of q[j], numbered in the permuted order */
+    int64_t rsize[8], rfirst[8];
+    for (int j = 0; j < nq; j++) {
+        if (j > 0 && q[j] == q[j - 1] + 1) {
+            run[j] = run[j - 1];
+            rsize[run[j]] *= cdims[q[j]];
+        } else {
+            if (nruns == CFX_TYPE_MAX_RANK)
+                return 0;
+            run[j] = nruns++;
+            rfirst[run[j]] = q[j];
+            rsize[run[j]] = cdims[q[j]];
+        }
+    }
+    /* the merged input: the runs in the input's order; rperm: the permuted order of them */
+    int64_t mdims[CFX_TYPE_MAX_RANK], rperm[CFX_TYPE_MAX_RANK];
+    for (int a = 0; a < nruns; a++) {
+        int at = 0;
+        for (int b = 0; b < nruns; b++)
+            at += rfirst[b] < rfirst[a];
+        mdims[at] = rsize[a];
+        rperm[a] = at;
+    }
+    cfx_type mt = mktype(x->ty.dtype, nruns, mdims);
+    ival *merged = part(I, n, "merged", &mt, x->half, reshaped(I, ref(I, x), &x->ty, &mt));
+    ival *moved = nruns > 1 ? permuted_part(I, n, "moved", merged, rperm) : merged;
+    bind(I, tr->output[0], &moved->ty, moved->id, moved->data)->half = x->half;
+    grow(I, &I->done, I->ndone, &I->capdone, sizeof *I->done);
+    I->done[I->ndone++] = tr;
+    grow(I, &I->wide, I->nwide, &I->capwide, sizeof *I->wide);
+    struct wide *w = &I->wide[I->nwide++];
+    w->reader = rs;
+    w->rank = r;
+    for (int d = 0; d < r; d++)
+        w->dims[d] = dims[perm[d]];
+    return 1;
+}
+
+static void op_reshape(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t shape[8], dims[8];
+    int64_t r = ints_of(I, known(I, n, 1, "the shape"), shape, 8, "the shape");
+    int allowzero = (int)attr_int(I, n, "allowzero", 0);
+    const int64_t *xdims = x->ty.dims;
+    int xrank = x->ty.rank;
+    for (int k = I->nwide - 1; k >= 0; k--) /* the input a transpose of rank 6 or more, merged */
+        if (I->wide[k].reader == n) {
+            xdims = I->wide[k].dims;
+            xrank = I->wide[k].rank;
+            break;
+        }
+    reshape_dims(I, xdims, xrank, count(&x->ty), shape, (int)r, allowzero, dims);
+    if (r > CFX_TYPE_MAX_RANK) {
+        if (reshape_through_transpose(I, n, x, dims, (int)r))
+            return;
+        fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
+    }
+    cfx_type t = mktype(x->ty.dtype, (int)r, dims);
     op_reshape_to(I, n, x, &t);
 }
 
@@ -2024,6 +2168,39 @@ static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *
     line(I, "}");
 }
 
+static void op_gather(imp *I, const Onnx__NodeProto *n);
+
+/* A Gather whose result has a rank above cfx's, read only by a Transpose read only by a Reshape
+ * (PyTorch writes F.unfold so: a known [kernel, positions] index per spatial axis): the Gather of
+ * the index flattened, then reshape_through_transpose on the result's dims. Returns 0 where the
+ * nodes are not so (what it wrote then is dropped by the refusal that follows). */
+static int gather_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, ival *ix, int axis)
+{
+    int r = x->ty.rank + ix->ty.rank - 1;
+    if (ix->ty.rank < 2 || r > 8)
+        return 0;
+    int64_t dims[8], m = count(&ix->ty);
+    for (int d = 0, o = 0; d < x->ty.rank; d++) {
+        if (d == axis)
+            for (int q = 0; q < ix->ty.rank; q++)
+                dims[o++] = ix->ty.dims[q];
+        else
+            dims[o++] = x->ty.dims[d];
+    }
+    cfx_type ft = mktype(ix->ty.dtype, 1, &m);
+    const char *fname = fmt(I, "%s#flat_index", out_name(I, n, 0));
+    ival *flat = ix->data ? bind(I, fname, &ft, NULL, ix->data)
+                          : bind(I, fname, &ft, reshaped(I, ref(I, ix), &ix->ty, &ft), NULL);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a.has_i = 1;
+    a.i = axis;
+    ival *ins[2] = {x, flat};
+    ival *g = step(I, n, "flat", op_gather, ins, 2, &a);
+    return reshape_through_transpose(I, n, g, dims, r);
+}
+
 static void op_gather(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1);
@@ -2032,8 +2209,11 @@ static void op_gather(imp *I, const Onnx__NodeProto *n)
         fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
     cfx_type t = x->ty;
     t.rank = x->ty.rank + ix->ty.rank - 1;
-    if (t.rank > CFX_TYPE_MAX_RANK)
+    if (t.rank > CFX_TYPE_MAX_RANK) {
+        if (gather_through_transpose(I, n, x, ix, axis))
+            return;
         fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    }
     for (int d = 0, o = 0; d < x->ty.rank; d++) {
         if (d == axis)
             for (int q = 0; q < ix->ty.rank; q++)
@@ -2635,6 +2815,45 @@ static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = sqrt(%s + %s)", sd, p[3], e);
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
+}
+
+/* InstanceNormalization: scale * (x - mean) / sqrt(var + epsilon) + B, the mean and variance of
+ * each [n, c] taken over the spatial axes (2 on), scale and B along axis 1 as BatchNormalization's.
+ * PyTorch writes it for nn.InstanceNorm*d and, on [N, groups, -1], for nn.GroupNorm. */
+static void op_instancenorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 3)
+        fail(I, "the input is %s; InstanceNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
+    int64_t c = x->ty.dims[1];
+    cfx_type pt = x->ty; /* each parameter seen as [C, 1, ...] */
+    pt.rank = r - 1;
+    pt.dims[0] = c;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = 1;
+    cfx_type want = mktype(x->ty.dtype, 1, &c);
+    const char *p[2];
+    for (int k = 0; k < 2; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        if (!same_type(&v->ty, &want))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &want));
+        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *sd = new_id(I, "sd_", nm);
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= 2; k--) {
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    line(I, "%s = %s", mu, m1);
+    line(I, "%s = %s - %s", d, a, mu);
+    line(I, "%s = sqrt(%s + %s)", sd, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s / %s + %s", v, p[0], d, sd, p[1]);
 }
 
 /* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
@@ -4024,8 +4243,8 @@ static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_t
 /* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
  * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
  * first output). Messages still name n. */
-static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
-                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+static ival *step_with(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                       ival **ins, size_t nin, Onnx__AttributeProto **attrs, size_t nattr)
 {
     Onnx__NodeProto s = *n;
     char **names = alloc(I, nin * sizeof *names);
@@ -4040,12 +4259,19 @@ static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(
     s.n_input = nin;
     s.output = &out;
     s.n_output = 1;
-    s.attribute = a ? &a : NULL;
-    s.n_attribute = a ? 1 : 0;
+    s.attribute = attrs;
+    s.n_attribute = nattr;
     fn(I, &s);
     ival *v = lookup(I, out);
     v->half = ins[0]->half;
     return v;
+}
+
+/* step_with one attribute, or none */
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+{
+    return step_with(I, n, tag, fn, ins, nin, a ? &a : NULL, a ? 1 : 0);
 }
 
 /* x with its axes permuted, by the importer's Transpose */
@@ -4793,6 +5019,40 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
     int axis = norm_axis(I, ax, r, "axis");
     int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
     int64_t len = x->ty.dims[axis];
+    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: summed here (torch's repeat_interleave) */
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; d++)
+            outer *= x->ty.dims[d];
+        for (int d = axis + 1; d < r; d++)
+            inner *= x->ty.dims[d];
+        void *data = new_data(I, &x->ty);
+        int dt = x->ty.dtype, real = is_real(x->ty.dtype);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t i = 0; i < inner; i++) {
+                double accd = 0; /* f64's sum; f32's is summed in f32, as ONNX's reference does */
+                float accf = 0;
+                int64_t acci = 0;
+                for (int64_t t = 0; t < len; t++) {
+                    int64_t at = (o * len + (rev ? len - 1 - t : t)) * inner + i;
+                    for (int pass = 0; pass < 2; pass++) {
+                        if (pass == (excl != 0)) { /* exclusive: stored before the element is added */
+                            if (dt == CFX_F64)
+                                accd += getd(x, at);
+                            else if (real)
+                                accf = (float)(accf + (float)getd(x, at));
+                            else
+                                acci = (int64_t)((uint64_t)acci + (uint64_t)geti(x, at));
+                        } else if (real) {
+                            setd(x->ty.dtype, data, at, dt == CFX_F64 ? accd : accf);
+                        } else {
+                            seti(x->ty.dtype, data, at, acci);
+                        }
+                    }
+                }
+            }
+        out_known(I, n, 0, &x->ty, data);
+        return;
+    }
     const char *nm = out_name(I, n, 0), *xs = ref(I, x);
     cfx_type rowt = x->ty; /* one slice along the axis */
     rowt.rank = 0;
@@ -6821,10 +7081,17 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
                                    !strcmp(f->opset_import[k]->domain, "ai.onnx")))
             fopset = f->opset_import[k]->version;
     I->caller = n;
+    const Onnx__GraphProto *graph = I->graph;
+    const Onnx__FunctionProto *func = I->func;
+    I->graph = NULL;
+    I->func = f;
     for (size_t k = 0; k < f->n_node; k++) {
         I->opset = fopset;
-        node(I, f->node[k]);
+        if (!done_already(I, f->node[k]))
+            node(I, f->node[k]);
     }
+    I->graph = graph;
+    I->func = func;
     I->caller = caller;
     I->node = self;
     I->opset = opset;
@@ -7318,6 +7585,72 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
     conv_core(I, n, xs, wk, &w, M, G, b);
 }
 
+/* Col2Im (opset 18; PyTorch's F.fold): the columns [N, C * prod(block_shape), L] summed back into
+ * an image [N, C, image_shape...], as the ConvTranspose above of the columns seen as [N, C * K,
+ * L1, ...] (L1 ... the blocks along each axis), in C groups, its weights one-hot (row j of a
+ * group to place j of the block), with the node's strides, dilations and pads, and an
+ * output_padding for the image's end that no block reaches. image_shape and block_shape known at
+ * import; 1 to 3 spatial axes. */
+static void op_col2im(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t img[3], blk[3], s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pads[6] = {0}, op[3], xd[5], wd[5];
+    int ns = (int)ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
+    int nb = (int)ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape");
+    if (ns < 1 || nb != ns)
+        fail(I, "image_shape has %d values and block_shape %d; cfx takes 1 to 3 spatial axes, as many of each", ns, nb);
+    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
+        fail(I, "the input is %s; Col2Im takes reals [N, C * block elements, blocks]", tystr(I, &x->ty));
+    window_dims(I, n, "strides", ns, s, 1);
+    window_dims(I, n, "dilations", ns, dl, 1);
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    int64_t K = 1, L = 1, CK = x->ty.dims[1];
+    xd[0] = x->ty.dims[0];
+    xd[1] = wd[0] = CK;
+    wd[1] = 1;
+    for (int d = 0; d < ns; d++) {
+        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
+            fail(I, "image_shape %lld and block_shape %lld on axis %d", (long long)img[d], (long long)blk[d], d);
+        int64_t room = img[d] + pads[d] + pads[ns + d] - (blk[d] - 1) * dl[d] - 1;
+        if (room < 0)
+            fail(I, "a block of %lld (dilation %lld) does not fit the image's %lld with its pads on axis %d",
+                 (long long)blk[d], (long long)dl[d], (long long)img[d], d);
+        xd[2 + d] = room / s[d] + 1;
+        op[d] = room % s[d]; /* the image's end no block reaches */
+        wd[2 + d] = blk[d];
+        K *= blk[d];
+        L *= xd[2 + d];
+    }
+    if (CK % K || x->ty.dims[2] != L)
+        fail(I, "the input is %s; image_shape, block_shape, strides, dilations and pads need [N, C * %lld, %lld]",
+             tystr(I, &x->ty), (long long)K, (long long)L);
+    cfx_type xt = mktype(x->ty.dtype, 2 + ns, xd), wt = mktype(x->ty.dtype, 2 + ns, wd);
+    ival *cols = x->data ? bind(I, fmt(I, "%s#cols", out_name(I, n, 0)), &xt, NULL, x->data)
+                         : part(I, n, "cols", &xt, x->half, reshaped(I, ref(I, x), &x->ty, &xt));
+    void *w = new_data(I, &wt);
+    for (int64_t r = 0; r < CK; r++)
+        setd(wt.dtype, w, r * K + r % K, 1.0);
+    ival *ins[2] = {cols, bind(I, fmt(I, "%s#onehot", out_name(I, n, 0)), &wt, NULL, w)};
+    Onnx__AttributeProto a[5], *as[5];
+    memset(a, 0, sizeof a);
+    const char *names[5] = {"group", "strides", "dilations", "pads", "output_padding"};
+    int64_t *vals[5] = {NULL, s, dl, pads, op};
+    for (int k = 0; k < 5; k++) {
+        a[k].name = (char *)names[k];
+        if (k == 0) {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+            a[k].has_i = 1;
+            a[k].i = CK / K;
+        } else {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            a[k].ints = vals[k];
+            a[k].n_ints = (size_t)(k == 3 ? 2 * ns : ns);
+        }
+        as[k] = &a[k];
+    }
+    step_with(I, n, NULL, op_conv_transpose, ins, 2, as, 5);
+}
+
 /* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
  * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
  * by the count of the window's positions inside the input (count_include_pad: inside the padded
@@ -7583,76 +7916,6 @@ static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
     line(I, "%s%s = %s", v, box_text(I, r, lo, u.dims, t.dims), reshaped(I, y, &flat, &u));
 }
 
-/* Col2Im: each column's value added into the image at the position its block and kernel offset
- * give (known at import: two index tables), a loop of [N, C] row additions over the pairs that
- * land inside the image, in the reference's order (kernel offset, then block). */
-static void op_col2im(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int64_t img[3] = {1, 1, 1}, blk[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, str[3] = {1, 1, 1}, pads[6];
-    int64_t ns = ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
-    if (ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape") != ns || ns < 1)
-        fail(I, "image_shape and block_shape must give one value for each of 1 to 3 spatial axes");
-    if (x->ty.rank != 3)
-        fail(I, "the input is %s; [N, C * prod(block_shape), L] is taken", tystr(I, &x->ty));
-    window_dims(I, n, "dilations", (int)ns, dil, 1);
-    window_dims(I, n, "strides", (int)ns, str, 1);
-    pads_of(I, n, (int)ns, pads);
-    int64_t K = 1, L = 1, S = 1, nb[3];
-    for (int d = 0; d < ns; d++) {
-        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
-            fail(I, "image_shape %lld and block_shape %lld along axis %d", (long long)img[d], (long long)blk[d], d);
-        nb[d] = (img[d] + pads[d] + pads[ns + d] - dil[d] * (blk[d] - 1) - 1) / str[d] + 1;
-        if (nb[d] < 1)
-            fail(I, "no blocks along spatial axis %d", d);
-        K *= blk[d];
-        L *= nb[d];
-        S *= img[d];
-    }
-    int64_t N = x->ty.dims[0];
-    if (x->ty.dims[1] % K || x->ty.dims[2] != L)
-        fail(I, "the input is %s; blocks of %lld values and %lld of them are needed", tystr(I, &x->ty),
-             (long long)K, (long long)L);
-    int64_t C = x->ty.dims[1] / K;
-    int64_t *src = alloc(I, (size_t)(K * L) * sizeof *src), *dst = alloc(I, (size_t)(K * L) * sizeof *dst), v = 0;
-    for (int64_t kk = 0; kk < K; kk++)
-        for (int64_t l = 0; l < L; l++) {
-            int64_t ko = kk, lo = l, at = 0, inside = 1, off[3], col[3];
-            for (int d = (int)ns - 1; d >= 0; d--) {
-                off[d] = ko % blk[d];
-                ko /= blk[d];
-                col[d] = lo % nb[d];
-                lo /= nb[d];
-            }
-            for (int d = 0; d < ns; d++) {
-                int64_t p = col[d] * str[d] - pads[d] + off[d] * dil[d];
-                inside &= p >= 0 && p < img[d];
-                at = at * img[d] + p;
-            }
-            if (inside) {
-                src[v] = kk * L + l;
-                dst[v++] = at;
-            }
-        }
-    cfx_type t = mktype(x->ty.dtype, 2 + (int)ns, (int64_t[]){N, C, img[0], img[1], img[2]});
-    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
-    cfx_type xt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, K * L}), yt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    const char *xr = new_id(I, "x_", nm), *y = new_id(I, "y_", nm);
-    line(I, "%s = %s", xr, reshaped(I, xs, &x->ty, &xt));
-    line(I, "%s = %s", y, zeros_of(I, &yt));
-    if (v > 0) {
-        const char *ts = index_table(I, fmt(I, "%s_cols", nm), src, v), *td = index_table(I, fmt(I, "%s_at", nm), dst, v);
-        const char *j = new_id(I, "j_", nm);
-        line(I, "for %s in range(%lld) {", j, (long long)v);
-        I->indent++;
-        line(I, "%s[:, :, %s[%s]] += %s[:, :, %s[%s]]", y, td, j, xr, ts, j);
-        I->indent--;
-        line(I, "}");
-    }
-    const char *o = out_var(I, n, 0, &t);
-    line(I, "%s = %s", o, reshaped(I, y, &yt, &t));
-}
 static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
 static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -8090,6 +8353,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_pad(I, n);
     } else if (!strcmp(op, "BatchNormalization")) {
         op_batchnorm(I, n);
+    } else if (!strcmp(op, "InstanceNormalization")) {
+        op_instancenorm(I, n);
     } else if (!strcmp(op, "ReduceProd")) {
         op_reduce(I, n, "prod", 0);
     } else if (!strcmp(op, "Einsum")) {
@@ -8112,8 +8377,6 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_swiglu(I, n);
     } else if (!strcmp(op, "MaxUnpool")) {
         op_max_unpool(I, n);
-    } else if (!strcmp(op, "Col2Im")) {
-        op_col2im(I, n);
     } else if (!strcmp(op, "Transpose")) {
         op_transpose(I, n);
     } else if (!strcmp(op, "MatMul")) {
@@ -8167,12 +8430,18 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_conv(I, n);
     } else if (!strcmp(op, "ConvTranspose")) {
         op_conv_transpose(I, n);
+    } else if (!strcmp(op, "Col2Im")) {
+        op_col2im(I, n);
     } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) {
         op_pool(I, n, op[0] == 'M', op[0] == 'L');
     } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {
         op_global_pool(I, n, op[6] == 'M');
     } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
         op_resize(I, n, op[0] == 'U');
+    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
+        /* torch.nonzero, x[mask], masked_select, torch.unique */
+        fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
+             "every shape at import", op);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
@@ -8181,11 +8450,18 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g)
 {
     int saved = I->node_index;
+    const Onnx__GraphProto *saved_graph = I->graph;
+    const Onnx__FunctionProto *saved_func = I->func;
+    I->graph = g;
+    I->func = NULL;
     for (size_t k = 0; k < g->n_node; k++) {
         I->node_index = (int)k;
-        node(I, g->node[k]);
+        if (!done_already(I, g->node[k]))
+            node(I, g->node[k]);
     }
     I->node_index = saved;
+    I->graph = saved_graph;
+    I->func = saved_func;
 }
 
 /* 1 when a node of g, or of a subgraph below it, reads `name` */

@@ -879,3 +879,606 @@ def test_from_torch_list_appended_in_a_loop():
     np.testing.assert_allclose(out["rows"], rows.detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["last"], last.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert out["rows"].shape == (3, 4)
+
+
+def rank6_model(perm, readers=1, shape=(2, 3, 2, 2, 2, 2)):
+    """x [2, 3, 4, 4] reshaped to rank 6, transposed by perm, reshaped to [2, -1, 2, 2] (with
+    readers > 1, the rank-6 value is also a graph output's source)."""
+    nodes = [helper.make_node("Reshape", ["x", "mid"], ["six"], name="to6"),
+             helper.make_node("Transpose", ["six"], ["moved"], perm=perm, name="move"),
+             helper.make_node("Reshape", ["moved", "back"], ["y"], name="back4")]
+    outs = [vi("y", F32, [2, 12, 2, 2])]
+    if readers > 1:
+        nodes.append(helper.make_node("ReduceSum", ["six"], ["total"], keepdims=0))
+        outs.append(vi("total", F32, []))
+    g = helper.make_graph(nodes, "rank6", [vi("x", F32, [2, 3, 4, 4])], outs,
+                          [numpy_helper.from_array(np.array(shape, np.int64), "mid"),
+                           numpy_helper.from_array(np.array([2, -1, 2, 2], np.int64), "back")])
+    return make(g)
+
+
+@pytest.mark.parametrize("perm,shape", [([0, 1, 3, 5, 2, 4], (2, 3, 2, 2, 2, 2)), ([0, 1, 2, 3, 4, 5], (2, 3, 2, 2, 2, 2)),
+                                        ([2, 3, 0, 1, 4, 5], (2, 3, 2, 2, 2, 2)), ([5, 4, 0, 1, 2, 3], (2, 3, 2, 2, 2, 2)),
+                                        ([0, 1, 3, 5, 2, 4], (2, 3, 1, 4, 2, 2)), ([1, 0, 3, 2, 5, 4], (1, 6, 1, 4, 4, 1))])
+def test_rank6_reshape_transpose_reshape(perm, shape):
+    """A Reshape to rank 6 read only by a Transpose read only by a Reshape to rank 4 (as PyTorch
+    writes F.pixel_unshuffle) is one transpose of the axes that move together (axes of 1 left
+    out), where that has at most 5 axes; numpy's reshape and transpose give the expected values."""
+    x = np.arange(96, dtype=np.float32).reshape(2, 3, 4, 4) * 0.5 - 7
+    want = x.reshape(shape).transpose(perm).reshape(2, -1, 2, 2)
+    got = cfx.load_onnx(rank6_model(perm, shape=shape)).entry(x=x, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_rank6_refusals_name_the_node():
+    """Where the rank-6 value has another reader, or the permutation leaves six axes apart, the
+    Reshape to rank 6 is refused as before, naming it."""
+    refused(rank6_model([0, 1, 3, 5, 2, 4], readers=2), "to6", "rank 6")
+    refused(rank6_model([1, 0, 3, 2, 5, 4]), "to6", "rank 6")
+
+
+@pytest.mark.parametrize("index_known", [True, False])
+def test_rank6_gather_transpose_reshape(index_known):
+    """F.unfold as PyTorch writes it: a Gather of a [kernel, positions] index along each spatial
+    axis, the second giving rank 6, a Transpose and a Reshape to [N, C * kh * kw, L]; the Gather
+    of the index flattened and one transpose of merged axes. The index known at import or given
+    at run time; numpy's take, transpose and reshape give the expected values."""
+    x = (np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) - 50) / 8
+    ih = np.array([[0, 1, 2], [1, 2, 3]], np.int64)        # kernel 2, 3 positions along H
+    iw = np.array([[0, 2], [1, 3], [2, 4]], np.int64)      # kernel 3, 2 positions along W
+    nodes = [helper.make_node("Gather", ["x", "ih"], ["g1"], axis=2),
+             helper.make_node("Gather", ["g1", "iw"], ["g2"], axis=4, name="wide"),
+             helper.make_node("Transpose", ["g2"], ["t"], perm=[0, 1, 2, 4, 3, 5]),
+             helper.make_node("Reshape", ["t", "shape"], ["y"])]
+    inputs = [vi("x", F32, [2, 3, 4, 5])]
+    inits = [numpy_helper.from_array(ih, "ih"), numpy_helper.from_array(np.array([2, 18, -1], np.int64), "shape")]
+    if index_known:
+        inits.append(numpy_helper.from_array(iw, "iw"))
+    else:
+        inputs.append(vi("iw", I64, [3, 2]))
+    g = helper.make_graph(nodes, "unfold", inputs, [vi("y", F32, [2, 18, 6])], inits)
+    want = np.take(np.take(x, ih, axis=2), iw, axis=4).transpose(0, 1, 2, 4, 3, 5).reshape(2, 18, -1)
+    feeds = {"x": x} if index_known else {"x": x, "iw": iw}
+    got = cfx.load_onnx(make(g)).entry(**feeds, backend="cpu", results="numpy")["y"]
+    np.testing.assert_array_equal(got, want)
+
+
+def np_col2im(cols, image, block, strides, dilations, pads):
+    """ONNX's Col2Im written out: each column's block added back at its place in the padded image."""
+    n, ck, _ = cols.shape
+    ns, k = len(image), int(np.prod(block))
+    padded = [image[d] + pads[d] + pads[ns + d] for d in range(ns)]
+    counts = [(padded[d] - (block[d] - 1) * dilations[d] - 1) // strides[d] + 1 for d in range(ns)]
+    out = np.zeros((n, ck // k, *padded), np.float64)
+    for col, start in enumerate(np.ndindex(*counts)):
+        for j, off in enumerate(np.ndindex(*block)):
+            at = tuple(start[d] * strides[d] + off[d] * dilations[d] for d in range(ns))
+            out[(slice(None), slice(None)) + at] += cols[:, j::k, col]
+    return out[(slice(None), slice(None)) + tuple(slice(pads[d], pads[d] + image[d]) for d in range(ns))]
+
+
+@pytest.mark.parametrize("image,block,strides,dilations,pads", [
+    ([5, 6], [2, 3], [1, 2], [1, 1], [1, 0, 0, 1]),
+    ([6, 6], [2, 2], [2, 2], [2, 1], [1, 1, 1, 1]),
+    ([9], [3], [2], [2], [1, 2])])
+def test_col2im_against_numpy(image, block, strides, dilations, pads):
+    """Col2Im (PyTorch's F.fold) as a ConvTranspose with one-hot weights, against numpy's sums."""
+    ns, k = len(image), int(np.prod(block))
+    padded = [image[d] + pads[d] + pads[ns + d] for d in range(ns)]
+    L = int(np.prod([(padded[d] - (block[d] - 1) * dilations[d] - 1) // strides[d] + 1 for d in range(ns)]))
+    cols = np.random.default_rng(3).standard_normal((2, 3 * k, L)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Col2Im", ["cols", "image", "block"], ["y"], strides=strides, dilations=dilations, pads=pads)],
+        "fold", [vi("cols", F32, list(cols.shape))], [vi("y", F32, [2, 3] + image)],
+        [numpy_helper.from_array(np.array(image, np.int64), "image"),
+         numpy_helper.from_array(np.array(block, np.int64), "block")])
+    got = cfx.load_onnx(make(g, opset=18)).entry(cols=cols, backend="cpu", results="numpy")["y"]
+    np.testing.assert_allclose(got, np_col2im(cols, image, block, strides, dilations, pads), rtol=1e-5, atol=1e-5)
+
+
+def test_cumsum_of_known_values_is_known():
+    """A CumSum of values known at import is summed at import, so that what follows from it may
+    fix a shape (PyTorch's repeat_interleave by a tensor of repeats: a Range to the repeats'
+    total); int64 and float32, exclusive and reverse, against numpy."""
+    reps = np.array([2, 1, 3], np.int64)
+    w = np.array([[0.5, -1.25, 2.0], [3.0, 0.25, -0.75]], np.float32)
+    nodes = [helper.make_node("CumSum", ["reps", "zero"], ["ends"]),
+             helper.make_node("Gather", ["ends", "last"], ["total"], axis=0),
+             helper.make_node("Range", ["start", "total", "step"], ["positions"], name="range"),
+             helper.make_node("CumSum", ["w", "one"], ["wx"], exclusive=1, reverse=1),
+             helper.make_node("Add", ["wx", "x"], ["y"])]
+    inits = [numpy_helper.from_array(v, k) for k, v in (
+        ("reps", reps), ("w", w), ("zero", np.array(0, np.int64)), ("one", np.array(1, np.int64)),
+        ("last", np.array(-1, np.int64)), ("start", np.array(0, np.int64)), ("step", np.array(1, np.int64)))]
+    g = helper.make_graph(nodes, "cumsum_known", [vi("x", F32, [2, 3])],
+                          [vi("positions", I64, [6]), vi("y", F32, [2, 3])], inits)
+    x = np.ones((2, 3), np.float32)
+    out = cfx.load_onnx(make(g)).entry(x=x, backend="cpu", results="numpy")
+    np.testing.assert_array_equal(out["positions"], np.arange(reps.sum()))
+    wx = np.cumsum(w[:, ::-1], axis=1)[:, ::-1] - w          # exclusive, reverse
+    np.testing.assert_allclose(out["y"], wx + x, rtol=1e-6)
+
+
+# ---- from_torch, a second user's models: attention layers and loops of inference -----------
+
+def test_from_torch_multihead_attention():
+    """nn.MultiheadAttention (batch_first) with a key_padding_mask and a bool attn_mask, its
+    averaged weights returned, and with other key and value widths (kdim, vdim), a real
+    attn_mask and the weights per head, against eager PyTorch."""
+    torch = _torch()
+    nn = torch.nn
+    torch.manual_seed(11)
+    E, H, L, S, B = 8, 2, 5, 6, 2
+
+    class MHA(nn.Module):
+        def __init__(self, **kw):
+            super().__init__()
+            self.m = nn.MultiheadAttention(E, H, batch_first=True, **kw)
+
+        def forward(self, q, k, v, kpm, am):
+            return self.m(q, k, v, key_padding_mask=kpm, attn_mask=am)
+
+    class MHAPerHead(MHA):
+        def forward(self, q, k, v, am):
+            return self.m(q, k, v, attn_mask=am, average_attn_weights=False)
+
+    kpm = torch.tensor([[False] * S, [False] * 4 + [True] * 2])   # the second batch's last two keys padded
+    am = torch.rand(L, S) > 0.7
+    am[:, 0] = False                                             # no row masked whole
+    _check_against_eager(torch, MHA().eval(), (torch.randn(B, L, E), torch.randn(B, S, E),
+                                               torch.randn(B, S, E), kpm, am), rtol=1e-4, atol=1e-5)
+    _check_against_eager(torch, MHAPerHead(kdim=4, vdim=3).eval(),
+                         (torch.randn(B, L, E), torch.randn(B, S, 4), torch.randn(B, S, 3), torch.randn(L, S)),
+                         rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_from_torch_transformer_layers(norm_first):
+    """nn.TransformerEncoderLayer (a src_key_padding_mask; a causal src_mask with gelu) and
+    nn.TransformerDecoderLayer (a causal tgt_mask, a memory_key_padding_mask) in eval, the
+    norm after and before each block, against eager PyTorch."""
+    torch = _torch()
+    nn = torch.nn
+    torch.manual_seed(12)
+    E, H, L, S, B = 8, 2, 5, 6, 2
+    causal_s, causal_l = nn.Transformer.generate_square_subsequent_mask(S), nn.Transformer.generate_square_subsequent_mask(L)
+
+    class Layers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            kw = dict(dropout=0.0, batch_first=True, norm_first=norm_first)
+            self.enc = nn.TransformerEncoderLayer(E, H, 16, **kw)
+            self.causal = nn.TransformerEncoderLayer(E, H, 16, activation="gelu", **kw)
+            self.dec = nn.TransformerDecoderLayer(E, H, 16, **kw)
+
+        def forward(self, src, tgt, kpm):
+            mem = self.enc(src, src_key_padding_mask=kpm)
+            return mem, self.causal(src, src_mask=causal_s, is_causal=True), \
+                self.dec(tgt, mem, tgt_mask=causal_l, memory_key_padding_mask=kpm)
+
+    kpm = torch.tensor([[False] * S, [False] * 4 + [True] * 2])
+    _check_against_eager(torch, Layers().eval(), (torch.randn(B, S, E), torch.randn(B, L, E), kpm),
+                         rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_transformer_decoder_greedy():
+    """nn.TransformerDecoder (two layers: causal self-attention, cross-attention to an encoder's
+    memory) decoding greedily in a torch.while_loop, the tokens recomputed at every step, stopped
+    at token 0; against eager PyTorch."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+    V, D, M = 9, 8, 6
+
+    class Decode(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(31)
+            self.emb, self.pos = nn.Embedding(V, D), nn.Parameter(torch.randn(M, D) * 0.3)
+            self.dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, 2, 16, dropout=0.0, batch_first=True), 2)
+            self.head = nn.Linear(D, V)
+
+        def forward(self, mem, bos):
+            mask = nn.Transformer.generate_square_subsequent_mask(M)
+            pos = torch.arange(M)
+
+            def cond(i, toks, done):
+                return (i < M) & ~done
+
+            def body(i, toks, done):
+                h = self.dec(self.emb(toks)[None] + self.pos, mem, tgt_mask=mask, tgt_is_causal=True)[0]
+                nt = torch.argmax(torch.index_select(self.head(h), 0, (i - 1).reshape(1))[0])
+                return i + 1, torch.where(pos == i, nt, toks), nt == 0
+            toks = torch.where(pos == 0, bos, torch.zeros(M, dtype=torch.int64))
+            return while_loop(cond, body, (torch.tensor(1), toks, torch.tensor(False)))
+
+    m = Decode().eval()
+    mem = torch.randn(1, 5, D, generator=torch.Generator().manual_seed(2))
+    assert int(m(mem, torch.tensor(7))[0]) == 2 and int(m(mem, torch.tensor(3))[0]) == M   # a stop, and none
+    g = _check_against_eager(torch, m, (mem, torch.tensor(3)), rtol=1e-4, atol=1e-5)
+    out = g(mem.numpy(), np.array(7), backend="cpu", results="numpy")
+    for gv, wv in zip(out.values(), m(mem, torch.tensor(7))):
+        np.testing.assert_array_equal(gv, wv.numpy())
+
+
+def test_from_torch_beam_search():
+    """Beam search (beam 3) in a torch.while_loop over an nn.GRUCell decoder: log_softmax
+    scores added to each beam's, topk over the flattened beam * vocab scores, the beams'
+    tokens and states gathered (index_select) by beam, an ended beam extended only by EOS at
+    no cost, stopped when every beam has ended. Against eager PyTorch from a start whose beams
+    end at steps 1, 2 and 3 (an early stop) and from one that runs all steps."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    while_loop = _while_loop(torch)
+    V, D, K, M, EOS = 7, 6, 3, 6, 0
+
+    class Beam(nn.Module):
+        def __init__(self):
+            super().__init__()
+            gen = torch.Generator().manual_seed(3)
+            self.emb, self.cell, self.out = nn.Embedding(V, D), nn.GRUCell(D, D), nn.Linear(D, V)
+            with torch.no_grad():
+                for p in self.parameters():
+                    p.copy_(torch.randn(p.shape, generator=gen))
+                self.out.bias[EOS] += 2.5   # EOS likely enough that beams end at different steps
+
+        def forward(self, h0, start):
+            pos = torch.arange(M)
+            # made here, not inside the body: a torch.tensor literal in a while_loop body fails
+            # in torch's decompositions (torch 2.15: "FunctionalTensor on its own")
+            ended = torch.where(torch.arange(V) == EOS, 0.0, -1e9)
+            scores0 = torch.where(torch.arange(K) == 0, 0.0, -1e9)   # one live beam at the start
+
+            def cond(i, tok, h, scores, tokens, done):
+                return (i < M) & ~done.all()
+
+            def body(i, tok, h, scores, tokens, done):
+                h2 = self.cell(self.emb(tok), h)
+                logp = torch.where(done[:, None], ended, F.log_softmax(self.out(h2), -1))
+                val, idx = torch.topk((scores[:, None] + logp).reshape(K * V), K)
+                beam, nt = torch.div(idx, V, rounding_mode="floor"), idx % V
+                tokens = torch.where(pos[None, :] == i, nt[:, None], torch.index_select(tokens, 0, beam))
+                done = torch.index_select(done, 0, beam) | (nt == EOS)
+                return i + 1, nt, torch.index_select(h2, 0, beam), val, tokens, done
+            i0 = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (i0, start.clone(), h0.clone(), scores0, torch.full((K, M), -1),
+                                           torch.zeros(K, dtype=torch.bool)))
+
+    m = Beam().eval()
+    h0 = torch.zeros(K, D)
+    assert int(m(h0, torch.full((K,), 2))[0]) == 3   # eager stops early: the test covers the stop
+    assert int(m(h0, torch.full((K,), 0))[0]) == M
+    g = _check_against_eager(torch, m, (h0, torch.full((K,), 2)), rtol=1e-4, atol=1e-5)
+    out = g(h0.numpy(), np.full(K, 0, np.int64), backend="cpu", results="numpy")
+    want = m(h0, torch.full((K,), 0))
+    for gv, wv in zip(out.values(), want):
+        np.testing.assert_allclose(gv, wv.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_diffusion_sampler():
+    """A DDPM-style sampler: a torch.while_loop counting timesteps down, each step's schedule
+    (1/sqrt(alpha), beta/sqrt(1 - alpha_bar), sigma, the time) read from buffers by the loop
+    index (index_select), a tiny conv net (Conv2d, GroupNorm, SiLU, a strided Conv2d, nearest
+    upsampling, a time embedding) predicting the noise; against eager PyTorch."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    while_loop = _while_loop(torch)
+    T = 6
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.gn = nn.Conv2d(2, 8, 3, padding=1), nn.GroupNorm(2, 8)
+            self.c2, self.gn2 = nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.GroupNorm(4, 8)
+            self.c3, self.temb = nn.Conv2d(8, 2, 3, padding=1), nn.Linear(1, 8)
+
+        def forward(self, x, t):
+            h = F.silu(self.gn(self.c1(x))) + self.temb(t.reshape(1, 1)).reshape(1, 8, 1, 1)
+            u = F.interpolate(F.silu(self.gn2(self.c2(h))), scale_factor=2, mode="nearest")
+            return self.c3(u + h)
+
+    class Sampler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(4)
+            self.net = Net()
+            betas = torch.linspace(1e-2, 0.2, T)
+            alphas = 1 - betas
+            alpha_bar = torch.cumprod(alphas, 0)
+            self.register_buffer("c1", 1 / alphas.sqrt())
+            self.register_buffer("c2", betas / (1 - alpha_bar).sqrt())
+            self.register_buffer("sigma", betas.sqrt())
+            self.register_buffer("time", torch.arange(T, dtype=torch.float32) / T)
+
+        def forward(self, x, noise):
+            def cond(i, x):
+                return i >= 0
+
+            def body(i, x):
+                ii = i.reshape(1)
+                eps = self.net(x, torch.index_select(self.time, 0, ii))
+                z = torch.index_select(noise, 0, ii).reshape(x.shape)
+                sigma = torch.where(i > 0, torch.index_select(self.sigma, 0, ii), torch.zeros(1))
+                x = torch.index_select(self.c1, 0, ii) * (x - torch.index_select(self.c2, 0, ii) * eps) + sigma * z
+                return i - 1, x
+            return while_loop(cond, body, (torch.tensor(T - 1), x.clone()))[1]
+
+    gen = torch.Generator().manual_seed(1)
+    x, noise = torch.randn(1, 2, 6, 6, generator=gen), torch.randn(T, 1, 2, 6, 6, generator=gen)
+    _check_against_eager(torch, Sampler().eval(), (x, noise), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("accept", ["where", "cond"])
+def test_from_torch_adaptive_ode(accept):
+    """Heun's method with an Euler error estimate in a torch.while_loop over an MLP's vector
+    field: a step accepted where the error is below the tolerance (torch.where, or torch.cond
+    choosing the new time and state), the step size scaled by 0.9 sqrt(tol / err) clamped to
+    [0.2, 5] and cut to the end time; the steps taken and rejected counted. Against eager."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+
+    class Field(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(5)
+            self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 2)
+
+        def forward(self, t, y):
+            return self.l2(torch.tanh(self.l1(torch.cat([y, t.reshape(1)]))))
+
+    class Heun(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.f = Field()
+
+        def forward(self, y0, t_end, tol):
+            def cond(t, y, h, n, rejected):
+                return (t < t_end) & (n < 200)
+
+            def body(t, y, h, n, rejected):
+                k1 = self.f(t, y)
+                euler = y + h * k1
+                heun = y + 0.5 * h * (k1 + self.f(t + h, euler))
+                err = torch.linalg.vector_norm(heun - euler) + 1e-12
+                ok = err < tol
+                if accept == "cond":
+                    t2, y2 = torch.cond(ok, lambda t, y, h, a: (t + h, a.clone()),
+                                        lambda t, y, h, a: (t.clone(), y.clone()), (t, y, h, heun))
+                else:
+                    t2, y2 = torch.where(ok, t + h, t), torch.where(ok, heun, y)
+                h2 = torch.minimum(h * torch.clamp(0.9 * torch.sqrt(tol / err), 0.2, 5.0), t_end - t2)
+                return t2, y2, h2, n + 1, rejected + (~ok).to(torch.int64)
+            z = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (torch.zeros(()), y0.clone(), torch.tensor(0.1), z, z.clone()))
+
+    m = Heun().eval()
+    args = (torch.tensor([1.0, -0.5]), torch.tensor(2.0), torch.tensor(1e-3))
+    steps, rejected = m(*args)[3:]
+    assert 10 < int(steps) < 200 and int(rejected) >= 1   # adaptive, and a step was refused
+    _check_against_eager(torch, m, args, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_from_torch_seq2seq_attention(cell):
+    """Seq2seq: an nn.GRU encoder, then a torch.while_loop decoding greedily with an
+    nn.GRUCell or nn.LSTMCell fed the token's embedding and a dot-product attention context
+    (bmm, softmax, bmm) until EOS; against eager PyTorch, stopped early at an EOS and not."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+    V, D, M = 9, 8, 7
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(16)
+            self.emb, self.enc = nn.Embedding(V, D), nn.GRU(D, D, batch_first=True)
+            self.cell = nn.LSTMCell(2 * D, D) if cell == "lstm" else nn.GRUCell(2 * D, D)
+            self.out = nn.Linear(2 * D, V)
+
+        def forward(self, src, bos, eos):
+            enc, h = self.enc(self.emb(src))   # [1, S, D], [1, 1, D]
+            pos = torch.arange(M)
+
+            def cond(i, tok, h, c, out, done):
+                return (i < M) & ~done
+
+            def body(i, tok, h, c, out, done):
+                a = torch.softmax(torch.bmm(enc, h.unsqueeze(2)).squeeze(2), -1)
+                ctx = torch.bmm(a.unsqueeze(1), enc).squeeze(1)
+                inp = torch.cat([self.emb(tok), ctx], -1)
+                if cell == "lstm":
+                    h2, c2 = self.cell(inp, (h, c))
+                else:
+                    h2, c2 = self.cell(inp, h), c.clone()
+                nt = torch.argmax(self.out(torch.cat([h2, ctx], -1)), -1)
+                return i + 1, nt, h2, c2, torch.where(pos == i, nt, out), (nt == eos).all()
+            i0 = torch.zeros((), dtype=torch.int64)
+            return while_loop(cond, body, (i0, bos.clone(), h[0], torch.zeros_like(h[0]), torch.full((M,), -1),
+                                           torch.zeros((), dtype=torch.bool)))
+
+    m = Seq2Seq().eval()
+    src, bos = torch.tensor([[1, 4, 2, 7, 3]]), torch.tensor([1])
+    tokens = m(src, bos, torch.tensor(V))[4]          # V never comes: all M steps
+    eos = tokens[2].reshape(())
+    assert int(m(src, bos, eos)[0]) < M               # eager stops early at eos
+    g = _check_against_eager(torch, m, (src, bos, torch.tensor(V)), rtol=1e-4, atol=1e-5)
+    out = g(src.numpy(), bos.numpy(), eos.numpy(), backend="cpu", results="numpy")
+    for gv, wv in zip(out.values(), m(src, bos, eos)):
+        np.testing.assert_allclose(gv, wv.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_everyday_ops_2():
+    """More everyday tensor code, one module with many results, against eager PyTorch:
+    F.one_hot, torch.gather on 3-D indices, index_put_ with accumulate, index_copy,
+    masked_fill, F.normalize, nn.GroupNorm and nn.InstanceNorm2d (ONNX InstanceNormalization),
+    nn.Embedding with padding_idx, torch.flip, torch.roll, triu/tril with a diagonal, clamp
+    with tensor bounds, logsumexp, var/std/var_mean, baddbmm, F.glu, meshgrid, top-p and
+    repetition-penalty logit filters (sort, cumsum, scatter, gather), F.pixel_unshuffle (a
+    Reshape to rank 6, a Transpose, a Reshape back: one transpose of merged axes), F.unfold
+    (a Gather to rank 6, a Transpose, a Reshape) and F.fold (Col2Im)."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(13)
+
+    class Ops(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gn, self.inorm = nn.GroupNorm(2, 4), nn.InstanceNorm2d(4, affine=True)
+            self.emb = nn.Embedding(6, 3, padding_idx=0)
+            with torch.no_grad():
+                for p in (self.gn.weight, self.gn.bias, self.inorm.weight, self.inorm.bias):
+                    p.copy_(torch.randn(p.shape))
+
+        def forward(self, x, idx, img, tok, logits, seen):
+            acc = torch.zeros(5, 4).index_put_((idx[0, 0, :3],), x[0, :3], accumulate=True)
+            copied = torch.zeros(5, 4).index_copy(0, torch.tensor([4, 0, 2]), x[1])
+            sl, si = torch.sort(logits, descending=True, dim=-1)
+            drop = torch.cumsum(F.softmax(sl, -1), -1) > 0.8
+            drop = torch.cat([torch.zeros_like(drop[:, :1]), drop[:, :-1]], -1)
+            top_p = logits.masked_fill(drop.scatter(-1, si, drop), float("-inf"))
+            g = torch.gather(logits, 1, seen)
+            penalized = logits.scatter(1, seen, torch.where(g < 0, g * 1.3, g / 1.3))
+            a, b = torch.meshgrid(x[0, 0], x[1, 1, :3], indexing="ij")
+            return (F.one_hot(tok.reshape(-1), 6), torch.gather(x, 2, idx), acc, copied,
+                    x.masked_fill(x > 0.5, -1.0), F.normalize(x, dim=-1), self.gn(img), self.inorm(img),
+                    self.emb(tok), torch.flip(x, [0, 2]), torch.roll(x, (1, -1), (0, 2)),
+                    torch.triu(x, diagonal=1), torch.tril(x, diagonal=-1),
+                    torch.clamp(x, torch.full((4,), -0.5), torch.full((3, 1), 0.5)), torch.logsumexp(x, 1),
+                    torch.var(x, 1), torch.std(x, -1, unbiased=False), *torch.var_mean(x, 2),
+                    torch.baddbmm(x, x[:, :, :2], x[:, :2, :], beta=0.5, alpha=2.0), F.glu(x, -1),
+                    torch.stack([a, b]), top_p, penalized, F.pixel_unshuffle(img, 2),
+                    F.unfold(img, (2, 3), stride=(1, 2), padding=1),
+                    F.fold(F.unfold(img, 2, stride=2, dilation=1), (4, 6), 2, stride=2) - img)
+
+    args = (torch.randn(2, 3, 4), torch.randint(0, 4, (2, 3, 4)), torch.randn(2, 4, 4, 6),
+            torch.tensor([[0, 1, 5], [2, 0, 3]]), torch.randn(2, 10), torch.tensor([[1, 4, 4], [0, 9, 2]]))
+    _check_against_eager(torch, Ops().eval(), args, rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_data_dependent_shape_refused():
+    """torch.nonzero and x[mask] give results whose shape depends on the data (ONNX NonZero):
+    refused in one line naming the node and saying why."""
+    torch = _torch()
+
+    class NonZero(torch.nn.Module):
+        def forward(self, x):
+            return torch.nonzero(x > 0)
+
+    class Masked(torch.nn.Module):
+        def forward(self, x):
+            return x[x > 0]
+
+    for m in (NonZero(), Masked()):
+        with pytest.raises(cfx.CompileError) as info:
+            cfx.from_torch(m, (torch.tensor([[1.0, -1.0], [0.5, 2.0]]),))
+        text = str(info.value)
+        assert "NonZero" in text and "depends on the data" in text, text
+        assert len(text.strip().splitlines()) == 1
+
+
+def test_from_torch_rnnt_nested_while_loops():
+    """Greedy RNN-T decoding: a torch.while_loop over encoder frames holding a second
+    while_loop that emits up to 3 symbols per frame until the joint network gives blank (an
+    nn.GRUCell prediction network advanced only on an emitted symbol, torch.where on the
+    emission); against eager PyTorch on frames where some emit nothing and some hit the cap."""
+    torch = _torch()
+    nn = torch.nn
+    while_loop = _while_loop(torch)
+    BLANK, MAXOUT = 0, 12
+
+    class RNNT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(42)
+            self.pred, self.emb, self.joint = nn.GRUCell(5, 6), nn.Embedding(5, 5), nn.Linear(12, 5)
+            with torch.no_grad():
+                self.joint.bias[BLANK] += 1.0
+
+        def forward(self, enc):
+            T = enc.shape[0]
+            zero, false = torch.zeros((), dtype=torch.int64), torch.zeros((), dtype=torch.bool)
+
+            def frames(t, g, out, n):
+                return t < T
+
+            def frame(t, g, out, n):
+                f = torch.index_select(enc, 0, t.reshape(1))
+
+                def more(k, g, out, n, stop):
+                    return (k < 3) & ~stop
+
+                def symbol(k, g, out, n, stop):
+                    sym = torch.argmax(self.joint(torch.cat([f, g], -1))[0])
+                    emit = sym != BLANK
+                    g = torch.where(emit, self.pred(self.emb(sym.reshape(1)), g), g)
+                    out = torch.where((torch.arange(MAXOUT) == n) & emit, sym, out)
+                    return k + 1, g, out, n + emit.to(torch.int64), ~emit
+                _, g, out, n, _ = while_loop(more, symbol, (zero.clone(), g.clone(), out.clone(), n.clone(), false.clone()))
+                return t + 1, g, out, n
+            return while_loop(frames, frame, (zero.clone(), torch.zeros(1, 6), torch.full((MAXOUT,), -1), zero.clone()))
+
+    m = RNNT().eval()
+    enc = torch.randn(4, 6, generator=torch.Generator().manual_seed(0)) * 2
+    assert int(m(enc)[3]) == 9   # 3 + 3 + 3 + 0 symbols: capped frames and a blank one
+    _check_against_eager(torch, m, (enc,), rtol=1e-4, atol=1e-5)
+
+
+def test_from_torch_state_space_loops():
+    """A selective scan (Mamba-style: h = exp(dt * A) * h + dt * x * B, y = h @ C, with B, C, dt
+    projected from the input) and a Kalman filter (predict, gain, update), each a
+    torch.while_loop over time reading its step's row by index_select; against eager PyTorch."""
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+    while_loop = _while_loop(torch)
+
+    class Scan(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(41)
+            self.A, self.proj = nn.Parameter(-torch.rand(4, 3)), nn.Linear(4, 7)
+
+        def forward(self, x):
+            L = x.shape[0]
+            p = self.proj(x)
+            # clones: slices of one tensor read inside while_loop are aliases torch refuses
+            B, C, dt = p[:, :3].clone(), p[:, 3:6].clone(), F.softplus(p[:, 6])
+
+            def cond(t, h, ys):
+                return t < L
+
+            def body(t, h, ys):
+                i = t.reshape(1)
+                d = torch.index_select(dt, 0, i).reshape(())
+                xt, bt = torch.index_select(x, 0, i)[0], torch.index_select(B, 0, i)[0]
+                h = torch.exp(d * self.A) * h + (d * xt)[:, None] * bt[None, :]
+                y = h @ torch.index_select(C, 0, i)[0]
+                return t + 1, h, torch.where(torch.arange(L)[:, None] == t, y[None], ys)
+            return while_loop(cond, body, (torch.tensor(0), torch.zeros(4, 3), torch.zeros(L, 4)))[2]
+
+    class Kalman(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("A", torch.tensor([[1.0, 0.1], [0.0, 1.0]]))
+            self.register_buffer("H", torch.tensor([[1.0, 0.0]]))
+            self.register_buffer("Q", torch.eye(2) * 0.01)
+            self.register_buffer("R", torch.tensor([[0.5]]))
+
+        def forward(self, zs):
+            T = zs.shape[0]
+
+            def cond(t, x, P, out):
+                return t < T
+
+            def body(t, x, P, out):
+                x, P = self.A @ x, self.A @ P @ self.A.T + self.Q
+                K = P @ self.H.T / (self.H @ P @ self.H.T + self.R)
+                z = torch.index_select(zs, 0, t.reshape(1)).reshape(1, 1)
+                x, P = x + K @ (z - self.H @ x), (torch.eye(2) - K @ self.H) @ P
+                return t + 1, x, P, torch.where(torch.arange(T)[:, None] == t, x[:, 0][None], out)
+            return while_loop(cond, body, (torch.tensor(0), torch.zeros(2, 1), torch.eye(2), torch.zeros(T, 2)))[3]
+
+    gen = torch.Generator().manual_seed(7)
+    _check_against_eager(torch, Scan().eval(), (torch.randn(7, 4, generator=gen),), rtol=1e-4, atol=1e-5)
+    _check_against_eager(torch, Kalman().eval(), (torch.randn(6, generator=gen),), rtol=1e-4, atol=1e-5)

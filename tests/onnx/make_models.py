@@ -1080,6 +1080,115 @@ def linear_attention():
 MODELS += [linear_attention]
 
 
+# ---- group_norm_loop: InstanceNormalization, and GroupNorm as PyTorch writes it, in a Loop ----
+
+def np_instance_norm(x, scale, bias, eps):
+    axes = tuple(range(2, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True, dtype=np.float64)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    shape = (-1,) + (1,) * (x.ndim - 2)
+    return (scale.reshape(shape) * (x - mean) / np.sqrt(var + eps) + bias.reshape(shape)).astype(x.dtype)
+
+
+def group_norm_loop():
+    """A diffusion-style step repeated m times, h = h + 0.5 * silu(GroupNorm(h)), the GroupNorm
+    (2 groups of [1, 4, 3, 3]) as PyTorch's exporter writes nn.GroupNorm: Reshape to [1, 2, 18],
+    InstanceNormalization with unit scale and zero bias, Reshape back, the per-channel weight and
+    bias. Beside it an InstanceNormalization of a [2, 3, 5] input (scale, bias, epsilon 1e-3)."""
+    rng = np.random.default_rng(21)
+    gamma = rng.standard_normal((4, 1, 1)).astype(np.float32)
+    beta = rng.standard_normal((4, 1, 1)).astype(np.float32)
+    scale = rng.standard_normal(3).astype(np.float32)
+    bias = rng.standard_normal(3).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Reshape", ["h", "grouped"], ["hg"]),
+         helper.make_node("InstanceNormalization", ["hg", "ones", "zeros"], ["ng"], epsilon=1e-5),
+         helper.make_node("Reshape", ["ng", "full"], ["n"]),
+         helper.make_node("Mul", ["n", "gamma"], ["ns"]),
+         helper.make_node("Add", ["ns", "beta"], ["nb"]),
+         helper.make_node("Sigmoid", ["nb"], ["sg"]),
+         helper.make_node("Mul", ["nb", "sg"], ["silu"]),
+         helper.make_node("Mul", ["silu", "half"], ["step"]),
+         helper.make_node("Add", ["h", "step"], ["h_out"])],
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("h", F32, [1, 4, 3, 3])],
+        [vi("cond_out", BOOL, []), vi("h_out", F32, [1, 4, 3, 3])],
+        [init("grouped", np.array([1, 2, -1], np.int64)), init("full", np.array([1, 4, 3, 3], np.int64)),
+         init("ones", np.ones(2, np.float32)), init("zeros", np.zeros(2, np.float32)),
+         init("gamma", gamma), init("beta", beta), init("half", np.array(0.5, np.float32))])
+    nodes = [helper.make_node("Loop", ["m", "", "h0"], ["h"], name="denoise", body=body),
+             helper.make_node("InstanceNormalization", ["x", "scale", "bias"], ["y"], epsilon=1e-3)]
+    g = helper.make_graph(nodes, "group_norm_loop",
+                          [vi("h0", F32, [1, 4, 3, 3]), vi("m", I64, []), vi("x", F32, [2, 3, 5])],
+                          [vi("h", F32, [1, 4, 3, 3]), vi("y", F32, [2, 3, 5])],
+                          [init("scale", scale), init("bias", bias)])
+    h0 = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
+    x = (rng.standard_normal((2, 3, 5)) * 3 + 1).astype(np.float32)
+    h = h0.copy()
+    for _ in range(3):
+        n = np_instance_norm(h.reshape(1, 2, 18), np.ones(2, np.float32), np.zeros(2, np.float32), 1e-5)
+        n = n.reshape(1, 4, 3, 3) * gamma + beta
+        h = (h + 0.5 * (n / (1 + np.exp(-n)))).astype(np.float32)
+    return model(g), [({"h0": h0, "m": np.array(3, np.int64), "x": x},
+                       {"h": h, "y": np_instance_norm(x, scale, bias, 1e-3)})]
+
+
+MODELS += [group_norm_loop]
+
+
+# ---- rank6_moves: PyTorch's pixel_unshuffle, a Reshape to rank 6, a Transpose, a Reshape back ----
+
+def np_unshuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4).reshape(n, c * r * r, h // r, w // r)
+
+
+def np_shuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
+
+
+def rank6_moves():
+    """F.pixel_unshuffle (factor 2) as PyTorch writes it, through a rank-6 intermediate cfx holds
+    no value of (Reshape, Transpose, Reshape: one transpose of the merged axes), of the input;
+    and in a Loop's body, pixel_shuffle (the inverse, the same three ops) of the carried state
+    scaled, then unshuffled again: h = unshuffle(shuffle(h) * 0.5 + 1)."""
+    rng = np.random.default_rng(31)
+    N, C, H, W = 2, 3, 4, 6
+
+    def chain(tag, src, dst, mid, perm, out):
+        return [helper.make_node("Reshape", [src, tag + "_mid"], [tag + "_6d"]),
+                helper.make_node("Transpose", [tag + "_6d"], [tag + "_t"], perm=perm),
+                helper.make_node("Reshape", [tag + "_t", tag + "_out"], [dst])], \
+            [init(tag + "_mid", np.array(mid, np.int64)), init(tag + "_out", np.array(out, np.int64))]
+    un_nodes, un_inits = chain("un", "x", "y", [N, C, H // 2, 2, W // 2, 2], [0, 1, 3, 5, 2, 4],
+                               [N, C * 4, H // 2, W // 2])
+    sh_nodes, sh_inits = chain("sh", "h", "s", [N, C, 2, 2, H // 2, W // 2], [0, 1, 4, 2, 5, 3],
+                               [N, C, H, W])
+    bu_nodes, bu_inits = chain("bu", "s2", "h_out", [N, C, H // 2, 2, W // 2, 2], [0, 1, 3, 5, 2, 4],
+                               [N, C * 4, H // 2, W // 2])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"])] + sh_nodes +
+        [helper.make_node("Mul", ["s", "half"], ["s1"]), helper.make_node("Add", ["s1", "one"], ["s2"])] + bu_nodes,
+        "body", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("h", F32, [N, C * 4, H // 2, W // 2])],
+        [vi("cond_out", BOOL, []), vi("h_out", F32, [N, C * 4, H // 2, W // 2])],
+        sh_inits + bu_inits + [init("half", np.array(0.5, np.float32)), init("one", np.array(1, np.float32))])
+    nodes = un_nodes + [helper.make_node("Loop", ["m", "", "y"], ["h"], name="shuffles", body=body)]
+    g = helper.make_graph(nodes, "rank6_moves", [vi("x", F32, [N, C, H, W]), vi("m", I64, [])],
+                          [vi("y", F32, [N, C * 4, H // 2, W // 2]), vi("h", F32, [N, C * 4, H // 2, W // 2])],
+                          un_inits)
+    x = rng.standard_normal((N, C, H, W)).astype(np.float32)
+    y = np_unshuffle(x, 2)
+    assert np.array_equal(np_shuffle(y, 2), x)   # the two numpy moves are inverses
+    h = y
+    for _ in range(2):
+        h = np_unshuffle(np_shuffle(h, 2) * np.float32(0.5) + np.float32(1), 2)
+    return model(g), [({"x": x, "m": np.array(2, np.int64)}, {"y": y, "h": h})]
+
+
+MODELS += [rank6_moves]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
