@@ -74,15 +74,23 @@ typedef struct ival {
     const char *elem;   /* a one-element value reshaped from this scalar variable */
     const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
     int half;           /* an f32 that is ONNX's float16 (HALF_F16) or bfloat16 (HALF_BF16): its
-                         * values are that type's, each node that computes one rounds it */
+                         * values are that type's, each node that computes one rounds it; or an
+                         * i32 that is ONNX's int8, uint8, int16 or uint16, an i64 that is its
+                         * uint32 (HALF_I8 ... HALF_U32, narrow()), each node wrapping it */
     int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
     int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
     const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
-enum { HALF_NONE, HALF_F16, HALF_BF16 };
-static const char *const half_types[] = {"", "float16", "bfloat16"};
+enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32 };
+static const char *const half_types[] = {"", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "uint32"};
 static const char *const half_round[] = {"", "round_f16", "round_bf16"};
+
+/* A narrow integer type (held in i32, uint32 in i64), not a half type */
+static int narrow(int half)
+{
+    return half >= HALF_I8;
+}
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
 typedef struct smap {
@@ -628,9 +636,60 @@ static double half_value_of(int half, double x)
     return half == HALF_F16 ? k_round_f16_f64(x) : half == HALF_BF16 ? k_round_bf16_f64(x) : x;
 }
 
-/* A known f32 value rounded to its half type (a copy, where that changes it). */
+/* ---- int8, uint8, int16, uint16 and uint32 ---------------------------------------------------
+ * cfx has no narrow integers either: int8, uint8, int16 and uint16 are held in i32, uint32 in i64
+ * (unsigned values as the non-negative ones), and every node whose result has such a type wraps it
+ * to the type (modulo 2^bits, two's complement for the signed ones, as numpy and ONNX's reference
+ * compute in the type), except the nodes that only move, pick or compare values. i32 and i64
+ * wrap modulo 2^32 and 2^64, multiples of the type's modulus, so one wrap of the result gives the
+ * type's. The "half" of an ival says which type, as for float16; docs/onnx.md says so. */
+
+static int64_t narrow_modulus(int half)
+{
+    return half == HALF_I8 || half == HALF_U8 ? 256 : half == HALF_U32 ? (int64_t)1 << 32 : 65536;
+}
+
+static int narrow_signed(int half)
+{
+    return half == HALF_I8 || half == HALF_I16;
+}
+
+/* The dtype that holds a narrow type's values */
+static cfx_dtype narrow_holder(int half)
+{
+    return half == HALF_U32 ? CFX_I64 : CFX_I32;
+}
+
+/* x wrapped to the narrow type: (uint64_t)x is x modulo 2^64, a multiple of the modulus */
+static int64_t narrow_value_of(int half, int64_t x)
+{
+    int64_t m = narrow_modulus(half), r = (int64_t)((uint64_t)x % (uint64_t)m);
+    return narrow_signed(half) && r >= m / 2 ? r - m : r;
+}
+
+/* A known value wrapped to its narrow type (a copy, where that changes it). */
+static void wrap_known(imp *I, ival *v)
+{
+    int64_t n = count(&v->ty), i = 0;
+    while (i < n && narrow_value_of(v->half, geti(v, i)) == geti(v, i))
+        i++;
+    if (i == n)
+        return;
+    void *c = new_data(I, &v->ty);
+    for (i = 0; i < n; i++)
+        seti(v->ty.dtype, c, i, narrow_value_of(v->half, geti(v, i)));
+    v->data = c;
+    v->id = NULL; /* a module constant made of the old value is not this one */
+}
+
+/* A known f32 value rounded to its half type (a copy, where that changes it); a narrow
+ * integer's wrapped. */
 static void round_known(imp *I, ival *v)
 {
+    if (narrow(v->half)) {
+        wrap_known(I, v);
+        return;
+    }
     const float *d = v->data;
     int64_t n = count(&v->ty), i = 0;
     while (i < n && (isnan(d[i]) || (float)half_value_of(v->half, d[i]) == d[i]))
@@ -656,9 +715,14 @@ static int plain_id(const char *s)
     return *s == '\0';
 }
 
-/* expr, rounded to the half type where there is one: a step inside an op ONNX computes in it */
+/* expr, rounded to the half type where there is one (wrapped to a narrow integer type): a step
+ * inside an op ONNX computes in it */
 static const char *half_rounded(imp *I, int half, const char *expr)
 {
+    long long m = narrow(half) ? (long long)narrow_modulus(half) : 0;
+    if (m)
+        return narrow_signed(half) ? fmt(I, "(((%s) + %lld) %% %lld - %lld)", expr, m / 2, m, m / 2)
+                                   : fmt(I, "((%s) %% %lld)", expr, m);
     return half ? fmt(I, "%s(%s)", half_round[half], expr) : expr;
 }
 
@@ -667,7 +731,7 @@ static const char *half_rounded(imp *I, int half, const char *expr)
 static void round_value(imp *I, ival *v, int fresh)
 {
     const char *from = ref(I, v);
-    const char *id = fresh || !plain_id(from) ? new_id(I, "h_", v->name) : from;
+    const char *id = fresh || !plain_id(from) ? new_id(I, narrow(v->half) ? "w_" : "h_", v->name) : from;
     line(I, "%s = %s", id, half_rounded(I, v->half, from));
     v->id = id;
     v->elem = NULL; /* facts about the value before it was rounded */
@@ -690,8 +754,21 @@ static int keeps_values(const char *op)
     return 0;
 }
 
+/* Results of a node whose input is of a narrow integer type that are never of that type: a
+ * count, a shape or indices (an i64, as uint32's holder). */
+static int index_result(const char *op, size_t k)
+{
+    static const char *const ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "NonZero"};
+    for (size_t j = 0; j < sizeof ops / sizeof *ops; j++)
+        if (!strcmp(op, ops[j]))
+            return 1;
+    return k > 0 && (!strcmp(op, "TopK") || !strcmp(op, "Unique"));
+}
+
 /* After a node (not If, Loop, Scan or a function, whose inner nodes did this): its real results
- * take the half type it says, or that of its first real input, and are rounded to it. */
+ * take the half type it says, or that of its first real input, and are rounded to it; where it
+ * has no real input, its integer results take the narrow type of its first integer input and
+ * are wrapped to it (a negation too: -(-128) is -128 in int8). */
 static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
 {
     int half = I->node_half;
@@ -700,12 +777,19 @@ static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
         if (x && is_real(x->ty.dtype))
             half = x->half;
     }
+    for (size_t k = 0; half < 0 && k < n->n_input; k++) {
+        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
+        if (x && !x->seq && (x->ty.dtype == CFX_I32 || x->ty.dtype == CFX_I64))
+            half = x->half;
+    }
     if (half <= 0)
         return;
-    int keeps = keeps_values(n->op_type) || I->node_rounded;
+    int keeps = (keeps_values(n->op_type) || I->node_rounded) &&
+                !(narrow(half) && (!strcmp(n->op_type, "Neg") || !strcmp(n->op_type, "Abs")));
     for (size_t k = 0; k < n->n_output; k++) {
         ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
-        if (!v || v->ty.dtype != CFX_F32)
+        if (!v || v->ty.dtype != (narrow(half) ? narrow_holder(half) : CFX_F32) ||
+            (narrow(half) && index_result(n->op_type, k)))
             continue;
         v->half = half;
         if (keeps)
@@ -735,13 +819,19 @@ static const char *onnx_dtype_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
-/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32; *half says which. */
+/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32, int8, uint8, int16 and
+ * uint16 in i32, uint32 in i64; *half says which. */
 static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
     *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
-          : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16 : HALF_NONE;
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? HALF_I8
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? HALF_U8
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? HALF_I16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? HALF_U16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ? HALF_U32 : HALF_NONE;
     if (*half)
-        return CFX_F32;
+        return narrow(*half) ? narrow_holder(*half) : CFX_F32;
     switch (t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return CFX_F32;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return CFX_F64;
@@ -749,7 +839,8 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CFX_I64;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
     default:
-        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16 and bfloat16", what,
+        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16, bfloat16, int8, "
+             "uint8, int16, uint16 and uint32", what,
              onnx_dtype_name(t), (int)t);
     }
 }
@@ -789,11 +880,13 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     for (int k = 0; input && k < I->nshapes; k++)
         if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
             *out = I->shapes[k].type;
-            /* a float16 or bfloat16 input is given as f32 */
+            /* a float16 or bfloat16 input is given as f32, an int8 ... uint16 as i32, a uint32 as i64 */
             const Onnx__TypeProto *dt = vi->type;
             if (dt && dt->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && dt->tensor_type &&
-                dt->tensor_type->has_elem_type && out->dtype == CFX_F32)
-                (void)dtype_of(I, dt->tensor_type->elem_type, name, half);
+                dt->tensor_type->has_elem_type && (out->dtype == CFX_F32 || out->dtype == CFX_I32 ||
+                                                   out->dtype == CFX_I64) &&
+                dtype_of(I, dt->tensor_type->elem_type, name, half) != out->dtype)
+                *half = HALF_NONE;
             /* an input of no elements is a value known at import or nothing */
             int fixed = I->use_values && I->shapes[k].value;
             if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
@@ -927,7 +1020,43 @@ static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, con
     return data;
 }
 
-/* A tensor's data, in cfx's dtype; *half says where it was float16 or bfloat16 (held in f32). */
+/* A narrow integer tensor's n elements, in the dtype that holds them: from raw data of 1, 2 or 4
+ * bytes each, or int32_data (uint64_data for uint32), as ONNX stores them. */
+static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
+{
+    int64_t n = count(ty);
+    int esize = half == HALF_U32 ? 4 : half == HALF_I8 || half == HALF_U8 ? 1 : 2;
+    size_t bytes = (size_t)n * (size_t)esize;
+    const uint8_t *raw = NULL;
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        raw = read_external(I, t, bytes, bytes + 1);
+    } else if (t->has_raw_data) {
+        if (t->raw_data.len != bytes)
+            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
+                 tystr(I, ty), half_types[half], bytes);
+        raw = t->raw_data.data;
+    } else if ((half == HALF_U32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
+        fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name,
+             half == HALF_U32 ? t->n_uint64_data : t->n_int32_data, tystr(I, ty), (long long)n);
+    }
+    void *data = alloc(I, (size_t)n * (size_t)cfx_dtype_size(ty->dtype) + 1);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x;
+        if (raw) { /* little-endian */
+            uint32_t u = 0;
+            for (int b = 0; b < esize; b++)
+                u |= (uint32_t)raw[i * esize + b] << (8 * b);
+            x = u;
+        } else {
+            x = half == HALF_U32 ? (int64_t)t->uint64_data[i] : t->int32_data[i];
+        }
+        seti(ty->dtype, data, i, narrow_value_of(half, x));
+    }
+    return data;
+}
+
+/* A tensor's data, in cfx's dtype; *half says where it was float16 or bfloat16 (held in f32) or
+ * a narrow integer type (held in i32 or i64). */
 static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *half)
 {
     const char *name = t->name && *t->name ? t->name : "(a constant)";
@@ -938,6 +1067,8 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
+    if (narrow(h))
+        return narrow_data(I, t, name, ty, h);
     if (h)
         return half_data(I, t, name, ty, h);
     int64_t n = count(ty);
@@ -1572,12 +1703,13 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
 
 /* A Cast to float16 or bfloat16 rounds once from the value itself: from f64 (or an integer, by
  * way of f64, exact up to 2^53) with the rounding in f64, since rounding to f32 first could round
- * twice; from f32 after the cast (round_results). */
+ * twice; from f32 after the cast (round_results). A Cast to a narrow integer type casts to the
+ * dtype holding it (from a real, toward zero, as numpy's astype) and is wrapped after it. */
 static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int half)
 {
     ival *x = in(I, n, 0);
-    I->node_half = is_real(to) ? half : HALF_NONE;
-    if (!half || x->ty.dtype == CFX_F32) {
+    I->node_half = is_real(to) || narrow(half) ? half : HALF_NONE;
+    if (!half || narrow(half) || x->ty.dtype == CFX_F32) { /* to a narrow integer: cast, then wrapped */
         I->node_rounded = half && x->half == half; /* of that type already */
         op_cast(I, n, to);
         return;
@@ -5228,7 +5360,8 @@ static const char *seq_var(imp *I, const Onnx__NodeProto *n, size_t k)
 static void seq_no_half(imp *I, const ival *x)
 {
     if (x->half)
-        fail(I, "'%s' is %s: a sequence of float16 or bfloat16 items is not supported", x->name, half_types[x->half]);
+        fail(I, "'%s' is %s: a sequence of float16, bfloat16 or narrow integer items is not supported", x->name,
+             half_types[x->half]);
 }
 
 /* Items of one type: the message names the node and the two shapes. */
