@@ -815,7 +815,9 @@ static const char *onnx_dtype_name(int32_t t)
 {
     static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
                                         "int32", "int64", "string", "bool", "float16", "double",
-                                        "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+                                        "uint32", "uint64", "complex64", "complex128", "bfloat16",
+                                        "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                                        "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2"};
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
@@ -7905,6 +7907,243 @@ static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
     bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
 }
 
+/* ---- quantization ------------------------------------------------------------------------- */
+
+/* The name of a value's ONNX type: its narrow or half type, else its dtype */
+static const char *type_name(const ival *v)
+{
+    return v->half ? half_types[v->half] : cfx_dtype_name(v->ty.dtype);
+}
+
+/* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
+ * against x, as ONNX's reference reshapes it: one element (per tensor), a vector of x's length
+ * along axis (per axis), or with block_size, x's shape but for axis, whose length there is the
+ * number of blocks (each element repeated block_size times along it, by a Gather). */
+static const char *quant_param(imp *I, const Onnx__NodeProto *n, ival *x, ival *p, int64_t axis, int64_t block,
+                               const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int r = x->ty.rank, ax = norm_axis(I, axis, r, "axis");
+    int64_t len = x->ty.dims[ax], nb = block > 0 ? (len + block - 1) / block : len;
+    if (!block) {
+        if (p->ty.rank != 1 || p->ty.dims[0] != len)
+            fail(I, "'%s' is %s; quantizing %s per axis along axis %d takes one element per index", p->name,
+                 tystr(I, &p->ty), tystr(I, &x->ty), ax);
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            dims[d] = d == ax ? len : 1;
+        cfx_type s = mktype(p->ty.dtype, r, dims);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int ok = p->ty.rank == r;
+    for (int d = 0; ok && d < r; d++)
+        ok = p->ty.dims[d] == (d == ax ? nb : x->ty.dims[d]);
+    if (block < 0 || !ok)
+        fail(I, "'%s' is %s; blocks of %lld along axis %d of %s take %lld there and x's other dimensions",
+             p->name, tystr(I, &p->ty), (long long)block, ax, tystr(I, &x->ty), (long long)nb);
+    cfx_type it = mktype(CFX_I64, 1, &len);
+    int64_t *ix = new_data(I, &it);
+    for (int64_t i = 0; i < len; i++)
+        ix[i] = i / block;
+    ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.has_i = 1;
+    a.i = ax;
+    ival *ins[2] = {p, iv};
+    return ref(I, step(I, n, tag, op_gather, ins, 2, &a));
+}
+
+/* The narrow type an attribute names (output_dtype), or def where it is absent or 0 */
+static int attr_narrow(imp *I, const Onnx__NodeProto *n, const char *name, int def, cfx_dtype *dt)
+{
+    int64_t t = attr_int(I, n, name, 0);
+    int h = def;
+    if (t)
+        *dt = dtype_of(I, (int32_t)t, name, &h);
+    return h;
+}
+
+/* QuantizeLinear: round(x / scale) (halves to even) plus the zero point, saturated to the type
+ * of the zero point (or output_dtype, uint8 by default); x / scale in x's type, as the reference
+ * (a float16 quotient rounded to float16), or the type 'precision' names. */
+static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || !is_real(s->ty.dtype))
+        fail(I, "x is %s and the scale %s; QuantizeLinear takes real ones", tystr(I, &x->ty), tystr(I, &s->ty));
+    cfx_dtype odt = CFX_I32;
+    int to = attr_narrow(I, n, "output_dtype", zp ? zp->half : HALF_U8, &odt);
+    if (zp && to != zp->half)
+        fail(I, "'output_dtype' is %s and the zero point '%s' %s: they must agree", half_types[to], zp->name,
+             type_name(zp));
+    if (to < HALF_I8 || to > HALF_U16 || (zp && zp->ty.dtype != CFX_I32))
+        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16 and uint16",
+             zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
+    /* numpy's x / scale: in f64 where either is, in a half type where both are */
+    cfx_dtype cdt = x->ty.dtype == CFX_F64 || s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    int ch = x->half == s->half ? x->half : HALF_NONE;
+    if (attr_int(I, n, "precision", 0)) {
+        cdt = dtype_of(I, (int32_t)attr_int(I, n, "precision", 0), "precision", &ch);
+        if (!is_real(cdt))
+            fail(I, "'precision' is %s; it must be a real type", ch ? half_types[ch] : cfx_dtype_name(cdt));
+    }
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *xe = ref(I, x), *se = quant_param(I, n, x, s, axis, block, "scale");
+    if (x->ty.dtype != cdt)
+        xe = fmt(I, "cast(%s, %s)", xe, cfx_dtype_name(cdt));
+    if (s->ty.dtype != cdt)
+        se = fmt(I, "cast(%s, %s)", se, cfx_dtype_name(cdt));
+    const char *q = fmt(I, "round(%s)", half_rounded(I, ch, fmt(I, "%s / %s", xe, se)));
+    if (zp)
+        q = fmt(I, "%s + cast(%s, %s)", q, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = x->ty;
+    t.dtype = CFX_I32;
+    const char *v = out_var(I, n, 0, &t);
+    /* saturated before the cast: a quotient past i32's range still gives the type's end */
+    line(I, "%s = cast(min(max(%s, %lld), %lld), i32)", v, q, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* DequantizeLinear: (x - zero point) * scale, the difference in f32 as the reference computes
+ * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. */
+static void op_dequantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    if (x->ty.dtype != CFX_I32 || x->half == HALF_U32)
+        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16 and int32", type_name(x));
+    if (!is_real(s->ty.dtype))
+        fail(I, "the scale is %s; DequantizeLinear takes a real one", tystr(I, &s->ty));
+    if (zp && (zp->ty.dtype != x->ty.dtype || zp->half != x->half))
+        fail(I, "x is %s and its zero point '%s' %s: they must be of one type", type_name(x), zp->name,
+             type_name(zp));
+    cfx_dtype odt = s->ty.dtype;
+    int oh = attr_narrow(I, n, "output_dtype", s->half, &odt);
+    if (!is_real(odt))
+        fail(I, "'output_dtype' is %s; it must be a real type", oh ? half_types[oh] : cfx_dtype_name(odt));
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *dx = fmt(I, "cast(%s, f32)", ref(I, x));
+    if (zp)
+        dx = fmt(I, "%s - cast(%s, f32)", dx, quant_param(I, n, x, zp, axis, block, "zero_point"));
+    const char *se = quant_param(I, n, x, s, axis, block, "scale");
+    cfx_dtype cdt = s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    const char *y = cdt == CFX_F64 ? fmt(I, "cast(%s, f64) * %s", dx, se) : fmt(I, "(%s) * %s", dx, se);
+    if (odt != cdt)
+        y = fmt(I, "cast(%s, %s)", y, cfx_dtype_name(odt));
+    cfx_type t = x->ty;
+    t.dtype = odt;
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, y);
+    I->node_half = oh; /* a float16 result computed in f32 and rounded once, as the reference */
+}
+
+/* DynamicQuantizeLinear: uint8 with the scale and zero point of x's range widened to hold 0,
+ * each step as ONNX's reference computes it in f32. */
+static void op_dynamic_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.dtype != CFX_F32 || x->half)
+        fail(I, "x is %s; DynamicQuantizeLinear takes float", x->half ? half_types[x->half] : tystr(I, &x->ty));
+    const char *xe = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mx = new_id(I, "t_", fmt(I, "%s#max", nm)), *mn = new_id(I, "t_", fmt(I, "%s#min", nm));
+    line(I, "%s = max(max(%s), 0.0)", mx, xe);
+    line(I, "%s = min(min(%s), 0.0)", mn, xe);
+    cfx_type st = mktype(CFX_F32, 0, NULL), zt = mktype(CFX_I32, 0, NULL), yt = x->ty;
+    yt.dtype = CFX_I32;
+    const char *sc = out_var(I, n, 1, &st);
+    line(I, "%s = (1.0 if %s == %s else %s - %s) / 255.0", sc, mx, mn, mx, mn);
+    const char *zr = new_id(I, "t_", fmt(I, "%s#zero_point", nm));
+    line(I, "%s = round(min(max(0.0 - %s / %s, 0.0), 255.0))", zr, mn, sc);
+    const char *y = out_var(I, n, 0, &yt);
+    line(I, "%s = cast(min(max(round(%s / %s) + %s, 0.0), 255.0), i32)", y, xe, sc, zr);
+    const char *z = out_var(I, n, 2, &zt);
+    line(I, "%s = cast(%s, i32)", z, zr);
+    lookup(I, out_name(I, n, 0))->half = HALF_U8;
+    lookup(I, out_name(I, n, 2))->half = HALF_U8;
+}
+
+/* A zero point or scale of a matrix product's left operand a ([..., M, K]): one element, or one
+ * per row (shape [M], made [M, 1]); of its right one, one element or one per column ([N]). */
+static const char *row_param(imp *I, ival *a, ival *p, int left, const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int64_t len = a->ty.rank < 1 ? 0 : left && a->ty.rank >= 2 ? a->ty.dims[a->ty.rank - 2] : a->ty.dims[a->ty.rank - 1];
+    if (p->ty.rank != 1 || p->ty.dims[0] != len)
+        fail(I, "'%s' is %s; it must hold one element or one per %s of %s", p->name, tystr(I, &p->ty),
+             left ? "row" : "column", tystr(I, &a->ty));
+    if (!left)
+        return ref(I, p);
+    cfx_type s = mktype(p->ty.dtype, 2, (int64_t[]){len, 1});
+    return reshaped_val(I, p, &s, tag);
+}
+
+/* A quantized operand of MatMulInteger or QLinearMatMul less its zero point, in i32 (exact for
+ * 8- and 16-bit values) */
+static ival *shifted_part(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, int left, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx multiplies int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    if (!zp)
+        return a;
+    return part(I, n, tag, &a->ty, HALF_NONE, fmt(I, "%s - %s", ref(I, a), row_param(I, a, zp, left, tag)));
+}
+
+/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point), exact in i32 */
+static void op_matmul_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = shifted_part(I, n, in(I, n, 0), in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, in(I, n, 1), in_opt(I, n, 3), 0, "b");
+    product_part(I, n, NULL, a, b, HALF_NONE);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearMatMul: the i32 product of the shifted operands times a_scale * b_scale / y_scale (in
+ * the scales' type), plus y's zero point, in f64 as the reference computes it (int32 times a real
+ * array is float64 in numpy), rounded (halves to even) and saturated to y's type. */
+static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a0 = in(I, n, 0), *as = in(I, n, 1), *b0 = in(I, n, 3), *bs = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7);
+    ival *a = shifted_part(I, n, a0, in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, b0, in_opt(I, n, 5), 0, "b");
+    if (as->ty.dtype != CFX_F32 || bs->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || as->half != bs->half ||
+        as->half != ys->half)
+        fail(I, "the scales are %s, %s and %s; QLinearMatMul takes float, float16 or bfloat16 ones of one type",
+             type_name(as), type_name(bs), type_name(ys));
+    int to = yzp ? yzp->half : a0->half, h = as->half;
+    if (to != HALF_I8 && to != HALF_U8)
+        fail(I, "the result would be %s; QLinearMatMul gives int8 or uint8", type_name(yzp));
+    if (yzp && count(&yzp->ty) != 1)
+        fail(I, "y's zero point '%s' is %s; it must hold one element", yzp->name, tystr(I, &yzp->ty));
+    ival *c = product_part(I, n, "c", a, b, HALF_NONE);
+    if (count(&ys->ty) != 1)
+        fail(I, "y's scale '%s' is %s; it must hold one element", ys->name, tystr(I, &ys->ty));
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", half_rounded(I, h, fmt(I, "%s * %s",
+        row_param(I, a0, as, 1, "a_scale"), row_param(I, b0, bs, 0, "b_scale"))), reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "cast(%s, f64) * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    const char *v = out_var(I, n, 0, &c->ty);
+    line(I, "%s = cast(min(max(round(%s), %lld.0), %lld.0), i32)", v, d, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -7974,6 +8213,16 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_trilu(I, n);
     } else if (!strcmp(op, "CumProd")) {
         op_cumsum(I, n);
+    } else if (!strcmp(op, "QuantizeLinear")) {
+        op_quantize_linear(I, n);
+    } else if (!strcmp(op, "DequantizeLinear")) {
+        op_dequantize_linear(I, n);
+    } else if (!strcmp(op, "DynamicQuantizeLinear")) {
+        op_dynamic_quantize_linear(I, n);
+    } else if (!strcmp(op, "MatMulInteger")) {
+        op_matmul_integer(I, n);
+    } else if (!strcmp(op, "QLinearMatMul")) {
+        op_qlinear_matmul(I, n);
     } else if (!strcmp(op, "EyeLike")) {
         op_eyelike(I, n);
     } else if (!strcmp(op, "OneHot")) {
