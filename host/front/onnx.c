@@ -8075,7 +8075,8 @@ static const char *row_param(imp *I, ival *a, ival *p, int left, const char *tag
         cfx_type s = mktype(p->ty.dtype, 0, NULL);
         return reshaped_val(I, p, &s, tag);
     }
-    int64_t len = a->ty.rank < 1 ? 0 : left && a->ty.rank >= 2 ? a->ty.dims[a->ty.rank - 2] : a->ty.dims[a->ty.rank - 1];
+    int r = a->ty.rank;
+    int64_t len = r < 1 ? 0 : left && r >= 2 ? a->ty.dims[r - 2] : a->ty.dims[r - 1];
     if (p->ty.rank != 1 || p->ty.dims[0] != len)
         fail(I, "'%s' is %s; it must hold one element or one per %s of %s", p->name, tystr(I, &p->ty),
              left ? "row" : "column", tystr(I, &a->ty));
@@ -8130,8 +8131,9 @@ static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
     if (count(&ys->ty) != 1)
         fail(I, "y's scale '%s' is %s; it must hold one element", ys->name, tystr(I, &ys->ty));
     cfx_type one = mktype(CFX_F32, 0, NULL);
-    const char *f = half_rounded(I, h, fmt(I, "%s / %s", half_rounded(I, h, fmt(I, "%s * %s",
-        row_param(I, a0, as, 1, "a_scale"), row_param(I, b0, bs, 0, "b_scale"))), reshaped_val(I, ys, &one, "y_scale")));
+    const char *ab = half_rounded(I, h, fmt(I, "%s * %s", row_param(I, a0, as, 1, "a_scale"),
+                                            row_param(I, b0, bs, 0, "b_scale")));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", ab, reshaped_val(I, ys, &one, "y_scale")));
     const char *d = fmt(I, "cast(%s, f64) * cast(%s, f64)", c->id, f);
     if (yzp) {
         cfx_type zt = mktype(CFX_I32, 0, NULL);

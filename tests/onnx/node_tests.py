@@ -10,10 +10,11 @@ longer their data, so the tests are regenerated here: each case's model.onnx and
 and expected outputs as .npy files, into a temporary folder (--keep DIR: into DIR, kept).
 Runs every test whose ops (inside If/Loop/Scan bodies and model-local functions too) are all
 in the supported list (docs/onnx.md's table of ops; --ops OP,OP,... instead) and whose tensors are all f32, f64, i32, i64
-or bool, or float16 and bfloat16 (given as float32, results checked to be float32 holding values of
-the type), or int8, uint8, int16, uint16 and uint32 (given as int32, uint32 as int64, results checked
-to be of that holding dtype with values of the type); compares each output as onnx's backend test runner does (dtype and shape equal,
-values within the case's rtol/atol, 1e-3/1e-7 by default; integers and bools exactly).
+or bool, or float16 and bfloat16 (given as float32, results checked to be float32 holding values
+of the type), or int8, uint8, int16, uint16 and uint32 (given as int32, uint32 as int64, results
+checked to be of that holding dtype with values of the type); compares each output as onnx's
+backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
+default; integers and bools exactly).
 Sequences and optionals (docs/onnx.md): a test whose graph takes a sequence as an input is
 skipped (a cfx list cannot be a graph parameter); a sequence result is compared as its items
 stacked along a new first axis, as cfx gives it; an optional input that is None is left out
