@@ -667,6 +667,12 @@ static int64_t narrow_value_of(int half, int64_t x)
     return narrow_signed(half) && r >= m / 2 ? r - m : r;
 }
 
+/* The name of a value's ONNX type: its narrow or half type, else its dtype */
+static const char *type_name(const ival *v)
+{
+    return v->half ? half_types[v->half] : cfx_dtype_name(v->ty.dtype);
+}
+
 /* A known value wrapped to its narrow type (a copy, where that changes it). */
 static void wrap_known(imp *I, ival *v)
 {
@@ -7266,8 +7272,9 @@ static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
 static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
 {
     ival *x = in(I, n, 0);
-    if (!is_real(x->ty.dtype))
-        fail(I, "the input is %s (real types are taken)", tystr(I, &x->ty));
+    int ints = max && (x->half == HALF_I8 || x->half == HALF_U8); /* MaxPool's int8 and uint8 */
+    if (!is_real(x->ty.dtype) && !ints)
+        fail(I, "the input is %s (real types are taken, and int8 and uint8 for MaxPool)", type_name(x));
     int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
     size_t len;
     const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
@@ -7282,7 +7289,8 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
     int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
     cfx_dtype dt = x->ty.dtype;
     const char *nm = out_name(I, n, 0);
-    window_prepare(I, n, x, &w, max ? -INFINITY : 0);
+    /* a narrow integer's pads lie below its range (held in i32): never the largest */
+    window_prepare(I, n, x, &w, ints ? (x->half == HALF_I8 ? -129.0 : -1.0) : max ? -INFINITY : 0);
     if (kt > 4096)
         fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
     cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
@@ -7908,12 +7916,6 @@ static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
 }
 
 /* ---- quantization ------------------------------------------------------------------------- */
-
-/* The name of a value's ONNX type: its narrow or half type, else its dtype */
-static const char *type_name(const ival *v)
-{
-    return v->half ? half_types[v->half] : cfx_dtype_name(v->ty.dtype);
-}
 
 /* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
  * against x, as ONNX's reference reshapes it: one element (per tensor), a vector of x's length
