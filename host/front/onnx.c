@@ -7915,6 +7915,106 @@ static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
     bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
 }
 
+/* ---- bitwise ops, composed of arithmetic (the language has no bitwise operators) ---------- */
+
+/* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
+static int int_bits(const ival *v, int *sign)
+{
+    *sign = 1;
+    if (narrow(v->half)) {
+        *sign = narrow_signed(v->half);
+        return v->half == HALF_U32 ? 32 : v->half <= HALF_U8 ? 8 : 16;
+    }
+    return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
+}
+
+/* The two operands of a bitwise op, of one integer type; their broadcast type in *t */
+static int bitwise_operands(imp *I, const Onnx__NodeProto *n, ival **a, ival **b, cfx_type *t, int *sign)
+{
+    *a = in(I, n, 0);
+    *b = in(I, n, 1);
+    int bits = int_bits(*a, sign);
+    if (!bits || (*a)->ty.dtype != (*b)->ty.dtype || (*a)->half != (*b)->half)
+        fail(I, "the operands are %s and %s; %s takes two integers of one type", type_name(*a), type_name(*b),
+             n->op_type);
+    broadcast(I, &(*a)->ty, &(*b)->ty, t);
+    t->dtype = (*a)->ty.dtype;
+    return bits;
+}
+
+/* BitShift (ONNX's reference): a * 2^b wrapped, or a // 2^b (arithmetic for a signed type); a
+ * shift outside 0 .. bits - 1 gives 0 (a right one of a negative value -1). */
+static void op_bitshift(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
+    const char *dir = attr_str(I, n, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
+    const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
+    /* 2^(bits - 1) of an int32 or int64 wraps to its minimum: right shifts by bits - 1 take the
+     * sign's branch */
+    int lim = narrow(a->half) ? bits - 1 : bits - 2;
+    if (!strcmp(dir, "LEFT"))
+        line(I, "%s = where((%s >= 0) and (%s < %d), %s * pow(2, min(max(%s, 0), %d)), 0)", v, y, y, bits, x, y,
+             bits - 1);
+    else
+        line(I, "%s = where((%s >= 0) and (%s <= %d), %s // pow(2, min(max(%s, 0), %d)), where(%s < 0, -1, 0))", v,
+             y, y, lim, x, y, lim, x);
+}
+
+/* BitwiseNot: -a - 1 of a signed type, (2^bits - 1) - a of an unsigned one */
+static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0);
+    int sign, bits = int_bits(a, &sign);
+    if (!bits)
+        fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
+    const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
+    if (sign)
+        line(I, "%s = -%s - 1", v, x);
+    else
+        line(I, "%s = %lld - %s", v, (long long)narrow_modulus(a->half) - 1, x);
+    I->node_rounded = 1;
+}
+
+/* BitwiseAnd, BitwiseOr, BitwiseXor: each operand as its bits' unsigned value (modulo 2^bits, an
+ * int32's in i64), a & b summed bit by bit in a loop, a | b = a + b - a & b, a ^ b = a + b -
+ * 2 (a & b); wrapped back to the type. int64 is refused (2^64 is no i64). */
+static void op_bitwise(imp *I, const Onnx__NodeProto *n, int op)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
+    if (bits == 64)
+        fail(I, "%s of int64 is not supported (cfx composes it of arithmetic modulo 2^64, which i64 cannot hold)",
+             n->op_type);
+    int wide = a->ty.dtype == CFX_I32 && !narrow(a->half); /* int32: in i64 */
+    cfx_type ut = t;
+    ut.dtype = wide ? CFX_I64 : t.dtype;
+    const char *dt = cfx_dtype_name(ut.dtype), *nm = out_name(I, n, 0);
+    long long m = (long long)1 << bits;
+    const char *ua = new_id(I, "t_", fmt(I, "%s#a", nm)), *ub = new_id(I, "t_", fmt(I, "%s#b", nm));
+    const char *acc = new_id(I, "t_", fmt(I, "%s#and", nm)), *p = new_id(I, "t_", fmt(I, "%s#bit", nm));
+    const char *k = new_id(I, "k_", nm);
+    line(I, "%s = %s %% %lld", ua, wide ? fmt(I, "cast(%s, i64)", ref(I, a)) : ref(I, a), m);
+    line(I, "%s = %s %% %lld", ub, wide ? fmt(I, "cast(%s, i64)", ref(I, b)) : ref(I, b), m);
+    line(I, "%s = %s", acc, zeros_of(I, &ut));
+    line(I, "%s = cast(1, %s)", p, dt);
+    line(I, "for %s in range(%d) {", k, bits);
+    I->indent++;
+    line(I, "%s = %s + (%s // %s %% 2) * (%s // %s %% 2) * %s", acc, acc, ua, p, ub, p, p);
+    line(I, "%s = %s * 2", p, p);
+    I->indent--;
+    line(I, "}");
+    const char *r = op == 0 ? acc : fmt(I, op == 1 ? "%s + %s - %s" : "%s + %s - 2 * %s", ua, ub, acc);
+    if (wide) /* the low 32 bits, as int32 */
+        r = fmt(I, "cast(%s, i32)", r);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, r); /* a narrow type's: wrapped after (round_results) */
+}
+
 /* ---- quantization ------------------------------------------------------------------------- */
 
 /* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
@@ -8217,6 +8317,12 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_trilu(I, n);
     } else if (!strcmp(op, "CumProd")) {
         op_cumsum(I, n);
+    } else if (!strcmp(op, "BitShift")) {
+        op_bitshift(I, n);
+    } else if (!strcmp(op, "BitwiseNot")) {
+        op_bitwise_not(I, n);
+    } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
+        op_bitwise(I, n, !strcmp(op, "BitwiseAnd") ? 0 : !strcmp(op, "BitwiseOr") ? 1 : 2);
     } else if (!strcmp(op, "QuantizeLinear")) {
         op_quantize_linear(I, n);
     } else if (!strcmp(op, "DequantizeLinear")) {
