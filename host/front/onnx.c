@@ -7964,6 +7964,26 @@ static void op_bitshift(imp *I, const Onnx__NodeProto *n)
              y, y, lim, x, y, lim, x);
 }
 
+/* BitCast between integer types of one width (and bool to uint8): the same bits read as the
+ * other type are the value wrapped to it (two's complement, round_results); with a real type
+ * refused (the language cannot read a real's bits) */
+static void op_bitcast(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h, sign;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    ival like = {.ty = {.dtype = to}, .half = h};
+    int bits = x->ty.dtype == CFX_BOOL ? 8 * (h == HALF_U8) : int_bits(x, &sign);
+    if (!bits || bits != int_bits(&like, &sign))
+        fail(I, "BitCast of %s to %s is not supported: cfx takes integers of one width (and bool to uint8)",
+             type_name(x), type_name(&like));
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *e = ref(I, x), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x->ty.dtype == to ? e : fmt(I, "cast(%s, %s)", e, cfx_dtype_name(to)));
+    I->node_half = h;
+}
+
 /* BitwiseNot: -a - 1 of a signed type, (2^bits - 1) - a of an unsigned one */
 static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
 {
@@ -8319,6 +8339,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_cumsum(I, n);
     } else if (!strcmp(op, "BitShift")) {
         op_bitshift(I, n);
+    } else if (!strcmp(op, "BitCast")) {
+        op_bitcast(I, n);
     } else if (!strcmp(op, "BitwiseNot")) {
         op_bitwise_not(I, n);
     } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
