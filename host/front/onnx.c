@@ -7915,6 +7915,119 @@ static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
     bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
 }
 
+/* The importer's Conv of x by w (plus bias b, or none) with n's attributes, as a step of n: its
+ * result bound under n's first output name and tag */
+static ival *conv_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, ival *w, ival *b)
+{
+    Onnx__NodeProto s = *n;
+    char *names[3], *out = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    ival *ins[3] = {x, w, b};
+    for (int k = 0; k < (b ? 3 : 2); k++) {
+        names[k] = fmt(I, "%s#%s_in%d", out_name(I, n, 0), tag, k);
+        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data);
+    }
+    s.input = names;
+    s.n_input = b ? 3 : 2;
+    s.output = &out;
+    s.n_output = 1;
+    op_conv(I, &s);
+    return lookup(I, out);
+}
+
+/* A quantized operand of ConvInteger or QLinearConv less its zero point (one, or for the weights
+ * one per output channel), in f64, where the importer's Conv computes it exactly */
+static ival *shifted_f64(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx convolves int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    cfx_type t = a->ty;
+    t.dtype = CFX_F64;
+    const char *z = NULL;
+    if (zp && count(&zp->ty) == 1) {
+        cfx_type one = mktype(zp->ty.dtype, 0, NULL);
+        z = reshaped_val(I, zp, &one, tag);
+    } else if (zp) {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < a->ty.rank; d++)
+            dims[d] = d ? 1 : a->ty.dims[0];
+        if (zp->ty.rank != 1 || zp->ty.dims[0] != a->ty.dims[0])
+            fail(I, "'%s' is %s; it must hold one element or one per output channel", zp->name, tystr(I, &zp->ty));
+        cfx_type pc = mktype(zp->ty.dtype, a->ty.rank, dims);
+        z = reshaped_val(I, zp, &pc, tag);
+    }
+    return part(I, n, tag, &t, HALF_NONE, fmt(I, "cast(%s, f64)", z ? fmt(I, "%s - %s", ref(I, a), z) : ref(I, a)));
+}
+
+/* ConvInteger: the Conv of (x - x_zero_point) by (w - w_zero_point), in f64 (exact) and then i32 */
+static void op_conv_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = shifted_f64(I, n, in(I, n, 0), in_opt(I, n, 2), "x");
+    ival *w = shifted_f64(I, n, in(I, n, 1), in_opt(I, n, 3), "w");
+    ival *c = conv_part(I, n, "conv", x, w, NULL);
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(%s, i32)", out_var(I, n, 0, &t), c->id);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearConv: ConvInteger's product plus the int32 bias, times x_scale * w_scale / y_scale (in
+ * the scales' type; w_scale one or one per output channel) in f64, plus y's zero point, saturated
+ * and rounded halves to even, as ONNX's reference. */
+static void op_qlinear_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x0 = in(I, n, 0), *xs = in(I, n, 1), *w0 = in(I, n, 3), *ws = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7), *b = in_opt(I, n, 8);
+    ival *x = shifted_f64(I, n, x0, in_opt(I, n, 2), "x"), *w = shifted_f64(I, n, w0, in_opt(I, n, 5), "w");
+    if (xs->ty.dtype != CFX_F32 || ws->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || xs->half != ws->half ||
+        xs->half != ys->half || count(&xs->ty) != 1 || count(&ys->ty) != 1)
+        fail(I, "the scales are %s, %s and %s; QLinearConv takes float ones of one type, x's and y's of one element",
+             type_name(xs), type_name(ws), type_name(ys));
+    if (b && (b->ty.dtype != CFX_I32 || b->half))
+        fail(I, "the bias is %s; QLinearConv takes int32", type_name(b));
+    int to = yzp ? yzp->half : x0->half, h = xs->half;
+    if ((to != HALF_I8 && to != HALF_U8) || (yzp && count(&yzp->ty) != 1))
+        fail(I, "y's zero point '%s' is %s; QLinearConv gives int8 or uint8, one zero point", yzp ? yzp->name : "",
+             yzp ? tystr(I, &yzp->ty) : "");
+    ival *bf = NULL;
+    if (b) {
+        cfx_type bt = b->ty;
+        bt.dtype = CFX_F64;
+        bf = part(I, n, "bias", &bt, HALF_NONE, fmt(I, "cast(%s, f64)", ref(I, b)));
+    }
+    ival *c = conv_part(I, n, "conv", x, w, bf);
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *wse = NULL;
+    if (count(&ws->ty) == 1) {
+        wse = reshaped_val(I, ws, &one, "w_scale");
+    } else {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < c->ty.rank; d++)
+            dims[d] = d == 1 ? c->ty.dims[1] : 1;
+        if (ws->ty.rank != 1 || c->ty.rank < 2 || ws->ty.dims[0] != c->ty.dims[1])
+            fail(I, "w_scale '%s' is %s; it must hold one element or one per output channel", ws->name,
+                 tystr(I, &ws->ty));
+        cfx_type pc = mktype(CFX_F32, c->ty.rank, dims);
+        wse = reshaped_val(I, ws, &pc, "w_scale");
+    }
+    const char *xw = half_rounded(I, h, fmt(I, "%s * %s", reshaped_val(I, xs, &one, "x_scale"), wse));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", xw, reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "%s * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(round(min(max(%s, %lld.0), %lld.0)), i32)", out_var(I, n, 0, &t), d, (long long)lo,
+         (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
 /* ---- bitwise ops, composed of arithmetic (the language has no bitwise operators) ---------- */
 
 /* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
@@ -8351,6 +8464,10 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_dequantize_linear(I, n);
     } else if (!strcmp(op, "DynamicQuantizeLinear")) {
         op_dynamic_quantize_linear(I, n);
+    } else if (!strcmp(op, "ConvInteger")) {
+        op_conv_integer(I, n);
+    } else if (!strcmp(op, "QLinearConv")) {
+        op_qlinear_conv(I, n);
     } else if (!strcmp(op, "MatMulInteger")) {
         op_matmul_integer(I, n);
     } else if (!strcmp(op, "QLinearMatMul")) {
