@@ -159,6 +159,35 @@ static void check_round_trips(void)
     CHECK_STR(decode(img, n, ty(CFX_F64, 1, 4, 0), hd),
               "dtype '<f2' (float16, read as f32) does not match the input's type f64[4]");
     CHECK_STR(decode(img, n - 2, ty(CFX_F32, 1, 4, 0), hf), "truncated data: 8 bytes expected, 6 found");
+
+    /* int8, uint8, int16, uint16 read as i32 and uint32 as i64 (ONNX's narrow integers): the
+     * bytes little-endian, written out by hand */
+    uint8_t b8[3] = {0xff, 0x80, 0x05};
+    int32_t g[3];
+    n = image(img, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", b8, 3);
+    CHECK_STR(decode(img, n, ty(CFX_I32, 1, 3, 0), g), "");
+    CHECK(g[0] == 255 && g[1] == 128 && g[2] == 5);
+    n = image(img, 1, "{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }", b8, 3);
+    CHECK_STR(decode(img, n, ty(CFX_I32, 1, 3, 0), g), "");
+    CHECK(g[0] == -1 && g[1] == -128 && g[2] == 5);
+    uint8_t b16[4] = {0x00, 0x80, 0xff, 0x7f};
+    n = image(img, 1, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", b16, 4);
+    CHECK_STR(decode(img, n, ty(CFX_I32, 1, 2, 0), g), "");
+    CHECK(g[0] == -32768 && g[1] == 32767);
+    n = image(img, 1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", b16, 4);
+    CHECK_STR(decode(img, n, ty(CFX_I32, 1, 2, 0), g), "");
+    CHECK(g[0] == 32768 && g[1] == 32767);
+    uint8_t b32[4] = {0xfe, 0xff, 0xff, 0xff};
+    int64_t g64[1];
+    n = image(img, 1, "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", b32, 4);
+    CHECK_STR(decode(img, n, ty(CFX_I64, 1, 1, 0), g64), "");
+    CHECK(g64[0] == 4294967294LL);
+    CHECK_STR(decode(img, n, ty(CFX_I32, 1, 1, 0), g),
+              "dtype '<u4' (uint32, read as i64) does not match the input's type i32[1]");
+    n = image(img, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", b8, 3);
+    CHECK_STR(decode(img, n, ty(CFX_F32, 1, 3, 0), hf),
+              "dtype '|u1' (a narrow integer, read as i32) does not match the input's type f32[3]");
+    CHECK_STR(decode(img, n - 1, ty(CFX_I32, 1, 3, 0), g), "truncated data: 3 bytes expected, 2 found");
 }
 
 static void check_malformed(void)
@@ -191,9 +220,11 @@ static void check_malformed(void)
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }",
          "fortran_order is True; only C order is supported"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }",
-         "dtype '>f4' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)"},
-        {"{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }",
-         "dtype '|u1' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)"},
+         "dtype '>f4' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
+         "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)"},
+        {"{'descr': '<u8', 'fortran_order': False, 'shape': (3,), }",
+         "dtype '<u8' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
+         "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
          "dtype '<f8' (f64) does not match the input's type f32[3]"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 1073741824), }",

@@ -74,15 +74,23 @@ typedef struct ival {
     const char *elem;   /* a one-element value reshaped from this scalar variable */
     const char *dot_a, *dot_b; /* a product of two vectors of one length: a ReduceSum of it is dot(a, b) */
     int half;           /* an f32 that is ONNX's float16 (HALF_F16) or bfloat16 (HALF_BF16): its
-                         * values are that type's, each node that computes one rounds it */
+                         * values are that type's, each node that computes one rounds it; or an
+                         * i32 that is ONNX's int8, uint8, int16 or uint16, an i64 that is its
+                         * uint32 (HALF_I8 ... HALF_U32, narrow()), each node wrapping it */
     int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
     int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
     const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
-enum { HALF_NONE, HALF_F16, HALF_BF16 };
-static const char *const half_types[] = {"", "float16", "bfloat16"};
+enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32 };
+static const char *const half_types[] = {"", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "uint32"};
 static const char *const half_round[] = {"", "round_f16", "round_bf16"};
+
+/* A narrow integer type (held in i32, uint32 in i64), not a half type */
+static int narrow(int half)
+{
+    return half >= HALF_I8;
+}
 
 /* A string-keyed map to int with open addressing; -1 marks a key bound to nothing. */
 typedef struct smap {
@@ -635,9 +643,66 @@ static double half_value_of(int half, double x)
     return half == HALF_F16 ? k_round_f16_f64(x) : half == HALF_BF16 ? k_round_bf16_f64(x) : x;
 }
 
-/* A known f32 value rounded to its half type (a copy, where that changes it). */
+/* ---- int8, uint8, int16, uint16 and uint32 ---------------------------------------------------
+ * cfx has no narrow integers either: int8, uint8, int16 and uint16 are held in i32, uint32 in i64
+ * (unsigned values as the non-negative ones), and every node whose result has such a type wraps it
+ * to the type (modulo 2^bits, two's complement for the signed ones, as numpy and ONNX's reference
+ * compute in the type), except the nodes that only move, pick or compare values. i32 and i64
+ * wrap modulo 2^32 and 2^64, multiples of the type's modulus, so one wrap of the result gives the
+ * type's. The "half" of an ival says which type, as for float16; docs/onnx.md says so. */
+
+static int64_t narrow_modulus(int half)
+{
+    return half == HALF_I8 || half == HALF_U8 ? 256 : half == HALF_U32 ? (int64_t)1 << 32 : 65536;
+}
+
+static int narrow_signed(int half)
+{
+    return half == HALF_I8 || half == HALF_I16;
+}
+
+/* The dtype that holds a narrow type's values */
+static cfx_dtype narrow_holder(int half)
+{
+    return half == HALF_U32 ? CFX_I64 : CFX_I32;
+}
+
+/* x wrapped to the narrow type: (uint64_t)x is x modulo 2^64, a multiple of the modulus */
+static int64_t narrow_value_of(int half, int64_t x)
+{
+    int64_t m = narrow_modulus(half), r = (int64_t)((uint64_t)x % (uint64_t)m);
+    return narrow_signed(half) && r >= m / 2 ? r - m : r;
+}
+
+/* The name of a value's ONNX type: its narrow or half type, else its dtype */
+static const char *type_name(const ival *v)
+{
+    return v->half ? half_types[v->half] : cfx_dtype_name(v->ty.dtype);
+}
+
+/* A known value wrapped to its narrow type (a copy, where that changes it). */
+static void wrap_known(imp *I, ival *v)
+{
+    int64_t n = count(&v->ty), i = 0;
+    while (i < n && narrow_value_of(v->half, geti(v, i)) == geti(v, i))
+        i++;
+    if (i == n)
+        return;
+    void *c = new_data(I, &v->ty);
+    for (i = 0; i < n; i++)
+        seti(v->ty.dtype, c, i, narrow_value_of(v->half, geti(v, i)));
+    v->data = c;
+    v->id = NULL; /* a module constant made of the old value is not this one */
+}
+
+/* A known f32 value rounded to its half type (a copy, where that changes it); a narrow
+ * integer's wrapped. */
 static void round_known(imp *I, ival *v)
 {
+    if (narrow(v->half)) {
+        wrap_known(I, v);
+        return;
+    }
     const float *d = v->data;
     int64_t n = count(&v->ty), i = 0;
     while (i < n && (isnan(d[i]) || (float)half_value_of(v->half, d[i]) == d[i]))
@@ -663,9 +728,14 @@ static int plain_id(const char *s)
     return *s == '\0';
 }
 
-/* expr, rounded to the half type where there is one: a step inside an op ONNX computes in it */
+/* expr, rounded to the half type where there is one (wrapped to a narrow integer type): a step
+ * inside an op ONNX computes in it */
 static const char *half_rounded(imp *I, int half, const char *expr)
 {
+    long long m = narrow(half) ? (long long)narrow_modulus(half) : 0;
+    if (m)
+        return narrow_signed(half) ? fmt(I, "(((%s) + %lld) %% %lld - %lld)", expr, m / 2, m, m / 2)
+                                   : fmt(I, "((%s) %% %lld)", expr, m);
     return half ? fmt(I, "%s(%s)", half_round[half], expr) : expr;
 }
 
@@ -674,7 +744,7 @@ static const char *half_rounded(imp *I, int half, const char *expr)
 static void round_value(imp *I, ival *v, int fresh)
 {
     const char *from = ref(I, v);
-    const char *id = fresh || !plain_id(from) ? new_id(I, "h_", v->name) : from;
+    const char *id = fresh || !plain_id(from) ? new_id(I, narrow(v->half) ? "w_" : "h_", v->name) : from;
     line(I, "%s = %s", id, half_rounded(I, v->half, from));
     v->id = id;
     v->elem = NULL; /* facts about the value before it was rounded */
@@ -697,8 +767,21 @@ static int keeps_values(const char *op)
     return 0;
 }
 
+/* Results of a node whose input is of a narrow integer type that are never of that type: a
+ * count, a shape or indices (an i64, as uint32's holder). */
+static int index_result(const char *op, size_t k)
+{
+    static const char *const ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "NonZero"};
+    for (size_t j = 0; j < sizeof ops / sizeof *ops; j++)
+        if (!strcmp(op, ops[j]))
+            return 1;
+    return k > 0 && (!strcmp(op, "TopK") || !strcmp(op, "Unique"));
+}
+
 /* After a node (not If, Loop, Scan or a function, whose inner nodes did this): its real results
- * take the half type it says, or that of its first real input, and are rounded to it. */
+ * take the half type it says, or that of its first real input, and are rounded to it; where it
+ * has no real input, its integer results take the narrow type of its first integer input and
+ * are wrapped to it (a negation too: -(-128) is -128 in int8). */
 static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
 {
     int half = I->node_half;
@@ -707,12 +790,19 @@ static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
         if (x && is_real(x->ty.dtype))
             half = x->half;
     }
+    for (size_t k = 0; half < 0 && k < n->n_input; k++) {
+        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
+        if (x && !x->seq && (x->ty.dtype == CFX_I32 || x->ty.dtype == CFX_I64))
+            half = x->half;
+    }
     if (half <= 0)
         return;
-    int keeps = keeps_values(n->op_type) || I->node_rounded;
+    int keeps = (keeps_values(n->op_type) || I->node_rounded) &&
+                !(narrow(half) && (!strcmp(n->op_type, "Neg") || !strcmp(n->op_type, "Abs")));
     for (size_t k = 0; k < n->n_output; k++) {
         ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
-        if (!v || v->ty.dtype != CFX_F32)
+        if (!v || v->ty.dtype != (narrow(half) ? narrow_holder(half) : CFX_F32) ||
+            (narrow(half) && index_result(n->op_type, k)))
             continue;
         v->half = half;
         if (keeps)
@@ -738,17 +828,25 @@ static const char *onnx_dtype_name(int32_t t)
 {
     static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
                                         "int32", "int64", "string", "bool", "float16", "double",
-                                        "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+                                        "uint32", "uint64", "complex64", "complex128", "bfloat16",
+                                        "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                                        "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2"};
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
-/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32; *half says which. */
+/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32, int8, uint8, int16 and
+ * uint16 in i32, uint32 in i64; *half says which. */
 static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
     *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
-          : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16 : HALF_NONE;
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 ? HALF_BF16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? HALF_I8
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? HALF_U8
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? HALF_I16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? HALF_U16
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ? HALF_U32 : HALF_NONE;
     if (*half)
-        return CFX_F32;
+        return narrow(*half) ? narrow_holder(*half) : CFX_F32;
     switch (t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return CFX_F32;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: return CFX_F64;
@@ -756,7 +854,8 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CFX_I64;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
     default:
-        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16 and bfloat16", what,
+        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16, bfloat16, int8, "
+             "uint8, int16, uint16 and uint32", what,
              onnx_dtype_name(t), (int)t);
     }
 }
@@ -796,11 +895,13 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
     for (int k = 0; input && k < I->nshapes; k++)
         if (I->shapes[k].name && strcmp(I->shapes[k].name, name) == 0) {
             *out = I->shapes[k].type;
-            /* a float16 or bfloat16 input is given as f32 */
+            /* a float16 or bfloat16 input is given as f32, an int8 ... uint16 as i32, a uint32 as i64 */
             const Onnx__TypeProto *dt = vi->type;
             if (dt && dt->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && dt->tensor_type &&
-                dt->tensor_type->has_elem_type && out->dtype == CFX_F32)
-                (void)dtype_of(I, dt->tensor_type->elem_type, name, half);
+                dt->tensor_type->has_elem_type && (out->dtype == CFX_F32 || out->dtype == CFX_I32 ||
+                                                   out->dtype == CFX_I64) &&
+                dtype_of(I, dt->tensor_type->elem_type, name, half) != out->dtype)
+                *half = HALF_NONE;
             /* an input of no elements is a value known at import or nothing */
             int fixed = I->use_values && I->shapes[k].value;
             if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
@@ -934,7 +1035,43 @@ static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, con
     return data;
 }
 
-/* A tensor's data, in cfx's dtype; *half says where it was float16 or bfloat16 (held in f32). */
+/* A narrow integer tensor's n elements, in the dtype that holds them: from raw data of 1, 2 or 4
+ * bytes each, or int32_data (uint64_data for uint32), as ONNX stores them. */
+static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
+{
+    int64_t n = count(ty);
+    int esize = half == HALF_U32 ? 4 : half == HALF_I8 || half == HALF_U8 ? 1 : 2;
+    size_t bytes = (size_t)n * (size_t)esize;
+    const uint8_t *raw = NULL;
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        raw = read_external(I, t, bytes, bytes + 1);
+    } else if (t->has_raw_data) {
+        if (t->raw_data.len != bytes)
+            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
+                 tystr(I, ty), half_types[half], bytes);
+        raw = t->raw_data.data;
+    } else if ((half == HALF_U32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
+        fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name,
+             half == HALF_U32 ? t->n_uint64_data : t->n_int32_data, tystr(I, ty), (long long)n);
+    }
+    void *data = alloc(I, (size_t)n * (size_t)cfx_dtype_size(ty->dtype) + 1);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x;
+        if (raw) { /* little-endian */
+            uint32_t u = 0;
+            for (int b = 0; b < esize; b++)
+                u |= (uint32_t)raw[i * esize + b] << (8 * b);
+            x = u;
+        } else {
+            x = half == HALF_U32 ? (int64_t)t->uint64_data[i] : t->int32_data[i];
+        }
+        seti(ty->dtype, data, i, narrow_value_of(half, x));
+    }
+    return data;
+}
+
+/* A tensor's data, in cfx's dtype; *half says where it was float16 or bfloat16 (held in f32) or
+ * a narrow integer type (held in i32 or i64). */
 static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *half)
 {
     const char *name = t->name && *t->name ? t->name : "(a constant)";
@@ -945,6 +1082,8 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
+    if (narrow(h))
+        return narrow_data(I, t, name, ty, h);
     if (h)
         return half_data(I, t, name, ty, h);
     int64_t n = count(ty);
@@ -1584,12 +1723,13 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
 
 /* A Cast to float16 or bfloat16 rounds once from the value itself: from f64 (or an integer, by
  * way of f64, exact up to 2^53) with the rounding in f64, since rounding to f32 first could round
- * twice; from f32 after the cast (round_results). */
+ * twice; from f32 after the cast (round_results). A Cast to a narrow integer type casts to the
+ * dtype holding it (from a real, toward zero, as numpy's astype) and is wrapped after it. */
 static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int half)
 {
     ival *x = in(I, n, 0);
-    I->node_half = is_real(to) ? half : HALF_NONE;
-    if (!half || x->ty.dtype == CFX_F32) {
+    I->node_half = is_real(to) || narrow(half) ? half : HALF_NONE;
+    if (!half || narrow(half) || x->ty.dtype == CFX_F32) { /* to a narrow integer: cast, then wrapped */
         I->node_rounded = half && x->half == half; /* of that type already */
         op_cast(I, n, to);
         return;
@@ -5488,7 +5628,8 @@ static const char *seq_var(imp *I, const Onnx__NodeProto *n, size_t k)
 static void seq_no_half(imp *I, const ival *x)
 {
     if (x->half)
-        fail(I, "'%s' is %s: a sequence of float16 or bfloat16 items is not supported", x->name, half_types[x->half]);
+        fail(I, "'%s' is %s: a sequence of float16, bfloat16 or narrow integer items is not supported", x->name,
+             half_types[x->half]);
 }
 
 /* Items of one type: the message names the node and the two shapes. */
@@ -7658,8 +7799,9 @@ static void op_col2im(imp *I, const Onnx__NodeProto *n)
 static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
 {
     ival *x = in(I, n, 0);
-    if (!is_real(x->ty.dtype))
-        fail(I, "the input is %s (real types are taken)", tystr(I, &x->ty));
+    int ints = max && (x->half == HALF_I8 || x->half == HALF_U8); /* MaxPool's int8 and uint8 */
+    if (!is_real(x->ty.dtype) && !ints)
+        fail(I, "the input is %s (real types are taken, and int8 and uint8 for MaxPool)", type_name(x));
     int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
     size_t len;
     const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
@@ -7674,7 +7816,8 @@ static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
     int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
     cfx_dtype dt = x->ty.dtype;
     const char *nm = out_name(I, n, 0);
-    window_prepare(I, n, x, &w, max ? -INFINITY : 0);
+    /* a narrow integer's pads lie below its range (held in i32): never the largest */
+    window_prepare(I, n, x, &w, ints ? (x->half == HALF_I8 ? -129.0 : -1.0) : max ? -INFINITY : 0);
     if (kt > 4096)
         fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
     cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
@@ -8229,6 +8372,472 @@ static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
     bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
 }
 
+/* The importer's Conv of x by w (plus bias b, or none) with n's attributes, as a step of n: its
+ * result bound under n's first output name and tag */
+static ival *conv_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, ival *w, ival *b)
+{
+    Onnx__NodeProto s = *n;
+    char *names[3], *out = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    ival *ins[3] = {x, w, b};
+    for (int k = 0; k < (b ? 3 : 2); k++) {
+        names[k] = fmt(I, "%s#%s_in%d", out_name(I, n, 0), tag, k);
+        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data);
+    }
+    s.input = names;
+    s.n_input = b ? 3 : 2;
+    s.output = &out;
+    s.n_output = 1;
+    op_conv(I, &s);
+    return lookup(I, out);
+}
+
+/* A quantized operand of ConvInteger or QLinearConv less its zero point (one, or for the weights
+ * one per output channel), in f64, where the importer's Conv computes it exactly */
+static ival *shifted_f64(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx convolves int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    cfx_type t = a->ty;
+    t.dtype = CFX_F64;
+    const char *z = NULL;
+    if (zp && count(&zp->ty) == 1) {
+        cfx_type one = mktype(zp->ty.dtype, 0, NULL);
+        z = reshaped_val(I, zp, &one, tag);
+    } else if (zp) {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < a->ty.rank; d++)
+            dims[d] = d ? 1 : a->ty.dims[0];
+        if (zp->ty.rank != 1 || zp->ty.dims[0] != a->ty.dims[0])
+            fail(I, "'%s' is %s; it must hold one element or one per output channel", zp->name, tystr(I, &zp->ty));
+        cfx_type pc = mktype(zp->ty.dtype, a->ty.rank, dims);
+        z = reshaped_val(I, zp, &pc, tag);
+    }
+    return part(I, n, tag, &t, HALF_NONE, fmt(I, "cast(%s, f64)", z ? fmt(I, "%s - %s", ref(I, a), z) : ref(I, a)));
+}
+
+/* ConvInteger: the Conv of (x - x_zero_point) by (w - w_zero_point), in f64 (exact) and then i32 */
+static void op_conv_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = shifted_f64(I, n, in(I, n, 0), in_opt(I, n, 2), "x");
+    ival *w = shifted_f64(I, n, in(I, n, 1), in_opt(I, n, 3), "w");
+    ival *c = conv_part(I, n, "conv", x, w, NULL);
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(%s, i32)", out_var(I, n, 0, &t), c->id);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearConv: ConvInteger's product plus the int32 bias, times x_scale * w_scale / y_scale (in
+ * the scales' type; w_scale one or one per output channel) in f64, plus y's zero point, saturated
+ * and rounded halves to even, as ONNX's reference. */
+static void op_qlinear_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x0 = in(I, n, 0), *xs = in(I, n, 1), *w0 = in(I, n, 3), *ws = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7), *b = in_opt(I, n, 8);
+    ival *x = shifted_f64(I, n, x0, in_opt(I, n, 2), "x"), *w = shifted_f64(I, n, w0, in_opt(I, n, 5), "w");
+    if (xs->ty.dtype != CFX_F32 || ws->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || xs->half != ws->half ||
+        xs->half != ys->half || count(&xs->ty) != 1 || count(&ys->ty) != 1)
+        fail(I, "the scales are %s, %s and %s; QLinearConv takes float ones of one type, x's and y's of one element",
+             type_name(xs), type_name(ws), type_name(ys));
+    if (b && (b->ty.dtype != CFX_I32 || b->half))
+        fail(I, "the bias is %s; QLinearConv takes int32", type_name(b));
+    int to = yzp ? yzp->half : x0->half, h = xs->half;
+    if ((to != HALF_I8 && to != HALF_U8) || (yzp && count(&yzp->ty) != 1))
+        fail(I, "y's zero point '%s' is %s; QLinearConv gives int8 or uint8, one zero point", yzp ? yzp->name : "",
+             yzp ? tystr(I, &yzp->ty) : "");
+    ival *bf = NULL;
+    if (b) {
+        cfx_type bt = b->ty;
+        bt.dtype = CFX_F64;
+        bf = part(I, n, "bias", &bt, HALF_NONE, fmt(I, "cast(%s, f64)", ref(I, b)));
+    }
+    ival *c = conv_part(I, n, "conv", x, w, bf);
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *wse = NULL;
+    if (count(&ws->ty) == 1) {
+        wse = reshaped_val(I, ws, &one, "w_scale");
+    } else {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < c->ty.rank; d++)
+            dims[d] = d == 1 ? c->ty.dims[1] : 1;
+        if (ws->ty.rank != 1 || c->ty.rank < 2 || ws->ty.dims[0] != c->ty.dims[1])
+            fail(I, "w_scale '%s' is %s; it must hold one element or one per output channel", ws->name,
+                 tystr(I, &ws->ty));
+        cfx_type pc = mktype(CFX_F32, c->ty.rank, dims);
+        wse = reshaped_val(I, ws, &pc, "w_scale");
+    }
+    const char *xw = half_rounded(I, h, fmt(I, "%s * %s", reshaped_val(I, xs, &one, "x_scale"), wse));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", xw, reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "%s * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(round(min(max(%s, %lld.0), %lld.0)), i32)", out_var(I, n, 0, &t), d, (long long)lo,
+         (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* ---- bitwise ops, composed of arithmetic (the language has no bitwise operators) ---------- */
+
+/* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
+static int int_bits(const ival *v, int *sign)
+{
+    *sign = 1;
+    if (narrow(v->half)) {
+        *sign = narrow_signed(v->half);
+        return v->half == HALF_U32 ? 32 : v->half <= HALF_U8 ? 8 : 16;
+    }
+    return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
+}
+
+/* The two operands of a bitwise op, of one integer type; their broadcast type in *t */
+static int bitwise_operands(imp *I, const Onnx__NodeProto *n, ival **a, ival **b, cfx_type *t, int *sign)
+{
+    *a = in(I, n, 0);
+    *b = in(I, n, 1);
+    int bits = int_bits(*a, sign);
+    if (!bits || (*a)->ty.dtype != (*b)->ty.dtype || (*a)->half != (*b)->half)
+        fail(I, "the operands are %s and %s; %s takes two integers of one type", type_name(*a), type_name(*b),
+             n->op_type);
+    broadcast(I, &(*a)->ty, &(*b)->ty, t);
+    t->dtype = (*a)->ty.dtype;
+    return bits;
+}
+
+/* BitShift (ONNX's reference): a * 2^b wrapped, or a // 2^b (arithmetic for a signed type); a
+ * shift outside 0 .. bits - 1 gives 0 (a right one of a negative value -1). */
+static void op_bitshift(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
+    const char *dir = attr_str(I, n, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
+    const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
+    /* 2^(bits - 1) of an int32 or int64 wraps to its minimum: right shifts by bits - 1 take the
+     * sign's branch */
+    int lim = narrow(a->half) ? bits - 1 : bits - 2;
+    if (!strcmp(dir, "LEFT"))
+        line(I, "%s = where((%s >= 0) and (%s < %d), %s * pow(2, min(max(%s, 0), %d)), 0)", v, y, y, bits, x, y,
+             bits - 1);
+    else
+        line(I, "%s = where((%s >= 0) and (%s <= %d), %s // pow(2, min(max(%s, 0), %d)), where(%s < 0, -1, 0))", v,
+             y, y, lim, x, y, lim, x);
+}
+
+/* BitCast between integer types of one width (and bool to uint8): the same bits read as the
+ * other type are the value wrapped to it (two's complement, round_results); with a real type
+ * refused (the language cannot read a real's bits) */
+static void op_bitcast(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h, sign;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    ival like = {.ty = {.dtype = to}, .half = h};
+    int bits = x->ty.dtype == CFX_BOOL ? 8 * (h == HALF_U8) : int_bits(x, &sign);
+    if (!bits || bits != int_bits(&like, &sign))
+        fail(I, "BitCast of %s to %s is not supported: cfx takes integers of one width (and bool to uint8)",
+             type_name(x), type_name(&like));
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *e = ref(I, x), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x->ty.dtype == to ? e : fmt(I, "cast(%s, %s)", e, cfx_dtype_name(to)));
+    I->node_half = h;
+}
+
+/* BitwiseNot: -a - 1 of a signed type, (2^bits - 1) - a of an unsigned one */
+static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0);
+    int sign, bits = int_bits(a, &sign);
+    if (!bits)
+        fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
+    const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
+    if (sign)
+        line(I, "%s = -%s - 1", v, x);
+    else
+        line(I, "%s = %lld - %s", v, (long long)narrow_modulus(a->half) - 1, x);
+    I->node_rounded = 1;
+}
+
+/* BitwiseAnd, BitwiseOr, BitwiseXor: each operand as its bits' unsigned value (modulo 2^bits, an
+ * int32's in i64), a & b summed bit by bit in a loop, a | b = a + b - a & b, a ^ b = a + b -
+ * 2 (a & b); wrapped back to the type. int64 is refused (2^64 is no i64). */
+static void op_bitwise(imp *I, const Onnx__NodeProto *n, int op)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
+    if (bits == 64)
+        fail(I, "%s of int64 is not supported (cfx composes it of arithmetic modulo 2^64, which i64 cannot hold)",
+             n->op_type);
+    int wide = a->ty.dtype == CFX_I32 && !narrow(a->half); /* int32: in i64 */
+    cfx_type ut = t;
+    ut.dtype = wide ? CFX_I64 : t.dtype;
+    const char *dt = cfx_dtype_name(ut.dtype), *nm = out_name(I, n, 0);
+    long long m = (long long)1 << bits;
+    const char *ua = new_id(I, "t_", fmt(I, "%s#a", nm)), *ub = new_id(I, "t_", fmt(I, "%s#b", nm));
+    const char *acc = new_id(I, "t_", fmt(I, "%s#and", nm)), *p = new_id(I, "t_", fmt(I, "%s#bit", nm));
+    const char *k = new_id(I, "k_", nm);
+    line(I, "%s = %s %% %lld", ua, wide ? fmt(I, "cast(%s, i64)", ref(I, a)) : ref(I, a), m);
+    line(I, "%s = %s %% %lld", ub, wide ? fmt(I, "cast(%s, i64)", ref(I, b)) : ref(I, b), m);
+    line(I, "%s = %s", acc, zeros_of(I, &ut));
+    line(I, "%s = cast(1, %s)", p, dt);
+    line(I, "for %s in range(%d) {", k, bits);
+    I->indent++;
+    line(I, "%s = %s + (%s // %s %% 2) * (%s // %s %% 2) * %s", acc, acc, ua, p, ub, p, p);
+    line(I, "%s = %s * 2", p, p);
+    I->indent--;
+    line(I, "}");
+    const char *r = op == 0 ? acc : fmt(I, op == 1 ? "%s + %s - %s" : "%s + %s - 2 * %s", ua, ub, acc);
+    if (wide) /* the low 32 bits, as int32 */
+        r = fmt(I, "cast(%s, i32)", r);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, r); /* a narrow type's: wrapped after (round_results) */
+}
+
+/* ---- quantization ------------------------------------------------------------------------- */
+
+/* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
+ * against x, as ONNX's reference reshapes it: one element (per tensor), a vector of x's length
+ * along axis (per axis), or with block_size, x's shape but for axis, whose length there is the
+ * number of blocks (each element repeated block_size times along it, by a Gather). */
+static const char *quant_param(imp *I, const Onnx__NodeProto *n, ival *x, ival *p, int64_t axis, int64_t block,
+                               const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int r = x->ty.rank, ax = norm_axis(I, axis, r, "axis");
+    int64_t len = x->ty.dims[ax], nb = block > 0 ? (len + block - 1) / block : len;
+    if (!block) {
+        if (p->ty.rank != 1 || p->ty.dims[0] != len)
+            fail(I, "'%s' is %s; quantizing %s per axis along axis %d takes one element per index", p->name,
+                 tystr(I, &p->ty), tystr(I, &x->ty), ax);
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            dims[d] = d == ax ? len : 1;
+        cfx_type s = mktype(p->ty.dtype, r, dims);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int ok = p->ty.rank == r;
+    for (int d = 0; ok && d < r; d++)
+        ok = p->ty.dims[d] == (d == ax ? nb : x->ty.dims[d]);
+    if (block < 0 || !ok)
+        fail(I, "'%s' is %s; blocks of %lld along axis %d of %s take %lld there and x's other dimensions",
+             p->name, tystr(I, &p->ty), (long long)block, ax, tystr(I, &x->ty), (long long)nb);
+    cfx_type it = mktype(CFX_I64, 1, &len);
+    int64_t *ix = new_data(I, &it);
+    for (int64_t i = 0; i < len; i++)
+        ix[i] = i / block;
+    ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.has_i = 1;
+    a.i = ax;
+    ival *ins[2] = {p, iv};
+    return ref(I, step(I, n, tag, op_gather, ins, 2, &a));
+}
+
+/* The narrow type an attribute names (output_dtype), or def where it is absent or 0 */
+static int attr_narrow(imp *I, const Onnx__NodeProto *n, const char *name, int def, cfx_dtype *dt)
+{
+    int64_t t = attr_int(I, n, name, 0);
+    int h = def;
+    if (t)
+        *dt = dtype_of(I, (int32_t)t, name, &h);
+    return h;
+}
+
+/* QuantizeLinear: round(x / scale) (halves to even) plus the zero point, saturated to the type
+ * of the zero point (or output_dtype, uint8 by default); x / scale in x's type, as the reference
+ * (a float16 quotient rounded to float16), or the type 'precision' names. */
+static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || !is_real(s->ty.dtype))
+        fail(I, "x is %s and the scale %s; QuantizeLinear takes real ones", tystr(I, &x->ty), tystr(I, &s->ty));
+    cfx_dtype odt = CFX_I32;
+    int to = attr_narrow(I, n, "output_dtype", zp ? zp->half : HALF_U8, &odt);
+    if (zp && to != zp->half)
+        fail(I, "'output_dtype' is %s and the zero point '%s' %s: they must agree", half_types[to], zp->name,
+             type_name(zp));
+    if (to < HALF_I8 || to > HALF_U16 || (zp && zp->ty.dtype != CFX_I32))
+        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16 and uint16",
+             zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
+    /* numpy's x / scale: in f64 where either is, in a half type where both are */
+    cfx_dtype cdt = x->ty.dtype == CFX_F64 || s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    int ch = x->half == s->half ? x->half : HALF_NONE;
+    if (attr_int(I, n, "precision", 0)) {
+        cdt = dtype_of(I, (int32_t)attr_int(I, n, "precision", 0), "precision", &ch);
+        if (!is_real(cdt))
+            fail(I, "'precision' is %s; it must be a real type", ch ? half_types[ch] : cfx_dtype_name(cdt));
+    }
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *xe = ref(I, x), *se = quant_param(I, n, x, s, axis, block, "scale");
+    if (x->ty.dtype != cdt)
+        xe = fmt(I, "cast(%s, %s)", xe, cfx_dtype_name(cdt));
+    if (s->ty.dtype != cdt)
+        se = fmt(I, "cast(%s, %s)", se, cfx_dtype_name(cdt));
+    const char *q = fmt(I, "round(%s)", half_rounded(I, ch, fmt(I, "%s / %s", xe, se)));
+    if (zp)
+        q = fmt(I, "%s + cast(%s, %s)", q, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = x->ty;
+    t.dtype = CFX_I32;
+    const char *v = out_var(I, n, 0, &t);
+    /* saturated before the cast: a quotient past i32's range still gives the type's end */
+    line(I, "%s = cast(min(max(%s, %lld), %lld), i32)", v, q, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* DequantizeLinear: (x - zero point) * scale, the difference in f32 as the reference computes
+ * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. */
+static void op_dequantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    if (x->ty.dtype != CFX_I32 || x->half == HALF_U32)
+        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16 and int32", type_name(x));
+    if (!is_real(s->ty.dtype))
+        fail(I, "the scale is %s; DequantizeLinear takes a real one", tystr(I, &s->ty));
+    if (zp && (zp->ty.dtype != x->ty.dtype || zp->half != x->half))
+        fail(I, "x is %s and its zero point '%s' %s: they must be of one type", type_name(x), zp->name,
+             type_name(zp));
+    cfx_dtype odt = s->ty.dtype;
+    int oh = attr_narrow(I, n, "output_dtype", s->half, &odt);
+    if (!is_real(odt))
+        fail(I, "'output_dtype' is %s; it must be a real type", oh ? half_types[oh] : cfx_dtype_name(odt));
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *dx = fmt(I, "cast(%s, f32)", ref(I, x));
+    if (zp)
+        dx = fmt(I, "%s - cast(%s, f32)", dx, quant_param(I, n, x, zp, axis, block, "zero_point"));
+    const char *se = quant_param(I, n, x, s, axis, block, "scale");
+    cfx_dtype cdt = s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    const char *y = cdt == CFX_F64 ? fmt(I, "cast(%s, f64) * %s", dx, se) : fmt(I, "(%s) * %s", dx, se);
+    if (odt != cdt)
+        y = fmt(I, "cast(%s, %s)", y, cfx_dtype_name(odt));
+    cfx_type t = x->ty;
+    t.dtype = odt;
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, y);
+    I->node_half = oh; /* a float16 result computed in f32 and rounded once, as the reference */
+}
+
+/* DynamicQuantizeLinear: uint8 with the scale and zero point of x's range widened to hold 0,
+ * each step as ONNX's reference computes it in f32. */
+static void op_dynamic_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.dtype != CFX_F32 || x->half)
+        fail(I, "x is %s; DynamicQuantizeLinear takes float", x->half ? half_types[x->half] : tystr(I, &x->ty));
+    const char *xe = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mx = new_id(I, "t_", fmt(I, "%s#max", nm)), *mn = new_id(I, "t_", fmt(I, "%s#min", nm));
+    line(I, "%s = max(max(%s), 0.0)", mx, xe);
+    line(I, "%s = min(min(%s), 0.0)", mn, xe);
+    cfx_type st = mktype(CFX_F32, 0, NULL), zt = mktype(CFX_I32, 0, NULL), yt = x->ty;
+    yt.dtype = CFX_I32;
+    const char *sc = out_var(I, n, 1, &st);
+    line(I, "%s = (1.0 if %s == %s else %s - %s) / 255.0", sc, mx, mn, mx, mn);
+    const char *zr = new_id(I, "t_", fmt(I, "%s#zero_point", nm));
+    line(I, "%s = round(min(max(0.0 - %s / %s, 0.0), 255.0))", zr, mn, sc);
+    const char *y = out_var(I, n, 0, &yt);
+    line(I, "%s = cast(min(max(round(%s / %s) + %s, 0.0), 255.0), i32)", y, xe, sc, zr);
+    const char *z = out_var(I, n, 2, &zt);
+    line(I, "%s = cast(%s, i32)", z, zr);
+    lookup(I, out_name(I, n, 0))->half = HALF_U8;
+    lookup(I, out_name(I, n, 2))->half = HALF_U8;
+}
+
+/* A zero point or scale of a matrix product's left operand a ([..., M, K]): one element, or one
+ * per row (shape [M], made [M, 1]); of its right one, one element or one per column ([N]). */
+static const char *row_param(imp *I, ival *a, ival *p, int left, const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int r = a->ty.rank;
+    int64_t len = r < 1 ? 0 : left && r >= 2 ? a->ty.dims[r - 2] : a->ty.dims[r - 1];
+    if (p->ty.rank != 1 || p->ty.dims[0] != len)
+        fail(I, "'%s' is %s; it must hold one element or one per %s of %s", p->name, tystr(I, &p->ty),
+             left ? "row" : "column", tystr(I, &a->ty));
+    if (!left)
+        return ref(I, p);
+    cfx_type s = mktype(p->ty.dtype, 2, (int64_t[]){len, 1});
+    return reshaped_val(I, p, &s, tag);
+}
+
+/* A quantized operand of MatMulInteger or QLinearMatMul less its zero point, in i32 (exact for
+ * 8- and 16-bit values) */
+static ival *shifted_part(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, int left, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx multiplies int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    if (!zp)
+        return a;
+    return part(I, n, tag, &a->ty, HALF_NONE, fmt(I, "%s - %s", ref(I, a), row_param(I, a, zp, left, tag)));
+}
+
+/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point), exact in i32 */
+static void op_matmul_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = shifted_part(I, n, in(I, n, 0), in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, in(I, n, 1), in_opt(I, n, 3), 0, "b");
+    product_part(I, n, NULL, a, b, HALF_NONE);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearMatMul: the i32 product of the shifted operands times a_scale * b_scale / y_scale (in
+ * the scales' type), plus y's zero point, in f64 as the reference computes it (int32 times a real
+ * array is float64 in numpy), rounded (halves to even) and saturated to y's type. */
+static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a0 = in(I, n, 0), *as = in(I, n, 1), *b0 = in(I, n, 3), *bs = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7);
+    ival *a = shifted_part(I, n, a0, in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, b0, in_opt(I, n, 5), 0, "b");
+    if (as->ty.dtype != CFX_F32 || bs->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || as->half != bs->half ||
+        as->half != ys->half)
+        fail(I, "the scales are %s, %s and %s; QLinearMatMul takes float, float16 or bfloat16 ones of one type",
+             type_name(as), type_name(bs), type_name(ys));
+    int to = yzp ? yzp->half : a0->half, h = as->half;
+    if (to != HALF_I8 && to != HALF_U8)
+        fail(I, "the result would be %s; QLinearMatMul gives int8 or uint8", type_name(yzp));
+    if (yzp && count(&yzp->ty) != 1)
+        fail(I, "y's zero point '%s' is %s; it must hold one element", yzp->name, tystr(I, &yzp->ty));
+    ival *c = product_part(I, n, "c", a, b, HALF_NONE);
+    if (count(&ys->ty) != 1)
+        fail(I, "y's scale '%s' is %s; it must hold one element", ys->name, tystr(I, &ys->ty));
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *ab = half_rounded(I, h, fmt(I, "%s * %s", row_param(I, a0, as, 1, "a_scale"),
+                                            row_param(I, b0, bs, 0, "b_scale")));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", ab, reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "cast(%s, f64) * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    const char *v = out_var(I, n, 0, &c->ty);
+    line(I, "%s = cast(min(max(round(%s), %lld.0), %lld.0), i32)", v, d, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -8298,6 +8907,28 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_trilu(I, n);
     } else if (!strcmp(op, "CumProd")) {
         op_cumsum(I, n);
+    } else if (!strcmp(op, "BitShift")) {
+        op_bitshift(I, n);
+    } else if (!strcmp(op, "BitCast")) {
+        op_bitcast(I, n);
+    } else if (!strcmp(op, "BitwiseNot")) {
+        op_bitwise_not(I, n);
+    } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
+        op_bitwise(I, n, !strcmp(op, "BitwiseAnd") ? 0 : !strcmp(op, "BitwiseOr") ? 1 : 2);
+    } else if (!strcmp(op, "QuantizeLinear")) {
+        op_quantize_linear(I, n);
+    } else if (!strcmp(op, "DequantizeLinear")) {
+        op_dequantize_linear(I, n);
+    } else if (!strcmp(op, "DynamicQuantizeLinear")) {
+        op_dynamic_quantize_linear(I, n);
+    } else if (!strcmp(op, "ConvInteger")) {
+        op_conv_integer(I, n);
+    } else if (!strcmp(op, "QLinearConv")) {
+        op_qlinear_conv(I, n);
+    } else if (!strcmp(op, "MatMulInteger")) {
+        op_matmul_integer(I, n);
+    } else if (!strcmp(op, "QLinearMatMul")) {
+        op_qlinear_matmul(I, n);
     } else if (!strcmp(op, "EyeLike")) {
         op_eyelike(I, n);
     } else if (!strcmp(op, "OneHot")) {

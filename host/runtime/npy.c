@@ -18,15 +18,17 @@
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-/* float16 files are read as f32 (exactly): cfx holds float16 values in f32 (round_f16); it
- * writes only its own dtypes, the first entry of each */
+/* float16 files are read as f32 (exactly): cfx holds float16 values in f32 (round_f16); int8,
+ * uint8, int16 and uint16 files as i32 and uint32 files as i64, as cfx holds ONNX's narrow integers
+ * (docs/onnx.md); it writes only its own dtypes, the first entry of each */
 static const struct {
     const char *descr;
     cfx_dtype dtype;
     int size;
 } descrs[] = {
     {"<f4", CFX_F32, 4}, {"<f8", CFX_F64, 8}, {"<i4", CFX_I32, 4}, {"<i8", CFX_I64, 8}, {"|b1", CFX_BOOL, 1},
-    {"<f2", CFX_F32, 2},
+    {"<f2", CFX_F32, 2}, {"|i1", CFX_I32, 1}, {"|u1", CFX_I32, 1}, {"<i2", CFX_I32, 2}, {"<u2", CFX_I32, 2},
+    {"<u4", CFX_I64, 4},
 };
 
 /* The data is copied as is, so the host must store numbers little-endian as the files do. */
@@ -233,7 +235,7 @@ static void shape_str(int rank, const int64_t *dims, char *buf, size_t len)
 
 /* The header of the .npy image bytes[0, len): its type into *t (rank and dims from the shape)
  * and where its data starts. 0, or -1 with the reason in err. */
-static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t *data_at, int *esize,
+static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t *data_at, int *which,
                          char *err, size_t errlen)
 {
     if (!host_is_little_endian()) {
@@ -293,10 +295,11 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; i++)
         if (strcmp(info.descr, descrs[i].descr) == 0) {
             dt = (int)descrs[i].dtype;
-            *esize = descrs[i].size;
+            *which = (int)i;
         }
     if (dt < 0) {
-        snprintf(err, errlen, "dtype '%s' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, and <f2 as f32)",
+        snprintf(err, errlen, "dtype '%s' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
+                 "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)",
                  info.descr);
         return -1;
     }
@@ -313,11 +316,18 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
     return 0;
 }
 
+/* what a file of another dtype is read as */
+static const char *fmt_held(int dt)
+{
+    return dt == CFX_F32 ? "float16, read as f32" : dt == CFX_I32 ? "a narrow integer, read as i32"
+                                                  : "uint32, read as i64";
+}
+
 int npy_peek(const void *bytes, size_t len, cfx_type *t, char *err, size_t errlen)
 {
     size_t at;
-    int esize;
-    return decode_header(bytes, len, t, &at, &esize, err, errlen);
+    int which;
+    return decode_header(bytes, len, t, &at, &which, err, errlen);
 }
 
 int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, char *err,
@@ -328,9 +338,11 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
     cfx_type_str(want, ty, sizeof ty);
     cfx_type got;
     size_t at;
-    int esize;
-    if (decode_header(b, len, &got, &at, &esize, err, errlen) != 0)
+    int which;
+    if (decode_header(b, len, &got, &at, &which, err, errlen) != 0)
         return -1;
+    const char *descr = descrs[which].descr;
+    int esize = descrs[which].size, held = which > 4; /* read as another dtype */
     int dt = (int)got.dtype;
     npy_info info;
     memset(&info, 0, sizeof info);
@@ -341,7 +353,7 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
     size_t prefix = at, hlen = 0;
     if (dt != (int)want->dtype) {
         snprintf(err, errlen, "dtype '%s' (%s) does not match the input's type %s",
-                 esize == 2 ? "<f2" : descr_of((cfx_dtype)dt), esize == 2 ? "float16, read as f32" : cfx_dtype_name((cfx_dtype)dt), ty);
+                 descr, held ? fmt_held(dt) : cfx_dtype_name((cfx_dtype)dt), ty);
         return -1;
     }
     int same = info.rank == want->rank;
@@ -371,9 +383,20 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
                 snprintf(err, errlen, "bool element %zu is the byte %d, not 0 or 1", i, data[i]);
                 return -1;
             }
-    if (esize == 2) /* float16, to f32 */
+    if (!strcmp(descr, "<f2")) /* float16, to f32 */
         for (size_t i = 0; i < need / 2; i++)
             ((float *)out)[i] = k_f16_value((uint16_t)(data[2 * i] | data[2 * i + 1] << 8));
+    else if (held) /* a narrow integer, little-endian, to i32 or i64 */
+        for (size_t i = 0; i < need / (size_t)esize; i++) {
+            uint32_t u = 0;
+            for (int k = 0; k < esize; k++)
+                u |= (uint32_t)data[i * (size_t)esize + (size_t)k] << (8 * k);
+            int64_t x = descr[1] == 'u' ? (int64_t)u : esize == 1 ? (int8_t)u : (int16_t)u;
+            if (dt == CFX_I64)
+                ((int64_t *)out)[i] = x;
+            else
+                ((int32_t *)out)[i] = (int32_t)x;
+        }
     else
         memcpy(out, data, need);
     return 0;

@@ -378,7 +378,8 @@ class Module:
         self.context = context # its Python kernels must live as long as the module
         self.accumulate = accumulate # the cpu executors' mode, None: $CFX_ACCUMULATE or fast
         self._execs = []       # every executor of every graph, freed before the module
-        self._half_inputs = () # an ONNX model's float16 and bfloat16 inputs (held in f32)
+        self._half_inputs = {} # an ONNX model's float16, bfloat16 (held in f32) and narrow integer
+                               # inputs (held in i32, i64): {name: the numpy dtypes taken}
         self._finalizer = weakref.finalize(self, _free_module, ptr, self._execs)
         self.graphs = collections.OrderedDict()
         for i in range(lib.cfx_graph_count(ptr)):
@@ -896,8 +897,8 @@ class Graph:
         """A View of value v for the input or result p, checked against its declaration."""
         what = "%s: %s '%s'" % (self.name, kind, p.name)
         if kind == "input" and p.name in self.module._half_inputs and hasattr(v, "astype") and \
-                getattr(getattr(v, "dtype", None), "name", None) in ("float16", "bfloat16"):
-            v = v.astype("float32") # their values, which f32 holds exactly (docs/onnx.md)
+                getattr(getattr(v, "dtype", None), "name", None) in self.module._half_inputs[p.name]:
+            v = v.astype(_NUMPY_DTYPE[p.dtype]) # their values, which it holds exactly (docs/onnx.md)
         try:
             if _dlpack.is_value(v):
                 if kind == "result":

@@ -54,9 +54,14 @@ def onnx_available():
 # ---- the input types a model declares, read from its bytes (no onnx package needed) ---------
 
 # TensorProto.DataType -> cfx dtype (those cfx takes; float16 and bfloat16 are held in f32, and
-# such an input takes float16 or bfloat16 arrays too)
-_ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64", 16: "bf16"}
-_HALF = ("f16", "bf16")
+# such an input takes float16 or bfloat16 arrays too; int8, uint8, int16, uint16 in i32 and uint32
+# in i64, and such an input takes arrays of those dtypes too)
+_ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64", 16: "bf16",
+               2: "u8", 3: "i8", 4: "u16", 5: "i16", 12: "u32"}
+# the declared dtypes held in another, and the numpy dtypes such an input takes and widens
+_HELD = {"f16": "f32", "bf16": "f32", "u8": "i32", "i8": "i32", "u16": "i32", "i16": "i32", "u32": "i64"}
+_HELD_NUMPY = {"f32": ("float16", "bfloat16"), "i32": ("int8", "uint8", "int16", "uint16"),
+               "i64": ("uint32",)}
 
 
 def _varint(buf, i):
@@ -132,7 +137,8 @@ def _type_of(name, spec, declared):
     if hasattr(spec, "shape") and hasattr(spec, "dtype"):
         dtype, shape = str(spec.dtype), tuple(spec.shape)
         dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
-                 "float16": "f32", "bfloat16": "f32",
+                 "float16": "f32", "bfloat16": "f32", "int8": "i32", "uint8": "i32", "int16": "i32",
+                 "uint16": "i32", "uint32": "i64",
                  "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
                  "torch.int64": "i64", "torch.bool": "bool", "torch.float16": "f32",
                  "torch.bfloat16": "f32"}.get(dtype, dtype)
@@ -141,8 +147,7 @@ def _type_of(name, spec, declared):
     elif isinstance(spec, (tuple, list)):
         shape = tuple(spec)
         dtype = declared.get(name)
-        if dtype in _HALF:
-            dtype = "f32"
+        dtype = _HELD.get(dtype, dtype)
         if dtype is None:
             raise TypeError("shapes['%s']: the model declares no input '%s' of a cfx dtype; "
                             "give (dtype, shape) or an example array" % (name, name))
@@ -231,7 +236,8 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
         raise CompileError(text)
     _lib.take_string(diags.value)
     module = Module(ptr, name, ctx, accumulate)
-    module._half_inputs = frozenset(k for k, v in declared.items() if v in _HALF)
+    # {input name: the numpy dtypes it takes and widens}: float16 and the narrow integers
+    module._half_inputs = {k: _HELD_NUMPY[_HELD[v]] for k, v in declared.items() if v in _HELD}
     return module
 
 

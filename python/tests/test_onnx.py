@@ -152,6 +152,40 @@ def test_float16_and_bfloat16():
         np.testing.assert_array_equal(out["z"], bf16)
 
 
+def test_uint8_and_int8():
+    """A uint8 model: inputs given as uint8 arrays (or int32 holding their values, or a shapes
+    entry by example), its results int32 arrays holding uint8 values; each op wraps as numpy's
+    uint8 arithmetic does (the expected values), and a Cast to int8 wraps as astype does."""
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    nodes = [helper.make_node("Mul", ["x", "w"], ["xw"]),
+             helper.make_node("Sub", ["xw", "x"], ["y"]),
+             helper.make_node("Cast", ["y"], ["z"], to=I8),
+             helper.make_node("Neg", ["z"], ["n"])]
+    w = np.array([3, 200, 1, 255], np.uint8)
+    m = make(helper.make_graph(
+        nodes, "narrow", [vi("x", U8, [4])], [vi("y", U8, [4]), vi("z", I8, [4]), vi("n", I8, [4])],
+        [numpy_helper.from_array(w, "w")]))
+    x = np.array([100, 7, 5, 255], np.uint8)
+    with np.errstate(over="ignore"):
+        y = x * w - x # uint8 ops: 300 - 100 = 200, 1400 % 256 - 7 = 113, 0, 255*255 % 256 - 255 = 2
+        z = y.astype(np.int8)
+        n = -z
+    assert list(y) == [200, 113, 0, 2] and list(z) == [-56, 113, 0, 2]
+    for g in (cfx.load_onnx(m).entry, cfx.load_onnx(m, shapes={"x": x}).entry):
+        assert [(p.name, p.dtype) for p in g.inputs] == [("x", "i32")]
+        for given in (x, x.astype(np.int32)):
+            out = g(x=given, backend="cpu")
+            assert out["y"].dtype == np.int32 and out["z"].dtype == np.int32
+            np.testing.assert_array_equal(out["y"], y.astype(np.int32))
+            np.testing.assert_array_equal(out["z"], z.astype(np.int32))
+            np.testing.assert_array_equal(out["n"], n.astype(np.int32))
+    # an int32 outside uint8's range is taken as numpy's astype takes it: wrapped on entry
+    out = g(x=np.array([356, 7, 5, -1], np.int32), backend="cpu")
+    np.testing.assert_array_equal(out["y"], y.astype(np.int32))
+    with pytest.raises(TypeError, match=r"is i32\[4\]; got f32"):
+        g(x=x.astype(np.float32), backend="cpu")
+
+
 def test_constant_value_ints_empty_and_not():
     """Constant value_ints=[] (an empty shape: PyTorch's dynamo export gives one to Expand a
     0-d tensor) is a value known at import; value_ints=[2, 3] a shape vector."""

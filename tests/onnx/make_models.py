@@ -1189,6 +1189,43 @@ def rank6_moves():
 MODELS += [rank6_moves]
 
 
+def narrow_quant():
+    """uint8 arithmetic that wraps (Add, Sub, Mul; a Cast to int8 and its Neg, whose
+    -(-128) is -128), and QuantizeLinear/DequantizeLinear per axis (axis 1, a scale and a uint8
+    zero point per column; quotients at halves round to even). cfx holds the narrow integers in
+    i32 (docs/onnx.md); numpy computes in uint8 and int8, and the quantization is written out."""
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    scale = np.array([0.5, 2.0, 0.25], np.float32)
+    zp = np.array([128, 0, 10], np.uint8)
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]),
+             helper.make_node("Sub", ["a", "b"], ["diff"]),
+             helper.make_node("Mul", ["a", "b"], ["prod"]),
+             helper.make_node("Cast", ["a"], ["a8"], to=I8),
+             helper.make_node("Neg", ["a8"], ["neg"]),
+             helper.make_node("QuantizeLinear", ["x", "scale", "zp"], ["q"], axis=1),
+             helper.make_node("DequantizeLinear", ["q", "scale", "zp"], ["dq"], axis=1)]
+    g = helper.make_graph(nodes, "narrow_quant", [vi("a", U8, [6]), vi("b", U8, [6]), vi("x", F32, [3, 3])],
+                          [vi("sum", U8, [6]), vi("diff", U8, [6]), vi("prod", U8, [6]), vi("neg", I8, [6]),
+                           vi("q", U8, [3, 3]), vi("dq", F32, [3, 3])],
+                          [init("scale", scale), init("zp", zp)])
+    a = np.array([250, 3, 128, 0, 255, 17], np.uint8)
+    b = np.array([10, 5, 200, 1, 255, 16], np.uint8)
+    # x / scale: 1.25 / 0.5 = 2.5 and 5 / 2 = 2.5 round to 2, 0.875 / 0.25 = 3.5 to 4, -0.25 / 0.5
+    # = -0.5 to -0; 100 / 0.5 + 128 and -70 / 0.5 + 128 saturate; 600 / 2 saturates at 255
+    x = np.array([[1.25, 5.0, 0.875], [-0.25, -3.0, -1.0], [100.0, 600.0, -70.0]], np.float32)
+    with np.errstate(over="ignore"):
+        expected = {"sum": a + b, "diff": a - b, "prod": a * b, "neg": -(a.astype(np.int8))}
+    q = np.clip(np.rint(x / scale) + zp.astype(np.int32), 0, 255).astype(np.uint8)
+    assert list(q[0]) == [130, 2, 14] and list(q[2]) == [255, 255, 0]
+    assert list(expected["neg"][2:5]) == [-128, 0, 1]
+    expected["q"] = q
+    expected["dq"] = ((q.astype(np.float32) - zp.astype(np.float32)) * scale).astype(np.float32)
+    return model(g), [({"a": a, "b": b, "x": x}, expected)]
+
+
+MODELS += [narrow_quant]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""

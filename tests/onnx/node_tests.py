@@ -10,8 +10,11 @@ longer their data, so the tests are regenerated here: each case's model.onnx and
 and expected outputs as .npy files, into a temporary folder (--keep DIR: into DIR, kept).
 Runs every test whose ops (inside If/Loop/Scan bodies and model-local functions too) are all
 in the supported list (docs/onnx.md's table of ops; --ops OP,OP,... instead) and whose tensors are all f32, f64, i32, i64
-or bool; compares each output as onnx's backend test runner does (dtype and shape equal,
-values within the case's rtol/atol, 1e-3/1e-7 by default; integers and bools exactly).
+or bool, or float16 and bfloat16 (given as float32, results checked to be float32 holding values
+of the type), or int8, uint8, int16, uint16 and uint32 (given as int32, uint32 as int64, results
+checked to be of that holding dtype with values of the type); compares each output as onnx's
+backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
+default; integers and bools exactly).
 Sequences and optionals (docs/onnx.md): a test whose graph takes a sequence as an input is
 skipped (a cfx list cannot be a graph parameter); a sequence result is compared as its items
 stacked along a new first axis, as cfx gives it; an optional input that is None is left out
@@ -80,10 +83,13 @@ test_affine_grid_3d_expanded test_affine_grid_3d_align_corners_expanded
 """.split()
 
 # TensorProto.DataType of the dtypes cfx takes: FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE,
-# BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md)
-CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16}
+# BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md), UINT8, INT8,
+# UINT16, INT16 (held in i32), UINT32 (held in i64), wrapped after every op
+CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16, 2, 3, 4, 5, 12}
 CFX_NUMPY = {"float32", "float64", "int32", "int64", "bool"}
 HALF_NUMPY = {"float16", "bfloat16"} # given to cfx as float32, its results checked as such
+# the narrow integers: given to cfx as the dtype holding them, its results checked as such
+NARROW_NUMPY = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32", "uint32": "int64"}
 
 
 def skip(why):
@@ -231,7 +237,7 @@ def write_case(case, d):
         if any(x is None for x in outputs):
             return None
         arrays = [to_array(x) for x in inputs if x is not None] + [to_array(x) for x in outputs]
-        if any(a.dtype.name not in CFX_NUMPY | HALF_NUMPY for a in arrays):
+        if any(a.dtype.name not in CFX_NUMPY | HALF_NUMPY | set(NARROW_NUMPY) for a in arrays):
             return None
         for j, a in enumerate(inputs):
             if a is None:
@@ -239,6 +245,8 @@ def write_case(case, d):
             a = to_array(a)
             if a.dtype.name in HALF_NUMPY:
                 a = a.astype(np.float32)
+            if a.dtype.name in NARROW_NUMPY:
+                a = a.astype(NARROW_NUMPY[a.dtype.name])
             np.save(os.path.join(sd, "input_%d.npy" % j), np.array(a, order="C"))
         for j, a in enumerate(outputs):
             a = to_array(a)
@@ -267,7 +275,26 @@ def half_problem(np, name, got, half):
     return None
 
 
+def narrow_problem(np, name, got, want):
+    """An int8 ... uint32 result comes as the dtype holding it (int32, uint32's int64) holding
+    values of the type (docs/onnx.md): a value outside the type's range was not wrapped."""
+    held = NARROW_NUMPY[want.dtype.name]
+    if got.dtype != held:
+        return "%s is %s, expected %s holding %s values" % (name, got.dtype, held, want.dtype)
+    info = np.iinfo(want.dtype)
+    bad = (got < info.min) | (got > info.max)
+    if np.any(bad):
+        k = tuple(int(i) for i in np.argwhere(bad)[0]) if got.ndim else ()
+        return "%s%s = %r is not a %s value" % (name, list(k) if k else "", got[k].item(), want.dtype)
+    return None
+
+
 def compare(np, name, got, want, rtol, atol, half=None):
+    if want.dtype.name in NARROW_NUMPY:
+        problem = narrow_problem(np, name, got, want)
+        if problem:
+            return problem
+        want = want.astype(got.dtype)
     if half:
         problem = half_problem(np, name, got, half)
         if problem:
