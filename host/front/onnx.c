@@ -1899,7 +1899,7 @@ static int reshape_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, 
         }
     }
     /* the merged input: the runs in the input's order; rperm: the permuted order of them */
-    int64_t mdims[CFX_TYPE_MAX_RANK], rperm[CFX_TYPE_MAX_RANK];
+    int64_t mdims[CFX_TYPE_MAX_RANK] = {0}, rperm[CFX_TYPE_MAX_RANK] = {0};
     for (int a = 0; a < nruns; a++) {
         int at = 0;
         for (int b = 0; b < nruns; b++)
@@ -5159,7 +5159,7 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
     int axis = norm_axis(I, ax, r, "axis");
     int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
     int64_t len = x->ty.dims[axis];
-    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: summed here (torch's repeat_interleave) */
+    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: done here (torch's repeat_interleave) */
         int64_t outer = 1, inner = 1;
         for (int d = 0; d < axis; d++)
             outer *= x->ty.dims[d];
@@ -5169,17 +5169,20 @@ static void op_cumsum(imp *I, const Onnx__NodeProto *n)
         int dt = x->ty.dtype, real = is_real(x->ty.dtype);
         for (int64_t o = 0; o < outer; o++)
             for (int64_t i = 0; i < inner; i++) {
-                double accd = 0; /* f64's sum; f32's is summed in f32, as ONNX's reference does */
-                float accf = 0;
-                int64_t acci = 0;
+                /* f64's sum or product; f32's in f32, as ONNX's reference computes it */
+                double accd = prod;
+                float accf = (float)prod;
+                int64_t acci = prod;
                 for (int64_t t = 0; t < len; t++) {
                     int64_t at = (o * len + (rev ? len - 1 - t : t)) * inner + i;
                     for (int pass = 0; pass < 2; pass++) {
-                        if (pass == (excl != 0)) { /* exclusive: stored before the element is added */
+                        if (pass == (excl != 0)) { /* exclusive: stored before the element is taken */
                             if (dt == CFX_F64)
-                                accd += getd(x, at);
+                                accd = prod ? accd * getd(x, at) : accd + getd(x, at);
                             else if (real)
-                                accf = (float)(accf + (float)getd(x, at));
+                                accf = prod ? (float)(accf * (float)getd(x, at)) : (float)(accf + (float)getd(x, at));
+                            else if (prod)
+                                acci = (int64_t)((uint64_t)acci * (uint64_t)geti(x, at));
                             else
                                 acci = (int64_t)((uint64_t)acci + (uint64_t)geti(x, at));
                         } else if (real) {
