@@ -8515,26 +8515,19 @@ static int bitwise_operands(imp *I, const Onnx__NodeProto *n, ival **a, ival **b
     return bits;
 }
 
-/* BitShift (ONNX's reference): a * 2^b wrapped, or a // 2^b (arithmetic for a signed type); a
- * shift outside 0 .. bits - 1 gives 0 (a right one of a negative value -1). */
+/* BitShift: the language's << and >> (numpy's: a shift of the width or more gives 0, or -1 for a
+ * negative value shifted right); a narrow type's left shift wrapped after, as its arithmetic */
 static void op_bitshift(imp *I, const Onnx__NodeProto *n)
 {
     ival *a, *b;
     cfx_type t;
-    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
+    int sign;
+    bitwise_operands(I, n, &a, &b, &t, &sign);
     const char *dir = attr_str(I, n, "direction", "");
     if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
         fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
     const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
-    /* 2^(bits - 1) of an int32 or int64 wraps to its minimum: right shifts by bits - 1 take the
-     * sign's branch */
-    int lim = narrow(a->half) ? bits - 1 : bits - 2;
-    if (!strcmp(dir, "LEFT"))
-        line(I, "%s = where((%s >= 0) and (%s < %d), %s * pow(2, min(max(%s, 0), %d)), 0)", v, y, y, bits, x, y,
-             bits - 1);
-    else
-        line(I, "%s = where((%s >= 0) and (%s <= %d), %s // pow(2, min(max(%s, 0), %d)), where(%s < 0, -1, 0))", v,
-             y, y, lim, x, y, lim, x);
+    line(I, "%s = %s %s %s", v, x, strcmp(dir, "LEFT") ? ">>" : "<<", y);
 }
 
 /* BitCast between integer types of one width (and bool to uint8): the same bits read as the
@@ -8557,7 +8550,8 @@ static void op_bitcast(imp *I, const Onnx__NodeProto *n)
     I->node_half = h;
 }
 
-/* BitwiseNot: -a - 1 of a signed type, (2^bits - 1) - a of an unsigned one */
+/* BitwiseNot: the language's ~ of a signed type (held sign-extended, so ~ stays in its range);
+ * of an unsigned one the xor with its 2^bits - 1 */
 static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
 {
     ival *a = in(I, n, 0);
@@ -8566,46 +8560,23 @@ static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
         fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
     const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
     if (sign)
-        line(I, "%s = -%s - 1", v, x);
+        line(I, "%s = ~%s", v, x);
     else
-        line(I, "%s = %lld - %s", v, (long long)narrow_modulus(a->half) - 1, x);
+        line(I, "%s = %s ^ %lld", v, x, (long long)narrow_modulus(a->half) - 1);
     I->node_rounded = 1;
 }
 
-/* BitwiseAnd, BitwiseOr, BitwiseXor: each operand as its bits' unsigned value (modulo 2^bits, an
- * int32's in i64), a & b summed bit by bit in a loop, a | b = a + b - a & b, a ^ b = a + b -
- * 2 (a & b); wrapped back to the type. int64 is refused (2^64 is no i64). */
+/* BitwiseAnd, BitwiseOr, BitwiseXor: the language's & | ^ (a narrow type's values, held
+ * sign-extended or below 2^bits, give values of the type) */
 static void op_bitwise(imp *I, const Onnx__NodeProto *n, int op)
 {
     ival *a, *b;
     cfx_type t;
-    int sign, bits = bitwise_operands(I, n, &a, &b, &t, &sign);
-    if (bits == 64)
-        fail(I, "%s of int64 is not supported (cfx composes it of arithmetic modulo 2^64, which i64 cannot hold)",
-             n->op_type);
-    int wide = a->ty.dtype == CFX_I32 && !narrow(a->half); /* int32: in i64 */
-    cfx_type ut = t;
-    ut.dtype = wide ? CFX_I64 : t.dtype;
-    const char *dt = cfx_dtype_name(ut.dtype), *nm = out_name(I, n, 0);
-    long long m = (long long)1 << bits;
-    const char *ua = new_id(I, "t_", fmt(I, "%s#a", nm)), *ub = new_id(I, "t_", fmt(I, "%s#b", nm));
-    const char *acc = new_id(I, "t_", fmt(I, "%s#and", nm)), *p = new_id(I, "t_", fmt(I, "%s#bit", nm));
-    const char *k = new_id(I, "k_", nm);
-    line(I, "%s = %s %% %lld", ua, wide ? fmt(I, "cast(%s, i64)", ref(I, a)) : ref(I, a), m);
-    line(I, "%s = %s %% %lld", ub, wide ? fmt(I, "cast(%s, i64)", ref(I, b)) : ref(I, b), m);
-    line(I, "%s = %s", acc, zeros_of(I, &ut));
-    line(I, "%s = cast(1, %s)", p, dt);
-    line(I, "for %s in range(%d) {", k, bits);
-    I->indent++;
-    line(I, "%s = %s + (%s // %s %% 2) * (%s // %s %% 2) * %s", acc, acc, ua, p, ub, p, p);
-    line(I, "%s = %s * 2", p, p);
-    I->indent--;
-    line(I, "}");
-    const char *r = op == 0 ? acc : fmt(I, op == 1 ? "%s + %s - %s" : "%s + %s - 2 * %s", ua, ub, acc);
-    if (wide) /* the low 32 bits, as int32 */
-        r = fmt(I, "cast(%s, i32)", r);
+    int sign;
+    bitwise_operands(I, n, &a, &b, &t, &sign);
     const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, r); /* a narrow type's: wrapped after (round_results) */
+    line(I, "%s = %s %s %s", v, ref(I, a), op == 0 ? "&" : op == 1 ? "|" : "^", ref(I, b));
+    I->node_rounded = 1;
 }
 
 /* ---- quantization ------------------------------------------------------------------------- */

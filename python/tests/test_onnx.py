@@ -152,6 +152,42 @@ def test_float16_and_bfloat16():
         np.testing.assert_array_equal(out["z"], bf16)
 
 
+def test_bitwise_int64_int32_and_shifts_of_unsigned():
+    """BitwiseAnd, Or, Xor, Not of int64 (the language's & | ^ ~) and int32, and BitShift of
+    uint8 and uint32 (left shifts wrapped to the type, counts of the width or more giving 0),
+    against numpy's operators on the same values."""
+    I64_, I32_, U8, U32 = TensorProto.INT64, TensorProto.INT32, TensorProto.UINT8, TensorProto.UINT32
+    nodes = [helper.make_node("BitwiseAnd", ["a", "b"], ["and"]),
+             helper.make_node("BitwiseOr", ["a", "b"], ["or"]),
+             helper.make_node("BitwiseXor", ["c", "d"], ["xor"]),
+             helper.make_node("BitwiseNot", ["a"], ["not"]),
+             helper.make_node("BitShift", ["u", "k"], ["ul"], direction="LEFT"),
+             helper.make_node("BitShift", ["u", "k"], ["ur"], direction="RIGHT"),
+             helper.make_node("BitShift", ["w", "k32"], ["wl"], direction="LEFT")]
+    g = helper.make_graph(nodes, "bits",
+                          [vi("a", I64_, [4]), vi("b", I64_, [4]), vi("c", I32_, [4]), vi("d", I32_, [4]),
+                           vi("u", U8, [4]), vi("k", U8, [4]), vi("w", U32, [4]), vi("k32", U32, [4])],
+                          [vi("and", I64_, [4]), vi("or", I64_, [4]), vi("xor", I32_, [4]), vi("not", I64_, [4]),
+                           vi("ul", U8, [4]), vi("ur", U8, [4]), vi("wl", U32, [4])], [])
+    f = cfx.load_onnx(make(g, opset=18)).entry
+    a = np.array([-(2**62) - 5, 2**40 + 7, -1, 0x0F0F0F0F0F0F0F0F], np.int64)
+    b = np.array([2**63 - 1, -(2**40), 12345, -0x0F0F0F0F0F0F0F10], np.int64)
+    c = np.array([-8, 2**31 - 1, 12, -(2**31)], np.int32)
+    d = np.array([3, -1, 10, 1], np.int32)
+    u = np.array([200, 1, 255, 129], np.uint8)
+    k = np.array([1, 7, 8, 3], np.uint8)
+    w = np.array([2**32 - 1, 1, 0x80000001, 12345], np.uint32)
+    k32 = np.array([4, 31, 1, 40], np.uint32)
+    out = f(a=a, b=b, c=c, d=d, u=u, k=k, w=w, k32=k32, backend="cpu", results="numpy")
+    np.testing.assert_array_equal(out["and"], a & b)
+    np.testing.assert_array_equal(out["or"], a | b)
+    np.testing.assert_array_equal(out["xor"], c ^ d)
+    np.testing.assert_array_equal(out["not"], ~a)
+    np.testing.assert_array_equal(out["ul"], np.left_shift(u, k))
+    np.testing.assert_array_equal(out["ur"], np.right_shift(u, k))
+    np.testing.assert_array_equal(out["wl"], np.where(k32 < 32, np.left_shift(w, np.minimum(k32, 31)), 0))
+
+
 def test_uint8_and_int8():
     """A uint8 model: inputs given as uint8 arrays (or int32 holding their values, or a shapes
     entry by example), its results int32 arrays holding uint8 values; each op wraps as numpy's
