@@ -51,6 +51,10 @@
  * instead of a BROADCAST record that repeats it every time it runs (a bias or a layer norm's
  * scale added to every row of a loop's activations). */
 #define LOWER_FOLD_BROADCAST_BYTES (1 << 20)
+/* A record that computes over this many elements or more (its result or its operand b) reads the
+ * cancel flag before it starts, on the cpu executor and in the generated code alike
+ * (rec_polls_cancel), so that a run with no loop stops at its next large record */
+#define CFX_CANCEL_CHECK_ELEMENTS 65536
 /* The program builder's: far above any real graph, well inside int32. */
 #define PROG_MAX_RECORDS (1 << 24)
 #define PROG_MAX_SLOTS (1 << 24)

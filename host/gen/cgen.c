@@ -2690,6 +2690,30 @@ static void ahead_products(gen *g, int32_t lo, int32_t hi)
     g->cur = keep;
 }
 
+/* Before records [lo, hi] (one, or a fused group), as the cpu executor before each: where one
+ * computes over CFX_CANCEL_CHECK_ELEMENTS or more (rec_polls_cancel), the cancel flag is read and
+ * the run stops there, at the first such record, so that a run without a loop stops at a large
+ * record with the status and record the cpu executor gives. CUDA: ck_poll (block 0 reads the
+ * flag; the other blocks stop at their next grid barrier). */
+static void cancel_poll(gen *g, int32_t lo, int32_t hi)
+{
+    const cfx_prog *p = g->p;
+    int32_t at = -1;
+    for (int32_t k = lo; k <= hi && at < 0; k++)
+        if (rec_polls_cancel(p->slots, &p->records[k]))
+            at = k;
+    if (at < 0)
+        return;
+    if (g->cuda) {
+        helper(g, H_POLL, 0, 0, "if (ck_poll(a, &poll_, %d, iters_)) goto out_;", (int)at);
+        return;
+    }
+    line_reads(g, "if (a->cancel && atomic_load_explicit(a->cancel, memory_order_relaxed))");
+    g->indent++;
+    stop(g, CFX_STOP_CANCELLED, at, "0", "0");
+    g->indent--;
+}
+
 static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
 {
     const cfx_prog *p = g->p;
@@ -2761,6 +2785,8 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int32_t end = n ? fused_end(g, i, hi) : i + 1;
             int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
             int32_t ep = product_epilogue(g, i), first = i;
+            if (!computed_ahead(g, i))
+                cancel_poll(g, i, red >= 0 ? red : ep >= 0 ? ep : end - 1);
             if (computed_ahead(g, i)) {
                 line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)i,
                      (int)g->plan.ahead_at[i]);
@@ -2969,6 +2995,8 @@ static void dispatch(gen *g)
             }
             default: {
                 int32_t ep = product_epilogue(g, r);
+                if (!computed_ahead(g, r))
+                    cancel_poll(g, r, ep >= 0 ? ep : r);
                 if (computed_ahead(g, r))
                     line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)r,
                          (int)g->plan.ahead_at[r]);

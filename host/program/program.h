@@ -254,6 +254,16 @@ CFX_HD int prog_kernel_form(const cfx_prog *p, int32_t k)
 extern const char *const rec_names[REC_COUNT];
 extern const char *const rec_fields[REC_COUNT];
 
+/* Does record r read the cancel flag before it starts: one that computes (rec_writes_a) over
+ * CFX_CANCEL_CHECK_ELEMENTS or more, its result's or operand b's. Every executor asks the same. */
+CFX_HD int rec_polls_cancel(const cfx_slot *slots, const cfx_record *r)
+{
+    if (rec_family(r->kind) < REC_FAM_ELEMENTWISE)
+        return 0;
+    return slots[r->a].count >= CFX_CANCEL_CHECK_ELEMENTS ||
+           (rec_roles(r->kind)[1] == 's' && slots[r->b].count >= CFX_CANCEL_CHECK_ELEMENTS);
+}
+
 /* bytes per element of a cfx_dtype: f32 f64 i32 i64 bool */
 CFX_HD int dtype_size(int dt)
 {

@@ -20,7 +20,7 @@
  * - one arena per run: the const image, then zeros, then each input copied into its slot;
  *   results are copied out only at HALT, so a stopped run writes no results;
  * - TICK: first the cancel flag (-> cancelled; this executor also reads it before a record of
- *   CANCEL_CHECK_ELEMENTS or more and between the bands of a long product), then the budget:
+ *   CFX_CANCEL_CHECK_ELEMENTS or more and between the bands of a long product), then the budget:
  *   with max_iters = N, the (N+1)-th TICK stops the run with limit (detail[0] = N);
  *   out->iterations counts the TICKs that passed, so it is N after a limit stop. The lowering
  *   puts a loop's TICK at the start of its body, after the test, so TICKs are iterations (bodies
@@ -268,10 +268,6 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
 #define ALWAYS_INLINE inline
 #endif
 
-/* Records over at least this many elements read the cancel flag before they start (below it a
- * record takes microseconds, and a loop's TICK reads the flag as the other executors do). */
-#define CANCEL_CHECK_ELEMENTS 65536
-
 /* A matrix product in bands of rows (cpu_matmul_band: tens of milliseconds each at most), with
  * the cancel flag read between bands, so that a deadline or Ctrl-C stops a long product soon.
  * Returns 1 when cancelled (the product left partly written; a stopped run writes no results). */
@@ -503,8 +499,9 @@ static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
  * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
  * the scalar cases registers and code layout. Returns 1, having done nothing, for a record
- * over CANCEL_CHECK_ELEMENTS or more when the cancel flag is set (so a deadline or Ctrl-C stops
- * a run with no loop at its next large record, and not only at a loop's TICK), or when a long
+ * over CFX_CANCEL_CHECK_ELEMENTS or more (rec_polls_cancel) when the cancel flag is set (so a
+ * deadline or Ctrl-C stops a run with no loop at its next large record, and not only at a
+ * loop's TICK; the generated code does the same), or when a long
  * op saw the flag on its way. `threads`: the executor's thread count, which the elementwise
  * records over large tensors (split_min) and the fast mode's sums and dots are split over;
  * `blas_threads`: the count the CBLAS is given before the fast mode's products and dots, 0 to
@@ -513,9 +510,7 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
                              atomic_int *cancel, int acc_mode, int threads, int blas_threads)
 {
     const cfx_slot *slots = prog->slots;
-    if ((slots[r->a].count >= CANCEL_CHECK_ELEMENTS ||
-         (rec_fields[r->kind][1] == 's' && slots[r->b].count >= CANCEL_CHECK_ELEMENTS)) &&
-        atomic_load_explicit(cancel, memory_order_relaxed))
+    if (rec_polls_cancel(slots, r) && atomic_load_explicit(cancel, memory_order_relaxed))
         return 1;
 #define SLOT(i) (arena + slots[i].offset)
 #define A SLOT(r->a)
