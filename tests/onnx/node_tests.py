@@ -392,8 +392,28 @@ def graph_params(text):
     return names
 
 
+def standin_sample(passing, ops_of, work):
+    """One passing test per op the passing tests hold, beside the control-flow ones: for each op,
+    the test with the least data among those holding it (one that is no function's expansion
+    first), unless a test already chosen holds the op. So that every op the import writes runs
+    through the stand-ins at least once, in seconds."""
+    def data_bytes(name):
+        d = os.path.join(work, name)
+        return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(d) for f in files)
+    size = {n: data_bytes(n) for n in passing}
+    order = sorted(passing, key=lambda n: (n.endswith("_expanded"), size[n], n))
+    chosen, covered = [], set()
+    for op in sorted(set().union(*(ops_of[n] for n in passing)) if passing else ()):
+        if op in covered:
+            continue
+        name = next(n for n in order if op in ops_of[n])
+        chosen.append(name)
+        covered |= ops_of[name]
+    return sorted(chosen)
+
+
 def run_standin(tests_dir, cfx, work, names, in_names):
-    """The models of the control-flow tests `names`, imported to .cfx (on the shapes of their
+    """The models of the tests `names`, imported to .cfx (on the shapes of their
     first data set, as `cfx run` specialises them) with each data set's inputs as a `# run:`
     line, through test_gen --files (the compiled kernel's generated C and its CUDA C on host
     threads) and test_sched --files (the interpreter's kernel on host threads), against the cpu
@@ -427,7 +447,7 @@ def run_standin(tests_dir, cfx, work, names, in_names):
     for test, what in (("test_gen", "generated C and CUDA C on host threads"),
                        ("test_sched", "the interpreter's kernel on host threads")):
         exe = os.path.abspath(os.path.join(tests_dir, test))
-        print("\nthe %d control-flow tests that pass, through %s --files (%s, against the cpu "
+        print("\nthe %d tests above, through %s --files (%s, against the cpu "
               "executor):" % (len(files), test, what))
         sys.stdout.flush()
         p = subprocess.run([exe, "--files"] + files, cwd=d, capture_output=True, text=True,
@@ -474,7 +494,8 @@ def main():
                          "machine: cpu,cuda-host,cuda-graph,cuda-persistent); a test passes when it "
                          "passes on every one")
     ap.add_argument("--standin", default=None, metavar="TESTS_DIR",
-                    help="also run the control-flow tests that pass, imported with `cfx import`, "
+                    help="also run the control-flow tests that pass, and one passing test per op "
+                         "the others hold (the one of least data), imported with `cfx import`, "
                          "through TESTS_DIR/test_gen --files (the compiled kernel's generated C, and "
                          "its CUDA C on host threads) and TESTS_DIR/test_sched --files (the "
                          "interpreter's kernel on host threads), against the cpu executor")
@@ -513,8 +534,10 @@ def main():
         control_flow = []    # tensor-only tests with If/Loop/Scan at any depth
         control_flow_seq = [] # the same with sequences or optionals
         jobs = []
+        ops_of = {}          # name -> the (domain, op) pairs it holds
         for c in sorted(cases, key=lambda c: c.name):
             s = Survey(c.model)
+            ops_of[c.name] = set(s.ops)
             if s.control_flow() and not s.non_tensor:
                 control_flow.append(c.name)
             elif s.control_flow():
@@ -585,9 +608,13 @@ def main():
         failed = [n for n, (st, _) in sorted(status.items()) if st == "fail"]
         if args.standin:
             passing = [n for n in control_flow if status[n][0] == "pass"]
+            others = [c.name for c, _ in jobs if c.name not in control_flow and status[c.name][0] == "pass"]
+            sample = standin_sample(others, ops_of, work)
+            print("\nthe stand-ins: the %d control-flow tests that pass and %d others, one per op they hold "
+                  "(the one of least data): %s" % (len(passing), len(sample), " ".join(sample)))
             in_names = {c.name: w[0] for c, w in jobs}
-            if not run_standin(args.standin, cfx, work, passing, in_names):
-                failed.append("(the stand-in run of the control-flow tests)")
+            if not run_standin(args.standin, cfx, work, passing + sample, in_names):
+                failed.append("(the stand-in run of the control-flow tests and one test per op)")
         print("\n%d passed, %d failed, %d refused by cfx (unsupported), %d skipped (ops or dtypes "
               "outside the list); control flow: %d of %d passed"
               % (count["pass"], count["fail"], count["refused"], count["skipped"],
