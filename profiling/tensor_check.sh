@@ -22,8 +22,8 @@
 #                torch.compile and captured into CUDA graph conditional nodes: peers.json
 #                (written after every row: a step cut short keeps what it measured)
 #   tests        gpu_compiled, gpu_executors --quick, gpu_persistent --quick, and ONNX's
-#                control-flow node tests on cpu, cuda-host, cuda-graph, cuda-persistent (and its
-#                RNN, GRU, LSTM and some Attention tests on cuda-persistent)
+#                control-flow node tests on cpu, cuda-host, cuda-graph, cuda-persistent (and one
+#                node test per op the import writes, --per-op, on cuda-persistent)
 #   onnx         onnx_bench.py --backend cuda-persistent: the ONNX exports of greedy decoding,
 #                CG and a transformer decoder (onnx_models.py) through cfx import and through ONNX Runtime (its CUDA
 #                EP where onnxruntime-gpu is installed; the row says when it is not): onnx.json
@@ -149,10 +149,10 @@ if [ "$built" = 1 ]; then
         # issue 30: ONNX's control-flow node tests on every executor
         step "onnx node tests" 90 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" --control-flow \
             --backends cpu,cuda-host,cuda-graph,cuda-persistent
-        # the recurrences (a loop each) and a few attentions, on the persistent kernel
-        step "onnx node tests, rnn and attention" 60 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" \
-            --filter '^test_(lstm|gru|rnn|simple_rnn)|^test_attention_4d(_causal|_attn_mask|_causal_with_past_and_present)?$' \
-            --backends cpu,cuda-persistent
+        # one test per op the import writes (the recurrences, attention, convolutions, losses,
+        # quantization, ...: about 150), on the persistent kernel
+        step "onnx node tests, one per op" 150 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" \
+            --per-op --backends cpu,cuda-persistent
     fi
     if [ "$peers" = 1 ]; then
         step onnx 100 python3 "$here/onnx_bench.py" "$build" --backend cuda-persistent --repeats 3 --json "$out/onnx.json"
