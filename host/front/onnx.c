@@ -9618,6 +9618,8 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     free(I->table);
     free(I->direct);
     free(I->bases);
+    free(I->done);
+    free(I->wide);
     smap_free(&I->names);
     smap_free(&I->ids);
     sb_free(&I->consts);
