@@ -1599,9 +1599,10 @@ static void parse_const(parser *p, ast_module *m, int *cap, nameset *names)
     if (p->tok.kind == TK_ASSIGN) {
         parse_next(p);
         if (c.bad) {
-            /* skip the value: it cannot be stored */
-            while (!(p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI || p->tok.kind == TK_EOF) ||
-                   p->lx.paren > 0)
+            /* skip the value: it cannot be stored (to the end of the file where a bracket
+             * never closes) */
+            while (p->tok.kind != TK_EOF &&
+                   (!(p->tok.kind == TK_NEWLINE || p->tok.kind == TK_SEMI) || p->lx.paren > 0))
                 parse_next(p);
         } else {
             const_value(p, &c);
