@@ -5191,7 +5191,7 @@ static uint32_t hash_bytes(const void *p, size_t n, uint32_t h)
 
 static int check_var_find(checker *C, const char *name)
 {
-    if (!C->hashcap)
+    if (!C->hashcap || !name) /* no name: a target that is no variable (reported where it is) */
         return -1;
     uint32_t mask = (uint32_t)C->hashcap - 1;
     for (uint32_t h = hash_bytes(name, strlen(name), 2166136261u) & mask;; h = (h + 1) & mask) {
