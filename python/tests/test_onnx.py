@@ -437,6 +437,20 @@ def _check_against_eager(torch, module, args, rtol=1e-5, atol=1e-6, **export_kwa
     return g
 
 
+def test_from_torch_shifts_of_int64():
+    """PyTorch exports a << k and a >> k of int64 as Cast(uint64) -> BitShift -> Cast(int64),
+    the right shift of a negative value filled with ones by a BitwiseOr and a Where (arithmetic,
+    as eager's); cfx holds the uint64 in i64 as its bits. Against eager."""
+    torch = _torch()
+
+    class Shifts(torch.nn.Module):
+        def forward(self, a):
+            return (a << 2) + (a >> 1)
+
+    a = torch.tensor([5, -1, -(2**62) - 3, 2**62 + 12345, 1, -7, 2**63 - 1, -(2**63)], dtype=torch.int64)
+    _check_against_eager(torch, Shifts().eval(), (a,))
+
+
 def test_from_torch_without_torch_says_so(monkeypatch):
     import builtins
     real = builtins.__import__
