@@ -9489,7 +9489,7 @@ static void import_model(imp *I, onnx_import *out)
             v->half = half;
             if (v->data)
                 round_known(I, v);
-            else
+            else if (half != HALF_U64) /* uint64's bits: nothing to wrap */
                 round_value(I, v, 1);
             I->note = NULL;
         }
