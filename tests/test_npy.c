@@ -183,7 +183,13 @@ static void check_round_trips(void)
     CHECK_STR(decode(img, n, ty(CFX_I64, 1, 1, 0), g64), "");
     CHECK(g64[0] == 4294967294LL);
     CHECK_STR(decode(img, n, ty(CFX_I32, 1, 1, 0), g),
-              "dtype '<u4' (uint32, read as i64) does not match the input's type i32[1]");
+              "dtype '<u4' (uint32 or uint64, read as i64) does not match the input's type i32[1]");
+    /* uint64: its bits, as i64 (2^64 - 2 is -2, 2^63 is -2^63) */
+    uint8_t b64[16] = {0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0x80};
+    int64_t g2[2];
+    n = image(img, 1, "{'descr': '<u8', 'fortran_order': False, 'shape': (2,), }", b64, 16);
+    CHECK_STR(decode(img, n, ty(CFX_I64, 1, 2, 0), g2), "");
+    CHECK(g2[0] == -2 && g2[1] == INT64_MIN);
     n = image(img, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", b8, 3);
     CHECK_STR(decode(img, n, ty(CFX_F32, 1, 3, 0), hf),
               "dtype '|u1' (a narrow integer, read as i32) does not match the input's type f32[3]");
@@ -221,10 +227,10 @@ static void check_malformed(void)
          "fortran_order is True; only C order is supported"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }",
          "dtype '>f4' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
-         "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)"},
-        {"{'descr': '<u8', 'fortran_order': False, 'shape': (3,), }",
-         "dtype '<u8' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
-         "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)"},
+         "|i1 |u1 <i2 <u2 as i32 and <u4 <u8 as i64)"},
+        {"{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }",
+         "dtype '<c8' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
+         "|i1 |u1 <i2 <u2 as i32 and <u4 <u8 as i64)"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
          "dtype '<f8' (f64) does not match the input's type f32[3]"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 1073741824), }",

@@ -76,17 +76,20 @@ typedef struct ival {
     int half;           /* an f32 that is ONNX's float16 (HALF_F16) or bfloat16 (HALF_BF16): its
                          * values are that type's, each node that computes one rounds it; or an
                          * i32 that is ONNX's int8, uint8, int16 or uint16, an i64 that is its
-                         * uint32 (HALF_I8 ... HALF_U32, narrow()), each node wrapping it */
+                         * uint32 (HALF_I8 ... HALF_U32, narrow()), each node wrapping it; or
+                         * an i64 holding uint64's bits (HALF_U64: no wrap, ops taken by name,
+                         * u64_op()) */
     int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
     int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
     const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
-enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32 };
-static const char *const half_types[] = {"", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "uint32"};
+enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32, HALF_U64 };
+static const char *const half_types[] = {"", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "uint32",
+                                         "uint64"};
 static const char *const half_round[] = {"", "round_f16", "round_bf16"};
 
-/* A narrow integer type (held in i32, uint32 in i64), not a half type */
+/* A narrow integer type (held in i32, uint32 in i64; uint64 in i64 as its bits), not a half type */
 static int narrow(int half)
 {
     return half >= HALF_I8;
@@ -664,12 +667,14 @@ static int narrow_signed(int half)
 /* The dtype that holds a narrow type's values */
 static cfx_dtype narrow_holder(int half)
 {
-    return half == HALF_U32 ? CFX_I64 : CFX_I32;
+    return half == HALF_U32 || half == HALF_U64 ? CFX_I64 : CFX_I32;
 }
 
 /* x wrapped to the narrow type: (uint64_t)x is x modulo 2^64, a multiple of the modulus */
 static int64_t narrow_value_of(int half, int64_t x)
 {
+    if (half == HALF_U64) /* i64's wrap is uint64's */
+        return x;
     int64_t m = narrow_modulus(half), r = (int64_t)((uint64_t)x % (uint64_t)m);
     return narrow_signed(half) && r >= m / 2 ? r - m : r;
 }
@@ -732,6 +737,8 @@ static int plain_id(const char *s)
  * inside an op ONNX computes in it */
 static const char *half_rounded(imp *I, int half, const char *expr)
 {
+    if (half == HALF_U64)
+        return expr;
     long long m = narrow(half) ? (long long)narrow_modulus(half) : 0;
     if (m)
         return narrow_signed(half) ? fmt(I, "(((%s) + %lld) %% %lld - %lld)", expr, m / 2, m, m / 2)
@@ -805,7 +812,7 @@ static void round_results(imp *I, const Onnx__NodeProto *n, int wrote)
             (narrow(half) && index_result(n->op_type, k)))
             continue;
         v->half = half;
-        if (keeps)
+        if (keeps || half == HALF_U64) /* i64's arithmetic wraps as uint64's */
             continue;
         if (v->data) {
             round_known(I, v);
@@ -835,7 +842,7 @@ static const char *onnx_dtype_name(int32_t t)
 }
 
 /* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32, int8, uint8, int16 and
- * uint16 in i32, uint32 in i64; *half says which. */
+ * uint16 in i32, uint32 in i64, uint64 in i64 as its bits; *half says which. */
 static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
     *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
@@ -844,7 +851,8 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? HALF_U8
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? HALF_I16
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? HALF_U16
-          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ? HALF_U32 : HALF_NONE;
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ? HALF_U32
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64 ? HALF_U64 : HALF_NONE;
     if (*half)
         return narrow(*half) ? narrow_holder(*half) : CFX_F32;
     switch (t) {
@@ -855,7 +863,7 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
     default:
         fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16, bfloat16, int8, "
-             "uint8, int16, uint16 and uint32", what,
+             "uint8, int16, uint16, uint32 and uint64", what,
              onnx_dtype_name(t), (int)t);
     }
 }
@@ -1035,12 +1043,13 @@ static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, con
     return data;
 }
 
-/* A narrow integer tensor's n elements, in the dtype that holds them: from raw data of 1, 2 or 4
- * bytes each, or int32_data (uint64_data for uint32), as ONNX stores them. */
+/* A narrow integer tensor's n elements, in the dtype that holds them: from raw data of 1, 2, 4 or
+ * 8 bytes each, or int32_data (uint64_data for uint32 and uint64), as ONNX stores them. */
 static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
 {
     int64_t n = count(ty);
-    int esize = half == HALF_U32 ? 4 : half == HALF_I8 || half == HALF_U8 ? 1 : 2;
+    int wide = half == HALF_U32 || half == HALF_U64; /* in uint64_data */
+    int esize = half == HALF_U64 ? 8 : half == HALF_U32 ? 4 : half == HALF_I8 || half == HALF_U8 ? 1 : 2;
     size_t bytes = (size_t)n * (size_t)esize;
     const uint8_t *raw = NULL;
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
@@ -1050,20 +1059,20 @@ static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, c
             fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
                  tystr(I, ty), half_types[half], bytes);
         raw = t->raw_data.data;
-    } else if ((half == HALF_U32 ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
+    } else if ((wide ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
         fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name,
-             half == HALF_U32 ? t->n_uint64_data : t->n_int32_data, tystr(I, ty), (long long)n);
+             wide ? t->n_uint64_data : t->n_int32_data, tystr(I, ty), (long long)n);
     }
     void *data = alloc(I, (size_t)n * (size_t)cfx_dtype_size(ty->dtype) + 1);
     for (int64_t i = 0; i < n; i++) {
         int64_t x;
         if (raw) { /* little-endian */
-            uint32_t u = 0;
+            uint64_t u = 0;
             for (int b = 0; b < esize; b++)
-                u |= (uint32_t)raw[i * esize + b] << (8 * b);
-            x = u;
+                u |= (uint64_t)raw[i * esize + b] << (8 * b);
+            x = (int64_t)u; /* uint64's bits */
         } else {
-            x = half == HALF_U32 ? (int64_t)t->uint64_data[i] : t->int32_data[i];
+            x = wide ? (int64_t)t->uint64_data[i] : t->int32_data[i];
         }
         seti(ty->dtype, data, i, narrow_value_of(half, x));
     }
@@ -1721,6 +1730,29 @@ static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
         keep_sym(I, n, x);
 }
 
+/* A Cast of uint64 (held in i64 as its bits) to a real: the value as unsigned, its high and low
+ * 32 bits each exact in f64, so the sum rounds once (an f32 or a half type rounds again from
+ * that f64). A Cast of a real to uint64: toward zero, a value of 2^63 or more by way of
+ * x - 2^64 (exact), a negative one as its i64 (-1.0 gives 2^64 - 1, as numpy's astype on x86);
+ * NaN, and values of 2^64 or more, which ONNX leaves undefined, as cfx's cast (0, saturated). */
+static void op_cast_u64_real(imp *I, const Onnx__NodeProto *n, ival *x, cfx_dtype to, int half)
+{
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *e = ref(I, x);
+    if (x->half == HALF_U64) {
+        const char *f = fmt(I, "cast((%s >> 32) & 4294967295, f64) * 4294967296.0 + cast(%s & 4294967295, f64)", e, e);
+        if (half == HALF_F16 || half == HALF_BF16) {
+            f = half_rounded(I, half, f);
+            I->node_rounded = 1;
+        }
+        line(I, "%s = %s", out_var(I, n, 0, &t), to == CFX_F64 ? f : fmt(I, "cast(%s, %s)", f, cfx_dtype_name(to)));
+        return;
+    }
+    line(I, "%s = where(%s >= 9223372036854775808.0, cast(%s - 18446744073709551616.0, i64), cast(%s, i64))",
+         out_var(I, n, 0, &t), e, e, e);
+}
+
 /* A Cast to float16 or bfloat16 rounds once from the value itself: from f64 (or an integer, by
  * way of f64, exact up to 2^53) with the rounding in f64, since rounding to f32 first could round
  * twice; from f32 after the cast (round_results). A Cast to a narrow integer type casts to the
@@ -1729,6 +1761,10 @@ static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int hal
 {
     ival *x = in(I, n, 0);
     I->node_half = is_real(to) || narrow(half) ? half : HALF_NONE;
+    if ((x->half == HALF_U64 && is_real(to)) || (half == HALF_U64 && is_real(x->ty.dtype))) {
+        op_cast_u64_real(I, n, x, to, half);
+        return;
+    }
     if (!half || narrow(half) || x->ty.dtype == CFX_F32) { /* to a narrow integer: cast, then wrapped */
         I->node_rounded = half && x->half == half; /* of that type already */
         op_cast(I, n, to);
@@ -8496,7 +8532,7 @@ static int int_bits(const ival *v, int *sign)
     *sign = 1;
     if (narrow(v->half)) {
         *sign = narrow_signed(v->half);
-        return v->half == HALF_U32 ? 32 : v->half <= HALF_U8 ? 8 : 16;
+        return v->half == HALF_U64 ? 64 : v->half == HALF_U32 ? 32 : v->half <= HALF_U8 ? 8 : 16;
     }
     return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
 }
@@ -8527,7 +8563,11 @@ static void op_bitshift(imp *I, const Onnx__NodeProto *n)
     if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
         fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
     const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s %s %s", v, x, strcmp(dir, "LEFT") ? ">>" : "<<", y);
+    if (a->half == HALF_U64 && strcmp(dir, "LEFT")) /* logical; a count of 2^63 or more reads < 0 */
+        line(I, "%s = where(%s >= 0, where(%s < 64, (%s >> %s) & ((cast(1, i64) << (64 - %s)) - 1), 0), 0)", v, y,
+             y, x, y, y);
+    else
+        line(I, "%s = %s %s %s", v, x, strcmp(dir, "LEFT") ? ">>" : "<<", y);
 }
 
 /* BitCast between integer types of one width (and bool to uint8): the same bits read as the
@@ -8559,7 +8599,7 @@ static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
     if (!bits)
         fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
     const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
-    if (sign)
+    if (sign || a->half == HALF_U64) /* uint64's bits: all 64 */
         line(I, "%s = ~%s", v, x);
     else
         line(I, "%s = %s ^ %lld", v, x, (long long)narrow_modulus(a->half) - 1);
@@ -8822,16 +8862,86 @@ static const struct { const char *name; enum bin op; } binops[] = {
 
 static void node_op(imp *I, const Onnx__NodeProto *n);
 
+/* ---- uint64 ---------------------------------------------------------------------------------
+ * uint64 is held in i64 as its bits (two's complement: 2^64 - 1 is -1). The ops below are exact
+ * on those bits: i64's wrapping + - * and negation are uint64's, == and the bitwise ops are the
+ * bits', and the ops that move or pick values keep them. Order (Less ... GreaterOrEqual, Max, Min)
+ * compares with the sign bit of both sides flipped (u64_order); BitShift RIGHT is logical
+ * (op_bitshift); a Cast to or from a real reads the value as unsigned (op_cast_u64_real). Every
+ * other op of a uint64 value (Div, Mod, Pow, Abs, ReduceMax, ...) is refused by name. */
+static int u64_op(const char *op)
+{
+    static const char *const ops[] = {
+        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat", "Split",
+        "Slice", "Gather", "GatherElements", "GatherND", "Where", "Tile", "Trilu", "Pad", "DepthToSpace",
+        "SpaceToDepth", "ReverseSequence", "Constant", "ConstantOfShape", "Shape", "Size", "Cast", "CastLike",
+        "BitCast", "Add", "Sub", "Mul", "Neg", "Sum", "ReduceSum", "Equal", "Less", "Greater", "LessOrEqual",
+        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+        if (!strcmp(op, ops[k]))
+            return 1;
+    return 0;
+}
+
+static void u64_refuse(imp *I, const Onnx__NodeProto *n)
+{
+    fail(I, "%s of uint64 is not supported: cfx holds uint64 in i64 as its bits and takes it only in the ops "
+         "exact on them (docs/onnx.md)", clean(I, n->op_type));
+}
+
+/* Less, Greater, LessOrEqual, GreaterOrEqual, Max, Min of uint64: i64's order of the values with
+ * the sign bit flipped is uint64's; Max and Min flip their result back */
+static void u64_order(imp *I, const Onnx__NodeProto *n, enum bin op)
+{
+    const char *flip = "(cast(1, i64) << 63)", *e = NULL;
+    cfx_type t;
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *b = in(I, n, k);
+        if (b->half != HALF_U64)
+            fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(in(I, n, 0)),
+                 type_name(b), n->op_type);
+        const char *f = fmt(I, "(%s ^ %s)", ref(I, b), flip);
+        if (!e) {
+            t = b->ty;
+            e = f;
+            continue;
+        }
+        cfx_type o;
+        broadcast(I, &t, &b->ty, &o);
+        o.dtype = CFX_I64;
+        t = o;
+        e = bin_text(I, op, CFX_I64, bin_is_cmp(op) ? e : fmt(I, "(%s)", e), f);
+    }
+    if (!e)
+        fail(I, "no operands");
+    if (bin_is_cmp(op))
+        t.dtype = CFX_BOOL;
+    line(I, "%s = %s", out_var(I, n, 0, &t), bin_is_cmp(op) ? e : fmt(I, "(%s) ^ %s", e, flip));
+}
+
 static void node(imp *I, const Onnx__NodeProto *n)
 {
     I->node_half = -1;
     I->node_rounded = 0;
     int lines = I->nlines;
-    node_op(I, n);
     const char *op = n->op_type;
+    int u64 = 0;
+    for (size_t k = 0; n->op_type && k < n->n_input; k++) {
+        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
+        u64 |= x && x->half == HALF_U64;
+    }
+    I->node = n;
+    if (u64 && !find_function(I, n) && !u64_op(op))
+        u64_refuse(I, n);
+    node_op(I, n);
     if (!find_function(I, n) && strcmp(op, "If") && strcmp(op, "Loop") && strcmp(op, "Scan")) {
         I->node = n;
         round_results(I, n, I->nlines > lines);
+        for (size_t k = 0; k < n->n_output; k++) {
+            ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
+            if (v && v->half == HALF_U64 && !u64_op(op))
+                u64_refuse(I, n);
+        }
     }
 }
 
@@ -8859,6 +8969,15 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
              "functions; docs/onnx.md lists the ops)", dom);
     if (seq_op(I, n))
         return;
+    int order = !strcmp(op, "Less") ? B_LT : !strcmp(op, "Greater") ? B_GT : !strcmp(op, "LessOrEqual") ? B_LE
+              : !strcmp(op, "GreaterOrEqual") ? B_GE : !strcmp(op, "Max") ? B_MAX : !strcmp(op, "Min") ? B_MIN : -1;
+    int u64 = 0;
+    for (size_t k = 0; order >= 0 && k < n->n_input; k++)
+        u64 |= in(I, n, k)->half == HALF_U64;
+    if (u64) {
+        u64_order(I, n, (enum bin)order);
+        return;
+    }
     for (size_t k = 0; k < sizeof binops / sizeof *binops; k++)
         if (!strcmp(op, binops[k].name)) {
             binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
@@ -9370,7 +9489,7 @@ static void import_model(imp *I, onnx_import *out)
             v->half = half;
             if (v->data)
                 round_known(I, v);
-            else
+            else if (half != HALF_U64) /* uint64's bits: nothing to wrap */
                 round_value(I, v, 1);
             I->note = NULL;
         }

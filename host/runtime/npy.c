@@ -19,7 +19,8 @@
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 /* float16 files are read as f32 (exactly): cfx holds float16 values in f32 (round_f16); int8,
- * uint8, int16 and uint16 files as i32 and uint32 files as i64, as cfx holds ONNX's narrow integers
+ * uint8, int16 and uint16 files as i32 and uint32 files as i64, as cfx holds ONNX's narrow integers,
+ * and uint64 files as i64 holding the same bits (2^64 - 1 is -1), as cfx holds ONNX's uint64
  * (docs/onnx.md); it writes only its own dtypes, the first entry of each */
 static const struct {
     const char *descr;
@@ -28,7 +29,7 @@ static const struct {
 } descrs[] = {
     {"<f4", CFX_F32, 4}, {"<f8", CFX_F64, 8}, {"<i4", CFX_I32, 4}, {"<i8", CFX_I64, 8}, {"|b1", CFX_BOOL, 1},
     {"<f2", CFX_F32, 2}, {"|i1", CFX_I32, 1}, {"|u1", CFX_I32, 1}, {"<i2", CFX_I32, 2}, {"<u2", CFX_I32, 2},
-    {"<u4", CFX_I64, 4},
+    {"<u4", CFX_I64, 4}, {"<u8", CFX_I64, 8},
 };
 
 /* The data is copied as is, so the host must store numbers little-endian as the files do. */
@@ -299,7 +300,7 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
         }
     if (dt < 0) {
         snprintf(err, errlen, "dtype '%s' is not supported (cfx reads <f4 <f8 <i4 <i8 |b1, <f2 as f32, "
-                 "|i1 |u1 <i2 <u2 as i32 and <u4 as i64)",
+                 "|i1 |u1 <i2 <u2 as i32 and <u4 <u8 as i64)",
                  info.descr);
         return -1;
     }
@@ -320,7 +321,7 @@ static int decode_header(const unsigned char *b, size_t len, cfx_type *t, size_t
 static const char *fmt_held(int dt)
 {
     return dt == CFX_F32 ? "float16, read as f32" : dt == CFX_I32 ? "a narrow integer, read as i32"
-                                                  : "uint32, read as i64";
+                                                  : "uint32 or uint64, read as i64";
 }
 
 int npy_peek(const void *bytes, size_t len, cfx_type *t, char *err, size_t errlen)
@@ -388,9 +389,10 @@ int npy_decode(const void *bytes, size_t len, const cfx_type *want, void *out, c
             ((float *)out)[i] = k_f16_value((uint16_t)(data[2 * i] | data[2 * i + 1] << 8));
     else if (held) /* a narrow integer, little-endian, to i32 or i64 */
         for (size_t i = 0; i < need / (size_t)esize; i++) {
-            uint32_t u = 0;
+            uint64_t u = 0;
             for (int k = 0; k < esize; k++)
-                u |= (uint32_t)data[i * (size_t)esize + (size_t)k] << (8 * k);
+                u |= (uint64_t)data[i * (size_t)esize + (size_t)k] << (8 * k);
+            /* unsigned: the value (uint64: its bits, as i64) */
             int64_t x = descr[1] == 'u' ? (int64_t)u : esize == 1 ? (int8_t)u : (int16_t)u;
             if (dt == CFX_I64)
                 ((int64_t *)out)[i] = x;

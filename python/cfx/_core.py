@@ -898,7 +898,8 @@ class Graph:
         what = "%s: %s '%s'" % (self.name, kind, p.name)
         if kind == "input" and p.name in self.module._half_inputs and hasattr(v, "astype") and \
                 getattr(getattr(v, "dtype", None), "name", None) in self.module._half_inputs[p.name]:
-            v = v.astype(_NUMPY_DTYPE[p.dtype]) # their values, which it holds exactly (docs/onnx.md)
+            # their values, which it holds exactly; uint64's bits (docs/onnx.md)
+            v = v.view(_NUMPY_DTYPE[p.dtype]) if v.dtype.name == "uint64" else v.astype(_NUMPY_DTYPE[p.dtype])
         try:
             if _dlpack.is_value(v):
                 if kind == "result":

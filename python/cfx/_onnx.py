@@ -55,13 +55,15 @@ def onnx_available():
 
 # TensorProto.DataType -> cfx dtype (those cfx takes; float16 and bfloat16 are held in f32, and
 # such an input takes float16 or bfloat16 arrays too; int8, uint8, int16, uint16 in i32 and uint32
-# in i64, and such an input takes arrays of those dtypes too)
+# in i64, and such an input takes arrays of those dtypes too; uint64 in i64 as its bits, and such
+# an input takes uint64 arrays, viewed as int64)
 _ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64", 16: "bf16",
-               2: "u8", 3: "i8", 4: "u16", 5: "i16", 12: "u32"}
+               2: "u8", 3: "i8", 4: "u16", 5: "i16", 12: "u32", 13: "u64"}
 # the declared dtypes held in another, and the numpy dtypes such an input takes and widens
-_HELD = {"f16": "f32", "bf16": "f32", "u8": "i32", "i8": "i32", "u16": "i32", "i16": "i32", "u32": "i64"}
+_HELD = {"f16": "f32", "bf16": "f32", "u8": "i32", "i8": "i32", "u16": "i32", "i16": "i32", "u32": "i64",
+         "u64": "i64"}
 _HELD_NUMPY = {"f32": ("float16", "bfloat16"), "i32": ("int8", "uint8", "int16", "uint16"),
-               "i64": ("uint32",)}
+               "i64": ("uint32", "uint64")}
 
 
 def _varint(buf, i):
@@ -138,7 +140,7 @@ def _type_of(name, spec, declared):
         dtype, shape = str(spec.dtype), tuple(spec.shape)
         dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
                  "float16": "f32", "bfloat16": "f32", "int8": "i32", "uint8": "i32", "int16": "i32",
-                 "uint16": "i32", "uint32": "i64",
+                 "uint16": "i32", "uint32": "i64", "uint64": "i64",
                  "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
                  "torch.int64": "i64", "torch.bool": "bool", "torch.float16": "f32",
                  "torch.bfloat16": "f32"}.get(dtype, dtype)

@@ -188,6 +188,61 @@ def test_bitwise_int64_int32_and_shifts_of_unsigned():
     np.testing.assert_array_equal(out["wl"], np.where(k32 < 32, np.left_shift(w, np.minimum(k32, 31)), 0))
 
 
+def test_uint64_shifts_order_and_casts():
+    """uint64, held in i64 as its bits: int64 -> Cast(uint64) -> BitShift LEFT and RIGHT (logical)
+    -> Cast(int64), by counts 0, 63, 64 and counts of 2^63 or more (negative as int64), a uint64
+    Less, Add and Max, and Casts between uint64 and double; uint64 inputs given as numpy uint64
+    arrays, uint64 results as int64 arrays holding the bits. Expected values from Python's ints
+    modulo 2^64 (and float() of them); Div of uint64 is refused by name."""
+    U64, F64 = TensorProto.UINT64, TensorProto.DOUBLE
+    nodes = [helper.make_node("Cast", ["a"], ["ua"], to=U64),
+             helper.make_node("BitShift", ["ua", "k"], ["l"], direction="LEFT"),
+             helper.make_node("BitShift", ["ua", "k"], ["r"], direction="RIGHT"),
+             helper.make_node("Cast", ["l"], ["li"], to=I64),
+             helper.make_node("Cast", ["r"], ["ri"], to=I64),
+             helper.make_node("Less", ["ua", "v"], ["lt"]),
+             helper.make_node("GreaterOrEqual", ["ua", "v"], ["ge"]),
+             helper.make_node("Add", ["ua", "v"], ["add"]),
+             helper.make_node("Max", ["ua", "v"], ["max"]),
+             helper.make_node("Cast", ["ua"], ["fa"], to=F64),
+             helper.make_node("Cast", ["f"], ["uf"], to=U64)]
+    n = 6
+    g = helper.make_graph(nodes, "u64",
+                          [vi("a", I64, [n]), vi("k", U64, [n]), vi("v", U64, [n]), vi("f", F64, [5])],
+                          [vi("li", I64, [n]), vi("ri", I64, [n]), vi("lt", BOOL, [n]), vi("ge", BOOL, [n]),
+                           vi("add", U64, [n]), vi("max", U64, [n]), vi("fa", F64, [n]), vi("uf", U64, [5])])
+    m = make(g, opset=18)
+    a = [5, -1, -(2**62) - 3, 2**62 + 12345, 1, -7]
+    k = [0, 63, 64, 2**64 - 5, 1, 3]
+    v = [3, 2**63, 2**64 - 1, 0, 1, 2**63 - 1]
+    f = [0.0, 2.0**63, 2.0**64 - 4096, 12345.75, 2.0**63 - 1024]
+    ua = [x % 2**64 for x in a]
+
+    def bits(xs):
+        return np.array(xs, np.uint64).view(np.int64)
+
+    want = {"li": bits([(x << c) % 2**64 if c < 64 else 0 for x, c in zip(ua, k)]),
+            "ri": bits([x >> c if c < 64 else 0 for x, c in zip(ua, k)]),
+            "lt": np.array([x < y for x, y in zip(ua, v)]),
+            "ge": np.array([x >= y for x, y in zip(ua, v)]),
+            "add": bits([(x + y) % 2**64 for x, y in zip(ua, v)]),
+            "max": bits([max(x, y) for x, y in zip(ua, v)]),
+            "fa": np.array([float(x) for x in ua]),
+            "uf": bits([int(x) for x in f])}
+    assert list(want["ri"][:3]) == [5, 1, 0] and list(want["lt"]) == [False, False, True, False, False, False]
+    entry = cfx.load_onnx(m).entry
+    assert [(p.name, p.dtype) for p in entry.inputs] == [("a", "i64"), ("k", "i64"), ("v", "i64"), ("f", "f64")]
+    for given in (np.array(k, np.uint64), np.array(k, np.uint64).view(np.int64)):
+        out = entry(a=np.array(a, np.int64), k=given, v=np.array(v, np.uint64), f=np.array(f), backend="cpu",
+                    results="numpy")
+        for name, w in want.items():
+            assert out[name].dtype == w.dtype, name
+            np.testing.assert_array_equal(out[name], w, err_msg=name)
+    div = make(helper.make_graph([helper.make_node("Div", ["x", "y"], ["z"], name="the_div")], "d",
+                                 [vi("x", U64, [2]), vi("y", U64, [2])], [vi("z", U64, [2])]))
+    refused(div, "the_div", "Div of uint64 is not supported")
+
+
 def test_uint8_and_int8():
     """A uint8 model: inputs given as uint8 arrays (or int32 holding their values, or a shapes
     entry by example), its results int32 arrays holding uint8 values; each op wraps as numpy's
@@ -380,6 +435,20 @@ def _check_against_eager(torch, module, args, rtol=1e-5, atol=1e-6, **export_kwa
         else:
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol)
     return g
+
+
+def test_from_torch_shifts_of_int64():
+    """PyTorch exports a << k and a >> k of int64 as Cast(uint64) -> BitShift -> Cast(int64),
+    the right shift of a negative value filled with ones by a BitwiseOr and a Where (arithmetic,
+    as eager's); cfx holds the uint64 in i64 as its bits. Against eager."""
+    torch = _torch()
+
+    class Shifts(torch.nn.Module):
+        def forward(self, a):
+            return (a << 2) + (a >> 1)
+
+    a = torch.tensor([5, -1, -(2**62) - 3, 2**62 + 12345, 1, -7, 2**63 - 1, -(2**63)], dtype=torch.int64)
+    _check_against_eager(torch, Shifts().eval(), (a,))
 
 
 def test_from_torch_without_torch_says_so(monkeypatch):

@@ -12,7 +12,9 @@ Runs every test whose ops (inside If/Loop/Scan bodies and model-local functions 
 in the supported list (docs/onnx.md's table of ops; --ops OP,OP,... instead) and whose tensors are all f32, f64, i32, i64
 or bool, or float16 and bfloat16 (given as float32, results checked to be float32 holding values
 of the type), or int8, uint8, int16, uint16 and uint32 (given as int32, uint32 as int64, results
-checked to be of that holding dtype with values of the type); compares each output as onnx's
+checked to be of that holding dtype with values of the type), or uint64 (given as int64 holding its
+bits, `.view(np.int64)`, results checked to be int64 and compared with the expected uint64 viewed
+as int64); compares each output as onnx's
 backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
 default; integers and bools exactly).
 Sequences and optionals (docs/onnx.md): a test whose graph takes a sequence as an input is
@@ -84,12 +86,14 @@ test_affine_grid_3d_expanded test_affine_grid_3d_align_corners_expanded
 
 # TensorProto.DataType of the dtypes cfx takes: FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE,
 # BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md), UINT8, INT8,
-# UINT16, INT16 (held in i32), UINT32 (held in i64), wrapped after every op
-CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16, 2, 3, 4, 5, 12}
+# UINT16, INT16 (held in i32), UINT32 (held in i64), wrapped after every op, UINT64 (held in i64
+# as its bits)
+CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16, 2, 3, 4, 5, 12, 13}
 CFX_NUMPY = {"float32", "float64", "int32", "int64", "bool"}
 HALF_NUMPY = {"float16", "bfloat16"} # given to cfx as float32, its results checked as such
 # the narrow integers: given to cfx as the dtype holding them, its results checked as such
-NARROW_NUMPY = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32", "uint32": "int64"}
+NARROW_NUMPY = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32", "uint32": "int64",
+                "uint64": "int64"} # uint64: its bits, by .view
 
 
 def skip(why):
@@ -245,7 +249,9 @@ def write_case(case, d):
             a = to_array(a)
             if a.dtype.name in HALF_NUMPY:
                 a = a.astype(np.float32)
-            if a.dtype.name in NARROW_NUMPY:
+            if a.dtype.name == "uint64":
+                a = a.view(np.int64)
+            elif a.dtype.name in NARROW_NUMPY:
                 a = a.astype(NARROW_NUMPY[a.dtype.name])
             np.save(os.path.join(sd, "input_%d.npy" % j), np.array(a, order="C"))
         for j, a in enumerate(outputs):
@@ -277,10 +283,13 @@ def half_problem(np, name, got, half):
 
 def narrow_problem(np, name, got, want):
     """An int8 ... uint32 result comes as the dtype holding it (int32, uint32's int64) holding
-    values of the type (docs/onnx.md): a value outside the type's range was not wrapped."""
+    values of the type (docs/onnx.md): a value outside the type's range was not wrapped. A uint64
+    result comes as int64 holding its bits (every int64 is some uint64's)."""
     held = NARROW_NUMPY[want.dtype.name]
     if got.dtype != held:
         return "%s is %s, expected %s holding %s values" % (name, got.dtype, held, want.dtype)
+    if want.dtype.name == "uint64":
+        return None
     info = np.iinfo(want.dtype)
     bad = (got < info.min) | (got > info.max)
     if np.any(bad):
@@ -294,7 +303,7 @@ def compare(np, name, got, want, rtol, atol, half=None):
         problem = narrow_problem(np, name, got, want)
         if problem:
             return problem
-        want = want.astype(got.dtype)
+        want = want.view(np.int64) if want.dtype.name == "uint64" else want.astype(got.dtype)
     if half:
         problem = half_problem(np, name, got, half)
         if problem:
