@@ -1888,6 +1888,8 @@ static int done_already(imp *I, const Onnx__NodeProto *n)
  * nodes are not so. */
 static int reshape_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, const int64_t *dims, int r)
 {
+    if (n->n_output < 1)
+        return 0;
     const Onnx__NodeProto *tr = sole_reader(I, n->output[0]);
     if (!tr || !tr->op_type || strcmp(tr->op_type, "Transpose") || (tr->domain && *tr->domain) ||
         tr->n_input < 1 || strcmp(tr->input[0], n->output[0]) || tr->n_output != 1 || !tr->output[0] ||
@@ -4424,7 +4426,7 @@ static ival *step_with(imp *I, const Onnx__NodeProto *n, const char *tag, void (
 {
     Onnx__NodeProto s = *n;
     char **names = alloc(I, nin * sizeof *names);
-    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : n->output[0];
+    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : (char *)out_name(I, n, 0);
     if (!tag)
         tag = "out";
     for (size_t k = 0; k < nin; k++) {
