@@ -2794,6 +2794,24 @@ static int64_t pad_source(int mode, int64_t p, int64_t a, int64_t m, int64_t lo)
     return lo + j;
 }
 
+/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
+ * box spans it, len[d]). */
+static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++) {
+        if (lo[d] == 0 && hi[d] == len[d])
+            sb_printf(&sb, "%s:", d ? ", " : "");
+        else
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
+    }
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
 /* Pad with pads known at import (a negative one crops): constant, reflect, edge, wrap. The
  * constant fills the result and the (cropped) data is written into its middle; the other modes
  * pad one axis at a time, the middle written whole and each pad row copied from its row. */
@@ -2875,17 +2893,11 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
         return;
     }
     const char *src = ref(I, x), *nm = out_name(I, n, 0);
-    if (crops) {
-        strbuf sb = {0};
-        sb_puts(&sb, "[");
-        for (int d = 0; d < r; d++)
-            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)(lo[d] + m[d]));
-        sb_puts(&sb, "]");
-        if (sb.oom)
-            fail(I, "out of memory");
-        src = fmt(I, "%s%s", src, sb_str(&sb));
-        sb_free(&sb);
-    }
+    int64_t hi[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        hi[d] = lo[d] + m[d];
+    if (crops)
+        src = fmt(I, "%s%s", src, box_text(I, r, lo, hi, x->ty.dims));
     if (!pads_any) {
         const char *v = out_var(I, n, 0, &t);
         line(I, "%s = %s", v, crops ? src : fmt(I, "copy(%s)", src));
@@ -2897,17 +2909,12 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
             fill = cv->ty.rank == 0 ? ref(I, cv) : reshaped(I, ref(I, cv), &cv->ty, &(cfx_type){.dtype = cv->ty.dtype});
         else
             fill = value == 0 ? NULL : real_const(I, value, x->ty.dtype, fmt(I, "%s_value", nm));
-        strbuf sb = {0};
-        sb_puts(&sb, "[");
+        int64_t end[CFX_TYPE_MAX_RANK];
         for (int d = 0; d < r; d++)
-            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)before[d], (long long)(before[d] + m[d]));
-        sb_puts(&sb, "]");
-        if (sb.oom)
-            fail(I, "out of memory");
+            end[d] = before[d] + m[d];
         const char *v = out_var(I, n, 0, &t);
         line(I, "%s = %s", v, fill ? fmt(I, "full(%s, %s)", tystr(I, &t), fill) : zeros_of(I, &t));
-        line(I, "%s%s = %s", v, sb_str(&sb), src);
-        sb_free(&sb);
+        line(I, "%s%s = %s", v, box_text(I, r, before, end, t.dims), src);
         return;
     }
     if (crops) {
@@ -3768,24 +3775,6 @@ static void op_reverse_sequence(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
     I->indent--;
     line(I, "}");
-}
-
-/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
- * box spans it, len[d]). */
-static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
-{
-    strbuf sb = {0};
-    sb_puts(&sb, "[");
-    for (int d = 0; d < r; d++) {
-        if (lo[d] == 0 && hi[d] == len[d])
-            sb_printf(&sb, "%s:", d ? ", " : "");
-        else
-            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
-    }
-    sb_puts(&sb, "]");
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
 }
 
 /* CenterCropPad with the shape known at import: the centred box of the input (cropped) written
