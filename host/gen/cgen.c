@@ -2785,9 +2785,10 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
             int32_t end = n ? fused_end(g, i, hi) : i + 1;
             int32_t red = n && end < hi && fusable_reduction(g, end, i, n) ? end : -1;
             int32_t ep = product_epilogue(g, i), first = i;
-            if (!computed_ahead(g, i))
+            int ahead = computed_ahead(g, i);
+            if (!ahead)
                 cancel_poll(g, i, red >= 0 ? red : ep >= 0 ? ep : end - 1);
-            if (computed_ahead(g, i)) {
+            if (ahead) {
                 line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)i,
                      (int)g->plan.ahead_at[i]);
             } else if (end > i + 1 || red >= 0 || (n && resident_at(g, r->a, i))) {
@@ -2995,9 +2996,10 @@ static void dispatch(gen *g)
             }
             default: {
                 int32_t ep = product_epilogue(g, r);
-                if (!computed_ahead(g, r))
+                int ahead = computed_ahead(g, r);
+                if (!ahead)
                     cancel_poll(g, r, ep >= 0 ? ep : r);
-                if (computed_ahead(g, r))
+                if (ahead)
                     line(g, "/* record %d: computed an iteration ahead, after record %d */", (int)r,
                          (int)g->plan.ahead_at[r]);
                 else if (ep >= 0)
