@@ -960,7 +960,9 @@ static int reruns; /* kernels seen to stop for a rerun when their print buffer w
 
 /* Writes units [lo, hi) into one C file, both forms of each, and (with a C++ compiler) their
  * CUDA kernels into one C++ file over tests/ck_host.h; compiles and loads both. handles[0] and
- * handles[1] get the objects (NULL where there is none). Returns 0, or -1. */
+ * handles[1] get the objects (NULL where there is none). Returns 0, -1, or 1 for a mutant that
+ * changes nothing in them (not built: its runs would only repeat the normal run's, and a run
+ * that differs there, on a loaded machine, would count as the mutant caught). */
 static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated, void **handles)
 {
     strbuf src = {0}, cuda = {0};
@@ -1026,8 +1028,13 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         u->object = obj;
     }
     if (mut) {
-        *mutated += replace_all(&src, mut->from, mut->to);
-        *mutated += replace_all(&cuda, mut->from, mut->to);
+        const int places = replace_all(&src, mut->from, mut->to) + replace_all(&cuda, mut->from, mut->to);
+        *mutated += places;
+        if (places == 0) { /* the object as the normal run builds it: nothing to catch */
+            sb_free(&src);
+            sb_free(&cuda);
+            return 1;
+        }
     }
     /* warnings are errors: a warning in generated code is a bug of the generator */
     snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
@@ -2223,6 +2230,8 @@ static int build_and_run(int n, const mutant *mut, int *mutated, int *structured
         for (int i = 0; i < 2; i++)
             if (h[i] && nh < 1024)
                 handles[nh++] = h[i];
+        if (rc == 1)
+            continue;
         if (rc != 0) {
             bad++;
             continue;

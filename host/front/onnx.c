@@ -8515,7 +8515,7 @@ static void op_qlinear_conv(imp *I, const Onnx__NodeProto *n)
     I->node_rounded = 1;
 }
 
-/* ---- bitwise ops, composed of arithmetic (the language has no bitwise operators) ---------- */
+/* ---- bitwise ops: the language's & | ^ ~ << >>, and BitCast between integers -------------- */
 
 /* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
 static int int_bits(const ival *v, int *sign)
