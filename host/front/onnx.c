@@ -8843,6 +8843,64 @@ static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
     I->node_rounded = 1;
 }
 
+/* ---- more of ONNX's ops (issue 30): TensorScatter, the normalizations, AffineGrid, the
+ * training ops, the windows and DFT, and a few of ai.onnx.ml; each a composition of the
+ * language's ops, as the sections above. */
+
+/* "[b, :, p, :]": index `first` on axis 0, `at` on axis, ':' elsewhere (rank r) */
+static const char *index_at(imp *I, int r, const char *first, int axis, const char *at)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", d == 0 ? first : d == axis ? at : ":");
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* TensorScatter (opset 24's KV-cache update): the cache copied, and the update's rows written
+ * at write_indices[b] + s along axis (modulo the axis's length for mode circular), a loop over
+ * the batch and the update's rows; a position outside the cache stops the run with `index`. */
+static void op_tensor_scatter(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *up = in(I, n, 1), *wi = in_opt(I, n, 2);
+    int r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the cache is %s; rank 2 or more is taken", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -2), r, "axis");
+    const char *mode = attr_str(I, n, "mode", "linear");
+    int circ = !strcmp(mode, "circular");
+    if (!circ && strcmp(mode, "linear") != 0)
+        fail(I, "mode '%s' is not supported (linear, circular)", mode);
+    if (axis == 0)
+        fail(I, "axis 0: the sequence axis must follow the batch axis");
+    if (up->ty.dtype != x->ty.dtype || up->ty.rank != r)
+        fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
+    for (int d = 0; d < r; d++)
+        if (d == axis ? up->ty.dims[d] > x->ty.dims[d] : up->ty.dims[d] != x->ty.dims[d])
+            fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
+    int64_t B = x->ty.dims[0], S = up->ty.dims[axis], M = x->ty.dims[axis];
+    if (wi && ((wi->ty.dtype != CFX_I64 && wi->ty.dtype != CFX_I32) || wi->ty.rank != 1 || wi->ty.dims[0] != B))
+        fail(I, "write_indices is %s for %lld batch entries", tystr(I, &wi->ty), (long long)B);
+    const char *src = ref(I, x), *u = ref(I, up), *nm = out_name(I, n, 0);
+    const char *b = new_id(I, "b_", nm), *s = new_id(I, "s_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, src);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", s, (long long)S);
+    I->indent++;
+    const char *pos = wi ? fmt(I, "cast(%s[%s], i64) + %s", ref(I, wi), b, s) : fmt(I, "cast(%s, i64)", s);
+    line(I, "%s = %s", p, circ ? fmt(I, "(%s) %% %lld", pos, (long long)M) : pos);
+    line(I, "%s%s = %s%s", v, index_at(I, r, b, axis, p), u, index_at(I, r, b, axis, s));
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9153,6 +9211,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_global_pool(I, n, op[6] == 'M');
     } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
         op_resize(I, n, op[0] == 'U');
+    } else if (!strcmp(op, "TensorScatter")) {
+        op_tensor_scatter(I, n);
     } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
