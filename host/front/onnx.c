@@ -8901,6 +8901,143 @@ static void op_tensor_scatter(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
 }
 
+/* GroupNormalization: x seen as [N, G, C / G * rest], each group's mean and variance over its last
+ * axis, normalized, seen as x again, then scale and bias along the channels (opset 18's scale and
+ * bias of one value per group: on the groups, before the reshape back). float16 and bfloat16 are
+ * computed in f32 and rounded once (stash_type 1, the default). */
+static void op_groupnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *sc = in(I, n, 1), *bi = in(I, n, 2);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 3)
+        fail(I, "the input is %s; GroupNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
+    const Onnx__AttributeProto *ga = attr(I, n, "num_groups");
+    if (!ga)
+        fail(I, "the attribute num_groups is missing");
+    int64_t G = attr_int(I, n, "num_groups", 0), N = x->ty.dims[0], C = x->ty.dims[1];
+    if (G < 1 || C % G)
+        fail(I, "num_groups %lld does not divide the %lld channels", (long long)G, (long long)C);
+    int per_group = 0;
+    for (int k = 0; k < 2; k++) {
+        ival *p = k ? bi : sc;
+        if (p->ty.rank != 1 || p->ty.dtype != x->ty.dtype)
+            fail(I, "input %d is %s; the data %s needs a vector of its channels", k + 1, tystr(I, &p->ty),
+                 tystr(I, &x->ty));
+        if (p->ty.dims[0] == G && G != C && I->opset < 21)
+            per_group = 1;
+        else if (p->ty.dims[0] != C)
+            fail(I, "input %d is %s for %lld channels", k + 1, tystr(I, &p->ty), (long long)C);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *nm = out_name(I, n, 0);
+    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, G, count(&x->ty) / (N * G)});
+    const char *xg = new_id(I, "xg_", nm), *d = new_id(I, "d_", nm), *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", xg, reshaped(I, ref(I, x), &x->ty, &gt));
+    line(I, "%s = %s - mean(%s, axis=2, keepdims=True)", d, xg, xg);
+    line(I, "%s = %s / sqrt(mean(%s * %s, axis=2, keepdims=True) + %s)", y, d, d, d,
+         real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){per_group ? G : C, 1});
+    const char *s = reshaped(I, ref(I, sc), &sc->ty, &pt), *b = reshaped(I, ref(I, bi), &bi->ty, &pt);
+    if (per_group) {
+        const char *v = out_var(I, n, 0, &x->ty);
+        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s * %s + %s)", s, y, b), &gt, &x->ty));
+        return;
+    }
+    cfx_type ct = x->ty; /* [C, 1, ...] against x */
+    ct.rank = r - 1;
+    ct.dims[0] = C;
+    for (int k = 1; k < r - 1; k++)
+        ct.dims[k] = 1;
+    s = reshaped(I, ref(I, sc), &sc->ty, &ct);
+    b = reshaped(I, ref(I, bi), &bi->ty, &ct);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s + %s", v, s, reshaped(I, y, &gt, &x->ty), b);
+}
+
+/* MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `axes`, as its
+ * function body computes it. */
+static void op_mvn(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank, mark[CFX_TYPE_MAX_RANK] = {0};
+    if (!is_real(x->ty.dtype) || r < 1)
+        fail(I, "the input is %s; MeanVarianceNormalization takes reals", tystr(I, &x->ty));
+    size_t na = 0;
+    const int64_t *ax = attr_ints(I, n, "axes", &na);
+    static const int64_t def[] = {0, 2, 3};
+    if (!ax) {
+        ax = def;
+        na = 3;
+    }
+    for (size_t k = 0; k < na; k++)
+        mark[norm_axis(I, ax[k], r, "axes")] = 1;
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *m1 = a, *m2 = fmt(I, "(%s * %s)", a, a);
+    for (int k = r - 1; k >= 0; k--)
+        if (mark[k]) {
+            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+        }
+    line(I, "%s = %s", mu, m1);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = (%s - %s) / (sqrt(%s - %s * %s) + %s)", v, a, mu, m2, mu, mu,
+         real_const(I, 1e-9, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+}
+
+/* AffineGrid: the grid of positions known at import ([1 + spatial, positions]: x, y(, z), 1 per
+ * position, as ONNX's reference lays them out), multiplied by theta, one product, then each
+ * position's coordinates moved last. */
+static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
+{
+    ival *th = in(I, n, 0);
+    int64_t sz[5];
+    int64_t ns = ints_of(I, known(I, n, 1, "the size"), sz, 5, "the size");
+    int align = (int)attr_int(I, n, "align_corners", 0);
+    if (ns != 4 && ns != 5)
+        fail(I, "the size has %lld entries; 4 (2-D) or 5 (3-D) are taken", (long long)ns);
+    int sd = (int)ns - 2;
+    int64_t N = sz[0], P = 1;
+    for (int d = 0; d < sd; d++) {
+        if (sz[d + 2] < 1)
+            fail(I, "spatial size %lld", (long long)sz[d + 2]);
+        P *= sz[d + 2];
+    }
+    if (!is_real(th->ty.dtype) || th->ty.rank != 3 || th->ty.dims[0] != N || th->ty.dims[1] != sd ||
+        th->ty.dims[2] != sd + 1)
+        fail(I, "theta is %s for the size [%lld, ...] of %d spatial axes", tystr(I, &th->ty), (long long)N, sd);
+    cfx_type bt = mktype(th->ty.dtype, 2, (int64_t[]){sd + 1, P});
+    if (count(&bt) > ((int64_t)1 << 24))
+        fail(I, "a grid of %lld positions; at most 2^24 / %d are made", (long long)P, sd + 1);
+    void *base = new_data(I, &bt);
+    for (int64_t p = 0; p < P; p++) {
+        int64_t rest = p, idx[3];
+        for (int d = sd - 1; d >= 0; d--) {
+            idx[d] = rest % sz[d + 2];
+            rest /= sz[d + 2];
+        }
+        /* row k is the coordinate of the (sd - 1 - k)th spatial axis: x (the last axis) first */
+        for (int k = 0; k < sd; k++) {
+            int d = sd - 1 - k;
+            double len = (double)sz[d + 2], c;
+            if (align)
+                c = len > 1 ? -1.0 + (double)idx[d] * (2.0 / (len - 1)) : -1.0;
+            else
+                c = -1.0 + 1.0 / len + (double)idx[d] * (2.0 / len);
+            setd(bt.dtype, base, (int64_t)k * P + p, c);
+        }
+        setd(bt.dtype, base, (int64_t)sd * P + p, 1.0);
+    }
+    const char *nm = out_name(I, n, 0);
+    ival bv = {.name = fmt(I, "%s_grid", nm), .ty = bt, .data = base};
+    const char *g = new_id(I, "g_", nm);
+    line(I, "%s = %s @ %s", g, ref(I, th), ref(I, &bv));
+    cfx_type pt = mktype(th->ty.dtype, 3, (int64_t[]){N, P, sd});
+    int64_t od[5] = {N, sz[2], sz[3], sd >= 3 ? sz[4] : sd, sd};
+    cfx_type ot = mktype(th->ty.dtype, sd + 2, od);
+    const char *v = out_var(I, n, 0, &ot);
+    line(I, "%s = %s", v, reshaped(I, fmt(I, "permute(%s, (0, 2, 1))", g), &pt, &ot));
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9213,6 +9350,12 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_resize(I, n, op[0] == 'U');
     } else if (!strcmp(op, "TensorScatter")) {
         op_tensor_scatter(I, n);
+    } else if (!strcmp(op, "GroupNormalization")) {
+        op_groupnorm(I, n);
+    } else if (!strcmp(op, "MeanVarianceNormalization")) {
+        op_mvn(I, n);
+    } else if (!strcmp(op, "AffineGrid")) {
+        op_affine_grid(I, n);
     } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
