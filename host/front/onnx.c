@@ -9038,6 +9038,89 @@ static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s", v, reshaped(I, fmt(I, "permute(%s, (0, 2, 1))", g), &pt, &ot));
 }
 
+/* The training ops of ai.onnx.preview.training, as ONNX's reference computes them: the rate R and
+ * the step T are scalars of run time (the rate's adjustment computed in f64, as the reference's
+ * numpy does, and cast to the tensors' type), then elementwise formulas for each of the n tensors
+ * the node updates. kind: 'g' Adagrad (R, T, X..., G..., H... -> X'..., H'...), 'a' Adam (R, T,
+ * X..., G..., V..., H... -> X'..., V'..., H'...), 'm' Momentum (R, T, X..., G..., V... -> X'...,
+ * V'...). */
+static void op_training(imp *I, const Onnx__NodeProto *n, char kind)
+{
+    size_t per = kind == 'a' ? 4 : 3, nt = n->n_input >= 2 ? (n->n_input - 2) / per : 0;
+    if (nt < 1 || n->n_input != 2 + per * nt)
+        fail(I, "%zu inputs; R, T and %zu tensors for each one updated are taken", n->n_input, per);
+    if (n->n_output != (per - 1) * nt)
+        fail(I, "%zu outputs for %zu tensors updated; %zu are taken", n->n_output, nt, (per - 1) * nt);
+    ival *r = in(I, n, 0), *t = in(I, n, 1);
+    if (!is_real(r->ty.dtype) || count(&r->ty) != 1 || (t->ty.dtype != CFX_I64 && t->ty.dtype != CFX_I32) ||
+        count(&t->ty) != 1)
+        fail(I, "R is %s and T %s; a real and an integer, one element each, are taken", tystr(I, &r->ty),
+             tystr(I, &t->ty));
+    cfx_type one = mktype(r->ty.dtype, 0, NULL), onet = mktype(t->ty.dtype, 0, NULL);
+    const char *nm = out_name(I, n, 0);
+    const char *rv = fmt(I, "cast(%s, f64)", reshaped(I, ref(I, r), &r->ty, &one));
+    const char *tv = reshaped(I, ref(I, t), &t->ty, &onet), *tf = fmt(I, "cast(%s, f64)", tv);
+    double nc = attr_float(I, n, "norm_coefficient", 0.0);
+    const char *mode = kind == 'm' ? attr_str(I, n, "mode", "standard") : "";
+    if (kind == 'm' && strcmp(mode, "standard") && strcmp(mode, "nesterov"))
+        fail(I, "mode '%s' is not supported (standard, nesterov)", mode);
+    const char *rate = new_id(I, "rate_", nm);
+    double alpha = attr_float(I, n, "alpha", kind == 'a' ? 0.9 : 0.0);
+    double beta = attr_float(I, n, "beta", kind == 'a' ? 0.999 : 0.0);
+    double eps = attr_float(I, n, "epsilon", 1e-6);
+    if (kind == 'g') {
+        double decay = attr_float(I, n, "decay_factor", 0.0);
+        line(I, "%s = %s / (1.0 + %s * %s)", rate, rv, tf, real_const(I, decay, CFX_F64, fmt(I, "%s_decay", nm)));
+    } else if (kind == 'a') {
+        const char *a = real_const(I, alpha, CFX_F64, fmt(I, "%s_alpha", nm));
+        const char *b = real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm));
+        line(I, "%s = (%s * sqrt(1.0 - pow(%s, %s)) / (1.0 - pow(%s, %s))) if %s > 0 else %s", rate, rv, b, tf, a,
+             tf, tv, rv);
+    } else {
+        /* the gradient's coefficient: beta, or 1 at the first step */
+        line(I, "%s = %s if %s > 0 else 1.0", rate, real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm)), tv);
+    }
+    for (size_t k = 0; k < nt; k++) {
+        ival *x = in(I, n, 2 + k), *g = in(I, n, 2 + nt + k), *v = in(I, n, 2 + 2 * nt + k);
+        ival *h = kind == 'a' ? in(I, n, 2 + 3 * nt + k) : NULL;
+        cfx_dtype dt = x->ty.dtype;
+        if (!is_real(dt) || !same_type(&g->ty, &x->ty) || !same_type(&v->ty, &x->ty) || (h && !same_type(&h->ty, &x->ty)))
+            fail(I, "tensor %zu is %s with %s and %s; reals of one type are taken", k, tystr(I, &x->ty),
+                 tystr(I, &g->ty), tystr(I, &v->ty));
+        const char *dn = cfx_dtype_name(dt), *xs = ref(I, x), *gs = ref(I, g), *vs = ref(I, v);
+        const char *gr = new_id(I, "gr_", nm);
+        line(I, "%s = %s * %s + %s", gr, real_const(I, nc, dt, fmt(I, "%s_norm", nm)), xs, gs);
+        if (kind == 'g') {
+            const char *hn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s + %s * %s", hn, vs, gr, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            line(I, "%s = %s - cast(%s, %s) * %s / (sqrt(%s) + %s)", xn, xs, rate, dn, gr, hn,
+                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
+        } else if (kind == 'a') {
+            double post = attr_float(I, n, "norm_coefficient_post", 0.0);
+            const char *vn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s * %s + %s * %s", vn, real_const(I, alpha, dt, fmt(I, "%s_alpha", nm)), vs,
+                 real_const(I, 1.0 - alpha, dt, fmt(I, "%s_1_alpha", nm)), gr);
+            const char *hn = out_var(I, n, 2 * nt + k, &x->ty);
+            line(I, "%s = %s * %s + %s * (%s * %s)", hn, real_const(I, beta, dt, fmt(I, "%s_beta", nm)), ref(I, h),
+                 real_const(I, 1.0 - beta, dt, fmt(I, "%s_1_beta", nm)), gr, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            line(I, "%s = %s * (%s - cast(%s, %s) * (%s / (sqrt(%s) + %s)))", xn,
+                 real_const(I, 1.0 - post, dt, fmt(I, "%s_1_post", nm)), xs, rate, dn, vn, hn,
+                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
+        } else {
+            const char *al = real_const(I, alpha, dt, fmt(I, "%s_alpha", nm));
+            const char *vn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s * %s + cast(%s, %s) * %s", vn, al, vs, rate, dn, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            if (!strcmp(mode, "standard"))
+                line(I, "%s = %s - cast(%s, %s) * %s", xn, xs, rv, dn, vn);
+            else
+                line(I, "%s = %s - cast(%s, %s) * (%s + %s * %s)", xn, xs, rv, dn, gr, al, vn);
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9131,6 +9214,16 @@ static void node(imp *I, const Onnx__NodeProto *n)
     }
 }
 
+/* 1 for the ops of domains besides the default one that cfx takes (docs/onnx.md) */
+static int more_domain(const char *dom, const char *op)
+{
+    if (!strcmp(dom, "ai.onnx.preview.training"))
+        return !strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum");
+    if (!strcmp(dom, "ai.onnx.ml"))
+        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor");
+    return 0;
+}
+
 static void node_op(imp *I, const Onnx__NodeProto *n)
 {
     I->node = n;
@@ -9150,7 +9243,7 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_function(I, n, f);
         return;
     }
-    if (*dom && strcmp(dom, "ai.onnx") != 0)
+    if (*dom && strcmp(dom, "ai.onnx") != 0 && !more_domain(dom, op))
         fail(I, "the domain '%s' is not supported (cfx takes the default ONNX domain and the model's own "
              "functions; docs/onnx.md lists the ops)", dom);
     if (seq_op(I, n))
@@ -9356,6 +9449,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_mvn(I, n);
     } else if (!strcmp(op, "AffineGrid")) {
         op_affine_grid(I, n);
+    } else if (!strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum")) {
+        op_training(I, n, op[1] == 'd' ? (op[3] == 'g' ? 'g' : 'a') : 'm');
     } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
@@ -9612,6 +9707,8 @@ static void import_model(imp *I, onnx_import *out)
         if (o && (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")))
             I->opset = o->has_version ? o->version : 1;
     }
+    if (I->opset < 0 && mp->n_opset_import > 0)
+        I->opset = ONNX_OPSET_MAX; /* only other domains imported (ai.onnx.preview.training's ops) */
     if (I->opset < 0)
         I->opset = 1; /* IR 3 models without opset_import run opset 1 */
     if (I->opset < ONNX_OPSET_MIN || I->opset > ONNX_OPSET_MAX)

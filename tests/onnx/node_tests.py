@@ -74,6 +74,10 @@ def ops_of_docs(path):
 
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 
+# The domains whose ops docs/onnx.md's table may name: the default one, and the few ops of
+# ai.onnx.ml and ai.onnx.preview.training the import takes (the table names them without a domain).
+DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")
+
 # The 28 tensor-only node tests holding If, Loop or Scan at any depth (issue 30), as onnx
 # 1.23 names them; the list printed is computed from the models, and compared with this one.
 CONTROL_FLOW_28 = """
@@ -173,7 +177,7 @@ class Survey:
             return ("a sequence as a graph input (a cfx list cannot be a graph parameter: "
                     "docs/language.md, Lists)")
         ops = sorted("%s%s" % (dom + "." if dom not in ("", "ai.onnx") else "", op)
-                     for dom, op in self.ops if dom not in ("", "ai.onnx") or op not in supported)
+                     for dom, op in self.ops if dom not in DOMAINS or op not in supported)
         if ops:
             return "ops " + " ".join(ops)
         bad = self.elem_types - CFX_ELEM_TYPES
