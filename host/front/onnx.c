@@ -2965,12 +2965,16 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
 /* BatchNormalization at inference: scale * (x - mean) / sqrt(var + epsilon) + B along axis 1, in
  * the order ONNX's reference computes it; a half type's result is rounded once (computed in f32,
  * as PyTorch's kernels and the LayerNormalization here do). */
+static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n);
+
 static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
     int r = x->ty.rank;
-    if (attr_int(I, n, "training_mode", 0))
-        fail(I, "training_mode = 1 is not supported (inference only)");
+    if (attr_int(I, n, "training_mode", 0)) {
+        op_batchnorm_train(I, n);
+        return;
+    }
     for (size_t k = 1; k < n->n_output; k++)
         if (n->output[k] && *n->output[k])
             fail(I, "output %zu (the running or saved statistics of training) is not supported", k);
@@ -9119,6 +9123,62 @@ static void op_training(imp *I, const Onnx__NodeProto *n, char kind)
                 line(I, "%s = %s - cast(%s, %s) * (%s + %s * %s)", xn, xs, rv, dn, gr, al, vn);
         }
     }
+}
+
+/* BatchNormalization with training_mode = 1 (opset 14 on): the batch's mean and variance of each
+ * channel (over every axis but 1) normalize x, and the running statistics given back are
+ * `mean * momentum + batch mean * (1 - momentum)` (the variance's alike), as ONNX's reference. */
+static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (I->opset < 14)
+        fail(I, "training statistics before opset 14 are not supported (training_mode, opset 14 on)");
+    if (!is_real(x->ty.dtype) || r < 2)
+        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
+    int64_t c = x->ty.dims[1];
+    cfx_type vt = mktype(x->ty.dtype, 1, &c), pt = x->ty; /* the parameters seen as [C, 1, ...] */
+    pt.rank = r - 1;
+    pt.dims[0] = c;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = 1;
+    const char *p[4];
+    for (int k = 0; k < 4; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        if (!same_type(&v->ty, &vt))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &vt));
+        p[k] = ref(I, v);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5), mom = attr_float(I, n, "momentum", 0.9);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *var = new_id(I, "var_", nm);
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= 0; k--)
+        if (k != 1) {
+            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+        }
+    cfx_type kt = x->ty; /* [1, C, 1, ...] */
+    for (int k = 0; k < r; k++)
+        kt.dims[k] = k == 1 ? c : 1;
+    line(I, "%s = %s", mu, m1);
+    line(I, "%s = %s - %s", d, a, mu);
+    line(I, "%s = %s", var, m2);
+    const char *e = real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s / sqrt(%s + %s) + %s", v, reshaped(I, p[0], &vt, &pt), d, var, e,
+         reshaped(I, p[1], &vt, &pt));
+    const char *m = real_const(I, mom, x->ty.dtype, fmt(I, "%s_momentum", nm));
+    const char *m_1 = real_const(I, 1.0 - mom, x->ty.dtype, fmt(I, "%s_1_momentum", nm));
+    for (int k = 1; k < 3; k++)
+        if ((size_t)k < n->n_output && n->output[k] && *n->output[k]) {
+            const char *o = out_var(I, n, (size_t)k, &vt);
+            line(I, "%s = %s * %s + %s * %s", o, p[k + 1], m, reshaped(I, k == 1 ? mu : var, &kt, &vt), m_1);
+        }
+    for (size_t k = 3; k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "output %zu: BatchNormalization has 3 outputs from opset 14", k);
 }
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
