@@ -9181,6 +9181,234 @@ static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n)
             fail(I, "output %zu: BatchNormalization has 3 outputs from opset 14", k);
 }
 
+/* One integer known at import from input k (a scalar or one element), as `what`. */
+static int64_t known_int(imp *I, const Onnx__NodeProto *n, size_t k, const char *what)
+{
+    int64_t v[1];
+    if (ints_of(I, known(I, n, k, what), v, 1, what) != 1)
+        fail(I, "%s has no value", what);
+    return v[0];
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: the window of the size known at import, computed
+ * there (in f64, as ONNX's reference, then in output_datatype): kind 'n' Hann, 'm' Hamming, 'b'
+ * Blackman. */
+static void op_window(imp *I, const Onnx__NodeProto *n, char kind)
+{
+    int64_t size = known_int(I, n, 0, "the size");
+    if (size < 1 || size > ((int64_t)1 << 24))
+        fail(I, "the size is %lld; 1 to 2^24 are taken", (long long)size);
+    int half = 0;
+    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
+    int periodic = (int)attr_int(I, n, "periodic", 1);
+    double N1 = (double)(periodic ? size : size - 1), pi = 3.14159265358979323846;
+    cfx_type t = mktype(dt, 1, &size);
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < size; i++) {
+        double k = (double)i, w;
+        if (kind == 'n')
+            w = sin(k * pi / N1) * sin(k * pi / N1);
+        else if (kind == 'm')
+            w = 25.0 / 46.0 - cos(k * pi * 2 / N1) * (1 - 25.0 / 46.0);
+        else
+            w = cos(k * (pi * 2) / N1) * -0.5 + cos(k * (pi * 4) / N1) * 0.08 + 0.42;
+        setd(dt, data, i, w);
+    }
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
+/* The DFT of x ([..., L, ..., 1 or 2]: real, or real and imaginary parts last) along axis, of
+ * length N, as numpy's fft, ifft and irfft (inverse and onesided): each part of the result a sum
+ * of products of x's parts with [L', K] matrices of cos and sin known at import (L' the positions
+ * of x used: x is cut or padded with zeros to N), the axis moved last for the product and back.
+ * Writes the result into v (of dft_type's type). */
+static cfx_type dft_type(imp *I, const cfx_type *xt, int axis, int64_t N, int inverse, int onesided)
+{
+    int r = xt->rank;
+    if (r < 2 || (xt->dims[r - 1] != 1 && xt->dims[r - 1] != 2) || axis >= r - 1)
+        fail(I, "the input is %s with axis %d; [..., n, ..., 1 or 2] with the axis before the last is taken",
+             tystr(I, xt), axis);
+    if (!is_real(xt->dtype))
+        fail(I, "the input is %s, not real", tystr(I, xt));
+    if (N < 1 || N > ((int64_t)1 << 20))
+        fail(I, "the DFT's length is %lld; 1 to 2^20 are taken", (long long)N);
+    cfx_type t = *xt;
+    t.dims[axis] = !inverse && onesided ? N / 2 + 1 : N;
+    t.dims[r - 1] = inverse && onesided ? 1 : 2;
+    return t;
+}
+
+static void dft_emit(imp *I, const char *x, const cfx_type *xt, int axis, int64_t N, int inverse,
+                     int onesided, const char *nm, const char *v, const cfx_type *ot)
+{
+    int r = xt->rank, parts_in = (int)xt->dims[r - 1], parts_out = (int)ot->dims[r - 1];
+    int64_t L = xt->dims[axis], K = ot->dims[axis];
+    int64_t used = inverse && onesided ? N / 2 + 1 : N;
+    if (used > L)
+        used = L;
+    if (used * K > ((int64_t)1 << 22))
+        fail(I, "a DFT matrix of %lld by %lld; at most 2^22 entries are made", (long long)used, (long long)K);
+    double pi = 3.14159265358979323846, sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / (double)N : 1.0;
+    /* m[o][i]: the [used, K] matrix taking part i of x to part o of the result */
+    const char *m[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    for (int o = 0; o < parts_out; o++)
+        for (int i = 0; i < parts_in; i++) {
+            cfx_type mt = mktype(xt->dtype, 2, (int64_t[]){used, K});
+            void *data = new_data(I, &mt);
+            for (int64_t j = 0; j < used; j++)
+                for (int64_t k = 0; k < K; k++) {
+                    double th = sign * 2 * pi * (double)((j * k) % N) / (double)N;
+                    double c = cos(th) * scale, s = sin(th) * scale;
+                    if (inverse && onesided) /* irfft: the bins past the first counted twice, once conjugated */
+                        c *= j == 0 || 2 * j == N ? 1 : 2, s *= j == 0 || 2 * j == N ? 0 : 2;
+                    /* (a + ib)(c + is): re = ac - bs, im = as + bc */
+                    setd(mt.dtype, data, j * K + k, o == 0 ? (i == 0 ? c : -s) : (i == 0 ? s : c));
+                }
+            ival mv = {.name = fmt(I, "%s_dft%d%d", nm, o, i), .ty = mt, .data = data};
+            m[o][i] = ref(I, &mv);
+        }
+    /* x's parts, the axis moved last, cut to the positions used */
+    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], np = 0;
+    for (int d = 0; d < r - 1; d++)
+        if (d != axis)
+            perm[np++] = d;
+    perm[np++] = axis;
+    for (int d = 0; d < r - 1; d++)
+        inv[perm[d]] = d;
+    const char *y[2];
+    for (int o = 0; o < parts_out; o++) {
+        const char *sum = NULL;
+        for (int i = 0; i < parts_in; i++) {
+            const char *p = fmt(I, "%s%s", x, subscript(I, r, r - 1, i ? "1" : "0"));
+            if (axis != r - 2)
+                p = fmt(I, "permute(%s, %s)", p, perm_text(I, perm, r - 1));
+            if (used < L)
+                p = fmt(I, "%s%s", p, subscript(I, r - 1, r - 2, fmt(I, "0:%lld", (long long)used)));
+            const char *term = fmt(I, "%s @ %s", p, m[o][i]);
+            sum = sum ? fmt(I, "%s + %s", sum, term) : term;
+        }
+        y[o] = new_id(I, o ? "im_" : "re_", nm);
+        line(I, "%s = %s", y[o], sum);
+        if (axis != r - 2)
+            y[o] = fmt(I, "permute(%s, %s)", y[o], perm_text(I, inv, r - 1));
+        cfx_type one = *ot, flat = *ot;
+        one.dims[r - 1] = 1;
+        flat.rank = r - 1;
+        y[o] = reshaped(I, y[o], &flat, &one);
+    }
+    if (parts_out == 1)
+        line(I, "%s = %s", v, y[0]);
+    else
+        line(I, "%s = concat((%s, %s), axis=%d)", v, y[0], y[1], r - 1);
+}
+
+/* DFT (opsets 17 to 20): dft_length and (opset 20) the axis known at import. */
+static void op_dft(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t ax = I->opset >= 20 ? (has_input(n, 2) ? known_int(I, n, 2, "the axis") : -2) : attr_int(I, n, "axis", 1);
+    int axis = norm_axis(I, ax, r, "axis");
+    int inverse = (int)attr_int(I, n, "inverse", 0), onesided = (int)attr_int(I, n, "onesided", 0);
+    if (axis == r - 1)
+        fail(I, "axis %d is the last, the parts of each complex number", axis);
+    if (!inverse && onesided && x->ty.dims[r - 1] == 2)
+        fail(I, "onesided of a complex input is not supported (a real input is taken)");
+    int64_t L = r >= 2 ? x->ty.dims[axis] : 0;
+    int64_t N = has_input(n, 1) ? known_int(I, n, 1, "the dft_length") : inverse && onesided ? 2 * (L - 1) : L;
+    cfx_type t = dft_type(I, &x->ty, axis, N, inverse, onesided);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    dft_emit(I, xs, &x->ty, axis, N, inverse, onesided, nm, v, &t);
+}
+
+/* STFT: frame_step and frame_length known at import, the window of run time or none; each frame
+ * x[:, f * step : f * step + length] copied in a loop into [batch, frames, length, parts], times
+ * the window, then the DFT along the frame's axis (onesided: the first length / 2 + 1 bins). */
+static void op_stft(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in_opt(I, n, 2);
+    int64_t step = known_int(I, n, 1, "the frame_step");
+    int onesided = (int)attr_int(I, n, "onesided", 1);
+    if (x->ty.rank != 3 || (x->ty.dims[2] != 1 && x->ty.dims[2] != 2) || !is_real(x->ty.dtype))
+        fail(I, "the signal is %s; reals [batch, length, 1 or 2] are taken", tystr(I, &x->ty));
+    if (w && (w->ty.rank != 1 || w->ty.dtype != x->ty.dtype))
+        fail(I, "the window is %s for the signal %s", tystr(I, &w->ty), tystr(I, &x->ty));
+    int64_t len = has_input(n, 3) ? known_int(I, n, 3, "the frame_length") : w ? w->ty.dims[0] : x->ty.dims[1];
+    if (w && w->ty.dims[0] != len)
+        fail(I, "the window is %s for a frame_length of %lld", tystr(I, &w->ty), (long long)len);
+    if (onesided && x->ty.dims[2] == 2)
+        fail(I, "onesided of a complex signal is not supported (a real signal is taken)");
+    int64_t B = x->ty.dims[0], T = x->ty.dims[1], P = x->ty.dims[2];
+    if (step < 1 || len < 1 || len > T)
+        fail(I, "frame_step %lld and frame_length %lld for %lld samples", (long long)step, (long long)len,
+             (long long)T);
+    int64_t F = 1 + (T - len) / step;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type ft = mktype(x->ty.dtype, 4, (int64_t[]){B, F, len, P});
+    const char *fr = new_id(I, "frames_", nm), *f = new_id(I, "f_", nm);
+    line(I, "%s = %s", fr, zeros_of(I, &ft));
+    line(I, "for %s in range(%lld) {", f, (long long)F);
+    I->indent++;
+    line(I, "%s[:, %s] = %s[:, %s * %lld:%s * %lld + %lld]", fr, f, xs, f, (long long)step, f, (long long)step,
+         (long long)len);
+    I->indent--;
+    line(I, "}");
+    if (w) {
+        cfx_type wt = mktype(x->ty.dtype, 2, (int64_t[]){len, 1});
+        line(I, "%s = %s * %s", fr, fr, reshaped(I, ref(I, w), &w->ty, &wt));
+    }
+    cfx_type t = dft_type(I, &ft, 2, len, 0, onesided);
+    const char *v = out_var(I, n, 0, &t);
+    dft_emit(I, fr, &ft, 2, len, 0, onesided, nm, v, &t);
+}
+
+/* MelWeightMatrix: computed at import from its inputs, known there, as ONNX's reference. */
+static void op_mel_weight_matrix(imp *I, const Onnx__NodeProto *n)
+{
+    int64_t bins = known_int(I, n, 0, "num_mel_bins"), dft = known_int(I, n, 1, "dft_length");
+    int64_t rate = known_int(I, n, 2, "sample_rate");
+    ival *lo = known(I, n, 3, "lower_edge_hertz"), *hi = known(I, n, 4, "upper_edge_hertz");
+    if (count(&lo->ty) != 1 || count(&hi->ty) != 1)
+        fail(I, "the edges are %s and %s, not one value each", tystr(I, &lo->ty), tystr(I, &hi->ty));
+    if (bins < 1 || dft < 1 || rate < 1 || bins > 4096 || dft > ((int64_t)1 << 20))
+        fail(I, "num_mel_bins %lld, dft_length %lld, sample_rate %lld", (long long)bins, (long long)dft,
+             (long long)rate);
+    int half = 0;
+    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
+    int64_t spec = dft / 2 + 1;
+    double lmel = 2595 * log1p(getd(lo, 0) / 700) / log(10.0), hmel = 2595 * log1p(getd(hi, 0) / 700) / log(10.0);
+    double stepm = (hmel - lmel) / (double)(bins + 2);
+    int64_t *fb = alloc(I, (size_t)(bins + 2) * sizeof *fb);
+    for (int64_t i = 0; i < bins + 2; i++) {
+        double f = 700 * expm1(((double)i * stepm + lmel) / 2595 * log(10.0));
+        fb[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+    }
+    cfx_type t = mktype(dt, 2, (int64_t[]){spec, bins});
+    double *out = alloc(I, (size_t)(spec * bins) * sizeof *out);
+    for (int64_t i = 0; i < spec * bins; i++)
+        out[i] = 0;
+    for (int64_t i = 0; i < bins; i++) {
+        int64_t l = fb[i], c = fb[i + 1], h = fb[i + 2];
+        if (l < 0 || h >= spec || c < l || h < c)
+            fail(I, "mel bin %lld spans the spectrogram's bins %lld to %lld, outside 0 to %lld", (long long)i,
+                 (long long)l, (long long)h, (long long)(spec - 1));
+        if (c == l)
+            out[c * bins + i] = 1;
+        else
+            for (int64_t j = l; j <= c; j++)
+                out[j * bins + i] = (double)(j - l) / (double)(c - l);
+        for (int64_t j = c; j < h; j++)
+            out[j * bins + i] = (double)(h - j) / (double)(h - c);
+    }
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < spec * bins; i++)
+        setd(dt, data, i, out[i]);
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9511,6 +9739,14 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_affine_grid(I, n);
     } else if (!strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum")) {
         op_training(I, n, op[1] == 'd' ? (op[3] == 'g' ? 'g' : 'a') : 'm');
+    } else if (!strcmp(op, "HannWindow") || !strcmp(op, "HammingWindow") || !strcmp(op, "BlackmanWindow")) {
+        op_window(I, n, op[0] == 'B' ? 'b' : op[2] == 'n' ? 'n' : 'm');
+    } else if (!strcmp(op, "DFT")) {
+        op_dft(I, n);
+    } else if (!strcmp(op, "STFT")) {
+        op_stft(I, n);
+    } else if (!strcmp(op, "MelWeightMatrix")) {
+        op_mel_weight_matrix(I, n);
     } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "

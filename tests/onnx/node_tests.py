@@ -88,6 +88,12 @@ test_affine_grid_2d_expanded test_affine_grid_2d_align_corners_expanded
 test_affine_grid_3d_expanded test_affine_grid_3d_align_corners_expanded
 """.split()
 
+# Tests whose expected values carry more rounding than their atol (1e-7) allows: the inverse DFT
+# tests' are numpy's complex64 ifft of values up to 99, 1.9e-7 where the exact value is 0 (the
+# float32 error of the sums; cfx's products differ from the f64 result by as much, and
+# onnxruntime 1.32 misses 20 of their 200 values)
+ATOL = {"test_dft_inverse": 1e-5, "test_dft_inverse_opset19": 1e-5}
+
 # TensorProto.DataType of the dtypes cfx takes: FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE,
 # BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md), UINT8, INT8,
 # UINT16, INT16 (held in i32), UINT32 (held in i64), wrapped after every op, UINT64 (held in i64
@@ -591,7 +597,8 @@ def main():
         backends = args.backends.split(",")
         rank = {"pass": 0, "refused": 1, "fail": 2}
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(args.jobs, 2))) as pool:
-            futures = {pool.submit(run_case, cfx, os.path.join(work, c.name), *w, c.rtol, c.atol, b): (c, b)
+            futures = {pool.submit(run_case, cfx, os.path.join(work, c.name), *w, c.rtol,
+                                   max(c.atol, ATOL.get(c.name, 0.0)), b): (c, b)
                        for c, w in jobs for b in backends}
             for fut in concurrent.futures.as_completed(futures):
                 c, b = futures[fut]
