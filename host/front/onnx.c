@@ -3133,6 +3133,8 @@ static void arg_last(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int ke
  * kept, contracted] and [batch, contracted, kept], flattened to three dimensions and multiplied
  * with the language's batched @ (a matrix product where there is no batch), and the product
  * reshaped and permuted to the result's labels. */
+static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *lab, int *nl);
+
 static void op_einsum(imp *I, const Onnx__NodeProto *n)
 {
     const char *eq = attr_str(I, n, "equation", NULL);
@@ -3202,11 +3204,7 @@ static void op_einsum(imp *I, const Onnx__NodeProto *n)
                 lab[k][nl[k]++] = spec[k][j];
             }
         }
-        for (int a = 0; a < nl[k]; a++)
-            for (int b = a + 1; b < nl[k]; b++)
-                if (lab[k][a] == lab[k][b])
-                    fail(I, "Einsum '%s': label '%c' twice in operand %zu (a diagonal) is not supported",
-                         clean(I, eq), lab[k][a], k);
+        ops[k] = einsum_diagonal(I, n, ops[k], lab[k], &nl[k]); /* a label twice: the diagonal */
     }
     /* the size of each label, one for all operands */
     int64_t size[128];
@@ -9409,6 +9407,217 @@ static void op_mel_weight_matrix(imp *I, const Onnx__NodeProto *n)
     I->node_half = half;
 }
 
+/* Binarizer (ai.onnx.ml): 1 where x > threshold, else 0, in x's type. */
+static void op_binarizer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the input is %s, not numbers", tystr(I, &x->ty));
+    const char *nm = out_name(I, n, 0);
+    const char *th = real_const(I, attr_float(I, n, "threshold", 0.0), x->ty.dtype, fmt(I, "%s_threshold", nm));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = cast(%s > %s, %s)", v, ref(I, x), th, cfx_dtype_name(x->ty.dtype));
+}
+
+/* ArrayFeatureExtractor (ai.onnx.ml): the elements of x's last axis at the indices (of run time,
+ * flattened), a loop writing one column each; [1, n] of a vector, as ONNX's reference and
+ * onnxruntime. An index outside the axis stops the run with `index`. */
+static void op_array_feature_extractor(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank;
+    if (r < 1 || ix->ty.rank < 1 || (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32))
+        fail(I, "the data %s and indices %s: a tensor and integer indices are taken", tystr(I, &x->ty),
+             tystr(I, &ix->ty));
+    int64_t A = count(&ix->ty);
+    cfx_type xt = x->ty;
+    if (r == 1)
+        xt = mktype(x->ty.dtype, 2, (int64_t[]){1, x->ty.dims[0]});
+    cfx_type t = xt, it = mktype(ix->ty.dtype, 1, &A);
+    t.dims[xt.rank - 1] = A;
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
+    const char *is = reshaped(I, ref(I, ix), &ix->ty, &it), *k = new_id(I, "k_", nm);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "for %s in range(%lld) {", k, (long long)A);
+    I->indent++;
+    line(I, "%s%s = %s%s", v, subscript(I, t.rank, t.rank - 1, k), plain_id(xs) ? xs : fmt(I, "(%s)", xs),
+         subscript(I, t.rank, t.rank - 1, fmt(I, "%s[%s]", plain_id(is) ? is : fmt(I, "(%s)", is), k)));
+    I->indent--;
+    line(I, "}");
+}
+
+/* Det of [..., M, M]: the cofactor expansion of 1x1, 2x2 and 3x3 matrices, each entry a slice of
+ * x over the leading axes. */
+static void op_det(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 2 || x->ty.dims[r - 1] != x->ty.dims[r - 2])
+        fail(I, "the input is %s; reals [..., M, M] are taken", tystr(I, &x->ty));
+    int64_t M = x->ty.dims[r - 1];
+    if (M > 3)
+        fail(I, "Det of %lldx%lld matrices is not supported (up to 3x3: a cofactor expansion)", (long long)M,
+             (long long)M);
+    const char *xs = ref(I, x), *e[3][3];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            strbuf sb = {0};
+            sb_printf(&sb, "%s[", xs);
+            for (int d = 0; d < r - 2; d++)
+                sb_puts(&sb, ":, ");
+            sb_printf(&sb, "%d, %d]", i, j);
+            if (sb.oom)
+                fail(I, "out of memory");
+            e[i][j] = take(I, sb_take(&sb));
+        }
+    cfx_type t = x->ty;
+    t.rank = r - 2;
+    const char *v = out_var(I, n, 0, &t);
+    if (M == 1)
+        line(I, "%s = %s", v, e[0][0]);
+    else if (M == 2)
+        line(I, "%s = %s * %s - %s * %s", v, e[0][0], e[1][1], e[0][1], e[1][0]);
+    else
+        line(I, "%s = %s * (%s * %s - %s * %s) - %s * (%s * %s - %s * %s) + %s * (%s * %s - %s * %s)", v,
+             e[0][0], e[1][1], e[2][2], e[1][2], e[2][1], e[0][1], e[1][0], e[2][2], e[1][2], e[2][0],
+             e[0][2], e[1][0], e[2][1], e[1][1], e[2][0]);
+}
+
+/* Compress: the slices of x along axis (x flattened where there is no axis) where the condition
+ * is true. Its length is the count of true entries: with the condition known at import, the
+ * slices at known positions are copied; with one of run time, the model's declared shape gives
+ * the length, a loop copies each selected slice to the next row, and the run checks the count
+ * (`assert`; more rows stop at the first past the end with `index`). */
+static void op_compress(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *c = in(I, n, 1);
+    const Onnx__AttributeProto *aa = attr(I, n, "axis");
+    cfx_type xt = x->ty;
+    if (!aa) {
+        int64_t all = count(&x->ty);
+        xt = mktype(x->ty.dtype, 1, &all);
+    }
+    int r = xt.rank;
+    if (r < 1)
+        fail(I, "the input is %s, a scalar", tystr(I, &x->ty));
+    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
+    if (c->ty.dtype != CFX_BOOL || c->ty.rank != 1)
+        fail(I, "the condition is %s, not a bool vector", tystr(I, &c->ty));
+    int64_t L = c->ty.dims[0];
+    if (L > xt.dims[axis])
+        fail(I, "the condition has %lld entries for an axis of %lld", (long long)L, (long long)xt.dims[axis]);
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
+    if (!plain_id(xs)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, xs);
+        xs = f;
+    }
+    cfx_type t = xt;
+    if (c->data) {
+        int64_t *pos = alloc(I, (size_t)(L > 0 ? L : 1) * sizeof *pos), np = 0;
+        for (int64_t i = 0; i < L; i++)
+            if (geti(c, i))
+                pos[np++] = i;
+        if (np == 0)
+            fail(I, "the condition selects nothing, and cfx has no tensors of 0 elements");
+        t.dims[axis] = np;
+        const char *v = out_var(I, n, 0, &t);
+        if (np == xt.dims[axis]) {
+            line(I, "%s = %s", v, xs);
+            return;
+        }
+        line(I, "%s = %s", v, zeros_of(I, &t));
+        if (np <= 8) {
+            for (int64_t k = 0; k < np; k++)
+                line(I, "%s%s = %s%s", v, subscript(I, r, axis, fmt(I, "%lld", (long long)k)), xs,
+                     subscript(I, r, axis, fmt(I, "%lld", (long long)pos[k])));
+            return;
+        }
+        const char *pt = index_table(I, fmt(I, "%s_pos", nm), pos, np), *k = new_id(I, "k_", nm);
+        line(I, "for %s in range(%lld) {", k, (long long)np);
+        I->indent++;
+        line(I, "%s%s = %s%s", v, subscript(I, r, axis, k), xs, subscript(I, r, axis, fmt(I, "%s[%s]", pt, k)));
+        I->indent--;
+        line(I, "}");
+        return;
+    }
+    cfx_type decl;
+    if (!declared_type(I, I->mp->graph, nm, &decl) || decl.rank != r || decl.dims[axis] < 1)
+        fail(I, "the condition is of run time and the output's length along axis %d is not declared: the "
+             "count of true entries fixes it, and cfx fixes every shape at import", axis);
+    int64_t D = decl.dims[axis];
+    t.dims[axis] = D;
+    const char *v = out_var(I, n, 0, &t), *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "for %s in range(%lld) {", i, (long long)L);
+    I->indent++;
+    line(I, "if %s[%s] {", ref(I, c), i);
+    I->indent++;
+    line(I, "%s%s = %s%s", v, subscript(I, r, axis, j), xs, subscript(I, r, axis, i));
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"Compress '%s': the condition selects another count of slices than the "
+         "%lld declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
+/* Einsum's diagonal: while a label repeats in an operand's labels (lab, *nl of them), the
+ * diagonal of its two axes, copied a position at a time into a value without the second axis;
+ * returns the operand so reduced. */
+static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *lab, int *nl)
+{
+    for (;;) {
+        int a = -1, b = -1;
+        for (int p = 0; p < *nl && a < 0; p++)
+            for (int q = p + 1; q < *nl; q++)
+                if (lab[p] == lab[q]) {
+                    a = p;
+                    b = q;
+                    break;
+                }
+        if (a < 0)
+            return x;
+        int64_t len = x->ty.dims[a];
+        if (x->ty.dims[b] != len)
+            fail(I, "Einsum: label '%c' is %lld and %lld in one operand", lab[a], (long long)len,
+                 (long long)x->ty.dims[b]);
+        cfx_type t = x->ty;
+        for (int d = b; d < t.rank - 1; d++)
+            t.dims[d] = t.dims[d + 1];
+        t.rank--;
+        const char *nm = out_name(I, n, 0), *xs = ref(I, x), *id = new_id(I, "diag_", nm);
+        const char *k = new_id(I, "k_", nm);
+        strbuf sb = {0}, sd = {0};
+        for (int d = 0; d < x->ty.rank; d++) {
+            const char *ix = d == a || d == b ? k : ":";
+            sb_printf(&sb, "%s%s", d ? ", " : "", ix);
+            if (d != b)
+                sb_printf(&sd, "%s%s", sd.len ? ", " : "", ix);
+        }
+        if (sb.oom || sd.oom)
+            fail(I, "out of memory");
+        const char *from = take(I, sb_take(&sb)), *to = take(I, sb_take(&sd));
+        line(I, "%s = %s", id, zeros_of(I, &t));
+        line(I, "for %s in range(%lld) {", k, (long long)len);
+        I->indent++;
+        line(I, "%s[%s] = %s[%s]", id, to, xs, from);
+        I->indent--;
+        line(I, "}");
+        ival *y = alloc(I, sizeof *y);
+        y->name = id;
+        y->id = id;
+        y->ty = t;
+        y->half = HALF_NONE;
+        memmove(lab + b, lab + b + 1, (size_t)(*nl - b - 1));
+        (*nl)--;
+        x = y;
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9747,7 +9956,15 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_stft(I, n);
     } else if (!strcmp(op, "MelWeightMatrix")) {
         op_mel_weight_matrix(I, n);
-    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Compress") || !strcmp(op, "Unique")) {
+    } else if (!strcmp(op, "Binarizer")) {
+        op_binarizer(I, n);
+    } else if (!strcmp(op, "ArrayFeatureExtractor")) {
+        op_array_feature_extractor(I, n);
+    } else if (!strcmp(op, "Det")) {
+        op_det(I, n);
+    } else if (!strcmp(op, "Compress")) {
+        op_compress(I, n);
+    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
              "every shape at import", op);
