@@ -9447,8 +9447,56 @@ static void op_array_feature_extractor(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
 }
 
+/* Det of [..., M, M] past 3x3: Gaussian elimination with partial pivoting (LAPACK's, which numpy's
+ * det calls), a matrix at a time: for each column the row of the largest magnitude at or below
+ * the diagonal swapped up (the sign flipped), the pivot multiplied in, the rows below cleared. */
+static void det_lu(imp *I, const Onnx__NodeProto *n, ival *x)
+{
+    int r = x->ty.rank;
+    int64_t M = x->ty.dims[r - 1], B = count(&x->ty) / (M * M);
+    const char *dn = cfx_dtype_name(x->ty.dtype), *nm = out_name(I, n, 0);
+    cfx_type bt = mktype(x->ty.dtype, 3, (int64_t[]){B, M, M}), dt = mktype(x->ty.dtype, 1, &B);
+    cfx_type t = x->ty;
+    t.rank = r - 2;
+    const char *xs = reshaped(I, ref(I, x), &x->ty, &bt), *b = new_id(I, "b_", nm), *k = new_id(I, "k_", nm);
+    const char *a = new_id(I, "a_", nm), *d = new_id(I, "det_", nm), *ds = new_id(I, "dets_", nm);
+    const char *p = new_id(I, "p_", nm), *row = new_id(I, "row_", nm), *f = new_id(I, "f_", nm);
+    const char *io = fmt(I, "iota(i64[%lld])", (long long)M);
+    line(I, "%s = %s", ds, zeros_of(I, &dt));
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", a, plain_id(xs) ? xs : fmt(I, "(%s)", xs), b);
+    line(I, "%s = cast(1, %s)", d, dn);
+    line(I, "for %s in range(%lld) {", k, (long long)M);
+    I->indent++;
+    line(I, "%s = argmax(where(%s >= %s, abs(%s[:, %s]), cast(-1, %s)))", p, io, k, a, k, dn);
+    line(I, "if %s != %s {", p, k);
+    I->indent++;
+    line(I, "%s = %s[%s]", row, a, k);
+    line(I, "%s[%s] = %s[%s]", a, k, a, p);
+    line(I, "%s[%s] = %s", a, p, row);
+    line(I, "%s = -%s", d, d);
+    I->indent--;
+    line(I, "}");
+    line(I, "%s = %s * %s[%s, %s]", d, d, a, k, k);
+    line(I, "if %s[%s, %s] != cast(0, %s) {", a, k, k, dn);
+    I->indent++;
+    line(I, "%s = where(%s > %s, %s[:, %s] / %s[%s, %s], cast(0, %s))", f, io, k, a, k, a, k, k, dn);
+    line(I, "%s = %s - reshape(%s, [%lld, 1]) * reshape(%s[%s], [1, %lld])", a, a, f, (long long)M, a, k,
+         (long long)M);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "%s[%s] = %s", ds, b, d);
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, ds, &dt, &t));
+}
+
 /* Det of [..., M, M]: the cofactor expansion of 1x1, 2x2 and 3x3 matrices, each entry a slice of
- * x over the leading axes. */
+ * x over the leading axes; larger ones by det_lu. */
 static void op_det(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -9456,9 +9504,10 @@ static void op_det(imp *I, const Onnx__NodeProto *n)
     if (!is_real(x->ty.dtype) || r < 2 || x->ty.dims[r - 1] != x->ty.dims[r - 2])
         fail(I, "the input is %s; reals [..., M, M] are taken", tystr(I, &x->ty));
     int64_t M = x->ty.dims[r - 1];
-    if (M > 3)
-        fail(I, "Det of %lldx%lld matrices is not supported (up to 3x3: a cofactor expansion)", (long long)M,
-             (long long)M);
+    if (M > 3) {
+        det_lu(I, n, x);
+        return;
+    }
     const char *xs = ref(I, x), *e[3][3];
     for (int i = 0; i < M; i++)
         for (int j = 0; j < M; j++) {

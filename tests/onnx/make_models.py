@@ -1233,7 +1233,7 @@ def kv_cache_spectra():
     """A Loop of 3 decoding steps writing each step's key row into a circular cache with
     TensorScatter (opset 24) at pos + i, as a decoder's KV-cache update; a real DFT along axis 1
     (onesided), an inverse DFT padded to 10 points, and Compress by a condition of run time with
-    the output's declared shape."""
+    the output's declared shape; Det of 4x4 matrices (elimination with row swaps)."""
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Gather", ["new", "i"], ["upd"], axis=0),
@@ -1247,7 +1247,8 @@ def kv_cache_spectra():
              helper.make_node("DFT", ["sig", "", "axis1"], ["spec"], onesided=1),
              const("ten", np.array(10, np.int64)),
              helper.make_node("DFT", ["z", "ten"], ["back"], inverse=1),
-             helper.make_node("Compress", ["data", "mask"], ["picked"], axis=0)]
+             helper.make_node("Compress", ["data", "mask"], ["picked"], axis=0),
+             helper.make_node("Det", ["mats"], ["dets"])]
     rng = np.random.default_rng(30)
     cache = rng.standard_normal((2, 2, 6, 3)).astype(np.float32)
     new = rng.standard_normal((3, 2, 2, 1, 3)).astype(np.float32)
@@ -1256,6 +1257,8 @@ def kv_cache_spectra():
     z = rng.standard_normal((2, 6, 2)).astype(np.float32)
     data = rng.standard_normal((5, 3)).astype(np.float32)
     mask = np.array([True, False, True, True, False])
+    mats = rng.standard_normal((2, 4, 4)).astype(np.float32)
+    mats[1, 0, 0] = 0.0  # the first pivot comes from a row below
     want = cache.copy()
     for i in range(3):
         for b in range(2):
@@ -1263,8 +1266,9 @@ def kv_cache_spectra():
     f = np.fft.rfft(sig[..., 0].astype(np.float64), axis=1)
     w = np.fft.ifft((z[..., 0] + 1j * z[..., 1]).astype(np.complex128), n=10, axis=1)
     outs = {"cache_out": want, "spec": np.stack((f.real, f.imag), axis=-1).astype(np.float32),
-            "back": np.stack((w.real, w.imag), axis=-1).astype(np.float32), "picked": data[mask]}
-    ins = {"cache": cache, "new": new, "pos": pos, "sig": sig, "z": z, "data": data, "mask": mask}
+            "back": np.stack((w.real, w.imag), axis=-1).astype(np.float32), "picked": data[mask],
+            "dets": np.linalg.det(mats.astype(np.float64)).astype(np.float32)}
+    ins = {"cache": cache, "new": new, "pos": pos, "sig": sig, "z": z, "data": data, "mask": mask, "mats": mats}
     types = {np.dtype(np.float32): F32, np.dtype(np.int64): I64, np.dtype(bool): BOOL}
     g = helper.make_graph(nodes, "kv_cache_spectra", [vi(k, types[v.dtype], v.shape) for k, v in ins.items()],
                           [vi(k, F32, v.shape) for k, v in outs.items()])
