@@ -9000,8 +9000,8 @@ static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
     int sd = (int)ns - 2;
     int64_t N = sz[0], P = 1;
     for (int d = 0; d < sd; d++) {
-        if (sz[d + 2] < 1)
-            fail(I, "spatial size %lld", (long long)sz[d + 2]);
+        if (sz[d + 2] < 1 || sz[d + 2] > ((int64_t)1 << 24) || P * sz[d + 2] > ((int64_t)1 << 24))
+            fail(I, "spatial size %lld; grids of at most 2^24 positions are made", (long long)sz[d + 2]);
         P *= sz[d + 2];
     }
     if (!is_real(th->ty.dtype) || th->ty.rank != 3 || th->ty.dims[0] != N || th->ty.dims[1] != sd ||
@@ -9376,12 +9376,17 @@ static void op_mel_weight_matrix(imp *I, const Onnx__NodeProto *n)
     int half = 0;
     cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
     int64_t spec = dft / 2 + 1;
+    if (spec * bins > ((int64_t)1 << 24))
+        fail(I, "a matrix of %lld by %lld; at most 2^24 entries are made", (long long)spec, (long long)bins);
     double lmel = 2595 * log1p(getd(lo, 0) / 700) / log(10.0), hmel = 2595 * log1p(getd(hi, 0) / 700) / log(10.0);
     double stepm = (hmel - lmel) / (double)(bins + 2);
     int64_t *fb = alloc(I, (size_t)(bins + 2) * sizeof *fb);
     for (int64_t i = 0; i < bins + 2; i++) {
         double f = 700 * expm1(((double)i * stepm + lmel) / 2595 * log(10.0));
-        fb[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+        double at = floor((double)(dft + 1) * f / (double)rate);
+        if (!(at >= -1e15 && at <= 1e15))
+            fail(I, "the edges %g and %g Hz give a mel bin at %g", getd(lo, 0), getd(hi, 0), at);
+        fb[i] = (int64_t)at;
     }
     cfx_type t = mktype(dt, 2, (int64_t[]){spec, bins});
     double *out = alloc(I, (size_t)(spec * bins) * sizeof *out);
