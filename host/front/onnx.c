@@ -9034,8 +9034,10 @@ static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
     const char *g = new_id(I, "g_", nm);
     line(I, "%s = %s @ %s", g, ref(I, th), ref(I, &bv));
     cfx_type pt = mktype(th->ty.dtype, 3, (int64_t[]){N, P, sd});
-    int64_t od[5] = {N, sz[2], sz[3], sd >= 3 ? sz[4] : sd, sd};
-    cfx_type ot = mktype(th->ty.dtype, sd + 2, od);
+    cfx_type ot = mktype(th->ty.dtype, sd + 2, sz); /* [N, (D,) H, W, sd] */
+    for (int d = 0; d < sd; d++)
+        ot.dims[d + 1] = sz[d + 2];
+    ot.dims[sd + 1] = sd;
     const char *v = out_var(I, n, 0, &ot);
     line(I, "%s = %s", v, reshaped(I, fmt(I, "permute(%s, (0, 2, 1))", g), &pt, &ot));
 }
