@@ -198,7 +198,53 @@ K_INT_SCALAR_OPS(int64_t, uint64_t, i64)
     /* IEEE binary16 (ONNX's float16): 11 bits, normal from 2^-14, at most 65504 */               \
     CFX_HD T k_round_f16_##SFX(T a) { return k_narrow_##SFX(a, 11, -14, (T)65504); }             \
     /* bfloat16: 8 bits, f32's exponents, at most (2 - 2^-7) 2^127 */                             \
-    CFX_HD T k_round_bf16_##SFX(T a) { return k_narrow_##SFX(a, 8, -126, (T)3.3895313892515355e38); }
+    CFX_HD T k_round_bf16_##SFX(T a) { return k_narrow_##SFX(a, 8, -126, (T)3.3895313892515355e38); } \
+    /* NaN, without math.h's NAN: inf - inf */                                                    \
+    CFX_HD T k_nan_##SFX(void) { T inf = ldexp##FN((T)1, 4096); return inf - inf; }               \
+    /* The float8 formats (OCP's, ONNX's, ml_dtypes' conversion without saturation): rounded as   \
+     * k_narrow does; a format with no infinities (FN, FNUZ) gives NaN past its largest value and \
+     * for +-inf, one with no -0 (FNUZ) gives 0 for -0. E4M3FN: 4 bits, normal from 2^-6, at most \
+     * 448; E4M3FNUZ: 4 bits, from 2^-7, at most 240; E5M2: 3 bits, from 2^-14, at most 57344;     \
+     * E5M2FNUZ: 3 bits, from 2^-15, at most 57344. */                                            \
+    CFX_HD T k_round_f8e4m3fn_##SFX(T a)                                                          \
+    {                                                                                             \
+        T r = k_narrow_##SFX(a, 4, -6, (T)448);                                                   \
+        return isinf(r) ? k_nan_##SFX() : r;                                                      \
+    }                                                                                             \
+    CFX_HD T k_round_f8e4m3fnuz_##SFX(T a)                                                        \
+    {                                                                                             \
+        T r = k_narrow_##SFX(a, 4, -7, (T)240);                                                   \
+        return isinf(r) ? k_nan_##SFX() : r == (T)0 ? (T)0 : r;                                  \
+    }                                                                                             \
+    CFX_HD T k_round_f8e5m2_##SFX(T a) { return k_narrow_##SFX(a, 3, -14, (T)57344); }            \
+    CFX_HD T k_round_f8e5m2fnuz_##SFX(T a)                                                        \
+    {                                                                                             \
+        T r = k_narrow_##SFX(a, 3, -15, (T)57344);                                                \
+        return isinf(r) ? k_nan_##SFX() : r == (T)0 ? (T)0 : r;                                   \
+    }                                                                                             \
+    /* float4 E2M1: 2 bits, normal from 2^0, at most 6, and neither infinities nor NaN: past 6    \
+     * +-6 (saturated, as OCP's MX spec and ml_dtypes convert), NaN gives 0 */                    \
+    CFX_HD T k_round_f4e2m1_##SFX(T a)                                                            \
+    {                                                                                             \
+        if (isnan(a))                                                                             \
+            return (T)0;                                                                          \
+        T r = k_narrow_##SFX(a, 2, 0, (T)6);                                                      \
+        return isinf(r) ? copysign##FN((T)6, a) : r;                                              \
+    }                                                                                             \
+    /* float8 E8M0: the powers of two 2^-127 ... 2^127 and NaN, no sign, no zero (ml_dtypes'      \
+     * float8_e8m0fnu): the nearest, halfway (3 2^(e-1)) up, as ONNX's round_mode "nearest";       \
+     * a positive value under 2^-127 gives 2^-127; zero, a negative value, NaN, inf and anything    \
+     * from 1.5 2^127 on give NaN. a = m 2^e with m in [0.5, 1): 2^(e-1) or 2^e. */              \
+    CFX_HD T k_round_f8e8m0_##SFX(T a)                                                            \
+    {                                                                                             \
+        if (!(a > (T)0) || isinf(a))                                                              \
+            return k_nan_##SFX();                                                                 \
+        int e;                                                                                    \
+        T m = frexp##FN(a, &e);                                                                   \
+        if (m >= (T)0.75)                                                                         \
+            e++;                                                                                  \
+        return e - 1 > 127 ? k_nan_##SFX() : e - 1 < -127 ? ldexp##FN((T)1, -127) : ldexp##FN((T)1, e - 1); \
+    }
 
 K_REAL_SCALAR_OPS(float, f32, f)
 K_REAL_SCALAR_OPS(double, f64, )
@@ -269,7 +315,10 @@ CFX_HD uint8_t k_ne_b(uint8_t a, uint8_t b) { return (a != 0) != (b != 0); }
     X(OP_ROUND, round, 0) X(OP_ERF, erf, 0) X(OP_SIGN, sign, 0) \
     X(OP_ATAN, atan, 0) X(OP_ASIN, asin, 0) X(OP_ACOS, acos, 0) X(OP_ASINH, asinh, 0) \
     X(OP_ACOSH, acosh, 0) X(OP_ATANH, atanh, 0) \
-    X(OP_ROUND_F16, round_f16, 0) X(OP_ROUND_BF16, round_bf16, 0)
+    X(OP_ROUND_F16, round_f16, 0) X(OP_ROUND_BF16, round_bf16, 0) \
+    X(OP_ROUND_F8E4M3FN, round_f8e4m3fn, 0) X(OP_ROUND_F8E4M3FNUZ, round_f8e4m3fnuz, 0) \
+    X(OP_ROUND_F8E5M2, round_f8e5m2, 0) X(OP_ROUND_F8E5M2FNUZ, round_f8e5m2fnuz, 0) \
+    X(OP_ROUND_F4E2M1, round_f4e2m1, 0) X(OP_ROUND_F8E8M0, round_f8e8m0, 0)
 #define K_BOOL_UNARY_OPS(X) X(OP_NOT, not, 1)
 
 /* ==== one-element dispatchers (the CPU fast path) ===========================================

@@ -20,7 +20,9 @@
 
 enum op_class {
     OPC_UNARY_REAL,    /* f32/f64 -> same: exp log sqrt tanh sigmoid sin cos tan floor ceil round erf
-                        * atan asin acos asinh acosh atanh round_f16 round_bf16 */
+                        * atan asin acos asinh acosh atanh round_f16 round_bf16
+                        * round_f8e4m3fn round_f8e4m3fnuz round_f8e5m2 round_f8e5m2fnuz
+                        * round_f4e2m1 round_f8e8m0 */
     OPC_UNARY_NUM,     /* i32/i64/f32/f64 -> same: neg abs relu sign */
     OPC_UNARY_BOOL,    /* bool -> bool: not */
     OPC_UNARY_INT,     /* i32/i64 -> same: invert (~) */
@@ -71,6 +73,12 @@ enum op_class {
     X(SIGN,    "sign",    1, OPC_UNARY_NUM,   NULL) \
     X(ROUND_F16, "round_f16", 1, OPC_UNARY_REAL, NULL) \
     X(ROUND_BF16, "round_bf16", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F8E4M3FN, "round_f8e4m3fn", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F8E4M3FNUZ, "round_f8e4m3fnuz", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F8E5M2, "round_f8e5m2", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F8E5M2FNUZ, "round_f8e5m2fnuz", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F4E2M1, "round_f4e2m1", 1, OPC_UNARY_REAL, NULL) \
+    X(ROUND_F8E8M0, "round_f8e8m0", 1, OPC_UNARY_REAL, NULL) \
     X(NOT,     "not",     1, OPC_UNARY_BOOL,  "not") \
     X(INVERT,  "invert",  1, OPC_UNARY_INT,   "~") \
     /* elementwise, two operands */ \

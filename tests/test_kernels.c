@@ -516,6 +516,77 @@ static void test_unary(void)
     CHECK(isinf(un_f32(OP_ROUND_BF16, 3.397e38f)));                      /* past (2 - 2^-8) 2^127 */
     CHECK_REAL(un_f32(OP_ROUND_BF16, 3.39e38f), 0x1.fep127, 0);          /* the largest, below that */
     CHECK_REAL(un_f32(OP_ROUND_BF16, 3.38e38f), 0x1.fcp127, 0);          /* below the midpoint */
+
+    /* The float8 formats, written out by hand from their definitions (OCP 8-bit floating point,
+     * ONNX's IR.md): E4M3FN holds 1.mmm 2^e for e in -6..8 (1.111 2^8 is NaN, so 448 = 1.11 2^8
+     * the largest), subnormals m 2^-9; E4M3FNUZ e in -7..7 (240 = 1.111 2^7), subnormals m 2^-10;
+     * E5M2 1.mm 2^e for e in -14..15 (57344 = 1.11 2^15), subnormals m 2^-16, and infinities;
+     * E5M2FNUZ e in -15..15, subnormals m 2^-17. FN and FNUZ have no infinities (past the
+     * largest value NaN), FNUZ no -0. */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 0.4375f), 0.4375, 0);             /* 1.110 2^-2, exact */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 1.0625f), 1.0, 0);               /* tie, to even 1.000 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 1.1875f), 1.25, 0);              /* tie, to even 1.010 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, -0.47892547f), -0.46875, 0);     /* 1.111 2^-2 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 100.0f), 96.0, 0);               /* tie 96 | 104, to 1.100 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 3 * 0x1p-10f), 0x1p-8, 0);        /* 1.5 steps of 2^-9, to 2 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 0x1p-10f), 0.0, 0);              /* half the least, to even 0 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 0x1.8p-10f), 0x1p-9, 0);         /* past half: the least */
+    CHECK(signbit(un_f32(OP_ROUND_F8E4M3FN, -1e-7f)));                    /* -0 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FN, 464.0f), 448.0, 0);              /* tie 448 | 480, to even */
+    CHECK(isnan(un_f32(OP_ROUND_F8E4M3FN, 465.0f)));                      /* past: NaN, no inf */
+    CHECK(isnan(un_f64(OP_ROUND_F8E4M3FN, -1e6)));
+    CHECK(isnan(un_f32(OP_ROUND_F8E4M3FN, INFINITY)));
+    CHECK(isnan(un_f32(OP_ROUND_F8E4M3FN, nf)));
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FNUZ, 240.0f), 240.0, 0);            /* the largest */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FNUZ, 247.0f), 240.0, 0);
+    CHECK(isnan(un_f32(OP_ROUND_F8E4M3FNUZ, 248.0f)));                    /* tie 240 | 256, to even */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FNUZ, 3 * 0x1p-11f), 0x1p-9, 0);      /* steps of 2^-10 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FNUZ, 0x1.8p-11f), 0x1p-10, 0);      /* the least */
+    CHECK(!signbit(un_f32(OP_ROUND_F8E4M3FNUZ, -1e-7f)));                 /* no -0: 0 */
+    CHECK(!signbit(un_f32(OP_ROUND_F8E4M3FNUZ, -0.0f)));
+    CHECK_REAL(un_f32(OP_ROUND_F8E4M3FNUZ, -0.3f), -0.3125, 0);           /* 1.010 2^-2 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 0.3f), 0.3125, 0);                 /* 1.01 2^-2 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 1.125f), 1.0, 0);                  /* tie, to even 1.00 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 1.375f), 1.5, 0);                  /* tie, to even 1.10 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 3 * 0x1p-17f), 0x1p-15, 0);         /* steps of 2^-16 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 0x1p-17f), 0.0, 0);                /* tie, to even 0 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2, 61439.0f), 57344.0, 0);            /* the largest */
+    CHECK(isinf(un_f32(OP_ROUND_F8E5M2, 61440.0f)));                      /* tie 57344 | 65536: inf */
+    CHECK(isinf(un_f64(OP_ROUND_F8E5M2, -1e6)) && un_f64(OP_ROUND_F8E5M2, -1e6) < 0);
+    CHECK(signbit(un_f32(OP_ROUND_F8E5M2, -1e-7f)));
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2FNUZ, 3 * 0x1p-18f), 0x1p-16, 0);     /* steps of 2^-17 */
+    CHECK_REAL(un_f32(OP_ROUND_F8E5M2FNUZ, 57344.0f), 57344.0, 0);
+    CHECK(isnan(un_f32(OP_ROUND_F8E5M2FNUZ, 61440.0f)));
+    CHECK(isnan(un_f32(OP_ROUND_F8E5M2FNUZ, -INFINITY)));
+    CHECK(!signbit(un_f32(OP_ROUND_F8E5M2FNUZ, -1e-7f)));
+    /* float4 E2M1: 0, 0.5 (the subnormal), 1, 1.5, 2, 3, 4, 6 and their negatives; saturated */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 0.25f), 0.0, 0);                   /* tie 0 | 0.5, to even 0 */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 0.2500001f), 0.5, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 0.75f), 1.0, 0);                   /* tie 0.5 | 1, to even 1 */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 1.25f), 1.0, 0);                   /* tie 1 | 1.5, to 1 */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, -3.5f), -4.0, 0);                  /* tie 3 | 4, to 4 */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 5.0f), 4.0, 0);                    /* tie 4 | 6, to 4 */
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 5.5f), 6.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, 7.0f), 6.0, 0);                    /* past 6: 6 */
+    CHECK_REAL(un_f64(OP_ROUND_F4E2M1, -1e6), -6.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, INFINITY), 6.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F4E2M1, nf), 0.0, 0);                      /* no NaN in the format */
+    CHECK(signbit(un_f32(OP_ROUND_F4E2M1, -0.1f)));
+    /* float8 E8M0: 2^-127 ... 2^127, the nearest, halfway up */
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 0.25f), 0.25, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 0.124f), 0.125, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 1.4f), 1.0, 0);
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 1.5f), 2.0, 0);                    /* halfway 1 | 2: up */
+    CHECK_REAL(un_f64(OP_ROUND_F8E8M0, 6.0), 8.0, 0);                     /* halfway 4 | 8: up */
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 0x1p-127f), 0x1p-127, 0);          /* the least, an f32 subnormal */
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 0x1p-140f), 0x1p-127, 0);          /* under it: it */
+    CHECK_REAL(un_f32(OP_ROUND_F8E8M0, 0x1.7p127f), 0x1p127, 0);          /* the largest */
+    CHECK(isnan(un_f32(OP_ROUND_F8E8M0, 0x1.8p127f)));                    /* halfway past it */
+    CHECK(isnan(un_f32(OP_ROUND_F8E8M0, 0.0f)));                          /* no zero, */
+    CHECK(isnan(un_f32(OP_ROUND_F8E8M0, -4.0f)));                         /* no sign */
+    CHECK(isnan(un_f64(OP_ROUND_F8E8M0, INFINITY)));
+    CHECK(isnan(un_f64(OP_ROUND_F8E8M0, 0x1p200)));                      /* f64: past it too */
+    CHECK_REAL(un_f64(OP_ROUND_F8E8M0, 0x1p-200), 0x1p-127, 0);
 }
 
 /* numpy broadcasting: [3] to [2, 3] repeats the row, [2, 1] to [2, 3] the column, [1, 3] to

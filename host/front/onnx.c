@@ -84,10 +84,13 @@ typedef struct ival {
     const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
 } ival;
 
-enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32, HALF_U64 };
-static const char *const half_types[] = {"", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "uint32",
-                                         "uint64"};
-static const char *const half_round[] = {"", "round_f16", "round_bf16"};
+enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_F8E4M3FN, HALF_F8E4M3FNUZ, HALF_F8E5M2, HALF_F8E5M2FNUZ, HALF_F4E2M1,
+       HALF_F8E8M0, HALF_I8, HALF_U8, HALF_I16, HALF_U16, HALF_U32, HALF_U64, HALF_I4, HALF_U4, HALF_I2, HALF_U2 };
+static const char *const half_types[] = {"", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+                                         "float8e5m2fnuz", "float4e2m1", "float8e8m0", "int8", "uint8", "int16",
+                                         "uint16", "uint32", "uint64", "int4", "uint4", "int2", "uint2"};
+static const char *const half_round[] = {"", "round_f16", "round_bf16", "round_f8e4m3fn", "round_f8e4m3fnuz",
+                                         "round_f8e5m2", "round_f8e5m2fnuz", "round_f4e2m1", "round_f8e8m0"};
 
 /* A narrow integer type (held in i32, uint32 in i64; uint64 in i64 as its bits), not a half type */
 static int narrow(int half)
@@ -643,7 +646,85 @@ static int has_input(const Onnx__NodeProto *n, size_t k);
 
 static double half_value_of(int half, double x)
 {
-    return half == HALF_F16 ? k_round_f16_f64(x) : half == HALF_BF16 ? k_round_bf16_f64(x) : x;
+    switch (half) {
+    case HALF_F16: return k_round_f16_f64(x);
+    case HALF_BF16: return k_round_bf16_f64(x);
+    case HALF_F8E4M3FN: return k_round_f8e4m3fn_f64(x);
+    case HALF_F8E4M3FNUZ: return k_round_f8e4m3fnuz_f64(x);
+    case HALF_F8E5M2: return k_round_f8e5m2_f64(x);
+    case HALF_F8E5M2FNUZ: return k_round_f8e5m2fnuz_f64(x);
+    case HALF_F4E2M1: return k_round_f4e2m1_f64(x);
+    case HALF_F8E8M0: return k_round_f8e8m0_f64(x);
+    default: return x;
+    }
+}
+
+/* ---- the float8 types and float4e2m1 -------------------------------------------------------
+ * Held in f32 as float16 is, each node rounding its result to the type (round_f8e4m3fn ...
+ * round_f8e8m0: the format's own conversion, without saturation). A Cast (CastLike,
+ * QuantizeLinear) to one saturates where ONNX says so. */
+static const char *real_lit(imp *I, double v);
+static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def);
+
+static int minifloat(int half)
+{
+    return half >= HALF_F8E4M3FN && half <= HALF_F8E8M0;
+}
+
+/* The largest finite value of a float8 type or float4e2m1 */
+static double minifloat_max(int half)
+{
+    return half == HALF_F8E4M3FN ? 448 : half == HALF_F8E4M3FNUZ ? 240 : half == HALF_F4E2M1 ? 6
+         : half == HALF_F8E8M0 ? 0x1p127 : 57344;
+}
+
+/* A Cast's round_mode for float8e8m0: 'u'p (the default), 'd'own or 'n'earest */
+static int e8m0_mode(imp *I, const Onnx__NodeProto *n)
+{
+    const char *m = attr_str(I, n, "round_mode", "up");
+    if (strcmp(m, "up") && strcmp(m, "down") && strcmp(m, "nearest"))
+        fail(I, "round_mode is '%s'; it must be up, down or nearest", m);
+    return m[0];
+}
+
+/* x cast to a float8 type or float4e2m1 as ONNX's Cast says (its tables, and its reference:
+ * numpy_helper's saturate_cast and to_float8e8m0). With saturate, x is clamped to the largest
+ * finite value first (inf too; NaN stays NaN); without it the format's own conversion: past the
+ * largest value NaN, inf for float8e5m2. float4e2m1 always saturates (round_f4e2m1). float8e8m0
+ * drops the sign, takes 2^-127 for anything under it (0 too), and rounds to a power of two by
+ * round_mode: nearest (halfway up), up or down; without saturate, past 2^127 NaN. Two cases differ
+ * from the reference (1.23), as ONNX's table says: inf with saturate is 2^127 (the reference
+ * gives NaN), and a value under 2^-127 rounded up is 2^-127 (the reference takes 2^-126 for an
+ * f32 subnormal). A known value: */
+static double minifloat_cast_value(int half, int sat, int mode, double x)
+{
+    double mx = minifloat_max(half);
+    if (isnan(x) || half != HALF_F8E8M0)
+        return half_value_of(half, sat && fabs(x) > mx ? copysign(mx, x) : x);
+    double a = fabs(x) < 0x1p-127 ? 0x1p-127 : sat && fabs(x) > mx ? mx : fabs(x);
+    double r = k_round_f8e8m0_f64(mode == 'd' && a > mx ? mx : a);
+    if (mode == 'u')
+        return r < a ? k_round_f8e8m0_f64(2 * r) : r;
+    if (mode == 'd')
+        return isinf(a) ? NAN : r > a ? r / 2 : r;
+    return r;
+}
+
+/* The same of run time: an expression of e's dtype (lines before it for float8e8m0's steps) */
+static const char *minifloat_cast_expr(imp *I, const char *name, int half, int sat, int mode, const char *e)
+{
+    const char *fn = half_round[half], *mx = real_lit(I, minifloat_max(half));
+    if (half != HALF_F8E8M0)
+        return sat && half != HALF_F4E2M1 ? fmt(I, "%s(min(max(%s, -%s), %s))", fn, e, mx, mx)
+                                          : fmt(I, "%s(%s)", fn, e);
+    const char *a = new_id(I, "a_", name), *r = new_id(I, "r_", name), *lo = real_lit(I, 0x1p-127);
+    line(I, "%s = %s", a, sat ? fmt(I, "min(max(abs(%s), %s), %s)", e, lo, mx) : fmt(I, "max(abs(%s), %s)", e, lo));
+    if (mode == 'd') { /* inf, without saturate, NaN: a - a */
+        line(I, "%s = %s(min(%s, %s))", r, fn, a, mx);
+        return fmt(I, "where(%s > %s, %s * 0.5, %s)%s", r, a, r, r, sat ? "" : fmt(I, " + (%s - %s)", a, a));
+    }
+    line(I, "%s = %s(%s)", r, fn, a);
+    return mode == 'n' ? r : fmt(I, "%s(where(%s < %s, %s * 2.0, %s))", fn, r, a, r, r);
 }
 
 /* ---- int8, uint8, int16, uint16 and uint32 ---------------------------------------------------
@@ -654,14 +735,21 @@ static double half_value_of(int half, double x)
  * wrap modulo 2^32 and 2^64, multiples of the type's modulus, so one wrap of the result gives the
  * type's. The "half" of an ival says which type, as for float16; docs/onnx.md says so. */
 
+/* The bits of a narrow integer type */
+static int narrow_bits(int half)
+{
+    return half == HALF_U64 ? 64 : half == HALF_U32 ? 32 : half == HALF_I16 || half == HALF_U16 ? 16
+         : half == HALF_I8 || half == HALF_U8 ? 8 : half == HALF_I4 || half == HALF_U4 ? 4 : 2;
+}
+
 static int64_t narrow_modulus(int half)
 {
-    return half == HALF_I8 || half == HALF_U8 ? 256 : half == HALF_U32 ? (int64_t)1 << 32 : 65536;
+    return (int64_t)1 << narrow_bits(half);
 }
 
 static int narrow_signed(int half)
 {
-    return half == HALF_I8 || half == HALF_I16;
+    return half == HALF_I8 || half == HALF_I16 || half == HALF_I4 || half == HALF_I2;
 }
 
 /* The dtype that holds a narrow type's values */
@@ -841,8 +929,13 @@ static const char *onnx_dtype_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "an unknown type";
 }
 
-/* The cfx dtype of ONNX's type t. float16 and bfloat16 are held in f32, int8, uint8, int16 and
- * uint16 in i32, uint32 in i64, uint64 in i64 as its bits; *half says which. */
+/* ONNX's newer types, past what this onnx.proto names (IR 9 and later) */
+enum { ONNX_FLOAT8E4M3FN = 17, ONNX_FLOAT8E4M3FNUZ, ONNX_FLOAT8E5M2, ONNX_FLOAT8E5M2FNUZ, ONNX_UINT4, ONNX_INT4,
+       ONNX_FLOAT4E2M1, ONNX_FLOAT8E8M0, ONNX_UINT2, ONNX_INT2 };
+
+/* The cfx dtype of ONNX's type t. float16, bfloat16, the float8 types and float4e2m1 are held in
+ * f32, int8, uint8, int16, uint16, int4, uint4, int2 and uint2 in i32, uint32 in i64, uint64 in i64
+ * as its bits; *half says which. */
 static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
 {
     *half = t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16
@@ -852,7 +945,17 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ? HALF_I16
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ? HALF_U16
           : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ? HALF_U32
-          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64 ? HALF_U64 : HALF_NONE;
+          : t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64 ? HALF_U64
+          : t == ONNX_FLOAT8E4M3FN ? HALF_F8E4M3FN
+          : t == ONNX_FLOAT8E4M3FNUZ ? HALF_F8E4M3FNUZ
+          : t == ONNX_FLOAT8E5M2 ? HALF_F8E5M2
+          : t == ONNX_FLOAT8E5M2FNUZ ? HALF_F8E5M2FNUZ
+          : t == ONNX_FLOAT4E2M1 ? HALF_F4E2M1
+          : t == ONNX_FLOAT8E8M0 ? HALF_F8E8M0
+          : t == ONNX_INT4 ? HALF_I4
+          : t == ONNX_UINT4 ? HALF_U4
+          : t == ONNX_INT2 ? HALF_I2
+          : t == ONNX_UINT2 ? HALF_U2 : HALF_NONE;
     if (*half)
         return narrow(*half) ? narrow_holder(*half) : CFX_F32;
     switch (t) {
@@ -862,8 +965,8 @@ static cfx_dtype dtype_of(imp *I, int32_t t, const char *what, int *half)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return CFX_I64;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return CFX_BOOL;
     default:
-        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16, bfloat16, int8, "
-             "uint8, int16, uint16, uint32 and uint64", what,
+        fail(I, "'%s' is of type %s (%d); cfx takes float, double, int32, int64, bool, float16, bfloat16, the "
+             "float8 types, float4e2m1, int8, uint8, int16, uint16, uint32, uint64, int4, uint4, int2 and uint2", what,
              onnx_dtype_name(t), (int)t);
     }
 }
@@ -1043,6 +1146,67 @@ static void *half_data(imp *I, const Onnx__TensorProto *t, const char *name, con
     return data;
 }
 
+/* The value of a float8 or float4 type's bits (ONNX's IR.md, OCP's formats): sign, exponent,
+ * mantissa; exponent 0 a subnormal. E4M3FN's S.1111.111 is NaN, the FNUZ types' 1000 0000 is NaN,
+ * E5M2's exponent 31 inf or NaN; float4e2m1 has neither; float8e8m0 is 2^(bits - 127), 255 NaN. */
+static double minifloat_value(int half, unsigned bits)
+{
+    if (half == HALF_F8E8M0)
+        return bits == 255 ? NAN : ldexp(1.0, (int)bits - 127);
+    int mb = half == HALF_F8E5M2 || half == HALF_F8E5M2FNUZ ? 2 : half == HALF_F4E2M1 ? 1 : 3;
+    int eb = half == HALF_F4E2M1 ? 2 : 7 - mb;
+    int bias = half == HALF_F8E4M3FN ? 7 : half == HALF_F8E4M3FNUZ ? 8 : half == HALF_F8E5M2 ? 15
+             : half == HALF_F8E5M2FNUZ ? 16 : 1;
+    unsigned sign = (bits >> (eb + mb)) & 1, e = (bits >> mb) & ((1u << eb) - 1), m = bits & ((1u << mb) - 1);
+    if ((half == HALF_F8E4M3FNUZ || half == HALF_F8E5M2FNUZ) && bits == 0x80)
+        return NAN;
+    if (half == HALF_F8E4M3FN && e == 15 && m == 7)
+        return NAN;
+    if (half == HALF_F8E5M2 && e == 31)
+        return m ? NAN : sign ? -INFINITY : INFINITY;
+    double v = e ? ldexp((double)((1u << mb) + m), (int)e - bias - mb) : ldexp((double)m, 1 - bias - mb);
+    return sign ? -v : v;
+}
+
+/* The elements per byte of a packed type: int4, uint4 and float4e2m1 two (the first in the low
+ * four bits), int2 and uint2 four; 1 for the others */
+static int per_byte(int half)
+{
+    return half == HALF_I4 || half == HALF_U4 || half == HALF_F4E2M1 ? 2 : half == HALF_I2 || half == HALF_U2 ? 4 : 1;
+}
+
+/* A tensor of a type of one byte or less an element (the float8 types, float4e2m1, int4, uint4,
+ * int2, uint2), as f32 values or i32 ones wrapped to the type: from raw data or int32_data (one
+ * byte in each), packed per_byte() to a byte, as onnx's helper writes them. */
+static void *byte_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
+{
+    int64_t n = count(ty);
+    int k = per_byte(half), bits = 8 / k;
+    size_t bytes = (size_t)((n + k - 1) / k);
+    const uint8_t *raw = NULL;
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        raw = read_external(I, t, bytes, bytes + 1);
+    } else if (t->has_raw_data) {
+        if (t->raw_data.len != bytes)
+            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
+                 tystr(I, ty), half_types[half], bytes);
+        raw = t->raw_data.data;
+    } else if (t->n_int32_data != bytes) {
+        fail(I, "tensor '%s' holds %zu entries of int32_data, its shape %s of %s needs %zu", name, t->n_int32_data,
+             tystr(I, ty), half_types[half], bytes);
+    }
+    void *data = alloc(I, (size_t)n * 4 + 1);
+    for (int64_t i = 0; i < n; i++) {
+        unsigned byte = raw ? raw[i / k] : (unsigned)t->int32_data[i / k] & 255;
+        unsigned b = (byte >> (bits * (i % k))) & ((1u << bits) - 1);
+        if (narrow(half))
+            ((int32_t *)data)[i] = (int32_t)narrow_value_of(half, b);
+        else
+            ((float *)data)[i] = (float)minifloat_value(half, b);
+    }
+    return data;
+}
+
 /* A narrow integer tensor's n elements, in the dtype that holds them: from raw data of 1, 2, 4 or
  * 8 bytes each, or int32_data (uint64_data for uint32 and uint64), as ONNX stores them. */
 static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty, int half)
@@ -1091,6 +1255,8 @@ static void *tensor_data(imp *I, const Onnx__TensorProto *t, cfx_type *ty, int *
     ty->rank = (int)t->n_dims;
     for (size_t d = 0; d < t->n_dims; d++)
         ty->dims[d] = t->dims[d];
+    if ((h >= HALF_F8E4M3FN && h <= HALF_F8E8M0) || h >= HALF_I4)
+        return byte_data(I, t, name, ty, h);
     if (narrow(h))
         return narrow_data(I, t, name, ty, h);
     if (h)
@@ -1745,12 +1911,43 @@ static void op_cast_u64_real(imp *I, const Onnx__NodeProto *n, ival *x, cfx_dtyp
         if (half == HALF_F16 || half == HALF_BF16) {
             f = half_rounded(I, half, f);
             I->node_rounded = 1;
+        } else if (minifloat(half)) {
+            f = minifloat_cast_expr(I, out_name(I, n, 0), half, attr_int(I, n, "saturate", 1) != 0,
+                                    half == HALF_F8E8M0 ? e8m0_mode(I, n) : 0, f);
+            I->node_rounded = 1;
         }
         line(I, "%s = %s", out_var(I, n, 0, &t), to == CFX_F64 ? f : fmt(I, "cast(%s, %s)", f, cfx_dtype_name(to)));
         return;
     }
     line(I, "%s = where(%s >= 9223372036854775808.0, cast(%s - 18446744073709551616.0, i64), cast(%s, i64))",
          out_var(I, n, 0, &t), e, e, e);
+}
+
+/* A Cast to a float8 type or float4e2m1 (minifloat_cast_value), from the value itself as for
+ * float16: an f64 or an integer (by way of f64) in f64, an f32 in f32. */
+static void op_cast_minifloat(imp *I, const Onnx__NodeProto *n, ival *x, int half)
+{
+    int sat = attr_int(I, n, "saturate", 1) != 0, mode = half == HALF_F8E8M0 ? e8m0_mode(I, n) : 0;
+    I->node_rounded = 1;
+    if (x->half == half) { /* of that type already */
+        op_cast(I, n, CFX_F32);
+        return;
+    }
+    cfx_type t = x->ty;
+    t.dtype = CFX_F32;
+    if (x->data && count(&t) <= ONNX_FOLD_MAX) {
+        float *d = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++)
+            d[i] = (float)minifloat_cast_value(half, sat, mode, x->ty.dtype == CFX_BOOL ? (double)(geti(x, i) != 0)
+                                                                                    : getd(x, i));
+        out_known(I, n, 0, &t, d);
+        return;
+    }
+    const char *e = ref(I, x);
+    if (!is_real(x->ty.dtype))
+        e = fmt(I, "cast(%s, f64)", e);
+    const char *y = minifloat_cast_expr(I, out_name(I, n, 0), half, sat, mode, e);
+    line(I, "%s = %s", out_var(I, n, 0, &t), x->ty.dtype == CFX_F32 ? y : fmt(I, "cast(%s, f32)", y));
 }
 
 /* A Cast to float16 or bfloat16 rounds once from the value itself: from f64 (or an integer, by
@@ -1763,6 +1960,10 @@ static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int hal
     I->node_half = is_real(to) || narrow(half) ? half : HALF_NONE;
     if ((x->half == HALF_U64 && is_real(to)) || (half == HALF_U64 && is_real(x->ty.dtype))) {
         op_cast_u64_real(I, n, x, to, half);
+        return;
+    }
+    if (minifloat(half)) {
+        op_cast_minifloat(I, n, x, half);
         return;
     }
     if (!half || narrow(half) || x->ty.dtype == CFX_F32) { /* to a narrow integer: cast, then wrapped */
@@ -8525,7 +8726,7 @@ static int int_bits(const ival *v, int *sign)
     *sign = 1;
     if (narrow(v->half)) {
         *sign = narrow_signed(v->half);
-        return v->half == HALF_U64 ? 64 : v->half == HALF_U32 ? 32 : v->half <= HALF_U8 ? 8 : 16;
+        return narrow_bits(v->half);
     }
     return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
 }
@@ -8668,7 +8869,10 @@ static int attr_narrow(imp *I, const Onnx__NodeProto *n, const char *name, int d
 
 /* QuantizeLinear: round(x / scale) (halves to even) plus the zero point, saturated to the type
  * of the zero point (or output_dtype, uint8 by default); x / scale in x's type, as the reference
- * (a float16 quotient rounded to float16), or the type 'precision' names. */
+ * (a float16 quotient rounded to float16), or the type 'precision' names. To a float8 type:
+ * x / scale cast as Cast casts it, with the attribute saturate (the zero point, which ONNX says
+ * is 0, left out as the reference leaves it); to float4e2m1: x / scale plus the zero point, cast
+ * (saturated), as the reference. */
 static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
@@ -8679,9 +8883,10 @@ static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
     if (zp && to != zp->half)
         fail(I, "'output_dtype' is %s and the zero point '%s' %s: they must agree", half_types[to], zp->name,
              type_name(zp));
-    if (to < HALF_I8 || to > HALF_U16 || (zp && zp->ty.dtype != CFX_I32))
-        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16 and uint16",
-             zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
+    int fq = minifloat(to) && to != HALF_F8E8M0; /* to a float8 type or float4e2m1 */
+    if (!(fq || (to >= HALF_I8 && to <= HALF_U16) || to >= HALF_I4) || (zp && zp->ty.dtype != (fq ? CFX_F32 : CFX_I32)))
+        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16, uint16, int4, uint4, int2, uint2, "
+             "the float8 types and float4e2m1", zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
     /* numpy's x / scale: in f64 where either is, in a half type where both are */
     cfx_dtype cdt = x->ty.dtype == CFX_F64 || s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
     int ch = x->half == s->half ? x->half : HALF_NONE;
@@ -8696,6 +8901,18 @@ static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
         xe = fmt(I, "cast(%s, %s)", xe, cfx_dtype_name(cdt));
     if (s->ty.dtype != cdt)
         se = fmt(I, "cast(%s, %s)", se, cfx_dtype_name(cdt));
+    if (fq) {
+        const char *f = half_rounded(I, ch, fmt(I, "%s / %s", xe, se));
+        if (zp && to == HALF_F4E2M1)
+            f = fmt(I, "%s + cast(%s, %s)", f, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
+        f = minifloat_cast_expr(I, out_name(I, n, 0), to, attr_int(I, n, "saturate", 1) != 0, 0, f);
+        cfx_type ft = x->ty;
+        ft.dtype = CFX_F32;
+        line(I, "%s = %s", out_var(I, n, 0, &ft), cdt == CFX_F32 ? f : fmt(I, "cast(%s, f32)", f));
+        I->node_half = to;
+        I->node_rounded = 1;
+        return;
+    }
     const char *q = fmt(I, "round(%s)", half_rounded(I, ch, fmt(I, "%s / %s", xe, se)));
     if (zp)
         q = fmt(I, "%s + cast(%s, %s)", q, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
@@ -8710,23 +8927,32 @@ static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
 }
 
 /* DequantizeLinear: (x - zero point) * scale, the difference in f32 as the reference computes
- * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. */
+ * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. A float8
+ * or float4e2m1 x (held in f32) times the scale, its zero point left out as the reference leaves
+ * it (ONNX says it is 0; a float8 one known and not 0 is refused, as the reference refuses it). */
 static void op_dequantize_linear(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
-    if (x->ty.dtype != CFX_I32 || x->half == HALF_U32)
-        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16 and int32", type_name(x));
+    int fx = minifloat(x->half) && x->half != HALF_F8E8M0;
+    if ((x->ty.dtype != CFX_I32 || x->half == HALF_U32) && !fx)
+        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, the float8 "
+             "types and float4e2m1", type_name(x));
     if (!is_real(s->ty.dtype))
         fail(I, "the scale is %s; DequantizeLinear takes a real one", tystr(I, &s->ty));
     if (zp && (zp->ty.dtype != x->ty.dtype || zp->half != x->half))
         fail(I, "x is %s and its zero point '%s' %s: they must be of one type", type_name(x), zp->name,
              type_name(zp));
+    for (int64_t i = 0; fx && zp && zp->data && x->half != HALF_F4E2M1 && i < count(&zp->ty); i++)
+        if (getd(zp, i) != 0)
+            fail(I, "the zero point '%s' of a %s x is not 0", zp->name, type_name(x));
+    if (fx)
+        zp = NULL;
     cfx_dtype odt = s->ty.dtype;
     int oh = attr_narrow(I, n, "output_dtype", s->half, &odt);
     if (!is_real(odt))
         fail(I, "'output_dtype' is %s; it must be a real type", oh ? half_types[oh] : cfx_dtype_name(odt));
     int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
-    const char *dx = fmt(I, "cast(%s, f32)", ref(I, x));
+    const char *dx = fx ? ref(I, x) : fmt(I, "cast(%s, f32)", ref(I, x));
     if (zp)
         dx = fmt(I, "%s - cast(%s, f32)", dx, quant_param(I, n, x, zp, axis, block, "zero_point"));
     const char *se = quant_param(I, n, x, s, axis, block, "scale");

@@ -189,6 +189,8 @@ static int unary_ok(int op, int dt)
     case OP_NEG: case OP_ABS: case OP_RELU: case OP_SIGN: return is_num(dt);
     case OP_EXP: case OP_LOG: case OP_SQRT: case OP_TANH: case OP_SIGMOID: case OP_SIN: case OP_COS:
     case OP_TAN: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_ERF: case OP_ROUND_F16: case OP_ROUND_BF16:
+    case OP_ROUND_F8E4M3FN: case OP_ROUND_F8E4M3FNUZ: case OP_ROUND_F8E5M2: case OP_ROUND_F8E5M2FNUZ:
+    case OP_ROUND_F4E2M1: case OP_ROUND_F8E8M0:
     case OP_ATAN: case OP_ASIN: case OP_ACOS: case OP_ASINH: case OP_ACOSH: case OP_ATANH:
         return is_real(dt);
     case OP_NOT: return dt == CFX_BOOL;

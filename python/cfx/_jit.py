@@ -147,7 +147,8 @@ _OPS = set("neg abs relu exp log sqrt tanh sigmoid sin cos tan erf floor ceil ro
            "mul div floordiv mod truncdiv fmod min max pow lt le gt ge eq ne sum mean argmax "
            "argmin all any dot norm matmul transpose zeros ones full iota copy cast float int "
            "where len reshape stack enumerate zip print assert permute swapaxes concat concatenate "
-           "round_f16 round_bf16 atan asin acos asinh acosh atanh atan2 invert bitwise_and bitwise_or "
+           "round_f16 round_bf16 round_f8e4m3fn round_f8e4m3fnuz round_f8e5m2 round_f8e5m2fnuz round_f4e2m1 "
+           "round_f8e8m0 atan asin acos asinh acosh atanh atan2 invert bitwise_and bitwise_or "
            "bitwise_xor left_shift right_shift".split())
 _RESERVED = _KEYWORDS | _OPS
 

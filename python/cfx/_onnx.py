@@ -58,11 +58,18 @@ def onnx_available():
 # in i64, and such an input takes arrays of those dtypes too; uint64 in i64 as its bits, and such
 # an input takes uint64 arrays, viewed as int64)
 _ONNX_DTYPE = {1: "f32", 6: "i32", 7: "i64", 9: "bool", 10: "f16", 11: "f64", 16: "bf16",
-               2: "u8", 3: "i8", 4: "u16", 5: "i16", 12: "u32", 13: "u64"}
+               2: "u8", 3: "i8", 4: "u16", 5: "i16", 12: "u32", 13: "u64",
+               17: "f8e4m3fn", 18: "f8e4m3fnuz", 19: "f8e5m2", 20: "f8e5m2fnuz", 23: "f4e2m1", 24: "f8e8m0",
+               21: "u4", 22: "i4", 25: "u2", 26: "i2"}
+# the float8 types and float4e2m1 held in f32 (ml_dtypes' arrays of them taken), the 4- and 2-bit
+# integers in i32
 # the declared dtypes held in another, and the numpy dtypes such an input takes and widens
 _HELD = {"f16": "f32", "bf16": "f32", "u8": "i32", "i8": "i32", "u16": "i32", "i16": "i32", "u32": "i64",
-         "u64": "i64"}
-_HELD_NUMPY = {"f32": ("float16", "bfloat16"), "i32": ("int8", "uint8", "int16", "uint16"),
+         "u64": "i64", "f8e4m3fn": "f32", "f8e4m3fnuz": "f32", "f8e5m2": "f32", "f8e5m2fnuz": "f32",
+         "f4e2m1": "f32", "f8e8m0": "f32", "u4": "i32", "i4": "i32", "u2": "i32", "i2": "i32"}
+_HELD_NUMPY = {"f32": ("float16", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                       "float4_e2m1fn", "float8_e8m0fnu"),
+               "i32": ("int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2"),
                "i64": ("uint32", "uint64")}
 
 
@@ -140,7 +147,10 @@ def _type_of(name, spec, declared):
         dtype, shape = str(spec.dtype), tuple(spec.shape)
         dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
                  "float16": "f32", "bfloat16": "f32", "int8": "i32", "uint8": "i32", "int16": "i32",
-                 "uint16": "i32", "uint32": "i64", "uint64": "i64",
+                 "uint16": "i32", "uint32": "i64", "uint64": "i64", "float8_e4m3fn": "f32",
+                 "float8_e4m3fnuz": "f32", "float8_e5m2": "f32", "float8_e5m2fnuz": "f32",
+                 "float4_e2m1fn": "f32", "float8_e8m0fnu": "f32", "int4": "i32", "uint4": "i32",
+                 "int2": "i32", "uint2": "i32",
                  "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
                  "torch.int64": "i64", "torch.bool": "bool", "torch.float16": "f32",
                  "torch.bfloat16": "f32"}.get(dtype, dtype)

@@ -152,6 +152,25 @@ def test_float16_and_bfloat16():
         np.testing.assert_array_equal(out["z"], bf16)
 
 
+def test_float8_and_int4_inputs():
+    """A float8e4m3fn input and an int4 one (held in f32 and i32, docs/onnx.md), given as
+    ml_dtypes arrays or as float32/int32 arrays; a float8 value given as f32 is rounded to the
+    type on entry (0.3 is 0.3125, 1.010 2^-2), an int4 one wrapped (9 is -7)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    E4, I4 = TensorProto.FLOAT8E4M3FN, TensorProto.INT4
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=F32),
+             helper.make_node("Cast", ["k"], ["j"], to=TensorProto.INT32)]
+    g = cfx.load_onnx(make(helper.make_graph(
+        nodes, "f8", [vi("x", E4, [3]), vi("k", I4, [3])],
+        [vi("y", F32, [3]), vi("j", TensorProto.INT32, [3])]), opset=21)).entry
+    assert [(p.name, p.dtype) for p in g.inputs] == [("x", "f32"), ("k", "i32")]
+    for x, k in ((np.array([0.3, -448, 2], ml_dtypes.float8_e4m3fn), np.array([1, -8, 7], ml_dtypes.int4)),
+                 (np.array([0.3, -448, 2], np.float32), np.array([1, 8, 9], np.int32))):
+        out = g(x=x, k=k, backend="cpu")
+        np.testing.assert_array_equal(out["y"], np.array([0.3125, -448, 2], np.float32))
+        np.testing.assert_array_equal(out["j"], np.array([1, -8, 7 if k.dtype != np.int32 else -7], np.int32))
+
+
 def test_bitwise_int64_int32_and_shifts_of_unsigned():
     """BitwiseAnd, Or, Xor, Not of int64 (the language's & | ^ ~) and int32, and BitShift of
     uint8 and uint32 (left shifts wrapped to the type, counts of the width or more giving 0),

@@ -10,9 +10,10 @@ longer their data, so the tests are regenerated here: each case's model.onnx and
 and expected outputs as .npy files, into a temporary folder (--keep DIR: into DIR, kept).
 Runs every test whose ops (inside If/Loop/Scan bodies and model-local functions too) are all
 in the supported list (docs/onnx.md's table of ops; --ops OP,OP,... instead) and whose tensors are all f32, f64, i32, i64
-or bool, or float16 and bfloat16 (given as float32, results checked to be float32 holding values
-of the type), or int8, uint8, int16, uint16 and uint32 (given as int32, uint32 as int64, results
-checked to be of that holding dtype with values of the type), or uint64 (given as int64 holding its
+or bool, or float16, bfloat16, the float8 types, float4e2m1 and float8e8m0 (given as float32,
+results checked to be float32 holding values of the type), or int8, uint8, int16, uint16, uint32,
+int4, uint4, int2 and uint2 (given as int32, uint32 as int64, results checked to be of that holding
+dtype with values of the type), or uint64 (given as int64 holding its
 bits, `.view(np.int64)`, results checked to be int64 and compared with the expected uint64 viewed
 as int64); compares each output as onnx's
 backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
@@ -97,13 +98,22 @@ ATOL = {"test_dft_inverse": 1e-5, "test_dft_inverse_opset19": 1e-5}
 # TensorProto.DataType of the dtypes cfx takes: FLOAT, INT32, INT64, BOOL, FLOAT16, DOUBLE,
 # BFLOAT16 (the half types held in f32 and rounded after every op: docs/onnx.md), UINT8, INT8,
 # UINT16, INT16 (held in i32), UINT32 (held in i64), wrapped after every op, UINT64 (held in i64
-# as its bits)
-CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16, 2, 3, 4, 5, 12, 13}
+# as its bits), FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1, FLOAT8E8M0
+# (held in f32, as float16), UINT4, INT4, UINT2, INT2 (held in i32)
+CFX_ELEM_TYPES = {1, 6, 7, 9, 10, 11, 16, 2, 3, 4, 5, 12, 13, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
 CFX_NUMPY = {"float32", "float64", "int32", "int64", "bool"}
-HALF_NUMPY = {"float16", "bfloat16"} # given to cfx as float32, its results checked as such
-# the narrow integers: given to cfx as the dtype holding them, its results checked as such
+# the float8 types, float4e2m1 and float8e8m0, as ml_dtypes names them (numpy has no .npy type for
+# them, nor for bfloat16): given as float32, results checked as such, the expected ones saved as
+# float32 beside a mark naming the type
+MINI_NUMPY = {"float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn",
+              "float8_e8m0fnu"}
+HALF_NUMPY = {"float16", "bfloat16"} | MINI_NUMPY # given to cfx as float32, its results checked as such
+# the narrow integers: given to cfx as the dtype holding them, its results checked as such (int4,
+# uint4, int2 and uint2 saved as int32 beside a mark naming the type)
 NARROW_NUMPY = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32", "uint32": "int64",
-                "uint64": "int64"} # uint64: its bits, by .view
+                "uint64": "int64", "int4": "int32", "uint4": "int32", "int2": "int32", "uint2": "int32"}
+PACKED_NUMPY = {"int4", "uint4", "int2", "uint2"}
+MARKED = {"bfloat16"} | MINI_NUMPY | PACKED_NUMPY # saved converted, beside output_J.TYPE
 
 
 def skip(why):
@@ -266,39 +276,53 @@ def write_case(case, d):
             np.save(os.path.join(sd, "input_%d.npy" % j), np.array(a, order="C"))
         for j, a in enumerate(outputs):
             a = to_array(a)
-            if a.dtype.name == "bfloat16": # numpy has no .npy type for it: float32, and a mark
-                a = a.astype(np.float32)
-                open(os.path.join(sd, "output_%d.bfloat16" % j), "w").close()
+            if a.dtype.name in MARKED: # numpy has no .npy type for it: float32 or int32, and a mark
+                open(os.path.join(sd, "output_%d.%s" % (j, a.dtype.name)), "w").close()
+                a = a.astype(np.int32 if a.dtype.name in PACKED_NUMPY else np.float32)
             np.save(os.path.join(sd, "output_%d.npy" % j), np.array(a, order="C"))
         sets.append((sd, len(inputs), len(outputs)))
     return in_names, out_names, sets
 
 
 def half_problem(np, name, got, half):
-    """A float16 or bfloat16 result comes as float32 holding values of that type (docs/onnx.md):
-    a value the type does not hold was not rounded."""
+    """A float16, bfloat16, float8, float4e2m1 or float8e8m0 result comes as float32 holding values
+    of that type (docs/onnx.md): a value the type does not hold was not rounded."""
     if got.dtype != np.float32:
         return "%s is %s, expected float32 holding %s values" % (name, got.dtype, half)
     if half == "float16":
         with np.errstate(over="ignore"):
             held = got.astype(np.float16).astype(np.float32) == got
+    elif half in MINI_NUMPY:
+        import ml_dtypes
+        with np.errstate(over="ignore", invalid="ignore"):
+            held = got.astype(getattr(ml_dtypes, half)).astype(np.float32) == got
     else:
         held = (got.view(np.uint32) & 0xFFFF) == 0
-    held |= np.isnan(got)
+    if half != "float4_e2m1fn": # the one without NaN
+        held |= np.isnan(got)
     if not np.all(held):
         k = tuple(int(i) for i in np.argwhere(~held)[0]) if got.ndim else ()
         return "%s%s = %r is not a %s value" % (name, list(k) if k else "", got[k].item(), half)
     return None
 
 
-def narrow_problem(np, name, got, want):
+def narrow_problem(np, name, got, want, packed=None):
     """An int8 ... uint32 result comes as the dtype holding it (int32, uint32's int64) holding
     values of the type (docs/onnx.md): a value outside the type's range was not wrapped. A uint64
-    result comes as int64 holding its bits (every int64 is some uint64's)."""
-    held = NARROW_NUMPY[want.dtype.name]
+    result comes as int64 holding its bits (every int64 is some uint64's). An int4 ... uint2 one
+    (packed: its name; want is int32) likewise."""
+    held = NARROW_NUMPY[packed or want.dtype.name]
     if got.dtype != held:
-        return "%s is %s, expected %s holding %s values" % (name, got.dtype, held, want.dtype)
+        return "%s is %s, expected %s holding %s values" % (name, got.dtype, held, packed or want.dtype)
     if want.dtype.name == "uint64":
+        return None
+    if packed:
+        import ml_dtypes
+        info = ml_dtypes.iinfo(getattr(ml_dtypes, packed))
+        bad = (got < int(info.min)) | (got > int(info.max))
+        if np.any(bad):
+            k = tuple(int(i) for i in np.argwhere(bad)[0]) if got.ndim else ()
+            return "%s%s = %r is not a %s value" % (name, list(k) if k else "", got[k].item(), packed)
         return None
     info = np.iinfo(want.dtype)
     bad = (got < info.min) | (got > info.max)
@@ -309,7 +333,12 @@ def narrow_problem(np, name, got, want):
 
 
 def compare(np, name, got, want, rtol, atol, half=None):
-    if want.dtype.name in NARROW_NUMPY:
+    if half in PACKED_NUMPY:
+        problem = narrow_problem(np, name, got, want, half)
+        if problem:
+            return problem
+        half = None
+    elif want.dtype.name in NARROW_NUMPY:
         problem = narrow_problem(np, name, got, want)
         if problem:
             return problem
@@ -378,8 +407,10 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"
                 problems.append("%s: no file written" % out_names[j])
                 continue
             want = np.load(os.path.join(sd, "output_%d.npy" % j))
-            half = ("float16" if want.dtype == np.float16 else
-                    "bfloat16" if os.path.exists(os.path.join(sd, "output_%d.bfloat16" % j)) else None)
+            half = "float16" if want.dtype == np.float16 else None
+            for mark in MARKED:
+                if os.path.exists(os.path.join(sd, "output_%d.%s" % (j, mark))):
+                    half = mark
             pr = compare(np, out_names[j], np.load(got[j]), want, rtol, atol, half)
             if pr:
                 problems.append(pr)
