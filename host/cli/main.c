@@ -731,6 +731,39 @@ static size_t type_bytes(const cfx_type *t)
     return (size_t)cfx_type_count(t) * (size_t)cfx_dtype_size(t->dtype);
 }
 
+/* An input of an imported model that has 0 elements is known at import (its .npy file gave
+ * its type there) and no parameter: -1 when `name` is none such; else 0 when `value` is a .npy
+ * file of exactly that dtype and shape, 1 (said on stderr) when it is not. */
+static int known_input(const cfx_module *m, int g, const char *name, const char *value)
+{
+    char ty[CFX_TYPE_STR_MAX], ty2[CFX_TYPE_STR_MAX], err[256], cut[SHOWN_BYTES];
+    for (int i = 0; i < cfx_known_input_count(m, g); i++) {
+        if (strcmp(cfx_known_input_name(m, g, i), name) != 0)
+            continue;
+        cfx_type want = cfx_known_input_type(m, g, i), got;
+        unsigned char head[4096];
+        size_t n = 0;
+        FILE *f = ends_with(value, ".npy") ? fopen(value, "rb") : NULL;
+        if (f) {
+            n = fread(head, 1, sizeof head, f);
+            fclose(f);
+        }
+        if (!f || npy_peek(head, n, &got, err, sizeof err) != 0) {
+            fprintf(stderr, "cfx: --in %s=%s: the input is %s, 0 elements, known when the model was imported: "
+                    "give it as that .npy file\n", name, shown(value, cut), cfx_type_str(&want, ty, sizeof ty));
+            return 1;
+        }
+        if (got.dtype != want.dtype || got.rank != want.rank ||
+            memcmp(got.dims, want.dims, (size_t)want.rank * sizeof *want.dims) != 0) {
+            fprintf(stderr, "cfx: --in %s=%s: the file is %s; the input was imported as %s\n", name,
+                    shown(value, cut), cfx_type_str(&got, ty, sizeof ty), cfx_type_str(&want, ty2, sizeof ty2));
+            return 1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph",     "--in",        "--out",     "--seed",
@@ -865,6 +898,12 @@ static int cmd_run(int argc, char **argv)
         int i = 0;
         while (i < nin && strcmp(cfx_input_name(m, g, i), o.ins[k].name) != 0)
             i++;
+        if (i == nin && (rc = known_input(m, g, o.ins[k].name, o.ins[k].value)) >= 0) {
+            if (rc != 0)
+                goto done;
+            continue; /* of 0 elements, known at import: its file's type checked, nothing bound */
+        }
+        rc = 1;
         if (i == nin) {
             fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g),
                     shown(o.ins[k].name, cut));

@@ -137,6 +137,9 @@ typedef struct imp {
     int use_values;       /* fix the inputs whose values the caller gave (a second try) */
     const char **in_names, **res_names; /* the main graph's, for the result */
     int nin, nres;
+    const char **known_names; /* the main graph's inputs of 0 elements, known at import */
+    cfx_type *known_types;
+    int nknown;
     /* values a subgraph gives back that its nodes may compute straight into the variable the
      * enclosing If or Loop keeps them in (a loop-carried value once its old value is read no
      * more), instead of into a variable of their own and a copy */
@@ -894,6 +897,35 @@ static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *di
     check_shape(I, what, rank, dims, 0);
 }
 
+/* An input of 0 elements, which the import holds as a value known by its type alone: the
+ * type given must have the model's declared dtype (or the one cfx holds it in) and agree with
+ * its declared shape where that is static, since the run is not asked for it again. */
+static void check_declared(imp *I, const Onnx__ValueInfoProto *vi, const cfx_type *given)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return;
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    cfx_type decl = {0};
+    int h;
+    decl.dtype = tt->has_elem_type ? dtype_of(I, tt->elem_type, vi->name, &h) : given->dtype;
+    int same = decl.dtype == given->dtype;
+    decl.rank = given->rank;
+    if (tt->shape) {
+        decl.rank = (int)tt->shape->n_dim;
+        same &= decl.rank == given->rank;
+        for (int d = 0; d < decl.rank && d < CFX_TYPE_MAX_RANK; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            int fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            decl.dims[d] = fixed ? dim->dim_value : d < given->rank ? given->dims[d] : 0;
+            same &= !fixed || (d < given->rank && dim->dim_value == given->dims[d]);
+        }
+    }
+    if (!same)
+        fail(I, "input '%s' is given as %s (0 elements), but the model declares it %s", vi->name,
+             tystr(I, given), decl.rank <= CFX_TYPE_MAX_RANK ? tystr(I, &decl) : "of another rank");
+}
+
 /* The type of a model's graph input or output; a symbolic dimension takes its size from the
  * caller's shapes, else it is an error (for an input) or left at 0 (for an output: unknown). */
 static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cfx_type *out, int *half)
@@ -910,12 +942,12 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
                                                    out->dtype == CFX_I64) &&
                 dtype_of(I, dt->tensor_type->elem_type, name, half) != out->dtype)
                 *half = HALF_NONE;
-            /* an input of no elements is a value known at import or nothing */
-            int fixed = I->use_values && I->shapes[k].value;
-            if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
-                fail(I, "input '%s' has no elements, which cfx cannot hold at run time: its value must be "
-                     "known when the model is imported (give it)", name);
-            check_shape(I, name, out->rank, out->dims, fixed);
+            /* an input of no elements is known whole by its type: the shape given must be
+             * the one the model declares (its static dimensions), and the dtype its own */
+            int empty = count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK;
+            check_shape(I, name, out->rank, out->dims, empty);
+            if (empty)
+                check_declared(I, vi, out);
             return 1;
         }
     const Onnx__TypeProto *tp = vi->type;
@@ -9437,6 +9469,8 @@ static void import_model(imp *I, onnx_import *out)
         gname = new_id(I, "g_", g->name && *g->name ? g->name : "model");
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
+    I->known_names = take(I, calloc(g->n_input + 1, sizeof *I->known_names));
+    I->known_types = take(I, calloc(g->n_input + 1, sizeof *I->known_types));
     sb_printf(&I->head, "graph %s(", gname);
     I->indent = 1;
     int nparams = 0;
@@ -9453,6 +9487,15 @@ static void import_model(imp *I, onnx_import *out)
         if (optional) /* a parameter that defaults to None */
             elem.type = vi->type->optional_type->elem_type;
         value_info_type(I, &elem, 1, &t, &half);
+        if (count(&t) == 0) {
+            /* 0 elements: its dtype and shape are all of it, a value known here and no
+             * parameter; the run takes it by name alone (cfx_known_input_count) */
+            ival *v = bind(I, vi->name, &t, NULL, alloc(I, 1));
+            v->half = half;
+            I->known_names[I->nknown] = vi->name;
+            I->known_types[I->nknown++] = t;
+            continue;
+        }
         const char *id = new_id(I, "in_", vi->name);
         ival *v = bind(I, vi->name, &t, id, NULL);
         v->opt = optional ? OPT_MAY : 0;
@@ -9463,9 +9506,6 @@ static void import_model(imp *I, onnx_import *out)
                 size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
                 ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
                 memcpy(fixed.data, I->shapes[j].value, bytes);
-                if (count(&t) == 0)
-                    fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
-                         "the model this value as a constant)", vi->name);
                 const char *c = ref(I, &fixed);
                 I->note = fmt(I, "input '%s'", clean(I, vi->name));
                 line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
@@ -9671,8 +9711,16 @@ static void import_all(imp *I, const char *path, onnx_import *out)
     out->constants = calloc((size_t)I->ntable + 1, sizeof *out->constants);
     out->input_names = calloc((size_t)I->nin + 1, sizeof *out->input_names);
     out->result_names = calloc((size_t)I->nres + 1, sizeof *out->result_names);
-    if (!out->file || !out->constants || !out->input_names || !out->result_names)
+    out->known_names = calloc((size_t)I->nknown + 1, sizeof *out->known_names);
+    out->known_types = calloc((size_t)I->nknown + 1, sizeof *out->known_types);
+    if (!out->file || !out->constants || !out->input_names || !out->result_names || !out->known_names ||
+        !out->known_types)
         fail(I, "out of memory");
+    for (; out->nknown < I->nknown; out->nknown++) {
+        out->known_types[out->nknown] = I->known_types[out->nknown];
+        if (!(out->known_names[out->nknown] = dup_plain(I->known_names[out->nknown])))
+            fail(I, "out of memory");
+    }
     for (; out->ninputs < I->nin; out->ninputs++)
         if (!(out->input_names[out->ninputs] = dup_plain(I->in_names[out->ninputs])))
             fail(I, "out of memory");
@@ -9779,6 +9827,11 @@ void onnx_import_free(onnx_import *im)
         for (int k = 0; k < im->nresults; k++)
             free(im->result_names[k]);
     free(im->result_names);
+    if (im->known_names)
+        for (int k = 0; k < im->nknown; k++)
+            free(im->known_names[k]);
+    free(im->known_names);
+    free(im->known_types);
     memset(im, 0, sizeof *im);
 }
 

@@ -38,6 +38,9 @@ struct cfx_module {
     compiled_module cm;
     exec_kernel *kernels; /* copies of the context's kernels (names owned) */
     int nkernels;
+    char **known_names;   /* an imported model's inputs of 0 elements (graph 0), known at import */
+    cfx_type *known_types;
+    int nknown;
 };
 
 enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
@@ -268,6 +271,10 @@ void cfx_module_free(cfx_module *m)
             sop_unref((sop *)m->kernels[i].user);
     }
     free(m->kernels);
+    for (int i = 0; i < m->nknown; i++)
+        free(m->known_names[i]);
+    free(m->known_names);
+    free(m->known_types);
     free(m);
 }
 
@@ -333,6 +340,21 @@ cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
     return g && i >= 0 && i < g->ndeclared ? g->params[i].type : no_type();
+}
+
+int cfx_known_input_count(const cfx_module *m, int graph)
+{
+    return m && graph == 0 && graph_of(m, graph) ? m->nknown : 0;
+}
+
+const char *cfx_known_input_name(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_input_count(m, graph) ? m->known_names[i] : NULL;
+}
+
+cfx_type cfx_known_input_type(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_input_count(m, graph) ? m->known_types[i] : no_type();
 }
 
 const char *cfx_input_default(const cfx_module *m, int graph, int i)
@@ -681,6 +703,18 @@ const char *cfx_exec_backend_detail(const cfx_exec *e)
 static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kind)
 {
     const cfx_prog *p = e->prog;
+    /* an input known at import (0 elements): bound to no bytes, it is taken and left unread */
+    int nknown = e->m && e->graph == e->m->cm.graphs ? e->m->nknown : 0;
+    for (int i = 0; name && i < nknown; i++)
+        if (strcmp(e->m->known_names[i], name) == 0) {
+            if (bytes == 0)
+                return 0;
+            char ty[64];
+            set_error(e, "input '%s' is %s, 0 elements, known when the model was imported: bind it to 0 bytes "
+                      "(the buffer given has %zu; import the model again for another shape)", name,
+                      cfx_type_str(&e->m->known_types[i], ty, sizeof ty), bytes);
+            return -1;
+        }
     if (!name || !data) {
         set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
         return -1;
@@ -1525,6 +1559,14 @@ cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *byte
         for (int k = 0; k < g->nresults; k++)
             if (!g->results[k].name)
                 goto oom;
+    }
+    if (m && im.nknown) { /* the inputs known at import: the module answers for them by name */
+        m->known_names = im.known_names;
+        m->known_types = im.known_types;
+        m->nknown = im.nknown;
+        im.known_names = NULL;
+        im.known_types = NULL;
+        im.nknown = 0;
     }
     onnx_import_free(&im);
     if (diagnostics)
