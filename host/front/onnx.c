@@ -1556,6 +1556,10 @@ static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival 
         fail(I, "comparing bools by order is not supported");
     broadcast(I, &a->ty, &b->ty, &out);
     out.dtype = bin_is_cmp(op) || bin_is_logic(op) ? CFX_BOOL : a->ty.dtype;
+    if (count(&out) == 0) { /* an operand of 0 elements: so is the result, known by its type */
+        out_known(I, n, 0, &out, alloc(I, 1));
+        return;
+    }
     check_dims(I, out_name(I, n, 0), out.rank, out.dims);
     if (a->data && b->data && count(&out) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &out);
@@ -1635,6 +1639,10 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
     cfx_type t = x->ty;
     if (strcmp(op, "IsNaN") == 0)
         t.dtype = CFX_BOOL;
+    if (x->data && count(&t) == 0) { /* 0 elements: so is the result, known by its type */
+        out_known(I, n, 0, &t, alloc(I, 1));
+        return 1;
+    }
     if (x->data && count(&t) <= ONNX_FOLD_MAX && (strcmp(op, "Neg") == 0 || strcmp(op, "Not") == 0 ||
                                                   strcmp(op, "Abs") == 0)) {
         void *data = new_data(I, &t);
@@ -4266,6 +4274,44 @@ static void op_gemm(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s", v, e);
 }
 
+/* A reduction of data of 0 elements (op_reduce's fn, a bool's max and min as any and all),
+ * known at import: each result element reduces an empty set, so it is the op's identity, as
+ * ONNX's reference gives it (0 for the sums, 1 for the product, -inf for the logs of sums, the
+ * lowest and highest of the dtype for max and min, NaN for the mean); a result of 0 elements too
+ * is a known value of 0 elements. */
+static void reduce_empty(imp *I, const Onnx__NodeProto *n, ival *x, const char *fn, const cfx_type *t)
+{
+    static const int64_t lo[] = {0, 0, 0, -128, 0, -32768, 0, 0, 0}, hi[] = {0, 0, 0, 127, 255, 32767, 65535,
+                                                                            4294967295LL, -1};
+    const char *op = n->op_type;
+    int big = x->ty.dtype == CFX_I64;
+    int64_t least = x->half >= HALF_I8 ? lo[x->half] : big ? INT64_MIN : INT32_MIN;
+    int64_t most = x->half >= HALF_I8 ? hi[x->half] : big ? INT64_MAX : INT32_MAX;
+    int real = is_real(x->ty.dtype);
+    double id = 0;
+    int64_t iid = 0;
+    if (!strcmp(fn, "prod") || !strcmp(fn, "all"))
+        id = 1, iid = 1;
+    else if (!strcmp(fn, "max"))
+        id = -INFINITY, iid = least;
+    else if (!strcmp(fn, "min"))
+        id = INFINITY, iid = most;
+    else if (!strcmp(fn, "mean"))
+        id = NAN;
+    else if (!strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp"))
+        id = -INFINITY;
+    if (!real && (id != id || (!strcmp(fn, "sum") && strcmp(op, "ReduceSum") && strcmp(op, "ReduceSumSquare") &&
+                               strcmp(op, "ReduceL1"))))
+        fail(I, "%s of integers is not supported", op);
+    void *data = count(t) ? new_data(I, t) : alloc(I, 1);
+    for (int64_t i = 0; i < count(t); i++)
+        if (real)
+            setd(t->dtype, data, i, id);
+        else
+            seti(t->dtype, data, i, iid);
+    bind(I, out_name(I, n, 0), t, NULL, data)->half = x->half;
+}
+
 /* ReduceSum/Max/Min/Mean/SumSquare and ArgMax/ArgMin */
 static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
 {
@@ -4312,6 +4358,10 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             t.dims[t.rank++] = x->ty.dims[d];
         else if (keep)
             t.dims[t.rank++] = 1;
+    }
+    if (count(&x->ty) == 0 && !arg) {
+        reduce_empty(I, n, x, fn, &t);
+        return;
     }
     if (!strcmp(fn, "prod") && r > 0) {
         reduce_prod(I, n, x, mark, &t);
