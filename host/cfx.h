@@ -479,6 +479,13 @@ typedef struct cfx_input_shape {
 int cfx_known_input_count(const cfx_module *m, int graph);
 const char *cfx_known_input_name(const cfx_module *m, int graph, int i);
 cfx_type cfx_known_input_type(const cfx_module *m, int graph, int i);
+/* Likewise an output of 0 elements (its type known at import): no result of the graph
+ * (cfx_result_count leaves it out), listed here; the caller hands it back as an empty array of
+ * that type (cfx run's --out writes such a .npy file; Python returns one), and cfx_bind takes
+ * it by name at 0 bytes. */
+int cfx_known_result_count(const cfx_module *m, int graph);
+const char *cfx_known_result_name(const cfx_module *m, int graph, int i);
+cfx_type cfx_known_result_type(const cfx_module *m, int graph, int i);
 /* 1 when this build reads ONNX models (it was built with protobuf-c), else 0. */
 int cfx_onnx_available(void);
 /* Imports the serialized ModelProto bytes[0, len), or, where bytes is NULL, the file at path.

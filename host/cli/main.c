@@ -774,8 +774,8 @@ static int cmd_run(int argc, char **argv)
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
     void **inbuf = NULL, **resbuf = NULL;
-    const char **invalue = NULL, **outpath = NULL;
-    int nin = 0, nres = 0;
+    const char **invalue = NULL, **outpath = NULL, **kpath = NULL;
+    int nin = 0, nres = 0, nkres = 0;
     char err[1024], ty[CFX_TYPE_STR_MAX], cut[SHOWN_BYTES];
 
     int rc = parse_options("run", argc, argv, allowed, &o);
@@ -886,11 +886,13 @@ static int cmd_run(int argc, char **argv)
     /* inputs: each --in names an input, once */
     nin = cfx_input_count(m, g);
     nres = cfx_result_count(m, g);
+    nkres = cfx_known_result_count(m, g);
+    kpath = calloc((size_t)nkres + 1, sizeof *kpath);
     inbuf = calloc((size_t)nin + 1, sizeof *inbuf);
     invalue = calloc((size_t)nin + 1, sizeof *invalue);
     resbuf = calloc((size_t)nres + 1, sizeof *resbuf);
     outpath = calloc((size_t)nres + 1, sizeof *outpath);
-    if (!inbuf || !invalue || !resbuf || !outpath) {
+    if (!inbuf || !invalue || !resbuf || !outpath || !kpath) {
         fprintf(stderr, "cfx: out of memory\n");
         goto done;
     }
@@ -966,6 +968,17 @@ static int cmd_run(int argc, char **argv)
         int i = 0;
         while (i < nres && strcmp(cfx_result_name(m, g, i), o.outs[k].name) != 0)
             i++;
+        int kr = 0; /* or a result of 0 elements known at import, written below */
+        while (i == nres && kr < nkres && strcmp(cfx_known_result_name(m, g, kr), o.outs[k].name) != 0)
+            kr++;
+        if (i == nres && kr < nkres) {
+            if (!o.outs[k].value[0] || kpath[kr]) {
+                fprintf(stderr, "cfx: --out %s%s\n", o.outs[k].name, kpath[kr] ? " is given twice" : "= needs a file name");
+                goto done;
+            }
+            kpath[kr] = o.outs[k].value;
+            continue;
+        }
         if (i == nres) {
             fprintf(stderr, "cfx: graph '%s' has no result '%s'\n", cfx_graph_name(m, g),
                     shown(o.outs[k].name, cut));
@@ -1102,6 +1115,16 @@ static int cmd_run(int argc, char **argv)
         puts(sb_str(&line));
         sb_free(&line);
     }
+    for (int i = 0; i < nkres; i++) { /* the results of 0 elements, known at import */
+        cfx_type t = cfx_known_result_type(m, g, i);
+        char none = 0;
+        if (kpath[i] && npy_write_file(kpath[i], &t, &none, err, sizeof err) != 0) {
+            fprintf(stderr, "cfx: --out %s: %s\n", cfx_known_result_name(m, g, i), err);
+            goto done;
+        }
+        if (!kpath[i])
+            printf("%s = [] (%s)\n", cfx_known_result_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
     rc = 0;
 done:
     cfx_exec_free(e);
@@ -1113,6 +1136,7 @@ done:
     free(resbuf);
     free(invalue);
     free(outpath);
+    free(kpath);
     cfx_module_free(m);
     free_options(&o);
     return rc;

@@ -140,6 +140,9 @@ typedef struct imp {
     const char **known_names; /* the main graph's inputs of 0 elements, known at import */
     cfx_type *known_types;
     int nknown;
+    const char **kres_names;  /* and its outputs of 0 elements, known at import */
+    cfx_type *kres_types;
+    int nkres;
     /* values a subgraph gives back that its nodes may compute straight into the variable the
      * enclosing If or Loop keeps them in (a loop-carried value once its old value is read no
      * more), instead of into a variable of their own and a copy */
@@ -1869,7 +1872,7 @@ static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const 
                 fail(I, "the shape has two -1 entries");
             infer = d;
             s = 1;
-        } else if (s < 1) {
+        } else if (s < 1 && !(s == 0 && n_in == 0)) { /* 0: of an input of 0 elements (known) */
             fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
         } else if (s > ((int64_t)1 << 30) || known_count * s > ((int64_t)1 << 30)) { /* no overflow */
             fail(I, "cannot reshape %lld elements to a shape of more than 2^30 elements", (long long)n_in);
@@ -1878,6 +1881,8 @@ static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const 
         known_count *= s;
     }
     if (infer >= 0) {
+        if (known_count == 0)
+            fail(I, "the shape has a 0 and a -1 entry: the -1 is not determined");
         if (n_in % known_count != 0)
             fail(I, "cannot reshape %lld elements to a shape with -1", (long long)n_in);
         dims[infer] = n_in / known_count;
@@ -2156,9 +2161,9 @@ static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
     if (r > CFX_TYPE_MAX_RANK)
         fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
     cfx_type t = mktype(vt.dtype, (int)r, shape);
-    check_dims(I, out_name(I, n, 0), r, shape);
+    check_shape(I, out_name(I, n, 0), r, shape, 1);
     if (count(&t) <= ONNX_FOLD_MAX) { /* folded; a larger one is filled at run time */
-        void *data = new_data(I, &t);
+        void *data = count(&t) ? new_data(I, &t) : alloc(I, 1); /* 0 elements: known by the type */
         ival tmp = {.ty = vt, .data = value};
         for (int64_t i = 0; value && i < count(&t); i++) {
             if (is_real(vt.dtype))
@@ -5346,6 +5351,10 @@ static void op_trilu(imp *I, const Onnx__NodeProto *n)
     int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
     if (r < 2)
         fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    if (count(&x->ty) == 0) { /* nothing to mask: the result is known, of 0 elements too */
+        out_known(I, n, 0, &x->ty, alloc(I, 1));
+        return;
+    }
     int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
     cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
     uint8_t *mask = new_data(I, &mt);
@@ -7289,9 +7298,10 @@ static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s", out_var(I, n, 0, &ot), half_rounded(I, half, e));
     }
     if (n->n_output > 1 && n->output[1] && *n->output[1]) {
-        if (K == 1)
-            fail(I, "present_state has no elements (a kernel of 1), and cfx has no tensors of 0 elements");
-        line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
+        if (K == 1) /* no state: a value of 0 elements, known by its type */
+            out_known(I, n, 1, &st, alloc(I, 1));
+        else
+            line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
     }
     I->node_rounded = 1; /* the output rounded above; the state holds values of the inputs */
     for (size_t j = 2; j < n->n_output; j++)
@@ -9521,6 +9531,8 @@ static void import_model(imp *I, onnx_import *out)
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
     I->known_names = take(I, calloc(g->n_input + 1, sizeof *I->known_names));
     I->known_types = take(I, calloc(g->n_input + 1, sizeof *I->known_types));
+    I->kres_names = take(I, calloc(g->n_output + 1, sizeof *I->kres_names));
+    I->kres_types = take(I, calloc(g->n_output + 1, sizeof *I->kres_types));
     sb_printf(&I->head, "graph %s(", gname);
     I->indent = 1;
     int nparams = 0;
@@ -9611,18 +9623,24 @@ static void import_model(imp *I, onnx_import *out)
             I->note = fmt(I, "output '%s', a sequence", clean(I, vo->name));
             v = seq_result(I, v, out_ids[k]);
         }
+        if (count(&v->ty) == 0 && v->data && !v->seq) {
+            /* 0 elements: known by its type, no result of the program; the run hands it back
+             * as an empty array (cfx_known_result_count) */
+            I->kres_names[I->nkres] = vo->name;
+            I->kres_types[I->nkres++] = v->ty;
+            continue;
+        }
         cfx_type decl;
         int half;
         if (value_info_type(I, vo, 0, &decl, &half) && !same_type(&decl, &v->ty))
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
-        sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
+        sb_printf(&I->head, "%s%s: %s", I->nres ? ", " : "", id, tystr(I, &v->ty));
         I->note = fmt(I, "output '%s'", clean(I, vo->name));
         if (strcmp(id, r) != 0)
             line(I, "%s = %s", id, r);
-        I->res_names[k] = vo->name;
+        I->res_names[I->nres++] = vo->name;
     }
-    I->nres = (int)g->n_output;
     sb_puts(&I->head, ") {\n");
     prune(I);
     strbuf text = {0};
@@ -9763,12 +9781,19 @@ static void import_all(imp *I, const char *path, onnx_import *out)
     out->result_names = calloc((size_t)I->nres + 1, sizeof *out->result_names);
     out->known_names = calloc((size_t)I->nknown + 1, sizeof *out->known_names);
     out->known_types = calloc((size_t)I->nknown + 1, sizeof *out->known_types);
+    out->kres_names = calloc((size_t)I->nkres + 1, sizeof *out->kres_names);
+    out->kres_types = calloc((size_t)I->nkres + 1, sizeof *out->kres_types);
     if (!out->file || !out->constants || !out->input_names || !out->result_names || !out->known_names ||
-        !out->known_types)
+        !out->known_types || !out->kres_names || !out->kres_types)
         fail(I, "out of memory");
     for (; out->nknown < I->nknown; out->nknown++) {
         out->known_types[out->nknown] = I->known_types[out->nknown];
         if (!(out->known_names[out->nknown] = dup_plain(I->known_names[out->nknown])))
+            fail(I, "out of memory");
+    }
+    for (; out->nkres < I->nkres; out->nkres++) {
+        out->kres_types[out->nkres] = I->kres_types[out->nkres];
+        if (!(out->kres_names[out->nkres] = dup_plain(I->kres_names[out->nkres])))
             fail(I, "out of memory");
     }
     for (; out->ninputs < I->nin; out->ninputs++)
@@ -9882,6 +9907,11 @@ void onnx_import_free(onnx_import *im)
             free(im->known_names[k]);
     free(im->known_names);
     free(im->known_types);
+    if (im->kres_names)
+        for (int k = 0; k < im->nkres; k++)
+            free(im->kres_names[k]);
+    free(im->kres_names);
+    free(im->kres_types);
     memset(im, 0, sizeof *im);
 }
 

@@ -41,6 +41,9 @@ struct cfx_module {
     char **known_names;   /* an imported model's inputs of 0 elements (graph 0), known at import */
     cfx_type *known_types;
     int nknown;
+    char **kres_names;    /* and its outputs of 0 elements, handed back as empty arrays */
+    cfx_type *kres_types;
+    int nkres;
 };
 
 enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
@@ -275,6 +278,10 @@ void cfx_module_free(cfx_module *m)
         free(m->known_names[i]);
     free(m->known_names);
     free(m->known_types);
+    for (int i = 0; i < m->nkres; i++)
+        free(m->kres_names[i]);
+    free(m->kres_names);
+    free(m->kres_types);
     free(m);
 }
 
@@ -355,6 +362,21 @@ const char *cfx_known_input_name(const cfx_module *m, int graph, int i)
 cfx_type cfx_known_input_type(const cfx_module *m, int graph, int i)
 {
     return i >= 0 && i < cfx_known_input_count(m, graph) ? m->known_types[i] : no_type();
+}
+
+int cfx_known_result_count(const cfx_module *m, int graph)
+{
+    return m && graph == 0 && graph_of(m, graph) ? m->nkres : 0;
+}
+
+const char *cfx_known_result_name(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_result_count(m, graph) ? m->kres_names[i] : NULL;
+}
+
+cfx_type cfx_known_result_type(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_result_count(m, graph) ? m->kres_types[i] : no_type();
 }
 
 const char *cfx_input_default(const cfx_module *m, int graph, int i)
@@ -703,18 +725,21 @@ const char *cfx_exec_backend_detail(const cfx_exec *e)
 static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kind)
 {
     const cfx_prog *p = e->prog;
-    /* an input known at import (0 elements): bound to no bytes, it is taken and left unread */
-    int nknown = e->m && e->graph == e->m->cm.graphs ? e->m->nknown : 0;
-    for (int i = 0; name && i < nknown; i++)
-        if (strcmp(e->m->known_names[i], name) == 0) {
-            if (bytes == 0)
-                return 0;
-            char ty[64];
-            set_error(e, "input '%s' is %s, 0 elements, known when the model was imported: bind it to 0 bytes "
-                      "(the buffer given has %zu; import the model again for another shape)", name,
-                      cfx_type_str(&e->m->known_types[i], ty, sizeof ty), bytes);
-            return -1;
-        }
+    /* an input or result known at import (0 elements): bound to no bytes, it is taken as it is */
+    int entry = e->m && e->graph == e->m->cm.graphs;
+    for (int i = 0; name && entry && i < e->m->nknown + e->m->nkres; i++) {
+        int res = i >= e->m->nknown;
+        if (strcmp(res ? e->m->kres_names[i - e->m->nknown] : e->m->known_names[i], name) != 0)
+            continue;
+        if (bytes == 0)
+            return 0;
+        char ty[64];
+        set_error(e, "%s '%s' is %s, 0 elements, known when the model was imported: bind it to 0 bytes "
+                  "(the buffer given has %zu; import the model again for another shape)", res ? "result" : "input",
+                  name, cfx_type_str(res ? &e->m->kres_types[i - e->m->nknown] : &e->m->known_types[i], ty, sizeof ty),
+                  bytes);
+        return -1;
+    }
     if (!name || !data) {
         set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
         return -1;
@@ -1567,6 +1592,14 @@ cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *byte
         im.known_names = NULL;
         im.known_types = NULL;
         im.nknown = 0;
+    }
+    if (m && im.nkres) {
+        m->kres_names = im.kres_names;
+        m->kres_types = im.kres_types;
+        m->nkres = im.nkres;
+        im.kres_names = NULL;
+        im.kres_types = NULL;
+        im.nkres = 0;
     }
     onnx_import_free(&im);
     if (diagnostics)
