@@ -986,7 +986,7 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
                      ? dim->dim_param : "?");
         }
     }
-    check_dims(I, name, out->rank, out->dims);
+    check_shape(I, name, out->rank, out->dims, input); /* an input of 0 elements: known (its type) */
     return 1;
 }
 
@@ -2096,12 +2096,10 @@ static void op_shape(imp *I, const Onnx__NodeProto *n, int size)
         if (end > x->ty.rank) end = x->ty.rank;
         for (int64_t d = start; d < end; d++)
             dims[r++] = x->ty.dims[d];
-        if (r == 0)
-            fail(I, "the shape slice is empty (cfx has no tensors of 0 elements)");
     }
     int64_t len = r;
     cfx_type t = size ? mktype(CFX_I64, 0, NULL) : mktype(CFX_I64, 1, &len);
-    int64_t *data = new_data(I, &t);
+    int64_t *data = r ? new_data(I, &t) : alloc(I, 1); /* an empty slice: known, of 0 elements */
     memcpy(data, dims, (size_t)r * sizeof *data);
     out_known(I, n, 0, &t, data);
 }
