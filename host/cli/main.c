@@ -495,10 +495,20 @@ static void list_signature(FILE *f, const cfx_module *m, int g)
         fprintf(f, "    %s: %s%s%s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty),
                 def ? " = " : "", def ? def : "");
     }
-    fprintf(f, "  results:%s\n", cfx_result_count(m, g) ? "" : " none");
+    for (int i = 0; i < cfx_known_input_count(m, g); i++) {
+        cfx_type t = cfx_known_input_type(m, g, i);
+        fprintf(f, "    %s: %s (0 elements, known at import)\n", cfx_known_input_name(m, g, i),
+                cfx_type_str(&t, ty, sizeof ty));
+    }
+    fprintf(f, "  results:%s\n", cfx_result_count(m, g) + cfx_known_result_count(m, g) ? "" : " none");
     for (int i = 0; i < cfx_result_count(m, g); i++) {
         cfx_type t = cfx_result_type(m, g, i);
         fprintf(f, "    %s: %s\n", cfx_result_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
+    for (int i = 0; i < cfx_known_result_count(m, g); i++) {
+        cfx_type t = cfx_known_result_type(m, g, i);
+        fprintf(f, "    %s: %s (0 elements, known at import)\n", cfx_known_result_name(m, g, i),
+                cfx_type_str(&t, ty, sizeof ty));
     }
 }
 

@@ -227,7 +227,10 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
       serialized model (bytes), or an onnx.ModelProto (serialized here).
     shapes: {input name: shape} fixing symbolic dimensions: a shape tuple (the dtype the
       model declares), a (dtype, shape) pair ("f32", (1, 16)), or an example array (its
-      dtype and shape). None: the model's declared shapes must be static.
+      dtype and shape). None: the model's declared shapes must be static. An input given a
+      shape of 0 elements is known at import (docs/onnx.md): no positional input of the
+      graph, it may still be passed by name (its dtype and shape are checked), and an output
+      of 0 elements comes back as an empty array.
     Raises CompileError (one line naming the node: name, op type, domain, opset) for a model
     cfx cannot import, FileNotFoundError for a missing file, Error where this libcfx was
     built without ONNX support.
