@@ -9487,6 +9487,78 @@ static void prune(imp *I)
     I->body = out;
 }
 
+/* A graph input that is a sequence (or an optional of one), which a cfx list cannot be: the
+ * caller gives its items stacked along a new first axis, as a sequence result comes back (cfx
+ * run: a .npy file of [length, item dims]; C and Python: shapes), and the import specialises the
+ * model on that length: the parameter is the stacked tensor, of which the graph makes the list
+ * of its rows. A length of 0 is an input of 0 elements, known at import: an empty list. 0 where
+ * vi is no sequence; else 1, the input bound. */
+static int seq_input(imp *I, const Onnx__ValueInfoProto *vi, int *nparams)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    while (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type)
+        tp = tp->optional_type->elem_type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+        return 0;
+    const Onnx__TypeProto *e = tp->sequence_type ? tp->sequence_type->elem_type : NULL;
+    const char *name = vi->name;
+    if (!e || e->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !e->tensor_type)
+        fail(I, "input '%s' is a sequence of no tensors: cfx takes sequences of tensors", name);
+    const cfx_input_shape *given = NULL;
+    for (int k = 0; k < I->nshapes; k++)
+        if (I->shapes[k].name && !strcmp(I->shapes[k].name, name))
+            given = &I->shapes[k];
+    if (!given)
+        fail(I, "input '%s' is a sequence: give its items stacked along a new first axis, as a sequence result "
+             "comes back (cfx run: a .npy input of [length, item dims]; the C API and Python: shapes)", name);
+    cfx_type st = given->type, it;
+    int half;
+    const Onnx__TypeProto__Tensor *tt = e->tensor_type;
+    cfx_dtype dt = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name, &half);
+    if (half)
+        fail(I, "input '%s' is a sequence of %s items: a sequence of float16, bfloat16 or narrow integer items is "
+             "not supported", name, half_types[half]);
+    if (st.rank < 1 || st.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "input '%s' is a sequence, given as a value of rank %d: its items stacked have rank 1 to %d", name,
+             st.rank, CFX_TYPE_MAX_RANK);
+    check_shape(I, name, st.rank, st.dims, 1);
+    it = st;
+    it.rank = st.rank - 1;
+    for (int d = 0; d < it.rank; d++)
+        it.dims[d] = st.dims[d + 1];
+    int same = dt == st.dtype && count(&it) > 0;
+    if (tt->shape) {
+        same &= (int)tt->shape->n_dim == it.rank;
+        for (int d = 0; same && d < it.rank; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            same &= !dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                    dim->dim_value == it.dims[d];
+        }
+    }
+    if (!same)
+        fail(I, "input '%s' is given as %s: a sequence of %s items stacked, but the model's items are %s%s", name,
+             tystr(I, &st), tystr(I, &it), cfx_dtype_name(dt), count(&it) ? " of another shape" : " (of some elements)");
+    const char *sid = new_id(I, "s_", name);
+    int64_t len = st.dims[0];
+    I->note = fmt(I, "input '%s', a sequence", clean(I, name));
+    if (len == 0) { /* no items: known at import, and no parameter */
+        line(I, "%s = list(%s, 1)", sid, tystr(I, &it));
+        I->known_names[I->nknown] = name;
+        I->known_types[I->nknown++] = st;
+    } else {
+        const char *id = new_id(I, "in_", name), *v = new_id(I, "v_", name);
+        sb_printf(&I->head, "%s%s: %s", *nparams ? ", " : "", id, tystr(I, &st));
+        I->in_names[(*nparams)++] = name;
+        line(I, "%s = list(%s, %lld)", sid, tystr(I, &it), (long long)len);
+        line(I, "for %s in %s {", v, id);
+        line(I, "  %s.append(%s)", sid, v);
+        line(I, "}");
+    }
+    I->note = NULL;
+    seq_bind(I, name, &it, sid, SEQ_LIST, len ? len : 1, len);
+    return 1;
+}
+
 static void import_model(imp *I, onnx_import *out)
 {
     Onnx__ModelProto *mp = I->mp;
@@ -9546,6 +9618,8 @@ static void import_model(imp *I, onnx_import *out)
         Onnx__ValueInfoProto elem = *vi;
         if (optional) /* a parameter that defaults to None */
             elem.type = vi->type->optional_type->elem_type;
+        if (seq_input(I, vi, &nparams))
+            continue;
         value_info_type(I, &elem, 1, &t, &half);
         if (count(&t) == 0) {
             /* 0 elements: its dtype and shape are all of it, a value known here and no

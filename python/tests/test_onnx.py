@@ -382,6 +382,25 @@ def test_inputs_and_outputs_of_no_elements():
         cfx.load_onnx(m, shapes={"like": ("f64", (0,)), "e": np.zeros((3, 0), np.float32)})
 
 
+def test_sequence_input_given_stacked():
+    """A sequence input is given as its items stacked (shapes= fixes its length); the graph
+    takes the stacked array under the input's name. Expected values by numpy."""
+    g = helper.make_graph(
+        [helper.make_node("SequenceAt", ["s", "pos"], ["item"]),
+         helper.make_node("SequenceLength", ["s"], ["n"])],
+        "seq", [helper.make_tensor_sequence_value_info("s", F32, [2]), vi("pos", I64, [])],
+        [vi("item", F32, [2]), vi("n", I64, [])])
+    m = make(g)
+    with pytest.raises(cfx.CompileError, match="input 's' is a sequence: give its items stacked"):
+        cfx.load_onnx(m)
+    items = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    graph = cfx.load_onnx(m, shapes={"s": items}).entry
+    assert graph.inputs[0] == cfx.Param("s", "f32", (3, 2))
+    res = graph(s=items, pos=np.array(-1, np.int64), backend="cpu")
+    np.testing.assert_array_equal(res["item"], items[-1])
+    assert int(res["n"]) == 3
+
+
 def test_refusal_names_the_node():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
              helper.make_node("FancyOp", ["r"], ["y"], name="the_bad_node")]

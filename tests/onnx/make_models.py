@@ -1259,6 +1259,31 @@ def empty_inputs():
 MODELS += [empty_inputs]
 
 
+def seq_input():
+    """A sequence as a graph input, given as its items stacked along a new first axis (the
+    import specialises the model on its length, docs/onnx.md): SequenceAt of a position of run
+    time, SequenceLength, a SequenceMap adding a tensor to each item, and SequenceInsert at the
+    end, returned stacked. numpy gives each."""
+    seq_t = helper.make_tensor_sequence_value_info("s", F32, [3])
+    body = helper.make_graph([helper.make_node("Add", ["item", "bias"], ["shifted"])], "shift",
+                             [vi("item", F32, [3]), vi("bias", F32, [3])], [vi("shifted", F32, [3])])
+    nodes = [helper.make_node("SequenceAt", ["s", "pos"], ["picked"]),
+             helper.make_node("SequenceLength", ["s"], ["n"]),
+             helper.make_node("SequenceMap", ["s", "b"], ["moved"], body=body),
+             helper.make_node("SequenceInsert", ["moved", "b"], ["grown"])]
+    g = helper.make_graph(nodes, "seq_input", [seq_t, vi("pos", I64, []), vi("b", F32, [3])],
+                          [vi("picked", F32, [3]), vi("n", I64, []),
+                           helper.make_tensor_sequence_value_info("grown", F32, [3])])
+    items = [np.array([1, 2, 3], np.float32) * k for k in (1, -2, 0.5, 4)]
+    b = np.array([0.25, -1, 10], np.float32)
+    expected = {"picked": items[2], "n": np.array(4, np.int64),
+                "grown": np.stack([x + b for x in items] + [b])}
+    return model(g), [({"s": items, "pos": np.array(-2, np.int64), "b": b}, expected)]
+
+
+MODELS += [seq_input]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
@@ -1269,7 +1294,7 @@ def check_with_onnxruntime(name, m, cases):
     sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     for inputs, expected in cases:
-        got = dict(zip(names, sess.run(None, inputs)))
+        got = dict(zip(names, (np.stack(v) if isinstance(v, list) else v for v in sess.run(None, inputs))))
         for k, want in expected.items():
             want = np.asarray(want)
             if got[k].dtype != want.dtype or got[k].shape != want.shape or not np.allclose(

@@ -144,7 +144,9 @@ def import_case(np, cfx, d, work):
     out_dir = os.path.join(work, "imported", name)
     os.makedirs(out_dir, exist_ok=True)
     text = os.path.join(out_dir, name + ".cfx")
-    rc, out, err = run([cfx, "import", os.path.join(d, "model.onnx"), "-o", text])
+    # the inputs' files give the shapes the model leaves open (a sequence input's length)
+    given = sum((["--in", "%s=%s" % (n, os.path.join(d, "input_%d.npy" % k))] for k, n in enumerate(case["inputs"])), [])
+    rc, out, err = run([cfx, "import", os.path.join(d, "model.onnx"), "-o", text] + given)
     if rc != 0:
         return "cfx import: exit %s: %s" % (rc, first_line(err or out))
     with open(text) as f:
@@ -249,6 +251,17 @@ def error_cases(cfx, models, work):
         ["'like'", "f32[0]", "f64[0]"])))
     results.append(("error_empty_value", one_line_error(
         [cfx, "run", empty, "--backend", "cpu", "--in", "x=" + x, "--in", "like=0"], ["like", "f64[0]"])))
+
+    # a sequence input: refused without its items stacked, or with items of another shape
+    seq = os.path.join(models, "seq_input", "model.onnx")
+    rest = ["--in", "pos=" + os.path.join(models, "seq_input", "input_1.npy"),
+            "--in", "b=" + os.path.join(models, "seq_input", "input_2.npy")]
+    results.append(("error_seq_not_given", one_line_error([cfx, "run", seq, "--backend", "cpu"] + rest,
+                                                          ["'s'", "stacked"])))
+    s42 = os.path.join(work, "s_4x2.npy")
+    np.save(s42, np.zeros((4, 2), np.float32))
+    results.append(("error_seq_item_shape", one_line_error(
+        [cfx, "run", seq, "--backend", "cpu", "--in", "s=" + s42] + rest, ["'s'", "f32[4, 2]", "f32[2]"])))
     return results
 
 
