@@ -470,6 +470,22 @@ typedef struct cfx_input_shape {
                         * the input's value (Range's bounds, Expand's shape), the import fixes
                         * the input to this value, and a run given another stops with assert */
 } cfx_input_shape;
+/* An input of 0 elements carries no data: where `shapes` gives one such a shape (or an imported
+ * input is otherwise of 0 elements), the import holds it as a value known by its dtype and shape
+ * and it is no parameter of the graph: cfx_input_count leaves it out, a run over inputs by
+ * position does not take it, and the module lists it here (graph 0; other modules: none). A run
+ * takes it by name too, as cfx_bind(e, NAME, any, 0): 0 bytes, else CFX_ERROR; its dtype and
+ * shape are the caller's to check against cfx_known_input_type (cfx run and Python do). */
+int cfx_known_input_count(const cfx_module *m, int graph);
+const char *cfx_known_input_name(const cfx_module *m, int graph, int i);
+cfx_type cfx_known_input_type(const cfx_module *m, int graph, int i);
+/* Likewise an output of 0 elements (its type known at import): no result of the graph
+ * (cfx_result_count leaves it out), listed here; the caller hands it back as an empty array of
+ * that type (cfx run's --out writes such a .npy file; Python returns one), and cfx_bind takes
+ * it by name at 0 bytes. */
+int cfx_known_result_count(const cfx_module *m, int graph);
+const char *cfx_known_result_name(const cfx_module *m, int graph, int i);
+cfx_type cfx_known_result_type(const cfx_module *m, int graph, int i);
 /* 1 when this build reads ONNX models (it was built with protobuf-c), else 0. */
 int cfx_onnx_available(void);
 /* Imports the serialized ModelProto bytes[0, len), or, where bytes is NULL, the file at path.

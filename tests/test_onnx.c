@@ -624,9 +624,61 @@ static void test_half(void)
     cfx_module_free(m);
 }
 
+/* y = CastLike(x, like) and ea = Abs(e), like and e given of 0 elements: values known at import,
+ * no parameters; ea an output of 0 elements, no result; both taken by name at 0 bytes */
+static void test_empty(void)
+{
+    static const int64_t sym[] = {-1};
+    Onnx__NodeProto *nodes[] = {node("CastLike", "cast", 2, strs(2, "x", "like"), 1, strs(1, "y")),
+                                node("Abs", "abs", 1, strs(1, "e"), 1, strs(1, "ea"))};
+    Onnx__ValueInfoProto *in[] = {vinfo("x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, d3),
+                                  vinfo("like", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, sym),
+                                  vinfo("e", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, sym)};
+    Onnx__ValueInfoProto *out[] = {vinfo("y", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, d3),
+                                   vinfo("ea", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, sym)};
+    size_t len;
+    uint8_t *bytes = pack(graph("empties", 2, nodes, 3, in, 2, out), &len);
+    cfx_input_shape shapes[] = {{"like", {CFX_F64, 1, {0}}, NULL}, {"e", {CFX_F32, 1, {0}}, NULL}};
+    char *diag = NULL;
+    cfx_module *m = cfx_import_onnx(NULL, NULL, bytes, len, shapes, 2, &diag);
+    CHECK(m, "the model with inputs of 0 elements does not import: %s", diag ? diag : "");
+    cfx_free(diag);
+    if (m) {
+        CHECK(cfx_input_count(m, 0) == 1 && !strcmp(cfx_input_name(m, 0, 0), "x"), "one parameter, x; got %d",
+              cfx_input_count(m, 0));
+        CHECK(cfx_result_count(m, 0) == 1 && !strcmp(cfx_result_name(m, 0, 0), "y"), "one result, y; got %d",
+              cfx_result_count(m, 0));
+        cfx_type lt = cfx_known_input_type(m, 0, 0), et = cfx_known_input_type(m, 0, 1);
+        CHECK(cfx_known_input_count(m, 0) == 2 && !strcmp(cfx_known_input_name(m, 0, 0), "like") &&
+              lt.dtype == CFX_F64 && lt.rank == 1 && lt.dims[0] == 0 && !strcmp(cfx_known_input_name(m, 0, 1), "e") &&
+              et.dtype == CFX_F32 && et.rank == 1 && et.dims[0] == 0, "the known inputs are like: f64[0], e: f32[0]");
+        cfx_type rt = cfx_known_result_type(m, 0, 0);
+        CHECK(cfx_known_result_count(m, 0) == 1 && !strcmp(cfx_known_result_name(m, 0, 0), "ea") &&
+              rt.dtype == CFX_F32 && rt.rank == 1 && rt.dims[0] == 0, "the known result is ea: f32[0]");
+        CHECK(cfx_known_input_count(m, 1) == 0 && cfx_known_input_name(m, 0, 2) == NULL &&
+              cfx_known_result_type(m, 0, 1).rank == -1, "queries out of range answer none");
+        char *err = NULL;
+        cfx_exec *e = cfx_exec_new(m, 0, CFX_BACKEND_CPU, &err);
+        float x[3] = {1.5f, -2, 0.25f}, spare[2];
+        double y[3] = {0};
+        CHECK(cfx_bind(e, "x", x, sizeof x) == 0 && cfx_bind(e, "y", y, sizeof y) == 0, "bind: %s",
+              cfx_exec_error(e));
+        CHECK(cfx_bind(e, "like", NULL, 0) == 0 && cfx_bind(e, "ea", spare, 0) == 0, "inputs and results of 0 "
+              "elements are taken by name at 0 bytes: %s", cfx_exec_error(e));
+        CHECK(cfx_bind(e, "e", spare, sizeof spare) != 0 && strstr(cfx_exec_error(e), "'e' is f32[0]"),
+              "a buffer of 8 bytes for e (0 elements) is refused, naming it: %s", cfx_exec_error(e));
+        CHECK(cfx_run(e) == CFX_OK, "run: %s", cfx_exec_message(e));
+        CHECK(y[0] == 1.5 && y[1] == -2 && y[2] == 0.25, "y = x as f64, got [%g, %g, %g]", y[0], y[1], y[2]);
+        cfx_exec_free(e);
+        cfx_module_free(m);
+    }
+    free(bytes);
+}
+
 int main(void)
 {
     CHECK(cfx_onnx_available(), "cfx_onnx_available() is 0 in a build with the importer");
+    test_empty();
     test_half();
     test_if();
     test_loop();

@@ -495,10 +495,20 @@ static void list_signature(FILE *f, const cfx_module *m, int g)
         fprintf(f, "    %s: %s%s%s\n", cfx_input_name(m, g, i), cfx_type_str(&t, ty, sizeof ty),
                 def ? " = " : "", def ? def : "");
     }
-    fprintf(f, "  results:%s\n", cfx_result_count(m, g) ? "" : " none");
+    for (int i = 0; i < cfx_known_input_count(m, g); i++) {
+        cfx_type t = cfx_known_input_type(m, g, i);
+        fprintf(f, "    %s: %s (0 elements, known at import)\n", cfx_known_input_name(m, g, i),
+                cfx_type_str(&t, ty, sizeof ty));
+    }
+    fprintf(f, "  results:%s\n", cfx_result_count(m, g) + cfx_known_result_count(m, g) ? "" : " none");
     for (int i = 0; i < cfx_result_count(m, g); i++) {
         cfx_type t = cfx_result_type(m, g, i);
         fprintf(f, "    %s: %s\n", cfx_result_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
+    for (int i = 0; i < cfx_known_result_count(m, g); i++) {
+        cfx_type t = cfx_known_result_type(m, g, i);
+        fprintf(f, "    %s: %s (0 elements, known at import)\n", cfx_known_result_name(m, g, i),
+                cfx_type_str(&t, ty, sizeof ty));
     }
 }
 
@@ -731,6 +741,39 @@ static size_t type_bytes(const cfx_type *t)
     return (size_t)cfx_type_count(t) * (size_t)cfx_dtype_size(t->dtype);
 }
 
+/* An input of an imported model that has 0 elements is known at import (its .npy file gave
+ * its type there) and no parameter: -1 when `name` is none such; else 0 when `value` is a .npy
+ * file of exactly that dtype and shape, 1 (said on stderr) when it is not. */
+static int known_input(const cfx_module *m, int g, const char *name, const char *value)
+{
+    char ty[CFX_TYPE_STR_MAX], ty2[CFX_TYPE_STR_MAX], err[256], cut[SHOWN_BYTES];
+    for (int i = 0; i < cfx_known_input_count(m, g); i++) {
+        if (strcmp(cfx_known_input_name(m, g, i), name) != 0)
+            continue;
+        cfx_type want = cfx_known_input_type(m, g, i), got;
+        unsigned char head[4096];
+        size_t n = 0;
+        FILE *f = ends_with(value, ".npy") ? fopen(value, "rb") : NULL;
+        if (f) {
+            n = fread(head, 1, sizeof head, f);
+            fclose(f);
+        }
+        if (!f || npy_peek(head, n, &got, err, sizeof err) != 0) {
+            fprintf(stderr, "cfx: --in %s=%s: the input is %s, 0 elements, known when the model was imported: "
+                    "give it as that .npy file\n", name, shown(value, cut), cfx_type_str(&want, ty, sizeof ty));
+            return 1;
+        }
+        if (got.dtype != want.dtype || got.rank != want.rank ||
+            memcmp(got.dims, want.dims, (size_t)want.rank * sizeof *want.dims) != 0) {
+            fprintf(stderr, "cfx: --in %s=%s: the file is %s; the input was imported as %s\n", name,
+                    shown(value, cut), cfx_type_str(&got, ty, sizeof ty), cfx_type_str(&want, ty2, sizeof ty2));
+            return 1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     static const char *const allowed[] = {"--graph",     "--in",        "--out",     "--seed",
@@ -741,8 +784,8 @@ static int cmd_run(int argc, char **argv)
     cfx_module *m = NULL;
     cfx_exec *e = NULL;
     void **inbuf = NULL, **resbuf = NULL;
-    const char **invalue = NULL, **outpath = NULL;
-    int nin = 0, nres = 0;
+    const char **invalue = NULL, **outpath = NULL, **kpath = NULL;
+    int nin = 0, nres = 0, nkres = 0;
     char err[1024], ty[CFX_TYPE_STR_MAX], cut[SHOWN_BYTES];
 
     int rc = parse_options("run", argc, argv, allowed, &o);
@@ -853,11 +896,13 @@ static int cmd_run(int argc, char **argv)
     /* inputs: each --in names an input, once */
     nin = cfx_input_count(m, g);
     nres = cfx_result_count(m, g);
+    nkres = cfx_known_result_count(m, g);
+    kpath = calloc((size_t)nkres + 1, sizeof *kpath);
     inbuf = calloc((size_t)nin + 1, sizeof *inbuf);
     invalue = calloc((size_t)nin + 1, sizeof *invalue);
     resbuf = calloc((size_t)nres + 1, sizeof *resbuf);
     outpath = calloc((size_t)nres + 1, sizeof *outpath);
-    if (!inbuf || !invalue || !resbuf || !outpath) {
+    if (!inbuf || !invalue || !resbuf || !outpath || !kpath) {
         fprintf(stderr, "cfx: out of memory\n");
         goto done;
     }
@@ -865,6 +910,12 @@ static int cmd_run(int argc, char **argv)
         int i = 0;
         while (i < nin && strcmp(cfx_input_name(m, g, i), o.ins[k].name) != 0)
             i++;
+        if (i == nin && (rc = known_input(m, g, o.ins[k].name, o.ins[k].value)) >= 0) {
+            if (rc != 0)
+                goto done;
+            continue; /* of 0 elements, known at import: its file's type checked, nothing bound */
+        }
+        rc = 1;
         if (i == nin) {
             fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g),
                     shown(o.ins[k].name, cut));
@@ -927,6 +978,17 @@ static int cmd_run(int argc, char **argv)
         int i = 0;
         while (i < nres && strcmp(cfx_result_name(m, g, i), o.outs[k].name) != 0)
             i++;
+        int kr = 0; /* or a result of 0 elements known at import, written below */
+        while (i == nres && kr < nkres && strcmp(cfx_known_result_name(m, g, kr), o.outs[k].name) != 0)
+            kr++;
+        if (i == nres && kr < nkres) {
+            if (!o.outs[k].value[0] || kpath[kr]) {
+                fprintf(stderr, "cfx: --out %s%s\n", o.outs[k].name, kpath[kr] ? " is given twice" : "= needs a file name");
+                goto done;
+            }
+            kpath[kr] = o.outs[k].value;
+            continue;
+        }
         if (i == nres) {
             fprintf(stderr, "cfx: graph '%s' has no result '%s'\n", cfx_graph_name(m, g),
                     shown(o.outs[k].name, cut));
@@ -1063,6 +1125,16 @@ static int cmd_run(int argc, char **argv)
         puts(sb_str(&line));
         sb_free(&line);
     }
+    for (int i = 0; i < nkres; i++) { /* the results of 0 elements, known at import */
+        cfx_type t = cfx_known_result_type(m, g, i);
+        char none = 0;
+        if (kpath[i] && npy_write_file(kpath[i], &t, &none, err, sizeof err) != 0) {
+            fprintf(stderr, "cfx: --out %s: %s\n", cfx_known_result_name(m, g, i), err);
+            goto done;
+        }
+        if (!kpath[i])
+            printf("%s = [] (%s)\n", cfx_known_result_name(m, g, i), cfx_type_str(&t, ty, sizeof ty));
+    }
     rc = 0;
 done:
     cfx_exec_free(e);
@@ -1074,6 +1146,7 @@ done:
     free(resbuf);
     free(invalue);
     free(outpath);
+    free(kpath);
     cfx_module_free(m);
     free_options(&o);
     return rc;

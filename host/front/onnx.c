@@ -140,6 +140,12 @@ typedef struct imp {
     int use_values;       /* fix the inputs whose values the caller gave (a second try) */
     const char **in_names, **res_names; /* the main graph's, for the result */
     int nin, nres;
+    const char **known_names; /* the main graph's inputs of 0 elements, known at import */
+    cfx_type *known_types;
+    int nknown;
+    const char **kres_names;  /* and its outputs of 0 elements, known at import */
+    cfx_type *kres_types;
+    int nkres;
     /* values a subgraph gives back that its nodes may compute straight into the variable the
      * enclosing If or Loop keeps them in (a loop-carried value once its old value is read no
      * more), instead of into a variable of their own and a copy */
@@ -997,6 +1003,35 @@ static void check_dims(imp *I, const char *what, int64_t rank, const int64_t *di
     check_shape(I, what, rank, dims, 0);
 }
 
+/* An input of 0 elements, which the import holds as a value known by its type alone: the
+ * type given must have the model's declared dtype (or the one cfx holds it in) and agree with
+ * its declared shape where that is static, since the run is not asked for it again. */
+static void check_declared(imp *I, const Onnx__ValueInfoProto *vi, const cfx_type *given)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return;
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    cfx_type decl = {0};
+    int h;
+    decl.dtype = tt->has_elem_type ? dtype_of(I, tt->elem_type, vi->name, &h) : given->dtype;
+    int same = decl.dtype == given->dtype;
+    decl.rank = given->rank;
+    if (tt->shape) {
+        decl.rank = (int)tt->shape->n_dim;
+        same &= decl.rank == given->rank;
+        for (int d = 0; d < decl.rank && d < CFX_TYPE_MAX_RANK; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            int fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            decl.dims[d] = fixed ? dim->dim_value : d < given->rank ? given->dims[d] : 0;
+            same &= !fixed || (d < given->rank && dim->dim_value == given->dims[d]);
+        }
+    }
+    if (!same)
+        fail(I, "input '%s' is given as %s (0 elements), but the model declares it %s", vi->name,
+             tystr(I, given), decl.rank <= CFX_TYPE_MAX_RANK ? tystr(I, &decl) : "of another rank");
+}
+
 /* The type of a model's graph input or output; a symbolic dimension takes its size from the
  * caller's shapes, else it is an error (for an input) or left at 0 (for an output: unknown). */
 static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cfx_type *out, int *half)
@@ -1013,12 +1048,12 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
                                                    out->dtype == CFX_I64) &&
                 dtype_of(I, dt->tensor_type->elem_type, name, half) != out->dtype)
                 *half = HALF_NONE;
-            /* an input of no elements is a value known at import or nothing */
-            int fixed = I->use_values && I->shapes[k].value;
-            if (!fixed && count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK)
-                fail(I, "input '%s' has no elements, which cfx cannot hold at run time: its value must be "
-                     "known when the model is imported (give it)", name);
-            check_shape(I, name, out->rank, out->dims, fixed);
+            /* an input of no elements is known whole by its type: the shape given must be
+             * the one the model declares (its static dimensions), and the dtype its own */
+            int empty = count(out) == 0 && out->rank <= CFX_TYPE_MAX_RANK;
+            check_shape(I, name, out->rank, out->dims, empty);
+            if (empty)
+                check_declared(I, vi, out);
             return 1;
         }
     const Onnx__TypeProto *tp = vi->type;
@@ -1054,7 +1089,7 @@ static int value_info_type(imp *I, const Onnx__ValueInfoProto *vi, int input, cf
                      ? dim->dim_param : "?");
         }
     }
-    check_dims(I, name, out->rank, out->dims);
+    check_shape(I, name, out->rank, out->dims, input); /* an input of 0 elements: known (its type) */
     return 1;
 }
 
@@ -1690,6 +1725,10 @@ static void binary(imp *I, const Onnx__NodeProto *n, enum bin op, ival *a, ival 
         fail(I, "comparing bools by order is not supported");
     broadcast(I, &a->ty, &b->ty, &out);
     out.dtype = bin_is_cmp(op) || bin_is_logic(op) ? CFX_BOOL : a->ty.dtype;
+    if (count(&out) == 0) { /* an operand of 0 elements: so is the result, known by its type */
+        out_known(I, n, 0, &out, alloc(I, 1));
+        return;
+    }
     check_dims(I, out_name(I, n, 0), out.rank, out.dims);
     if (a->data && b->data && count(&out) <= ONNX_FOLD_MAX) {
         void *data = new_data(I, &out);
@@ -1769,6 +1808,10 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
     cfx_type t = x->ty;
     if (strcmp(op, "IsNaN") == 0)
         t.dtype = CFX_BOOL;
+    if (x->data && count(&t) == 0) { /* 0 elements: so is the result, known by its type */
+        out_known(I, n, 0, &t, alloc(I, 1));
+        return 1;
+    }
     if (x->data && count(&t) <= ONNX_FOLD_MAX && (strcmp(op, "Neg") == 0 || strcmp(op, "Not") == 0 ||
                                                   strcmp(op, "Abs") == 0)) {
         void *data = new_data(I, &t);
@@ -2030,7 +2073,7 @@ static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const 
                 fail(I, "the shape has two -1 entries");
             infer = d;
             s = 1;
-        } else if (s < 1) {
+        } else if (s < 1 && !(s == 0 && n_in == 0)) { /* 0: of an input of 0 elements (known) */
             fail(I, "shape entry %d is %lld", d, (long long)shape[d]);
         } else if (s > ((int64_t)1 << 30) || known_count * s > ((int64_t)1 << 30)) { /* no overflow */
             fail(I, "cannot reshape %lld elements to a shape of more than 2^30 elements", (long long)n_in);
@@ -2039,6 +2082,8 @@ static void reshape_dims(imp *I, const int64_t *id, int ir, int64_t n_in, const 
         known_count *= s;
     }
     if (infer >= 0) {
+        if (known_count == 0)
+            fail(I, "the shape has a 0 and a -1 entry: the -1 is not determined");
         if (n_in % known_count != 0)
             fail(I, "cannot reshape %lld elements to a shape with -1", (long long)n_in);
         dims[infer] = n_in / known_count;
@@ -2252,12 +2297,10 @@ static void op_shape(imp *I, const Onnx__NodeProto *n, int size)
         if (end > x->ty.rank) end = x->ty.rank;
         for (int64_t d = start; d < end; d++)
             dims[r++] = x->ty.dims[d];
-        if (r == 0)
-            fail(I, "the shape slice is empty (cfx has no tensors of 0 elements)");
     }
     int64_t len = r;
     cfx_type t = size ? mktype(CFX_I64, 0, NULL) : mktype(CFX_I64, 1, &len);
-    int64_t *data = new_data(I, &t);
+    int64_t *data = r ? new_data(I, &t) : alloc(I, 1); /* an empty slice: known, of 0 elements */
     memcpy(data, dims, (size_t)r * sizeof *data);
     out_known(I, n, 0, &t, data);
 }
@@ -2317,9 +2360,9 @@ static void op_constant_of_shape(imp *I, const Onnx__NodeProto *n)
     if (r > CFX_TYPE_MAX_RANK)
         fail(I, "the result has rank %lld; cfx takes at most %d", (long long)r, CFX_TYPE_MAX_RANK);
     cfx_type t = mktype(vt.dtype, (int)r, shape);
-    check_dims(I, out_name(I, n, 0), r, shape);
+    check_shape(I, out_name(I, n, 0), r, shape, 1);
     if (count(&t) <= ONNX_FOLD_MAX) { /* folded; a larger one is filled at run time */
-        void *data = new_data(I, &t);
+        void *data = count(&t) ? new_data(I, &t) : alloc(I, 1); /* 0 elements: known by the type */
         ival tmp = {.ty = vt, .data = value};
         for (int64_t i = 0; value && i < count(&t); i++) {
             if (is_real(vt.dtype))
@@ -4437,6 +4480,44 @@ static void op_gemm(imp *I, const Onnx__NodeProto *n)
     line(I, "%s = %s", v, e);
 }
 
+/* A reduction of data of 0 elements (op_reduce's fn, a bool's max and min as any and all),
+ * known at import: each result element reduces an empty set, so it is the op's identity, as
+ * ONNX's reference gives it (0 for the sums, 1 for the product, -inf for the logs of sums, the
+ * lowest and highest of the dtype for max and min, NaN for the mean); a result of 0 elements too
+ * is a known value of 0 elements. */
+static void reduce_empty(imp *I, const Onnx__NodeProto *n, ival *x, const char *fn, const cfx_type *t)
+{
+    static const int64_t lo[] = {0, 0, 0, -128, 0, -32768, 0, 0, 0}, hi[] = {0, 0, 0, 127, 255, 32767, 65535,
+                                                                            4294967295LL, -1};
+    const char *op = n->op_type;
+    int big = x->ty.dtype == CFX_I64;
+    int64_t least = x->half >= HALF_I8 ? lo[x->half] : big ? INT64_MIN : INT32_MIN;
+    int64_t most = x->half >= HALF_I8 ? hi[x->half] : big ? INT64_MAX : INT32_MAX;
+    int real = is_real(x->ty.dtype);
+    double id = 0;
+    int64_t iid = 0;
+    if (!strcmp(fn, "prod") || !strcmp(fn, "all"))
+        id = 1, iid = 1;
+    else if (!strcmp(fn, "max"))
+        id = -INFINITY, iid = least;
+    else if (!strcmp(fn, "min"))
+        id = INFINITY, iid = most;
+    else if (!strcmp(fn, "mean"))
+        id = NAN;
+    else if (!strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp"))
+        id = -INFINITY;
+    if (!real && (id != id || (!strcmp(fn, "sum") && strcmp(op, "ReduceSum") && strcmp(op, "ReduceSumSquare") &&
+                               strcmp(op, "ReduceL1"))))
+        fail(I, "%s of integers is not supported", op);
+    void *data = count(t) ? new_data(I, t) : alloc(I, 1);
+    for (int64_t i = 0; i < count(t); i++)
+        if (real)
+            setd(t->dtype, data, i, id);
+        else
+            seti(t->dtype, data, i, iid);
+    bind(I, out_name(I, n, 0), t, NULL, data)->half = x->half;
+}
+
 /* ReduceSum/Max/Min/Mean/SumSquare and ArgMax/ArgMin */
 static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
 {
@@ -4483,6 +4564,10 @@ static void op_reduce(imp *I, const Onnx__NodeProto *n, const char *fn, int arg)
             t.dims[t.rank++] = x->ty.dims[d];
         else if (keep)
             t.dims[t.rank++] = 1;
+    }
+    if (count(&x->ty) == 0 && !arg) {
+        reduce_empty(I, n, x, fn, &t);
+        return;
     }
     if (!strcmp(fn, "prod") && r > 0) {
         reduce_prod(I, n, x, mark, &t);
@@ -5467,6 +5552,10 @@ static void op_trilu(imp *I, const Onnx__NodeProto *n)
     int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
     if (r < 2)
         fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    if (count(&x->ty) == 0) { /* nothing to mask: the result is known, of 0 elements too */
+        out_known(I, n, 0, &x->ty, alloc(I, 1));
+        return;
+    }
     int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
     cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
     uint8_t *mask = new_data(I, &mt);
@@ -7410,9 +7499,10 @@ static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s", out_var(I, n, 0, &ot), half_rounded(I, half, e));
     }
     if (n->n_output > 1 && n->output[1] && *n->output[1]) {
-        if (K == 1)
-            fail(I, "present_state has no elements (a kernel of 1), and cfx has no tensors of 0 elements");
-        line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
+        if (K == 1) /* no state: a value of 0 elements, known by its type */
+            out_known(I, n, 1, &st, alloc(I, 1));
+        else
+            line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
     }
     I->node_rounded = 1; /* the output rounded above; the state holds values of the inputs */
     for (size_t j = 2; j < n->n_output; j++)
@@ -10490,6 +10580,78 @@ static void prune(imp *I)
     I->body = out;
 }
 
+/* A graph input that is a sequence (or an optional of one), which a cfx list cannot be: the
+ * caller gives its items stacked along a new first axis, as a sequence result comes back (cfx
+ * run: a .npy file of [length, item dims]; C and Python: shapes), and the import specialises the
+ * model on that length: the parameter is the stacked tensor, of which the graph makes the list
+ * of its rows. A length of 0 is an input of 0 elements, known at import: an empty list. 0 where
+ * vi is no sequence; else 1, the input bound. */
+static int seq_input(imp *I, const Onnx__ValueInfoProto *vi, int *nparams)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    while (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type)
+        tp = tp->optional_type->elem_type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+        return 0;
+    const Onnx__TypeProto *e = tp->sequence_type ? tp->sequence_type->elem_type : NULL;
+    const char *name = vi->name;
+    if (!e || e->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !e->tensor_type)
+        fail(I, "input '%s' is a sequence of no tensors: cfx takes sequences of tensors", name);
+    const cfx_input_shape *given = NULL;
+    for (int k = 0; k < I->nshapes; k++)
+        if (I->shapes[k].name && !strcmp(I->shapes[k].name, name))
+            given = &I->shapes[k];
+    if (!given)
+        fail(I, "input '%s' is a sequence: give its items stacked along a new first axis, as a sequence result "
+             "comes back (cfx run: a .npy input of [length, item dims]; the C API and Python: shapes)", name);
+    cfx_type st = given->type, it;
+    int half;
+    const Onnx__TypeProto__Tensor *tt = e->tensor_type;
+    cfx_dtype dt = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name, &half);
+    if (half)
+        fail(I, "input '%s' is a sequence of %s items: a sequence of float16, bfloat16 or narrow integer items is "
+             "not supported", name, half_types[half]);
+    if (st.rank < 1 || st.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "input '%s' is a sequence, given as a value of rank %d: its items stacked have rank 1 to %d", name,
+             st.rank, CFX_TYPE_MAX_RANK);
+    check_shape(I, name, st.rank, st.dims, 1);
+    it = st;
+    it.rank = st.rank - 1;
+    for (int d = 0; d < it.rank; d++)
+        it.dims[d] = st.dims[d + 1];
+    int same = dt == st.dtype && count(&it) > 0;
+    if (tt->shape) {
+        same &= (int)tt->shape->n_dim == it.rank;
+        for (int d = 0; same && d < it.rank; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            same &= !dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                    dim->dim_value == it.dims[d];
+        }
+    }
+    if (!same)
+        fail(I, "input '%s' is given as %s: a sequence of %s items stacked, but the model's items are %s%s", name,
+             tystr(I, &st), tystr(I, &it), cfx_dtype_name(dt), count(&it) ? " of another shape" : " (of some elements)");
+    const char *sid = new_id(I, "s_", name);
+    int64_t len = st.dims[0];
+    I->note = fmt(I, "input '%s', a sequence", clean(I, name));
+    if (len == 0) { /* no items: known at import, and no parameter */
+        line(I, "%s = list(%s, 1)", sid, tystr(I, &it));
+        I->known_names[I->nknown] = name;
+        I->known_types[I->nknown++] = st;
+    } else {
+        const char *id = new_id(I, "in_", name), *v = new_id(I, "v_", name);
+        sb_printf(&I->head, "%s%s: %s", *nparams ? ", " : "", id, tystr(I, &st));
+        I->in_names[(*nparams)++] = name;
+        line(I, "%s = list(%s, %lld)", sid, tystr(I, &it), (long long)len);
+        line(I, "for %s in %s {", v, id);
+        line(I, "  %s.append(%s)", sid, v);
+        line(I, "}");
+    }
+    I->note = NULL;
+    seq_bind(I, name, &it, sid, SEQ_LIST, len ? len : 1, len);
+    return 1;
+}
+
 static void import_model(imp *I, onnx_import *out)
 {
     Onnx__ModelProto *mp = I->mp;
@@ -10532,6 +10694,10 @@ static void import_model(imp *I, onnx_import *out)
         gname = new_id(I, "g_", g->name && *g->name ? g->name : "model");
     I->in_names = take(I, calloc(g->n_input + 1, sizeof *I->in_names));
     I->res_names = take(I, calloc(g->n_output + 1, sizeof *I->res_names));
+    I->known_names = take(I, calloc(g->n_input + 1, sizeof *I->known_names));
+    I->known_types = take(I, calloc(g->n_input + 1, sizeof *I->known_types));
+    I->kres_names = take(I, calloc(g->n_output + 1, sizeof *I->kres_names));
+    I->kres_types = take(I, calloc(g->n_output + 1, sizeof *I->kres_types));
     sb_printf(&I->head, "graph %s(", gname);
     I->indent = 1;
     int nparams = 0;
@@ -10547,7 +10713,18 @@ static void import_model(imp *I, onnx_import *out)
         Onnx__ValueInfoProto elem = *vi;
         if (optional) /* a parameter that defaults to None */
             elem.type = vi->type->optional_type->elem_type;
+        if (seq_input(I, vi, &nparams))
+            continue;
         value_info_type(I, &elem, 1, &t, &half);
+        if (count(&t) == 0) {
+            /* 0 elements: its dtype and shape are all of it, a value known here and no
+             * parameter; the run takes it by name alone (cfx_known_input_count) */
+            ival *v = bind(I, vi->name, &t, NULL, alloc(I, 1));
+            v->half = half;
+            I->known_names[I->nknown] = vi->name;
+            I->known_types[I->nknown++] = t;
+            continue;
+        }
         const char *id = new_id(I, "in_", vi->name);
         ival *v = bind(I, vi->name, &t, id, NULL);
         v->opt = optional ? OPT_MAY : 0;
@@ -10558,9 +10735,6 @@ static void import_model(imp *I, onnx_import *out)
                 size_t bytes = (size_t)count(&t) * (size_t)cfx_dtype_size(t.dtype);
                 ival fixed = {.name = fmt(I, "%s_fixed", vi->name), .ty = t, .data = alloc(I, bytes)};
                 memcpy(fixed.data, I->shapes[j].value, bytes);
-                if (count(&t) == 0)
-                    fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements as inputs (give "
-                         "the model this value as a constant)", vi->name);
                 const char *c = ref(I, &fixed);
                 I->note = fmt(I, "input '%s'", clean(I, vi->name));
                 line(I, "assert(%s, \"input '%s' was fixed to another value when the model was imported: "
@@ -10616,18 +10790,24 @@ static void import_model(imp *I, onnx_import *out)
             I->note = fmt(I, "output '%s', a sequence", clean(I, vo->name));
             v = seq_result(I, v, out_ids[k]);
         }
+        if (count(&v->ty) == 0 && v->data && !v->seq) {
+            /* 0 elements: known by its type, no result of the program; the run hands it back
+             * as an empty array (cfx_known_result_count) */
+            I->kres_names[I->nkres] = vo->name;
+            I->kres_types[I->nkres++] = v->ty;
+            continue;
+        }
         cfx_type decl;
         int half;
         if (value_info_type(I, vo, 0, &decl, &half) && !same_type(&decl, &v->ty))
             fail(I, "output '%s' is declared %s but computes %s", vo->name, tystr(I, &decl), tystr(I, &v->ty));
         const char *id = out_ids[k], *r = ref(I, v);
-        sb_printf(&I->head, "%s%s: %s", k ? ", " : "", id, tystr(I, &v->ty));
+        sb_printf(&I->head, "%s%s: %s", I->nres ? ", " : "", id, tystr(I, &v->ty));
         I->note = fmt(I, "output '%s'", clean(I, vo->name));
         if (strcmp(id, r) != 0)
             line(I, "%s = %s", id, r);
-        I->res_names[k] = vo->name;
+        I->res_names[I->nres++] = vo->name;
     }
-    I->nres = (int)g->n_output;
     sb_puts(&I->head, ") {\n");
     prune(I);
     strbuf text = {0};
@@ -10766,8 +10946,23 @@ static void import_all(imp *I, const char *path, onnx_import *out)
     out->constants = calloc((size_t)I->ntable + 1, sizeof *out->constants);
     out->input_names = calloc((size_t)I->nin + 1, sizeof *out->input_names);
     out->result_names = calloc((size_t)I->nres + 1, sizeof *out->result_names);
-    if (!out->file || !out->constants || !out->input_names || !out->result_names)
+    out->known_names = calloc((size_t)I->nknown + 1, sizeof *out->known_names);
+    out->known_types = calloc((size_t)I->nknown + 1, sizeof *out->known_types);
+    out->kres_names = calloc((size_t)I->nkres + 1, sizeof *out->kres_names);
+    out->kres_types = calloc((size_t)I->nkres + 1, sizeof *out->kres_types);
+    if (!out->file || !out->constants || !out->input_names || !out->result_names || !out->known_names ||
+        !out->known_types || !out->kres_names || !out->kres_types)
         fail(I, "out of memory");
+    for (; out->nknown < I->nknown; out->nknown++) {
+        out->known_types[out->nknown] = I->known_types[out->nknown];
+        if (!(out->known_names[out->nknown] = dup_plain(I->known_names[out->nknown])))
+            fail(I, "out of memory");
+    }
+    for (; out->nkres < I->nkres; out->nkres++) {
+        out->kres_types[out->nkres] = I->kres_types[out->nkres];
+        if (!(out->kres_names[out->nkres] = dup_plain(I->kres_names[out->nkres])))
+            fail(I, "out of memory");
+    }
     for (; out->ninputs < I->nin; out->ninputs++)
         if (!(out->input_names[out->ninputs] = dup_plain(I->in_names[out->ninputs])))
             fail(I, "out of memory");
@@ -10874,6 +11069,16 @@ void onnx_import_free(onnx_import *im)
         for (int k = 0; k < im->nresults; k++)
             free(im->result_names[k]);
     free(im->result_names);
+    if (im->known_names)
+        for (int k = 0; k < im->nknown; k++)
+            free(im->known_names[k]);
+    free(im->known_names);
+    free(im->known_types);
+    if (im->kres_names)
+        for (int k = 0; k < im->nkres; k++)
+            free(im->kres_names[k]);
+    free(im->kres_names);
+    free(im->kres_types);
     memset(im, 0, sizeof *im);
 }
 

@@ -31,6 +31,12 @@ typedef struct onnx_import {
     int ninputs;
     char **result_names;      /* and of its outputs, in result order */
     int nresults;
+    char **known_names;       /* its inputs of 0 elements, given by their type alone: values */
+    cfx_type *known_types;    /* known at import, not parameters (cfx_known_input_count) */
+    int nknown;
+    char **kres_names;        /* its outputs of 0 elements, known at import: not results of the */
+    cfx_type *kres_types;     /* text's graph (cfx_known_result_count) */
+    int nkres;
 } onnx_import;
 
 /* Imports the model in bytes[0, len) (or, where bytes is NULL, read from path). `path` names

@@ -38,6 +38,12 @@ struct cfx_module {
     compiled_module cm;
     exec_kernel *kernels; /* copies of the context's kernels (names owned) */
     int nkernels;
+    char **known_names;   /* an imported model's inputs of 0 elements (graph 0), known at import */
+    cfx_type *known_types;
+    int nknown;
+    char **kres_names;    /* and its outputs of 0 elements, handed back as empty arrays */
+    cfx_type *kres_types;
+    int nkres;
 };
 
 enum { BOUND_NONE, BOUND_HOST, BOUND_DEVICE };
@@ -268,6 +274,14 @@ void cfx_module_free(cfx_module *m)
             sop_unref((sop *)m->kernels[i].user);
     }
     free(m->kernels);
+    for (int i = 0; i < m->nknown; i++)
+        free(m->known_names[i]);
+    free(m->known_names);
+    free(m->known_types);
+    for (int i = 0; i < m->nkres; i++)
+        free(m->kres_names[i]);
+    free(m->kres_names);
+    free(m->kres_types);
     free(m);
 }
 
@@ -333,6 +347,36 @@ cfx_type cfx_input_type(const cfx_module *m, int graph, int i)
 {
     const compiled_graph *g = graph_of(m, graph);
     return g && i >= 0 && i < g->ndeclared ? g->params[i].type : no_type();
+}
+
+int cfx_known_input_count(const cfx_module *m, int graph)
+{
+    return m && graph == 0 && graph_of(m, graph) ? m->nknown : 0;
+}
+
+const char *cfx_known_input_name(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_input_count(m, graph) ? m->known_names[i] : NULL;
+}
+
+cfx_type cfx_known_input_type(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_input_count(m, graph) ? m->known_types[i] : no_type();
+}
+
+int cfx_known_result_count(const cfx_module *m, int graph)
+{
+    return m && graph == 0 && graph_of(m, graph) ? m->nkres : 0;
+}
+
+const char *cfx_known_result_name(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_result_count(m, graph) ? m->kres_names[i] : NULL;
+}
+
+cfx_type cfx_known_result_type(const cfx_module *m, int graph, int i)
+{
+    return i >= 0 && i < cfx_known_result_count(m, graph) ? m->kres_types[i] : no_type();
 }
 
 const char *cfx_input_default(const cfx_module *m, int graph, int i)
@@ -681,6 +725,21 @@ const char *cfx_exec_backend_detail(const cfx_exec *e)
 static int bind(cfx_exec *e, const char *name, void *data, size_t bytes, int kind)
 {
     const cfx_prog *p = e->prog;
+    /* an input or result known at import (0 elements): bound to no bytes, it is taken as it is */
+    int entry = e->m && e->graph == e->m->cm.graphs;
+    for (int i = 0; name && entry && i < e->m->nknown + e->m->nkres; i++) {
+        int res = i >= e->m->nknown;
+        if (strcmp(res ? e->m->kres_names[i - e->m->nknown] : e->m->known_names[i], name) != 0)
+            continue;
+        if (bytes == 0)
+            return 0;
+        char ty[64];
+        set_error(e, "%s '%s' is %s, 0 elements, known when the model was imported: bind it to 0 bytes "
+                  "(the buffer given has %zu; import the model again for another shape)", res ? "result" : "input",
+                  name, cfx_type_str(res ? &e->m->kres_types[i - e->m->nknown] : &e->m->known_types[i], ty, sizeof ty),
+                  bytes);
+        return -1;
+    }
     if (!name || !data) {
         set_error(e, "cfx_bind: %s is NULL", !name ? "the name" : "the buffer");
         return -1;
@@ -1525,6 +1584,22 @@ cfx_module *cfx_import_onnx(cfx_context *ctx, const char *path, const void *byte
         for (int k = 0; k < g->nresults; k++)
             if (!g->results[k].name)
                 goto oom;
+    }
+    if (m && im.nknown) { /* the inputs known at import: the module answers for them by name */
+        m->known_names = im.known_names;
+        m->known_types = im.known_types;
+        m->nknown = im.nknown;
+        im.known_names = NULL;
+        im.known_types = NULL;
+        im.nknown = 0;
+    }
+    if (m && im.nkres) {
+        m->kres_names = im.kres_names;
+        m->kres_types = im.kres_types;
+        m->nkres = im.nkres;
+        im.kres_names = NULL;
+        im.kres_types = NULL;
+        im.nkres = 0;
     }
     onnx_import_free(&im);
     if (diagnostics)

@@ -380,6 +380,8 @@ class Module:
         self._execs = []       # every executor of every graph, freed before the module
         self._half_inputs = {} # an ONNX model's float16, bfloat16 (held in f32) and narrow integer
                                # inputs (held in i32, i64): {name: the numpy dtypes taken}
+        self._known_inputs = {}  # an ONNX model's inputs and outputs of 0 elements, known at
+        self._known_results = {} # import (entry graph): {name: Param}
         self._finalizer = weakref.finalize(self, _free_module, ptr, self._execs)
         self.graphs = collections.OrderedDict()
         for i in range(lib.cfx_graph_count(ptr)):
@@ -846,12 +848,19 @@ class Graph:
             out=None, on_print=None, persistent_mode=None, trace=None, accumulate=None,
             threads=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
+        inputs = dict(inputs)
+        known = self.module._known_inputs if self.index == 0 else {}
+        for name in [n for n in inputs if n in known]:
+            _check_known(self.name, known[name], inputs.pop(name))
         with self._lock:
             if self._running:
                 raise Error("%s is running: a print or kernel callback cannot run it again "
                             "(compile the source again for a second graph)" % self.name)
-            return self._run(dict(inputs), backend, max_iters, stream, results, out or {},
-                             on_print, persistent_mode, trace, accumulate, threads)
+            res = self._run(inputs, backend, max_iters, stream, results, out or {},
+                            on_print, persistent_mode, trace, accumulate, threads)
+        for p in (self.module._known_results if self.index == 0 else {}).values():
+            res[p.name] = _empty_result(results, res, p)
+        return res
 
     def _classify(self, values, out):
         """(where, device id) of each input and out= array, without importing anything;
@@ -1206,9 +1215,40 @@ def _numpy_data_offset(numpy):
     return offset if ok else None
 
 
+def _check_known(graph, p, v):
+    """An input of an ONNX model known at import (0 elements): taken by name, its dtype and
+    shape checked against the import's, its (no) data not read."""
+    dtype = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool",
+             "torch.float32": "f32", "torch.float64": "f64", "torch.int32": "i32",
+             "torch.int64": "i64", "torch.bool": "bool", "float16": "f32", "bfloat16": "f32",
+             "int8": "i32", "uint8": "i32", "int16": "i32", "uint16": "i32", "uint32": "i64",
+             "uint64": "i64"}.get(str(getattr(v, "dtype", None))) # (the types held in another)
+    shape = tuple(getattr(v, "shape", (None,)))
+    if dtype != p.dtype or shape != tuple(p.shape):
+        raise (TypeError if dtype != p.dtype else ValueError)(
+            "%s: input '%s' is %s, 0 elements, known when the model was imported; got %s %s (load "
+            "the model again for another shape)" % (graph, p.name, shape_str(p.dtype, p.shape),
+                                                     getattr(v, "dtype", type(v).__name__), list(shape)))
+
+
+def _empty_result(kind, res, p):
+    """A result of an ONNX model known at import (0 elements): an empty array, numpy's unless
+    the results are torch's (asked for, or the other results')."""
+    import numpy
+    a = numpy.empty(p.shape, _NUMPY_DTYPE[p.dtype])
+    if kind == "python":
+        return a.tolist()
+    if kind == "torch" or (kind == "auto" and any(type(r).__module__.startswith("torch") for r in res.values())):
+        import torch
+        return torch.from_numpy(a)
+    return a
+
+
 def _quick_plan(g):
     """What Graph._quick needs of numpy and of the graph's declarations, or False (numpy not
     imported by the caller, or its arrays' layout not the one read)."""
+    if g.index == 0 and g.module._known_results:
+        return False # its results of 0 elements are added by run()
     numpy = sys.modules.get("numpy")
     global _NUMPY_OFFSET
     if numpy is None:

@@ -24,8 +24,36 @@ _bound = None
 
 
 class InputType(ctypes.Structure):
-    """cfx_input_shape: an input's name and the type that fixes its symbolic dimensions."""
-    _fields_ = [("name", ctypes.c_char_p), ("type", _lib.Type)]
+    """cfx_input_shape: an input's name and the type that fixes its symbolic dimensions (and
+    no value)."""
+    _fields_ = [("name", ctypes.c_char_p), ("type", _lib.Type), ("value", ctypes.c_void_p)]
+
+
+# The inputs and outputs of 0 elements an import knows (optional: an older libcfx has none).
+_KNOWN_PROTOTYPES = {
+    "cfx_known_input_count": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "cfx_known_input_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+    "cfx_known_input_type": (_lib.Type, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+    "cfx_known_result_count": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "cfx_known_result_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+    "cfx_known_result_type": (_lib.Type, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]),
+}
+
+
+def _known(ptr, kind):
+    """{name: Param} of the entry graph's inputs or results (kind) of 0 elements."""
+    fns = {}
+    for name, (restype, argtypes) in _KNOWN_PROTOTYPES.items():
+        if name.startswith("cfx_known_" + kind):
+            if not hasattr(lib, name):
+                return {}
+            fns[name[len("cfx_known_" + kind) + 1:]] = fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+    found = {}
+    for i in range(fns["count"](ptr, 0)):
+        name = _lib.text(fns["name"](ptr, 0, i))
+        found[name] = _core.Param(name, *_lib.type_of(fns["type"](ptr, 0, i)))
+    return found
 
 
 def _functions():
@@ -209,7 +237,10 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
       serialized model (bytes), or an onnx.ModelProto (serialized here).
     shapes: {input name: shape} fixing symbolic dimensions: a shape tuple (the dtype the
       model declares), a (dtype, shape) pair ("f32", (1, 16)), or an example array (its
-      dtype and shape). None: the model's declared shapes must be static.
+      dtype and shape). None: the model's declared shapes must be static. An input given a
+      shape of 0 elements is known at import (docs/onnx.md): no positional input of the
+      graph, it may still be passed by name (its dtype and shape are checked), and an output
+      of 0 elements comes back as an empty array.
     Raises CompileError (one line naming the node: name, op type, domain, opset) for a model
     cfx cannot import, FileNotFoundError for a missing file, Error where this libcfx was
     built without ONNX support.
@@ -250,6 +281,10 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
     module = Module(ptr, name, ctx, accumulate)
     # {input name: the numpy dtypes it takes and widens}: float16 and the narrow integers
     module._half_inputs = {k: _HELD_NUMPY[_HELD[v]] for k, v in declared.items() if v in _HELD}
+    # inputs of 0 elements (their shape given here): taken by name, checked, not read; outputs of
+    # 0 elements: handed back as empty arrays
+    module._known_inputs = _known(module._ptr, "input")
+    module._known_results = _known(module._ptr, "result")
     return module
 
 

@@ -370,6 +370,56 @@ def test_shapes_misuse():
         cfx.load_onnx(m, shapes={"input.1": (-1, 3)})
 
 
+def test_inputs_and_outputs_of_no_elements():
+    """An input of 0 elements given by its shape is known at import: no parameter (not asked
+    positionally), taken by name and checked; an output of 0 elements comes back empty.
+    Expected values by numpy."""
+    g = helper.make_graph(
+        [helper.make_node("CastLike", ["x", "like"], ["y"]),
+         helper.make_node("ReduceSum", ["e", "axis"], ["s"], keepdims=0),
+         helper.make_node("Abs", ["e"], ["ea"])],
+        "empties", [vi("x", F32, [3]), vi("like", TensorProto.DOUBLE, ["L"]), vi("e", F32, [2, "K"])],
+        [vi("y", TensorProto.DOUBLE, [3]), vi("s", F32, [2]), vi("ea", F32, [2, "K"])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axis")])
+    m = make(g)
+    with pytest.raises(cfx.CompileError, match="symbolic"):
+        cfx.load_onnx(m)   # no shapes: like and e have none
+    e = np.zeros((2, 0), np.float32)
+    graph = cfx.load_onnx(m, shapes={"like": ("f64", (0,)), "e": e}).entry
+    assert graph.inputs == [cfx.Param("x", "f32", (3,))]
+    x = np.array([1.5, -2, 0.25], np.float32)
+    for res in (graph(x, backend="cpu"), graph(x, like=np.zeros(0), e=e, backend="cpu")):
+        assert res["y"].dtype == np.float64
+        np.testing.assert_array_equal(res["y"], x.astype(np.float64))
+        np.testing.assert_array_equal(res["s"], e.sum(axis=1))
+        assert res["ea"].shape == (2, 0) and res["ea"].dtype == np.float32
+    with pytest.raises(ValueError, match="input 'e' is f32\\[2, 0\\], 0 elements"):
+        graph(x, e=np.zeros((2, 1), np.float32), backend="cpu")
+    with pytest.raises(TypeError, match="input 'like' is f64\\[0\\]"):
+        graph(x, like=np.zeros(0, np.float32), backend="cpu")
+    with pytest.raises(cfx.CompileError, match="model declares it f32\\[2, 0\\]"):
+        cfx.load_onnx(m, shapes={"like": ("f64", (0,)), "e": np.zeros((3, 0), np.float32)})
+
+
+def test_sequence_input_given_stacked():
+    """A sequence input is given as its items stacked (shapes= fixes its length); the graph
+    takes the stacked array under the input's name. Expected values by numpy."""
+    g = helper.make_graph(
+        [helper.make_node("SequenceAt", ["s", "pos"], ["item"]),
+         helper.make_node("SequenceLength", ["s"], ["n"])],
+        "seq", [helper.make_tensor_sequence_value_info("s", F32, [2]), vi("pos", I64, [])],
+        [vi("item", F32, [2]), vi("n", I64, [])])
+    m = make(g)
+    with pytest.raises(cfx.CompileError, match="input 's' is a sequence: give its items stacked"):
+        cfx.load_onnx(m)
+    items = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    graph = cfx.load_onnx(m, shapes={"s": items}).entry
+    assert graph.inputs[0] == cfx.Param("s", "f32", (3, 2))
+    res = graph(s=items, pos=np.array(-1, np.int64), backend="cpu")
+    np.testing.assert_array_equal(res["item"], items[-1])
+    assert int(res["n"]) == 3
+
+
 def test_refusal_names_the_node():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
              helper.make_node("FancyOp", ["r"], ["y"], name="the_bad_node")]

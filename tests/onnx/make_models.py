@@ -1390,6 +1390,64 @@ float8_round_trip.no_ort = True
 MODELS += [float8_round_trip]
 
 
+def empty_inputs():
+    """Inputs of 0 elements, which cfx holds as values known at import (by their type alone):
+    CastLike's `like` (only its type matters), ReduceSum's empty `axes` (all axes), data with
+    no elements along a reduced axis (each result reduces an empty set: ReduceSum's 0,
+    ReduceMax's -inf, ReduceProd's 1), and an output of 0 elements (Abs of that data), handed
+    back as an empty array. numpy gives each."""
+    nodes = [helper.make_node("CastLike", ["x", "like"], ["xd"]),
+             helper.make_node("ReduceSum", ["x", "axes"], ["total"], keepdims=1),
+             helper.make_node("ReduceSum", ["e", "one"], ["esum"], keepdims=0),
+             helper.make_node("ReduceMax", ["e"], ["emax"], axes=[1], keepdims=0),
+             helper.make_node("ReduceProd", ["e"], ["eprod"], axes=[1], keepdims=1),
+             helper.make_node("Add", ["esum", "emax"], ["mixed"]),
+             helper.make_node("Abs", ["e"], ["eabs"])]
+    g = helper.make_graph(nodes, "empty_inputs",
+                          [vi("x", F32, [3, 4]), vi("like", F64, [0]), vi("axes", I64, [0]), vi("e", F32, [2, 0])],
+                          [vi("xd", F64, [3, 4]), vi("total", F32, [1, 1]), vi("esum", F32, [2]),
+                           vi("emax", F32, [2]), vi("eprod", F32, [2, 1]), vi("mixed", F32, [2]),
+                           vi("eabs", F32, [2, 0])],
+                          [init("one", np.array([1], np.int64))])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4 - 1
+    e = np.zeros((2, 0), np.float32)
+    expected = {"xd": x.astype(np.float64), "total": x.sum(keepdims=True), "esum": e.sum(axis=1),
+                "emax": np.full(2, -np.inf, np.float32), "eprod": e.prod(axis=1, keepdims=True),
+                "eabs": np.abs(e)}
+    expected["mixed"] = expected["esum"] + expected["emax"]
+    assert list(expected["esum"]) == [0, 0] and list(expected["eprod"][:, 0]) == [1, 1]
+    return model(g), [({"x": x, "like": np.zeros(0, np.float64), "axes": np.zeros(0, np.int64), "e": e},
+                       expected)]
+
+
+MODELS += [empty_inputs]
+
+
+def seq_input():
+    """A sequence as a graph input, given as its items stacked along a new first axis (the
+    import specialises the model on its length, docs/onnx.md): SequenceAt of a position of run
+    time, SequenceLength, a SequenceMap adding a tensor to each item, and SequenceInsert at the
+    end, returned stacked. numpy gives each."""
+    seq_t = helper.make_tensor_sequence_value_info("s", F32, [3])
+    body = helper.make_graph([helper.make_node("Add", ["item", "bias"], ["shifted"])], "shift",
+                             [vi("item", F32, [3]), vi("bias", F32, [3])], [vi("shifted", F32, [3])])
+    nodes = [helper.make_node("SequenceAt", ["s", "pos"], ["picked"]),
+             helper.make_node("SequenceLength", ["s"], ["n"]),
+             helper.make_node("SequenceMap", ["s", "b"], ["moved"], body=body),
+             helper.make_node("SequenceInsert", ["moved", "b"], ["grown"])]
+    g = helper.make_graph(nodes, "seq_input", [seq_t, vi("pos", I64, []), vi("b", F32, [3])],
+                          [vi("picked", F32, [3]), vi("n", I64, []),
+                           helper.make_tensor_sequence_value_info("grown", F32, [3])])
+    items = [np.array([1, 2, 3], np.float32) * k for k in (1, -2, 0.5, 4)]
+    b = np.array([0.25, -1, 10], np.float32)
+    expected = {"picked": items[2], "n": np.array(4, np.int64),
+                "grown": np.stack([x + b for x in items] + [b])}
+    return model(g), [({"s": items, "pos": np.array(-2, np.int64), "b": b}, expected)]
+
+
+MODELS += [seq_input]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""
@@ -1400,7 +1458,7 @@ def check_with_onnxruntime(name, m, cases):
     sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     for inputs, expected in cases:
-        got = dict(zip(names, sess.run(None, inputs)))
+        got = dict(zip(names, (np.stack(v) if isinstance(v, list) else v for v in sess.run(None, inputs))))
         for k, want in expected.items():
             want = np.asarray(want)
             if got[k].dtype != want.dtype or got[k].shape != want.shape or not np.allclose(

@@ -18,9 +18,10 @@ bits, `.view(np.int64)`, results checked to be int64 and compared with the expec
 as int64); compares each output as onnx's
 backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
 default; integers and bools exactly).
-Sequences and optionals (docs/onnx.md): a test whose graph takes a sequence as an input is
-skipped (a cfx list cannot be a graph parameter); a sequence result is compared as its items
-stacked along a new first axis, as cfx gives it; an optional input that is None is left out
+Sequences and optionals (docs/onnx.md): a sequence input is given as its items stacked along a
+new first axis (the import specialises on its length; a test whose sequence input holds items
+of different shapes is skipped); a sequence result is compared as its items stacked along a
+new first axis, as cfx gives it; an optional input that is None is left out
 (its parameter defaults to None).
 
 Prints one line per test run (PASS, FAIL, REFUSED with cfx's message), then the tensor-only
@@ -142,7 +143,7 @@ class Survey:
         self.ops = set()
         self.elem_types = set()
         self.non_tensor = False
-        # a sequence given as a graph input: cfx's lists cannot be parameters (docs/language.md);
+        # a sequence given as a graph input: given stacked (write_case);
         # an optional tensor input is a parameter that defaults to None, a sequence result is
         # given as its items stacked (docs/onnx.md)
         self.seq_input = any(_holds_sequence(v.type) for v in model.graph.input)
@@ -189,9 +190,6 @@ class Survey:
 
     def outside(self, supported):
         """Why the test is skipped (ops or dtypes outside the list), or None."""
-        if self.seq_input:
-            return ("a sequence as a graph input (a cfx list cannot be a graph parameter: "
-                    "docs/language.md, Lists)")
         ops = sorted("%s%s" % (dom + "." if dom not in ("", "ai.onnx") else "", op)
                      for dom, op in self.ops if dom not in DOMAINS or op not in supported)
         if ops:
@@ -209,6 +207,20 @@ def _holds_sequence(t):
     if kind == "optional_type":
         return _holds_sequence(t.optional_type.elem_type)
     return False
+
+
+def seq_item_type(t):
+    """(numpy dtype, shape) of the items of a sequence type (through optionals), or None where
+    the model leaves them open."""
+    from onnx import helper
+    while t.WhichOneof("value") in ("optional_type", "sequence_type"):
+        t = t.optional_type.elem_type if t.WhichOneof("value") == "optional_type" else t.sequence_type.elem_type
+    if t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape"):
+        return None
+    dims = t.tensor_type.shape.dim
+    if any(not dim.HasField("dim_value") for dim in dims):
+        return None
+    return helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type), tuple(dim.dim_value for dim in dims)
 
 
 def _dtype_name(t):
@@ -255,6 +267,21 @@ def write_case(case, d):
     for k, (inputs, outputs) in enumerate(case.data_sets):
         sd = os.path.join(d, "data_%d" % k)
         os.makedirs(sd, exist_ok=True)
+        # a sequence input is given as its items stacked (the import specialises on its length:
+        # docs/onnx.md), an empty one as [0, item dims] where the model declares them
+        inputs = list(inputs)
+        for j, x in enumerate(inputs):
+            if isinstance(x, list):
+                arrays = [to_array(a) for a in x]
+                if any(a.shape != arrays[0].shape for a in arrays):
+                    return "a sequence input whose items differ in shape (cfx takes its items stacked)"
+                if not arrays:
+                    item = seq_item_type(case.model.graph.input[[v.name for v in case.model.graph.input].index(
+                        in_names[j])].type)
+                    if item is None:
+                        return "an empty sequence input whose items' type the model leaves open"
+                    arrays = [np.zeros((0,) + item[1], item[0])]
+                inputs[j] = np.stack(arrays) if arrays[0].shape[:1] != (0,) or len(arrays) > 1 else arrays[0]
         # a sequence result is compared with its items stacked (cfx gives it so: docs/onnx.md);
         # an optional input that is None is left out (the parameter defaults to None)
         outputs = [stacked(x) if isinstance(x, list) else x for x in outputs]
@@ -450,7 +477,7 @@ def standin_sample(passing, ops_of, work):
     def data_bytes(name):
         d = os.path.join(work, name)
         return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(d) for f in files)
-    def empty_input(name):  # cfx refuses an input of no elements: not a test to choose
+    def empty_input(name):  # an input of no elements is known at import: chosen last
         import numpy as np
         d = os.path.join(work, name, "data_0")
         for f in sorted(os.listdir(d)) if os.path.isdir(d) else ():
@@ -492,9 +519,14 @@ def run_standin(tests_dir, cfx, work, names, in_names):
         with open(path) as f:
             text = f.read()
         params = graph_params(text)
+        # inputs of 0 elements are known at import, no parameters (docs/onnx.md)
+        import numpy as np
+        given = [j for j in range(len(in_names[name]))
+                 if os.path.exists(os.path.join(work, name, "data_0", "input_%d.npy" % j)) and
+                 np.load(os.path.join(work, name, "data_0", "input_%d.npy" % j), mmap_mode="r").size]
         lines = []
         for sd in sorted(os.listdir(os.path.join(work, name))):
-            inputs = [os.path.join(work, name, sd, "input_%d.npy" % j) for j in range(len(params))]
+            inputs = [os.path.join(work, name, sd, "input_%d.npy" % j) for j in given[:len(params)]]
             if sd.startswith("data_") and all(os.path.exists(x) for x in inputs):
                 lines.append("# run: " + " ".join("%s=%s" % (n, x) for n, x in zip(params, inputs)))
         with open(path, "a") as f:
@@ -611,6 +643,8 @@ def main():
                     written = write_case(c, os.path.join(work, c.name))
                 if written is None:
                     why = "dtypes of its data outside cfx's"
+                elif isinstance(written, str):
+                    why, written = written, None
             if why is not None:
                 status[c.name] = ("skipped", why)
                 if args.verbose:

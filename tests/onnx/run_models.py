@@ -144,7 +144,9 @@ def import_case(np, cfx, d, work):
     out_dir = os.path.join(work, "imported", name)
     os.makedirs(out_dir, exist_ok=True)
     text = os.path.join(out_dir, name + ".cfx")
-    rc, out, err = run([cfx, "import", os.path.join(d, "model.onnx"), "-o", text])
+    # the inputs' files give the shapes the model leaves open (a sequence input's length)
+    given = sum((["--in", "%s=%s" % (n, os.path.join(d, "input_%d.npy" % k))] for k, n in enumerate(case["inputs"])), [])
+    rc, out, err = run([cfx, "import", os.path.join(d, "model.onnx"), "-o", text] + given)
     if rc != 0:
         return "cfx import: exit %s: %s" % (rc, first_line(err or out))
     with open(text) as f:
@@ -153,11 +155,14 @@ def import_case(np, cfx, d, work):
         return "no `graph NAME(...) -> (...)` in the imported text"
     params = PARAM_NAME.findall(header.group(1))
     results = PARAM_NAME.findall(header.group(2))
-    if len(params) != len(case["inputs"]) or len(results) != len(case["outputs"]):
-        return "the imported graph has %d inputs and %d results; the model %d and %d" % (
-            len(params), len(results), len(case["inputs"]), len(case["outputs"]))
+    # inputs and outputs of 0 elements are known at import: no parameters or results of the text
+    ins = [k for k in range(len(case["inputs"])) if np.load(os.path.join(d, "input_%d.npy" % k)).size]
+    outs = [k for k in range(len(case["outputs"])) if np.load(os.path.join(d, "output_%d.npy" % k)).size]
+    if len(params) != len(ins) or len(results) != len(outs):
+        return "the imported graph has %d inputs and %d results; the model %d and %d of some elements" % (
+            len(params), len(results), len(ins), len(outs))
     cmd = [cfx, "run", text, "--backend", "cpu"]
-    for k, n in enumerate(params):
+    for k, n in zip(ins, params):
         cmd += ["--in", "%s=%s" % (n, os.path.join(d, "input_%d.npy" % k))]
     got = []
     for k, n in enumerate(results):
@@ -168,7 +173,7 @@ def import_case(np, cfx, d, work):
         return "cfx run of the imported text: exit %s: %s" % (rc, first_line(err or out))
     problems = []
     for k, n in enumerate(results):
-        p = compare(np, n, np.load(got[k]), np.load(os.path.join(d, "output_%d.npy" % k)),
+        p = compare(np, n, np.load(got[k]), np.load(os.path.join(d, "output_%d.npy" % outs[k])),
                     RTOL.get(model_of(d), 1e-5))
         if p:
             problems.append(p)
@@ -229,6 +234,34 @@ def error_cases(cfx, models, work):
     elif not re.search(r"\ba\b", err):
         problem = "the message does not name the missing input 'a': %s" % err.strip()
     results.append(("error_missing_input", problem))
+
+    # an input of 0 elements given with another shape or dtype than the model declares: the
+    # import is not asked for it again at the run, so it checks it (one line naming both)
+    empty = os.path.join(models, "empty_inputs", "model.onnx")
+    x = os.path.join(models, "empty_inputs", "input_0.npy")
+    e = os.path.join(work, "e_3x0.npy")
+    np.save(e, np.zeros((3, 0), np.float32))
+    like = os.path.join(work, "like_f32.npy")
+    np.save(like, np.zeros(0, np.float32))
+    results.append(("error_empty_shape", one_line_error(
+        [cfx, "run", empty, "--backend", "cpu", "--in", "x=" + x, "--in", "e=" + e],
+        ["'e'", "f32[3, 0]", "f32[2, 0]"])))
+    results.append(("error_empty_dtype", one_line_error(
+        [cfx, "run", empty, "--backend", "cpu", "--in", "x=" + x, "--in", "like=" + like],
+        ["'like'", "f32[0]", "f64[0]"])))
+    results.append(("error_empty_value", one_line_error(
+        [cfx, "run", empty, "--backend", "cpu", "--in", "x=" + x, "--in", "like=0"], ["like", "f64[0]"])))
+
+    # a sequence input: refused without its items stacked, or with items of another shape
+    seq = os.path.join(models, "seq_input", "model.onnx")
+    rest = ["--in", "pos=" + os.path.join(models, "seq_input", "input_1.npy"),
+            "--in", "b=" + os.path.join(models, "seq_input", "input_2.npy")]
+    results.append(("error_seq_not_given", one_line_error([cfx, "run", seq, "--backend", "cpu"] + rest,
+                                                          ["'s'", "stacked"])))
+    s42 = os.path.join(work, "s_4x2.npy")
+    np.save(s42, np.zeros((4, 2), np.float32))
+    results.append(("error_seq_item_shape", one_line_error(
+        [cfx, "run", seq, "--backend", "cpu", "--in", "s=" + s42] + rest, ["'s'", "f32[4, 2]", "f32[2]"])))
     return results
 
 
