@@ -4487,12 +4487,16 @@ static void op_gemm(imp *I, const Onnx__NodeProto *n)
  * is a known value of 0 elements. */
 static void reduce_empty(imp *I, const Onnx__NodeProto *n, ival *x, const char *fn, const cfx_type *t)
 {
-    static const int64_t lo[] = {0, 0, 0, -128, 0, -32768, 0, 0, 0}, hi[] = {0, 0, 0, 127, 255, 32767, 65535,
-                                                                            4294967295LL, -1};
     const char *op = n->op_type;
     int big = x->ty.dtype == CFX_I64;
-    int64_t least = x->half >= HALF_I8 ? lo[x->half] : big ? INT64_MIN : INT32_MIN;
-    int64_t most = x->half >= HALF_I8 ? hi[x->half] : big ? INT64_MAX : INT32_MAX;
+    int64_t least = big ? INT64_MIN : INT32_MIN, most = big ? INT64_MAX : INT32_MAX;
+    if (x->half == HALF_U64) /* its bits: the highest, 2^64 - 1, is held as -1 */
+        least = 0, most = -1;
+    else if (narrow(x->half)) { /* the narrow type's range */
+        int64_t m = narrow_modulus(x->half);
+        least = narrow_signed(x->half) ? -m / 2 : 0;
+        most = narrow_signed(x->half) ? m / 2 - 1 : m - 1;
+    }
     int real = is_real(x->ty.dtype);
     double id = 0;
     int64_t iid = 0;

@@ -1394,7 +1394,7 @@ def empty_inputs():
     """Inputs of 0 elements, which cfx holds as values known at import (by their type alone):
     CastLike's `like` (only its type matters), ReduceSum's empty `axes` (all axes), data with
     no elements along a reduced axis (each result reduces an empty set: ReduceSum's 0,
-    ReduceMax's -inf, ReduceProd's 1), and an output of 0 elements (Abs of that data), handed
+    ReduceMax's -inf, ReduceProd's 1, int8's ReduceMin 127), and an output of 0 elements (Abs of that data), handed
     back as an empty array. numpy gives each."""
     nodes = [helper.make_node("CastLike", ["x", "like"], ["xd"]),
              helper.make_node("ReduceSum", ["x", "axes"], ["total"], keepdims=1),
@@ -1402,22 +1402,24 @@ def empty_inputs():
              helper.make_node("ReduceMax", ["e"], ["emax"], axes=[1], keepdims=0),
              helper.make_node("ReduceProd", ["e"], ["eprod"], axes=[1], keepdims=1),
              helper.make_node("Add", ["esum", "emax"], ["mixed"]),
-             helper.make_node("Abs", ["e"], ["eabs"])]
+             helper.make_node("Abs", ["e"], ["eabs"]),
+             helper.make_node("ReduceMin", ["q"], ["qmin"], axes=[1], keepdims=0)]
     g = helper.make_graph(nodes, "empty_inputs",
-                          [vi("x", F32, [3, 4]), vi("like", F64, [0]), vi("axes", I64, [0]), vi("e", F32, [2, 0])],
+                          [vi("x", F32, [3, 4]), vi("like", F64, [0]), vi("axes", I64, [0]), vi("e", F32, [2, 0]),
+                           vi("q", TensorProto.INT8, [2, 0])],
                           [vi("xd", F64, [3, 4]), vi("total", F32, [1, 1]), vi("esum", F32, [2]),
                            vi("emax", F32, [2]), vi("eprod", F32, [2, 1]), vi("mixed", F32, [2]),
-                           vi("eabs", F32, [2, 0])],
+                           vi("eabs", F32, [2, 0]), vi("qmin", TensorProto.INT8, [2])],
                           [init("one", np.array([1], np.int64))])
     x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4 - 1
     e = np.zeros((2, 0), np.float32)
     expected = {"xd": x.astype(np.float64), "total": x.sum(keepdims=True), "esum": e.sum(axis=1),
                 "emax": np.full(2, -np.inf, np.float32), "eprod": e.prod(axis=1, keepdims=True),
-                "eabs": np.abs(e)}
+                "eabs": np.abs(e), "qmin": np.full(2, 127, np.int8)}  # int8's highest: the min of nothing
     expected["mixed"] = expected["esum"] + expected["emax"]
     assert list(expected["esum"]) == [0, 0] and list(expected["eprod"][:, 0]) == [1, 1]
-    return model(g), [({"x": x, "like": np.zeros(0, np.float64), "axes": np.zeros(0, np.int64), "e": e},
-                       expected)]
+    return model(g), [({"x": x, "like": np.zeros(0, np.float64), "axes": np.zeros(0, np.int64), "e": e,
+                        "q": np.zeros((2, 0), np.int8)}, expected)]
 
 
 MODELS += [empty_inputs]
