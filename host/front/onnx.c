@@ -9674,6 +9674,112 @@ static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *la
     }
 }
 
+/* ---- more of ONNX's ops (issue 30, second part): ai.onnx.preview's FlexAttention, the ops whose
+ * results' lengths depend on data (NonZero, Unique, NonMaxSuppression), ...; each a composition
+ * of the language's ops, as the sections above. */
+
+/* FlexAttention's score_mod or prob_mod (attribute `name`): the subgraph imported in place with
+ * its one input bound to x; its one output, of x's type. x itself where there is none. */
+static ival *flex_mod(imp *I, const Onnx__NodeProto *n, const char *name, ival *x)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return x;
+    const Onnx__GraphProto *g = a->g;
+    if (!g || g->n_input != 1 || g->n_output != 1 || !g->input[0] || !g->input[0]->name)
+        fail(I, "%s is not a subgraph of one input and one output", name);
+    const char *note = I->note;
+    int64_t opset = graph_opset_guard(I);
+    int base = scope_open(I);
+    bind(I, g->input[0]->name, &x->ty, x->id, x->data)->half = x->half;
+    ival o = *subgraph_outputs(I, g, n)[0];
+    scope_close(I, base);
+    I->node = n;
+    I->opset = opset;
+    I->note = note;
+    I->depth--;
+    if (!same_type(&o.ty, &x->ty) || o.seq)
+        fail(I, "%s gives %s for scores of %s; it must keep their type", name, tystr(I, &o.ty), tystr(I, &x->ty));
+    return part(I, n, name, &x->ty, x->half, half_rounded(I, x->half, ref(I, &o)));
+}
+
+/* FlexAttention (ai.onnx.preview): as ONNX's reference computes it, Q and K each times
+ * sqrt(scale) (the square root taken in f32, then in the inputs' type), K's and V's heads repeated
+ * for grouped queries, the scores in softmax_precision (f32 for float16 and bfloat16 inputs, else
+ * the inputs' type), score_mod, the softmax (no guard: a row all -inf gives NaN, as the
+ * reference), prob_mod, the product with V in that precision, and the result in the inputs' type. */
+static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2);
+    cfx_dtype dt = q->ty.dtype;
+    int half = q->half;
+    if (!is_real(dt) || q->ty.rank != 4 || k->ty.rank != 4 || v->ty.rank != 4 || k->ty.dtype != dt ||
+        v->ty.dtype != dt || k->half != half || v->half != half)
+        fail(I, "Q, K and V are %s, %s and %s; reals of one type and rank 4 are taken", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    int64_t B = q->ty.dims[0], Hq = q->ty.dims[1], L = q->ty.dims[2], E = q->ty.dims[3];
+    int64_t Hkv = k->ty.dims[1], S = k->ty.dims[2], Ev = v->ty.dims[3];
+    if (k->ty.dims[0] != B || v->ty.dims[0] != B || v->ty.dims[1] != Hkv || v->ty.dims[2] != S ||
+        k->ty.dims[3] != E || Hq % Hkv)
+        fail(I, "Q, K and V are %s, %s and %s: batches, heads, lengths or head sizes do not fit", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    /* the softmax's precision: cdt, rounded to chalf */
+    cfx_dtype cdt = dt == CFX_F64 ? CFX_F64 : CFX_F32;
+    int chalf = HALF_NONE;
+    if (attr(I, n, "softmax_precision")) {
+        int32_t p = (int32_t)attr_int(I, n, "softmax_precision", 1);
+        if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || p == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+            chalf = p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16 : HALF_BF16;
+        else if (p != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && p != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+            fail(I, "softmax_precision %s is not supported (float, double, float16, bfloat16)", onnx_dtype_name(p));
+        cdt = p == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ? CFX_F64 : CFX_F32;
+    }
+    const Onnx__AttributeProto *sa = attr(I, n, "scale");
+    double scale = sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)E);
+    double ss = (double)sqrtf((float)scale);
+    ss = half ? half_value_of(half, ss) : ss;
+    const char *nm = out_name(I, n, 0), *c = real_const(I, ss, dt, fmt(I, "%s_scale", nm));
+#define H_(e) half_rounded(I, half, (e))
+#define C_(e) half_rounded(I, chalf, (e))
+    ival *qs = part(I, n, "qs", &q->ty, half, H_(fmt(I, "%s * %s", ref(I, q), c)));
+    ival *ks = part(I, n, "ks", &k->ty, half, H_(fmt(I, "%s * %s", ref(I, k), c)));
+    ival *vs = v;
+    if (Hq != Hkv) { /* each key and value head repeated for its group of query heads, in turn */
+        int64_t g = Hq / Hkv;
+        cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, E}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, E});
+        cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, Ev}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, Ev});
+        cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, S, E}), vq = mktype(dt, 4, (int64_t[]){B, Hq, S, Ev});
+        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5),
+                                                               tystr(I, &kr)), &kr, &kq));
+        vs = part(I, n, "v_rep", &vq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, v), &v->ty, &v5),
+                                                              tystr(I, &vr)), &vr, &vq));
+    }
+    ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
+    ival *qk = product_part(I, n, "qk", qs, kt, half);
+    cfx_type st = mktype(cdt, 4, (int64_t[]){B, Hq, L, S}), rt = mktype(cdt, 4, (int64_t[]){B, Hq, L, 1});
+    const char *cn = cfx_dtype_name(cdt);
+    ival *x = cdt == dt && chalf == half ? qk
+            : part(I, n, "scores", &st, chalf, C_(cdt == dt ? qk->id : fmt(I, "cast(%s, %s)", qk->id, cn)));
+    x = flex_mod(I, n, "score_mod", x);
+    ival *mx = part(I, n, "max", &rt, chalf, fmt(I, "max(%s, axis=3, keepdims=True)", x->id));
+    ival *e = part(I, n, "exp", &st, chalf, C_(fmt(I, "exp(%s)", C_(fmt(I, "%s - %s", x->id, mx->id)))));
+    ival *s = part(I, n, "sum", &rt, chalf, C_(fmt(I, "sum(%s, axis=3, keepdims=True)", e->id)));
+    ival *p = part(I, n, "p", &st, chalf, C_(fmt(I, "%s / %s", e->id, s->id)));
+    p = flex_mod(I, n, "prob_mod", p);
+    if (cdt != dt || chalf != half) {
+        cfx_type vt = vs->ty;
+        vt.dtype = cdt;
+        vs = part(I, n, "v_c", &vt, chalf, C_(cdt == dt ? ref(I, vs) : fmt(I, "cast(%s, %s)", ref(I, vs), cn)));
+    }
+    ival *y = product_part(I, n, "y", p, vs, chalf);
+    cfx_type t = mktype(dt, 4, (int64_t[]){B, Hq, L, Ev});
+    const char *o = out_var(I, n, 0, &t);
+    line(I, "%s = %s", o, H_(cdt == dt ? y->id : fmt(I, "cast(%s, %s)", y->id, cfx_dtype_name(dt))));
+#undef C_
+#undef H_
+    I->node_rounded = 1;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -9774,6 +9880,8 @@ static int more_domain(const char *dom, const char *op)
         return !strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum");
     if (!strcmp(dom, "ai.onnx.ml"))
         return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor");
+    if (!strcmp(dom, "ai.onnx.preview"))
+        return !strcmp(op, "FlexAttention");
     return 0;
 }
 
@@ -10020,6 +10128,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_det(I, n);
     } else if (!strcmp(op, "Compress")) {
         op_compress(I, n);
+    } else if (!strcmp(op, "FlexAttention")) {
+        op_flex_attention(I, n);
     } else if (!strcmp(op, "NonZero") || !strcmp(op, "Unique")) {
         /* torch.nonzero, x[mask], masked_select, torch.unique */
         fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
