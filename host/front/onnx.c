@@ -9780,6 +9780,342 @@ static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
     I->node_rounded = 1;
 }
 
+/* The length along `axis` (rank r) of output k, whose length depends on the data: the model's
+ * declared shape, or 0 where it declares none. */
+static int64_t declared_length(imp *I, const Onnx__NodeProto *n, size_t k, int r, int axis)
+{
+    cfx_type decl;
+    if (k >= n->n_output || !n->output[k] || !*n->output[k] ||
+        !declared_type(I, I->mp->graph, n->output[k], &decl) || decl.rank != r || decl.dims[axis] < 1)
+        return 0;
+    return decl.dims[axis];
+}
+
+/* The refusal of an output whose length depends on data that is neither declared nor known. The
+ * words "must be known when the model is imported" let a caller who gave the input's value have
+ * it fixed (onnx_import_model's second try). */
+static void data_length_unknown(imp *I, const Onnx__NodeProto *n, size_t k, ival *x)
+{
+    fail(I, "the length of output '%s' depends on the data, and the model declares none: '%s' must be known "
+         "when the model is imported (cfx fixes every shape at import)", clean(I, out_name(I, n, k)),
+         clean(I, x->name));
+}
+
+/* NonZero: the [rank, count] indices of the nonzero elements, in row-major order. Of a value known
+ * at import, computed there; of one of run time, the count is the model's declared one: a loop
+ * over the elements writes each nonzero one's indices to the next column, and the run checks the
+ * count (`assert`; more stop at the first column past the end with `index`). */
+static void op_nonzero(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 1)
+        fail(I, "the input is %s, a scalar; NonZero takes a tensor of rank 1 or more", tystr(I, &x->ty));
+    int64_t N = count(&x->ty), D = 0;
+    if (x->data) {
+        for (int64_t i = 0; i < N; i++)
+            D += is_real(x->ty.dtype) ? getd(x, i) != 0 : geti(x, i) != 0;
+        if (D == 0)
+            fail(I, "'%s' has no nonzero element, and cfx has no tensors of 0 elements", clean(I, x->name));
+        cfx_type t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+        int64_t *data = new_data(I, &t), j = 0;
+        for (int64_t i = 0; i < N; i++) {
+            if (is_real(x->ty.dtype) ? getd(x, i) == 0 : geti(x, i) == 0)
+                continue;
+            for (int64_t d = r - 1, rest = i; d >= 0; d--) {
+                data[d * D + j] = rest % x->ty.dims[d];
+                rest /= x->ty.dims[d];
+            }
+            j++;
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    D = declared_length(I, n, 0, 2, 1);
+    if (!D)
+        data_length_unknown(I, n, 0, x);
+    cfx_type ft = mktype(x->ty.dtype, 1, &N), t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &ft);
+    if (!plain_id(xs)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, xs);
+        xs = f;
+    }
+    const char *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "for %s in range(%lld) {", i, (long long)N);
+    I->indent++;
+    line(I, x->ty.dtype == CFX_BOOL ? "if %s[%s] {" : "if %s[%s] != 0 {", xs, i);
+    I->indent++;
+    int64_t stride = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        line(I, "%s[%d, %s] = cast(%s // %lld %% %lld, i64)", v, d, j, i, (long long)stride, (long long)x->ty.dims[d]);
+        stride *= x->ty.dims[d];
+    }
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonZero '%s': the input has another count of nonzero elements than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
+/* 1 when slices a and b (m elements each, from flat positions pa and pb of x's data) are equal,
+ * NaN equal to NaN as numpy's unique */
+static int slices_equal(const ival *x, int64_t pa, int64_t pb, int64_t m, const int64_t *at)
+{
+    for (int64_t e = 0; e < m; e++) {
+        int64_t ia = at[pa * m + e], ib = at[pb * m + e];
+        if (is_real(x->ty.dtype)) {
+            double a = getd(x, ia), b = getd(x, ib);
+            if (!(a == b || (a != a && b != b)))
+                return 0;
+        } else if (geti(x, ia) != geti(x, ib)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Unique: the distinct elements (no axis: of x flattened) or slices along axis, sorted (numpy's
+ * unique: slices in lexicographic order, NaN last and equal to NaN) or in order of first
+ * appearance (sorted = 0), with indices, inverse_indices and counts. The count U is the model's
+ * declared one, or counted at import where x is known there. x is seen as [n, m] (the axis moved
+ * first); a first loop marks each slice that appears for the first time, and the run checks
+ * their count (`assert`); a second gives each slice its rank among them (the distinct ones less
+ * than it, or the first appearances before its own) and writes the outputs at it. */
+static void op_unique(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    const Onnx__AttributeProto *aa = attr(I, n, "axis");
+    int srt = (int)attr_int(I, n, "sorted", 1), r = x->ty.rank;
+    if (dt == CFX_BOOL && srt)
+        fail(I, "sorted Unique of %s is not supported (numbers are taken)", tystr(I, &x->ty));
+    if (aa && r < 1)
+        fail(I, "the input is %s, a scalar, with an axis", tystr(I, &x->ty));
+    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
+    int64_t nsl = aa ? x->ty.dims[axis] : count(&x->ty), m = count(&x->ty) / (nsl ? nsl : 1);
+    /* the order of x's elements with the axis first: perm, and the moved type */
+    int perm[CFX_TYPE_MAX_RANK], np = 0;
+    cfx_type mt = x->ty;
+    if (aa) {
+        perm[np++] = axis;
+        for (int d = 0; d < r; d++)
+            if (d != axis)
+                perm[np++] = d;
+        for (int d = 0; d < r; d++)
+            mt.dims[d] = x->ty.dims[perm[d]];
+    }
+    int64_t U = 0;
+    if (x->data) {
+        if (nsl * m > ((int64_t)1 << 16))
+            fail(I, "'%s' has %lld elements; Unique counts at most 2^16 at import", clean(I, x->name),
+                 (long long)(nsl * m));
+        int64_t *at = alloc(I, (size_t)(nsl * m + 1) * sizeof *at);
+        for (int64_t p = 0; p < nsl * m; p++) { /* the flat position in x of element p of [n, m] */
+            int64_t rest = p, pos = 0, idx[CFX_TYPE_MAX_RANK] = {0};
+            for (int d = mt.rank - 1; d >= 0 && aa; d--) {
+                idx[perm[d]] = rest % mt.dims[d];
+                rest /= mt.dims[d];
+            }
+            for (int d = 0; d < r && aa; d++)
+                pos = pos * x->ty.dims[d] + idx[d];
+            at[p] = aa ? pos : p;
+        }
+        for (int64_t i = 0; i < nsl; i++) {
+            int first = 1;
+            for (int64_t j = 0; j < i && first; j++)
+                first = !slices_equal(x, i, j, m, at);
+            U += first;
+        }
+    } else {
+        U = declared_length(I, n, 0, aa ? r : 1, axis);
+        for (size_t k = 1; !U && k < 4; k += 2)
+            U = declared_length(I, n, k, 1, 0);
+        if (!U)
+            data_length_unknown(I, n, 0, x);
+    }
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type xt = mktype(dt, 2, (int64_t[]){nsl, m});
+    if (aa && axis)
+        xs = fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
+    const char *X = new_id(I, "x_", nm), *first = new_id(I, "first_", nm), *fp = new_id(I, "fp_", nm);
+    const char *i = new_id(I, "i_", nm), *eq = new_id(I, "eq_", nm), *rk = new_id(I, "rank_", nm);
+    line(I, "%s = %s", X, reshaped(I, xs, &mt, &xt));
+    /* the elementwise equality of X and its row i (NaN equal to NaN), and order (NaN last) */
+    const char *row = fmt(I, "%s[%s]", X, i);
+    const char *eqe = is_real(dt) ? fmt(I, "(%s == %s) or ((%s != %s) and (%s != %s))", X, row, X, X, row, row)
+                                  : fmt(I, "%s == %s", X, row);
+    const char *lte = is_real(dt) ? fmt(I, "(%s < %s) or ((%s != %s) and (%s == %s))", X, row, row, row, X, X)
+                                  : fmt(I, "%s < %s", X, row);
+    line(I, "%s = zeros(bool[%lld])", first, (long long)nsl);
+    line(I, "%s = zeros(i32[%lld])", fp, (long long)nsl);
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    line(I, "%s[%s] = argmax(cast(%s, i32))", fp, i, eq);
+    line(I, "%s[%s] = %s[%s] == %s", first, i, fp, i, i);
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(sum(%s) == %lld, \"Unique '%s': the input has another count of distinct %s than the %lld "
+         "declared\")", first, (long long)U, clean(I, nm), aa ? "slices" : "elements", (long long)U);
+    cfx_type yt = mktype(dt, 2, (int64_t[]){U, m}), ut = mktype(CFX_I64, 1, &U), it = mktype(CFX_I64, 1, &nsl);
+    const char *ys = new_id(I, "y_", nm), *ix = new_id(I, "ix_", nm), *inv = new_id(I, "inv_", nm);
+    const char *cn = new_id(I, "cnt_", nm);
+    line(I, "%s = %s", ys, zeros_of(I, &yt));
+    line(I, "%s = %s", ix, zeros_of(I, &ut));
+    line(I, "%s = %s", cn, zeros_of(I, &ut));
+    line(I, "%s = %s", inv, zeros_of(I, &it));
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    if (srt) { /* the distinct slices less than row i: at their first difference from it, less */
+        const char *p = new_id(I, "p_", nm);
+        line(I, "%s = reshape(argmax(cast(not (%s), i32), axis=1), [%lld, 1])", p, eqe, (long long)nsl);
+        line(I, "%s = sum(%s and any((%s) and (iota(i32[1, %lld]) == %s), axis=1) and not %s)", rk, first, lte,
+             (long long)m, p, eq);
+    } else {
+        line(I, "%s = sum(%s and (iota(i32[%lld]) < %s[%s]))", rk, first, (long long)nsl, fp, i);
+    }
+    line(I, "%s[%s] = cast(%s, i64)", inv, i, rk);
+    line(I, "if %s[%s] {", first, i);
+    I->indent++;
+    line(I, "%s[%s] = %s", ys, rk, row);
+    line(I, "%s[%s] = cast(%s, i64)", ix, rk, i);
+    line(I, "%s[%s] = cast(sum(%s), i64)", cn, rk, eq);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    cfx_type ot = mktype(dt, 1, &U);
+    if (aa) { /* [U, m] seen as x with the axis first, then moved back */
+        int inv_perm[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            inv_perm[perm[d]] = d;
+        cfx_type ut2 = mt;
+        ut2.dims[0] = U;
+        ot = x->ty;
+        ot.dims[axis] = U;
+        const char *e = reshaped(I, ys, &yt, &ut2);
+        ys = axis ? fmt(I, "permute(%s, %s)", e, perm_text(I, inv_perm, r)) : e;
+    } else {
+        ys = reshaped(I, ys, &yt, &ot);
+    }
+    const char *outs[4] = {ys, ix, inv, cn};
+    const cfx_type *ts[4] = {&ot, &ut, &it, &ut};
+    for (size_t k = 0; k < 4 && k < n->n_output; k++)
+        if (n->output[k] && *n->output[k]) {
+            int64_t dk = k == 0 ? ot.dims[aa ? axis : 0] : ts[k]->dims[0];
+            int64_t dd = declared_length(I, n, k, ts[k]->rank, k == 0 && aa ? axis : 0);
+            if (dd && dd != dk)
+                fail(I, "output '%s' is declared of length %lld; the data gives %lld", clean(I, n->output[k]),
+                     (long long)dd, (long long)dk);
+            line(I, "%s = %s", out_var(I, n, k, ts[k]), outs[k]);
+        }
+    I->node_rounded = 1;
+}
+
+/* NonMaxSuppression, as ONNX's reference: for each batch and class, the boxes above
+ * score_threshold taken by decreasing score (the lower index first among equal scores), each kept
+ * where its IoU with every box kept before in the class is at most iou_threshold, up to
+ * max_output_boxes_per_class; [batch, class, box] of each kept box, in that order. The count is the
+ * model's declared one: a while loop per class picks the best box left, compares it with all the
+ * boxes at once (the kept ones masked), and writes the next row; the run checks the count. */
+static void op_nms(imp *I, const Onnx__NodeProto *n)
+{
+    ival *bx = in(I, n, 0), *sc = in(I, n, 1), *mo = in_opt(I, n, 2), *it = in_opt(I, n, 3), *st = in_opt(I, n, 4);
+    cfx_dtype dt = bx->ty.dtype;
+    if (!is_real(dt) || bx->ty.rank != 3 || bx->ty.dims[2] != 4 || sc->ty.rank != 3 || sc->ty.dtype != dt ||
+        sc->ty.dims[0] != bx->ty.dims[0] || sc->ty.dims[2] != bx->ty.dims[1])
+        fail(I, "boxes %s and scores %s; reals [batch, boxes, 4] and [batch, classes, boxes] are taken",
+             tystr(I, &bx->ty), tystr(I, &sc->ty));
+    if ((mo && (mo->ty.dtype != CFX_I64 || count(&mo->ty) != 1)) || (it && (it->ty.dtype != dt || count(&it->ty) != 1)) ||
+        (st && (st->ty.dtype != dt || count(&st->ty) != 1)))
+        fail(I, "max_output_boxes_per_class, iou_threshold and score_threshold are one int64 and one value of the "
+             "boxes' type each");
+    int64_t cpb = attr_int(I, n, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        fail(I, "center_point_box %lld is not 0 or 1", (long long)cpb);
+    int64_t B = bx->ty.dims[0], C = sc->ty.dims[1], N = bx->ty.dims[1];
+    int64_t D = declared_length(I, n, 0, 2, 0);
+    if (!D)
+        fail(I, "the count of boxes selected depends on the data, and the model declares no shape for output "
+             "'%s' (cfx fixes every shape at import)", clean(I, out_name(I, n, 0)));
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    cfx_type one_i = mktype(CFX_I64, 0, NULL), one_r = mktype(dt, 0, NULL);
+    const char *mx = mo ? fmt(I, "max(%s, cast(0, i64))", reshaped(I, ref(I, mo), &mo->ty, &one_i)) : "cast(0, i64)";
+    const char *thr = it ? reshaped(I, ref(I, it), &it->ty, &one_r) : fmt(I, "cast(0, %s)", dn);
+    const char *b = new_id(I, "b_", nm), *c = new_id(I, "c_", nm), *j = new_id(I, "j_", nm), *m = new_id(I, "m_", nm);
+    const char *box = new_id(I, "box_", nm), *lo[2], *hi[2], *area = new_id(I, "area_", nm);
+    const char *s = new_id(I, "s_", nm), *alive = new_id(I, "alive_", nm), *kept = new_id(I, "kept_", nm);
+    const char *k = new_id(I, "k_", nm), *hit = new_id(I, "hit_", nm);
+    const char *ext[2] = {new_id(I, "ix_", nm), new_id(I, "iy_", nm)}, *inter = new_id(I, "inter_", nm);
+    const char *sup = new_id(I, "sup_", nm), *lim = new_id(I, "limit_", nm), *th = new_id(I, "thr_", nm);
+    cfx_type t = mktype(CFX_I64, 2, (int64_t[]){D, 3});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "%s = %s", lim, mx);
+    line(I, "%s = %s", th, thr);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", box, ref(I, bx), b);
+    for (int a = 0; a < 2; a++) { /* x (a = 0) and y: the boxes' extents along it */
+        lo[a] = new_id(I, a ? "ylo_" : "xlo_", nm);
+        hi[a] = new_id(I, a ? "yhi_" : "xhi_", nm);
+        if (cpb == 0) { /* [y1, x1, y2, x2], the corners in either order */
+            int p = a ? 0 : 1;
+            line(I, "%s = min(%s[:, %d], %s[:, %d])", lo[a], box, p, box, p + 2);
+            line(I, "%s = max(%s[:, %d], %s[:, %d])", hi[a], box, p, box, p + 2);
+        } else { /* [x_center, y_center, width, height] */
+            line(I, "%s = %s[:, %d] - %s[:, %d] / 2", lo[a], box, a, box, a + 2);
+            line(I, "%s = %s[:, %d] + %s[:, %d] / 2", hi[a], box, a, box, a + 2);
+        }
+    }
+    line(I, "%s = (%s - %s) * (%s - %s)", area, hi[0], lo[0], hi[1], lo[1]);
+    line(I, "for %s in range(%lld) {", c, (long long)C);
+    I->indent++;
+    line(I, "%s = %s[%s, %s]", s, ref(I, sc), b, c);
+    if (st)
+        line(I, "%s = %s > %s", alive, s, reshaped(I, ref(I, st), &st->ty, &one_r));
+    else
+        line(I, "%s = ones(bool[%lld])", alive, (long long)N);
+    line(I, "%s = zeros(bool[%lld])", kept, (long long)N);
+    line(I, "%s = cast(0, i64)", m);
+    line(I, "while %s < %s and any(%s) {", m, lim, alive);
+    I->indent++;
+    line(I, "%s = %s and (%s == max(where(%s, %s, -inf)))", hit, alive, s, alive, s);
+    line(I, "%s = argmax(cast(%s, i32)) if any(%s) else argmax(cast(%s, i32))", k, hit, hit, alive);
+    line(I, "%s[%s] = False", alive, k);
+    for (int a = 0; a < 2; a++)
+        line(I, "%s = min(%s[%s], %s) - max(%s[%s], %s)", ext[a], hi[a], k, hi[a], lo[a], k, lo[a]);
+    line(I, "%s = %s * %s", inter, ext[0], ext[1]);
+    line(I, "%s = (%s > 0) and (%s > 0) and (%s > 0) and (%s[%s] > 0) and (%s > 0) and (%s[%s] + %s - %s > 0) and "
+         "(%s / (%s[%s] + %s - %s) > %s)", sup, ext[0], ext[1], inter, area, k, area, area, k, area, inter, inter,
+         area, k, area, inter, th);
+    line(I, "if not any(%s and %s) {", sup, kept);
+    I->indent++;
+    line(I, "%s[%s] = True", kept, k);
+    line(I, "%s += 1", m);
+    line(I, "%s[%s, 0] = cast(%s, i64)", v, j, b);
+    line(I, "%s[%s, 1] = cast(%s, i64)", v, j, c);
+    line(I, "%s[%s, 2] = cast(%s, i64)", v, j, k);
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonMaxSuppression '%s': another count of boxes is selected than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10130,10 +10466,12 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_compress(I, n);
     } else if (!strcmp(op, "FlexAttention")) {
         op_flex_attention(I, n);
-    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Unique")) {
-        /* torch.nonzero, x[mask], masked_select, torch.unique */
-        fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
-             "every shape at import", op);
+    } else if (!strcmp(op, "NonZero")) {
+        op_nonzero(I, n);
+    } else if (!strcmp(op, "Unique")) {
+        op_unique(I, n);
+    } else if (!strcmp(op, "NonMaxSuppression")) {
+        op_nms(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
