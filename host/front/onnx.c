@@ -10116,6 +10116,112 @@ static void op_nms(imp *I, const Onnx__NodeProto *n)
          "declared\")", j, (long long)D, clean(I, nm), (long long)D);
 }
 
+/* RoiAlign: each roi's sampling grid (sampling_ratio points a bin along each axis) is separable:
+ * along y, each point's two rows and weights (0 outside the map, as ONNX's reference) make a
+ * one-hot [points, H] matrix for each tap; avg sums a bin's points into [PH, H] and gives
+ * `Wy @ X[b] @ Wx^T / count`; max gathers each tap's values with the one-hot matrices and takes
+ * the largest weighted tap, then the largest point of each bin. A loop over the rois (their batch
+ * index of run time, out of range stops with `index`). */
+static void op_roi_align(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ro = in(I, n, 1), *bi = in(I, n, 2);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || ro->ty.rank != 2 || ro->ty.dims[1] != 4 || ro->ty.dtype != dt ||
+        bi->ty.rank != 1 || bi->ty.dims[0] != ro->ty.dims[0] || (bi->ty.dtype != CFX_I64 && bi->ty.dtype != CFX_I32))
+        fail(I, "X %s, rois %s and batch_indices %s; reals [N, C, H, W], [R, 4] and integers [R] are taken",
+             tystr(I, &x->ty), tystr(I, &ro->ty), tystr(I, &bi->ty));
+    const char *mode = attr_str(I, n, "mode", "avg");
+    const char *ctm = attr_str(I, n, "coordinate_transformation_mode", I->opset >= 16 ? "half_pixel" : "output_half_pixel");
+    int avg = !strcmp(mode, "avg"), hp = !strcmp(ctm, "half_pixel");
+    if (!avg && strcmp(mode, "max"))
+        fail(I, "mode '%s' is not supported (avg, max)", mode);
+    if (!hp && strcmp(ctm, "output_half_pixel"))
+        fail(I, "coordinate_transformation_mode '%s' is not supported (half_pixel, output_half_pixel)", ctm);
+    int64_t PH = attr_int(I, n, "output_height", 1), PW = attr_int(I, n, "output_width", 1);
+    int64_t g = attr_int(I, n, "sampling_ratio", 0);
+    double scale = attr_float(I, n, "spatial_scale", 1.0);
+    if (g < 1 || g > 64)
+        fail(I, "sampling_ratio %lld: 1 to 64 are taken (0 makes each roi's grid from its size, of run time)",
+             (long long)g);
+    if (PH < 1 || PW < 1 || PH * g > 4096 || PW * g > 4096)
+        fail(I, "output_height %lld and output_width %lld of %lld samples a bin; at most 4096 samples an axis",
+             (long long)PH, (long long)PW, (long long)g);
+    int64_t R = ro->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    const char *r = new_id(I, "r_", nm), *xb = new_id(I, "xb_", nm);
+    const char *ss = real_const(I, scale, dt, fmt(I, "%s_scale", nm)), *off = hp ? " - 0.5" : "";
+    cfx_type t = mktype(dt, 4, (int64_t[]){R, C, PH, PW});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "for %s in range(%lld) {", r, (long long)R);
+    I->indent++;
+    line(I, "%s = %s[%s[%s]]", xb, ref(I, x), ref(I, bi), r);
+    const char *mat[2][2], *wt[2][2]; /* [axis y, x][tap low, high]: one-hot matrix, weights */
+    for (int a = 0; a < 2; a++) { /* a = 0: y (rows, roi columns 1 and 3), 1: x */
+        int64_t P = a ? PW : PH, L = a ? W : H, G = P * g;
+        const char *ax = a ? "x" : "y";
+        const char *st = new_id(I, fmt(I, "%s0_", ax), nm), *bs = new_id(I, fmt(I, "b%s_", ax), nm);
+        const char *pos = new_id(I, fmt(I, "%s_", ax), nm), *out = new_id(I, fmt(I, "out%s_", ax), nm);
+        const char *lo = new_id(I, fmt(I, "%slo_", ax), nm), *edge = new_id(I, fmt(I, "edge%s_", ax), nm);
+        const char *lw = new_id(I, fmt(I, "l%s_", ax), nm);
+        line(I, "%s = %s[%s, %d] * %s%s", st, ref(I, ro), r, 1 - a, ss, off);
+        line(I, hp ? "%s = (%s[%s, %d] * %s%s - %s) / %lld" : "%s = max(%s[%s, %d] * %s%s - %s, 1.0) / %lld", bs,
+             ref(I, ro), r, 3 - a, ss, off, st, (long long)P);
+        /* the points: st + p * bs + (i + 0.5) * bs / g for bin p and point i */
+        cfx_type pt = mktype(dt, 1, &G);
+        void *pd = new_data(I, &pt), *id = new_data(I, &pt);
+        for (int64_t k = 0; k < G; k++) {
+            setd(dt, pd, k, (double)(k / g));
+            setd(dt, id, k, (double)(k % g) + 0.5);
+        }
+        ival pv = {.name = fmt(I, "%s_bins%s", nm, ax), .ty = pt, .data = pd};
+        ival iv = {.name = fmt(I, "%s_points%s", nm, ax), .ty = pt, .data = id};
+        line(I, "%s = %s + %s * %s + %s * %s / %lld", pos, st, ref(I, &pv), bs, ref(I, &iv), bs, (long long)g);
+        line(I, "%s = (%s < -1.0) or (%s > %lld)", out, pos, pos, (long long)L);
+        line(I, "%s = max(%s, 0.0)", pos, pos);
+        line(I, "%s = cast(%s, i32)", lo, pos);
+        line(I, "%s = %s >= %lld", edge, lo, (long long)(L - 1));
+        line(I, "%s = where(%s, %lld, %s)", lo, edge, (long long)(L - 1), lo);
+        line(I, "%s = where(%s, cast(%s, %s), %s) - cast(%s, %s)", lw, edge, lo, dn, pos, lo, dn);
+        const char *hi = fmt(I, "where(%s, %s, %s + 1)", edge, lo, lo);
+        const char *io = fmt(I, "iota(i32[1, %lld])", (long long)L);
+        for (int h = 0; h < 2; h++) {
+            mat[a][h] = new_id(I, fmt(I, "s%s%s_", ax, h ? "hi" : "lo"), nm);
+            wt[a][h] = new_id(I, fmt(I, "w%s%s_", ax, h ? "hi" : "lo"), nm);
+            line(I, "%s = cast(%s == reshape(where(%s, 0, %s), [%lld, 1]), %s)", mat[a][h], io, out, h ? hi : lo,
+                 (long long)G, dn);
+            line(I, "%s = where(%s, 0.0, %s)", wt[a][h], out, h ? lw : fmt(I, "1.0 - %s", lw));
+        }
+        if (avg) { /* the bins' weights on the rows: [P, L] */
+            const char *m = new_id(I, fmt(I, "m%s_", ax), nm);
+            line(I, "%s = sum(reshape(%s * reshape(%s, [%lld, 1]) + %s * reshape(%s, [%lld, 1]), [%lld, %lld, %lld]), "
+                 "axis=1)", m, mat[a][0], wt[a][0], (long long)G, mat[a][1], wt[a][1], (long long)G, (long long)P,
+                 (long long)g, (long long)L);
+            mat[a][0] = m;
+        }
+    }
+    if (avg) {
+        line(I, "%s[%s] = (%s @ %s) @ transpose(%s) / %lld", v, r, mat[0][0], xb, mat[1][0], (long long)(g * g));
+    } else {
+        const char *best = NULL;
+        for (int hy = 0; hy < 2; hy++) {
+            const char *ay = new_id(I, fmt(I, "a%s_", hy ? "hi" : "lo"), nm);
+            line(I, "%s = %s @ %s", ay, mat[0][hy], xb);
+            for (int hx = 0; hx < 2; hx++) {
+                const char *tap = fmt(I, "reshape(%s, [%lld, 1]) * reshape(%s, [1, %lld]) * (%s @ transpose(%s))",
+                                      wt[0][hy], (long long)(PH * g), wt[1][hx], (long long)(PW * g), ay, mat[1][hx]);
+                best = best ? fmt(I, "max(%s, %s)", best, tap) : tap;
+            }
+        }
+        const char *val = new_id(I, "val_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, %lld, %lld, %lld])", val, best, (long long)C, (long long)PH, (long long)g,
+             (long long)PW, (long long)g);
+        line(I, "%s[%s] = max(max(%s, axis=4), axis=2)", v, r, val);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10472,6 +10578,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_unique(I, n);
     } else if (!strcmp(op, "NonMaxSuppression")) {
         op_nms(I, n);
+    } else if (!strcmp(op, "RoiAlign")) {
+        op_roi_align(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
