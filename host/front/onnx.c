@@ -10222,6 +10222,114 @@ static void op_roi_align(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
 }
 
+/* DeformConv of 2-D images, as ONNX's reference: each kernel offset's sampling positions (the
+ * window's place plus the offsets of run time) read X bilinearly with zeros outside (GridSample's
+ * align_corners 1), which is separable: a [P, H] matrix of the rows' weights and a [P, W] one of the
+ * columns' (a tap outside the image matches no row), `sum((X @ Wx^T) * Wy^T, axis=1)` the samples
+ * of every channel of the offset group at the P output positions, times the mask; the samples as
+ * the columns of a product with the weights per group, plus the bias. A loop over the batch, the
+ * kernel offsets and offset groups unrolled in it. */
+static void op_deform_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *of = in(I, n, 2), *bias = in_opt(I, n, 3), *mk = in_opt(I, n, 4);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || w->ty.rank != 4 || of->ty.rank != 4 || w->ty.dtype != dt ||
+        of->ty.dtype != dt || (bias && (bias->ty.dtype != dt || bias->ty.rank != 1)) ||
+        (mk && (mk->ty.dtype != dt || mk->ty.rank != 4)))
+        fail(I, "X %s, W %s and offset %s: 2-D deformable convolutions of reals are taken", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], Wd = x->ty.dims[3], OC = w->ty.dims[0];
+    int64_t G = attr_int(I, n, "group", 1), OG = attr_int(I, n, "offset_group", 1);
+    int64_t ks[2] = {w->ty.dims[2], w->ty.dims[3]}, pads[4] = {0, 0, 0, 0}, st[2] = {1, 1}, dl[2] = {1, 1};
+    size_t len;
+    const int64_t *a;
+    if ((a = attr_ints(I, n, "kernel_shape", &len)) && len == 2)
+        ks[0] = a[0], ks[1] = a[1];
+    if ((a = attr_ints(I, n, "pads", &len)) && len == 4)
+        memcpy(pads, a, sizeof pads);
+    if ((a = attr_ints(I, n, "strides", &len)) && len == 2)
+        st[0] = a[0], st[1] = a[1];
+    if ((a = attr_ints(I, n, "dilations", &len)) && len == 2)
+        dl[0] = a[0], dl[1] = a[1];
+    int64_t K = ks[0] * ks[1], OH = of->ty.dims[2], OW = of->ty.dims[3], P = OH * OW;
+    if (G < 1 || OG < 1 || C % G || OC % G || C % OG || w->ty.dims[1] * G != C || ks[0] != w->ty.dims[2] ||
+        ks[1] != w->ty.dims[3] || of->ty.dims[0] != N || of->ty.dims[1] != OG * K * 2 || st[0] < 1 || st[1] < 1 ||
+        dl[0] < 1 || dl[1] < 1)
+        fail(I, "X %s, W %s, offset %s with group %lld and offset_group %lld do not fit", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty), (long long)G, (long long)OG);
+    if (OH != (H + pads[0] + pads[2] - (ks[0] - 1) * dl[0] - 1) / st[0] + 1 ||
+        OW != (Wd + pads[1] + pads[3] - (ks[1] - 1) * dl[1] - 1) / st[1] + 1)
+        fail(I, "the offset %s does not give the output's size for these pads, strides and dilations",
+             tystr(I, &of->ty));
+    if ((mk && (mk->ty.dims[0] != N || mk->ty.dims[1] != OG * K || mk->ty.dims[2] != OH || mk->ty.dims[3] != OW)) ||
+        (bias && bias->ty.dims[0] != OC))
+        fail(I, "the mask or bias does not fit the offset %s and %lld output channels", tystr(I, &of->ty),
+             (long long)OC);
+    if (K * OG > 256)
+        fail(I, "%lld kernel offsets in %lld offset groups; at most 256 in all are taken", (long long)K, (long long)OG);
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    int64_t CG = C / OG, ICG = C / G, OCG = OC / G;
+    const char *b = new_id(I, "b_", nm), *cols = new_id(I, "cols_", nm), *xb = new_id(I, "xb_", nm);
+    const char *py = new_id(I, "py_", nm), *px = new_id(I, "px_", nm), *sy = new_id(I, "sy_", nm);
+    const char *sx = new_id(I, "sx_", nm), *fy = new_id(I, "fy_", nm), *fx = new_id(I, "fx_", nm);
+    const char *ofs = ref(I, of), *ws = ref(I, w);
+    cfx_type yt = mktype(dt, 3, (int64_t[]){N, OC, P}), t = mktype(dt, 4, (int64_t[]){N, OC, OH, OW});
+    cfx_type ct = mktype(dt, 3, (int64_t[]){C, K, P});
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, zeros_of(I, &yt));
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "%s = %s[%s]", xb, ref(I, x), b);
+    line(I, "%s = %s", cols, zeros_of(I, &ct));
+    for (int64_t k = 0; k < K; k++) {
+        /* the window's place of each output position along y and x, known at import */
+        cfx_type pt = mktype(dt, 1, &P);
+        void *by = new_data(I, &pt), *bx = new_data(I, &pt);
+        for (int64_t p = 0; p < P; p++) {
+            setd(dt, by, p, (double)(-pads[0] + st[0] * (p / OW) + (k / ks[1]) * dl[0]));
+            setd(dt, bx, p, (double)(-pads[1] + st[1] * (p % OW) + (k % ks[1]) * dl[1]));
+        }
+        ival byv = {.name = fmt(I, "%s_y%lld", nm, (long long)k), .ty = pt, .data = by};
+        ival bxv = {.name = fmt(I, "%s_x%lld", nm, (long long)k), .ty = pt, .data = bx};
+        for (int64_t og = 0; og < OG; og++) {
+            int64_t ch = (og * K + k) * 2;
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", py, ref(I, &byv), ofs, b, (long long)ch, (long long)P);
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", px, ref(I, &bxv), ofs, b, (long long)ch + 1, (long long)P);
+            line(I, "%s = floor(%s)", fy, py);
+            line(I, "%s = floor(%s)", fx, px);
+            const char *iy = fmt(I, "iota(%s[1, %lld])", dn, (long long)H), *ix = fmt(I, "iota(%s[1, %lld])", dn, (long long)Wd);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sy, iy, fy, (long long)P, fy, py,
+                 (long long)P, iy, fy, (long long)P, py, fy, (long long)P);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sx, ix, fx, (long long)P, fx, px,
+                 (long long)P, ix, fx, (long long)P, px, fx, (long long)P);
+            const char *smp = fmt(I, "sum((%s[%lld:%lld] @ transpose(%s)) * transpose(%s), axis=1)", xb,
+                                  (long long)(og * CG), (long long)((og + 1) * CG), sx, sy);
+            if (mk)
+                smp = fmt(I, "%s * reshape(%s[%s, %lld], [1, %lld])", smp, ref(I, mk), b, (long long)(og * K + k),
+                          (long long)P);
+            line(I, "%s[%lld:%lld, %lld] = %s", cols, (long long)(og * CG), (long long)((og + 1) * CG), (long long)k,
+                 smp);
+        }
+    }
+    for (int64_t g = 0; g < G; g++) {
+        cfx_type wg = mktype(dt, 2, (int64_t[]){OCG, ICG * K});
+        cfx_type w4 = mktype(dt, 4, (int64_t[]){OCG, ICG, ks[0], ks[1]}), c3 = mktype(dt, 3, (int64_t[]){ICG, K, P});
+        cfx_type c2 = mktype(dt, 2, (int64_t[]){ICG * K, P});
+        const char *wpart = G == 1 ? ws : fmt(I, "%s[%lld:%lld]", ws, (long long)(g * OCG), (long long)((g + 1) * OCG));
+        const char *cpart = G == 1 ? cols : fmt(I, "%s[%lld:%lld]", cols, (long long)(g * ICG), (long long)((g + 1) * ICG));
+        line(I, "%s[%s, %lld:%lld] = %s @ %s", y, b, (long long)(g * OCG), (long long)((g + 1) * OCG),
+             reshaped(I, wpart, &w4, &wg), reshaped(I, cpart, &c3, &c2));
+    }
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    cfx_type bt = mktype(dt, 3, (int64_t[]){OC, 1, 1});
+    line(I, "%s = %s%s", v, reshaped(I, y, &yt, &t),
+         bias ? fmt(I, " + %s", reshaped(I, ref(I, bias), &bias->ty, &bt)) : "");
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10580,6 +10688,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_nms(I, n);
     } else if (!strcmp(op, "RoiAlign")) {
         op_roi_align(I, n);
+    } else if (!strcmp(op, "DeformConv")) {
+        op_deform_conv(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
