@@ -10330,6 +10330,167 @@ static void op_deform_conv(imp *I, const Onnx__NodeProto *n)
          bias ? fmt(I, " + %s", reshaped(I, ref(I, bias), &bias->ty, &bt)) : "");
 }
 
+/* A tree ensemble's attribute of numbers, given as a tensor or as a list (floats, ints): into
+ * vals[0 .. *len) as doubles; NULL (and *len 0) when absent. */
+static double *te_values(imp *I, const Onnx__NodeProto *n, const char *name, int64_t *len)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    *len = 0;
+    if (!a)
+        return NULL;
+    if (a->t) {
+        cfx_type t;
+        int half;
+        ival v = {.name = name};
+        v.data = tensor_data(I, a->t, &t, &half);
+        v.ty = t;
+        *len = count(&t);
+        double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+        for (int64_t k = 0; k < *len; k++)
+            out[k] = getd(&v, k);
+        return out;
+    }
+    *len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+    for (int64_t k = 0; k < *len; k++)
+        out[k] = a->n_floats ? (double)a->floats[k] : (double)a->ints[k];
+    return out;
+}
+
+typedef struct te {
+    const double *splits, *feat, *modes, *tid, *tleaf, *fid, *fleaf, *ltarget, *lweight, *miss, *members;
+    int64_t nnodes, nleaves, nmembers, *member_at, nwritten;
+    const char *x, *res, *nm, *agg;
+    cfx_dtype dt;
+    int ntrees;
+} te;
+
+/* The rows of X that reach node k (of a tree, leaf when `leaf`) are those where `mask` is true:
+ * a node's condition splits them between its branches, a leaf adds its weight to its target. */
+static void te_walk(imp *I, te *T, int64_t k, int leaf, const char *mask, int depth)
+{
+    if (depth > 64 || ++T->nwritten > 4096)
+        fail(I, "the trees are deeper than 64 or have more than 4096 nodes in all");
+    if (leaf) {
+        if (k < 0 || k >= T->nleaves || T->ltarget[k] < 0 || (int64_t)T->ltarget[k] >= (int64_t)1 << 20)
+            fail(I, "leaf %lld is outside the %lld leaves, or its target is out of range", (long long)k,
+                 (long long)T->nleaves);
+        int64_t t = (int64_t)T->ltarget[k];
+        double w = T->lweight[k] / (!strcmp(T->agg, "avg") ? T->ntrees : 1);
+        const char *wc = real_const(I, w, T->dt, fmt(I, "%s_leaf%lld", T->nm, (long long)k));
+        const char *col = fmt(I, "%s[:, %lld]", T->res, (long long)t);
+        if (!strcmp(T->agg, "sum") || !strcmp(T->agg, "avg"))
+            line(I, "%s = %s + where(%s, %s, 0.0)", col, col, mask, wc);
+        else
+            line(I, "%s = where(%s, %s(%s, %s), %s)", col, mask, T->agg, col, wc, col);
+        return;
+    }
+    if (k < 0 || k >= T->nnodes)
+        fail(I, "node %lld is outside the %lld nodes", (long long)k, (long long)T->nnodes);
+    int mode = (int)T->modes[k];
+    const char *xv = fmt(I, "%s[:, %lld]", T->x, (long long)T->feat[k]);
+    const char *sp = real_const(I, T->splits[k], CFX_F64, fmt(I, "%s_split%lld", T->nm, (long long)k));
+    const char *c;
+    static const char *const cmp[] = {"<=", "<", ">=", ">", "==", "!="};
+    if (mode >= 0 && mode <= 5) {
+        c = fmt(I, "(%s %s %s)", xv, cmp[mode], sp);
+    } else if (mode == 6) {
+        c = NULL;
+        for (int64_t j = T->member_at[k]; j < T->nmembers && !isnan(T->members[j]); j++) {
+            const char *e = fmt(I, "(%s == %s)", xv, real_const(I, T->members[j], CFX_F64, fmt(I, "%s_member", T->nm)));
+            c = c ? fmt(I, "%s or %s", c, e) : e;
+        }
+        if (!c)
+            c = fmt(I, "zeros(bool[%s.shape[0]])", T->x);
+        c = fmt(I, "(%s)", c);
+    } else {
+        fail(I, "node %lld has mode %d; 0 to 6 are taken", (long long)k, mode);
+    }
+    if (T->miss && T->miss[k] != 0)
+        c = fmt(I, "(%s or (%s != %s))", c, xv, xv);
+    const char *cv = new_id(I, "cond_", T->nm), *tm = new_id(I, "m_", T->nm), *fm = new_id(I, "m_", T->nm);
+    line(I, "%s = %s", cv, c);
+    line(I, "%s = %s and %s", tm, mask, cv);
+    line(I, "%s = %s and not %s", fm, mask, cv);
+    te_walk(I, T, (int64_t)T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
+    te_walk(I, T, (int64_t)T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
+}
+
+/* TreeEnsemble (ai.onnx.ml, opset 5): the trees, known at import, unrolled into masks of the rows
+ * reaching each node (the conditions compared in f64, as the reference's Python floats), each
+ * leaf's weight added (aggregate_function SUM, AVERAGE) or taken the least or largest (MIN, MAX) into
+ * its target's column, tree after tree. post_transform NONE only. */
+static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 2)
+        fail(I, "X is %s; reals [N, features] are taken", tystr(I, &x->ty));
+    if (attr_int(I, n, "post_transform", 0) != 0)
+        fail(I, "post_transform %lld is not supported (0, none)", (long long)attr_int(I, n, "post_transform", 0));
+    int64_t agg = attr_int(I, n, "aggregate_function", 1), nt = attr_int(I, n, "n_targets", 0);
+    static const char *const aggs[] = {"avg", "sum", "min", "max"};
+    if (agg < 0 || agg > 3 || nt < 1 || nt > ((int64_t)1 << 20))
+        fail(I, "aggregate_function %lld and n_targets %lld: 0 to 3 and a positive count are taken", (long long)agg,
+             (long long)nt);
+    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0)};
+    int64_t l[11];
+    T.splits = te_values(I, n, "nodes_splits", &l[0]);
+    T.feat = te_values(I, n, "nodes_featureids", &l[1]);
+    T.modes = te_values(I, n, "nodes_modes", &l[2]);
+    T.tid = te_values(I, n, "nodes_truenodeids", &l[3]);
+    T.tleaf = te_values(I, n, "nodes_trueleafs", &l[4]);
+    T.fid = te_values(I, n, "nodes_falsenodeids", &l[5]);
+    T.fleaf = te_values(I, n, "nodes_falseleafs", &l[6]);
+    T.ltarget = te_values(I, n, "leaf_targetids", &l[7]);
+    T.lweight = te_values(I, n, "leaf_weights", &l[8]);
+    T.miss = te_values(I, n, "nodes_missing_value_tracks_true", &l[9]);
+    T.members = te_values(I, n, "membership_values", &l[10]);
+    T.nnodes = l[0];
+    T.nleaves = l[7];
+    T.nmembers = l[10];
+    for (int k = 1; k < 7; k++)
+        if (l[k] != T.nnodes)
+            fail(I, "the nodes' attributes have %lld and %lld entries", (long long)T.nnodes, (long long)l[k]);
+    if (l[8] != T.nleaves || (T.miss && l[9] != T.nnodes) || T.nnodes < 1)
+        fail(I, "the leaves' or nodes' attributes differ in length");
+    for (int64_t k = 0; k < T.nnodes; k++)
+        if (T.feat[k] < 0 || T.feat[k] >= (double)x->ty.dims[1])
+            fail(I, "node %lld reads feature %g of %lld", (long long)k, T.feat[k], (long long)x->ty.dims[1]);
+    /* where each membership node's set starts: the sets follow one another, each ended by a NaN */
+    T.member_at = alloc(I, (size_t)(T.nnodes + 1) * sizeof *T.member_at);
+    for (int64_t k = 0, at = 0; k < T.nnodes; k++) {
+        T.member_at[k] = at;
+        if (T.modes[k] == 6) {
+            if (!T.members)
+                fail(I, "node %lld tests membership and there are no membership_values", (long long)k);
+            while (at < T.nmembers && !isnan(T.members[at]))
+                at++;
+            at++;
+        }
+    }
+    size_t nr;
+    const int64_t *roots = attr_ints(I, n, "tree_roots", &nr);
+    if (!roots || nr < 1)
+        fail(I, "tree_roots is missing");
+    T.ntrees = (int)nr;
+    int64_t N = x->ty.dims[0];
+    cfx_type t = mktype(dt, 2, (int64_t[]){N, nt});
+    T.x = new_id(I, "xf_", T.nm);
+    T.res = out_var(I, n, 0, &t);
+    line(I, "%s = cast(%s, f64)", T.x, ref(I, x));
+    double big = dt == CFX_F32 ? 3.4028234663852886e38 : 1.7976931348623157e308; /* finfo(dtype).max */
+    double init = agg == 2 ? big : agg == 3 ? -big : 0;
+    line(I, "%s = full(%s, %s)", T.res, tystr(I, &t), real_const(I, init, dt, fmt(I, "%s_init", T.nm)));
+    for (size_t r = 0; r < nr; r++) {
+        int64_t k = roots[r];
+        if (k < 0 || k >= T.nnodes)
+            fail(I, "tree root %lld is outside the %lld nodes", (long long)k, (long long)T.nnodes);
+        int leaf = T.tleaf[k] != 0 && T.fleaf[k] != 0 && T.tid[k] == T.fid[k];
+        te_walk(I, &T, leaf ? (int64_t)T.tid[k] : k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10429,7 +10590,7 @@ static int more_domain(const char *dom, const char *op)
     if (!strcmp(dom, "ai.onnx.preview.training"))
         return !strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum");
     if (!strcmp(dom, "ai.onnx.ml"))
-        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor");
+        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor") || !strcmp(op, "TreeEnsemble");
     if (!strcmp(dom, "ai.onnx.preview"))
         return !strcmp(op, "FlexAttention");
     return 0;
@@ -10690,6 +10851,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_roi_align(I, n);
     } else if (!strcmp(op, "DeformConv")) {
         op_deform_conv(I, n);
+    } else if (!strcmp(op, "TreeEnsemble")) {
+        op_tree_ensemble(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
