@@ -10491,6 +10491,59 @@ static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
     }
 }
 
+/* LabelEncoder (ai.onnx.ml, opsets 2 to 4) of numbers: the keys and values known at import (a key
+ * given twice takes its last value, as the reference's dict), a `where` for each key over the
+ * default; string keys or values refused. */
+static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (attr(I, n, "keys_strings") || attr(I, n, "values_strings") || attr(I, n, "default_string"))
+        fail(I, "string keys or values are not supported (cfx has no strings)");
+    int64_t nk = 0, nv = 0;
+    const char *kn = attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s" : "keys_tensor";
+    const char *vn = attr(I, n, "values_floats") ? "values_floats" : attr(I, n, "values_int64s") ? "values_int64s"
+                   : "values_tensor";
+    const double *keys = te_values(I, n, kn, &nk), *vals = te_values(I, n, vn, &nv);
+    if (!keys || !vals || nk != nv || nk < 1 || nk > 256)
+        fail(I, "%lld keys and %lld values: one to 256 of each, as many keys as values, are taken", (long long)nk,
+             (long long)nv);
+    cfx_dtype vt = vn[7] == 'f' ? CFX_F32 : CFX_I64;
+    double def = vt == CFX_F32 ? attr_float(I, n, "default_float", -0.0) : (double)attr_int(I, n, "default_int64", -1);
+    if (vn[7] == 't') {
+        const Onnx__AttributeProto *dt = attr(I, n, "default_tensor"), *va = attr(I, n, "values_tensor");
+        cfx_type t;
+        int half;
+        tensor_data(I, va->t, &t, &half);
+        if (half)
+            fail(I, "values of a narrow or half type are not supported");
+        vt = t.dtype;
+        def = 0;
+        if (dt && dt->t) {
+            ival d = {.name = "default_tensor"};
+            d.data = tensor_data(I, dt->t, &d.ty, &half);
+            def = count(&d.ty) ? getd(&d, 0) : 0;
+        }
+    }
+    cfx_dtype kt = kn[5] == 'f' ? CFX_F32 : kn[5] == 'i' ? CFX_I64 : x->ty.dtype;
+    if (x->ty.dtype != kt || x->half || x->ty.dtype == CFX_BOOL)
+        fail(I, "the input is %s for keys of %s", type_name(x), cfx_dtype_name(kt));
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type t = x->ty;
+    t.dtype = vt;
+    const char *v = out_var(I, n, 0, &t), *e = fmt(I, "full(%s, %s)", tystr(I, &t), real_const(I, def, vt, fmt(I, "%s_default", nm)));
+    if (t.rank == 0)
+        e = real_const(I, def, vt, fmt(I, "%s_default", nm));
+    line(I, "%s = %s", v, e);
+    for (int64_t k = 0; k < nk; k++) {
+        int later = 0; /* a key given again later takes that value */
+        for (int64_t j = k + 1; j < nk; j++)
+            later |= keys[j] == keys[k];
+        if (!later)
+            line(I, "%s = where(%s == %s, %s, %s)", v, xs, real_const(I, keys[k], kt, fmt(I, "%s_key", nm)),
+                 real_const(I, vals[k], vt, fmt(I, "%s_value", nm)), v);
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10590,7 +10643,8 @@ static int more_domain(const char *dom, const char *op)
     if (!strcmp(dom, "ai.onnx.preview.training"))
         return !strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum");
     if (!strcmp(dom, "ai.onnx.ml"))
-        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor") || !strcmp(op, "TreeEnsemble");
+        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor") || !strcmp(op, "TreeEnsemble") ||
+               !strcmp(op, "LabelEncoder");
     if (!strcmp(dom, "ai.onnx.preview"))
         return !strcmp(op, "FlexAttention");
     return 0;
@@ -10853,6 +10907,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_deform_conv(I, n);
     } else if (!strcmp(op, "TreeEnsemble")) {
         op_tree_ensemble(I, n);
+    } else if (!strcmp(op, "LabelEncoder")) {
+        op_label_encoder(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
