@@ -10544,6 +10544,67 @@ static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
     }
 }
 
+/* Div, Mod, Pow and TopK of uint64 (held in i64 as its bits, the uint64 section below): Div and
+ * Mod as Hacker's Delight's unsigned division by signed (divlu, figure 9-3): a divisor of 2^63 or
+ * more goes once or not at all (an unsigned compare, the sign bits flipped); a smaller one divides
+ * a >> 1 (logical, so non-negative) and doubles the quotient, then the remainder corrects it by
+ * one; Mod is the remainder of that quotient. Pow of a real base by a uint64 exponent: the exponent
+ * read as unsigned (as a Cast to a real) in the base's type. TopK: on the values with the sign bit
+ * flipped, whose i64 order is uint64's, the values flipped back. A uint64 base of Pow is refused. */
+static void op_u64_arith(imp *I, const Onnx__NodeProto *n)
+{
+    const char *op = n->op_type, *F = "(cast(1, i64) << 63)";
+    if (!strcmp(op, "TopK")) {
+        ival *x = in(I, n, 0);
+        Onnx__NodeProto s = *n;
+        const char *nm = out_name(I, n, 0), *fl = new_id(I, "flip_", nm);
+        line(I, "%s = %s ^ %s", fl, ref(I, x), F);
+        char **ins = alloc(I, (n->n_input + 1) * sizeof *ins), **outs = alloc(I, 2 * sizeof *outs);
+        for (size_t k = 0; k < n->n_input; k++)
+            ins[k] = n->input[k];
+        ins[0] = (char *)fmt(I, "%s#flipped", nm);
+        bind(I, ins[0], &x->ty, fl, NULL);
+        for (size_t k = 0; k < 2; k++)
+            outs[k] = (char *)fmt(I, "%s#top%zu", nm, k);
+        s.input = ins;
+        s.output = outs;
+        s.n_output = 2;
+        op_topk(I, &s);
+        I->node = n;
+        ival *v = lookup(I, outs[0]), *ix = lookup(I, outs[1]);
+        if (n->n_output > 0 && n->output[0] && *n->output[0])
+            line(I, "%s = %s ^ %s", out_var(I, n, 0, &v->ty), ref(I, v), F);
+        if (n->n_output > 1 && n->output[1] && *n->output[1])
+            bind(I, n->output[1], &ix->ty, ref(I, ix), NULL);
+        return;
+    }
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!strcmp(op, "Pow")) {
+        if (a->half == HALF_U64 || !is_real(a->ty.dtype))
+            fail(I, "Pow of a uint64 base is not supported (a real base with a uint64 exponent is)");
+        cfx_type o;
+        broadcast(I, &a->ty, &b->ty, &o);
+        o.dtype = a->ty.dtype;
+        const char *e = ref(I, b);
+        const char *u = fmt(I, "cast((%s >> 32) & 4294967295, f64) * 4294967296.0 + cast(%s & 4294967295, f64)", e, e);
+        line(I, "%s = pow(%s, %s)", out_var(I, n, 0, &o), ref(I, a),
+             a->ty.dtype == CFX_F64 ? u : fmt(I, "cast(%s, %s)", u, cfx_dtype_name(a->ty.dtype)));
+        return;
+    }
+    if (a->half != HALF_U64 || b->half != HALF_U64)
+        fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(a), type_name(b), op);
+    cfx_type o;
+    broadcast(I, &a->ty, &b->ty, &o);
+    o.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *x = ref(I, a), *y = ref(I, b);
+    const char *qs = new_id(I, "qs_", nm), *q = new_id(I, "q_", nm);
+    line(I, "%s = truncdiv((%s >> 1) & ~%s, where(%s < 0, cast(1, i64), %s)) << 1", qs, x, F, y, y);
+    line(I, "%s = where(%s < 0, cast((%s ^ %s) >= (%s ^ %s), i64), %s + cast(((%s - %s * %s) ^ %s) >= (%s ^ %s), i64))",
+         q, y, x, F, y, F, qs, x, qs, y, F, y, F);
+    const char *v = out_var(I, n, 0, &o);
+    line(I, !strcmp(op, "Div") ? "%s = %s" : "%s = %s - %s * %s", v, !strcmp(op, "Div") ? q : x, q, y);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10568,7 +10629,8 @@ static int u64_op(const char *op)
         "Slice", "Gather", "GatherElements", "GatherND", "Where", "Tile", "Trilu", "Pad", "DepthToSpace",
         "SpaceToDepth", "ReverseSequence", "Constant", "ConstantOfShape", "Shape", "Size", "Cast", "CastLike",
         "BitCast", "Add", "Sub", "Mul", "Neg", "Sum", "ReduceSum", "Equal", "Less", "Greater", "LessOrEqual",
-        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
+        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+        "Div", "Mod", "Pow", "TopK"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -10683,6 +10745,12 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         u64_order(I, n, (enum bin)order);
         return;
     }
+    for (size_t k = 0; k < n->n_input && (!strcmp(op, "Div") || !strcmp(op, "Mod") || !strcmp(op, "Pow") ||
+                                            !strcmp(op, "TopK")); k++)
+        if (has_input(n, k) && in(I, n, k)->half == HALF_U64) {
+            op_u64_arith(I, n);
+            return;
+        }
     for (size_t k = 0; k < sizeof binops / sizeof *binops; k++)
         if (!strcmp(op, binops[k].name)) {
             binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
