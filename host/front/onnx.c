@@ -10605,6 +10605,93 @@ static void op_u64_arith(imp *I, const Onnx__NodeProto *n)
     line(I, !strcmp(op, "Div") ? "%s = %s" : "%s = %s - %s * %s", v, !strcmp(op, "Div") ? q : x, q, y);
 }
 
+/* 2^e, exactly, of an i64 tensor e of -1074 to 1023 (a value of f64): the product of the powers
+ * 2^(2^k) of |e|'s bits, inverted for a negative e; every step a power of two, so exact (past that
+ * range inf or 0). In variable p, from expression e (lines written). */
+static void pow2_of(imp *I, const char *p, const char *e, const char *nm)
+{
+    const char *ae = new_id(I, "ae_", nm);
+    line(I, "%s = abs(%s)", ae, e);
+    line(I, "%s = where((%s & 1) == 1, %s, 1.0)", p, ae, real_const(I, 2.0, CFX_F64, fmt(I, "%s_2pow1", nm)));
+    for (int k = 1; k <= 10; k++)
+        line(I, "%s = %s * where(((%s >> %d) & 1) == 1, %s, 1.0)", p, p, ae, k,
+             real_const(I, k == 10 ? INFINITY : ldexp(1.0, 1 << k), CFX_F64, fmt(I, "%s_2pow%d", nm, 1 << k)));
+    line(I, "%s = where(%s < 0, 1.0 / %s, %s)", p, e, p, p);
+}
+
+/* BitCast between a real and an integer type of one width (float and int32 or uint32, double and
+ * int64 or uint64), composed exactly of the language's ops, in f64: from a real, the sign (-0 by
+ * 1 / x), the exponent from log2 corrected by one either way against an exact power of two, the
+ * fraction (x / 2^e - 1) * 2^mantissa bits, a subnormal scaled up; inf as its bits, NaN as the
+ * quiet NaN of no payload (a NaN's sign and payload cannot be read). To a real: the fields taken
+ * apart with shifts and masks, (1 + fraction) * 2^(exponent - bias), a subnormal scaled down, NaN
+ * for a NaN's bits (its payload lost). 0 where another BitCast is asked (op_bitcast's). */
+static int op_bitcast_real(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    int from_real = is_real(x->ty.dtype) && !x->half;
+    cfx_dtype rt = from_real ? x->ty.dtype : to;        /* the real side */
+    cfx_dtype it = from_real ? to : x->ty.dtype;        /* the integer side, as held */
+    int ih = from_real ? h : x->half;
+    if (!from_real && (!is_real(to) || h))
+        return 0;
+    int w32 = rt == CFX_F32 && ((it == CFX_I32 && !ih) || (it == CFX_I64 && ih == HALF_U32));
+    int w64 = rt == CFX_F64 && it == CFX_I64 && (!ih || ih == HALF_U64);
+    if (!w32 && !w64)
+        return 0;
+    int M = w32 ? 23 : 52, bias = w32 ? 127 : 1023, emin = w32 ? -126 : -1022, W = w32 ? 32 : 64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *mb = fmt(I, "%lld", (long long)(((int64_t)1 << M) - 1)), *eall = w32 ? "255" : "2047";
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *p = new_id(I, "p_", nm), *s = new_id(I, "neg_", nm);
+    if (from_real) {
+        const char *d = new_id(I, "d_", nm), *a = new_id(I, "a_", nm), *e = new_id(I, "e_", nm);
+        const char *b = new_id(I, "bits_", nm);
+        line(I, "%s = %s", d, w32 ? fmt(I, "cast(%s, f64)", xs) : xs);
+        line(I, "%s = abs(%s)", a, d);
+        line(I, "%s = min(max(cast(floor(log(%s) / log(2.0)), i64), -1100), 1100)", e, a);
+        pow2_of(I, p, e, nm);
+        line(I, "%s = where(%s > %s, %s - 1, where(%s * 2.0 <= %s, %s + 1, %s))", e, p, a, e, p, a, e, e);
+        line(I, "%s = where(%s > %s, %s / 2.0, where(%s * 2.0 <= %s, %s * 2.0, %s))", p, p, a, p, p, a, p, p);
+        const char *sub = w32 ? fmt(I, "cast(%s * %s, i64)", a, real_const(I, ldexp(1.0, 149), CFX_F64, fmt(I, "%s_2pow149", nm)))
+                              : fmt(I, "cast(%s * %s * %s, i64)", a, real_const(I, ldexp(1.0, 1000), CFX_F64, fmt(I, "%s_2pow1000", nm)),
+                                    real_const(I, ldexp(1.0, 74), CFX_F64, fmt(I, "%s_2pow74", nm)));
+        line(I, "%s = where(%s < %s, %s, ((%s + %d) << %d) + cast((%s / %s - 1.0) * %s, i64))", b, a,
+             real_const(I, ldexp(1.0, emin), CFX_F64, fmt(I, "%s_min_normal", nm)), sub, e, bias, M, a, p,
+             real_const(I, ldexp(1.0, M), CFX_F64, fmt(I, "%s_2pow%d", nm, M)));
+        line(I, "%s = where(%s == inf, cast(%s, i64) << %d, where(%s != %s, (cast(%s, i64) << %d) | %lld, %s))", b, a,
+             eall, M, d, d, eall, M, (long long)1 << (M - 1), b);
+        line(I, "%s = (%s < 0.0) or ((%s == 0.0) and (1.0 / %s < 0.0))", s, d, d, d);
+        const char *v = out_var(I, n, 0, &t);
+        if (w32 && it == CFX_I32)
+            line(I, "%s = cast(%s, i32) | where(%s, cast(1, i32) << 31, cast(0, i32))", v, b, s);
+        else
+            line(I, "%s = %s | where(%s, cast(1, i64) << %d, cast(0, i64))", v, b, s, W - 1);
+        I->node_rounded = 1;
+        return 1;
+    }
+    const char *b = new_id(I, "b_", nm), *E = new_id(I, "ex_", nm), *F = new_id(I, "fr_", nm), *v0 = new_id(I, "r_", nm);
+    line(I, "%s = %s", b, it == CFX_I64 ? xs : fmt(I, "cast(%s, i64)", xs));
+    line(I, "%s = (%s >> %d) & %s", E, b, M, eall);
+    line(I, "%s = %s & %s", F, b, mb);
+    line(I, "%s = ((%s >> %d) & 1) == 1", s, b, W - 1);
+    pow2_of(I, p, fmt(I, "(%s - %d)", E, bias), nm);
+    const char *m = fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -M), CFX_F64, fmt(I, "%s_2pow_%d", nm, M)));
+    const char *sub = w32 ? fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -149), CFX_F64, fmt(I, "%s_2pow_149", nm)))
+                          : fmt(I, "cast(%s, f64) * %s * %s", F, real_const(I, ldexp(1.0, -1000), CFX_F64, fmt(I, "%s_2pow_1000", nm)),
+                                real_const(I, ldexp(1.0, -74), CFX_F64, fmt(I, "%s_2pow_74", nm)));
+    line(I, "%s = where(%s == 0, %s, (1.0 + %s) * %s)", v0, E, sub, m, p);
+    line(I, "%s = where(%s == %s, where(%s == 0, inf, nan), %s)", v0, E, eall, F, v0);
+    line(I, "%s = where(%s, -%s, %s)", v0, s, v0, v0);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, w32 ? fmt(I, "cast(%s, f32)", v0) : v0);
+    I->node_rounded = 1;
+    return 1;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10776,7 +10863,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "BitShift")) {
         op_bitshift(I, n);
     } else if (!strcmp(op, "BitCast")) {
-        op_bitcast(I, n);
+        if (!op_bitcast_real(I, n))
+            op_bitcast(I, n);
     } else if (!strcmp(op, "BitwiseNot")) {
         op_bitwise_not(I, n);
     } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
