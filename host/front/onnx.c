@@ -10359,7 +10359,7 @@ static double *te_values(imp *I, const Onnx__NodeProto *n, const char *name, int
 
 typedef struct te {
     const double *splits, *feat, *modes, *tid, *tleaf, *fid, *fleaf, *ltarget, *lweight, *miss, *members;
-    int64_t nnodes, nleaves, nmembers, *member_at, nwritten;
+    int64_t nnodes, nleaves, nmembers, *member_at, nwritten, ntargets;
     const char *x, *res, *nm, *agg;
     cfx_dtype dt;
     int ntrees;
@@ -10367,14 +10367,18 @@ typedef struct te {
 
 /* The rows of X that reach node k (of a tree, leaf when `leaf`) are those where `mask` is true:
  * a node's condition splits them between its branches, a leaf adds its weight to its target. */
-static void te_walk(imp *I, te *T, int64_t k, int leaf, const char *mask, int depth)
+static void te_walk(imp *I, te *T, double kd, int leaf, const char *mask, int depth)
 {
     if (depth > 64 || ++T->nwritten > 4096)
         fail(I, "the trees are deeper than 64 or have more than 4096 nodes in all");
+    if (!(kd >= 0 && kd < (double)(leaf ? T->nleaves : T->nnodes)))
+        fail(I, "%s %g is outside the %lld %s", leaf ? "leaf" : "node", kd,
+             (long long)(leaf ? T->nleaves : T->nnodes), leaf ? "leaves" : "nodes");
+    int64_t k = (int64_t)kd;
     if (leaf) {
-        if (k < 0 || k >= T->nleaves || T->ltarget[k] < 0 || (int64_t)T->ltarget[k] >= (int64_t)1 << 20)
-            fail(I, "leaf %lld is outside the %lld leaves, or its target is out of range", (long long)k,
-                 (long long)T->nleaves);
+        if (!(T->ltarget[k] >= 0 && T->ltarget[k] < (double)T->ntargets))
+            fail(I, "leaf %lld's target %g is outside the %lld targets", (long long)k, T->ltarget[k],
+                 (long long)T->ntargets);
         int64_t t = (int64_t)T->ltarget[k];
         double w = T->lweight[k] / (!strcmp(T->agg, "avg") ? T->ntrees : 1);
         const char *wc = real_const(I, w, T->dt, fmt(I, "%s_leaf%lld", T->nm, (long long)k));
@@ -10385,8 +10389,8 @@ static void te_walk(imp *I, te *T, int64_t k, int leaf, const char *mask, int de
             line(I, "%s = where(%s, %s(%s, %s), %s)", col, mask, T->agg, col, wc, col);
         return;
     }
-    if (k < 0 || k >= T->nnodes)
-        fail(I, "node %lld is outside the %lld nodes", (long long)k, (long long)T->nnodes);
+    if (!(T->modes[k] >= 0 && T->modes[k] <= 6))
+        fail(I, "node %lld has mode %g; 0 to 6 are taken", (long long)k, T->modes[k]);
     int mode = (int)T->modes[k];
     const char *xv = fmt(I, "%s[:, %lld]", T->x, (long long)T->feat[k]);
     const char *sp = real_const(I, T->splits[k], CFX_F64, fmt(I, "%s_split%lld", T->nm, (long long)k));
@@ -10412,8 +10416,8 @@ static void te_walk(imp *I, te *T, int64_t k, int leaf, const char *mask, int de
     line(I, "%s = %s", cv, c);
     line(I, "%s = %s and %s", tm, mask, cv);
     line(I, "%s = %s and not %s", fm, mask, cv);
-    te_walk(I, T, (int64_t)T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
-    te_walk(I, T, (int64_t)T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
+    te_walk(I, T, T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
+    te_walk(I, T, T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
 }
 
 /* TreeEnsemble (ai.onnx.ml, opset 5): the trees, known at import, unrolled into masks of the rows
@@ -10433,7 +10437,7 @@ static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
     if (agg < 0 || agg > 3 || nt < 1 || nt > ((int64_t)1 << 20))
         fail(I, "aggregate_function %lld and n_targets %lld: 0 to 3 and a positive count are taken", (long long)agg,
              (long long)nt);
-    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0)};
+    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0), .ntargets = nt};
     int64_t l[11];
     T.splits = te_values(I, n, "nodes_splits", &l[0]);
     T.feat = te_values(I, n, "nodes_featureids", &l[1]);
@@ -10455,7 +10459,7 @@ static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
     if (l[8] != T.nleaves || (T.miss && l[9] != T.nnodes) || T.nnodes < 1)
         fail(I, "the leaves' or nodes' attributes differ in length");
     for (int64_t k = 0; k < T.nnodes; k++)
-        if (T.feat[k] < 0 || T.feat[k] >= (double)x->ty.dims[1])
+        if (!(T.feat[k] >= 0 && T.feat[k] < (double)x->ty.dims[1]))
             fail(I, "node %lld reads feature %g of %lld", (long long)k, T.feat[k], (long long)x->ty.dims[1]);
     /* where each membership node's set starts: the sets follow one another, each ended by a NaN */
     T.member_at = alloc(I, (size_t)(T.nnodes + 1) * sizeof *T.member_at);
@@ -10487,8 +10491,40 @@ static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
         if (k < 0 || k >= T.nnodes)
             fail(I, "tree root %lld is outside the %lld nodes", (long long)k, (long long)T.nnodes);
         int leaf = T.tleaf[k] != 0 && T.fleaf[k] != 0 && T.tid[k] == T.fid[k];
-        te_walk(I, &T, leaf ? (int64_t)T.tid[k] : k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
+        te_walk(I, &T, leaf ? T.tid[k] : (double)k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
     }
+}
+
+/* A LabelEncoder's keys or values (attribute `name`: floats, ints or a tensor) as a value known at
+ * import; its data NULL when absent. */
+static ival le_values(imp *I, const Onnx__NodeProto *n, const char *name)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    ival v = {.name = name};
+    if (!a)
+        return v;
+    if (a->t) {
+        v.data = tensor_data(I, a->t, &v.ty, &v.half);
+        return v;
+    }
+    int64_t len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    v.ty = mktype(a->n_floats ? CFX_F32 : CFX_I64, 1, &len);
+    v.data = new_data(I, &v.ty);
+    copy(v.data, a->n_floats ? (void *)a->floats : (void *)a->ints, (size_t)len * (a->n_floats ? 4 : 8));
+    return v;
+}
+
+/* element k of known value v as a constant of dtype dt (integers kept exact) */
+static const char *le_const(imp *I, const ival *v, int64_t k, cfx_dtype dt, const char *why)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    void *data = new_data(I, &t);
+    if (is_real(dt) || is_real(v->ty.dtype))
+        setd(dt, data, 0, getd(v, k));
+    else
+        seti(dt, data, 0, geti(v, k));
+    ival c = {.name = why, .ty = t, .data = data};
+    return ref(I, &c);
 }
 
 /* LabelEncoder (ai.onnx.ml, opsets 2 to 4) of numbers: the keys and values known at import (a key
@@ -10499,48 +10535,42 @@ static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
     ival *x = in(I, n, 0);
     if (attr(I, n, "keys_strings") || attr(I, n, "values_strings") || attr(I, n, "default_string"))
         fail(I, "string keys or values are not supported (cfx has no strings)");
-    int64_t nk = 0, nv = 0;
-    const char *kn = attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s" : "keys_tensor";
+    ival keys = le_values(I, n, attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s"
+                                                                                                   : "keys_tensor");
     const char *vn = attr(I, n, "values_floats") ? "values_floats" : attr(I, n, "values_int64s") ? "values_int64s"
                    : "values_tensor";
-    const double *keys = te_values(I, n, kn, &nk), *vals = te_values(I, n, vn, &nv);
-    if (!keys || !vals || nk != nv || nk < 1 || nk > 256)
-        fail(I, "%lld keys and %lld values: one to 256 of each, as many keys as values, are taken", (long long)nk,
-             (long long)nv);
-    cfx_dtype vt = vn[7] == 'f' ? CFX_F32 : CFX_I64;
-    double def = vt == CFX_F32 ? attr_float(I, n, "default_float", -0.0) : (double)attr_int(I, n, "default_int64", -1);
-    if (vn[7] == 't') {
-        const Onnx__AttributeProto *dt = attr(I, n, "default_tensor"), *va = attr(I, n, "values_tensor");
-        cfx_type t;
-        int half;
-        tensor_data(I, va->t, &t, &half);
-        if (half)
-            fail(I, "values of a narrow or half type are not supported");
-        vt = t.dtype;
-        def = 0;
-        if (dt && dt->t) {
-            ival d = {.name = "default_tensor"};
-            d.data = tensor_data(I, dt->t, &d.ty, &half);
-            def = count(&d.ty) ? getd(&d, 0) : 0;
-        }
-    }
-    cfx_dtype kt = kn[5] == 'f' ? CFX_F32 : kn[5] == 'i' ? CFX_I64 : x->ty.dtype;
-    if (x->ty.dtype != kt || x->half || x->ty.dtype == CFX_BOOL)
+    ival vals = le_values(I, n, vn);
+    int64_t nk = keys.data ? count(&keys.ty) : 0, nv = vals.data ? count(&vals.ty) : 0;
+    if (nk != nv || nk < 1 || nk > 256 || keys.half || vals.half || keys.ty.dtype == CFX_BOOL || vals.ty.dtype == CFX_BOOL)
+        fail(I, "%lld keys and %lld values: one to 256 numbers of each, as many keys as values, are taken",
+             (long long)nk, (long long)nv);
+    cfx_dtype vt = vals.ty.dtype, kt = keys.ty.dtype;
+    ival def = {.name = "default"};
+    cfx_type one = mktype(vt, 0, NULL);
+    def.ty = one;
+    def.data = new_data(I, &one);
+    if (vn[7] == 'f')
+        setd(vt, def.data, 0, attr_float(I, n, "default_float", -0.0));
+    else if (vn[7] == 'i')
+        seti(vt, def.data, 0, attr_int(I, n, "default_int64", -1));
+    else if (attr(I, n, "default_tensor") && attr(I, n, "default_tensor")->t)
+        def = le_values(I, n, "default_tensor");
+    if (def.ty.dtype != vt || count(&def.ty) < 1 || def.half)
+        fail(I, "the default is %s for values of %s", tystr(I, &def.ty), cfx_dtype_name(vt));
+    if (x->ty.dtype != kt || x->half)
         fail(I, "the input is %s for keys of %s", type_name(x), cfx_dtype_name(kt));
     const char *nm = out_name(I, n, 0), *xs = ref(I, x);
     cfx_type t = x->ty;
     t.dtype = vt;
-    const char *v = out_var(I, n, 0, &t), *e = fmt(I, "full(%s, %s)", tystr(I, &t), real_const(I, def, vt, fmt(I, "%s_default", nm)));
-    if (t.rank == 0)
-        e = real_const(I, def, vt, fmt(I, "%s_default", nm));
-    line(I, "%s = %s", v, e);
+    const char *dc = le_const(I, &def, 0, vt, fmt(I, "%s_default", nm)), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, t.rank == 0 ? dc : fmt(I, "full(%s, %s)", tystr(I, &t), dc));
     for (int64_t k = 0; k < nk; k++) {
         int later = 0; /* a key given again later takes that value */
         for (int64_t j = k + 1; j < nk; j++)
-            later |= keys[j] == keys[k];
+            later |= is_real(kt) ? getd(&keys, j) == getd(&keys, k) : geti(&keys, j) == geti(&keys, k);
         if (!later)
-            line(I, "%s = where(%s == %s, %s, %s)", v, xs, real_const(I, keys[k], kt, fmt(I, "%s_key", nm)),
-                 real_const(I, vals[k], vt, fmt(I, "%s_value", nm)), v);
+            line(I, "%s = where(%s == %s, %s, %s)", v, xs, le_const(I, &keys, k, kt, fmt(I, "%s_key", nm)),
+                 le_const(I, &vals, k, vt, fmt(I, "%s_value", nm)), v);
     }
 }
 
