@@ -10738,7 +10738,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n);
  * bits', and the ops that move or pick values keep them. Order (Less ... GreaterOrEqual, Max, Min)
  * compares with the sign bit of both sides flipped (u64_order); BitShift RIGHT is logical
  * (op_bitshift); a Cast to or from a real reads the value as unsigned (op_cast_u64_real). Every
- * other op of a uint64 value (Div, Mod, Pow, Abs, ReduceMax, ...) is refused by name. */
+ * other op of a uint64 value (Abs, ReduceMax, ...) is refused by name; Div, Mod, Pow and TopK are
+ * op_u64_arith's. */
 static int u64_op(const char *op)
 {
     static const char *const ops[] = {
