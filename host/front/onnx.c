@@ -9994,6 +9994,1054 @@ static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *la
     }
 }
 
+/* ---- more of ONNX's ops (issue 30, second part): ai.onnx.preview's FlexAttention, the ops whose
+ * results' lengths depend on data (NonZero, Unique, NonMaxSuppression), ...; each a composition
+ * of the language's ops, as the sections above. */
+
+/* FlexAttention's score_mod or prob_mod (attribute `name`): the subgraph imported in place with
+ * its one input bound to x; its one output, of x's type. x itself where there is none. */
+static ival *flex_mod(imp *I, const Onnx__NodeProto *n, const char *name, ival *x)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return x;
+    const Onnx__GraphProto *g = a->g;
+    if (!g || g->n_input != 1 || g->n_output != 1 || !g->input[0] || !g->input[0]->name)
+        fail(I, "%s is not a subgraph of one input and one output", name);
+    const char *note = I->note;
+    int64_t opset = graph_opset_guard(I);
+    int base = scope_open(I);
+    bind(I, g->input[0]->name, &x->ty, x->id, x->data)->half = x->half;
+    ival o = *subgraph_outputs(I, g, n)[0];
+    scope_close(I, base);
+    I->node = n;
+    I->opset = opset;
+    I->note = note;
+    I->depth--;
+    if (!same_type(&o.ty, &x->ty) || o.seq)
+        fail(I, "%s gives %s for scores of %s; it must keep their type", name, tystr(I, &o.ty), tystr(I, &x->ty));
+    return part(I, n, name, &x->ty, x->half, half_rounded(I, x->half, ref(I, &o)));
+}
+
+/* FlexAttention (ai.onnx.preview): as ONNX's reference computes it, Q and K each times
+ * sqrt(scale) (the square root taken in f32, then in the inputs' type), K's and V's heads repeated
+ * for grouped queries, the scores in softmax_precision (f32 for float16 and bfloat16 inputs, else
+ * the inputs' type), score_mod, the softmax (no guard: a row all -inf gives NaN, as the
+ * reference), prob_mod, the product with V in that precision, and the result in the inputs' type. */
+static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2);
+    cfx_dtype dt = q->ty.dtype;
+    int half = q->half;
+    if (!is_real(dt) || q->ty.rank != 4 || k->ty.rank != 4 || v->ty.rank != 4 || k->ty.dtype != dt ||
+        v->ty.dtype != dt || k->half != half || v->half != half)
+        fail(I, "Q, K and V are %s, %s and %s; reals of one type and rank 4 are taken", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    int64_t B = q->ty.dims[0], Hq = q->ty.dims[1], L = q->ty.dims[2], E = q->ty.dims[3];
+    int64_t Hkv = k->ty.dims[1], S = k->ty.dims[2], Ev = v->ty.dims[3];
+    if (k->ty.dims[0] != B || v->ty.dims[0] != B || v->ty.dims[1] != Hkv || v->ty.dims[2] != S ||
+        k->ty.dims[3] != E || Hq % Hkv)
+        fail(I, "Q, K and V are %s, %s and %s: batches, heads, lengths or head sizes do not fit", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    /* the softmax's precision: cdt, rounded to chalf */
+    cfx_dtype cdt = dt == CFX_F64 ? CFX_F64 : CFX_F32;
+    int chalf = HALF_NONE;
+    if (attr(I, n, "softmax_precision")) {
+        int32_t p = (int32_t)attr_int(I, n, "softmax_precision", 1);
+        if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || p == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+            chalf = p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16 : HALF_BF16;
+        else if (p != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && p != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+            fail(I, "softmax_precision %s is not supported (float, double, float16, bfloat16)", onnx_dtype_name(p));
+        cdt = p == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ? CFX_F64 : CFX_F32;
+    }
+    const Onnx__AttributeProto *sa = attr(I, n, "scale");
+    double scale = sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)E);
+    double ss = (double)sqrtf((float)scale);
+    ss = half ? half_value_of(half, ss) : ss;
+    const char *nm = out_name(I, n, 0), *c = real_const(I, ss, dt, fmt(I, "%s_scale", nm));
+#define H_(e) half_rounded(I, half, (e))
+#define C_(e) half_rounded(I, chalf, (e))
+    ival *qs = part(I, n, "qs", &q->ty, half, H_(fmt(I, "%s * %s", ref(I, q), c)));
+    ival *ks = part(I, n, "ks", &k->ty, half, H_(fmt(I, "%s * %s", ref(I, k), c)));
+    ival *vs = v;
+    if (Hq != Hkv) { /* each key and value head repeated for its group of query heads, in turn */
+        int64_t g = Hq / Hkv;
+        cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, E}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, E});
+        cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, Ev}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, Ev});
+        cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, S, E}), vq = mktype(dt, 4, (int64_t[]){B, Hq, S, Ev});
+        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5),
+                                                               tystr(I, &kr)), &kr, &kq));
+        vs = part(I, n, "v_rep", &vq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, v), &v->ty, &v5),
+                                                              tystr(I, &vr)), &vr, &vq));
+    }
+    ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
+    ival *qk = product_part(I, n, "qk", qs, kt, half);
+    cfx_type st = mktype(cdt, 4, (int64_t[]){B, Hq, L, S}), rt = mktype(cdt, 4, (int64_t[]){B, Hq, L, 1});
+    const char *cn = cfx_dtype_name(cdt);
+    ival *x = cdt == dt && chalf == half ? qk
+            : part(I, n, "scores", &st, chalf, C_(cdt == dt ? qk->id : fmt(I, "cast(%s, %s)", qk->id, cn)));
+    x = flex_mod(I, n, "score_mod", x);
+    ival *mx = part(I, n, "max", &rt, chalf, fmt(I, "max(%s, axis=3, keepdims=True)", x->id));
+    ival *e = part(I, n, "exp", &st, chalf, C_(fmt(I, "exp(%s)", C_(fmt(I, "%s - %s", x->id, mx->id)))));
+    ival *s = part(I, n, "sum", &rt, chalf, C_(fmt(I, "sum(%s, axis=3, keepdims=True)", e->id)));
+    ival *p = part(I, n, "p", &st, chalf, C_(fmt(I, "%s / %s", e->id, s->id)));
+    p = flex_mod(I, n, "prob_mod", p);
+    if (cdt != dt || chalf != half) {
+        cfx_type vt = vs->ty;
+        vt.dtype = cdt;
+        vs = part(I, n, "v_c", &vt, chalf, C_(cdt == dt ? ref(I, vs) : fmt(I, "cast(%s, %s)", ref(I, vs), cn)));
+    }
+    ival *y = product_part(I, n, "y", p, vs, chalf);
+    cfx_type t = mktype(dt, 4, (int64_t[]){B, Hq, L, Ev});
+    const char *o = out_var(I, n, 0, &t);
+    line(I, "%s = %s", o, H_(cdt == dt ? y->id : fmt(I, "cast(%s, %s)", y->id, cfx_dtype_name(dt))));
+#undef C_
+#undef H_
+    I->node_rounded = 1;
+}
+
+/* The length along `axis` (rank r) of output k, whose length depends on the data: the model's
+ * declared shape, or 0 where it declares none. */
+static int64_t declared_length(imp *I, const Onnx__NodeProto *n, size_t k, int r, int axis)
+{
+    cfx_type decl;
+    if (k >= n->n_output || !n->output[k] || !*n->output[k] ||
+        !declared_type(I, I->mp->graph, n->output[k], &decl) || decl.rank != r || decl.dims[axis] < 1)
+        return 0;
+    return decl.dims[axis];
+}
+
+/* The refusal of an output whose length depends on data that is neither declared nor known. The
+ * words "must be known when the model is imported" let a caller who gave the input's value have
+ * it fixed (onnx_import_model's second try). */
+static void data_length_unknown(imp *I, const Onnx__NodeProto *n, size_t k, ival *x)
+{
+    fail(I, "the length of output '%s' depends on the data, and the model declares none: '%s' must be known "
+         "when the model is imported (cfx fixes every shape at import)", clean(I, out_name(I, n, k)),
+         clean(I, x->name));
+}
+
+/* NonZero: the [rank, count] indices of the nonzero elements, in row-major order. Of a value known
+ * at import, computed there; of one of run time, the count is the model's declared one: a loop
+ * over the elements writes each nonzero one's indices to the next column, and the run checks the
+ * count (`assert`; more stop at the first column past the end with `index`). */
+static void op_nonzero(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 1)
+        fail(I, "the input is %s, a scalar; NonZero takes a tensor of rank 1 or more", tystr(I, &x->ty));
+    int64_t N = count(&x->ty), D = 0;
+    if (x->data) {
+        for (int64_t i = 0; i < N; i++)
+            D += is_real(x->ty.dtype) ? getd(x, i) != 0 : geti(x, i) != 0;
+        if (D == 0)
+            fail(I, "'%s' has no nonzero element, and cfx has no tensors of 0 elements", clean(I, x->name));
+        cfx_type t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+        int64_t *data = new_data(I, &t), j = 0;
+        for (int64_t i = 0; i < N; i++) {
+            if (is_real(x->ty.dtype) ? getd(x, i) == 0 : geti(x, i) == 0)
+                continue;
+            for (int64_t d = r - 1, rest = i; d >= 0; d--) {
+                data[d * D + j] = rest % x->ty.dims[d];
+                rest /= x->ty.dims[d];
+            }
+            j++;
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    D = declared_length(I, n, 0, 2, 1);
+    if (!D)
+        data_length_unknown(I, n, 0, x);
+    cfx_type ft = mktype(x->ty.dtype, 1, &N), t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &ft);
+    if (!plain_id(xs)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, xs);
+        xs = f;
+    }
+    const char *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "for %s in range(%lld) {", i, (long long)N);
+    I->indent++;
+    line(I, x->ty.dtype == CFX_BOOL ? "if %s[%s] {" : "if %s[%s] != 0 {", xs, i);
+    I->indent++;
+    int64_t stride = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        line(I, "%s[%d, %s] = cast(%s // %lld %% %lld, i64)", v, d, j, i, (long long)stride, (long long)x->ty.dims[d]);
+        stride *= x->ty.dims[d];
+    }
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonZero '%s': the input has another count of nonzero elements than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
+/* 1 when slices a and b (m elements each, from flat positions pa and pb of x's data) are equal,
+ * NaN equal to NaN as numpy's unique */
+static int slices_equal(const ival *x, int64_t pa, int64_t pb, int64_t m, const int64_t *at)
+{
+    for (int64_t e = 0; e < m; e++) {
+        int64_t ia = at[pa * m + e], ib = at[pb * m + e];
+        if (is_real(x->ty.dtype)) {
+            double a = getd(x, ia), b = getd(x, ib);
+            if (!(a == b || (a != a && b != b)))
+                return 0;
+        } else if (geti(x, ia) != geti(x, ib)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Unique: the distinct elements (no axis: of x flattened) or slices along axis, sorted (numpy's
+ * unique: slices in lexicographic order, NaN last and equal to NaN) or in order of first
+ * appearance (sorted = 0), with indices, inverse_indices and counts. The count U is the model's
+ * declared one, or counted at import where x is known there. x is seen as [n, m] (the axis moved
+ * first); a first loop marks each slice that appears for the first time, and the run checks
+ * their count (`assert`); a second gives each slice its rank among them (the distinct ones less
+ * than it, or the first appearances before its own) and writes the outputs at it. */
+static void op_unique(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    const Onnx__AttributeProto *aa = attr(I, n, "axis");
+    int srt = (int)attr_int(I, n, "sorted", 1), r = x->ty.rank;
+    if (dt == CFX_BOOL && srt)
+        fail(I, "sorted Unique of %s is not supported (numbers are taken)", tystr(I, &x->ty));
+    if (aa && r < 1)
+        fail(I, "the input is %s, a scalar, with an axis", tystr(I, &x->ty));
+    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
+    int64_t nsl = aa ? x->ty.dims[axis] : count(&x->ty), m = count(&x->ty) / (nsl ? nsl : 1);
+    /* the order of x's elements with the axis first: perm, and the moved type */
+    int perm[CFX_TYPE_MAX_RANK], np = 0;
+    cfx_type mt = x->ty;
+    if (aa) {
+        perm[np++] = axis;
+        for (int d = 0; d < r; d++)
+            if (d != axis)
+                perm[np++] = d;
+        for (int d = 0; d < r; d++)
+            mt.dims[d] = x->ty.dims[perm[d]];
+    }
+    int64_t U = 0;
+    if (x->data) {
+        if (nsl * m > ((int64_t)1 << 16))
+            fail(I, "'%s' has %lld elements; Unique counts at most 2^16 at import", clean(I, x->name),
+                 (long long)(nsl * m));
+        int64_t *at = alloc(I, (size_t)(nsl * m + 1) * sizeof *at);
+        for (int64_t p = 0; p < nsl * m; p++) { /* the flat position in x of element p of [n, m] */
+            int64_t rest = p, pos = 0, idx[CFX_TYPE_MAX_RANK] = {0};
+            for (int d = mt.rank - 1; d >= 0 && aa; d--) {
+                idx[perm[d]] = rest % mt.dims[d];
+                rest /= mt.dims[d];
+            }
+            for (int d = 0; d < r && aa; d++)
+                pos = pos * x->ty.dims[d] + idx[d];
+            at[p] = aa ? pos : p;
+        }
+        for (int64_t i = 0; i < nsl; i++) {
+            int first = 1;
+            for (int64_t j = 0; j < i && first; j++)
+                first = !slices_equal(x, i, j, m, at);
+            U += first;
+        }
+    } else {
+        U = declared_length(I, n, 0, aa ? r : 1, axis);
+        for (size_t k = 1; !U && k < 4; k += 2)
+            U = declared_length(I, n, k, 1, 0);
+        if (!U)
+            data_length_unknown(I, n, 0, x);
+    }
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type xt = mktype(dt, 2, (int64_t[]){nsl, m});
+    if (aa && axis)
+        xs = fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
+    const char *X = new_id(I, "x_", nm), *first = new_id(I, "first_", nm), *fp = new_id(I, "fp_", nm);
+    const char *i = new_id(I, "i_", nm), *eq = new_id(I, "eq_", nm), *rk = new_id(I, "rank_", nm);
+    line(I, "%s = %s", X, reshaped(I, xs, &mt, &xt));
+    /* the elementwise equality of X and its row i (NaN equal to NaN), and order (NaN last) */
+    const char *row = fmt(I, "%s[%s]", X, i);
+    const char *eqe = is_real(dt) ? fmt(I, "(%s == %s) or ((%s != %s) and (%s != %s))", X, row, X, X, row, row)
+                                  : fmt(I, "%s == %s", X, row);
+    const char *lte = is_real(dt) ? fmt(I, "(%s < %s) or ((%s != %s) and (%s == %s))", X, row, row, row, X, X)
+                                  : fmt(I, "%s < %s", X, row);
+    line(I, "%s = zeros(bool[%lld])", first, (long long)nsl);
+    line(I, "%s = zeros(i32[%lld])", fp, (long long)nsl);
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    line(I, "%s[%s] = argmax(cast(%s, i32))", fp, i, eq);
+    line(I, "%s[%s] = %s[%s] == %s", first, i, fp, i, i);
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(sum(%s) == %lld, \"Unique '%s': the input has another count of distinct %s than the %lld "
+         "declared\")", first, (long long)U, clean(I, nm), aa ? "slices" : "elements", (long long)U);
+    cfx_type yt = mktype(dt, 2, (int64_t[]){U, m}), ut = mktype(CFX_I64, 1, &U), it = mktype(CFX_I64, 1, &nsl);
+    const char *ys = new_id(I, "y_", nm), *ix = new_id(I, "ix_", nm), *inv = new_id(I, "inv_", nm);
+    const char *cn = new_id(I, "cnt_", nm);
+    line(I, "%s = %s", ys, zeros_of(I, &yt));
+    line(I, "%s = %s", ix, zeros_of(I, &ut));
+    line(I, "%s = %s", cn, zeros_of(I, &ut));
+    line(I, "%s = %s", inv, zeros_of(I, &it));
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    if (srt) { /* the distinct slices less than row i: at their first difference from it, less */
+        const char *p = new_id(I, "p_", nm);
+        line(I, "%s = reshape(argmax(cast(not (%s), i32), axis=1), [%lld, 1])", p, eqe, (long long)nsl);
+        line(I, "%s = sum(%s and any((%s) and (iota(i32[1, %lld]) == %s), axis=1) and not %s)", rk, first, lte,
+             (long long)m, p, eq);
+    } else {
+        line(I, "%s = sum(%s and (iota(i32[%lld]) < %s[%s]))", rk, first, (long long)nsl, fp, i);
+    }
+    line(I, "%s[%s] = cast(%s, i64)", inv, i, rk);
+    line(I, "if %s[%s] {", first, i);
+    I->indent++;
+    line(I, "%s[%s] = %s", ys, rk, row);
+    line(I, "%s[%s] = cast(%s, i64)", ix, rk, i);
+    line(I, "%s[%s] = cast(sum(%s), i64)", cn, rk, eq);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    cfx_type ot = mktype(dt, 1, &U);
+    if (aa) { /* [U, m] seen as x with the axis first, then moved back */
+        int inv_perm[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            inv_perm[perm[d]] = d;
+        cfx_type ut2 = mt;
+        ut2.dims[0] = U;
+        ot = x->ty;
+        ot.dims[axis] = U;
+        const char *e = reshaped(I, ys, &yt, &ut2);
+        ys = axis ? fmt(I, "permute(%s, %s)", e, perm_text(I, inv_perm, r)) : e;
+    } else {
+        ys = reshaped(I, ys, &yt, &ot);
+    }
+    const char *outs[4] = {ys, ix, inv, cn};
+    const cfx_type *ts[4] = {&ot, &ut, &it, &ut};
+    for (size_t k = 0; k < 4 && k < n->n_output; k++)
+        if (n->output[k] && *n->output[k]) {
+            int64_t dk = k == 0 ? ot.dims[aa ? axis : 0] : ts[k]->dims[0];
+            int64_t dd = declared_length(I, n, k, ts[k]->rank, k == 0 && aa ? axis : 0);
+            if (dd && dd != dk)
+                fail(I, "output '%s' is declared of length %lld; the data gives %lld", clean(I, n->output[k]),
+                     (long long)dd, (long long)dk);
+            line(I, "%s = %s", out_var(I, n, k, ts[k]), outs[k]);
+        }
+    I->node_rounded = 1;
+}
+
+/* NonMaxSuppression, as ONNX's reference: for each batch and class, the boxes above
+ * score_threshold taken by decreasing score (the lower index first among equal scores), each kept
+ * where its IoU with every box kept before in the class is at most iou_threshold, up to
+ * max_output_boxes_per_class; [batch, class, box] of each kept box, in that order. The count is the
+ * model's declared one: a while loop per class picks the best box left, compares it with all the
+ * boxes at once (the kept ones masked), and writes the next row; the run checks the count. */
+static void op_nms(imp *I, const Onnx__NodeProto *n)
+{
+    ival *bx = in(I, n, 0), *sc = in(I, n, 1), *mo = in_opt(I, n, 2), *it = in_opt(I, n, 3), *st = in_opt(I, n, 4);
+    cfx_dtype dt = bx->ty.dtype;
+    if (!is_real(dt) || bx->ty.rank != 3 || bx->ty.dims[2] != 4 || sc->ty.rank != 3 || sc->ty.dtype != dt ||
+        sc->ty.dims[0] != bx->ty.dims[0] || sc->ty.dims[2] != bx->ty.dims[1])
+        fail(I, "boxes %s and scores %s; reals [batch, boxes, 4] and [batch, classes, boxes] are taken",
+             tystr(I, &bx->ty), tystr(I, &sc->ty));
+    if ((mo && (mo->ty.dtype != CFX_I64 || count(&mo->ty) != 1)) || (it && (it->ty.dtype != dt || count(&it->ty) != 1)) ||
+        (st && (st->ty.dtype != dt || count(&st->ty) != 1)))
+        fail(I, "max_output_boxes_per_class, iou_threshold and score_threshold are one int64 and one value of the "
+             "boxes' type each");
+    int64_t cpb = attr_int(I, n, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        fail(I, "center_point_box %lld is not 0 or 1", (long long)cpb);
+    int64_t B = bx->ty.dims[0], C = sc->ty.dims[1], N = bx->ty.dims[1];
+    int64_t D = declared_length(I, n, 0, 2, 0);
+    if (!D)
+        fail(I, "the count of boxes selected depends on the data, and the model declares no shape for output "
+             "'%s' (cfx fixes every shape at import)", clean(I, out_name(I, n, 0)));
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    cfx_type one_i = mktype(CFX_I64, 0, NULL), one_r = mktype(dt, 0, NULL);
+    const char *mx = mo ? fmt(I, "max(%s, cast(0, i64))", reshaped(I, ref(I, mo), &mo->ty, &one_i)) : "cast(0, i64)";
+    const char *thr = it ? reshaped(I, ref(I, it), &it->ty, &one_r) : fmt(I, "cast(0, %s)", dn);
+    const char *b = new_id(I, "b_", nm), *c = new_id(I, "c_", nm), *j = new_id(I, "j_", nm), *m = new_id(I, "m_", nm);
+    const char *box = new_id(I, "box_", nm), *lo[2], *hi[2], *area = new_id(I, "area_", nm);
+    const char *s = new_id(I, "s_", nm), *alive = new_id(I, "alive_", nm), *kept = new_id(I, "kept_", nm);
+    const char *k = new_id(I, "k_", nm), *hit = new_id(I, "hit_", nm);
+    const char *ext[2] = {new_id(I, "ix_", nm), new_id(I, "iy_", nm)}, *inter = new_id(I, "inter_", nm);
+    const char *sup = new_id(I, "sup_", nm), *lim = new_id(I, "limit_", nm), *th = new_id(I, "thr_", nm);
+    cfx_type t = mktype(CFX_I64, 2, (int64_t[]){D, 3});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "%s = %s", lim, mx);
+    line(I, "%s = %s", th, thr);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", box, ref(I, bx), b);
+    for (int a = 0; a < 2; a++) { /* x (a = 0) and y: the boxes' extents along it */
+        lo[a] = new_id(I, a ? "ylo_" : "xlo_", nm);
+        hi[a] = new_id(I, a ? "yhi_" : "xhi_", nm);
+        if (cpb == 0) { /* [y1, x1, y2, x2], the corners in either order */
+            int p = a ? 0 : 1;
+            line(I, "%s = min(%s[:, %d], %s[:, %d])", lo[a], box, p, box, p + 2);
+            line(I, "%s = max(%s[:, %d], %s[:, %d])", hi[a], box, p, box, p + 2);
+        } else { /* [x_center, y_center, width, height] */
+            line(I, "%s = %s[:, %d] - %s[:, %d] / 2", lo[a], box, a, box, a + 2);
+            line(I, "%s = %s[:, %d] + %s[:, %d] / 2", hi[a], box, a, box, a + 2);
+        }
+    }
+    line(I, "%s = (%s - %s) * (%s - %s)", area, hi[0], lo[0], hi[1], lo[1]);
+    line(I, "for %s in range(%lld) {", c, (long long)C);
+    I->indent++;
+    line(I, "%s = %s[%s, %s]", s, ref(I, sc), b, c);
+    if (st)
+        line(I, "%s = %s > %s", alive, s, reshaped(I, ref(I, st), &st->ty, &one_r));
+    else
+        line(I, "%s = ones(bool[%lld])", alive, (long long)N);
+    line(I, "%s = zeros(bool[%lld])", kept, (long long)N);
+    line(I, "%s = cast(0, i64)", m);
+    line(I, "while %s < %s and any(%s) {", m, lim, alive);
+    I->indent++;
+    line(I, "%s = %s and (%s == max(where(%s, %s, -inf)))", hit, alive, s, alive, s);
+    line(I, "%s = argmax(cast(%s, i32)) if any(%s) else argmax(cast(%s, i32))", k, hit, hit, alive);
+    line(I, "%s[%s] = False", alive, k);
+    for (int a = 0; a < 2; a++)
+        line(I, "%s = min(%s[%s], %s) - max(%s[%s], %s)", ext[a], hi[a], k, hi[a], lo[a], k, lo[a]);
+    line(I, "%s = %s * %s", inter, ext[0], ext[1]);
+    line(I, "%s = (%s > 0) and (%s > 0) and (%s > 0) and (%s[%s] > 0) and (%s > 0) and (%s[%s] + %s - %s > 0) and "
+         "(%s / (%s[%s] + %s - %s) > %s)", sup, ext[0], ext[1], inter, area, k, area, area, k, area, inter, inter,
+         area, k, area, inter, th);
+    line(I, "if not any(%s and %s) {", sup, kept);
+    I->indent++;
+    line(I, "%s[%s] = True", kept, k);
+    line(I, "%s += 1", m);
+    line(I, "%s[%s, 0] = cast(%s, i64)", v, j, b);
+    line(I, "%s[%s, 1] = cast(%s, i64)", v, j, c);
+    line(I, "%s[%s, 2] = cast(%s, i64)", v, j, k);
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonMaxSuppression '%s': another count of boxes is selected than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
+/* RoiAlign: each roi's sampling grid (sampling_ratio points a bin along each axis) is separable:
+ * along y, each point's two rows and weights (0 outside the map, as ONNX's reference) make a
+ * one-hot [points, H] matrix for each tap; avg sums a bin's points into [PH, H] and gives
+ * `Wy @ X[b] @ Wx^T / count`; max gathers each tap's values with the one-hot matrices and takes
+ * the largest weighted tap, then the largest point of each bin. A loop over the rois (their batch
+ * index of run time, out of range stops with `index`). */
+static void op_roi_align(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ro = in(I, n, 1), *bi = in(I, n, 2);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || ro->ty.rank != 2 || ro->ty.dims[1] != 4 || ro->ty.dtype != dt ||
+        bi->ty.rank != 1 || bi->ty.dims[0] != ro->ty.dims[0] || (bi->ty.dtype != CFX_I64 && bi->ty.dtype != CFX_I32))
+        fail(I, "X %s, rois %s and batch_indices %s; reals [N, C, H, W], [R, 4] and integers [R] are taken",
+             tystr(I, &x->ty), tystr(I, &ro->ty), tystr(I, &bi->ty));
+    const char *mode = attr_str(I, n, "mode", "avg");
+    const char *ctm = attr_str(I, n, "coordinate_transformation_mode", I->opset >= 16 ? "half_pixel" : "output_half_pixel");
+    int avg = !strcmp(mode, "avg"), hp = !strcmp(ctm, "half_pixel");
+    if (!avg && strcmp(mode, "max"))
+        fail(I, "mode '%s' is not supported (avg, max)", mode);
+    if (!hp && strcmp(ctm, "output_half_pixel"))
+        fail(I, "coordinate_transformation_mode '%s' is not supported (half_pixel, output_half_pixel)", ctm);
+    int64_t PH = attr_int(I, n, "output_height", 1), PW = attr_int(I, n, "output_width", 1);
+    int64_t g = attr_int(I, n, "sampling_ratio", 0);
+    double scale = attr_float(I, n, "spatial_scale", 1.0);
+    if (g < 1 || g > 64)
+        fail(I, "sampling_ratio %lld: 1 to 64 are taken (0 makes each roi's grid from its size, of run time)",
+             (long long)g);
+    if (PH < 1 || PW < 1 || PH * g > 4096 || PW * g > 4096)
+        fail(I, "output_height %lld and output_width %lld of %lld samples a bin; at most 4096 samples an axis",
+             (long long)PH, (long long)PW, (long long)g);
+    int64_t R = ro->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    const char *r = new_id(I, "r_", nm), *xb = new_id(I, "xb_", nm);
+    const char *ss = real_const(I, scale, dt, fmt(I, "%s_scale", nm)), *off = hp ? " - 0.5" : "";
+    cfx_type t = mktype(dt, 4, (int64_t[]){R, C, PH, PW});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "for %s in range(%lld) {", r, (long long)R);
+    I->indent++;
+    line(I, "%s = %s[%s[%s]]", xb, ref(I, x), ref(I, bi), r);
+    const char *mat[2][2], *wt[2][2]; /* [axis y, x][tap low, high]: one-hot matrix, weights */
+    for (int a = 0; a < 2; a++) { /* a = 0: y (rows, roi columns 1 and 3), 1: x */
+        int64_t P = a ? PW : PH, L = a ? W : H, G = P * g;
+        const char *ax = a ? "x" : "y";
+        const char *st = new_id(I, fmt(I, "%s0_", ax), nm), *bs = new_id(I, fmt(I, "b%s_", ax), nm);
+        const char *pos = new_id(I, fmt(I, "%s_", ax), nm), *out = new_id(I, fmt(I, "out%s_", ax), nm);
+        const char *lo = new_id(I, fmt(I, "%slo_", ax), nm), *edge = new_id(I, fmt(I, "edge%s_", ax), nm);
+        const char *lw = new_id(I, fmt(I, "l%s_", ax), nm);
+        line(I, "%s = %s[%s, %d] * %s%s", st, ref(I, ro), r, 1 - a, ss, off);
+        line(I, hp ? "%s = (%s[%s, %d] * %s%s - %s) / %lld" : "%s = max(%s[%s, %d] * %s%s - %s, 1.0) / %lld", bs,
+             ref(I, ro), r, 3 - a, ss, off, st, (long long)P);
+        /* the points: st + p * bs + (i + 0.5) * bs / g for bin p and point i */
+        cfx_type pt = mktype(dt, 1, &G);
+        void *pd = new_data(I, &pt), *id = new_data(I, &pt);
+        for (int64_t k = 0; k < G; k++) {
+            setd(dt, pd, k, (double)(k / g));
+            setd(dt, id, k, (double)(k % g) + 0.5);
+        }
+        ival pv = {.name = fmt(I, "%s_bins%s", nm, ax), .ty = pt, .data = pd};
+        ival iv = {.name = fmt(I, "%s_points%s", nm, ax), .ty = pt, .data = id};
+        line(I, "%s = %s + %s * %s + %s * %s / %lld", pos, st, ref(I, &pv), bs, ref(I, &iv), bs, (long long)g);
+        line(I, "%s = (%s < -1.0) or (%s > %lld)", out, pos, pos, (long long)L);
+        line(I, "%s = max(%s, 0.0)", pos, pos);
+        line(I, "%s = cast(%s, i32)", lo, pos);
+        line(I, "%s = %s >= %lld", edge, lo, (long long)(L - 1));
+        line(I, "%s = where(%s, %lld, %s)", lo, edge, (long long)(L - 1), lo);
+        line(I, "%s = where(%s, cast(%s, %s), %s) - cast(%s, %s)", lw, edge, lo, dn, pos, lo, dn);
+        const char *hi = fmt(I, "where(%s, %s, %s + 1)", edge, lo, lo);
+        const char *io = fmt(I, "iota(i32[1, %lld])", (long long)L);
+        for (int h = 0; h < 2; h++) {
+            mat[a][h] = new_id(I, fmt(I, "s%s%s_", ax, h ? "hi" : "lo"), nm);
+            wt[a][h] = new_id(I, fmt(I, "w%s%s_", ax, h ? "hi" : "lo"), nm);
+            line(I, "%s = cast(%s == reshape(where(%s, 0, %s), [%lld, 1]), %s)", mat[a][h], io, out, h ? hi : lo,
+                 (long long)G, dn);
+            line(I, "%s = where(%s, 0.0, %s)", wt[a][h], out, h ? lw : fmt(I, "1.0 - %s", lw));
+        }
+        if (avg) { /* the bins' weights on the rows: [P, L] */
+            const char *m = new_id(I, fmt(I, "m%s_", ax), nm);
+            line(I, "%s = sum(reshape(%s * reshape(%s, [%lld, 1]) + %s * reshape(%s, [%lld, 1]), [%lld, %lld, %lld]), "
+                 "axis=1)", m, mat[a][0], wt[a][0], (long long)G, mat[a][1], wt[a][1], (long long)G, (long long)P,
+                 (long long)g, (long long)L);
+            mat[a][0] = m;
+        }
+    }
+    if (avg) {
+        line(I, "%s[%s] = (%s @ %s) @ transpose(%s) / %lld", v, r, mat[0][0], xb, mat[1][0], (long long)(g * g));
+    } else {
+        const char *best = NULL;
+        for (int hy = 0; hy < 2; hy++) {
+            const char *ay = new_id(I, fmt(I, "a%s_", hy ? "hi" : "lo"), nm);
+            line(I, "%s = %s @ %s", ay, mat[0][hy], xb);
+            for (int hx = 0; hx < 2; hx++) {
+                const char *tap = fmt(I, "reshape(%s, [%lld, 1]) * reshape(%s, [1, %lld]) * (%s @ transpose(%s))",
+                                      wt[0][hy], (long long)(PH * g), wt[1][hx], (long long)(PW * g), ay, mat[1][hx]);
+                best = best ? fmt(I, "max(%s, %s)", best, tap) : tap;
+            }
+        }
+        const char *val = new_id(I, "val_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, %lld, %lld, %lld])", val, best, (long long)C, (long long)PH, (long long)g,
+             (long long)PW, (long long)g);
+        line(I, "%s[%s] = max(max(%s, axis=4), axis=2)", v, r, val);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+/* DeformConv of 2-D images, as ONNX's reference: each kernel offset's sampling positions (the
+ * window's place plus the offsets of run time) read X bilinearly with zeros outside (GridSample's
+ * align_corners 1), which is separable: a [P, H] matrix of the rows' weights and a [P, W] one of the
+ * columns' (a tap outside the image matches no row), `sum((X @ Wx^T) * Wy^T, axis=1)` the samples
+ * of every channel of the offset group at the P output positions, times the mask; the samples as
+ * the columns of a product with the weights per group, plus the bias. A loop over the batch, the
+ * kernel offsets and offset groups unrolled in it. */
+static void op_deform_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *of = in(I, n, 2), *bias = in_opt(I, n, 3), *mk = in_opt(I, n, 4);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || w->ty.rank != 4 || of->ty.rank != 4 || w->ty.dtype != dt ||
+        of->ty.dtype != dt || (bias && (bias->ty.dtype != dt || bias->ty.rank != 1)) ||
+        (mk && (mk->ty.dtype != dt || mk->ty.rank != 4)))
+        fail(I, "X %s, W %s and offset %s: 2-D deformable convolutions of reals are taken", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], Wd = x->ty.dims[3], OC = w->ty.dims[0];
+    int64_t G = attr_int(I, n, "group", 1), OG = attr_int(I, n, "offset_group", 1);
+    int64_t ks[2] = {w->ty.dims[2], w->ty.dims[3]}, pads[4] = {0, 0, 0, 0}, st[2] = {1, 1}, dl[2] = {1, 1};
+    size_t len;
+    const int64_t *a;
+    if ((a = attr_ints(I, n, "kernel_shape", &len)) && len == 2)
+        ks[0] = a[0], ks[1] = a[1];
+    if ((a = attr_ints(I, n, "pads", &len)) && len == 4)
+        memcpy(pads, a, sizeof pads);
+    if ((a = attr_ints(I, n, "strides", &len)) && len == 2)
+        st[0] = a[0], st[1] = a[1];
+    if ((a = attr_ints(I, n, "dilations", &len)) && len == 2)
+        dl[0] = a[0], dl[1] = a[1];
+    int64_t K = ks[0] * ks[1], OH = of->ty.dims[2], OW = of->ty.dims[3], P = OH * OW;
+    if (G < 1 || OG < 1 || C % G || OC % G || C % OG || w->ty.dims[1] * G != C || ks[0] != w->ty.dims[2] ||
+        ks[1] != w->ty.dims[3] || of->ty.dims[0] != N || of->ty.dims[1] != OG * K * 2 || st[0] < 1 || st[1] < 1 ||
+        dl[0] < 1 || dl[1] < 1)
+        fail(I, "X %s, W %s, offset %s with group %lld and offset_group %lld do not fit", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty), (long long)G, (long long)OG);
+    if (OH != (H + pads[0] + pads[2] - (ks[0] - 1) * dl[0] - 1) / st[0] + 1 ||
+        OW != (Wd + pads[1] + pads[3] - (ks[1] - 1) * dl[1] - 1) / st[1] + 1)
+        fail(I, "the offset %s does not give the output's size for these pads, strides and dilations",
+             tystr(I, &of->ty));
+    if ((mk && (mk->ty.dims[0] != N || mk->ty.dims[1] != OG * K || mk->ty.dims[2] != OH || mk->ty.dims[3] != OW)) ||
+        (bias && bias->ty.dims[0] != OC))
+        fail(I, "the mask or bias does not fit the offset %s and %lld output channels", tystr(I, &of->ty),
+             (long long)OC);
+    if (K * OG > 256)
+        fail(I, "%lld kernel offsets in %lld offset groups; at most 256 in all are taken", (long long)K, (long long)OG);
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    int64_t CG = C / OG, ICG = C / G, OCG = OC / G;
+    const char *b = new_id(I, "b_", nm), *cols = new_id(I, "cols_", nm), *xb = new_id(I, "xb_", nm);
+    const char *py = new_id(I, "py_", nm), *px = new_id(I, "px_", nm), *sy = new_id(I, "sy_", nm);
+    const char *sx = new_id(I, "sx_", nm), *fy = new_id(I, "fy_", nm), *fx = new_id(I, "fx_", nm);
+    const char *ofs = ref(I, of), *ws = ref(I, w);
+    cfx_type yt = mktype(dt, 3, (int64_t[]){N, OC, P}), t = mktype(dt, 4, (int64_t[]){N, OC, OH, OW});
+    cfx_type ct = mktype(dt, 3, (int64_t[]){C, K, P});
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, zeros_of(I, &yt));
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "%s = %s[%s]", xb, ref(I, x), b);
+    line(I, "%s = %s", cols, zeros_of(I, &ct));
+    for (int64_t k = 0; k < K; k++) {
+        /* the window's place of each output position along y and x, known at import */
+        cfx_type pt = mktype(dt, 1, &P);
+        void *by = new_data(I, &pt), *bx = new_data(I, &pt);
+        for (int64_t p = 0; p < P; p++) {
+            setd(dt, by, p, (double)(-pads[0] + st[0] * (p / OW) + (k / ks[1]) * dl[0]));
+            setd(dt, bx, p, (double)(-pads[1] + st[1] * (p % OW) + (k % ks[1]) * dl[1]));
+        }
+        ival byv = {.name = fmt(I, "%s_y%lld", nm, (long long)k), .ty = pt, .data = by};
+        ival bxv = {.name = fmt(I, "%s_x%lld", nm, (long long)k), .ty = pt, .data = bx};
+        for (int64_t og = 0; og < OG; og++) {
+            int64_t ch = (og * K + k) * 2;
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", py, ref(I, &byv), ofs, b, (long long)ch, (long long)P);
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", px, ref(I, &bxv), ofs, b, (long long)ch + 1, (long long)P);
+            line(I, "%s = floor(%s)", fy, py);
+            line(I, "%s = floor(%s)", fx, px);
+            const char *iy = fmt(I, "iota(%s[1, %lld])", dn, (long long)H), *ix = fmt(I, "iota(%s[1, %lld])", dn, (long long)Wd);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sy, iy, fy, (long long)P, fy, py,
+                 (long long)P, iy, fy, (long long)P, py, fy, (long long)P);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sx, ix, fx, (long long)P, fx, px,
+                 (long long)P, ix, fx, (long long)P, px, fx, (long long)P);
+            const char *smp = fmt(I, "sum((%s[%lld:%lld] @ transpose(%s)) * transpose(%s), axis=1)", xb,
+                                  (long long)(og * CG), (long long)((og + 1) * CG), sx, sy);
+            if (mk)
+                smp = fmt(I, "%s * reshape(%s[%s, %lld], [1, %lld])", smp, ref(I, mk), b, (long long)(og * K + k),
+                          (long long)P);
+            line(I, "%s[%lld:%lld, %lld] = %s", cols, (long long)(og * CG), (long long)((og + 1) * CG), (long long)k,
+                 smp);
+        }
+    }
+    for (int64_t g = 0; g < G; g++) {
+        cfx_type wg = mktype(dt, 2, (int64_t[]){OCG, ICG * K});
+        cfx_type w4 = mktype(dt, 4, (int64_t[]){OCG, ICG, ks[0], ks[1]}), c3 = mktype(dt, 3, (int64_t[]){ICG, K, P});
+        cfx_type c2 = mktype(dt, 2, (int64_t[]){ICG * K, P});
+        const char *wpart = G == 1 ? ws : fmt(I, "%s[%lld:%lld]", ws, (long long)(g * OCG), (long long)((g + 1) * OCG));
+        const char *cpart = G == 1 ? cols : fmt(I, "%s[%lld:%lld]", cols, (long long)(g * ICG), (long long)((g + 1) * ICG));
+        line(I, "%s[%s, %lld:%lld] = %s @ %s", y, b, (long long)(g * OCG), (long long)((g + 1) * OCG),
+             reshaped(I, wpart, &w4, &wg), reshaped(I, cpart, &c3, &c2));
+    }
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    cfx_type bt = mktype(dt, 3, (int64_t[]){OC, 1, 1});
+    line(I, "%s = %s%s", v, reshaped(I, y, &yt, &t),
+         bias ? fmt(I, " + %s", reshaped(I, ref(I, bias), &bias->ty, &bt)) : "");
+}
+
+/* A tree ensemble's attribute of numbers, given as a tensor or as a list (floats, ints): into
+ * vals[0 .. *len) as doubles; NULL (and *len 0) when absent. */
+static double *te_values(imp *I, const Onnx__NodeProto *n, const char *name, int64_t *len)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    *len = 0;
+    if (!a)
+        return NULL;
+    if (a->t) {
+        cfx_type t;
+        int half;
+        ival v = {.name = name};
+        v.data = tensor_data(I, a->t, &t, &half);
+        v.ty = t;
+        *len = count(&t);
+        double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+        for (int64_t k = 0; k < *len; k++)
+            out[k] = getd(&v, k);
+        return out;
+    }
+    *len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+    for (int64_t k = 0; k < *len; k++)
+        out[k] = a->n_floats ? (double)a->floats[k] : (double)a->ints[k];
+    return out;
+}
+
+typedef struct te {
+    const double *splits, *feat, *modes, *tid, *tleaf, *fid, *fleaf, *ltarget, *lweight, *miss, *members;
+    int64_t nnodes, nleaves, nmembers, *member_at, nwritten, ntargets;
+    const char *x, *res, *nm, *agg;
+    cfx_dtype dt;
+    int ntrees;
+} te;
+
+/* The rows of X that reach node k (of a tree, leaf when `leaf`) are those where `mask` is true:
+ * a node's condition splits them between its branches, a leaf adds its weight to its target. */
+static void te_walk(imp *I, te *T, double kd, int leaf, const char *mask, int depth)
+{
+    if (depth > 64 || ++T->nwritten > 4096)
+        fail(I, "the trees are deeper than 64 or have more than 4096 nodes in all");
+    if (!(kd >= 0 && kd < (double)(leaf ? T->nleaves : T->nnodes)))
+        fail(I, "%s %g is outside the %lld %s", leaf ? "leaf" : "node", kd,
+             (long long)(leaf ? T->nleaves : T->nnodes), leaf ? "leaves" : "nodes");
+    int64_t k = (int64_t)kd;
+    if (leaf) {
+        if (!(T->ltarget[k] >= 0 && T->ltarget[k] < (double)T->ntargets))
+            fail(I, "leaf %lld's target %g is outside the %lld targets", (long long)k, T->ltarget[k],
+                 (long long)T->ntargets);
+        int64_t t = (int64_t)T->ltarget[k];
+        double w = T->lweight[k] / (!strcmp(T->agg, "avg") ? T->ntrees : 1);
+        const char *wc = real_const(I, w, T->dt, fmt(I, "%s_leaf%lld", T->nm, (long long)k));
+        const char *col = fmt(I, "%s[:, %lld]", T->res, (long long)t);
+        if (!strcmp(T->agg, "sum") || !strcmp(T->agg, "avg"))
+            line(I, "%s = %s + where(%s, %s, 0.0)", col, col, mask, wc);
+        else
+            line(I, "%s = where(%s, %s(%s, %s), %s)", col, mask, T->agg, col, wc, col);
+        return;
+    }
+    if (!(T->modes[k] >= 0 && T->modes[k] <= 6))
+        fail(I, "node %lld has mode %g; 0 to 6 are taken", (long long)k, T->modes[k]);
+    int mode = (int)T->modes[k];
+    const char *xv = fmt(I, "%s[:, %lld]", T->x, (long long)T->feat[k]);
+    const char *sp = real_const(I, T->splits[k], CFX_F64, fmt(I, "%s_split%lld", T->nm, (long long)k));
+    const char *c;
+    static const char *const cmp[] = {"<=", "<", ">=", ">", "==", "!="};
+    if (mode >= 0 && mode <= 5) {
+        c = fmt(I, "(%s %s %s)", xv, cmp[mode], sp);
+    } else if (mode == 6) {
+        c = NULL;
+        for (int64_t j = T->member_at[k]; j < T->nmembers && !isnan(T->members[j]); j++) {
+            const char *e = fmt(I, "(%s == %s)", xv, real_const(I, T->members[j], CFX_F64, fmt(I, "%s_member", T->nm)));
+            c = c ? fmt(I, "%s or %s", c, e) : e;
+        }
+        if (!c)
+            c = fmt(I, "zeros(bool[%s.shape[0]])", T->x);
+        c = fmt(I, "(%s)", c);
+    } else {
+        fail(I, "node %lld has mode %d; 0 to 6 are taken", (long long)k, mode);
+    }
+    if (T->miss && T->miss[k] != 0)
+        c = fmt(I, "(%s or (%s != %s))", c, xv, xv);
+    const char *cv = new_id(I, "cond_", T->nm), *tm = new_id(I, "m_", T->nm), *fm = new_id(I, "m_", T->nm);
+    line(I, "%s = %s", cv, c);
+    line(I, "%s = %s and %s", tm, mask, cv);
+    line(I, "%s = %s and not %s", fm, mask, cv);
+    te_walk(I, T, T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
+    te_walk(I, T, T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
+}
+
+/* TreeEnsemble (ai.onnx.ml, opset 5): the trees, known at import, unrolled into masks of the rows
+ * reaching each node (the conditions compared in f64, as the reference's Python floats), each
+ * leaf's weight added (aggregate_function SUM, AVERAGE) or taken the least or largest (MIN, MAX) into
+ * its target's column, tree after tree. post_transform NONE only. */
+static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 2)
+        fail(I, "X is %s; reals [N, features] are taken", tystr(I, &x->ty));
+    if (attr_int(I, n, "post_transform", 0) != 0)
+        fail(I, "post_transform %lld is not supported (0, none)", (long long)attr_int(I, n, "post_transform", 0));
+    int64_t agg = attr_int(I, n, "aggregate_function", 1), nt = attr_int(I, n, "n_targets", 0);
+    static const char *const aggs[] = {"avg", "sum", "min", "max"};
+    if (agg < 0 || agg > 3 || nt < 1 || nt > ((int64_t)1 << 20))
+        fail(I, "aggregate_function %lld and n_targets %lld: 0 to 3 and a positive count are taken", (long long)agg,
+             (long long)nt);
+    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0), .ntargets = nt};
+    int64_t l[11];
+    T.splits = te_values(I, n, "nodes_splits", &l[0]);
+    T.feat = te_values(I, n, "nodes_featureids", &l[1]);
+    T.modes = te_values(I, n, "nodes_modes", &l[2]);
+    T.tid = te_values(I, n, "nodes_truenodeids", &l[3]);
+    T.tleaf = te_values(I, n, "nodes_trueleafs", &l[4]);
+    T.fid = te_values(I, n, "nodes_falsenodeids", &l[5]);
+    T.fleaf = te_values(I, n, "nodes_falseleafs", &l[6]);
+    T.ltarget = te_values(I, n, "leaf_targetids", &l[7]);
+    T.lweight = te_values(I, n, "leaf_weights", &l[8]);
+    T.miss = te_values(I, n, "nodes_missing_value_tracks_true", &l[9]);
+    T.members = te_values(I, n, "membership_values", &l[10]);
+    T.nnodes = l[0];
+    T.nleaves = l[7];
+    T.nmembers = l[10];
+    for (int k = 1; k < 7; k++)
+        if (l[k] != T.nnodes)
+            fail(I, "the nodes' attributes have %lld and %lld entries", (long long)T.nnodes, (long long)l[k]);
+    if (l[8] != T.nleaves || (T.miss && l[9] != T.nnodes) || T.nnodes < 1)
+        fail(I, "the leaves' or nodes' attributes differ in length");
+    for (int64_t k = 0; k < T.nnodes; k++)
+        if (!(T.feat[k] >= 0 && T.feat[k] < (double)x->ty.dims[1]))
+            fail(I, "node %lld reads feature %g of %lld", (long long)k, T.feat[k], (long long)x->ty.dims[1]);
+    /* where each membership node's set starts: the sets follow one another, each ended by a NaN */
+    T.member_at = alloc(I, (size_t)(T.nnodes + 1) * sizeof *T.member_at);
+    for (int64_t k = 0, at = 0; k < T.nnodes; k++) {
+        T.member_at[k] = at;
+        if (T.modes[k] == 6) {
+            if (!T.members)
+                fail(I, "node %lld tests membership and there are no membership_values", (long long)k);
+            while (at < T.nmembers && !isnan(T.members[at]))
+                at++;
+            at++;
+        }
+    }
+    size_t nr;
+    const int64_t *roots = attr_ints(I, n, "tree_roots", &nr);
+    if (!roots || nr < 1)
+        fail(I, "tree_roots is missing");
+    T.ntrees = (int)nr;
+    int64_t N = x->ty.dims[0];
+    cfx_type t = mktype(dt, 2, (int64_t[]){N, nt});
+    T.x = new_id(I, "xf_", T.nm);
+    T.res = out_var(I, n, 0, &t);
+    line(I, "%s = cast(%s, f64)", T.x, ref(I, x));
+    double big = dt == CFX_F32 ? 3.4028234663852886e38 : 1.7976931348623157e308; /* finfo(dtype).max */
+    double init = agg == 2 ? big : agg == 3 ? -big : 0;
+    line(I, "%s = full(%s, %s)", T.res, tystr(I, &t), real_const(I, init, dt, fmt(I, "%s_init", T.nm)));
+    for (size_t r = 0; r < nr; r++) {
+        int64_t k = roots[r];
+        if (k < 0 || k >= T.nnodes)
+            fail(I, "tree root %lld is outside the %lld nodes", (long long)k, (long long)T.nnodes);
+        int leaf = T.tleaf[k] != 0 && T.fleaf[k] != 0 && T.tid[k] == T.fid[k];
+        te_walk(I, &T, leaf ? T.tid[k] : (double)k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
+    }
+}
+
+/* A LabelEncoder's keys or values (attribute `name`: floats, ints or a tensor) as a value known at
+ * import; its data NULL when absent. */
+static ival le_values(imp *I, const Onnx__NodeProto *n, const char *name)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    ival v = {.name = name};
+    if (!a)
+        return v;
+    if (a->t) {
+        v.data = tensor_data(I, a->t, &v.ty, &v.half);
+        return v;
+    }
+    int64_t len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    v.ty = mktype(a->n_floats ? CFX_F32 : CFX_I64, 1, &len);
+    v.data = new_data(I, &v.ty);
+    copy(v.data, a->n_floats ? (void *)a->floats : (void *)a->ints, (size_t)len * (a->n_floats ? 4 : 8));
+    return v;
+}
+
+/* element k of known value v as a constant of dtype dt (integers kept exact) */
+static const char *le_const(imp *I, const ival *v, int64_t k, cfx_dtype dt, const char *why)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    void *data = new_data(I, &t);
+    if (is_real(dt) || is_real(v->ty.dtype))
+        setd(dt, data, 0, getd(v, k));
+    else
+        seti(dt, data, 0, geti(v, k));
+    ival c = {.name = why, .ty = t, .data = data};
+    return ref(I, &c);
+}
+
+/* LabelEncoder (ai.onnx.ml, opsets 2 to 4) of numbers: the keys and values known at import (a key
+ * given twice takes its last value, as the reference's dict), a `where` for each key over the
+ * default; string keys or values refused. */
+static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (attr(I, n, "keys_strings") || attr(I, n, "values_strings") || attr(I, n, "default_string"))
+        fail(I, "string keys or values are not supported (cfx has no strings)");
+    ival keys = le_values(I, n, attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s"
+                                                                                                   : "keys_tensor");
+    const char *vn = attr(I, n, "values_floats") ? "values_floats" : attr(I, n, "values_int64s") ? "values_int64s"
+                   : "values_tensor";
+    ival vals = le_values(I, n, vn);
+    int64_t nk = keys.data ? count(&keys.ty) : 0, nv = vals.data ? count(&vals.ty) : 0;
+    if (nk != nv || nk < 1 || nk > 256 || keys.half || vals.half || keys.ty.dtype == CFX_BOOL || vals.ty.dtype == CFX_BOOL)
+        fail(I, "%lld keys and %lld values: one to 256 numbers of each, as many keys as values, are taken",
+             (long long)nk, (long long)nv);
+    cfx_dtype vt = vals.ty.dtype, kt = keys.ty.dtype;
+    ival def = {.name = "default"};
+    cfx_type one = mktype(vt, 0, NULL);
+    def.ty = one;
+    def.data = new_data(I, &one);
+    if (vn[7] == 'f')
+        setd(vt, def.data, 0, attr_float(I, n, "default_float", -0.0));
+    else if (vn[7] == 'i')
+        seti(vt, def.data, 0, attr_int(I, n, "default_int64", -1));
+    else if (attr(I, n, "default_tensor") && attr(I, n, "default_tensor")->t)
+        def = le_values(I, n, "default_tensor");
+    if (def.ty.dtype != vt || count(&def.ty) < 1 || def.half)
+        fail(I, "the default is %s for values of %s", tystr(I, &def.ty), cfx_dtype_name(vt));
+    if (x->ty.dtype != kt || x->half)
+        fail(I, "the input is %s for keys of %s", type_name(x), cfx_dtype_name(kt));
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type t = x->ty;
+    t.dtype = vt;
+    const char *dc = le_const(I, &def, 0, vt, fmt(I, "%s_default", nm)), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, t.rank == 0 ? dc : fmt(I, "full(%s, %s)", tystr(I, &t), dc));
+    for (int64_t k = 0; k < nk; k++) {
+        int later = 0; /* a key given again later takes that value */
+        for (int64_t j = k + 1; j < nk; j++)
+            later |= is_real(kt) ? getd(&keys, j) == getd(&keys, k) : geti(&keys, j) == geti(&keys, k);
+        if (!later)
+            line(I, "%s = where(%s == %s, %s, %s)", v, xs, le_const(I, &keys, k, kt, fmt(I, "%s_key", nm)),
+                 le_const(I, &vals, k, vt, fmt(I, "%s_value", nm)), v);
+    }
+}
+
+/* Div, Mod, Pow and TopK of uint64 (held in i64 as its bits, the uint64 section below): Div and
+ * Mod as Hacker's Delight's unsigned division by signed (divlu, figure 9-3): a divisor of 2^63 or
+ * more goes once or not at all (an unsigned compare, the sign bits flipped); a smaller one divides
+ * a >> 1 (logical, so non-negative) and doubles the quotient, then the remainder corrects it by
+ * one; Mod is the remainder of that quotient. Pow of a real base by a uint64 exponent: the exponent
+ * read as unsigned (as a Cast to a real) in the base's type. TopK: on the values with the sign bit
+ * flipped, whose i64 order is uint64's, the values flipped back. A uint64 base of Pow is refused. */
+static void op_u64_arith(imp *I, const Onnx__NodeProto *n)
+{
+    const char *op = n->op_type, *F = "(cast(1, i64) << 63)";
+    if (!strcmp(op, "TopK")) {
+        ival *x = in(I, n, 0);
+        Onnx__NodeProto s = *n;
+        const char *nm = out_name(I, n, 0), *fl = new_id(I, "flip_", nm);
+        line(I, "%s = %s ^ %s", fl, ref(I, x), F);
+        char **ins = alloc(I, (n->n_input + 1) * sizeof *ins), **outs = alloc(I, 2 * sizeof *outs);
+        for (size_t k = 0; k < n->n_input; k++)
+            ins[k] = n->input[k];
+        ins[0] = (char *)fmt(I, "%s#flipped", nm);
+        bind(I, ins[0], &x->ty, fl, NULL);
+        for (size_t k = 0; k < 2; k++)
+            outs[k] = (char *)fmt(I, "%s#top%zu", nm, k);
+        s.input = ins;
+        s.output = outs;
+        s.n_output = 2;
+        op_topk(I, &s);
+        I->node = n;
+        ival *v = lookup(I, outs[0]), *ix = lookup(I, outs[1]);
+        if (n->n_output > 0 && n->output[0] && *n->output[0])
+            line(I, "%s = %s ^ %s", out_var(I, n, 0, &v->ty), ref(I, v), F);
+        if (n->n_output > 1 && n->output[1] && *n->output[1])
+            bind(I, n->output[1], &ix->ty, ref(I, ix), NULL);
+        return;
+    }
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!strcmp(op, "Pow")) {
+        if (a->half == HALF_U64 || !is_real(a->ty.dtype))
+            fail(I, "Pow of a uint64 base is not supported (a real base with a uint64 exponent is)");
+        cfx_type o;
+        broadcast(I, &a->ty, &b->ty, &o);
+        o.dtype = a->ty.dtype;
+        const char *e = ref(I, b);
+        const char *u = fmt(I, "cast((%s >> 32) & 4294967295, f64) * 4294967296.0 + cast(%s & 4294967295, f64)", e, e);
+        line(I, "%s = pow(%s, %s)", out_var(I, n, 0, &o), ref(I, a),
+             a->ty.dtype == CFX_F64 ? u : fmt(I, "cast(%s, %s)", u, cfx_dtype_name(a->ty.dtype)));
+        return;
+    }
+    if (a->half != HALF_U64 || b->half != HALF_U64)
+        fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(a), type_name(b), op);
+    cfx_type o;
+    broadcast(I, &a->ty, &b->ty, &o);
+    o.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *x = ref(I, a), *y = ref(I, b);
+    const char *qs = new_id(I, "qs_", nm), *q = new_id(I, "q_", nm);
+    line(I, "%s = truncdiv((%s >> 1) & ~%s, where(%s < 0, cast(1, i64), %s)) << 1", qs, x, F, y, y);
+    line(I, "%s = where(%s < 0, cast((%s ^ %s) >= (%s ^ %s), i64), %s + cast(((%s - %s * %s) ^ %s) >= (%s ^ %s), i64))",
+         q, y, x, F, y, F, qs, x, qs, y, F, y, F);
+    const char *v = out_var(I, n, 0, &o);
+    line(I, !strcmp(op, "Div") ? "%s = %s" : "%s = %s - %s * %s", v, !strcmp(op, "Div") ? q : x, q, y);
+}
+
+/* 2^e, exactly, of an i64 tensor e of -1074 to 1023 (a value of f64): the product of the powers
+ * 2^(2^k) of |e|'s bits, inverted for a negative e; every step a power of two, so exact (past that
+ * range inf or 0). In variable p, from expression e (lines written). */
+static void pow2_of(imp *I, const char *p, const char *e, const char *nm)
+{
+    const char *ae = new_id(I, "ae_", nm);
+    line(I, "%s = abs(%s)", ae, e);
+    line(I, "%s = where((%s & 1) == 1, %s, 1.0)", p, ae, real_const(I, 2.0, CFX_F64, fmt(I, "%s_2pow1", nm)));
+    for (int k = 1; k <= 10; k++)
+        line(I, "%s = %s * where(((%s >> %d) & 1) == 1, %s, 1.0)", p, p, ae, k,
+             real_const(I, k == 10 ? INFINITY : ldexp(1.0, 1 << k), CFX_F64, fmt(I, "%s_2pow%d", nm, 1 << k)));
+    line(I, "%s = where(%s < 0, 1.0 / %s, %s)", p, e, p, p);
+}
+
+/* BitCast between a real and an integer type of one width (float and int32 or uint32, double and
+ * int64 or uint64), composed exactly of the language's ops, in f64: from a real, the sign (-0 by
+ * 1 / x), the exponent from log2 corrected by one either way against an exact power of two, the
+ * fraction (x / 2^e - 1) * 2^mantissa bits, a subnormal scaled up; inf as its bits, NaN as the
+ * quiet NaN of no payload (a NaN's sign and payload cannot be read). To a real: the fields taken
+ * apart with shifts and masks, (1 + fraction) * 2^(exponent - bias), a subnormal scaled down, NaN
+ * for a NaN's bits (its payload lost). 0 where another BitCast is asked (op_bitcast's). */
+static int op_bitcast_real(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    int from_real = is_real(x->ty.dtype) && !x->half;
+    cfx_dtype rt = from_real ? x->ty.dtype : to;        /* the real side */
+    cfx_dtype it = from_real ? to : x->ty.dtype;        /* the integer side, as held */
+    int ih = from_real ? h : x->half;
+    if (!from_real && (!is_real(to) || h))
+        return 0;
+    int w32 = rt == CFX_F32 && ((it == CFX_I32 && !ih) || (it == CFX_I64 && ih == HALF_U32));
+    int w64 = rt == CFX_F64 && it == CFX_I64 && (!ih || ih == HALF_U64);
+    if (!w32 && !w64)
+        return 0;
+    int M = w32 ? 23 : 52, bias = w32 ? 127 : 1023, emin = w32 ? -126 : -1022, W = w32 ? 32 : 64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *mb = fmt(I, "%lld", (long long)(((int64_t)1 << M) - 1)), *eall = w32 ? "255" : "2047";
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *p = new_id(I, "p_", nm), *s = new_id(I, "neg_", nm);
+    if (from_real) {
+        const char *d = new_id(I, "d_", nm), *a = new_id(I, "a_", nm), *e = new_id(I, "e_", nm);
+        const char *b = new_id(I, "bits_", nm);
+        line(I, "%s = %s", d, w32 ? fmt(I, "cast(%s, f64)", xs) : xs);
+        line(I, "%s = abs(%s)", a, d);
+        line(I, "%s = min(max(cast(floor(log(%s) / log(2.0)), i64), -1100), 1100)", e, a);
+        pow2_of(I, p, e, nm);
+        line(I, "%s = where(%s > %s, %s - 1, where(%s * 2.0 <= %s, %s + 1, %s))", e, p, a, e, p, a, e, e);
+        line(I, "%s = where(%s > %s, %s / 2.0, where(%s * 2.0 <= %s, %s * 2.0, %s))", p, p, a, p, p, a, p, p);
+        const char *sub = w32 ? fmt(I, "cast(%s * %s, i64)", a, real_const(I, ldexp(1.0, 149), CFX_F64, fmt(I, "%s_2pow149", nm)))
+                              : fmt(I, "cast(%s * %s * %s, i64)", a, real_const(I, ldexp(1.0, 1000), CFX_F64, fmt(I, "%s_2pow1000", nm)),
+                                    real_const(I, ldexp(1.0, 74), CFX_F64, fmt(I, "%s_2pow74", nm)));
+        line(I, "%s = where(%s < %s, %s, ((%s + %d) << %d) + cast((%s / %s - 1.0) * %s, i64))", b, a,
+             real_const(I, ldexp(1.0, emin), CFX_F64, fmt(I, "%s_min_normal", nm)), sub, e, bias, M, a, p,
+             real_const(I, ldexp(1.0, M), CFX_F64, fmt(I, "%s_2pow%d", nm, M)));
+        line(I, "%s = where(%s == inf, cast(%s, i64) << %d, where(%s != %s, (cast(%s, i64) << %d) | %lld, %s))", b, a,
+             eall, M, d, d, eall, M, (long long)1 << (M - 1), b);
+        line(I, "%s = (%s < 0.0) or ((%s == 0.0) and (1.0 / %s < 0.0))", s, d, d, d);
+        const char *v = out_var(I, n, 0, &t);
+        if (w32 && it == CFX_I32)
+            line(I, "%s = cast(%s, i32) | where(%s, cast(1, i32) << 31, cast(0, i32))", v, b, s);
+        else
+            line(I, "%s = %s | where(%s, cast(1, i64) << %d, cast(0, i64))", v, b, s, W - 1);
+        I->node_rounded = 1;
+        return 1;
+    }
+    const char *b = new_id(I, "b_", nm), *E = new_id(I, "ex_", nm), *F = new_id(I, "fr_", nm), *v0 = new_id(I, "r_", nm);
+    line(I, "%s = %s", b, it == CFX_I64 ? xs : fmt(I, "cast(%s, i64)", xs));
+    line(I, "%s = (%s >> %d) & %s", E, b, M, eall);
+    line(I, "%s = %s & %s", F, b, mb);
+    line(I, "%s = ((%s >> %d) & 1) == 1", s, b, W - 1);
+    pow2_of(I, p, fmt(I, "(%s - %d)", E, bias), nm);
+    const char *m = fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -M), CFX_F64, fmt(I, "%s_2pow_%d", nm, M)));
+    const char *sub = w32 ? fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -149), CFX_F64, fmt(I, "%s_2pow_149", nm)))
+                          : fmt(I, "cast(%s, f64) * %s * %s", F, real_const(I, ldexp(1.0, -1000), CFX_F64, fmt(I, "%s_2pow_1000", nm)),
+                                real_const(I, ldexp(1.0, -74), CFX_F64, fmt(I, "%s_2pow_74", nm)));
+    line(I, "%s = where(%s == 0, %s, (1.0 + %s) * %s)", v0, E, sub, m, p);
+    line(I, "%s = where(%s == %s, where(%s == 0, inf, nan), %s)", v0, E, eall, F, v0);
+    line(I, "%s = where(%s, -%s, %s)", v0, s, v0, v0);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, w32 ? fmt(I, "cast(%s, f32)", v0) : v0);
+    I->node_rounded = 1;
+    return 1;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const struct { const char *name; enum bin op; } binops[] = {
@@ -10010,7 +11058,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n);
  * bits', and the ops that move or pick values keep them. Order (Less ... GreaterOrEqual, Max, Min)
  * compares with the sign bit of both sides flipped (u64_order); BitShift RIGHT is logical
  * (op_bitshift); a Cast to or from a real reads the value as unsigned (op_cast_u64_real). Every
- * other op of a uint64 value (Div, Mod, Pow, Abs, ReduceMax, ...) is refused by name. */
+ * other op of a uint64 value (Abs, ReduceMax, ...) is refused by name; Div, Mod, Pow and TopK are
+ * op_u64_arith's. */
 static int u64_op(const char *op)
 {
     static const char *const ops[] = {
@@ -10018,7 +11067,8 @@ static int u64_op(const char *op)
         "Slice", "Gather", "GatherElements", "GatherND", "Where", "Tile", "Trilu", "Pad", "DepthToSpace",
         "SpaceToDepth", "ReverseSequence", "Constant", "ConstantOfShape", "Shape", "Size", "Cast", "CastLike",
         "BitCast", "Add", "Sub", "Mul", "Neg", "Sum", "ReduceSum", "Equal", "Less", "Greater", "LessOrEqual",
-        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
+        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+        "Div", "Mod", "Pow", "TopK"};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
         if (!strcmp(op, ops[k]))
             return 1;
@@ -10093,7 +11143,10 @@ static int more_domain(const char *dom, const char *op)
     if (!strcmp(dom, "ai.onnx.preview.training"))
         return !strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum");
     if (!strcmp(dom, "ai.onnx.ml"))
-        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor");
+        return !strcmp(op, "Binarizer") || !strcmp(op, "ArrayFeatureExtractor") || !strcmp(op, "TreeEnsemble") ||
+               !strcmp(op, "LabelEncoder");
+    if (!strcmp(dom, "ai.onnx.preview"))
+        return !strcmp(op, "FlexAttention");
     return 0;
 }
 
@@ -10130,6 +11183,12 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         u64_order(I, n, (enum bin)order);
         return;
     }
+    for (size_t k = 0; k < n->n_input && (!strcmp(op, "Div") || !strcmp(op, "Mod") || !strcmp(op, "Pow") ||
+                                            !strcmp(op, "TopK")); k++)
+        if (has_input(n, k) && in(I, n, k)->half == HALF_U64) {
+            op_u64_arith(I, n);
+            return;
+        }
     for (size_t k = 0; k < sizeof binops / sizeof *binops; k++)
         if (!strcmp(op, binops[k].name)) {
             binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
@@ -10155,7 +11214,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "BitShift")) {
         op_bitshift(I, n);
     } else if (!strcmp(op, "BitCast")) {
-        op_bitcast(I, n);
+        if (!op_bitcast_real(I, n))
+            op_bitcast(I, n);
     } else if (!strcmp(op, "BitwiseNot")) {
         op_bitwise_not(I, n);
     } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
@@ -10340,10 +11400,22 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_det(I, n);
     } else if (!strcmp(op, "Compress")) {
         op_compress(I, n);
-    } else if (!strcmp(op, "NonZero") || !strcmp(op, "Unique")) {
-        /* torch.nonzero, x[mask], masked_select, torch.unique */
-        fail(I, "op '%s' is not supported: the shape of its result depends on the data, and cfx fixes "
-             "every shape at import", op);
+    } else if (!strcmp(op, "FlexAttention")) {
+        op_flex_attention(I, n);
+    } else if (!strcmp(op, "NonZero")) {
+        op_nonzero(I, n);
+    } else if (!strcmp(op, "Unique")) {
+        op_unique(I, n);
+    } else if (!strcmp(op, "NonMaxSuppression")) {
+        op_nms(I, n);
+    } else if (!strcmp(op, "RoiAlign")) {
+        op_roi_align(I, n);
+    } else if (!strcmp(op, "DeformConv")) {
+        op_deform_conv(I, n);
+    } else if (!strcmp(op, "TreeEnsemble")) {
+        op_tree_ensemble(I, n);
+    } else if (!strcmp(op, "LabelEncoder")) {
+        op_label_encoder(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }

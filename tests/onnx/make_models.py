@@ -1450,6 +1450,62 @@ def seq_input():
 MODELS += [seq_input]
 
 
+def np_nms(boxes, scores, max_out, iou_thr, score_thr):
+    """Non-maximum suppression of corner boxes [y1, x1, y2, x2] (corners in either order), in f64:
+    each class's boxes above score_thr by decreasing score (the lower index first), a box kept
+    where its IoU with every box kept before is at most iou_thr, up to max_out a class."""
+    def iou(p, q):
+        (py1, py2), (px1, px2) = sorted(p[0::2]), sorted(p[1::2])
+        (qy1, qy2), (qx1, qx2) = sorted(q[0::2]), sorted(q[1::2])
+        ih, iw = min(py2, qy2) - max(py1, qy1), min(px2, qx2) - max(px1, qx1)
+        if ih <= 0 or iw <= 0:
+            return 0.0
+        inter = ih * iw
+        return inter / ((py2 - py1) * (px2 - px1) + (qy2 - qy1) * (qx2 - qx1) - inter)
+    out = []
+    for b in range(boxes.shape[0]):
+        for c in range(scores.shape[1]):
+            s = scores[b, c].astype(np.float64)
+            kept = []
+            for i in sorted((i for i in range(len(s)) if s[i] > score_thr), key=lambda i: (-s[i], i)):
+                if len(kept) == max_out:
+                    break
+                if all(iou(boxes[b, i].astype(np.float64), boxes[b, j].astype(np.float64)) <= iou_thr for j in kept):
+                    kept.append(i)
+                    out.append([b, c, i])
+    return np.array(out, np.int64)
+
+
+def detections():
+    """NonMaxSuppression of two images' boxes in two classes (overlapping boxes suppressed, a
+    score threshold, at most 3 a class) and Unique of the rows of a matrix (sorted, axis 0, with
+    indices, inverse indices and counts), whose outputs' lengths depend on the data: the model
+    declares them, and the run checks them."""
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
+                       [1, 10.1, 0, 11.1], [0, 100, 1, 101]],
+                      [[0, 0, 2, 2], [2, 2, 0, 0], [5, 5, 6, 6], [5, 5.5, 6, 6.5], [9, 9, 10, 10],
+                       [0, 0.5, 2, 2.5]]], np.float32)
+    scores = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3], [0.1, 0.2, 0.3, 0.9, 0.8, 0.05]],
+                       [[0.5, 0.6, 0.7, 0.65, 0.1, 0.55], [0.3, 0.3, 0.2, 0.4, 0.9, 0.35]]], np.float32)
+    sel = np_nms(boxes, scores, 3, 0.5, 0.25)
+    x = np.array([[3, 1, 2], [1, 5, 0], [3, 1, 2], [1, 4, 9], [1, 5, 0], [0, 7, 7], [3, 1, 2]], np.float32)
+    y, idx, inv, cnt = np.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score"], ["selected"]),
+             helper.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"], axis=0, sorted=1)]
+    inits = [init("max_out", np.array([3], np.int64)), init("iou", np.array([0.5], np.float32)),
+             init("score", np.array([0.25], np.float32))]
+    ins = {"boxes": boxes, "scores": scores, "x": x}
+    outs = {"selected": sel, "y": y, "indices": idx.astype(np.int64), "inverse": inv.reshape(-1).astype(np.int64),
+            "counts": cnt.astype(np.int64)}
+    types = {np.dtype(np.float32): F32, np.dtype(np.int64): I64}
+    g = helper.make_graph(nodes, "detections", [vi(k, F32, v.shape) for k, v in ins.items()],
+                          [vi(k, types[v.dtype], v.shape) for k, v in outs.items()], inits)
+    return model(g), [(ins, outs)]
+
+
+MODELS += [detections]
+
+
 def check_with_onnxruntime(name, m, cases):
     """onnxruntime must agree with the numpy expectation (a check of the model, not of cfx);
     nothing where onnxruntime is not installed."""

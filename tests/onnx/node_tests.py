@@ -77,8 +77,9 @@ def ops_of_docs(path):
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 
 # The domains whose ops docs/onnx.md's table may name: the default one, and the few ops of
-# ai.onnx.ml and ai.onnx.preview.training the import takes (the table names them without a domain).
-DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")
+# ai.onnx.ml, ai.onnx.preview.training and ai.onnx.preview the import takes (the table names them
+# without a domain).
+DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
 
 # The 28 tensor-only node tests holding If, Loop or Scan at any depth (issue 30), as onnx
 # 1.23 names them; the list printed is computed from the models, and compared with this one.
