@@ -360,6 +360,20 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
  * functions, the GPU's per element) and the run is a memcpy or a fill. The same bytes as
  * k_broadcast and k_box_copy element by element, at a copy's speed: the index arithmetic per
  * element cost a decoder's layer norms and heads 10 to 25 us a record. */
+/* A run's bytes. The short runs of a reduction's halving tree (a softmax's max over rows ends
+ * in runs of one to eight floats) are copied with a size the compiler knows, not a call. */
+static inline void copy_run(uint8_t *d, const uint8_t *s, int64_t bytes)
+{
+    switch (bytes) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    case 32: memcpy(d, s, 32); break;
+    case 64: memcpy(d, s, 64); break;
+    default: memcpy(d, s, (size_t)bytes); break;
+    }
+}
+
 static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshape *sh, int64_t lo, int64_t hi)
 {
     if (sh->drank == 0) {
@@ -410,9 +424,9 @@ static void box_runs(int set, int size, uint8_t *d, const uint8_t *s, const k_bo
         int64_t n = row - idx[rank - 1];
         n = n < hi - e ? n : hi - e;
         if (set)
-            memcpy(d + x * size, s + e * size, (size_t)(n * size));
+            copy_run(d + x * size, s + e * size, n * size);
         else
-            memcpy(d + e * size, s + x * size, (size_t)(n * size));
+            copy_run(d + e * size, s + x * size, n * size);
         e += n;
         x -= idx[rank - 1]; /* the start of the row; then the next row */
         idx[rank - 1] = 0;
@@ -512,7 +526,7 @@ static void binary_range(int op, int dtype, void *dst, const void *a, int64_t na
  * - exp: below -104 (f32; -746, f64) the result rounds to +0, which libm reaches by its
  *   underflow path (errno and the flag: several times the cost of an ordinary argument), as
  *   the masked scores of a softmax all do. */
-static void unary_range(int op, int dtype, void *dst, const void *src, int64_t lo, int64_t hi)
+static NOINLINE void unary_range(int op, int dtype, void *dst, const void *src, int64_t lo, int64_t hi)
 {
     if (op == OP_RELU && dtype == K_F32) {
         float *d = dst;
