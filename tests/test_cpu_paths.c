@@ -8,7 +8,10 @@
  *   subnormal results above it, NaN and the infinities: the bits C's libm gives;
  * - TRANSPOSE of 4- and 8-byte elements, square and not, in tiles and past their edges;
  * - boxes got and set (the runs of a box with an index inside it, the odometer over rows) and a
- *   permute of a rank-3 tensor, which the lowering builds from boxes and transposes. */
+ *   permute of a rank-3 tensor, which the lowering builds from boxes and transposes;
+ * - boxes whose trailing dimensions are whole, copied as one run a block (a block of rows, a
+ *   head of a rank-3 tensor), also over 1.2 million elements, which three threads cut inside
+ *   a block. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +56,17 @@ static const char SRC[] =
     "  box = u[:, 2, 1:4]\n"
     "  set = v\n"
     "  set[1:3, :, 2:6] = v[0:2, :, 3:7] * 2.0\n"
+    "}\n"
+    "graph whole(u: f32[4, 6, 5], big: f32[13, 100, 1000]) -> (mid: f32[2, 6, 5], rows: f32[4, 2, 5], "
+    "head: f32[6, 5], put: f32[4, 6, 5], top: f32[13, 93, 1000], back: f32[13, 100, 1000]) {\n"
+    "  mid = u[1:3, :, :]\n"
+    "  rows = u[:, 1:3, :]\n"
+    "  head = u[2, :, :]\n"
+    "  put = u\n"
+    "  put[:, 3:5, :] = rows * 3.0\n"
+    "  top = big[:, 7:100, :]\n"
+    "  back = big\n"
+    "  back[:, 0:93, :] = top\n"
     "}\n";
 
 /* A value in [-2, 2) from i, no pattern. */
@@ -237,6 +251,53 @@ static void test_moves(cfx_module *m, int threads)
     cfx_exec_free(e);
 }
 
+static void test_whole(cfx_module *m, int threads)
+{
+    static float u[120], mid[60], rows[40], head[30], put[120], big[13 * 100 * 1000],
+        top[13 * 93 * 1000], back[13 * 100 * 1000];
+    for (int i = 0; i < 120; i++)
+        u[i] = (float)i;
+    for (int i = 0; i < 13 * 100 * 1000; i++)
+        big[i] = val(i);
+    cfx_exec *e = make(m, "whole", threads);
+    CHECK(e != NULL);
+    if (!e)
+        return;
+    CHECK_INT(cfx_bind(e, "u", u, sizeof u) || cfx_bind(e, "big", big, sizeof big) ||
+                  cfx_bind(e, "mid", mid, sizeof mid) || cfx_bind(e, "rows", rows, sizeof rows) ||
+                  cfx_bind(e, "head", head, sizeof head) || cfx_bind(e, "put", put, sizeof put) ||
+                  cfx_bind(e, "top", top, sizeof top) || cfx_bind(e, "back", back, sizeof back),
+              0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    int bad = 0;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 6; b++)
+            for (int c = 0; c < 5; c++) {
+                float x = u[(a * 6 + b) * 5 + c];
+                if (a >= 1 && a < 3)
+                    bad += mid[((a - 1) * 6 + b) * 5 + c] != x;
+                if (b >= 1 && b < 3)
+                    bad += rows[(a * 2 + b - 1) * 5 + c] != x;
+                if (a == 2)
+                    bad += head[b * 5 + c] != x;
+                float want = b >= 3 && b < 5 ? 3.0f * u[(a * 6 + b - 2) * 5 + c] : x;
+                bad += put[(a * 6 + b) * 5 + c] != want;
+            }
+    CHECK_INT(bad, 0);
+    /* blocks of 93 rows of 1000, 13 of them: two threads' parts meet inside the seventh */
+    for (int a = 0; a < 13; a++)
+        for (int r = 0; r < 100; r++)
+            for (int c = 0; c < 1000; c++) {
+                float x = big[(a * 100 + r) * 1000 + c];
+                if (r >= 7)
+                    bad += top[(a * 93 + r - 7) * 1000 + c] != x;
+                float want = r < 93 ? big[(a * 100 + r + 7) * 1000 + c] : x;
+                bad += back[(a * 100 + r) * 1000 + c] != want;
+            }
+    CHECK_INT(bad, 0);
+    cfx_exec_free(e);
+}
+
 int main(void)
 {
     char *diag = NULL;
@@ -249,6 +310,7 @@ int main(void)
         test_binary(m, threads);
         test_unary(m, threads);
         test_moves(m, threads);
+        test_whole(m, threads);
     }
     cfx_module_free(m);
     cfx_free(diag);

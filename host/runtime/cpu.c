@@ -413,28 +413,38 @@ static void box_runs(int set, int size, uint8_t *d, const uint8_t *s, const k_bo
         k_box_copy(set, size, d, s, b, lo, hi);
         return;
     }
-    /* the place of the first run is found once (k_box_src); the next runs' by an odometer over
-     * the box's coordinates, so a run costs its copy and no divisions */
-    int64_t idx[K_MAX_RANK], len[K_MAX_RANK], stride[K_MAX_RANK], st = 1, rest = lo;
+    /* a run is the box's last dimension, and the ones before it while the dimensions after
+     * them are whole (a head of [4, 64, 32] is one run of 2048); the place of the first run is
+     * found once (k_box_src), the next runs' by an odometer over the box's dimensions above the
+     * run, so a run costs its copy and no divisions */
+    int64_t idx[K_MAX_RANK], len[K_MAX_RANK], stride[K_MAX_RANK], st = 1;
     for (int q = rank - 1; q >= 0; q--) {
         len[q] = b->len[q] < 0 ? 1 : b->len[q];
         stride[q] = st;
         st *= b->dims[q];
+    }
+    int top = rank - 1;
+    while (top > 0 && len[top] == b->dims[top]) {
+        top--;
+        row *= len[top];
+    }
+    int64_t pos = lo % row, rest = lo / row;
+    for (int q = top - 1; q >= 0; q--) {
         idx[q] = rest % len[q];
         rest /= len[q];
     }
     int64_t x = k_box_src(b, lo);
     for (int64_t e = lo; e < hi;) {
-        int64_t n = row - idx[rank - 1];
+        int64_t n = row - pos;
         n = n < hi - e ? n : hi - e;
         if (set)
             copy_run(d + x * size, s + e * size, n * size);
         else
             copy_run(d + e * size, s + x * size, n * size);
         e += n;
-        x -= idx[rank - 1]; /* the start of the row; then the next row */
-        idx[rank - 1] = 0;
-        for (int q = rank - 2; q >= 0; q--) {
+        x -= pos; /* the start of the run; then the next run */
+        pos = 0;
+        for (int q = top - 1; q >= 0; q--) {
             x += stride[q];
             if (++idx[q] < len[q])
                 break;
