@@ -11,7 +11,9 @@
  *   permute of a rank-3 tensor, which the lowering builds from boxes and transposes;
  * - boxes whose trailing dimensions are whole, copied as one run a block (a block of rows, a
  *   head of a rank-3 tensor), also over 1.2 million elements, which three threads cut inside
- *   a block. */
+ *   a block;
+ * - broadcasts along the first, middle and last dimensions of a rank-3 result, f32 and f64
+ *   (broadcast_runs: a row of the result at a time, a copy or a fill). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +69,13 @@ static const char SRC[] =
     "  top = big[:, 7:100, :]\n"
     "  back = big\n"
     "  back[:, 0:93, :] = top\n"
+    "}\n"
+    "graph spread(a: f32[4, 1, 5], b: f32[6, 1], c: f32[5], f: f64[1, 6, 1], w: f32[4, 6, 5]) -> ("
+    "pa: f32[4, 6, 5], pb: f32[4, 6, 5], pc: f32[4, 6, 5], pf: f64[4, 6, 5]) {\n"
+    "  pa = a + w\n"
+    "  pb = w - b\n"
+    "  pc = c * w\n"
+    "  pf = f + cast(w, f64)\n"
     "}\n";
 
 /* A value in [-2, 2) from i, no pattern. */
@@ -298,6 +307,44 @@ static void test_whole(cfx_module *m, int threads)
     cfx_exec_free(e);
 }
 
+static void test_spread(cfx_module *m, int threads)
+{
+    float a[20], b[6], c[5], w[120], pa[120], pb[120], pc[120];
+    double f[6], pf[120];
+    for (int i = 0; i < 20; i++)
+        a[i] = val(i + 100);
+    for (int i = 0; i < 6; i++) {
+        b[i] = val(i + 200);
+        f[i] = (double)val(i + 300) / 7.0;
+    }
+    for (int i = 0; i < 5; i++)
+        c[i] = val(i + 400);
+    for (int i = 0; i < 120; i++)
+        w[i] = val(i + 500);
+    cfx_exec *e = make(m, "spread", threads);
+    CHECK(e != NULL);
+    if (!e)
+        return;
+    CHECK_INT(cfx_bind(e, "a", a, sizeof a) || cfx_bind(e, "b", b, sizeof b) || cfx_bind(e, "c", c, sizeof c) ||
+                  cfx_bind(e, "f", f, sizeof f) || cfx_bind(e, "w", w, sizeof w) ||
+                  cfx_bind(e, "pa", pa, sizeof pa) || cfx_bind(e, "pb", pb, sizeof pb) ||
+                  cfx_bind(e, "pc", pc, sizeof pc) || cfx_bind(e, "pf", pf, sizeof pf),
+              0);
+    CHECK_INT(cfx_run(e), CFX_OK);
+    int bad = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++)
+            for (int k = 0; k < 5; k++) {
+                int at = (i * 6 + j) * 5 + k;
+                bad += pa[at] != a[i * 5 + k] + w[at];
+                bad += pb[at] != w[at] - b[j];
+                bad += pc[at] != c[k] * w[at];
+                bad += pf[at] != f[j] + (double)w[at];
+            }
+    CHECK_INT(bad, 0);
+    cfx_exec_free(e);
+}
+
 int main(void)
 {
     char *diag = NULL;
@@ -311,6 +358,7 @@ int main(void)
         test_unary(m, threads);
         test_moves(m, threads);
         test_whole(m, threads);
+        test_spread(m, threads);
     }
     cfx_module_free(m);
     cfx_free(diag);
