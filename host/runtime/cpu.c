@@ -358,14 +358,8 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
     }
 }
 
-/* BROADCAST and the boxes a run at a time: the elements of a range that lie in one row of the
- * result's last dimension (of the box's) come from one stretch of the source, or, broadcast along
- * that dimension, from one element of it; its place is found once a run (kernels/'s index
- * functions, the GPU's per element) and the run is a memcpy or a fill. The same bytes as
- * k_broadcast and k_box_copy element by element, at a copy's speed: the index arithmetic per
- * element cost a decoder's layer norms and heads 10 to 25 us a record. */
 /* A run's bytes. The short runs of a reduction's halving tree (a softmax's max over rows ends
- * in runs of one to eight floats) are copied with a size the compiler knows, not a call. */
+ * in runs of one to sixteen floats) are copied with a size the compiler knows, not a call. */
 static inline void copy_run(uint8_t *d, const uint8_t *s, int64_t bytes)
 {
     switch (bytes) {
@@ -378,6 +372,13 @@ static inline void copy_run(uint8_t *d, const uint8_t *s, int64_t bytes)
     }
 }
 
+/* BROADCAST and the boxes a run at a time: the elements of a range that lie in one row of the
+ * result's last dimension (of the box's) come from one stretch of the source, or, broadcast along
+ * that dimension, from one element of it; its place is found once a run (kernels/'s index
+ * functions, the GPU's per element; a box's from the first run's, box_runs) and the run is a
+ * memcpy or a fill. The same bytes as
+ * k_broadcast and k_box_copy element by element, at a copy's speed: the index arithmetic per
+ * element cost a decoder's layer norms and heads 10 to 25 us a record. */
 static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshape *sh, int64_t lo, int64_t hi)
 {
     if (sh->drank == 0) {
