@@ -6,10 +6,13 @@
  * the GPU executors call, but for products, dots and whole-tensor reductions, which run in
  * host/runtime/cpu_linalg.c in the executor's accumulation mode (CFX_OPTION_ACCUMULATE: the fast one,
  * through a CBLAS, by default; cpu_run, which the tests call, the reference's, bit-identical to
- * kernels/); records flagged REC_F_SCALAR take a typed fast path through the
- * one-element op functions, which is what makes scalar loops cost a few nanoseconds per
- * record. Each run first decodes the records into operand addresses and one dispatch code
- * (see "decoded records"), fusing a comparison with the JUMP_FALSE that tests it, and with the
+ * kernels/), and for the elementwise records this file runs through loops of its own that the
+ * compiler vectorises or that skip a slow path (binary_range, unary_range, transpose_range,
+ * box_runs: the same k_ functions element by element, the same bits); records flagged
+ * REC_F_SCALAR take a typed fast path through the one-element op functions, which is what
+ * makes scalar loops cost a few nanoseconds per record. Each run first decodes the records
+ * into operand addresses and one dispatch code (see "decoded records"), fusing a comparison
+ * with the JUMP_FALSE that tests it, and with the
  * TICK after that when there is one (a loop's test and the start of its body); a traced or
  * profiled run does not fuse, so its trace and profile show every record. An executor runs on
  * CFX_OPTION_THREADS threads (default the cores available): an elementwise record over a large
@@ -349,15 +352,31 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
         int rank = prog->slots[r->kind == REC_GET_BOX ? r->b : r->a].rank;
         return rank > 0 && prog->table[r->c + 2 * rank - 1] >= 1 ? SPLIT_CHEAP : SPLIT_HEAVY;
     }
-    default: /* CAST, WHERE, IOTA, TRANSPOSE: about 1 to 9 ns */
+    default: /* CAST, WHERE, IOTA: about 1 to 9 ns; TRANSPOSE was too, and in tiles
+              * (transpose_range) is about 0.5: left here, where the splits were measured */
         return SPLIT_MEDIUM;
+    }
+}
+
+/* A run's bytes. The short runs of a reduction's halving tree (a softmax's max over rows ends
+ * in runs of one to sixteen floats) are copied with a size the compiler knows, not a call. */
+static inline void copy_run(uint8_t *d, const uint8_t *s, int64_t bytes)
+{
+    switch (bytes) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    case 32: memcpy(d, s, 32); break;
+    case 64: memcpy(d, s, 64); break;
+    default: memcpy(d, s, (size_t)bytes); break;
     }
 }
 
 /* BROADCAST and the boxes a run at a time: the elements of a range that lie in one row of the
  * result's last dimension (of the box's) come from one stretch of the source, or, broadcast along
  * that dimension, from one element of it; its place is found once a run (kernels/'s index
- * functions, the GPU's per element) and the run is a memcpy or a fill. The same bytes as
+ * functions, the GPU's per element; a box's from the first run's, box_runs) and the run is a
+ * memcpy or a fill. The same bytes as
  * k_broadcast and k_box_copy element by element, at a copy's speed: the index arithmetic per
  * element cost a decoder's layer norms and heads 10 to 25 us a record. */
 static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshape *sh, int64_t lo, int64_t hi)
@@ -389,20 +408,168 @@ static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshap
 
 static void box_runs(int set, int size, uint8_t *d, const uint8_t *s, const k_box *b, int64_t lo, int64_t hi)
 {
-    int64_t row = b->rank > 0 ? b->len[b->rank - 1] : -1;
-    if (row < 1) { /* an index last: no two box elements are neighbours in the tensor */
+    int rank = b->rank;
+    int64_t row = rank > 0 ? b->len[rank - 1] : -1;
+    if (row < 1 || lo >= hi) { /* an index last: no two box elements are neighbours in the tensor */
         k_box_copy(set, size, d, s, b, lo, hi);
         return;
     }
+    /* a run is the box's last dimension, and the ones before it while the dimensions after
+     * them are whole (a head of [4, 64, 32] is one run of 2048); the place of the first run is
+     * found once (k_box_src), the next runs' by an odometer over the box's dimensions above the
+     * run, so a run costs its copy and no divisions */
+    int64_t idx[K_MAX_RANK], len[K_MAX_RANK], stride[K_MAX_RANK], st = 1;
+    for (int q = rank - 1; q >= 0; q--) {
+        len[q] = b->len[q] < 0 ? 1 : b->len[q];
+        stride[q] = st;
+        st *= b->dims[q];
+    }
+    int top = rank - 1;
+    while (top > 0 && len[top] == b->dims[top]) {
+        top--;
+        row *= len[top];
+    }
+    int64_t pos = lo % row, rest = lo / row;
+    for (int q = top - 1; q >= 0; q--) {
+        idx[q] = rest % len[q];
+        rest /= len[q];
+    }
+    int64_t x = k_box_src(b, lo);
     for (int64_t e = lo; e < hi;) {
-        int64_t n = row - e % row;
+        int64_t n = row - pos;
         n = n < hi - e ? n : hi - e;
-        int64_t x = k_box_src(b, e);
         if (set)
-            memcpy(d + x * size, s + e * size, (size_t)(n * size));
+            copy_run(d + x * size, s + e * size, n * size);
         else
-            memcpy(d + e * size, s + x * size, (size_t)(n * size));
+            copy_run(d + e * size, s + x * size, n * size);
         e += n;
+        x -= pos; /* the start of the run; then the next run */
+        pos = 0;
+        for (int q = top - 1; q >= 0; q--) {
+            x += stride[q];
+            if (++idx[q] < len[q])
+                break;
+            x -= len[q] * stride[q];
+            idx[q] = 0;
+        }
+    }
+}
+
+/* TRANSPOSE in tiles (dst [n, m], dst[i][j] = src[j][i]): a tile's rows of the source stay in
+ * cache while its columns are read; the same bytes as k_transpose, which finds each element's
+ * place with a division. */
+#define TILE 16
+#define TRANSPOSE_TILES(NAME, T)                                                                  \
+    static void NAME(uint8_t *dst, const uint8_t *src, int64_t m, int64_t n, int64_t r0, int64_t r1) \
+    {                                                                                             \
+        for (int64_t i0 = r0; i0 < r1; i0 += TILE)                                                \
+            for (int64_t j0 = 0; j0 < m; j0 += TILE) {                                            \
+                int64_t i1 = i0 + TILE < r1 ? i0 + TILE : r1, j1 = j0 + TILE < m ? j0 + TILE : m; \
+                for (int64_t i = i0; i < i1; i++)                                                 \
+                    for (int64_t j = j0; j < j1; j++) {                                           \
+                        T v;                                                                      \
+                        memcpy(&v, src + (j * n + i) * sizeof(T), sizeof(T));                     \
+                        memcpy(dst + (i * m + j) * sizeof(T), &v, sizeof(T));                     \
+                    }                                                                             \
+            }                                                                                     \
+    }
+TRANSPOSE_TILES(transpose_rows4, uint32_t)
+TRANSPOSE_TILES(transpose_rows8, uint64_t)
+#undef TILE
+
+static void transpose_range(int dtype, uint8_t *d, const uint8_t *s, int64_t m, int64_t n, int64_t lo,
+                            int64_t hi)
+{
+    int size = dtype_size(dtype);
+    int64_t r0 = (lo + m - 1) / m, r1 = hi / m; /* the whole rows of dst in [lo, hi) */
+    if ((size != 4 && size != 8) || r0 >= r1) {
+        k_transpose(dtype, d, s, m, n, lo, hi);
+        return;
+    }
+    k_transpose(dtype, d, s, m, n, lo, r0 * m);
+    (size == 4 ? transpose_rows4 : transpose_rows8)(d, s, m, n, r0, r1);
+    k_transpose(dtype, d, s, m, n, r1 * m, hi);
+}
+
+/* BINARY of reals over contiguous operands, or one of them one element, in loops the compiler
+ * vectorises (k_binary reads each operand with a stride, 0 or 1, known only at run time, which
+ * keeps it scalar): the same k_ functions element by element, so the same bits. Returns 0,
+ * having done nothing, for the ops it does not take. */
+#define BINARY_LOOPS(T, FN)                                                                       \
+    do {                                                                                          \
+        if (na != 1 && nb != 1) {                                                                 \
+            for (int64_t e = lo; e < hi; e++)                                                     \
+                d[e] = FN(a[e], b[e]);                                                            \
+        } else if (nb == 1) {                                                                     \
+            T y = b[0];                                                                           \
+            for (int64_t e = lo; e < hi; e++)                                                     \
+                d[e] = FN(a[e], y);                                                               \
+        } else {                                                                                  \
+            T x = a[0];                                                                           \
+            for (int64_t e = lo; e < hi; e++)                                                     \
+                d[e] = FN(x, b[e]);                                                               \
+        }                                                                                         \
+    } while (0)
+#define BINARY_FAST(NAME, T, SFX)                                                                 \
+    static int NAME(int op, T *d, const T *a, int64_t na, const T *b, int64_t nb, int64_t lo, int64_t hi) \
+    {                                                                                             \
+        switch (op) {                                                                             \
+        case OP_ADD: BINARY_LOOPS(T, k_add_##SFX); return 1;                                      \
+        case OP_SUB: BINARY_LOOPS(T, k_sub_##SFX); return 1;                                      \
+        case OP_MUL: BINARY_LOOPS(T, k_mul_##SFX); return 1;                                      \
+        case OP_DIV: BINARY_LOOPS(T, k_div_##SFX); return 1;                                      \
+        case OP_MAX: BINARY_LOOPS(T, k_max_##SFX); return 1;                                      \
+        case OP_MIN: BINARY_LOOPS(T, k_min_##SFX); return 1;                                      \
+        default: return 0;                                                                        \
+        }                                                                                         \
+    }
+BINARY_FAST(binary_fast_f32, float, f32)
+BINARY_FAST(binary_fast_f64, double, f64)
+
+static void binary_range(int op, int dtype, void *dst, const void *a, int64_t na, const void *b, int64_t nb,
+                         int64_t lo, int64_t hi)
+{
+    if (dtype == K_F32 && binary_fast_f32(op, dst, a, na, b, nb, lo, hi))
+        return;
+    if (dtype == K_F64 && binary_fast_f64(op, dst, a, na, b, nb, lo, hi))
+        return;
+    k_binary(op, dtype, dst, a, na, b, nb, lo, hi);
+}
+
+/* UNARY's own loops for two ops of reals, the same bits as k_unary's:
+ * - relu: k_relu's selection, written so that the compiler makes it branch-free (k_unary's
+ *   loop branches on the sign, and mispredicts half of an activation's elements);
+ * - exp: below -104 (f32; -746, f64) the result rounds to +0, which libm reaches by its
+ *   underflow path (errno and the flag: several times the cost of an ordinary argument), as
+ *   the masked scores of a softmax all do. */
+static NOINLINE void unary_range(int op, int dtype, void *dst, const void *src, int64_t lo, int64_t hi)
+{
+    if (op == OP_RELU && dtype == K_F32) {
+        float *d = dst;
+        const float *s = src;
+        for (int64_t e = lo; e < hi; e++) {
+            float a = s[e], r = a > 0.0f ? a : 0.0f;
+            d[e] = a != a ? a : r;
+        }
+    } else if (op == OP_RELU && dtype == K_F64) {
+        double *d = dst;
+        const double *s = src;
+        for (int64_t e = lo; e < hi; e++) {
+            double a = s[e], r = a > 0.0 ? a : 0.0;
+            d[e] = a != a ? a : r;
+        }
+    } else if (op == OP_EXP && dtype == K_F32) {
+        float *d = dst;
+        const float *s = src;
+        for (int64_t e = lo; e < hi; e++)
+            d[e] = s[e] < -104.0f ? 0.0f : k_exp_f32(s[e]);
+    } else if (op == OP_EXP && dtype == K_F64) {
+        double *d = dst;
+        const double *s = src;
+        for (int64_t e = lo; e < hi; e++)
+            d[e] = s[e] < -746.0 ? 0.0 : k_exp_f64(s[e]);
+    } else {
+        k_unary(op, dtype, dst, src, lo, hi);
     }
 }
 
@@ -419,14 +586,14 @@ static void data_range(const cfx_prog *prog, const cfx_record *r, uint8_t *arena
 #define COUNT(i) (slots[i].count)
     switch (r->kind) { /* the kinds run_data sends here */
     case REC_UNARY:
-        k_unary(r->op, r->dtype, A, B, lo, hi);
+        unary_range(r->op, r->dtype, A, B, lo, hi);
         break;
     case REC_BINARY:
-        k_binary(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), lo, hi);
+        binary_range(r->op, r->dtype, A, B, COUNT(r->b), C, COUNT(r->c), lo, hi);
         break;
     case REC_TRANSPOSE: {
         const cfx_slot *sb = &slots[r->b];
-        k_transpose(r->dtype, A, B, sb->dims[0], sb->dims[1], lo, hi);
+        transpose_range(r->dtype, A, B, sb->dims[0], sb->dims[1], lo, hi);
         break;
     }
     case REC_FILL:
