@@ -376,6 +376,19 @@ static int check_operands(vctx *v, int32_t i)
             return vfail(v, i, "broadcast operand shapes are inconsistent");
         break;
     }
+    case REC_GATHER: {
+        /* a's shape is b's with dimension d replaced by c's shape */
+        int ok = a->dtype == b->dtype && r->a != r->b && r->a != r->c && is_int(c->dtype) && r->d >= 0 &&
+                 r->d < b->rank && a->rank == b->rank - 1 + c->rank && (b->dims[r->d] > 0 || c->count == 0);
+        for (int k = 0; ok && k < a->rank; k++) {
+            int32_t want = k < r->d ? b->dims[k] : k < r->d + c->rank ? c->dims[k - r->d]
+                                                                       : b->dims[k - c->rank + 1];
+            ok = a->dims[k] == want;
+        }
+        if (!ok)
+            return vfail(v, i, "gather operands are inconsistent");
+        break;
+    }
     case REC_CHECK_BOUND:
         if (!is_int(a->dtype) || a->count != 1 || !is_int(b->dtype) || b->count != 1)
             return vfail(v, i, "the bound's operands must be one-element integers");
