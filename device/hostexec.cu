@@ -370,6 +370,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         case REC_BROADCAST:
         case REC_GET_ITEM:
         case REC_SET_ITEM:
+        case REC_GATHER:
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;
         }

@@ -514,6 +514,14 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_broadcast(dtype_size(sl[r.a].dtype), A, B, &sh, e, e + 1);
         break;
     }
+    case REC_GATHER: {
+        int64_t m, n, inner;
+        rec_gather(sl, &r, &m, &n, &inner);
+        const uint8_t *B = slot_ptr(a, priv, r.b), *C = slot_ptr(a, priv, r.c);
+        for (; e < hi; e += T)
+            k_gather(dtype_size(sl[r.a].dtype), A, B, sl[r.c].dtype, C, m, n, inner, e, e + 1);
+        break;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r.a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r.c].dtype, slot_ptr(a, priv, r.c)),
@@ -875,7 +883,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_SET_BOX:
         case REC_BROADCAST:
         case REC_GET_ITEM:
-        case REC_SET_ITEM: {
+        case REC_SET_ITEM:
+        case REC_GATHER: {
             /* the elementwise family, split or redundant */
             int64_t dom = sched_domain(&r, a.slots), lo = 0, hi = dom;
             if (f & SCHED_F_SPLIT)

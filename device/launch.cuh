@@ -119,6 +119,13 @@ static __global__ void launch_broadcast_kernel(int size, void *dst, const void *
     LAUNCH_FOR_EACH(e, n) k_broadcast(size, dst, src, &sh, e, e + 1);
 }
 
+/* GATHER: element e of the result from k_gather_src, the indices read on the device. */
+static __global__ void launch_gather_kernel(int size, void *dst, const void *src, int idx_dtype, const void *idx,
+                                            int64_t m, int64_t rows, int64_t inner, int64_t n)
+{
+    LAUNCH_FOR_EACH(e, n) k_gather(size, dst, src, idx_dtype, idx, m, rows, inner, e, e + 1);
+}
+
 /* GET_BOX / SET_BOX: the table's entries by value, the starts read on the device from their
  * slots (rec_box clamps them, so a graph body whose check failed still stays inside). */
 typedef struct launch_box {
@@ -373,6 +380,14 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
         launch_broadcast_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
             dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), rec_bshape(sa, &slots[r->b]), sa->count);
         break;
+    case REC_GATHER: {
+        int64_t m, rows, inner;
+        rec_gather(slots, r, &m, &rows, &inner);
+        launch_gather_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+            dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->c].dtype, SLOT_PTR(r->c), m, rows,
+            inner, sa->count);
+        break;
+    }
     case REC_GET_ITEM: {
         /* slot a = item (slot c) of list slot b, length slot d */
         int64_t item_bytes = slot_bytes(sa);

@@ -654,6 +654,39 @@ CFX_HD void k_box_copy(int set, int size, void *dst, const void *src, const k_bo
     }
 }
 
+/* GATHER, numpy's take along an axis: the source [outer, n, inner] and the result [outer, m,
+ * inner] for m indices (of dtype idx_dtype, in row-major order of the index tensor). Result
+ * element e comes from source element (o * n + i) * inner + k, e = (o * m + j) * inner + k and
+ * i index j, negative counting from the end and clamped into [0, n) (the lowering checked every
+ * index first, so the clamp only keeps an unchecked program inside the source; n > 0). */
+CFX_HD int64_t k_gather_src(int idx_dtype, const void *idx, int64_t m, int64_t n, int64_t inner, int64_t e)
+{
+    int64_t k = e % inner, j = e / inner % m, o = e / inner / m;
+    int64_t i = k_get_int(idx_dtype, idx, j);
+    i = i < 0 ? i + n : i;
+    i = i < 0 ? 0 : i >= n ? n - 1 : i;
+    return (o * n + i) * inner + k;
+}
+
+/* dst[e] = src[k_gather_src(e)] for e in [lo, hi), a run of inner elements at a time; size is
+ * the element size in bytes. */
+CFX_HD void k_gather(int size, void *dst, const void *src, int idx_dtype, const void *idx, int64_t m, int64_t n,
+                     int64_t inner, int64_t lo, int64_t hi)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    K_RACE_RANGE_W(d, lo, hi, size);
+    for (int64_t e = lo; e < hi;) {
+        int64_t run = inner - e % inner, from = k_gather_src(idx_dtype, idx, m, n, inner, e);
+        if (run > hi - e)
+            run = hi - e;
+        K_RACE_R(s + from * size, run * size);
+        for (int64_t b = 0; b < run * size; b++)
+            d[e * size + b] = s[from * size + b];
+        e += run;
+    }
+}
+
 CFX_HD int64_t k_load_int(int dtype, const void *p)
 {
     return k_get_int(dtype, p, 0);

@@ -406,6 +406,11 @@ static void c_index_killed(cfx_prog *p)
     p->records[5] = rec(REC_JUMP, 0, 0, 0, 7, 0, 0, 0, 2);
 }
 static void c_const_index(cfx_prog *p) { p->records[11].c = S_CIDX; }
+/* record 11 as a GATHER: m's row 1 (a take of one index along axis 0 is GET_ROW's row) */
+static void c_gather(cfx_prog *p) { p->records[11] = rec(REC_GATHER, 0, CFX_F32, 0, S_ROWM, S_M, S_ONE, 0, 8); }
+static void c_gather_shape(cfx_prog *p) { c_gather(p); p->records[11].a = S_ROW; }
+static void c_gather_index_type(cfx_prog *p) { c_gather(p); p->records[11].c = S_OUT; }
+static void c_gather_axis(cfx_prog *p) { c_gather(p); p->records[11].d = 2; }
 static void c_last_not_halt(cfx_prog *p) { p->records[16] = rec(REC_JUMP, 0, 0, 0, 15, 0, 0, 0, 1); }
 static void c_loop_without_tick(cfx_prog *p) { p->records[6].a = 3; }
 static void c_strings_unterminated(cfx_prog *p) { p->strings[p->nstrings - 1] = 'x'; }
@@ -489,6 +494,16 @@ static void test_validator(void)
     expect_rejected(base, c_check_removed, "index never checked", "not checked");
     expect_rejected(base, c_index_killed, "index written after its check", "not checked");
     expect_rejected(base, c_const_index, "constant index out of range", "constant row index");
+    {
+        /* GATHER: the result's shape is b's with the axis replaced by the indices' shape */
+        cfx_prog *g = clone(base);
+        c_gather(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        prog_free(g);
+        expect_rejected(base, c_gather_shape, "gather result of the wrong shape", "gather operands");
+        expect_rejected(base, c_gather_index_type, "gather of f32 indices", "gather operands");
+        expect_rejected(base, c_gather_axis, "gather along an axis past the rank", "gather operands");
+    }
     expect_rejected(base, c_last_not_halt, "last record not HALT", NULL);
     expect_rejected(base, c_loop_without_tick, "loop without TICK", "TICK");
     expect_rejected(base, c_strings_unterminated, "strings not terminated", NULL);

@@ -537,6 +537,13 @@ static int32_t run_record(walker *w)
                     lo, hi);
         return c->pc + 1;
     }
+    case REC_GATHER: {
+        int64_t m, n, inner;
+        rec_gather(sl, r, &m, &n, &inner);
+        k_gather(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b),
+                 sl[r->c].dtype, slot_addr(rp, block, r->c), m, n, inner, lo, hi);
+        return c->pc + 1;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r->a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)),

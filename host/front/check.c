@@ -4837,6 +4837,95 @@ static int check_concat(checker *C, env *e, ast_node *n, int nwant)
     return 0;
 }
 
+/* take(x, idx, axis=K), numpy's take: x of 1 or more dimensions, idx an i32 or i64 scalar or
+ * tensor of indices (negative counting from the end), the axis (0 unless given; negative counts
+ * from the end) known at compile time. The result's shape is x's with the axis replaced by idx's
+ * shape. An index known at compile time is checked here; others at run time (lower_take). */
+static int check_take(checker *C, env *e, ast_node *n, int nwant)
+{
+    char b1[TYBUF], b2[TYBUF];
+    check_note *k = check_note_of(C, n);
+    ast_node *x = NULL, *idx = NULL, *ax = NULL;
+    int npos = 0, bad = 0;
+    for (int i = 0; i < n->nlist; i++) {
+        ast_node *a = n->list[i];
+        if (a->kind == AST_KWARG && strcmp(a->name, "axis") == 0 && !ax) {
+            ax = a->a;
+        } else if (a->kind == AST_KWARG) {
+            diag_error(C->d, a->line, a->col, "'take' takes a tensor, the indices and an axis, not '%s='", a->name);
+            return -1;
+        } else if (npos == 0) {
+            x = a, npos++;
+        } else if (npos == 1) {
+            idx = a, npos++;
+        } else if (npos == 2 && !ax) {
+            ax = a, npos++;
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad || !x || !idx) {
+        diag_error(C->d, n->line, n->col, "'take' takes a tensor, the indices and an axis, as in take(x, idx, axis=0)");
+        return -1;
+    }
+    if (want_count(C, n, 1, nwant < 0 ? 1 : nwant) < 0)
+        return -1;
+    int rx = check_expr(C, e, x, -1), ri = check_expr(C, e, idx, CFX_I32);
+    if (rx < 0 || ri < 0)
+        return -1;
+    const cfx_type *X = &x->ty, *I = &idx->ty;
+    if (X->rank < 1) {
+        diag_error(C->d, x->line, x->col, "'take' takes from a tensor of 1 or more dimensions, got %s", tystr(X, b1));
+        return -1;
+    }
+    if (!is_int(I->dtype)) {
+        diag_error(C->d, idx->line, idx->col, "the indices of 'take' must be i32 or i64, got %s", tystr(I, b1));
+        return -1;
+    }
+    int64_t axis = 0;
+    if (ax) {
+        if (check_expr(C, e, ax, CFX_I32) < 0)
+            return -1;
+        const check_note *ka = ax->note;
+        if (!ka->known || !is_int(ax->ty.dtype) || ka->ival < -X->rank || ka->ival >= X->rank) {
+            diag_error(C->d, ax->line, ax->col, "the axis of 'take' must be an integer known at compile time, from "
+                       "%d to %d for %s", -X->rank, X->rank - 1, tystr(X, b1));
+            return -1;
+        }
+        axis = ka->ival < 0 ? ka->ival + X->rank : ka->ival;
+    }
+    if (X->rank - 1 + I->rank > CFX_MAX_RANK) {
+        diag_error(C->d, n->line, n->col, "the result of 'take' of %s at indices %s has more than %d dimensions",
+                   tystr(X, b1), tystr(I, b2), CFX_MAX_RANK);
+        return -1;
+    }
+    int64_t rows = X->dims[axis];
+    const check_note *ki = idx->note;
+    if (type_count(I) > 0 && rows == 0) {
+        diag_error(C->d, idx->line, idx->col, "'take' of indices from dimension %d of %s, which is empty", (int)axis,
+                   tystr(X, b1));
+        return -1;
+    }
+    if (ki && ki->known && type_count(I) == 1 && (ki->ival < -rows || ki->ival >= rows)) {
+        diag_error(C->d, idx->line, idx->col, "index %" PRId64 " is out of range for dimension %d of %s, which has "
+                   "size %" PRId64, ki->ival, (int)axis, tystr(X, b1), rows);
+        return -1;
+    }
+    cfx_type t = *X;
+    t.rank = X->rank - 1 + I->rank;
+    for (int d = 0; d < t.rank; d++)
+        t.dims[d] = d < axis ? X->dims[d] : d < axis + I->rank ? I->dims[d - axis] : X->dims[d - I->rank + 1];
+    if (type_count(&t) > CFX_MAX_ELEMENTS) {
+        diag_error(C->d, n->line, n->col, "the result of 'take' has more than %" PRId64 " elements",
+                   (int64_t)CFX_MAX_ELEMENTS);
+        return -1;
+    }
+    k->callee = CHECK_CALL_TAKE;
+    k->axis = (int)axis;
+    n->ty = t;
+    return 0;
+}
+
 /* n is x (of type t) permuted: output dimension d is x's axis perm >> 4d & 15 (lower_permute). */
 static void permuted(checker *C, ast_node *n, const cfx_type *t, int64_t perm)
 {
@@ -4985,6 +5074,8 @@ static int check_call(checker *C, env *e, ast_node *n, int nwant)
     if ((strcmp(n->name, "concat") == 0 || strcmp(n->name, "concatenate") == 0) && !(n->flags & AST_F_METHOD) &&
         g < 0 && !ctx_find(C->ctx, n->name))
         return check_concat(C, e, n, nwant);
+    if (strcmp(n->name, "take") == 0 && !(n->flags & AST_F_METHOD) && g < 0 && !ctx_find(C->ctx, n->name))
+        return check_take(C, e, n, nwant);
     if (n->flags & AST_F_METHOD)
         return check_method(C, e, n, nwant);
     if (g < 0 && strcmp(n->name, "stack") == 0 && n->nlist == 1) {

@@ -46,6 +46,8 @@
 #define CHECK_CALL_PERMUTE -9 /* transpose(x, axes), permute(x, axes), transpose(x) of rank > 2: the
                                  argument x is list[0], output dimension d is its axis
                                  (check_note.ival >> 4 * d) & 15 */
+#define CHECK_CALL_TAKE -10 /* take(x, idx, axis=K), numpy's: the slices of x along check_note.axis at
+                                the indices idx */
 /* >= 0: a graph of the module, by index; the call is inlined */
 
 /* What a for-each loop walks (check_note.iter). */

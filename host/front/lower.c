@@ -1577,6 +1577,41 @@ static int32_t lower_matmul(lowerer *L, ast_node *n, ast_node *a, ast_node *b, i
 
 /* concat((a, b, ...), axis=K): each part, converted to the result's dtype, written into its
  * place along the axis with one SET_BOX (one part: a COPY). */
+/* take(x, idx, axis=K): one GATHER, after the indices' check: CHECK_INDEX of the index when
+ * there is one (none when it is known: the checker saw it in range), else of the least and then
+ * the greatest index (two REDUCEs), so a stop reports the least index when it is below the range
+ * and the greatest otherwise; no check when there are no indices. */
+static int32_t lower_take(lowerer *L, ast_node *n, int32_t want)
+{
+    ast_node *xa = NULL, *ia = NULL;
+    for (int i = 0; i < n->nlist; i++)
+        if (n->list[i]->kind != AST_KWARG) {
+            if (!xa)
+                xa = n->list[i];
+            else if (!ia)
+                ia = n->list[i];
+        }
+    int axis = lower_note(n)->axis;
+    int32_t x = lower_expr(L, xa, -1), idx = lower_expr(L, ia, -1);
+    int64_t rows = xa->ty.dims[axis], count = 1;
+    for (int d = 0; d < ia->ty.rank; d++)
+        count *= ia->ty.dims[d];
+    if (count == 1 && !lower_note(ia)->known) {
+        check_index(L, idx, rows, xa, axis);
+    } else if (count > 1) {
+        cfx_type one = ia->ty;
+        one.rank = 0;
+        for (int k = 0; k < 2; k++) {
+            int32_t s = lower_temp(L, &one);
+            lower_emit(L, REC_REDUCE, k ? OP_RMAX : OP_RMIN, s, idx, 0, 0);
+            check_index(L, s, rows, xa, axis);
+        }
+    }
+    int32_t d = want >= 0 && want != x && want != idx ? want : lower_temp(L, &n->ty);
+    lower_emit(L, REC_GATHER, 0, d, x, idx, axis);
+    return lower_copy_to(L, want, d);
+}
+
 static int32_t lower_concat(lowerer *L, ast_node *n, int32_t want)
 {
     const ast_node *parts = n->list[0];
@@ -2039,6 +2074,8 @@ static int32_t lower_call(lowerer *L, ast_node *n, int32_t want)
     }
     if (k->callee == CHECK_CALL_CONCAT)
         return lower_concat(L, n, want);
+    if (k->callee == CHECK_CALL_TAKE)
+        return lower_take(L, n, want);
     if (k->callee == CHECK_CALL_PERMUTE)
         return lower_permute(L, n, want);
     if (k->callee == CHECK_CALL_STACK) {

@@ -2670,6 +2670,13 @@ static void op_gather(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s%s", v, src, subscript(I, x->ty.rank, axis, i));
         return;
     }
+    if (ix->ty.dtype == CFX_I32 || ix->ty.dtype == CFX_I64) {
+        /* one take: one GATHER record whatever the number of indices (a loop of row copies,
+         * gather_loop, was a dozen records per index on the cpu executor) */
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = take(%s, %s, axis=%d)", v, src, ref(I, ix), axis);
+        return;
+    }
     const char *idx = ref(I, ix);
     if (ix->ty.rank > 1)
         idx = fmt(I, "reshape(%s, [%lld])", idx, (long long)m);

@@ -1907,7 +1907,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
                 x[k].data[0] = '\0';
             fused_value(g, &x[k], reg, in[k], lo, rk);
         }
-        REC_COUNT_IS(31);
+        REC_COUNT_IS(32);
         switch (r->kind) {
         case REC_UNARY:
             line(g, "const %s v%d_ = k_%s_%s(%s);", T, (int)i, unary_stem(r->op, r->dtype), suffix(r->dtype),
@@ -2480,6 +2480,17 @@ static void record(gen *g, int32_t i)
         ranged(g, i, r->a, sa->count, buf);
         break;
     }
+    case REC_GATHER: {
+        /* the indices are read through their address wherever they live: a scalar index is a
+         * one-element tensor here as in the interpreters */
+        int64_t m, n, inner;
+        rec_gather(sl, r, &m, &n, &inner);
+        snprintf(buf, sizeof buf, "k_gather(%d, %s, %s, %s, %s, %lldLL, %lldLL, %lldLL, %%s, %%s)",
+                 dtype_size(sl[r->a].dtype), P(g, &t, r->a), P(g, &t, r->b), kdtype(sl[r->c].dtype),
+                 P(g, &t, r->c), (long long)m, (long long)n, (long long)inner);
+        ranged(g, i, r->a, sl[r->a].count, buf);
+        break;
+    }
     case REC_GET_BOX:
     case REC_SET_BOX: {
         /* The box as rec_box (program.h) makes it for the interpreters: its dims and lengths
@@ -2724,7 +2735,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
         const cfx_record *r = &p->records[i];
         g->cur = i;
         arrive(g, i, at_region_header && i == lo);
-        REC_COUNT_IS(31);
+        REC_COUNT_IS(32);
         switch (r->kind) {
         case REC_HALT:
             line(g, "goto halt_;");
@@ -2964,7 +2975,7 @@ static void dispatch(gen *g)
             const cfx_record *rec = &p->records[r];
             g->cur = r;
             arrive(g, r, region_header(g, x) && r == lo);
-            REC_COUNT_IS(31);
+            REC_COUNT_IS(32);
             switch (rec->kind) {
             case REC_HALT:
                 line(g, "goto halt_;");

@@ -346,7 +346,7 @@ static int32_t sched_pick_replicas(const cfx_prog *p, const sched_opts *opts, ui
         const char *f = sched_fields(r->kind);
         int32_t ops[4] = {r->a, r->b, r->c, r->d};
         if (!sched_replica_writer(r->kind) || !rep[r->a] || r->kind == REC_GET_ROW || r->kind == REC_GET_BOX ||
-            r->kind == REC_GET_ITEM)
+            r->kind == REC_GET_ITEM || r->kind == REC_GATHER)
             continue;
         for (int k = 1; k < 4 && f[k]; k++)
             if (f[k] == 's' && p->slots[ops[k]].kind != SLOT_CONST && slot_bytes(&p->slots[ops[k]]) > SCHED_REPLICA_READ_BYTES)
@@ -2423,7 +2423,7 @@ static int sched_reads_all(const cfx_record *r, int32_t s)
 {
     const char *f = rec_fields[r->kind];
     int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    REC_COUNT_IS(31);
+    REC_COUNT_IS(32);
     switch (r->kind) {
     case REC_MATMUL: case REC_BINARY: case REC_DOT: case REC_WHERE: case REC_UNARY: case REC_COPY:
     case REC_CAST: case REC_REDUCE: case REC_TRANSPOSE: case REC_BROADCAST:

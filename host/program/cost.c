@@ -94,6 +94,18 @@ static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, i
             *wr = b;
         return;
     }
+    case REC_GATHER: {
+        /* what it copies, and the indices, read whole by every block */
+        double b = (double)slot_bytes(&sl[r->a]);
+        int rep = plan->priv_offset[r->a] >= 0;
+        if (plan->priv_offset[r->b] < 0)
+            *rd = b * (rep ? copies : 1.0);
+        if (plan->priv_offset[r->c] < 0)
+            *rd += (double)slot_bytes(&sl[r->c]) * copies;
+        if (!rep)
+            *wr = b;
+        return;
+    }
     case REC_UNARY:
     case REC_BINARY:
     case REC_REDUCE:

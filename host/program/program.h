@@ -89,7 +89,8 @@ extern "C" {
     X(BROADCAST,   "ss--", MOVE,        'a', "wR--", "slot a = slot b repeated to a's shape by numpy's rules (b's dims, aligned at the right, are 1 or a's)") \
     X(CHECK_BOUND, "ssmn", CHECK,       '-', "RR--", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
     X(GET_ITEM,    "ssss", MOVE,        'a', "wRRR", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
-    X(SET_ITEM,    "ssss", MOVE,        'c', "WRrR", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)")
+    X(SET_ITEM,    "ssss", MOVE,        'c', "WRrR", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)") \
+    X(GATHER,      "sssn", MOVE,        'a', "wRR-", "slot a = numpy's take(slot b, slot c, axis=d): b's slices along axis d at the indices in slot c (i32 or i64; negative counts from the end, clamped into b: checked before by CHECK_INDEX of their least and greatest)")
 
 enum rec_kind {
 #define X(name, fields, family, domain, access, comment) REC_##name,
@@ -282,7 +283,7 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
 {
     const cfx_record *r = &p->records[pc];
     int32_t n = 0;
-    REC_COUNT_IS(31);
+    REC_COUNT_IS(32);
     switch (r->kind) {
     case REC_HALT:
         break;
@@ -340,6 +341,17 @@ CFX_HD k_bshape rec_bshape(const cfx_slot *dst, const cfx_slot *src)
     sh.drank = dst->rank;
     sh.srank = src->rank;
     return sh;
+}
+
+/* The shape of a GATHER record for k_gather: *m indices into *n slices of *inner elements. */
+CFX_HD void rec_gather(const cfx_slot *slots, const cfx_record *r, int64_t *m, int64_t *n, int64_t *inner)
+{
+    const cfx_slot *b = &slots[r->b];
+    *m = slots[r->c].count;
+    *n = b->dims[r->d];
+    *inner = 1;
+    for (int k = r->d + 1; k < b->rank; k++)
+        *inner *= b->dims[k];
 }
 
 /* The box of a GET_BOX or SET_BOX record over tensor slot t, from its table entries and the

@@ -18,8 +18,9 @@
  * - operands per kind: the dtypes and element counts each kind needs (BINARY: equal counts
  *   or one of them 1, result count the larger; comparisons write bool; conditions and
  *   asserts read a one-element bool; SWITCH a one-element i32; MATMUL [m,k]@[k,n]->[m,n] or
- *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape); no record writes a constant;
- *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW and a dtype-changing CAST never write an operand;
+ *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape; GATHER b's shape with axis d replaced
+ *   by the i32/i64 indices' shape); no record writes a constant;
+ *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER and a dtype-changing CAST never write an operand;
  * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
  *   without counting against the budget and seeing a cancel;
  * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
@@ -374,6 +375,19 @@ static int check_operands(vctx *v, int32_t i)
         }
         if (!ok)
             return vfail(v, i, "broadcast operand shapes are inconsistent");
+        break;
+    }
+    case REC_GATHER: {
+        /* a's shape is b's with dimension d replaced by c's shape */
+        int ok = a->dtype == b->dtype && r->a != r->b && r->a != r->c && is_int(c->dtype) && r->d >= 0 &&
+                 r->d < b->rank && a->rank == b->rank - 1 + c->rank && (b->dims[r->d] > 0 || c->count == 0);
+        for (int k = 0; ok && k < a->rank; k++) {
+            int32_t want = k < r->d ? b->dims[k] : k < r->d + c->rank ? c->dims[k - r->d]
+                                                                       : b->dims[k - c->rank + 1];
+            ok = a->dims[k] == want;
+        }
+        if (!ok)
+            return vfail(v, i, "gather operands are inconsistent");
         break;
     }
     case REC_CHECK_BOUND:

@@ -151,7 +151,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         d->b = f[1] == 's' ? arena + prog->slots[r->b].offset : NULL;
         d->c = f[2] == 's' ? arena + prog->slots[r->c].offset : NULL;
         d->code = F_GENERAL;
-        REC_COUNT_IS(31);
+        REC_COUNT_IS(32);
         switch (r->kind) {
         case REC_JUMP:
             d->code = F_JUMP;
@@ -346,6 +346,7 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
     case REC_COPY:
         return SPLIT_CHEAP;
     case REC_BROADCAST:
+    case REC_GATHER:
         return SPLIT_CHEAP;
     case REC_GET_BOX:
     case REC_SET_BOX: { /* runs, unless the box's last dimension is an index */
@@ -632,6 +633,12 @@ static void data_range(const cfx_prog *prog, const cfx_record *r, uint8_t *arena
         broadcast_runs(dtype_size(slots[r->a].dtype), A, B, &sh, lo, hi);
         break;
     }
+    case REC_GATHER: {
+        int64_t m, n, inner;
+        rec_gather(slots, r, &m, &n, &inner);
+        k_gather(dtype_size(r->dtype), A, B, slots[r->c].dtype, C, m, n, inner, lo, hi);
+        break;
+    }
     default:
         break;
     }
@@ -696,7 +703,8 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
     case REC_WHERE:
     case REC_GET_BOX:
     case REC_SET_BOX:
-    case REC_BROADCAST: {
+    case REC_BROADCAST:
+    case REC_GATHER: {
         int64_t n = data_elements(prog, r);
         int64_t min = threads > 1 ? split_min(prog, r) : 0;
         if (threads > 1 && n >= min) {
@@ -944,6 +952,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
             case REC_BROADCAST:
             case REC_GET_ITEM:
             case REC_SET_ITEM:
+            case REC_GATHER:
                 if (run_data(prog, r, arena, cancel, acc_mode, threads, blas_threads))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;

@@ -1386,6 +1386,11 @@ class _Translation:
             at = args[1] if n == 2 else axis
             return "concat((%s%s), axis=%s)" % (", ".join(parts), "," if len(parts) == 1 else "",
                                                X(at) if at is not None else "0")
+        if fname == "take" and lib == "numpy" and n in (2, 3) and (n == 3 or axis is not None) and not kw:
+            # numpy's take along an axis (without one numpy flattens x: not mapped)
+            return "take(%s, %s, axis=%s)" % (X(args[0]), X(args[1]), X(args[2] if n == 3 else axis))
+        if fname == "index_select" and lib == "torch" and n == 3 and not kw:
+            return "take(%s, %s, axis=%s)" % (X(args[0]), X(args[2]), X(args[1]))
         if fname == "reshape" and n >= 2:
             return "reshape(%s, %s)" % (X(args[0]), self.shape_arg(em, args[1:], True))
         if fname in ("copy", "clone") and n == 1:

@@ -399,6 +399,30 @@ def test_numpy_axes_and_concatenate():
         np.testing.assert_array_equal(g, w)
 
 
+def numpy_take(E, tokens, cols):
+    return np.take(E, tokens, axis=0), np.take(E, cols, 1), np.take(E, tokens[0], axis=-2)
+
+
+def torch_index_select(E, cols):
+    return torch.index_select(E, 1, cols)
+
+
+def test_numpy_take():
+    """np.take along an axis (an embedding lookup, columns, negative indices) is take(...): one
+    GATHER record; against numpy running the same function."""
+    E = np.arange(15, dtype=np.float32).reshape(5, 3)
+    tokens = np.array([[0, -1, 4], [2, 2, -5]], np.int64)
+    cols = np.array([2, -3], np.int32)
+    fn = cfx.jit(numpy_take, backend="cpu")
+    got = fn(E, tokens, cols)
+    assert "take(" in fn.source(E, tokens, cols)
+    want = numpy_take(E, tokens, cols)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(cfx.jit(torch_index_select, backend="cpu")(E, cols), np.take(E, cols, 1))
+
+
 def inverse_trig(y, x, u):
     angle = np.arctan2(y, x)
     for i in range(len(u)):
