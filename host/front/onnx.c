@@ -4957,6 +4957,22 @@ static ival *bias_table(imp *I, const Onnx__NodeProto *n, const char *tag, cfx_d
     return v;
 }
 
+/* Grouped-query attention's keys and values ([B, Hkv, T, D] and [B, Hkv, T, Dv]) with each head
+ * repeated for its group of Hq / Hkv query heads, in turn: [B, Hq, T, D] and [B, Hq, T, Dv]. */
+static void repeat_kv_heads(imp *I, const Onnx__NodeProto *n, int half, int64_t Hq, ival **ks, ival **vs)
+{
+    const cfx_type *k = &(*ks)->ty, *v = &(*vs)->ty;
+    cfx_dtype dt = k->dtype;
+    int64_t B = k->dims[0], Hkv = k->dims[1], T = k->dims[2], D = k->dims[3], Dv = v->dims[3], g = Hq / Hkv;
+    cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
+    cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
+    cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
+    const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *ks), k, &k5), tystr(I, &kr));
+    const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *vs), v, &v5), tystr(I, &vr));
+    *ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
+    *vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
+}
+
 /* Attention (opsets 23 to 25) as ONNX's reference computes it (onnx/reference/ops/op_attention.py):
  * Q and K each scaled by sqrt(scale), the product, softcap, the bias (attn_mask padded to the
  * keys, causal from the bottom right, the window, the keys past nonpad_kv_seqlen), a softmax
@@ -5030,16 +5046,8 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     ival *qs = part(I, n, "qs", &q4->ty, half, H_(fmt(I, "%s * %s", ref(I, q4), c)));
     ival *ks = part(I, n, "ks", &K->ty, half, H_(fmt(I, "%s * %s", ref(I, K), c)));
     ival *vs = V;
-    if (Hq != Hkv) { /* each key and value head repeated for its group of query heads, in turn */
-        int64_t g = Hq / Hkv;
-        cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
-        cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
-        cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
-        const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5), tystr(I, &kr));
-        const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, V), &V->ty, &v5), tystr(I, &vr));
-        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
-        vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
-    }
+    if (Hq != Hkv) /* each key and value head repeated for its group of query heads, in turn */
+        repeat_kv_heads(I, n, half, Hq, &ks, &vs);
     ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
     ival *qk = product_part(I, n, "qk", qs, kt, half);
     double cap = attr_float(I, n, "softcap", 0.0);
@@ -10071,16 +10079,8 @@ static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
     ival *qs = part(I, n, "qs", &q->ty, half, H_(fmt(I, "%s * %s", ref(I, q), c)));
     ival *ks = part(I, n, "ks", &k->ty, half, H_(fmt(I, "%s * %s", ref(I, k), c)));
     ival *vs = v;
-    if (Hq != Hkv) { /* each key and value head repeated for its group of query heads, in turn */
-        int64_t g = Hq / Hkv;
-        cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, E}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, E});
-        cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, S, Ev}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, S, Ev});
-        cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, S, E}), vq = mktype(dt, 4, (int64_t[]){B, Hq, S, Ev});
-        ks = part(I, n, "ks_rep", &kq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ks->id, &ks->ty, &k5),
-                                                               tystr(I, &kr)), &kr, &kq));
-        vs = part(I, n, "v_rep", &vq, half, reshaped(I, fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, v), &v->ty, &v5),
-                                                              tystr(I, &vr)), &vr, &vq));
-    }
+    if (Hq != Hkv) /* each key and value head repeated for its group of query heads, in turn */
+        repeat_kv_heads(I, n, half, Hq, &ks, &vs);
     ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
     ival *qk = product_part(I, n, "qk", qs, kt, half);
     cfx_type st = mktype(cdt, 4, (int64_t[]){B, Hq, L, S}), rt = mktype(cdt, 4, (int64_t[]){B, Hq, L, 1});
