@@ -11157,6 +11157,51 @@ static int more_domain(const char *dom, const char *op)
     return 0;
 }
 
+/* The ops whose node is written by one op_ function of the node alone, by their op type; the
+ * others (a variant or a type read from the node first) are node_op's chain below. */
+static const struct {
+    const char *name;
+    void (*emit)(imp *I, const Onnx__NodeProto *n);
+} plain_ops[] = {
+    {"PRelu", op_prelu}, {"IsInf", op_isinf}, {"TopK", op_topk}, {"CumSum", op_cumsum}, {"Trilu", op_trilu},
+    {"CumProd", op_cumsum}, {"BitShift", op_bitshift}, {"BitwiseNot", op_bitwise_not},
+    {"QuantizeLinear", op_quantize_linear}, {"DequantizeLinear", op_dequantize_linear},
+    {"DynamicQuantizeLinear", op_dynamic_quantize_linear}, {"ConvInteger", op_conv_integer},
+    {"QLinearConv", op_qlinear_conv}, {"MatMulInteger", op_matmul_integer},
+    {"QLinearMatMul", op_qlinear_matmul}, {"EyeLike", op_eyelike}, {"OneHot", op_onehot},
+    {"Hardmax", op_hardmax}, {"LpNormalization", op_lpnorm}, {"NegativeLogLikelihoodLoss", op_nll_loss},
+    {"SoftmaxCrossEntropyLoss", op_sce_loss}, {"Reshape", op_reshape}, {"Flatten", op_flatten},
+    {"Constant", op_constant}, {"ConstantOfShape", op_constant_of_shape}, {"Range", op_range},
+    {"Where", op_where}, {"Expand", op_expand}, {"Concat", op_concat}, {"Split", op_split},
+    {"Slice", op_slice}, {"Gather", op_gather}, {"ScatterND", op_scatter_nd}, {"Tile", op_tile},
+    {"Pad", op_pad}, {"BatchNormalization", op_batchnorm}, {"InstanceNormalization", op_instancenorm},
+    {"Einsum", op_einsum}, {"GatherElements", op_gather_elements}, {"GatherND", op_gather_nd},
+    {"GridSample", op_grid_sample}, {"ReverseSequence", op_reverse_sequence},
+    {"CenterCropPad", op_center_crop_pad}, {"LRN", op_lrn}, {"SwiGLU", op_swiglu},
+    {"MaxUnpool", op_max_unpool}, {"Transpose", op_transpose}, {"MatMul", op_matmul}, {"Gemm", op_gemm},
+    {"LayerNormalization", op_layernorm}, {"RMSNormalization", op_rmsnorm}, {"RotaryEmbedding", op_rotary},
+    {"Attention", op_attention}, {"Dropout", op_dropout}, {"Clip", op_clip}, {"If", op_if}, {"Loop", op_loop},
+    {"Scan", op_scan}, {"LinearAttention", op_linear_attention},
+    {"CausalConvWithState", op_causal_conv_with_state}, {"Conv", op_conv},
+    {"ConvTranspose", op_conv_transpose}, {"Col2Im", op_col2im}, {"TensorScatter", op_tensor_scatter},
+    {"GroupNormalization", op_groupnorm}, {"MeanVarianceNormalization", op_mvn},
+    {"AffineGrid", op_affine_grid}, {"DFT", op_dft}, {"STFT", op_stft},
+    {"MelWeightMatrix", op_mel_weight_matrix}, {"Binarizer", op_binarizer},
+    {"ArrayFeatureExtractor", op_array_feature_extractor}, {"Det", op_det}, {"Compress", op_compress},
+    {"FlexAttention", op_flex_attention}, {"NonZero", op_nonzero}, {"Unique", op_unique},
+    {"NonMaxSuppression", op_nms}, {"RoiAlign", op_roi_align}, {"DeformConv", op_deform_conv},
+    {"TreeEnsemble", op_tree_ensemble}, {"LabelEncoder", op_label_encoder},
+};
+
+/* plain_ops' index of op, or -1 */
+static int plain_op(const char *op)
+{
+    for (int k = 0; k < (int)(sizeof plain_ops / sizeof *plain_ops); k++)
+        if (!strcmp(op, plain_ops[k].name))
+            return k;
+    return -1;
+}
+
 static void node_op(imp *I, const Onnx__NodeProto *n)
 {
     I->node = n;
@@ -11201,58 +11246,19 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
             binary(I, n, binops[k].op, in(I, n, 0), in(I, n, 1));
             return;
         }
+    int k;
     if (!strcmp(op, "Mod")) {
         ival *a = in(I, n, 0);
         int fm = (int)attr_int(I, n, "fmod", 0);
         binary(I, n, fm ? B_FMOD : B_MOD, a, in(I, n, 1));
     } else if (unary(I, n, op) || activation(I, n, op)) {
-    } else if (!strcmp(op, "PRelu")) {
-        op_prelu(I, n);
-    } else if (!strcmp(op, "IsInf")) {
-        op_isinf(I, n);
-    } else if (!strcmp(op, "TopK")) {
-        op_topk(I, n);
-    } else if (!strcmp(op, "CumSum")) {
-        op_cumsum(I, n);
-    } else if (!strcmp(op, "Trilu")) {
-        op_trilu(I, n);
-    } else if (!strcmp(op, "CumProd")) {
-        op_cumsum(I, n);
-    } else if (!strcmp(op, "BitShift")) {
-        op_bitshift(I, n);
+    } else if ((k = plain_op(op)) >= 0) {
+        plain_ops[k].emit(I, n);
     } else if (!strcmp(op, "BitCast")) {
         if (!op_bitcast_real(I, n))
             op_bitcast(I, n);
-    } else if (!strcmp(op, "BitwiseNot")) {
-        op_bitwise_not(I, n);
     } else if (!strcmp(op, "BitwiseAnd") || !strcmp(op, "BitwiseOr") || !strcmp(op, "BitwiseXor")) {
         op_bitwise(I, n, !strcmp(op, "BitwiseAnd") ? 0 : !strcmp(op, "BitwiseOr") ? 1 : 2);
-    } else if (!strcmp(op, "QuantizeLinear")) {
-        op_quantize_linear(I, n);
-    } else if (!strcmp(op, "DequantizeLinear")) {
-        op_dequantize_linear(I, n);
-    } else if (!strcmp(op, "DynamicQuantizeLinear")) {
-        op_dynamic_quantize_linear(I, n);
-    } else if (!strcmp(op, "ConvInteger")) {
-        op_conv_integer(I, n);
-    } else if (!strcmp(op, "QLinearConv")) {
-        op_qlinear_conv(I, n);
-    } else if (!strcmp(op, "MatMulInteger")) {
-        op_matmul_integer(I, n);
-    } else if (!strcmp(op, "QLinearMatMul")) {
-        op_qlinear_matmul(I, n);
-    } else if (!strcmp(op, "EyeLike")) {
-        op_eyelike(I, n);
-    } else if (!strcmp(op, "OneHot")) {
-        op_onehot(I, n);
-    } else if (!strcmp(op, "Hardmax")) {
-        op_hardmax(I, n);
-    } else if (!strcmp(op, "LpNormalization")) {
-        op_lpnorm(I, n);
-    } else if (!strcmp(op, "NegativeLogLikelihoodLoss")) {
-        op_nll_loss(I, n);
-    } else if (!strcmp(op, "SoftmaxCrossEntropyLoss")) {
-        op_sce_loss(I, n);
     } else if (!strcmp(op, "Cast")) {
         int half;
         cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "Cast's 'to'", &half);
@@ -11260,72 +11266,16 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "CastLike")) {
         ival *like = in(I, n, 1);
         op_cast_half(I, n, like->ty.dtype, like->half);
-    } else if (!strcmp(op, "Reshape")) {
-        op_reshape(I, n);
     } else if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) {
         op_squeeze(I, n, op[0] == 'U');
-    } else if (!strcmp(op, "Flatten")) {
-        op_flatten(I, n);
     } else if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
         op_shape(I, n, op[1] == 'i');
-    } else if (!strcmp(op, "Constant")) {
-        op_constant(I, n);
-    } else if (!strcmp(op, "ConstantOfShape")) {
-        op_constant_of_shape(I, n);
-    } else if (!strcmp(op, "Range")) {
-        op_range(I, n);
-    } else if (!strcmp(op, "Where")) {
-        op_where(I, n);
-    } else if (!strcmp(op, "Expand")) {
-        op_expand(I, n);
-    } else if (!strcmp(op, "Concat")) {
-        op_concat(I, n);
-    } else if (!strcmp(op, "Split")) {
-        op_split(I, n);
-    } else if (!strcmp(op, "Slice")) {
-        op_slice(I, n);
-    } else if (!strcmp(op, "Gather")) {
-        op_gather(I, n);
-    } else if (!strcmp(op, "ScatterND")) {
-        op_scatter_nd(I, n);
     } else if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) {
         op_scatter_elements(I, n);
-    } else if (!strcmp(op, "Tile")) {
-        op_tile(I, n);
-    } else if (!strcmp(op, "Pad")) {
-        op_pad(I, n);
-    } else if (!strcmp(op, "BatchNormalization")) {
-        op_batchnorm(I, n);
-    } else if (!strcmp(op, "InstanceNormalization")) {
-        op_instancenorm(I, n);
     } else if (!strcmp(op, "ReduceProd")) {
         op_reduce(I, n, "prod", 0);
-    } else if (!strcmp(op, "Einsum")) {
-        op_einsum(I, n);
-    } else if (!strcmp(op, "GatherElements")) {
-        op_gather_elements(I, n);
-    } else if (!strcmp(op, "GatherND")) {
-        op_gather_nd(I, n);
     } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
         op_depth_space(I, n, op[0] == 'S');
-    } else if (!strcmp(op, "GridSample")) {
-        op_grid_sample(I, n);
-    } else if (!strcmp(op, "ReverseSequence")) {
-        op_reverse_sequence(I, n);
-    } else if (!strcmp(op, "CenterCropPad")) {
-        op_center_crop_pad(I, n);
-    } else if (!strcmp(op, "LRN")) {
-        op_lrn(I, n);
-    } else if (!strcmp(op, "SwiGLU")) {
-        op_swiglu(I, n);
-    } else if (!strcmp(op, "MaxUnpool")) {
-        op_max_unpool(I, n);
-    } else if (!strcmp(op, "Transpose")) {
-        op_transpose(I, n);
-    } else if (!strcmp(op, "MatMul")) {
-        op_matmul(I, n);
-    } else if (!strcmp(op, "Gemm")) {
-        op_gemm(I, n);
     } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceSumSquare") || !strcmp(op, "ReduceL2") ||
                !strcmp(op, "ReduceL1") || !strcmp(op, "ReduceLogSum") || !strcmp(op, "ReduceLogSumExp")) {
         op_reduce(I, n, "sum", 0);
@@ -11341,88 +11291,22 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
         op_reduce(I, n, "argmin", 1);
     } else if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) {
         op_softmax(I, n, op[0] == 'L');
-    } else if (!strcmp(op, "LayerNormalization")) {
-        op_layernorm(I, n);
-    } else if (!strcmp(op, "RMSNormalization")) {
-        op_rmsnorm(I, n);
-    } else if (!strcmp(op, "RotaryEmbedding")) {
-        op_rotary(I, n);
-    } else if (!strcmp(op, "Attention")) {
-        op_attention(I, n);
-    } else if (!strcmp(op, "Dropout")) {
-        op_dropout(I, n);
-    } else if (!strcmp(op, "Clip")) {
-        op_clip(I, n);
     } else if (!strcmp(op, "Sum") || !strcmp(op, "Mean")) {
         op_variadic(I, n, B_ADD, op[0] == 'M');
     } else if (!strcmp(op, "Min") || !strcmp(op, "Max")) {
         op_variadic(I, n, op[1] == 'i' ? B_MIN : B_MAX, 0);
-    } else if (!strcmp(op, "If")) {
-        op_if(I, n);
-    } else if (!strcmp(op, "Loop")) {
-        op_loop(I, n);
-    } else if (!strcmp(op, "Scan")) {
-        op_scan(I, n);
     } else if (!strcmp(op, "RNN") || !strcmp(op, "GRU") || !strcmp(op, "LSTM")) {
         op_rnn(I, n, op[0] == 'R' ? 'R' : op[0] == 'G' ? 'G' : 'L');
-    } else if (!strcmp(op, "LinearAttention")) {
-        op_linear_attention(I, n);
-    } else if (!strcmp(op, "CausalConvWithState")) {
-        op_causal_conv_with_state(I, n);
-    } else if (!strcmp(op, "Conv")) {
-        op_conv(I, n);
-    } else if (!strcmp(op, "ConvTranspose")) {
-        op_conv_transpose(I, n);
-    } else if (!strcmp(op, "Col2Im")) {
-        op_col2im(I, n);
     } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") || !strcmp(op, "LpPool")) {
         op_pool(I, n, op[0] == 'M', op[0] == 'L');
     } else if (!strcmp(op, "GlobalMaxPool") || !strcmp(op, "GlobalAveragePool")) {
         op_global_pool(I, n, op[6] == 'M');
     } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
         op_resize(I, n, op[0] == 'U');
-    } else if (!strcmp(op, "TensorScatter")) {
-        op_tensor_scatter(I, n);
-    } else if (!strcmp(op, "GroupNormalization")) {
-        op_groupnorm(I, n);
-    } else if (!strcmp(op, "MeanVarianceNormalization")) {
-        op_mvn(I, n);
-    } else if (!strcmp(op, "AffineGrid")) {
-        op_affine_grid(I, n);
     } else if (!strcmp(op, "Adagrad") || !strcmp(op, "Adam") || !strcmp(op, "Momentum")) {
         op_training(I, n, op[1] == 'd' ? (op[3] == 'g' ? 'g' : 'a') : 'm');
     } else if (!strcmp(op, "HannWindow") || !strcmp(op, "HammingWindow") || !strcmp(op, "BlackmanWindow")) {
         op_window(I, n, op[0] == 'B' ? 'b' : op[2] == 'n' ? 'n' : 'm');
-    } else if (!strcmp(op, "DFT")) {
-        op_dft(I, n);
-    } else if (!strcmp(op, "STFT")) {
-        op_stft(I, n);
-    } else if (!strcmp(op, "MelWeightMatrix")) {
-        op_mel_weight_matrix(I, n);
-    } else if (!strcmp(op, "Binarizer")) {
-        op_binarizer(I, n);
-    } else if (!strcmp(op, "ArrayFeatureExtractor")) {
-        op_array_feature_extractor(I, n);
-    } else if (!strcmp(op, "Det")) {
-        op_det(I, n);
-    } else if (!strcmp(op, "Compress")) {
-        op_compress(I, n);
-    } else if (!strcmp(op, "FlexAttention")) {
-        op_flex_attention(I, n);
-    } else if (!strcmp(op, "NonZero")) {
-        op_nonzero(I, n);
-    } else if (!strcmp(op, "Unique")) {
-        op_unique(I, n);
-    } else if (!strcmp(op, "NonMaxSuppression")) {
-        op_nms(I, n);
-    } else if (!strcmp(op, "RoiAlign")) {
-        op_roi_align(I, n);
-    } else if (!strcmp(op, "DeformConv")) {
-        op_deform_conv(I, n);
-    } else if (!strcmp(op, "TreeEnsemble")) {
-        op_tree_ensemble(I, n);
-    } else if (!strcmp(op, "LabelEncoder")) {
-        op_label_encoder(I, n);
     } else {
         fail(I, "op '%s' is not supported (docs/onnx.md lists the ops cfx imports)", op);
     }
