@@ -9180,9 +9180,8 @@ static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
     I->node_rounded = 1;
 }
 
-/* ---- more of ONNX's ops (issue 30): TensorScatter, the normalizations, AffineGrid, the
- * training ops, the windows and DFT, and a few of ai.onnx.ml; each a composition of the
- * language's ops, as the sections above. */
+/* ---- TensorScatter, the normalizations, AffineGrid, the training ops, the windows and DFT,
+ * and a few of ai.onnx.ml; each a composition of the language's ops, as the sections above. */
 
 /* "[b, :, p, :]": index `first` on axis 0, `at` on axis, ':' elsewhere (rank r) */
 static const char *index_at(imp *I, int r, const char *first, int axis, const char *at)
@@ -10009,9 +10008,10 @@ static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *la
     }
 }
 
-/* ---- more of ONNX's ops (issue 30, second part): ai.onnx.preview's FlexAttention, the ops whose
- * results' lengths depend on data (NonZero, Unique, NonMaxSuppression), ...; each a composition
- * of the language's ops, as the sections above. */
+/* ---- ai.onnx.preview's FlexAttention, the ops whose results' lengths depend on data (NonZero,
+ * Unique, NonMaxSuppression), RoiAlign, DeformConv, TreeEnsemble, LabelEncoder, uint64's Div,
+ * Mod, Pow and TopK, and BitCast of a real type; each a composition of the language's ops, as
+ * the sections above. */
 
 /* FlexAttention's score_mod or prob_mod (attribute `name`): the subgraph imported in place with
  * its one input bound to x; its one output, of x's type. x itself where there is none. */
