@@ -1203,6 +1203,21 @@ static double minifloat_value(int half, unsigned bits)
     return sign ? -v : v;
 }
 
+/* A tensor's bytes where they are raw (in a file beside the model, or raw_data), checked to be
+ * `bytes` long; NULL where the tensor holds its values in a typed field instead. */
+static const uint8_t *raw_bytes(imp *I, const Onnx__TensorProto *t, const char *name, const cfx_type *ty,
+                                int half, size_t bytes)
+{
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return read_external(I, t, bytes, bytes + 1);
+    if (!t->has_raw_data)
+        return NULL;
+    if (t->raw_data.len != bytes)
+        fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
+             tystr(I, ty), half_types[half], bytes);
+    return t->raw_data.data;
+}
+
 /* The elements per byte of a packed type: int4, uint4 and float4e2m1 two (the first in the low
  * four bits), int2 and uint2 four; 1 for the others */
 static int per_byte(int half)
@@ -1218,15 +1233,8 @@ static void *byte_data(imp *I, const Onnx__TensorProto *t, const char *name, con
     int64_t n = count(ty);
     int k = per_byte(half), bits = 8 / k;
     size_t bytes = (size_t)((n + k - 1) / k);
-    const uint8_t *raw = NULL;
-    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        raw = read_external(I, t, bytes, bytes + 1);
-    } else if (t->has_raw_data) {
-        if (t->raw_data.len != bytes)
-            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
-                 tystr(I, ty), half_types[half], bytes);
-        raw = t->raw_data.data;
-    } else if (t->n_int32_data != bytes) {
+    const uint8_t *raw = raw_bytes(I, t, name, ty, half, bytes);
+    if (!raw && t->n_int32_data != bytes) {
         fail(I, "tensor '%s' holds %zu entries of int32_data, its shape %s of %s needs %zu", name, t->n_int32_data,
              tystr(I, ty), half_types[half], bytes);
     }
@@ -1250,15 +1258,8 @@ static void *narrow_data(imp *I, const Onnx__TensorProto *t, const char *name, c
     int wide = half == HALF_U32 || half == HALF_U64; /* in uint64_data */
     int esize = half == HALF_U64 ? 8 : half == HALF_U32 ? 4 : half == HALF_I8 || half == HALF_U8 ? 1 : 2;
     size_t bytes = (size_t)n * (size_t)esize;
-    const uint8_t *raw = NULL;
-    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        raw = read_external(I, t, bytes, bytes + 1);
-    } else if (t->has_raw_data) {
-        if (t->raw_data.len != bytes)
-            fail(I, "tensor '%s' holds %zu bytes of data, its shape %s of %s needs %zu", name, t->raw_data.len,
-                 tystr(I, ty), half_types[half], bytes);
-        raw = t->raw_data.data;
-    } else if ((wide ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
+    const uint8_t *raw = raw_bytes(I, t, name, ty, half, bytes);
+    if (!raw && (wide ? t->n_uint64_data : t->n_int32_data) != (size_t)n) {
         fail(I, "tensor '%s' holds %zu elements, its shape %s needs %lld", name,
              wide ? t->n_uint64_data : t->n_int32_data, tystr(I, ty), (long long)n);
     }
