@@ -910,12 +910,11 @@ static int cmd_run(int argc, char **argv)
         int i = 0;
         while (i < nin && strcmp(cfx_input_name(m, g, i), o.ins[k].name) != 0)
             i++;
-        if (i == nin && (rc = known_input(m, g, o.ins[k].name, o.ins[k].value)) >= 0) {
-            if (rc != 0)
-                goto done;
+        int known = i == nin ? known_input(m, g, o.ins[k].name, o.ins[k].value) : -1;
+        if (known > 0)
+            goto done;
+        if (known == 0)
             continue; /* of 0 elements, known at import: its file's type checked, nothing bound */
-        }
-        rc = 1;
         if (i == nin) {
             fprintf(stderr, "cfx: graph '%s' has no input '%s'\n", cfx_graph_name(m, g),
                     shown(o.ins[k].name, cut));

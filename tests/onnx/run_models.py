@@ -251,6 +251,15 @@ def error_cases(cfx, models, work):
         ["'like'", "f32[0]", "f64[0]"])))
     results.append(("error_empty_value", one_line_error(
         [cfx, "run", empty, "--backend", "cpu", "--in", "x=" + x, "--in", "like=0"], ["like", "f64[0]"])))
+    # an input of 0 elements given right, the last --in, and a required input left out: exit 1
+    rc, out, err = run([cfx, "run", empty, "--backend", "cpu", "--in",
+                        "q=" + os.path.join(models, "empty_inputs", "input_4.npy")])
+    problem = None
+    if rc != 1:
+        problem = "exit %s, expected 1 (stderr: %s)" % (rc, first_line(err))
+    elif not re.search(r"\bx\b", err):
+        problem = "the message does not name the missing input 'x': %s" % err.strip()
+    results.append(("error_empty_then_missing", problem))
 
     # a sequence input: refused without its items stacked, or with items of another shape
     seq = os.path.join(models, "seq_input", "model.onnx")
