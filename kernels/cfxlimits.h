@@ -68,7 +68,8 @@
 /* Longest .npy header accepted when reading; numpy writes fewer than 200 bytes for cfx's types. */
 #define NPY_MAX_HEADER 65536
 /* What the ONNX importer takes (docs/onnx.md). */
-#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MIN 1
+#define ONNX_OPSET_FULL 7 /* below it, node by node: an op whose definition changed since is refused */
 #define ONNX_OPSET_MAX 28
 #define ONNX_INLINE_MAX 16 /* constants of at most this many elements are written out */
 #define ONNX_FOLD_MAX 65536 /* a node is folded at import when its result is no larger */

@@ -11058,6 +11058,63 @@ static const struct { const char *name; enum bin op; } binops[] = {
     {"GreaterOrEqual", B_GE}, {"And", B_AND}, {"Or", B_OR}, {"Xor", B_XOR},
 };
 
+/* The ops of the default domain cfx imports whose definition in force at opset 7 came after opset 1,
+ * by the opset that brought it: onnx.defs.get_schema(op, 7, "").since_version (onnx 1.23.2,
+ * written once by hand from it); an op not yet defined at opset 7 by the opset that brought it
+ * (the smallest since_version of its schemas). An op not listed is defined alike from opset 1 to
+ * 7. Below ONNX_OPSET_FULL a node imports as at opset 7 where its op's number is at most the
+ * model's opset (the same definition), and is refused otherwise (old_op_check). */
+static const struct { int since; const char *ops; } old_ops[] = {
+    {2, "LpPool Pad Split"},
+    {4, "Concat"},
+    {5, "Reshape"},
+    {6, "Abs Cast Ceil Clip Elu Exp Floor HardSigmoid InstanceNormalization LeakyRelu Log Max Mean Min Neg "
+        "Reciprocal Relu Selu Sigmoid Sqrt Sum Tanh Tile"},
+    {7, "Acos Add And Asin Atan AveragePool BatchNormalization Cos Div Dropout Equal GRU Gemm Greater LSTM "
+        "Less Mul Or PRelu Pow RNN Sin Sub Tan Upsample Xor"},
+    {8, "Expand Scan"},
+    {9, "Acosh Asinh Atanh Compress ConstantOfShape Cosh Erf EyeLike IsNaN MaxUnpool "
+        "MeanVarianceNormalization NonZero OneHot Scatter Shrink Sign Sinh Where"},
+    {10, "ConvInteger DequantizeLinear IsInf MatMulInteger Mod NonMaxSuppression QLinearConv QLinearMatMul "
+         "QuantizeLinear Resize ReverseSequence RoiAlign ThresholdedRelu"},
+    {11, "BitShift ConcatFromSequence CumSum Det DynamicQuantizeLinear GatherElements GatherND Range Round "
+         "ScatterElements ScatterND SequenceAt SequenceConstruct SequenceEmpty SequenceErase SequenceInsert "
+         "SequenceLength SplitToSequence Unique"},
+    {12, "Celu Einsum GreaterOrEqual LessOrEqual NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss"},
+    {14, "HardSwish Trilu"},
+    {15, "CastLike Optional OptionalGetElement OptionalHasElement"},
+    {16, "GridSample"},
+    {17, "BlackmanWindow DFT HammingWindow HannWindow LayerNormalization MelWeightMatrix STFT SequenceMap"},
+    {18, "BitwiseAnd BitwiseNot BitwiseOr BitwiseXor CenterCropPad Col2Im GroupNormalization Mish"},
+    {19, "DeformConv"},
+    {20, "AffineGrid Gelu"},
+    {23, "Attention RMSNormalization RotaryEmbedding"},
+    {24, "Swish TensorScatter"},
+    {26, "BitCast CumProd"},
+    {27, "CausalConvWithState LinearAttention"},
+    {28, "SwiGLU"},
+};
+
+/* Below ONNX_OPSET_FULL: refuses a node of the default domain whose op's definition at the
+ * model's opset is not the one of opset 7 (old_ops). */
+static void old_op_check(imp *I, const char *op)
+{
+    size_t len = strlen(op);
+    int since = 1;
+    for (size_t k = 0; k < sizeof old_ops / sizeof *old_ops && since == 1 && len; k++)
+        for (const char *s = old_ops[k].ops; (s = strstr(s, op)) != NULL; s += len)
+            if ((s == old_ops[k].ops || s[-1] == ' ') && (s[len] == ' ' || !s[len])) {
+                since = old_ops[k].since;
+                break;
+            }
+    if (since > ONNX_OPSET_FULL)
+        fail(I, "%s is not in opset %lld of the default domain (it came in opset %d)", clean(I, op),
+             (long long)I->opset, since);
+    if (since > I->opset)
+        fail(I, "%s's definition at opset %lld is older than cfx supports (supported from opset %d on)",
+             clean(I, op), (long long)I->opset, since);
+}
+
 static void node_op(imp *I, const Onnx__NodeProto *n);
 
 /* ---- uint64 ---------------------------------------------------------------------------------
@@ -11225,6 +11282,8 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     if (*dom && strcmp(dom, "ai.onnx") != 0 && !more_domain(dom, op))
         fail(I, "the domain '%s' is not supported (cfx takes the default ONNX domain and the model's own "
              "functions; docs/onnx.md lists the ops)", dom);
+    if ((!*dom || !strcmp(dom, "ai.onnx")) && I->opset < ONNX_OPSET_FULL)
+        old_op_check(I, op);
     if (seq_op(I, n))
         return;
     int order = !strcmp(op, "Less") ? B_LT : !strcmp(op, "Greater") ? B_GT : !strcmp(op, "LessOrEqual") ? B_LE

@@ -1450,6 +1450,38 @@ def seq_input():
 MODELS += [seq_input]
 
 
+def opset6():
+    """A model of opset 6 (IR 3), whose ops are all defined there as at opset 7, which cfx
+    imports node by node (docs/onnx.md): Relu (of opset 6), Softmax (1; along the last axis,
+    as cfx takes it before opset 13), ReduceSum (1: axes an attribute), Not (1),
+    Cast (6: `to` a number), Sum (6), Tile (6) and Reshape (5). numpy gives each."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["s"], axis=2),
+             helper.make_node("ReduceSum", ["s"], ["rs"], axes=[2], keepdims=0),
+             helper.make_node("Not", ["b"], ["nb"]),
+             helper.make_node("Cast", ["nb"], ["nbf"], to=F32),
+             helper.make_node("Sum", ["rs", "nbf"], ["y"]),
+             helper.make_node("Tile", ["y", "reps"], ["t"]),
+             helper.make_node("Reshape", ["t", "shape"], ["out"])]
+    g = helper.make_graph(nodes, "opset6", [vi("x", F32, [2, 3, 4]), vi("b", BOOL, [2, 3]), vi("reps", I64, [2]),
+                                            vi("shape", I64, [2])],  # IR 3: initializers are inputs too
+                          [vi("s", F32, [2, 3, 4]), vi("out", F32, [3, 4])],
+                          [init("reps", np.array([1, 2], np.int64)), init("shape", np.array([3, 4], np.int64))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 6)], producer_name="cfx tests/onnx/make_models.py")
+    m.ir_version = 3
+    x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 10) / 3
+    b = np.array([[True, False, True], [False, False, True]])
+    r = np.maximum(x, 0)
+    e = np.exp(r - r.max(axis=2, keepdims=True))
+    s = e / e.sum(axis=2, keepdims=True)
+    y = s.sum(axis=2) + (~b).astype(np.float32)
+    out = np.tile(y, (1, 2)).reshape(3, 4)
+    return m, [({"x": x, "b": b}, {"s": s.astype(np.float32), "out": out.astype(np.float32)})]
+
+
+MODELS += [opset6]
+
+
 def np_nms(boxes, scores, max_out, iou_thr, score_thr):
     """Non-maximum suppression of corner boxes [y1, x1, y2, x2] (corners in either order), in f64:
     each class's boxes above score_thr by decreasing score (the lower index first), a box kept

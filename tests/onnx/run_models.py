@@ -224,6 +224,23 @@ def error_cases(cfx, models, work):
     results.append(("error_unknown_op", one_line_error([cfx, "check", unknown],
                                                        ["the_bad_node", "FancyOp"])))
 
+    # opset 6: a node whose op's definition changed at opset 7 (Add's broadcast attribute), and
+    # one whose op came later (Expand, opset 8), refused naming the node, the op and the opsets
+    for op, name, words in (("Add", "old_add", ["older than cfx supports", "from opset 7 on"]),
+                            ("Expand", "new_expand", ["not in opset 6", "came in opset 8"])):
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="fine"),
+                               helper.make_node(op, ["r", "x" if op == "Add" else "shape"], ["y"], name=name)],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                                    helper.make_tensor_value_info("shape", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 6)])
+        m.ir_version = 3
+        path = os.path.join(work, "opset6_%s.onnx" % op)
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        results.append(("error_opset6_" + op, one_line_error([cfx, "check", path],
+                                                            [name, op, "opset 6"] + words)))
+
     # a missing input: `cfx run` without one of the model's inputs
     x = os.path.join(work, "x.npy")
     np.save(x, np.zeros(3, np.float32))
