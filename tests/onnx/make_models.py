@@ -1454,7 +1454,8 @@ def opset6():
     """A model of opset 6 (IR 3), whose ops are all defined there as at opset 7, which cfx
     imports node by node (docs/onnx.md): Relu (of opset 6), Softmax (1; along the last axis,
     as cfx takes it before opset 13), ReduceSum (1: axes an attribute), Not (1),
-    Cast (6: `to` a number), Sum (6), Tile (6) and Reshape (5). numpy gives each."""
+    Cast (6: `to` a number), Sum (6), Tile (6), Reshape (5), and Slice and TopK (1: their
+    bounds and k attributes, as cfx takes them before opset 10). numpy gives each."""
     nodes = [helper.make_node("Relu", ["x"], ["r"]),
              helper.make_node("Softmax", ["r"], ["s"], axis=2),
              helper.make_node("ReduceSum", ["s"], ["rs"], axes=[2], keepdims=0),
@@ -1462,21 +1463,27 @@ def opset6():
              helper.make_node("Cast", ["nb"], ["nbf"], to=F32),
              helper.make_node("Sum", ["rs", "nbf"], ["y"]),
              helper.make_node("Tile", ["y", "reps"], ["t"]),
-             helper.make_node("Reshape", ["t", "shape"], ["out"])]
+             helper.make_node("Reshape", ["t", "shape"], ["out"]),
+             helper.make_node("Slice", ["x"], ["sl"], starts=[1, 0], ends=[3, 2], axes=[1, 2]),
+             helper.make_node("TopK", ["sl"], ["top", "at"], k=1, axis=1)]
     g = helper.make_graph(nodes, "opset6", [vi("x", F32, [2, 3, 4]), vi("b", BOOL, [2, 3]), vi("reps", I64, [2]),
                                             vi("shape", I64, [2])],  # IR 3: initializers are inputs too
-                          [vi("s", F32, [2, 3, 4]), vi("out", F32, [3, 4])],
+                          [vi("s", F32, [2, 3, 4]), vi("out", F32, [3, 4]), vi("top", F32, [2, 1, 2]),
+                           vi("at", I64, [2, 1, 2])],
                           [init("reps", np.array([1, 2], np.int64)), init("shape", np.array([3, 4], np.int64))])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 6)], producer_name="cfx tests/onnx/make_models.py")
     m.ir_version = 3
-    x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 10) / 3
+    x = ((np.arange(24, dtype=np.float32) * 7 % 24).reshape(2, 3, 4) - 10) / 3  # no ties
     b = np.array([[True, False, True], [False, False, True]])
     r = np.maximum(x, 0)
     e = np.exp(r - r.max(axis=2, keepdims=True))
     s = e / e.sum(axis=2, keepdims=True)
     y = s.sum(axis=2) + (~b).astype(np.float32)
     out = np.tile(y, (1, 2)).reshape(3, 4)
-    return m, [({"x": x, "b": b}, {"s": s.astype(np.float32), "out": out.astype(np.float32)})]
+    sl = x[:, 1:3, 0:2]
+    expected = {"s": s.astype(np.float32), "out": out.astype(np.float32), "top": sl.max(axis=1, keepdims=True),
+                "at": sl.argmax(axis=1)[:, None, :].astype(np.int64)}
+    return m, [({"x": x, "b": b}, expected)]
 
 
 MODELS += [opset6]
