@@ -5065,7 +5065,7 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     if (left < -1 || right < -1)
         fail(I, "left_window_size %lld and right_window_size %lld must be -1 or at least 0", (long long)left,
              (long long)right);
-    int window = left >= 0 || right >= 0, guard = 0;
+    int windowed = left >= 0 || right >= 0, guard = 0;
     const char *bias = NULL;
     cfx_type bt = mktype(dt, 2, (int64_t[]){S, T});
     if (mask) {
@@ -5093,11 +5093,11 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     const char *lens = nonpad ? fmt(I, "reshape(%s, [%lld, 1, 1, 1])", ref(I, nonpad), (long long)B) : NULL;
     const char *offb = nonpad ? fmt(I, "(%s - %lld)", lens, (long long)S) : NULL;
     ival *tb = NULL; /* the bias, where it is a table made at import */
-    if ((causal || window) && !nonpad) { /* the offset is the past's length: a table made at import */
+    if ((causal || windowed) && !nonpad) { /* the offset is the past's length: a table made at import */
         tb = bias_table(I, n, "causal", dt, S, T, P, causal, left, right, 0);
         bias = bias ? fmt(I, "%s + %s", bias, ref(I, tb)) : ref(I, tb);
-        guard |= window;
-    } else if (causal || window) { /* offset nonpad_kv_seqlen[b] - S: i - j + offset compared at run time */
+        guard |= windowed;
+    } else if (causal || windowed) { /* offset nonpad_kv_seqlen[b] - S: i - j + offset compared at run time */
         ival *dtab = bias_table(I, n, "diff", dt, S, T, 0, 0, -1, -1, 1);
         const char *d = fmt(I, "(%s + %s)", ref(I, dtab), offb);
         const char *ok[3] = {causal ? fmt(I, "%s >= 0", d) : NULL,
