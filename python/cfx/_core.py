@@ -370,7 +370,7 @@ def _free_module(ptr, execs):
 
 class Module:
     """A compiled .cfx file: its graphs by name (.graphs, in the file's order), the entry
-    graph (.entry, the first) and graph(name)."""
+    graph (.entry, the first) and graph(name). Calling the module calls its entry graph."""
 
     def __init__(self, ptr, filename, context, accumulate=None):
         self._ptr = ptr
@@ -391,6 +391,10 @@ class Module:
     @property
     def entry(self):
         return next(iter(self.graphs.values()))
+
+    def __call__(self, *args, **kwargs):
+        """Runs the entry graph: m(x, n) is m.entry(x, n), options included."""
+        return self.entry(*args, **kwargs)
 
     def graph(self, name=None):
         """The graph called name (the entry graph for None); KeyError naming the graphs."""

@@ -34,6 +34,14 @@ def test_text_and_graphs():
         m.graph("third")
 
 
+def test_calling_the_module_runs_its_entry_graph():
+    m = cfx.compile(SOURCE, filename="two.cfx")
+    out = m([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], n=-2, backend="cpu")
+    assert list(out) == ["y", "ok"]
+    assert [list(r) for r in out["y"]] == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]
+    assert not out["ok"]
+
+
 def test_file_path_and_bytes(tmp_path):
     f = tmp_path / "inc.cfx"
     f.write_text(SOURCE)
