@@ -160,6 +160,7 @@ typedef struct imp {
     struct wide { const Onnx__NodeProto *reader; int rank; int64_t dims[8]; } *wide; /* a Reshape
                            * whose input is held merged: the dims it has (reshape_through_transpose) */
     int nwide, capwide;
+    int64_t unrolled;     /* nodes imported by Loops and SequenceMaps unrolled at import, in all */
     int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
     int nbases, capbases;
     const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
@@ -6339,6 +6340,24 @@ static void seq_type_of(imp *I, const Onnx__TypeProto *tp, cfx_type *t, int *iss
     }
 }
 
+/* The nodes of g and of its subgraphs. */
+static int64_t graph_nodes(const Onnx__GraphProto *g)
+{
+    int64_t n = 0;
+    for (size_t k = 0; k < g->n_node; k++) {
+        const Onnx__NodeProto *nd = g->node[k];
+        n++;
+        for (size_t a = 0; nd && a < nd->n_attribute; a++) {
+            if (nd->attribute[a] && nd->attribute[a]->g)
+                n += graph_nodes(nd->attribute[a]->g);
+            for (size_t j = 0; nd->attribute[a] && j < nd->attribute[a]->n_graphs; j++)
+                if (nd->attribute[a]->graphs[j])
+                    n += graph_nodes(nd->attribute[a]->graphs[j]);
+        }
+    }
+    return n;
+}
+
 /* SequenceMap over a sequence held item by item: the body imported once per item, given the
  * items at j of the sequences and the tensors as they are; each output held item by item. */
 static void seq_map_items(imp *I, const Onnx__NodeProto *n)
@@ -6361,9 +6380,12 @@ static void seq_map_items(imp *I, const Onnx__NodeProto *n)
             fail(I, "the sequences '%s' and '%s' have %lld and %lld items", s->name, x->name, (long long)len,
                  (long long)x->slen);
     }
-    if (len > ONNX_UNROLL_MAX_NODES)
-        fail(I, "sequence '%s' has %lld items, which cfx maps item by item: at most %d", s->name, (long long)len,
-             ONNX_UNROLL_MAX_NODES);
+    int64_t nodes = graph_nodes(body) + 1;
+    if (len > ONNX_UNROLL_MAX_NODES || I->unrolled + len * nodes > ONNX_UNROLL_MAX_NODES)
+        fail(I, "sequence '%s' has %lld items of differing shapes, which cfx maps item by item: %lld items of %lld "
+             "nodes are too many to unroll at import (at most %d nodes in all)", s->name, (long long)len,
+             (long long)len, (long long)nodes, ONNX_UNROLL_MAX_NODES);
+    I->unrolled += len * nodes;
     for (size_t k = 0; k < n->n_output; k++)
         outs[k] = alloc(I, (size_t)(len + 1) * sizeof *outs[k]);
     const char *note = I->note;
@@ -7111,24 +7133,6 @@ static void loop_rolled(imp *I, const Onnx__NodeProto *n)
     I->depth--;
 }
 
-/* The nodes of g and of its subgraphs. */
-static int64_t graph_nodes(const Onnx__GraphProto *g)
-{
-    int64_t n = 0;
-    for (size_t k = 0; k < g->n_node; k++) {
-        const Onnx__NodeProto *nd = g->node[k];
-        n++;
-        for (size_t a = 0; nd && a < nd->n_attribute; a++) {
-            if (nd->attribute[a] && nd->attribute[a]->g)
-                n += graph_nodes(nd->attribute[a]->g);
-            for (size_t j = 0; nd->attribute[a] && j < nd->attribute[a]->n_graphs; j++)
-                if (nd->attribute[a]->graphs[j])
-                    n += graph_nodes(nd->attribute[a]->graphs[j]);
-        }
-    }
-    return n;
-}
-
 /* A Loop unrolled at import: the body imported once per iteration, its counter known (so that a
  * Slice up to it has a length known at import), the carried values passed from one iteration's
  * outputs to the next's inputs as values (a sequence may take items of differing shapes: it is
@@ -7238,6 +7242,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     /* what the first try may change */
     int h = I->nheld, nvals = I->nvals, nbases = I->nbases, base = I->base, indent = I->indent, depth = I->depth;
     int ndirect = I->ndirect, ndone = I->ndone, nwide = I->nwide, node_index = I->node_index;
+    int64_t unrolled = I->unrolled;
     const char *note = I->note;
     int64_t opset = I->opset;
     ival *vals = alloc(I, ((size_t)nvals + 1) * sizeof *vals);
@@ -7280,17 +7285,20 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     I->note = note;
     I->opset = opset;
     I->pure_id = NULL;
-    int64_t nodes = graph_nodes(body), trips = geti(M, 0);
-    if (trips > 0 && nodes * trips > ONNX_UNROLL_MAX_NODES) {
+    I->unrolled = unrolled;
+    int64_t nodes = graph_nodes(body) + 1, trips = geti(M, 0);
+    if (trips > 0 && (trips > ONNX_UNROLL_MAX_NODES || I->unrolled + nodes * trips > ONNX_UNROLL_MAX_NODES)) {
         const char *why = strstr(I->msg ? I->msg : "", "): ");
         char *first = I->msg;
         why = fmt(I, "%s", why ? why + 3 : first ? first : "");
         free(first);
         I->msg = NULL;
         fail(I, "the Loop is no cfx loop (%.*s) and %lld iterations of %lld nodes are too many to unroll at import "
-             "(at most %d nodes)", (int)strcspn(why, "\n"), why, (long long)trips, (long long)nodes,
+             "(at most %d nodes in all)", (int)strcspn(why, "\n"), why, (long long)trips, (long long)nodes,
              ONNX_UNROLL_MAX_NODES);
     }
+    if (trips > 0)
+        I->unrolled += nodes * trips;
     free(I->msg);
     I->msg = NULL;
     loop_unrolled(I, n);

@@ -294,6 +294,18 @@ def error_cases(cfx, models, work):
     results.append(("error_seq_ragged_pos", one_line_error(
         [cfx, "run", pick, "--backend", "cpu", "--in", "s[0]=" + s3, "--in", "s[1]=" + s4, "--in", "pos=1"],
         ["'pick'", "SequenceAt", "'pos'", "known when the model is imported"])))
+    # a Loop that must be unrolled at import (its sequence's items differ in shape) past the bound
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(os.path.join(models, "seq_unrolled", "model.onnx"))
+    for t in m.graph.initializer:
+        if t.name == "trips":
+            t.CopyFrom(numpy_helper.from_array(np.array(5000, np.int64), "trips"))
+    big = os.path.join(work, "seq_unrolled_5000.onnx")
+    onnx.save(m, big)
+    results.append(("error_unroll_bound", one_line_error(
+        [cfx, "run", big, "--backend", "cpu", "--in", "x=" + os.path.join(models, "seq_unrolled", "input_0.npy")],
+        ["'grow'", "Loop", "5000 iterations", "too many to unroll"])))
     return results
 
 
