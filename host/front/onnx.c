@@ -5915,7 +5915,8 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__No
  * the list a capacity fixed at compile time. A value that takes another from an old one (Insert,
  * Erase) appends or pops in place where the old one is read no more (the enclosing Loop's
  * variable, given by var_for), else copies it into a list of its own. An optional of a tensor is
- * a variable that may hold None; an optional of a sequence is the sequence. */
+ * a variable that may hold None; an optional of a sequence is the sequence. A sequence whose items
+ * differ in shape is held item by item instead (SEQ_ITEMS, below). */
 enum { SEQ_LIST = 1, SEQ_UNTYPED = 2, SEQ_ITEMS = 3 }; /* ival.seq: a list; an empty one of no item type
                                                        * yet; items held one by one (below) */
 enum { OPT_MAY = 1, OPT_NONE = 2 };         /* ival.opt: may be None; is None */
@@ -6013,8 +6014,8 @@ static ival *seq_items_bind(imp *I, const char *name, ival **items, int64_t n, c
     return v;
 }
 
-/* An item of a sequence held item by item: known data as it is, else a variable of its own
- * (a variable the graph writes again later, a Loop's, keeps the item's value). */
+/* An item of a sequence held item by item: known data as it is; a variable as it is, or where
+ * copy_it (a value the graph may write again later, a Loop's variable) a copy of its own. */
 static ival *seq_item_of(imp *I, ival *x, int copy_it)
 {
     ival *v = alloc(I, sizeof *v);
