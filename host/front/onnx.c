@@ -6065,9 +6065,10 @@ static ival *seq_list_of(imp *I, ival *s, const char *why)
         return s;
     for (int64_t j = 1; j < s->slen; j++)
         if (!same_type(&s->items[j]->ty, &s->items[0]->ty))
-            fail(I, "sequence '%s' holds items of differing shapes (%s and %s), which cfx holds item by item "
-                 "and takes at positions known when the model is imported: %s needs them in a list, of one shape",
-                 s->name, tystr(I, &s->items[0]->ty), tystr(I, &s->items[j]->ty), why);
+            fail(I, "sequence '%s' holds items of differing shapes (%s and %s): %s needs them in a list, of one "
+                 "shape (for such a sequence, held item by item, the positions, trip counts and conditions must be "
+                 "known when the model is imported)", s->name, tystr(I, &s->items[0]->ty), tystr(I, &s->items[j]->ty),
+                 why);
     ival *l = alloc(I, sizeof *l);
     *l = *s;
     l->seq = SEQ_LIST;
