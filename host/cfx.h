@@ -462,7 +462,10 @@ const char *cfx_exec_hang_report(const cfx_exec *e);
  * A model with If, Loop and Scan and the op set of docs/onnx.md becomes a module with one graph,
  * named after the model's graph, whose inputs and results are the ONNX graph's inputs (its
  * initializers excluded) and outputs, under their ONNX names (cfx_input_name gives them, and
- * cfx_bind takes them). */
+ * cfx_bind takes them). A sequence input is given as its items stacked along a new first axis
+ * (one shape in `shapes` under its name), or item by item: shapes named NAME[0], NAME[1], ...,
+ * each then an input of that name (so its items may differ in shape). A sequence result is its
+ * items stacked, or, where they differ in shape, one result per item, NAME[0], NAME[1], ... */
 typedef struct cfx_input_shape {
     const char *name;  /* an input of the model's graph */
     cfx_type type;     /* its dtype and shape, which fix the model's symbolic dimensions */

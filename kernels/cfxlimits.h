@@ -79,6 +79,8 @@
 #define ONNX_UNROLL_MAX 4096  /* any other Transpose is permute up to the language's limit of
                                * blocks it unrolls, element by element past it */
 #define ONNX_MAX_DEPTH 64 /* subgraphs and functions nested */
+#define ONNX_UNROLL_MAX_NODES 4096 /* a Loop or SequenceMap over a sequence of items of differing
+                                   * shapes is unrolled at import: at most this many nodes in all */
 #define ONNX_MAX_MODEL ((size_t)1 << 31)
 /* protobuf-c unpacks nested messages by recursion: a model nested deeper is refused first */
 #define ONNX_MAX_NESTING 400

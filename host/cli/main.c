@@ -70,10 +70,15 @@ static const char run_usage_text[] =
     "                        checked against the input's type (5, -1.5, true, [[1,2],[3,4]]),\n"
     "                        a .npy file (a path ending in .npy, with exactly the input's\n"
     "                        dtype and shape), or `random`: uniform in [0, 1) for reals,\n"
-    "                        integers in [0, 100), bools 0 or 1\n"
+    "                        integers in [0, 100), bools 0 or 1. An ONNX model's sequence\n"
+    "                        input is one .npy of its items stacked along a new first axis,\n"
+    "                        or one per item, --in 'NAME[0]=a.npy' --in 'NAME[1]=b.npy' ...\n"
+    "                        (so its items may differ in shape)\n"
     "  --seed N              seed of the `random` values (default 0); the same seed gives the\n"
     "                        same values on every machine\n"
-    "  --out NAME=FILE.npy   write result NAME to FILE.npy instead of printing it\n"
+    "  --out NAME=FILE.npy   write result NAME to FILE.npy instead of printing it; an ONNX\n"
+    "                        model's sequence result is its items stacked, or, where they\n"
+    "                        differ in shape, one result per item, NAME[0], NAME[1], ...\n"
     "  --backend B           auto (default), cpu, cuda-host, cuda-graph or cuda-persistent;\n"
     "                        auto picks cuda-persistent where a CUDA device is present, else\n"
     "                        cpu, and when given explicitly says on stderr which it picked;\n"
@@ -123,7 +128,8 @@ static const char import_usage_text[] =
     "comment. With -o, the text goes to FILE.cfx and constants of more than 16 elements to .npy\n"
     "files in the folder FILE_data beside it, so that `cfx run FILE.cfx` runs it; without, the\n"
     "text goes to standard output and such constants are declared without their values. A\n"
-    "--in NAME=FILE.npy gives input NAME the shape of FILE.npy (for symbolic dimensions).\n";
+    "--in NAME=FILE.npy gives input NAME the shape of FILE.npy (for symbolic dimensions); a\n"
+    "sequence input is its items stacked, or item by item as --in 'NAME[0]=FILE.npy' ...\n";
 static const char check_usage_text[] =
     "usage: cfx check FILE\n"
     "\n"

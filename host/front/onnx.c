@@ -82,6 +82,7 @@ typedef struct ival {
     int seq, opt;       /* a sequence (a cfx list of items of type ty), an optional: SEQ_*, OPT_* */
     int64_t cap, slen;  /* a sequence's capacity, and its length where known at import (else -1) */
     const char *has;    /* an optional sequence that may be None: the bool variable saying it is not */
+    struct ival **items; /* a sequence held item by item (SEQ_ITEMS): its slen items, each a value */
 } ival;
 
 enum { HALF_NONE, HALF_F16, HALF_BF16, HALF_F8E4M3FN, HALF_F8E4M3FNUZ, HALF_F8E5M2, HALF_F8E5M2FNUZ, HALF_F4E2M1,
@@ -159,6 +160,7 @@ typedef struct imp {
     struct wide { const Onnx__NodeProto *reader; int rank; int64_t dims[8]; } *wide; /* a Reshape
                            * whose input is held merged: the dims it has (reshape_through_transpose) */
     int nwide, capwide;
+    int64_t unrolled;     /* nodes imported by Loops and SequenceMaps unrolled at import, in all */
     int base, *bases;     /* where the current scope's values begin, and the enclosing ones' */
     int nbases, capbases;
     const char *pure_id;  /* a fresh variable out_var just gave: its defining line may be dropped
@@ -5913,8 +5915,10 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__No
  * the list a capacity fixed at compile time. A value that takes another from an old one (Insert,
  * Erase) appends or pops in place where the old one is read no more (the enclosing Loop's
  * variable, given by var_for), else copies it into a list of its own. An optional of a tensor is
- * a variable that may hold None; an optional of a sequence is the sequence. */
-enum { SEQ_LIST = 1, SEQ_UNTYPED = 2 };     /* ival.seq: a list; an empty one of no item type yet */
+ * a variable that may hold None; an optional of a sequence is the sequence. A sequence whose items
+ * differ in shape is held item by item instead (SEQ_ITEMS, below). */
+enum { SEQ_LIST = 1, SEQ_UNTYPED = 2, SEQ_ITEMS = 3 }; /* ival.seq: a list; an empty one of no item type
+                                                       * yet; items held one by one (below) */
 enum { OPT_MAY = 1, OPT_NONE = 2 };         /* ival.opt: may be None; is None */
 #define SEQ_BASE ((int64_t)1 << 40)         /* slen of a loop's carried list: the length it entered with */
 
@@ -5940,6 +5944,7 @@ static ival *seq_keep(ival *to, const ival *from)
     to->slen = from->slen;
     to->opt = from->opt;
     to->has = from->has;
+    to->items = from->items;
     return to;
 }
 
@@ -5980,6 +5985,145 @@ static void seq_item(imp *I, const ival *s, const cfx_type *t, const char *what)
     if (s->seq == SEQ_UNTYPED ? s->ty.dtype != t->dtype : !same_type(&s->ty, t))
         fail(I, "sequence '%s' holds %s items and %s is %s: cfx's lists hold items of one type and shape",
              s->name, s->seq == SEQ_UNTYPED ? cfx_dtype_name(s->ty.dtype) : tystr(I, &s->ty), what, tystr(I, t));
+}
+
+/* A sequence whose items differ in shape, and whose length is known at import, is held item by
+ * item (SEQ_ITEMS): each item a value of its own (a variable or known data; ty is the first's),
+ * which the ops at positions known at import take one by one: SequenceAt reads one, Insert and
+ * Erase make a new array of them, SequenceMap imports its body once per item, a Loop that grows
+ * one is unrolled at import (op_loop). Where such a sequence meets a list's op (a position of
+ * run time, a Loop that stays a loop, an If of run time) its items must have one shape: it is
+ * then made a list (seq_list_of). A graph input given item by item (NAME[0], NAME[1], ...) is
+ * one; a graph result of items of differing shapes comes back item by item (seq_item_results). */
+static int seq_ragged(const ival *s)
+{
+    for (int64_t j = 1; s->seq == SEQ_ITEMS && j < s->slen; j++)
+        if (!same_type(&s->items[j]->ty, &s->items[0]->ty))
+            return 1;
+    return 0;
+}
+
+/* The sequence of n items (n > 0; none: an empty one of dtype dt) bound to `name`. */
+static ival *seq_items_bind(imp *I, const char *name, ival **items, int64_t n, cfx_dtype dt)
+{
+    cfx_type t = n ? items[0]->ty : (cfx_type){.dtype = dt};
+    ival *v = bind(I, name, &t, NULL, NULL);
+    v->seq = n ? SEQ_ITEMS : SEQ_UNTYPED;
+    v->items = n ? items : NULL;
+    v->cap = v->slen = n;
+    return v;
+}
+
+/* An item of a sequence held item by item: known data as it is; a variable as it is, or where
+ * copy_it (a value the graph may write again later, a Loop's variable) a copy of its own. */
+static ival *seq_item_of(imp *I, ival *x, int copy_it)
+{
+    ival *v = alloc(I, sizeof *v);
+    v->name = x->name;
+    v->ty = x->ty;
+    v->data = x->data;
+    v->half = x->half;
+    v->prev = -1;
+    v->slen = -1;
+    if (x->seq)
+        fail(I, "'%s' is a sequence: a sequence holds tensors", x->name);
+    if (!x->data && copy_it) {
+        v->id = new_id(I, "v_", x->name);
+        line(I, "%s = %s", v->id, ref(I, x));
+    } else {
+        v->id = x->id;
+    }
+    return v;
+}
+
+/* The items of a sequence whose length is known at import: a list's read into variables. */
+static ival **seq_items_of(imp *I, ival *s)
+{
+    if (s->seq == SEQ_ITEMS)
+        return s->items;
+    if (!slen_known(s))
+        fail(I, "the length of sequence '%s' must be known when the model is imported: its items differ in "
+             "shape, and cfx holds such a sequence item by item", s->name);
+    ival **items = alloc(I, (size_t)(s->slen + 1) * sizeof *items);
+    for (int64_t j = 0; j < s->slen; j++) {
+        ival *v = items[j] = alloc(I, sizeof *v);
+        v->name = s->name;
+        v->ty = s->ty;
+        v->prev = -1;
+        v->slen = -1;
+        v->id = new_id(I, "v_", s->name);
+        line(I, "%s = %s[%lld]", v->id, s->id, (long long)j);
+    }
+    return items;
+}
+
+/* A sequence held item by item as a list, for an op that takes one (`why`: what needs it): its
+ * items must have one shape. Any other sequence as it is. */
+static ival *seq_list_of(imp *I, ival *s, const char *why)
+{
+    if (s->seq != SEQ_ITEMS)
+        return s;
+    for (int64_t j = 1; j < s->slen; j++)
+        if (!same_type(&s->items[j]->ty, &s->items[0]->ty))
+            fail(I, "sequence '%s' holds items of differing shapes (%s and %s): %s needs them in a list, of one "
+                 "shape (for such a sequence, held item by item, the positions, trip counts and conditions must be "
+                 "known when the model is imported)", s->name, tystr(I, &s->items[0]->ty), tystr(I, &s->items[j]->ty),
+                 why);
+    ival *l = alloc(I, sizeof *l);
+    *l = *s;
+    l->seq = SEQ_LIST;
+    l->items = NULL;
+    l->id = new_id(I, "s_", s->name);
+    line(I, "%s = list(%s, %lld)", l->id, tystr(I, &s->ty), (long long)s->slen);
+    for (int64_t j = 0; j < s->slen; j++)
+        line(I, "%s.append(%s)", l->id, ref(I, s->items[j]));
+    return l;
+}
+
+/* A position known at import into a sequence of known length, in 0 to len - 1 (0 to len where
+ * `end`: Insert's); p NULL: the end (Erase's last). */
+static int64_t seq_pos_known(imp *I, const ival *s, ival *p, int end)
+{
+    if (!p)
+        return end ? s->slen : s->slen - 1;
+    if (is_real(p->ty.dtype) || p->ty.dtype == CFX_BOOL || count(&p->ty) != 1)
+        fail(I, "the position is %s, not one integer", tystr(I, &p->ty));
+    if (!p->data)
+        fail(I, "the position ('%s') must be known when the model is imported: sequence '%s' holds items of "
+             "differing shapes, which cfx holds item by item", p->name, s->name);
+    int64_t k = geti(p, 0), n = s->slen;
+    if (k < 0)
+        k += n;
+    if (k < 0 || k > n - !end)
+        fail(I, "position %lld is outside the sequence '%s' of %lld items", (long long)geti(p, 0), s->name,
+             (long long)n);
+    return k;
+}
+
+/* A graph result held item by item whose items differ in shape: each item a result of its own,
+ * NAME[0], NAME[1], ... (docs/onnx.md). 0 where v is no such sequence. */
+static int seq_item_results(imp *I, ival *v, const char *name)
+{
+    if (!seq_ragged(v))
+        return 0;
+    if (v->has)
+        line(I, "assert(%s, \"output '%s' is None: a cfx result is never None\")", v->has, clean(I, v->name));
+    const Onnx__GraphProto *g = I->mp->graph;
+    const char **names = alloc(I, ((size_t)I->nres + (size_t)v->slen + g->n_output + 1) * sizeof *names);
+    copy(names, I->res_names, (size_t)I->nres * sizeof *names);
+    I->res_names = names;
+    for (int64_t j = 0; j < v->slen; j++) {
+        ival *x = v->items[j];
+        if (count(&x->ty) == 0)
+            fail(I, "item %lld of sequence result '%s' has no elements: cfx has no tensors of 0 elements at run "
+                 "time", (long long)j, name);
+        seq_no_half(I, x);
+        const char *id = new_id(I, "out_", fmt(I, "%s_%lld", name, (long long)j));
+        sb_printf(&I->head, "%s%s: %s", I->nres ? ", " : "", id, tystr(I, &x->ty));
+        line(I, "%s = %s", id, ref(I, x));
+        I->res_names[I->nres++] = fmt(I, "%s[%lld]", name, (long long)j);
+    }
+    return 1;
 }
 
 /* dst = a new list of room cap with src's items (src may be dst: copied apart first); with
@@ -6078,6 +6222,7 @@ static ival *seq_result(imp *I, ival *v, const char *dst)
         return v;
     if (v->has)
         line(I, "assert(%s, \"output '%s' is None: a cfx result is never None\")", v->has, clean(I, v->name));
+    v = seq_list_of(I, v, "a result"); /* items of one shape: stacked */
     cfx_type t;
     ival *o = alloc(I, sizeof *o);
     o->name = v->name;
@@ -6197,11 +6342,92 @@ static void seq_type_of(imp *I, const Onnx__TypeProto *tp, cfx_type *t, int *iss
     }
 }
 
+/* The nodes of g and of its subgraphs. */
+static int64_t graph_nodes(const Onnx__GraphProto *g)
+{
+    int64_t n = 0;
+    for (size_t k = 0; k < g->n_node; k++) {
+        const Onnx__NodeProto *nd = g->node[k];
+        n++;
+        for (size_t a = 0; nd && a < nd->n_attribute; a++) {
+            if (nd->attribute[a] && nd->attribute[a]->g)
+                n += graph_nodes(nd->attribute[a]->g);
+            for (size_t j = 0; nd->attribute[a] && j < nd->attribute[a]->n_graphs; j++)
+                if (nd->attribute[a]->graphs[j])
+                    n += graph_nodes(nd->attribute[a]->graphs[j]);
+        }
+    }
+    return n;
+}
+
+/* SequenceMap over a sequence held item by item: the body imported once per item, given the
+ * items at j of the sequences and the tensors as they are; each output held item by item. */
+static void seq_map_items(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    ival *s = seq_in(I, n, 0);
+    if (body->n_input != n->n_input || body->n_output != n->n_output)
+        fail(I, "the body takes %zu inputs and gives %zu outputs; the node has %zu and %zu", body->n_input,
+             body->n_output, n->n_input, n->n_output);
+    int64_t len = s->slen;
+    ival ***items = alloc(I, (n->n_input + 1) * sizeof *items), ***outs = alloc(I, (n->n_output + 1) * sizeof *outs);
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *x = in(I, n, k);
+        if (!x->seq)
+            continue;
+        items[k] = seq_items_of(I, x);
+        if (x->slen != len)
+            fail(I, "the sequences '%s' and '%s' have %lld and %lld items", s->name, x->name, (long long)len,
+                 (long long)x->slen);
+    }
+    int64_t nodes = graph_nodes(body) + 1;
+    if (len > ONNX_UNROLL_MAX_NODES || I->unrolled + len * nodes > ONNX_UNROLL_MAX_NODES)
+        fail(I, "sequence '%s' has %lld items of differing shapes, which cfx maps item by item: %lld items of %lld "
+             "nodes are too many to unroll at import (at most %d nodes in all)", s->name, (long long)len,
+             (long long)len, (long long)nodes, ONNX_UNROLL_MAX_NODES);
+    I->unrolled += len * nodes;
+    for (size_t k = 0; k < n->n_output; k++)
+        outs[k] = alloc(I, (size_t)(len + 1) * sizeof *outs[k]);
+    const char *note = I->note;
+    for (int64_t j = 0; j < len; j++) {
+        int base = scope_open(I);
+        for (size_t k = 0; k < n->n_input; k++) {
+            const char *bn = body->input[k] && body->input[k]->name ? body->input[k]->name : "";
+            ival *x = in(I, n, k), *v = items[k] ? items[k][j] : x;
+            seq_keep(bind(I, bn, &v->ty, v->id, v->data), items[k] ? &(ival){.slen = -1} : x)->half = v->half;
+        }
+        ival **got = subgraph_outputs(I, body, n);
+        I->node = self;
+        I->opset = opset;
+        I->note = note;
+        for (size_t k = 0; k < n->n_output; k++) {
+            if (got[k]->seq)
+                fail(I, "the body's output %zu ('%s') is a sequence: a sequence holds tensors", k, got[k]->name);
+            seq_no_half(I, got[k]);
+            outs[k][j] = seq_item_of(I, got[k], 0);
+            if (j && got[k]->ty.dtype != outs[k][0]->ty.dtype)
+                fail(I, "the body's output %zu is %s for item 0 and %s for item %lld", k,
+                     tystr(I, &outs[k][0]->ty), tystr(I, &got[k]->ty), (long long)j);
+        }
+        scope_close(I, base);
+    }
+    for (size_t k = 0; k < n->n_output; k++)
+        seq_items_bind(I, out_name(I, n, k), outs[k], len, len ? outs[k][0]->ty.dtype : s->ty.dtype);
+    I->depth--;
+}
+
 /* SequenceMap: the body run for each item of the first sequence (`for j, v in enumerate(s)`),
  * given the items at j of the other sequences and the tensors as they are; each output a list
  * the loop appends the body's result to, made before the loop once the body gives its type. */
 static void seq_map(imp *I, const Onnx__NodeProto *n)
 {
+    for (size_t k = 0; k < n->n_input; k++)
+        if (has_input(n, k) && in(I, n, k)->seq == SEQ_ITEMS) {
+            seq_map_items(I, n);
+            return;
+        }
     const Onnx__GraphProto *body = attr_graph(I, n, "body");
     const Onnx__NodeProto *self = n;
     int64_t opset = graph_opset_guard(I);
@@ -6279,7 +6505,7 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             seq_keep(bind(I, out_name(I, n, 0), &s->ty, s->id, s->data), s);
             return 1;
         }
-        if (s->seq == SEQ_UNTYPED && !s->id) {
+        if ((s->seq == SEQ_UNTYPED && !s->id) || s->seq == SEQ_ITEMS) { /* the same items */
             seq_keep(bind(I, out_name(I, n, 0), &s->ty, NULL, NULL), s);
             return 1;
         }
@@ -6297,6 +6523,23 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         if (n->n_input == 0)
             fail(I, "SequenceConstruct takes at least one tensor");
         ival *first = in(I, n, 0);
+        int ragged = 0;
+        for (size_t j = 1; j < n->n_input; j++)
+            ragged |= !in(I, n, j)->seq && in(I, n, j)->ty.dtype == first->ty.dtype &&
+                      !same_type(&in(I, n, j)->ty, &first->ty);
+        if (ragged) { /* items of differing shapes: held item by item */
+            ival **items = alloc(I, (n->n_input + 1) * sizeof *items);
+            for (size_t j = 0; j < n->n_input; j++) {
+                ival *x = in(I, n, j);
+                seq_no_half(I, x);
+                if (x->ty.dtype != first->ty.dtype)
+                    fail(I, "input %zu ('%s') is %s and input 0 %s: a sequence's items have one type", j, x->name,
+                         tystr(I, &x->ty), tystr(I, &first->ty));
+                items[j] = seq_item_of(I, x, 1);
+            }
+            seq_items_bind(I, out_name(I, n, 0), items, (int64_t)n->n_input, first->ty.dtype);
+            return 1;
+        }
         const char *id = seq_var(I, n, 0);
         line(I, "%s = list(%s, %zu)", id, tystr(I, &first->ty), n->n_input);
         ival tmp = {.name = out_name(I, n, 0), .ty = first->ty, .seq = SEQ_LIST};
@@ -6314,6 +6557,21 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         if (x->seq)
             fail(I, "the tensor to insert ('%s') is a sequence", x->name);
         seq_no_half(I, x);
+        if (s->seq == SEQ_ITEMS && !seq_ragged(s) && p && !p->data && same_type(&s->ty, &x->ty))
+            s = seq_list_of(I, s, "SequenceInsert at a position of run time");
+        if (s->seq == SEQ_ITEMS || (s->seq == SEQ_LIST && slen_known(s) && s->ty.dtype == x->ty.dtype &&
+                                    !same_type(&s->ty, &x->ty))) { /* item by item */
+            if (s->ty.dtype != x->ty.dtype)
+                fail(I, "sequence '%s' holds %s items and the tensor inserted ('%s') is %s", s->name,
+                     cfx_dtype_name(s->ty.dtype), x->name, tystr(I, &x->ty));
+            int64_t at = seq_pos_known(I, s, p, 1);
+            ival **old = seq_items_of(I, s), **items = alloc(I, (size_t)(s->slen + 2) * sizeof *items);
+            copy(items, old, (size_t)at * sizeof *items);
+            items[at] = seq_item_of(I, x, 1);
+            copy(items + at + 1, old + at, (size_t)(s->slen - at) * sizeof *items);
+            seq_items_bind(I, out_name(I, n, 0), items, s->slen + 1, s->ty.dtype);
+            return 1;
+        }
         seq_item(I, s, &x->ty, fmt(I, "the tensor inserted ('%s')", x->name));
         const char *pos = p ? seq_pos(I, s, p, 1) : NULL;
         const char *id = seq_var(I, n, 0);
@@ -6332,6 +6590,15 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             fail(I, "sequence '%s' is empty: nothing to erase", s->name);
         if (s->seq == SEQ_UNTYPED)
             fail(I, "sequence '%s' has no item type known here", s->name);
+        if (s->seq == SEQ_ITEMS && (seq_ragged(s) || !p || p->data)) { /* item by item */
+            int64_t at = seq_pos_known(I, s, p, 0);
+            ival **items = alloc(I, (size_t)(s->slen + 1) * sizeof *items);
+            copy(items, s->items, (size_t)at * sizeof *items);
+            copy(items + at, s->items + at + 1, (size_t)(s->slen - at - 1) * sizeof *items);
+            seq_items_bind(I, out_name(I, n, 0), items, s->slen - 1, s->ty.dtype);
+            return 1;
+        }
+        s = seq_list_of(I, s, "SequenceErase");
         const char *pos = p ? seq_pos(I, s, p, 0) : NULL;
         if (pos && slen_known(s) && atoll(pos) == s->slen - 1 && pos[0] >= '0' && pos[0] <= '9')
             pos = NULL;
@@ -6349,6 +6616,18 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             fail(I, "sequence '%s' has no item type known here", s->name);
         if (is_real(p->ty.dtype) || p->ty.dtype == CFX_BOOL || count(&p->ty) != 1)
             fail(I, "the position is %s, not one integer", tystr(I, &p->ty));
+        if (s->seq == SEQ_ITEMS && (seq_ragged(s) || p->data)) { /* the item itself */
+            ival *x = s->items[seq_pos_known(I, s, p, 0)];
+            if (x->data) {
+                out_known(I, n, 0, &x->ty, x->data);
+            } else {
+                const char *id = out_var(I, n, 0, &x->ty);
+                line(I, "%s = %s", id, x->id);
+            }
+            lookup(I, out_name(I, n, 0))->half = x->half;
+            return 1;
+        }
+        s = seq_list_of(I, s, "SequenceAt");
         /* a list's index counts from the end where negative and is checked (status index) */
         const char *pos = p->data ? fmt(I, "%lld", (long long)geti(p, 0))
                                   : fmt(I, "cast(%s, i32)", reshaped(I, ref(I, p), &p->ty, &(cfx_type){.dtype = p->ty.dtype}));
@@ -6368,6 +6647,35 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
     } else if (!strcmp(op, "ConcatFromSequence")) {
         ival *s = seq_in(I, n, 0);
         int newax = (int)attr_int(I, n, "new_axis", 0);
+        if (seq_ragged(s) && !newax) { /* the language's concat of the items */
+            int r = s->ty.rank, ax = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
+            cfx_type t = s->items[0]->ty;
+            t.dims[ax] = 0;
+            strbuf parts = {0};
+            for (int64_t j = 0; j < s->slen; j++) {
+                ival *x = s->items[j];
+                int fits = x->ty.rank == r;
+                for (int d = 0; fits && d < r; d++)
+                    fits = d == ax || x->ty.dims[d] == t.dims[d];
+                if (!fits) {
+                    sb_free(&parts);
+                    fail(I, "the items of sequence '%s' are %s and %s: they differ in a dimension besides axis %d",
+                         s->name, tystr(I, &s->items[0]->ty), tystr(I, &x->ty), ax);
+                }
+                t.dims[ax] += x->ty.dims[ax];
+                sb_printf(&parts, "%s%s", j ? ", " : "", ref(I, x));
+            }
+            if (parts.oom)
+                fail(I, "out of memory");
+            const char *id = out_var(I, n, 0, &t);
+            line(I, "%s = concat((%s), axis=%d)", id, sb_str(&parts), ax);
+            sb_free(&parts);
+            return 1;
+        }
+        if (seq_ragged(s))
+            fail(I, "the items of sequence '%s' are %s and %s: new_axis stacks them, which needs items of one "
+                 "shape", s->name, tystr(I, &s->items[0]->ty), tystr(I, &s->items[1]->ty));
+        s = seq_list_of(I, s, "ConcatFromSequence");
         cfx_type st;
         const char *rows = seq_rows(I, s, &st, NULL);
         int r = s->ty.rank, ax = (int)attr_int(I, n, "axis", 0);
@@ -6423,12 +6731,25 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
         }
         cfx_type t = x->ty;
         t.dims[ax] = sizes[0];
+        int ragged = 0;
         for (int64_t j = 1; j < nparts; j++)
-            if (sizes[j] != sizes[0]) {
-                cfx_type u = x->ty;
-                u.dims[ax] = sizes[j];
-                fail(I, "the pieces are %s and %s: cfx's lists hold items of one shape", tystr(I, &t), tystr(I, &u));
+            ragged |= sizes[j] != sizes[0];
+        if (ragged) { /* pieces of differing lengths (a split is given: kept dims): item by item */
+            ival **items = alloc(I, (size_t)(nparts + 1) * sizeof *items);
+            const char *xr = ref(I, x);
+            for (int64_t j = 0, at = 0; j < nparts; at += sizes[j], j++) {
+                ival *v = items[j] = alloc(I, sizeof *v);
+                v->name = out_name(I, n, 0);
+                v->ty = x->ty;
+                v->ty.dims[ax] = sizes[j];
+                v->prev = -1;
+                v->slen = -1;
+                v->id = new_id(I, "v_", v->name);
+                line(I, "%s = %s", v->id, sub_dims(I, xr, x->ty.rank, ax, at, at + sizes[j]));
             }
+            seq_items_bind(I, out_name(I, n, 0), items, nparts, x->ty.dtype);
+            return 1;
+        }
         cfx_type it = t;
         if (!keep) {
             it.rank--;
@@ -6559,6 +6880,8 @@ static void op_if(imp *I, const Onnx__NodeProto *n)
         I->opset = opset;
         I->note = note;
         for (size_t k = 0; k < n->n_output; k++) {
+            if (outs[k]->seq == SEQ_ITEMS)
+                outs[k] = seq_list_of(I, outs[k], "an If whose condition is of run time");
             if (b == 0) {
                 types[k] = outs[k]->ty;
                 halves[k] = outs[k]->half;
@@ -6643,7 +6966,9 @@ static void assign_all(imp *I, const char **targets, const char **values, size_t
             line(I, "%s = %s", targets[k], tmp[k]);
 }
 
-static void op_loop(imp *I, const Onnx__NodeProto *n)
+/* A Loop as a cfx loop (a while over the body); a Loop that cannot be one, whose trip count is known,
+ * is unrolled at import (op_loop). */
+static void loop_rolled(imp *I, const Onnx__NodeProto *n)
 {
     const Onnx__GraphProto *body = attr_graph(I, n, "body");
     const Onnx__NodeProto *self = n;
@@ -6675,7 +7000,7 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     ival **ls = alloc(I, (ncarried + 1) * sizeof *ls); /* the carried sequences' initial values */
     int64_t *lcap = alloc(I, (ncarried + 1) * sizeof *lcap);
     for (size_t k = 0; k < ncarried; k++) {
-        ival *v = in(I, n, k + 2);
+        ival *v = seq_list_of(I, in(I, n, k + 2), "a Loop that stays a loop (its trip count of run time)");
         lt[k] = v->ty;
         lh[k] = v->half;
         if (v->seq) { /* a list of its own, made once the body gives its item type */
@@ -6729,6 +7054,8 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     I->node = self;
     I->opset = opset;
     I->note = note;
+    for (size_t k = 0; k < ncarried; k++)
+        outs[k + 1] = seq_list_of(I, outs[k + 1], "a Loop that stays a loop (its trip count of run time)");
     if (outs[0]->ty.dtype != CFX_BOOL || count(&outs[0]->ty) != 1)
         fail(I, "the body's condition output is %s, not one bool", tystr(I, &outs[0]->ty));
     int cond_stays = outs[0]->data ? geti(outs[0], 0) != 0 : outs[0]->id == cv;
@@ -6806,6 +7133,177 @@ static void op_loop(imp *I, const Onnx__NodeProto *n)
     for (size_t j = 0; j < nscan; j++)
         bind(I, out_name(I, n, ncarried + j), &so_t[j], so[j], NULL)->half = so_h[j];
     I->depth--;
+}
+
+/* A Loop unrolled at import: the body imported once per iteration, its counter known (so that a
+ * Slice up to it has a length known at import), the carried values passed from one iteration's
+ * outputs to the next's inputs as values (a sequence may take items of differing shapes: it is
+ * then held item by item), the scan outputs stacked. Its trip count is known, and its condition
+ * must be known at every iteration. */
+static void loop_unrolled(imp *I, const Onnx__NodeProto *n)
+{
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    const Onnx__NodeProto *self = n;
+    int64_t opset = graph_opset_guard(I);
+    ival *M = in_opt(I, n, 0), *C = in_opt(I, n, 1);
+    size_t ncarried = n->n_input > 2 ? n->n_input - 2 : 0;
+    if (body->n_input != ncarried + 2 || body->n_output < ncarried + 1 ||
+        n->n_output != body->n_output - 1)
+        fail(I, "the body's inputs and outputs do not match the node's");
+    size_t nscan = body->n_output - ncarried - 1;
+    int64_t trips = geti(M, 0);
+    int go = C ? geti(C, 0) != 0 : 1;
+    ival **cur = alloc(I, (ncarried + 1) * sizeof *cur);
+    for (size_t k = 0; k < ncarried; k++)
+        cur[k] = in(I, n, k + 2);
+    ival ***rows = alloc(I, (nscan + 1) * sizeof *rows);
+    for (size_t j = 0; j < nscan; j++)
+        rows[j] = alloc(I, (size_t)(trips + 1) * sizeof *rows[j]);
+    const char *note = I->note;
+    int64_t it = 0;
+    cfx_type i64 = mktype(CFX_I64, 0, NULL), b1 = mktype(CFX_BOOL, 0, NULL);
+    for (; it < trips && go; it++) {
+        int base = scope_open(I);
+        void *itd = new_data(I, &i64), *cd = new_data(I, &b1);
+        seti(CFX_I64, itd, 0, it);
+        seti(CFX_BOOL, cd, 0, 1);
+        bind(I, body->input[0] && body->input[0]->name ? body->input[0]->name : "", &i64, NULL, itd);
+        bind(I, body->input[1] && body->input[1]->name ? body->input[1]->name : "", &b1, NULL, cd);
+        for (size_t k = 0; k < ncarried; k++) {
+            const char *bn = body->input[k + 2] && body->input[k + 2]->name ? body->input[k + 2]->name : "";
+            seq_keep(bind(I, bn, &cur[k]->ty, cur[k]->id, cur[k]->data), cur[k])->half = cur[k]->half;
+        }
+        ival **outs = subgraph_outputs(I, body, n);
+        I->node = self;
+        I->opset = opset;
+        I->note = note;
+        if (outs[0]->ty.dtype != CFX_BOOL || count(&outs[0]->ty) != 1)
+            fail(I, "the body's condition output is %s, not one bool", tystr(I, &outs[0]->ty));
+        if (!outs[0]->data)
+            fail(I, "the Loop is unrolled at import (its carried sequence takes items of differing shapes, or "
+                 "its body's shapes depend on the iteration), and its body's condition must be known when the "
+                 "model is imported");
+        go = geti(outs[0], 0) != 0;
+        for (size_t k = 0; k < ncarried; k++) {
+            ival *c = alloc(I, sizeof *c);
+            *c = *outs[k + 1];
+            c->name = out_name(I, n, k);
+            cur[k] = c;
+        }
+        for (size_t j = 0; j < nscan; j++) {
+            ival *y = outs[ncarried + 1 + j];
+            if (y->seq)
+                fail(I, "scan output '%s' is a sequence", out_name(I, n, ncarried + j));
+            if (it && !same_type(&y->ty, &rows[j][0]->ty))
+                fail(I, "scan output '%s' is %s at iteration 0 and %s at iteration %lld: its rows must have one "
+                     "shape", out_name(I, n, ncarried + j), tystr(I, &rows[j][0]->ty), tystr(I, &y->ty),
+                     (long long)it);
+            rows[j][it] = seq_item_of(I, y, 0);
+        }
+        scope_close(I, base);
+    }
+    for (size_t k = 0; k < ncarried; k++)
+        seq_keep(bind(I, out_name(I, n, k), &cur[k]->ty, cur[k]->id, cur[k]->data), cur[k])->half = cur[k]->half;
+    for (size_t j = 0; j < nscan; j++) {
+        const char *oname = out_name(I, n, ncarried + j);
+        if (it == 0)
+            fail(I, "scan output '%s' has no rows (the loop runs no iteration): cfx has no tensors of 0 elements",
+                 oname);
+        cfx_type t = rows[j][0]->ty;
+        if (t.rank + 1 > CFX_TYPE_MAX_RANK)
+            fail(I, "scan output '%s' has rank %d; cfx takes at most %d", oname, t.rank + 1, CFX_TYPE_MAX_RANK);
+        for (int d = t.rank; d > 0; d--)
+            t.dims[d] = t.dims[d - 1];
+        t.dims[0] = it;
+        t.rank++;
+        const char *id = out_var(I, n, ncarried + j, &t);
+        line(I, "%s = %s", id, zeros_of(I, &t));
+        for (int64_t r = 0; r < it; r++)
+            line(I, "%s[%lld] = %s", id, (long long)r, ref(I, rows[j][r]));
+        lookup(I, oname)->half = rows[j][0]->half;
+    }
+    I->depth--;
+}
+
+/* A Loop: a cfx loop where it can be one; where it cannot (its carried sequence takes items of
+ * differing shapes, a Slice's length depends on the iteration) and its trip count is known and it
+ * carries a sequence, unrolled at import (up to ONNX_UNROLL_MAX_NODES nodes). The first try is
+ * written apart and, where it fails, every trace of it dropped: its text, its values, the
+ * variables it took for its outputs. */
+static void op_loop(imp *I, const Onnx__NodeProto *n)
+{
+    ival *M = in_opt(I, n, 0), *C = in_opt(I, n, 1);
+    int seqs = 0;
+    for (size_t k = 2; k < n->n_input; k++)
+        seqs |= has_input(n, k) && in(I, n, k)->seq;
+    const Onnx__GraphProto *body = attr_graph(I, n, "body");
+    if (!seqs || !M || !M->data || count(&M->ty) != 1 || (C && (!C->data || count(&C->ty) != 1))) {
+        loop_rolled(I, n);
+        return;
+    }
+    /* what the first try may change */
+    int h = I->nheld, nvals = I->nvals, nbases = I->nbases, base = I->base, indent = I->indent, depth = I->depth;
+    int ndirect = I->ndirect, ndone = I->ndone, nwide = I->nwide, node_index = I->node_index;
+    int64_t unrolled = I->unrolled;
+    const char *note = I->note;
+    int64_t opset = I->opset;
+    ival *vals = alloc(I, ((size_t)nvals + 1) * sizeof *vals);
+    for (int k = 0; k < nvals; k++)
+        vals[k] = *I->vals[k];
+    struct direct *direct = alloc(I, ((size_t)ndirect + 1) * sizeof *direct);
+    copy(direct, I->direct, (size_t)ndirect * sizeof *direct);
+    jmp_buf outer;
+    memcpy(outer, I->jb, sizeof outer);
+    body_apart(I);
+    if (!setjmp(I->jb)) {
+        loop_rolled(I, n);
+        memcpy(I->jb, outer, sizeof outer);
+        body_back(I);
+        body_join(I);
+        return;
+    }
+    memcpy(I->jb, outer, sizeof outer);
+    while (I->nheld > h + 1)
+        sb_free(&I->held[--I->nheld]);
+    sb_free(&I->body);
+    I->body = I->held[h];
+    I->nheld = h;
+    while (I->nvals > nvals) {
+        ival *v = I->vals[--I->nvals];
+        *smap_slot(I, &I->names, v->name, 0) = v->prev;
+    }
+    for (int k = 0; k < nvals; k++)
+        *I->vals[k] = vals[k];
+    copy(I->direct, direct, (size_t)ndirect * sizeof *direct);
+    I->ndirect = ndirect;
+    I->nbases = nbases;
+    I->base = base;
+    I->indent = indent;
+    I->depth = depth;
+    I->ndone = ndone;
+    I->nwide = nwide;
+    I->node_index = node_index;
+    I->node = n;
+    I->note = note;
+    I->opset = opset;
+    I->pure_id = NULL;
+    I->unrolled = unrolled;
+    int64_t nodes = graph_nodes(body) + 1, trips = geti(M, 0);
+    if (trips > 0 && (trips > ONNX_UNROLL_MAX_NODES || I->unrolled + nodes * trips > ONNX_UNROLL_MAX_NODES)) {
+        const char *why = strstr(I->msg ? I->msg : "", "): ");
+        char *first = I->msg;
+        why = fmt(I, "%s", why ? why + 3 : first ? first : "");
+        free(first);
+        I->msg = NULL;
+        fail(I, "the Loop is no cfx loop (%.*s) and %lld iterations of %lld nodes are too many to unroll at import "
+             "(at most %d nodes in all)", (int)strcspn(why, "\n"), why, (long long)trips, (long long)nodes,
+             ONNX_UNROLL_MAX_NODES);
+    }
+    if (trips > 0)
+        I->unrolled += nodes * trips;
+    free(I->msg);
+    I->msg = NULL;
+    loop_unrolled(I, n);
 }
 
 /* Scan (opset 9 on): states carried, scan inputs read one slice per iteration along their axes,
@@ -11607,6 +12105,71 @@ static void prune(imp *I)
     I->body = out;
 }
 
+/* A sequence input given item by item, as NAME[0], NAME[1], ... in `shapes` (its items may differ
+ * in shape): each item a parameter of its own under that name, and the sequence held item by
+ * item (SEQ_ITEMS). 0 where no NAME[0] is given. */
+static int seq_input_items(imp *I, const char *name, const Onnx__TypeProto__Tensor *tt, int *nparams)
+{
+    int64_t n = 0;
+    const cfx_input_shape **given = NULL;
+    for (;; n++) {
+        const char *iname = fmt(I, "%s[%lld]", name, (long long)n);
+        const cfx_input_shape *found = NULL;
+        for (int k = 0; k < I->nshapes; k++)
+            if (I->shapes[k].name && !strcmp(I->shapes[k].name, iname))
+                found = &I->shapes[k];
+        if (!found)
+            break;
+        const cfx_input_shape **more = alloc(I, (size_t)(n + 1) * sizeof *more);
+        copy(more, given, (size_t)n * sizeof *more);
+        more[n] = found;
+        given = more;
+    }
+    if (n == 0)
+        return 0;
+    int half;
+    cfx_dtype dt = dtype_of(I, tt->has_elem_type ? tt->elem_type : 0, name, &half);
+    if (half)
+        fail(I, "input '%s' is a sequence of %s items: a sequence of float16, bfloat16 or narrow integer items is "
+             "not supported", name, half_types[half]);
+    const Onnx__GraphProto *g = I->mp->graph;
+    const char **names = alloc(I, ((size_t)*nparams + (size_t)n + g->n_input + 1) * sizeof *names);
+    copy(names, I->in_names, (size_t)*nparams * sizeof *names);
+    I->in_names = names;
+    ival **items = alloc(I, (size_t)(n + 1) * sizeof *items);
+    for (int64_t j = 0; j < n; j++) {
+        const char *iname = fmt(I, "%s[%lld]", name, (long long)j);
+        cfx_type t = given[j]->type;
+        int same = t.dtype == dt;
+        if (tt->shape) {
+            same &= (int)tt->shape->n_dim == t.rank;
+            for (int d = 0; same && d < t.rank; d++) {
+                const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+                same &= !dim || dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+                        dim->dim_value == t.dims[d];
+            }
+        }
+        if (!same)
+            fail(I, "input '%s' is given as %s, but the model's sequence '%s' holds %s items%s", iname,
+                 tystr(I, &t), name, cfx_dtype_name(dt), tt->shape ? fmt(I, " of rank %zu and the shape it declares",
+                 tt->shape->n_dim) : "");
+        check_shape(I, iname, t.rank, t.dims, 1);
+        if (count(&t) == 0)
+            fail(I, "input '%s' has no elements: cfx has no tensors of 0 elements at run time (an empty sequence "
+                 "is given stacked, as [0, item dims])", iname);
+        ival *v = items[j] = alloc(I, sizeof *v);
+        v->name = iname;
+        v->ty = t;
+        v->prev = -1;
+        v->slen = -1;
+        v->id = new_id(I, "in_", fmt(I, "%s_%lld", name, (long long)j));
+        sb_printf(&I->head, "%s%s: %s", *nparams ? ", " : "", v->id, tystr(I, &t));
+        I->in_names[(*nparams)++] = iname;
+    }
+    seq_items_bind(I, name, items, n, dt);
+    return 1;
+}
+
 /* A graph input that is a sequence (or an optional of one), which a cfx list cannot be: the
  * caller gives its items stacked along a new first axis, as a sequence result comes back (cfx
  * run: a .npy file of [length, item dims]; C and Python: shapes), and the import specialises the
@@ -11628,9 +12191,15 @@ static int seq_input(imp *I, const Onnx__ValueInfoProto *vi, int *nparams)
     for (int k = 0; k < I->nshapes; k++)
         if (I->shapes[k].name && !strcmp(I->shapes[k].name, name))
             given = &I->shapes[k];
+    for (int k = 0; given && k < I->nshapes; k++)
+        if (I->shapes[k].name && !strcmp(I->shapes[k].name, fmt(I, "%s[0]", name)))
+            fail(I, "input '%s' is given both stacked and item by item ('%s[0]'): give it one way", name, name);
+    if (!given && seq_input_items(I, name, e->tensor_type, nparams))
+        return 1;
     if (!given)
         fail(I, "input '%s' is a sequence: give its items stacked along a new first axis, as a sequence result "
-             "comes back (cfx run: a .npy input of [length, item dims]; the C API and Python: shapes)", name);
+             "comes back (cfx run: a .npy input of [length, item dims]; the C API and Python: shapes), or item "
+             "by item as '%s[0]', '%s[1]', ...", name, name, name);
     cfx_type st = given->type, it;
     int half;
     const Onnx__TypeProto__Tensor *tt = e->tensor_type;
@@ -11815,6 +12384,8 @@ static void import_model(imp *I, onnx_import *out)
             fail(I, "output '%s' is None: a cfx result is never None", vo->name);
         if (v->seq) { /* a sequence result: its items stacked along a new first axis */
             I->note = fmt(I, "output '%s', a sequence", clean(I, vo->name));
+            if (seq_item_results(I, v, vo->name)) /* or item by item, where they differ in shape */
+                continue;
             v = seq_result(I, v, out_ids[k]);
         }
         if (count(&v->ty) == 0 && v->data && !v->seq) {

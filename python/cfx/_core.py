@@ -382,6 +382,8 @@ class Module:
                                # inputs (held in i32, i64): {name: the numpy dtypes taken}
         self._known_inputs = {}  # an ONNX model's inputs and outputs of 0 elements, known at
         self._known_results = {} # import (entry graph): {name: Param}
+        self._seq_items = {}     # an ONNX model's sequence inputs given item by item, and its sequence
+        self._seq_results = {}   # results of items of differing shapes (NAME[0], ...): {name: items}
         self._finalizer = weakref.finalize(self, _free_module, ptr, self._execs)
         self.graphs = collections.OrderedDict()
         for i in range(lib.cfx_graph_count(ptr)):
@@ -853,6 +855,14 @@ class Graph:
             threads=None):
         """As calling the graph, with the inputs as one mapping {name: value}."""
         inputs = dict(inputs)
+        items = self.module._seq_items if self.index == 0 else {}
+        for name in [n for n in inputs if n in items]: # a list of its items: NAME[0], NAME[1], ...
+            given = inputs.pop(name)
+            if not isinstance(given, (list, tuple)) or len(given) != items[name]:
+                raise TypeError("%s: input '%s' is a sequence imported item by item: give a list of its %d "
+                                "items" % (self.name, name, items[name]))
+            for k, v in enumerate(given):
+                inputs["%s[%d]" % (name, k)] = v
         known = self.module._known_inputs if self.index == 0 else {}
         for name in [n for n in inputs if n in known]:
             _check_known(self.name, known[name], inputs.pop(name))
@@ -864,6 +874,8 @@ class Graph:
                             on_print, persistent_mode, trace, accumulate, threads)
         for p in (self.module._known_results if self.index == 0 else {}).values():
             res[p.name] = _empty_result(results, res, p)
+        for name, n in (self.module._seq_results if self.index == 0 else {}).items():
+            res[name] = [res.pop("%s[%d]" % (name, k)) for k in range(n)]
         return res
 
     def _classify(self, values, out):
@@ -1251,8 +1263,8 @@ def _empty_result(kind, res, p):
 def _quick_plan(g):
     """What Graph._quick needs of numpy and of the graph's declarations, or False (numpy not
     imported by the caller, or its arrays' layout not the one read)."""
-    if g.index == 0 and g.module._known_results:
-        return False # its results of 0 elements are added by run()
+    if g.index == 0 and (g.module._known_results or g.module._seq_results):
+        return False # its results of 0 elements, or a sequence's items as a list, are added by run()
     numpy = sys.modules.get("numpy")
     global _NUMPY_OFFSET
     if numpy is None:

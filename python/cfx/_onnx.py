@@ -8,6 +8,7 @@ onnx_available() is then False and load_onnx raises cfx.Error saying how to get 
 """
 import ctypes
 import os
+import re
 
 from . import _core, _lib
 from ._core import CompileError, Error, Module, default_context
@@ -240,7 +241,10 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
       dtype and shape). None: the model's declared shapes must be static. An input given a
       shape of 0 elements is known at import (docs/onnx.md): no positional input of the
       graph, it may still be passed by name (its dtype and shape are checked), and an output
-      of 0 elements comes back as an empty array.
+      of 0 elements comes back as an empty array. A sequence input: the shape of its items
+      stacked along a new first axis, or a list of its items' specs (arrays or (dtype, shape)
+      pairs; they may differ in shape), the graph then taking a list of the items under its
+      name; a sequence result whose items differ in shape comes back as a list of arrays.
     Raises CompileError (one line naming the node: name, op type, domain, opset) for a model
     cfx cannot import, FileNotFoundError for a missing file, Error where this libcfx was
     built without ONNX support.
@@ -259,7 +263,18 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
             declared = _declared_dtypes(f.read())
     else:
         declared = _declared_dtypes(data)
+    items = {}
     if shapes:
+        # a sequence given item by item: a list of its items' shapes, NAME[0], NAME[1], ...
+        flat = {}
+        for input_name, spec in shapes.items():
+            if isinstance(spec, list) and spec and not isinstance(spec[0], (int, str)):
+                items[str(input_name)] = len(spec)
+                for k, item in enumerate(spec):
+                    flat["%s[%d]" % (input_name, k)] = item
+            else:
+                flat[input_name] = spec
+        shapes = flat
         n = len(shapes)
         entries = (InputType * n)()
         for k, (input_name, spec) in enumerate(shapes.items()):
@@ -285,6 +300,17 @@ def load_onnx(model, shapes=None, context=None, *, accumulate=None):
     # 0 elements: handed back as empty arrays
     module._known_inputs = _known(module._ptr, "input")
     module._known_results = _known(module._ptr, "result")
+    # a sequence given item by item takes a list; a sequence result of items of differing shapes
+    # (NAME[0], NAME[1], ...) comes back as a list
+    module._seq_items = {k: v for k, v in items.items() if "%s[0]" % k in module.entry._input_index}
+    names = [p.name for p in module.entry.results]
+    for name in names:
+        m = re.match(r"^(.*)\[0\]$", name)
+        if m and m.group(1) not in names:
+            count = 0
+            while "%s[%d]" % (m.group(1), count) in names:
+                count += 1
+            module._seq_results[m.group(1)] = count
     return module
 
 

@@ -420,6 +420,34 @@ def test_sequence_input_given_stacked():
     assert int(res["n"]) == 3
 
 
+def test_sequence_of_items_of_differing_shapes():
+    """A sequence input whose items differ in shape is given item by item (shapes= a list of
+    them, the call a list of arrays); a SequenceInsert at the front and a SequenceMap of each
+    item's sum; a sequence result of items of differing shapes comes back as a list, one of
+    items of one shape stacked. Expected values by numpy."""
+    body = helper.make_graph([helper.make_node("ReduceSum", ["item"], ["sum"], keepdims=0)], "sum",
+                             [vi("item", F32, [None])], [vi("sum", F32, [])])
+    g = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["s", "x", "zero"], ["grown"]),
+         helper.make_node("SequenceMap", ["grown"], ["sums"], body=body)],
+        "ragged", [helper.make_tensor_sequence_value_info("s", F32, [None]), vi("x", F32, [1])],
+        [helper.make_tensor_sequence_value_info("grown", F32, [None]),
+         helper.make_tensor_sequence_value_info("sums", F32, [])],
+        [numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    items = [np.array([1, 2, 3], np.float32), np.array([4, 5], np.float32)]
+    x = np.array([-1.5], np.float32)
+    graph = cfx.load_onnx(make(g), shapes={"s": items, "x": x}).entry
+    assert [p.name for p in graph.inputs] == ["s[0]", "s[1]", "x"]
+    res = graph(s=items, x=x, backend="cpu")
+    want = [x] + items
+    assert isinstance(res["grown"], list) and len(res["grown"]) == 3
+    for got, w in zip(res["grown"], want):
+        np.testing.assert_array_equal(got, w)
+    np.testing.assert_allclose(res["sums"], np.array([w.sum() for w in want], np.float32))
+    with pytest.raises(TypeError, match="list of its 2 items"):
+        graph(s=items[:1], x=x, backend="cpu")
+
+
 def test_refusal_names_the_node():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
              helper.make_node("FancyOp", ["r"], ["y"], name="the_bad_node")]

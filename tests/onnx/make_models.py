@@ -1489,6 +1489,76 @@ def opset6():
 MODELS += [opset6]
 
 
+def seq_ragged():
+    """A sequence input whose items differ in shape, given item by item (s[0], s[1], s[2]:
+    docs/onnx.md): SequenceInsert at position 1 of a tensor of yet another shape, SequenceErase
+    of position 0, SequenceAt of position -1, SequenceLength, ConcatFromSequence along axis 0,
+    a SequenceMap whose body sums each item's rows (items of one shape: stacked) and the grown
+    sequence returned item by item (grown[0], ...). numpy gives each."""
+    seq_t = helper.make_tensor_sequence_value_info("s", F32, [None, 3])
+    body = helper.make_graph([helper.make_node("ReduceSum", ["item", "zero"], ["sum"], keepdims=0)], "rows",
+                             [vi("item", F32, [None, 3])], [vi("sum", F32, [3])], [init("zero", np.array([0], np.int64))])
+    nodes = [const("one", np.array(1, np.int64)), const("first", np.array(0, np.int64)),
+             const("last", np.array(-1, np.int64)),
+             helper.make_node("SequenceInsert", ["s", "x", "one"], ["grown"]),
+             helper.make_node("SequenceErase", ["grown", "first"], ["rest"]),
+             helper.make_node("SequenceAt", ["rest", "last"], ["tail"]),
+             helper.make_node("SequenceLength", ["rest"], ["n"]),
+             helper.make_node("ConcatFromSequence", ["rest"], ["cat"], axis=0),
+             helper.make_node("SequenceMap", ["grown"], ["sums"], body=body)]
+    g = helper.make_graph(nodes, "seq_ragged", [seq_t, vi("x", F32, [3, 3])],
+                          [helper.make_tensor_sequence_value_info("grown", F32, [None, 3]), vi("tail", F32, [1, 3]),
+                           vi("n", I64, []), vi("cat", F32, [8, 3]),
+                           helper.make_tensor_sequence_value_info("sums", F32, [3])])
+    rng = np.random.default_rng(7)
+    items = [rng.standard_normal((r, 3)).astype(np.float32) for r in (2, 4, 1)]
+    x = rng.standard_normal((3, 3)).astype(np.float32)
+    grown = [items[0], x, items[1], items[2]]
+    rest = grown[1:]
+    expected = {"grown": grown, "tail": rest[-1], "n": np.array(3, np.int64), "cat": np.concatenate(rest),
+                "sums": np.stack([a.sum(axis=0) for a in grown])}
+    return model(g), [({"s": items, "x": x}, expected)]
+
+
+def seq_unrolled():
+    """Sequences of items of differing shapes made inside the model: SplitToSequence into pieces
+    of 1, 2 and 3 rows, and a Loop of 4 iterations (its trip count an initializer) that appends
+    x[:i + 1] each iteration, which cfx unrolls at import, and carries a sum of the piece read at
+    the iteration's position; the pieces' last and the grown sequence come back item by item
+    (docs/onnx.md). numpy gives each."""
+    body = helper.make_graph(
+        [const("one", np.array(1, np.int64)), const("zero", np.array([0], np.int64)),
+         const("ax", np.array([0], np.int64)),
+         helper.make_node("Add", ["i", "one"], ["end"]),
+         helper.make_node("Unsqueeze", ["end", "ax"], ["end1"]),
+         helper.make_node("Slice", ["x", "zero", "end1"], ["head"]),
+         helper.make_node("SequenceInsert", ["acc_seq", "head"], ["acc_seq_out"]),
+         helper.make_node("ReduceSum", ["head"], ["hs"], keepdims=0),
+         helper.make_node("Add", ["total", "hs"], ["total_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "grow", [vi("i", I64, []), vi("cond", BOOL, []), helper.make_tensor_sequence_value_info("acc_seq", F32, [None, 2]),
+                 vi("total", F32, [])],
+        [vi("cond_out", BOOL, []), helper.make_tensor_sequence_value_info("acc_seq_out", F32, [None, 2]),
+         vi("total_out", F32, [])])
+    nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["pieces"], axis=0),
+             helper.make_node("SequenceAt", ["pieces", "two"], ["third"]),
+             helper.make_node("SequenceEmpty", [], ["empty"], dtype=F32),
+             helper.make_node("Loop", ["trips", "", "empty", "total0"], ["heads", "total"], name="grow", body=body)]
+    g = helper.make_graph(nodes, "seq_unrolled", [vi("x", F32, [6, 2])],
+                          [vi("third", F32, [3, 2]), helper.make_tensor_sequence_value_info("heads", F32, [None, 2]),
+                           vi("total", F32, [])],
+                          [init("split", np.array([1, 2, 3], np.int64)), init("two", np.array(2, np.int64)),
+                           init("trips", np.array(4, np.int64)), init("total0", np.array(0.5, np.float32))])
+    x = np.arange(12, dtype=np.float32).reshape(6, 2) / 4 - 1
+    heads = [x[:i + 1] for i in range(4)]
+    expected = {"third": x[3:6], "heads": heads,
+                "total": np.array(0.5 + sum(h.sum() for h in heads), np.float32)}
+    return model(g), [({"x": x}, expected)]
+
+
+MODELS += [seq_ragged, seq_unrolled]
+
+
 def np_nms(boxes, scores, max_out, iou_thr, score_thr):
     """Non-maximum suppression of corner boxes [y1, x1, y2, x2] (corners in either order), in f64:
     each class's boxes above score_thr by decreasing score (the lower index first), a box kept
@@ -1555,14 +1625,32 @@ def check_with_onnxruntime(name, m, cases):
     sess = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     for inputs, expected in cases:
-        got = dict(zip(names, (np.stack(v) if isinstance(v, list) else v for v in sess.run(None, inputs))))
+        got = dict(zip(names, sess.run(None, inputs)))
         for k, want in expected.items():
-            want = np.asarray(want)
-            if got[k].dtype != want.dtype or got[k].shape != want.shape or not np.allclose(
-                    got[k], want, rtol=1e-5, atol=1e-6):
-                raise AssertionError("%s: onnxruntime gives %s = %r, numpy %r"
-                                     % (name, k, got[k], want))
+            # a sequence: compared stacked, or item by item where its items differ in shape
+            pairs = list(zip(got[k], want)) if ragged(want) and len(got[k]) == len(want) else \
+                [(np.stack(got[k]) if isinstance(got[k], list) else got[k], np.asarray(want))]
+            for g, w in pairs:
+                if g.dtype != w.dtype or g.shape != w.shape or not np.allclose(g, w, rtol=1e-5, atol=1e-6):
+                    raise AssertionError("%s: onnxruntime gives %s = %r, numpy %r" % (name, k, got[k], want))
     return True
+
+
+def ragged(value):
+    """True for a sequence (a list) whose items differ in shape: given and given back item by item,
+    NAME[0], NAME[1], ... (docs/onnx.md); a list of items of one shape is given stacked."""
+    return isinstance(value, list) and any(np.shape(a) != np.shape(value[0]) for a in value)
+
+
+def by_item(names, values):
+    """[(name, array)] with each sequence of items of differing shapes spread into NAME[K]."""
+    pairs = []
+    for n in names:
+        if ragged(values[n]):
+            pairs += [("%s[%d]" % (n, k), np.asarray(a)) for k, a in enumerate(values[n])]
+        else:
+            pairs.append((n, np.asarray(values[n])))
+    return pairs
 
 
 def write(out_dir, ort=True):
@@ -1581,12 +1669,13 @@ def write(out_dir, ort=True):
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, "model.onnx"), "wb") as f:
                 f.write(m.SerializeToString())
-            for k, name in enumerate(in_names):
-                np.save(os.path.join(d, "input_%d.npy" % k), np.asarray(inputs[name]))
-            for k, name in enumerate(out_names):
-                np.save(os.path.join(d, "output_%d.npy" % k), np.asarray(expected[name]))
+            ins, outs = by_item(in_names, inputs), by_item(out_names, expected)
+            for k, (name, a) in enumerate(ins):
+                np.save(os.path.join(d, "input_%d.npy" % k), a)
+            for k, (name, a) in enumerate(outs):
+                np.save(os.path.join(d, "output_%d.npy" % k), a)
             with open(os.path.join(d, "case.json"), "w") as f:
-                json.dump({"inputs": in_names, "outputs": out_names}, f)
+                json.dump({"inputs": [n for n, _ in ins], "outputs": [n for n, _ in outs]}, f)
             written.append(d)
     return written
 

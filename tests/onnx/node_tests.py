@@ -19,10 +19,10 @@ as int64); compares each output as onnx's
 backend test runner does (dtype and shape equal, values within the case's rtol/atol, 1e-3/1e-7 by
 default; integers and bools exactly).
 Sequences and optionals (docs/onnx.md): a sequence input is given as its items stacked along a
-new first axis (the import specialises on its length; a test whose sequence input holds items
-of different shapes is skipped); a sequence result is compared as its items stacked along a
-new first axis, as cfx gives it; an optional input that is None is left out
-(its parameter defaults to None).
+new first axis (the import specialises on its length), or item by item as NAME[0], NAME[1], ...
+where its items differ in shape; a sequence result is compared as its items stacked along a
+new first axis, as cfx gives it, or item by item (NAME[0], ...) where they differ in shape; an
+optional input that is None is left out (its parameter defaults to None).
 
 Prints one line per test run (PASS, FAIL, REFUSED with cfx's message), then the tensor-only
 control-flow tests (If, Loop or Scan at any depth, no sequences or optionals) and their status,
@@ -244,14 +244,27 @@ def to_array(x):
 
 def stacked(items):
     """A sequence's items stacked along a new first axis, as cfx gives a sequence result; the
-    first item alone where their shapes differ (cfx refuses such a sequence); None where empty."""
+    items as a list where their shapes differ (cfx gives them one by one, NAME[0], ...); None
+    where empty."""
     import numpy as np
     arrays = [to_array(x) for x in items]
     if not arrays:
         return None
     if any(a.shape != arrays[0].shape for a in arrays):
-        return arrays[0]
+        return arrays
     return np.stack(arrays)
+
+
+def item_files(sd, stem, j):
+    """[(name suffix, path)] of value j of a data set: [("", STEM_J.npy)] for a tensor, or
+    [("[0]", STEM_J_0.npy), ...] for a sequence given item by item; [] where there is none."""
+    path = os.path.join(sd, "%s_%d.npy" % (stem, j))
+    if os.path.exists(path):
+        return [("", path)]
+    found = []
+    while os.path.exists(os.path.join(sd, "%s_%d_%d.npy" % (stem, j, len(found)))):
+        found.append(("[%d]" % len(found), os.path.join(sd, "%s_%d_%d.npy" % (stem, j, len(found)))))
+    return found
 
 
 def write_case(case, d):
@@ -275,7 +288,8 @@ def write_case(case, d):
             if isinstance(x, list):
                 arrays = [to_array(a) for a in x]
                 if any(a.shape != arrays[0].shape for a in arrays):
-                    return "a sequence input whose items differ in shape (cfx takes its items stacked)"
+                    inputs[j] = arrays # given item by item: NAME[0], NAME[1], ...
+                    continue
                 if not arrays:
                     item = seq_item_type(case.model.graph.input[[v.name for v in case.model.graph.input].index(
                         in_names[j])].type)
@@ -288,26 +302,30 @@ def write_case(case, d):
         outputs = [stacked(x) if isinstance(x, list) else x for x in outputs]
         if any(x is None for x in outputs):
             return None
-        arrays = [to_array(x) for x in inputs if x is not None] + [to_array(x) for x in outputs]
+        # a sequence of items of differing shapes: one file per item, STEM_J_K.npy
+        flat = [a for x in inputs + outputs if x is not None for a in (x if isinstance(x, list) else [x])]
+        arrays = [to_array(x) for x in flat]
         if any(a.dtype.name not in CFX_NUMPY | HALF_NUMPY | set(NARROW_NUMPY) for a in arrays):
             return None
-        for j, a in enumerate(inputs):
-            if a is None:
-                continue
-            a = to_array(a)
-            if a.dtype.name in HALF_NUMPY:
-                a = a.astype(np.float32)
-            if a.dtype.name == "uint64":
-                a = a.view(np.int64)
-            elif a.dtype.name in NARROW_NUMPY:
-                a = a.astype(NARROW_NUMPY[a.dtype.name])
-            np.save(os.path.join(sd, "input_%d.npy" % j), np.array(a, order="C"))
-        for j, a in enumerate(outputs):
-            a = to_array(a)
-            if a.dtype.name in MARKED: # numpy has no .npy type for it: float32 or int32, and a mark
-                open(os.path.join(sd, "output_%d.%s" % (j, a.dtype.name)), "w").close()
-                a = a.astype(np.int32 if a.dtype.name in PACKED_NUMPY else np.float32)
-            np.save(os.path.join(sd, "output_%d.npy" % j), np.array(a, order="C"))
+        for j, x in enumerate(inputs):
+            for suffix, a in ([("_%d" % k, a) for k, a in enumerate(x)] if isinstance(x, list) else [("", x)]):
+                if a is None:
+                    continue
+                a = to_array(a)
+                if a.dtype.name in HALF_NUMPY:
+                    a = a.astype(np.float32)
+                if a.dtype.name == "uint64":
+                    a = a.view(np.int64)
+                elif a.dtype.name in NARROW_NUMPY:
+                    a = a.astype(NARROW_NUMPY[a.dtype.name])
+                np.save(os.path.join(sd, "input_%d%s.npy" % (j, suffix)), np.array(a, order="C"))
+        for j, x in enumerate(outputs):
+            for suffix, a in ([("_%d" % k, a) for k, a in enumerate(x)] if isinstance(x, list) else [("", x)]):
+                a = to_array(a)
+                if a.dtype.name in MARKED: # numpy has no .npy type for it: float32 or int32, and a mark
+                    open(os.path.join(sd, "output_%d%s.%s" % (j, suffix, a.dtype.name)), "w").close()
+                    a = a.astype(np.int32 if a.dtype.name in PACKED_NUMPY else np.float32)
+                np.save(os.path.join(sd, "output_%d%s.npy" % (j, suffix)), np.array(a, order="C"))
         sets.append((sd, len(inputs), len(outputs)))
     return in_names, out_names, sets
 
@@ -409,16 +427,17 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"
             pass
         cmd = [cfx, "run", model, "--backend", backend]
         for j in range(nin):
-            path = os.path.join(sd, "input_%d.npy" % j)
-            if os.path.exists(path): # else None, for an optional input
-                cmd += ["--in", "%s=%s" % (in_names[j], path)]
-        got = []
+            for suffix, path in item_files(sd, "input", j): # none: None, for an optional input
+                cmd += ["--in", "%s%s=%s" % (in_names[j], suffix, path)]
+        got = [] # (name, the file cfx writes, the file expected)
         for j in range(nout):
-            path = os.path.join(sd, "got_%d_%s.npy" % (j, backend))
-            if os.path.exists(path):
-                os.remove(path)
-            got.append(path)
-            cmd += ["--out", "%s=%s" % (out_names[j], path)]
+            for suffix, want in item_files(sd, "output", j):
+                path = os.path.join(sd, "got_%d%s_%s.npy" % (j, want[len(os.path.join(sd, "output_%d" % j)):-4],
+                                                              backend))
+                if os.path.exists(path):
+                    os.remove(path)
+                got.append((out_names[j] + suffix, path, want))
+                cmd += ["--out", "%s%s=%s" % (out_names[j], suffix, path)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -430,16 +449,16 @@ def run_case(cfx, case_dir, in_names, out_names, sets, rtol, atol, backend="cpu"
                     else "exit %d" % p.returncode)
             return "fail", "%s: %s" % (what, first_line(p.stderr or p.stdout))
         problems = []
-        for j in range(nout):
-            if not os.path.exists(got[j]):
-                problems.append("%s: no file written" % out_names[j])
+        for name, path, want_path in got:
+            if not os.path.exists(path):
+                problems.append("%s: no file written" % name)
                 continue
-            want = np.load(os.path.join(sd, "output_%d.npy" % j))
+            want = np.load(want_path)
             half = "float16" if want.dtype == np.float16 else None
             for mark in MARKED:
-                if os.path.exists(os.path.join(sd, "output_%d.%s" % (j, mark))):
+                if os.path.exists(want_path[:-len(".npy")] + "." + mark):
                     half = mark
-            pr = compare(np, out_names[j], np.load(got[j]), want, rtol, atol, half)
+            pr = compare(np, name, np.load(path), want, rtol, atol, half)
             if pr:
                 problems.append(pr)
         if problems:
@@ -509,10 +528,10 @@ def run_standin(tests_dir, cfx, work, names, in_names):
     for name in names:
         path = os.path.join(d, name + ".cfx")
         cmd = [cfx, "import", os.path.join(work, name, "model.onnx"), "-o", path]
+        d0 = os.path.join(work, name, "data_0")
         for j, n in enumerate(in_names[name]):
-            first = os.path.join(work, name, "data_0", "input_%d.npy" % j)
-            if os.path.exists(first):
-                cmd += ["--in", "%s=%s" % (n, first)]
+            for suffix, first in item_files(d0, "input", j):
+                cmd += ["--in", "%s%s=%s" % (n, suffix, first)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         if p.returncode != 0:
             print("stand-in: %s: cfx import failed: %s" % (name, first_line(p.stderr or p.stdout)))
@@ -522,12 +541,11 @@ def run_standin(tests_dir, cfx, work, names, in_names):
         params = graph_params(text)
         # inputs of 0 elements are known at import, no parameters (docs/onnx.md)
         import numpy as np
-        given = [j for j in range(len(in_names[name]))
-                 if os.path.exists(os.path.join(work, name, "data_0", "input_%d.npy" % j)) and
-                 np.load(os.path.join(work, name, "data_0", "input_%d.npy" % j), mmap_mode="r").size]
+        given = [os.path.basename(f) for j in range(len(in_names[name])) for _, f in item_files(d0, "input", j)
+                 if np.load(f, mmap_mode="r").size] # (a sequence's items one by one)
         lines = []
         for sd in sorted(os.listdir(os.path.join(work, name))):
-            inputs = [os.path.join(work, name, sd, "input_%d.npy" % j) for j in given[:len(params)]]
+            inputs = [os.path.join(work, name, sd, f) for f in given[:len(params)]]
             if sd.startswith("data_") and all(os.path.exists(x) for x in inputs):
                 lines.append("# run: " + " ".join("%s=%s" % (n, x) for n, x in zip(params, inputs)))
         with open(path, "a") as f:

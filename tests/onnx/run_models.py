@@ -288,6 +288,41 @@ def error_cases(cfx, models, work):
     np.save(s42, np.zeros((4, 2), np.float32))
     results.append(("error_seq_item_shape", one_line_error(
         [cfx, "run", seq, "--backend", "cpu", "--in", "s=" + s42] + rest, ["'s'", "f32[4, 2]", "f32[2]"])))
+    # given item by item: an item of another shape than the model declares, an item given both
+    # ways; a position of run time into items of differing shapes (one line naming the node)
+    s3, s4 = os.path.join(work, "s_3.npy"), os.path.join(work, "s_4.npy")
+    np.save(s3, np.zeros(3, np.float32))
+    np.save(s4, np.zeros(4, np.float32))
+    results.append(("error_seq_item_declared", one_line_error(
+        [cfx, "run", seq, "--backend", "cpu", "--in", "s[0]=" + s3, "--in", "s[1]=" + s4] + rest,
+        ["'s[1]'", "f32[4]"])))
+    results.append(("error_seq_both_ways", one_line_error(
+        [cfx, "run", seq, "--backend", "cpu", "--in", "s=" + s42, "--in", "s[0]=" + s3] + rest,
+        ["'s'", "item by item"])))
+    g = helper.make_graph([helper.make_node("SequenceAt", ["s", "pos"], ["y"], name="pick")], "g",
+                          [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [None]),
+                           helper.make_tensor_value_info("pos", TensorProto.INT64, [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    pick = os.path.join(work, "seq_pick.onnx")
+    with open(pick, "wb") as f:
+        f.write(m.SerializeToString())
+    results.append(("error_seq_ragged_pos", one_line_error(
+        [cfx, "run", pick, "--backend", "cpu", "--in", "s[0]=" + s3, "--in", "s[1]=" + s4, "--in", "pos=1"],
+        ["'pick'", "SequenceAt", "'pos'", "known when the model is imported"])))
+    # a Loop that must be unrolled at import (its sequence's items differ in shape) past the bound
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(os.path.join(models, "seq_unrolled", "model.onnx"))
+    for t in m.graph.initializer:
+        if t.name == "trips":
+            t.CopyFrom(numpy_helper.from_array(np.array(5000, np.int64), "trips"))
+    big = os.path.join(work, "seq_unrolled_5000.onnx")
+    onnx.save(m, big)
+    results.append(("error_unroll_bound", one_line_error(
+        [cfx, "run", big, "--backend", "cpu", "--in", "x=" + os.path.join(models, "seq_unrolled", "input_0.npy")],
+        ["'grow'", "Loop", "5000 iterations", "too many to unroll"])))
     return results
 
 
