@@ -207,6 +207,27 @@ void sched_back_edges(const cfx_prog *p, int32_t *succ, int32_t *lastback)
     }
 }
 
+/* minreach[i]: the lowest record reachable from record i (the loops' intervals [target, last
+ * jump back], overlapping ones merged: from inside one, its start; else the record itself).
+ * `succ` is scratch of ntable + 2. */
+static void sched_min_reach(const cfx_prog *p, int32_t *succ, int32_t *minreach)
+{
+    int32_t start = -1, end = -1;
+    sched_back_edges(p, succ, minreach); /* here: the last record that jumps back to i */
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        int32_t last = minreach[i];
+        if (last >= i) {
+            if (end >= i) {
+                end = last > end ? last : end;
+            } else {
+                start = i;
+                end = last;
+            }
+        }
+        minreach[i] = end >= i ? start : i;
+    }
+}
+
 /* 1 if record r goes on anywhere but to r + 1 (a jump, a branch, a switch, HALT). */
 static int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
 {
@@ -540,24 +561,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
         !ahead_rec || !st || !cur.bits || !cur.dirty)
         goto done;
 
-    /* the lowest record reachable from each (the loops' intervals [target, last jump back],
-     * overlapping ones merged: from inside one, its start; else the record itself) */
-    sched_back_edges(p, succ, minreach); /* here: the last record that jumps back to i */
-    {
-        int32_t start = -1, end = -1;
-        for (int32_t i = 0; i < nr; i++) {
-            int32_t last = minreach[i];
-            if (last >= i) {
-                if (end >= i) {
-                    end = last > end ? last : end;
-                } else {
-                    start = i;
-                    end = last;
-                }
-            }
-            minreach[i] = end >= i ? start : i;
-        }
-    }
+    sched_min_reach(p, succ, minreach);
     /* the last record that accesses each shared slot (a product computed ahead, at the record
      * after which it is computed; a batch's reductions at their own records, after the head) */
     for (int32_t d = 0; d < ndist; d++) {
@@ -1828,23 +1832,7 @@ static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw
             lw->last[x] = i;
         }
     }
-    /* the lowest record reachable from each, as sched_flow finds it */
-    sched_back_edges(p, succ, lw->minreach);
-    {
-        int32_t start = -1, end = -1;
-        for (int32_t i = 0; i < nr; i++) {
-            int32_t last = lw->minreach[i];
-            if (last >= i) {
-                if (end >= i) {
-                    end = last > end ? last : end;
-                } else {
-                    start = i;
-                    end = last;
-                }
-            }
-            lw->minreach[i] = end >= i ? start : i;
-        }
-    }
+    sched_min_reach(p, succ, lw->minreach);
     /* the weights: 64^d for the d loops around the record (sched_plan_cost) */
     {
         int32_t *depth = lw->cover;
