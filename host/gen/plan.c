@@ -503,6 +503,26 @@ typedef struct sched_pending {
     uint8_t dead; /* bits of a slot that nothing reachable accesses are pending */
 } sched_pending;
 
+/* Appends slot d with bits v to *in. Returns 0, or -1 when memory runs out. */
+static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
+{
+    if (in->n == in->cap) {
+        int32_t cap = in->cap * 2 + 4;
+        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
+        if (!nd)
+            return -1;
+        in->d = nd;
+        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
+        if (!nv)
+            return -1;
+        in->v = nv;
+        in->cap = cap;
+    }
+    in->d[in->n] = d;
+    in->v[in->n++] = v;
+    return 0;
+}
+
 /* The working state of the sweep at one record: dense bits, the slots set since the last
  * clear, and whether a slot that is left out (dead) is pending. */
 typedef struct sched_cur {
@@ -737,21 +757,9 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                         }
                         continue;
                     }
-                    if (in->n == in->cap) {
-                        int32_t cap = in->cap * 2 + 4;
-                        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
-                        if (!nd)
-                            goto done;
-                        in->d = nd;
-                        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
-                        if (!nv)
-                            goto done;
-                        in->v = nv;
-                        in->cap = cap;
-                    }
-                    in->d[in->n] = d;
-                    in->v[in->n] = v;
-                    pos[d] = in->n++;
+                    if (sched_pending_put(in, d, v) != 0)
+                        goto done;
+                    pos[d] = in->n - 1;
                     ch = 1;
                 }
                 if (cur.dead && !in->dead) {
@@ -1425,25 +1433,6 @@ static void sched_lf_free(sched_lf *lf, int32_t nr)
     free(lf->cur.bits);
     free(lf->cur.dirty);
     free(lf->pos);
-}
-
-static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
-{
-    if (in->n == in->cap) {
-        int32_t cap = in->cap * 2 + 4;
-        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
-        if (!nd)
-            return -1;
-        in->d = nd;
-        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
-        if (!nv)
-            return -1;
-        in->v = nv;
-        in->cap = cap;
-    }
-    in->d[in->n] = d;
-    in->v[in->n++] = v;
-    return 0;
 }
 
 /* The flags before the flow of record j (flags0[j]) in the trial without replica s
