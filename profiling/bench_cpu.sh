@@ -14,25 +14,13 @@ root="$(cd "$here/.." && pwd)"
 build="${1:-${BUILD_DIR:-$root/build}}"
 n="${N:-10000000}"
 
-bench="$build/profiling/bench_cpu_loop"
-if [ ! -x "$bench" ]; then
-    echo "bench_cpu.sh: building bench_cpu_loop in $build" >&2
-    if [ ! -f "$build/CMakeCache.txt" ]; then
-        cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2 || exit 1
-    fi
-    cmake --build "$build" --target bench_cpu_loop -j2 >&2 || exit 1
-fi
+. "$here/bench_lib.sh"
+bench_build bench_cpu_loop
 
 cfx_line="$("$bench" "$n" 7)" || { echo "bench_cpu.sh: bench_cpu_loop failed" >&2; exit 1; }
 read -r _ _ cfx_ns cfx_s <<< "$cfx_line"
 
-lua=""
-for cand in lua5.4 lua54 lua; do
-    if command -v "$cand" > /dev/null 2>&1 && "$cand" -v 2>&1 | grep -q "Lua 5\.4"; then
-        lua="$cand"
-        break
-    fi
-done
+find_lua
 
 echo "## CPU executor vs Lua 5.4: \`while i < n { s = s + i % 7; i = i + 1 }\`, n = $n"
 echo

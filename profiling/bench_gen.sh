@@ -23,22 +23,10 @@ for a in "$@"; do
     esac
 done
 
-bench="$build/profiling/bench_gen"
-if [ ! -x "$bench" ]; then
-    echo "bench_gen.sh: building bench_gen in $build" >&2
-    if [ ! -f "$build/CMakeCache.txt" ]; then
-        cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2 || exit 1
-    fi
-    cmake --build "$build" --target bench_gen -j2 >&2 || exit 1
-fi
+. "$here/bench_lib.sh"
+bench_build bench_gen
 
-lua=""
-for cand in lua5.4 lua54 lua; do
-    if command -v "$cand" > /dev/null 2>&1 && "$cand" -v 2>&1 | grep -q "Lua 5\.4"; then
-        lua="$cand"
-        break
-    fi
-done
+find_lua
 
 echo "host: $(uname -m), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(nproc) cores;" \
      "$(cc --version 2>/dev/null | head -n 1); ${lua:+$("$lua" -v 2>&1)}"

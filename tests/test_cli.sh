@@ -4,27 +4,8 @@
 # output that cannot be written (a full disk, a file size limit), messages that stay one
 # short line, and traces whose events lead to their source.
 # Usage: bash test_cli.sh CFX_BINARY SOURCE_DIR BINARY_DIR
-CFX=$1
-SRC=$2
-BIN=$3
-# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
-# in the system's temporary folder, and the next run removes what it left
-T=${BIN:+$BIN/work/test_cli}
-T=${T:-$(mktemp -d)}
-rm -rf "$T" && mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-fails=0
-checks=0
+. "$(dirname "$0")/cli_lib.sh" test_cli "$@"
 
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-# run_cfx ARGS...: runs cfx (with a timeout) and sets rc, out, err
-run_cfx() {
-    timeout 60 "$CFX" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    out=$(cat "$T/out")
-    err=$(cat "$T/err")
-}
 # expect_rc N DESCRIPTION
 expect_rc() {
     checks=$((checks + 1))
@@ -776,5 +757,4 @@ if [ "$cuda_build" = 1 ]; then
     expect_in "is broken or of another CUDA version)" err "auto with a runtime the module does not match"
 fi
 
-echo "test_cli: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish

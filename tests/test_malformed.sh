@@ -5,19 +5,7 @@
 # happen to be valid, as for a prefix of a good file). A crash is exit >= 128, a hang is the
 # timeout's 124.
 # Usage: bash test_malformed.sh CFX_BINARY SOURCE_DIR BINARY_DIR
-CFX=$1
-SRC=$2
-BIN=$3
-# scratch in the build tree, emptied first: a run killed at its timeout leaves nothing behind
-# in the system's temporary folder, and the next run removes what it left
-T=${BIN:+$BIN/work/test_malformed}
-T=${T:-$(mktemp -d)}
-rm -rf "$T" && mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-fails=0
-checks=0
-
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh" test_malformed "$@"
 
 # must_refuse DESCRIPTION ARGS...: exit 1 with a message
 must_refuse() {
@@ -199,5 +187,4 @@ must_refuse ".npy that is a directory" run "$T/v.cfx" --in "x=$T/dir.npy" --in f
 mkdir -p "$T/d.npy"
 must_refuse ".npy that is a directory" run "$T/v.cfx" --in "x=$T/d.npy" --in f=1
 
-echo "test_malformed: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish

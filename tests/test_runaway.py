@@ -50,6 +50,19 @@ def start(cfx, args):
                             preexec_fn=default_sigint)
 
 
+def interrupt(p, what):
+    """Ctrl-C: sends p SIGINT and waits up to 20 s for it to end (past that it is killed, and
+    the check "Ctrl-C did not stop WHAT" fails). Returns its stdout and stderr."""
+    p.send_signal(signal.SIGINT)
+    try:
+        return p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        check(False, "Ctrl-C did not stop " + what)
+        return out, err
+
+
 def main():
     cfx, src = sys.argv[1], sys.argv[2]
     os.chdir(src)
@@ -57,13 +70,7 @@ def main():
     # Ctrl-C early: cancelled at once, before any hint
     p = start(cfx, RUNAWAY)
     time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        check(False, "Ctrl-C did not stop the run")
+    out, err = interrupt(p, "the run")
     check(p.returncode == 3, "exit %s after Ctrl-C, want 3" % p.returncode)
     check(stopped_and_stood(err.decode()), "stderr after Ctrl-C: %r" % err.decode())
     check(out == b"", "a cancelled run printed results: %r" % out)
@@ -71,13 +78,7 @@ def main():
     # left alone: the hint once after 5 s, then Ctrl-C
     p = start(cfx, RUNAWAY)
     time.sleep(7)
-    p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        check(False, "Ctrl-C did not stop the run after the hint")
+    out, err = interrupt(p, "the run after the hint")
     check(p.returncode == 3, "exit %s after the hint and Ctrl-C, want 3" % p.returncode)
     check(stopped_and_stood(err.decode(), HINT), "stderr after the hint and Ctrl-C: %r" % err.decode())
 
@@ -99,13 +100,7 @@ def main():
         p = start(cfx, ["run", path, "--in", "x=0.001", "--backend", "cpu", "--accumulate", "f64"])
         time.sleep(6.5)
         t0 = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        try:
-            out, err = p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            check(False, "Ctrl-C did not stop a long product")
+        out, err = interrupt(p, "a long product")
         check(time.monotonic() - t0 < 5, "Ctrl-C took %.1f s to stop a long product"
               % (time.monotonic() - t0))
         check(p.returncode == 3, "exit %s after Ctrl-C in a product, want 3" % p.returncode)

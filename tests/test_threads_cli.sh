@@ -4,21 +4,7 @@
 # 1 thread as with 2 for a graph over a large tensor (the values worked out by hand), and
 # `cfx run --help` naming the option. (tests/test_cpu_threads.c tests the pool and the C API.)
 # Usage: bash test_threads_cli.sh CFX_BINARY SOURCE_DIR BINARY_DIR
-CFX=$1
-BIN=$3
-T=${BIN:+$BIN/work/test_threads_cli}
-T=${T:-$(mktemp -d)}
-rm -rf "$T" && mkdir -p "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-fails=0
-checks=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-run_cfx() {
-    timeout 60 "$CFX" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    out=$(cat "$T/out")
-    err=$(cat "$T/err")
-}
+. "$(dirname "$0")/cli_lib.sh" test_threads_cli "$@"
 expect() { # expect RC STDOUT_OR_- DESCRIPTION: the exit status, stdout when not -, stderr one line at most
     checks=$((checks + 1))
     [ "$rc" = "$1" ] || fail "$3: exit $rc, expected $1; stderr: $err"
@@ -78,5 +64,4 @@ case "$out" in
 *) fail "cfx run --help does not describe --threads and CFX_NUM_THREADS" ;;
 esac
 
-echo "test_threads_cli: $((checks - fails)) passed, $fails failed"
-[ $fails = 0 ]
+finish

@@ -1138,30 +1138,21 @@ static int parse_decls(parser *p, const char *what, ast_param **out, int *count)
                 items[n].tuple_index = i;
                 n++;
             }
-            if (p->tok.kind == TK_COMMA) {
-                parse_next(p);
-                continue;
-            }
-            if (p->tok.kind != TK_RPAREN) {
-                snprintf(msg, sizeof msg, "',' or ')' after the %s", what);
-                parse_expected(p, msg);
-                return 0;
-            }
-            continue;
+        } else {
+            items[n].name = parse_token_text(p, &name);
+            items[n].type = type;
+            items[n].line = name.line;
+            items[n].col = name.col;
+            items[n].def = def;
+            if (def && defaulted < 0)
+                defaulted = n;
+            else if (!def && defaulted >= 0)
+                parse_report(p, name.line, name.col,
+                             "parameter '%s' has no default but follows '%s', which has one (defaults come last, "
+                             "as in Python)",
+                             items[n].name, items[defaulted].name);
+            n++;
         }
-        items[n].name = parse_token_text(p, &name);
-        items[n].type = type;
-        items[n].line = name.line;
-        items[n].col = name.col;
-        items[n].def = def;
-        if (def && defaulted < 0)
-            defaulted = n;
-        else if (!def && defaulted >= 0)
-            parse_report(p, name.line, name.col,
-                         "parameter '%s' has no default but follows '%s', which has one (defaults come last, as "
-                         "in Python)",
-                         items[n].name, items[defaulted].name);
-        n++;
         if (p->tok.kind == TK_COMMA) {
             parse_next(p);
             continue;

@@ -207,6 +207,27 @@ void sched_back_edges(const cfx_prog *p, int32_t *succ, int32_t *lastback)
     }
 }
 
+/* minreach[i]: the lowest record reachable from record i (the loops' intervals [target, last
+ * jump back], overlapping ones merged: from inside one, its start; else the record itself).
+ * `succ` is scratch of ntable + 2. */
+static void sched_min_reach(const cfx_prog *p, int32_t *succ, int32_t *minreach)
+{
+    int32_t start = -1, end = -1;
+    sched_back_edges(p, succ, minreach); /* here: the last record that jumps back to i */
+    for (int32_t i = 0; i < p->nrecords; i++) {
+        int32_t last = minreach[i];
+        if (last >= i) {
+            if (end >= i) {
+                end = last > end ? last : end;
+            } else {
+                start = i;
+                end = last;
+            }
+        }
+        minreach[i] = end >= i ? start : i;
+    }
+}
+
 /* 1 if record r goes on anywhere but to r + 1 (a jump, a branch, a switch, HALT). */
 static int sched_control(const cfx_prog *p, int32_t r, int32_t *succ)
 {
@@ -482,6 +503,26 @@ typedef struct sched_pending {
     uint8_t dead; /* bits of a slot that nothing reachable accesses are pending */
 } sched_pending;
 
+/* Appends slot d with bits v to *in. Returns 0, or -1 when memory runs out. */
+static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
+{
+    if (in->n == in->cap) {
+        int32_t cap = in->cap * 2 + 4;
+        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
+        if (!nd)
+            return -1;
+        in->d = nd;
+        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
+        if (!nv)
+            return -1;
+        in->v = nv;
+        in->cap = cap;
+    }
+    in->d[in->n] = d;
+    in->v[in->n++] = v;
+    return 0;
+}
+
 /* The working state of the sweep at one record: dense bits, the slots set since the last
  * clear, and whether a slot that is left out (dead) is pending. */
 typedef struct sched_cur {
@@ -540,24 +581,7 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
         !ahead_rec || !st || !cur.bits || !cur.dirty)
         goto done;
 
-    /* the lowest record reachable from each (the loops' intervals [target, last jump back],
-     * overlapping ones merged: from inside one, its start; else the record itself) */
-    sched_back_edges(p, succ, minreach); /* here: the last record that jumps back to i */
-    {
-        int32_t start = -1, end = -1;
-        for (int32_t i = 0; i < nr; i++) {
-            int32_t last = minreach[i];
-            if (last >= i) {
-                if (end >= i) {
-                    end = last > end ? last : end;
-                } else {
-                    start = i;
-                    end = last;
-                }
-            }
-            minreach[i] = end >= i ? start : i;
-        }
-    }
+    sched_min_reach(p, succ, minreach);
     /* the last record that accesses each shared slot (a product computed ahead, at the record
      * after which it is computed; a batch's reductions at their own records, after the head) */
     for (int32_t d = 0; d < ndist; d++) {
@@ -733,21 +757,9 @@ static int sched_flow(const cfx_prog *p, sched_plan *plan, const int32_t *dist, 
                         }
                         continue;
                     }
-                    if (in->n == in->cap) {
-                        int32_t cap = in->cap * 2 + 4;
-                        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
-                        if (!nd)
-                            goto done;
-                        in->d = nd;
-                        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
-                        if (!nv)
-                            goto done;
-                        in->v = nv;
-                        in->cap = cap;
-                    }
-                    in->d[in->n] = d;
-                    in->v[in->n] = v;
-                    pos[d] = in->n++;
+                    if (sched_pending_put(in, d, v) != 0)
+                        goto done;
+                    pos[d] = in->n - 1;
                     ch = 1;
                 }
                 if (cur.dead && !in->dead) {
@@ -1423,25 +1435,6 @@ static void sched_lf_free(sched_lf *lf, int32_t nr)
     free(lf->pos);
 }
 
-static int sched_pending_put(sched_pending *in, int32_t d, uint8_t v)
-{
-    if (in->n == in->cap) {
-        int32_t cap = in->cap * 2 + 4;
-        int32_t *nd = (int32_t *)realloc(in->d, sizeof(int32_t) * (size_t)cap);
-        if (!nd)
-            return -1;
-        in->d = nd;
-        uint8_t *nv = (uint8_t *)realloc(in->v, (size_t)cap);
-        if (!nv)
-            return -1;
-        in->v = nv;
-        in->cap = cap;
-    }
-    in->d[in->n] = d;
-    in->v[in->n++] = v;
-    return 0;
-}
-
 /* The flags before the flow of record j (flags0[j]) in the trial without replica s
  * (sched_plan_build_flow's rule for a record whose output is no longer private: split). */
 static uint8_t sched_trial_flags0(const cfx_prog *p, const uint8_t *flags0, int32_t j, int32_t s)
@@ -1828,23 +1821,7 @@ static int sched_lw_init(const cfx_prog *p, const sched_opts *opts, sched_lw *lw
             lw->last[x] = i;
         }
     }
-    /* the lowest record reachable from each, as sched_flow finds it */
-    sched_back_edges(p, succ, lw->minreach);
-    {
-        int32_t start = -1, end = -1;
-        for (int32_t i = 0; i < nr; i++) {
-            int32_t last = lw->minreach[i];
-            if (last >= i) {
-                if (end >= i) {
-                    end = last > end ? last : end;
-                } else {
-                    start = i;
-                    end = last;
-                }
-            }
-            lw->minreach[i] = end >= i ? start : i;
-        }
-    }
+    sched_min_reach(p, succ, lw->minreach);
     /* the weights: 64^d for the d loops around the record (sched_plan_cost) */
     {
         int32_t *depth = lw->cover;

@@ -21,45 +21,14 @@ The rules, which the package checks and says when broken:
      captured (it brings each decision back to the host).
 
 Each replay here decodes from a new start token written into the captured `start` tensor, and is
-checked against the same loop in PyTorch run eagerly. Needs a CUDA GPU and torch; exit status 1
-when a replay disagrees."""
+checked against the same loop in PyTorch run eagerly (the graph and that loop are decode.py's,
+beside this file). Needs a CUDA GPU and torch; exit status 1 when a replay disagrees."""
 import argparse
 import sys
 
 import cfx
 
-GRAPH = """graph decode(emb: f32[{V}, {H}], u: f32[{H}, {H}], w: f32[{V}, {H}], start: i32,
-                    end_token: i32) -> (tokens: i32[{T}], length: i32) {{
-  tokens = full(i32[{T}], -1)
-  h = zeros(f32[{H}])
-  token = start
-  length = 0
-  for t in range(0, {T}) {{
-    h = tanh(emb[token] + u @ h)
-    token = argmax(w @ h)
-    tokens[t] = token
-    length += 1
-    if token == end_token {{
-      break
-    }}
-  }}
-}}
-"""
-
-
-def eager_decode(torch, emb, u, w, start, end_token, steps):
-    """The reference: the same loop in PyTorch, the host reading each token."""
-    tokens = torch.full((steps,), -1, dtype=torch.int32, device=emb.device)
-    h = torch.zeros(emb.shape[1], device=emb.device)
-    token, length = start, 0
-    for t in range(steps):
-        h = torch.tanh(emb[token] + u @ h)
-        token = int(torch.argmax(w @ h))
-        tokens[t] = token
-        length += 1
-        if token == end_token:
-            break
-    return tokens, length
+from decode import GRAPH, torch_decode as eager_decode  # the graph and its eager loop: decode.py's
 
 
 def main():
