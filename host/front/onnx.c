@@ -8,7 +8,14 @@
  * Subgraphs (If's branches, Loop's and Scan's bodies) open a scope in which the enclosing
  * values stay visible by name, and their statements are written inside the cfx block that
  * runs them. Errors leave through one longjmp to onnx_import_model, with every allocation on
- * the importer's list, as Lua's errors unwind to its protected call. */
+ * the importer's list, as Lua's errors unwind to its protected call.
+ *
+ * The sections, in order: the importer's own services (errors and memory ... folding at import,
+ * then the helpers ops compose one another with); the ops by family, each an op_ function of
+ * the node (casts; shapes; gathers and scatters; arithmetic and reductions; bitwise; uint64;
+ * activations and normalizations; Conv and the pools; images; quantization; attention;
+ * recurrences; losses; signal; ai.onnx.ml); sequences and optionals; control flow; the dispatch
+ * from an op type to its function; and last the model, where onnx_import_model begins. */
 /* realpath, for external data (POSIX's XSI part) */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
@@ -170,7 +177,28 @@ typedef struct imp {
     uint8_t *file;
 } imp;
 
-static int lookup_id(struct imp *I, const char *id);
+/* Functions used before their definition: the ops compose one another, and control flow
+ * imports subgraphs through the dispatch at the end. */
+static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def);
+static int has_input(const Onnx__NodeProto *n, size_t k);
+static const char *real_lit(imp *I, double v);
+static void op_transpose(imp *I, const Onnx__NodeProto *n);
+static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *data, int rank, int axis,
+                        const char *idx, int64_t n);
+static void op_gather(imp *I, const Onnx__NodeProto *n);
+static void op_matmul(imp *I, const Onnx__NodeProto *n);
+static int activation(imp *I, const Onnx__NodeProto *n, const char *op);
+static int64_t graph_opset_guard(imp *I);
+static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *owner);
+static int declared_type(imp *I, const Onnx__GraphProto *g, const char *name, cfx_type *t);
+static void assign_all(imp *I, const char **targets, const char **values, size_t n);
+static void node(imp *I, const Onnx__NodeProto *n);
+static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
+static int node_reads(const Onnx__NodeProto *n, const char *name);
+static int reads(const Onnx__GraphProto *g, const char *name);
+static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id);
+static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
+static int last_read(const Onnx__GraphProto *g, const char *name);
 
 /* ---- errors and memory ---------------------------------------------------------------- */
 
@@ -478,6 +506,15 @@ static const char *new_id(imp *I, const char *prefix, const char *name)
     return id;
 }
 
+/* 1 when some value in scope is held by variable id (a live value a write would destroy) */
+static int lookup_id(imp *I, const char *id)
+{
+    for (int k = I->nvals - 1; k >= 0; k--)
+        if (I->vals[k]->id && !strcmp(I->vals[k]->id, id))
+            return 1;
+    return 0;
+}
+
 /* ---- writing statements ----------------------------------------------------------------- */
 
 static void line(imp *I, const char *f, ...)
@@ -489,6 +526,7 @@ static void line(imp *I, const char *f, ...)
 /* A line that defines a fresh variable and nothing else starts with PURE_MARK, the variable and
  * PURE_END, for prune. */
 #define PURE_MARK '\x01'
+
 #define PURE_END '\x02'
 
 static void line(imp *I, const char *f, ...)
@@ -548,6 +586,20 @@ static void body_join(imp *I)
     I->nheld--;
     if (I->body.oom)
         fail(I, "out of memory");
+}
+
+/* Drops the lines that define a variable nothing reads (a Shape's chain once folded, an int64
+ * cast whose int32 was taken instead), as long as there are such: every identifier is counted
+ * once over the body (comments and strings left out), and a marked line whose variable counts
+ * once, its own definition, goes, taking its reads off the counts. Linear in the text. */
+static int ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
 }
 
 /* ---- known data ----------------------------------------------------------------------- */
@@ -646,12 +698,6 @@ static const char *ref(imp *I, ival *v)
 
 /* ---- float16 and bfloat16 ---------------------------------------------------------------- */
 
-/* cfx has no half types: a float16 or bfloat16 value is held in f32, and every node whose result
- * has such a type rounds it (round_f16, round_bf16: f32 arithmetic rounded after each op gives
- * the half type's results), except the nodes that only move or pick values they were given,
- * which are rounded already. docs/onnx.md says so. */
-static int has_input(const Onnx__NodeProto *n, size_t k);
-
 static double half_value_of(int half, double x)
 {
     switch (half) {
@@ -671,8 +717,6 @@ static double half_value_of(int half, double x)
  * Held in f32 as float16 is, each node rounding its result to the type (round_f8e4m3fn ...
  * round_f8e8m0: the format's own conversion, without saturation). A Cast (CastLike,
  * QuantizeLinear) to one saturates where ONNX says so. */
-static const char *real_lit(imp *I, double v);
-static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def);
 
 static int minifloat(int half)
 {
@@ -816,9 +860,6 @@ static void round_known(imp *I, ival *v)
     v->data = c;
     v->id = NULL; /* a module constant made of the old value is not this one */
 }
-
-static int ident_start(char c);
-static int ident_char(char c);
 
 static int plain_id(const char *s)
 {
@@ -1386,6 +1427,20 @@ static const Onnx__GraphProto *attr_graph(imp *I, const Onnx__NodeProto *n, cons
     return a->g;
 }
 
+/* A string attribute (a copy), or def where it is absent. */
+static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return def;
+    if (!a->has_s)
+        fail(I, "attribute '%s' is not a string", name);
+    char *s = alloc(I, a->s.len + 1);
+    copy(s, a->s.data, a->s.len);
+    s[a->s.len] = '\0';
+    return s;
+}
+
 /* ---- inputs and outputs of a node -------------------------------------------------------- */
 
 static int has_input(const Onnx__NodeProto *n, size_t k)
@@ -1855,22 +1910,10 @@ static int unary(imp *I, const Onnx__NodeProto *n, const char *op)
     return 1;
 }
 
-/* ---- the op set ---------------------------------------------------------------------------- */
-
-static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g);
-static void node(imp *I, const Onnx__NodeProto *n);
-static int node_reads(const Onnx__NodeProto *n, const char *name);
-static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr);
-static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm);
-static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
-                  ival **ins, size_t nin, Onnx__AttributeProto *a);
-static int last_read(const Onnx__GraphProto *g, const char *name);
-static int reads(const Onnx__GraphProto *g, const char *name);
-static int last_use_of_id(imp *I, const Onnx__GraphProto *g, const char *id);
-static const char *var_for(imp *I, const char *name);
-static void assign_all(imp *I, const char **targets, const char **values, size_t n);
-static void add_direct(imp *I, const char *name, const char *id, int depth, int from);
-static void drop_direct(imp *I, int depth);
+/* ---- nodes composed of nodes, and what the ops share --------------------------------------------
+ * An op of many steps (Attention, LSTM, a quantized Conv) is written as the nodes it is made of:
+ * part() binds one expression to a value of its own and step() runs another op's function on
+ * values already bound, so every step folds, rounds and checks as that op does. */
 
 /* Reads known integer data (a shape, axes, starts) into out; returns the count. */
 static int64_t ints_of(imp *I, ival *v, int64_t *out, int64_t cap, const char *what)
@@ -1901,6 +1944,244 @@ static int64_t ints_arg(imp *I, const Onnx__NodeProto *n, size_t k, const char *
     copy(out, a, len * sizeof *a);
     return (int64_t)len;
 }
+
+/* A real literal for the text: "2.0", "-0.75" (it takes the dtype of the other operand). */
+static const char *real_lit(imp *I, double v)
+{
+    const char *s = fmt(I, "%.17g", v);
+    return strpbrk(s, ".en") ? s : fmt(I, "%s.0", s);
+}
+
+static const char *real_const(imp *I, double x, cfx_dtype dt, const char *why)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    void *data = new_data(I, &t);
+    setd(dt, data, 0, x);
+    ival v = {.name = why, .ty = t, .data = data};
+    return ref(I, &v);
+}
+
+/* One integer known at import from input k (a scalar or one element), as `what`. */
+static int64_t known_int(imp *I, const Onnx__NodeProto *n, size_t k, const char *what)
+{
+    int64_t v[1];
+    if (ints_of(I, known(I, n, k, what), v, 1, what) != 1)
+        fail(I, "%s has no value", what);
+    return v[0];
+}
+
+/* A value of a composed op (Attention, RotaryEmbedding): expr in a variable of its own, bound
+ * under a name made from the node's first output and tag. */
+static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr)
+{
+    const char *name = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    const char *id = new_id(I, "t_", name);
+    line(I, "%s = %s", id, expr);
+    ival *v = bind(I, name, t, id, NULL);
+    v->half = half;
+    return v;
+}
+
+/* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
+ * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
+ * first output). Messages still name n. */
+static ival *step_with(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                       ival **ins, size_t nin, Onnx__AttributeProto **attrs, size_t nattr)
+{
+    Onnx__NodeProto s = *n;
+    char **names = alloc(I, nin * sizeof *names);
+    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : (char *)out_name(I, n, 0);
+    if (!tag)
+        tag = "out";
+    for (size_t k = 0; k < nin; k++) {
+        names[k] = fmt(I, "%s#%s_in%zu", out_name(I, n, 0), tag, k);
+        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data)->half = ins[k]->half;
+    }
+    s.input = names;
+    s.n_input = nin;
+    s.output = &out;
+    s.n_output = 1;
+    s.attribute = attrs;
+    s.n_attribute = nattr;
+    fn(I, &s);
+    ival *v = lookup(I, out);
+    v->half = ins[0]->half;
+    return v;
+}
+
+/* step_with one attribute, or none */
+static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
+                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+{
+    return step_with(I, n, tag, fn, ins, nin, a ? &a : NULL, a ? 1 : 0);
+}
+
+/* x with its axes permuted, by the importer's Transpose */
+static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm)
+{
+    Onnx__AttributeProto a = {0};
+    a.name = "perm";
+    a.ints = (int64_t *)perm;
+    a.n_ints = (size_t)x->ty.rank;
+    return step(I, n, tag, op_transpose, &x, 1, &a);
+}
+
+/* a @ b by the importer's MatMul (batched as it writes them), rounded to the half type */
+static ival *product_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *a, ival *b, int half)
+{
+    ival *ab[2] = {a, b};
+    ival *v = step(I, n, tag, op_matmul, ab, 2, NULL);
+    if (half)
+        line(I, "%s = %s", v->id, half_rounded(I, half, v->id));
+    v->half = half;
+    return v;
+}
+
+static const char *sub_dims(imp *I, const char *x, int rank, int axis, int64_t lo, int64_t hi)
+{
+    strbuf sb = {0};
+    sb_printf(&sb, "%s[", x);
+    for (int d = 0; d <= axis && d < rank; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", d == axis ? fmt(I, "%lld:%lld", (long long)lo, (long long)hi) : ":");
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* Loops over every index of t (as i0, i1, ...), writing `body` with those names inside. */
+static void element_loops(imp *I, const cfx_type *t, const char **ix, int open)
+{
+    if (open) {
+        for (int d = 0; d < t->rank; d++) {
+            ix[d] = new_id(I, "i_", fmt(I, "%d", d));
+            line(I, "for %s in range(%lld) {", ix[d], (long long)t->dims[d]);
+            I->indent++;
+        }
+    } else {
+        for (int d = 0; d < t->rank; d++) {
+            I->indent--;
+            line(I, "}");
+        }
+    }
+}
+
+static const char *index_list(imp *I, const char **ix, int rank)
+{
+    strbuf sb = {0};
+    for (int d = 0; d < rank; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", ix[d]);
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* "[b, :, p, :]": index `first` on axis 0, `at` on axis, ':' elsewhere (rank r) */
+static const char *index_at(imp *I, int r, const char *first, int axis, const char *at)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++)
+        sb_printf(&sb, "%s%s", d ? ", " : "", d == 0 ? first : d == axis ? at : ":");
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* "(2, 0, 1)": a permutation for permute */
+static const char *perm_text(imp *I, const int *perm, int rank)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "(");
+    for (int d = 0; d < rank; d++)
+        sb_printf(&sb, "%s%d", d ? ", " : "", perm[d]);
+    sb_puts(&sb, rank == 1 ? ",)" : ")");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* A known i64 vector as a module constant, for a loop to read. */
+static const char *index_table(imp *I, const char *name, const int64_t *vals, int64_t len)
+{
+    cfx_type t = mktype(CFX_I64, 1, &len);
+    int64_t *d = new_data(I, &t);
+    copy(d, vals, (size_t)len * sizeof *d);
+    ival v = {.name = name, .ty = t, .data = d};
+    return ref(I, &v);
+}
+
+/* Element i of `to` (a tensor of to's type) from known x, by a map of each axis's output index to
+ * the input's (-1: `fill`, a known one-element value, or 0 where there is none). */
+static void *fold_map(imp *I, ival *x, const cfx_type *to, int64_t *const *map, ival *fill)
+{
+    void *data = new_data(I, to);
+    for (int64_t i = 0; i < count(to); i++) {
+        int64_t rem = i, src = 0, stride = 1, inside = 1;
+        int64_t idx[CFX_TYPE_MAX_RANK];
+        for (int d = to->rank - 1; d >= 0; d--) {
+            idx[d] = rem % to->dims[d];
+            rem /= to->dims[d];
+        }
+        for (int d = to->rank - 1; d >= 0; d--) {
+            int64_t j = map[d][idx[d]];
+            inside &= j >= 0;
+            src += j * stride;
+            stride *= x->ty.dims[d];
+        }
+        ival *from = inside ? x : fill;
+        int64_t at = inside ? src : 0;
+        if (!from)
+            seti(to->dtype, data, i, 0);
+        else if (is_real(to->dtype))
+            setd(to->dtype, data, i, getd(from, at));
+        else
+            seti(to->dtype, data, i, geti(from, at));
+    }
+    return data;
+}
+
+/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
+ * box spans it, len[d]). */
+static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
+{
+    strbuf sb = {0};
+    sb_puts(&sb, "[");
+    for (int d = 0; d < r; d++) {
+        if (lo[d] == 0 && hi[d] == len[d])
+            sb_printf(&sb, "%s:", d ? ", " : "");
+        else
+            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
+    }
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The length along `axis` (rank r) of output k, whose length depends on the data: the model's
+ * declared shape, or 0 where it declares none. */
+static int64_t declared_length(imp *I, const Onnx__NodeProto *n, size_t k, int r, int axis)
+{
+    cfx_type decl;
+    if (k >= n->n_output || !n->output[k] || !*n->output[k] ||
+        !declared_type(I, I->mp->graph, n->output[k], &decl) || decl.rank != r || decl.dims[axis] < 1)
+        return 0;
+    return decl.dims[axis];
+}
+
+/* The refusal of an output whose length depends on data that is neither declared nor known. The
+ * words "must be known when the model is imported" let a caller who gave the input's value have
+ * it fixed (onnx_import_model's second try). */
+static void data_length_unknown(imp *I, const Onnx__NodeProto *n, size_t k, ival *x)
+{
+    fail(I, "the length of output '%s' depends on the data, and the model declares none: '%s' must be known "
+         "when the model is imported (cfx fixes every shape at import)", clean(I, out_name(I, n, k)),
+         clean(I, x->name));
+}
+
+/* ---- Cast and CastLike ----------------------------------------------------------------------- */
 
 static void op_cast(imp *I, const Onnx__NodeProto *n, cfx_dtype to)
 {
@@ -2033,6 +2314,9 @@ static void op_cast_half(imp *I, const Onnx__NodeProto *n, cfx_dtype to, int hal
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = cast(%s, f32)", v, half_rounded(I, half, from));
 }
+
+/* ---- ops that shape, join and cut: Reshape ... Slice, Transpose, Tile, Pad, the constants -------
+ * Each a composition of the language's ops and statements; shape arithmetic folds at import. */
 
 static void op_reshape_to(imp *I, const Onnx__NodeProto *n, ival *x, const cfx_type *t)
 {
@@ -2406,45 +2690,6 @@ static void op_range(imp *I, const Onnx__NodeProto *n)
     out_known(I, n, 0, &t, data);
 }
 
-static void op_where(imp *I, const Onnx__NodeProto *n)
-{
-    ival *c = in(I, n, 0), *a = in(I, n, 1), *b = in(I, n, 2);
-    if (c->ty.dtype != CFX_BOOL)
-        fail(I, "the condition is %s, not bool", tystr(I, &c->ty));
-    if (a->ty.dtype != b->ty.dtype)
-        fail(I, "the operands' types differ: %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
-    cfx_type ab, t;
-    broadcast(I, &a->ty, &b->ty, &ab);
-    broadcast(I, &c->ty, &ab, &t);
-    t.dtype = a->ty.dtype;
-    if (c->data && a->data && b->data && count(&t) <= ONNX_FOLD_MAX) {
-        void *data = new_data(I, &t);
-        for (int64_t i = 0; i < count(&t); i++) {
-            ival *p = geti(c, bindex(&t, &c->ty, i)) ? a : b;
-            if (is_real(t.dtype))
-                setd(t.dtype, data, i, getd(p, bindex(&t, &p->ty, i)));
-            else
-                seti(t.dtype, data, i, geti(p, bindex(&t, &p->ty, i)));
-        }
-        out_known(I, n, 0, &t, data);
-        return;
-    }
-    /* cfx's where broadcasts one-element operands only: spread the others by a product */
-    const char *x[3];
-    ival *v3[3] = {c, a, b};
-    for (int k = 0; k < 3; k++) {
-        x[k] = ref(I, v3[k]);
-        if (count(&v3[k]->ty) != 1 && !(v3[k]->ty.rank == t.rank && count(&v3[k]->ty) == count(&t))) {
-            cfx_type s = t;
-            s.dtype = v3[k]->ty.dtype;
-            x[k] = s.dtype == CFX_BOOL ? fmt(I, "(%s == ones(%s))", x[k], tystr(I, &s))
-                                       : fmt(I, "(%s * ones(%s))", x[k], tystr(I, &s));
-        }
-    }
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = where(%s, %s, %s)", v, x[0], x[1], x[2]);
-}
-
 static void op_expand(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -2578,1568 +2823,6 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
     }
 }
 
-/* Gather along axis by index vector expression `idx` of n entries (i64/i32 run-time or known),
- * into out (data's shape with axis replaced by n): a loop of row copies. */
-static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *data, int rank, int axis,
-                        const char *idx, int64_t n)
-{
-    const char *k = new_id(I, "k_", "gather");
-    line(I, "%s = %s", out, zeros_of(I, t));
-    line(I, "for %s in range(%lld) {", k, (long long)n);
-    I->indent++;
-    line(I, "%s%s = %s%s", out, subscript(I, rank, axis, k), data,
-         subscript(I, rank, axis, fmt(I, "%s[%s]", idx, k)));
-    I->indent--;
-    line(I, "}");
-}
-
-static void op_gather(imp *I, const Onnx__NodeProto *n);
-
-/* A Gather whose result has a rank above cfx's, read only by a Transpose read only by a Reshape
- * (PyTorch writes F.unfold so: a known [kernel, positions] index per spatial axis): the Gather of
- * the index flattened, then reshape_through_transpose on the result's dims. Returns 0 where the
- * nodes are not so (what it wrote then is dropped by the refusal that follows). */
-static int gather_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, ival *ix, int axis)
-{
-    int r = x->ty.rank + ix->ty.rank - 1;
-    if (ix->ty.rank < 2 || r > 8)
-        return 0;
-    int64_t dims[8], m = count(&ix->ty);
-    for (int d = 0, o = 0; d < x->ty.rank; d++) {
-        if (d == axis)
-            for (int q = 0; q < ix->ty.rank; q++)
-                dims[o++] = ix->ty.dims[q];
-        else
-            dims[o++] = x->ty.dims[d];
-    }
-    cfx_type ft = mktype(ix->ty.dtype, 1, &m);
-    const char *fname = fmt(I, "%s#flat_index", out_name(I, n, 0));
-    ival *flat = ix->data ? bind(I, fname, &ft, NULL, ix->data)
-                          : bind(I, fname, &ft, reshaped(I, ref(I, ix), &ix->ty, &ft), NULL);
-    Onnx__AttributeProto a = {0};
-    a.name = "axis";
-    a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    a.has_i = 1;
-    a.i = axis;
-    ival *ins[2] = {x, flat};
-    ival *g = step(I, n, "flat", op_gather, ins, 2, &a);
-    return reshape_through_transpose(I, n, g, dims, r);
-}
-
-static void op_gather(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1);
-    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
-    if (is_real(ix->ty.dtype) || ix->ty.dtype == CFX_BOOL)
-        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
-    cfx_type t = x->ty;
-    t.rank = x->ty.rank + ix->ty.rank - 1;
-    if (t.rank > CFX_TYPE_MAX_RANK) {
-        if (gather_through_transpose(I, n, x, ix, axis))
-            return;
-        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
-    }
-    for (int d = 0, o = 0; d < x->ty.rank; d++) {
-        if (d == axis)
-            for (int q = 0; q < ix->ty.rank; q++)
-                t.dims[o++] = ix->ty.dims[q];
-        else
-            t.dims[o++] = x->ty.dims[d];
-    }
-    int64_t m = count(&ix->ty);
-    if (x->data && ix->data && count(&t) <= ONNX_FOLD_MAX) {
-        int64_t outer = 1, inner = 1, dim = x->ty.dims[axis];
-        for (int d = 0; d < axis; d++) outer *= x->ty.dims[d];
-        for (int d = axis + 1; d < x->ty.rank; d++) inner *= x->ty.dims[d];
-        void *data = new_data(I, &t);
-        size_t es = (size_t)cfx_dtype_size(t.dtype);
-        for (int64_t b = 0; b < outer; b++)
-            for (int64_t j = 0; j < m; j++) {
-                int64_t i = geti(ix, j);
-                if (i < -dim || i >= dim)
-                    fail(I, "index %lld is out of range for dimension %d of size %lld", (long long)i, axis, (long long)dim);
-                if (i < 0)
-                    i += dim;
-                copy((char *)data + (size_t)((b * m + j) * inner) * es,
-                       (char *)x->data + (size_t)((b * dim + i) * inner) * es, (size_t)inner * es);
-            }
-        out_known(I, n, 0, &t, data);
-        return;
-    }
-    const char *src = ref(I, x);
-    if (ix->ty.rank == 0) {
-        const char *i = ix->data ? fmt(I, "%lld", (long long)geti(ix, 0)) : ref(I, ix);
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = %s%s", v, src, subscript(I, x->ty.rank, axis, i));
-        return;
-    }
-    if (ix->ty.dtype == CFX_I32 || ix->ty.dtype == CFX_I64) {
-        /* one take: one GATHER record whatever the number of indices (a loop of row copies,
-         * gather_loop, was a dozen records per index on the cpu executor) */
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = take(%s, %s, axis=%d)", v, src, ref(I, ix), axis);
-        return;
-    }
-    const char *idx = ref(I, ix);
-    if (ix->ty.rank > 1)
-        idx = fmt(I, "reshape(%s, [%lld])", idx, (long long)m);
-    cfx_type flat = x->ty;
-    flat.dims[axis] = m;
-    if (ix->ty.rank == 1) {
-        const char *v = out_var(I, n, 0, &t);
-        gather_loop(I, v, &t, src, x->ty.rank, axis, idx, m);
-        return;
-    }
-    const char *tmp = new_id(I, "g_", out_name(I, n, 0));
-    if (ix->ty.rank > 1) {
-        const char *iv = new_id(I, "i_", out_name(I, n, 0));
-        line(I, "%s = %s", iv, idx);
-        idx = iv;
-    }
-    gather_loop(I, tmp, &flat, src, x->ty.rank, axis, idx, m);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, reshaped(I, tmp, &flat, &t));
-}
-
-/* Loops over every index of t (as i0, i1, ...), writing `body` with those names inside. */
-static void element_loops(imp *I, const cfx_type *t, const char **ix, int open)
-{
-    if (open) {
-        for (int d = 0; d < t->rank; d++) {
-            ix[d] = new_id(I, "i_", fmt(I, "%d", d));
-            line(I, "for %s in range(%lld) {", ix[d], (long long)t->dims[d]);
-            I->indent++;
-        }
-    } else {
-        for (int d = 0; d < t->rank; d++) {
-            I->indent--;
-            line(I, "}");
-        }
-    }
-}
-
-static const char *index_list(imp *I, const char **ix, int rank)
-{
-    strbuf sb = {0};
-    for (int d = 0; d < rank; d++)
-        sb_printf(&sb, "%s%s", d ? ", " : "", ix[d]);
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
- * result goes to the variable that holds the data and the data is read no more (a loop's
- * carried `tokens[t] = tok`). */
-static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
-    const Onnx__AttributeProto *red = attr(I, n, "reduction");
-    const char *with = NULL; /* the reduction: the new value combined with the old */
-    if (red && red->has_s) {
-        static const struct { const char *name, *op; } reds[] = {{"none", NULL}, {"add", "+"}, {"mul", "*"},
-                                                                   {"max", "max"}, {"min", "min"}};
-        int found = 0;
-        for (size_t k = 0; k < sizeof reds / sizeof *reds; k++)
-            if (red->s.len == strlen(reds[k].name) && !memcmp(red->s.data, reds[k].name, red->s.len)) {
-                with = reds[k].op;
-                found = 1;
-            }
-        if (!found)
-            fail(I, "reduction '%.*s' is not supported (none, add, mul, max, min are)", (int)red->s.len,
-                 (const char *)red->s.data);
-    }
-    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
-        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
-    if (ix->ty.rank < 1)
-        fail(I, "the indices are a scalar");
-    int k = (int)ix->ty.dims[ix->ty.rank - 1];
-    if (k < 1 || k > x->ty.rank)
-        fail(I, "index tuples of %d entries into %s", k, tystr(I, &x->ty));
-    int64_t m = count(&ix->ty) / k;
-    cfx_type want = x->ty; /* updates: the indices' leading shape, then the data's from k on */
-    want.rank = ix->ty.rank - 1 + x->ty.rank - k;
-    for (int d = 0; d < ix->ty.rank - 1; d++)
-        want.dims[d] = ix->ty.dims[d];
-    for (int d = k; d < x->ty.rank; d++)
-        want.dims[ix->ty.rank - 1 + d - k] = x->ty.dims[d];
-    if (!same_type(&want, &up->ty))
-        fail(I, "the updates are %s; data %s and indices %s need %s", tystr(I, &up->ty), tystr(I, &x->ty),
-             tystr(I, &ix->ty), tystr(I, &want));
-    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
-    const char *v = out_var(I, n, 0, &x->ty);
-    if (strcmp(v, src) != 0)
-        line(I, "%s = %s", v, src);
-    cfx_type row = up->ty; /* one update */
-    row.rank = x->ty.rank - k;
-    for (int d = 0; d < row.rank; d++)
-        row.dims[d] = x->ty.dims[k + d];
-    const char *flat_i = ix->ty.rank == 2 ? idx : fmt(I, "reshape(%s, [%lld, %d])", idx, (long long)m, k);
-    cfx_type upf = row;
-    upf.rank = row.rank + 1;
-    upf.dims[0] = m;
-    for (int d = 0; d < row.rank; d++)
-        upf.dims[d + 1] = row.dims[d];
-    const char *flat_u = same_type(&upf, &up->ty) ? upd : fmt(I, "reshape(%s, %s)", upd, dims_list(I, &upf));
-    const char *j = m == 1 ? "0" : new_id(I, "j_", out_name(I, n, 0));
-    if (m > 1) {
-        line(I, "for %s in range(%lld) {", j, (long long)m);
-        I->indent++;
-    }
-    strbuf sb = {0};
-    const char *sym;
-    int64_t off;
-    if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
-        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
-    else
-        for (int d = 0; d < k; d++)
-            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
-    if (sb.oom)
-        fail(I, "out of memory");
-    const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
-    const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
-    if (!with)
-        line(I, "%s = %s", at, val);
-    else if (with[0] == '+' || with[0] == '*')
-        line(I, "%s = %s %s %s", at, at, with, val);
-    else
-        line(I, "%s = %s(%s, %s)", at, with, at, val);
-    sb_free(&sb);
-    if (m > 1) {
-        I->indent--;
-        line(I, "}");
-    }
-}
-
-/* ---- ops that move values: ScatterElements, Tile, Pad; BatchNormalization; helpers for
- * ReduceProd, ArgMax's select_last_index and TopK of rank 3 to 5. Each is a composition of the
- * language's ops and statements. */
-
-static const char *real_const(imp *I, double x, cfx_dtype dt, const char *why);
-
-/* A string attribute (a copy), or def where it is absent. */
-static const char *attr_str(imp *I, const Onnx__NodeProto *n, const char *name, const char *def)
-{
-    const Onnx__AttributeProto *a = attr(I, n, name);
-    if (!a)
-        return def;
-    if (!a->has_s)
-        fail(I, "attribute '%s' is not a string", name);
-    char *s = alloc(I, a->s.len + 1);
-    copy(s, a->s.data, a->s.len);
-    s[a->s.len] = '\0';
-    return s;
-}
-
-/* "(2, 0, 1)": a permutation for permute */
-static const char *perm_text(imp *I, const int *perm, int rank)
-{
-    strbuf sb = {0};
-    sb_puts(&sb, "(");
-    for (int d = 0; d < rank; d++)
-        sb_printf(&sb, "%s%d", d ? ", " : "", perm[d]);
-    sb_puts(&sb, rank == 1 ? ",)" : ")");
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* A known i64 vector as a module constant, for a loop to read. */
-static const char *index_table(imp *I, const char *name, const int64_t *vals, int64_t len)
-{
-    cfx_type t = mktype(CFX_I64, 1, &len);
-    int64_t *d = new_data(I, &t);
-    copy(d, vals, (size_t)len * sizeof *d);
-    ival v = {.name = name, .ty = t, .data = d};
-    return ref(I, &v);
-}
-
-/* ScatterElements (and opset 9's Scatter): data with the updates written element by element at
- * the indices along axis, combined by the reduction; in place where the result goes to the
- * variable that holds the data (op_scatter_nd's rule). Each write is the language's element
- * assignment, so a run-time index out of range stops the run with `index`, and a negative one
- * counts from the end, as ONNX says. */
-static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
-    int r = x->ty.rank;
-    if (r < 1)
-        fail(I, "the data is a scalar");
-    int axis = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
-    const char *red = attr_str(I, n, "reduction", "none"), *with = NULL;
-    if (!strcmp(red, "add")) with = "+";
-    else if (!strcmp(red, "mul")) with = "*";
-    else if (!strcmp(red, "max")) with = "max";
-    else if (!strcmp(red, "min")) with = "min";
-    else if (strcmp(red, "none") != 0)
-        fail(I, "reduction '%s' is not supported (none, add, mul, max, min are)", clean(I, red));
-    if (with && x->ty.dtype == CFX_BOOL)
-        fail(I, "reduction '%s' of %s is not supported", red, tystr(I, &x->ty));
-    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
-        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
-    if (ix->ty.rank != r)
-        fail(I, "the indices are %s for data %s: they must have its rank", tystr(I, &ix->ty), tystr(I, &x->ty));
-    for (int d = 0; d < r; d++)
-        if (d != axis && ix->ty.dims[d] > x->ty.dims[d])
-            fail(I, "the indices are %s, larger than the data %s in dimension %d", tystr(I, &ix->ty),
-                 tystr(I, &x->ty), d);
-    cfx_type ut = ix->ty;
-    ut.dtype = x->ty.dtype;
-    if (!same_type(&ut, &up->ty))
-        fail(I, "the updates are %s; indices %s need %s", tystr(I, &up->ty), tystr(I, &ix->ty), tystr(I, &ut));
-    if (count(&ix->ty) == 0)
-        fail(I, "the indices have no elements");
-    int64_t dim = x->ty.dims[axis];
-    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
-        int64_t v = geti(ix, i);
-        if (v < -dim || v >= dim)
-            fail(I, "index %lld is out of range for axis %d of size %lld", (long long)v, axis, (long long)dim);
-    }
-    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
-    const char *v = out_var(I, n, 0, &x->ty);
-    if (strcmp(v, src) != 0)
-        line(I, "%s = %s", v, src);
-    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
-    int loops = 0; /* a loop over each dimension of the indices but those of size 1 */
-    for (int d = 0; d < r; d++) {
-        ixs[d] = "0";
-        if (ix->ty.dims[d] > 1) {
-            ixs[d] = new_id(I, "i_", fmt(I, "%d", d));
-            line(I, "for %s in range(%lld) {", ixs[d], (long long)ix->ty.dims[d]);
-            I->indent++;
-            loops++;
-        }
-    }
-    const char *all = index_list(I, ixs, r);
-    for (int d = 0; d < r; d++)
-        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
-    const char *at = fmt(I, "%s[%s]", v, index_list(I, sel, r));
-    const char *val = fmt(I, "%s[%s]", upd, all);
-    if (!with)
-        line(I, "%s = %s", at, val);
-    else if (with[0] == '+' || with[0] == '*') /* a sum or product of halves rounds at each step */
-        line(I, "%s = %s", at, half_rounded(I, x->half, fmt(I, "%s %s %s", at, with, val)));
-    else
-        line(I, "%s = %s(%s, %s)", at, with, at, val);
-    while (loops-- > 0) {
-        I->indent--;
-        line(I, "}");
-    }
-}
-
-/* Element i of `to` (a tensor of to's type) from known x, by a map of each axis's output index to
- * the input's (-1: `fill`, a known one-element value, or 0 where there is none). */
-static void *fold_map(imp *I, ival *x, const cfx_type *to, int64_t *const *map, ival *fill)
-{
-    void *data = new_data(I, to);
-    for (int64_t i = 0; i < count(to); i++) {
-        int64_t rem = i, src = 0, stride = 1, inside = 1;
-        int64_t idx[CFX_TYPE_MAX_RANK];
-        for (int d = to->rank - 1; d >= 0; d--) {
-            idx[d] = rem % to->dims[d];
-            rem /= to->dims[d];
-        }
-        for (int d = to->rank - 1; d >= 0; d--) {
-            int64_t j = map[d][idx[d]];
-            inside &= j >= 0;
-            src += j * stride;
-            stride *= x->ty.dims[d];
-        }
-        ival *from = inside ? x : fill;
-        int64_t at = inside ? src : 0;
-        if (!from)
-            seti(to->dtype, data, i, 0);
-        else if (is_real(to->dtype))
-            setd(to->dtype, data, i, getd(from, at));
-        else
-            seti(to->dtype, data, i, geti(from, at));
-    }
-    return data;
-}
-
-/* Tile with repeats known at import: the language's concat of copies along each repeated axis
- * (a loop of slice writes past 16 copies). */
-static void op_tile(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (I->opset < 6)
-        fail(I, "Tile of opset %lld (tiles and axis as inputs) is not supported; opset 6 on is",
-             (long long)I->opset);
-    int64_t reps[CFX_TYPE_MAX_RANK];
-    int64_t nr = ints_of(I, known(I, n, 1, "the repeats"), reps, CFX_TYPE_MAX_RANK, "the repeats");
-    if (nr != r)
-        fail(I, "%lld repeats for %s", (long long)nr, tystr(I, &x->ty));
-    cfx_type t = x->ty;
-    for (int d = 0; d < r; d++) {
-        if (reps[d] < 0 || reps[d] > ((int64_t)1 << 30))
-            fail(I, "repeat %lld along axis %d", (long long)reps[d], d);
-        t.dims[d] = x->ty.dims[d] * reps[d];
-    }
-    check_shape(I, out_name(I, n, 0), t.rank, t.dims, x->data != NULL);
-    if (count(&t) == 0 || (x->data && count(&t) <= ONNX_FOLD_MAX)) {
-        int64_t *map[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < r; d++) {
-            map[d] = alloc(I, (size_t)(t.dims[d] + 1) * sizeof *map[d]);
-            for (int64_t p = 0; p < t.dims[d]; p++)
-                map[d][p] = p % x->ty.dims[d];
-        }
-        out_known(I, n, 0, &t, count(&t) ? fold_map(I, x, &t, map, NULL) : new_data(I, &t));
-        return;
-    }
-    int last = -1;
-    for (int d = 0; d < r; d++)
-        if (reps[d] > 1)
-            last = d;
-    if (last < 0) {
-        bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
-        return;
-    }
-    const char *cur = ref(I, x);
-    cfx_type ct = x->ty;
-    for (int d = 0; d <= last; d++) {
-        if (reps[d] == 1)
-            continue;
-        int64_t len = ct.dims[d];
-        ct.dims[d] *= reps[d];
-        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "t_", out_name(I, n, 0));
-        if (reps[d] <= 16) {
-            strbuf sb = {0};
-            for (int64_t k = 0; k < reps[d]; k++)
-                sb_printf(&sb, "%s%s", k ? ", " : "", cur);
-            if (sb.oom)
-                fail(I, "out of memory");
-            line(I, "%s = concat((%s), axis=%d)", to, sb_str(&sb), d);
-            sb_free(&sb);
-        } else {
-            const char *k = new_id(I, "k_", "tile");
-            line(I, "%s = %s", to, zeros_of(I, &ct));
-            line(I, "for %s in range(%lld) {", k, (long long)reps[d]);
-            I->indent++;
-            line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%s * %lld:%s * %lld + %lld", k, (long long)len, k,
-                                                             (long long)len, (long long)len)), cur);
-            I->indent--;
-            line(I, "}");
-        }
-        cur = to;
-    }
-}
-
-/* The input index that output index p of a padded axis reads: a crop of size m starting `lo`
- * into the input, `a` pad entries before it; -1 where the constant goes. numpy's pad. */
-static int64_t pad_source(int mode, int64_t p, int64_t a, int64_t m, int64_t lo)
-{
-    int64_t j = p - a;
-    if (j >= 0 && j < m)
-        return lo + j;
-    if (mode == 0)
-        return -1;
-    if (mode == 1) /* edge */
-        j = j < 0 ? 0 : m - 1;
-    else if (mode == 2) /* wrap */
-        j = ((j % m) + m) % m;
-    else if (m == 1) /* reflect */
-        j = 0;
-    else {
-        int64_t period = 2 * (m - 1);
-        j = ((j % period) + period) % period;
-        j = j < m ? j : period - j;
-    }
-    return lo + j;
-}
-
-/* "[a:b, :, c:d]": a box of a rank-r tensor, lo[d] to hi[d] along each axis (whole where the
- * box spans it, len[d]). */
-static const char *box_text(imp *I, int r, const int64_t *lo, const int64_t *hi, const int64_t *len)
-{
-    strbuf sb = {0};
-    sb_puts(&sb, "[");
-    for (int d = 0; d < r; d++) {
-        if (lo[d] == 0 && hi[d] == len[d])
-            sb_printf(&sb, "%s:", d ? ", " : "");
-        else
-            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)hi[d]);
-    }
-    sb_puts(&sb, "]");
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* Pad with pads known at import (a negative one crops): constant, reflect, edge, wrap. The
- * constant fills the result and the (cropped) data is written into its middle; the other modes
- * pad one axis at a time, the middle written whole and each pad row copied from its row. */
-static void op_pad(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    const char *ms = attr_str(I, n, "mode", "constant");
-    static const char *const modes[] = {"constant", "edge", "wrap", "reflect"};
-    int mode = -1;
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(ms, modes[k]))
-            mode = k;
-    if (mode < 0)
-        fail(I, "mode '%s' is not supported (constant, reflect, edge, wrap are)", clean(I, ms));
-    int64_t pads[2 * CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
-    int64_t np, na = 0;
-    ival *cv = NULL;
-    double value = 0;
-    if (I->opset < 11) {
-        np = ints_arg(I, n, n->n_input + 1, attr(I, n, "pads") ? "pads" : "paddings", pads, 2 * CFX_TYPE_MAX_RANK,
-                      "the pads");
-        value = half_value_of(x->half, attr_float(I, n, "value", 0)); /* a value of the data's type */
-    } else {
-        np = ints_of(I, known(I, n, 1, "the pads"), pads, 2 * CFX_TYPE_MAX_RANK, "the pads");
-        cv = in_opt(I, n, 2);
-        if (has_input(n, 3))
-            na = ints_of(I, known(I, n, 3, "the axes"), axes, CFX_TYPE_MAX_RANK, "the axes");
-    }
-    if (!has_input(n, 3))
-        for (int d = 0; d < r; d++)
-            axes[na++] = d;
-    if (np != 2 * na)
-        fail(I, "%lld pads for %lld axes", (long long)np, (long long)na);
-    if (cv && (count(&cv->ty) != 1 || cv->ty.dtype != x->ty.dtype))
-        fail(I, "the constant value is %s, not one %s", tystr(I, &cv->ty), cfx_dtype_name(x->ty.dtype));
-    for (int64_t k = 0; k < np; k++)
-        if (pads[k] < -((int64_t)1 << 30) || pads[k] > ((int64_t)1 << 30))
-            fail(I, "a pad of %lld", (long long)pads[k]);
-    int64_t before[CFX_TYPE_MAX_RANK] = {0}, after[CFX_TYPE_MAX_RANK] = {0};
-    int64_t lo[CFX_TYPE_MAX_RANK], m[CFX_TYPE_MAX_RANK];
-    int seen[CFX_TYPE_MAX_RANK] = {0};
-    for (int64_t k = 0; k < na; k++) {
-        int d = norm_axis(I, axes[k], r, "axis");
-        if (seen[d]++)
-            fail(I, "axis %d is padded twice", d);
-        before[d] = pads[k];
-        after[d] = pads[na + k];
-    }
-    cfx_type t = x->ty, crop = x->ty;
-    int crops = 0, pads_any = 0;
-    for (int d = 0; d < r; d++) {
-        lo[d] = before[d] < 0 ? -before[d] : 0;
-        m[d] = x->ty.dims[d] - lo[d] - (after[d] < 0 ? -after[d] : 0);
-        if (m[d] < 1)
-            fail(I, "the pads crop axis %d of %s to nothing", d, tystr(I, &x->ty));
-        crops |= m[d] != x->ty.dims[d];
-        before[d] = before[d] > 0 ? before[d] : 0;
-        after[d] = after[d] > 0 ? after[d] : 0;
-        pads_any |= before[d] + after[d] > 0;
-        crop.dims[d] = m[d];
-        t.dims[d] = m[d] + before[d] + after[d];
-    }
-    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
-    if (x->data && (!cv || cv->data) && count(&t) <= ONNX_FOLD_MAX) {
-        int64_t *map[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < r; d++) {
-            map[d] = alloc(I, (size_t)t.dims[d] * sizeof *map[d]);
-            for (int64_t p = 0; p < t.dims[d]; p++)
-                map[d][p] = pad_source(mode, p, before[d], m[d], lo[d]);
-        }
-        cfx_type one = mktype(x->ty.dtype, 0, NULL);
-        ival fill = {.name = "value", .ty = one, .data = new_data(I, &one)};
-        if (cv)
-            fill = *cv;
-        else
-            setd(one.dtype, fill.data, 0, value);
-        out_known(I, n, 0, &t, fold_map(I, x, &t, map, &fill));
-        return;
-    }
-    const char *src = ref(I, x), *nm = out_name(I, n, 0);
-    int64_t hi[CFX_TYPE_MAX_RANK];
-    for (int d = 0; d < r; d++)
-        hi[d] = lo[d] + m[d];
-    if (crops)
-        src = fmt(I, "%s%s", src, box_text(I, r, lo, hi, x->ty.dims));
-    if (!pads_any) {
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = %s", v, crops ? src : fmt(I, "copy(%s)", src));
-        return;
-    }
-    if (mode == 0) {
-        const char *fill;
-        if (cv)
-            fill = cv->ty.rank == 0 ? ref(I, cv) : reshaped(I, ref(I, cv), &cv->ty, &(cfx_type){.dtype = cv->ty.dtype});
-        else
-            fill = value == 0 ? NULL : real_const(I, value, x->ty.dtype, fmt(I, "%s_value", nm));
-        int64_t end[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < r; d++)
-            end[d] = before[d] + m[d];
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = %s", v, fill ? fmt(I, "full(%s, %s)", tystr(I, &t), fill) : zeros_of(I, &t));
-        line(I, "%s%s = %s", v, box_text(I, r, before, end, t.dims), src);
-        return;
-    }
-    if (crops) {
-        const char *c = new_id(I, "c_", nm);
-        line(I, "%s = %s", c, src);
-        src = c;
-    }
-    int last = -1;
-    for (int d = 0; d < r; d++)
-        if (before[d] + after[d] > 0)
-            last = d;
-    cfx_type ct = crop;
-    for (int d = 0; d <= last; d++) {
-        int64_t a = before[d], b = after[d], len = m[d];
-        if (a + b == 0)
-            continue;
-        ct.dims[d] = t.dims[d];
-        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "p_", nm);
-        line(I, "%s = %s", to, zeros_of(I, &ct));
-        line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%lld:%lld", (long long)a, (long long)(a + len))), src);
-        int64_t np2 = a + b;
-        if (np2 > ((int64_t)1 << 24))
-            fail(I, "%lld pad entries along axis %d; at most 2^24 are taken", (long long)np2, d);
-        int64_t *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
-        for (int64_t k = 0; k < np2; k++) {
-            pos[k] = k < a ? k : a + len + (k - a);
-            from[k] = pad_source(mode, pos[k], a, len, 0);
-        }
-        if (np2 <= 8) {
-            for (int64_t k = 0; k < np2; k++)
-                line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%lld", (long long)pos[k])), src,
-                     subscript(I, r, d, fmt(I, "%lld", (long long)from[k])));
-        } else {
-            const char *pt = index_table(I, fmt(I, "%s_pad%d", nm, d), pos, np2);
-            const char *ft = index_table(I, fmt(I, "%s_from%d", nm, d), from, np2);
-            const char *k = new_id(I, "k_", "pad");
-            line(I, "for %s in range(%lld) {", k, (long long)np2);
-            I->indent++;
-            line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%s[%s]", pt, k)), src,
-                 subscript(I, r, d, fmt(I, "%s[%s]", ft, k)));
-            I->indent--;
-            line(I, "}");
-        }
-        src = to;
-    }
-}
-
-/* BatchNormalization at inference: scale * (x - mean) / sqrt(var + epsilon) + B along axis 1, in
- * the order ONNX's reference computes it; a half type's result is rounded once (computed in f32,
- * as PyTorch's kernels and the LayerNormalization here do). */
-static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n);
-
-static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (attr_int(I, n, "training_mode", 0)) {
-        op_batchnorm_train(I, n);
-        return;
-    }
-    for (size_t k = 1; k < n->n_output; k++)
-        if (n->output[k] && *n->output[k])
-            fail(I, "output %zu (the running or saved statistics of training) is not supported", k);
-    if (!is_real(x->ty.dtype) || r < 2)
-        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
-    int spatial = (int)(I->opset < 9 ? attr_int(I, n, "spatial", 1) : 1);
-    int64_t c = x->ty.dims[1];
-    cfx_type pt = x->ty; /* what each parameter is seen as: [C, 1, ...], or [C, D1, ...] */
-    pt.rank = r - 1;
-    for (int d = 1; d < r - 1; d++)
-        pt.dims[d] = spatial ? 1 : x->ty.dims[d + 1];
-    pt.dims[0] = c;
-    const char *p[4];
-    for (int k = 0; k < 4; k++) {
-        ival *v = in(I, n, (size_t)k + 1);
-        cfx_type want = spatial ? mktype(x->ty.dtype, 1, &c) : pt;
-        if (v->ty.dtype != x->ty.dtype || count(&v->ty) != count(&want) ||
-            (v->ty.rank != 1 && !same_type(&v->ty, &want)))
-            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
-                 tystr(I, &want));
-        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
-    }
-    double eps = attr_float(I, n, "epsilon", 1e-5);
-    const char *nm = out_name(I, n, 0);
-    const char *e = real_const(I, (float)eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
-    const char *sd = new_id(I, "sd_", nm);
-    line(I, "%s = sqrt(%s + %s)", sd, p[3], e);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
-}
-
-/* InstanceNormalization: scale * (x - mean) / sqrt(var + epsilon) + B, the mean and variance of
- * each [n, c] taken over the spatial axes (2 on), scale and B along axis 1 as BatchNormalization's.
- * PyTorch writes it for nn.InstanceNorm*d and, on [N, groups, -1], for nn.GroupNorm. */
-static void op_instancenorm(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r < 3)
-        fail(I, "the input is %s; InstanceNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
-    int64_t c = x->ty.dims[1];
-    cfx_type pt = x->ty; /* each parameter seen as [C, 1, ...] */
-    pt.rank = r - 1;
-    pt.dims[0] = c;
-    for (int d = 1; d < r - 1; d++)
-        pt.dims[d] = 1;
-    cfx_type want = mktype(x->ty.dtype, 1, &c);
-    const char *p[2];
-    for (int k = 0; k < 2; k++) {
-        ival *v = in(I, n, (size_t)k + 1);
-        if (!same_type(&v->ty, &want))
-            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
-                 tystr(I, &want));
-        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
-    }
-    double eps = attr_float(I, n, "epsilon", 1e-5);
-    const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *sd = new_id(I, "sd_", nm);
-    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
-    for (int k = r - 1; k >= 2; k--) {
-        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
-        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
-    }
-    line(I, "%s = %s", mu, m1);
-    line(I, "%s = %s - %s", d, a, mu);
-    line(I, "%s = sqrt(%s + %s)", sd, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s * %s / %s + %s", v, p[0], d, sd, p[1]);
-}
-
-/* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
- * multiplied in order; a half type's product is rounded once, as ReduceSum's sum is. */
-static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *mark, const cfx_type *t)
-{
-    int r = x->ty.rank, perm[CFX_TYPE_MAX_RANK], np = 0, moved = 0;
-    int64_t rows = 1;
-    cfx_type rest = x->ty;
-    rest.rank = 0;
-    for (int d = 0; d < r; d++)
-        if (mark[d]) {
-            perm[np] = d;
-            moved |= np != d;
-            np++;
-            rows *= x->ty.dims[d];
-        }
-    for (int d = 0; d < r; d++)
-        if (!mark[d]) {
-            perm[np] = d;
-            moved |= np != d;
-            np++;
-            rest.dims[rest.rank++] = x->ty.dims[d];
-        }
-    const char *nm = out_name(I, n, 0), *e = ref(I, x);
-    if (r > 1 && moved)
-        e = fmt(I, "permute(%s, %s)", e, perm_text(I, perm, r));
-    cfx_type flat = rest;
-    flat.rank = rest.rank + 1;
-    flat.dims[0] = rows;
-    for (int d = 0; d < rest.rank; d++)
-        flat.dims[d + 1] = rest.dims[d];
-    cfx_type pt = x->ty;
-    for (int d = 0; d < r; d++)
-        pt.dims[d] = x->ty.dims[perm[d]];
-    e = reshaped(I, e, &pt, &flat);
-    if (!plain_id(e)) {
-        const char *f = new_id(I, "f_", nm);
-        line(I, "%s = %s", f, e);
-        e = f;
-    }
-    const char *acc = new_id(I, "prod_", nm);
-    if (rows <= 8) {
-        const char *p = fmt(I, "%s[0]", e);
-        for (int64_t k = 1; k < rows; k++)
-            p = fmt(I, "%s * %s[%lld]", p, e, (long long)k);
-        line(I, "%s = %s", acc, p);
-    } else {
-        const char *k = new_id(I, "k_", "prod");
-        line(I, "%s = %s[0]", acc, e);
-        line(I, "for %s in range(1, %lld) {", k, (long long)rows);
-        I->indent++;
-        line(I, "%s = %s * %s[%s]", acc, acc, e, k);
-        I->indent--;
-        line(I, "}");
-    }
-    const char *v = out_var(I, n, 0, t);
-    line(I, "%s = %s", v, reshaped(I, acc, &rest, t));
-}
-
-/* ArgMax/ArgMin with select_last_index = 1: the largest position (1 on) along the axis among the
- * elements equal to the extreme (NaN where the extreme is NaN), less one. */
-static void arg_last(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int keep, const char *fn,
-                     const cfx_type *t)
-{
-    int r = x->ty.rank;
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    cfx_type pt = x->ty;
-    pt.dtype = CFX_I64;
-    for (int d = 0; d < r; d++)
-        pt.dims[d] = d == axis ? x->ty.dims[d] : 1;
-    int64_t *pos = new_data(I, &pt);
-    for (int64_t k = 0; k < x->ty.dims[axis]; k++)
-        pos[k] = k + 1;
-    ival pv = {.name = fmt(I, "%s_positions", nm), .ty = pt, .data = pos};
-    const char *ex = new_id(I, "e_", nm), *at = new_id(I, "at_", nm);
-    line(I, "%s = %s(%s, axis=%d, keepdims=True)", ex, !strcmp(fn, "argmax") ? "max" : "min", xs, axis);
-    const char *hit = fmt(I, "(%s == %s)", xs, ex);
-    if (is_real(x->ty.dtype))
-        hit = fmt(I, "(%s or (%s != %s))", hit, xs, xs);
-    line(I, "%s = cast(%s, i64) * %s", at, hit, ref(I, &pv));
-    const char *v = out_var(I, n, 0, t);
-    line(I, "%s = max(%s, axis=%d%s) - 1", v, at, axis, keep ? ", keepdims=True" : "");
-}
-
-/* Einsum of one or two operands, no label repeated within an operand (no diagonals): the labels
- * of one operand only that the result lacks summed out, then the two sides permuted to [batch,
- * kept, contracted] and [batch, contracted, kept], flattened to three dimensions and multiplied
- * with the language's batched @ (a matrix product where there is no batch), and the product
- * reshaped and permuted to the result's labels. */
-static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *lab, int *nl);
-
-static void op_einsum(imp *I, const Onnx__NodeProto *n)
-{
-    const char *eq = attr_str(I, n, "equation", NULL);
-    if (!eq)
-        fail(I, "the equation is missing");
-    size_t nops = n->n_input;
-    if (nops < 1 || nops > 2)
-        fail(I, "Einsum of %zu operands is not supported (one or two are)", nops);
-    /* the equation without spaces, each operand's labels with "..." spelled out in digits */
-    char lab[3][CFX_TYPE_MAX_RANK + 1];
-    int nl[3] = {0, 0, 0}, explicit_out = 0, ell_rank = 0, part = 0;
-    char spec[3][64];
-    int ns[3] = {0, 0, 0};
-    for (const char *p = eq; *p; p++) {
-        if (*p == ' ')
-            continue;
-        if (*p == ',') {
-            if (++part > 1)
-                fail(I, "Einsum '%s': more than two operands", clean(I, eq));
-            continue;
-        }
-        if (*p == '-' && p[1] == '>') {
-            if (explicit_out)
-                fail(I, "Einsum '%s' has '->' twice", clean(I, eq));
-            explicit_out = 1;
-            part = 2;
-            p++;
-            continue;
-        }
-        if (ns[part] >= 60)
-            fail(I, "Einsum '%s' is too long", clean(I, eq));
-        spec[part][ns[part]++] = *p;
-    }
-    int nin_spec = 1;
-    for (const char *p = eq; *p && !(*p == '-' && p[1] == '>'); p++)
-        nin_spec += *p == ',';
-    if ((size_t)nin_spec != nops)
-        fail(I, "Einsum '%s' names %d operands, the node has %zu", clean(I, eq), nin_spec, nops);
-    ival *ops[2] = {in(I, n, 0), nops > 1 ? in(I, n, 1) : NULL};
-    for (size_t k = 0; k < nops; k++) {
-        int rank = ops[k]->ty.rank, letters = 0, has_ell = 0;
-        for (int j = 0; j < ns[k]; j++) {
-            char c = spec[k][j];
-            if (c == '.') {
-                if (j + 2 >= ns[k] || spec[k][j + 1] != '.' || spec[k][j + 2] != '.' || has_ell)
-                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
-                has_ell = 1;
-                j += 2;
-            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-                letters++;
-            } else {
-                fail(I, "Einsum '%s': '%c' is not a label", clean(I, eq), c);
-            }
-        }
-        int er = rank - letters;
-        if (er < 0 || (!has_ell && er != 0))
-            fail(I, "Einsum '%s': operand %zu is %s, of another rank than its labels", clean(I, eq), k,
-                 tystr(I, &ops[k]->ty));
-        if (er > ell_rank)
-            ell_rank = er;
-        for (int j = 0; j < ns[k]; j++) {
-            if (spec[k][j] == '.') {
-                for (int e = 0; e < er; e++) /* right-aligned, as numpy broadcasts them */
-                    lab[k][nl[k]++] = (char)('0' + (CFX_TYPE_MAX_RANK - er + e));
-                j += 2;
-            } else {
-                lab[k][nl[k]++] = spec[k][j];
-            }
-        }
-        ops[k] = einsum_diagonal(I, n, ops[k], lab[k], &nl[k]); /* a label twice: the diagonal */
-    }
-    /* the size of each label, one for all operands */
-    int64_t size[128];
-    for (int c = 0; c < 128; c++)
-        size[c] = -1;
-    for (size_t k = 0; k < nops; k++)
-        for (int a = 0; a < nl[k]; a++) {
-            int c = lab[k][a];
-            if (size[c] >= 0 && size[c] != ops[k]->ty.dims[a])
-                fail(I, "Einsum '%s': label '%c' is %lld in one operand and %lld in another (broadcasting is "
-                     "not supported)", clean(I, eq), c, (long long)size[c], (long long)ops[k]->ty.dims[a]);
-            size[c] = ops[k]->ty.dims[a];
-        }
-    /* the result's labels */
-    if (explicit_out) {
-        int has_ell = 0;
-        for (int j = 0; j < ns[2]; j++) {
-            char c = spec[2][j];
-            if (c == '.') {
-                if (j + 2 >= ns[2] || spec[2][j + 1] != '.' || spec[2][j + 2] != '.' || has_ell)
-                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
-                has_ell = 1;
-                if (nl[2] + ell_rank > CFX_TYPE_MAX_RANK)
-                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
-                for (int e = 0; e < ell_rank; e++)
-                    lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
-                j += 2;
-            } else {
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) || size[(int)c] < 0)
-                    fail(I, "Einsum '%s': the result's label '%c' is in no operand", clean(I, eq), c);
-                if (nl[2] >= CFX_TYPE_MAX_RANK)
-                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
-                lab[2][nl[2]++] = c;
-            }
-        }
-        if (!has_ell && ell_rank > 0)
-            fail(I, "Einsum '%s': the '...' dimensions are summed (not supported)", clean(I, eq));
-    } else { /* numpy's implicit result: '...' first, then the labels seen once, in order */
-        for (int e = 0; e < ell_rank; e++)
-            lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
-        for (int c = 'A'; c <= 'z'; c++) {
-            int seen = 0;
-            for (size_t k = 0; k < nops; k++)
-                seen += memchr(lab[k], c, (size_t)nl[k]) != NULL;
-            if (seen != 1 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-                continue;
-            if (nl[2] >= CFX_TYPE_MAX_RANK)
-                fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
-            lab[2][nl[2]++] = (char)c;
-        }
-    }
-    for (int a = 0; a < nl[2]; a++)
-        for (int b = a + 1; b < nl[2]; b++)
-            if (lab[2][a] == lab[2][b])
-                fail(I, "Einsum '%s': label '%c' twice in the result", clean(I, eq), lab[2][a]);
-    cfx_type t = mktype(ops[0]->ty.dtype, 0, NULL);
-    t.rank = nl[2];
-    for (int a = 0; a < nl[2]; a++)
-        t.dims[a] = size[(int)lab[2][a]];
-    if (nops == 2 && ops[1]->ty.dtype != t.dtype)
-        fail(I, "the operands are %s and %s", tystr(I, &ops[0]->ty), tystr(I, &ops[1]->ty));
-    if (t.dtype == CFX_BOOL)
-        fail(I, "Einsum of %s is not supported", tystr(I, &ops[0]->ty));
-    const char *nm = out_name(I, n, 0);
-    /* each operand: the labels in neither the other operand nor the result summed out */
-    const char *e[2];
-    char kl[2][CFX_TYPE_MAX_RANK + 1];
-    int nk[2];
-    for (size_t k = 0; k < nops; k++) {
-        e[k] = ref(I, ops[k]);
-        nk[k] = 0;
-        for (int a = nl[k] - 1; a >= 0; a--) {
-            char c = lab[k][a];
-            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
-            if (!other && !memchr(lab[2], c, (size_t)nl[2]))
-                e[k] = fmt(I, "sum(%s, axis=%d)", e[k], a);
-        }
-        for (int a = 0; a < nl[k]; a++) {
-            char c = lab[k][a];
-            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
-            if (other || memchr(lab[2], c, (size_t)nl[2]))
-                kl[k][nk[k]++] = c;
-        }
-    }
-    /* the permutation of labels `from` (n of them) that gives `to` */
-    #define EINSUM_PERM(from, nf, to, nt, perm) \
-        for (int q = 0; q < (nt); q++) \
-            (perm)[q] = (int)((const char *)memchr((from), (to)[q], (size_t)(nf)) - (from));
-    int perm[CFX_TYPE_MAX_RANK], moved;
-    if (nops == 1) {
-        EINSUM_PERM(kl[0], nk[0], lab[2], nl[2], perm);
-        moved = 0;
-        for (int q = 0; q < nl[2]; q++)
-            moved |= perm[q] != q;
-        const char *x = moved && nl[2] > 1 ? fmt(I, "permute(%s, %s)", e[0], perm_text(I, perm, nl[2])) : e[0];
-        if (nl[0] == 0 || (nk[0] == nl[0] && !moved)) { /* the operand itself */
-            bind(I, nm, &t, ops[0]->id, ops[0]->data);
-            return;
-        }
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = %s", v, x);
-        return;
-    }
-    /* two operands: batch (both and the result), contracted (both, not the result), kept */
-    char bl[CFX_TYPE_MAX_RANK], cl[CFX_TYPE_MAX_RANK], ml[CFX_TYPE_MAX_RANK], nlb[CFX_TYPE_MAX_RANK];
-    int nb = 0, nc = 0, nm_ = 0, nn = 0;
-    int64_t B = 1, K = 1, M = 1, N = 1;
-    for (int a = 0; a < nk[0]; a++) {
-        char c = kl[0][a];
-        int both = memchr(kl[1], c, (size_t)nk[1]) != NULL, out = memchr(lab[2], c, (size_t)nl[2]) != NULL;
-        if (both && out) bl[nb++] = c, B *= size[(int)c];
-        else if (both) cl[nc++] = c, K *= size[(int)c];
-        else ml[nm_++] = c, M *= size[(int)c];
-    }
-    for (int a = 0; a < nk[1]; a++)
-        if (!memchr(kl[0], kl[1][a], (size_t)nk[0]))
-            nlb[nn++] = kl[1][a], N *= size[(int)kl[1][a]];
-    char want[2][CFX_TYPE_MAX_RANK + 1];
-    int nw = 0;
-    for (int q = 0; q < nb; q++) want[0][nw++] = bl[q];
-    for (int q = 0; q < nm_; q++) want[0][nw++] = ml[q];
-    for (int q = 0; q < nc; q++) want[0][nw++] = cl[q];
-    nw = 0;
-    for (int q = 0; q < nb; q++) want[1][nw++] = bl[q];
-    for (int q = 0; q < nc; q++) want[1][nw++] = cl[q];
-    for (int q = 0; q < nn; q++) want[1][nw++] = nlb[q];
-    const char *side[2];
-    for (int k = 0; k < 2; k++) {
-        EINSUM_PERM(kl[k], nk[k], want[k], nk[k], perm);
-        moved = 0;
-        for (int q = 0; q < nk[k]; q++)
-            moved |= perm[q] != q;
-        const char *x = moved && nk[k] > 1 ? fmt(I, "permute(%s, %s)", e[k], perm_text(I, perm, nk[k])) : e[k];
-        int64_t d3[3] = {B, k ? K : M, k ? N : K};
-        cfx_type pt = mktype(t.dtype, 0, NULL), to = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1);
-        pt.rank = nk[k];
-        for (int q = 0; q < nk[k]; q++)
-            pt.dims[q] = size[(int)want[k][q]];
-        const char *id = new_id(I, k ? "eb_" : "ea_", nm);
-        line(I, "%s = %s", id, nk[k] == 0 ? fmt(I, "reshape(%s, %s)", x, dims_list(I, &to)) : reshaped(I, x, &pt, &to));
-        side[k] = id;
-    }
-    /* the product: [batch, kept of A, kept of B], then the result's order */
-    char got[CFX_TYPE_MAX_RANK + 1];
-    int ng = 0;
-    for (int q = 0; q < nb; q++) got[ng++] = bl[q];
-    for (int q = 0; q < nm_; q++) got[ng++] = ml[q];
-    for (int q = 0; q < nn; q++) got[ng++] = nlb[q];
-    int64_t d3[3] = {B, M, N};
-    cfx_type made = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1), gt = mktype(t.dtype, 0, NULL);
-    gt.rank = ng;
-    for (int q = 0; q < ng; q++)
-        gt.dims[q] = size[(int)got[q]];
-    const char *pr = new_id(I, "ep_", nm);
-    line(I, "%s = %s @ %s", pr, side[0], side[1]);
-    const char *x = reshaped(I, pr, &made, &gt);
-    EINSUM_PERM(got, ng, lab[2], nl[2], perm);
-    #undef EINSUM_PERM
-    moved = 0;
-    for (int q = 0; q < nl[2]; q++)
-        moved |= perm[q] != q;
-    if (moved && ng > 1)
-        x = fmt(I, "permute(%s, %s)", x, perm_text(I, perm, ng));
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, x);
-}
-
-static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1);
-    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
-    if (ix->ty.rank != x->ty.rank)
-        fail(I, "the indices' rank %d differs from the data's %d", ix->ty.rank, x->ty.rank);
-    cfx_type t = ix->ty;
-    t.dtype = x->ty.dtype;
-    const char *v = out_var(I, n, 0, &t), *src = ref(I, x), *idx = ref(I, ix);
-    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    element_loops(I, &t, ixs, 1);
-    const char *all = index_list(I, ixs, t.rank);
-    for (int d = 0; d < t.rank; d++)
-        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
-    line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, t.rank));
-    element_loops(I, &t, ixs, 0);
-}
-
-/* ---- ops that move values by indices of run time: GatherND, DepthToSpace and SpaceToDepth,
- * ReverseSequence, CenterCropPad; GridSample, LRN, SwiGLU. Each a composition of the language's
- * ops and statements (loops of row reads and writes, slices, reshapes), as op_gather's. */
-
-/* GatherND: a loop over the index tuples (the indices but their last axis), each copying the
- * data's slice at the tuple (after batch_dims leading axes, shared with the indices) into the
- * result's row. The language's subscripts check each index: a negative one counts from the end,
- * one out of range stops the run with `index` (refused at import where the indices are known). */
-static void op_gather_nd(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1);
-    int r = x->ty.rank, q = ix->ty.rank;
-    int64_t b = attr_int(I, n, "batch_dims", 0);
-    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
-        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
-    if (r < 1 || q < 1)
-        fail(I, "data %s and indices %s: each needs rank 1 or more", tystr(I, &x->ty), tystr(I, &ix->ty));
-    if (b < 0 || b >= r || b >= q)
-        fail(I, "batch_dims %lld for data %s and indices %s", (long long)b, tystr(I, &x->ty), tystr(I, &ix->ty));
-    for (int d = 0; d < b; d++)
-        if (ix->ty.dims[d] != x->ty.dims[d])
-            fail(I, "batch dimension %d is %lld in the data %s and %lld in the indices %s", d,
-                 (long long)x->ty.dims[d], tystr(I, &x->ty), (long long)ix->ty.dims[d], tystr(I, &ix->ty));
-    int64_t k = ix->ty.dims[q - 1];
-    if (k < 1 || b + k > r)
-        fail(I, "index tuples of %lld entries into %s after %lld batch dimensions", (long long)k,
-             tystr(I, &x->ty), (long long)b);
-    cfx_type t = x->ty;
-    t.rank = q - 1 + r - (int)b - (int)k;
-    if (t.rank > CFX_TYPE_MAX_RANK)
-        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
-    for (int d = 0; d < q - 1; d++)
-        t.dims[d] = ix->ty.dims[d];
-    for (int d = (int)(b + k); d < r; d++)
-        t.dims[q - 1 + d - b - k] = x->ty.dims[d];
-    if (count(&t) == 0)
-        fail(I, "the result %s has no elements", tystr(I, &t));
-    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
-        int64_t v = geti(ix, i), dim = x->ty.dims[b + i % k];
-        if (v < -dim || v >= dim)
-            fail(I, "index %lld is out of range for dimension %lld of size %lld", (long long)v,
-                 (long long)(b + i % k), (long long)dim);
-    }
-    const char *src = ref(I, x), *idx = ref(I, ix);
-    const char *v = out_var(I, n, 0, &t);
-    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
-    cfx_type lead = ix->ty; /* the index tuples */
-    lead.rank = q - 1;
-    if (q > 1)
-        line(I, "%s = %s", v, zeros_of(I, &t));
-    element_loops(I, &lead, ixs, 1);
-    const char *all = index_list(I, ixs, q - 1);
-    for (int d = 0; d < b; d++)
-        sel[d] = ixs[d];
-    for (int e = 0; e < k; e++)
-        sel[b + e] = fmt(I, "%s[%s%s%d]", idx, all, q > 1 ? ", " : "", e);
-    if (q > 1)
-        line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, (int)(b + k)));
-    else
-        line(I, "%s = %s[%s]", v, src, index_list(I, sel, (int)(b + k)));
-    element_loops(I, &lead, ixs, 0);
-}
-
-/* DepthToSpace (inverse 0) and SpaceToDepth (inverse 1) of [N, C, H, W], both modes. ONNX's
- * definition goes through rank 6, which cfx has not: here the spatial side is seen as
- * [N * C', H, b, W, b] (rank 5), and the channel side as [N, b * b, C', H, W] (DCR: the block
- * offset outermost) or [N * C', b * b, H, W] (CRD: innermost); each block offset (i, j) is one
- * slice of either side copied into the other. */
-static void op_depth_space(imp *I, const Onnx__NodeProto *n, int inverse)
-{
-    ival *x = in(I, n, 0);
-    if (x->ty.rank != 4)
-        fail(I, "the input is %s; rank 4 ([N, C, H, W]) is taken", tystr(I, &x->ty));
-    int64_t b = attr_int(I, n, "blocksize", 0);
-    const char *mode = attr_str(I, n, "mode", "DCR");
-    int crd = !strcmp(mode, "CRD");
-    if (!crd && strcmp(mode, "DCR") != 0)
-        fail(I, "mode '%s' is not supported (DCR and CRD are)", clean(I, mode));
-    if (b < 1 || b > 4096)
-        fail(I, "blocksize %lld", (long long)b);
-    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
-    /* the channels C2 and spatial H2 x W2 of the side with the channels split */
-    int64_t C2 = inverse ? C : C / (b * b), H2 = inverse ? H / b : H, W2 = inverse ? W / b : W;
-    if (!inverse && C % (b * b))
-        fail(I, "%lld channels do not split into blocks of %lld x %lld", (long long)C, (long long)b, (long long)b);
-    if (inverse && (H % b || W % b))
-        fail(I, "the input %s does not split into blocks of %lld x %lld", tystr(I, &x->ty), (long long)b, (long long)b);
-    int64_t sp[5] = {N * C2, H2, b, W2, b};
-    int64_t ch[5] = {N, b * b, C2, H2, W2};
-    if (crd) {
-        ch[0] = N * C2;
-        ch[1] = b * b;
-        ch[2] = H2;
-        ch[3] = W2;
-    }
-    cfx_type spt = mktype(x->ty.dtype, 5, sp), cht = mktype(x->ty.dtype, crd ? 4 : 5, ch);
-    cfx_type part = mktype(x->ty.dtype, 3, (int64_t[]){N * C2, H2, W2});
-    cfx_type t = x->ty;
-    if (inverse) {
-        t.dims[1] = C * b * b;
-        t.dims[2] = H2;
-        t.dims[3] = W2;
-    } else {
-        t.dims[1] = C2;
-        t.dims[2] = H * b;
-        t.dims[3] = W * b;
-    }
-    const char *src = ref(I, x), *nm = out_name(I, n, 0);
-    const char *from = new_id(I, "s_", nm), *to = new_id(I, "t_", nm);
-    const char *i = new_id(I, "i_", "block"), *j = new_id(I, "j_", "block");
-    const char *spart = fmt(I, "%s[:, :, %s, :, %s]", inverse ? from : to, i, j);
-    const char *cpart = fmt(I, "%s[:, %s * %lld + %s]", inverse ? to : from, i, (long long)b, j);
-    cfx_type chp = cht; /* one block offset of the channel side */
-    chp.rank = cht.rank - 1;
-    chp.dims[0] = cht.dims[0];
-    for (int d = 1; d < chp.rank; d++)
-        chp.dims[d] = cht.dims[d + 1];
-    line(I, "%s = %s", from, reshaped(I, src, &x->ty, inverse ? &spt : &cht));
-    line(I, "%s = %s", to, zeros_of(I, inverse ? &cht : &spt));
-    line(I, "for %s in range(%lld) {", i, (long long)b);
-    I->indent++;
-    line(I, "for %s in range(%lld) {", j, (long long)b);
-    I->indent++;
-    if (inverse)
-        line(I, "%s = %s", cpart, reshaped(I, spart, &part, &chp));
-    else
-        line(I, "%s = %s", spart, reshaped(I, cpart, &chp, &part));
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, reshaped(I, to, inverse ? &cht : &spt, &t));
-}
-
-
-/* A real literal for the text: "2.0", "-0.75" (it takes the dtype of the other operand). */
-static const char *real_lit(imp *I, double v)
-{
-    const char *s = fmt(I, "%.17g", v);
-    return strpbrk(s, ".en") ? s : fmt(I, "%s.0", s);
-}
-
-/* Lines reflecting the positions in variable f (real) into [lo, hi] as ONNX's GridSample does
- * (reflected by the near border until inside); the variable that holds the result. */
-static const char *gs_reflect(imp *I, const char *f, double lo, double hi, const cfx_type *t, const char *nm)
-{
-    const char *out = new_id(I, "r_", nm);
-    if (hi <= lo) { /* one position: every one reflects to it */
-        line(I, "%s = %s", out, zeros_of(I, t));
-        return out;
-    }
-    const char *L = real_lit(I, lo), *H = real_lit(I, hi), *R = real_lit(I, hi - lo);
-    const char *db = new_id(I, "d_", nm), *nb = new_id(I, "n_", nm), *da = new_id(I, "d_", nm),
-               *na = new_id(I, "n_", nm);
-    line(I, "%s = %s - %s", db, L, f);
-    line(I, "%s = floor(%s / %s)", nb, db, R);
-    line(I, "%s = %s - %s * %s", db, db, nb, R);
-    line(I, "%s = %s - %s", da, f, H);
-    line(I, "%s = floor(%s / %s)", na, da, R);
-    line(I, "%s = %s - %s * %s", da, da, na, R);
-    line(I, "%s = where(%s < %s, where(%s %% 2.0 == 0.0, %s + %s, %s - %s), where(%s > %s, where(%s %% 2.0 "
-            "== 0.0, %s - %s, %s + %s), %s))",
-         out, f, L, nb, L, db, H, db, f, H, na, H, da, L, da, f);
-    return out;
-}
-
-/* GridSample of [N, C, D1 .. Dk] (k 1 to 3) at the positions of a grid [N, O1 .. Ok, k] of run
- * time, as ONNX's reference computes it (onnx/reference/ops/op_grid_sample.py): each axis's
- * position denormalized (align_corners), rounded for nearest, moved inside by padding_mode
- * (border: clamped; reflection: reflected), then its taps (1 nearest, 2 linear, 4 cubic with
- * Keys' a = -0.75), each tap an index clamped into the axis and a weight (0 outside the axis for
- * padding zeros, as the reference's pixel of 0). One loop over the output positions reads, for
- * each combination of the axes' taps, the channels' row at its index; the rows are then weighted
- * and summed. */
-static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *gr = in(I, n, 1);
-    int r = x->ty.rank, k = r - 2;
-    if (k < 1 || k > 3)
-        fail(I, "the input is %s; ranks 3 to 5 are taken", tystr(I, &x->ty));
-    if (!is_real(x->ty.dtype) || !is_real(gr->ty.dtype))
-        fail(I, "the input is %s and the grid %s; both must be float or double", tystr(I, &x->ty), tystr(I, &gr->ty));
-    if (gr->ty.rank != r || gr->ty.dims[0] != x->ty.dims[0] || gr->ty.dims[r - 1] != k)
-        fail(I, "the grid is %s for the input %s; it must be [N, out..., %d]", tystr(I, &gr->ty), tystr(I, &x->ty), k);
-    const char *mode = attr_str(I, n, "mode", I->opset < 20 ? "bilinear" : "linear");
-    const char *pad = attr_str(I, n, "padding_mode", "zeros");
-    int align = attr_int(I, n, "align_corners", 0) != 0;
-    int how = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1
-              : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 2 : -1;
-    if (how < 0)
-        fail(I, "mode '%s' is not supported (nearest, linear, cubic are)", clean(I, mode));
-    if (how == 2 && k != 2)
-        fail(I, "mode cubic of a %d-D input: ONNX defines it for 4-D inputs", r);
-    int pm = !strcmp(pad, "zeros") ? 0 : !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : -1;
-    if (pm < 0)
-        fail(I, "padding_mode '%s' is not supported (zeros, border, reflection are)", clean(I, pad));
-    int64_t N = x->ty.dims[0], C = x->ty.dims[1], P = 1, S = 1;
-    for (int d = 0; d < k; d++) {
-        P *= gr->ty.dims[1 + d];
-        S *= x->ty.dims[2 + d];
-    }
-    cfx_type t = x->ty; /* [N, C, O...] */
-    for (int d = 0; d < k; d++)
-        t.dims[2 + d] = gr->ty.dims[1 + d];
-    if (count(&t) == 0 || count(&x->ty) == 0)
-        fail(I, "no elements: the input %s, the grid %s", tystr(I, &x->ty), tystr(I, &gr->ty));
-    const char *nm = out_name(I, n, 0), *src = ref(I, x), *gs = ref(I, gr);
-    cfx_type pt = mktype(gr->ty.dtype, 2, (int64_t[]){N, P}); /* positions, weights */
-    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, P}); /* a tap's values */
-    cfx_type flat = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
-    const char *xf = new_id(I, "x_", nm);
-    line(I, "%s = %s", xf, reshaped(I, src, &x->ty, &flat));
-    const char *idx[3][4], *wt[3][4]; /* each axis's taps: index variable, weight (NULL: 1) */
-    int taps = how == 0 ? 1 : how == 1 ? 2 : 4;
-    for (int a = 0; a < k; a++) {
-        int64_t len = x->ty.dims[2 + a];
-        double lo = align ? 0.0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
-        const char *L1 = real_lit(I, (double)(len - 1));
-        const char *f = new_id(I, "f_", nm);
-        cfx_type ct = gr->ty; /* the grid's component: [N, O...] */
-        ct.rank = r - 1;
-        const char *c = reshaped(I, fmt(I, "%s%s", gs, subscript(I, r, r - 1, fmt(I, "%d", k - 1 - a))), &ct, &pt);
-        if (align)
-            line(I, "%s = (%s + 1.0) / 2.0 * %s", f, c, L1);
-        else
-            line(I, "%s = ((%s + 1.0) * %s - 1.0) / 2.0", f, c, real_lit(I, (double)len));
-        if (how == 0)
-            line(I, "%s = round(%s)", f, f);
-        if (pm == 1) {
-            const char *fc = fmt(I, "min(max(%s, 0.0), %s)", f, L1);
-            line(I, "%s = where(%s < %s, %s, where(%s > %s, %s, %s))", f, f, real_lit(I, lo), fc, f,
-                 real_lit(I, hi), fc, f);
-        } else if (pm == 2) {
-            f = gs_reflect(I, f, lo, hi, &pt, nm);
-        }
-        const char *pos[4];
-        const char *w[4] = {NULL, NULL, NULL, NULL};
-        if (how == 0) {
-            pos[0] = f;
-        } else {
-            const char *f0 = new_id(I, "f0_", nm), *d = new_id(I, "t_", nm);
-            line(I, "%s = floor(%s)", f0, f);
-            line(I, "%s = %s - %s", d, f, f0);
-            if (how == 1) {
-                pos[0] = f0;
-                pos[1] = fmt(I, "(%s + 1.0)", f0);
-                w[0] = fmt(I, "(1.0 - %s)", d);
-                w[1] = d;
-            } else {
-                /* Keys' cubic, a = -0.75, at distances 1 + t, t, 1 - t, 2 - t */
-                static const char *const cub[4] = {
-                    "((-0.75 * (%s + 1.0) + 3.75) * (%s + 1.0) - 6.0) * (%s + 1.0) + 3.0",
-                    "(1.25 * %s - 2.25) * %s * %s + 1.0",
-                    "(1.25 * (1.0 - %s) - 2.25) * (1.0 - %s) * (1.0 - %s) + 1.0",
-                    "((-0.75 * (2.0 - %s) + 3.75) * (2.0 - %s) - 6.0) * (2.0 - %s) + 3.0"};
-                for (int q = 0; q < 4; q++) {
-                    pos[q] = q == 1 ? f0 : fmt(I, "(%s %s %d.0)", f0, q == 0 ? "-" : "+", q == 0 ? 1 : q - 1);
-                    w[q] = new_id(I, "w_", nm);
-                    line(I, "%s = %s", w[q], fmt(I, cub[q], d, d, d));
-                }
-            }
-        }
-        for (int q = 0; q < taps; q++) {
-            const char *p = pos[q];
-            if (pm == 2 && how != 0) {
-                const char *pv = new_id(I, "p_", nm);
-                line(I, "%s = %s", pv, p);
-                p = gs_reflect(I, pv, lo, hi, &pt, nm);
-            }
-            idx[a][q] = new_id(I, "k_", nm);
-            line(I, "%s = cast(min(max(%s, 0.0), %s), i64)", idx[a][q], p, L1);
-            if (pm == 0) {
-                const char *m = fmt(I, "where(%s < 0.0, 0.0, where(%s > %s, 0.0, 1.0))", p, p, L1);
-                w[q] = w[q] ? fmt(I, "%s * %s", w[q], m) : m;
-            }
-            if (w[q]) {
-                wt[a][q] = new_id(I, "w_", nm);
-                line(I, "%s = %s", wt[a][q], w[q]);
-            } else {
-                wt[a][q] = NULL;
-            }
-        }
-    }
-    int T = 1;
-    for (int a = 0; a < k; a++)
-        T *= taps;
-    const char *ks[64], *ws[64], *gs_[64];
-    for (int c = 0; c < T; c++) { /* the combination c: axis a's tap is digit a of c in base taps */
-        strbuf fi = {0}, fw = {0};
-        int64_t stride = S;
-        for (int a = 0, rest = c; a < k; a++) {
-            int q = rest;
-            for (int b = a + 1; b < k; b++)
-                q /= taps;
-            q %= taps;
-            stride /= x->ty.dims[2 + a];
-            if (stride > 1)
-                sb_printf(&fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
-            else
-                sb_printf(&fi, "%s%s", a ? " + " : "", idx[a][q]);
-            if (wt[a][q])
-                sb_printf(&fw, "%s%s", fw.len ? " * " : "", wt[a][q]);
-        }
-        if (fi.oom || fw.oom)
-            fail(I, "out of memory");
-        ks[c] = k == 1 ? idx[0][c] : new_id(I, "k_", nm);
-        if (k > 1)
-            line(I, "%s = %s", ks[c], sb_str(&fi));
-        ws[c] = NULL;
-        if (fw.len) {
-            ws[c] = new_id(I, "w_", nm);
-            const char *wv = sb_str(&fw);
-            if (gr->ty.dtype != x->ty.dtype)
-                wv = fmt(I, "cast(%s, %s)", wv, cfx_dtype_name(x->ty.dtype));
-            line(I, "%s = reshape(%s, [%lld, 1, %lld])", ws[c], wv, (long long)N, (long long)P);
-        }
-        sb_free(&fi);
-        sb_free(&fw);
-        gs_[c] = new_id(I, "g_", nm);
-        line(I, "%s = %s", gs_[c], zeros_of(I, &gt));
-    }
-    const char *b = new_id(I, "b_", nm), *o = new_id(I, "o_", nm);
-    line(I, "for %s in range(%lld) {", b, (long long)N);
-    I->indent++;
-    line(I, "for %s in range(%lld) {", o, (long long)P);
-    I->indent++;
-    for (int c = 0; c < T; c++)
-        line(I, "%s[%s, :, %s] = %s[%s, :, %s[%s, %s]]", gs_[c], b, o, xf, b, ks[c], b, o);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    strbuf sum = {0};
-    for (int c = 0; c < T; c++) {
-        sb_printf(&sum, "%s%s", c ? " + " : "", gs_[c]);
-        if (ws[c])
-            sb_printf(&sum, " * %s", ws[c]);
-    }
-    if (sum.oom)
-        fail(I, "out of memory");
-    const char *y = new_id(I, "y_", nm);
-    line(I, "%s = %s", y, sb_str(&sum));
-    sb_free(&sum);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
-}
-
-/* ReverseSequence: each batch entry's first sequence_lens[b] steps reversed, the rest kept; a
- * loop over the batch and the steps reading the row at the computed step. */
-static void op_reverse_sequence(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ln = in(I, n, 1);
-    int r = x->ty.rank;
-    if (r < 2)
-        fail(I, "the input is %s; rank 2 or more is taken", tystr(I, &x->ty));
-    int ta = norm_axis(I, attr_int(I, n, "time_axis", 0), r, "time_axis");
-    int ba = norm_axis(I, attr_int(I, n, "batch_axis", 1), r, "batch_axis");
-    if (ta > 1 || ba > 1 || ta == ba)
-        fail(I, "time_axis %d and batch_axis %d: they must be 0 and 1", ta, ba);
-    if (ln->ty.dtype != CFX_I64 && ln->ty.dtype != CFX_I32)
-        fail(I, "sequence_lens is %s, not integers", tystr(I, &ln->ty));
-    int64_t B = x->ty.dims[ba], T = x->ty.dims[ta];
-    if (ln->ty.rank != 1 || ln->ty.dims[0] != B)
-        fail(I, "sequence_lens is %s for %lld batch entries", tystr(I, &ln->ty), (long long)B);
-    for (int64_t i = 0; ln->data && i < B; i++)
-        if (geti(ln, i) < 0 || geti(ln, i) > T)
-            fail(I, "sequence length %lld is outside 0 to %lld", (long long)geti(ln, i), (long long)T);
-    const char *src = ref(I, x), *lens = ref(I, ln), *nm = out_name(I, n, 0);
-    const char *b = new_id(I, "b_", nm), *t = new_id(I, "t_", nm), *l = new_id(I, "l_", nm);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, src);
-    line(I, "for %s in range(%lld) {", b, (long long)B);
-    I->indent++;
-    line(I, "%s = %s[%s]", l, lens, b);
-    line(I, "for %s in range(%lld) {", t, (long long)T);
-    I->indent++;
-    const char *s = fmt(I, "(%s - 1 - %s) if %s < %s else %s", l, t, t, l, t);
-    if (ta == 0)
-        line(I, "%s[%s, %s] = %s[%s, %s]", v, t, b, src, s, b);
-    else
-        line(I, "%s[%s, %s] = %s[%s, %s]", v, b, t, src, b, s);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-}
-
-/* CenterCropPad with the shape known at import: the centred box of the input (cropped) written
- * into the centred box of zeros (padded), each axis's odd excess on the end, as ONNX's reference. */
-static void op_center_crop_pad(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    int64_t sh[CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
-    int64_t ns = ints_of(I, known(I, n, 1, "the shape"), sh, CFX_TYPE_MAX_RANK, "the shape");
-    size_t na = 0;
-    const int64_t *ax = attr_ints(I, n, "axes", &na);
-    if (!ax) {
-        na = (size_t)r;
-        for (int d = 0; d < r; d++)
-            axes[d] = d;
-    } else {
-        if (na > (size_t)r)
-            fail(I, "%zu axes for %s", na, tystr(I, &x->ty));
-        for (size_t k = 0; k < na; k++)
-            axes[k] = norm_axis(I, ax[k], r, "axis");
-    }
-    if (ns != (int64_t)na)
-        fail(I, "%lld sizes for %zu axes", (long long)ns, na);
-    cfx_type t = x->ty;
-    int64_t clo[CFX_TYPE_MAX_RANK], chi[CFX_TYPE_MAX_RANK], plo[CFX_TYPE_MAX_RANK], phi[CFX_TYPE_MAX_RANK];
-    for (int d = 0; d < r; d++) {
-        clo[d] = plo[d] = 0;
-        chi[d] = phi[d] = x->ty.dims[d];
-    }
-    for (size_t k = 0; k < na; k++) {
-        int a = (int)axes[k];
-        int64_t dim = x->ty.dims[a], s = sh[k];
-        if (s < 1 || s > ((int64_t)1 << 30))
-            fail(I, "size %lld for axis %d", (long long)s, a);
-        t.dims[a] = s;
-        if (s < dim) {
-            clo[a] = (dim - s) / 2;
-            chi[a] = clo[a] + s;
-            phi[a] = s;
-        } else if (s > dim) {
-            plo[a] = (s - dim) / 2;
-            phi[a] = plo[a] + dim;
-        }
-    }
-    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
-    const char *src = ref(I, x);
-    int pads = 0, crops = 0;
-    for (int d = 0; d < r; d++) {
-        pads |= t.dims[d] > x->ty.dims[d];
-        crops |= t.dims[d] < x->ty.dims[d];
-    }
-    const char *part = crops ? fmt(I, "%s%s", src, box_text(I, r, clo, chi, x->ty.dims)) : src;
-    const char *v = out_var(I, n, 0, &t);
-    if (!pads) {
-        line(I, "%s = %s", v, part);
-        return;
-    }
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "%s%s = %s", v, box_text(I, r, plo, phi, t.dims), part);
-}
-
-/* LRN: x / (bias + alpha / size * s) ** beta, s the sum of squares over the channel window
- * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares written into zeros with
- * room for the window on either side, and `size` slices of it added. */
-static void op_lrn(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (r < 3 || !is_real(x->ty.dtype))
-        fail(I, "the input is %s; float or double of rank 3 or more ([N, C, ...]) is taken", tystr(I, &x->ty));
-    int64_t size = attr_int(I, n, "size", 0);
-    if (size < 1 || size > 4096)
-        fail(I, "size %lld", (long long)size);
-    double alpha = attr_float(I, n, "alpha", 0.0001), beta = attr_float(I, n, "beta", 0.75);
-    double bias = attr_float(I, n, "bias", 1.0);
-    int64_t C = x->ty.dims[1], lo = (size - 1) / 2;
-    cfx_type pt = x->ty;
-    pt.dims[1] = C + size - 1;
-    const char *src = ref(I, x), *nm = out_name(I, n, 0);
-    const char *p = new_id(I, "q_", nm), *s = new_id(I, "s_", nm);
-    line(I, "%s = %s", p, zeros_of(I, &pt));
-    line(I, "%s[:, %lld:%lld] = %s * %s", p, (long long)lo, (long long)(lo + C), src, src);
-    strbuf sb = {0};
-    for (int64_t k = 0; k < size; k++)
-        sb_printf(&sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
-    if (sb.oom)
-        fail(I, "out of memory");
-    line(I, "%s = %s", s, sb_str(&sb));
-    sb_free(&sb);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s / pow(%s + %s * %s, %s)", v, src, real_lit(I, bias), real_lit(I, alpha / (double)size), s,
-         real_lit(I, beta));
-}
-
-/* SwiGLU: Swish_alpha(A) * B, A and B of one shape. */
-static void op_swiglu(imp *I, const Onnx__NodeProto *n)
-{
-    ival *a = in(I, n, 0), *b = in(I, n, 1);
-    if (!is_real(a->ty.dtype) || !same_type(&a->ty, &b->ty))
-        fail(I, "A is %s and B %s: they must be one float or double type and shape", tystr(I, &a->ty),
-             tystr(I, &b->ty));
-    double alpha = attr_float(I, n, "alpha", 1.0);
-    const char *xa = ref(I, a), *xb = ref(I, b);
-    const char *sg = alpha == 1.0 ? fmt(I, "sigmoid(%s)", xa) : fmt(I, "sigmoid(%s * %s)", real_lit(I, alpha), xa);
-    const char *sw = half_rounded(I, a->half, fmt(I, "%s * %s", xa, half_rounded(I, a->half, sg)));
-    const char *v = out_var(I, n, 0, &a->ty);
-    line(I, "%s = %s * %s", v, sw, xb);
-}
 static void op_slice(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0);
@@ -4390,104 +3073,1412 @@ static void op_transpose(imp *I, const Onnx__NodeProto *n)
     element_loops(I, &t, ixs, 0);
 }
 
-static void op_matmul(imp *I, const Onnx__NodeProto *n)
+/* Tile with repeats known at import: the language's concat of copies along each repeated axis
+ * (a loop of slice writes past 16 copies). */
+static void op_tile(imp *I, const Onnx__NodeProto *n)
 {
-    ival *a = in(I, n, 0), *b = in(I, n, 1);
-    if (a->ty.dtype != b->ty.dtype || a->ty.dtype == CFX_BOOL)
-        fail(I, "the operands are %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
-    int ra = a->ty.rank, rb = b->ty.rank;
-    if (ra == 0 || rb == 0)
-        fail(I, "MatMul takes no scalars");
-    int64_t k1 = a->ty.dims[ra - 1], k2 = rb == 1 ? b->ty.dims[0] : b->ty.dims[rb - 2];
-    if (k1 != k2)
-        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
-    const char *x = ref(I, a), *y = ref(I, b);
-    if (ra <= 2 && rb <= 2) {
-        cfx_type t = mktype(a->ty.dtype, 0, NULL);
-        if (ra == 2) t.dims[t.rank++] = a->ty.dims[0];
-        if (rb == 2) t.dims[t.rank++] = b->ty.dims[1];
-        const char *v = out_var(I, n, 0, &t);
-        line(I, "%s = %s @ %s", v, x, y);
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (I->opset < 6)
+        fail(I, "Tile of opset %lld (tiles and axis as inputs) is not supported; opset 6 on is",
+             (long long)I->opset);
+    int64_t reps[CFX_TYPE_MAX_RANK];
+    int64_t nr = ints_of(I, known(I, n, 1, "the repeats"), reps, CFX_TYPE_MAX_RANK, "the repeats");
+    if (nr != r)
+        fail(I, "%lld repeats for %s", (long long)nr, tystr(I, &x->ty));
+    cfx_type t = x->ty;
+    for (int d = 0; d < r; d++) {
+        if (reps[d] < 0 || reps[d] > ((int64_t)1 << 30))
+            fail(I, "repeat %lld along axis %d", (long long)reps[d], d);
+        t.dims[d] = x->ty.dims[d] * reps[d];
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, x->data != NULL);
+    if (count(&t) == 0 || (x->data && count(&t) <= ONNX_FOLD_MAX)) {
+        int64_t *map[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            map[d] = alloc(I, (size_t)(t.dims[d] + 1) * sizeof *map[d]);
+            for (int64_t p = 0; p < t.dims[d]; p++)
+                map[d][p] = p % x->ty.dims[d];
+        }
+        out_known(I, n, 0, &t, count(&t) ? fold_map(I, x, &t, map, NULL) : new_data(I, &t));
         return;
     }
-    /* batched: the batch dims broadcast; an A of [..., m, k] times a matrix is one product */
-    cfx_type ba = a->ty, bb = b->ty, batch;
-    ba.rank = ra > 2 ? ra - 2 : 0;
-    bb.rank = rb > 2 ? rb - 2 : 0;
-    broadcast(I, &ba, &bb, &batch);
-    cfx_type t = batch;
-    t.dtype = a->ty.dtype;
-    if (ra >= 2) t.dims[t.rank++] = a->ty.dims[ra - 2];
-    if (rb >= 2) t.dims[t.rank++] = b->ty.dims[rb - 1];
+    int last = -1;
+    for (int d = 0; d < r; d++)
+        if (reps[d] > 1)
+            last = d;
+    if (last < 0) {
+        bind(I, out_name(I, n, 0), &x->ty, x->id, x->data);
+        return;
+    }
+    const char *cur = ref(I, x);
+    cfx_type ct = x->ty;
+    for (int d = 0; d <= last; d++) {
+        if (reps[d] == 1)
+            continue;
+        int64_t len = ct.dims[d];
+        ct.dims[d] *= reps[d];
+        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "t_", out_name(I, n, 0));
+        if (reps[d] <= 16) {
+            strbuf sb = {0};
+            for (int64_t k = 0; k < reps[d]; k++)
+                sb_printf(&sb, "%s%s", k ? ", " : "", cur);
+            if (sb.oom)
+                fail(I, "out of memory");
+            line(I, "%s = concat((%s), axis=%d)", to, sb_str(&sb), d);
+            sb_free(&sb);
+        } else {
+            const char *k = new_id(I, "k_", "tile");
+            line(I, "%s = %s", to, zeros_of(I, &ct));
+            line(I, "for %s in range(%lld) {", k, (long long)reps[d]);
+            I->indent++;
+            line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%s * %lld:%s * %lld + %lld", k, (long long)len, k,
+                                                             (long long)len, (long long)len)), cur);
+            I->indent--;
+            line(I, "}");
+        }
+        cur = to;
+    }
+}
+
+/* The input index that output index p of a padded axis reads: a crop of size m starting `lo`
+ * into the input, `a` pad entries before it; -1 where the constant goes. numpy's pad. */
+static int64_t pad_source(int mode, int64_t p, int64_t a, int64_t m, int64_t lo)
+{
+    int64_t j = p - a;
+    if (j >= 0 && j < m)
+        return lo + j;
+    if (mode == 0)
+        return -1;
+    if (mode == 1) /* edge */
+        j = j < 0 ? 0 : m - 1;
+    else if (mode == 2) /* wrap */
+        j = ((j % m) + m) % m;
+    else if (m == 1) /* reflect */
+        j = 0;
+    else {
+        int64_t period = 2 * (m - 1);
+        j = ((j % period) + period) % period;
+        j = j < m ? j : period - j;
+    }
+    return lo + j;
+}
+
+/* Pad with pads known at import (a negative one crops): constant, reflect, edge, wrap. The
+ * constant fills the result and the (cropped) data is written into its middle; the other modes
+ * pad one axis at a time, the middle written whole and each pad row copied from its row. */
+static void op_pad(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    const char *ms = attr_str(I, n, "mode", "constant");
+    static const char *const modes[] = {"constant", "edge", "wrap", "reflect"};
+    int mode = -1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(ms, modes[k]))
+            mode = k;
+    if (mode < 0)
+        fail(I, "mode '%s' is not supported (constant, reflect, edge, wrap are)", clean(I, ms));
+    int64_t pads[2 * CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
+    int64_t np, na = 0;
+    ival *cv = NULL;
+    double value = 0;
+    if (I->opset < 11) {
+        np = ints_arg(I, n, n->n_input + 1, attr(I, n, "pads") ? "pads" : "paddings", pads, 2 * CFX_TYPE_MAX_RANK,
+                      "the pads");
+        value = half_value_of(x->half, attr_float(I, n, "value", 0)); /* a value of the data's type */
+    } else {
+        np = ints_of(I, known(I, n, 1, "the pads"), pads, 2 * CFX_TYPE_MAX_RANK, "the pads");
+        cv = in_opt(I, n, 2);
+        if (has_input(n, 3))
+            na = ints_of(I, known(I, n, 3, "the axes"), axes, CFX_TYPE_MAX_RANK, "the axes");
+    }
+    if (!has_input(n, 3))
+        for (int d = 0; d < r; d++)
+            axes[na++] = d;
+    if (np != 2 * na)
+        fail(I, "%lld pads for %lld axes", (long long)np, (long long)na);
+    if (cv && (count(&cv->ty) != 1 || cv->ty.dtype != x->ty.dtype))
+        fail(I, "the constant value is %s, not one %s", tystr(I, &cv->ty), cfx_dtype_name(x->ty.dtype));
+    for (int64_t k = 0; k < np; k++)
+        if (pads[k] < -((int64_t)1 << 30) || pads[k] > ((int64_t)1 << 30))
+            fail(I, "a pad of %lld", (long long)pads[k]);
+    int64_t before[CFX_TYPE_MAX_RANK] = {0}, after[CFX_TYPE_MAX_RANK] = {0};
+    int64_t lo[CFX_TYPE_MAX_RANK], m[CFX_TYPE_MAX_RANK];
+    int seen[CFX_TYPE_MAX_RANK] = {0};
+    for (int64_t k = 0; k < na; k++) {
+        int d = norm_axis(I, axes[k], r, "axis");
+        if (seen[d]++)
+            fail(I, "axis %d is padded twice", d);
+        before[d] = pads[k];
+        after[d] = pads[na + k];
+    }
+    cfx_type t = x->ty, crop = x->ty;
+    int crops = 0, pads_any = 0;
+    for (int d = 0; d < r; d++) {
+        lo[d] = before[d] < 0 ? -before[d] : 0;
+        m[d] = x->ty.dims[d] - lo[d] - (after[d] < 0 ? -after[d] : 0);
+        if (m[d] < 1)
+            fail(I, "the pads crop axis %d of %s to nothing", d, tystr(I, &x->ty));
+        crops |= m[d] != x->ty.dims[d];
+        before[d] = before[d] > 0 ? before[d] : 0;
+        after[d] = after[d] > 0 ? after[d] : 0;
+        pads_any |= before[d] + after[d] > 0;
+        crop.dims[d] = m[d];
+        t.dims[d] = m[d] + before[d] + after[d];
+    }
+    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    if (x->data && (!cv || cv->data) && count(&t) <= ONNX_FOLD_MAX) {
+        int64_t *map[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            map[d] = alloc(I, (size_t)t.dims[d] * sizeof *map[d]);
+            for (int64_t p = 0; p < t.dims[d]; p++)
+                map[d][p] = pad_source(mode, p, before[d], m[d], lo[d]);
+        }
+        cfx_type one = mktype(x->ty.dtype, 0, NULL);
+        ival fill = {.name = "value", .ty = one, .data = new_data(I, &one)};
+        if (cv)
+            fill = *cv;
+        else
+            setd(one.dtype, fill.data, 0, value);
+        out_known(I, n, 0, &t, fold_map(I, x, &t, map, &fill));
+        return;
+    }
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    int64_t hi[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++)
+        hi[d] = lo[d] + m[d];
+    if (crops)
+        src = fmt(I, "%s%s", src, box_text(I, r, lo, hi, x->ty.dims));
+    if (!pads_any) {
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, crops ? src : fmt(I, "copy(%s)", src));
+        return;
+    }
+    if (mode == 0) {
+        const char *fill;
+        if (cv)
+            fill = cv->ty.rank == 0 ? ref(I, cv) : reshaped(I, ref(I, cv), &cv->ty, &(cfx_type){.dtype = cv->ty.dtype});
+        else
+            fill = value == 0 ? NULL : real_const(I, value, x->ty.dtype, fmt(I, "%s_value", nm));
+        int64_t end[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            end[d] = before[d] + m[d];
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, fill ? fmt(I, "full(%s, %s)", tystr(I, &t), fill) : zeros_of(I, &t));
+        line(I, "%s%s = %s", v, box_text(I, r, before, end, t.dims), src);
+        return;
+    }
+    if (crops) {
+        const char *c = new_id(I, "c_", nm);
+        line(I, "%s = %s", c, src);
+        src = c;
+    }
+    int last = -1;
+    for (int d = 0; d < r; d++)
+        if (before[d] + after[d] > 0)
+            last = d;
+    cfx_type ct = crop;
+    for (int d = 0; d <= last; d++) {
+        int64_t a = before[d], b = after[d], len = m[d];
+        if (a + b == 0)
+            continue;
+        ct.dims[d] = t.dims[d];
+        const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "p_", nm);
+        line(I, "%s = %s", to, zeros_of(I, &ct));
+        line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%lld:%lld", (long long)a, (long long)(a + len))), src);
+        int64_t np2 = a + b;
+        if (np2 > ((int64_t)1 << 24))
+            fail(I, "%lld pad entries along axis %d; at most 2^24 are taken", (long long)np2, d);
+        int64_t *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
+        for (int64_t k = 0; k < np2; k++) {
+            pos[k] = k < a ? k : a + len + (k - a);
+            from[k] = pad_source(mode, pos[k], a, len, 0);
+        }
+        if (np2 <= 8) {
+            for (int64_t k = 0; k < np2; k++)
+                line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%lld", (long long)pos[k])), src,
+                     subscript(I, r, d, fmt(I, "%lld", (long long)from[k])));
+        } else {
+            const char *pt = index_table(I, fmt(I, "%s_pad%d", nm, d), pos, np2);
+            const char *ft = index_table(I, fmt(I, "%s_from%d", nm, d), from, np2);
+            const char *k = new_id(I, "k_", "pad");
+            line(I, "for %s in range(%lld) {", k, (long long)np2);
+            I->indent++;
+            line(I, "%s%s = %s%s", to, subscript(I, r, d, fmt(I, "%s[%s]", pt, k)), src,
+                 subscript(I, r, d, fmt(I, "%s[%s]", ft, k)));
+            I->indent--;
+            line(I, "}");
+        }
+        src = to;
+    }
+}
+
+/* DepthToSpace (inverse 0) and SpaceToDepth (inverse 1) of [N, C, H, W], both modes. ONNX's
+ * definition goes through rank 6, which cfx has not: here the spatial side is seen as
+ * [N * C', H, b, W, b] (rank 5), and the channel side as [N, b * b, C', H, W] (DCR: the block
+ * offset outermost) or [N * C', b * b, H, W] (CRD: innermost); each block offset (i, j) is one
+ * slice of either side copied into the other. */
+static void op_depth_space(imp *I, const Onnx__NodeProto *n, int inverse)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.rank != 4)
+        fail(I, "the input is %s; rank 4 ([N, C, H, W]) is taken", tystr(I, &x->ty));
+    int64_t b = attr_int(I, n, "blocksize", 0);
+    const char *mode = attr_str(I, n, "mode", "DCR");
+    int crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR") != 0)
+        fail(I, "mode '%s' is not supported (DCR and CRD are)", clean(I, mode));
+    if (b < 1 || b > 4096)
+        fail(I, "blocksize %lld", (long long)b);
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    /* the channels C2 and spatial H2 x W2 of the side with the channels split */
+    int64_t C2 = inverse ? C : C / (b * b), H2 = inverse ? H / b : H, W2 = inverse ? W / b : W;
+    if (!inverse && C % (b * b))
+        fail(I, "%lld channels do not split into blocks of %lld x %lld", (long long)C, (long long)b, (long long)b);
+    if (inverse && (H % b || W % b))
+        fail(I, "the input %s does not split into blocks of %lld x %lld", tystr(I, &x->ty), (long long)b, (long long)b);
+    int64_t sp[5] = {N * C2, H2, b, W2, b};
+    int64_t ch[5] = {N, b * b, C2, H2, W2};
+    if (crd) {
+        ch[0] = N * C2;
+        ch[1] = b * b;
+        ch[2] = H2;
+        ch[3] = W2;
+    }
+    cfx_type spt = mktype(x->ty.dtype, 5, sp), cht = mktype(x->ty.dtype, crd ? 4 : 5, ch);
+    cfx_type part = mktype(x->ty.dtype, 3, (int64_t[]){N * C2, H2, W2});
+    cfx_type t = x->ty;
+    if (inverse) {
+        t.dims[1] = C * b * b;
+        t.dims[2] = H2;
+        t.dims[3] = W2;
+    } else {
+        t.dims[1] = C2;
+        t.dims[2] = H * b;
+        t.dims[3] = W * b;
+    }
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *from = new_id(I, "s_", nm), *to = new_id(I, "t_", nm);
+    const char *i = new_id(I, "i_", "block"), *j = new_id(I, "j_", "block");
+    const char *spart = fmt(I, "%s[:, :, %s, :, %s]", inverse ? from : to, i, j);
+    const char *cpart = fmt(I, "%s[:, %s * %lld + %s]", inverse ? to : from, i, (long long)b, j);
+    cfx_type chp = cht; /* one block offset of the channel side */
+    chp.rank = cht.rank - 1;
+    chp.dims[0] = cht.dims[0];
+    for (int d = 1; d < chp.rank; d++)
+        chp.dims[d] = cht.dims[d + 1];
+    line(I, "%s = %s", from, reshaped(I, src, &x->ty, inverse ? &spt : &cht));
+    line(I, "%s = %s", to, zeros_of(I, inverse ? &cht : &spt));
+    line(I, "for %s in range(%lld) {", i, (long long)b);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)b);
+    I->indent++;
+    if (inverse)
+        line(I, "%s = %s", cpart, reshaped(I, spart, &part, &chp));
+    else
+        line(I, "%s = %s", spart, reshaped(I, cpart, &chp, &part));
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, to, inverse ? &cht : &spt, &t));
+}
+
+/* CenterCropPad with the shape known at import: the centred box of the input (cropped) written
+ * into the centred box of zeros (padded), each axis's odd excess on the end, as ONNX's reference. */
+static void op_center_crop_pad(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t sh[CFX_TYPE_MAX_RANK], axes[CFX_TYPE_MAX_RANK];
+    int64_t ns = ints_of(I, known(I, n, 1, "the shape"), sh, CFX_TYPE_MAX_RANK, "the shape");
+    size_t na = 0;
+    const int64_t *ax = attr_ints(I, n, "axes", &na);
+    if (!ax) {
+        na = (size_t)r;
+        for (int d = 0; d < r; d++)
+            axes[d] = d;
+    } else {
+        if (na > (size_t)r)
+            fail(I, "%zu axes for %s", na, tystr(I, &x->ty));
+        for (size_t k = 0; k < na; k++)
+            axes[k] = norm_axis(I, ax[k], r, "axis");
+    }
+    if (ns != (int64_t)na)
+        fail(I, "%lld sizes for %zu axes", (long long)ns, na);
+    cfx_type t = x->ty;
+    int64_t clo[CFX_TYPE_MAX_RANK], chi[CFX_TYPE_MAX_RANK], plo[CFX_TYPE_MAX_RANK], phi[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        clo[d] = plo[d] = 0;
+        chi[d] = phi[d] = x->ty.dims[d];
+    }
+    for (size_t k = 0; k < na; k++) {
+        int a = (int)axes[k];
+        int64_t dim = x->ty.dims[a], s = sh[k];
+        if (s < 1 || s > ((int64_t)1 << 30))
+            fail(I, "size %lld for axis %d", (long long)s, a);
+        t.dims[a] = s;
+        if (s < dim) {
+            clo[a] = (dim - s) / 2;
+            chi[a] = clo[a] + s;
+            phi[a] = s;
+        } else if (s > dim) {
+            plo[a] = (s - dim) / 2;
+            phi[a] = plo[a] + dim;
+        }
+    }
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    const char *src = ref(I, x);
+    int pads = 0, crops = 0;
+    for (int d = 0; d < r; d++) {
+        pads |= t.dims[d] > x->ty.dims[d];
+        crops |= t.dims[d] < x->ty.dims[d];
+    }
+    const char *part = crops ? fmt(I, "%s%s", src, box_text(I, r, clo, chi, x->ty.dims)) : src;
+    const char *v = out_var(I, n, 0, &t);
+    if (!pads) {
+        line(I, "%s = %s", v, part);
+        return;
+    }
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, plo, phi, t.dims), part);
+}
+
+/* Trilu and EyeLike: masks known at import */
+static void op_trilu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k = 0;
+    if (has_input(n, 1))
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
+    if (count(&x->ty) == 0) { /* nothing to mask: the result is known, of 0 elements too */
+        out_known(I, n, 0, &x->ty, alloc(I, 1));
+        return;
+    }
+    int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
+    cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
+    uint8_t *mask = new_data(I, &mt);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    ival mv = {.name = fmt(I, "%s_mask", out_name(I, n, 0)), .ty = mt, .data = mask};
+    cfx_type zt = x->ty;
+    const char *xs = ref(I, x), *ms = ref(I, &mv);
+    const char *v = out_var(I, n, 0, &x->ty);
+    const char *zero = x->ty.dtype == CFX_BOOL ? fmt(I, "zeros(%s)", tystr(I, &zt)) : zeros_of(I, &zt);
+    if (r == 2)
+        line(I, "%s = where(%s, %s, %s)", v, ms, xs, zero);
+    else { /* spread the mask over the leading dimensions */
+        cfx_type bt = x->ty;
+        bt.dtype = CFX_BOOL;
+        line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
+    }
+}
+
+/* EyeLike: the identity (its diagonal moved by k) of the input's shape, known at import */
+static void op_eyelike(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.rank != 2)
+        fail(I, "the input is %s, not a matrix", tystr(I, &x->ty));
+    cfx_dtype dt = x->ty.dtype;
+    int half = x->half;
+    if (attr(I, n, "dtype"))
+        dt = dtype_of(I, (int32_t)attr_int(I, n, "dtype", 0), "EyeLike's 'dtype'", &half);
+    int64_t k = attr_int(I, n, "k", 0), rows = x->ty.dims[0], cols = x->ty.dims[1];
+    cfx_type t = mktype(dt, 2, x->ty.dims);
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < rows; i++)
+        if (i + k >= 0 && i + k < cols)
+            seti(dt, data, i * cols + i + k, 1);
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
+/* OneHot: `depth` known at import, indices of run time (reals cast to int64, a negative one
+ * counted from the end, one outside -depth to depth - 1 matching no position); each element
+ * the values' `on` where its position along `axis` is the index, else `off`: a comparison of
+ * the indices with a known iota, and one `where`. */
+static void op_onehot(imp *I, const Onnx__NodeProto *n)
+{
+    ival *ix = in(I, n, 0), *dv = known(I, n, 1, "the depth"), *vals = in(I, n, 2);
+    if (count(&dv->ty) != 1 || dv->ty.dtype == CFX_BOOL)
+        fail(I, "the depth is %s, not one number", tystr(I, &dv->ty));
+    double dd = getd(dv, 0);
+    if (!(dd >= 1 && dd < (double)((int64_t)1 << 30)))
+        fail(I, "the depth is %g; it must be from 1 to 2^30", dd);
+    int64_t depth = is_real(dv->ty.dtype) ? (int64_t)dd : geti(dv, 0);
+    if (vals->ty.rank != 1 || vals->ty.dims[0] != 2)
+        fail(I, "the values are %s; OneHot takes [off, on], two elements", tystr(I, &vals->ty));
+    if (ix->ty.dtype == CFX_BOOL)
+        fail(I, "the indices are %s, not numbers", tystr(I, &ix->ty));
+    int r = ix->ty.rank;
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r + 1, "axis");
+    cfx_type t = vals->ty, kt = ix->ty, pos; /* the result; the indices with a 1 at axis; iota's */
+    t.rank = kt.rank = r + 1;
+    for (int d = 0, s = 0; d <= r; d++) {
+        t.dims[d] = d == axis ? depth : ix->ty.dims[s];
+        kt.dims[d] = d == axis ? 1 : ix->ty.dims[s];
+        s += d != axis;
+    }
+    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
+    pos = mktype(CFX_I64, 0, NULL);
+    pos.rank = r + 1;
+    for (int d = 0; d <= r; d++)
+        pos.dims[d] = d == axis ? depth : 1;
+    const char *nm = out_name(I, n, 0), *is = ref(I, ix), *vs = ref(I, vals);
+    if (is_real(ix->ty.dtype)) {
+        const char *c = new_id(I, "ix_", nm);
+        line(I, "%s = cast(%s, i64)", c, is);
+        is = c;
+    }
+    const char *k = new_id(I, "k_", nm);
+    line(I, "%s = where(%s < 0, %s + %lld, %s)", k, is, is, (long long)depth, is);
+    const char *mask = fmt(I, "%s == iota(%s)", reshaped(I, k, &ix->ty, &kt), tystr(I, &pos));
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = where(%s, %s[1], %s[0])", v, mask, vs, vs);
+    I->node_half = vals->half;
+}
+
+/* ---- ops that read or write by index: the gathers and scatters, ReverseSequence, Compress, ------
+ * NonZero and Unique */
+
+/* Gather along axis by index vector expression `idx` of n entries (i64/i32 run-time or known),
+ * into out (data's shape with axis replaced by n): a loop of row copies. */
+static void gather_loop(imp *I, const char *out, const cfx_type *t, const char *data, int rank, int axis,
+                        const char *idx, int64_t n)
+{
+    const char *k = new_id(I, "k_", "gather");
+    line(I, "%s = %s", out, zeros_of(I, t));
+    line(I, "for %s in range(%lld) {", k, (long long)n);
+    I->indent++;
+    line(I, "%s%s = %s%s", out, subscript(I, rank, axis, k), data,
+         subscript(I, rank, axis, fmt(I, "%s[%s]", idx, k)));
+    I->indent--;
+    line(I, "}");
+}
+
+/* A Gather whose result has a rank above cfx's, read only by a Transpose read only by a Reshape
+ * (PyTorch writes F.unfold so: a known [kernel, positions] index per spatial axis): the Gather of
+ * the index flattened, then reshape_through_transpose on the result's dims. Returns 0 where the
+ * nodes are not so (what it wrote then is dropped by the refusal that follows). */
+static int gather_through_transpose(imp *I, const Onnx__NodeProto *n, ival *x, ival *ix, int axis)
+{
+    int r = x->ty.rank + ix->ty.rank - 1;
+    if (ix->ty.rank < 2 || r > 8)
+        return 0;
+    int64_t dims[8], m = count(&ix->ty);
+    for (int d = 0, o = 0; d < x->ty.rank; d++) {
+        if (d == axis)
+            for (int q = 0; q < ix->ty.rank; q++)
+                dims[o++] = ix->ty.dims[q];
+        else
+            dims[o++] = x->ty.dims[d];
+    }
+    cfx_type ft = mktype(ix->ty.dtype, 1, &m);
+    const char *fname = fmt(I, "%s#flat_index", out_name(I, n, 0));
+    ival *flat = ix->data ? bind(I, fname, &ft, NULL, ix->data)
+                          : bind(I, fname, &ft, reshaped(I, ref(I, ix), &ix->ty, &ft), NULL);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a.has_i = 1;
+    a.i = axis;
+    ival *ins[2] = {x, flat};
+    ival *g = step(I, n, "flat", op_gather, ins, 2, &a);
+    return reshape_through_transpose(I, n, g, dims, r);
+}
+
+static void op_gather(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+    if (is_real(ix->ty.dtype) || ix->ty.dtype == CFX_BOOL)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    cfx_type t = x->ty;
+    t.rank = x->ty.rank + ix->ty.rank - 1;
+    if (t.rank > CFX_TYPE_MAX_RANK) {
+        if (gather_through_transpose(I, n, x, ix, axis))
+            return;
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    }
+    for (int d = 0, o = 0; d < x->ty.rank; d++) {
+        if (d == axis)
+            for (int q = 0; q < ix->ty.rank; q++)
+                t.dims[o++] = ix->ty.dims[q];
+        else
+            t.dims[o++] = x->ty.dims[d];
+    }
+    int64_t m = count(&ix->ty);
+    if (x->data && ix->data && count(&t) <= ONNX_FOLD_MAX) {
+        int64_t outer = 1, inner = 1, dim = x->ty.dims[axis];
+        for (int d = 0; d < axis; d++) outer *= x->ty.dims[d];
+        for (int d = axis + 1; d < x->ty.rank; d++) inner *= x->ty.dims[d];
+        void *data = new_data(I, &t);
+        size_t es = (size_t)cfx_dtype_size(t.dtype);
+        for (int64_t b = 0; b < outer; b++)
+            for (int64_t j = 0; j < m; j++) {
+                int64_t i = geti(ix, j);
+                if (i < -dim || i >= dim)
+                    fail(I, "index %lld is out of range for dimension %d of size %lld", (long long)i, axis, (long long)dim);
+                if (i < 0)
+                    i += dim;
+                copy((char *)data + (size_t)((b * m + j) * inner) * es,
+                       (char *)x->data + (size_t)((b * dim + i) * inner) * es, (size_t)inner * es);
+            }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    const char *src = ref(I, x);
+    if (ix->ty.rank == 0) {
+        const char *i = ix->data ? fmt(I, "%lld", (long long)geti(ix, 0)) : ref(I, ix);
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s%s", v, src, subscript(I, x->ty.rank, axis, i));
+        return;
+    }
+    if (ix->ty.dtype == CFX_I32 || ix->ty.dtype == CFX_I64) {
+        /* one take: one GATHER record whatever the number of indices (a loop of row copies,
+         * gather_loop, was a dozen records per index on the cpu executor) */
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = take(%s, %s, axis=%d)", v, src, ref(I, ix), axis);
+        return;
+    }
+    const char *idx = ref(I, ix);
+    if (ix->ty.rank > 1)
+        idx = fmt(I, "reshape(%s, [%lld])", idx, (long long)m);
+    cfx_type flat = x->ty;
+    flat.dims[axis] = m;
+    if (ix->ty.rank == 1) {
+        const char *v = out_var(I, n, 0, &t);
+        gather_loop(I, v, &t, src, x->ty.rank, axis, idx, m);
+        return;
+    }
+    const char *tmp = new_id(I, "g_", out_name(I, n, 0));
+    if (ix->ty.rank > 1) {
+        const char *iv = new_id(I, "i_", out_name(I, n, 0));
+        line(I, "%s = %s", iv, idx);
+        idx = iv;
+    }
+    gather_loop(I, tmp, &flat, src, x->ty.rank, axis, idx, m);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, tmp, &flat, &t));
+}
+
+static void op_gather_elements(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), x->ty.rank, "axis");
+    if (ix->ty.rank != x->ty.rank)
+        fail(I, "the indices' rank %d differs from the data's %d", ix->ty.rank, x->ty.rank);
+    cfx_type t = ix->ty;
+    t.dtype = x->ty.dtype;
+    const char *v = out_var(I, n, 0, &t), *src = ref(I, x), *idx = ref(I, ix);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &t, ixs, 1);
+    const char *all = index_list(I, ixs, t.rank);
+    for (int d = 0; d < t.rank; d++)
+        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
+    line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, t.rank));
+    element_loops(I, &t, ixs, 0);
+}
+
+/* GatherND: a loop over the index tuples (the indices but their last axis), each copying the
+ * data's slice at the tuple (after batch_dims leading axes, shared with the indices) into the
+ * result's row. The language's subscripts check each index: a negative one counts from the end,
+ * one out of range stops the run with `index` (refused at import where the indices are known). */
+static void op_gather_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, q = ix->ty.rank;
+    int64_t b = attr_int(I, n, "batch_dims", 0);
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (r < 1 || q < 1)
+        fail(I, "data %s and indices %s: each needs rank 1 or more", tystr(I, &x->ty), tystr(I, &ix->ty));
+    if (b < 0 || b >= r || b >= q)
+        fail(I, "batch_dims %lld for data %s and indices %s", (long long)b, tystr(I, &x->ty), tystr(I, &ix->ty));
+    for (int d = 0; d < b; d++)
+        if (ix->ty.dims[d] != x->ty.dims[d])
+            fail(I, "batch dimension %d is %lld in the data %s and %lld in the indices %s", d,
+                 (long long)x->ty.dims[d], tystr(I, &x->ty), (long long)ix->ty.dims[d], tystr(I, &ix->ty));
+    int64_t k = ix->ty.dims[q - 1];
+    if (k < 1 || b + k > r)
+        fail(I, "index tuples of %lld entries into %s after %lld batch dimensions", (long long)k,
+             tystr(I, &x->ty), (long long)b);
+    cfx_type t = x->ty;
+    t.rank = q - 1 + r - (int)b - (int)k;
     if (t.rank > CFX_TYPE_MAX_RANK)
         fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    for (int d = 0; d < q - 1; d++)
+        t.dims[d] = ix->ty.dims[d];
+    for (int d = (int)(b + k); d < r; d++)
+        t.dims[q - 1 + d - b - k] = x->ty.dims[d];
+    if (count(&t) == 0)
+        fail(I, "the result %s has no elements", tystr(I, &t));
+    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
+        int64_t v = geti(ix, i), dim = x->ty.dims[b + i % k];
+        if (v < -dim || v >= dim)
+            fail(I, "index %lld is out of range for dimension %lld of size %lld", (long long)v,
+                 (long long)(b + i % k), (long long)dim);
+    }
+    const char *src = ref(I, x), *idx = ref(I, ix);
     const char *v = out_var(I, n, 0, &t);
-    if (rb <= 2 && ra > 2) {
-        int64_t rows = count(&a->ty) / k1;
-        cfx_type flat = mktype(a->ty.dtype, 2, (int64_t[]){rows, k1});
-        cfx_type prod = mktype(a->ty.dtype, rb == 2 ? 2 : 1, (int64_t[]){rows, b->ty.dims[rb - 1]});
-        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s @ %s)", reshaped(I, x, &a->ty, &flat), y), &prod, &t));
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    cfx_type lead = ix->ty; /* the index tuples */
+    lead.rank = q - 1;
+    if (q > 1)
+        line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &lead, ixs, 1);
+    const char *all = index_list(I, ixs, q - 1);
+    for (int d = 0; d < b; d++)
+        sel[d] = ixs[d];
+    for (int e = 0; e < k; e++)
+        sel[b + e] = fmt(I, "%s[%s%s%d]", idx, all, q > 1 ? ", " : "", e);
+    if (q > 1)
+        line(I, "%s[%s] = %s[%s]", v, all, src, index_list(I, sel, (int)(b + k)));
+    else
+        line(I, "%s = %s[%s]", v, src, index_list(I, sel, (int)(b + k)));
+    element_loops(I, &lead, ixs, 0);
+}
+
+/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
+ * result goes to the variable that holds the data and the data is read no more (a loop's
+ * carried `tokens[t] = tok`). */
+static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    const Onnx__AttributeProto *red = attr(I, n, "reduction");
+    const char *with = NULL; /* the reduction: the new value combined with the old */
+    if (red && red->has_s) {
+        static const struct { const char *name, *op; } reds[] = {{"none", NULL}, {"add", "+"}, {"mul", "*"},
+                                                                   {"max", "max"}, {"min", "min"}};
+        int found = 0;
+        for (size_t k = 0; k < sizeof reds / sizeof *reds; k++)
+            if (red->s.len == strlen(reds[k].name) && !memcmp(red->s.data, reds[k].name, red->s.len)) {
+                with = reds[k].op;
+                found = 1;
+            }
+        if (!found)
+            fail(I, "reduction '%.*s' is not supported (none, add, mul, max, min are)", (int)red->s.len,
+                 (const char *)red->s.data);
+    }
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank < 1)
+        fail(I, "the indices are a scalar");
+    int k = (int)ix->ty.dims[ix->ty.rank - 1];
+    if (k < 1 || k > x->ty.rank)
+        fail(I, "index tuples of %d entries into %s", k, tystr(I, &x->ty));
+    int64_t m = count(&ix->ty) / k;
+    cfx_type want = x->ty; /* updates: the indices' leading shape, then the data's from k on */
+    want.rank = ix->ty.rank - 1 + x->ty.rank - k;
+    for (int d = 0; d < ix->ty.rank - 1; d++)
+        want.dims[d] = ix->ty.dims[d];
+    for (int d = k; d < x->ty.rank; d++)
+        want.dims[ix->ty.rank - 1 + d - k] = x->ty.dims[d];
+    if (!same_type(&want, &up->ty))
+        fail(I, "the updates are %s; data %s and indices %s need %s", tystr(I, &up->ty), tystr(I, &x->ty),
+             tystr(I, &ix->ty), tystr(I, &want));
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    cfx_type row = up->ty; /* one update */
+    row.rank = x->ty.rank - k;
+    for (int d = 0; d < row.rank; d++)
+        row.dims[d] = x->ty.dims[k + d];
+    const char *flat_i = ix->ty.rank == 2 ? idx : fmt(I, "reshape(%s, [%lld, %d])", idx, (long long)m, k);
+    cfx_type upf = row;
+    upf.rank = row.rank + 1;
+    upf.dims[0] = m;
+    for (int d = 0; d < row.rank; d++)
+        upf.dims[d + 1] = row.dims[d];
+    const char *flat_u = same_type(&upf, &up->ty) ? upd : fmt(I, "reshape(%s, %s)", upd, dims_list(I, &upf));
+    const char *j = m == 1 ? "0" : new_id(I, "j_", out_name(I, n, 0));
+    if (m > 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)m);
+        I->indent++;
+    }
+    strbuf sb = {0};
+    const char *sym;
+    int64_t off;
+    if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
+        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
+    else
+        for (int d = 0; d < k; d++)
+            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
+    if (sb.oom)
+        fail(I, "out of memory");
+    const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
+    const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*')
+        line(I, "%s = %s %s %s", at, at, with, val);
+    else
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    sb_free(&sb);
+    if (m > 1) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
+/* ScatterElements (and opset 9's Scatter): data with the updates written element by element at
+ * the indices along axis, combined by the reduction; in place where the result goes to the
+ * variable that holds the data (op_scatter_nd's rule). Each write is the language's element
+ * assignment, so a run-time index out of range stops the run with `index`, and a negative one
+ * counts from the end, as ONNX says. */
+static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
+    int r = x->ty.rank;
+    if (r < 1)
+        fail(I, "the data is a scalar");
+    int axis = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
+    const char *red = attr_str(I, n, "reduction", "none"), *with = NULL;
+    if (!strcmp(red, "add")) with = "+";
+    else if (!strcmp(red, "mul")) with = "*";
+    else if (!strcmp(red, "max")) with = "max";
+    else if (!strcmp(red, "min")) with = "min";
+    else if (strcmp(red, "none") != 0)
+        fail(I, "reduction '%s' is not supported (none, add, mul, max, min are)", clean(I, red));
+    if (with && x->ty.dtype == CFX_BOOL)
+        fail(I, "reduction '%s' of %s is not supported", red, tystr(I, &x->ty));
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank != r)
+        fail(I, "the indices are %s for data %s: they must have its rank", tystr(I, &ix->ty), tystr(I, &x->ty));
+    for (int d = 0; d < r; d++)
+        if (d != axis && ix->ty.dims[d] > x->ty.dims[d])
+            fail(I, "the indices are %s, larger than the data %s in dimension %d", tystr(I, &ix->ty),
+                 tystr(I, &x->ty), d);
+    cfx_type ut = ix->ty;
+    ut.dtype = x->ty.dtype;
+    if (!same_type(&ut, &up->ty))
+        fail(I, "the updates are %s; indices %s need %s", tystr(I, &up->ty), tystr(I, &ix->ty), tystr(I, &ut));
+    if (count(&ix->ty) == 0)
+        fail(I, "the indices have no elements");
+    int64_t dim = x->ty.dims[axis];
+    for (int64_t i = 0; ix->data && i < count(&ix->ty); i++) {
+        int64_t v = geti(ix, i);
+        if (v < -dim || v >= dim)
+            fail(I, "index %lld is out of range for axis %d of size %lld", (long long)v, axis, (long long)dim);
+    }
+    const char *src = ref(I, x), *idx = ref(I, ix), *upd = ref(I, up);
+    const char *v = out_var(I, n, 0, &x->ty);
+    if (strcmp(v, src) != 0)
+        line(I, "%s = %s", v, src);
+    const char *ixs[CFX_TYPE_MAX_RANK], *sel[CFX_TYPE_MAX_RANK];
+    int loops = 0; /* a loop over each dimension of the indices but those of size 1 */
+    for (int d = 0; d < r; d++) {
+        ixs[d] = "0";
+        if (ix->ty.dims[d] > 1) {
+            ixs[d] = new_id(I, "i_", fmt(I, "%d", d));
+            line(I, "for %s in range(%lld) {", ixs[d], (long long)ix->ty.dims[d]);
+            I->indent++;
+            loops++;
+        }
+    }
+    const char *all = index_list(I, ixs, r);
+    for (int d = 0; d < r; d++)
+        sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
+    const char *at = fmt(I, "%s[%s]", v, index_list(I, sel, r));
+    const char *val = fmt(I, "%s[%s]", upd, all);
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*') /* a sum or product of halves rounds at each step */
+        line(I, "%s = %s", at, half_rounded(I, x->half, fmt(I, "%s %s %s", at, with, val)));
+    else
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    while (loops-- > 0) {
+        I->indent--;
+        line(I, "}");
+    }
+}
+
+/* TensorScatter (opset 24's KV-cache update): the cache copied, and the update's rows written
+ * at write_indices[b] + s along axis (modulo the axis's length for mode circular), a loop over
+ * the batch and the update's rows; a position outside the cache stops the run with `index`. */
+static void op_tensor_scatter(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *up = in(I, n, 1), *wi = in_opt(I, n, 2);
+    int r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the cache is %s; rank 2 or more is taken", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -2), r, "axis");
+    const char *mode = attr_str(I, n, "mode", "linear");
+    int circ = !strcmp(mode, "circular");
+    if (!circ && strcmp(mode, "linear") != 0)
+        fail(I, "mode '%s' is not supported (linear, circular)", mode);
+    if (axis == 0)
+        fail(I, "axis 0: the sequence axis must follow the batch axis");
+    if (up->ty.dtype != x->ty.dtype || up->ty.rank != r)
+        fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
+    for (int d = 0; d < r; d++)
+        if (d == axis ? up->ty.dims[d] > x->ty.dims[d] : up->ty.dims[d] != x->ty.dims[d])
+            fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
+    int64_t B = x->ty.dims[0], S = up->ty.dims[axis], M = x->ty.dims[axis];
+    if (wi && ((wi->ty.dtype != CFX_I64 && wi->ty.dtype != CFX_I32) || wi->ty.rank != 1 || wi->ty.dims[0] != B))
+        fail(I, "write_indices is %s for %lld batch entries", tystr(I, &wi->ty), (long long)B);
+    const char *src = ref(I, x), *u = ref(I, up), *nm = out_name(I, n, 0);
+    const char *b = new_id(I, "b_", nm), *s = new_id(I, "s_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, src);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", s, (long long)S);
+    I->indent++;
+    const char *pos = wi ? fmt(I, "cast(%s[%s], i64) + %s", ref(I, wi), b, s) : fmt(I, "cast(%s, i64)", s);
+    line(I, "%s = %s", p, circ ? fmt(I, "(%s) %% %lld", pos, (long long)M) : pos);
+    line(I, "%s%s = %s%s", v, index_at(I, r, b, axis, p), u, index_at(I, r, b, axis, s));
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* ReverseSequence: each batch entry's first sequence_lens[b] steps reversed, the rest kept; a
+ * loop over the batch and the steps reading the row at the computed step. */
+static void op_reverse_sequence(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ln = in(I, n, 1);
+    int r = x->ty.rank;
+    if (r < 2)
+        fail(I, "the input is %s; rank 2 or more is taken", tystr(I, &x->ty));
+    int ta = norm_axis(I, attr_int(I, n, "time_axis", 0), r, "time_axis");
+    int ba = norm_axis(I, attr_int(I, n, "batch_axis", 1), r, "batch_axis");
+    if (ta > 1 || ba > 1 || ta == ba)
+        fail(I, "time_axis %d and batch_axis %d: they must be 0 and 1", ta, ba);
+    if (ln->ty.dtype != CFX_I64 && ln->ty.dtype != CFX_I32)
+        fail(I, "sequence_lens is %s, not integers", tystr(I, &ln->ty));
+    int64_t B = x->ty.dims[ba], T = x->ty.dims[ta];
+    if (ln->ty.rank != 1 || ln->ty.dims[0] != B)
+        fail(I, "sequence_lens is %s for %lld batch entries", tystr(I, &ln->ty), (long long)B);
+    for (int64_t i = 0; ln->data && i < B; i++)
+        if (geti(ln, i) < 0 || geti(ln, i) > T)
+            fail(I, "sequence length %lld is outside 0 to %lld", (long long)geti(ln, i), (long long)T);
+    const char *src = ref(I, x), *lens = ref(I, ln), *nm = out_name(I, n, 0);
+    const char *b = new_id(I, "b_", nm), *t = new_id(I, "t_", nm), *l = new_id(I, "l_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, src);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", l, lens, b);
+    line(I, "for %s in range(%lld) {", t, (long long)T);
+    I->indent++;
+    const char *s = fmt(I, "(%s - 1 - %s) if %s < %s else %s", l, t, t, l, t);
+    if (ta == 0)
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, t, b, src, s, b);
+    else
+        line(I, "%s[%s, %s] = %s[%s, %s]", v, b, t, src, b, s);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+}
+
+/* Compress: the slices of x along axis (x flattened where there is no axis) where the condition
+ * is true. Its length is the count of true entries: with the condition known at import, the
+ * slices at known positions are copied; with one of run time, the model's declared shape gives
+ * the length, a loop copies each selected slice to the next row, and the run checks the count
+ * (`assert`; more rows stop at the first past the end with `index`). */
+static void op_compress(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *c = in(I, n, 1);
+    const Onnx__AttributeProto *aa = attr(I, n, "axis");
+    cfx_type xt = x->ty;
+    if (!aa) {
+        int64_t all = count(&x->ty);
+        xt = mktype(x->ty.dtype, 1, &all);
+    }
+    int r = xt.rank;
+    if (r < 1)
+        fail(I, "the input is %s, a scalar", tystr(I, &x->ty));
+    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
+    if (c->ty.dtype != CFX_BOOL || c->ty.rank != 1)
+        fail(I, "the condition is %s, not a bool vector", tystr(I, &c->ty));
+    int64_t L = c->ty.dims[0];
+    if (L > xt.dims[axis])
+        fail(I, "the condition has %lld entries for an axis of %lld", (long long)L, (long long)xt.dims[axis]);
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
+    if (!plain_id(xs)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, xs);
+        xs = f;
+    }
+    cfx_type t = xt;
+    if (c->data) {
+        int64_t *pos = alloc(I, (size_t)(L > 0 ? L : 1) * sizeof *pos), np = 0;
+        for (int64_t i = 0; i < L; i++)
+            if (geti(c, i))
+                pos[np++] = i;
+        if (np == 0)
+            fail(I, "the condition selects nothing, and cfx has no tensors of 0 elements");
+        t.dims[axis] = np;
+        const char *v = out_var(I, n, 0, &t);
+        if (np == xt.dims[axis]) {
+            line(I, "%s = %s", v, xs);
+            return;
+        }
+        line(I, "%s = %s", v, zeros_of(I, &t));
+        if (np <= 8) {
+            for (int64_t k = 0; k < np; k++)
+                line(I, "%s%s = %s%s", v, subscript(I, r, axis, fmt(I, "%lld", (long long)k)), xs,
+                     subscript(I, r, axis, fmt(I, "%lld", (long long)pos[k])));
+            return;
+        }
+        const char *pt = index_table(I, fmt(I, "%s_pos", nm), pos, np), *k = new_id(I, "k_", nm);
+        line(I, "for %s in range(%lld) {", k, (long long)np);
+        I->indent++;
+        line(I, "%s%s = %s%s", v, subscript(I, r, axis, k), xs, subscript(I, r, axis, fmt(I, "%s[%s]", pt, k)));
+        I->indent--;
+        line(I, "}");
         return;
     }
-    if (count(&batch) <= ONNX_UNROLL_SMALL) { /* the language's batched @: a product each, unrolled */
-        line(I, "%s = %s @ %s", v, x, y);
-        return;
-    }
-    const char *ixs[CFX_TYPE_MAX_RANK] = {0};
+    cfx_type decl;
+    if (!declared_type(I, I->mp->graph, nm, &decl) || decl.rank != r || decl.dims[axis] < 1)
+        fail(I, "the condition is of run time and the output's length along axis %d is not declared: the "
+             "count of true entries fixes it, and cfx fixes every shape at import", axis);
+    int64_t D = decl.dims[axis];
+    t.dims[axis] = D;
+    const char *v = out_var(I, n, 0, &t), *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm);
     line(I, "%s = %s", v, zeros_of(I, &t));
-    element_loops(I, &batch, ixs, 1);
-    const char *sa[CFX_TYPE_MAX_RANK], *sb[CFX_TYPE_MAX_RANK];
-    for (int d = 0; d < ba.rank; d++) {
-        int od = d + batch.rank - ba.rank;
-        sa[d] = ba.dims[d] == 1 ? "0" : ixs[od];
-    }
-    for (int d = 0; d < bb.rank; d++) {
-        int od = d + batch.rank - bb.rank;
-        sb[d] = bb.dims[d] == 1 ? "0" : ixs[od];
-    }
-    const char *ea = ba.rank ? fmt(I, "%s[%s]", x, index_list(I, sa, ba.rank)) : x;
-    const char *eb = bb.rank ? fmt(I, "%s[%s]", y, index_list(I, sb, bb.rank)) : y;
-    line(I, "%s[%s] = %s @ %s", v, index_list(I, ixs, batch.rank), ea, eb);
-    element_loops(I, &batch, ixs, 0);
+    line(I, "%s = 0", j);
+    line(I, "for %s in range(%lld) {", i, (long long)L);
+    I->indent++;
+    line(I, "if %s[%s] {", ref(I, c), i);
+    I->indent++;
+    line(I, "%s%s = %s%s", v, subscript(I, r, axis, j), xs, subscript(I, r, axis, i));
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"Compress '%s': the condition selects another count of slices than the "
+         "%lld declared\")", j, (long long)D, clean(I, nm), (long long)D);
 }
 
-static const char *real_const(imp *I, double x, cfx_dtype dt, const char *why)
+/* NonZero: the [rank, count] indices of the nonzero elements, in row-major order. Of a value known
+ * at import, computed there; of one of run time, the count is the model's declared one: a loop
+ * over the elements writes each nonzero one's indices to the next column, and the run checks the
+ * count (`assert`; more stop at the first column past the end with `index`). */
+static void op_nonzero(imp *I, const Onnx__NodeProto *n)
 {
-    cfx_type t = mktype(dt, 0, NULL);
-    void *data = new_data(I, &t);
-    setd(dt, data, 0, x);
-    ival v = {.name = why, .ty = t, .data = data};
-    return ref(I, &v);
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 1)
+        fail(I, "the input is %s, a scalar; NonZero takes a tensor of rank 1 or more", tystr(I, &x->ty));
+    int64_t N = count(&x->ty), D = 0;
+    if (x->data) {
+        for (int64_t i = 0; i < N; i++)
+            D += is_real(x->ty.dtype) ? getd(x, i) != 0 : geti(x, i) != 0;
+        if (D == 0)
+            fail(I, "'%s' has no nonzero element, and cfx has no tensors of 0 elements", clean(I, x->name));
+        cfx_type t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+        int64_t *data = new_data(I, &t), j = 0;
+        for (int64_t i = 0; i < N; i++) {
+            if (is_real(x->ty.dtype) ? getd(x, i) == 0 : geti(x, i) == 0)
+                continue;
+            for (int64_t d = r - 1, rest = i; d >= 0; d--) {
+                data[d * D + j] = rest % x->ty.dims[d];
+                rest /= x->ty.dims[d];
+            }
+            j++;
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    D = declared_length(I, n, 0, 2, 1);
+    if (!D)
+        data_length_unknown(I, n, 0, x);
+    cfx_type ft = mktype(x->ty.dtype, 1, &N), t = mktype(CFX_I64, 2, (int64_t[]){r, D});
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &ft);
+    if (!plain_id(xs)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, xs);
+        xs = f;
+    }
+    const char *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "for %s in range(%lld) {", i, (long long)N);
+    I->indent++;
+    line(I, x->ty.dtype == CFX_BOOL ? "if %s[%s] {" : "if %s[%s] != 0 {", xs, i);
+    I->indent++;
+    int64_t stride = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        line(I, "%s[%d, %s] = cast(%s // %lld %% %lld, i64)", v, d, j, i, (long long)stride, (long long)x->ty.dims[d]);
+        stride *= x->ty.dims[d];
+    }
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonZero '%s': the input has another count of nonzero elements than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
 }
 
-static void op_gemm(imp *I, const Onnx__NodeProto *n)
+/* 1 when slices a and b (m elements each, from flat positions pa and pb of x's data) are equal,
+ * NaN equal to NaN as numpy's unique */
+static int slices_equal(const ival *x, int64_t pa, int64_t pb, int64_t m, const int64_t *at)
 {
-    ival *a = in(I, n, 0), *b = in(I, n, 1), *c = in_opt(I, n, 2);
-    if (a->ty.rank != 2 || b->ty.rank != 2 || a->ty.dtype != b->ty.dtype || !is_real(a->ty.dtype))
-        fail(I, "Gemm takes two real matrices, not %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
-    double alpha = attr_float(I, n, "alpha", 1.0), beta = attr_float(I, n, "beta", 1.0);
-    int ta = (int)attr_int(I, n, "transA", 0), tb = (int)attr_int(I, n, "transB", 0);
-    int64_t m = a->ty.dims[ta ? 1 : 0], k = a->ty.dims[ta ? 0 : 1];
-    int64_t k2 = b->ty.dims[tb ? 1 : 0], nn = b->ty.dims[tb ? 0 : 1];
-    if (k != k2)
-        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
-    cfx_type t = mktype(a->ty.dtype, 2, (int64_t[]){m, nn});
-    const char *x = ta ? fmt(I, "transpose(%s)", ref(I, a)) : ref(I, a);
-    const char *y = tb ? fmt(I, "transpose(%s)", ref(I, b)) : ref(I, b);
-    const char *e = fmt(I, "%s @ %s", x, y);
-    const char *nm = out_name(I, n, 0);
-    if (alpha != 1.0)
-        e = fmt(I, "%s * (%s)", real_const(I, alpha, t.dtype, fmt(I, "%s_alpha", nm)), e);
-    if (c && beta != 0.0) {
-        cfx_type chk;
-        broadcast(I, &c->ty, &t, &chk);
-        const char *cc = ref(I, c);
-        if (beta != 1.0)
-            cc = fmt(I, "%s * %s", real_const(I, beta, t.dtype, fmt(I, "%s_beta", nm)), cc);
-        e = fmt(I, "%s + %s", e, cc);
+    for (int64_t e = 0; e < m; e++) {
+        int64_t ia = at[pa * m + e], ib = at[pb * m + e];
+        if (is_real(x->ty.dtype)) {
+            double a = getd(x, ia), b = getd(x, ib);
+            if (!(a == b || (a != a && b != b)))
+                return 0;
+        } else if (geti(x, ia) != geti(x, ib)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Unique: the distinct elements (no axis: of x flattened) or slices along axis, sorted (numpy's
+ * unique: slices in lexicographic order, NaN last and equal to NaN) or in order of first
+ * appearance (sorted = 0), with indices, inverse_indices and counts. The count U is the model's
+ * declared one, or counted at import where x is known there. x is seen as [n, m] (the axis moved
+ * first); a first loop marks each slice that appears for the first time, and the run checks
+ * their count (`assert`); a second gives each slice its rank among them (the distinct ones less
+ * than it, or the first appearances before its own) and writes the outputs at it. */
+static void op_unique(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    const Onnx__AttributeProto *aa = attr(I, n, "axis");
+    int srt = (int)attr_int(I, n, "sorted", 1), r = x->ty.rank;
+    if (dt == CFX_BOOL && srt)
+        fail(I, "sorted Unique of %s is not supported (numbers are taken)", tystr(I, &x->ty));
+    if (aa && r < 1)
+        fail(I, "the input is %s, a scalar, with an axis", tystr(I, &x->ty));
+    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
+    int64_t nsl = aa ? x->ty.dims[axis] : count(&x->ty), m = count(&x->ty) / (nsl ? nsl : 1);
+    /* the order of x's elements with the axis first: perm, and the moved type */
+    int perm[CFX_TYPE_MAX_RANK], np = 0;
+    cfx_type mt = x->ty;
+    if (aa) {
+        perm[np++] = axis;
+        for (int d = 0; d < r; d++)
+            if (d != axis)
+                perm[np++] = d;
+        for (int d = 0; d < r; d++)
+            mt.dims[d] = x->ty.dims[perm[d]];
+    }
+    int64_t U = 0;
+    if (x->data) {
+        if (nsl * m > ((int64_t)1 << 16))
+            fail(I, "'%s' has %lld elements; Unique counts at most 2^16 at import", clean(I, x->name),
+                 (long long)(nsl * m));
+        int64_t *at = alloc(I, (size_t)(nsl * m + 1) * sizeof *at);
+        for (int64_t p = 0; p < nsl * m; p++) { /* the flat position in x of element p of [n, m] */
+            int64_t rest = p, pos = 0, idx[CFX_TYPE_MAX_RANK] = {0};
+            for (int d = mt.rank - 1; d >= 0 && aa; d--) {
+                idx[perm[d]] = rest % mt.dims[d];
+                rest /= mt.dims[d];
+            }
+            for (int d = 0; d < r && aa; d++)
+                pos = pos * x->ty.dims[d] + idx[d];
+            at[p] = aa ? pos : p;
+        }
+        for (int64_t i = 0; i < nsl; i++) {
+            int first = 1;
+            for (int64_t j = 0; j < i && first; j++)
+                first = !slices_equal(x, i, j, m, at);
+            U += first;
+        }
+    } else {
+        U = declared_length(I, n, 0, aa ? r : 1, axis);
+        for (size_t k = 1; !U && k < 4; k += 2)
+            U = declared_length(I, n, k, 1, 0);
+        if (!U)
+            data_length_unknown(I, n, 0, x);
+    }
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type xt = mktype(dt, 2, (int64_t[]){nsl, m});
+    if (aa && axis)
+        xs = fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
+    const char *X = new_id(I, "x_", nm), *first = new_id(I, "first_", nm), *fp = new_id(I, "fp_", nm);
+    const char *i = new_id(I, "i_", nm), *eq = new_id(I, "eq_", nm), *rk = new_id(I, "rank_", nm);
+    line(I, "%s = %s", X, reshaped(I, xs, &mt, &xt));
+    /* the elementwise equality of X and its row i (NaN equal to NaN), and order (NaN last) */
+    const char *row = fmt(I, "%s[%s]", X, i);
+    const char *eqe = is_real(dt) ? fmt(I, "(%s == %s) or ((%s != %s) and (%s != %s))", X, row, X, X, row, row)
+                                  : fmt(I, "%s == %s", X, row);
+    const char *lte = is_real(dt) ? fmt(I, "(%s < %s) or ((%s != %s) and (%s == %s))", X, row, row, row, X, X)
+                                  : fmt(I, "%s < %s", X, row);
+    line(I, "%s = zeros(bool[%lld])", first, (long long)nsl);
+    line(I, "%s = zeros(i32[%lld])", fp, (long long)nsl);
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    line(I, "%s[%s] = argmax(cast(%s, i32))", fp, i, eq);
+    line(I, "%s[%s] = %s[%s] == %s", first, i, fp, i, i);
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(sum(%s) == %lld, \"Unique '%s': the input has another count of distinct %s than the %lld "
+         "declared\")", first, (long long)U, clean(I, nm), aa ? "slices" : "elements", (long long)U);
+    cfx_type yt = mktype(dt, 2, (int64_t[]){U, m}), ut = mktype(CFX_I64, 1, &U), it = mktype(CFX_I64, 1, &nsl);
+    const char *ys = new_id(I, "y_", nm), *ix = new_id(I, "ix_", nm), *inv = new_id(I, "inv_", nm);
+    const char *cn = new_id(I, "cnt_", nm);
+    line(I, "%s = %s", ys, zeros_of(I, &yt));
+    line(I, "%s = %s", ix, zeros_of(I, &ut));
+    line(I, "%s = %s", cn, zeros_of(I, &ut));
+    line(I, "%s = %s", inv, zeros_of(I, &it));
+    line(I, "for %s in range(%lld) {", i, (long long)nsl);
+    I->indent++;
+    line(I, "%s = all(%s, axis=1)", eq, eqe);
+    if (srt) { /* the distinct slices less than row i: at their first difference from it, less */
+        const char *p = new_id(I, "p_", nm);
+        line(I, "%s = reshape(argmax(cast(not (%s), i32), axis=1), [%lld, 1])", p, eqe, (long long)nsl);
+        line(I, "%s = sum(%s and any((%s) and (iota(i32[1, %lld]) == %s), axis=1) and not %s)", rk, first, lte,
+             (long long)m, p, eq);
+    } else {
+        line(I, "%s = sum(%s and (iota(i32[%lld]) < %s[%s]))", rk, first, (long long)nsl, fp, i);
+    }
+    line(I, "%s[%s] = cast(%s, i64)", inv, i, rk);
+    line(I, "if %s[%s] {", first, i);
+    I->indent++;
+    line(I, "%s[%s] = %s", ys, rk, row);
+    line(I, "%s[%s] = cast(%s, i64)", ix, rk, i);
+    line(I, "%s[%s] = cast(sum(%s), i64)", cn, rk, eq);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    cfx_type ot = mktype(dt, 1, &U);
+    if (aa) { /* [U, m] seen as x with the axis first, then moved back */
+        int inv_perm[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            inv_perm[perm[d]] = d;
+        cfx_type ut2 = mt;
+        ut2.dims[0] = U;
+        ot = x->ty;
+        ot.dims[axis] = U;
+        const char *e = reshaped(I, ys, &yt, &ut2);
+        ys = axis ? fmt(I, "permute(%s, %s)", e, perm_text(I, inv_perm, r)) : e;
+    } else {
+        ys = reshaped(I, ys, &yt, &ot);
+    }
+    const char *outs[4] = {ys, ix, inv, cn};
+    const cfx_type *ts[4] = {&ot, &ut, &it, &ut};
+    for (size_t k = 0; k < 4 && k < n->n_output; k++)
+        if (n->output[k] && *n->output[k]) {
+            int64_t dk = k == 0 ? ot.dims[aa ? axis : 0] : ts[k]->dims[0];
+            int64_t dd = declared_length(I, n, k, ts[k]->rank, k == 0 && aa ? axis : 0);
+            if (dd && dd != dk)
+                fail(I, "output '%s' is declared of length %lld; the data gives %lld", clean(I, n->output[k]),
+                     (long long)dd, (long long)dk);
+            line(I, "%s = %s", out_var(I, n, k, ts[k]), outs[k]);
+        }
+    I->node_rounded = 1;
+}
+
+/* ---- arithmetic: Where, Clip, Sum and the rest of many operands, the reductions, Softmax, -------
+ * TopK, CumSum, MatMul, Gemm, Einsum, Det */
+
+static void op_where(imp *I, const Onnx__NodeProto *n)
+{
+    ival *c = in(I, n, 0), *a = in(I, n, 1), *b = in(I, n, 2);
+    if (c->ty.dtype != CFX_BOOL)
+        fail(I, "the condition is %s, not bool", tystr(I, &c->ty));
+    if (a->ty.dtype != b->ty.dtype)
+        fail(I, "the operands' types differ: %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    cfx_type ab, t;
+    broadcast(I, &a->ty, &b->ty, &ab);
+    broadcast(I, &c->ty, &ab, &t);
+    t.dtype = a->ty.dtype;
+    if (c->data && a->data && b->data && count(&t) <= ONNX_FOLD_MAX) {
+        void *data = new_data(I, &t);
+        for (int64_t i = 0; i < count(&t); i++) {
+            ival *p = geti(c, bindex(&t, &c->ty, i)) ? a : b;
+            if (is_real(t.dtype))
+                setd(t.dtype, data, i, getd(p, bindex(&t, &p->ty, i)));
+            else
+                seti(t.dtype, data, i, geti(p, bindex(&t, &p->ty, i)));
+        }
+        out_known(I, n, 0, &t, data);
+        return;
+    }
+    /* cfx's where broadcasts one-element operands only: spread the others by a product */
+    const char *x[3];
+    ival *v3[3] = {c, a, b};
+    for (int k = 0; k < 3; k++) {
+        x[k] = ref(I, v3[k]);
+        if (count(&v3[k]->ty) != 1 && !(v3[k]->ty.rank == t.rank && count(&v3[k]->ty) == count(&t))) {
+            cfx_type s = t;
+            s.dtype = v3[k]->ty.dtype;
+            x[k] = s.dtype == CFX_BOOL ? fmt(I, "(%s == ones(%s))", x[k], tystr(I, &s))
+                                       : fmt(I, "(%s * ones(%s))", x[k], tystr(I, &s));
+        }
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = where(%s, %s, %s)", v, x[0], x[1], x[2]);
+}
+
+static void op_clip(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    const char *e = ref(I, x), *nm = out_name(I, n, 0);
+    if (I->opset < 11) {
+        const Onnx__AttributeProto *lo = attr(I, n, "min"), *hi = attr(I, n, "max");
+        if (lo)
+            e = fmt(I, "max(%s, %s)", e, real_const(I, lo->f, x->ty.dtype, fmt(I, "%s_min", nm)));
+        if (hi)
+            e = fmt(I, "min(%s, %s)", e, real_const(I, hi->f, x->ty.dtype, fmt(I, "%s_max", nm)));
+    } else {
+        ival *lo = in_opt(I, n, 1), *hi = in_opt(I, n, 2);
+        if (lo)
+            e = fmt(I, "max(%s, %s)", e, ref(I, lo));
+        if (hi)
+            e = fmt(I, "min(%s, %s)", e, ref(I, hi));
+    }
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+}
+
+/* Sum, Mean, Min, Max of any number of operands, folded pairwise */
+static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
+{
+    if (n->n_input == 0)
+        fail(I, "no operands");
+    if (n->n_input == 2 && !mean) { /* folds where both are known (Max of two shapes) */
+        binary(I, n, op, in(I, n, 0), in(I, n, 1));
+        return;
+    }
+    ival *acc = in(I, n, 0);
+    cfx_type t = acc->ty;
+    const char *e = ref(I, acc);
+    for (size_t k = 1; k < n->n_input; k++) {
+        ival *b = in(I, n, k);
+        if (b->ty.dtype != t.dtype)
+            fail(I, "the operands' types differ: %s and %s", tystr(I, &t), tystr(I, &b->ty));
+        cfx_type o;
+        broadcast(I, &t, &b->ty, &o);
+        o.dtype = t.dtype;
+        t = o;
+        e = bin_text(I, op, t.dtype, fmt(I, "(%s)", e), ref(I, b));
+    }
+    if (mean)
+        e = fmt(I, "(%s) / %s", e, real_const(I, (double)n->n_input, t.dtype, fmt(I, "%s_count", out_name(I, n, 0))));
+    if (n->n_input == 1) {
+        bind(I, out_name(I, n, 0), &t, acc->id, acc->data);
+        return;
     }
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = %s", v, e);
+}
+
+/* IsInf with its detect_negative and detect_positive */
+static void op_isinf(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int neg = (int)attr_int(I, n, "detect_negative", 1), pos = (int)attr_int(I, n, "detect_positive", 1);
+    cfx_type t = x->ty;
+    t.dtype = CFX_BOOL;
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    if (neg && pos)
+        line(I, "%s = abs(%s) == inf", v, xs);
+    else if (pos)
+        line(I, "%s = %s == inf", v, xs);
+    else if (neg)
+        line(I, "%s = %s == -inf", v, xs);
+    else
+        line(I, "%s = %s != %s and %s == %s", v, xs, xs, xs, xs); /* all false, with x's shape */
+}
+
+/* ReduceProd (op_reduce's axes): the reduced axes moved first and flattened, and the rows
+ * multiplied in order; a half type's product is rounded once, as ReduceSum's sum is. */
+static void reduce_prod(imp *I, const Onnx__NodeProto *n, ival *x, const int *mark, const cfx_type *t)
+{
+    int r = x->ty.rank, perm[CFX_TYPE_MAX_RANK], np = 0, moved = 0;
+    int64_t rows = 1;
+    cfx_type rest = x->ty;
+    rest.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (mark[d]) {
+            perm[np] = d;
+            moved |= np != d;
+            np++;
+            rows *= x->ty.dims[d];
+        }
+    for (int d = 0; d < r; d++)
+        if (!mark[d]) {
+            perm[np] = d;
+            moved |= np != d;
+            np++;
+            rest.dims[rest.rank++] = x->ty.dims[d];
+        }
+    const char *nm = out_name(I, n, 0), *e = ref(I, x);
+    if (r > 1 && moved)
+        e = fmt(I, "permute(%s, %s)", e, perm_text(I, perm, r));
+    cfx_type flat = rest;
+    flat.rank = rest.rank + 1;
+    flat.dims[0] = rows;
+    for (int d = 0; d < rest.rank; d++)
+        flat.dims[d + 1] = rest.dims[d];
+    cfx_type pt = x->ty;
+    for (int d = 0; d < r; d++)
+        pt.dims[d] = x->ty.dims[perm[d]];
+    e = reshaped(I, e, &pt, &flat);
+    if (!plain_id(e)) {
+        const char *f = new_id(I, "f_", nm);
+        line(I, "%s = %s", f, e);
+        e = f;
+    }
+    const char *acc = new_id(I, "prod_", nm);
+    if (rows <= 8) {
+        const char *p = fmt(I, "%s[0]", e);
+        for (int64_t k = 1; k < rows; k++)
+            p = fmt(I, "%s * %s[%lld]", p, e, (long long)k);
+        line(I, "%s = %s", acc, p);
+    } else {
+        const char *k = new_id(I, "k_", "prod");
+        line(I, "%s = %s[0]", acc, e);
+        line(I, "for %s in range(1, %lld) {", k, (long long)rows);
+        I->indent++;
+        line(I, "%s = %s * %s[%s]", acc, acc, e, k);
+        I->indent--;
+        line(I, "}");
+    }
+    const char *v = out_var(I, n, 0, t);
+    line(I, "%s = %s", v, reshaped(I, acc, &rest, t));
+}
+
+/* ArgMax/ArgMin with select_last_index = 1: the largest position (1 on) along the axis among the
+ * elements equal to the extreme (NaN where the extreme is NaN), less one. */
+static void arg_last(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int keep, const char *fn,
+                     const cfx_type *t)
+{
+    int r = x->ty.rank;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type pt = x->ty;
+    pt.dtype = CFX_I64;
+    for (int d = 0; d < r; d++)
+        pt.dims[d] = d == axis ? x->ty.dims[d] : 1;
+    int64_t *pos = new_data(I, &pt);
+    for (int64_t k = 0; k < x->ty.dims[axis]; k++)
+        pos[k] = k + 1;
+    ival pv = {.name = fmt(I, "%s_positions", nm), .ty = pt, .data = pos};
+    const char *ex = new_id(I, "e_", nm), *at = new_id(I, "at_", nm);
+    line(I, "%s = %s(%s, axis=%d, keepdims=True)", ex, !strcmp(fn, "argmax") ? "max" : "min", xs, axis);
+    const char *hit = fmt(I, "(%s == %s)", xs, ex);
+    if (is_real(x->ty.dtype))
+        hit = fmt(I, "(%s or (%s != %s))", hit, xs, xs);
+    line(I, "%s = cast(%s, i64) * %s", at, hit, ref(I, &pv));
+    const char *v = out_var(I, n, 0, t);
+    line(I, "%s = max(%s, axis=%d%s) - 1", v, at, axis, keep ? ", keepdims=True" : "");
 }
 
 /* A reduction of data of 0 elements (op_reduce's fn, a bool's max and min as any and all),
@@ -4662,143 +4653,1150 @@ static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
         line(I, "%s = %s / %s", v, e, s);
 }
 
-/* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
- * computes it: Deviation * InvStdDev * Scale + B, with the mean and variance of those axes. */
-static void op_layernorm(imp *I, const Onnx__NodeProto *n)
+/* Hardmax: 1 at the first largest element along the axis (the first NaN, where there is one, as
+ * numpy's argmax), 0 elsewhere. The position is the smallest of an iota where the element is the
+ * maximum: two halving trees (docs/language.md, Reductions), no loop. Before opset 13 the input
+ * is seen as a matrix whose rows end at `axis`, as ONNX coerced it. */
+static void op_hardmax(imp *I, const Onnx__NodeProto *n)
 {
-    ival *x = in(I, n, 0), *scale = in(I, n, 1), *bias = in_opt(I, n, 2);
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", I->opset >= 13 ? -1 : 1), r, "axis");
+    const char *xs = ref(I, x), *nm = out_name(I, n, 0);
+    cfx_type wt = x->ty; /* the type worked on */
+    if (I->opset < 13) {
+        int64_t a = 1, b = 1;
+        for (int d = 0; d < r; d++)
+            *(d < axis ? &a : &b) *= x->ty.dims[d];
+        wt = mktype(x->ty.dtype, 2, (int64_t[]){a, b});
+        axis = 1;
+        if (!same_type(&wt, &x->ty)) {
+            const char *m2 = new_id(I, "x_", nm);
+            line(I, "%s = %s", m2, reshaped(I, xs, &x->ty, &wt));
+            xs = m2;
+        }
+    }
+    int64_t D = wt.dims[axis];
+    cfx_type pos = mktype(CFX_I32, 0, NULL);
+    pos.rank = wt.rank;
+    for (int d = 0; d < wt.rank; d++)
+        pos.dims[d] = d == axis ? D : 1;
+    const char *io = fmt(I, "iota(%s)", tystr(I, &pos));
+    const char *mx = new_id(I, "mx_", nm), *first = new_id(I, "k_", nm);
+    line(I, "%s = max(%s, axis=%d, keepdims=True)", mx, xs, axis);
+    line(I, "%s = min(where(%s == %s or %s != %s, %s, %lld), axis=%d, keepdims=True)", first, xs, mx, xs, xs, io,
+         (long long)D, axis);
+    const char *y = fmt(I, "cast(%s == %s, %s)", io, first, cfx_dtype_name(wt.dtype));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, reshaped(I, y, &wt, &x->ty));
+}
+
+/* LpNormalization: x divided by its L1 or L2 norm along the axis; 0 where the norm is 0, as
+ * ONNX's reference gives */
+static void op_lpnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
     int r = x->ty.rank;
     if (!is_real(x->ty.dtype) || r == 0)
         fail(I, "the operand is %s", tystr(I, &x->ty));
     int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    double eps = attr_float(I, n, "epsilon", 1e-5);
-    const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *inv = new_id(I, "inv_", nm);
-    cfx_type st = x->ty; /* the statistics' shape: the normalized axes kept as 1 */
-    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
-    for (int k = r - 1; k >= axis; k--) {
-        st.dims[k] = 1;
-        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
-        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
-    }
-    const char *mv = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &st) : mu;
-    line(I, "%s = %s", mv, m1);
-    line(I, "%s = %s - %s", d, a, mv);
-    const char *iv = n->n_output > 2 && n->output[2] && *n->output[2] ? out_var(I, n, 2, &st) : inv;
-    line(I, "%s = 1.0 / sqrt(%s + %s)", iv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
-    cfx_type chk;
-    broadcast(I, &x->ty, &scale->ty, &chk);
-    const char *e = fmt(I, "%s * %s * %s", d, iv, ref(I, scale));
-    if (bias)
-        e = fmt(I, "%s + %s", e, ref(I, bias));
+    int64_t p = attr_int(I, n, "p", 2);
+    if (p != 1 && p != 2)
+        fail(I, "p = %lld is not supported (1 and 2 are)", (long long)p);
+    const char *xs = ref(I, x), *nrm = new_id(I, "nrm_", out_name(I, n, 0));
+    if (p == 1)
+        line(I, "%s = sum(abs(%s), axis=%d, keepdims=True)", nrm, xs, axis);
+    else
+        line(I, "%s = sqrt(sum(%s * %s, axis=%d, keepdims=True))", nrm, xs, xs, axis);
     const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s == 0.0, 0.0, %s / %s)", v, nrm, xs, nrm);
+}
+
+/* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
+ * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
+ * says. Ranks 3 to 5: the axis moved last and the others flattened into the rows of a matrix,
+ * whose results are moved back. */
+static void op_topk(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t k;
+    if (I->opset < 10)
+        k = attr_int(I, n, "k", -1);
+    else
+        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
+    int r = x->ty.rank;
+    if (r < 1 || r > 5)
+        fail(I, "TopK of rank %d is not supported (ranks 1 to 5 are)", r);
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    int largest = (int)attr_int(I, n, "largest", 1);
+    if (!attr_int(I, n, "sorted", 1))
+        fail(I, "sorted = 0 is not supported");
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (k < 1 || k > x->ty.dims[axis])
+        fail(I, "k = %lld for an axis of %lld", (long long)k, (long long)x->ty.dims[axis]);
+    cfx_type vt = x->ty, it;
+    vt.dims[axis] = k;
+    it = vt;
+    it.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], nd = 0;
+    ival flat;
+    cfx_type ot = vt, pt = vt; /* rank 3 on: the results' type as given, and with the axis last */
+    if (r > 2) {
+        for (int d = 0; d < r; d++)
+            if (d != axis)
+                perm[nd++] = d;
+        perm[nd++] = axis;
+        int64_t rows = count(&x->ty) / x->ty.dims[axis];
+        for (int d = 0; d < r; d++) {
+            inv[perm[d]] = d;
+            pt.dims[d] = vt.dims[perm[d]];
+        }
+        cfx_type xp = x->ty, x2 = mktype(x->ty.dtype, 2, (int64_t[]){rows, x->ty.dims[axis]});
+        for (int d = 0; d < r; d++)
+            xp.dims[d] = x->ty.dims[perm[d]];
+        const char *e = axis == r - 1 ? xs : fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
+        xs = new_id(I, "x_", nm);
+        line(I, "%s = %s", xs, reshaped(I, e, &xp, &x2));
+        flat = (ival){.name = x->name, .id = xs, .ty = x2};
+        x = &flat;
+        axis = 1;
+        vt = mktype(x->ty.dtype, 2, (int64_t[]){rows, k});
+        it = vt;
+        it.dtype = CFX_I64;
+    }
+    /* the value that takes a chosen element out: below (above) every other */
+    cfx_type one = mktype(x->ty.dtype, 0, NULL);
+    void *lim = new_data(I, &one);
+    if (is_real(x->ty.dtype))
+        setd(one.dtype, lim, 0, largest ? -INFINITY : INFINITY);
+    else
+        seti(one.dtype, lim, 0, x->ty.dtype == CFX_I32 ? (largest ? INT32_MIN : INT32_MAX) : (largest ? INT64_MIN : INT64_MAX));
+    ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
+    const char *out_of = ref(I, &limv);
+    const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
+    int want_idx = n->n_output > 1 && n->output[1] && *n->output[1];
+    const char *vals = r > 2 ? new_id(I, "tv_", nm) : out_var(I, n, 0, &vt);
+    line(I, "%s = %s", vals, zeros_of(I, &vt));
+    const char *idx = want_idx && r <= 2 ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
+    line(I, "%s = %s", idx, zeros_of(I, &it));
+    line(I, "%s = copy(%s)", m, xs);
+    const char *pick = largest ? "argmax" : "argmin";
+    if (r == 1) {
+        line(I, "for %s in range(%lld) {", j, (long long)k);
+        I->indent++;
+        line(I, "%s = %s(%s)", w, pick, m);
+        line(I, "%s[%s] = %s[%s]", vals, j, xs, w);
+        line(I, "%s[%s] = cast(%s, i64)", idx, j, w);
+        line(I, "%s[%s] = %s", m, w, out_of);
+        I->indent--;
+        line(I, "}");
+        return;
+    }
+    const char *row = new_id(I, "row_", nm);
+    int other = 1 - axis;
+    line(I, "for %s in range(%lld) {", row, (long long)x->ty.dims[other]);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", j, (long long)k);
+    I->indent++;
+    const char *sel_m = axis == 1 ? fmt(I, "%s[%s]", m, row) : fmt(I, "%s[:, %s]", m, row);
+    line(I, "%s = %s(%s)", w, pick, sel_m);
+    const char *at_x = axis == 1 ? fmt(I, "[%s, %s]", row, w) : fmt(I, "[%s, %s]", w, row);
+    const char *at_o = axis == 1 ? fmt(I, "[%s, %s]", row, j) : fmt(I, "[%s, %s]", j, row);
+    line(I, "%s%s = %s%s", vals, at_o, xs, at_x);
+    line(I, "%s%s = cast(%s, i64)", idx, at_o, w);
+    line(I, "%s%s = %s", m, at_x, out_of);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    for (int o = 0; r > 2 && o < 1 + want_idx; o++) {
+        cfx_type made = o ? it : vt, back = pt, to = ot;
+        if (o)
+            back.dtype = to.dtype = CFX_I64;
+        const char *e = reshaped(I, o ? idx : vals, &made, &back);
+        if (perm[r - 1] != r - 1)
+            e = fmt(I, "permute(%s, %s)", e, perm_text(I, inv, r));
+        const char *v = out_var(I, n, (size_t)o, &to);
+        line(I, "%s = %s", v, e);
+    }
+}
+
+/* CumSum and CumProd along a known axis (exclusive, reverse): a loop over that axis, the
+ * running sum (product) of the slices before it carried in `acc` */
+static void op_cumsum(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int prod = !strcmp(n->op_type, "CumProd");
+    int64_t ax;
+    ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
+    int r = x->ty.rank;
+    if (r < 1 || x->ty.dtype == CFX_BOOL)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, ax, r, "axis");
+    int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
+    int64_t len = x->ty.dims[axis];
+    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: done here (torch's repeat_interleave) */
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; d++)
+            outer *= x->ty.dims[d];
+        for (int d = axis + 1; d < r; d++)
+            inner *= x->ty.dims[d];
+        void *data = new_data(I, &x->ty);
+        int dt = x->ty.dtype, real = is_real(x->ty.dtype);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t i = 0; i < inner; i++) {
+                /* f64's sum or product; f32's in f32, as ONNX's reference computes it */
+                double accd = prod;
+                float accf = (float)prod;
+                int64_t acci = prod;
+                for (int64_t t = 0; t < len; t++) {
+                    int64_t at = (o * len + (rev ? len - 1 - t : t)) * inner + i;
+                    for (int pass = 0; pass < 2; pass++) {
+                        if (pass == (excl != 0)) { /* exclusive: stored before the element is taken */
+                            if (dt == CFX_F64)
+                                accd = prod ? accd * getd(x, at) : accd + getd(x, at);
+                            else if (real)
+                                accf = prod ? (float)(accf * (float)getd(x, at)) : (float)(accf + (float)getd(x, at));
+                            else if (prod)
+                                acci = (int64_t)((uint64_t)acci * (uint64_t)geti(x, at));
+                            else
+                                acci = (int64_t)((uint64_t)acci + (uint64_t)geti(x, at));
+                        } else if (real) {
+                            setd(x->ty.dtype, data, at, dt == CFX_F64 ? accd : accf);
+                        } else {
+                            seti(x->ty.dtype, data, at, acci);
+                        }
+                    }
+                }
+            }
+        out_known(I, n, 0, &x->ty, data);
+        return;
+    }
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type rowt = x->ty; /* one slice along the axis */
+    rowt.rank = 0;
+    for (int d = 0; d < r; d++)
+        if (d != axis)
+            rowt.dims[rowt.rank++] = x->ty.dims[d];
+    const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, zeros_of(I, &x->ty));
+    if (!prod)
+        line(I, "%s = %s", acc, zeros_of(I, &rowt));
+    else if (rowt.rank)
+        line(I, "%s = ones(%s)", acc, tystr(I, &rowt));
+    else
+        line(I, "%s = cast(1, %s)", acc, cfx_dtype_name(rowt.dtype));
+    const char *with = prod ? "*" : "+";
+    line(I, "for %s in range(%lld) {", t, (long long)len);
+    I->indent++;
+    line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
+    const char *at = subscript(I, r, axis, p);
+    if (excl) {
+        line(I, "%s%s = %s", v, at, acc);
+        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
+    } else {
+        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
+        line(I, "%s%s = %s", v, at, acc);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+static void op_matmul(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (a->ty.dtype != b->ty.dtype || a->ty.dtype == CFX_BOOL)
+        fail(I, "the operands are %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    int ra = a->ty.rank, rb = b->ty.rank;
+    if (ra == 0 || rb == 0)
+        fail(I, "MatMul takes no scalars");
+    int64_t k1 = a->ty.dims[ra - 1], k2 = rb == 1 ? b->ty.dims[0] : b->ty.dims[rb - 2];
+    if (k1 != k2)
+        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
+    const char *x = ref(I, a), *y = ref(I, b);
+    if (ra <= 2 && rb <= 2) {
+        cfx_type t = mktype(a->ty.dtype, 0, NULL);
+        if (ra == 2) t.dims[t.rank++] = a->ty.dims[0];
+        if (rb == 2) t.dims[t.rank++] = b->ty.dims[1];
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s @ %s", v, x, y);
+        return;
+    }
+    /* batched: the batch dims broadcast; an A of [..., m, k] times a matrix is one product */
+    cfx_type ba = a->ty, bb = b->ty, batch;
+    ba.rank = ra > 2 ? ra - 2 : 0;
+    bb.rank = rb > 2 ? rb - 2 : 0;
+    broadcast(I, &ba, &bb, &batch);
+    cfx_type t = batch;
+    t.dtype = a->ty.dtype;
+    if (ra >= 2) t.dims[t.rank++] = a->ty.dims[ra - 2];
+    if (rb >= 2) t.dims[t.rank++] = b->ty.dims[rb - 1];
+    if (t.rank > CFX_TYPE_MAX_RANK)
+        fail(I, "the result has rank %d; cfx takes at most %d", t.rank, CFX_TYPE_MAX_RANK);
+    const char *v = out_var(I, n, 0, &t);
+    if (rb <= 2 && ra > 2) {
+        int64_t rows = count(&a->ty) / k1;
+        cfx_type flat = mktype(a->ty.dtype, 2, (int64_t[]){rows, k1});
+        cfx_type prod = mktype(a->ty.dtype, rb == 2 ? 2 : 1, (int64_t[]){rows, b->ty.dims[rb - 1]});
+        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s @ %s)", reshaped(I, x, &a->ty, &flat), y), &prod, &t));
+        return;
+    }
+    if (count(&batch) <= ONNX_UNROLL_SMALL) { /* the language's batched @: a product each, unrolled */
+        line(I, "%s = %s @ %s", v, x, y);
+        return;
+    }
+    const char *ixs[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    element_loops(I, &batch, ixs, 1);
+    const char *sa[CFX_TYPE_MAX_RANK], *sb[CFX_TYPE_MAX_RANK];
+    for (int d = 0; d < ba.rank; d++) {
+        int od = d + batch.rank - ba.rank;
+        sa[d] = ba.dims[d] == 1 ? "0" : ixs[od];
+    }
+    for (int d = 0; d < bb.rank; d++) {
+        int od = d + batch.rank - bb.rank;
+        sb[d] = bb.dims[d] == 1 ? "0" : ixs[od];
+    }
+    const char *ea = ba.rank ? fmt(I, "%s[%s]", x, index_list(I, sa, ba.rank)) : x;
+    const char *eb = bb.rank ? fmt(I, "%s[%s]", y, index_list(I, sb, bb.rank)) : y;
+    line(I, "%s[%s] = %s @ %s", v, index_list(I, ixs, batch.rank), ea, eb);
+    element_loops(I, &batch, ixs, 0);
+}
+
+static void op_gemm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1), *c = in_opt(I, n, 2);
+    if (a->ty.rank != 2 || b->ty.rank != 2 || a->ty.dtype != b->ty.dtype || !is_real(a->ty.dtype))
+        fail(I, "Gemm takes two real matrices, not %s and %s", tystr(I, &a->ty), tystr(I, &b->ty));
+    double alpha = attr_float(I, n, "alpha", 1.0), beta = attr_float(I, n, "beta", 1.0);
+    int ta = (int)attr_int(I, n, "transA", 0), tb = (int)attr_int(I, n, "transB", 0);
+    int64_t m = a->ty.dims[ta ? 1 : 0], k = a->ty.dims[ta ? 0 : 1];
+    int64_t k2 = b->ty.dims[tb ? 1 : 0], nn = b->ty.dims[tb ? 0 : 1];
+    if (k != k2)
+        fail(I, "the operands %s and %s do not multiply", tystr(I, &a->ty), tystr(I, &b->ty));
+    cfx_type t = mktype(a->ty.dtype, 2, (int64_t[]){m, nn});
+    const char *x = ta ? fmt(I, "transpose(%s)", ref(I, a)) : ref(I, a);
+    const char *y = tb ? fmt(I, "transpose(%s)", ref(I, b)) : ref(I, b);
+    const char *e = fmt(I, "%s @ %s", x, y);
+    const char *nm = out_name(I, n, 0);
+    if (alpha != 1.0)
+        e = fmt(I, "%s * (%s)", real_const(I, alpha, t.dtype, fmt(I, "%s_alpha", nm)), e);
+    if (c && beta != 0.0) {
+        cfx_type chk;
+        broadcast(I, &c->ty, &t, &chk);
+        const char *cc = ref(I, c);
+        if (beta != 1.0)
+            cc = fmt(I, "%s * %s", real_const(I, beta, t.dtype, fmt(I, "%s_beta", nm)), cc);
+        e = fmt(I, "%s + %s", e, cc);
+    }
+    const char *v = out_var(I, n, 0, &t);
     line(I, "%s = %s", v, e);
 }
 
-/* ---- opset 23's transformer ops, composed of the ops above -------------------------------- */
-
-/* A value of a composed op (Attention, RotaryEmbedding): expr in a variable of its own, bound
- * under a name made from the node's first output and tag. */
-static ival *part(imp *I, const Onnx__NodeProto *n, const char *tag, const cfx_type *t, int half, const char *expr)
+/* Einsum's diagonal: while a label repeats in an operand's labels (lab, *nl of them), the
+ * diagonal of its two axes, copied a position at a time into a value without the second axis;
+ * returns the operand so reduced. */
+static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *lab, int *nl)
 {
-    const char *name = fmt(I, "%s#%s", out_name(I, n, 0), tag);
-    const char *id = new_id(I, "t_", name);
-    line(I, "%s = %s", id, expr);
-    ival *v = bind(I, name, t, id, NULL);
-    v->half = half;
-    return v;
-}
-
-/* One of the importer's own ops (op_transpose, op_matmul, op_gather) run as a step of n, on the
- * values ins, with at most one attribute; its result, bound as part() binds (tag NULL: as n's
- * first output). Messages still name n. */
-static ival *step_with(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
-                       ival **ins, size_t nin, Onnx__AttributeProto **attrs, size_t nattr)
-{
-    Onnx__NodeProto s = *n;
-    char **names = alloc(I, nin * sizeof *names);
-    char *out = tag ? fmt(I, "%s#%s", out_name(I, n, 0), tag) : (char *)out_name(I, n, 0);
-    if (!tag)
-        tag = "out";
-    for (size_t k = 0; k < nin; k++) {
-        names[k] = fmt(I, "%s#%s_in%zu", out_name(I, n, 0), tag, k);
-        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data)->half = ins[k]->half;
+    for (;;) {
+        int a = -1, b = -1;
+        for (int p = 0; p < *nl && a < 0; p++)
+            for (int q = p + 1; q < *nl; q++)
+                if (lab[p] == lab[q]) {
+                    a = p;
+                    b = q;
+                    break;
+                }
+        if (a < 0)
+            return x;
+        int64_t len = x->ty.dims[a];
+        if (x->ty.dims[b] != len)
+            fail(I, "Einsum: label '%c' is %lld and %lld in one operand", lab[a], (long long)len,
+                 (long long)x->ty.dims[b]);
+        cfx_type t = x->ty;
+        for (int d = b; d < t.rank - 1; d++)
+            t.dims[d] = t.dims[d + 1];
+        t.rank--;
+        const char *nm = out_name(I, n, 0), *xs = ref(I, x), *id = new_id(I, "diag_", nm);
+        const char *k = new_id(I, "k_", nm);
+        strbuf sb = {0}, sd = {0};
+        for (int d = 0; d < x->ty.rank; d++) {
+            const char *ix = d == a || d == b ? k : ":";
+            sb_printf(&sb, "%s%s", d ? ", " : "", ix);
+            if (d != b)
+                sb_printf(&sd, "%s%s", sd.len ? ", " : "", ix);
+        }
+        if (sb.oom || sd.oom)
+            fail(I, "out of memory");
+        const char *from = take(I, sb_take(&sb)), *to = take(I, sb_take(&sd));
+        line(I, "%s = %s", id, zeros_of(I, &t));
+        line(I, "for %s in range(%lld) {", k, (long long)len);
+        I->indent++;
+        line(I, "%s[%s] = %s[%s]", id, to, xs, from);
+        I->indent--;
+        line(I, "}");
+        ival *y = alloc(I, sizeof *y);
+        y->name = id;
+        y->id = id;
+        y->ty = t;
+        y->half = HALF_NONE;
+        memmove(lab + b, lab + b + 1, (size_t)(*nl - b - 1));
+        (*nl)--;
+        x = y;
     }
-    s.input = names;
-    s.n_input = nin;
-    s.output = &out;
-    s.n_output = 1;
-    s.attribute = attrs;
-    s.n_attribute = nattr;
-    fn(I, &s);
-    ival *v = lookup(I, out);
-    v->half = ins[0]->half;
-    return v;
 }
 
-/* step_with one attribute, or none */
-static ival *step(imp *I, const Onnx__NodeProto *n, const char *tag, void (*fn)(imp *, const Onnx__NodeProto *),
-                  ival **ins, size_t nin, Onnx__AttributeProto *a)
+static void op_einsum(imp *I, const Onnx__NodeProto *n)
 {
-    return step_with(I, n, tag, fn, ins, nin, a ? &a : NULL, a ? 1 : 0);
+    const char *eq = attr_str(I, n, "equation", NULL);
+    if (!eq)
+        fail(I, "the equation is missing");
+    size_t nops = n->n_input;
+    if (nops < 1 || nops > 2)
+        fail(I, "Einsum of %zu operands is not supported (one or two are)", nops);
+    /* the equation without spaces, each operand's labels with "..." spelled out in digits */
+    char lab[3][CFX_TYPE_MAX_RANK + 1];
+    int nl[3] = {0, 0, 0}, explicit_out = 0, ell_rank = 0, part = 0;
+    char spec[3][64];
+    int ns[3] = {0, 0, 0};
+    for (const char *p = eq; *p; p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',') {
+            if (++part > 1)
+                fail(I, "Einsum '%s': more than two operands", clean(I, eq));
+            continue;
+        }
+        if (*p == '-' && p[1] == '>') {
+            if (explicit_out)
+                fail(I, "Einsum '%s' has '->' twice", clean(I, eq));
+            explicit_out = 1;
+            part = 2;
+            p++;
+            continue;
+        }
+        if (ns[part] >= 60)
+            fail(I, "Einsum '%s' is too long", clean(I, eq));
+        spec[part][ns[part]++] = *p;
+    }
+    int nin_spec = 1;
+    for (const char *p = eq; *p && !(*p == '-' && p[1] == '>'); p++)
+        nin_spec += *p == ',';
+    if ((size_t)nin_spec != nops)
+        fail(I, "Einsum '%s' names %d operands, the node has %zu", clean(I, eq), nin_spec, nops);
+    ival *ops[2] = {in(I, n, 0), nops > 1 ? in(I, n, 1) : NULL};
+    for (size_t k = 0; k < nops; k++) {
+        int rank = ops[k]->ty.rank, letters = 0, has_ell = 0;
+        for (int j = 0; j < ns[k]; j++) {
+            char c = spec[k][j];
+            if (c == '.') {
+                if (j + 2 >= ns[k] || spec[k][j + 1] != '.' || spec[k][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                j += 2;
+            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+                letters++;
+            } else {
+                fail(I, "Einsum '%s': '%c' is not a label", clean(I, eq), c);
+            }
+        }
+        int er = rank - letters;
+        if (er < 0 || (!has_ell && er != 0))
+            fail(I, "Einsum '%s': operand %zu is %s, of another rank than its labels", clean(I, eq), k,
+                 tystr(I, &ops[k]->ty));
+        if (er > ell_rank)
+            ell_rank = er;
+        for (int j = 0; j < ns[k]; j++) {
+            if (spec[k][j] == '.') {
+                for (int e = 0; e < er; e++) /* right-aligned, as numpy broadcasts them */
+                    lab[k][nl[k]++] = (char)('0' + (CFX_TYPE_MAX_RANK - er + e));
+                j += 2;
+            } else {
+                lab[k][nl[k]++] = spec[k][j];
+            }
+        }
+        ops[k] = einsum_diagonal(I, n, ops[k], lab[k], &nl[k]); /* a label twice: the diagonal */
+    }
+    /* the size of each label, one for all operands */
+    int64_t size[128];
+    for (int c = 0; c < 128; c++)
+        size[c] = -1;
+    for (size_t k = 0; k < nops; k++)
+        for (int a = 0; a < nl[k]; a++) {
+            int c = lab[k][a];
+            if (size[c] >= 0 && size[c] != ops[k]->ty.dims[a])
+                fail(I, "Einsum '%s': label '%c' is %lld in one operand and %lld in another (broadcasting is "
+                     "not supported)", clean(I, eq), c, (long long)size[c], (long long)ops[k]->ty.dims[a]);
+            size[c] = ops[k]->ty.dims[a];
+        }
+    /* the result's labels */
+    if (explicit_out) {
+        int has_ell = 0;
+        for (int j = 0; j < ns[2]; j++) {
+            char c = spec[2][j];
+            if (c == '.') {
+                if (j + 2 >= ns[2] || spec[2][j + 1] != '.' || spec[2][j + 2] != '.' || has_ell)
+                    fail(I, "Einsum '%s': a '.' that is not one '...'", clean(I, eq));
+                has_ell = 1;
+                if (nl[2] + ell_rank > CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+                for (int e = 0; e < ell_rank; e++)
+                    lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+                j += 2;
+            } else {
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) || size[(int)c] < 0)
+                    fail(I, "Einsum '%s': the result's label '%c' is in no operand", clean(I, eq), c);
+                if (nl[2] >= CFX_TYPE_MAX_RANK)
+                    fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+                lab[2][nl[2]++] = c;
+            }
+        }
+        if (!has_ell && ell_rank > 0)
+            fail(I, "Einsum '%s': the '...' dimensions are summed (not supported)", clean(I, eq));
+    } else { /* numpy's implicit result: '...' first, then the labels seen once, in order */
+        for (int e = 0; e < ell_rank; e++)
+            lab[2][nl[2]++] = (char)('0' + (CFX_TYPE_MAX_RANK - ell_rank + e));
+        for (int c = 'A'; c <= 'z'; c++) {
+            int seen = 0;
+            for (size_t k = 0; k < nops; k++)
+                seen += memchr(lab[k], c, (size_t)nl[k]) != NULL;
+            if (seen != 1 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                continue;
+            if (nl[2] >= CFX_TYPE_MAX_RANK)
+                fail(I, "Einsum '%s': the result has more than %d dimensions", clean(I, eq), CFX_TYPE_MAX_RANK);
+            lab[2][nl[2]++] = (char)c;
+        }
+    }
+    for (int a = 0; a < nl[2]; a++)
+        for (int b = a + 1; b < nl[2]; b++)
+            if (lab[2][a] == lab[2][b])
+                fail(I, "Einsum '%s': label '%c' twice in the result", clean(I, eq), lab[2][a]);
+    cfx_type t = mktype(ops[0]->ty.dtype, 0, NULL);
+    t.rank = nl[2];
+    for (int a = 0; a < nl[2]; a++)
+        t.dims[a] = size[(int)lab[2][a]];
+    if (nops == 2 && ops[1]->ty.dtype != t.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &ops[0]->ty), tystr(I, &ops[1]->ty));
+    if (t.dtype == CFX_BOOL)
+        fail(I, "Einsum of %s is not supported", tystr(I, &ops[0]->ty));
+    const char *nm = out_name(I, n, 0);
+    /* each operand: the labels in neither the other operand nor the result summed out */
+    const char *e[2];
+    char kl[2][CFX_TYPE_MAX_RANK + 1];
+    int nk[2];
+    for (size_t k = 0; k < nops; k++) {
+        e[k] = ref(I, ops[k]);
+        nk[k] = 0;
+        for (int a = nl[k] - 1; a >= 0; a--) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (!other && !memchr(lab[2], c, (size_t)nl[2]))
+                e[k] = fmt(I, "sum(%s, axis=%d)", e[k], a);
+        }
+        for (int a = 0; a < nl[k]; a++) {
+            char c = lab[k][a];
+            int other = nops == 2 && memchr(lab[1 - k], c, (size_t)nl[1 - k]);
+            if (other || memchr(lab[2], c, (size_t)nl[2]))
+                kl[k][nk[k]++] = c;
+        }
+    }
+    /* the permutation of labels `from` (n of them) that gives `to` */
+    #define EINSUM_PERM(from, nf, to, nt, perm) \
+        for (int q = 0; q < (nt); q++) \
+            (perm)[q] = (int)((const char *)memchr((from), (to)[q], (size_t)(nf)) - (from));
+    int perm[CFX_TYPE_MAX_RANK], moved;
+    if (nops == 1) {
+        EINSUM_PERM(kl[0], nk[0], lab[2], nl[2], perm);
+        moved = 0;
+        for (int q = 0; q < nl[2]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nl[2] > 1 ? fmt(I, "permute(%s, %s)", e[0], perm_text(I, perm, nl[2])) : e[0];
+        if (nl[0] == 0 || (nk[0] == nl[0] && !moved)) { /* the operand itself */
+            bind(I, nm, &t, ops[0]->id, ops[0]->data);
+            return;
+        }
+        const char *v = out_var(I, n, 0, &t);
+        line(I, "%s = %s", v, x);
+        return;
+    }
+    /* two operands: batch (both and the result), contracted (both, not the result), kept */
+    char bl[CFX_TYPE_MAX_RANK], cl[CFX_TYPE_MAX_RANK], ml[CFX_TYPE_MAX_RANK], nlb[CFX_TYPE_MAX_RANK];
+    int nb = 0, nc = 0, nm_ = 0, nn = 0;
+    int64_t B = 1, K = 1, M = 1, N = 1;
+    for (int a = 0; a < nk[0]; a++) {
+        char c = kl[0][a];
+        int both = memchr(kl[1], c, (size_t)nk[1]) != NULL, out = memchr(lab[2], c, (size_t)nl[2]) != NULL;
+        if (both && out) bl[nb++] = c, B *= size[(int)c];
+        else if (both) cl[nc++] = c, K *= size[(int)c];
+        else ml[nm_++] = c, M *= size[(int)c];
+    }
+    for (int a = 0; a < nk[1]; a++)
+        if (!memchr(kl[0], kl[1][a], (size_t)nk[0]))
+            nlb[nn++] = kl[1][a], N *= size[(int)kl[1][a]];
+    char want[2][CFX_TYPE_MAX_RANK + 1];
+    int nw = 0;
+    for (int q = 0; q < nb; q++) want[0][nw++] = bl[q];
+    for (int q = 0; q < nm_; q++) want[0][nw++] = ml[q];
+    for (int q = 0; q < nc; q++) want[0][nw++] = cl[q];
+    nw = 0;
+    for (int q = 0; q < nb; q++) want[1][nw++] = bl[q];
+    for (int q = 0; q < nc; q++) want[1][nw++] = cl[q];
+    for (int q = 0; q < nn; q++) want[1][nw++] = nlb[q];
+    const char *side[2];
+    for (int k = 0; k < 2; k++) {
+        EINSUM_PERM(kl[k], nk[k], want[k], nk[k], perm);
+        moved = 0;
+        for (int q = 0; q < nk[k]; q++)
+            moved |= perm[q] != q;
+        const char *x = moved && nk[k] > 1 ? fmt(I, "permute(%s, %s)", e[k], perm_text(I, perm, nk[k])) : e[k];
+        int64_t d3[3] = {B, k ? K : M, k ? N : K};
+        cfx_type pt = mktype(t.dtype, 0, NULL), to = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1);
+        pt.rank = nk[k];
+        for (int q = 0; q < nk[k]; q++)
+            pt.dims[q] = size[(int)want[k][q]];
+        const char *id = new_id(I, k ? "eb_" : "ea_", nm);
+        line(I, "%s = %s", id, nk[k] == 0 ? fmt(I, "reshape(%s, %s)", x, dims_list(I, &to)) : reshaped(I, x, &pt, &to));
+        side[k] = id;
+    }
+    /* the product: [batch, kept of A, kept of B], then the result's order */
+    char got[CFX_TYPE_MAX_RANK + 1];
+    int ng = 0;
+    for (int q = 0; q < nb; q++) got[ng++] = bl[q];
+    for (int q = 0; q < nm_; q++) got[ng++] = ml[q];
+    for (int q = 0; q < nn; q++) got[ng++] = nlb[q];
+    int64_t d3[3] = {B, M, N};
+    cfx_type made = mktype(t.dtype, nb ? 3 : 2, nb ? d3 : d3 + 1), gt = mktype(t.dtype, 0, NULL);
+    gt.rank = ng;
+    for (int q = 0; q < ng; q++)
+        gt.dims[q] = size[(int)got[q]];
+    const char *pr = new_id(I, "ep_", nm);
+    line(I, "%s = %s @ %s", pr, side[0], side[1]);
+    const char *x = reshaped(I, pr, &made, &gt);
+    EINSUM_PERM(got, ng, lab[2], nl[2], perm);
+    #undef EINSUM_PERM
+    moved = 0;
+    for (int q = 0; q < nl[2]; q++)
+        moved |= perm[q] != q;
+    if (moved && ng > 1)
+        x = fmt(I, "permute(%s, %s)", x, perm_text(I, perm, ng));
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x);
 }
 
-/* x with its axes permuted, by the importer's Transpose */
-static ival *permuted_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, const int64_t *perm)
+/* Det of [..., M, M] past 3x3: Gaussian elimination with partial pivoting (LAPACK's, which numpy's
+ * det calls), a matrix at a time: for each column the row of the largest magnitude at or below
+ * the diagonal swapped up (the sign flipped), the pivot multiplied in, the rows below cleared. */
+static void det_lu(imp *I, const Onnx__NodeProto *n, ival *x)
 {
-    Onnx__AttributeProto a = {0};
-    a.name = "perm";
-    a.ints = (int64_t *)perm;
-    a.n_ints = (size_t)x->ty.rank;
-    return step(I, n, tag, op_transpose, &x, 1, &a);
+    int r = x->ty.rank;
+    int64_t M = x->ty.dims[r - 1], B = count(&x->ty) / (M * M);
+    const char *dn = cfx_dtype_name(x->ty.dtype), *nm = out_name(I, n, 0);
+    cfx_type bt = mktype(x->ty.dtype, 3, (int64_t[]){B, M, M}), dt = mktype(x->ty.dtype, 1, &B);
+    cfx_type t = x->ty;
+    t.rank = r - 2;
+    const char *xs = reshaped(I, ref(I, x), &x->ty, &bt), *b = new_id(I, "b_", nm), *k = new_id(I, "k_", nm);
+    const char *a = new_id(I, "a_", nm), *d = new_id(I, "det_", nm), *ds = new_id(I, "dets_", nm);
+    const char *p = new_id(I, "p_", nm), *row = new_id(I, "row_", nm), *f = new_id(I, "f_", nm);
+    const char *io = fmt(I, "iota(i64[%lld])", (long long)M);
+    line(I, "%s = %s", ds, zeros_of(I, &dt));
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", a, plain_id(xs) ? xs : fmt(I, "(%s)", xs), b);
+    line(I, "%s = cast(1, %s)", d, dn);
+    line(I, "for %s in range(%lld) {", k, (long long)M);
+    I->indent++;
+    line(I, "%s = argmax(where(%s >= %s, abs(%s[:, %s]), cast(-1, %s)))", p, io, k, a, k, dn);
+    line(I, "if %s != %s {", p, k);
+    I->indent++;
+    line(I, "%s = %s[%s]", row, a, k);
+    line(I, "%s[%s] = %s[%s]", a, k, a, p);
+    line(I, "%s[%s] = %s", a, p, row);
+    line(I, "%s = -%s", d, d);
+    I->indent--;
+    line(I, "}");
+    line(I, "%s = %s * %s[%s, %s]", d, d, a, k, k);
+    line(I, "if %s[%s, %s] != cast(0, %s) {", a, k, k, dn);
+    I->indent++;
+    line(I, "%s = where(%s > %s, %s[:, %s] / %s[%s, %s], cast(0, %s))", f, io, k, a, k, a, k, k, dn);
+    line(I, "%s = %s - reshape(%s, [%lld, 1]) * reshape(%s[%s], [1, %lld])", a, a, f, (long long)M, a, k,
+         (long long)M);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "%s[%s] = %s", ds, b, d);
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, ds, &dt, &t));
 }
 
-/* a @ b by the importer's MatMul (batched as it writes them), rounded to the half type */
-static ival *product_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *a, ival *b, int half)
+/* Det of [..., M, M]: the cofactor expansion of 1x1, 2x2 and 3x3 matrices, each entry a slice of
+ * x over the leading axes; larger ones by det_lu. */
+static void op_det(imp *I, const Onnx__NodeProto *n)
 {
-    ival *ab[2] = {a, b};
-    ival *v = step(I, n, tag, op_matmul, ab, 2, NULL);
-    if (half)
-        line(I, "%s = %s", v->id, half_rounded(I, half, v->id));
-    v->half = half;
-    return v;
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 2 || x->ty.dims[r - 1] != x->ty.dims[r - 2])
+        fail(I, "the input is %s; reals [..., M, M] are taken", tystr(I, &x->ty));
+    int64_t M = x->ty.dims[r - 1];
+    if (M > 3) {
+        det_lu(I, n, x);
+        return;
+    }
+    const char *xs = ref(I, x), *e[3][3];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            strbuf sb = {0};
+            sb_printf(&sb, "%s[", xs);
+            for (int d = 0; d < r - 2; d++)
+                sb_puts(&sb, ":, ");
+            sb_printf(&sb, "%d, %d]", i, j);
+            if (sb.oom)
+                fail(I, "out of memory");
+            e[i][j] = take(I, sb_take(&sb));
+        }
+    cfx_type t = x->ty;
+    t.rank = r - 2;
+    const char *v = out_var(I, n, 0, &t);
+    if (M == 1)
+        line(I, "%s = %s", v, e[0][0]);
+    else if (M == 2)
+        line(I, "%s = %s * %s - %s * %s", v, e[0][0], e[1][1], e[0][1], e[1][0]);
+    else
+        line(I, "%s = %s * (%s * %s - %s * %s) - %s * (%s * %s - %s * %s) + %s * (%s * %s - %s * %s)", v,
+             e[0][0], e[1][1], e[2][2], e[1][2], e[2][1], e[0][1], e[1][0], e[2][2], e[1][2], e[2][0],
+             e[0][2], e[1][0], e[2][1], e[1][1], e[2][0]);
 }
 
-static const char *sub_dims(imp *I, const char *x, int rank, int axis, int64_t lo, int64_t hi)
+/* ---- bitwise ops: the language's & | ^ ~ << >>, and BitCast ---------------------------------- */
+
+/* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
+static int int_bits(const ival *v, int *sign)
+{
+    *sign = 1;
+    if (narrow(v->half)) {
+        *sign = narrow_signed(v->half);
+        return narrow_bits(v->half);
+    }
+    return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
+}
+
+/* The two operands of a bitwise op, of one integer type; their broadcast type in *t */
+static int bitwise_operands(imp *I, const Onnx__NodeProto *n, ival **a, ival **b, cfx_type *t, int *sign)
+{
+    *a = in(I, n, 0);
+    *b = in(I, n, 1);
+    int bits = int_bits(*a, sign);
+    if (!bits || (*a)->ty.dtype != (*b)->ty.dtype || (*a)->half != (*b)->half)
+        fail(I, "the operands are %s and %s; %s takes two integers of one type", type_name(*a), type_name(*b),
+             n->op_type);
+    broadcast(I, &(*a)->ty, &(*b)->ty, t);
+    t->dtype = (*a)->ty.dtype;
+    return bits;
+}
+
+/* BitShift: the language's << and >> (numpy's: a shift of the width or more gives 0, or -1 for a
+ * negative value shifted right); a narrow type's left shift wrapped after, as its arithmetic */
+static void op_bitshift(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign;
+    bitwise_operands(I, n, &a, &b, &t, &sign);
+    const char *dir = attr_str(I, n, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
+    const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
+    if (a->half == HALF_U64 && strcmp(dir, "LEFT")) /* logical; a count of 2^63 or more reads < 0 */
+        line(I, "%s = where(%s >= 0, where(%s < 64, (%s >> %s) & ((cast(1, i64) << (64 - %s)) - 1), 0), 0)", v, y,
+             y, x, y, y);
+    else
+        line(I, "%s = %s %s %s", v, x, strcmp(dir, "LEFT") ? ">>" : "<<", y);
+}
+
+/* BitCast between integer types of one width (and bool to uint8): the same bits read as the
+ * other type are the value wrapped to it (two's complement, round_results); with a real type
+ * refused (the language cannot read a real's bits) */
+static void op_bitcast(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h, sign;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    ival like = {.ty = {.dtype = to}, .half = h};
+    int bits = x->ty.dtype == CFX_BOOL ? 8 * (h == HALF_U8) : int_bits(x, &sign);
+    if (!bits || bits != int_bits(&like, &sign))
+        fail(I, "BitCast of %s to %s is not supported: cfx takes integers of one width (and bool to uint8)",
+             type_name(x), type_name(&like));
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *e = ref(I, x), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, x->ty.dtype == to ? e : fmt(I, "cast(%s, %s)", e, cfx_dtype_name(to)));
+    I->node_half = h;
+}
+
+/* BitwiseNot: the language's ~ of a signed type (held sign-extended, so ~ stays in its range);
+ * of an unsigned one the xor with its 2^bits - 1 */
+static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0);
+    int sign, bits = int_bits(a, &sign);
+    if (!bits)
+        fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
+    const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
+    if (sign || a->half == HALF_U64) /* uint64's bits: all 64 */
+        line(I, "%s = ~%s", v, x);
+    else
+        line(I, "%s = %s ^ %lld", v, x, (long long)narrow_modulus(a->half) - 1);
+    I->node_rounded = 1;
+}
+
+/* BitwiseAnd, BitwiseOr, BitwiseXor: the language's & | ^ (a narrow type's values, held
+ * sign-extended or below 2^bits, give values of the type) */
+static void op_bitwise(imp *I, const Onnx__NodeProto *n, int op)
+{
+    ival *a, *b;
+    cfx_type t;
+    int sign;
+    bitwise_operands(I, n, &a, &b, &t, &sign);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s %s %s", v, ref(I, a), op == 0 ? "&" : op == 1 ? "|" : "^", ref(I, b));
+    I->node_rounded = 1;
+}
+
+/* 2^e, exactly, of an i64 tensor e of -1074 to 1023 (a value of f64): the product of the powers
+ * 2^(2^k) of |e|'s bits, inverted for a negative e; every step a power of two, so exact (past that
+ * range inf or 0). In variable p, from expression e (lines written). */
+static void pow2_of(imp *I, const char *p, const char *e, const char *nm)
+{
+    const char *ae = new_id(I, "ae_", nm);
+    line(I, "%s = abs(%s)", ae, e);
+    line(I, "%s = where((%s & 1) == 1, %s, 1.0)", p, ae, real_const(I, 2.0, CFX_F64, fmt(I, "%s_2pow1", nm)));
+    for (int k = 1; k <= 10; k++)
+        line(I, "%s = %s * where(((%s >> %d) & 1) == 1, %s, 1.0)", p, p, ae, k,
+             real_const(I, k == 10 ? INFINITY : ldexp(1.0, 1 << k), CFX_F64, fmt(I, "%s_2pow%d", nm, 1 << k)));
+    line(I, "%s = where(%s < 0, 1.0 / %s, %s)", p, e, p, p);
+}
+
+/* BitCast between a real and an integer type of one width (float and int32 or uint32, double and
+ * int64 or uint64), composed exactly of the language's ops, in f64: from a real, the sign (-0 by
+ * 1 / x), the exponent from log2 corrected by one either way against an exact power of two, the
+ * fraction (x / 2^e - 1) * 2^mantissa bits, a subnormal scaled up; inf as its bits, NaN as the
+ * quiet NaN of no payload (a NaN's sign and payload cannot be read). To a real: the fields taken
+ * apart with shifts and masks, (1 + fraction) * 2^(exponent - bias), a subnormal scaled down, NaN
+ * for a NaN's bits (its payload lost). 0 where another BitCast is asked (op_bitcast's). */
+static int op_bitcast_real(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int h;
+    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
+    int from_real = is_real(x->ty.dtype) && !x->half;
+    cfx_dtype rt = from_real ? x->ty.dtype : to;        /* the real side */
+    cfx_dtype it = from_real ? to : x->ty.dtype;        /* the integer side, as held */
+    int ih = from_real ? h : x->half;
+    if (!from_real && (!is_real(to) || h))
+        return 0;
+    int w32 = rt == CFX_F32 && ((it == CFX_I32 && !ih) || (it == CFX_I64 && ih == HALF_U32));
+    int w64 = rt == CFX_F64 && it == CFX_I64 && (!ih || ih == HALF_U64);
+    if (!w32 && !w64)
+        return 0;
+    int M = w32 ? 23 : 52, bias = w32 ? 127 : 1023, emin = w32 ? -126 : -1022, W = w32 ? 32 : 64;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *mb = fmt(I, "%lld", (long long)(((int64_t)1 << M) - 1)), *eall = w32 ? "255" : "2047";
+    cfx_type t = x->ty;
+    t.dtype = to;
+    const char *p = new_id(I, "p_", nm), *s = new_id(I, "neg_", nm);
+    if (from_real) {
+        const char *d = new_id(I, "d_", nm), *a = new_id(I, "a_", nm), *e = new_id(I, "e_", nm);
+        const char *b = new_id(I, "bits_", nm);
+        line(I, "%s = %s", d, w32 ? fmt(I, "cast(%s, f64)", xs) : xs);
+        line(I, "%s = abs(%s)", a, d);
+        line(I, "%s = min(max(cast(floor(log(%s) / log(2.0)), i64), -1100), 1100)", e, a);
+        pow2_of(I, p, e, nm);
+        line(I, "%s = where(%s > %s, %s - 1, where(%s * 2.0 <= %s, %s + 1, %s))", e, p, a, e, p, a, e, e);
+        line(I, "%s = where(%s > %s, %s / 2.0, where(%s * 2.0 <= %s, %s * 2.0, %s))", p, p, a, p, p, a, p, p);
+        const char *sub = w32 ? fmt(I, "cast(%s * %s, i64)", a, real_const(I, ldexp(1.0, 149), CFX_F64, fmt(I, "%s_2pow149", nm)))
+                              : fmt(I, "cast(%s * %s * %s, i64)", a, real_const(I, ldexp(1.0, 1000), CFX_F64, fmt(I, "%s_2pow1000", nm)),
+                                    real_const(I, ldexp(1.0, 74), CFX_F64, fmt(I, "%s_2pow74", nm)));
+        line(I, "%s = where(%s < %s, %s, ((%s + %d) << %d) + cast((%s / %s - 1.0) * %s, i64))", b, a,
+             real_const(I, ldexp(1.0, emin), CFX_F64, fmt(I, "%s_min_normal", nm)), sub, e, bias, M, a, p,
+             real_const(I, ldexp(1.0, M), CFX_F64, fmt(I, "%s_2pow%d", nm, M)));
+        line(I, "%s = where(%s == inf, cast(%s, i64) << %d, where(%s != %s, (cast(%s, i64) << %d) | %lld, %s))", b, a,
+             eall, M, d, d, eall, M, (long long)1 << (M - 1), b);
+        line(I, "%s = (%s < 0.0) or ((%s == 0.0) and (1.0 / %s < 0.0))", s, d, d, d);
+        const char *v = out_var(I, n, 0, &t);
+        if (w32 && it == CFX_I32)
+            line(I, "%s = cast(%s, i32) | where(%s, cast(1, i32) << 31, cast(0, i32))", v, b, s);
+        else
+            line(I, "%s = %s | where(%s, cast(1, i64) << %d, cast(0, i64))", v, b, s, W - 1);
+        I->node_rounded = 1;
+        return 1;
+    }
+    const char *b = new_id(I, "b_", nm), *E = new_id(I, "ex_", nm), *F = new_id(I, "fr_", nm), *v0 = new_id(I, "r_", nm);
+    line(I, "%s = %s", b, it == CFX_I64 ? xs : fmt(I, "cast(%s, i64)", xs));
+    line(I, "%s = (%s >> %d) & %s", E, b, M, eall);
+    line(I, "%s = %s & %s", F, b, mb);
+    line(I, "%s = ((%s >> %d) & 1) == 1", s, b, W - 1);
+    pow2_of(I, p, fmt(I, "(%s - %d)", E, bias), nm);
+    const char *m = fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -M), CFX_F64, fmt(I, "%s_2pow_%d", nm, M)));
+    const char *sub = w32 ? fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -149), CFX_F64, fmt(I, "%s_2pow_149", nm)))
+                          : fmt(I, "cast(%s, f64) * %s * %s", F, real_const(I, ldexp(1.0, -1000), CFX_F64, fmt(I, "%s_2pow_1000", nm)),
+                                real_const(I, ldexp(1.0, -74), CFX_F64, fmt(I, "%s_2pow_74", nm)));
+    line(I, "%s = where(%s == 0, %s, (1.0 + %s) * %s)", v0, E, sub, m, p);
+    line(I, "%s = where(%s == %s, where(%s == 0, inf, nan), %s)", v0, E, eall, F, v0);
+    line(I, "%s = where(%s, -%s, %s)", v0, s, v0, v0);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, w32 ? fmt(I, "cast(%s, f32)", v0) : v0);
+    I->node_rounded = 1;
+    return 1;
+}
+
+/* ---- uint64 ---------------------------------------------------------------------------------
+ * uint64 is held in i64 as its bits (two's complement: 2^64 - 1 is -1). The ops below are exact
+ * on those bits: i64's wrapping + - * and negation are uint64's, == and the bitwise ops are the
+ * bits', and the ops that move or pick values keep them. Order (Less ... GreaterOrEqual, Max, Min)
+ * compares with the sign bit of both sides flipped (u64_order); BitShift RIGHT is logical
+ * (op_bitshift); a Cast to or from a real reads the value as unsigned (op_cast_u64_real). Every
+ * other op of a uint64 value (Abs, ReduceMax, ...) is refused by name; Div, Mod, Pow and TopK are
+ * op_u64_arith's. */
+
+static int u64_op(const char *op)
+{
+    static const char *const ops[] = {
+        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat", "Split",
+        "Slice", "Gather", "GatherElements", "GatherND", "Where", "Tile", "Trilu", "Pad", "DepthToSpace",
+        "SpaceToDepth", "ReverseSequence", "Constant", "ConstantOfShape", "Shape", "Size", "Cast", "CastLike",
+        "BitCast", "Add", "Sub", "Mul", "Neg", "Sum", "ReduceSum", "Equal", "Less", "Greater", "LessOrEqual",
+        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+        "Div", "Mod", "Pow", "TopK"};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+        if (!strcmp(op, ops[k]))
+            return 1;
+    return 0;
+}
+
+static void u64_refuse(imp *I, const Onnx__NodeProto *n)
+{
+    fail(I, "%s of uint64 is not supported: cfx holds uint64 in i64 as its bits and takes it only in the ops "
+         "exact on them (docs/onnx.md)", clean(I, n->op_type));
+}
+
+/* Less, Greater, LessOrEqual, GreaterOrEqual, Max, Min of uint64: i64's order of the values with
+ * the sign bit flipped is uint64's; Max and Min flip their result back */
+static void u64_order(imp *I, const Onnx__NodeProto *n, enum bin op)
+{
+    const char *flip = "(cast(1, i64) << 63)", *e = NULL;
+    cfx_type t;
+    for (size_t k = 0; k < n->n_input; k++) {
+        ival *b = in(I, n, k);
+        if (b->half != HALF_U64)
+            fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(in(I, n, 0)),
+                 type_name(b), n->op_type);
+        const char *f = fmt(I, "(%s ^ %s)", ref(I, b), flip);
+        if (!e) {
+            t = b->ty;
+            e = f;
+            continue;
+        }
+        cfx_type o;
+        broadcast(I, &t, &b->ty, &o);
+        o.dtype = CFX_I64;
+        t = o;
+        e = bin_text(I, op, CFX_I64, bin_is_cmp(op) ? e : fmt(I, "(%s)", e), f);
+    }
+    if (!e)
+        fail(I, "no operands");
+    if (bin_is_cmp(op))
+        t.dtype = CFX_BOOL;
+    line(I, "%s = %s", out_var(I, n, 0, &t), bin_is_cmp(op) ? e : fmt(I, "(%s) ^ %s", e, flip));
+}
+
+/* Div, Mod, Pow and TopK of uint64 (held in i64 as its bits, as this section says): Div and
+ * Mod as Hacker's Delight's unsigned division by signed (divlu, figure 9-3): a divisor of 2^63 or
+ * more goes once or not at all (an unsigned compare, the sign bits flipped); a smaller one divides
+ * a >> 1 (logical, so non-negative) and doubles the quotient, then the remainder corrects it by
+ * one; Mod is the remainder of that quotient. Pow of a real base by a uint64 exponent: the exponent
+ * read as unsigned (as a Cast to a real) in the base's type. TopK: on the values with the sign bit
+ * flipped, whose i64 order is uint64's, the values flipped back. A uint64 base of Pow is refused. */
+static void op_u64_arith(imp *I, const Onnx__NodeProto *n)
+{
+    const char *op = n->op_type, *F = "(cast(1, i64) << 63)";
+    if (!strcmp(op, "TopK")) {
+        ival *x = in(I, n, 0);
+        Onnx__NodeProto s = *n;
+        const char *nm = out_name(I, n, 0), *fl = new_id(I, "flip_", nm);
+        line(I, "%s = %s ^ %s", fl, ref(I, x), F);
+        char **ins = alloc(I, (n->n_input + 1) * sizeof *ins), **outs = alloc(I, 2 * sizeof *outs);
+        for (size_t k = 0; k < n->n_input; k++)
+            ins[k] = n->input[k];
+        ins[0] = (char *)fmt(I, "%s#flipped", nm);
+        bind(I, ins[0], &x->ty, fl, NULL);
+        for (size_t k = 0; k < 2; k++)
+            outs[k] = (char *)fmt(I, "%s#top%zu", nm, k);
+        s.input = ins;
+        s.output = outs;
+        s.n_output = 2;
+        op_topk(I, &s);
+        I->node = n;
+        ival *v = lookup(I, outs[0]), *ix = lookup(I, outs[1]);
+        if (n->n_output > 0 && n->output[0] && *n->output[0])
+            line(I, "%s = %s ^ %s", out_var(I, n, 0, &v->ty), ref(I, v), F);
+        if (n->n_output > 1 && n->output[1] && *n->output[1])
+            bind(I, n->output[1], &ix->ty, ref(I, ix), NULL);
+        return;
+    }
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!strcmp(op, "Pow")) {
+        if (a->half == HALF_U64 || !is_real(a->ty.dtype))
+            fail(I, "Pow of a uint64 base is not supported (a real base with a uint64 exponent is)");
+        cfx_type o;
+        broadcast(I, &a->ty, &b->ty, &o);
+        o.dtype = a->ty.dtype;
+        const char *e = ref(I, b);
+        const char *u = fmt(I, "cast((%s >> 32) & 4294967295, f64) * 4294967296.0 + cast(%s & 4294967295, f64)", e, e);
+        line(I, "%s = pow(%s, %s)", out_var(I, n, 0, &o), ref(I, a),
+             a->ty.dtype == CFX_F64 ? u : fmt(I, "cast(%s, %s)", u, cfx_dtype_name(a->ty.dtype)));
+        return;
+    }
+    if (a->half != HALF_U64 || b->half != HALF_U64)
+        fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(a), type_name(b), op);
+    cfx_type o;
+    broadcast(I, &a->ty, &b->ty, &o);
+    o.dtype = CFX_I64;
+    const char *nm = out_name(I, n, 0), *x = ref(I, a), *y = ref(I, b);
+    const char *qs = new_id(I, "qs_", nm), *q = new_id(I, "q_", nm);
+    line(I, "%s = truncdiv((%s >> 1) & ~%s, where(%s < 0, cast(1, i64), %s)) << 1", qs, x, F, y, y);
+    line(I, "%s = where(%s < 0, cast((%s ^ %s) >= (%s ^ %s), i64), %s + cast(((%s - %s * %s) ^ %s) >= (%s ^ %s), i64))",
+         q, y, x, F, y, F, qs, x, qs, y, F, y, F);
+    const char *v = out_var(I, n, 0, &o);
+    line(I, !strcmp(op, "Div") ? "%s = %s" : "%s = %s - %s * %s", v, !strcmp(op, "Div") ? q : x, q, y);
+}
+
+/* ---- activations, Dropout and the normalizations --------------------------------------------- */
+
+/* Activations written as one expression of cfx's ops, as ONNX's reference defines them: $x is
+ * the operand, $a $b $g the attributes (their defaults here), {v} a constant of the operand's
+ * dtype. */
+static const struct activation {
+    const char *op, *expr;
+    const char *attrs[3];
+    double defaults[3];
+} activations[] = {
+    {"Softplus", "log(exp($x) + {1})", {0}, {0}},
+    {"Softsign", "$x / ({1} + abs($x))", {0}, {0}},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", {"alpha"}, {1.0}},
+    {"Selu", "$g * where($x <= {0}, $a * exp($x) - $a, $x)", {"alpha", NULL, "gamma"},
+     {1.67326319217681884765625, 0, 1.05070102214813232421875}},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", {"alpha"}, {0.01}},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", {"alpha", "beta"}, {0.2, 0.5}},
+    {"HardSwish", "$x * max({0}, min({1}, $a * $x + $b))", {0}, {1.0 / 6.0, 0.5}},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", {"alpha"}, {1.0}},
+    {"Celu", "max({0}, $x) + min({0}, $a * (exp($x / $a) - {1}))", {"alpha"}, {1.0}},
+    {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
+    {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
+    {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
+    {"Swish", "$x * sigmoid($a * $x)", {"alpha"}, {1.0}},
+    {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
+};
+
+/* An activation's expression with its operand and constants written in: `$x` is x (put in
+ * parentheses where `paren` says and x is no plain name, but where it is a call's one argument),
+ * `$a` `$b` `$g` the values abg[0..2], `{K}` the constant K; constants of dtype dt, named from nm. */
+static const char *fill_expr(imp *I, const char *expr, const char *x, int paren, const double *abg, int dt,
+                             const char *nm)
 {
     strbuf sb = {0};
-    sb_printf(&sb, "%s[", x);
-    for (int d = 0; d <= axis && d < rank; d++)
-        sb_printf(&sb, "%s%s", d ? ", " : "", d == axis ? fmt(I, "%lld:%lld", (long long)lo, (long long)hi) : ":");
-    sb_puts(&sb, "]");
+    for (const char *p = expr; *p; p++) {
+        if (*p == '$' && p[1] == 'x') {
+            int alone = p > expr && p[-1] == '(' && p[2] == ')';
+            sb_puts(&sb, !paren || plain_id(x) || alone ? x : fmt(I, "(%s)", x));
+            p++;
+        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
+            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
+            sb_puts(&sb, real_const(I, abg[k], dt, fmt(I, "%s_%c", nm, p[1])));
+            p++;
+        } else if (*p == '{') {
+            char *end;
+            double v = strtod(p + 1, &end);
+            sb_puts(&sb, real_const(I, v, dt, fmt(I, "%s_k", nm)));
+            p = end;
+        } else {
+            sb_append(&sb, p, 1);
+        }
+    }
     if (sb.oom)
         fail(I, "out of memory");
-    return take(I, sb_take(&sb));
+    const char *out = fmt(I, "%s", sb_str(&sb));
+    sb_free(&sb);
+    return out;
 }
 
-/* RMSNormalization (opset 23): X / sqrt(mean(X^2 over the axes from `axis` on) + epsilon) * Scale,
- * computed in the input's type (f32 for the half types, rounded once: stash_type 1). */
-static void op_rmsnorm(imp *I, const Onnx__NodeProto *n)
+static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
 {
-    ival *x = in(I, n, 0), *scale = in(I, n, 1);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r == 0)
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    if (attr_int(I, n, "stash_type", 1) != 1)
-        fail(I, "stash_type %lld is not supported (only 1, float)", (long long)attr_int(I, n, "stash_type", 1));
-    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    double eps = attr_float(I, n, "epsilon", 1e-5);
-    cfx_type chk;
-    broadcast(I, &x->ty, &scale->ty, &chk);
-    if (chk.rank != r || memcmp(chk.dims, x->ty.dims, sizeof chk.dims[0] * (size_t)r))
-        fail(I, "the scale %s does not broadcast to the input %s", tystr(I, &scale->ty), tystr(I, &x->ty));
-    const char *a = ref(I, x), *nm = out_name(I, n, 0), *inv = new_id(I, "inv_", nm);
-    const char *m2 = fmt(I, "(%s * %s)", a, a);
-    for (int k = r - 1; k >= axis; k--)
-        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
-    line(I, "%s = 1.0 / sqrt(%s + %s)", inv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const struct activation *f = NULL;
+    for (size_t k = 0; k < sizeof activations / sizeof *activations; k++)
+        if (!strcmp(activations[k].op, op))
+            f = &activations[k];
+    int gelu = !strcmp(op, "Gelu");
+    if (!f && !gelu)
+        return 0;
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype))
+        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *expr = f ? f->expr : "{0.5} * $x * ({1} + erf($x * {0.70710678118654752440}))";
+    if (gelu) {
+        const Onnx__AttributeProto *ap = attr(I, n, "approximate");
+        if (ap && ap->has_s && ap->s.len == 4 && !memcmp(ap->s.data, "tanh", 4))
+            expr = "{0.5} * $x * ({1} + tanh({0.79788456080286535588} * ($x + {0.044715} * $x * $x * $x)))";
+        else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
+            fail(I, "approximate must be 'none' or 'tanh'");
+    }
+    double abg[3] = {0, 0, 0};
+    for (int k = 0; f && k < 3; k++)
+        if (strstr(expr, k == 0 ? "$a" : k == 1 ? "$b" : "$g"))
+            abg[k] = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
+    const char *e = fill_expr(I, expr, xs, 0, abg, x->ty.dtype, nm);
     const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s * %s * %s", v, a, inv, ref(I, scale));
+    line(I, "%s = %s", v, e);
+    return 1;
+}
+
+/* PRelu: x where x >= 0, else slope * x (slope broadcast to x) */
+static void op_prelu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *slope = in(I, n, 1);
+    if (!is_real(x->ty.dtype) || slope->ty.dtype != x->ty.dtype)
+        fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
+    cfx_type t;
+    broadcast(I, &x->ty, &slope->ty, &t);
+    t.dtype = x->ty.dtype;
+    if (!same_type(&t, &x->ty)) /* the slope spreads over x, never x over the slope */
+        fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
+    const char *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = where(%s < %s, %s * %s, %s)", v, xs, real_const(I, 0, x->ty.dtype, fmt(I, "%s_0", out_name(I, n, 0))),
+         ref(I, slope), xs, xs);
+}
+
+/* SwiGLU: Swish_alpha(A) * B, A and B of one shape. */
+static void op_swiglu(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = in(I, n, 0), *b = in(I, n, 1);
+    if (!is_real(a->ty.dtype) || !same_type(&a->ty, &b->ty))
+        fail(I, "A is %s and B %s: they must be one float or double type and shape", tystr(I, &a->ty),
+             tystr(I, &b->ty));
+    double alpha = attr_float(I, n, "alpha", 1.0);
+    const char *xa = ref(I, a), *xb = ref(I, b);
+    const char *sg = alpha == 1.0 ? fmt(I, "sigmoid(%s)", xa) : fmt(I, "sigmoid(%s * %s)", real_lit(I, alpha), xa);
+    const char *sw = half_rounded(I, a->half, fmt(I, "%s * %s", xa, half_rounded(I, a->half, sg)));
+    const char *v = out_var(I, n, 0, &a->ty);
+    line(I, "%s = %s * %s", v, sw, xb);
 }
 
 /* Dropout at inference: the input itself, and a mask of all true. Training (a training_mode
@@ -4836,6 +5834,2427 @@ static void op_dropout(imp *I, const Onnx__NodeProto *n)
             line(I, "%s = ones(%s)", v, tystr(I, &t));
         }
     }
+}
+
+/* BatchNormalization with training_mode = 1 (opset 14 on): the batch's mean and variance of each
+ * channel (over every axis but 1) normalize x, and the running statistics given back are
+ * `mean * momentum + batch mean * (1 - momentum)` (the variance's alike), as ONNX's reference. */
+static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (I->opset < 14)
+        fail(I, "training statistics before opset 14 are not supported (training_mode, opset 14 on)");
+    if (!is_real(x->ty.dtype) || r < 2)
+        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
+    int64_t c = x->ty.dims[1];
+    cfx_type vt = mktype(x->ty.dtype, 1, &c), pt = x->ty; /* the parameters seen as [C, 1, ...] */
+    pt.rank = r - 1;
+    pt.dims[0] = c;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = 1;
+    const char *p[4];
+    for (int k = 0; k < 4; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        if (!same_type(&v->ty, &vt))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &vt));
+        p[k] = ref(I, v);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5), mom = attr_float(I, n, "momentum", 0.9);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *var = new_id(I, "var_", nm);
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= 0; k--)
+        if (k != 1) {
+            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+        }
+    cfx_type kt = x->ty; /* [1, C, 1, ...] */
+    for (int k = 0; k < r; k++)
+        kt.dims[k] = k == 1 ? c : 1;
+    line(I, "%s = %s", mu, m1);
+    line(I, "%s = %s - %s", d, a, mu);
+    line(I, "%s = %s", var, m2);
+    const char *e = real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s / sqrt(%s + %s) + %s", v, reshaped(I, p[0], &vt, &pt), d, var, e,
+         reshaped(I, p[1], &vt, &pt));
+    const char *m = real_const(I, mom, x->ty.dtype, fmt(I, "%s_momentum", nm));
+    const char *m_1 = real_const(I, 1.0 - mom, x->ty.dtype, fmt(I, "%s_1_momentum", nm));
+    for (int k = 1; k < 3; k++)
+        if ((size_t)k < n->n_output && n->output[k] && *n->output[k]) {
+            const char *o = out_var(I, n, (size_t)k, &vt);
+            line(I, "%s = %s * %s + %s * %s", o, p[k + 1], m, reshaped(I, k == 1 ? mu : var, &kt, &vt), m_1);
+        }
+    for (size_t k = 3; k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "output %zu: BatchNormalization has 3 outputs from opset 14", k);
+}
+
+static void op_batchnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (attr_int(I, n, "training_mode", 0)) {
+        op_batchnorm_train(I, n);
+        return;
+    }
+    for (size_t k = 1; k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "output %zu (the running or saved statistics of training) is not supported", k);
+    if (!is_real(x->ty.dtype) || r < 2)
+        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
+    int spatial = (int)(I->opset < 9 ? attr_int(I, n, "spatial", 1) : 1);
+    int64_t c = x->ty.dims[1];
+    cfx_type pt = x->ty; /* what each parameter is seen as: [C, 1, ...], or [C, D1, ...] */
+    pt.rank = r - 1;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = spatial ? 1 : x->ty.dims[d + 1];
+    pt.dims[0] = c;
+    const char *p[4];
+    for (int k = 0; k < 4; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        cfx_type want = spatial ? mktype(x->ty.dtype, 1, &c) : pt;
+        if (v->ty.dtype != x->ty.dtype || count(&v->ty) != count(&want) ||
+            (v->ty.rank != 1 && !same_type(&v->ty, &want)))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &want));
+        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *nm = out_name(I, n, 0);
+    const char *e = real_const(I, (float)eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
+    const char *sd = new_id(I, "sd_", nm);
+    line(I, "%s = sqrt(%s + %s)", sd, p[3], e);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * (%s - %s) / %s + %s", v, p[0], ref(I, x), p[2], sd, p[1]);
+}
+
+/* InstanceNormalization: scale * (x - mean) / sqrt(var + epsilon) + B, the mean and variance of
+ * each [n, c] taken over the spatial axes (2 on), scale and B along axis 1 as BatchNormalization's.
+ * PyTorch writes it for nn.InstanceNorm*d and, on [N, groups, -1], for nn.GroupNorm. */
+static void op_instancenorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 3)
+        fail(I, "the input is %s; InstanceNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
+    int64_t c = x->ty.dims[1];
+    cfx_type pt = x->ty; /* each parameter seen as [C, 1, ...] */
+    pt.rank = r - 1;
+    pt.dims[0] = c;
+    for (int d = 1; d < r - 1; d++)
+        pt.dims[d] = 1;
+    cfx_type want = mktype(x->ty.dtype, 1, &c);
+    const char *p[2];
+    for (int k = 0; k < 2; k++) {
+        ival *v = in(I, n, (size_t)k + 1);
+        if (!same_type(&v->ty, &want))
+            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
+                 tystr(I, &want));
+        p[k] = reshaped(I, ref(I, v), &v->ty, &pt);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *sd = new_id(I, "sd_", nm);
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= 2; k--) {
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    line(I, "%s = %s", mu, m1);
+    line(I, "%s = %s - %s", d, a, mu);
+    line(I, "%s = sqrt(%s + %s)", sd, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s / %s + %s", v, p[0], d, sd, p[1]);
+}
+
+/* LayerNormalization over the axes from `axis` to the last, as ONNX's own function body
+ * computes it: Deviation * InvStdDev * Scale + B, with the mean and variance of those axes. */
+static void op_layernorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *scale = in(I, n, 1), *bias = in_opt(I, n, 2);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *inv = new_id(I, "inv_", nm);
+    cfx_type st = x->ty; /* the statistics' shape: the normalized axes kept as 1 */
+    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
+    for (int k = r - 1; k >= axis; k--) {
+        st.dims[k] = 1;
+        m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    }
+    const char *mv = n->n_output > 1 && n->output[1] && *n->output[1] ? out_var(I, n, 1, &st) : mu;
+    line(I, "%s = %s", mv, m1);
+    line(I, "%s = %s - %s", d, a, mv);
+    const char *iv = n->n_output > 2 && n->output[2] && *n->output[2] ? out_var(I, n, 2, &st) : inv;
+    line(I, "%s = 1.0 / sqrt(%s + %s)", iv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    const char *e = fmt(I, "%s * %s * %s", d, iv, ref(I, scale));
+    if (bias)
+        e = fmt(I, "%s + %s", e, ref(I, bias));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s", v, e);
+}
+
+/* RMSNormalization (opset 23): X / sqrt(mean(X^2 over the axes from `axis` on) + epsilon) * Scale,
+ * computed in the input's type (f32 for the half types, rounded once: stash_type 1). */
+static void op_rmsnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *scale = in(I, n, 1);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r == 0)
+        fail(I, "the operand is %s", tystr(I, &x->ty));
+    if (attr_int(I, n, "stash_type", 1) != 1)
+        fail(I, "stash_type %lld is not supported (only 1, float)", (long long)attr_int(I, n, "stash_type", 1));
+    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    cfx_type chk;
+    broadcast(I, &x->ty, &scale->ty, &chk);
+    if (chk.rank != r || memcmp(chk.dims, x->ty.dims, sizeof chk.dims[0] * (size_t)r))
+        fail(I, "the scale %s does not broadcast to the input %s", tystr(I, &scale->ty), tystr(I, &x->ty));
+    const char *a = ref(I, x), *nm = out_name(I, n, 0), *inv = new_id(I, "inv_", nm);
+    const char *m2 = fmt(I, "(%s * %s)", a, a);
+    for (int k = r - 1; k >= axis; k--)
+        m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+    line(I, "%s = 1.0 / sqrt(%s + %s)", inv, m2, real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s * %s", v, a, inv, ref(I, scale));
+}
+
+/* GroupNormalization: x seen as [N, G, C / G * rest], each group's mean and variance over its last
+ * axis, normalized, seen as x again, then scale and bias along the channels (opset 18's scale and
+ * bias of one value per group: on the groups, before the reshape back). float16 and bfloat16 are
+ * computed in f32 and rounded once (stash_type 1, the default). */
+static void op_groupnorm(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *sc = in(I, n, 1), *bi = in(I, n, 2);
+    int r = x->ty.rank;
+    if (!is_real(x->ty.dtype) || r < 3)
+        fail(I, "the input is %s; GroupNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
+    const Onnx__AttributeProto *ga = attr(I, n, "num_groups");
+    if (!ga)
+        fail(I, "the attribute num_groups is missing");
+    int64_t G = attr_int(I, n, "num_groups", 0), N = x->ty.dims[0], C = x->ty.dims[1];
+    if (G < 1 || C % G)
+        fail(I, "num_groups %lld does not divide the %lld channels", (long long)G, (long long)C);
+    int per_group = 0;
+    for (int k = 0; k < 2; k++) {
+        ival *p = k ? bi : sc;
+        if (p->ty.rank != 1 || p->ty.dtype != x->ty.dtype)
+            fail(I, "input %d is %s; the data %s needs a vector of its channels", k + 1, tystr(I, &p->ty),
+                 tystr(I, &x->ty));
+        if (p->ty.dims[0] == G && G != C && I->opset < 21)
+            per_group = 1;
+        else if (p->ty.dims[0] != C)
+            fail(I, "input %d is %s for %lld channels", k + 1, tystr(I, &p->ty), (long long)C);
+    }
+    double eps = attr_float(I, n, "epsilon", 1e-5);
+    const char *nm = out_name(I, n, 0);
+    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, G, count(&x->ty) / (N * G)});
+    const char *xg = new_id(I, "xg_", nm), *d = new_id(I, "d_", nm), *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", xg, reshaped(I, ref(I, x), &x->ty, &gt));
+    line(I, "%s = %s - mean(%s, axis=2, keepdims=True)", d, xg, xg);
+    line(I, "%s = %s / sqrt(mean(%s * %s, axis=2, keepdims=True) + %s)", y, d, d, d,
+         real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+    cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){per_group ? G : C, 1});
+    const char *s = reshaped(I, ref(I, sc), &sc->ty, &pt), *b = reshaped(I, ref(I, bi), &bi->ty, &pt);
+    if (per_group) {
+        const char *v = out_var(I, n, 0, &x->ty);
+        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s * %s + %s)", s, y, b), &gt, &x->ty));
+        return;
+    }
+    cfx_type ct = x->ty; /* [C, 1, ...] against x */
+    ct.rank = r - 1;
+    ct.dims[0] = C;
+    for (int k = 1; k < r - 1; k++)
+        ct.dims[k] = 1;
+    s = reshaped(I, ref(I, sc), &sc->ty, &ct);
+    b = reshaped(I, ref(I, bi), &bi->ty, &ct);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s * %s + %s", v, s, reshaped(I, y, &gt, &x->ty), b);
+}
+
+/* MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `axes`, as its
+ * function body computes it. */
+static void op_mvn(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank, mark[CFX_TYPE_MAX_RANK] = {0};
+    if (!is_real(x->ty.dtype) || r < 1)
+        fail(I, "the input is %s; MeanVarianceNormalization takes reals", tystr(I, &x->ty));
+    size_t na = 0;
+    const int64_t *ax = attr_ints(I, n, "axes", &na);
+    static const int64_t def[] = {0, 2, 3};
+    if (!ax) {
+        ax = def;
+        na = 3;
+    }
+    for (size_t k = 0; k < na; k++)
+        mark[norm_axis(I, ax[k], r, "axes")] = 1;
+    const char *a = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mu = new_id(I, "mu_", nm), *m1 = a, *m2 = fmt(I, "(%s * %s)", a, a);
+    for (int k = r - 1; k >= 0; k--)
+        if (mark[k]) {
+            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
+            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
+        }
+    line(I, "%s = %s", mu, m1);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = (%s - %s) / (sqrt(%s - %s * %s) + %s)", v, a, mu, m2, mu, mu,
+         real_const(I, 1e-9, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
+}
+
+/* LRN: x / (bias + alpha / size * s) ** beta, s the sum of squares over the channel window
+ * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares written into zeros with
+ * room for the window on either side, and `size` slices of it added. */
+static void op_lrn(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    if (r < 3 || !is_real(x->ty.dtype))
+        fail(I, "the input is %s; float or double of rank 3 or more ([N, C, ...]) is taken", tystr(I, &x->ty));
+    int64_t size = attr_int(I, n, "size", 0);
+    if (size < 1 || size > 4096)
+        fail(I, "size %lld", (long long)size);
+    double alpha = attr_float(I, n, "alpha", 0.0001), beta = attr_float(I, n, "beta", 0.75);
+    double bias = attr_float(I, n, "bias", 1.0);
+    int64_t C = x->ty.dims[1], lo = (size - 1) / 2;
+    cfx_type pt = x->ty;
+    pt.dims[1] = C + size - 1;
+    const char *src = ref(I, x), *nm = out_name(I, n, 0);
+    const char *p = new_id(I, "q_", nm), *s = new_id(I, "s_", nm);
+    line(I, "%s = %s", p, zeros_of(I, &pt));
+    line(I, "%s[:, %lld:%lld] = %s * %s", p, (long long)lo, (long long)(lo + C), src, src);
+    strbuf sb = {0};
+    for (int64_t k = 0; k < size; k++)
+        sb_printf(&sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
+    if (sb.oom)
+        fail(I, "out of memory");
+    line(I, "%s = %s", s, sb_str(&sb));
+    sb_free(&sb);
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = %s / pow(%s + %s * %s, %s)", v, src, real_lit(I, bias), real_lit(I, alpha / (double)size), s,
+         real_lit(I, beta));
+}
+
+/* ---- Conv, ConvTranspose, Col2Im and the pools, composed of slices, concat and @ ------------- */
+
+/* The sliding window of a Conv or a pool over the spatial axes (1 to 3) of an [N, C, ...] input:
+ * kernel k, strides s, dilations dl, pads before pb and after pe, and the result's length o. */
+typedef struct {
+    int ns;
+    int64_t d[3], k[3], s[3], dl[3], pb[3], pe[3], o[3];
+    int flip;        /* ConvTranspose: the kernel's offsets taken in reverse */
+    const char **ph; /* window_prepare: the padded input's phases */
+} window;
+
+static void window_dims(imp *I, const Onnx__NodeProto *n, const char *name, int ns, int64_t *out, int64_t min)
+{
+    size_t len;
+    const int64_t *a = attr_ints(I, n, name, &len);
+    if (!a)
+        return;
+    if ((int)len != ns)
+        fail(I, "'%s' has %zu values for %d spatial axes", name, len, ns);
+    for (int d = 0; d < ns; d++) {
+        if (a[d] < min || a[d] > ((int64_t)1 << 30))
+            fail(I, "'%s' holds %lld", name, (long long)a[d]);
+        out[d] = a[d];
+    }
+}
+
+/* The window of n over x's spatial axes with the given kernel: strides, dilations, pads and
+ * auto_pad as ONNX's reference computes them (op_pool_common.py), ceil_mode for the pools. */
+static void window_of(imp *I, const Onnx__NodeProto *n, const cfx_type *x, const int64_t *kernel, int ceil_mode,
+                      window *w)
+{
+    int ns = x->rank - 2;
+    if (x->rank < 3 || ns > 3)
+        fail(I, "the input is %s: 1 to 3 spatial axes after N and C are supported", tystr(I, x));
+    memset(w, 0, sizeof *w);
+    w->ns = ns;
+    for (int d = 0; d < ns; d++) {
+        w->d[d] = x->dims[2 + d];
+        w->k[d] = kernel[d];
+        w->s[d] = w->dl[d] = 1;
+    }
+    window_dims(I, n, "strides", ns, w->s, 1);
+    window_dims(I, n, "dilations", ns, w->dl, 1);
+    int64_t pads[6] = {0};
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
+    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
+    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
+    if (same && ceil_mode)
+        fail(I, "ceil_mode with auto_pad '%s' is not supported", clean(I, ap));
+    for (int d = 0; d < ns; d++) {
+        int64_t span = (w->k[d] - 1) * w->dl[d] + 1;
+        if (same) {
+            w->o[d] = (w->d[d] + w->s[d] - 1) / w->s[d];
+            int64_t total = (w->o[d] - 1) * w->s[d] + span - w->d[d];
+            total = total > 0 ? total : 0;
+            w->pb[d] = same == 1 ? total / 2 : total - total / 2;
+            w->pe[d] = total - w->pb[d];
+            continue;
+        }
+        if (!strcmp(ap, "NOTSET")) {
+            w->pb[d] = pads[d];
+            w->pe[d] = pads[ns + d];
+        }
+        int64_t ext = w->d[d] + w->pb[d] + w->pe[d] - span;
+        if (ext < 0)
+            fail(I, "the window (%lld wide along spatial axis %d) is wider than the padded input (%lld)",
+                 (long long)span, d, (long long)(w->d[d] + w->pb[d] + w->pe[d]));
+        w->o[d] = ext / w->s[d] + 1;
+        if (ceil_mode && ext % w->s[d]) {
+            w->o[d]++;
+            if ((w->o[d] - 1) * w->s[d] >= w->d[d] + w->pb[d]) /* the last window starts in the pads */
+                w->o[d]--;
+        }
+    }
+}
+
+/* a type of that rank, its dims to be set */
+static cfx_type window_type(cfx_dtype dt, int rank)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    t.rank = rank;
+    return t;
+}
+
+static int64_t window_count(const int64_t *v, int ns)
+{
+    int64_t c = 1;
+    for (int d = 0; d < ns; d++)
+        c *= v[d];
+    return c;
+}
+
+/* A known value v seen under type t (same element count): a module constant of that shape; else
+ * v's variable reshaped. */
+static const char *reshaped_val(imp *I, ival *v, const cfx_type *t, const char *tag)
+{
+    if (!v->data)
+        return reshaped(I, ref(I, v), &v->ty, t);
+    ival c = {.name = fmt(I, "%s#%s", v->name, tag), .ty = *t, .data = v->data};
+    c.ty.dtype = v->ty.dtype;
+    return ref(I, &c);
+}
+
+/* The input of w made ready for its slices: padded with `fill` (and cropped or padded past the
+ * pads to a multiple of each stride), then split along each strided axis into its stride's
+ * phases (reshape [A, L / s, s, B], index r), so that each kernel offset meets a plain slice of
+ * a phase (window_slice). */
+static void window_prepare(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill)
+{
+    int ns = w->ns, r = x->ty.rank;
+    const char *nm = out_name(I, n, 0);
+    int64_t lp[3];
+    cfx_type pt = x->ty;
+    int moved = 0;
+    for (int d = 0; d < ns; d++) {
+        lp[d] = w->s[d] * ((w->k[d] - 1) * w->dl[d] / w->s[d] + w->o[d]);
+        pt.dims[2 + d] = lp[d];
+        moved |= w->pb[d] != 0 || lp[d] != w->d[d];
+    }
+    check_dims(I, nm, pt.rank, pt.dims);
+    const char *src = ref(I, x);
+    if (moved) { /* the input written into its place in the padded one */
+        const char *xp = new_id(I, "xp_", nm);
+        strbuf to = {0}, from = {0};
+        sb_puts(&to, "[:, :");
+        sb_puts(&from, "[:, :");
+        for (int d = 0; d < ns; d++) {
+            int64_t s0 = w->pb[d] < 0 ? -w->pb[d] : 0, t0 = w->pb[d] > 0 ? w->pb[d] : 0;
+            int64_t len = w->d[d] - s0 < lp[d] - t0 ? w->d[d] - s0 : lp[d] - t0;
+            if (len < 1)
+                fail(I, "the window never meets the input along spatial axis %d", d);
+            sb_printf(&to, ", %lld:%lld", (long long)t0, (long long)(t0 + len));
+            sb_printf(&from, ", %lld:%lld", (long long)s0, (long long)(s0 + len));
+        }
+        sb_puts(&to, "]");
+        sb_puts(&from, "]");
+        if (to.oom || from.oom)
+            fail(I, "out of memory");
+        line(I, "%s = %s", xp,
+             fill == 0 ? zeros_of(I, &pt)
+                       : fmt(I, "full(%s, %s)", tystr(I, &pt), real_const(I, fill, x->ty.dtype, fmt(I, "%s_fill", nm))));
+        line(I, "%s%s = %s%s", xp, sb_str(&to), src, sb_str(&from));
+        sb_free(&to);
+        sb_free(&from);
+        src = xp;
+    }
+    /* the phases: ph[i] for the residues (r_0, ..., r_ns-1) in mixed radix over the strides */
+    int64_t nph = window_count(w->s, ns);
+    if (nph > 4096)
+        fail(I, "strides of %lld phases; at most 4096 are taken", (long long)nph);
+    const char **ph = alloc(I, (size_t)nph * sizeof *ph);
+    memset(ph, 0, (size_t)nph * sizeof *ph);
+    ph[0] = src;
+    int64_t have = 1; /* phases made so far: the radix of the axes done */
+    cfx_type ct = pt;
+    for (int d = 0; d < ns; d++) {
+        int64_t s = w->s[d];
+        if (s == 1)
+            continue;
+        int used[4096] = {0};
+        for (int64_t k = 0; k < w->k[d] && k < 4096; k++)
+            used[(k * w->dl[d]) % s] = 1;
+        int64_t A = 1, B = 1;
+        for (int e = 0; e < 2 + d; e++)
+            A *= ct.dims[e];
+        for (int e = 3 + d; e < r; e++)
+            B *= ct.dims[e];
+        cfx_type nt = ct;
+        nt.dims[2 + d] = ct.dims[2 + d] / s;
+        const char **nx = alloc(I, (size_t)nph * sizeof *nx);
+        memset(nx, 0, (size_t)nph * sizeof *nx);
+        for (int64_t i = 0; i < have; i++) {
+            if (!ph[i])
+                continue;
+            for (int64_t q = 0; q < s; q++) {
+                if (!used[q])
+                    continue;
+                const char *id = new_id(I, "ph_", nm);
+                line(I, "%s = reshape(reshape(%s, [%lld, %lld, %lld, %lld])[:, :, %lld], %s)", id, ph[i], (long long)A,
+                     (long long)nt.dims[2 + d], (long long)s, (long long)B, (long long)q, dims_list(I, &nt));
+                nx[i * s + q] = id;
+            }
+        }
+        ph = nx;
+        have *= s;
+        ct = nt;
+    }
+    w->ph = ph;
+}
+
+/* The [N, C, O...] slice of the prepared input that kernel offset kk (row-major over the spatial
+ * axes) meets. */
+static const char *window_slice(imp *I, const window *w, int64_t kk)
+{
+    int ns = w->ns;
+    int64_t rest = kk, idx = 0, q[3], kd[3];
+    for (int d = ns - 1; d >= 0; d--) {
+        kd[d] = rest % w->k[d];
+        rest /= w->k[d];
+        if (w->flip)
+            kd[d] = w->k[d] - 1 - kd[d];
+    }
+    for (int d = 0; d < ns; d++) {
+        int64_t off = kd[d] * w->dl[d];
+        q[d] = off / w->s[d];
+        idx = idx * w->s[d] + off % w->s[d];
+    }
+    strbuf sb = {0};
+    sb_printf(&sb, "%s[:, :", w->ph[idx]);
+    for (int d = 0; d < ns; d++)
+        sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
+    sb_puts(&sb, "]");
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The patches of x under w: each kernel offset's slice (window_slice) reshaped to part's dims,
+ * joined along `axis` of them. */
+static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill,
+                                  const cfx_type *part, int axis)
+{
+    window_prepare(I, n, x, w, fill);
+    int64_t kt = window_count(w->k, w->ns);
+    if (kt > 4096)
+        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
+    strbuf sb = {0};
+    if (kt > 1)
+        sb_puts(&sb, "concat((");
+    for (int64_t kk = 0; kk < kt; kk++)
+        sb_printf(&sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
+    if (kt > 1)
+        sb_printf(&sb, "), axis=%d)", axis);
+    if (sb.oom)
+        fail(I, "out of memory");
+    return take(I, sb_take(&sb));
+}
+
+/* The result [N, M, O...] of y (of [N * M * O] elements), plus the bias along axis 1 */
+static void window_result(imp *I, const Onnx__NodeProto *n, const char *y, const cfx_type *yt, const window *w,
+                          int64_t N, int64_t M, ival *b)
+{
+    cfx_type t = window_type(yt->dtype, 2 + w->ns);
+    t.dims[0] = N;
+    t.dims[1] = M;
+    for (int d = 0; d < w->ns; d++)
+        t.dims[2 + d] = w->o[d];
+    const char *e = reshaped(I, y, yt, &t);
+    if (b) {
+        if (b->ty.rank != 1 || b->ty.dims[0] != M || b->ty.dtype != yt->dtype)
+            fail(I, "the bias is %s, not %s[%lld]", tystr(I, &b->ty), cfx_dtype_name(yt->dtype), (long long)M);
+        cfx_type bt = window_type(yt->dtype, 1 + w->ns);
+        bt.dims[0] = M;
+        for (int d = 0; d < w->ns; d++)
+            bt.dims[1 + d] = 1;
+        e = fmt(I, "%s + %s", e, reshaped_val(I, b, &bt, "bias"));
+    }
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, e);
+}
+
+/* Conv over the weights w [M, C / group, K...] (and ConvTranspose, which is the Conv of the input
+ * spread out by the strides and the kernel flipped): the input's slice for each kernel offset,
+ * joined into patches [N, C, K, O] seen as [N, group, C / group * K, O] (the channels and the
+ * offsets in the order of the weights' [M, C / group * K] rows) and multiplied by the weights, a
+ * product per group and batch element (the importer's MatMul); a depthwise Conv (one input
+ * channel per group) multiplies patches [N, C, 1, O, K] by the weights elementwise and sums the
+ * offsets. */
+static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, window *w, int64_t M, int64_t G, ival *b)
+{
+    int ns = w->ns;
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], Cg = C / G, kt = window_count(w->k, ns), ot = window_count(w->o, ns);
+    cfx_dtype dt = x->ty.dtype;
+    if (Cg == 1) {
+        int64_t mult = M / G;
+        cfx_type pc = window_type(dt, 5), pt = window_type(dt, 5), wt = window_type(dt, 4);
+        int64_t pd[5] = {N, C, 1, ot, 1}, pp[5] = {N, C, 1, ot, kt}, wd[4] = {G, mult, 1, kt};
+        copy(pc.dims, pd, sizeof pd);
+        copy(pt.dims, pp, sizeof pp);
+        copy(wt.dims, wd, sizeof wd);
+        ival *p = part(I, n, "patches", &pt, 0, window_patches(I, n, x, w, 0, &pc, 4));
+        const char *we = reshaped_val(I, wv, &wt, "depthwise");
+        cfx_type yt = window_type(dt, 4);
+        int64_t yd[4] = {N, G, mult, ot};
+        copy(yt.dims, yd, sizeof yd);
+        window_result(I, n, fmt(I, "sum(%s * %s, axis=-1)", p->id, we), &yt, w, N, M, b);
+        return;
+    }
+    cfx_type pc = window_type(dt, 4);
+    int64_t pd[4] = {N, C, 1, ot};
+    copy(pc.dims, pd, sizeof pd);
+    /* the patches [N, G, Cg * K, O] (N and G left out where 1), the weights [G, M / G, Cg * K] */
+    cfx_type pt = mktype(dt, 0, NULL), wt = mktype(dt, 0, NULL);
+    if (N > 1)
+        pt.dims[pt.rank++] = N;
+    if (G > 1) {
+        pt.dims[pt.rank++] = G;
+        wt.dims[wt.rank++] = G;
+    }
+    pt.dims[pt.rank++] = Cg * kt;
+    pt.dims[pt.rank++] = ot;
+    wt.dims[wt.rank++] = M / G;
+    wt.dims[wt.rank++] = Cg * kt;
+    const char *pe;
+    if (ns <= 2) { /* [N, C, K, O...] written an offset at a time: two records each */
+        window_prepare(I, n, x, w, 0);
+        cfx_type full = window_type(dt, 3 + ns), one = window_type(dt, 2 + ns);
+        full.dims[0] = one.dims[0] = N;
+        full.dims[1] = one.dims[1] = C;
+        full.dims[2] = kt;
+        for (int d = 0; d < ns; d++)
+            full.dims[3 + d] = one.dims[2 + d] = w->o[d];
+        if (kt == 1) {
+            pe = reshaped(I, window_slice(I, w, 0), &one, &pt);
+        } else {
+            const char *pv = new_id(I, "pt_", out_name(I, n, 0));
+            line(I, "%s = %s", pv, zeros_of(I, &full));
+            for (int64_t kk = 0; kk < kt; kk++)
+                line(I, "%s[:, :, %lld] = %s", pv, (long long)kk, window_slice(I, w, kk));
+            pe = reshaped(I, pv, &full, &pt);
+        }
+    } else { /* 3-D: [N, C, K, D, H, W] would be rank 6; the slices flattened and joined */
+        cfx_type cat = window_type(dt, 4);
+        int64_t cd[4] = {N, C, kt, ot};
+        copy(cat.dims, cd, sizeof cd);
+        pe = reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt);
+    }
+    ival *p = part(I, n, "patches", &pt, 0, pe);
+    ival *wm;
+    if (wv->data)
+        wm = bind(I, fmt(I, "%s#weights", out_name(I, n, 0)), &wt, NULL, wv->data);
+    else
+        wm = part(I, n, "weights", &wt, 0, reshaped(I, ref(I, wv), &wv->ty, &wt));
+    ival *y = product_part(I, n, "product", wm, p, 0);
+    window_result(I, n, y->id, &y->ty, w, N, M, b);
+}
+
+static void op_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank)
+        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
+    int64_t G = attr_int(I, n, "group", 1), C = x->ty.rank > 1 ? x->ty.dims[1] : 0, M = wv->ty.dims[0];
+    if (G < 1 || C % G || M % G || wv->ty.dims[1] * G != C)
+        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
+             tystr(I, &wv->ty));
+    window w;
+    window_of(I, n, &x->ty, wv->ty.dims + 2, 0, &w);
+    size_t len;
+    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
+    for (size_t d = 0; ks && d < len; d++)
+        if ((int)len != w.ns || ks[d] != w.k[d])
+            fail(I, "kernel_shape does not match the weights %s", tystr(I, &wv->ty));
+    conv_core(I, n, x, wv, &w, M, G, b);
+}
+
+/* ConvTranspose: the input spread out by the strides (s - 1 zeros between its elements, each
+ * spatial axis in turn), then the Conv of stride 1 with the kernel flipped and its two channel
+ * axes swapped, padded by dilation * (K - 1) less the pads (output_padding at the end). */
+static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank || x->ty.rank < 3 ||
+        x->ty.rank > 5)
+        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
+    int ns = x->ty.rank - 2;
+    int64_t G = attr_int(I, n, "group", 1), C = x->ty.dims[1];
+    if (G < 1 || C % G || wv->ty.dims[0] != C)
+        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
+             tystr(I, &wv->ty));
+    int64_t Mg = wv->ty.dims[1], M = Mg * G, Cg = C / G;
+    int64_t s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, op[3] = {0, 0, 0}, pads[6] = {0}, k[3], os[3];
+    for (int d = 0; d < ns; d++)
+        k[d] = wv->ty.dims[2 + d];
+    window_dims(I, n, "strides", ns, s, 1);
+    window_dims(I, n, "dilations", ns, dl, 1);
+    window_dims(I, n, "output_padding", ns, op, 0);
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
+    size_t len;
+    const int64_t *shape = attr_ints(I, n, "output_shape", &len);
+    if (shape && (int)len != ns && (int)len != ns + 2)
+        fail(I, "output_shape has %zu values for %d spatial axes", len, ns);
+    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
+    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
+    for (int d = 0; d < ns; d++) {
+        int64_t span = (k[d] - 1) * dl[d] + 1, full = s[d] * (x->ty.dims[2 + d] - 1) + op[d] + span;
+        if (op[d] >= s[d] && op[d] >= dl[d])
+            fail(I, "output_padding %lld is not below the stride or the dilation", (long long)op[d]);
+        if (!strcmp(ap, "VALID"))
+            pads[d] = pads[ns + d] = 0;
+        if (same) { /* the pads that give the output shape asked for, split as ONNX's reference does */
+            os[d] = shape ? shape[(int)len - ns + d] : x->ty.dims[2 + d] * s[d];
+            int64_t total = full - os[d], half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            pads[d] = same == 1 ? half : total - half;
+            pads[ns + d] = total - pads[d];
+        } else if (shape) { /* the pads before as given, the result as long as asked */
+            os[d] = shape[(int)len - ns + d];
+            pads[ns + d] = full - pads[d] - os[d];
+        }
+        if (full - pads[d] - pads[ns + d] < 1)
+            fail(I, "the pads leave no result along spatial axis %d", d);
+    }
+    /* the input spread out: [N, C, (D - 1) * s + 1, ...] */
+    const char *nm = out_name(I, n, 0);
+    ival *xs = x;
+    cfx_type ct = x->ty;
+    for (int d = 0; d < ns; d++) {
+        if (s[d] == 1)
+            continue;
+        int64_t A = 1, B = 1, D = ct.dims[2 + d];
+        for (int e = 0; e < 2 + d; e++)
+            A *= ct.dims[e];
+        for (int e = 3 + d; e < ct.rank; e++)
+            B *= ct.dims[e];
+        cfx_type nt = ct;
+        nt.dims[2 + d] = (D - 1) * s[d] + 1;
+        check_dims(I, nm, nt.rank, nt.dims);
+        const char *id = new_id(I, "sp_", nm);
+        cfx_type zt = window_type(ct.dtype, 4);
+        int64_t zd[4] = {A, D, s[d], B};
+        copy(zt.dims, zd, sizeof zd);
+        line(I, "%s = %s", id, zeros_of(I, &zt));
+        line(I, "%s[:, :, 0] = reshape(%s, [%lld, %lld, %lld])", id, ref(I, xs), (long long)A, (long long)D,
+             (long long)B);
+        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])[:, 0:%lld]", id, (long long)A, (long long)(D * s[d]),
+                            (long long)B, (long long)nt.dims[2 + d]);
+        xs = part(I, n, fmt(I, "spread%d", d), &nt, 0, reshaped(I, e, &(cfx_type){.dtype = ct.dtype, .rank = 3,
+                                                                             .dims = {A, nt.dims[2 + d], B}}, &nt));
+        ct = nt;
+    }
+    window w;
+    memset(&w, 0, sizeof w);
+    w.ns = ns;
+    w.flip = 1;
+    for (int d = 0; d < ns; d++) {
+        w.d[d] = ct.dims[2 + d];
+        w.k[d] = k[d];
+        w.s[d] = 1;
+        w.dl[d] = dl[d];
+        w.pb[d] = (k[d] - 1) * dl[d] - pads[d];
+        w.pe[d] = (k[d] - 1) * dl[d] - pads[ns + d] + op[d];
+        int64_t ext = w.d[d] + w.pb[d] + w.pe[d] - ((k[d] - 1) * dl[d] + 1);
+        if (ext < 0)
+            fail(I, "the pads leave no result along spatial axis %d", d);
+        w.o[d] = ext + 1;
+    }
+    /* the weights [C, M / G, K...] as a Conv's [M, C / G, K...]: [G, Cg, Mg, K] -> [G, Mg, Cg, K] */
+    int64_t kt = window_count(k, ns);
+    cfx_type w4 = window_type(x->ty.dtype, 4), wc = wv->ty;
+    int64_t w4d[4] = {G, Cg, Mg, kt};
+    copy(w4.dims, w4d, sizeof w4d);
+    wc.dims[0] = M;
+    wc.dims[1] = Cg;
+    if (wv->data) {
+        void *data = new_data(I, &wc);
+        size_t es = cfx_dtype_size(x->ty.dtype);
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t c = 0; c < Cg; c++)
+                for (int64_t m = 0; m < Mg; m++)
+                    copy((char *)data + (size_t)(((g * Mg + m) * Cg + c) * kt) * es,
+                         (char *)wv->data + (size_t)(((g * Cg + c) * Mg + m) * kt) * es, (size_t)kt * es);
+        conv_core(I, n, xs, bind(I, fmt(I, "%s#weights", nm), &wc, NULL, data), &w, M, G, b);
+        return;
+    }
+    const char *we = fmt(I, "permute(%s, (0, 2, 1, 3))", reshaped(I, ref(I, wv), &wv->ty, &w4));
+    cfx_type wp = w4;
+    wp.dims[1] = Mg;
+    wp.dims[2] = Cg;
+    ival *wk = part(I, n, "weights", &wc, 0, reshaped(I, we, &wp, &wc));
+    conv_core(I, n, xs, wk, &w, M, G, b);
+}
+
+/* Col2Im (opset 18; PyTorch's F.fold): the columns [N, C * prod(block_shape), L] summed back into
+ * an image [N, C, image_shape...], as the ConvTranspose above of the columns seen as [N, C * K,
+ * L1, ...] (L1 ... the blocks along each axis), in C groups, its weights one-hot (row j of a
+ * group to place j of the block), with the node's strides, dilations and pads, and an
+ * output_padding for the image's end that no block reaches. image_shape and block_shape known at
+ * import; 1 to 3 spatial axes. */
+static void op_col2im(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int64_t img[3], blk[3], s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pads[6] = {0}, op[3], xd[5], wd[5];
+    int ns = (int)ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
+    int nb = (int)ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape");
+    if (ns < 1 || nb != ns)
+        fail(I, "image_shape has %d values and block_shape %d; cfx takes 1 to 3 spatial axes, as many of each", ns, nb);
+    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
+        fail(I, "the input is %s; Col2Im takes reals [N, C * block elements, blocks]", tystr(I, &x->ty));
+    window_dims(I, n, "strides", ns, s, 1);
+    window_dims(I, n, "dilations", ns, dl, 1);
+    window_dims(I, n, "pads", 2 * ns, pads, 0);
+    int64_t K = 1, L = 1, CK = x->ty.dims[1];
+    xd[0] = x->ty.dims[0];
+    xd[1] = wd[0] = CK;
+    wd[1] = 1;
+    for (int d = 0; d < ns; d++) {
+        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
+            fail(I, "image_shape %lld and block_shape %lld on axis %d", (long long)img[d], (long long)blk[d], d);
+        int64_t room = img[d] + pads[d] + pads[ns + d] - (blk[d] - 1) * dl[d] - 1;
+        if (room < 0)
+            fail(I, "a block of %lld (dilation %lld) does not fit the image's %lld with its pads on axis %d",
+                 (long long)blk[d], (long long)dl[d], (long long)img[d], d);
+        xd[2 + d] = room / s[d] + 1;
+        op[d] = room % s[d]; /* the image's end no block reaches */
+        wd[2 + d] = blk[d];
+        K *= blk[d];
+        L *= xd[2 + d];
+    }
+    if (CK % K || x->ty.dims[2] != L)
+        fail(I, "the input is %s; image_shape, block_shape, strides, dilations and pads need [N, C * %lld, %lld]",
+             tystr(I, &x->ty), (long long)K, (long long)L);
+    cfx_type xt = mktype(x->ty.dtype, 2 + ns, xd), wt = mktype(x->ty.dtype, 2 + ns, wd);
+    ival *cols = x->data ? bind(I, fmt(I, "%s#cols", out_name(I, n, 0)), &xt, NULL, x->data)
+                         : part(I, n, "cols", &xt, x->half, reshaped(I, ref(I, x), &x->ty, &xt));
+    void *w = new_data(I, &wt);
+    for (int64_t r = 0; r < CK; r++)
+        setd(wt.dtype, w, r * K + r % K, 1.0);
+    ival *ins[2] = {cols, bind(I, fmt(I, "%s#onehot", out_name(I, n, 0)), &wt, NULL, w)};
+    Onnx__AttributeProto a[5], *as[5];
+    memset(a, 0, sizeof a);
+    const char *names[5] = {"group", "strides", "dilations", "pads", "output_padding"};
+    int64_t *vals[5] = {NULL, s, dl, pads, op};
+    for (int k = 0; k < 5; k++) {
+        a[k].name = (char *)names[k];
+        if (k == 0) {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+            a[k].has_i = 1;
+            a[k].i = CK / K;
+        } else {
+            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            a[k].ints = vals[k];
+            a[k].n_ints = (size_t)(k == 3 ? 2 * ns : ns);
+        }
+        as[k] = &a[k];
+    }
+    step_with(I, n, NULL, op_conv_transpose, ins, 2, as, 5);
+}
+
+/* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
+ * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
+ * by the count of the window's positions inside the input (count_include_pad: inside the padded
+ * input), computed at import for each result. MaxPool's Indices follow the running maximum. */
+static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
+{
+    ival *x = in(I, n, 0);
+    int ints = max && (x->half == HALF_I8 || x->half == HALF_U8); /* MaxPool's int8 and uint8 */
+    if (!is_real(x->ty.dtype) && !ints)
+        fail(I, "the input is %s (real types are taken, and int8 and uint8 for MaxPool)", type_name(x));
+    int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
+    size_t len;
+    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
+    if (!ks || (int)len != x->ty.rank - 2)
+        fail(I, "kernel_shape must give one size for each spatial axis of %s", tystr(I, &x->ty));
+    for (size_t d = 0; d < len; d++)
+        if (ks[d] < 1 || ks[d] > ((int64_t)1 << 30))
+            fail(I, "kernel_shape holds %lld", (long long)ks[d]);
+    window w;
+    window_of(I, n, &x->ty, ks, lp ? 0 : (int)attr_int(I, n, "ceil_mode", 0), &w);
+    int ns = w.ns;
+    int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
+    cfx_dtype dt = x->ty.dtype;
+    const char *nm = out_name(I, n, 0);
+    /* a narrow integer's pads lie below its range (held in i32): never the largest */
+    window_prepare(I, n, x, &w, ints ? (x->half == HALF_I8 ? -129.0 : -1.0) : max ? -INFINITY : 0);
+    if (kt > 4096)
+        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
+    cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
+    for (int d = 0; d < ns; d++)
+        yt.dims[2 + d] = ot_ty.dims[d] = w.o[d];
+    int64_t pw = 1;
+    const char *rp = NULL;
+    if (lp) { /* sum(|x|^p)^(1/p), as ONNX's reference: the pads add nothing */
+        pw = attr_int(I, n, "p", 2);
+        if (pw < 1 || pw > 64)
+            fail(I, "p = %lld is not supported (1 to 64 are)", (long long)pw);
+        if (pw > 2)
+            rp = real_const(I, (double)pw, dt, fmt(I, "%s_p", nm));
+    }
+    /* each offset's slice folded into acc: two records an offset (the slice, max or +) */
+    const char *acc = new_id(I, "acc_", nm), *v = NULL, *ix = NULL;
+    int64_t so = want_idx ? attr_int(I, n, "storage_order", 0) : 0;
+    if (want_idx)
+        ix = new_id(I, "ix_", nm);
+    for (int64_t kk = 0; kk < kt; kk++) {
+        const char *t = window_slice(I, &w, kk);
+        if (want_idx) { /* MaxPool's Indices: where each window's first largest element lies in x */
+            cfx_type it = ot_ty;
+            it.dtype = CFX_I64;
+            int64_t *tab = new_data(I, &it), kd[3], rest = kk;
+            for (int d = ns - 1; d >= 0; d--) {
+                kd[d] = rest % w.k[d];
+                rest /= w.k[d];
+            }
+            for (int64_t i = 0; i < ot; i++) {
+                int64_t r2 = i, flat = 0, pos[3];
+                for (int d = ns - 1; d >= 0; d--) {
+                    pos[d] = (r2 % w.o[d]) * w.s[d] + kd[d] * w.dl[d] - w.pb[d];
+                    r2 /= w.o[d];
+                }
+                if (so == 0)
+                    for (int d = 0; d < ns; d++)
+                        flat = flat * w.d[d] + pos[d];
+                else
+                    for (int d = ns - 1; d >= 0; d--)
+                        flat = flat * w.d[d] + pos[d];
+                tab[i] = flat;
+            }
+            ival tv = {.name = fmt(I, "%s_index%lld", nm, (long long)kk), .ty = it, .data = tab};
+            const char *tk = ref(I, &tv);
+            cfx_type ixt = yt;
+            ixt.dtype = CFX_I64;
+            if (kk == 0) {
+                line(I, "%s = %s + %s", ix, zeros_of(I, &ixt), tk);
+            } else {
+                const char *sv = new_id(I, "s_", nm), *cv = new_id(I, "gt_", nm);
+                line(I, "%s = %s", sv, t);
+                line(I, "%s = %s > %s", cv, sv, acc);
+                line(I, "%s = %s + cast(%s, i64) * (%s - %s)", ix, ix, cv, tk, ix);
+                line(I, "%s = where(%s, %s, %s)", kk == kt - 1 ? (v = out_var(I, n, 0, &yt)) : acc, cv, sv, acc);
+                continue;
+            }
+        }
+        if (pw == 2) {
+            const char *tv = new_id(I, "s_", nm);
+            line(I, "%s = %s", tv, t);
+            t = tv;
+        }
+        const char *e = !lp || pw == 1 ? (lp ? fmt(I, "abs(%s)", t) : t)
+                        : pw == 2 ? fmt(I, "%s * %s", t, t) : fmt(I, "pow(abs(%s), %s)", t, rp);
+        const char *to = kk == kt - 1 && max ? (v = out_var(I, n, 0, &yt)) : acc;
+        if (kk == 0)
+            line(I, "%s = %s", to, e);
+        else
+            line(I, max ? "%s = max(%s, %s)" : "%s = %s + %s", to, acc, e);
+    }
+    if (want_idx) {
+        cfx_type bt = yt, ixt = yt;
+        bt.dtype = ixt.dtype = CFX_I64;
+        for (int d = 0; d < ns; d++)
+            bt.dims[2 + d] = 1;
+        int64_t *base = new_data(I, &bt), sp = window_count(w.d, ns);
+        for (int64_t i = 0; i < bt.dims[0] * bt.dims[1]; i++)
+            base[i] = i * sp;
+        ival bv = {.name = fmt(I, "%s_base", nm), .ty = bt, .data = base};
+        line(I, "%s = %s + %s", out_var(I, n, 1, &ixt), ix, ref(I, &bv));
+    }
+    if (max)
+        return;
+    if (lp) {
+        v = out_var(I, n, 0, &yt);
+        line(I, "%s = %s", v, pw == 1 ? acc : pw == 2 ? fmt(I, "sqrt(%s)", acc)
+                          : fmt(I, "pow(%s, %s)", acc, real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm))));
+        return;
+    }
+    int incl = (int)attr_int(I, n, "count_include_pad", 0);
+    cfx_type ct = ot_ty;
+    void *cnt = new_data(I, &ct);
+    int same = 1;
+    double first = 0;
+    for (int64_t i = 0; i < ot; i++) {
+        int64_t rest = i;
+        double c = 1;
+        for (int d = ns - 1; d >= 0; d--) {
+            int64_t o = rest % w.o[d], m = 0;
+            rest /= w.o[d];
+            int64_t lo = incl ? 0 : w.pb[d], hi = incl ? w.d[d] + w.pb[d] + w.pe[d] : w.pb[d] + w.d[d];
+            for (int64_t k = 0; k < w.k[d]; k++) {
+                int64_t at = o * w.s[d] + k * w.dl[d];
+                m += at >= lo && at < hi;
+            }
+            c *= (double)m;
+        }
+        if (i == 0)
+            first = c;
+        same &= c == first;
+        setd(dt, cnt, i, c);
+    }
+    const char *div;
+    if (same) {
+        div = real_const(I, first, dt, fmt(I, "%s_count", nm));
+    } else {
+        ival c = {.name = fmt(I, "%s_counts", nm), .ty = ct, .data = cnt};
+        div = ref(I, &c);
+    }
+    v = out_var(I, n, 0, &yt);
+    line(I, "%s = %s / %s", v, acc, div);
+}
+
+/* GlobalAveragePool and GlobalMaxPool: the mean or max of each [N, C] row of the spatial axes */
+static void op_global_pool(imp *I, const Onnx__NodeProto *n, int max)
+{
+    ival *x = in(I, n, 0);
+    if (!is_real(x->ty.dtype) || x->ty.rank < 3)
+        fail(I, "the input is %s (real, N and C and spatial axes)", tystr(I, &x->ty));
+    cfx_type ft = window_type(x->ty.dtype, 3), t = x->ty;
+    ft.dims[0] = x->ty.dims[0];
+    ft.dims[1] = x->ty.dims[1];
+    ft.dims[2] = 1;
+    for (int d = 2; d < x->ty.rank; d++) {
+        ft.dims[2] *= x->ty.dims[d];
+        t.dims[d] = 1;
+    }
+    cfx_type yt = ft;
+    yt.rank = 2;
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v,
+         reshaped(I, fmt(I, "%s(%s, axis=-1)", max ? "max" : "mean", reshaped(I, ref(I, x), &x->ty, &ft)), &yt, &t));
+}
+
+/* ---- MaxUnpool, Resize and Upsample, GridSample, AffineGrid, RoiAlign, DeformConv and -----------
+ * NonMaxSuppression */
+
+/* 'pads' of 2 * ns values (the begins, then the ends), 0 where absent. */
+static void pads_of(imp *I, const Onnx__NodeProto *n, int ns, int64_t *pads)
+{
+    size_t len;
+    const int64_t *a = attr_ints(I, n, "pads", &len);
+    for (int d = 0; d < 2 * ns; d++)
+        pads[d] = 0;
+    if (!a)
+        return;
+    if ((int)len != 2 * ns)
+        fail(I, "'pads' has %zu values for %d spatial axes", len, ns);
+    for (int d = 0; d < 2 * ns; d++) {
+        if (a[d] < 0 || a[d] > ((int64_t)1 << 30))
+            fail(I, "'pads' holds %lld", (long long)a[d]);
+        pads[d] = a[d];
+    }
+}
+
+/* MaxUnpool: zeros of the shape MaxPool's input had, X written element by element at the flat
+ * indices I (MaxPool's Indices: into the whole tensor, batch and channels included; one out of
+ * range stops the run with `index`), then placed at the start of output_shape where given. */
+static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank, ns = r - 2;
+    if (ns < 1)
+        fail(I, "the input is %s; [N, C, spatial...] is taken", tystr(I, &x->ty));
+    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
+        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
+    if (ix->ty.rank != r || memcmp(ix->ty.dims, x->ty.dims, sizeof x->ty.dims[0] * (size_t)r))
+        fail(I, "the indices are %s for the input %s: they must have its shape", tystr(I, &ix->ty), tystr(I, &x->ty));
+    int64_t kernel[3] = {0, 0, 0}, strides[3] = {1, 1, 1}, pads[6];
+    size_t nk;
+    if (!attr_ints(I, n, "kernel_shape", &nk) || (int)nk != ns)
+        fail(I, "kernel_shape must give %d values", ns);
+    window_dims(I, n, "kernel_shape", ns, kernel, 1);
+    window_dims(I, n, "strides", ns, strides, 1);
+    pads_of(I, n, ns, pads);
+    cfx_type u = x->ty; /* the inferred shape */
+    for (int d = 0; d < ns; d++)
+        u.dims[2 + d] = (x->ty.dims[2 + d] - 1) * strides[d] - pads[d] - pads[ns + d] + kernel[d];
+    check_shape(I, out_name(I, n, 0), u.rank, u.dims, 0);
+    cfx_type t = u;
+    if (has_input(n, 2)) {
+        int64_t os[CFX_TYPE_MAX_RANK];
+        if (ints_of(I, known(I, n, 2, "output_shape"), os, CFX_TYPE_MAX_RANK, "output_shape") != r)
+            fail(I, "output_shape must give %d values", r);
+        for (int d = 0; d < r; d++) {
+            if (os[d] < u.dims[d] || (d < 2 && os[d] != u.dims[d]))
+                fail(I, "output_shape dimension %d is %lld; the unpooled one is %lld", d, (long long)os[d],
+                     (long long)u.dims[d]);
+            t.dims[d] = os[d];
+        }
+        check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    }
+    int64_t m = count(&x->ty), total = count(&u);
+    for (int64_t i = 0; ix->data && i < m; i++)
+        if (geti(ix, i) < -total || geti(ix, i) >= total)
+            fail(I, "index %lld is out of range for %lld elements", (long long)geti(ix, i), (long long)total);
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *idx = ref(I, ix);
+    cfx_type flat = mktype(x->ty.dtype, 1, &total), xf = mktype(x->ty.dtype, 1, &m), iff = mktype(ix->ty.dtype, 1, &m);
+    const char *y = new_id(I, "u_", nm), *xs = new_id(I, "x_", nm), *is = new_id(I, "i_", nm),
+               *j = new_id(I, "j_", nm);
+    line(I, "%s = %s", xs, reshaped(I, src, &x->ty, &xf));
+    line(I, "%s = %s", is, reshaped(I, idx, &ix->ty, &iff));
+    line(I, "%s = %s", y, zeros_of(I, &flat));
+    line(I, "for %s in range(%lld) {", j, (long long)m);
+    I->indent++;
+    line(I, "%s[%s[%s]] = %s[%s]", y, is, j, xs, j);
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    if (same_type(&t, &u)) {
+        line(I, "%s = %s", v, reshaped(I, y, &flat, &u));
+        return;
+    }
+    int64_t lo[CFX_TYPE_MAX_RANK] = {0};
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s%s = %s", v, box_text(I, r, lo, u.dims, t.dims), reshaped(I, y, &flat, &u));
+}
+
+/* How a Resize reads its input, from the node's attributes (ONNX's reference, op_resize.py). */
+typedef struct resize_how {
+    int mode;      /* 0 nearest, 1 linear, 2 cubic */
+    int nearest;   /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
+    int ctm;       /* an index into resize_ctms */
+    int antialias, exclude;
+    double a, extrap;
+} resize_how;
+
+static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
+
+static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+
+static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                          "tf_crop_and_resize", "half_pixel_symmetric"};
+
+static int resize_pick(imp *I, const char *what, const char *s, const char *const *names, int nn)
+{
+    for (int k = 0; k < nn; k++)
+        if (!strcmp(s, names[k]))
+            return k;
+    fail(I, "%s '%s' is not supported", what, s);
+    return -1;
+}
+
+/* The weights of the taps around a source position `ratio` in (0, 1] past the tap before it
+ * (the reference's _nearest_coeffs, _linear_coeffs, _cubic_coeffs and their antialias forms);
+ * their count. c holds at least resize_taps() entries. */
+static int resize_coeffs(const resize_how *h, double ratio, double scale, double *c)
+{
+    double A = h->a;
+    if (h->mode == 0) {
+        int hi = ratio == 1.0 || h->nearest == 3 ||
+                 (h->nearest == 0 && ratio > 0.5) || (h->nearest == 1 && ratio >= 0.5);
+        c[0] = !hi;
+        c[1] = hi;
+        return 2;
+    }
+    if (!h->antialias && h->mode == 1) {
+        c[0] = 1 - ratio;
+        c[1] = ratio;
+        return 2;
+    }
+    if (!h->antialias) {
+        double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+        c[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+        c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+        c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+        c[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
+        return 4;
+    }
+    double s = scale < 1 ? scale : 1, sum = 0;
+    int64_t start = (int64_t)floor((h->mode == 1 ? -1 : -2) / s) + 1;
+    int nc = (int)(2 - 2 * start); /* the taps' count: the same for every ratio of one scale */
+    for (int k = 0; k < nc; k++) {
+        double x = fabs((double)(start + k) - ratio) * s, x2 = x * x, x3 = x2 * x;
+        if (h->mode == 1)
+            c[k] = x < 1 ? 1 - x : 0;
+        else
+            c[k] = x <= 1 ? (A + 2) * x3 - (A + 3) * x2 + 1 : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A : 0;
+        sum += c[k];
+    }
+    for (int k = 0; k < nc; k++)
+        c[k] /= sum;
+    return nc;
+}
+
+static int64_t resize_taps(const resize_how *h, double scale)
+{
+    double s = scale < 1 ? scale : 1;
+    return h->antialias ? 2 * (int64_t)ceil(2 / s) + 4 : 4;
+}
+
+/* The weights w[i * out + y] of input index i in output index y along one axis, and ext[y] set
+ * where tf_crop_and_resize's source falls outside (the extrapolation value goes there). */
+static void resize_weights(imp *I, const resize_how *h, int64_t in, int64_t out, double scale, const double *roi,
+                           double *w, char *ext)
+{
+    double ow = scale * (double)in, *c = alloc(I, (size_t)resize_taps(h, scale) * sizeof *c);
+    for (int64_t y = 0; y < out; y++) {
+        double x, yy = (double)y;
+        switch (h->ctm) {
+        case 0: x = (yy + 0.5) / scale - 0.5; break;
+        case 1: x = ow == 1 ? -0.5 : (yy + 0.5) / scale - 0.5; break;
+        case 2: x = ow == 1 ? 0 : yy * (double)(in - 1) / (ow - 1); break;
+        case 3: x = yy / scale; break;
+        case 4:
+            x = ow == 1 ? (roi[1] - roi[0]) * (double)(in - 1) / 2 : yy * (roi[1] - roi[0]) * (double)(in - 1) / (ow - 1);
+            x += roi[0] * (double)(in - 1);
+            ext[y] = x < 0 || x > (double)(in - 1);
+            break;
+        default: x = (double)in / 2 * (1 - (double)out / ow) + (yy + 0.5) / scale - 0.5; break;
+        }
+        if (!isfinite(x) || fabs(x) > 1e15)
+            fail(I, "output index %lld reads from %g", (long long)y, x);
+        if (ext[y])
+            continue;
+        double fl = floor(x);
+        int nc = resize_coeffs(h, x == fl ? 1 : x - fl, scale, c);
+        int64_t pad = (nc + 1) / 2, off;
+        double xp = x + (double)pad, pp = floor(xp), frac = xp - pp;
+        if (nc % 2 == 0)
+            off = frac == 0 ? -(nc / 2) : -(nc / 2) + 1;
+        else
+            off = frac <= 0.5 ? -((nc - 1) / 2) : -((nc - 1) / 2) + 1;
+        int64_t start = (int64_t)pp + off - pad;
+        if (h->exclude) {
+            double sum = 0;
+            for (int k = 0; k < nc; k++) {
+                if (start + k < 0 || start + k >= in)
+                    c[k] = 0;
+                sum += c[k];
+            }
+            for (int k = 0; k < nc && sum != 0; k++)
+                c[k] /= sum;
+        }
+        for (int k = 0; k < nc; k++) {
+            int64_t i = start + k < 0 ? 0 : start + k >= in ? in - 1 : start + k;
+            w[i * out + y] += c[k];
+        }
+    }
+}
+
+/* x resized along one axis: for a real x the product of x (seen as [outer, in, inner]) with the
+ * known [out, in] weights (one MATMUL record; x @ W along the last axis), plus the extrapolation
+ * value where tf_crop_and_resize puts it; nearest on integers gathers rows at known indices. */
+static ival *resize_axis(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int64_t out, double scale,
+                         const double *roi, const resize_how *h)
+{
+    int64_t in = x->ty.dims[axis], outer = 1, inner = 1;
+    for (int d = 0; d < axis; d++)
+        outer *= x->ty.dims[d];
+    for (int d = axis + 1; d < x->ty.rank; d++)
+        inner *= x->ty.dims[d];
+    if (in * out > ((int64_t)1 << 24))
+        fail(I, "the weights along axis %d would be %lld by %lld", axis, (long long)out, (long long)in);
+    double *w = alloc(I, (size_t)(in * out) * sizeof *w);
+    char *ext = alloc(I, (size_t)out);
+    int anyext = 0;
+    resize_weights(I, h, in, out, scale, roi, w, ext);
+    for (int64_t y = 0; y < out; y++)
+        anyext |= ext[y];
+    cfx_type t = x->ty;
+    t.dims[axis] = out;
+    const char *tag = fmt(I, "axis%d", axis);
+    if (!is_real(x->ty.dtype)) {
+        if (h->mode != 0 || anyext)
+            fail(I, "%s on %s is not supported (only nearest without extrapolation takes integers)",
+                 anyext ? "extrapolation" : resize_modes[h->mode], tystr(I, &x->ty));
+        cfx_type it = mktype(CFX_I64, 1, &out);
+        int64_t *ix = new_data(I, &it);
+        for (int64_t y = 0; y < out; y++)
+            for (int64_t i = 0; i < in; i++)
+                if (w[i * out + y] != 0)
+                    ix[y] = i;
+        ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
+        Onnx__AttributeProto a = {0};
+        a.name = "axis";
+        a.has_i = 1;
+        a.i = axis;
+        ival *ins[2] = {x, iv};
+        return step(I, n, tag, op_gather, ins, 2, &a);
+    }
+    int last = axis == x->ty.rank - 1;
+    cfx_type wt = last ? mktype(x->ty.dtype, 2, (int64_t[]){in, out}) : mktype(x->ty.dtype, 2, (int64_t[]){out, in});
+    void *wd = new_data(I, &wt);
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t y = 0; y < out; y++)
+            setd(wt.dtype, wd, last ? i * out + y : y * in + i, w[i * out + y]);
+    ival *wv = bind(I, fmt(I, "%s#%s_w", out_name(I, n, 0), tag), &wt, NULL, wd);
+    ival *v;
+    if (last) {
+        v = product_part(I, n, tag, x, wv, 0);
+    } else if (outer == 1) {
+        cfx_type xt = mktype(x->ty.dtype, 2, (int64_t[]){in, inner});
+        ival *x2 = same_type(&xt, &x->ty) ? x : part(I, n, fmt(I, "%s_in", tag), &xt, 0,
+                                                      reshaped(I, ref(I, x), &x->ty, &xt));
+        ival *p = product_part(I, n, tag, wv, x2, 0);
+        v = same_type(&p->ty, &t) ? p : part(I, n, fmt(I, "%s_out", tag), &t, 0, reshaped(I, ref(I, p), &p->ty, &t));
+    } else {
+        /* x as [outer, in * inner], transposed and seen as [in, inner * outer]: W @ that is
+         * [out, inner * outer], whose transpose seen as [outer, out * inner] is the result. Two
+         * 2-D transposes and one product, where a batched product would be `outer` of them. */
+        cfx_type a = mktype(x->ty.dtype, 2, (int64_t[]){outer, in * inner});
+        cfx_type at = mktype(x->ty.dtype, 2, (int64_t[]){in * inner, outer});
+        cfx_type b = mktype(x->ty.dtype, 2, (int64_t[]){in, inner * outer});
+        cfx_type p = mktype(x->ty.dtype, 2, (int64_t[]){out, inner * outer});
+        cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){out * inner, outer});
+        cfx_type q = mktype(x->ty.dtype, 2, (int64_t[]){outer, out * inner});
+        ival *xt = part(I, n, fmt(I, "%s_t", tag), &at, 0, fmt(I, "transpose(%s)", reshaped(I, ref(I, x), &x->ty, &a)));
+        ival *pv = part(I, n, fmt(I, "%s_p", tag), &p, 0, fmt(I, "%s @ %s", ref(I, wv), reshaped(I, xt->id, &at, &b)));
+        v = part(I, n, fmt(I, "%s_out", tag), &t, 0,
+                 reshaped(I, fmt(I, "transpose(%s)", reshaped(I, pv->id, &p, &pt)), &q, &t));
+    }
+    if (anyext && h->extrap != 0) {
+        void *bd = new_data(I, &t);
+        for (int64_t k = 0; k < count(&t); k++)
+            setd(t.dtype, bd, k, ext[(k / inner) % out] ? h->extrap : 0);
+        ival *bv = bind(I, fmt(I, "%s#%s_ext", out_name(I, n, 0), tag), &t, NULL, bd);
+        v = part(I, n, fmt(I, "%s_x", tag), &t, 0, fmt(I, "%s + %s", ref(I, v), ref(I, bv)));
+    }
+    return v;
+}
+
+/* Resize (opsets 10 to 19) and Upsample (7 to 9) with scales or sizes known at import: separable,
+ * one axis after another as the reference does, each a product with known weights (resize_axis). */
+static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    resize_how h = {0};
+    h.mode = resize_pick(I, "mode", attr_str(I, n, "mode", "nearest"), resize_modes, 3);
+    int old = upsample || I->opset < 11;
+    if (old && h.mode == 2)
+        fail(I, "mode 'cubic' before opset 11");
+    h.ctm = old ? 3 : resize_pick(I, "coordinate_transformation_mode",
+                                  attr_str(I, n, "coordinate_transformation_mode", "half_pixel"), resize_ctms, 6);
+    h.nearest = old ? 2 : resize_pick(I, "nearest_mode", attr_str(I, n, "nearest_mode", "round_prefer_floor"),
+                                      resize_nearests, 4);
+    h.a = old ? -0.75 : attr_float(I, n, "cubic_coeff_a", -0.75);
+    h.exclude = old ? 0 : attr_int(I, n, "exclude_outside", 0) != 0;
+    h.extrap = old ? 0 : attr_float(I, n, "extrapolation_value", 0);
+    h.antialias = old ? 0 : attr_int(I, n, "antialias", 0) != 0;
+    if (h.antialias && h.mode == 0)
+        fail(I, "antialias with mode 'nearest'");
+    int pol = old ? 0 : resize_pick(I, "keep_aspect_ratio_policy", attr_str(I, n, "keep_aspect_ratio_policy", "stretch"),
+                                    (const char *const[]){"stretch", "not_larger", "not_smaller"}, 3);
+    int64_t axes[CFX_TYPE_MAX_RANK];
+    size_t na = 0;
+    const int64_t *aa = old ? NULL : attr_ints(I, n, "axes", &na);
+    int seen[CFX_TYPE_MAX_RANK] = {0};
+    if (!aa)
+        na = (size_t)r;
+    if ((int)na > r)
+        fail(I, "%zu axes for rank %d", na, r);
+    for (size_t k = 0; k < na; k++) {
+        axes[k] = aa ? norm_axis(I, aa[k], r, "axes") : (int64_t)k;
+        if (seen[axes[k]]++)
+            fail(I, "axis %lld is given twice", (long long)axes[k]);
+    }
+    /* scales or sizes: one of them, known at import */
+    double scale[CFX_TYPE_MAX_RANK], roi[2 * CFX_TYPE_MAX_RANK];
+    int64_t size[CFX_TYPE_MAX_RANK];
+    size_t ks = upsample && I->opset < 9 ? 99 : upsample || I->opset < 11 ? 1 : 2, kz = 3;
+    ival *sv = ks < 99 && has_input(n, ks) ? in(I, n, ks) : NULL;
+    ival *zv = !old && has_input(n, kz) ? in(I, n, kz) : NULL;
+    if (sv && count(&sv->ty) == 0)
+        sv = NULL;
+    if (zv && count(&zv->ty) == 0)
+        zv = NULL;
+    if (ks == 99) {
+        size_t ns;
+        const float *f = NULL;
+        const Onnx__AttributeProto *at = attr(I, n, "scales");
+        if (at)
+            f = at->floats, ns = at->n_floats;
+        if (!f || ns != na)
+            fail(I, "attribute 'scales' must have %zu entries", na);
+        for (size_t k = 0; k < na; k++)
+            scale[k] = f[k];
+    } else if (sv && zv) {
+        fail(I, "both scales ('%s') and sizes ('%s') are given", sv->name, zv->name);
+    } else if (sv) {
+        sv = known(I, n, ks, "the scales");
+        if (!is_real(sv->ty.dtype) || sv->ty.rank != 1 || (size_t)count(&sv->ty) != na)
+            fail(I, "the scales ('%s') must be %zu reals, not %s", sv->name, na, tystr(I, &sv->ty));
+        for (size_t k = 0; k < na; k++)
+            scale[k] = getd(sv, k);
+    } else if (zv) {
+        zv = known(I, n, kz, "the sizes");
+        if ((size_t)ints_of(I, zv, size, CFX_TYPE_MAX_RANK, "the sizes") != na)
+            fail(I, "the sizes ('%s') must have %zu entries", zv->name, na);
+    } else {
+        fail(I, "neither scales nor sizes are given");
+    }
+    if (h.ctm == 4) {
+        ival *rv = known(I, n, 1, "the roi");
+        if (!is_real(rv->ty.dtype) || (size_t)count(&rv->ty) != 2 * na)
+            fail(I, "the roi ('%s') must be %zu reals", rv->name, 2 * na);
+        for (size_t k = 0; k < 2 * na; k++)
+            roi[k] = getd(rv, k);
+    }
+    for (size_t k = 0; k < na; k++) {
+        int64_t d = x->ty.dims[axes[k]];
+        if (d == 0)
+            fail(I, "axis %lld of %s is empty", (long long)axes[k], tystr(I, &x->ty));
+        if (zv) {
+            if (size[k] < 0)
+                fail(I, "size %lld along axis %lld", (long long)size[k], (long long)axes[k]);
+            scale[k] = (double)size[k] / (double)d;
+        } else {
+            if (!(scale[k] > 0) || scale[k] * (double)d > (double)((int64_t)1 << 30))
+                fail(I, "scale %g along axis %lld", scale[k], (long long)axes[k]);
+            size[k] = (int64_t)(scale[k] * (double)d);
+            if (old && h.mode == 0 && scale[k] < 1)
+                fail(I, "nearest downsampling before opset 11 (scale %g)", scale[k]);
+        }
+    }
+    if (zv && pol) {
+        double s = scale[0];
+        for (size_t k = 1; k < na; k++)
+            s = pol == 1 ? (scale[k] < s ? scale[k] : s) : (scale[k] > s ? scale[k] : s);
+        for (size_t k = 0; k < na; k++) {
+            scale[k] = s;
+            size[k] = (int64_t)(s * (double)x->ty.dims[axes[k]] + 0.5);
+        }
+    }
+    cfx_type t = x->ty;
+    for (size_t k = 0; k < na; k++)
+        t.dims[axes[k]] = size[k];
+    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
+    if (count(&t) == 0)
+        fail(I, "the result %s has no elements", tystr(I, &t));
+    ival *v = x;
+    for (size_t k = 0; k < na; k++) {
+        int64_t d = axes[k];
+        const double *kr = h.ctm == 4 ? (double[]){roi[k], roi[na + k]} : NULL;
+        if (fabs(scale[k] - 1) <= 1e-9 && size[k] == x->ty.dims[d] && (!kr || (fabs(kr[0]) <= 1e-9 && fabs(kr[1] - 1) <= 1e-9)))
+            continue;
+        v = resize_axis(I, n, v, (int)d, size[k], scale[k], kr, &h);
+    }
+    bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
+}
+
+/* Lines reflecting the positions in variable f (real) into [lo, hi] as ONNX's GridSample does
+ * (reflected by the near border until inside); the variable that holds the result. */
+static const char *gs_reflect(imp *I, const char *f, double lo, double hi, const cfx_type *t, const char *nm)
+{
+    const char *out = new_id(I, "r_", nm);
+    if (hi <= lo) { /* one position: every one reflects to it */
+        line(I, "%s = %s", out, zeros_of(I, t));
+        return out;
+    }
+    const char *L = real_lit(I, lo), *H = real_lit(I, hi), *R = real_lit(I, hi - lo);
+    const char *db = new_id(I, "d_", nm), *nb = new_id(I, "n_", nm), *da = new_id(I, "d_", nm),
+               *na = new_id(I, "n_", nm);
+    line(I, "%s = %s - %s", db, L, f);
+    line(I, "%s = floor(%s / %s)", nb, db, R);
+    line(I, "%s = %s - %s * %s", db, db, nb, R);
+    line(I, "%s = %s - %s", da, f, H);
+    line(I, "%s = floor(%s / %s)", na, da, R);
+    line(I, "%s = %s - %s * %s", da, da, na, R);
+    line(I, "%s = where(%s < %s, where(%s %% 2.0 == 0.0, %s + %s, %s - %s), where(%s > %s, where(%s %% 2.0 "
+            "== 0.0, %s - %s, %s + %s), %s))",
+         out, f, L, nb, L, db, H, db, f, H, na, H, da, L, da, f);
+    return out;
+}
+
+/* GridSample of [N, C, D1 .. Dk] (k 1 to 3) at the positions of a grid [N, O1 .. Ok, k] of run
+ * time, as ONNX's reference computes it (onnx/reference/ops/op_grid_sample.py): each axis's
+ * position denormalized (align_corners), rounded for nearest, moved inside by padding_mode
+ * (border: clamped; reflection: reflected), then its taps (1 nearest, 2 linear, 4 cubic with
+ * Keys' a = -0.75), each tap an index clamped into the axis and a weight (0 outside the axis for
+ * padding zeros, as the reference's pixel of 0). One loop over the output positions reads, for
+ * each combination of the axes' taps, the channels' row at its index; the rows are then weighted
+ * and summed. */
+static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *gr = in(I, n, 1);
+    int r = x->ty.rank, k = r - 2;
+    if (k < 1 || k > 3)
+        fail(I, "the input is %s; ranks 3 to 5 are taken", tystr(I, &x->ty));
+    if (!is_real(x->ty.dtype) || !is_real(gr->ty.dtype))
+        fail(I, "the input is %s and the grid %s; both must be float or double", tystr(I, &x->ty), tystr(I, &gr->ty));
+    if (gr->ty.rank != r || gr->ty.dims[0] != x->ty.dims[0] || gr->ty.dims[r - 1] != k)
+        fail(I, "the grid is %s for the input %s; it must be [N, out..., %d]", tystr(I, &gr->ty), tystr(I, &x->ty), k);
+    const char *mode = attr_str(I, n, "mode", I->opset < 20 ? "bilinear" : "linear");
+    const char *pad = attr_str(I, n, "padding_mode", "zeros");
+    int align = attr_int(I, n, "align_corners", 0) != 0;
+    int how = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1
+              : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 2 : -1;
+    if (how < 0)
+        fail(I, "mode '%s' is not supported (nearest, linear, cubic are)", clean(I, mode));
+    if (how == 2 && k != 2)
+        fail(I, "mode cubic of a %d-D input: ONNX defines it for 4-D inputs", r);
+    int pm = !strcmp(pad, "zeros") ? 0 : !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : -1;
+    if (pm < 0)
+        fail(I, "padding_mode '%s' is not supported (zeros, border, reflection are)", clean(I, pad));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], P = 1, S = 1;
+    for (int d = 0; d < k; d++) {
+        P *= gr->ty.dims[1 + d];
+        S *= x->ty.dims[2 + d];
+    }
+    cfx_type t = x->ty; /* [N, C, O...] */
+    for (int d = 0; d < k; d++)
+        t.dims[2 + d] = gr->ty.dims[1 + d];
+    if (count(&t) == 0 || count(&x->ty) == 0)
+        fail(I, "no elements: the input %s, the grid %s", tystr(I, &x->ty), tystr(I, &gr->ty));
+    const char *nm = out_name(I, n, 0), *src = ref(I, x), *gs = ref(I, gr);
+    cfx_type pt = mktype(gr->ty.dtype, 2, (int64_t[]){N, P}); /* positions, weights */
+    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, C, P}); /* a tap's values */
+    cfx_type flat = mktype(x->ty.dtype, 3, (int64_t[]){N, C, S});
+    const char *xf = new_id(I, "x_", nm);
+    line(I, "%s = %s", xf, reshaped(I, src, &x->ty, &flat));
+    const char *idx[3][4], *wt[3][4]; /* each axis's taps: index variable, weight (NULL: 1) */
+    int taps = how == 0 ? 1 : how == 1 ? 2 : 4;
+    for (int a = 0; a < k; a++) {
+        int64_t len = x->ty.dims[2 + a];
+        double lo = align ? 0.0 : -0.5, hi = align ? (double)(len - 1) : (double)len - 0.5;
+        const char *L1 = real_lit(I, (double)(len - 1));
+        const char *f = new_id(I, "f_", nm);
+        cfx_type ct = gr->ty; /* the grid's component: [N, O...] */
+        ct.rank = r - 1;
+        const char *c = reshaped(I, fmt(I, "%s%s", gs, subscript(I, r, r - 1, fmt(I, "%d", k - 1 - a))), &ct, &pt);
+        if (align)
+            line(I, "%s = (%s + 1.0) / 2.0 * %s", f, c, L1);
+        else
+            line(I, "%s = ((%s + 1.0) * %s - 1.0) / 2.0", f, c, real_lit(I, (double)len));
+        if (how == 0)
+            line(I, "%s = round(%s)", f, f);
+        if (pm == 1) {
+            const char *fc = fmt(I, "min(max(%s, 0.0), %s)", f, L1);
+            line(I, "%s = where(%s < %s, %s, where(%s > %s, %s, %s))", f, f, real_lit(I, lo), fc, f,
+                 real_lit(I, hi), fc, f);
+        } else if (pm == 2) {
+            f = gs_reflect(I, f, lo, hi, &pt, nm);
+        }
+        const char *pos[4];
+        const char *w[4] = {NULL, NULL, NULL, NULL};
+        if (how == 0) {
+            pos[0] = f;
+        } else {
+            const char *f0 = new_id(I, "f0_", nm), *d = new_id(I, "t_", nm);
+            line(I, "%s = floor(%s)", f0, f);
+            line(I, "%s = %s - %s", d, f, f0);
+            if (how == 1) {
+                pos[0] = f0;
+                pos[1] = fmt(I, "(%s + 1.0)", f0);
+                w[0] = fmt(I, "(1.0 - %s)", d);
+                w[1] = d;
+            } else {
+                /* Keys' cubic, a = -0.75, at distances 1 + t, t, 1 - t, 2 - t */
+                static const char *const cub[4] = {
+                    "((-0.75 * (%s + 1.0) + 3.75) * (%s + 1.0) - 6.0) * (%s + 1.0) + 3.0",
+                    "(1.25 * %s - 2.25) * %s * %s + 1.0",
+                    "(1.25 * (1.0 - %s) - 2.25) * (1.0 - %s) * (1.0 - %s) + 1.0",
+                    "((-0.75 * (2.0 - %s) + 3.75) * (2.0 - %s) - 6.0) * (2.0 - %s) + 3.0"};
+                for (int q = 0; q < 4; q++) {
+                    pos[q] = q == 1 ? f0 : fmt(I, "(%s %s %d.0)", f0, q == 0 ? "-" : "+", q == 0 ? 1 : q - 1);
+                    w[q] = new_id(I, "w_", nm);
+                    line(I, "%s = %s", w[q], fmt(I, cub[q], d, d, d));
+                }
+            }
+        }
+        for (int q = 0; q < taps; q++) {
+            const char *p = pos[q];
+            if (pm == 2 && how != 0) {
+                const char *pv = new_id(I, "p_", nm);
+                line(I, "%s = %s", pv, p);
+                p = gs_reflect(I, pv, lo, hi, &pt, nm);
+            }
+            idx[a][q] = new_id(I, "k_", nm);
+            line(I, "%s = cast(min(max(%s, 0.0), %s), i64)", idx[a][q], p, L1);
+            if (pm == 0) {
+                const char *m = fmt(I, "where(%s < 0.0, 0.0, where(%s > %s, 0.0, 1.0))", p, p, L1);
+                w[q] = w[q] ? fmt(I, "%s * %s", w[q], m) : m;
+            }
+            if (w[q]) {
+                wt[a][q] = new_id(I, "w_", nm);
+                line(I, "%s = %s", wt[a][q], w[q]);
+            } else {
+                wt[a][q] = NULL;
+            }
+        }
+    }
+    int T = 1;
+    for (int a = 0; a < k; a++)
+        T *= taps;
+    const char *ks[64], *ws[64], *gs_[64];
+    for (int c = 0; c < T; c++) { /* the combination c: axis a's tap is digit a of c in base taps */
+        strbuf fi = {0}, fw = {0};
+        int64_t stride = S;
+        for (int a = 0, rest = c; a < k; a++) {
+            int q = rest;
+            for (int b = a + 1; b < k; b++)
+                q /= taps;
+            q %= taps;
+            stride /= x->ty.dims[2 + a];
+            if (stride > 1)
+                sb_printf(&fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
+            else
+                sb_printf(&fi, "%s%s", a ? " + " : "", idx[a][q]);
+            if (wt[a][q])
+                sb_printf(&fw, "%s%s", fw.len ? " * " : "", wt[a][q]);
+        }
+        if (fi.oom || fw.oom)
+            fail(I, "out of memory");
+        ks[c] = k == 1 ? idx[0][c] : new_id(I, "k_", nm);
+        if (k > 1)
+            line(I, "%s = %s", ks[c], sb_str(&fi));
+        ws[c] = NULL;
+        if (fw.len) {
+            ws[c] = new_id(I, "w_", nm);
+            const char *wv = sb_str(&fw);
+            if (gr->ty.dtype != x->ty.dtype)
+                wv = fmt(I, "cast(%s, %s)", wv, cfx_dtype_name(x->ty.dtype));
+            line(I, "%s = reshape(%s, [%lld, 1, %lld])", ws[c], wv, (long long)N, (long long)P);
+        }
+        sb_free(&fi);
+        sb_free(&fw);
+        gs_[c] = new_id(I, "g_", nm);
+        line(I, "%s = %s", gs_[c], zeros_of(I, &gt));
+    }
+    const char *b = new_id(I, "b_", nm), *o = new_id(I, "o_", nm);
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "for %s in range(%lld) {", o, (long long)P);
+    I->indent++;
+    for (int c = 0; c < T; c++)
+        line(I, "%s[%s, :, %s] = %s[%s, :, %s[%s, %s]]", gs_[c], b, o, xf, b, ks[c], b, o);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    strbuf sum = {0};
+    for (int c = 0; c < T; c++) {
+        sb_printf(&sum, "%s%s", c ? " + " : "", gs_[c]);
+        if (ws[c])
+            sb_printf(&sum, " * %s", ws[c]);
+    }
+    if (sum.oom)
+        fail(I, "out of memory");
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, sb_str(&sum));
+    sb_free(&sum);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
+}
+
+/* AffineGrid: the grid of positions known at import ([1 + spatial, positions]: x, y(, z), 1 per
+ * position, as ONNX's reference lays them out), multiplied by theta, one product, then each
+ * position's coordinates moved last. */
+static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
+{
+    ival *th = in(I, n, 0);
+    int64_t sz[5];
+    int64_t ns = ints_of(I, known(I, n, 1, "the size"), sz, 5, "the size");
+    int align = (int)attr_int(I, n, "align_corners", 0);
+    if (ns != 4 && ns != 5)
+        fail(I, "the size has %lld entries; 4 (2-D) or 5 (3-D) are taken", (long long)ns);
+    int sd = (int)ns - 2;
+    int64_t N = sz[0], P = 1;
+    for (int d = 0; d < sd; d++) {
+        if (sz[d + 2] < 1 || sz[d + 2] > ((int64_t)1 << 24) || P * sz[d + 2] > ((int64_t)1 << 24))
+            fail(I, "spatial size %lld; grids of at most 2^24 positions are made", (long long)sz[d + 2]);
+        P *= sz[d + 2];
+    }
+    if (!is_real(th->ty.dtype) || th->ty.rank != 3 || th->ty.dims[0] != N || th->ty.dims[1] != sd ||
+        th->ty.dims[2] != sd + 1)
+        fail(I, "theta is %s for the size [%lld, ...] of %d spatial axes", tystr(I, &th->ty), (long long)N, sd);
+    cfx_type bt = mktype(th->ty.dtype, 2, (int64_t[]){sd + 1, P});
+    if (count(&bt) > ((int64_t)1 << 24))
+        fail(I, "a grid of %lld positions; at most 2^24 / %d are made", (long long)P, sd + 1);
+    void *base = new_data(I, &bt);
+    for (int64_t p = 0; p < P; p++) {
+        int64_t rest = p, idx[3];
+        for (int d = sd - 1; d >= 0; d--) {
+            idx[d] = rest % sz[d + 2];
+            rest /= sz[d + 2];
+        }
+        /* row k is the coordinate of the (sd - 1 - k)th spatial axis: x (the last axis) first */
+        for (int k = 0; k < sd; k++) {
+            int d = sd - 1 - k;
+            double len = (double)sz[d + 2], c;
+            if (align)
+                c = len > 1 ? -1.0 + (double)idx[d] * (2.0 / (len - 1)) : -1.0;
+            else
+                c = -1.0 + 1.0 / len + (double)idx[d] * (2.0 / len);
+            setd(bt.dtype, base, (int64_t)k * P + p, c);
+        }
+        setd(bt.dtype, base, (int64_t)sd * P + p, 1.0);
+    }
+    const char *nm = out_name(I, n, 0);
+    ival bv = {.name = fmt(I, "%s_grid", nm), .ty = bt, .data = base};
+    const char *g = new_id(I, "g_", nm);
+    line(I, "%s = %s @ %s", g, ref(I, th), ref(I, &bv));
+    cfx_type pt = mktype(th->ty.dtype, 3, (int64_t[]){N, P, sd});
+    cfx_type ot = mktype(th->ty.dtype, sd + 2, sz); /* [N, (D,) H, W, sd] */
+    for (int d = 0; d < sd; d++)
+        ot.dims[d + 1] = sz[d + 2];
+    ot.dims[sd + 1] = sd;
+    const char *v = out_var(I, n, 0, &ot);
+    line(I, "%s = %s", v, reshaped(I, fmt(I, "permute(%s, (0, 2, 1))", g), &pt, &ot));
+}
+
+/* RoiAlign: each roi's sampling grid (sampling_ratio points a bin along each axis) is separable:
+ * along y, each point's two rows and weights (0 outside the map, as ONNX's reference) make a
+ * one-hot [points, H] matrix for each tap; avg sums a bin's points into [PH, H] and gives
+ * `Wy @ X[b] @ Wx^T / count`; max gathers each tap's values with the one-hot matrices and takes
+ * the largest weighted tap, then the largest point of each bin. A loop over the rois (their batch
+ * index of run time, out of range stops with `index`). */
+static void op_roi_align(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ro = in(I, n, 1), *bi = in(I, n, 2);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || ro->ty.rank != 2 || ro->ty.dims[1] != 4 || ro->ty.dtype != dt ||
+        bi->ty.rank != 1 || bi->ty.dims[0] != ro->ty.dims[0] || (bi->ty.dtype != CFX_I64 && bi->ty.dtype != CFX_I32))
+        fail(I, "X %s, rois %s and batch_indices %s; reals [N, C, H, W], [R, 4] and integers [R] are taken",
+             tystr(I, &x->ty), tystr(I, &ro->ty), tystr(I, &bi->ty));
+    const char *mode = attr_str(I, n, "mode", "avg");
+    const char *ctm = attr_str(I, n, "coordinate_transformation_mode", I->opset >= 16 ? "half_pixel" : "output_half_pixel");
+    int avg = !strcmp(mode, "avg"), hp = !strcmp(ctm, "half_pixel");
+    if (!avg && strcmp(mode, "max"))
+        fail(I, "mode '%s' is not supported (avg, max)", mode);
+    if (!hp && strcmp(ctm, "output_half_pixel"))
+        fail(I, "coordinate_transformation_mode '%s' is not supported (half_pixel, output_half_pixel)", ctm);
+    int64_t PH = attr_int(I, n, "output_height", 1), PW = attr_int(I, n, "output_width", 1);
+    int64_t g = attr_int(I, n, "sampling_ratio", 0);
+    double scale = attr_float(I, n, "spatial_scale", 1.0);
+    if (g < 1 || g > 64)
+        fail(I, "sampling_ratio %lld: 1 to 64 are taken (0 makes each roi's grid from its size, of run time)",
+             (long long)g);
+    if (PH < 1 || PW < 1 || PH * g > 4096 || PW * g > 4096)
+        fail(I, "output_height %lld and output_width %lld of %lld samples a bin; at most 4096 samples an axis",
+             (long long)PH, (long long)PW, (long long)g);
+    int64_t R = ro->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    const char *r = new_id(I, "r_", nm), *xb = new_id(I, "xb_", nm);
+    const char *ss = real_const(I, scale, dt, fmt(I, "%s_scale", nm)), *off = hp ? " - 0.5" : "";
+    cfx_type t = mktype(dt, 4, (int64_t[]){R, C, PH, PW});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "for %s in range(%lld) {", r, (long long)R);
+    I->indent++;
+    line(I, "%s = %s[%s[%s]]", xb, ref(I, x), ref(I, bi), r);
+    const char *mat[2][2], *wt[2][2]; /* [axis y, x][tap low, high]: one-hot matrix, weights */
+    for (int a = 0; a < 2; a++) { /* a = 0: y (rows, roi columns 1 and 3), 1: x */
+        int64_t P = a ? PW : PH, L = a ? W : H, G = P * g;
+        const char *ax = a ? "x" : "y";
+        const char *st = new_id(I, fmt(I, "%s0_", ax), nm), *bs = new_id(I, fmt(I, "b%s_", ax), nm);
+        const char *pos = new_id(I, fmt(I, "%s_", ax), nm), *out = new_id(I, fmt(I, "out%s_", ax), nm);
+        const char *lo = new_id(I, fmt(I, "%slo_", ax), nm), *edge = new_id(I, fmt(I, "edge%s_", ax), nm);
+        const char *lw = new_id(I, fmt(I, "l%s_", ax), nm);
+        line(I, "%s = %s[%s, %d] * %s%s", st, ref(I, ro), r, 1 - a, ss, off);
+        line(I, hp ? "%s = (%s[%s, %d] * %s%s - %s) / %lld" : "%s = max(%s[%s, %d] * %s%s - %s, 1.0) / %lld", bs,
+             ref(I, ro), r, 3 - a, ss, off, st, (long long)P);
+        /* the points: st + p * bs + (i + 0.5) * bs / g for bin p and point i */
+        cfx_type pt = mktype(dt, 1, &G);
+        void *pd = new_data(I, &pt), *id = new_data(I, &pt);
+        for (int64_t k = 0; k < G; k++) {
+            setd(dt, pd, k, (double)(k / g));
+            setd(dt, id, k, (double)(k % g) + 0.5);
+        }
+        ival pv = {.name = fmt(I, "%s_bins%s", nm, ax), .ty = pt, .data = pd};
+        ival iv = {.name = fmt(I, "%s_points%s", nm, ax), .ty = pt, .data = id};
+        line(I, "%s = %s + %s * %s + %s * %s / %lld", pos, st, ref(I, &pv), bs, ref(I, &iv), bs, (long long)g);
+        line(I, "%s = (%s < -1.0) or (%s > %lld)", out, pos, pos, (long long)L);
+        line(I, "%s = max(%s, 0.0)", pos, pos);
+        line(I, "%s = cast(%s, i32)", lo, pos);
+        line(I, "%s = %s >= %lld", edge, lo, (long long)(L - 1));
+        line(I, "%s = where(%s, %lld, %s)", lo, edge, (long long)(L - 1), lo);
+        line(I, "%s = where(%s, cast(%s, %s), %s) - cast(%s, %s)", lw, edge, lo, dn, pos, lo, dn);
+        const char *hi = fmt(I, "where(%s, %s, %s + 1)", edge, lo, lo);
+        const char *io = fmt(I, "iota(i32[1, %lld])", (long long)L);
+        for (int h = 0; h < 2; h++) {
+            mat[a][h] = new_id(I, fmt(I, "s%s%s_", ax, h ? "hi" : "lo"), nm);
+            wt[a][h] = new_id(I, fmt(I, "w%s%s_", ax, h ? "hi" : "lo"), nm);
+            line(I, "%s = cast(%s == reshape(where(%s, 0, %s), [%lld, 1]), %s)", mat[a][h], io, out, h ? hi : lo,
+                 (long long)G, dn);
+            line(I, "%s = where(%s, 0.0, %s)", wt[a][h], out, h ? lw : fmt(I, "1.0 - %s", lw));
+        }
+        if (avg) { /* the bins' weights on the rows: [P, L] */
+            const char *m = new_id(I, fmt(I, "m%s_", ax), nm);
+            line(I, "%s = sum(reshape(%s * reshape(%s, [%lld, 1]) + %s * reshape(%s, [%lld, 1]), [%lld, %lld, %lld]), "
+                 "axis=1)", m, mat[a][0], wt[a][0], (long long)G, mat[a][1], wt[a][1], (long long)G, (long long)P,
+                 (long long)g, (long long)L);
+            mat[a][0] = m;
+        }
+    }
+    if (avg) {
+        line(I, "%s[%s] = (%s @ %s) @ transpose(%s) / %lld", v, r, mat[0][0], xb, mat[1][0], (long long)(g * g));
+    } else {
+        const char *best = NULL;
+        for (int hy = 0; hy < 2; hy++) {
+            const char *ay = new_id(I, fmt(I, "a%s_", hy ? "hi" : "lo"), nm);
+            line(I, "%s = %s @ %s", ay, mat[0][hy], xb);
+            for (int hx = 0; hx < 2; hx++) {
+                const char *tap = fmt(I, "reshape(%s, [%lld, 1]) * reshape(%s, [1, %lld]) * (%s @ transpose(%s))",
+                                      wt[0][hy], (long long)(PH * g), wt[1][hx], (long long)(PW * g), ay, mat[1][hx]);
+                best = best ? fmt(I, "max(%s, %s)", best, tap) : tap;
+            }
+        }
+        const char *val = new_id(I, "val_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, %lld, %lld, %lld])", val, best, (long long)C, (long long)PH, (long long)g,
+             (long long)PW, (long long)g);
+        line(I, "%s[%s] = max(max(%s, axis=4), axis=2)", v, r, val);
+    }
+    I->indent--;
+    line(I, "}");
+}
+
+/* DeformConv of 2-D images, as ONNX's reference: each kernel offset's sampling positions (the
+ * window's place plus the offsets of run time) read X bilinearly with zeros outside (GridSample's
+ * align_corners 1), which is separable: a [P, H] matrix of the rows' weights and a [P, W] one of the
+ * columns' (a tap outside the image matches no row), `sum((X @ Wx^T) * Wy^T, axis=1)` the samples
+ * of every channel of the offset group at the P output positions, times the mask; the samples as
+ * the columns of a product with the weights per group, plus the bias. A loop over the batch, the
+ * kernel offsets and offset groups unrolled in it. */
+static void op_deform_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *of = in(I, n, 2), *bias = in_opt(I, n, 3), *mk = in_opt(I, n, 4);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 4 || w->ty.rank != 4 || of->ty.rank != 4 || w->ty.dtype != dt ||
+        of->ty.dtype != dt || (bias && (bias->ty.dtype != dt || bias->ty.rank != 1)) ||
+        (mk && (mk->ty.dtype != dt || mk->ty.rank != 4)))
+        fail(I, "X %s, W %s and offset %s: 2-D deformable convolutions of reals are taken", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty));
+    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], Wd = x->ty.dims[3], OC = w->ty.dims[0];
+    int64_t G = attr_int(I, n, "group", 1), OG = attr_int(I, n, "offset_group", 1);
+    int64_t ks[2] = {w->ty.dims[2], w->ty.dims[3]}, pads[4] = {0, 0, 0, 0}, st[2] = {1, 1}, dl[2] = {1, 1};
+    size_t len;
+    const int64_t *a;
+    if ((a = attr_ints(I, n, "kernel_shape", &len)) && len == 2)
+        ks[0] = a[0], ks[1] = a[1];
+    if ((a = attr_ints(I, n, "pads", &len)) && len == 4)
+        memcpy(pads, a, sizeof pads);
+    if ((a = attr_ints(I, n, "strides", &len)) && len == 2)
+        st[0] = a[0], st[1] = a[1];
+    if ((a = attr_ints(I, n, "dilations", &len)) && len == 2)
+        dl[0] = a[0], dl[1] = a[1];
+    int64_t K = ks[0] * ks[1], OH = of->ty.dims[2], OW = of->ty.dims[3], P = OH * OW;
+    if (G < 1 || OG < 1 || C % G || OC % G || C % OG || w->ty.dims[1] * G != C || ks[0] != w->ty.dims[2] ||
+        ks[1] != w->ty.dims[3] || of->ty.dims[0] != N || of->ty.dims[1] != OG * K * 2 || st[0] < 1 || st[1] < 1 ||
+        dl[0] < 1 || dl[1] < 1)
+        fail(I, "X %s, W %s, offset %s with group %lld and offset_group %lld do not fit", tystr(I, &x->ty),
+             tystr(I, &w->ty), tystr(I, &of->ty), (long long)G, (long long)OG);
+    if (OH != (H + pads[0] + pads[2] - (ks[0] - 1) * dl[0] - 1) / st[0] + 1 ||
+        OW != (Wd + pads[1] + pads[3] - (ks[1] - 1) * dl[1] - 1) / st[1] + 1)
+        fail(I, "the offset %s does not give the output's size for these pads, strides and dilations",
+             tystr(I, &of->ty));
+    if ((mk && (mk->ty.dims[0] != N || mk->ty.dims[1] != OG * K || mk->ty.dims[2] != OH || mk->ty.dims[3] != OW)) ||
+        (bias && bias->ty.dims[0] != OC))
+        fail(I, "the mask or bias does not fit the offset %s and %lld output channels", tystr(I, &of->ty),
+             (long long)OC);
+    if (K * OG > 256)
+        fail(I, "%lld kernel offsets in %lld offset groups; at most 256 in all are taken", (long long)K, (long long)OG);
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    int64_t CG = C / OG, ICG = C / G, OCG = OC / G;
+    const char *b = new_id(I, "b_", nm), *cols = new_id(I, "cols_", nm), *xb = new_id(I, "xb_", nm);
+    const char *py = new_id(I, "py_", nm), *px = new_id(I, "px_", nm), *sy = new_id(I, "sy_", nm);
+    const char *sx = new_id(I, "sx_", nm), *fy = new_id(I, "fy_", nm), *fx = new_id(I, "fx_", nm);
+    const char *ofs = ref(I, of), *ws = ref(I, w);
+    cfx_type yt = mktype(dt, 3, (int64_t[]){N, OC, P}), t = mktype(dt, 4, (int64_t[]){N, OC, OH, OW});
+    cfx_type ct = mktype(dt, 3, (int64_t[]){C, K, P});
+    const char *y = new_id(I, "y_", nm);
+    line(I, "%s = %s", y, zeros_of(I, &yt));
+    line(I, "for %s in range(%lld) {", b, (long long)N);
+    I->indent++;
+    line(I, "%s = %s[%s]", xb, ref(I, x), b);
+    line(I, "%s = %s", cols, zeros_of(I, &ct));
+    for (int64_t k = 0; k < K; k++) {
+        /* the window's place of each output position along y and x, known at import */
+        cfx_type pt = mktype(dt, 1, &P);
+        void *by = new_data(I, &pt), *bx = new_data(I, &pt);
+        for (int64_t p = 0; p < P; p++) {
+            setd(dt, by, p, (double)(-pads[0] + st[0] * (p / OW) + (k / ks[1]) * dl[0]));
+            setd(dt, bx, p, (double)(-pads[1] + st[1] * (p % OW) + (k % ks[1]) * dl[1]));
+        }
+        ival byv = {.name = fmt(I, "%s_y%lld", nm, (long long)k), .ty = pt, .data = by};
+        ival bxv = {.name = fmt(I, "%s_x%lld", nm, (long long)k), .ty = pt, .data = bx};
+        for (int64_t og = 0; og < OG; og++) {
+            int64_t ch = (og * K + k) * 2;
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", py, ref(I, &byv), ofs, b, (long long)ch, (long long)P);
+            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", px, ref(I, &bxv), ofs, b, (long long)ch + 1, (long long)P);
+            line(I, "%s = floor(%s)", fy, py);
+            line(I, "%s = floor(%s)", fx, px);
+            const char *iy = fmt(I, "iota(%s[1, %lld])", dn, (long long)H), *ix = fmt(I, "iota(%s[1, %lld])", dn, (long long)Wd);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sy, iy, fy, (long long)P, fy, py,
+                 (long long)P, iy, fy, (long long)P, py, fy, (long long)P);
+            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
+                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sx, ix, fx, (long long)P, fx, px,
+                 (long long)P, ix, fx, (long long)P, px, fx, (long long)P);
+            const char *smp = fmt(I, "sum((%s[%lld:%lld] @ transpose(%s)) * transpose(%s), axis=1)", xb,
+                                  (long long)(og * CG), (long long)((og + 1) * CG), sx, sy);
+            if (mk)
+                smp = fmt(I, "%s * reshape(%s[%s, %lld], [1, %lld])", smp, ref(I, mk), b, (long long)(og * K + k),
+                          (long long)P);
+            line(I, "%s[%lld:%lld, %lld] = %s", cols, (long long)(og * CG), (long long)((og + 1) * CG), (long long)k,
+                 smp);
+        }
+    }
+    for (int64_t g = 0; g < G; g++) {
+        cfx_type wg = mktype(dt, 2, (int64_t[]){OCG, ICG * K});
+        cfx_type w4 = mktype(dt, 4, (int64_t[]){OCG, ICG, ks[0], ks[1]}), c3 = mktype(dt, 3, (int64_t[]){ICG, K, P});
+        cfx_type c2 = mktype(dt, 2, (int64_t[]){ICG * K, P});
+        const char *wpart = G == 1 ? ws : fmt(I, "%s[%lld:%lld]", ws, (long long)(g * OCG), (long long)((g + 1) * OCG));
+        const char *cpart = G == 1 ? cols : fmt(I, "%s[%lld:%lld]", cols, (long long)(g * ICG), (long long)((g + 1) * ICG));
+        line(I, "%s[%s, %lld:%lld] = %s @ %s", y, b, (long long)(g * OCG), (long long)((g + 1) * OCG),
+             reshaped(I, wpart, &w4, &wg), reshaped(I, cpart, &c3, &c2));
+    }
+    I->indent--;
+    line(I, "}");
+    const char *v = out_var(I, n, 0, &t);
+    cfx_type bt = mktype(dt, 3, (int64_t[]){OC, 1, 1});
+    line(I, "%s = %s%s", v, reshaped(I, y, &yt, &t),
+         bias ? fmt(I, " + %s", reshaped(I, ref(I, bias), &bias->ty, &bt)) : "");
+}
+
+/* NonMaxSuppression, as ONNX's reference: for each batch and class, the boxes above
+ * score_threshold taken by decreasing score (the lower index first among equal scores), each kept
+ * where its IoU with every box kept before in the class is at most iou_threshold, up to
+ * max_output_boxes_per_class; [batch, class, box] of each kept box, in that order. The count is the
+ * model's declared one: a while loop per class picks the best box left, compares it with all the
+ * boxes at once (the kept ones masked), and writes the next row; the run checks the count. */
+static void op_nms(imp *I, const Onnx__NodeProto *n)
+{
+    ival *bx = in(I, n, 0), *sc = in(I, n, 1), *mo = in_opt(I, n, 2), *it = in_opt(I, n, 3), *st = in_opt(I, n, 4);
+    cfx_dtype dt = bx->ty.dtype;
+    if (!is_real(dt) || bx->ty.rank != 3 || bx->ty.dims[2] != 4 || sc->ty.rank != 3 || sc->ty.dtype != dt ||
+        sc->ty.dims[0] != bx->ty.dims[0] || sc->ty.dims[2] != bx->ty.dims[1])
+        fail(I, "boxes %s and scores %s; reals [batch, boxes, 4] and [batch, classes, boxes] are taken",
+             tystr(I, &bx->ty), tystr(I, &sc->ty));
+    if ((mo && (mo->ty.dtype != CFX_I64 || count(&mo->ty) != 1)) || (it && (it->ty.dtype != dt || count(&it->ty) != 1)) ||
+        (st && (st->ty.dtype != dt || count(&st->ty) != 1)))
+        fail(I, "max_output_boxes_per_class, iou_threshold and score_threshold are one int64 and one value of the "
+             "boxes' type each");
+    int64_t cpb = attr_int(I, n, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        fail(I, "center_point_box %lld is not 0 or 1", (long long)cpb);
+    int64_t B = bx->ty.dims[0], C = sc->ty.dims[1], N = bx->ty.dims[1];
+    int64_t D = declared_length(I, n, 0, 2, 0);
+    if (!D)
+        fail(I, "the count of boxes selected depends on the data, and the model declares no shape for output "
+             "'%s' (cfx fixes every shape at import)", clean(I, out_name(I, n, 0)));
+    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
+    cfx_type one_i = mktype(CFX_I64, 0, NULL), one_r = mktype(dt, 0, NULL);
+    const char *mx = mo ? fmt(I, "max(%s, cast(0, i64))", reshaped(I, ref(I, mo), &mo->ty, &one_i)) : "cast(0, i64)";
+    const char *thr = it ? reshaped(I, ref(I, it), &it->ty, &one_r) : fmt(I, "cast(0, %s)", dn);
+    const char *b = new_id(I, "b_", nm), *c = new_id(I, "c_", nm), *j = new_id(I, "j_", nm), *m = new_id(I, "m_", nm);
+    const char *box = new_id(I, "box_", nm), *lo[2], *hi[2], *area = new_id(I, "area_", nm);
+    const char *s = new_id(I, "s_", nm), *alive = new_id(I, "alive_", nm), *kept = new_id(I, "kept_", nm);
+    const char *k = new_id(I, "k_", nm), *hit = new_id(I, "hit_", nm);
+    const char *ext[2] = {new_id(I, "ix_", nm), new_id(I, "iy_", nm)}, *inter = new_id(I, "inter_", nm);
+    const char *sup = new_id(I, "sup_", nm), *lim = new_id(I, "limit_", nm), *th = new_id(I, "thr_", nm);
+    cfx_type t = mktype(CFX_I64, 2, (int64_t[]){D, 3});
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "%s = 0", j);
+    line(I, "%s = %s", lim, mx);
+    line(I, "%s = %s", th, thr);
+    line(I, "for %s in range(%lld) {", b, (long long)B);
+    I->indent++;
+    line(I, "%s = %s[%s]", box, ref(I, bx), b);
+    for (int a = 0; a < 2; a++) { /* x (a = 0) and y: the boxes' extents along it */
+        lo[a] = new_id(I, a ? "ylo_" : "xlo_", nm);
+        hi[a] = new_id(I, a ? "yhi_" : "xhi_", nm);
+        if (cpb == 0) { /* [y1, x1, y2, x2], the corners in either order */
+            int p = a ? 0 : 1;
+            line(I, "%s = min(%s[:, %d], %s[:, %d])", lo[a], box, p, box, p + 2);
+            line(I, "%s = max(%s[:, %d], %s[:, %d])", hi[a], box, p, box, p + 2);
+        } else { /* [x_center, y_center, width, height] */
+            line(I, "%s = %s[:, %d] - %s[:, %d] / 2", lo[a], box, a, box, a + 2);
+            line(I, "%s = %s[:, %d] + %s[:, %d] / 2", hi[a], box, a, box, a + 2);
+        }
+    }
+    line(I, "%s = (%s - %s) * (%s - %s)", area, hi[0], lo[0], hi[1], lo[1]);
+    line(I, "for %s in range(%lld) {", c, (long long)C);
+    I->indent++;
+    line(I, "%s = %s[%s, %s]", s, ref(I, sc), b, c);
+    if (st)
+        line(I, "%s = %s > %s", alive, s, reshaped(I, ref(I, st), &st->ty, &one_r));
+    else
+        line(I, "%s = ones(bool[%lld])", alive, (long long)N);
+    line(I, "%s = zeros(bool[%lld])", kept, (long long)N);
+    line(I, "%s = cast(0, i64)", m);
+    line(I, "while %s < %s and any(%s) {", m, lim, alive);
+    I->indent++;
+    line(I, "%s = %s and (%s == max(where(%s, %s, -inf)))", hit, alive, s, alive, s);
+    line(I, "%s = argmax(cast(%s, i32)) if any(%s) else argmax(cast(%s, i32))", k, hit, hit, alive);
+    line(I, "%s[%s] = False", alive, k);
+    for (int a = 0; a < 2; a++)
+        line(I, "%s = min(%s[%s], %s) - max(%s[%s], %s)", ext[a], hi[a], k, hi[a], lo[a], k, lo[a]);
+    line(I, "%s = %s * %s", inter, ext[0], ext[1]);
+    line(I, "%s = (%s > 0) and (%s > 0) and (%s > 0) and (%s[%s] > 0) and (%s > 0) and (%s[%s] + %s - %s > 0) and "
+         "(%s / (%s[%s] + %s - %s) > %s)", sup, ext[0], ext[1], inter, area, k, area, area, k, area, inter, inter,
+         area, k, area, inter, th);
+    line(I, "if not any(%s and %s) {", sup, kept);
+    I->indent++;
+    line(I, "%s[%s] = True", kept, k);
+    line(I, "%s += 1", m);
+    line(I, "%s[%s, 0] = cast(%s, i64)", v, j, b);
+    line(I, "%s[%s, 1] = cast(%s, i64)", v, j, c);
+    line(I, "%s[%s, 2] = cast(%s, i64)", v, j, k);
+    line(I, "%s += 1", j);
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    I->indent--;
+    line(I, "}");
+    line(I, "assert(%s == %lld, \"NonMaxSuppression '%s': another count of boxes is selected than the %lld "
+         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
+}
+
+/* ---- quantization ---------------------------------------------------------------------------- */
+
+/* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
+ * against x, as ONNX's reference reshapes it: one element (per tensor), a vector of x's length
+ * along axis (per axis), or with block_size, x's shape but for axis, whose length there is the
+ * number of blocks (each element repeated block_size times along it, by a Gather). */
+static const char *quant_param(imp *I, const Onnx__NodeProto *n, ival *x, ival *p, int64_t axis, int64_t block,
+                               const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int r = x->ty.rank, ax = norm_axis(I, axis, r, "axis");
+    int64_t len = x->ty.dims[ax], nb = block > 0 ? (len + block - 1) / block : len;
+    if (!block) {
+        if (p->ty.rank != 1 || p->ty.dims[0] != len)
+            fail(I, "'%s' is %s; quantizing %s per axis along axis %d takes one element per index", p->name,
+                 tystr(I, &p->ty), tystr(I, &x->ty), ax);
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            dims[d] = d == ax ? len : 1;
+        cfx_type s = mktype(p->ty.dtype, r, dims);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int ok = p->ty.rank == r;
+    for (int d = 0; ok && d < r; d++)
+        ok = p->ty.dims[d] == (d == ax ? nb : x->ty.dims[d]);
+    if (block < 0 || !ok)
+        fail(I, "'%s' is %s; blocks of %lld along axis %d of %s take %lld there and x's other dimensions",
+             p->name, tystr(I, &p->ty), (long long)block, ax, tystr(I, &x->ty), (long long)nb);
+    cfx_type it = mktype(CFX_I64, 1, &len);
+    int64_t *ix = new_data(I, &it);
+    for (int64_t i = 0; i < len; i++)
+        ix[i] = i / block;
+    ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
+    Onnx__AttributeProto a = {0};
+    a.name = "axis";
+    a.has_i = 1;
+    a.i = ax;
+    ival *ins[2] = {p, iv};
+    return ref(I, step(I, n, tag, op_gather, ins, 2, &a));
+}
+
+/* The narrow type an attribute names (output_dtype), or def where it is absent or 0 */
+static int attr_narrow(imp *I, const Onnx__NodeProto *n, const char *name, int def, cfx_dtype *dt)
+{
+    int64_t t = attr_int(I, n, name, 0);
+    int h = def;
+    if (t)
+        *dt = dtype_of(I, (int32_t)t, name, &h);
+    return h;
+}
+
+/* QuantizeLinear: round(x / scale) (halves to even) plus the zero point, saturated to the type
+ * of the zero point (or output_dtype, uint8 by default); x / scale in x's type, as the reference
+ * (a float16 quotient rounded to float16), or the type 'precision' names. To a float8 type:
+ * x / scale cast as Cast casts it, with the attribute saturate (the zero point, which ONNX says
+ * is 0, left out as the reference leaves it); to float4e2m1: x / scale plus the zero point, cast
+ * (saturated), as the reference. */
+static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    if (!is_real(x->ty.dtype) || !is_real(s->ty.dtype))
+        fail(I, "x is %s and the scale %s; QuantizeLinear takes real ones", tystr(I, &x->ty), tystr(I, &s->ty));
+    cfx_dtype odt = CFX_I32;
+    int to = attr_narrow(I, n, "output_dtype", zp ? zp->half : HALF_U8, &odt);
+    if (zp && to != zp->half)
+        fail(I, "'output_dtype' is %s and the zero point '%s' %s: they must agree", half_types[to], zp->name,
+             type_name(zp));
+    int fq = minifloat(to) && to != HALF_F8E8M0; /* to a float8 type or float4e2m1 */
+    if (!(fq || (to >= HALF_I8 && to <= HALF_U16) || to >= HALF_I4) || (zp && zp->ty.dtype != (fq ? CFX_F32 : CFX_I32)))
+        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16, uint16, int4, uint4, int2, uint2, "
+             "the float8 types and float4e2m1", zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
+    /* numpy's x / scale: in f64 where either is, in a half type where both are */
+    cfx_dtype cdt = x->ty.dtype == CFX_F64 || s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    int ch = x->half == s->half ? x->half : HALF_NONE;
+    if (attr_int(I, n, "precision", 0)) {
+        cdt = dtype_of(I, (int32_t)attr_int(I, n, "precision", 0), "precision", &ch);
+        if (!is_real(cdt))
+            fail(I, "'precision' is %s; it must be a real type", ch ? half_types[ch] : cfx_dtype_name(cdt));
+    }
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *xe = ref(I, x), *se = quant_param(I, n, x, s, axis, block, "scale");
+    if (x->ty.dtype != cdt)
+        xe = fmt(I, "cast(%s, %s)", xe, cfx_dtype_name(cdt));
+    if (s->ty.dtype != cdt)
+        se = fmt(I, "cast(%s, %s)", se, cfx_dtype_name(cdt));
+    if (fq) {
+        const char *f = half_rounded(I, ch, fmt(I, "%s / %s", xe, se));
+        if (zp && to == HALF_F4E2M1)
+            f = fmt(I, "%s + cast(%s, %s)", f, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
+        f = minifloat_cast_expr(I, out_name(I, n, 0), to, attr_int(I, n, "saturate", 1) != 0, 0, f);
+        cfx_type ft = x->ty;
+        ft.dtype = CFX_F32;
+        line(I, "%s = %s", out_var(I, n, 0, &ft), cdt == CFX_F32 ? f : fmt(I, "cast(%s, f32)", f));
+        I->node_half = to;
+        I->node_rounded = 1;
+        return;
+    }
+    const char *q = fmt(I, "round(%s)", half_rounded(I, ch, fmt(I, "%s / %s", xe, se)));
+    if (zp)
+        q = fmt(I, "%s + cast(%s, %s)", q, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = x->ty;
+    t.dtype = CFX_I32;
+    const char *v = out_var(I, n, 0, &t);
+    /* saturated before the cast: a quotient past i32's range still gives the type's end */
+    line(I, "%s = cast(min(max(%s, %lld), %lld), i32)", v, q, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* DequantizeLinear: (x - zero point) * scale, the difference in f32 as the reference computes
+ * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. A float8
+ * or float4e2m1 x (held in f32) times the scale, its zero point left out as the reference leaves
+ * it (ONNX says it is 0; a float8 one known and not 0 is refused, as the reference refuses it). */
+static void op_dequantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
+    int fx = minifloat(x->half) && x->half != HALF_F8E8M0;
+    if ((x->ty.dtype != CFX_I32 || x->half == HALF_U32) && !fx)
+        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, the float8 "
+             "types and float4e2m1", type_name(x));
+    if (!is_real(s->ty.dtype))
+        fail(I, "the scale is %s; DequantizeLinear takes a real one", tystr(I, &s->ty));
+    if (zp && (zp->ty.dtype != x->ty.dtype || zp->half != x->half))
+        fail(I, "x is %s and its zero point '%s' %s: they must be of one type", type_name(x), zp->name,
+             type_name(zp));
+    for (int64_t i = 0; fx && zp && zp->data && x->half != HALF_F4E2M1 && i < count(&zp->ty); i++)
+        if (getd(zp, i) != 0)
+            fail(I, "the zero point '%s' of a %s x is not 0", zp->name, type_name(x));
+    if (fx)
+        zp = NULL;
+    cfx_dtype odt = s->ty.dtype;
+    int oh = attr_narrow(I, n, "output_dtype", s->half, &odt);
+    if (!is_real(odt))
+        fail(I, "'output_dtype' is %s; it must be a real type", oh ? half_types[oh] : cfx_dtype_name(odt));
+    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
+    const char *dx = fx ? ref(I, x) : fmt(I, "cast(%s, f32)", ref(I, x));
+    if (zp)
+        dx = fmt(I, "%s - cast(%s, f32)", dx, quant_param(I, n, x, zp, axis, block, "zero_point"));
+    const char *se = quant_param(I, n, x, s, axis, block, "scale");
+    cfx_dtype cdt = s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
+    const char *y = cdt == CFX_F64 ? fmt(I, "cast(%s, f64) * %s", dx, se) : fmt(I, "(%s) * %s", dx, se);
+    if (odt != cdt)
+        y = fmt(I, "cast(%s, %s)", y, cfx_dtype_name(odt));
+    cfx_type t = x->ty;
+    t.dtype = odt;
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, y);
+    I->node_half = oh; /* a float16 result computed in f32 and rounded once, as the reference */
+}
+
+/* DynamicQuantizeLinear: uint8 with the scale and zero point of x's range widened to hold 0,
+ * each step as ONNX's reference computes it in f32. */
+static void op_dynamic_quantize_linear(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.dtype != CFX_F32 || x->half)
+        fail(I, "x is %s; DynamicQuantizeLinear takes float", x->half ? half_types[x->half] : tystr(I, &x->ty));
+    const char *xe = ref(I, x), *nm = out_name(I, n, 0);
+    const char *mx = new_id(I, "t_", fmt(I, "%s#max", nm)), *mn = new_id(I, "t_", fmt(I, "%s#min", nm));
+    line(I, "%s = max(max(%s), 0.0)", mx, xe);
+    line(I, "%s = min(min(%s), 0.0)", mn, xe);
+    cfx_type st = mktype(CFX_F32, 0, NULL), zt = mktype(CFX_I32, 0, NULL), yt = x->ty;
+    yt.dtype = CFX_I32;
+    const char *sc = out_var(I, n, 1, &st);
+    line(I, "%s = (1.0 if %s == %s else %s - %s) / 255.0", sc, mx, mn, mx, mn);
+    const char *zr = new_id(I, "t_", fmt(I, "%s#zero_point", nm));
+    line(I, "%s = round(min(max(0.0 - %s / %s, 0.0), 255.0))", zr, mn, sc);
+    const char *y = out_var(I, n, 0, &yt);
+    line(I, "%s = cast(min(max(round(%s / %s) + %s, 0.0), 255.0), i32)", y, xe, sc, zr);
+    const char *z = out_var(I, n, 2, &zt);
+    line(I, "%s = cast(%s, i32)", z, zr);
+    lookup(I, out_name(I, n, 0))->half = HALF_U8;
+    lookup(I, out_name(I, n, 2))->half = HALF_U8;
+}
+
+/* A zero point or scale of a matrix product's left operand a ([..., M, K]): one element, or one
+ * per row (shape [M], made [M, 1]); of its right one, one element or one per column ([N]). */
+static const char *row_param(imp *I, ival *a, ival *p, int left, const char *tag)
+{
+    if (count(&p->ty) == 1) {
+        cfx_type s = mktype(p->ty.dtype, 0, NULL);
+        return reshaped_val(I, p, &s, tag);
+    }
+    int r = a->ty.rank;
+    int64_t len = r < 1 ? 0 : left && r >= 2 ? a->ty.dims[r - 2] : a->ty.dims[r - 1];
+    if (p->ty.rank != 1 || p->ty.dims[0] != len)
+        fail(I, "'%s' is %s; it must hold one element or one per %s of %s", p->name, tystr(I, &p->ty),
+             left ? "row" : "column", tystr(I, &a->ty));
+    if (!left)
+        return ref(I, p);
+    cfx_type s = mktype(p->ty.dtype, 2, (int64_t[]){len, 1});
+    return reshaped_val(I, p, &s, tag);
+}
+
+/* A quantized operand of MatMulInteger or QLinearMatMul less its zero point, in i32 (exact for
+ * 8- and 16-bit values) */
+static ival *shifted_part(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, int left, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx multiplies int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    if (!zp)
+        return a;
+    return part(I, n, tag, &a->ty, HALF_NONE, fmt(I, "%s - %s", ref(I, a), row_param(I, a, zp, left, tag)));
+}
+
+/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point), exact in i32 */
+static void op_matmul_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a = shifted_part(I, n, in(I, n, 0), in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, in(I, n, 1), in_opt(I, n, 3), 0, "b");
+    product_part(I, n, NULL, a, b, HALF_NONE);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearMatMul: the i32 product of the shifted operands times a_scale * b_scale / y_scale (in
+ * the scales' type), plus y's zero point, in f64 as the reference computes it (int32 times a real
+ * array is float64 in numpy), rounded (halves to even) and saturated to y's type. */
+static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
+{
+    ival *a0 = in(I, n, 0), *as = in(I, n, 1), *b0 = in(I, n, 3), *bs = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7);
+    ival *a = shifted_part(I, n, a0, in_opt(I, n, 2), 1, "a");
+    ival *b = shifted_part(I, n, b0, in_opt(I, n, 5), 0, "b");
+    if (as->ty.dtype != CFX_F32 || bs->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || as->half != bs->half ||
+        as->half != ys->half)
+        fail(I, "the scales are %s, %s and %s; QLinearMatMul takes float, float16 or bfloat16 ones of one type",
+             type_name(as), type_name(bs), type_name(ys));
+    int to = yzp ? yzp->half : a0->half, h = as->half;
+    if (to != HALF_I8 && to != HALF_U8)
+        fail(I, "the result would be %s; QLinearMatMul gives int8 or uint8", type_name(yzp));
+    if (yzp && count(&yzp->ty) != 1)
+        fail(I, "y's zero point '%s' is %s; it must hold one element", yzp->name, tystr(I, &yzp->ty));
+    ival *c = product_part(I, n, "c", a, b, HALF_NONE);
+    if (count(&ys->ty) != 1)
+        fail(I, "y's scale '%s' is %s; it must hold one element", ys->name, tystr(I, &ys->ty));
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *ab = half_rounded(I, h, fmt(I, "%s * %s", row_param(I, a0, as, 1, "a_scale"),
+                                            row_param(I, b0, bs, 0, "b_scale")));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", ab, reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "cast(%s, f64) * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    const char *v = out_var(I, n, 0, &c->ty);
+    line(I, "%s = cast(min(max(round(%s), %lld.0), %lld.0), i32)", v, d, (long long)lo, (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* The importer's Conv of x by w (plus bias b, or none) with n's attributes, as a step of n: its
+ * result bound under n's first output name and tag */
+static ival *conv_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, ival *w, ival *b)
+{
+    Onnx__NodeProto s = *n;
+    char *names[3], *out = fmt(I, "%s#%s", out_name(I, n, 0), tag);
+    ival *ins[3] = {x, w, b};
+    for (int k = 0; k < (b ? 3 : 2); k++) {
+        names[k] = fmt(I, "%s#%s_in%d", out_name(I, n, 0), tag, k);
+        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data);
+    }
+    s.input = names;
+    s.n_input = b ? 3 : 2;
+    s.output = &out;
+    s.n_output = 1;
+    op_conv(I, &s);
+    return lookup(I, out);
+}
+
+/* A quantized operand of ConvInteger or QLinearConv less its zero point (one, or for the weights
+ * one per output channel), in f64, where the importer's Conv computes it exactly */
+static ival *shifted_f64(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, const char *tag)
+{
+    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
+        fail(I, "'%s' is %s; cfx convolves int8 and uint8 here", a->name, type_name(a));
+    if (zp && zp->half != a->half)
+        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
+             type_name(zp));
+    cfx_type t = a->ty;
+    t.dtype = CFX_F64;
+    const char *z = NULL;
+    if (zp && count(&zp->ty) == 1) {
+        cfx_type one = mktype(zp->ty.dtype, 0, NULL);
+        z = reshaped_val(I, zp, &one, tag);
+    } else if (zp) {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < a->ty.rank; d++)
+            dims[d] = d ? 1 : a->ty.dims[0];
+        if (zp->ty.rank != 1 || zp->ty.dims[0] != a->ty.dims[0])
+            fail(I, "'%s' is %s; it must hold one element or one per output channel", zp->name, tystr(I, &zp->ty));
+        cfx_type pc = mktype(zp->ty.dtype, a->ty.rank, dims);
+        z = reshaped_val(I, zp, &pc, tag);
+    }
+    return part(I, n, tag, &t, HALF_NONE, fmt(I, "cast(%s, f64)", z ? fmt(I, "%s - %s", ref(I, a), z) : ref(I, a)));
+}
+
+/* ConvInteger: the Conv of (x - x_zero_point) by (w - w_zero_point), in f64 (exact) and then i32 */
+static void op_conv_integer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = shifted_f64(I, n, in(I, n, 0), in_opt(I, n, 2), "x");
+    ival *w = shifted_f64(I, n, in(I, n, 1), in_opt(I, n, 3), "w");
+    ival *c = conv_part(I, n, "conv", x, w, NULL);
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(%s, i32)", out_var(I, n, 0, &t), c->id);
+    I->node_half = HALF_NONE;
+}
+
+/* QLinearConv: ConvInteger's product plus the int32 bias, times x_scale * w_scale / y_scale (in
+ * the scales' type; w_scale one or one per output channel) in f64, plus y's zero point, saturated
+ * and rounded halves to even, as ONNX's reference. */
+static void op_qlinear_conv(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x0 = in(I, n, 0), *xs = in(I, n, 1), *w0 = in(I, n, 3), *ws = in(I, n, 4), *ys = in(I, n, 6);
+    ival *yzp = in_opt(I, n, 7), *b = in_opt(I, n, 8);
+    ival *x = shifted_f64(I, n, x0, in_opt(I, n, 2), "x"), *w = shifted_f64(I, n, w0, in_opt(I, n, 5), "w");
+    if (xs->ty.dtype != CFX_F32 || ws->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || xs->half != ws->half ||
+        xs->half != ys->half || count(&xs->ty) != 1 || count(&ys->ty) != 1)
+        fail(I, "the scales are %s, %s and %s; QLinearConv takes float ones of one type, x's and y's of one element",
+             type_name(xs), type_name(ws), type_name(ys));
+    if (b && (b->ty.dtype != CFX_I32 || b->half))
+        fail(I, "the bias is %s; QLinearConv takes int32", type_name(b));
+    int to = yzp ? yzp->half : x0->half, h = xs->half;
+    if ((to != HALF_I8 && to != HALF_U8) || (yzp && count(&yzp->ty) != 1))
+        fail(I, "y's zero point '%s' is %s; QLinearConv gives int8 or uint8, one zero point", yzp ? yzp->name : "",
+             yzp ? tystr(I, &yzp->ty) : "");
+    ival *bf = NULL;
+    if (b) {
+        cfx_type bt = b->ty;
+        bt.dtype = CFX_F64;
+        bf = part(I, n, "bias", &bt, HALF_NONE, fmt(I, "cast(%s, f64)", ref(I, b)));
+    }
+    ival *c = conv_part(I, n, "conv", x, w, bf);
+    cfx_type one = mktype(CFX_F32, 0, NULL);
+    const char *wse = NULL;
+    if (count(&ws->ty) == 1) {
+        wse = reshaped_val(I, ws, &one, "w_scale");
+    } else {
+        int64_t dims[CFX_TYPE_MAX_RANK];
+        for (int d = 0; d < c->ty.rank; d++)
+            dims[d] = d == 1 ? c->ty.dims[1] : 1;
+        if (ws->ty.rank != 1 || c->ty.rank < 2 || ws->ty.dims[0] != c->ty.dims[1])
+            fail(I, "w_scale '%s' is %s; it must hold one element or one per output channel", ws->name,
+                 tystr(I, &ws->ty));
+        cfx_type pc = mktype(CFX_F32, c->ty.rank, dims);
+        wse = reshaped_val(I, ws, &pc, "w_scale");
+    }
+    const char *xw = half_rounded(I, h, fmt(I, "%s * %s", reshaped_val(I, xs, &one, "x_scale"), wse));
+    const char *f = half_rounded(I, h, fmt(I, "%s / %s", xw, reshaped_val(I, ys, &one, "y_scale")));
+    const char *d = fmt(I, "%s * cast(%s, f64)", c->id, f);
+    if (yzp) {
+        cfx_type zt = mktype(CFX_I32, 0, NULL);
+        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
+    }
+    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
+    cfx_type t = c->ty;
+    t.dtype = CFX_I32;
+    line(I, "%s = cast(round(min(max(%s, %lld.0), %lld.0)), i32)", out_var(I, n, 0, &t), d, (long long)lo,
+         (long long)hi);
+    I->node_half = to;
+    I->node_rounded = 1;
+}
+
+/* ---- opset 23's transformer ops and ai.onnx.preview's FlexAttention -------------------------- */
+
+/* A 3-D input [B, S, heads * d] of Attention as [B, heads, S, d]. */
+static ival *heads_of(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, int64_t heads)
+{
+    cfx_type t = mktype(x->ty.dtype, 4, (int64_t[]){x->ty.dims[0], x->ty.dims[1], heads, x->ty.dims[2] / heads});
+    ival *s = part(I, n, fmt(I, "%s_split", tag), &t, x->half, reshaped(I, ref(I, x), &x->ty, &t));
+    return permuted_part(I, n, tag, s, (const int64_t[]){0, 2, 1, 3});
+}
+
+/* An [S, T] table made at import: 0 where a query i may attend key j, -inf elsewhere (causal:
+ * j <= i + offset; a window: offset + i - left <= j <= offset + i + right, a bound < 0 open),
+ * or, with diff, the i64 value i - j (offsets known only at run time). */
+static ival *bias_table(imp *I, const Onnx__NodeProto *n, const char *tag, cfx_dtype dt, int64_t S, int64_t T,
+                        int64_t offset, int causal, int64_t left, int64_t right, int diff)
+{
+    cfx_type t = mktype(diff ? CFX_I64 : dt, 2, (int64_t[]){S, T});
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < S; i++)
+        for (int64_t j = 0; j < T; j++) {
+            int64_t d = i + offset - j;
+            int ok = (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right);
+            if (diff)
+                seti(t.dtype, data, i * T + j, i - j);
+            else
+                setd(t.dtype, data, i * T + j, ok ? 0.0 : -INFINITY);
+        }
+    ival *v = alloc(I, sizeof *v);
+    *v = (ival){.name = fmt(I, "%s#%s", out_name(I, n, 0), tag), .ty = t, .data = data};
+    return v;
+}
+
+/* Grouped-query attention's keys and values ([B, Hkv, T, D] and [B, Hkv, T, Dv]) with each head
+ * repeated for its group of Hq / Hkv query heads, in turn: [B, Hq, T, D] and [B, Hq, T, Dv]. */
+static void repeat_kv_heads(imp *I, const Onnx__NodeProto *n, int half, int64_t Hq, ival **ks, ival **vs)
+{
+    const cfx_type *k = &(*ks)->ty, *v = &(*vs)->ty;
+    cfx_dtype dt = k->dtype;
+    int64_t B = k->dims[0], Hkv = k->dims[1], T = k->dims[2], D = k->dims[3], Dv = v->dims[3], g = Hq / Hkv;
+    cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
+    cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
+    cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
+    const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *ks), k, &k5), tystr(I, &kr));
+    const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *vs), v, &v5), tystr(I, &vr));
+    *ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
+    *vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
 }
 
 /* RotaryEmbedding (opset 23), as ONNX's reference computes it: the first rotary_embedding_dim
@@ -4928,52 +8347,6 @@ static void op_rotary(imp *I, const Onnx__NodeProto *n)
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s", v, reshaped(I, rot, &x4, &x->ty));
     I->node_rounded = 1;
-}
-
-/* A 3-D input [B, S, heads * d] of Attention as [B, heads, S, d]. */
-static ival *heads_of(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, int64_t heads)
-{
-    cfx_type t = mktype(x->ty.dtype, 4, (int64_t[]){x->ty.dims[0], x->ty.dims[1], heads, x->ty.dims[2] / heads});
-    ival *s = part(I, n, fmt(I, "%s_split", tag), &t, x->half, reshaped(I, ref(I, x), &x->ty, &t));
-    return permuted_part(I, n, tag, s, (const int64_t[]){0, 2, 1, 3});
-}
-
-/* An [S, T] table made at import: 0 where a query i may attend key j, -inf elsewhere (causal:
- * j <= i + offset; a window: offset + i - left <= j <= offset + i + right, a bound < 0 open),
- * or, with diff, the i64 value i - j (offsets known only at run time). */
-static ival *bias_table(imp *I, const Onnx__NodeProto *n, const char *tag, cfx_dtype dt, int64_t S, int64_t T,
-                        int64_t offset, int causal, int64_t left, int64_t right, int diff)
-{
-    cfx_type t = mktype(diff ? CFX_I64 : dt, 2, (int64_t[]){S, T});
-    void *data = new_data(I, &t);
-    for (int64_t i = 0; i < S; i++)
-        for (int64_t j = 0; j < T; j++) {
-            int64_t d = i + offset - j;
-            int ok = (!causal || d >= 0) && (left < 0 || d <= left) && (right < 0 || -d <= right);
-            if (diff)
-                seti(t.dtype, data, i * T + j, i - j);
-            else
-                setd(t.dtype, data, i * T + j, ok ? 0.0 : -INFINITY);
-        }
-    ival *v = alloc(I, sizeof *v);
-    *v = (ival){.name = fmt(I, "%s#%s", out_name(I, n, 0), tag), .ty = t, .data = data};
-    return v;
-}
-
-/* Grouped-query attention's keys and values ([B, Hkv, T, D] and [B, Hkv, T, Dv]) with each head
- * repeated for its group of Hq / Hkv query heads, in turn: [B, Hq, T, D] and [B, Hq, T, Dv]. */
-static void repeat_kv_heads(imp *I, const Onnx__NodeProto *n, int half, int64_t Hq, ival **ks, ival **vs)
-{
-    const cfx_type *k = &(*ks)->ty, *v = &(*vs)->ty;
-    cfx_dtype dt = k->dtype;
-    int64_t B = k->dims[0], Hkv = k->dims[1], T = k->dims[2], D = k->dims[3], Dv = v->dims[3], g = Hq / Hkv;
-    cfx_type k5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, D}), kr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, D});
-    cfx_type v5 = mktype(dt, 5, (int64_t[]){B, Hkv, 1, T, Dv}), vr = mktype(dt, 5, (int64_t[]){B, Hkv, g, T, Dv});
-    cfx_type kq = mktype(dt, 4, (int64_t[]){B, Hq, T, D}), vq = mktype(dt, 4, (int64_t[]){B, Hq, T, Dv});
-    const char *kx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *ks), k, &k5), tystr(I, &kr));
-    const char *vx = fmt(I, "(%s * ones(%s))", reshaped(I, ref(I, *vs), v, &v5), tystr(I, &vr));
-    *ks = part(I, n, "ks_rep", &kq, half, reshaped(I, kx, &kr, &kq));
-    *vs = part(I, n, "v_rep", &vq, half, reshaped(I, vx, &vr, &vq));
 }
 
 /* Attention (opsets 23 to 25) as ONNX's reference computes it (onnx/reference/ops/op_attention.py):
@@ -5192,537 +8565,648 @@ static void op_attention(imp *I, const Onnx__NodeProto *n)
     I->node_rounded = 1;
 }
 
-static void op_clip(imp *I, const Onnx__NodeProto *n)
+/* FlexAttention's score_mod or prob_mod (attribute `name`): the subgraph imported in place with
+ * its one input bound to x; its one output, of x's type. x itself where there is none. */
+static ival *flex_mod(imp *I, const Onnx__NodeProto *n, const char *name, ival *x)
 {
-    ival *x = in(I, n, 0);
-    const char *e = ref(I, x), *nm = out_name(I, n, 0);
-    if (I->opset < 11) {
-        const Onnx__AttributeProto *lo = attr(I, n, "min"), *hi = attr(I, n, "max");
-        if (lo)
-            e = fmt(I, "max(%s, %s)", e, real_const(I, lo->f, x->ty.dtype, fmt(I, "%s_min", nm)));
-        if (hi)
-            e = fmt(I, "min(%s, %s)", e, real_const(I, hi->f, x->ty.dtype, fmt(I, "%s_max", nm)));
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    if (!a)
+        return x;
+    const Onnx__GraphProto *g = a->g;
+    if (!g || g->n_input != 1 || g->n_output != 1 || !g->input[0] || !g->input[0]->name)
+        fail(I, "%s is not a subgraph of one input and one output", name);
+    const char *note = I->note;
+    int64_t opset = graph_opset_guard(I);
+    int base = scope_open(I);
+    bind(I, g->input[0]->name, &x->ty, x->id, x->data)->half = x->half;
+    ival o = *subgraph_outputs(I, g, n)[0];
+    scope_close(I, base);
+    I->node = n;
+    I->opset = opset;
+    I->note = note;
+    I->depth--;
+    if (!same_type(&o.ty, &x->ty) || o.seq)
+        fail(I, "%s gives %s for scores of %s; it must keep their type", name, tystr(I, &o.ty), tystr(I, &x->ty));
+    return part(I, n, name, &x->ty, x->half, half_rounded(I, x->half, ref(I, &o)));
+}
+
+/* FlexAttention (ai.onnx.preview): as ONNX's reference computes it, Q and K each times
+ * sqrt(scale) (the square root taken in f32, then in the inputs' type), K's and V's heads repeated
+ * for grouped queries, the scores in softmax_precision (f32 for float16 and bfloat16 inputs, else
+ * the inputs' type), score_mod, the softmax (no guard: a row all -inf gives NaN, as the
+ * reference), prob_mod, the product with V in that precision, and the result in the inputs' type. */
+static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2);
+    cfx_dtype dt = q->ty.dtype;
+    int half = q->half;
+    if (!is_real(dt) || q->ty.rank != 4 || k->ty.rank != 4 || v->ty.rank != 4 || k->ty.dtype != dt ||
+        v->ty.dtype != dt || k->half != half || v->half != half)
+        fail(I, "Q, K and V are %s, %s and %s; reals of one type and rank 4 are taken", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    int64_t B = q->ty.dims[0], Hq = q->ty.dims[1], L = q->ty.dims[2], E = q->ty.dims[3];
+    int64_t Hkv = k->ty.dims[1], S = k->ty.dims[2], Ev = v->ty.dims[3];
+    if (k->ty.dims[0] != B || v->ty.dims[0] != B || v->ty.dims[1] != Hkv || v->ty.dims[2] != S ||
+        k->ty.dims[3] != E || Hq % Hkv)
+        fail(I, "Q, K and V are %s, %s and %s: batches, heads, lengths or head sizes do not fit", tystr(I, &q->ty),
+             tystr(I, &k->ty), tystr(I, &v->ty));
+    /* the softmax's precision: cdt, rounded to chalf */
+    cfx_dtype cdt = dt == CFX_F64 ? CFX_F64 : CFX_F32;
+    int chalf = HALF_NONE;
+    if (attr(I, n, "softmax_precision")) {
+        int32_t p = (int32_t)attr_int(I, n, "softmax_precision", 1);
+        if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || p == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+            chalf = p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16 : HALF_BF16;
+        else if (p != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && p != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
+            fail(I, "softmax_precision %s is not supported (float, double, float16, bfloat16)", onnx_dtype_name(p));
+        cdt = p == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ? CFX_F64 : CFX_F32;
+    }
+    const Onnx__AttributeProto *sa = attr(I, n, "scale");
+    double scale = sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)E);
+    double ss = (double)sqrtf((float)scale);
+    ss = half ? half_value_of(half, ss) : ss;
+    const char *nm = out_name(I, n, 0), *c = real_const(I, ss, dt, fmt(I, "%s_scale", nm));
+#define H_(e) half_rounded(I, half, (e))
+#define C_(e) half_rounded(I, chalf, (e))
+    ival *qs = part(I, n, "qs", &q->ty, half, H_(fmt(I, "%s * %s", ref(I, q), c)));
+    ival *ks = part(I, n, "ks", &k->ty, half, H_(fmt(I, "%s * %s", ref(I, k), c)));
+    ival *vs = v;
+    if (Hq != Hkv) /* each key and value head repeated for its group of query heads, in turn */
+        repeat_kv_heads(I, n, half, Hq, &ks, &vs);
+    ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
+    ival *qk = product_part(I, n, "qk", qs, kt, half);
+    cfx_type st = mktype(cdt, 4, (int64_t[]){B, Hq, L, S}), rt = mktype(cdt, 4, (int64_t[]){B, Hq, L, 1});
+    const char *cn = cfx_dtype_name(cdt);
+    ival *x = cdt == dt && chalf == half ? qk
+            : part(I, n, "scores", &st, chalf, C_(cdt == dt ? qk->id : fmt(I, "cast(%s, %s)", qk->id, cn)));
+    x = flex_mod(I, n, "score_mod", x);
+    ival *mx = part(I, n, "max", &rt, chalf, fmt(I, "max(%s, axis=3, keepdims=True)", x->id));
+    ival *e = part(I, n, "exp", &st, chalf, C_(fmt(I, "exp(%s)", C_(fmt(I, "%s - %s", x->id, mx->id)))));
+    ival *s = part(I, n, "sum", &rt, chalf, C_(fmt(I, "sum(%s, axis=3, keepdims=True)", e->id)));
+    ival *p = part(I, n, "p", &st, chalf, C_(fmt(I, "%s / %s", e->id, s->id)));
+    p = flex_mod(I, n, "prob_mod", p);
+    if (cdt != dt || chalf != half) {
+        cfx_type vt = vs->ty;
+        vt.dtype = cdt;
+        vs = part(I, n, "v_c", &vt, chalf, C_(cdt == dt ? ref(I, vs) : fmt(I, "cast(%s, %s)", ref(I, vs), cn)));
+    }
+    ival *y = product_part(I, n, "y", p, vs, chalf);
+    cfx_type t = mktype(dt, 4, (int64_t[]){B, Hq, L, Ev});
+    const char *o = out_var(I, n, 0, &t);
+    line(I, "%s = %s", o, H_(cdt == dt ? y->id : fmt(I, "cast(%s, %s)", y->id, cfx_dtype_name(dt))));
+#undef C_
+#undef H_
+    I->node_rounded = 1;
+}
+
+/* ---- opset 27's LinearAttention and CausalConvWithState ----------------------------------------
+ * LinearAttention is a recurrence over the time steps and becomes one `for t in range(T)` loop, as
+ * the RNN ops do. Before the loop each input is laid out time first, [T, N, ...] with N = batch *
+ * kv_num_heads (the decay through exp there, once); the state is held transposed, S^T as
+ * [N, 1, d_v, d_k], so that a step is a few elementwise products and sums along the last axis:
+ * the decay, the delta rule's read of the state (sum(S^T * k)), the write (an outer product) and
+ * the output row of each query head (its group of heads broadcast against the one state of their
+ * kv head). The output is scaled after the loop; the present state is the last S, transposed back.
+ * The equations are onnx/reference/ops/op_linear_attention.py's; a half type's results are
+ * rounded once, after the loop, as the reference computes in float32 and casts at the end. */
+
+static void op_linear_attention(imp *I, const Onnx__NodeProto *n)
+{
+    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2), *ps = in_opt(I, n, 3);
+    ival *dc = in_opt(I, n, 4), *be = in_opt(I, n, 5);
+    cfx_dtype dt = q->ty.dtype;
+    int half = q->half;
+    if (!is_real(dt) || q->ty.rank != 3)
+        fail(I, "query is %s; LinearAttention takes a real tensor of 3 dimensions", tystr(I, &q->ty));
+    int64_t B = q->ty.dims[0], T = q->ty.dims[1];
+    ival *ins[6] = {q, k, v, ps, dc, be};
+    for (int j = 1; j < 6; j++) {
+        ival *x = ins[j];
+        if (x && (x->ty.dtype != dt || x->half != half))
+            fail(I, "input %d ('%s') and query differ in type: LinearAttention takes one", j, x->name);
+        if (x && j != 3 && (x->ty.rank != 3 || x->ty.dims[0] != B || x->ty.dims[1] != T))
+            fail(I, "input %d ('%s') is %s; query %s wants [%lld, %lld, ...]", j, x->name, tystr(I, &x->ty),
+                 tystr(I, &q->ty), (long long)B, (long long)T);
+    }
+    const char *rule = attr_str(I, n, "update_rule", "gated_delta");
+    int gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+    int delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+    if (!gated && !delta && strcmp(rule, "linear"))
+        fail(I, "update_rule '%s' is not linear, gated, delta or gated_delta", rule);
+    if (gated != (dc != NULL) || delta != (be != NULL))
+        fail(I, "update_rule '%s' %s decay and %s beta", rule, gated ? "takes" : "takes no",
+             delta ? "takes" : "takes no");
+    int64_t qh = attr_int(I, n, "q_num_heads", 0), kh = attr_int(I, n, "kv_num_heads", 0);
+    if (qh <= 0 || kh <= 0 || qh % kh)
+        fail(I, "q_num_heads %lld must be a positive multiple of kv_num_heads %lld", (long long)qh, (long long)kh);
+    int64_t dk = q->ty.dims[2] / qh, dv = v->ty.dims[2] / kh, g = qh / kh, N = B * kh;
+    if (q->ty.dims[2] % qh || v->ty.dims[2] % kh || k->ty.dims[2] != kh * dk)
+        fail(I, "query %s, key %s and value %s do not split into %lld query and %lld kv heads of one key size",
+             tystr(I, &q->ty), tystr(I, &k->ty), tystr(I, &v->ty), (long long)qh, (long long)kh);
+    int64_t de = 1;
+    if (dc) {
+        de = dc->ty.dims[2] == kh * dk ? dk : 1;
+        if (dc->ty.dims[2] != kh && dc->ty.dims[2] != kh * dk)
+            fail(I, "decay is %s; its last dimension must be kv_num_heads (%lld) or kv_num_heads * d_k (%lld)",
+                 tystr(I, &dc->ty), (long long)kh, (long long)(kh * dk));
+    }
+    if (be && be->ty.dims[2] != kh && be->ty.dims[2] != 1)
+        fail(I, "beta is %s; its last dimension must be kv_num_heads (%lld) or 1", tystr(I, &be->ty), (long long)kh);
+    cfx_type st = mktype(dt, 4, (int64_t[]){B, kh, dk, dv});
+    if (ps && !same_type(&ps->ty, &st))
+        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
+    double scale = attr_float(I, n, "scale", 0.0);
+    if (scale == 0.0)
+        scale = 1.0 / sqrt((double)dk);
+    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
+    const char *sc = real_const(I, dt == CFX_F32 ? (double)(float)scale : scale, dt, fmt(I, "%s_scale", nm));
+    const char *ty = cfx_dtype_name(dt);
+    long long LT = (long long)T, LN = (long long)N, Lg = (long long)g, Ldk = (long long)dk, Ldv = (long long)dv;
+
+    /* before the loop: each input time first, [T, N, ...], a step's slice of it one index */
+#define LA_TFIRST(x) (B == 1 || T == 1 ? (x) : fmt(I, "permute(%s, (1, 0, 2))", (x)))
+    const char *t = new_id(I, "t_", nm);
+    const char *qs = new_id(I, "q_", nm), *ks = new_id(I, "k_", nm), *vs = new_id(I, "val_", nm);
+    const char *es = NULL, *bs = NULL, *s = new_id(I, "s_", nm), *o = new_id(I, "o_", nm);
+    line(I, "%s = reshape(%s, [%lld, %lld, %lld, 1, %lld])", qs, LA_TFIRST(ref(I, q)), LT, LN, Lg, Ldk);
+    line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", ks, LA_TFIRST(ref(I, k)), LT, LN, Ldk);
+    line(I, "%s = reshape(%s, [%lld, %lld, 1, %lld, 1])", vs, LA_TFIRST(ref(I, v)), LT, LN, Ldv);
+    if (dc) {
+        es = new_id(I, "e_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", es, LA_TFIRST(fmt(I, "exp(%s)", ref(I, dc))), LT, LN,
+             (long long)de);
+    }
+    if (be) {
+        const char *b = LA_TFIRST(ref(I, be));
+        if (be->ty.dims[2] != kh) /* one beta for every kv head */
+            b = fmt(I, "%s * ones(%s[%lld, %lld, %lld])", b, ty, (long long)(B == 1 || T == 1 ? B : T),
+                    (long long)(B == 1 || T == 1 ? T : B), (long long)kh);
+        bs = new_id(I, "beta_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, 1])", bs, b, LT, LN);
+    }
+#undef LA_TFIRST
+    if (ps)
+        line(I, "%s = reshape(permute(%s, (0, 1, 3, 2)), [%lld, 1, %lld, %lld])", s, ref(I, ps), LN, Ldv, Ldk);
+    else
+        line(I, "%s = zeros(%s[%lld, 1, %lld, %lld])", s, ty, LN, Ldv, Ldk);
+    line(I, "%s = zeros(%s[%lld, %lld, %lld, %lld])", o, ty, LT, LN, Lg, Ldv);
+
+    /* the loop: S^T decayed, written (the delta rule: with what it held for k taken out), read */
+    line(I, "for %s in range(%lld) {", t, LT);
+    I->indent++;
+    if (es)
+        line(I, "%s = %s * %s[%s]", s, s, es, t);
+    if (bs) { /* k read twice: its row once */
+        const char *u = new_id(I, "u_", nm), *kt = new_id(I, "kt_", nm);
+        line(I, "%s = %s[%s]", kt, ks, t);
+        line(I, "%s = %s[%s] * (%s[%s] - sum(%s * %s, axis=-1, keepdims=True))", u, bs, t, vs, t, s, kt);
+        line(I, "%s = %s + %s * %s", s, s, u, kt);
     } else {
-        ival *lo = in_opt(I, n, 1), *hi = in_opt(I, n, 2);
-        if (lo)
-            e = fmt(I, "max(%s, %s)", e, ref(I, lo));
-        if (hi)
-            e = fmt(I, "min(%s, %s)", e, ref(I, hi));
+        line(I, "%s = %s + %s[%s] * %s[%s]", s, s, vs, t, ks, t);
     }
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, e);
+    line(I, "%s[%s] = sum(%s * %s[%s], axis=-1)", o, t, s, qs, t);
+    I->indent--;
+    line(I, "}");
+
+    /* after it: the output [B, T, q_num_heads * d_v] scaled, and the state [B, kv_num_heads, d_k, d_v] */
+    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
+        cfx_type ot = mktype(dt, 3, (int64_t[]){B, T, qh * dv});
+        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])", o, LT, (long long)B, (long long)(qh * dv));
+        if (B == 1 || T == 1)
+            e = fmt(I, "reshape(%s, %s)", o, dims_list(I, &ot));
+        else
+            e = fmt(I, "permute(%s, (1, 0, 2))", e);
+        const char *y = out_var(I, n, 0, &ot);
+        line(I, "%s = %s", y, half_rounded(I, half, fmt(I, "%s * %s", e, sc)));
+    }
+    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
+        const char *y = out_var(I, n, 1, &st);
+        const char *e = fmt(I, "permute(reshape(%s, [%lld, %lld, %lld, %lld]), (0, 1, 3, 2))", s, (long long)B,
+                            (long long)kh, Ldv, Ldk);
+        line(I, "%s = %s", y, half_rounded(I, half, e));
+    }
+    I->node_rounded = 1; /* both results rounded to a half type above */
+    for (size_t j = 2; j < n->n_output; j++)
+        if (n->output[j] && *n->output[j])
+            fail(I, "LinearAttention has no output %zu", j);
 }
 
-/* Sum, Mean, Min, Max of any number of operands, folded pairwise */
-static void op_variadic(imp *I, const Onnx__NodeProto *n, enum bin op, int mean)
+/* CausalConvWithState: the depthwise conv over the state (past_state, or zeros) and the input
+ * concatenated, a product of each kernel offset's slice and its weights summed (a half type's sum
+ * rounded before the bias and the activation, as the reference's conv gives it); silu/swish
+ * x * sigmoid(x) after; the present state the last k - 1 positions of the concatenation. */
+static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
 {
-    if (n->n_input == 0)
-        fail(I, "no operands");
-    if (n->n_input == 2 && !mean) { /* folds where both are known (Max of two shapes) */
-        binary(I, n, op, in(I, n, 0), in(I, n, 1));
-        return;
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *b = in_opt(I, n, 2), *ps = in_opt(I, n, 3);
+    cfx_dtype dt = x->ty.dtype;
+    int half = x->half;
+    if (!is_real(dt) || x->ty.rank != 3)
+        fail(I, "input is %s; CausalConvWithState takes a real tensor of 3 dimensions", tystr(I, &x->ty));
+    int64_t B = x->ty.dims[0], C = x->ty.dims[1], L = x->ty.dims[2];
+    if (w->ty.dtype != dt || w->half != half || w->ty.rank != 3 || w->ty.dims[0] != C || w->ty.dims[1] != 1 ||
+        w->ty.dims[2] < 1)
+        fail(I, "weight is %s; input %s wants [%lld, 1, k] of its type", tystr(I, &w->ty), tystr(I, &x->ty),
+             (long long)C);
+    int64_t K = w->ty.dims[2];
+    cfx_type bt = mktype(dt, 1, &C), st = mktype(dt, 3, (int64_t[]){B, C, K - 1});
+    if (b && (!same_type(&b->ty, &bt) || b->half != half))
+        fail(I, "bias is %s; it must be %s", tystr(I, &b->ty), tystr(I, &bt));
+    if (ps && (!same_type(&ps->ty, &st) || ps->half != half))
+        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
+    const char *act = attr_str(I, n, "activation", "none");
+    int silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+    if (!silu && strcmp(act, "none"))
+        fail(I, "activation '%s' is not none, silu or swish", act);
+    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
+    const char *xs = ref(I, x), *p = xs;
+    if (K > 1) {
+        p = new_id(I, "pad_", nm);
+        line(I, "%s = concat((%s, %s), axis=2)", p, ps ? ref(I, ps) : zeros_of(I, &st), xs);
     }
-    ival *acc = in(I, n, 0);
-    cfx_type t = acc->ty;
-    const char *e = ref(I, acc);
-    for (size_t k = 1; k < n->n_input; k++) {
-        ival *b = in(I, n, k);
-        if (b->ty.dtype != t.dtype)
-            fail(I, "the operands' types differ: %s and %s", tystr(I, &t), tystr(I, &b->ty));
-        cfx_type o;
-        broadcast(I, &t, &b->ty, &o);
-        o.dtype = t.dtype;
-        t = o;
-        e = bin_text(I, op, t.dtype, fmt(I, "(%s)", e), ref(I, b));
+    cfx_type ot = mktype(dt, 3, (int64_t[]){B, C, L});
+    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
+        const char *wr = new_id(I, "w_", nm);
+        line(I, "%s = reshape(%s, [%lld, %lld])", wr, ref(I, w), (long long)C, (long long)K);
+        strbuf sb = {0};
+        for (int64_t j = 0; j < K; j++)
+            sb_printf(&sb, "%s%s[:, %lld:%lld] * %s[:, :, %lld:%lld]", j ? " + " : "", wr, (long long)j,
+                      (long long)(j + 1), p, (long long)j, (long long)(j + L));
+        if (sb.oom)
+            fail(I, "out of memory");
+        const char *e = take(I, sb_take(&sb));
+        if (b)
+            e = fmt(I, "%s + reshape(%s, [%lld, 1])", half_rounded(I, half, e), ref(I, b), (long long)C);
+        if (silu) {
+            const char *c = new_id(I, "conv_", nm);
+            line(I, "%s = %s", c, half_rounded(I, half, e));
+            e = fmt(I, "%s * sigmoid(%s)", c, c);
+        }
+        line(I, "%s = %s", out_var(I, n, 0, &ot), half_rounded(I, half, e));
     }
-    if (mean)
-        e = fmt(I, "(%s) / %s", e, real_const(I, (double)n->n_input, t.dtype, fmt(I, "%s_count", out_name(I, n, 0))));
-    if (n->n_input == 1) {
-        bind(I, out_name(I, n, 0), &t, acc->id, acc->data);
-        return;
+    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
+        if (K == 1) /* no state: a value of 0 elements, known by its type */
+            out_known(I, n, 1, &st, alloc(I, 1));
+        else
+            line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
     }
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, e);
+    I->node_rounded = 1; /* the output rounded above; the state holds values of the inputs */
+    for (size_t j = 2; j < n->n_output; j++)
+        if (n->output[j] && *n->output[j])
+            fail(I, "CausalConvWithState has no output %zu", j);
 }
 
-/* Activations written as one expression of cfx's ops, as ONNX's reference defines them: $x is
- * the operand, $a $b $g the attributes (their defaults here), {v} a constant of the operand's
- * dtype. */
-static const struct activation {
-    const char *op, *expr;
-    const char *attrs[3];
-    double defaults[3];
-} activations[] = {
-    {"Softplus", "log(exp($x) + {1})", {0}, {0}},
-    {"Softsign", "$x / ({1} + abs($x))", {0}, {0}},
-    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", {"alpha"}, {1.0}},
-    {"Selu", "$g * where($x <= {0}, $a * exp($x) - $a, $x)", {"alpha", NULL, "gamma"},
-     {1.67326319217681884765625, 0, 1.05070102214813232421875}},
-    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", {"alpha"}, {0.01}},
-    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", {"alpha", "beta"}, {0.2, 0.5}},
-    {"HardSwish", "$x * max({0}, min({1}, $a * $x + $b))", {0}, {1.0 / 6.0, 0.5}},
-    {"ThresholdedRelu", "where($x > $a, $x, {0})", {"alpha"}, {1.0}},
-    {"Celu", "max({0}, $x) + min({0}, $a * (exp($x / $a) - {1}))", {"alpha"}, {1.0}},
-    {"Sinh", "(exp($x) - exp(-$x)) / {2}", {0}, {0}},
-    {"Cosh", "(exp($x) + exp(-$x)) / {2}", {0}, {0}},
-    {"Mish", "$x * tanh(log(exp($x) + {1}))", {0}, {0}},
-    {"Swish", "$x * sigmoid($a * $x)", {"alpha"}, {1.0}},
-    {"Shrink", "where($x < -$g, $x + $a, where($x > $g, $x - $a, {0}))", {"bias", NULL, "lambd"}, {0.0, 0, 0.5}},
+/* ---- recurrent ops: RNN, GRU, LSTM ------------------------------------------------------------
+ * One `for t in range(seq_length)` loop whose body steps every direction: X @ W^T (and the
+ * biases that do not depend on the state) is one product over all steps before the loop, and
+ * only the state's h @ R^T is left inside. Y's rows are written per step, Y_h and Y_c after the
+ * loop. The equations are ONNX's (onnx/reference/ops/op_rnn.py, op_gru.py, op_lstm.py), with
+ * the activations, clip, GRU's linear_before_reset and LSTM's input_forget of the spec, and
+ * sequence_lens as onnxruntime takes it (a mask of each sequence's steps). */
+
+/* The activations the spec lists: $x the operand, $a $b alpha and beta, {v} a constant. */
+static const struct rnn_act {
+    const char *name, *expr;
+    int alpha, beta; /* taking them, in the order of activation_alpha, activation_beta */
+    double da, db;   /* their defaults */
+} rnn_acts[] = {
+    {"Relu", "relu($x)", 0, 0, 0, 0},
+    {"Tanh", "tanh($x)", 0, 0, 0, 0},
+    {"Sigmoid", "sigmoid($x)", 0, 0, 0, 0},
+    {"Affine", "$a * $x + $b", 1, 1, 1.0, 0.0},
+    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", 1, 0, 0.01, 0},
+    {"ThresholdedRelu", "where($x > $a, $x, {0})", 1, 0, 1.0, 0},
+    {"ScaledTanh", "$a * tanh($b * $x)", 1, 1, 1.0, 1.0},
+    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", 1, 1, 0.2, 0.5},
+    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", 1, 0, 1.0, 0},
+    {"Softsign", "$x / ({1} + abs($x))", 0, 0, 0, 0},
+    {"Softplus", "log(exp($x) + {1})", 0, 0, 0, 0},
 };
 
-/* An activation's expression with its operand and constants written in: `$x` is x (put in
- * parentheses where `paren` says and x is no plain name, but where it is a call's one argument),
- * `$a` `$b` `$g` the values abg[0..2], `{K}` the constant K; constants of dtype dt, named from nm. */
-static const char *fill_expr(imp *I, const char *expr, const char *x, int paren, const double *abg, int dt,
-                             const char *nm)
-{
-    strbuf sb = {0};
-    for (const char *p = expr; *p; p++) {
-        if (*p == '$' && p[1] == 'x') {
-            int alone = p > expr && p[-1] == '(' && p[2] == ')';
-            sb_puts(&sb, !paren || plain_id(x) || alone ? x : fmt(I, "(%s)", x));
-            p++;
-        } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
-            int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
-            sb_puts(&sb, real_const(I, abg[k], dt, fmt(I, "%s_%c", nm, p[1])));
-            p++;
-        } else if (*p == '{') {
-            char *end;
-            double v = strtod(p + 1, &end);
-            sb_puts(&sb, real_const(I, v, dt, fmt(I, "%s_k", nm)));
-            p = end;
-        } else {
-            sb_append(&sb, p, 1);
-        }
-    }
-    if (sb.oom)
-        fail(I, "out of memory");
-    const char *out = fmt(I, "%s", sb_str(&sb));
-    sb_free(&sb);
-    return out;
-}
+typedef struct rnn_fn {
+    const struct rnn_act *act;
+    double a, b;
+} rnn_fn;
 
-static int activation(imp *I, const Onnx__NodeProto *n, const char *op)
+typedef struct rnn_op {
+    cfx_dtype dt;
+    const char *nm;     /* for the names of constants */
+    const char *lo, *hi; /* clip's bounds, or NULL */
+    rnn_fn fn[2][3];    /* per direction: f, g, h */
+} rnn_op;
+
+static int rnn_same_name(const char *a, size_t len, const char *b)
 {
-    const struct activation *f = NULL;
-    for (size_t k = 0; k < sizeof activations / sizeof *activations; k++)
-        if (!strcmp(activations[k].op, op))
-            f = &activations[k];
-    int gelu = !strcmp(op, "Gelu");
-    if (!f && !gelu)
+    if (strlen(b) != len)
         return 0;
-    ival *x = in(I, n, 0);
-    if (!is_real(x->ty.dtype))
-        fail(I, "the operand is %s; %s takes float or double", tystr(I, &x->ty), op);
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    const char *expr = f ? f->expr : "{0.5} * $x * ({1} + erf($x * {0.70710678118654752440}))";
-    if (gelu) {
-        const Onnx__AttributeProto *ap = attr(I, n, "approximate");
-        if (ap && ap->has_s && ap->s.len == 4 && !memcmp(ap->s.data, "tanh", 4))
-            expr = "{0.5} * $x * ({1} + tanh({0.79788456080286535588} * ($x + {0.044715} * $x * $x * $x)))";
-        else if (ap && ap->has_s && !(ap->s.len == 4 && !memcmp(ap->s.data, "none", 4)))
-            fail(I, "approximate must be 'none' or 'tanh'");
+    for (size_t k = 0; k < len; k++) {
+        char x = a[k], y = b[k];
+        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        if (x != y)
+            return 0;
     }
-    double abg[3] = {0, 0, 0};
-    for (int k = 0; f && k < 3; k++)
-        if (strstr(expr, k == 0 ? "$a" : k == 1 ? "$b" : "$g"))
-            abg[k] = f->attrs[k] ? attr_float(I, n, f->attrs[k], f->defaults[k]) : f->defaults[k];
-    const char *e = fill_expr(I, expr, xs, 0, abg, x->ty.dtype, nm);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, e);
     return 1;
 }
 
-/* PRelu: x where x >= 0, else slope * x (slope broadcast to x) */
-static void op_prelu(imp *I, const Onnx__NodeProto *n)
+/* fn applied to x (clipped first where the node says so), written as one expression; an
+ * operand that the activation reads twice is computed into a variable of its own first */
+static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x, int clip)
 {
-    ival *x = in(I, n, 0), *slope = in(I, n, 1);
-    if (!is_real(x->ty.dtype) || slope->ty.dtype != x->ty.dtype)
-        fail(I, "the operands are %s and %s", tystr(I, &x->ty), tystr(I, &slope->ty));
-    cfx_type t;
-    broadcast(I, &x->ty, &slope->ty, &t);
-    t.dtype = x->ty.dtype;
-    if (!same_type(&t, &x->ty)) /* the slope spreads over x, never x over the slope */
-        fail(I, "the slope %s does not broadcast to %s", tystr(I, &slope->ty), tystr(I, &x->ty));
-    const char *xs = ref(I, x);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = where(%s < %s, %s * %s, %s)", v, xs, real_const(I, 0, x->ty.dtype, fmt(I, "%s_0", out_name(I, n, 0))),
-         ref(I, slope), xs, xs);
+    if (clip && R->lo)
+        x = fmt(I, "min(max(%s, %s), %s)", x, R->lo, R->hi);
+    const char *e = fn->act->expr;
+    int uses = 0;
+    for (const char *p = e; (p = strstr(p, "$x")); p += 2)
+        uses++;
+    if (!plain_id(x) && uses > 1) {
+        const char *v = new_id(I, "a_", R->nm);
+        line(I, "%s = %s", v, x);
+        x = v;
+    }
+    double abg[3] = {fn->a, fn->b, 0};
+    return fill_expr(I, e, x, 1, abg, R->dt, R->nm);
 }
 
-/* IsInf with its detect_negative and detect_positive */
-static void op_isinf(imp *I, const Onnx__NodeProto *n)
+/* a state's new value where the step's mask m is true, else its old one (no mask: the new) */
+static const char *rnn_masked(imp *I, const char *m, const char *e, const char *old)
 {
-    ival *x = in(I, n, 0);
-    if (!is_real(x->ty.dtype))
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    int neg = (int)attr_int(I, n, "detect_negative", 1), pos = (int)attr_int(I, n, "detect_positive", 1);
-    cfx_type t = x->ty;
-    t.dtype = CFX_BOOL;
-    const char *xs = ref(I, x);
-    const char *v = out_var(I, n, 0, &t);
-    if (neg && pos)
-        line(I, "%s = abs(%s) == inf", v, xs);
-    else if (pos)
-        line(I, "%s = %s == inf", v, xs);
-    else if (neg)
-        line(I, "%s = %s == -inf", v, xs);
-    else
-        line(I, "%s = %s != %s and %s == %s", v, xs, xs, xs, xs); /* all false, with x's shape */
+    return m ? fmt(I, "where(%s, %s, %s)", m, e, old) : e;
 }
 
-/* TopK along one axis of a tensor of rank 1 or 2, k known: k rounds of argmax (argmin for the
- * smallest), each taking the chosen element out of a copy; ties go to the lower index, as ONNX
- * says. Ranks 3 to 5: the axis moved last and the others flattened into the rows of a matrix,
- * whose results are moved back. */
-static void op_topk(imp *I, const Onnx__NodeProto *n)
+/* kind 'R' (RNN), 'G' (GRU) or 'L' (LSTM) */
+static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
 {
-    ival *x = in(I, n, 0);
-    int64_t k;
-    if (I->opset < 10)
-        k = attr_int(I, n, "k", -1);
-    else
-        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
-    int r = x->ty.rank;
-    if (r < 1 || r > 5)
-        fail(I, "TopK of rank %d is not supported (ranks 1 to 5 are)", r);
-    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    int largest = (int)attr_int(I, n, "largest", 1);
-    if (!attr_int(I, n, "sorted", 1))
-        fail(I, "sorted = 0 is not supported");
-    if (x->ty.dtype == CFX_BOOL)
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    if (k < 1 || k > x->ty.dims[axis])
-        fail(I, "k = %lld for an axis of %lld", (long long)k, (long long)x->ty.dims[axis]);
-    cfx_type vt = x->ty, it;
-    vt.dims[axis] = k;
-    it = vt;
-    it.dtype = CFX_I64;
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], nd = 0;
-    ival flat;
-    cfx_type ot = vt, pt = vt; /* rank 3 on: the results' type as given, and with the axis last */
-    if (r > 2) {
-        for (int d = 0; d < r; d++)
-            if (d != axis)
-                perm[nd++] = d;
-        perm[nd++] = axis;
-        int64_t rows = count(&x->ty) / x->ty.dims[axis];
-        for (int d = 0; d < r; d++) {
-            inv[perm[d]] = d;
-            pt.dims[d] = vt.dims[perm[d]];
+    const char *op = kind == 'R' ? "RNN" : kind == 'G' ? "GRU" : "LSTM";
+    int G = kind == 'L' ? 4 : kind == 'G' ? 3 : 1, nact = kind == 'L' ? 3 : kind == 'G' ? 2 : 1;
+    ival *x = in(I, n, 0), *w = in(I, n, 1), *r = in(I, n, 2), *b = in_opt(I, n, 3);
+    ival *h0 = in_opt(I, n, 5), *c0 = kind == 'L' ? in_opt(I, n, 6) : NULL;
+    ival *pp = kind == 'L' ? in_opt(I, n, 7) : NULL;
+    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
+        fail(I, "X is %s; %s takes a float or double tensor of 3 dimensions", tystr(I, &x->ty), op);
+    cfx_dtype dt = x->ty.dtype;
+    for (size_t k = 1; k < n->n_input && k < 8; k++) {
+        ival *v = in_opt(I, n, k);
+        if (v && k != 4 && v->ty.dtype != dt)
+            fail(I, "input %zu ('%s') is %s and X is %s", k, v->name, tystr(I, &v->ty), tystr(I, &x->ty));
+        if (v && v->half)
+            fail(I, "%s of float16 or bfloat16 is not supported", op);
+    }
+    if (x->half)
+        fail(I, "%s of float16 or bfloat16 is not supported", op);
+    const Onnx__AttributeProto *da = attr(I, n, "direction");
+    int dirs = 1, rev0 = 0;
+    if (da) {
+        if (!da->has_s)
+            fail(I, "attribute 'direction' is not a string");
+        const char *s = da->s.data ? (const char *)da->s.data : "";
+        size_t len = da->s.data ? da->s.len : 0;
+        if (len == 7 && !memcmp(s, "reverse", 7))
+            rev0 = 1;
+        else if (len == 13 && !memcmp(s, "bidirectional", 13))
+            dirs = 2;
+        else if (!(len == 7 && !memcmp(s, "forward", 7)))
+            fail(I, "direction '%.*s' is not forward, reverse or bidirectional", (int)len, s);
+    }
+    int layout = (int)attr_int(I, n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        fail(I, "layout is %d; it must be 0 or 1", layout);
+    int lbr = kind == 'G' ? (int)attr_int(I, n, "linear_before_reset", 0) : 0;
+    int coupled = kind == 'L' ? (int)attr_int(I, n, "input_forget", 0) : 0;
+    int64_t S = x->ty.dims[layout ? 1 : 0], Bn = x->ty.dims[layout ? 0 : 1], In = x->ty.dims[2];
+    if (w->ty.rank != 3 || r->ty.rank != 3)
+        fail(I, "W is %s and R is %s; both must have 3 dimensions", tystr(I, &w->ty), tystr(I, &r->ty));
+    int64_t H = r->ty.dims[2], hs = attr_int(I, n, "hidden_size", H);
+    if (hs != H)
+        fail(I, "hidden_size is %lld and R is %s", (long long)hs, tystr(I, &r->ty));
+    if (w->ty.dims[0] != dirs || w->ty.dims[1] != G * H || w->ty.dims[2] != In)
+        fail(I, "W is %s; X %s and R %s want [%d, %lld, %lld]", tystr(I, &w->ty), tystr(I, &x->ty),
+             tystr(I, &r->ty), dirs, (long long)(G * H), (long long)In);
+    if (r->ty.dims[0] != dirs || r->ty.dims[1] != G * H)
+        fail(I, "R is %s; it must be [%d, %lld, %lld]", tystr(I, &r->ty), dirs, (long long)(G * H), (long long)H);
+    if (b && (b->ty.rank != 2 || b->ty.dims[0] != dirs || b->ty.dims[1] != 2 * G * H))
+        fail(I, "B is %s; it must be [%d, %lld]", tystr(I, &b->ty), dirs, (long long)(2 * G * H));
+    int64_t sd[3] = {layout ? Bn : dirs, layout ? dirs : Bn, H};
+    cfx_type st = mktype(dt, 3, sd);
+    if (h0 && !same_type(&h0->ty, &st))
+        fail(I, "initial_h is %s; it must be %s", tystr(I, &h0->ty), tystr(I, &st));
+    if (c0 && !same_type(&c0->ty, &st))
+        fail(I, "initial_c is %s; it must be %s", tystr(I, &c0->ty), tystr(I, &st));
+    if (pp && (pp->ty.rank != 2 || pp->ty.dims[0] != dirs || pp->ty.dims[1] != 3 * H))
+        fail(I, "P is %s; it must be [%d, %lld]", tystr(I, &pp->ty), dirs, (long long)(3 * H));
+    /* sequence_lens: where it is not the full length of every sequence (or not known), a mask of
+     * the steps each sequence has: past its length a state keeps its value and Y is 0 */
+    ival *sl = in_opt(I, n, 4);
+    if (sl) {
+        if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn || (sl->ty.dtype != CFX_I32 && sl->ty.dtype != CFX_I64))
+            fail(I, "sequence_lens is %s; it must be %lld integers, a length for each sequence", tystr(I, &sl->ty),
+                 (long long)Bn);
+        int full = sl->data != NULL;
+        for (int64_t k = 0; full && k < Bn; k++)
+            full = geti(sl, k) == S;
+        if (full)
+            sl = NULL;
+    }
+
+    rnn_op R = {.dt = dt, .nm = out_name(I, n, 0)};
+    if (!*R.nm)
+        R.nm = n->name && *n->name ? n->name : op;
+    const Onnx__AttributeProto *cl = attr(I, n, "clip");
+    if (cl) {
+        if (!cl->has_f || !(cl->f > 0))
+            fail(I, "clip must be a positive float");
+        R.lo = real_const(I, -cl->f, dt, fmt(I, "%s_clip_lo", R.nm));
+        R.hi = real_const(I, cl->f, dt, fmt(I, "%s_clip_hi", R.nm));
+    }
+    static const char *const defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+    const char *const *def = defaults[nact - 1];
+    const Onnx__AttributeProto *aa = attr(I, n, "activations");
+    const Onnx__AttributeProto *al = attr(I, n, "activation_alpha"), *be = attr(I, n, "activation_beta");
+    if (aa && aa->n_strings != (size_t)(nact * dirs))
+        fail(I, "activations has %zu names; this %s takes %d (%s for each direction)", aa->n_strings, op,
+             nact * dirs, kind == 'L' ? "f, g, h" : kind == 'G' ? "f, g" : "f");
+    size_t ka = 0, kb = 0;
+    for (int d = 0; d < dirs; d++)
+        for (int j = 0; j < nact; j++) {
+            const char *s = aa ? (const char *)aa->strings[d * nact + j].data : def[j];
+            size_t len = aa ? aa->strings[d * nact + j].len : strlen(def[j]);
+            if (!s)
+                s = "", len = 0;
+            const struct rnn_act *f = NULL;
+            for (size_t k = 0; k < sizeof rnn_acts / sizeof *rnn_acts; k++)
+                if (rnn_same_name(s, len, rnn_acts[k].name))
+                    f = &rnn_acts[k];
+            if (!f)
+                fail(I, "activation '%.*s' is not supported (docs/onnx.md lists those taken)", (int)len, s);
+            rnn_fn *fn = &R.fn[d][j];
+            fn->act = f;
+            fn->a = f->alpha && al && ka < al->n_floats ? al->floats[ka++] : f->da;
+            fn->b = f->beta && be && kb < be->n_floats ? be->floats[kb++] : f->db;
         }
-        cfx_type xp = x->ty, x2 = mktype(x->ty.dtype, 2, (int64_t[]){rows, x->ty.dims[axis]});
-        for (int d = 0; d < r; d++)
-            xp.dims[d] = x->ty.dims[perm[d]];
-        const char *e = axis == r - 1 ? xs : fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
-        xs = new_id(I, "x_", nm);
-        line(I, "%s = %s", xs, reshaped(I, e, &xp, &x2));
-        flat = (ival){.name = x->name, .id = xs, .ty = x2};
-        x = &flat;
-        axis = 1;
-        vt = mktype(x->ty.dtype, 2, (int64_t[]){rows, k});
-        it = vt;
-        it.dtype = CFX_I64;
-    }
-    /* the value that takes a chosen element out: below (above) every other */
-    cfx_type one = mktype(x->ty.dtype, 0, NULL);
-    void *lim = new_data(I, &one);
-    if (is_real(x->ty.dtype))
-        setd(one.dtype, lim, 0, largest ? -INFINITY : INFINITY);
-    else
-        seti(one.dtype, lim, 0, x->ty.dtype == CFX_I32 ? (largest ? INT32_MIN : INT32_MAX) : (largest ? INT64_MIN : INT64_MAX));
-    ival limv = {.name = fmt(I, "%s_out_of", out_name(I, n, 0)), .ty = one, .data = lim};
-    const char *out_of = ref(I, &limv);
-    const char *m = new_id(I, "m_", nm), *j = new_id(I, "j_", nm), *w = new_id(I, "w_", nm);
-    int want_idx = n->n_output > 1 && n->output[1] && *n->output[1];
-    const char *vals = r > 2 ? new_id(I, "tv_", nm) : out_var(I, n, 0, &vt);
-    line(I, "%s = %s", vals, zeros_of(I, &vt));
-    const char *idx = want_idx && r <= 2 ? out_var(I, n, 1, &it) : new_id(I, "i_", nm);
-    line(I, "%s = %s", idx, zeros_of(I, &it));
-    line(I, "%s = copy(%s)", m, xs);
-    const char *pick = largest ? "argmax" : "argmin";
-    if (r == 1) {
-        line(I, "for %s in range(%lld) {", j, (long long)k);
-        I->indent++;
-        line(I, "%s = %s(%s)", w, pick, m);
-        line(I, "%s[%s] = %s[%s]", vals, j, xs, w);
-        line(I, "%s[%s] = cast(%s, i64)", idx, j, w);
-        line(I, "%s[%s] = %s", m, w, out_of);
-        I->indent--;
-        line(I, "}");
-        return;
-    }
-    const char *row = new_id(I, "row_", nm);
-    int other = 1 - axis;
-    line(I, "for %s in range(%lld) {", row, (long long)x->ty.dims[other]);
-    I->indent++;
-    line(I, "for %s in range(%lld) {", j, (long long)k);
-    I->indent++;
-    const char *sel_m = axis == 1 ? fmt(I, "%s[%s]", m, row) : fmt(I, "%s[:, %s]", m, row);
-    line(I, "%s = %s(%s)", w, pick, sel_m);
-    const char *at_x = axis == 1 ? fmt(I, "[%s, %s]", row, w) : fmt(I, "[%s, %s]", w, row);
-    const char *at_o = axis == 1 ? fmt(I, "[%s, %s]", row, j) : fmt(I, "[%s, %s]", j, row);
-    line(I, "%s%s = %s%s", vals, at_o, xs, at_x);
-    line(I, "%s%s = cast(%s, i64)", idx, at_o, w);
-    line(I, "%s%s = %s", m, at_x, out_of);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    for (int o = 0; r > 2 && o < 1 + want_idx; o++) {
-        cfx_type made = o ? it : vt, back = pt, to = ot;
-        if (o)
-            back.dtype = to.dtype = CFX_I64;
-        const char *e = reshaped(I, o ? idx : vals, &made, &back);
-        if (perm[r - 1] != r - 1)
-            e = fmt(I, "permute(%s, %s)", e, perm_text(I, inv, r));
-        const char *v = out_var(I, n, (size_t)o, &to);
-        line(I, "%s = %s", v, e);
-    }
-}
 
-/* CumSum and CumProd along a known axis (exclusive, reverse): a loop over that axis, the
- * running sum (product) of the slices before it carried in `acc` */
-static void op_cumsum(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int prod = !strcmp(n->op_type, "CumProd");
-    int64_t ax;
-    ints_of(I, known(I, n, 1, "the axis"), &ax, 1, "the axis");
-    int r = x->ty.rank;
-    if (r < 1 || x->ty.dtype == CFX_BOOL)
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    int axis = norm_axis(I, ax, r, "axis");
-    int excl = (int)attr_int(I, n, "exclusive", 0), rev = (int)attr_int(I, n, "reverse", 0);
-    int64_t len = x->ty.dims[axis];
-    if (x->data && count(&x->ty) <= ONNX_FOLD_MAX) { /* known: done here (torch's repeat_interleave) */
-        int64_t outer = 1, inner = 1;
-        for (int d = 0; d < axis; d++)
-            outer *= x->ty.dims[d];
-        for (int d = axis + 1; d < r; d++)
-            inner *= x->ty.dims[d];
-        void *data = new_data(I, &x->ty);
-        int dt = x->ty.dtype, real = is_real(x->ty.dtype);
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t i = 0; i < inner; i++) {
-                /* f64's sum or product; f32's in f32, as ONNX's reference computes it */
-                double accd = prod;
-                float accf = (float)prod;
-                int64_t acci = prod;
-                for (int64_t t = 0; t < len; t++) {
-                    int64_t at = (o * len + (rev ? len - 1 - t : t)) * inner + i;
-                    for (int pass = 0; pass < 2; pass++) {
-                        if (pass == (excl != 0)) { /* exclusive: stored before the element is taken */
-                            if (dt == CFX_F64)
-                                accd = prod ? accd * getd(x, at) : accd + getd(x, at);
-                            else if (real)
-                                accf = prod ? (float)(accf * (float)getd(x, at)) : (float)(accf + (float)getd(x, at));
-                            else if (prod)
-                                acci = (int64_t)((uint64_t)acci * (uint64_t)geti(x, at));
-                            else
-                                acci = (int64_t)((uint64_t)acci + (uint64_t)geti(x, at));
-                        } else if (real) {
-                            setd(x->ty.dtype, data, at, dt == CFX_F64 ? accd : accf);
-                        } else {
-                            seti(x->ty.dtype, data, at, acci);
-                        }
-                    }
+    /* before the loop: the inputs' products, the weights transposed, the states */
+    const char *xs = ref(I, x), *ws = ref(I, w), *rs = ref(I, r), *bs = b ? ref(I, b) : NULL;
+    const char *ps = pp ? ref(I, pp) : NULL;
+    const char *one = real_const(I, 1.0, dt, fmt(I, "%s_one", R.nm));
+    const char *mk = NULL, *none = NULL;
+    if (sl) {
+        const char *ls = ref(I, sl), *it = cfx_dtype_name(sl->ty.dtype);
+        line(I, "assert(min(%s) >= 0 and max(%s) <= %lld, \"%s '%s': a length of sequence_lens is outside 0 to "
+             "%lld\")", ls, ls, (long long)S, op, clean(I, R.nm), (long long)S);
+        mk = new_id(I, "mask_", R.nm);
+        line(I, "%s = reshape(%s, [1, %lld, 1]) > iota(%s[%lld, %lld, %lld]) // %lld", mk, ls, (long long)Bn, it,
+             (long long)S, (long long)Bn, (long long)H, (long long)(Bn * H));
+        none = new_id(I, "zero_", R.nm);
+        line(I, "%s = zeros(%s[%lld, %lld])", none, cfx_dtype_name(dt), (long long)Bn, (long long)H);
+    }
+    const char *xw[2], *rt[2], *rt2[2], *rb[2], *peep[2][3], *h[2], *c[2];
+    const char *t = new_id(I, "t_", R.nm);
+    long long GH = (long long)(G * H), HH = (long long)H;
+    for (int d = 0; d < dirs; d++) {
+        const char *e = fmt(I, "%s @ transpose(%s[%d])", xs, ws, d);
+        if (bs && kind == 'G' && lbr)
+            e = fmt(I, "%s + %s[%d, 0:%lld]", e, bs, d, GH);
+        else if (bs)
+            e = fmt(I, "%s + (%s[%d, 0:%lld] + %s[%d, %lld:%lld])", e, bs, d, GH, bs, d, GH, 2 * GH);
+        xw[d] = new_id(I, "xw_", R.nm);
+        line(I, "%s = %s", xw[d], e);
+        rt[d] = new_id(I, "rt_", R.nm);
+        rt2[d] = rb[d] = NULL;
+        if (kind == 'G' && !lbr) { /* the candidate's product reads r * h: apart */
+            line(I, "%s = transpose(%s[%d, 0:%lld])", rt[d], rs, d, 2 * HH);
+            rt2[d] = new_id(I, "rt_", R.nm);
+            line(I, "%s = transpose(%s[%d, %lld:%lld])", rt2[d], rs, d, 2 * HH, 3 * HH);
+        } else {
+            line(I, "%s = transpose(%s[%d])", rt[d], rs, d);
+        }
+        if (kind == 'G' && lbr && bs) {
+            rb[d] = new_id(I, "rb_", R.nm);
+            line(I, "%s = %s[%d, %lld:%lld]", rb[d], bs, d, GH, 2 * GH);
+        }
+        for (int k = 0; k < 3; k++) {
+            peep[d][k] = NULL;
+            if (ps) {
+                peep[d][k] = new_id(I, "p_", R.nm);
+                line(I, "%s = %s[%d, %lld:%lld]", peep[d][k], ps, d, k * HH, (k + 1) * HH);
+            }
+        }
+        cfx_type bh = mktype(dt, 2, (int64_t[]){Bn, H});
+        h[d] = new_id(I, "h_", R.nm);
+        line(I, "%s = %s", h[d], h0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, h0), d) : zeros_of(I, &bh));
+        c[d] = NULL;
+        if (kind == 'L') {
+            c[d] = new_id(I, "cell_", R.nm);
+            line(I, "%s = %s", c[d], c0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, c0), d) : zeros_of(I, &bh));
+        }
+    }
+    const char *yn = n->n_output > 0 && n->output[0] ? n->output[0] : "";
+    const char *y = NULL;
+    cfx_type yt = layout ? mktype(dt, 4, (int64_t[]){Bn, S, dirs, H}) : mktype(dt, 4, (int64_t[]){S, dirs, Bn, H});
+    if (*yn) {
+        check_dims(I, yn, yt.rank, yt.dims);
+        y = new_id(I, "v_", yn);
+        line(I, "%s = %s", y, zeros_of(I, &yt));
+    }
+
+    /* the loop: a step of each direction */
+    line(I, "for %s in range(%lld) {", t, (long long)S);
+    I->indent++;
+    for (int d = 0; d < dirs; d++) {
+        int rev = rev0 || d == 1;
+        const char *pos = rev ? fmt(I, "%lld - %s", (long long)(S - 1), t) : t;
+        const char *xrow = fmt(I, layout ? "%s[:, %s]" : "%s[%s]", xw[d], pos);
+        rnn_fn *f = R.fn[d];
+        const char *m = NULL;
+        if (mk) {
+            m = new_id(I, "m_", R.nm);
+            line(I, "%s = %s[%s]", m, mk, pos);
+        }
+        if (kind == 'R') {
+            line(I, "%s = %s", h[d], rnn_masked(I, m, rnn_apply(I, &R, &f[0], fmt(I, "%s + %s @ %s", xrow, h[d], rt[d]), 1), h[d]));
+        } else if (kind == 'G') {
+            const char *xr = new_id(I, "x_", R.nm), *zr = new_id(I, "zr_", R.nm), *hh = new_id(I, "hh_", R.nm);
+            line(I, "%s = %s", xr, xrow);
+            const char *z = fmt(I, "%s[:, 0:%lld]", zr, HH), *rg = fmt(I, "%s[:, %lld:%lld]", zr, HH, 2 * HH);
+            if (!lbr) {
+                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s @ %s", xr, 2 * HH, h[d], rt[d]), 1));
+                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + (%s * %s) @ %s", xr, 2 * HH,
+                                                                   3 * HH, rg, h[d], rt2[d]), 1));
+            } else {
+                const char *hr = new_id(I, "hr_", R.nm);
+                line(I, "%s = %s @ %s%s%s", hr, h[d], rt[d], rb[d] ? " + " : "", rb[d] ? rb[d] : "");
+                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s[:, 0:%lld]", xr, 2 * HH, hr,
+                                                                   2 * HH), 1));
+                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + %s * %s[:, %lld:%lld]", xr,
+                                                                   2 * HH, 3 * HH, rg, hr, 2 * HH, 3 * HH), 1));
+            }
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "(%s - %s) * %s + %s * %s", one, z, hh, z, h[d]), h[d]));
+        } else {
+            const char *g = new_id(I, "g_", R.nm);
+            line(I, "%s = %s + %s @ %s", g, xrow, h[d], rt[d]);
+            const char *ig, *og = NULL, *fg;
+            if (!ps && !coupled) { /* i, o and f side by side, through f at once */
+                const char *iof = new_id(I, "iof_", R.nm);
+                line(I, "%s = %s", iof, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]", g, 3 * HH), 1));
+                ig = fmt(I, "%s[:, 0:%lld]", iof, HH);
+                og = fmt(I, "%s[:, %lld:%lld]", iof, HH, 2 * HH);
+                fg = fmt(I, "%s[:, %lld:%lld]", iof, 2 * HH, 3 * HH);
+            } else {
+                const char *iv = new_id(I, "i_", R.nm);
+                const char *pi = ps ? fmt(I, " + %s * %s", peep[d][0], c[d]) : "";
+                line(I, "%s = %s", iv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]%s", g, HH, pi), 1));
+                ig = iv;
+                if (coupled) {
+                    fg = fmt(I, "(%s - %s)", one, iv);
+                } else {
+                    const char *fv = new_id(I, "f_", R.nm);
+                    const char *pf = ps ? fmt(I, " + %s * %s", peep[d][2], c[d]) : "";
+                    line(I, "%s = %s", fv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, 2 * HH, 3 * HH, pf), 1));
+                    fg = fv;
                 }
             }
-        out_known(I, n, 0, &x->ty, data);
-        return;
-    }
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    cfx_type rowt = x->ty; /* one slice along the axis */
-    rowt.rank = 0;
-    for (int d = 0; d < r; d++)
-        if (d != axis)
-            rowt.dims[rowt.rank++] = x->ty.dims[d];
-    const char *acc = new_id(I, "acc_", nm), *t = new_id(I, "t_", nm), *p = new_id(I, "p_", nm);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, zeros_of(I, &x->ty));
-    if (!prod)
-        line(I, "%s = %s", acc, zeros_of(I, &rowt));
-    else if (rowt.rank)
-        line(I, "%s = ones(%s)", acc, tystr(I, &rowt));
-    else
-        line(I, "%s = cast(1, %s)", acc, cfx_dtype_name(rowt.dtype));
-    const char *with = prod ? "*" : "+";
-    line(I, "for %s in range(%lld) {", t, (long long)len);
-    I->indent++;
-    line(I, "%s = %s", p, rev ? fmt(I, "%lld - %s", (long long)(len - 1), t) : t);
-    const char *at = subscript(I, r, axis, p);
-    if (excl) {
-        line(I, "%s%s = %s", v, at, acc);
-        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
-    } else {
-        line(I, "%s = %s %s %s%s", acc, acc, with, xs, at);
-        line(I, "%s%s = %s", v, at, acc);
+            line(I, "%s = %s", c[d], rnn_masked(I, m, fmt(I, "%s * %s + %s * %s", fg, c[d], ig,
+                 rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld]", g, 3 * HH, 4 * HH), 1)), c[d]));
+            if (!og) {
+                const char *po = ps ? fmt(I, " + %s * %s", peep[d][1], c[d]) : "";
+                og = rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, HH, 2 * HH, po), 1);
+            }
+            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "%s * %s", og, rnn_apply(I, &R, &f[2], c[d], 0)), h[d]));
+        }
+        if (y)
+            line(I, layout ? "%s[:, %s, %d] = %s" : "%s[%s, %d] = %s", y, pos, d,
+                 m ? fmt(I, "where(%s, %s, %s)", m, h[d], none) : h[d]);
     }
     I->indent--;
     line(I, "}");
-}
 
-/* Trilu and EyeLike: masks known at import */
-static void op_trilu(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int64_t k = 0;
-    if (has_input(n, 1))
-        ints_of(I, known(I, n, 1, "k"), &k, 1, "k");
-    int upper = (int)attr_int(I, n, "upper", 1), r = x->ty.rank;
-    if (r < 2)
-        fail(I, "the operand is %s, not a matrix or a stack of them", tystr(I, &x->ty));
-    if (count(&x->ty) == 0) { /* nothing to mask: the result is known, of 0 elements too */
-        out_known(I, n, 0, &x->ty, alloc(I, 1));
-        return;
-    }
-    int64_t rows = x->ty.dims[r - 2], cols = x->ty.dims[r - 1];
-    cfx_type mt = mktype(CFX_BOOL, 2, (int64_t[]){rows, cols});
-    uint8_t *mask = new_data(I, &mt);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
-    ival mv = {.name = fmt(I, "%s_mask", out_name(I, n, 0)), .ty = mt, .data = mask};
-    cfx_type zt = x->ty;
-    const char *xs = ref(I, x), *ms = ref(I, &mv);
-    const char *v = out_var(I, n, 0, &x->ty);
-    const char *zero = x->ty.dtype == CFX_BOOL ? fmt(I, "zeros(%s)", tystr(I, &zt)) : zeros_of(I, &zt);
-    if (r == 2)
-        line(I, "%s = where(%s, %s, %s)", v, ms, xs, zero);
-    else { /* spread the mask over the leading dimensions */
-        cfx_type bt = x->ty;
-        bt.dtype = CFX_BOOL;
-        line(I, "%s = where(%s == ones(%s), %s, %s)", v, ms, tystr(I, &bt), xs, zero);
-    }
-}
-
-/* EyeLike: the identity (its diagonal moved by k) of the input's shape, known at import */
-static void op_eyelike(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    if (x->ty.rank != 2)
-        fail(I, "the input is %s, not a matrix", tystr(I, &x->ty));
-    cfx_dtype dt = x->ty.dtype;
-    int half = x->half;
-    if (attr(I, n, "dtype"))
-        dt = dtype_of(I, (int32_t)attr_int(I, n, "dtype", 0), "EyeLike's 'dtype'", &half);
-    int64_t k = attr_int(I, n, "k", 0), rows = x->ty.dims[0], cols = x->ty.dims[1];
-    cfx_type t = mktype(dt, 2, x->ty.dims);
-    void *data = new_data(I, &t);
-    for (int64_t i = 0; i < rows; i++)
-        if (i + k >= 0 && i + k < cols)
-            seti(dt, data, i * cols + i + k, 1);
-    out_known(I, n, 0, &t, data);
-    I->node_half = half;
-}
-
-/* OneHot: `depth` known at import, indices of run time (reals cast to int64, a negative one
- * counted from the end, one outside -depth to depth - 1 matching no position); each element
- * the values' `on` where its position along `axis` is the index, else `off`: a comparison of
- * the indices with a known iota, and one `where`. */
-static void op_onehot(imp *I, const Onnx__NodeProto *n)
-{
-    ival *ix = in(I, n, 0), *dv = known(I, n, 1, "the depth"), *vals = in(I, n, 2);
-    if (count(&dv->ty) != 1 || dv->ty.dtype == CFX_BOOL)
-        fail(I, "the depth is %s, not one number", tystr(I, &dv->ty));
-    double dd = getd(dv, 0);
-    if (!(dd >= 1 && dd < (double)((int64_t)1 << 30)))
-        fail(I, "the depth is %g; it must be from 1 to 2^30", dd);
-    int64_t depth = is_real(dv->ty.dtype) ? (int64_t)dd : geti(dv, 0);
-    if (vals->ty.rank != 1 || vals->ty.dims[0] != 2)
-        fail(I, "the values are %s; OneHot takes [off, on], two elements", tystr(I, &vals->ty));
-    if (ix->ty.dtype == CFX_BOOL)
-        fail(I, "the indices are %s, not numbers", tystr(I, &ix->ty));
-    int r = ix->ty.rank;
-    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r + 1, "axis");
-    cfx_type t = vals->ty, kt = ix->ty, pos; /* the result; the indices with a 1 at axis; iota's */
-    t.rank = kt.rank = r + 1;
-    for (int d = 0, s = 0; d <= r; d++) {
-        t.dims[d] = d == axis ? depth : ix->ty.dims[s];
-        kt.dims[d] = d == axis ? 1 : ix->ty.dims[s];
-        s += d != axis;
-    }
-    check_dims(I, out_name(I, n, 0), t.rank, t.dims);
-    pos = mktype(CFX_I64, 0, NULL);
-    pos.rank = r + 1;
-    for (int d = 0; d <= r; d++)
-        pos.dims[d] = d == axis ? depth : 1;
-    const char *nm = out_name(I, n, 0), *is = ref(I, ix), *vs = ref(I, vals);
-    if (is_real(ix->ty.dtype)) {
-        const char *c = new_id(I, "ix_", nm);
-        line(I, "%s = cast(%s, i64)", c, is);
-        is = c;
-    }
-    const char *k = new_id(I, "k_", nm);
-    line(I, "%s = where(%s < 0, %s + %lld, %s)", k, is, is, (long long)depth, is);
-    const char *mask = fmt(I, "%s == iota(%s)", reshaped(I, k, &ix->ty, &kt), tystr(I, &pos));
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = where(%s, %s[1], %s[0])", v, mask, vs, vs);
-    I->node_half = vals->half;
-}
-
-/* Hardmax: 1 at the first largest element along the axis (the first NaN, where there is one, as
- * numpy's argmax), 0 elsewhere. The position is the smallest of an iota where the element is the
- * maximum: two halving trees (docs/language.md, Reductions), no loop. Before opset 13 the input
- * is seen as a matrix whose rows end at `axis`, as ONNX coerced it. */
-static void op_hardmax(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r == 0)
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    int axis = norm_axis(I, attr_int(I, n, "axis", I->opset >= 13 ? -1 : 1), r, "axis");
-    const char *xs = ref(I, x), *nm = out_name(I, n, 0);
-    cfx_type wt = x->ty; /* the type worked on */
-    if (I->opset < 13) {
-        int64_t a = 1, b = 1;
-        for (int d = 0; d < r; d++)
-            *(d < axis ? &a : &b) *= x->ty.dims[d];
-        wt = mktype(x->ty.dtype, 2, (int64_t[]){a, b});
-        axis = 1;
-        if (!same_type(&wt, &x->ty)) {
-            const char *m2 = new_id(I, "x_", nm);
-            line(I, "%s = %s", m2, reshaped(I, xs, &x->ty, &wt));
-            xs = m2;
+    /* after it: the results */
+    if (y)
+        bind(I, yn, &yt, y, NULL);
+    for (int k = 1; k <= (kind == 'L' ? 2 : 1); k++) {
+        const char *nm = (size_t)k < n->n_output && n->output[k] ? n->output[k] : "";
+        if (!*nm)
+            continue;
+        const char *src[2];
+        for (int d = 0; d < dirs; d++) { /* a sequence of length 0 has states of 0 (onnxruntime's) */
+            src[d] = k == 1 ? h[d] : c[d];
+            if (mk)
+                src[d] = fmt(I, "where(%s[0], %s, %s)", mk, src[d], none);
         }
+        const char *v = new_id(I, "v_", nm);
+        if (dirs == 1) {
+            line(I, "%s = reshape(%s, %s)", v, src[0], dims_list(I, &st));
+        } else {
+            line(I, "%s = %s", v, zeros_of(I, &st));
+            for (int d = 0; d < dirs; d++)
+                line(I, layout ? "%s[:, %d] = %s" : "%s[%d] = %s", v, d, src[d]);
+        }
+        bind(I, nm, &st, v, NULL);
     }
-    int64_t D = wt.dims[axis];
-    cfx_type pos = mktype(CFX_I32, 0, NULL);
-    pos.rank = wt.rank;
-    for (int d = 0; d < wt.rank; d++)
-        pos.dims[d] = d == axis ? D : 1;
-    const char *io = fmt(I, "iota(%s)", tystr(I, &pos));
-    const char *mx = new_id(I, "mx_", nm), *first = new_id(I, "k_", nm);
-    line(I, "%s = max(%s, axis=%d, keepdims=True)", mx, xs, axis);
-    line(I, "%s = min(where(%s == %s or %s != %s, %s, %lld), axis=%d, keepdims=True)", first, xs, mx, xs, xs, io,
-         (long long)D, axis);
-    const char *y = fmt(I, "cast(%s == %s, %s)", io, first, cfx_dtype_name(wt.dtype));
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, reshaped(I, y, &wt, &x->ty));
+    for (size_t k = (kind == 'L' ? 3 : 2); k < n->n_output; k++)
+        if (n->output[k] && *n->output[k])
+            fail(I, "%s has no output %zu", op, k);
 }
 
-/* LpNormalization: x divided by its L1 or L2 norm along the axis; 0 where the norm is 0, as
- * ONNX's reference gives */
-static void op_lpnorm(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r == 0)
-        fail(I, "the operand is %s", tystr(I, &x->ty));
-    int axis = norm_axis(I, attr_int(I, n, "axis", -1), r, "axis");
-    int64_t p = attr_int(I, n, "p", 2);
-    if (p != 1 && p != 2)
-        fail(I, "p = %lld is not supported (1 and 2 are)", (long long)p);
-    const char *xs = ref(I, x), *nrm = new_id(I, "nrm_", out_name(I, n, 0));
-    if (p == 1)
-        line(I, "%s = sum(abs(%s), axis=%d, keepdims=True)", nrm, xs, axis);
-    else
-        line(I, "%s = sqrt(sum(%s * %s, axis=%d, keepdims=True))", nrm, xs, xs, axis);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = where(%s == 0.0, 0.0, %s / %s)", v, nrm, xs, nrm);
-}
+/* ---- losses and the training ops ------------------------------------------------------------- */
 
 /* NegativeLogLikelihoodLoss's input [N, C, d1, ..., dk] (or SoftmaxCrossEntropyLoss's), its
  * classes moved last: [N, d1, ..., dk, C], so that the sums over them are products with ones */
@@ -5878,35 +9362,599 @@ static void op_sce_loss(imp *I, const Onnx__NodeProto *n)
     }
 }
 
-/* ---- control flow --------------------------------------------------------------------------- */
-
-static int64_t graph_opset_guard(imp *I)
+/* The training ops of ai.onnx.preview.training, as ONNX's reference computes them: the rate R and
+ * the step T are scalars of run time (the rate's adjustment computed in f64, as the reference's
+ * numpy does, and cast to the tensors' type), then elementwise formulas for each of the n tensors
+ * the node updates. kind: 'g' Adagrad (R, T, X..., G..., H... -> X'..., H'...), 'a' Adam (R, T,
+ * X..., G..., V..., H... -> X'..., V'..., H'...), 'm' Momentum (R, T, X..., G..., V... -> X'...,
+ * V'...). */
+static void op_training(imp *I, const Onnx__NodeProto *n, char kind)
 {
-    if (++I->depth > ONNX_MAX_DEPTH)
-        fail(I, "subgraphs nest deeper than %d", ONNX_MAX_DEPTH);
-    return I->opset;
+    size_t per = kind == 'a' ? 4 : 3, nt = n->n_input >= 2 ? (n->n_input - 2) / per : 0;
+    if (nt < 1 || n->n_input != 2 + per * nt)
+        fail(I, "%zu inputs; R, T and %zu tensors for each one updated are taken", n->n_input, per);
+    if (n->n_output != (per - 1) * nt)
+        fail(I, "%zu outputs for %zu tensors updated; %zu are taken", n->n_output, nt, (per - 1) * nt);
+    ival *r = in(I, n, 0), *t = in(I, n, 1);
+    if (!is_real(r->ty.dtype) || count(&r->ty) != 1 || (t->ty.dtype != CFX_I64 && t->ty.dtype != CFX_I32) ||
+        count(&t->ty) != 1)
+        fail(I, "R is %s and T %s; a real and an integer, one element each, are taken", tystr(I, &r->ty),
+             tystr(I, &t->ty));
+    cfx_type one = mktype(r->ty.dtype, 0, NULL), onet = mktype(t->ty.dtype, 0, NULL);
+    const char *nm = out_name(I, n, 0);
+    const char *rv = fmt(I, "cast(%s, f64)", reshaped(I, ref(I, r), &r->ty, &one));
+    const char *tv = reshaped(I, ref(I, t), &t->ty, &onet), *tf = fmt(I, "cast(%s, f64)", tv);
+    double nc = attr_float(I, n, "norm_coefficient", 0.0);
+    const char *mode = kind == 'm' ? attr_str(I, n, "mode", "standard") : "";
+    if (kind == 'm' && strcmp(mode, "standard") && strcmp(mode, "nesterov"))
+        fail(I, "mode '%s' is not supported (standard, nesterov)", mode);
+    const char *rate = new_id(I, "rate_", nm);
+    double alpha = attr_float(I, n, "alpha", kind == 'a' ? 0.9 : 0.0);
+    double beta = attr_float(I, n, "beta", kind == 'a' ? 0.999 : 0.0);
+    double eps = attr_float(I, n, "epsilon", 1e-6);
+    if (kind == 'g') {
+        double decay = attr_float(I, n, "decay_factor", 0.0);
+        line(I, "%s = %s / (1.0 + %s * %s)", rate, rv, tf, real_const(I, decay, CFX_F64, fmt(I, "%s_decay", nm)));
+    } else if (kind == 'a') {
+        const char *a = real_const(I, alpha, CFX_F64, fmt(I, "%s_alpha", nm));
+        const char *b = real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm));
+        line(I, "%s = (%s * sqrt(1.0 - pow(%s, %s)) / (1.0 - pow(%s, %s))) if %s > 0 else %s", rate, rv, b, tf, a,
+             tf, tv, rv);
+    } else {
+        /* the gradient's coefficient: beta, or 1 at the first step */
+        line(I, "%s = %s if %s > 0 else 1.0", rate, real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm)), tv);
+    }
+    for (size_t k = 0; k < nt; k++) {
+        ival *x = in(I, n, 2 + k), *g = in(I, n, 2 + nt + k), *v = in(I, n, 2 + 2 * nt + k);
+        ival *h = kind == 'a' ? in(I, n, 2 + 3 * nt + k) : NULL;
+        cfx_dtype dt = x->ty.dtype;
+        if (!is_real(dt) || !same_type(&g->ty, &x->ty) || !same_type(&v->ty, &x->ty) || (h && !same_type(&h->ty, &x->ty)))
+            fail(I, "tensor %zu is %s with %s and %s; reals of one type are taken", k, tystr(I, &x->ty),
+                 tystr(I, &g->ty), tystr(I, &v->ty));
+        const char *dn = cfx_dtype_name(dt), *xs = ref(I, x), *gs = ref(I, g), *vs = ref(I, v);
+        const char *gr = new_id(I, "gr_", nm);
+        line(I, "%s = %s * %s + %s", gr, real_const(I, nc, dt, fmt(I, "%s_norm", nm)), xs, gs);
+        if (kind == 'g') {
+            const char *hn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s + %s * %s", hn, vs, gr, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            line(I, "%s = %s - cast(%s, %s) * %s / (sqrt(%s) + %s)", xn, xs, rate, dn, gr, hn,
+                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
+        } else if (kind == 'a') {
+            double post = attr_float(I, n, "norm_coefficient_post", 0.0);
+            const char *vn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s * %s + %s * %s", vn, real_const(I, alpha, dt, fmt(I, "%s_alpha", nm)), vs,
+                 real_const(I, 1.0 - alpha, dt, fmt(I, "%s_1_alpha", nm)), gr);
+            const char *hn = out_var(I, n, 2 * nt + k, &x->ty);
+            line(I, "%s = %s * %s + %s * (%s * %s)", hn, real_const(I, beta, dt, fmt(I, "%s_beta", nm)), ref(I, h),
+                 real_const(I, 1.0 - beta, dt, fmt(I, "%s_1_beta", nm)), gr, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            line(I, "%s = %s * (%s - cast(%s, %s) * (%s / (sqrt(%s) + %s)))", xn,
+                 real_const(I, 1.0 - post, dt, fmt(I, "%s_1_post", nm)), xs, rate, dn, vn, hn,
+                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
+        } else {
+            const char *al = real_const(I, alpha, dt, fmt(I, "%s_alpha", nm));
+            const char *vn = out_var(I, n, nt + k, &x->ty);
+            line(I, "%s = %s * %s + cast(%s, %s) * %s", vn, al, vs, rate, dn, gr);
+            const char *xn = out_var(I, n, k, &x->ty);
+            if (!strcmp(mode, "standard"))
+                line(I, "%s = %s - cast(%s, %s) * %s", xn, xs, rv, dn, vn);
+            else
+                line(I, "%s = %s - cast(%s, %s) * (%s + %s * %s)", xn, xs, rv, dn, gr, al, vn);
+        }
+    }
 }
 
-/* Emits a subgraph's nodes and returns its outputs' values (in the subgraph's scope, which the
- * caller closes after reading them). */
-static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *owner)
+/* ---- the windows, DFT, STFT and MelWeightMatrix ---------------------------------------------- */
+
+/* HannWindow, HammingWindow, BlackmanWindow: the window of the size known at import, computed
+ * there (in f64, as ONNX's reference, then in output_datatype): kind 'n' Hann, 'm' Hamming, 'b'
+ * Blackman. */
+static void op_window(imp *I, const Onnx__NodeProto *n, char kind)
 {
-    ival **outs = alloc(I, (g->n_output + 1) * sizeof *outs);
-    for (size_t k = 0; k < g->n_initializer; k++) {
+    int64_t size = known_int(I, n, 0, "the size");
+    if (size < 1 || size > ((int64_t)1 << 24))
+        fail(I, "the size is %lld; 1 to 2^24 are taken", (long long)size);
+    int half = 0;
+    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
+    int periodic = (int)attr_int(I, n, "periodic", 1);
+    double N1 = (double)(periodic ? size : size - 1), pi = 3.14159265358979323846;
+    cfx_type t = mktype(dt, 1, &size);
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < size; i++) {
+        double k = (double)i, w;
+        if (kind == 'n')
+            w = sin(k * pi / N1) * sin(k * pi / N1);
+        else if (kind == 'm')
+            w = 25.0 / 46.0 - cos(k * pi * 2 / N1) * (1 - 25.0 / 46.0);
+        else
+            w = cos(k * (pi * 2) / N1) * -0.5 + cos(k * (pi * 4) / N1) * 0.08 + 0.42;
+        setd(dt, data, i, w);
+    }
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
+/* The DFT of x ([..., L, ..., 1 or 2]: real, or real and imaginary parts last) along axis, of
+ * length N, as numpy's fft, ifft and irfft (inverse and onesided): each part of the result a sum
+ * of products of x's parts with [L', K] matrices of cos and sin known at import (L' the positions
+ * of x used: x is cut or padded with zeros to N), the axis moved last for the product and back.
+ * Writes the result into v (of dft_type's type). */
+static cfx_type dft_type(imp *I, const cfx_type *xt, int axis, int64_t N, int inverse, int onesided)
+{
+    int r = xt->rank;
+    if (r < 2 || (xt->dims[r - 1] != 1 && xt->dims[r - 1] != 2) || axis >= r - 1)
+        fail(I, "the input is %s with axis %d; [..., n, ..., 1 or 2] with the axis before the last is taken",
+             tystr(I, xt), axis);
+    if (!is_real(xt->dtype))
+        fail(I, "the input is %s, not real", tystr(I, xt));
+    if (N < 1 || N > ((int64_t)1 << 20))
+        fail(I, "the DFT's length is %lld; 1 to 2^20 are taken", (long long)N);
+    cfx_type t = *xt;
+    t.dims[axis] = !inverse && onesided ? N / 2 + 1 : N;
+    t.dims[r - 1] = inverse && onesided ? 1 : 2;
+    return t;
+}
+
+static void dft_emit(imp *I, const char *x, const cfx_type *xt, int axis, int64_t N, int inverse,
+                     int onesided, const char *nm, const char *v, const cfx_type *ot)
+{
+    int r = xt->rank, parts_in = (int)xt->dims[r - 1], parts_out = (int)ot->dims[r - 1];
+    int64_t L = xt->dims[axis], K = ot->dims[axis];
+    int64_t used = inverse && onesided ? N / 2 + 1 : N;
+    if (used > L)
+        used = L;
+    if (used * K > ((int64_t)1 << 22))
+        fail(I, "a DFT matrix of %lld by %lld; at most 2^22 entries are made", (long long)used, (long long)K);
+    double pi = 3.14159265358979323846, sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / (double)N : 1.0;
+    /* m[o][i]: the [used, K] matrix taking part i of x to part o of the result */
+    const char *m[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    for (int o = 0; o < parts_out; o++)
+        for (int i = 0; i < parts_in; i++) {
+            cfx_type mt = mktype(xt->dtype, 2, (int64_t[]){used, K});
+            void *data = new_data(I, &mt);
+            for (int64_t j = 0; j < used; j++)
+                for (int64_t k = 0; k < K; k++) {
+                    double th = sign * 2 * pi * (double)((j * k) % N) / (double)N;
+                    double c = cos(th) * scale, s = sin(th) * scale;
+                    if (inverse && onesided) /* irfft: the bins past the first counted twice, once conjugated */
+                        c *= j == 0 || 2 * j == N ? 1 : 2, s *= j == 0 || 2 * j == N ? 0 : 2;
+                    /* (a + ib)(c + is): re = ac - bs, im = as + bc */
+                    setd(mt.dtype, data, j * K + k, o == 0 ? (i == 0 ? c : -s) : (i == 0 ? s : c));
+                }
+            ival mv = {.name = fmt(I, "%s_dft%d%d", nm, o, i), .ty = mt, .data = data};
+            m[o][i] = ref(I, &mv);
+        }
+    /* x's parts, the axis moved last, cut to the positions used */
+    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], np = 0;
+    for (int d = 0; d < r - 1; d++)
+        if (d != axis)
+            perm[np++] = d;
+    perm[np++] = axis;
+    for (int d = 0; d < r - 1; d++)
+        inv[perm[d]] = d;
+    const char *y[2];
+    for (int o = 0; o < parts_out; o++) {
+        const char *sum = NULL;
+        for (int i = 0; i < parts_in; i++) {
+            const char *p = fmt(I, "%s%s", x, subscript(I, r, r - 1, i ? "1" : "0"));
+            if (axis != r - 2)
+                p = fmt(I, "permute(%s, %s)", p, perm_text(I, perm, r - 1));
+            if (used < L)
+                p = fmt(I, "%s%s", p, subscript(I, r - 1, r - 2, fmt(I, "0:%lld", (long long)used)));
+            const char *term = fmt(I, "%s @ %s", p, m[o][i]);
+            sum = sum ? fmt(I, "%s + %s", sum, term) : term;
+        }
+        y[o] = new_id(I, o ? "im_" : "re_", nm);
+        line(I, "%s = %s", y[o], sum);
+        if (axis != r - 2)
+            y[o] = fmt(I, "permute(%s, %s)", y[o], perm_text(I, inv, r - 1));
+        cfx_type one = *ot, flat = *ot;
+        one.dims[r - 1] = 1;
+        flat.rank = r - 1;
+        y[o] = reshaped(I, y[o], &flat, &one);
+    }
+    if (parts_out == 1)
+        line(I, "%s = %s", v, y[0]);
+    else
+        line(I, "%s = concat((%s, %s), axis=%d)", v, y[0], y[1], r - 1);
+}
+
+/* DFT (opsets 17 to 20): dft_length and (opset 20) the axis known at import. */
+static void op_dft(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    int r = x->ty.rank;
+    int64_t ax = I->opset >= 20 ? (has_input(n, 2) ? known_int(I, n, 2, "the axis") : -2) : attr_int(I, n, "axis", 1);
+    int axis = norm_axis(I, ax, r, "axis");
+    int inverse = (int)attr_int(I, n, "inverse", 0), onesided = (int)attr_int(I, n, "onesided", 0);
+    if (axis == r - 1)
+        fail(I, "axis %d is the last, the parts of each complex number", axis);
+    if (!inverse && onesided && x->ty.dims[r - 1] == 2)
+        fail(I, "onesided of a complex input is not supported (a real input is taken)");
+    int64_t L = r >= 2 ? x->ty.dims[axis] : 0;
+    int64_t N = has_input(n, 1) ? known_int(I, n, 1, "the dft_length") : inverse && onesided ? 2 * (L - 1) : L;
+    cfx_type t = dft_type(I, &x->ty, axis, N, inverse, onesided);
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    const char *v = out_var(I, n, 0, &t);
+    dft_emit(I, xs, &x->ty, axis, N, inverse, onesided, nm, v, &t);
+}
+
+/* STFT: frame_step and frame_length known at import, the window of run time or none; each frame
+ * x[:, f * step : f * step + length] copied in a loop into [batch, frames, length, parts], times
+ * the window, then the DFT along the frame's axis (onesided: the first length / 2 + 1 bins). */
+static void op_stft(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *w = in_opt(I, n, 2);
+    int64_t step = known_int(I, n, 1, "the frame_step");
+    int onesided = (int)attr_int(I, n, "onesided", 1);
+    if (x->ty.rank != 3 || (x->ty.dims[2] != 1 && x->ty.dims[2] != 2) || !is_real(x->ty.dtype))
+        fail(I, "the signal is %s; reals [batch, length, 1 or 2] are taken", tystr(I, &x->ty));
+    if (w && (w->ty.rank != 1 || w->ty.dtype != x->ty.dtype))
+        fail(I, "the window is %s for the signal %s", tystr(I, &w->ty), tystr(I, &x->ty));
+    int64_t len = has_input(n, 3) ? known_int(I, n, 3, "the frame_length") : w ? w->ty.dims[0] : x->ty.dims[1];
+    if (w && w->ty.dims[0] != len)
+        fail(I, "the window is %s for a frame_length of %lld", tystr(I, &w->ty), (long long)len);
+    if (onesided && x->ty.dims[2] == 2)
+        fail(I, "onesided of a complex signal is not supported (a real signal is taken)");
+    int64_t B = x->ty.dims[0], T = x->ty.dims[1], P = x->ty.dims[2];
+    if (step < 1 || len < 1 || len > T)
+        fail(I, "frame_step %lld and frame_length %lld for %lld samples", (long long)step, (long long)len,
+             (long long)T);
+    int64_t F = 1 + (T - len) / step;
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type ft = mktype(x->ty.dtype, 4, (int64_t[]){B, F, len, P});
+    const char *fr = new_id(I, "frames_", nm), *f = new_id(I, "f_", nm);
+    line(I, "%s = %s", fr, zeros_of(I, &ft));
+    line(I, "for %s in range(%lld) {", f, (long long)F);
+    I->indent++;
+    line(I, "%s[:, %s] = %s[:, %s * %lld:%s * %lld + %lld]", fr, f, xs, f, (long long)step, f, (long long)step,
+         (long long)len);
+    I->indent--;
+    line(I, "}");
+    if (w) {
+        cfx_type wt = mktype(x->ty.dtype, 2, (int64_t[]){len, 1});
+        line(I, "%s = %s * %s", fr, fr, reshaped(I, ref(I, w), &w->ty, &wt));
+    }
+    cfx_type t = dft_type(I, &ft, 2, len, 0, onesided);
+    const char *v = out_var(I, n, 0, &t);
+    dft_emit(I, fr, &ft, 2, len, 0, onesided, nm, v, &t);
+}
+
+/* MelWeightMatrix: computed at import from its inputs, known there, as ONNX's reference. */
+static void op_mel_weight_matrix(imp *I, const Onnx__NodeProto *n)
+{
+    int64_t bins = known_int(I, n, 0, "num_mel_bins"), dft = known_int(I, n, 1, "dft_length");
+    int64_t rate = known_int(I, n, 2, "sample_rate");
+    ival *lo = known(I, n, 3, "lower_edge_hertz"), *hi = known(I, n, 4, "upper_edge_hertz");
+    if (count(&lo->ty) != 1 || count(&hi->ty) != 1)
+        fail(I, "the edges are %s and %s, not one value each", tystr(I, &lo->ty), tystr(I, &hi->ty));
+    if (bins < 1 || dft < 1 || rate < 1 || bins > 4096 || dft > ((int64_t)1 << 20))
+        fail(I, "num_mel_bins %lld, dft_length %lld, sample_rate %lld", (long long)bins, (long long)dft,
+             (long long)rate);
+    int half = 0;
+    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
+    int64_t spec = dft / 2 + 1;
+    if (spec * bins > ((int64_t)1 << 24))
+        fail(I, "a matrix of %lld by %lld; at most 2^24 entries are made", (long long)spec, (long long)bins);
+    double lmel = 2595 * log1p(getd(lo, 0) / 700) / log(10.0), hmel = 2595 * log1p(getd(hi, 0) / 700) / log(10.0);
+    double stepm = (hmel - lmel) / (double)(bins + 2);
+    int64_t *fb = alloc(I, (size_t)(bins + 2) * sizeof *fb);
+    for (int64_t i = 0; i < bins + 2; i++) {
+        double f = 700 * expm1(((double)i * stepm + lmel) / 2595 * log(10.0));
+        double at = floor((double)(dft + 1) * f / (double)rate);
+        if (!(at >= -1e15 && at <= 1e15))
+            fail(I, "the edges %g and %g Hz give a mel bin at %g", getd(lo, 0), getd(hi, 0), at);
+        fb[i] = (int64_t)at;
+    }
+    cfx_type t = mktype(dt, 2, (int64_t[]){spec, bins});
+    double *out = alloc(I, (size_t)(spec * bins) * sizeof *out);
+    for (int64_t i = 0; i < spec * bins; i++)
+        out[i] = 0;
+    for (int64_t i = 0; i < bins; i++) {
+        int64_t l = fb[i], c = fb[i + 1], h = fb[i + 2];
+        if (l < 0 || h >= spec || c < l || h < c)
+            fail(I, "mel bin %lld spans the spectrogram's bins %lld to %lld, outside 0 to %lld", (long long)i,
+                 (long long)l, (long long)h, (long long)(spec - 1));
+        if (c == l)
+            out[c * bins + i] = 1;
+        else
+            for (int64_t j = l; j <= c; j++)
+                out[j * bins + i] = (double)(j - l) / (double)(c - l);
+        for (int64_t j = c; j < h; j++)
+            out[j * bins + i] = (double)(h - j) / (double)(h - c);
+    }
+    void *data = new_data(I, &t);
+    for (int64_t i = 0; i < spec * bins; i++)
+        setd(dt, data, i, out[i]);
+    out_known(I, n, 0, &t, data);
+    I->node_half = half;
+}
+
+/* ---- ai.onnx.ml: Binarizer, ArrayFeatureExtractor, TreeEnsemble and LabelEncoder ------------- */
+
+/* Binarizer (ai.onnx.ml): 1 where x > threshold, else 0, in x's type. */
+static void op_binarizer(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (x->ty.dtype == CFX_BOOL)
+        fail(I, "the input is %s, not numbers", tystr(I, &x->ty));
+    const char *nm = out_name(I, n, 0);
+    const char *th = real_const(I, attr_float(I, n, "threshold", 0.0), x->ty.dtype, fmt(I, "%s_threshold", nm));
+    const char *v = out_var(I, n, 0, &x->ty);
+    line(I, "%s = cast(%s > %s, %s)", v, ref(I, x), th, cfx_dtype_name(x->ty.dtype));
+}
+
+/* ArrayFeatureExtractor (ai.onnx.ml): the elements of x's last axis at the indices (of run time,
+ * flattened), a loop writing one column each; [1, n] of a vector, as ONNX's reference and
+ * onnxruntime. An index outside the axis stops the run with `index`. */
+static void op_array_feature_extractor(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0), *ix = in(I, n, 1);
+    int r = x->ty.rank;
+    if (r < 1 || ix->ty.rank < 1 || (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32))
+        fail(I, "the data %s and indices %s: a tensor and integer indices are taken", tystr(I, &x->ty),
+             tystr(I, &ix->ty));
+    int64_t A = count(&ix->ty);
+    cfx_type xt = x->ty;
+    if (r == 1)
+        xt = mktype(x->ty.dtype, 2, (int64_t[]){1, x->ty.dims[0]});
+    cfx_type t = xt, it = mktype(ix->ty.dtype, 1, &A);
+    t.dims[xt.rank - 1] = A;
+    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
+    const char *is = reshaped(I, ref(I, ix), &ix->ty, &it), *k = new_id(I, "k_", nm);
+    const char *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, zeros_of(I, &t));
+    line(I, "for %s in range(%lld) {", k, (long long)A);
+    I->indent++;
+    line(I, "%s%s = %s%s", v, subscript(I, t.rank, t.rank - 1, k), plain_id(xs) ? xs : fmt(I, "(%s)", xs),
+         subscript(I, t.rank, t.rank - 1, fmt(I, "%s[%s]", plain_id(is) ? is : fmt(I, "(%s)", is), k)));
+    I->indent--;
+    line(I, "}");
+}
+
+/* A tree ensemble's attribute of numbers, given as a tensor or as a list (floats, ints): into
+ * vals[0 .. *len) as doubles; NULL (and *len 0) when absent. */
+static double *te_values(imp *I, const Onnx__NodeProto *n, const char *name, int64_t *len)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    *len = 0;
+    if (!a)
+        return NULL;
+    if (a->t) {
         cfx_type t;
         int half;
-        void *data = tensor_data(I, g->initializer[k], &t, &half);
-        bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data)->half = half;
+        ival v = {.name = name};
+        v.data = tensor_data(I, a->t, &t, &half);
+        v.ty = t;
+        *len = count(&t);
+        double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+        for (int64_t k = 0; k < *len; k++)
+            out[k] = getd(&v, k);
+        return out;
     }
-    emit_graph_nodes(I, g);
-    I->node = owner; /* what follows is about the If, Loop or Scan that owns the subgraph */
-    for (size_t k = 0; k < g->n_output; k++) {
-        const char *name = g->output[k] && g->output[k]->name ? g->output[k]->name : "";
-        outs[k] = lookup(I, name);
-        if (!outs[k])
-            fail(I, "the subgraph's output '%s' is computed by no node", name);
+    *len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
+    for (int64_t k = 0; k < *len; k++)
+        out[k] = a->n_floats ? (double)a->floats[k] : (double)a->ints[k];
+    return out;
+}
+
+typedef struct te {
+    const double *splits, *feat, *modes, *tid, *tleaf, *fid, *fleaf, *ltarget, *lweight, *miss, *members;
+    int64_t nnodes, nleaves, nmembers, *member_at, nwritten, ntargets;
+    const char *x, *res, *nm, *agg;
+    cfx_dtype dt;
+    int ntrees;
+} te;
+
+/* The rows of X that reach node k (of a tree, leaf when `leaf`) are those where `mask` is true:
+ * a node's condition splits them between its branches, a leaf adds its weight to its target. */
+static void te_walk(imp *I, te *T, double kd, int leaf, const char *mask, int depth)
+{
+    if (depth > 64 || ++T->nwritten > 4096)
+        fail(I, "the trees are deeper than 64 or have more than 4096 nodes in all");
+    if (!(kd >= 0 && kd < (double)(leaf ? T->nleaves : T->nnodes)))
+        fail(I, "%s %g is outside the %lld %s", leaf ? "leaf" : "node", kd,
+             (long long)(leaf ? T->nleaves : T->nnodes), leaf ? "leaves" : "nodes");
+    int64_t k = (int64_t)kd;
+    if (leaf) {
+        if (!(T->ltarget[k] >= 0 && T->ltarget[k] < (double)T->ntargets))
+            fail(I, "leaf %lld's target %g is outside the %lld targets", (long long)k, T->ltarget[k],
+                 (long long)T->ntargets);
+        int64_t t = (int64_t)T->ltarget[k];
+        double w = T->lweight[k] / (!strcmp(T->agg, "avg") ? T->ntrees : 1);
+        const char *wc = real_const(I, w, T->dt, fmt(I, "%s_leaf%lld", T->nm, (long long)k));
+        const char *col = fmt(I, "%s[:, %lld]", T->res, (long long)t);
+        if (!strcmp(T->agg, "sum") || !strcmp(T->agg, "avg"))
+            line(I, "%s = %s + where(%s, %s, 0.0)", col, col, mask, wc);
+        else
+            line(I, "%s = where(%s, %s(%s, %s), %s)", col, mask, T->agg, col, wc, col);
+        return;
     }
-    return outs;
+    if (!(T->modes[k] >= 0 && T->modes[k] <= 6))
+        fail(I, "node %lld has mode %g; 0 to 6 are taken", (long long)k, T->modes[k]);
+    int mode = (int)T->modes[k];
+    const char *xv = fmt(I, "%s[:, %lld]", T->x, (long long)T->feat[k]);
+    const char *sp = real_const(I, T->splits[k], CFX_F64, fmt(I, "%s_split%lld", T->nm, (long long)k));
+    const char *c;
+    static const char *const cmp[] = {"<=", "<", ">=", ">", "==", "!="};
+    if (mode >= 0 && mode <= 5) {
+        c = fmt(I, "(%s %s %s)", xv, cmp[mode], sp);
+    } else if (mode == 6) {
+        c = NULL;
+        for (int64_t j = T->member_at[k]; j < T->nmembers && !isnan(T->members[j]); j++) {
+            const char *e = fmt(I, "(%s == %s)", xv, real_const(I, T->members[j], CFX_F64, fmt(I, "%s_member", T->nm)));
+            c = c ? fmt(I, "%s or %s", c, e) : e;
+        }
+        if (!c)
+            c = fmt(I, "zeros(bool[%s.shape[0]])", T->x);
+        c = fmt(I, "(%s)", c);
+    } else {
+        fail(I, "node %lld has mode %d; 0 to 6 are taken", (long long)k, mode);
+    }
+    if (T->miss && T->miss[k] != 0)
+        c = fmt(I, "(%s or (%s != %s))", c, xv, xv);
+    const char *cv = new_id(I, "cond_", T->nm), *tm = new_id(I, "m_", T->nm), *fm = new_id(I, "m_", T->nm);
+    line(I, "%s = %s", cv, c);
+    line(I, "%s = %s and %s", tm, mask, cv);
+    line(I, "%s = %s and not %s", fm, mask, cv);
+    te_walk(I, T, T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
+    te_walk(I, T, T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
+}
+
+/* TreeEnsemble (ai.onnx.ml, opset 5): the trees, known at import, unrolled into masks of the rows
+ * reaching each node (the conditions compared in f64, as the reference's Python floats), each
+ * leaf's weight added (aggregate_function SUM, AVERAGE) or taken the least or largest (MIN, MAX) into
+ * its target's column, tree after tree. post_transform NONE only. */
+static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    cfx_dtype dt = x->ty.dtype;
+    if (!is_real(dt) || x->ty.rank != 2)
+        fail(I, "X is %s; reals [N, features] are taken", tystr(I, &x->ty));
+    if (attr_int(I, n, "post_transform", 0) != 0)
+        fail(I, "post_transform %lld is not supported (0, none)", (long long)attr_int(I, n, "post_transform", 0));
+    int64_t agg = attr_int(I, n, "aggregate_function", 1), nt = attr_int(I, n, "n_targets", 0);
+    static const char *const aggs[] = {"avg", "sum", "min", "max"};
+    if (agg < 0 || agg > 3 || nt < 1 || nt > ((int64_t)1 << 20))
+        fail(I, "aggregate_function %lld and n_targets %lld: 0 to 3 and a positive count are taken", (long long)agg,
+             (long long)nt);
+    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0), .ntargets = nt};
+    int64_t l[11];
+    T.splits = te_values(I, n, "nodes_splits", &l[0]);
+    T.feat = te_values(I, n, "nodes_featureids", &l[1]);
+    T.modes = te_values(I, n, "nodes_modes", &l[2]);
+    T.tid = te_values(I, n, "nodes_truenodeids", &l[3]);
+    T.tleaf = te_values(I, n, "nodes_trueleafs", &l[4]);
+    T.fid = te_values(I, n, "nodes_falsenodeids", &l[5]);
+    T.fleaf = te_values(I, n, "nodes_falseleafs", &l[6]);
+    T.ltarget = te_values(I, n, "leaf_targetids", &l[7]);
+    T.lweight = te_values(I, n, "leaf_weights", &l[8]);
+    T.miss = te_values(I, n, "nodes_missing_value_tracks_true", &l[9]);
+    T.members = te_values(I, n, "membership_values", &l[10]);
+    T.nnodes = l[0];
+    T.nleaves = l[7];
+    T.nmembers = l[10];
+    for (int k = 1; k < 7; k++)
+        if (l[k] != T.nnodes)
+            fail(I, "the nodes' attributes have %lld and %lld entries", (long long)T.nnodes, (long long)l[k]);
+    if (l[8] != T.nleaves || (T.miss && l[9] != T.nnodes) || T.nnodes < 1)
+        fail(I, "the leaves' or nodes' attributes differ in length");
+    for (int64_t k = 0; k < T.nnodes; k++)
+        if (!(T.feat[k] >= 0 && T.feat[k] < (double)x->ty.dims[1]))
+            fail(I, "node %lld reads feature %g of %lld", (long long)k, T.feat[k], (long long)x->ty.dims[1]);
+    /* where each membership node's set starts: the sets follow one another, each ended by a NaN */
+    T.member_at = alloc(I, (size_t)(T.nnodes + 1) * sizeof *T.member_at);
+    for (int64_t k = 0, at = 0; k < T.nnodes; k++) {
+        T.member_at[k] = at;
+        if (T.modes[k] == 6) {
+            if (!T.members)
+                fail(I, "node %lld tests membership and there are no membership_values", (long long)k);
+            while (at < T.nmembers && !isnan(T.members[at]))
+                at++;
+            at++;
+        }
+    }
+    size_t nr;
+    const int64_t *roots = attr_ints(I, n, "tree_roots", &nr);
+    if (!roots || nr < 1)
+        fail(I, "tree_roots is missing");
+    T.ntrees = (int)nr;
+    int64_t N = x->ty.dims[0];
+    cfx_type t = mktype(dt, 2, (int64_t[]){N, nt});
+    T.x = new_id(I, "xf_", T.nm);
+    T.res = out_var(I, n, 0, &t);
+    line(I, "%s = cast(%s, f64)", T.x, ref(I, x));
+    double big = dt == CFX_F32 ? 3.4028234663852886e38 : 1.7976931348623157e308; /* finfo(dtype).max */
+    double init = agg == 2 ? big : agg == 3 ? -big : 0;
+    line(I, "%s = full(%s, %s)", T.res, tystr(I, &t), real_const(I, init, dt, fmt(I, "%s_init", T.nm)));
+    for (size_t r = 0; r < nr; r++) {
+        int64_t k = roots[r];
+        if (k < 0 || k >= T.nnodes)
+            fail(I, "tree root %lld is outside the %lld nodes", (long long)k, (long long)T.nnodes);
+        int leaf = T.tleaf[k] != 0 && T.fleaf[k] != 0 && T.tid[k] == T.fid[k];
+        te_walk(I, &T, leaf ? T.tid[k] : (double)k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
+    }
+}
+
+/* A LabelEncoder's keys or values (attribute `name`: floats, ints or a tensor) as a value known at
+ * import; its data NULL when absent. */
+static ival le_values(imp *I, const Onnx__NodeProto *n, const char *name)
+{
+    const Onnx__AttributeProto *a = attr(I, n, name);
+    ival v = {.name = name};
+    if (!a)
+        return v;
+    if (a->t) {
+        v.data = tensor_data(I, a->t, &v.ty, &v.half);
+        return v;
+    }
+    int64_t len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
+    v.ty = mktype(a->n_floats ? CFX_F32 : CFX_I64, 1, &len);
+    v.data = new_data(I, &v.ty);
+    copy(v.data, a->n_floats ? (void *)a->floats : (void *)a->ints, (size_t)len * (a->n_floats ? 4 : 8));
+    return v;
+}
+
+/* element k of known value v as a constant of dtype dt (integers kept exact) */
+static const char *le_const(imp *I, const ival *v, int64_t k, cfx_dtype dt, const char *why)
+{
+    cfx_type t = mktype(dt, 0, NULL);
+    void *data = new_data(I, &t);
+    if (is_real(dt) || is_real(v->ty.dtype))
+        setd(dt, data, 0, getd(v, k));
+    else
+        seti(dt, data, 0, geti(v, k));
+    ival c = {.name = why, .ty = t, .data = data};
+    return ref(I, &c);
+}
+
+/* LabelEncoder (ai.onnx.ml, opsets 2 to 4) of numbers: the keys and values known at import (a key
+ * given twice takes its last value, as the reference's dict), a `where` for each key over the
+ * default; string keys or values refused. */
+static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
+{
+    ival *x = in(I, n, 0);
+    if (attr(I, n, "keys_strings") || attr(I, n, "values_strings") || attr(I, n, "default_string"))
+        fail(I, "string keys or values are not supported (cfx has no strings)");
+    ival keys = le_values(I, n, attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s"
+                                                                                                   : "keys_tensor");
+    const char *vn = attr(I, n, "values_floats") ? "values_floats" : attr(I, n, "values_int64s") ? "values_int64s"
+                   : "values_tensor";
+    ival vals = le_values(I, n, vn);
+    int64_t nk = keys.data ? count(&keys.ty) : 0, nv = vals.data ? count(&vals.ty) : 0;
+    if (nk != nv || nk < 1 || nk > 256 || keys.half || vals.half || keys.ty.dtype == CFX_BOOL || vals.ty.dtype == CFX_BOOL)
+        fail(I, "%lld keys and %lld values: one to 256 numbers of each, as many keys as values, are taken",
+             (long long)nk, (long long)nv);
+    cfx_dtype vt = vals.ty.dtype, kt = keys.ty.dtype;
+    ival def = {.name = "default"};
+    cfx_type one = mktype(vt, 0, NULL);
+    def.ty = one;
+    def.data = new_data(I, &one);
+    if (vn[7] == 'f')
+        setd(vt, def.data, 0, attr_float(I, n, "default_float", -0.0));
+    else if (vn[7] == 'i')
+        seti(vt, def.data, 0, attr_int(I, n, "default_int64", -1));
+    else if (attr(I, n, "default_tensor") && attr(I, n, "default_tensor")->t)
+        def = le_values(I, n, "default_tensor");
+    if (def.ty.dtype != vt || count(&def.ty) < 1 || def.half)
+        fail(I, "the default is %s for values of %s", tystr(I, &def.ty), cfx_dtype_name(vt));
+    if (x->ty.dtype != kt || x->half)
+        fail(I, "the input is %s for keys of %s", type_name(x), cfx_dtype_name(kt));
+    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
+    cfx_type t = x->ty;
+    t.dtype = vt;
+    const char *dc = le_const(I, &def, 0, vt, fmt(I, "%s_default", nm)), *v = out_var(I, n, 0, &t);
+    line(I, "%s = %s", v, t.rank == 0 ? dc : fmt(I, "full(%s, %s)", tystr(I, &t), dc));
+    for (int64_t k = 0; k < nk; k++) {
+        int later = 0; /* a key given again later takes that value */
+        for (int64_t j = k + 1; j < nk; j++)
+            later |= is_real(kt) ? getd(&keys, j) == getd(&keys, k) : geti(&keys, j) == geti(&keys, k);
+        if (!later)
+            line(I, "%s = where(%s == %s, %s, %s)", v, xs, le_const(I, &keys, k, kt, fmt(I, "%s_key", nm)),
+                 le_const(I, &vals, k, vt, fmt(I, "%s_value", nm)), v);
+    }
 }
 
 /* ---- sequences and optionals -------------------------------------------------------------- */
@@ -5918,8 +9966,10 @@ static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__No
  * a variable that may hold None; an optional of a sequence is the sequence. A sequence whose items
  * differ in shape is held item by item instead (SEQ_ITEMS, below). */
 enum { SEQ_LIST = 1, SEQ_UNTYPED = 2, SEQ_ITEMS = 3 }; /* ival.seq: a list; an empty one of no item type
+
                                                        * yet; items held one by one (below) */
 enum { OPT_MAY = 1, OPT_NONE = 2 };         /* ival.opt: may be None; is None */
+
 #define SEQ_BASE ((int64_t)1 << 40)         /* slen of a loop's carried list: the length it entered with */
 
 static int slen_known(const ival *s)
@@ -6815,6 +10865,37 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
     return 1;
 }
 
+/* ---- control flow: If, Loop, Scan and the model's own functions ------------------------------ */
+
+static int64_t graph_opset_guard(imp *I)
+{
+    if (++I->depth > ONNX_MAX_DEPTH)
+        fail(I, "subgraphs nest deeper than %d", ONNX_MAX_DEPTH);
+    return I->opset;
+}
+
+/* Emits a subgraph's nodes and returns its outputs' values (in the subgraph's scope, which the
+ * caller closes after reading them). */
+static ival **subgraph_outputs(imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *owner)
+{
+    ival **outs = alloc(I, (g->n_output + 1) * sizeof *outs);
+    for (size_t k = 0; k < g->n_initializer; k++) {
+        cfx_type t;
+        int half;
+        void *data = tensor_data(I, g->initializer[k], &t, &half);
+        bind(I, g->initializer[k]->name ? g->initializer[k]->name : "", &t, NULL, data)->half = half;
+    }
+    emit_graph_nodes(I, g);
+    I->node = owner; /* what follows is about the If, Loop or Scan that owns the subgraph */
+    for (size_t k = 0; k < g->n_output; k++) {
+        const char *name = g->output[k] && g->output[k]->name ? g->output[k]->name : "";
+        outs[k] = lookup(I, name);
+        if (!outs[k])
+            fail(I, "the subgraph's output '%s' is computed by no node", name);
+    }
+    return outs;
+}
+
 static void op_if(imp *I, const Onnx__NodeProto *n)
 {
     ival *c = in(I, n, 0);
@@ -7482,552 +11563,6 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
     I->depth--;
 }
 
-/* ---- recurrent ops: RNN, GRU, LSTM ------------------------------------------------------------
- * One `for t in range(seq_length)` loop whose body steps every direction: X @ W^T (and the
- * biases that do not depend on the state) is one product over all steps before the loop, and
- * only the state's h @ R^T is left inside. Y's rows are written per step, Y_h and Y_c after the
- * loop. The equations are ONNX's (onnx/reference/ops/op_rnn.py, op_gru.py, op_lstm.py), with
- * the activations, clip, GRU's linear_before_reset and LSTM's input_forget of the spec, and
- * sequence_lens as onnxruntime takes it (a mask of each sequence's steps). */
-
-/* The activations the spec lists: $x the operand, $a $b alpha and beta, {v} a constant. */
-static const struct rnn_act {
-    const char *name, *expr;
-    int alpha, beta; /* taking them, in the order of activation_alpha, activation_beta */
-    double da, db;   /* their defaults */
-} rnn_acts[] = {
-    {"Relu", "relu($x)", 0, 0, 0, 0},
-    {"Tanh", "tanh($x)", 0, 0, 0, 0},
-    {"Sigmoid", "sigmoid($x)", 0, 0, 0, 0},
-    {"Affine", "$a * $x + $b", 1, 1, 1.0, 0.0},
-    {"LeakyRelu", "where($x < {0}, $a * $x, $x)", 1, 0, 0.01, 0},
-    {"ThresholdedRelu", "where($x > $a, $x, {0})", 1, 0, 1.0, 0},
-    {"ScaledTanh", "$a * tanh($b * $x)", 1, 1, 1.0, 1.0},
-    {"HardSigmoid", "max({0}, min({1}, $a * $x + $b))", 1, 1, 0.2, 0.5},
-    {"Elu", "where($x < {0}, $a * (exp($x) - {1}), $x)", 1, 0, 1.0, 0},
-    {"Softsign", "$x / ({1} + abs($x))", 0, 0, 0, 0},
-    {"Softplus", "log(exp($x) + {1})", 0, 0, 0, 0},
-};
-
-typedef struct rnn_fn {
-    const struct rnn_act *act;
-    double a, b;
-} rnn_fn;
-
-typedef struct rnn_op {
-    cfx_dtype dt;
-    const char *nm;     /* for the names of constants */
-    const char *lo, *hi; /* clip's bounds, or NULL */
-    rnn_fn fn[2][3];    /* per direction: f, g, h */
-} rnn_op;
-
-static int rnn_same_name(const char *a, size_t len, const char *b)
-{
-    if (strlen(b) != len)
-        return 0;
-    for (size_t k = 0; k < len; k++) {
-        char x = a[k], y = b[k];
-        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        if (x != y)
-            return 0;
-    }
-    return 1;
-}
-
-/* fn applied to x (clipped first where the node says so), written as one expression; an
- * operand that the activation reads twice is computed into a variable of its own first */
-static const char *rnn_apply(imp *I, rnn_op *R, const rnn_fn *fn, const char *x, int clip)
-{
-    if (clip && R->lo)
-        x = fmt(I, "min(max(%s, %s), %s)", x, R->lo, R->hi);
-    const char *e = fn->act->expr;
-    int uses = 0;
-    for (const char *p = e; (p = strstr(p, "$x")); p += 2)
-        uses++;
-    if (!plain_id(x) && uses > 1) {
-        const char *v = new_id(I, "a_", R->nm);
-        line(I, "%s = %s", v, x);
-        x = v;
-    }
-    double abg[3] = {fn->a, fn->b, 0};
-    return fill_expr(I, e, x, 1, abg, R->dt, R->nm);
-}
-
-/* a state's new value where the step's mask m is true, else its old one (no mask: the new) */
-static const char *rnn_masked(imp *I, const char *m, const char *e, const char *old)
-{
-    return m ? fmt(I, "where(%s, %s, %s)", m, e, old) : e;
-}
-
-/* kind 'R' (RNN), 'G' (GRU) or 'L' (LSTM) */
-static void op_rnn(imp *I, const Onnx__NodeProto *n, int kind)
-{
-    const char *op = kind == 'R' ? "RNN" : kind == 'G' ? "GRU" : "LSTM";
-    int G = kind == 'L' ? 4 : kind == 'G' ? 3 : 1, nact = kind == 'L' ? 3 : kind == 'G' ? 2 : 1;
-    ival *x = in(I, n, 0), *w = in(I, n, 1), *r = in(I, n, 2), *b = in_opt(I, n, 3);
-    ival *h0 = in_opt(I, n, 5), *c0 = kind == 'L' ? in_opt(I, n, 6) : NULL;
-    ival *pp = kind == 'L' ? in_opt(I, n, 7) : NULL;
-    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
-        fail(I, "X is %s; %s takes a float or double tensor of 3 dimensions", tystr(I, &x->ty), op);
-    cfx_dtype dt = x->ty.dtype;
-    for (size_t k = 1; k < n->n_input && k < 8; k++) {
-        ival *v = in_opt(I, n, k);
-        if (v && k != 4 && v->ty.dtype != dt)
-            fail(I, "input %zu ('%s') is %s and X is %s", k, v->name, tystr(I, &v->ty), tystr(I, &x->ty));
-        if (v && v->half)
-            fail(I, "%s of float16 or bfloat16 is not supported", op);
-    }
-    if (x->half)
-        fail(I, "%s of float16 or bfloat16 is not supported", op);
-    const Onnx__AttributeProto *da = attr(I, n, "direction");
-    int dirs = 1, rev0 = 0;
-    if (da) {
-        if (!da->has_s)
-            fail(I, "attribute 'direction' is not a string");
-        const char *s = da->s.data ? (const char *)da->s.data : "";
-        size_t len = da->s.data ? da->s.len : 0;
-        if (len == 7 && !memcmp(s, "reverse", 7))
-            rev0 = 1;
-        else if (len == 13 && !memcmp(s, "bidirectional", 13))
-            dirs = 2;
-        else if (!(len == 7 && !memcmp(s, "forward", 7)))
-            fail(I, "direction '%.*s' is not forward, reverse or bidirectional", (int)len, s);
-    }
-    int layout = (int)attr_int(I, n, "layout", 0);
-    if (layout != 0 && layout != 1)
-        fail(I, "layout is %d; it must be 0 or 1", layout);
-    int lbr = kind == 'G' ? (int)attr_int(I, n, "linear_before_reset", 0) : 0;
-    int coupled = kind == 'L' ? (int)attr_int(I, n, "input_forget", 0) : 0;
-    int64_t S = x->ty.dims[layout ? 1 : 0], Bn = x->ty.dims[layout ? 0 : 1], In = x->ty.dims[2];
-    if (w->ty.rank != 3 || r->ty.rank != 3)
-        fail(I, "W is %s and R is %s; both must have 3 dimensions", tystr(I, &w->ty), tystr(I, &r->ty));
-    int64_t H = r->ty.dims[2], hs = attr_int(I, n, "hidden_size", H);
-    if (hs != H)
-        fail(I, "hidden_size is %lld and R is %s", (long long)hs, tystr(I, &r->ty));
-    if (w->ty.dims[0] != dirs || w->ty.dims[1] != G * H || w->ty.dims[2] != In)
-        fail(I, "W is %s; X %s and R %s want [%d, %lld, %lld]", tystr(I, &w->ty), tystr(I, &x->ty),
-             tystr(I, &r->ty), dirs, (long long)(G * H), (long long)In);
-    if (r->ty.dims[0] != dirs || r->ty.dims[1] != G * H)
-        fail(I, "R is %s; it must be [%d, %lld, %lld]", tystr(I, &r->ty), dirs, (long long)(G * H), (long long)H);
-    if (b && (b->ty.rank != 2 || b->ty.dims[0] != dirs || b->ty.dims[1] != 2 * G * H))
-        fail(I, "B is %s; it must be [%d, %lld]", tystr(I, &b->ty), dirs, (long long)(2 * G * H));
-    int64_t sd[3] = {layout ? Bn : dirs, layout ? dirs : Bn, H};
-    cfx_type st = mktype(dt, 3, sd);
-    if (h0 && !same_type(&h0->ty, &st))
-        fail(I, "initial_h is %s; it must be %s", tystr(I, &h0->ty), tystr(I, &st));
-    if (c0 && !same_type(&c0->ty, &st))
-        fail(I, "initial_c is %s; it must be %s", tystr(I, &c0->ty), tystr(I, &st));
-    if (pp && (pp->ty.rank != 2 || pp->ty.dims[0] != dirs || pp->ty.dims[1] != 3 * H))
-        fail(I, "P is %s; it must be [%d, %lld]", tystr(I, &pp->ty), dirs, (long long)(3 * H));
-    /* sequence_lens: where it is not the full length of every sequence (or not known), a mask of
-     * the steps each sequence has: past its length a state keeps its value and Y is 0 */
-    ival *sl = in_opt(I, n, 4);
-    if (sl) {
-        if (sl->ty.rank != 1 || sl->ty.dims[0] != Bn || (sl->ty.dtype != CFX_I32 && sl->ty.dtype != CFX_I64))
-            fail(I, "sequence_lens is %s; it must be %lld integers, a length for each sequence", tystr(I, &sl->ty),
-                 (long long)Bn);
-        int full = sl->data != NULL;
-        for (int64_t k = 0; full && k < Bn; k++)
-            full = geti(sl, k) == S;
-        if (full)
-            sl = NULL;
-    }
-
-    rnn_op R = {.dt = dt, .nm = out_name(I, n, 0)};
-    if (!*R.nm)
-        R.nm = n->name && *n->name ? n->name : op;
-    const Onnx__AttributeProto *cl = attr(I, n, "clip");
-    if (cl) {
-        if (!cl->has_f || !(cl->f > 0))
-            fail(I, "clip must be a positive float");
-        R.lo = real_const(I, -cl->f, dt, fmt(I, "%s_clip_lo", R.nm));
-        R.hi = real_const(I, cl->f, dt, fmt(I, "%s_clip_hi", R.nm));
-    }
-    static const char *const defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
-    const char *const *def = defaults[nact - 1];
-    const Onnx__AttributeProto *aa = attr(I, n, "activations");
-    const Onnx__AttributeProto *al = attr(I, n, "activation_alpha"), *be = attr(I, n, "activation_beta");
-    if (aa && aa->n_strings != (size_t)(nact * dirs))
-        fail(I, "activations has %zu names; this %s takes %d (%s for each direction)", aa->n_strings, op,
-             nact * dirs, kind == 'L' ? "f, g, h" : kind == 'G' ? "f, g" : "f");
-    size_t ka = 0, kb = 0;
-    for (int d = 0; d < dirs; d++)
-        for (int j = 0; j < nact; j++) {
-            const char *s = aa ? (const char *)aa->strings[d * nact + j].data : def[j];
-            size_t len = aa ? aa->strings[d * nact + j].len : strlen(def[j]);
-            if (!s)
-                s = "", len = 0;
-            const struct rnn_act *f = NULL;
-            for (size_t k = 0; k < sizeof rnn_acts / sizeof *rnn_acts; k++)
-                if (rnn_same_name(s, len, rnn_acts[k].name))
-                    f = &rnn_acts[k];
-            if (!f)
-                fail(I, "activation '%.*s' is not supported (docs/onnx.md lists those taken)", (int)len, s);
-            rnn_fn *fn = &R.fn[d][j];
-            fn->act = f;
-            fn->a = f->alpha && al && ka < al->n_floats ? al->floats[ka++] : f->da;
-            fn->b = f->beta && be && kb < be->n_floats ? be->floats[kb++] : f->db;
-        }
-
-    /* before the loop: the inputs' products, the weights transposed, the states */
-    const char *xs = ref(I, x), *ws = ref(I, w), *rs = ref(I, r), *bs = b ? ref(I, b) : NULL;
-    const char *ps = pp ? ref(I, pp) : NULL;
-    const char *one = real_const(I, 1.0, dt, fmt(I, "%s_one", R.nm));
-    const char *mk = NULL, *none = NULL;
-    if (sl) {
-        const char *ls = ref(I, sl), *it = cfx_dtype_name(sl->ty.dtype);
-        line(I, "assert(min(%s) >= 0 and max(%s) <= %lld, \"%s '%s': a length of sequence_lens is outside 0 to "
-             "%lld\")", ls, ls, (long long)S, op, clean(I, R.nm), (long long)S);
-        mk = new_id(I, "mask_", R.nm);
-        line(I, "%s = reshape(%s, [1, %lld, 1]) > iota(%s[%lld, %lld, %lld]) // %lld", mk, ls, (long long)Bn, it,
-             (long long)S, (long long)Bn, (long long)H, (long long)(Bn * H));
-        none = new_id(I, "zero_", R.nm);
-        line(I, "%s = zeros(%s[%lld, %lld])", none, cfx_dtype_name(dt), (long long)Bn, (long long)H);
-    }
-    const char *xw[2], *rt[2], *rt2[2], *rb[2], *peep[2][3], *h[2], *c[2];
-    const char *t = new_id(I, "t_", R.nm);
-    long long GH = (long long)(G * H), HH = (long long)H;
-    for (int d = 0; d < dirs; d++) {
-        const char *e = fmt(I, "%s @ transpose(%s[%d])", xs, ws, d);
-        if (bs && kind == 'G' && lbr)
-            e = fmt(I, "%s + %s[%d, 0:%lld]", e, bs, d, GH);
-        else if (bs)
-            e = fmt(I, "%s + (%s[%d, 0:%lld] + %s[%d, %lld:%lld])", e, bs, d, GH, bs, d, GH, 2 * GH);
-        xw[d] = new_id(I, "xw_", R.nm);
-        line(I, "%s = %s", xw[d], e);
-        rt[d] = new_id(I, "rt_", R.nm);
-        rt2[d] = rb[d] = NULL;
-        if (kind == 'G' && !lbr) { /* the candidate's product reads r * h: apart */
-            line(I, "%s = transpose(%s[%d, 0:%lld])", rt[d], rs, d, 2 * HH);
-            rt2[d] = new_id(I, "rt_", R.nm);
-            line(I, "%s = transpose(%s[%d, %lld:%lld])", rt2[d], rs, d, 2 * HH, 3 * HH);
-        } else {
-            line(I, "%s = transpose(%s[%d])", rt[d], rs, d);
-        }
-        if (kind == 'G' && lbr && bs) {
-            rb[d] = new_id(I, "rb_", R.nm);
-            line(I, "%s = %s[%d, %lld:%lld]", rb[d], bs, d, GH, 2 * GH);
-        }
-        for (int k = 0; k < 3; k++) {
-            peep[d][k] = NULL;
-            if (ps) {
-                peep[d][k] = new_id(I, "p_", R.nm);
-                line(I, "%s = %s[%d, %lld:%lld]", peep[d][k], ps, d, k * HH, (k + 1) * HH);
-            }
-        }
-        cfx_type bh = mktype(dt, 2, (int64_t[]){Bn, H});
-        h[d] = new_id(I, "h_", R.nm);
-        line(I, "%s = %s", h[d], h0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, h0), d) : zeros_of(I, &bh));
-        c[d] = NULL;
-        if (kind == 'L') {
-            c[d] = new_id(I, "cell_", R.nm);
-            line(I, "%s = %s", c[d], c0 ? fmt(I, layout ? "%s[:, %d]" : "%s[%d]", ref(I, c0), d) : zeros_of(I, &bh));
-        }
-    }
-    const char *yn = n->n_output > 0 && n->output[0] ? n->output[0] : "";
-    const char *y = NULL;
-    cfx_type yt = layout ? mktype(dt, 4, (int64_t[]){Bn, S, dirs, H}) : mktype(dt, 4, (int64_t[]){S, dirs, Bn, H});
-    if (*yn) {
-        check_dims(I, yn, yt.rank, yt.dims);
-        y = new_id(I, "v_", yn);
-        line(I, "%s = %s", y, zeros_of(I, &yt));
-    }
-
-    /* the loop: a step of each direction */
-    line(I, "for %s in range(%lld) {", t, (long long)S);
-    I->indent++;
-    for (int d = 0; d < dirs; d++) {
-        int rev = rev0 || d == 1;
-        const char *pos = rev ? fmt(I, "%lld - %s", (long long)(S - 1), t) : t;
-        const char *xrow = fmt(I, layout ? "%s[:, %s]" : "%s[%s]", xw[d], pos);
-        rnn_fn *f = R.fn[d];
-        const char *m = NULL;
-        if (mk) {
-            m = new_id(I, "m_", R.nm);
-            line(I, "%s = %s[%s]", m, mk, pos);
-        }
-        if (kind == 'R') {
-            line(I, "%s = %s", h[d], rnn_masked(I, m, rnn_apply(I, &R, &f[0], fmt(I, "%s + %s @ %s", xrow, h[d], rt[d]), 1), h[d]));
-        } else if (kind == 'G') {
-            const char *xr = new_id(I, "x_", R.nm), *zr = new_id(I, "zr_", R.nm), *hh = new_id(I, "hh_", R.nm);
-            line(I, "%s = %s", xr, xrow);
-            const char *z = fmt(I, "%s[:, 0:%lld]", zr, HH), *rg = fmt(I, "%s[:, %lld:%lld]", zr, HH, 2 * HH);
-            if (!lbr) {
-                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s @ %s", xr, 2 * HH, h[d], rt[d]), 1));
-                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + (%s * %s) @ %s", xr, 2 * HH,
-                                                                   3 * HH, rg, h[d], rt2[d]), 1));
-            } else {
-                const char *hr = new_id(I, "hr_", R.nm);
-                line(I, "%s = %s @ %s%s%s", hr, h[d], rt[d], rb[d] ? " + " : "", rb[d] ? rb[d] : "");
-                line(I, "%s = %s", zr, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld] + %s[:, 0:%lld]", xr, 2 * HH, hr,
-                                                                   2 * HH), 1));
-                line(I, "%s = %s", hh, rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld] + %s * %s[:, %lld:%lld]", xr,
-                                                                   2 * HH, 3 * HH, rg, hr, 2 * HH, 3 * HH), 1));
-            }
-            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "(%s - %s) * %s + %s * %s", one, z, hh, z, h[d]), h[d]));
-        } else {
-            const char *g = new_id(I, "g_", R.nm);
-            line(I, "%s = %s + %s @ %s", g, xrow, h[d], rt[d]);
-            const char *ig, *og = NULL, *fg;
-            if (!ps && !coupled) { /* i, o and f side by side, through f at once */
-                const char *iof = new_id(I, "iof_", R.nm);
-                line(I, "%s = %s", iof, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]", g, 3 * HH), 1));
-                ig = fmt(I, "%s[:, 0:%lld]", iof, HH);
-                og = fmt(I, "%s[:, %lld:%lld]", iof, HH, 2 * HH);
-                fg = fmt(I, "%s[:, %lld:%lld]", iof, 2 * HH, 3 * HH);
-            } else {
-                const char *iv = new_id(I, "i_", R.nm);
-                const char *pi = ps ? fmt(I, " + %s * %s", peep[d][0], c[d]) : "";
-                line(I, "%s = %s", iv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, 0:%lld]%s", g, HH, pi), 1));
-                ig = iv;
-                if (coupled) {
-                    fg = fmt(I, "(%s - %s)", one, iv);
-                } else {
-                    const char *fv = new_id(I, "f_", R.nm);
-                    const char *pf = ps ? fmt(I, " + %s * %s", peep[d][2], c[d]) : "";
-                    line(I, "%s = %s", fv, rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, 2 * HH, 3 * HH, pf), 1));
-                    fg = fv;
-                }
-            }
-            line(I, "%s = %s", c[d], rnn_masked(I, m, fmt(I, "%s * %s + %s * %s", fg, c[d], ig,
-                 rnn_apply(I, &R, &f[1], fmt(I, "%s[:, %lld:%lld]", g, 3 * HH, 4 * HH), 1)), c[d]));
-            if (!og) {
-                const char *po = ps ? fmt(I, " + %s * %s", peep[d][1], c[d]) : "";
-                og = rnn_apply(I, &R, &f[0], fmt(I, "%s[:, %lld:%lld]%s", g, HH, 2 * HH, po), 1);
-            }
-            line(I, "%s = %s", h[d], rnn_masked(I, m, fmt(I, "%s * %s", og, rnn_apply(I, &R, &f[2], c[d], 0)), h[d]));
-        }
-        if (y)
-            line(I, layout ? "%s[:, %s, %d] = %s" : "%s[%s, %d] = %s", y, pos, d,
-                 m ? fmt(I, "where(%s, %s, %s)", m, h[d], none) : h[d]);
-    }
-    I->indent--;
-    line(I, "}");
-
-    /* after it: the results */
-    if (y)
-        bind(I, yn, &yt, y, NULL);
-    for (int k = 1; k <= (kind == 'L' ? 2 : 1); k++) {
-        const char *nm = (size_t)k < n->n_output && n->output[k] ? n->output[k] : "";
-        if (!*nm)
-            continue;
-        const char *src[2];
-        for (int d = 0; d < dirs; d++) { /* a sequence of length 0 has states of 0 (onnxruntime's) */
-            src[d] = k == 1 ? h[d] : c[d];
-            if (mk)
-                src[d] = fmt(I, "where(%s[0], %s, %s)", mk, src[d], none);
-        }
-        const char *v = new_id(I, "v_", nm);
-        if (dirs == 1) {
-            line(I, "%s = reshape(%s, %s)", v, src[0], dims_list(I, &st));
-        } else {
-            line(I, "%s = %s", v, zeros_of(I, &st));
-            for (int d = 0; d < dirs; d++)
-                line(I, layout ? "%s[:, %d] = %s" : "%s[%d] = %s", v, d, src[d]);
-        }
-        bind(I, nm, &st, v, NULL);
-    }
-    for (size_t k = (kind == 'L' ? 3 : 2); k < n->n_output; k++)
-        if (n->output[k] && *n->output[k])
-            fail(I, "%s has no output %zu", op, k);
-}
-
-/* ---- opset 27's LinearAttention and CausalConvWithState ----------------------------------------
- * LinearAttention is a recurrence over the time steps and becomes one `for t in range(T)` loop, as
- * the RNN ops do. Before the loop each input is laid out time first, [T, N, ...] with N = batch *
- * kv_num_heads (the decay through exp there, once); the state is held transposed, S^T as
- * [N, 1, d_v, d_k], so that a step is a few elementwise products and sums along the last axis:
- * the decay, the delta rule's read of the state (sum(S^T * k)), the write (an outer product) and
- * the output row of each query head (its group of heads broadcast against the one state of their
- * kv head). The output is scaled after the loop; the present state is the last S, transposed back.
- * The equations are onnx/reference/ops/op_linear_attention.py's; a half type's results are
- * rounded once, after the loop, as the reference computes in float32 and casts at the end. */
-static void op_linear_attention(imp *I, const Onnx__NodeProto *n)
-{
-    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2), *ps = in_opt(I, n, 3);
-    ival *dc = in_opt(I, n, 4), *be = in_opt(I, n, 5);
-    cfx_dtype dt = q->ty.dtype;
-    int half = q->half;
-    if (!is_real(dt) || q->ty.rank != 3)
-        fail(I, "query is %s; LinearAttention takes a real tensor of 3 dimensions", tystr(I, &q->ty));
-    int64_t B = q->ty.dims[0], T = q->ty.dims[1];
-    ival *ins[6] = {q, k, v, ps, dc, be};
-    for (int j = 1; j < 6; j++) {
-        ival *x = ins[j];
-        if (x && (x->ty.dtype != dt || x->half != half))
-            fail(I, "input %d ('%s') and query differ in type: LinearAttention takes one", j, x->name);
-        if (x && j != 3 && (x->ty.rank != 3 || x->ty.dims[0] != B || x->ty.dims[1] != T))
-            fail(I, "input %d ('%s') is %s; query %s wants [%lld, %lld, ...]", j, x->name, tystr(I, &x->ty),
-                 tystr(I, &q->ty), (long long)B, (long long)T);
-    }
-    const char *rule = attr_str(I, n, "update_rule", "gated_delta");
-    int gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
-    int delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
-    if (!gated && !delta && strcmp(rule, "linear"))
-        fail(I, "update_rule '%s' is not linear, gated, delta or gated_delta", rule);
-    if (gated != (dc != NULL) || delta != (be != NULL))
-        fail(I, "update_rule '%s' %s decay and %s beta", rule, gated ? "takes" : "takes no",
-             delta ? "takes" : "takes no");
-    int64_t qh = attr_int(I, n, "q_num_heads", 0), kh = attr_int(I, n, "kv_num_heads", 0);
-    if (qh <= 0 || kh <= 0 || qh % kh)
-        fail(I, "q_num_heads %lld must be a positive multiple of kv_num_heads %lld", (long long)qh, (long long)kh);
-    int64_t dk = q->ty.dims[2] / qh, dv = v->ty.dims[2] / kh, g = qh / kh, N = B * kh;
-    if (q->ty.dims[2] % qh || v->ty.dims[2] % kh || k->ty.dims[2] != kh * dk)
-        fail(I, "query %s, key %s and value %s do not split into %lld query and %lld kv heads of one key size",
-             tystr(I, &q->ty), tystr(I, &k->ty), tystr(I, &v->ty), (long long)qh, (long long)kh);
-    int64_t de = 1;
-    if (dc) {
-        de = dc->ty.dims[2] == kh * dk ? dk : 1;
-        if (dc->ty.dims[2] != kh && dc->ty.dims[2] != kh * dk)
-            fail(I, "decay is %s; its last dimension must be kv_num_heads (%lld) or kv_num_heads * d_k (%lld)",
-                 tystr(I, &dc->ty), (long long)kh, (long long)(kh * dk));
-    }
-    if (be && be->ty.dims[2] != kh && be->ty.dims[2] != 1)
-        fail(I, "beta is %s; its last dimension must be kv_num_heads (%lld) or 1", tystr(I, &be->ty), (long long)kh);
-    cfx_type st = mktype(dt, 4, (int64_t[]){B, kh, dk, dv});
-    if (ps && !same_type(&ps->ty, &st))
-        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
-    double scale = attr_float(I, n, "scale", 0.0);
-    if (scale == 0.0)
-        scale = 1.0 / sqrt((double)dk);
-    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
-    const char *sc = real_const(I, dt == CFX_F32 ? (double)(float)scale : scale, dt, fmt(I, "%s_scale", nm));
-    const char *ty = cfx_dtype_name(dt);
-    long long LT = (long long)T, LN = (long long)N, Lg = (long long)g, Ldk = (long long)dk, Ldv = (long long)dv;
-
-    /* before the loop: each input time first, [T, N, ...], a step's slice of it one index */
-#define LA_TFIRST(x) (B == 1 || T == 1 ? (x) : fmt(I, "permute(%s, (1, 0, 2))", (x)))
-    const char *t = new_id(I, "t_", nm);
-    const char *qs = new_id(I, "q_", nm), *ks = new_id(I, "k_", nm), *vs = new_id(I, "val_", nm);
-    const char *es = NULL, *bs = NULL, *s = new_id(I, "s_", nm), *o = new_id(I, "o_", nm);
-    line(I, "%s = reshape(%s, [%lld, %lld, %lld, 1, %lld])", qs, LA_TFIRST(ref(I, q)), LT, LN, Lg, Ldk);
-    line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", ks, LA_TFIRST(ref(I, k)), LT, LN, Ldk);
-    line(I, "%s = reshape(%s, [%lld, %lld, 1, %lld, 1])", vs, LA_TFIRST(ref(I, v)), LT, LN, Ldv);
-    if (dc) {
-        es = new_id(I, "e_", nm);
-        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, %lld])", es, LA_TFIRST(fmt(I, "exp(%s)", ref(I, dc))), LT, LN,
-             (long long)de);
-    }
-    if (be) {
-        const char *b = LA_TFIRST(ref(I, be));
-        if (be->ty.dims[2] != kh) /* one beta for every kv head */
-            b = fmt(I, "%s * ones(%s[%lld, %lld, %lld])", b, ty, (long long)(B == 1 || T == 1 ? B : T),
-                    (long long)(B == 1 || T == 1 ? T : B), (long long)kh);
-        bs = new_id(I, "beta_", nm);
-        line(I, "%s = reshape(%s, [%lld, %lld, 1, 1, 1])", bs, b, LT, LN);
-    }
-#undef LA_TFIRST
-    if (ps)
-        line(I, "%s = reshape(permute(%s, (0, 1, 3, 2)), [%lld, 1, %lld, %lld])", s, ref(I, ps), LN, Ldv, Ldk);
-    else
-        line(I, "%s = zeros(%s[%lld, 1, %lld, %lld])", s, ty, LN, Ldv, Ldk);
-    line(I, "%s = zeros(%s[%lld, %lld, %lld, %lld])", o, ty, LT, LN, Lg, Ldv);
-
-    /* the loop: S^T decayed, written (the delta rule: with what it held for k taken out), read */
-    line(I, "for %s in range(%lld) {", t, LT);
-    I->indent++;
-    if (es)
-        line(I, "%s = %s * %s[%s]", s, s, es, t);
-    if (bs) { /* k read twice: its row once */
-        const char *u = new_id(I, "u_", nm), *kt = new_id(I, "kt_", nm);
-        line(I, "%s = %s[%s]", kt, ks, t);
-        line(I, "%s = %s[%s] * (%s[%s] - sum(%s * %s, axis=-1, keepdims=True))", u, bs, t, vs, t, s, kt);
-        line(I, "%s = %s + %s * %s", s, s, u, kt);
-    } else {
-        line(I, "%s = %s + %s[%s] * %s[%s]", s, s, vs, t, ks, t);
-    }
-    line(I, "%s[%s] = sum(%s * %s[%s], axis=-1)", o, t, s, qs, t);
-    I->indent--;
-    line(I, "}");
-
-    /* after it: the output [B, T, q_num_heads * d_v] scaled, and the state [B, kv_num_heads, d_k, d_v] */
-    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
-        cfx_type ot = mktype(dt, 3, (int64_t[]){B, T, qh * dv});
-        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])", o, LT, (long long)B, (long long)(qh * dv));
-        if (B == 1 || T == 1)
-            e = fmt(I, "reshape(%s, %s)", o, dims_list(I, &ot));
-        else
-            e = fmt(I, "permute(%s, (1, 0, 2))", e);
-        const char *y = out_var(I, n, 0, &ot);
-        line(I, "%s = %s", y, half_rounded(I, half, fmt(I, "%s * %s", e, sc)));
-    }
-    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
-        const char *y = out_var(I, n, 1, &st);
-        const char *e = fmt(I, "permute(reshape(%s, [%lld, %lld, %lld, %lld]), (0, 1, 3, 2))", s, (long long)B,
-                            (long long)kh, Ldv, Ldk);
-        line(I, "%s = %s", y, half_rounded(I, half, e));
-    }
-    I->node_rounded = 1; /* both results rounded to a half type above */
-    for (size_t j = 2; j < n->n_output; j++)
-        if (n->output[j] && *n->output[j])
-            fail(I, "LinearAttention has no output %zu", j);
-}
-
-/* CausalConvWithState: the depthwise conv over the state (past_state, or zeros) and the input
- * concatenated, a product of each kernel offset's slice and its weights summed (a half type's sum
- * rounded before the bias and the activation, as the reference's conv gives it); silu/swish
- * x * sigmoid(x) after; the present state the last k - 1 positions of the concatenation. */
-static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *w = in(I, n, 1), *b = in_opt(I, n, 2), *ps = in_opt(I, n, 3);
-    cfx_dtype dt = x->ty.dtype;
-    int half = x->half;
-    if (!is_real(dt) || x->ty.rank != 3)
-        fail(I, "input is %s; CausalConvWithState takes a real tensor of 3 dimensions", tystr(I, &x->ty));
-    int64_t B = x->ty.dims[0], C = x->ty.dims[1], L = x->ty.dims[2];
-    if (w->ty.dtype != dt || w->half != half || w->ty.rank != 3 || w->ty.dims[0] != C || w->ty.dims[1] != 1 ||
-        w->ty.dims[2] < 1)
-        fail(I, "weight is %s; input %s wants [%lld, 1, k] of its type", tystr(I, &w->ty), tystr(I, &x->ty),
-             (long long)C);
-    int64_t K = w->ty.dims[2];
-    cfx_type bt = mktype(dt, 1, &C), st = mktype(dt, 3, (int64_t[]){B, C, K - 1});
-    if (b && (!same_type(&b->ty, &bt) || b->half != half))
-        fail(I, "bias is %s; it must be %s", tystr(I, &b->ty), tystr(I, &bt));
-    if (ps && (!same_type(&ps->ty, &st) || ps->half != half))
-        fail(I, "past_state is %s; it must be %s", tystr(I, &ps->ty), tystr(I, &st));
-    const char *act = attr_str(I, n, "activation", "none");
-    int silu = !strcmp(act, "silu") || !strcmp(act, "swish");
-    if (!silu && strcmp(act, "none"))
-        fail(I, "activation '%s' is not none, silu or swish", act);
-    const char *nm = n->n_output > 0 && n->output[0] && *n->output[0] ? n->output[0] : out_name(I, n, 1);
-    const char *xs = ref(I, x), *p = xs;
-    if (K > 1) {
-        p = new_id(I, "pad_", nm);
-        line(I, "%s = concat((%s, %s), axis=2)", p, ps ? ref(I, ps) : zeros_of(I, &st), xs);
-    }
-    cfx_type ot = mktype(dt, 3, (int64_t[]){B, C, L});
-    if (n->n_output > 0 && n->output[0] && *n->output[0]) {
-        const char *wr = new_id(I, "w_", nm);
-        line(I, "%s = reshape(%s, [%lld, %lld])", wr, ref(I, w), (long long)C, (long long)K);
-        strbuf sb = {0};
-        for (int64_t j = 0; j < K; j++)
-            sb_printf(&sb, "%s%s[:, %lld:%lld] * %s[:, :, %lld:%lld]", j ? " + " : "", wr, (long long)j,
-                      (long long)(j + 1), p, (long long)j, (long long)(j + L));
-        if (sb.oom)
-            fail(I, "out of memory");
-        const char *e = take(I, sb_take(&sb));
-        if (b)
-            e = fmt(I, "%s + reshape(%s, [%lld, 1])", half_rounded(I, half, e), ref(I, b), (long long)C);
-        if (silu) {
-            const char *c = new_id(I, "conv_", nm);
-            line(I, "%s = %s", c, half_rounded(I, half, e));
-            e = fmt(I, "%s * sigmoid(%s)", c, c);
-        }
-        line(I, "%s = %s", out_var(I, n, 0, &ot), half_rounded(I, half, e));
-    }
-    if (n->n_output > 1 && n->output[1] && *n->output[1]) {
-        if (K == 1) /* no state: a value of 0 elements, known by its type */
-            out_known(I, n, 1, &st, alloc(I, 1));
-        else
-            line(I, "%s = %s[:, :, %lld:%lld]", out_var(I, n, 1, &st), p, (long long)L, (long long)(L + K - 1));
-    }
-    I->node_rounded = 1; /* the output rounded above; the state holds values of the inputs */
-    for (size_t j = 2; j < n->n_output; j++)
-        if (n->output[j] && *n->output[j])
-            fail(I, "CausalConvWithState has no output %zu", j);
-}
-
 /* A node of a model-local function: its body inlined, the function's inputs bound to the node's
  * values and its attribute references to the node's attributes. */
 static const Onnx__FunctionProto *find_function(imp *I, const Onnx__NodeProto *n)
@@ -8091,3470 +11626,7 @@ static void op_function(imp *I, const Onnx__NodeProto *n, const Onnx__FunctionPr
     I->depth--;
 }
 
-/* ---- Conv, ConvTranspose and the pools, composed of slices, concat and @ ------------------ */
-
-/* The sliding window of a Conv or a pool over the spatial axes (1 to 3) of an [N, C, ...] input:
- * kernel k, strides s, dilations dl, pads before pb and after pe, and the result's length o. */
-typedef struct {
-    int ns;
-    int64_t d[3], k[3], s[3], dl[3], pb[3], pe[3], o[3];
-    int flip;        /* ConvTranspose: the kernel's offsets taken in reverse */
-    const char **ph; /* window_prepare: the padded input's phases */
-} window;
-
-static void window_dims(imp *I, const Onnx__NodeProto *n, const char *name, int ns, int64_t *out, int64_t min)
-{
-    size_t len;
-    const int64_t *a = attr_ints(I, n, name, &len);
-    if (!a)
-        return;
-    if ((int)len != ns)
-        fail(I, "'%s' has %zu values for %d spatial axes", name, len, ns);
-    for (int d = 0; d < ns; d++) {
-        if (a[d] < min || a[d] > ((int64_t)1 << 30))
-            fail(I, "'%s' holds %lld", name, (long long)a[d]);
-        out[d] = a[d];
-    }
-}
-
-/* The window of n over x's spatial axes with the given kernel: strides, dilations, pads and
- * auto_pad as ONNX's reference computes them (op_pool_common.py), ceil_mode for the pools. */
-static void window_of(imp *I, const Onnx__NodeProto *n, const cfx_type *x, const int64_t *kernel, int ceil_mode,
-                      window *w)
-{
-    int ns = x->rank - 2;
-    if (x->rank < 3 || ns > 3)
-        fail(I, "the input is %s: 1 to 3 spatial axes after N and C are supported", tystr(I, x));
-    memset(w, 0, sizeof *w);
-    w->ns = ns;
-    for (int d = 0; d < ns; d++) {
-        w->d[d] = x->dims[2 + d];
-        w->k[d] = kernel[d];
-        w->s[d] = w->dl[d] = 1;
-    }
-    window_dims(I, n, "strides", ns, w->s, 1);
-    window_dims(I, n, "dilations", ns, w->dl, 1);
-    int64_t pads[6] = {0};
-    window_dims(I, n, "pads", 2 * ns, pads, 0);
-    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
-    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
-    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
-        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
-    if (same && ceil_mode)
-        fail(I, "ceil_mode with auto_pad '%s' is not supported", clean(I, ap));
-    for (int d = 0; d < ns; d++) {
-        int64_t span = (w->k[d] - 1) * w->dl[d] + 1;
-        if (same) {
-            w->o[d] = (w->d[d] + w->s[d] - 1) / w->s[d];
-            int64_t total = (w->o[d] - 1) * w->s[d] + span - w->d[d];
-            total = total > 0 ? total : 0;
-            w->pb[d] = same == 1 ? total / 2 : total - total / 2;
-            w->pe[d] = total - w->pb[d];
-            continue;
-        }
-        if (!strcmp(ap, "NOTSET")) {
-            w->pb[d] = pads[d];
-            w->pe[d] = pads[ns + d];
-        }
-        int64_t ext = w->d[d] + w->pb[d] + w->pe[d] - span;
-        if (ext < 0)
-            fail(I, "the window (%lld wide along spatial axis %d) is wider than the padded input (%lld)",
-                 (long long)span, d, (long long)(w->d[d] + w->pb[d] + w->pe[d]));
-        w->o[d] = ext / w->s[d] + 1;
-        if (ceil_mode && ext % w->s[d]) {
-            w->o[d]++;
-            if ((w->o[d] - 1) * w->s[d] >= w->d[d] + w->pb[d]) /* the last window starts in the pads */
-                w->o[d]--;
-        }
-    }
-}
-
-/* a type of that rank, its dims to be set */
-static cfx_type window_type(cfx_dtype dt, int rank)
-{
-    cfx_type t = mktype(dt, 0, NULL);
-    t.rank = rank;
-    return t;
-}
-
-static int64_t window_count(const int64_t *v, int ns)
-{
-    int64_t c = 1;
-    for (int d = 0; d < ns; d++)
-        c *= v[d];
-    return c;
-}
-
-/* A known value v seen under type t (same element count): a module constant of that shape; else
- * v's variable reshaped. */
-static const char *reshaped_val(imp *I, ival *v, const cfx_type *t, const char *tag)
-{
-    if (!v->data)
-        return reshaped(I, ref(I, v), &v->ty, t);
-    ival c = {.name = fmt(I, "%s#%s", v->name, tag), .ty = *t, .data = v->data};
-    c.ty.dtype = v->ty.dtype;
-    return ref(I, &c);
-}
-
-/* The input of w made ready for its slices: padded with `fill` (and cropped or padded past the
- * pads to a multiple of each stride), then split along each strided axis into its stride's
- * phases (reshape [A, L / s, s, B], index r), so that each kernel offset meets a plain slice of
- * a phase (window_slice). */
-static void window_prepare(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill)
-{
-    int ns = w->ns, r = x->ty.rank;
-    const char *nm = out_name(I, n, 0);
-    int64_t lp[3];
-    cfx_type pt = x->ty;
-    int moved = 0;
-    for (int d = 0; d < ns; d++) {
-        lp[d] = w->s[d] * ((w->k[d] - 1) * w->dl[d] / w->s[d] + w->o[d]);
-        pt.dims[2 + d] = lp[d];
-        moved |= w->pb[d] != 0 || lp[d] != w->d[d];
-    }
-    check_dims(I, nm, pt.rank, pt.dims);
-    const char *src = ref(I, x);
-    if (moved) { /* the input written into its place in the padded one */
-        const char *xp = new_id(I, "xp_", nm);
-        strbuf to = {0}, from = {0};
-        sb_puts(&to, "[:, :");
-        sb_puts(&from, "[:, :");
-        for (int d = 0; d < ns; d++) {
-            int64_t s0 = w->pb[d] < 0 ? -w->pb[d] : 0, t0 = w->pb[d] > 0 ? w->pb[d] : 0;
-            int64_t len = w->d[d] - s0 < lp[d] - t0 ? w->d[d] - s0 : lp[d] - t0;
-            if (len < 1)
-                fail(I, "the window never meets the input along spatial axis %d", d);
-            sb_printf(&to, ", %lld:%lld", (long long)t0, (long long)(t0 + len));
-            sb_printf(&from, ", %lld:%lld", (long long)s0, (long long)(s0 + len));
-        }
-        sb_puts(&to, "]");
-        sb_puts(&from, "]");
-        if (to.oom || from.oom)
-            fail(I, "out of memory");
-        line(I, "%s = %s", xp,
-             fill == 0 ? zeros_of(I, &pt)
-                       : fmt(I, "full(%s, %s)", tystr(I, &pt), real_const(I, fill, x->ty.dtype, fmt(I, "%s_fill", nm))));
-        line(I, "%s%s = %s%s", xp, sb_str(&to), src, sb_str(&from));
-        sb_free(&to);
-        sb_free(&from);
-        src = xp;
-    }
-    /* the phases: ph[i] for the residues (r_0, ..., r_ns-1) in mixed radix over the strides */
-    int64_t nph = window_count(w->s, ns);
-    if (nph > 4096)
-        fail(I, "strides of %lld phases; at most 4096 are taken", (long long)nph);
-    const char **ph = alloc(I, (size_t)nph * sizeof *ph);
-    memset(ph, 0, (size_t)nph * sizeof *ph);
-    ph[0] = src;
-    int64_t have = 1; /* phases made so far: the radix of the axes done */
-    cfx_type ct = pt;
-    for (int d = 0; d < ns; d++) {
-        int64_t s = w->s[d];
-        if (s == 1)
-            continue;
-        int used[4096] = {0};
-        for (int64_t k = 0; k < w->k[d] && k < 4096; k++)
-            used[(k * w->dl[d]) % s] = 1;
-        int64_t A = 1, B = 1;
-        for (int e = 0; e < 2 + d; e++)
-            A *= ct.dims[e];
-        for (int e = 3 + d; e < r; e++)
-            B *= ct.dims[e];
-        cfx_type nt = ct;
-        nt.dims[2 + d] = ct.dims[2 + d] / s;
-        const char **nx = alloc(I, (size_t)nph * sizeof *nx);
-        memset(nx, 0, (size_t)nph * sizeof *nx);
-        for (int64_t i = 0; i < have; i++) {
-            if (!ph[i])
-                continue;
-            for (int64_t q = 0; q < s; q++) {
-                if (!used[q])
-                    continue;
-                const char *id = new_id(I, "ph_", nm);
-                line(I, "%s = reshape(reshape(%s, [%lld, %lld, %lld, %lld])[:, :, %lld], %s)", id, ph[i], (long long)A,
-                     (long long)nt.dims[2 + d], (long long)s, (long long)B, (long long)q, dims_list(I, &nt));
-                nx[i * s + q] = id;
-            }
-        }
-        ph = nx;
-        have *= s;
-        ct = nt;
-    }
-    w->ph = ph;
-}
-
-/* The [N, C, O...] slice of the prepared input that kernel offset kk (row-major over the spatial
- * axes) meets. */
-static const char *window_slice(imp *I, const window *w, int64_t kk)
-{
-    int ns = w->ns;
-    int64_t rest = kk, idx = 0, q[3], kd[3];
-    for (int d = ns - 1; d >= 0; d--) {
-        kd[d] = rest % w->k[d];
-        rest /= w->k[d];
-        if (w->flip)
-            kd[d] = w->k[d] - 1 - kd[d];
-    }
-    for (int d = 0; d < ns; d++) {
-        int64_t off = kd[d] * w->dl[d];
-        q[d] = off / w->s[d];
-        idx = idx * w->s[d] + off % w->s[d];
-    }
-    strbuf sb = {0};
-    sb_printf(&sb, "%s[:, :", w->ph[idx]);
-    for (int d = 0; d < ns; d++)
-        sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
-    sb_puts(&sb, "]");
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* The patches of x under w: each kernel offset's slice (window_slice) reshaped to part's dims,
- * joined along `axis` of them. */
-static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, window *w, double fill,
-                                  const cfx_type *part, int axis)
-{
-    window_prepare(I, n, x, w, fill);
-    int64_t kt = window_count(w->k, w->ns);
-    if (kt > 4096)
-        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
-    strbuf sb = {0};
-    if (kt > 1)
-        sb_puts(&sb, "concat((");
-    for (int64_t kk = 0; kk < kt; kk++)
-        sb_printf(&sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
-    if (kt > 1)
-        sb_printf(&sb, "), axis=%d)", axis);
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* The result [N, M, O...] of y (of [N * M * O] elements), plus the bias along axis 1 */
-static void window_result(imp *I, const Onnx__NodeProto *n, const char *y, const cfx_type *yt, const window *w,
-                          int64_t N, int64_t M, ival *b)
-{
-    cfx_type t = window_type(yt->dtype, 2 + w->ns);
-    t.dims[0] = N;
-    t.dims[1] = M;
-    for (int d = 0; d < w->ns; d++)
-        t.dims[2 + d] = w->o[d];
-    const char *e = reshaped(I, y, yt, &t);
-    if (b) {
-        if (b->ty.rank != 1 || b->ty.dims[0] != M || b->ty.dtype != yt->dtype)
-            fail(I, "the bias is %s, not %s[%lld]", tystr(I, &b->ty), cfx_dtype_name(yt->dtype), (long long)M);
-        cfx_type bt = window_type(yt->dtype, 1 + w->ns);
-        bt.dims[0] = M;
-        for (int d = 0; d < w->ns; d++)
-            bt.dims[1 + d] = 1;
-        e = fmt(I, "%s + %s", e, reshaped_val(I, b, &bt, "bias"));
-    }
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, e);
-}
-
-/* Conv over the weights w [M, C / group, K...] (and ConvTranspose, which is the Conv of the input
- * spread out by the strides and the kernel flipped): the input's slice for each kernel offset,
- * joined into patches [N, C, K, O] seen as [N, group, C / group * K, O] (the channels and the
- * offsets in the order of the weights' [M, C / group * K] rows) and multiplied by the weights, a
- * product per group and batch element (the importer's MatMul); a depthwise Conv (one input
- * channel per group) multiplies patches [N, C, 1, O, K] by the weights elementwise and sums the
- * offsets. */
-static void conv_core(imp *I, const Onnx__NodeProto *n, ival *x, ival *wv, window *w, int64_t M, int64_t G, ival *b)
-{
-    int ns = w->ns;
-    int64_t N = x->ty.dims[0], C = x->ty.dims[1], Cg = C / G, kt = window_count(w->k, ns), ot = window_count(w->o, ns);
-    cfx_dtype dt = x->ty.dtype;
-    if (Cg == 1) {
-        int64_t mult = M / G;
-        cfx_type pc = window_type(dt, 5), pt = window_type(dt, 5), wt = window_type(dt, 4);
-        int64_t pd[5] = {N, C, 1, ot, 1}, pp[5] = {N, C, 1, ot, kt}, wd[4] = {G, mult, 1, kt};
-        copy(pc.dims, pd, sizeof pd);
-        copy(pt.dims, pp, sizeof pp);
-        copy(wt.dims, wd, sizeof wd);
-        ival *p = part(I, n, "patches", &pt, 0, window_patches(I, n, x, w, 0, &pc, 4));
-        const char *we = reshaped_val(I, wv, &wt, "depthwise");
-        cfx_type yt = window_type(dt, 4);
-        int64_t yd[4] = {N, G, mult, ot};
-        copy(yt.dims, yd, sizeof yd);
-        window_result(I, n, fmt(I, "sum(%s * %s, axis=-1)", p->id, we), &yt, w, N, M, b);
-        return;
-    }
-    cfx_type pc = window_type(dt, 4);
-    int64_t pd[4] = {N, C, 1, ot};
-    copy(pc.dims, pd, sizeof pd);
-    /* the patches [N, G, Cg * K, O] (N and G left out where 1), the weights [G, M / G, Cg * K] */
-    cfx_type pt = mktype(dt, 0, NULL), wt = mktype(dt, 0, NULL);
-    if (N > 1)
-        pt.dims[pt.rank++] = N;
-    if (G > 1) {
-        pt.dims[pt.rank++] = G;
-        wt.dims[wt.rank++] = G;
-    }
-    pt.dims[pt.rank++] = Cg * kt;
-    pt.dims[pt.rank++] = ot;
-    wt.dims[wt.rank++] = M / G;
-    wt.dims[wt.rank++] = Cg * kt;
-    const char *pe;
-    if (ns <= 2) { /* [N, C, K, O...] written an offset at a time: two records each */
-        window_prepare(I, n, x, w, 0);
-        cfx_type full = window_type(dt, 3 + ns), one = window_type(dt, 2 + ns);
-        full.dims[0] = one.dims[0] = N;
-        full.dims[1] = one.dims[1] = C;
-        full.dims[2] = kt;
-        for (int d = 0; d < ns; d++)
-            full.dims[3 + d] = one.dims[2 + d] = w->o[d];
-        if (kt == 1) {
-            pe = reshaped(I, window_slice(I, w, 0), &one, &pt);
-        } else {
-            const char *pv = new_id(I, "pt_", out_name(I, n, 0));
-            line(I, "%s = %s", pv, zeros_of(I, &full));
-            for (int64_t kk = 0; kk < kt; kk++)
-                line(I, "%s[:, :, %lld] = %s", pv, (long long)kk, window_slice(I, w, kk));
-            pe = reshaped(I, pv, &full, &pt);
-        }
-    } else { /* 3-D: [N, C, K, D, H, W] would be rank 6; the slices flattened and joined */
-        cfx_type cat = window_type(dt, 4);
-        int64_t cd[4] = {N, C, kt, ot};
-        copy(cat.dims, cd, sizeof cd);
-        pe = reshaped(I, window_patches(I, n, x, w, 0, &pc, 2), &cat, &pt);
-    }
-    ival *p = part(I, n, "patches", &pt, 0, pe);
-    ival *wm;
-    if (wv->data)
-        wm = bind(I, fmt(I, "%s#weights", out_name(I, n, 0)), &wt, NULL, wv->data);
-    else
-        wm = part(I, n, "weights", &wt, 0, reshaped(I, ref(I, wv), &wv->ty, &wt));
-    ival *y = product_part(I, n, "product", wm, p, 0);
-    window_result(I, n, y->id, &y->ty, w, N, M, b);
-}
-
-static void op_conv(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
-    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank)
-        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
-    int64_t G = attr_int(I, n, "group", 1), C = x->ty.rank > 1 ? x->ty.dims[1] : 0, M = wv->ty.dims[0];
-    if (G < 1 || C % G || M % G || wv->ty.dims[1] * G != C)
-        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
-             tystr(I, &wv->ty));
-    window w;
-    window_of(I, n, &x->ty, wv->ty.dims + 2, 0, &w);
-    size_t len;
-    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
-    for (size_t d = 0; ks && d < len; d++)
-        if ((int)len != w.ns || ks[d] != w.k[d])
-            fail(I, "kernel_shape does not match the weights %s", tystr(I, &wv->ty));
-    conv_core(I, n, x, wv, &w, M, G, b);
-}
-
-/* ConvTranspose: the input spread out by the strides (s - 1 zeros between its elements, each
- * spatial axis in turn), then the Conv of stride 1 with the kernel flipped and its two channel
- * axes swapped, padded by dilation * (K - 1) less the pads (output_padding at the end). */
-static void op_conv_transpose(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *wv = in(I, n, 1), *b = in_opt(I, n, 2);
-    if (!is_real(x->ty.dtype) || wv->ty.dtype != x->ty.dtype || wv->ty.rank != x->ty.rank || x->ty.rank < 3 ||
-        x->ty.rank > 5)
-        fail(I, "the input is %s and the weights %s", tystr(I, &x->ty), tystr(I, &wv->ty));
-    int ns = x->ty.rank - 2;
-    int64_t G = attr_int(I, n, "group", 1), C = x->ty.dims[1];
-    if (G < 1 || C % G || wv->ty.dims[0] != C)
-        fail(I, "group %lld does not fit the input %s and the weights %s", (long long)G, tystr(I, &x->ty),
-             tystr(I, &wv->ty));
-    int64_t Mg = wv->ty.dims[1], M = Mg * G, Cg = C / G;
-    int64_t s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, op[3] = {0, 0, 0}, pads[6] = {0}, k[3], os[3];
-    for (int d = 0; d < ns; d++)
-        k[d] = wv->ty.dims[2 + d];
-    window_dims(I, n, "strides", ns, s, 1);
-    window_dims(I, n, "dilations", ns, dl, 1);
-    window_dims(I, n, "output_padding", ns, op, 0);
-    window_dims(I, n, "pads", 2 * ns, pads, 0);
-    const char *ap = attr_str(I, n, "auto_pad", "NOTSET");
-    size_t len;
-    const int64_t *shape = attr_ints(I, n, "output_shape", &len);
-    if (shape && (int)len != ns && (int)len != ns + 2)
-        fail(I, "output_shape has %zu values for %d spatial axes", len, ns);
-    int same = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : 0;
-    if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
-        fail(I, "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID are)", clean(I, ap));
-    for (int d = 0; d < ns; d++) {
-        int64_t span = (k[d] - 1) * dl[d] + 1, full = s[d] * (x->ty.dims[2 + d] - 1) + op[d] + span;
-        if (op[d] >= s[d] && op[d] >= dl[d])
-            fail(I, "output_padding %lld is not below the stride or the dilation", (long long)op[d]);
-        if (!strcmp(ap, "VALID"))
-            pads[d] = pads[ns + d] = 0;
-        if (same) { /* the pads that give the output shape asked for, split as ONNX's reference does */
-            os[d] = shape ? shape[(int)len - ns + d] : x->ty.dims[2 + d] * s[d];
-            int64_t total = full - os[d], half = total >= 0 ? total / 2 : -((1 - total) / 2);
-            pads[d] = same == 1 ? half : total - half;
-            pads[ns + d] = total - pads[d];
-        } else if (shape) { /* the pads before as given, the result as long as asked */
-            os[d] = shape[(int)len - ns + d];
-            pads[ns + d] = full - pads[d] - os[d];
-        }
-        if (full - pads[d] - pads[ns + d] < 1)
-            fail(I, "the pads leave no result along spatial axis %d", d);
-    }
-    /* the input spread out: [N, C, (D - 1) * s + 1, ...] */
-    const char *nm = out_name(I, n, 0);
-    ival *xs = x;
-    cfx_type ct = x->ty;
-    for (int d = 0; d < ns; d++) {
-        if (s[d] == 1)
-            continue;
-        int64_t A = 1, B = 1, D = ct.dims[2 + d];
-        for (int e = 0; e < 2 + d; e++)
-            A *= ct.dims[e];
-        for (int e = 3 + d; e < ct.rank; e++)
-            B *= ct.dims[e];
-        cfx_type nt = ct;
-        nt.dims[2 + d] = (D - 1) * s[d] + 1;
-        check_dims(I, nm, nt.rank, nt.dims);
-        const char *id = new_id(I, "sp_", nm);
-        cfx_type zt = window_type(ct.dtype, 4);
-        int64_t zd[4] = {A, D, s[d], B};
-        copy(zt.dims, zd, sizeof zd);
-        line(I, "%s = %s", id, zeros_of(I, &zt));
-        line(I, "%s[:, :, 0] = reshape(%s, [%lld, %lld, %lld])", id, ref(I, xs), (long long)A, (long long)D,
-             (long long)B);
-        const char *e = fmt(I, "reshape(%s, [%lld, %lld, %lld])[:, 0:%lld]", id, (long long)A, (long long)(D * s[d]),
-                            (long long)B, (long long)nt.dims[2 + d]);
-        xs = part(I, n, fmt(I, "spread%d", d), &nt, 0, reshaped(I, e, &(cfx_type){.dtype = ct.dtype, .rank = 3,
-                                                                             .dims = {A, nt.dims[2 + d], B}}, &nt));
-        ct = nt;
-    }
-    window w;
-    memset(&w, 0, sizeof w);
-    w.ns = ns;
-    w.flip = 1;
-    for (int d = 0; d < ns; d++) {
-        w.d[d] = ct.dims[2 + d];
-        w.k[d] = k[d];
-        w.s[d] = 1;
-        w.dl[d] = dl[d];
-        w.pb[d] = (k[d] - 1) * dl[d] - pads[d];
-        w.pe[d] = (k[d] - 1) * dl[d] - pads[ns + d] + op[d];
-        int64_t ext = w.d[d] + w.pb[d] + w.pe[d] - ((k[d] - 1) * dl[d] + 1);
-        if (ext < 0)
-            fail(I, "the pads leave no result along spatial axis %d", d);
-        w.o[d] = ext + 1;
-    }
-    /* the weights [C, M / G, K...] as a Conv's [M, C / G, K...]: [G, Cg, Mg, K] -> [G, Mg, Cg, K] */
-    int64_t kt = window_count(k, ns);
-    cfx_type w4 = window_type(x->ty.dtype, 4), wc = wv->ty;
-    int64_t w4d[4] = {G, Cg, Mg, kt};
-    copy(w4.dims, w4d, sizeof w4d);
-    wc.dims[0] = M;
-    wc.dims[1] = Cg;
-    if (wv->data) {
-        void *data = new_data(I, &wc);
-        size_t es = cfx_dtype_size(x->ty.dtype);
-        for (int64_t g = 0; g < G; g++)
-            for (int64_t c = 0; c < Cg; c++)
-                for (int64_t m = 0; m < Mg; m++)
-                    copy((char *)data + (size_t)(((g * Mg + m) * Cg + c) * kt) * es,
-                         (char *)wv->data + (size_t)(((g * Cg + c) * Mg + m) * kt) * es, (size_t)kt * es);
-        conv_core(I, n, xs, bind(I, fmt(I, "%s#weights", nm), &wc, NULL, data), &w, M, G, b);
-        return;
-    }
-    const char *we = fmt(I, "permute(%s, (0, 2, 1, 3))", reshaped(I, ref(I, wv), &wv->ty, &w4));
-    cfx_type wp = w4;
-    wp.dims[1] = Mg;
-    wp.dims[2] = Cg;
-    ival *wk = part(I, n, "weights", &wc, 0, reshaped(I, we, &wp, &wc));
-    conv_core(I, n, xs, wk, &w, M, G, b);
-}
-
-/* Col2Im (opset 18; PyTorch's F.fold): the columns [N, C * prod(block_shape), L] summed back into
- * an image [N, C, image_shape...], as the ConvTranspose above of the columns seen as [N, C * K,
- * L1, ...] (L1 ... the blocks along each axis), in C groups, its weights one-hot (row j of a
- * group to place j of the block), with the node's strides, dilations and pads, and an
- * output_padding for the image's end that no block reaches. image_shape and block_shape known at
- * import; 1 to 3 spatial axes. */
-static void op_col2im(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int64_t img[3], blk[3], s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pads[6] = {0}, op[3], xd[5], wd[5];
-    int ns = (int)ints_of(I, known(I, n, 1, "image_shape"), img, 3, "image_shape");
-    int nb = (int)ints_of(I, known(I, n, 2, "block_shape"), blk, 3, "block_shape");
-    if (ns < 1 || nb != ns)
-        fail(I, "image_shape has %d values and block_shape %d; cfx takes 1 to 3 spatial axes, as many of each", ns, nb);
-    if (!is_real(x->ty.dtype) || x->ty.rank != 3)
-        fail(I, "the input is %s; Col2Im takes reals [N, C * block elements, blocks]", tystr(I, &x->ty));
-    window_dims(I, n, "strides", ns, s, 1);
-    window_dims(I, n, "dilations", ns, dl, 1);
-    window_dims(I, n, "pads", 2 * ns, pads, 0);
-    int64_t K = 1, L = 1, CK = x->ty.dims[1];
-    xd[0] = x->ty.dims[0];
-    xd[1] = wd[0] = CK;
-    wd[1] = 1;
-    for (int d = 0; d < ns; d++) {
-        if (img[d] < 1 || blk[d] < 1 || img[d] > ((int64_t)1 << 30) || blk[d] > ((int64_t)1 << 30))
-            fail(I, "image_shape %lld and block_shape %lld on axis %d", (long long)img[d], (long long)blk[d], d);
-        int64_t room = img[d] + pads[d] + pads[ns + d] - (blk[d] - 1) * dl[d] - 1;
-        if (room < 0)
-            fail(I, "a block of %lld (dilation %lld) does not fit the image's %lld with its pads on axis %d",
-                 (long long)blk[d], (long long)dl[d], (long long)img[d], d);
-        xd[2 + d] = room / s[d] + 1;
-        op[d] = room % s[d]; /* the image's end no block reaches */
-        wd[2 + d] = blk[d];
-        K *= blk[d];
-        L *= xd[2 + d];
-    }
-    if (CK % K || x->ty.dims[2] != L)
-        fail(I, "the input is %s; image_shape, block_shape, strides, dilations and pads need [N, C * %lld, %lld]",
-             tystr(I, &x->ty), (long long)K, (long long)L);
-    cfx_type xt = mktype(x->ty.dtype, 2 + ns, xd), wt = mktype(x->ty.dtype, 2 + ns, wd);
-    ival *cols = x->data ? bind(I, fmt(I, "%s#cols", out_name(I, n, 0)), &xt, NULL, x->data)
-                         : part(I, n, "cols", &xt, x->half, reshaped(I, ref(I, x), &x->ty, &xt));
-    void *w = new_data(I, &wt);
-    for (int64_t r = 0; r < CK; r++)
-        setd(wt.dtype, w, r * K + r % K, 1.0);
-    ival *ins[2] = {cols, bind(I, fmt(I, "%s#onehot", out_name(I, n, 0)), &wt, NULL, w)};
-    Onnx__AttributeProto a[5], *as[5];
-    memset(a, 0, sizeof a);
-    const char *names[5] = {"group", "strides", "dilations", "pads", "output_padding"};
-    int64_t *vals[5] = {NULL, s, dl, pads, op};
-    for (int k = 0; k < 5; k++) {
-        a[k].name = (char *)names[k];
-        if (k == 0) {
-            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-            a[k].has_i = 1;
-            a[k].i = CK / K;
-        } else {
-            a[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-            a[k].ints = vals[k];
-            a[k].n_ints = (size_t)(k == 3 ? 2 * ns : ns);
-        }
-        as[k] = &a[k];
-    }
-    step_with(I, n, NULL, op_conv_transpose, ins, 2, as, 5);
-}
-
-/* MaxPool, AveragePool and LpPool: each kernel offset's slice of the input (padded with -inf for
- * the max, 0 for the others) folded into the result by max or + (of |x|^p); the average divides
- * by the count of the window's positions inside the input (count_include_pad: inside the padded
- * input), computed at import for each result. MaxPool's Indices follow the running maximum. */
-static void op_pool(imp *I, const Onnx__NodeProto *n, int max, int lp)
-{
-    ival *x = in(I, n, 0);
-    int ints = max && (x->half == HALF_I8 || x->half == HALF_U8); /* MaxPool's int8 and uint8 */
-    if (!is_real(x->ty.dtype) && !ints)
-        fail(I, "the input is %s (real types are taken, and int8 and uint8 for MaxPool)", type_name(x));
-    int want_idx = max && n->n_output > 1 && n->output[1] && *n->output[1];
-    size_t len;
-    const int64_t *ks = attr_ints(I, n, "kernel_shape", &len);
-    if (!ks || (int)len != x->ty.rank - 2)
-        fail(I, "kernel_shape must give one size for each spatial axis of %s", tystr(I, &x->ty));
-    for (size_t d = 0; d < len; d++)
-        if (ks[d] < 1 || ks[d] > ((int64_t)1 << 30))
-            fail(I, "kernel_shape holds %lld", (long long)ks[d]);
-    window w;
-    window_of(I, n, &x->ty, ks, lp ? 0 : (int)attr_int(I, n, "ceil_mode", 0), &w);
-    int ns = w.ns;
-    int64_t kt = window_count(w.k, ns), ot = window_count(w.o, ns);
-    cfx_dtype dt = x->ty.dtype;
-    const char *nm = out_name(I, n, 0);
-    /* a narrow integer's pads lie below its range (held in i32): never the largest */
-    window_prepare(I, n, x, &w, ints ? (x->half == HALF_I8 ? -129.0 : -1.0) : max ? -INFINITY : 0);
-    if (kt > 4096)
-        fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
-    cfx_type yt = x->ty, ot_ty = window_type(dt, ns);
-    for (int d = 0; d < ns; d++)
-        yt.dims[2 + d] = ot_ty.dims[d] = w.o[d];
-    int64_t pw = 1;
-    const char *rp = NULL;
-    if (lp) { /* sum(|x|^p)^(1/p), as ONNX's reference: the pads add nothing */
-        pw = attr_int(I, n, "p", 2);
-        if (pw < 1 || pw > 64)
-            fail(I, "p = %lld is not supported (1 to 64 are)", (long long)pw);
-        if (pw > 2)
-            rp = real_const(I, (double)pw, dt, fmt(I, "%s_p", nm));
-    }
-    /* each offset's slice folded into acc: two records an offset (the slice, max or +) */
-    const char *acc = new_id(I, "acc_", nm), *v = NULL, *ix = NULL;
-    int64_t so = want_idx ? attr_int(I, n, "storage_order", 0) : 0;
-    if (want_idx)
-        ix = new_id(I, "ix_", nm);
-    for (int64_t kk = 0; kk < kt; kk++) {
-        const char *t = window_slice(I, &w, kk);
-        if (want_idx) { /* MaxPool's Indices: where each window's first largest element lies in x */
-            cfx_type it = ot_ty;
-            it.dtype = CFX_I64;
-            int64_t *tab = new_data(I, &it), kd[3], rest = kk;
-            for (int d = ns - 1; d >= 0; d--) {
-                kd[d] = rest % w.k[d];
-                rest /= w.k[d];
-            }
-            for (int64_t i = 0; i < ot; i++) {
-                int64_t r2 = i, flat = 0, pos[3];
-                for (int d = ns - 1; d >= 0; d--) {
-                    pos[d] = (r2 % w.o[d]) * w.s[d] + kd[d] * w.dl[d] - w.pb[d];
-                    r2 /= w.o[d];
-                }
-                if (so == 0)
-                    for (int d = 0; d < ns; d++)
-                        flat = flat * w.d[d] + pos[d];
-                else
-                    for (int d = ns - 1; d >= 0; d--)
-                        flat = flat * w.d[d] + pos[d];
-                tab[i] = flat;
-            }
-            ival tv = {.name = fmt(I, "%s_index%lld", nm, (long long)kk), .ty = it, .data = tab};
-            const char *tk = ref(I, &tv);
-            cfx_type ixt = yt;
-            ixt.dtype = CFX_I64;
-            if (kk == 0) {
-                line(I, "%s = %s + %s", ix, zeros_of(I, &ixt), tk);
-            } else {
-                const char *sv = new_id(I, "s_", nm), *cv = new_id(I, "gt_", nm);
-                line(I, "%s = %s", sv, t);
-                line(I, "%s = %s > %s", cv, sv, acc);
-                line(I, "%s = %s + cast(%s, i64) * (%s - %s)", ix, ix, cv, tk, ix);
-                line(I, "%s = where(%s, %s, %s)", kk == kt - 1 ? (v = out_var(I, n, 0, &yt)) : acc, cv, sv, acc);
-                continue;
-            }
-        }
-        if (pw == 2) {
-            const char *tv = new_id(I, "s_", nm);
-            line(I, "%s = %s", tv, t);
-            t = tv;
-        }
-        const char *e = !lp || pw == 1 ? (lp ? fmt(I, "abs(%s)", t) : t)
-                        : pw == 2 ? fmt(I, "%s * %s", t, t) : fmt(I, "pow(abs(%s), %s)", t, rp);
-        const char *to = kk == kt - 1 && max ? (v = out_var(I, n, 0, &yt)) : acc;
-        if (kk == 0)
-            line(I, "%s = %s", to, e);
-        else
-            line(I, max ? "%s = max(%s, %s)" : "%s = %s + %s", to, acc, e);
-    }
-    if (want_idx) {
-        cfx_type bt = yt, ixt = yt;
-        bt.dtype = ixt.dtype = CFX_I64;
-        for (int d = 0; d < ns; d++)
-            bt.dims[2 + d] = 1;
-        int64_t *base = new_data(I, &bt), sp = window_count(w.d, ns);
-        for (int64_t i = 0; i < bt.dims[0] * bt.dims[1]; i++)
-            base[i] = i * sp;
-        ival bv = {.name = fmt(I, "%s_base", nm), .ty = bt, .data = base};
-        line(I, "%s = %s + %s", out_var(I, n, 1, &ixt), ix, ref(I, &bv));
-    }
-    if (max)
-        return;
-    if (lp) {
-        v = out_var(I, n, 0, &yt);
-        line(I, "%s = %s", v, pw == 1 ? acc : pw == 2 ? fmt(I, "sqrt(%s)", acc)
-                          : fmt(I, "pow(%s, %s)", acc, real_const(I, 1.0 / (double)pw, dt, fmt(I, "%s_inv_p", nm))));
-        return;
-    }
-    int incl = (int)attr_int(I, n, "count_include_pad", 0);
-    cfx_type ct = ot_ty;
-    void *cnt = new_data(I, &ct);
-    int same = 1;
-    double first = 0;
-    for (int64_t i = 0; i < ot; i++) {
-        int64_t rest = i;
-        double c = 1;
-        for (int d = ns - 1; d >= 0; d--) {
-            int64_t o = rest % w.o[d], m = 0;
-            rest /= w.o[d];
-            int64_t lo = incl ? 0 : w.pb[d], hi = incl ? w.d[d] + w.pb[d] + w.pe[d] : w.pb[d] + w.d[d];
-            for (int64_t k = 0; k < w.k[d]; k++) {
-                int64_t at = o * w.s[d] + k * w.dl[d];
-                m += at >= lo && at < hi;
-            }
-            c *= (double)m;
-        }
-        if (i == 0)
-            first = c;
-        same &= c == first;
-        setd(dt, cnt, i, c);
-    }
-    const char *div;
-    if (same) {
-        div = real_const(I, first, dt, fmt(I, "%s_count", nm));
-    } else {
-        ival c = {.name = fmt(I, "%s_counts", nm), .ty = ct, .data = cnt};
-        div = ref(I, &c);
-    }
-    v = out_var(I, n, 0, &yt);
-    line(I, "%s = %s / %s", v, acc, div);
-}
-
-/* GlobalAveragePool and GlobalMaxPool: the mean or max of each [N, C] row of the spatial axes */
-static void op_global_pool(imp *I, const Onnx__NodeProto *n, int max)
-{
-    ival *x = in(I, n, 0);
-    if (!is_real(x->ty.dtype) || x->ty.rank < 3)
-        fail(I, "the input is %s (real, N and C and spatial axes)", tystr(I, &x->ty));
-    cfx_type ft = window_type(x->ty.dtype, 3), t = x->ty;
-    ft.dims[0] = x->ty.dims[0];
-    ft.dims[1] = x->ty.dims[1];
-    ft.dims[2] = 1;
-    for (int d = 2; d < x->ty.rank; d++) {
-        ft.dims[2] *= x->ty.dims[d];
-        t.dims[d] = 1;
-    }
-    cfx_type yt = ft;
-    yt.rank = 2;
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v,
-         reshaped(I, fmt(I, "%s(%s, axis=-1)", max ? "max" : "mean", reshaped(I, ref(I, x), &x->ty, &ft)), &yt, &t));
-}
-
-/* ---- Resize and Upsample ------------------------------------------------------------------- */
-
-/* How a Resize reads its input, from the node's attributes (ONNX's reference, op_resize.py). */
-typedef struct resize_how {
-    int mode;      /* 0 nearest, 1 linear, 2 cubic */
-    int nearest;   /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
-    int ctm;       /* an index into resize_ctms */
-    int antialias, exclude;
-    double a, extrap;
-} resize_how;
-
-
-/* ---- MaxUnpool and Col2Im: values moved or added to positions known at import (Col2Im) or of
- * run time (MaxUnpool's indices), a loop of element or row writes. */
-
-/* 'pads' of 2 * ns values (the begins, then the ends), 0 where absent. */
-static void pads_of(imp *I, const Onnx__NodeProto *n, int ns, int64_t *pads)
-{
-    size_t len;
-    const int64_t *a = attr_ints(I, n, "pads", &len);
-    for (int d = 0; d < 2 * ns; d++)
-        pads[d] = 0;
-    if (!a)
-        return;
-    if ((int)len != 2 * ns)
-        fail(I, "'pads' has %zu values for %d spatial axes", len, ns);
-    for (int d = 0; d < 2 * ns; d++) {
-        if (a[d] < 0 || a[d] > ((int64_t)1 << 30))
-            fail(I, "'pads' holds %lld", (long long)a[d]);
-        pads[d] = a[d];
-    }
-}
-
-/* MaxUnpool: zeros of the shape MaxPool's input had, X written element by element at the flat
- * indices I (MaxPool's Indices: into the whole tensor, batch and channels included; one out of
- * range stops the run with `index`), then placed at the start of output_shape where given. */
-static void op_max_unpool(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1);
-    int r = x->ty.rank, ns = r - 2;
-    if (ns < 1)
-        fail(I, "the input is %s; [N, C, spatial...] is taken", tystr(I, &x->ty));
-    if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
-        fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
-    if (ix->ty.rank != r || memcmp(ix->ty.dims, x->ty.dims, sizeof x->ty.dims[0] * (size_t)r))
-        fail(I, "the indices are %s for the input %s: they must have its shape", tystr(I, &ix->ty), tystr(I, &x->ty));
-    int64_t kernel[3] = {0, 0, 0}, strides[3] = {1, 1, 1}, pads[6];
-    size_t nk;
-    if (!attr_ints(I, n, "kernel_shape", &nk) || (int)nk != ns)
-        fail(I, "kernel_shape must give %d values", ns);
-    window_dims(I, n, "kernel_shape", ns, kernel, 1);
-    window_dims(I, n, "strides", ns, strides, 1);
-    pads_of(I, n, ns, pads);
-    cfx_type u = x->ty; /* the inferred shape */
-    for (int d = 0; d < ns; d++)
-        u.dims[2 + d] = (x->ty.dims[2 + d] - 1) * strides[d] - pads[d] - pads[ns + d] + kernel[d];
-    check_shape(I, out_name(I, n, 0), u.rank, u.dims, 0);
-    cfx_type t = u;
-    if (has_input(n, 2)) {
-        int64_t os[CFX_TYPE_MAX_RANK];
-        if (ints_of(I, known(I, n, 2, "output_shape"), os, CFX_TYPE_MAX_RANK, "output_shape") != r)
-            fail(I, "output_shape must give %d values", r);
-        for (int d = 0; d < r; d++) {
-            if (os[d] < u.dims[d] || (d < 2 && os[d] != u.dims[d]))
-                fail(I, "output_shape dimension %d is %lld; the unpooled one is %lld", d, (long long)os[d],
-                     (long long)u.dims[d]);
-            t.dims[d] = os[d];
-        }
-        check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
-    }
-    int64_t m = count(&x->ty), total = count(&u);
-    for (int64_t i = 0; ix->data && i < m; i++)
-        if (geti(ix, i) < -total || geti(ix, i) >= total)
-            fail(I, "index %lld is out of range for %lld elements", (long long)geti(ix, i), (long long)total);
-    const char *nm = out_name(I, n, 0), *src = ref(I, x), *idx = ref(I, ix);
-    cfx_type flat = mktype(x->ty.dtype, 1, &total), xf = mktype(x->ty.dtype, 1, &m), iff = mktype(ix->ty.dtype, 1, &m);
-    const char *y = new_id(I, "u_", nm), *xs = new_id(I, "x_", nm), *is = new_id(I, "i_", nm),
-               *j = new_id(I, "j_", nm);
-    line(I, "%s = %s", xs, reshaped(I, src, &x->ty, &xf));
-    line(I, "%s = %s", is, reshaped(I, idx, &ix->ty, &iff));
-    line(I, "%s = %s", y, zeros_of(I, &flat));
-    line(I, "for %s in range(%lld) {", j, (long long)m);
-    I->indent++;
-    line(I, "%s[%s[%s]] = %s[%s]", y, is, j, xs, j);
-    I->indent--;
-    line(I, "}");
-    const char *v = out_var(I, n, 0, &t);
-    if (same_type(&t, &u)) {
-        line(I, "%s = %s", v, reshaped(I, y, &flat, &u));
-        return;
-    }
-    int64_t lo[CFX_TYPE_MAX_RANK] = {0};
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "%s%s = %s", v, box_text(I, r, lo, u.dims, t.dims), reshaped(I, y, &flat, &u));
-}
-
-static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
-static const char *const resize_nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-static const char *const resize_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                          "tf_crop_and_resize", "half_pixel_symmetric"};
-
-static int resize_pick(imp *I, const char *what, const char *s, const char *const *names, int nn)
-{
-    for (int k = 0; k < nn; k++)
-        if (!strcmp(s, names[k]))
-            return k;
-    fail(I, "%s '%s' is not supported", what, s);
-    return -1;
-}
-
-/* The weights of the taps around a source position `ratio` in (0, 1] past the tap before it
- * (the reference's _nearest_coeffs, _linear_coeffs, _cubic_coeffs and their antialias forms);
- * their count. c holds at least resize_taps() entries. */
-static int resize_coeffs(const resize_how *h, double ratio, double scale, double *c)
-{
-    double A = h->a;
-    if (h->mode == 0) {
-        int hi = ratio == 1.0 || h->nearest == 3 ||
-                 (h->nearest == 0 && ratio > 0.5) || (h->nearest == 1 && ratio >= 0.5);
-        c[0] = !hi;
-        c[1] = hi;
-        return 2;
-    }
-    if (!h->antialias && h->mode == 1) {
-        c[0] = 1 - ratio;
-        c[1] = ratio;
-        return 2;
-    }
-    if (!h->antialias) {
-        double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
-        c[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
-        c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
-        c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
-        c[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
-        return 4;
-    }
-    double s = scale < 1 ? scale : 1, sum = 0;
-    int64_t start = (int64_t)floor((h->mode == 1 ? -1 : -2) / s) + 1;
-    int nc = (int)(2 - 2 * start); /* the taps' count: the same for every ratio of one scale */
-    for (int k = 0; k < nc; k++) {
-        double x = fabs((double)(start + k) - ratio) * s, x2 = x * x, x3 = x2 * x;
-        if (h->mode == 1)
-            c[k] = x < 1 ? 1 - x : 0;
-        else
-            c[k] = x <= 1 ? (A + 2) * x3 - (A + 3) * x2 + 1 : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A : 0;
-        sum += c[k];
-    }
-    for (int k = 0; k < nc; k++)
-        c[k] /= sum;
-    return nc;
-}
-
-static int64_t resize_taps(const resize_how *h, double scale)
-{
-    double s = scale < 1 ? scale : 1;
-    return h->antialias ? 2 * (int64_t)ceil(2 / s) + 4 : 4;
-}
-
-/* The weights w[i * out + y] of input index i in output index y along one axis, and ext[y] set
- * where tf_crop_and_resize's source falls outside (the extrapolation value goes there). */
-static void resize_weights(imp *I, const resize_how *h, int64_t in, int64_t out, double scale, const double *roi,
-                           double *w, char *ext)
-{
-    double ow = scale * (double)in, *c = alloc(I, (size_t)resize_taps(h, scale) * sizeof *c);
-    for (int64_t y = 0; y < out; y++) {
-        double x, yy = (double)y;
-        switch (h->ctm) {
-        case 0: x = (yy + 0.5) / scale - 0.5; break;
-        case 1: x = ow == 1 ? -0.5 : (yy + 0.5) / scale - 0.5; break;
-        case 2: x = ow == 1 ? 0 : yy * (double)(in - 1) / (ow - 1); break;
-        case 3: x = yy / scale; break;
-        case 4:
-            x = ow == 1 ? (roi[1] - roi[0]) * (double)(in - 1) / 2 : yy * (roi[1] - roi[0]) * (double)(in - 1) / (ow - 1);
-            x += roi[0] * (double)(in - 1);
-            ext[y] = x < 0 || x > (double)(in - 1);
-            break;
-        default: x = (double)in / 2 * (1 - (double)out / ow) + (yy + 0.5) / scale - 0.5; break;
-        }
-        if (!isfinite(x) || fabs(x) > 1e15)
-            fail(I, "output index %lld reads from %g", (long long)y, x);
-        if (ext[y])
-            continue;
-        double fl = floor(x);
-        int nc = resize_coeffs(h, x == fl ? 1 : x - fl, scale, c);
-        int64_t pad = (nc + 1) / 2, off;
-        double xp = x + (double)pad, pp = floor(xp), frac = xp - pp;
-        if (nc % 2 == 0)
-            off = frac == 0 ? -(nc / 2) : -(nc / 2) + 1;
-        else
-            off = frac <= 0.5 ? -((nc - 1) / 2) : -((nc - 1) / 2) + 1;
-        int64_t start = (int64_t)pp + off - pad;
-        if (h->exclude) {
-            double sum = 0;
-            for (int k = 0; k < nc; k++) {
-                if (start + k < 0 || start + k >= in)
-                    c[k] = 0;
-                sum += c[k];
-            }
-            for (int k = 0; k < nc && sum != 0; k++)
-                c[k] /= sum;
-        }
-        for (int k = 0; k < nc; k++) {
-            int64_t i = start + k < 0 ? 0 : start + k >= in ? in - 1 : start + k;
-            w[i * out + y] += c[k];
-        }
-    }
-}
-
-/* x resized along one axis: for a real x the product of x (seen as [outer, in, inner]) with the
- * known [out, in] weights (one MATMUL record; x @ W along the last axis), plus the extrapolation
- * value where tf_crop_and_resize puts it; nearest on integers gathers rows at known indices. */
-static ival *resize_axis(imp *I, const Onnx__NodeProto *n, ival *x, int axis, int64_t out, double scale,
-                         const double *roi, const resize_how *h)
-{
-    int64_t in = x->ty.dims[axis], outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++)
-        outer *= x->ty.dims[d];
-    for (int d = axis + 1; d < x->ty.rank; d++)
-        inner *= x->ty.dims[d];
-    if (in * out > ((int64_t)1 << 24))
-        fail(I, "the weights along axis %d would be %lld by %lld", axis, (long long)out, (long long)in);
-    double *w = alloc(I, (size_t)(in * out) * sizeof *w);
-    char *ext = alloc(I, (size_t)out);
-    int anyext = 0;
-    resize_weights(I, h, in, out, scale, roi, w, ext);
-    for (int64_t y = 0; y < out; y++)
-        anyext |= ext[y];
-    cfx_type t = x->ty;
-    t.dims[axis] = out;
-    const char *tag = fmt(I, "axis%d", axis);
-    if (!is_real(x->ty.dtype)) {
-        if (h->mode != 0 || anyext)
-            fail(I, "%s on %s is not supported (only nearest without extrapolation takes integers)",
-                 anyext ? "extrapolation" : resize_modes[h->mode], tystr(I, &x->ty));
-        cfx_type it = mktype(CFX_I64, 1, &out);
-        int64_t *ix = new_data(I, &it);
-        for (int64_t y = 0; y < out; y++)
-            for (int64_t i = 0; i < in; i++)
-                if (w[i * out + y] != 0)
-                    ix[y] = i;
-        ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
-        Onnx__AttributeProto a = {0};
-        a.name = "axis";
-        a.has_i = 1;
-        a.i = axis;
-        ival *ins[2] = {x, iv};
-        return step(I, n, tag, op_gather, ins, 2, &a);
-    }
-    int last = axis == x->ty.rank - 1;
-    cfx_type wt = last ? mktype(x->ty.dtype, 2, (int64_t[]){in, out}) : mktype(x->ty.dtype, 2, (int64_t[]){out, in});
-    void *wd = new_data(I, &wt);
-    for (int64_t i = 0; i < in; i++)
-        for (int64_t y = 0; y < out; y++)
-            setd(wt.dtype, wd, last ? i * out + y : y * in + i, w[i * out + y]);
-    ival *wv = bind(I, fmt(I, "%s#%s_w", out_name(I, n, 0), tag), &wt, NULL, wd);
-    ival *v;
-    if (last) {
-        v = product_part(I, n, tag, x, wv, 0);
-    } else if (outer == 1) {
-        cfx_type xt = mktype(x->ty.dtype, 2, (int64_t[]){in, inner});
-        ival *x2 = same_type(&xt, &x->ty) ? x : part(I, n, fmt(I, "%s_in", tag), &xt, 0,
-                                                      reshaped(I, ref(I, x), &x->ty, &xt));
-        ival *p = product_part(I, n, tag, wv, x2, 0);
-        v = same_type(&p->ty, &t) ? p : part(I, n, fmt(I, "%s_out", tag), &t, 0, reshaped(I, ref(I, p), &p->ty, &t));
-    } else {
-        /* x as [outer, in * inner], transposed and seen as [in, inner * outer]: W @ that is
-         * [out, inner * outer], whose transpose seen as [outer, out * inner] is the result. Two
-         * 2-D transposes and one product, where a batched product would be `outer` of them. */
-        cfx_type a = mktype(x->ty.dtype, 2, (int64_t[]){outer, in * inner});
-        cfx_type at = mktype(x->ty.dtype, 2, (int64_t[]){in * inner, outer});
-        cfx_type b = mktype(x->ty.dtype, 2, (int64_t[]){in, inner * outer});
-        cfx_type p = mktype(x->ty.dtype, 2, (int64_t[]){out, inner * outer});
-        cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){out * inner, outer});
-        cfx_type q = mktype(x->ty.dtype, 2, (int64_t[]){outer, out * inner});
-        ival *xt = part(I, n, fmt(I, "%s_t", tag), &at, 0, fmt(I, "transpose(%s)", reshaped(I, ref(I, x), &x->ty, &a)));
-        ival *pv = part(I, n, fmt(I, "%s_p", tag), &p, 0, fmt(I, "%s @ %s", ref(I, wv), reshaped(I, xt->id, &at, &b)));
-        v = part(I, n, fmt(I, "%s_out", tag), &t, 0,
-                 reshaped(I, fmt(I, "transpose(%s)", reshaped(I, pv->id, &p, &pt)), &q, &t));
-    }
-    if (anyext && h->extrap != 0) {
-        void *bd = new_data(I, &t);
-        for (int64_t k = 0; k < count(&t); k++)
-            setd(t.dtype, bd, k, ext[(k / inner) % out] ? h->extrap : 0);
-        ival *bv = bind(I, fmt(I, "%s#%s_ext", out_name(I, n, 0), tag), &t, NULL, bd);
-        v = part(I, n, fmt(I, "%s_x", tag), &t, 0, fmt(I, "%s + %s", ref(I, v), ref(I, bv)));
-    }
-    return v;
-}
-
-/* Resize (opsets 10 to 19) and Upsample (7 to 9) with scales or sizes known at import: separable,
- * one axis after another as the reference does, each a product with known weights (resize_axis). */
-static void op_resize(imp *I, const Onnx__NodeProto *n, int upsample)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    resize_how h = {0};
-    h.mode = resize_pick(I, "mode", attr_str(I, n, "mode", "nearest"), resize_modes, 3);
-    int old = upsample || I->opset < 11;
-    if (old && h.mode == 2)
-        fail(I, "mode 'cubic' before opset 11");
-    h.ctm = old ? 3 : resize_pick(I, "coordinate_transformation_mode",
-                                  attr_str(I, n, "coordinate_transformation_mode", "half_pixel"), resize_ctms, 6);
-    h.nearest = old ? 2 : resize_pick(I, "nearest_mode", attr_str(I, n, "nearest_mode", "round_prefer_floor"),
-                                      resize_nearests, 4);
-    h.a = old ? -0.75 : attr_float(I, n, "cubic_coeff_a", -0.75);
-    h.exclude = old ? 0 : attr_int(I, n, "exclude_outside", 0) != 0;
-    h.extrap = old ? 0 : attr_float(I, n, "extrapolation_value", 0);
-    h.antialias = old ? 0 : attr_int(I, n, "antialias", 0) != 0;
-    if (h.antialias && h.mode == 0)
-        fail(I, "antialias with mode 'nearest'");
-    int pol = old ? 0 : resize_pick(I, "keep_aspect_ratio_policy", attr_str(I, n, "keep_aspect_ratio_policy", "stretch"),
-                                    (const char *const[]){"stretch", "not_larger", "not_smaller"}, 3);
-    int64_t axes[CFX_TYPE_MAX_RANK];
-    size_t na = 0;
-    const int64_t *aa = old ? NULL : attr_ints(I, n, "axes", &na);
-    int seen[CFX_TYPE_MAX_RANK] = {0};
-    if (!aa)
-        na = (size_t)r;
-    if ((int)na > r)
-        fail(I, "%zu axes for rank %d", na, r);
-    for (size_t k = 0; k < na; k++) {
-        axes[k] = aa ? norm_axis(I, aa[k], r, "axes") : (int64_t)k;
-        if (seen[axes[k]]++)
-            fail(I, "axis %lld is given twice", (long long)axes[k]);
-    }
-    /* scales or sizes: one of them, known at import */
-    double scale[CFX_TYPE_MAX_RANK], roi[2 * CFX_TYPE_MAX_RANK];
-    int64_t size[CFX_TYPE_MAX_RANK];
-    size_t ks = upsample && I->opset < 9 ? 99 : upsample || I->opset < 11 ? 1 : 2, kz = 3;
-    ival *sv = ks < 99 && has_input(n, ks) ? in(I, n, ks) : NULL;
-    ival *zv = !old && has_input(n, kz) ? in(I, n, kz) : NULL;
-    if (sv && count(&sv->ty) == 0)
-        sv = NULL;
-    if (zv && count(&zv->ty) == 0)
-        zv = NULL;
-    if (ks == 99) {
-        size_t ns;
-        const float *f = NULL;
-        const Onnx__AttributeProto *at = attr(I, n, "scales");
-        if (at)
-            f = at->floats, ns = at->n_floats;
-        if (!f || ns != na)
-            fail(I, "attribute 'scales' must have %zu entries", na);
-        for (size_t k = 0; k < na; k++)
-            scale[k] = f[k];
-    } else if (sv && zv) {
-        fail(I, "both scales ('%s') and sizes ('%s') are given", sv->name, zv->name);
-    } else if (sv) {
-        sv = known(I, n, ks, "the scales");
-        if (!is_real(sv->ty.dtype) || sv->ty.rank != 1 || (size_t)count(&sv->ty) != na)
-            fail(I, "the scales ('%s') must be %zu reals, not %s", sv->name, na, tystr(I, &sv->ty));
-        for (size_t k = 0; k < na; k++)
-            scale[k] = getd(sv, k);
-    } else if (zv) {
-        zv = known(I, n, kz, "the sizes");
-        if ((size_t)ints_of(I, zv, size, CFX_TYPE_MAX_RANK, "the sizes") != na)
-            fail(I, "the sizes ('%s') must have %zu entries", zv->name, na);
-    } else {
-        fail(I, "neither scales nor sizes are given");
-    }
-    if (h.ctm == 4) {
-        ival *rv = known(I, n, 1, "the roi");
-        if (!is_real(rv->ty.dtype) || (size_t)count(&rv->ty) != 2 * na)
-            fail(I, "the roi ('%s') must be %zu reals", rv->name, 2 * na);
-        for (size_t k = 0; k < 2 * na; k++)
-            roi[k] = getd(rv, k);
-    }
-    for (size_t k = 0; k < na; k++) {
-        int64_t d = x->ty.dims[axes[k]];
-        if (d == 0)
-            fail(I, "axis %lld of %s is empty", (long long)axes[k], tystr(I, &x->ty));
-        if (zv) {
-            if (size[k] < 0)
-                fail(I, "size %lld along axis %lld", (long long)size[k], (long long)axes[k]);
-            scale[k] = (double)size[k] / (double)d;
-        } else {
-            if (!(scale[k] > 0) || scale[k] * (double)d > (double)((int64_t)1 << 30))
-                fail(I, "scale %g along axis %lld", scale[k], (long long)axes[k]);
-            size[k] = (int64_t)(scale[k] * (double)d);
-            if (old && h.mode == 0 && scale[k] < 1)
-                fail(I, "nearest downsampling before opset 11 (scale %g)", scale[k]);
-        }
-    }
-    if (zv && pol) {
-        double s = scale[0];
-        for (size_t k = 1; k < na; k++)
-            s = pol == 1 ? (scale[k] < s ? scale[k] : s) : (scale[k] > s ? scale[k] : s);
-        for (size_t k = 0; k < na; k++) {
-            scale[k] = s;
-            size[k] = (int64_t)(s * (double)x->ty.dims[axes[k]] + 0.5);
-        }
-    }
-    cfx_type t = x->ty;
-    for (size_t k = 0; k < na; k++)
-        t.dims[axes[k]] = size[k];
-    check_shape(I, out_name(I, n, 0), t.rank, t.dims, 0);
-    if (count(&t) == 0)
-        fail(I, "the result %s has no elements", tystr(I, &t));
-    ival *v = x;
-    for (size_t k = 0; k < na; k++) {
-        int64_t d = axes[k];
-        const double *kr = h.ctm == 4 ? (double[]){roi[k], roi[na + k]} : NULL;
-        if (fabs(scale[k] - 1) <= 1e-9 && size[k] == x->ty.dims[d] && (!kr || (fabs(kr[0]) <= 1e-9 && fabs(kr[1] - 1) <= 1e-9)))
-            continue;
-        v = resize_axis(I, n, v, (int)d, size[k], scale[k], kr, &h);
-    }
-    bind(I, out_name(I, n, 0), &t, v == x ? x->id : ref(I, v), v->data);
-}
-
-/* The importer's Conv of x by w (plus bias b, or none) with n's attributes, as a step of n: its
- * result bound under n's first output name and tag */
-static ival *conv_part(imp *I, const Onnx__NodeProto *n, const char *tag, ival *x, ival *w, ival *b)
-{
-    Onnx__NodeProto s = *n;
-    char *names[3], *out = fmt(I, "%s#%s", out_name(I, n, 0), tag);
-    ival *ins[3] = {x, w, b};
-    for (int k = 0; k < (b ? 3 : 2); k++) {
-        names[k] = fmt(I, "%s#%s_in%d", out_name(I, n, 0), tag, k);
-        bind(I, names[k], &ins[k]->ty, ins[k]->id, ins[k]->data);
-    }
-    s.input = names;
-    s.n_input = b ? 3 : 2;
-    s.output = &out;
-    s.n_output = 1;
-    op_conv(I, &s);
-    return lookup(I, out);
-}
-
-/* A quantized operand of ConvInteger or QLinearConv less its zero point (one, or for the weights
- * one per output channel), in f64, where the importer's Conv computes it exactly */
-static ival *shifted_f64(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, const char *tag)
-{
-    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
-        fail(I, "'%s' is %s; cfx convolves int8 and uint8 here", a->name, type_name(a));
-    if (zp && zp->half != a->half)
-        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
-             type_name(zp));
-    cfx_type t = a->ty;
-    t.dtype = CFX_F64;
-    const char *z = NULL;
-    if (zp && count(&zp->ty) == 1) {
-        cfx_type one = mktype(zp->ty.dtype, 0, NULL);
-        z = reshaped_val(I, zp, &one, tag);
-    } else if (zp) {
-        int64_t dims[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < a->ty.rank; d++)
-            dims[d] = d ? 1 : a->ty.dims[0];
-        if (zp->ty.rank != 1 || zp->ty.dims[0] != a->ty.dims[0])
-            fail(I, "'%s' is %s; it must hold one element or one per output channel", zp->name, tystr(I, &zp->ty));
-        cfx_type pc = mktype(zp->ty.dtype, a->ty.rank, dims);
-        z = reshaped_val(I, zp, &pc, tag);
-    }
-    return part(I, n, tag, &t, HALF_NONE, fmt(I, "cast(%s, f64)", z ? fmt(I, "%s - %s", ref(I, a), z) : ref(I, a)));
-}
-
-/* ConvInteger: the Conv of (x - x_zero_point) by (w - w_zero_point), in f64 (exact) and then i32 */
-static void op_conv_integer(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = shifted_f64(I, n, in(I, n, 0), in_opt(I, n, 2), "x");
-    ival *w = shifted_f64(I, n, in(I, n, 1), in_opt(I, n, 3), "w");
-    ival *c = conv_part(I, n, "conv", x, w, NULL);
-    cfx_type t = c->ty;
-    t.dtype = CFX_I32;
-    line(I, "%s = cast(%s, i32)", out_var(I, n, 0, &t), c->id);
-    I->node_half = HALF_NONE;
-}
-
-/* QLinearConv: ConvInteger's product plus the int32 bias, times x_scale * w_scale / y_scale (in
- * the scales' type; w_scale one or one per output channel) in f64, plus y's zero point, saturated
- * and rounded halves to even, as ONNX's reference. */
-static void op_qlinear_conv(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x0 = in(I, n, 0), *xs = in(I, n, 1), *w0 = in(I, n, 3), *ws = in(I, n, 4), *ys = in(I, n, 6);
-    ival *yzp = in_opt(I, n, 7), *b = in_opt(I, n, 8);
-    ival *x = shifted_f64(I, n, x0, in_opt(I, n, 2), "x"), *w = shifted_f64(I, n, w0, in_opt(I, n, 5), "w");
-    if (xs->ty.dtype != CFX_F32 || ws->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || xs->half != ws->half ||
-        xs->half != ys->half || count(&xs->ty) != 1 || count(&ys->ty) != 1)
-        fail(I, "the scales are %s, %s and %s; QLinearConv takes float ones of one type, x's and y's of one element",
-             type_name(xs), type_name(ws), type_name(ys));
-    if (b && (b->ty.dtype != CFX_I32 || b->half))
-        fail(I, "the bias is %s; QLinearConv takes int32", type_name(b));
-    int to = yzp ? yzp->half : x0->half, h = xs->half;
-    if ((to != HALF_I8 && to != HALF_U8) || (yzp && count(&yzp->ty) != 1))
-        fail(I, "y's zero point '%s' is %s; QLinearConv gives int8 or uint8, one zero point", yzp ? yzp->name : "",
-             yzp ? tystr(I, &yzp->ty) : "");
-    ival *bf = NULL;
-    if (b) {
-        cfx_type bt = b->ty;
-        bt.dtype = CFX_F64;
-        bf = part(I, n, "bias", &bt, HALF_NONE, fmt(I, "cast(%s, f64)", ref(I, b)));
-    }
-    ival *c = conv_part(I, n, "conv", x, w, bf);
-    cfx_type one = mktype(CFX_F32, 0, NULL);
-    const char *wse = NULL;
-    if (count(&ws->ty) == 1) {
-        wse = reshaped_val(I, ws, &one, "w_scale");
-    } else {
-        int64_t dims[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < c->ty.rank; d++)
-            dims[d] = d == 1 ? c->ty.dims[1] : 1;
-        if (ws->ty.rank != 1 || c->ty.rank < 2 || ws->ty.dims[0] != c->ty.dims[1])
-            fail(I, "w_scale '%s' is %s; it must hold one element or one per output channel", ws->name,
-                 tystr(I, &ws->ty));
-        cfx_type pc = mktype(CFX_F32, c->ty.rank, dims);
-        wse = reshaped_val(I, ws, &pc, "w_scale");
-    }
-    const char *xw = half_rounded(I, h, fmt(I, "%s * %s", reshaped_val(I, xs, &one, "x_scale"), wse));
-    const char *f = half_rounded(I, h, fmt(I, "%s / %s", xw, reshaped_val(I, ys, &one, "y_scale")));
-    const char *d = fmt(I, "%s * cast(%s, f64)", c->id, f);
-    if (yzp) {
-        cfx_type zt = mktype(CFX_I32, 0, NULL);
-        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
-    }
-    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
-    cfx_type t = c->ty;
-    t.dtype = CFX_I32;
-    line(I, "%s = cast(round(min(max(%s, %lld.0), %lld.0)), i32)", out_var(I, n, 0, &t), d, (long long)lo,
-         (long long)hi);
-    I->node_half = to;
-    I->node_rounded = 1;
-}
-
-/* ---- bitwise ops: the language's & | ^ ~ << >>, and BitCast between integers -------------- */
-
-/* The bits of an integer value's ONNX type and whether it is signed; 0 for no integer type */
-static int int_bits(const ival *v, int *sign)
-{
-    *sign = 1;
-    if (narrow(v->half)) {
-        *sign = narrow_signed(v->half);
-        return narrow_bits(v->half);
-    }
-    return v->half ? 0 : v->ty.dtype == CFX_I32 ? 32 : v->ty.dtype == CFX_I64 ? 64 : 0;
-}
-
-/* The two operands of a bitwise op, of one integer type; their broadcast type in *t */
-static int bitwise_operands(imp *I, const Onnx__NodeProto *n, ival **a, ival **b, cfx_type *t, int *sign)
-{
-    *a = in(I, n, 0);
-    *b = in(I, n, 1);
-    int bits = int_bits(*a, sign);
-    if (!bits || (*a)->ty.dtype != (*b)->ty.dtype || (*a)->half != (*b)->half)
-        fail(I, "the operands are %s and %s; %s takes two integers of one type", type_name(*a), type_name(*b),
-             n->op_type);
-    broadcast(I, &(*a)->ty, &(*b)->ty, t);
-    t->dtype = (*a)->ty.dtype;
-    return bits;
-}
-
-/* BitShift: the language's << and >> (numpy's: a shift of the width or more gives 0, or -1 for a
- * negative value shifted right); a narrow type's left shift wrapped after, as its arithmetic */
-static void op_bitshift(imp *I, const Onnx__NodeProto *n)
-{
-    ival *a, *b;
-    cfx_type t;
-    int sign;
-    bitwise_operands(I, n, &a, &b, &t, &sign);
-    const char *dir = attr_str(I, n, "direction", "");
-    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
-        fail(I, "direction '%s' is not LEFT or RIGHT", clean(I, dir));
-    const char *x = ref(I, a), *y = ref(I, b), *v = out_var(I, n, 0, &t);
-    if (a->half == HALF_U64 && strcmp(dir, "LEFT")) /* logical; a count of 2^63 or more reads < 0 */
-        line(I, "%s = where(%s >= 0, where(%s < 64, (%s >> %s) & ((cast(1, i64) << (64 - %s)) - 1), 0), 0)", v, y,
-             y, x, y, y);
-    else
-        line(I, "%s = %s %s %s", v, x, strcmp(dir, "LEFT") ? ">>" : "<<", y);
-}
-
-/* BitCast between integer types of one width (and bool to uint8): the same bits read as the
- * other type are the value wrapped to it (two's complement, round_results); with a real type
- * refused (the language cannot read a real's bits) */
-static void op_bitcast(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int h, sign;
-    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
-    ival like = {.ty = {.dtype = to}, .half = h};
-    int bits = x->ty.dtype == CFX_BOOL ? 8 * (h == HALF_U8) : int_bits(x, &sign);
-    if (!bits || bits != int_bits(&like, &sign))
-        fail(I, "BitCast of %s to %s is not supported: cfx takes integers of one width (and bool to uint8)",
-             type_name(x), type_name(&like));
-    cfx_type t = x->ty;
-    t.dtype = to;
-    const char *e = ref(I, x), *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, x->ty.dtype == to ? e : fmt(I, "cast(%s, %s)", e, cfx_dtype_name(to)));
-    I->node_half = h;
-}
-
-/* BitwiseNot: the language's ~ of a signed type (held sign-extended, so ~ stays in its range);
- * of an unsigned one the xor with its 2^bits - 1 */
-static void op_bitwise_not(imp *I, const Onnx__NodeProto *n)
-{
-    ival *a = in(I, n, 0);
-    int sign, bits = int_bits(a, &sign);
-    if (!bits)
-        fail(I, "the operand is %s; BitwiseNot takes an integer", type_name(a));
-    const char *x = ref(I, a), *v = out_var(I, n, 0, &a->ty);
-    if (sign || a->half == HALF_U64) /* uint64's bits: all 64 */
-        line(I, "%s = ~%s", v, x);
-    else
-        line(I, "%s = %s ^ %lld", v, x, (long long)narrow_modulus(a->half) - 1);
-    I->node_rounded = 1;
-}
-
-/* BitwiseAnd, BitwiseOr, BitwiseXor: the language's & | ^ (a narrow type's values, held
- * sign-extended or below 2^bits, give values of the type) */
-static void op_bitwise(imp *I, const Onnx__NodeProto *n, int op)
-{
-    ival *a, *b;
-    cfx_type t;
-    int sign;
-    bitwise_operands(I, n, &a, &b, &t, &sign);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s %s %s", v, ref(I, a), op == 0 ? "&" : op == 1 ? "|" : "^", ref(I, b));
-    I->node_rounded = 1;
-}
-
-/* ---- quantization ------------------------------------------------------------------------- */
-
-/* A scale or zero point p of x's quantization along axis, as an expression that broadcasts
- * against x, as ONNX's reference reshapes it: one element (per tensor), a vector of x's length
- * along axis (per axis), or with block_size, x's shape but for axis, whose length there is the
- * number of blocks (each element repeated block_size times along it, by a Gather). */
-static const char *quant_param(imp *I, const Onnx__NodeProto *n, ival *x, ival *p, int64_t axis, int64_t block,
-                               const char *tag)
-{
-    if (count(&p->ty) == 1) {
-        cfx_type s = mktype(p->ty.dtype, 0, NULL);
-        return reshaped_val(I, p, &s, tag);
-    }
-    int r = x->ty.rank, ax = norm_axis(I, axis, r, "axis");
-    int64_t len = x->ty.dims[ax], nb = block > 0 ? (len + block - 1) / block : len;
-    if (!block) {
-        if (p->ty.rank != 1 || p->ty.dims[0] != len)
-            fail(I, "'%s' is %s; quantizing %s per axis along axis %d takes one element per index", p->name,
-                 tystr(I, &p->ty), tystr(I, &x->ty), ax);
-        int64_t dims[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < r; d++)
-            dims[d] = d == ax ? len : 1;
-        cfx_type s = mktype(p->ty.dtype, r, dims);
-        return reshaped_val(I, p, &s, tag);
-    }
-    int ok = p->ty.rank == r;
-    for (int d = 0; ok && d < r; d++)
-        ok = p->ty.dims[d] == (d == ax ? nb : x->ty.dims[d]);
-    if (block < 0 || !ok)
-        fail(I, "'%s' is %s; blocks of %lld along axis %d of %s take %lld there and x's other dimensions",
-             p->name, tystr(I, &p->ty), (long long)block, ax, tystr(I, &x->ty), (long long)nb);
-    cfx_type it = mktype(CFX_I64, 1, &len);
-    int64_t *ix = new_data(I, &it);
-    for (int64_t i = 0; i < len; i++)
-        ix[i] = i / block;
-    ival *iv = bind(I, fmt(I, "%s#%s_idx", out_name(I, n, 0), tag), &it, NULL, ix);
-    Onnx__AttributeProto a = {0};
-    a.name = "axis";
-    a.has_i = 1;
-    a.i = ax;
-    ival *ins[2] = {p, iv};
-    return ref(I, step(I, n, tag, op_gather, ins, 2, &a));
-}
-
-/* The narrow type an attribute names (output_dtype), or def where it is absent or 0 */
-static int attr_narrow(imp *I, const Onnx__NodeProto *n, const char *name, int def, cfx_dtype *dt)
-{
-    int64_t t = attr_int(I, n, name, 0);
-    int h = def;
-    if (t)
-        *dt = dtype_of(I, (int32_t)t, name, &h);
-    return h;
-}
-
-/* QuantizeLinear: round(x / scale) (halves to even) plus the zero point, saturated to the type
- * of the zero point (or output_dtype, uint8 by default); x / scale in x's type, as the reference
- * (a float16 quotient rounded to float16), or the type 'precision' names. To a float8 type:
- * x / scale cast as Cast casts it, with the attribute saturate (the zero point, which ONNX says
- * is 0, left out as the reference leaves it); to float4e2m1: x / scale plus the zero point, cast
- * (saturated), as the reference. */
-static void op_quantize_linear(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
-    if (!is_real(x->ty.dtype) || !is_real(s->ty.dtype))
-        fail(I, "x is %s and the scale %s; QuantizeLinear takes real ones", tystr(I, &x->ty), tystr(I, &s->ty));
-    cfx_dtype odt = CFX_I32;
-    int to = attr_narrow(I, n, "output_dtype", zp ? zp->half : HALF_U8, &odt);
-    if (zp && to != zp->half)
-        fail(I, "'output_dtype' is %s and the zero point '%s' %s: they must agree", half_types[to], zp->name,
-             type_name(zp));
-    int fq = minifloat(to) && to != HALF_F8E8M0; /* to a float8 type or float4e2m1 */
-    if (!(fq || (to >= HALF_I8 && to <= HALF_U16) || to >= HALF_I4) || (zp && zp->ty.dtype != (fq ? CFX_F32 : CFX_I32)))
-        fail(I, "the result would be %s; cfx quantizes to int8, uint8, int16, uint16, int4, uint4, int2, uint2, "
-             "the float8 types and float4e2m1", zp ? type_name(zp) : to ? half_types[to] : cfx_dtype_name(odt));
-    /* numpy's x / scale: in f64 where either is, in a half type where both are */
-    cfx_dtype cdt = x->ty.dtype == CFX_F64 || s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
-    int ch = x->half == s->half ? x->half : HALF_NONE;
-    if (attr_int(I, n, "precision", 0)) {
-        cdt = dtype_of(I, (int32_t)attr_int(I, n, "precision", 0), "precision", &ch);
-        if (!is_real(cdt))
-            fail(I, "'precision' is %s; it must be a real type", ch ? half_types[ch] : cfx_dtype_name(cdt));
-    }
-    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
-    const char *xe = ref(I, x), *se = quant_param(I, n, x, s, axis, block, "scale");
-    if (x->ty.dtype != cdt)
-        xe = fmt(I, "cast(%s, %s)", xe, cfx_dtype_name(cdt));
-    if (s->ty.dtype != cdt)
-        se = fmt(I, "cast(%s, %s)", se, cfx_dtype_name(cdt));
-    if (fq) {
-        const char *f = half_rounded(I, ch, fmt(I, "%s / %s", xe, se));
-        if (zp && to == HALF_F4E2M1)
-            f = fmt(I, "%s + cast(%s, %s)", f, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
-        f = minifloat_cast_expr(I, out_name(I, n, 0), to, attr_int(I, n, "saturate", 1) != 0, 0, f);
-        cfx_type ft = x->ty;
-        ft.dtype = CFX_F32;
-        line(I, "%s = %s", out_var(I, n, 0, &ft), cdt == CFX_F32 ? f : fmt(I, "cast(%s, f32)", f));
-        I->node_half = to;
-        I->node_rounded = 1;
-        return;
-    }
-    const char *q = fmt(I, "round(%s)", half_rounded(I, ch, fmt(I, "%s / %s", xe, se)));
-    if (zp)
-        q = fmt(I, "%s + cast(%s, %s)", q, quant_param(I, n, x, zp, axis, block, "zero_point"), cfx_dtype_name(cdt));
-    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
-    cfx_type t = x->ty;
-    t.dtype = CFX_I32;
-    const char *v = out_var(I, n, 0, &t);
-    /* saturated before the cast: a quotient past i32's range still gives the type's end */
-    line(I, "%s = cast(min(max(%s, %lld), %lld), i32)", v, q, (long long)lo, (long long)hi);
-    I->node_half = to;
-    I->node_rounded = 1;
-}
-
-/* DequantizeLinear: (x - zero point) * scale, the difference in f32 as the reference computes
- * it, the product in the scale's type (f64 for a double scale), then in output_dtype's. A float8
- * or float4e2m1 x (held in f32) times the scale, its zero point left out as the reference leaves
- * it (ONNX says it is 0; a float8 one known and not 0 is refused, as the reference refuses it). */
-static void op_dequantize_linear(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *s = in(I, n, 1), *zp = in_opt(I, n, 2);
-    int fx = minifloat(x->half) && x->half != HALF_F8E8M0;
-    if ((x->ty.dtype != CFX_I32 || x->half == HALF_U32) && !fx)
-        fail(I, "x is %s; cfx dequantizes int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, the float8 "
-             "types and float4e2m1", type_name(x));
-    if (!is_real(s->ty.dtype))
-        fail(I, "the scale is %s; DequantizeLinear takes a real one", tystr(I, &s->ty));
-    if (zp && (zp->ty.dtype != x->ty.dtype || zp->half != x->half))
-        fail(I, "x is %s and its zero point '%s' %s: they must be of one type", type_name(x), zp->name,
-             type_name(zp));
-    for (int64_t i = 0; fx && zp && zp->data && x->half != HALF_F4E2M1 && i < count(&zp->ty); i++)
-        if (getd(zp, i) != 0)
-            fail(I, "the zero point '%s' of a %s x is not 0", zp->name, type_name(x));
-    if (fx)
-        zp = NULL;
-    cfx_dtype odt = s->ty.dtype;
-    int oh = attr_narrow(I, n, "output_dtype", s->half, &odt);
-    if (!is_real(odt))
-        fail(I, "'output_dtype' is %s; it must be a real type", oh ? half_types[oh] : cfx_dtype_name(odt));
-    int64_t axis = attr_int(I, n, "axis", 1), block = attr_int(I, n, "block_size", 0);
-    const char *dx = fx ? ref(I, x) : fmt(I, "cast(%s, f32)", ref(I, x));
-    if (zp)
-        dx = fmt(I, "%s - cast(%s, f32)", dx, quant_param(I, n, x, zp, axis, block, "zero_point"));
-    const char *se = quant_param(I, n, x, s, axis, block, "scale");
-    cfx_dtype cdt = s->ty.dtype == CFX_F64 ? CFX_F64 : CFX_F32;
-    const char *y = cdt == CFX_F64 ? fmt(I, "cast(%s, f64) * %s", dx, se) : fmt(I, "(%s) * %s", dx, se);
-    if (odt != cdt)
-        y = fmt(I, "cast(%s, %s)", y, cfx_dtype_name(odt));
-    cfx_type t = x->ty;
-    t.dtype = odt;
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, y);
-    I->node_half = oh; /* a float16 result computed in f32 and rounded once, as the reference */
-}
-
-/* DynamicQuantizeLinear: uint8 with the scale and zero point of x's range widened to hold 0,
- * each step as ONNX's reference computes it in f32. */
-static void op_dynamic_quantize_linear(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    if (x->ty.dtype != CFX_F32 || x->half)
-        fail(I, "x is %s; DynamicQuantizeLinear takes float", x->half ? half_types[x->half] : tystr(I, &x->ty));
-    const char *xe = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mx = new_id(I, "t_", fmt(I, "%s#max", nm)), *mn = new_id(I, "t_", fmt(I, "%s#min", nm));
-    line(I, "%s = max(max(%s), 0.0)", mx, xe);
-    line(I, "%s = min(min(%s), 0.0)", mn, xe);
-    cfx_type st = mktype(CFX_F32, 0, NULL), zt = mktype(CFX_I32, 0, NULL), yt = x->ty;
-    yt.dtype = CFX_I32;
-    const char *sc = out_var(I, n, 1, &st);
-    line(I, "%s = (1.0 if %s == %s else %s - %s) / 255.0", sc, mx, mn, mx, mn);
-    const char *zr = new_id(I, "t_", fmt(I, "%s#zero_point", nm));
-    line(I, "%s = round(min(max(0.0 - %s / %s, 0.0), 255.0))", zr, mn, sc);
-    const char *y = out_var(I, n, 0, &yt);
-    line(I, "%s = cast(min(max(round(%s / %s) + %s, 0.0), 255.0), i32)", y, xe, sc, zr);
-    const char *z = out_var(I, n, 2, &zt);
-    line(I, "%s = cast(%s, i32)", z, zr);
-    lookup(I, out_name(I, n, 0))->half = HALF_U8;
-    lookup(I, out_name(I, n, 2))->half = HALF_U8;
-}
-
-/* A zero point or scale of a matrix product's left operand a ([..., M, K]): one element, or one
- * per row (shape [M], made [M, 1]); of its right one, one element or one per column ([N]). */
-static const char *row_param(imp *I, ival *a, ival *p, int left, const char *tag)
-{
-    if (count(&p->ty) == 1) {
-        cfx_type s = mktype(p->ty.dtype, 0, NULL);
-        return reshaped_val(I, p, &s, tag);
-    }
-    int r = a->ty.rank;
-    int64_t len = r < 1 ? 0 : left && r >= 2 ? a->ty.dims[r - 2] : a->ty.dims[r - 1];
-    if (p->ty.rank != 1 || p->ty.dims[0] != len)
-        fail(I, "'%s' is %s; it must hold one element or one per %s of %s", p->name, tystr(I, &p->ty),
-             left ? "row" : "column", tystr(I, &a->ty));
-    if (!left)
-        return ref(I, p);
-    cfx_type s = mktype(p->ty.dtype, 2, (int64_t[]){len, 1});
-    return reshaped_val(I, p, &s, tag);
-}
-
-/* A quantized operand of MatMulInteger or QLinearMatMul less its zero point, in i32 (exact for
- * 8- and 16-bit values) */
-static ival *shifted_part(imp *I, const Onnx__NodeProto *n, ival *a, ival *zp, int left, const char *tag)
-{
-    if (a->ty.dtype != CFX_I32 || (a->half != HALF_I8 && a->half != HALF_U8))
-        fail(I, "'%s' is %s; cfx multiplies int8 and uint8 here", a->name, type_name(a));
-    if (zp && zp->half != a->half)
-        fail(I, "'%s' is %s and its zero point '%s' %s: they must be of one type", a->name, type_name(a), zp->name,
-             type_name(zp));
-    if (!zp)
-        return a;
-    return part(I, n, tag, &a->ty, HALF_NONE, fmt(I, "%s - %s", ref(I, a), row_param(I, a, zp, left, tag)));
-}
-
-/* MatMulInteger: (A - a_zero_point) @ (B - b_zero_point), exact in i32 */
-static void op_matmul_integer(imp *I, const Onnx__NodeProto *n)
-{
-    ival *a = shifted_part(I, n, in(I, n, 0), in_opt(I, n, 2), 1, "a");
-    ival *b = shifted_part(I, n, in(I, n, 1), in_opt(I, n, 3), 0, "b");
-    product_part(I, n, NULL, a, b, HALF_NONE);
-    I->node_half = HALF_NONE;
-}
-
-/* QLinearMatMul: the i32 product of the shifted operands times a_scale * b_scale / y_scale (in
- * the scales' type), plus y's zero point, in f64 as the reference computes it (int32 times a real
- * array is float64 in numpy), rounded (halves to even) and saturated to y's type. */
-static void op_qlinear_matmul(imp *I, const Onnx__NodeProto *n)
-{
-    ival *a0 = in(I, n, 0), *as = in(I, n, 1), *b0 = in(I, n, 3), *bs = in(I, n, 4), *ys = in(I, n, 6);
-    ival *yzp = in_opt(I, n, 7);
-    ival *a = shifted_part(I, n, a0, in_opt(I, n, 2), 1, "a");
-    ival *b = shifted_part(I, n, b0, in_opt(I, n, 5), 0, "b");
-    if (as->ty.dtype != CFX_F32 || bs->ty.dtype != CFX_F32 || ys->ty.dtype != CFX_F32 || as->half != bs->half ||
-        as->half != ys->half)
-        fail(I, "the scales are %s, %s and %s; QLinearMatMul takes float, float16 or bfloat16 ones of one type",
-             type_name(as), type_name(bs), type_name(ys));
-    int to = yzp ? yzp->half : a0->half, h = as->half;
-    if (to != HALF_I8 && to != HALF_U8)
-        fail(I, "the result would be %s; QLinearMatMul gives int8 or uint8", type_name(yzp));
-    if (yzp && count(&yzp->ty) != 1)
-        fail(I, "y's zero point '%s' is %s; it must hold one element", yzp->name, tystr(I, &yzp->ty));
-    ival *c = product_part(I, n, "c", a, b, HALF_NONE);
-    if (count(&ys->ty) != 1)
-        fail(I, "y's scale '%s' is %s; it must hold one element", ys->name, tystr(I, &ys->ty));
-    cfx_type one = mktype(CFX_F32, 0, NULL);
-    const char *ab = half_rounded(I, h, fmt(I, "%s * %s", row_param(I, a0, as, 1, "a_scale"),
-                                            row_param(I, b0, bs, 0, "b_scale")));
-    const char *f = half_rounded(I, h, fmt(I, "%s / %s", ab, reshaped_val(I, ys, &one, "y_scale")));
-    const char *d = fmt(I, "cast(%s, f64) * cast(%s, f64)", c->id, f);
-    if (yzp) {
-        cfx_type zt = mktype(CFX_I32, 0, NULL);
-        d = fmt(I, "%s + cast(%s, f64)", d, reshaped_val(I, yzp, &zt, "y_zero_point"));
-    }
-    int64_t m = narrow_modulus(to), lo = narrow_signed(to) ? -m / 2 : 0, hi = lo + m - 1;
-    const char *v = out_var(I, n, 0, &c->ty);
-    line(I, "%s = cast(min(max(round(%s), %lld.0), %lld.0), i32)", v, d, (long long)lo, (long long)hi);
-    I->node_half = to;
-    I->node_rounded = 1;
-}
-
-/* ---- TensorScatter, the normalizations, AffineGrid, the training ops, the windows and DFT,
- * and a few of ai.onnx.ml; each a composition of the language's ops, as the sections above. */
-
-/* "[b, :, p, :]": index `first` on axis 0, `at` on axis, ':' elsewhere (rank r) */
-static const char *index_at(imp *I, int r, const char *first, int axis, const char *at)
-{
-    strbuf sb = {0};
-    sb_puts(&sb, "[");
-    for (int d = 0; d < r; d++)
-        sb_printf(&sb, "%s%s", d ? ", " : "", d == 0 ? first : d == axis ? at : ":");
-    sb_puts(&sb, "]");
-    if (sb.oom)
-        fail(I, "out of memory");
-    return take(I, sb_take(&sb));
-}
-
-/* TensorScatter (opset 24's KV-cache update): the cache copied, and the update's rows written
- * at write_indices[b] + s along axis (modulo the axis's length for mode circular), a loop over
- * the batch and the update's rows; a position outside the cache stops the run with `index`. */
-static void op_tensor_scatter(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *up = in(I, n, 1), *wi = in_opt(I, n, 2);
-    int r = x->ty.rank;
-    if (r < 2)
-        fail(I, "the cache is %s; rank 2 or more is taken", tystr(I, &x->ty));
-    int axis = norm_axis(I, attr_int(I, n, "axis", -2), r, "axis");
-    const char *mode = attr_str(I, n, "mode", "linear");
-    int circ = !strcmp(mode, "circular");
-    if (!circ && strcmp(mode, "linear") != 0)
-        fail(I, "mode '%s' is not supported (linear, circular)", mode);
-    if (axis == 0)
-        fail(I, "axis 0: the sequence axis must follow the batch axis");
-    if (up->ty.dtype != x->ty.dtype || up->ty.rank != r)
-        fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
-    for (int d = 0; d < r; d++)
-        if (d == axis ? up->ty.dims[d] > x->ty.dims[d] : up->ty.dims[d] != x->ty.dims[d])
-            fail(I, "the update is %s for the cache %s", tystr(I, &up->ty), tystr(I, &x->ty));
-    int64_t B = x->ty.dims[0], S = up->ty.dims[axis], M = x->ty.dims[axis];
-    if (wi && ((wi->ty.dtype != CFX_I64 && wi->ty.dtype != CFX_I32) || wi->ty.rank != 1 || wi->ty.dims[0] != B))
-        fail(I, "write_indices is %s for %lld batch entries", tystr(I, &wi->ty), (long long)B);
-    const char *src = ref(I, x), *u = ref(I, up), *nm = out_name(I, n, 0);
-    const char *b = new_id(I, "b_", nm), *s = new_id(I, "s_", nm), *p = new_id(I, "p_", nm);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s", v, src);
-    line(I, "for %s in range(%lld) {", b, (long long)B);
-    I->indent++;
-    line(I, "for %s in range(%lld) {", s, (long long)S);
-    I->indent++;
-    const char *pos = wi ? fmt(I, "cast(%s[%s], i64) + %s", ref(I, wi), b, s) : fmt(I, "cast(%s, i64)", s);
-    line(I, "%s = %s", p, circ ? fmt(I, "(%s) %% %lld", pos, (long long)M) : pos);
-    line(I, "%s%s = %s%s", v, index_at(I, r, b, axis, p), u, index_at(I, r, b, axis, s));
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-}
-
-/* GroupNormalization: x seen as [N, G, C / G * rest], each group's mean and variance over its last
- * axis, normalized, seen as x again, then scale and bias along the channels (opset 18's scale and
- * bias of one value per group: on the groups, before the reshape back). float16 and bfloat16 are
- * computed in f32 and rounded once (stash_type 1, the default). */
-static void op_groupnorm(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *sc = in(I, n, 1), *bi = in(I, n, 2);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r < 3)
-        fail(I, "the input is %s; GroupNormalization takes reals of rank 3 or more", tystr(I, &x->ty));
-    const Onnx__AttributeProto *ga = attr(I, n, "num_groups");
-    if (!ga)
-        fail(I, "the attribute num_groups is missing");
-    int64_t G = attr_int(I, n, "num_groups", 0), N = x->ty.dims[0], C = x->ty.dims[1];
-    if (G < 1 || C % G)
-        fail(I, "num_groups %lld does not divide the %lld channels", (long long)G, (long long)C);
-    int per_group = 0;
-    for (int k = 0; k < 2; k++) {
-        ival *p = k ? bi : sc;
-        if (p->ty.rank != 1 || p->ty.dtype != x->ty.dtype)
-            fail(I, "input %d is %s; the data %s needs a vector of its channels", k + 1, tystr(I, &p->ty),
-                 tystr(I, &x->ty));
-        if (p->ty.dims[0] == G && G != C && I->opset < 21)
-            per_group = 1;
-        else if (p->ty.dims[0] != C)
-            fail(I, "input %d is %s for %lld channels", k + 1, tystr(I, &p->ty), (long long)C);
-    }
-    double eps = attr_float(I, n, "epsilon", 1e-5);
-    const char *nm = out_name(I, n, 0);
-    cfx_type gt = mktype(x->ty.dtype, 3, (int64_t[]){N, G, count(&x->ty) / (N * G)});
-    const char *xg = new_id(I, "xg_", nm), *d = new_id(I, "d_", nm), *y = new_id(I, "y_", nm);
-    line(I, "%s = %s", xg, reshaped(I, ref(I, x), &x->ty, &gt));
-    line(I, "%s = %s - mean(%s, axis=2, keepdims=True)", d, xg, xg);
-    line(I, "%s = %s / sqrt(mean(%s * %s, axis=2, keepdims=True) + %s)", y, d, d, d,
-         real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
-    cfx_type pt = mktype(x->ty.dtype, 2, (int64_t[]){per_group ? G : C, 1});
-    const char *s = reshaped(I, ref(I, sc), &sc->ty, &pt), *b = reshaped(I, ref(I, bi), &bi->ty, &pt);
-    if (per_group) {
-        const char *v = out_var(I, n, 0, &x->ty);
-        line(I, "%s = %s", v, reshaped(I, fmt(I, "(%s * %s + %s)", s, y, b), &gt, &x->ty));
-        return;
-    }
-    cfx_type ct = x->ty; /* [C, 1, ...] against x */
-    ct.rank = r - 1;
-    ct.dims[0] = C;
-    for (int k = 1; k < r - 1; k++)
-        ct.dims[k] = 1;
-    s = reshaped(I, ref(I, sc), &sc->ty, &ct);
-    b = reshaped(I, ref(I, bi), &bi->ty, &ct);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s * %s + %s", v, s, reshaped(I, y, &gt, &x->ty), b);
-}
-
-/* MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `axes`, as its
- * function body computes it. */
-static void op_mvn(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank, mark[CFX_TYPE_MAX_RANK] = {0};
-    if (!is_real(x->ty.dtype) || r < 1)
-        fail(I, "the input is %s; MeanVarianceNormalization takes reals", tystr(I, &x->ty));
-    size_t na = 0;
-    const int64_t *ax = attr_ints(I, n, "axes", &na);
-    static const int64_t def[] = {0, 2, 3};
-    if (!ax) {
-        ax = def;
-        na = 3;
-    }
-    for (size_t k = 0; k < na; k++)
-        mark[norm_axis(I, ax[k], r, "axes")] = 1;
-    const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *m1 = a, *m2 = fmt(I, "(%s * %s)", a, a);
-    for (int k = r - 1; k >= 0; k--)
-        if (mark[k]) {
-            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
-            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
-        }
-    line(I, "%s = %s", mu, m1);
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = (%s - %s) / (sqrt(%s - %s * %s) + %s)", v, a, mu, m2, mu, mu,
-         real_const(I, 1e-9, x->ty.dtype, fmt(I, "%s_epsilon", nm)));
-}
-
-/* AffineGrid: the grid of positions known at import ([1 + spatial, positions]: x, y(, z), 1 per
- * position, as ONNX's reference lays them out), multiplied by theta, one product, then each
- * position's coordinates moved last. */
-static void op_affine_grid(imp *I, const Onnx__NodeProto *n)
-{
-    ival *th = in(I, n, 0);
-    int64_t sz[5];
-    int64_t ns = ints_of(I, known(I, n, 1, "the size"), sz, 5, "the size");
-    int align = (int)attr_int(I, n, "align_corners", 0);
-    if (ns != 4 && ns != 5)
-        fail(I, "the size has %lld entries; 4 (2-D) or 5 (3-D) are taken", (long long)ns);
-    int sd = (int)ns - 2;
-    int64_t N = sz[0], P = 1;
-    for (int d = 0; d < sd; d++) {
-        if (sz[d + 2] < 1 || sz[d + 2] > ((int64_t)1 << 24) || P * sz[d + 2] > ((int64_t)1 << 24))
-            fail(I, "spatial size %lld; grids of at most 2^24 positions are made", (long long)sz[d + 2]);
-        P *= sz[d + 2];
-    }
-    if (!is_real(th->ty.dtype) || th->ty.rank != 3 || th->ty.dims[0] != N || th->ty.dims[1] != sd ||
-        th->ty.dims[2] != sd + 1)
-        fail(I, "theta is %s for the size [%lld, ...] of %d spatial axes", tystr(I, &th->ty), (long long)N, sd);
-    cfx_type bt = mktype(th->ty.dtype, 2, (int64_t[]){sd + 1, P});
-    if (count(&bt) > ((int64_t)1 << 24))
-        fail(I, "a grid of %lld positions; at most 2^24 / %d are made", (long long)P, sd + 1);
-    void *base = new_data(I, &bt);
-    for (int64_t p = 0; p < P; p++) {
-        int64_t rest = p, idx[3];
-        for (int d = sd - 1; d >= 0; d--) {
-            idx[d] = rest % sz[d + 2];
-            rest /= sz[d + 2];
-        }
-        /* row k is the coordinate of the (sd - 1 - k)th spatial axis: x (the last axis) first */
-        for (int k = 0; k < sd; k++) {
-            int d = sd - 1 - k;
-            double len = (double)sz[d + 2], c;
-            if (align)
-                c = len > 1 ? -1.0 + (double)idx[d] * (2.0 / (len - 1)) : -1.0;
-            else
-                c = -1.0 + 1.0 / len + (double)idx[d] * (2.0 / len);
-            setd(bt.dtype, base, (int64_t)k * P + p, c);
-        }
-        setd(bt.dtype, base, (int64_t)sd * P + p, 1.0);
-    }
-    const char *nm = out_name(I, n, 0);
-    ival bv = {.name = fmt(I, "%s_grid", nm), .ty = bt, .data = base};
-    const char *g = new_id(I, "g_", nm);
-    line(I, "%s = %s @ %s", g, ref(I, th), ref(I, &bv));
-    cfx_type pt = mktype(th->ty.dtype, 3, (int64_t[]){N, P, sd});
-    cfx_type ot = mktype(th->ty.dtype, sd + 2, sz); /* [N, (D,) H, W, sd] */
-    for (int d = 0; d < sd; d++)
-        ot.dims[d + 1] = sz[d + 2];
-    ot.dims[sd + 1] = sd;
-    const char *v = out_var(I, n, 0, &ot);
-    line(I, "%s = %s", v, reshaped(I, fmt(I, "permute(%s, (0, 2, 1))", g), &pt, &ot));
-}
-
-/* The training ops of ai.onnx.preview.training, as ONNX's reference computes them: the rate R and
- * the step T are scalars of run time (the rate's adjustment computed in f64, as the reference's
- * numpy does, and cast to the tensors' type), then elementwise formulas for each of the n tensors
- * the node updates. kind: 'g' Adagrad (R, T, X..., G..., H... -> X'..., H'...), 'a' Adam (R, T,
- * X..., G..., V..., H... -> X'..., V'..., H'...), 'm' Momentum (R, T, X..., G..., V... -> X'...,
- * V'...). */
-static void op_training(imp *I, const Onnx__NodeProto *n, char kind)
-{
-    size_t per = kind == 'a' ? 4 : 3, nt = n->n_input >= 2 ? (n->n_input - 2) / per : 0;
-    if (nt < 1 || n->n_input != 2 + per * nt)
-        fail(I, "%zu inputs; R, T and %zu tensors for each one updated are taken", n->n_input, per);
-    if (n->n_output != (per - 1) * nt)
-        fail(I, "%zu outputs for %zu tensors updated; %zu are taken", n->n_output, nt, (per - 1) * nt);
-    ival *r = in(I, n, 0), *t = in(I, n, 1);
-    if (!is_real(r->ty.dtype) || count(&r->ty) != 1 || (t->ty.dtype != CFX_I64 && t->ty.dtype != CFX_I32) ||
-        count(&t->ty) != 1)
-        fail(I, "R is %s and T %s; a real and an integer, one element each, are taken", tystr(I, &r->ty),
-             tystr(I, &t->ty));
-    cfx_type one = mktype(r->ty.dtype, 0, NULL), onet = mktype(t->ty.dtype, 0, NULL);
-    const char *nm = out_name(I, n, 0);
-    const char *rv = fmt(I, "cast(%s, f64)", reshaped(I, ref(I, r), &r->ty, &one));
-    const char *tv = reshaped(I, ref(I, t), &t->ty, &onet), *tf = fmt(I, "cast(%s, f64)", tv);
-    double nc = attr_float(I, n, "norm_coefficient", 0.0);
-    const char *mode = kind == 'm' ? attr_str(I, n, "mode", "standard") : "";
-    if (kind == 'm' && strcmp(mode, "standard") && strcmp(mode, "nesterov"))
-        fail(I, "mode '%s' is not supported (standard, nesterov)", mode);
-    const char *rate = new_id(I, "rate_", nm);
-    double alpha = attr_float(I, n, "alpha", kind == 'a' ? 0.9 : 0.0);
-    double beta = attr_float(I, n, "beta", kind == 'a' ? 0.999 : 0.0);
-    double eps = attr_float(I, n, "epsilon", 1e-6);
-    if (kind == 'g') {
-        double decay = attr_float(I, n, "decay_factor", 0.0);
-        line(I, "%s = %s / (1.0 + %s * %s)", rate, rv, tf, real_const(I, decay, CFX_F64, fmt(I, "%s_decay", nm)));
-    } else if (kind == 'a') {
-        const char *a = real_const(I, alpha, CFX_F64, fmt(I, "%s_alpha", nm));
-        const char *b = real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm));
-        line(I, "%s = (%s * sqrt(1.0 - pow(%s, %s)) / (1.0 - pow(%s, %s))) if %s > 0 else %s", rate, rv, b, tf, a,
-             tf, tv, rv);
-    } else {
-        /* the gradient's coefficient: beta, or 1 at the first step */
-        line(I, "%s = %s if %s > 0 else 1.0", rate, real_const(I, beta, CFX_F64, fmt(I, "%s_beta", nm)), tv);
-    }
-    for (size_t k = 0; k < nt; k++) {
-        ival *x = in(I, n, 2 + k), *g = in(I, n, 2 + nt + k), *v = in(I, n, 2 + 2 * nt + k);
-        ival *h = kind == 'a' ? in(I, n, 2 + 3 * nt + k) : NULL;
-        cfx_dtype dt = x->ty.dtype;
-        if (!is_real(dt) || !same_type(&g->ty, &x->ty) || !same_type(&v->ty, &x->ty) || (h && !same_type(&h->ty, &x->ty)))
-            fail(I, "tensor %zu is %s with %s and %s; reals of one type are taken", k, tystr(I, &x->ty),
-                 tystr(I, &g->ty), tystr(I, &v->ty));
-        const char *dn = cfx_dtype_name(dt), *xs = ref(I, x), *gs = ref(I, g), *vs = ref(I, v);
-        const char *gr = new_id(I, "gr_", nm);
-        line(I, "%s = %s * %s + %s", gr, real_const(I, nc, dt, fmt(I, "%s_norm", nm)), xs, gs);
-        if (kind == 'g') {
-            const char *hn = out_var(I, n, nt + k, &x->ty);
-            line(I, "%s = %s + %s * %s", hn, vs, gr, gr);
-            const char *xn = out_var(I, n, k, &x->ty);
-            line(I, "%s = %s - cast(%s, %s) * %s / (sqrt(%s) + %s)", xn, xs, rate, dn, gr, hn,
-                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
-        } else if (kind == 'a') {
-            double post = attr_float(I, n, "norm_coefficient_post", 0.0);
-            const char *vn = out_var(I, n, nt + k, &x->ty);
-            line(I, "%s = %s * %s + %s * %s", vn, real_const(I, alpha, dt, fmt(I, "%s_alpha", nm)), vs,
-                 real_const(I, 1.0 - alpha, dt, fmt(I, "%s_1_alpha", nm)), gr);
-            const char *hn = out_var(I, n, 2 * nt + k, &x->ty);
-            line(I, "%s = %s * %s + %s * (%s * %s)", hn, real_const(I, beta, dt, fmt(I, "%s_beta", nm)), ref(I, h),
-                 real_const(I, 1.0 - beta, dt, fmt(I, "%s_1_beta", nm)), gr, gr);
-            const char *xn = out_var(I, n, k, &x->ty);
-            line(I, "%s = %s * (%s - cast(%s, %s) * (%s / (sqrt(%s) + %s)))", xn,
-                 real_const(I, 1.0 - post, dt, fmt(I, "%s_1_post", nm)), xs, rate, dn, vn, hn,
-                 real_const(I, eps, dt, fmt(I, "%s_epsilon", nm)));
-        } else {
-            const char *al = real_const(I, alpha, dt, fmt(I, "%s_alpha", nm));
-            const char *vn = out_var(I, n, nt + k, &x->ty);
-            line(I, "%s = %s * %s + cast(%s, %s) * %s", vn, al, vs, rate, dn, gr);
-            const char *xn = out_var(I, n, k, &x->ty);
-            if (!strcmp(mode, "standard"))
-                line(I, "%s = %s - cast(%s, %s) * %s", xn, xs, rv, dn, vn);
-            else
-                line(I, "%s = %s - cast(%s, %s) * (%s + %s * %s)", xn, xs, rv, dn, gr, al, vn);
-        }
-    }
-}
-
-/* BatchNormalization with training_mode = 1 (opset 14 on): the batch's mean and variance of each
- * channel (over every axis but 1) normalize x, and the running statistics given back are
- * `mean * momentum + batch mean * (1 - momentum)` (the variance's alike), as ONNX's reference. */
-static void op_batchnorm_train(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (I->opset < 14)
-        fail(I, "training statistics before opset 14 are not supported (training_mode, opset 14 on)");
-    if (!is_real(x->ty.dtype) || r < 2)
-        fail(I, "the input is %s; BatchNormalization takes reals of rank 2 or more", tystr(I, &x->ty));
-    int64_t c = x->ty.dims[1];
-    cfx_type vt = mktype(x->ty.dtype, 1, &c), pt = x->ty; /* the parameters seen as [C, 1, ...] */
-    pt.rank = r - 1;
-    pt.dims[0] = c;
-    for (int d = 1; d < r - 1; d++)
-        pt.dims[d] = 1;
-    const char *p[4];
-    for (int k = 0; k < 4; k++) {
-        ival *v = in(I, n, (size_t)k + 1);
-        if (!same_type(&v->ty, &vt))
-            fail(I, "input %d is %s; the data %s needs %s", k + 1, tystr(I, &v->ty), tystr(I, &x->ty),
-                 tystr(I, &vt));
-        p[k] = ref(I, v);
-    }
-    double eps = attr_float(I, n, "epsilon", 1e-5), mom = attr_float(I, n, "momentum", 0.9);
-    const char *a = ref(I, x), *nm = out_name(I, n, 0);
-    const char *mu = new_id(I, "mu_", nm), *d = new_id(I, "d_", nm), *var = new_id(I, "var_", nm);
-    const char *m1 = a, *m2 = fmt(I, "(%s * %s)", d, d);
-    for (int k = r - 1; k >= 0; k--)
-        if (k != 1) {
-            m1 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m1, k);
-            m2 = fmt(I, "mean(%s, axis=%d, keepdims=True)", m2, k);
-        }
-    cfx_type kt = x->ty; /* [1, C, 1, ...] */
-    for (int k = 0; k < r; k++)
-        kt.dims[k] = k == 1 ? c : 1;
-    line(I, "%s = %s", mu, m1);
-    line(I, "%s = %s - %s", d, a, mu);
-    line(I, "%s = %s", var, m2);
-    const char *e = real_const(I, eps, x->ty.dtype, fmt(I, "%s_epsilon", nm));
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = %s * %s / sqrt(%s + %s) + %s", v, reshaped(I, p[0], &vt, &pt), d, var, e,
-         reshaped(I, p[1], &vt, &pt));
-    const char *m = real_const(I, mom, x->ty.dtype, fmt(I, "%s_momentum", nm));
-    const char *m_1 = real_const(I, 1.0 - mom, x->ty.dtype, fmt(I, "%s_1_momentum", nm));
-    for (int k = 1; k < 3; k++)
-        if ((size_t)k < n->n_output && n->output[k] && *n->output[k]) {
-            const char *o = out_var(I, n, (size_t)k, &vt);
-            line(I, "%s = %s * %s + %s * %s", o, p[k + 1], m, reshaped(I, k == 1 ? mu : var, &kt, &vt), m_1);
-        }
-    for (size_t k = 3; k < n->n_output; k++)
-        if (n->output[k] && *n->output[k])
-            fail(I, "output %zu: BatchNormalization has 3 outputs from opset 14", k);
-}
-
-/* One integer known at import from input k (a scalar or one element), as `what`. */
-static int64_t known_int(imp *I, const Onnx__NodeProto *n, size_t k, const char *what)
-{
-    int64_t v[1];
-    if (ints_of(I, known(I, n, k, what), v, 1, what) != 1)
-        fail(I, "%s has no value", what);
-    return v[0];
-}
-
-/* HannWindow, HammingWindow, BlackmanWindow: the window of the size known at import, computed
- * there (in f64, as ONNX's reference, then in output_datatype): kind 'n' Hann, 'm' Hamming, 'b'
- * Blackman. */
-static void op_window(imp *I, const Onnx__NodeProto *n, char kind)
-{
-    int64_t size = known_int(I, n, 0, "the size");
-    if (size < 1 || size > ((int64_t)1 << 24))
-        fail(I, "the size is %lld; 1 to 2^24 are taken", (long long)size);
-    int half = 0;
-    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
-    int periodic = (int)attr_int(I, n, "periodic", 1);
-    double N1 = (double)(periodic ? size : size - 1), pi = 3.14159265358979323846;
-    cfx_type t = mktype(dt, 1, &size);
-    void *data = new_data(I, &t);
-    for (int64_t i = 0; i < size; i++) {
-        double k = (double)i, w;
-        if (kind == 'n')
-            w = sin(k * pi / N1) * sin(k * pi / N1);
-        else if (kind == 'm')
-            w = 25.0 / 46.0 - cos(k * pi * 2 / N1) * (1 - 25.0 / 46.0);
-        else
-            w = cos(k * (pi * 2) / N1) * -0.5 + cos(k * (pi * 4) / N1) * 0.08 + 0.42;
-        setd(dt, data, i, w);
-    }
-    out_known(I, n, 0, &t, data);
-    I->node_half = half;
-}
-
-/* The DFT of x ([..., L, ..., 1 or 2]: real, or real and imaginary parts last) along axis, of
- * length N, as numpy's fft, ifft and irfft (inverse and onesided): each part of the result a sum
- * of products of x's parts with [L', K] matrices of cos and sin known at import (L' the positions
- * of x used: x is cut or padded with zeros to N), the axis moved last for the product and back.
- * Writes the result into v (of dft_type's type). */
-static cfx_type dft_type(imp *I, const cfx_type *xt, int axis, int64_t N, int inverse, int onesided)
-{
-    int r = xt->rank;
-    if (r < 2 || (xt->dims[r - 1] != 1 && xt->dims[r - 1] != 2) || axis >= r - 1)
-        fail(I, "the input is %s with axis %d; [..., n, ..., 1 or 2] with the axis before the last is taken",
-             tystr(I, xt), axis);
-    if (!is_real(xt->dtype))
-        fail(I, "the input is %s, not real", tystr(I, xt));
-    if (N < 1 || N > ((int64_t)1 << 20))
-        fail(I, "the DFT's length is %lld; 1 to 2^20 are taken", (long long)N);
-    cfx_type t = *xt;
-    t.dims[axis] = !inverse && onesided ? N / 2 + 1 : N;
-    t.dims[r - 1] = inverse && onesided ? 1 : 2;
-    return t;
-}
-
-static void dft_emit(imp *I, const char *x, const cfx_type *xt, int axis, int64_t N, int inverse,
-                     int onesided, const char *nm, const char *v, const cfx_type *ot)
-{
-    int r = xt->rank, parts_in = (int)xt->dims[r - 1], parts_out = (int)ot->dims[r - 1];
-    int64_t L = xt->dims[axis], K = ot->dims[axis];
-    int64_t used = inverse && onesided ? N / 2 + 1 : N;
-    if (used > L)
-        used = L;
-    if (used * K > ((int64_t)1 << 22))
-        fail(I, "a DFT matrix of %lld by %lld; at most 2^22 entries are made", (long long)used, (long long)K);
-    double pi = 3.14159265358979323846, sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / (double)N : 1.0;
-    /* m[o][i]: the [used, K] matrix taking part i of x to part o of the result */
-    const char *m[2][2] = {{NULL, NULL}, {NULL, NULL}};
-    for (int o = 0; o < parts_out; o++)
-        for (int i = 0; i < parts_in; i++) {
-            cfx_type mt = mktype(xt->dtype, 2, (int64_t[]){used, K});
-            void *data = new_data(I, &mt);
-            for (int64_t j = 0; j < used; j++)
-                for (int64_t k = 0; k < K; k++) {
-                    double th = sign * 2 * pi * (double)((j * k) % N) / (double)N;
-                    double c = cos(th) * scale, s = sin(th) * scale;
-                    if (inverse && onesided) /* irfft: the bins past the first counted twice, once conjugated */
-                        c *= j == 0 || 2 * j == N ? 1 : 2, s *= j == 0 || 2 * j == N ? 0 : 2;
-                    /* (a + ib)(c + is): re = ac - bs, im = as + bc */
-                    setd(mt.dtype, data, j * K + k, o == 0 ? (i == 0 ? c : -s) : (i == 0 ? s : c));
-                }
-            ival mv = {.name = fmt(I, "%s_dft%d%d", nm, o, i), .ty = mt, .data = data};
-            m[o][i] = ref(I, &mv);
-        }
-    /* x's parts, the axis moved last, cut to the positions used */
-    int perm[CFX_TYPE_MAX_RANK], inv[CFX_TYPE_MAX_RANK], np = 0;
-    for (int d = 0; d < r - 1; d++)
-        if (d != axis)
-            perm[np++] = d;
-    perm[np++] = axis;
-    for (int d = 0; d < r - 1; d++)
-        inv[perm[d]] = d;
-    const char *y[2];
-    for (int o = 0; o < parts_out; o++) {
-        const char *sum = NULL;
-        for (int i = 0; i < parts_in; i++) {
-            const char *p = fmt(I, "%s%s", x, subscript(I, r, r - 1, i ? "1" : "0"));
-            if (axis != r - 2)
-                p = fmt(I, "permute(%s, %s)", p, perm_text(I, perm, r - 1));
-            if (used < L)
-                p = fmt(I, "%s%s", p, subscript(I, r - 1, r - 2, fmt(I, "0:%lld", (long long)used)));
-            const char *term = fmt(I, "%s @ %s", p, m[o][i]);
-            sum = sum ? fmt(I, "%s + %s", sum, term) : term;
-        }
-        y[o] = new_id(I, o ? "im_" : "re_", nm);
-        line(I, "%s = %s", y[o], sum);
-        if (axis != r - 2)
-            y[o] = fmt(I, "permute(%s, %s)", y[o], perm_text(I, inv, r - 1));
-        cfx_type one = *ot, flat = *ot;
-        one.dims[r - 1] = 1;
-        flat.rank = r - 1;
-        y[o] = reshaped(I, y[o], &flat, &one);
-    }
-    if (parts_out == 1)
-        line(I, "%s = %s", v, y[0]);
-    else
-        line(I, "%s = concat((%s, %s), axis=%d)", v, y[0], y[1], r - 1);
-}
-
-/* DFT (opsets 17 to 20): dft_length and (opset 20) the axis known at import. */
-static void op_dft(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    int64_t ax = I->opset >= 20 ? (has_input(n, 2) ? known_int(I, n, 2, "the axis") : -2) : attr_int(I, n, "axis", 1);
-    int axis = norm_axis(I, ax, r, "axis");
-    int inverse = (int)attr_int(I, n, "inverse", 0), onesided = (int)attr_int(I, n, "onesided", 0);
-    if (axis == r - 1)
-        fail(I, "axis %d is the last, the parts of each complex number", axis);
-    if (!inverse && onesided && x->ty.dims[r - 1] == 2)
-        fail(I, "onesided of a complex input is not supported (a real input is taken)");
-    int64_t L = r >= 2 ? x->ty.dims[axis] : 0;
-    int64_t N = has_input(n, 1) ? known_int(I, n, 1, "the dft_length") : inverse && onesided ? 2 * (L - 1) : L;
-    cfx_type t = dft_type(I, &x->ty, axis, N, inverse, onesided);
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    const char *v = out_var(I, n, 0, &t);
-    dft_emit(I, xs, &x->ty, axis, N, inverse, onesided, nm, v, &t);
-}
-
-/* STFT: frame_step and frame_length known at import, the window of run time or none; each frame
- * x[:, f * step : f * step + length] copied in a loop into [batch, frames, length, parts], times
- * the window, then the DFT along the frame's axis (onesided: the first length / 2 + 1 bins). */
-static void op_stft(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *w = in_opt(I, n, 2);
-    int64_t step = known_int(I, n, 1, "the frame_step");
-    int onesided = (int)attr_int(I, n, "onesided", 1);
-    if (x->ty.rank != 3 || (x->ty.dims[2] != 1 && x->ty.dims[2] != 2) || !is_real(x->ty.dtype))
-        fail(I, "the signal is %s; reals [batch, length, 1 or 2] are taken", tystr(I, &x->ty));
-    if (w && (w->ty.rank != 1 || w->ty.dtype != x->ty.dtype))
-        fail(I, "the window is %s for the signal %s", tystr(I, &w->ty), tystr(I, &x->ty));
-    int64_t len = has_input(n, 3) ? known_int(I, n, 3, "the frame_length") : w ? w->ty.dims[0] : x->ty.dims[1];
-    if (w && w->ty.dims[0] != len)
-        fail(I, "the window is %s for a frame_length of %lld", tystr(I, &w->ty), (long long)len);
-    if (onesided && x->ty.dims[2] == 2)
-        fail(I, "onesided of a complex signal is not supported (a real signal is taken)");
-    int64_t B = x->ty.dims[0], T = x->ty.dims[1], P = x->ty.dims[2];
-    if (step < 1 || len < 1 || len > T)
-        fail(I, "frame_step %lld and frame_length %lld for %lld samples", (long long)step, (long long)len,
-             (long long)T);
-    int64_t F = 1 + (T - len) / step;
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    cfx_type ft = mktype(x->ty.dtype, 4, (int64_t[]){B, F, len, P});
-    const char *fr = new_id(I, "frames_", nm), *f = new_id(I, "f_", nm);
-    line(I, "%s = %s", fr, zeros_of(I, &ft));
-    line(I, "for %s in range(%lld) {", f, (long long)F);
-    I->indent++;
-    line(I, "%s[:, %s] = %s[:, %s * %lld:%s * %lld + %lld]", fr, f, xs, f, (long long)step, f, (long long)step,
-         (long long)len);
-    I->indent--;
-    line(I, "}");
-    if (w) {
-        cfx_type wt = mktype(x->ty.dtype, 2, (int64_t[]){len, 1});
-        line(I, "%s = %s * %s", fr, fr, reshaped(I, ref(I, w), &w->ty, &wt));
-    }
-    cfx_type t = dft_type(I, &ft, 2, len, 0, onesided);
-    const char *v = out_var(I, n, 0, &t);
-    dft_emit(I, fr, &ft, 2, len, 0, onesided, nm, v, &t);
-}
-
-/* MelWeightMatrix: computed at import from its inputs, known there, as ONNX's reference. */
-static void op_mel_weight_matrix(imp *I, const Onnx__NodeProto *n)
-{
-    int64_t bins = known_int(I, n, 0, "num_mel_bins"), dft = known_int(I, n, 1, "dft_length");
-    int64_t rate = known_int(I, n, 2, "sample_rate");
-    ival *lo = known(I, n, 3, "lower_edge_hertz"), *hi = known(I, n, 4, "upper_edge_hertz");
-    if (count(&lo->ty) != 1 || count(&hi->ty) != 1)
-        fail(I, "the edges are %s and %s, not one value each", tystr(I, &lo->ty), tystr(I, &hi->ty));
-    if (bins < 1 || dft < 1 || rate < 1 || bins > 4096 || dft > ((int64_t)1 << 20))
-        fail(I, "num_mel_bins %lld, dft_length %lld, sample_rate %lld", (long long)bins, (long long)dft,
-             (long long)rate);
-    int half = 0;
-    cfx_dtype dt = dtype_of(I, (int32_t)attr_int(I, n, "output_datatype", 1), "the output_datatype", &half);
-    int64_t spec = dft / 2 + 1;
-    if (spec * bins > ((int64_t)1 << 24))
-        fail(I, "a matrix of %lld by %lld; at most 2^24 entries are made", (long long)spec, (long long)bins);
-    double lmel = 2595 * log1p(getd(lo, 0) / 700) / log(10.0), hmel = 2595 * log1p(getd(hi, 0) / 700) / log(10.0);
-    double stepm = (hmel - lmel) / (double)(bins + 2);
-    int64_t *fb = alloc(I, (size_t)(bins + 2) * sizeof *fb);
-    for (int64_t i = 0; i < bins + 2; i++) {
-        double f = 700 * expm1(((double)i * stepm + lmel) / 2595 * log(10.0));
-        double at = floor((double)(dft + 1) * f / (double)rate);
-        if (!(at >= -1e15 && at <= 1e15))
-            fail(I, "the edges %g and %g Hz give a mel bin at %g", getd(lo, 0), getd(hi, 0), at);
-        fb[i] = (int64_t)at;
-    }
-    cfx_type t = mktype(dt, 2, (int64_t[]){spec, bins});
-    double *out = alloc(I, (size_t)(spec * bins) * sizeof *out);
-    for (int64_t i = 0; i < spec * bins; i++)
-        out[i] = 0;
-    for (int64_t i = 0; i < bins; i++) {
-        int64_t l = fb[i], c = fb[i + 1], h = fb[i + 2];
-        if (l < 0 || h >= spec || c < l || h < c)
-            fail(I, "mel bin %lld spans the spectrogram's bins %lld to %lld, outside 0 to %lld", (long long)i,
-                 (long long)l, (long long)h, (long long)(spec - 1));
-        if (c == l)
-            out[c * bins + i] = 1;
-        else
-            for (int64_t j = l; j <= c; j++)
-                out[j * bins + i] = (double)(j - l) / (double)(c - l);
-        for (int64_t j = c; j < h; j++)
-            out[j * bins + i] = (double)(h - j) / (double)(h - c);
-    }
-    void *data = new_data(I, &t);
-    for (int64_t i = 0; i < spec * bins; i++)
-        setd(dt, data, i, out[i]);
-    out_known(I, n, 0, &t, data);
-    I->node_half = half;
-}
-
-/* Binarizer (ai.onnx.ml): 1 where x > threshold, else 0, in x's type. */
-static void op_binarizer(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    if (x->ty.dtype == CFX_BOOL)
-        fail(I, "the input is %s, not numbers", tystr(I, &x->ty));
-    const char *nm = out_name(I, n, 0);
-    const char *th = real_const(I, attr_float(I, n, "threshold", 0.0), x->ty.dtype, fmt(I, "%s_threshold", nm));
-    const char *v = out_var(I, n, 0, &x->ty);
-    line(I, "%s = cast(%s > %s, %s)", v, ref(I, x), th, cfx_dtype_name(x->ty.dtype));
-}
-
-/* ArrayFeatureExtractor (ai.onnx.ml): the elements of x's last axis at the indices (of run time,
- * flattened), a loop writing one column each; [1, n] of a vector, as ONNX's reference and
- * onnxruntime. An index outside the axis stops the run with `index`. */
-static void op_array_feature_extractor(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ix = in(I, n, 1);
-    int r = x->ty.rank;
-    if (r < 1 || ix->ty.rank < 1 || (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32))
-        fail(I, "the data %s and indices %s: a tensor and integer indices are taken", tystr(I, &x->ty),
-             tystr(I, &ix->ty));
-    int64_t A = count(&ix->ty);
-    cfx_type xt = x->ty;
-    if (r == 1)
-        xt = mktype(x->ty.dtype, 2, (int64_t[]){1, x->ty.dims[0]});
-    cfx_type t = xt, it = mktype(ix->ty.dtype, 1, &A);
-    t.dims[xt.rank - 1] = A;
-    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
-    const char *is = reshaped(I, ref(I, ix), &ix->ty, &it), *k = new_id(I, "k_", nm);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "for %s in range(%lld) {", k, (long long)A);
-    I->indent++;
-    line(I, "%s%s = %s%s", v, subscript(I, t.rank, t.rank - 1, k), plain_id(xs) ? xs : fmt(I, "(%s)", xs),
-         subscript(I, t.rank, t.rank - 1, fmt(I, "%s[%s]", plain_id(is) ? is : fmt(I, "(%s)", is), k)));
-    I->indent--;
-    line(I, "}");
-}
-
-/* Det of [..., M, M] past 3x3: Gaussian elimination with partial pivoting (LAPACK's, which numpy's
- * det calls), a matrix at a time: for each column the row of the largest magnitude at or below
- * the diagonal swapped up (the sign flipped), the pivot multiplied in, the rows below cleared. */
-static void det_lu(imp *I, const Onnx__NodeProto *n, ival *x)
-{
-    int r = x->ty.rank;
-    int64_t M = x->ty.dims[r - 1], B = count(&x->ty) / (M * M);
-    const char *dn = cfx_dtype_name(x->ty.dtype), *nm = out_name(I, n, 0);
-    cfx_type bt = mktype(x->ty.dtype, 3, (int64_t[]){B, M, M}), dt = mktype(x->ty.dtype, 1, &B);
-    cfx_type t = x->ty;
-    t.rank = r - 2;
-    const char *xs = reshaped(I, ref(I, x), &x->ty, &bt), *b = new_id(I, "b_", nm), *k = new_id(I, "k_", nm);
-    const char *a = new_id(I, "a_", nm), *d = new_id(I, "det_", nm), *ds = new_id(I, "dets_", nm);
-    const char *p = new_id(I, "p_", nm), *row = new_id(I, "row_", nm), *f = new_id(I, "f_", nm);
-    const char *io = fmt(I, "iota(i64[%lld])", (long long)M);
-    line(I, "%s = %s", ds, zeros_of(I, &dt));
-    line(I, "for %s in range(%lld) {", b, (long long)B);
-    I->indent++;
-    line(I, "%s = %s[%s]", a, plain_id(xs) ? xs : fmt(I, "(%s)", xs), b);
-    line(I, "%s = cast(1, %s)", d, dn);
-    line(I, "for %s in range(%lld) {", k, (long long)M);
-    I->indent++;
-    line(I, "%s = argmax(where(%s >= %s, abs(%s[:, %s]), cast(-1, %s)))", p, io, k, a, k, dn);
-    line(I, "if %s != %s {", p, k);
-    I->indent++;
-    line(I, "%s = %s[%s]", row, a, k);
-    line(I, "%s[%s] = %s[%s]", a, k, a, p);
-    line(I, "%s[%s] = %s", a, p, row);
-    line(I, "%s = -%s", d, d);
-    I->indent--;
-    line(I, "}");
-    line(I, "%s = %s * %s[%s, %s]", d, d, a, k, k);
-    line(I, "if %s[%s, %s] != cast(0, %s) {", a, k, k, dn);
-    I->indent++;
-    line(I, "%s = where(%s > %s, %s[:, %s] / %s[%s, %s], cast(0, %s))", f, io, k, a, k, a, k, k, dn);
-    line(I, "%s = %s - reshape(%s, [%lld, 1]) * reshape(%s[%s], [1, %lld])", a, a, f, (long long)M, a, k,
-         (long long)M);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    line(I, "%s[%s] = %s", ds, b, d);
-    I->indent--;
-    line(I, "}");
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, reshaped(I, ds, &dt, &t));
-}
-
-/* Det of [..., M, M]: the cofactor expansion of 1x1, 2x2 and 3x3 matrices, each entry a slice of
- * x over the leading axes; larger ones by det_lu. */
-static void op_det(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (!is_real(x->ty.dtype) || r < 2 || x->ty.dims[r - 1] != x->ty.dims[r - 2])
-        fail(I, "the input is %s; reals [..., M, M] are taken", tystr(I, &x->ty));
-    int64_t M = x->ty.dims[r - 1];
-    if (M > 3) {
-        det_lu(I, n, x);
-        return;
-    }
-    const char *xs = ref(I, x), *e[3][3];
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < M; j++) {
-            strbuf sb = {0};
-            sb_printf(&sb, "%s[", xs);
-            for (int d = 0; d < r - 2; d++)
-                sb_puts(&sb, ":, ");
-            sb_printf(&sb, "%d, %d]", i, j);
-            if (sb.oom)
-                fail(I, "out of memory");
-            e[i][j] = take(I, sb_take(&sb));
-        }
-    cfx_type t = x->ty;
-    t.rank = r - 2;
-    const char *v = out_var(I, n, 0, &t);
-    if (M == 1)
-        line(I, "%s = %s", v, e[0][0]);
-    else if (M == 2)
-        line(I, "%s = %s * %s - %s * %s", v, e[0][0], e[1][1], e[0][1], e[1][0]);
-    else
-        line(I, "%s = %s * (%s * %s - %s * %s) - %s * (%s * %s - %s * %s) + %s * (%s * %s - %s * %s)", v,
-             e[0][0], e[1][1], e[2][2], e[1][2], e[2][1], e[0][1], e[1][0], e[2][2], e[1][2], e[2][0],
-             e[0][2], e[1][0], e[2][1], e[1][1], e[2][0]);
-}
-
-/* Compress: the slices of x along axis (x flattened where there is no axis) where the condition
- * is true. Its length is the count of true entries: with the condition known at import, the
- * slices at known positions are copied; with one of run time, the model's declared shape gives
- * the length, a loop copies each selected slice to the next row, and the run checks the count
- * (`assert`; more rows stop at the first past the end with `index`). */
-static void op_compress(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *c = in(I, n, 1);
-    const Onnx__AttributeProto *aa = attr(I, n, "axis");
-    cfx_type xt = x->ty;
-    if (!aa) {
-        int64_t all = count(&x->ty);
-        xt = mktype(x->ty.dtype, 1, &all);
-    }
-    int r = xt.rank;
-    if (r < 1)
-        fail(I, "the input is %s, a scalar", tystr(I, &x->ty));
-    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
-    if (c->ty.dtype != CFX_BOOL || c->ty.rank != 1)
-        fail(I, "the condition is %s, not a bool vector", tystr(I, &c->ty));
-    int64_t L = c->ty.dims[0];
-    if (L > xt.dims[axis])
-        fail(I, "the condition has %lld entries for an axis of %lld", (long long)L, (long long)xt.dims[axis]);
-    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &xt);
-    if (!plain_id(xs)) {
-        const char *f = new_id(I, "f_", nm);
-        line(I, "%s = %s", f, xs);
-        xs = f;
-    }
-    cfx_type t = xt;
-    if (c->data) {
-        int64_t *pos = alloc(I, (size_t)(L > 0 ? L : 1) * sizeof *pos), np = 0;
-        for (int64_t i = 0; i < L; i++)
-            if (geti(c, i))
-                pos[np++] = i;
-        if (np == 0)
-            fail(I, "the condition selects nothing, and cfx has no tensors of 0 elements");
-        t.dims[axis] = np;
-        const char *v = out_var(I, n, 0, &t);
-        if (np == xt.dims[axis]) {
-            line(I, "%s = %s", v, xs);
-            return;
-        }
-        line(I, "%s = %s", v, zeros_of(I, &t));
-        if (np <= 8) {
-            for (int64_t k = 0; k < np; k++)
-                line(I, "%s%s = %s%s", v, subscript(I, r, axis, fmt(I, "%lld", (long long)k)), xs,
-                     subscript(I, r, axis, fmt(I, "%lld", (long long)pos[k])));
-            return;
-        }
-        const char *pt = index_table(I, fmt(I, "%s_pos", nm), pos, np), *k = new_id(I, "k_", nm);
-        line(I, "for %s in range(%lld) {", k, (long long)np);
-        I->indent++;
-        line(I, "%s%s = %s%s", v, subscript(I, r, axis, k), xs, subscript(I, r, axis, fmt(I, "%s[%s]", pt, k)));
-        I->indent--;
-        line(I, "}");
-        return;
-    }
-    cfx_type decl;
-    if (!declared_type(I, I->mp->graph, nm, &decl) || decl.rank != r || decl.dims[axis] < 1)
-        fail(I, "the condition is of run time and the output's length along axis %d is not declared: the "
-             "count of true entries fixes it, and cfx fixes every shape at import", axis);
-    int64_t D = decl.dims[axis];
-    t.dims[axis] = D;
-    const char *v = out_var(I, n, 0, &t), *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "%s = 0", j);
-    line(I, "for %s in range(%lld) {", i, (long long)L);
-    I->indent++;
-    line(I, "if %s[%s] {", ref(I, c), i);
-    I->indent++;
-    line(I, "%s%s = %s%s", v, subscript(I, r, axis, j), xs, subscript(I, r, axis, i));
-    line(I, "%s += 1", j);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    line(I, "assert(%s == %lld, \"Compress '%s': the condition selects another count of slices than the "
-         "%lld declared\")", j, (long long)D, clean(I, nm), (long long)D);
-}
-
-/* Einsum's diagonal: while a label repeats in an operand's labels (lab, *nl of them), the
- * diagonal of its two axes, copied a position at a time into a value without the second axis;
- * returns the operand so reduced. */
-static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *lab, int *nl)
-{
-    for (;;) {
-        int a = -1, b = -1;
-        for (int p = 0; p < *nl && a < 0; p++)
-            for (int q = p + 1; q < *nl; q++)
-                if (lab[p] == lab[q]) {
-                    a = p;
-                    b = q;
-                    break;
-                }
-        if (a < 0)
-            return x;
-        int64_t len = x->ty.dims[a];
-        if (x->ty.dims[b] != len)
-            fail(I, "Einsum: label '%c' is %lld and %lld in one operand", lab[a], (long long)len,
-                 (long long)x->ty.dims[b]);
-        cfx_type t = x->ty;
-        for (int d = b; d < t.rank - 1; d++)
-            t.dims[d] = t.dims[d + 1];
-        t.rank--;
-        const char *nm = out_name(I, n, 0), *xs = ref(I, x), *id = new_id(I, "diag_", nm);
-        const char *k = new_id(I, "k_", nm);
-        strbuf sb = {0}, sd = {0};
-        for (int d = 0; d < x->ty.rank; d++) {
-            const char *ix = d == a || d == b ? k : ":";
-            sb_printf(&sb, "%s%s", d ? ", " : "", ix);
-            if (d != b)
-                sb_printf(&sd, "%s%s", sd.len ? ", " : "", ix);
-        }
-        if (sb.oom || sd.oom)
-            fail(I, "out of memory");
-        const char *from = take(I, sb_take(&sb)), *to = take(I, sb_take(&sd));
-        line(I, "%s = %s", id, zeros_of(I, &t));
-        line(I, "for %s in range(%lld) {", k, (long long)len);
-        I->indent++;
-        line(I, "%s[%s] = %s[%s]", id, to, xs, from);
-        I->indent--;
-        line(I, "}");
-        ival *y = alloc(I, sizeof *y);
-        y->name = id;
-        y->id = id;
-        y->ty = t;
-        y->half = HALF_NONE;
-        memmove(lab + b, lab + b + 1, (size_t)(*nl - b - 1));
-        (*nl)--;
-        x = y;
-    }
-}
-
-/* ---- ai.onnx.preview's FlexAttention, the ops whose results' lengths depend on data (NonZero,
- * Unique, NonMaxSuppression), RoiAlign, DeformConv, TreeEnsemble, LabelEncoder, uint64's Div,
- * Mod, Pow and TopK, and BitCast of a real type; each a composition of the language's ops, as
- * the sections above. */
-
-/* FlexAttention's score_mod or prob_mod (attribute `name`): the subgraph imported in place with
- * its one input bound to x; its one output, of x's type. x itself where there is none. */
-static ival *flex_mod(imp *I, const Onnx__NodeProto *n, const char *name, ival *x)
-{
-    const Onnx__AttributeProto *a = attr(I, n, name);
-    if (!a)
-        return x;
-    const Onnx__GraphProto *g = a->g;
-    if (!g || g->n_input != 1 || g->n_output != 1 || !g->input[0] || !g->input[0]->name)
-        fail(I, "%s is not a subgraph of one input and one output", name);
-    const char *note = I->note;
-    int64_t opset = graph_opset_guard(I);
-    int base = scope_open(I);
-    bind(I, g->input[0]->name, &x->ty, x->id, x->data)->half = x->half;
-    ival o = *subgraph_outputs(I, g, n)[0];
-    scope_close(I, base);
-    I->node = n;
-    I->opset = opset;
-    I->note = note;
-    I->depth--;
-    if (!same_type(&o.ty, &x->ty) || o.seq)
-        fail(I, "%s gives %s for scores of %s; it must keep their type", name, tystr(I, &o.ty), tystr(I, &x->ty));
-    return part(I, n, name, &x->ty, x->half, half_rounded(I, x->half, ref(I, &o)));
-}
-
-/* FlexAttention (ai.onnx.preview): as ONNX's reference computes it, Q and K each times
- * sqrt(scale) (the square root taken in f32, then in the inputs' type), K's and V's heads repeated
- * for grouped queries, the scores in softmax_precision (f32 for float16 and bfloat16 inputs, else
- * the inputs' type), score_mod, the softmax (no guard: a row all -inf gives NaN, as the
- * reference), prob_mod, the product with V in that precision, and the result in the inputs' type. */
-static void op_flex_attention(imp *I, const Onnx__NodeProto *n)
-{
-    ival *q = in(I, n, 0), *k = in(I, n, 1), *v = in(I, n, 2);
-    cfx_dtype dt = q->ty.dtype;
-    int half = q->half;
-    if (!is_real(dt) || q->ty.rank != 4 || k->ty.rank != 4 || v->ty.rank != 4 || k->ty.dtype != dt ||
-        v->ty.dtype != dt || k->half != half || v->half != half)
-        fail(I, "Q, K and V are %s, %s and %s; reals of one type and rank 4 are taken", tystr(I, &q->ty),
-             tystr(I, &k->ty), tystr(I, &v->ty));
-    int64_t B = q->ty.dims[0], Hq = q->ty.dims[1], L = q->ty.dims[2], E = q->ty.dims[3];
-    int64_t Hkv = k->ty.dims[1], S = k->ty.dims[2], Ev = v->ty.dims[3];
-    if (k->ty.dims[0] != B || v->ty.dims[0] != B || v->ty.dims[1] != Hkv || v->ty.dims[2] != S ||
-        k->ty.dims[3] != E || Hq % Hkv)
-        fail(I, "Q, K and V are %s, %s and %s: batches, heads, lengths or head sizes do not fit", tystr(I, &q->ty),
-             tystr(I, &k->ty), tystr(I, &v->ty));
-    /* the softmax's precision: cdt, rounded to chalf */
-    cfx_dtype cdt = dt == CFX_F64 ? CFX_F64 : CFX_F32;
-    int chalf = HALF_NONE;
-    if (attr(I, n, "softmax_precision")) {
-        int32_t p = (int32_t)attr_int(I, n, "softmax_precision", 1);
-        if (p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || p == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
-            chalf = p == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ? HALF_F16 : HALF_BF16;
-        else if (p != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && p != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE)
-            fail(I, "softmax_precision %s is not supported (float, double, float16, bfloat16)", onnx_dtype_name(p));
-        cdt = p == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ? CFX_F64 : CFX_F32;
-    }
-    const Onnx__AttributeProto *sa = attr(I, n, "scale");
-    double scale = sa ? attr_float(I, n, "scale", 1.0) : 1.0 / sqrt((double)E);
-    double ss = (double)sqrtf((float)scale);
-    ss = half ? half_value_of(half, ss) : ss;
-    const char *nm = out_name(I, n, 0), *c = real_const(I, ss, dt, fmt(I, "%s_scale", nm));
-#define H_(e) half_rounded(I, half, (e))
-#define C_(e) half_rounded(I, chalf, (e))
-    ival *qs = part(I, n, "qs", &q->ty, half, H_(fmt(I, "%s * %s", ref(I, q), c)));
-    ival *ks = part(I, n, "ks", &k->ty, half, H_(fmt(I, "%s * %s", ref(I, k), c)));
-    ival *vs = v;
-    if (Hq != Hkv) /* each key and value head repeated for its group of query heads, in turn */
-        repeat_kv_heads(I, n, half, Hq, &ks, &vs);
-    ival *kt = permuted_part(I, n, "kt", ks, (const int64_t[]){0, 1, 3, 2});
-    ival *qk = product_part(I, n, "qk", qs, kt, half);
-    cfx_type st = mktype(cdt, 4, (int64_t[]){B, Hq, L, S}), rt = mktype(cdt, 4, (int64_t[]){B, Hq, L, 1});
-    const char *cn = cfx_dtype_name(cdt);
-    ival *x = cdt == dt && chalf == half ? qk
-            : part(I, n, "scores", &st, chalf, C_(cdt == dt ? qk->id : fmt(I, "cast(%s, %s)", qk->id, cn)));
-    x = flex_mod(I, n, "score_mod", x);
-    ival *mx = part(I, n, "max", &rt, chalf, fmt(I, "max(%s, axis=3, keepdims=True)", x->id));
-    ival *e = part(I, n, "exp", &st, chalf, C_(fmt(I, "exp(%s)", C_(fmt(I, "%s - %s", x->id, mx->id)))));
-    ival *s = part(I, n, "sum", &rt, chalf, C_(fmt(I, "sum(%s, axis=3, keepdims=True)", e->id)));
-    ival *p = part(I, n, "p", &st, chalf, C_(fmt(I, "%s / %s", e->id, s->id)));
-    p = flex_mod(I, n, "prob_mod", p);
-    if (cdt != dt || chalf != half) {
-        cfx_type vt = vs->ty;
-        vt.dtype = cdt;
-        vs = part(I, n, "v_c", &vt, chalf, C_(cdt == dt ? ref(I, vs) : fmt(I, "cast(%s, %s)", ref(I, vs), cn)));
-    }
-    ival *y = product_part(I, n, "y", p, vs, chalf);
-    cfx_type t = mktype(dt, 4, (int64_t[]){B, Hq, L, Ev});
-    const char *o = out_var(I, n, 0, &t);
-    line(I, "%s = %s", o, H_(cdt == dt ? y->id : fmt(I, "cast(%s, %s)", y->id, cfx_dtype_name(dt))));
-#undef C_
-#undef H_
-    I->node_rounded = 1;
-}
-
-/* The length along `axis` (rank r) of output k, whose length depends on the data: the model's
- * declared shape, or 0 where it declares none. */
-static int64_t declared_length(imp *I, const Onnx__NodeProto *n, size_t k, int r, int axis)
-{
-    cfx_type decl;
-    if (k >= n->n_output || !n->output[k] || !*n->output[k] ||
-        !declared_type(I, I->mp->graph, n->output[k], &decl) || decl.rank != r || decl.dims[axis] < 1)
-        return 0;
-    return decl.dims[axis];
-}
-
-/* The refusal of an output whose length depends on data that is neither declared nor known. The
- * words "must be known when the model is imported" let a caller who gave the input's value have
- * it fixed (onnx_import_model's second try). */
-static void data_length_unknown(imp *I, const Onnx__NodeProto *n, size_t k, ival *x)
-{
-    fail(I, "the length of output '%s' depends on the data, and the model declares none: '%s' must be known "
-         "when the model is imported (cfx fixes every shape at import)", clean(I, out_name(I, n, k)),
-         clean(I, x->name));
-}
-
-/* NonZero: the [rank, count] indices of the nonzero elements, in row-major order. Of a value known
- * at import, computed there; of one of run time, the count is the model's declared one: a loop
- * over the elements writes each nonzero one's indices to the next column, and the run checks the
- * count (`assert`; more stop at the first column past the end with `index`). */
-static void op_nonzero(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int r = x->ty.rank;
-    if (r < 1)
-        fail(I, "the input is %s, a scalar; NonZero takes a tensor of rank 1 or more", tystr(I, &x->ty));
-    int64_t N = count(&x->ty), D = 0;
-    if (x->data) {
-        for (int64_t i = 0; i < N; i++)
-            D += is_real(x->ty.dtype) ? getd(x, i) != 0 : geti(x, i) != 0;
-        if (D == 0)
-            fail(I, "'%s' has no nonzero element, and cfx has no tensors of 0 elements", clean(I, x->name));
-        cfx_type t = mktype(CFX_I64, 2, (int64_t[]){r, D});
-        int64_t *data = new_data(I, &t), j = 0;
-        for (int64_t i = 0; i < N; i++) {
-            if (is_real(x->ty.dtype) ? getd(x, i) == 0 : geti(x, i) == 0)
-                continue;
-            for (int64_t d = r - 1, rest = i; d >= 0; d--) {
-                data[d * D + j] = rest % x->ty.dims[d];
-                rest /= x->ty.dims[d];
-            }
-            j++;
-        }
-        out_known(I, n, 0, &t, data);
-        return;
-    }
-    D = declared_length(I, n, 0, 2, 1);
-    if (!D)
-        data_length_unknown(I, n, 0, x);
-    cfx_type ft = mktype(x->ty.dtype, 1, &N), t = mktype(CFX_I64, 2, (int64_t[]){r, D});
-    const char *nm = out_name(I, n, 0), *xs = reshaped(I, ref(I, x), &x->ty, &ft);
-    if (!plain_id(xs)) {
-        const char *f = new_id(I, "f_", nm);
-        line(I, "%s = %s", f, xs);
-        xs = f;
-    }
-    const char *i = new_id(I, "i_", nm), *j = new_id(I, "j_", nm), *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "%s = 0", j);
-    line(I, "for %s in range(%lld) {", i, (long long)N);
-    I->indent++;
-    line(I, x->ty.dtype == CFX_BOOL ? "if %s[%s] {" : "if %s[%s] != 0 {", xs, i);
-    I->indent++;
-    int64_t stride = 1;
-    for (int d = r - 1; d >= 0; d--) {
-        line(I, "%s[%d, %s] = cast(%s // %lld %% %lld, i64)", v, d, j, i, (long long)stride, (long long)x->ty.dims[d]);
-        stride *= x->ty.dims[d];
-    }
-    line(I, "%s += 1", j);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    line(I, "assert(%s == %lld, \"NonZero '%s': the input has another count of nonzero elements than the %lld "
-         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
-}
-
-/* 1 when slices a and b (m elements each, from flat positions pa and pb of x's data) are equal,
- * NaN equal to NaN as numpy's unique */
-static int slices_equal(const ival *x, int64_t pa, int64_t pb, int64_t m, const int64_t *at)
-{
-    for (int64_t e = 0; e < m; e++) {
-        int64_t ia = at[pa * m + e], ib = at[pb * m + e];
-        if (is_real(x->ty.dtype)) {
-            double a = getd(x, ia), b = getd(x, ib);
-            if (!(a == b || (a != a && b != b)))
-                return 0;
-        } else if (geti(x, ia) != geti(x, ib)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Unique: the distinct elements (no axis: of x flattened) or slices along axis, sorted (numpy's
- * unique: slices in lexicographic order, NaN last and equal to NaN) or in order of first
- * appearance (sorted = 0), with indices, inverse_indices and counts. The count U is the model's
- * declared one, or counted at import where x is known there. x is seen as [n, m] (the axis moved
- * first); a first loop marks each slice that appears for the first time, and the run checks
- * their count (`assert`); a second gives each slice its rank among them (the distinct ones less
- * than it, or the first appearances before its own) and writes the outputs at it. */
-static void op_unique(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    cfx_dtype dt = x->ty.dtype;
-    const Onnx__AttributeProto *aa = attr(I, n, "axis");
-    int srt = (int)attr_int(I, n, "sorted", 1), r = x->ty.rank;
-    if (dt == CFX_BOOL && srt)
-        fail(I, "sorted Unique of %s is not supported (numbers are taken)", tystr(I, &x->ty));
-    if (aa && r < 1)
-        fail(I, "the input is %s, a scalar, with an axis", tystr(I, &x->ty));
-    int axis = aa ? norm_axis(I, attr_int(I, n, "axis", 0), r, "axis") : 0;
-    int64_t nsl = aa ? x->ty.dims[axis] : count(&x->ty), m = count(&x->ty) / (nsl ? nsl : 1);
-    /* the order of x's elements with the axis first: perm, and the moved type */
-    int perm[CFX_TYPE_MAX_RANK], np = 0;
-    cfx_type mt = x->ty;
-    if (aa) {
-        perm[np++] = axis;
-        for (int d = 0; d < r; d++)
-            if (d != axis)
-                perm[np++] = d;
-        for (int d = 0; d < r; d++)
-            mt.dims[d] = x->ty.dims[perm[d]];
-    }
-    int64_t U = 0;
-    if (x->data) {
-        if (nsl * m > ((int64_t)1 << 16))
-            fail(I, "'%s' has %lld elements; Unique counts at most 2^16 at import", clean(I, x->name),
-                 (long long)(nsl * m));
-        int64_t *at = alloc(I, (size_t)(nsl * m + 1) * sizeof *at);
-        for (int64_t p = 0; p < nsl * m; p++) { /* the flat position in x of element p of [n, m] */
-            int64_t rest = p, pos = 0, idx[CFX_TYPE_MAX_RANK] = {0};
-            for (int d = mt.rank - 1; d >= 0 && aa; d--) {
-                idx[perm[d]] = rest % mt.dims[d];
-                rest /= mt.dims[d];
-            }
-            for (int d = 0; d < r && aa; d++)
-                pos = pos * x->ty.dims[d] + idx[d];
-            at[p] = aa ? pos : p;
-        }
-        for (int64_t i = 0; i < nsl; i++) {
-            int first = 1;
-            for (int64_t j = 0; j < i && first; j++)
-                first = !slices_equal(x, i, j, m, at);
-            U += first;
-        }
-    } else {
-        U = declared_length(I, n, 0, aa ? r : 1, axis);
-        for (size_t k = 1; !U && k < 4; k += 2)
-            U = declared_length(I, n, k, 1, 0);
-        if (!U)
-            data_length_unknown(I, n, 0, x);
-    }
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    cfx_type xt = mktype(dt, 2, (int64_t[]){nsl, m});
-    if (aa && axis)
-        xs = fmt(I, "permute(%s, %s)", xs, perm_text(I, perm, r));
-    const char *X = new_id(I, "x_", nm), *first = new_id(I, "first_", nm), *fp = new_id(I, "fp_", nm);
-    const char *i = new_id(I, "i_", nm), *eq = new_id(I, "eq_", nm), *rk = new_id(I, "rank_", nm);
-    line(I, "%s = %s", X, reshaped(I, xs, &mt, &xt));
-    /* the elementwise equality of X and its row i (NaN equal to NaN), and order (NaN last) */
-    const char *row = fmt(I, "%s[%s]", X, i);
-    const char *eqe = is_real(dt) ? fmt(I, "(%s == %s) or ((%s != %s) and (%s != %s))", X, row, X, X, row, row)
-                                  : fmt(I, "%s == %s", X, row);
-    const char *lte = is_real(dt) ? fmt(I, "(%s < %s) or ((%s != %s) and (%s == %s))", X, row, row, row, X, X)
-                                  : fmt(I, "%s < %s", X, row);
-    line(I, "%s = zeros(bool[%lld])", first, (long long)nsl);
-    line(I, "%s = zeros(i32[%lld])", fp, (long long)nsl);
-    line(I, "for %s in range(%lld) {", i, (long long)nsl);
-    I->indent++;
-    line(I, "%s = all(%s, axis=1)", eq, eqe);
-    line(I, "%s[%s] = argmax(cast(%s, i32))", fp, i, eq);
-    line(I, "%s[%s] = %s[%s] == %s", first, i, fp, i, i);
-    I->indent--;
-    line(I, "}");
-    line(I, "assert(sum(%s) == %lld, \"Unique '%s': the input has another count of distinct %s than the %lld "
-         "declared\")", first, (long long)U, clean(I, nm), aa ? "slices" : "elements", (long long)U);
-    cfx_type yt = mktype(dt, 2, (int64_t[]){U, m}), ut = mktype(CFX_I64, 1, &U), it = mktype(CFX_I64, 1, &nsl);
-    const char *ys = new_id(I, "y_", nm), *ix = new_id(I, "ix_", nm), *inv = new_id(I, "inv_", nm);
-    const char *cn = new_id(I, "cnt_", nm);
-    line(I, "%s = %s", ys, zeros_of(I, &yt));
-    line(I, "%s = %s", ix, zeros_of(I, &ut));
-    line(I, "%s = %s", cn, zeros_of(I, &ut));
-    line(I, "%s = %s", inv, zeros_of(I, &it));
-    line(I, "for %s in range(%lld) {", i, (long long)nsl);
-    I->indent++;
-    line(I, "%s = all(%s, axis=1)", eq, eqe);
-    if (srt) { /* the distinct slices less than row i: at their first difference from it, less */
-        const char *p = new_id(I, "p_", nm);
-        line(I, "%s = reshape(argmax(cast(not (%s), i32), axis=1), [%lld, 1])", p, eqe, (long long)nsl);
-        line(I, "%s = sum(%s and any((%s) and (iota(i32[1, %lld]) == %s), axis=1) and not %s)", rk, first, lte,
-             (long long)m, p, eq);
-    } else {
-        line(I, "%s = sum(%s and (iota(i32[%lld]) < %s[%s]))", rk, first, (long long)nsl, fp, i);
-    }
-    line(I, "%s[%s] = cast(%s, i64)", inv, i, rk);
-    line(I, "if %s[%s] {", first, i);
-    I->indent++;
-    line(I, "%s[%s] = %s", ys, rk, row);
-    line(I, "%s[%s] = cast(%s, i64)", ix, rk, i);
-    line(I, "%s[%s] = cast(sum(%s), i64)", cn, rk, eq);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    cfx_type ot = mktype(dt, 1, &U);
-    if (aa) { /* [U, m] seen as x with the axis first, then moved back */
-        int inv_perm[CFX_TYPE_MAX_RANK];
-        for (int d = 0; d < r; d++)
-            inv_perm[perm[d]] = d;
-        cfx_type ut2 = mt;
-        ut2.dims[0] = U;
-        ot = x->ty;
-        ot.dims[axis] = U;
-        const char *e = reshaped(I, ys, &yt, &ut2);
-        ys = axis ? fmt(I, "permute(%s, %s)", e, perm_text(I, inv_perm, r)) : e;
-    } else {
-        ys = reshaped(I, ys, &yt, &ot);
-    }
-    const char *outs[4] = {ys, ix, inv, cn};
-    const cfx_type *ts[4] = {&ot, &ut, &it, &ut};
-    for (size_t k = 0; k < 4 && k < n->n_output; k++)
-        if (n->output[k] && *n->output[k]) {
-            int64_t dk = k == 0 ? ot.dims[aa ? axis : 0] : ts[k]->dims[0];
-            int64_t dd = declared_length(I, n, k, ts[k]->rank, k == 0 && aa ? axis : 0);
-            if (dd && dd != dk)
-                fail(I, "output '%s' is declared of length %lld; the data gives %lld", clean(I, n->output[k]),
-                     (long long)dd, (long long)dk);
-            line(I, "%s = %s", out_var(I, n, k, ts[k]), outs[k]);
-        }
-    I->node_rounded = 1;
-}
-
-/* NonMaxSuppression, as ONNX's reference: for each batch and class, the boxes above
- * score_threshold taken by decreasing score (the lower index first among equal scores), each kept
- * where its IoU with every box kept before in the class is at most iou_threshold, up to
- * max_output_boxes_per_class; [batch, class, box] of each kept box, in that order. The count is the
- * model's declared one: a while loop per class picks the best box left, compares it with all the
- * boxes at once (the kept ones masked), and writes the next row; the run checks the count. */
-static void op_nms(imp *I, const Onnx__NodeProto *n)
-{
-    ival *bx = in(I, n, 0), *sc = in(I, n, 1), *mo = in_opt(I, n, 2), *it = in_opt(I, n, 3), *st = in_opt(I, n, 4);
-    cfx_dtype dt = bx->ty.dtype;
-    if (!is_real(dt) || bx->ty.rank != 3 || bx->ty.dims[2] != 4 || sc->ty.rank != 3 || sc->ty.dtype != dt ||
-        sc->ty.dims[0] != bx->ty.dims[0] || sc->ty.dims[2] != bx->ty.dims[1])
-        fail(I, "boxes %s and scores %s; reals [batch, boxes, 4] and [batch, classes, boxes] are taken",
-             tystr(I, &bx->ty), tystr(I, &sc->ty));
-    if ((mo && (mo->ty.dtype != CFX_I64 || count(&mo->ty) != 1)) || (it && (it->ty.dtype != dt || count(&it->ty) != 1)) ||
-        (st && (st->ty.dtype != dt || count(&st->ty) != 1)))
-        fail(I, "max_output_boxes_per_class, iou_threshold and score_threshold are one int64 and one value of the "
-             "boxes' type each");
-    int64_t cpb = attr_int(I, n, "center_point_box", 0);
-    if (cpb != 0 && cpb != 1)
-        fail(I, "center_point_box %lld is not 0 or 1", (long long)cpb);
-    int64_t B = bx->ty.dims[0], C = sc->ty.dims[1], N = bx->ty.dims[1];
-    int64_t D = declared_length(I, n, 0, 2, 0);
-    if (!D)
-        fail(I, "the count of boxes selected depends on the data, and the model declares no shape for output "
-             "'%s' (cfx fixes every shape at import)", clean(I, out_name(I, n, 0)));
-    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
-    cfx_type one_i = mktype(CFX_I64, 0, NULL), one_r = mktype(dt, 0, NULL);
-    const char *mx = mo ? fmt(I, "max(%s, cast(0, i64))", reshaped(I, ref(I, mo), &mo->ty, &one_i)) : "cast(0, i64)";
-    const char *thr = it ? reshaped(I, ref(I, it), &it->ty, &one_r) : fmt(I, "cast(0, %s)", dn);
-    const char *b = new_id(I, "b_", nm), *c = new_id(I, "c_", nm), *j = new_id(I, "j_", nm), *m = new_id(I, "m_", nm);
-    const char *box = new_id(I, "box_", nm), *lo[2], *hi[2], *area = new_id(I, "area_", nm);
-    const char *s = new_id(I, "s_", nm), *alive = new_id(I, "alive_", nm), *kept = new_id(I, "kept_", nm);
-    const char *k = new_id(I, "k_", nm), *hit = new_id(I, "hit_", nm);
-    const char *ext[2] = {new_id(I, "ix_", nm), new_id(I, "iy_", nm)}, *inter = new_id(I, "inter_", nm);
-    const char *sup = new_id(I, "sup_", nm), *lim = new_id(I, "limit_", nm), *th = new_id(I, "thr_", nm);
-    cfx_type t = mktype(CFX_I64, 2, (int64_t[]){D, 3});
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "%s = 0", j);
-    line(I, "%s = %s", lim, mx);
-    line(I, "%s = %s", th, thr);
-    line(I, "for %s in range(%lld) {", b, (long long)B);
-    I->indent++;
-    line(I, "%s = %s[%s]", box, ref(I, bx), b);
-    for (int a = 0; a < 2; a++) { /* x (a = 0) and y: the boxes' extents along it */
-        lo[a] = new_id(I, a ? "ylo_" : "xlo_", nm);
-        hi[a] = new_id(I, a ? "yhi_" : "xhi_", nm);
-        if (cpb == 0) { /* [y1, x1, y2, x2], the corners in either order */
-            int p = a ? 0 : 1;
-            line(I, "%s = min(%s[:, %d], %s[:, %d])", lo[a], box, p, box, p + 2);
-            line(I, "%s = max(%s[:, %d], %s[:, %d])", hi[a], box, p, box, p + 2);
-        } else { /* [x_center, y_center, width, height] */
-            line(I, "%s = %s[:, %d] - %s[:, %d] / 2", lo[a], box, a, box, a + 2);
-            line(I, "%s = %s[:, %d] + %s[:, %d] / 2", hi[a], box, a, box, a + 2);
-        }
-    }
-    line(I, "%s = (%s - %s) * (%s - %s)", area, hi[0], lo[0], hi[1], lo[1]);
-    line(I, "for %s in range(%lld) {", c, (long long)C);
-    I->indent++;
-    line(I, "%s = %s[%s, %s]", s, ref(I, sc), b, c);
-    if (st)
-        line(I, "%s = %s > %s", alive, s, reshaped(I, ref(I, st), &st->ty, &one_r));
-    else
-        line(I, "%s = ones(bool[%lld])", alive, (long long)N);
-    line(I, "%s = zeros(bool[%lld])", kept, (long long)N);
-    line(I, "%s = cast(0, i64)", m);
-    line(I, "while %s < %s and any(%s) {", m, lim, alive);
-    I->indent++;
-    line(I, "%s = %s and (%s == max(where(%s, %s, -inf)))", hit, alive, s, alive, s);
-    line(I, "%s = argmax(cast(%s, i32)) if any(%s) else argmax(cast(%s, i32))", k, hit, hit, alive);
-    line(I, "%s[%s] = False", alive, k);
-    for (int a = 0; a < 2; a++)
-        line(I, "%s = min(%s[%s], %s) - max(%s[%s], %s)", ext[a], hi[a], k, hi[a], lo[a], k, lo[a]);
-    line(I, "%s = %s * %s", inter, ext[0], ext[1]);
-    line(I, "%s = (%s > 0) and (%s > 0) and (%s > 0) and (%s[%s] > 0) and (%s > 0) and (%s[%s] + %s - %s > 0) and "
-         "(%s / (%s[%s] + %s - %s) > %s)", sup, ext[0], ext[1], inter, area, k, area, area, k, area, inter, inter,
-         area, k, area, inter, th);
-    line(I, "if not any(%s and %s) {", sup, kept);
-    I->indent++;
-    line(I, "%s[%s] = True", kept, k);
-    line(I, "%s += 1", m);
-    line(I, "%s[%s, 0] = cast(%s, i64)", v, j, b);
-    line(I, "%s[%s, 1] = cast(%s, i64)", v, j, c);
-    line(I, "%s[%s, 2] = cast(%s, i64)", v, j, k);
-    line(I, "%s += 1", j);
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    I->indent--;
-    line(I, "}");
-    line(I, "assert(%s == %lld, \"NonMaxSuppression '%s': another count of boxes is selected than the %lld "
-         "declared\")", j, (long long)D, clean(I, nm), (long long)D);
-}
-
-/* RoiAlign: each roi's sampling grid (sampling_ratio points a bin along each axis) is separable:
- * along y, each point's two rows and weights (0 outside the map, as ONNX's reference) make a
- * one-hot [points, H] matrix for each tap; avg sums a bin's points into [PH, H] and gives
- * `Wy @ X[b] @ Wx^T / count`; max gathers each tap's values with the one-hot matrices and takes
- * the largest weighted tap, then the largest point of each bin. A loop over the rois (their batch
- * index of run time, out of range stops with `index`). */
-static void op_roi_align(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *ro = in(I, n, 1), *bi = in(I, n, 2);
-    cfx_dtype dt = x->ty.dtype;
-    if (!is_real(dt) || x->ty.rank != 4 || ro->ty.rank != 2 || ro->ty.dims[1] != 4 || ro->ty.dtype != dt ||
-        bi->ty.rank != 1 || bi->ty.dims[0] != ro->ty.dims[0] || (bi->ty.dtype != CFX_I64 && bi->ty.dtype != CFX_I32))
-        fail(I, "X %s, rois %s and batch_indices %s; reals [N, C, H, W], [R, 4] and integers [R] are taken",
-             tystr(I, &x->ty), tystr(I, &ro->ty), tystr(I, &bi->ty));
-    const char *mode = attr_str(I, n, "mode", "avg");
-    const char *ctm = attr_str(I, n, "coordinate_transformation_mode", I->opset >= 16 ? "half_pixel" : "output_half_pixel");
-    int avg = !strcmp(mode, "avg"), hp = !strcmp(ctm, "half_pixel");
-    if (!avg && strcmp(mode, "max"))
-        fail(I, "mode '%s' is not supported (avg, max)", mode);
-    if (!hp && strcmp(ctm, "output_half_pixel"))
-        fail(I, "coordinate_transformation_mode '%s' is not supported (half_pixel, output_half_pixel)", ctm);
-    int64_t PH = attr_int(I, n, "output_height", 1), PW = attr_int(I, n, "output_width", 1);
-    int64_t g = attr_int(I, n, "sampling_ratio", 0);
-    double scale = attr_float(I, n, "spatial_scale", 1.0);
-    if (g < 1 || g > 64)
-        fail(I, "sampling_ratio %lld: 1 to 64 are taken (0 makes each roi's grid from its size, of run time)",
-             (long long)g);
-    if (PH < 1 || PW < 1 || PH * g > 4096 || PW * g > 4096)
-        fail(I, "output_height %lld and output_width %lld of %lld samples a bin; at most 4096 samples an axis",
-             (long long)PH, (long long)PW, (long long)g);
-    int64_t R = ro->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], W = x->ty.dims[3];
-    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
-    const char *r = new_id(I, "r_", nm), *xb = new_id(I, "xb_", nm);
-    const char *ss = real_const(I, scale, dt, fmt(I, "%s_scale", nm)), *off = hp ? " - 0.5" : "";
-    cfx_type t = mktype(dt, 4, (int64_t[]){R, C, PH, PW});
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    line(I, "for %s in range(%lld) {", r, (long long)R);
-    I->indent++;
-    line(I, "%s = %s[%s[%s]]", xb, ref(I, x), ref(I, bi), r);
-    const char *mat[2][2], *wt[2][2]; /* [axis y, x][tap low, high]: one-hot matrix, weights */
-    for (int a = 0; a < 2; a++) { /* a = 0: y (rows, roi columns 1 and 3), 1: x */
-        int64_t P = a ? PW : PH, L = a ? W : H, G = P * g;
-        const char *ax = a ? "x" : "y";
-        const char *st = new_id(I, fmt(I, "%s0_", ax), nm), *bs = new_id(I, fmt(I, "b%s_", ax), nm);
-        const char *pos = new_id(I, fmt(I, "%s_", ax), nm), *out = new_id(I, fmt(I, "out%s_", ax), nm);
-        const char *lo = new_id(I, fmt(I, "%slo_", ax), nm), *edge = new_id(I, fmt(I, "edge%s_", ax), nm);
-        const char *lw = new_id(I, fmt(I, "l%s_", ax), nm);
-        line(I, "%s = %s[%s, %d] * %s%s", st, ref(I, ro), r, 1 - a, ss, off);
-        line(I, hp ? "%s = (%s[%s, %d] * %s%s - %s) / %lld" : "%s = max(%s[%s, %d] * %s%s - %s, 1.0) / %lld", bs,
-             ref(I, ro), r, 3 - a, ss, off, st, (long long)P);
-        /* the points: st + p * bs + (i + 0.5) * bs / g for bin p and point i */
-        cfx_type pt = mktype(dt, 1, &G);
-        void *pd = new_data(I, &pt), *id = new_data(I, &pt);
-        for (int64_t k = 0; k < G; k++) {
-            setd(dt, pd, k, (double)(k / g));
-            setd(dt, id, k, (double)(k % g) + 0.5);
-        }
-        ival pv = {.name = fmt(I, "%s_bins%s", nm, ax), .ty = pt, .data = pd};
-        ival iv = {.name = fmt(I, "%s_points%s", nm, ax), .ty = pt, .data = id};
-        line(I, "%s = %s + %s * %s + %s * %s / %lld", pos, st, ref(I, &pv), bs, ref(I, &iv), bs, (long long)g);
-        line(I, "%s = (%s < -1.0) or (%s > %lld)", out, pos, pos, (long long)L);
-        line(I, "%s = max(%s, 0.0)", pos, pos);
-        line(I, "%s = cast(%s, i32)", lo, pos);
-        line(I, "%s = %s >= %lld", edge, lo, (long long)(L - 1));
-        line(I, "%s = where(%s, %lld, %s)", lo, edge, (long long)(L - 1), lo);
-        line(I, "%s = where(%s, cast(%s, %s), %s) - cast(%s, %s)", lw, edge, lo, dn, pos, lo, dn);
-        const char *hi = fmt(I, "where(%s, %s, %s + 1)", edge, lo, lo);
-        const char *io = fmt(I, "iota(i32[1, %lld])", (long long)L);
-        for (int h = 0; h < 2; h++) {
-            mat[a][h] = new_id(I, fmt(I, "s%s%s_", ax, h ? "hi" : "lo"), nm);
-            wt[a][h] = new_id(I, fmt(I, "w%s%s_", ax, h ? "hi" : "lo"), nm);
-            line(I, "%s = cast(%s == reshape(where(%s, 0, %s), [%lld, 1]), %s)", mat[a][h], io, out, h ? hi : lo,
-                 (long long)G, dn);
-            line(I, "%s = where(%s, 0.0, %s)", wt[a][h], out, h ? lw : fmt(I, "1.0 - %s", lw));
-        }
-        if (avg) { /* the bins' weights on the rows: [P, L] */
-            const char *m = new_id(I, fmt(I, "m%s_", ax), nm);
-            line(I, "%s = sum(reshape(%s * reshape(%s, [%lld, 1]) + %s * reshape(%s, [%lld, 1]), [%lld, %lld, %lld]), "
-                 "axis=1)", m, mat[a][0], wt[a][0], (long long)G, mat[a][1], wt[a][1], (long long)G, (long long)P,
-                 (long long)g, (long long)L);
-            mat[a][0] = m;
-        }
-    }
-    if (avg) {
-        line(I, "%s[%s] = (%s @ %s) @ transpose(%s) / %lld", v, r, mat[0][0], xb, mat[1][0], (long long)(g * g));
-    } else {
-        const char *best = NULL;
-        for (int hy = 0; hy < 2; hy++) {
-            const char *ay = new_id(I, fmt(I, "a%s_", hy ? "hi" : "lo"), nm);
-            line(I, "%s = %s @ %s", ay, mat[0][hy], xb);
-            for (int hx = 0; hx < 2; hx++) {
-                const char *tap = fmt(I, "reshape(%s, [%lld, 1]) * reshape(%s, [1, %lld]) * (%s @ transpose(%s))",
-                                      wt[0][hy], (long long)(PH * g), wt[1][hx], (long long)(PW * g), ay, mat[1][hx]);
-                best = best ? fmt(I, "max(%s, %s)", best, tap) : tap;
-            }
-        }
-        const char *val = new_id(I, "val_", nm);
-        line(I, "%s = reshape(%s, [%lld, %lld, %lld, %lld, %lld])", val, best, (long long)C, (long long)PH, (long long)g,
-             (long long)PW, (long long)g);
-        line(I, "%s[%s] = max(max(%s, axis=4), axis=2)", v, r, val);
-    }
-    I->indent--;
-    line(I, "}");
-}
-
-/* DeformConv of 2-D images, as ONNX's reference: each kernel offset's sampling positions (the
- * window's place plus the offsets of run time) read X bilinearly with zeros outside (GridSample's
- * align_corners 1), which is separable: a [P, H] matrix of the rows' weights and a [P, W] one of the
- * columns' (a tap outside the image matches no row), `sum((X @ Wx^T) * Wy^T, axis=1)` the samples
- * of every channel of the offset group at the P output positions, times the mask; the samples as
- * the columns of a product with the weights per group, plus the bias. A loop over the batch, the
- * kernel offsets and offset groups unrolled in it. */
-static void op_deform_conv(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0), *w = in(I, n, 1), *of = in(I, n, 2), *bias = in_opt(I, n, 3), *mk = in_opt(I, n, 4);
-    cfx_dtype dt = x->ty.dtype;
-    if (!is_real(dt) || x->ty.rank != 4 || w->ty.rank != 4 || of->ty.rank != 4 || w->ty.dtype != dt ||
-        of->ty.dtype != dt || (bias && (bias->ty.dtype != dt || bias->ty.rank != 1)) ||
-        (mk && (mk->ty.dtype != dt || mk->ty.rank != 4)))
-        fail(I, "X %s, W %s and offset %s: 2-D deformable convolutions of reals are taken", tystr(I, &x->ty),
-             tystr(I, &w->ty), tystr(I, &of->ty));
-    int64_t N = x->ty.dims[0], C = x->ty.dims[1], H = x->ty.dims[2], Wd = x->ty.dims[3], OC = w->ty.dims[0];
-    int64_t G = attr_int(I, n, "group", 1), OG = attr_int(I, n, "offset_group", 1);
-    int64_t ks[2] = {w->ty.dims[2], w->ty.dims[3]}, pads[4] = {0, 0, 0, 0}, st[2] = {1, 1}, dl[2] = {1, 1};
-    size_t len;
-    const int64_t *a;
-    if ((a = attr_ints(I, n, "kernel_shape", &len)) && len == 2)
-        ks[0] = a[0], ks[1] = a[1];
-    if ((a = attr_ints(I, n, "pads", &len)) && len == 4)
-        memcpy(pads, a, sizeof pads);
-    if ((a = attr_ints(I, n, "strides", &len)) && len == 2)
-        st[0] = a[0], st[1] = a[1];
-    if ((a = attr_ints(I, n, "dilations", &len)) && len == 2)
-        dl[0] = a[0], dl[1] = a[1];
-    int64_t K = ks[0] * ks[1], OH = of->ty.dims[2], OW = of->ty.dims[3], P = OH * OW;
-    if (G < 1 || OG < 1 || C % G || OC % G || C % OG || w->ty.dims[1] * G != C || ks[0] != w->ty.dims[2] ||
-        ks[1] != w->ty.dims[3] || of->ty.dims[0] != N || of->ty.dims[1] != OG * K * 2 || st[0] < 1 || st[1] < 1 ||
-        dl[0] < 1 || dl[1] < 1)
-        fail(I, "X %s, W %s, offset %s with group %lld and offset_group %lld do not fit", tystr(I, &x->ty),
-             tystr(I, &w->ty), tystr(I, &of->ty), (long long)G, (long long)OG);
-    if (OH != (H + pads[0] + pads[2] - (ks[0] - 1) * dl[0] - 1) / st[0] + 1 ||
-        OW != (Wd + pads[1] + pads[3] - (ks[1] - 1) * dl[1] - 1) / st[1] + 1)
-        fail(I, "the offset %s does not give the output's size for these pads, strides and dilations",
-             tystr(I, &of->ty));
-    if ((mk && (mk->ty.dims[0] != N || mk->ty.dims[1] != OG * K || mk->ty.dims[2] != OH || mk->ty.dims[3] != OW)) ||
-        (bias && bias->ty.dims[0] != OC))
-        fail(I, "the mask or bias does not fit the offset %s and %lld output channels", tystr(I, &of->ty),
-             (long long)OC);
-    if (K * OG > 256)
-        fail(I, "%lld kernel offsets in %lld offset groups; at most 256 in all are taken", (long long)K, (long long)OG);
-    const char *nm = out_name(I, n, 0), *dn = cfx_dtype_name(dt);
-    int64_t CG = C / OG, ICG = C / G, OCG = OC / G;
-    const char *b = new_id(I, "b_", nm), *cols = new_id(I, "cols_", nm), *xb = new_id(I, "xb_", nm);
-    const char *py = new_id(I, "py_", nm), *px = new_id(I, "px_", nm), *sy = new_id(I, "sy_", nm);
-    const char *sx = new_id(I, "sx_", nm), *fy = new_id(I, "fy_", nm), *fx = new_id(I, "fx_", nm);
-    const char *ofs = ref(I, of), *ws = ref(I, w);
-    cfx_type yt = mktype(dt, 3, (int64_t[]){N, OC, P}), t = mktype(dt, 4, (int64_t[]){N, OC, OH, OW});
-    cfx_type ct = mktype(dt, 3, (int64_t[]){C, K, P});
-    const char *y = new_id(I, "y_", nm);
-    line(I, "%s = %s", y, zeros_of(I, &yt));
-    line(I, "for %s in range(%lld) {", b, (long long)N);
-    I->indent++;
-    line(I, "%s = %s[%s]", xb, ref(I, x), b);
-    line(I, "%s = %s", cols, zeros_of(I, &ct));
-    for (int64_t k = 0; k < K; k++) {
-        /* the window's place of each output position along y and x, known at import */
-        cfx_type pt = mktype(dt, 1, &P);
-        void *by = new_data(I, &pt), *bx = new_data(I, &pt);
-        for (int64_t p = 0; p < P; p++) {
-            setd(dt, by, p, (double)(-pads[0] + st[0] * (p / OW) + (k / ks[1]) * dl[0]));
-            setd(dt, bx, p, (double)(-pads[1] + st[1] * (p % OW) + (k % ks[1]) * dl[1]));
-        }
-        ival byv = {.name = fmt(I, "%s_y%lld", nm, (long long)k), .ty = pt, .data = by};
-        ival bxv = {.name = fmt(I, "%s_x%lld", nm, (long long)k), .ty = pt, .data = bx};
-        for (int64_t og = 0; og < OG; og++) {
-            int64_t ch = (og * K + k) * 2;
-            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", py, ref(I, &byv), ofs, b, (long long)ch, (long long)P);
-            line(I, "%s = %s + reshape(%s[%s, %lld], [%lld])", px, ref(I, &bxv), ofs, b, (long long)ch + 1, (long long)P);
-            line(I, "%s = floor(%s)", fy, py);
-            line(I, "%s = floor(%s)", fx, px);
-            const char *iy = fmt(I, "iota(%s[1, %lld])", dn, (long long)H), *ix = fmt(I, "iota(%s[1, %lld])", dn, (long long)Wd);
-            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
-                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sy, iy, fy, (long long)P, fy, py,
-                 (long long)P, iy, fy, (long long)P, py, fy, (long long)P);
-            line(I, "%s = where(%s == reshape(%s, [%lld, 1]), reshape(%s + 1.0 - %s, [%lld, 1]), 0.0) + where(%s == "
-                 "reshape(%s + 1.0, [%lld, 1]), reshape(%s - %s, [%lld, 1]), 0.0)", sx, ix, fx, (long long)P, fx, px,
-                 (long long)P, ix, fx, (long long)P, px, fx, (long long)P);
-            const char *smp = fmt(I, "sum((%s[%lld:%lld] @ transpose(%s)) * transpose(%s), axis=1)", xb,
-                                  (long long)(og * CG), (long long)((og + 1) * CG), sx, sy);
-            if (mk)
-                smp = fmt(I, "%s * reshape(%s[%s, %lld], [1, %lld])", smp, ref(I, mk), b, (long long)(og * K + k),
-                          (long long)P);
-            line(I, "%s[%lld:%lld, %lld] = %s", cols, (long long)(og * CG), (long long)((og + 1) * CG), (long long)k,
-                 smp);
-        }
-    }
-    for (int64_t g = 0; g < G; g++) {
-        cfx_type wg = mktype(dt, 2, (int64_t[]){OCG, ICG * K});
-        cfx_type w4 = mktype(dt, 4, (int64_t[]){OCG, ICG, ks[0], ks[1]}), c3 = mktype(dt, 3, (int64_t[]){ICG, K, P});
-        cfx_type c2 = mktype(dt, 2, (int64_t[]){ICG * K, P});
-        const char *wpart = G == 1 ? ws : fmt(I, "%s[%lld:%lld]", ws, (long long)(g * OCG), (long long)((g + 1) * OCG));
-        const char *cpart = G == 1 ? cols : fmt(I, "%s[%lld:%lld]", cols, (long long)(g * ICG), (long long)((g + 1) * ICG));
-        line(I, "%s[%s, %lld:%lld] = %s @ %s", y, b, (long long)(g * OCG), (long long)((g + 1) * OCG),
-             reshaped(I, wpart, &w4, &wg), reshaped(I, cpart, &c3, &c2));
-    }
-    I->indent--;
-    line(I, "}");
-    const char *v = out_var(I, n, 0, &t);
-    cfx_type bt = mktype(dt, 3, (int64_t[]){OC, 1, 1});
-    line(I, "%s = %s%s", v, reshaped(I, y, &yt, &t),
-         bias ? fmt(I, " + %s", reshaped(I, ref(I, bias), &bias->ty, &bt)) : "");
-}
-
-/* A tree ensemble's attribute of numbers, given as a tensor or as a list (floats, ints): into
- * vals[0 .. *len) as doubles; NULL (and *len 0) when absent. */
-static double *te_values(imp *I, const Onnx__NodeProto *n, const char *name, int64_t *len)
-{
-    const Onnx__AttributeProto *a = attr(I, n, name);
-    *len = 0;
-    if (!a)
-        return NULL;
-    if (a->t) {
-        cfx_type t;
-        int half;
-        ival v = {.name = name};
-        v.data = tensor_data(I, a->t, &t, &half);
-        v.ty = t;
-        *len = count(&t);
-        double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
-        for (int64_t k = 0; k < *len; k++)
-            out[k] = getd(&v, k);
-        return out;
-    }
-    *len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
-    double *out = alloc(I, (size_t)(*len + 1) * sizeof *out);
-    for (int64_t k = 0; k < *len; k++)
-        out[k] = a->n_floats ? (double)a->floats[k] : (double)a->ints[k];
-    return out;
-}
-
-typedef struct te {
-    const double *splits, *feat, *modes, *tid, *tleaf, *fid, *fleaf, *ltarget, *lweight, *miss, *members;
-    int64_t nnodes, nleaves, nmembers, *member_at, nwritten, ntargets;
-    const char *x, *res, *nm, *agg;
-    cfx_dtype dt;
-    int ntrees;
-} te;
-
-/* The rows of X that reach node k (of a tree, leaf when `leaf`) are those where `mask` is true:
- * a node's condition splits them between its branches, a leaf adds its weight to its target. */
-static void te_walk(imp *I, te *T, double kd, int leaf, const char *mask, int depth)
-{
-    if (depth > 64 || ++T->nwritten > 4096)
-        fail(I, "the trees are deeper than 64 or have more than 4096 nodes in all");
-    if (!(kd >= 0 && kd < (double)(leaf ? T->nleaves : T->nnodes)))
-        fail(I, "%s %g is outside the %lld %s", leaf ? "leaf" : "node", kd,
-             (long long)(leaf ? T->nleaves : T->nnodes), leaf ? "leaves" : "nodes");
-    int64_t k = (int64_t)kd;
-    if (leaf) {
-        if (!(T->ltarget[k] >= 0 && T->ltarget[k] < (double)T->ntargets))
-            fail(I, "leaf %lld's target %g is outside the %lld targets", (long long)k, T->ltarget[k],
-                 (long long)T->ntargets);
-        int64_t t = (int64_t)T->ltarget[k];
-        double w = T->lweight[k] / (!strcmp(T->agg, "avg") ? T->ntrees : 1);
-        const char *wc = real_const(I, w, T->dt, fmt(I, "%s_leaf%lld", T->nm, (long long)k));
-        const char *col = fmt(I, "%s[:, %lld]", T->res, (long long)t);
-        if (!strcmp(T->agg, "sum") || !strcmp(T->agg, "avg"))
-            line(I, "%s = %s + where(%s, %s, 0.0)", col, col, mask, wc);
-        else
-            line(I, "%s = where(%s, %s(%s, %s), %s)", col, mask, T->agg, col, wc, col);
-        return;
-    }
-    if (!(T->modes[k] >= 0 && T->modes[k] <= 6))
-        fail(I, "node %lld has mode %g; 0 to 6 are taken", (long long)k, T->modes[k]);
-    int mode = (int)T->modes[k];
-    const char *xv = fmt(I, "%s[:, %lld]", T->x, (long long)T->feat[k]);
-    const char *sp = real_const(I, T->splits[k], CFX_F64, fmt(I, "%s_split%lld", T->nm, (long long)k));
-    const char *c;
-    static const char *const cmp[] = {"<=", "<", ">=", ">", "==", "!="};
-    if (mode >= 0 && mode <= 5) {
-        c = fmt(I, "(%s %s %s)", xv, cmp[mode], sp);
-    } else if (mode == 6) {
-        c = NULL;
-        for (int64_t j = T->member_at[k]; j < T->nmembers && !isnan(T->members[j]); j++) {
-            const char *e = fmt(I, "(%s == %s)", xv, real_const(I, T->members[j], CFX_F64, fmt(I, "%s_member", T->nm)));
-            c = c ? fmt(I, "%s or %s", c, e) : e;
-        }
-        if (!c)
-            c = fmt(I, "zeros(bool[%s.shape[0]])", T->x);
-        c = fmt(I, "(%s)", c);
-    } else {
-        fail(I, "node %lld has mode %d; 0 to 6 are taken", (long long)k, mode);
-    }
-    if (T->miss && T->miss[k] != 0)
-        c = fmt(I, "(%s or (%s != %s))", c, xv, xv);
-    const char *cv = new_id(I, "cond_", T->nm), *tm = new_id(I, "m_", T->nm), *fm = new_id(I, "m_", T->nm);
-    line(I, "%s = %s", cv, c);
-    line(I, "%s = %s and %s", tm, mask, cv);
-    line(I, "%s = %s and not %s", fm, mask, cv);
-    te_walk(I, T, T->tid[k], T->tleaf[k] != 0, tm, depth + 1);
-    te_walk(I, T, T->fid[k], T->fleaf[k] != 0, fm, depth + 1);
-}
-
-/* TreeEnsemble (ai.onnx.ml, opset 5): the trees, known at import, unrolled into masks of the rows
- * reaching each node (the conditions compared in f64, as the reference's Python floats), each
- * leaf's weight added (aggregate_function SUM, AVERAGE) or taken the least or largest (MIN, MAX) into
- * its target's column, tree after tree. post_transform NONE only. */
-static void op_tree_ensemble(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    cfx_dtype dt = x->ty.dtype;
-    if (!is_real(dt) || x->ty.rank != 2)
-        fail(I, "X is %s; reals [N, features] are taken", tystr(I, &x->ty));
-    if (attr_int(I, n, "post_transform", 0) != 0)
-        fail(I, "post_transform %lld is not supported (0, none)", (long long)attr_int(I, n, "post_transform", 0));
-    int64_t agg = attr_int(I, n, "aggregate_function", 1), nt = attr_int(I, n, "n_targets", 0);
-    static const char *const aggs[] = {"avg", "sum", "min", "max"};
-    if (agg < 0 || agg > 3 || nt < 1 || nt > ((int64_t)1 << 20))
-        fail(I, "aggregate_function %lld and n_targets %lld: 0 to 3 and a positive count are taken", (long long)agg,
-             (long long)nt);
-    te T = {.dt = dt, .agg = aggs[agg], .nm = out_name(I, n, 0), .ntargets = nt};
-    int64_t l[11];
-    T.splits = te_values(I, n, "nodes_splits", &l[0]);
-    T.feat = te_values(I, n, "nodes_featureids", &l[1]);
-    T.modes = te_values(I, n, "nodes_modes", &l[2]);
-    T.tid = te_values(I, n, "nodes_truenodeids", &l[3]);
-    T.tleaf = te_values(I, n, "nodes_trueleafs", &l[4]);
-    T.fid = te_values(I, n, "nodes_falsenodeids", &l[5]);
-    T.fleaf = te_values(I, n, "nodes_falseleafs", &l[6]);
-    T.ltarget = te_values(I, n, "leaf_targetids", &l[7]);
-    T.lweight = te_values(I, n, "leaf_weights", &l[8]);
-    T.miss = te_values(I, n, "nodes_missing_value_tracks_true", &l[9]);
-    T.members = te_values(I, n, "membership_values", &l[10]);
-    T.nnodes = l[0];
-    T.nleaves = l[7];
-    T.nmembers = l[10];
-    for (int k = 1; k < 7; k++)
-        if (l[k] != T.nnodes)
-            fail(I, "the nodes' attributes have %lld and %lld entries", (long long)T.nnodes, (long long)l[k]);
-    if (l[8] != T.nleaves || (T.miss && l[9] != T.nnodes) || T.nnodes < 1)
-        fail(I, "the leaves' or nodes' attributes differ in length");
-    for (int64_t k = 0; k < T.nnodes; k++)
-        if (!(T.feat[k] >= 0 && T.feat[k] < (double)x->ty.dims[1]))
-            fail(I, "node %lld reads feature %g of %lld", (long long)k, T.feat[k], (long long)x->ty.dims[1]);
-    /* where each membership node's set starts: the sets follow one another, each ended by a NaN */
-    T.member_at = alloc(I, (size_t)(T.nnodes + 1) * sizeof *T.member_at);
-    for (int64_t k = 0, at = 0; k < T.nnodes; k++) {
-        T.member_at[k] = at;
-        if (T.modes[k] == 6) {
-            if (!T.members)
-                fail(I, "node %lld tests membership and there are no membership_values", (long long)k);
-            while (at < T.nmembers && !isnan(T.members[at]))
-                at++;
-            at++;
-        }
-    }
-    size_t nr;
-    const int64_t *roots = attr_ints(I, n, "tree_roots", &nr);
-    if (!roots || nr < 1)
-        fail(I, "tree_roots is missing");
-    T.ntrees = (int)nr;
-    int64_t N = x->ty.dims[0];
-    cfx_type t = mktype(dt, 2, (int64_t[]){N, nt});
-    T.x = new_id(I, "xf_", T.nm);
-    T.res = out_var(I, n, 0, &t);
-    line(I, "%s = cast(%s, f64)", T.x, ref(I, x));
-    double big = dt == CFX_F32 ? 3.4028234663852886e38 : 1.7976931348623157e308; /* finfo(dtype).max */
-    double init = agg == 2 ? big : agg == 3 ? -big : 0;
-    line(I, "%s = full(%s, %s)", T.res, tystr(I, &t), real_const(I, init, dt, fmt(I, "%s_init", T.nm)));
-    for (size_t r = 0; r < nr; r++) {
-        int64_t k = roots[r];
-        if (k < 0 || k >= T.nnodes)
-            fail(I, "tree root %lld is outside the %lld nodes", (long long)k, (long long)T.nnodes);
-        int leaf = T.tleaf[k] != 0 && T.fleaf[k] != 0 && T.tid[k] == T.fid[k];
-        te_walk(I, &T, leaf ? T.tid[k] : (double)k, leaf, fmt(I, "ones(bool[%lld])", (long long)N), 0);
-    }
-}
-
-/* A LabelEncoder's keys or values (attribute `name`: floats, ints or a tensor) as a value known at
- * import; its data NULL when absent. */
-static ival le_values(imp *I, const Onnx__NodeProto *n, const char *name)
-{
-    const Onnx__AttributeProto *a = attr(I, n, name);
-    ival v = {.name = name};
-    if (!a)
-        return v;
-    if (a->t) {
-        v.data = tensor_data(I, a->t, &v.ty, &v.half);
-        return v;
-    }
-    int64_t len = (int64_t)(a->n_floats ? a->n_floats : a->n_ints);
-    v.ty = mktype(a->n_floats ? CFX_F32 : CFX_I64, 1, &len);
-    v.data = new_data(I, &v.ty);
-    copy(v.data, a->n_floats ? (void *)a->floats : (void *)a->ints, (size_t)len * (a->n_floats ? 4 : 8));
-    return v;
-}
-
-/* element k of known value v as a constant of dtype dt (integers kept exact) */
-static const char *le_const(imp *I, const ival *v, int64_t k, cfx_dtype dt, const char *why)
-{
-    cfx_type t = mktype(dt, 0, NULL);
-    void *data = new_data(I, &t);
-    if (is_real(dt) || is_real(v->ty.dtype))
-        setd(dt, data, 0, getd(v, k));
-    else
-        seti(dt, data, 0, geti(v, k));
-    ival c = {.name = why, .ty = t, .data = data};
-    return ref(I, &c);
-}
-
-/* LabelEncoder (ai.onnx.ml, opsets 2 to 4) of numbers: the keys and values known at import (a key
- * given twice takes its last value, as the reference's dict), a `where` for each key over the
- * default; string keys or values refused. */
-static void op_label_encoder(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    if (attr(I, n, "keys_strings") || attr(I, n, "values_strings") || attr(I, n, "default_string"))
-        fail(I, "string keys or values are not supported (cfx has no strings)");
-    ival keys = le_values(I, n, attr(I, n, "keys_floats") ? "keys_floats" : attr(I, n, "keys_int64s") ? "keys_int64s"
-                                                                                                   : "keys_tensor");
-    const char *vn = attr(I, n, "values_floats") ? "values_floats" : attr(I, n, "values_int64s") ? "values_int64s"
-                   : "values_tensor";
-    ival vals = le_values(I, n, vn);
-    int64_t nk = keys.data ? count(&keys.ty) : 0, nv = vals.data ? count(&vals.ty) : 0;
-    if (nk != nv || nk < 1 || nk > 256 || keys.half || vals.half || keys.ty.dtype == CFX_BOOL || vals.ty.dtype == CFX_BOOL)
-        fail(I, "%lld keys and %lld values: one to 256 numbers of each, as many keys as values, are taken",
-             (long long)nk, (long long)nv);
-    cfx_dtype vt = vals.ty.dtype, kt = keys.ty.dtype;
-    ival def = {.name = "default"};
-    cfx_type one = mktype(vt, 0, NULL);
-    def.ty = one;
-    def.data = new_data(I, &one);
-    if (vn[7] == 'f')
-        setd(vt, def.data, 0, attr_float(I, n, "default_float", -0.0));
-    else if (vn[7] == 'i')
-        seti(vt, def.data, 0, attr_int(I, n, "default_int64", -1));
-    else if (attr(I, n, "default_tensor") && attr(I, n, "default_tensor")->t)
-        def = le_values(I, n, "default_tensor");
-    if (def.ty.dtype != vt || count(&def.ty) < 1 || def.half)
-        fail(I, "the default is %s for values of %s", tystr(I, &def.ty), cfx_dtype_name(vt));
-    if (x->ty.dtype != kt || x->half)
-        fail(I, "the input is %s for keys of %s", type_name(x), cfx_dtype_name(kt));
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    cfx_type t = x->ty;
-    t.dtype = vt;
-    const char *dc = le_const(I, &def, 0, vt, fmt(I, "%s_default", nm)), *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, t.rank == 0 ? dc : fmt(I, "full(%s, %s)", tystr(I, &t), dc));
-    for (int64_t k = 0; k < nk; k++) {
-        int later = 0; /* a key given again later takes that value */
-        for (int64_t j = k + 1; j < nk; j++)
-            later |= is_real(kt) ? getd(&keys, j) == getd(&keys, k) : geti(&keys, j) == geti(&keys, k);
-        if (!later)
-            line(I, "%s = where(%s == %s, %s, %s)", v, xs, le_const(I, &keys, k, kt, fmt(I, "%s_key", nm)),
-                 le_const(I, &vals, k, vt, fmt(I, "%s_value", nm)), v);
-    }
-}
-
-/* Div, Mod, Pow and TopK of uint64 (held in i64 as its bits, the uint64 section below): Div and
- * Mod as Hacker's Delight's unsigned division by signed (divlu, figure 9-3): a divisor of 2^63 or
- * more goes once or not at all (an unsigned compare, the sign bits flipped); a smaller one divides
- * a >> 1 (logical, so non-negative) and doubles the quotient, then the remainder corrects it by
- * one; Mod is the remainder of that quotient. Pow of a real base by a uint64 exponent: the exponent
- * read as unsigned (as a Cast to a real) in the base's type. TopK: on the values with the sign bit
- * flipped, whose i64 order is uint64's, the values flipped back. A uint64 base of Pow is refused. */
-static void op_u64_arith(imp *I, const Onnx__NodeProto *n)
-{
-    const char *op = n->op_type, *F = "(cast(1, i64) << 63)";
-    if (!strcmp(op, "TopK")) {
-        ival *x = in(I, n, 0);
-        Onnx__NodeProto s = *n;
-        const char *nm = out_name(I, n, 0), *fl = new_id(I, "flip_", nm);
-        line(I, "%s = %s ^ %s", fl, ref(I, x), F);
-        char **ins = alloc(I, (n->n_input + 1) * sizeof *ins), **outs = alloc(I, 2 * sizeof *outs);
-        for (size_t k = 0; k < n->n_input; k++)
-            ins[k] = n->input[k];
-        ins[0] = (char *)fmt(I, "%s#flipped", nm);
-        bind(I, ins[0], &x->ty, fl, NULL);
-        for (size_t k = 0; k < 2; k++)
-            outs[k] = (char *)fmt(I, "%s#top%zu", nm, k);
-        s.input = ins;
-        s.output = outs;
-        s.n_output = 2;
-        op_topk(I, &s);
-        I->node = n;
-        ival *v = lookup(I, outs[0]), *ix = lookup(I, outs[1]);
-        if (n->n_output > 0 && n->output[0] && *n->output[0])
-            line(I, "%s = %s ^ %s", out_var(I, n, 0, &v->ty), ref(I, v), F);
-        if (n->n_output > 1 && n->output[1] && *n->output[1])
-            bind(I, n->output[1], &ix->ty, ref(I, ix), NULL);
-        return;
-    }
-    ival *a = in(I, n, 0), *b = in(I, n, 1);
-    if (!strcmp(op, "Pow")) {
-        if (a->half == HALF_U64 || !is_real(a->ty.dtype))
-            fail(I, "Pow of a uint64 base is not supported (a real base with a uint64 exponent is)");
-        cfx_type o;
-        broadcast(I, &a->ty, &b->ty, &o);
-        o.dtype = a->ty.dtype;
-        const char *e = ref(I, b);
-        const char *u = fmt(I, "cast((%s >> 32) & 4294967295, f64) * 4294967296.0 + cast(%s & 4294967295, f64)", e, e);
-        line(I, "%s = pow(%s, %s)", out_var(I, n, 0, &o), ref(I, a),
-             a->ty.dtype == CFX_F64 ? u : fmt(I, "cast(%s, %s)", u, cfx_dtype_name(a->ty.dtype)));
-        return;
-    }
-    if (a->half != HALF_U64 || b->half != HALF_U64)
-        fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(a), type_name(b), op);
-    cfx_type o;
-    broadcast(I, &a->ty, &b->ty, &o);
-    o.dtype = CFX_I64;
-    const char *nm = out_name(I, n, 0), *x = ref(I, a), *y = ref(I, b);
-    const char *qs = new_id(I, "qs_", nm), *q = new_id(I, "q_", nm);
-    line(I, "%s = truncdiv((%s >> 1) & ~%s, where(%s < 0, cast(1, i64), %s)) << 1", qs, x, F, y, y);
-    line(I, "%s = where(%s < 0, cast((%s ^ %s) >= (%s ^ %s), i64), %s + cast(((%s - %s * %s) ^ %s) >= (%s ^ %s), i64))",
-         q, y, x, F, y, F, qs, x, qs, y, F, y, F);
-    const char *v = out_var(I, n, 0, &o);
-    line(I, !strcmp(op, "Div") ? "%s = %s" : "%s = %s - %s * %s", v, !strcmp(op, "Div") ? q : x, q, y);
-}
-
-/* 2^e, exactly, of an i64 tensor e of -1074 to 1023 (a value of f64): the product of the powers
- * 2^(2^k) of |e|'s bits, inverted for a negative e; every step a power of two, so exact (past that
- * range inf or 0). In variable p, from expression e (lines written). */
-static void pow2_of(imp *I, const char *p, const char *e, const char *nm)
-{
-    const char *ae = new_id(I, "ae_", nm);
-    line(I, "%s = abs(%s)", ae, e);
-    line(I, "%s = where((%s & 1) == 1, %s, 1.0)", p, ae, real_const(I, 2.0, CFX_F64, fmt(I, "%s_2pow1", nm)));
-    for (int k = 1; k <= 10; k++)
-        line(I, "%s = %s * where(((%s >> %d) & 1) == 1, %s, 1.0)", p, p, ae, k,
-             real_const(I, k == 10 ? INFINITY : ldexp(1.0, 1 << k), CFX_F64, fmt(I, "%s_2pow%d", nm, 1 << k)));
-    line(I, "%s = where(%s < 0, 1.0 / %s, %s)", p, e, p, p);
-}
-
-/* BitCast between a real and an integer type of one width (float and int32 or uint32, double and
- * int64 or uint64), composed exactly of the language's ops, in f64: from a real, the sign (-0 by
- * 1 / x), the exponent from log2 corrected by one either way against an exact power of two, the
- * fraction (x / 2^e - 1) * 2^mantissa bits, a subnormal scaled up; inf as its bits, NaN as the
- * quiet NaN of no payload (a NaN's sign and payload cannot be read). To a real: the fields taken
- * apart with shifts and masks, (1 + fraction) * 2^(exponent - bias), a subnormal scaled down, NaN
- * for a NaN's bits (its payload lost). 0 where another BitCast is asked (op_bitcast's). */
-static int op_bitcast_real(imp *I, const Onnx__NodeProto *n)
-{
-    ival *x = in(I, n, 0);
-    int h;
-    cfx_dtype to = dtype_of(I, (int32_t)attr_int(I, n, "to", 0), "to", &h);
-    int from_real = is_real(x->ty.dtype) && !x->half;
-    cfx_dtype rt = from_real ? x->ty.dtype : to;        /* the real side */
-    cfx_dtype it = from_real ? to : x->ty.dtype;        /* the integer side, as held */
-    int ih = from_real ? h : x->half;
-    if (!from_real && (!is_real(to) || h))
-        return 0;
-    int w32 = rt == CFX_F32 && ((it == CFX_I32 && !ih) || (it == CFX_I64 && ih == HALF_U32));
-    int w64 = rt == CFX_F64 && it == CFX_I64 && (!ih || ih == HALF_U64);
-    if (!w32 && !w64)
-        return 0;
-    int M = w32 ? 23 : 52, bias = w32 ? 127 : 1023, emin = w32 ? -126 : -1022, W = w32 ? 32 : 64;
-    const char *nm = out_name(I, n, 0), *xs = ref(I, x);
-    const char *mb = fmt(I, "%lld", (long long)(((int64_t)1 << M) - 1)), *eall = w32 ? "255" : "2047";
-    cfx_type t = x->ty;
-    t.dtype = to;
-    const char *p = new_id(I, "p_", nm), *s = new_id(I, "neg_", nm);
-    if (from_real) {
-        const char *d = new_id(I, "d_", nm), *a = new_id(I, "a_", nm), *e = new_id(I, "e_", nm);
-        const char *b = new_id(I, "bits_", nm);
-        line(I, "%s = %s", d, w32 ? fmt(I, "cast(%s, f64)", xs) : xs);
-        line(I, "%s = abs(%s)", a, d);
-        line(I, "%s = min(max(cast(floor(log(%s) / log(2.0)), i64), -1100), 1100)", e, a);
-        pow2_of(I, p, e, nm);
-        line(I, "%s = where(%s > %s, %s - 1, where(%s * 2.0 <= %s, %s + 1, %s))", e, p, a, e, p, a, e, e);
-        line(I, "%s = where(%s > %s, %s / 2.0, where(%s * 2.0 <= %s, %s * 2.0, %s))", p, p, a, p, p, a, p, p);
-        const char *sub = w32 ? fmt(I, "cast(%s * %s, i64)", a, real_const(I, ldexp(1.0, 149), CFX_F64, fmt(I, "%s_2pow149", nm)))
-                              : fmt(I, "cast(%s * %s * %s, i64)", a, real_const(I, ldexp(1.0, 1000), CFX_F64, fmt(I, "%s_2pow1000", nm)),
-                                    real_const(I, ldexp(1.0, 74), CFX_F64, fmt(I, "%s_2pow74", nm)));
-        line(I, "%s = where(%s < %s, %s, ((%s + %d) << %d) + cast((%s / %s - 1.0) * %s, i64))", b, a,
-             real_const(I, ldexp(1.0, emin), CFX_F64, fmt(I, "%s_min_normal", nm)), sub, e, bias, M, a, p,
-             real_const(I, ldexp(1.0, M), CFX_F64, fmt(I, "%s_2pow%d", nm, M)));
-        line(I, "%s = where(%s == inf, cast(%s, i64) << %d, where(%s != %s, (cast(%s, i64) << %d) | %lld, %s))", b, a,
-             eall, M, d, d, eall, M, (long long)1 << (M - 1), b);
-        line(I, "%s = (%s < 0.0) or ((%s == 0.0) and (1.0 / %s < 0.0))", s, d, d, d);
-        const char *v = out_var(I, n, 0, &t);
-        if (w32 && it == CFX_I32)
-            line(I, "%s = cast(%s, i32) | where(%s, cast(1, i32) << 31, cast(0, i32))", v, b, s);
-        else
-            line(I, "%s = %s | where(%s, cast(1, i64) << %d, cast(0, i64))", v, b, s, W - 1);
-        I->node_rounded = 1;
-        return 1;
-    }
-    const char *b = new_id(I, "b_", nm), *E = new_id(I, "ex_", nm), *F = new_id(I, "fr_", nm), *v0 = new_id(I, "r_", nm);
-    line(I, "%s = %s", b, it == CFX_I64 ? xs : fmt(I, "cast(%s, i64)", xs));
-    line(I, "%s = (%s >> %d) & %s", E, b, M, eall);
-    line(I, "%s = %s & %s", F, b, mb);
-    line(I, "%s = ((%s >> %d) & 1) == 1", s, b, W - 1);
-    pow2_of(I, p, fmt(I, "(%s - %d)", E, bias), nm);
-    const char *m = fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -M), CFX_F64, fmt(I, "%s_2pow_%d", nm, M)));
-    const char *sub = w32 ? fmt(I, "cast(%s, f64) * %s", F, real_const(I, ldexp(1.0, -149), CFX_F64, fmt(I, "%s_2pow_149", nm)))
-                          : fmt(I, "cast(%s, f64) * %s * %s", F, real_const(I, ldexp(1.0, -1000), CFX_F64, fmt(I, "%s_2pow_1000", nm)),
-                                real_const(I, ldexp(1.0, -74), CFX_F64, fmt(I, "%s_2pow_74", nm)));
-    line(I, "%s = where(%s == 0, %s, (1.0 + %s) * %s)", v0, E, sub, m, p);
-    line(I, "%s = where(%s == %s, where(%s == 0, inf, nan), %s)", v0, E, eall, F, v0);
-    line(I, "%s = where(%s, -%s, %s)", v0, s, v0, v0);
-    const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = %s", v, w32 ? fmt(I, "cast(%s, f32)", v0) : v0);
-    I->node_rounded = 1;
-    return 1;
-}
-
 /* ---- dispatch ------------------------------------------------------------------------------ */
-
-static const struct { const char *name; enum bin op; } binops[] = {
-    {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
-    {"Equal", B_EQ}, {"Less", B_LT}, {"Greater", B_GT}, {"LessOrEqual", B_LE},
-    {"GreaterOrEqual", B_GE}, {"And", B_AND}, {"Or", B_OR}, {"Xor", B_XOR},
-};
 
 /* The ops of the default domain cfx imports whose definition in force at opset 7 came after opset 1,
  * by the opset that brought it: onnx.defs.get_schema(op, 7, "").since_version (onnx 1.23.2,
@@ -11613,92 +11685,11 @@ static void old_op_check(imp *I, const char *op)
              clean(I, op), (long long)I->opset, since);
 }
 
-static void node_op(imp *I, const Onnx__NodeProto *n);
-
-/* ---- uint64 ---------------------------------------------------------------------------------
- * uint64 is held in i64 as its bits (two's complement: 2^64 - 1 is -1). The ops below are exact
- * on those bits: i64's wrapping + - * and negation are uint64's, == and the bitwise ops are the
- * bits', and the ops that move or pick values keep them. Order (Less ... GreaterOrEqual, Max, Min)
- * compares with the sign bit of both sides flipped (u64_order); BitShift RIGHT is logical
- * (op_bitshift); a Cast to or from a real reads the value as unsigned (op_cast_u64_real). Every
- * other op of a uint64 value (Abs, ReduceMax, ...) is refused by name; Div, Mod, Pow and TopK are
- * op_u64_arith's. */
-static int u64_op(const char *op)
-{
-    static const char *const ops[] = {
-        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand", "Concat", "Split",
-        "Slice", "Gather", "GatherElements", "GatherND", "Where", "Tile", "Trilu", "Pad", "DepthToSpace",
-        "SpaceToDepth", "ReverseSequence", "Constant", "ConstantOfShape", "Shape", "Size", "Cast", "CastLike",
-        "BitCast", "Add", "Sub", "Mul", "Neg", "Sum", "ReduceSum", "Equal", "Less", "Greater", "LessOrEqual",
-        "GreaterOrEqual", "Max", "Min", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
-        "Div", "Mod", "Pow", "TopK"};
-    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        if (!strcmp(op, ops[k]))
-            return 1;
-    return 0;
-}
-
-static void u64_refuse(imp *I, const Onnx__NodeProto *n)
-{
-    fail(I, "%s of uint64 is not supported: cfx holds uint64 in i64 as its bits and takes it only in the ops "
-         "exact on them (docs/onnx.md)", clean(I, n->op_type));
-}
-
-/* Less, Greater, LessOrEqual, GreaterOrEqual, Max, Min of uint64: i64's order of the values with
- * the sign bit flipped is uint64's; Max and Min flip their result back */
-static void u64_order(imp *I, const Onnx__NodeProto *n, enum bin op)
-{
-    const char *flip = "(cast(1, i64) << 63)", *e = NULL;
-    cfx_type t;
-    for (size_t k = 0; k < n->n_input; k++) {
-        ival *b = in(I, n, k);
-        if (b->half != HALF_U64)
-            fail(I, "the operands are %s and %s; %s takes operands of one type", type_name(in(I, n, 0)),
-                 type_name(b), n->op_type);
-        const char *f = fmt(I, "(%s ^ %s)", ref(I, b), flip);
-        if (!e) {
-            t = b->ty;
-            e = f;
-            continue;
-        }
-        cfx_type o;
-        broadcast(I, &t, &b->ty, &o);
-        o.dtype = CFX_I64;
-        t = o;
-        e = bin_text(I, op, CFX_I64, bin_is_cmp(op) ? e : fmt(I, "(%s)", e), f);
-    }
-    if (!e)
-        fail(I, "no operands");
-    if (bin_is_cmp(op))
-        t.dtype = CFX_BOOL;
-    line(I, "%s = %s", out_var(I, n, 0, &t), bin_is_cmp(op) ? e : fmt(I, "(%s) ^ %s", e, flip));
-}
-
-static void node(imp *I, const Onnx__NodeProto *n)
-{
-    I->node_half = -1;
-    I->node_rounded = 0;
-    int lines = I->nlines;
-    const char *op = n->op_type;
-    int u64 = 0;
-    for (size_t k = 0; n->op_type && k < n->n_input; k++) {
-        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
-        u64 |= x && x->half == HALF_U64;
-    }
-    I->node = n;
-    if (u64 && !find_function(I, n) && !u64_op(op))
-        u64_refuse(I, n);
-    node_op(I, n);
-    if (!find_function(I, n) && strcmp(op, "If") && strcmp(op, "Loop") && strcmp(op, "Scan")) {
-        I->node = n;
-        round_results(I, n, I->nlines > lines);
-        for (size_t k = 0; k < n->n_output; k++) {
-            ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
-            if (v && v->half == HALF_U64 && !u64_op(op))
-                u64_refuse(I, n);
-        }
-    }
-}
+static const struct { const char *name; enum bin op; } binops[] = {
+    {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
+    {"Equal", B_EQ}, {"Less", B_LT}, {"Greater", B_GT}, {"LessOrEqual", B_LE},
+    {"GreaterOrEqual", B_GE}, {"And", B_AND}, {"Or", B_OR}, {"Xor", B_XOR},
+};
 
 /* 1 for the ops of domains besides the default one that cfx takes (docs/onnx.md) */
 static int more_domain(const char *dom, const char *op)
@@ -11870,6 +11861,32 @@ static void node_op(imp *I, const Onnx__NodeProto *n)
     }
 }
 
+static void node(imp *I, const Onnx__NodeProto *n)
+{
+    I->node_half = -1;
+    I->node_rounded = 0;
+    int lines = I->nlines;
+    const char *op = n->op_type;
+    int u64 = 0;
+    for (size_t k = 0; n->op_type && k < n->n_input; k++) {
+        ival *x = has_input(n, k) ? lookup(I, n->input[k]) : NULL;
+        u64 |= x && x->half == HALF_U64;
+    }
+    I->node = n;
+    if (u64 && !find_function(I, n) && !u64_op(op))
+        u64_refuse(I, n);
+    node_op(I, n);
+    if (!find_function(I, n) && strcmp(op, "If") && strcmp(op, "Loop") && strcmp(op, "Scan")) {
+        I->node = n;
+        round_results(I, n, I->nlines > lines);
+        for (size_t k = 0; k < n->n_output; k++) {
+            ival *v = n->output[k] && *n->output[k] ? lookup(I, n->output[k]) : NULL;
+            if (v && v->half == HALF_U64 && !u64_op(op))
+                u64_refuse(I, n);
+        }
+    }
+}
+
 static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g)
 {
     int saved = I->node_index;
@@ -11886,9 +11903,6 @@ static void emit_graph_nodes(imp *I, const Onnx__GraphProto *g)
     I->graph = saved_graph;
     I->func = saved_func;
 }
-
-/* 1 when a node of g, or of a subgraph below it, reads `name` */
-static int reads(const Onnx__GraphProto *g, const char *name);
 
 static int node_reads(const Onnx__NodeProto *n, const char *name)
 {
@@ -11917,25 +11931,6 @@ static int reads(const Onnx__GraphProto *g, const char *name)
     return 0;
 }
 
-/* 1 when some value in scope is held by variable id (a live value a write would destroy) */
-static int lookup_id(imp *I, const char *id)
-{
-    for (int k = I->nvals - 1; k >= 0; k--)
-        if (I->vals[k]->id && !strcmp(I->vals[k]->id, id))
-            return 1;
-    return 0;
-}
-
-static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id);
-
-static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id)
-{
-    for (size_t k = 0; k < g->n_node; k++)
-        if (g->node[k] && node_reads_id(I, g->node[k], id))
-            return 1;
-    return 0;
-}
-
 /* 1 when n, or a subgraph of it, reads a value in scope that variable id holds */
 static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id)
 {
@@ -11952,6 +11947,14 @@ static int node_reads_id(imp *I, const Onnx__NodeProto *n, const char *id)
             if (at->graphs[j] && graph_reads_id(I, at->graphs[j], id))
                 return 1;
     }
+    return 0;
+}
+
+static int graph_reads_id(imp *I, const Onnx__GraphProto *g, const char *id)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        if (g->node[k] && node_reads_id(I, g->node[k], id))
+            return 1;
     return 0;
 }
 
@@ -11982,20 +11985,6 @@ static int last_read(const Onnx__GraphProto *g, const char *name)
 }
 
 /* ---- the model ------------------------------------------------------------------------------- */
-
-/* Drops the lines that define a variable nothing reads (a Shape's chain once folded, an int64
- * cast whose int32 was taken instead), as long as there are such: every identifier is counted
- * once over the body (comments and strings left out), and a marked line whose variable counts
- * once, its own definition, goes, taking its reads off the counts. Linear in the text. */
-static int ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int ident_char(char c)
-{
-    return ident_start(c) || (c >= '0' && c <= '9');
-}
 
 /* Calls back each identifier of line [p, end) outside comments and strings. */
 static void idents(imp *I, const char *p, const char *end, smap *counts, int delta, const char **lines_of,
@@ -12437,7 +12426,6 @@ static char *dup_plain(const char *s)
  * protobuf-c unpacks nested messages by recursion, so a model nested a million deep would
  * overflow the stack before the importer saw it. Walks the wire format with the schema's own
  * descriptors; a malformed encoding is left to unpack to refuse. */
-
 static uint64_t wire_varint(const uint8_t **p, const uint8_t *end, int *ok)
 {
     uint64_t v = 0;
