@@ -3747,27 +3747,39 @@ static void op_gather_nd(imp *I, const Onnx__NodeProto *n)
     element_loops(I, &lead, ixs, 0);
 }
 
-/* ScatterND without reduction: data with rows (or elements) replaced, written in place where the
- * result goes to the variable that holds the data and the data is read no more (a loop's
- * carried `tokens[t] = tok`). */
+/* A scatter's reduction attribute: how the update is combined with the old value ("+", "*",
+ * "max", "min"), or NULL for none (a plain write). */
+static const char *scatter_reduction(imp *I, const Onnx__NodeProto *n, const ival *x)
+{
+    const char *red = attr_str(I, n, "reduction", "none");
+    const char *with = !strcmp(red, "add") ? "+" : !strcmp(red, "mul") ? "*" : !strcmp(red, "max") ? "max"
+                     : !strcmp(red, "min") ? "min" : NULL;
+    if (!with && strcmp(red, "none") != 0)
+        fail(I, "reduction '%s' is not supported (none, add, mul, max, min are)", clean(I, red));
+    if (with && x->ty.dtype == CFX_BOOL)
+        fail(I, "reduction '%s' of %s is not supported", red, tystr(I, &x->ty));
+    return with;
+}
+
+/* The line writing val at `at`, combined with the old value by `with` (scatter_reduction's); a
+ * sum or product of halves rounds at each step, as the type computes it. */
+static void scatter_write(imp *I, const char *at, const char *with, const char *val, int half)
+{
+    if (!with)
+        line(I, "%s = %s", at, val);
+    else if (with[0] == '+' || with[0] == '*')
+        line(I, "%s = %s", at, half_rounded(I, half, fmt(I, "%s %s %s", at, with, val)));
+    else
+        line(I, "%s = %s(%s, %s)", at, with, at, val);
+}
+
+/* ScatterND: data with rows (or elements) replaced, or combined with them by the reduction,
+ * written in place where the result goes to the variable that holds the data and the data is
+ * read no more (a loop's carried `tokens[t] = tok`). */
 static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
 {
     ival *x = in(I, n, 0), *ix = in(I, n, 1), *up = in(I, n, 2);
-    const Onnx__AttributeProto *red = attr(I, n, "reduction");
-    const char *with = NULL; /* the reduction: the new value combined with the old */
-    if (red && red->has_s) {
-        static const struct { const char *name, *op; } reds[] = {{"none", NULL}, {"add", "+"}, {"mul", "*"},
-                                                                   {"max", "max"}, {"min", "min"}};
-        int found = 0;
-        for (size_t k = 0; k < sizeof reds / sizeof *reds; k++)
-            if (red->s.len == strlen(reds[k].name) && !memcmp(red->s.data, reds[k].name, red->s.len)) {
-                with = reds[k].op;
-                found = 1;
-            }
-        if (!found)
-            fail(I, "reduction '%.*s' is not supported (none, add, mul, max, min are)", (int)red->s.len,
-                 (const char *)red->s.data);
-    }
+    const char *with = scatter_reduction(I, n, x); /* the new value combined with the old */
     if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
         fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
     if (ix->ty.rank < 1)
@@ -3817,12 +3829,7 @@ static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
         fail(I, "out of memory");
     const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
     const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
-    if (!with)
-        line(I, "%s = %s", at, val);
-    else if (with[0] == '+' || with[0] == '*')
-        line(I, "%s = %s %s %s", at, at, with, val);
-    else
-        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    scatter_write(I, at, with, val, x->half);
     sb_free(&sb);
     if (m > 1) {
         I->indent--;
@@ -3842,15 +3849,7 @@ static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
     if (r < 1)
         fail(I, "the data is a scalar");
     int axis = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
-    const char *red = attr_str(I, n, "reduction", "none"), *with = NULL;
-    if (!strcmp(red, "add")) with = "+";
-    else if (!strcmp(red, "mul")) with = "*";
-    else if (!strcmp(red, "max")) with = "max";
-    else if (!strcmp(red, "min")) with = "min";
-    else if (strcmp(red, "none") != 0)
-        fail(I, "reduction '%s' is not supported (none, add, mul, max, min are)", clean(I, red));
-    if (with && x->ty.dtype == CFX_BOOL)
-        fail(I, "reduction '%s' of %s is not supported", red, tystr(I, &x->ty));
+    const char *with = scatter_reduction(I, n, x);
     if (ix->ty.dtype != CFX_I64 && ix->ty.dtype != CFX_I32)
         fail(I, "the indices are %s, not integers", tystr(I, &ix->ty));
     if (ix->ty.rank != r)
@@ -3891,12 +3890,7 @@ static void op_scatter_elements(imp *I, const Onnx__NodeProto *n)
         sel[d] = d == axis ? fmt(I, "%s[%s]", idx, all) : ixs[d];
     const char *at = fmt(I, "%s[%s]", v, index_list(I, sel, r));
     const char *val = fmt(I, "%s[%s]", upd, all);
-    if (!with)
-        line(I, "%s = %s", at, val);
-    else if (with[0] == '+' || with[0] == '*') /* a sum or product of halves rounds at each step */
-        line(I, "%s = %s", at, half_rounded(I, x->half, fmt(I, "%s %s %s", at, with, val)));
-    else
-        line(I, "%s = %s(%s, %s)", at, with, at, val);
+    scatter_write(I, at, with, val, x->half);
     while (loops-- > 0) {
         I->indent--;
         line(I, "}");

@@ -1489,6 +1489,29 @@ def opset6():
 MODELS += [opset6]
 
 
+def scatter_half():
+    """ScatterND and ScatterElements of float16 data with reduction add at repeated positions:
+    each sum rounds to float16 as the type computes it, so 2048 + 1 + 1 stays 2048 (rounded once
+    at the end it would be 2050). numpy adds in float16, one update at a time."""
+    nodes = [helper.make_node("ScatterND", ["x", "ind", "upd"], ["nd"], reduction="add"),
+             helper.make_node("ScatterElements", ["x", "ind_e", "upd"], ["el"], axis=0, reduction="add")]
+    g = helper.make_graph(nodes, "scatter_half", [vi("x", F16, [4]), vi("upd", F16, [4])],
+                          [vi("nd", F16, [4]), vi("el", F16, [4])],
+                          [init("ind", np.array([[0], [0], [0], [2]], np.int64)),
+                           init("ind_e", np.array([0, 0, 0, 2], np.int64))])
+    x = np.array([0, 0, 1, 0], np.float16)
+    upd = np.array([2048, 1, 1, 0.1], np.float16)
+    want = x.copy()
+    for k, at in enumerate([0, 0, 0, 2]):
+        want[at] = want[at] + upd[k]  # float16 arithmetic, rounded at each step
+    assert want[0] == 2048
+    return model(g), [({"x": x, "upd": upd}, {"nd": want, "el": want})]
+
+
+# onnxruntime (1.32) has no float16 ScatterElements with a reduction (its CPU provider says so): not asked
+scatter_half.no_ort = True
+MODELS += [scatter_half]
+
 def seq_ragged():
     """A sequence input whose items differ in shape, given item by item (s[0], s[1], s[2]:
     docs/onnx.md): SequenceInsert at position 1 of a tensor of yet another shape, SequenceErase
