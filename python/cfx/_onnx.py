@@ -320,7 +320,9 @@ def from_torch(module, example_args, *, shapes=None, context=None, accumulate=No
     tuple of the forward's arguments (a single tensor is taken as a 1-tuple); export_kwargs
     go to torch.onnx.export (input_names=, opset_version=, ...). The graph's inputs are the
     exported model's input names (for dynamo export, the forward's parameter names), in the
-    forward's order, so g(*example_args) runs it. Raises ImportError without torch."""
+    forward's order, so g(*example_args) runs it. An export with dynamic_shapes= is imported
+    for the example arguments' shapes unless shapes= gives others. Raises ImportError without
+    torch."""
     try:
         import torch
         import torch.onnx
@@ -343,7 +345,20 @@ def from_torch(module, example_args, *, shapes=None, context=None, accumulate=No
     proto = getattr(program, "model_proto", None)
     if proto is None:
         raise Error("torch.onnx.export's ONNXProgram has no model_proto (torch 2.5 or later)")
+    if shapes is None and export_kwargs.get("dynamic_shapes") is not None:
+        shapes = _example_shapes(torch, proto, example_args)
     return load_onnx(proto.SerializeToString(), shapes, context=context, accumulate=accumulate)
+
+
+def _example_shapes(torch, proto, example_args):
+    """{input name: example tensor}: an export with dynamic_shapes leaves symbolic dimensions,
+    which the import fixes to the example arguments' (load again with shapes= for others). None
+    where the graph's inputs are not the example tensors one for one."""
+    inits = {t.name for t in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in inits]
+    if len(names) != len(example_args) or not all(isinstance(a, torch.Tensor) for a in example_args):
+        return None
+    return dict(zip(names, example_args))
 
 
 # Keyword arguments of torch.onnx.export that _export_uninlined passes on unchanged.

@@ -548,6 +548,35 @@ def test_from_torch_shifts_of_int64():
     _check_against_eager(torch, Shifts().eval(), (a,))
 
 
+
+def test_from_torch_dynamic_shapes_take_the_examples():
+    """An export with dynamic_shapes leaves the batch symbolic: from_torch imports it for the
+    example's shape, and a call of another shape is refused naming the input; shapes= gives
+    another. Against eager."""
+    torch = _torch()
+    from torch.export import Dim
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: self.lin(x).relu(), lambda x: self.lin(x) * 2, (x,))
+
+    m = Head().eval()
+    x = torch.randn(2, 4)
+    batch = Dim("batch", min=1, max=64)
+    mod = cfx.from_torch(m, (x,), dynamic_shapes={"x": {0: batch}})
+    got = list(mod(x.numpy(), backend="cpu", results="numpy").values())[0]
+    assert np.allclose(got, m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="input 'x' is f32\\[2, 4\\]; got shape \\[5, 4\\]"):
+        mod(np.zeros((5, 4), np.float32), backend="cpu")
+    x5 = torch.randn(5, 4)
+    mod5 = cfx.from_torch(m, (x,), dynamic_shapes={"x": {0: batch}}, shapes={"x": (5, 4)})
+    got = list(mod5(x5.numpy(), backend="cpu", results="numpy").values())[0]
+    assert np.allclose(got, m(x5).detach().numpy(), rtol=1e-5, atol=1e-6)
+
 def test_from_torch_without_torch_says_so(monkeypatch):
     import builtins
     real = builtins.__import__
