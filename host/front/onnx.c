@@ -129,6 +129,9 @@ typedef struct imp {
     strbuf consts, body, head;
     strbuf *held;         /* bodies written apart (a loop's, while its prologue is written) */
     int nheld, capheld;
+    strbuf **sbs;         /* the ops' texts built across calls that may fail (new_sb): freed at
+                           * the end, an error's included */
+    int nsbs, capsbs;
     int indent;
     const char *note;     /* the current node's comment, ending each line written for it */
     const Onnx__NodeProto *node; /* for messages */
@@ -274,6 +277,16 @@ static void grow(imp *I, void *arr, int n, int *cap, size_t size)
 static void *alloc(imp *I, size_t n)
 {
     return take(I, calloc(1, n ? n : 1));
+}
+
+/* A text an op builds while calling what may fail (ref, in, a check): the importer holds it,
+ * so that an error frees it as it frees the rest; sb_free may let its buffer go sooner. */
+static strbuf *new_sb(imp *I)
+{
+    grow(I, &I->sbs, I->nsbs, &I->capsbs, sizeof *I->sbs);
+    strbuf *sb = alloc(I, sizeof *sb);
+    I->sbs[I->nsbs++] = sb;
+    return sb;
 }
 
 static char *sdup(imp *I, const char *s)
@@ -2760,18 +2773,18 @@ static void op_concat(imp *I, const Onnx__NodeProto *n)
         return;
     }
     /* the language's concat: each part written into its place (parts of no elements left out) */
-    strbuf parts = {0};
+    strbuf *parts = new_sb(I);
     int nparts = 0;
     for (size_t k = 0; k < n->n_input; k++) {
         ival *x = in(I, n, k);
         if (count(&x->ty) > 0)
-            sb_printf(&parts, "%s%s", nparts++ ? ", " : "", ref(I, x));
+            sb_printf(parts, "%s%s", nparts++ ? ", " : "", ref(I, x));
     }
-    if (parts.oom)
+    if (parts->oom)
         fail(I, "out of memory");
     const char *v = out_var(I, n, 0, &t);
-    line(I, "%s = concat((%s%s), axis=%d)", v, sb_str(&parts), nparts == 1 ? "," : "", axis);
-    sb_free(&parts);
+    line(I, "%s = concat((%s%s), axis=%d)", v, sb_str(parts), nparts == 1 ? "," : "", axis);
+    sb_free(parts);
 }
 
 static void op_split(imp *I, const Onnx__NodeProto *n)
@@ -2936,22 +2949,22 @@ static void op_slice(imp *I, const Onnx__NodeProto *n)
     }
     const char *src = ref(I, x);
     /* axes with step 1 as a subscript; others as gathers of an index vector, one axis at a time */
-    strbuf sb = {0};
-    sb_puts(&sb, "[");
+    strbuf *sb = new_sb(I);
+    sb_puts(sb, "[");
     cfx_type mid = x->ty;
     for (int d = 0; d < r; d++) {
         if (step[d] == 1) {
-            sb_printf(&sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)(lo[d] + t.dims[d]));
+            sb_printf(sb, "%s%lld:%lld", d ? ", " : "", (long long)lo[d], (long long)(lo[d] + t.dims[d]));
             mid.dims[d] = t.dims[d];
         } else {
-            sb_printf(&sb, "%s:", d ? ", " : "");
+            sb_printf(sb, "%s:", d ? ", " : "");
         }
     }
-    sb_puts(&sb, "]");
-    if (sb.oom)
+    sb_puts(sb, "]");
+    if (sb->oom)
         fail(I, "out of memory");
-    const char *cur = fmt(I, "%s%s", src, sb_str(&sb));
-    sb_free(&sb);
+    const char *cur = fmt(I, "%s%s", src, sb_str(sb));
+    sb_free(sb);
     int last = -1; /* the last axis with a step: its gather writes the result */
     for (int d = 0; d < r; d++)
         if (step[d] != 1)
@@ -3044,13 +3057,13 @@ static void op_transpose(imp *I, const Onnx__NodeProto *n)
      * taken whole is a block, so there are at most count / (the largest dimension); a swap of
      * the last two over many leading indices stays a loop of 2-D transposes */
     if (swap ? nlead <= ONNX_UNROLL_SMALL : count(&t) / maxd <= ONNX_UNROLL_MAX) {
-        strbuf axes = {0};
+        strbuf *axes = new_sb(I);
         for (int d = 0; d < r; d++)
-            sb_printf(&axes, "%s%lld", d ? ", " : "", (long long)perm[d]);
-        if (axes.oom)
+            sb_printf(axes, "%s%lld", d ? ", " : "", (long long)perm[d]);
+        if (axes->oom)
             fail(I, "out of memory");
-        line(I, "%s = permute(%s, (%s))", v, src, sb_str(&axes));
-        sb_free(&axes);
+        line(I, "%s = permute(%s, (%s))", v, src, sb_str(axes));
+        sb_free(axes);
         return;
     }
     const char *ixs[CFX_TYPE_MAX_RANK] = {0};
@@ -3120,13 +3133,13 @@ static void op_tile(imp *I, const Onnx__NodeProto *n)
         ct.dims[d] *= reps[d];
         const char *to = d == last ? out_var(I, n, 0, &ct) : new_id(I, "t_", out_name(I, n, 0));
         if (reps[d] <= 16) {
-            strbuf sb = {0};
+            strbuf *sb = new_sb(I);
             for (int64_t k = 0; k < reps[d]; k++)
-                sb_printf(&sb, "%s%s", k ? ", " : "", cur);
-            if (sb.oom)
+                sb_printf(sb, "%s%s", k ? ", " : "", cur);
+            if (sb->oom)
                 fail(I, "out of memory");
-            line(I, "%s = concat((%s), axis=%d)", to, sb_str(&sb), d);
-            sb_free(&sb);
+            line(I, "%s = concat((%s), axis=%d)", to, sb_str(sb), d);
+            sb_free(sb);
         } else {
             const char *k = new_id(I, "k_", "tile");
             line(I, "%s = %s", to, zeros_of(I, &ct));
@@ -3817,20 +3830,20 @@ static void op_scatter_nd(imp *I, const Onnx__NodeProto *n)
         line(I, "for %s in range(%lld) {", j, (long long)m);
         I->indent++;
     }
-    strbuf sb = {0};
+    strbuf *sb = new_sb(I);
     const char *sym;
     int64_t off;
     if (m == 1 && k == 1 && sym_of(I, ix, &sym, &off))
-        sb_printf(&sb, off ? "%s + %lld" : "%s", sym, (long long)off);
+        sb_printf(sb, off ? "%s + %lld" : "%s", sym, (long long)off);
     else
         for (int d = 0; d < k; d++)
-            sb_printf(&sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
-    if (sb.oom)
+            sb_printf(sb, "%s%s[%s, %d]", d ? ", " : "", flat_i, j, d);
+    if (sb->oom)
         fail(I, "out of memory");
     const char *val = m == 1 && row.rank == 0 && up->elem ? up->elem : fmt(I, "%s[%s]", flat_u, j);
-    const char *at = fmt(I, "%s[%s]", v, sb_str(&sb));
+    const char *at = fmt(I, "%s[%s]", v, sb_str(sb));
     scatter_write(I, at, with, val, x->half);
-    sb_free(&sb);
+    sb_free(sb);
     if (m > 1) {
         I->indent--;
         line(I, "}");
@@ -5018,16 +5031,16 @@ static ival *einsum_diagonal(imp *I, const Onnx__NodeProto *n, ival *x, char *la
         t.rank--;
         const char *nm = out_name(I, n, 0), *xs = ref(I, x), *id = new_id(I, "diag_", nm);
         const char *k = new_id(I, "k_", nm);
-        strbuf sb = {0}, sd = {0};
+        strbuf *sb = new_sb(I), *sd = new_sb(I);
         for (int d = 0; d < x->ty.rank; d++) {
             const char *ix = d == a || d == b ? k : ":";
-            sb_printf(&sb, "%s%s", d ? ", " : "", ix);
+            sb_printf(sb, "%s%s", d ? ", " : "", ix);
             if (d != b)
-                sb_printf(&sd, "%s%s", sd.len ? ", " : "", ix);
+                sb_printf(sd, "%s%s", sd->len ? ", " : "", ix);
         }
-        if (sb.oom || sd.oom)
+        if (sb->oom || sd->oom)
             fail(I, "out of memory");
-        const char *from = take(I, sb_take(&sb)), *to = take(I, sb_take(&sd));
+        const char *from = take(I, sb_take(sb)), *to = take(I, sb_take(sd));
         line(I, "%s = %s", id, zeros_of(I, &t));
         line(I, "for %s in range(%lld) {", k, (long long)len);
         I->indent++;
@@ -5346,14 +5359,14 @@ static void op_det(imp *I, const Onnx__NodeProto *n)
     const char *xs = ref(I, x), *e[3][3];
     for (int i = 0; i < M; i++)
         for (int j = 0; j < M; j++) {
-            strbuf sb = {0};
-            sb_printf(&sb, "%s[", xs);
+            strbuf *sb = new_sb(I);
+            sb_printf(sb, "%s[", xs);
             for (int d = 0; d < r - 2; d++)
-                sb_puts(&sb, ":, ");
-            sb_printf(&sb, "%d, %d]", i, j);
-            if (sb.oom)
+                sb_puts(sb, ":, ");
+            sb_printf(sb, "%d, %d]", i, j);
+            if (sb->oom)
                 fail(I, "out of memory");
-            e[i][j] = take(I, sb_take(&sb));
+            e[i][j] = take(I, sb_take(sb));
         }
     cfx_type t = x->ty;
     t.rank = r - 2;
@@ -5704,29 +5717,29 @@ static const struct activation {
 static const char *fill_expr(imp *I, const char *expr, const char *x, int paren, const double *abg, int dt,
                              const char *nm)
 {
-    strbuf sb = {0};
+    strbuf *sb = new_sb(I);
     for (const char *p = expr; *p; p++) {
         if (*p == '$' && p[1] == 'x') {
             int alone = p > expr && p[-1] == '(' && p[2] == ')';
-            sb_puts(&sb, !paren || plain_id(x) || alone ? x : fmt(I, "(%s)", x));
+            sb_puts(sb, !paren || plain_id(x) || alone ? x : fmt(I, "(%s)", x));
             p++;
         } else if (*p == '$' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'g')) {
             int k = p[1] == 'a' ? 0 : p[1] == 'b' ? 1 : 2;
-            sb_puts(&sb, real_const(I, abg[k], dt, fmt(I, "%s_%c", nm, p[1])));
+            sb_puts(sb, real_const(I, abg[k], dt, fmt(I, "%s_%c", nm, p[1])));
             p++;
         } else if (*p == '{') {
             char *end;
             double v = strtod(p + 1, &end);
-            sb_puts(&sb, real_const(I, v, dt, fmt(I, "%s_k", nm)));
+            sb_puts(sb, real_const(I, v, dt, fmt(I, "%s_k", nm)));
             p = end;
         } else {
-            sb_append(&sb, p, 1);
+            sb_append(sb, p, 1);
         }
     }
-    if (sb.oom)
+    if (sb->oom)
         fail(I, "out of memory");
-    const char *out = fmt(I, "%s", sb_str(&sb));
-    sb_free(&sb);
+    const char *out = fmt(I, "%s", sb_str(sb));
+    sb_free(sb);
     return out;
 }
 
@@ -6126,13 +6139,13 @@ static void op_lrn(imp *I, const Onnx__NodeProto *n)
     const char *p = new_id(I, "q_", nm), *s = new_id(I, "s_", nm);
     line(I, "%s = %s", p, zeros_of(I, &pt));
     line(I, "%s[:, %lld:%lld] = %s * %s", p, (long long)lo, (long long)(lo + C), src, src);
-    strbuf sb = {0};
+    strbuf *sb = new_sb(I);
     for (int64_t k = 0; k < size; k++)
-        sb_printf(&sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
-    if (sb.oom)
+        sb_printf(sb, "%s%s[:, %lld:%lld]", k ? " + " : "", p, (long long)k, (long long)(k + C));
+    if (sb->oom)
         fail(I, "out of memory");
-    line(I, "%s = %s", s, sb_str(&sb));
-    sb_free(&sb);
+    line(I, "%s = %s", s, sb_str(sb));
+    sb_free(sb);
     const char *v = out_var(I, n, 0, &x->ty);
     line(I, "%s = %s / pow(%s + %s * %s, %s)", v, src, real_lit(I, bias), real_lit(I, alpha / (double)size), s,
          real_lit(I, beta));
@@ -6263,27 +6276,27 @@ static void window_prepare(imp *I, const Onnx__NodeProto *n, ival *x, window *w,
     const char *src = ref(I, x);
     if (moved) { /* the input written into its place in the padded one */
         const char *xp = new_id(I, "xp_", nm);
-        strbuf to = {0}, from = {0};
-        sb_puts(&to, "[:, :");
-        sb_puts(&from, "[:, :");
+        strbuf *to = new_sb(I), *from = new_sb(I);
+        sb_puts(to, "[:, :");
+        sb_puts(from, "[:, :");
         for (int d = 0; d < ns; d++) {
             int64_t s0 = w->pb[d] < 0 ? -w->pb[d] : 0, t0 = w->pb[d] > 0 ? w->pb[d] : 0;
             int64_t len = w->d[d] - s0 < lp[d] - t0 ? w->d[d] - s0 : lp[d] - t0;
             if (len < 1)
                 fail(I, "the window never meets the input along spatial axis %d", d);
-            sb_printf(&to, ", %lld:%lld", (long long)t0, (long long)(t0 + len));
-            sb_printf(&from, ", %lld:%lld", (long long)s0, (long long)(s0 + len));
+            sb_printf(to, ", %lld:%lld", (long long)t0, (long long)(t0 + len));
+            sb_printf(from, ", %lld:%lld", (long long)s0, (long long)(s0 + len));
         }
-        sb_puts(&to, "]");
-        sb_puts(&from, "]");
-        if (to.oom || from.oom)
+        sb_puts(to, "]");
+        sb_puts(from, "]");
+        if (to->oom || from->oom)
             fail(I, "out of memory");
         line(I, "%s = %s", xp,
              fill == 0 ? zeros_of(I, &pt)
                        : fmt(I, "full(%s, %s)", tystr(I, &pt), real_const(I, fill, x->ty.dtype, fmt(I, "%s_fill", nm))));
-        line(I, "%s%s = %s%s", xp, sb_str(&to), src, sb_str(&from));
-        sb_free(&to);
-        sb_free(&from);
+        line(I, "%s%s = %s%s", xp, sb_str(to), src, sb_str(from));
+        sb_free(to);
+        sb_free(from);
         src = xp;
     }
     /* the phases: ph[i] for the residues (r_0, ..., r_ns-1) in mixed radix over the strides */
@@ -6347,14 +6360,14 @@ static const char *window_slice(imp *I, const window *w, int64_t kk)
         q[d] = off / w->s[d];
         idx = idx * w->s[d] + off % w->s[d];
     }
-    strbuf sb = {0};
-    sb_printf(&sb, "%s[:, :", w->ph[idx]);
+    strbuf *sb = new_sb(I);
+    sb_printf(sb, "%s[:, :", w->ph[idx]);
     for (int d = 0; d < ns; d++)
-        sb_printf(&sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
-    sb_puts(&sb, "]");
-    if (sb.oom)
+        sb_printf(sb, ", %lld:%lld", (long long)q[d], (long long)(q[d] + w->o[d]));
+    sb_puts(sb, "]");
+    if (sb->oom)
         fail(I, "out of memory");
-    return take(I, sb_take(&sb));
+    return take(I, sb_take(sb));
 }
 
 /* The patches of x under w: each kernel offset's slice (window_slice) reshaped to part's dims,
@@ -6366,16 +6379,16 @@ static const char *window_patches(imp *I, const Onnx__NodeProto *n, ival *x, win
     int64_t kt = window_count(w->k, w->ns);
     if (kt > 4096)
         fail(I, "a kernel of %lld offsets; at most 4096 are taken", (long long)kt);
-    strbuf sb = {0};
+    strbuf *sb = new_sb(I);
     if (kt > 1)
-        sb_puts(&sb, "concat((");
+        sb_puts(sb, "concat((");
     for (int64_t kk = 0; kk < kt; kk++)
-        sb_printf(&sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
+        sb_printf(sb, "%sreshape(%s, %s)", kk ? ", " : "", window_slice(I, w, kk), dims_list(I, part));
     if (kt > 1)
-        sb_printf(&sb, "), axis=%d)", axis);
-    if (sb.oom)
+        sb_printf(sb, "), axis=%d)", axis);
+    if (sb->oom)
         fail(I, "out of memory");
-    return take(I, sb_take(&sb));
+    return take(I, sb_take(sb));
 }
 
 /* The result [N, M, O...] of y (of [N * M * O] elements), plus the bias along axis 1 */
@@ -7405,7 +7418,7 @@ static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
         T *= taps;
     const char *ks[64], *ws[64], *gs_[64];
     for (int c = 0; c < T; c++) { /* the combination c: axis a's tap is digit a of c in base taps */
-        strbuf fi = {0}, fw = {0};
+        strbuf *fi = new_sb(I), *fw = new_sb(I);
         int64_t stride = S;
         for (int a = 0, rest = c; a < k; a++) {
             int q = rest;
@@ -7414,27 +7427,27 @@ static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
             q %= taps;
             stride /= x->ty.dims[2 + a];
             if (stride > 1)
-                sb_printf(&fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
+                sb_printf(fi, "%s%s * %lld", a ? " + " : "", idx[a][q], (long long)stride);
             else
-                sb_printf(&fi, "%s%s", a ? " + " : "", idx[a][q]);
+                sb_printf(fi, "%s%s", a ? " + " : "", idx[a][q]);
             if (wt[a][q])
-                sb_printf(&fw, "%s%s", fw.len ? " * " : "", wt[a][q]);
+                sb_printf(fw, "%s%s", fw->len ? " * " : "", wt[a][q]);
         }
-        if (fi.oom || fw.oom)
+        if (fi->oom || fw->oom)
             fail(I, "out of memory");
         ks[c] = k == 1 ? idx[0][c] : new_id(I, "k_", nm);
         if (k > 1)
-            line(I, "%s = %s", ks[c], sb_str(&fi));
+            line(I, "%s = %s", ks[c], sb_str(fi));
         ws[c] = NULL;
-        if (fw.len) {
+        if (fw->len) {
             ws[c] = new_id(I, "w_", nm);
-            const char *wv = sb_str(&fw);
+            const char *wv = sb_str(fw);
             if (gr->ty.dtype != x->ty.dtype)
                 wv = fmt(I, "cast(%s, %s)", wv, cfx_dtype_name(x->ty.dtype));
             line(I, "%s = reshape(%s, [%lld, 1, %lld])", ws[c], wv, (long long)N, (long long)P);
         }
-        sb_free(&fi);
-        sb_free(&fw);
+        sb_free(fi);
+        sb_free(fw);
         gs_[c] = new_id(I, "g_", nm);
         line(I, "%s = %s", gs_[c], zeros_of(I, &gt));
     }
@@ -7449,17 +7462,17 @@ static void op_grid_sample(imp *I, const Onnx__NodeProto *n)
     line(I, "}");
     I->indent--;
     line(I, "}");
-    strbuf sum = {0};
+    strbuf *sum = new_sb(I);
     for (int c = 0; c < T; c++) {
-        sb_printf(&sum, "%s%s", c ? " + " : "", gs_[c]);
+        sb_printf(sum, "%s%s", c ? " + " : "", gs_[c]);
         if (ws[c])
-            sb_printf(&sum, " * %s", ws[c]);
+            sb_printf(sum, " * %s", ws[c]);
     }
-    if (sum.oom)
+    if (sum->oom)
         fail(I, "out of memory");
     const char *y = new_id(I, "y_", nm);
-    line(I, "%s = %s", y, sb_str(&sum));
-    sb_free(&sum);
+    line(I, "%s = %s", y, sb_str(sum));
+    sb_free(sum);
     const char *v = out_var(I, n, 0, &t);
     line(I, "%s = %s", v, reshaped(I, y, &gt, &t));
 }
@@ -8821,13 +8834,13 @@ static void op_causal_conv_with_state(imp *I, const Onnx__NodeProto *n)
     if (n->n_output > 0 && n->output[0] && *n->output[0]) {
         const char *wr = new_id(I, "w_", nm);
         line(I, "%s = reshape(%s, [%lld, %lld])", wr, ref(I, w), (long long)C, (long long)K);
-        strbuf sb = {0};
+        strbuf *sb = new_sb(I);
         for (int64_t j = 0; j < K; j++)
-            sb_printf(&sb, "%s%s[:, %lld:%lld] * %s[:, :, %lld:%lld]", j ? " + " : "", wr, (long long)j,
+            sb_printf(sb, "%s%s[:, %lld:%lld] * %s[:, :, %lld:%lld]", j ? " + " : "", wr, (long long)j,
                       (long long)(j + 1), p, (long long)j, (long long)(j + L));
-        if (sb.oom)
+        if (sb->oom)
             fail(I, "out of memory");
-        const char *e = take(I, sb_take(&sb));
+        const char *e = take(I, sb_take(sb));
         if (b)
             e = fmt(I, "%s + reshape(%s, [%lld, 1])", half_rounded(I, half, e), ref(I, b), (long long)C);
         if (silu) {
@@ -10695,25 +10708,25 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
             int r = s->ty.rank, ax = norm_axis(I, attr_int(I, n, "axis", 0), r, "axis");
             cfx_type t = s->items[0]->ty;
             t.dims[ax] = 0;
-            strbuf parts = {0};
+            strbuf *parts = new_sb(I);
             for (int64_t j = 0; j < s->slen; j++) {
                 ival *x = s->items[j];
                 int fits = x->ty.rank == r;
                 for (int d = 0; fits && d < r; d++)
                     fits = d == ax || x->ty.dims[d] == t.dims[d];
                 if (!fits) {
-                    sb_free(&parts);
+                    sb_free(parts);
                     fail(I, "the items of sequence '%s' are %s and %s: they differ in a dimension besides axis %d",
                          s->name, tystr(I, &s->items[0]->ty), tystr(I, &x->ty), ax);
                 }
                 t.dims[ax] += x->ty.dims[ax];
-                sb_printf(&parts, "%s%s", j ? ", " : "", ref(I, x));
+                sb_printf(parts, "%s%s", j ? ", " : "", ref(I, x));
             }
-            if (parts.oom)
+            if (parts->oom)
                 fail(I, "out of memory");
             const char *id = out_var(I, n, 0, &t);
-            line(I, "%s = concat((%s), axis=%d)", id, sb_str(&parts), ax);
-            sb_free(&parts);
+            line(I, "%s = concat((%s), axis=%d)", id, sb_str(parts), ax);
+            sb_free(parts);
             return 1;
         }
         if (seq_ragged(s))
@@ -11461,14 +11474,14 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
         for (int d = off; d < x->ty.rank; d++)
             if (d != axis[i])
                 et.dims[et.rank++] = x->ty.dims[d];
-        strbuf sb = {0};
-        sb_puts(&sb, "[");
+        strbuf *sb = new_sb(I);
+        sb_puts(sb, "[");
         for (int d = 0; d <= axis[i]; d++)
-            sb_printf(&sb, "%s%s", d ? ", " : "", d == axis[i] ? pos : (v8 && d == 0) ? b : ":");
-        sb_puts(&sb, "]");
-        if (sb.oom) fail(I, "out of memory");
-        const char *e = fmt(I, "%s%s", ref(I, x), sb_str(&sb));
-        sb_free(&sb);
+            sb_printf(sb, "%s%s", d ? ", " : "", d == axis[i] ? pos : (v8 && d == 0) ? b : ":");
+        sb_puts(sb, "]");
+        if (sb->oom) fail(I, "out of memory");
+        const char *e = fmt(I, "%s%s", ref(I, x), sb_str(sb));
+        sb_free(sb);
         const char *bn = body->input[nstate + (size_t)i] && body->input[nstate + (size_t)i]->name ?
                          body->input[nstate + (size_t)i]->name : "";
         const char *v = new_id(I, "x_", bn);
@@ -11508,14 +11521,14 @@ static void op_scan(imp *I, const Onnx__NodeProto *n)
         so[j] = new_id(I, "scan_", oname);
         int rev = out_dirs && out_dirs[j];
         const char *pos = rev ? fmt(I, "%lld - %s", (long long)(L - 1), t) : t;
-        strbuf sb = {0};
-        sb_puts(&sb, "[");
+        strbuf *sb = new_sb(I);
+        sb_puts(sb, "[");
         for (int d = 0; d <= ax + off; d++)
-            sb_printf(&sb, "%s%s", d ? ", " : "", d == ax + off ? pos : (v8 && d == 0) ? b : ":");
-        sb_puts(&sb, "]");
-        if (sb.oom) fail(I, "out of memory");
-        line(I, "%s%s = %s", so[j], sb_str(&sb), ref(I, y));
-        sb_free(&sb);
+            sb_printf(sb, "%s%s", d ? ", " : "", d == ax + off ? pos : (v8 && d == 0) ? b : ":");
+        sb_puts(sb, "]");
+        if (sb->oom) fail(I, "out of memory");
+        line(I, "%s%s = %s", so[j], sb_str(sb), ref(I, y));
+        sb_free(sb);
     }
     const char **vals = alloc(I, (nstate + 1) * sizeof *vals);
     for (size_t k = 0; k < nstate; k++)
@@ -12391,21 +12404,21 @@ static void import_model(imp *I, onnx_import *out)
     }
     sb_puts(&I->head, ") {\n");
     prune(I);
-    strbuf text = {0};
-    sb_printf(&text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", clean(I, I->model),
+    strbuf *text = new_sb(I);
+    sb_printf(text, "# imported from %s (ONNX IR %lld, opset %lld%s%s) by cfx import\n", clean(I, I->model),
               (long long)mp->ir_version, (long long)I->opset, mp->producer_name && *mp->producer_name ? ", made by " : "",
               clean(I, mp->producer_name));
-    sb_append(&text, sb_str(&I->consts), I->consts.len);
+    sb_append(text, sb_str(&I->consts), I->consts.len);
     if (I->consts.len)
-        sb_puts(&text, "\n");
-    sb_append(&text, sb_str(&I->head), I->head.len);
-    sb_append(&text, sb_str(&I->body), I->body.len);
-    sb_puts(&text, "}\n");
-    if (text.oom) {
-        sb_free(&text);
+        sb_puts(text, "\n");
+    sb_append(text, sb_str(&I->head), I->head.len);
+    sb_append(text, sb_str(&I->body), I->body.len);
+    sb_puts(text, "}\n");
+    if (text->oom) {
+        sb_free(text);
         fail(I, "out of memory");
     }
-    out->text = sb_take(&text);
+    out->text = sb_take(text);
 }
 
 static char *dup_plain(const char *s)
@@ -12591,6 +12604,9 @@ static int import_once(const char *path, const void *bytes, size_t len, const cf
     if (I->mp)
         onnx__model_proto__free_unpacked(I->mp, NULL);
     free(I->file);
+    for (int k = 0; k < I->nsbs; k++) /* before the allocations that hold them */
+        sb_free(I->sbs[k]);
+    free(I->sbs);
     for (size_t k = 0; k < I->nallocs; k++)
         free(I->allocs[k]);
     free(I->allocs);
