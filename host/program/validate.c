@@ -19,8 +19,9 @@
  *   or one of them 1, result count the larger; comparisons write bool; conditions and
  *   asserts read a one-element bool; SWITCH a one-element i32; MATMUL [m,k]@[k,n]->[m,n] or
  *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape; GATHER b's shape with axis d replaced
- *   by the i32/i64 indices' shape); no record writes a constant;
- *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER and a dtype-changing CAST never write an operand;
+ *   by the i32/i64 indices' shape; REDUCE_AXIS b's shape without axis c, or with it as 1, of the
+ *   reduction's dtype); no record writes a constant; MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER,
+ *   REDUCE_AXIS and a dtype-changing CAST never write an operand;
  * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
  *   without counting against the budget and seeing a cancel;
  * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
