@@ -671,7 +671,7 @@ static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
 }
 
 /* REDUCE_AXIS over results [lo, hi), in the run's accumulation mode. A run along the last axis
- * (inner 1, contiguous) is reduced as REDUCE reduces a tensor (cpu_reduce: in the fast mode the
+ * (inner 1, contiguous) is reduced as REDUCE reduces a tensor (cpu_reduce_rows: in the fast mode the
  * sums of reals in 16 partial sums in double, bit for bit the reference in the f64 mode), so
  * that a row reduced by this record or by a REDUCE of the row gives the same bits. A strided run
  * (inner > 1) is folded in its order, i = 0 .. n-1, as k_reduce_axis does on every other
@@ -686,8 +686,7 @@ static void reduce_axis_range(int op, int dtype, int mode, uint8_t *dst, const u
     int size = dtype_size(dtype);
     int out = op == OP_ARGMAX || op == OP_ARGMIN ? 4 : op == OP_ALL || op == OP_ANY ? 1 : size;
     if (inner == 1) {
-        for (int64_t e = lo; e < hi; e++)
-            cpu_reduce(op, dtype, mode, dst + e * out, src + e * n * size, n);
+        cpu_reduce_rows(op, dtype, mode, dst + lo * out, src + lo * n * size, hi - lo, n);
         return;
     }
     if (!((dtype == K_F32 || dtype == K_F64) && (op == OP_SUM || op == OP_MEAN))) {
