@@ -371,6 +371,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         case REC_GET_ITEM:
         case REC_SET_ITEM:
         case REC_GATHER:
+        case REC_REDUCE_AXIS:
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;
         }

@@ -522,6 +522,14 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_gather(dtype_size(sl[r.a].dtype), A, B, sl[r.c].dtype, C, m, n, inner, e, e + 1);
         break;
     }
+    case REC_REDUCE_AXIS: {
+        int64_t n, inner;
+        rec_reduce_axis(sl, &r, &n, &inner);
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        for (; e < hi; e += T)
+            k_reduce_axis(r.op, r.dtype, A, B, n, inner, e, e + 1);
+        break;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r.a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r.c].dtype, slot_ptr(a, priv, r.c)),
@@ -884,7 +892,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_BROADCAST:
         case REC_GET_ITEM:
         case REC_SET_ITEM:
-        case REC_GATHER: {
+        case REC_GATHER:
+        case REC_REDUCE_AXIS: {
             /* the elementwise family, split or redundant */
             int64_t dom = sched_domain(&r, a.slots), lo = 0, hi = dom;
             if (f & SCHED_F_SPLIT)

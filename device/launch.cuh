@@ -126,6 +126,13 @@ static __global__ void launch_gather_kernel(int size, void *dst, const void *src
     LAUNCH_FOR_EACH(e, n) k_gather(size, dst, src, idx_dtype, idx, m, rows, inner, e, e + 1);
 }
 
+/* REDUCE_AXIS: result e, its run along the axis, as every executor folds it (kernels/reduce.h). */
+static __global__ void launch_reduce_axis_kernel(int op, int dtype, void *dst, const void *src, int64_t len,
+                                                 int64_t inner, int64_t n)
+{
+    LAUNCH_FOR_EACH(e, n) k_reduce_axis(op, dtype, dst, src, len, inner, e, e + 1);
+}
+
 /* GET_BOX / SET_BOX: the table's entries by value, the starts read on the device from their
  * slots (rec_box clamps them, so a graph body whose check failed still stays inside). */
 typedef struct launch_box {
@@ -386,6 +393,13 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
         launch_gather_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
             dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->c].dtype, SLOT_PTR(r->c), m, rows,
             inner, sa->count);
+        break;
+    }
+    case REC_REDUCE_AXIS: {
+        int64_t len, inner;
+        rec_reduce_axis(slots, r, &len, &inner);
+        launch_reduce_axis_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+            r->op, r->dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), len, inner, sa->count);
         break;
     }
     case REC_GET_ITEM: {

@@ -211,6 +211,32 @@ CFX_HD void k_reduce_finish(int op, int dtype, const k_acc *acc, int64_t count, 
     }
 }
 
+/* REDUCE_AXIS: the source seen as [outer, n, inner], reduced along its middle dimension into
+ * [outer, inner]. Result e = o * inner + k is the REDUCE of the run of n elements
+ * src[(o * n + i) * inner + k], i = 0 .. n-1, folded in that order with the positions i (what
+ * argmax and argmin give): the same additions in the same order as k_reduce_range over the run
+ * copied out, so every executor that runs this body gets the same bits. dst is of the result's
+ * dtype (k_reduce_finish's for op over dtype); results [lo, hi). */
+CFX_HD void k_reduce_axis(int op, int dtype, void *dst, const void *src, int64_t n, int64_t inner, int64_t lo,
+                          int64_t hi)
+{
+    int size = k_elem_size(dtype);
+    int out = op == OP_ARGMAX || op == OP_ARGMIN ? 4 : op == OP_ALL || op == OP_ANY ? 1 : size;
+    const uint8_t *s = (const uint8_t *)src;
+    for (int64_t e = lo; e < hi; e++) {
+        int64_t o = e / inner, k = e % inner;
+        const uint8_t *run = s + (o * n * inner + k) * size;
+        k_acc acc = k_reduce_init(op, dtype);
+        if (inner == 1) {
+            k_reduce_range(op, dtype, &acc, run, 0, n);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                k_reduce_one(op, dtype, &acc, run + i * inner * size, i);
+        }
+        k_reduce_finish(op, dtype, &acc, n, (uint8_t *)dst + e * out);
+    }
+}
+
 CFX_HD void k_dot_range(int dtype, k_acc *acc, const void *a, const void *b, int64_t lo, int64_t hi)
 {
     K_RACE_RANGE_R(a, lo, hi, 1, k_elem_size(dtype));

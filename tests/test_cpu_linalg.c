@@ -198,6 +198,31 @@ static void test_reductions(void)
             free(x);
         }
     }
+    /* cpu_reduce_rows (REDUCE_AXIS along the last axis): each row's bits are cpu_reduce's of the
+     * row, in both modes, for rows of one chunk and of several */
+    static const int64_t widths[] = {1, 7, 128, 16384, 16385};
+    for (int d = 0; d < 2; d++) {
+        int dt = d ? K_F64 : K_F32;
+        size_t es = (size_t)k_elem_size(dt);
+        for (size_t c = 0; c < sizeof widths / sizeof widths[0]; c++) {
+            int64_t n = widths[c], rows = 3;
+            void *x = malloc(es * (size_t)(n * rows));
+            fill(dt, x, n * rows);
+            for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+                int op = ops[o];
+                size_t rs = op == OP_ARGMAX || op == OP_ARGMIN ? 4 : es;
+                for (int mode = 0; mode < 2; mode++) {
+                    uint8_t want[24] = {0}, got[24] = {0};
+                    for (int64_t r = 0; r < rows; r++)
+                        cpu_reduce(op, dt, mode, want + r * rs, (const char *)x + r * n * es, n);
+                    cpu_reduce_rows(op, dt, mode, got, x, rows, n);
+                    if (!CHECK(memcmp(got, want, rs * (size_t)rows) == 0))
+                        fprintf(stderr, "  rows: op %d dtype %d n %lld mode %d\n", op, dt, (long long)n, mode);
+                }
+            }
+            free(x);
+        }
+    }
     /* by hand: max of [-0.0, 0.0] is the first (a tie), argmax of [1, 3, 3] is 1 */
     float z[2] = {-0.0f, 0.0f}, t[3] = {1, 3, 3}, m = 1;
     int32_t at = -1;

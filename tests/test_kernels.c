@@ -932,6 +932,70 @@ static void test_reductions(void)
     CHECK_INT(rb, 0);
 }
 
+/* k_reduce_axis: a [2, 3, 2] tensor along each axis, each result against values worked by hand,
+ * over result ranges split anywhere (each result is whole in one call); ties take the first
+ * position, a NaN is the first NaN; a [2, 0] tensor's empty runs sum to 0. */
+static void test_reduce_axis(void)
+{
+    /* x[o][i][k]: 0 1 | 5 -2 | 5 3    and    -1 nan | 2 2 | 7 2 */
+    float x[12] = {0, 1, 5, -2, 5, 3, -1, nanf(""), 2, 2, 7, 2};
+    float f[6];
+    int32_t p[6];
+    k_reduce_axis(OP_SUM, K_F32, f, x, 2, 6, 0, 6); /* axis 0: [3, 2] results, inner 6 */
+    CHECK_REAL(f[0], -1, 0);
+    CHECK(isnan(f[1]));
+    CHECK_REAL(f[2], 7, 0);
+    CHECK_REAL(f[5], 5, 0);
+    k_reduce_axis(OP_ARGMAX, K_F32, p, x, 3, 2, 0, 1); /* axis 1: [2, 2] results, inner 2 */
+    k_reduce_axis(OP_ARGMAX, K_F32, p, x, 3, 2, 1, 4);
+    CHECK_INT(p[0], 1); /* 0 5 5: the first 5 */
+    CHECK_INT(p[1], 2); /* 1 -2 3 */
+    CHECK_INT(p[2], 2); /* -1 2 7 */
+    CHECK_INT(p[3], 0); /* nan 2 2: the NaN */
+    k_reduce_axis(OP_ARGMIN, K_F32, p, x, 3, 2, 0, 4);
+    CHECK_INT(p[0], 0);
+    CHECK_INT(p[1], 1);
+    CHECK_INT(p[2], 0);
+    CHECK_INT(p[3], 0);
+    k_reduce_axis(OP_RMAX, K_F32, f, x, 2, 1, 0, 6); /* axis 2: [2, 3] results, contiguous runs */
+    CHECK_REAL(f[0], 1, 0);
+    CHECK_REAL(f[1], 5, 0);
+    CHECK_REAL(f[2], 5, 0);
+    CHECK(isnan(f[3]));
+    CHECK_REAL(f[4], 2, 0);
+    CHECK_REAL(f[5], 7, 0);
+    k_reduce_axis(OP_MEAN, K_F32, f, x, 3, 2, 0, 4);
+    CHECK_REAL(f[0], 10.0f / 3, 0);
+    CHECK_REAL(f[1], 2.0f / 3, 0);
+    CHECK_REAL(f[2], 8.0f / 3, 0);
+    int32_t iv[6] = {INT32_MAX, 4, 1, 4, 7, 4}, ir[3];
+    k_reduce_axis(OP_SUM, K_I32, ir, iv, 3, 2, 0, 2); /* axis 0 of [3, 2]: wraps */
+    CHECK_INT(ir[0], INT32_MIN + 7); /* INT32_MAX + 8 */
+    CHECK_INT(ir[1], 12);
+    k_reduce_axis(OP_ARGMAX, K_I32, ir, iv, 3, 2, 1, 2);
+    CHECK_INT(ir[1], 0); /* 4 4 4: the first */
+    int64_t lv[4] = {-5, 9, 9, -5}, lr[2];
+    k_reduce_axis(OP_RMIN, K_I64, lr, lv, 2, 1, 0, 2);
+    CHECK_INT(lr[0], -5);
+    CHECK_INT(lr[1], -5);
+    double dv[4] = {0.25, -1.5, 4, 0.5}, dr[2];
+    k_reduce_axis(OP_SUM, K_F64, dr, dv, 2, 2, 0, 2);
+    CHECK_REAL(dr[0], 4.25, 0);
+    CHECK_REAL(dr[1], -1.0, 0);
+    uint8_t bv[6] = {1, 1, 0, 1, 1, 1}, br[3];
+    k_reduce_axis(OP_ALL, K_BOOL, br, bv, 2, 1, 0, 3);
+    CHECK_INT(br[0], 1);
+    CHECK_INT(br[1], 0);
+    CHECK_INT(br[2], 1);
+    k_reduce_axis(OP_ANY, K_BOOL, br, bv, 3, 2, 0, 2);
+    CHECK_INT(br[0], 1);
+    CHECK_INT(br[1], 1);
+    float empty[1] = {0}, er[2] = {9, 9};
+    k_reduce_axis(OP_SUM, K_F32, er, empty, 0, 1, 0, 2);
+    CHECK_REAL(er[0], 0, 0);
+    CHECK_REAL(er[1], 0, 0);
+}
+
 /* f32 sums accumulate in double and round once: compare with an independent double sum. */
 static void test_f32_sum_precision(void)
 {
@@ -1106,6 +1170,7 @@ int main(void)
     test_casts();
     test_make_and_move();
     test_reductions();
+    test_reduce_axis();
     test_f32_sum_precision();
     test_shares();
     test_dot();

@@ -411,6 +411,14 @@ static void c_gather(cfx_prog *p) { p->records[11] = rec(REC_GATHER, 0, CFX_F32,
 static void c_gather_shape(cfx_prog *p) { c_gather(p); p->records[11].a = S_ROW; }
 static void c_gather_index_type(cfx_prog *p) { c_gather(p); p->records[11].c = S_OUT; }
 static void c_gather_axis(cfx_prog *p) { c_gather(p); p->records[11].d = 2; }
+/* record 11 as a REDUCE_AXIS: m's column sums (sum along axis 0 of f32[2, 2] is f32[2]) */
+static void c_reduce_axis(cfx_prog *p) { p->records[11] = rec(REC_REDUCE_AXIS, OP_SUM, CFX_F32, 0, S_ROWM, S_M, 0, 0, 8); }
+static void c_reduce_axis_max1(cfx_prog *p) { c_reduce_axis(p); p->records[11].op = OP_RMAX; p->records[11].c = 1; }
+static void c_reduce_axis_shape(cfx_prog *p) { c_reduce_axis(p); p->records[11].a = S_ROW; }
+static void c_reduce_axis_axis(cfx_prog *p) { c_reduce_axis(p); p->records[11].c = 2; }
+static void c_reduce_axis_negative(cfx_prog *p) { c_reduce_axis(p); p->records[11].c = -1; }
+static void c_reduce_axis_dtype(cfx_prog *p) { c_reduce_axis(p); p->records[11].op = OP_ARGMAX; }
+static void c_reduce_axis_field(cfx_prog *p) { c_reduce_axis(p); p->records[11].d = 1; }
 static void c_last_not_halt(cfx_prog *p) { p->records[16] = rec(REC_JUMP, 0, 0, 0, 15, 0, 0, 0, 1); }
 static void c_loop_without_tick(cfx_prog *p) { p->records[6].a = 3; }
 static void c_strings_unterminated(cfx_prog *p) { p->strings[p->nstrings - 1] = 'x'; }
@@ -503,6 +511,24 @@ static void test_validator(void)
         expect_rejected(base, c_gather_shape, "gather result of the wrong shape", "gather operands");
         expect_rejected(base, c_gather_index_type, "gather of f32 indices", "gather operands");
         expect_rejected(base, c_gather_axis, "gather along an axis past the rank", "gather operands");
+    }
+    {
+        /* REDUCE_AXIS: the result's shape is b's without axis c, its dtype the reduction's */
+        cfx_prog *g = clone(base);
+        c_reduce_axis(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        prog_free(g);
+        g = clone(base);
+        c_reduce_axis_max1(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        prog_free(g);
+        expect_rejected(base, c_reduce_axis_shape, "reduction along an axis of the wrong shape",
+                        "not the operand's without axis 0");
+        expect_rejected(base, c_reduce_axis_axis, "reduction along an axis past the rank",
+                        "reduction axis 2 is out of range for a tensor of rank 2");
+        expect_rejected(base, c_reduce_axis_negative, "reduction along a negative axis", "axis -1 is out of range");
+        expect_rejected(base, c_reduce_axis_dtype, "argmax along an axis into f32", "along an axis on these operands");
+        expect_rejected(base, c_reduce_axis_field, "reduction along an axis with field d set", "unused field d");
     }
     expect_rejected(base, c_last_not_halt, "last record not HALT", NULL);
     expect_rejected(base, c_loop_without_tick, "loop without TICK", "TICK");

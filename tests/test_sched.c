@@ -544,6 +544,12 @@ static int32_t run_record(walker *w)
                  sl[r->c].dtype, slot_addr(rp, block, r->c), m, n, inner, lo, hi);
         return c->pc + 1;
     }
+    case REC_REDUCE_AXIS: {
+        int64_t n, inner;
+        rec_reduce_axis(sl, r, &n, &inner);
+        k_reduce_axis(r->op, r->dtype, slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), n, inner, lo, hi);
+        return c->pc + 1;
+    }
     case REC_GET_ITEM: {
         int64_t size = dtype_size(sl[r->a].dtype);
         int64_t item = k_item_index(k_load_int(sl[r->c].dtype, slot_addr(rp, block, r->c)),

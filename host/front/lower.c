@@ -269,7 +269,7 @@ static int32_t lower_emit(lowerer *L, int kind, int op, int32_t a, int32_t b, in
         }
     if (nslot > 0 && scalar)
         r.flags = REC_F_SCALAR;
-    if (kind == REC_UNARY || kind == REC_BINARY || kind == REC_REDUCE || kind == REC_CAST)
+    if (kind == REC_UNARY || kind == REC_BINARY || kind == REC_REDUCE || kind == REC_REDUCE_AXIS || kind == REC_CAST)
         r.dtype = (uint8_t)slot_dtype(L, b);
     else if (f[0] == 's')
         r.dtype = (uint8_t)slot_dtype(L, a);
@@ -1794,11 +1794,22 @@ static int32_t lower_halving(lowerer *L, int op, int32_t x, const cfx_type *X, i
     return d;
 }
 
+/* An axis reduction whose results are at most LOWER_AXIS_FEW, along an axis longer than
+ * LOWER_AXIS_LONG, is not one REDUCE_AXIS: each result would be one GPU thread folding the whole
+ * run alone (greedy decoding's argmax over a vocabulary of 32k, a thread looping 32k elements)
+ * while the rest of the grid waits. Such few results are made by records that spread each run
+ * over the grid instead. */
+#define LOWER_AXIS_FEW 16
+#define LOWER_AXIS_LONG 4096
+
 /* A reduction along axis `axis1` - 1 of n's tensor (axis1 -1: over all of it, the one result
- * kept with every dimension 1). sum, mean, all and any along the first or the last axis are one
+ * kept with every dimension 1). One result (a vector, or every other dimension 1) is one REDUCE
+ * of the whole tensor, split over the grid. Otherwise one REDUCE_AXIS, each result its run
+ * along the axis, unless the results are few and the axis long (LOWER_AXIS_FEW,
+ * LOWER_AXIS_LONG): then sum, mean, all and any along the first or the last axis are one
  * MATMUL with a row or column of ones over the tensor seen as a matrix (all and any count the
- * trues in i32: all of them, or any); max and min a halving tree where that takes fewer records;
- * anything else is unrolled, one result at a time. */
+ * trues in i32: all of them, or any), max and min a halving tree where that takes fewer records,
+ * and anything else is unrolled, one REDUCE of each result's slice at a time. */
 static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int32_t want)
 {
     ast_node *arg = n->list[0];
@@ -1817,8 +1828,8 @@ static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int
     for (int d = 0; d < R; d++)
         if (d != a)
             rest *= X->dims[d];
-    int32_t d = dest(L, n, want);
-    if (R == 1) { /* over all of a vector */
+    if (R == 1 || rest == 1) { /* one result: over all of the tensor, in its order */
+        int32_t d = dest(L, n, want);
         cfx_type one = n->ty;
         one.rank = 0;
         int32_t s = lower_temp(L, &one);
@@ -1826,6 +1837,12 @@ static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int
         lower_emit(L, REC_COPY, 0, d, s, 0, 0);
         return d;
     }
+    if (rest > LOWER_AXIS_FEW || len <= LOWER_AXIS_LONG) {
+        int32_t d = no_alias(L, n, want, x, x);
+        lower_emit(L, REC_REDUCE_AXIS, op, d, x, a, 0);
+        return lower_copy_to(L, want, d);
+    }
+    int32_t d = dest(L, n, want);
     int summed = op == OP_SUM || op == OP_MEAN || op == OP_ALL || op == OP_ANY;
     if (summed && (a == 0 || a == R - 1)) {
         int acc = op == OP_ALL || op == OP_ANY ? CFX_I32 : X->dtype;
@@ -1890,15 +1907,8 @@ static int32_t lower_axis_reduce(lowerer *L, ast_node *n, int op, int axis1, int
     }
     if ((op == OP_RMAX || op == OP_RMIN) && halving_records(len) < 3 * rest)
         return lower_halving(L, op, x, X, a, d);
-    if (rest > LOWER_MAX_AXIS_RESULTS) {
-        char why[200];
-        snprintf(why, sizeof why, "'%s' along axis %d gives %lld results, more than %d: it is unrolled one result at "
-                 "a time; reduce along the first or last axis, or transpose", n->name, a, (long long)rest,
-                 LOWER_MAX_AXIS_RESULTS);
-        lower_fail(L, why);
-        return d;
-    }
-    /* one result at a time: the slice of x along the axis, reduced, written at its place */
+    /* one result at a time (at most LOWER_AXIS_FEW): the slice of x along the axis, reduced over
+     * the grid, written at its place */
     cfx_type v = *X, one = n->ty;
     v.rank = 1;
     v.dims[0] = len;

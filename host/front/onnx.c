@@ -4662,7 +4662,7 @@ static void op_softmax(imp *I, const Onnx__NodeProto *n, int logsoft)
 
 /* Hardmax: 1 at the first largest element along the axis (the first NaN, where there is one, as
  * numpy's argmax), 0 elsewhere. The position is the smallest of an iota where the element is the
- * maximum: two halving trees (docs/language.md, Reductions), no loop. Before opset 13 the input
+ * maximum: two reductions along the axis (docs/language.md, Reductions), no loop. Before opset 13 the input
  * is seen as a matrix whose rows end at `axis`, as ONNX coerced it. */
 static void op_hardmax(imp *I, const Onnx__NodeProto *n)
 {

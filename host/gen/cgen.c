@@ -1907,7 +1907,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
                 x[k].data[0] = '\0';
             fused_value(g, &x[k], reg, in[k], lo, rk);
         }
-        REC_COUNT_IS(32);
+        REC_COUNT_IS(33);
         switch (r->kind) {
         case REC_UNARY:
             line(g, "const %s v%d_ = k_%s_%s(%s);", T, (int)i, unary_stem(r->op, r->dtype), suffix(r->dtype),
@@ -2491,6 +2491,15 @@ static void record(gen *g, int32_t i)
         ranged(g, i, r->a, sl[r->a].count, buf);
         break;
     }
+    case REC_REDUCE_AXIS: {
+        /* each result its run along the axis, in order (kernels/reduce.h): the interpreters' bits */
+        int64_t n, inner;
+        rec_reduce_axis(sl, r, &n, &inner);
+        snprintf(buf, sizeof buf, "k_reduce_axis(%s, %s, %s, %s, %lldLL, %lldLL, %%s, %%s)", op_ident(r->op),
+                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), (long long)n, (long long)inner);
+        ranged(g, i, r->a, sl[r->a].count, buf);
+        break;
+    }
     case REC_GET_BOX:
     case REC_SET_BOX: {
         /* The box as rec_box (program.h) makes it for the interpreters: its dims and lengths
@@ -2735,7 +2744,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
         const cfx_record *r = &p->records[i];
         g->cur = i;
         arrive(g, i, at_region_header && i == lo);
-        REC_COUNT_IS(32);
+        REC_COUNT_IS(33);
         switch (r->kind) {
         case REC_HALT:
             line(g, "goto halt_;");
@@ -2975,7 +2984,7 @@ static void dispatch(gen *g)
             const cfx_record *rec = &p->records[r];
             g->cur = r;
             arrive(g, r, region_header(g, x) && r == lo);
-            REC_COUNT_IS(32);
+            REC_COUNT_IS(33);
             switch (rec->kind) {
             case REC_HALT:
                 line(g, "goto halt_;");

@@ -177,7 +177,7 @@ static void record_operands(strbuf *ops, const cfx_prog *p, const cfx_record *r)
     const char *f = r->kind < REC_COUNT ? rec_fields[r->kind] : "nnnn";
     const int32_t field[4] = {r->a, r->b, r->c, r->d};
     int first = 1;
-    if ((r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE)) {
+    if ((r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE || r->kind == REC_REDUCE_AXIS)) {
         sb_puts(ops, op_name(r->op));
         first = 0;
     }

@@ -45,7 +45,7 @@ extern "C" {
  * FAMILY: enum rec_family (rec_family): CONTROL moves pc; CHECK may stop the run (TICK: the
  *   loop budget and a cancel); PRINT; CALL an application kernel (its slots are in the
  *   table); the rest write slot a (rec_writes_a): ELEMENTWISE, REDUCE (one element from all
- *   of b), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
+ *   of b; REDUCE_AXIS one per run of b along an axis), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
  * DOMAIN: what a split record's work items are (rec_domain, the plan's sched_domain):
  *   a b c  the elements of that slot operand    r  the elements of one row of slot a
  *   t      MATMUL's output tiles (rows for a matrix-vector product)    -  not split
@@ -90,7 +90,8 @@ extern "C" {
     X(CHECK_BOUND, "ssmn", CHECK,       '-', "RR--", "stop with status index unless k_bound_ok(d, slot a, slot b) (one-element integers); d says what is checked: 0 an index a of a list of length b, 1 an append at length a to capacity b, 2 a pop (a = -1) from length b, 3 a slice start a below b, 4 a stack of length a = capacity b; c names the list or tensor") \
     X(GET_ITEM,    "ssss", MOVE,        'a', "wRRR", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
     X(SET_ITEM,    "ssss", MOVE,        'c', "WRrR", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)") \
-    X(GATHER,      "sssn", MOVE,        'a', "wRR-", "slot a = numpy's take(slot b, slot c, axis=d): b's slices along axis d at the indices in slot c (i32 or i64; negative counts from the end, clamped into b: checked before by CHECK_INDEX of their least and greatest)")
+    X(GATHER,      "sssn", MOVE,        'a', "wRR-", "slot a = numpy's take(slot b, slot c, axis=d): b's slices along axis d at the indices in slot c (i32 or i64; negative counts from the end, clamped into b: checked before by CHECK_INDEX of their least and greatest)") \
+    X(REDUCE_AXIS, "ssn-", REDUCE,      'a', "wR--", "slot a = op over axis c of slot b, as REDUCE over each run of b along the axis, in order (rec_reduce_axis); a's elements are b's with that axis dropped (or kept as 1)")
 
 enum rec_kind {
 #define X(name, fields, family, domain, access, comment) REC_##name,
@@ -179,8 +180,8 @@ CFX_HD int rec_writes_a(int kind)
 /* One record, 28 bytes, the same bytes on host and device. */
 typedef struct cfx_record {
     uint8_t kind;   /* enum rec_kind */
-    uint8_t op;     /* enum op_kind for UNARY, BINARY, REDUCE; 0 elsewhere */
-    uint8_t dtype;  /* cfx_dtype of the operands (for UNARY, BINARY, REDUCE: of slot b) */
+    uint8_t op;     /* enum op_kind for UNARY, BINARY, REDUCE, REDUCE_AXIS; 0 elsewhere */
+    uint8_t dtype;  /* cfx_dtype of the operands (for UNARY, BINARY, REDUCE, REDUCE_AXIS: of slot b) */
     uint8_t flags;  /* REC_F_* */
     int32_t a, b, c, d;
     int32_t line;   /* source position of the statement this record belongs to */
@@ -276,6 +277,17 @@ CFX_HD int64_t slot_bytes(const cfx_slot *s)
     return s->count * (int64_t)dtype_size(s->dtype);
 }
 
+/* The shape of a REDUCE_AXIS record for k_reduce_axis: b seen as [outer, *n, *inner], reduced
+ * along its middle dimension, axis c of b. */
+CFX_HD void rec_reduce_axis(const cfx_slot *slots, const cfx_record *r, int64_t *n, int64_t *inner)
+{
+    const cfx_slot *b = &slots[r->b];
+    *n = b->dims[r->c];
+    *inner = 1;
+    for (int k = r->c + 1; k < b->rank; k++)
+        *inner *= b->dims[k];
+}
+
 /* Successors of record pc in the control-flow graph (a stop is no successor), for the
  * validator and the scheduler. Returns their number; `out` has room for `cap` (a SWITCH
  * has c + 1: a caller asks with cap big enough, or walks the table itself). */
@@ -283,7 +295,7 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
 {
     const cfx_record *r = &p->records[pc];
     int32_t n = 0;
-    REC_COUNT_IS(32);
+    REC_COUNT_IS(33);
     switch (r->kind) {
     case REC_HALT:
         break;

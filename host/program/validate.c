@@ -19,8 +19,9 @@
  *   or one of them 1, result count the larger; comparisons write bool; conditions and
  *   asserts read a one-element bool; SWITCH a one-element i32; MATMUL [m,k]@[k,n]->[m,n] or
  *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape; GATHER b's shape with axis d replaced
- *   by the i32/i64 indices' shape); no record writes a constant;
- *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER and a dtype-changing CAST never write an operand;
+ *   by the i32/i64 indices' shape; REDUCE_AXIS b's shape without axis c, or with it as 1, of the
+ *   reduction's dtype); no record writes a constant; MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER,
+ *   REDUCE_AXIS and a dtype-changing CAST never write an operand;
  * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
  *   without counting against the budget and seeing a cancel;
  * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
@@ -390,6 +391,28 @@ static int check_operands(vctx *v, int32_t i)
             return vfail(v, i, "gather operands are inconsistent");
         break;
     }
+    case REC_REDUCE_AXIS: {
+        /* a's shape is b's without dimension c, or with it as 1 (keepdims) */
+        int res = reduce_result(r->op, b->dtype);
+        if (res < 0 || a->dtype != res)
+            return vfail(v, i, "reduction %d along an axis on these operands is not allowed", r->op);
+        if (r->c < 0 || r->c >= b->rank)
+            return vfail(v, i, "reduction axis %d is out of range for a tensor of rank %d", r->c, b->rank);
+        if (r->a == r->b)
+            return vfail(v, i, "a reduction along an axis cannot write its operand");
+        int keep = a->rank == b->rank, ok = keep || a->rank == b->rank - 1;
+        for (int k = 0, j = 0; ok && k < b->rank; k++) {
+            if (k == r->c) {
+                if (keep)
+                    ok = a->dims[j++] == 1;
+                continue;
+            }
+            ok = a->dims[j++] == b->dims[k];
+        }
+        if (!ok)
+            return vfail(v, i, "the result's shape is not the operand's without axis %d", r->c);
+        break;
+    }
     case REC_CHECK_BOUND:
         if (!is_int(a->dtype) || a->count != 1 || !is_int(b->dtype) || b->count != 1)
             return vfail(v, i, "the bound's operands must be one-element integers");
@@ -446,7 +469,8 @@ static int check_record(vctx *v, int32_t i)
         return vfail(v, -1, "record %d has an unknown kind %d", i, r->kind);
     if (r->flags & ~REC_F_SCALAR)
         return vfail(v, i, "unknown flags 0x%x", r->flags);
-    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
+    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE ||
+                 r->kind == REC_REDUCE_AXIS;
     if (has_op ? r->op >= OP_COUNT : r->op != 0)
         return vfail(v, i, "bad op %d", r->op);
     const char *f = rec_fields[r->kind];
@@ -485,7 +509,8 @@ static int check_record(vctx *v, int32_t i)
     if (w >= 0 && p->slots[w].kind == SLOT_CONST)
         return vfail(v, i, "writes the constant slot %d", w);
     int want = 0;
-    if (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE || r->kind == REC_CAST)
+    if (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE || r->kind == REC_REDUCE_AXIS ||
+        r->kind == REC_CAST)
         want = p->slots[r->b].dtype;
     else if (f[0] == 's')
         want = p->slots[r->a].dtype;

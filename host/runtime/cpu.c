@@ -151,7 +151,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         d->b = f[1] == 's' ? arena + prog->slots[r->b].offset : NULL;
         d->c = f[2] == 's' ? arena + prog->slots[r->c].offset : NULL;
         d->code = F_GENERAL;
-        REC_COUNT_IS(32);
+        REC_COUNT_IS(33);
         switch (r->kind) {
         case REC_JUMP:
             d->code = F_JUMP;
@@ -670,6 +670,75 @@ static void data_part(void *ctx, int part, int64_t lo, int64_t hi)
     data_range(j->prog, j->r, j->arena, lo, hi);
 }
 
+/* REDUCE_AXIS over results [lo, hi), in the run's accumulation mode. A run along the last axis
+ * (inner 1, contiguous) is reduced as REDUCE reduces a tensor (cpu_reduce_rows: in the fast mode the
+ * sums of reals in 16 partial sums in double, bit for bit the reference in the f64 mode), so
+ * that a row reduced by this record or by a REDUCE of the row gives the same bits. A strided run
+ * (inner > 1) is folded in its order, i = 0 .. n-1, as k_reduce_axis does on every other
+ * executor; a sum or mean of reals AXIS_BLOCK results at a time, i outer, so that the reads
+ * stream along the inner dimension: each result still sees the same additions in the same
+ * order, so the bits are k_reduce_axis's. */
+#define AXIS_BLOCK 64
+
+static void reduce_axis_range(int op, int dtype, int mode, uint8_t *dst, const uint8_t *src, int64_t n,
+                              int64_t inner, int64_t lo, int64_t hi)
+{
+    int size = dtype_size(dtype);
+    int out = op == OP_ARGMAX || op == OP_ARGMIN ? 4 : op == OP_ALL || op == OP_ANY ? 1 : size;
+    if (inner == 1) {
+        cpu_reduce_rows(op, dtype, mode, dst + lo * out, src + lo * n * size, hi - lo, n);
+        return;
+    }
+    if (!((dtype == K_F32 || dtype == K_F64) && (op == OP_SUM || op == OP_MEAN))) {
+        k_reduce_axis(op, dtype, dst, src, n, inner, lo, hi);
+        return;
+    }
+    for (int64_t e = lo; e < hi;) {
+        int64_t o = e / inner, k = e % inner, m = inner - k;
+        m = m < hi - e ? m : hi - e;
+        m = m < AXIS_BLOCK ? m : AXIS_BLOCK;
+        double acc[AXIS_BLOCK] = {0};
+        const uint8_t *run = src + (o * n * inner + k) * size;
+        for (int64_t i = 0; i < n; i++) {
+            if (dtype == K_F32) {
+                const float *x = (const float *)(run + i * inner * size);
+                for (int64_t j = 0; j < m; j++)
+                    acc[j] += (double)x[j];
+            } else {
+                const double *x = (const double *)(run + i * inner * size);
+                for (int64_t j = 0; j < m; j++)
+                    acc[j] += x[j];
+            }
+        }
+        for (int64_t j = 0; j < m; j++) {
+            double v = op == OP_MEAN ? (n > 0 ? acc[j] / (double)n : 0.0) : acc[j];
+            if (dtype == K_F32)
+                ((float *)dst)[e + j] = (float)v;
+            else
+                ((double *)dst)[e + j] = v;
+        }
+        e += m;
+    }
+}
+
+typedef struct axis_job {
+    const cfx_prog *prog;
+    const cfx_record *r;
+    uint8_t *arena;
+    int mode;
+} axis_job;
+
+static void axis_part(void *ctx, int part, int64_t lo, int64_t hi)
+{
+    const axis_job *j = ctx;
+    const cfx_slot *sl = j->prog->slots;
+    int64_t n, inner;
+    (void)part;
+    rec_reduce_axis(sl, j->r, &n, &inner);
+    reduce_axis_range(j->r->op, j->r->dtype, j->mode, j->arena + sl[j->r->a].offset, j->arena + sl[j->r->b].offset,
+                      n, inner, lo, hi);
+}
+
 /* The records that compute (every kind that writes a slot and cannot stop the run). Kept out
  * of the dispatch loop so that the loop stays small: inlining all the op bodies into it costs
  * the scalar cases registers and code layout. Returns 1, having done nothing, for a record
@@ -713,6 +782,18 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
         } else {
             data_range(prog, r, arena, 0, n);
         }
+        break;
+    }
+    case REC_REDUCE_AXIS: { /* split by results, each part about SPLIT_CHEAP elements read */
+        int64_t n, inner, count = COUNT(r->a);
+        rec_reduce_axis(slots, r, &n, &inner);
+        int64_t min = n > 0 ? SPLIT_CHEAP / n : SPLIT_CHEAP;
+        min = min < 2 ? 2 : min;
+        axis_job j = {prog, r, arena, acc_mode};
+        if (threads > 1 && count >= min)
+            pool_for(count, min / 2, threads, axis_part, &j);
+        else
+            axis_part(&j, 0, 0, count);
         break;
     }
     case REC_REDUCE: /* host/runtime/cpu_linalg.c, in the run's accumulation mode */
@@ -953,6 +1034,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
             case REC_GET_ITEM:
             case REC_SET_ITEM:
             case REC_GATHER:
+            case REC_REDUCE_AXIS:
                 if (run_data(prog, r, arena, cancel, acc_mode, threads, blas_threads))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;

@@ -791,3 +791,26 @@ void cpu_reduce_threads(int op, int dtype, int mode, int threads, void *dst, con
     k_reduce_range(op, dtype, &acc, src, 0, n);
     k_reduce_finish(op, dtype, &acc, n, dst);
 }
+
+void cpu_reduce_rows(int op, int dtype, int mode, void *dst, const void *src, int64_t rows, int64_t n)
+{
+    int size = dtype == K_F64 || dtype == K_I64 ? 8 : dtype == K_BOOL ? 1 : 4;
+    int out = op == OP_ARGMAX || op == OP_ARGMIN ? 4 : op == OP_ALL || op == OP_ANY ? 1 : size;
+    if (mode == CPU_ACC_FAST && (dtype == K_F32 || dtype == K_F64) && (op == OP_SUM || op == OP_MEAN) && n > 0 &&
+        n <= SUM_CHUNK) {
+        /* one chunk a row: what chunked_sum gives for it, without its set-up per row */
+        for (int64_t r = 0; r < rows; r++) {
+            double s = dtype == K_F32 ? fast_sum_f32((const float *)src + r * n, n, 0)
+                                      : fast_sum_f64((const double *)src + r * n, n, 0);
+            if (op == OP_MEAN)
+                s = s / (double)n;
+            if (dtype == K_F32)
+                ((float *)dst)[r] = (float)s;
+            else
+                ((double *)dst)[r] = s;
+        }
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        cpu_reduce(op, dtype, mode, (char *)dst + r * out, (const char *)src + r * n * size, n);
+}

@@ -55,6 +55,9 @@ void cpu_reduce(int op, int dtype, int mode, void *dst, const void *src, int64_t
  * dot on the BLAS's threads (cpu_blas_threads). cpu_dot and cpu_reduce are these with one. */
 void cpu_dot_threads(int dtype, int mode, int threads, void *dst, const void *a, const void *b, int64_t n);
 void cpu_reduce_threads(int op, int dtype, int mode, int threads, void *dst, const void *src, int64_t n);
+/* REDUCE_AXIS's runs along the last axis: dst[r] = cpu_reduce of row r of src [rows, n], the same
+ * bits as `rows` calls of cpu_reduce (the fast mode's short sums without its set-up per row). */
+void cpu_reduce_rows(int op, int dtype, int mode, void *dst, const void *src, int64_t rows, int64_t n);
 /* Sets the CBLAS's thread count (the process's; through openblas_set_num_threads or
  * bli_thread_set_num_threads where the library has one, opening the BLAS), when it differs
  * from the count last set; cpu.c calls it before the fast mode's products and dots of an

@@ -270,7 +270,8 @@ void exec_trace_open(FILE *f, const char *executor, const cfx_prog *prog, const 
 void exec_record_name(const cfx_prog *prog, int32_t record, char *buf, size_t len)
 {
     const cfx_record *r = &prog->records[record];
-    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE;
+    int has_op = r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE ||
+                 r->kind == REC_REDUCE_AXIS;
     snprintf(buf, len, "%s%s%s @ %d:%d", rec_names[r->kind], has_op ? " " : "", has_op ? op_name(r->op) : "",
              (int)r->line, (int)r->col);
 }
@@ -287,7 +288,8 @@ void exec_trace_event(FILE *f, const cfx_prog *prog, int32_t record, const char 
                 r = &prog->records[i];
     }
     const char *op = "";
-    if (!name && r && (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE))
+    if (!name && r && (r->kind == REC_UNARY || r->kind == REC_BINARY || r->kind == REC_REDUCE ||
+                      r->kind == REC_REDUCE_AXIS))
         op = op_name(r->op);
     /* the name carries the line too, so a track of short spans reads as source lines */
     char at[24] = "";

@@ -11,7 +11,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # script -> the graphs whose headers hold its lines (by default graphs/<script name>.cfx)
-GRAPHS = {"collatz.py": ["collatz.cfx", "counter.cfx"], "onnx_loops.py": ["onnx_cg.cfx", "onnx_greedy.cfx"]}
+GRAPHS = {"collatz.py": ["collatz.cfx", "counter.cfx"], "onnx_loops.py": ["onnx_cg.cfx", "onnx_greedy.cfx"],
+          "axis_reduce.py": ["axis_reduce.cfx", "axis_reduce_types.cfx"]}
 
 
 def main():
