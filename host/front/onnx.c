@@ -3301,8 +3301,8 @@ static void op_pad(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = %s", to, zeros_of(I, &ct));
         line(I, "%s%s = %s", to, subscript(I, r, d, fmt(I, "%lld:%lld", (long long)a, (long long)(a + len))), src);
         int64_t np2 = a + b;
-        if (np2 > ((int64_t)1 << 24))
-            fail(I, "%lld pad entries along axis %d; at most 2^24 are taken", (long long)np2, d);
+        if (np2 > ((int64_t)1 << 16)) /* each a row copy of run time, from a table made here */
+            fail(I, "%lld pad entries along axis %d in mode %s; at most 2^16 are taken", (long long)np2, d, ms);
         int64_t *pos = alloc(I, (size_t)np2 * sizeof *pos), *from = alloc(I, (size_t)np2 * sizeof *from);
         for (int64_t k = 0; k < np2; k++) {
             pos[k] = k < a ? k : a + len + (k - a);
@@ -10776,12 +10776,17 @@ static int seq_op(imp *I, const Onnx__NodeProto *n)
                 int64_t c = geti(sp, 0);
                 if (c <= 0)
                     fail(I, "the split %lld is not positive", (long long)c);
-                for (int64_t at = 0; at < len; at += c)
-                    sizes[nparts++] = at + c <= len ? c : len - at;
+                for (int64_t at = 0; at < len; at += sizes[nparts - 1])
+                    sizes[nparts++] = c <= len - at ? c : len - at;
             } else {
                 int64_t sum = 0;
-                for (int64_t j = 0; j < count(&sp->ty) && j < len; j++)
-                    sum += sizes[nparts++] = geti(sp, j);
+                for (int64_t j = 0; j < count(&sp->ty) && j < len; j++) {
+                    int64_t size = geti(sp, j);
+                    if (size < 0 || size > len)
+                        fail(I, "split size %lld is outside 0 to %lld, the axis's length", (long long)size,
+                             (long long)len);
+                    sum += sizes[nparts++] = size;
+                }
                 if (sum != len || count(&sp->ty) > len)
                     fail(I, "the split sizes add up to %lld, the axis has %lld", (long long)sum, (long long)len);
             }
