@@ -2809,7 +2809,7 @@ static void op_split(imp *I, const Onnx__NodeProto *n)
     for (int64_t k = 0; k < ns; k++) {
         cfx_type t = x->ty;
         t.dims[axis] = sizes[k];
-        if (sizes[k] < 0 || off + sizes[k] > x->ty.dims[axis])
+        if (sizes[k] < 0 || sizes[k] > x->ty.dims[axis] - off)
             fail(I, "the parts do not fit dimension %d of %s", axis, tystr(I, &x->ty));
         if (sizes[k] == 0) { /* an empty part: known, and never read at run time */
             out_known(I, n, (size_t)k, &t, new_data(I, &t));
