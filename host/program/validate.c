@@ -234,6 +234,12 @@ static int reduce_result(int op, int dt)
     }
 }
 
+/* Is count = B * each, B >= 1 (by division: a batch count from a program is any int32)? */
+static int batch_count_is(int64_t count, int64_t B, int64_t each)
+{
+    return each == 0 ? count == 0 : count % each == 0 && count / each == B;
+}
+
 /* The kind-specific rules: operand dtypes, counts and shapes. */
 static int check_operands(vctx *v, int32_t i)
 {
@@ -321,13 +327,13 @@ static int check_operands(vctx *v, int32_t i)
             int64_t kc = c->rank >= 2 ? c->dims[c->rank - 2] : c->dims[0], n = c->rank >= 2 ? c->dims[c->rank - 1] : 1;
             if (b->rank < 1 || c->rank < 1 || kc != k)
                 return vfail(v, i, "batched matmul needs [..., m, k] @ [..., k, n] (or [k] on either side)");
-            if (b->count != m * k && b->count != B * m * k)
+            if (!batch_count_is(b->count, 1, m * k) && !batch_count_is(b->count, B, m * k))
                 return vfail(v, i, "batched matmul's left operand holds %lld elements, not %d matrices [%lld, %lld] or one",
                              (long long)b->count, r->d, (long long)m, (long long)k);
-            if (c->count != k * n && (c->rank < 2 || c->count != B * k * n))
+            if (!batch_count_is(c->count, 1, k * n) && (c->rank < 2 || !batch_count_is(c->count, B, k * n)))
                 return vfail(v, i, "batched matmul's right operand holds %lld elements, not %d matrices [%lld, %lld] or one",
                              (long long)c->count, r->d, (long long)k, (long long)n);
-            if (a->count != B * m * n)
+            if (!batch_count_is(a->count, B, m * n))
                 return vfail(v, i, "batched matmul's result holds %lld elements, not %d products [%lld, %lld]",
                              (long long)a->count, r->d, (long long)m, (long long)n);
         }
