@@ -1014,7 +1014,8 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->publish_bytes = info.publish_bytes;
                 u->alt_bytes = info.alt_bytes;
                 u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
-                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
+                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL ||
+                           strstr(sb_str(&cuda) + at, "ck_matmul_tiles_batch(") != NULL; /* a batch's tiles */
                 u->launches = info.launches;
                 regions += info.regions;
                 redundant += info.redundant;

@@ -48,7 +48,8 @@ extern "C" {
  *   of b), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
  * DOMAIN: what a split record's work items are (rec_domain, the plan's sched_domain):
  *   a b c  the elements of that slot operand    r  the elements of one row of slot a
- *   t      MATMUL's output tiles (rows for a matrix-vector product)    -  not split
+ *   t      MATMUL's output tiles, of every product of a batch (rows for one matrix-vector
+ *          product)    -  not split
  * ACCESS: how each of a, b, c, d is touched when the blocks share the work (rec_access):
  *   R  read whole by every block       r  read by the block's own share of the domain where
  *                                         its count is the domain's, whole otherwise
