@@ -93,3 +93,49 @@ int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const vo
 fail:
     return -1;
 }
+
+int blas_matmul_batch(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a, const void *bm,
+                      int64_t batch, int64_t m, int64_t k, int64_t n, int64_t sa, int64_t sb, char *err,
+                      size_t errlen)
+{
+    if (batch == 1)
+        return blas_matmul(b, stream, dtype, dst, a, bm, m, k, n, err, errlen);
+    if (!b || (dtype != CFX_F32 && dtype != CFX_F64)) {
+        /* as blas_matmul: the op body, one output element of the batch per thread */
+        int64_t count = batch * m * n;
+        unsigned blocks = (unsigned)((count + LAUNCH_THREADS - 1) / LAUNCH_THREADS);
+        if (blocks < 1) blocks = 1;
+        if (blocks > LAUNCH_MAX_BLOCKS) blocks = LAUNCH_MAX_BLOCKS;
+        launch_matmul_batch_kernel<<<blocks, LAUNCH_THREADS, 0, stream>>>(dtype, (uint8_t *)dst,
+                                                                          (const uint8_t *)a, (const uint8_t *)bm,
+                                                                          batch, m, k, n, sa, sb);
+        CUDA_LAUNCHED();
+        return 0;
+    }
+    if (m > INT32_MAX || k > INT32_MAX || n > INT32_MAX || batch > INT32_MAX) {
+        snprintf(err, errlen, "matmul: a dimension or the batch exceeds cuBLAS's int range");
+        return -1;
+    }
+    BLAS_TRY(cublasSetStream(b->handle, stream));
+    BLAS_TRY(cublasSetWorkspace(b->handle, b->workspace, BLAS_WORKSPACE_BYTES)); /* as blas_matmul */
+    {
+        /* column-major, as blas_matmul: dst^T [n,m] = bm^T [n,k] @ a^T [k,m] for each product; a
+         * stride of 0 reads one shared matrix */
+        int im = (int)m, ik = (int)k, in = (int)n, ib = (int)batch;
+        long long sd = (long long)(m * n);
+        if (dtype == CFX_F32) {
+            const float one = 1.0f, zero = 0.0f;
+            BLAS_TRY(cublasSgemmStridedBatched(b->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
+                                               (const float *)bm, in, (long long)sb, (const float *)a, ik,
+                                               (long long)sa, &zero, (float *)dst, in, sd, ib));
+        } else {
+            const double one = 1.0, zero = 0.0;
+            BLAS_TRY(cublasDgemmStridedBatched(b->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
+                                               (const double *)bm, in, (long long)sb, (const double *)a, ik,
+                                               (long long)sa, &zero, (double *)dst, in, sd, ib));
+        }
+    }
+    return 0;
+fail:
+    return -1;
+}

@@ -33,6 +33,13 @@ void blas_free(blas_ctx *b);
 int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
                 const void *bm, int64_t m, int64_t k, int64_t n, char *err, size_t errlen);
 
+/* Enqueues `batch` products as blas_matmul's (a batched MATMUL, rec_matmul): dst's products m * n
+ * elements apart, a's sa and bm's sb apart (0: one shared by all); one strided batched GEMM of
+ * cuBLAS, or cfx's own kernel over every output element of the batch. batch 1 is blas_matmul. */
+int blas_matmul_batch(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a, const void *bm,
+                      int64_t batch, int64_t m, int64_t k, int64_t n, int64_t sa, int64_t sb, char *err,
+                      size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

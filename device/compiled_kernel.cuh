@@ -451,6 +451,15 @@ static __device__ __noinline__ void ck_matmul_tiles(int dtype, uint8_t *dst, con
     k_matmul_tiles(dtype, dst, a, b, m, k, n, lo, hi);
 }
 
+/* Output tiles [lo, hi) of a batch of products (a batched MATMUL): kernels/block.cuh's, out of
+ * line as ck_matmul_tiles. */
+static __device__ __noinline__ void ck_matmul_tiles_batch(int dtype, uint8_t *dst, const uint8_t *a,
+                                                          const uint8_t *b, int64_t m, int64_t k, int64_t n,
+                                                          int64_t sa, int64_t sb, int64_t lo, int64_t hi)
+{
+    k_matmul_tiles_batch(dtype, dst, a, b, m, k, n, sa, sb, lo, hi);
+}
+
 /* Bytes [0, n) from src to dst by every thread of the block (a replica loaded, published or
  * reloaded; both 16-byte aligned), in 4-byte words where n allows. */
 static __device__ void ck_block_copy(uint8_t *dst, const uint8_t *src, int64_t n)

@@ -858,21 +858,24 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
             break;
         }
         case REC_MATMUL: {
+            /* a batch (rec_matmul): the tiles of all its products are the work items */
             const cfx_slot *sl = a.slots;
-            int64_t m = sl[r.b].dims[0], k = sl[r.b].dims[1];
-            int64_t n = sl[r.c].rank == 2 ? sl[r.c].dims[1] : 1;
+            rec_mm g = rec_matmul(sl, &r);
+            int64_t m = g.m, k = g.k, n = g.n, es = dtype_size(sl[r.a].dtype);
             uint8_t *A = slot_ptr(a, priv, r.a);
             const uint8_t *B = slot_ptr(a, priv, r.b), *C = slot_ptr(a, priv, r.c);
-            if ((f & SCHED_F_SPLIT) && n == 1) {
+            if ((f & SCHED_F_SPLIT) && sched_matvec(&r, sl)) {
                 int64_t lo, hi;
                 sched_share(m, sb, sn, &lo, &hi);
                 matvec_rows(sl[r.a].dtype, A, B, C, k, lo, hi);
             } else if (f & SCHED_F_SPLIT) {
                 int64_t lo, hi;
                 sched_share(sched_domain(&r, sl), sb, sn, &lo, &hi);
-                k_matmul_tiles(sl[r.a].dtype, A, B, C, m, k, n, lo, hi);
+                k_matmul_tiles_batch(sl[r.a].dtype, A, B, C, m, k, n, g.sb, g.sc, lo, hi);
             } else if (tid == 0) {
-                k_matmul(sl[r.a].dtype, A, B, C, m, k, n, 0, sl[r.a].count);
+                for (int64_t e = 0; e < g.batch; e++)
+                    k_matmul(sl[r.a].dtype, A + e * m * n * es, B + e * g.sb * es, C + e * g.sc * es, m, k, n, 0,
+                             m * n);
             }
             break;
         }

@@ -51,6 +51,18 @@ static __global__ void launch_matmul_kernel(int dtype, void *dst, const void *a,
     LAUNCH_FOR_EACH(e, m * n) k_matmul(dtype, dst, a, b, m, k, n, e, e + 1);
 }
 
+/* A batch of products (blas_matmul_batch without cuBLAS): output element e of the batch's. */
+static __global__ void launch_matmul_batch_kernel(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
+                                                  int64_t batch, int64_t m, int64_t k, int64_t n, int64_t sa,
+                                                  int64_t sb)
+{
+    const int64_t mn = m * n, es = dtype_size(dtype);
+    LAUNCH_FOR_EACH(e, batch * mn) {
+        int64_t q = e / mn, o = e - q * mn;
+        k_matmul(dtype, dst + q * mn * es, a + q * sa * es, b + q * sb * es, m, k, n, o, o + 1);
+    }
+}
+
 static __global__ void launch_transpose_kernel(int dtype, void *dst, const void *src, int64_t m,
                                                int64_t n)
 {
@@ -314,11 +326,10 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     case REC_DOT:
         return launch_reduce(env, OP_DOT, slots[r->b].dtype, SLOT_PTR(r->b), SLOT_PTR(r->c),
                              slots[r->b].count, SLOT_PTR(r->a), s, err, errlen);
-    case REC_MATMUL: {
-        const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
-        int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
-        return blas_matmul(env->blas, s, sb->dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), SLOT_PTR(r->c), m,
-                           k, n, err, errlen);
+    case REC_MATMUL: { /* a batch: one strided batched product (rec_matmul) */
+        rec_mm g = rec_matmul(slots, r);
+        return blas_matmul_batch(env->blas, s, slots[r->b].dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), SLOT_PTR(r->c),
+                                 g.batch, g.m, g.k, g.n, g.sb, g.sc, err, errlen);
     }
     case REC_TRANSPOSE: {
         const cfx_slot *sb = &slots[r->b];

@@ -121,9 +121,9 @@ static int enqueue_product(dev_session *s, int32_t i, cudaStream_t st, char *err
     const cfx_prog *p = s->prog;
     const cfx_record *r = &p->records[i];
     const cfx_slot *sb = &p->slots[r->b], *sc = &p->slots[r->c];
-    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
-    return blas_matmul(s->blas, st, sb->dtype, s->d.arena + p->slots[r->a].offset, s->d.arena + sb->offset,
-                       s->d.arena + sc->offset, sb->dims[0], sb->dims[1], n, err, errlen) == 0 ? 0 : 1;
+    rec_mm g = rec_matmul(p->slots, r); /* a batch: one strided batched product */
+    return blas_matmul_batch(s->blas, st, sb->dtype, s->d.arena + p->slots[r->a].offset, s->d.arena + sb->offset,
+                             s->d.arena + sc->offset, g.batch, g.m, g.k, g.n, g.sb, g.sc, err, errlen) == 0 ? 0 : 1;
 }
 
 /* dev_enqueue for a site's capture: the product's cuBLAS call, or the CALL's cuda_fn. */

@@ -326,4 +326,21 @@ static __device__ void k_matmul_tiles(int dtype, uint8_t *dst, const uint8_t *a,
     }
 }
 
+/* Output tiles [lo, hi) of a batch of products (a batched MATMUL, rec_matmul): tile t is tile
+ * t % T of product t / T (T tiles each), dst's products m * n elements apart, a's sa and b's sb
+ * (0: one shared by all); each product's tiles as k_matmul_tiles computes them. */
+static __device__ void k_matmul_tiles_batch(int dtype, uint8_t *dst, const uint8_t *a, const uint8_t *b,
+                                            int64_t m, int64_t k, int64_t n, int64_t sa, int64_t sb,
+                                            int64_t lo, int64_t hi)
+{
+    const int64_t per = ((m + K_TILE - 1) / K_TILE) * ((n + K_TILE - 1) / K_TILE);
+    const int64_t es = k_elem_size(dtype);
+    for (int64_t t = lo; per > 0 && t < hi;) {
+        int64_t e = t / per, end = (e + 1) * per < hi ? (e + 1) * per : hi;
+        k_matmul_tiles(dtype, dst + e * m * n * es, a + e * sa * es, b + e * sb * es, m, k, n, t - e * per,
+                       end - e * per);
+        t = end;
+    }
+}
+
 #endif

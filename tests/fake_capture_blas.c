@@ -60,3 +60,25 @@ cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
     return fake_cuda_library_kernel(h->stream, "cublasDgemm") == cudaSuccess ? CUBLAS_STATUS_SUCCESS
                                                                              : CUBLAS_STATUS_EXECUTION_FAILED;
 }
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                         int k, const float *alpha, const float *A, int lda, long long sA,
+                                         const float *B, int ldb, long long sB, const float *beta, float *C, int ldc,
+                                         long long sC, int batch)
+{
+    (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A, (void)lda, (void)sA, (void)B, (void)ldb;
+    (void)sB, (void)beta, (void)C, (void)ldc, (void)sC, (void)batch;
+    return fake_cuda_library_kernel(h->stream, "cublasSgemmStridedBatched") == cudaSuccess
+               ? CUBLAS_STATUS_SUCCESS
+               : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                         int k, const double *alpha, const double *A, int lda, long long sA,
+                                         const double *B, int ldb, long long sB, const double *beta, double *C,
+                                         int ldc, long long sC, int batch)
+{
+    (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A, (void)lda, (void)sA, (void)B, (void)ldb;
+    (void)sB, (void)beta, (void)C, (void)ldc, (void)sC, (void)batch;
+    return fake_cuda_library_kernel(h->stream, "cublasDgemmStridedBatched") == cudaSuccess
+               ? CUBLAS_STATUS_SUCCESS
+               : CUBLAS_STATUS_EXECUTION_FAILED;
+}

@@ -1014,7 +1014,8 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
                 u->publish_bytes = info.publish_bytes;
                 u->alt_bytes = info.alt_bytes;
                 u->threads = info.needs_block || info.needs_grid ? CK_THREADS : 32;
-                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL;
+                u->tiles = strstr(sb_str(&cuda) + at, "ck_matmul_tiles(") != NULL ||
+                           strstr(sb_str(&cuda) + at, "ck_matmul_tiles_batch(") != NULL; /* a batch's tiles */
                 u->launches = info.launches;
                 regions += info.regions;
                 redundant += info.redundant;
@@ -1270,9 +1271,11 @@ static int site_work(const unit *u, int32_t i, uint8_t *arena)
         return gen_call((void *)p, i, arena);
     }
     const cfx_slot *sa = &p->slots[r->a], *sb = &p->slots[r->b], *sc = &p->slots[r->c];
-    int64_t n = sc->rank == 2 ? sc->dims[1] : 1;
-    k_matmul(r->dtype, arena + sa->offset, arena + sb->offset, arena + sc->offset, sb->dims[0], sb->dims[1], n, 0,
-             sa->count);
+    rec_mm g = rec_matmul(p->slots, r); /* a batch: each product in turn */
+    int64_t es = dtype_size(r->dtype);
+    for (int64_t e = 0; e < g.batch; e++)
+        k_matmul(r->dtype, arena + sa->offset + e * g.m * g.n * es, arena + sb->offset + e * g.sb * es,
+                 arena + sc->offset + e * g.sc * es, g.m, g.k, g.n, 0, g.m * g.n);
     return 0;
 }
 

@@ -384,6 +384,13 @@ static void c_condition_type(cfx_prog *p) { p->records[4].a = S_Q; p->records[4]
 static void c_assert_type(cfx_prog *p) { p->records[7].a = S_OUT; p->records[7].dtype = CFX_F32; }
 static void c_matmul_shape(cfx_prog *p) { p->records[8].a = S_MT; }
 static void c_matmul_alias(cfx_prog *p) { p->records[8].a = S_V; p->records[8].c = S_V; }
+/* record 8 as a batched MATMUL (d = 2): m [2, 2] @ v [2], both shared by the 2 products, into x f32[4] */
+static void c_matmul_batch(cfx_prog *p) { p->records[8] = rec(REC_MATMUL, 0, CFX_F32, 0, S_X, S_M, S_V, 2, 5); }
+static void c_matmul_batch_one(cfx_prog *p) { p->records[8].d = 1; } /* the plain product as a batch of 1 */
+static void c_matmul_batch_negative(cfx_prog *p) { p->records[8].d = -1; }
+static void c_matmul_batch_count(cfx_prog *p) { c_matmul_batch(p); p->records[8].d = 3; } /* 3 * [2, 1] is not x's 4 */
+static void c_matmul_batch_k(cfx_prog *p) { c_matmul_batch(p); p->records[8].b = S_X; p->records[8].a = S_MT; } /* [4] @ [2] */
+static void c_matmul_batch_result(cfx_prog *p) { c_matmul_batch(p); p->records[8].c = S_MT; } /* 2 * [2, 2] is 8 */
 static void c_transpose_shape(cfx_prog *p) { p->records[9].b = S_MV; }
 static void c_reduce_result(cfx_prog *p) { p->records[14].a = S_MV; }
 static void c_get_row_shape(cfx_prog *p) { p->records[1].a = S_MV; }
@@ -494,6 +501,27 @@ static void test_validator(void)
     expect_rejected(base, c_assert_type, "assert on f32", NULL);
     expect_rejected(base, c_matmul_shape, "matmul result shape", NULL);
     expect_rejected(base, c_matmul_alias, "matmul writing its operand", NULL);
+    {
+        /* a batched MATMUL (d = B >= 1): the counts rec_matmul reads */
+        cfx_prog *g = clone(base);
+        c_matmul_batch(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        rec_mm mm = rec_matmul(g->slots, &g->records[8]);
+        CHECK(mm.batch == 2 && mm.m == 2 && mm.k == 2 && mm.n == 1 && mm.sb == 0 && mm.sc == 0);
+        prog_free(g);
+        g = clone(base);
+        c_matmul_batch_one(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        mm = rec_matmul(g->slots, &g->records[8]);
+        CHECK(mm.batch == 1 && mm.m == 2 && mm.k == 2 && mm.n == 1);
+        prog_free(g);
+        expect_rejected(base, c_matmul_batch_negative, "matmul of a negative batch", "batch count -1 is negative");
+        expect_rejected(base, c_matmul_batch_count, "batched matmul result of the wrong count",
+                        "result holds 4 elements, not 3 products [2, 1]");
+        expect_rejected(base, c_matmul_batch_k, "batched matmul of mismatched k", "batched matmul needs");
+        expect_rejected(base, c_matmul_batch_result, "batched matmul result of a shared [2, 2] right",
+                        "result holds 4 elements, not 2 products [2, 2]");
+    }
     expect_rejected(base, c_transpose_shape, "transpose of a vector", NULL);
     expect_rejected(base, c_reduce_result, "reduction into a tensor", NULL);
     expect_rejected(base, c_get_row_shape, "row of the wrong shape", NULL);

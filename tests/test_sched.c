@@ -576,22 +576,26 @@ static int32_t run_record(walker *w)
         return c->pc + 1;
     }
     case REC_MATMUL: {
-        int64_t m = sl[r->b].dims[0], k = sl[r->b].dims[1];
-        int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
-        int64_t tn = (n + SCHED_TILE - 1) / SCHED_TILE;
+        rec_mm g = rec_matmul(sl, r); /* a batch: the tiles of all its products */
+        int64_t m = g.m, k = g.k, n = g.n, es = dtype_size(sl[r->a].dtype);
+        int64_t tn = (n + SCHED_TILE - 1) / SCHED_TILE, per = ((m + SCHED_TILE - 1) / SCHED_TILE) * tn;
         uint8_t *A = slot_addr(rp, block, r->a), *B = slot_addr(rp, block, r->b), *C = slot_addr(rp, block, r->c);
         if (!split) {
-            k_matmul(sl[r->a].dtype, A, B, C, m, k, n, 0, sl[r->a].count);
+            for (int64_t e = 0; e < g.batch; e++)
+                k_matmul(sl[r->a].dtype, A + e * m * n * es, B + e * g.sb * es, C + e * g.sc * es, m, k, n, 0, m * n);
             return c->pc + 1;
         }
         if (sched_matvec(r, sl)) { /* rows, as the device splits a matrix-vector product */
             k_matmul(sl[r->a].dtype, A, B, C, m, k, 1, lo, hi);
             return c->pc + 1;
         }
-        for (int64_t t = lo; t < hi; t++) /* output tiles, as the device splits them */
-            for (int64_t i = (t / tn) * SCHED_TILE; i < (t / tn + 1) * SCHED_TILE && i < m; i++)
-                for (int64_t j = (t % tn) * SCHED_TILE; j < (t % tn + 1) * SCHED_TILE && j < n; j++)
-                    k_matmul(sl[r->a].dtype, A, B, C, m, k, n, i * n + j, i * n + j + 1);
+        for (int64_t t = lo; t < hi; t++) { /* output tiles, as the device splits them */
+            int64_t e = t / per, u = t % per;
+            uint8_t *Ae = A + e * m * n * es, *Be = B + e * g.sb * es, *Ce = C + e * g.sc * es;
+            for (int64_t i = (u / tn) * SCHED_TILE; i < (u / tn + 1) * SCHED_TILE && i < m; i++)
+                for (int64_t j = (u % tn) * SCHED_TILE; j < (u % tn + 1) * SCHED_TILE && j < n; j++)
+                    k_matmul(sl[r->a].dtype, Ae, Be, Ce, m, k, n, i * n + j, i * n + j + 1);
+        }
         return c->pc + 1;
     }
     case REC_ASSERT:
@@ -772,10 +776,12 @@ out:
 static int site_work(const cfx_prog *p, const exec_kernel *kernels, uint8_t *arena, const cfx_record *r)
 {
     const cfx_slot *sl = p->slots;
-    if (r->kind == REC_MATMUL) {
-        int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
-        k_matmul(sl[r->a].dtype, arena + sl[r->a].offset, arena + sl[r->b].offset,
-                 arena + sl[r->c].offset, sl[r->b].dims[0], sl[r->b].dims[1], n, 0, sl[r->a].count);
+    if (r->kind == REC_MATMUL) { /* a batch: each product in turn */
+        rec_mm g = rec_matmul(sl, r);
+        int64_t es = dtype_size(sl[r->a].dtype);
+        for (int64_t e = 0; e < g.batch; e++)
+            k_matmul(sl[r->a].dtype, arena + sl[r->a].offset + e * g.m * g.n * es, arena + sl[r->b].offset + e * g.sb * es,
+                     arena + sl[r->c].offset + e * g.sc * es, g.m, g.k, g.n, 0, g.m * g.n);
         return 0;
     }
     const exec_kernel *k = kernels ? &kernels[r->a] : NULL;

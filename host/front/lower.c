@@ -1472,31 +1472,37 @@ static int32_t whole_box(lowerer *L, int rank, const int64_t *dims, const int64_
     return tab;
 }
 
-/* A matrix product over leading batch dimensions (an operand of more than two), as numpy's:
- * with a right side of one or two dimensions, the left one seen as [B * m, k] (a COPY), one
- * MATMUL, and a COPY to the result's shape; otherwise one MATMUL per batch element, unrolled,
- * each operand's matrix taken with a GET_BOX (an operand of two dimensions is used whole, a
- * vector on the left as the row [1, k]) and the product written with a SET_BOX. */
+/* The number of matrices in an operand of `@` (the product of its dimensions before the last two;
+ * 1 for one of one or two dimensions). */
+static int64_t batch_count(const cfx_type *t)
+{
+    int64_t c = 1;
+    for (int d = 0; d + 2 < t->rank; d++)
+        c *= t->dims[d];
+    return c;
+}
+
+/* A matrix product over leading batch dimensions (an operand of more than two), as numpy's. Where
+ * each operand's batch is the result's or one matrix (a side of one or two dimensions, or of batch
+ * dimensions all 1), one batched MATMUL of the result's B batch elements (its d = B; rec_matmul):
+ * the operands are read in place, an operand with one matrix shared by all. Otherwise (one side's
+ * batch dimensions broadcast against the other's: [2, 1, m, k] @ [3, k, n]) one MATMUL per batch
+ * element, unrolled, each operand's matrix taken with a GET_BOX (an operand of two dimensions is
+ * used whole, a vector on the left as the row [1, k]) and the product written with a SET_BOX. */
 static int32_t lower_batch_matmul(lowerer *L, ast_node *n, const cfx_type *X, const cfx_type *Y, int32_t x,
                                   int32_t y, int32_t want)
 {
     const cfx_type *R = &n->ty;
     cfx_type mx = *R, my = *R, mp = *R;
-    if (Y->rank <= 2) {
-        mx.rank = 2;
-        mx.dims[0] = 1;
-        for (int d = 0; d < X->rank - 1; d++)
-            mx.dims[0] *= X->dims[d];
-        mx.dims[1] = X->dims[X->rank - 1];
-        mp.rank = Y->rank;
-        mp.dims[0] = mx.dims[0];
-        if (Y->rank == 2)
-            mp.dims[1] = Y->dims[1];
-        int32_t xv = lower_temp(L, &mx), pv = lower_temp(L, &mp), d = dest(L, n, want);
-        lower_emit(L, REC_COPY, 0, xv, x, 0, 0);
-        lower_emit(L, REC_MATMUL, 0, pv, xv, y, 0);
-        lower_emit(L, REC_COPY, 0, d, pv, 0, 0);
-        return d;
+    int64_t bxn = batch_count(X), byn = batch_count(Y), whole = 1;
+    for (int i = 0; i < R->rank - (X->rank >= 2) - (Y->rank >= 2); i++)
+        whole *= R->dims[i]; /* the result's batch */
+    if (whole == 0)
+        return dest(L, n, want); /* no elements */
+    if (whole <= INT32_MAX && (bxn == 1 || bxn == whole) && (byn == 1 || byn == whole)) {
+        int32_t d = no_alias(L, n, want, x, y);
+        lower_emit(L, REC_MATMUL, 0, d, x, y, (int32_t)whole);
+        return lower_copy_to(L, want, d);
     }
     int nb = R->rank - (X->rank >= 2) - 1, bx = X->rank > 2 ? X->rank - 2 : 0, by = Y->rank - 2;
     int64_t batch = 1;

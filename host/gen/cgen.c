@@ -2110,7 +2110,7 @@ static void product_with_reduction(gen *g, int32_t i, int32_t j)
     for (int k = 0; k < n; k++)
         line_reads(g, "acc_[%d] = k_reduce_init(%s, %s);", k, reduction_op(&p->records[batch[k]]), dt);
     helper(g, H_MATVEC_ROWS, 0, 0, "ck_matvec_rows(%s, %s, %s, %s, %lldLL, lo_, hi_, ep_);", dt, P(g, &t, r->a), P(g, &t, r->b),
-         P(g, &t, r->c), (long long)p->slots[r->b].dims[1]);
+         P(g, &t, r->c), (long long)rec_matmul(p->slots, r).k);
     g->cur = j;
     block_loop(g, "for (int64_t e_ = lo_ + threadIdx.x; e_ < hi_; e_ += blockDim.x) {");
     g->indent++;
@@ -2330,8 +2330,8 @@ static void record(gen *g, int32_t i)
         reduction(g, i, r, &t);
         break;
     case REC_MATMUL: {
-        const cfx_slot *sb = &sl[r->b], *sc = &sl[r->c];
-        int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
+        rec_mm mm = rec_matmul(sl, r); /* a batch: its products' tiles, or a loop of them */
+        int64_t m = mm.m, k = mm.k, n = mm.n, es = dtype_size(r->dtype);
         if (cuda && (g->plan.flags[i] & SCHED_F_LAUNCH)) {
             end_launch(g, i);
         } else if (cuda && !g->local[r->a] && sched_matvec(r, sl)) {
@@ -2350,19 +2350,31 @@ static void record(gen *g, int32_t i)
         } else if (cuda && !g->local[r->a]) {
             /* output tiles of the block's share, as the interpreter splits them */
             int64_t tiles =
-                ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
+                mm.batch * (((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE));
             int oneb = g->have_plan && (g->plan.flags[i] & SCHED_F_ONE_BLOCK);
             line(g, "{");
             g->indent++;
             line(g, "int64_t lo_, hi_;");
             line(g, "ck_share(%lldLL, %s, %s, &lo_, &hi_);", (long long)tiles,
                  oneb ? "0" : "blockIdx.x", oneb ? "1" : "gridDim.x");
-            line_reads(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
-                 kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
-                 (long long)k, (long long)n);
+            if (mm.batch > 1)
+                line_reads(g, "ck_matmul_tiles_batch(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, lo_, hi_);",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                     (long long)k, (long long)n, (long long)mm.sb, (long long)mm.sc);
+            else
+                line_reads(g, "ck_matmul_tiles(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, lo_, hi_);",
+                     kdtype(r->dtype), P(g, &t, r->a), P(g, &t, r->b), P(g, &t, r->c), (long long)m,
+                     (long long)k, (long long)n);
             g->indent--;
             line(g, "}");
             block_barrier(g, BARRIER_PHASE);
+        } else if (mm.batch > 1) {
+            line_reads_if(g, reads_address(g, r->a) || reads_address(g, r->b) || reads_address(g, r->c),
+                          "for (int64_t e_ = 0; e_ < %lldLL; e_++) k_matmul(%s, %s + e_ * %lldLL, %s + e_ * %lldLL, "
+                          "%s + e_ * %lldLL, %lldLL, %lldLL, %lldLL, 0, %lldLL);",
+                          (long long)mm.batch, kdtype(r->dtype), P(g, &t, r->a), (long long)(m * n * es),
+                          P(g, &t, r->b), (long long)(mm.sb * es), P(g, &t, r->c), (long long)(mm.sc * es),
+                          (long long)m, (long long)k, (long long)n, (long long)(m * n));
         } else {
             line_reads_if(g, reads_address(g, r->a) || reads_address(g, r->b) || reads_address(g, r->c),
                           "k_matmul(%s, %s, %s, %s, %lldLL, %lldLL, %lldLL, 0, %lldLL);",

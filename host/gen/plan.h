@@ -215,28 +215,31 @@ CFX_HD int64_t sched_domain(const cfx_record *r, const cfx_slot *slots)
     case 'r':
         return slots[r->a].dims[0] > 0 ? slots[r->a].count / slots[r->a].dims[0] : 0;
     case 't': {
-        int64_t m = slots[r->b].dims[0];
-        int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
-        if (n == 1)
-            return m; /* matrix-vector: rows */
-        return ((m + SCHED_TILE - 1) / SCHED_TILE) * ((n + SCHED_TILE - 1) / SCHED_TILE);
+        rec_mm g = rec_matmul(slots, r);
+        if (g.n == 1 && g.batch == 1)
+            return g.m; /* matrix-vector: rows */
+        return g.batch * (((g.m + SCHED_TILE - 1) / SCHED_TILE) * ((g.n + SCHED_TILE - 1) / SCHED_TILE));
     }
     default: /* '-' */
         return 0;
     }
 }
 
-/* Is MATMUL record r a matrix-vector product (n = 1), split by rows? */
+/* Is MATMUL record r a matrix-vector product (n = 1, one product), split by rows? A batch of
+ * them is split by tiles, each one column wide. */
 CFX_HD int sched_matvec(const cfx_record *r, const cfx_slot *slots)
 {
-    return r->kind == REC_MATMUL && (slots[r->c].rank == 1 || slots[r->c].dims[1] == 1);
+    if (r->kind != REC_MATMUL)
+        return 0;
+    rec_mm g = rec_matmul(slots, r);
+    return g.n == 1 && g.batch == 1;
 }
 
-/* Multiply-adds of a MATMUL record. */
+/* Multiply-adds of a MATMUL record (of all its batch). */
 CFX_HD int64_t sched_product_size(const cfx_record *r, const cfx_slot *slots)
 {
-    int64_t n = slots[r->c].rank == 2 ? slots[r->c].dims[1] : 1;
-    return (int64_t)slots[r->b].dims[0] * slots[r->b].dims[1] * n;
+    rec_mm g = rec_matmul(slots, r);
+    return g.batch * g.m * g.k * g.n;
 }
 
 /* ---- the two modes' options ------------------------------------------------------------- */

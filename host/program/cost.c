@@ -70,16 +70,17 @@ static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, i
         if (plan->priv_offset[r->a] < 0)
             *rd = (double)slot_bytes(&sl[r->a]) * (r->kind == REC_PRINT ? 1.0 : copies);
         return;
-    case REC_MATMUL: {
-        int64_t m = sl[r->b].dims[0], k = sl[r->b].dims[1];
-        int64_t n = sl[r->c].rank == 2 ? sl[r->c].dims[1] : 1;
+    case REC_MATMUL: { /* each product of a batch as a plain one (rec_matmul) */
+        rec_mm g = rec_matmul(sl, r);
+        int64_t m = g.m, k = g.k, n = g.n;
         int size = dtype_size(sl[r->b].dtype);
         if (fl & SCHED_F_LAUNCH)
             return; /* cuBLAS's, between two launches */
         *rd = (double)m * k * size;
         if (plan->priv_offset[r->c] < 0)
-            *rd += (double)k * n * size * (n == 1 ? copies : (double)(m + SCHED_TILE - 1) / SCHED_TILE);
-        *wr = (double)m * n * size;
+            *rd += (double)k * n * size * (n == 1 && g.batch == 1 ? copies : (double)(m + SCHED_TILE - 1) / SCHED_TILE);
+        *rd *= (double)g.batch;
+        *wr = (double)g.batch * m * n * size;
         return;
     }
     case REC_GET_ROW:

@@ -182,11 +182,15 @@ static void record_operands(strbuf *ops, const cfx_prog *p, const cfx_record *r)
         first = 0;
     }
     for (int k = 0; k < 4; k++) {
-        if (f[k] == '-')
-            continue;
+        if (f[k] == '-' || (r->kind == REC_MATMUL && k == 3 && field[k] == 0))
+            continue; /* a plain product's batch count 0 is not shown */
         if (!first)
             sb_puts(ops, " ");
         first = 0;
+        if (r->kind == REC_MATMUL && k == 3) {
+            sb_printf(ops, "batch %d", field[k]);
+            continue;
+        }
         switch (f[k]) {
         case 's': sb_printf(ops, "s%d", field[k]); break;
         case 't': sb_printf(ops, "->%d", field[k]); break;

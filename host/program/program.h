@@ -48,7 +48,8 @@ extern "C" {
  *   of b; REDUCE_AXIS one per run of b along an axis), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
  * DOMAIN: what a split record's work items are (rec_domain, the plan's sched_domain):
  *   a b c  the elements of that slot operand    r  the elements of one row of slot a
- *   t      MATMUL's output tiles (rows for a matrix-vector product)    -  not split
+ *   t      MATMUL's output tiles, of every product of a batch (rows for one matrix-vector
+ *          product)    -  not split
  * ACCESS: how each of a, b, c, d is touched when the blocks share the work (rec_access):
  *   R  read whole by every block       r  read by the block's own share of the domain where
  *                                         its count is the domain's, whole otherwise
@@ -74,7 +75,7 @@ extern "C" {
     X(BINARY,      "sss-", ELEMENTWISE, 'a', "wrr-", "slot a = op(slot b, slot c), elementwise; a one-element b or c is broadcast") \
     X(REDUCE,      "ss--", REDUCE,      'b', "wr--", "slot a (one element) = op over all of slot b") \
     X(DOT,         "sss-", REDUCE,      'b', "wrr-", "slot a (one element) = sum of slot b * slot c (1-D, same length)") \
-    X(MATMUL,      "sss-", PRODUCT,     't', "mRR-", "slot a = slot b @ slot c: [m,k]@[k,n] or [m,k]@[k]") \
+    X(MATMUL,      "sssn", PRODUCT,     't', "mRR-", "slot a = slot b @ slot c: [m,k]@[k,n] or [m,k]@[k] (d = 0); d = B >= 1: B products back to back, b's B [m,k] (or one shared), c's B [k,n] (or one shared, or a shared [k]): rec_matmul") \
     X(TRANSPOSE,   "ss--", MOVE,        'a', "wR--", "slot a = transpose of slot b (2-D)") \
     X(FILL,        "ss--", ELEMENTWISE, 'a', "wr--", "every element of slot a = slot b (one element, same dtype)") \
     X(IOTA,        "s---", ELEMENTWISE, 'a', "w---", "slot a = 0, 1, 2, ... over its elements in row-major order") \
@@ -364,6 +365,43 @@ CFX_HD void rec_gather(const cfx_slot *slots, const cfx_record *r, int64_t *m, i
     *inner = 1;
     for (int k = r->d + 1; k < b->rank; k++)
         *inner *= b->dims[k];
+}
+
+/* The shape of MATMUL record r: `batch` products a[m,n] = b[m,k] @ c[k,n], back to back in a (m * n
+ * elements apart), b's sb and c's sc elements apart (0: one shared by all). A plain product (d = 0):
+ * one, b [m, k], c [k, n] or the vector [k] (n = 1). A batched one (d = B >= 1): m and k are b's last
+ * two dimensions (a b of one dimension is the row [1, k]), k and n c's (a c of one dimension is the
+ * column [k, 1]); b holds B matrices or one (its count m * k), c likewise; a has B * m * n elements
+ * (prog_validate checks all that). A batch whose c is shared and b is not is one product of B * m
+ * rows (the same rows, in one call): what every executor runs. */
+typedef struct rec_mm {
+    int64_t batch, m, k, n, sb, sc;
+} rec_mm;
+
+CFX_HD rec_mm rec_matmul(const cfx_slot *slots, const cfx_record *r)
+{
+    const cfx_slot *b = &slots[r->b], *c = &slots[r->c];
+    rec_mm g;
+    if (r->d <= 0) {
+        g.batch = 1;
+        g.m = b->dims[0];
+        g.k = b->dims[1];
+        g.n = c->rank == 2 ? c->dims[1] : 1;
+        g.sb = g.sc = 0;
+        return g;
+    }
+    g.batch = r->d;
+    g.m = b->rank >= 2 ? b->dims[b->rank - 2] : 1;
+    g.k = b->rank >= 1 ? b->dims[b->rank - 1] : 1;
+    g.n = c->rank >= 2 ? c->dims[c->rank - 1] : 1;
+    g.sb = g.batch > 1 && b->count != g.m * g.k ? g.m * g.k : 0;
+    g.sc = g.batch > 1 && c->count != g.k * g.n ? g.k * g.n : 0;
+    if (g.sc == 0 && (g.sb != 0 || g.batch == 1)) { /* one product of batch * m rows */
+        g.m *= g.batch;
+        g.batch = 1;
+        g.sb = 0;
+    }
+    return g;
 }
 
 /* The box of a GET_BOX or SET_BOX record over tensor slot t, from its table entries and the

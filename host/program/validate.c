@@ -18,10 +18,12 @@
  * - operands per kind: the dtypes and element counts each kind needs (BINARY: equal counts
  *   or one of them 1, result count the larger; comparisons write bool; conditions and
  *   asserts read a one-element bool; SWITCH a one-element i32; MATMUL [m,k]@[k,n]->[m,n] or
- *   [m,k]@[k]->[m]; GET_ROW/SET_ROW a row's exact shape; GATHER b's shape with axis d replaced
- *   by the i32/i64 indices' shape; REDUCE_AXIS b's shape without axis c, or with it as 1, of the
- *   reduction's dtype); no record writes a constant; MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER,
- *   REDUCE_AXIS and a dtype-changing CAST never write an operand;
+ *   [m,k]@[k]->[m], or with a batch count d >= 1 (never negative) the counts rec_matmul reads
+ *   (b: d or one [m,k], c: d or one [k,n], a: d [m,n]); GET_ROW/SET_ROW a row's exact shape;
+ *   GATHER b's shape with axis d replaced by the i32/i64 indices' shape; REDUCE_AXIS b's shape
+ *   without axis c, or with it as 1, of the reduction's dtype); no record writes a constant;
+ *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER, REDUCE_AXIS and a dtype-changing CAST never
+ *   write an operand;
  * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
  *   without counting against the budget and seeing a cancel;
  * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
@@ -234,6 +236,12 @@ static int reduce_result(int op, int dt)
     }
 }
 
+/* Is count = B * each, B >= 1 (by division: a batch count from a program is any int32)? */
+static int batch_count_is(int64_t count, int64_t B, int64_t each)
+{
+    return each == 0 ? count == 0 : count % each == 0 && count / each == B;
+}
+
 /* The kind-specific rules: operand dtypes, counts and shapes. */
 static int check_operands(vctx *v, int32_t i)
 {
@@ -307,11 +315,30 @@ static int check_operands(vctx *v, int32_t i)
             return vfail(v, i, "dot needs two numeric operands of one dtype and length");
         break;
     case REC_MATMUL:
-        if (!is_num(b->dtype) || c->dtype != b->dtype || a->dtype != b->dtype || r->a == r->b ||
-            r->a == r->c || b->rank != 2 || c->dims[0] != b->dims[1] ||
-            !((c->rank == 2 && a->rank == 2 && a->dims[0] == b->dims[0] && a->dims[1] == c->dims[1]) ||
-              (c->rank == 1 && a->rank == 1 && a->dims[0] == b->dims[0])))
-            return vfail(v, i, "matmul operand shapes are inconsistent");
+        if (!is_num(b->dtype) || c->dtype != b->dtype || a->dtype != b->dtype || r->a == r->b || r->a == r->c)
+            return vfail(v, i, "matmul needs three distinct numeric operands of one dtype");
+        if (r->d < 0)
+            return vfail(v, i, "matmul batch count %d is negative", r->d);
+        if (r->d == 0) {
+            if (b->rank != 2 || c->dims[0] != b->dims[1] ||
+                !((c->rank == 2 && a->rank == 2 && a->dims[0] == b->dims[0] && a->dims[1] == c->dims[1]) ||
+                  (c->rank == 1 && a->rank == 1 && a->dims[0] == b->dims[0])))
+                return vfail(v, i, "matmul operand shapes are inconsistent");
+        } else { /* a batch of d products (rec_matmul) */
+            int64_t B = r->d, m = b->rank >= 2 ? b->dims[b->rank - 2] : 1, k = b->rank >= 1 ? b->dims[b->rank - 1] : 1;
+            int64_t kc = c->rank >= 2 ? c->dims[c->rank - 2] : c->dims[0], n = c->rank >= 2 ? c->dims[c->rank - 1] : 1;
+            if (b->rank < 1 || c->rank < 1 || kc != k)
+                return vfail(v, i, "batched matmul needs [..., m, k] @ [..., k, n] (or [k] on either side)");
+            if (!batch_count_is(b->count, 1, m * k) && !batch_count_is(b->count, B, m * k))
+                return vfail(v, i, "batched matmul's left operand holds %lld elements, not %d matrices [%lld, %lld] or one",
+                             (long long)b->count, r->d, (long long)m, (long long)k);
+            if (!batch_count_is(c->count, 1, k * n) && (c->rank < 2 || !batch_count_is(c->count, B, k * n)))
+                return vfail(v, i, "batched matmul's right operand holds %lld elements, not %d matrices [%lld, %lld] or one",
+                             (long long)c->count, r->d, (long long)k, (long long)n);
+            if (!batch_count_is(a->count, B, m * n))
+                return vfail(v, i, "batched matmul's result holds %lld elements, not %d products [%lld, %lld]",
+                             (long long)a->count, r->d, (long long)m, (long long)n);
+        }
         break;
     case REC_TRANSPOSE:
         if (a->dtype != b->dtype || r->a == r->b || b->rank != 2 || a->rank != 2 ||

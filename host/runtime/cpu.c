@@ -804,12 +804,20 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
             cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
         cpu_dot_threads(r->dtype, acc_mode, threads, A, B, C, COUNT(r->b));
         break;
-    case REC_MATMUL: {
-        const cfx_slot *sb = &slots[r->b], *sc = &slots[r->c];
-        int64_t m = sb->dims[0], k = sb->dims[1], n = sc->rank == 2 ? sc->dims[1] : 1;
+    case REC_MATMUL: { /* a batch: each product as a plain one's, in order (rec_matmul) */
+        rec_mm g = rec_matmul(slots, r);
+        size_t es = (size_t)dtype_size(r->dtype);
         if (acc_mode == CPU_ACC_FAST && blas_threads > 0 && (r->dtype == K_F32 || r->dtype == K_F64))
             cpu_blas_threads(blas_threads); /* a real product or dot may go to the BLAS */
-        return matmul_cancellable(r->dtype, acc_mode, A, B, C, m, k, n, cancel);
+        int polls = rec_polls_cancel(slots, r); /* a big batch stops between products, as a big product between bands */
+        for (int64_t e = 0; e < g.batch; e++) {
+            if (e > 0 && polls && atomic_load_explicit(cancel, memory_order_relaxed))
+                return 1;
+            if (matmul_cancellable(r->dtype, acc_mode, A + (size_t)(e * g.m * g.n) * es, B + (size_t)(e * g.sb) * es,
+                                   C + (size_t)(e * g.sc) * es, g.m, g.k, g.n, cancel))
+                return 1;
+        }
+        break;
     }
     case REC_GET_ROW: { /* the index was checked (validator: on every path) */
         int64_t i = k_row_index(k_load_int(slots[r->c].dtype, C), slots[r->b].dims[0]);
