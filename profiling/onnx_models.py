@@ -264,9 +264,11 @@ def decoder_numpy(wts, layers, heads, prompt, steps, length):
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
+    args = [a for a in sys.argv[1:] if a != "--small"]
+    if len(args) != 1 or args[0] in ("-h", "--help") or args[0].startswith("-"):
+        print(__doc__.strip(), file=sys.stdout if args[:1] in (["-h"], ["--help"]) else sys.stderr)
+        sys.exit(0 if args[:1] in (["-h"], ["--help"]) else 2)
+    out = args[0]
     small = "--small" in sys.argv
     os.makedirs(out, exist_ok=True)
     for name, model in (("greedy_decode", greedy_decode(512, 32, 16) if small else greedy_decode()),
