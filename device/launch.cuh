@@ -24,9 +24,25 @@
 #include "host/program/program.h"
 
 #define LAUNCH_THREADS 256
+/* The two grid caps may be set smaller before this header is included: the host stand-in
+ * (tests/launch_host.cpp) runs at most 16 blocks, each a host thread. */
+#ifndef LAUNCH_MAX_BLOCKS
 #define LAUNCH_MAX_BLOCKS 4096     /* elementwise grids stride over the rest */
+#endif
+#ifndef LAUNCH_REDUCE_BLOCKS
 #define LAUNCH_REDUCE_BLOCKS 1024  /* partials a reduction may leave: the scratch size */
+#endif
 #define LAUNCH_REDUCE_PER_THREAD 8 /* elements a reduction thread folds before merging */
+
+/* Every launch of this header: kernel<<<grid, block, 0, stream>>>(args...) under nvcc; compiled
+ * against the host stand-in for the CUDA runtime (tests/host_cuda, which defines
+ * CK_HOST_EMULATION), the stand-in runs the kernel on host threads, one per block, and returns
+ * when it has ended (tests/launch_host.cpp compares launch_record with the cpu executor so). */
+#ifdef CK_HOST_EMULATION
+#define LAUNCH(kernel, grid, block, stream, ...) ck_host_launch(kernel, grid, block, stream, __VA_ARGS__)
+#else
+#define LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#endif
 
 /* ==== device code ========================================================================= */
 
@@ -288,12 +304,11 @@ static int launch_reduce(const launch_env *env, int op, int dtype, const void *a
     int64_t blocks = (n + per_block - 1) / per_block;
     if (blocks < 1) blocks = 1;
     if (blocks > LAUNCH_REDUCE_BLOCKS) blocks = LAUNCH_REDUCE_BLOCKS;
-    launch_reduce_kernel<<<(unsigned)blocks, LAUNCH_THREADS, 0, s>>>(op, dtype, a, b, n, env->partials,
-                                                                      dst);
+    LAUNCH(launch_reduce_kernel, (unsigned)blocks, LAUNCH_THREADS, s, op, dtype, a, b, n, env->partials, dst);
     CUDA_LAUNCHED();
     if (blocks > 1) {
-        launch_reduce_final_kernel<<<1, LAUNCH_THREADS, 0, s>>>(op, dtype, b != NULL, env->partials,
-                                                                (int)blocks, n, dst);
+        LAUNCH(launch_reduce_final_kernel, 1, LAUNCH_THREADS, s, op, dtype, b != NULL, env->partials,
+               (int)blocks, n, dst);
         CUDA_LAUNCHED();
     }
     return 0;
@@ -312,11 +327,11 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
 #define SLOT_PTR(i) ((void *)(env->arena + slots[(i)].offset))
     switch ((enum rec_kind)r->kind) {
     case REC_UNARY:
-        launch_unary_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_unary_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             r->op, slots[r->b].dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), sa->count);
         break;
     case REC_BINARY:
-        launch_binary_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_binary_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             r->op, slots[r->b].dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->b].count,
             SLOT_PTR(r->c), slots[r->c].count, sa->count);
         break;
@@ -333,30 +348,30 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     }
     case REC_TRANSPOSE: {
         const cfx_slot *sb = &slots[r->b];
-        launch_transpose_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_transpose_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             sb->dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), sb->dims[0], sb->dims[1]);
         break;
     }
     case REC_FILL:
-        launch_fill_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(sa->dtype, SLOT_PTR(r->a),
-                                                                             SLOT_PTR(r->b), sa->count);
+        LAUNCH(launch_fill_kernel, launch_grid(sa->count), LAUNCH_THREADS, s, sa->dtype, SLOT_PTR(r->a),
+               SLOT_PTR(r->b), sa->count);
         break;
     case REC_IOTA:
-        launch_iota_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(sa->dtype, SLOT_PTR(r->a),
-                                                                             sa->count);
+        LAUNCH(launch_iota_kernel, launch_grid(sa->count), LAUNCH_THREADS, s, sa->dtype, SLOT_PTR(r->a),
+               sa->count);
         break;
     case REC_COPY: {
         int64_t bytes = slot_bytes(sa);
-        launch_copy_kernel<<<launch_grid((bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_copy_kernel, launch_grid((bytes + 15) / 16), LAUNCH_THREADS, s,
             SLOT_PTR(r->a), SLOT_PTR(r->b), bytes);
         break;
     }
     case REC_CAST:
-        launch_cast_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_cast_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             sa->dtype, SLOT_PTR(r->a), slots[r->b].dtype, SLOT_PTR(r->b), sa->count);
         break;
     case REC_WHERE:
-        launch_where_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_where_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             sa->dtype, SLOT_PTR(r->a), (const uint8_t *)SLOT_PTR(r->b), slots[r->b].count,
             SLOT_PTR(r->c), slots[r->c].count, SLOT_PTR(r->d), slots[r->d].count, sa->count);
         break;
@@ -364,7 +379,7 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
         /* slot a = row (slot c) of slot b */
         const cfx_slot *sb = &slots[r->b];
         int64_t row_bytes = slot_bytes(sa);
-        launch_get_row_kernel<<<launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_get_row_kernel, launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, s,
             SLOT_PTR(r->a), (const uint8_t *)SLOT_PTR(r->b), SLOT_PTR(r->c), slots[r->c].dtype,
             sb->dims[0], row_bytes);
         break;
@@ -372,7 +387,7 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     case REC_SET_ROW: {
         /* row (slot b) of slot a = slot c */
         int64_t row_bytes = slot_bytes(&slots[r->c]);
-        launch_set_row_kernel<<<launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_set_row_kernel, launch_grid((row_bytes + 15) / 16), LAUNCH_THREADS, s,
             (uint8_t *)SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->b].dtype, sa->dims[0], row_bytes,
             SLOT_PTR(r->c));
         break;
@@ -391,17 +406,17 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
             lb.dtype[d] = st >= 0 ? slots[st].dtype : 0;
         }
         int64_t n = slots[get ? r->a : r->b].count;
-        launch_box_kernel<<<launch_grid(n), LAUNCH_THREADS, 0, s>>>(!get, SLOT_PTR(r->a), SLOT_PTR(r->b), lb, n);
+        LAUNCH(launch_box_kernel, launch_grid(n), LAUNCH_THREADS, s, !get, SLOT_PTR(r->a), SLOT_PTR(r->b), lb, n);
         break;
     }
     case REC_BROADCAST:
-        launch_broadcast_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_broadcast_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), rec_bshape(sa, &slots[r->b]), sa->count);
         break;
     case REC_GATHER: {
         int64_t m, rows, inner;
         rec_gather(slots, r, &m, &rows, &inner);
-        launch_gather_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_gather_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), slots[r->c].dtype, SLOT_PTR(r->c), m, rows,
             inner, sa->count);
         break;
@@ -409,14 +424,14 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     case REC_REDUCE_AXIS: {
         int64_t len, inner;
         rec_reduce_axis(slots, r, &len, &inner);
-        launch_reduce_axis_kernel<<<launch_grid(sa->count), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_reduce_axis_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
             r->op, r->dtype, SLOT_PTR(r->a), SLOT_PTR(r->b), len, inner, sa->count);
         break;
     }
     case REC_GET_ITEM: {
         /* slot a = item (slot c) of list slot b, length slot d */
         int64_t item_bytes = slot_bytes(sa);
-        launch_get_item_kernel<<<launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_get_item_kernel, launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, s,
             SLOT_PTR(r->a), (const uint8_t *)SLOT_PTR(r->b), slots[r->b].dims[0], SLOT_PTR(r->c),
             slots[r->c].dtype, SLOT_PTR(r->d), slots[r->d].dtype, item_bytes);
         break;
@@ -424,7 +439,7 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
     case REC_SET_ITEM: {
         /* item (slot b) of list slot a, length slot d = slot c */
         int64_t item_bytes = slot_bytes(&slots[r->c]);
-        launch_set_item_kernel<<<launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, 0, s>>>(
+        LAUNCH(launch_set_item_kernel, launch_grid((item_bytes + 15) / 16), LAUNCH_THREADS, s,
             (uint8_t *)SLOT_PTR(r->a), sa->dims[0], SLOT_PTR(r->b), slots[r->b].dtype, SLOT_PTR(r->d),
             slots[r->d].dtype, item_bytes, SLOT_PTR(r->c));
         break;

@@ -1,7 +1,8 @@
 /* cuda_runtime.h, for the host: what the interpreter's kernel and the headers it includes
- * (device/interp_kernel.cuh, dev.h, grid_barrier.cuh) and the device graph launch probe
- * (device/probe.cuh) use of the CUDA runtime, so that tests/persist_host.cpp and
- * tests/test_standin.cpp compile them with the system C++ compiler. This folder is on those
+ * (device/interp_kernel.cuh, dev.h, grid_barrier.cuh), the device graph launch probe
+ * (device/probe.cuh) and the launch kernels with their launcher (device/launch.cuh) use of the
+ * CUDA runtime, so that tests/persist_host.cpp, tests/test_standin.cpp and
+ * tests/launch_host.cpp compile them with the system C++ compiler. This folder is on those
  * files' include path, ahead of any CUDA toolkit; nothing else sees it.
  *
  * Device graph launch is modelled: cudaGraphLaunch into the tail-launch stream records the
@@ -13,6 +14,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <tuple>
+#include <utility>
 
 #include "cuda_host.h"
 
@@ -58,5 +62,52 @@ static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t s)
 }
 
 static inline cudaGraphExec_t cudaGetCurrentGraphExec(void) { return ck_host_current_graph; }
+
+/* A launch's error: the stand-in's launches either run or abort (ck_host_launch). */
+static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+
+/* device/launch.cuh's launches (its LAUNCH): kernel<<<grid, block, 0, stream>>>(args...) run at
+ * once on host threads, one per block (tests/cuda_host.h), in ck_host_launch_order (the seed
+ * advancing at each launch), returning when every block has ended: the host's launches are
+ * synchronous and the stream is not used. The arguments are converted once to the kernel's
+ * parameter types, and each CUDA thread gets its own copy of them, as on a GPU. A grid the
+ * stand-in cannot run (more than CK_HOST_MAX_BLOCKS blocks, threads not a multiple of 32 up
+ * to CK_HOST_MAX_THREADS) aborts with a message: the caller keeps its grids small (the kernels
+ * of launch.cuh stride over what a smaller grid leaves). */
+[[maybe_unused]] static int ck_host_launch_order = CK_HOST_SHUFFLE;
+[[maybe_unused]] static unsigned long long ck_host_launch_seed, ck_host_launches;
+
+template <typename... P> struct ck_host_call {
+    void (*kernel)(P...);
+    std::tuple<P...> args;
+    static void run(void *self)
+    {
+        ck_host_call *c = (ck_host_call *)self;
+        std::apply(c->kernel, c->args);
+    }
+};
+
+template <typename... P, typename... A>
+static inline void ck_host_launch(void (*kernel)(P...), unsigned grid, unsigned block, cudaStream_t stream,
+                                  A &&...args)
+{
+    static_assert(sizeof...(P) == sizeof...(A), "a launch passes every parameter of its kernel");
+    (void)stream;
+    ck_host_call<P...> c{kernel, std::tuple<P...>(std::forward<A>(args)...)};
+    ck_host_grid g;
+    memset(&g, 0, sizeof g);
+    g.blocks = grid;
+    g.threads = block;
+    g.order = ck_host_launch_order;
+    g.seed = ck_host_launch_seed + ck_host_launches++;
+    g.kernel = ck_host_call<P...>::run;
+    g.arg = &c;
+    if (ck_host_grid_start(&g) != 0) {
+        fprintf(stderr, "cuda_runtime.h: a launch of %u blocks of %u threads cannot run on the stand-in (at most %d "
+                "blocks of a multiple of 32 threads up to %d)\n", grid, block, CK_HOST_MAX_BLOCKS, CK_HOST_MAX_THREADS);
+        abort();
+    }
+    ck_host_grid_join(&g);
+}
 
 #endif
