@@ -14,7 +14,8 @@
  * host (branches, switches, asserts, checks, the budget at TICK), every op record through
  * launch_record(), CHECK_DIVIDE over a tensor through launch_any_zero_kernel. Two differences,
  * both said where they are: a real MATMUL, which hostexec.cu gives cuBLAS, goes to
- * launch_matmul_kernel (blas_matmul below, the path blas.cu takes for integer products), and a
+ * launch_matmul_kernel (blas_matmul below, the path blas.cu takes for integer products; a batch
+ * launch_matmul_batch_kernel, blas_matmul_batch), and a
  * CALL stops the run with CFX_ERROR, as on every executor when the run names no kernels (the
  * graphs are compiled without registered kernels, so none has a CALL).
  *
@@ -57,6 +58,22 @@ extern "C" int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *ds
 {
     (void)b;
     LAUNCH(launch_matmul_kernel, launch_grid(m * n), LAUNCH_THREADS, stream, dtype, dst, a, bm, m, k, n);
+    CUDA_LAUNCHED();
+    return 0;
+fail:
+    return -1;
+}
+
+/* blas.h's batched product with no cuBLAS, as blas.cu's fallback: launch_matmul_batch_kernel, one
+ * output element of the batch per thread (a shared side read at a step of 0). */
+extern "C" int blas_matmul_batch(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
+                                 const void *bm, int64_t batch, int64_t m, int64_t k, int64_t n, int64_t sa,
+                                 int64_t sb, char *err, size_t errlen)
+{
+    if (batch == 1)
+        return blas_matmul(b, stream, dtype, dst, a, bm, m, k, n, err, errlen);
+    LAUNCH(launch_matmul_batch_kernel, launch_grid(batch * m * n), LAUNCH_THREADS, stream, dtype, (uint8_t *)dst,
+           (const uint8_t *)a, (const uint8_t *)bm, batch, m, k, n, sa, sb);
     CUDA_LAUNCHED();
     return 0;
 fail:
