@@ -106,9 +106,8 @@ int blas_matmul_batch(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, co
         unsigned blocks = (unsigned)((count + LAUNCH_THREADS - 1) / LAUNCH_THREADS);
         if (blocks < 1) blocks = 1;
         if (blocks > LAUNCH_MAX_BLOCKS) blocks = LAUNCH_MAX_BLOCKS;
-        launch_matmul_batch_kernel<<<blocks, LAUNCH_THREADS, 0, stream>>>(dtype, (uint8_t *)dst,
-                                                                          (const uint8_t *)a, (const uint8_t *)bm,
-                                                                          batch, m, k, n, sa, sb);
+        LAUNCH(launch_matmul_batch_kernel, blocks, LAUNCH_THREADS, stream, dtype, (uint8_t *)dst,
+               (const uint8_t *)a, (const uint8_t *)bm, batch, m, k, n, sa, sb);
         CUDA_LAUNCHED();
         return 0;
     }
