@@ -62,7 +62,7 @@ int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const vo
         unsigned blocks = (unsigned)((count + LAUNCH_THREADS - 1) / LAUNCH_THREADS);
         if (blocks < 1) blocks = 1;
         if (blocks > LAUNCH_MAX_BLOCKS) blocks = LAUNCH_MAX_BLOCKS;
-        launch_matmul_kernel<<<blocks, LAUNCH_THREADS, 0, stream>>>(dtype, dst, a, bm, m, k, n);
+        LAUNCH(launch_matmul_kernel, blocks, LAUNCH_THREADS, stream, dtype, dst, a, bm, m, k, n);
         CUDA_LAUNCHED();
         return 0;
     }
