@@ -629,11 +629,18 @@ static double getd(const ival *v, int64_t i)
     return 0;
 }
 
+/* A real as an integer where one is read (truncated; NaN 0, past the range the nearest end), so
+ * that a model's real where an integer belongs gives a value the caller's checks refuse. */
+static int64_t int_of_real(double x)
+{
+    return x != x ? 0 : x >= 0x1p63 ? INT64_MAX : x < -0x1p63 ? INT64_MIN : (int64_t)x;
+}
+
 static int64_t geti(const ival *v, int64_t i)
 {
     switch (v->ty.dtype) {
-    case CFX_F32: return (int64_t)((const float *)v->data)[i];
-    case CFX_F64: return (int64_t)((const double *)v->data)[i];
+    case CFX_F32: return int_of_real(((const float *)v->data)[i]);
+    case CFX_F64: return int_of_real(((const double *)v->data)[i]);
     case CFX_I32: return ((const int32_t *)v->data)[i];
     case CFX_I64: return ((const int64_t *)v->data)[i];
     case CFX_BOOL: return ((const uint8_t *)v->data)[i];
