@@ -372,6 +372,7 @@ static int walk(hostexec *h, const exec_run *run, cudaStream_t stream, char *err
         case REC_SET_ITEM:
         case REC_GATHER:
         case REC_REDUCE_AXIS:
+        case REC_PERMUTE:
             if (launch_record(&h->env, r, stream, err, errlen) != 0) goto fail;
             break;
         }

@@ -522,6 +522,13 @@ static __device__ void run_elementwise(const persist_args &a, uint8_t *priv, con
             k_gather(dtype_size(sl[r.a].dtype), A, B, sl[r.c].dtype, C, m, n, inner, e, e + 1);
         break;
     }
+    case REC_PERMUTE: {
+        const uint8_t *B = slot_ptr(a, priv, r.b);
+        k_pshape sh = rec_pshape(sl, &r);
+        for (; e < hi; e += T)
+            k_permute(dtype_size(sl[r.a].dtype), A, B, &sh, e, e + 1);
+        break;
+    }
     case REC_REDUCE_AXIS: {
         int64_t n, inner;
         rec_reduce_axis(sl, &r, &n, &inner);
@@ -896,7 +903,8 @@ __global__ void __launch_bounds__(P_THREADS, P_MAX_BLOCKS_PER_SM) persist_kernel
         case REC_GET_ITEM:
         case REC_SET_ITEM:
         case REC_GATHER:
-        case REC_REDUCE_AXIS: {
+        case REC_REDUCE_AXIS:
+        case REC_PERMUTE: {
             /* the elementwise family, split or redundant */
             int64_t dom = sched_domain(&r, a.slots), lo = 0, hi = dom;
             if (f & SCHED_F_SPLIT)

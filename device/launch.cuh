@@ -154,6 +154,12 @@ static __global__ void launch_gather_kernel(int size, void *dst, const void *src
     LAUNCH_FOR_EACH(e, n) k_gather(size, dst, src, idx_dtype, idx, m, rows, inner, e, e + 1);
 }
 
+/* PERMUTE: element e of the result from its source element (kernels/elementwise.h). */
+static __global__ void launch_permute_kernel(int size, void *dst, const void *src, k_pshape sh, int64_t n)
+{
+    LAUNCH_FOR_EACH(e, n) k_permute(size, dst, src, &sh, e, e + 1);
+}
+
 /* REDUCE_AXIS: result e, its run along the axis, as every executor folds it (kernels/reduce.h). */
 static __global__ void launch_reduce_axis_kernel(int op, int dtype, void *dst, const void *src, int64_t len,
                                                  int64_t inner, int64_t n)
@@ -421,6 +427,10 @@ static int launch_record(const launch_env *env, const cfx_record *r, cudaStream_
             inner, sa->count);
         break;
     }
+    case REC_PERMUTE:
+        LAUNCH(launch_permute_kernel, launch_grid(sa->count), LAUNCH_THREADS, s,
+            dtype_size(sa->dtype), SLOT_PTR(r->a), SLOT_PTR(r->b), rec_pshape(slots, r), sa->count);
+        break;
     case REC_REDUCE_AXIS: {
         int64_t len, inner;
         rec_reduce_axis(slots, r, &len, &inner);

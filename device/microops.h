@@ -678,6 +678,7 @@ static inline int mop_straight(mop_build *b, int32_t q, int dry, mop *m)
     case REC_SET_ITEM:
     case REC_GATHER:
     case REC_REDUCE_AXIS:
+    case REC_PERMUTE:
         return -1;
     }
     if (code < 0)
@@ -707,7 +708,7 @@ static inline int mop_covered(mop_build *b, int32_t q)
 {
     const cfx_record *r = &b->p->records[q];
     mop m;
-    REC_COUNT_IS(33);
+    REC_COUNT_IS(34);
     switch (r->kind) {
     case REC_JUMP:
     case REC_TICK:
@@ -820,7 +821,7 @@ static inline int32_t mop_record(mop_build *b, int32_t r, int32_t h, int32_t e)
     const cfx_record *x = &R[r];
     mop m;
     b->entry[r] = b->ncode;
-    REC_COUNT_IS(33);
+    REC_COUNT_IS(34);
     switch (x->kind) {
     case REC_BINARY:
         /* a compare, the JUMP_FALSE that tests it and the TICK that opens a loop's body */

@@ -86,7 +86,7 @@ CFX_HD int32_t sched_nblocks(const sched_cursor *c) { return c->region >= 0 ? 1 
  * kind, pc + 1. The same function on every block with the same value: the same branch. */
 CFX_HD int32_t sched_next_pc(const cfx_record *r, int32_t pc, const int32_t *table, int64_t value)
 {
-    REC_COUNT_IS(33);
+    REC_COUNT_IS(34);
     switch (r->kind) {
     case REC_JUMP:
         return r->a;

@@ -687,6 +687,54 @@ CFX_HD void k_gather(int size, void *dst, const void *src, int idx_dtype, const 
     }
 }
 
+/* PERMUTE, numpy's transpose(src, perm): the result's dimension k is the source's dimension
+ * perm[k], so result element e, its index i over dims (the result's, row-major), comes from
+ * source element sum_k i[k] * stride[k], stride[k] the source's stride of its dimension perm[k]
+ * (rec_pshape makes the shape). */
+typedef struct k_pshape {
+    int32_t rank;
+    int64_t dims[K_MAX_RANK], stride[K_MAX_RANK];
+} k_pshape;
+
+CFX_HD int64_t k_permute_src(const k_pshape *sh, int64_t e)
+{
+    int64_t src = 0;
+    for (int k = sh->rank - 1; k >= 0; k--) {
+        src += e % sh->dims[k] * sh->stride[k];
+        e /= sh->dims[k];
+    }
+    return src;
+}
+
+/* dst[e] = src[k_permute_src(e)] for e in [lo, hi): the index of lo found once, the next ones
+ * by an odometer over the result's dimensions; size is the element size in bytes. */
+CFX_HD void k_permute(int size, void *dst, const void *src, const k_pshape *sh, int64_t lo, int64_t hi)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    if (lo >= hi)
+        return;
+    K_RACE_RANGE_W(d, lo, hi, size);
+    int64_t idx[K_MAX_RANK] = {0}, from = 0, e = lo;
+    for (int k = sh->rank - 1; k >= 0; k--) {
+        idx[k] = e % sh->dims[k];
+        e /= sh->dims[k];
+        from += idx[k] * sh->stride[k];
+    }
+    for (e = lo; e < hi; e++) {
+        K_RACE_R(s + from * size, size);
+        for (int b = 0; b < size; b++)
+            d[e * size + b] = s[from * size + b];
+        for (int k = sh->rank - 1; k >= 0; k--) {
+            from += sh->stride[k];
+            if (++idx[k] < sh->dims[k])
+                break;
+            from -= idx[k] * sh->stride[k];
+            idx[k] = 0;
+        }
+    }
+}
+
 CFX_HD int64_t k_load_int(int dtype, const void *p)
 {
     return k_get_int(dtype, p, 0);

@@ -228,6 +228,7 @@ static int walk(const launch_env *env, int *flag, int64_t max_iters, printed *pr
         case REC_SET_ITEM:
         case REC_GATHER:
         case REC_REDUCE_AXIS:
+        case REC_PERMUTE:
             if (launch_record(env, r, stream, err, errlen) != 0) return -1;
             (*launched)++;
             rec_seen[r->kind] = 1;
@@ -484,7 +485,8 @@ int main(void)
     /* the launches this test is for, each run at least once */
     const int wanted[] = {REC_UNARY,  REC_BINARY,    REC_REDUCE,  REC_DOT,    REC_MATMUL,   REC_TRANSPOSE,
                           REC_FILL,   REC_COPY,      REC_CAST,    REC_WHERE,  REC_GET_ROW,  REC_SET_ROW,
-                          REC_GET_BOX, REC_BROADCAST, REC_GATHER, REC_REDUCE_AXIS, REC_CHECK_DIVIDE};
+                          REC_GET_BOX, REC_BROADCAST, REC_GATHER, REC_REDUCE_AXIS, REC_PERMUTE,
+                          REC_CHECK_DIVIDE};
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
         if (!CHECK(rec_seen[wanted[i]])) fprintf(stderr, "  no %s record was launched\n", rec_names[wanted[i]]);
     return test_finish("launch_host");

@@ -1157,6 +1157,113 @@ static void test_linalg(void)
     CHECK_REAL(dt[2], 1, 0);
 }
 
+/* PERMUTE: x = 0, 1, ..., 23 as [2, 3, 4] permuted by (2, 0, 1) is [4, 2, 3] with element
+ * (i, j, k) = x[j, k, i] = 12 j + 4 k + i, worked by hand; a share from the middle (the odometer's
+ * start found by division), a swap of the last two axes of doubles, bools, and a rank-5
+ * permutation checked against nested loops over the result's indices. */
+static void make_perm(cfx_slot *sl, cfx_record *r, int rank, const int32_t *bdims, const int *perm, int dtype)
+{
+    memset(sl, 0, 2 * sizeof *sl);
+    memset(r, 0, sizeof *r);
+    r->kind = REC_PERMUTE;
+    r->a = 0;
+    r->b = 1;
+    sl[0].rank = sl[1].rank = (uint8_t)rank;
+    sl[0].dtype = sl[1].dtype = (uint8_t)dtype;
+    sl[0].count = sl[1].count = 1;
+    for (int k = 0; k < rank; k++) {
+        sl[1].dims[k] = bdims[k];
+        sl[0].dims[k] = bdims[perm[k]];
+        sl[1].count *= bdims[k];
+        sl[0].count *= bdims[k];
+        r->c |= perm[k] << (3 * k);
+    }
+}
+
+static void test_permute(void)
+{
+    cfx_slot sl[2];
+    cfx_record r;
+    int32_t x[24], out[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = i;
+    const int32_t d3[3] = {2, 3, 4};
+    const int p3[3] = {2, 0, 1};
+    make_perm(sl, &r, 3, d3, p3, CFX_I32);
+    k_pshape sh = rec_pshape(sl, &r);
+    CHECK_INT(sh.rank, 3);
+    CHECK_INT(sh.dims[0], 4);
+    CHECK_INT(sh.stride[0], 1);
+    CHECK_INT(sh.stride[1], 12);
+    CHECK_INT(sh.stride[2], 4);
+    k_permute(4, out, x, &sh, 0, 24);
+    const int32_t want[12] = {0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21};
+    for (int i = 0; i < 12; i++)
+        CHECK_INT(out[i], want[i]);
+    CHECK_INT(out[23], 23);
+    CHECK_INT(out[18], 3);
+    memset(out, 0, sizeof out);
+    k_permute(4, out, x, &sh, 5, 9); /* a share: elements 5 to 8 only */
+    CHECK_INT(out[4], 0);
+    CHECK_INT(out[5], 20);
+    CHECK_INT(out[6], 1);
+    CHECK_INT(out[7], 5);
+    CHECK_INT(out[8], 9);
+    CHECK_INT(out[9], 0);
+    CHECK_INT(k_permute_src(&sh, 13), 6); /* (2, 0, 1): x[0, 1, 2] */
+
+    /* swapaxes(y, -1, -2) of [2, 2, 3] doubles y = 0 .. 11: [2, 3, 2] */
+    double y[12], yo[12];
+    for (int i = 0; i < 12; i++)
+        y[i] = i + 0.5;
+    const int32_t dy[3] = {2, 2, 3};
+    const int py[3] = {0, 2, 1};
+    make_perm(sl, &r, 3, dy, py, CFX_F64);
+    sh = rec_pshape(sl, &r);
+    k_permute(8, yo, y, &sh, 0, 12);
+    const double wy[12] = {0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11};
+    for (int i = 0; i < 12; i++)
+        CHECK_REAL(yo[i], wy[i] + 0.5, 0);
+
+    /* bools: [2, 3] -> [3, 2] as a rank-2 permutation */
+    uint8_t b[6] = {1, 0, 0, 1, 1, 0}, bo[6];
+    const int32_t db[2] = {2, 3};
+    const int pb[2] = {1, 0};
+    make_perm(sl, &r, 2, db, pb, CFX_BOOL);
+    sh = rec_pshape(sl, &r);
+    k_permute(1, bo, b, &sh, 0, 6);
+    const uint8_t wb[6] = {1, 1, 0, 1, 0, 0};
+    for (int i = 0; i < 6; i++)
+        CHECK_INT(bo[i], wb[i]);
+
+    /* rank 5: [2, 3, 1, 4, 2] by (3, 0, 4, 2, 1), against loops over the result's indices */
+    int64_t z[48], zo[48];
+    for (int i = 0; i < 48; i++)
+        z[i] = 1000 + i;
+    const int32_t dz[5] = {2, 3, 1, 4, 2};
+    const int pz[5] = {3, 0, 4, 2, 1};
+    make_perm(sl, &r, 5, dz, pz, CFX_I64);
+    sh = rec_pshape(sl, &r);
+    k_permute(8, zo, z, &sh, 0, 17);
+    k_permute(8, zo, z, &sh, 17, 48);
+    int64_t e = 0, bad = 0;
+    for (int i0 = 0; i0 < 4; i0++)
+        for (int i1 = 0; i1 < 2; i1++)
+            for (int i2 = 0; i2 < 2; i2++)
+                for (int i3 = 0; i3 < 1; i3++)
+                    for (int i4 = 0; i4 < 3; i4++) {
+                        /* source index: axis pz[k] of z is result index k */
+                        int src[5];
+                        src[3] = i0, src[0] = i1, src[4] = i2, src[2] = i3, src[1] = i4;
+                        int64_t at = (((src[0] * 3 + src[1]) * 1 + src[2]) * 4 + src[3]) * 2 + src[4];
+                        bad += zo[e++] != z[at];
+                    }
+    CHECK_INT(e, 48);
+    CHECK_INT(bad, 0);
+    CHECK_INT(rec_perm_axis(r.c, 0), 3);
+    CHECK_INT(rec_perm_axis(r.c, 4), 1);
+}
+
 int main(void)
 {
     test_integer_binary();
@@ -1171,6 +1278,7 @@ int main(void)
     test_make_and_move();
     test_reductions();
     test_reduce_axis();
+    test_permute();
     test_f32_sum_precision();
     test_shares();
     test_dot();

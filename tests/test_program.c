@@ -426,6 +426,18 @@ static void c_reduce_axis_axis(cfx_prog *p) { c_reduce_axis(p); p->records[11].c
 static void c_reduce_axis_negative(cfx_prog *p) { c_reduce_axis(p); p->records[11].c = -1; }
 static void c_reduce_axis_dtype(cfx_prog *p) { c_reduce_axis(p); p->records[11].op = OP_ARGMAX; }
 static void c_reduce_axis_field(cfx_prog *p) { c_reduce_axis(p); p->records[11].d = 1; }
+/* record 9 as a PERMUTE: m's transpose by axes (1, 0), packed 3 bits an axis */
+static void c_permute(cfx_prog *p) { p->records[9] = rec(REC_PERMUTE, 0, CFX_F32, 0, S_MT, S_M, 1, 0, 6); }
+static void c_permute_identity(cfx_prog *p) { c_permute(p); p->records[9].c = 0 | 1 << 3; }
+static void c_permute_repeat(cfx_prog *p) { c_permute(p); p->records[9].c = 0; } /* (0, 0) */
+static void c_permute_range(cfx_prog *p) { c_permute(p); p->records[9].c = 2; } /* (2, 0) */
+static void c_permute_extra(cfx_prog *p) { c_permute(p); p->records[9].c = 1 | 2 << 6; } /* (1, 0, 2) */
+static void c_permute_negative(cfx_prog *p) { c_permute(p); p->records[9].c = -1; }
+static void c_permute_rank(cfx_prog *p) { c_permute(p); p->records[9].a = S_ROWM; }
+static void c_permute_dims(cfx_prog *p) { c_permute(p); p->slots[S_MT].dims[0] = 4; p->slots[S_MT].dims[1] = 1; }
+static void c_permute_alias(cfx_prog *p) { c_permute(p); p->records[9].a = S_M; }
+static void c_permute_dtype(cfx_prog *p) { c_permute(p); p->slots[S_MT].dtype = CFX_I32; p->records[9].dtype = CFX_I32; }
+static void c_permute_field(cfx_prog *p) { c_permute(p); p->records[9].d = 1; }
 static void c_last_not_halt(cfx_prog *p) { p->records[16] = rec(REC_JUMP, 0, 0, 0, 15, 0, 0, 0, 1); }
 static void c_loop_without_tick(cfx_prog *p) { p->records[6].a = 3; }
 static void c_strings_unterminated(cfx_prog *p) { p->strings[p->nstrings - 1] = 'x'; }
@@ -557,6 +569,28 @@ static void test_validator(void)
         expect_rejected(base, c_reduce_axis_negative, "reduction along a negative axis", "axis -1 is out of range");
         expect_rejected(base, c_reduce_axis_dtype, "argmax along an axis into f32", "along an axis on these operands");
         expect_rejected(base, c_reduce_axis_field, "reduction along an axis with field d set", "unused field d");
+    }
+    {
+        /* PERMUTE: a's dims are b's permuted by the axes packed in c, same dtype, a not b */
+        cfx_prog *g = clone(base);
+        c_permute(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        prog_free(g);
+        g = clone(base);
+        c_permute_identity(g);
+        CHECK_INT(prog_validate(g, err, sizeof err), 0);
+        prog_free(g);
+        expect_rejected(base, c_permute_repeat, "permute by (0, 0)", "are not a permutation of 2 dimensions");
+        expect_rejected(base, c_permute_range, "permute by (2, 0)", "are not a permutation of 2 dimensions");
+        expect_rejected(base, c_permute_extra, "permute by three axes of a rank-2 tensor",
+                        "name more dimensions than its operand's 2");
+        expect_rejected(base, c_permute_negative, "permute by a negative field", "name more dimensions");
+        expect_rejected(base, c_permute_rank, "permute into a rank-1 result", "has rank 1, its operand rank 2");
+        expect_rejected(base, c_permute_dims, "permute into [4, 1] from [2, 2]",
+                        "result dimension 0 is 4, not its operand's dimension 1 (2)");
+        expect_rejected(base, c_permute_alias, "permute writing its operand", "cannot write its operand");
+        expect_rejected(base, c_permute_dtype, "permute into i32 from f32", "must have its operand's dtype");
+        expect_rejected(base, c_permute_field, "permute with field d set", "unused field d");
     }
     expect_rejected(base, c_last_not_halt, "last record not HALT", NULL);
     expect_rejected(base, c_loop_without_tick, "loop without TICK", "TICK");

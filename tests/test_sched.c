@@ -544,6 +544,11 @@ static int32_t run_record(walker *w)
                  sl[r->c].dtype, slot_addr(rp, block, r->c), m, n, inner, lo, hi);
         return c->pc + 1;
     }
+    case REC_PERMUTE: {
+        k_pshape sh = rec_pshape(sl, r);
+        k_permute(dtype_size(sl[r->a].dtype), slot_addr(rp, block, r->a), slot_addr(rp, block, r->b), &sh, lo, hi);
+        return c->pc + 1;
+    }
     case REC_REDUCE_AXIS: {
         int64_t n, inner;
         rec_reduce_axis(sl, r, &n, &inner);

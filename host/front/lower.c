@@ -1660,98 +1660,31 @@ static int32_t lower_concat(lowerer *L, ast_node *n, int32_t want)
     return lower_copy_to(L, want, d);
 }
 
-/* transpose(x, axes) and permute(x, axes): output dimension d is axis p[d] of x. The elements
- * move in blocks: a set S of x's axes taken whole, the others at one index each, so that a block
- * is one GET_BOX of x and one SET_BOX of the result. S qualifies when the order its axes have in
- * the result is a rotation of their order in x: none (a plain copy of the block), or by s (a 2-D
- * TRANSPOSE of the block seen as [product of S's first s axes, product of the rest]). Of the sets
- * that qualify the one with the fewest records is taken. The identity is a COPY, a 2-D swap the
- * one TRANSPOSE of transpose(x). */
+/* transpose(x, axes) and permute(x, axes): output dimension d is axis p[d] of x. One record:
+ * a COPY when the axes longer than 1 keep their order (the elements do), the one TRANSPOSE of a
+ * 2-D swap, and otherwise one PERMUTE (each result element reads its source element), where
+ * moving blocks took a GET_BOX and a SET_BOX (and a 2-D TRANSPOSE) per block. */
 static int32_t lower_permute(lowerer *L, ast_node *n, int32_t want)
 {
-    const cfx_type *X = &n->list[0]->ty, *R = &n->ty;
-    int rank = X->rank, p[CFX_MAX_RANK];
-    for (int d = 0; d < rank; d++)
+    const cfx_type *X = &n->list[0]->ty;
+    int rank = X->rank, p[CFX_MAX_RANK], last = -1, kept = 1;
+    int32_t packed = 0;
+    for (int d = 0; d < rank; d++) {
         p[d] = (int)(lower_note(n)->ival >> (4 * d) & 15);
+        packed |= (int32_t)p[d] << (3 * d);
+        if (X->dims[p[d]] > 1) {
+            kept &= p[d] > last;
+            last = p[d];
+        }
+    }
     int32_t x = lower_expr(L, n->list[0], -1);
-    int best = -1, best_rot = 0;
-    int64_t best_recs = 0, total = 1;
-    for (int d = 0; d < rank; d++)
-        total *= X->dims[d];
-    for (int set = 0; set < 1 << rank; set++) {
-        int in[CFX_MAX_RANK], out[CFX_MAX_RANK], ns = 0, no = 0, rot = -1;
-        int64_t size = 1;
-        for (int a = 0; a < rank; a++)
-            if (set >> a & 1) {
-                in[ns++] = a;
-                size *= X->dims[a];
-            }
-        for (int d = 0; d < rank; d++)
-            if (set >> p[d] & 1)
-                out[no++] = p[d];
-        for (int r = 0; r < (ns ? ns : 1) && rot < 0; r++) {
-            int same = 1;
-            for (int i = 0; i < ns; i++)
-                same &= out[i] == in[(i + r) % ns];
-            if (same)
-                rot = r;
-        }
-        if (rot < 0)
-            continue;
-        int64_t recs = total / size * (rot ? 3 : 2);
-        if (set == (1 << rank) - 1)
-            recs = rot && rank > 2 ? 3 : 1; /* the whole tensor: a COPY, or one TRANSPOSE */
-        if (best < 0 || recs < best_recs) {
-            best = set;
-            best_rot = rot;
-            best_recs = recs;
-        }
-    }
     int32_t d = no_alias(L, n, want, x, x);
-    if (best == (1 << rank) - 1 && (best_rot == 0 || rank == 2)) {
-        lower_emit(L, best_rot ? REC_TRANSPOSE : REC_COPY, 0, d, x, 0, 0);
-        return lower_copy_to(L, want, d);
-    }
-    int64_t blocks = 1, lead = 1, size = 1;
-    int seen = 0;
-    for (int a = 0; a < rank; a++) {
-        if (!(best >> a & 1)) {
-            blocks *= X->dims[a];
-            continue;
-        }
-        size *= X->dims[a];
-        if (seen++ < best_rot)
-            lead *= X->dims[a];
-    }
-    if (blocks > LOWER_MAX_AXIS_RESULTS) {
-        char why[200];
-        snprintf(why, sizeof why, "'%s' moves %lld blocks of %lld elements, more than %d: it is unrolled one block "
-                 "at a time", n->name, (long long)blocks, (long long)size, LOWER_MAX_AXIS_RESULTS);
-        lower_fail(L, why);
-        return 0;
-    }
-    cfx_type tb = *R, tt = *R;
-    tb.rank = tt.rank = best_rot ? 2 : 1;
-    tb.dims[0] = best_rot ? lead : size;
-    tb.dims[1] = tt.dims[0] = size / lead;
-    tt.dims[1] = lead;
-    int32_t blk = lower_temp(L, &tb), tr = best_rot ? lower_temp(L, &tt) : blk;
-    for (int64_t b = 0; b < blocks && !L->failed; b++) {
-        int64_t ix[CFX_MAX_RANK], io[CFX_MAX_RANK], q = b;
-        for (int a = rank - 1; a >= 0; a--) {
-            ix[a] = -1;
-            if (!(best >> a & 1)) {
-                ix[a] = q % X->dims[a];
-                q /= X->dims[a];
-            }
-        }
-        for (int dd = 0; dd < rank; dd++)
-            io[dd] = ix[p[dd]];
-        lower_emit(L, REC_GET_BOX, 0, blk, x, whole_box(L, rank, X->dims, ix), 0);
-        if (best_rot)
-            lower_emit(L, REC_TRANSPOSE, 0, tr, blk, 0, 0);
-        lower_emit(L, REC_SET_BOX, 0, d, tr, whole_box(L, rank, R->dims, io), 0);
-    }
+    if (kept)
+        lower_emit(L, REC_COPY, 0, d, x, 0, 0);
+    else if (rank == 2)
+        lower_emit(L, REC_TRANSPOSE, 0, d, x, 0, 0);
+    else
+        lower_emit(L, REC_PERMUTE, 0, d, x, packed, 0);
     return lower_copy_to(L, want, d);
 }
 

@@ -3050,47 +3050,14 @@ static void op_transpose(imp *I, const Onnx__NodeProto *n)
         line(I, "%s = transpose(%s)", v, src);
         return;
     }
-    /* leading axes kept and the last two swapped: a 2-D transpose per leading index */
-    int lead = 1;
-    int64_t nlead = 1, maxd = 1;
-    for (int d = 0; d < r - 2; d++) {
-        lead &= perm[d] == d;
-        nlead *= t.dims[d];
-    }
+    /* the language's permute: one record (a PERMUTE, or a COPY where only axes of length 1 move) */
+    strbuf *axes = new_sb(I);
     for (int d = 0; d < r; d++)
-        maxd = t.dims[d] > maxd ? t.dims[d] : maxd;
-    int swap = lead && perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
-    /* the language's permute moves blocks, unrolled (at most ONNX_UNROLL_MAX of them): one axis
-     * taken whole is a block, so there are at most count / (the largest dimension); a swap of
-     * the last two over many leading indices stays a loop of 2-D transposes */
-    if (swap ? nlead <= ONNX_UNROLL_SMALL : count(&t) / maxd <= ONNX_UNROLL_MAX) {
-        strbuf *axes = new_sb(I);
-        for (int d = 0; d < r; d++)
-            sb_printf(axes, "%s%lld", d ? ", " : "", (long long)perm[d]);
-        if (axes->oom)
-            fail(I, "out of memory");
-        line(I, "%s = permute(%s, (%s))", v, src, sb_str(axes));
-        sb_free(axes);
-        return;
-    }
-    const char *ixs[CFX_TYPE_MAX_RANK] = {0};
-    line(I, "%s = %s", v, zeros_of(I, &t));
-    if (swap) {
-        cfx_type outer = t;
-        outer.rank = r - 2;
-        element_loops(I, &outer, ixs, 1);
-        const char *all = index_list(I, ixs, r - 2);
-        line(I, "%s[%s] = transpose(%s[%s])", v, all, src, all);
-        element_loops(I, &outer, ixs, 0);
-        return;
-    }
-    /* any other permutation: element by element (slow; say so in docs/onnx.md) */
-    element_loops(I, &t, ixs, 1);
-    const char *sel[CFX_TYPE_MAX_RANK];
-    for (int d = 0; d < r; d++)
-        sel[perm[d]] = ixs[d];
-    line(I, "%s[%s] = %s[%s]", v, index_list(I, ixs, r), src, index_list(I, sel, r));
-    element_loops(I, &t, ixs, 0);
+        sb_printf(axes, "%s%lld", d ? ", " : "", (long long)perm[d]);
+    if (axes->oom)
+        fail(I, "out of memory");
+    line(I, "%s = permute(%s, (%s))", v, src, sb_str(axes));
+    sb_free(axes);
 }
 
 /* Tile with repeats known at import: the language's concat of copies along each repeated axis

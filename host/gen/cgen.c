@@ -1907,7 +1907,7 @@ static void fused_loop(gen *g, int32_t lo, int32_t hi, int32_t red)
                 x[k].data[0] = '\0';
             fused_value(g, &x[k], reg, in[k], lo, rk);
         }
-        REC_COUNT_IS(33);
+        REC_COUNT_IS(34);
         switch (r->kind) {
         case REC_UNARY:
             line(g, "const %s v%d_ = k_%s_%s(%s);", T, (int)i, unary_stem(r->op, r->dtype), suffix(r->dtype),
@@ -2503,6 +2503,24 @@ static void record(gen *g, int32_t i)
         ranged(g, i, r->a, sl[r->a].count, buf);
         break;
     }
+    case REC_PERMUTE: {
+        /* the shape rec_pshape makes for the interpreters, as constants */
+        k_pshape ps = rec_pshape(sl, r);
+        strbuf sh = {0}; /* {dims}, {stride} */
+        for (int k = 0; k < 2 * CFX_MAX_RANK; k++)
+            sb_printf(&sh, "%s%lldLL", k % CFX_MAX_RANK ? ", " : k ? "}, {" : "{",
+                      (long long)(k < CFX_MAX_RANK ? ps.dims[k] : ps.stride[k - CFX_MAX_RANK]));
+        sb_puts(&sh, "}");
+        if (sh.oom)
+            fail(g, "out of memory");
+        snprintf(buf, sizeof buf,
+                 "{ const k_pshape sh_ = {%d, %s}; "
+                 "k_permute(%d, %s, %s, &sh_, %%s, %%s); }",
+                 (int)ps.rank, sb_str(&sh), dtype_size(sl[r->a].dtype), P(g, &t, r->a), P(g, &t, r->b));
+        sb_free(&sh);
+        ranged(g, i, r->a, sl[r->a].count, buf);
+        break;
+    }
     case REC_REDUCE_AXIS: {
         /* each result its run along the axis, in order (kernels/reduce.h): the interpreters' bits */
         int64_t n, inner;
@@ -2756,7 +2774,7 @@ static void block_code(gen *g, int32_t x, int32_t ft, int at_region_header)
         const cfx_record *r = &p->records[i];
         g->cur = i;
         arrive(g, i, at_region_header && i == lo);
-        REC_COUNT_IS(33);
+        REC_COUNT_IS(34);
         switch (r->kind) {
         case REC_HALT:
             line(g, "goto halt_;");
@@ -2996,7 +3014,7 @@ static void dispatch(gen *g)
             const cfx_record *rec = &p->records[r];
             g->cur = r;
             arrive(g, r, region_header(g, x) && r == lo);
-            REC_COUNT_IS(33);
+            REC_COUNT_IS(34);
             switch (rec->kind) {
             case REC_HALT:
                 line(g, "goto halt_;");

@@ -2400,11 +2400,11 @@ static int sched_reads_all(const cfx_record *r, int32_t s)
 {
     const char *f = rec_fields[r->kind];
     int32_t ops[4] = {r->a, r->b, r->c, r->d};
-    REC_COUNT_IS(33);
+    REC_COUNT_IS(34);
     switch (r->kind) {
     case REC_MATMUL: case REC_BINARY: case REC_DOT: case REC_WHERE: case REC_UNARY: case REC_COPY:
     case REC_CAST: case REC_REDUCE: case REC_TRANSPOSE: case REC_BROADCAST:
-    case REC_REDUCE_AXIS:
+    case REC_REDUCE_AXIS: case REC_PERMUTE:
         for (int k = 1; k < 4 && f[k]; k++)
             if (f[k] == 's' && ops[k] == s)
                 return 1;

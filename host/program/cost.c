@@ -122,6 +122,7 @@ static void record_bytes(const cfx_prog *p, const sched_plan *plan, int32_t i, i
     case REC_BROADCAST:
     case REC_SET_ITEM:
     case REC_REDUCE_AXIS: /* all of b (each block its results' runs when split), a written */
+    case REC_PERMUTE:     /* all of b (each block its elements' sources when split), a written */
         break;
     }
     /* the elementwise family and the reductions: inputs are the slot fields after a */

@@ -191,6 +191,14 @@ static void record_operands(strbuf *ops, const cfx_prog *p, const cfx_record *r)
             sb_printf(ops, "batch %d", field[k]);
             continue;
         }
+        if (r->kind == REC_PERMUTE && k == 2 && r->a >= 0 && r->a < p->nslots) {
+            /* the axes, as numpy's transpose takes them */
+            sb_puts(ops, "axes (");
+            for (int d = 0; d < p->slots[r->a].rank; d++)
+                sb_printf(ops, "%s%d", d ? ", " : "", rec_perm_axis(field[k], d));
+            sb_puts(ops, ")");
+            continue;
+        }
         switch (f[k]) {
         case 's': sb_printf(ops, "s%d", field[k]); break;
         case 't': sb_printf(ops, "->%d", field[k]); break;

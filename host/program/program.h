@@ -45,7 +45,7 @@ extern "C" {
  * FAMILY: enum rec_family (rec_family): CONTROL moves pc; CHECK may stop the run (TICK: the
  *   loop budget and a cancel); PRINT; CALL an application kernel (its slots are in the
  *   table); the rest write slot a (rec_writes_a): ELEMENTWISE, REDUCE (one element from all
- *   of b; REDUCE_AXIS one per run of b along an axis), PRODUCT, MOVE (rows, boxes, items, transposes, broadcasts).
+ *   of b; REDUCE_AXIS one per run of b along an axis), PRODUCT, MOVE (rows, boxes, items, transposes, permutes, broadcasts).
  * DOMAIN: what a split record's work items are (rec_domain, the plan's sched_domain):
  *   a b c  the elements of that slot operand    r  the elements of one row of slot a
  *   t      MATMUL's output tiles, of every product of a batch (rows for one matrix-vector
@@ -92,7 +92,8 @@ extern "C" {
     X(GET_ITEM,    "ssss", MOVE,        'a', "wRRR", "slot a = item slot c of list slot b of length slot d (k_item_index: negative counts from the length, clamped into b)") \
     X(SET_ITEM,    "ssss", MOVE,        'c', "WRrR", "item slot b of list slot a of length slot d = slot c (k_item_index: negative counts from the length, clamped into a)") \
     X(GATHER,      "sssn", MOVE,        'a', "wRR-", "slot a = numpy's take(slot b, slot c, axis=d): b's slices along axis d at the indices in slot c (i32 or i64; negative counts from the end, clamped into b: checked before by CHECK_INDEX of their least and greatest)") \
-    X(REDUCE_AXIS, "ssn-", REDUCE,      'a', "wR--", "slot a = op over axis c of slot b, as REDUCE over each run of b along the axis, in order (rec_reduce_axis); a's elements are b's with that axis dropped (or kept as 1)")
+    X(REDUCE_AXIS, "ssn-", REDUCE,      'a', "wR--", "slot a = op over axis c of slot b, as REDUCE over each run of b along the axis, in order (rec_reduce_axis); a's elements are b's with that axis dropped (or kept as 1)") \
+    X(PERMUTE,     "ssn-", MOVE,        'a', "wR--", "slot a = numpy's transpose(slot b, perm): a's dimension k is b's dimension perm[k], perm packed in c, 3 bits a dimension from the lowest (rec_perm_axis); same dtype, a's dims b's permuted (rec_pshape)")
 
 enum rec_kind {
 #define X(name, fields, family, domain, access, comment) REC_##name,
@@ -296,7 +297,7 @@ CFX_HD int32_t rec_successors(const cfx_prog *p, int32_t pc, int32_t *out, int32
 {
     const cfx_record *r = &p->records[pc];
     int32_t n = 0;
-    REC_COUNT_IS(33);
+    REC_COUNT_IS(34);
     switch (r->kind) {
     case REC_HALT:
         break;
@@ -365,6 +366,33 @@ CFX_HD void rec_gather(const cfx_slot *slots, const cfx_record *r, int64_t *m, i
     *inner = 1;
     for (int k = r->d + 1; k < b->rank; k++)
         *inner *= b->dims[k];
+}
+
+/* PERMUTE's permutation, packed in field c: result dimension k is source dimension
+ * (c >> 3k) & 7. */
+CFX_HD int rec_perm_axis(int32_t c, int k)
+{
+    return (int)((uint32_t)c >> (3 * k)) & 7;
+}
+
+/* The shape of a PERMUTE record for k_permute: the result's dims and, per result dimension,
+ * the source's stride of the dimension it is. */
+CFX_HD k_pshape rec_pshape(const cfx_slot *slots, const cfx_record *r)
+{
+    const cfx_slot *a = &slots[r->a], *b = &slots[r->b];
+    int64_t st[CFX_MAX_RANK], s = 1;
+    for (int k = b->rank - 1; k >= 0; k--) {
+        st[k] = s;
+        s *= b->dims[k];
+    }
+    k_pshape sh;
+    sh.rank = a->rank;
+    for (int k = 0; k < CFX_MAX_RANK; k++) {
+        int j = rec_perm_axis(r->c, k);
+        sh.dims[k] = k < a->rank ? a->dims[k] : 1;
+        sh.stride[k] = k < a->rank && j < b->rank ? st[j] : 0;
+    }
+    return sh;
 }
 
 /* The shape of MATMUL record r: `batch` products a[m,n] = b[m,k] @ c[k,n], back to back in a (m * n

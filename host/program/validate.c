@@ -21,9 +21,10 @@
  *   [m,k]@[k]->[m], or with a batch count d >= 1 (never negative) the counts rec_matmul reads
  *   (b: d or one [m,k], c: d or one [k,n], a: d [m,n]); GET_ROW/SET_ROW a row's exact shape;
  *   GATHER b's shape with axis d replaced by the i32/i64 indices' shape; REDUCE_AXIS b's shape
- *   without axis c, or with it as 1, of the reduction's dtype); no record writes a constant;
- *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER, REDUCE_AXIS and a dtype-changing CAST never
- *   write an operand;
+ *   without axis c, or with it as 1, of the reduction's dtype; PERMUTE b's dtype and b's dims
+ *   permuted by the permutation c packs); no record writes a constant;
+ *   MATMUL, TRANSPOSE, GET_ROW, SET_ROW, GATHER, REDUCE_AXIS, PERMUTE and a dtype-changing CAST
+ *   never write an operand;
  * - control: the last record is HALT, and every cycle passes a TICK, so no run can loop
  *   without counting against the budget and seeing a cancel;
  * - row indices: each GET_ROW/SET_ROW index is a constant in range, or was checked by a
@@ -416,6 +417,28 @@ static int check_operands(vctx *v, int32_t i)
         }
         if (!ok)
             return vfail(v, i, "gather operands are inconsistent");
+        break;
+    }
+    case REC_PERMUTE: {
+        /* c packs a permutation of b's dimensions (3 bits each); a's dims are b's permuted */
+        if (a->dtype != b->dtype)
+            return vfail(v, i, "a permute's result must have its operand's dtype");
+        if (r->a == r->b)
+            return vfail(v, i, "a permute cannot write its operand");
+        if (a->rank != b->rank)
+            return vfail(v, i, "a permute's result has rank %d, its operand rank %d", a->rank, b->rank);
+        if (r->c < 0 || (b->rank < CFX_MAX_RANK && (r->c >> (3 * b->rank)) != 0))
+            return vfail(v, i, "a permute's axes 0x%x name more dimensions than its operand's %d", r->c, b->rank);
+        int seen = 0;
+        for (int k = 0; k < b->rank; k++) {
+            int j = rec_perm_axis(r->c, k);
+            if (j >= b->rank || (seen >> j & 1))
+                return vfail(v, i, "a permute's axes 0x%x are not a permutation of %d dimensions", r->c, b->rank);
+            seen |= 1 << j;
+            if (a->dims[k] != b->dims[j])
+                return vfail(v, i, "a permute's result dimension %d is %d, not its operand's dimension %d (%d)", k,
+                             (int)a->dims[k], j, (int)b->dims[j]);
+        }
         break;
     }
     case REC_REDUCE_AXIS: {

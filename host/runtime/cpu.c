@@ -151,7 +151,7 @@ static void decode(const cfx_prog *prog, uint8_t *arena, decoded *dec, int fuse)
         d->b = f[1] == 's' ? arena + prog->slots[r->b].offset : NULL;
         d->c = f[2] == 's' ? arena + prog->slots[r->c].offset : NULL;
         d->code = F_GENERAL;
-        REC_COUNT_IS(33);
+        REC_COUNT_IS(34);
         switch (r->kind) {
         case REC_JUMP:
             d->code = F_JUMP;
@@ -311,7 +311,7 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
     /* a record whose elements move (a transpose, a broadcast, a box) over its own slot reads
      * other elements' places: kept whole, in its order */
     if (r->a == r->b && (r->kind == REC_TRANSPOSE || r->kind == REC_BROADCAST || r->kind == REC_GET_BOX ||
-                         r->kind == REC_SET_BOX))
+                         r->kind == REC_SET_BOX || r->kind == REC_PERMUTE))
         return INT64_MAX;
     switch (r->kind) {
     case REC_UNARY:
@@ -347,6 +347,7 @@ static int64_t split_min(const cfx_prog *prog, const cfx_record *r)
         return SPLIT_CHEAP;
     case REC_BROADCAST:
     case REC_GATHER:
+    case REC_PERMUTE:
         return SPLIT_CHEAP;
     case REC_GET_BOX:
     case REC_SET_BOX: { /* runs, unless the box's last dimension is an index */
@@ -404,6 +405,63 @@ static void broadcast_runs(int size, uint8_t *d, const uint8_t *s, const k_bshap
                 memcpy(d + (e + i) * size, from, (size_t)size);
         }
         e += n;
+    }
+}
+
+/* PERMUTE: when the last dimension stays last, a run of the result's last dimension is one
+ * stretch of the source (its place from k_permute_src once a run) and is a memcpy; otherwise
+ * k_permute's odometer, an element at a time, with a size the compiler knows for 4 and 8 bytes.
+ * The same bytes as k_permute. */
+static void permute_runs(int size, uint8_t *d, const uint8_t *s, const k_pshape *sh, int64_t lo, int64_t hi)
+{
+    int rank = sh->rank;
+    if (rank > 0 && sh->stride[rank - 1] == 1 && sh->dims[rank - 1] > 1) {
+        int64_t row = sh->dims[rank - 1];
+        for (int64_t e = lo; e < hi;) {
+            int64_t n = row - e % row;
+            n = n < hi - e ? n : hi - e;
+            memcpy(d + e * size, s + k_permute_src(sh, e) * size, (size_t)(n * size));
+            e += n;
+        }
+        return;
+    }
+    if (size != 4 && size != 8) {
+        k_permute(size, d, s, sh, lo, hi);
+        return;
+    }
+    if (lo >= hi)
+        return;
+    int64_t idx[CFX_MAX_RANK] = {0}, from = 0, e = lo;
+    for (int k = rank - 1; k >= 0; k--) {
+        idx[k] = e % sh->dims[k];
+        e /= sh->dims[k];
+        from += idx[k] * sh->stride[k];
+    }
+    int64_t inner = rank > 0 ? sh->dims[rank - 1] : 1, step = rank > 0 ? sh->stride[rank - 1] : 0;
+    for (e = lo; e < hi;) {
+        /* the rest of this row of the result: the source's elements `step` apart */
+        int64_t n = inner - (rank > 0 ? idx[rank - 1] : 0);
+        n = n < hi - e ? n : hi - e;
+        if (size == 4)
+            for (int64_t i = 0; i < n; i++)
+                memcpy(d + (e + i) * 4, s + (from + i * step) * 4, 4);
+        else
+            for (int64_t i = 0; i < n; i++)
+                memcpy(d + (e + i) * 8, s + (from + i * step) * 8, 8);
+        e += n;
+        if (e >= hi)
+            break;
+        /* the next row: the odometer over the dimensions before the last */
+        from -= (rank > 0 ? idx[rank - 1] : 0) * step;
+        if (rank > 0)
+            idx[rank - 1] = 0;
+        for (int k = rank - 2; k >= 0; k--) {
+            from += sh->stride[k];
+            if (++idx[k] < sh->dims[k])
+                break;
+            from -= idx[k] * sh->stride[k];
+            idx[k] = 0;
+        }
     }
 }
 
@@ -639,6 +697,11 @@ static void data_range(const cfx_prog *prog, const cfx_record *r, uint8_t *arena
         k_gather(dtype_size(r->dtype), A, B, slots[r->c].dtype, C, m, n, inner, lo, hi);
         break;
     }
+    case REC_PERMUTE: {
+        k_pshape sh = rec_pshape(slots, r);
+        permute_runs(dtype_size(slots[r->a].dtype), A, B, &sh, lo, hi);
+        break;
+    }
     default:
         break;
     }
@@ -773,7 +836,8 @@ static NOINLINE int run_data(const cfx_prog *prog, const cfx_record *r, uint8_t 
     case REC_GET_BOX:
     case REC_SET_BOX:
     case REC_BROADCAST:
-    case REC_GATHER: {
+    case REC_GATHER:
+    case REC_PERMUTE: {
         int64_t n = data_elements(prog, r);
         int64_t min = threads > 1 ? split_min(prog, r) : 0;
         if (threads > 1 && n >= min) {
@@ -1043,6 +1107,7 @@ static ALWAYS_INLINE void execute(const exec_run *run, int acc_mode, int threads
             case REC_SET_ITEM:
             case REC_GATHER:
             case REC_REDUCE_AXIS:
+            case REC_PERMUTE:
                 if (run_data(prog, r, arena, cancel, acc_mode, threads, blas_threads))
                     STOP(CFX_STOP_CANCELLED, 0, 0);
                 x++;
