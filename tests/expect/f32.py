@@ -73,3 +73,19 @@ def fmt64(v):
         return "inf" if v > 0 else "-inf"
     r = repr(v)
     return r[:-2] if r.endswith(".0") else r
+
+
+def nested(a, f=fmt):
+    """A value of any rank as cfx prints it: integers as such, bools as true and false, reals by f
+    (fmt: float32's shortest text; fmt64 for float64)."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        if a.dtype == np.bool_:
+            return "true" if a else "false"
+        return str(int(a)) if a.dtype.kind in "iu" else f(a)
+    return "[" + ", ".join(nested(r, f) for r in a) + "]"
+
+
+def arg_nd(a, f=fmt):
+    """A value of any rank as a `# run:` value: nested, without spaces."""
+    return nested(a, f).replace(" ", "")

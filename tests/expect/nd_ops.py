@@ -8,20 +8,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from f32 import fmt  # noqa: E402
-
-
-def nested(a):
-    a = np.asarray(a)
-    if a.ndim == 0:
-        if a.dtype.kind == "b":
-            return "true" if a else "false"
-        return str(int(a)) if a.dtype.kind == "i" else fmt(a)
-    return "[" + ", ".join(nested(r) for r in a) + "]"
-
-
-def arg(a):
-    return nested(a).replace(" ", "")
+from f32 import fmt, nested, arg_nd as arg  # noqa: E402
 
 
 def inputs(seed):

@@ -10,20 +10,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from f32 import fmt, fmt64  # noqa: E402
-
-
-def nested(a, f=fmt):
-    a = np.asarray(a)
-    if a.ndim == 0:
-        if a.dtype == np.bool_:
-            return "true" if a else "false"
-        return str(int(a)) if a.dtype.kind == "i" else f(a)
-    return "[" + ", ".join(nested(r, f) for r in a) + "]"
-
-
-def arg(a, f=fmt):
-    return nested(a, f).replace(" ", "")
+from f32 import fmt, fmt64, nested, arg_nd as arg  # noqa: E402
 
 
 def inputs(seed):
