@@ -31,9 +31,9 @@ for s, n in [(1, 3), (-2, 1)]:
     mv = (io(24) % 5 - 2).reshape(2, 3, 4) @ (io(4) * 2 - 3 + s)
     vm = (io(4) - s).astype(np.float32) @ (io(24) % 7 - 3).reshape(2, 4, 3).astype(np.float32)
     fb = (io(12) % 4 - 1).reshape(2, 1, 2, 3).astype(np.float32) @ ((io(18) % 4 - 1).reshape(3, 3, 2) * s).astype(np.float32)
-    q = (io(96) % 5 - 2).reshape(2, 2, 6, 4).astype(np.float32)
-    kt = (io(96) % 3 - 1 + s).reshape(2, 2, 4, 6).astype(np.float32)
-    v = (io(96) % 4 - 2).reshape(2, 2, 6, 4).astype(np.float32)
+    q = (io(12) % 5 - 2).reshape(2, 2, 1, 3).astype(np.float32)
+    kt = (io(12) % 3 - 1 + s).reshape(2, 2, 3, 1).astype(np.float32)
+    v = (io(12) % 4 - 2).reshape(2, 2, 1, 3).astype(np.float32)
     h = q
     for i in range(n):
         h = np.mod((h @ kt) @ v, np.float32(7)) - np.float32(3)
