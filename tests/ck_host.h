@@ -303,6 +303,14 @@ static void *ck_host_watchdog(void *arg)
     return NULL;
 }
 
+/* A rule of cuda_host.h broken in a block, with faults going on (CFX_STANDIN_RACE=quiet): the
+ * run is stopped as the watchdog stops it, and ck_host_launch gives it status 9, as a race. */
+static ck_state *ck_host_running;
+static void ck_host_stop_run(void)
+{
+    __atomic_exchange_n(&ck_host_running->status, CK_STOP_CANCELLED, __ATOMIC_SEQ_CST);
+}
+
 /* Runs kernel on `blocks` host threads (at most 16) of `threads` CUDA threads each (a
  * multiple of 32), `order` (cuda_host.h: 0 forward, 1 reverse, 2 shuffled with seed), with
  * `skew` (above); returns when all have ended. The graphs it tail-launched go to
@@ -335,6 +343,10 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         ck_host_at[b].waiting = ck_host_at[b].ended = 0;
         ck_host_at[b].passed = 0;
     }
+    ck_host_running = args->state;
+    ck_host_on_fault = ck_host_stop_run;
+    const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) +
+                                      __atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST);
     if (ck_host_grid_start(&g) != 0) {
         /* the blocks started wait for the missing ones: stop the run, as a failing block
          * would */
@@ -342,7 +354,6 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         ck_host_grid_join(&g);
         return -1;
     }
-    const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST);
     ck_host_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, blocks, args->state, kernel,
                        args->sync ? &args->sync->bar_arrived : NULL};
     pthread_t watchdog;
@@ -356,8 +367,10 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         pthread_join(watchdog, NULL);
     if (w.fired)
         args->state->status = 7; /* a hang the watchdog stopped: no executor's status */
-    if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) != faults)
-        args->state->status = 9; /* a race the detector found (CFX_STANDIN_RACE=quiet): no executor's status */
+    if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) + __atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST) !=
+        faults)
+        args->state->status = 9; /* a race the detector found, or a rule broken (CFX_STANDIN_RACE=quiet): no
+                                    executor's status */
     for (int i = 0; i < ck_host_ntails; i++)
         tails[i] = ck_host_tails[i];
     *ntails = ck_host_ntails;

@@ -20,7 +20,8 @@
  * __syncthreads, and the threads at a named barrier must be its count; the lanes named in a
  * warp operation's mask must all reach the same operation with the same mask, and a lane may
  * not read a lane outside the mask. A block whose threads all wait and none can go on is a
- * deadlock and aborts too. What cannot be modelled: a thread spinning on memory that a thread
+ * deadlock and aborts too (or, where the launcher asks for faults to go on, stops the run:
+ * ck_host_fail). What cannot be modelled: a thread spinning on memory that a thread
  * of its own block must write without a barrier in between (the fibers of a block take turns
  * only at the points above; the kernels' spins read global or host memory that other blocks
  * or the host write), the device's weaker memory model within a block (a fiber sees its
@@ -107,7 +108,7 @@ static ck_dim3 gridDim = {1, 1, 1};
 
 /* ==== fibers ================================================================================ */
 
-enum { CK_HOST_RUNNING, CK_HOST_AT_BARRIER, CK_HOST_AT_WARP, CK_HOST_ENDED };
+enum { CK_HOST_RUNNING, CK_HOST_AT_BARRIER, CK_HOST_AT_WARP, CK_HOST_ENDED, CK_HOST_FAULTED };
 /* warp operations */
 enum { CK_W_SYNC, CK_W_SHFL, CK_W_SHFL_XOR, CK_W_SHFL_DOWN, CK_W_SHFL_UP, CK_W_BALLOT, CK_W_ANY, CK_W_ALL };
 static const char *const ck_host_wop_name[] = {"__syncwarp",     "__shfl_sync", "__shfl_xor_sync",
@@ -162,6 +163,7 @@ typedef struct ck_host_block {
     /* the barriers: threads arrived, of them with a true predicate, the count they gave */
     unsigned arrived[CK_HOST_NBARRIERS], trues[CK_HOST_NBARRIERS], count[CK_HOST_NBARRIERS];
     unsigned at_warp; /* threads at a warp operation */
+    int faulted;      /* a rule broken with faults going on (ck_host_fail): the block has stopped */
     /* the race detector's (tests/race_host.h): grid barriers arrived at, barriers of the whole
      * block passed, the block's thread-local storage (its __shared__ variables) and its dynamic
      * shared memory */
@@ -370,8 +372,32 @@ static int ck_host_fiber_init(ck_host_block *b, ck_host_fiber *f)
 
 /* ==== what a CUDA thread waits at ============================================================= */
 
-static void ck_host_fail(const ck_host_block *b, const char *what, unsigned thread)
+/* A rule broken. Where the run asked for faults to go on (ck_host_on_fault set, and
+ * CFX_STANDIN_RACE=quiet: test_gen --mutants, whose next mutant must run), the fault is
+ * counted in ck_host_faults, the hook stops the run (every other block sees it at its next poll
+ * or barrier), and the block stops: its threads are left where they are. From a thread
+ * (b->cur is the caller) that thread is parked for good; from the scheduler, the caller returns
+ * at once. Otherwise one line, where the block's threads stand, and abort. */
+static void (*ck_host_on_fault)(void);
+static unsigned long long ck_host_faults;
+static int ck_race_enabled(void);
+static void ck_host_suspend(ck_host_block *b, ck_host_fiber *f);
+static void ck_host_fail(ck_host_block *b, const char *what, unsigned thread)
 {
+    if (b && ck_host_on_fault && ck_race_enabled() == 3) {
+        if (!b->faulted) {
+            b->faulted = 1;
+            __atomic_fetch_add(&ck_host_faults, 1, __ATOMIC_SEQ_CST);
+            ck_host_on_fault();
+        }
+        if (b->cur && b->cur->state == CK_HOST_RUNNING) { /* from the thread itself */
+            ck_host_fiber *f = b->cur;
+            f->state = CK_HOST_FAULTED;
+            ck_host_suspend(b, f);
+            abort(); /* a parked thread is never resumed */
+        }
+        return;
+    }
     fprintf(stderr, "cuda_host.h: block %u, thread %u: %s\n", blockIdx.x, thread, what);
     if (b) {
         for (unsigned i = 0; i < b->n; i++) {
@@ -437,8 +463,10 @@ static void ck_host_release_barriers(ck_host_block *b)
         const unsigned arrived = b->arrived[id], need = b->count[id] ? b->count[id] : b->live;
         if (arrived == 0 || arrived < need)
             continue;
-        if (arrived > need)
+        if (arrived > need) {
             ck_host_fail(b, "more threads at a named barrier than its count", 0);
+            return;
+        }
         if (arrived >= b->live)
             b->bepoch++; /* every live thread waited: a new block epoch (race_host.h) */
         const uint64_t out = (uint64_t)arrived << 32 | b->trues[id];
@@ -469,17 +497,23 @@ static void ck_host_release_warps(ck_host_block *b)
             for (unsigned q = 0; q < 32; q++) {
                 if (!(mask >> q & 1u))
                     continue;
-                if (q >= nl)
+                if (q >= nl) {
                     ck_host_fail(b, "a warp operation's mask names a lane the block does not have", w * 32 + l);
+                    return;
+                }
                 const ck_host_fiber *g = &lanes[q];
-                if (g->state == CK_HOST_ENDED)
+                if (g->state == CK_HOST_ENDED) {
                     ck_host_fail(b, "a warp operation's mask names a lane that has ended", w * 32 + q);
+                    return;
+                }
                 if (g->state != CK_HOST_AT_WARP) {
                     complete = 0;
                     continue;
                 }
-                if (g->wop != f->wop || g->mask != mask || g->width != f->width)
+                if (g->wop != f->wop || g->mask != mask || g->width != f->width) {
                     ck_host_fail(b, "lanes of one mask at different warp operations", w * 32 + q);
+                    return;
+                }
             }
             if (!complete)
                 continue;
@@ -515,8 +549,10 @@ static void ck_host_release_warps(ck_host_block *b)
                 default:
                     break;
                 }
-                if (src != q && !(mask >> src & 1u))
+                if (src != q && !(mask >> src & 1u)) {
                     ck_host_fail(b, "a shuffle that reads a lane outside its mask", w * 32 + q);
+                    return;
+                }
                 switch (g->wop) {
                 case CK_W_SHFL:
                 case CK_W_SHFL_XOR:
@@ -610,9 +646,9 @@ static void ck_host_run_block(ck_host_block *b)
             if (b->fibers[i].state == CK_HOST_RUNNING)
                 b->order[m++] = i;
         if (m == 0) {
-            if (b->live == 0)
-                return;
-            ck_host_fail(b, "every thread of the block waits, and none can go on (deadlock)", 0);
+            if (b->live != 0)
+                ck_host_fail(b, "every thread of the block waits, and none can go on (deadlock)", 0);
+            return;
         }
         if (b->grid->order == CK_HOST_REVERSE) {
             for (unsigned i = 0; i < m / 2; i++) {
@@ -630,8 +666,12 @@ static void ck_host_run_block(ck_host_block *b)
         }
         b->m = m;
         ck_host_run_round(b);
-        ck_host_release_barriers(b);
-        ck_host_release_warps(b);
+        if (!b->faulted)
+            ck_host_release_barriers(b);
+        if (!b->faulted)
+            ck_host_release_warps(b);
+        if (b->faulted)
+            return; /* its threads are left where they stand (ck_host_fail) */
     }
 }
 

@@ -28,7 +28,8 @@
  * CFX_STANDIN_RACE=report says each pair of places once and goes on (a survey),
  * CFX_STANDIN_RACE=quiet says nothing and goes on, and tests/ck_host.h's launcher ends the run
  * with status 9 (test_gen --mutants, where a mutant that races must count as caught and the
- * next mutant run); and a test
+ * next mutant run; the stand-in's other rules, a warp operation with a lane that has ended
+ * and the like, then stop the run with the same status: cuda_host.h's ck_host_fail); and a test
  * that plants a race to see a wrong answer turns it off around that run (ck_race_enable).
  * Beside the detector, random yields: with CFX_STANDIN_YIELD unset or 1, a block gives the core
  * away at one hook between two of its barriers, a seeded choice (one hook in 16 until it has),

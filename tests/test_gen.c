@@ -2315,7 +2315,8 @@ int main(int argc, char **argv)
         return run_files(argc - 2, argv + 2);
     }
     int mutants = argc > 1 && strcmp(argv[1], "--mutants") == 0;
-    /* a mutant the stand-in's race detector sees ends its run with a status of its own
+    /* a mutant the stand-in's race detector sees, or that breaks one of its other rules (a warp
+     * operation naming a lane that has ended), ends its run with a status of its own
      * (tests/race_host.h), which the comparison counts as caught, rather than stopping the test */
     if (mutants)
         setenv("CFX_STANDIN_RACE", "quiet", 0);

@@ -4,7 +4,10 @@
  * - The stand-in itself: __syncthreads_count/_or/_and, warp shuffles (with widths), votes,
  *   atomics on shared memory, a named barrier and a warp-sum tree, against values written by
  *   hand; and, in a child process, that a block whose threads wait at different barriers
- *   aborts with a message instead of hanging.
+ *   aborts with a message instead of hanging; and that where the launcher asks for faults to
+ *   go on (test_gen --mutants), such a block, a warp operation naming a lane that has ended and
+ *   one whose mask leaves out its own lane stop only their block, each counted once, with the
+ *   launcher's hook called, and the test goes on.
  * - The device graph launch probe (device/probe.cuh) as interp_launch.cu launches it, a
  *   parent of 2 blocks of 32 threads that tail-launches a child of 1 block of 32 threads and
  *   itself, must leave 102 (1 + 100 + 1): a child where every thread adds leaves 3202, the
@@ -170,6 +173,50 @@ static void test_deadlock_aborts(void)
     int st = 0;
     CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
+/* A warp operation of lanes 0..15 whose mask names lanes 16..31, which have ended (seen by
+ * the scheduler), or (kind 1) lane 0 at a shuffle whose mask leaves it out (seen by the thread
+ * itself). */
+static void warp_fault(void *arg)
+{
+    const int kind = *(const int *)arg;
+    const unsigned lane = threadIdx.x & 31u;
+    if (kind == 0 && lane >= 16)
+        return;
+    const unsigned mask = kind == 0 ? 0xffffffffu : lane == 0 ? 0xfffffffeu : 0xffffffffu;
+    outs[threadIdx.x][0] = (int64_t)__shfl_xor_sync(mask, (int)lane, 1);
+}
+
+static int faults_seen;
+static void count_fault(void) { faults_seen++; }
+
+/* With faults going on (CFX_STANDIN_RACE=quiet and a hook), the rules above stop the block that
+ * breaks them, once per block, and return; in a child, so that an abort fails only this. */
+static void test_faults_go_on(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ck_race_enable(3);
+        ck_host_on_fault = count_fault;
+        int bad = 0;
+        for (int kind = 0; kind < 2; kind++) {
+            faults_seen = 0;
+            const unsigned long long before = ck_host_faults;
+            run_grid(2, 64, CK_HOST_FORWARD, 0, warp_fault, &kind);
+            bad |= faults_seen != 2 || ck_host_faults - before != 2; /* each block's first fault */
+        }
+        faults_seen = 0;
+        run_grid(1, 64, CK_HOST_SHUFFLE, 1, deadlock, NULL);
+        bad |= faults_seen != 1;
+        _exit(bad ? 1 : 0);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    if (!CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        fprintf(stderr, "  faults that were to go on: %s\n", WIFSIGNALED(st) ? "the child aborted" : "miscounted");
 }
 
 /* ==== the probe ============================================================================ */
@@ -653,6 +700,7 @@ int main(void)
     race_default = ck_race_enabled();
     test_primitives();
     test_deadlock_aborts();
+    test_faults_go_on();
     test_probe();
     test_block_reduce();
     test_block_vote();
