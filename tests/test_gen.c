@@ -55,7 +55,8 @@
  * `--stress` (label stress: CFX_STRESS=1 ctest -L stress) compares 200 generated programs
  * rather than 40, with the CUDA target of one in four; with --mutants, every mutant is run on
  * both targets (without it, a mutant not named "(CUDA)" on the C target alone). A mutant is
- * built a few programs at a time, until they catch it.
+ * built a few programs at a time, the programs of the smallest tensors first, until they catch
+ * it.
  * Compiled files go to work/test_gen... in the build tree, removed when the test passes.
  *
  * `test_gen --files F.cfx ...` runs those programs alone the same way (tests/onnx/node_tests.py
@@ -137,6 +138,7 @@ typedef struct unit {
     int expect_dispatch;    /* a hand-built irreducible program */
     int64_t product_min;    /* the CUDA target's launch_product_min (0: every product inline) */
     const exec_kernel *kernels;
+    int order; /* its place as added (order_by_size) */
 } unit;
 
 static unit *units;
@@ -2211,23 +2213,56 @@ static void report_forms(void)
     }
 }
 
-/* Builds and runs units [0, n); returns the number of runs that differed (the check is the
- * caller's: a normal run wants none, a mutant some). A mutant is built `per` units at a time
- * and stops at the first object whose runs catch it: what is asked is that it is caught. */
-/* Builds and runs units [0, n) object by object; a mutant stops at the first object that
- * catches it, and one about launches or source ops starts at the programs with calls, the
- * only ones it can change, and goes round to the others. */
+/* A unit's size, for the mutants' order: the bytes of its program's slots (its tensors), which
+ * is what its runs on the CUDA target's host threads take time over. */
+static int64_t unit_bytes(const unit *u)
+{
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < u->prog->nslots; i++)
+        bytes += slot_bytes(&u->prog->slots[i]);
+    return bytes;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const unit *x = a, *y = b;
+    int64_t bx = unit_bytes(x), by = unit_bytes(y);
+    return bx < by ? -1 : bx > by ? 1 : x->order - y->order;
+}
+
+/* The mutants' order of units [0, n): smallest first, so that the object a mutant is first built
+ * into, which catches nearly all of them, is one of small programs (in the files' order, a
+ * graph of large tensors came first and every CUDA mutant ran it on host threads). */
+static void order_by_size(int n)
+{
+    for (int k = 0; k < n; k++)
+        units[k].order = k;
+    qsort(units, (size_t)n, sizeof *units, by_bytes);
+}
+
+/* Builds and runs units [0, n) object by object; returns the number of runs that differed (the
+ * check is the caller's: a normal run wants none, a mutant some). A mutant stops at the first
+ * object that catches it, and one about launches or source ops starts at the programs with
+ * calls, the only ones it can change, and goes round to the others. */
 static int build_and_run(int n, const mutant *mut, int *mutated, int *structured)
 {
     int bad = 0;
     void *handles[1024];
     int nh = 0;
     int per = mut ? MUTANT_PER_OBJECT : PER_OBJECT;
-    int nobjects = (n + per - 1) / per, first = 0;
+    /* the objects: `per` units each from unit `start` to n, then from unit 0 up to `start` */
+    int start = 0, los[512], his[512], nobjects = 0;
     if (mut && first_call_unit >= 0 && (strstr(mut->name, "launch") || strstr(mut->name, "source op")))
-        first = first_call_unit / per;
+        start = first_call_unit;
+    for (int part = 0; part < 2; part++) {
+        const int from = part ? 0 : start, to = part ? start : n;
+        for (int lo = from; lo < to && nobjects < 512; lo += per) {
+            los[nobjects] = lo;
+            his[nobjects++] = lo + per < to ? lo + per : to;
+        }
+    }
     for (int c = 0; c < nobjects && !(mut && bad > 0); c++) {
-        int lo = (first + c) % nobjects * per, hi = lo + per < n ? lo + per : n;
+        const int lo = los[c], hi = his[c];
         void *h[2];
         int rc = build_object(nh, lo, hi, mut, mutated, h);
         for (int i = 0; i < 2; i++)
@@ -2350,6 +2385,8 @@ int main(int argc, char **argv)
     if (!mutants)
         add_generated(stress ? GENERATED_STRESS : GENERATED);
     printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
+    if (mutants)
+        order_by_size(first_call_unit);
 
     if (mutants) {
         budget_cap = 20000;
