@@ -82,25 +82,6 @@ fail:
 
 /* ==== the walk ============================================================================ */
 
-typedef struct printed {
-    uint8_t *bytes; /* each print: int32 record, int32 bytes, the bytes */
-    size_t n, cap;
-} printed;
-
-static void print_to(void *user, const cfx_prog *prog, int32_t record, const void *data)
-{
-    printed *pr = (printed *)user;
-    size_t bytes = (size_t)slot_bytes(&prog->slots[prog->records[record].a]);
-    if (pr->n + bytes + 8 > pr->cap) {
-        pr->cap = (pr->cap + bytes + 8) * 2;
-        pr->bytes = (uint8_t *)realloc(pr->bytes, pr->cap);
-    }
-    int32_t h[2] = {record, (int32_t)bytes};
-    memcpy(pr->bytes + pr->n, h, 8);
-    memcpy(pr->bytes + pr->n + 8, data, bytes);
-    pr->n += bytes + 8;
-}
-
 static void stop(exec_outcome *out, cfx_status status, int32_t pc, int64_t d0, int64_t d1)
 {
     out->status = status;
@@ -118,7 +99,7 @@ static int64_t read_int(const launch_env *env, int32_t s)
 }
 
 /* hostexec.cu's walk(): from record 0 to HALT or a stop. -1 with err when a launch failed. */
-static int walk(const launch_env *env, int *flag, int64_t max_iters, printed *pr, exec_outcome *out, int64_t *launched,
+static int walk(const launch_env *env, int *flag, int64_t max_iters, test_prints *pr, exec_outcome *out, int64_t *launched,
                 char *err, size_t errlen)
 {
     const cfx_prog *p = env->prog;
@@ -159,7 +140,7 @@ static int walk(const launch_env *env, int *flag, int64_t max_iters, printed *pr
             }
             break;
         case REC_PRINT:
-            print_to(pr, p, pc, env->arena + p->slots[r->a].offset);
+            test_print(pr, p, pc, env->arena + p->slots[r->a].offset);
             break;
         case REC_CHECK_INDEX: {
             int64_t v = read_int(env, r->a);
@@ -272,7 +253,7 @@ static int same_elements(int dtype, int64_t count, const uint8_t *got, const uin
     return 1;
 }
 
-static int same_prints(const cfx_prog *p, const printed *got, const printed *want, double tol)
+static int same_prints(const cfx_prog *p, const test_prints *got, const test_prints *want, double tol)
 {
     if (got->n != want->n) return 0;
     for (size_t at = 0; at < want->n;) {
@@ -293,7 +274,7 @@ static int64_t runs, stopped, launches;
 static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iters, double tol, const char *what)
 {
     void *results[MAX_INPUTS] = {0};
-    printed want_pr = {NULL, 0, 0}, got_pr = {NULL, 0, 0};
+    test_prints want_pr = {NULL, 0, 0}, got_pr = {NULL, 0, 0};
     exec_outcome want, got;
     char err[512] = "";
     memset(&want, 0, sizeof want);
@@ -310,7 +291,7 @@ static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iter
     run.inputs = inputs;
     run.results = results;
     run.max_iters = max_iters;
-    run.print = print_to;
+    run.print = test_print;
     run.print_user = &want_pr;
     if (!CHECK_INT(cpu_run(&run, &want), 0)) {
         fprintf(stderr, "  %s: the cpu executor failed\n", what);

@@ -208,7 +208,7 @@ typedef struct replica {
     exec_outcome out;
     int launches, sites_run, ring_waits;
     int mop_calls;                  /* times block 0 entered micro-ops */
-    uint8_t *prints;                /* every printed (record, bytes, value) in order, unpadded */
+    uint8_t *prints;                /* every print (record, bytes, value) in order, unpadded */
     size_t nprints, cap_prints;
     int64_t executed[MAXBLOCKS];    /* records run per block, all launches */
     int32_t log[MAXBLOCKS][MAXLOG]; /* pc of every branch taken outside regions */
@@ -1404,25 +1404,6 @@ static void fill_value(const cfx_slot *sl, uint8_t *dst, const char *name, const
     }
 }
 
-typedef struct printed {
-    uint8_t *bytes;
-    size_t n, cap;
-} printed;
-
-static void cpu_print(void *user, const cfx_prog *prog, int32_t record, const void *data)
-{
-    printed *pr = (printed *)user;
-    size_t bytes = (size_t)slot_bytes(&prog->slots[prog->records[record].a]);
-    if (pr->n + bytes + 8 > pr->cap) {
-        pr->cap = (pr->cap + bytes + 8) * 2;
-        pr->bytes = (uint8_t *)realloc(pr->bytes, pr->cap);
-    }
-    int32_t h[2] = {record, (int32_t)bytes};
-    memcpy(pr->bytes + pr->n, h, 8);
-    memcpy(pr->bytes + pr->n + 8, data, bytes);
-    pr->n += bytes + 8;
-}
-
 static void *const *g_inputs; /* for init_inputs */
 static void init_inputs(const cfx_prog *p, uint8_t *arena)
 {
@@ -1573,7 +1554,7 @@ static int standin_sweep;             /* CFX_STANDIN_SWEEP=1: its runs in all th
  * results out): status, record, the details a stop reports, iterations, kernel calls (the
  * global count of the run just made), prints, and on ok the results in arena. 1 when any
  * differs (each difference is a failed check). */
-static int differs(const cfx_prog *p, const exec_outcome *want, int want_calls, const printed *pr, void *const *out,
+static int differs(const cfx_prog *p, const exec_outcome *want, int want_calls, const test_prints *pr, void *const *out,
                    const exec_outcome *got, const uint8_t *prints, size_t nprints, const uint8_t *arena)
 {
     int bad = 0;
@@ -1648,7 +1629,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         for (int32_t i = 0; i < p->nresults; i++)
             out[i] = calloc((size_t)slot_bytes(&p->slots[p->results[i]]) + 1, 1);
 
-        printed pr = {NULL, 0, 0};
+        test_prints pr = {NULL, 0, 0};
         exec_run run;
         exec_outcome o;
         memset(&run, 0, sizeof run);
@@ -1657,7 +1638,7 @@ static int compare_compiled_with(const char *file, const char *src, size_t len, 
         run.inputs = in;
         run.results = out;
         run.max_iters = max_iters;
-        run.print = cpu_print;
+        run.print = test_print;
         run.print_user = &pr;
         run.kernels = kernels;
         kernel_calls = 0;

@@ -114,6 +114,22 @@ int test_each_graph(void (*fn)(const char *path, const char *text, long len, voi
     return n;
 }
 
+void test_print(void *user, const cfx_prog *prog, int32_t record, const void *data)
+{
+    test_prints *pr = (test_prints *)user;
+    size_t bytes = (size_t)slot_bytes(&prog->slots[prog->records[record].a]);
+    if (pr->n + bytes + 8 > pr->cap) {
+        pr->cap = (pr->cap + bytes + 8) * 2;
+        pr->bytes = (uint8_t *)realloc(pr->bytes, pr->cap);
+        if (!pr->bytes)
+            abort();
+    }
+    int32_t h[2] = {record, (int32_t)bytes};
+    memcpy(pr->bytes + pr->n, h, 8);
+    memcpy(pr->bytes + pr->n + 8, data, bytes);
+    pr->n += bytes + 8;
+}
+
 void test_record(cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c, int d,
                  int line, int col)
 {

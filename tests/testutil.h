@@ -53,5 +53,14 @@ int test_stress(int argc, char **argv);
 struct cfx_record;
 void test_record(struct cfx_record *r, int kind, int op, int dtype, int flags, int a, int b, int c,
                  int d, int line, int col);
+/* The prints of a run, as test_print records them (a cfx print callback; print_user is a
+ * test_prints, zeroed first, its bytes free()d after): each print an int32 record, an int32 byte
+ * count, then the value's bytes, in order. */
+typedef struct test_prints {
+    uint8_t *bytes;
+    size_t n, cap;
+} test_prints;
+struct cfx_prog;
+void test_print(void *user, const struct cfx_prog *prog, int32_t record, const void *data);
 
 #endif
