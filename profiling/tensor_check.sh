@@ -13,6 +13,16 @@
 #   build        CMake, CUDA on, sm_90 (--build-dir, default build-gpu in the repository;
 #                incremental when there; --no-build uses it as it is)
 #   predict      bench_gpu --predict for the grid the executors launch: predictions.json
+#   tests        gpu_compiled, gpu_executors --quick, gpu_persistent --quick, ONNX's
+#                control-flow node tests on cpu, cuda-host, cuda-graph, cuda-persistent (issue
+#                30), and gpu_capture (every graph's run captured into an application's graph,
+#                replayed 100 times: issue 34)
+#   capture      bench_capture --runs 100 (with the tests): a captured run's replay against
+#                cfx_run_async each time, on counter, cg_1024 and greedy decoding (its table goes
+#                to log.txt)
+#   onnx         onnx_bench.py --backend cuda-persistent: the ONNX exports of greedy decoding,
+#                CG and a transformer decoder (onnx_models.py) through cfx import and through ONNX Runtime (its CUDA
+#                EP where onnxruntime-gpu is installed; the row says when it is not): onnx.json
 #   bench        bench_gpu --quick: the floors (grid barrier and its designs, block barrier,
 #                bandwidth, L2 read, launches, WHILE node) and every benchmark graph on
 #                cuda-persistent (compiled, traced, profiled, without the L2 window), its
@@ -21,12 +31,7 @@
 #   peers        peers.py --quick: JAX while/fori, torch eager, torch while_loop eager, under
 #                torch.compile and captured into CUDA graph conditional nodes: peers.json
 #                (written after every row: a step cut short keeps what it measured)
-#   tests        gpu_compiled, gpu_executors --quick, gpu_persistent --quick, and ONNX's
-#                control-flow node tests on cpu, cuda-host, cuda-graph, cuda-persistent (and one
-#                node test per op the import writes, --per-op, on cuda-persistent)
-#   onnx         onnx_bench.py --backend cuda-persistent: the ONNX exports of greedy decoding,
-#                CG and a transformer decoder (onnx_models.py) through cfx import and through ONNX Runtime (its CUDA
-#                EP where onnxruntime-gpu is installed; the row says when it is not): onnx.json
+#   per-op       one ONNX node test per op the import writes (--per-op), on cuda-persistent
 #   profile      the compiled kernel's profile of each tensor graph, phase by phase
 #   trace        a traced compiled run of cg_1024: cg_1024_compiled.json.gz
 # Then summary.md: the device, each step's status and time, the grid, the tables, and
@@ -131,6 +136,22 @@ if [ "$built" = 1 ]; then
     # (grid_blocks, from the executor's own description)
     step predict 30 "$bench_gpu" --predict --bench-dir "$bench" --json "$out/predictions.json"
 
+    # the open issues first: the executors' tests (nothing since f8cd60a has run on a GPU),
+    # ONNX's control-flow node tests on every executor (issue 30), runs captured into an
+    # application's graph (issue 34), then their measurements, then the floors
+    if [ "$tests" = 1 ]; then
+        step "gpu_compiled" 60 "$build/tests/gpu_compiled"
+        step "gpu_executors --quick" 120 "$build/tests/gpu_executors" --quick
+        step "gpu_persistent --quick" 120 "$build/tests/gpu_persistent" --quick
+        step "onnx node tests" 90 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" --control-flow \
+            --backends cpu,cuda-host,cuda-graph,cuda-persistent
+        step "gpu_capture" 90 "$build/tests/gpu_capture"
+        step capture 60 "$build/profiling/bench_capture" --runs 100
+    fi
+    if [ "$peers" = 1 ]; then
+        step onnx 100 python3 "$here/onnx_bench.py" "$build" --backend cuda-persistent --repeats 3 --json "$out/onnx.json"
+    fi
+
     graphs=counter,if_in_while,collatz,power_iteration,cg_1024,cg_8192,greedy_decode,call_op_kernel,call_op_cfx
     executors=cuda-graph,cuda-persistent,cuda-persistent-traced,cuda-persistent-profiled,cuda-persistent-no-l2,cuda-persistent-interp,cuda-persistent-interp-traced
     [ "$short" = 1 ] && executors=cuda-graph,cuda-persistent,cuda-persistent-interp
@@ -142,21 +163,10 @@ if [ "$built" = 1 ]; then
             --graphs if_in_while,collatz,power_iteration,cg_1024,greedy_decode,counter,cg_8192 \
             --cfx-json "$out/bench.json" --json "$out/peers.json"
     fi
-    if [ "$tests" = 1 ]; then
-        step "gpu_compiled" 60 "$build/tests/gpu_compiled"
-        step "gpu_executors --quick" 120 "$build/tests/gpu_executors" --quick
-        step "gpu_persistent --quick" 120 "$build/tests/gpu_persistent" --quick
-        # issue 30: ONNX's control-flow node tests on every executor
-        step "onnx node tests" 90 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" --control-flow \
-            --backends cpu,cuda-host,cuda-graph,cuda-persistent
-        # one test per op the import writes (the recurrences, attention, convolutions, losses,
-        # quantization, ...: about 150), on the persistent kernel
-        step "onnx node tests, one per op" 150 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" \
-            --per-op --backends cpu,cuda-persistent
-    fi
-    if [ "$peers" = 1 ]; then
-        step onnx 100 python3 "$here/onnx_bench.py" "$build" --backend cuda-persistent --repeats 3 --json "$out/onnx.json"
-    fi
+    # one node test per op the import writes (the recurrences, attention, convolutions, losses,
+    # quantization, ...: about 150), on the persistent kernel
+    [ "$tests" = 1 ] && step "onnx node tests, one per op" 150 python3 "$root/tests/onnx/node_tests.py" "$build/cfx" \
+        --per-op --backends cpu,cuda-persistent
     if [ "$short" = 0 ]; then
         python3 -c "import numpy as np; np.save('$work/collatz_x.npy', 1 + (np.arange(8192, dtype=np.int64) * 2654435761) % 1000000)"
         run=("$cfx" run --backend cuda-persistent)
