@@ -12,12 +12,15 @@
  *
  * walk() is device/hostexec.cu's walk() over a host arena: the same records decided on the
  * host (branches, switches, asserts, checks, the budget at TICK), every op record through
- * launch_record(), CHECK_DIVIDE over a tensor through launch_any_zero_kernel. Two differences,
- * both said where they are: a real MATMUL, which hostexec.cu gives cuBLAS, goes to
- * launch_matmul_kernel (blas_matmul below, the path blas.cu takes for integer products; a batch
- * launch_matmul_batch_kernel, blas_matmul_batch), and a
- * CALL stops the run with CFX_ERROR, as on every executor when the run names no kernels (the
- * graphs are compiled without registered kernels, so none has a CALL).
+ * launch_record(), CHECK_DIVIDE over a tensor through launch_any_zero_kernel. A MATMUL goes to
+ * device/blas.cu, compiled in here: an f32 or f64 product to cuBLAS, which here is
+ * tests/host_cuda/cublas_v2.h (cuBLAS's column-major GEMM as its documentation defines it, with
+ * its argument checks), so the row-major trick, the leading dimensions and the batch strides are
+ * checked; a program with such a product runs a second time with no cuBLAS context, as a graph
+ * that refuses cuBLAS's launches does (launch_matmul_kernel, launch_matmul_batch_kernel: the
+ * path of integer products too). One difference from hostexec.cu: a CALL stops the run with
+ * CFX_ERROR, as on every executor when the run names no kernels (the graphs are compiled
+ * without registered kernels, so none has a CALL).
  *
  * For every `# run:` line of every graph in graphs/ (gpu_executors.c's list, the one every CUDA
  * executor is compared on), the run must match the cpu executor's: status, record, the details
@@ -35,6 +38,8 @@
 #define LAUNCH_MAX_BLOCKS 3
 #define LAUNCH_REDUCE_BLOCKS 4
 #include "device/launch.cuh"
+/* blas.cu itself, its cuBLAS the stand-in's (tests/host_cuda/cublas_v2.h) */
+#include "device/blas.cu"
 
 extern "C" {
 #include "host/front/compile.h"
@@ -49,35 +54,6 @@ extern "C" {
 extern "C" void dev_error(char *err, size_t errlen, const char *call, const char *file, int line, const char *msg)
 {
     snprintf(err, errlen, "%s:%d: %s: %s", file, line, call, msg);
-}
-
-/* blas.h's product with no cuBLAS: blas.cu's own fallback, launch_matmul_kernel one output
- * element per thread, for every dtype (the stand-in has no cuBLAS to give f32 and f64 to). */
-extern "C" int blas_matmul(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a, const void *bm,
-                           int64_t m, int64_t k, int64_t n, char *err, size_t errlen)
-{
-    (void)b;
-    LAUNCH(launch_matmul_kernel, launch_grid(m * n), LAUNCH_THREADS, stream, dtype, dst, a, bm, m, k, n);
-    CUDA_LAUNCHED();
-    return 0;
-fail:
-    return -1;
-}
-
-/* blas.h's batched product with no cuBLAS, as blas.cu's fallback: launch_matmul_batch_kernel, one
- * output element of the batch per thread (a shared side read at a step of 0). */
-extern "C" int blas_matmul_batch(blas_ctx *b, cudaStream_t stream, int dtype, void *dst, const void *a,
-                                 const void *bm, int64_t batch, int64_t m, int64_t k, int64_t n, int64_t sa,
-                                 int64_t sb, char *err, size_t errlen)
-{
-    if (batch == 1)
-        return blas_matmul(b, stream, dtype, dst, a, bm, m, k, n, err, errlen);
-    LAUNCH(launch_matmul_batch_kernel, launch_grid(batch * m * n), LAUNCH_THREADS, stream, dtype, (uint8_t *)dst,
-           (const uint8_t *)a, (const uint8_t *)bm, batch, m, k, n, sa, sb);
-    CUDA_LAUNCHED();
-    return 0;
-fail:
-    return -1;
 }
 
 /* ==== the walk ============================================================================ */
@@ -270,8 +246,22 @@ static int same_prints(const cfx_prog *p, const test_prints *got, const test_pri
 
 static int64_t runs, stopped, launches;
 
-/* One run of p on the inputs, on the cpu executor and through launch_record. */
-static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iters, double tol, const char *what)
+static blas_ctx *blas; /* blas_new's, on the stand-in's cuBLAS */
+
+/* Whether p has an f32 or f64 MATMUL, which blas.cu gives cuBLAS. */
+static int real_products(const cfx_prog *p)
+{
+    for (int32_t i = 0; i < p->nrecords; i++)
+        if (p->records[i].kind == REC_MATMUL &&
+            (p->slots[p->records[i].b].dtype == CFX_F32 || p->slots[p->records[i].b].dtype == CFX_F64))
+            return 1;
+    return 0;
+}
+
+/* One run of p on the inputs, on the cpu executor and through launch_record, with the products'
+ * cuBLAS context b (NULL: none). */
+static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iters, double tol, const char *what,
+                        blas_ctx *b)
 {
     void *results[MAX_INPUTS] = {0};
     test_prints want_pr = {NULL, 0, 0}, got_pr = {NULL, 0, 0};
@@ -309,7 +299,7 @@ static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iter
             const cfx_slot *sl = &p->slots[p->inputs[i]];
             memcpy(arena + sl->offset, inputs[i], (size_t)slot_bytes(sl));
         }
-        launch_env env = {p, arena, partials, NULL};
+        launch_env env = {p, arena, partials, b};
         int rc = walk(&env, &flag, max_iters, &got_pr, &got, &launched, err, sizeof err);
         int bad = !CHECK_INT(rc, 0);
         bad |= !CHECK_INT(got.status, want.status);
@@ -329,8 +319,8 @@ static void compare_run(const cfx_prog *p, void *const *inputs, int64_t max_iter
                 }
             }
         if (bad)
-            fprintf(stderr, "  in %s, graph %s: the launch kernels on the stand-in differ from the cpu executor%s%s\n",
-                    what, p->name ? p->name : "?", err[0] ? ": " : "", err);
+            fprintf(stderr, "  in %s, graph %s%s: the launch kernels on the stand-in differ from the cpu executor%s%s\n",
+                    what, p->name ? p->name : "?", b ? "" : " (no cuBLAS)", err[0] ? ": " : "", err);
         runs++;
         stopped += want.status != CFX_OK;
         launches += launched;
@@ -382,7 +372,9 @@ static void run_line(const compiled_module *m, char *line, double tol, const cha
         /* an input left unbound (its default is None): zeros on both sides, as the API binds it */
         for (int i = 0; i < cg->nparams; i++)
             if (!inputs[i]) inputs[i] = calloc((size_t)slot_bytes(&cg->prog->slots[cg->prog->inputs[i]]) + 1, 1);
-        compare_run(cg->prog, inputs, max_iters, tol, what);
+        compare_run(cg->prog, inputs, max_iters, tol, what, blas);
+        if (real_products(cg->prog))
+            compare_run(cg->prog, inputs, max_iters, tol, what, NULL);
     }
     for (int i = 0; i < MAX_INPUTS; i++) free(inputs[i]);
 }
@@ -442,7 +434,11 @@ static const char big_src[] =
 int main(void)
 {
     struct timespec t0, t1;
+    char err[256];
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    blas = blas_new(err, sizeof err);
+    if (!CHECK(blas != NULL))
+        fprintf(stderr, "  blas_new: %s\n", err);
     check_file("launch_host.cpp", big_src, (long)strlen(big_src), NULL);
     CHECK_INT(runs, 3);
     files_run = 0;
@@ -462,7 +458,10 @@ int main(void)
            files, files_run, (long long)runs, (long long)stopped, (long long)launches,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     printf("launch_host: %d record kinds launched:%s\n", nkinds, kinds);
+    printf("launch_host: %lld f32 and f64 products through blas.cu on the stand-in's cuBLAS\n", cublas_host_gemms);
     CHECK(files >= 30 && runs >= 150 && launches >= 1000);
+    CHECK(cublas_host_gemms > 0);
+    blas_free(blas);
     /* the launches this test is for, each run at least once */
     const int wanted[] = {REC_UNARY,  REC_BINARY,    REC_REDUCE,  REC_DOT,    REC_MATMUL,   REC_TRANSPOSE,
                           REC_FILL,   REC_COPY,      REC_CAST,    REC_WHERE,  REC_GET_ROW,  REC_SET_ROW,

@@ -2,7 +2,8 @@
  * (device/interp_kernel.cuh, dev.h, grid_barrier.cuh), the device graph launch probe
  * (device/probe.cuh) and the launch kernels with their launcher (device/launch.cuh) use of the
  * CUDA runtime, so that tests/persist_host.cpp, tests/test_standin.cpp and
- * tests/launch_host.cpp compile them with the system C++ compiler. This folder is on those
+ * tests/launch_host.cpp compile them with the system C++ compiler (and cublas_v2.h beside it,
+ * the part of cuBLAS device/blas.cu calls). This folder is on those
  * files' include path, ahead of any CUDA toolkit; nothing else sees it.
  *
  * Device graph launch is modelled: cudaGraphLaunch into the tail-launch stream records the
@@ -20,7 +21,8 @@
 
 #include "cuda_host.h"
 
-typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorLaunchFailure = 719 } cudaError_t;
+typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
+                         cudaErrorLaunchFailure = 719 } cudaError_t;
 typedef struct host_stream *cudaStream_t;
 typedef struct host_graph *cudaGraph_t;
 typedef struct host_graph_exec *cudaGraphExec_t;
@@ -40,6 +42,18 @@ typedef struct __attribute__((aligned(16))) uint4 {
 } uint4;
 
 static inline const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "error"; }
+
+/* Device memory is the host's here (device/blas.cu's workspace). */
+static inline cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
 
 /* The tail launches of the running launch, in order (the launcher clears ck_host_ntails
  * before it and reads them after it), and the graph it runs in. */
