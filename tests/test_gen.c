@@ -64,6 +64,7 @@
  *
  * Skips (77) when the build found no C compiler. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -809,39 +810,73 @@ static int64_t budget_cap;
 /* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
  * and loads it. Returns the handle or NULL. */
 /* Writes src to PATH.EXT, compiles it with `compiler` and `flags` into PATH.so and loads it. */
-static void *compile_object(const char *path, const char *ext, const char *compiler,
-                            const char *flags, strbuf *src)
+/* A compile of generated code under way: compile_start writes src to PATH.EXT and starts the
+ * compiler on it in a child; compile_finish waits for it and loads PATH.so. The C and C++
+ * objects of one build are compiled at once, each its own process. */
+typedef struct compile_job {
+    char file[512], so[512], errs[512];
+    pid_t pid; /* 0: nothing started (the file could not be written) */
+} compile_job;
+
+static void compile_start(compile_job *j, const char *path, const char *ext, const char *compiler,
+                          const char *flags, strbuf *src)
 {
-    char file[512], so[512], errs[512], cmd[4096];
-    snprintf(file, sizeof file, "%s.%s", path, ext);
-    snprintf(so, sizeof so, "%s.so", path);
-    snprintf(errs, sizeof errs, "%s.err", path);
-    FILE *f = fopen(file, "w");
+    char cmd[4096];
+    snprintf(j->file, sizeof j->file, "%s.%s", path, ext);
+    snprintf(j->so, sizeof j->so, "%s.so", path);
+    snprintf(j->errs, sizeof j->errs, "%s.err", path);
+    j->pid = 0;
+    FILE *f = fopen(j->file, "w");
     if (!CHECK(f != NULL) || src->oom) {
         if (f)
             fclose(f);
-        return NULL;
+        return;
     }
     fputs(sb_str(src), f);
     fclose(f);
     snprintf(
         cmd, sizeof cmd,
         "'%s' %s -I'%s/tests' -I'%s/host/gen' -I'%s/kernels' -I'%s/device' -I'%s' -o '%s' '%s' -lm 2> '%s'",
-        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, so,
-        file,
-        errs);
-    if (system(cmd) != 0) {
-        char *msg = test_read_file(errs, NULL);
-        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", file,
-                msg ? msg : "");
+        compiler, flags, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, CFX_SOURCE_DIR, j->so,
+        j->file, j->errs);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (CHECK(pid > 0))
+        j->pid = pid;
+}
+
+static void *compile_finish(compile_job *j)
+{
+    int st = 0;
+    if (j->pid <= 0)
+        return NULL;
+    while (waitpid(j->pid, &st, 0) < 0)
+        if (!CHECK(errno == EINTR))
+            return NULL;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char *msg = test_read_file(j->errs, NULL);
+        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", j->file, msg ? msg : "");
         free(msg);
         CHECK(0);
         return NULL;
     }
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(j->so, RTLD_NOW | RTLD_LOCAL);
     if (!CHECK(h != NULL))
-        fprintf(stderr, "dlopen %s: %s\n", so, dlerror());
+        fprintf(stderr, "dlopen %s: %s\n", j->so, dlerror());
     return h;
+}
+
+static void *compile_object(const char *path, const char *ext, const char *compiler, const char *flags,
+                            strbuf *src)
+{
+    compile_job j;
+    compile_start(&j, path, ext, compiler, flags, src);
+    return compile_finish(&j);
 }
 
 /* A program with a record kind the generator does not know (one added to program.h before the
@@ -1040,18 +1075,19 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
         }
     }
     /* warnings are errors: a warning in generated code is a bug of the generator */
+    compile_job jobs[2];
+    jobs[1].pid = 0;
     snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
-    handles[0] = compile_object(
-        path, "c", CFX_CC, "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused",
-        &src);
+    compile_start(&jobs[0], path, "c", CFX_CC,
+                  "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused", &src);
     if (CFX_CXX[0] && ncuda > 0) {
         snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
-        handles[1] =
-            compile_object(path, "cpp", CFX_CXX,
-                           "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror "
-                           "-Wno-unused",
-                           &cuda);
+        compile_start(&jobs[1], path, "cpp", CFX_CXX,
+                      "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                      &cuda);
     }
+    handles[0] = compile_finish(&jobs[0]);
+    handles[1] = compile_finish(&jobs[1]);
     sb_free(&src);
     sb_free(&cuda);
     if (!handles[0] || (CFX_CXX[0] && ncuda > 0 && !handles[1]))
