@@ -1080,10 +1080,14 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
     snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
     compile_start(&jobs[0], path, "c", CFX_CC,
                   "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused", &src);
+    /* the CUDA target at -Og: its kernels, as one C++ file of dozens, took most of test_gen's
+     * time to compile at -O1 (test_gen, the README command's longest test, took about 100 s
+     * there and 70 s so on two cores); what it is run for, barriers, races and resumes, does
+     * not depend on the level */
     if (CFX_CXX[0] && ncuda > 0) {
         snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
         compile_start(&jobs[1], path, "cpp", CFX_CXX,
-                      "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                      "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
                       &cuda);
     }
     handles[0] = compile_finish(&jobs[0]);
@@ -1716,7 +1720,7 @@ static int host_kernel_build(host_kernel *hk, const char *file, const char *src,
         *code = strdup(sb_str(&cuda));
     snprintf(path, sizeof path, "%s/%s", workdir, o->entry);
     hk->object = compile_object(path, "cpp", CFX_CXX,
-                                "-std=c++17 -O1 -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
+                                "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
                                 &cuda);
     sb_free(&cuda);
     if (!CHECK(hk->object != NULL))
