@@ -235,10 +235,17 @@ def main():
                     break
     base = {name: per for name, who, per in rows if who == "onnxruntime CPU"}
     print("\n%-14s %-28s %14s %10s" % ("graph", "runner", "us/iteration", "vs ORT cpu"))
+    noisy = False
     for name, who, per in rows:
         ratio = base.get(name)
-        print("%-14s %-28s %14.2f %10s" % (name, who, per * 1e6,
-                                           "%.2fx" % (ratio / per) if ratio and per > 0 else "-"))
+        if per <= 0:  # the longer run's median no slower: the iterations are lost in a run's noise
+            noisy = True
+            print("%-14s %-28s %14s %10s" % (name, who, "noise", "-"))
+            continue
+        print("%-14s %-28s %14.2f %10s" % (name, who, per * 1e6, "%.2fx" % (ratio / per) if ratio else "-"))
+    if noisy:
+        print("\n(noise: the run of more iterations was no slower, by the medians, than the shorter one: "
+              "a busy machine, or iterations far cheaper than a run's start; give more --repeats)")
     if args.json:
         write_records(args.json, rows, missing + failures, N, args.small)
     print("\n(ratio: ONNX Runtime CPU's time over this runner's; above 1 is faster. Sizes: vocabulary "
@@ -264,6 +271,9 @@ def write_records(path, rows, missing, n, small):
             b, mode = "onnxruntime", who.split(" ", 1)[1] + "ExecutionProvider"
         else:
             b, mode = "torch", "eager (cpu)"
+        if per <= 0:  # lost in the noise (the table says so): no time to record
+            records.append(rounds.record(m, "row", "onnx_bench", graph[name], b, mode, "noise", None))
+            continue
         records.append(rounds.record(m, "row", "onnx_bench", graph[name], b, mode, "ok", per * 1e6,
                                      floor=None, floor_us_per_iter=None, predicted_us_per_iter=None))
     for item in missing:
