@@ -10,8 +10,9 @@
  * op that the other paths launch. A program the generator refuses fails, as one NVRTC rejects
  * does. Each NVRTC compilation takes a second or more of a core, so by default every other graph
  * is compiled, each in one of its forms, in turn, and 6 generated programs; `--compile-only --stress`
- * (label stress) compiles every program in all its forms and 12 generated programs. Skips (77)
- * where NVRTC cannot be loaded.
+ * (label stress) compiles every program in all its forms and 12 generated programs, with
+ * `--part K/N` only every N-th of those builds from the K-th (the sweep is two tests, which
+ * ctest runs side by side). Skips (77) where NVRTC cannot be loaded.
  *
  * `gpu_compiled` (a gpu test, 77 without a device): what only a device shows. Results of both
  * modes against the cpu executor are gpu_executors' and gpu_persistent's business (they run
@@ -49,6 +50,9 @@ static double compile_ms_total;
  * records that end the launch is built to tail-launch there too (both forms, sm_90). Without
  * --stress, only the form `turn` % (the number of them) of those. */
 static int stress_run;
+/* --part K/N: only the builds whose place in the sequence is K modulo N, so that the stress
+ * sweep is N tests that ctest runs side by side; 0/1 by default, every build */
+static int part_k, part_n = 1, builds_seen;
 static void compile_prog(const cfx_prog *p, const char *label, int both, int turn)
 {
     static const int archs[6] = {90, 90, 80, 90, 90, 90},
@@ -64,6 +68,8 @@ static void compile_prog(const cfx_prog *p, const char *label, int both, int tur
     for (int u = 0; u < nusable; u++) {
         int k = usable[u];
         if (!stress_run && u != turn % nusable)
+            continue;
+        if (builds_seen++ % part_n != part_k)
             continue;
         char err[1024];
         size_t bytes = 0;
@@ -236,6 +242,9 @@ static int compile_only(void)
         free(g);
     }
     compile_calls();
+    if (part_n > 1)
+        printf("part %d of %d: builds %d, %d, %d, ... of %d\n", part_k, part_n, part_k, part_k + part_n,
+               part_k + 2 * part_n, builds_seen);
     printf("NVRTC compiled %d of %d kernels (graphs/ and %d generated programs, %s), %.0f ms each "
            "on average\n",
            compiled_ok, compiled_total, generated,
@@ -494,6 +503,12 @@ int main(int argc, char **argv)
 {
     char why[512], dir[256];
     stress_run = test_stress(argc, argv);
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--part") == 0 &&
+            (sscanf(argv[i + 1], "%d/%d", &part_k, &part_n) != 2 || part_n < 1 || part_k < 0 || part_k >= part_n)) {
+            fprintf(stderr, "gpu_compiled: --part wants K/N with 0 <= K < N, got '%s'\n", argv[i + 1]);
+            return 2;
+        }
     if (argc > 1 && strcmp(argv[1], "--compile-only") == 0)
         return compile_only();
     if (!cfx_backend_available(CFX_BACKEND_CUDA_PERSISTENT, why, sizeof why)) {
