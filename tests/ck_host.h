@@ -345,8 +345,7 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
     }
     ck_host_running = args->state;
     ck_host_on_fault = ck_host_stop_run;
-    const unsigned long long faults = __atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) +
-                                      __atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST);
+    const unsigned long long faults = __atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST);
     if (ck_host_grid_start(&g) != 0) {
         /* the blocks started wait for the missing ones: stop the run, as a failing block
          * would */
@@ -367,8 +366,7 @@ extern "C" int ck_host_launch(ck_host_kernel kernel, const ck_args *args, unsign
         pthread_join(watchdog, NULL);
     if (w.fired)
         args->state->status = 7; /* a hang the watchdog stopped: no executor's status */
-    if (__atomic_load_n(&ck_race_faults, __ATOMIC_SEQ_CST) + __atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST) !=
-        faults)
+    if (__atomic_load_n(&ck_host_faults, __ATOMIC_SEQ_CST) != faults)
         args->state->status = 9; /* a race the detector found, or a rule broken (CFX_STANDIN_RACE=quiet): no
                                     executor's status */
     for (int i = 0; i < ck_host_ntails; i++)

@@ -379,6 +379,7 @@ static int ck_host_fiber_init(ck_host_block *b, ck_host_fiber *f)
  * (b->cur is the caller) that thread is parked for good; from the scheduler, the caller returns
  * at once. Otherwise one line, where the block's threads stand, and abort. */
 static void (*ck_host_on_fault)(void);
+/* faults that went on: these, and the races the detector (race_host.h) reports or lets go */
 static unsigned long long ck_host_faults;
 static int ck_race_enabled(void);
 static void ck_host_suspend(ck_host_block *b, ck_host_fiber *f);

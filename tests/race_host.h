@@ -88,7 +88,6 @@ static uint32_t ck_race_gen; /* the launch: advanced by ck_race_launch */
 static int ck_race_on = -1;  /* -1: not read from the environment yet */
 static int ck_race_yield = -1;
 static unsigned long long ck_race_hooks;  /* for the tests: how many accesses were checked */
-static unsigned long long ck_race_faults; /* races found (report and quiet go on after one) */
 
 /* The place a range function was called from (tests/ck_host.h's wrappers set it around the
  * call; NULL: the hook's own). */
@@ -265,7 +264,7 @@ static void ck_race_fault(const char *kind, const ck_host_block *b, uintptr_t a,
                           uint32_t site, const ck_race_word *w, int other_is_write, unsigned oblock, unsigned othread,
                           uint32_t og, uint32_t ob, uint32_t osite)
 {
-    __atomic_fetch_add(&ck_race_faults, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&ck_host_faults, 1, __ATOMIC_SEQ_CST); /* cuda_host.h's count */
     if (ck_race_on == 3)
         return; /* quiet: the launcher turns the count into the run's status */
     pthread_mutex_lock(&ck_race_lock);

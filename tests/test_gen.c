@@ -807,9 +807,14 @@ static int stress_run; /* --stress */
  * threads every CUDA thread of the generated kernel runs every iteration) */
 static int64_t budget_cap;
 
-/* Writes units [lo, hi) into one C file, both forms of each, compiles it into a shared object
- * and loads it. Returns the handle or NULL. */
-/* Writes src to PATH.EXT, compiles it with `compiler` and `flags` into PATH.so and loads it. */
+/* How the generated code is compiled; warnings are errors: a warning in generated code is a bug
+ * of the generator. The C target, the code users compile, at -O1; the CUDA target on the
+ * stand-in at -Og: its kernels, dozens to a C++ file, were most of test_gen's time at -O1 (about
+ * 100 s on two cores, 70 s at -Og), and what they are run for, barriers, races and resumes, does
+ * not depend on the level. */
+#define GEN_C_FLAGS "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused"
+#define GEN_CXX_FLAGS "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused"
+
 /* A compile of generated code under way: compile_start writes src to PATH.EXT and starts the
  * compiler on it in a child; compile_finish waits for it and loads PATH.so. The C and C++
  * objects of one build are compiled at once, each its own process. */
@@ -1074,21 +1079,13 @@ static int build_object(int obj, int lo, int hi, const mutant *mut, int *mutated
             return 1;
         }
     }
-    /* warnings are errors: a warning in generated code is a bug of the generator */
     compile_job jobs[2];
     jobs[1].pid = 0;
     snprintf(path, sizeof path, "%s/gen%d%s", workdir, obj, mut ? "m" : "");
-    compile_start(&jobs[0], path, "c", CFX_CC,
-                  "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused", &src);
-    /* the CUDA target at -Og: its kernels, as one C++ file of dozens, took most of test_gen's
-     * time to compile at -O1 (test_gen, the README command's longest test, took about 100 s
-     * there and 70 s so on two cores); what it is run for, barriers, races and resumes, does
-     * not depend on the level */
+    compile_start(&jobs[0], path, "c", CFX_CC, GEN_C_FLAGS, &src);
     if (CFX_CXX[0] && ncuda > 0) {
         snprintf(path, sizeof path, "%s/cuda%d%s", workdir, obj, mut ? "m" : "");
-        compile_start(&jobs[1], path, "cpp", CFX_CXX,
-                      "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                      &cuda);
+        compile_start(&jobs[1], path, "cpp", CFX_CXX, GEN_CXX_FLAGS, &cuda);
     }
     handles[0] = compile_finish(&jobs[0]);
     handles[1] = compile_finish(&jobs[1]);
@@ -1719,9 +1716,7 @@ static int host_kernel_build(host_kernel *hk, const char *file, const char *src,
     if (code)
         *code = strdup(sb_str(&cuda));
     snprintf(path, sizeof path, "%s/%s", workdir, o->entry);
-    hk->object = compile_object(path, "cpp", CFX_CXX,
-                                "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused",
-                                &cuda);
+    hk->object = compile_object(path, "cpp", CFX_CXX, GEN_CXX_FLAGS, &cuda);
     sb_free(&cuda);
     if (!CHECK(hk->object != NULL))
         return -1;
@@ -2425,10 +2420,9 @@ int main(int argc, char **argv)
     if (!mutants)
         add_generated(stress ? GENERATED_STRESS : GENERATED);
     printf("programs: %d (%d from graphs/)\n", nunits, ngraph_units);
-    if (mutants)
-        order_by_size(first_call_unit);
 
     if (mutants) {
+        order_by_size(first_call_unit);
         budget_cap = 20000;
         /* each must be caught: the twin would be useless if it were not */
         static const mutant muts[] = {
