@@ -50,6 +50,11 @@ step() { # name timeout log command... (the log is appended to)
     return $rc
 }
 
+# protobuf-c for the ONNX importer, which the device lacks, from the packages carried in
+# .devdeps (profiling/device_deps.sh fetch, here, before the call)
+if [ -d "$root/.devdeps" ]; then
+    deps_env="$(bash "$here/device_deps.sh" unpack /tmp/cfx-deps 2>> "$out/build.log")" && eval "$deps_env"
+fi
 step build 300 build.log bash -c "cmake -S '$root' -B '$build' -DCMAKE_BUILD_TYPE=Release -DCFX_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build '$build' -j\$(nproc)" || { tail -n 40 "$out/build.log"; exit 1; }
 step "gpu_persistent --quick" 120 tests.log "$build/tests/gpu_persistent" --quick

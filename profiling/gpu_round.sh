@@ -150,6 +150,11 @@ step() {
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 
 # ---- build: the README's line with CUDA on and sm_90 --------------------------------------
+# protobuf-c for the ONNX importer, which the device lacks, from the packages carried in
+# .devdeps (profiling/device_deps.sh fetch, here, before the call)
+if [ -d "$root/.devdeps" ]; then
+    deps_env="$(bash "$here/device_deps.sh" unpack /tmp/cfx-deps 2>> "$out/01-build.log")" && eval "$deps_env"
+fi
 if [ "$do_build" = 1 ]; then
     step build 01-build.log bash -c "cmake -S '$root' -B '$build' -DCMAKE_BUILD_TYPE=Release -DCFX_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build '$build' -j'$jobs'"

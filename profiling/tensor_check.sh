@@ -7,6 +7,9 @@
 #   [CFX_COMMIT=HASH] bash profiling/tensor_check.sh OUT [--budget SEC] [--no-peers] [--no-tests]
 #                                      [--short] [--build-dir DIR] [--no-build]
 #
+# The device has no protobuf-c: run `bash profiling/device_deps.sh fetch` here first and name
+# .devdeps in the call's carry, or the build leaves out the ONNX importer and its steps fail.
+#
 # Steps, most important first; each logs to OUT/log.txt, each has a time limit that is also
 # cut to what is left of --budget (default 470 s), and one that fails or is cut does not stop
 # the rest:
@@ -58,7 +61,7 @@ while [ $# -gt 0 ]; do
         --no-build) do_build=0 ;;
         --build-dir) build="${2:-}"; shift ;;
         --budget) budget="${2:-}"; shift ;;
-        -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "tensor_check: unknown option '$1'" >&2; exit 2 ;;
         *) out="$1" ;;
     esac
@@ -123,11 +126,16 @@ step() {
 } > "$work/device.txt"
 cat "$work/device.txt" >> "$log"
 
+# protobuf-c for the ONNX importer, which the device lacks: unpacked from the packages carried
+# in .devdeps (profiling/device_deps.sh fetch, here, before the call)
+if [ -d "$root/.devdeps" ]; then
+    deps_env="$(bash "$here/device_deps.sh" unpack /tmp/cfx-deps 2>> "$log")" && eval "$deps_env"
+fi
 built=0
 [ "$do_build" = 0 ] && built=1
 [ "$do_build" = 1 ] && step build 300 bash -c "cmake -S '$root' -B '$build' -DCMAKE_BUILD_TYPE=Release -DCFX_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 > '$work/cmake.log' 2>&1 && cmake --build '$build' -j$jobs > '$work/build.log' 2>&1 \
-    || { tail -n 60 '$work/cmake.log' '$work/build.log'; exit 1; }; tail -n 3 '$work/build.log'" && built=1
+    || { tail -n 60 '$work/cmake.log' '$work/build.log'; exit 1; }; grep -E '^-- cfx: ' '$work/cmake.log'; tail -n 3 '$work/build.log'" && built=1
 export LD_LIBRARY_PATH="$build:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 
 if [ "$built" = 1 ]; then
