@@ -51,7 +51,8 @@ static int left_large; /* programs over README_MAX_RECORDS left to --stress */
 /* ==== compile only ========================================================================= */
 
 static int compiled_ok, compiled_total;
-static double compile_ms_total;
+static double compile_ms_total, compile_ms_max;
+static char slowest[160]; /* the build of compile_ms_max, to watch the generator's kernels grow */
 
 /* Structured and dispatch for sm_90; `both` adds the structured form for sm_80; a program with
  * records that end the launch is built to tail-launch there too (both forms, sm_90). Without
@@ -99,6 +100,11 @@ static void compile_prog(const cfx_prog *p, const char *label, int both, int tur
         CHECK(bytes > 0);
         compiled_ok++;
         compile_ms_total += ms;
+        if (ms > compile_ms_max) {
+            compile_ms_max = ms;
+            snprintf(slowest, sizeof slowest, "%.100s (sm_%d, %s)", label, archs[k],
+                     forms[k] & COMP_BUILD_DISPATCH ? "dispatch" : "structured");
+        }
     }
 }
 
@@ -265,6 +271,8 @@ static int compile_only(void)
                         "for graphs/, tail-launching where a record ends the launch, with the timeline's stamps"
                       : "each in one of its forms, in turn (--stress: all)",
            compiled_ok ? compile_ms_total / compiled_ok : 0.0);
+    if (compiled_ok)
+        printf("the slowest: %s, %.0f ms\n", slowest, compile_ms_max);
     return test_finish("gpu_compiled --compile-only");
 }
 
