@@ -431,6 +431,19 @@ static void test_refusals(void)
     expect_refusal("an unknown op", graph("g", 1, nodes, 1, in, 1, out), NULL, 0, NULL,
                    "node 'n1' (Frobnicate, domain '', opset 18)", "not supported");
 
+    /* a Range of no scalars: Shape's empty slice (i64[0], known) as start, limit and delta;
+     * the importer read element 0 of each (ASan: found by fuzzing) */
+    Onnx__NodeProto **nr = tcalloc(3, sizeof *nr);
+    nr[0] = node("Shape", "empty", 1, strs(1, "x"), 1, strs(1, "s"));
+    attr_int(nr[0], "start", 0);
+    attr_int(nr[0], "end", 0);
+    nr[1] = node("Range", "range", 3, strs(3, "s", "s", "s"), 1, strs(1, "z"));
+    Onnx__ValueInfoProto **inr = tcalloc(2, sizeof *inr), **outr = tcalloc(2, sizeof *outr);
+    inr[0] = vinfo("x", F, 1, d3);
+    outr[0] = vinfo("z", F, 1, d3);
+    expect_refusal("a Range of an empty shape", graph("g", 2, nr, 1, inr, 1, outr), NULL, 0, NULL,
+                   "node 'range' (Range", "Range's start is i64[0], not one number");
+
     /* a symbolic dimension without a shape, then with one */
     static const int64_t dn[] = {-1};
     Onnx__NodeProto **n2 = tcalloc(2, sizeof *n2);

@@ -2689,6 +2689,11 @@ static void op_range(imp *I, const Onnx__NodeProto *n)
 {
     ival *s = known(I, n, 0, "Range's start"), *l = known(I, n, 1, "Range's limit"),
          *d = known(I, n, 2, "Range's delta");
+    const ival *const sld[3] = {s, l, d};
+    for (int k = 0; k < 3; k++) /* scalars, each of the one number type (the spec's T) */
+        if (count(&sld[k]->ty) != 1 || sld[k]->ty.dtype == CFX_BOOL || sld[k]->ty.dtype != s->ty.dtype)
+            fail(I, "Range's %s is %s, not one number of the start's type", k ? k == 1 ? "limit" : "delta" : "start",
+                 tystr(I, &sld[k]->ty));
     cfx_dtype dt = s->ty.dtype;
     double start = getd(s, 0), limit = getd(l, 0), delta = getd(d, 0);
     if (delta == 0)
