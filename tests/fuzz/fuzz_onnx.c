@@ -11,7 +11,7 @@
  *
  * Built two ways (tests/CMakeLists.txt): with clang and -DCFX_FUZZ=ON as a libFuzzer binary
  * (`.ci/run` runs it for a bounded time over a corpus seeded with the models of
- * tests/onnx/make_models.py), and as part of test_fuzz_onnx_replay, which feeds it every
+ * tests/onnx/make_models.py and ONNX's node tests' models of under 64 KB), and as part of test_fuzz_onnx_replay, which feeds it every
  * .onnx file in tests/fuzz/regress/ without clang. */
 #include <stdint.h>
 #include <stdio.h>
