@@ -18,6 +18,16 @@ def dot(a, b):
     return F(np.dot(np.asarray(a, np.float64), np.asarray(b, np.float64)))
 
 
+def rounded(fn, *xs):
+    """The correctly rounded float32 result of a math function (numpy's, fn) of float32
+    arguments: computed in float64 and rounded once (a tie between two float32s is as rare as
+    2^-29 a value). The headers hold these, the same on every machine: numpy's own float32
+    functions differ from them in the last bit here and there, and from one processor's SIMD
+    extensions to another's (AVX2 against AVX-512), and C's float functions, which cfx calls,
+    are a bit off now and then too (cfx's tests compare transcendentals within a few ulps)."""
+    return np.asarray(fn(*(np.asarray(x, np.float64) for x in xs)), np.float64).astype(np.float32)
+
+
 def norm(a):
     a = np.asarray(a, np.float64)
     return F(np.sqrt(np.dot(a, a)))

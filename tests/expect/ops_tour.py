@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from f32 import F, arr, dot, norm, fsum, matmul, fmt, fmt64, fmt_vec, arg, arg_mat  # noqa: E402
+from f32 import F, arr, dot, norm, fsum, matmul, fmt, fmt64, fmt_vec, arg, arg_mat, rounded  # noqa: E402
 
 x = arr([[0.5, -1, 2], [3, -4, 0.25]])
 y = arr([1.5, -2, 0.5])
@@ -30,13 +30,13 @@ def ints(v):
 
 
 results = [
-    ("e", vec(np.exp(x[0]))),
-    ("l", vec(np.log(np.abs(y) + F(1)))),
+    ("e", vec(rounded(np.exp, x[0]))),
+    ("l", vec(rounded(np.log, np.abs(y) + F(1)))),
     ("s", vec(np.sqrt(np.abs(x[1])))),
-    ("th", vec(np.tanh(y))),
-    ("sg", vec(F(1) / (F(1) + np.exp(-y)))),
+    ("th", vec(rounded(np.tanh, y))),
+    ("sg", vec(F(1) / (F(1) + rounded(np.exp, -y)))),
     ("rl", vec(np.maximum(x[1], F(0)))),
-    ("pw", vec(np.power(np.abs(y), F(1.5)))),
+    ("pw", vec(rounded(np.power, np.abs(y), F(1.5)))),
     ("mn", vec(np.minimum(x[0], y))),
     ("mx", vec(np.maximum(x[0], y))),
     ("q", vec(x[0] / y)),
