@@ -333,8 +333,13 @@ extern "C" int comp_module_build(const cfx_prog *prog, int arch, int flags,
     if (generate(prog, (flags & COMP_BUILD_DISPATCH) != 0, (flags & COMP_BUILD_DEVICE_LAUNCH) != 0,
                  SCHED_LAUNCH_PRODUCT_MIN, (flags & COMP_BUILD_TRACE) != 0, 132, &src, &info, err, errlen) != 0)
         goto done;
-    if (pick_arch(arch, &im, err, errlen) != 0 ||
-        nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
+    if (pick_arch(arch, &im, err, errlen) != 0)
+        goto done;
+    if (flags & COMP_BUILD_PTX) {
+        im.is_cubin = 0;
+        snprintf(im.arch, sizeof im.arch, "compute_%d", arch);
+    }
+    if (nvrtc_compile(sb_str(&src), &im, err, errlen) != 0)
         goto done;
     if (image_bytes)
         *image_bytes = im.bytes;

@@ -23,12 +23,15 @@ int comp_nvrtc_available(char *why, size_t len);
  * sm_90), with no device and no cache; flags: COMP_BUILD_DISPATCH for the pc-dispatch loop
  * rather than the structured form, COMP_BUILD_DEVICE_LAUNCH for the kernel that tail-launches
  * at a record that ends its launch (CK_DEVICE_LAUNCH 1; without it, the one that only pauses),
- * COMP_BUILD_TRACE for the build a traced or profiled run takes.
+ * COMP_BUILD_TRACE for the build a traced or profiled run takes, COMP_BUILD_PTX for PTX of
+ * compute_`arch` rather than machine code (what a device newer than NVRTC gets: the source and
+ * NVVM's code generation without ptxas, a third of the time).
  * Returns 0 with the size of the machine code and the compile time, or -1 with the reason (the
  * generator's refusal or NVRTC's log). */
 #define COMP_BUILD_DISPATCH 1
 #define COMP_BUILD_DEVICE_LAUNCH 2
 #define COMP_BUILD_TRACE 4 /* the build with the timeline's stamps (CK_TRACE) */
+#define COMP_BUILD_PTX 8
 int comp_build(const cfx_prog *prog, int arch, int flags, size_t *image_bytes, double *ms,
                char *err, size_t errlen);
 
