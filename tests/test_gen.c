@@ -63,6 +63,7 @@
  * --standin gives it the ONNX control-flow models, imported with `cfx import`).
  *
  * Skips (77) when the build found no C compiler. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -75,6 +76,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "host/gen/cgen.h"
@@ -815,12 +817,93 @@ static int64_t budget_cap;
 #define GEN_C_FLAGS "-std=c11 -O1 -fPIC -shared -ffp-contract=off -Wall -Werror -Wno-unused"
 #define GEN_CXX_FLAGS "-std=c++17 -Og -fPIC -shared -pthread -ffp-contract=off -Wall -Werror -Wno-unused"
 
+/* CFX_TEST_CC_CACHE=DIR keeps each object compiled here in DIR, named by a hash of the
+ * compiler, its flags, the source and every header under tests/, host/, kernels/ and device/
+ * (what it may include), and a build of the same text takes its object from there instead of
+ * compiling it again. The generated code is the same in every build of one tree, so .ci/run
+ * gives the release build's, the deep sweeps' and the sanitizers' runs one folder, and most of
+ * the sanitizer run's time (the compiler's, on code built without the sanitizers) goes. Unset,
+ * the default, every object is compiled. */
+static const char *cc_cache;
+static uint64_t cc_headers; /* the headers' hash, taken once */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The sum of the hashes of each header's path and text below dir: the same whatever order the
+ * folder lists them in. */
+static uint64_t hash_headers(const char *dir, int depth)
+{
+    uint64_t sum = 0;
+    DIR *dp = depth < 8 ? opendir(dir) : NULL;
+    struct dirent *de;
+    while (dp && (de = readdir(dp)) != NULL) {
+        char path[1024];
+        struct stat st;
+        const char *ext = strrchr(de->d_name, '.');
+        if (de->d_name[0] == '.' || snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            sum += hash_headers(path, depth + 1);
+        } else if (ext && (strcmp(ext, ".h") == 0 || strcmp(ext, ".cuh") == 0)) {
+            long len = 0;
+            char *text = test_read_file(path, &len);
+            uint64_t h = fnv1a(0xcbf29ce484222325ULL, path, strlen(path));
+            sum += text ? fnv1a(h, text, (size_t)len) : h;
+            free(text);
+        }
+    }
+    if (dp)
+        closedir(dp);
+    return sum;
+}
+
+/* CFX_TEST_CC_CACHE, read once */
+static void cc_cache_open(void)
+{
+    static const char *const dirs[4] = {"tests", "host", "kernels", "device"};
+    cc_cache = getenv("CFX_TEST_CC_CACHE");
+    if (cc_cache && !*cc_cache)
+        cc_cache = NULL;
+    for (int i = 0; cc_cache && i < 4; i++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", CFX_SOURCE_DIR, dirs[i]);
+        cc_headers += hash_headers(dir, 0);
+    }
+}
+
+/* Copies a file to a new one (written aside, then renamed: a reader never sees half of it);
+ * 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+    long len = 0;
+    char *data = test_read_file(from, &len), tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.%d", to, (int)getpid());
+    FILE *f = data ? fopen(tmp, "wb") : NULL;
+    int ok = f && fwrite(data, 1, (size_t)len, f) == (size_t)len;
+    if (f)
+        ok &= fclose(f) == 0;
+    ok = ok && rename(tmp, to) == 0;
+    if (!ok)
+        remove(tmp);
+    free(data);
+    return ok ? 0 : -1;
+}
+
 /* A compile of generated code under way: compile_start writes src to PATH.EXT and starts the
- * compiler on it in a child; compile_finish waits for it and loads PATH.so. The C and C++
- * objects of one build are compiled at once, each its own process. */
+ * compiler on it in a child (or takes the object from CFX_TEST_CC_CACHE); compile_finish waits
+ * for it and loads PATH.so. The C and C++ objects of one build are compiled at once, each its
+ * own process. */
 typedef struct compile_job {
     char file[512], so[512], errs[512];
-    pid_t pid; /* 0: nothing started (the file could not be written) */
+    char cached[1024]; /* the object's place in the cache, or "" */
+    pid_t pid; /* 0: nothing started (the file could not be written, or the cache had it) */
+    int hit;   /* the cache had it: j->so is a copy */
 } compile_job;
 
 static void compile_start(compile_job *j, const char *path, const char *ext, const char *compiler,
@@ -831,6 +914,19 @@ static void compile_start(compile_job *j, const char *path, const char *ext, con
     snprintf(j->so, sizeof j->so, "%s.so", path);
     snprintf(j->errs, sizeof j->errs, "%s.err", path);
     j->pid = 0;
+    j->hit = 0;
+    j->cached[0] = 0;
+    if (cc_cache && !src->oom) {
+        uint64_t h = fnv1a(0xcbf29ce484222325ULL, compiler, strlen(compiler));
+        h = fnv1a(h, flags, strlen(flags));
+        h = fnv1a(h, sb_str(src), src->len);
+        h += cc_headers;
+        snprintf(j->cached, sizeof j->cached, "%s/%016llx.so", cc_cache, (unsigned long long)h);
+        if (access(j->cached, R_OK) == 0 && copy_file(j->cached, j->so) == 0) {
+            j->hit = 1;
+            return;
+        }
+    }
     FILE *f = fopen(j->file, "w");
     if (!CHECK(f != NULL) || src->oom) {
         if (f)
@@ -858,18 +954,20 @@ static void compile_start(compile_job *j, const char *path, const char *ext, con
 static void *compile_finish(compile_job *j)
 {
     int st = 0;
-    if (j->pid <= 0)
+    if (j->pid <= 0 && !j->hit)
         return NULL;
-    while (waitpid(j->pid, &st, 0) < 0)
+    while (!j->hit && waitpid(j->pid, &st, 0) < 0)
         if (!CHECK(errno == EINTR))
             return NULL;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (!j->hit && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
         char *msg = test_read_file(j->errs, NULL);
         fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", j->file, msg ? msg : "");
         free(msg);
         CHECK(0);
         return NULL;
     }
+    if (!j->hit && j->cached[0])
+        copy_file(j->so, j->cached); /* a cache that cannot be written only costs a compile */
     void *h = dlopen(j->so, RTLD_NOW | RTLD_LOCAL);
     if (!CHECK(h != NULL))
         fprintf(stderr, "dlopen %s: %s\n", j->so, dlerror());
@@ -2377,6 +2475,7 @@ static int run_files(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cc_cache_open();
     if (argc > 1 && strcmp(argv[1], "--files") == 0) {
         if (!CFX_CC[0]) {
             printf("skipped: the build found no C compiler (cc) to compile the generated code with\n");
