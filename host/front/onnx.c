@@ -512,10 +512,19 @@ static const char *new_id(imp *I, const char *prefix, const char *name)
         fail(I, "out of memory");
     }
     char *base = take(I, sb_take(&sb));
-    const char *id = base;
-    for (int k = 2; smap_slot(I, &I->ids, id, 0); k++)
-        id = fmt(I, "%s_%d", base, k);
-    *smap_slot(I, &I->ids, id, 1) = 1;
+    /* each taken id holds the number its next namesake tries first: a node that makes thousands
+     * of ids of one name (a pool's offsets) tries each number once, not thousands of times */
+    int *next = smap_slot(I, &I->ids, base, 0);
+    if (!next) {
+        *smap_slot(I, &I->ids, base, 1) = 2;
+        return base;
+    }
+    int k = *next;
+    const char *id;
+    while (smap_slot(I, &I->ids, id = fmt(I, "%s_%d", base, k), 0))
+        k++;
+    *next = k + 1; /* before the insert, which may move the slots */
+    *smap_slot(I, &I->ids, id, 1) = 2;
     return id;
 }
 
