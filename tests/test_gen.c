@@ -87,6 +87,7 @@
 #include "gen_programs.h"
 #include "kernels/ops.h"
 #include "host/program/program.h"
+#include "host/util/hash.h"
 #include "host/util/strbuf.h"
 #include "testutil.h"
 #include "host/runtime/value.h"
@@ -827,13 +828,6 @@ static int64_t budget_cap;
 static const char *cc_cache;
 static uint64_t cc_headers; /* the headers' hash, taken once */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 /* The sum of the hashes of each header's path and text below dir: the same whatever order the
  * folder lists them in. */
 static uint64_t hash_headers(const char *dir, int depth)
@@ -853,8 +847,8 @@ static uint64_t hash_headers(const char *dir, int depth)
         } else if (ext && (strcmp(ext, ".h") == 0 || strcmp(ext, ".cuh") == 0)) {
             long len = 0;
             char *text = test_read_file(path, &len);
-            uint64_t h = fnv1a(0xcbf29ce484222325ULL, path, strlen(path));
-            sum += text ? fnv1a(h, text, (size_t)len) : h;
+            uint64_t h = hash_bytes(HASH_SEED, path, strlen(path));
+            sum += text ? hash_bytes(h, text, (size_t)len) : h;
             free(text);
         }
     }
@@ -917,9 +911,9 @@ static void compile_start(compile_job *j, const char *path, const char *ext, con
     j->hit = 0;
     j->cached[0] = 0;
     if (cc_cache && !src->oom) {
-        uint64_t h = fnv1a(0xcbf29ce484222325ULL, compiler, strlen(compiler));
-        h = fnv1a(h, flags, strlen(flags));
-        h = fnv1a(h, sb_str(src), src->len);
+        uint64_t h = hash_bytes(HASH_SEED, compiler, strlen(compiler));
+        h = hash_bytes(h, flags, strlen(flags));
+        h = hash_bytes(h, sb_str(src), src->len);
         h += cc_headers;
         snprintf(j->cached, sizeof j->cached, "%s/%016llx.so", cc_cache, (unsigned long long)h);
         if (access(j->cached, R_OK) == 0 && copy_file(j->cached, j->so) == 0) {
@@ -954,20 +948,22 @@ static void compile_start(compile_job *j, const char *path, const char *ext, con
 static void *compile_finish(compile_job *j)
 {
     int st = 0;
-    if (j->pid <= 0 && !j->hit)
-        return NULL;
-    while (!j->hit && waitpid(j->pid, &st, 0) < 0)
-        if (!CHECK(errno == EINTR))
+    if (!j->hit) { /* the compiler's child: wait for it, then keep its object */
+        if (j->pid <= 0)
             return NULL;
-    if (!j->hit && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
-        char *msg = test_read_file(j->errs, NULL);
-        fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", j->file, msg ? msg : "");
-        free(msg);
-        CHECK(0);
-        return NULL;
+        while (waitpid(j->pid, &st, 0) < 0)
+            if (!CHECK(errno == EINTR))
+                return NULL;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            char *msg = test_read_file(j->errs, NULL);
+            fprintf(stderr, "the generated code (%s) does not compile:\n%.4000s\n", j->file, msg ? msg : "");
+            free(msg);
+            CHECK(0);
+            return NULL;
+        }
+        if (j->cached[0])
+            copy_file(j->so, j->cached); /* a cache that cannot be written only costs a compile */
     }
-    if (!j->hit && j->cached[0])
-        copy_file(j->so, j->cached); /* a cache that cannot be written only costs a compile */
     void *h = dlopen(j->so, RTLD_NOW | RTLD_LOCAL);
     if (!CHECK(h != NULL))
         fprintf(stderr, "dlopen %s: %s\n", j->so, dlerror());

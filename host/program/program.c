@@ -6,6 +6,7 @@
  */
 #include "program.h"
 #include "kernels/cfxlimits.h"
+#include "host/util/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +36,6 @@ typedef struct hash_set {
     int64_t cap;    /* a power of two, or 0 */
     int64_t n;
 } hash_set;
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull; /* FNV-1a */
-    return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ull
 
 /* Returns the cell where an item with hash h equal to `key` is, or the empty cell where it
  * would go; `eq` compares a stored item with the key. */
